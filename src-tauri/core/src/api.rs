@@ -1,0 +1,300 @@
+//! The application facade: every operation the desktop shell, the CLI and `serve` can
+//! call, behind one dispatcher, [`Engine::call`], and one error type, [`ApiError`].
+//!
+//! Methods are named `resource.verb`. Parameters are camelCase JSON; unknown fields are
+//! refused, so a typo is a VALIDATION error naming the field rather than a silent
+//! no-op. Every write happens under one write lock (the store is single-process, so
+//! this makes check-then-write sequences, such as the CONFLICT check of
+//! `project.update`, atomic) and as one store transaction.
+
+mod comments;
+mod data;
+mod error;
+mod library;
+mod media;
+mod projects;
+pub mod typescript;
+mod versions;
+mod workspace;
+
+use std::sync::{Mutex, MutexGuard};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+pub use comments::*;
+pub use data::*;
+pub use error::{ApiError, ErrorCode, Hint};
+pub use library::*;
+pub use media::*;
+pub use projects::*;
+pub use versions::*;
+pub use workspace::*;
+
+use crate::config::EngineConfig;
+use crate::model::{Activity, ActivityKind, Timestamp};
+use crate::store::{Store, StoreOptions};
+
+/// Progress of a long call, sent on streams (`api_stream`, SSE, NDJSON).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressEvent {
+    /// What is happening, as a stable id (`export.projects`, `import.versions`, ...).
+    pub phase: String,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// A message on a stream: progress while the call runs. The call's result or error
+/// ends the stream and is delivered by the transport.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", content = "data", rename_all = "camelCase")]
+pub enum StreamEvent {
+    Progress(ProgressEvent),
+}
+
+/// The engine behind every transport: an open store plus the configuration.
+pub struct Engine {
+    store: Store,
+    config: EngineConfig,
+    writes: Mutex<()>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("data_dir", &self.config.data_dir).finish()
+    }
+}
+
+impl Engine {
+    /// Opens the data dir named by `config`, creating the store and the local
+    /// workspace on first use.
+    ///
+    /// Errors: STORE_LOCKED when another process holds the data dir, STORE_CORRUPT,
+    /// STORE_TOO_NEW, IO.
+    pub fn open(config: EngineConfig) -> Result<Engine, ApiError> {
+        let store = Store::open(
+            &config.data_dir,
+            &StoreOptions {
+                holder: config.holder.clone(),
+                cache_capacity_bytes: config.cache_capacity_bytes,
+                group_commit_millis: config.group_commit_millis,
+            },
+        )?;
+        let engine = Engine { store, config, writes: Mutex::new(()) };
+        workspace::ensure(&engine)?;
+        Ok(engine)
+    }
+
+    /// Calls `method` with JSON `params` (`null` counts as `{}`).
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, ApiError> {
+        self.call_stream(method, params, &mut |_| {})
+    }
+
+    /// Like [`Engine::call`], sending progress of long calls to `on_event`.
+    pub fn call_stream(&self, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
+        let result = dispatch(self, method, params, on_event);
+        if let Err(error) = &result {
+            match error.code {
+                ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt => {
+                    tracing::error!(method, code = ?error.code, message = %error.message, "call failed")
+                }
+                _ => tracing::debug!(method, code = ?error.code, "call refused"),
+            }
+        }
+        result
+    }
+
+    /// The store, for tests and benchmarks that look below the API.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    fn now(&self) -> Timestamp {
+        self.config.clock.now()
+    }
+
+    fn new_id(&self, prefix: &str) -> String {
+        self.config.ids.next_id(prefix)
+    }
+
+    /// Serializes writers. A poisoned lock only means another call panicked while
+    /// holding it; the store itself is transactional, so carry on.
+    fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn activity(&self, project_id: Option<&str>, kind: ActivityKind, summary: String) -> Result<Activity, ApiError> {
+        Ok(Activity {
+            id: self.new_id("act"),
+            project_id: project_id.map(str::to_owned),
+            actor: workspace::author(self)?,
+            kind,
+            summary,
+            created_at: self.now(),
+        })
+    }
+}
+
+fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, ApiError> {
+    let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+    serde_path_to_error::deserialize(params).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner().to_string();
+        // serde reports a missing field at the parent's path; name the field itself.
+        let field = match inner.strip_prefix("missing field `").and_then(|rest| rest.split('`').next()) {
+            Some(missing) if path == "." => missing.to_owned(),
+            Some(missing) => format!("{path}.{missing}"),
+            None if path == "." => String::new(),
+            None => path,
+        };
+        let message = if field.is_empty() { format!("Invalid parameters: {inner}") } else { format!("Invalid parameter `{field}`: {inner}") };
+        ApiError::validation(&field, message).hint("check_params", "See `inkstone-cli methods` for each method's parameters.")
+    })
+}
+
+fn to_json<R: Serialize>(result: R) -> Result<Value, ApiError> {
+    serde_json::to_value(result).map_err(|e| ApiError::internal(format!("result does not serialize: {e}")))
+}
+
+fn unknown_method(method: &str) -> ApiError {
+    let mut close: Vec<&str> = METHODS.iter().copied().filter(|m| m.split('.').next() == method.split('.').next()).collect();
+    close.truncate(6);
+    let mut error = ApiError::new(ErrorCode::NotFound, format!("There is no API method `{method}`."))
+        .details(serde_json::json!({ "resource": "method", "id": method }));
+    error = if close.is_empty() {
+        error.hint("list_methods", "Run `inkstone-cli methods` to list every method.")
+    } else {
+        error.hint("similar_methods", format!("Methods of this resource: {}.", close.join(", ")))
+    };
+    error
+}
+
+/// Declares the method table once: dispatch, the method list and the TypeScript
+/// method map all come from it.
+macro_rules! api_methods {
+    (
+        plain { $( $name:literal => $module:ident :: $handler:ident ( $params:ty ) -> $result:ty ; )* }
+        streaming { $( $sname:literal => $smodule:ident :: $shandler:ident ( $sparams:ty ) -> $sresult:ty ; )* }
+    ) => {
+        /// Every API method, in declaration order.
+        pub const METHODS: &[&str] = &[$($name,)* $($sname,)*];
+        /// Methods that send progress on a stream.
+        pub const STREAMING_METHODS: &[&str] = &[$($sname,)*];
+
+        fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
+            match method {
+                $( $name => { let params: $params = parse_params(params)?; to_json::<$result>($module::$handler(engine, params)?) } )*
+                $( $sname => { let params: $sparams = parse_params(params)?; to_json::<$sresult>($smodule::$shandler(engine, params, on_event)?) } )*
+                _ => Err(unknown_method(method)),
+            }
+        }
+
+        fn method_signatures(cfg: &ts_rs::Config) -> Vec<(&'static str, String, String)> {
+            use ts_rs::TS;
+            vec![
+                $( ($name, <$params as TS>::name(cfg), <$result as TS>::name(cfg)), )*
+                $( ($sname, <$sparams as TS>::name(cfg), <$sresult as TS>::name(cfg)), )*
+            ]
+        }
+
+        fn visit_method_types(visitor: &mut impl ts_rs::TypeVisitor) {
+            $( visitor.visit::<$params>(); visitor.visit::<$result>(); )*
+            $( visitor.visit::<$sparams>(); visitor.visit::<$sresult>(); )*
+        }
+    };
+}
+
+api_methods! {
+    plain {
+        "app.info" => workspace::app_info(Empty) -> AppInfo;
+        "workspace.get" => workspace::get(Empty) -> crate::model::Workspace;
+        "workspace.update" => workspace::update(WorkspaceUpdateParams) -> crate::model::Workspace;
+        "project.create" => projects::create(ProjectCreateParams) -> crate::model::Project;
+        "project.get" => projects::get(ProjectRef) -> crate::model::Project;
+        "project.list" => projects::list(ProjectListParams) -> ProjectListResult;
+        "project.update" => projects::update(ProjectUpdateParams) -> crate::model::Project;
+        "project.archive" => projects::archive(ProjectArchiveParams) -> crate::model::Project;
+        "version.create" => versions::create(VersionCreateParams) -> crate::model::Version;
+        "version.get" => versions::get(VersionRef) -> crate::model::Version;
+        "version.list" => versions::list(ProjectRef) -> VersionListResult;
+        "version.restore" => versions::restore(VersionRef) -> VersionRestoreResult;
+        "version.diff" => versions::diff(VersionDiffParams) -> VersionDiffResult;
+        "comment.add" => comments::add(CommentAddParams) -> crate::model::Comment;
+        "comment.list" => comments::list(CommentListParams) -> CommentListResult;
+        "comment.resolve" => comments::resolve(CommentResolveParams) -> crate::model::Comment;
+        "comment.delete" => comments::delete(CommentRef) -> Deleted;
+        "activity.list" => workspace::activities(ActivityListParams) -> ActivityListResult;
+        "brandProfile.create" => library::create_brand_profile(BrandProfileInput) -> crate::model::BrandProfile;
+        "brandProfile.get" => library::get_brand_profile(IdRef) -> crate::model::BrandProfile;
+        "brandProfile.list" => library::list_brand_profiles(Empty) -> BrandProfileListResult;
+        "brandProfile.update" => library::update_brand_profile(BrandProfileUpdateParams) -> crate::model::BrandProfile;
+        "brandProfile.delete" => library::delete_brand_profile(IdRef) -> Deleted;
+        "template.create" => library::create_template(TemplateInput) -> crate::model::ContentTemplate;
+        "template.get" => library::get_template(IdRef) -> crate::model::ContentTemplate;
+        "template.list" => library::list_templates(Empty) -> TemplateListResult;
+        "template.update" => library::update_template(TemplateUpdateParams) -> crate::model::ContentTemplate;
+        "template.delete" => library::delete_template(IdRef) -> Deleted;
+        "media.add" => media::add(MediaAddParams) -> crate::model::MediaAsset;
+        "media.addBytes" => media::add_bytes(MediaAddBytesParams) -> crate::model::MediaAsset;
+        "media.get" => media::get(IdRef) -> crate::model::MediaAsset;
+        "media.list" => media::list(MediaListParams) -> MediaListResult;
+        "backup.list" => data::list_backups(Empty) -> BackupListResult;
+    }
+    streaming {
+        "export.run" => data::export(ExportParams) -> ExportResult;
+        "import.run" => data::import(ImportParams) -> ImportResult;
+        "import.markdown" => data::import_markdown(ImportParams) -> ImportMarkdownResult;
+        "backup.create" => data::create_backup(Empty) -> BackupInfo;
+        "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult;
+    }
+}
+
+/// No parameters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+/// A record named by its id.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdRef {
+    pub id: String,
+}
+
+/// The answer of a delete.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Deleted {
+    pub id: String,
+    pub deleted: bool,
+}
+
+/// Checks a required, bounded, non-blank text field and returns it trimmed.
+fn required_text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(ApiError::validation(field, format!("`{field}` must not be empty.")));
+    }
+    bounded_text(field, trimmed, max_chars)
+}
+
+/// Checks that a text field is at most `max_chars` characters long.
+fn bounded_text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    let n_chars = value.chars().count();
+    if n_chars > max_chars {
+        return Err(ApiError::validation(field, format!("`{field}` is {n_chars} characters; at most {max_chars} are allowed.")));
+    }
+    Ok(value.to_owned())
+}
+
+/// Longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 200;
+/// Longest Markdown source, in characters (about 2 MB of Chinese text).
+pub const MAX_SOURCE_CHARS: usize = 1_000_000;

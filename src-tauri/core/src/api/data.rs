@@ -1,0 +1,272 @@
+//! Export, import and backups.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{required_text, ApiError, Empty, Engine, ErrorCode, ProgressEvent, StreamEvent, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
+use super::projects::ProjectSummary;
+use crate::model::{ActivityKind, Project};
+use crate::store::export::{self, ExportCounts, ExportError, Manifest};
+use crate::store::{Batch, Durability};
+
+/// Backups kept; older ones are deleted after a new one is written.
+pub const BACKUPS_KEPT: usize = 5;
+/// An automatic daily backup is made when the newest is older than this.
+pub const DAILY_BACKUP_HOURS: i64 = 24;
+
+impl From<ExportError> for ApiError {
+    fn from(error: ExportError) -> Self {
+        match error {
+            ExportError::Io { path, source } => ApiError::new(ErrorCode::Io, format!("{}: {source}", path.display()))
+                .hint("check_path", "Check that the folder exists, is readable, and the disk is not full.")
+                .details(serde_json::json!({ "path": path })),
+            ExportError::Format { path, message } => {
+                ApiError::validation("path", format!("{} is not a valid Inkstone export: {message}", path.display()))
+                    .hint("choose_export_folder", "Choose a folder written by Inkstone's export or backup (it holds manifest.json).")
+            }
+            ExportError::DestinationExists(path) => ApiError::validation("path", format!("{} already exists.", path.display()))
+                .hint("choose_new_folder", "Choose a folder name that does not exist yet; Inkstone creates it."),
+            ExportError::NotEmpty => ApiError::new(ErrorCode::Conflict, "This data folder already holds projects; an export is imported only into an empty data folder.")
+                .hint("use_empty_data_dir", "Import into a new data folder: `inkstone-cli --data-dir <new folder> import <export>`.")
+                .hint("import_markdown_instead", "To add Markdown files as new projects, use `inkstone-cli import-md <folder>`."),
+            ExportError::Store(error) => error.into(),
+        }
+    }
+}
+
+fn progress_sink(on_event: &mut dyn FnMut(StreamEvent)) -> impl FnMut(&str, u64, u64) + '_ {
+    move |phase, done, total| on_event(StreamEvent::Progress(ProgressEvent { phase: phase.to_owned(), done, total }))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportParams {
+    /// A folder that does not exist yet.
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportResult {
+    pub path: String,
+    pub manifest: Manifest,
+}
+
+pub(super) fn export(engine: &Engine, params: ExportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ExportResult, ApiError> {
+    let path = required_text("path", &params.path, 4096)?;
+    // Reads only; the write lock keeps the snapshot consistent across trees.
+    let _guard = engine.write_lock();
+    let manifest = export::export_to(&engine.store, Path::new(&path), engine.now(), &mut progress_sink(on_event))?;
+    Ok(ExportResult { path, manifest })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportParams {
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportResult {
+    pub counts: ExportCounts,
+}
+
+pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportResult, ApiError> {
+    let path = required_text("path", &params.path, 4096)?;
+    let _guard = engine.write_lock();
+    let counts = export::import_from(&engine.store, Path::new(&path), &mut progress_sink(on_event))?;
+    Ok(ImportResult { counts })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportMarkdownResult {
+    pub projects: Vec<ProjectSummary>,
+}
+
+/// Title and body of a Markdown file: the first line's `# ` heading becomes the title
+/// (and leaves the body); otherwise the file name does.
+fn split_title(file_stem: &str, text: &str) -> (String, String) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first_line = text.lines().next().unwrap_or("");
+    match first_line.strip_prefix("# ") {
+        Some(heading) if !heading.trim().is_empty() => {
+            let body = text[first_line.len()..].trim_start_matches(['\r', '\n']).to_owned();
+            (heading.trim().to_owned(), body)
+        }
+        _ => (file_stem.to_owned(), text.to_owned()),
+    }
+}
+
+/// Imports a Markdown file, or every `.md`/`.markdown` file of a folder, as new
+/// projects, all in one transaction.
+pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportMarkdownResult, ApiError> {
+    let path = PathBuf::from(required_text("path", &params.path, 4096)?);
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files = Vec::new();
+        let entries = std::fs::read_dir(&path).map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())))?;
+        for entry in entries {
+            let entry_path = entry.map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())))?.path();
+            if entry_path.is_file() && entry_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown")) {
+                files.push(entry_path);
+            }
+        }
+        files.sort();
+        files
+    } else if path.is_file() {
+        vec![path.clone()]
+    } else {
+        return Err(ApiError::validation("path", format!("{} does not exist.", path.display())).hint("check_path", "Choose a Markdown file or a folder of them."));
+    };
+    if files.is_empty() {
+        return Err(ApiError::validation("path", format!("{} holds no .md files.", path.display())).hint("check_path", "Choose a Markdown file or a folder of them."));
+    }
+    let _guard = engine.write_lock();
+    let mut batch = Batch::new();
+    let mut projects = Vec::new();
+    let n_files = files.len() as u64;
+    let mut progress = progress_sink(on_event);
+    for (idx, file) in files.iter().enumerate() {
+        let bytes = std::fs::read(file).map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", file.display())))?;
+        let text = String::from_utf8(bytes).map_err(|_| {
+            ApiError::validation("path", format!("{} is not UTF-8 text.", file.display())).hint("convert_to_utf8", "Save the file as UTF-8 and import it again.")
+        })?;
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let (title, source) = split_title(&stem, &text);
+        let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
+        if source.chars().count() > MAX_SOURCE_CHARS {
+            return Err(ApiError::validation("path", format!("{} is longer than {MAX_SOURCE_CHARS} characters.", file.display())));
+        }
+        let now = engine.now();
+        let project = Project {
+            id: engine.new_id("prj"),
+            title: if title.trim().is_empty() { "Untitled".to_owned() } else { title },
+            source,
+            revision: 1,
+            head: 0,
+            platforms: Vec::new(),
+            brand_profile_id: None,
+            template_id: None,
+            archived: false,
+            created_at: now,
+            updated_at: now,
+        };
+        let activity = engine.activity(Some(&project.id), ActivityKind::Imported, format!("Imported {} as \"{}\"", file.display(), project.title))?;
+        batch.put(&project)?.put(&activity)?;
+        projects.push(ProjectSummary::from(&project));
+        progress("import.markdown", idx as u64 + 1, n_files);
+    }
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(ImportMarkdownResult { projects })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupInfo {
+    pub name: String,
+    pub path: String,
+    pub manifest: Manifest,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupListResult {
+    /// Newest first.
+    pub backups: Vec<BackupInfo>,
+    pub folder: String,
+}
+
+fn backups_dir(engine: &Engine) -> PathBuf {
+    engine.config.data_dir.join("backups")
+}
+
+/// Backups on disk, newest first. Folders that are not complete exports are skipped.
+fn read_backups(engine: &Engine) -> Result<Vec<BackupInfo>, ApiError> {
+    let dir = backups_dir(engine);
+    let mut backups = Vec::new();
+    if dir.exists() {
+        let entries = std::fs::read_dir(&dir).map_err(|e| ApiError::new(ErrorCode::Io, format!("Cannot read {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || !path.is_dir() {
+                continue;
+            }
+            if let Ok(manifest) = export::read_manifest(&path) {
+                backups.push(BackupInfo { name, path: path.display().to_string(), manifest });
+            }
+        }
+    }
+    backups.sort_by(|a, b| b.manifest.exported_at.cmp(&a.manifest.exported_at).then_with(|| b.name.cmp(&a.name)));
+    Ok(backups)
+}
+
+pub(super) fn list_backups(engine: &Engine, _: Empty) -> Result<BackupListResult, ApiError> {
+    Ok(BackupListResult { backups: read_backups(engine)?, folder: backups_dir(engine).display().to_string() })
+}
+
+fn write_backup(engine: &Engine, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupInfo, ApiError> {
+    let now = engine.now();
+    let dir = backups_dir(engine);
+    std::fs::create_dir_all(&dir).map_err(|e| ApiError::new(ErrorCode::Io, format!("Cannot create {}: {e}", dir.display())))?;
+    let name = now.format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let path = dir.join(&name);
+    let manifest = {
+        let _guard = engine.write_lock();
+        export::export_to(&engine.store, &path, now, &mut progress_sink(on_event))?
+    };
+    for old in read_backups(engine)?.into_iter().skip(BACKUPS_KEPT) {
+        if let Err(error) = std::fs::remove_dir_all(&old.path) {
+            tracing::warn!(path = %old.path, %error, "could not delete an old backup");
+        }
+    }
+    Ok(BackupInfo { name, path: path.display().to_string(), manifest })
+}
+
+pub(super) fn create_backup(engine: &Engine, _: Empty, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupInfo, ApiError> {
+    write_backup(engine, on_event)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum BackupReason {
+    /// At start: a backup when the newest is older than a day.
+    Daily,
+    /// At exit: a backup when anything changed since the newest.
+    Exit,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackupAutoParams {
+    pub reason: BackupReason,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupAutoResult {
+    /// The new backup, or `null` when none was needed.
+    pub backup: Option<BackupInfo>,
+}
+
+/// The automatic backup generations: daily and at exit, [`BACKUPS_KEPT`] kept. Nothing
+/// is written when nothing changed since the newest backup.
+pub(super) fn auto_backup(engine: &Engine, params: BackupAutoParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupAutoResult, ApiError> {
+    let newest = read_backups(engine)?.into_iter().next();
+    let marker = export::change_marker(&engine.store)?;
+    let needed = match &newest {
+        None => !engine.store.is_empty(),
+        Some(newest) => {
+            let changed = newest.manifest.change_marker != marker;
+            match params.reason {
+                BackupReason::Exit => changed,
+                BackupReason::Daily => changed && engine.now() - newest.manifest.exported_at >= chrono::Duration::hours(DAILY_BACKUP_HOURS),
+            }
+        }
+    };
+    let backup = if needed { Some(write_backup(engine, on_event)?) } else { None };
+    Ok(BackupAutoResult { backup })
+}

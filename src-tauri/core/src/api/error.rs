@@ -1,0 +1,140 @@
+//! The one error type every transport returns. Core writes `message` in English and
+//! gives each hint a stable id; the UI renders code and hint ids in the user's language.
+//! Never a stack trace, never a secret.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::store::StoreError;
+
+/// Stable error codes. The UI branches on these, never on message text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    NotFound,
+    Validation,
+    Conflict,
+    PermissionDenied,
+    ToolForbidden,
+    ProviderAuth,
+    ProviderRateLimited,
+    ProviderUnavailable,
+    ContextTooLong,
+    QuotaExceeded,
+    KeychainUnavailable,
+    Offline,
+    Timeout,
+    /// The data folder is held by another Inkstone process.
+    StoreLocked,
+    /// The store's files or a stored value are damaged.
+    StoreCorrupt,
+    /// The store was written by a newer Inkstone.
+    StoreTooNew,
+    /// A file could not be read or written.
+    Io,
+    Internal,
+}
+
+impl ErrorCode {
+    /// HTTP status for `serve`.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::NotFound => 404,
+            ErrorCode::Validation => 400,
+            ErrorCode::Conflict => 409,
+            ErrorCode::PermissionDenied | ErrorCode::ToolForbidden => 403,
+            ErrorCode::ProviderAuth => 502,
+            ErrorCode::ProviderRateLimited | ErrorCode::QuotaExceeded => 429,
+            ErrorCode::ProviderUnavailable | ErrorCode::Offline => 503,
+            ErrorCode::ContextTooLong => 413,
+            ErrorCode::KeychainUnavailable => 503,
+            ErrorCode::Timeout => 504,
+            ErrorCode::StoreLocked => 423,
+            ErrorCode::StoreCorrupt | ErrorCode::StoreTooNew | ErrorCode::Io | ErrorCode::Internal => 500,
+        }
+    }
+}
+
+/// A suggestion of what to do next. `id` is stable; `message` is English.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct Hint {
+    pub id: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, thiserror::Error)]
+#[error("{code:?}: {message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub hints: Vec<Hint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub details: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError { code, message: message.into(), hints: Vec::new(), details: None }
+    }
+
+    pub fn hint(mut self, id: &str, message: impl Into<String>) -> Self {
+        self.hints.push(Hint { id: id.to_owned(), message: message.into() });
+        self
+    }
+
+    pub fn details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn not_found(what: &str, id: impl std::fmt::Display) -> Self {
+        ApiError::new(ErrorCode::NotFound, format!("{what} {id} does not exist"))
+            .details(serde_json::json!({ "resource": what, "id": id.to_string() }))
+    }
+
+    /// A bad value in the request; `field` is a JSON path such as `title` or `anchor.to`.
+    pub fn validation(field: &str, message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::Validation, message).details(serde_json::json!({ "field": field }))
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::Internal, message)
+            .hint("report_bug", "This is a bug in Inkstone. Your data is unchanged; please report what you did.")
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Locked { path, holder } => ApiError::new(
+                ErrorCode::StoreLocked,
+                format!("The data folder {} is in use by {holder}.", path.display()),
+            )
+            .hint("close_other_instance", "Close the other Inkstone window or command, then try again.")
+            .hint("use_other_data_dir", "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.")
+            .details(serde_json::json!({ "dataDir": path, "holder": holder })),
+            StoreError::Corrupt { path, detail } => ApiError::new(
+                ErrorCode::StoreCorrupt,
+                format!("The store in {} is damaged: {detail}", path.display()),
+            )
+            .hint(
+                "restore_backup",
+                format!(
+                    "Restore the newest backup from {}: move the damaged folder away and run `inkstone-cli --data-dir <new folder> import <backup folder>`.",
+                    path.join("backups").display()
+                ),
+            )
+            .details(serde_json::json!({ "dataDir": path, "backupsDir": path.join("backups") })),
+            StoreError::TooNew { path, found, supported } => ApiError::new(
+                ErrorCode::StoreTooNew,
+                format!("The store in {} was written by a newer Inkstone (schema {found}; this one reads up to {supported}).", path.display()),
+            )
+            .hint("update_app", "Update Inkstone to the newest version."),
+            StoreError::Io(e) => ApiError::new(ErrorCode::Io, format!("Reading or writing the data folder failed: {e}"))
+                .hint("check_disk", "Check that the disk is not full and the folder is writable."),
+            StoreError::Database(detail) => ApiError::new(ErrorCode::Internal, format!("The database failed: {detail}"))
+                .hint("retry", "Try again; if it keeps failing, restart Inkstone."),
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Projects and their autosaved working copy.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{bounded_text, required_text, ApiError, Engine, ErrorCode, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
+use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, Timestamp};
+use crate::store::{Batch, Durability};
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProjectRef {
+    pub project_id: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProjectCreateParams {
+    /// Required unless `templateId` gives one.
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub source: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub platforms: Option<Vec<Platform>>,
+    /// Start from this template: its title, source and platforms fill what is absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub template_id: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub brand_profile_id: Option<String>,
+}
+
+/// A project without its source, for lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSummary {
+    pub id: String,
+    pub title: String,
+    pub revision: u64,
+    pub head: u32,
+    pub platforms: Vec<Platform>,
+    pub brand_profile_id: Option<String>,
+    pub template_id: Option<String>,
+    pub archived: bool,
+    /// The start of the source, at most 120 characters, for previews.
+    pub excerpt: String,
+    pub n_chars: u32,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl From<&Project> for ProjectSummary {
+    fn from(project: &Project) -> Self {
+        ProjectSummary {
+            id: project.id.clone(),
+            title: project.title.clone(),
+            revision: project.revision,
+            head: project.head,
+            platforms: project.platforms.clone(),
+            brand_profile_id: project.brand_profile_id.clone(),
+            template_id: project.template_id.clone(),
+            archived: project.archived,
+            excerpt: project.source.chars().take(120).collect(),
+            n_chars: u32::try_from(project.source.chars().count()).unwrap_or(u32::MAX),
+            created_at: project.created_at,
+            updated_at: project.updated_at,
+        }
+    }
+}
+
+pub(super) fn load(engine: &Engine, project_id: &str) -> Result<Project, ApiError> {
+    engine.store.get::<Project>(project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", project_id))
+}
+
+fn check_platforms(platforms: Vec<Platform>) -> Vec<Platform> {
+    let mut platforms = platforms;
+    platforms.sort();
+    platforms.dedup();
+    platforms
+}
+
+fn check_brand_profile(engine: &Engine, field: &str, id: &str) -> Result<(), ApiError> {
+    match engine.store.get::<BrandProfile>(id.as_bytes())? {
+        Some(_) => Ok(()),
+        None => Err(ApiError::validation(field, format!("Brand profile {id} does not exist.")).hint("list_brand_profiles", "List brand profiles with `inkstone-cli brand list`.")),
+    }
+}
+
+/// Fills `{date}` in a template's title.
+fn fill_title_template(template: &str, now: Timestamp) -> String {
+    template.replace("{date}", &now.format("%Y-%m-%d").to_string())
+}
+
+pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Project, ApiError> {
+    let _guard = engine.write_lock();
+    let now = engine.now();
+    let template = match &params.template_id {
+        Some(id) => Some(engine.store.get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| {
+            ApiError::validation("templateId", format!("Template {id} does not exist.")).hint("list_templates", "List templates with `inkstone-cli template list`.")
+        })?),
+        None => None,
+    };
+    let title = match (&params.title, &template) {
+        (Some(title), _) => required_text("title", title, MAX_TITLE_CHARS)?,
+        (None, Some(template)) => {
+            let filled = fill_title_template(&template.title_template, now);
+            if filled.trim().is_empty() { template.name.clone() } else { bounded_text("title", filled.trim(), MAX_TITLE_CHARS)? }
+        }
+        (None, None) => return Err(ApiError::validation("title", "`title` is required.")),
+    };
+    let source = match (&params.source, &template) {
+        (Some(source), _) => bounded_text("source", source, MAX_SOURCE_CHARS)?,
+        (None, Some(template)) => template.source_template.clone(),
+        (None, None) => String::new(),
+    };
+    let platforms = match (params.platforms, &template) {
+        (Some(platforms), _) => check_platforms(platforms),
+        (None, Some(template)) => check_platforms(template.default_platforms.clone()),
+        (None, None) => Vec::new(),
+    };
+    if let Some(id) = &params.brand_profile_id {
+        check_brand_profile(engine, "brandProfileId", id)?;
+    }
+    let project = Project {
+        id: engine.new_id("prj"),
+        title,
+        source,
+        revision: 1,
+        head: 0,
+        platforms,
+        brand_profile_id: params.brand_profile_id,
+        template_id: template.map(|t| t.id),
+        archived: false,
+        created_at: now,
+        updated_at: now,
+    };
+    let activity = engine.activity(Some(&project.id), ActivityKind::ProjectCreated, format!("Created project \"{}\"", project.title))?;
+    let mut batch = Batch::new();
+    batch.put(&project)?.put(&activity)?;
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(project)
+}
+
+pub(super) fn get(engine: &Engine, params: ProjectRef) -> Result<Project, ApiError> {
+    load(engine, &params.project_id)
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProjectListParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub include_archived: Option<bool>,
+    /// Only projects whose title contains this text (case-insensitive).
+    #[serde(default)]
+    #[ts(optional)]
+    pub query: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectListResult {
+    /// Most recently updated first.
+    pub projects: Vec<ProjectSummary>,
+}
+
+pub(super) fn list(engine: &Engine, params: ProjectListParams) -> Result<ProjectListResult, ApiError> {
+    let include_archived = params.include_archived.unwrap_or(false);
+    let query = params.query.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+    let mut projects: Vec<ProjectSummary> = engine
+        .store
+        .scan::<Project>(b"")?
+        .iter()
+        .filter(|p| include_archived || !p.archived)
+        .filter(|p| query.as_ref().is_none_or(|q| p.title.to_lowercase().contains(q)))
+        .map(ProjectSummary::from)
+        .collect();
+    projects.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| b.id.cmp(&a.id)));
+    Ok(ProjectListResult { projects })
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProjectUpdateParams {
+    pub project_id: String,
+    /// The working-copy revision this change was based on. When given and the project
+    /// has moved on since, the update is refused with CONFLICT and changes nothing.
+    #[serde(default)]
+    #[ts(optional)]
+    pub base_revision: Option<u64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub source: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub platforms: Option<Vec<Platform>>,
+    /// A brand profile id; an empty string clears it.
+    #[serde(default)]
+    #[ts(optional)]
+    pub brand_profile_id: Option<String>,
+}
+
+pub(super) fn conflict(project: &Project, base_revision: u64) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!("Project {} changed elsewhere (revision {} is newer than {base_revision}).", project.id, project.revision),
+    )
+    .hint("reload_and_merge", "Reload the project, compare both versions, and choose what to keep.")
+    .details(serde_json::json!({
+        "projectId": project.id,
+        "baseRevision": base_revision,
+        "currentRevision": project.revision,
+        "current": { "title": project.title, "source": project.source, "revision": project.revision },
+    }))
+}
+
+pub(super) fn update(engine: &Engine, params: ProjectUpdateParams) -> Result<Project, ApiError> {
+    let _guard = engine.write_lock();
+    let mut project = load(engine, &params.project_id)?;
+    if let Some(base_revision) = params.base_revision {
+        if base_revision != project.revision {
+            return Err(conflict(&project, base_revision));
+        }
+    }
+    let before = project.clone();
+    let mut activities = Vec::new();
+    if let Some(title) = &params.title {
+        project.title = required_text("title", title, MAX_TITLE_CHARS)?;
+        if project.title != before.title {
+            activities.push((ActivityKind::ProjectRenamed, format!("Renamed \"{}\" to \"{}\"", before.title, project.title)));
+        }
+    }
+    if let Some(source) = params.source {
+        bounded_text("source", &source, MAX_SOURCE_CHARS)?;
+        project.source = source;
+    }
+    let mut settings_changed = false;
+    if let Some(platforms) = params.platforms {
+        project.platforms = check_platforms(platforms);
+        settings_changed |= project.platforms != before.platforms;
+    }
+    if let Some(brand_profile_id) = params.brand_profile_id {
+        if brand_profile_id.is_empty() {
+            project.brand_profile_id = None;
+        } else {
+            check_brand_profile(engine, "brandProfileId", &brand_profile_id)?;
+            project.brand_profile_id = Some(brand_profile_id);
+        }
+        settings_changed |= project.brand_profile_id != before.brand_profile_id;
+    }
+    if settings_changed {
+        activities.push((ActivityKind::ProjectSettingsChanged, format!("Changed settings of \"{}\"", project.title)));
+    }
+    if project == before {
+        return Ok(project);
+    }
+    project.revision += 1;
+    project.updated_at = engine.now();
+    let mut batch = Batch::new();
+    batch.put(&project)?;
+    for (kind, summary) in activities {
+        batch.put(&engine.activity(Some(&project.id), kind, summary)?)?;
+    }
+    // Autosave: group-committed, so typing never waits on a disk sync. A crash loses at
+    // most `group_commit_millis` of typing, never a version.
+    engine.store.apply(batch, Durability::Grouped)?;
+    Ok(project)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProjectArchiveParams {
+    pub project_id: String,
+    /// `false` brings an archived project back.
+    pub archived: bool,
+}
+
+pub(super) fn archive(engine: &Engine, params: ProjectArchiveParams) -> Result<Project, ApiError> {
+    let _guard = engine.write_lock();
+    let mut project = load(engine, &params.project_id)?;
+    if project.archived == params.archived {
+        return Ok(project);
+    }
+    project.archived = params.archived;
+    project.revision += 1;
+    project.updated_at = engine.now();
+    let (kind, verb) = if params.archived { (ActivityKind::ProjectArchived, "Archived") } else { (ActivityKind::ProjectUnarchived, "Unarchived") };
+    let activity = engine.activity(Some(&project.id), kind, format!("{verb} \"{}\"", project.title))?;
+    let mut batch = Batch::new();
+    batch.put(&project)?.put(&activity)?;
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(project)
+}

@@ -1,0 +1,142 @@
+//! What the engine takes from its surroundings: the data dir, time, ids and who the
+//! local user is. Nothing in core reads the clock, the environment or a random source
+//! directly, so tests can pass a fake clock and sequential ids.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::model::Timestamp;
+
+/// A source of the current time.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Timestamp;
+}
+
+/// The operating system's clock.
+#[derive(Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Timestamp {
+        chrono::Utc::now()
+    }
+}
+
+/// A clock that only moves when told to. Starts at 2026-01-01T00:00:00Z.
+#[derive(Debug)]
+pub struct FakeClock {
+    millis: AtomicI64,
+    step_millis: i64,
+}
+
+impl FakeClock {
+    /// `step_millis` is added after every reading, so successive events get distinct,
+    /// increasing times.
+    pub fn new(step_millis: i64) -> Self {
+        FakeClock { millis: AtomicI64::new(1_767_225_600_000), step_millis }
+    }
+
+    pub fn advance_millis(&self, millis: i64) {
+        self.millis.fetch_add(millis, Ordering::SeqCst);
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Timestamp {
+        let millis = self.millis.fetch_add(self.step_millis, Ordering::SeqCst);
+        chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
+    }
+}
+
+/// A source of record ids. Ids carry a readable prefix (`prj_`, `ver_`, ...) and sort
+/// by creation order.
+pub trait IdSource: Send + Sync {
+    fn next_id(&self, prefix: &str) -> String;
+}
+
+/// ULID-based ids: `prj_01JD...`.
+#[derive(Default)]
+pub struct UlidIds {
+    generator: std::sync::Mutex<ulid::Generator>,
+}
+
+impl IdSource for UlidIds {
+    fn next_id(&self, prefix: &str) -> String {
+        // The monotonic generator keeps ids from one process strictly increasing even
+        // within one millisecond; on overflow (2^80 ids in a millisecond) fall back to a
+        // fresh ULID.
+        let ulid = match self.generator.lock() {
+            Ok(mut generator) => generator.generate().unwrap_or_else(|_| ulid::Ulid::new()),
+            Err(_) => ulid::Ulid::new(),
+        };
+        format!("{prefix}_{ulid}")
+    }
+}
+
+/// `prj_0000000001`, `ver_0000000002`, ... — one counter for all prefixes.
+#[derive(Debug, Default)]
+pub struct SequentialIds {
+    counter: AtomicU64,
+}
+
+impl IdSource for SequentialIds {
+    fn next_id(&self, prefix: &str) -> String {
+        let n = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
+        format!("{prefix}_{n:010}")
+    }
+}
+
+/// Everything the engine needs to start.
+#[derive(Clone)]
+pub struct EngineConfig {
+    /// The folder holding the sled database, media files and backups.
+    pub data_dir: PathBuf,
+    pub clock: Arc<dyn Clock>,
+    pub ids: Arc<dyn IdSource>,
+    /// The display name used at first run, before the user picks one.
+    pub default_display_name: String,
+    /// Who is opening the data dir ("Inkstone desktop", "inkstone-cli serve", ...);
+    /// written into the lock file so a second opener can say who holds it.
+    pub holder: String,
+    /// sled's page cache, in bytes.
+    pub cache_capacity_bytes: u64,
+    /// How long autosaved working-copy changes may wait before they are synced to disk.
+    pub group_commit_millis: u64,
+}
+
+impl EngineConfig {
+    /// The production setup: system clock, ULIDs, a 32 MiB cache, 1 s group commit.
+    pub fn new(data_dir: impl Into<PathBuf>, holder: impl Into<String>) -> Self {
+        EngineConfig {
+            data_dir: data_dir.into(),
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(UlidIds::default()),
+            default_display_name: "Inkstone user".to_owned(),
+            holder: holder.into(),
+            cache_capacity_bytes: 32 * 1024 * 1024,
+            group_commit_millis: 1000,
+        }
+    }
+
+    /// Deterministic setup for tests: a fake clock stepping 1 s and sequential ids.
+    pub fn for_tests(data_dir: impl Into<PathBuf>) -> Self {
+        EngineConfig {
+            clock: Arc::new(FakeClock::new(1000)),
+            ids: Arc::new(SequentialIds::default()),
+            default_display_name: "Tester".to_owned(),
+            ..EngineConfig::new(data_dir, "test")
+        }
+    }
+
+    pub fn with_display_name(mut self, name: impl Into<String>) -> Self {
+        self.default_display_name = name.into();
+        self
+    }
+}
+
+/// The OS user name, for the default display name; `None` when the environment does
+/// not say. Binaries call this; core itself never reads the environment.
+pub fn os_user_name(env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    ["USER", "USERNAME", "LOGNAME"].iter().find_map(|key| env(key).filter(|v| !v.trim().is_empty()))
+}

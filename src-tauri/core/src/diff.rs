@@ -1,0 +1,263 @@
+//! Text diffs a UI can render: line hunks with context, and inside each changed line
+//! the word-level segments that changed. Words follow Unicode word boundaries (UAX #29),
+//! under which every CJK ideograph is its own word, so Chinese text diffs by character
+//! and English by word. Pure: no IO.
+
+use serde::{Deserialize, Serialize};
+use similar::{ChangeTag, DiffTag, TextDiff};
+use ts_rs::TS;
+
+/// Lines of unchanged context around each hunk.
+pub const CONTEXT_LINES: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TextDiffResult {
+    pub hunks: Vec<Hunk>,
+    pub n_insertions: u32,
+    pub n_deletions: u32,
+    /// True when both texts are equal (then `hunks` is empty).
+    pub identical: bool,
+}
+
+/// A run of changed lines with context. Line numbers are 1-based.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Hunk {
+    pub old_start: u32,
+    pub old_len: u32,
+    pub new_start: u32,
+    pub new_len: u32,
+    pub lines: Vec<DiffLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffLine {
+    pub kind: LineKind,
+    pub old_line: Option<u32>,
+    pub new_line: Option<u32>,
+    /// The line's text without its line ending, split into segments; `emphasized`
+    /// segments are the words that changed within a changed line.
+    pub segments: Vec<Segment>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum LineKind {
+    Equal,
+    Delete,
+    Insert,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Segment {
+    pub text: String,
+    pub emphasized: bool,
+}
+
+fn line_text(value: &str) -> &str {
+    value.strip_suffix('\n').map(|v| v.strip_suffix('\r').unwrap_or(v)).unwrap_or(value)
+}
+
+fn plain(text: &str) -> Vec<Segment> {
+    vec![Segment { text: line_text(text).to_owned(), emphasized: false }]
+}
+
+/// Word-level segments for a replaced line pair: (old line's segments, new line's).
+fn inline_segments(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
+    let (old, new) = (line_text(old), line_text(new));
+    let diff = TextDiff::configure().diff_unicode_words(old, new);
+    let mut old_segments: Vec<Segment> = Vec::new();
+    let mut new_segments: Vec<Segment> = Vec::new();
+    fn push(segments: &mut Vec<Segment>, text: &str, emphasized: bool) {
+        match segments.last_mut() {
+            Some(last) if last.emphasized == emphasized => last.text.push_str(text),
+            _ => segments.push(Segment { text: text.to_owned(), emphasized }),
+        }
+    }
+    for change in diff.iter_all_changes() {
+        let text = change.value();
+        match change.tag() {
+            ChangeTag::Equal => {
+                push(&mut old_segments, text, false);
+                push(&mut new_segments, text, false);
+            }
+            ChangeTag::Delete => push(&mut old_segments, text, true),
+            ChangeTag::Insert => push(&mut new_segments, text, true),
+        }
+    }
+    (old_segments, new_segments)
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Diffs `old` against `new` by line, with word-level emphasis inside replaced lines.
+pub fn diff_texts(old: &str, new: &str) -> TextDiffResult {
+    let diff = TextDiff::configure().diff_lines(old, new);
+    let old_lines: Vec<&str> = diff.old_slices().to_vec();
+    let new_lines: Vec<&str> = diff.new_slices().to_vec();
+    let mut hunks = Vec::new();
+    let (mut n_insertions, mut n_deletions) = (0u32, 0u32);
+    for group in diff.grouped_ops(CONTEXT_LINES) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else { continue };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        let mut lines = Vec::new();
+        for op in &group {
+            let (old_r, new_r) = (op.old_range(), op.new_range());
+            match op.tag() {
+                DiffTag::Equal => {
+                    for (offset, old_idx) in old_r.clone().enumerate() {
+                        lines.push(DiffLine {
+                            kind: LineKind::Equal,
+                            old_line: Some(to_u32(old_idx + 1)),
+                            new_line: Some(to_u32(new_r.start + offset + 1)),
+                            segments: plain(old_lines[old_idx]),
+                        });
+                    }
+                }
+                DiffTag::Delete | DiffTag::Insert | DiffTag::Replace => {
+                    n_deletions += to_u32(old_r.len());
+                    n_insertions += to_u32(new_r.len());
+                    // Pair replaced lines one to one for word-level emphasis; extra
+                    // lines on either side are wholly deleted or inserted.
+                    let n_pairs = old_r.len().min(new_r.len());
+                    let mut deleted = Vec::new();
+                    let mut inserted = Vec::new();
+                    for pair_idx in 0..n_pairs {
+                        let (old_segments, new_segments) =
+                            inline_segments(old_lines[old_r.start + pair_idx], new_lines[new_r.start + pair_idx]);
+                        deleted.push((old_r.start + pair_idx, old_segments));
+                        inserted.push((new_r.start + pair_idx, new_segments));
+                    }
+                    for old_idx in old_r.start + n_pairs..old_r.end {
+                        deleted.push((old_idx, emphasized_whole(old_lines[old_idx])));
+                    }
+                    for new_idx in new_r.start + n_pairs..new_r.end {
+                        inserted.push((new_idx, emphasized_whole(new_lines[new_idx])));
+                    }
+                    for (old_idx, segments) in deleted {
+                        lines.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_idx + 1)), new_line: None, segments });
+                    }
+                    for (new_idx, segments) in inserted {
+                        lines.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_idx + 1)), segments });
+                    }
+                }
+            }
+        }
+        hunks.push(Hunk {
+            old_start: to_u32(old_range.start + 1),
+            old_len: to_u32(old_range.len()),
+            new_start: to_u32(new_range.start + 1),
+            new_len: to_u32(new_range.len()),
+            lines,
+        });
+    }
+    TextDiffResult { identical: hunks.is_empty(), hunks, n_insertions, n_deletions }
+}
+
+fn emphasized_whole(text: &str) -> Vec<Segment> {
+    vec![Segment { text: line_text(text).to_owned(), emphasized: true }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn render(result: &TextDiffResult) -> String {
+        let mut out = String::new();
+        for hunk in &result.hunks {
+            out.push_str(&format!("@@ -{},{} +{},{} @@\n", hunk.old_start, hunk.old_len, hunk.new_start, hunk.new_len));
+            for line in &hunk.lines {
+                let sign = match line.kind {
+                    LineKind::Equal => ' ',
+                    LineKind::Delete => '-',
+                    LineKind::Insert => '+',
+                };
+                out.push(sign);
+                for segment in &line.segments {
+                    if segment.emphasized {
+                        out.push_str(&format!("[{}]", segment.text));
+                    } else {
+                        out.push_str(&segment.text);
+                    }
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn check(old: &str, new: &str, expected: &str) {
+        assert_eq!(render(&diff_texts(old, new)), expected);
+    }
+
+    #[test]
+    fn chinese_changes_are_marked_per_character() {
+        check(
+            "# 春天\n\n今天天气很好，我们去公园散步。\n",
+            "# 春天\n\n今天天气不错，我们去湖边散步。\n",
+            "@@ -1,3 +1,3 @@\n # 春天\n \n-今天天气[很好]，我们去[公园]散步。\n+今天天气[不错]，我们去[湖边]散步。\n",
+        );
+    }
+
+    #[test]
+    fn english_changes_are_marked_per_word() {
+        check("The quick brown fox\n", "The slow brown fox\n", "@@ -1,1 +1,1 @@\n-The [quick] brown fox\n+The [slow] brown fox\n");
+    }
+
+    #[test]
+    fn mixed_text_and_pure_insertions() {
+        check(
+            "第一段\n第二段\n",
+            "第一段\nInkstone 让写作更专注\n第二段\n",
+            "@@ -1,2 +1,3 @@\n 第一段\n+[Inkstone 让写作更专注]\n 第二段\n",
+        );
+    }
+
+    #[test]
+    fn identical_texts_have_no_hunks() {
+        let result = diff_texts("同样的文字\n", "同样的文字\n");
+        assert!(result.identical);
+        assert_eq!((result.n_insertions, result.n_deletions), (0, 0));
+    }
+
+    #[test]
+    fn far_apart_changes_make_separate_hunks() {
+        let old: String = (1..=20).map(|i| format!("第{i}行\n")).collect();
+        let new = old.replace("第2行", "第二行").replace("第19行", "第十九行");
+        assert_eq!(diff_texts(&old, &new).hunks.len(), 2);
+    }
+
+    proptest! {
+        /// Applying the hunks' lines rebuilds both texts: the old side from equal and
+        /// deleted lines, the new side from equal and inserted lines.
+        #[test]
+        fn hunks_rebuild_both_sides(
+            old_lines in proptest::collection::vec("[a-c春天 ]{0,6}", 0..12),
+            new_lines in proptest::collection::vec("[a-c春天 ]{0,6}", 0..12),
+        ) {
+            let old = old_lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+            let new = new_lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+            let result = diff_texts(&old, &new);
+            let full = TextDiff::configure().diff_lines(&old, &new);
+            prop_assert_eq!(result.identical, full.ops().iter().all(|op| op.tag() == DiffTag::Equal));
+            let mut rebuilt_old = old_lines.clone();
+            let mut rebuilt_new = new_lines.clone();
+            for hunk in &result.hunks {
+                for line in &hunk.lines {
+                    let text: String = line.segments.iter().map(|s| s.text.as_str()).collect();
+                    if let Some(n) = line.old_line { prop_assert_eq!(&text, &old_lines[n as usize - 1]); rebuilt_old[n as usize - 1] = text.clone(); }
+                    if let Some(n) = line.new_line { prop_assert_eq!(&text, &new_lines[n as usize - 1]); rebuilt_new[n as usize - 1] = text.clone(); }
+                }
+            }
+            prop_assert_eq!(rebuilt_old, old_lines);
+            prop_assert_eq!(rebuilt_new, new_lines);
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Domain types. Plain data: no IO, no storage framing, no transport concerns.
+//!
+//! Records serialize in camelCase because the same shape is what the API returns for
+//! reads and what the export folder holds; the storage codec frames them separately
+//! (see `store::codec`). Write parameters are API-specific types in `api::methods`.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// A UTC timestamp; on the wire an RFC 3339 string.
+pub type Timestamp = DateTime<Utc>;
+
+/// The one local workspace. Later it can be linked to a workspace server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Workspace {
+    pub id: String,
+    pub name: String,
+    /// The display name of the local user; the author of everything made here.
+    pub display_name: String,
+    /// Set when the workspace is linked to a server (a later issue); `null` for local.
+    pub server_url: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// A piece of writing: a Markdown working copy plus its numbered versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    pub id: String,
+    pub title: String,
+    /// The working copy. Autosaved; not a version until `version.create`.
+    pub source: String,
+    /// Working-copy revision, bumped by every change to title, source or platforms.
+    /// `project.update` with a stale `baseRevision` is a CONFLICT.
+    pub revision: u64,
+    /// The latest version number; 0 while the project has no version yet.
+    pub head: u32,
+    pub platforms: Vec<Platform>,
+    pub brand_profile_id: Option<String>,
+    pub template_id: Option<String>,
+    pub archived: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A publishing target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    Wechat,
+    Zhihu,
+    X,
+    Douyin,
+    Xiaohongshu,
+}
+
+impl Platform {
+    pub const ALL: [Platform; 5] =
+        [Platform::Wechat, Platform::Zhihu, Platform::X, Platform::Douyin, Platform::Xiaohongshu];
+}
+
+/// An immutable snapshot of a project's title and source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Version {
+    pub id: String,
+    pub project_id: String,
+    /// 1, 2, 3, ... per project, without gaps.
+    pub number: u32,
+    pub title: String,
+    pub source: String,
+    pub author: String,
+    pub message: Option<String>,
+    pub origin: VersionOrigin,
+    /// `sha256:` + hex of the title and source; equal content gives an equal hash.
+    pub content_hash: String,
+    pub created_at: Timestamp,
+}
+
+/// Why a version exists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum VersionOrigin {
+    /// A person saved it.
+    Manual,
+    /// A restore of an earlier version made it; `from` is that version's number.
+    Restore { from: u32 },
+    /// Unsaved working-copy changes kept automatically before a restore.
+    Autosnapshot,
+}
+
+/// A version without its source, for lists.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionSummary {
+    pub id: String,
+    pub number: u32,
+    pub title: String,
+    pub author: String,
+    pub message: Option<String>,
+    pub origin: VersionOrigin,
+    pub content_hash: String,
+    pub created_at: Timestamp,
+    /// Characters in the source (Unicode scalar values).
+    pub n_chars: u32,
+}
+
+impl From<&Version> for VersionSummary {
+    fn from(version: &Version) -> Self {
+        VersionSummary {
+            id: version.id.clone(),
+            number: version.number,
+            title: version.title.clone(),
+            author: version.author.clone(),
+            message: version.message.clone(),
+            origin: version.origin.clone(),
+            content_hash: version.content_hash.clone(),
+            created_at: version.created_at,
+            n_chars: u32::try_from(version.source.chars().count()).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// A range in a project's source, in UTF-16 code units (what editors in a web view
+/// count), `from <= to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Anchor {
+    pub from: u32,
+    pub to: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub id: String,
+    pub project_id: String,
+    pub body: String,
+    pub anchor: Option<Anchor>,
+    /// The text the anchor covered when the comment was made.
+    pub quote: Option<String>,
+    pub resolved: bool,
+    pub author: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// One state change, for the activity feed and the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Activity {
+    pub id: String,
+    pub project_id: Option<String>,
+    pub actor: String,
+    pub kind: ActivityKind,
+    /// A short English description; the UI renders `kind` in the user's language.
+    pub summary: String,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityKind {
+    ProjectCreated,
+    ProjectRenamed,
+    ProjectArchived,
+    ProjectUnarchived,
+    ProjectSettingsChanged,
+    VersionCreated,
+    VersionRestored,
+    CommentAdded,
+    CommentResolved,
+    CommentReopened,
+    CommentDeleted,
+    BrandProfileCreated,
+    BrandProfileUpdated,
+    BrandProfileDeleted,
+    TemplateCreated,
+    TemplateUpdated,
+    TemplateDeleted,
+    MediaAdded,
+    WorkspaceRenamed,
+    Imported,
+}
+
+/// How a brand speaks; used by checks and, later, by the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BrandProfile {
+    pub id: String,
+    pub name: String,
+    pub voice: String,
+    pub target_audience: String,
+    pub banned_words: Vec<String>,
+    pub cta: String,
+    pub link_strategy: String,
+    pub default_tags: Vec<String>,
+    pub industry: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A starting point for new projects.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentTemplate {
+    pub id: String,
+    pub name: String,
+    pub title_template: String,
+    pub source_template: String,
+    pub default_platforms: Vec<Platform>,
+    pub tags: Vec<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// An image kept under the data dir (`media/<id>.<ext>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaAsset {
+    pub id: String,
+    pub original_name: String,
+    /// File name under the data dir's `media/` folder.
+    pub file_name: String,
+    pub mime_type: String,
+    pub byte_size: u64,
+    pub width: u32,
+    pub height: u32,
+    pub alt_text: String,
+    /// `sha256:` + hex of the bytes.
+    pub content_hash: String,
+    pub project_ids: Vec<String>,
+    pub created_at: Timestamp,
+}

@@ -1,0 +1,583 @@
+//! sled behind typed repositories. Nothing else in the workspace imports sled.
+//!
+//! Layout: one tree per record kind (never one per project). Keys are record ids, or
+//! `project_id 0x00 big-endian number` for ordered per-project records. Every value is
+//! framed and checksummed (`codec`).
+//!
+//! Durability contract (sled 0.34's `flush` on Linux is `sync_file_range`, which is not
+//! power-loss durable): a [`Durability::Durable`] write is flushed and then every file
+//! of the database and its folder is `fsync`ed before `apply` returns. A
+//! [`Durability::Grouped`] write (autosave) marks the store dirty; a background thread
+//! syncs at most `group_commit_millis` later, so typing never waits on a disk sync.
+
+pub mod codec;
+pub mod export;
+mod migrate;
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version, Workspace};
+pub use codec::CodecError;
+
+/// The schema this build writes. Bump it together with a step in `migrate`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the data folder {path} is in use by {holder}")]
+    Locked { path: PathBuf, holder: String },
+    #[error("the store at {path} is damaged: {detail}")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error("the store at {path} has schema version {found}; this build understands up to {supported}")]
+    TooNew { path: PathBuf, found: u32, supported: u32 },
+    #[error("storage I/O failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("the database failed: {0}")]
+    Database(String),
+}
+
+impl From<sled::Error> for StoreError {
+    fn from(error: sled::Error) -> Self {
+        StoreError::Database(error.to_string())
+    }
+}
+
+/// The record kinds, one sled tree each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Meta,
+    Projects,
+    Versions,
+    Comments,
+    Activities,
+    BrandProfiles,
+    Templates,
+    Media,
+}
+
+impl Kind {
+    const ALL: [Kind; 8] = [
+        Kind::Meta,
+        Kind::Projects,
+        Kind::Versions,
+        Kind::Comments,
+        Kind::Activities,
+        Kind::BrandProfiles,
+        Kind::Templates,
+        Kind::Media,
+    ];
+
+    fn tree_name(self) -> &'static str {
+        match self {
+            Kind::Meta => "meta",
+            Kind::Projects => "projects",
+            Kind::Versions => "versions",
+            Kind::Comments => "comments",
+            Kind::Activities => "activities",
+            Kind::BrandProfiles => "brand_profiles",
+            Kind::Templates => "templates",
+            Kind::Media => "media",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Kind::Meta => 0,
+            Kind::Projects => 1,
+            Kind::Versions => 2,
+            Kind::Comments => 3,
+            Kind::Activities => 4,
+            Kind::BrandProfiles => 5,
+            Kind::Templates => 6,
+            Kind::Media => 7,
+        }
+    }
+}
+
+/// A record kept in its own tree under a key it computes.
+pub trait Record: Serialize + DeserializeOwned {
+    const KIND: Kind;
+    fn key(&self) -> Vec<u8>;
+}
+
+/// Key encodings.
+pub mod keys {
+    /// `project_id 0x00`: the prefix of every per-project record.
+    pub fn project_prefix(project_id: &str) -> Vec<u8> {
+        let mut key = project_id.as_bytes().to_vec();
+        key.push(0);
+        key
+    }
+
+    /// `project_id 0x00 number(u32 BE)`: versions sort by number.
+    pub fn version(project_id: &str, number: u32) -> Vec<u8> {
+        let mut key = project_prefix(project_id);
+        key.extend_from_slice(&number.to_be_bytes());
+        key
+    }
+
+    pub fn comment(project_id: &str, comment_id: &str) -> Vec<u8> {
+        let mut key = project_prefix(project_id);
+        key.extend_from_slice(comment_id.as_bytes());
+        key
+    }
+}
+
+impl Record for Project {
+    const KIND: Kind = Kind::Projects;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+impl Record for Version {
+    const KIND: Kind = Kind::Versions;
+    fn key(&self) -> Vec<u8> {
+        keys::version(&self.project_id, self.number)
+    }
+}
+impl Record for Comment {
+    const KIND: Kind = Kind::Comments;
+    fn key(&self) -> Vec<u8> {
+        keys::comment(&self.project_id, &self.id)
+    }
+}
+impl Record for Activity {
+    const KIND: Kind = Kind::Activities;
+    fn key(&self) -> Vec<u8> {
+        // Activity ids are sortable, so the tree is in creation order.
+        self.id.as_bytes().to_vec()
+    }
+}
+impl Record for BrandProfile {
+    const KIND: Kind = Kind::BrandProfiles;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+impl Record for ContentTemplate {
+    const KIND: Kind = Kind::Templates;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+impl Record for MediaAsset {
+    const KIND: Kind = Kind::Media;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+impl Record for Workspace {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_WORKSPACE.to_vec()
+    }
+}
+
+const META_SCHEMA_VERSION: &[u8] = b"schema_version";
+const META_WORKSPACE: &[u8] = b"workspace";
+
+/// When a write must be on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced to disk (flush + fsync of files and folder) before `apply` returns.
+    Durable,
+    /// Synced by the group-commit thread within `group_commit_millis`.
+    Grouped,
+}
+
+/// Writes to apply atomically, across trees, in one sled transaction.
+#[derive(Debug, Default)]
+pub struct Batch {
+    ops: Vec<(Kind, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl Batch {
+    pub fn new() -> Self {
+        Batch::default()
+    }
+
+    pub fn put<R: Record>(&mut self, record: &R) -> Result<&mut Self, StoreError> {
+        let bytes = codec::encode(record).map_err(|e| StoreError::Database(e.to_string()))?;
+        self.ops.push((R::KIND, record.key(), Some(bytes)));
+        Ok(self)
+    }
+
+    pub fn delete<R: Record>(&mut self, key: Vec<u8>) -> &mut Self {
+        self.ops.push((R::KIND, key, None));
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+/// State shared with the group-commit thread.
+struct Shared {
+    db: sled::Db,
+    db_path: PathBuf,
+    dirty: AtomicBool,
+    syncs: AtomicU64,
+    stop: Mutex<bool>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn sync_to_disk(&self) -> Result<(), StoreError> {
+        self.dirty.store(false, Ordering::SeqCst);
+        self.db.flush()?;
+        fsync_tree(&self.db_path)?;
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+/// `fsync` every file below `dir`, then the folders themselves, so new files' directory
+/// entries are durable too.
+fn fsync_tree(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let file_type = entry.file_type()?;
+        if file_type.is_dir() {
+            fsync_tree(&entry.path())?;
+        } else if file_type.is_file() {
+            match File::open(entry.path()) {
+                Ok(file) => file.sync_all()?,
+                // sled may remove a snapshot file between listing and opening.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    File::open(dir)?.sync_all()
+}
+
+/// The open database of one data dir. Holds the data dir's lock for its lifetime.
+pub struct Store {
+    shared: Arc<Shared>,
+    trees: Vec<sled::Tree>,
+    data_dir: PathBuf,
+    flusher: Option<JoinHandle<()>>,
+    _lock: File,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("data_dir", &self.data_dir).finish()
+    }
+}
+
+/// Options for [`Store::open`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub holder: String,
+    pub cache_capacity_bytes: u64,
+    pub group_commit_millis: u64,
+}
+
+/// What the lock file of a data dir says about its holder.
+fn read_holder(lock_path: &Path) -> String {
+    let mut text = String::new();
+    let _ = File::open(lock_path).and_then(|mut f| f.read_to_string(&mut text));
+    let text = text.trim();
+    if text.is_empty() {
+        "another Inkstone process".to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+fn acquire_lock(data_dir: &Path, holder: &str) -> Result<File, StoreError> {
+    let lock_path = data_dir.join("inkstone.lock");
+    let mut file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&lock_path)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(StoreError::Locked { path: data_dir.to_path_buf(), holder: read_holder(&lock_path) });
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::Io(e)),
+    }
+    file.set_len(0)?;
+    write!(file, "{holder} (pid {})", std::process::id())?;
+    file.sync_all()?;
+    Ok(file)
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `data_dir`, takes its lock, and migrates
+    /// it to [`SCHEMA_VERSION`].
+    ///
+    /// Errors: `Locked` when another process holds the data dir; `Corrupt` when the
+    /// database cannot be read (sled's own panics on damaged files are caught);
+    /// `TooNew` when a newer build wrote it.
+    pub fn open(data_dir: &Path, options: &StoreOptions) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(data_dir)?;
+        let lock = acquire_lock(data_dir, &options.holder)?;
+        let db_path = data_dir.join("db");
+        let sled_config = sled::Config::new()
+            .path(&db_path)
+            .cache_capacity(options.cache_capacity_bytes)
+            .flush_every_ms(None);
+        // sled 0.34 panics on some damaged files instead of returning an error.
+        let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sled_config.open()));
+        let db = match opened {
+            Ok(Ok(db)) => db,
+            Ok(Err(sled::Error::Io(e))) => return Err(StoreError::Io(e)),
+            Ok(Err(e)) => return Err(StoreError::Corrupt { path: data_dir.to_path_buf(), detail: e.to_string() }),
+            Err(_) => {
+                return Err(StoreError::Corrupt {
+                    path: data_dir.to_path_buf(),
+                    detail: "the database engine stopped while reading its files".to_owned(),
+                })
+            }
+        };
+        let mut trees = Vec::with_capacity(Kind::ALL.len());
+        for kind in Kind::ALL {
+            trees.push(db.open_tree(kind.tree_name())?);
+        }
+        let shared = Arc::new(Shared {
+            db,
+            db_path,
+            dirty: AtomicBool::new(false),
+            syncs: AtomicU64::new(0),
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+        });
+        let flusher = spawn_flusher(Arc::clone(&shared), options.group_commit_millis)?;
+        let store = Store { shared, trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
+        migrate::run(&store)?;
+        Ok(store)
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    fn tree(&self, kind: Kind) -> &sled::Tree {
+        &self.trees[kind.index()]
+    }
+
+    fn corrupt(&self, kind: Kind, key: &[u8], error: CodecError) -> StoreError {
+        StoreError::Corrupt {
+            path: self.data_dir.clone(),
+            detail: format!("{} record {:?}: {error}", kind.tree_name(), String::from_utf8_lossy(key)),
+        }
+    }
+
+    fn decode<R: Record>(&self, key: &[u8], bytes: &[u8]) -> Result<R, StoreError> {
+        codec::decode(bytes).map_err(|e| self.corrupt(R::KIND, key, e))
+    }
+
+    /// The record under `key`, checked.
+    pub fn get<R: Record>(&self, key: &[u8]) -> Result<Option<R>, StoreError> {
+        match self.tree(R::KIND).get(key)? {
+            Some(bytes) => Ok(Some(self.decode(key, &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// All records whose key starts with `prefix`, in key order.
+    pub fn scan<R: Record>(&self, prefix: &[u8]) -> Result<Vec<R>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(R::KIND).scan_prefix(prefix) {
+            let (key, bytes) = item?;
+            out.push(self.decode(&key, &bytes)?);
+        }
+        Ok(out)
+    }
+
+    /// The last record whose key starts with `prefix`.
+    pub fn last<R: Record>(&self, prefix: &[u8]) -> Result<Option<R>, StoreError> {
+        match self.tree(R::KIND).scan_prefix(prefix).next_back() {
+            Some(item) => {
+                let (key, bytes) = item?;
+                Ok(Some(self.decode(&key, &bytes)?))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Number of records of a kind (a full scan; for export progress and tests).
+    pub fn count(&self, kind: Kind) -> usize {
+        self.tree(kind).len()
+    }
+
+    /// True when no user data is stored (only the meta tree may hold records).
+    pub fn is_empty(&self) -> bool {
+        Kind::ALL.iter().filter(|k| **k != Kind::Meta).all(|k| self.tree(*k).is_empty())
+    }
+
+    pub fn workspace(&self) -> Result<Option<Workspace>, StoreError> {
+        self.get(META_WORKSPACE)
+    }
+
+    /// The schema version recorded in the store; `None` for a new store.
+    pub fn schema_version(&self) -> Result<Option<u32>, StoreError> {
+        self.get::<SchemaVersion>(META_SCHEMA_VERSION).map(|v| v.map(|v| v.0))
+    }
+
+    fn set_schema_version(&self, version: u32) -> Result<(), StoreError> {
+        let mut batch = Batch::new();
+        batch.put(&SchemaVersion(version))?;
+        self.apply(batch, Durability::Durable)
+    }
+
+    /// Applies all writes of `batch` atomically.
+    pub fn apply(&self, batch: Batch, durability: Durability) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut kinds: Vec<Kind> = Vec::new();
+        for (kind, _, _) in &batch.ops {
+            if !kinds.contains(kind) {
+                kinds.push(*kind);
+            }
+        }
+        let trees: Vec<&sled::Tree> = kinds.iter().map(|k| self.tree(*k)).collect();
+        let result: sled::transaction::TransactionResult<(), ()> =
+            sled::Transactional::transaction(trees.as_slice(), |views| {
+                for (kind, key, value) in &batch.ops {
+                    let position = kinds.iter().position(|k| k == kind).unwrap_or(0);
+                    let view = &views[position];
+                    match value {
+                        Some(bytes) => {
+                            view.insert(key.as_slice(), bytes.as_slice())?;
+                        }
+                        None => {
+                            view.remove(key.as_slice())?;
+                        }
+                    }
+                }
+                Ok(())
+            });
+        match result {
+            Ok(()) => {}
+            Err(sled::transaction::TransactionError::Abort(())) => {
+                return Err(StoreError::Database("transaction aborted".to_owned()))
+            }
+            Err(sled::transaction::TransactionError::Storage(e)) => return Err(e.into()),
+        }
+        match durability {
+            Durability::Durable => self.shared.sync_to_disk(),
+            Durability::Grouped => {
+                self.shared.dirty.store(true, Ordering::SeqCst);
+                Ok(())
+            }
+        }
+    }
+
+    /// Syncs everything written so far to disk now.
+    pub fn sync(&self) -> Result<(), StoreError> {
+        self.shared.sync_to_disk()
+    }
+
+    /// How many full disk syncs (flush + fsync of every file and folder) completed.
+    /// The seam through which tests prove an acknowledged write reached the disk.
+    pub fn durable_sync_count(&self) -> u64 {
+        self.shared.syncs.load(Ordering::SeqCst)
+    }
+
+    /// True while grouped writes wait for their sync.
+    pub fn has_unsynced_writes(&self) -> bool {
+        self.shared.dirty.load(Ordering::SeqCst)
+    }
+
+    /// Test seam: records another schema version, to prove newer stores are refused.
+    #[doc(hidden)]
+    pub fn set_schema_version_for_tests(&self, version: u32) -> Result<(), StoreError> {
+        self.set_schema_version(version)
+    }
+
+    /// Test seam: overwrites the stored bytes of a record with garbage, to prove that
+    /// damage is reported. Not reachable from the API.
+    #[doc(hidden)]
+    pub fn damage_record_for_tests(&self, kind: Kind, key: &[u8]) -> Result<(), StoreError> {
+        let tree = self.tree(kind);
+        if let Some(bytes) = tree.get(key)? {
+            let mut damaged = bytes.to_vec();
+            let last = damaged.len() - 1;
+            damaged[last] ^= 0x5a;
+            tree.insert(key, damaged)?;
+        }
+        Ok(())
+    }
+}
+
+fn spawn_flusher(shared: Arc<Shared>, every_millis: u64) -> Result<JoinHandle<()>, StoreError> {
+    let every = Duration::from_millis(every_millis.max(10));
+    let handle = std::thread::Builder::new().name("inkstone-group-commit".to_owned()).spawn(move || loop {
+        let stop = match shared.stop.lock() {
+            Ok(guard) => match shared.wake.wait_timeout(guard, every) {
+                Ok((guard, _)) => *guard,
+                Err(_) => true,
+            },
+            Err(_) => true,
+        };
+        if shared.dirty.load(Ordering::SeqCst) {
+            if let Err(error) = shared.sync_to_disk() {
+                tracing::error!(%error, "group commit failed; will retry");
+                shared.dirty.store(true, Ordering::SeqCst);
+            }
+        }
+        if stop {
+            return;
+        }
+    })?;
+    Ok(handle)
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Ok(mut stop) = self.shared.stop.lock() {
+            *stop = true;
+        }
+        self.shared.wake.notify_all();
+        if let Some(handle) = self.flusher.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// The folder holding media files: `<data dir>/media`.
+pub fn media_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("media")
+}
+
+/// Writes `bytes` to `path` through a temporary file, synced, then renamed, so a crash
+/// never leaves a half-written file under the final name.
+pub fn write_file_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("tmp-write");
+    {
+        let mut file = File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    File::open(dir)?.sync_all()
+}
+
+/// The schema version, stored in the meta tree.
+#[derive(Debug, Serialize, serde::Deserialize)]
+struct SchemaVersion(u32);
+
+impl Record for SchemaVersion {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_SCHEMA_VERSION.to_vec()
+    }
+}

@@ -1,0 +1,357 @@
+//! Logical export and import: the whole store as a folder of plain files (Markdown and
+//! JSON) that a person can read, a backup can keep, and another storage engine can
+//! import. Export then import into an empty data dir gives identical content, and a
+//! second export of that is byte-identical to the first but for `manifest.json`'s time.
+//!
+//! ```text
+//! manifest.json                     format, schema, time, counts
+//! workspace.json
+//! activities.jsonl                  one activity per line, oldest first
+//! projects/<id>/project.json        the project without its source
+//! projects/<id>/source.md           the working copy
+//! projects/<id>/versions/0001.json  each version without its source ...
+//! projects/<id>/versions/0001.md    ... and its source
+//! projects/<id>/comments.json
+//! brand-profiles/<id>.json
+//! templates/<id>.json
+//! media/<id>.json                   metadata; the file itself in media/files/
+//! ```
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+use super::{keys, Batch, Durability, Store, StoreError};
+use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Timestamp, Version, Workspace};
+
+pub const EXPORT_FORMAT: &str = "inkstone-export";
+pub const EXPORT_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not a valid Inkstone export: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error("{0} already exists")]
+    DestinationExists(PathBuf),
+    #[error("the data folder already holds projects or settings; import only into an empty data folder")]
+    NotEmpty,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// How many records of each kind an export holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportCounts {
+    pub projects: u64,
+    pub versions: u64,
+    pub comments: u64,
+    pub activities: u64,
+    pub brand_profiles: u64,
+    pub templates: u64,
+    pub media: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Manifest {
+    pub format: String,
+    pub format_version: u32,
+    pub schema_version: u32,
+    pub exported_at: Timestamp,
+    /// Marks the store's state at export time (newest activity and newest project
+    /// change); an automatic backup is skipped while it is unchanged.
+    pub change_marker: String,
+    pub counts: ExportCounts,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
+    move |source| ExportError::Io { path: path.to_path_buf(), source }
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    fs::write(path, bytes).map_err(io(path))
+}
+
+/// Pretty JSON with sorted keys (serde_json's map is ordered), so exports are stable.
+fn json_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>, ExportError> {
+    let value = serde_json::to_value(value).map_err(|e| ExportError::Format { path: PathBuf::new(), message: e.to_string() })?;
+    let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| ExportError::Format { path: PathBuf::new(), message: e.to_string() })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// The record as JSON without its `source`, which goes to a Markdown file beside it.
+fn without_source<T: Serialize>(record: &T) -> Result<Value, ExportError> {
+    let mut value = serde_json::to_value(record).map_err(|e| ExportError::Format { path: PathBuf::new(), message: e.to_string() })?;
+    if let Value::Object(map) = &mut value {
+        map.remove("source");
+    }
+    Ok(value)
+}
+
+fn version_stem(number: u32) -> String {
+    format!("{number:04}")
+}
+
+/// A marker that changes whenever the store's content does: the newest activity id
+/// and the newest working-copy change (autosaves make no activity).
+pub fn change_marker(store: &Store) -> Result<String, StoreError> {
+    let last_activity = store.last::<Activity>(b"")?.map(|a| a.id).unwrap_or_default();
+    let last_update = store.scan::<Project>(b"")?.iter().map(|p| p.updated_at).max().map(|t| t.to_rfc3339()).unwrap_or_default();
+    Ok(format!("{last_activity}|{last_update}"))
+}
+
+/// Writes the whole store, and the media files under `data_dir/media`, to `dest`, which
+/// must not exist. The folder is written under a temporary name and renamed at the
+/// end, so `dest` is either complete or absent.
+pub fn export_to(store: &Store, dest: &Path, exported_at: Timestamp, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<Manifest, ExportError> {
+    if dest.exists() {
+        return Err(ExportError::DestinationExists(dest.to_path_buf()));
+    }
+    let file_name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "export".to_owned());
+    let tmp = dest.with_file_name(format!(".{file_name}.partial-{}", std::process::id()));
+    if tmp.exists() {
+        fs::remove_dir_all(&tmp).map_err(io(&tmp))?;
+    }
+    let result = write_export(store, &tmp, exported_at, progress);
+    match result {
+        Ok(manifest) => {
+            fs::rename(&tmp, dest).map_err(io(dest))?;
+            Ok(manifest)
+        }
+        Err(error) => {
+            let _ = fs::remove_dir_all(&tmp);
+            Err(error)
+        }
+    }
+}
+
+fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<Manifest, ExportError> {
+    fs::create_dir_all(root).map_err(io(root))?;
+    let mut counts = ExportCounts::default();
+    let workspace = store.workspace()?;
+    if let Some(workspace) = &workspace {
+        write(&root.join("workspace.json"), &json_bytes(workspace)?)?;
+    }
+
+    let projects = store.scan::<Project>(b"")?;
+    let n_projects = projects.len() as u64;
+    for (idx, project) in projects.iter().enumerate() {
+        let dir = root.join("projects").join(&project.id);
+        write(&dir.join("project.json"), &json_bytes(&without_source(project)?)?)?;
+        write(&dir.join("source.md"), project.source.as_bytes())?;
+        for version in store.scan::<Version>(&keys::project_prefix(&project.id))? {
+            let stem = version_stem(version.number);
+            let versions_dir = dir.join("versions");
+            write(&versions_dir.join(format!("{stem}.json")), &json_bytes(&without_source(&version)?)?)?;
+            write(&versions_dir.join(format!("{stem}.md")), version.source.as_bytes())?;
+            counts.versions += 1;
+        }
+        let comments = store.scan::<Comment>(&keys::project_prefix(&project.id))?;
+        if !comments.is_empty() {
+            counts.comments += comments.len() as u64;
+            write(&dir.join("comments.json"), &json_bytes(&comments)?)?;
+        }
+        counts.projects += 1;
+        progress("export.projects", idx as u64 + 1, n_projects);
+    }
+
+    let mut lines = Vec::new();
+    for activity in store.scan::<Activity>(b"")? {
+        lines.extend(serde_json::to_vec(&activity).map_err(|e| ExportError::Format { path: root.join("activities.jsonl"), message: e.to_string() })?);
+        lines.push(b'\n');
+        counts.activities += 1;
+    }
+    write(&root.join("activities.jsonl"), &lines)?;
+
+    for profile in store.scan::<BrandProfile>(b"")? {
+        write(&root.join("brand-profiles").join(format!("{}.json", profile.id)), &json_bytes(&profile)?)?;
+        counts.brand_profiles += 1;
+    }
+    for template in store.scan::<ContentTemplate>(b"")? {
+        write(&root.join("templates").join(format!("{}.json", template.id)), &json_bytes(&template)?)?;
+        counts.templates += 1;
+    }
+    let media_src = super::media_dir(store.data_dir());
+    let media = store.scan::<MediaAsset>(b"")?;
+    let n_media = media.len() as u64;
+    for (idx, asset) in media.iter().enumerate() {
+        write(&root.join("media").join(format!("{}.json", asset.id)), &json_bytes(asset)?)?;
+        let from = media_src.join(&asset.file_name);
+        let to = root.join("media").join("files").join(&asset.file_name);
+        if let Some(dir) = to.parent() {
+            fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        fs::copy(&from, &to).map_err(io(&from))?;
+        counts.media += 1;
+        progress("export.media", idx as u64 + 1, n_media);
+    }
+
+    let manifest = Manifest {
+        format: EXPORT_FORMAT.to_owned(),
+        format_version: EXPORT_FORMAT_VERSION,
+        schema_version: store.schema_version()?.unwrap_or(super::SCHEMA_VERSION),
+        exported_at,
+        change_marker: change_marker(store)?,
+        counts,
+    };
+    write(&root.join("manifest.json"), &json_bytes(&manifest)?)?;
+    sync_dir_tree(root)?;
+    Ok(manifest)
+}
+
+/// fsyncs every file and folder of a finished export, so a backup survives a crash.
+fn sync_dir_tree(dir: &Path) -> Result<(), ExportError> {
+    for entry in fs::read_dir(dir).map_err(io(dir))? {
+        let entry = entry.map_err(io(dir))?;
+        let path = entry.path();
+        if path.is_dir() {
+            sync_dir_tree(&path)?;
+        } else {
+            fs::File::open(&path).and_then(|f| f.sync_all()).map_err(io(&path))?;
+        }
+    }
+    fs::File::open(dir).and_then(|f| f.sync_all()).map_err(io(dir))
+}
+
+/// Reads an export's manifest.
+pub fn read_manifest(src: &Path) -> Result<Manifest, ExportError> {
+    let manifest: Manifest = read_json(&src.join("manifest.json"))?;
+    if manifest.format != EXPORT_FORMAT {
+        return Err(ExportError::Format { path: src.join("manifest.json"), message: format!("format is {:?}, not {EXPORT_FORMAT:?}", manifest.format) });
+    }
+    if manifest.format_version > EXPORT_FORMAT_VERSION {
+        return Err(ExportError::Format {
+            path: src.join("manifest.json"),
+            message: format!("format version {} is newer than this build reads ({EXPORT_FORMAT_VERSION})", manifest.format_version),
+        });
+    }
+    Ok(manifest)
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, ExportError> {
+    let bytes = fs::read(path).map_err(io(path))?;
+    serde_json::from_slice(&bytes).map_err(|e| ExportError::Format { path: path.to_path_buf(), message: e.to_string() })
+}
+
+fn read_text(path: &Path) -> Result<String, ExportError> {
+    let bytes = fs::read(path).map_err(io(path))?;
+    String::from_utf8(bytes).map_err(|e| ExportError::Format { path: path.to_path_buf(), message: e.to_string() })
+}
+
+fn with_source<T: DeserializeOwned>(json_path: &Path, md_path: &Path) -> Result<T, ExportError> {
+    let mut value: Value = read_json(json_path)?;
+    let source = read_text(md_path)?;
+    if let Value::Object(map) = &mut value {
+        map.insert("source".to_owned(), Value::String(source));
+    }
+    serde_json::from_value(value).map_err(|e| ExportError::Format { path: json_path.to_path_buf(), message: e.to_string() })
+}
+
+/// Sorted entries of a folder; empty when the folder does not exist.
+fn entries(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io(dir))? {
+        out.push(entry.map_err(io(dir))?.path());
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
+    Ok(entries(dir)?.into_iter().filter(|p| p.extension().is_some_and(|e| e == "json")).collect())
+}
+
+/// Reads an export into `store`, which must hold no user data. Every record is
+/// written in one transaction, durable before this returns; media files are copied
+/// into the data dir first.
+pub fn import_from(store: &Store, src: &Path, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<ExportCounts, ExportError> {
+    if !store.is_empty() {
+        return Err(ExportError::NotEmpty);
+    }
+    let manifest = read_manifest(src)?;
+    let mut batch = Batch::new();
+    let mut counts = ExportCounts::default();
+    let workspace_path = src.join("workspace.json");
+    if workspace_path.exists() {
+        let workspace: Workspace = read_json(&workspace_path)?;
+        batch.put(&workspace)?;
+    }
+    let project_dirs = entries(&src.join("projects"))?;
+    let n_projects = project_dirs.len() as u64;
+    for (idx, dir) in project_dirs.iter().enumerate() {
+        let project: Project = with_source(&dir.join("project.json"), &dir.join("source.md"))?;
+        for json_path in json_files(&dir.join("versions"))? {
+            let version: Version = with_source(&json_path, &json_path.with_extension("md"))?;
+            if version.project_id != project.id {
+                return Err(ExportError::Format { path: json_path, message: "the version belongs to another project".to_owned() });
+            }
+            batch.put(&version)?;
+            counts.versions += 1;
+        }
+        let comments_path = dir.join("comments.json");
+        if comments_path.exists() {
+            let comments: Vec<Comment> = read_json(&comments_path)?;
+            for comment in &comments {
+                batch.put(comment)?;
+            }
+            counts.comments += comments.len() as u64;
+        }
+        batch.put(&project)?;
+        counts.projects += 1;
+        progress("import.projects", idx as u64 + 1, n_projects);
+    }
+    let activities_path = src.join("activities.jsonl");
+    if activities_path.exists() {
+        for (line_idx, line) in read_text(&activities_path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let activity: Activity = serde_json::from_str(line).map_err(|e| ExportError::Format {
+                path: activities_path.clone(),
+                message: format!("line {}: {e}", line_idx + 1),
+            })?;
+            batch.put(&activity)?;
+            counts.activities += 1;
+        }
+    }
+    for path in json_files(&src.join("brand-profiles"))? {
+        batch.put(&read_json::<BrandProfile>(&path)?)?;
+        counts.brand_profiles += 1;
+    }
+    for path in json_files(&src.join("templates"))? {
+        batch.put(&read_json::<ContentTemplate>(&path)?)?;
+        counts.templates += 1;
+    }
+    let media_dest = super::media_dir(store.data_dir());
+    for path in json_files(&src.join("media"))? {
+        let asset: MediaAsset = read_json(&path)?;
+        if asset.file_name.contains(['/', '\\']) || asset.file_name.starts_with('.') {
+            return Err(ExportError::Format { path, message: format!("unsafe media file name {:?}", asset.file_name) });
+        }
+        let from = src.join("media").join("files").join(&asset.file_name);
+        let bytes = fs::read(&from).map_err(io(&from))?;
+        let to = media_dest.join(&asset.file_name);
+        super::write_file_durably(&to, &bytes).map_err(io(&to))?;
+        batch.put(&asset)?;
+        counts.media += 1;
+    }
+    if counts != manifest.counts {
+        return Err(ExportError::Format {
+            path: src.join("manifest.json"),
+            message: format!("the manifest counts {:?} but the folder holds {:?}", manifest.counts, counts),
+        });
+    }
+    store.apply(batch, Durability::Durable)?;
+    Ok(counts)
+}

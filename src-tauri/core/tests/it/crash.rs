@@ -1,0 +1,164 @@
+//! Crash safety: a child process writes at random and is killed with SIGKILL at random
+//! moments, again and again on the same data dir. After every kill the store must open
+//! and hold every version whose creating call had returned, intact.
+//!
+//! The child is this same test binary, re-run with `INKSTONE_CRASH_CHILD_DIR` set; it
+//! prints `ACK <project> <number> <hash> <syncs>` after each acknowledged version.
+//! `INKSTONE_CRASH_SEED` replays a run; `INKSTONE_CRASH_KILLS` changes the count (50).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use inkstone_core::{Engine, EngineConfig};
+use serde_json::json;
+
+/// xorshift64*: a tiny deterministic generator, so a seed replays a run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const CHILD_DIR: &str = "INKSTONE_CRASH_CHILD_DIR";
+const CHILD_SEED: &str = "INKSTONE_CRASH_CHILD_SEED";
+
+/// The child's body; a no-op unless this binary was started as the child.
+#[test]
+fn crash_child_writer() {
+    let Ok(dir) = std::env::var(CHILD_DIR) else { return };
+    let seed: u64 = std::env::var(CHILD_SEED).ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mut rng = Rng(seed | 1);
+    let mut config = EngineConfig::new(&dir, "crash-test child");
+    config.group_commit_millis = 50;
+    let engine = Engine::open(config).expect("child opens the store");
+    let mut projects: Vec<String> = engine.call("project.list", json!({})).unwrap()["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_owned())
+        .collect();
+    let stdout = std::io::stdout();
+    loop {
+        if projects.is_empty() || rng.below(10) == 0 {
+            let p = engine.call("project.create", json!({"title": format!("p{}", rng.next() % 1000)})).unwrap();
+            projects.push(p["id"].as_str().unwrap().to_owned());
+            continue;
+        }
+        let project = projects[rng.below(projects.len() as u64) as usize].clone();
+        match rng.below(6) {
+            0..=2 => {
+                let text = "春眠不觉晓，处处闻啼鸟。The quick brown fox. ".repeat(1 + rng.below(40) as usize);
+                engine.call("project.update", json!({"projectId": project, "source": format!("{}{text}", rng.next())})).unwrap();
+            }
+            3 | 4 => {
+                let version = engine.call("version.create", json!({"projectId": project})).unwrap();
+                let mut out = stdout.lock();
+                use std::io::Write;
+                writeln!(out, "ACK {} {} {} {}", project, version["number"], version["contentHash"].as_str().unwrap(), engine.store().durable_sync_count()).unwrap();
+                out.flush().unwrap();
+            }
+            _ => {
+                let head = engine.call("project.get", json!({"projectId": project})).unwrap()["head"].as_u64().unwrap();
+                if head > 0 {
+                    let result = engine.call("version.restore", json!({"projectId": project, "number": 1 + rng.below(head)})).unwrap();
+                    let restored = &result["restored"];
+                    let mut out = stdout.lock();
+                    use std::io::Write;
+                    if let Some(snapshot) = result["autosnapshot"].as_object() {
+                        writeln!(out, "ACK {} {} {} {}", project, snapshot["number"], snapshot["contentHash"].as_str().unwrap(), engine.store().durable_sync_count()).unwrap();
+                    }
+                    writeln!(out, "ACK {} {} {} {}", project, restored["number"], restored["contentHash"].as_str().unwrap(), engine.store().durable_sync_count()).unwrap();
+                    out.flush().unwrap();
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn acknowledged_versions_survive_sigkill_at_random_moments() {
+    if std::env::var(CHILD_DIR).is_ok() {
+        return;
+    }
+    let seed: u64 = std::env::var("INKSTONE_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
+    let kills: usize = std::env::var("INKSTONE_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(50);
+    eprintln!("crash test: seed {seed}, {kills} kills (replay with INKSTONE_CRASH_SEED={seed})");
+    let mut rng = Rng(seed | 1);
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    // project -> number -> content hash, for every acknowledged version so far.
+    let mut acknowledged: BTreeMap<(String, u64), String> = BTreeMap::new();
+    let mut n_acks_total = 0usize;
+    for kill_idx in 0..kills {
+        let mut child = Command::new(&exe)
+            .args(["--exact", "crash::crash_child_writer", "--nocapture", "--test-threads=1"])
+            .env(CHILD_DIR, dir.path())
+            .env(CHILD_SEED, rng.next().to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reader = {
+            let lines = Arc::clone(&lines);
+            let stdout = child.stdout.take().unwrap();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    lines.lock().unwrap().push(line);
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(30 + rng.below(400)));
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        reader.join().unwrap();
+        let mut last_syncs = 0u64;
+        for line in lines.lock().unwrap().iter().filter(|l| l.starts_with("ACK ")) {
+            let parts: Vec<&str> = line.split(' ').collect();
+            // A line cut off by the kill was never fully acknowledged to us.
+            let [_, project, number, hash, syncs] = parts[..] else { continue };
+            let Ok(syncs) = syncs.parse::<u64>() else { continue };
+            if hash.len() != 71 {
+                continue;
+            }
+            assert!(syncs > last_syncs || syncs == last_syncs && last_syncs > 0, "kill {kill_idx}: an acknowledged version was not synced ({line})");
+            last_syncs = syncs;
+            acknowledged.insert((project.to_owned(), number.parse().unwrap()), hash.to_owned());
+            n_acks_total += 1;
+        }
+
+        let engine = Engine::open(EngineConfig::for_tests(dir.path()))
+            .unwrap_or_else(|e| panic!("kill {kill_idx} (seed {seed}): the store does not open: {e:?}"));
+        for ((project, number), hash) in &acknowledged {
+            let version = engine
+                .call("version.get", json!({"projectId": project, "number": number}))
+                .unwrap_or_else(|e| panic!("kill {kill_idx} (seed {seed}): acknowledged version {number} of {project} is lost: {e:?}"));
+            assert_eq!(version["contentHash"].as_str(), Some(hash.as_str()), "kill {kill_idx} (seed {seed})");
+            let recomputed = inkstone_core::api::content_hash(version["title"].as_str().unwrap(), version["source"].as_str().unwrap());
+            assert_eq!(&recomputed, hash, "kill {kill_idx} (seed {seed}): version content is damaged");
+        }
+        // Every project's versions are numbered 1..=head without gaps.
+        for p in engine.call("project.list", json!({})).unwrap()["projects"].as_array().unwrap() {
+            let numbers: Vec<u64> = engine.call("version.list", json!({"projectId": p["id"]})).unwrap()["versions"]
+                .as_array().unwrap().iter().map(|v| v["number"].as_u64().unwrap()).rev().collect();
+            assert_eq!(numbers, (1..=p["head"].as_u64().unwrap()).collect::<Vec<_>>(), "kill {kill_idx} (seed {seed})");
+        }
+    }
+    eprintln!("crash test: {kills} kills, {n_acks_total} acknowledged versions, {} distinct, all intact", acknowledged.len());
+    assert!(n_acks_total > kills, "the child acknowledged too few versions ({n_acks_total}) for the test to mean anything");
+}

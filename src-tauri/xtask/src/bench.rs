@@ -1,0 +1,1 @@
+pub fn run(_args: &[String]) -> anyhow::Result<()> { anyhow::bail!("todo") }

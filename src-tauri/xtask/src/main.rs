@@ -1,0 +1,49 @@
+//! `cargo xtask <task>`: project chores that are code, not shell.
+//!
+//! - `codegen [--check]`: write `ui/src/api/generated.ts` from the Rust API types; with
+//!   `--check`, fail when the committed file is stale.
+//! - `fixture-store`: write `tests/fixtures/store-v1.tar.gz`, the first-schema store that
+//!   every migration is tested against. Refuses to overwrite it: the fixture must stay
+//!   what schema 1 wrote.
+//! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
+
+mod bench;
+mod fixture;
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(task) = args.first() else {
+        bail!("usage: cargo xtask <codegen [--check] | fixture-store | bench [--projects N] [--versions N]>");
+    };
+    let rest = &args[1..];
+    match task.as_str() {
+        "codegen" => codegen(rest.iter().any(|a| a == "--check")),
+        "fixture-store" => fixture::write(&repo_root().join("tests/fixtures/store-v1.tar.gz")),
+        "bench" => bench::run(rest),
+        other => bail!("unknown task {other:?}; try codegen, fixture-store or bench"),
+    }
+}
+
+fn codegen(check: bool) -> Result<()> {
+    let path = repo_root().join("ui/src/api/generated.ts");
+    let fresh = inkstone_core::api::typescript::generated_file();
+    if check {
+        let current = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        if current != fresh {
+            bail!("{} is stale: run `cargo xtask codegen` and commit the result", path.display());
+        }
+        println!("codegen: {} is up to date", path.display());
+        return Ok(());
+    }
+    std::fs::write(&path, fresh).with_context(|| format!("writing {}", path.display()))?;
+    println!("codegen: wrote {}", path.display());
+    Ok(())
+}
