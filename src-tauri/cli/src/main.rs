@@ -1,0 +1,94 @@
+//! `inkstone-cli`: every API method from the command line, readable commands for the
+//! common ones, and `serve`, the same API over loopback HTTP for the browser UI.
+//!
+//! Exit codes: 0 success, 1 an API error (printed as JSON `{code, message, hints}` on
+//! stderr), 2 bad usage.
+
+mod commands;
+mod serve;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use inkstone_core::{ApiError, Engine, EngineConfig};
+
+#[derive(Debug, Parser)]
+#[command(name = "inkstone-cli", version, about = "Inkstone from the command line: projects, versions, comments, export, and `serve` for the browser UI.")]
+struct Cli {
+    /// The data folder (default: the OS data folder, e.g. ~/.local/share/Inkstone).
+    #[arg(long, global = true, env = "INKSTONE_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Print results as JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: commands::Command,
+}
+
+/// The default data folder, shared with the desktop app: `<OS data dir>/Inkstone`.
+fn default_data_dir() -> Option<PathBuf> {
+    dirs::data_dir().map(|d| d.join("Inkstone"))
+}
+
+/// What went wrong, for the exit code.
+enum Failure {
+    Api(ApiError),
+    Usage(String),
+}
+
+impl From<ApiError> for Failure {
+    fn from(error: ApiError) -> Self {
+        Failure::Api(error)
+    }
+}
+
+fn open_engine(data_dir: Option<PathBuf>, holder: &str) -> Result<Engine, Failure> {
+    let Some(data_dir) = data_dir.or_else(default_data_dir) else {
+        return Err(Failure::Usage("cannot tell the OS data folder; pass --data-dir DIR or set INKSTONE_DATA_DIR".to_owned()));
+    };
+    let env = |key: &str| std::env::var(key).ok();
+    let mut config = EngineConfig::new(data_dir, holder);
+    if let Some(name) = inkstone_core::config::os_user_name(env) {
+        config.default_display_name = name;
+    }
+    Ok(Engine::open(config)?)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("INKSTONE_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    if matches!(cli.command, commands::Command::Methods) {
+        // Needs no data folder, so it works while the app holds it.
+        inkstone_core::api::METHODS.iter().for_each(|m| println!("{m}"));
+        return ExitCode::SUCCESS;
+    }
+    let holder = match &cli.command {
+        commands::Command::Serve(_) => "inkstone-cli serve",
+        _ => "inkstone-cli",
+    };
+    let result = open_engine(cli.data_dir.clone(), holder).and_then(|engine| match cli.command {
+        commands::Command::Serve(args) => serve::run(engine, args).map_err(|e| Failure::Api(ApiError::new(inkstone_core::ErrorCode::Io, format!("serve failed: {e:#}")))),
+        command => commands::run(&engine, command, cli.json),
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Api(error)) => {
+            let mut value = serde_json::json!({"code": error.code, "message": error.message, "hints": error.hints});
+            if let Some(details) = error.details {
+                value["details"] = details;
+            }
+            eprintln!("{}", serde_json::to_string_pretty(&value).unwrap_or_else(|_| error.message.clone()));
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(message)) => {
+            eprintln!("error: {message}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
+    }
+}

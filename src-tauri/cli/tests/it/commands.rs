@@ -1,0 +1,93 @@
+use serde_json::{json, Value};
+
+use crate::{json_ok, run, stdout};
+
+#[test]
+fn a_project_lifecycle_through_readable_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let source = dir.path().join("spring.md");
+    std::fs::write(&source, "今天天气很好。\n").unwrap();
+    let project = json_ok(data, &["project", "create", "春天", "--source-file", source.to_str().unwrap(), "--platform", "wechat"]);
+    let id = project["id"].as_str().unwrap();
+    let listed = stdout(&run(data, &["project", "list"]));
+    assert!(listed.contains("春天") && listed.contains(id), "{listed}");
+    assert_eq!(stdout(&run(data, &["version", "create", id, "-m", "初稿"])).trim(), "Saved as version 1");
+    std::fs::write(&source, "今天天气不错。\n").unwrap();
+    json_ok(data, &["project", "update", id, "--source-file", source.to_str().unwrap(), "--base-revision", "1"]);
+    let diff = stdout(&run(data, &["version", "diff", id, "1"]));
+    assert!(diff.contains("-今天天气[很好]。") && diff.contains("+今天天气[不错]。"), "{diff}");
+    let restore = stdout(&run(data, &["version", "restore", id, "1"]));
+    assert_eq!(restore, "Unsaved changes kept as version 2\nRestored as version 3\n");
+    let versions = stdout(&run(data, &["version", "list", id]));
+    assert!(versions.starts_with("v3") && versions.contains("restore of v1") && versions.contains("autosnapshot"), "{versions}");
+    let comment = json_ok(data, &["comment", "add", id, "好句", "--from", "0", "--to", "2"]);
+    assert_eq!(comment["quote"], "今天");
+    json_ok(data, &["comment", "resolve", id, comment["id"].as_str().unwrap()]);
+    assert_eq!(json_ok(data, &["comment", "list", id, "--open"])["comments"], json!([]));
+}
+
+#[test]
+fn call_reaches_every_method_and_methods_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let created = json_ok(dir.path(), &["call", "project.create", "--params", r#"{"title":"via call"}"#]);
+    assert_eq!(created["title"], "via call");
+    let methods = stdout(&run(dir.path(), &["methods"]));
+    for method in inkstone_core::api::METHODS {
+        assert!(methods.lines().any(|l| l == *method), "{method}");
+    }
+    let streamed = stdout(&run(dir.path(), &["call", "export.run", "--stream", "--params", &json!({"path": dir.path().join("out").display().to_string()}).to_string()]));
+    let lines: Vec<Value> = streamed.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.first().unwrap()["type"], "progress");
+    assert_eq!(lines.last().unwrap()["type"], "result");
+    assert_eq!(lines.last().unwrap()["data"]["manifest"]["counts"]["projects"], 1);
+}
+
+#[test]
+fn exit_codes_and_errors_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let unknown = run(dir.path(), &["call", "project.fly"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&unknown.stderr).unwrap();
+    assert_eq!(error["code"], "NOT_FOUND");
+    assert!(error["hints"].as_array().unwrap().len() == 1);
+    let invalid = run(dir.path(), &["call", "project.create", "--params", r#"{"title": ""}"#]);
+    assert_eq!(invalid.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&invalid.stderr).unwrap();
+    assert_eq!((error["code"].as_str(), error["details"]["field"].as_str()), (Some("VALIDATION"), Some("title")));
+    let restore = run(dir.path(), &["version", "restore", "prj_nope", "3"]);
+    assert_eq!(restore.status.code(), Some(1));
+    assert_eq!(run(dir.path(), &["call", "project.create", "--params", "{not json"]).status.code(), Some(2));
+    assert_eq!(run(dir.path(), &["project", "frobnicate"]).status.code(), Some(2));
+    assert_eq!(run(dir.path(), &["version", "restore", "prj_x", "not-a-number"]).status.code(), Some(2));
+    assert_eq!(json_ok(dir.path(), &["project", "list"])["projects"], json!([]), "nothing was written");
+}
+
+#[test]
+fn export_import_and_markdown_import_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let md = dir.path().join("notes");
+    std::fs::create_dir(&md).unwrap();
+    std::fs::write(md.join("one.md"), "# 第一篇\n\n内容\n").unwrap();
+    std::fs::write(md.join("two.md"), "two\n").unwrap();
+    let imported = stdout(&run(&a, &["import-md", md.to_str().unwrap()]));
+    assert!(imported.contains("第一篇") && imported.contains("two"), "{imported}");
+    let out = dir.path().join("export");
+    assert!(stdout(&run(&a, &["export", out.to_str().unwrap()])).starts_with("Exported 2 projects"));
+    assert!(stdout(&run(&b, &["import", out.to_str().unwrap()])).starts_with("Imported 2 projects"));
+    assert_eq!(json_ok(&a, &["project", "list"]), json_ok(&b, &["project", "list"]));
+}
+
+#[test]
+fn a_data_dir_held_by_another_process_is_named_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = crate::serve::Server::start(dir.path());
+    let output = run(dir.path(), &["project", "list"]);
+    assert_eq!(output.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&output.stderr).unwrap();
+    assert_eq!(error["code"], "STORE_LOCKED");
+    assert!(error["message"].as_str().unwrap().contains("in use by inkstone-cli serve"), "{error}");
+    server.stop();
+    assert!(run(dir.path(), &["project", "list"]).status.success(), "the lock is released when serve stops");
+}
