@@ -45,6 +45,45 @@ pub struct Project {
     pub updated_at: Timestamp,
 }
 
+/// A project without its source: what lists show. Kept in its own tree, written with
+/// every project write, so listing 10,000 projects reads no article text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSummary {
+    pub id: String,
+    pub title: String,
+    pub revision: u64,
+    pub head: u32,
+    pub platforms: Vec<Platform>,
+    pub brand_profile_id: Option<String>,
+    pub template_id: Option<String>,
+    pub archived: bool,
+    /// The start of the source, at most 120 characters, for previews.
+    pub excerpt: String,
+    pub n_chars: u32,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl From<&Project> for ProjectSummary {
+    fn from(project: &Project) -> Self {
+        ProjectSummary {
+            id: project.id.clone(),
+            title: project.title.clone(),
+            revision: project.revision,
+            head: project.head,
+            platforms: project.platforms.clone(),
+            brand_profile_id: project.brand_profile_id.clone(),
+            template_id: project.template_id.clone(),
+            archived: project.archived,
+            excerpt: project.source.chars().take(120).collect(),
+            n_chars: u32::try_from(project.source.chars().count()).unwrap_or(u32::MAX),
+            created_at: project.created_at,
+            updated_at: project.updated_at,
+        }
+    }
+}
+
 /// A publishing target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]

@@ -1,1 +1,233 @@
-pub fn run(_args: &[String]) -> anyhow::Result<()> { anyhow::bail!("todo") }
+//! `cargo xtask bench`: the store benchmark. Fills a store with N projects × M versions
+//! of ~5,000-character mixed Chinese/English articles (bulk, without per-write syncs),
+//! then times the everyday calls through the API and prints p50/p95.
+//!
+//! Targets (issue 2): open a project < 5 ms p95; create a version (durable) < 20 ms p95.
+//! Run with `cargo xtask bench --release` semantics: it re-invokes nothing; build it
+//! optimised with `cargo run --release -p xtask -- bench`.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use inkstone_core::api::content_hash;
+use inkstone_core::model::{Project, Version, VersionOrigin};
+use inkstone_core::store::{Batch, Durability};
+use inkstone_core::{Engine, EngineConfig};
+use serde_json::json;
+
+/// A small deterministic generator so runs are comparable.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+const PHRASES: &[&str] = &[
+    "今天我们聊聊如何把一篇文章写得更清楚。",
+    "好的标题让读者愿意点开，好的开头让读者愿意读下去。",
+    "Clear writing starts with a clear question. ",
+    "每个平台的读者习惯不同，排版也要随之调整。",
+    "We keep paragraphs short and concrete. ",
+    "数据只能说明过去，写作要回答读者现在的问题。",
+    "\n\n## 小结\n\n",
+    "A draft is a conversation with a future reader. ",
+];
+
+fn article(rng: &mut Rng, n_chars: usize) -> String {
+    let mut text = String::with_capacity(n_chars * 3);
+    let mut count = 0;
+    while count < n_chars {
+        let phrase = PHRASES[(rng.next() % PHRASES.len() as u64) as usize];
+        text.push_str(phrase);
+        count += phrase.chars().count();
+    }
+    text
+}
+
+/// Small edits, as between two versions of the same article.
+fn edit(rng: &mut Rng, text: &str) -> String {
+    let mut lines: Vec<String> = text.split_inclusive('。').map(str::to_owned).collect();
+    for _ in 0..5 {
+        let idx = (rng.next() % lines.len().max(1) as u64) as usize;
+        if let Some(line) = lines.get_mut(idx) {
+            *line = format!("{}（修订）", line.trim_end_matches('。')) + "。\n";
+        }
+    }
+    lines.concat()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn report(name: &str, mut samples: Vec<Duration>, target_p95_ms: Option<f64>) {
+    samples.sort();
+    let p50 = percentile(&samples, 0.50).as_secs_f64() * 1000.0;
+    let p95 = percentile(&samples, 0.95).as_secs_f64() * 1000.0;
+    let verdict = match target_p95_ms {
+        Some(target) if p95 <= target => format!("  (target p95 < {target} ms: met)"),
+        Some(target) => format!("  (target p95 < {target} ms: MISSED)"),
+        None => String::new(),
+    };
+    println!("{name:<34} n={:<5} p50 {p50:>9.3} ms   p95 {p95:>9.3} ms{verdict}", samples.len());
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let value = f();
+    (value, start.elapsed())
+}
+
+fn arg(args: &[String], name: &str, default: usize) -> Result<usize> {
+    match args.iter().position(|a| a == name) {
+        Some(i) => args.get(i + 1).context("missing value")?.parse().context("not a number"),
+        None => Ok(default),
+    }
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let n_projects = arg(args, "--projects", 10_000)?;
+    let n_versions = arg(args, "--versions", 10)?;
+    let n_samples = arg(args, "--samples", 200)?;
+    let dir = tempfile::tempdir()?;
+    println!("bench: {n_projects} projects × {n_versions} versions of ~5,000-character articles in {}", dir.path().display());
+    if cfg!(debug_assertions) {
+        println!("bench: WARNING: a debug build; run `cargo run --release -p xtask -- bench` for real figures");
+    }
+    let mut config = EngineConfig::new(dir.path(), "xtask bench");
+    config.cache_capacity_bytes = 64 * 1024 * 1024;
+    let engine = Engine::open(config)?;
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+
+    // Bulk fill straight through the store, 100 projects per transaction, one sync at
+    // the end: the fill is set-up, not what is measured.
+    let fill_start = Instant::now();
+    let now = chrono::Utc::now();
+    let mut ids = Vec::with_capacity(n_projects);
+    let mut logical_bytes = 0usize;
+    for chunk_start in (0..n_projects).step_by(100) {
+        let mut batch = Batch::new();
+        for idx in chunk_start..(chunk_start + 100).min(n_projects) {
+            let id = format!("prj_bench{idx:08}");
+            let mut source = article(&mut rng, 5_000);
+            for number in 1..=n_versions as u32 {
+                let title = format!("文章 {idx}");
+                let version = Version {
+                    id: format!("ver_bench{idx:08}_{number:03}"),
+                    project_id: id.clone(),
+                    number,
+                    content_hash: content_hash(&title, &source),
+                    title,
+                    source: source.clone(),
+                    author: "bench".to_owned(),
+                    message: None,
+                    origin: VersionOrigin::Manual,
+                    created_at: now,
+                };
+                logical_bytes += version.source.len();
+                batch.put(&version)?;
+                source = edit(&mut rng, &source);
+            }
+            let project = Project {
+                id: id.clone(),
+                title: format!("文章 {idx}"),
+                source,
+                revision: 1,
+                head: n_versions as u32,
+                platforms: Vec::new(),
+                brand_profile_id: None,
+                template_id: None,
+                archived: false,
+                created_at: now,
+                updated_at: now,
+            };
+            logical_bytes += project.source.len();
+            batch.put(&project)?;
+            ids.push(id);
+        }
+        engine.store().apply(batch, Durability::Grouped)?;
+    }
+    engine.store().sync()?;
+    println!(
+        "bench: filled {} records ({:.0} MiB of text) in {:.1} s",
+        n_projects * (n_versions + 1),
+        logical_bytes as f64 / 1_048_576.0,
+        fill_start.elapsed().as_secs_f64()
+    );
+
+    let pick = |rng: &mut Rng| ids[(rng.next() % ids.len() as u64) as usize].clone();
+
+    let list_samples = (0..n_samples.min(30)).map(|_| time(|| engine.call("project.list", json!({}))).1).collect();
+    report("project.list (all projects)", list_samples, None);
+
+    let mut open = Vec::new();
+    for _ in 0..n_samples {
+        let id = pick(&mut rng);
+        let (result, elapsed) = time(|| engine.call("project.get", json!({"projectId": id})));
+        result?;
+        open.push(elapsed);
+    }
+    report("project.get (open a project)", open, Some(5.0));
+
+    let mut autosave = Vec::new();
+    for _ in 0..n_samples {
+        let id = pick(&mut rng);
+        let source = article(&mut rng, 5_000);
+        let (result, elapsed) = time(|| engine.call("project.update", json!({"projectId": id, "source": source})));
+        result?;
+        autosave.push(elapsed);
+    }
+    report("project.update (autosave)", autosave, None);
+
+    let mut create = Vec::new();
+    for _ in 0..n_samples {
+        let id = pick(&mut rng);
+        let syncs = engine.store().durable_sync_count();
+        let (result, elapsed) = time(|| engine.call("version.create", json!({"projectId": id})));
+        result?;
+        anyhow::ensure!(engine.store().durable_sync_count() > syncs, "version.create returned without a durable sync");
+        create.push(elapsed);
+    }
+    report("version.create (durable)", create, Some(20.0));
+
+    // Two versions of a 10,000-character article.
+    let long_id = "prj_bench_long";
+    let first = article(&mut rng, 10_000);
+    let created = engine.call("project.create", json!({"title": "长文", "source": first}))?;
+    let long_id = created["id"].as_str().unwrap_or(long_id).to_owned();
+    engine.call("version.create", json!({"projectId": long_id}))?;
+    let second = edit(&mut rng, &first);
+    engine.call("project.update", json!({"projectId": long_id, "source": second}))?;
+    engine.call("version.create", json!({"projectId": long_id}))?;
+    let mut diff = Vec::new();
+    for _ in 0..n_samples.min(100) {
+        let (result, elapsed) = time(|| engine.call("version.diff", json!({"projectId": long_id, "from": 1, "to": 2})));
+        result?;
+        diff.push(elapsed);
+    }
+    report("version.diff (10,000 chars)", diff, None);
+
+    let disk: u64 = walk_size(&dir.path().join("db"));
+    println!("bench: store on disk {:.0} MiB for {:.0} MiB of text ({:.2}×)", disk as f64 / 1_048_576.0, logical_bytes as f64 / 1_048_576.0, disk as f64 / logical_bytes.max(1) as f64);
+    Ok(())
+}
+
+fn walk_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let path = e.path();
+                    if path.is_dir() { walk_size(&path) } else { e.metadata().map(|m| m.len()).unwrap_or(0) }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}

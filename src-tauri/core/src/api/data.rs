@@ -6,8 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine, ErrorCode, ProgressEvent, StreamEvent, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
-use super::projects::ProjectSummary;
-use crate::model::{ActivityKind, Project};
+use crate::model::{ActivityKind, Project, ProjectSummary};
 use crate::store::export::{self, ExportCounts, ExportError, Manifest};
 use crate::store::{Batch, Durability};
 

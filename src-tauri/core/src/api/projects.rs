@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{bounded_text, required_text, ApiError, Engine, ErrorCode, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
-use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, Timestamp};
+use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, ProjectSummary, Timestamp};
 use crate::store::{Batch, Durability};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -33,44 +33,6 @@ pub struct ProjectCreateParams {
     #[serde(default)]
     #[ts(optional)]
     pub brand_profile_id: Option<String>,
-}
-
-/// A project without its source, for lists.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectSummary {
-    pub id: String,
-    pub title: String,
-    pub revision: u64,
-    pub head: u32,
-    pub platforms: Vec<Platform>,
-    pub brand_profile_id: Option<String>,
-    pub template_id: Option<String>,
-    pub archived: bool,
-    /// The start of the source, at most 120 characters, for previews.
-    pub excerpt: String,
-    pub n_chars: u32,
-    pub created_at: Timestamp,
-    pub updated_at: Timestamp,
-}
-
-impl From<&Project> for ProjectSummary {
-    fn from(project: &Project) -> Self {
-        ProjectSummary {
-            id: project.id.clone(),
-            title: project.title.clone(),
-            revision: project.revision,
-            head: project.head,
-            platforms: project.platforms.clone(),
-            brand_profile_id: project.brand_profile_id.clone(),
-            template_id: project.template_id.clone(),
-            archived: project.archived,
-            excerpt: project.source.chars().take(120).collect(),
-            n_chars: u32::try_from(project.source.chars().count()).unwrap_or(u32::MAX),
-            created_at: project.created_at,
-            updated_at: project.updated_at,
-        }
-    }
 }
 
 pub(super) fn load(engine: &Engine, project_id: &str) -> Result<Project, ApiError> {
@@ -174,11 +136,10 @@ pub(super) fn list(engine: &Engine, params: ProjectListParams) -> Result<Project
     let query = params.query.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
     let mut projects: Vec<ProjectSummary> = engine
         .store
-        .scan::<Project>(b"")?
-        .iter()
+        .scan::<ProjectSummary>(b"")?
+        .into_iter()
         .filter(|p| include_archived || !p.archived)
         .filter(|p| query.as_ref().is_none_or(|q| p.title.to_lowercase().contains(q)))
-        .map(ProjectSummary::from)
         .collect();
     projects.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| b.id.cmp(&a.id)));
     Ok(ProjectListResult { projects })

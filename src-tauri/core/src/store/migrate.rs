@@ -6,11 +6,21 @@
 //! (`tests/fixtures/store-v1.tar.gz`), so every future step is tested against real
 //! old data (see the `migration` tests).
 
-use super::{Store, StoreError, SCHEMA_VERSION};
+use super::{Batch, Durability, Store, StoreError, SCHEMA_VERSION};
+use crate::model::Project;
 
 /// A step migrates a store from version `n` to `n + 1`; `STEPS[0]` goes from 1 to 2.
 type Step = fn(&Store) -> Result<(), StoreError>;
-const STEPS: &[Step] = &[];
+const STEPS: &[Step] = &[add_project_summaries];
+
+/// 1 → 2: project lists read a `project_summaries` tree instead of whole projects.
+fn add_project_summaries(store: &Store) -> Result<(), StoreError> {
+    let mut batch = Batch::new();
+    for project in store.scan::<Project>(b"")? {
+        batch.put(&project)?; // writes the summary as its derived record
+    }
+    store.apply(batch, Durability::Durable)
+}
 
 pub(super) fn run(store: &Store) -> Result<(), StoreError> {
     let Some(mut version) = store.schema_version()? else {

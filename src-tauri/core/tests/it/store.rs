@@ -28,6 +28,7 @@ fn a_damaged_record_is_reported_with_a_recovery_path_not_returned() {
     let t = TestEngine::new();
     let id = t.ok("project.create", json!({"title": "T"}))["id"].as_str().unwrap().to_owned();
     t.engine.store().damage_record_for_tests(Kind::Projects, id.as_bytes()).unwrap();
+    t.engine.store().damage_record_for_tests(Kind::ProjectSummaries, id.as_bytes()).unwrap();
     for (method, params) in [("project.get", json!({"projectId": id})), ("project.list", json!({}))] {
         let error = t.engine.call(method, params).unwrap_err();
         assert_eq!(error.code, ErrorCode::StoreCorrupt, "{method}");

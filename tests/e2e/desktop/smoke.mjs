@@ -1,0 +1,278 @@
+#!/usr/bin/env node
+// Desktop smoke test, speaking raw W3C WebDriver (fetch) to WebKitWebDriver, which
+// launches the Tauri app. Normally started by run.sh (Xvfb, session bus, temp dirs):
+//
+//   node tests/e2e/desktop/smoke.mjs --app /abs/inkstone --webdriver http://127.0.0.1:PORT [--shots DIR]
+//
+// Prints `desktop-e2e: N passed, M failed`; exits non-zero on any failure.
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
+const KEY_ENTER = "\uE007";
+const KEY_CONTROL = "\uE009";
+const TOTAL_TIMEOUT_MS = 170_000;
+
+function parseArgs(argv) {
+  const out = { app: null, webdriver: null, shots: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) usage(`missing value for ${a}`);
+      return argv[++i];
+    };
+    if (a === "--app") out.app = next();
+    else if (a === "--webdriver") out.webdriver = next();
+    else if (a === "--shots") out.shots = next();
+    else usage(`unknown argument ${a}`);
+  }
+  if (!out.app || !out.webdriver) usage("--app and --webdriver are required");
+  return out;
+}
+
+function usage(msg) {
+  console.error(`smoke.mjs: ${msg}`);
+  console.error("usage: node tests/e2e/desktop/smoke.mjs --app /abs/app --webdriver http://127.0.0.1:PORT [--shots DIR]");
+  process.exit(2);
+}
+
+const args = parseArgs(process.argv.slice(2));
+const app = resolve(args.app);
+const base = args.webdriver.replace(/\/+$/, "");
+const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-desktop-shots-")));
+mkdirSync(shots, { recursive: true });
+
+let passed = 0;
+let failed = 0;
+let sessionId = null;
+
+const watchdog = setTimeout(async () => {
+  console.log(`FAIL - gave up after ${TOTAL_TIMEOUT_MS / 1000}s`);
+  await endSession();
+  console.log(`desktop-e2e: ${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+}, TOTAL_TIMEOUT_MS);
+watchdog.unref();
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function check(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   - ${name} (${Date.now() - t0} ms)`);
+    return true;
+  } catch (e) {
+    failed++;
+    console.log(`FAIL - ${name}: ${String(e?.message ?? e).split("\n")[0]}`);
+    screenshot("failed");
+    if (sessionId) {
+      const body = await exec("return document.body ? document.body.innerText : ''").catch(() => null);
+      if (body) console.log(`# page text: ${JSON.stringify(body.slice(0, 400))}`);
+    }
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// W3C WebDriver over HTTP
+
+async function wd(method, path, body, timeoutMs = 15_000) {
+  const init = { method, headers: {}, signal: AbortSignal.timeout(timeoutMs) };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(`${base}${path}`, init);
+  } catch (e) {
+    throw new Error(`${method} ${path}: ${e?.name === "TimeoutError" ? `no answer in ${timeoutMs} ms` : e?.message}`);
+  }
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`${method} ${path}: HTTP ${res.status}, not JSON: ${text.slice(0, 200)}`);
+  }
+  if (!res.ok || (json.value && json.value.error)) {
+    const v = json.value ?? {};
+    const err = new Error(`${method} ${path}: ${v.error ?? res.status}: ${v.message ?? text.slice(0, 200)}`);
+    err.wdError = v.error;
+    throw err;
+  }
+  return json.value;
+}
+
+const s = (path) => `/session/${sessionId}${path}`;
+
+async function waitFor(what, fn, timeoutMs = 15_000, everyMs = 150) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
+    await sleep(everyMs);
+  }
+}
+
+async function findAll(css) {
+  const v = await wd("POST", s("/elements"), { using: "css selector", value: css });
+  return v.map((e) => e[ELEMENT]);
+}
+
+async function find(css) {
+  const all = await findAll(css);
+  return all.length ? all[0] : null;
+}
+
+async function text(eid) {
+  return wd("GET", s(`/element/${eid}/text`));
+}
+
+async function exec(script, scriptArgs = []) {
+  return wd("POST", s("/execute/sync"), { script, args: scriptArgs });
+}
+
+// textContent rather than WebDriver's visible text: WebKit's getText atom drops the
+// ellipsised (overflow: hidden) title span although it is on screen.
+async function itemTexts() {
+  return exec(
+    "return Array.from(document.querySelectorAll('[data-testid=project-item]'), (e) => e.textContent || '')",
+  );
+}
+
+async function assertNoBanner() {
+  const banner = await find("[data-testid=error-banner]");
+  if (banner) throw new Error(`error banner: ${await text(banner)}`);
+}
+
+async function newSession() {
+  await waitFor("WebKitWebDriver /status", async () => (await wd("GET", "/status", undefined, 2000))?.ready !== false, 20_000, 200);
+  const v = await wd(
+    "POST",
+    "/session",
+    { capabilities: { alwaysMatch: { "webkitgtk:browserOptions": { binary: app, args: [] } } } },
+    60_000,
+  );
+  sessionId = v.sessionId;
+  assert(sessionId, "no session id");
+  return v;
+}
+
+async function endSession() {
+  if (!sessionId) return;
+  const id = sessionId;
+  sessionId = null;
+  try {
+    await wd("DELETE", `/session/${id}`, undefined, 10_000);
+  } catch (e) {
+    console.log(`# closing session: ${e.message}`);
+  }
+}
+
+let shotNo = 0;
+function screenshot(name) {
+  const file = join(shots, `${String(++shotNo).padStart(2, "0")}-${name}.png`);
+  try {
+    execFileSync("import", ["-window", "root", file], { timeout: 10_000, stdio: "ignore" });
+  } catch (e) {
+    console.log(`# screenshot ${file} failed: ${e.message}`);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+async function main() {
+  const title = `桌面 smoke ${Date.now().toString(36)}`;
+
+  const opened = await check("the app window opens (WebDriver session)", async () => {
+    const v = await newSession();
+    const handles = await wd("GET", s("/window/handles"));
+    assert(Array.isArray(handles) && handles.length >= 1, `window handles: ${JSON.stringify(handles)}`);
+    console.log(`# session ${sessionId}, browser ${v.capabilities?.browserName} ${v.capabilities?.browserVersion ?? ""}`);
+  });
+  if (!opened) return;
+
+  await check("the page loads and shows the project list", async () => {
+    await waitFor("the new-project input", () => find("[data-testid=new-project-title]"), 20_000);
+    await waitFor("the project list", () => find("[data-testid=project-list]"));
+    await waitFor("the empty state", () => find("[data-testid=empty-state]"));
+    const tauri = await exec("return Boolean(window.__TAURI_INTERNALS__)");
+    assert(tauri === true, "page is not running inside Tauri");
+    await assertNoBanner();
+    await sleep(1200); // let WebKit paint before the X11 screenshot
+    screenshot("empty");
+  });
+
+  await check("Ctrl+N focuses the title box; typing a title and Enter creates the project", async () => {
+    // Ctrl+N must move focus to the title box from wherever it is.
+    await exec("document.activeElement && document.activeElement.blur(); return true");
+    await wd("POST", s("/actions"), {
+      actions: [
+        {
+          type: "key",
+          id: "kbd",
+          actions: [
+            { type: "keyDown", value: KEY_CONTROL },
+            { type: "keyDown", value: "n" },
+            { type: "keyUp", value: "n" },
+            { type: "keyUp", value: KEY_CONTROL },
+          ],
+        },
+      ],
+    });
+    await wd("DELETE", s("/actions"));
+    const focused = await exec("return document.activeElement && document.activeElement.getAttribute('data-testid')");
+    assert(focused === "new-project-title", `Ctrl+N focused ${focused}`);
+    const input = await find("[data-testid=new-project-title]");
+    assert(input, "no title input");
+    await wd("POST", s(`/element/${input}/value`), { text: title });
+    await wd("POST", s(`/element/${input}/value`), { text: KEY_ENTER });
+    const texts = await waitFor("the new project in the list", async () => {
+      const t = await itemTexts();
+      return t.some((x) => x.includes(title)) ? t : null;
+    });
+    assert(texts.filter((x) => x.includes(title)).length === 1, `listed ${texts.length} times`);
+    await assertNoBanner();
+    await sleep(1200); // let WebKit paint before the X11 screenshot
+    screenshot("created");
+  });
+
+  await check("after relaunching the app the project is still listed", async () => {
+    await endSession();
+    await newSession();
+    await waitFor("the project after relaunch", async () => (await itemTexts()).some((x) => x.includes(title)), 20_000);
+    await sleep(1200); // let WebKit paint before the X11 screenshot
+    screenshot("relaunched");
+  });
+}
+
+let code = 0;
+try {
+  await main();
+} catch (e) {
+  failed++;
+  console.log(`FAIL - unexpected: ${e?.stack ?? e}`);
+} finally {
+  await endSession();
+  clearTimeout(watchdog);
+  console.log(`# screenshots: ${shots}`);
+  console.log(`desktop-e2e: ${passed} passed, ${failed} failed`);
+  code = failed > 0 || passed === 0 ? 1 : 0;
+}
+process.exit(code);

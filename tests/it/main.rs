@@ -1,0 +1,62 @@
+//! The desktop shell's IPC through Tauri's mock runtime: no display needed. The real
+//! window is tested end to end by tests/e2e/desktop.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::{json, Value};
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+
+fn app(data_dir: &std::path::Path) -> tauri::App<tauri::test::MockRuntime> {
+    inkstone_app::app_builder(mock_builder(), inkstone_app::open_engine(Some(data_dir.to_path_buf())))
+        .build(mock_context(noop_assets()))
+        .unwrap()
+}
+
+fn invoke(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {
+    get_ipc_response(
+        webview,
+        InvokeRequest {
+            cmd: cmd.into(),
+            callback: CallbackFn(0),
+            error: CallbackFn(1),
+            url: "tauri://localhost".parse().unwrap(),
+            body: InvokeBody::Json(body),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        },
+    )
+    .map(|body| body.deserialize::<Value>().unwrap())
+}
+
+#[test]
+fn api_call_forwards_to_the_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let created = invoke(&webview, "api_call", json!({"method": "project.create", "params": {"title": "桌面"}})).unwrap();
+    assert_eq!(created["title"], "桌面");
+    let listed = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap();
+    assert_eq!(listed["projects"][0]["id"], created["id"]);
+}
+
+#[test]
+fn errors_cross_the_bridge_as_api_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let error = invoke(&webview, "api_call", json!({"method": "project.get", "params": {"projectId": "prj_nope"}})).unwrap_err();
+    assert_eq!(error["code"], "NOT_FOUND");
+    assert!(error["hints"].is_array());
+}
+
+#[test]
+fn a_second_instance_on_the_same_data_dir_gets_a_clear_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = app(dir.path());
+    let second = app(dir.path());
+    let webview = tauri::WebviewWindowBuilder::new(&second, "main", Default::default()).build().unwrap();
+    let error = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap_err();
+    assert_eq!(error["code"], "STORE_LOCKED");
+    assert_eq!(error["hints"][0]["id"], "close_other_instance");
+}

@@ -1,0 +1,66 @@
+// A typed in-memory transport for tests. Each method is handled by a function with the
+// method's own parameter and result types; unhandled methods reject with NOT_FOUND.
+
+import type { ClientError, MethodName, ParamsOf, ProgressOf, ResultOf, StreamOptions, Transport } from "./client";
+
+export type Handlers = {
+  [M in MethodName]?: (
+    params: ParamsOf<M>,
+    onProgress: (data: ProgressOf<M>) => void,
+  ) => ResultOf<M> | Promise<ResultOf<M>>;
+};
+
+export interface RecordedCall {
+  method: MethodName;
+  params: unknown;
+}
+
+export class FakeTransport implements Transport {
+  readonly kind = "fake";
+  readonly calls: RecordedCall[] = [];
+
+  constructor(public handlers: Handlers = {}) {}
+
+  on<M extends MethodName>(method: M, handler: NonNullable<Handlers[M]>): this {
+    (this.handlers as Record<string, unknown>)[method] = handler;
+    return this;
+  }
+
+  callsTo(method: MethodName): unknown[] {
+    return this.calls.filter((c) => c.method === method).map((c) => c.params);
+  }
+
+  async call(method: string, params: unknown): Promise<unknown> {
+    return this.run(method, params, () => undefined);
+  }
+
+  async stream(
+    method: string,
+    params: unknown,
+    onProgress: (data: unknown) => void,
+    _options?: StreamOptions,
+  ): Promise<unknown> {
+    return this.run(method, params, onProgress);
+  }
+
+  private async run(method: string, params: unknown, onProgress: (data: unknown) => void): Promise<unknown> {
+    this.calls.push({ method: method as MethodName, params });
+    const handler = (this.handlers as Record<string, ((p: unknown, cb: (d: unknown) => void) => unknown) | undefined>)[
+      method
+    ];
+    if (!handler) {
+      const err: ClientError = { code: "NOT_FOUND", message: `No fake handler for ${method}`, hints: [] };
+      throw err;
+    }
+    return await handler(params, onProgress);
+  }
+}
+
+/** Builds an ApiError-shaped rejection value for handlers to throw. */
+export function apiError(
+  code: ClientError["code"],
+  message: string,
+  hints: ClientError["hints"] = [],
+): ClientError {
+  return { code, message, hints };
+}
