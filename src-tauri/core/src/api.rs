@@ -245,6 +245,7 @@ api_methods! {
         "media.addBytes" => media::add_bytes(MediaAddBytesParams) -> crate::model::MediaAsset;
         "media.get" => media::get(IdRef) -> crate::model::MediaAsset;
         "media.list" => media::list(MediaListParams) -> MediaListResult;
+        "media.read" => media::read(IdRef) -> MediaReadResult;
         "backup.list" => data::list_backups(Empty) -> BackupListResult;
     }
     streaming {
@@ -253,6 +254,7 @@ api_methods! {
         "import.markdown" => data::import_markdown(ImportParams) -> ImportMarkdownResult;
         "backup.create" => data::create_backup(Empty) -> BackupInfo;
         "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult;
+        "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult;
     }
 }
 

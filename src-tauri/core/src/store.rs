@@ -464,6 +464,16 @@ impl Store {
         Kind::ALL.iter().filter(|k| **k != Kind::Meta).all(|k| self.tree(*k).is_empty())
     }
 
+    /// Adds a delete of every user record (all trees but meta) to `batch`.
+    pub fn delete_all_user_records(&self, batch: &mut Batch) -> Result<(), StoreError> {
+        for kind in Kind::ALL.iter().filter(|k| **k != Kind::Meta) {
+            for key in self.tree(*kind).iter().keys() {
+                batch.ops.push((*kind, key?.to_vec(), None));
+            }
+        }
+        Ok(())
+    }
+
     pub fn workspace(&self) -> Result<Option<Workspace>, StoreError> {
         self.get(META_WORKSPACE)
     }

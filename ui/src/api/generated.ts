@@ -45,6 +45,18 @@ backups: Array<BackupInfo>, folder: string, };
 
 export type BackupReason = "daily" | "exit";
 
+export type BackupRestoreParams = { 
+/**
+ * A backup's `name` from `backup.list`.
+ */
+name: string, };
+
+export type BackupRestoreResult = { restored: BackupInfo, 
+/**
+ * A backup of the state just before the restore, so the restore can be undone.
+ */
+safetyBackup: BackupInfo, counts: ExportCounts, };
+
 export type BrandProfile = { id: string, name: string, voice: string, targetAudience: string, bannedWords: Array<string>, cta: string, linkStrategy: string, defaultTags: Array<string>, industry: string, createdAt: string, updatedAt: string, };
 
 export type BrandProfileInput = { name: string, voice?: string, targetAudience?: string, bannedWords?: Array<string>, cta?: string, linkStrategy?: string, defaultTags?: Array<string>, industry?: string, };
@@ -168,6 +180,12 @@ export type MediaListParams = {
 projectId?: string, };
 
 export type MediaListResult = { media: Array<MediaAsset>, };
+
+export type MediaReadResult = { asset: MediaAsset, 
+/**
+ * The image bytes, base64-encoded, for previews where the file cannot be linked.
+ */
+dataBase64: string, };
 
 export type Platform = "wechat" | "zhihu" | "x" | "douyin" | "xiaohongshu";
 
@@ -367,16 +385,18 @@ export interface ApiMethods {
   "media.addBytes": { params: MediaAddBytesParams; result: MediaAsset };
   "media.get": { params: IdRef; result: MediaAsset };
   "media.list": { params: MediaListParams; result: MediaListResult };
+  "media.read": { params: IdRef; result: MediaReadResult };
   "backup.list": { params: Empty; result: BackupListResult };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
   "backup.create": { params: Empty; result: BackupInfo };
   "backup.auto": { params: BackupAutoParams; result: BackupAutoResult };
+  "backup.restore": { params: BackupRestoreParams; result: BackupRestoreResult };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "backup.list", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];

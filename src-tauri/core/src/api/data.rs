@@ -269,3 +269,35 @@ pub(super) fn auto_backup(engine: &Engine, params: BackupAutoParams, on_event: &
     let backup = if needed { Some(write_backup(engine, on_event)?) } else { None };
     Ok(BackupAutoResult { backup })
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BackupRestoreParams {
+    /// A backup's `name` from `backup.list`.
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupRestoreResult {
+    pub restored: BackupInfo,
+    /// A backup of the state just before the restore, so the restore can be undone.
+    pub safety_backup: BackupInfo,
+    pub counts: ExportCounts,
+}
+
+/// Replaces everything in the store with a backup's content. The current state is
+/// first written as a new backup (so the restore itself can be undone), then the store
+/// is cleared and the backup imported, in one transaction.
+pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupRestoreResult, ApiError> {
+    let backups = read_backups(engine)?;
+    let restored = backups.into_iter().find(|b| b.name == params.name).ok_or_else(|| {
+        ApiError::not_found("backup", &params.name).hint("list_backups", "List backups with `inkstone-cli backup list`.")
+    })?;
+    // Check the backup reads before touching anything.
+    export::read_manifest(Path::new(&restored.path))?;
+    let safety_backup = write_backup(engine, on_event)?;
+    let _guard = engine.write_lock();
+    let counts = export::replace_from(&engine.store, Path::new(&restored.path), &mut progress_sink(on_event))?;
+    Ok(BackupRestoreResult { restored, safety_backup, counts })
+}

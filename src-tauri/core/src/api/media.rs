@@ -134,6 +134,23 @@ pub(super) fn get(engine: &Engine, params: IdRef) -> Result<MediaAsset, ApiError
     engine.store.get::<MediaAsset>(params.id.as_bytes())?.ok_or_else(|| ApiError::not_found("media", &params.id))
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MediaReadResult {
+    pub asset: MediaAsset,
+    /// The image bytes, base64-encoded, for previews where the file cannot be linked.
+    pub data_base64: String,
+}
+
+pub(super) fn read(engine: &Engine, params: IdRef) -> Result<MediaReadResult, ApiError> {
+    let asset = get(engine, params)?;
+    let path = crate::store::media_dir(&engine.config.data_dir).join(&asset.file_name);
+    let bytes = std::fs::read(&path).map_err(|e| {
+        ApiError::new(ErrorCode::Io, format!("Cannot read the image file {}: {e}", path.display())).hint("restore_backup", "Restore the image from a backup, or add it again.")
+    })?;
+    Ok(MediaReadResult { asset, data_base64: base64::engine::general_purpose::STANDARD.encode(bytes) })
+}
+
 pub(super) fn list(engine: &Engine, params: MediaListParams) -> Result<MediaListResult, ApiError> {
     let media = engine
         .store

@@ -282,8 +282,20 @@ pub fn import_from(store: &Store, src: &Path, progress: &mut dyn FnMut(&str, u64
     if !store.is_empty() {
         return Err(ExportError::NotEmpty);
     }
-    let manifest = read_manifest(src)?;
+    import_with(store, src, Batch::new(), progress)
+}
+
+/// Replaces every record in `store` with an export's content, in one transaction: the
+/// deletion of what is there and the import commit together or not at all. Media
+/// files are only added (content-named, so nothing is overwritten).
+pub fn replace_from(store: &Store, src: &Path, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<ExportCounts, ExportError> {
     let mut batch = Batch::new();
+    store.delete_all_user_records(&mut batch)?;
+    import_with(store, src, batch, progress)
+}
+
+fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<ExportCounts, ExportError> {
+    let manifest = read_manifest(src)?;
     let mut counts = ExportCounts::default();
     let workspace_path = src.join("workspace.json");
     if workspace_path.exists() {

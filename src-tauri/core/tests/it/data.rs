@@ -163,3 +163,33 @@ fn the_first_schema_fixture_opens_with_its_content() {
     // And it stays writable.
     call("version.create", json!({"projectId": spring["id"]}));
 }
+
+#[test]
+fn restoring_a_backup_replaces_everything_and_keeps_a_safety_backup() {
+    let t = TestEngine::new();
+    let id = t.ok("project.create", json!({"title": "Before"}))["id"].clone();
+    let backup = t.ok("backup.create", json!({}));
+    t.ok("project.update", json!({"projectId": id, "title": "After"}));
+    let later = t.ok("project.create", json!({"title": "Made after the backup"}))["id"].clone();
+    let result = t.ok("backup.restore", json!({"name": backup["name"]}));
+    assert_eq!(result["counts"]["projects"], 1);
+    assert_eq!(t.ok("project.get", json!({"projectId": id}))["title"], "Before");
+    assert_eq!(t.engine.call("project.get", json!({"projectId": later})).unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(t.ok("project.list", json!({}))["projects"].as_array().unwrap().len(), 1);
+    // The safety backup undoes the restore.
+    t.ok("backup.restore", json!({"name": result["safetyBackup"]["name"]}));
+    assert_eq!(t.ok("project.get", json!({"projectId": id}))["title"], "After");
+    assert_eq!(t.ok("project.get", json!({"projectId": later}))["title"], "Made after the backup");
+    let missing = t.engine.call("backup.restore", json!({"name": "nope"})).unwrap_err();
+    assert_eq!(missing.code, ErrorCode::NotFound);
+}
+
+#[test]
+fn media_read_returns_the_bytes_for_previews() {
+    let t = TestEngine::new();
+    let id = t.ok("project.create", json!({"title": "T"}))["id"].clone();
+    let asset = t.ok("media.addBytes", json!({"projectId": id, "fileName": "dot.png", "dataBase64": inkstone_test_support::tiny_png_base64()}));
+    let read = t.ok("media.read", json!({"id": asset["id"]}));
+    assert_eq!(read["dataBase64"], inkstone_test_support::tiny_png_base64());
+    assert_eq!(read["asset"], asset);
+}
