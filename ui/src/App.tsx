@@ -1,252 +1,356 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { KeyboardEvent as ReactKeyboardEvent } from "react";
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ApiClient, type ClientError, toClientError } from "./api/client";
-import type { Project } from "./api/generated";
-
-/** What the list shows; both `project.list` summaries and a created Project fit. */
-type ListItem = Pick<Project, "id" | "title" | "head" | "updatedAt">;
-
-function toItem(p: ListItem): ListItem {
-  return { id: p.id, title: p.title, head: p.head, updatedAt: p.updatedAt };
-}
-import { describeError, formatFullTime, formatTime, type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
+import type { BrandProfile, ContentTemplate, Project, ProjectSummary } from "./api/generated";
+import { ErrorBanner } from "./components/ErrorBanner";
+import { Sidebar } from "./components/Sidebar";
+import { AppCtx, type Ctx } from "./context";
+import { type Command, CommandPalette } from "./dialogs/CommandPalette";
+import { NewProjectDialog } from "./dialogs/NewProjectDialog";
+import { Settings, type SettingsSection } from "./dialogs/Settings";
+import type { ProjectViewHandle } from "./editor/ProjectView";
+import { type PanelTab, TABS } from "./editor/tabs";
+import { type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
+import { applyLang, applyTheme, saveLang, saveTheme, type Theme } from "./lib/prefs";
 
 export interface AppProps {
   client: ApiClient;
   lang: Lang;
+  theme?: Theme;
   /** For "3 minutes ago"; tests pin it. */
   now?: () => number;
   platform?: string;
 }
 
-interface ShownError {
-  error: ClientError;
-  retry?: () => void;
+// The editor (CodeMirror) loads while the project list is already usable.
+const loadProjectView = () => import("./editor/ProjectView");
+const ProjectView = lazy(() => loadProjectView().then((m) => ({ default: m.ProjectView })));
+
+interface Toast {
+  id: number;
+  text: string;
 }
 
-function byRecent(a: ListItem, b: ListItem): number {
-  const ta = Date.parse(a.updatedAt);
-  const tb = Date.parse(b.updatedAt);
-  if (ta !== tb) return (Number.isNaN(tb) ? 0 : tb) - (Number.isNaN(ta) ? 0 : ta);
-  return a.title.localeCompare(b.title);
+function summaryOf(p: Project): ProjectSummary {
+  const { source, ...rest } = p;
+  return { ...rest, excerpt: source.slice(0, 120), nChars: [...source].length };
 }
 
-export function App({ client, lang, now = Date.now, platform }: AppProps) {
+const byRecent = (a: ProjectSummary, b: ProjectSummary) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
+
+export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform }: AppProps) {
+  const [lang, setLang] = useState<Lang>(initialLang);
+  const [theme, setTheme] = useState<Theme>(initialTheme);
   const t = useCallback((id: MessageId, vars?: Record<string, string | number>) => translate(lang, id, vars), [lang]);
   const mod = modKeyLabel(platform ?? (typeof navigator !== "undefined" ? navigator.platform : ""));
 
-  const [projects, setProjects] = useState<ListItem[] | null>(null);
-  const [error, setError] = useState<ShownError | null>(null);
-  const [title, setTitle] = useState("");
-  const [creating, setCreating] = useState(false);
+  const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
+  const [showArchived, setShowArchived] = useState(false);
   const [selectedId, setSelectedId] = useState<string | null>(null);
-  const [announcement, setAnnouncement] = useState("");
-  const inputRef = useRef<HTMLInputElement>(null);
-  const creatingRef = useRef(false);
-
-  const load = useCallback(async () => {
-    try {
-      const res = await client.call("project.list", {});
-      setProjects(res.projects.map(toItem).sort(byRecent));
-      setError(null);
-    } catch (e) {
-      setProjects((p) => p ?? []);
-      setError({ error: toClientError(e), retry: () => void load() });
-    }
-  }, [client]);
+  const [sidebar, setSidebar] = useState(true);
+  const [tab, setTab] = useState<PanelTab>("history");
+  const [palette, setPalette] = useState(false);
+  const [settings, setSettings] = useState<SettingsSection | null>(null);
+  const [newDialog, setNewDialog] = useState<{ templateId?: string } | null>(null);
+  const [error, setError] = useState<{ error: ClientError; retry?: () => void } | null>(null);
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const [brands, setBrands] = useState<BrandProfile[]>([]);
+  const [templates, setTemplates] = useState<ContentTemplate[]>([]);
+  const [local, setLocal] = useState(true);
+  const view = useRef<ProjectViewHandle>(null);
+  const toastId = useRef(0);
 
   useEffect(() => {
-    void load();
-  }, [load]);
+    applyTheme(theme);
+  }, [theme]);
+  useEffect(() => {
+    applyLang(lang);
+  }, [lang]);
 
-  const create = useCallback(async () => {
-    const clean = title.trim();
-    if (!clean || creatingRef.current) {
-      inputRef.current?.focus();
-      return;
-    }
-    creatingRef.current = true;
-    setCreating(true);
+  const toast = useCallback((text: string) => {
+    const id = ++toastId.current;
+    setToasts((l) => [...l.slice(-2), { id, text }]);
+    setTimeout(() => setToasts((l) => l.filter((x) => x.id !== id)), 4000);
+  }, []);
+  const showError = useCallback((e: unknown, retry?: () => void) => setError({ error: toClientError(e), retry }), []);
+
+  const loadProjects = useCallback(async () => {
     try {
-      const project = await client.call("project.create", { title: clean });
-      setProjects((list) => [toItem(project), ...(list ?? []).filter((p) => p.id !== project.id)].sort(byRecent));
-      setSelectedId(project.id);
-      setTitle("");
-      setError(null);
-      setAnnouncement(t("project.created", { title: project.title }));
+      const r = await client.call("project.list", { includeArchived: true });
+      setProjects(r.projects.sort(byRecent));
     } catch (e) {
-      setError({ error: toClientError(e) });
-    } finally {
-      creatingRef.current = false;
-      setCreating(false);
-      inputRef.current?.focus();
+      setProjects((p) => p ?? []);
+      showError(e, () => void loadProjects());
     }
-  }, [client, title, t]);
+  }, [client, showError]);
 
-  // Ctrl/Cmd+N focuses the new-project title, wherever focus is.
+  const loadLibrary = useCallback(async () => {
+    try {
+      const [b, tp] = await Promise.all([client.call("brandProfile.list", {}), client.call("template.list", {})]);
+      setBrands(b.brandProfiles);
+      setTemplates(tp.templates);
+    } catch (e) {
+      showError(e);
+    }
+  }, [client, showError]);
+
+  useEffect(() => {
+    void loadProjects();
+    void loadLibrary();
+    // Fetch the editor's code in the background so opening a project is instant.
+    const idle = setTimeout(() => void loadProjectView(), 300);
+    client.call("workspace.get", {}).then((w) => setLocal(w.serverUrl === null), () => undefined);
+    return () => clearTimeout(idle);
+  }, [client, loadProjects, loadLibrary]);
+
+  const onProjectChanged = useCallback((p: Project) => {
+    setProjects((list) => {
+      const s = summaryOf(p);
+      const rest = (list ?? []).filter((x) => x.id !== p.id);
+      return [s, ...rest].sort(byRecent);
+    });
+  }, []);
+
+  const onCreated = useCallback(
+    (p: Project) => {
+      setNewDialog(null);
+      onProjectChanged(p);
+      setSelectedId(p.id);
+      toast(t("project.created", { title: p.title }));
+    },
+    [onProjectChanged, t, toast],
+  );
+
+  const changeLang = useCallback((l: Lang) => {
+    setLang(l);
+    saveLang(l);
+  }, []);
+  const changeTheme = useCallback((th: Theme) => {
+    setTheme(th);
+    saveTheme(th);
+  }, []);
+
+  const selectTab = useCallback((k: PanelTab) => setTab(k), []);
+
+  const commands = useMemo<Command[]>(() => {
+    const en = (id: MessageId, vars?: Record<string, string | number>) => translate("en", id, vars);
+    const cmd = (id: string, msg: MessageId, run: () => void, shortcut?: string): Command => ({
+      id,
+      label: t(msg),
+      keywords: en(msg),
+      shortcut,
+      run,
+    });
+    const list: Command[] = [
+      cmd("new", "cmd.new", () => setNewDialog({}), `${mod}+N`),
+      cmd("sidebar", "cmd.sidebar", () => setSidebar((s) => !s), `${mod}+\\`),
+      cmd("settings", "cmd.settings", () => setSettings("general")),
+      cmd("lang", "cmd.lang", () => changeLang(lang === "zh" ? "en" : "zh")),
+      cmd("theme-light", "cmd.themeLight", () => changeTheme("light")),
+      cmd("theme-dark", "cmd.themeDark", () => changeTheme("dark")),
+      cmd("theme-system", "cmd.themeSystem", () => changeTheme("system")),
+      cmd("export", "cmd.export", () => setSettings("data")),
+      cmd("import", "cmd.import", () => setSettings("data")),
+      cmd("backups", "cmd.backups", () => setSettings("data")),
+      cmd("brands", "cmd.brands", () => setSettings("brands")),
+      cmd("templates", "cmd.templates", () => setSettings("templates")),
+      cmd("archived", "cmd.archived", () => setShowArchived((s) => !s)),
+    ];
+    if (selectedId) {
+      list.unshift(
+        cmd("save", "cmd.save", () => view.current?.openSaveVersion(), `${mod}+S`),
+        cmd("preview", "cmd.preview", () => view.current?.togglePreview()),
+        cmd("compare", "cmd.compare", () => view.current?.compareWithHead()),
+        cmd("comment", "cmd.comment", () => view.current?.focusComment()),
+        cmd("archive", "cmd.archive", () => view.current?.toggleArchive()),
+        cmd("focus-editor", "cmd.focusEditor", () => view.current?.focusEditor()),
+        ...TABS.map((k, i) => cmd(`tab-${k}`, `cmd.tab.${k}` as MessageId, () => setTab(k), k === "ai" ? `${mod}+${i + 1} / ${mod}+J` : `${mod}+${i + 1}`)),
+      );
+    }
+    for (const tpl of templates) {
+      list.push({ id: `tpl-${tpl.id}`, label: t("cmd.fromTemplate", { name: tpl.name }), keywords: "template new", run: () => setNewDialog({ templateId: tpl.id }) });
+    }
+    for (const p of projects ?? []) {
+      if (p.archived && !showArchived) continue;
+      list.push({ id: `open-${p.id}`, label: t("cmd.open", { title: p.title }), keywords: "open project", run: () => setSelectedId(p.id) });
+    }
+    return list;
+  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme]);
+
+  // Global shortcuts. Nothing acts during an input-method composition.
+  const stateRef = useRef({ palette, settings, newDialog, selectedId });
+  stateRef.current = { palette, settings, newDialog, selectedId };
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.isComposing || e.keyCode === 229) return;
-      if ((e.ctrlKey || e.metaKey) && !e.shiftKey && !e.altKey && e.key.toLowerCase() === "n") {
+      const s = stateRef.current;
+      const modKey = e.ctrlKey || e.metaKey;
+      const k = e.key.toLowerCase();
+      if (modKey && !e.altKey && !e.shiftKey && k === "k") {
         e.preventDefault();
-        inputRef.current?.focus();
-        inputRef.current?.select();
+        setPalette((p) => !p);
+        return;
+      }
+      if (e.key === "Escape") {
+        if (s.palette) setPalette(false);
+        else if (s.settings) setSettings(null);
+        else if (s.newDialog) setNewDialog(null);
+        else if (view.current?.closeOverlay()) e.preventDefault();
+        return;
+      }
+      if (s.palette || s.settings || s.newDialog) return;
+      if (!modKey || e.altKey) return;
+      if (k === "s" && !e.shiftKey) {
+        e.preventDefault();
+        // In the save dialog, the dialog's own handler confirms.
+        if ((e.target as HTMLElement | null)?.dataset?.testid !== "version-message") view.current?.openSaveVersion();
+      } else if (k === "n" && !e.shiftKey) {
+        e.preventDefault();
+        setNewDialog({});
+      } else if (e.key === "\\" || e.code === "Backslash") {
+        e.preventDefault();
+        setSidebar((v) => !v);
+      } else if (k === "j" && !e.shiftKey && s.selectedId) {
+        e.preventDefault();
+        setTab((x) => (x === "ai" ? "history" : "ai"));
+      } else if (/^[1-4]$/.test(e.key) && s.selectedId) {
+        e.preventDefault();
+        setTab(TABS[Number(e.key) - 1]);
       }
     };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
+    window.addEventListener("keydown", onKey, true);
+    return () => window.removeEventListener("keydown", onKey, true);
   }, []);
 
-  const onTitleKeyDown = (e: ReactKeyboardEvent<HTMLInputElement>) => {
-    if (e.key !== "Enter") return;
-    // An Enter that confirms an input-method composition must not create anything.
-    if (e.nativeEvent.isComposing || e.keyCode === 229) return;
-    e.preventDefault();
-    void create();
-  };
-
-  const selected = useMemo(() => projects?.find((p) => p.id === selectedId) ?? null, [projects, selectedId]);
-  const nowMs = now();
-  const headLabel = (p: ListItem) => (p.head > 0 ? t("project.head", { n: p.head }) : t("project.head.none"));
+  const ctx = useMemo<Ctx>(() => ({ client, lang, t, mod, now, toast, showError }), [client, lang, t, mod, now, toast, showError]);
 
   return (
-    <div className="app">
-      <aside className="sidebar" aria-label={t("projects.heading")}>
-        <header className="sidebar-header">
-          <h1>{t("projects.heading")}</h1>
-          {projects && projects.length > 0 && (
-            <span className="muted small">
-              {projects.length === 1 ? t("projects.count.one") : t("projects.count", { n: projects.length })}
-            </span>
-          )}
-        </header>
-
-        <div className="new-project" role="group" aria-labelledby="new-project-label">
-          <label id="new-project-label" htmlFor="new-project-title" className="small muted">
-            {t("new.label")} <kbd>{t("new.shortcut", { mod })}</kbd>
-          </label>
-          <div className="row">
-            <input
-              id="new-project-title"
-              ref={inputRef}
-              data-testid="new-project-title"
-              type="text"
-              autoComplete="off"
-              spellCheck={false}
-              placeholder={t("new.placeholder")}
-              value={title}
-              onChange={(e) => setTitle(e.target.value)}
-              onKeyDown={onTitleKeyDown}
-            />
-            <button
-              type="button"
-              data-testid="create-project"
-              className="primary"
-              disabled={creating || title.trim() === ""}
-              onClick={() => void create()}
-            >
-              {creating ? t("new.creating") : t("new.create")}
-            </button>
-          </div>
-        </div>
-
-        {error && <ErrorBanner lang={lang} shown={error} onDismiss={() => setError(null)} t={t} />}
-
-        {projects === null ? (
-          <p className="muted small pad">{t("projects.loading")}</p>
-        ) : (
-          <>
-            <ul className="project-list" data-testid="project-list">
-              {projects.map((p) => (
-                <li key={p.id} data-testid="project-item">
-                  <button
-                    type="button"
-                    className="project"
-                    aria-current={p.id === selectedId ? "true" : undefined}
-                    onClick={() => setSelectedId(p.id)}
-                  >
-                    <span className="project-title">{p.title}</span>
-                    <span className="project-meta small muted">
-                      <time dateTime={p.updatedAt} title={formatFullTime(lang, p.updatedAt)}>
-                        {formatTime(lang, p.updatedAt, nowMs)}
-                      </time>
-                      <span aria-hidden="true"> · </span>
-                      <span>{headLabel(p)}</span>
-                    </span>
+    <AppCtx.Provider value={ctx}>
+      <div className={`app ${sidebar ? "" : "no-sidebar"} ${selectedId ? "has-project" : ""}`} data-testid="app">
+        {sidebar && (
+          <Sidebar
+            projects={projects}
+            selectedId={selectedId}
+            showArchived={showArchived}
+            syncLabel={local ? t("sync.local") : t("sync.linked")}
+            onShowArchived={setShowArchived}
+            onSelect={setSelectedId}
+            onNew={() => setNewDialog({})}
+            onImport={() => setSettings("data")}
+            onSettings={() => setSettings("general")}
+          />
+        )}
+        {selectedId ? (
+          <Suspense
+            fallback={
+              <main className="center" aria-busy="true">
+                <p className="muted pad">{t("project.opening")}</p>
+              </main>
+            }
+          >
+            <ProjectView
+              key={selectedId}
+              ref={view}
+              projectId={selectedId}
+              tab={tab}
+              onTab={selectTab}
+              brands={brands}
+              onProjectChanged={onProjectChanged}
+              leading={
+                sidebar ? undefined : (
+                  <button type="button" className="small-btn" data-testid="show-sidebar" title={`${mod}+\\`} onClick={() => setSidebar(true)}>
+                    {t("projects.heading")}
                   </button>
-                </li>
-              ))}
-            </ul>
-            {projects.length === 0 && (
-              <div className="empty" data-testid="empty-state">
-                <p className="empty-title">{t("empty.title")}</p>
-                <p className="muted">{t("empty.body")}</p>
-                <p className="muted small">{t("empty.shortcut", { mod })}</p>
+                )
+              }
+            />
+          </Suspense>
+        ) : (
+          <main className="center welcome-wrap">
+            {!sidebar && (
+              <div>
+                <button type="button" className="small-btn" data-testid="show-sidebar" onClick={() => setSidebar(true)}>
+                  {t("projects.heading")}
+                </button>
               </div>
             )}
-          </>
+            <section className="welcome" data-testid="welcome">
+              <h2>{t("welcome.title")}</h2>
+              <p className="muted">{t("welcome.body")}</p>
+              <dl className="keys small">
+                <dt>
+                  <kbd>{mod}+N</kbd>
+                </dt>
+                <dd>{t("welcome.key.new")}</dd>
+                <dt>
+                  <kbd>{mod}+K</kbd>
+                </dt>
+                <dd>{t("welcome.key.palette")}</dd>
+                <dt>
+                  <kbd>{mod}+\</kbd>
+                </dt>
+                <dd>{t("cmd.sidebar")}</dd>
+              </dl>
+            </section>
+          </main>
         )}
-      </aside>
-
-      <main className="main">
-        {selected ? (
-          <article className="selected">
-            <h2 className="doc-title">{selected.title}</h2>
-            <p className="muted small">
-              {t("project.updated", { time: formatFullTime(lang, selected.updatedAt) })} · {headLabel(selected)}
-            </p>
-          </article>
-        ) : (
-          <section className="welcome">
-            <h2>{t("welcome.title")}</h2>
-            <p className="muted">{t("welcome.body")}</p>
-            <dl className="keys small">
-              <dt>
-                <kbd>{mod}</kbd>+<kbd>N</kbd>
-              </dt>
-              <dd>{t("welcome.key.new")}</dd>
-            </dl>
-          </section>
+        {error && (
+          <div className="error-float">
+            <ErrorBanner
+              error={error.error}
+              retry={
+                error.retry
+                  ? () => {
+                      const r = error.retry;
+                      setError(null);
+                      r?.();
+                    }
+                  : undefined
+              }
+              onDismiss={() => setError(null)}
+            />
+          </div>
         )}
-      </main>
-
-      <div className="sr-only" aria-live="polite">
-        {announcement}
+        <div className="toasts" role="status" aria-live="polite" data-testid="toasts">
+          {toasts.map((x) => (
+            <div key={x.id} className="toast" data-testid="toast">
+              {x.text}
+            </div>
+          ))}
+        </div>
+        {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
+        {newDialog && (
+          <NewProjectDialog
+            templates={templates}
+            brands={brands}
+            initialTemplateId={newDialog.templateId}
+            onCreated={onCreated}
+            onClose={() => setNewDialog(null)}
+          />
+        )}
+        {settings && (
+          <Settings
+            section={settings}
+            onSection={setSettings}
+            lang={lang}
+            theme={theme}
+            onLang={changeLang}
+            onTheme={changeTheme}
+            brands={brands}
+            templates={templates}
+            onLibraryChanged={() => void loadLibrary()}
+            onDataChanged={() => {
+              void loadProjects();
+              void loadLibrary();
+              setSelectedId(null);
+            }}
+            onNewFromTemplate={(id) => {
+              setSettings(null);
+              setNewDialog({ templateId: id });
+            }}
+            onClose={() => setSettings(null)}
+          />
+        )}
       </div>
-    </div>
-  );
-}
-
-function ErrorBanner({
-  lang,
-  shown,
-  onDismiss,
-  t,
-}: {
-  lang: Lang;
-  shown: ShownError;
-  onDismiss: () => void;
-  t: (id: MessageId) => string;
-}) {
-  const { title, details } = describeError(lang, shown.error);
-  return (
-    <div className="error-banner" role="alert" data-testid="error-banner" data-code={shown.error.code}>
-      <p className="error-title">{title}</p>
-      {details.map((d) => (
-        <p key={d} className="small">
-          {d}
-        </p>
-      ))}
-      <div className="error-actions">
-        {shown.retry && (
-          <button type="button" onClick={shown.retry}>
-            {t("error.retry")}
-          </button>
-        )}
-        <button type="button" onClick={onDismiss}>
-          {t("error.dismiss")}
-        </button>
-      </div>
-    </div>
+    </AppCtx.Provider>
   );
 }

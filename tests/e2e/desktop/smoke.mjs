@@ -156,6 +156,33 @@ async function itemTexts() {
   );
 }
 
+async function textOf(css) {
+  return exec("const e = document.querySelector(arguments[0]); return e ? e.textContent || '' : ''", [css]);
+}
+
+async function editorText() {
+  return textOf("[data-testid=editor-content]");
+}
+
+/** Presses a chord (modifier + key) through the W3C actions API. */
+async function keys(modifier, key) {
+  await wd("POST", s("/actions"), {
+    actions: [
+      {
+        type: "key",
+        id: "kbd",
+        actions: [
+          { type: "keyDown", value: modifier },
+          { type: "keyDown", value: key },
+          { type: "keyUp", value: key },
+          { type: "keyUp", value: modifier },
+        ],
+      },
+    ],
+  });
+  await wd("DELETE", s("/actions"));
+}
+
 async function assertNoBanner() {
   const banner = await find("[data-testid=error-banner]");
   if (banner) throw new Error(`error banner: ${await text(banner)}`);
@@ -199,6 +226,7 @@ function screenshot(name) {
 
 async function main() {
   const title = `桌面 smoke ${Date.now().toString(36)}`;
+  const body = "春眠不觉晓 desktop";
 
   const opened = await check("the app window opens (WebDriver session)", async () => {
     const v = await newSession();
@@ -209,7 +237,7 @@ async function main() {
   if (!opened) return;
 
   await check("the page loads and shows the project list", async () => {
-    await waitFor("the new-project input", () => find("[data-testid=new-project-title]"), 20_000);
+    await waitFor("the new-project button", () => find("[data-testid=new-project]"), 20_000);
     await waitFor("the project list", () => find("[data-testid=project-list]"));
     await waitFor("the empty state", () => find("[data-testid=empty-state]"));
     const tauri = await exec("return Boolean(window.__TAURI_INTERNALS__)");
@@ -219,45 +247,57 @@ async function main() {
     screenshot("empty");
   });
 
-  await check("Ctrl+N focuses the title box; typing a title and Enter creates the project", async () => {
-    // Ctrl+N must move focus to the title box from wherever it is.
+  await check("Ctrl+N opens the new-project dialog; typing a title and Enter opens the project", async () => {
     await exec("document.activeElement && document.activeElement.blur(); return true");
-    await wd("POST", s("/actions"), {
-      actions: [
-        {
-          type: "key",
-          id: "kbd",
-          actions: [
-            { type: "keyDown", value: KEY_CONTROL },
-            { type: "keyDown", value: "n" },
-            { type: "keyUp", value: "n" },
-            { type: "keyUp", value: KEY_CONTROL },
-          ],
-        },
-      ],
-    });
-    await wd("DELETE", s("/actions"));
-    const focused = await exec("return document.activeElement && document.activeElement.getAttribute('data-testid')");
-    assert(focused === "new-project-title", `Ctrl+N focused ${focused}`);
+    await keys(KEY_CONTROL, "n");
+    await waitFor("the title box to take focus", async () =>
+      (await exec("return document.activeElement && document.activeElement.getAttribute('data-testid')")) === "new-project-title",
+    );
     const input = await find("[data-testid=new-project-title]");
-    assert(input, "no title input");
     await wd("POST", s(`/element/${input}/value`), { text: title });
     await wd("POST", s(`/element/${input}/value`), { text: KEY_ENTER });
+    await waitFor("the editor", () => find("[data-testid=editor-content]"));
     const texts = await waitFor("the new project in the list", async () => {
       const t = await itemTexts();
       return t.some((x) => x.includes(title)) ? t : null;
     });
     assert(texts.filter((x) => x.includes(title)).length === 1, `listed ${texts.length} times`);
     await assertNoBanner();
-    await sleep(1200); // let WebKit paint before the X11 screenshot
-    screenshot("created");
   });
 
-  await check("after relaunching the app the project is still listed", async () => {
+  await check("typing in the editor autosaves", async () => {
+    const editor = await find("[data-testid=editor-content]");
+    await wd("POST", s(`/element/${editor}/click`), {});
+    await wd("POST", s(`/element/${editor}/value`), { text: body });
+    await waitFor("the text in the editor", async () => (await editorText()).includes(body));
+    await waitFor("the saved state", async () => (await exec("return document.querySelector('[data-testid=save-state]').getAttribute('data-state')")) === "saved", 15_000);
+  });
+
+  await check("Ctrl+S saves a version; it appears in history", async () => {
+    await keys(KEY_CONTROL, "s");
+    const msg = await waitFor("the version message box", () => find("[data-testid=version-message]"));
+    await wd("POST", s(`/element/${msg}/value`), { text: "desktop draft" });
+    await wd("POST", s(`/element/${msg}/value`), { text: KEY_ENTER });
+    await waitFor("the toast", async () => (await textOf("[data-testid=toasts]")).includes("1"));
+    await waitFor("version 1 in history", async () => (await textOf("[data-testid=version-list]")).includes("desktop draft"));
+    const head = await textOf("[data-testid=head]");
+    assert(/1/.test(head), `head is ${head}`);
+    await assertNoBanner();
+    await sleep(1200);
+    screenshot("version-saved");
+  });
+
+  await check("after relaunching the app the project, its text and its version are still there", async () => {
     await endSession();
     await newSession();
     await waitFor("the project after relaunch", async () => (await itemTexts()).some((x) => x.includes(title)), 20_000);
-    await sleep(1200); // let WebKit paint before the X11 screenshot
+    await exec(
+      "const b = Array.from(document.querySelectorAll('[data-testid=project-item] button')).find((e) => e.textContent.includes(arguments[0])); b && b.click(); return Boolean(b)",
+      [title],
+    );
+    await waitFor("the text after relaunch", async () => (await editorText()).includes(body), 20_000);
+    await waitFor("version 1 after relaunch", async () => (await textOf("[data-testid=version-list]")).includes("desktop draft"));
+    await sleep(1200);
     screenshot("relaunched");
   });
 }

@@ -25,6 +25,8 @@ export type Anchor = { from: number, to: number, };
 
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
+export type ApiKey = string;
+
 export type AppInfo = { version: string, dataDir: string, schemaVersion: number, methods: Array<string>, streamingMethods: Array<string>, };
 
 export type BackupAutoParams = { reason: BackupReason, };
@@ -101,6 +103,8 @@ export type CommentResolveParams = { projectId: string, commentId: string,
  */
 resolved: boolean, };
 
+export type CompiledDraft = { draft: Draft, findings: Array<Finding>, };
+
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
 
 export type Deleted = { id: string, deleted: boolean, };
@@ -112,11 +116,33 @@ export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number
  */
 segments: Array<Segment>, };
 
+export type Draft = { platform: Platform, 
+/**
+ * The exact draft profile version used.
+ */
+profileId: string, title: string, content: DraftContent, nImages: number, nLinks: number, };
+
+export type DraftContent = { "type": "html", html: string, digest: string, } | { "type": "markdown", markdown: string, } | { "type": "thread", posts: Array<Post>, } | { "type": "card", body: string, tags: Array<string>, };
+
+export type DraftProfile = { 
+/**
+ * `wechat@draft-v1`, or `wechat@draft-v1+local.2` for a user override.
+ */
+id: string, platform: Platform, format: string, description: string, limits: Array<Limit>, 
+/**
+ * Platform-specific settings (column width, numbering format, ...).
+ */
+settings: Record<string, unknown>, 
+/**
+ * Per-element inline styles (WeChat).
+ */
+theme: { [key in string]: string }, };
+
 export type Empty = Record<symbol, never>;
 
-export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
+export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
-export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, };
+export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, };
 
 export type ExportParams = { 
 /**
@@ -125,6 +151,32 @@ export type ExportParams = {
 path: string, };
 
 export type ExportResult = { path: string, manifest: Manifest, };
+
+export type Finding = { 
+/**
+ * A stable id: `limit.title`, `ad_law`, `link_policy`, ...
+ */
+check: string, severity: Severity, platform: Platform | null, 
+/**
+ * Where in the source (UTF-16 units, as editors count), when it is about the source.
+ */
+span: Anchor | null, 
+/**
+ * Where in the draft, when it is about the draft (`title`, `post 3`, ...).
+ */
+location: string | null, 
+/**
+ * The text that matched, for word checks.
+ */
+matched: string | null, message: string, suggestion: string | null, 
+/**
+ * The publishing route a limit applies to, when sources differ by route.
+ */
+route: string | null, };
+
+export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, };
+
+export type Health = "unknown" | "ok" | "failed";
 
 export type Hint = { id: string, message: string, };
 
@@ -138,7 +190,121 @@ export type ImportParams = { path: string, };
 
 export type ImportResult = { counts: ExportCounts, };
 
+export type Keyword = { keyword: string, weight: number, };
+
+export type Limit = { field: LimitField, min: number | null, max: number, unit: Unit, 
+/**
+ * The publishing route this limit applies to, where sources disagree by route
+ * (`editor` vs `api` for WeChat titles, say); `null` for every route.
+ */
+route: string | null, severity: Severity, source: string, };
+
+export type LimitCheck = { limit: Limit, length: number, fits: boolean, };
+
+export type LimitField = "title" | "digest" | "body" | "tags" | "images" | "post" | "posts";
+
 export type LineKind = "equal" | "delete" | "insert";
+
+export type LlmDetectLocalResult = { found: Array<LocalServer>, };
+
+export type LlmModelsParams = { profile?: string, baseUrl?: string, };
+
+export type LlmModelsResult = { models: Array<string>, };
+
+export type LlmPreset = { id: string, label: string, baseUrl: string, 
+/**
+ * A typical model id to start from (the user picks from the server's list).
+ */
+exampleModel: string, keyRequired: boolean, 
+/**
+ * Runs on this machine.
+ */
+local: boolean, supportsJsonSchema: boolean, };
+
+export type LlmPresetListResult = { presets: Array<LlmPreset>, };
+
+export type LlmProfile = { id: string, name: string, provider: Provider, 
+/**
+ * Normalised: no trailing slash, ends where `/chat/completions` would follow.
+ */
+baseUrl: string, model: string, timeoutS: number, contextWindow: number, maxOutputTokens?: number, 
+/**
+ * Price per million input tokens, for cost in usage records (any currency, the
+ * same for every profile of a workspace).
+ */
+inputPricePerMtok?: number, outputPricePerMtok?: number, 
+/**
+ * False for local servers that take no key.
+ */
+keyRequired: boolean, keyFingerprint?: string, 
+/**
+ * Ask the server for `response_format: json_schema` (OpenAI and some others).
+ */
+supportsJsonSchema: boolean, proxyUrl?: string, 
+/**
+ * A PEM file with an extra CA certificate (a company proxy).
+ */
+caCertPath?: string, isDefault: boolean, health: Health, lastTestedAt?: string, lastLatencyMs?: number, lastError?: ProfileError, createdAt: string, updatedAt: string, };
+
+export type LlmProfileInput = { name: string, 
+/**
+ * Default: `openai-compatible`.
+ */
+provider?: Provider, 
+/**
+ * With or without `/v1`; normalised.
+ */
+baseUrl: string, model: string, 
+/**
+ * Default 60.
+ */
+timeoutS?: number, 
+/**
+ * Default 8192.
+ */
+contextWindow?: number, maxOutputTokens?: number, inputPricePerMtok?: number, outputPricePerMtok?: number, 
+/**
+ * Default: true unless the server is on this machine.
+ */
+keyRequired?: boolean, supportsJsonSchema?: boolean, proxyUrl?: string, caCertPath?: string, };
+
+export type LlmProfileListResult = { 
+/**
+ * Sorted by name.
+ */
+profiles: Array<LlmProfile>, 
+/**
+ * True when `INKSTONE_LLM_API_KEY` supplies a key to every profile in this process.
+ */
+envKeyActive: boolean, };
+
+export type LlmProfileRef = { profile: string, };
+
+export type LlmProfileSaved = { profile: LlmProfile, warnings: Array<Hint>, };
+
+export type LlmProfileSetKeyParams = { profile: string, 
+/**
+ * `null` removes the key.
+ */
+apiKey?: ApiKey, 
+/**
+ * Confirms sending the key over plain HTTP to a host that is not this machine.
+ */
+allowPlainHttp?: boolean, };
+
+export type LlmProfileUpdateParams = { profile: string, 
+/**
+ * The new values; absent optional fields take their defaults.
+ */
+changes: LlmProfileInput, };
+
+export type LlmTestResult = { ok: boolean, profile: LlmProfile, 
+/**
+ * The model id the server reported.
+ */
+modelId?: string, latencyMs?: number, error?: ApiError, };
+
+export type LocalServer = { preset: LlmPreset, models: Array<string>, };
 
 export type Manifest = { format: string, formatVersion: number, schemaVersion: number, exportedAt: string, 
 /**
@@ -146,6 +312,20 @@ export type Manifest = { format: string, formatVersion: number, schemaVersion: n
  * change); an automatic backup is skipped while it is unchanged.
  */
 changeMarker: string, counts: ExportCounts, };
+
+export type Measurement = { platform: Platform, field: LimitField, unit: Unit, 
+/**
+ * The length in `unit` (for X: the weighted length).
+ */
+weightedLength: number, 
+/**
+ * The strictest limit that applies (of any route), when there is one.
+ */
+limit: number | null, valid: boolean, 
+/**
+ * Every limit of the field, with its verdict.
+ */
+checks: Array<LimitCheck>, };
 
 export type MediaAddBytesParams = { projectId: string, 
 /**
@@ -187,7 +367,37 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type PipelineCompileParams = { projectId: string, 
+/**
+ * The platforms to compile; the project's target platforms (or all) when absent.
+ */
+platforms?: Array<Platform>, 
+/**
+ * Topic tags; suggested from the text and the brand profile when absent.
+ */
+tags?: Array<string>, };
+
+export type PipelineCompileResult = { projectId: string, 
+/**
+ * The working-copy revision compiled.
+ */
+revision: number, drafts: Array<CompiledDraft>, tags: Array<string>, 
+/**
+ * Source-level findings (banned words, advertising law, personal data, ...).
+ */
+findings: Array<Finding>, };
+
+export type PipelineMeasureParams = { platform: Platform, field: LimitField, text: string, };
+
 export type Platform = "wechat" | "zhihu" | "x" | "douyin" | "xiaohongshu";
+
+export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "type": "growth", "profile": GrowthProfile } | { "type": "risk", "profile": RiskList };
+
+export type PlatformProfileListResult = { drafts: Array<DraftProfile>, growth: Array<GrowthProfile>, riskLists: Array<RiskList>, };
+
+export type Post = { text: string, weightedLength: number, };
+
+export type ProfileError = { code: ErrorCode, message: string, };
 
 export type ProgressEvent = { 
 /**
@@ -257,9 +467,49 @@ baseRevision?: number, title?: string, source?: string, platforms?: Array<Platfo
  */
 brandProfileId?: string, };
 
+export type Provider = "disabled" | "openai-compatible";
+
+export type QualityCheckParams = { projectId: string, platforms?: Array<Platform>, };
+
+export type QualityCheckResult = { projectId: string, revision: number, 
+/**
+ * Source findings first, then each platform's draft findings.
+ */
+findings: Array<Finding>, 
+/**
+ * The exact profile versions the checks used.
+ */
+profileIds: Array<string>, };
+
+export type Quotas = { 
+/**
+ * Input plus output tokens per UTC day.
+ */
+dailyTokens?: number, 
+/**
+ * Cost per UTC calendar month, in the profiles' currency.
+ */
+monthlyCost?: number, };
+
+export type QuotasSetParams = { dailyTokens?: number, monthlyCost?: number, };
+
+export type RiskList = { id: string, description: string, source: string, suggestion: string, 
+/**
+ * Industries (from a brand profile) in which a match blocks instead of warning.
+ */
+strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
+
 export type Segment = { text: string, emphasized: boolean, };
 
+export type Severity = "info" | "warn" | "block";
+
 export type StreamEvent = { "type": "progress", "data": ProgressEvent };
+
+export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>, 
+/**
+ * How the title fits each platform's title limits.
+ */
+titleFits: Array<Measurement>, };
 
 export type TemplateInput = { name: string, 
 /**
@@ -280,6 +530,52 @@ export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletio
  * True when both texts are equal (then `hunks` is empty).
  */
 identical: boolean, };
+
+export type Unit = "chars" | "x_weighted" | "xhs_units" | "count";
+
+export type UsageListParams = { 
+/**
+ * Default 100, at most 1000.
+ */
+limit?: number, };
+
+export type UsageListResult = { records: Array<UsageRecord>, };
+
+export type UsageOutcome = { "type": "ok" } | { "type": "error", code: ErrorCode, };
+
+export type UsageRecord = { id: string, at: string, profileId: string, profileName: string, 
+/**
+ * The model that answered (as the server reported it) or was asked.
+ */
+model: string, 
+/**
+ * What the call was for: `test_connection`, `drafting`, `optimize`, ...
+ */
+purpose: string, sessionId?: string, runId?: string, inputTokens: number, outputTokens: number, 
+/**
+ * The server reported no usage; the counts are estimates.
+ */
+tokensEstimated: boolean, 
+/**
+ * In the currency of the profile's prices; absent when it has none.
+ */
+cost?: number, latencyMs: number, attempts: number, outcome: UsageOutcome, };
+
+export type UsageReport = { 
+/**
+ * Oldest day first.
+ */
+byDay: Array<UsageRow>, byProfile: Array<UsageRow>, byPurpose: Array<UsageRow>, totals: UsageTotals, quotas: Quotas, };
+
+export type UsageReportParams = { from?: string, to?: string, };
+
+export type UsageRow = { key: string, totals: UsageTotals, };
+
+export type UsageTotals = { calls: number, failedCalls: number, inputTokens: number, outputTokens: number, cost: number, 
+/**
+ * Some calls' tokens are estimates.
+ */
+estimated: boolean, latencyMsTotal: number, };
 
 export type Version = { id: string, projectId: string, 
 /**
@@ -387,6 +683,27 @@ export interface ApiMethods {
   "media.list": { params: MediaListParams; result: MediaListResult };
   "media.read": { params: IdRef; result: MediaReadResult };
   "backup.list": { params: Empty; result: BackupListResult };
+  "platformProfile.list": { params: Empty; result: PlatformProfileListResult };
+  "platformProfile.get": { params: IdRef; result: PlatformProfile };
+  "pipeline.compile": { params: PipelineCompileParams; result: PipelineCompileResult };
+  "pipeline.measure": { params: PipelineMeasureParams; result: Measurement };
+  "pipeline.suggest": { params: ProjectRef; result: SuggestResult };
+  "quality.check": { params: QualityCheckParams; result: QualityCheckResult };
+  "llmProfile.presets": { params: Empty; result: LlmPresetListResult };
+  "llmProfile.list": { params: Empty; result: LlmProfileListResult };
+  "llmProfile.get": { params: LlmProfileRef; result: LlmProfile };
+  "llmProfile.create": { params: LlmProfileInput; result: LlmProfileSaved };
+  "llmProfile.update": { params: LlmProfileUpdateParams; result: LlmProfileSaved };
+  "llmProfile.delete": { params: LlmProfileRef; result: Deleted };
+  "llmProfile.setDefault": { params: LlmProfileRef; result: LlmProfile };
+  "llmProfile.setKey": { params: LlmProfileSetKeyParams; result: LlmProfile };
+  "llmProfile.test": { params: LlmProfileRef; result: LlmTestResult };
+  "llmProfile.models": { params: LlmModelsParams; result: LlmModelsResult };
+  "llmProfile.detectLocal": { params: Empty; result: LlmDetectLocalResult };
+  "usage.report": { params: UsageReportParams; result: UsageReport };
+  "usage.list": { params: UsageListParams; result: UsageListResult };
+  "usage.getQuotas": { params: Empty; result: Quotas };
+  "usage.setQuotas": { params: QuotasSetParams; result: Quotas };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -397,6 +714,6 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];

@@ -1,0 +1,91 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeTransport } from "../api/fake";
+import type { BrandProfile, ExportResult } from "../api/generated";
+import { makeCtx, WithCtx } from "../test-utils";
+import { Settings, type SettingsProps, type SettingsSection } from "./Settings";
+
+afterEach(() => cleanup());
+
+const brand: BrandProfile = {
+  id: "brd_1",
+  name: "墨石",
+  voice: "克制",
+  targetAudience: "",
+  bannedWords: ["最佳"],
+  cta: "",
+  linkStrategy: "",
+  defaultTags: [],
+  industry: "",
+  createdAt: "",
+  updatedAt: "",
+};
+
+function renderSettings(transport: FakeTransport, section: SettingsSection, over: Partial<SettingsProps> = {}) {
+  const toasts: string[] = [];
+  let changed = 0;
+  const props: SettingsProps = {
+    section,
+    onSection: () => undefined,
+    lang: "en",
+    theme: "system",
+    onLang: () => undefined,
+    onTheme: () => undefined,
+    brands: [brand],
+    templates: [],
+    onLibraryChanged: () => changed++,
+    onDataChanged: () => undefined,
+    onNewFromTemplate: () => undefined,
+    onClose: () => undefined,
+    ...over,
+  };
+  render(
+    <WithCtx ctx={makeCtx(transport, "en", { toast: (t) => toasts.push(t) })}>
+      <Settings {...props} />
+    </WithCtx>,
+  );
+  return { toasts, changed: () => changed };
+}
+
+describe("Settings", () => {
+  it("creates a brand profile and deletes one only after confirming", async () => {
+    const transport = new FakeTransport()
+      .on("brandProfile.create", (p) => ({ ...brand, id: "brd_2", ...p }) as BrandProfile)
+      .on("brandProfile.delete", ({ id }) => ({ id, deleted: true }));
+    const r = renderSettings(transport, "brands");
+    fireEvent.click(screen.getByTestId("brand-new"));
+    fireEvent.change(screen.getByTestId("brand-name"), { target: { value: "青山" } });
+    fireEvent.click(screen.getByTestId("brand-save"));
+    await waitFor(() => expect(r.changed()).toBe(1));
+    expect(transport.callsTo("brandProfile.create")).toEqual([
+      { name: "青山", voice: "", targetAudience: "", bannedWords: [], cta: "" },
+    ]);
+    const row = within(screen.getByTestId("brand-list")).getByText("墨石").closest("li")!;
+    fireEvent.click(within(row).getByText("Delete"));
+    expect(transport.callsTo("brandProfile.delete")).toHaveLength(0);
+    expect(row.textContent).toContain("Delete “墨石”?");
+    fireEvent.click(within(row).getAllByText("Delete").at(-1)!);
+    await waitFor(() => expect(transport.callsTo("brandProfile.delete")).toEqual([{ id: "brd_1" }]));
+  });
+
+  it("exports with progress from the stream", async () => {
+    let finish: (r: ExportResult) => void = () => undefined;
+    const transport = new FakeTransport()
+      .on("backup.list", () => ({ backups: [], folder: "/data/backups" }))
+      .on("export.run", ({ path }, onProgress) => {
+        onProgress({ phase: "export.projects", done: 2, total: 5 });
+        return new Promise<ExportResult>((resolve) => {
+          finish = resolve;
+          void path;
+        });
+      });
+    const r = renderSettings(transport, "data");
+    await waitFor(() => expect(screen.getByText(/No backups yet/)).toBeTruthy());
+    fireEvent.change(screen.getByTestId("export-path"), { target: { value: "/tmp/out" } });
+    fireEvent.click(screen.getByTestId("export-run"));
+    await waitFor(() => expect(screen.getByTestId("progress").textContent).toContain("Exporting… projects 2/5"));
+    finish({ path: "/tmp/out", manifest: {} as ExportResult["manifest"] });
+    await waitFor(() => expect(r.toasts).toEqual(["Exported to /tmp/out"]));
+    expect(screen.queryByTestId("progress")).toBeNull();
+  });
+});

@@ -1,0 +1,242 @@
+// CodeMirror 6 Markdown source editor. Uncontrolled: React never re-renders it while
+// typing; the parent reads the text through the handle and hears about changes.
+
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { defaultHighlightStyle, defineLanguageFacet, HighlightStyle, Language, syntaxHighlighting } from "@codemirror/language";
+import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
+import { Annotation, EditorState, type Extension, RangeSet, StateEffect, StateField } from "@codemirror/state";
+import {
+  Decoration,
+  type DecorationSet,
+  drawSelection,
+  EditorView,
+  keymap,
+  placeholder as cmPlaceholder,
+} from "@codemirror/view";
+import { tags } from "@lezer/highlight";
+import { GFM, parser as markdownParser } from "@lezer/markdown";
+import { forwardRef, useEffect, useImperativeHandle, useRef } from "react";
+
+export interface AnchorMark {
+  id: string;
+  from: number;
+  to: number;
+}
+
+export interface EditorHandle {
+  getText(): string;
+  /** Replaces the whole text without reporting it as a local edit. */
+  setText(text: string): void;
+  getSelection(): { from: number; to: number };
+  select(from: number, to: number): void;
+  insert(text: string, at?: number): void;
+  focus(): void;
+  isComposing(): boolean;
+  /** Current (mapped through edits) positions of anchor marks. */
+  anchors(): AnchorMark[];
+  view(): EditorView | null;
+}
+
+export interface MarkdownEditorProps {
+  /** Changing it replaces the document (another project). */
+  docKey: string;
+  initialText: string;
+  placeholder?: string;
+  ariaLabel: string;
+  anchors: AnchorMark[];
+  onChange: (getText: () => string) => void;
+  onImageFiles?: (files: File[], pos: number) => void;
+  /** The selected text changed (empty when the selection is a cursor). */
+  onSelectionText?: (text: string) => void;
+}
+
+// Markdown (CommonMark + GFM) straight from the Lezer parser: the same highlighting as
+// @codemirror/lang-markdown without the HTML, CSS and JavaScript languages it bundles.
+const markdownLanguage = new Language(defineLanguageFacet({ commentTokens: {} }), markdownParser.configure([GFM]), [], "markdown");
+
+/** Marks an externally applied change, which is not a local edit. */
+const external = Annotation.define<boolean>();
+
+const setAnchors = StateEffect.define<AnchorMark[]>();
+const anchorMark = (id: string) => Decoration.mark({ class: "cm-comment-anchor", attributes: { "data-comment": id } });
+
+const anchorField = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    deco = deco.map(tr.changes);
+    for (const e of tr.effects) {
+      if (!e.is(setAnchors)) continue;
+      // Keep positions already mapped through local edits; add new ones as given.
+      const known = new Map<string, { from: number; to: number }>();
+      deco.between(0, tr.state.doc.length, (from, to, v) => {
+        const id = (v.spec.attributes as Record<string, string> | undefined)?.["data-comment"];
+        if (id) known.set(id, { from, to });
+      });
+      const len = tr.state.doc.length;
+      const ranges = e.value
+        .map((a) => known.get(a.id) ?? { from: Math.min(a.from, len), to: Math.min(a.to, len) })
+        .map((r, i) => ({ ...r, id: e.value[i].id }))
+        .filter((r) => r.to > r.from)
+        .sort((a, b) => a.from - b.from || a.to - b.to);
+      deco = RangeSet.of(ranges.map((r) => anchorMark(r.id).range(r.from, r.to)));
+    }
+    return deco;
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+const markdownHighlight = HighlightStyle.define([
+  { tag: tags.heading1, fontSize: "1.4em", fontWeight: "600" },
+  { tag: tags.heading2, fontSize: "1.2em", fontWeight: "600" },
+  { tag: [tags.heading3, tags.heading4, tags.heading5, tags.heading6], fontWeight: "600" },
+  { tag: tags.strong, fontWeight: "600" },
+  { tag: tags.emphasis, fontStyle: "italic" },
+  { tag: tags.strikethrough, textDecoration: "line-through" },
+  { tag: [tags.link, tags.url], color: "var(--accent)" },
+  { tag: tags.monospace, fontFamily: "var(--mono)" },
+  { tag: [tags.processingInstruction, tags.meta, tags.quote], color: "var(--fg-muted)" },
+]);
+
+const theme = EditorView.theme({
+  "&": { height: "100%", backgroundColor: "transparent", color: "var(--fg)" },
+  ".cm-scroller": { fontFamily: "var(--font)", lineHeight: "1.8", fontSize: "16px" },
+  ".cm-content": { padding: "8px 0 160px", caretColor: "var(--fg)", maxWidth: "760px" },
+  ".cm-line": { padding: "0" },
+  "&.cm-focused": { outline: "none" },
+  ".cm-cursor": { borderLeftColor: "var(--fg)" },
+  "&.cm-focused .cm-selectionBackground, .cm-selectionBackground, ::selection": {
+    backgroundColor: "var(--selection) !important",
+  },
+  ".cm-placeholder": { color: "var(--fg-muted)" },
+});
+
+export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(function MarkdownEditor(props, ref) {
+  const host = useRef<HTMLDivElement>(null);
+  const viewRef = useRef<EditorView | null>(null);
+  const propsRef = useRef(props);
+  propsRef.current = props;
+
+  useEffect(() => {
+    if (!host.current) return;
+    const extensions: Extension[] = [
+      history(),
+      drawSelection(),
+      EditorView.lineWrapping,
+      markdownLanguage,
+      syntaxHighlighting(markdownHighlight),
+      syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+      highlightSelectionMatches(),
+      keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, indentWithTab]),
+      anchorField,
+      theme,
+      EditorView.contentAttributes.of({
+        "aria-label": propsRef.current.ariaLabel,
+        "aria-multiline": "true",
+        "data-testid": "editor-content",
+        spellcheck: "false",
+      }),
+      EditorView.updateListener.of((u) => {
+        if (u.selectionSet || u.docChanged) {
+          const r = u.state.selection.main;
+          propsRef.current.onSelectionText?.(r.empty ? "" : u.state.sliceDoc(r.from, Math.min(r.to, r.from + 200)));
+        }
+        if (!u.docChanged) return;
+        if (u.transactions.every((tr) => tr.annotation(external))) return;
+        propsRef.current.onChange(() => u.view.state.doc.toString());
+      }),
+      EditorView.domEventHandlers({
+        paste(event, view) {
+          const files = imageFiles(event.clipboardData);
+          if (!files.length || !propsRef.current.onImageFiles) return false;
+          event.preventDefault();
+          propsRef.current.onImageFiles(files, view.state.selection.main.head);
+          return true;
+        },
+        drop(event, view) {
+          const files = imageFiles(event.dataTransfer);
+          if (!files.length || !propsRef.current.onImageFiles) return false;
+          event.preventDefault();
+          const pos = view.posAtCoords({ x: event.clientX, y: event.clientY }) ?? view.state.selection.main.head;
+          propsRef.current.onImageFiles(files, pos);
+          return true;
+        },
+      }),
+    ];
+    if (propsRef.current.placeholder) extensions.push(cmPlaceholder(propsRef.current.placeholder));
+    const view = new EditorView({
+      state: EditorState.create({ doc: propsRef.current.initialText, extensions }),
+      parent: host.current,
+    });
+    viewRef.current = view;
+    view.dispatch({ effects: setAnchors.of(propsRef.current.anchors) });
+    return () => {
+      // The destroyed view is kept: its last text stays readable for a final save.
+      view.destroy();
+    };
+    // A new document key means a new editor state.
+  }, [props.docKey]);
+
+  useEffect(() => {
+    viewRef.current?.dispatch({ effects: setAnchors.of(props.anchors) });
+  }, [props.anchors]);
+
+  useImperativeHandle(
+    ref,
+    () => ({
+      getText: () => viewRef.current?.state.doc.toString() ?? "",
+      setText(text) {
+        const v = viewRef.current;
+        if (!v) return;
+        v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, annotations: external.of(true) });
+      },
+      getSelection() {
+        const r = viewRef.current?.state.selection.main;
+        return { from: r?.from ?? 0, to: r?.to ?? 0 };
+      },
+      select(from, to) {
+        const v = viewRef.current;
+        if (!v) return;
+        const len = v.state.doc.length;
+        v.dispatch({ selection: { anchor: Math.min(from, len), head: Math.min(to, len) }, scrollIntoView: true });
+        v.focus();
+      },
+      insert(text, at) {
+        const v = viewRef.current;
+        if (!v) return;
+        const pos = Math.min(at ?? v.state.selection.main.head, v.state.doc.length);
+        v.dispatch({ changes: { from: pos, insert: text }, selection: { anchor: pos + text.length } });
+      },
+      focus: () => viewRef.current?.focus(),
+      isComposing: () => Boolean(viewRef.current?.composing || viewRef.current?.compositionStarted),
+      anchors() {
+        const v = viewRef.current;
+        if (!v) return [];
+        const out: AnchorMark[] = [];
+        v.state.field(anchorField).between(0, v.state.doc.length, (from, to, d) => {
+          const id = (d.spec.attributes as Record<string, string> | undefined)?.["data-comment"];
+          if (id) out.push({ id, from, to });
+        });
+        return out;
+      },
+      view: () => viewRef.current,
+    }),
+    [],
+  );
+
+  return <div className="editor-host" ref={host} data-testid="editor" />;
+});
+
+function imageFiles(data: DataTransfer | null): File[] {
+  if (!data) return [];
+  const out: File[] = [];
+  for (const f of Array.from(data.files ?? [])) if (f.type.startsWith("image/")) out.push(f);
+  if (out.length === 0) {
+    for (const item of Array.from(data.items ?? [])) {
+      if (item.kind === "file" && item.type.startsWith("image/")) {
+        const f = item.getAsFile();
+        if (f) out.push(f);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,220 @@
+// Centre overlays: a version diff, a version view, and the conflict chooser.
+import { useEffect, useState } from "react";
+import { type ClientError, toClientError } from "../api/client";
+import type { Version, VersionDiffResult, VersionSummary } from "../api/generated";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { useApp } from "../context";
+import { formatFullTime } from "../i18n";
+import { DiffView, type DiffMode } from "../panels/DiffView";
+import type { Conflict } from "./saver";
+
+export function DiffOverlay({
+  projectId,
+  from,
+  to,
+  beforeLoad,
+  onChange,
+  onClose,
+}: {
+  projectId: string;
+  from: number;
+  to: number | null;
+  /** Saves the working copy first so the diff shows what is on screen. */
+  beforeLoad: () => Promise<void>;
+  onChange: (from: number, to: number | null) => void;
+  onClose: () => void;
+}) {
+  const { client, t } = useApp();
+  const [mode, setMode] = useState<DiffMode>("split");
+  const [result, setResult] = useState<VersionDiffResult | null>(null);
+  const [error, setError] = useState<ClientError | null>(null);
+  const [versions, setVersions] = useState<VersionSummary[]>([]);
+
+  useEffect(() => {
+    void client.call("version.list", { projectId }).then((r) => setVersions(r.versions), () => undefined);
+  }, [client, projectId]);
+
+  useEffect(() => {
+    let live = true;
+    setResult(null);
+    setError(null);
+    (async () => {
+      try {
+        if (to === null) await beforeLoad().catch(() => undefined);
+        const params = to === null ? { projectId, from } : { projectId, from, to };
+        const r = await client.call("version.diff", params);
+        if (live) setResult(r);
+      } catch (e) {
+        if (live) setError(toClientError(e));
+      }
+    })();
+    return () => {
+      live = false;
+    };
+  }, [client, projectId, from, to, beforeLoad]);
+
+  const label = (n: number | null) => (n === null ? t("diff.working") : t("project.head", { n }));
+  return (
+    <section className="overlay" data-testid="diff-overlay" aria-label={t("diff.title", { from: label(from), to: label(to) })}>
+      <header className="overlay-bar">
+        <h2 className="overlay-title">{t("diff.title", { from: label(from), to: label(to) })}</h2>
+        <label className="small">
+          {t("diff.from")}{" "}
+          <select value={from} onChange={(e) => onChange(Number(e.target.value), to)} data-testid="diff-from">
+            {(versions.length ? versions.map((v) => v.number) : [from]).map((n) => (
+              <option key={n} value={n}>
+                {label(n)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="small">
+          {t("diff.to")}{" "}
+          <select
+            value={to === null ? "" : to}
+            onChange={(e) => onChange(from, e.target.value === "" ? null : Number(e.target.value))}
+            data-testid="diff-to"
+          >
+            <option value="">{t("diff.working")}</option>
+            {versions.map((v) => (
+              <option key={v.number} value={v.number}>
+                {label(v.number)}
+              </option>
+            ))}
+          </select>
+        </label>
+        <div className="seg" role="group" aria-label={t("diff.mode")}>
+          <button type="button" aria-pressed={mode === "split"} data-testid="diff-split" onClick={() => setMode("split")}>
+            {t("diff.split")}
+          </button>
+          <button type="button" aria-pressed={mode === "inline"} data-testid="diff-inline" onClick={() => setMode("inline")}>
+            {t("diff.inline")}
+          </button>
+        </div>
+        <button type="button" onClick={onClose} data-testid="overlay-close">
+          {t("common.close")} <kbd>Esc</kbd>
+        </button>
+      </header>
+      <div className="overlay-body">
+        {error && <ErrorBanner error={error} />}
+        {!result && !error && <p className="muted pad">{t("diff.loading")}</p>}
+        {result && (
+          <>
+            {(!result.diff.identical || result.titleChanged) && (
+              <p className="small muted pad" data-testid="diff-summary">
+                {t("diff.summary", { ins: result.diff.nInsertions, del: result.diff.nDeletions })}
+                {result.titleChanged && ` · ${t("diff.titleChanged", { old: result.oldTitle, new: result.newTitle })}`}
+              </p>
+            )}
+            <DiffView diff={result.diff} mode={mode} identicalLabel={t("diff.identical")} />
+          </>
+        )}
+      </div>
+    </section>
+  );
+}
+
+export function VersionOverlay({
+  projectId,
+  number,
+  onDiff,
+  onRestore,
+  onClose,
+}: {
+  projectId: string;
+  number: number;
+  onDiff: () => void;
+  onRestore: () => void;
+  onClose: () => void;
+}) {
+  const { client, t, lang } = useApp();
+  const [v, setV] = useState<Version | null>(null);
+  const [error, setError] = useState<ClientError | null>(null);
+  useEffect(() => {
+    setV(null);
+    client.call("version.get", { projectId, number }).then(setV, (e) => setError(toClientError(e)));
+  }, [client, projectId, number]);
+  return (
+    <section className="overlay" data-testid="version-overlay" aria-label={t("project.head", { n: number })}>
+      <header className="overlay-bar">
+        <h2 className="overlay-title">
+          {t("project.head", { n: number })}
+          {v && <span className="muted small"> · {v.author} · {formatFullTime(lang, v.createdAt)}</span>}
+        </h2>
+        <button type="button" onClick={onDiff}>
+          {t("history.compare")}
+        </button>
+        <button type="button" onClick={onRestore}>
+          {t("history.restore")}
+        </button>
+        <button type="button" onClick={onClose}>
+          {t("common.close")} <kbd>Esc</kbd>
+        </button>
+      </header>
+      <div className="overlay-body">
+        {error && <ErrorBanner error={error} />}
+        {v && (
+          <article className="version-view">
+            <h1 className="doc-title">{v.title}</h1>
+            {v.message && <p className="muted">{v.message}</p>}
+            <pre className="source-view" data-testid="version-source">
+              {v.source}
+            </pre>
+          </article>
+        )}
+      </div>
+    </section>
+  );
+}
+
+export function ConflictOverlay({
+  conflict,
+  onKeepMine,
+  onTakeTheirs,
+}: {
+  conflict: Conflict;
+  onKeepMine: () => void;
+  onTakeTheirs: () => void;
+}) {
+  const { t, toast } = useApp();
+  const copy = async () => {
+    const text = `${conflict.mine.title}\n\n${conflict.mine.source}`;
+    try {
+      await navigator.clipboard.writeText(text);
+      toast(t("conflict.copied"));
+    } catch {
+      toast(t("conflict.copyFailed"));
+    }
+  };
+  return (
+    <section className="overlay conflict" role="alertdialog" aria-label={t("conflict.title")} data-testid="conflict">
+      <header className="overlay-bar">
+        <h2 className="overlay-title">{t("conflict.title")}</h2>
+      </header>
+      <p className="pad">{t("conflict.body")}</p>
+      <div className="conflict-cols">
+        <div className="conflict-col" data-testid="conflict-mine">
+          <h3>{t("conflict.mine")}</h3>
+          <p className="conflict-doc-title">{conflict.mine.title}</p>
+          <pre className="source-view">{conflict.mine.source}</pre>
+        </div>
+        <div className="conflict-col" data-testid="conflict-theirs">
+          <h3>{t("conflict.theirs")}</h3>
+          <p className="conflict-doc-title">{conflict.theirs.title}</p>
+          <pre className="source-view">{conflict.theirs.source}</pre>
+        </div>
+      </div>
+      <footer className="overlay-bar">
+        <button type="button" className="primary" data-testid="conflict-keep-mine" onClick={onKeepMine}>
+          {t("conflict.keepMine")}
+        </button>
+        <button type="button" data-testid="conflict-take-theirs" onClick={onTakeTheirs}>
+          {t("conflict.takeTheirs")}
+        </button>
+        <button type="button" data-testid="conflict-copy" onClick={() => void copy()}>
+          {t("conflict.copyMine")}
+        </button>
+      </footer>
+    </section>
+  );
+}

@@ -1,0 +1,91 @@
+// Live Markdown preview. markdown-it with raw HTML disabled (so the source cannot inject
+// markup) and its link validation (no javascript: URLs). Images under media/ are read
+// through the API (media.read) and shown as data URLs, in Tauri and in the browser.
+import MarkdownIt from "markdown-it";
+import { memo, useEffect, useMemo, useRef } from "react";
+import type { ApiClient } from "../api/client";
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+const defaultImage = md.renderer.rules.image!;
+md.renderer.rules.image = (tokens, idx, options, env, self) => {
+  const token = tokens[idx];
+  const src = String(token.attrGet("src") ?? "");
+  const m = /^media\/([^/?#]+)$/.exec(src);
+  if (m) {
+    token.attrSet("data-media", decodeURIComponent(m[1] ?? ""));
+    token.attrSet("src", "data:image/gif;base64,R0lGODlhAQABAAAAACH5BAEKAAEALAAAAAABAAEAAAICTAEAOw==");
+  }
+  return defaultImage(tokens, idx, options, env, self);
+};
+md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+  tokens[idx].attrSet("target", "_blank");
+  tokens[idx].attrSet("rel", "noopener noreferrer");
+  return self.renderToken(tokens, idx, options);
+};
+
+export function renderMarkdown(source: string): string {
+  return md.render(source);
+}
+
+/** fileName -> data URL, shared by every preview of this page. */
+const mediaCache = new Map<string, Promise<string | null>>();
+
+async function mediaUrl(client: ApiClient, projectId: string, fileName: string): Promise<string | null> {
+  const key = `${projectId}/${fileName}`;
+  let p = mediaCache.get(key);
+  if (!p) {
+    p = (async () => {
+      const list = await client.call("media.list", { projectId });
+      const asset = list.media.find((a) => a.fileName === fileName);
+      if (!asset) return null;
+      const r = await client.call("media.read", { id: asset.id });
+      return `data:${r.asset.mimeType};base64,${r.dataBase64}`;
+    })().catch(() => {
+      mediaCache.delete(key);
+      return null;
+    });
+    mediaCache.set(key, p);
+  }
+  return p;
+}
+
+export const Preview = memo(function Preview({
+  client,
+  projectId,
+  source,
+  label,
+}: {
+  client: ApiClient;
+  projectId: string;
+  source: string;
+  label: string;
+}) {
+  const html = useMemo(() => renderMarkdown(source), [source]);
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const imgs = ref.current?.querySelectorAll<HTMLImageElement>("img[data-media]") ?? [];
+    let live = true;
+    for (const img of Array.from(imgs)) {
+      const name = img.dataset.media!;
+      void mediaUrl(client, projectId, name).then((url) => {
+        if (live && url) {
+          img.src = url;
+          img.dataset.loaded = "true";
+        }
+      });
+    }
+    return () => {
+      live = false;
+    };
+  }, [html, client, projectId]);
+  return (
+    <div
+      ref={ref}
+      className="preview markdown-body"
+      data-testid="preview"
+      aria-label={label}
+      // Safe: markdown-it escapes raw HTML (html: false) and refuses unsafe link schemes.
+      dangerouslySetInnerHTML={{ __html: html }}
+    />
+  );
+});

@@ -1,0 +1,603 @@
+// One open project: title, editor (+ preview), status bar, right panel, overlays.
+import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useMemo, useRef, useState } from "react";
+import { toClientError } from "../api/client";
+import type { BrandProfile, Comment, Project } from "../api/generated";
+import { Dialog } from "../components/Dialog";
+import { useApp } from "../context";
+import type { MessageId } from "../i18n";
+import { locateAnchor } from "../lib/anchors";
+import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
+import { createWordCounter } from "../lib/wordcount";
+import { CommentsPanel } from "../panels/CommentsPanel";
+import { HistoryPanel } from "../panels/HistoryPanel";
+import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
+import { ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
+import { type Conflict, type SaveState, Saver } from "./saver";
+
+// The preview (and its Markdown renderer) loads on first use, keeping startup small.
+const Preview = lazy(() => import("./Preview").then((m) => ({ default: m.Preview })));
+
+import { type PanelTab, TABS } from "./tabs";
+
+export type { PanelTab };
+
+export interface ProjectViewHandle {
+  openSaveVersion(): void;
+  togglePreview(): void;
+  compareWithHead(): void;
+  focusComment(): void;
+  toggleArchive(): void;
+  focusEditor(): void;
+  /** Closes the topmost overlay; false when none was open. */
+  closeOverlay(): boolean;
+  flush(): Promise<void>;
+}
+
+export interface ProjectViewProps {
+  projectId: string;
+  tab: PanelTab;
+  onTab: (tab: PanelTab) => void;
+  brands: BrandProfile[];
+  /** Reports title/head/updatedAt/archived changes for the sidebar. */
+  onProjectChanged: (p: Project) => void;
+  /** Shown first in the top bar (the "show sidebar" button when it is hidden). */
+  leading?: ReactNode;
+}
+
+type Overlay = { kind: "diff"; from: number; to: number | null } | { kind: "view"; n: number } | null;
+
+export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(function ProjectView(
+  { projectId, tab, onTab, brands, onProjectChanged, leading },
+  ref,
+) {
+  const { client, t, toast, showError, lang, mod } = useApp();
+  const [project, setProject] = useState<Project | null>(null);
+  const [loadError, setLoadError] = useState<unknown>(null);
+  const [title, setTitle] = useState("");
+  const [saveState, setSaveState] = useState<SaveState>("saved");
+  const [head, setHead] = useState(0);
+  const [words, setWords] = useState(0);
+  const [preview, setPreview] = useState(false);
+  const [previewSource, setPreviewSource] = useState("");
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [overlay, setOverlay] = useState<Overlay>(null);
+  const [saveDialog, setSaveDialog] = useState(false);
+  const [restoreAsk, setRestoreAsk] = useState<number | null>(null);
+  const [comments, setComments] = useState<Comment[] | null>(null);
+  const [selectionText, setSelectionText] = useState("");
+  const [busy, setBusy] = useState<string | null>(null);
+  // Keeps the last handle: on unmount React detaches refs before effect cleanups run,
+  // and the final save still needs the editor's text.
+  const editor = useRef<EditorHandle | null>(null);
+  const keepEditor = useCallback((h: EditorHandle | null) => {
+    if (h) editor.current = h;
+  }, []);
+  const saver = useRef<Saver | null>(null);
+  const readTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const countWords = useMemo(() => createWordCounter(), []);
+  const reported = useRef({ title: "", at: 0 });
+  const previewRef = useRef(preview);
+  previewRef.current = preview;
+  const changedRef = useRef(onProjectChanged);
+  changedRef.current = onProjectChanged;
+
+  // Load the project and its comments.
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      try {
+        const p = await client.call("project.get", { projectId });
+        if (!live) return;
+        saver.current?.dispose();
+        saver.current = new Saver({
+          client,
+          project: p,
+          pull: () => editor.current?.getText() ?? p.source,
+          isComposing: () => editor.current?.isComposing() ?? false,
+          onState: setSaveState,
+          onSaved: (np) => {
+            // Tell the sidebar when the title changed, otherwise at most every 5 s.
+            const now = Date.now();
+            if (np.title !== reported.current.title || now - reported.current.at > 5000) {
+              reported.current = { title: np.title, at: now };
+              changedRef.current(np);
+            }
+          },
+          onConflict: setConflict,
+          onError: (e) => showError(e),
+        });
+        setProject(p);
+        setTitle(p.title);
+        reported.current = { title: p.title, at: Date.now() };
+        setHead(p.head);
+        setWords(countWords(p.source));
+        setPreviewSource(p.source);
+        setSaveState("saved");
+      } catch (e) {
+        if (live) setLoadError(e);
+      }
+    })();
+    client.call("comment.list", { projectId }).then(
+      (r) => live && setComments(r.comments),
+      () => live && setComments([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, projectId, showError, countWords]);
+
+  // Reads the editor's text into the word count and the preview (the saver pulls its own).
+  const readEditor = useCallback(() => {
+    if (readTimer.current) clearTimeout(readTimer.current);
+    readTimer.current = null;
+    const text = editor.current?.getText();
+    if (text === undefined) return;
+    setWords(countWords(text));
+    if (previewRef.current) setPreviewSource(text);
+  }, [countWords]);
+
+  const onEditorChange = useCallback(() => {
+    saver.current?.touch();
+    if (!readTimer.current) readTimer.current = setTimeout(readEditor, 500);
+  }, [readEditor]);
+
+  const flush = useCallback(async () => {
+    readEditor();
+    await saver.current?.flush();
+  }, [readEditor]);
+
+  // Save what is pending when the project closes or the page goes away.
+  useEffect(() => {
+    const onHide = () => {
+      readEditor();
+      void saver.current?.flush().catch(() => undefined);
+    };
+    window.addEventListener("pagehide", onHide);
+    return () => {
+      window.removeEventListener("pagehide", onHide);
+      onHide();
+    };
+  }, [readEditor]);
+
+  const onTitle = (value: string) => {
+    setTitle(value);
+    saver.current?.change({ title: value });
+  };
+
+  const saveVersion = async (message: string) => {
+    setSaveDialog(false);
+    setBusy(t("version.saving"));
+    try {
+      await flush();
+      const v = await client.call("version.create", message.trim() ? { projectId, message: message.trim() } : { projectId });
+      setHead(v.number);
+      const p = await client.call("project.get", { projectId });
+      changedRef.current(p);
+      toast(t("version.saved", { n: v.number }));
+    } catch (e) {
+      const err = toClientError(e);
+      if (err.code !== "CONFLICT") showError(err);
+    } finally {
+      setBusy(null);
+      editor.current?.focus();
+    }
+  };
+
+  const restore = async (n: number) => {
+    setRestoreAsk(null);
+    setBusy(t("restore.busy", { n }));
+    try {
+      await flush();
+      const r = await client.call("version.restore", { projectId, number: n });
+      editor.current?.setText(r.project.source);
+      saver.current?.reset(r.project);
+      setProject(r.project);
+      setTitle(r.project.title);
+      setHead(r.project.head);
+      setWords(countWords(r.project.source));
+      setPreviewSource(r.project.source);
+      setOverlay(null);
+      changedRef.current(r.project);
+      toast(
+        r.autosnapshot
+          ? t("restore.doneSnapshot", { n, m: r.restored.number, s: r.autosnapshot.number })
+          : t("restore.done", { n, m: r.restored.number }),
+      );
+    } catch (e) {
+      const err = toClientError(e);
+      if (err.code !== "CONFLICT") showError(err);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const keepMine = async () => {
+    setConflict(null);
+    try {
+      await saver.current?.keepMine();
+      toast(t("conflict.keptMine"));
+    } catch (e) {
+      showError(e);
+    }
+  };
+  const takeTheirs = () => {
+    const d = saver.current?.takeTheirs();
+    setConflict(null);
+    if (!d) return;
+    editor.current?.setText(d.source);
+    setTitle(d.title);
+    setWords(countWords(d.source));
+    setPreviewSource(d.source);
+    toast(t("conflict.tookTheirs"));
+  };
+
+  const addComment = useCallback(
+    async (body: string) => {
+      try {
+        await flush();
+        const sel = editor.current?.getSelection() ?? { from: 0, to: 0 };
+        const params = sel.to > sel.from ? { projectId, body, anchor: { from: sel.from, to: sel.to } } : { projectId, body };
+        const c = await client.call("comment.add", params);
+        setComments((list) => [...(list ?? []), c]);
+        toast(t("comments.added"));
+        return true;
+      } catch (e) {
+        showError(e);
+        return false;
+      }
+    },
+    [client, flush, projectId, showError, t, toast],
+  );
+
+  const resolveComment = useCallback(
+    async (c: Comment, resolved: boolean) => {
+      try {
+        const nc = await client.call("comment.resolve", { projectId, commentId: c.id, resolved });
+        setComments((list) => (list ?? []).map((x) => (x.id === nc.id ? nc : x)));
+      } catch (e) {
+        showError(e);
+      }
+    },
+    [client, projectId, showError],
+  );
+  const deleteComment = useCallback(
+    async (c: Comment) => {
+      try {
+        await client.call("comment.delete", { projectId, commentId: c.id });
+        setComments((list) => (list ?? []).filter((x) => x.id !== c.id));
+      } catch (e) {
+        showError(e);
+      }
+    },
+    [client, projectId, showError],
+  );
+  const jumpToComment = useCallback((c: Comment) => {
+    const mapped = editor.current?.anchors().find((a) => a.id === c.id);
+    const r = mapped ?? c.anchor;
+    if (r) editor.current?.select(r.from, r.to);
+  }, []);
+
+  // Stable callbacks, so the memoised panels skip re-rendering while the person types.
+  const onView = useCallback((n: number) => setOverlay({ kind: "view", n }), []);
+  const onDiff = useCallback((from: number, to: number | null) => setOverlay({ kind: "diff", from, to }), []);
+  const onImages = useCallback((f: File[], pos: number) => void onImageFilesRef.current(f, pos), []);
+
+  const anchors = useMemo<AnchorMark[]>(() => {
+    const text = editor.current?.getText() ?? project?.source ?? "";
+    const out: AnchorMark[] = [];
+    for (const c of comments ?? []) {
+      if (c.resolved || !c.anchor) continue;
+      const r = locateAnchor(text, c.anchor, c.quote);
+      if (r) out.push({ id: c.id, ...r });
+    }
+    return out;
+    // Recomputed when the comments change; edits in between are mapped by the editor.
+  }, [comments, project?.id]);
+
+  const onImageFiles = useCallback(
+    async (files: File[], pos: number) => {
+      setBusy(t("image.adding"));
+      try {
+        let at = pos;
+        for (const f of files) {
+          const ext = (f.type.split("/")[1] ?? "png").replace("jpeg", "jpg");
+          const fileName = f.name || `pasted-${Date.now()}.${ext}`;
+          const alt = altFromName(fileName);
+          const asset = await client.call("media.addBytes", {
+            projectId,
+            fileName,
+            dataBase64: await blobToBase64(f),
+            altText: alt,
+          });
+          const text = `${imageMarkdown(alt, asset.fileName)}\n`;
+          editor.current?.insert(text, at);
+          at += text.length;
+        }
+        toast(t("image.added"));
+      } catch (e) {
+        showError(e);
+      } finally {
+        setBusy(null);
+      }
+    },
+    [client, projectId, showError, t, toast],
+  );
+
+  const onImageFilesRef = useRef(onImageFiles);
+  onImageFilesRef.current = onImageFiles;
+
+  const setBrand = async (id: string) => {
+    try {
+      await flush();
+      const p = await client.call("project.update", { projectId, baseRevision: saver.current?.revision, brandProfileId: id });
+      saver.current?.adoptRevision(p);
+      setProject(p);
+      changedRef.current(p);
+    } catch (e) {
+      showError(e);
+    }
+  };
+
+  const toggleArchive = async () => {
+    if (!project) return;
+    try {
+      await flush().catch(() => undefined);
+      const p = await client.call("project.archive", { projectId, archived: !project.archived });
+      setProject(p);
+      changedRef.current(p);
+      toast(p.archived ? t("project.archived") : t("project.unarchived"));
+    } catch (e) {
+      showError(e);
+    }
+  };
+
+  const togglePreview = () => {
+    setPreview((on) => {
+      if (!on) setPreviewSource(editor.current?.getText() ?? "");
+      return !on;
+    });
+  };
+
+  useImperativeHandle(ref, () => ({
+    openSaveVersion: () => {
+      if (!editor.current?.isComposing()) setSaveDialog(true);
+    },
+    togglePreview,
+    compareWithHead: () => {
+      if (head > 0) setOverlay({ kind: "diff", from: head, to: null });
+      else toast(t("history.empty.title"));
+    },
+    focusComment: () => {
+      onTab("comments");
+      setTimeout(() => document.querySelector<HTMLTextAreaElement>("[data-testid=comment-input]")?.focus(), 0);
+    },
+    toggleArchive: () => void toggleArchive(),
+    focusEditor: () => editor.current?.focus(),
+    closeOverlay: () => {
+      if (saveDialog) {
+        setSaveDialog(false);
+        return true;
+      }
+      if (restoreAsk !== null) {
+        setRestoreAsk(null);
+        return true;
+      }
+      if (overlay) {
+        setOverlay(null);
+        editor.current?.focus();
+        return true;
+      }
+      return false;
+    },
+    flush,
+  }));
+
+  if (loadError) {
+    return (
+      <main className="center">
+        <p className="pad">{t("project.loadFailed")}</p>
+      </main>
+    );
+  }
+  if (!project) {
+    return (
+      <main className="center" aria-busy="true">
+        <p className="muted pad">{t("project.opening")}</p>
+      </main>
+    );
+  }
+
+  const saveLabel = {
+    saved: t("status.saved"),
+    dirty: t("status.dirty"),
+    saving: t("status.saving"),
+    conflict: t("status.conflict"),
+    error: t("status.error"),
+  }[saveState];
+
+  return (
+    <>
+      <main className="center" data-testid="project-view" data-project={projectId}>
+        <div className="topbar">
+          {leading}
+          <label className="small muted brand-pick">
+            {t("brand.label")}{" "}
+            <select value={project.brandProfileId ?? ""} onChange={(e) => void setBrand(e.target.value)} data-testid="brand-select">
+              <option value="">{t("brand.none")}</option>
+              {brands.map((b) => (
+                <option key={b.id} value={b.id}>
+                  {b.name}
+                </option>
+              ))}
+            </select>
+          </label>
+          {project.archived && <span className="badge">{t("project.archivedBadge")}</span>}
+          <span className="spacer" />
+          <button type="button" disabled title={t("ai.soon")}>
+            {t("ai.optimize")}
+          </button>
+          <button type="button" aria-pressed={preview} data-testid="toggle-preview" onClick={togglePreview}>
+            {t("preview.toggle")}
+          </button>
+          <button type="button" className="primary" data-testid="save-version" onClick={() => setSaveDialog(true)}>
+            {t("version.save")} <kbd className="on-accent">{mod}+S</kbd>
+          </button>
+        </div>
+        <div className={`doc ${preview ? "with-preview" : ""}`}>
+          <div className="doc-source">
+            <input
+              className="doc-title-input"
+              data-testid="title-input"
+              aria-label={t("title.label")}
+              placeholder={t("title.placeholder")}
+              value={title}
+              onChange={(e) => onTitle(e.target.value)}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" && !e.nativeEvent.isComposing && e.keyCode !== 229) {
+                  e.preventDefault();
+                  editor.current?.focus();
+                }
+              }}
+            />
+            <MarkdownEditor
+              ref={keepEditor}
+              docKey={projectId}
+              initialText={project.source}
+              ariaLabel={t("editor.label")}
+              placeholder={t("editor.placeholder")}
+              anchors={anchors}
+              onChange={onEditorChange}
+              onImageFiles={onImages}
+              onSelectionText={setSelectionText}
+            />
+          </div>
+          {preview && (
+            <Suspense fallback={<p className="preview muted">{t("preview.loading")}</p>}>
+              <Preview client={client} projectId={projectId} source={previewSource} label={t("preview.label")} />
+            </Suspense>
+          )}
+        </div>
+        <footer className="statusbar" data-testid="statusbar">
+          <span data-testid="save-state" data-state={saveState} className={`save-${saveState}`}>
+            {saveLabel}
+          </span>
+          <span aria-hidden="true">·</span>
+          <span data-testid="head">{head > 0 ? t("project.head", { n: head }) : t("project.head.none")}</span>
+          <span aria-hidden="true">·</span>
+          <span data-testid="word-count">{t("status.words", { n: words.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}</span>
+          {busy && (
+            <span className="busy" role="status" data-testid="busy">
+              <span className="spinner" aria-hidden="true" /> {busy}
+            </span>
+          )}
+        </footer>
+        {overlay?.kind === "diff" && (
+          <DiffOverlay
+            projectId={projectId}
+            from={overlay.from}
+            to={overlay.to}
+            beforeLoad={flush}
+            onChange={(from, to) => setOverlay({ kind: "diff", from, to })}
+            onClose={() => setOverlay(null)}
+          />
+        )}
+        {overlay?.kind === "view" && (
+          <VersionOverlay
+            projectId={projectId}
+            number={overlay.n}
+            onDiff={() => setOverlay({ kind: "diff", from: overlay.n, to: null })}
+            onRestore={() => setRestoreAsk(overlay.n)}
+            onClose={() => setOverlay(null)}
+          />
+        )}
+        {conflict && <ConflictOverlay conflict={conflict} onKeepMine={() => void keepMine()} onTakeTheirs={takeTheirs} />}
+      </main>
+      <aside className="panel" aria-label={t("panel.label")}>
+        <div className="tabs" role="tablist">
+          {TABS.map((k, i) => (
+            <button
+              key={k}
+              type="button"
+              role="tab"
+              aria-selected={tab === k}
+              data-testid={`tab-${k}`}
+              title={`${mod}+${i + 1}`}
+              onClick={() => onTab(k)}
+            >
+              {t(`tab.${k}` as MessageId)}
+            </button>
+          ))}
+        </div>
+        {tab === "history" && (
+          <HistoryPanel projectId={projectId} head={head} onView={onView} onDiff={onDiff} onRestore={setRestoreAsk} />
+        )}
+        {tab === "comments" && (
+          <CommentsPanel
+            comments={comments}
+            selectionText={selectionText}
+            onAdd={addComment}
+            onResolve={resolveComment}
+            onDelete={deleteComment}
+            onJump={jumpToComment}
+          />
+        )}
+        {(tab === "drafts" || tab === "ai") && (
+          <div className="panel-body">
+            <div className="empty" data-testid={`soon-${tab}`}>
+              <p className="empty-title">{t(`soon.${tab}.title` as MessageId)}</p>
+              <p className="muted">{t(`soon.${tab}.body` as MessageId)}</p>
+            </div>
+          </div>
+        )}
+      </aside>
+      {saveDialog && <SaveVersionDialog next={head + 1} onSave={(m) => void saveVersion(m)} onClose={() => setSaveDialog(false)} />}
+      {restoreAsk !== null && (
+        <Dialog title={t("restore.title", { n: restoreAsk })} onClose={() => setRestoreAsk(null)} testId="restore-dialog">
+          <p>{t("restore.body")}</p>
+          <div className="row end">
+            <button type="button" onClick={() => setRestoreAsk(null)}>
+              {t("common.cancel")}
+            </button>
+            <button type="button" className="primary" data-testid="restore-confirm" data-autofocus onClick={() => void restore(restoreAsk)}>
+              {t("restore.confirm", { n: restoreAsk })}
+            </button>
+          </div>
+        </Dialog>
+      )}
+    </>
+  );
+});
+
+function SaveVersionDialog({ next, onSave, onClose }: { next: number; onSave: (message: string) => void; onClose: () => void }) {
+  const { t } = useApp();
+  const [message, setMessage] = useState("");
+  return (
+    <Dialog title={t("version.dialogTitle", { n: next })} onClose={onClose} testId="save-version-dialog">
+      <input
+        data-testid="version-message"
+        placeholder={t("version.messagePlaceholder")}
+        aria-label={t("version.messagePlaceholder")}
+        value={message}
+        onChange={(e) => setMessage(e.target.value)}
+        onKeyDown={(e) => {
+          if (e.nativeEvent.isComposing || e.keyCode === 229) return;
+          // Enter, or Ctrl/Cmd+S a second time, saves.
+          const again = (e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s";
+          if (e.key === "Enter" || again) {
+            e.preventDefault();
+            e.stopPropagation();
+            onSave(message);
+          }
+        }}
+      />
+      <div className="row end">
+        <button type="button" onClick={onClose}>
+          {t("common.cancel")}
+        </button>
+        <button type="button" className="primary" data-testid="version-confirm" onClick={() => onSave(message)}>
+          {t("version.save")}
+        </button>
+      </div>
+    </Dialog>
+  );
+}

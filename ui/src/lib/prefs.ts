@@ -1,0 +1,44 @@
+// Preferences kept in this browser profile / webview: language and theme.
+import { detectLang, type Lang } from "../i18n";
+
+export type Theme = "light" | "dark" | "system";
+const LANG_KEY = "inkstone.lang";
+const THEME_KEY = "inkstone.theme";
+
+function read(key: string): string | null {
+  try {
+    return window.localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+function write(key: string, value: string) {
+  try {
+    window.localStorage.setItem(key, value);
+  } catch {
+    // storage unavailable: the choice lasts for this session only
+  }
+}
+
+export function initialLang(osLanguage: string | undefined): Lang {
+  const saved = read(LANG_KEY);
+  return saved === "zh" || saved === "en" ? saved : detectLang(osLanguage);
+}
+export function saveLang(lang: Lang) {
+  write(LANG_KEY, lang);
+}
+export function initialTheme(): Theme {
+  const saved = read(THEME_KEY);
+  return saved === "light" || saved === "dark" ? saved : "system";
+}
+export function saveTheme(theme: Theme) {
+  write(THEME_KEY, theme);
+}
+export function applyTheme(theme: Theme) {
+  const root = document.documentElement;
+  if (theme === "system") delete root.dataset.theme;
+  else root.dataset.theme = theme;
+}
+export function applyLang(lang: Lang) {
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+}

@@ -1,0 +1,98 @@
+import { memo, useCallback, useEffect, useState } from "react";
+import { type ClientError, toClientError } from "../api/client";
+import type { VersionSummary } from "../api/generated";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { VirtualList } from "../components/VirtualList";
+import { useApp } from "../context";
+import { formatFullTime, formatTime } from "../i18n";
+
+export interface HistoryPanelProps {
+  projectId: string;
+  /** Reloads when the head changes. */
+  head: number;
+  onView: (n: number) => void;
+  onDiff: (from: number, to: number | null) => void;
+  onRestore: (n: number) => void;
+}
+
+export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView, onDiff, onRestore }: HistoryPanelProps) {
+  const { client, t, lang, now, mod } = useApp();
+  const [versions, setVersions] = useState<VersionSummary[] | null>(null);
+  const [error, setError] = useState<ClientError | null>(null);
+
+  const load = useCallback(async () => {
+    try {
+      const r = await client.call("version.list", { projectId });
+      setVersions(r.versions);
+      setError(null);
+    } catch (e) {
+      setError(toClientError(e));
+    }
+  }, [client, projectId]);
+
+  useEffect(() => {
+    void load();
+  }, [load, head]);
+
+  const origin = (v: VersionSummary) =>
+    v.origin.type === "restore"
+      ? t("history.origin.restore", { n: v.origin.from })
+      : v.origin.type === "autosnapshot"
+        ? t("history.origin.autosnapshot")
+        : t("history.origin.manual");
+
+  const nowMs = now();
+  return (
+    <section className="panel-body history" data-testid="history-panel">
+      {error && <ErrorBanner error={error} retry={() => void load()} />}
+      {versions === null && !error && <p className="muted pad">{t("history.loading")}</p>}
+      {versions && versions.length === 0 && (
+        <div className="empty" data-testid="history-empty">
+          <p className="empty-title">{t("history.empty.title")}</p>
+          <p className="muted">{t("history.empty.body", { mod })}</p>
+        </div>
+      )}
+      {versions && versions.length > 0 && (
+        <VirtualList
+          items={versions}
+          rowHeight={88}
+          label={t("history.title")}
+          testId="version-list"
+          getKey={(v) => v.id}
+          renderRow={(v) => (
+            <div className="version" data-testid="version-item" data-number={v.number}>
+              <div className="version-line">
+                <strong className="version-no">{t("project.head", { n: v.number })}</strong>
+                <span className={`badge badge-${v.origin.type}`}>{origin(v)}</span>
+                <time className="small muted" dateTime={v.createdAt} title={formatFullTime(lang, v.createdAt)}>
+                  {formatTime(lang, v.createdAt, nowMs)}
+                </time>
+              </div>
+              <div className="version-msg small" title={v.message ?? ""}>
+                {v.origin.type === "autosnapshot" ? (
+                  t("history.autosnapshotMsg")
+                ) : v.origin.type === "restore" ? (
+                  t("history.restoreMsg", { n: v.origin.from })
+                ) : (
+                  v.message || <span className="muted">{t("history.nomessage")}</span>
+                )}
+                <span className="muted"> · {v.author}</span>
+              </div>
+              <div className="version-actions">
+                <button type="button" className="link" onClick={() => onView(v.number)}>
+                  {t("history.view")}
+                </button>
+                <button type="button" className="link" data-testid="version-diff" onClick={() => onDiff(v.number, null)}>
+                  {t("history.compare")}
+                </button>
+                <button type="button" className="link" data-testid="version-restore" onClick={() => onRestore(v.number)}>
+                  {t("history.restore")}
+                </button>
+              </div>
+            </div>
+          )}
+        />
+      )}
+    </section>
+  );
+});
