@@ -207,7 +207,7 @@ describe("the window", () => {
     key("4");
     expect(screen.getByTestId("tab-comments").getAttribute("aria-selected")).toBe("true");
     key("1");
-    expect(screen.getByTestId("soon-drafts")).toBeTruthy();
+    expect(await screen.findByTestId("drafts-panel")).toBeTruthy();
     key("2");
     expect(screen.getByTestId("soon-ai")).toBeTruthy();
     key("j");
@@ -283,6 +283,54 @@ describe("the window", () => {
     fireEvent.click(items()[1].querySelector("button")!);
     await waitFor(() => expect(projects.get("a")!.source).toBe("one more"));
     await waitFor(() => expect(screen.getByTestId("project-view").dataset.project).toBe("b"));
+  });
+
+  it("the drafts tab recompiles after an edit is saved, and a finding selects its text in the editor", async () => {
+    const { transport, projects } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春天是最佳季节", platforms: ["zhihu"] })]);
+    transport.on("pipeline.compile", ({ projectId }) => {
+      const p = projects.get(projectId)!;
+      const at = p.source.indexOf("最佳");
+      return {
+        projectId,
+        revision: p.revision,
+        tags: ["春天"],
+        findings: [
+          {
+            check: "ad_law",
+            severity: "warn",
+            platform: null,
+            span: { from: at, to: at + 2 },
+            location: null,
+            matched: "最佳",
+            message: "absolute term",
+            suggestion: null,
+            route: null,
+          },
+        ],
+        drafts: [
+          {
+            draft: { platform: "zhihu", profileId: "zhihu@draft-v1", title: p.title, content: { type: "markdown", markdown: p.source }, nImages: 0, nLinks: 0 },
+            findings: [],
+          },
+        ],
+      };
+    });
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    fireEvent.click(items()[0].querySelector("button")!);
+    await screen.findByTestId("editor-content");
+    key("1");
+    await waitFor(() => expect(screen.getByTestId("preview-zhihu").textContent).toContain("春天是最佳季节"));
+    expect(screen.queryByTestId("draft-tab-wechat")).toBeNull();
+    const view = EditorView.findFromDOM(screen.getByTestId("editor"))!;
+    act(() => view.dispatch({ changes: { from: 0, insert: "今年" } }));
+    await waitFor(() => expect(screen.getByTestId("preview-zhihu").textContent).toContain("今年春天是最佳季节"), { timeout: 4000 });
+    expect(transport.callsTo("pipeline.compile")).toHaveLength(2);
+    // Typed on since the last compile: the jump still lands on the matched text.
+    act(() => view.dispatch({ changes: { from: 0, insert: "啊，" } }));
+    fireEvent.click(screen.getByTestId("finding-jump"));
+    const sel = view.state.selection.main;
+    expect(view.state.sliceDoc(sel.from, sel.to)).toBe("最佳");
   });
 
   it("Ctrl+S saves a version with an optional message and says so", async () => {

@@ -225,7 +225,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
 
   return (
     <AppCtx.Provider value={ctx}>
-      <div className={`app ${sidebar ? "" : "no-sidebar"} ${selectedId ? "has-project" : ""}`} data-testid="app">
+      <div className={`app ${sidebar ? "" : "no-sidebar"} ${selectedId ? "has-project" : ""} ${selectedId && tab === "drafts" ? "wide-panel" : ""}`} data-testid="app">
         {sidebar && (
           <Sidebar
             projects={projects}

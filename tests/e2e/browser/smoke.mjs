@@ -594,6 +594,115 @@ async function main() {
     await tid("project-view").waitFor();
   });
 
+  await check("drafts: every platform preview follows the source; an ad-law term is flagged and jumps; WeChat HTML copies (screenshots)", async () => {
+    const source = [
+      "## 慢一点写",
+      "",
+      "春天来得很慢。我们把每一次修改都留成版本，随时可以对比、恢复。详见 [说明](https://example.com/guide)。",
+      "",
+      "- 先写完，再修改",
+      "- 每个平台一份草稿",
+      "",
+      "Inkstone keeps every saved state as a version you can compare and restore.",
+      "",
+    ].join("\n");
+    const created = await call("project.create", { title: "平台草稿 e2e", source });
+    const cover = await call("media.addBytes", { projectId: created.id, fileName: "cover.png", dataBase64: PNG_BASE64, altText: "cover" });
+    const p = await call("project.update", { projectId: created.id, source: `${source}\n![cover](media/${cover.fileName})\n` });
+    await page.reload({ waitUntil: "load" });
+    await page.locator("[data-testid=project-item]", { hasText: "平台草稿 e2e" }).click();
+    await page.locator(`[data-testid=project-view][data-project='${p.id}']`).waitFor();
+    await page.keyboard.press("Control+1");
+    await tid("drafts-panel").waitFor();
+    for (const pl of ["wechat", "zhihu", "x", "douyin", "xiaohongshu"]) await tid(`draft-tab-${pl}`).waitFor();
+    await tid("preview-wechat").waitFor();
+    const frameHtml = () => page.locator("[data-testid=preview-wechat] iframe").getAttribute("srcdoc");
+    assert((await frameHtml()).includes("<section style="), "WeChat frame lacks the compiled HTML");
+    assert((await page.locator("[data-testid=preview-wechat] iframe").getAttribute("sandbox")) === "", "frame not sandboxed");
+    // The project's image shows in the phone preview (as a data URL: the frame has no origin).
+    await page.waitForFunction(() => document.querySelector("[data-testid=preview-wechat] iframe")?.getAttribute("srcdoc")?.includes('src="data:image/png;base64,'));
+    await calm();
+    await shot("14-drafts-wechat-en-light");
+
+    // Edit the source: a new sentence with an advertising-law absolute term.
+    const marker = "墨石是最佳的写作工具";
+    await tid("editor-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.insertText(`\n\n${marker}。\n`);
+    await waitSaved();
+    await page.waitForFunction((m) => document.querySelector("[data-testid=preview-wechat] iframe")?.getAttribute("srcdoc")?.includes(m), marker);
+    // Text inside the sandboxed frame, as the person sees it.
+    const inFrame = await page.frameLocator("[data-testid=preview-wechat] iframe").locator("body").textContent();
+    assert(inFrame.includes(marker), "WeChat frame body does not show the edit");
+    const previews = { zhihu: "preview-zhihu", x: "preview-x", douyin: "preview-douyin", xiaohongshu: "preview-xiaohongshu" };
+    for (const [pl, id] of Object.entries(previews)) {
+      await tid(`draft-tab-${pl}`).click();
+      await tid(id).filter({ hasText: marker }).waitFor();
+      await calm();
+      await shot(`15-drafts-${pl}-en-light`);
+    }
+    await tid("draft-tab-x").click();
+    const xCounts = await tid("x-count").allTextContents();
+    assert(xCounts.length > 0 && xCounts.every((c) => /^\d+\/280$/.test(c)), `X counters ${JSON.stringify(xCounts)}`);
+
+    // The advertising-law finding, and the jump to it.
+    await tid("draft-tab-wechat").click();
+    const adLaw = page.locator("[data-testid=finding][data-check=ad_law]", { hasText: "最佳" }).first();
+    await adLaw.waitFor();
+    const from = Number(await adLaw.getAttribute("data-from"));
+    const to = Number(await adLaw.getAttribute("data-to"));
+    const stored = (await call("project.get", { projectId: p.id })).source;
+    assert(stored.slice(from, to) === "最佳", `span ${from}..${to} covers ${JSON.stringify(stored.slice(from, to))}`);
+    await tid("draft-tags").waitFor();
+    await tid("findings-summary").click();
+    await page.waitForFunction(() => {
+      const r = document.querySelector("[data-testid=findings]")?.getBoundingClientRect();
+      return r && r.top >= 0 && r.top < window.innerHeight - 100;
+    });
+    await calm();
+    await shot("16-drafts-findings-en-light");
+    await page.keyboard.press("Control+Home");
+    await adLaw.locator("[data-testid=finding-jump]").click();
+    await page.waitForFunction(() => window.getSelection()?.toString() === "最佳");
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute("data-testid"));
+    assert(focused === "editor-content", `focus after jump: ${focused}`);
+
+    // Copy the WeChat draft: the clipboard holds the compiled HTML and plain text.
+    const compiled = await call("pipeline.compile", { projectId: p.id, platforms: ["wechat"] });
+    const html = compiled.drafts[0].draft.content.html;
+    await tid("draft-copy").click();
+    await toast("Copied");
+    const clip = await page.evaluate(async () => {
+      const items = await navigator.clipboard.read();
+      const out = {};
+      for (const item of items) for (const type of item.types) out[type] = await (await item.getType(type)).text();
+      return out;
+    });
+    // Chromium prefixes the HTML it puts on the clipboard with a charset <meta>.
+    const gotHtml = (clip["text/html"] ?? "").replace(/^<meta[^>]*>/i, "");
+    assert(gotHtml.startsWith("<section style="), `clipboard html starts ${JSON.stringify(gotHtml.slice(0, 40))}`);
+    assert(gotHtml.includes(marker) && gotHtml.length >= html.length * 0.9, "clipboard html is not the compiled draft");
+    assert((clip["text/plain"] ?? "").includes(marker), `clipboard text ${JSON.stringify((clip["text/plain"] ?? "").slice(0, 40))}`);
+
+    // Chinese, dark: the panel in the other language and theme.
+    await palette("language");
+    await page.locator("[data-testid=sidebar] h1", { hasText: "项目" }).waitFor();
+    await tid("draft-tab-wechat").filter({ hasText: "微信公众号" }).waitFor();
+    await palette("theme dark");
+    await calm();
+    await shot("17-drafts-wechat-zh-dark");
+    await tid("draft-tab-x").click();
+    await calm();
+    await shot("18-drafts-x-zh-dark");
+    await palette("theme light");
+    await palette("language");
+    await page.locator("[data-testid=sidebar] h1", { hasText: "Projects" }).waitFor();
+    await page.keyboard.press("Control+3");
+    await page.locator("[data-testid=project-item]", { hasText: title }).click();
+    await tid("project-view").waitFor();
+    await noBanner();
+  });
+
   await check("a CONFLICT from a second tab shows both versions; keep mine wins only when chosen", async () => {
     const other = await context.newPage();
     watch(other);

@@ -30,7 +30,7 @@ export function renderMarkdown(source: string): string {
 /** fileName -> data URL, shared by every preview of this page. */
 const mediaCache = new Map<string, Promise<string | null>>();
 
-async function mediaUrl(client: ApiClient, projectId: string, fileName: string): Promise<string | null> {
+export async function mediaUrl(client: ApiClient, projectId: string, fileName: string): Promise<string | null> {
   const key = `${projectId}/${fileName}`;
   let p = mediaCache.get(key);
   if (!p) {

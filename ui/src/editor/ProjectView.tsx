@@ -16,6 +16,8 @@ import { type Conflict, type SaveState, Saver } from "./saver";
 
 // The preview (and its Markdown renderer) loads on first use, keeping startup small.
 const Preview = lazy(() => import("./Preview").then((m) => ({ default: m.Preview })));
+// So do the drafts panel and its previews.
+const DraftsPanel = lazy(() => import("../panels/DraftsPanel").then((m) => ({ default: m.DraftsPanel })));
 
 import { type PanelTab, TABS } from "./tabs";
 
@@ -56,6 +58,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const [title, setTitle] = useState("");
   const [saveState, setSaveState] = useState<SaveState>("saved");
   const [head, setHead] = useState(0);
+  /** The saved working-copy revision (drafts recompile when it changes). */
+  const [revision, setRevision] = useState(0);
   const [words, setWords] = useState(0);
   const [preview, setPreview] = useState(false);
   const [previewSource, setPreviewSource] = useState("");
@@ -96,6 +100,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           isComposing: () => editor.current?.isComposing() ?? false,
           onState: setSaveState,
           onSaved: (np) => {
+            setRevision(np.revision);
             // Tell the sidebar when the title changed, otherwise at most every 5 s.
             const now = Date.now();
             if (np.title !== reported.current.title || now - reported.current.at > 5000) {
@@ -110,6 +115,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
         setTitle(p.title);
         reported.current = { title: p.title, at: Date.now() };
         setHead(p.head);
+        setRevision(p.revision);
         setWords(countWords(p.source));
         setPreviewSource(p.source);
         setSaveState("saved");
@@ -194,6 +200,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
       setProject(r.project);
       setTitle(r.project.title);
       setHead(r.project.head);
+      setRevision(r.project.revision);
       setWords(countWords(r.project.source));
       setPreviewSource(r.project.source);
       setOverlay(null);
@@ -226,6 +233,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     if (!d) return;
     editor.current?.setText(d.source);
     setTitle(d.title);
+    setRevision(saver.current?.revision ?? 0);
     setWords(countWords(d.source));
     setPreviewSource(d.source);
     toast(t("conflict.tookTheirs"));
@@ -275,6 +283,14 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     const mapped = editor.current?.anchors().find((a) => a.id === c.id);
     const r = mapped ?? c.anchor;
     if (r) editor.current?.select(r.from, r.to);
+  }, []);
+
+  // A finding's span is from the compiled revision; if the text moved since, select the
+  // nearest occurrence of what it matched instead.
+  const jumpToSpan = useCallback((from: number, to: number, matched?: string | null) => {
+    const text = editor.current?.getText() ?? "";
+    const r = (matched ? locateAnchor(text, { from, to }, matched) : null) ?? { from, to };
+    editor.current?.select(r.from, r.to);
   }, []);
 
   // Stable callbacks, so the memoised panels skip re-rendering while the person types.
@@ -332,6 +348,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
       const p = await client.call("project.update", { projectId, baseRevision: saver.current?.revision, brandProfileId: id });
       saver.current?.adoptRevision(p);
       setProject(p);
+      setRevision(p.revision);
       changedRef.current(p);
     } catch (e) {
       showError(e);
@@ -541,7 +558,12 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             onJump={jumpToComment}
           />
         )}
-        {(tab === "drafts" || tab === "ai") && (
+        {tab === "drafts" && (
+          <Suspense fallback={<p className="panel-body muted pad">{t("preview.loading")}</p>}>
+            <DraftsPanel projectId={projectId} revision={revision} platforms={project.platforms} onJump={jumpToSpan} />
+          </Suspense>
+        )}
+        {tab === "ai" && (
           <div className="panel-body">
             <div className="empty" data-testid={`soon-${tab}`}>
               <p className="empty-title">{t(`soon.${tab}.title` as MessageId)}</p>
@@ -601,3 +623,4 @@ function SaveVersionDialog({ next, onSave, onClose }: { next: number; onSave: (m
     </Dialog>
   );
 }
+

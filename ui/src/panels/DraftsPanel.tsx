@@ -1,0 +1,391 @@
+// Platform drafts: one sub-tab per target platform with a faithful preview, the findings
+// (each jumping to its place in the source), suggested tags and copy to clipboard.
+// Recompiles (debounced) whenever the saved working copy's revision changes.
+import MarkdownIt from "markdown-it";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type ClientError, toClientError } from "../api/client";
+import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform } from "../api/generated";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { useApp } from "../context";
+import { mediaUrl } from "../editor/Preview";
+import type { MessageId } from "../i18n";
+
+export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
+export const X_LIMIT = 280;
+/** Delay after the last change before compiling again. */
+export const COMPILE_DEBOUNCE_MS = 400;
+/** A compile slower than this shows progress. */
+const SLOW_MS = 150;
+
+// Zhihu preview: markdown-it with raw HTML off (the draft cannot inject markup).
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+  tokens[idx].attrSet("target", "_blank");
+  tokens[idx].attrSet("rel", "noopener noreferrer");
+  return self.renderToken(tokens, idx, options);
+};
+
+export interface DraftsPanelProps {
+  projectId: string;
+  /** The saved working-copy revision; a change recompiles. */
+  revision: number;
+  /** The project's target platforms; all five when empty. */
+  platforms: Platform[];
+  /** Selects a source range in the editor and scrolls to it. */
+  onJump: (from: number, to: number, matched?: string | null) => void;
+}
+
+/** What a draft looks like as plain text (the clipboard's text/plain). */
+export function draftPlainText(d: Draft): string {
+  const c = d.content;
+  switch (c.type) {
+    case "html":
+      return htmlToText(c.html);
+    case "markdown":
+      return c.markdown;
+    case "thread":
+      return c.posts.map((p) => p.text).join("\n\n");
+    case "card": {
+      const tagLine = c.tags.map((x) => `#${x}`).join(" ");
+      const body = tagLine && !c.body.includes(tagLine) ? `${c.body}\n\n${tagLine}` : c.body;
+      return d.title ? `${d.title}\n\n${body}` : body;
+    }
+  }
+}
+
+function htmlToText(html: string): string {
+  if (typeof DOMParser === "undefined") return html.replace(/<[^>]*>/g, "");
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  // Block elements end a line; keep paragraphs apart.
+  for (const el of Array.from(doc.body.querySelectorAll("p,h1,h2,h3,h4,h5,h6,li,figure,blockquote,pre,tr,section > section"))) {
+    el.append("\n");
+  }
+  for (const br of Array.from(doc.body.querySelectorAll("br"))) br.replaceWith("\n");
+  return (doc.body.textContent ?? "").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+async function copyDraft(d: Draft): Promise<void> {
+  const plain = draftPlainText(d);
+  const clip = navigator.clipboard;
+  if (!clip) throw new Error("clipboard unavailable");
+  if (d.content.type === "html" && typeof ClipboardItem !== "undefined" && clip.write) {
+    try {
+      await clip.write([
+        new ClipboardItem({
+          "text/html": new Blob([d.content.html], { type: "text/html" }),
+          "text/plain": new Blob([plain], { type: "text/plain" }),
+        }),
+      ]);
+      return;
+    } catch {
+      // fall back to plain text below
+    }
+  }
+  await clip.writeText(plain);
+}
+
+const severityRank = { block: 0, warn: 1, info: 2 } as const;
+
+export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, platforms, onJump }: DraftsPanelProps) {
+  const { client, t, toast } = useApp();
+  const targets = platforms.length > 0 ? ALL_PLATFORMS.filter((p) => platforms.includes(p)) : ALL_PLATFORMS;
+  const [active, setActive] = useState<Platform>(targets[0] ?? "wechat");
+  const [result, setResult] = useState<PipelineCompileResult | null>(null);
+  const [error, setError] = useState<ClientError | null>(null);
+  const [slow, setSlow] = useState(false);
+  const seq = useRef(0);
+  const findingsRef = useRef<HTMLDivElement>(null);
+  const targetsKey = targets.join(",");
+
+  useEffect(() => {
+    if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
+    // Only when the set of platforms changes, not on every tab click.
+  }, [targetsKey]);
+
+  const compile = useCallback(async () => {
+    const n = ++seq.current;
+    const slowTimer = setTimeout(() => n === seq.current && setSlow(true), SLOW_MS);
+    try {
+      const r = await client.call("pipeline.compile", { projectId });
+      if (n !== seq.current) return;
+      setResult(r);
+      setError(null);
+    } catch (e) {
+      if (n === seq.current) setError(toClientError(e));
+    } finally {
+      clearTimeout(slowTimer);
+      if (n === seq.current) setSlow(false);
+    }
+  }, [client, projectId]);
+
+  // First compile at once; later ones debounced after the last change.
+  const first = useRef(true);
+  useEffect(() => {
+    first.current = true;
+    setResult(null);
+  }, [projectId]);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      void compile();
+      return;
+    }
+    const timer = setTimeout(() => void compile(), COMPILE_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [compile, revision, targetsKey]);
+
+  const compiled: CompiledDraft | undefined = result?.drafts.find((d) => d.draft.platform === active);
+  const findings = useMemo(() => {
+    const src = (result?.findings ?? []).filter((f) => f.platform === null || f.platform === active);
+    const all = [...src, ...(compiled?.findings ?? [])];
+    return all.sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
+  }, [result, compiled, active]);
+
+  const copy = async () => {
+    if (!compiled) return;
+    try {
+      await copyDraft(compiled.draft);
+      toast(t("drafts.copied"));
+    } catch {
+      toast(t("drafts.copyFailed"));
+    }
+  };
+
+  const label = (p: Platform) => t(`platform.${p}` as MessageId);
+
+  return (
+    <section className="panel-body drafts" data-testid="drafts-panel" data-revision={result?.revision ?? ""}>
+      <div
+        className="subtabs"
+        role="tablist"
+        aria-label={t("drafts.platforms")}
+        onKeyDown={(e) => {
+          if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+          e.preventDefault();
+          const i = targets.indexOf(active);
+          const next = targets[(i + (e.key === "ArrowRight" ? 1 : targets.length - 1)) % targets.length];
+          if (!next) return;
+          setActive(next);
+          e.currentTarget.querySelector<HTMLButtonElement>(`[data-testid=draft-tab-${next}]`)?.focus();
+        }}
+      >
+        {targets.map((p) => {
+          const blocks = result?.drafts.find((d) => d.draft.platform === p)?.findings.some((f) => f.severity === "block");
+          return (
+            <button
+              key={p}
+              type="button"
+              role="tab"
+              aria-selected={p === active}
+              tabIndex={p === active ? 0 : -1}
+              data-testid={`draft-tab-${p}`}
+              onClick={() => setActive(p)}
+            >
+              {label(p)}
+              {blocks && <span className="dot dot-block" aria-label={t("drafts.severity.block")} />}
+            </button>
+          );
+        })}
+      </div>
+      {error && <ErrorBanner error={error} retry={() => void compile()} />}
+      {(slow || (!result && !error)) && (
+        <p className="busy pad small" role="status" data-testid="drafts-compiling">
+          <span className="spinner" aria-hidden="true" /> {t("drafts.compiling", { n: targets.length })}
+        </p>
+      )}
+      {compiled && (
+        <>
+          <div className="draft-bar">
+            <span className="small muted" title={compiled.draft.profileId}>
+              {compiled.draft.profileId}
+            </span>
+            <span className="spacer" />
+            {findings.length > 0 && (
+              <button
+                type="button"
+                className="link small"
+                data-testid="findings-summary"
+                onClick={() => findingsRef.current?.scrollIntoView({ block: "start", behavior: "smooth" })}
+              >
+                {(["block", "warn", "info"] as const)
+                  .map((sev) => [sev, findings.filter((f) => f.severity === sev).length] as const)
+                  .filter(([, n]) => n > 0)
+                  .map(([sev, n]) => (
+                    <span key={sev} className={`sev sev-${sev}`}>
+                      {t(`drafts.summary.${sev}` as MessageId, { n })}
+                    </span>
+                  ))}
+              </button>
+            )}
+            <button type="button" data-testid="draft-copy" onClick={() => void copy()}>
+              {t("drafts.copy")}
+            </button>
+          </div>
+          <DraftPreview draft={compiled.draft} projectId={projectId} />
+        </>
+      )}
+      {result && (
+        <>
+          {result.tags.length > 0 && (
+            <div className="draft-section">
+              <h3 className="small muted">{t("drafts.tags")}</h3>
+              <ul className="chips" data-testid="draft-tags">
+                {result.tags.map((tag) => (
+                  <li key={tag} className="chip">
+                    #{tag}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+          <div className="draft-section" ref={findingsRef}>
+            <h3 className="small muted">{t("drafts.findings", { n: findings.length })}</h3>
+            {findings.length === 0 ? (
+              <p className="small muted" data-testid="findings-none">
+                {t("drafts.noFindings")}
+              </p>
+            ) : (
+              <ul className="findings" data-testid="findings">
+                {findings.map((f, i) => (
+                  <FindingItem key={`${f.check}-${i}-${f.span?.from ?? ""}`} f={f} onJump={onJump} />
+                ))}
+              </ul>
+            )}
+          </div>
+        </>
+      )}
+    </section>
+  );
+});
+
+function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: number, matched?: string | null) => void }) {
+  const { t } = useApp();
+  const span = f.span;
+  const head = (
+    <>
+      <span className={`sev sev-${f.severity}`}>{t(`drafts.severity.${f.severity}` as MessageId)}</span>
+      {f.matched && <span className="finding-matched">“{f.matched}”</span>}
+      {f.location && <span className="small muted">{f.location}</span>}
+      {f.route && <span className="small muted">({f.route})</span>}
+    </>
+  );
+  return (
+    <li
+      className={`finding finding-${f.severity}`}
+      data-testid="finding"
+      data-check={f.check}
+      data-severity={f.severity}
+      data-from={span?.from ?? ""}
+      data-to={span?.to ?? ""}
+    >
+      {span ? (
+        <button type="button" className="finding-head" title={t("drafts.jump")} data-testid="finding-jump" onClick={() => onJump(span.from, span.to, f.matched)}>
+          {head}
+        </button>
+      ) : (
+        <div className="finding-head">{head}</div>
+      )}
+      <p className="finding-msg small">{f.message}</p>
+      {f.suggestion && <p className="finding-fix small muted">→ {f.suggestion}</p>}
+    </li>
+  );
+}
+
+const MEDIA_SRC = /src="media\/([^"/?#]+)"/g;
+
+/** The HTML with `src="media/NAME"` images swapped for data URLs (for previews only). */
+function useMediaResolved(html: string, projectId: string): string {
+  const { client } = useApp();
+  const [out, setOut] = useState(html);
+  useEffect(() => {
+    setOut(html);
+    const names = [...new Set(Array.from(html.matchAll(MEDIA_SRC), (m) => m[1] ?? ""))];
+    if (names.length === 0) return;
+    let live = true;
+    void Promise.all(names.map(async (n) => [n, await mediaUrl(client, projectId, decodeURIComponent(n))] as const)).then((pairs) => {
+      if (!live) return;
+      const urls = new Map(pairs.filter((p): p is readonly [string, string] => p[1] !== null));
+      if (urls.size) setOut(html.replace(MEDIA_SRC, (m, n: string) => (urls.has(n) ? `src="${urls.get(n)}"` : m)));
+    });
+    return () => {
+      live = false;
+    };
+  }, [html, client, projectId]);
+  return out;
+}
+
+function WechatPreview({ draft, html, projectId }: { draft: Draft; html: string; projectId: string }) {
+  const { t } = useApp();
+  const shown = useMediaResolved(html, projectId);
+  return (
+    <figure className="phone" data-testid="preview-wechat" aria-label={t("drafts.previewOf", { p: t("platform.wechat") })}>
+      <figcaption className="small muted">{t("drafts.previewNote")}</figcaption>
+      <div className="phone-screen">
+        <h1 className="wx-title">{draft.title}</h1>
+        <iframe title={t("drafts.previewOf", { p: t("platform.wechat") })} sandbox="" srcDoc={wechatDoc(shown)} width={375} height={520} />
+      </div>
+    </figure>
+  );
+}
+
+function ZhihuPreview({ draft, markdown, projectId }: { draft: Draft; markdown: string; projectId: string }) {
+  const rendered = useMemo(() => md.render(markdown), [markdown]);
+  const shown = useMediaResolved(rendered, projectId);
+  return (
+    <div className="zhihu-preview" data-testid="preview-zhihu">
+      <h1 className="zhihu-title">{draft.title}</h1>
+      <div
+        className="markdown-body"
+        // Safe: markdown-it escapes raw HTML (html: false) and refuses unsafe link schemes.
+        dangerouslySetInnerHTML={{ __html: shown }}
+      />
+    </div>
+  );
+}
+
+export function DraftPreview({ draft, projectId }: { draft: Draft; projectId: string }) {
+  const c = draft.content;
+  switch (c.type) {
+    case "html":
+      return <WechatPreview draft={draft} html={c.html} projectId={projectId} />;
+    case "markdown":
+      return <ZhihuPreview draft={draft} markdown={c.markdown} projectId={projectId} />;
+    case "thread":
+      return (
+        <ol className="thread" data-testid="preview-x">
+          {c.posts.map((p, i) => {
+            const over = p.weightedLength > X_LIMIT;
+            return (
+              <li key={i} className="post" data-testid="x-post">
+                <p className="post-text">{p.text}</p>
+                <p className={`post-count small ${over ? "over" : "muted"}`} data-testid="x-count" data-over={over}>
+                  {p.weightedLength}/{X_LIMIT}
+                </p>
+              </li>
+            );
+          })}
+        </ol>
+      );
+    case "card":
+      return (
+        <article className={`card card-${draft.platform}`} data-testid={`preview-${draft.platform}`}>
+          <h1 className="card-title">{draft.title}</h1>
+          <p className="card-body">{c.body}</p>
+          {c.tags.length > 0 && (
+            <p className="card-tags">
+              {c.tags.map((x) => (
+                <span key={x} className="card-tag">
+                  #{x}
+                </span>
+              ))}
+            </p>
+          )}
+        </article>
+      );
+  }
+}
+
+/** The compiled WeChat HTML as the phone shows it (the article body at 375 px). */
+function wechatDoc(html: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=375"><style>body{margin:0;padding:16px 8px;background:#fff}img{max-width:100%}</style></head><body>${html}</body></html>`;
+}
