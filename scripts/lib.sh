@@ -10,11 +10,13 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages for building the Tauri app (webkit/gtk dev), running its window
 # headless (Xvfb, dbus), driving it (WebKitWebDriver), the browser tests (chromium),
-# and screenshots (imagemagick's import).
+# screenshots (imagemagick's import), and the keychain tests (gnome-keyring's Secret
+# Service, keyutils' kernel keyring).
 APT_PACKAGES=(
   build-essential pkg-config curl file libssl-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth dbus webkit2gtk-driver chromium imagemagick fonts-noto-cjk
+  gnome-keyring libsecret-tools keyutils
 )
 
 ensure_apt_packages() {
@@ -57,4 +59,19 @@ ensure_node_modules() {
 build_ui() {
   say "building the UI (ui/dist)"
   npm --prefix ui run build
+}
+
+# Runs "$@" with a real, unlocked Secret Service (gnome-keyring on a private D-Bus
+# session bus, its keyring files in a temporary XDG_DATA_HOME, so there is no prompt
+# and nothing is left behind) inside a fresh kernel session keyring, and tells the
+# keychain tests they may run (INKSTONE_TEST_SECRET_SERVICE, INKSTONE_TEST_KEYUTILS).
+with_test_keychain() {
+  local keyring_home status=0
+  keyring_home="$(mktemp -d)"
+  XDG_DATA_HOME="$keyring_home" INKSTONE_TEST_SECRET_SERVICE=1 INKSTONE_TEST_KEYUTILS=1 \
+    dbus-run-session -- keyctl session - bash -c \
+      'printf inkstone-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null && exec "$@"' _ "$@" \
+    || status=$?
+  rm -rf "$keyring_home"
+  return "$status"
 }

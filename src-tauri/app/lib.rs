@@ -26,10 +26,7 @@ pub fn open_engine(data_dir: Option<PathBuf>) -> EngineState {
         return EngineState(Err(inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, "Cannot tell the OS data folder.")
             .hint("set_data_dir", "Set INKSTONE_DATA_DIR to a folder Inkstone may use.")));
     };
-    let mut config = EngineConfig::new(&data_dir, "Inkstone desktop");
-    if let Some(name) = inkstone_core::config::os_user_name(|key| std::env::var(key).ok()) {
-        config.default_display_name = name;
-    }
+    let config = EngineConfig::new(&data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
     match Engine::open(config) {
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "store opened");

@@ -52,6 +52,21 @@ pub enum Command {
     /// Backups (automatic export generations).
     #[command(subcommand)]
     Backup(BackupCommand),
+    /// Platform drafts: compile and measure.
+    #[command(subcommand)]
+    Draft(crate::drafts::DraftCommand),
+    /// Quality checks of a project: banned words, advertising law, limits, ...
+    Check {
+        project: String,
+        #[arg(long = "platform")]
+        platforms: Vec<String>,
+    },
+    /// Platform, audience and risk-list profiles.
+    #[command(subcommand)]
+    PlatformProfile(crate::drafts::PlatformProfileCommand),
+    /// LLM profiles: model endpoints, with keys in the OS keychain.
+    #[command(subcommand)]
+    Profile(crate::profile::ProfileCommand),
     /// Serve the API and the UI on 127.0.0.1 for a browser.
     Serve(crate::serve::ServeArgs),
 }
@@ -221,7 +236,7 @@ fn path_string(path: &std::path::Path) -> String {
 }
 
 /// Runs a call, showing progress on a terminal.
-fn call(engine: &Engine, method: &str, params: Value) -> Result<Value, Failure> {
+pub(crate) fn call(engine: &Engine, method: &str, params: Value) -> Result<Value, Failure> {
     let show_progress = std::io::stderr().is_terminal();
     let result = engine.call_stream(method, params, &mut |event| {
         let StreamEvent::Progress(progress) = event;
@@ -235,11 +250,11 @@ fn call(engine: &Engine, method: &str, params: Value) -> Result<Value, Failure> 
     Ok(result?)
 }
 
-fn print_json(value: &Value) {
+pub(crate) fn print_json(value: &Value) {
     println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
 }
 
-fn s<'a>(value: &'a Value, key: &str) -> &'a str {
+pub(crate) fn s<'a>(value: &'a Value, key: &str) -> &'a str {
     value[key].as_str().unwrap_or("")
 }
 
@@ -280,7 +295,11 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
             return Ok(());
         }
         Command::Serve(_) => return Err(Failure::Usage("serve is handled by main".to_owned())),
+        Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Project(command) => project(engine, command)?,
+        Command::Draft(command) => crate::drafts::draft(engine, command)?,
+        Command::Check { project, platforms } => crate::drafts::check(engine, project, platforms)?,
+        Command::PlatformProfile(command) => crate::drafts::platform_profile(engine, command)?,
         Command::Version(command) => version(engine, command)?,
         Command::Comment(command) => comment(engine, command)?,
         Command::Brand(command) => brand(engine, command)?,
@@ -321,7 +340,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
     Ok(())
 }
 
-type Rendered = (Value, Box<dyn Fn(&Value)>);
+pub(crate) type Rendered = (Value, Box<dyn Fn(&Value)>);
 
 fn print_project_line(p: &Value) {
     let archived = if p["archived"] == true { "  [archived]" } else { "" };

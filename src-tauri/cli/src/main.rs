@@ -5,6 +5,8 @@
 //! stderr), 2 bad usage.
 
 mod commands;
+mod drafts;
+mod profile;
 mod serve;
 
 use std::io::IsTerminal;
@@ -48,11 +50,7 @@ fn open_engine(data_dir: Option<PathBuf>, holder: &str) -> Result<Engine, Failur
     let Some(data_dir) = data_dir.or_else(default_data_dir) else {
         return Err(Failure::Usage("cannot tell the OS data folder; pass --data-dir DIR or set INKSTONE_DATA_DIR".to_owned()));
     };
-    let env = |key: &str| std::env::var(key).ok();
-    let mut config = EngineConfig::new(data_dir, holder);
-    if let Some(name) = inkstone_core::config::os_user_name(env) {
-        config.default_display_name = name;
-    }
+    let config = EngineConfig::new(data_dir, holder).with_env(|key| std::env::var(key).ok());
     Ok(Engine::open(config)?)
 }
 

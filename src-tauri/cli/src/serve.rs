@@ -224,15 +224,22 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
         }))
         .with_state(Arc::clone(&state));
     let url = format!("http://127.0.0.1:{port}/#token={token}");
-    println!("Inkstone is running in browser mode. Open this address (it carries this launch's access token):");
-    println!("INKSTONE_URL={url}");
-    println!("Data folder: {}", data_dir.display());
+    let mut banner = format!(
+        "Inkstone is running in browser mode. Open this address (it carries this launch's access token):\nINKSTONE_URL={url}\nData folder: {}\n",
+        data_dir.display()
+    );
     if ui_dir.is_none() {
-        println!("Note: the UI is not built; only the API is served.");
+        banner.push_str("Note: the UI is not built; only the API is served.\n");
     }
-    println!("Press Ctrl+C to stop.");
-    use std::io::Write;
-    std::io::stdout().flush().ok();
+    banner.push_str("Press Ctrl+C to stop.\n");
+    // One write, and a closed stdout (a launcher that stopped reading) must not stop
+    // the server: println! would panic on a broken pipe.
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(banner.as_bytes());
+        let _ = stdout.flush();
+    }
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await

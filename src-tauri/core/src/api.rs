@@ -11,9 +11,12 @@ mod comments;
 mod data;
 mod error;
 mod library;
+mod llm;
 mod media;
+mod pipeline;
 mod projects;
 pub mod typescript;
+mod usage;
 mod versions;
 mod workspace;
 
@@ -28,8 +31,11 @@ pub use comments::*;
 pub use data::*;
 pub use error::{ApiError, ErrorCode, Hint};
 pub use library::*;
+pub use llm::*;
 pub use media::*;
+pub use pipeline::*;
 pub use projects::*;
+pub use usage::*;
 pub use versions::*;
 pub use workspace::*;
 
@@ -60,6 +66,7 @@ pub struct Engine {
     store: Store,
     config: EngineConfig,
     writes: Mutex<()>,
+    llm: llm::LlmRuntime,
 }
 
 impl std::fmt::Debug for Engine {
@@ -83,7 +90,7 @@ impl Engine {
                 group_commit_millis: config.group_commit_millis,
             },
         )?;
-        let engine = Engine { store, config, writes: Mutex::new(()) };
+        let engine = Engine { store, config, writes: Mutex::new(()), llm: llm::LlmRuntime::default() };
         workspace::ensure(&engine)?;
         Ok(engine)
     }
@@ -247,6 +254,27 @@ api_methods! {
         "media.list" => media::list(MediaListParams) -> MediaListResult;
         "media.read" => media::read(IdRef) -> MediaReadResult;
         "backup.list" => data::list_backups(Empty) -> BackupListResult;
+        "platformProfile.list" => pipeline::list_profiles(Empty) -> PlatformProfileListResult;
+        "platformProfile.get" => pipeline::get_profile(IdRef) -> PlatformProfile;
+        "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> PipelineCompileResult;
+        "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> crate::pipeline::Measurement;
+        "pipeline.suggest" => pipeline::suggest(ProjectRef) -> SuggestResult;
+        "quality.check" => pipeline::check(QualityCheckParams) -> QualityCheckResult;
+        "llmProfile.presets" => llm::list_presets(Empty) -> LlmPresetListResult;
+        "llmProfile.list" => llm::list(Empty) -> LlmProfileListResult;
+        "llmProfile.get" => llm::get(LlmProfileRef) -> crate::llm::profile::LlmProfile;
+        "llmProfile.create" => llm::create(LlmProfileInput) -> LlmProfileSaved;
+        "llmProfile.update" => llm::update(LlmProfileUpdateParams) -> LlmProfileSaved;
+        "llmProfile.delete" => llm::delete(LlmProfileRef) -> Deleted;
+        "llmProfile.setDefault" => llm::set_default(LlmProfileRef) -> crate::llm::profile::LlmProfile;
+        "llmProfile.setKey" => llm::set_key(LlmProfileSetKeyParams) -> crate::llm::profile::LlmProfile;
+        "llmProfile.test" => llm::test(LlmProfileRef) -> LlmTestResult;
+        "llmProfile.models" => llm::models(LlmModelsParams) -> LlmModelsResult;
+        "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
+        "usage.report" => usage::report(UsageReportParams) -> crate::usage::UsageReport;
+        "usage.list" => usage::list(UsageListParams) -> UsageListResult;
+        "usage.getQuotas" => usage::get_quotas(Empty) -> crate::usage::Quotas;
+        "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> crate::usage::Quotas;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult;

@@ -103,6 +103,15 @@ pub struct EngineConfig {
     pub cache_capacity_bytes: u64,
     /// How long autosaved working-copy changes may wait before they are synced to disk.
     pub group_commit_millis: u64,
+    /// Where LLM API keys are kept: the OS keychain in production.
+    pub secrets: Arc<dyn crate::llm::keychain::SecretStore>,
+    /// A key for this process only, used before the keychain's (the binaries read it
+    /// from `INKSTONE_LLM_API_KEY`); never written anywhere.
+    pub env_api_key: Option<crate::llm::ApiKey>,
+    /// Retries of model calls (429 and 5xx only).
+    pub llm_retry: crate::llm::retry::RetryPolicy,
+    /// Seed of the retry jitter.
+    pub jitter_seed: u64,
 }
 
 impl EngineConfig {
@@ -116,6 +125,10 @@ impl EngineConfig {
             holder: holder.into(),
             cache_capacity_bytes: 32 * 1024 * 1024,
             group_commit_millis: 1000,
+            secrets: Arc::new(crate::llm::keychain::OsKeychain::new(crate::llm::keychain::KeychainBackend::Platform)),
+            env_api_key: None,
+            llm_retry: crate::llm::retry::RetryPolicy::default(),
+            jitter_seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64 ^ d.as_secs()).unwrap_or(1),
         }
     }
 
@@ -125,12 +138,44 @@ impl EngineConfig {
             clock: Arc::new(FakeClock::new(1000)),
             ids: Arc::new(SequentialIds::default()),
             default_display_name: "Tester".to_owned(),
+            secrets: Arc::new(crate::llm::keychain::MemoryKeychain::default()),
+            llm_retry: crate::llm::retry::RetryPolicy {
+                max_retries: 2,
+                initial_backoff: std::time::Duration::from_millis(5),
+                max_backoff: std::time::Duration::from_millis(20),
+                max_retry_after: std::time::Duration::from_secs(2),
+            },
+            jitter_seed: 1,
             ..EngineConfig::new(data_dir, "test")
         }
     }
 
+    /// Keeps LLM API keys in `secrets` (the OS keychain by default).
+    pub fn with_secrets(mut self, secrets: Arc<dyn crate::llm::keychain::SecretStore>) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
     pub fn with_display_name(mut self, name: impl Into<String>) -> Self {
         self.default_display_name = name.into();
+        self
+    }
+}
+
+impl EngineConfig {
+    /// Applies what the binaries take from the environment, given as a lookup so core
+    /// itself reads none: the OS user name as the first-run display name,
+    /// `INKSTONE_LLM_API_KEY` (a key for this process only, never stored) and
+    /// `INKSTONE_KEYCHAIN=keyutils` (the Linux kernel keyring, whose keys vanish at
+    /// reboot, only when asked for).
+    pub fn with_env(mut self, env: impl Fn(&str) -> Option<String>) -> Self {
+        if let Some(name) = os_user_name(&env) {
+            self.default_display_name = name;
+        }
+        self.env_api_key = env("INKSTONE_LLM_API_KEY").filter(|k| !k.trim().is_empty()).map(|k| crate::llm::ApiKey::new(k.trim()));
+        if env("INKSTONE_KEYCHAIN").as_deref() == Some("keyutils") {
+            self.secrets = Arc::new(crate::llm::keychain::OsKeychain::new(crate::llm::keychain::KeychainBackend::KernelKeyring));
+        }
         self
     }
 }

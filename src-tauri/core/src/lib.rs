@@ -6,8 +6,14 @@
 pub mod api;
 pub mod config;
 pub mod diff;
+pub mod llm;
 pub mod model;
+pub mod pipeline;
+pub mod profiles;
+pub mod quality;
 pub mod store;
+pub mod usage;
+pub mod suggest;
 
 pub use api::{ApiError, Engine, ErrorCode};
 pub use config::EngineConfig;

@@ -63,10 +63,12 @@ pub enum Kind {
     BrandProfiles,
     Templates,
     Media,
+    LlmProfiles,
+    UsageRecords,
 }
 
 impl Kind {
-    const ALL: [Kind; 9] = [
+    const ALL: [Kind; 11] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -76,6 +78,8 @@ impl Kind {
         Kind::BrandProfiles,
         Kind::Templates,
         Kind::Media,
+        Kind::LlmProfiles,
+        Kind::UsageRecords,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -89,6 +93,8 @@ impl Kind {
             Kind::BrandProfiles => "brand_profiles",
             Kind::Templates => "templates",
             Kind::Media => "media",
+            Kind::LlmProfiles => "llm_profiles",
+            Kind::UsageRecords => "usage_records",
         }
     }
 
@@ -103,6 +109,8 @@ impl Kind {
             Kind::BrandProfiles => 6,
             Kind::Templates => 7,
             Kind::Media => 8,
+            Kind::LlmProfiles => 9,
+            Kind::UsageRecords => 10,
         }
     }
 }

@@ -1,6 +1,9 @@
 //! Test helpers shared by the crates' tests: temporary data dirs with an engine on a
-//! fake clock and sequential ids, and loaders for the fixtures in `tests/fixtures`.
+//! fake clock and sequential ids, loaders for the fixtures in `tests/fixtures`, and
+//! the scripted OpenAI-compatible model server ([`model_server`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod model_server;
 
 use std::path::{Path, PathBuf};
 

@@ -6,6 +6,8 @@
 //!   every migration is tested against. Refuses to overwrite it: the fixture must stay
 //!   what schema 1 wrote.
 //! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
+//! - `bench-pipeline`: compile all five platforms for a 10,000-character article,
+//!   against plain `comrak::markdown_to_html` of the same text as the baseline.
 
 mod bench;
 mod fixture;
@@ -28,6 +30,7 @@ fn main() -> Result<()> {
         "codegen" => codegen(rest.iter().any(|a| a == "--check")),
         "fixture-store" => fixture::write(&repo_root().join("tests/fixtures/store-v1.tar.gz")),
         "bench" => bench::run(rest),
+        "bench-pipeline" => bench::run_pipeline(rest),
         other => bail!("unknown task {other:?}; try codegen, fixture-store or bench"),
     }
 }

@@ -91,3 +91,24 @@ fn a_data_dir_held_by_another_process_is_named_plainly() {
     server.stop();
     assert!(run(dir.path(), &["project", "list"]).status.success(), "the lock is released when serve stops");
 }
+
+#[test]
+fn drafts_checks_and_measures_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("a.md");
+    std::fs::write(&source, "这是最佳方法，保证涨粉。\n\n阅读[原文](https://example.com)。\n").unwrap();
+    let project = json_ok(dir.path(), &["project", "create", "方法论", "--source-file", source.to_str().unwrap()]);
+    let id = project["id"].as_str().unwrap();
+    let compiled = json_ok(dir.path(), &["draft", "compile", id, "--platform", "wechat"]);
+    let html = compiled["drafts"][0]["draft"]["content"]["html"].as_str().unwrap();
+    assert!(html.starts_with("<section style=") && html.contains("参考链接"), "{html}");
+    let checks = json_ok(dir.path(), &["check", id]);
+    let growth = checks["findings"].as_array().unwrap().iter().find(|f| f["check"] == "growth_promise").unwrap();
+    assert_eq!((growth["matched"].as_str(), growth["severity"].as_str()), (Some("保证涨粉"), Some("block")));
+    assert_eq!(growth["span"], json!({"from": 7, "to": 11}));
+    let measured = json_ok(dir.path(), &["draft", "measure", "--platform", "x", "Hi http://test.co"]);
+    assert_eq!((measured["weightedLength"].as_u64(), measured["limit"].as_u64(), measured["valid"].as_bool()), (Some(26), Some(280), Some(true)));
+    let text = stdout(&run(dir.path(), &["draft", "measure", "--platform", "xiaohongshu", &"字".repeat(21)]));
+    assert!(text.contains("21") && text.contains("too long"), "{text}");
+    assert_eq!(run(dir.path(), &["draft", "measure", "--platform", "myspace", "x"]).status.code(), Some(1));
+}

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod commands;
+mod profile;
 mod serve;
 
 use std::path::Path;

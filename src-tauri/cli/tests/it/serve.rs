@@ -24,14 +24,17 @@ impl Server {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
         let mut url = None;
-        for line in BufReader::new(stdout).lines() {
+        for line in lines.by_ref() {
             let line = line.unwrap();
             if let Some(found) = line.strip_prefix("INKSTONE_URL=") {
                 url = Some(found.to_owned());
                 break;
             }
         }
+        // Keep draining stdout so the server never writes into a closed pipe.
+        std::thread::spawn(move || for _ in lines {});
         let url = url.expect("serve printed its URL");
         let (base, token) = url.split_once("/#token=").unwrap();
         let port = base.rsplit(':').next().unwrap().parse().unwrap();

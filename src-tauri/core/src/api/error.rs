@@ -24,6 +24,15 @@ pub enum ErrorCode {
     KeychainUnavailable,
     Offline,
     Timeout,
+    /// The provider's answer is not usable: malformed, cut off, or not OpenAI-compatible.
+    ProviderBadResponse,
+    /// The provider does not know the URL or the model (wrong base URL or model name).
+    ProviderNotFound,
+    /// The provider refused the request as sent (a 4xx other than auth, rate limit,
+    /// not found or context length).
+    ProviderRejected,
+    /// The caller cancelled the call.
+    Cancelled,
     /// The data folder is held by another Inkstone process.
     StoreLocked,
     /// The store's files or a stored value are damaged.
@@ -49,6 +58,8 @@ impl ErrorCode {
             ErrorCode::ContextTooLong => 413,
             ErrorCode::KeychainUnavailable => 503,
             ErrorCode::Timeout => 504,
+            ErrorCode::ProviderBadResponse | ErrorCode::ProviderNotFound | ErrorCode::ProviderRejected => 502,
+            ErrorCode::Cancelled => 499,
             ErrorCode::StoreLocked => 423,
             ErrorCode::StoreCorrupt | ErrorCode::StoreTooNew | ErrorCode::Io | ErrorCode::Internal => 500,
         }

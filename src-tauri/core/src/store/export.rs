@@ -15,6 +15,9 @@
 //! brand-profiles/<id>.json
 //! templates/<id>.json
 //! media/<id>.json                   metadata; the file itself in media/files/
+//! llm-profiles/<id>.json            LLM profiles: settings and key fingerprint, never a key
+//! usage/records.jsonl               one model call per line, oldest first
+//! usage/quotas.json
 //! ```
 
 use std::fs;
@@ -26,7 +29,9 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::{keys, Batch, Durability, Store, StoreError};
+use crate::llm::profile::LlmProfile;
 use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Timestamp, Version, Workspace};
+use crate::usage::{Quotas, UsageRecord};
 
 pub const EXPORT_FORMAT: &str = "inkstone-export";
 pub const EXPORT_FORMAT_VERSION: u32 = 1;
@@ -56,6 +61,10 @@ pub struct ExportCounts {
     pub brand_profiles: u64,
     pub templates: u64,
     pub media: u64,
+    #[serde(default)]
+    pub llm_profiles: u64,
+    #[serde(default)]
+    pub usage_records: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -195,6 +204,23 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
         fs::copy(&from, &to).map_err(io(&from))?;
         counts.media += 1;
         progress("export.media", idx as u64 + 1, n_media);
+    }
+
+    for profile in store.scan::<LlmProfile>(b"")? {
+        write(&root.join("llm-profiles").join(format!("{}.json", profile.id)), &json_bytes(&profile)?)?;
+        counts.llm_profiles += 1;
+    }
+    let mut usage_lines = Vec::new();
+    for record in store.scan::<UsageRecord>(b"")? {
+        usage_lines.extend(serde_json::to_vec(&record).map_err(|e| ExportError::Format { path: root.join("usage/records.jsonl"), message: e.to_string() })?);
+        usage_lines.push(b'\n');
+        counts.usage_records += 1;
+    }
+    if !usage_lines.is_empty() {
+        write(&root.join("usage").join("records.jsonl"), &usage_lines)?;
+    }
+    if let Some(quotas) = store.get::<Quotas>(crate::usage::META_QUOTAS)? {
+        write(&root.join("usage").join("quotas.json"), &json_bytes(&quotas)?)?;
     }
 
     let manifest = Manifest {
@@ -357,6 +383,22 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         super::write_file_durably(&to, &bytes).map_err(io(&to))?;
         batch.put(&asset)?;
         counts.media += 1;
+    }
+    for path in json_files(&src.join("llm-profiles"))? {
+        batch.put(&read_json::<LlmProfile>(&path)?)?;
+        counts.llm_profiles += 1;
+    }
+    let usage_path = src.join("usage").join("records.jsonl");
+    if usage_path.exists() {
+        for (line_idx, line) in read_text(&usage_path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let record: UsageRecord = serde_json::from_str(line).map_err(|e| ExportError::Format { path: usage_path.clone(), message: format!("line {}: {e}", line_idx + 1) })?;
+            batch.put(&record)?;
+            counts.usage_records += 1;
+        }
+    }
+    let quotas_path = src.join("usage").join("quotas.json");
+    if quotas_path.exists() {
+        batch.put(&read_json::<Quotas>(&quotas_path)?)?;
     }
     if counts != manifest.counts {
         return Err(ExportError::Format {

@@ -4,4 +4,8 @@
 mod api;
 mod crash;
 mod data;
+mod keychain;
+mod llm_api;
+mod llm_client;
+mod pipeline;
 mod store;

@@ -1,0 +1,192 @@
+//! `inkstone-cli profile …`: LLM profiles from the command line. A key is only ever
+//! read from standard input (`--api-key-stdin`), never from an argument, so it stays
+//! out of shell history and process lists; it goes to the OS keychain.
+
+use std::io::Read;
+
+use clap::{Args, Subcommand};
+use inkstone_core::{ApiError, Engine};
+use serde_json::{json, Value};
+
+use crate::Failure;
+
+#[derive(Debug, Subcommand)]
+pub enum ProfileCommand {
+    /// Add a profile; the key, if any, comes from standard input.
+    Add(AddArgs),
+    /// List profiles with their health.
+    List,
+    /// Make a real minimal request; exits 1 with the error code and hints on failure.
+    Test { name: String },
+    /// Use this profile by default.
+    Default { name: String },
+    /// Remove a profile and its key.
+    Remove { name: String },
+    /// Replace (or with --clear, remove) a profile's key, read from standard input.
+    SetKey {
+        name: String,
+        #[arg(long)]
+        clear: bool,
+        /// Send the key over plain HTTP to another machine anyway.
+        #[arg(long)]
+        allow_plain_http: bool,
+    },
+    /// List the models the server offers.
+    Models { name: String },
+    /// List the presets (usual base URLs of local servers and hosted providers).
+    Presets,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    #[arg(long)]
+    name: String,
+    /// With or without /v1, e.g. http://127.0.0.1:11434 or https://api.openai.com/v1.
+    #[arg(long)]
+    base_url: String,
+    #[arg(long)]
+    model: String,
+    /// Read the API key from standard input (one line).
+    #[arg(long, conflicts_with = "no_key")]
+    api_key_stdin: bool,
+    /// The server takes no key (local servers).
+    #[arg(long)]
+    no_key: bool,
+    /// Seconds to wait for the answer to start and between chunks (default 60).
+    #[arg(long)]
+    timeout: Option<u32>,
+    #[arg(long)]
+    context_window: Option<u32>,
+    #[arg(long)]
+    max_output_tokens: Option<u32>,
+    /// Price per million input tokens (for cost in usage).
+    #[arg(long)]
+    input_price: Option<f64>,
+    #[arg(long)]
+    output_price: Option<f64>,
+    /// Send the key over plain HTTP to another machine anyway.
+    #[arg(long)]
+    allow_plain_http: bool,
+}
+
+fn read_key() -> Result<String, Failure> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| Failure::Usage(format!("cannot read the key from standard input: {e}")))?;
+    let key = text.trim().to_owned();
+    if key.is_empty() {
+        return Err(Failure::Usage("standard input held no key".to_owned()));
+    }
+    Ok(key)
+}
+
+fn print(value: &Value, as_json: bool, text: impl FnOnce(&Value)) {
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(value).unwrap_or_default());
+    } else {
+        text(value);
+    }
+}
+
+fn s<'a>(value: &'a Value, key: &str) -> &'a str {
+    value[key].as_str().unwrap_or("")
+}
+
+fn print_warnings(saved: &Value) {
+    for warning in saved["warnings"].as_array().into_iter().flatten() {
+        eprintln!("warning: {}", s(warning, "message"));
+    }
+}
+
+pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<(), Failure> {
+    match command {
+        ProfileCommand::Add(args) => {
+            // Read the key first: a failed read creates nothing.
+            let key = if args.api_key_stdin { Some(read_key()?) } else { None };
+            let key_required = if args.no_key { Some(false) } else if key.is_some() { Some(true) } else { None };
+            let params = json!({
+                "name": args.name, "baseUrl": args.base_url, "model": args.model, "timeoutS": args.timeout,
+                "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens,
+                "inputPricePerMtok": args.input_price, "outputPricePerMtok": args.output_price, "keyRequired": key_required,
+            });
+            let mut saved = engine.call("llmProfile.create", params)?;
+            let id = s(&saved["profile"], "id").to_owned();
+            if let Some(key) = key {
+                let params = json!({"profile": id, "apiKey": key, "allowPlainHttp": args.allow_plain_http});
+                match engine.call("llmProfile.setKey", params) {
+                    Ok(profile) => saved["profile"] = profile,
+                    Err(error) => {
+                        // Without its key the profile is not what was asked for.
+                        let _ = engine.call("llmProfile.delete", json!({"profile": id}));
+                        return Err(error.into());
+                    }
+                }
+            }
+            print_warnings(&saved);
+            print(&saved, as_json, |saved| {
+                let p = &saved["profile"];
+                let key = p["keyFingerprint"].as_str().map(|f| format!(", key {f} in the keychain")).unwrap_or_default();
+                println!("Added {} ({} at {}{key})", s(p, "name"), s(p, "model"), s(p, "baseUrl"));
+            });
+        }
+        ProfileCommand::List => {
+            let list = engine.call("llmProfile.list", json!({}))?;
+            print(&list, as_json, |list| {
+                let profiles = list["profiles"].as_array().cloned().unwrap_or_default();
+                if profiles.is_empty() {
+                    println!("No LLM profiles yet. Add one with `inkstone-cli profile add --name N --base-url URL --model M`.");
+                }
+                for p in &profiles {
+                    let default = if p["isDefault"] == true { "*" } else { " " };
+                    let key = p["keyFingerprint"].as_str().map(|f| format!("key {f}")).unwrap_or_else(|| if p["keyRequired"] == true { "no key".to_owned() } else { "no key needed".to_owned() });
+                    println!("{default} {:<20} {:<8} {:<30} {}  ({key})", s(p, "name"), s(p, "health"), s(p, "model"), s(p, "baseUrl"));
+                }
+                if list["envKeyActive"] == true {
+                    println!("INKSTONE_LLM_API_KEY is set: every profile uses it in this process.");
+                }
+            });
+        }
+        ProfileCommand::Test { name } => {
+            let result = engine.call("llmProfile.test", json!({"profile": name}))?;
+            if as_json {
+                println!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
+            }
+            if result["ok"] != true {
+                let error: ApiError = serde_json::from_value(result["error"].clone())
+                    .unwrap_or_else(|_| ApiError::internal("the test failed without saying why"));
+                return Err(error.into());
+            }
+            if !as_json {
+                println!("ok: {} answered as {} in {} ms", s(&result["profile"], "name"), s(&result, "modelId"), result["latencyMs"]);
+            }
+        }
+        ProfileCommand::Default { name } => {
+            let profile = engine.call("llmProfile.setDefault", json!({"profile": name}))?;
+            print(&profile, as_json, |p| println!("{} is the default profile", s(p, "name")));
+        }
+        ProfileCommand::Remove { name } => {
+            let deleted = engine.call("llmProfile.delete", json!({"profile": name}))?;
+            print(&deleted, as_json, |d| println!("Removed {} and its key", s(d, "id")));
+        }
+        ProfileCommand::SetKey { name, clear, allow_plain_http } => {
+            let key = if clear { Value::Null } else { Value::String(read_key()?) };
+            let profile = engine.call("llmProfile.setKey", json!({"profile": name, "apiKey": key, "allowPlainHttp": allow_plain_http}))?;
+            print(&profile, as_json, |p| match p["keyFingerprint"].as_str() {
+                Some(fingerprint) => println!("Key {fingerprint} saved in the keychain for {}", s(p, "name")),
+                None => println!("Key removed from {}", s(p, "name")),
+            });
+        }
+        ProfileCommand::Models { name } => {
+            let models = engine.call("llmProfile.models", json!({"profile": name}))?;
+            print(&models, as_json, |m| m["models"].as_array().into_iter().flatten().for_each(|id| println!("{}", id.as_str().unwrap_or(""))));
+        }
+        ProfileCommand::Presets => {
+            let presets = engine.call("llmProfile.presets", json!({}))?;
+            print(&presets, as_json, |p| {
+                for preset in p["presets"].as_array().into_iter().flatten() {
+                    println!("{:<16} {:<34} {}", s(preset, "id"), s(preset, "label"), s(preset, "baseUrl"));
+                }
+            });
+        }
+    }
+    Ok(())
+}

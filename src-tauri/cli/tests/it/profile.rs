@@ -1,0 +1,100 @@
+//! `inkstone-cli profile …` through the real binary against the scripted model server.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use inkstone_test_support::model_server::{ModelServer, Reply};
+use serde_json::Value;
+
+use crate::{cli, json_ok, run, stdout};
+
+#[test]
+fn add_list_test_default_remove() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let base_url = server.base_url().trim_end_matches("/v1").to_owned();
+    let added = json_ok(data, &["profile", "add", "--name", "local", "--base-url", &base_url, "--model", "fake-model", "--no-key"]);
+    assert_eq!(added["profile"]["baseUrl"], server.base_url());
+    assert_eq!(added["profile"]["keyRequired"], false);
+    json_ok(data, &["profile", "add", "--name", "second", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key"]);
+
+    let tested = run(data, &["profile", "test", "local"]);
+    assert!(tested.status.success(), "{}", String::from_utf8_lossy(&tested.stderr));
+    assert!(stdout(&tested).starts_with("ok: local answered as fake-model in "), "{}", stdout(&tested));
+    let list = stdout(&run(data, &["profile", "list"]));
+    assert!(list.contains("* local") && list.contains(" ok ") && list.contains("no key needed"), "{list}");
+
+    assert_eq!(json_ok(data, &["profile", "default", "second"])["isDefault"], true);
+    assert_eq!(json_ok(data, &["profile", "list"])["profiles"][0]["isDefault"], false);
+    json_ok(data, &["profile", "remove", "local"]);
+    assert_eq!(json_ok(data, &["profile", "list"])["profiles"].as_array().unwrap().len(), 1);
+    let missing = run(data, &["profile", "test", "local"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(serde_json::from_slice::<Value>(&missing.stderr).unwrap()["code"], "NOT_FOUND");
+}
+
+#[test]
+fn a_failed_test_exits_1_with_code_and_hints() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    server.require_key(Some("sk-right-000000000000"));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "hosted", "--base-url", &server.base_url(), "--model", "fake-model"]);
+    let failed = cli(data).args(["profile", "test", "hosted"]).env("INKSTONE_LLM_API_KEY", "sk-wrong-111111111111").output().unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&failed.stderr).unwrap();
+    assert_eq!(error["code"], "PROVIDER_AUTH");
+    assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "check_api_key"));
+    assert!(!String::from_utf8_lossy(&failed.stderr).contains("sk-wrong-111111111111"));
+    let json = cli(data).args(["--json", "profile", "test", "hosted"]).env("INKSTONE_LLM_API_KEY", "sk-wrong-111111111111").output().unwrap();
+    assert_eq!(json.status.code(), Some(1));
+    assert_eq!(serde_json::from_slice::<Value>(&json.stdout).unwrap()["ok"], false);
+    let passed = cli(data).args(["profile", "test", "hosted"]).env("INKSTONE_LLM_API_KEY", "sk-right-000000000000").output().unwrap();
+    assert!(passed.status.success(), "{}", String::from_utf8_lossy(&passed.stderr));
+    assert_eq!(json_ok(data, &["profile", "list"])["profiles"][0]["health"], "ok");
+}
+
+fn add_with_stdin_key(data: &std::path::Path, base_url: &str, key: &str) -> std::process::Output {
+    let mut child = cli(data)
+        .args(["--json", "profile", "add", "--name", "keyed", "--base-url", base_url, "--model", "fake-model", "--api-key-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{key}\n").as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// With a keychain (the test command runs one: gnome-keyring in dbus-run-session), the
+/// key goes there; without one, KEYCHAIN_UNAVAILABLE and no half-made profile.
+#[test]
+fn a_key_only_from_stdin_into_the_keychain() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    const KEY: &str = "sk-stdin-abcdef0123456789";
+    server.require_key(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let output = add_with_stdin_key(&data, &server.base_url(), KEY);
+    if std::env::var("INKSTONE_TEST_SECRET_SERVICE").as_deref() == Ok("1") {
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let added: Value = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(added["profile"]["keyFingerprint"], "…6789");
+        let tested = run(&data, &["profile", "test", "keyed"]);
+        assert!(tested.status.success(), "{}", String::from_utf8_lossy(&tested.stderr));
+        json_ok(&data, &["profile", "remove", "keyed"]);
+    } else {
+        assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+        let error: Value = serde_json::from_slice(&output.stderr).unwrap();
+        assert_eq!(error["code"], "KEYCHAIN_UNAVAILABLE");
+        assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "use_env_key"));
+        assert_eq!(json_ok(&data, &["profile", "list"])["profiles"], serde_json::json!([]));
+    }
+    let found: Vec<String> = inkstone_test_support::read_tree(&data).into_iter().filter(|(_, b)| b.windows(KEY.len()).any(|w| w == KEY.as_bytes())).map(|(p, _)| p).collect();
+    assert!(found.is_empty(), "the key is in {found:?}");
+    assert!(!String::from_utf8_lossy(&output.stderr).contains(KEY));
+}

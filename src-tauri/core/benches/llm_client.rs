@@ -1,0 +1,98 @@
+//! Client overhead: time to first delta and total time for a 2,000-token scripted
+//! stream through `LlmClient`, beside a raw reqwest read of the same stream in the
+//! same run. Target: within 1.1x or within 1 ms, whichever is larger.
+//!
+//! `cargo bench -p inkstone-core --bench llm_client` prints the figures; under
+//! `cargo test` (no `--bench` argument) it runs a few rounds as a smoke test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use inkstone_core::llm::retry::{Jitter, RetryPolicy};
+use inkstone_core::llm::{Cancel, ChatEvent, ChatRequest, Endpoint, LlmClient, Message};
+use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort();
+    values[values.len() / 2]
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let rounds = if full { 40 } else { 3 };
+    // 2,000 tokens: 2,000 deltas of four characters.
+    let content: String = "abc ".repeat(2000);
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text_with(&content, 4, Usage::Counted));
+    let endpoint = Endpoint { base_url: server.base_url(), model: "fake-model".into(), api_key: None, timeout: Duration::from_secs(10), proxy_url: None, ca_cert_pem: None };
+    let client = LlmClient::new(endpoint, RetryPolicy::none(), Arc::new(Jitter::new(1))).unwrap();
+    let request = ChatRequest::new(vec![Message::user("bench")]);
+    let body = client.request_body(&request, true).to_string();
+    let url = format!("{}/chat/completions", server.base_url());
+    let raw = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+
+    let (mut ours_first, mut ours_total, mut raw_first, mut raw_total) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut body_bytes: Vec<u8> = Vec::new();
+    runtime.block_on(async {
+        for round in 0..rounds + 2 {
+            // Ours.
+            let started = Instant::now();
+            let mut first = None;
+            let reply = client
+                .chat(&request, &mut |event| {
+                    if first.is_none() && matches!(event, ChatEvent::TextDelta(_)) {
+                        first = Some(started.elapsed());
+                    }
+                }, &Cancel::new())
+                .await
+                .unwrap();
+            let total = started.elapsed();
+            assert_eq!(reply.text.len(), content.len());
+            // Raw: the same request, bytes read until [DONE], first delta = first chunk
+            // holding a content piece.
+            let started = Instant::now();
+            let mut response = raw.post(&url).header("content-type", "application/json").body(body.clone()).send().await.unwrap();
+            let mut raw_first_at = None;
+            let mut bytes = 0usize;
+            body_bytes.clear();
+            while let Some(chunk) = response.chunk().await.unwrap() {
+                bytes += chunk.len();
+                body_bytes.extend_from_slice(&chunk);
+                if raw_first_at.is_none() && chunk.windows(12).any(|w| w == b"\"content\":\"a") {
+                    raw_first_at = Some(started.elapsed());
+                }
+                if chunk.ends_with(b"data: [DONE]\n\n") {
+                    break;
+                }
+            }
+            let raw_elapsed = started.elapsed();
+            assert!(bytes > content.len());
+            if round >= 2 {
+                // The first two rounds warm up connections and allocators.
+                ours_first.push(first.unwrap());
+                ours_total.push(total);
+                raw_first.push(raw_first_at.unwrap());
+                raw_total.push(raw_elapsed);
+            }
+        }
+    });
+    let (of, ot, rf, rt) = (median(ours_first), median(ours_total), median(raw_first), median(raw_total));
+    let ratio = ot.as_secs_f64() / rt.as_secs_f64();
+    println!("llm client bench: {rounds} rounds of a 2,000-delta (2,000-token) stream on loopback, medians");
+    println!("  time to first delta: client {:>8.3} ms   raw reqwest {:>8.3} ms", of.as_secs_f64() * 1e3, rf.as_secs_f64() * 1e3);
+    println!("  total:               client {:>8.3} ms   raw reqwest {:>8.3} ms   ratio {ratio:.3}", ot.as_secs_f64() * 1e3, rt.as_secs_f64() * 1e3);
+    // Where the client's time goes: parsing and assembling the same body, no IO.
+    let started = Instant::now();
+    for _ in 0..rounds {
+        inkstone_core::llm::stream::assemble_body(&body_bytes).unwrap();
+    }
+    let parse = started.elapsed() / rounds as u32;
+    println!("  of which parsing + assembling the {} KiB body (no IO): {:.3} ms", body_bytes.len() / 1024, parse.as_secs_f64() * 1e3);
+    let within = ot <= rt.mul_f64(1.1) || ot.saturating_sub(rt) <= Duration::from_millis(1);
+    println!("  target (≤ 1.1x or ≤ 1 ms more): {}", if within { "met" } else { "NOT met" });
+    if !full {
+        println!("(smoke run; `cargo bench -p inkstone-core --bench llm_client` for real figures)");
+    }
+}

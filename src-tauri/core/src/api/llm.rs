@@ -1,0 +1,628 @@
+//! LLM profiles over the API (`llmProfile.*`) and [`Engine::model_chat`], the one way
+//! the engine calls a model: it resolves exactly the profile it was given (no silent
+//! fallback), takes the key from the process environment or the OS keychain, checks
+//! the workspace quotas before anything is sent, and records every call's usage.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{required_text, ApiError, Deleted, Empty, Engine, ErrorCode, Hint};
+use crate::llm::keychain::account_for_profile;
+use crate::llm::profile::{key_would_travel_in_clear, normalize_base_url, presets, Health, LlmPreset, LlmProfile, ProfileError, Provider};
+use crate::llm::retry::Jitter;
+use crate::llm::{ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Message};
+use crate::store::{Batch, Durability};
+use crate::usage::{UsageOutcome, UsageRecord};
+
+/// The async runtime model calls run on, started on first use and shared by the
+/// engine's calls.
+#[derive(Default)]
+pub(crate) struct LlmRuntime {
+    runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
+    jitter: OnceLock<Arc<Jitter>>,
+}
+
+impl LlmRuntime {
+    /// Runs `future` to completion from synchronous code. From inside another async
+    /// runtime (where blocking on this one would panic) it runs on a scoped thread.
+    fn run<F>(&self, future: F) -> Result<F::Output, ApiError>
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        let runtime = self
+            .runtime
+            .get_or_init(|| {
+                tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build().map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| ApiError::internal(format!("the model runtime did not start: {e}")))?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|scope| scope.spawn(|| runtime.block_on(future)).join().map_err(|_| ApiError::internal("the model call stopped unexpectedly")));
+        }
+        Ok(runtime.block_on(future))
+    }
+}
+
+impl Drop for LlmRuntime {
+    fn drop(&mut self) {
+        // Dropping a runtime inside another one (an engine dropped in `serve`) would
+        // panic; shutting down in the background is allowed anywhere.
+        if let Some(Ok(runtime)) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Which call this is, for the usage record.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelCall<'a> {
+    /// A profile id or name.
+    pub profile: &'a str,
+    /// `drafting`, `optimize`, `test_connection`, ...
+    pub purpose: &'a str,
+    pub session_id: Option<&'a str>,
+    pub run_id: Option<&'a str>,
+}
+
+/// The editable fields of a profile. Absent optional fields take their defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmProfileInput {
+    pub name: String,
+    /// Default: `openai-compatible`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub provider: Option<Provider>,
+    /// With or without `/v1`; normalised.
+    pub base_url: String,
+    pub model: String,
+    /// Default 60.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timeout_s: Option<u32>,
+    /// Default 8192.
+    #[serde(default)]
+    #[ts(optional)]
+    pub context_window: Option<u32>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_output_tokens: Option<u32>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub input_price_per_mtok: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub output_price_per_mtok: Option<f64>,
+    /// Default: true unless the server is on this machine.
+    #[serde(default)]
+    #[ts(optional)]
+    pub key_required: Option<bool>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub supports_json_schema: Option<bool>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub proxy_url: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub ca_cert_path: Option<String>,
+}
+
+/// A profile named by id or name.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmProfileRef {
+    pub profile: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmProfileUpdateParams {
+    pub profile: String,
+    /// The new values; absent optional fields take their defaults.
+    pub changes: LlmProfileInput,
+}
+
+/// Sets or clears a profile's key. The key travels in these params only (IPC or the
+/// loopback API), goes straight to the OS keychain, and is never logged or echoed.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmProfileSetKeyParams {
+    pub profile: String,
+    /// `null` removes the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub api_key: Option<ApiKey>,
+    /// Confirms sending the key over plain HTTP to a host that is not this machine.
+    #[serde(default)]
+    #[ts(optional)]
+    pub allow_plain_http: Option<bool>,
+}
+
+// The params hold a key; they are deserialized only, but the API table needs the
+// trait. Serializing shows the fingerprint, never the key.
+impl Serialize for LlmProfileSetKeyParams {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut state = serializer.serialize_struct("LlmProfileSetKeyParams", 2)?;
+        state.serialize_field("profile", &self.profile)?;
+        state.serialize_field("apiKey", &self.api_key.as_ref().map(ApiKey::fingerprint))?;
+        state.end()
+    }
+}
+
+/// A saved profile and anything the user should know about it.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmProfileSaved {
+    pub profile: LlmProfile,
+    pub warnings: Vec<Hint>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmProfileListResult {
+    /// Sorted by name.
+    pub profiles: Vec<LlmProfile>,
+    /// True when `INKSTONE_LLM_API_KEY` supplies a key to every profile in this process.
+    pub env_key_active: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmPresetListResult {
+    pub presets: Vec<LlmPreset>,
+}
+
+/// The result of "test connection". A failed test is a result (`ok: false` with the
+/// error's code and hints), not an API error: the profile's health was updated.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmTestResult {
+    pub ok: bool,
+    pub profile: LlmProfile,
+    /// The model id the server reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub model_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub latency_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ApiError>,
+}
+
+/// Lists a server's models: of a saved profile, or of a base URL being typed in
+/// (then without a key).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmModelsParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub profile: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub base_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmModelsResult {
+    pub models: Vec<String>,
+}
+
+/// A local server found on its usual port.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalServer {
+    pub preset: LlmPreset,
+    pub models: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmDetectLocalResult {
+    pub found: Vec<LocalServer>,
+}
+
+const DEFAULT_TIMEOUT_S: u32 = 60;
+const DEFAULT_CONTEXT_WINDOW: u32 = 8192;
+
+fn plain_http_warning() -> Hint {
+    Hint {
+        id: "plain_http_key".to_owned(),
+        message: "This URL uses plain HTTP to another machine: the API key would cross the network unencrypted. Use https:// if the server offers it.".to_owned(),
+    }
+}
+
+fn validate_price(field: &str, value: Option<f64>) -> Result<Option<f64>, ApiError> {
+    match value {
+        Some(price) if !price.is_finite() || price < 0.0 => Err(ApiError::validation(field, format!("`{field}` must be a number ≥ 0."))),
+        other => Ok(other),
+    }
+}
+
+/// Checks an input and fills `profile` from it.
+fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError> {
+    profile.name = required_text("name", &input.name, 100)?;
+    profile.provider = input.provider.unwrap_or(Provider::OpenaiCompatible);
+    profile.base_url = normalize_base_url(&input.base_url)
+        .map_err(|bad| ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0)).hint("base_url_example", "For example http://127.0.0.1:11434/v1 or https://api.openai.com/v1."))?;
+    profile.model = required_text("model", &input.model, 200)?;
+    let timeout_s = input.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
+    if !(1..=3600).contains(&timeout_s) {
+        return Err(ApiError::validation("timeoutS", "`timeoutS` must be between 1 and 3600 seconds."));
+    }
+    profile.timeout_s = timeout_s;
+    let context_window = input.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
+    if context_window < 256 {
+        return Err(ApiError::validation("contextWindow", "`contextWindow` must be at least 256 tokens."));
+    }
+    profile.context_window = context_window;
+    if let Some(max) = input.max_output_tokens {
+        if max == 0 || max > context_window {
+            return Err(ApiError::validation("maxOutputTokens", "`maxOutputTokens` must be between 1 and the context window."));
+        }
+    }
+    profile.max_output_tokens = input.max_output_tokens;
+    profile.input_price_per_mtok = validate_price("inputPricePerMtok", input.input_price_per_mtok)?;
+    profile.output_price_per_mtok = validate_price("outputPricePerMtok", input.output_price_per_mtok)?;
+    profile.key_required = input.key_required.unwrap_or(!crate::llm::profile::is_loopback(&profile.base_url));
+    profile.supports_json_schema = input.supports_json_schema.unwrap_or(false);
+    profile.proxy_url = input.proxy_url.map(|p| p.trim().to_owned()).filter(|p| !p.is_empty());
+    if let Some(proxy) = &profile.proxy_url {
+        if !["http://", "https://", "socks5://", "socks5h://"].iter().any(|s| proxy.to_ascii_lowercase().starts_with(s)) {
+            return Err(ApiError::validation("proxyUrl", "`proxyUrl` must start with http://, https:// or socks5://."));
+        }
+    }
+    profile.ca_cert_path = input.ca_cert_path.map(|p| p.trim().to_owned()).filter(|p| !p.is_empty());
+    Ok(())
+}
+
+fn warnings(profile: &LlmProfile) -> Vec<Hint> {
+    if profile.key_required && key_would_travel_in_clear(&profile.base_url) {
+        vec![plain_http_warning()]
+    } else {
+        Vec::new()
+    }
+}
+
+pub(crate) fn load(engine: &Engine, name_or_id: &str) -> Result<LlmProfile, ApiError> {
+    if let Some(profile) = engine.store.get::<LlmProfile>(name_or_id.as_bytes())? {
+        return Ok(profile);
+    }
+    let wanted = name_or_id.trim().to_lowercase();
+    engine
+        .store
+        .scan::<LlmProfile>(b"")?
+        .into_iter()
+        .find(|p| p.name.to_lowercase() == wanted)
+        .ok_or_else(|| ApiError::not_found("LLM profile", name_or_id).hint("list_profiles", "List the profiles with `inkstone-cli profile list`."))
+}
+
+fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Result<(), ApiError> {
+    let taken = engine.store.scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
+    if taken {
+        return Err(ApiError::new(ErrorCode::Conflict, format!("An LLM profile named \"{name}\" already exists.")).details(serde_json::json!({ "field": "name" })));
+    }
+    Ok(())
+}
+
+pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfileSaved, ApiError> {
+    let _guard = engine.write_lock();
+    let now = engine.now();
+    let mut profile = LlmProfile {
+        id: engine.new_id("llm"),
+        name: String::new(),
+        provider: Provider::OpenaiCompatible,
+        base_url: String::new(),
+        model: String::new(),
+        timeout_s: DEFAULT_TIMEOUT_S,
+        context_window: DEFAULT_CONTEXT_WINDOW,
+        max_output_tokens: None,
+        input_price_per_mtok: None,
+        output_price_per_mtok: None,
+        key_required: true,
+        key_fingerprint: None,
+        supports_json_schema: false,
+        proxy_url: None,
+        ca_cert_path: None,
+        is_default: false,
+        health: Health::Unknown,
+        last_tested_at: None,
+        last_latency_ms: None,
+        last_error: None,
+        created_at: now,
+        updated_at: now,
+    };
+    fill(&mut profile, input)?;
+    check_name_free(engine, &profile.name, None)?;
+    profile.is_default = engine.store.scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
+    let mut batch = Batch::new();
+    batch.put(&profile)?;
+    engine.store.apply(batch, Durability::Durable)?;
+    let warnings = warnings(&profile);
+    Ok(LlmProfileSaved { profile, warnings })
+}
+
+pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
+    let _guard = engine.write_lock();
+    let mut profile = load(engine, &params.profile)?;
+    let before = (profile.base_url.clone(), profile.model.clone());
+    fill(&mut profile, params.changes)?;
+    check_name_free(engine, &profile.name, Some(&profile.id))?;
+    if before != (profile.base_url.clone(), profile.model.clone()) {
+        // The last test was of another endpoint.
+        profile.health = Health::Unknown;
+        profile.last_error = None;
+    }
+    profile.updated_at = engine.now();
+    let mut batch = Batch::new();
+    batch.put(&profile)?;
+    engine.store.apply(batch, Durability::Durable)?;
+    let warnings = warnings(&profile);
+    Ok(LlmProfileSaved { profile, warnings })
+}
+
+pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, ApiError> {
+    let mut profiles = engine.store.scan::<LlmProfile>(b"")?;
+    profiles.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()).then_with(|| a.id.cmp(&b.id)));
+    Ok(LlmProfileListResult { profiles, env_key_active: engine.config.env_api_key.is_some() })
+}
+
+pub(super) fn get(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
+    load(engine, &params.profile)
+}
+
+pub(super) fn list_presets(_: &Engine, _: Empty) -> Result<LlmPresetListResult, ApiError> {
+    Ok(LlmPresetListResult { presets: presets() })
+}
+
+pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, ApiError> {
+    let _guard = engine.write_lock();
+    let profile = load(engine, &params.profile)?;
+    if profile.key_fingerprint.is_some() {
+        // Refuse rather than leave a key behind in the keychain.
+        engine.config.secrets.delete(&account_for_profile(&profile.id))?;
+    }
+    let mut batch = Batch::new();
+    batch.delete::<LlmProfile>(profile.id.as_bytes().to_vec());
+    if profile.is_default {
+        let mut others = engine.store.scan::<LlmProfile>(b"")?;
+        others.retain(|p| p.id != profile.id);
+        others.sort_by_key(|p| p.name.to_lowercase());
+        if let Some(mut next) = others.into_iter().next() {
+            next.is_default = true;
+            batch.put(&next)?;
+        }
+    }
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(Deleted { id: profile.id, deleted: true })
+}
+
+pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
+    let _guard = engine.write_lock();
+    let chosen = load(engine, &params.profile)?;
+    let mut batch = Batch::new();
+    let mut result = chosen.clone();
+    for mut profile in engine.store.scan::<LlmProfile>(b"")? {
+        let is_default = profile.id == chosen.id;
+        if profile.is_default != is_default {
+            profile.is_default = is_default;
+            batch.put(&profile)?;
+        }
+        if is_default {
+            result = profile;
+        }
+    }
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(result)
+}
+
+pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result<LlmProfile, ApiError> {
+    let _guard = engine.write_lock();
+    let mut profile = load(engine, &params.profile)?;
+    let account = account_for_profile(&profile.id);
+    match params.api_key.filter(|k| !k.is_blank()) {
+        Some(key) => {
+            if key.expose().chars().count() > 4096 || key.expose().chars().any(char::is_control) {
+                return Err(ApiError::validation("apiKey", "The API key must be at most 4096 characters without line breaks or control characters."));
+            }
+            if key_would_travel_in_clear(&profile.base_url) && params.allow_plain_http != Some(true) {
+                let hint = plain_http_warning();
+                return Err(ApiError::validation("apiKey", "The key was not saved: this profile's URL would send it unencrypted to another machine.")
+                    .hint(&hint.id, hint.message)
+                    .hint("allow_plain_http", "To send it anyway (a trusted local network), confirm with allowPlainHttp."));
+            }
+            let key = ApiKey::new(key.expose().trim());
+            engine.config.secrets.set(&account, &key)?;
+            profile.key_fingerprint = Some(key.fingerprint());
+        }
+        None => {
+            engine.config.secrets.delete(&account)?;
+            profile.key_fingerprint = None;
+        }
+    }
+    profile.health = Health::Unknown;
+    profile.last_error = None;
+    profile.updated_at = engine.now();
+    let mut batch = Batch::new();
+    batch.put(&profile)?;
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(profile)
+}
+
+/// The key for a profile: the process's `INKSTONE_LLM_API_KEY` first, then the OS
+/// keychain. `None` when the profile takes no key.
+fn resolve_key(engine: &Engine, profile: &LlmProfile) -> Result<Option<ApiKey>, ApiError> {
+    if let Some(key) = &engine.config.env_api_key {
+        return Ok(Some(key.clone()));
+    }
+    if profile.key_fingerprint.is_none() && !profile.key_required {
+        return Ok(None);
+    }
+    let stored = engine.config.secrets.get(&account_for_profile(&profile.id))?;
+    match stored {
+        Some(key) => Ok(Some(key)),
+        None if profile.key_required => Err(ApiError::new(ErrorCode::ProviderAuth, format!("The profile \"{}\" has no API key; nothing was sent.", profile.name))
+            .hint("set_api_key", "Set the key in Settings → AI models, or with `inkstone-cli profile add … --api-key-stdin`.")
+            .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
+            .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
+        None => Ok(None),
+    }
+}
+
+fn endpoint(profile: &LlmProfile, api_key: Option<ApiKey>) -> Result<Endpoint, ApiError> {
+    let ca_cert_pem = match &profile.ca_cert_path {
+        Some(path) => Some(std::fs::read(path).map_err(|e| {
+            ApiError::validation("caCertPath", format!("The CA certificate {path} cannot be read: {e}.")).hint("check_profile", "Check the profile's CA certificate path.")
+        })?),
+        None => None,
+    };
+    Ok(Endpoint {
+        base_url: profile.base_url.clone(),
+        model: profile.model.clone(),
+        api_key,
+        timeout: Duration::from_secs(u64::from(profile.timeout_s)),
+        proxy_url: profile.proxy_url.clone(),
+        ca_cert_pem,
+    })
+}
+
+impl Engine {
+    fn llm_client(&self, endpoint: Endpoint) -> Result<LlmClient, ApiError> {
+        let jitter = self.llm.jitter.get_or_init(|| Arc::new(Jitter::new(self.config.jitter_seed)));
+        Ok(LlmClient::new(endpoint, self.config.llm_retry, Arc::clone(jitter))?)
+    }
+
+    /// Calls the model of exactly the profile named in `call` (never another), after
+    /// checking the quotas, and records the call's usage whatever its outcome.
+    ///
+    /// Errors: NOT_FOUND, VALIDATION (a disabled profile), PROVIDER_AUTH (no key),
+    /// KEYCHAIN_UNAVAILABLE, QUOTA_EXCEEDED (nothing sent), and every provider error.
+    pub fn model_chat(&self, call: ModelCall<'_>, request: &ChatRequest, on_event: &mut (dyn FnMut(ChatEvent) + Send), cancel: &Cancel) -> Result<ChatResponse, ApiError> {
+        let profile = load(self, call.profile)?;
+        if profile.provider == Provider::Disabled {
+            return Err(ApiError::validation("profile", format!("The profile \"{}\" is disabled.", profile.name)).hint("enable_profile", "Enable the profile in Settings → AI models."));
+        }
+        let api_key = resolve_key(self, &profile)?;
+        super::usage::check_quota(self, crate::llm::estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
+        let client = self.llm_client(endpoint(&profile, api_key)?)?;
+        let started = std::time::Instant::now();
+        let result = self.llm.run(client.chat(request, on_event, cancel))?;
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let (model, usage, attempts, outcome) = match &result {
+            Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
+            Err(error) => (profile.model.clone(), crate::llm::Usage::default(), 1, UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
+        };
+        let record = UsageRecord {
+            id: self.new_id("usg"),
+            at: self.now(),
+            profile_id: profile.id.clone(),
+            profile_name: profile.name.clone(),
+            model,
+            purpose: call.purpose.to_owned(),
+            session_id: call.session_id.map(str::to_owned),
+            run_id: call.run_id.map(str::to_owned),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            tokens_estimated: usage.estimated,
+            cost: crate::usage::cost(profile.input_price_per_mtok, profile.output_price_per_mtok, usage.input_tokens, usage.output_tokens),
+            latency_ms,
+            attempts,
+            outcome,
+        };
+        {
+            let _guard = self.write_lock();
+            let mut batch = Batch::new();
+            batch.put(&record)?;
+            // Metering is not worth a disk sync per call; the group commit covers it.
+            self.store.apply(batch, Durability::Grouped)?;
+        }
+        Ok(result?)
+    }
+}
+
+pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResult, ApiError> {
+    let profile = load(engine, &params.profile)?;
+    let mut request = ChatRequest::new(vec![Message::user("Reply with the word OK.")]);
+    request.max_output_tokens = Some(8);
+    let call = ModelCall { profile: &profile.id, purpose: "test_connection", session_id: None, run_id: None };
+    let outcome = engine.model_chat(call, &request, &mut |_| {}, &Cancel::new());
+    let _guard = engine.write_lock();
+    // Reload: the profile may have changed while the request was out.
+    let mut profile = load(engine, &profile.id)?;
+    profile.last_tested_at = Some(engine.now());
+    let result = match outcome {
+        Ok(reply) => {
+            let latency_ms = reply.latency.as_millis() as u64;
+            profile.health = Health::Ok;
+            profile.last_error = None;
+            profile.last_latency_ms = Some(latency_ms);
+            LlmTestResult { ok: true, profile: profile.clone(), model_id: Some(reply.model), latency_ms: Some(latency_ms), error: None }
+        }
+        Err(error) => {
+            if matches!(error.code, ErrorCode::NotFound | ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) {
+                return Err(error);
+            }
+            profile.health = Health::Failed;
+            profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
+            profile.last_latency_ms = None;
+            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error) }
+        }
+    };
+    let mut batch = Batch::new();
+    batch.put(&profile)?;
+    engine.store.apply(batch, Durability::Durable)?;
+    Ok(result)
+}
+
+pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmModelsResult, ApiError> {
+    let endpoint = match (&params.profile, &params.base_url) {
+        (Some(name), None) => {
+            let profile = load(engine, name)?;
+            let key = resolve_key(engine, &profile)?;
+            endpoint(&profile, key)?
+        }
+        (None, Some(base_url)) => {
+            let base_url = normalize_base_url(base_url).map_err(|bad| ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0)))?;
+            Endpoint { base_url, model: String::new(), api_key: None, timeout: Duration::from_secs(10), proxy_url: None, ca_cert_pem: None }
+        }
+        _ => return Err(ApiError::validation("profile", "Give either `profile` or `baseUrl`.")),
+    };
+    let client = engine.llm_client(endpoint)?;
+    let models = engine.llm.run(client.models(&Cancel::new()))??;
+    Ok(LlmModelsResult { models })
+}
+
+pub(super) fn detect_local(engine: &Engine, _: Empty) -> Result<LlmDetectLocalResult, ApiError> {
+    let mut found = Vec::new();
+    for preset in presets().into_iter().filter(|p| p.local) {
+        let endpoint = Endpoint { base_url: preset.base_url.clone(), model: String::new(), api_key: None, timeout: Duration::from_millis(400), proxy_url: None, ca_cert_pem: None };
+        let client = engine.llm_client(endpoint)?;
+        if let Ok(models) = engine.llm.run(client.models(&Cancel::new()))? {
+            found.push(LocalServer { preset, models });
+        }
+    }
+    Ok(LlmDetectLocalResult { found })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_key_params_never_print_or_serialize_the_key() {
+        let params: LlmProfileSetKeyParams = serde_json::from_value(serde_json::json!({"profile": "p", "apiKey": "sk-never-shown-0123456789"})).unwrap();
+        assert!(!format!("{params:?}").contains("sk-never-shown"));
+        let json = serde_json::to_string(&params).unwrap();
+        assert_eq!(json, r#"{"profile":"p","apiKey":"…6789"}"#);
+    }
+}

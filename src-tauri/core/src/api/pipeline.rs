@@ -1,0 +1,210 @@
+//! Platform profiles, draft compilation, measuring, quality checks and offline
+//! suggestions, over a project's working copy.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::projects::{load as load_project, ProjectRef};
+use super::{ApiError, Empty, Engine, IdRef};
+use crate::model::{BrandProfile, Platform, Project};
+use crate::pipeline::{self, CompileInput, Draft, Finding, Measurement};
+use crate::profiles::{DraftProfile, GrowthProfile, LimitField, ProfileError, ProfileSet, RiskList};
+use crate::quality::{self, CheckInput};
+
+impl From<ProfileError> for ApiError {
+    fn from(error: ProfileError) -> Self {
+        ApiError::validation("profiles", error.to_string()).hint("fix_profile_override", "Fix or remove the file in the data folder's profiles/ folder; the built-in profiles apply without it.")
+    }
+}
+
+fn profiles(engine: &Engine) -> Result<ProfileSet, ApiError> {
+    Ok(ProfileSet::load(&engine.config.data_dir.join("profiles"))?)
+}
+
+fn draft_profile(set: &ProfileSet, platform: Platform) -> Result<&DraftProfile, ApiError> {
+    set.draft(platform).ok_or_else(|| ApiError::internal(format!("no draft profile for {platform:?}")))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformProfileListResult {
+    pub drafts: Vec<DraftProfile>,
+    pub growth: Vec<GrowthProfile>,
+    pub risk_lists: Vec<RiskList>,
+}
+
+pub(super) fn list_profiles(engine: &Engine, _: Empty) -> Result<PlatformProfileListResult, ApiError> {
+    let set = profiles(engine)?;
+    Ok(PlatformProfileListResult { drafts: set.drafts.into_values().collect(), growth: set.growth.into_values().collect(), risk_lists: set.risk_lists })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(tag = "type", content = "profile", rename_all = "camelCase")]
+pub enum PlatformProfile {
+    Draft(DraftProfile),
+    Growth(GrowthProfile),
+    Risk(RiskList),
+}
+
+/// One profile by id (`wechat@draft-v1`, `x@growth-v1`, `ad-law-zh@v1`); an override's
+/// id (`...+local.2`) or its base id both find it.
+pub(super) fn get_profile(engine: &Engine, params: IdRef) -> Result<PlatformProfile, ApiError> {
+    let set = profiles(engine)?;
+    let matches = |id: &str| id == params.id || id.split('+').next() == Some(params.id.as_str());
+    if let Some(profile) = set.drafts.values().find(|p| matches(&p.id)) {
+        return Ok(PlatformProfile::Draft(profile.clone()));
+    }
+    if let Some(profile) = set.growth.values().find(|p| matches(&p.id)) {
+        return Ok(PlatformProfile::Growth(profile.clone()));
+    }
+    if let Some(list) = set.risk_lists.iter().find(|l| matches(&l.id)) {
+        return Ok(PlatformProfile::Risk(list.clone()));
+    }
+    Err(ApiError::not_found("profile", &params.id).hint("list_profiles", "List profiles with `inkstone-cli profiles list`."))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PipelineCompileParams {
+    pub project_id: String,
+    /// The platforms to compile; the project's target platforms (or all) when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub platforms: Option<Vec<Platform>>,
+    /// Topic tags; suggested from the text and the brand profile when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub tags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CompiledDraft {
+    pub draft: Draft,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PipelineCompileResult {
+    pub project_id: String,
+    /// The working-copy revision compiled.
+    pub revision: u64,
+    pub drafts: Vec<CompiledDraft>,
+    pub tags: Vec<String>,
+    /// Source-level findings (banned words, advertising law, personal data, ...).
+    pub findings: Vec<Finding>,
+}
+
+fn target_platforms(project: &Project, requested: Option<Vec<Platform>>) -> Vec<Platform> {
+    let mut platforms = requested.unwrap_or_else(|| if project.platforms.is_empty() { Platform::ALL.to_vec() } else { project.platforms.clone() });
+    platforms.sort();
+    platforms.dedup();
+    platforms
+}
+
+fn brand(engine: &Engine, project: &Project) -> Result<Option<BrandProfile>, ApiError> {
+    match &project.brand_profile_id {
+        Some(id) => Ok(engine.store.get::<BrandProfile>(id.as_bytes())?),
+        None => Ok(None),
+    }
+}
+
+fn source_findings(set: &ProfileSet, project: &Project, brand: Option<&BrandProfile>, platforms: &[Platform]) -> Vec<Finding> {
+    quality::check(&CheckInput {
+        title: &project.title,
+        source: &project.source,
+        brand,
+        platforms,
+        ad_law: set.risk_list("ad-law-zh@v1"),
+        growth_promise: set.risk_list("growth-promise@v1"),
+    })
+}
+
+pub(super) fn compile(engine: &Engine, params: PipelineCompileParams) -> Result<PipelineCompileResult, ApiError> {
+    let project = load_project(engine, &params.project_id)?;
+    let set = profiles(engine)?;
+    let brand = brand(engine, &project)?;
+    let platforms = target_platforms(&project, params.platforms);
+    let tags = match params.tags {
+        Some(tags) => tags,
+        None => crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 5),
+    };
+    let selected = platforms.iter().map(|p| draft_profile(&set, *p)).collect::<Result<Vec<_>, _>>()?;
+    let drafts = pipeline::compile_all(&selected, CompileInput { title: &project.title, source: &project.source, tags: &tags })
+        .into_iter()
+        .map(|(draft, findings)| CompiledDraft { draft, findings })
+        .collect();
+    let findings = source_findings(&set, &project, brand.as_ref(), &platforms);
+    Ok(PipelineCompileResult { project_id: project.id, revision: project.revision, drafts, tags, findings })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PipelineMeasureParams {
+    pub platform: Platform,
+    pub field: LimitField,
+    pub text: String,
+}
+
+pub(super) fn measure(engine: &Engine, params: PipelineMeasureParams) -> Result<Measurement, ApiError> {
+    let set = profiles(engine)?;
+    let profile = draft_profile(&set, params.platform)?;
+    if profile.limits_for(params.field).next().is_none() {
+        let fields: Vec<String> = profile.limits.iter().map(|l| format!("{:?}", l.field).to_lowercase()).collect();
+        return Err(ApiError::validation("field", format!("{} has no limit on that field; it limits: {}.", profile.id, fields.join(", "))));
+    }
+    Ok(pipeline::measure(profile, params.field, &params.text))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct QualityCheckParams {
+    pub project_id: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub platforms: Option<Vec<Platform>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct QualityCheckResult {
+    pub project_id: String,
+    pub revision: u64,
+    /// Source findings first, then each platform's draft findings.
+    pub findings: Vec<Finding>,
+    /// The exact profile versions the checks used.
+    pub profile_ids: Vec<String>,
+}
+
+pub(super) fn check(engine: &Engine, params: QualityCheckParams) -> Result<QualityCheckResult, ApiError> {
+    let compiled = compile(engine, PipelineCompileParams { project_id: params.project_id, platforms: params.platforms, tags: None })?;
+    let set = profiles(engine)?;
+    let mut profile_ids: Vec<String> = compiled.drafts.iter().map(|d| d.draft.profile_id.clone()).collect();
+    profile_ids.extend(set.risk_lists.iter().map(|l| l.id.clone()));
+    let mut findings = compiled.findings;
+    for draft in compiled.drafts {
+        findings.extend(draft.findings);
+    }
+    Ok(QualityCheckResult { project_id: compiled.project_id, revision: compiled.revision, findings, profile_ids })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SuggestResult {
+    pub tags: Vec<String>,
+    pub keywords: Vec<crate::suggest::Keyword>,
+    /// How the title fits each platform's title limits.
+    pub title_fits: Vec<Measurement>,
+}
+
+pub(super) fn suggest(engine: &Engine, params: ProjectRef) -> Result<SuggestResult, ApiError> {
+    let project = load_project(engine, &params.project_id)?;
+    let set = profiles(engine)?;
+    let brand = brand(engine, &project)?;
+    let plain = pipeline::plain_text(&project.source).blocks.join("\n");
+    let keywords = crate::suggest::keywords(&format!("{}\n{plain}", project.title), 10);
+    let tags = crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 10);
+    let title_fits = set.drafts.values().filter(|p| p.limits_for(LimitField::Title).next().is_some()).map(|p| pipeline::measure(p, LimitField::Title, &project.title)).collect();
+    Ok(SuggestResult { tags, keywords, title_fits })
+}

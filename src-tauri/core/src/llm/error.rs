@@ -1,0 +1,344 @@
+//! What can go wrong talking to a model, classified from HTTP statuses and the error
+//! bodies real providers send (pure), and mapped onto API error codes with hints.
+//!
+//! Provider messages are kept for the user (they often say exactly what is wrong) but
+//! shortened, and the caller scrubs the API key out of them ([`LlmError::scrub`]):
+//! some servers echo the key they were given.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::api::{ApiError, ErrorCode};
+
+/// Longest provider message kept, in characters.
+const MAX_MESSAGE_CHARS: usize = 500;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LlmError {
+    /// 401/403: the key is wrong, missing or not allowed to use the model.
+    #[error("the provider refused the key (HTTP {status}): {message}")]
+    Auth { status: u16, message: String },
+    /// 429 that may succeed later.
+    #[error("the provider is rate limiting requests: {message}")]
+    RateLimited { retry_after: Option<Duration>, message: String },
+    /// 429 `insufficient_quota`: the account is out of credit. Never retried.
+    #[error("the provider account has no quota left: {message}")]
+    InsufficientQuota { message: String },
+    /// 5xx, or the connection was refused or reset.
+    #[error("the provider is unavailable{}: {message}", status.map(|s| format!(" (HTTP {s})")).unwrap_or_default())]
+    Unavailable { status: Option<u16>, message: String },
+    /// 404: wrong base URL or model name.
+    #[error("the provider does not know this URL or model: {message}")]
+    NotFound { message: String },
+    /// Another 4xx: the provider refused the request as it was.
+    #[error("the provider refused the request (HTTP {status}): {message}")]
+    Rejected { status: u16, message: String },
+    /// The prompt does not fit the model's context window.
+    #[error("the request is longer than the model's context window: {message}")]
+    ContextTooLong { message: String },
+    /// The answer is not what an OpenAI-compatible server sends: malformed JSON, a
+    /// broken stream, a stream without a finish, an embedding count that does not match.
+    #[error("the provider's answer is not usable: {detail}")]
+    BadResponse { detail: String },
+    /// The structured output still did not match its schema after the repairs.
+    #[error("the model's output did not match the expected shape after {attempts} attempts: {detail}")]
+    InvalidOutput { attempts: u32, detail: String },
+    #[error("no answer within {} s", after.as_secs_f64())]
+    Timeout { after: Duration },
+    /// DNS failed or the network is down.
+    #[error("cannot reach the provider: {detail}")]
+    Offline { detail: String },
+    /// TLS failed: a certificate problem, or an HTTPS URL pointing at a plain HTTP port.
+    #[error("a secure connection to the provider failed: {detail}")]
+    Tls { detail: String },
+    /// The caller cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// The endpoint settings are unusable (an invalid URL, proxy or certificate).
+    #[error("the connection settings are invalid: {detail}")]
+    Config { detail: String },
+}
+
+impl LlmError {
+    /// Whether trying again may help: 429 (but not `insufficient_quota`) and 5xx only.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::RateLimited { .. } => true,
+            LlmError::Unavailable { status, .. } => status.is_some_and(|s| s >= 500),
+            LlmError::Auth { .. }
+            | LlmError::InsufficientQuota { .. }
+            | LlmError::NotFound { .. }
+            | LlmError::Rejected { .. }
+            | LlmError::ContextTooLong { .. }
+            | LlmError::BadResponse { .. }
+            | LlmError::InvalidOutput { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::Offline { .. }
+            | LlmError::Tls { .. }
+            | LlmError::Cancelled
+            | LlmError::Config { .. } => false,
+        }
+    }
+
+    /// The server's hint of when to retry.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::RateLimited { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Replaces every occurrence of `secret` in the messages with `[redacted]`.
+    pub fn scrub(self, secret: Option<&str>) -> LlmError {
+        let Some(secret) = secret.filter(|s| s.len() >= 4) else { return self };
+        let clean = |text: String| text.replace(secret, "[redacted]");
+        match self {
+            LlmError::Auth { status, message } => LlmError::Auth { status, message: clean(message) },
+            LlmError::RateLimited { retry_after, message } => LlmError::RateLimited { retry_after, message: clean(message) },
+            LlmError::InsufficientQuota { message } => LlmError::InsufficientQuota { message: clean(message) },
+            LlmError::Unavailable { status, message } => LlmError::Unavailable { status, message: clean(message) },
+            LlmError::NotFound { message } => LlmError::NotFound { message: clean(message) },
+            LlmError::Rejected { status, message } => LlmError::Rejected { status, message: clean(message) },
+            LlmError::ContextTooLong { message } => LlmError::ContextTooLong { message: clean(message) },
+            LlmError::BadResponse { detail } => LlmError::BadResponse { detail: clean(detail) },
+            LlmError::InvalidOutput { attempts, detail } => LlmError::InvalidOutput { attempts, detail: clean(detail) },
+            LlmError::Timeout { after } => LlmError::Timeout { after },
+            LlmError::Offline { detail } => LlmError::Offline { detail: clean(detail) },
+            LlmError::Tls { detail } => LlmError::Tls { detail: clean(detail) },
+            LlmError::Cancelled => LlmError::Cancelled,
+            LlmError::Config { detail } => LlmError::Config { detail: clean(detail) },
+        }
+    }
+}
+
+/// Shortens a provider message to something fit for an error.
+pub fn shorten(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= MAX_MESSAGE_CHARS {
+        return text.to_owned();
+    }
+    let mut short: String = text.chars().take(MAX_MESSAGE_CHARS).collect();
+    short.push('…');
+    short
+}
+
+/// The `{message, type, code}` of an OpenAI-style error body, tolerating the variants
+/// servers send (`{"error": "text"}`, `{"message": ...}`, `{"detail": ...}`, codes as
+/// numbers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProviderError {
+    pub message: String,
+    pub kind: String,
+    pub code: String,
+}
+
+impl ProviderError {
+    pub fn from_value(value: &Value) -> ProviderError {
+        let error = value.get("error").unwrap_or(value);
+        let text = |v: Option<&Value>| match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => String::new(),
+        };
+        if let Value::String(message) = error {
+            return ProviderError { message: message.clone(), ..ProviderError::default() };
+        }
+        let mut message = text(error.get("message"));
+        if message.is_empty() {
+            message = text(error.get("detail"));
+        }
+        if message.is_empty() {
+            message = text(value.get("detail"));
+        }
+        ProviderError { message, kind: text(error.get("type")), code: text(error.get("code")) }
+    }
+
+    pub fn from_body(body: &[u8]) -> ProviderError {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(value) => ProviderError::from_value(&value),
+            Err(_) => ProviderError { message: String::from_utf8_lossy(body).into_owned(), ..ProviderError::default() },
+        }
+    }
+
+    fn mentions_context_overflow(&self) -> bool {
+        let code = self.code.to_ascii_lowercase();
+        let kind = self.kind.to_ascii_lowercase();
+        let message = self.message.to_ascii_lowercase();
+        code == "context_length_exceeded"
+            || kind == "context_length_exceeded"
+            || code == "string_above_max_length"
+            || ["maximum context length", "context length", "context window", "contextwindowexceeded", "too many tokens", "prompt is too long", "input is too long", "exceeds the context", "reduce the length", "range of input length"]
+                .iter()
+                .any(|needle| message.contains(needle))
+    }
+
+    fn is_insufficient_quota(&self) -> bool {
+        self.code == "insufficient_quota" || self.kind == "insufficient_quota" || self.message.contains("exceeded your current quota")
+    }
+}
+
+/// Classifies a non-success HTTP answer. `retry_after` comes from the response's
+/// `retry-after-ms` / `retry-after` headers (see [`parse_retry_after`]).
+pub fn classify_status(status: u16, body: &[u8], retry_after: Option<Duration>) -> LlmError {
+    let provider = ProviderError::from_body(body);
+    let message = if provider.message.trim().is_empty() { format!("HTTP {status}") } else { shorten(&provider.message) };
+    match status {
+        401 | 403 => LlmError::Auth { status, message },
+        429 if provider.is_insufficient_quota() => LlmError::InsufficientQuota { message },
+        429 => LlmError::RateLimited { retry_after, message },
+        404 => LlmError::NotFound { message },
+        408 => LlmError::Timeout { after: Duration::ZERO },
+        413 => LlmError::ContextTooLong { message },
+        400..=499 if provider.mentions_context_overflow() => LlmError::ContextTooLong { message },
+        400..=499 => LlmError::Rejected { status, message },
+        500..=599 if provider.mentions_context_overflow() => LlmError::ContextTooLong { message },
+        _ => LlmError::Unavailable { status: Some(status), message },
+    }
+}
+
+/// Classifies an `{"error": ...}` object that arrived inside a 200 stream. Servers put
+/// an HTTP-like status in `code` or `status` when they have one.
+pub fn classify_stream_error(value: &Value) -> LlmError {
+    let provider = ProviderError::from_value(value);
+    let status = value
+        .get("error")
+        .and_then(|e| e.get("status").or_else(|| e.get("code")))
+        .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+        .and_then(|s| u16::try_from(s).ok())
+        .filter(|s| (400..600).contains(s));
+    let message = if provider.message.is_empty() { "an error arrived in the stream".to_owned() } else { shorten(&provider.message) };
+    if provider.mentions_context_overflow() {
+        return LlmError::ContextTooLong { message };
+    }
+    if provider.is_insufficient_quota() {
+        return LlmError::InsufficientQuota { message };
+    }
+    match status {
+        Some(status) => classify_status(status, value.to_string().as_bytes(), None),
+        None if provider.kind.contains("rate_limit") || provider.code.contains("rate_limit") => LlmError::RateLimited { retry_after: None, message },
+        None if provider.kind.contains("server_error") || provider.kind.contains("overloaded") => LlmError::Unavailable { status: Some(500), message },
+        None => LlmError::BadResponse { detail: format!("an error arrived in the stream: {message}") },
+    }
+}
+
+/// The retry hint of a response: `retry-after-ms` (milliseconds, OpenAI) wins over
+/// `retry-after` (seconds; an HTTP date is ignored).
+pub fn parse_retry_after(retry_after_ms: Option<&str>, retry_after: Option<&str>) -> Option<Duration> {
+    let from_ms = retry_after_ms.and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0).map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    from_ms.or_else(|| retry_after.and_then(|v| v.trim().parse::<f64>().ok()).filter(|v| v.is_finite() && *v >= 0.0).map(Duration::from_secs_f64))
+}
+
+impl From<LlmError> for ApiError {
+    fn from(error: LlmError) -> Self {
+        let message = format!("{}{}", capitalize(&error.to_string()), ".");
+        match error {
+            LlmError::Auth { status, .. } => ApiError::new(ErrorCode::ProviderAuth, message)
+                .hint("check_api_key", "Check the API key of this profile; set it again if it changed.")
+                .hint("check_model_access", "Check that the key may use this model.")
+                .details(serde_json::json!({ "status": status })),
+            LlmError::RateLimited { retry_after, .. } => ApiError::new(ErrorCode::ProviderRateLimited, message)
+                .hint("wait_and_retry", "Wait a moment and try again.")
+                .details(serde_json::json!({ "retryAfterMs": retry_after.map(|d| d.as_millis() as u64), "insufficientQuota": false })),
+            LlmError::InsufficientQuota { .. } => ApiError::new(ErrorCode::ProviderRateLimited, message)
+                .hint("check_billing", "The provider account is out of credit or over its plan; add credit or use another profile.")
+                .details(serde_json::json!({ "insufficientQuota": true })),
+            LlmError::Unavailable { status, .. } => ApiError::new(ErrorCode::ProviderUnavailable, message)
+                .hint("retry_later", "The provider may be down or overloaded; try again later.")
+                .hint("check_server_running", "For a local server (Ollama, LM Studio, llama.cpp, vLLM), check that it is running and listening on the profile's address.")
+                .details(serde_json::json!({ "status": status })),
+            LlmError::NotFound { .. } => ApiError::new(ErrorCode::ProviderNotFound, message)
+                .hint("check_base_url", "Check the base URL; most servers expect it to end in /v1.")
+                .hint("check_model", "Check the model name; pick one from the server's model list."),
+            LlmError::Rejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
+                .hint("check_model_options", "The server refused the request as sent; check the model name and that the server supports this kind of request (for example tools).")
+                .details(serde_json::json!({ "status": status })),
+            LlmError::ContextTooLong { .. } => ApiError::new(ErrorCode::ContextTooLong, message)
+                .hint("shorten_context", "Shorten the input or compact the session, or use a model with a larger context window."),
+            LlmError::BadResponse { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
+                .hint("check_compatible", "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).")
+                .hint("retry", "If it worked before, try again; the connection may have been cut."),
+            LlmError::InvalidOutput { attempts, .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
+                .hint("try_other_model", "This model did not produce the expected structure; try again or use a stronger model.")
+                .details(serde_json::json!({ "attempts": attempts })),
+            LlmError::Timeout { after } => ApiError::new(ErrorCode::Timeout, message)
+                .hint("raise_timeout", "Raise the profile's timeout, or try again when the server is less busy.")
+                .details(serde_json::json!({ "afterMs": after.as_millis() as u64 })),
+            LlmError::Offline { .. } => ApiError::new(ErrorCode::Offline, message)
+                .hint("check_network", "Check the network connection.")
+                .hint("check_base_url", "Check the host name in the base URL."),
+            LlmError::Tls { .. } => ApiError::new(ErrorCode::ProviderUnavailable, message)
+                .hint("check_https", "Check whether the server speaks HTTPS or plain HTTP, and the URL's scheme.")
+                .hint("custom_ca", "Behind a company proxy, add its CA certificate to the profile."),
+            LlmError::Cancelled => ApiError::new(ErrorCode::Cancelled, message),
+            LlmError::Config { .. } => ApiError::new(ErrorCode::Validation, message)
+                .hint("check_profile", "Check the profile's base URL, proxy and certificate settings."),
+        }
+    }
+}
+
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(status: u16, body: Value, expected: LlmError) {
+        assert_eq!(classify_status(status, body.to_string().as_bytes(), None), expected);
+    }
+
+    #[test]
+    fn classifies_provider_error_shapes() {
+        check(401, json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}), LlmError::Auth { status: 401, message: "Incorrect API key provided".into() });
+        check(429, json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}), LlmError::InsufficientQuota { message: "You exceeded your current quota".into() });
+        check(429, json!({"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}), LlmError::RateLimited { retry_after: None, message: "Rate limit reached".into() });
+        check(400, json!({"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}), LlmError::ContextTooLong { message: "This model's maximum context length is 8192 tokens".into() });
+        // LiteLLM: no code, only the message says so.
+        check(400, json!({"error": {"message": "litellm.ContextWindowExceededError: too long", "type": null, "code": "400"}}), LlmError::ContextTooLong { message: "litellm.ContextWindowExceededError: too long".into() });
+        check(400, json!({"error": {"message": "tool_choice auto needs --enable-auto-tool-choice"}}), LlmError::Rejected { status: 400, message: "tool_choice auto needs --enable-auto-tool-choice".into() });
+        check(404, json!({"error": "model 'llama9' not found"}), LlmError::NotFound { message: "model 'llama9' not found".into() });
+        check(503, json!({"detail": "overloaded"}), LlmError::Unavailable { status: Some(503), message: "overloaded".into() });
+        assert_eq!(classify_status(502, b"<html>Bad gateway</html>", None), LlmError::Unavailable { status: Some(502), message: "<html>Bad gateway</html>".into() });
+        assert_eq!(classify_status(500, b"", None), LlmError::Unavailable { status: Some(500), message: "HTTP 500".into() });
+    }
+
+    #[test]
+    fn only_429_and_5xx_retry() {
+        assert!(classify_status(429, b"{}", None).is_retryable());
+        assert!(classify_status(503, b"{}", None).is_retryable());
+        assert!(!classify_status(429, br#"{"error":{"code":"insufficient_quota"}}"#, None).is_retryable());
+        for status in [400, 401, 403, 404, 422] {
+            assert!(!classify_status(status, b"{}", None).is_retryable(), "{status}");
+        }
+        assert!(!LlmError::Unavailable { status: None, message: "refused".into() }.is_retryable());
+    }
+
+    #[test]
+    fn parses_retry_hints() {
+        assert_eq!(parse_retry_after(Some("644"), Some("2")), Some(Duration::from_millis(644)));
+        assert_eq!(parse_retry_after(None, Some("2")), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after(None, Some("Wed, 21 Oct 2015 07:28:00 GMT")), None);
+        assert_eq!(parse_retry_after(Some("-1"), None), None);
+    }
+
+    #[test]
+    fn stream_errors_are_classified() {
+        assert_eq!(classify_stream_error(&json!({"error": {"message": "boom", "type": "server_error"}})), LlmError::Unavailable { status: Some(500), message: "boom".into() });
+        assert_eq!(classify_stream_error(&json!({"error": {"message": "slow down", "code": 429}})), LlmError::RateLimited { retry_after: None, message: "slow down".into() });
+        assert!(matches!(classify_stream_error(&json!({"error": {"message": "weird"}})), LlmError::BadResponse { .. }));
+    }
+
+    #[test]
+    fn scrubs_the_key() {
+        let error = LlmError::Auth { status: 401, message: "Incorrect API key provided: sk-live-123456".into() }.scrub(Some("sk-live-123456"));
+        assert_eq!(error, LlmError::Auth { status: 401, message: "Incorrect API key provided: [redacted]".into() });
+    }
+}

@@ -1,0 +1,239 @@
+//! LLM profiles: what the user configured for one model endpoint (stored in sled, key
+//! excluded), base URL normalisation, the plain-HTTP check, and the presets.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::model::Timestamp;
+use crate::store::{Kind, Record};
+
+/// Whether a profile may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    /// Kept but never called.
+    Disabled,
+    OpenaiCompatible,
+}
+
+/// The last "test connection" result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Health {
+    Unknown,
+    Ok,
+    Failed,
+}
+
+/// What the last failed test said: the error code and message (never a key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileError {
+    pub code: crate::api::ErrorCode,
+    pub message: String,
+}
+
+/// One model endpoint. The API key is in the OS keychain; `key_fingerprint` only says
+/// which key is set (`…WXYZ`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmProfile {
+    pub id: String,
+    pub name: String,
+    pub provider: Provider,
+    /// Normalised: no trailing slash, ends where `/chat/completions` would follow.
+    pub base_url: String,
+    pub model: String,
+    pub timeout_s: u32,
+    pub context_window: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub max_output_tokens: Option<u32>,
+    /// Price per million input tokens, for cost in usage records (any currency, the
+    /// same for every profile of a workspace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub input_price_per_mtok: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub output_price_per_mtok: Option<f64>,
+    /// False for local servers that take no key.
+    pub key_required: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub key_fingerprint: Option<String>,
+    /// Ask the server for `response_format: json_schema` (OpenAI and some others).
+    pub supports_json_schema: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub proxy_url: Option<String>,
+    /// A PEM file with an extra CA certificate (a company proxy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub ca_cert_path: Option<String>,
+    pub is_default: bool,
+    pub health: Health,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_tested_at: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_latency_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_error: Option<ProfileError>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Record for LlmProfile {
+    const KIND: Kind = Kind::LlmProfiles;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+/// A starting point for a profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmPreset {
+    pub id: String,
+    pub label: String,
+    pub base_url: String,
+    /// A typical model id to start from (the user picks from the server's list).
+    pub example_model: String,
+    pub key_required: bool,
+    /// Runs on this machine.
+    pub local: bool,
+    pub supports_json_schema: bool,
+}
+
+/// The presets: local servers first, then hosted providers creators use.
+pub fn presets() -> Vec<LlmPreset> {
+    let preset = |id: &str, label: &str, base_url: &str, example_model: &str, key_required: bool, local: bool, supports_json_schema: bool| LlmPreset {
+        id: id.to_owned(),
+        label: label.to_owned(),
+        base_url: base_url.to_owned(),
+        example_model: example_model.to_owned(),
+        key_required,
+        local,
+        supports_json_schema,
+    };
+    vec![
+        preset("ollama", "Ollama", "http://127.0.0.1:11434/v1", "qwen2.5:7b", false, true, true),
+        preset("lm-studio", "LM Studio", "http://127.0.0.1:1234/v1", "qwen2.5-7b-instruct", false, true, true),
+        preset("llama-cpp", "llama.cpp server", "http://127.0.0.1:8080/v1", "default", false, true, false),
+        preset("vllm", "vLLM", "http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-7B-Instruct", false, true, true),
+        preset("openai", "OpenAI", "https://api.openai.com/v1", "gpt-4o-mini", true, false, true),
+        preset("deepseek", "DeepSeek", "https://api.deepseek.com/v1", "deepseek-chat", true, false, false),
+        preset("qwen-dashscope", "Qwen (DashScope compatible mode)", "https://dashscope.aliyuncs.com/compatible-mode/v1", "qwen-plus", true, false, false),
+        preset("moonshot", "Moonshot (Kimi)", "https://api.moonshot.cn/v1", "moonshot-v1-8k", true, false, false),
+        preset("zhipu", "Zhipu GLM", "https://open.bigmodel.cn/api/paas/v4", "glm-4-flash", true, false, false),
+        preset("volcengine-ark", "Volcengine Ark (Doubao)", "https://ark.cn-beijing.volces.com/api/v3", "your endpoint id (ep-...)", true, false, false),
+    ]
+}
+
+/// Why a base URL is unusable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadUrl(pub String);
+
+/// Normalises a base URL the way users type it: scheme required (http or https), no
+/// trailing slash, a pasted `/chat/completions` removed, and `/v1` added when the URL
+/// has no path at all (`http://localhost:11434` → `http://localhost:11434/v1`). A URL
+/// with a path is kept (Zhipu's `/api/paas/v4`, Ark's `/api/v3`).
+pub fn normalize_base_url(input: &str) -> Result<String, BadUrl> {
+    let mut url = input.trim().to_owned();
+    if url.is_empty() {
+        return Err(BadUrl("the base URL is empty".to_owned()));
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(BadUrl("the base URL needs a scheme: http:// or https://".to_owned()));
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(BadUrl(format!("the base URL's scheme must be http or https, not {scheme}")));
+    }
+    if rest.contains(['?', '#', ' ']) || rest.contains('@') {
+        return Err(BadUrl("the base URL must not hold a query, a fragment, spaces or credentials".to_owned()));
+    }
+    url = format!("{scheme}://{rest}");
+    while url.ends_with('/') {
+        url.pop();
+    }
+    for suffix in ["/chat/completions", "/completions", "/embeddings", "/models"] {
+        if let Some(stripped) = url.strip_suffix(suffix) {
+            url = stripped.to_owned();
+        }
+    }
+    let host_and_path = &url[scheme.len() + 3..];
+    let (host, path) = match host_and_path.find('/') {
+        Some(slash) => (&host_and_path[..slash], &host_and_path[slash..]),
+        None => (host_and_path, ""),
+    };
+    if host.is_empty() || host.starts_with(':') {
+        return Err(BadUrl("the base URL has no host".to_owned()));
+    }
+    if path.is_empty() {
+        url.push_str("/v1");
+    }
+    Ok(url)
+}
+
+/// The host of a normalised URL, without port or brackets.
+pub fn host_of(base_url: &str) -> String {
+    let rest = base_url.split_once("://").map(|(_, r)| r).unwrap_or(base_url);
+    let authority = rest.split('/').next().unwrap_or("");
+    if let Some(v6) = authority.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or("").to_ascii_lowercase();
+    }
+    authority.split(':').next().unwrap_or("").to_ascii_lowercase()
+}
+
+/// True when the host is this machine.
+pub fn is_loopback(base_url: &str) -> bool {
+    let host = host_of(base_url);
+    host == "localhost" || host.ends_with(".localhost") || host == "::1" || host.starts_with("127.")
+}
+
+/// True when a key sent to this URL would cross the network in clear text.
+pub fn key_would_travel_in_clear(base_url: &str) -> bool {
+    base_url.to_ascii_lowercase().starts_with("http://") && !is_loopback(base_url)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_base_urls_as_users_type_them() {
+        let check = |input: &str, expected: &str| assert_eq!(normalize_base_url(input), Ok(expected.to_owned()), "{input}");
+        check("http://localhost:11434", "http://localhost:11434/v1");
+        check("http://localhost:11434/", "http://localhost:11434/v1");
+        check("http://localhost:11434/v1/", "http://localhost:11434/v1");
+        check(" HTTPS://api.openai.com/v1/chat/completions ", "https://api.openai.com/v1");
+        check("https://open.bigmodel.cn/api/paas/v4/", "https://open.bigmodel.cn/api/paas/v4");
+        check("https://api.deepseek.com", "https://api.deepseek.com/v1");
+        assert!(normalize_base_url("localhost:11434").is_err());
+        assert!(normalize_base_url("ftp://x").is_err());
+        assert!(normalize_base_url("http://user:pw@host/v1").is_err());
+        assert!(normalize_base_url("http:///v1").is_err());
+    }
+
+    #[test]
+    fn plain_http_is_fine_only_on_this_machine() {
+        assert!(!key_would_travel_in_clear("http://127.0.0.1:8080/v1"));
+        assert!(!key_would_travel_in_clear("http://localhost:1234/v1"));
+        assert!(!key_would_travel_in_clear("http://[::1]:8000/v1"));
+        assert!(!key_would_travel_in_clear("https://api.openai.com/v1"));
+        assert!(key_would_travel_in_clear("http://192.168.1.20:11434/v1"));
+        assert!(key_would_travel_in_clear("http://localhost.evil.com/v1"));
+    }
+
+    #[test]
+    fn presets_are_normalised() {
+        for preset in presets() {
+            assert_eq!(normalize_base_url(&preset.base_url), Ok(preset.base_url.clone()));
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! A Server-Sent Events parser as a pure state machine: feed it network chunks as they
+//! arrive, get complete events. Lines end in `\n`, `\r\n` or `\r`; a chunk may end
+//! anywhere, even inside a UTF-8 character or between `\r` and `\n`, and the events
+//! are the same for every way the bytes are split (property-tested below).
+
+/// One event: its `event:` name, if any, and its `data:` lines joined with `\n`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    pub event: Option<String>,
+    pub data: String,
+}
+
+#[derive(Debug, Default)]
+pub struct SseParser {
+    /// Bytes of the line being read.
+    line: Vec<u8>,
+    /// The last byte was a `\r`, so a `\n` at the start of the next chunk belongs to it.
+    after_cr: bool,
+    event: Option<String>,
+    data: Option<String>,
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        SseParser::default()
+    }
+
+    /// Parses `bytes`, appending every event it completes to `out`.
+    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+        let mut rest = bytes;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(b'\n') = rest.first() {
+                rest = &rest[1..];
+            }
+        }
+        while !rest.is_empty() {
+            match rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
+                Some(end) => {
+                    self.line.extend_from_slice(&rest[..end]);
+                    let terminator = rest[end];
+                    rest = &rest[end + 1..];
+                    if terminator == b'\r' {
+                        match rest.first() {
+                            Some(b'\n') => rest = &rest[1..],
+                            Some(_) => {}
+                            None => self.after_cr = true,
+                        }
+                    }
+                    self.end_line(out);
+                }
+                None => {
+                    self.line.extend_from_slice(rest);
+                    rest = &[];
+                }
+            }
+        }
+    }
+
+    /// The stream ended: a last line without its terminator, and an event without its
+    /// blank line, still count (servers that close right after `data: [DONE]`).
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if !self.line.is_empty() {
+            self.end_line(out);
+        }
+        self.dispatch(out);
+        self.after_cr = false;
+    }
+
+    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+        let line = std::mem::take(&mut self.line);
+        if line.is_empty() {
+            self.dispatch(out);
+            return;
+        }
+        if line[0] == b':' {
+            return; // a comment, used as a keep-alive
+        }
+        let text = String::from_utf8_lossy(&line);
+        let (field, value) = match text.find(':') {
+            Some(colon) => {
+                let value = &text[colon + 1..];
+                (&text[..colon], value.strip_prefix(' ').unwrap_or(value))
+            }
+            None => (&text[..], ""),
+        };
+        match field {
+            "data" => match &mut self.data {
+                Some(data) => {
+                    data.push('\n');
+                    data.push_str(value);
+                }
+                None => self.data = Some(value.to_owned()),
+            },
+            "event" => self.event = Some(value.to_owned()),
+            // `id` and `retry` only matter for reconnecting, which a completion never does.
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        let event = self.event.take();
+        if let Some(data) = self.data.take() {
+            out.push(SseEvent { event, data });
+        }
+    }
+}
+
+/// Parses a whole body at once.
+pub fn parse_all(bytes: &[u8]) -> Vec<SseEvent> {
+    let mut parser = SseParser::new();
+    let mut out = Vec::new();
+    parser.push(bytes, &mut out);
+    parser.finish(&mut out);
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ev(data: &str) -> SseEvent {
+        SseEvent { event: None, data: data.to_owned() }
+    }
+
+    #[test]
+    fn parses_the_openai_shape() {
+        let body = b"data: {\"a\":1}\n\ndata: {\"b\":2}\n\ndata: [DONE]\n\n";
+        assert_eq!(parse_all(body), vec![ev("{\"a\":1}"), ev("{\"b\":2}"), ev("[DONE]")]);
+    }
+
+    #[test]
+    fn handles_crlf_cr_comments_multiline_and_names() {
+        let body = b": keep-alive\r\nevent: error\r\ndata: one\r\ndata:two\r\r\ndata: x\rdata: y\n\n";
+        assert_eq!(
+            parse_all(body),
+            vec![SseEvent { event: Some("error".to_owned()), data: "one\ntwo".to_owned() }, ev("x\ny")]
+        );
+    }
+
+    #[test]
+    fn a_last_event_without_blank_line_counts() {
+        assert_eq!(parse_all(b"data: [DONE]"), vec![ev("[DONE]")]);
+        assert_eq!(parse_all(b"data: [DONE]\n"), vec![ev("[DONE]")]);
+    }
+
+    #[test]
+    fn empty_data_is_an_event_but_no_data_is_not() {
+        assert_eq!(parse_all(b"data:\n\nevent: x\n\n"), vec![ev("")]);
+    }
+
+    fn chunked(body: &[u8], cuts: &[usize]) -> Vec<SseEvent> {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut parser = SseParser::new();
+        let mut out = Vec::new();
+        let mut start = 0;
+        for cut in cuts {
+            parser.push(&body[start..cut], &mut out);
+            start = cut;
+        }
+        parser.push(&body[start..], &mut out);
+        parser.finish(&mut out);
+        out
+    }
+
+    #[test]
+    fn every_single_split_point_gives_the_same_events() {
+        let body = "data: {\"delta\":\"你好\"}\r\n\r\n: ping\n\ndata: a\rdata: b\r\n\rdata: [DONE]\n\n".as_bytes();
+        let whole = parse_all(body);
+        for cut in 0..=body.len() {
+            assert_eq!(chunked(body, &[cut]), whole, "split at {cut}");
+        }
+        for a in 0..=body.len() {
+            for b in a..=body.len() {
+                assert_eq!(chunked(body, &[a, b]), whole, "split at {a} and {b}");
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn any_chunking_gives_the_same_events(
+            events in proptest::collection::vec(("[a-z]{0,3}", "[a-z{}\":你好 ]{0,12}", 0usize..3), 0..8),
+            cuts in proptest::collection::vec(0usize..400, 0..12),
+        ) {
+            let endings = ["\n", "\r\n", "\r"];
+            let mut body = String::new();
+            for (name, data, ending) in &events {
+                let eol = endings[*ending];
+                if !name.is_empty() {
+                    body.push_str(&format!("event: {name}{eol}"));
+                }
+                body.push_str(&format!("data: {data}{eol}{eol}"));
+            }
+            let whole = parse_all(body.as_bytes());
+            prop_assert_eq!(whole.len(), events.len());
+            prop_assert_eq!(chunked(body.as_bytes(), &cuts), whole);
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Structured output without trusting the model: find the JSON in a reply (the whole
+//! text, a fenced block, or the first balanced object or array) and validate it
+//! against a JSON schema (pure).
+
+use serde_json::Value;
+
+/// A compiled JSON schema.
+pub struct Validator {
+    inner: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Validator")
+    }
+}
+
+impl Validator {
+    /// Errors: the schema itself is invalid (a message saying why).
+    pub fn new(schema: &Value) -> Result<Validator, String> {
+        jsonschema::validator_for(schema).map(|inner| Validator { inner }).map_err(|e| format!("the JSON schema is invalid: {e}"))
+    }
+
+    /// `Err` lists at most five problems, each with its JSON pointer.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        let problems: Vec<String> = self
+            .inner
+            .iter_errors(value)
+            .take(5)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
+        }
+    }
+}
+
+/// The JSON value in a model's reply, if any.
+pub fn extract_json(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
+        if value.is_object() || value.is_array() {
+            return Some(value);
+        }
+    }
+    // A fenced block: ```json ... ``` or ``` ... ```.
+    let mut rest = trimmed;
+    while let Some(open) = rest.find("```") {
+        let after = &rest[open + 3..];
+        let body_start = after.find('\n').map(|n| n + 1).unwrap_or(0);
+        let Some(close) = after[body_start..].find("```") else { break };
+        if let Ok(value) = serde_json::from_str::<Value>(after[body_start..body_start + close].trim()) {
+            return Some(value);
+        }
+        rest = &after[body_start + close + 3..];
+    }
+    // The first balanced object or array that parses.
+    for (start, c) in trimmed.char_indices() {
+        if c != '{' && c != '[' {
+            continue;
+        }
+        if let Some(end) = balanced_end(&trimmed[start..]) {
+            if let Ok(value) = serde_json::from_str::<Value>(&trimmed[start..start + end]) {
+                return Some(value);
+            }
+        }
+    }
+    None
+}
+
+/// The byte length of the balanced bracket expression at the start of `text`.
+fn balanced_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (idx, c) in text.char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => depth += 1,
+            '}' | ']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(idx + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn finds_json_in_replies() {
+        assert_eq!(extract_json("{\"a\":1}"), Some(json!({"a": 1})));
+        assert_eq!(extract_json("Sure!\n```json\n{\"a\": [1, 2]}\n```\nDone."), Some(json!({"a": [1, 2]})));
+        assert_eq!(extract_json("The answer is {\"t\": \"a } b\"} as asked."), Some(json!({"t": "a } b"})));
+        assert_eq!(extract_json("no json here"), None);
+        assert_eq!(extract_json("{broken"), None);
+    }
+
+    #[test]
+    fn validates_against_a_schema() {
+        let validator = Validator::new(&json!({"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}})).unwrap();
+        assert_eq!(validator.check(&json!({"title": "x"})), Ok(()));
+        let error = validator.check(&json!({"title": 3})).unwrap_err();
+        assert!(error.contains("/title"), "{error}");
+        assert!(Validator::new(&json!({"type": 7})).is_err());
+    }
+}

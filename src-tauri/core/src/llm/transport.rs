@@ -1,0 +1,150 @@
+//! HTTP for the model client. The only module in the workspace's core that imports
+//! reqwest (rustls, no system OpenSSL). It sends, applies the timeouts and turns
+//! transport failures into [`LlmError`]s; it knows nothing about chat completions.
+//!
+//! Timeouts: `timeout` bounds the connection, the wait for the response headers, and
+//! every gap between two body chunks, but not a long answer that keeps streaming.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::error::{parse_retry_after, LlmError};
+use super::{ApiKey, Endpoint};
+
+/// The longest body read in full (error bodies, completions, model lists, embeddings).
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// A client for one endpoint's network settings.
+#[derive(Debug, Clone)]
+pub struct Http {
+    client: reqwest::Client,
+    timeout: Duration,
+}
+
+impl Http {
+    pub fn new(endpoint: &Endpoint) -> Result<Http, LlmError> {
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(endpoint.timeout)
+            .user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION")))
+            .tcp_nodelay(true);
+        if let Some(proxy) = endpoint.proxy_url.as_deref().filter(|p| !p.trim().is_empty()) {
+            let proxy = reqwest::Proxy::all(proxy.trim()).map_err(|e| LlmError::Config { detail: format!("the proxy URL is invalid: {e}") })?;
+            builder = builder.proxy(proxy);
+        }
+        if let Some(pem) = &endpoint.ca_cert_pem {
+            let certificate = reqwest::Certificate::from_pem(pem).map_err(|e| LlmError::Config { detail: format!("the CA certificate is not valid PEM: {e}") })?;
+            builder = builder.add_root_certificate(certificate);
+        }
+        let client = builder.build().map_err(|e| LlmError::Config { detail: e.to_string() })?;
+        Ok(Http { client, timeout: endpoint.timeout })
+    }
+
+    /// POSTs a JSON body.
+    pub async fn post_json(&self, url: &str, key: Option<&ApiKey>, body: Vec<u8>) -> Result<HttpResponse, LlmError> {
+        let request = self.client.post(url).header("content-type", "application/json").header("accept", "application/json, text/event-stream").body(body);
+        self.send(request, key).await
+    }
+
+    pub async fn get(&self, url: &str, key: Option<&ApiKey>) -> Result<HttpResponse, LlmError> {
+        self.send(self.client.get(url), key).await
+    }
+
+    async fn send(&self, mut request: reqwest::RequestBuilder, key: Option<&ApiKey>) -> Result<HttpResponse, LlmError> {
+        if let Some(key) = key.filter(|k| !k.is_blank()) {
+            request = request.bearer_auth(key.expose());
+        }
+        let response = match tokio::time::timeout(self.timeout, request.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => return Err(map_error(&error, self.timeout)),
+            Err(_) => return Err(LlmError::Timeout { after: self.timeout }),
+        };
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let retry_after = parse_retry_after(header("retry-after-ms").as_deref(), header("retry-after").as_deref());
+        let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
+        Ok(HttpResponse { status: response.status().as_u16(), content_type, retry_after, response, timeout: self.timeout, idle: Box::pin(tokio::time::sleep(self.timeout)), read: 0 })
+    }
+}
+
+/// A response whose body has not been read yet.
+#[derive(Debug)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub content_type: String,
+    pub retry_after: Option<Duration>,
+    response: reqwest::Response,
+    timeout: Duration,
+    idle: std::pin::Pin<Box<tokio::time::Sleep>>,
+    read: usize,
+}
+
+impl HttpResponse {
+    /// The next piece of the body, `None` at its end. Fails when no byte arrives
+    /// within the timeout, when the connection breaks, or past [`MAX_BODY_BYTES`].
+    pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, LlmError> {
+        // One timer for the whole body, pushed back before every read.
+        self.idle.as_mut().reset(tokio::time::Instant::now() + self.timeout);
+        let read = tokio::select! {
+            biased;
+            chunk = self.response.chunk() => Ok(chunk),
+            _ = self.idle.as_mut() => Err(()),
+        };
+        match read {
+            Ok(Ok(Some(chunk))) => {
+                self.read += chunk.len();
+                if self.read > MAX_BODY_BYTES {
+                    return Err(LlmError::BadResponse { detail: format!("the answer is larger than {} MiB", MAX_BODY_BYTES / 1024 / 1024) });
+                }
+                Ok(Some(chunk))
+            }
+            Ok(Ok(None)) => Ok(None),
+            Ok(Err(error)) => Err(map_error(&error, self.timeout)),
+            Err(_) => Err(LlmError::Timeout { after: self.timeout }),
+        }
+    }
+
+    /// The whole body.
+    pub async fn read_all(mut self) -> Result<Vec<u8>, LlmError> {
+        let mut body = Vec::new();
+        while let Some(chunk) = self.next_chunk().await? {
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
+    }
+}
+
+/// Classifies a transport failure by walking the error's causes.
+fn map_error(error: &reqwest::Error, timeout: Duration) -> LlmError {
+    if error.is_timeout() {
+        return LlmError::Timeout { after: timeout };
+    }
+    let mut chain = Vec::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    let mut refused = false;
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            refused |= matches!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+        }
+        chain.push(cause.to_string());
+        source = cause.source();
+    }
+    // The URL never holds the key (it travels in a header), so the chain is safe to show.
+    let detail = chain.last().cloned().unwrap_or_else(|| error.to_string());
+    let text = chain.join(": ").to_ascii_lowercase();
+    if refused {
+        return LlmError::Unavailable { status: None, message: format!("the connection was refused ({detail})") };
+    }
+    if ["dns error", "failed to lookup", "name or service not known", "no such host", "nodename nor servname"].iter().any(|n| text.contains(n)) {
+        return LlmError::Offline { detail: format!("the host name could not be resolved ({detail})") };
+    }
+    if ["certificate", "invalidcontenttype", "tls", "ssl", "handshake", "corrupt message"].iter().any(|n| text.contains(n)) {
+        return LlmError::Tls { detail };
+    }
+    if error.is_connect() {
+        return LlmError::Offline { detail };
+    }
+    if error.is_body() || error.is_decode() || error.is_request() {
+        return LlmError::BadResponse { detail: format!("the connection broke during the answer ({detail})") };
+    }
+    LlmError::Unavailable { status: None, message: detail }
+}

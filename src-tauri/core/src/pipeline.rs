@@ -1,0 +1,241 @@
+//! Deterministic platform draft compilers. Pure functions: the same source and profile
+//! version give byte-identical output. A compiler never fails; it returns the draft
+//! and the findings (limits exceeded, content it could not carry over), and it never
+//! shortens anything without a finding that says so.
+
+mod markdown;
+pub mod measure;
+mod text;
+mod thread;
+mod wechat;
+mod zhihu;
+mod cards;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::model::{Anchor, Platform};
+use crate::profiles::{DraftProfile, Limit, LimitField, Severity, Unit};
+
+/// What a compiler reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CompileInput<'a> {
+    pub title: &'a str,
+    pub source: &'a str,
+    /// Topic tags for platforms that carry them (Douyin, Xiaohongshu, Zhihu).
+    pub tags: &'a [String],
+}
+
+/// A compiled platform draft.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Draft {
+    pub platform: Platform,
+    /// The exact draft profile version used.
+    pub profile_id: String,
+    pub title: String,
+    pub content: DraftContent,
+    pub n_images: u32,
+    pub n_links: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum DraftContent {
+    /// WeChat: inline-styled HTML and the digest shown in share cards.
+    Html { html: String, digest: String },
+    /// Zhihu: Markdown in the subset its importer accepts.
+    Markdown { markdown: String },
+    /// X: one post, or a numbered thread.
+    Thread { posts: Vec<Post> },
+    /// Douyin and Xiaohongshu: a caption or note body, and topic tags.
+    Card { body: String, tags: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Post {
+    pub text: String,
+    pub weighted_length: u32,
+}
+
+/// Something a person should know about a draft or its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// A stable id: `limit.title`, `ad_law`, `link_policy`, ...
+    pub check: String,
+    pub severity: Severity,
+    pub platform: Option<Platform>,
+    /// Where in the source (UTF-16 units, as editors count), when it is about the source.
+    pub span: Option<Anchor>,
+    /// Where in the draft, when it is about the draft (`title`, `post 3`, ...).
+    pub location: Option<String>,
+    /// The text that matched, for word checks.
+    pub matched: Option<String>,
+    pub message: String,
+    pub suggestion: Option<String>,
+    /// The publishing route a limit applies to, when sources differ by route.
+    pub route: Option<String>,
+}
+
+impl Finding {
+    pub fn new(check: &str, severity: Severity, platform: Option<Platform>, message: impl Into<String>) -> Finding {
+        Finding { check: check.to_owned(), severity, platform, span: None, location: None, matched: None, message: message.into(), suggestion: None, route: None }
+    }
+
+    pub fn at(mut self, location: &str) -> Finding {
+        self.location = Some(location.to_owned());
+        self
+    }
+
+    pub fn suggest(mut self, suggestion: impl Into<String>) -> Finding {
+        self.suggestion = Some(suggestion.into());
+        self
+    }
+}
+
+/// A length as a platform counts it, against its limits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Measurement {
+    pub platform: Platform,
+    pub field: LimitField,
+    pub unit: Unit,
+    /// The length in `unit` (for X: the weighted length).
+    pub weighted_length: u32,
+    /// The strictest limit that applies (of any route), when there is one.
+    pub limit: Option<u32>,
+    pub valid: bool,
+    /// Every limit of the field, with its verdict.
+    pub checks: Vec<LimitCheck>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LimitCheck {
+    pub limit: Limit,
+    pub length: u32,
+    pub fits: bool,
+}
+
+fn length_in(unit: Unit, text: &str) -> usize {
+    match unit {
+        Unit::Chars => measure::chars(text),
+        Unit::XWeighted => measure::x_weighted_length(text),
+        Unit::XhsUnits => measure::xhs_units(text),
+        Unit::Count => text.split_whitespace().count(),
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Measures `text` as `platform` counts `field`.
+pub fn measure(profile: &DraftProfile, field: LimitField, text: &str) -> Measurement {
+    let checks: Vec<LimitCheck> = profile
+        .limits_for(field)
+        .map(|limit| {
+            let length = to_u32(length_in(limit.unit, text));
+            let fits = length <= limit.max && limit.min.is_none_or(|min| length >= min);
+            LimitCheck { limit: limit.clone(), length, fits }
+        })
+        .collect();
+    let unit = checks.first().map(|c| c.limit.unit).unwrap_or(Unit::Chars);
+    let weighted_length = to_u32(length_in(unit, text));
+    Measurement {
+        platform: profile.platform,
+        field,
+        unit,
+        weighted_length,
+        limit: checks.iter().map(|c| c.limit.max).min(),
+        valid: checks.iter().filter(|c| c.limit.severity == Severity::Block || c.limit.route.is_none()).all(|c| c.fits),
+        checks,
+    }
+}
+
+/// Findings for every limit of `field` that `value` (a length or count) breaks.
+fn limit_findings(profile: &DraftProfile, field: LimitField, length_of: impl Fn(Unit) -> usize, location: &str) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for limit in profile.limits_for(field) {
+        let length = length_of(limit.unit);
+        let unit = match limit.unit {
+            Unit::Chars => "characters",
+            Unit::XWeighted => "weighted characters",
+            Unit::XhsUnits => "(counted as Xiaohongshu counts titles)",
+            Unit::Count => "items",
+        };
+        let route = limit.route.as_deref().map(|r| format!(" on the {r} route")).unwrap_or_default();
+        let message = if length > limit.max as usize {
+            Some(format!("The {location} is {length} {unit}; the limit{route} is {}.", limit.max))
+        } else if limit.min.is_some_and(|min| length < min as usize) {
+            Some(format!("The {location} is {length} {unit}; at least {} are expected{route}.", limit.min.unwrap_or(0)))
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            let mut finding = Finding::new(&format!("limit.{}", field_name(field)), limit.severity, Some(profile.platform), message)
+                .at(location)
+                .suggest(format!("Source of this limit: {}", limit.source));
+            finding.route = limit.route.clone();
+            findings.push(finding);
+        }
+    }
+    findings
+}
+
+fn field_name(field: LimitField) -> &'static str {
+    match field {
+        LimitField::Title => "title",
+        LimitField::Digest => "digest",
+        LimitField::Body => "body",
+        LimitField::Tags => "tags",
+        LimitField::Images => "images",
+        LimitField::Post => "post",
+        LimitField::Posts => "posts",
+    }
+}
+
+/// A source parsed once, shared by every compiler of one run.
+pub struct Parsed<'a> {
+    root: &'a comrak::nodes::AstNode<'a>,
+    plain: text::PlainText,
+}
+
+impl<'a> Parsed<'a> {
+    pub fn new(arena: &'a comrak::Arena<'a>, source: &str) -> Parsed<'a> {
+        let root = markdown::parse(arena, source);
+        Parsed { root, plain: text::plain_text_of(root) }
+    }
+}
+
+/// Compiles the source for `profile.platform`.
+pub fn compile(profile: &DraftProfile, input: CompileInput<'_>) -> (Draft, Vec<Finding>) {
+    let arena = comrak::Arena::new();
+    let parsed = Parsed::new(&arena, input.source);
+    compile_parsed(profile, input, &parsed)
+}
+
+/// Compiles several platforms from one parse of the source.
+pub fn compile_all(profiles: &[&DraftProfile], input: CompileInput<'_>) -> Vec<(Draft, Vec<Finding>)> {
+    let arena = comrak::Arena::new();
+    let parsed = Parsed::new(&arena, input.source);
+    profiles.iter().map(|profile| compile_parsed(profile, input, &parsed)).collect()
+}
+
+fn compile_parsed(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Parsed<'_>) -> (Draft, Vec<Finding>) {
+    let (draft, mut findings) = match profile.platform {
+        Platform::Wechat => wechat::compile(profile, input, parsed),
+        Platform::Zhihu => zhihu::compile(profile, input, parsed),
+        Platform::X => thread::compile(profile, input, parsed),
+        Platform::Douyin => cards::compile_douyin(profile, input, parsed),
+        Platform::Xiaohongshu => cards::compile_xiaohongshu(profile, input, parsed),
+    };
+    findings.extend(limit_findings(profile, LimitField::Images, |_| draft.n_images as usize, "number of images"));
+    (draft, findings)
+}
+
+pub use markdown::utf16_offset;
+pub use text::plain_text;
+pub use wechat::{tags_and_attributes, ALLOWED as WECHAT_ALLOWED_TAGS};

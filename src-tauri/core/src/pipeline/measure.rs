@@ -1,0 +1,141 @@
+//! Lengths as each platform counts them.
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_segmentation::UnicodeSegmentation;
+
+/// X counts every URL as this many.
+pub const X_URL_WEIGHT: usize = 23;
+
+/// Code points weighing 1 on X (twitter-text config v3); everything else weighs 2.
+fn x_weight(c: char) -> usize {
+    let cp = c as u32;
+    let light = (0x0000..=0x10FF).contains(&cp) || (0x2000..=0x200D).contains(&cp) || (0x2010..=0x201F).contains(&cp) || (0x2032..=0x2037).contains(&cp);
+    if light {
+        1
+    } else {
+        2
+    }
+}
+
+/// True for a grapheme cluster that X counts as one emoji (weight 2): pictographs,
+/// flags, keycaps, and any cluster joined by ZWJ or carrying a presentation selector
+/// or a skin tone.
+fn is_emoji_cluster(cluster: &str) -> bool {
+    let mut chars = cluster.chars();
+    let Some(first) = chars.next() else { return false };
+    let cp = first as u32;
+    let pictographic = (0x1F000..=0x1FAFF).contains(&cp)
+        || (0x2600..=0x27BF).contains(&cp)
+        || (0x2B00..=0x2BFF).contains(&cp)
+        || (0x2300..=0x23FF).contains(&cp)
+        || (0x1F1E6..=0x1F1FF).contains(&cp);
+    let decorated = cluster.chars().any(|c| c == '\u{FE0F}' || c == '\u{200D}' || c == '\u{20E3}' || ('\u{1F3FB}'..='\u{1F3FF}').contains(&c));
+    pictographic || (decorated && cluster.chars().count() > 1)
+}
+
+/// URLs in `text` as byte ranges (http(s) links and bare domains with a known shape).
+pub fn url_ranges(text: &str) -> Vec<(usize, usize)> {
+    // linkify only finds links with a dot in their host.
+    if !text.contains('.') {
+        return Vec::new();
+    }
+    let mut finder = linkify::LinkFinder::new();
+    finder.kinds(&[linkify::LinkKind::Url]);
+    finder.url_must_have_scheme(false);
+    finder.links(text).map(|l| (l.start(), l.end())).collect()
+}
+
+/// True when a character may start or join an emoji cluster, so grapheme segmentation
+/// is needed; plain text (Latin, CJK, punctuation) is weighed per character.
+fn may_cluster(c: char) -> bool {
+    let cp = c as u32;
+    cp >= 0x1F000
+        || (0x2300..=0x23FF).contains(&cp)
+        || (0x2600..=0x27BF).contains(&cp)
+        || (0x2B00..=0x2BFF).contains(&cp)
+        || (0xFE00..=0xFE0F).contains(&cp)
+        || cp == 0x200D
+        || cp == 0x20E3
+}
+
+fn weigh_plain(text: &str) -> usize {
+    if !text.chars().any(may_cluster) {
+        return text.chars().map(x_weight).sum();
+    }
+    text.graphemes(true).map(|g| if is_emoji_cluster(g) { 2 } else { g.chars().map(x_weight).sum() }).sum()
+}
+
+/// X's weighted length: NFC, URLs 23 each, emoji clusters 2, other code points 1 or 2.
+pub fn x_weighted_length(text: &str) -> usize {
+    // Most text is already NFC and has no URL: skip the copy and the link scan then.
+    let normalized;
+    let text = if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
+        text
+    } else {
+        normalized = text.nfc().collect::<String>();
+        normalized.as_str()
+    };
+    if !text.contains('.') {
+        return weigh_plain(text);
+    }
+    let mut total = 0;
+    let mut last = 0;
+    for (start, end) in url_ranges(text) {
+        total += weigh_plain(&text[last..start]) + X_URL_WEIGHT;
+        last = end;
+    }
+    total + weigh_plain(&text[last..])
+}
+
+/// Xiaohongshu's title count: ceil(units / 2) with ASCII 1 unit and everything else 2.
+pub fn xhs_units(text: &str) -> usize {
+    let units: usize = text.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
+    units.div_ceil(2)
+}
+
+pub fn chars(text: &str) -> usize {
+    text.chars().count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cases from X's counting rules (docs.x.com "Counting characters" and the
+    /// twitter-text v3 conformance descriptions).
+    #[test]
+    fn x_counts_as_x_does() {
+        let cases: &[(&str, usize)] = &[
+            ("", 0),
+            ("Hello world", 11),
+            ("Hi http://test.co", 26),
+            ("https://example.com/a/very/long/path?with=query&and=more#fragment", 23),
+            ("example.com is a domain", 23 + 12),
+            ("你好", 4),
+            ("日本語のテキスト", 16),
+            ("café", 4),
+            ("cafe\u{0301}", 4), // NFC folds e + combining acute into one code point
+            ("😀", 2),
+            ("👍🏽", 2),                        // skin tone modifier
+            ("👨‍👩‍👧‍👦", 2),                        // ZWJ family
+            ("🇨🇳", 2),                          // flag
+            ("1️⃣", 2),                          // keycap
+            ("“quoted” — dash…", 17),          // U+201C/D and U+2014 weigh 1; U+2026 is outside the ranges: 2
+            ("中文 and English 混合", 4 + 13 + 4),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(x_weighted_length(text), *expected, "{text:?}");
+        }
+        assert_eq!(x_weighted_length(&"中".repeat(140)), 280);
+        assert_eq!(x_weighted_length(&"中".repeat(160)), 320);
+    }
+
+    #[test]
+    fn xiaohongshu_titles_count_half_for_ascii() {
+        assert_eq!(xhs_units("上海周末徒步路线"), 8);
+        assert_eq!(xhs_units("abc"), 2);
+        assert_eq!(xhs_units("3条不累的路线ab"), 8);
+        assert_eq!(xhs_units(&"字".repeat(20)), 20);
+        assert_eq!(xhs_units(&"字".repeat(21)), 21);
+    }
+}

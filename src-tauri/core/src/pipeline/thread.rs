@@ -1,0 +1,238 @@
+//! X: one post when the text fits, otherwise a numbered thread split at sentence
+//! boundaries, never inside a URL, hashtag or word; every post, numbering included,
+//! within the profile's weighted limit.
+
+use super::measure::{url_ranges, x_weighted_length};
+use super::text::{is_cjk, join, sentences};
+use super::{to_u32, CompileInput, Draft, DraftContent, Finding, Parsed, Post};
+use crate::profiles::{DraftProfile, LimitField, Severity};
+
+fn post_limit(profile: &DraftProfile) -> usize {
+    profile.limits_for(LimitField::Post).map(|l| l.max as usize).min().unwrap_or(280)
+}
+
+fn numbering(profile: &DraftProfile, n: usize, total: usize) -> String {
+    profile.setting_str("numbering").unwrap_or(" {n}/{total}").replace("{n}", &n.to_string()).replace("{total}", &total.to_string())
+}
+
+/// Splits a sentence too long for one post into tokens that must stay whole: URLs,
+/// hashtags and Latin words; CJK characters are tokens of their own.
+fn tokens(sentence: &str) -> Vec<String> {
+    let urls = url_ranges(sentence);
+    let mut out: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut i = 0;
+    let flush = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            out.push(std::mem::take(word));
+        }
+    };
+    while i < sentence.len() {
+        if let Some(&(_, end)) = urls.iter().find(|(start, _)| *start == i) {
+            flush(&mut word, &mut out);
+            out.push(sentence[i..end].to_owned());
+            i = end;
+            continue;
+        }
+        let Some(c) = sentence[i..].chars().next() else { break };
+        if c.is_whitespace() {
+            flush(&mut word, &mut out);
+        } else if is_cjk(c) && !word.starts_with('#') {
+            flush(&mut word, &mut out);
+            out.push(c.to_string());
+        } else {
+            word.push(c);
+        }
+        i += c.len_utf8();
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Cuts a token longer than `budget` at character boundaries.
+fn cut(token: &str, budget: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut current = String::new();
+    for c in token.chars() {
+        let candidate = format!("{current}{c}");
+        if !current.is_empty() && x_weighted_length(&candidate) > budget {
+            pieces.push(std::mem::take(&mut current));
+            current.push(c);
+        } else {
+            current = candidate;
+        }
+    }
+    if !current.is_empty() {
+        pieces.push(current);
+    }
+    pieces
+}
+
+/// Greedy packing of `units` (sentences or tokens) into posts of at most `budget`,
+/// measuring every candidate exactly. The fallback when the fast packing's estimate
+/// was off (a URL or an emoji sequence joined across a unit boundary).
+fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<String> {
+    let mut posts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for (idx, unit) in units.iter().enumerate() {
+        let new_paragraph = separator_paragraph.get(idx).copied().unwrap_or(false);
+        let candidate = if current.is_empty() { unit.clone() } else if new_paragraph { format!("{current}\n\n{unit}") } else { join(&current, unit) };
+        if x_weighted_length(&candidate) <= budget {
+            current = candidate;
+            continue;
+        }
+        if !current.is_empty() {
+            posts.push(std::mem::take(&mut current));
+        }
+        if x_weighted_length(unit) <= budget {
+            current = unit.clone();
+            continue;
+        }
+        // A sentence longer than a post: pack its tokens.
+        for token in tokens(unit) {
+            let pieces = if x_weighted_length(&token) > budget {
+                findings.push(
+                    Finding::new("x.word_cut", Severity::Warn, Some(crate::model::Platform::X), format!("“{}” is longer than one post and was cut.", token.chars().take(40).collect::<String>()))
+                        .suggest("Shorten the word or link, or move it to its own post."),
+                );
+                cut(&token, budget)
+            } else {
+                vec![token]
+            };
+            for piece in pieces {
+                let candidate = join(&current, &piece);
+                if x_weighted_length(&candidate) <= budget {
+                    current = candidate;
+                } else {
+                    if !current.is_empty() {
+                        posts.push(std::mem::take(&mut current));
+                    }
+                    current = piece;
+                }
+            }
+        }
+    }
+    if !current.is_empty() {
+        posts.push(current);
+    }
+    posts
+}
+
+/// The separator `join` would put between text ending in `left` and text starting
+/// with `right`, for a unit that does or does not start a paragraph.
+fn separator(left: Option<char>, right: Option<char>, new_paragraph: bool) -> &'static str {
+    match (left, right) {
+        (None, _) => "",
+        (Some(_), _) if new_paragraph => "\n\n",
+        (Some(l), r) => {
+            if is_cjk(l) || l.is_whitespace() || r.is_some_and(is_cjk) {
+                ""
+            } else {
+                " "
+            }
+        }
+    }
+}
+
+/// Fast greedy packing: each unit is weighed once and candidates are weighed by
+/// addition, which is exact unless something joins across a unit boundary; the caller
+/// verifies every post exactly and falls back to [`pack_exact`] when one is over.
+fn pack_fast(units: &[String], weights: &[usize], budget: usize, starts_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<String> {
+    let mut posts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut current_weight = 0usize;
+    for (idx, unit) in units.iter().enumerate() {
+        let weight = weights[idx];
+        let sep = separator(current.chars().last(), unit.chars().next(), starts_paragraph.get(idx).copied().unwrap_or(false));
+        if current_weight + x_weighted_length(sep) + weight <= budget {
+            current.push_str(sep);
+            current.push_str(unit);
+            current_weight += x_weighted_length(sep) + weight;
+            continue;
+        }
+        if !current.is_empty() {
+            posts.push(std::mem::take(&mut current));
+            current_weight = 0;
+        }
+        if weight <= budget {
+            current.push_str(unit);
+            current_weight = weight;
+            continue;
+        }
+        // A sentence longer than a post: the exact packer handles its tokens.
+        for piece in pack_exact(std::slice::from_ref(unit), budget, &[false], findings) {
+            if !current.is_empty() {
+                posts.push(std::mem::take(&mut current));
+            }
+            current_weight = x_weighted_length(&piece);
+            current = piece;
+        }
+    }
+    if !current.is_empty() {
+        posts.push(current);
+    }
+    posts
+}
+
+pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Parsed<'a>) -> (Draft, Vec<Finding>) {
+    let plain = &parsed.plain;
+    let limit = post_limit(profile);
+    let mut units = Vec::new();
+    let mut starts_paragraph = Vec::new();
+    for block in &plain.blocks {
+        for (idx, sentence) in sentences(block).into_iter().enumerate() {
+            units.push(sentence);
+            starts_paragraph.push(idx == 0);
+        }
+    }
+    let mut findings = Vec::new();
+    let weights: Vec<usize> = units.iter().map(|u| x_weighted_length(u)).collect();
+    // Separators only add weight, so one post is possible only when the units fit.
+    let single = if weights.iter().sum::<usize>() <= limit { pack_fast(&units, &weights, limit, &starts_paragraph, &mut Vec::new()) } else { Vec::new() };
+    let texts: Vec<String> = if !single.is_empty() && single.len() <= 1 && single.iter().all(|t| x_weighted_length(t) <= limit) {
+        single
+    } else if units.is_empty() {
+        Vec::new()
+    } else {
+        // Reserve room for the numbering; repack when the post count gains a digit.
+        let mut digits = 1;
+        loop {
+            let reserve = x_weighted_length(&numbering(profile, 10usize.pow(digits) - 1, 10usize.pow(digits) - 1));
+            let budget = limit.saturating_sub(reserve).max(1);
+            let mut attempt_findings = Vec::new();
+            let mut posts = pack_fast(&units, &weights, budget, &starts_paragraph, &mut attempt_findings);
+            if posts.iter().any(|p| x_weighted_length(p) > budget) {
+                attempt_findings.clear();
+                posts = pack_exact(&units, budget, &starts_paragraph, &mut attempt_findings);
+            }
+            if posts.len() < 10usize.pow(digits) || digits >= 4 {
+                findings.extend(attempt_findings);
+                let total = posts.len();
+                break posts.into_iter().enumerate().map(|(idx, text)| format!("{text}{}", numbering(profile, idx + 1, total))).collect();
+            }
+            digits += 1;
+        }
+    };
+    let posts: Vec<Post> = texts.into_iter().map(|text| Post { weighted_length: to_u32(x_weighted_length(&text)), text }).collect();
+    for (idx, post) in posts.iter().enumerate() {
+        if post.weighted_length as usize > limit {
+            findings.push(Finding::new("limit.post", Severity::Block, Some(profile.platform), format!("Post {} is {} weighted characters; the limit is {limit}.", idx + 1, post.weighted_length)).at(&format!("post {}", idx + 1)));
+        }
+    }
+    findings.extend(super::limit_findings(profile, LimitField::Posts, |_| posts.len(), "thread"));
+    if plain.n_images > 0 {
+        findings.push(
+            Finding::new("x.images", Severity::Info, Some(profile.platform), format!("{} image(s) are not part of the thread text; attach them to a post when publishing.", plain.n_images))
+                .suggest("Attach up to 4 images to the post they illustrate."),
+        );
+    }
+    let draft = Draft {
+        platform: profile.platform,
+        profile_id: profile.id.clone(),
+        title: input.title.to_owned(),
+        content: DraftContent::Thread { posts },
+        n_images: plain.n_images,
+        n_links: plain.n_links,
+    };
+    (draft, findings)
+}

@@ -1,0 +1,245 @@
+//! Checks that return structured findings: brand banned words, advertising-law absolute
+//! terms (with an allow-list), growth promises, CTA presence and position, personal data,
+//! and the AI-content declaration reminder. Pure: the caller passes the text, the brand
+//! profile and the risk lists; platform limits come from the compilers' findings.
+
+use std::sync::OnceLock;
+
+use crate::model::{Anchor, BrandProfile, Platform};
+use crate::pipeline::Finding;
+use crate::profiles::{RiskList, Severity};
+
+/// What the checks read.
+pub struct CheckInput<'a> {
+    pub title: &'a str,
+    pub source: &'a str,
+    pub brand: Option<&'a BrandProfile>,
+    pub platforms: &'a [Platform],
+    pub ad_law: Option<&'a RiskList>,
+    pub growth_promise: Option<&'a RiskList>,
+}
+
+fn utf16(source: &str, byte: usize) -> u32 {
+    crate::pipeline::utf16_offset(source, byte)
+}
+
+/// Byte ranges of `term` in `text`, case-insensitive for ASCII letters.
+fn occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
+    if term.is_empty() {
+        return Vec::new();
+    }
+    if term.is_ascii() {
+        let lower = text.to_ascii_lowercase();
+        let term = term.to_ascii_lowercase();
+        return lower.match_indices(&term).map(|(i, m)| (i, i + m.len())).collect();
+    }
+    text.match_indices(term).map(|(i, m)| (i, i + m.len())).collect()
+}
+
+/// True when the match at `start..end` lies inside an occurrence of an allowed word.
+fn allowed(text: &str, start: usize, end: usize, allow: &[String]) -> bool {
+    allow.iter().any(|word| occurrences(text, word).iter().any(|(s, e)| *s <= start && end <= *e))
+}
+
+fn word_findings(check: &str, severity: Severity, input: &CheckInput<'_>, terms: &[String], allow: &[String], message: &dyn Fn(&str) -> String, suggestion: &str) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for term in terms {
+        for (start, end) in occurrences(input.title, term) {
+            if !allowed(input.title, start, end, allow) {
+                let mut finding = Finding::new(check, severity, None, message(term)).at("title").suggest(suggestion);
+                finding.matched = Some(input.title[start..end].to_owned());
+                findings.push(finding);
+            }
+        }
+        for (start, end) in occurrences(input.source, term) {
+            if !allowed(input.source, start, end, allow) {
+                let mut finding = Finding::new(check, severity, None, message(term)).suggest(suggestion);
+                finding.span = Some(Anchor { from: utf16(input.source, start), to: utf16(input.source, end) });
+                finding.matched = Some(input.source[start..end].to_owned());
+                findings.push(finding);
+            }
+        }
+    }
+    // Where matches overlap, keep the longest (销量第一 over 第一, 最低价 over 最低).
+    let contained = |inner: &Finding, outer: &Finding| match (inner.span, outer.span) {
+        (Some(i), Some(o)) => o.from <= i.from && i.to <= o.to && (o.to - o.from) > (i.to - i.from),
+        _ => false,
+    };
+    let kept: Vec<Finding> = findings.iter().filter(|f| !findings.iter().any(|other| contained(f, other))).cloned().collect();
+    let mut kept = kept;
+    kept.sort_by(|a, b| (a.span.map(|s| s.from), a.location.clone()).cmp(&(b.span.map(|s| s.from), b.location.clone())));
+    kept.dedup_by(|later, earlier| later.span.is_some() && later.span == earlier.span);
+    kept
+}
+
+fn strict(industry: &str, list: &RiskList) -> bool {
+    let industry = industry.trim().to_lowercase();
+    !industry.is_empty() && list.strict_industries.iter().any(|i| industry.contains(&i.to_lowercase()))
+}
+
+struct PersonalData {
+    phone: regex::Regex,
+    email: regex::Regex,
+    id_number: regex::Regex,
+}
+
+fn personal_data() -> Option<&'static PersonalData> {
+    static PATTERNS: OnceLock<Option<PersonalData>> = OnceLock::new();
+    PATTERNS
+        .get_or_init(|| {
+            Some(PersonalData {
+                phone: regex::Regex::new(r"(?:^|[^0-9])(1[3-9][0-9]{9})(?:[^0-9]|$)").ok()?,
+                email: regex::Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}").ok()?,
+                id_number: regex::Regex::new(r"(?:^|[^0-9])([1-9][0-9]{5}(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])[0-9]{3}[0-9Xx])(?:[^0-9]|$)").ok()?,
+            })
+        })
+        .as_ref()
+}
+
+fn personal_data_findings(source: &str) -> Vec<Finding> {
+    let Some(patterns) = personal_data() else { return Vec::new() };
+    let mut findings = Vec::new();
+    let mut add = |kind: &str, start: usize, end: usize| {
+        let mut finding = Finding::new("personal_data", Severity::Warn, None, format!("This looks like a {kind}; publishing personal data needs the person's consent."))
+            .suggest("Remove it or replace it with a placeholder unless it is meant to be public.");
+        finding.span = Some(Anchor { from: utf16(source, start), to: utf16(source, end) });
+        finding.matched = Some(source[start..end].to_owned());
+        findings.push(finding);
+    };
+    for captures in patterns.phone.captures_iter(source) {
+        if let Some(m) = captures.get(1) {
+            add("mobile phone number", m.start(), m.end());
+        }
+    }
+    for m in patterns.email.find_iter(source) {
+        add("email address", m.start(), m.end());
+    }
+    for captures in patterns.id_number.captures_iter(source) {
+        if let Some(m) = captures.get(1) {
+            add("resident ID number", m.start(), m.end());
+        }
+    }
+    findings
+}
+
+/// Runs every check over the title and source.
+pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    if let Some(brand) = input.brand {
+        findings.extend(word_findings(
+            "brand_banned_word",
+            Severity::Block,
+            input,
+            &brand.banned_words,
+            &[],
+            &|term| format!("“{term}” is on the banned-word list of brand profile “{}”.", brand.name),
+            "Rephrase without this word.",
+        ));
+    }
+    if let Some(list) = input.ad_law {
+        let severity = if input.brand.is_some_and(|b| strict(&b.industry, list)) { Severity::Block } else { Severity::Warn };
+        findings.extend(word_findings(
+            "ad_law",
+            severity,
+            input,
+            &list.terms,
+            &list.allow,
+            &|term| format!("“{term}” is an absolute term restricted in advertising (China's Advertising Law, Art. 9; list {}).", list.id),
+            &list.suggestion,
+        ));
+    }
+    if let Some(list) = input.growth_promise {
+        findings.extend(word_findings(
+            "growth_promise",
+            Severity::Block,
+            input,
+            &list.terms,
+            &list.allow,
+            &|term| format!("“{term}” promises an outcome no one can guarantee (list {}).", list.id),
+            &list.suggestion,
+        ));
+    }
+    if let Some(brand) = input.brand.filter(|b| !b.cta.trim().is_empty()) {
+        let cta = brand.cta.trim();
+        match input.source.rfind(cta) {
+            None => findings.push(
+                Finding::new("cta", Severity::Warn, None, format!("The call to action of brand profile “{}” is missing: “{cta}”.", brand.name))
+                    .suggest("Add it near the end of the article."),
+            ),
+            Some(position) if (position as f64) < input.source.len() as f64 * 0.6 => {
+                let mut finding = Finding::new("cta", Severity::Info, None, "The call to action appears early; readers act on it most at the end.").suggest("Move or repeat it near the end.");
+                finding.span = Some(Anchor { from: utf16(input.source, position), to: utf16(input.source, position + cta.len()) });
+                findings.push(finding);
+            }
+            Some(_) => {}
+        }
+    }
+    findings.extend(personal_data_findings(input.source));
+    for platform in input.platforms.iter().filter(|p| matches!(p, Platform::Wechat | Platform::Douyin | Platform::Xiaohongshu)) {
+        findings.push(
+            Finding::new("ai_declaration", Severity::Info, Some(*platform), "If AI generated or substantially wrote this content, declare it when publishing (AI content labelling rules in force since 2025-09-01).")
+                .suggest("Tick the platform's AI-content declaration when you publish."),
+        );
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiles::ProfileSet;
+
+    fn run(title: &str, source: &str, brand: Option<&BrandProfile>) -> Vec<(String, Option<String>, Severity)> {
+        let set = ProfileSet::builtin().unwrap();
+        let input = CheckInput { title, source, brand, platforms: &[], ad_law: set.risk_list("ad-law-zh@v1"), growth_promise: set.risk_list("growth-promise@v1") };
+        check(&input).into_iter().map(|f| (f.check, f.matched, f.severity)).collect()
+    }
+
+    #[test]
+    fn absolute_terms_are_flagged_but_ordinary_words_are_not() {
+        let found = run("最近的第一次尝试", "这是最佳方案，销量第一。最后，我们第一次做到了。", None);
+        let matched: Vec<&str> = found.iter().filter(|f| f.0 == "ad_law").filter_map(|f| f.1.as_deref()).collect();
+        assert_eq!(matched, vec!["最佳", "销量第一"]);
+    }
+
+    #[test]
+    fn growth_promises_block_in_both_languages() {
+        let found = run("", "跟着做，保证涨粉！Guaranteed views for everyone.", None);
+        let promises: Vec<(&str, Severity)> = found.iter().filter(|f| f.0 == "growth_promise").map(|f| (f.1.as_deref().unwrap_or(""), f.2)).collect();
+        assert_eq!(promises, vec![("保证涨粉", Severity::Block), ("Guaranteed views", Severity::Block)]);
+    }
+
+    #[test]
+    fn strict_industries_block_and_spans_are_utf16() {
+        let brand = BrandProfile {
+            id: "brd_1".into(),
+            name: "诊所".into(),
+            voice: String::new(),
+            target_audience: String::new(),
+            banned_words: vec!["根治".into()],
+            cta: "预约咨询".into(),
+            link_strategy: String::new(),
+            default_tags: vec![],
+            industry: "医疗".into(),
+            created_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            updated_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+        };
+        let set = ProfileSet::builtin().unwrap();
+        let source = "😀 国家级专家，根治失眠。";
+        let input = CheckInput { title: "", source, brand: Some(&brand), platforms: &[Platform::Wechat], ad_law: set.risk_list("ad-law-zh@v1"), growth_promise: None };
+        let findings = check(&input);
+        let ad = findings.iter().find(|f| f.check == "ad_law").unwrap();
+        assert_eq!(ad.severity, Severity::Block);
+        assert_eq!(ad.span, Some(Anchor { from: 3, to: 6 }), "the emoji is two UTF-16 units");
+        assert!(findings.iter().any(|f| f.check == "brand_banned_word" && f.matched.as_deref() == Some("根治")));
+        assert!(findings.iter().any(|f| f.check == "cta" && f.severity == Severity::Warn));
+        assert!(findings.iter().any(|f| f.check == "ai_declaration"));
+    }
+
+    #[test]
+    fn personal_data_is_found() {
+        let found = run("", "联系我 13812345678 或 me@example.com，身份证 110101199003074514。订单号 2138123456789 不是手机号。", None);
+        let data: Vec<&str> = found.iter().filter(|f| f.0 == "personal_data").filter_map(|f| f.1.as_deref()).collect();
+        assert_eq!(data, vec!["13812345678", "me@example.com", "110101199003074514"]);
+    }
+}

@@ -1,0 +1,271 @@
+//! Token and cost metering: one record per model call (which profile and model
+//! answered, for what, how many tokens, what it cost, how long it took, how it ended),
+//! reports by day, profile and purpose, and the workspace quotas checked before a call
+//! (pure functions over records; the API layer reads and writes them).
+
+use std::collections::BTreeMap;
+
+use chrono::Datelike;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api::ErrorCode;
+use crate::model::Timestamp;
+use crate::store::{Kind, Record};
+
+/// How a model call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum UsageOutcome {
+    Ok,
+    Error { code: ErrorCode },
+}
+
+/// One model call. Never holds a prompt, a reply or a key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRecord {
+    pub id: String,
+    pub at: Timestamp,
+    pub profile_id: String,
+    pub profile_name: String,
+    /// The model that answered (as the server reported it) or was asked.
+    pub model: String,
+    /// What the call was for: `test_connection`, `drafting`, `optimize`, ...
+    pub purpose: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub run_id: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// The server reported no usage; the counts are estimates.
+    pub tokens_estimated: bool,
+    /// In the currency of the profile's prices; absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cost: Option<f64>,
+    pub latency_ms: u64,
+    pub attempts: u32,
+    pub outcome: UsageOutcome,
+}
+
+impl Record for UsageRecord {
+    const KIND: Kind = Kind::UsageRecords;
+    fn key(&self) -> Vec<u8> {
+        // Ids are sortable, so the tree is in call order.
+        self.id.as_bytes().to_vec()
+    }
+}
+
+/// Workspace limits on model use. `None` is no limit.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Quotas {
+    /// Input plus output tokens per UTC day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub daily_tokens: Option<u64>,
+    /// Cost per UTC calendar month, in the profiles' currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub monthly_cost: Option<f64>,
+}
+
+pub(crate) const META_QUOTAS: &[u8] = b"llm_quotas";
+
+impl Record for Quotas {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_QUOTAS.to_vec()
+    }
+}
+
+/// The cost of `input` and `output` tokens at prices per million tokens.
+pub fn cost(input_price_per_mtok: Option<f64>, output_price_per_mtok: Option<f64>, input: u64, output: u64) -> Option<f64> {
+    if input_price_per_mtok.is_none() && output_price_per_mtok.is_none() {
+        return None;
+    }
+    let part = |price: Option<f64>, tokens: u64| price.unwrap_or(0.0) * tokens as f64 / 1_000_000.0;
+    Some(part(input_price_per_mtok, input) + part(output_price_per_mtok, output))
+}
+
+/// Which quota a call would break.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum QuotaExceeded {
+    #[error("today's token quota is used up ({used} of {limit} tokens; this call needs about {needed} more)")]
+    DailyTokens { limit: u64, used: u64, needed: u64 },
+    #[error("this month's cost quota is used up ({used:.4} of {limit:.4})")]
+    MonthlyCost { limit: f64, used: f64 },
+}
+
+impl From<QuotaExceeded> for crate::api::ApiError {
+    fn from(error: QuotaExceeded) -> Self {
+        let message = format!("The call was not sent: {error}.");
+        let details = match &error {
+            QuotaExceeded::DailyTokens { limit, used, needed } => serde_json::json!({ "quota": "dailyTokens", "limit": limit, "used": used, "needed": needed }),
+            QuotaExceeded::MonthlyCost { limit, used } => serde_json::json!({ "quota": "monthlyCost", "limit": limit, "used": used }),
+        };
+        crate::api::ApiError::new(ErrorCode::QuotaExceeded, message)
+            .hint("raise_quota", "Raise the workspace quota in Settings → Usage, or wait for the next period.")
+            .details(details)
+    }
+}
+
+fn same_day(a: &Timestamp, b: &Timestamp) -> bool {
+    a.date_naive() == b.date_naive()
+}
+
+fn same_month(a: &Timestamp, b: &Timestamp) -> bool {
+    a.year() == b.year() && a.month() == b.month()
+}
+
+/// Checks a call that needs about `needed_tokens` against the quotas, given the
+/// records so far. Refusing is the caller's job: nothing is sent when this fails.
+pub fn check_quota(quotas: &Quotas, records: &[UsageRecord], now: Timestamp, needed_tokens: u64) -> Result<(), QuotaExceeded> {
+    if let Some(limit) = quotas.daily_tokens {
+        let used: u64 = records.iter().filter(|r| same_day(&r.at, &now)).map(|r| r.input_tokens + r.output_tokens).sum();
+        if used + needed_tokens > limit {
+            return Err(QuotaExceeded::DailyTokens { limit, used, needed: needed_tokens });
+        }
+    }
+    if let Some(limit) = quotas.monthly_cost {
+        let used: f64 = records.iter().filter(|r| same_month(&r.at, &now)).filter_map(|r| r.cost).sum();
+        if used >= limit {
+            return Err(QuotaExceeded::MonthlyCost { limit, used });
+        }
+    }
+    Ok(())
+}
+
+/// Totals of a group of calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotals {
+    pub calls: u64,
+    pub failed_calls: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost: f64,
+    /// Some calls' tokens are estimates.
+    pub estimated: bool,
+    pub latency_ms_total: u64,
+}
+
+impl UsageTotals {
+    fn add(&mut self, record: &UsageRecord) {
+        self.calls += 1;
+        if matches!(record.outcome, UsageOutcome::Error { .. }) {
+            self.failed_calls += 1;
+        }
+        self.input_tokens += record.input_tokens;
+        self.output_tokens += record.output_tokens;
+        self.cost += record.cost.unwrap_or(0.0);
+        self.estimated |= record.tokens_estimated;
+        self.latency_ms_total += record.latency_ms;
+    }
+}
+
+/// One row of a report: a key (a day `2026-01-31`, a profile name, a purpose) and
+/// its totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageRow {
+    pub key: String,
+    pub totals: UsageTotals,
+}
+
+/// Usage grouped three ways.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageReport {
+    /// Oldest day first.
+    pub by_day: Vec<UsageRow>,
+    pub by_profile: Vec<UsageRow>,
+    pub by_purpose: Vec<UsageRow>,
+    pub totals: UsageTotals,
+    pub quotas: Quotas,
+}
+
+/// Aggregates the records whose time lies in `[from, to)` (either bound optional).
+pub fn report(records: &[UsageRecord], from: Option<Timestamp>, to: Option<Timestamp>, quotas: Quotas) -> UsageReport {
+    let mut by_day: BTreeMap<String, UsageTotals> = BTreeMap::new();
+    let mut by_profile: BTreeMap<String, UsageTotals> = BTreeMap::new();
+    let mut by_purpose: BTreeMap<String, UsageTotals> = BTreeMap::new();
+    let mut totals = UsageTotals::default();
+    for record in records.iter().filter(|r| from.is_none_or(|f| r.at >= f) && to.is_none_or(|t| r.at < t)) {
+        by_day.entry(record.at.format("%Y-%m-%d").to_string()).or_default().add(record);
+        by_profile.entry(record.profile_name.clone()).or_default().add(record);
+        by_purpose.entry(record.purpose.clone()).or_default().add(record);
+        totals.add(record);
+    }
+    let rows = |map: BTreeMap<String, UsageTotals>| map.into_iter().map(|(key, totals)| UsageRow { key, totals }).collect();
+    UsageReport { by_day: rows(by_day), by_profile: rows(by_profile), by_purpose: rows(by_purpose), totals, quotas }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn record(id: &str, when: &str, purpose: &str, tokens: (u64, u64), cost: Option<f64>) -> UsageRecord {
+        UsageRecord {
+            id: id.to_owned(),
+            at: at(when),
+            profile_id: "llm_1".to_owned(),
+            profile_name: "local".to_owned(),
+            model: "m".to_owned(),
+            purpose: purpose.to_owned(),
+            session_id: None,
+            run_id: None,
+            input_tokens: tokens.0,
+            output_tokens: tokens.1,
+            tokens_estimated: false,
+            cost,
+            latency_ms: 10,
+            attempts: 1,
+            outcome: UsageOutcome::Ok,
+        }
+    }
+
+    #[test]
+    fn cost_uses_prices_per_million() {
+        assert_eq!(cost(Some(2.0), Some(8.0), 1_000_000, 500_000), Some(6.0));
+        assert_eq!(cost(None, None, 5, 5), None);
+    }
+
+    #[test]
+    fn quotas_count_today_and_this_month() {
+        let records = vec![
+            record("u1", "2026-01-31T23:00:00Z", "drafting", (900, 100), Some(3.0)),
+            record("u2", "2026-02-01T01:00:00Z", "drafting", (300, 100), Some(1.0)),
+        ];
+        let now = at("2026-02-01T12:00:00Z");
+        let quotas = Quotas { daily_tokens: Some(1000), monthly_cost: None };
+        assert_eq!(check_quota(&quotas, &records, now, 500), Ok(()));
+        assert_eq!(check_quota(&quotas, &records, now, 601), Err(QuotaExceeded::DailyTokens { limit: 1000, used: 400, needed: 601 }));
+        let quotas = Quotas { daily_tokens: None, monthly_cost: Some(1.0) };
+        assert_eq!(check_quota(&quotas, &records, now, 1), Err(QuotaExceeded::MonthlyCost { limit: 1.0, used: 1.0 }));
+        assert_eq!(check_quota(&Quotas::default(), &records, now, 1_000_000), Ok(()));
+    }
+
+    #[test]
+    fn reports_group_by_day_profile_and_purpose() {
+        let mut failed = record("u3", "2026-02-01T02:00:00Z", "test_connection", (5, 0), None);
+        failed.outcome = UsageOutcome::Error { code: ErrorCode::ProviderAuth };
+        let records = vec![record("u1", "2026-01-31T23:00:00Z", "drafting", (900, 100), Some(3.0)), record("u2", "2026-02-01T01:00:00Z", "drafting", (300, 100), Some(1.0)), failed];
+        let report = report(&records, None, None, Quotas::default());
+        assert_eq!(report.by_day.iter().map(|r| (r.key.as_str(), r.totals.calls)).collect::<Vec<_>>(), vec![("2026-01-31", 1), ("2026-02-01", 2)]);
+        assert_eq!(report.by_purpose.iter().map(|r| (r.key.as_str(), r.totals.input_tokens)).collect::<Vec<_>>(), vec![("drafting", 1200), ("test_connection", 5)]);
+        assert_eq!(report.totals.failed_calls, 1);
+        assert_eq!(report.totals.cost, 4.0);
+        let february = super::report(&records, Some(at("2026-02-01T00:00:00Z")), None, Quotas::default());
+        assert_eq!(february.totals.calls, 2);
+    }
+}

@@ -1,0 +1,303 @@
+//! LLM profiles, test connection, usage and quotas through the API, against the
+//! scripted model server; and the proof that a key's bytes go nowhere but the keychain.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use inkstone_core::api::ModelCall;
+use inkstone_core::llm::keychain::{account_for_profile, MemoryKeychain, SecretStore};
+use inkstone_core::llm::{ApiKey, Cancel, ChatRequest, Message};
+use inkstone_core::{Engine, EngineConfig, ErrorCode};
+use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
+use inkstone_test_support::TestEngine;
+use serde_json::{json, Value};
+
+fn create(t: &TestEngine, name: &str, base_url: &str, extra: Value) -> Value {
+    let mut params = json!({"name": name, "baseUrl": base_url, "model": "fake-model"});
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    t.ok("llmProfile.create", params)["profile"].clone()
+}
+
+#[test]
+fn profiles_are_created_normalised_listed_and_defaulted() {
+    let t = TestEngine::new();
+    let local = create(&t, "Local", "http://127.0.0.1:11434", json!({}));
+    assert_eq!(local["baseUrl"], "http://127.0.0.1:11434/v1");
+    assert_eq!(local["keyRequired"], false);
+    assert_eq!(local["isDefault"], true);
+    assert_eq!(local["health"], "unknown");
+    let hosted = create(&t, "OpenAI", "https://api.openai.com/v1/", json!({"inputPricePerMtok": 0.15, "outputPricePerMtok": 0.6}));
+    assert_eq!(hosted["keyRequired"], true);
+    assert_eq!(hosted["isDefault"], false);
+
+    let duplicate = t.engine.call("llmProfile.create", json!({"name": "local", "baseUrl": "http://x.test", "model": "m"})).unwrap_err();
+    assert_eq!(duplicate.code, ErrorCode::Conflict);
+    let bad = t.engine.call("llmProfile.create", json!({"name": "x", "baseUrl": "localhost:1234", "model": "m"})).unwrap_err();
+    assert_eq!((bad.code, bad.details.unwrap()["field"].clone()), (ErrorCode::Validation, json!("baseUrl")));
+    let unknown = t.engine.call("llmProfile.create", json!({"name": "x", "baseUrl": "http://a.test", "model": "m", "apiKey": "sk-no"})).unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::Validation, "a key is never taken with the profile");
+
+    t.ok("llmProfile.setDefault", json!({"profile": "OpenAI"}));
+    let list = t.ok("llmProfile.list", json!({}));
+    let defaults: Vec<(&str, bool)> = list["profiles"].as_array().unwrap().iter().map(|p| (p["name"].as_str().unwrap(), p["isDefault"].as_bool().unwrap())).collect();
+    assert_eq!(defaults, vec![("Local", false), ("OpenAI", true)]);
+    assert_eq!(t.ok("llmProfile.get", json!({"profile": hosted["id"]}))["name"], "OpenAI");
+
+    let updated = t.ok("llmProfile.update", json!({"profile": "Local", "changes": {"name": "Local", "baseUrl": "http://192.168.1.5:11434", "model": "qwen", "keyRequired": true}}));
+    assert_eq!(updated["warnings"][0]["id"], "plain_http_key");
+    t.ok("llmProfile.delete", json!({"profile": "OpenAI"}));
+    assert_eq!(t.ok("llmProfile.get", json!({"profile": "Local"}))["isDefault"], true, "the default moves on");
+    assert_eq!(t.ok("llmProfile.presets", json!({}))["presets"].as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn test_connection_updates_health_and_records_usage() {
+    let server = ModelServer::start(vec![Reply::text("OK"), Reply::error(404, json!({"error": {"message": "model not found"}}))]);
+    let t = TestEngine::new();
+    create(&t, "fake", &server.base_url(), json!({"inputPricePerMtok": 1.0, "outputPricePerMtok": 2.0}));
+    let result = t.ok("llmProfile.test", json!({"profile": "fake"}));
+    assert_eq!(result["ok"], true);
+    assert_eq!(result["modelId"], "fake-model");
+    assert!(result["latencyMs"].is_u64());
+    assert_eq!(result["profile"]["health"], "ok");
+
+    let result = t.ok("llmProfile.test", json!({"profile": "fake"}));
+    assert_eq!(result["ok"], false);
+    assert_eq!(result["error"]["code"], "PROVIDER_NOT_FOUND");
+    assert!(result["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "check_model"));
+    let profile = t.ok("llmProfile.get", json!({"profile": "fake"}));
+    assert_eq!((profile["health"].as_str(), profile["lastError"]["code"].as_str()), (Some("failed"), Some("PROVIDER_NOT_FOUND")));
+    server.assert_calls(2);
+
+    let usage = t.ok("usage.list", json!({}));
+    let records = usage["records"].as_array().unwrap();
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["outcome"], json!({"type": "error", "code": "PROVIDER_NOT_FOUND"}));
+    assert_eq!(records[1]["outcome"], json!({"type": "ok"}));
+    assert_eq!(records[1]["purpose"], "test_connection");
+    assert_eq!(records[1]["profileName"], "fake");
+    assert!(records[1]["cost"].as_f64().unwrap() > 0.0);
+    let report = t.ok("usage.report", json!({}));
+    assert_eq!(report["byPurpose"][0]["key"], "test_connection");
+    assert_eq!(report["totals"]["calls"], 2);
+    assert_eq!(report["totals"]["failedCalls"], 1);
+    assert_eq!(t.ok("llmProfile.models", json!({"profile": "fake"}))["models"], json!(["fake-embed", "fake-model"]));
+    assert_eq!(t.ok("llmProfile.models", json!({"baseUrl": server.base_url()}))["models"][1], "fake-model");
+}
+
+#[test]
+fn a_missing_or_wrong_key_is_a_failed_test_with_hints() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    server.require_key(Some("sk-right-0123456789"));
+    let t = TestEngine::new();
+    create(&t, "fake", &server.base_url(), json!({"keyRequired": true}));
+    let result = t.ok("llmProfile.test", json!({"profile": "fake"}));
+    assert_eq!(result["error"]["code"], "PROVIDER_AUTH");
+    assert_eq!(result["error"]["details"]["keyMissing"], true);
+    assert!(server.requests().is_empty(), "nothing is sent without a key");
+
+    let profile = t.ok("llmProfile.setKey", json!({"profile": "fake", "apiKey": "sk-wrong-0000000000"}));
+    assert_eq!(profile["keyFingerprint"], "…0000");
+    let result = t.ok("llmProfile.test", json!({"profile": "fake"}));
+    assert_eq!(result["error"]["code"], "PROVIDER_AUTH");
+    assert!(result["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "check_api_key"));
+    assert!(!result.to_string().contains("sk-wrong-0000000000"), "the echoed key is scrubbed");
+
+    t.ok("llmProfile.setKey", json!({"profile": "fake", "apiKey": "sk-right-0123456789"}));
+    assert_eq!(t.ok("llmProfile.test", json!({"profile": "fake"}))["ok"], true);
+    let cleared = t.ok("llmProfile.setKey", json!({"profile": "fake", "apiKey": null}));
+    assert!(cleared.get("keyFingerprint").is_none());
+}
+
+#[test]
+fn a_key_is_not_sent_in_clear_to_another_machine_without_confirmation() {
+    let t = TestEngine::new();
+    create(&t, "lan", "http://192.168.7.7:8000/v1", json!({"keyRequired": true}));
+    let error = t.engine.call("llmProfile.setKey", json!({"profile": "lan", "apiKey": "sk-lan-000000000000"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    assert!(error.hints.iter().any(|h| h.id == "plain_http_key"));
+    assert!(t.ok("llmProfile.get", json!({"profile": "lan"})).get("keyFingerprint").is_none(), "a refused call writes nothing");
+    let profile = t.ok("llmProfile.setKey", json!({"profile": "lan", "apiKey": "sk-lan-000000000000", "allowPlainHttp": true}));
+    assert_eq!(profile["keyFingerprint"], "…0000");
+}
+
+fn engine_with(secrets: Arc<dyn SecretStore>, env_key: Option<&str>) -> (Engine, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = EngineConfig::for_tests(dir.path()).with_secrets(secrets);
+    config.env_api_key = env_key.map(ApiKey::new);
+    (Engine::open(config).unwrap(), dir)
+}
+
+#[test]
+fn an_unavailable_keychain_is_reported_with_hints() {
+    let (engine, _dir) = engine_with(Arc::new(MemoryKeychain::unavailable()), None);
+    engine.call("llmProfile.create", json!({"name": "p", "baseUrl": "https://api.example.com", "model": "m"})).unwrap();
+    let error = engine.call("llmProfile.setKey", json!({"profile": "p", "apiKey": "sk-0123456789abcdef"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::KeychainUnavailable);
+    let hints: Vec<&str> = error.hints.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(hints, vec!["start_keyring", "use_env_key"]);
+}
+
+#[test]
+fn the_environment_key_is_used_for_the_process_only() {
+    let server = ModelServer::start(vec![Reply::text("OK")]);
+    let secrets = Arc::new(MemoryKeychain::unavailable());
+    let (engine, dir) = engine_with(secrets, Some("sk-env-key-55555555"));
+    engine.call("llmProfile.create", json!({"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true})).unwrap();
+    let result = engine.call("llmProfile.test", json!({"profile": "p"})).unwrap();
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(server.requests()[0].authorization.as_deref(), Some("Bearer sk-env-key-55555555"));
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["envKeyActive"], true);
+    drop(engine);
+    assert_eq!(bytes_found(dir.path(), b"sk-env-key-55555555"), Vec::<String>::new());
+}
+
+#[test]
+fn quotas_refuse_calls_before_anything_is_sent() {
+    let server = ModelServer::start(vec![Reply::text_with("OK", 2, Usage::Fixed { input: 40, output: 10 })]);
+    let t = TestEngine::new();
+    create(&t, "fake", &server.base_url(), json!({"inputPricePerMtok": 1000000.0}));
+    assert_eq!(t.ok("llmProfile.test", json!({"profile": "fake"}))["ok"], true);
+    t.ok("usage.setQuotas", json!({"dailyTokens": 55}));
+    let call = ModelCall { profile: "fake", purpose: "drafting", session_id: Some("ses_1"), run_id: None };
+    let request = ChatRequest::new(vec![Message::user("a long prompt ".repeat(10))]);
+    let error = t.engine.model_chat(call, &request, &mut |_| {}, &Cancel::new()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::QuotaExceeded);
+    assert_eq!(error.details.as_ref().unwrap()["quota"], "dailyTokens");
+    t.ok("usage.setQuotas", json!({"monthlyCost": 10.0}));
+    let error = t.engine.model_chat(call, &request, &mut |_| {}, &Cancel::new()).unwrap_err();
+    assert_eq!(error.details.as_ref().unwrap()["quota"], "monthlyCost");
+    server.assert_calls(1);
+    assert_eq!(t.ok("usage.getQuotas", json!({})), json!({"monthlyCost": 10.0}));
+}
+
+#[test]
+fn a_call_uses_exactly_its_profile_and_records_it() {
+    let first = ModelServer::start(vec![Reply::error(503, json!({"error": {"message": "down"}})); 3]);
+    let second = ModelServer::start(vec![Reply::text("from second")]);
+    let t = TestEngine::new();
+    create(&t, "first", &first.base_url(), json!({}));
+    create(&t, "second", &second.base_url(), json!({}));
+    let call = ModelCall { profile: "first", purpose: "optimize", session_id: None, run_id: Some("run_7") };
+    let error = t.engine.model_chat(call, &ChatRequest::new(vec![Message::user("x")]), &mut |_| {}, &Cancel::new()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::ProviderUnavailable);
+    assert!(second.requests().is_empty(), "no silent fallback to another profile");
+    let record = &t.ok("usage.list", json!({}))["records"][0];
+    assert_eq!((record["profileName"].as_str(), record["runId"].as_str(), record["purpose"].as_str()), (Some("first"), Some("run_7"), Some("optimize")));
+    first.assert_calls(3);
+}
+
+/// Every file below `dir` whose bytes contain `needle`.
+fn bytes_found(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
+    inkstone_test_support::read_tree(dir)
+        .into_iter()
+        .filter(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle))
+        .map(|(path, _)| path)
+        .collect()
+}
+
+/// Everything logged by the test binary, at every level.
+fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let writer = Arc::clone(&logs);
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || LogWriter(Arc::clone(&writer)))
+            .finish();
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        logs
+    })
+    .clone()
+}
+
+struct LogWriter(Arc<Mutex<Vec<u8>>>);
+
+impl Write for LogWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_key_appears_nowhere_but_the_keychain() {
+    const KEY: &str = "sk-SECRET-7f3a9c1e5b2d8f4a6c0e";
+    let logs = captured_logs();
+    let server = ModelServer::start(vec![
+        Reply::text("OK"),
+        Reply::error(429, json!({"error": {"message": format!("Rate limit for key {KEY}"), "code": "rate_limit_exceeded"}})),
+        Reply::error(429, json!({"error": {"message": format!("Rate limit for key {KEY}")}})),
+        Reply::error(429, json!({"error": {"message": format!("Rate limit for key {KEY}")}})),
+        Reply::StreamError { content: "x".into(), error: json!({"message": format!("bad key {KEY}")}) },
+    ]);
+    server.require_key(Some(KEY));
+    let keychain = Arc::new(MemoryKeychain::default());
+    let (engine, dir) = engine_with(keychain.clone(), None);
+    let mut errors: Vec<String> = Vec::new();
+    let mut results: Vec<String> = Vec::new();
+    let mut call = |method: &str, params: Value| match engine.call(method, params) {
+        Ok(value) => results.push(value.to_string()),
+        Err(error) => errors.push(serde_json::to_string(&error).unwrap()),
+    };
+    call("llmProfile.create", json!({"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true}));
+    call("llmProfile.setKey", json!({"profile": "p", "apiKey": KEY}));
+    call("llmProfile.test", json!({"profile": "p"}));
+    call("llmProfile.test", json!({"profile": "p"}));
+    call("llmProfile.test", json!({"profile": "p"}));
+    call("llmProfile.models", json!({"profile": "p"}));
+    call("llmProfile.setKey", json!({"profile": "p", "apiKey": KEY, "bogus": 1}));
+    call("llmProfile.setKey", json!({"profile": "p", "apiKey": 12}));
+    call("llmProfile.update", json!({"profile": "p", "changes": {"name": "p", "baseUrl": server.base_url(), "model": "m2", "keyRequired": true}}));
+    call("usage.report", json!({}));
+    let export = dir.path().join("export-out");
+    call("export.run", json!({"path": export.display().to_string()}));
+    call("backup.create", json!({}));
+    let profile_id = engine.call("llmProfile.get", json!({"profile": "p"})).unwrap()["id"].as_str().unwrap().to_owned();
+    assert_eq!(keychain.get(&account_for_profile(&profile_id)).unwrap(), Some(ApiKey::new(KEY)), "the key is in the keychain");
+    assert!(results.iter().any(|r| r.contains("\"ok\":true")), "one test passed: {results:?}");
+    assert!(results.iter().any(|r| r.contains("PROVIDER_RATE_LIMITED")), "one test failed: {results:?}");
+    drop(engine);
+
+    let needle = KEY.as_bytes();
+    assert_eq!(bytes_found(dir.path(), needle), Vec::<String>::new(), "the data dir, the export and the backup");
+    for text in errors.iter().chain(results.iter()) {
+        assert!(!text.contains(KEY), "leaked in {text}");
+    }
+    let logs = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    let leaking: Vec<&str> = logs.lines().filter(|l| l.contains(KEY)).collect();
+    assert!(leaking.is_empty(), "the key is in the logs: {leaking:#?}");
+    // The fingerprint, and only that, may be shown.
+    assert!(results.iter().any(|r| r.contains("…6c0e")));
+}
+
+#[test]
+fn export_and_import_keep_profiles_and_usage_but_no_key() {
+    let server = ModelServer::start(vec![Reply::text("OK")]);
+    let t = TestEngine::new();
+    create(&t, "fake", &server.base_url(), json!({"keyRequired": true}));
+    t.ok("llmProfile.setKey", json!({"profile": "fake", "apiKey": "sk-export-1234567890"}));
+    t.ok("llmProfile.test", json!({"profile": "fake"}));
+    t.ok("usage.setQuotas", json!({"dailyTokens": 100000}));
+    let out = t.data_dir().join("exp");
+    let manifest = t.ok("export.run", json!({"path": out.display().to_string()}))["manifest"].clone();
+    assert_eq!((manifest["counts"]["llmProfiles"].as_u64(), manifest["counts"]["usageRecords"].as_u64()), (Some(1), Some(1)));
+    assert!(bytes_found(&out, b"sk-export-1234567890").is_empty());
+
+    let other = TestEngine::new();
+    other.ok("import.run", json!({"path": out.display().to_string()}));
+    assert_eq!(other.ok("llmProfile.get", json!({"profile": "fake"}))["keyFingerprint"], "…7890");
+    assert_eq!(other.ok("usage.report", json!({}))["totals"]["calls"], 1);
+    assert_eq!(other.ok("usage.getQuotas", json!({}))["dailyTokens"], 100000);
+    // The key stayed in the first machine's keychain; here the test says so.
+    let result = other.ok("llmProfile.test", json!({"profile": "fake"}));
+    assert_eq!(result["error"]["details"]["keyMissing"], true);
+}

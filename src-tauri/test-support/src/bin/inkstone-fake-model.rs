@@ -1,0 +1,69 @@
+//! `inkstone-fake-model`: the scripted OpenAI-compatible TEST server, standalone, for
+//! the end-to-end tests and for trying Inkstone without a real provider. It is not a
+//! model: every chat answers a fixed text (or the script given with `--script FILE`,
+//! a JSON list of replies, then the fixed text).
+//!
+//! Usage: inkstone-fake-model [--addr 127.0.0.1:PORT] [--key KEY] [--script FILE]
+//! Prints `listening on http://ADDR/v1` and serves until killed. With `--key`, requests
+//! without `Bearer KEY` get a 401.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use inkstone_test_support::model_server::{ModelServer, Reply};
+use serde_json::Value;
+
+fn reply_from_json(value: &Value) -> Result<Reply, String> {
+    let text = |key: &str| value[key].as_str().unwrap_or("").to_owned();
+    let reply = match value["type"].as_str() {
+        Some("text") => Reply::text(&text("content")),
+        Some("reasoning") => Reply::reasoning(&text("reasoning"), &text("content")),
+        Some("toolCalls") => {
+            let calls: Vec<(String, String, String)> = value["calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| (c["id"].as_str().unwrap_or("").to_owned(), c["name"].as_str().unwrap_or("").to_owned(), c["arguments"].as_str().unwrap_or("{}").to_owned()))
+                .collect();
+            Reply::ToolCalls { calls, content: String::new(), without_index: false, split_args: 5 }
+        }
+        Some("error") => Reply::error(value["status"].as_u64().unwrap_or(500) as u16, value["body"].clone()),
+        Some("embeddings") => Reply::embeddings(value["dims"].as_u64().unwrap_or(8) as usize),
+        other => return Err(format!("unknown reply type {other:?}; use text, reasoning, toolCalls, error or embeddings")),
+    };
+    Ok(match value["delayMs"].as_u64() {
+        Some(ms) => Reply::delayed(Duration::from_millis(ms), reply),
+        None => reply,
+    })
+}
+
+fn main() {
+    let mut addr = "127.0.0.1:0".to_owned();
+    let mut key = None;
+    let mut script = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--addr" => addr = args.next().expect("--addr needs a value"),
+            "--key" => key = args.next(),
+            "--script" => {
+                let path = args.next().expect("--script needs a file");
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+                let values: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+                script = values.iter().map(|v| reply_from_json(v).unwrap_or_else(|e| panic!("{path}: {e}"))).collect();
+            }
+            "--help" | "-h" => {
+                println!("inkstone-fake-model [--addr 127.0.0.1:PORT] [--key KEY] [--script FILE]\nA scripted OpenAI-compatible TEST server; never a model.");
+                return;
+            }
+            other => panic!("unknown argument {other}; see --help"),
+        }
+    }
+    let server = ModelServer::start_on(&addr, script).unwrap_or_else(|e| panic!("cannot listen on {addr}: {e}"));
+    server.set_fallback(Reply::text("这是测试服务器的固定回复。This is the fake model server's fixed reply."));
+    server.require_key(key.as_deref());
+    println!("listening on {}", server.base_url());
+    loop {
+        std::thread::sleep(Duration::from_secs(3600));
+    }
+}

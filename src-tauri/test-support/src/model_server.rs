@@ -1,0 +1,572 @@
+//! A scripted OpenAI-compatible model server for tests: real HTTP on 127.0.0.1, chat
+//! completions (streaming and not), embeddings and `/v1/models`. Each chat or
+//! embeddings request takes the next [`Reply`] of the script, in order; every request
+//! is recorded, and the server can assert how many calls were made and that every
+//! tool call the model made got exactly one tool result in a later request.
+//!
+//! It is never a model: it answers what the test scripted (or, standalone, a fixed
+//! fallback reply).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::{json, Value};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// An answer: `content` in pieces of `chunk_chars` characters when streamed.
+    Text { content: String, reasoning: Option<String>, chunk_chars: usize, usage: Usage, finish: String },
+    /// Tool calls, streamed with the arguments split every `split_args` characters
+    /// (0: whole). `without_index` leaves out `index` in the deltas (older Ollama).
+    ToolCalls { calls: Vec<(String, String, String)>, content: String, without_index: bool, split_args: usize },
+    /// An HTTP error with a body and headers (such as `retry-after`).
+    Error { status: u16, body: Value, headers: Vec<(String, String)> },
+    /// A 200 stream that sends `content` and then an `{"error": ...}` chunk.
+    StreamError { content: String, error: Value },
+    /// Any body, as is.
+    Raw { status: u16, content_type: String, body: String },
+    /// A stream that sends `content` and closes without a finish reason or `[DONE]`.
+    Cut { content: String },
+    /// A stream that sends `content` and then nothing, holding the connection open.
+    Stall { content: String },
+    /// Waits, then answers `then`.
+    Delay { delay: Duration, then: Box<Reply> },
+    /// An embeddings answer: `dims`-long vectors, `count` of them (default: one per
+    /// input), listed in reverse order when `reversed` (clients must map by index).
+    Embeddings { dims: usize, count: Option<usize>, reversed: bool },
+}
+
+/// Whether and how a reply reports usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Usage {
+    /// Counted from the request and reply (about four characters a token).
+    Counted,
+    Fixed { input: u64, output: u64 },
+    /// No usage at all (older local servers).
+    Omitted,
+}
+
+impl Reply {
+    pub fn text(content: &str) -> Reply {
+        Reply::Text { content: content.to_owned(), reasoning: None, chunk_chars: 3, usage: Usage::Counted, finish: "stop".to_owned() }
+    }
+
+    pub fn text_with(content: &str, chunk_chars: usize, usage: Usage) -> Reply {
+        Reply::Text { content: content.to_owned(), reasoning: None, chunk_chars, usage, finish: "stop".to_owned() }
+    }
+
+    pub fn reasoning(reasoning: &str, content: &str) -> Reply {
+        Reply::Text { content: content.to_owned(), reasoning: Some(reasoning.to_owned()), chunk_chars: 4, usage: Usage::Counted, finish: "stop".to_owned() }
+    }
+
+    /// Parallel tool calls `(id, name, arguments)`, arguments split every 5 characters.
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+        Reply::ToolCalls {
+            calls: calls.iter().map(|(i, n, a)| ((*i).to_owned(), (*n).to_owned(), (*a).to_owned())).collect(),
+            content: String::new(),
+            without_index: false,
+            split_args: 5,
+        }
+    }
+
+    pub fn error(status: u16, body: Value) -> Reply {
+        Reply::Error { status, body, headers: Vec::new() }
+    }
+
+    pub fn error_with_headers(status: u16, body: Value, headers: &[(&str, &str)]) -> Reply {
+        Reply::Error { status, body, headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect() }
+    }
+
+    pub fn delayed(delay: Duration, then: Reply) -> Reply {
+        Reply::Delay { delay, then: Box::new(then) }
+    }
+
+    pub fn embeddings(dims: usize) -> Reply {
+        Reply::Embeddings { dims, count: None, reversed: true }
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct RecordedRequest {
+    pub method: String,
+    pub path: String,
+    /// The `Authorization` header, if any.
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+impl RecordedRequest {
+    pub fn is_chat(&self) -> bool {
+        self.path.ends_with("/chat/completions")
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    script: VecDeque<Reply>,
+    fallback: Option<Reply>,
+    requests: Vec<RecordedRequest>,
+    models: Vec<String>,
+    required_key: Option<String>,
+    /// Streams whose client went away before the stream ended.
+    disconnects: u64,
+    /// Requests that found the script empty.
+    unscripted: u64,
+}
+
+type Shared = Arc<Mutex<State>>;
+
+fn lock(state: &Shared) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The running server; stops on drop.
+pub struct ModelServer {
+    addr: SocketAddr,
+    state: Shared,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ModelServer {
+    /// Starts on a free port of 127.0.0.1 with `script`.
+    pub fn start(script: Vec<Reply>) -> ModelServer {
+        ModelServer::start_on("127.0.0.1:0", script).unwrap_or_else(|e| panic!("model server: {e}"))
+    }
+
+    /// Starts on `addr` (for the standalone binary).
+    pub fn start_on(addr: &str, script: Vec<Reply>) -> std::io::Result<ModelServer> {
+        let state: Shared = Arc::new(Mutex::new(State { script: script.into(), models: vec!["fake-model".to_owned(), "fake-embed".to_owned()], ..State::default() }));
+        let listener = std::net::TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+        let thread_state = Arc::clone(&state);
+        let thread = std::thread::Builder::new().name("fake-model-server".to_owned()).spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(e) => return eprintln!("model server runtime: {e}"),
+            };
+            runtime.block_on(async move {
+                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+                let app = axum::Router::new().fallback(move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+                    let state = Arc::clone(&thread_state);
+                    async move { handle(state, method, uri, headers, body).await }
+                });
+                let _ = axum::serve(listener, app).with_graceful_shutdown(async move {
+                    let _ = stop.await;
+                }).await;
+            });
+        })?;
+        Ok(ModelServer { addr, state, shutdown: Some(shutdown), thread: Some(thread) })
+    }
+
+    /// `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Appends replies to the script.
+    pub fn push(&self, reply: Reply) {
+        lock(&self.state).script.push_back(reply);
+    }
+
+    /// What to answer when the script is empty (default: a 500 saying so).
+    pub fn set_fallback(&self, reply: Reply) {
+        lock(&self.state).fallback = Some(reply);
+    }
+
+    /// Answers 401 (echoing the wrong key, as some servers do) unless the request
+    /// carries `Bearer <key>`.
+    pub fn require_key(&self, key: Option<&str>) {
+        lock(&self.state).required_key = key.map(str::to_owned);
+    }
+
+    pub fn set_models(&self, models: &[&str]) {
+        lock(&self.state).models = models.iter().map(|m| (*m).to_owned()).collect();
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        lock(&self.state).requests.clone()
+    }
+
+    pub fn chat_requests(&self) -> Vec<RecordedRequest> {
+        self.requests().into_iter().filter(RecordedRequest::is_chat).collect()
+    }
+
+    /// Streams the client closed before their end.
+    pub fn disconnects(&self) -> u64 {
+        lock(&self.state).disconnects
+    }
+
+    pub fn remaining_script(&self) -> usize {
+        lock(&self.state).script.len()
+    }
+
+    /// Panics unless exactly `n` chat and embeddings calls were made and none found
+    /// the script empty.
+    pub fn assert_calls(&self, n: usize) {
+        let state = lock(&self.state);
+        let calls = state.requests.iter().filter(|r| r.is_chat() || r.path.ends_with("/embeddings")).count();
+        assert_eq!(calls, n, "model calls made");
+        assert_eq!(state.unscripted, 0, "requests that found the script empty");
+    }
+
+    /// Panics unless, in every chat request, each tool call of an assistant message
+    /// has exactly one tool message answering it, after it, and no tool message
+    /// answers a call that was not made.
+    pub fn assert_tool_results_paired(&self) {
+        for (idx, request) in self.chat_requests().iter().enumerate() {
+            if let Err(problem) = tool_results_paired(&request.body) {
+                panic!("chat request {idx}: {problem}");
+            }
+        }
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        // Graceful shutdown waits for open streams; a stalled one would hang here, so
+        // the thread is detached rather than joined.
+        drop(self.thread.take());
+    }
+}
+
+/// Checks the tool call / tool result pairing of one chat request body.
+pub fn tool_results_paired(body: &Value) -> Result<(), String> {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let mut open: Vec<String> = Vec::new();
+    let mut answered: Vec<String> = Vec::new();
+    for message in &messages {
+        match message["role"].as_str() {
+            Some("assistant") => {
+                if let Some(id) = open.first() {
+                    return Err(format!("tool call {id} has no result before the next assistant message"));
+                }
+                for call in message["tool_calls"].as_array().into_iter().flatten() {
+                    let id = call["id"].as_str().unwrap_or("").to_owned();
+                    if open.contains(&id) || answered.contains(&id) {
+                        return Err(format!("tool call id {id} is used twice"));
+                    }
+                    open.push(id);
+                }
+            }
+            Some("tool") => {
+                let id = message["tool_call_id"].as_str().unwrap_or("").to_owned();
+                match open.iter().position(|o| *o == id) {
+                    Some(pos) => {
+                        open.remove(pos);
+                        answered.push(id);
+                    }
+                    None if answered.contains(&id) => return Err(format!("tool call {id} has more than one result")),
+                    None => return Err(format!("a tool result answers {id}, which no assistant message called")),
+                }
+            }
+            _ => {
+                if let Some(id) = open.first() {
+                    return Err(format!("tool call {id} has no result before the next message"));
+                }
+            }
+        }
+    }
+    match open.first() {
+        Some(id) => Err(format!("tool call {id} has no result")),
+        None => Ok(()),
+    }
+}
+
+async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let path = uri.path().to_owned();
+    let body_json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (reply, required_key, models) = {
+        let mut state = lock(&state);
+        state.requests.push(RecordedRequest { method: method.to_string(), path: path.clone(), authorization: authorization.clone(), body: body_json.clone() });
+        let is_call = path.ends_with("/chat/completions") || path.ends_with("/embeddings");
+        let reply = if is_call {
+            let next = state.script.pop_front().or_else(|| state.fallback.clone());
+            if next.is_none() {
+                state.unscripted += 1;
+            }
+            next
+        } else {
+            None
+        };
+        (reply, state.required_key.clone(), state.models.clone())
+    };
+    if let Some(key) = required_key {
+        let given = authorization.as_deref().and_then(|a| a.strip_prefix("Bearer ")).unwrap_or("");
+        if given != key {
+            return json_response(401, &json!({"error": {"message": format!("Incorrect API key provided: {given}"), "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}), &[]);
+        }
+    }
+    if path.ends_with("/models") && method == Method::GET {
+        let data: Vec<Value> = models.iter().map(|m| json!({"id": m, "object": "model", "owned_by": "inkstone-test"})).collect();
+        return json_response(200, &json!({"object": "list", "data": data}), &[]);
+    }
+    let Some(reply) = reply else {
+        if path.ends_with("/chat/completions") || path.ends_with("/embeddings") {
+            return json_response(500, &json!({"error": {"message": "the fake model server's script is exhausted", "type": "server_error"}}), &[]);
+        }
+        return json_response(404, &json!({"error": {"message": format!("no route {path}"), "type": "invalid_request_error"}}), &[]);
+    };
+    let reply = resolve_delays(reply).await;
+    if path.ends_with("/embeddings") {
+        return embeddings_response(&reply, &body_json);
+    }
+    let stream = body_json["stream"].as_bool().unwrap_or(false);
+    let include_usage = body_json["stream_options"]["include_usage"].as_bool().unwrap_or(false);
+    let model = body_json["model"].as_str().unwrap_or("fake-model").to_owned();
+    chat_response(state, reply, &body_json, &model, stream, include_usage)
+}
+
+async fn resolve_delays(mut reply: Reply) -> Reply {
+    while let Reply::Delay { delay, then } = reply {
+        tokio::time::sleep(delay).await;
+        reply = *then;
+    }
+    reply
+}
+
+fn json_response(status: u16, body: &Value, headers: &[(String, String)]) -> Response {
+    let mut builder = Response::builder().status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)).header("content-type", "application/json");
+    for (name, value) in headers {
+        builder = builder.header(name.as_str(), value.as_str());
+    }
+    builder.body(Body::from(body.to_string())).unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn raw_response(status: u16, content_type: &str, body: String) -> Response {
+    Response::builder()
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR))
+        .header("content-type", content_type)
+        .body(Body::from(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn count_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+fn input_tokens(body: &Value) -> u64 {
+    body["messages"].as_array().into_iter().flatten().map(|m| 4 + count_tokens(m["content"].as_str().unwrap_or(""))).sum()
+}
+
+fn chunk(model: &str, delta: Value, finish: Option<&str>) -> String {
+    let value = json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1_767_225_600, "model": model, "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}], "usage": null});
+    format!("data: {value}\n\n")
+}
+
+fn split_chars(text: &str, size: usize) -> Vec<String> {
+    if size == 0 || text.is_empty() {
+        return if text.is_empty() { Vec::new() } else { vec![text.to_owned()] };
+    }
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+/// The SSE events of a reply, and whether the stream should then stall.
+fn stream_events(reply: &Reply, request: &Value, model: &str, include_usage: bool) -> (Vec<String>, bool) {
+    let mut events = vec![chunk(model, json!({"role": "assistant", "content": ""}), None)];
+    let usage_event = |usage: Usage, output: u64| -> Option<String> {
+        let (input, output) = match usage {
+            Usage::Counted => (input_tokens(request), output),
+            Usage::Fixed { input, output } => (input, output),
+            Usage::Omitted => return None,
+        };
+        include_usage.then(|| format!("data: {}\n\n", json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model, "choices": [], "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}})))
+    };
+    match reply {
+        Reply::Text { content, reasoning, chunk_chars, usage, finish } => {
+            if let Some(reasoning) = reasoning {
+                for piece in split_chars(reasoning, *chunk_chars) {
+                    events.push(chunk(model, json!({"reasoning_content": piece}), None));
+                }
+            }
+            for piece in split_chars(content, *chunk_chars) {
+                events.push(chunk(model, json!({"content": piece}), None));
+            }
+            events.push(chunk(model, json!({}), Some(finish)));
+            events.extend(usage_event(*usage, count_tokens(content) + reasoning.as_deref().map(count_tokens).unwrap_or(0)));
+            events.push("data: [DONE]\n\n".to_owned());
+            (events, false)
+        }
+        Reply::ToolCalls { calls, content, without_index, split_args } => {
+            for piece in split_chars(content, 4) {
+                events.push(chunk(model, json!({"content": piece}), None));
+            }
+            let mut output = 0;
+            for (idx, (id, name, arguments)) in calls.iter().enumerate() {
+                output += count_tokens(arguments) + 2;
+                let pieces = split_chars(arguments, *split_args);
+                let first = pieces.first().cloned().unwrap_or_default();
+                let mut head = json!({"id": id, "type": "function", "function": {"name": name, "arguments": first}});
+                if !without_index {
+                    head["index"] = json!(idx);
+                }
+                events.push(chunk(model, json!({"tool_calls": [head]}), None));
+                for piece in pieces.iter().skip(1) {
+                    let mut delta = json!({"function": {"arguments": piece}});
+                    if !without_index {
+                        delta["index"] = json!(idx);
+                    }
+                    events.push(chunk(model, json!({"tool_calls": [delta]}), None));
+                }
+            }
+            events.push(chunk(model, json!({}), Some("tool_calls")));
+            events.extend(usage_event(Usage::Counted, output));
+            events.push("data: [DONE]\n\n".to_owned());
+            (events, false)
+        }
+        Reply::StreamError { content, error } => {
+            for piece in split_chars(content, 4) {
+                events.push(chunk(model, json!({"content": piece}), None));
+            }
+            events.push(format!("data: {}\n\n", json!({"error": error})));
+            (events, false)
+        }
+        Reply::Cut { content } => {
+            for piece in split_chars(content, 4) {
+                events.push(chunk(model, json!({"content": piece}), None));
+            }
+            (events, false)
+        }
+        Reply::Stall { content } => {
+            for piece in split_chars(content, 4) {
+                events.push(chunk(model, json!({"content": piece}), None));
+            }
+            (events, true)
+        }
+        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => (Vec::new(), false),
+    }
+}
+
+fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stream: bool, include_usage: bool) -> Response {
+    match &reply {
+        Reply::Error { status, body, headers } => return json_response(*status, body, headers),
+        Reply::Raw { status, content_type, body } => return raw_response(*status, content_type, body.clone()),
+        Reply::Embeddings { .. } => return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[]),
+        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } => {}
+    }
+    if !stream {
+        if let Some(body) = whole_completion(&reply, request, model) {
+            return json_response(200, &body, &[]);
+        }
+    }
+    let (events, stall) = stream_events(&reply, request, model, include_usage);
+    let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Bytes, Infallible>>(16);
+    tokio::spawn(async move {
+        for event in events {
+            if sender.send(Ok(Bytes::from(event))).await.is_err() {
+                lock(&state).disconnects += 1;
+                return;
+            }
+        }
+        if stall {
+            tokio::select! {
+                _ = sender.closed() => lock(&state).disconnects += 1,
+                _ = tokio::time::sleep(Duration::from_secs(600)) => {}
+            }
+        }
+    });
+    let body = futures_util::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value> {
+    let (message, finish, output) = match reply {
+        Reply::Text { content, reasoning, finish, .. } => {
+            let mut message = json!({"role": "assistant", "content": content});
+            if let Some(reasoning) = reasoning {
+                message["reasoning_content"] = json!(reasoning);
+            }
+            (message, finish.clone(), count_tokens(content))
+        }
+        Reply::ToolCalls { calls, content, .. } => {
+            let calls: Vec<Value> = calls.iter().map(|(id, name, arguments)| json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})).collect();
+            (json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }, "tool_calls": calls}), "tool_calls".to_owned(), 10)
+        }
+        Reply::StreamError { error, .. } => return Some(json!({"error": error})),
+        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => return None,
+    };
+    let input = input_tokens(request);
+    Some(json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1_767_225_600, "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}}))
+}
+
+fn embeddings_response(reply: &Reply, request: &Value) -> Response {
+    match reply {
+        Reply::Embeddings { dims, count, reversed } => {
+            let inputs: Vec<String> = match &request["input"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items.iter().map(|i| i.as_str().unwrap_or("").to_owned()).collect(),
+                _ => Vec::new(),
+            };
+            let n = count.unwrap_or(inputs.len());
+            let mut data: Vec<Value> = (0..n)
+                .map(|idx| {
+                    // A vector that identifies its input: its first value is the index.
+                    let text = inputs.get(idx).cloned().unwrap_or_default();
+                    let mut vector = vec![0.0f64; (*dims).max(1)];
+                    vector[0] = idx as f64;
+                    if *dims > 1 {
+                        vector[1] = text.chars().count() as f64;
+                    }
+                    json!({"object": "embedding", "index": idx, "embedding": vector})
+                })
+                .collect();
+            if *reversed {
+                data.reverse();
+            }
+            let tokens: u64 = inputs.iter().map(|i| count_tokens(i)).sum();
+            json_response(200, &json!({"object": "list", "data": data, "model": request["model"], "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}), &[])
+        }
+        Reply::Error { status, body, headers } => json_response(*status, body, headers),
+        Reply::Raw { status, content_type, body } => raw_response(*status, content_type, body.clone()),
+        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } => {
+            json_response(400, &json!({"error": {"message": "the script has a chat reply for an embeddings request"}}), &[])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairing_is_checked() {
+        let ok = json!({"messages": [
+            {"role": "user", "content": "x"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "a"}, {"id": "b"}]},
+            {"role": "tool", "tool_call_id": "b", "content": "1"},
+            {"role": "tool", "tool_call_id": "a", "content": "2"},
+            {"role": "assistant", "content": "done"}
+        ]});
+        assert_eq!(tool_results_paired(&ok), Ok(()));
+        let missing = json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}, {"role": "user", "content": "?"}]});
+        assert!(tool_results_paired(&missing).is_err());
+        let twice = json!({"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}, {"role": "tool", "tool_call_id": "a"}, {"role": "tool", "tool_call_id": "a"}]});
+        assert!(tool_results_paired(&twice).unwrap_err().contains("more than one"));
+        let stray = json!({"messages": [{"role": "tool", "tool_call_id": "z"}]});
+        assert!(tool_results_paired(&stray).is_err());
+    }
+}
