@@ -28,7 +28,8 @@ impl SseParser {
     /// Parses `bytes`, appending every event it completes to `out`.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         let mut rest = bytes;
-        if self.after_cr {
+        // An empty chunk must not forget a pending `\r`: the `\n` may come next.
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some(b'\n') = rest.first() {
                 rest = &rest[1..];
@@ -164,6 +165,15 @@ mod tests {
         parser.push(&body[start..], &mut out);
         parser.finish(&mut out);
         out
+    }
+
+    #[test]
+    fn an_empty_chunk_between_cr_and_lf_changes_nothing() {
+        let body = b"event: a\r\ndata: x\r\n\r\nevent: b\r\ndata: y\r\n\r\n";
+        let whole = parse_all(body);
+        for cut in 0..=body.len() {
+            assert_eq!(chunked(body, &[cut, cut]), whole, "empty chunk at {cut}");
+        }
     }
 
     #[test]
