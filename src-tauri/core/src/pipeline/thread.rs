@@ -194,8 +194,11 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     } else if units.is_empty() {
         Vec::new()
     } else {
-        // Reserve room for the numbering; repack when the post count gains a digit.
-        let mut digits = 1;
+        // Reserve room for the numbering; start from the digits the post count will
+        // likely need, and repack when it gains one more.
+        let total_weight: usize = weights.iter().sum();
+        let estimate = total_weight.div_ceil(limit.saturating_sub(12).max(1));
+        let mut digits = estimate.max(1).to_string().len() as u32;
         loop {
             let reserve = x_weighted_length(&numbering(profile, 10usize.pow(digits) - 1, 10usize.pow(digits) - 1));
             let budget = limit.saturating_sub(reserve).max(1);
