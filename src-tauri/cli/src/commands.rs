@@ -211,7 +211,7 @@ pub enum BackupCommand {
     Create,
 }
 
-fn read_input(path: &PathBuf) -> Result<String, Failure> {
+pub(crate) fn read_input(path: &PathBuf) -> Result<String, Failure> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).map_err(|e| Failure::Usage(format!("cannot read standard input: {e}")))?;

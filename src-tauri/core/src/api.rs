@@ -9,6 +9,7 @@
 
 mod comments;
 mod data;
+mod drafts;
 mod error;
 mod library;
 mod llm;
@@ -29,6 +30,7 @@ use ts_rs::TS;
 
 pub use comments::*;
 pub use data::*;
+pub use drafts::*;
 pub use error::{ApiError, ErrorCode, Hint};
 pub use library::*;
 pub use llm::*;
@@ -259,6 +261,11 @@ api_methods! {
         "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> PipelineCompileResult;
         "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> crate::pipeline::Measurement;
         "pipeline.suggest" => pipeline::suggest(ProjectRef) -> SuggestResult;
+        "platformDraft.list" => drafts::list(ProjectRef) -> PlatformDraftListResult;
+        "platformDraft.get" => drafts::get(PlatformDraftRef) -> crate::model::PlatformDraft;
+        "platformDraft.save" => drafts::save(PlatformDraftSaveParams) -> PlatformDraftSaveResult;
+        "platformDraft.edit" => drafts::edit(PlatformDraftEditParams) -> PlatformDraftEditResult;
+        "platformDraft.setStatus" => drafts::set_status(PlatformDraftSetStatusParams) -> crate::model::PlatformDraft;
         "quality.check" => pipeline::check(QualityCheckParams) -> QualityCheckResult;
         "llmProfile.presets" => llm::list_presets(Empty) -> LlmPresetListResult;
         "llmProfile.list" => llm::list(Empty) -> LlmProfileListResult;

@@ -98,6 +98,52 @@ pub enum Platform {
 impl Platform {
     pub const ALL: [Platform; 5] =
         [Platform::Wechat, Platform::Zhihu, Platform::X, Platform::Douyin, Platform::Xiaohongshu];
+
+    /// The wire name (`wechat`, `x`, ...), also used in store keys and file names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Wechat => "wechat",
+            Platform::Zhihu => "zhihu",
+            Platform::X => "x",
+            Platform::Douyin => "douyin",
+            Platform::Xiaohongshu => "xiaohongshu",
+        }
+    }
+}
+
+/// Where a platform draft stands. The person sets it until a publishing integration
+/// exists; a `publishing` draft is read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum DraftStatus {
+    Draft,
+    Ready,
+    Publishing,
+    Published,
+}
+
+/// A project's saved draft for one platform: a compile of the source, possibly edited
+/// by hand on top. Kept per (project, platform); every change bumps `revision`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PlatformDraft {
+    pub project_id: String,
+    pub platform: Platform,
+    /// 1, 2, 3, ...; a write with a stale `baseRevision` is a CONFLICT.
+    pub revision: u32,
+    pub status: DraftStatus,
+    /// The exact draft profile version of the compile this draft came from.
+    pub profile_id: String,
+    /// The project working-copy revision that was compiled.
+    pub source_revision: u64,
+    /// The latest project version when it was compiled; 0 before the first version.
+    pub source_version: u32,
+    pub title: String,
+    pub content: crate::pipeline::DraftContent,
+    /// True once a person edited the compiled text; a recompile then asks first.
+    pub hand_edited: bool,
+    pub updated_at: Timestamp,
+    pub updated_by: String,
 }
 
 /// An immutable snapshot of a project's title and source.
@@ -222,6 +268,8 @@ pub enum ActivityKind {
     MediaAdded,
     WorkspaceRenamed,
     Imported,
+    DraftSaved,
+    DraftStatusChanged,
 }
 
 /// How a brand speaks; used by checks and, later, by the model.

@@ -236,6 +236,86 @@ fn compile_parsed(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Pars
     (draft, findings)
 }
 
+/// The visible text of compiled WeChat HTML (tags dropped, the usual entities decoded),
+/// for counting a hand-edited body the way the compiler counts a compiled one.
+fn html_visible_text(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        out.push_str(&rest[..start]);
+        match rest[start..].find('>') {
+            Some(end) => rest = &rest[start + end + 1..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", " ").replace("&amp;", "&")
+}
+
+/// Every limit finding for a draft as it stands, for a draft edited by hand.
+pub fn check_draft(profile: &DraftProfile, title: &str, content: &DraftContent) -> Vec<Finding> {
+    let mut findings = limit_findings(profile, LimitField::Title, |unit| length_in(unit, title), "title");
+    match content {
+        DraftContent::Html { html, digest } => {
+            findings.extend(limit_findings(profile, LimitField::Digest, |unit| length_in(unit, digest), "digest"));
+            let body = html_visible_text(html);
+            findings.extend(limit_findings(profile, LimitField::Body, |unit| length_in(unit, &body), "body"));
+        }
+        DraftContent::Markdown { markdown } => {
+            let body = plain_text(markdown).blocks.join("\n");
+            findings.extend(limit_findings(profile, LimitField::Body, |unit| length_in(unit, &body), "body"));
+        }
+        DraftContent::Thread { posts } => {
+            for (idx, post) in posts.iter().enumerate() {
+                findings.extend(limit_findings(profile, LimitField::Post, |unit| length_in(unit, &post.text), &format!("post {}", idx + 1)));
+            }
+            findings.extend(limit_findings(profile, LimitField::Posts, |_| posts.len(), "thread"));
+        }
+        DraftContent::Card { body, tags } => {
+            findings.extend(limit_findings(profile, LimitField::Body, |unit| length_in(unit, body), "body"));
+            findings.extend(limit_findings(profile, LimitField::Tags, |_| tags.len(), "number of topics"));
+        }
+    }
+    findings
+}
+
+/// The draft as one text, for showing the difference between two drafts.
+pub fn draft_text(title: &str, content: &DraftContent) -> String {
+    let body = match content {
+        DraftContent::Html { html, digest } => format!("{digest}\n\n{}", html.replace("><", ">\n<")),
+        DraftContent::Markdown { markdown } => markdown.clone(),
+        DraftContent::Thread { posts } => posts.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join("\n\n---\n\n"),
+        DraftContent::Card { body, tags } => {
+            let tags: Vec<String> = tags.iter().map(|t| format!("#{t}")).collect();
+            format!("{body}\n\n{}", tags.join(" "))
+        }
+    };
+    format!("{title}\n\n{body}")
+}
+
+/// Recomputes what a hand edit cannot be trusted to state (post lengths).
+pub fn normalize_content(content: DraftContent) -> DraftContent {
+    match content {
+        DraftContent::Thread { posts } => DraftContent::Thread {
+            posts: posts.into_iter().map(|p| Post { weighted_length: to_u32(measure::x_weighted_length(&p.text)), text: p.text }).collect(),
+        },
+        other => other,
+    }
+}
+
+/// Whether `content` is the kind of content `platform` drafts hold.
+pub fn content_fits_platform(platform: Platform, content: &DraftContent) -> bool {
+    matches!(
+        (platform, content),
+        (Platform::Wechat, DraftContent::Html { .. })
+            | (Platform::Zhihu, DraftContent::Markdown { .. })
+            | (Platform::X, DraftContent::Thread { .. })
+            | (Platform::Douyin | Platform::Xiaohongshu, DraftContent::Card { .. })
+    )
+}
+
 pub use markdown::utf16_offset;
 pub use text::plain_text;
 pub use wechat::{tags_and_attributes, ALLOWED as WECHAT_ALLOWED_TAGS};

@@ -1,6 +1,6 @@
 //! Versioned platform profiles: what each platform's readers want (`<platform>@growth-v1`),
 //! every machine-checkable limit of its drafts (`<platform>@draft-v1`), and risk word
-//! lists (`ad-law-zh@v1`, `growth-promise@v1`). The built-in files in `profiles/` are
+//! lists (`ad-law-zh@v2`, `growth-promise@v1`). The built-in files in `profiles/` are
 //! embedded at build time; a file in `<data dir>/profiles/` with the same `id` and an
 //! `override = N` replaces the built-in and is known as `<id>+local.N`, so anything made
 //! with it says so. Pure data and parsing: the data dir is read by [`ProfileSet::load`].
@@ -24,7 +24,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("growth/x@growth-v1.toml", include_str!("../../../profiles/growth/x@growth-v1.toml")),
     ("growth/douyin@growth-v1.toml", include_str!("../../../profiles/growth/douyin@growth-v1.toml")),
     ("growth/xiaohongshu@growth-v1.toml", include_str!("../../../profiles/growth/xiaohongshu@growth-v1.toml")),
-    ("risk/ad-law-zh@v1.toml", include_str!("../../../profiles/risk/ad-law-zh@v1.toml")),
+    ("risk/ad-law-zh@v2.toml", include_str!("../../../profiles/risk/ad-law-zh@v2.toml")),
     ("risk/growth-promise@v1.toml", include_str!("../../../profiles/risk/growth-promise@v1.toml")),
 ];
 
@@ -369,7 +369,7 @@ mod tests {
             assert!(draft.limits.iter().all(|l| !l.source.is_empty()), "every limit says where it comes from");
             assert!(set.growth[&platform].id.ends_with("@growth-v1"));
         }
-        assert!(set.risk_list("ad-law-zh@v1").is_some());
+        assert!(set.risk_list("ad-law-zh@v2").is_some());
         assert!(set.risk_list("growth-promise@v1").is_some());
     }
 

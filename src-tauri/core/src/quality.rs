@@ -191,13 +191,13 @@ mod tests {
 
     fn run(title: &str, source: &str, brand: Option<&BrandProfile>) -> Vec<(String, Option<String>, Severity)> {
         let set = ProfileSet::builtin().unwrap();
-        let input = CheckInput { title, source, brand, platforms: &[], ad_law: set.risk_list("ad-law-zh@v1"), growth_promise: set.risk_list("growth-promise@v1") };
+        let input = CheckInput { title, source, brand, platforms: &[], ad_law: set.risk_list("ad-law-zh@v2"), growth_promise: set.risk_list("growth-promise@v1") };
         check(&input).into_iter().map(|f| (f.check, f.matched, f.severity)).collect()
     }
 
     #[test]
     fn absolute_terms_are_flagged_but_ordinary_words_are_not() {
-        let found = run("最近的第一次尝试", "这是最佳方案，销量第一。最后，我们第一次做到了。", None);
+        let found = run("最近的第一次尝试", "第一句话写给早起的人。这是最佳方案，销量第一。最后，我们第一次做到了，第一段就说清楚。", None);
         let matched: Vec<&str> = found.iter().filter(|f| f.0 == "ad_law").filter_map(|f| f.1.as_deref()).collect();
         assert_eq!(matched, vec!["最佳", "销量第一"]);
     }
@@ -226,7 +226,7 @@ mod tests {
         };
         let set = ProfileSet::builtin().unwrap();
         let source = "😀 国家级专家，根治失眠。";
-        let input = CheckInput { title: "", source, brand: Some(&brand), platforms: &[Platform::Wechat], ad_law: set.risk_list("ad-law-zh@v1"), growth_promise: None };
+        let input = CheckInput { title: "", source, brand: Some(&brand), platforms: &[Platform::Wechat], ad_law: set.risk_list("ad-law-zh@v2"), growth_promise: None };
         let findings = check(&input);
         let ad = findings.iter().find(|f| f.check == "ad_law").unwrap();
         assert_eq!(ad.severity, Severity::Block);

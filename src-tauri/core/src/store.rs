@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, Project, ProjectSummary, Version, Workspace};
+use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, ProjectSummary, Version, Workspace};
 pub use codec::CodecError;
 
 /// The schema this build writes. Bump it together with a step in `migrate`.
@@ -65,10 +65,11 @@ pub enum Kind {
     Media,
     LlmProfiles,
     UsageRecords,
+    PlatformDrafts,
 }
 
 impl Kind {
-    const ALL: [Kind; 11] = [
+    const ALL: [Kind; 12] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -80,6 +81,7 @@ impl Kind {
         Kind::Media,
         Kind::LlmProfiles,
         Kind::UsageRecords,
+        Kind::PlatformDrafts,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -95,6 +97,7 @@ impl Kind {
             Kind::Media => "media",
             Kind::LlmProfiles => "llm_profiles",
             Kind::UsageRecords => "usage_records",
+            Kind::PlatformDrafts => "platform_drafts",
         }
     }
 
@@ -111,6 +114,7 @@ impl Kind {
             Kind::Media => 8,
             Kind::LlmProfiles => 9,
             Kind::UsageRecords => 10,
+            Kind::PlatformDrafts => 11,
         }
     }
 }
@@ -139,6 +143,13 @@ pub mod keys {
     pub fn version(project_id: &str, number: u32) -> Vec<u8> {
         let mut key = project_prefix(project_id);
         key.extend_from_slice(&number.to_be_bytes());
+        key
+    }
+
+    /// `project_id 0x00 platform`: one draft per platform.
+    pub fn platform_draft(project_id: &str, platform: crate::model::Platform) -> Vec<u8> {
+        let mut key = project_prefix(project_id);
+        key.extend_from_slice(platform.as_str().as_bytes());
         key
     }
 
@@ -171,6 +182,12 @@ impl Record for Version {
     const KIND: Kind = Kind::Versions;
     fn key(&self) -> Vec<u8> {
         keys::version(&self.project_id, self.number)
+    }
+}
+impl Record for PlatformDraft {
+    const KIND: Kind = Kind::PlatformDrafts;
+    fn key(&self) -> Vec<u8> {
+        keys::platform_draft(&self.project_id, self.platform)
     }
 }
 impl Record for Comment {

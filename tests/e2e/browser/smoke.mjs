@@ -703,6 +703,71 @@ async function main() {
     await noBanner();
   });
 
+  await check("saved drafts: save, edit by hand, a recompile asks with a diff, publishing is read-only (screenshots)", async () => {
+    const created = await call("project.create", { title: "草稿保存 e2e", source: "第一句话写给早起的人。\n\nThe second sentence is in English.\n", platforms: ["x", "wechat"] });
+    await page.reload({ waitUntil: "load" });
+    await page.locator("[data-testid=project-item]", { hasText: "草稿保存 e2e" }).click();
+    await page.locator(`[data-testid=project-view][data-project='${created.id}']`).waitFor();
+    await page.keyboard.press("Control+1");
+    await tid("draft-tab-x").click();
+    await tid("draft-save").click();
+    await toast("Draft saved (revision 1)");
+    await page.locator("[data-testid=saved-draft][data-revision='1']").waitFor();
+    let stored = await call("platformDraft.get", { projectId: created.id, platform: "x" });
+    assert(stored.revision === 1 && stored.profileId === "x@draft-v1" && !stored.handEdited, `saved ${JSON.stringify(stored).slice(0, 200)}`);
+
+    // A hand edit: two posts, saved with Ctrl+Enter.
+    await tid("draft-edit").click();
+    await tid("draft-edit-text").fill("我亲手改过的第一条。\n---\nMy own second post.");
+    await tid("draft-edit-text").press("Control+Enter");
+    await page.locator("[data-testid=saved-draft][data-revision='2']").waitFor();
+    await tid("draft-hand-edited").waitFor();
+    const posts = await page.locator("[data-testid=x-post] .post-text").allTextContents();
+    assert(JSON.stringify(posts) === JSON.stringify(["我亲手改过的第一条。", "My own second post."]), `posts ${JSON.stringify(posts)}`);
+    stored = await call("platformDraft.get", { projectId: created.id, platform: "x" });
+    assert(stored.handEdited && stored.content.posts[0].weightedLength === 20, "the edit is stored with its weighted length");
+
+    // The source changes; "update from source" shows the difference and writes nothing until chosen.
+    await tid("editor-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.insertText("\n新加的一句。\n");
+    await waitSaved();
+    await page.keyboard.press("Control+1");
+    await tid("draft-stale").waitFor();
+    await tid("draft-recompile").click();
+    const dialog = tid("draft-choice");
+    await dialog.locator("[data-testid=diff]").waitFor();
+    assert((await dialog.textContent()).includes("新加的一句"), "the diff shows the new compile");
+    await calm();
+    await shot("19-drafts-recompile-choice-en-light");
+    await dialog.locator("[data-testid=draft-keep-edits]").click();
+    assert((await call("platformDraft.get", { projectId: created.id, platform: "x" })).revision === 2, "keeping the edits wrote something");
+    await tid("draft-recompile").click();
+    await tid("draft-choice").locator("[data-testid=draft-use-compile]").click();
+    await page.locator("[data-testid=saved-draft][data-revision='3']").waitFor();
+    stored = await call("platformDraft.get", { projectId: created.id, platform: "x" });
+    assert(!stored.handEdited && stored.content.posts.some((x) => x.text.includes("新加的一句")), "the new compile replaced the edits");
+
+    // Publishing: read-only in the UI and in the API.
+    await tid("draft-status").selectOption("publishing");
+    await page.locator("[data-testid=saved-draft][data-status='publishing']").waitFor();
+    await tid("draft-read-only").waitFor();
+    assert(await tid("draft-edit").isDisabled(), "edit stays enabled while publishing");
+    const refused = await fetch(`${origin}/api/platformDraft.edit`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ projectId: created.id, platform: "x", baseRevision: 4, title: "x" }),
+    });
+    const refusedBody = await refused.json();
+    assert(refused.status === 409 && refusedBody.code === "READ_ONLY", `edit while publishing: ${refused.status} ${JSON.stringify(refusedBody)}`);
+    await calm();
+    await shot("20-drafts-publishing-en-light");
+    await noBanner();
+    await page.keyboard.press("Control+3");
+    await page.locator("[data-testid=project-item]", { hasText: title }).click();
+    await tid("project-view").waitFor();
+  });
+
   await check("a CONFLICT from a second tab shows both versions; keep mine wins only when chosen", async () => {
     const other = await context.newPage();
     watch(other);

@@ -7,7 +7,7 @@ export type Activity = { id: string, projectId: string | null, actor: string, ki
  */
 summary: string, createdAt: string, };
 
-export type ActivityKind = "project_created" | "project_renamed" | "project_archived" | "project_unarchived" | "project_settings_changed" | "version_created" | "version_restored" | "comment_added" | "comment_resolved" | "comment_reopened" | "comment_deleted" | "brand_profile_created" | "brand_profile_updated" | "brand_profile_deleted" | "template_created" | "template_updated" | "template_deleted" | "media_added" | "workspace_renamed" | "imported";
+export type ActivityKind = "project_created" | "project_renamed" | "project_archived" | "project_unarchived" | "project_settings_changed" | "version_created" | "version_restored" | "comment_added" | "comment_resolved" | "comment_reopened" | "comment_deleted" | "brand_profile_created" | "brand_profile_updated" | "brand_profile_deleted" | "template_created" | "template_updated" | "template_deleted" | "media_added" | "workspace_renamed" | "imported" | "draft_saved" | "draft_status_changed";
 
 export type ActivityListParams = { 
 /**
@@ -138,11 +138,15 @@ settings: Record<string, unknown>,
  */
 theme: { [key in string]: string }, };
 
+export type DraftSaveOutcome = "created" | "updated" | "unchanged" | "needsChoice";
+
+export type DraftStatus = "draft" | "ready" | "publishing" | "published";
+
 export type Empty = Record<symbol, never>;
 
-export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
+export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
-export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, };
+export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, };
 
 export type ExportParams = { 
 /**
@@ -390,6 +394,77 @@ findings: Array<Finding>, };
 export type PipelineMeasureParams = { platform: Platform, field: LimitField, text: string, };
 
 export type Platform = "wechat" | "zhihu" | "x" | "douyin" | "xiaohongshu";
+
+export type PlatformDraft = { projectId: string, platform: Platform, 
+/**
+ * 1, 2, 3, ...; a write with a stale `baseRevision` is a CONFLICT.
+ */
+revision: number, status: DraftStatus, 
+/**
+ * The exact draft profile version of the compile this draft came from.
+ */
+profileId: string, 
+/**
+ * The project working-copy revision that was compiled.
+ */
+sourceRevision: number, 
+/**
+ * The latest project version when it was compiled; 0 before the first version.
+ */
+sourceVersion: number, title: string, content: DraftContent, 
+/**
+ * True once a person edited the compiled text; a recompile then asks first.
+ */
+handEdited: boolean, updatedAt: string, updatedBy: string, };
+
+export type PlatformDraftEditParams = { projectId: string, platform: Platform, baseRevision: number, title?: string, 
+/**
+ * The whole edited content, of the platform's kind (`html` for WeChat, `markdown`
+ * for Zhihu, `thread` for X, `card` for Douyin and Xiaohongshu). Post lengths are
+ * recomputed, whatever is sent.
+ */
+content?: DraftContent, };
+
+export type PlatformDraftEditResult = { draft: PlatformDraft, 
+/**
+ * The platform limits the edited draft breaks.
+ */
+findings: Array<Finding>, };
+
+export type PlatformDraftListResult = { projectId: string, 
+/**
+ * The project's working-copy revision now; a draft whose `sourceRevision` is older
+ * was compiled from an earlier text.
+ */
+sourceRevision: number, drafts: Array<PlatformDraft>, };
+
+export type PlatformDraftRef = { projectId: string, platform: Platform, };
+
+export type PlatformDraftSaveParams = { projectId: string, platform: Platform, 
+/**
+ * Replace a hand-edited draft with the fresh compile; must equal its revision.
+ */
+replaceRevision?: number, 
+/**
+ * Topic tags for the compile; suggested from the text when absent.
+ */
+tags?: Array<string>, };
+
+export type PlatformDraftSaveResult = { outcome: DraftSaveOutcome, 
+/**
+ * The saved draft after the call.
+ */
+draft: PlatformDraft, 
+/**
+ * The fresh compile and its findings.
+ */
+compiled: CompiledDraft, 
+/**
+ * Saved draft → fresh compile, when the outcome is `needsChoice`.
+ */
+diff?: TextDiffResult, };
+
+export type PlatformDraftSetStatusParams = { projectId: string, platform: Platform, status: DraftStatus, baseRevision?: number, };
 
 export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "type": "growth", "profile": GrowthProfile } | { "type": "risk", "profile": RiskList };
 
@@ -688,6 +763,11 @@ export interface ApiMethods {
   "pipeline.compile": { params: PipelineCompileParams; result: PipelineCompileResult };
   "pipeline.measure": { params: PipelineMeasureParams; result: Measurement };
   "pipeline.suggest": { params: ProjectRef; result: SuggestResult };
+  "platformDraft.list": { params: ProjectRef; result: PlatformDraftListResult };
+  "platformDraft.get": { params: PlatformDraftRef; result: PlatformDraft };
+  "platformDraft.save": { params: PlatformDraftSaveParams; result: PlatformDraftSaveResult };
+  "platformDraft.edit": { params: PlatformDraftEditParams; result: PlatformDraftEditResult };
+  "platformDraft.setStatus": { params: PlatformDraftSetStatusParams; result: PlatformDraft };
   "quality.check": { params: QualityCheckParams; result: QualityCheckResult };
   "llmProfile.presets": { params: Empty; result: LlmPresetListResult };
   "llmProfile.list": { params: Empty; result: LlmProfileListResult };
@@ -714,6 +794,6 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];

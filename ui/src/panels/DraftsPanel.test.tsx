@@ -1,77 +1,16 @@
 import { act, cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FakeTransport } from "../api/fake";
-import type { Finding, PipelineCompileResult, Platform } from "../api/generated";
+import type { Platform } from "../api/generated";
 import { makeCtx, WithCtx } from "../test-utils";
 import { COMPILE_DEBOUNCE_MS, DraftsPanel, draftPlainText } from "./DraftsPanel";
-
-const HTML = '<section style="font-size: 16px;"><p style="margin: 0;">春天 <strong>最佳</strong></p></section>';
-
-function finding(over: Partial<Finding>): Finding {
-  return {
-    check: "ad_law",
-    severity: "warn",
-    platform: null,
-    span: null,
-    location: null,
-    matched: null,
-    message: "msg",
-    suggestion: null,
-    route: null,
-    ...over,
-  };
-}
-
-function compiled(revision: number, text = "春天最佳"): PipelineCompileResult {
-  return {
-    projectId: "p",
-    revision,
-    tags: ["春天", "写作"],
-    findings: [
-      finding({ check: "ad_law", matched: "最佳", span: { from: 2, to: 4 }, message: "“最佳” is an absolute term", suggestion: "Add scope and evidence" }),
-      finding({ check: "ai_declaration", severity: "info", platform: "douyin", message: "declare AI" }),
-    ],
-    drafts: [
-      {
-        draft: { platform: "wechat", profileId: "wechat@draft-v1", title: "标题", content: { type: "html", html: HTML, digest: "d" }, nImages: 0, nLinks: 0 },
-        findings: [],
-      },
-      {
-        draft: { platform: "zhihu", profileId: "zhihu@draft-v1", title: "标题", content: { type: "markdown", markdown: `## 小节\n\n${text}` }, nImages: 0, nLinks: 0 },
-        findings: [finding({ check: "limit.title", severity: "warn", platform: "zhihu", location: "title", message: "title too short" })],
-      },
-      {
-        draft: {
-          platform: "x",
-          profileId: "x@draft-v1",
-          title: "标题",
-          content: {
-            type: "thread",
-            posts: [
-              { text: `1/2 ${text}`, weightedLength: 12 },
-              { text: "2/2 long", weightedLength: 300 },
-            ],
-          },
-          nImages: 0,
-          nLinks: 0,
-        },
-        findings: [finding({ check: "limit.post", severity: "block", platform: "x", location: "post 2", message: "over 280" })],
-      },
-      {
-        draft: { platform: "douyin", profileId: "douyin@draft-v1", title: "抖音标题", content: { type: "card", body: `${text}\n\n#春天 #写作`, tags: ["春天", "写作"] }, nImages: 0, nLinks: 0 },
-        findings: [],
-      },
-      {
-        draft: { platform: "xiaohongshu", profileId: "xiaohongshu@draft-v1", title: "小红书标题", content: { type: "card", body: text, tags: ["春天"] }, nImages: 0, nLinks: 0 },
-        findings: [],
-      },
-    ],
-  };
-}
+import { compiled, HTML } from "./drafts.fixture";
 
 function setup(platforms: Platform[] = [], lang: "en" | "zh" = "en") {
   let rev = 0;
-  const transport = new FakeTransport().on("pipeline.compile", () => compiled(++rev, `春天最佳 r${rev}`));
+  const transport = new FakeTransport()
+    .on("pipeline.compile", () => compiled(++rev, `春天最佳 r${rev}`))
+    .on("platformDraft.list", () => ({ projectId: "p", sourceRevision: rev, drafts: [] }));
   const toasts: string[] = [];
   const jumps: [number, number, string | null | undefined][] = [];
   const ctx = makeCtx(transport, lang, { toast: (s) => toasts.push(s) });

@@ -4,11 +4,12 @@
 import MarkdownIt from "markdown-it";
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../api/client";
-import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform } from "../api/generated";
+import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, PlatformDraft } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { mediaUrl } from "../editor/Preview";
 import type { MessageId } from "../i18n";
+import { asDraft, SavedDraftBar } from "./SavedDraft";
 
 export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
 export const X_LIMIT = 280;
@@ -96,6 +97,29 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   const seq = useRef(0);
   const findingsRef = useRef<HTMLDivElement>(null);
   const targetsKey = targets.join(",");
+  // Saved drafts per platform (null: none saved yet; absent: not loaded).
+  const [saved, setSaved] = useState<Partial<Record<Platform, PlatformDraft | null>>>({});
+  const [showSaved, setShowSaved] = useState(false);
+  const [editFindings, setEditFindings] = useState<Finding[] | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    setSaved({});
+    setShowSaved(false);
+    client
+      .call("platformDraft.list", { projectId })
+      .then((r) => {
+        if (!live) return;
+        const map: Partial<Record<Platform, PlatformDraft | null>> = {};
+        for (const p of ALL_PLATFORMS) map[p] = r.drafts.find((d) => d.platform === p) ?? null;
+        setSaved(map);
+      })
+      .catch((e: unknown) => live && setError(toClientError(e)));
+    return () => {
+      live = false;
+    };
+  }, [client, projectId]);
+  useEffect(() => setEditFindings(null), [active, projectId]);
 
   useEffect(() => {
     if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
@@ -135,16 +159,20 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   }, [compile, revision, targetsKey]);
 
   const compiled: CompiledDraft | undefined = result?.drafts.find((d) => d.draft.platform === active);
+  const savedDraft = saved[active];
+  const shownSaved = showSaved && savedDraft ? savedDraft : null;
+  const shown: Draft | undefined = shownSaved ? asDraft(shownSaved) : compiled?.draft;
   const findings = useMemo(() => {
     const src = (result?.findings ?? []).filter((f) => f.platform === null || f.platform === active);
-    const all = [...src, ...(compiled?.findings ?? [])];
+    const own = shownSaved && editFindings ? editFindings : (compiled?.findings ?? []);
+    const all = [...src, ...own];
     return all.sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
-  }, [result, compiled, active]);
+  }, [result, compiled, active, shownSaved, editFindings]);
 
   const copy = async () => {
-    if (!compiled) return;
+    if (!shown) return;
     try {
-      await copyDraft(compiled.draft);
+      await copyDraft(shown);
       toast(t("drafts.copied"));
     } catch {
       toast(t("drafts.copyFailed"));
@@ -221,7 +249,19 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
               {t("drafts.copy")}
             </button>
           </div>
-          <DraftPreview draft={compiled.draft} projectId={projectId} />
+          {savedDraft !== undefined && (
+            <SavedDraftBar
+              projectId={projectId}
+              sourceRevision={result?.revision ?? revision}
+              saved={savedDraft}
+              platform={active}
+              showSaved={showSaved}
+              onShowSaved={setShowSaved}
+              onChange={(d) => setSaved((m) => ({ ...m, [d.platform]: d }))}
+              onFindings={setEditFindings}
+            />
+          )}
+          {shown && <DraftPreview draft={shown} projectId={projectId} />}
         </>
       )}
       {result && (

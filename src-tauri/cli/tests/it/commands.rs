@@ -112,3 +112,38 @@ fn drafts_checks_and_measures_from_the_cli() {
     assert!(text.contains("21") && text.contains("too long"), "{text}");
     assert_eq!(run(dir.path(), &["draft", "measure", "--platform", "myspace", "x"]).status.code(), Some(1));
 }
+
+#[test]
+fn saved_drafts_from_the_cli_keep_hand_edits_until_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = json_ok(dir.path(), &["project", "create", "春天", "--platform", "x"]);
+    let id = project["id"].as_str().unwrap();
+    let source = dir.path().join("a.md");
+    std::fs::write(&source, "第一句话写给早起的人。\n\nThe second sentence.\n").unwrap();
+    json_ok(dir.path(), &["project", "update", id, "--source-file", source.to_str().unwrap()]);
+    let saved = json_ok(dir.path(), &["draft", "save", id, "--platform", "x"]);
+    assert_eq!((saved["outcome"].as_str(), saved["draft"]["revision"].as_u64()), (Some("created"), Some(1)));
+
+    let thread = dir.path().join("thread.txt");
+    std::fs::write(&thread, "我改过的第一条。\n---\nSecond post.\n").unwrap();
+    let edited = json_ok(dir.path(), &["draft", "edit", id, "--platform", "x", "--base-revision", "1", "--file", thread.to_str().unwrap()]);
+    assert_eq!(edited["draft"]["content"]["posts"].as_array().unwrap().len(), 2);
+    assert_eq!(edited["draft"]["handEdited"], true);
+
+    // A recompile prints the difference and the command that takes it; nothing is saved.
+    let text = stdout(&run(dir.path(), &["draft", "save", id, "--platform", "x"]));
+    assert!(text.contains("edited by hand") && text.contains("- 我改过的第一条。") && text.contains("--replace 2"), "{text}");
+    assert_eq!(json_ok(dir.path(), &["draft", "show", id, "--platform", "x"])["revision"], 2);
+    let stale = run(dir.path(), &["draft", "save", id, "--platform", "x", "--replace", "1"]);
+    assert_eq!(stale.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&stale.stderr).contains("CONFLICT"));
+    let replaced = json_ok(dir.path(), &["draft", "save", id, "--platform", "x", "--replace", "2"]);
+    assert_eq!((replaced["outcome"].as_str(), replaced["draft"]["handEdited"].as_bool()), (Some("updated"), Some(false)));
+
+    json_ok(dir.path(), &["draft", "status", id, "--platform", "x", "publishing"]);
+    let refused = run(dir.path(), &["draft", "edit", id, "--platform", "x", "--base-revision", "4", "--title", "新标题"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("READ_ONLY"));
+    let list = stdout(&run(dir.path(), &["draft", "list", id]));
+    assert!(list.contains("rev 4") && list.contains("publishing"), "{list}");
+}

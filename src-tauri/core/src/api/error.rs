@@ -33,6 +33,8 @@ pub enum ErrorCode {
     ProviderRejected,
     /// The caller cancelled the call.
     Cancelled,
+    /// The target is read-only in its current state (a `publishing` platform draft).
+    ReadOnly,
     /// The data folder is held by another Inkstone process.
     StoreLocked,
     /// The store's files or a stored value are damaged.
@@ -50,7 +52,7 @@ impl ErrorCode {
         match self {
             ErrorCode::NotFound => 404,
             ErrorCode::Validation => 400,
-            ErrorCode::Conflict => 409,
+            ErrorCode::Conflict | ErrorCode::ReadOnly => 409,
             ErrorCode::PermissionDenied | ErrorCode::ToolForbidden => 403,
             ErrorCode::ProviderAuth => 502,
             ErrorCode::ProviderRateLimited | ErrorCode::QuotaExceeded => 429,

@@ -17,11 +17,11 @@ impl From<ProfileError> for ApiError {
     }
 }
 
-fn profiles(engine: &Engine) -> Result<ProfileSet, ApiError> {
+pub(super) fn profiles(engine: &Engine) -> Result<ProfileSet, ApiError> {
     Ok(ProfileSet::load(&engine.config.data_dir.join("profiles"))?)
 }
 
-fn draft_profile(set: &ProfileSet, platform: Platform) -> Result<&DraftProfile, ApiError> {
+pub(super) fn draft_profile(set: &ProfileSet, platform: Platform) -> Result<&DraftProfile, ApiError> {
     set.draft(platform).ok_or_else(|| ApiError::internal(format!("no draft profile for {platform:?}")))
 }
 
@@ -46,7 +46,7 @@ pub enum PlatformProfile {
     Risk(RiskList),
 }
 
-/// One profile by id (`wechat@draft-v1`, `x@growth-v1`, `ad-law-zh@v1`); an override's
+/// One profile by id (`wechat@draft-v1`, `x@growth-v1`, `ad-law-zh@v2`); an override's
 /// id (`...+local.2`) or its base id both find it.
 pub(super) fn get_profile(engine: &Engine, params: IdRef) -> Result<PlatformProfile, ApiError> {
     let set = profiles(engine)?;
@@ -116,7 +116,7 @@ fn source_findings(set: &ProfileSet, project: &Project, brand: Option<&BrandProf
         source: &project.source,
         brand,
         platforms,
-        ad_law: set.risk_list("ad-law-zh@v1"),
+        ad_law: set.risk_list("ad-law-zh@v2"),
         growth_promise: set.risk_list("growth-promise@v1"),
     })
 }

@@ -30,7 +30,7 @@ use ts_rs::TS;
 
 use super::{keys, Batch, Durability, Store, StoreError};
 use crate::llm::profile::LlmProfile;
-use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Timestamp, Version, Workspace};
+use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
 use crate::usage::{Quotas, UsageRecord};
 
 pub const EXPORT_FORMAT: &str = "inkstone-export";
@@ -65,6 +65,8 @@ pub struct ExportCounts {
     pub llm_profiles: u64,
     #[serde(default)]
     pub usage_records: u64,
+    #[serde(default)]
+    pub platform_drafts: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -165,6 +167,10 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
             write(&versions_dir.join(format!("{stem}.json")), &json_bytes(&without_source(&version)?)?)?;
             write(&versions_dir.join(format!("{stem}.md")), version.source.as_bytes())?;
             counts.versions += 1;
+        }
+        for draft in store.scan::<PlatformDraft>(&keys::project_prefix(&project.id))? {
+            write(&dir.join("drafts").join(format!("{}.json", draft.platform.as_str())), &json_bytes(&draft)?)?;
+            counts.platform_drafts += 1;
         }
         let comments = store.scan::<Comment>(&keys::project_prefix(&project.id))?;
         if !comments.is_empty() {
@@ -339,6 +345,14 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
             }
             batch.put(&version)?;
             counts.versions += 1;
+        }
+        for json_path in json_files(&dir.join("drafts"))? {
+            let draft: PlatformDraft = read_json(&json_path)?;
+            if draft.project_id != project.id {
+                return Err(ExportError::Format { path: json_path, message: "the draft belongs to another project".to_owned() });
+            }
+            batch.put(&draft)?;
+            counts.platform_drafts += 1;
         }
         let comments_path = dir.join("comments.json");
         if comments_path.exists() {

@@ -14,6 +14,7 @@ fn populated() -> TestEngine {
     t.ok("project.update", json!({"projectId": a["id"], "source": "# 春天\n\n今天天气不错。\n"}));
     t.ok("version.create", json!({"projectId": a["id"]}));
     t.ok("comment.add", json!({"projectId": a["id"], "body": "具体些", "anchor": {"from": 0, "to": 4}}));
+    t.ok("platformDraft.save", json!({"projectId": a["id"], "platform": "wechat"}));
     t.ok("project.create", json!({"templateId": template["id"], "title": "第二篇"}));
     t.ok("media.addBytes", json!({"projectId": a["id"], "fileName": "dot.png", "dataBase64": inkstone_test_support::tiny_png_base64()}));
     t.ok("project.update", json!({"projectId": a["id"], "source": "unsaved working copy 未保存"}));
@@ -34,6 +35,7 @@ fn snapshot(t: &TestEngine) -> Value {
             "project": t.ok("project.get", json!({"projectId": id})),
             "versions": versions,
             "comments": t.ok("comment.list", json!({"projectId": id})),
+            "drafts": t.ok("platformDraft.list", json!({"projectId": id})),
         }));
     }
     json!({
@@ -57,7 +59,7 @@ fn export_then_import_gives_identical_content() {
         .engine
         .call_stream("export.run", json!({"path": first.display().to_string()}), &mut |e| events.push(e))
         .unwrap();
-    assert_eq!(result["manifest"]["counts"], json!({"projects": 2, "versions": 2, "comments": 1, "activities": 8, "brandProfiles": 1, "templates": 1, "media": 1, "llmProfiles": 0, "usageRecords": 0}));
+    assert_eq!(result["manifest"]["counts"], json!({"projects": 2, "versions": 2, "comments": 1, "activities": 9, "brandProfiles": 1, "templates": 1, "media": 1, "llmProfiles": 0, "usageRecords": 0, "platformDrafts": 1}));
     assert!(!events.is_empty(), "export reports progress");
     assert_eq!(std::fs::read_to_string(first.join("projects").join(source.ok("project.list", json!({}))["projects"][0]["id"].as_str().unwrap()).join("source.md")).unwrap(), "unsaved working copy 未保存");
 

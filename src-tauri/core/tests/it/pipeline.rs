@@ -176,7 +176,7 @@ mod through_the_api {
         assert!(found.contains(&("brand_banned_word", "套路")) && found.contains(&("ad_law", "最佳")), "{found:?}");
         let banned = checks["findings"].as_array().unwrap().iter().find(|f| f["check"] == "brand_banned_word" && !f["span"].is_null()).unwrap();
         assert_eq!(banned["span"], json!({"from": 5, "to": 7}), "UTF-16 span of 套路 in the source");
-        assert!(checks["profileIds"].as_array().unwrap().iter().any(|p| p == "ad-law-zh@v1"));
+        assert!(checks["profileIds"].as_array().unwrap().iter().any(|p| p == "ad-law-zh@v2"));
         let measured = t.ok("pipeline.measure", json!({"platform": "x", "field": "post", "text": "中".repeat(141)}));
         assert_eq!((measured["weightedLength"].as_u64(), measured["valid"].as_bool()), (Some(282), Some(false)));
         let error = t.engine.call("pipeline.measure", json!({"platform": "x", "field": "digest", "text": "x"})).unwrap_err();
