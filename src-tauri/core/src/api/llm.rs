@@ -515,11 +515,12 @@ impl Engine {
         super::usage::check_quota(self, crate::llm::estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
         let client = self.llm_client(endpoint(&profile, api_key)?)?;
         let started = std::time::Instant::now();
-        let result = self.llm.run(client.chat(request, on_event, cancel))?;
+        let mut sent = 0;
+        let result = self.llm.run(client.chat_counting(request, on_event, cancel, &mut sent))?;
         let latency_ms = started.elapsed().as_millis() as u64;
         let (model, usage, attempts, outcome) = match &result {
             Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
-            Err(error) => (profile.model.clone(), crate::llm::Usage::default(), 1, UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
+            Err(error) => (profile.model.clone(), crate::llm::Usage::default(), sent.max(1), UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
         };
         let record = UsageRecord {
             id: self.new_id("usg"),

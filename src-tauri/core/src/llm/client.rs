@@ -141,18 +141,25 @@ impl LlmClient {
 
     /// Streams a chat completion, sending deltas to `on_event` as they arrive.
     pub async fn chat(&self, request: &ChatRequest, on_event: &mut (dyn FnMut(ChatEvent) + Send), cancel: &Cancel) -> Result<ChatResponse, LlmError> {
+        let mut attempts = 0;
+        self.chat_counting(request, on_event, cancel, &mut attempts).await
+    }
+
+    /// [`LlmClient::chat`] that also counts the requests it sent in `attempts`, failed
+    /// ones included (a call that fails after retries still used them).
+    pub async fn chat_counting(&self, request: &ChatRequest, on_event: &mut (dyn FnMut(ChatEvent) + Send), cancel: &Cancel, attempts: &mut u32) -> Result<ChatResponse, LlmError> {
         let started = Instant::now();
         let body = serde_json::to_vec(&self.request_body(request, true)).map_err(|e| LlmError::Config { detail: e.to_string() })?;
-        let mut attempts = 0u32;
+        *attempts = 0;
         loop {
-            attempts += 1;
+            *attempts += 1;
             let mut emitted = false;
             // Scrubbed at once, so not even the retry log below can show the key.
             let result = self.chat_attempt(&body, on_event, cancel, &mut emitted).await.map_err(|e| e.scrub(self.secret()));
             match result {
-                Ok(assembled) => return Ok(self.response(request, assembled, attempts, started.elapsed())),
+                Ok(assembled) => return Ok(self.response(request, assembled, *attempts, started.elapsed())),
                 Err(error) => {
-                    if emitted || matches!(error, LlmError::Cancelled) || !self.backoff(attempts, &error, cancel).await? {
+                    if emitted || matches!(error, LlmError::Cancelled) || !self.backoff(*attempts, &error, cancel).await? {
                         return Err(error);
                     }
                 }

@@ -35,14 +35,20 @@ fn is_emoji_cluster(cluster: &str) -> bool {
 
 /// URLs in `text` as byte ranges (http(s) links and bare domains with a known shape).
 pub fn url_ranges(text: &str) -> Vec<(usize, usize)> {
-    // linkify only finds links with a dot in their host.
-    if !text.contains('.') {
+    if !may_hold_url(text) {
         return Vec::new();
     }
     let mut finder = linkify::LinkFinder::new();
     finder.kinds(&[linkify::LinkKind::Url]);
     finder.url_must_have_scheme(false);
     finder.links(text).map(|l| (l.start(), l.end())).collect()
+}
+
+/// False when `text` cannot hold a link linkify would find: those need a dot inside
+/// their host, followed by a label character. Sentence-ending periods (followed by a
+/// space, a line end or the end) do not qualify, so ordinary prose skips the scan.
+fn may_hold_url(text: &str) -> bool {
+    text.match_indices('.').any(|(at, _)| text[at + 1..].chars().next().is_some_and(char::is_alphanumeric))
 }
 
 /// True when a character may start or join an emoji cluster, so grapheme segmentation
@@ -75,7 +81,7 @@ pub fn x_weighted_length(text: &str) -> usize {
         normalized = text.nfc().collect::<String>();
         normalized.as_str()
     };
-    if !text.contains('.') {
+    if !may_hold_url(text) {
         return weigh_plain(text);
     }
     let mut total = 0;
@@ -100,6 +106,20 @@ pub fn chars(text: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The prefilter never hides a link linkify would find.
+        #[test]
+        fn the_url_prefilter_never_hides_a_link(text in "[a-z0-9./:#?= 中。\\-]{0,40}") {
+            let mut finder = linkify::LinkFinder::new();
+            finder.kinds(&[linkify::LinkKind::Url]);
+            finder.url_must_have_scheme(false);
+            if !may_hold_url(&text) {
+                prop_assert_eq!(finder.links(&text).count(), 0, "{:?}", text);
+            }
+        }
+    }
 
     /// Cases from X's counting rules (docs.x.com "Counting characters" and the
     /// twitter-text v3 conformance descriptions).

@@ -188,6 +188,7 @@ fn a_call_uses_exactly_its_profile_and_records_it() {
     let record = &t.ok("usage.list", json!({}))["records"][0];
     assert_eq!((record["profileName"].as_str(), record["runId"].as_str(), record["purpose"].as_str()), (Some("first"), Some("run_7"), Some("optimize")));
     first.assert_calls(3);
+    assert_eq!(record["attempts"], 3, "a call that failed after retries records every request it sent");
 }
 
 /// Every file below `dir` whose bytes contain `needle`.
