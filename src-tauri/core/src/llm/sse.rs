@@ -69,7 +69,14 @@ impl SseParser {
     }
 
     fn end_line(&mut self, out: &mut Vec<SseEvent>) {
-        let line = std::mem::take(&mut self.line);
+        // Taken for the borrow, handed back (emptied, capacity kept) for the next line.
+        let mut line = std::mem::take(&mut self.line);
+        self.take_line(&line, out);
+        line.clear();
+        self.line = line;
+    }
+
+    fn take_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
         if line.is_empty() {
             self.dispatch(out);
             return;
@@ -77,7 +84,7 @@ impl SseParser {
         if line[0] == b':' {
             return; // a comment, used as a keep-alive
         }
-        let text = String::from_utf8_lossy(&line);
+        let text = String::from_utf8_lossy(line);
         let (field, value) = match text.find(':') {
             Some(colon) => {
                 let value = &text[colon + 1..];

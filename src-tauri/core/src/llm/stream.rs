@@ -38,6 +38,12 @@ const THINK_CLOSE: &str = "</think>";
 impl ThinkSplitter {
     /// Returns (answer, reasoning) pieces of `delta`, in order.
     fn push(&mut self, delta: &str, out: &mut Vec<ChatEvent>) {
+        // Every tag and tag prefix starts with '<': without one, and with nothing held
+        // back, the whole delta is ready as it is.
+        if self.pending.is_empty() && !delta.contains('<') {
+            self.emit(delta.to_owned(), out);
+            return;
+        }
         self.pending.push_str(delta);
         loop {
             let tag = if self.in_think { THINK_CLOSE } else { THINK_OPEN };

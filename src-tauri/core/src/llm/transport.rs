@@ -62,7 +62,7 @@ impl Http {
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let retry_after = parse_retry_after(header("retry-after-ms").as_deref(), header("retry-after").as_deref());
         let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
-        Ok(HttpResponse { status: response.status().as_u16(), content_type, retry_after, response, timeout: self.timeout, idle: Box::pin(tokio::time::sleep(self.timeout)), read: 0 })
+        Ok(HttpResponse { status: response.status().as_u16(), content_type, retry_after, response, timeout: self.timeout, idle: Box::pin(tokio::time::sleep(self.timeout)), last_read: tokio::time::Instant::now(), read: 0 })
     }
 }
 
@@ -75,6 +75,7 @@ pub struct HttpResponse {
     response: reqwest::Response,
     timeout: Duration,
     idle: std::pin::Pin<Box<tokio::time::Sleep>>,
+    last_read: tokio::time::Instant,
     read: usize,
 }
 
@@ -82,13 +83,23 @@ impl HttpResponse {
     /// The next piece of the body, `None` at its end. Fails when no byte arrives
     /// within the timeout, when the connection breaks, or past [`MAX_BODY_BYTES`].
     pub async fn next_chunk(&mut self) -> Result<Option<Bytes>, LlmError> {
-        // One timer for the whole body, pushed back before every read.
-        self.idle.as_mut().reset(tokio::time::Instant::now() + self.timeout);
-        let read = tokio::select! {
-            biased;
-            chunk = self.response.chunk() => Ok(chunk),
-            _ = self.idle.as_mut() => Err(()),
+        // One timer for the whole body. It is not re-armed per chunk (a timer-wheel
+        // update for every one of thousands of deltas): when it fires early, it moves to
+        // the last chunk's time plus the timeout and waits on.
+        let read = loop {
+            tokio::select! {
+                biased;
+                chunk = self.response.chunk() => break Ok(chunk),
+                _ = self.idle.as_mut() => {
+                    let deadline = self.last_read + self.timeout;
+                    if tokio::time::Instant::now() >= deadline {
+                        break Err(());
+                    }
+                    self.idle.as_mut().reset(deadline);
+                }
+            }
         };
+        self.last_read = tokio::time::Instant::now();
         match read {
             Ok(Ok(Some(chunk))) => {
                 self.read += chunk.len();

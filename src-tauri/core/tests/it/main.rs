@@ -10,3 +10,4 @@ mod llm_api;
 mod llm_client;
 mod pipeline;
 mod store;
+mod tidy;
