@@ -71,11 +71,27 @@ fn weigh_plain(text: &str) -> usize {
     text.graphemes(true).map(|g| if is_emoji_cluster(g) { 2 } else { g.chars().map(x_weight).sum() }).sum()
 }
 
+/// True when every character is one that NFC leaves alone and that nothing after it
+/// can combine with (so the text is NFC without table lookups): ASCII and Latin below
+/// the combining marks, CJK ideographs, CJK and general punctuation without combining
+/// marks or singletons, fullwidth ASCII. Anything else takes the full check.
+fn surely_nfc(text: &str) -> bool {
+    text.chars().all(|c| {
+        let cp = c as u32;
+        cp < 0x300
+            || (0x4E00..=0x9FFF).contains(&cp)
+            || (0x3000..=0x3029).contains(&cp)
+            || (0x2010..=0x2027).contains(&cp)
+            || (0x2030..=0x205E).contains(&cp)
+            || (0xFF01..=0xFF5E).contains(&cp)
+    })
+}
+
 /// X's weighted length: NFC, URLs 23 each, emoji clusters 2, other code points 1 or 2.
 pub fn x_weighted_length(text: &str) -> usize {
     // Most text is already NFC and has no URL: skip the copy and the link scan then.
     let normalized;
-    let text = if unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
+    let text = if surely_nfc(text) || unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
         text
     } else {
         normalized = text.nfc().collect::<String>();
@@ -109,6 +125,15 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// The NFC shortcut only ever says yes to text that is NFC.
+        #[test]
+        fn the_nfc_shortcut_agrees_with_the_tables(cps in proptest::collection::vec(prop_oneof![0u32..0x400, 0x2000u32..0x2070, 0x3000u32..0x3040, 0x4E00u32..0x4E10, 0xFF00u32..0xFF70], 0..12)) {
+            let text: String = cps.into_iter().filter_map(char::from_u32).collect();
+            if surely_nfc(&text) {
+                prop_assert_eq!(text.nfc().collect::<String>(), text.clone());
+            }
+        }
+
         /// The prefilter never hides a link linkify would find.
         #[test]
         fn the_url_prefilter_never_hides_a_link(text in "[a-z0-9./:#?= 中。\\-]{0,40}") {

@@ -144,10 +144,11 @@ fn pack_fast(units: &[String], weights: &[usize], budget: usize, starts_paragrap
     for (idx, unit) in units.iter().enumerate() {
         let weight = weights[idx];
         let sep = separator(current.chars().last(), unit.chars().next(), starts_paragraph.get(idx).copied().unwrap_or(false));
-        if current_weight + x_weighted_length(sep) + weight <= budget {
+        // Separators are ASCII ("", " ", "\n\n"): one unit of weight per byte.
+        if current_weight + sep.len() + weight <= budget {
             current.push_str(sep);
             current.push_str(unit);
-            current_weight += x_weighted_length(sep) + weight;
+            current_weight += sep.len() + weight;
             continue;
         }
         if !current.is_empty() {
@@ -189,8 +190,9 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     let weights: Vec<usize> = units.iter().map(|u| x_weighted_length(u)).collect();
     // Separators only add weight, so one post is possible only when the units fit.
     let single = if weights.iter().sum::<usize>() <= limit { pack_fast(&units, &weights, limit, &starts_paragraph, &mut Vec::new()) } else { Vec::new() };
-    let texts: Vec<String> = if !single.is_empty() && single.len() <= 1 && single.iter().all(|t| x_weighted_length(t) <= limit) {
-        single
+    let single_weight = if single.len() == 1 { single.first().map(|t| x_weighted_length(t)) } else { None };
+    let texts: Vec<(String, usize)> = if let Some(weight) = single_weight.filter(|w| *w <= limit) {
+        single.into_iter().map(|t| (t, weight)).collect()
     } else if units.is_empty() {
         Vec::new()
     } else {
@@ -204,19 +206,32 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
             let budget = limit.saturating_sub(reserve).max(1);
             let mut attempt_findings = Vec::new();
             let mut posts = pack_fast(&units, &weights, budget, &starts_paragraph, &mut attempt_findings);
-            if posts.iter().any(|p| x_weighted_length(p) > budget) {
+            let mut post_weights: Vec<usize> = posts.iter().map(|p| x_weighted_length(p)).collect();
+            if post_weights.iter().any(|w| *w > budget) {
                 attempt_findings.clear();
                 posts = pack_exact(&units, budget, &starts_paragraph, &mut attempt_findings);
+                post_weights = posts.iter().map(|p| x_weighted_length(p)).collect();
             }
             if posts.len() < 10usize.pow(digits) || digits >= 4 {
                 findings.extend(attempt_findings);
                 let total = posts.len();
-                break posts.into_iter().enumerate().map(|(idx, text)| format!("{text}{}", numbering(profile, idx + 1, total))).collect();
+                break posts
+                    .into_iter()
+                    .zip(post_weights)
+                    .enumerate()
+                    .map(|(idx, (text, weight))| {
+                        let number = numbering(profile, idx + 1, total);
+                        // A numbering that starts with a space cannot join the text's
+                        // last URL, emoji or combining sequence, so weights add up.
+                        let weight = if number.starts_with(' ') { weight + x_weighted_length(&number) } else { x_weighted_length(&format!("{text}{number}")) };
+                        (format!("{text}{number}"), weight)
+                    })
+                    .collect();
             }
             digits += 1;
         }
     };
-    let posts: Vec<Post> = texts.into_iter().map(|text| Post { weighted_length: to_u32(x_weighted_length(&text)), text }).collect();
+    let posts: Vec<Post> = texts.into_iter().map(|(text, weight)| Post { weighted_length: to_u32(weight), text }).collect();
     for (idx, post) in posts.iter().enumerate() {
         if post.weighted_length as usize > limit {
             findings.push(Finding::new("limit.post", Severity::Block, Some(profile.platform), format!("Post {} is {} weighted characters; the limit is {limit}.", idx + 1, post.weighted_length)).at(&format!("post {}", idx + 1)));
