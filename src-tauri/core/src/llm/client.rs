@@ -284,7 +284,7 @@ impl LlmClient {
     /// extracted from the answer and validated, and a failure is sent back for repair
     /// at most [`MAX_REPAIRS`] times.
     pub async fn chat_json(&self, request: &ChatRequest, schema_name: &str, schema: &Value, native_schema: bool, cancel: &Cancel) -> Result<StructuredResponse, LlmError> {
-        let validator = super::structured::Validator::new(schema).map_err(|detail| LlmError::Config { detail })?;
+        let validator = super::structured::Validator::new(schema).map_err(|e| LlmError::Config { detail: e.to_string() })?;
         let mut request = request.clone();
         if native_schema {
             request.response_format = ResponseFormat::JsonSchema { name: schema_name.to_owned(), schema: schema.clone() };
@@ -300,7 +300,7 @@ impl LlmClient {
             let problem = match super::structured::extract_json(&response.text) {
                 Some(value) => match validator.check(&value) {
                     Ok(()) => return Ok(StructuredResponse { value, response, calls }),
-                    Err(errors) => errors,
+                    Err(violations) => violations.to_string(),
                 },
                 None => "the reply holds no JSON value".to_owned(),
             };

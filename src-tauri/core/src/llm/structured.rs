@@ -15,27 +15,37 @@ impl std::fmt::Debug for Validator {
     }
 }
 
+/// The schema itself is not a valid JSON schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the JSON schema is invalid: {0}")]
+pub struct InvalidSchema(pub String);
+
+/// One way a value breaks its schema, at a JSON pointer into the value (`""` for the
+/// whole value, `/items/0/title` for a nested field).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub pointer: String,
+    pub message: String,
+}
+
+/// The first few violations of a value, in the order the validator found them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", self.0.iter().map(|v| if v.pointer.is_empty() { v.message.clone() } else { format!("{}: {}", v.pointer, v.message) }).collect::<Vec<_>>().join("; "))]
+pub struct Violations(pub Vec<Violation>);
+
 impl Validator {
-    /// Errors: the schema itself is invalid (a message saying why).
-    pub fn new(schema: &Value) -> Result<Validator, String> {
-        jsonschema::validator_for(schema).map(|inner| Validator { inner }).map_err(|e| format!("the JSON schema is invalid: {e}"))
+    pub fn new(schema: &Value) -> Result<Validator, InvalidSchema> {
+        jsonschema::validator_for(schema).map(|inner| Validator { inner }).map_err(|e| InvalidSchema(e.to_string()))
     }
 
-    /// `Err` lists at most five problems, each with its JSON pointer.
-    pub fn check(&self, value: &Value) -> Result<(), String> {
-        let problems: Vec<String> = self
-            .inner
-            .iter_errors(value)
-            .take(5)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                if path.is_empty() { e.to_string() } else { format!("{path}: {e}") }
-            })
-            .collect();
+    /// `Err` holds at most five violations, each with its JSON pointer.
+    pub fn check(&self, value: &Value) -> Result<(), Violations> {
+        let problems: Vec<Violation> =
+            self.inner.iter_errors(value).take(5).map(|e| Violation { pointer: e.instance_path().to_string(), message: e.to_string() }).collect();
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(problems.join("; "))
+            Err(Violations(problems))
         }
     }
 }
@@ -123,7 +133,10 @@ mod tests {
         let validator = Validator::new(&json!({"type": "object", "required": ["title"], "properties": {"title": {"type": "string"}}})).unwrap();
         assert_eq!(validator.check(&json!({"title": "x"})), Ok(()));
         let error = validator.check(&json!({"title": 3})).unwrap_err();
-        assert!(error.contains("/title"), "{error}");
+        assert_eq!(error.0.len(), 1);
+        assert_eq!(error.0[0].pointer, "/title");
+        assert!(error.to_string().starts_with("/title: "), "{error}");
+        assert_eq!(validator.check(&json!({})).unwrap_err().0[0].pointer, "", "a missing field is reported at the object");
         assert!(Validator::new(&json!({"type": 7})).is_err());
     }
 }
