@@ -191,6 +191,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         return;
       }
       if (e.key === "Escape") {
+        // A form or overlay inside handled it (closing itself, not everything).
+        if (e.defaultPrevented) return;
         if (s.palette) setPalette(false);
         else if (s.settings) setSettings(null);
         else if (s.newDialog) setNewDialog(null);

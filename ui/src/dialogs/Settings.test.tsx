@@ -68,6 +68,28 @@ describe("Settings", () => {
     await waitFor(() => expect(transport.callsTo("brandProfile.delete")).toEqual([{ id: "brd_1" }]));
   });
 
+  it("has AI models and Usage sections", async () => {
+    const transport = new FakeTransport()
+      .on("llmProfile.list", () => ({ profiles: [], envKeyActive: true }))
+      .on("llmProfile.presets", () => ({ presets: [] }))
+      .on("llmProfile.detectLocal", () => ({ found: [] }));
+    const sections: string[] = [];
+    renderSettings(transport, "models", { onSection: (s) => sections.push(s) });
+    expect(screen.getByTestId("settings-models").getAttribute("aria-selected")).toBe("true");
+    await waitFor(() => expect(screen.getByTestId("models-empty")).toBeTruthy());
+    expect(screen.getByTestId("env-key-active").textContent).toContain("INKSTONE_LLM_API_KEY");
+    fireEvent.click(screen.getByTestId("settings-usage"));
+    expect(sections).toEqual(["usage"]);
+    expect(screen.getAllByRole("tab").map((b) => b.textContent)).toEqual([
+      "General",
+      "AI models",
+      "Usage",
+      "Data & backups",
+      "Brand profiles",
+      "Templates",
+    ]);
+  });
+
   it("exports with progress from the stream", async () => {
     let finish: (r: ExportResult) => void = () => undefined;
     const transport = new FakeTransport()

@@ -4,8 +4,11 @@ import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import { formatFullTime, has, type Lang, type MessageId } from "../i18n";
 import type { Theme } from "../lib/prefs";
+import { DeleteButton } from "../settings/DeleteButton";
+import { Models } from "../settings/Models";
+import { Usage } from "../settings/Usage";
 
-export type SettingsSection = "general" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "models" | "usage" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -24,7 +27,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "models", "usage", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -44,6 +47,8 @@ export function Settings(props: SettingsProps) {
         </nav>
         <div className="settings-body">
           {props.section === "general" && <General {...props} />}
+          {props.section === "models" && <Models />}
+          {props.section === "usage" && <Usage />}
           {props.section === "data" && <Data onDataChanged={props.onDataChanged} />}
           {props.section === "brands" && <Brands brands={props.brands} onChanged={props.onLibraryChanged} />}
           {props.section === "templates" && (
@@ -505,40 +510,5 @@ function Templates({ templates, onChanged, onNew }: { templates: ContentTemplate
         </button>
       </div>
     </div>
-  );
-}
-
-/** Delete with an inline confirmation (no browser dialogs, which a webview may block). */
-function DeleteButton({
-  name,
-  asking,
-  onAsk,
-  onCancel,
-  onConfirm,
-}: {
-  name: string;
-  asking: boolean;
-  onAsk: () => void;
-  onCancel: () => void;
-  onConfirm: () => void;
-}) {
-  const { t } = useApp();
-  if (!asking) {
-    return (
-      <button type="button" className="link" onClick={onAsk}>
-        {t("comments.delete")}
-      </button>
-    );
-  }
-  return (
-    <span role="group" aria-label={t("library.deleteConfirm", { name })}>
-      <span className="small">{t("library.deleteConfirm", { name })}</span>
-      <button type="button" className="link danger-link" data-autofocus onClick={onConfirm}>
-        {t("comments.delete")}
-      </button>
-      <button type="button" className="link" onClick={onCancel}>
-        {t("common.cancel")}
-      </button>
-    </span>
   );
 }

@@ -162,7 +162,9 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
           </div>
           <div className="saved-row small muted">
             <span data-testid="draft-origin" title={saved.profileId}>
-              {t("savedDraft.origin", { v: saved.sourceVersion, p: saved.profileId })}
+              {saved.sourceVersion > 0
+                ? t("savedDraft.origin", { v: saved.sourceVersion, p: saved.profileId })
+                : t("savedDraft.originWorking", { p: saved.profileId })}
             </span>
             {saved.handEdited && <span className="badge" data-testid="draft-hand-edited">{t("savedDraft.handEdited")}</span>}
             {stale && (

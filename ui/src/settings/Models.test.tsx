@@ -1,0 +1,373 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { apiError, FakeTransport } from "../api/fake";
+import type { LlmPreset, LlmProfile, LlmProfileInput } from "../api/generated";
+import type { Lang } from "../i18n";
+import { makeCtx, WithCtx } from "../test-utils";
+import { Models } from "./Models";
+
+afterEach(() => cleanup());
+
+const ollama: LlmPreset = {
+  id: "ollama",
+  label: "Ollama",
+  baseUrl: "http://127.0.0.1:11434/v1",
+  exampleModel: "qwen2.5:7b",
+  keyRequired: false,
+  local: true,
+  supportsJsonSchema: true,
+};
+const openai: LlmPreset = {
+  id: "openai",
+  label: "OpenAI",
+  baseUrl: "https://api.openai.com/v1",
+  exampleModel: "gpt-4o-mini",
+  keyRequired: true,
+  local: false,
+  supportsJsonSchema: true,
+};
+
+function profile(over: Partial<LlmProfile> = {}): LlmProfile {
+  return {
+    id: "llm_1",
+    name: "DeepSeek",
+    provider: "openai-compatible",
+    baseUrl: "https://api.deepseek.com/v1",
+    model: "deepseek-chat",
+    timeoutS: 60,
+    contextWindow: 8192,
+    keyRequired: true,
+    supportsJsonSchema: false,
+    isDefault: true,
+    health: "unknown",
+    createdAt: "2026-11-20T00:00:00Z",
+    updatedAt: "2026-11-20T00:00:00Z",
+    ...over,
+  };
+}
+
+/** A transport with an in-memory profile store, like the core's. */
+function backend(initial: LlmProfile[] = []) {
+  let profiles = [...initial];
+  let n = profiles.length;
+  const fromInput = (id: string, input: LlmProfileInput, base?: LlmProfile): LlmProfile => ({
+    ...(base ?? profile({ id, isDefault: profiles.length === 0 })),
+    id,
+    name: input.name,
+    provider: input.provider ?? "openai-compatible",
+    baseUrl: input.baseUrl,
+    model: input.model,
+    keyRequired: input.keyRequired ?? true,
+    supportsJsonSchema: input.supportsJsonSchema ?? false,
+    health: "unknown",
+  });
+  const transport = new FakeTransport()
+    .on("llmProfile.list", () => ({ profiles: [...profiles], envKeyActive: false }))
+    .on("llmProfile.presets", () => ({ presets: [ollama, openai] }))
+    .on("llmProfile.detectLocal", () => ({ found: [] }))
+    .on("llmProfile.models", () => ({ models: [] }))
+    .on("llmProfile.create", (input) => {
+      const p = fromInput(`llm_${++n}`, input);
+      profiles.push(p);
+      return { profile: p, warnings: [] };
+    })
+    .on("llmProfile.update", ({ profile: id, changes }) => {
+      const p = fromInput(id, changes, profiles.find((x) => x.id === id));
+      profiles = profiles.map((x) => (x.id === id ? p : x));
+      return { profile: p, warnings: [] };
+    })
+    .on("llmProfile.setKey", ({ profile: id, apiKey }) => {
+      const old = profiles.find((x) => x.id === id)!;
+      const p: LlmProfile = { ...old, health: "unknown" };
+      if (apiKey) p.keyFingerprint = `…${apiKey.slice(-4)}`;
+      else delete p.keyFingerprint;
+      profiles = profiles.map((x) => (x.id === id ? p : x));
+      return p;
+    })
+    .on("llmProfile.setDefault", ({ profile: id }) => {
+      profiles = profiles.map((x) => ({ ...x, isDefault: x.id === id }));
+      return profiles.find((x) => x.id === id)!;
+    })
+    .on("llmProfile.delete", ({ profile: id }) => {
+      profiles = profiles.filter((x) => x.id !== id);
+      return { id, deleted: true };
+    });
+  return { transport, profiles: () => profiles };
+}
+
+function renderModels(transport: FakeTransport, lang: Lang = "en") {
+  const toasts: string[] = [];
+  render(
+    <WithCtx ctx={makeCtx(transport, lang, { toast: (t) => toasts.push(t) })}>
+      <Models />
+    </WithCtx>,
+  );
+  return { toasts };
+}
+
+const item = (name: string) => screen.getAllByTestId("profile-item").find((li) => li.getAttribute("data-name") === name)!;
+
+describe("Settings → AI models", () => {
+  it("lists profiles with their health, the last error and the key's fingerprint only", async () => {
+    const { transport } = backend([
+      profile({ keyFingerprint: "…abcd", health: "ok", lastTestedAt: "2026-11-22T11:58:00Z", lastLatencyMs: 120 }),
+      profile({
+        id: "llm_2",
+        name: "Kimi",
+        isDefault: false,
+        health: "failed",
+        lastTestedAt: "2026-11-22T10:00:00Z",
+        lastError: { code: "PROVIDER_AUTH", message: "The provider did not accept the API key (HTTP 401)." },
+      }),
+      profile({ id: "llm_3", name: "Local", isDefault: false, keyRequired: false, baseUrl: "http://127.0.0.1:11434/v1" }),
+    ]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(3));
+    const ds = item("DeepSeek");
+    expect(within(ds).getByTestId("health").textContent).toBe("Working");
+    expect(ds.textContent).toContain("Default");
+    expect(within(ds).getByTestId("key-fingerprint").textContent).toBe("key ••••abcd");
+    expect(ds.textContent).toContain("Tested 2 minutes ago: 120 ms");
+    expect(within(ds).queryByTestId("profile-default")).toBeNull();
+    const kimi = item("Kimi");
+    expect(within(kimi).getByTestId("health").textContent).toBe("Failing");
+    expect(kimi.textContent).toContain("The model provider did not accept the API key.");
+    expect(kimi.textContent).toContain("no key set");
+    expect(item("Local").textContent).toContain("no key needed");
+    expect(within(item("Local")).getByTestId("health").textContent).toBe("Not tested");
+  });
+
+  it("offers a detected local Ollama when there are no profiles, and saves it without a key", async () => {
+    const { transport } = backend([]);
+    transport.on("llmProfile.detectLocal", () => ({ found: [{ preset: ollama, models: ["bge-m3-embed", "llama3.2", "qwen3:8b"] }] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("models-empty").textContent).toContain("Ollama is running at http://127.0.0.1:11434/v1."));
+    fireEvent.click(within(screen.getByTestId("detected-local")).getByText("Use it"));
+    expect((screen.getByTestId("profile-base-url") as HTMLInputElement).value).toBe("http://127.0.0.1:11434/v1");
+    expect((screen.getByTestId("profile-no-key") as HTMLInputElement).checked).toBe(true);
+    const picker = screen.getByTestId("profile-model-select") as HTMLSelectElement;
+    expect(Array.from(picker.options).map((o) => o.value).slice(0, 3)).toEqual(["bge-m3-embed", "llama3.2", "qwen3:8b"]);
+    // Not the embedding model: the first that can chat.
+    expect(picker.value).toBe("llama3.2");
+    fireEvent.change(picker, { target: { value: "qwen3:8b" } });
+    expect(screen.queryByTestId("plain-http-warning")).toBeNull();
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.create")).toEqual([
+      {
+        name: "Ollama",
+        provider: "openai-compatible",
+        baseUrl: "http://127.0.0.1:11434/v1",
+        model: "qwen3:8b",
+        keyRequired: false,
+        supportsJsonSchema: true,
+        timeoutS: 60,
+        contextWindow: 8192,
+      },
+    ]);
+    expect(transport.callsTo("llmProfile.setKey")).toEqual([]);
+  });
+
+  it("fills the base URL from a preset and sends a typed key only to setKey, never showing it again", async () => {
+    const { transport } = backend([]);
+    transport.on("llmProfile.models", () => {
+      throw apiError("PROVIDER_AUTH", "no key");
+    });
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "openai" } });
+    expect((screen.getByTestId("profile-base-url") as HTMLInputElement).value).toBe("https://api.openai.com/v1");
+    expect((screen.getByTestId("profile-name") as HTMLInputElement).value).toBe("OpenAI");
+    expect((screen.getByTestId("profile-no-key") as HTMLInputElement).checked).toBe(false);
+    // No model list without a key: a text field to type the model into.
+    await waitFor(() => expect(screen.getByTestId("models-state").textContent).toBe("The server gave no model list; type the model name."));
+    expect((screen.getByTestId("profile-model") as HTMLInputElement).value).toBe("gpt-4o-mini");
+    const key = screen.getByTestId("profile-api-key") as HTMLInputElement;
+    expect(key.type).toBe("password");
+    fireEvent.change(key, { target: { value: "sk-secret-0123456789wxyz" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.setKey")).toEqual([{ profile: "llm_1", apiKey: "sk-secret-0123456789wxyz" }]);
+    expect(JSON.stringify(transport.callsTo("llmProfile.create"))).not.toContain("sk-secret");
+    expect(document.body.innerHTML).not.toContain("sk-secret");
+    expect(within(item("OpenAI")).getByTestId("key-fingerprint").textContent).toBe("key ••••wxyz");
+    // Editing shows the fingerprint as a placeholder, never the key.
+    fireEvent.click(within(item("OpenAI")).getByTestId("profile-edit"));
+    const again = screen.getByTestId("profile-api-key") as HTMLInputElement;
+    expect(again.value).toBe("");
+    expect(again.placeholder).toBe("Stored ••••wxyz; type to replace");
+    // Saving without typing a key keeps it (no setKey call).
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(transport.callsTo("llmProfile.update")).toHaveLength(1);
+    expect(transport.callsTo("llmProfile.setKey")).toHaveLength(1);
+  });
+
+  it("warns before a key would travel over plain HTTP to another machine, and sends it only when confirmed", async () => {
+    const { transport } = backend([]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    fireEvent.change(screen.getByTestId("profile-name"), { target: { value: "LAN box" } });
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://localhost:8080/v1" } });
+    fireEvent.change(screen.getByTestId("profile-model"), { target: { value: "m" } });
+    fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-lan-key-0000" } });
+    expect(screen.queryByTestId("plain-http-warning")).toBeNull();
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://192.168.1.20:8080/v1" } });
+    expect(screen.getByTestId("plain-http-warning").textContent).toContain("the API key would cross the network unencrypted");
+    expect(screen.getByTestId("profile-save").hasAttribute("disabled")).toBe(true);
+    fireEvent.click(screen.getByTestId("profile-allow-plain"));
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(transport.callsTo("llmProfile.setKey")).toEqual([{ profile: "llm_1", apiKey: "sk-lan-key-0000", allowPlainHttp: true }]));
+  });
+
+  it("keeps the form and shows the error in place when the keychain refuses the key; a retry updates, not duplicates", async () => {
+    const { transport } = backend([]);
+    let refuse = true;
+    const setKey = transport.handlers["llmProfile.setKey"]!;
+    transport.on("llmProfile.setKey", (params, onP) => {
+      if (refuse) throw apiError("KEYCHAIN_UNAVAILABLE", "no Secret Service", [{ id: "start_keyring", message: "run one" }]);
+      return setKey(params, onP);
+    });
+    renderModels(transport, "zh");
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "openai" } });
+    fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-0123456789abcdef" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.getByTestId("error-banner").textContent).toContain("系统钥匙串不可用。"));
+    expect(screen.getByTestId("error-banner").textContent).toContain("请在桌面会话中运行 Secret Service");
+    refuse = false;
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(transport.callsTo("llmProfile.create")).toHaveLength(1);
+    expect(transport.callsTo("llmProfile.update")).toHaveLength(1);
+  });
+
+  it("tests a connection and shows the result in place: ok with model and latency, or the code's message and hints", async () => {
+    const { transport } = backend([profile({ keyFingerprint: "…abcd" })]);
+    let ok = true;
+    transport.on("llmProfile.test", ({ profile: id }) =>
+      ok
+        ? { ok: true, profile: profile({ id, health: "ok", lastTestedAt: "2026-11-22T12:00:00Z", lastLatencyMs: 42 }), modelId: "deepseek-chat-v3", latencyMs: 42 }
+        : {
+            ok: false,
+            profile: profile({ id, health: "failed", lastTestedAt: "2026-11-22T12:00:00Z", lastError: { code: "PROVIDER_AUTH", message: "x" } }),
+            error: {
+              code: "PROVIDER_AUTH",
+              message: "The provider did not accept the API key (HTTP 401).",
+              hints: [
+                { id: "check_api_key", message: "Check the API key of this profile; set it again if it changed." },
+                { id: "check_model_access", message: "Check that the key may use this model." },
+              ],
+            },
+          },
+    );
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(within(item("DeepSeek")).getByTestId("profile-test"));
+    await waitFor(() => expect(within(item("DeepSeek")).getByTestId("test-result").textContent).toBe("✓ Connected: model deepseek-chat-v3, answered in 42 ms"));
+    expect(within(item("DeepSeek")).getByTestId("health").textContent).toBe("Working");
+    ok = false;
+    fireEvent.click(within(item("DeepSeek")).getByTestId("profile-test"));
+    await waitFor(() => expect(within(item("DeepSeek")).getByTestId("test-result").getAttribute("data-code")).toBe("PROVIDER_AUTH"));
+    const result = within(item("DeepSeek")).getByTestId("test-result");
+    expect(result.getAttribute("role")).toBe("alert");
+    expect(result.textContent).toContain("The model provider did not accept the API key.");
+    expect(result.textContent).toContain("Check the API key of this profile; set it again if it changed.");
+    expect(within(item("DeepSeek")).getByTestId("health").textContent).toBe("Failing");
+    expect(transport.callsTo("llmProfile.test")).toEqual([{ profile: "llm_1" }, { profile: "llm_1" }]);
+  });
+
+  it("shows a failed test's hints in Chinese from their ids", async () => {
+    const { transport } = backend([profile()]);
+    transport.on("llmProfile.test", ({ profile: id }) => ({
+      ok: false,
+      profile: profile({ id, health: "failed" }),
+      error: { code: "PROVIDER_NOT_FOUND", message: "404", hints: [{ id: "check_base_url", message: "english" }] },
+    }));
+    renderModels(transport, "zh");
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-test"));
+    await waitFor(() => expect(screen.getByTestId("test-result").textContent).toContain("模型服务不认识这个地址或模型。"));
+    expect(screen.getByTestId("test-result").textContent).toContain("请检查接口地址；大多数服务以 /v1 结尾。");
+  });
+
+  it("picks a model from the server's list, or falls back to typing one", async () => {
+    const { transport } = backend([profile({ keyFingerprint: "…abcd" })]);
+    transport.on("llmProfile.models", () => ({ models: ["deepseek-chat", "deepseek-reasoner"] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const picker = (await screen.findByTestId("profile-model-select")) as HTMLSelectElement;
+    // The saved profile lists through its own stored key.
+    expect(transport.callsTo("llmProfile.models")).toEqual([{ profile: "llm_1" }]);
+    expect(picker.value).toBe("deepseek-chat");
+    fireEvent.change(picker, { target: { value: "\u0000other" } });
+    fireEvent.change(screen.getByTestId("profile-model"), { target: { value: "deepseek-v4" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect((transport.callsTo("llmProfile.update")[0] as { changes: LlmProfileInput }).changes.model).toBe("deepseek-v4");
+  });
+
+  it("sets the default and deletes only after confirming", async () => {
+    const { transport, profiles } = backend([profile(), profile({ id: "llm_2", name: "Kimi", isDefault: false })]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(2));
+    fireEvent.click(within(item("Kimi")).getByTestId("profile-default"));
+    await waitFor(() => expect(item("Kimi").textContent).toContain("Default"));
+    expect(transport.callsTo("llmProfile.setDefault")).toEqual([{ profile: "llm_2" }]);
+    fireEvent.click(within(item("DeepSeek")).getByTestId("profile-delete"));
+    expect(transport.callsTo("llmProfile.delete")).toEqual([]);
+    expect(item("DeepSeek").textContent).toContain("Delete “DeepSeek”?");
+    fireEvent.click(within(item("DeepSeek")).getByTestId("profile-delete-confirm"));
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.delete")).toEqual([{ profile: "llm_1" }]);
+    expect(profiles().map((p) => p.name)).toEqual(["Kimi"]);
+  });
+
+  it("shows a load error with a retry", async () => {
+    let fail = true;
+    const { transport } = backend([profile()]);
+    const list = transport.handlers["llmProfile.list"]!;
+    transport.on("llmProfile.list", (p, onP) => {
+      if (fail) throw apiError("OFFLINE", "down", [{ id: "offline.check_running", message: "x" }]);
+      return list(p, onP);
+    });
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("error-banner").textContent).toContain("Inkstone’s backend cannot be reached."));
+    fail = false;
+    fireEvent.click(screen.getByText("Try again"));
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+  });
+});
+
+describe("Settings → AI models, keyboard", () => {
+  it("Cancel leaves the form and focus returns to “Add a profile”", async () => {
+    const { transport } = backend([profile()]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const name = screen.getByTestId("profile-name");
+    expect(document.activeElement).toBe(name);
+    fireEvent.click(screen.getByText("Cancel"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId("profile-new")));
+    expect(transport.callsTo("llmProfile.update")).toEqual([]);
+  });
+
+  it("Esc closes only the form and marks the key as handled (the settings stay open)", async () => {
+    const { transport } = backend([profile()]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const handled: boolean[] = [];
+    const spy = (e: KeyboardEvent) => handled.push(e.defaultPrevented);
+    window.addEventListener("keydown", spy);
+    fireEvent.keyDown(screen.getByTestId("profile-name"), { key: "Escape" });
+    window.removeEventListener("keydown", spy);
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(handled).toEqual([true]);
+  });
+});

@@ -1,0 +1,723 @@
+// Settings → AI models: the LLM profiles, their health, keys (write-only), presets,
+// the model picker and "test connection" with its result in place.
+
+import { useCallback, useEffect, useRef, useState } from "react";
+import type { ClientError } from "../api/client";
+import { toClientError } from "../api/client";
+import type {
+  Hint,
+  LlmPreset,
+  LlmProfile,
+  LlmProfileInput,
+  LlmProfileListResult,
+  LlmTestResult,
+  LocalServer,
+} from "../api/generated";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { useApp } from "../context";
+import { describeError, formatFullTime, formatTime, has, type MessageId } from "../i18n";
+import { DeleteButton } from "./DeleteButton";
+import { keyTravelsInClear, maskedFingerprint, parseOptionalNumber } from "./llm";
+
+type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
+
+/** What the form starts from: a saved profile, a preset (maybe a detected local server), or nothing. */
+type FormStart = { profile: LlmProfile } | { preset: LlmPreset | null; models?: string[] };
+
+export function Models() {
+  const { client, t, lang } = useApp();
+  const [list, setList] = useState<LlmProfileListResult | null>(null);
+  const [loadError, setLoadError] = useState<ClientError | null>(null);
+  const [presets, setPresets] = useState<LlmPreset[]>([]);
+  const [form, setForm] = useState<FormStart | null>(null);
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const [tests, setTests] = useState<Record<string, TestState>>({});
+  const [rowError, setRowError] = useState<{ id: string; error: ClientError } | null>(null);
+  const [local, setLocal] = useState<LocalServer[] | "detecting" | null>(null);
+  const [notice, setNotice] = useState<Hint[]>([]);
+  // Where keyboard focus goes when the form or a deleted row goes away.
+  const newButton = useRef<HTMLButtonElement>(null);
+  const [refocus, setRefocus] = useState(false);
+  useEffect(() => {
+    if (refocus && !form) {
+      newButton.current?.focus();
+      setRefocus(false);
+    }
+  }, [refocus, form, list]);
+
+  const load = useCallback(async () => {
+    setLoadError(null);
+    try {
+      setList(await client.call("llmProfile.list", {}));
+    } catch (e) {
+      setLoadError(toClientError(e));
+    }
+  }, [client]);
+
+  useEffect(() => {
+    void load();
+    client.call("llmProfile.presets", {}).then(
+      (r) => setPresets(r.presets),
+      () => setPresets([]),
+    );
+  }, [client, load]);
+
+  // First run: offer a model server already running on this computer.
+  const noProfiles = list !== null && list.profiles.length === 0;
+  useEffect(() => {
+    if (!noProfiles || local !== null) return;
+    setLocal("detecting");
+    client.call("llmProfile.detectLocal", {}).then(
+      (r) => setLocal(r.found),
+      () => setLocal([]),
+    );
+  }, [client, noProfiles, local]);
+
+  const replace = (profile: LlmProfile) =>
+    setList((l) => (l ? { ...l, profiles: l.profiles.map((p) => (p.id === profile.id ? profile : p)) } : l));
+
+  const test = async (profile: LlmProfile) => {
+    setTests((s) => ({ ...s, [profile.id]: { state: "running" } }));
+    try {
+      const result = await client.call("llmProfile.test", { profile: profile.id });
+      replace(result.profile);
+      setTests((s) => ({ ...s, [profile.id]: { state: "done", result } }));
+    } catch (e) {
+      setTests((s) => ({ ...s, [profile.id]: { state: "error", error: toClientError(e) } }));
+    }
+  };
+
+  const act = async (profileId: string, fn: () => Promise<unknown>) => {
+    setRowError(null);
+    try {
+      await fn();
+      await load();
+    } catch (e) {
+      setRowError({ id: profileId, error: toClientError(e) });
+    }
+  };
+
+  if (form) {
+    return (
+      <ProfileForm
+        start={form}
+        presets={presets}
+        envKeyActive={list?.envKeyActive ?? false}
+        onCancel={() => {
+          setForm(null);
+          setRefocus(true);
+          // A profile may have been created before its key failed to save.
+          void load();
+        }}
+        onSaved={(profile, warnings) => {
+          setForm(null);
+          setRefocus(true);
+          setNotice(warnings);
+          // Show the saved profile at once; the reload below brings the default flag and order.
+          setList((l) =>
+            l
+              ? {
+                  ...l,
+                  profiles: l.profiles.some((p) => p.id === profile.id)
+                    ? l.profiles.map((p) => (p.id === profile.id ? profile : p))
+                    : [...l.profiles, profile],
+                }
+              : l,
+          );
+          // A changed endpoint or key makes the last test stale.
+          setTests((s) => {
+            const { [profile.id]: _gone, ...rest } = s;
+            return rest;
+          });
+          void load();
+        }}
+      />
+    );
+  }
+
+  return (
+    <div className="form" data-testid="models">
+      <p className="small muted">{t("models.help")}</p>
+      {list?.envKeyActive && (
+        <p className="small notice" data-testid="env-key-active">
+          {t("models.envKeyActive")}
+        </p>
+      )}
+      {notice.map((h) => (
+        <p key={h.id} className="small warning" role="status">
+          {hintText(h)}
+        </p>
+      ))}
+      {loadError && <ErrorBanner error={loadError} retry={() => void load()} />}
+      {list === null && !loadError && (
+        <p className="progress small muted" role="status">
+          <span className="spinner" aria-hidden="true" /> {t("models.loading")}
+        </p>
+      )}
+      {noProfiles && (
+        <div className="models-empty" data-testid="models-empty">
+          <p>{t("models.empty")}</p>
+          {local === "detecting" && (
+            <p className="progress small muted" role="status">
+              <span className="spinner" aria-hidden="true" /> {t("models.detecting")}
+            </p>
+          )}
+          {Array.isArray(local) &&
+            local.map((server) => (
+              <div key={server.preset.id} className="row between detected" data-testid="detected-local">
+                <span>
+                  {t("models.detected", { name: server.preset.label, url: server.preset.baseUrl })}{" "}
+                  <span className="small muted">{t("models.detectedModels", { n: server.models.length })}</span>
+                </span>
+                <button type="button" className="primary" onClick={() => setForm({ preset: server.preset, models: server.models })}>
+                  {t("models.useDetected")}
+                </button>
+              </div>
+            ))}
+        </div>
+      )}
+      {list && list.profiles.length > 0 && (
+        <ul className="plain-list profile-list" data-testid="profile-list">
+          {list.profiles.map((p) => (
+            <ProfileRow
+              key={p.id}
+              profile={p}
+              test={tests[p.id]}
+              error={rowError?.id === p.id ? rowError.error : null}
+              deleting={deleting === p.id}
+              onTest={() => void test(p)}
+              onEdit={() => setForm({ profile: p })}
+              onDefault={() => void act(p.id, () => client.call("llmProfile.setDefault", { profile: p.id }))}
+              onAskDelete={() => setDeleting(p.id)}
+              onCancelDelete={() => setDeleting(null)}
+              onDelete={() => {
+                setDeleting(null);
+                setRefocus(true);
+                void act(p.id, () => client.call("llmProfile.delete", { profile: p.id }));
+              }}
+            />
+          ))}
+        </ul>
+      )}
+      <div>
+        <button ref={newButton} type="button" data-testid="profile-new" onClick={() => setForm({ preset: null })} disabled={list === null}>
+          + {t("models.new")}
+        </button>
+      </div>
+    </div>
+  );
+
+  function hintText(h: Hint): string {
+    const id = `hint.${h.id}`;
+    return has(lang, id) ? t(id as MessageId) : h.message;
+  }
+}
+
+function ProfileRow({
+  profile: p,
+  test,
+  error,
+  deleting,
+  onTest,
+  onEdit,
+  onDefault,
+  onAskDelete,
+  onCancelDelete,
+  onDelete,
+}: {
+  profile: LlmProfile;
+  test: TestState | undefined;
+  error: ClientError | null;
+  deleting: boolean;
+  onTest: () => void;
+  onEdit: () => void;
+  onDefault: () => void;
+  onAskDelete: () => void;
+  onCancelDelete: () => void;
+  onDelete: () => void;
+}) {
+  const { t, lang, now } = useApp();
+  const running = test?.state === "running";
+  const lastError = p.health === "failed" && p.lastError ? describeError(lang, { ...p.lastError, hints: [] }) : null;
+  return (
+    <li className="profile" data-testid="profile-item" data-name={p.name} data-health={p.health}>
+      <div className="row between">
+        <span className="profile-title">
+          <strong>{p.name}</strong>
+          {p.isDefault && <span className="badge badge-default">{t("models.default")}</span>}
+          {p.provider === "disabled" && <span className="badge">{t("models.disabled")}</span>}
+          <span
+            className={`badge health health-${p.health}`}
+            data-testid="health"
+            title={p.lastTestedAt ? t("models.lastTested", { time: formatFullTime(lang, p.lastTestedAt) }) : undefined}
+          >
+            {t(`health.${p.health}` as MessageId)}
+          </span>
+        </span>
+        <span className="profile-actions">
+          <button type="button" className="small-btn" data-testid="profile-test" disabled={running} onClick={onTest}>
+            {t("models.test")}
+          </button>
+          <button type="button" className="link" data-testid="profile-edit" onClick={onEdit}>
+            {t("common.edit")}
+          </button>
+          {!p.isDefault && (
+            <button type="button" className="link" data-testid="profile-default" onClick={onDefault}>
+              {t("models.makeDefault")}
+            </button>
+          )}
+          <DeleteButton name={p.name} asking={deleting} onAsk={onAskDelete} onCancel={onCancelDelete} onConfirm={onDelete} testId="profile-delete" />
+        </span>
+      </div>
+      <div className="small muted profile-meta">
+        <code>{p.baseUrl}</code> · {p.model} ·{" "}
+        {p.keyFingerprint ? (
+          <span data-testid="key-fingerprint">{t("models.keyStored", { fp: maskedFingerprint(p.keyFingerprint) })}</span>
+        ) : p.keyRequired ? (
+          <span className="warning-text">{t("models.keyMissing")}</span>
+        ) : (
+          t("models.noKeyNeeded")
+        )}
+      </div>
+      <div className="small muted">
+        {p.lastTestedAt
+          ? t(p.health === "ok" && p.lastLatencyMs !== undefined ? "models.testedOk" : "models.testedAt", {
+              time: formatTime(lang, p.lastTestedAt, now()),
+              ms: p.lastLatencyMs ?? 0,
+            })
+          : t("models.neverTested")}
+        {lastError && test?.state !== "done" && (
+          <span className="danger-text">
+            {" "}
+            · {lastError.title}
+            {lastError.details[0] ? ` ${lastError.details[0]}` : ""}
+          </span>
+        )}
+      </div>
+      {running && (
+        <p className="progress small muted" role="status" data-testid="test-running">
+          <span className="spinner" aria-hidden="true" /> {t("models.testing", { url: p.baseUrl })}
+        </p>
+      )}
+      {test?.state === "done" && <TestResult result={test.result} />}
+      {test?.state === "error" && <ErrorBanner error={test.error} retry={onTest} />}
+      {error && <ErrorBanner error={error} />}
+    </li>
+  );
+}
+
+function TestResult({ result }: { result: LlmTestResult }) {
+  const { t, lang } = useApp();
+  if (result.ok) {
+    return (
+      <p className="test-result test-ok" role="status" data-testid="test-result" data-ok="true">
+        ✓ {t("models.testOk", { model: result.modelId ?? result.profile.model, ms: result.latencyMs ?? 0 })}
+      </p>
+    );
+  }
+  const error = result.error ?? { code: "INTERNAL" as const, message: "", hints: [] };
+  const { title, details } = describeError(lang, error);
+  return (
+    <div className="test-result test-failed" role="alert" data-testid="test-result" data-ok="false" data-code={error.code}>
+      <p className="error-title">✕ {title}</p>
+      {details.map((d) => (
+        <p key={d} className="small">
+          {d}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------
+// The add / edit form
+
+type ModelList = { state: "idle" } | { state: "loading" } | { state: "ok"; models: string[] } | { state: "none" };
+
+const OTHER = "\u0000other";
+
+function ProfileForm({
+  start,
+  presets,
+  envKeyActive,
+  onCancel,
+  onSaved,
+}: {
+  start: FormStart;
+  presets: LlmPreset[];
+  envKeyActive: boolean;
+  onCancel: () => void;
+  onSaved: (profile: LlmProfile, warnings: Hint[]) => void;
+}) {
+  const { client, t, toast } = useApp();
+  const initial = "profile" in start ? start.profile : null;
+  const startPreset = "preset" in start ? start.preset : null;
+  // Once created, later saves update (a key that failed to save must not create a twin).
+  const [saved, setSaved] = useState<LlmProfile | null>(initial);
+  const [presetId, setPresetId] = useState(startPreset?.id ?? "");
+  const [name, setName] = useState(initial?.name ?? startPreset?.label ?? "");
+  const [baseUrl, setBaseUrl] = useState(initial?.baseUrl ?? startPreset?.baseUrl ?? "");
+  const [model, setModel] = useState<string>(
+    initial?.model ?? ("preset" in start ? chatModel(start.models ?? [], startPreset) : undefined) ?? startPreset?.exampleModel ?? "",
+  );
+  const [customModel, setCustomModel] = useState(false);
+  const [keyRequired, setKeyRequired] = useState(initial?.keyRequired ?? startPreset?.keyRequired ?? true);
+  const [enabled, setEnabled] = useState((initial?.provider ?? "openai-compatible") !== "disabled");
+  const [apiKey, setApiKey] = useState("");
+  const [removeKey, setRemoveKey] = useState(false);
+  const [allowPlain, setAllowPlain] = useState(false);
+  const [timeoutS, setTimeoutS] = useState(String(initial?.timeoutS ?? 60));
+  const [contextWindow, setContextWindow] = useState(String(initial?.contextWindow ?? 8192));
+  const [maxOutput, setMaxOutput] = useState(initial?.maxOutputTokens?.toString() ?? "");
+  const [priceIn, setPriceIn] = useState(initial?.inputPricePerMtok?.toString() ?? "");
+  const [priceOut, setPriceOut] = useState(initial?.outputPricePerMtok?.toString() ?? "");
+  const [jsonSchema, setJsonSchema] = useState(initial?.supportsJsonSchema ?? startPreset?.supportsJsonSchema ?? false);
+  const [proxyUrl, setProxyUrl] = useState(initial?.proxyUrl ?? "");
+  const [caCertPath, setCaCertPath] = useState(initial?.caCertPath ?? "");
+  const [models, setModels] = useState<ModelList>(
+    "preset" in start && start.models && start.models.length > 0 ? { state: "ok", models: start.models } : { state: "idle" },
+  );
+  const [saving, setSaving] = useState(false);
+  const [error, setError] = useState<ClientError | null>(null);
+  const modelsRequest = useRef(0);
+
+  const loadModels = async (url: string) => {
+    const request = ++modelsRequest.current;
+    setModels({ state: "loading" });
+    try {
+      // The saved profile's own endpoint lists with its stored key; a URL being typed, without one.
+      const params = saved && url.trim() === saved.baseUrl ? { profile: saved.id } : { baseUrl: url.trim() };
+      const r = await client.call("llmProfile.models", params);
+      if (request !== modelsRequest.current) return;
+      setModels(r.models.length > 0 ? { state: "ok", models: r.models } : { state: "none" });
+    } catch {
+      if (request === modelsRequest.current) setModels({ state: "none" });
+    }
+  };
+
+  useEffect(() => {
+    // Editing: fill the picker from the server straight away.
+    if (initial) void loadModels(initial.baseUrl);
+  }, []);
+
+  const pickPreset = (id: string) => {
+    setPresetId(id);
+    const preset = presets.find((p) => p.id === id);
+    if (!preset) return;
+    setBaseUrl(preset.baseUrl);
+    setKeyRequired(preset.keyRequired);
+    setJsonSchema(preset.supportsJsonSchema);
+    if (!name.trim() || presets.some((p) => p.label === name)) setName(preset.label);
+    setModel(preset.exampleModel);
+    setCustomModel(false);
+    void loadModels(preset.baseUrl);
+  };
+
+  const numbers = {
+    timeoutS: parseOptionalNumber(timeoutS),
+    contextWindow: parseOptionalNumber(contextWindow),
+    maxOutputTokens: parseOptionalNumber(maxOutput),
+    inputPricePerMtok: parseOptionalNumber(priceIn),
+    outputPricePerMtok: parseOptionalNumber(priceOut),
+  };
+  const badNumber = Object.values(numbers).some((n) => n === null);
+  const sendsKey = apiKey.trim() !== "";
+  const clearWarning = keyTravelsInClear(baseUrl) && (sendsKey || (keyRequired && !initial?.keyFingerprint));
+  const blockedByPlainHttp = sendsKey && keyTravelsInClear(baseUrl) && !allowPlain;
+  const canSave = name.trim() !== "" && baseUrl.trim() !== "" && model.trim() !== "" && !badNumber && !blockedByPlainHttp && !saving;
+
+  const save = async () => {
+    if (!canSave) return;
+    setSaving(true);
+    setError(null);
+    const input: LlmProfileInput = {
+      name: name.trim(),
+      provider: enabled ? "openai-compatible" : "disabled",
+      baseUrl: baseUrl.trim(),
+      model: model.trim(),
+      keyRequired,
+      supportsJsonSchema: jsonSchema,
+    };
+    for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
+    if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
+    if (caCertPath.trim()) input.caCertPath = caCertPath.trim();
+    try {
+      const result = saved
+        ? await client.call("llmProfile.update", { profile: saved.id, changes: input })
+        : await client.call("llmProfile.create", input);
+      setSaved(result.profile);
+      let profile = result.profile;
+      if (sendsKey) {
+        profile = await client.call("llmProfile.setKey", {
+          profile: profile.id,
+          apiKey: apiKey.trim(),
+          ...(allowPlain ? { allowPlainHttp: true } : {}),
+        });
+      } else if (removeKey) {
+        // Without `apiKey` the key is removed from the keychain.
+        profile = await client.call("llmProfile.setKey", { profile: profile.id });
+      }
+      setApiKey("");
+      toast(t("common.saved"));
+      onSaved(profile, result.warnings);
+    } catch (e) {
+      setError(toClientError(e));
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const modelPicker = models.state === "ok" && !customModel && (model === "" || models.models.includes(model));
+
+  return (
+    <form
+      className="form profile-form"
+      data-testid="profile-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save();
+      }}
+      onKeyDown={(e) => {
+        // Esc closes this form only (the settings stay open; App skips a handled Esc).
+        if (e.key === "Escape" && !e.nativeEvent.isComposing) {
+          e.preventDefault();
+          onCancel();
+        }
+      }}
+    >
+      <h3 className="section-title">{initial ? t("models.editTitle", { name: initial.name }) : t("models.newTitle")}</h3>
+      <label className="field">
+        <span className="small muted">{t("models.preset")}</span>
+        <select data-testid="profile-preset" value={presetId} onChange={(e) => pickPreset(e.target.value)}>
+          <option value="">{t("models.presetCustom")}</option>
+          <optgroup label={t("models.presetsLocal")}>
+            {presets
+              .filter((p) => p.local)
+              .map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.label}
+                </option>
+              ))}
+          </optgroup>
+          <optgroup label={t("models.presetsHosted")}>
+            {presets
+              .filter((p) => !p.local)
+              .map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.label}
+                </option>
+              ))}
+          </optgroup>
+        </select>
+      </label>
+      <label className="field">
+        <span className="small muted">{t("library.name")}</span>
+        <input data-testid="profile-name" autoFocus value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <div className="field">
+        <label className="small muted" htmlFor="profile-base-url">
+          {t("models.baseUrl")}
+        </label>
+        <div className="row">
+          <input
+            id="profile-base-url"
+            data-testid="profile-base-url"
+            placeholder="http://127.0.0.1:11434/v1"
+            spellCheck={false}
+            value={baseUrl}
+            onChange={(e) => setBaseUrl(e.target.value)}
+            onBlur={() => {
+              if (baseUrl.trim() && models.state !== "loading") void loadModels(baseUrl);
+            }}
+          />
+        </div>
+        <span className="small muted">{t("models.baseUrlHelp")}</span>
+      </div>
+      <div className="field">
+        <label className="small muted" htmlFor={modelPicker ? "profile-model-select" : "profile-model"}>
+          {t("models.model")}
+        </label>
+        <div className="row">
+          {modelPicker ? (
+            <select
+              id="profile-model-select"
+              data-testid="profile-model-select"
+              value={model}
+              onChange={(e) => {
+                if (e.target.value === OTHER) setCustomModel(true);
+                else setModel(e.target.value);
+              }}
+            >
+              {model === "" && <option value="">{t("models.pickModel")}</option>}
+              {models.models.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+              <option value={OTHER}>{t("models.otherModel")}</option>
+            </select>
+          ) : (
+            <input
+              id="profile-model"
+              data-testid="profile-model"
+              spellCheck={false}
+              value={model}
+              onChange={(e) => setModel(e.target.value)}
+            />
+          )}
+          <button
+            type="button"
+            className="small-btn"
+            data-testid="profile-models-load"
+            disabled={!baseUrl.trim() || models.state === "loading"}
+            onClick={() => {
+              setCustomModel(false);
+              void loadModels(baseUrl);
+            }}
+          >
+            {t("models.loadModels")}
+          </button>
+        </div>
+        <span className="small muted" role="status" data-testid="models-state">
+          {models.state === "loading" && t("models.modelsLoading")}
+          {models.state === "ok" && t("models.modelsFound", { n: models.models.length })}
+          {models.state === "none" && t("models.modelsNone")}
+        </span>
+      </div>
+      <label className="check">
+        <input type="checkbox" data-testid="profile-no-key" checked={!keyRequired} onChange={(e) => setKeyRequired(!e.target.checked)} />
+        {t("models.noKeyNeededLabel")}
+      </label>
+      <div className="field">
+        <label className="small muted" htmlFor="profile-api-key">
+          {t("models.apiKey")}
+        </label>
+        <div className="row">
+          <input
+            id="profile-api-key"
+            data-testid="profile-api-key"
+            type="password"
+            autoComplete="off"
+            spellCheck={false}
+            placeholder={
+              saved?.keyFingerprint && !removeKey
+                ? t("models.keyReplace", { fp: maskedFingerprint(saved.keyFingerprint) })
+                : keyRequired
+                  ? t("models.keyPlaceholder")
+                  : t("models.keyOptional")
+            }
+            value={apiKey}
+            onChange={(e) => {
+              setApiKey(e.target.value);
+              if (e.target.value) setRemoveKey(false);
+            }}
+          />
+          {saved?.keyFingerprint && (
+            <button
+              type="button"
+              className="small-btn"
+              data-testid="profile-key-remove"
+              aria-pressed={removeKey}
+              disabled={sendsKey}
+              onClick={() => setRemoveKey((r) => !r)}
+            >
+              {t("models.keyRemove")}
+            </button>
+          )}
+        </div>
+        <span className="small muted">
+          {removeKey ? t("models.keyWillRemove") : saved?.keyFingerprint ? t("models.keyStoredHelp", { fp: maskedFingerprint(saved.keyFingerprint) }) : t("models.keyHelp")}
+        </span>
+        {envKeyActive && <span className="small notice">{t("models.envKeyActive")}</span>}
+      </div>
+      {clearWarning && (
+        <div className="warning plain-http" role="alert" data-testid="plain-http-warning">
+          <p>{t("hint.plain_http_key")}</p>
+          {sendsKey && (
+            <label className="check">
+              <input type="checkbox" data-testid="profile-allow-plain" checked={allowPlain} onChange={(e) => setAllowPlain(e.target.checked)} />
+              {t("models.allowPlainHttp")}
+            </label>
+          )}
+        </div>
+      )}
+      <details className="advanced">
+        <summary>{t("models.advanced")}</summary>
+        <div className="form advanced-body">
+          <label className="check">
+            <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} />
+            {t("models.enabled")}
+          </label>
+          <div className="grid-2">
+            <NumberField label={t("models.timeout")} value={timeoutS} onChange={setTimeoutS} bad={numbers.timeoutS === null} />
+            <NumberField label={t("models.contextWindow")} value={contextWindow} onChange={setContextWindow} bad={numbers.contextWindow === null} />
+            <NumberField label={t("models.maxOutput")} value={maxOutput} onChange={setMaxOutput} bad={numbers.maxOutputTokens === null} placeholder={t("models.optional")} />
+            <span />
+            <NumberField label={t("models.priceIn")} value={priceIn} onChange={setPriceIn} bad={numbers.inputPricePerMtok === null} placeholder={t("models.optional")} step="any" />
+            <NumberField label={t("models.priceOut")} value={priceOut} onChange={setPriceOut} bad={numbers.outputPricePerMtok === null} placeholder={t("models.optional")} step="any" />
+          </div>
+          <span className="small muted">{t("models.priceHelp")}</span>
+          <label className="check">
+            <input type="checkbox" checked={jsonSchema} onChange={(e) => setJsonSchema(e.target.checked)} />
+            {t("models.jsonSchema")}
+          </label>
+          <label className="field">
+            <span className="small muted">{t("models.proxy")}</span>
+            <input value={proxyUrl} placeholder="http://proxy.example:8080" spellCheck={false} onChange={(e) => setProxyUrl(e.target.value)} />
+          </label>
+          <label className="field">
+            <span className="small muted">{t("models.caCert")}</span>
+            <input value={caCertPath} placeholder="/etc/ssl/company-ca.pem" spellCheck={false} onChange={(e) => setCaCertPath(e.target.value)} />
+          </label>
+        </div>
+      </details>
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      <div className="row end">
+        <button type="button" onClick={onCancel}>
+          {t("common.cancel")}
+        </button>
+        <button type="submit" className="primary" data-testid="profile-save" disabled={!canSave}>
+          {saving ? t("models.saving") : t("common.save")}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The model to start from in a detected server's list: the preset's usual one, else the first that is not for embeddings. */
+function chatModel(models: string[], preset: LlmPreset | null): string | undefined {
+  if (preset && models.includes(preset.exampleModel)) return preset.exampleModel;
+  return models.find((m) => !/embed/i.test(m)) ?? models[0];
+}
+
+function NumberField({
+  label,
+  value,
+  onChange,
+  bad,
+  placeholder,
+  step,
+}: {
+  label: string;
+  value: string;
+  onChange: (v: string) => void;
+  bad: boolean;
+  placeholder?: string;
+  step?: string;
+}) {
+  return (
+    <label className="field">
+      <span className="small muted">{label}</span>
+      <input
+        type="number"
+        min={0}
+        step={step}
+        inputMode="decimal"
+        value={value}
+        placeholder={placeholder}
+        aria-invalid={bad || undefined}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    </label>
+  );
+}

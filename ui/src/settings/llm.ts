@@ -1,0 +1,85 @@
+// Pure helpers for the AI models and usage sections: no IO, no React.
+
+import type { UsageRow, UsageTotals } from "../api/generated";
+import type { Lang } from "../i18n";
+
+/**
+ * True when a key sent to `baseUrl` would cross the network unencrypted: plain
+ * http:// to a host that is not this machine. This mirrors the core's rule
+ * (`llm::profile::key_would_travel_in_clear`) only to warn while the person types;
+ * the core still refuses such a key unless `allowPlainHttp` confirms it.
+ */
+export function keyTravelsInClear(baseUrl: string): boolean {
+  const url = baseUrl.trim().toLowerCase();
+  if (!url.startsWith("http://")) return false;
+  const authority = url.slice("http://".length).split(/[/?#]/)[0] ?? "";
+  let host: string;
+  if (authority.startsWith("[")) host = authority.slice(1).split("]")[0] ?? "";
+  else host = authority.split(":")[0] ?? "";
+  if (host === "") return false;
+  const loopback = host === "localhost" || host.endsWith(".localhost") || host === "::1" || host.startsWith("127.");
+  return !loopback;
+}
+
+/** "••••abcd" from the stored fingerprint ("…abcd"); the key itself never comes back. */
+export function maskedFingerprint(fingerprint: string): string {
+  return `••••${fingerprint.replace(/^…/, "")}`;
+}
+
+const DAY_MS = 86_400_000;
+
+/** The UTC day (`YYYY-MM-DD`, as usage reports key them) of a time. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Midnight UTC of the day `n_days - 1` days before `now_ms`: the start of a window of `n_days` days ending today. */
+export function windowStart(nowMs: number, nDays: number): number {
+  const today = Date.parse(`${utcDay(nowMs)}T00:00:00Z`);
+  return today - (nDays - 1) * DAY_MS;
+}
+
+/** Midnight UTC of the first day of the month of `now_ms`. */
+export function monthStart(nowMs: number): number {
+  return Date.parse(`${utcDay(nowMs).slice(0, 7)}-01T00:00:00Z`);
+}
+
+export const EMPTY_TOTALS: UsageTotals = {
+  calls: 0,
+  failedCalls: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cost: 0,
+  estimated: false,
+  latencyMsTotal: 0,
+};
+
+/** One row per day of the window, oldest first; days without calls get zero totals. */
+export function fillDays(rows: UsageRow[], fromMs: number, nDays: number): UsageRow[] {
+  const byKey = new Map(rows.map((r) => [r.key, r.totals]));
+  return Array.from({ length: nDays }, (_, i) => {
+    const key = utcDay(fromMs + i * DAY_MS);
+    return { key, totals: byKey.get(key) ?? EMPTY_TOTALS };
+  });
+}
+
+export function formatTokens(lang: Lang, n: number): string {
+  return new Intl.NumberFormat(lang === "zh" ? "zh-CN" : "en").format(n);
+}
+
+/** Costs carry no currency (a workspace's profiles share one); small ones keep more digits. */
+export function formatCost(lang: Lang, n: number): string {
+  const digits = n !== 0 && Math.abs(n) < 0.01 ? 4 : 2;
+  return new Intl.NumberFormat(lang === "zh" ? "zh-CN" : "en", {
+    minimumFractionDigits: 2,
+    maximumFractionDigits: digits,
+  }).format(n);
+}
+
+/** Parses an optional number field: blank is `undefined`, anything unparsable is `null`. */
+export function parseOptionalNumber(text: string): number | undefined | null {
+  const s = text.trim();
+  if (s === "") return undefined;
+  const n = Number(s);
+  return Number.isFinite(n) && n >= 0 ? n : null;
+}
