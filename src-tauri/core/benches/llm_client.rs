@@ -18,6 +18,46 @@ fn median(mut values: Vec<Duration>) -> Duration {
     values[values.len() / 2]
 }
 
+/// Time to the first text delta and in total, through the client.
+async fn run_ours(client: &LlmClient, request: &ChatRequest, expected: usize) -> (Duration, Duration) {
+    let started = Instant::now();
+    let mut first = None;
+    let reply = client
+        .chat(request, &mut |event| {
+            if first.is_none() && matches!(event, ChatEvent::TextDelta(_)) {
+                first = Some(started.elapsed());
+            }
+        }, &Cancel::new())
+        .await
+        .unwrap();
+    let total = started.elapsed();
+    assert_eq!(reply.text.len(), expected);
+    (first.unwrap(), total)
+}
+
+/// The same request read raw, until `[DONE]`; first delta = the first chunk holding a
+/// content piece.
+async fn run_raw(raw: &reqwest::Client, url: &str, body: &str, expected: usize, body_bytes: &mut Vec<u8>) -> (Duration, Duration) {
+    let started = Instant::now();
+    let mut response = raw.post(url).header("content-type", "application/json").body(body.to_owned()).send().await.unwrap();
+    let mut first = None;
+    let mut bytes = 0usize;
+    body_bytes.clear();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        bytes += chunk.len();
+        body_bytes.extend_from_slice(&chunk);
+        if first.is_none() && chunk.windows(12).any(|w| w == b"\"content\":\"a") {
+            first = Some(started.elapsed());
+        }
+        if chunk.ends_with(b"data: [DONE]\n\n") {
+            break;
+        }
+    }
+    let total = started.elapsed();
+    assert!(bytes > expected);
+    (first.unwrap(), total)
+}
+
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let rounds = if full { 40 } else { 3 };
@@ -37,44 +77,20 @@ fn main() {
     let mut body_bytes: Vec<u8> = Vec::new();
     runtime.block_on(async {
         for round in 0..rounds + 2 {
-            // Ours.
-            let started = Instant::now();
-            let mut first = None;
-            let reply = client
-                .chat(&request, &mut |event| {
-                    if first.is_none() && matches!(event, ChatEvent::TextDelta(_)) {
-                        first = Some(started.elapsed());
-                    }
-                }, &Cancel::new())
-                .await
-                .unwrap();
-            let total = started.elapsed();
-            assert_eq!(reply.text.len(), content.len());
-            // Raw: the same request, bytes read until [DONE], first delta = first chunk
-            // holding a content piece.
-            let started = Instant::now();
-            let mut response = raw.post(&url).header("content-type", "application/json").body(body.clone()).send().await.unwrap();
-            let mut raw_first_at = None;
-            let mut bytes = 0usize;
-            body_bytes.clear();
-            while let Some(chunk) = response.chunk().await.unwrap() {
-                bytes += chunk.len();
-                body_bytes.extend_from_slice(&chunk);
-                if raw_first_at.is_none() && chunk.windows(12).any(|w| w == b"\"content\":\"a") {
-                    raw_first_at = Some(started.elapsed());
-                }
-                if chunk.ends_with(b"data: [DONE]\n\n") {
-                    break;
-                }
-            }
-            let raw_elapsed = started.elapsed();
-            assert!(bytes > content.len());
+            // Alternate which goes first, so neither always meets a freshly idle server.
+            let (ours, raw_read) = if round % 2 == 0 {
+                let ours = run_ours(&client, &request, content.len()).await;
+                (ours, run_raw(&raw, &url, &body, content.len(), &mut body_bytes).await)
+            } else {
+                let raw_read = run_raw(&raw, &url, &body, content.len(), &mut body_bytes).await;
+                (run_ours(&client, &request, content.len()).await, raw_read)
+            };
             if round >= 2 {
                 // The first two rounds warm up connections and allocators.
-                ours_first.push(first.unwrap());
-                ours_total.push(total);
-                raw_first.push(raw_first_at.unwrap());
-                raw_total.push(raw_elapsed);
+                ours_first.push(ours.0);
+                ours_total.push(ours.1);
+                raw_first.push(raw_read.0);
+                raw_total.push(raw_read.1);
             }
         }
     });
