@@ -7,6 +7,7 @@ import { AppCtx, type Ctx } from "./context";
 import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
 import { Settings, type SettingsSection } from "./dialogs/Settings";
+import { LocalModelOffer } from "./settings/LocalOffer";
 import type { ProjectViewHandle } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
 import { type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
@@ -153,6 +154,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       cmd("backups", "cmd.backups", () => setSettings("data")),
       cmd("brands", "cmd.brands", () => setSettings("brands")),
       cmd("templates", "cmd.templates", () => setSettings("templates")),
+      cmd("models", "cmd.models", () => setSettings("models")),
+      cmd("usage", "cmd.usage", () => setSettings("usage")),
       cmd("archived", "cmd.archived", () => setShowArchived((s) => !s)),
     ];
     if (selectedId) {
@@ -312,6 +315,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             />
           </div>
         )}
+        {!settings && <LocalModelOffer onSetUp={() => setSettings("models")} />}
         <div className="toasts" role="status" aria-live="polite" data-testid="toasts">
           {toasts.map((x) => (
             <div key={x.id} className="toast" data-testid="toast">

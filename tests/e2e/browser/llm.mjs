@@ -270,6 +270,15 @@ async function main() {
 
   await check("Settings → AI models with no profiles offers to set one up", async () => {
     await page.goto(url, { waitUntil: "commit" });
+    if (localOllama) {
+      // First run: the detected local server is offered at launch; “Set it up” opens AI models.
+      await tid("local-offer").filter({ hasText: "Ollama" }).waitFor();
+      await shot("llm-00-first-run-offer-en-light");
+      await tid("local-offer-setup").click();
+      await tid("models-empty").waitFor();
+      await page.keyboard.press("Escape");
+      await tid("local-offer").waitFor({ state: "detached" });
+    }
     await tid("open-settings").click();
     await tid("settings-models").click();
     await tid("models-empty").waitFor();

@@ -1,0 +1,52 @@
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeTransport } from "../api/fake";
+import type { LlmPreset, LlmProfile } from "../api/generated";
+import { makeCtx, WithCtx } from "../test-utils";
+import { LocalModelOffer } from "./LocalOffer";
+
+afterEach(() => {
+  cleanup();
+  window.localStorage.clear();
+});
+
+const ollama: LlmPreset = { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen2.5:7b", keyRequired: false, local: true, supportsJsonSchema: true };
+
+function mount(profiles: LlmProfile[], onSetUp: () => void = () => undefined) {
+  const transport = new FakeTransport()
+    .on("llmProfile.list", () => ({ profiles, envKeyActive: false }))
+    .on("llmProfile.detectLocal", () => ({ found: [{ preset: ollama, models: ["qwen2.5:7b", "llama3"] }] }));
+  render(
+    <WithCtx ctx={makeCtx(transport, "en")}>
+      <LocalModelOffer onSetUp={onSetUp} />
+    </WithCtx>,
+  );
+  return transport;
+}
+
+describe("first-run offer of a local model server", () => {
+  it("offers a detected server when there are no profiles; “Set it up” opens the models settings once", async () => {
+    let opened = 0;
+    mount([], () => opened++);
+    const offer = await screen.findByTestId("local-offer");
+    expect(offer.textContent).toContain("Ollama answers at http://127.0.0.1:11434/v1 with 2 model(s)");
+    fireEvent.click(screen.getByTestId("local-offer-setup"));
+    expect(opened).toBe(1);
+    expect(screen.queryByTestId("local-offer")).toBeNull();
+    cleanup();
+    const again = mount([]);
+    await waitFor(() => expect(again.calls.length).toBe(0));
+    expect(screen.queryByTestId("local-offer")).toBeNull();
+  });
+
+  it("stays silent when a profile exists, and after “Not now”", async () => {
+    const withProfile = mount([{ id: "llm_1" } as LlmProfile]);
+    await waitFor(() => expect(withProfile.callsTo("llmProfile.list")).toHaveLength(1));
+    expect(withProfile.callsTo("llmProfile.detectLocal")).toHaveLength(0);
+    cleanup();
+    mount([]);
+    fireEvent.click(await screen.findByTestId("local-offer-dismiss"));
+    expect(screen.queryByTestId("local-offer")).toBeNull();
+    expect(window.localStorage.getItem("inkstone.localModelOffer")).toBe("dismissed");
+  });
+});
