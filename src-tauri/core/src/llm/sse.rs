@@ -36,10 +36,16 @@ impl SseParser {
             }
         }
         while !rest.is_empty() {
-            match rest.iter().position(|b| *b == b'\n' || *b == b'\r') {
+            match memchr::memchr2(b'\n', b'\r', rest) {
                 Some(end) => {
-                    self.line.extend_from_slice(&rest[..end]);
                     let terminator = rest[end];
+                    if self.line.is_empty() {
+                        // The whole line is in this chunk: no copy into the buffer.
+                        self.take_line(&rest[..end], out);
+                    } else {
+                        self.line.extend_from_slice(&rest[..end]);
+                        self.end_line(out);
+                    }
                     rest = &rest[end + 1..];
                     if terminator == b'\r' {
                         match rest.first() {
@@ -48,7 +54,6 @@ impl SseParser {
                             None => self.after_cr = true,
                         }
                     }
-                    self.end_line(out);
                 }
                 None => {
                     self.line.extend_from_slice(rest);
