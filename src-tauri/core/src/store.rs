@@ -65,10 +65,23 @@ pub enum Kind {
     Media,
     LlmProfiles,
     UsageRecords,
+    /// Harness sessions (one record each).
+    Sessions,
+    /// Harness event logs: `session_id 0x00 sequence(u64 BE)`.
+    SessionEvents,
+    /// Large tool results, content-addressed (`sha256:<hex>`), outside the logs.
+    ToolResults,
+    /// Immutable context snapshots, content-addressed.
+    ContextSnapshots,
+    /// Recorded approval decisions, bound to tool, input hash, target version and
+    /// idempotency key.
+    Approvals,
+    /// Executed write tools by idempotency key, so a write runs at most once.
+    ToolExecutions,
 }
 
 impl Kind {
-    const ALL: [Kind; 11] = [
+    const ALL: [Kind; 17] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -80,6 +93,12 @@ impl Kind {
         Kind::Media,
         Kind::LlmProfiles,
         Kind::UsageRecords,
+        Kind::Sessions,
+        Kind::SessionEvents,
+        Kind::ToolResults,
+        Kind::ContextSnapshots,
+        Kind::Approvals,
+        Kind::ToolExecutions,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -95,6 +114,12 @@ impl Kind {
             Kind::Media => "media",
             Kind::LlmProfiles => "llm_profiles",
             Kind::UsageRecords => "usage_records",
+            Kind::Sessions => "sessions",
+            Kind::SessionEvents => "session_events",
+            Kind::ToolResults => "tool_results",
+            Kind::ContextSnapshots => "context_snapshots",
+            Kind::Approvals => "approvals",
+            Kind::ToolExecutions => "tool_executions",
         }
     }
 
@@ -111,6 +136,12 @@ impl Kind {
             Kind::Media => 8,
             Kind::LlmProfiles => 9,
             Kind::UsageRecords => 10,
+            Kind::Sessions => 11,
+            Kind::SessionEvents => 12,
+            Kind::ToolResults => 13,
+            Kind::ContextSnapshots => 14,
+            Kind::Approvals => 15,
+            Kind::ToolExecutions => 16,
         }
     }
 }
@@ -139,6 +170,13 @@ pub mod keys {
     pub fn version(project_id: &str, number: u32) -> Vec<u8> {
         let mut key = project_prefix(project_id);
         key.extend_from_slice(&number.to_be_bytes());
+        key
+    }
+
+    /// `session_id 0x00 sequence(u64 BE)`: a session's events sort by sequence.
+    pub fn session_event(session_id: &str, sequence: u64) -> Vec<u8> {
+        let mut key = project_prefix(session_id);
+        key.extend_from_slice(&sequence.to_be_bytes());
         key
     }
 
@@ -449,6 +487,24 @@ impl Store {
             out.push(self.decode(&key, &bytes)?);
         }
         Ok(out)
+    }
+
+    /// The records whose key starts with `prefix` and is at least `from`, in key order.
+    pub fn scan_from<R: Record>(&self, prefix: &[u8], from: &[u8]) -> Result<Vec<R>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(R::KIND).range(from..) {
+            let (key, bytes) = item?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            out.push(self.decode(&key, &bytes)?);
+        }
+        Ok(out)
+    }
+
+    /// True when a record is stored under `key`.
+    pub fn contains(&self, kind: Kind, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.tree(kind).contains_key(key)?)
     }
 
     /// The last record whose key starts with `prefix`.

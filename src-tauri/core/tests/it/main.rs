@@ -4,6 +4,7 @@
 mod api;
 mod crash;
 mod data;
+mod harness;
 mod keychain;
 mod llm_api;
 mod llm_client;
