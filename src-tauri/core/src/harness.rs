@@ -175,13 +175,18 @@ impl Engine {
         }
         let _guard = self.write_lock();
         let mut state = live.lock_state();
+        let parent_event_id = meta.parent_event_id.or_else(|| match &body {
+            EventBody::ToolDecision { .. } | EventBody::ToolResult { .. } | EventBody::ApprovalRequested { .. } | EventBody::QuestionAsked { .. } => state.last_assistant_event_id.clone(),
+            EventBody::ApprovalResolved { .. } | EventBody::QuestionAnswered { .. } => state.last_block_event_id.clone(),
+            _ => None,
+        });
         let event = Event {
             event_id: self.new_id("evt"),
             sequence: state.last_sequence + 1,
             session_id: Some(session_id.to_owned()),
             run_id: None,
             turn_id: meta.turn_id,
-            parent_event_id: meta.parent_event_id,
+            parent_event_id,
             tool_use_id: meta.tool_use_id,
             context_snapshot_id: meta.context_snapshot_id,
             proposal_id: None,

@@ -73,6 +73,10 @@ pub struct SessionState {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub last_snapshot_id: Option<String>,
+    /// The last assistant message: the parent of the tool events that follow it.
+    pub last_assistant_event_id: Option<String>,
+    /// The last approval request or question: the parent of its answer.
+    pub last_block_event_id: Option<String>,
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -129,6 +133,7 @@ impl SessionState {
             EventBody::AssistantDelta { .. } | EventBody::ReasoningDelta { .. } => None,
             EventBody::AssistantMessage { text, tool_calls, interrupted, input_tokens, output_tokens, .. } => {
                 self.model_call_open = false;
+                self.last_assistant_event_id = Some(event.event_id.clone());
                 self.input_tokens += input_tokens;
                 self.output_tokens += output_tokens;
                 self.messages.push(Message::assistant(text.clone(), tool_calls.clone()));
@@ -154,6 +159,7 @@ impl SessionState {
                 Some(timeline(format!("{tool} → {status}")))
             }
             EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, .. } => {
+                self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_approval = Some(PendingApproval {
                     request_id: request_id.clone(),
                     tool_use_id: event.tool_use_id.clone().unwrap_or_default(),
@@ -172,6 +178,7 @@ impl SessionState {
                 Some(timeline(if *approved { "Approved".to_owned() } else { "Denied".to_owned() }))
             }
             EventBody::QuestionAsked { question_id, question, options } => {
+                self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_question = Some(PendingQuestion {
                     question_id: question_id.clone(),
                     tool_use_id: event.tool_use_id.clone().unwrap_or_default(),

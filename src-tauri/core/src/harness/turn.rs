@@ -813,8 +813,13 @@ pub(crate) fn recover(engine: &Engine, session: &Session, live: &Arc<Live>) -> R
         let pending_use = state.pending_approval.as_ref().map(|p| p.tool_use_id.clone()).or_else(|| state.pending_question.as_ref().map(|q| q.tool_use_id.clone()));
         (state.open_turn.clone(), state.model_call_open, state.pending_approval.is_some() || state.pending_question.is_some(), state.open_calls.clone(), pending_use)
     };
-    let Some(turn_id) = open_turn else { return Ok(()) };
-    let meta = || Meta { turn_id: Some(turn_id.clone()), ..Meta::default() };
+    // Calls can also be left open outside a turn: a crash after a superseded approval
+    // was recorded and before the cancelled results were synced.
+    let stray_calls = !blocked && !open_calls.is_empty();
+    if open_turn.is_none() && !stray_calls {
+        return Ok(());
+    }
+    let meta = || Meta { turn_id: open_turn.clone(), ..Meta::default() };
     if model_call_open {
         let body = EventBody::AssistantMessage { text: String::new(), tool_calls: Vec::new(), finish_reason: "interrupted".to_owned(), interrupted: true, input_tokens: 0, output_tokens: 0 };
         engine.append_event(&session.id, live, meta(), body, Batch::new(), Durability::Durable)?;
@@ -826,10 +831,13 @@ pub(crate) fn recover(engine: &Engine, session: &Session, live: &Arc<Live>) -> R
         for call in open_calls.iter().filter(|c| Some(&c.id) != pending_use.as_ref()) {
             let content = json!({"error": "interrupted", "message": "The app stopped while this call was pending; it did not complete."}).to_string();
             let tool_meta = Meta { tool_use_id: Some(call.id.clone()), ..meta() };
-            engine.append_event(&session.id, live, tool_meta, EventBody::ToolResult { tool: call.name.clone(), status: ToolStatus::Interrupted, content, result_ref: None, reused_execution: false }, Batch::new(), Durability::Grouped)?;
+            engine.append_event(&session.id, live, tool_meta, EventBody::ToolResult { tool: call.name.clone(), status: ToolStatus::Interrupted, content, result_ref: None, reused_execution: false }, Batch::new(), Durability::Durable)?;
         }
         (TurnEndReason::Restarted, "The app stopped during this turn; it was closed as interrupted.".to_owned())
     };
+    if open_turn.is_none() {
+        return Ok(());
+    }
     engine.append_event(&session.id, live, meta(), EventBody::TurnEnded { reason, message, hints: Vec::new() }, Batch::new(), Durability::Durable)?;
     Ok(())
 }

@@ -242,6 +242,9 @@ fn parallel_reads_come_back_in_request_order_though_they_finish_out_of_order() {
     let tool_ids: Vec<&str> = last.as_array().unwrap().iter().filter_map(|m| m["tool_call_id"].as_str()).collect();
     assert_eq!(tool_ids, ["c1", "c2", "c3", "c4"]);
     assert!(h.results()[2].2.contains("春眠不觉晓"));
+    let log = h.log();
+    let assistant = log.iter().find(|e| matches!(e.body, EventBody::AssistantMessage { .. })).unwrap().event_id.clone();
+    assert!(log.iter().filter(|e| matches!(e.body, EventBody::ToolResult { .. })).all(|e| e.parent_event_id.as_deref() == Some(assistant.as_str())), "tool results point at the message that asked for them");
     h.server.assert_calls(2);
     h.assert_replay_matches_live();
 }
@@ -701,4 +704,109 @@ fn replaying_100_000_events_is_fast_and_deterministic() {
     assert_eq!(first, replay(events.iter()).messages_hash());
     assert!(elapsed < Duration::from_secs(20), "{elapsed:?} (debug build)");
     let _ = Usage::Counted;
+}
+
+const LOOP_DIR: &str = "INKSTONE_HARNESS_LOOP_DIR";
+
+/// The child of the 50-kill test: sends messages forever on one session.
+#[test]
+fn harness_loop_child() {
+    let (Ok(dir), Ok(url)) = (std::env::var(LOOP_DIR), std::env::var(CRASH_URL)) else { return };
+    let mut config = EngineConfig::new(&dir, "harness loop child");
+    config.group_commit_millis = 20;
+    let engine = Engine::open(config).unwrap();
+    register_test_tools(&engine);
+    let session = match engine.call("session.list", json!({})).unwrap()["sessions"][0]["id"].as_str() {
+        Some(id) => id.to_owned(),
+        None => {
+            engine.call("llmProfile.create", json!({"name": "fake", "baseUrl": url, "model": "fake-model", "contextWindow": 1000000})).unwrap();
+            let project = engine.call("project.create", json!({"title": "t", "source": "s"})).unwrap()["id"].as_str().unwrap().to_owned();
+            engine.call("session.create", json!({"projectId": project})).unwrap()["session"]["id"].as_str().unwrap().to_owned()
+        }
+    };
+    println!("READY {session}");
+    for i in 0.. {
+        let _ = engine.call("session.submit", json!({"sessionId": session, "text": format!("m{i}")}));
+    }
+}
+
+/// xorshift64*, so a seed replays a run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+#[test]
+fn kill_9_at_random_points_leaves_a_gapless_log_that_replays_and_keeps_approvals_pending() {
+    use std::io::{BufRead, BufReader};
+    let kills: u64 = std::env::var("INKSTONE_HARNESS_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(50);
+    let seed: u64 = std::env::var("INKSTONE_HARNESS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed);
+    let mut rng = Rng(seed | 1);
+    let server = ModelServer::start(vec![]);
+    for n in 0..kills * 40 {
+        let (a, b, w, note) = (format!("r{n}a"), format!("r{n}b"), format!("w{n}"), format!(r#"{{"note":"n{n}"}}"#));
+        server.push(match rng.below(4) {
+            0 => Reply::text("好的。"),
+            1 => Reply::tool_calls(&[(a.as_str(), "read_versions", "{}"), (b.as_str(), "slow_read", r#"{"label":"x","ms":20}"#)]),
+            2 => Reply::Stall { content: "写到一半".to_owned() },
+            _ => Reply::tool_calls(&[(w.as_str(), "test_write_note", note.as_str())]),
+        });
+    }
+    // A stalled reply holds its connection; the child is killed during it or earlier.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    for kill in 0..kills {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "harness::harness_loop_child", "--nocapture", "--test-threads=1"])
+            .env(LOOP_DIR, dir.path())
+            .env(CRASH_URL, server.base_url())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut session = String::new();
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if let Some(at) = line.find("READY ") {
+                session = line[at + 6..].trim().to_owned();
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20 + rng.below(300)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!session.is_empty(), "kill {kill}: the child started");
+
+        let engine = Engine::open(EngineConfig::new(dir.path(), "test")).unwrap();
+        let before = engine.session_events(&session).unwrap();
+        let view = engine.call("session.get", json!({"sessionId": session})).unwrap();
+        let log = engine.session_events(&session).unwrap();
+        let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
+        assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "kill {kill} (seed {seed}): no gaps");
+        let replayed = replay(log.iter());
+        assert!(replayed.state.open_turn.is_none(), "kill {kill}: the open turn was closed");
+        assert_eq!(view["messagesHash"].as_str().unwrap(), replayed.messages_hash(), "kill {kill}: replay matches");
+        let before_state = replay(before.iter()).state;
+        if let Some(pending) = before_state.pending_approval {
+            assert_eq!(view["pendingApproval"]["requestId"].as_str(), Some(pending.request_id.as_str()), "kill {kill}: the approval is still pending");
+        }
+        // Every tool call has exactly one result, except those waiting on the pending block.
+        let mut open: Vec<String> = Vec::new();
+        for message in replayed.messages() {
+            open.extend(message.tool_calls.iter().map(|c| c.id.clone()));
+            if let Some(id) = &message.tool_call_id {
+                let at = open.iter().position(|o| o == id).unwrap_or_else(|| panic!("kill {kill}: result for unknown call {id}"));
+                open.remove(at);
+            }
+        }
+        if replayed.state.pending_approval.is_none() && replayed.state.pending_question.is_none() {
+            assert!(open.is_empty(), "kill {kill}: calls without results: {open:?}");
+        }
+    }
 }
