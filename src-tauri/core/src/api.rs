@@ -62,7 +62,7 @@ pub struct ProgressEvent {
 pub enum StreamEvent {
     Progress(ProgressEvent),
     /// A harness event of a session (live deltas carry sequence 0).
-    Harness(crate::harness::Event),
+    Harness(Box<crate::harness::Event>),
 }
 
 /// The engine behind every transport: an open store plus the configuration.

@@ -381,7 +381,7 @@ pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mu
     if let Some(mode) = params.mode {
         set_mode_inner(engine, &params.session_id, mode, on_event)?;
     }
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(event.clone()));
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
     let outcome = harness::submit_message(engine, &params.session_id, &params.text, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
@@ -394,13 +394,13 @@ pub(super) fn interrupt(engine: &Engine, params: SessionRef) -> Result<SessionIn
 pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
     let decided_by = super::workspace::author(engine)?;
     let note = params.note.unwrap_or_default();
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(event.clone()));
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
     let outcome = harness::resolve_approval(engine, &params.session_id, &params.request_id, params.approved, &note, &decided_by, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
 pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(event.clone()));
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
     let outcome = harness::answer_question(engine, &params.session_id, &params.question_id, &params.answer, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
@@ -415,7 +415,7 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut 
         return Ok(());
     }
     let event = engine.append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
-    on_event(StreamEvent::Harness(event));
+    on_event(StreamEvent::Harness(Box::new(event)));
     Ok(())
 }
 

@@ -166,6 +166,15 @@ pub struct ToolExecution {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_ref: Option<String>,
     pub executed_at: Timestamp,
+    /// False from just before the write starts until its result is recorded: a record
+    /// left unfinished by a crash means the outcome is unknown, and the write is not
+    /// run again (at most once).
+    #[serde(default = "finished_default")]
+    pub completed: bool,
+}
+
+fn finished_default() -> bool {
+    true
 }
 
 impl Record for ToolExecution {

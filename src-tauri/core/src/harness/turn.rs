@@ -63,6 +63,15 @@ enum Flow {
     End(TurnEndReason, String, Vec<Hint>),
 }
 
+/// What the result of a call records about a write's execution.
+enum Execution {
+    None,
+    /// The write ran: its result is kept under the idempotency key.
+    Completed(String),
+    /// The write reported that it did nothing: its marker goes.
+    NotRun(String),
+}
+
 fn hint(id: &str, message: &str) -> Hint {
     Hint { id: id.to_owned(), message: message.to_owned() }
 }
@@ -389,7 +398,7 @@ impl Turn<'_, '_> {
                     self.run_batch(std::mem::take(&mut parallel))?;
                     match prepared {
                         Prepared::Immediate { call, tool, status, message } => {
-                            self.append_result(&call, &tool, Outcome { status, value: Err(message), note: None }, None)?;
+                            self.append_result(&call, &tool, Outcome { status, value: Err(message), note: None }, Execution::None)?;
                         }
                         Prepared::Run(run) => self.run_batch(vec![run])?,
                         Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason } => {
@@ -454,7 +463,7 @@ impl Turn<'_, '_> {
         let open = self.state(|s| s.open_calls.clone());
         for call in open {
             let name = call.name.clone();
-            self.append_result(&call, &name, Outcome { status, value: Err(message.to_owned()), note: None }, None)?;
+            self.append_result(&call, &name, Outcome { status, value: Err(message.to_owned()), note: None }, Execution::None)?;
         }
         Ok(())
     }
@@ -470,6 +479,27 @@ impl Turn<'_, '_> {
         let mut reused: Vec<Option<ToolExecution>> = Vec::with_capacity(runs.len());
         for run in &runs {
             let previous = if run.tool.definition.capability == Capability::Write { self.engine.store().get::<ToolExecution>(run.idempotency_key.as_bytes())? } else { None };
+            if previous.is_none() && run.tool.definition.capability == Capability::Write {
+                // The marker is durable before the write begins, so a crash during the
+                // write can never lead to running it a second time.
+                let marker = ToolExecution {
+                    idempotency_key: run.idempotency_key.clone(),
+                    tool: run.tool.definition.name.clone(),
+                    session_id: self.session.id.clone(),
+                    tool_use_id: run.call.id.clone(),
+                    content: String::new(),
+                    result_ref: None,
+                    executed_at: self.engine.now(),
+                    completed: false,
+                };
+                let started = Instant::now();
+                let _guard = self.engine.write_lock();
+                let mut batch = Batch::new();
+                batch.put(&marker)?;
+                self.engine.store().apply(batch, Durability::Durable)?;
+                self.stats.durable_syncs += 1;
+                self.stats.sync_time += started.elapsed();
+            }
             reused.push(previous);
             outcomes.push(None);
         }
@@ -491,7 +521,9 @@ impl Turn<'_, '_> {
                 let flag = &flags[index];
                 scope.spawn(move || {
                     let ctx = ToolContext { engine, session_id: &session.id, project_id: &session.project_id, tool_use_id: &run.call.id, mode, cancel: flag };
-                    let result = (run.tool.handler)(&ctx, &run.input);
+                    // A panicking tool is a failed call, not a failed turn.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))
+                        .unwrap_or_else(|_| Err(ToolFailure::new("The tool failed unexpectedly (a bug in the tool).")));
                     let _ = tx.send((index, result));
                 });
             }
@@ -540,14 +572,30 @@ impl Turn<'_, '_> {
         for (index, run) in runs.into_iter().enumerate() {
             if let Some(previous) = reused[index].take() {
                 let meta = Meta { tool_use_id: Some(run.call.id.clone()), ..Meta::default() };
-                let body = EventBody::ToolResult { tool: run.tool.definition.name.clone(), status: ToolStatus::Success, content: previous.content, result_ref: previous.result_ref, reused_execution: true };
-                self.record_result_status(ToolStatus::Success);
+                let (status, content, result_ref) = if previous.completed {
+                    (ToolStatus::Success, previous.content, previous.result_ref)
+                } else {
+                    let message = "This write began before the app stopped and its outcome is unknown, so it was not run again. Check the project before asking for it again.";
+                    (ToolStatus::Interrupted, json!({"error": "interrupted", "message": message}).to_string(), None)
+                };
+                let body = EventBody::ToolResult { tool: run.tool.definition.name.clone(), status, content, result_ref, reused_execution: true };
+                self.record_result_status(status);
                 self.append(meta, body, Batch::new(), Durability::Durable)?;
                 continue;
             }
             let outcome = outcomes[index].take().unwrap_or(Outcome { status: ToolStatus::ToolError, value: Err("The tool stopped without a result.".to_owned()), note: None });
             let name = run.tool.definition.name.clone();
-            let execution = (run.tool.definition.capability == Capability::Write && outcome.status == ToolStatus::Success).then(|| run.idempotency_key.clone());
+            let execution = if run.tool.definition.capability != Capability::Write {
+                Execution::None
+            } else {
+                match outcome.status {
+                    ToolStatus::Success => Execution::Completed(run.idempotency_key.clone()),
+                    // The handler said it did nothing: the write may be asked for again.
+                    ToolStatus::ToolError | ToolStatus::Interrupted => Execution::NotRun(run.idempotency_key.clone()),
+                    // A timed-out write may still finish: its marker stays (unknown).
+                    _ => Execution::None,
+                }
+            };
             let success = outcome.status == ToolStatus::Success;
             self.append_result_with(&run.call, &name, outcome, run.tool.definition.max_result_chars, execution)?;
             if success {
@@ -576,11 +624,11 @@ impl Turn<'_, '_> {
         }
     }
 
-    fn append_result(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, execution: Option<String>) -> Result<(), ApiError> {
+    fn append_result(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, execution: Execution) -> Result<(), ApiError> {
         self.append_result_with(call, tool, outcome, super::PREVIEW_CHARS, execution)
     }
 
-    fn append_result_with(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, max_chars: usize, execution: Option<String>) -> Result<(), ApiError> {
+    fn append_result_with(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, max_chars: usize, execution: Execution) -> Result<(), ApiError> {
         self.record_result_status(outcome.status);
         let mut extra = Batch::new();
         let (content, result_ref) = match outcome.value {
@@ -602,19 +650,25 @@ impl Turn<'_, '_> {
                 (json!({"error": status, "message": message}).to_string(), None)
             }
         };
-        let durability = if let Some(key) = execution {
-            extra.put(&ToolExecution {
-                idempotency_key: key,
-                tool: tool.to_owned(),
-                session_id: self.session.id.clone(),
-                tool_use_id: call.id.clone(),
-                content: content.clone(),
-                result_ref: result_ref.clone(),
-                executed_at: self.engine.now(),
-            })?;
-            Durability::Durable
-        } else {
-            Durability::Grouped
+        let durability = match execution {
+            Execution::Completed(key) => {
+                extra.put(&ToolExecution {
+                    idempotency_key: key,
+                    tool: tool.to_owned(),
+                    session_id: self.session.id.clone(),
+                    tool_use_id: call.id.clone(),
+                    content: content.clone(),
+                    result_ref: result_ref.clone(),
+                    executed_at: self.engine.now(),
+                    completed: true,
+                })?;
+                Durability::Durable
+            }
+            Execution::NotRun(key) => {
+                extra.delete::<ToolExecution>(key.into_bytes());
+                Durability::Durable
+            }
+            Execution::None => Durability::Grouped,
         };
         let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
         self.append(meta, EventBody::ToolResult { tool: tool.to_owned(), status: outcome.status, content, result_ref, reused_execution: false }, extra, durability)?;

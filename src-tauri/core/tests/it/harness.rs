@@ -71,7 +71,36 @@ fn register_test_tools(engine: &Engine) -> Finished {
         let comment = ctx.engine.call("comment.add", json!({"projectId": ctx.project_id, "body": input["note"]}))?;
         Ok(json!({"commentId": comment["id"]}))
     });
-    engine.register_tool(write, handler).unwrap();
+    engine.register_tool(write.clone(), handler).unwrap();
+
+    // `slow_write_note {note, ms}`: a write that ignores cancellation and takes `ms`.
+    let mut slow_write = write;
+    slow_write.name = "slow_write_note".to_owned();
+    slow_write.input_schema = json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
+    let handler: ToolHandler = Arc::new(|ctx, input| {
+        std::thread::sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0)));
+        let comment = ctx.engine.call("comment.add", json!({"projectId": ctx.project_id, "body": input["note"]}))?;
+        Ok(json!({"commentId": comment["id"]}))
+    });
+    engine.register_tool(slow_write, handler).unwrap();
+
+    // `exclusive_probe {n}`: an exclusive read that notes how many probes overlap.
+    let mut probe = definition("exclusive_probe", Capability::Read, PermissionPolicy::Allow);
+    probe.concurrency = Concurrency::Exclusive;
+    let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = Arc::clone(&finished);
+    let handler: ToolHandler = Arc::new(move |_, input| {
+        let now = active.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        std::thread::sleep(Duration::from_millis(30));
+        active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        seen.lock().unwrap().push(format!("probe{} overlap {now}", input["n"]));
+        Ok(json!({"n": input["n"]}))
+    });
+    engine.register_tool(probe, handler).unwrap();
+
+    // `panicking_tool`: a bug in a tool.
+    let handler: ToolHandler = Arc::new(|_, _| panic!("tool bug"));
+    engine.register_tool(definition("panicking_tool", Capability::Read, PermissionPolicy::Allow), handler).unwrap();
     finished
 }
 
@@ -167,7 +196,7 @@ fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inksto
     let mut events = Vec::new();
     let result = engine.call_stream(method, params, &mut |event| {
         if let StreamEvent::Harness(event) = event {
-            events.push(event);
+            events.push(*event);
         }
     });
     (result, events)
@@ -246,6 +275,49 @@ fn parallel_reads_come_back_in_request_order_though_they_finish_out_of_order() {
     let assistant = log.iter().find(|e| matches!(e.body, EventBody::AssistantMessage { .. })).unwrap().event_id.clone();
     assert!(log.iter().filter(|e| matches!(e.body, EventBody::ToolResult { .. })).all(|e| e.parent_event_id.as_deref() == Some(assistant.as_str())), "tool results point at the message that asked for them");
     h.server.assert_calls(2);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn exclusive_tools_run_one_at_a_time_in_request_order() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("e1", "exclusive_probe", r#"{"n":1}"#), ("e2", "exclusive_probe", r#"{"n":2}"#), ("s1", "slow_read", r#"{"label":"r","ms":5}"#), ("e3", "exclusive_probe", r#"{"n":3}"#), ("p1", "panicking_tool", "{}")]),
+            Reply::text("ok"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "completed");
+    let probes: Vec<String> = h.finished.lock().unwrap().iter().filter(|l| l.starts_with("probe")).cloned().collect();
+    assert_eq!(probes, ["probe1 overlap 1", "probe2 overlap 1", "probe3 overlap 1"]);
+    let ids: Vec<String> = h.results().into_iter().map(|r| r.0).collect();
+    assert_eq!(ids, ["e1", "e2", "s1", "e3", "p1"]);
+    assert_eq!(h.results()[4].1, "tool_error", "a panicking tool is a failed call");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn a_write_whose_outcome_is_unknown_is_not_run_again() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("w1", "slow_write_note", r#"{"note":"x","ms":600}"#)]),
+            Reply::text("timed out"),
+            Reply::tool_calls(&[("w2", "slow_write_note", r#"{"note":"x","ms":600}"#)]),
+            Reply::text("ok"),
+        ],
+        json!({"toolTimeoutMs": 100}),
+    );
+    let (result, _) = h.send("write");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "timeout");
+    assert_eq!(h.comments(), 1, "the write finished after its timeout");
+    let (result, _) = h.send("again");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[1].1, "interrupted");
+    assert!(h.results()[1].2.contains("outcome is unknown"));
+    assert_eq!(h.comments(), 1, "at most once");
     h.assert_replay_matches_live();
 }
 
