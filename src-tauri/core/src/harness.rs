@@ -37,7 +37,7 @@ use crate::store::{keys, Batch, Durability, Record};
 /// Workspace permission rules, kept in the meta tree.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StoredRules {
-    pub rules: Vec<PermissionRule>,
+    pub(crate) rules: Vec<PermissionRule>,
 }
 
 const META_PERMISSION_RULES: &[u8] = b"permission_rules";

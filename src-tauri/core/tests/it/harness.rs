@@ -882,3 +882,25 @@ fn kill_9_at_random_points_leaves_a_gapless_log_that_replays_and_keeps_approvals
         }
     }
 }
+
+#[test]
+fn a_session_survives_export_and_import() {
+    let h = setup(vec![Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hello"}"#)]), Reply::text("saved")], json!({}));
+    h.t.ok("permissionRules.set", json!({"rules": [{"tool": "read_media_summary", "decision": "ask"}]}));
+    let (result, _) = h.send("add a note");
+    h.approve(&pending_request(&result), true);
+    let before = h.t.ok("session.get", json!({"sessionId": h.session}));
+    let out = h.t.data_dir().join("export-out");
+    let manifest = h.t.ok("export.run", json!({"path": out}));
+    assert_eq!(manifest["manifest"]["counts"]["sessions"], 1);
+    assert_eq!(manifest["manifest"]["counts"]["sessionEvents"], json!(h.log().len()));
+
+    let other = TestEngine::new();
+    other.ok("import.run", json!({"path": out}));
+    let after = other.ok("session.get", json!({"sessionId": h.session}));
+    assert_eq!(after["messagesHash"], before["messagesHash"]);
+    assert_eq!(other.engine.session_events(&h.session).unwrap(), h.log());
+    assert_eq!(other.ok("permissionRules.get", json!({}))["rules"][0]["tool"], "read_media_summary");
+    let snapshot = h.log().into_iter().find_map(|e| e.context_snapshot_id).unwrap();
+    assert!(other.engine.context_snapshot(&snapshot).unwrap().is_some());
+}
