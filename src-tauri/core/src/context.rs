@@ -155,3 +155,57 @@ fn snapshot(layers: Vec<ContextLayer>) -> ContextSnapshot {
     let id = format!("ctx_{}", hash.get(7..39).unwrap_or(&hash));
     ContextSnapshot { id, layers, system }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn project(source: &str) -> Project {
+        let at = chrono::DateTime::from_timestamp_millis(0).unwrap();
+        Project {
+            id: "prj_1".into(),
+            title: "春日".into(),
+            source: source.into(),
+            revision: 3,
+            head: 2,
+            platforms: Vec::new(),
+            brand_profile_id: None,
+            template_id: None,
+            archived: false,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn input(p: &Project) -> ContextInput<'_> {
+        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "" }
+    }
+
+    #[test]
+    fn layers_are_in_order_and_the_summary_layer_is_an_empty_seam() {
+        let p = project("春眠不觉晓。");
+        let snapshot = assemble(&input(&p), 100_000).unwrap();
+        let names: Vec<&str> = snapshot.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["pinned", "working_set", "session_summary", "cold_refs"]);
+        assert_eq!(snapshot.layers[2].text, "");
+        assert!(snapshot.system.contains("春眠不觉晓"));
+        assert!(snapshot.layers.iter().all(|l| !l.trimmed));
+        // Same input, same snapshot id.
+        assert_eq!(assemble(&input(&p), 100_000).unwrap().id, snapshot.id);
+    }
+
+    #[test]
+    fn a_long_chinese_source_is_trimmed_to_an_excerpt_and_pinned_never_is() {
+        let p = project(&"长".repeat(20_000));
+        let full = assemble(&input(&p), 100_000).unwrap();
+        assert!(full.layers[1].tokens >= 20_000, "one token per CJK character");
+        let trimmed = assemble(&input(&p), 3_000).unwrap();
+        assert!(trimmed.layers[1].trimmed);
+        assert!(trimmed.layers[1].text.contains("read_project_context has all of it"));
+        assert_eq!(trimmed.layers[0].text, full.layers[0].text);
+        let pinned = full.layers[0].tokens;
+        let error = assemble(&input(&p), pinned / 2).unwrap_err();
+        assert!(error.needed > pinned / 2);
+    }
+}

@@ -904,3 +904,22 @@ fn a_session_survives_export_and_import() {
     let snapshot = h.log().into_iter().find_map(|e| e.context_snapshot_id).unwrap();
     assert!(other.engine.context_snapshot(&snapshot).unwrap().is_some());
 }
+
+#[test]
+fn an_interrupt_during_a_write_lets_it_finish_and_says_so() {
+    let h = setup(vec![Reply::tool_calls(&[("w1", "slow_write_note", r#"{"note":"x","ms":700}"#)])], json!({}));
+    let (result, _) = h.send("write");
+    let request = pending_request(&result);
+    let (result, _) = std::thread::scope(|scope| {
+        let approving = scope.spawn(|| h.stream("session.resolveApproval", json!({"sessionId": h.session, "requestId": request, "approved": true})));
+        std::thread::sleep(Duration::from_millis(300));
+        h.t.ok("session.interrupt", json!({"sessionId": h.session}));
+        approving.join().unwrap()
+    });
+    assert_eq!(result.unwrap()["reason"], "interrupted");
+    assert_eq!(h.comments(), 1, "the write that had begun finished");
+    let (_, status, content) = h.results()[0].clone();
+    assert_eq!(status, "success");
+    assert!(content.contains("it finished"), "{content}");
+    h.assert_replay_matches_live();
+}
