@@ -491,8 +491,16 @@ impl Store {
 
     /// The records whose key starts with `prefix` and is at least `from`, in key order.
     pub fn scan_from<R: Record>(&self, prefix: &[u8], from: &[u8]) -> Result<Vec<R>, StoreError> {
+        self.scan_from_limit(prefix, from, usize::MAX)
+    }
+
+    /// [`Store::scan_from`], stopping after `limit` records.
+    pub fn scan_from_limit<R: Record>(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Vec<R>, StoreError> {
         let mut out = Vec::new();
         for item in self.tree(R::KIND).range(from..) {
+            if out.len() >= limit {
+                break;
+            }
             let (key, bytes) = item?;
             if !key.starts_with(prefix) {
                 break;

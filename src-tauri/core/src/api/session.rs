@@ -430,8 +430,7 @@ pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<Ses
     let limit = params.limit.unwrap_or(1000).clamp(1, 10_000) as usize;
     let prefix = crate::store::keys::project_prefix(&params.session_id);
     let start = crate::store::keys::session_event(&params.session_id, from);
-    let mut events = engine.store.scan_from::<Event>(&prefix, &start)?;
-    events.truncate(limit);
+    let events = engine.store.scan_from_limit::<Event>(&prefix, &start, limit)?;
     let (state, _) = engine.session_state(&params.session_id)?;
     Ok(SessionEventsResult { events, last_sequence: state.last_sequence })
 }
