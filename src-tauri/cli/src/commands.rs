@@ -67,6 +67,9 @@ pub enum Command {
     /// LLM profiles: model endpoints, with keys in the OS keychain.
     #[command(subcommand)]
     Profile(crate::profile::ProfileCommand),
+    /// Drafting sessions with the assistant (the harness).
+    #[command(subcommand)]
+    Session(crate::session::SessionCommand),
     /// Serve the API and the UI on 127.0.0.1 for a browser.
     Serve(crate::serve::ServeArgs),
 }
@@ -239,7 +242,7 @@ fn path_string(path: &std::path::Path) -> String {
 pub(crate) fn call(engine: &Engine, method: &str, params: Value) -> Result<Value, Failure> {
     let show_progress = std::io::stderr().is_terminal();
     let result = engine.call_stream(method, params, &mut |event| {
-        let StreamEvent::Progress(progress) = event;
+        let StreamEvent::Progress(progress) = event else { return };
         if show_progress {
             eprint!("\r{} {}/{}   ", progress.phase, progress.done, progress.total);
         }
@@ -296,6 +299,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         }
         Command::Serve(_) => return Err(Failure::Usage("serve is handled by main".to_owned())),
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
+        Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Project(command) => project(engine, command)?,
         Command::Draft(command) => crate::drafts::draft(engine, command)?,
         Command::Check { project, platforms } => crate::drafts::check(engine, project, platforms)?,

@@ -8,6 +8,7 @@ mod commands;
 mod drafts;
 mod profile;
 mod serve;
+mod session;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

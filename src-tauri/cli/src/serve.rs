@@ -121,8 +121,11 @@ async fn api_stream(State(state): State<Arc<AppState>>, Path(method): Path<Strin
     tokio::task::spawn_blocking(move || {
         let progress_sender = sender.clone();
         let result = engine.call_stream(&method, params, &mut |event| {
-            let StreamEvent::Progress(progress) = event;
-            if let Ok(event) = Event::default().event("progress").json_data(progress) {
+            let sse = match event {
+                StreamEvent::Progress(progress) => Event::default().event("progress").json_data(progress),
+                StreamEvent::Harness(harness_event) => Event::default().event("harness").json_data(harness_event),
+            };
+            if let Ok(event) = sse {
                 let _ = progress_sender.send(event);
             }
         });

@@ -16,6 +16,7 @@ mod llm;
 mod media;
 mod pipeline;
 mod projects;
+mod session;
 pub mod typescript;
 mod usage;
 mod versions;
@@ -37,6 +38,7 @@ pub use llm::*;
 pub use media::*;
 pub use pipeline::*;
 pub use projects::*;
+pub use session::*;
 pub use usage::*;
 pub use versions::*;
 pub use workspace::*;
@@ -61,6 +63,8 @@ pub struct ProgressEvent {
 #[serde(tag = "type", content = "data", rename_all = "camelCase")]
 pub enum StreamEvent {
     Progress(ProgressEvent),
+    /// A harness event of a session (live deltas carry sequence 0).
+    Harness(Box<crate::harness::Event>),
 }
 
 /// The engine behind every transport: an open store plus the configuration.
@@ -69,6 +73,7 @@ pub struct Engine {
     config: EngineConfig,
     writes: Mutex<()>,
     llm: llm::LlmRuntime,
+    harness: crate::harness::Runtime,
 }
 
 impl std::fmt::Debug for Engine {
@@ -92,7 +97,7 @@ impl Engine {
                 group_commit_millis: config.group_commit_millis,
             },
         )?;
-        let engine = Engine { store, config, writes: Mutex::new(()), llm: llm::LlmRuntime::default() };
+        let engine = Engine { store, config, writes: Mutex::new(()), llm: llm::LlmRuntime::default(), harness: crate::harness::Runtime::default() };
         workspace::ensure(&engine)?;
         Ok(engine)
     }
@@ -125,17 +130,21 @@ impl Engine {
         &self.config
     }
 
-    fn now(&self) -> Timestamp {
+    pub(crate) fn harness(&self) -> &crate::harness::Runtime {
+        &self.harness
+    }
+
+    pub(crate) fn now(&self) -> Timestamp {
         self.config.clock.now()
     }
 
-    fn new_id(&self, prefix: &str) -> String {
+    pub(crate) fn new_id(&self, prefix: &str) -> String {
         self.config.ids.next_id(prefix)
     }
 
     /// Serializes writers. A poisoned lock only means another call panicked while
     /// holding it; the store itself is transactional, so carry on.
-    fn write_lock(&self) -> MutexGuard<'_, ()> {
+    pub(crate) fn write_lock(&self) -> MutexGuard<'_, ()> {
         self.writes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -282,6 +291,15 @@ api_methods! {
         "usage.list" => usage::list(UsageListParams) -> UsageListResult;
         "usage.getQuotas" => usage::get_quotas(Empty) -> crate::usage::Quotas;
         "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> crate::usage::Quotas;
+        "session.create" => session::create(SessionCreateParams) -> SessionView;
+        "session.list" => session::list(SessionListParams) -> SessionListResult;
+        "session.get" => session::get(SessionGetParams) -> SessionView;
+        "session.archive" => session::archive(SessionRef) -> SessionView;
+        "session.interrupt" => session::interrupt(SessionRef) -> SessionInterruptResult;
+        "session.setMode" => session::set_mode(SessionSetModeParams) -> SessionView;
+        "session.events" => session::events(SessionEventsParams) -> SessionEventsResult;
+        "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
+        "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult;
@@ -290,6 +308,9 @@ api_methods! {
         "backup.create" => data::create_backup(Empty) -> BackupInfo;
         "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult;
         "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult;
+        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult;
+        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult;
+        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult;
     }
 }
 
@@ -320,6 +341,11 @@ fn required_text(field: &str, value: &str, max_chars: usize) -> Result<String, A
         return Err(ApiError::validation(field, format!("`{field}` must not be empty.")));
     }
     bounded_text(field, trimmed, max_chars)
+}
+
+/// [`required_text`] for the rest of the crate.
+pub(crate) fn required_text_pub(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    required_text(field, value, max_chars)
 }
 
 /// Checks that a text field is at most `max_chars` characters long.

@@ -5,7 +5,9 @@
 
 pub mod api;
 pub mod config;
+pub mod context;
 pub mod diff;
+pub mod harness;
 pub mod llm;
 pub mod model;
 pub mod pipeline;

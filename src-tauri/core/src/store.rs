@@ -66,10 +66,23 @@ pub enum Kind {
     LlmProfiles,
     UsageRecords,
     PlatformDrafts,
+    /// Harness sessions (one record each).
+    Sessions,
+    /// Harness event logs: `session_id 0x00 sequence(u64 BE)`.
+    SessionEvents,
+    /// Large tool results, content-addressed (`sha256:<hex>`), outside the logs.
+    ToolResults,
+    /// Immutable context snapshots, content-addressed.
+    ContextSnapshots,
+    /// Recorded approval decisions, bound to tool, input hash, target version and
+    /// idempotency key.
+    Approvals,
+    /// Executed write tools by idempotency key, so a write runs at most once.
+    ToolExecutions,
 }
 
 impl Kind {
-    const ALL: [Kind; 12] = [
+    const ALL: [Kind; 18] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -82,6 +95,12 @@ impl Kind {
         Kind::LlmProfiles,
         Kind::UsageRecords,
         Kind::PlatformDrafts,
+        Kind::Sessions,
+        Kind::SessionEvents,
+        Kind::ToolResults,
+        Kind::ContextSnapshots,
+        Kind::Approvals,
+        Kind::ToolExecutions,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -98,6 +117,12 @@ impl Kind {
             Kind::LlmProfiles => "llm_profiles",
             Kind::UsageRecords => "usage_records",
             Kind::PlatformDrafts => "platform_drafts",
+            Kind::Sessions => "sessions",
+            Kind::SessionEvents => "session_events",
+            Kind::ToolResults => "tool_results",
+            Kind::ContextSnapshots => "context_snapshots",
+            Kind::Approvals => "approvals",
+            Kind::ToolExecutions => "tool_executions",
         }
     }
 
@@ -115,6 +140,12 @@ impl Kind {
             Kind::LlmProfiles => 9,
             Kind::UsageRecords => 10,
             Kind::PlatformDrafts => 11,
+            Kind::Sessions => 12,
+            Kind::SessionEvents => 13,
+            Kind::ToolResults => 14,
+            Kind::ContextSnapshots => 15,
+            Kind::Approvals => 16,
+            Kind::ToolExecutions => 17,
         }
     }
 }
@@ -150,6 +181,13 @@ pub mod keys {
     pub fn platform_draft(project_id: &str, platform: crate::model::Platform) -> Vec<u8> {
         let mut key = project_prefix(project_id);
         key.extend_from_slice(platform.as_str().as_bytes());
+        key
+    }
+
+    /// `session_id 0x00 sequence(u64 BE)`: a session's events sort by sequence.
+    pub fn session_event(session_id: &str, sequence: u64) -> Vec<u8> {
+        let mut key = project_prefix(session_id);
+        key.extend_from_slice(&sequence.to_be_bytes());
         key
     }
 
@@ -466,6 +504,32 @@ impl Store {
             out.push(self.decode(&key, &bytes)?);
         }
         Ok(out)
+    }
+
+    /// The records whose key starts with `prefix` and is at least `from`, in key order.
+    pub fn scan_from<R: Record>(&self, prefix: &[u8], from: &[u8]) -> Result<Vec<R>, StoreError> {
+        self.scan_from_limit(prefix, from, usize::MAX)
+    }
+
+    /// [`Store::scan_from`], stopping after `limit` records.
+    pub fn scan_from_limit<R: Record>(&self, prefix: &[u8], from: &[u8], limit: usize) -> Result<Vec<R>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(R::KIND).range(from..) {
+            if out.len() >= limit {
+                break;
+            }
+            let (key, bytes) = item?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            out.push(self.decode(&key, &bytes)?);
+        }
+        Ok(out)
+    }
+
+    /// True when a record is stored under `key`.
+    pub fn contains(&self, kind: Kind, key: &[u8]) -> Result<bool, StoreError> {
+        Ok(self.tree(kind).contains_key(key)?)
     }
 
     /// The last record whose key starts with `prefix`.

@@ -146,7 +146,18 @@ export type Empty = Record<symbol, never>;
 
 export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
-export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, };
+export type Event = { eventId: string, sequence: number, sessionId?: string, runId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+/**
+ * True when an earlier execution's stored result was returned instead of
+ * running a write again.
+ */
+reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { requestId: string, tool: string, 
+/**
+ * The normalized input (a preview when large).
+ */
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> });
+
+export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
 export type ExportParams = { 
 /**
@@ -196,6 +207,12 @@ export type ImportResult = { counts: ExportCounts, };
 
 export type Keyword = { keyword: string, weight: number, };
 
+export type LayerEstimate = { layer: string, tokens: number, 
+/**
+ * True when the layer was shortened to fit.
+ */
+trimmed: boolean, };
+
 export type Limit = { field: LimitField, min: number | null, max: number, unit: Unit, 
 /**
  * The publishing route this limit applies to, where sources disagree by route
@@ -206,6 +223,38 @@ route: string | null, severity: Severity, source: string, };
 export type LimitCheck = { limit: Limit, length: number, fits: boolean, };
 
 export type LimitField = "title" | "digest" | "body" | "tags" | "images" | "post" | "posts";
+
+export type Limits = { 
+/**
+ * Model calls per user message.
+ */
+maxModelTurns: number, 
+/**
+ * Per tool call, for tools that do not call a model.
+ */
+toolTimeoutMs: number, 
+/**
+ * Input plus output tokens over the whole session.
+ */
+tokenBudget?: number, 
+/**
+ * Cost over the whole session, in the profile's currency.
+ */
+costBudget?: number, 
+/**
+ * Consecutive failures of the same kind that block the turn.
+ */
+breakerThreshold: number, 
+/**
+ * Repeats of the same tool with the same normalized input in one turn that stop it.
+ */
+loopThreshold: number, 
+/**
+ * Most output tokens per model call.
+ */
+maxOutputTokens: number, };
+
+export type LimitsInput = { maxModelTurns?: number, toolTimeoutMs?: number, tokenBudget?: number, costBudget?: number, breakerThreshold?: number, loopThreshold?: number, maxOutputTokens?: number, };
 
 export type LineKind = "equal" | "delete" | "insert";
 
@@ -370,6 +419,18 @@ export type MediaReadResult = { asset: MediaAsset,
  * The image bytes, base64-encoded, for previews where the file cannot be linked.
  */
 dataBase64: string, };
+
+export type Mode = "default" | "plan";
+
+export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, };
+
+export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
+
+export type PermissionPolicy = "allow" | "ask" | "deny";
+
+export type PermissionRule = { tool: string, decision: PermissionPolicy, };
+
+export type PermissionRules = { rules: Array<PermissionRule>, };
 
 export type PipelineCompileParams = { projectId: string, 
 /**
@@ -576,9 +637,85 @@ strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
 
 export type Segment = { text: string, emphasized: boolean, };
 
+export type Session = { id: string, projectId: string, title: string, 
+/**
+ * The LLM profile id every model call of the session uses.
+ */
+profileId: string, limits: Limits, archived: boolean, createdAt: string, updatedAt: string, };
+
+export type SessionAnswerParams = { sessionId: string, questionId: string, answer: string, };
+
+export type SessionCreateParams = { projectId: string, 
+/**
+ * An LLM profile id or name; the default profile when absent.
+ */
+profile?: string, title?: string, mode?: Mode, limits?: LimitsInput, };
+
+export type SessionEventsParams = { sessionId: string, 
+/**
+ * The first sequence number to return (default 1).
+ */
+from?: number, 
+/**
+ * At most this many events (default 1,000).
+ */
+limit?: number, };
+
+export type SessionEventsResult = { events: Array<Event>, lastSequence: number, };
+
+export type SessionGetParams = { sessionId: string, 
+/**
+ * Include the UI timeline (default false).
+ */
+timeline?: boolean, };
+
+export type SessionInterruptResult = { 
+/**
+ * False when no turn was running.
+ */
+interrupted: boolean, };
+
+export type SessionListParams = { projectId?: string, includeArchived?: boolean, };
+
+export type SessionListResult = { 
+/**
+ * Newest first.
+ */
+sessions: Array<Session>, };
+
+export type SessionRef = { sessionId: string, };
+
+export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, note?: string, };
+
+export type SessionSetModeParams = { sessionId: string, mode: Mode, };
+
+export type SessionStatus = "idle" | "running" | "waitingForApproval" | "waitingForAnswer" | "archived";
+
+export type SessionSubmitParams = { sessionId: string, text: string, 
+/**
+ * Switch the mode first.
+ */
+mode?: Mode, };
+
+export type SessionSubmitResult = { 
+/**
+ * True when a turn was running and the message waits for its end.
+ */
+queued: boolean, reason?: TurnEndReason, session: SessionView, timings?: TurnTimings, };
+
+export type SessionView = { session: Session, status: SessionStatus, mode: Mode, lastSequence: number, pendingApproval?: PendingApproval, pendingQuestion?: PendingQuestion, 
+/**
+ * Messages waiting for the running turn to end.
+ */
+queued: Array<string>, lastTurnEnd?: TurnEndReason, 
+/**
+ * The hash of the model-visible messages (`sha256:...`).
+ */
+messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<TimelineItem>, };
+
 export type Severity = "info" | "warn" | "block";
 
-export type StreamEvent = { "type": "progress", "data": ProgressEvent };
+export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
 
 export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>, 
 /**
@@ -605,6 +742,24 @@ export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletio
  * True when both texts are equal (then `hunks` is empty).
  */
 identical: boolean, };
+
+export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
+/**
+ * A short text for the timeline.
+ */
+text: string, };
+
+export type ToolCall = { id: string, name: string, arguments: string, };
+
+export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled";
+
+export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
+
+export type TurnTimings = { modelCalls: number, modelMicros: number, durableSyncs: number, syncMicros: number, totalMicros: number, 
+/**
+ * Everything but model time and durable syncs.
+ */
+harnessMicros: number, };
 
 export type Unit = "chars" | "x_weighted" | "xhs_units" | "count";
 
@@ -784,16 +939,28 @@ export interface ApiMethods {
   "usage.list": { params: UsageListParams; result: UsageListResult };
   "usage.getQuotas": { params: Empty; result: Quotas };
   "usage.setQuotas": { params: QuotasSetParams; result: Quotas };
+  "session.create": { params: SessionCreateParams; result: SessionView };
+  "session.list": { params: SessionListParams; result: SessionListResult };
+  "session.get": { params: SessionGetParams; result: SessionView };
+  "session.archive": { params: SessionRef; result: SessionView };
+  "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
+  "session.setMode": { params: SessionSetModeParams; result: SessionView };
+  "session.events": { params: SessionEventsParams; result: SessionEventsResult };
+  "permissionRules.get": { params: Empty; result: PermissionRules };
+  "permissionRules.set": { params: PermissionRules; result: PermissionRules };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
   "backup.create": { params: Empty; result: BackupInfo };
   "backup.auto": { params: BackupAutoParams; result: BackupAutoResult };
   "backup.restore": { params: BackupRestoreParams; result: BackupRestoreResult };
+  "session.submit": { params: SessionSubmitParams; result: SessionSubmitResult };
+  "session.resolveApproval": { params: SessionResolveApprovalParams; result: SessionSubmitResult };
+  "session.answerQuestion": { params: SessionAnswerParams; result: SessionSubmitResult };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "permissionRules.get", "permissionRules.set", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];

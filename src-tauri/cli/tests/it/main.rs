@@ -4,6 +4,7 @@
 mod commands;
 mod profile;
 mod serve;
+mod session;
 
 use std::path::Path;
 use std::process::{Command, Output};

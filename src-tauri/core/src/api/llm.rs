@@ -496,6 +496,11 @@ fn endpoint(profile: &LlmProfile, api_key: Option<ApiKey>) -> Result<Endpoint, A
 }
 
 impl Engine {
+    /// The LLM profile named by id or name.
+    pub(crate) fn llm_profile(&self, name_or_id: &str) -> Result<LlmProfile, ApiError> {
+        load(self, name_or_id)
+    }
+
     fn llm_client(&self, endpoint: Endpoint) -> Result<LlmClient, ApiError> {
         let jitter = self.llm.jitter.get_or_init(|| Arc::new(Jitter::new(self.config.jitter_seed)));
         Ok(LlmClient::new(endpoint, self.config.llm_retry, Arc::clone(jitter))?)

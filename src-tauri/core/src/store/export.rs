@@ -18,6 +18,13 @@
 //! llm-profiles/<id>.json            LLM profiles: settings and key fingerprint, never a key
 //! usage/records.jsonl               one model call per line, oldest first
 //! usage/quotas.json
+//! sessions/<id>/session.json        harness sessions ...
+//! sessions/<id>/events.jsonl        ... and their event logs, one event per line
+//! harness/approvals.jsonl           approval decisions
+//! harness/executions.jsonl          writes that ran, by idempotency key
+//! harness/context-snapshots.jsonl   immutable context snapshots
+//! harness/results.jsonl             large tool results, by content hash
+//! harness/permission-rules.json
 //! ```
 
 use std::fs;
@@ -31,6 +38,8 @@ use ts_rs::TS;
 use super::{keys, Batch, Durability, Store, StoreError};
 use crate::llm::profile::LlmProfile;
 use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
+use crate::harness::log::{ApprovalRecord, ContextSnapshot, Session, StoredResult, ToolExecution};
+use crate::harness::{Event, StoredRules};
 use crate::usage::{Quotas, UsageRecord};
 
 pub const EXPORT_FORMAT: &str = "inkstone-export";
@@ -67,6 +76,32 @@ pub struct ExportCounts {
     pub usage_records: u64,
     #[serde(default)]
     pub platform_drafts: u64,
+    #[serde(default)]
+    pub sessions: u64,
+    #[serde(default)]
+    pub session_events: u64,
+}
+
+/// One record per line.
+fn jsonl<T: Serialize>(records: &[T], path: &Path) -> Result<Vec<u8>, ExportError> {
+    let mut out = Vec::new();
+    for record in records {
+        out.extend(serde_json::to_vec(record).map_err(|e| ExportError::Format { path: path.to_path_buf(), message: e.to_string() })?);
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// Reads a `.jsonl` file written by [`jsonl`]; an absent file is no records.
+fn read_jsonl<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>, ExportError> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for (line_idx, line) in read_text(path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        out.push(serde_json::from_str(line).map_err(|e| ExportError::Format { path: path.to_path_buf(), message: format!("line {}: {e}", line_idx + 1) })?);
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -227,6 +262,34 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
     }
     if let Some(quotas) = store.get::<Quotas>(crate::usage::META_QUOTAS)? {
         write(&root.join("usage").join("quotas.json"), &json_bytes(&quotas)?)?;
+    }
+
+    for session in store.scan::<Session>(b"")? {
+        let dir = root.join("sessions").join(&session.id);
+        write(&dir.join("session.json"), &json_bytes(&session)?)?;
+        let events = store.scan::<Event>(&keys::project_prefix(&session.id))?;
+        counts.session_events += events.len() as u64;
+        let path = dir.join("events.jsonl");
+        write(&path, &jsonl(&events, &path)?)?;
+        counts.sessions += 1;
+    }
+    let harness_dir = root.join("harness");
+    let approvals = store.scan::<ApprovalRecord>(b"")?;
+    let executions = store.scan::<ToolExecution>(b"")?;
+    let snapshots = store.scan::<ContextSnapshot>(b"")?;
+    let results = store.scan::<StoredResult>(b"")?;
+    for (name, bytes) in [
+        ("approvals.jsonl", jsonl(&approvals, &harness_dir)?),
+        ("executions.jsonl", jsonl(&executions, &harness_dir)?),
+        ("context-snapshots.jsonl", jsonl(&snapshots, &harness_dir)?),
+        ("results.jsonl", jsonl(&results, &harness_dir)?),
+    ] {
+        if !bytes.is_empty() {
+            write(&harness_dir.join(name), &bytes)?;
+        }
+    }
+    if let Some(rules) = store.get::<StoredRules>(b"permission_rules")? {
+        write(&harness_dir.join("permission-rules.json"), &json_bytes(&rules)?)?;
     }
 
     let manifest = Manifest {
@@ -413,6 +476,34 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
     let quotas_path = src.join("usage").join("quotas.json");
     if quotas_path.exists() {
         batch.put(&read_json::<Quotas>(&quotas_path)?)?;
+    }
+    let sessions_dir = src.join("sessions");
+    if sessions_dir.exists() {
+        for dir in entries(&sessions_dir)?.into_iter().filter(|p| p.is_dir()) {
+            batch.put(&read_json::<Session>(&dir.join("session.json"))?)?;
+            for event in read_jsonl::<Event>(&dir.join("events.jsonl"))? {
+                batch.put(&event)?;
+                counts.session_events += 1;
+            }
+            counts.sessions += 1;
+        }
+    }
+    let harness_dir = src.join("harness");
+    for record in read_jsonl::<ApprovalRecord>(&harness_dir.join("approvals.jsonl"))? {
+        batch.put(&record)?;
+    }
+    for record in read_jsonl::<ToolExecution>(&harness_dir.join("executions.jsonl"))? {
+        batch.put(&record)?;
+    }
+    for record in read_jsonl::<ContextSnapshot>(&harness_dir.join("context-snapshots.jsonl"))? {
+        batch.put(&record)?;
+    }
+    for record in read_jsonl::<StoredResult>(&harness_dir.join("results.jsonl"))? {
+        batch.put(&record)?;
+    }
+    let rules_path = harness_dir.join("permission-rules.json");
+    if rules_path.exists() {
+        batch.put(&read_json::<StoredRules>(&rules_path)?)?;
     }
     if counts != manifest.counts {
         return Err(ExportError::Format {

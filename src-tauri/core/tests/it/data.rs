@@ -59,7 +59,7 @@ fn export_then_import_gives_identical_content() {
         .engine
         .call_stream("export.run", json!({"path": first.display().to_string()}), &mut |e| events.push(e))
         .unwrap();
-    assert_eq!(result["manifest"]["counts"], json!({"projects": 2, "versions": 2, "comments": 1, "activities": 9, "brandProfiles": 1, "templates": 1, "media": 1, "llmProfiles": 0, "usageRecords": 0, "platformDrafts": 1}));
+    assert_eq!(result["manifest"]["counts"], json!({"projects": 2, "versions": 2, "comments": 1, "activities": 9, "brandProfiles": 1, "templates": 1, "media": 1, "llmProfiles": 0, "usageRecords": 0, "platformDrafts": 1, "sessions": 0, "sessionEvents": 0}));
     assert!(!events.is_empty(), "export reports progress");
     assert_eq!(std::fs::read_to_string(first.join("projects").join(source.ok("project.list", json!({}))["projects"][0]["id"].as_str().unwrap()).join("source.md")).unwrap(), "unsaved working copy 未保存");
 

@@ -5,6 +5,7 @@ mod api;
 mod crash;
 mod data;
 mod drafts;
+mod harness;
 mod keychain;
 mod llm_api;
 mod llm_client;

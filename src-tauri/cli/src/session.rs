@@ -1,0 +1,178 @@
+//! `inkstone-cli session …`: harness sessions. `send`, `approve`, `deny` and `answer`
+//! print every event as one NDJSON line while the turn runs, then the result line,
+//! and exit when the turn ends or blocks on an approval or a question.
+
+use std::io::Write;
+
+use clap::Subcommand;
+use inkstone_core::api::StreamEvent;
+use inkstone_core::Engine;
+use serde_json::{json, Value};
+
+use crate::commands::{call, print_json, s};
+use crate::Failure;
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Start a session on a project.
+    New {
+        project: String,
+        /// An LLM profile id or name (default: the default profile).
+        #[arg(long)]
+        profile: Option<String>,
+        #[arg(long, value_parser = ["default", "plan"])]
+        mode: Option<String>,
+    },
+    /// List sessions.
+    List {
+        #[arg(long)]
+        project: Option<String>,
+        #[arg(long)]
+        all: bool,
+    },
+    /// Send a message; prints events as NDJSON until the turn ends or blocks.
+    Send {
+        session: String,
+        text: String,
+        #[arg(long, value_parser = ["default", "plan"])]
+        mode: Option<String>,
+    },
+    /// Approve a pending request; the turn continues.
+    Approve { session: String, request: String },
+    /// Deny a pending request; the turn continues.
+    Deny {
+        session: String,
+        request: String,
+        #[arg(long)]
+        note: Option<String>,
+    },
+    /// Answer a pending question; the turn continues.
+    Answer { session: String, question: String, answer: String },
+    /// Print the logged events as NDJSON, from a sequence number.
+    Events {
+        session: String,
+        #[arg(long, default_value_t = 1)]
+        from: u64,
+    },
+    /// The session's state and timeline.
+    Show { session: String },
+    /// Stop the running turn of a session (from another process this has no effect:
+    /// the data folder is held by the sender).
+    Interrupt { session: String },
+    /// Archive a session.
+    Archive { session: String },
+}
+
+/// Calls a streaming method, printing each harness event as an NDJSON line, then the
+/// result (or the error) as the last line.
+fn streamed(engine: &Engine, method: &str, params: Value) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    let result = engine.call_stream(method, params, &mut |event| {
+        if let StreamEvent::Harness(event) = event {
+            let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
+            let _ = out.flush();
+        }
+    });
+    let result = result?;
+    let _ = writeln!(out, "{}", json!({"type": "result", "data": result}));
+    Ok(())
+}
+
+pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<(), Failure> {
+    match command {
+        SessionCommand::New { project, profile, mode } => {
+            let mut params = json!({"projectId": project});
+            if let Some(profile) = profile {
+                params["profile"] = json!(profile);
+            }
+            if let Some(mode) = mode {
+                params["mode"] = json!(mode);
+            }
+            let view = call(engine, "session.create", params)?;
+            if as_json {
+                print_json(&view);
+            } else {
+                println!("{}", s(&view["session"], "id"));
+            }
+        }
+        SessionCommand::List { project, all } => {
+            let mut params = json!({"includeArchived": all});
+            if let Some(project) = project {
+                params["projectId"] = json!(project);
+            }
+            let list = call(engine, "session.list", params)?;
+            if as_json {
+                print_json(&list);
+            } else {
+                for session in list["sessions"].as_array().into_iter().flatten() {
+                    println!("{}  {}  {}{}", s(session, "id"), s(session, "projectId"), s(session, "title"), if session["archived"] == true { "  (archived)" } else { "" });
+                }
+            }
+        }
+        SessionCommand::Send { session, text, mode } => {
+            let mut params = json!({"sessionId": session, "text": text});
+            if let Some(mode) = mode {
+                params["mode"] = json!(mode);
+            }
+            streamed(engine, "session.submit", params)?;
+        }
+        SessionCommand::Approve { session, request } => {
+            streamed(engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": true}))?;
+        }
+        SessionCommand::Deny { session, request, note } => {
+            streamed(engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": false, "note": note.unwrap_or_default()}))?;
+        }
+        SessionCommand::Answer { session, question, answer } => {
+            streamed(engine, "session.answerQuestion", json!({"sessionId": session, "questionId": question, "answer": answer}))?;
+        }
+        SessionCommand::Events { session, from } => {
+            let mut from = from;
+            let mut out = std::io::stdout().lock();
+            loop {
+                let page = call(engine, "session.events", json!({"sessionId": session, "from": from, "limit": 1000}))?;
+                let events = page["events"].as_array().cloned().unwrap_or_default();
+                for event in &events {
+                    let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
+                }
+                match events.last().and_then(|e| e["sequence"].as_u64()) {
+                    Some(last) if events.len() == 1000 => from = last + 1,
+                    _ => break,
+                }
+            }
+        }
+        SessionCommand::Show { session } => {
+            let view = call(engine, "session.get", json!({"sessionId": session, "timeline": true}))?;
+            if as_json {
+                print_json(&view);
+            } else {
+                println!("{}  {}  mode {}  status {}", s(&view["session"], "id"), s(&view["session"], "title"), s(&view, "mode"), s(&view, "status"));
+                if let Some(pending) = view["pendingApproval"].as_object() {
+                    println!("waiting for approval {}: {} ({})", pending["requestId"].as_str().unwrap_or(""), pending["tool"].as_str().unwrap_or(""), pending["reason"].as_str().unwrap_or(""));
+                }
+                if let Some(pending) = view["pendingQuestion"].as_object() {
+                    println!("waiting for an answer to {}: {}", pending["questionId"].as_str().unwrap_or(""), pending["question"].as_str().unwrap_or(""));
+                }
+                for item in view["timeline"].as_array().into_iter().flatten() {
+                    println!("{:>5}  {:<20} {}", item["sequence"], s(item, "kind"), s(item, "text"));
+                }
+            }
+        }
+        SessionCommand::Interrupt { session } => {
+            let result = call(engine, "session.interrupt", json!({"sessionId": session}))?;
+            if as_json {
+                print_json(&result);
+            } else {
+                println!("{}", if result["interrupted"] == true { "Interrupted." } else { "No turn was running." });
+            }
+        }
+        SessionCommand::Archive { session } => {
+            let view = call(engine, "session.archive", json!({"sessionId": session}))?;
+            if as_json {
+                print_json(&view);
+            } else {
+                println!("Archived {}", s(&view["session"], "id"));
+            }
+        }
+    }
+    Ok(())
+}

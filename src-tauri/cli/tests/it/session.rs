@@ -1,0 +1,47 @@
+//! `inkstone-cli session …` through the real binary against the scripted model server:
+//! `send` prints NDJSON events and exits when the turn blocks; `answer` continues it.
+
+use inkstone_test_support::model_server::{ModelServer, Reply};
+use serde_json::Value;
+
+use crate::{json_ok, run, stdout};
+
+fn ndjson(text: &str) -> Vec<Value> {
+    text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+#[test]
+fn send_blocks_on_a_question_and_answer_finishes_the_turn() {
+    let server = ModelServer::start(vec![Reply::tool_calls(&[("q1", "ask_user_question", r#"{"question":"哪个标题？"}"#)]), Reply::text("好的")]);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "local", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key"]);
+    let project = json_ok(data, &["project", "create", "春天"])["id"].as_str().unwrap().to_owned();
+    let session = stdout(&run(data, &["session", "new", &project])).trim().to_owned();
+    assert!(session.starts_with("ses_"), "{session}");
+
+    let sent = run(data, &["session", "send", &session, "改个标题", "--mode", "plan"]);
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let lines = ndjson(&stdout(&sent));
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["data"]["reason"], "blocked_on_question");
+    assert_eq!(last["data"]["session"]["mode"], "plan");
+    assert!(lines.iter().any(|l| l["kind"] == "question_asked"));
+    let question = last["data"]["session"]["pendingQuestion"]["questionId"].as_str().unwrap().to_owned();
+
+    let answered = run(data, &["session", "answer", &session, &question, "第二个"]);
+    assert!(answered.status.success(), "{}", String::from_utf8_lossy(&answered.stderr));
+    assert_eq!(ndjson(&stdout(&answered)).last().unwrap()["data"]["reason"], "completed");
+
+    let events = ndjson(&stdout(&run(data, &["session", "events", &session, "--from", "2"])));
+    assert_eq!(events[0]["sequence"], 2);
+    let sequences: Vec<u64> = events.iter().map(|e| e["sequence"].as_u64().unwrap()).collect();
+    assert_eq!(sequences, (2..2 + events.len() as u64).collect::<Vec<_>>());
+    let shown = stdout(&run(data, &["session", "show", &session]));
+    assert!(shown.contains("status idle") && shown.contains("第二个"), "{shown}");
+    let denied = run(data, &["session", "approve", &session, "apr_nope"]);
+    assert_eq!(denied.status.code(), Some(1));
+    assert_eq!(serde_json::from_slice::<Value>(&denied.stderr).unwrap()["code"], "CONFLICT");
+    server.assert_tool_results_paired();
+}

@@ -1,0 +1,450 @@
+//! Harness sessions over the API (`session.*`, `permissionRules.*`). The turn loop
+//! itself is in `crate::harness`; these methods check parameters, start or continue
+//! turns, and stream every event (`StreamEvent::Harness`).
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{required_text, ApiError, Empty, Engine, StreamEvent};
+use crate::harness::{self, Event, EventBody, Limits, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TimelineItem, TurnEndReason};
+use crate::llm::profile::LlmProfile;
+use crate::model::Project;
+use crate::store::{Batch, Durability};
+
+/// Changes to the default limits; absent fields keep the default.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitsInput {
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_model_turns: Option<u32>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub tool_timeout_ms: Option<u64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub token_budget: Option<u64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub cost_budget: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub breaker_threshold: Option<u32>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub loop_threshold: Option<u32>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub max_output_tokens: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionCreateParams {
+    pub project_id: String,
+    /// An LLM profile id or name; the default profile when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub profile: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub mode: Option<Mode>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub limits: Option<LimitsInput>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionRef {
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionGetParams {
+    pub session_id: String,
+    /// Include the UI timeline (default false).
+    #[serde(default)]
+    #[ts(optional)]
+    pub timeline: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionListParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub include_archived: Option<bool>,
+}
+
+/// Where a session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SessionStatus {
+    Idle,
+    Running,
+    WaitingForApproval,
+    WaitingForAnswer,
+    Archived,
+}
+
+/// A session and its state, as a replay of its log gives it.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    pub session: Session,
+    pub status: SessionStatus,
+    pub mode: Mode,
+    pub last_sequence: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_approval: Option<PendingApproval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pending_question: Option<PendingQuestion>,
+    /// Messages waiting for the running turn to end.
+    pub queued: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_turn_end: Option<TurnEndReason>,
+    /// The hash of the model-visible messages (`sha256:...`).
+    pub messages_hash: String,
+    pub message_count: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub timeline: Option<Vec<TimelineItem>>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListResult {
+    /// Newest first.
+    pub sessions: Vec<Session>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionSubmitParams {
+    pub session_id: String,
+    pub text: String,
+    /// Switch the mode first.
+    #[serde(default)]
+    #[ts(optional)]
+    pub mode: Option<Mode>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionResolveApprovalParams {
+    pub session_id: String,
+    pub request_id: String,
+    pub approved: bool,
+    #[serde(default)]
+    #[ts(optional)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionAnswerParams {
+    pub session_id: String,
+    pub question_id: String,
+    pub answer: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionSetModeParams {
+    pub session_id: String,
+    pub mode: Mode,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionEventsParams {
+    pub session_id: String,
+    /// The first sequence number to return (default 1).
+    #[serde(default)]
+    #[ts(optional)]
+    pub from: Option<u64>,
+    /// At most this many events (default 1,000).
+    #[serde(default)]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEventsResult {
+    pub events: Vec<Event>,
+    pub last_sequence: u64,
+}
+
+/// Where the time of a submit went (microseconds).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnTimings {
+    pub model_calls: u32,
+    pub model_micros: u64,
+    pub durable_syncs: u32,
+    pub sync_micros: u64,
+    pub total_micros: u64,
+    /// Everything but model time and durable syncs.
+    pub harness_micros: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSubmitResult {
+    /// True when a turn was running and the message waits for its end.
+    pub queued: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason: Option<TurnEndReason>,
+    pub session: SessionView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub timings: Option<TurnTimings>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInterruptResult {
+    /// False when no turn was running.
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermissionRules {
+    pub rules: Vec<PermissionRule>,
+}
+
+fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<SessionView, ApiError> {
+    let session = engine.load_session(session_id)?;
+    let (state, running) = engine.session_state(session_id)?;
+    let status = if session.archived {
+        SessionStatus::Archived
+    } else if running {
+        SessionStatus::Running
+    } else if state.pending_approval.is_some() {
+        SessionStatus::WaitingForApproval
+    } else if state.pending_question.is_some() {
+        SessionStatus::WaitingForAnswer
+    } else {
+        SessionStatus::Idle
+    };
+    Ok(SessionView {
+        status,
+        mode: state.mode,
+        last_sequence: state.last_sequence,
+        messages_hash: state.messages_hash(),
+        message_count: state.messages.len() as u32,
+        pending_approval: state.pending_approval.clone(),
+        pending_question: state.pending_question.clone(),
+        queued: state.queued.clone(),
+        last_turn_end: state.last_turn_end,
+        input_tokens: state.input_tokens,
+        output_tokens: state.output_tokens,
+        timeline: with_timeline.then(|| state.timeline.clone()),
+        session,
+    })
+}
+
+fn limits(input: Option<LimitsInput>) -> Result<Limits, ApiError> {
+    let mut limits = Limits::default();
+    let Some(input) = input else { return Ok(limits) };
+    if let Some(n) = input.max_model_turns {
+        if !(1..=1000).contains(&n) {
+            return Err(ApiError::validation("limits.maxModelTurns", "`maxModelTurns` must be between 1 and 1000."));
+        }
+        limits.max_model_turns = n;
+    }
+    if let Some(ms) = input.tool_timeout_ms {
+        if !(10..=3_600_000).contains(&ms) {
+            return Err(ApiError::validation("limits.toolTimeoutMs", "`toolTimeoutMs` must be between 10 ms and one hour."));
+        }
+        limits.tool_timeout_ms = ms;
+    }
+    limits.token_budget = input.token_budget;
+    if let Some(cost) = input.cost_budget {
+        if !cost.is_finite() || cost < 0.0 {
+            return Err(ApiError::validation("limits.costBudget", "`costBudget` must be a number ≥ 0."));
+        }
+        limits.cost_budget = Some(cost);
+    }
+    if let Some(n) = input.breaker_threshold {
+        limits.breaker_threshold = n.max(1);
+    }
+    if let Some(n) = input.loop_threshold {
+        limits.loop_threshold = n.max(2);
+    }
+    if let Some(n) = input.max_output_tokens {
+        limits.max_output_tokens = n.max(1);
+    }
+    Ok(limits)
+}
+
+pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<SessionView, ApiError> {
+    let project = engine.store.get::<Project>(params.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &params.project_id))?;
+    let profile: LlmProfile = match &params.profile {
+        Some(name) => engine.llm_profile(name)?,
+        None => engine
+            .store
+            .scan::<LlmProfile>(b"")?
+            .into_iter()
+            .find(|p| p.is_default)
+            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to talk to.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`."))?,
+    };
+    let title = match &params.title {
+        Some(title) => required_text("title", title, super::MAX_TITLE_CHARS)?,
+        None => project.title.clone(),
+    };
+    let limits = limits(params.limits)?;
+    let now = engine.now();
+    let session = Session { id: engine.new_id("ses"), project_id: project.id.clone(), title, profile_id: profile.id.clone(), limits, archived: false, created_at: now, updated_at: now };
+    {
+        let _guard = engine.write_lock();
+        let mut batch = Batch::new();
+        batch.put(&session)?;
+        engine.store.apply(batch, Durability::Durable)?;
+    }
+    let live = engine.live_session(&session.id)?;
+    let body = EventBody::SessionCreated { project_id: project.id, profile: profile.id, mode: params.mode.unwrap_or_default() };
+    engine.append_event(&session.id, &live, harness::Meta::default(), body, Batch::new(), Durability::Durable)?;
+    view(engine, &session.id, false)
+}
+
+pub(super) fn list(engine: &Engine, params: SessionListParams) -> Result<SessionListResult, ApiError> {
+    let include_archived = params.include_archived.unwrap_or(false);
+    let mut sessions: Vec<Session> = engine
+        .store
+        .scan::<Session>(b"")?
+        .into_iter()
+        .filter(|s| include_archived || !s.archived)
+        .filter(|s| params.project_id.as_ref().is_none_or(|p| &s.project_id == p))
+        .collect();
+    sessions.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
+    Ok(SessionListResult { sessions })
+}
+
+pub(super) fn get(engine: &Engine, params: SessionGetParams) -> Result<SessionView, ApiError> {
+    view(engine, &params.session_id, params.timeline.unwrap_or(false))
+}
+
+pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView, ApiError> {
+    let mut session = engine.load_session(&params.session_id)?;
+    if session.archived {
+        return view(engine, &session.id, false);
+    }
+    let live = engine.live_session(&session.id)?;
+    if *live.running.lock().unwrap_or_else(|p| p.into_inner()) {
+        return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").hint("interrupt", "Interrupt it first."));
+    }
+    session.archived = true;
+    session.updated_at = engine.now();
+    let mut extra = Batch::new();
+    extra.put(&session)?;
+    engine.append_event(&session.id, &live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
+    view(engine, &session.id, false)
+}
+
+fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> Result<SessionSubmitResult, ApiError> {
+    let session = view(engine, session_id, false)?;
+    Ok(match outcome {
+        SubmitOutcome::Queued => SessionSubmitResult { queued: true, reason: None, session, timings: None },
+        SubmitOutcome::Finished { reason, stats } => {
+            let micros = |d: std::time::Duration| d.as_micros() as u64;
+            let timings = TurnTimings {
+                model_calls: stats.model_calls,
+                model_micros: micros(stats.model_time),
+                durable_syncs: stats.durable_syncs,
+                sync_micros: micros(stats.sync_time),
+                total_micros: micros(stats.total_time),
+                harness_micros: micros(stats.total_time.saturating_sub(stats.model_time).saturating_sub(stats.sync_time)),
+            };
+            SessionSubmitResult { queued: false, reason: Some(reason), session, timings: Some(timings) }
+        }
+    })
+}
+
+pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
+    if let Some(mode) = params.mode {
+        set_mode_inner(engine, &params.session_id, mode, on_event)?;
+    }
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let outcome = harness::submit_message(engine, &params.session_id, &params.text, &mut emit)?;
+    submit_result(engine, &params.session_id, outcome)
+}
+
+pub(super) fn interrupt(engine: &Engine, params: SessionRef) -> Result<SessionInterruptResult, ApiError> {
+    engine.load_session(&params.session_id)?;
+    Ok(SessionInterruptResult { interrupted: engine.interrupt_session(&params.session_id)? })
+}
+
+pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
+    let decided_by = super::workspace::author(engine)?;
+    let note = params.note.unwrap_or_default();
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let outcome = harness::resolve_approval(engine, &params.session_id, &params.request_id, params.approved, &note, &decided_by, &mut emit)?;
+    submit_result(engine, &params.session_id, outcome)
+}
+
+pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let outcome = harness::answer_question(engine, &params.session_id, &params.question_id, &params.answer, &mut emit)?;
+    submit_result(engine, &params.session_id, outcome)
+}
+
+fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
+    let session = engine.load_session(session_id)?;
+    if session.archived {
+        return Err(ApiError::validation("sessionId", "The session is archived."));
+    }
+    let live = engine.live_session(session_id)?;
+    if live.state.lock().unwrap_or_else(|p| p.into_inner()).mode == mode {
+        return Ok(());
+    }
+    let event = engine.append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
+    on_event(StreamEvent::Harness(Box::new(event)));
+    Ok(())
+}
+
+pub(super) fn set_mode(engine: &Engine, params: SessionSetModeParams) -> Result<SessionView, ApiError> {
+    set_mode_inner(engine, &params.session_id, params.mode, &mut |_| {})?;
+    view(engine, &params.session_id, false)
+}
+
+pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<SessionEventsResult, ApiError> {
+    engine.load_session(&params.session_id)?;
+    let from = params.from.unwrap_or(1).max(1);
+    let limit = params.limit.unwrap_or(1000).clamp(1, 10_000) as usize;
+    let prefix = crate::store::keys::project_prefix(&params.session_id);
+    let start = crate::store::keys::session_event(&params.session_id, from);
+    let events = engine.store.scan_from_limit::<Event>(&prefix, &start, limit)?;
+    let (state, _) = engine.session_state(&params.session_id)?;
+    Ok(SessionEventsResult { events, last_sequence: state.last_sequence })
+}
+
+pub(super) fn get_rules(engine: &Engine, _: Empty) -> Result<PermissionRules, ApiError> {
+    Ok(PermissionRules { rules: engine.permission_rules()? })
+}
+
+pub(super) fn set_rules(engine: &Engine, params: PermissionRules) -> Result<PermissionRules, ApiError> {
+    for (index, rule) in params.rules.iter().enumerate() {
+        if rule.tool.trim().is_empty() {
+            return Err(ApiError::validation(&format!("rules[{index}].tool"), "A rule names a tool or `*`."));
+        }
+    }
+    engine.set_permission_rules(params.rules.clone())?;
+    Ok(params)
+}

@@ -1,0 +1,211 @@
+//! Context assembly: the immutable snapshot a model call starts from, built in layers
+//! from typed project records only.
+//!
+//! Layers, in the order they are sent: `pinned` (product rules, permissions and mode,
+//! project, brand profile, active platforms), `working_set` (title, source, open
+//! comments), `session_summary` (empty until compaction exists: the seam for it),
+//! `cold_refs` (ids only). The recent turns are the conversation itself, sent after
+//! the system message.
+//!
+//! Trimming, when the estimate (Chinese-aware, [`crate::llm::estimate_tokens`]) is over
+//! the budget, in this order: (1) cold references shrink to counts; (2) the source in
+//! the working set becomes an excerpt of its head with a note; (3) the comments go.
+//! The pinned layer is never trimmed: if it alone does not fit, the call is
+//! CONTEXT_TOO_LONG.
+//!
+//! Secrets cannot enter by construction: the input holds only project, brand
+//! profile, template, version, comment and media records, none of which has a field
+//! for a key, token or setting; LLM profiles, quotas and the keychain are not inputs.
+
+use crate::harness::log::{ContextLayer, ContextSnapshot};
+use crate::harness::Mode;
+use crate::llm::estimate_tokens;
+use crate::model::{BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version};
+
+/// The product rules every session starts with.
+pub const PRODUCT_RULES: &str = "You are Inkstone's drafting assistant. You help one writer with one project. \
+Read with the tools before you claim anything about the project. Never invent facts, quotes or numbers. \
+Write in the language of the project unless asked otherwise. Changes to content are made only through tools, \
+and the user approves them.";
+
+/// What a snapshot is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextInput<'a> {
+    pub project: &'a Project,
+    pub brand: Option<&'a BrandProfile>,
+    pub template: Option<&'a ContentTemplate>,
+    pub versions: &'a [Version],
+    pub comments: &'a [Comment],
+    pub media: &'a [MediaAsset],
+    pub mode: Mode,
+    /// The session summary (empty until compaction exists).
+    pub session_summary: &'a str,
+}
+
+/// The context could not be made to fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooLong {
+    pub needed: u64,
+    pub budget: u64,
+}
+
+const SOURCE_EXCERPT_CHARS: usize = 1_500;
+
+fn pinned(input: &ContextInput<'_>) -> String {
+    let p = input.project;
+    let mut out = format!("# Rules\n{PRODUCT_RULES}\n\n# Permissions\n");
+    out.push_str(match input.mode {
+        Mode::Default => "Mode: default. Reading tools run freely; anything that changes content asks the user first.\n",
+        Mode::Plan => "Mode: plan. Read and propose only; every write is refused. Present a plan with exit_plan_mode.\n",
+    });
+    let platforms: Vec<String> = p.platforms.iter().map(|x| format!("{x:?}").to_lowercase()).collect();
+    out.push_str(&format!(
+        "\n# Project\nid: {}\ntitle: {}\nrevision: {}\nlatest version: {}\nplatforms: {}\n",
+        p.id,
+        p.title,
+        p.revision,
+        p.head,
+        if platforms.is_empty() { "all".to_owned() } else { platforms.join(", ") }
+    ));
+    if let Some(b) = input.brand {
+        out.push_str(&format!(
+            "\n# Brand profile: {}\nvoice: {}\naudience: {}\nbanned words: {}\nCTA: {}\nlink strategy: {}\ndefault tags: {}\nindustry: {}\n",
+            b.name,
+            b.voice,
+            b.target_audience,
+            b.banned_words.join(", "),
+            b.cta,
+            b.link_strategy,
+            b.default_tags.join(", "),
+            b.industry
+        ));
+    }
+    if let Some(t) = input.template {
+        out.push_str(&format!("\n# Template\n{} (title pattern: {})\n", t.name, t.title_template));
+    }
+    out
+}
+
+fn working_set(input: &ContextInput<'_>, excerpt: bool, with_comments: bool) -> String {
+    let p = input.project;
+    let mut out = format!("# Working set\ntitle: {}\n", p.title);
+    let chars = p.source.chars().count();
+    if excerpt && chars > SOURCE_EXCERPT_CHARS {
+        let head: String = p.source.chars().take(SOURCE_EXCERPT_CHARS).collect();
+        out.push_str(&format!(
+            "source (first {SOURCE_EXCERPT_CHARS} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n",
+            p.revision
+        ));
+    } else {
+        out.push_str(&format!("source ({chars} characters):\n{}\n", p.source));
+    }
+    let open: Vec<&Comment> = input.comments.iter().filter(|c| !c.resolved).collect();
+    if with_comments && !open.is_empty() {
+        out.push_str("\nopen comments:\n");
+        for c in open.iter().take(20) {
+            let quote = c.quote.as_deref().map(|q| format!(" on \"{}\"", q.chars().take(80).collect::<String>())).unwrap_or_default();
+            out.push_str(&format!("- {}{quote}: {}\n", c.author, c.body.chars().take(300).collect::<String>()));
+        }
+    } else if !open.is_empty() {
+        out.push_str(&format!("\n{} open comments (read_comments).\n", open.len()));
+    }
+    out
+}
+
+fn cold_refs(input: &ContextInput<'_>, counts_only: bool) -> String {
+    if counts_only {
+        return format!("# References\n{} versions, {} comments, {} images.\n", input.versions.len(), input.comments.len(), input.media.len());
+    }
+    let versions: Vec<String> = input.versions.iter().map(|v| format!("v{} {}", v.number, v.id)).collect();
+    let comments: Vec<&str> = input.comments.iter().map(|c| c.id.as_str()).collect();
+    let media: Vec<&str> = input.media.iter().map(|m| m.id.as_str()).collect();
+    format!("# References\nversions: {}\ncomments: {}\nimages: {}\n", versions.join(", "), comments.join(", "), media.join(", "))
+}
+
+fn layer(name: &str, text: String, trimmed: bool) -> ContextLayer {
+    ContextLayer { name: name.to_owned(), tokens: estimate_tokens(&text), text, trimmed }
+}
+
+/// Builds the snapshot within `budget_tokens`, trimming in the documented order.
+pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextSnapshot, TooLong> {
+    // (excerpt source, keep comments, counts-only refs) from full to smallest.
+    let steps = [(false, true, false), (false, true, true), (true, true, true), (true, false, true)];
+    let pinned = layer("pinned", pinned(input), false);
+    let summary = layer("session_summary", input.session_summary.to_owned(), false);
+    let mut last_needed = 0;
+    for (excerpt, comments, counts) in steps {
+        let layers = vec![
+            pinned.clone(),
+            layer("working_set", working_set(input, excerpt, comments), excerpt || !comments),
+            summary.clone(),
+            layer("cold_refs", cold_refs(input, counts), counts),
+        ];
+        let needed: u64 = layers.iter().map(|l| l.tokens).sum();
+        last_needed = needed;
+        if needed <= budget_tokens {
+            return Ok(snapshot(layers));
+        }
+    }
+    Err(TooLong { needed: last_needed, budget: budget_tokens })
+}
+
+fn snapshot(layers: Vec<ContextLayer>) -> ContextSnapshot {
+    let system = layers.iter().filter(|l| !l.text.is_empty()).map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n");
+    let hash = crate::harness::log::sha256_ref(system.as_bytes());
+    let id = format!("ctx_{}", hash.get(7..39).unwrap_or(&hash));
+    ContextSnapshot { id, layers, system }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn project(source: &str) -> Project {
+        let at = chrono::DateTime::from_timestamp_millis(0).unwrap();
+        Project {
+            id: "prj_1".into(),
+            title: "春日".into(),
+            source: source.into(),
+            revision: 3,
+            head: 2,
+            platforms: Vec::new(),
+            brand_profile_id: None,
+            template_id: None,
+            archived: false,
+            created_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn input(p: &Project) -> ContextInput<'_> {
+        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "" }
+    }
+
+    #[test]
+    fn layers_are_in_order_and_the_summary_layer_is_an_empty_seam() {
+        let p = project("春眠不觉晓。");
+        let snapshot = assemble(&input(&p), 100_000).unwrap();
+        let names: Vec<&str> = snapshot.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["pinned", "working_set", "session_summary", "cold_refs"]);
+        assert_eq!(snapshot.layers[2].text, "");
+        assert!(snapshot.system.contains("春眠不觉晓"));
+        assert!(snapshot.layers.iter().all(|l| !l.trimmed));
+        // Same input, same snapshot id.
+        assert_eq!(assemble(&input(&p), 100_000).unwrap().id, snapshot.id);
+    }
+
+    #[test]
+    fn a_long_chinese_source_is_trimmed_to_an_excerpt_and_pinned_never_is() {
+        let p = project(&"长".repeat(20_000));
+        let full = assemble(&input(&p), 100_000).unwrap();
+        assert!(full.layers[1].tokens >= 20_000, "one token per CJK character");
+        let trimmed = assemble(&input(&p), 3_000).unwrap();
+        assert!(trimmed.layers[1].trimmed);
+        assert!(trimmed.layers[1].text.contains("read_project_context has all of it"));
+        assert_eq!(trimmed.layers[0].text, full.layers[0].text);
+        let pinned = full.layers[0].tokens;
+        let error = assemble(&input(&p), pinned / 2).unwrap_err();
+        assert!(error.needed > pinned / 2);
+    }
+}

@@ -1,0 +1,246 @@
+//! The harness: the runtime Vibe Drafting and optimization runs share.
+//!
+//! - [`event`]: the envelope and the kinds; one exhaustive match decides which kinds
+//!   are logged and which the model sees.
+//! - [`log`]: sessions, the append-only event log (one sled tree, `session 0x00 seq`),
+//!   the content-addressed result store, context snapshots, approvals, executions.
+//! - [`replay`]: a log → the UI timeline, the model-visible messages (with a stable
+//!   hash) and the state the loop resumes from. The live loop folds every event it
+//!   appends with the same function, so live and replayed messages cannot drift.
+//! - [`tools`]: definitions, validators (JSON schema, errors with JSON pointers) and
+//!   the built-in read and workflow tools.
+//! - [`permission`]: the pure permission engine.
+//! - [`turn`]: the turn loop (`submit`, interrupts, approvals, questions, limits).
+
+pub mod event;
+pub mod log;
+pub mod permission;
+pub mod replay;
+pub mod tools;
+mod turn;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+
+pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
+pub use log::{ApprovalRecord, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
+pub use permission::{Decision, PermissionPolicy, PermissionRule};
+pub use replay::{replay, messages_hash, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
+pub use tools::{Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
+pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
+
+use crate::api::{ApiError, Engine, ErrorCode};
+use crate::llm::Cancel;
+use crate::store::{keys, Batch, Durability, Record};
+
+/// Workspace permission rules, kept in the meta tree.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct StoredRules {
+    pub(crate) rules: Vec<PermissionRule>,
+}
+
+const META_PERMISSION_RULES: &[u8] = b"permission_rules";
+
+impl Record for StoredRules {
+    const KIND: crate::store::Kind = crate::store::Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_PERMISSION_RULES.to_vec()
+    }
+}
+
+/// One session as this process holds it: its state (the fold of its log), whether a
+/// turn is running, and the interrupt signal.
+pub(crate) struct Live {
+    pub state: Mutex<SessionState>,
+    /// Held while deciding to start a turn or queue a message.
+    pub running: Mutex<bool>,
+    pub interrupt: AtomicBool,
+    pub cancel: Mutex<Cancel>,
+}
+
+impl Live {
+    fn lock_state(&self) -> MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    fn lock_running(&self) -> MutexGuard<'_, bool> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::SeqCst)
+    }
+}
+
+/// The harness of one engine: the tool registry and the sessions loaded so far.
+pub struct Runtime {
+    registry: RwLock<Result<Registry, String>>,
+    sessions: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime { registry: RwLock::new(Registry::with_builtins()), sessions: Mutex::new(HashMap::new()) }
+    }
+}
+
+impl Runtime {
+    pub(crate) fn registry(&self) -> Result<Registry, ApiError> {
+        match &*self.registry.read().unwrap_or_else(|p| p.into_inner()) {
+            Ok(registry) => Ok(registry.clone()),
+            Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
+        }
+    }
+}
+
+/// Where an event belongs and what it points at.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Meta {
+    pub turn_id: Option<String>,
+    pub parent_event_id: Option<String>,
+    pub tool_use_id: Option<String>,
+    pub context_snapshot_id: Option<String>,
+}
+
+impl Engine {
+    /// Registers a tool beside the built-in ones (the write tools arrive with
+    /// proposals; tests register theirs here). Replaces a tool of the same name.
+    pub fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
+        let mut guard = self.harness().registry.write().unwrap_or_else(|p| p.into_inner());
+        match &mut *guard {
+            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e)),
+            Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
+        }
+    }
+
+    /// The definitions of every registered tool, by name.
+    pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, ApiError> {
+        Ok(self.harness().registry()?.definitions().cloned().collect())
+    }
+
+    /// Every logged event of a session, in order.
+    pub fn session_events(&self, session_id: &str) -> Result<Vec<Event>, ApiError> {
+        Ok(self.store().scan::<Event>(&keys::project_prefix(session_id))?)
+    }
+
+    /// The stored context snapshot `id`.
+    pub fn context_snapshot(&self, id: &str) -> Result<Option<ContextSnapshot>, ApiError> {
+        Ok(self.store().get::<ContextSnapshot>(id.as_bytes())?)
+    }
+
+    /// A stored large tool result by its reference (`sha256:...`).
+    pub fn stored_result(&self, reference: &str) -> Result<Option<String>, ApiError> {
+        Ok(self.store().get::<log::StoredResult>(reference.as_bytes())?.map(|r| r.content))
+    }
+
+    pub(crate) fn permission_rules(&self) -> Result<Vec<PermissionRule>, ApiError> {
+        Ok(self.store().get::<StoredRules>(META_PERMISSION_RULES)?.map(|r| r.rules).unwrap_or_default())
+    }
+
+    pub(crate) fn set_permission_rules(&self, rules: Vec<PermissionRule>) -> Result<(), ApiError> {
+        let _guard = self.write_lock();
+        let mut batch = Batch::new();
+        batch.put(&StoredRules { rules })?;
+        self.store().apply(batch, Durability::Durable)?;
+        Ok(())
+    }
+
+    pub(crate) fn load_session(&self, session_id: &str) -> Result<Session, ApiError> {
+        self.store()
+            .get::<Session>(session_id.as_bytes())?
+            .ok_or_else(|| ApiError::not_found("session", session_id).hint("list_sessions", "List the sessions with `inkstone-cli session list`."))
+    }
+
+    /// The live session, loading and (after a crash) repairing its log on first use.
+    pub(crate) fn live_session(&self, session_id: &str) -> Result<Arc<Live>, ApiError> {
+        let session = self.load_session(session_id)?;
+        let mut sessions = self.harness().sessions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(live) = sessions.get(session_id) {
+            return Ok(Arc::clone(live));
+        }
+        let events = self.session_events(session_id)?;
+        let state = replay(events.iter()).state;
+        let live = Arc::new(Live { state: Mutex::new(state), running: Mutex::new(false), interrupt: AtomicBool::new(false), cancel: Mutex::new(Cancel::new()) });
+        sessions.insert(session_id.to_owned(), Arc::clone(&live));
+        drop(sessions);
+        turn::recover(self, &session, &live)?;
+        Ok(live)
+    }
+
+    /// Appends one event to a session's log (with `extra` records in the same
+    /// transaction) and folds it into the live state. Live-only kinds are refused.
+    pub(crate) fn append_event(&self, session_id: &str, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
+        let (persist, model_visible) = body.policy();
+        if persist == event::Persist::LiveOnly {
+            return Err(ApiError::internal(format!("`{}` events are live only", body.kind_name())));
+        }
+        let _guard = self.write_lock();
+        let mut state = live.lock_state();
+        let parent_event_id = meta.parent_event_id.or_else(|| match &body {
+            EventBody::ToolDecision { .. } | EventBody::ToolResult { .. } | EventBody::ApprovalRequested { .. } | EventBody::QuestionAsked { .. } => state.last_assistant_event_id.clone(),
+            EventBody::ApprovalResolved { .. } | EventBody::QuestionAnswered { .. } => state.last_block_event_id.clone(),
+            _ => None,
+        });
+        let event = Event {
+            event_id: self.new_id("evt"),
+            sequence: state.last_sequence + 1,
+            session_id: Some(session_id.to_owned()),
+            run_id: None,
+            turn_id: meta.turn_id,
+            parent_event_id,
+            tool_use_id: meta.tool_use_id,
+            context_snapshot_id: meta.context_snapshot_id,
+            proposal_id: None,
+            artifact_id: None,
+            created_at: self.now(),
+            model_visible,
+            body,
+        };
+        let size = serde_json::to_vec(&event).map(|v| v.len()).unwrap_or(usize::MAX);
+        if size > MAX_EVENT_BYTES {
+            return Err(ApiError::new(ErrorCode::Validation, format!("A `{}` event would be {size} bytes; log lines are at most {MAX_EVENT_BYTES}.", event.kind_name()))
+                .hint("shorten_message", "Send a shorter message, or split it."));
+        }
+        let mut batch = extra;
+        batch.put(&event)?;
+        self.store().apply(batch, durability)?;
+        state.apply(&event);
+        Ok(event)
+    }
+
+    /// A live-only event (a streaming delta), never stored.
+    pub(crate) fn live_event(&self, session_id: &str, turn_id: &str, body: EventBody) -> Event {
+        Event {
+            event_id: String::new(),
+            sequence: 0,
+            session_id: Some(session_id.to_owned()),
+            run_id: None,
+            turn_id: Some(turn_id.to_owned()),
+            parent_event_id: None,
+            tool_use_id: None,
+            context_snapshot_id: None,
+            proposal_id: None,
+            artifact_id: None,
+            created_at: self.now(),
+            model_visible: false,
+            body,
+        }
+    }
+
+    /// Asks the running turn of a session to stop. `false` when none runs here.
+    pub(crate) fn interrupt_session(&self, session_id: &str) -> Result<bool, ApiError> {
+        let live = self.live_session(session_id)?;
+        let running = *live.lock_running();
+        if running {
+            live.interrupt.store(true, Ordering::SeqCst);
+            live.cancel.lock().unwrap_or_else(|p| p.into_inner()).cancel();
+        }
+        Ok(running)
+    }
+
+    pub(crate) fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {
+        let live = self.live_session(session_id)?;
+        let running = *live.lock_running();
+        let state = live.lock_state().clone();
+        Ok((state, running))
+    }
+}

@@ -1,0 +1,261 @@
+//! The event envelope and the event kinds. Whether a kind is kept in the log and
+//! whether the model sees it is decided by one exhaustive match ([`EventBody::policy`]),
+//! so a new kind cannot be added without deciding both.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::api::Hint;
+use crate::llm::ToolCall;
+use crate::model::Timestamp;
+
+/// The permission mode of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Reads and proposals run; writes ask.
+    #[default]
+    Default,
+    /// Read and propose only: every write is denied by the permission engine.
+    Plan,
+}
+
+/// How a tool call ended, as the model and the UI see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Success,
+    UnknownTool,
+    SchemaViolation,
+    PermissionDenied,
+    Timeout,
+    Interrupted,
+    ToolError,
+    /// Stopped by the loop detector (same tool, same input, three times in a turn).
+    LoopDetected,
+    /// Never answered: the user moved on, or the process restarted.
+    Cancelled,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEndReason {
+    /// The model finished its answer.
+    Completed,
+    /// Waiting for the user to approve or deny a tool call.
+    BlockedOnApproval,
+    /// Waiting for the user to answer a question.
+    BlockedOnQuestion,
+    Interrupted,
+    /// The model-turn limit per user message tripped.
+    MaxModelTurns,
+    /// The session's token or cost budget is spent.
+    BudgetExceeded,
+    /// Three consecutive failures of the same kind.
+    CircuitBreaker,
+    /// The same tool with the same input three times in one turn.
+    LoopDetected,
+    ContextTooLong,
+    /// The model call failed (provider error after retries).
+    ModelError,
+    /// The process stopped in the middle of the turn.
+    Restarted,
+    /// A bug or a storage failure.
+    EngineFault,
+}
+
+/// An estimate of one context layer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LayerEstimate {
+    pub layer: String,
+    pub tokens: u64,
+    /// True when the layer was shortened to fit.
+    pub trimmed: bool,
+}
+
+/// What happened. `kind` and `payload` in the envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
+pub enum EventBody {
+    #[serde(rename_all = "camelCase")]
+    SessionCreated { project_id: String, profile: String, mode: Mode },
+    /// A user message, delivered to the model.
+    #[serde(rename_all = "camelCase")]
+    UserMessage { text: String, was_queued: bool },
+    /// A message submitted while a turn ran; delivered at the next turn boundary.
+    #[serde(rename_all = "camelCase")]
+    MessageQueued { text: String },
+    TurnStarted {},
+    /// The context of the next model call, stored as an immutable snapshot.
+    #[serde(rename_all = "camelCase")]
+    ContextAssembled { snapshot_id: String, estimated_tokens: u64, layers: Vec<LayerEstimate> },
+    /// A model call is about to be sent with these model-visible messages (their hash
+    /// and count; the system context is the snapshot of the envelope).
+    #[serde(rename_all = "camelCase")]
+    ModelCallStarted { model_turn: u32, messages_hash: String, message_count: u32 },
+    /// A piece of the answer, live only (the log keeps the completed message).
+    AssistantDelta { text: String },
+    /// A piece of the model's reasoning, live only.
+    ReasoningDelta { text: String },
+    /// A completed (or interrupted) assistant message.
+    #[serde(rename_all = "camelCase")]
+    AssistantMessage {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+        finish_reason: String,
+        interrupted: bool,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// What the permission engine decided for a tool call (audit; the envelope's
+    /// `tool_use_id` names the call).
+    #[serde(rename_all = "camelCase")]
+    ToolDecision { tool: String, decision: String, reason: String },
+    /// A tool result (or failure) as the model sees it: `content` is the exact text
+    /// sent; a large result is stored in the result store under `resultRef`.
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        tool: String,
+        status: ToolStatus,
+        content: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        result_ref: Option<String>,
+        /// True when an earlier execution's stored result was returned instead of
+        /// running a write again.
+        #[serde(default)]
+        reused_execution: bool,
+    },
+    #[serde(rename_all = "camelCase")]
+    ApprovalRequested {
+        request_id: String,
+        tool: String,
+        /// The normalized input (a preview when large).
+        #[ts(type = "unknown")]
+        input: serde_json::Value,
+        input_hash: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        target_version: Option<u64>,
+        idempotency_key: String,
+        reason: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    ApprovalResolved { request_id: String, approved: bool, decided_by: String, note: String },
+    #[serde(rename_all = "camelCase")]
+    QuestionAsked { question_id: String, question: String, options: Vec<String> },
+    #[serde(rename_all = "camelCase")]
+    QuestionAnswered { question_id: String, answer: String },
+    #[serde(rename_all = "camelCase")]
+    ModeChanged { mode: Mode, by: String },
+    #[serde(rename_all = "camelCase")]
+    TurnEnded {
+        reason: TurnEndReason,
+        message: String,
+        hints: Vec<Hint>,
+    },
+    SessionArchived {},
+}
+
+/// Whether a kind is kept in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Persist {
+    Logged,
+    LiveOnly,
+}
+
+impl EventBody {
+    /// Persisted? Model-visible? One exhaustive match.
+    pub fn policy(&self) -> (Persist, bool) {
+        use Persist::*;
+        match self {
+            EventBody::SessionCreated { .. } => (Logged, false),
+            EventBody::UserMessage { .. } => (Logged, true),
+            EventBody::MessageQueued { .. } => (Logged, false),
+            EventBody::TurnStarted {} => (Logged, false),
+            EventBody::ContextAssembled { .. } => (Logged, false),
+            EventBody::ModelCallStarted { .. } => (Logged, false),
+            EventBody::AssistantDelta { .. } => (LiveOnly, false),
+            EventBody::ReasoningDelta { .. } => (LiveOnly, false),
+            EventBody::AssistantMessage { .. } => (Logged, true),
+            EventBody::ToolDecision { .. } => (Logged, false),
+            EventBody::ToolResult { .. } => (Logged, true),
+            EventBody::ApprovalRequested { .. } => (Logged, false),
+            EventBody::ApprovalResolved { .. } => (Logged, false),
+            EventBody::QuestionAsked { .. } => (Logged, false),
+            EventBody::QuestionAnswered { .. } => (Logged, false),
+            EventBody::ModeChanged { .. } => (Logged, false),
+            EventBody::TurnEnded { .. } => (Logged, false),
+            EventBody::SessionArchived {} => (Logged, false),
+        }
+    }
+
+    /// The stable kind name (`user_message`, `tool_result`, ...).
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            EventBody::SessionCreated { .. } => "session_created",
+            EventBody::UserMessage { .. } => "user_message",
+            EventBody::MessageQueued { .. } => "message_queued",
+            EventBody::TurnStarted {} => "turn_started",
+            EventBody::ContextAssembled { .. } => "context_assembled",
+            EventBody::ModelCallStarted { .. } => "model_call_started",
+            EventBody::AssistantDelta { .. } => "assistant_delta",
+            EventBody::ReasoningDelta { .. } => "reasoning_delta",
+            EventBody::AssistantMessage { .. } => "assistant_message",
+            EventBody::ToolDecision { .. } => "tool_decision",
+            EventBody::ToolResult { .. } => "tool_result",
+            EventBody::ApprovalRequested { .. } => "approval_requested",
+            EventBody::ApprovalResolved { .. } => "approval_resolved",
+            EventBody::QuestionAsked { .. } => "question_asked",
+            EventBody::QuestionAnswered { .. } => "question_answered",
+            EventBody::ModeChanged { .. } => "mode_changed",
+            EventBody::TurnEnded { .. } => "turn_ended",
+            EventBody::SessionArchived {} => "session_archived",
+        }
+    }
+}
+
+/// One event of a session's (or run's) log. Live-only events carry sequence 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    pub event_id: String,
+    pub sequence: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub run_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turn_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parent_event_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_use_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context_snapshot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub proposal_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub artifact_id: Option<String>,
+    pub created_at: Timestamp,
+    pub model_visible: bool,
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub body: EventBody,
+}
+
+impl Event {
+    pub fn kind_name(&self) -> &'static str {
+        self.body.kind_name()
+    }
+}

@@ -1,0 +1,273 @@
+//! The durable side of the harness: session records, the append-only event log, the
+//! content-addressed result store, context snapshots, approvals and executions.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use ts_rs::TS;
+
+use super::event::Event;
+use crate::model::Timestamp;
+use crate::store::{keys, Kind, Record};
+
+/// No event line (its JSON) is larger than this.
+pub const MAX_EVENT_BYTES: usize = 64 * 1024;
+/// The most characters of a tool result the log and the model see inline.
+pub const PREVIEW_CHARS: usize = 2_000;
+/// What an empty result becomes.
+pub const EMPTY_RESULT_MARKER: &str = "{\"ok\":true,\"note\":\"The tool succeeded and returned nothing.\"}";
+
+/// Limits of a session; every one can be changed per session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Model calls per user message.
+    pub max_model_turns: u32,
+    /// Per tool call, for tools that do not call a model.
+    pub tool_timeout_ms: u64,
+    /// Input plus output tokens over the whole session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub token_budget: Option<u64>,
+    /// Cost over the whole session, in the profile's currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cost_budget: Option<f64>,
+    /// Consecutive failures of the same kind that block the turn.
+    pub breaker_threshold: u32,
+    /// Repeats of the same tool with the same normalized input in one turn that stop it.
+    pub loop_threshold: u32,
+    /// Most output tokens per model call.
+    pub max_output_tokens: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_model_turns: 50,
+            tool_timeout_ms: 30_000,
+            token_budget: None,
+            cost_budget: None,
+            breaker_threshold: 3,
+            loop_threshold: 3,
+            max_output_tokens: 4096,
+        }
+    }
+}
+
+/// A drafting session on one project.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub id: String,
+    pub project_id: String,
+    pub title: String,
+    /// The LLM profile id every model call of the session uses.
+    pub profile_id: String,
+    pub limits: Limits,
+    pub archived: bool,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Record for Session {
+    const KIND: Kind = Kind::Sessions;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+impl Record for Event {
+    const KIND: Kind = Kind::SessionEvents;
+    fn key(&self) -> Vec<u8> {
+        let owner = self.session_id.as_deref().or(self.run_id.as_deref()).unwrap_or("");
+        keys::session_event(owner, self.sequence)
+    }
+}
+
+/// A tool result too large for the log, stored by content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredResult {
+    /// `sha256:<hex>` of `content`.
+    pub id: String,
+    pub content: String,
+}
+
+impl Record for StoredResult {
+    const KIND: Kind = Kind::ToolResults;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+/// One layer of a context snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextLayer {
+    /// `pinned`, `working_set`, `session_summary`, `cold_refs`.
+    pub name: String,
+    pub text: String,
+    pub tokens: u64,
+    pub trimmed: bool,
+}
+
+/// The immutable context of a model call: the system message and its layers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextSnapshot {
+    /// `ctx_<first 32 hex of sha256(system)>`: identical contexts share one snapshot.
+    pub id: String,
+    pub layers: Vec<ContextLayer>,
+    /// The system message sent to the model (the layers joined).
+    pub system: String,
+}
+
+impl Record for ContextSnapshot {
+    const KIND: Kind = Kind::ContextSnapshots;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+/// A decision on a tool call, bound to what exactly was approved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRecord {
+    pub request_id: String,
+    pub session_id: String,
+    pub tool: String,
+    pub input_hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub target_version: Option<u64>,
+    pub idempotency_key: String,
+    pub approved: bool,
+    pub decided_by: String,
+    pub decided_at: Timestamp,
+}
+
+impl Record for ApprovalRecord {
+    const KIND: Kind = Kind::Approvals;
+    fn key(&self) -> Vec<u8> {
+        self.request_id.as_bytes().to_vec()
+    }
+}
+
+/// A write tool that ran, by idempotency key: running it again returns this.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolExecution {
+    pub idempotency_key: String,
+    pub tool: String,
+    pub session_id: String,
+    pub tool_use_id: String,
+    /// The model-visible result of the execution.
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_ref: Option<String>,
+    pub executed_at: Timestamp,
+    /// False from just before the write starts until its result is recorded: a record
+    /// left unfinished by a crash means the outcome is unknown, and the write is not
+    /// run again (at most once).
+    #[serde(default = "finished_default")]
+    pub completed: bool,
+}
+
+fn finished_default() -> bool {
+    true
+}
+
+impl Record for ToolExecution {
+    const KIND: Kind = Kind::ToolExecutions;
+    fn key(&self) -> Vec<u8> {
+        self.idempotency_key.as_bytes().to_vec()
+    }
+}
+
+/// `sha256:<hex>` of some bytes.
+pub fn sha256_ref(bytes: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
+}
+
+/// What the model and the log see of a result: the result itself when it is short,
+/// else a preview, a summary and a reference (with the full text to store).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shaped {
+    pub content: String,
+    pub stored: Option<StoredResult>,
+}
+
+/// A short structured summary of a JSON value: its type and size, and for objects
+/// their keys, for arrays their length.
+fn summarize(value: &serde_json::Value, chars: usize) -> serde_json::Value {
+    use serde_json::{json, Value};
+    match value {
+        Value::Object(map) => json!({"type": "object", "keys": map.keys().take(20).collect::<Vec<_>>(), "chars": chars}),
+        Value::Array(items) => json!({"type": "array", "items": items.len(), "chars": chars}),
+        Value::String(_) => json!({"type": "string", "chars": chars}),
+        _ => json!({"type": "value", "chars": chars}),
+    }
+}
+
+/// Shapes a tool's output for the model: empty → the success marker; at most
+/// `max_chars` (and [`PREVIEW_CHARS`]) → as is; longer → preview + summary + reference.
+pub fn shape_result(value: &serde_json::Value, max_chars: usize) -> Shaped {
+    let is_empty = match value {
+        serde_json::Value::Null => true,
+        serde_json::Value::String(s) => s.trim().is_empty(),
+        serde_json::Value::Array(a) => a.is_empty(),
+        serde_json::Value::Object(o) => o.is_empty(),
+        _ => false,
+    };
+    if is_empty {
+        return Shaped { content: EMPTY_RESULT_MARKER.to_owned(), stored: None };
+    }
+    let text = match value {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let limit = max_chars.min(PREVIEW_CHARS);
+    let chars = text.chars().count();
+    if chars <= limit {
+        return Shaped { content: text, stored: None };
+    }
+    let id = sha256_ref(text.as_bytes());
+    let preview: String = text.chars().take(limit.saturating_sub(1)).collect();
+    let shaped = serde_json::json!({
+        "truncated": true,
+        "preview": format!("{preview}…"),
+        "summary": summarize(value, chars),
+        "ref": id,
+    });
+    Shaped { content: shaped.to_string(), stored: Some(StoredResult { id, content: text }) }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_results_become_a_success_marker() {
+        for empty in [json!(null), json!(""), json!([]), json!({})] {
+            assert_eq!(shape_result(&empty, 2000).content, EMPTY_RESULT_MARKER);
+        }
+    }
+
+    #[test]
+    fn large_results_are_stored_and_previewed() {
+        let big = json!({"text": "字".repeat(10_000)});
+        let shaped = shape_result(&big, 50_000);
+        let stored = shaped.stored.expect("stored");
+        assert_eq!(stored.id, sha256_ref(big.to_string().as_bytes()));
+        let visible: serde_json::Value = serde_json::from_str(&shaped.content).unwrap();
+        assert!(visible["preview"].as_str().unwrap().chars().count() <= PREVIEW_CHARS);
+        assert_eq!(visible["ref"], json!(stored.id));
+        assert_eq!(visible["summary"]["type"], "object");
+        // Same content, same reference.
+        assert_eq!(shape_result(&big, 50_000).stored.unwrap().id, stored.id);
+        let small = json!({"a": 1});
+        assert_eq!(shape_result(&small, 2000).content, r#"{"a":1}"#);
+    }
+}

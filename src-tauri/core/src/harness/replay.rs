@@ -1,0 +1,266 @@
+//! Replay: folding a log into the UI timeline, the model-visible messages and the
+//! session state the turn loop resumes from. The live loop applies each event it
+//! appends with the same [`SessionState::apply`], so what the model was sent and what a
+//! replay rebuilds come from one function.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use ts_rs::TS;
+
+use super::event::{Event, EventBody, Mode, ToolStatus, TurnEndReason};
+use crate::llm::{Message, ToolCall};
+
+/// One line of the UI timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineItem {
+    pub sequence: u64,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turn_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_use_id: Option<String>,
+    /// A short text for the timeline.
+    pub text: String,
+}
+
+/// An approval waiting for the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingApproval {
+    pub request_id: String,
+    pub tool_use_id: String,
+    pub tool: String,
+    pub input_hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub target_version: Option<u64>,
+    pub idempotency_key: String,
+    pub reason: String,
+}
+
+/// A question waiting for the user's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingQuestion {
+    pub question_id: String,
+    pub tool_use_id: String,
+    pub question: String,
+    pub options: Vec<String>,
+}
+
+/// Everything a log says about its session.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionState {
+    pub last_sequence: u64,
+    pub mode: Mode,
+    pub messages: Vec<Message>,
+    pub timeline: Vec<TimelineItem>,
+    /// The tool calls of the last assistant message that have no result yet.
+    pub open_calls: Vec<ToolCall>,
+    pub pending_approval: Option<PendingApproval>,
+    pub pending_question: Option<PendingQuestion>,
+    /// The turn that started and has not ended.
+    pub open_turn: Option<String>,
+    /// A model call started and not closed by an assistant message.
+    pub model_call_open: bool,
+    pub last_turn_end: Option<TurnEndReason>,
+    /// Messages queued and not delivered yet.
+    pub queued: Vec<String>,
+    pub archived: bool,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub last_snapshot_id: Option<String>,
+    /// The last assistant message: the parent of the tool events that follow it.
+    pub last_assistant_event_id: Option<String>,
+    /// The last approval request or question: the parent of its answer.
+    pub last_block_event_id: Option<String>,
+}
+
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut out: String = text.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+impl SessionState {
+    /// Applies one logged event. Live-only events are ignored.
+    pub fn apply(&mut self, event: &Event) {
+        if event.sequence > 0 {
+            self.last_sequence = event.sequence;
+        }
+        let timeline = |text: String| TimelineItem {
+            sequence: event.sequence,
+            kind: event.kind_name().to_owned(),
+            turn_id: event.turn_id.clone(),
+            tool_use_id: event.tool_use_id.clone(),
+            text,
+        };
+        let item = match &event.body {
+            EventBody::SessionCreated { mode, .. } => {
+                self.mode = *mode;
+                Some(timeline("Session started".to_owned()))
+            }
+            EventBody::UserMessage { text, .. } => {
+                self.messages.push(Message::user(text.clone()));
+                if let Some(pos) = self.queued.iter().position(|q| q == text) {
+                    self.queued.remove(pos);
+                }
+                Some(timeline(short(text, 200)))
+            }
+            EventBody::MessageQueued { text } => {
+                self.queued.push(text.clone());
+                Some(timeline(format!("Queued: {}", short(text, 200))))
+            }
+            EventBody::TurnStarted {} => {
+                self.open_turn = event.turn_id.clone();
+                None
+            }
+            EventBody::ContextAssembled { snapshot_id, .. } => {
+                self.last_snapshot_id = Some(snapshot_id.clone());
+                None
+            }
+            EventBody::ModelCallStarted { .. } => {
+                self.model_call_open = true;
+                None
+            }
+            EventBody::AssistantDelta { .. } | EventBody::ReasoningDelta { .. } => None,
+            EventBody::AssistantMessage { text, tool_calls, interrupted, input_tokens, output_tokens, .. } => {
+                self.model_call_open = false;
+                self.last_assistant_event_id = Some(event.event_id.clone());
+                self.input_tokens += input_tokens;
+                self.output_tokens += output_tokens;
+                self.messages.push(Message::assistant(text.clone(), tool_calls.clone()));
+                self.open_calls = tool_calls.clone();
+                let mut shown = short(text, 200);
+                if *interrupted {
+                    shown.push_str(" [interrupted]");
+                }
+                Some(timeline(shown))
+            }
+            EventBody::ToolDecision { tool, decision, .. } => Some(timeline(format!("{tool}: {decision}"))),
+            EventBody::ToolResult { tool, status, content, .. } => {
+                let id = event.tool_use_id.clone().unwrap_or_default();
+                self.messages.push(Message::tool_result(id.clone(), content.clone()));
+                self.open_calls.retain(|c| c.id != id);
+                if self.pending_approval.as_ref().is_some_and(|p| p.tool_use_id == id) {
+                    self.pending_approval = None;
+                }
+                if self.pending_question.as_ref().is_some_and(|p| p.tool_use_id == id) {
+                    self.pending_question = None;
+                }
+                let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+                Some(timeline(format!("{tool} → {status}")))
+            }
+            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, .. } => {
+                self.last_block_event_id = Some(event.event_id.clone());
+                self.pending_approval = Some(PendingApproval {
+                    request_id: request_id.clone(),
+                    tool_use_id: event.tool_use_id.clone().unwrap_or_default(),
+                    tool: tool.clone(),
+                    input_hash: input_hash.clone(),
+                    target_version: *target_version,
+                    idempotency_key: idempotency_key.clone(),
+                    reason: reason.clone(),
+                });
+                Some(timeline(format!("Approval needed for {tool}: {reason}")))
+            }
+            EventBody::ApprovalResolved { request_id, approved, .. } => {
+                if self.pending_approval.as_ref().is_some_and(|p| &p.request_id == request_id) {
+                    self.pending_approval = None;
+                }
+                Some(timeline(if *approved { "Approved".to_owned() } else { "Denied".to_owned() }))
+            }
+            EventBody::QuestionAsked { question_id, question, options } => {
+                self.last_block_event_id = Some(event.event_id.clone());
+                self.pending_question = Some(PendingQuestion {
+                    question_id: question_id.clone(),
+                    tool_use_id: event.tool_use_id.clone().unwrap_or_default(),
+                    question: question.clone(),
+                    options: options.clone(),
+                });
+                Some(timeline(short(question, 200)))
+            }
+            EventBody::QuestionAnswered { question_id, answer } => {
+                if self.pending_question.as_ref().is_some_and(|p| &p.question_id == question_id) {
+                    self.pending_question = None;
+                }
+                Some(timeline(short(answer, 200)))
+            }
+            EventBody::ModeChanged { mode, .. } => {
+                self.mode = *mode;
+                Some(timeline(format!("Mode: {mode:?}")))
+            }
+            EventBody::TurnEnded { reason, message, .. } => {
+                self.open_turn = None;
+                self.model_call_open = false;
+                self.last_turn_end = Some(*reason);
+                Some(timeline(message.clone()))
+            }
+            EventBody::SessionArchived {} => {
+                self.archived = true;
+                Some(timeline("Archived".to_owned()))
+            }
+        };
+        if let Some(item) = item {
+            self.timeline.push(item);
+        }
+    }
+
+    /// The stable hash of the model-visible messages.
+    pub fn messages_hash(&self) -> String {
+        messages_hash(&self.messages)
+    }
+
+    /// True while the session waits for the user (an approval or an answer).
+    pub fn is_blocked(&self) -> bool {
+        self.pending_approval.is_some() || self.pending_question.is_some()
+    }
+}
+
+/// `sha256:<hex>` of the JSON serialization of `messages`.
+pub fn messages_hash(messages: &[Message]) -> String {
+    let mut hasher = Sha256::new();
+    // Serializing plain structs of strings cannot fail; an empty hash input would
+    // still be a stable (if useless) answer.
+    hasher.update(serde_json::to_vec(messages).unwrap_or_default());
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+/// The result of replaying a log.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    pub state: SessionState,
+}
+
+impl Replay {
+    pub fn timeline(&self) -> &[TimelineItem] {
+        &self.state.timeline
+    }
+    pub fn messages(&self) -> &[Message] {
+        &self.state.messages
+    }
+    pub fn messages_hash(&self) -> String {
+        self.state.messages_hash()
+    }
+}
+
+/// Rebuilds the UI timeline and the model-visible messages from a log.
+pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Replay {
+    let mut state = SessionState::default();
+    for event in events {
+        state.apply(event);
+    }
+    Replay { state }
+}
+
+/// True for statuses that count as a failure for the circuit breaker.
+pub fn is_failure(status: ToolStatus) -> bool {
+    !matches!(status, ToolStatus::Success)
+}

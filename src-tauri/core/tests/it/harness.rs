@@ -1,0 +1,947 @@
+//! The harness through the API, against the scripted model server over real HTTP, on a
+//! real sled store: tool validation, permissions, approvals bound to input and target
+//! version, plan mode, limits, interrupts, queued messages, restarts, and replay of
+//! every session equal to what the model was sent.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use inkstone_core::api::StreamEvent;
+use inkstone_core::harness::tools::{BaseVersionPolicy, Capability, Concurrency, InterruptBehavior, RiskLevel};
+use inkstone_core::harness::{replay, Event, EventBody, PermissionPolicy, ToolDefinition, ToolFailure, ToolHandler};
+use inkstone_core::llm::{Message, Role, ToolCall};
+use inkstone_core::{Engine, EngineConfig, ErrorCode};
+use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
+use inkstone_test_support::TestEngine;
+use serde_json::{json, Value};
+
+type Finished = Arc<Mutex<Vec<String>>>;
+
+fn definition(name: &str, capability: Capability, permission: PermissionPolicy) -> ToolDefinition {
+    ToolDefinition {
+        name: name.to_owned(),
+        version: 1,
+        description: format!("test tool {name}"),
+        prompt: format!("test tool {name}"),
+        input_schema: json!({"type": "object"}),
+        output_schema: json!({"type": "object"}),
+        capability,
+        risk: RiskLevel::Low,
+        permission,
+        read_only: capability == Capability::Read,
+        destructive: false,
+        concurrency: Concurrency::ParallelSafe,
+        interrupt: InterruptBehavior::Cancel,
+        idempotency_key_fields: Vec::new(),
+        base_version: BaseVersionPolicy::None,
+        max_result_chars: 2_000,
+        result_summary: "test".to_owned(),
+    }
+}
+
+/// `slow_read {label, ms}`: a parallel-safe read that sleeps (cancellable) and records
+/// when it finished; `test_write_note {note}`: a write that adds a comment.
+fn register_test_tools(engine: &Engine) -> Finished {
+    let finished: Finished = Arc::default();
+    let mut slow = definition("slow_read", Capability::Read, PermissionPolicy::Allow);
+    slow.input_schema = json!({"type": "object", "properties": {"label": {"type": "string"}, "ms": {"type": "integer", "minimum": 0}}, "required": ["label", "ms"], "additionalProperties": false});
+    let order = Arc::clone(&finished);
+    let handler: ToolHandler = Arc::new(move |ctx, input| {
+        let ms = input["ms"].as_u64().unwrap_or(0);
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_millis(ms) {
+            if ctx.cancelled() {
+                return Err(ToolFailure { message: "cancelled".into(), interrupted: true });
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        order.lock().unwrap().push(input["label"].as_str().unwrap_or("").to_owned());
+        Ok(json!({"label": input["label"], "ms": ms}))
+    });
+    engine.register_tool(slow, handler).unwrap();
+
+    let mut write = definition("test_write_note", Capability::Write, PermissionPolicy::Ask);
+    write.input_schema = json!({"type": "object", "properties": {"note": {"type": "string", "minLength": 1}}, "required": ["note"], "additionalProperties": false});
+    write.risk = RiskLevel::Medium;
+    write.concurrency = Concurrency::Exclusive;
+    write.interrupt = InterruptBehavior::Block;
+    write.idempotency_key_fields = vec!["note".to_owned()];
+    write.base_version = BaseVersionPolicy::ProjectRevision;
+    let handler: ToolHandler = Arc::new(|ctx, input| {
+        let comment = ctx.engine.call("comment.add", json!({"projectId": ctx.project_id, "body": input["note"]}))?;
+        Ok(json!({"commentId": comment["id"]}))
+    });
+    engine.register_tool(write.clone(), handler).unwrap();
+
+    // `slow_write_note {note, ms}`: a write that ignores cancellation and takes `ms`.
+    let mut slow_write = write;
+    slow_write.name = "slow_write_note".to_owned();
+    slow_write.input_schema = json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
+    let handler: ToolHandler = Arc::new(|ctx, input| {
+        std::thread::sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0)));
+        let comment = ctx.engine.call("comment.add", json!({"projectId": ctx.project_id, "body": input["note"]}))?;
+        Ok(json!({"commentId": comment["id"]}))
+    });
+    engine.register_tool(slow_write, handler).unwrap();
+
+    // `exclusive_probe {n}`: an exclusive read that notes how many probes overlap.
+    let mut probe = definition("exclusive_probe", Capability::Read, PermissionPolicy::Allow);
+    probe.concurrency = Concurrency::Exclusive;
+    let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = Arc::clone(&finished);
+    let handler: ToolHandler = Arc::new(move |_, input| {
+        let now = active.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        std::thread::sleep(Duration::from_millis(30));
+        active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        seen.lock().unwrap().push(format!("probe{} overlap {now}", input["n"]));
+        Ok(json!({"n": input["n"]}))
+    });
+    engine.register_tool(probe, handler).unwrap();
+
+    // `panicking_tool`: a bug in a tool.
+    let handler: ToolHandler = Arc::new(|_, _| panic!("tool bug"));
+    engine.register_tool(definition("panicking_tool", Capability::Read, PermissionPolicy::Allow), handler).unwrap();
+    finished
+}
+
+struct H {
+    t: TestEngine,
+    server: ModelServer,
+    project: String,
+    session: String,
+    finished: Finished,
+}
+
+fn setup(script: Vec<Reply>, limits: Value) -> H {
+    setup_with(script, limits, "# 春日\n\n春眠不觉晓，处处闻啼鸟。A short draft.")
+}
+
+fn setup_with(script: Vec<Reply>, limits: Value, source: &str) -> H {
+    let server = ModelServer::start(script);
+    let t = TestEngine::new();
+    let finished = register_test_tools(&t.engine);
+    t.ok("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model"}));
+    let project = t.ok("project.create", json!({"title": "春日", "source": source}))["id"].as_str().unwrap().to_owned();
+    let session = t.ok("session.create", json!({"projectId": project, "limits": limits}))["session"]["id"].as_str().unwrap().to_owned();
+    H { t, server, project, session, finished }
+}
+
+impl H {
+    fn engine(&self) -> &Engine {
+        &self.t.engine
+    }
+
+    /// Calls a streaming session method; returns its result and the events it sent.
+    fn stream(&self, method: &str, params: Value) -> (Result<Value, inkstone_core::ApiError>, Vec<Event>) {
+        stream(self.engine(), method, params)
+    }
+
+    fn send(&self, text: &str) -> (Value, Vec<Event>) {
+        let (result, events) = self.stream("session.submit", json!({"sessionId": self.session, "text": text}));
+        (result.unwrap_or_else(|e| panic!("submit failed: {e:?}")), events)
+    }
+
+    fn approve(&self, request_id: &str, approved: bool) -> (Value, Vec<Event>) {
+        let (result, events) = self.stream("session.resolveApproval", json!({"sessionId": self.session, "requestId": request_id, "approved": approved}));
+        (result.unwrap_or_else(|e| panic!("resolveApproval failed: {e:?}")), events)
+    }
+
+    fn log(&self) -> Vec<Event> {
+        self.engine().session_events(&self.session).unwrap()
+    }
+
+    fn results(&self) -> Vec<(String, String, String)> {
+        self.log()
+            .into_iter()
+            .filter_map(|e| match e.body {
+                EventBody::ToolResult { status, content, .. } => Some((e.tool_use_id.unwrap_or_default(), serde_json::to_value(status).unwrap().as_str().unwrap().to_owned(), content)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn comments(&self) -> usize {
+        self.t.ok("comment.list", json!({"projectId": self.project}))["comments"].as_array().unwrap().len()
+    }
+
+    /// Replay of the log equals what the model was sent, call by call: the messages
+    /// after the system message, their hash, and the system message is the stored
+    /// snapshot.
+    fn assert_replay_matches_live(&self) {
+        let log = self.log();
+        let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
+        assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
+        let requests = self.server.chat_requests();
+        let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
+        assert_eq!(calls.len(), requests.len(), "one ModelCallStarted per model request");
+        for ((index, event), request) in calls.iter().zip(&requests) {
+            let EventBody::ModelCallStarted { messages_hash, message_count, .. } = &event.body else { unreachable!() };
+            let replayed = replay(log[..*index].iter());
+            assert_eq!(&replayed.messages_hash(), messages_hash, "hash of the replayed prefix");
+            assert_eq!(replayed.messages().len(), *message_count as usize);
+            let sent = wire_messages(&request.body);
+            assert_eq!(sent[0].role, Role::System);
+            let snapshot = self.engine().context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
+            assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
+            assert_eq!(&sent[1..], replayed.messages(), "replayed messages equal the sent ones");
+            assert_eq!(inkstone_core::harness::messages_hash(&sent[1..]), *messages_hash, "byte-identical");
+        }
+        self.server.assert_tool_results_paired();
+        let view = self.t.ok("session.get", json!({"sessionId": self.session}));
+        assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
+    }
+}
+
+fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_core::ApiError>, Vec<Event>) {
+    let mut events = Vec::new();
+    let result = engine.call_stream(method, params, &mut |event| {
+        if let StreamEvent::Harness(event) = event {
+            events.push(*event);
+        }
+    });
+    (result, events)
+}
+
+/// The OpenAI wire messages of a request body, back in the harness's shape.
+fn wire_messages(body: &Value) -> Vec<Message> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let role = match m["role"].as_str().unwrap() {
+                "system" => Role::System,
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => Role::Tool,
+            };
+            let tool_calls = m["tool_calls"]
+                .as_array()
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .map(|c| ToolCall { id: c["id"].as_str().unwrap().to_owned(), name: c["function"]["name"].as_str().unwrap().to_owned(), arguments: c["function"]["arguments"].as_str().unwrap().to_owned() })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Message { role, content: m["content"].as_str().unwrap_or("").to_owned(), tool_calls, tool_call_id: m["tool_call_id"].as_str().map(str::to_owned) }
+        })
+        .collect()
+}
+
+fn kinds(events: &[Event]) -> Vec<&'static str> {
+    events.iter().filter(|e| e.sequence > 0).map(|e| e.kind_name()).collect()
+}
+
+fn pending_request(result: &Value) -> String {
+    result["session"]["pendingApproval"]["requestId"].as_str().unwrap_or_else(|| panic!("no pending approval in {result}")).to_owned()
+}
+
+#[test]
+fn a_plain_answer_streams_deltas_and_logs_the_completed_message() {
+    let h = setup(vec![Reply::text("你好，我读过了。")], json!({}));
+    let (result, events) = h.send("读一下这篇稿子");
+    assert_eq!(result["reason"], "completed");
+    assert!(events.iter().any(|e| e.sequence == 0 && matches!(e.body, EventBody::AssistantDelta { .. })), "deltas are delivered live");
+    assert_eq!(kinds(&events), ["turn_started", "user_message", "context_assembled", "model_call_started", "assistant_message", "turn_ended"]);
+    assert!(h.log().iter().all(|e| !matches!(e.body, EventBody::AssistantDelta { .. })), "the log keeps only the completed message");
+    let from = h.t.ok("session.events", json!({"sessionId": h.session, "from": 3}));
+    assert_eq!(from["events"][0]["sequence"], 3);
+    assert_eq!(from["events"][0]["kind"], "user_message");
+    assert_eq!(from["events"][0]["payload"]["text"], "读一下这篇稿子");
+    assert!(result["timings"]["harnessMicros"].is_u64());
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn parallel_reads_come_back_in_request_order_though_they_finish_out_of_order() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("c1", "slow_read", r#"{"label":"slow","ms":400}"#), ("c2", "slow_read", r#"{"label":"fast","ms":5}"#), ("c3", "read_project_context", "{}"), ("c4", "read_versions", "{}")]),
+            Reply::text("done"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("look");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(*h.finished.lock().unwrap(), ["fast", "slow"], "they ran concurrently");
+    let ids: Vec<String> = h.results().into_iter().map(|r| r.0).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
+    let last = &h.server.chat_requests()[1].body["messages"];
+    let tool_ids: Vec<&str> = last.as_array().unwrap().iter().filter_map(|m| m["tool_call_id"].as_str()).collect();
+    assert_eq!(tool_ids, ["c1", "c2", "c3", "c4"]);
+    assert!(h.results()[2].2.contains("春眠不觉晓"));
+    let log = h.log();
+    let assistant = log.iter().find(|e| matches!(e.body, EventBody::AssistantMessage { .. })).unwrap().event_id.clone();
+    assert!(log.iter().filter(|e| matches!(e.body, EventBody::ToolResult { .. })).all(|e| e.parent_event_id.as_deref() == Some(assistant.as_str())), "tool results point at the message that asked for them");
+    h.server.assert_calls(2);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn exclusive_tools_run_one_at_a_time_in_request_order() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("e1", "exclusive_probe", r#"{"n":1}"#), ("e2", "exclusive_probe", r#"{"n":2}"#), ("s1", "slow_read", r#"{"label":"r","ms":5}"#), ("e3", "exclusive_probe", r#"{"n":3}"#), ("p1", "panicking_tool", "{}")]),
+            Reply::text("ok"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "completed");
+    let probes: Vec<String> = h.finished.lock().unwrap().iter().filter(|l| l.starts_with("probe")).cloned().collect();
+    assert_eq!(probes, ["probe1 overlap 1", "probe2 overlap 1", "probe3 overlap 1"]);
+    let ids: Vec<String> = h.results().into_iter().map(|r| r.0).collect();
+    assert_eq!(ids, ["e1", "e2", "s1", "e3", "p1"]);
+    assert_eq!(h.results()[4].1, "tool_error", "a panicking tool is a failed call");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn a_write_whose_outcome_is_unknown_is_not_run_again() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("w1", "slow_write_note", r#"{"note":"x","ms":600}"#)]),
+            Reply::text("timed out"),
+            Reply::tool_calls(&[("w2", "slow_write_note", r#"{"note":"x","ms":600}"#)]),
+            Reply::text("ok"),
+        ],
+        json!({"toolTimeoutMs": 100}),
+    );
+    let (result, _) = h.send("write");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "timeout");
+    assert_eq!(h.comments(), 1, "the write finished after its timeout");
+    let (result, _) = h.send("again");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[1].1, "interrupted");
+    assert!(h.results()[1].2.contains("outcome is unknown"));
+    assert_eq!(h.comments(), 1, "at most once");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn schema_violations_and_unknown_tools_are_results_the_model_sees() {
+    let h = setup(vec![Reply::tool_calls(&[("c1", "read_comments", r#"{"includeResolved":"yes"}"#), ("c2", "delete_everything", "{}"), ("c3", "read_templates", "not json")]), Reply::text("ok")], json!({}));
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "completed");
+    let results = h.results();
+    assert_eq!(results[0].1, "schema_violation");
+    assert!(results[0].2.contains("/includeResolved"), "names the JSON pointer: {}", results[0].2);
+    assert_eq!(results[1].1, "unknown_tool");
+    assert!(results[1].2.contains("read_project_context"), "lists the tools");
+    assert_eq!(results[2].1, "schema_violation");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn a_write_waits_for_approval_runs_once_and_never_again_on_retry_or_restart() {
+    let mut h = setup(
+        vec![
+            Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hello"}"#)]),
+            Reply::text("saved"),
+            // After the restart the model asks for the same write again.
+            Reply::tool_calls(&[("w2", "test_write_note", r#"{"note": " hello "}"#)]),
+            Reply::text("already saved"),
+        ],
+        json!({}),
+    );
+    let (result, events) = h.send("add a note");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    assert_eq!(result["session"]["status"], "waitingForApproval");
+    assert!(kinds(&events).contains(&"approval_requested"));
+    assert_eq!(h.comments(), 0, "nothing ran before approval");
+    let request = pending_request(&result);
+
+    let (result, _) = h.approve(&request, true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.comments(), 1);
+    // Retrying the decision is refused, and runs nothing.
+    let (again, _) = h.stream("session.resolveApproval", json!({"sessionId": h.session, "requestId": request, "approved": true}));
+    assert_eq!(again.unwrap_err().code, ErrorCode::Conflict);
+    assert_eq!(h.comments(), 1);
+    h.assert_replay_matches_live();
+
+    // Restart: a new engine on the same data dir.
+    let dir = std::mem::replace(&mut h.t.dir, tempfile::tempdir().unwrap());
+    let old = std::mem::replace(&mut h.t.engine, Engine::open(EngineConfig::for_tests(h.t.dir.path())).unwrap());
+    drop(old);
+    let mut config = EngineConfig::for_tests(dir.path());
+    config.ids = Arc::new(inkstone_core::config::UlidIds::default());
+    h.t.engine = Engine::open(config).unwrap();
+    h.t.dir = dir;
+    register_test_tools(&h.t.engine);
+    let (result, _) = h.send("save it again");
+    assert_eq!(result["reason"], "completed", "the recorded approval matches the same normalized input and revision");
+    assert_eq!(h.comments(), 1, "executing the approved write twice has the effect of once");
+    let reused = h.log().into_iter().any(|e| matches!(e.body, EventBody::ToolResult { reused_execution: true, .. }));
+    assert!(reused);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn an_approval_does_not_cover_a_changed_input_or_a_moved_target() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hello"}"#)]),
+            Reply::text("saved"),
+            Reply::tool_calls(&[("w2", "test_write_note", r#"{"note":"hello, world"}"#)]),
+            Reply::text("unused"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("add a note");
+    let first = pending_request(&result);
+    // The target moves while the request waits: the approval is for revision 1.
+    h.t.ok("project.update", json!({"projectId": h.project, "source": "changed"}));
+    let (result, _) = h.approve(&first, true);
+    assert_eq!(result["reason"], "blocked_on_approval", "a moved target needs a new approval");
+    let second = pending_request(&result);
+    assert_ne!(second, first);
+    assert_eq!(h.comments(), 0);
+    let (result, _) = h.approve(&second, true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.comments(), 1);
+    // A changed input asks again.
+    let (result, _) = h.send("another");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    assert_eq!(h.comments(), 1);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn denials_by_rule_and_by_the_user_are_results_and_the_turn_goes_on() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("c1", "read_comments", "{}")]),
+            Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"x"}"#)]),
+            Reply::text("understood"),
+        ],
+        json!({}),
+    );
+    h.t.ok("permissionRules.set", json!({"rules": [{"tool": "read_comments", "decision": "deny"}, {"tool": "test_write_note", "decision": "allow"}]}));
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "blocked_on_approval", "an allow rule does not loosen the tool's ask");
+    assert_eq!(h.results()[0].1, "permission_denied");
+    let (result, _) = h.approve(&pending_request(&result), false);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[1].1, "permission_denied");
+    assert_eq!(h.comments(), 0);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn plan_mode_refuses_a_write_the_model_insists_on_and_the_breaker_trips() {
+    let args: Vec<String> = (0..3).map(|i| format!(r#"{{"note":"n{i}"}}"#)).collect();
+    let script: Vec<Reply> = ["w1", "w2", "w3"].iter().zip(&args).map(|(id, a)| Reply::tool_calls(&[(id, "test_write_note", a.as_str())])).collect();
+    let h = setup(script, json!({}));
+    let (result, _) = h.stream("session.submit", json!({"sessionId": h.session, "text": "write it", "mode": "plan"}));
+    let result = result.unwrap();
+    assert_eq!(result["session"]["mode"], "plan");
+    assert_eq!(result["reason"], "circuit_breaker");
+    let statuses: Vec<String> = h.results().into_iter().map(|r| r.1).collect();
+    assert_eq!(statuses, ["permission_denied", "permission_denied", "permission_denied"]);
+    assert!(h.results()[0].2.contains("plan mode"));
+    assert_eq!(h.comments(), 0);
+    h.server.assert_calls(3);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_loop_detector_stops_the_same_call_the_third_time() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("c1", "read_versions", "{}")]),
+            Reply::tool_calls(&[("c2", "read_versions", "{ }")]),
+            Reply::tool_calls(&[("c3", "read_versions", "{}")]),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "loop_detected");
+    let statuses: Vec<String> = h.results().into_iter().map(|r| r.1).collect();
+    assert_eq!(statuses, ["success", "success", "loop_detected"]);
+    h.server.assert_calls(3);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_session_budget_stops_a_turn_and_says_so() {
+    let h = setup(vec![Reply::ToolCalls { calls: vec![("c1".into(), "read_versions".into(), "{}".into())], content: String::new(), without_index: false, split_args: 0 }], json!({"tokenBudget": 10}));
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "budget_exceeded");
+    let ended = h.log().into_iter().rev().find_map(|e| match e.body {
+        EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
+        _ => None,
+    });
+    let (message, hints) = ended.unwrap();
+    assert!(message.contains("budget"), "{message}");
+    assert_eq!(hints[0].id, "raise_budget");
+    h.server.assert_calls(1);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_model_turn_limit_ends_the_turn() {
+    let h = setup(vec![Reply::tool_calls(&[("c1", "read_versions", "{}")]), Reply::tool_calls(&[("c2", "read_templates", "{}")])], json!({"maxModelTurns": 2}));
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "max_model_turns");
+    h.server.assert_calls(2);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn interrupt_during_generation_closes_the_reply_as_interrupted() {
+    let h = setup(vec![Reply::Stall { content: "我正在写".to_owned() }], json!({}));
+    let (result, _) = std::thread::scope(|scope| {
+        let sender = scope.spawn(|| h.stream("session.submit", json!({"sessionId": h.session, "text": "write"})));
+        std::thread::sleep(Duration::from_millis(300));
+        let interrupted = h.t.ok("session.interrupt", json!({"sessionId": h.session}));
+        assert_eq!(interrupted["interrupted"], true);
+        sender.join().unwrap()
+    });
+    assert_eq!(result.unwrap()["reason"], "interrupted");
+    let message = h.log().into_iter().find_map(|e| match e.body {
+        EventBody::AssistantMessage { text, interrupted, .. } => Some((text, interrupted)),
+        _ => None,
+    });
+    assert_eq!(message, Some(("我正在写".to_owned(), true)));
+    assert_eq!(h.t.ok("session.interrupt", json!({"sessionId": h.session}))["interrupted"], false);
+}
+
+#[test]
+fn interrupt_during_a_tool_stops_it() {
+    let h = setup(vec![Reply::tool_calls(&[("c1", "slow_read", r#"{"label":"long","ms":20000}"#)])], json!({}));
+    let started = std::time::Instant::now();
+    let (result, _) = std::thread::scope(|scope| {
+        let sender = scope.spawn(|| h.stream("session.submit", json!({"sessionId": h.session, "text": "go"})));
+        std::thread::sleep(Duration::from_millis(500));
+        h.t.ok("session.interrupt", json!({"sessionId": h.session}));
+        sender.join().unwrap()
+    });
+    assert_eq!(result.unwrap()["reason"], "interrupted");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(h.results()[0].1, "interrupted");
+    assert!(h.finished.lock().unwrap().is_empty());
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn a_tool_past_its_timeout_is_stopped_and_reported() {
+    let h = setup(vec![Reply::tool_calls(&[("c1", "slow_read", r#"{"label":"long","ms":20000}"#)]), Reply::text("ok")], json!({"toolTimeoutMs": 200}));
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "timeout");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn a_message_sent_while_a_turn_runs_is_queued_for_the_next_boundary() {
+    let h = setup(vec![Reply::delayed(Duration::from_millis(600), Reply::text("first answer")), Reply::text("second answer")], json!({}));
+    let (first, second) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| h.send("first"));
+        std::thread::sleep(Duration::from_millis(250));
+        let second = h.send("second");
+        (first.join().unwrap(), second)
+    });
+    assert_eq!(second.0["queued"], true);
+    assert_eq!(kinds(&second.1), ["message_queued"]);
+    assert_eq!(first.0["reason"], "completed");
+    let users: Vec<(String, bool)> = h
+        .log()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::UserMessage { text, was_queued } => Some((text, was_queued)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, [("first".to_owned(), false), ("second".to_owned(), true)]);
+    assert_eq!(first.0["session"]["queued"], json!([]));
+    h.server.assert_calls(2);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn questions_and_plan_approval_are_answered_by_the_user() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("q1", "ask_user_question", r#"{"question":"哪个标题？","options":["A","B"]}"#)]),
+            Reply::tool_calls(&[("p0", "enter_plan_mode", "{}")]),
+            Reply::tool_calls(&[("p1", "exit_plan_mode", r#"{"plan":"1. 改标题"}"#)]),
+            Reply::text("done"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("改一下");
+    assert_eq!(result["reason"], "blocked_on_question");
+    let question = result["session"]["pendingQuestion"]["questionId"].as_str().unwrap().to_owned();
+    let (result, _) = h.stream("session.answerQuestion", json!({"sessionId": h.session, "questionId": question, "answer": "B"}));
+    let result = result.unwrap();
+    assert_eq!(result["reason"], "blocked_on_approval", "leaving plan mode needs the user's approval");
+    assert_eq!(result["session"]["mode"], "plan");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(result["session"]["mode"], "default");
+    assert!(h.results()[0].2.contains("\"B\""));
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn large_results_go_to_the_result_store_and_the_model_sees_a_preview() {
+    let source = "长文".repeat(6_000);
+    let h = setup_with(vec![Reply::tool_calls(&[("c1", "read_project_context", "{}")]), Reply::text("ok")], json!({}), &source);
+    h.send("read all");
+    let content = h.results()[0].2.clone();
+    let visible: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(visible["truncated"], true);
+    assert!(visible["preview"].as_str().unwrap().chars().count() <= 2_000);
+    let stored = h.engine().stored_result(visible["ref"].as_str().unwrap()).unwrap().unwrap();
+    assert!(stored.contains(&source));
+    for event in h.log() {
+        assert!(serde_json::to_vec(&event).unwrap().len() <= inkstone_core::harness::MAX_EVENT_BYTES);
+    }
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn context_too_long_ends_the_turn_with_a_hint_to_start_a_new_session() {
+    let h = setup(vec![], json!({}));
+    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 300}}));
+    let (result, _) = h.send(&"很长的消息".repeat(100));
+    assert_eq!(result["reason"], "context_too_long");
+    let hints = h.log().into_iter().rev().find_map(|e| match e.body {
+        EventBody::TurnEnded { hints, .. } => Some(hints),
+        _ => None,
+    });
+    assert_eq!(hints.unwrap()[0].id, "new_session");
+    h.server.assert_calls(0);
+}
+
+#[test]
+fn secrets_never_enter_a_context_snapshot_or_the_log() {
+    let h = setup(vec![Reply::tool_calls(&[("c1", "read_brand_profile", "{}"), ("c2", "read_project_context", "{}")]), Reply::text("ok")], json!({}));
+    let key = "sk-supersecret-0123456789abcdef";
+    h.t.ok("llmProfile.setKey", json!({"profile": "fake", "apiKey": key}));
+    let brand = h.t.ok("brandProfile.create", json!({"name": "B", "voice": "warm"}))["id"].clone();
+    h.t.ok("project.update", json!({"projectId": h.project, "brandProfileId": brand}));
+    h.send("go");
+    for request in h.server.chat_requests() {
+        assert!(!request.body.to_string().contains(key), "no key in a request body");
+    }
+    for event in h.log() {
+        assert!(!serde_json::to_string(&event).unwrap().contains(key));
+        if let Some(id) = &event.context_snapshot_id {
+            let snapshot = h.engine().context_snapshot(id).unwrap().unwrap();
+            assert!(!serde_json::to_string(&snapshot).unwrap().contains(key));
+            assert!(!snapshot.system.contains("…cdef") && !snapshot.system.contains("fake-model"), "not even the fingerprint or the profile");
+        }
+    }
+}
+
+#[test]
+fn session_api_lists_archives_and_refuses_bad_input() {
+    let h = setup(vec![], json!({}));
+    let list = h.t.ok("session.list", json!({"projectId": h.project}));
+    assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
+    let error = h.t.engine.call("session.submit", json!({"sessionId": h.session, "text": "  "})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    let error = h.t.engine.call("session.get", json!({"sessionId": "ses_nope"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::NotFound);
+    let view = h.t.ok("session.setMode", json!({"sessionId": h.session, "mode": "plan"}));
+    assert_eq!(view["mode"], "plan");
+    let view = h.t.ok("session.archive", json!({"sessionId": h.session}));
+    assert_eq!(view["status"], "archived");
+    assert_eq!(h.t.ok("session.list", json!({}))["sessions"].as_array().unwrap().len(), 0);
+    let error = h.t.engine.call("session.submit", json!({"sessionId": h.session, "text": "hi"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    let view = h.t.ok("session.get", json!({"sessionId": h.session, "timeline": true}));
+    assert!(view["timeline"].as_array().unwrap().len() >= 3);
+}
+
+const CRASH_DIR: &str = "INKSTONE_HARNESS_CRASH_DIR";
+const CRASH_URL: &str = "INKSTONE_HARNESS_CRASH_URL";
+
+/// The child of the restart test: opens the data dir, sends one message and stays in
+/// the turn (the model stalls, or the turn blocks) until it is killed.
+#[test]
+fn harness_crash_child() {
+    let (Ok(dir), Ok(url)) = (std::env::var(CRASH_DIR), std::env::var(CRASH_URL)) else { return };
+    let mut config = EngineConfig::new(&dir, "harness crash child");
+    config.group_commit_millis = 20;
+    let engine = Engine::open(config).unwrap();
+    register_test_tools(&engine);
+    let session = match engine.call("session.list", json!({})).unwrap()["sessions"][0]["id"].as_str() {
+        Some(id) => id.to_owned(),
+        None => {
+            engine.call("llmProfile.create", json!({"name": "fake", "baseUrl": url, "model": "fake-model"})).unwrap();
+            let project = engine.call("project.create", json!({"title": "t", "source": "s"})).unwrap()["id"].as_str().unwrap().to_owned();
+            engine.call("session.create", json!({"projectId": project})).unwrap()["session"]["id"].as_str().unwrap().to_owned()
+        }
+    };
+    let result = engine.call_stream("session.submit", json!({"sessionId": session, "text": "go"}), &mut |event| {
+        if let StreamEvent::Harness(event) = event {
+            if matches!(event.body, EventBody::AssistantDelta { .. }) {
+                println!("STREAMING {session}");
+            }
+        }
+    });
+    match result {
+        Ok(_) => println!("ENDED {session}"),
+        Err(error) => println!("FAILED {error:?}"),
+    }
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+fn run_child_until(dir: &std::path::Path, url: &str, marker: &str) -> String {
+    use std::io::{BufRead, BufReader};
+    let exe = std::env::current_exe().unwrap();
+    let mut child = std::process::Command::new(exe)
+        .args(["--exact", "harness::harness_crash_child", "--nocapture", "--test-threads=1"])
+        .env(CRASH_DIR, dir)
+        .env(CRASH_URL, url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut session = String::new();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        // libtest prints "test name ... " before the test's own output.
+        if line.contains("FAILED ") {
+            eprintln!("child: {line}");
+            break;
+        }
+        if let Some(at) = line.find(marker) {
+            session = line[at + marker.len()..].trim().to_owned();
+            break;
+        }
+    }
+    // SIGKILL: no destructors, no flush.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!session.is_empty(), "the child reached {marker}");
+    session
+}
+
+#[test]
+fn after_kill_9_the_log_is_consistent_and_pending_approvals_are_still_pending() {
+    let server = ModelServer::start(vec![
+        Reply::Stall { content: "半截回复".to_owned() },
+        Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hi"}"#)]),
+        Reply::text("saved"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    // 1. Killed while a reply streams.
+    let session = run_child_until(dir.path(), &server.base_url(), "STREAMING ");
+    {
+        let engine = Engine::open(EngineConfig::new(dir.path(), "test")).unwrap();
+        let view = engine.call("session.get", json!({"sessionId": session})).unwrap();
+        assert_eq!(view["lastTurnEnd"], "restarted");
+        let log = engine.session_events(&session).unwrap();
+        let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
+        assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "no gaps");
+        assert!(log.iter().any(|e| matches!(e.body, EventBody::AssistantMessage { interrupted: true, .. })), "the half-streamed reply is closed as interrupted");
+        assert_eq!(replay(log.iter()).messages_hash(), view["messagesHash"].as_str().unwrap());
+    }
+    // 2. Killed while a write waits for approval (the child sleeps after the turn blocks).
+    let again = run_child_until(dir.path(), &server.base_url(), "ENDED ");
+    assert_eq!(again, session);
+    let engine = Engine::open(EngineConfig::new(dir.path(), "test")).unwrap();
+    register_test_tools(&engine);
+    let view = engine.call("session.get", json!({"sessionId": session})).unwrap();
+    assert_eq!(view["status"], "waitingForApproval", "a blocked approval is still pending after restart");
+    let request = view["pendingApproval"]["requestId"].as_str().unwrap().to_owned();
+    let (result, _) = stream(&engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": true}));
+    assert_eq!(result.unwrap()["reason"], "completed");
+    let comments = engine.call("comment.list", json!({"projectId": view["session"]["projectId"]})).unwrap();
+    assert_eq!(comments["comments"].as_array().unwrap().len(), 1);
+    server.assert_tool_results_paired();
+}
+
+#[test]
+fn replaying_100_000_events_is_fast_and_deterministic() {
+    // The bench prints figures; this keeps a loose bound in every test run.
+    let h = setup(vec![Reply::tool_calls(&[("c1", "read_versions", "{}")]), Reply::text("ok")], json!({}));
+    h.send("go");
+    let log = h.log();
+    let mut events = Vec::new();
+    while events.len() < 100_000 {
+        events.extend(log.iter().cloned());
+    }
+    let started = std::time::Instant::now();
+    let first = replay(events.iter()).messages_hash();
+    let elapsed = started.elapsed();
+    assert_eq!(first, replay(events.iter()).messages_hash());
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?} (debug build)");
+    let _ = Usage::Counted;
+}
+
+const LOOP_DIR: &str = "INKSTONE_HARNESS_LOOP_DIR";
+
+/// The child of the 50-kill test: sends messages forever on one session.
+#[test]
+fn harness_loop_child() {
+    let (Ok(dir), Ok(url)) = (std::env::var(LOOP_DIR), std::env::var(CRASH_URL)) else { return };
+    let mut config = EngineConfig::new(&dir, "harness loop child");
+    config.group_commit_millis = 20;
+    let engine = Engine::open(config).unwrap();
+    register_test_tools(&engine);
+    let session = match engine.call("session.list", json!({})).unwrap()["sessions"][0]["id"].as_str() {
+        Some(id) => id.to_owned(),
+        None => {
+            engine.call("llmProfile.create", json!({"name": "fake", "baseUrl": url, "model": "fake-model", "contextWindow": 1000000})).unwrap();
+            let project = engine.call("project.create", json!({"title": "t", "source": "s"})).unwrap()["id"].as_str().unwrap().to_owned();
+            engine.call("session.create", json!({"projectId": project})).unwrap()["session"]["id"].as_str().unwrap().to_owned()
+        }
+    };
+    println!("READY {session}");
+    for i in 0.. {
+        let _ = engine.call("session.submit", json!({"sessionId": session, "text": format!("m{i}")}));
+    }
+}
+
+/// xorshift64*, so a seed replays a run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+#[test]
+fn kill_9_at_random_points_leaves_a_gapless_log_that_replays_and_keeps_approvals_pending() {
+    use std::io::{BufRead, BufReader};
+    let kills: u64 = std::env::var("INKSTONE_HARNESS_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(50);
+    let seed: u64 = std::env::var("INKSTONE_HARNESS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5eed);
+    let mut rng = Rng(seed | 1);
+    let server = ModelServer::start(vec![]);
+    for n in 0..kills * 40 {
+        let (a, b, w, note) = (format!("r{n}a"), format!("r{n}b"), format!("w{n}"), format!(r#"{{"note":"n{n}"}}"#));
+        server.push(match rng.below(4) {
+            0 => Reply::text("好的。"),
+            1 => Reply::tool_calls(&[(a.as_str(), "read_versions", "{}"), (b.as_str(), "slow_read", r#"{"label":"x","ms":20}"#)]),
+            2 => Reply::Stall { content: "写到一半".to_owned() },
+            _ => Reply::tool_calls(&[(w.as_str(), "test_write_note", note.as_str())]),
+        });
+    }
+    // A stalled reply holds its connection; the child is killed during it or earlier.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    for kill in 0..kills {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "harness::harness_loop_child", "--nocapture", "--test-threads=1"])
+            .env(LOOP_DIR, dir.path())
+            .env(CRASH_URL, server.base_url())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut session = String::new();
+        for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if let Some(at) = line.find("READY ") {
+                session = line[at + 6..].trim().to_owned();
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20 + rng.below(300)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!session.is_empty(), "kill {kill}: the child started");
+
+        let engine = Engine::open(EngineConfig::new(dir.path(), "test")).unwrap();
+        let before = engine.session_events(&session).unwrap();
+        let view = engine.call("session.get", json!({"sessionId": session})).unwrap();
+        let log = engine.session_events(&session).unwrap();
+        let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
+        assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "kill {kill} (seed {seed}): no gaps");
+        let replayed = replay(log.iter());
+        assert!(replayed.state.open_turn.is_none(), "kill {kill}: the open turn was closed");
+        assert_eq!(view["messagesHash"].as_str().unwrap(), replayed.messages_hash(), "kill {kill}: replay matches");
+        let before_state = replay(before.iter()).state;
+        if let Some(pending) = before_state.pending_approval {
+            assert_eq!(view["pendingApproval"]["requestId"].as_str(), Some(pending.request_id.as_str()), "kill {kill}: the approval is still pending");
+        }
+        // Every tool call has exactly one result, except those waiting on the pending block.
+        let mut open: Vec<String> = Vec::new();
+        for message in replayed.messages() {
+            open.extend(message.tool_calls.iter().map(|c| c.id.clone()));
+            if let Some(id) = &message.tool_call_id {
+                let at = open.iter().position(|o| o == id).unwrap_or_else(|| panic!("kill {kill}: result for unknown call {id}"));
+                open.remove(at);
+            }
+        }
+        if replayed.state.pending_approval.is_none() && replayed.state.pending_question.is_none() {
+            assert!(open.is_empty(), "kill {kill}: calls without results: {open:?}");
+        }
+    }
+}
+
+#[test]
+fn a_session_survives_export_and_import() {
+    let h = setup(vec![Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hello"}"#)]), Reply::text("saved")], json!({}));
+    h.t.ok("permissionRules.set", json!({"rules": [{"tool": "read_media_summary", "decision": "ask"}]}));
+    let (result, _) = h.send("add a note");
+    h.approve(&pending_request(&result), true);
+    let before = h.t.ok("session.get", json!({"sessionId": h.session}));
+    let out = h.t.data_dir().join("export-out");
+    let manifest = h.t.ok("export.run", json!({"path": out}));
+    assert_eq!(manifest["manifest"]["counts"]["sessions"], 1);
+    assert_eq!(manifest["manifest"]["counts"]["sessionEvents"], json!(h.log().len()));
+
+    let other = TestEngine::new();
+    other.ok("import.run", json!({"path": out}));
+    let after = other.ok("session.get", json!({"sessionId": h.session}));
+    assert_eq!(after["messagesHash"], before["messagesHash"]);
+    assert_eq!(other.engine.session_events(&h.session).unwrap(), h.log());
+    assert_eq!(other.ok("permissionRules.get", json!({}))["rules"][0]["tool"], "read_media_summary");
+    let snapshot = h.log().into_iter().find_map(|e| e.context_snapshot_id).unwrap();
+    assert!(other.engine.context_snapshot(&snapshot).unwrap().is_some());
+}
+
+#[test]
+fn an_interrupt_during_a_write_lets_it_finish_and_says_so() {
+    let h = setup(vec![Reply::tool_calls(&[("w1", "slow_write_note", r#"{"note":"x","ms":700}"#)])], json!({}));
+    let (result, _) = h.send("write");
+    let request = pending_request(&result);
+    let (result, _) = std::thread::scope(|scope| {
+        let approving = scope.spawn(|| h.stream("session.resolveApproval", json!({"sessionId": h.session, "requestId": request, "approved": true})));
+        std::thread::sleep(Duration::from_millis(300));
+        h.t.ok("session.interrupt", json!({"sessionId": h.session}));
+        approving.join().unwrap()
+    });
+    assert_eq!(result.unwrap()["reason"], "interrupted");
+    assert_eq!(h.comments(), 1, "the write that had begun finished");
+    let (_, status, content) = h.results()[0].clone();
+    assert_eq!(status, "success");
+    assert!(content.contains("it finished"), "{content}");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn read_publications_reports_saved_drafts_with_their_status() {
+    let h = setup(vec![Reply::tool_calls(&[("p1", "read_publications", r#"{"platforms":["x","wechat"]}"#)]), Reply::text("ok")], json!({}));
+    h.t.ok("platformDraft.save", json!({"projectId": h.project, "platform": "x"}));
+    h.t.ok("platformDraft.setStatus", json!({"projectId": h.project, "platform": "x", "status": "publishing"}));
+    h.t.ok("project.update", json!({"projectId": h.project, "source": "# 春日\n\n改过的正文。"}));
+    let (result, _) = h.send("where do the drafts stand?");
+    assert_eq!(result["reason"], "completed");
+    let (_, status, content) = h.results().into_iter().next().unwrap();
+    assert_eq!(status, "success");
+    let value: Value = serde_json::from_str(&content).unwrap_or_else(|_| panic!("not JSON: {content}"));
+    let drafts = value["drafts"].as_array().unwrap();
+    let x = drafts.iter().find(|d| d["platform"] == "x").unwrap();
+    assert_eq!(x["saved"]["status"], "publishing");
+    assert_eq!(x["saved"]["readOnly"], true);
+    assert_eq!(x["saved"]["revision"], 2);
+    assert_eq!(x["saved"]["sourceChangedSince"], true);
+    let wechat = drafts.iter().find(|d| d["platform"] == "wechat").unwrap();
+    assert!(wechat["saved"].is_null(), "no saved WeChat draft: {wechat}");
+    h.assert_replay_matches_live();
+}
