@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::error::{classify_status, LlmError};
 use super::retry::{Jitter, RetryPolicy};
-use super::sse::{SseEvent, SseParser};
+use super::sse::SseParser;
 use super::stream::{Assembled, StreamAssembler};
 use super::transport::{Http, HttpResponse};
 use super::{estimate_request_tokens, estimate_tokens, ChatEvent, ChatRequest, ChatResponse, Endpoint, Message, ResponseFormat, Role, Usage};
@@ -237,7 +237,7 @@ impl LlmClient {
             return Ok(assembled);
         }
         let mut parser = SseParser::new();
-        let mut sse: Vec<SseEvent> = Vec::new();
+        let mut failed: Option<LlmError> = None;
         // One cancel future for the whole stream, not one per chunk.
         let cancelled = cancel.cancelled();
         tokio::pin!(cancelled);
@@ -247,18 +247,27 @@ impl LlmClient {
                 _ = &mut cancelled => return Err(LlmError::Cancelled),
                 chunk = response.next_chunk() => chunk?,
             };
+            // Each event goes to the assembler as borrowed text, straight from the
+            // parser's buffer; the first bad one stops the stream.
+            let mut sink = |_: Option<&str>, data: &str| {
+                if failed.is_none() {
+                    if let Err(error) = assembler.push_data(data, &mut events) {
+                        failed = Some(error);
+                    }
+                }
+            };
             let ended = match chunk {
                 Some(bytes) => {
-                    parser.push(&bytes, &mut sse);
+                    parser.push_with(&bytes, &mut sink);
                     false
                 }
                 None => {
-                    parser.finish(&mut sse);
+                    parser.finish_with(&mut sink);
                     true
                 }
             };
-            for event in sse.drain(..) {
-                assembler.push_data(&event.data, &mut events)?;
+            if let Some(error) = failed.take() {
+                return Err(error);
             }
             for event in events.drain(..) {
                 *emitted = true;

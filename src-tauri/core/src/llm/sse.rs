@@ -17,8 +17,13 @@ pub struct SseParser {
     /// The last byte was a `\r`, so a `\n` at the start of the next chunk belongs to it.
     after_cr: bool,
     event: Option<String>,
-    data: Option<String>,
+    /// The event's data so far; reused (capacity kept) from event to event.
+    data: String,
+    has_data: bool,
 }
+
+/// Receives each completed event: its `event:` name, if any, and its data.
+pub type EventSink<'a> = dyn FnMut(Option<&str>, &str) + 'a;
 
 impl SseParser {
     pub fn new() -> Self {
@@ -27,6 +32,18 @@ impl SseParser {
 
     /// Parses `bytes`, appending every event it completes to `out`.
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+        self.push_with(bytes, &mut |event, data| out.push(SseEvent { event: event.map(str::to_owned), data: data.to_owned() }));
+    }
+
+    /// The stream ended: a last line without its terminator, and an event without its
+    /// blank line, still count (servers that close right after `data: [DONE]`).
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        self.finish_with(&mut |event, data| out.push(SseEvent { event: event.map(str::to_owned), data: data.to_owned() }));
+    }
+
+    /// [`SseParser::push`] handing each event to `sink` as borrowed text: no allocation
+    /// per event (the client's streaming path).
+    pub fn push_with(&mut self, bytes: &[u8], sink: &mut EventSink<'_>) {
         let mut rest = bytes;
         // An empty chunk must not forget a pending `\r`: the `\n` may come next.
         if self.after_cr && !rest.is_empty() {
@@ -41,10 +58,10 @@ impl SseParser {
                     let terminator = rest[end];
                     if self.line.is_empty() {
                         // The whole line is in this chunk: no copy into the buffer.
-                        self.take_line(&rest[..end], out);
+                        self.take_line(&rest[..end], sink);
                     } else {
                         self.line.extend_from_slice(&rest[..end]);
-                        self.end_line(out);
+                        self.end_line(sink);
                     }
                     rest = &rest[end + 1..];
                     if terminator == b'\r' {
@@ -63,33 +80,37 @@ impl SseParser {
         }
     }
 
-    /// The stream ended: a last line without its terminator, and an event without its
-    /// blank line, still count (servers that close right after `data: [DONE]`).
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+    /// [`SseParser::finish`] with a sink.
+    pub fn finish_with(&mut self, sink: &mut EventSink<'_>) {
         if !self.line.is_empty() {
-            self.end_line(out);
+            self.end_line(sink);
         }
-        self.dispatch(out);
+        self.dispatch(sink);
         self.after_cr = false;
     }
 
-    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+    fn end_line(&mut self, sink: &mut EventSink<'_>) {
         // Taken for the borrow, handed back (emptied, capacity kept) for the next line.
         let mut line = std::mem::take(&mut self.line);
-        self.take_line(&line, out);
+        self.take_line(&line, sink);
         line.clear();
         self.line = line;
     }
 
-    fn take_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    fn take_line(&mut self, line: &[u8], sink: &mut EventSink<'_>) {
         if line.is_empty() {
-            self.dispatch(out);
+            self.dispatch(sink);
             return;
         }
         if line[0] == b':' {
             return; // a comment, used as a keep-alive
         }
-        let text = String::from_utf8_lossy(line);
+        // Valid UTF-8 (the usual case) is checked at full speed; anything else is
+        // repaired with replacement characters.
+        let text = match std::str::from_utf8(line) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(line),
+        };
         let (field, value) = match text.find(':') {
             Some(colon) => {
                 let value = &text[colon + 1..];
@@ -98,23 +119,25 @@ impl SseParser {
             None => (&text[..], ""),
         };
         match field {
-            "data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
                 }
-                None => self.data = Some(value.to_owned()),
-            },
+                self.data.push_str(value);
+                self.has_data = true;
+            }
             "event" => self.event = Some(value.to_owned()),
             // `id` and `retry` only matter for reconnecting, which a completion never does.
             _ => {}
         }
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+    fn dispatch(&mut self, sink: &mut EventSink<'_>) {
         let event = self.event.take();
-        if let Some(data) = self.data.take() {
-            out.push(SseEvent { event, data });
+        if self.has_data {
+            sink(event.as_deref(), &self.data);
+            self.data.clear();
+            self.has_data = false;
         }
     }
 }
