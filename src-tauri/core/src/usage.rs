@@ -149,6 +149,9 @@ pub struct UsageTotals {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost: f64,
+    /// Calls whose profile had prices; with none, `cost` means "unknown", not free.
+    #[serde(default)]
+    pub priced_calls: u64,
     /// Some calls' tokens are estimates.
     pub estimated: bool,
     pub latency_ms_total: u64,
@@ -162,7 +165,10 @@ impl UsageTotals {
         }
         self.input_tokens += record.input_tokens;
         self.output_tokens += record.output_tokens;
-        self.cost += record.cost.unwrap_or(0.0);
+        if let Some(cost) = record.cost {
+            self.cost += cost;
+            self.priced_calls += 1;
+        }
         self.estimated |= record.tokens_estimated;
         self.latency_ms_total += record.latency_ms;
     }
@@ -265,6 +271,8 @@ mod tests {
         assert_eq!(report.by_purpose.iter().map(|r| (r.key.as_str(), r.totals.input_tokens)).collect::<Vec<_>>(), vec![("drafting", 1200), ("test_connection", 5)]);
         assert_eq!(report.totals.failed_calls, 1);
         assert_eq!(report.totals.cost, 4.0);
+        assert_eq!(report.totals.priced_calls, 2, "the unpriced call's cost is unknown, not zero");
+        assert_eq!(report.by_purpose.iter().map(|r| r.totals.priced_calls).collect::<Vec<_>>(), vec![2, 0]);
         let february = super::report(&records, Some(at("2026-02-01T00:00:00Z")), None, Quotas::default());
         assert_eq!(february.totals.calls, 2);
     }

@@ -803,6 +803,10 @@ export type UsageRow = { key: string, totals: UsageTotals, };
 
 export type UsageTotals = { calls: number, failedCalls: number, inputTokens: number, outputTokens: number, cost: number, 
 /**
+ * Calls whose profile had prices; with none, `cost` means "unknown", not free.
+ */
+pricedCalls: number, 
+/**
  * Some calls' tokens are estimates.
  */
 estimated: boolean, latencyMsTotal: number, };

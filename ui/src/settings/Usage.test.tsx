@@ -16,6 +16,8 @@ const totals = (over: Partial<UsageTotals> = {}): UsageTotals => ({
   cost: 0,
   estimated: false,
   latencyMsTotal: 100,
+  // Priced when the row has a cost (a profile with prices answered).
+  pricedCalls: over.cost ? (over.calls ?? 1) : 0,
   ...over,
 });
 
@@ -72,12 +74,14 @@ describe("Settings → Usage", () => {
 
   it("explains a missing cost chart when no profile has prices", async () => {
     const free = report();
-    free.totals = { ...free.totals, cost: 0 };
-    free.byDay = free.byDay.map((d) => ({ ...d, totals: { ...d.totals, cost: 0 } }));
+    free.totals = { ...free.totals, cost: 0, pricedCalls: 0 };
+    free.byDay = free.byDay.map((d) => ({ ...d, totals: { ...d.totals, cost: 0, pricedCalls: 0 } }));
     const transport = new FakeTransport().on("usage.report", () => free);
     renderUsage(transport);
     expect((await screen.findByTestId("cost-none")).textContent).toContain("set prices per million tokens");
     expect(screen.queryByTestId("chart-cost")).toBeNull();
+    // Unknown, not free.
+    expect(screen.getByTestId("usage-totals").textContent).toContain("Cost—");
   });
 
   it("tables usage by purpose (translated, most tokens first) and by profile", async () => {
@@ -90,8 +94,8 @@ describe("Settings → Usage", () => {
       .map((r) => Array.from(r.children).map((c) => c.textContent));
     expect(rows).toEqual([
       ["起草", "2", "1,295", "300", "0.75", "200 毫秒"],
-      ["连接测试", "1 (1 次失败)", "5", "0", "0.00", "100 毫秒"],
-      ["brand_new_purpose", "0", "0", "0", "0.00", "—"],
+      ["连接测试", "1 (1 次失败)", "5", "0", "—", "100 毫秒"],
+      ["brand_new_purpose", "0", "0", "0", "—", "—"],
     ]);
     expect(within(screen.getByTestId("usage-by-profile")).getByRole("rowheader").textContent).toBe("DeepSeek");
   });

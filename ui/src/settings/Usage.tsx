@@ -70,7 +70,7 @@ export function Usage() {
             <Stat label={t("usage.calls")} value={formatTokens(lang, report.totals.calls)} sub={report.totals.failedCalls ? t("usage.failed", { n: report.totals.failedCalls }) : undefined} />
             <Stat label={t("usage.tokensIn")} value={formatTokens(lang, report.totals.inputTokens)} />
             <Stat label={t("usage.tokensOut")} value={formatTokens(lang, report.totals.outputTokens)} />
-            <Stat label={t("usage.cost")} value={formatCost(lang, report.totals.cost)} />
+            <Stat label={t("usage.cost")} value={report.totals.pricedCalls > 0 ? formatCost(lang, report.totals.cost) : "—"} />
           </div>
           {report.totals.estimated && <p className="small muted">{t("usage.estimated")}</p>}
           {report.totals.calls === 0 ? (
@@ -255,7 +255,7 @@ function UsageTable({
               {r.totals.estimated && <span title={t("usage.estimated")}>*</span>}
             </td>
             <td>{formatTokens(lang, r.totals.outputTokens)}</td>
-            <td>{formatCost(lang, r.totals.cost)}</td>
+            <td>{r.totals.pricedCalls > 0 ? formatCost(lang, r.totals.cost) : "—"}</td>
             <td>{r.totals.calls > 0 ? t("usage.ms", { ms: Math.round(r.totals.latencyMsTotal / r.totals.calls) }) : "—"}</td>
           </tr>
         ))}

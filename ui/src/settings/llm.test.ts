@@ -28,7 +28,7 @@ describe("llm helpers", () => {
     const from = windowStart(now, 3);
     expect(new Date(from).toISOString()).toBe("2026-02-28T00:00:00.000Z");
     expect(new Date(monthStart(now)).toISOString()).toBe("2026-03-01T00:00:00.000Z");
-    const t = { calls: 1, failedCalls: 0, inputTokens: 5, outputTokens: 1, cost: 0, estimated: false, latencyMsTotal: 1 };
+    const t = { calls: 1, failedCalls: 0, inputTokens: 5, outputTokens: 1, cost: 0, pricedCalls: 0, estimated: false, latencyMsTotal: 1 };
     const days = fillDays([{ key: "2026-03-01", totals: t }], from, 3);
     expect(days.map((d) => [d.key, d.totals.inputTokens])).toEqual([
       ["2026-02-28", 0],

@@ -47,6 +47,7 @@ export function monthStart(nowMs: number): number {
 export const EMPTY_TOTALS: UsageTotals = {
   calls: 0,
   failedCalls: 0,
+  pricedCalls: 0,
   inputTokens: 0,
   outputTokens: 0,
   cost: 0,
