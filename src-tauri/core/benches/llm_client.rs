@@ -98,7 +98,10 @@ fn main() {
     let body = client.request_body(&request, true).to_string();
     let url = format!("{}/chat/completions", server.base_url());
     let raw = reqwest::Client::builder().tcp_nodelay(true).build().unwrap();
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    // One worker, as the app runs model calls (`api/llm.rs`, the "inkstone-llm" runtime).
+    // With two workers plus the in-process server on a 2-core machine, both reads were
+    // timed on oversubscribed cores and the ratio measured the scheduler (about 1.2x).
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
 
     let (mut ours_first, mut ours_total, mut raw_first, mut raw_total) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut raw_parsed = Vec::new();
