@@ -249,17 +249,7 @@ pub fn draft(engine: &Engine, command: DraftCommand) -> Result<Rendered, Failure
                 for compiled in r["drafts"].as_array().into_iter().flatten() {
                     let draft = &compiled["draft"];
                     println!("== {} ({}) ==", s(draft, "platform"), s(draft, "profileId"));
-                    let content = &draft["content"];
-                    match s(content, "type") {
-                        "html" => println!("{}", s(content, "html")),
-                        "markdown" => println!("{}", s(content, "markdown")),
-                        "thread" => {
-                            for (idx, post) in content["posts"].as_array().into_iter().flatten().enumerate() {
-                                println!("[{}] ({}/280) {}", idx + 1, post["weightedLength"], s(post, "text"));
-                            }
-                        }
-                        _ => println!("{}\n{}", s(draft, "title"), s(content, "body")),
-                    }
+                    print_content(draft);
                     print_findings(compiled["findings"].as_array().map(Vec::as_slice).unwrap_or(&[]));
                     println!();
                 }

@@ -73,7 +73,7 @@ impl Live {
 
 /// The harness of one engine: the tool registry and the sessions loaded so far.
 pub struct Runtime {
-    registry: RwLock<Result<Registry, String>>,
+    registry: RwLock<Result<Registry, tools::InvalidToolSchema>>,
     sessions: Mutex<HashMap<String, Arc<Live>>>,
 }
 
@@ -107,7 +107,7 @@ impl Engine {
     pub fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
         let mut guard = self.harness().registry.write().unwrap_or_else(|p| p.into_inner());
         match &mut *guard {
-            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e)),
+            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e.to_string())),
             Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
         }
     }

@@ -1,4 +1,4 @@
-// Preferences kept in this browser profile / webview: language and theme.
+// Preferences kept in this browser profile / webview: language, theme, dismissed offers.
 import { detectLang, type Lang } from "../i18n";
 
 export type Theme = "light" | "dark" | "system";
@@ -18,6 +18,16 @@ function write(key: string, value: string) {
   } catch {
     // storage unavailable: the choice lasts for this session only
   }
+}
+
+const LOCAL_OFFER_KEY = "inkstone.localModelOffer";
+
+/** Whether the person dismissed the first-run offer of a local model server. */
+export function localOfferDismissed(): boolean {
+  return read(LOCAL_OFFER_KEY) === "dismissed";
+}
+export function dismissLocalOffer() {
+  write(LOCAL_OFFER_KEY, "dismissed");
 }
 
 export function initialLang(osLanguage: string | undefined): Lang {

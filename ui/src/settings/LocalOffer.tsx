@@ -3,31 +3,14 @@
 import { useEffect, useState } from "react";
 import type { LocalServer } from "../api/generated";
 import { useApp } from "../context";
-
-const DISMISSED_KEY = "inkstone.localModelOffer";
-
-function dismissed(): boolean {
-  try {
-    return window.localStorage.getItem(DISMISSED_KEY) === "dismissed";
-  } catch {
-    return false;
-  }
-}
-
-function dismiss() {
-  try {
-    window.localStorage.setItem(DISMISSED_KEY, "dismissed");
-  } catch {
-    // storage unavailable: the offer comes back next launch
-  }
-}
+import { dismissLocalOffer, localOfferDismissed } from "../lib/prefs";
 
 export function LocalModelOffer({ onSetUp }: { onSetUp: () => void }) {
   const { client, t } = useApp();
   const [found, setFound] = useState<LocalServer | null>(null);
 
   useEffect(() => {
-    if (dismissed()) return;
+    if (localOfferDismissed()) return;
     let live = true;
     void (async () => {
       try {
@@ -46,7 +29,7 @@ export function LocalModelOffer({ onSetUp }: { onSetUp: () => void }) {
 
   if (!found) return null;
   const close = () => {
-    dismiss();
+    dismissLocalOffer();
     setFound(null);
   };
   return (

@@ -13,6 +13,7 @@ use ts_rs::TS;
 use super::event::Mode;
 use super::permission::PermissionPolicy;
 use crate::api::Engine;
+use crate::llm::structured::{InvalidSchema, Validator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -134,7 +135,7 @@ pub type ToolHandler = Arc<dyn Fn(&ToolContext<'_>, &Value) -> Result<Value, Too
 #[derive(Clone)]
 pub struct RegisteredTool {
     pub definition: ToolDefinition,
-    validator: Arc<jsonschema::Validator>,
+    validator: Arc<Validator>,
     pub handler: ToolHandler,
 }
 
@@ -142,13 +143,16 @@ impl RegisteredTool {
     /// Validates `input`; the error lists at most five problems, each with its JSON
     /// pointer.
     pub fn validate(&self, input: &Value) -> Result<(), Vec<(String, String)>> {
-        let problems: Vec<(String, String)> = self.validator.iter_errors(input).take(5).map(|e| (e.instance_path().to_string(), e.to_string())).collect();
-        if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(problems)
-        }
+        self.validator.check(input).map_err(|violations| violations.0.into_iter().map(|v| (v.pointer, v.message)).collect())
     }
+}
+
+/// A tool whose input schema is not a valid JSON schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the input schema of `{tool}` is invalid: {source}")]
+pub struct InvalidToolSchema {
+    pub tool: String,
+    pub source: InvalidSchema,
 }
 
 /// The tools of one engine, by name.
@@ -159,7 +163,7 @@ pub struct Registry {
 
 impl Registry {
     /// The built-in tools.
-    pub fn with_builtins() -> Result<Registry, String> {
+    pub fn with_builtins() -> Result<Registry, InvalidToolSchema> {
         let mut registry = Registry::default();
         for definition in builtin_definitions() {
             let handler = builtin_handler(&definition.name);
@@ -168,8 +172,8 @@ impl Registry {
         Ok(registry)
     }
 
-    pub fn register(&mut self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), String> {
-        let validator = jsonschema::validator_for(&definition.input_schema).map_err(|e| format!("the input schema of `{}` is invalid: {e}", definition.name))?;
+    pub fn register(&mut self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), InvalidToolSchema> {
+        let validator = Validator::new(&definition.input_schema).map_err(|source| InvalidToolSchema { tool: definition.name.clone(), source })?;
         self.tools.insert(definition.name.clone(), RegisteredTool { definition, validator: Arc::new(validator), handler });
         Ok(())
     }
