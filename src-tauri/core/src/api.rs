@@ -10,7 +10,6 @@
 mod comments;
 mod data;
 mod drafts;
-mod error;
 mod library;
 mod llm;
 mod media;
@@ -22,8 +21,6 @@ mod usage;
 mod versions;
 mod workspace;
 
-use std::sync::{Mutex, MutexGuard};
-
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,7 +29,8 @@ use ts_rs::TS;
 pub use comments::*;
 pub use data::*;
 pub use drafts::*;
-pub use error::{ApiError, ErrorCode, Hint};
+pub use crate::error::{ApiError, ErrorCode, Hint};
+use crate::error::{bounded_text, required_text};
 pub use library::*;
 pub use llm::*;
 pub use media::*;
@@ -43,9 +41,7 @@ pub use usage::*;
 pub use versions::*;
 pub use workspace::*;
 
-use crate::config::EngineConfig;
-use crate::model::{Activity, ActivityKind, Timestamp};
-use crate::store::{Store, StoreOptions};
+pub use crate::engine::Engine;
 
 /// Progress of a long call, sent on streams (`api_stream`, SSE, NDJSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -67,41 +63,7 @@ pub enum StreamEvent {
     Harness(Box<crate::harness::Event>),
 }
 
-/// The engine behind every transport: an open store plus the configuration.
-pub struct Engine {
-    store: Store,
-    config: EngineConfig,
-    writes: Mutex<()>,
-    llm: llm::LlmRuntime,
-    harness: crate::harness::Runtime,
-}
-
-impl std::fmt::Debug for Engine {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("data_dir", &self.config.data_dir).finish()
-    }
-}
-
 impl Engine {
-    /// Opens the data dir named by `config`, creating the store and the local
-    /// workspace on first use.
-    ///
-    /// Errors: STORE_LOCKED when another process holds the data dir, STORE_CORRUPT,
-    /// STORE_TOO_NEW, IO.
-    pub fn open(config: EngineConfig) -> Result<Engine, ApiError> {
-        let store = Store::open(
-            &config.data_dir,
-            &StoreOptions {
-                holder: config.holder.clone(),
-                cache_capacity_bytes: config.cache_capacity_bytes,
-                group_commit_millis: config.group_commit_millis,
-            },
-        )?;
-        let engine = Engine { store, config, writes: Mutex::new(()), llm: llm::LlmRuntime::default(), harness: crate::harness::Runtime::default() };
-        workspace::ensure(&engine)?;
-        Ok(engine)
-    }
-
     /// Calls `method` with JSON `params` (`null` counts as `{}`).
     pub fn call(&self, method: &str, params: Value) -> Result<Value, ApiError> {
         self.call_stream(method, params, &mut |_| {})
@@ -119,44 +81,6 @@ impl Engine {
             }
         }
         result
-    }
-
-    /// The store, for tests and benchmarks that look below the API.
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    pub fn config(&self) -> &EngineConfig {
-        &self.config
-    }
-
-    pub(crate) fn harness(&self) -> &crate::harness::Runtime {
-        &self.harness
-    }
-
-    pub(crate) fn now(&self) -> Timestamp {
-        self.config.clock.now()
-    }
-
-    pub(crate) fn new_id(&self, prefix: &str) -> String {
-        self.config.ids.next_id(prefix)
-    }
-
-    /// Serializes writers. A poisoned lock only means another call panicked while
-    /// holding it; the store itself is transactional, so carry on.
-    pub(crate) fn write_lock(&self) -> MutexGuard<'_, ()> {
-        self.writes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn activity(&self, project_id: Option<&str>, kind: ActivityKind, summary: String) -> Result<Activity, ApiError> {
-        Ok(Activity {
-            id: self.new_id("act"),
-            project_id: project_id.map(str::to_owned),
-            actor: workspace::author(self)?,
-            kind,
-            summary,
-            created_at: self.now(),
-        })
     }
 }
 
@@ -332,29 +256,6 @@ pub struct IdRef {
 pub struct Deleted {
     pub id: String,
     pub deleted: bool,
-}
-
-/// Checks a required, bounded, non-blank text field and returns it trimmed.
-fn required_text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
-    let trimmed = value.trim();
-    if trimmed.is_empty() {
-        return Err(ApiError::validation(field, format!("`{field}` must not be empty.")));
-    }
-    bounded_text(field, trimmed, max_chars)
-}
-
-/// [`required_text`] for the rest of the crate.
-pub(crate) fn required_text_pub(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
-    required_text(field, value, max_chars)
-}
-
-/// Checks that a text field is at most `max_chars` characters long.
-fn bounded_text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
-    let n_chars = value.chars().count();
-    if n_chars > max_chars {
-        return Err(ApiError::validation(field, format!("`{field}` is {n_chars} characters; at most {max_chars} are allowed.")));
-    }
-    Ok(value.to_owned())
 }
 
 /// Longest title, in characters.

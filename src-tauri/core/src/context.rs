@@ -17,10 +17,54 @@
 //! profile, template, version, comment and media records, none of which has a field
 //! for a key, token or setting; LLM profiles, quotas and the keychain are not inputs.
 
-use crate::harness::log::{ContextLayer, ContextSnapshot};
-use crate::harness::Mode;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
 use crate::llm::estimate_tokens;
 use crate::model::{BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version};
+use crate::store::{Kind, Record};
+
+/// The permission mode of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Mode {
+    /// Reads and proposals run; writes ask.
+    #[default]
+    Default,
+    /// Read and propose only: every write is denied by the permission engine.
+    Plan,
+}
+
+/// One layer of a context snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextLayer {
+    /// `pinned`, `working_set`, `session_summary`, `cold_refs`.
+    pub name: String,
+    pub text: String,
+    pub tokens: u64,
+    pub trimmed: bool,
+}
+
+/// The immutable context of a model call: the system message and its layers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextSnapshot {
+    /// `ctx_<first 32 hex of sha256(system)>`: identical contexts share one snapshot.
+    pub id: String,
+    pub layers: Vec<ContextLayer>,
+    /// The system message sent to the model (the layers joined).
+    pub system: String,
+}
+
+impl Record for ContextSnapshot {
+    const KIND: Kind = Kind::ContextSnapshots;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+
 
 /// The product rules every session starts with.
 pub const PRODUCT_RULES: &str = "You are Inkstone's drafting assistant. You help one writer with one project. \
@@ -151,7 +195,7 @@ pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextS
 
 fn snapshot(layers: Vec<ContextLayer>) -> ContextSnapshot {
     let system = layers.iter().filter(|l| !l.text.is_empty()).map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n");
-    let hash = crate::harness::log::sha256_ref(system.as_bytes());
+    let hash = crate::store::sha256_ref(system.as_bytes());
     let id = format!("ctx_{}", hash.get(7..39).unwrap_or(&hash));
     ContextSnapshot { id, layers, system }
 }

@@ -24,13 +24,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
-pub use log::{ApprovalRecord, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
+pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{replay, messages_hash, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
 pub use tools::{Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
 
-use crate::api::{ApiError, Engine, ErrorCode};
+use crate::error::{ApiError, ErrorCode};
+use crate::kernel::Kernel;
 use crate::llm::Cancel;
 use crate::store::{keys, Batch, Durability, Record};
 
@@ -77,13 +78,24 @@ pub struct Runtime {
     sessions: Mutex<HashMap<String, Arc<Live>>>,
 }
 
-impl Default for Runtime {
-    fn default() -> Self {
-        Runtime { registry: RwLock::new(Registry::with_builtins()), sessions: Mutex::new(HashMap::new()) }
-    }
-}
-
 impl Runtime {
+    /// A runtime whose registry holds `builtins` (the tools of `crate::tools`, given
+    /// by the engine, so the harness does not depend on the tools it runs).
+    pub fn new(builtins: Vec<(ToolDefinition, ToolHandler)>) -> Runtime {
+        let mut registry = Registry::default();
+        let registered = builtins.into_iter().try_for_each(|(definition, handler)| registry.register(definition, handler));
+        Runtime { registry: RwLock::new(registered.map(|()| registry)), sessions: Mutex::new(HashMap::new()) }
+    }
+
+    /// Registers a tool (see `Engine::register_tool`).
+    pub(crate) fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
+        let mut guard = self.registry.write().unwrap_or_else(|p| p.into_inner());
+        match &mut *guard {
+            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e.to_string())),
+            Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
+        }
+    }
+
     pub(crate) fn registry(&self) -> Result<Registry, ApiError> {
         match &*self.registry.read().unwrap_or_else(|p| p.into_inner()) {
             Ok(registry) => Ok(registry.clone()),
@@ -101,35 +113,33 @@ pub(crate) struct Meta {
     pub context_snapshot_id: Option<String>,
 }
 
-impl Engine {
-    /// Registers a tool beside the built-in ones (the write tools arrive with
-    /// proposals; tests register theirs here). Replaces a tool of the same name.
-    pub fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
-        let mut guard = self.harness().registry.write().unwrap_or_else(|p| p.into_inner());
-        match &mut *guard {
-            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e.to_string())),
-            Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
-        }
+/// The harness bound to a kernel: what the turn loop and the session methods work
+/// with. Dereferences to the kernel.
+#[derive(Clone, Copy)]
+pub(crate) struct Harness<'a> {
+    pub kernel: &'a Kernel,
+    pub runtime: &'a Runtime,
+}
+
+impl std::ops::Deref for Harness<'_> {
+    type Target = Kernel;
+    fn deref(&self) -> &Kernel {
+        self.kernel
+    }
+}
+
+/// Every logged event of a session, in order.
+pub(crate) fn session_events(kernel: &Kernel, session_id: &str) -> Result<Vec<Event>, ApiError> {
+    Ok(kernel.store().scan::<Event>(&keys::project_prefix(session_id))?)
+}
+
+impl<'a> Harness<'a> {
+    pub(crate) fn harness(&self) -> &'a Runtime {
+        self.runtime
     }
 
-    /// The definitions of every registered tool, by name.
-    pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, ApiError> {
-        Ok(self.harness().registry()?.definitions().cloned().collect())
-    }
-
-    /// Every logged event of a session, in order.
-    pub fn session_events(&self, session_id: &str) -> Result<Vec<Event>, ApiError> {
-        Ok(self.store().scan::<Event>(&keys::project_prefix(session_id))?)
-    }
-
-    /// The stored context snapshot `id`.
-    pub fn context_snapshot(&self, id: &str) -> Result<Option<ContextSnapshot>, ApiError> {
-        Ok(self.store().get::<ContextSnapshot>(id.as_bytes())?)
-    }
-
-    /// A stored large tool result by its reference (`sha256:...`).
-    pub fn stored_result(&self, reference: &str) -> Result<Option<String>, ApiError> {
-        Ok(self.store().get::<log::StoredResult>(reference.as_bytes())?.map(|r| r.content))
+    pub(crate) fn session_events(&self, session_id: &str) -> Result<Vec<Event>, ApiError> {
+        session_events(self.kernel, session_id)
     }
 
     pub(crate) fn permission_rules(&self) -> Result<Vec<PermissionRule>, ApiError> {
@@ -162,7 +172,7 @@ impl Engine {
         let live = Arc::new(Live { state: Mutex::new(state), running: Mutex::new(false), interrupt: AtomicBool::new(false), cancel: Mutex::new(Cancel::new()) });
         sessions.insert(session_id.to_owned(), Arc::clone(&live));
         drop(sessions);
-        turn::recover(self, &session, &live)?;
+        turn::recover(*self, &session, &live)?;
         Ok(live)
     }
 

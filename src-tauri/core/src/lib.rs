@@ -4,18 +4,27 @@
 //! Start at [`api::Engine`]: `Engine::open(EngineConfig)` then `engine.call(method, params)`.
 
 pub mod api;
+pub mod backup;
+pub mod clock;
 pub mod config;
 pub mod context;
 pub mod diff;
+pub mod engine;
+pub mod error;
 pub mod harness;
+pub mod kernel;
 pub mod llm;
 pub mod model;
 pub mod pipeline;
+pub mod project;
 pub mod profiles;
 pub mod quality;
 pub mod store;
 pub mod usage;
 pub mod suggest;
+pub mod tools;
 
-pub use api::{ApiError, Engine, ErrorCode};
+pub use engine::Engine;
+pub use kernel::Kernel;
+pub use error::{ApiError, ErrorCode};
 pub use config::EngineConfig;

@@ -22,6 +22,7 @@ pub mod error;
 pub mod keychain;
 pub mod profile;
 pub mod retry;
+pub mod runtime;
 pub mod sse;
 pub mod stream;
 pub mod structured;
@@ -34,6 +35,7 @@ use ts_rs::TS;
 
 pub use client::{Cancel, LlmClient};
 pub use error::LlmError;
+pub use runtime::{endpoint, load_profile, quotas, ModelCall, Runtime};
 
 /// An API key. Debug and Display print only a fingerprint; it has no `Serialize`, so
 /// it cannot end up in a stored record, a log line written with `?` or an API result.

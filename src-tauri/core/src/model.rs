@@ -139,11 +139,32 @@ pub struct PlatformDraft {
     /// The latest project version when it was compiled; 0 before the first version.
     pub source_version: u32,
     pub title: String,
-    pub content: crate::pipeline::DraftContent,
+    pub content: DraftContent,
     /// True once a person edited the compiled text; a recompile then asks first.
     pub hand_edited: bool,
     pub updated_at: Timestamp,
     pub updated_by: String,
+}
+
+/// What a saved or compiled platform draft holds, by the platform's kind of content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum DraftContent {
+    /// WeChat: inline-styled HTML and the digest shown in share cards.
+    Html { html: String, digest: String },
+    /// Zhihu: Markdown in the subset its importer accepts.
+    Markdown { markdown: String },
+    /// X: one post, or a numbered thread.
+    Thread { posts: Vec<Post> },
+    /// Douyin and Xiaohongshu: a caption or note body, and topic tags.
+    Card { body: String, tags: Vec<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Post {
+    pub text: String,
+    pub weighted_length: u32,
 }
 
 /// An immutable snapshot of a project's title and source.

@@ -14,6 +14,7 @@ mod cards;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub use crate::model::{DraftContent, Post};
 use crate::model::{Anchor, Platform};
 use crate::profiles::{DraftProfile, Limit, LimitField, Severity, Unit};
 
@@ -37,26 +38,6 @@ pub struct Draft {
     pub content: DraftContent,
     pub n_images: u32,
     pub n_links: u32,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(tag = "type", rename_all = "camelCase")]
-pub enum DraftContent {
-    /// WeChat: inline-styled HTML and the digest shown in share cards.
-    Html { html: String, digest: String },
-    /// Zhihu: Markdown in the subset its importer accepts.
-    Markdown { markdown: String },
-    /// X: one post, or a numbered thread.
-    Thread { posts: Vec<Post> },
-    /// Douyin and Xiaohongshu: a caption or note body, and topic tags.
-    Card { body: String, tags: Vec<String> },
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct Post {
-    pub text: String,
-    pub weighted_length: u32,
 }
 
 /// Something a person should know about a draft or its source.

@@ -11,14 +11,13 @@
 //! syncs at most `group_commit_millis` later, so typing never waits on a disk sync.
 
 pub mod codec;
-pub mod export;
 mod migrate;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -27,6 +26,7 @@ use serde::Serialize;
 
 use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, ProjectSummary, Version, Workspace};
 pub use codec::CodecError;
+use crate::error::{ApiError, ErrorCode};
 
 /// The schema this build writes. Bump it together with a step in `migrate`.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -357,6 +357,7 @@ fn fsync_tree(dir: &Path) -> std::io::Result<()> {
 /// The open database of one data dir. Holds the data dir's lock for its lifetime.
 pub struct Store {
     shared: Arc<Shared>,
+    writes: Mutex<()>,
     trees: Vec<sled::Tree>,
     data_dir: PathBuf,
     flusher: Option<JoinHandle<()>>,
@@ -464,13 +465,21 @@ impl Store {
             wake: Condvar::new(),
         });
         let flusher = spawn_flusher(Arc::clone(&shared), options.group_commit_millis)?;
-        let store = Store { shared, trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
+        let store = Store { shared, writes: Mutex::new(()), trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
         migrate::run(&store)?;
         Ok(store)
     }
 
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// Serializes writers: whoever checks and then writes (a base-revision check, the
+    /// next version number) holds this across both, and commits one [`Batch`]. A
+    /// poisoned lock only means another call panicked while holding it; the store
+    /// itself is transactional, so carry on.
+    pub fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.writes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     fn tree(&self, kind: Kind) -> &sled::Tree {
@@ -694,6 +703,12 @@ impl Drop for Store {
     }
 }
 
+/// `sha256:<hex>` of some bytes: the reference of content-addressed records.
+pub fn sha256_ref(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("sha256:{}", hex::encode(sha2::Sha256::digest(bytes)))
+}
+
 /// The folder holding media files: `<data dir>/media`.
 pub fn media_dir(data_dir: &Path) -> PathBuf {
     data_dir.join("media")
@@ -722,5 +737,40 @@ impl Record for SchemaVersion {
     const KIND: Kind = Kind::Meta;
     fn key(&self) -> Vec<u8> {
         META_SCHEMA_VERSION.to_vec()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::Locked { path, holder } => ApiError::new(
+                ErrorCode::StoreLocked,
+                format!("The data folder {} is in use by {holder}.", path.display()),
+            )
+            .hint("close_other_instance", "Close the other Inkstone window or command, then try again.")
+            .hint("use_other_data_dir", "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.")
+            .details(serde_json::json!({ "dataDir": path, "holder": holder })),
+            StoreError::Corrupt { path, detail } => ApiError::new(
+                ErrorCode::StoreCorrupt,
+                format!("The store in {} is damaged: {detail}", path.display()),
+            )
+            .hint(
+                "restore_backup",
+                format!(
+                    "Restore the newest backup from {}: move the damaged folder away and run `inkstone-cli --data-dir <new folder> import <backup folder>`.",
+                    path.join("backups").display()
+                ),
+            )
+            .details(serde_json::json!({ "dataDir": path, "backupsDir": path.join("backups") })),
+            StoreError::TooNew { path, found, supported } => ApiError::new(
+                ErrorCode::StoreTooNew,
+                format!("The store in {} was written by a newer Inkstone (schema {found}; this one reads up to {supported}).", path.display()),
+            )
+            .hint("update_app", "Update Inkstone to the newest version."),
+            StoreError::Io(e) => ApiError::new(ErrorCode::Io, format!("Reading or writing the data folder failed: {e}"))
+                .hint("check_disk", "Check that the disk is not full and the folder is writable."),
+            StoreError::Database(detail) => ApiError::new(ErrorCode::Internal, format!("The database failed: {detail}"))
+                .hint("retry", "Try again; if it keeps failing, restart Inkstone."),
+        }
     }
 }

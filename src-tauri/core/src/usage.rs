@@ -9,7 +9,7 @@ use chrono::Datelike;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::api::ErrorCode;
+use crate::error::ErrorCode;
 use crate::model::Timestamp;
 use crate::store::{Kind, Record};
 
@@ -101,14 +101,14 @@ pub enum QuotaExceeded {
     MonthlyCost { limit: f64, used: f64 },
 }
 
-impl From<QuotaExceeded> for crate::api::ApiError {
+impl From<QuotaExceeded> for crate::error::ApiError {
     fn from(error: QuotaExceeded) -> Self {
         let message = format!("The call was not sent: {error}.");
         let details = match &error {
             QuotaExceeded::DailyTokens { limit, used, needed } => serde_json::json!({ "quota": "dailyTokens", "limit": limit, "used": used, "needed": needed }),
             QuotaExceeded::MonthlyCost { limit, used } => serde_json::json!({ "quota": "monthlyCost", "limit": limit, "used": used }),
         };
-        crate::api::ApiError::new(ErrorCode::QuotaExceeded, message)
+        crate::error::ApiError::new(ErrorCode::QuotaExceeded, message)
             .hint("raise_quota", "Raise the workspace quota in Settings → Usage, or wait for the next period.")
             .details(details)
     }

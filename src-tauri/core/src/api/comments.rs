@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::projects::load as load_project;
-use super::{required_text, ApiError, Deleted, Engine};
+use super::{ApiError, Deleted, Engine};
 use crate::model::{ActivityKind, Anchor, Comment};
 use crate::store::{keys, Batch, Durability};
 
@@ -19,47 +19,8 @@ pub struct CommentAddParams {
     pub anchor: Option<Anchor>,
 }
 
-/// The text of `source` between UTF-16 offsets, or `None` when the range is outside
-/// the text or splits a surrogate pair.
-fn utf16_slice(source: &str, anchor: Anchor) -> Option<String> {
-    let units: Vec<u16> = source.encode_utf16().collect();
-    let (from, to) = (anchor.from as usize, anchor.to as usize);
-    if from > to || to > units.len() {
-        return None;
-    }
-    String::from_utf16(&units[from..to]).ok()
-}
-
 pub(super) fn add(engine: &Engine, params: CommentAddParams) -> Result<Comment, ApiError> {
-    let body = required_text("body", &params.body, 10_000)?;
-    let _guard = engine.write_lock();
-    let project = load_project(engine, &params.project_id)?;
-    let quote = match params.anchor {
-        Some(anchor) => Some(utf16_slice(&project.source, anchor).ok_or_else(|| {
-            ApiError::validation(
-                "anchor",
-                format!("The anchor {}..{} is not a range of the source (its length is {}).", anchor.from, anchor.to, project.source.encode_utf16().count()),
-            )
-        })?),
-        None => None,
-    };
-    let now = engine.now();
-    let comment = Comment {
-        id: engine.new_id("cmt"),
-        project_id: project.id.clone(),
-        body,
-        anchor: params.anchor,
-        quote,
-        resolved: false,
-        author: super::workspace::author(engine)?,
-        created_at: now,
-        updated_at: now,
-    };
-    let activity = engine.activity(Some(&project.id), ActivityKind::CommentAdded, format!("Commented on \"{}\"", project.title))?;
-    let mut batch = Batch::new();
-    batch.put(&comment)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
-    Ok(comment)
+    crate::project::comments::add(engine, &params.project_id, &params.body, params.anchor)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -82,10 +43,7 @@ pub struct CommentListResult {
 pub(super) fn list(engine: &Engine, params: CommentListParams) -> Result<CommentListResult, ApiError> {
     load_project(engine, &params.project_id)?;
     let include_resolved = params.include_resolved.unwrap_or(true);
-    let mut comments: Vec<Comment> =
-        engine.store.scan::<Comment>(&keys::project_prefix(&params.project_id))?.into_iter().filter(|c| include_resolved || !c.resolved).collect();
-    comments.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.id.cmp(&b.id)));
-    Ok(CommentListResult { comments })
+    Ok(CommentListResult { comments: crate::project::comments::list(engine.store(), &params.project_id, include_resolved)? })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -105,7 +63,7 @@ pub struct CommentResolveParams {
 }
 
 fn load(engine: &Engine, project_id: &str, comment_id: &str) -> Result<Comment, ApiError> {
-    engine.store.get::<Comment>(&keys::comment(project_id, comment_id))?.ok_or_else(|| ApiError::not_found("comment", comment_id))
+    crate::project::comments::load(engine.store(), project_id, comment_id)
 }
 
 pub(super) fn resolve(engine: &Engine, params: CommentResolveParams) -> Result<Comment, ApiError> {
@@ -121,7 +79,7 @@ pub(super) fn resolve(engine: &Engine, params: CommentResolveParams) -> Result<C
     let activity = engine.activity(Some(&project.id), kind, format!("{verb} a comment on \"{}\"", project.title))?;
     let mut batch = Batch::new();
     batch.put(&comment)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(comment)
 }
 
@@ -132,6 +90,6 @@ pub(super) fn delete(engine: &Engine, params: CommentRef) -> Result<Deleted, Api
     let activity = engine.activity(Some(&project.id), ActivityKind::CommentDeleted, format!("Deleted a comment on \"{}\"", project.title))?;
     let mut batch = Batch::new();
     batch.delete::<Comment>(keys::comment(&comment.project_id, &comment.id)).put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(Deleted { id: comment.id, deleted: true })
 }

@@ -7,33 +7,13 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine, ErrorCode, ProgressEvent, StreamEvent, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
 use crate::model::{ActivityKind, Project, ProjectSummary};
-use crate::store::export::{self, ExportCounts, ExportError, Manifest};
+use crate::backup::{self as export, ExportCounts, Manifest};
 use crate::store::{Batch, Durability};
 
 /// Backups kept; older ones are deleted after a new one is written.
 pub const BACKUPS_KEPT: usize = 5;
 /// An automatic daily backup is made when the newest is older than this.
 pub const DAILY_BACKUP_HOURS: i64 = 24;
-
-impl From<ExportError> for ApiError {
-    fn from(error: ExportError) -> Self {
-        match error {
-            ExportError::Io { path, source } => ApiError::new(ErrorCode::Io, format!("{}: {source}", path.display()))
-                .hint("check_path", "Check that the folder exists, is readable, and the disk is not full.")
-                .details(serde_json::json!({ "path": path })),
-            ExportError::Format { path, message } => {
-                ApiError::validation("path", format!("{} is not a valid Inkstone export: {message}", path.display()))
-                    .hint("choose_export_folder", "Choose a folder written by Inkstone's export or backup (it holds manifest.json).")
-            }
-            ExportError::DestinationExists(path) => ApiError::validation("path", format!("{} already exists.", path.display()))
-                .hint("choose_new_folder", "Choose a folder name that does not exist yet; Inkstone creates it."),
-            ExportError::NotEmpty => ApiError::new(ErrorCode::Conflict, "This data folder already holds projects; an export is imported only into an empty data folder.")
-                .hint("use_empty_data_dir", "Import into a new data folder: `inkstone-cli --data-dir <new folder> import <export>`.")
-                .hint("import_markdown_instead", "To add Markdown files as new projects, use `inkstone-cli import-md <folder>`."),
-            ExportError::Store(error) => error.into(),
-        }
-    }
-}
 
 fn progress_sink(on_event: &mut dyn FnMut(StreamEvent)) -> impl FnMut(&str, u64, u64) + '_ {
     move |phase, done, total| on_event(StreamEvent::Progress(ProgressEvent { phase: phase.to_owned(), done, total }))
@@ -57,7 +37,7 @@ pub(super) fn export(engine: &Engine, params: ExportParams, on_event: &mut dyn F
     let path = required_text("path", &params.path, 4096)?;
     // Reads only; the write lock keeps the snapshot consistent across trees.
     let _guard = engine.write_lock();
-    let manifest = export::export_to(&engine.store, Path::new(&path), engine.now(), &mut progress_sink(on_event))?;
+    let manifest = export::export_to(&engine.store(), Path::new(&path), engine.now(), &mut progress_sink(on_event))?;
     Ok(ExportResult { path, manifest })
 }
 
@@ -76,7 +56,7 @@ pub struct ImportResult {
 pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportResult, ApiError> {
     let path = required_text("path", &params.path, 4096)?;
     let _guard = engine.write_lock();
-    let counts = export::import_from(&engine.store, Path::new(&path), &mut progress_sink(on_event))?;
+    let counts = export::import_from(&engine.store(), Path::new(&path), &mut progress_sink(on_event))?;
     Ok(ImportResult { counts })
 }
 
@@ -158,7 +138,7 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         projects.push(ProjectSummary::from(&project));
         progress("import.markdown", idx as u64 + 1, n_files);
     }
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(ImportMarkdownResult { projects })
 }
 
@@ -179,7 +159,7 @@ pub struct BackupListResult {
 }
 
 fn backups_dir(engine: &Engine) -> PathBuf {
-    engine.config.data_dir.join("backups")
+    engine.config().data_dir.join("backups")
 }
 
 /// Backups on disk, newest first. Folders that are not complete exports are skipped.
@@ -215,7 +195,7 @@ fn write_backup(engine: &Engine, on_event: &mut dyn FnMut(StreamEvent)) -> Resul
     let path = dir.join(&name);
     let manifest = {
         let _guard = engine.write_lock();
-        export::export_to(&engine.store, &path, now, &mut progress_sink(on_event))?
+        export::export_to(&engine.store(), &path, now, &mut progress_sink(on_event))?
     };
     for old in read_backups(engine)?.into_iter().skip(BACKUPS_KEPT) {
         if let Err(error) = std::fs::remove_dir_all(&old.path) {
@@ -255,9 +235,9 @@ pub struct BackupAutoResult {
 /// is written when nothing changed since the newest backup.
 pub(super) fn auto_backup(engine: &Engine, params: BackupAutoParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupAutoResult, ApiError> {
     let newest = read_backups(engine)?.into_iter().next();
-    let marker = export::change_marker(&engine.store)?;
+    let marker = export::change_marker(&engine.store())?;
     let needed = match &newest {
-        None => !engine.store.is_empty(),
+        None => !engine.store().is_empty(),
         Some(newest) => {
             let changed = newest.manifest.change_marker != marker;
             match params.reason {
@@ -298,6 +278,6 @@ pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_ev
     export::read_manifest(Path::new(&restored.path))?;
     let safety_backup = write_backup(engine, on_event)?;
     let _guard = engine.write_lock();
-    let counts = export::replace_from(&engine.store, Path::new(&restored.path), &mut progress_sink(on_event))?;
+    let counts = export::replace_from(&engine.store(), Path::new(&restored.path), &mut progress_sink(on_event))?;
     Ok(BackupRestoreResult { restored, safety_backup, counts })
 }

@@ -9,13 +9,13 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::pipeline::{draft_profile, profiles, CompiledDraft, PipelineCompileParams};
+use crate::project::drafts::{self as domain, draft_profile, profiles, CompiledDraft};
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Engine, ErrorCode};
 use crate::diff::{diff_texts, TextDiffResult};
 use crate::model::{ActivityKind, DraftStatus, Platform, PlatformDraft};
 use crate::pipeline::{self, DraftContent, Finding};
-use crate::store::{keys, Batch, Durability};
+use crate::store::{Batch, Durability};
 
 const MAX_DRAFT_CHARS: usize = 400_000;
 
@@ -37,7 +37,7 @@ pub struct PlatformDraftListResult {
 }
 
 fn load_draft(engine: &Engine, project_id: &str, platform: Platform) -> Result<Option<PlatformDraft>, ApiError> {
-    Ok(engine.store.get::<PlatformDraft>(&keys::platform_draft(project_id, platform))?)
+    domain::load(engine.store(), project_id, platform)
 }
 
 fn require_draft(engine: &Engine, project_id: &str, platform: Platform) -> Result<PlatformDraft, ApiError> {
@@ -64,7 +64,7 @@ fn read_only(draft: &PlatformDraft) -> ApiError {
 
 pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<PlatformDraftListResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
-    let drafts = engine.store.scan::<PlatformDraft>(&keys::project_prefix(&project.id))?;
+    let drafts = domain::list(engine.store(), &project.id)?;
     Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts })
 }
 
@@ -120,13 +120,10 @@ pub struct PlatformDraftSaveResult {
 pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<PlatformDraftSaveResult, ApiError> {
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
-    let result = super::pipeline::compile(
-        engine,
-        PipelineCompileParams { project_id: project.id.clone(), platforms: Some(vec![params.platform]), tags: params.tags },
-    )?;
+    let result = domain::compile(engine, &project, Some(vec![params.platform]), params.tags)?;
     let compiled = result.drafts.into_iter().next().ok_or_else(|| ApiError::internal("the compile returned no draft"))?;
     let existing = load_draft(engine, &project.id, params.platform)?;
-    let author = super::workspace::author(engine)?;
+    let author = engine.author()?;
     let fresh = |revision: u32, status: DraftStatus| PlatformDraft {
         project_id: project.id.clone(),
         platform: params.platform,
@@ -174,7 +171,7 @@ pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<P
     )?;
     let mut batch = Batch::new();
     batch.put(&draft)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(PlatformDraftSaveResult { outcome, draft, compiled, diff: None })
 }
 
@@ -249,11 +246,11 @@ pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<P
     draft.hand_edited = true;
     draft.revision += 1;
     draft.updated_at = engine.now();
-    draft.updated_by = super::workspace::author(engine)?;
+    draft.updated_by = engine.author()?;
     // Typing in a draft autosaves like the source does: group-committed.
     let mut batch = Batch::new();
     batch.put(&draft)?;
-    engine.store.apply(batch, Durability::Grouped)?;
+    engine.store().apply(batch, Durability::Grouped)?;
     Ok(PlatformDraftEditResult { draft, findings })
 }
 
@@ -293,7 +290,7 @@ pub(super) fn set_status(engine: &Engine, params: PlatformDraftSetStatusParams) 
     draft.status = params.status;
     draft.revision += 1;
     draft.updated_at = engine.now();
-    draft.updated_by = super::workspace::author(engine)?;
+    draft.updated_by = engine.author()?;
     let activity = engine.activity(
         Some(&project.id),
         ActivityKind::DraftStatusChanged,
@@ -301,6 +298,6 @@ pub(super) fn set_status(engine: &Engine, params: PlatformDraftSetStatusParams) 
     )?;
     let mut batch = Batch::new();
     batch.put(&draft)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(draft)
 }

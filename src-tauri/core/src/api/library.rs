@@ -99,12 +99,12 @@ pub(super) fn create_brand_profile(engine: &Engine, input: BrandProfileInput) ->
     let activity = engine.activity(None, ActivityKind::BrandProfileCreated, format!("Created brand profile \"{}\"", profile.name))?;
     let mut batch = Batch::new();
     batch.put(&profile)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(profile)
 }
 
 fn load_brand_profile(engine: &Engine, id: &str) -> Result<BrandProfile, ApiError> {
-    engine.store.get::<BrandProfile>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("brand profile", id))
+    engine.store().get::<BrandProfile>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("brand profile", id))
 }
 
 pub(super) fn get_brand_profile(engine: &Engine, params: IdRef) -> Result<BrandProfile, ApiError> {
@@ -112,7 +112,7 @@ pub(super) fn get_brand_profile(engine: &Engine, params: IdRef) -> Result<BrandP
 }
 
 pub(super) fn list_brand_profiles(engine: &Engine, _: Empty) -> Result<BrandProfileListResult, ApiError> {
-    let mut brand_profiles = engine.store.scan::<BrandProfile>(b"")?;
+    let mut brand_profiles = engine.store().scan::<BrandProfile>(b"")?;
     brand_profiles.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
     Ok(BrandProfileListResult { brand_profiles })
 }
@@ -125,7 +125,7 @@ pub(super) fn update_brand_profile(engine: &Engine, params: BrandProfileUpdatePa
     let activity = engine.activity(None, ActivityKind::BrandProfileUpdated, format!("Updated brand profile \"{}\"", profile.name))?;
     let mut batch = Batch::new();
     batch.put(&profile)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(profile)
 }
 
@@ -136,7 +136,7 @@ pub(super) fn delete_brand_profile(engine: &Engine, params: IdRef) -> Result<Del
     let profile = load_brand_profile(engine, &params.id)?;
     let mut batch = Batch::new();
     let now = engine.now();
-    for mut project in engine.store.scan::<Project>(b"")?.into_iter().filter(|p| p.brand_profile_id.as_deref() == Some(profile.id.as_str())) {
+    for mut project in engine.store().scan::<Project>(b"")?.into_iter().filter(|p| p.brand_profile_id.as_deref() == Some(profile.id.as_str())) {
         project.brand_profile_id = None;
         project.revision += 1;
         project.updated_at = now;
@@ -144,7 +144,7 @@ pub(super) fn delete_brand_profile(engine: &Engine, params: IdRef) -> Result<Del
     }
     let activity = engine.activity(None, ActivityKind::BrandProfileDeleted, format!("Deleted brand profile \"{}\"", profile.name))?;
     batch.delete::<BrandProfile>(profile.id.as_bytes().to_vec()).put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(Deleted { id: profile.id, deleted: true })
 }
 
@@ -211,12 +211,12 @@ pub(super) fn create_template(engine: &Engine, input: TemplateInput) -> Result<C
     let activity = engine.activity(None, ActivityKind::TemplateCreated, format!("Created template \"{}\"", template.name))?;
     let mut batch = Batch::new();
     batch.put(&template)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(template)
 }
 
 fn load_template(engine: &Engine, id: &str) -> Result<ContentTemplate, ApiError> {
-    engine.store.get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("template", id))
+    engine.store().get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("template", id))
 }
 
 pub(super) fn get_template(engine: &Engine, params: IdRef) -> Result<ContentTemplate, ApiError> {
@@ -224,7 +224,7 @@ pub(super) fn get_template(engine: &Engine, params: IdRef) -> Result<ContentTemp
 }
 
 pub(super) fn list_templates(engine: &Engine, _: Empty) -> Result<TemplateListResult, ApiError> {
-    let mut templates = engine.store.scan::<ContentTemplate>(b"")?;
+    let mut templates = engine.store().scan::<ContentTemplate>(b"")?;
     templates.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
     Ok(TemplateListResult { templates })
 }
@@ -237,7 +237,7 @@ pub(super) fn update_template(engine: &Engine, params: TemplateUpdateParams) -> 
     let activity = engine.activity(None, ActivityKind::TemplateUpdated, format!("Updated template \"{}\"", template.name))?;
     let mut batch = Batch::new();
     batch.put(&template)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(template)
 }
 
@@ -249,6 +249,6 @@ pub(super) fn delete_template(engine: &Engine, params: IdRef) -> Result<Deleted,
     let activity = engine.activity(None, ActivityKind::TemplateDeleted, format!("Deleted template \"{}\"", template.name))?;
     let mut batch = Batch::new();
     batch.delete::<ContentTemplate>(template.id.as_bytes().to_vec()).put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(Deleted { id: template.id, deleted: true })
 }

@@ -3,8 +3,6 @@
 //! fallback), takes the key from the process environment or the OS keychain, checks
 //! the workspace quotas before anything is sent, and records every call's usage.
 
-use std::future::Future;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -13,61 +11,8 @@ use ts_rs::TS;
 use super::{required_text, ApiError, Deleted, Empty, Engine, ErrorCode, Hint};
 use crate::llm::keychain::account_for_profile;
 use crate::llm::profile::{key_would_travel_in_clear, normalize_base_url, presets, Health, LlmPreset, LlmProfile, ProfileError, Provider};
-use crate::llm::retry::Jitter;
-use crate::llm::{ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Message};
+use crate::llm::{ApiKey, Cancel, ChatRequest, Endpoint, Message, ModelCall};
 use crate::store::{Batch, Durability};
-use crate::usage::{UsageOutcome, UsageRecord};
-
-/// The async runtime model calls run on, started on first use and shared by the
-/// engine's calls.
-#[derive(Default)]
-pub(crate) struct LlmRuntime {
-    runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
-    jitter: OnceLock<Arc<Jitter>>,
-}
-
-impl LlmRuntime {
-    /// Runs `future` to completion from synchronous code. From inside another async
-    /// runtime (where blocking on this one would panic) it runs on a scoped thread.
-    fn run<F>(&self, future: F) -> Result<F::Output, ApiError>
-    where
-        F: Future + Send,
-        F::Output: Send,
-    {
-        let runtime = self
-            .runtime
-            .get_or_init(|| {
-                tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build().map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .map_err(|e| ApiError::internal(format!("the model runtime did not start: {e}")))?;
-        if tokio::runtime::Handle::try_current().is_ok() {
-            return std::thread::scope(|scope| scope.spawn(|| runtime.block_on(future)).join().map_err(|_| ApiError::internal("the model call stopped unexpectedly")));
-        }
-        Ok(runtime.block_on(future))
-    }
-}
-
-impl Drop for LlmRuntime {
-    fn drop(&mut self) {
-        // Dropping a runtime inside another one (an engine dropped in `serve`) would
-        // panic; shutting down in the background is allowed anywhere.
-        if let Some(Ok(runtime)) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-/// Which call this is, for the usage record.
-#[derive(Debug, Clone, Copy)]
-pub struct ModelCall<'a> {
-    /// A profile id or name.
-    pub profile: &'a str,
-    /// `drafting`, `optimize`, `test_connection`, ...
-    pub purpose: &'a str,
-    pub session_id: Option<&'a str>,
-    pub run_id: Option<&'a str>,
-}
 
 /// The editable fields of a profile. Absent optional fields take their defaults.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
@@ -293,21 +238,12 @@ fn warnings(profile: &LlmProfile) -> Vec<Hint> {
     }
 }
 
-pub(crate) fn load(engine: &Engine, name_or_id: &str) -> Result<LlmProfile, ApiError> {
-    if let Some(profile) = engine.store.get::<LlmProfile>(name_or_id.as_bytes())? {
-        return Ok(profile);
-    }
-    let wanted = name_or_id.trim().to_lowercase();
-    engine
-        .store
-        .scan::<LlmProfile>(b"")?
-        .into_iter()
-        .find(|p| p.name.to_lowercase() == wanted)
-        .ok_or_else(|| ApiError::not_found("LLM profile", name_or_id).hint("list_profiles", "List the profiles with `inkstone-cli profile list`."))
+fn load(engine: &Engine, name_or_id: &str) -> Result<LlmProfile, ApiError> {
+    crate::llm::load_profile(engine.store(), name_or_id)
 }
 
 fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Result<(), ApiError> {
-    let taken = engine.store.scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
+    let taken = engine.store().scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
     if taken {
         return Err(ApiError::new(ErrorCode::Conflict, format!("An LLM profile named \"{name}\" already exists.")).details(serde_json::json!({ "field": "name" })));
     }
@@ -343,10 +279,10 @@ pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfi
     };
     fill(&mut profile, input)?;
     check_name_free(engine, &profile.name, None)?;
-    profile.is_default = engine.store.scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
+    profile.is_default = engine.store().scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
     let mut batch = Batch::new();
     batch.put(&profile)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     let warnings = warnings(&profile);
     Ok(LlmProfileSaved { profile, warnings })
 }
@@ -365,15 +301,15 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
     profile.updated_at = engine.now();
     let mut batch = Batch::new();
     batch.put(&profile)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     let warnings = warnings(&profile);
     Ok(LlmProfileSaved { profile, warnings })
 }
 
 pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, ApiError> {
-    let mut profiles = engine.store.scan::<LlmProfile>(b"")?;
+    let mut profiles = engine.store().scan::<LlmProfile>(b"")?;
     profiles.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()).then_with(|| a.id.cmp(&b.id)));
-    Ok(LlmProfileListResult { profiles, env_key_active: engine.config.env_api_key.is_some() })
+    Ok(LlmProfileListResult { profiles, env_key_active: engine.config().env_api_key.is_some() })
 }
 
 pub(super) fn get(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
@@ -389,12 +325,12 @@ pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, 
     let profile = load(engine, &params.profile)?;
     if profile.key_fingerprint.is_some() {
         // Refuse rather than leave a key behind in the keychain.
-        engine.config.secrets.delete(&account_for_profile(&profile.id))?;
+        engine.config().secrets.delete(&account_for_profile(&profile.id))?;
     }
     let mut batch = Batch::new();
     batch.delete::<LlmProfile>(profile.id.as_bytes().to_vec());
     if profile.is_default {
-        let mut others = engine.store.scan::<LlmProfile>(b"")?;
+        let mut others = engine.store().scan::<LlmProfile>(b"")?;
         others.retain(|p| p.id != profile.id);
         others.sort_by_key(|p| p.name.to_lowercase());
         if let Some(mut next) = others.into_iter().next() {
@@ -402,7 +338,7 @@ pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, 
             batch.put(&next)?;
         }
     }
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(Deleted { id: profile.id, deleted: true })
 }
 
@@ -411,7 +347,7 @@ pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmP
     let chosen = load(engine, &params.profile)?;
     let mut batch = Batch::new();
     let mut result = chosen.clone();
-    for mut profile in engine.store.scan::<LlmProfile>(b"")? {
+    for mut profile in engine.store().scan::<LlmProfile>(b"")? {
         let is_default = profile.id == chosen.id;
         if profile.is_default != is_default {
             profile.is_default = is_default;
@@ -421,7 +357,7 @@ pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmP
             result = profile;
         }
     }
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(result)
 }
 
@@ -441,11 +377,11 @@ pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result
                     .hint("allow_plain_http", "To send it anyway (a trusted local network), confirm with allowPlainHttp."));
             }
             let key = ApiKey::new(key.expose().trim());
-            engine.config.secrets.set(&account, &key)?;
+            engine.config().secrets.set(&account, &key)?;
             profile.key_fingerprint = Some(key.fingerprint());
         }
         None => {
-            engine.config.secrets.delete(&account)?;
+            engine.config().secrets.delete(&account)?;
             profile.key_fingerprint = None;
         }
     }
@@ -454,105 +390,8 @@ pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result
     profile.updated_at = engine.now();
     let mut batch = Batch::new();
     batch.put(&profile)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(profile)
-}
-
-/// The key for a profile: the process's `INKSTONE_LLM_API_KEY` first, then the OS
-/// keychain. `None` when the profile takes no key.
-fn resolve_key(engine: &Engine, profile: &LlmProfile) -> Result<Option<ApiKey>, ApiError> {
-    if let Some(key) = &engine.config.env_api_key {
-        return Ok(Some(key.clone()));
-    }
-    if profile.key_fingerprint.is_none() && !profile.key_required {
-        return Ok(None);
-    }
-    let stored = engine.config.secrets.get(&account_for_profile(&profile.id))?;
-    match stored {
-        Some(key) => Ok(Some(key)),
-        None if profile.key_required => Err(ApiError::new(ErrorCode::ProviderAuth, format!("The profile \"{}\" has no API key; nothing was sent.", profile.name))
-            .hint("set_api_key", "Set the key in Settings → AI models, or with `inkstone-cli profile add … --api-key-stdin`.")
-            .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
-            .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
-        None => Ok(None),
-    }
-}
-
-fn endpoint(profile: &LlmProfile, api_key: Option<ApiKey>) -> Result<Endpoint, ApiError> {
-    let ca_cert_pem = match &profile.ca_cert_path {
-        Some(path) => Some(std::fs::read(path).map_err(|e| {
-            ApiError::validation("caCertPath", format!("The CA certificate {path} cannot be read: {e}.")).hint("check_profile", "Check the profile's CA certificate path.")
-        })?),
-        None => None,
-    };
-    Ok(Endpoint {
-        base_url: profile.base_url.clone(),
-        model: profile.model.clone(),
-        api_key,
-        timeout: Duration::from_secs(u64::from(profile.timeout_s)),
-        proxy_url: profile.proxy_url.clone(),
-        ca_cert_pem,
-    })
-}
-
-impl Engine {
-    /// The LLM profile named by id or name.
-    pub(crate) fn llm_profile(&self, name_or_id: &str) -> Result<LlmProfile, ApiError> {
-        load(self, name_or_id)
-    }
-
-    fn llm_client(&self, endpoint: Endpoint) -> Result<LlmClient, ApiError> {
-        let jitter = self.llm.jitter.get_or_init(|| Arc::new(Jitter::new(self.config.jitter_seed)));
-        Ok(LlmClient::new(endpoint, self.config.llm_retry, Arc::clone(jitter))?)
-    }
-
-    /// Calls the model of exactly the profile named in `call` (never another), after
-    /// checking the quotas, and records the call's usage whatever its outcome.
-    ///
-    /// Errors: NOT_FOUND, VALIDATION (a disabled profile), PROVIDER_AUTH (no key),
-    /// KEYCHAIN_UNAVAILABLE, QUOTA_EXCEEDED (nothing sent), and every provider error.
-    pub fn model_chat(&self, call: ModelCall<'_>, request: &ChatRequest, on_event: &mut (dyn FnMut(ChatEvent) + Send), cancel: &Cancel) -> Result<ChatResponse, ApiError> {
-        let profile = load(self, call.profile)?;
-        if profile.provider == Provider::Disabled {
-            return Err(ApiError::validation("profile", format!("The profile \"{}\" is disabled.", profile.name)).hint("enable_profile", "Enable the profile in Settings → AI models."));
-        }
-        let api_key = resolve_key(self, &profile)?;
-        super::usage::check_quota(self, crate::llm::estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
-        let client = self.llm_client(endpoint(&profile, api_key)?)?;
-        let started = std::time::Instant::now();
-        let mut sent = 0;
-        let result = self.llm.run(client.chat_counting(request, on_event, cancel, &mut sent))?;
-        let latency_ms = started.elapsed().as_millis() as u64;
-        let (model, usage, attempts, outcome) = match &result {
-            Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
-            Err(error) => (profile.model.clone(), crate::llm::Usage::default(), sent.max(1), UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
-        };
-        let record = UsageRecord {
-            id: self.new_id("usg"),
-            at: self.now(),
-            profile_id: profile.id.clone(),
-            profile_name: profile.name.clone(),
-            model,
-            purpose: call.purpose.to_owned(),
-            session_id: call.session_id.map(str::to_owned),
-            run_id: call.run_id.map(str::to_owned),
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            tokens_estimated: usage.estimated,
-            cost: crate::usage::cost(profile.input_price_per_mtok, profile.output_price_per_mtok, usage.input_tokens, usage.output_tokens),
-            latency_ms,
-            attempts,
-            outcome,
-        };
-        {
-            let _guard = self.write_lock();
-            let mut batch = Batch::new();
-            batch.put(&record)?;
-            // Metering is not worth a disk sync per call; the group commit covers it.
-            self.store.apply(batch, Durability::Grouped)?;
-        }
-        Ok(result?)
-    }
 }
 
 pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResult, ApiError> {
@@ -560,7 +399,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
     let mut request = ChatRequest::new(vec![Message::user("Reply with the word OK.")]);
     request.max_output_tokens = Some(8);
     let call = ModelCall { profile: &profile.id, purpose: "test_connection", session_id: None, run_id: None };
-    let outcome = engine.model_chat(call, &request, &mut |_| {}, &Cancel::new());
+    let outcome = engine.kernel().model_chat(call, &request, &mut |_| {}, &Cancel::new());
     let _guard = engine.write_lock();
     // Reload: the profile may have changed while the request was out.
     let mut profile = load(engine, &profile.id)?;
@@ -585,7 +424,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
     };
     let mut batch = Batch::new();
     batch.put(&profile)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(result)
 }
 
@@ -593,8 +432,8 @@ pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmMode
     let endpoint = match (&params.profile, &params.base_url) {
         (Some(name), None) => {
             let profile = load(engine, name)?;
-            let key = resolve_key(engine, &profile)?;
-            endpoint(&profile, key)?
+            let key = engine.llm().resolve_key(&profile)?;
+            crate::llm::endpoint(&profile, key)?
         }
         (None, Some(base_url)) => {
             let base_url = normalize_base_url(base_url).map_err(|bad| ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0)))?;
@@ -602,8 +441,8 @@ pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmMode
         }
         _ => return Err(ApiError::validation("profile", "Give either `profile` or `baseUrl`.")),
     };
-    let client = engine.llm_client(endpoint)?;
-    let models = engine.llm.run(client.models(&Cancel::new()))??;
+    let client = engine.llm().client(endpoint)?;
+    let models = engine.llm().run(client.models(&Cancel::new()))??;
     Ok(LlmModelsResult { models })
 }
 
@@ -611,8 +450,8 @@ pub(super) fn detect_local(engine: &Engine, _: Empty) -> Result<LlmDetectLocalRe
     let mut found = Vec::new();
     for preset in presets().into_iter().filter(|p| p.local) {
         let endpoint = Endpoint { base_url: preset.base_url.clone(), model: String::new(), api_key: None, timeout: Duration::from_millis(400), proxy_url: None, ca_cert_pem: None };
-        let client = engine.llm_client(endpoint)?;
-        if let Ok(models) = engine.llm.run(client.models(&Cancel::new()))? {
+        let client = engine.llm().client(endpoint)?;
+        if let Ok(models) = engine.llm().run(client.models(&Cancel::new()))? {
             found.push(LocalServer { preset, models });
         }
     }

@@ -79,7 +79,7 @@ fn store_bytes(engine: &Engine, project_id: &str, original_name: &str, bytes: &[
     let _guard = engine.write_lock();
     let project = load_project(engine, project_id)?;
     // The same image added again is one asset used by more projects.
-    let existing = engine.store.scan::<MediaAsset>(b"")?.into_iter().find(|m| m.content_hash == content_hash);
+    let existing = engine.store().scan::<MediaAsset>(b"")?.into_iter().find(|m| m.content_hash == content_hash);
     let asset = match existing {
         Some(mut asset) => {
             if !asset.project_ids.contains(&project.id) {
@@ -90,7 +90,7 @@ fn store_bytes(engine: &Engine, project_id: &str, original_name: &str, bytes: &[
         None => {
             let id = engine.new_id("med");
             let file_name = format!("{id}.{extension}");
-            crate::store::write_file_durably(&crate::store::media_dir(&engine.config.data_dir).join(&file_name), bytes)
+            crate::store::write_file_durably(&crate::store::media_dir(&engine.config().data_dir).join(&file_name), bytes)
                 .map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not store the image: {e}")).hint("check_disk", "Check that the disk is not full and the data folder is writable."))?;
             MediaAsset {
                 id,
@@ -110,7 +110,7 @@ fn store_bytes(engine: &Engine, project_id: &str, original_name: &str, bytes: &[
     let activity = engine.activity(Some(&project.id), ActivityKind::MediaAdded, format!("Added image {} to \"{}\"", asset.original_name, project.title))?;
     let mut batch = Batch::new();
     batch.put(&asset)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(asset)
 }
 
@@ -131,7 +131,7 @@ pub(super) fn add_bytes(engine: &Engine, params: MediaAddBytesParams) -> Result<
 }
 
 pub(super) fn get(engine: &Engine, params: IdRef) -> Result<MediaAsset, ApiError> {
-    engine.store.get::<MediaAsset>(params.id.as_bytes())?.ok_or_else(|| ApiError::not_found("media", &params.id))
+    engine.store().get::<MediaAsset>(params.id.as_bytes())?.ok_or_else(|| ApiError::not_found("media", &params.id))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -144,7 +144,7 @@ pub struct MediaReadResult {
 
 pub(super) fn read(engine: &Engine, params: IdRef) -> Result<MediaReadResult, ApiError> {
     let asset = get(engine, params)?;
-    let path = crate::store::media_dir(&engine.config.data_dir).join(&asset.file_name);
+    let path = crate::store::media_dir(&engine.config().data_dir).join(&asset.file_name);
     let bytes = std::fs::read(&path).map_err(|e| {
         ApiError::new(ErrorCode::Io, format!("Cannot read the image file {}: {e}", path.display())).hint("restore_backup", "Restore the image from a backup, or add it again.")
     })?;
@@ -153,7 +153,7 @@ pub(super) fn read(engine: &Engine, params: IdRef) -> Result<MediaReadResult, Ap
 
 pub(super) fn list(engine: &Engine, params: MediaListParams) -> Result<MediaListResult, ApiError> {
     let media = engine
-        .store
+        .store()
         .scan::<MediaAsset>(b"")?
         .into_iter()
         .filter(|m| params.project_id.as_ref().is_none_or(|p| m.project_ids.contains(p)))

@@ -6,23 +6,15 @@ use ts_rs::TS;
 
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Empty, Engine, IdRef};
-use crate::model::{BrandProfile, Platform, Project};
-use crate::pipeline::{self, CompileInput, Draft, Finding, Measurement};
-use crate::profiles::{DraftProfile, GrowthProfile, LimitField, ProfileError, ProfileSet, RiskList};
-use crate::quality::{self, CheckInput};
+use crate::model::Platform;
+use crate::pipeline::{self, Finding, Measurement};
+use crate::profiles::{DraftProfile, GrowthProfile, LimitField, ProfileSet, RiskList};
+pub use crate::project::drafts::{CompiledDraft, PipelineCompileResult};
+use crate::project::drafts::{self, draft_profile};
 
-impl From<ProfileError> for ApiError {
-    fn from(error: ProfileError) -> Self {
-        ApiError::validation("profiles", error.to_string()).hint("fix_profile_override", "Fix or remove the file in the data folder's profiles/ folder; the built-in profiles apply without it.")
-    }
-}
 
-pub(super) fn profiles(engine: &Engine) -> Result<ProfileSet, ApiError> {
-    Ok(ProfileSet::load(&engine.config.data_dir.join("profiles"))?)
-}
-
-pub(super) fn draft_profile(set: &ProfileSet, platform: Platform) -> Result<&DraftProfile, ApiError> {
-    set.draft(platform).ok_or_else(|| ApiError::internal(format!("no draft profile for {platform:?}")))
+fn profiles(engine: &Engine) -> Result<ProfileSet, ApiError> {
+    drafts::profiles(engine)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -77,66 +69,9 @@ pub struct PipelineCompileParams {
     pub tags: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct CompiledDraft {
-    pub draft: Draft,
-    pub findings: Vec<Finding>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct PipelineCompileResult {
-    pub project_id: String,
-    /// The working-copy revision compiled.
-    pub revision: u64,
-    pub drafts: Vec<CompiledDraft>,
-    pub tags: Vec<String>,
-    /// Source-level findings (banned words, advertising law, personal data, ...).
-    pub findings: Vec<Finding>,
-}
-
-fn target_platforms(project: &Project, requested: Option<Vec<Platform>>) -> Vec<Platform> {
-    let mut platforms = requested.unwrap_or_else(|| if project.platforms.is_empty() { Platform::ALL.to_vec() } else { project.platforms.clone() });
-    platforms.sort();
-    platforms.dedup();
-    platforms
-}
-
-fn brand(engine: &Engine, project: &Project) -> Result<Option<BrandProfile>, ApiError> {
-    match &project.brand_profile_id {
-        Some(id) => Ok(engine.store.get::<BrandProfile>(id.as_bytes())?),
-        None => Ok(None),
-    }
-}
-
-fn source_findings(set: &ProfileSet, project: &Project, brand: Option<&BrandProfile>, platforms: &[Platform]) -> Vec<Finding> {
-    quality::check(&CheckInput {
-        title: &project.title,
-        source: &project.source,
-        brand,
-        platforms,
-        ad_law: set.risk_list("ad-law-zh@v2"),
-        growth_promise: set.risk_list("growth-promise@v1"),
-    })
-}
-
 pub(super) fn compile(engine: &Engine, params: PipelineCompileParams) -> Result<PipelineCompileResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
-    let set = profiles(engine)?;
-    let brand = brand(engine, &project)?;
-    let platforms = target_platforms(&project, params.platforms);
-    let tags = match params.tags {
-        Some(tags) => tags,
-        None => crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 5),
-    };
-    let selected = platforms.iter().map(|p| draft_profile(&set, *p)).collect::<Result<Vec<_>, _>>()?;
-    let drafts = pipeline::compile_all(&selected, CompileInput { title: &project.title, source: &project.source, tags: &tags })
-        .into_iter()
-        .map(|(draft, findings)| CompiledDraft { draft, findings })
-        .collect();
-    let findings = source_findings(&set, &project, brand.as_ref(), &platforms);
-    Ok(PipelineCompileResult { project_id: project.id, revision: project.revision, drafts, tags, findings })
+    drafts::compile(engine, &project, params.platforms, params.tags)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -201,7 +136,7 @@ pub struct SuggestResult {
 pub(super) fn suggest(engine: &Engine, params: ProjectRef) -> Result<SuggestResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
     let set = profiles(engine)?;
-    let brand = brand(engine, &project)?;
+    let brand = crate::project::brand(engine.store(), &project)?;
     let plain = pipeline::plain_text(&project.source).blocks.join("\n");
     let keywords = crate::suggest::keywords(&format!("{}\n{plain}", project.title), 10);
     let tags = crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 10);

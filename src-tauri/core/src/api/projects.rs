@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{bounded_text, required_text, ApiError, Engine, ErrorCode, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
+use super::{bounded_text, required_text, ApiError, Engine, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
 use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, ProjectSummary, Timestamp};
 use crate::store::{Batch, Durability};
 
@@ -36,7 +36,7 @@ pub struct ProjectCreateParams {
 }
 
 pub(super) fn load(engine: &Engine, project_id: &str) -> Result<Project, ApiError> {
-    engine.store.get::<Project>(project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", project_id))
+    crate::project::load(engine.store(), project_id)
 }
 
 fn check_platforms(platforms: Vec<Platform>) -> Vec<Platform> {
@@ -47,7 +47,7 @@ fn check_platforms(platforms: Vec<Platform>) -> Vec<Platform> {
 }
 
 fn check_brand_profile(engine: &Engine, field: &str, id: &str) -> Result<(), ApiError> {
-    match engine.store.get::<BrandProfile>(id.as_bytes())? {
+    match engine.store().get::<BrandProfile>(id.as_bytes())? {
         Some(_) => Ok(()),
         None => Err(ApiError::validation(field, format!("Brand profile {id} does not exist.")).hint("list_brand_profiles", "List brand profiles with `inkstone-cli brand list`.")),
     }
@@ -62,7 +62,7 @@ pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Pro
     let _guard = engine.write_lock();
     let now = engine.now();
     let template = match &params.template_id {
-        Some(id) => Some(engine.store.get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| {
+        Some(id) => Some(engine.store().get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| {
             ApiError::validation("templateId", format!("Template {id} does not exist.")).hint("list_templates", "List templates with `inkstone-cli template list`.")
         })?),
         None => None,
@@ -104,7 +104,7 @@ pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Pro
     let activity = engine.activity(Some(&project.id), ActivityKind::ProjectCreated, format!("Created project \"{}\"", project.title))?;
     let mut batch = Batch::new();
     batch.put(&project)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(project)
 }
 
@@ -135,7 +135,7 @@ pub(super) fn list(engine: &Engine, params: ProjectListParams) -> Result<Project
     let include_archived = params.include_archived.unwrap_or(false);
     let query = params.query.map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
     let mut projects: Vec<ProjectSummary> = engine
-        .store
+        .store()
         .scan::<ProjectSummary>(b"")?
         .into_iter()
         .filter(|p| include_archived || !p.archived)
@@ -169,26 +169,12 @@ pub struct ProjectUpdateParams {
     pub brand_profile_id: Option<String>,
 }
 
-pub(super) fn conflict(project: &Project, base_revision: u64) -> ApiError {
-    ApiError::new(
-        ErrorCode::Conflict,
-        format!("Project {} changed elsewhere (revision {} is newer than {base_revision}).", project.id, project.revision),
-    )
-    .hint("reload_and_merge", "Reload the project, compare both versions, and choose what to keep.")
-    .details(serde_json::json!({
-        "projectId": project.id,
-        "baseRevision": base_revision,
-        "currentRevision": project.revision,
-        "current": { "title": project.title, "source": project.source, "revision": project.revision },
-    }))
-}
-
 pub(super) fn update(engine: &Engine, params: ProjectUpdateParams) -> Result<Project, ApiError> {
     let _guard = engine.write_lock();
     let mut project = load(engine, &params.project_id)?;
     if let Some(base_revision) = params.base_revision {
         if base_revision != project.revision {
-            return Err(conflict(&project, base_revision));
+            return Err(crate::project::conflict(&project, base_revision));
         }
     }
     let before = project.clone();
@@ -232,7 +218,7 @@ pub(super) fn update(engine: &Engine, params: ProjectUpdateParams) -> Result<Pro
     }
     // Autosave: group-committed, so typing never waits on a disk sync. A crash loses at
     // most `group_commit_millis` of typing, never a version.
-    engine.store.apply(batch, Durability::Grouped)?;
+    engine.store().apply(batch, Durability::Grouped)?;
     Ok(project)
 }
 
@@ -257,6 +243,6 @@ pub(super) fn archive(engine: &Engine, params: ProjectArchiveParams) -> Result<P
     let activity = engine.activity(Some(&project.id), kind, format!("{verb} \"{}\"", project.title))?;
     let mut batch = Batch::new();
     batch.put(&project)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(project)
 }

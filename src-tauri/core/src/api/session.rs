@@ -230,8 +230,8 @@ pub struct PermissionRules {
 }
 
 fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<SessionView, ApiError> {
-    let session = engine.load_session(session_id)?;
-    let (state, running) = engine.session_state(session_id)?;
+    let session = engine.harness().load_session(session_id)?;
+    let (state, running) = engine.harness().session_state(session_id)?;
     let status = if session.archived {
         SessionStatus::Archived
     } else if running {
@@ -295,11 +295,11 @@ fn limits(input: Option<LimitsInput>) -> Result<Limits, ApiError> {
 }
 
 pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<SessionView, ApiError> {
-    let project = engine.store.get::<Project>(params.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &params.project_id))?;
+    let project = engine.store().get::<Project>(params.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &params.project_id))?;
     let profile: LlmProfile = match &params.profile {
         Some(name) => engine.llm_profile(name)?,
         None => engine
-            .store
+            .store()
             .scan::<LlmProfile>(b"")?
             .into_iter()
             .find(|p| p.is_default)
@@ -316,18 +316,18 @@ pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<Ses
         let _guard = engine.write_lock();
         let mut batch = Batch::new();
         batch.put(&session)?;
-        engine.store.apply(batch, Durability::Durable)?;
+        engine.store().apply(batch, Durability::Durable)?;
     }
-    let live = engine.live_session(&session.id)?;
+    let live = engine.harness().live_session(&session.id)?;
     let body = EventBody::SessionCreated { project_id: project.id, profile: profile.id, mode: params.mode.unwrap_or_default() };
-    engine.append_event(&session.id, &live, harness::Meta::default(), body, Batch::new(), Durability::Durable)?;
+    engine.harness().append_event(&session.id, &live, harness::Meta::default(), body, Batch::new(), Durability::Durable)?;
     view(engine, &session.id, false)
 }
 
 pub(super) fn list(engine: &Engine, params: SessionListParams) -> Result<SessionListResult, ApiError> {
     let include_archived = params.include_archived.unwrap_or(false);
     let mut sessions: Vec<Session> = engine
-        .store
+        .store()
         .scan::<Session>(b"")?
         .into_iter()
         .filter(|s| include_archived || !s.archived)
@@ -342,11 +342,11 @@ pub(super) fn get(engine: &Engine, params: SessionGetParams) -> Result<SessionVi
 }
 
 pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView, ApiError> {
-    let mut session = engine.load_session(&params.session_id)?;
+    let mut session = engine.harness().load_session(&params.session_id)?;
     if session.archived {
         return view(engine, &session.id, false);
     }
-    let live = engine.live_session(&session.id)?;
+    let live = engine.harness().live_session(&session.id)?;
     if *live.running.lock().unwrap_or_else(|p| p.into_inner()) {
         return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").hint("interrupt", "Interrupt it first."));
     }
@@ -354,7 +354,7 @@ pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView
     session.updated_at = engine.now();
     let mut extra = Batch::new();
     extra.put(&session)?;
-    engine.append_event(&session.id, &live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
+    engine.harness().append_event(&session.id, &live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
     view(engine, &session.id, false)
 }
 
@@ -382,39 +382,39 @@ pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mu
         set_mode_inner(engine, &params.session_id, mode, on_event)?;
     }
     let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
-    let outcome = harness::submit_message(engine, &params.session_id, &params.text, &mut emit)?;
+    let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
 pub(super) fn interrupt(engine: &Engine, params: SessionRef) -> Result<SessionInterruptResult, ApiError> {
-    engine.load_session(&params.session_id)?;
-    Ok(SessionInterruptResult { interrupted: engine.interrupt_session(&params.session_id)? })
+    engine.harness().load_session(&params.session_id)?;
+    Ok(SessionInterruptResult { interrupted: engine.harness().interrupt_session(&params.session_id)? })
 }
 
 pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    let decided_by = super::workspace::author(engine)?;
+    let decided_by = engine.author()?;
     let note = params.note.unwrap_or_default();
     let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
-    let outcome = harness::resolve_approval(engine, &params.session_id, &params.request_id, params.approved, &note, &decided_by, &mut emit)?;
+    let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, params.approved, &note, &decided_by, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
 pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
     let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
-    let outcome = harness::answer_question(engine, &params.session_id, &params.question_id, &params.answer, &mut emit)?;
+    let outcome = harness::answer_question(engine.harness(), &params.session_id, &params.question_id, &params.answer, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
 fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
-    let session = engine.load_session(session_id)?;
+    let session = engine.harness().load_session(session_id)?;
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived."));
     }
-    let live = engine.live_session(session_id)?;
+    let live = engine.harness().live_session(session_id)?;
     if live.state.lock().unwrap_or_else(|p| p.into_inner()).mode == mode {
         return Ok(());
     }
-    let event = engine.append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
+    let event = engine.harness().append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
     on_event(StreamEvent::Harness(Box::new(event)));
     Ok(())
 }
@@ -425,18 +425,18 @@ pub(super) fn set_mode(engine: &Engine, params: SessionSetModeParams) -> Result<
 }
 
 pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<SessionEventsResult, ApiError> {
-    engine.load_session(&params.session_id)?;
+    engine.harness().load_session(&params.session_id)?;
     let from = params.from.unwrap_or(1).max(1);
     let limit = params.limit.unwrap_or(1000).clamp(1, 10_000) as usize;
     let prefix = crate::store::keys::project_prefix(&params.session_id);
     let start = crate::store::keys::session_event(&params.session_id, from);
-    let events = engine.store.scan_from_limit::<Event>(&prefix, &start, limit)?;
-    let (state, _) = engine.session_state(&params.session_id)?;
+    let events = engine.store().scan_from_limit::<Event>(&prefix, &start, limit)?;
+    let (state, _) = engine.harness().session_state(&params.session_id)?;
     Ok(SessionEventsResult { events, last_sequence: state.last_sequence })
 }
 
 pub(super) fn get_rules(engine: &Engine, _: Empty) -> Result<PermissionRules, ApiError> {
-    Ok(PermissionRules { rules: engine.permission_rules()? })
+    Ok(PermissionRules { rules: engine.harness().permission_rules()? })
 }
 
 pub(super) fn set_rules(engine: &Engine, params: PermissionRules) -> Result<PermissionRules, ApiError> {
@@ -445,6 +445,6 @@ pub(super) fn set_rules(engine: &Engine, params: PermissionRules) -> Result<Perm
             return Err(ApiError::validation(&format!("rules[{index}].tool"), "A rule names a tool or `*`."));
         }
     }
-    engine.set_permission_rules(params.rules.clone())?;
+    engine.harness().set_permission_rules(params.rules.clone())?;
     Ok(params)
 }

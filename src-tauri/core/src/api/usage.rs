@@ -6,7 +6,7 @@ use ts_rs::TS;
 use super::{ApiError, Empty, Engine};
 use crate::model::Timestamp;
 use crate::store::{Batch, Durability};
-use crate::usage::{Quotas, UsageRecord, UsageReport, META_QUOTAS};
+use crate::usage::{Quotas, UsageRecord, UsageReport};
 
 /// A period, `[from, to)`; either bound may be left out.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
@@ -49,17 +49,17 @@ pub struct QuotasSetParams {
 }
 
 fn quotas(engine: &Engine) -> Result<Quotas, ApiError> {
-    Ok(engine.store.get::<Quotas>(META_QUOTAS)?.unwrap_or_default())
+    crate::llm::quotas(engine.store())
 }
 
 pub(super) fn report(engine: &Engine, params: UsageReportParams) -> Result<UsageReport, ApiError> {
-    let records = engine.store.scan::<UsageRecord>(b"")?;
+    let records = engine.store().scan::<UsageRecord>(b"")?;
     Ok(crate::usage::report(&records, params.from, params.to, quotas(engine)?))
 }
 
 pub(super) fn list(engine: &Engine, params: UsageListParams) -> Result<UsageListResult, ApiError> {
     let limit = params.limit.unwrap_or(100).clamp(1, 1000) as usize;
-    let mut records = engine.store.scan::<UsageRecord>(b"")?;
+    let mut records = engine.store().scan::<UsageRecord>(b"")?;
     records.reverse();
     records.truncate(limit);
     Ok(UsageListResult { records })
@@ -79,17 +79,6 @@ pub(super) fn set_quotas(engine: &Engine, params: QuotasSetParams) -> Result<Quo
     let quotas = Quotas { daily_tokens: params.daily_tokens, monthly_cost: params.monthly_cost };
     let mut batch = Batch::new();
     batch.put(&quotas)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(quotas)
-}
-
-/// Refuses a call needing about `needed_tokens` when it would break a quota.
-pub(super) fn check_quota(engine: &Engine, needed_tokens: u64) -> Result<(), ApiError> {
-    let quotas = quotas(engine)?;
-    if quotas.daily_tokens.is_none() && quotas.monthly_cost.is_none() {
-        return Ok(());
-    }
-    let records = engine.store.scan::<UsageRecord>(b"")?;
-    crate::usage::check_quota(&quotas, &records, engine.now(), needed_tokens)?;
-    Ok(())
 }

@@ -1,23 +1,16 @@
 //! Versions: immutable, numbered snapshots of a project's working copy.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use ts_rs::TS;
 
 use super::projects::{load as load_project, ProjectRef};
 use super::{bounded_text, ApiError, Engine};
 use crate::diff::{diff_texts, TextDiffResult};
-use crate::model::{ActivityKind, Project, Version, VersionOrigin, VersionSummary};
-use crate::store::{keys, Batch, Durability};
+use crate::model::{Project, Version, VersionSummary};
+use crate::project::versions;
+use crate::store::{Batch, Durability};
 
-/// `sha256:` + hex over the title, a NUL, and the source.
-pub fn content_hash(title: &str, source: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(title.as_bytes());
-    hasher.update([0u8]);
-    hasher.update(source.as_bytes());
-    format!("sha256:{}", hex::encode(hasher.finalize()))
-}
+pub use crate::project::versions::content_hash;
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -36,25 +29,7 @@ pub struct VersionRef {
 }
 
 fn load_version(engine: &Engine, project_id: &str, number: u32) -> Result<Version, ApiError> {
-    engine
-        .store
-        .get::<Version>(&keys::version(project_id, number))?
-        .ok_or_else(|| ApiError::not_found("version", format!("{number} of project {project_id}")).hint("list_versions", "List the project's versions with `inkstone-cli version list <project>`."))
-}
-
-fn new_version(engine: &Engine, project: &Project, number: u32, message: Option<String>, origin: VersionOrigin, title: &str, source: &str) -> Result<Version, ApiError> {
-    Ok(Version {
-        id: engine.new_id("ver"),
-        project_id: project.id.clone(),
-        number,
-        title: title.to_owned(),
-        source: source.to_owned(),
-        author: super::workspace::author(engine)?,
-        message,
-        origin,
-        content_hash: content_hash(title, source),
-        created_at: engine.now(),
-    })
+    versions::load(engine.store(), project_id, number)
 }
 
 /// Snapshots the working copy as the next version. Durable before it returns.
@@ -65,14 +40,9 @@ pub(super) fn create(engine: &Engine, params: VersionCreateParams) -> Result<Ver
     };
     let _guard = engine.write_lock();
     let mut project = load_project(engine, &params.project_id)?;
-    let number = project.head + 1;
-    let version = new_version(engine, &project, number, message, VersionOrigin::Manual, &project.title, &project.source)?;
-    project.head = number;
-    project.updated_at = version.created_at;
-    let activity = engine.activity(Some(&project.id), ActivityKind::VersionCreated, format!("Saved version {number} of \"{}\"", project.title))?;
     let mut batch = Batch::new();
-    batch.put(&version)?.put(&project)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    let version = versions::stage_save(engine, &mut batch, &mut project, message.as_deref())?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(version)
 }
 
@@ -90,8 +60,7 @@ pub struct VersionListResult {
 
 pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<VersionListResult, ApiError> {
     load_project(engine, &params.project_id)?;
-    let versions = engine.store.scan::<Version>(&keys::project_prefix(&params.project_id))?;
-    Ok(VersionListResult { versions: versions.iter().rev().map(VersionSummary::from).collect() })
+    Ok(VersionListResult { versions: versions::summaries(engine.store(), &params.project_id)? })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -111,51 +80,10 @@ pub(super) fn restore(engine: &Engine, params: VersionRef) -> Result<VersionRest
     let _guard = engine.write_lock();
     let mut project = load_project(engine, &params.project_id)?;
     let target = load_version(engine, &params.project_id, params.number)?;
-    let head_hash = match project.head {
-        0 => None,
-        head => Some(load_version(engine, &project.id, head)?.content_hash),
-    };
-    let unsaved = head_hash.as_deref() != Some(content_hash(&project.title, &project.source).as_str());
     let mut batch = Batch::new();
-    let mut autosnapshot = None;
-    if unsaved {
-        let number = project.head + 1;
-        let snapshot = new_version(
-            engine,
-            &project,
-            number,
-            Some(format!("Unsaved changes kept before restoring version {}", target.number)),
-            VersionOrigin::Autosnapshot,
-            &project.title,
-            &project.source,
-        )?;
-        project.head = number;
-        batch.put(&snapshot)?;
-        autosnapshot = Some(VersionSummary::from(&snapshot));
-    }
-    let number = project.head + 1;
-    let restored = new_version(
-        engine,
-        &project,
-        number,
-        Some(format!("Restored version {}", target.number)),
-        VersionOrigin::Restore { from: target.number },
-        &target.title,
-        &target.source,
-    )?;
-    project.head = number;
-    project.title = restored.title.clone();
-    project.source = restored.source.clone();
-    project.revision += 1;
-    project.updated_at = restored.created_at;
-    let activity = engine.activity(
-        Some(&project.id),
-        ActivityKind::VersionRestored,
-        format!("Restored version {} of \"{}\" as version {number}", target.number, project.title),
-    )?;
-    batch.put(&restored)?.put(&project)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
-    Ok(VersionRestoreResult { project, autosnapshot, restored: VersionSummary::from(&restored) })
+    let staged = versions::stage_restore(engine, &mut batch, &mut project, &target)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(VersionRestoreResult { project, autosnapshot: staged.autosnapshot.as_ref().map(VersionSummary::from), restored: VersionSummary::from(&staged.restored) })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

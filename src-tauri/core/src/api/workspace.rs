@@ -7,32 +7,8 @@ use super::{bounded_text, required_text, ApiError, Empty, Engine, METHODS, STREA
 use crate::model::{Activity, ActivityKind, Workspace};
 use crate::store::{Batch, Durability};
 
-/// Creates the local workspace on first open.
-pub(super) fn ensure(engine: &Engine) -> Result<(), ApiError> {
-    if engine.store.workspace()?.is_some() {
-        return Ok(());
-    }
-    let _guard = engine.write_lock();
-    let workspace = Workspace {
-        id: engine.new_id("wsp"),
-        name: "Local".to_owned(),
-        display_name: engine.config.default_display_name.clone(),
-        server_url: None,
-        created_at: engine.now(),
-    };
-    let mut batch = Batch::new();
-    batch.put(&workspace)?;
-    engine.store.apply(batch, Durability::Durable)?;
-    Ok(())
-}
-
 fn load(engine: &Engine) -> Result<Workspace, ApiError> {
-    engine.store.workspace()?.ok_or_else(|| ApiError::internal("the workspace record is missing"))
-}
-
-/// The local user's display name: the author of everything made here.
-pub(super) fn author(engine: &Engine) -> Result<String, ApiError> {
-    Ok(load(engine)?.display_name)
+    engine.workspace()
 }
 
 pub(super) fn get(engine: &Engine, _: Empty) -> Result<Workspace, ApiError> {
@@ -64,7 +40,7 @@ pub(super) fn update(engine: &Engine, params: WorkspaceUpdateParams) -> Result<W
     let activity = Activity { actor: workspace.display_name.clone(), ..activity };
     let mut batch = Batch::new();
     batch.put(&workspace)?.put(&activity)?;
-    engine.store.apply(batch, Durability::Durable)?;
+    engine.store().apply(batch, Durability::Durable)?;
     Ok(workspace)
 }
 
@@ -81,8 +57,8 @@ pub struct AppInfo {
 pub(super) fn app_info(engine: &Engine, _: Empty) -> Result<AppInfo, ApiError> {
     Ok(AppInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),
-        data_dir: engine.config.data_dir.display().to_string(),
-        schema_version: engine.store.schema_version()?.unwrap_or(crate::store::SCHEMA_VERSION),
+        data_dir: engine.config().data_dir.display().to_string(),
+        schema_version: engine.store().schema_version()?.unwrap_or(crate::store::SCHEMA_VERSION),
         methods: METHODS.iter().map(|m| m.to_string()).collect(),
         streaming_methods: STREAMING_METHODS.iter().map(|m| m.to_string()).collect(),
     })
@@ -116,7 +92,7 @@ pub(super) fn activities(engine: &Engine, params: ActivityListParams) -> Result<
         bounded_text("projectId", project_id, 100)?;
     }
     let mut activities: Vec<Activity> = engine
-        .store
+        .store()
         .scan::<Activity>(b"")?
         .into_iter()
         .rev()

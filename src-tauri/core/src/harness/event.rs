@@ -5,20 +5,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::api::Hint;
+pub use crate::context::Mode;
+use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
-
-/// The permission mode of a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
-#[serde(rename_all = "camelCase")]
-pub enum Mode {
-    /// Reads and proposals run; writes ask.
-    #[default]
-    Default,
-    /// Read and propose only: every write is denied by the permission engine.
-    Plan,
-}
 
 /// How a tool call ended, as the model and the UI see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]

@@ -2,7 +2,6 @@
 //! content-addressed result store, context snapshots, approvals and executions.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use ts_rs::TS;
 
 use super::event::Event;
@@ -100,35 +99,6 @@ impl Record for StoredResult {
     }
 }
 
-/// One layer of a context snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextLayer {
-    /// `pinned`, `working_set`, `session_summary`, `cold_refs`.
-    pub name: String,
-    pub text: String,
-    pub tokens: u64,
-    pub trimmed: bool,
-}
-
-/// The immutable context of a model call: the system message and its layers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-pub struct ContextSnapshot {
-    /// `ctx_<first 32 hex of sha256(system)>`: identical contexts share one snapshot.
-    pub id: String,
-    pub layers: Vec<ContextLayer>,
-    /// The system message sent to the model (the layers joined).
-    pub system: String,
-}
-
-impl Record for ContextSnapshot {
-    const KIND: Kind = Kind::ContextSnapshots;
-    fn key(&self) -> Vec<u8> {
-        self.id.as_bytes().to_vec()
-    }
-}
-
 /// A decision on a tool call, bound to what exactly was approved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -184,10 +154,8 @@ impl Record for ToolExecution {
     }
 }
 
-/// `sha256:<hex>` of some bytes.
-pub fn sha256_ref(bytes: &[u8]) -> String {
-    format!("sha256:{}", hex::encode(Sha256::digest(bytes)))
-}
+pub use crate::context::{ContextLayer, ContextSnapshot};
+pub use crate::store::sha256_ref;
 
 /// What the model and the log see of a result: the result itself when it is short,
 /// else a preview, a summary and a reference (with the full text to store).

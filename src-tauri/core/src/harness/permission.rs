@@ -95,10 +95,9 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::harness::tools::builtin_definitions;
 
     fn def(name: &str) -> ToolDefinition {
-        builtin_definitions().into_iter().find(|d| d.name == name).unwrap()
+        crate::tools::builtins().into_iter().map(|(d, _)| d).find(|d| d.name == name).unwrap()
     }
 
     fn write_tool() -> ToolDefinition {

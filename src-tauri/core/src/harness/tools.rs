@@ -1,6 +1,6 @@
 //! The tool registry: definitions (everything the turn loop and the permission engine
-//! need to know about a tool), compiled input validators, and the handlers. The read
-//! tools go through the engine's own API, so they see exactly what the UI sees.
+//! need to know about a tool), compiled input validators, and the handlers. The tools
+//! themselves are in `crate::tools`; the engine registers them.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +12,7 @@ use ts_rs::TS;
 
 use super::event::Mode;
 use super::permission::PermissionPolicy;
-use crate::api::Engine;
+use crate::kernel::Kernel;
 use crate::llm::structured::{InvalidSchema, Validator};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -94,7 +94,7 @@ pub struct ToolDefinition {
 
 /// What a tool gets to work with.
 pub struct ToolContext<'a> {
-    pub engine: &'a Engine,
+    pub kernel: &'a Kernel,
     pub session_id: &'a str,
     pub project_id: &'a str,
     pub tool_use_id: &'a str,
@@ -123,8 +123,8 @@ impl ToolFailure {
     }
 }
 
-impl From<crate::api::ApiError> for ToolFailure {
-    fn from(error: crate::api::ApiError) -> Self {
+impl From<crate::error::ApiError> for ToolFailure {
+    fn from(error: crate::error::ApiError) -> Self {
         ToolFailure::new(format!("{:?}: {}", error.code, error.message))
     }
 }
@@ -162,16 +162,6 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The built-in tools.
-    pub fn with_builtins() -> Result<Registry, InvalidToolSchema> {
-        let mut registry = Registry::default();
-        for definition in builtin_definitions() {
-            let handler = builtin_handler(&definition.name);
-            registry.register(definition, handler)?;
-        }
-        Ok(registry)
-    }
-
     pub fn register(&mut self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), InvalidToolSchema> {
         let validator = Validator::new(&definition.input_schema).map_err(|source| InvalidToolSchema { tool: definition.name.clone(), source })?;
         self.tools.insert(definition.name.clone(), RegisteredTool { definition, validator: Arc::new(validator), handler });
@@ -188,198 +178,6 @@ impl Registry {
 
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
-    }
-}
-
-fn schema(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
-}
-
-fn read_tool(name: &str, description: &str, properties: Value, summary: &str) -> ToolDefinition {
-    ToolDefinition {
-        name: name.to_owned(),
-        version: 1,
-        description: description.to_owned(),
-        prompt: description.to_owned(),
-        input_schema: schema(properties, &[]),
-        output_schema: json!({"type": "object"}),
-        capability: Capability::Read,
-        risk: RiskLevel::Low,
-        permission: PermissionPolicy::Allow,
-        read_only: true,
-        destructive: false,
-        concurrency: Concurrency::ParallelSafe,
-        interrupt: InterruptBehavior::Cancel,
-        idempotency_key_fields: Vec::new(),
-        base_version: BaseVersionPolicy::None,
-        max_result_chars: 2_000,
-        result_summary: summary.to_owned(),
-    }
-}
-
-fn workflow_tool(name: &str, description: &str, input: Value, permission: PermissionPolicy, summary: &str) -> ToolDefinition {
-    ToolDefinition {
-        capability: Capability::Workflow,
-        permission,
-        concurrency: Concurrency::Exclusive,
-        interrupt: InterruptBehavior::Block,
-        input_schema: input,
-        ..read_tool(name, description, json!({}), summary)
-    }
-}
-
-/// The definitions of the built-in tools.
-pub fn builtin_definitions() -> Vec<ToolDefinition> {
-    vec![
-        read_tool(
-            "read_project_context",
-            "Read the session's project: title, revision, latest version number, target platforms, brand profile and template ids, and the Markdown source.",
-            json!({"includeSource": {"type": "boolean", "description": "Include the Markdown source (default true)."}}),
-            "project fields and its source",
-        ),
-        read_tool(
-            "read_publications",
-            "Report each platform draft of the project: the saved draft (revision, status draft/ready/publishing/published, hand-edited or not, whether the source changed since) and a fresh compile's check results (blocking, warnings).",
-            json!({"platforms": {"type": "array", "items": {"type": "string", "enum": ["wechat", "zhihu", "x", "douyin", "xiaohongshu"]}}}),
-            "one status per platform draft",
-        ),
-        read_tool(
-            "read_comments",
-            "Read the comments on the project, with the quoted text they anchor to.",
-            json!({"includeResolved": {"type": "boolean"}}),
-            "comments, oldest first",
-        ),
-        read_tool("read_versions", "List the project's saved versions (number, title, author, message, size), newest last.", json!({}), "version summaries"),
-        read_tool("read_brand_profile", "Read the brand profile of the project: voice, audience, banned words, CTA, link strategy, default tags.", json!({}), "the brand profile or null"),
-        read_tool("read_templates", "List the content templates of the workspace.", json!({}), "templates"),
-        read_tool("read_media_summary", "List the images used by the project: name, type, size, dimensions and alt text.", json!({}), "media summaries"),
-        workflow_tool(
-            "ask_user_question",
-            "Ask the user a question and wait for the answer. Use it when the request is ambiguous.",
-            schema(json!({"question": {"type": "string", "minLength": 1, "maxLength": 2000}, "options": {"type": "array", "items": {"type": "string"}, "maxItems": 8}}), &["question"]),
-            PermissionPolicy::Allow,
-            "the user's answer",
-        ),
-        workflow_tool(
-            "enter_plan_mode",
-            "Switch the session to plan mode: read and propose only, no writes, until the user approves a plan.",
-            schema(json!({}), &[]),
-            PermissionPolicy::Allow,
-            "the new mode",
-        ),
-        workflow_tool(
-            "exit_plan_mode",
-            "Present a plan to the user; on approval the session leaves plan mode.",
-            schema(json!({"plan": {"type": "string", "minLength": 1, "maxLength": 20000}}), &["plan"]),
-            PermissionPolicy::Ask,
-            "whether the plan was approved",
-        ),
-        workflow_tool(
-            "request_permission",
-            "Ask the user for something the current mode or rules do not allow; it is shown as an approval prompt.",
-            schema(json!({"permission": {"type": "string", "minLength": 1, "maxLength": 500}, "reason": {"type": "string", "maxLength": 2000}}), &["permission"]),
-            PermissionPolicy::Ask,
-            "whether the user granted it",
-        ),
-    ]
-}
-
-fn builtin_handler(name: &str) -> ToolHandler {
-    match name {
-        "read_project_context" => Arc::new(|ctx, input| {
-            let project = ctx.engine.call("project.get", json!({"projectId": ctx.project_id}))?;
-            let mut out = json!({
-                "id": project["id"], "title": project["title"], "revision": project["revision"], "head": project["head"],
-                "platforms": project["platforms"], "brandProfileId": project["brandProfileId"], "templateId": project["templateId"],
-            });
-            if input["includeSource"].as_bool() != Some(false) {
-                out["source"] = project["source"].clone();
-            }
-            Ok(out)
-        }),
-        "read_publications" => Arc::new(|ctx, input| {
-            let mut params = json!({"projectId": ctx.project_id});
-            if input["platforms"].is_array() {
-                params["platforms"] = input["platforms"].clone();
-            }
-            let compiled = ctx.engine.call("pipeline.compile", params)?;
-            let saved = ctx.engine.call("platformDraft.list", json!({"projectId": ctx.project_id}))?;
-            let count = |findings: &Value, severity: &str| findings.as_array().map(|f| f.iter().filter(|x| x["severity"] == severity).count()).unwrap_or(0);
-            let drafts: Vec<Value> = compiled["drafts"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|d| {
-                    let blocking = count(&d["findings"], "block");
-                    let platform = &d["draft"]["platform"];
-                    // The person's saved draft for this platform, if any: its status is
-                    // theirs to set, and a publishing draft must not be proposed over.
-                    let saved = saved["drafts"].as_array().into_iter().flatten().find(|s| &s["platform"] == platform).map(|s| {
-                        json!({
-                            "revision": s["revision"], "status": s["status"], "handEdited": s["handEdited"],
-                            "profileId": s["profileId"], "sourceRevision": s["sourceRevision"], "sourceVersion": s["sourceVersion"],
-                            "sourceChangedSince": s["sourceRevision"].as_u64() < compiled["revision"].as_u64(),
-                            "readOnly": s["status"] == "publishing",
-                        })
-                    });
-                    json!({
-                        "platform": platform, "profileId": d["draft"]["profileId"], "title": d["draft"]["title"],
-                        "saved": saved,
-                        "checks": if blocking > 0 { "blocked" } else if count(&d["findings"], "warn") > 0 { "needs_review" } else { "clear" },
-                        "blocking": blocking, "warnings": count(&d["findings"], "warn"),
-                        "findings": d["findings"].as_array().map(|f| f.iter().take(10).map(|x| json!({"check": x["check"], "severity": x["severity"], "message": x["message"]})).collect::<Vec<_>>()),
-                    })
-                })
-                .collect();
-            Ok(json!({"revision": compiled["revision"], "tags": compiled["tags"], "drafts": drafts, "sourceFindings": compiled["findings"].as_array().map(Vec::len)}))
-        }),
-        "read_comments" => Arc::new(|ctx, input| {
-            let include_resolved = input["includeResolved"].as_bool().unwrap_or(false);
-            let list = ctx.engine.call("comment.list", json!({"projectId": ctx.project_id, "includeResolved": include_resolved}))?;
-            let comments: Vec<Value> = list["comments"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| json!({"id": c["id"], "body": c["body"], "quote": c["quote"], "resolved": c["resolved"], "author": c["author"]}))
-                .collect();
-            Ok(json!({"comments": comments}))
-        }),
-        "read_versions" => Arc::new(|ctx, _| {
-            let list = ctx.engine.call("version.list", json!({"projectId": ctx.project_id}))?;
-            Ok(list)
-        }),
-        "read_brand_profile" => Arc::new(|ctx, _| {
-            let project = ctx.engine.call("project.get", json!({"projectId": ctx.project_id}))?;
-            match project["brandProfileId"].as_str() {
-                Some(id) => Ok(ctx.engine.call("brandProfile.get", json!({"id": id}))?),
-                None => Ok(json!({"brandProfile": null, "note": "The project has no brand profile."})),
-            }
-        }),
-        "read_templates" => Arc::new(|ctx, _| {
-            let list = ctx.engine.call("template.list", json!({}))?;
-            let templates: Vec<Value> = list["templates"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|t| json!({"id": t["id"], "name": t["name"], "titleTemplate": t["titleTemplate"], "defaultPlatforms": t["defaultPlatforms"], "tags": t["tags"]}))
-                .collect();
-            Ok(json!({"templates": templates}))
-        }),
-        "read_media_summary" => Arc::new(|ctx, _| {
-            let list = ctx.engine.call("media.list", json!({"projectId": ctx.project_id}))?;
-            let media: Vec<Value> = list["media"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|m| json!({"id": m["id"], "name": m["originalName"], "mimeType": m["mimeType"], "bytes": m["byteSize"], "width": m["width"], "height": m["height"], "altText": m["altText"]}))
-                .collect();
-            Ok(json!({"media": media}))
-        }),
-        "enter_plan_mode" => Arc::new(|_, _| Ok(json!({"mode": "plan", "note": "Plan mode: read and propose only. Present a plan with exit_plan_mode."}))),
-        "exit_plan_mode" => Arc::new(|_, _| Ok(json!({"approved": true, "mode": "default"}))),
-        "request_permission" => Arc::new(|_, input| Ok(json!({"granted": true, "permission": input["permission"]}))),
-        // ask_user_question is answered by the user, not by a handler.
-        _ => Arc::new(|_, _| Err(ToolFailure::new("this tool is answered by the user"))),
     }
 }
 
@@ -418,7 +216,10 @@ mod tests {
 
     #[test]
     fn builtins_compile_and_validate_with_pointers() {
-        let registry = Registry::with_builtins().unwrap();
+        let mut registry = Registry::default();
+        for (definition, handler) in crate::tools::builtins() {
+            registry.register(definition, handler).unwrap();
+        }
         assert_eq!(registry.names().len(), 11);
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());

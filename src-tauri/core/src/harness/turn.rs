@@ -23,7 +23,9 @@ use super::permission::{decide, CallFacts, Decision};
 use super::replay::is_failure;
 use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Capability, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure};
 use super::{Live, Meta, Mode};
-use crate::api::{ApiError, Engine, ErrorCode, Hint, ModelCall};
+use super::Harness;
+use crate::error::{ApiError, ErrorCode, Hint};
+use crate::llm::ModelCall;
 use crate::context::{assemble, ContextInput};
 use crate::llm::{estimate_request_tokens, Cancel, ChatEvent, ChatRequest, Message, ToolCall, ToolSpec};
 use crate::model::{BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version};
@@ -98,7 +100,7 @@ struct Outcome {
 }
 
 struct Turn<'a, 'e> {
-    engine: &'a Engine,
+    engine: Harness<'a>,
     session: &'a Session,
     live: &'a Live,
     emit: Emit<'e>,
@@ -520,7 +522,7 @@ impl Turn<'_, '_> {
                 let tx = tx.clone();
                 let flag = &flags[index];
                 scope.spawn(move || {
-                    let ctx = ToolContext { engine, session_id: &session.id, project_id: &session.project_id, tool_use_id: &run.call.id, mode, cancel: flag };
+                    let ctx = ToolContext { kernel: engine.kernel, session_id: &session.id, project_id: &session.project_id, tool_use_id: &run.call.id, mode, cancel: flag };
                     // A panicking tool is a failed call, not a failed turn.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))
                         .unwrap_or_else(|_| Err(ToolFailure::new("The tool failed unexpectedly (a bug in the tool).")));
@@ -678,7 +680,7 @@ impl Turn<'_, '_> {
 
 /// Answers every open block before a new message: a pending approval is superseded
 /// and every call without a result is answered as cancelled.
-fn close_blocks(engine: &Engine, session: &Session, live: &Live, emit: Emit<'_>) -> Result<(), ApiError> {
+fn close_blocks(engine: Harness<'_>, session: &Session, live: &Live, emit: Emit<'_>) -> Result<(), ApiError> {
     let (pending, open) = {
         let state = live.lock_state();
         (state.pending_approval.clone(), state.open_calls.clone())
@@ -705,7 +707,7 @@ fn close_blocks(engine: &Engine, session: &Session, live: &Live, emit: Emit<'_>)
 }
 
 /// Runs turns until one ends with nothing queued behind it.
-fn drive(engine: &Engine, session: &Session, live: &Live, emit: Emit<'_>, mut start: Start) -> Result<SubmitOutcome, ApiError> {
+fn drive(engine: Harness<'_>, session: &Session, live: &Live, emit: Emit<'_>, mut start: Start) -> Result<SubmitOutcome, ApiError> {
     let mut stats = TurnStats::default();
     let began = Instant::now();
     loop {
@@ -749,10 +751,10 @@ fn check_open(session: &Session) -> Result<(), ApiError> {
 }
 
 /// Submits a user message: runs the turn now, or queues it behind the running one.
-pub(crate) fn submit_message(engine: &Engine, session_id: &str, text: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+pub(crate) fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(&session)?;
-    let text = crate::api::required_text_pub("text", text, MAX_MESSAGE_CHARS)?;
+    let text = crate::error::required_text("text", text, MAX_MESSAGE_CHARS)?;
     let live = engine.live_session(session_id)?;
     {
         let mut running = live.lock_running();
@@ -781,7 +783,7 @@ fn release(live: &Live) {
 }
 
 /// Records the user's decision on a pending approval and continues the turn.
-pub(crate) fn resolve_approval(engine: &Engine, session_id: &str, request_id: &str, approved: bool, note: &str, decided_by: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+pub(crate) fn resolve_approval(engine: Harness<'_>, session_id: &str, request_id: &str, approved: bool, note: &str, decided_by: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(&session)?;
     let live = engine.live_session(session_id)?;
@@ -830,10 +832,10 @@ pub(crate) fn resolve_approval(engine: &Engine, session_id: &str, request_id: &s
 }
 
 /// Records the user's answer to a pending question and continues the turn.
-pub(crate) fn answer_question(engine: &Engine, session_id: &str, question_id: &str, answer: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id: &str, answer: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(&session)?;
-    let answer = crate::api::required_text_pub("answer", answer, MAX_MESSAGE_CHARS)?;
+    let answer = crate::error::required_text("answer", answer, MAX_MESSAGE_CHARS)?;
     let live = engine.live_session(session_id)?;
     claim(&live)?;
     let pending = live.lock_state().pending_question.clone();
@@ -861,7 +863,7 @@ pub(crate) fn answer_question(engine: &Engine, session_id: &str, question_id: &s
 /// After a restart: a turn left open is closed consistently. A half-streamed reply
 /// becomes an interrupted assistant message; a pending approval or question stays
 /// pending; calls that were running are answered as interrupted.
-pub(crate) fn recover(engine: &Engine, session: &Session, live: &Arc<Live>) -> Result<(), ApiError> {
+pub(crate) fn recover(engine: Harness<'_>, session: &Session, live: &Arc<Live>) -> Result<(), ApiError> {
     let (open_turn, model_call_open, blocked, open_calls, pending_use) = {
         let state = live.lock_state();
         let pending_use = state.pending_approval.as_ref().map(|p| p.tool_use_id.clone()).or_else(|| state.pending_question.as_ref().map(|q| q.tool_use_id.clone()));

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::api::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode};
 
 /// Longest provider message kept, in characters.
 const MAX_MESSAGE_CHARS: usize = 500;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::ApiKey;
-use crate::api::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode};
 
 /// The keychain "service" every Inkstone entry is filed under.
 pub const SERVICE: &str = "inkstone";

@@ -29,7 +29,7 @@ pub enum Health {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileError {
-    pub code: crate::api::ErrorCode,
+    pub code: crate::error::ErrorCode,
     pub message: String,
 }
 

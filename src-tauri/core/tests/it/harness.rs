@@ -68,8 +68,8 @@ fn register_test_tools(engine: &Engine) -> Finished {
     write.idempotency_key_fields = vec!["note".to_owned()];
     write.base_version = BaseVersionPolicy::ProjectRevision;
     let handler: ToolHandler = Arc::new(|ctx, input| {
-        let comment = ctx.engine.call("comment.add", json!({"projectId": ctx.project_id, "body": input["note"]}))?;
-        Ok(json!({"commentId": comment["id"]}))
+        let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        Ok(json!({"commentId": comment.id}))
     });
     engine.register_tool(write.clone(), handler).unwrap();
 
@@ -79,8 +79,8 @@ fn register_test_tools(engine: &Engine) -> Finished {
     slow_write.input_schema = json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
     let handler: ToolHandler = Arc::new(|ctx, input| {
         std::thread::sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0)));
-        let comment = ctx.engine.call("comment.add", json!({"projectId": ctx.project_id, "body": input["note"]}))?;
-        Ok(json!({"commentId": comment["id"]}))
+        let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        Ok(json!({"commentId": comment.id}))
     });
     engine.register_tool(slow_write, handler).unwrap();
 

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use inkstone_core::api::ModelCall;
+use inkstone_core::llm::ModelCall;
 use inkstone_core::llm::keychain::{account_for_profile, MemoryKeychain, SecretStore};
 use inkstone_core::llm::{ApiKey, Cancel, ChatRequest, Message};
 use inkstone_core::{Engine, EngineConfig, ErrorCode};

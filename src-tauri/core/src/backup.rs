@@ -35,7 +35,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::{keys, Batch, Durability, Store, StoreError};
+use crate::error::{ApiError, ErrorCode};
+use crate::store::{keys, media_dir, write_file_durably, Batch, Durability, Store, StoreError, SCHEMA_VERSION};
 use crate::llm::profile::LlmProfile;
 use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
 use crate::harness::log::{ApprovalRecord, ContextSnapshot, Session, StoredResult, ToolExecution};
@@ -232,7 +233,7 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
         write(&root.join("templates").join(format!("{}.json", template.id)), &json_bytes(&template)?)?;
         counts.templates += 1;
     }
-    let media_src = super::media_dir(store.data_dir());
+    let media_src = media_dir(store.data_dir());
     let media = store.scan::<MediaAsset>(b"")?;
     let n_media = media.len() as u64;
     for (idx, asset) in media.iter().enumerate() {
@@ -295,7 +296,7 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
     let manifest = Manifest {
         format: EXPORT_FORMAT.to_owned(),
         format_version: EXPORT_FORMAT_VERSION,
-        schema_version: store.schema_version()?.unwrap_or(super::SCHEMA_VERSION),
+        schema_version: store.schema_version()?.unwrap_or(SCHEMA_VERSION),
         exported_at,
         change_marker: change_marker(store)?,
         counts,
@@ -448,7 +449,7 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         batch.put(&read_json::<ContentTemplate>(&path)?)?;
         counts.templates += 1;
     }
-    let media_dest = super::media_dir(store.data_dir());
+    let media_dest = media_dir(store.data_dir());
     for path in json_files(&src.join("media"))? {
         let asset: MediaAsset = read_json(&path)?;
         if asset.file_name.contains(['/', '\\']) || asset.file_name.starts_with('.') {
@@ -457,7 +458,7 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         let from = src.join("media").join("files").join(&asset.file_name);
         let bytes = fs::read(&from).map_err(io(&from))?;
         let to = media_dest.join(&asset.file_name);
-        super::write_file_durably(&to, &bytes).map_err(io(&to))?;
+        write_file_durably(&to, &bytes).map_err(io(&to))?;
         batch.put(&asset)?;
         counts.media += 1;
     }
@@ -513,4 +514,24 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
     }
     store.apply(batch, Durability::Durable)?;
     Ok(counts)
+}
+
+impl From<ExportError> for ApiError {
+    fn from(error: ExportError) -> Self {
+        match error {
+            ExportError::Io { path, source } => ApiError::new(ErrorCode::Io, format!("{}: {source}", path.display()))
+                .hint("check_path", "Check that the folder exists, is readable, and the disk is not full.")
+                .details(serde_json::json!({ "path": path })),
+            ExportError::Format { path, message } => {
+                ApiError::validation("path", format!("{} is not a valid Inkstone export: {message}", path.display()))
+                    .hint("choose_export_folder", "Choose a folder written by Inkstone's export or backup (it holds manifest.json).")
+            }
+            ExportError::DestinationExists(path) => ApiError::validation("path", format!("{} already exists.", path.display()))
+                .hint("choose_new_folder", "Choose a folder name that does not exist yet; Inkstone creates it."),
+            ExportError::NotEmpty => ApiError::new(ErrorCode::Conflict, "This data folder already holds projects; an export is imported only into an empty data folder.")
+                .hint("use_empty_data_dir", "Import into a new data folder: `inkstone-cli --data-dir <new folder> import <export>`.")
+                .hint("import_markdown_instead", "To add Markdown files as new projects, use `inkstone-cli import-md <folder>`."),
+            ExportError::Store(error) => error.into(),
+        }
+    }
 }

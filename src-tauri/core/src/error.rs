@@ -1,11 +1,14 @@
-//! The one error type every transport returns. Core writes `message` in English and
+//! The one error type every transport returns. A leaf: it imports no other module, and
+//! each module maps its own errors into it (`impl From<StoreError> for ApiError` lives in
+//! `store`, provider errors in `llm::error`).
+//!
+//! Core writes `message` in English and
 //! gives each hint a stable id; the UI renders code and hint ids in the user's language.
 //! Never a stack trace, never a secret.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::store::StoreError;
 
 /// Stable error codes. The UI branches on these, never on message text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -117,37 +120,20 @@ impl ApiError {
     }
 }
 
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            StoreError::Locked { path, holder } => ApiError::new(
-                ErrorCode::StoreLocked,
-                format!("The data folder {} is in use by {holder}.", path.display()),
-            )
-            .hint("close_other_instance", "Close the other Inkstone window or command, then try again.")
-            .hint("use_other_data_dir", "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.")
-            .details(serde_json::json!({ "dataDir": path, "holder": holder })),
-            StoreError::Corrupt { path, detail } => ApiError::new(
-                ErrorCode::StoreCorrupt,
-                format!("The store in {} is damaged: {detail}", path.display()),
-            )
-            .hint(
-                "restore_backup",
-                format!(
-                    "Restore the newest backup from {}: move the damaged folder away and run `inkstone-cli --data-dir <new folder> import <backup folder>`.",
-                    path.join("backups").display()
-                ),
-            )
-            .details(serde_json::json!({ "dataDir": path, "backupsDir": path.join("backups") })),
-            StoreError::TooNew { path, found, supported } => ApiError::new(
-                ErrorCode::StoreTooNew,
-                format!("The store in {} was written by a newer Inkstone (schema {found}; this one reads up to {supported}).", path.display()),
-            )
-            .hint("update_app", "Update Inkstone to the newest version."),
-            StoreError::Io(e) => ApiError::new(ErrorCode::Io, format!("Reading or writing the data folder failed: {e}"))
-                .hint("check_disk", "Check that the disk is not full and the folder is writable."),
-            StoreError::Database(detail) => ApiError::new(ErrorCode::Internal, format!("The database failed: {detail}"))
-                .hint("retry", "Try again; if it keeps failing, restart Inkstone."),
-        }
+/// Checks a required, bounded, non-blank text field and returns it trimmed.
+pub fn required_text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        return Err(ApiError::validation(field, format!("`{field}` must not be empty.")));
     }
+    bounded_text(field, trimmed, max_chars)
+}
+
+/// Checks that a text field is at most `max_chars` characters long.
+pub fn bounded_text(field: &str, value: &str, max_chars: usize) -> Result<String, ApiError> {
+    let n_chars = value.chars().count();
+    if n_chars > max_chars {
+        return Err(ApiError::validation(field, format!("`{field}` is {n_chars} characters; at most {max_chars} are allowed.")));
+    }
+    Ok(value.to_owned())
 }

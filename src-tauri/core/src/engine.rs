@@ -1,0 +1,81 @@
+//! The engine behind every transport: the [`Kernel`] (store, configuration, model
+//! runtime) plus the harness runtime (the tool registry with the built-in tools, and
+//! the sessions this process holds). The dispatcher, [`Engine::call`], is in `api`.
+//!
+//! An `Engine` dereferences to its kernel: everything below the harness takes a
+//! `&Kernel`, so `engine.store()`, `engine.now()` or `engine.model_chat(…)` are the
+//! kernel's.
+
+use std::ops::Deref;
+
+use crate::config::EngineConfig;
+use crate::error::ApiError;
+use crate::harness::{self, ContextSnapshot, Event, ToolDefinition, ToolHandler};
+use crate::kernel::Kernel;
+
+pub struct Engine {
+    kernel: Kernel,
+    harness: harness::Runtime,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("data_dir", &self.kernel.config().data_dir).finish()
+    }
+}
+
+impl Deref for Engine {
+    type Target = Kernel;
+    fn deref(&self) -> &Kernel {
+        &self.kernel
+    }
+}
+
+impl Engine {
+    /// Opens the data dir named by `config`, creating the store and the local
+    /// workspace on first use, with the built-in tools registered.
+    ///
+    /// Errors: STORE_LOCKED when another process holds the data dir, STORE_CORRUPT,
+    /// STORE_TOO_NEW, IO.
+    pub fn open(config: EngineConfig) -> Result<Engine, ApiError> {
+        let kernel = Kernel::open(config)?;
+        Ok(Engine { kernel, harness: harness::Runtime::new(crate::tools::builtins()) })
+    }
+
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// The harness of this engine, bound to its kernel.
+    pub(crate) fn harness(&self) -> harness::Harness<'_> {
+        harness::Harness { kernel: &self.kernel, runtime: &self.harness }
+    }
+
+    /// Registers a tool beside the built-in ones (the write tools arrive with
+    /// proposals; tests register theirs here). Replaces a tool of the same name.
+    /// Errors: VALIDATION when the definition is refused (an invalid input schema, or
+    /// a write that would not ask).
+    pub fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
+        self.harness.register_tool(definition, handler)
+    }
+
+    /// The definitions of every registered tool, by name.
+    pub fn tool_definitions(&self) -> Result<Vec<ToolDefinition>, ApiError> {
+        Ok(self.harness.registry()?.definitions().cloned().collect())
+    }
+
+    /// Every logged event of a session, in order.
+    pub fn session_events(&self, session_id: &str) -> Result<Vec<Event>, ApiError> {
+        harness::session_events(&self.kernel, session_id)
+    }
+
+    /// The stored context snapshot `id`.
+    pub fn context_snapshot(&self, id: &str) -> Result<Option<ContextSnapshot>, ApiError> {
+        Ok(self.store().get::<ContextSnapshot>(id.as_bytes())?)
+    }
+
+    /// A stored large tool result by its reference (`sha256:...`).
+    pub fn stored_result(&self, reference: &str) -> Result<Option<String>, ApiError> {
+        Ok(self.store().get::<harness::log::StoredResult>(reference.as_bytes())?.map(|r| r.content))
+    }
+}

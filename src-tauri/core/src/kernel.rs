@@ -1,0 +1,117 @@
+//! The kernel: the open store, the configuration (clock, ids, data dir) and the model
+//! runtime. Every subsystem above the store works with a `&Kernel`; it decides nothing
+//! itself. Writes go through [`Kernel::write_lock`] and one [`crate::store::Batch`].
+
+use std::sync::MutexGuard;
+
+use crate::config::EngineConfig;
+use crate::error::ApiError;
+use crate::llm::profile::LlmProfile;
+use crate::llm::{Cancel, ChatEvent, ChatRequest, ChatResponse, ModelCall};
+use crate::model::{Activity, ActivityKind, Timestamp, Workspace};
+use crate::store::{Batch, Durability, Store, StoreOptions};
+
+pub struct Kernel {
+    store: Store,
+    config: EngineConfig,
+    llm: crate::llm::Runtime,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel").field("data_dir", &self.config.data_dir).finish()
+    }
+}
+
+impl Kernel {
+    /// Opens the data dir named by `config`, creating the store and the local
+    /// workspace on first use.
+    ///
+    /// Errors: STORE_LOCKED when another process holds the data dir, STORE_CORRUPT,
+    /// STORE_TOO_NEW, IO.
+    pub fn open(config: EngineConfig) -> Result<Kernel, ApiError> {
+        let store = Store::open(
+            &config.data_dir,
+            &StoreOptions {
+                holder: config.holder.clone(),
+                cache_capacity_bytes: config.cache_capacity_bytes,
+                group_commit_millis: config.group_commit_millis,
+            },
+        )?;
+        let llm = crate::llm::Runtime::new(config.secrets.clone(), config.env_api_key.clone(), config.llm_retry, config.jitter_seed);
+        let kernel = Kernel { store, config, llm };
+        kernel.ensure_workspace()?;
+        Ok(kernel)
+    }
+
+    /// Creates the local workspace on first open.
+    fn ensure_workspace(&self) -> Result<(), ApiError> {
+        if self.store.workspace()?.is_some() {
+            return Ok(());
+        }
+        let _guard = self.write_lock();
+        let workspace = Workspace {
+            id: self.new_id("wsp"),
+            name: "Local".to_owned(),
+            display_name: self.config.default_display_name.clone(),
+            server_url: None,
+            created_at: self.now(),
+        };
+        let mut batch = Batch::new();
+        batch.put(&workspace)?;
+        self.store.apply(batch, Durability::Durable)?;
+        Ok(())
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// The model runtime (keys, endpoints, the metered call).
+    pub fn llm(&self) -> &crate::llm::Runtime {
+        &self.llm
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.config.clock.now()
+    }
+
+    pub fn new_id(&self, prefix: &str) -> String {
+        self.config.ids.next_id(prefix)
+    }
+
+    /// See [`Store::write_lock`].
+    pub fn write_lock(&self) -> MutexGuard<'_, ()> {
+        self.store.write_lock()
+    }
+
+    /// The local workspace record.
+    pub fn workspace(&self) -> Result<Workspace, ApiError> {
+        self.store.workspace()?.ok_or_else(|| ApiError::internal("the workspace record is missing"))
+    }
+
+    /// The local user's display name: the author of everything made here.
+    pub fn author(&self) -> Result<String, ApiError> {
+        Ok(self.workspace()?.display_name)
+    }
+
+    /// A new activity entry by the local user.
+    pub fn activity(&self, project_id: Option<&str>, kind: ActivityKind, summary: String) -> Result<Activity, ApiError> {
+        Ok(Activity { id: self.new_id("act"), project_id: project_id.map(str::to_owned), actor: self.author()?, kind, summary, created_at: self.now() })
+    }
+
+    /// The LLM profile named by id or name.
+    pub fn llm_profile(&self, name_or_id: &str) -> Result<LlmProfile, ApiError> {
+        crate::llm::load_profile(&self.store, name_or_id)
+    }
+
+    /// The metered model call: [`crate::llm::Runtime::chat`] on this kernel's store,
+    /// clock and ids.
+    pub fn model_chat(&self, call: ModelCall<'_>, request: &ChatRequest, on_event: &mut (dyn FnMut(ChatEvent) + Send), cancel: &Cancel) -> Result<ChatResponse, ApiError> {
+        self.llm.chat(&self.store, self.config.clock.as_ref(), self.config.ids.as_ref(), call, request, on_event, cancel)
+    }
+}

@@ -1,0 +1,223 @@
+//! The one metered door to a model. Everything that calls a model (drafting sessions,
+//! connection tests, and later optimize runs, retrieval embeddings and model-assisted
+//! checks) goes through [`Runtime::chat`], which:
+//!
+//! - uses exactly the profile it names (never another one, never a fallback);
+//! - resolves the key (the process's `INKSTONE_LLM_API_KEY`, else the OS keychain);
+//! - checks the quotas before anything is sent (QUOTA_EXCEEDED sends nothing);
+//! - leaves exactly one usage record, whatever the outcome.
+//!
+//! It sits in `llm` so that callers need no `api`: it takes the store, the clock and
+//! the ids as parameters.
+
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use super::keychain::{account_for_profile, SecretStore};
+use super::profile::{LlmProfile, Provider};
+use super::retry::{Jitter, RetryPolicy};
+use super::{estimate_request_tokens, ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Usage};
+use crate::clock::{Clock, IdSource};
+use crate::error::{ApiError, ErrorCode};
+use crate::store::{Batch, Durability, Store};
+use crate::usage::{self, Quotas, UsageOutcome, UsageRecord, META_QUOTAS};
+
+/// Which call this is, for the usage record.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelCall<'a> {
+    /// A profile id or name.
+    pub profile: &'a str,
+    /// `drafting`, `optimize`, `test_connection`, ...
+    pub purpose: &'a str,
+    pub session_id: Option<&'a str>,
+    pub run_id: Option<&'a str>,
+}
+
+/// The async runtime model calls run on (started on first use), and what every call
+/// needs from the engine's configuration: the secret store, the process's key, the
+/// retry policy and the jitter seed.
+pub struct Runtime {
+    // The io error that stopped the runtime from starting is not Clone; the message is
+    // kept to answer every later call with the same INTERNAL error.
+    runtime: OnceLock<Result<tokio::runtime::Runtime, String>>,
+    jitter: OnceLock<Arc<Jitter>>,
+    jitter_seed: u64,
+    retry: RetryPolicy,
+    secrets: Arc<dyn SecretStore>,
+    env_api_key: Option<ApiKey>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").field("env_api_key", &self.env_api_key).finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    pub fn new(secrets: Arc<dyn SecretStore>, env_api_key: Option<ApiKey>, retry: RetryPolicy, jitter_seed: u64) -> Self {
+        Runtime { runtime: OnceLock::new(), jitter: OnceLock::new(), jitter_seed, retry, secrets, env_api_key }
+    }
+
+    /// Runs `future` to completion from synchronous code. From inside another async
+    /// runtime (where blocking on this one would panic) it runs on a scoped thread.
+    pub fn run<F>(&self, future: F) -> Result<F::Output, ApiError>
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        let runtime = self
+            .runtime
+            .get_or_init(|| {
+                tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build().map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(|e| ApiError::internal(format!("the model runtime did not start: {e}")))?;
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return std::thread::scope(|scope| scope.spawn(|| runtime.block_on(future)).join().map_err(|_| ApiError::internal("the model call stopped unexpectedly")));
+        }
+        Ok(runtime.block_on(future))
+    }
+
+    /// A client for `endpoint` with the engine's retry policy and shared jitter.
+    pub fn client(&self, endpoint: Endpoint) -> Result<LlmClient, ApiError> {
+        let jitter = self.jitter.get_or_init(|| Arc::new(Jitter::new(self.jitter_seed)));
+        Ok(LlmClient::new(endpoint, self.retry, Arc::clone(jitter))?)
+    }
+
+    /// The key for a profile: the process's `INKSTONE_LLM_API_KEY` first, then the OS
+    /// keychain. `None` when the profile takes no key.
+    pub fn resolve_key(&self, profile: &LlmProfile) -> Result<Option<ApiKey>, ApiError> {
+        if let Some(key) = &self.env_api_key {
+            return Ok(Some(key.clone()));
+        }
+        if profile.key_fingerprint.is_none() && !profile.key_required {
+            return Ok(None);
+        }
+        let stored = self.secrets.get(&account_for_profile(&profile.id))?;
+        match stored {
+            Some(key) => Ok(Some(key)),
+            None if profile.key_required => Err(ApiError::new(ErrorCode::ProviderAuth, format!("The profile \"{}\" has no API key; nothing was sent.", profile.name))
+                .hint("set_api_key", "Set the key in Settings → AI models, or with `inkstone-cli profile add … --api-key-stdin`.")
+                .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
+                .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
+            None => Ok(None),
+        }
+    }
+
+    /// Calls the model of exactly the profile named in `call` (never another), after
+    /// checking the quotas, and records the call's usage whatever its outcome.
+    ///
+    /// Errors: NOT_FOUND, VALIDATION (a disabled profile), PROVIDER_AUTH (no key),
+    /// KEYCHAIN_UNAVAILABLE, QUOTA_EXCEEDED (nothing sent), and every provider error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn chat(
+        &self,
+        store: &Store,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        call: ModelCall<'_>,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(ChatEvent) + Send),
+        cancel: &Cancel,
+    ) -> Result<ChatResponse, ApiError> {
+        let profile = load_profile(store, call.profile)?;
+        if profile.provider == Provider::Disabled {
+            return Err(ApiError::validation("profile", format!("The profile \"{}\" is disabled.", profile.name)).hint("enable_profile", "Enable the profile in Settings → AI models."));
+        }
+        let api_key = self.resolve_key(&profile)?;
+        check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
+        let client = self.client(endpoint(&profile, api_key)?)?;
+        let started = std::time::Instant::now();
+        let mut sent = 0;
+        let result = self.run(client.chat_counting(request, on_event, cancel, &mut sent))?;
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let (model, usage, attempts, outcome) = match &result {
+            Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
+            Err(error) => (profile.model.clone(), Usage::default(), sent.max(1), UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
+        };
+        let record = UsageRecord {
+            id: ids.next_id("usg"),
+            at: clock.now(),
+            profile_id: profile.id.clone(),
+            profile_name: profile.name.clone(),
+            model,
+            purpose: call.purpose.to_owned(),
+            session_id: call.session_id.map(str::to_owned),
+            run_id: call.run_id.map(str::to_owned),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            tokens_estimated: usage.estimated,
+            cost: usage::cost(profile.input_price_per_mtok, profile.output_price_per_mtok, usage.input_tokens, usage.output_tokens),
+            latency_ms,
+            attempts,
+            outcome,
+        };
+        {
+            let _guard = store.write_lock();
+            let mut batch = Batch::new();
+            batch.put(&record)?;
+            // Metering is not worth a disk sync per call; the group commit covers it.
+            store.apply(batch, Durability::Grouped)?;
+        }
+        Ok(result?)
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // Dropping a runtime inside another one (an engine dropped in `serve`) would
+        // panic; shutting down in the background is allowed anywhere.
+        if let Some(Ok(runtime)) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// The endpoint of a profile: its base URL, model, timeout, proxy and CA file (read
+/// here, so a missing file is a VALIDATION error naming the field).
+pub fn endpoint(profile: &LlmProfile, api_key: Option<ApiKey>) -> Result<Endpoint, ApiError> {
+    let ca_cert_pem = match &profile.ca_cert_path {
+        Some(path) => Some(std::fs::read(path).map_err(|e| {
+            ApiError::validation("caCertPath", format!("The CA certificate {path} cannot be read: {e}.")).hint("check_profile", "Check the profile's CA certificate path.")
+        })?),
+        None => None,
+    };
+    Ok(Endpoint {
+        base_url: profile.base_url.clone(),
+        model: profile.model.clone(),
+        api_key,
+        timeout: Duration::from_secs(u64::from(profile.timeout_s)),
+        proxy_url: profile.proxy_url.clone(),
+        ca_cert_pem,
+    })
+}
+
+/// The LLM profile named by id or (case-insensitive) name.
+pub fn load_profile(store: &Store, name_or_id: &str) -> Result<LlmProfile, ApiError> {
+    if let Some(profile) = store.get::<LlmProfile>(name_or_id.as_bytes())? {
+        return Ok(profile);
+    }
+    let wanted = name_or_id.trim().to_lowercase();
+    store
+        .scan::<LlmProfile>(b"")?
+        .into_iter()
+        .find(|p| p.name.to_lowercase() == wanted)
+        .ok_or_else(|| ApiError::not_found("LLM profile", name_or_id).hint("list_profiles", "List the profiles with `inkstone-cli profile list`."))
+}
+
+/// The stored quotas (none set: both `None`).
+pub fn quotas(store: &Store) -> Result<Quotas, ApiError> {
+    Ok(store.get::<Quotas>(META_QUOTAS)?.unwrap_or_default())
+}
+
+/// Refuses a call needing about `needed_tokens` when it would break a quota.
+fn check_quota(store: &Store, clock: &dyn Clock, needed_tokens: u64) -> Result<(), ApiError> {
+    let quotas = quotas(store)?;
+    if quotas.daily_tokens.is_none() && quotas.monthly_cost.is_none() {
+        return Ok(());
+    }
+    let records = store.scan::<UsageRecord>(b"")?;
+    usage::check_quota(&quotas, &records, clock.now(), needed_tokens)?;
+    Ok(())
+}

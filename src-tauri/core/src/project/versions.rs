@@ -1,0 +1,121 @@
+//! Versions: immutable, numbered snapshots of a project's working copy. [`stage_next`]
+//! is the one place that numbers versions.
+
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+use crate::kernel::Kernel;
+use crate::model::{ActivityKind, Project, Version, VersionOrigin, VersionSummary};
+use crate::store::{keys, Batch, Store};
+
+/// `sha256:` + hex over the title, a NUL, and the source.
+pub fn content_hash(title: &str, source: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(title.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(source.as_bytes());
+    format!("sha256:{}", hex::encode(hasher.finalize()))
+}
+
+/// Version `number` of a project. Errors: NOT_FOUND.
+pub fn load(store: &Store, project_id: &str, number: u32) -> Result<Version, ApiError> {
+    store
+        .get::<Version>(&keys::version(project_id, number))?
+        .ok_or_else(|| ApiError::not_found("version", format!("{number} of project {project_id}")).hint("list_versions", "List the project's versions with `inkstone-cli version list <project>`."))
+}
+
+/// Every version of a project, oldest first.
+pub fn list(store: &Store, project_id: &str) -> Result<Vec<Version>, ApiError> {
+    Ok(store.scan::<Version>(&keys::project_prefix(project_id))?)
+}
+
+/// Summaries of every version of a project, newest first.
+pub fn summaries(store: &Store, project_id: &str) -> Result<Vec<VersionSummary>, ApiError> {
+    Ok(list(store, project_id)?.iter().rev().map(VersionSummary::from).collect())
+}
+
+/// What a new version holds and why it exists.
+#[derive(Debug, Clone, Copy)]
+pub struct NewVersion<'a> {
+    pub title: &'a str,
+    pub source: &'a str,
+    pub origin: &'a VersionOrigin,
+    pub message: Option<&'a str>,
+}
+
+/// Adds the next version of `project` to `batch`: number `head + 1`, and moves the
+/// project's head (the caller puts the project). The one place that numbers versions.
+pub fn stage_next(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new: NewVersion<'_>) -> Result<Version, ApiError> {
+    let number = project.head + 1;
+    let version = Version {
+        id: kernel.new_id("ver"),
+        project_id: project.id.clone(),
+        number,
+        title: new.title.to_owned(),
+        source: new.source.to_owned(),
+        author: kernel.author()?,
+        message: new.message.map(str::to_owned),
+        origin: new.origin.clone(),
+        content_hash: content_hash(new.title, new.source),
+        created_at: kernel.now(),
+    };
+    project.head = number;
+    project.updated_at = version.created_at;
+    batch.put(&version)?;
+    Ok(version)
+}
+
+/// Adds a version of the working copy as it is (a person saved it), the project and
+/// the activity entry to `batch`.
+pub fn stage_save(kernel: &Kernel, batch: &mut Batch, project: &mut Project, message: Option<&str>) -> Result<Version, ApiError> {
+    let (title, source) = (project.title.clone(), project.source.clone());
+    let version = stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message })?;
+    let activity = kernel.activity(Some(&project.id), ActivityKind::VersionCreated, format!("Saved version {} of \"{}\"", version.number, project.title))?;
+    batch.put(&*project)?.put(&activity)?;
+    Ok(version)
+}
+
+/// What a restore staged.
+#[derive(Debug, Clone)]
+pub struct Restored {
+    /// The version that keeps unsaved working-copy changes, when there were any.
+    pub autosnapshot: Option<Version>,
+    /// The new version whose content is the restored one's.
+    pub restored: Version,
+}
+
+/// Adds a restore of `target` as a new version to `batch`. Unsaved working-copy
+/// changes (a working copy that differs from the head version) are first kept as an
+/// autosnapshot version, so a restore never loses work. The working copy becomes the
+/// target's content; the project and the activity entry are put too.
+pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, project: &mut Project, target: &Version) -> Result<Restored, ApiError> {
+    let head_hash = match project.head {
+        0 => None,
+        head => Some(load(kernel.store(), &project.id, head)?.content_hash),
+    };
+    let unsaved = head_hash.as_deref() != Some(content_hash(&project.title, &project.source).as_str());
+    let mut autosnapshot = None;
+    if unsaved {
+        let (title, source) = (project.title.clone(), project.source.clone());
+        let message = format!("Unsaved changes kept before restoring version {}", target.number);
+        let snapshot = stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Autosnapshot, message: Some(&message) })?;
+        autosnapshot = Some(snapshot);
+    }
+    let message = format!("Restored version {}", target.number);
+    let restored = stage_next(
+        kernel,
+        batch,
+        project,
+        NewVersion { title: &target.title, source: &target.source, origin: &VersionOrigin::Restore { from: target.number }, message: Some(&message) },
+    )?;
+    project.title = restored.title.clone();
+    project.source = restored.source.clone();
+    project.revision += 1;
+    let activity = kernel.activity(
+        Some(&project.id),
+        ActivityKind::VersionRestored,
+        format!("Restored version {} of \"{}\" as version {}", target.number, project.title, restored.number),
+    )?;
+    batch.put(&*project)?.put(&activity)?;
+    Ok(Restored { autosnapshot, restored })
+}

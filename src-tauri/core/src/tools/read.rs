@@ -1,0 +1,150 @@
+//! Read tools: the session's project, its drafts and checks, comments, versions,
+//! brand profile, templates and images. Typed reads of the store through `project`.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::read_tool;
+use crate::harness::{ToolContext, ToolDefinition, ToolFailure, ToolHandler};
+use crate::model::{BrandProfile, ContentTemplate, DraftStatus, Platform};
+use crate::pipeline::Finding;
+use crate::profiles::Severity;
+use crate::project::{self, comments, drafts, versions};
+
+fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let project = project::load(ctx.kernel.store(), ctx.project_id)?;
+    let mut out = json!({
+        "id": project.id, "title": project.title, "revision": project.revision, "head": project.head,
+        "platforms": project.platforms, "brandProfileId": project.brand_profile_id, "templateId": project.template_id,
+    });
+    if input["includeSource"].as_bool() != Some(false) {
+        out["source"] = Value::String(project.source);
+    }
+    Ok(out)
+}
+
+fn read_publications(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let store = ctx.kernel.store();
+    let project = project::load(store, ctx.project_id)?;
+    let platforms: Option<Vec<Platform>> = match &input["platforms"] {
+        Value::Array(_) => Some(serde_json::from_value(input["platforms"].clone()).map_err(|e| ToolFailure::new(format!("`platforms`: {e}")))?),
+        _ => None,
+    };
+    let compiled = drafts::compile(ctx.kernel, &project, platforms, None)?;
+    let saved = drafts::list(store, &project.id)?;
+    let count = |findings: &[Finding], severity: Severity| findings.iter().filter(|f| f.severity == severity).count();
+    let out: Vec<Value> = compiled
+        .drafts
+        .iter()
+        .map(|d| {
+            let blocking = count(&d.findings, Severity::Block);
+            let warnings = count(&d.findings, Severity::Warn);
+            // The person's saved draft for this platform, if any: its status is theirs
+            // to set, and a publishing draft must not be proposed over.
+            let saved = saved.iter().find(|s| s.platform == d.draft.platform).map(|s| {
+                json!({
+                    "revision": s.revision, "status": s.status, "handEdited": s.hand_edited,
+                    "profileId": s.profile_id, "sourceRevision": s.source_revision, "sourceVersion": s.source_version,
+                    "sourceChangedSince": s.source_revision < compiled.revision,
+                    "readOnly": s.status == DraftStatus::Publishing,
+                })
+            });
+            let findings: Vec<Value> = d.findings.iter().take(10).map(|x| json!({"check": x.check, "severity": x.severity, "message": x.message})).collect();
+            json!({
+                "platform": d.draft.platform, "profileId": d.draft.profile_id, "title": d.draft.title,
+                "saved": saved,
+                "checks": if blocking > 0 { "blocked" } else if warnings > 0 { "needs_review" } else { "clear" },
+                "blocking": blocking, "warnings": warnings,
+                "findings": findings,
+            })
+        })
+        .collect();
+    Ok(json!({"revision": compiled.revision, "tags": compiled.tags, "drafts": out, "sourceFindings": compiled.findings.len()}))
+}
+
+fn read_comments(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let include_resolved = input["includeResolved"].as_bool().unwrap_or(false);
+    project::load(ctx.kernel.store(), ctx.project_id)?;
+    let comments: Vec<Value> = comments::list(ctx.kernel.store(), ctx.project_id, include_resolved)?
+        .into_iter()
+        .map(|c| json!({"id": c.id, "body": c.body, "quote": c.quote, "resolved": c.resolved, "author": c.author}))
+        .collect();
+    Ok(json!({"comments": comments}))
+}
+
+fn read_versions(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
+    project::load(ctx.kernel.store(), ctx.project_id)?;
+    Ok(json!({"versions": versions::summaries(ctx.kernel.store(), ctx.project_id)?}))
+}
+
+fn read_brand_profile(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
+    let store = ctx.kernel.store();
+    let project = project::load(store, ctx.project_id)?;
+    match &project.brand_profile_id {
+        Some(id) => {
+            let brand = store.get::<BrandProfile>(id.as_bytes()).map_err(crate::error::ApiError::from)?;
+            let brand = brand.ok_or_else(|| crate::error::ApiError::not_found("brand profile", id))?;
+            Ok(serde_json::to_value(brand).map_err(|e| ToolFailure::new(e.to_string()))?)
+        }
+        None => Ok(json!({"brandProfile": null, "note": "The project has no brand profile."})),
+    }
+}
+
+fn read_templates(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
+    let mut templates = ctx.kernel.store().scan::<ContentTemplate>(b"").map_err(crate::error::ApiError::from)?;
+    templates.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
+    let templates: Vec<Value> = templates
+        .into_iter()
+        .map(|t| json!({"id": t.id, "name": t.name, "titleTemplate": t.title_template, "defaultPlatforms": t.default_platforms, "tags": t.tags}))
+        .collect();
+    Ok(json!({"templates": templates}))
+}
+
+fn read_media_summary(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
+    let media: Vec<Value> = project::media(ctx.kernel.store(), ctx.project_id)?
+        .into_iter()
+        .map(|m| json!({"id": m.id, "name": m.original_name, "mimeType": m.mime_type, "bytes": m.byte_size, "width": m.width, "height": m.height, "altText": m.alt_text}))
+        .collect();
+    Ok(json!({"media": media}))
+}
+
+pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
+    vec![
+        (
+            read_tool(
+                "read_project_context",
+                "Read the session's project: title, revision, latest version number, target platforms, brand profile and template ids, and the Markdown source.",
+                json!({"includeSource": {"type": "boolean", "description": "Include the Markdown source (default true)."}}),
+                "project fields and its source",
+            ),
+            Arc::new(read_project_context),
+        ),
+        (
+            read_tool(
+                "read_publications",
+                "Report each platform draft of the project: the saved draft (revision, status draft/ready/publishing/published, hand-edited or not, whether the source changed since) and a fresh compile's check results (blocking, warnings).",
+                json!({"platforms": {"type": "array", "items": {"type": "string", "enum": ["wechat", "zhihu", "x", "douyin", "xiaohongshu"]}}}),
+                "one status per platform draft",
+            ),
+            Arc::new(read_publications),
+        ),
+        (
+            read_tool("read_comments", "Read the comments on the project, with the quoted text they anchor to.", json!({"includeResolved": {"type": "boolean"}}), "comments, oldest first"),
+            Arc::new(read_comments),
+        ),
+        (
+            read_tool("read_versions", "List the project's saved versions (number, title, author, message, size), newest last.", json!({}), "version summaries"),
+            Arc::new(read_versions),
+        ),
+        (
+            read_tool("read_brand_profile", "Read the brand profile of the project: voice, audience, banned words, CTA, link strategy, default tags.", json!({}), "the brand profile or null"),
+            Arc::new(read_brand_profile),
+        ),
+        (read_tool("read_templates", "List the content templates of the workspace.", json!({}), "templates"), Arc::new(read_templates)),
+        (
+            read_tool("read_media_summary", "List the images used by the project: name, type, size, dimensions and alt text.", json!({}), "media summaries"),
+            Arc::new(read_media_summary),
+        ),
+    ]
+}
