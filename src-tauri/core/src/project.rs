@@ -9,8 +9,9 @@ pub mod drafts;
 pub mod versions;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::model::{BrandProfile, ContentTemplate, MediaAsset, Project};
-use crate::store::Store;
+use crate::kernel::Kernel;
+use crate::model::{ActivityKind, BrandProfile, ContentTemplate, MediaAsset, Platform, Project, Timestamp};
+use crate::store::{Batch, Store};
 
 /// The project `project_id`. Errors: NOT_FOUND.
 pub fn load(store: &Store, project_id: &str) -> Result<Project, ApiError> {
@@ -51,4 +52,108 @@ pub fn conflict(project: &Project, base_revision: u64) -> ApiError {
         "currentRevision": project.revision,
         "current": { "title": project.title, "source": project.source, "revision": project.revision },
     }))
+}
+
+/// What a new project starts with, already checked.
+#[derive(Debug, Clone, Default)]
+pub struct NewProject {
+    pub title: String,
+    pub source: String,
+    pub platforms: Vec<Platform>,
+    pub brand_profile_id: Option<String>,
+    pub template_id: Option<String>,
+}
+
+/// A new project record: revision 1, no version yet, created and updated `now`. The
+/// one place a `Project` is built.
+pub fn new_project(kernel: &Kernel, new: NewProject, now: Timestamp) -> Project {
+    Project {
+        id: kernel.new_id("prj"),
+        title: new.title,
+        source: new.source,
+        revision: 1,
+        head: 0,
+        platforms: sorted_platforms(new.platforms),
+        brand_profile_id: new.brand_profile_id,
+        template_id: new.template_id,
+        archived: false,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// Platforms sorted, without repeats.
+pub fn sorted_platforms(mut platforms: Vec<Platform>) -> Vec<Platform> {
+    platforms.sort();
+    platforms.dedup();
+    platforms
+}
+
+/// Adds a new project and its "created" activity to `batch`.
+pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProject, now: Timestamp) -> Result<Project, ApiError> {
+    let project = new_project(kernel, new, now);
+    let activity = kernel.activity(Some(&project.id), ActivityKind::ProjectCreated, format!("Created project \"{}\"", project.title))?;
+    batch.put(&project)?.put(&activity)?;
+    Ok(project)
+}
+
+/// Changes to a project's working copy and settings, already checked. `None` leaves a
+/// field as it is; `brand_profile_id: Some(None)` clears the brand profile.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectChanges {
+    pub title: Option<String>,
+    pub source: Option<String>,
+    pub platforms: Option<Vec<Platform>>,
+    pub brand_profile_id: Option<Option<String>>,
+}
+
+/// Applies `changes` to `project`; when anything changed, bumps the working-copy
+/// revision and adds the project and its activity entries (renamed, settings changed)
+/// to `batch`. Returns whether anything changed (nothing is staged otherwise).
+pub fn stage_update(kernel: &Kernel, batch: &mut Batch, project: &mut Project, changes: ProjectChanges) -> Result<bool, ApiError> {
+    let before = project.clone();
+    let mut activities = Vec::new();
+    if let Some(title) = changes.title {
+        project.title = title;
+        if project.title != before.title {
+            activities.push((ActivityKind::ProjectRenamed, format!("Renamed \"{}\" to \"{}\"", before.title, project.title)));
+        }
+    }
+    if let Some(source) = changes.source {
+        project.source = source;
+    }
+    if let Some(platforms) = changes.platforms {
+        project.platforms = sorted_platforms(platforms);
+    }
+    if let Some(brand_profile_id) = changes.brand_profile_id {
+        project.brand_profile_id = brand_profile_id;
+    }
+    if project.platforms != before.platforms || project.brand_profile_id != before.brand_profile_id {
+        activities.push((ActivityKind::ProjectSettingsChanged, format!("Changed settings of \"{}\"", project.title)));
+    }
+    if *project == before {
+        return Ok(false);
+    }
+    project.revision += 1;
+    project.updated_at = kernel.now();
+    batch.put(&*project)?;
+    for (kind, summary) in activities {
+        batch.put(&kernel.activity(Some(&project.id), kind, summary)?)?;
+    }
+    Ok(true)
+}
+
+/// Archives (or brings back) `project`, adding it and the activity entry to `batch`.
+/// Returns whether anything changed.
+pub fn stage_archive(kernel: &Kernel, batch: &mut Batch, project: &mut Project, archived: bool) -> Result<bool, ApiError> {
+    if project.archived == archived {
+        return Ok(false);
+    }
+    project.archived = archived;
+    project.revision += 1;
+    project.updated_at = kernel.now();
+    let (kind, verb) = if archived { (ActivityKind::ProjectArchived, "Archived") } else { (ActivityKind::ProjectUnarchived, "Unarchived") };
+    let activity = kernel.activity(Some(&project.id), kind, format!("{verb} \"{}\"", project.title))?;
+    batch.put(&*project)?.put(&activity)?;
+    Ok(true)
 }

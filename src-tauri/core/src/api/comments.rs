@@ -5,8 +5,9 @@ use ts_rs::TS;
 
 use super::projects::load as load_project;
 use super::{ApiError, Deleted, Engine};
-use crate::model::{ActivityKind, Anchor, Comment};
-use crate::store::{keys, Batch, Durability};
+use crate::model::{Anchor, Comment};
+use crate::project::comments as domain;
+use crate::store::{Batch, Durability};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -20,7 +21,7 @@ pub struct CommentAddParams {
 }
 
 pub(super) fn add(engine: &Engine, params: CommentAddParams) -> Result<Comment, ApiError> {
-    crate::project::comments::add(engine, &params.project_id, &params.body, params.anchor)
+    domain::add(engine, &params.project_id, &params.body, params.anchor)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -43,7 +44,7 @@ pub struct CommentListResult {
 pub(super) fn list(engine: &Engine, params: CommentListParams) -> Result<CommentListResult, ApiError> {
     load_project(engine, &params.project_id)?;
     let include_resolved = params.include_resolved.unwrap_or(true);
-    Ok(CommentListResult { comments: crate::project::comments::list(engine.store(), &params.project_id, include_resolved)? })
+    Ok(CommentListResult { comments: domain::list(engine.store(), &params.project_id, include_resolved)? })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -63,23 +64,17 @@ pub struct CommentResolveParams {
 }
 
 fn load(engine: &Engine, project_id: &str, comment_id: &str) -> Result<Comment, ApiError> {
-    crate::project::comments::load(engine.store(), project_id, comment_id)
+    domain::load(engine.store(), project_id, comment_id)
 }
 
 pub(super) fn resolve(engine: &Engine, params: CommentResolveParams) -> Result<Comment, ApiError> {
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
     let mut comment = load(engine, &params.project_id, &params.comment_id)?;
-    if comment.resolved == params.resolved {
-        return Ok(comment);
-    }
-    comment.resolved = params.resolved;
-    comment.updated_at = engine.now();
-    let (kind, verb) = if params.resolved { (ActivityKind::CommentResolved, "Resolved") } else { (ActivityKind::CommentReopened, "Reopened") };
-    let activity = engine.activity(Some(&project.id), kind, format!("{verb} a comment on \"{}\"", project.title))?;
     let mut batch = Batch::new();
-    batch.put(&comment)?.put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
+    if domain::stage_resolve(engine, &mut batch, &project, &mut comment, params.resolved)? {
+        engine.store().apply(batch, Durability::Durable)?;
+    }
     Ok(comment)
 }
 
@@ -87,9 +82,8 @@ pub(super) fn delete(engine: &Engine, params: CommentRef) -> Result<Deleted, Api
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
     let comment = load(engine, &params.project_id, &params.comment_id)?;
-    let activity = engine.activity(Some(&project.id), ActivityKind::CommentDeleted, format!("Deleted a comment on \"{}\"", project.title))?;
     let mut batch = Batch::new();
-    batch.delete::<Comment>(keys::comment(&comment.project_id, &comment.id)).put(&activity)?;
+    domain::stage_delete(engine, &mut batch, &project, &comment)?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(Deleted { id: comment.id, deleted: true })
 }

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine, ErrorCode, ProgressEvent, StreamEvent, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
-use crate::model::{ActivityKind, Project, ProjectSummary};
+use crate::model::{ActivityKind, ProjectSummary};
+use crate::project::NewProject;
 use crate::backup::{self as export, ExportCounts, Manifest};
 use crate::store::{Batch, Durability};
 
@@ -120,19 +121,8 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
             return Err(ApiError::validation("path", format!("{} is longer than {MAX_SOURCE_CHARS} characters.", file.display())));
         }
         let now = engine.now();
-        let project = Project {
-            id: engine.new_id("prj"),
-            title: if title.trim().is_empty() { "Untitled".to_owned() } else { title },
-            source,
-            revision: 1,
-            head: 0,
-            platforms: Vec::new(),
-            brand_profile_id: None,
-            template_id: None,
-            archived: false,
-            created_at: now,
-            updated_at: now,
-        };
+        let title = if title.trim().is_empty() { "Untitled".to_owned() } else { title };
+        let project = crate::project::new_project(engine, NewProject { title, source, ..NewProject::default() }, now);
         let activity = engine.activity(Some(&project.id), ActivityKind::Imported, format!("Imported {} as \"{}\"", file.display(), project.title))?;
         batch.put(&project)?.put(&activity)?;
         projects.push(ProjectSummary::from(&project));

@@ -4,8 +4,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{bounded_text, required_text, ApiError, Deleted, Empty, Engine, IdRef};
-use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project};
-use crate::store::{Batch, Durability};
+use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, Timestamp};
+use crate::store::{Batch, Durability, Record};
 
 /// The editable fields of a brand profile.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
@@ -79,75 +79,6 @@ fn fill_brand_profile(profile: &mut BrandProfile, input: BrandProfileInput) -> R
     Ok(())
 }
 
-pub(super) fn create_brand_profile(engine: &Engine, input: BrandProfileInput) -> Result<BrandProfile, ApiError> {
-    let _guard = engine.write_lock();
-    let now = engine.now();
-    let mut profile = BrandProfile {
-        id: engine.new_id("brd"),
-        name: String::new(),
-        voice: String::new(),
-        target_audience: String::new(),
-        banned_words: Vec::new(),
-        cta: String::new(),
-        link_strategy: String::new(),
-        default_tags: Vec::new(),
-        industry: String::new(),
-        created_at: now,
-        updated_at: now,
-    };
-    fill_brand_profile(&mut profile, input)?;
-    let activity = engine.activity(None, ActivityKind::BrandProfileCreated, format!("Created brand profile \"{}\"", profile.name))?;
-    let mut batch = Batch::new();
-    batch.put(&profile)?.put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(profile)
-}
-
-fn load_brand_profile(engine: &Engine, id: &str) -> Result<BrandProfile, ApiError> {
-    engine.store().get::<BrandProfile>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("brand profile", id))
-}
-
-pub(super) fn get_brand_profile(engine: &Engine, params: IdRef) -> Result<BrandProfile, ApiError> {
-    load_brand_profile(engine, &params.id)
-}
-
-pub(super) fn list_brand_profiles(engine: &Engine, _: Empty) -> Result<BrandProfileListResult, ApiError> {
-    let mut brand_profiles = engine.store().scan::<BrandProfile>(b"")?;
-    brand_profiles.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
-    Ok(BrandProfileListResult { brand_profiles })
-}
-
-pub(super) fn update_brand_profile(engine: &Engine, params: BrandProfileUpdateParams) -> Result<BrandProfile, ApiError> {
-    let _guard = engine.write_lock();
-    let mut profile = load_brand_profile(engine, &params.id)?;
-    fill_brand_profile(&mut profile, params.profile)?;
-    profile.updated_at = engine.now();
-    let activity = engine.activity(None, ActivityKind::BrandProfileUpdated, format!("Updated brand profile \"{}\"", profile.name))?;
-    let mut batch = Batch::new();
-    batch.put(&profile)?.put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(profile)
-}
-
-/// Deletes a brand profile and clears it from the projects that used it, in one
-/// transaction.
-pub(super) fn delete_brand_profile(engine: &Engine, params: IdRef) -> Result<Deleted, ApiError> {
-    let _guard = engine.write_lock();
-    let profile = load_brand_profile(engine, &params.id)?;
-    let mut batch = Batch::new();
-    let now = engine.now();
-    for mut project in engine.store().scan::<Project>(b"")?.into_iter().filter(|p| p.brand_profile_id.as_deref() == Some(profile.id.as_str())) {
-        project.brand_profile_id = None;
-        project.revision += 1;
-        project.updated_at = now;
-        batch.put(&project)?;
-    }
-    let activity = engine.activity(None, ActivityKind::BrandProfileDeleted, format!("Deleted brand profile \"{}\"", profile.name))?;
-    batch.delete::<BrandProfile>(profile.id.as_bytes().to_vec()).put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(Deleted { id: profile.id, deleted: true })
-}
-
 /// The editable fields of a template.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -194,61 +125,189 @@ fn fill_template(template: &mut ContentTemplate, input: TemplateInput) -> Result
     Ok(())
 }
 
-pub(super) fn create_template(engine: &Engine, input: TemplateInput) -> Result<ContentTemplate, ApiError> {
-    let _guard = engine.write_lock();
-    let now = engine.now();
-    let mut template = ContentTemplate {
-        id: engine.new_id("tpl"),
-        name: String::new(),
-        title_template: String::new(),
-        source_template: String::new(),
-        default_platforms: Vec::new(),
-        tags: Vec::new(),
-        created_at: now,
-        updated_at: now,
-    };
-    fill_template(&mut template, input)?;
-    let activity = engine.activity(None, ActivityKind::TemplateCreated, format!("Created template \"{}\"", template.name))?;
-    let mut batch = Batch::new();
-    batch.put(&template)?.put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(template)
+/// Brand profiles and templates are edited alike: created from an input, listed by
+/// name, updated as a whole, deleted with an activity entry. One generic set of
+/// methods serves both; what differs is in [`LibraryRecord`].
+trait LibraryRecord: Record + Clone {
+    type Input;
+    /// `brand profile`, `template`: in messages and activity summaries.
+    const WHAT: &'static str;
+    const ID_PREFIX: &'static str;
+    /// The activity kinds of create, update and delete.
+    const ACTIVITY: [ActivityKind; 3];
+    fn empty(id: String, now: Timestamp) -> Self;
+    fn fill(&mut self, input: Self::Input) -> Result<(), ApiError>;
+    fn id(&self) -> &str;
+    fn name(&self) -> &str;
+    fn touch(&mut self, now: Timestamp);
+    /// Records that a delete changes besides the record itself.
+    fn stage_delete_references(&self, _engine: &Engine, _batch: &mut Batch) -> Result<(), ApiError> {
+        Ok(())
+    }
 }
 
-fn load_template(engine: &Engine, id: &str) -> Result<ContentTemplate, ApiError> {
-    engine.store().get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("template", id))
+impl LibraryRecord for BrandProfile {
+    type Input = BrandProfileInput;
+    const WHAT: &'static str = "brand profile";
+    const ID_PREFIX: &'static str = "brd";
+    const ACTIVITY: [ActivityKind; 3] = [ActivityKind::BrandProfileCreated, ActivityKind::BrandProfileUpdated, ActivityKind::BrandProfileDeleted];
+    fn empty(id: String, now: Timestamp) -> Self {
+        BrandProfile {
+            id,
+            name: String::new(),
+            voice: String::new(),
+            target_audience: String::new(),
+            banned_words: Vec::new(),
+            cta: String::new(),
+            link_strategy: String::new(),
+            default_tags: Vec::new(),
+            industry: String::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+    fn fill(&mut self, input: BrandProfileInput) -> Result<(), ApiError> {
+        fill_brand_profile(self, input)
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn touch(&mut self, now: Timestamp) {
+        self.updated_at = now;
+    }
+    /// The projects that used the profile lose it, in the same transaction.
+    fn stage_delete_references(&self, engine: &Engine, batch: &mut Batch) -> Result<(), ApiError> {
+        let now = engine.now();
+        for mut project in engine.store().scan::<Project>(b"")?.into_iter().filter(|p| p.brand_profile_id.as_deref() == Some(self.id.as_str())) {
+            project.brand_profile_id = None;
+            project.revision += 1;
+            project.updated_at = now;
+            batch.put(&project)?;
+        }
+        Ok(())
+    }
+}
+
+impl LibraryRecord for ContentTemplate {
+    type Input = TemplateInput;
+    const WHAT: &'static str = "template";
+    const ID_PREFIX: &'static str = "tpl";
+    const ACTIVITY: [ActivityKind; 3] = [ActivityKind::TemplateCreated, ActivityKind::TemplateUpdated, ActivityKind::TemplateDeleted];
+    fn empty(id: String, now: Timestamp) -> Self {
+        ContentTemplate {
+            id,
+            name: String::new(),
+            title_template: String::new(),
+            source_template: String::new(),
+            default_platforms: Vec::new(),
+            tags: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+    fn fill(&mut self, input: TemplateInput) -> Result<(), ApiError> {
+        fill_template(self, input)
+    }
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn touch(&mut self, now: Timestamp) {
+        self.updated_at = now;
+    }
+}
+
+fn create<R: LibraryRecord>(engine: &Engine, input: R::Input) -> Result<R, ApiError> {
+    let _guard = engine.write_lock();
+    let now = engine.now();
+    let mut record = R::empty(engine.new_id(R::ID_PREFIX), now);
+    record.fill(input)?;
+    let activity = engine.activity(None, R::ACTIVITY[0], format!("Created {} \"{}\"", R::WHAT, record.name()))?;
+    let mut batch = Batch::new();
+    batch.put(&record)?.put(&activity)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(record)
+}
+
+fn load<R: LibraryRecord>(engine: &Engine, id: &str) -> Result<R, ApiError> {
+    engine.store().get::<R>(id.as_bytes())?.ok_or_else(|| ApiError::not_found(R::WHAT, id))
+}
+
+/// Sorted by name, then id.
+fn list<R: LibraryRecord>(engine: &Engine) -> Result<Vec<R>, ApiError> {
+    let mut records = engine.store().scan::<R>(b"")?;
+    records.sort_by(|a, b| a.name().cmp(b.name()).then_with(|| a.id().cmp(b.id())));
+    Ok(records)
+}
+
+fn update<R: LibraryRecord>(engine: &Engine, id: &str, input: R::Input) -> Result<R, ApiError> {
+    let _guard = engine.write_lock();
+    let mut record: R = load(engine, id)?;
+    record.fill(input)?;
+    record.touch(engine.now());
+    let activity = engine.activity(None, R::ACTIVITY[1], format!("Updated {} \"{}\"", R::WHAT, record.name()))?;
+    let mut batch = Batch::new();
+    batch.put(&record)?.put(&activity)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(record)
+}
+
+fn delete<R: LibraryRecord>(engine: &Engine, id: &str) -> Result<Deleted, ApiError> {
+    let _guard = engine.write_lock();
+    let record: R = load(engine, id)?;
+    let mut batch = Batch::new();
+    record.stage_delete_references(engine, &mut batch)?;
+    let activity = engine.activity(None, R::ACTIVITY[2], format!("Deleted {} \"{}\"", R::WHAT, record.name()))?;
+    batch.delete::<R>(record.id().as_bytes().to_vec()).put(&activity)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(Deleted { id: record.id().to_owned(), deleted: true })
+}
+
+pub(super) fn create_brand_profile(engine: &Engine, input: BrandProfileInput) -> Result<BrandProfile, ApiError> {
+    create(engine, input)
+}
+
+pub(super) fn get_brand_profile(engine: &Engine, params: IdRef) -> Result<BrandProfile, ApiError> {
+    load(engine, &params.id)
+}
+
+pub(super) fn list_brand_profiles(engine: &Engine, _: Empty) -> Result<BrandProfileListResult, ApiError> {
+    Ok(BrandProfileListResult { brand_profiles: list(engine)? })
+}
+
+pub(super) fn update_brand_profile(engine: &Engine, params: BrandProfileUpdateParams) -> Result<BrandProfile, ApiError> {
+    update(engine, &params.id, params.profile)
+}
+
+/// Deletes a brand profile and clears it from the projects that used it, in one
+/// transaction.
+pub(super) fn delete_brand_profile(engine: &Engine, params: IdRef) -> Result<Deleted, ApiError> {
+    delete::<BrandProfile>(engine, &params.id)
+}
+
+pub(super) fn create_template(engine: &Engine, input: TemplateInput) -> Result<ContentTemplate, ApiError> {
+    create(engine, input)
 }
 
 pub(super) fn get_template(engine: &Engine, params: IdRef) -> Result<ContentTemplate, ApiError> {
-    load_template(engine, &params.id)
+    load(engine, &params.id)
 }
 
 pub(super) fn list_templates(engine: &Engine, _: Empty) -> Result<TemplateListResult, ApiError> {
-    let mut templates = engine.store().scan::<ContentTemplate>(b"")?;
-    templates.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
-    Ok(TemplateListResult { templates })
+    Ok(TemplateListResult { templates: list(engine)? })
 }
 
 pub(super) fn update_template(engine: &Engine, params: TemplateUpdateParams) -> Result<ContentTemplate, ApiError> {
-    let _guard = engine.write_lock();
-    let mut template = load_template(engine, &params.id)?;
-    fill_template(&mut template, params.template)?;
-    template.updated_at = engine.now();
-    let activity = engine.activity(None, ActivityKind::TemplateUpdated, format!("Updated template \"{}\"", template.name))?;
-    let mut batch = Batch::new();
-    batch.put(&template)?.put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(template)
+    update(engine, &params.id, params.template)
 }
 
 /// Deletes a template. Projects made from it keep their content; their `templateId`
 /// still names where they came from.
 pub(super) fn delete_template(engine: &Engine, params: IdRef) -> Result<Deleted, ApiError> {
-    let _guard = engine.write_lock();
-    let template = load_template(engine, &params.id)?;
-    let activity = engine.activity(None, ActivityKind::TemplateDeleted, format!("Deleted template \"{}\"", template.name))?;
-    let mut batch = Batch::new();
-    batch.delete::<ContentTemplate>(template.id.as_bytes().to_vec()).put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(Deleted { id: template.id, deleted: true })
+    delete::<ContentTemplate>(engine, &params.id)
 }

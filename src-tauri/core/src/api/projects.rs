@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{bounded_text, required_text, ApiError, Engine, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
-use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, ProjectSummary, Timestamp};
+use crate::model::{BrandProfile, ContentTemplate, Platform, Project, ProjectSummary, Timestamp};
+use crate::project::{self as domain, NewProject, ProjectChanges};
 use crate::store::{Batch, Durability};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -37,13 +38,6 @@ pub struct ProjectCreateParams {
 
 pub(super) fn load(engine: &Engine, project_id: &str) -> Result<Project, ApiError> {
     crate::project::load(engine.store(), project_id)
-}
-
-fn check_platforms(platforms: Vec<Platform>) -> Vec<Platform> {
-    let mut platforms = platforms;
-    platforms.sort();
-    platforms.dedup();
-    platforms
 }
 
 fn check_brand_profile(engine: &Engine, field: &str, id: &str) -> Result<(), ApiError> {
@@ -81,29 +75,16 @@ pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Pro
         (None, None) => String::new(),
     };
     let platforms = match (params.platforms, &template) {
-        (Some(platforms), _) => check_platforms(platforms),
-        (None, Some(template)) => check_platforms(template.default_platforms.clone()),
+        (Some(platforms), _) => crate::project::sorted_platforms(platforms),
+        (None, Some(template)) => crate::project::sorted_platforms(template.default_platforms.clone()),
         (None, None) => Vec::new(),
     };
     if let Some(id) = &params.brand_profile_id {
         check_brand_profile(engine, "brandProfileId", id)?;
     }
-    let project = Project {
-        id: engine.new_id("prj"),
-        title,
-        source,
-        revision: 1,
-        head: 0,
-        platforms,
-        brand_profile_id: params.brand_profile_id,
-        template_id: template.map(|t| t.id),
-        archived: false,
-        created_at: now,
-        updated_at: now,
-    };
-    let activity = engine.activity(Some(&project.id), ActivityKind::ProjectCreated, format!("Created project \"{}\"", project.title))?;
+    let new = NewProject { title, source, platforms, brand_profile_id: params.brand_profile_id, template_id: template.map(|t| t.id) };
     let mut batch = Batch::new();
-    batch.put(&project)?.put(&activity)?;
+    let project = domain::stage_create(engine, &mut batch, new, now)?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(project)
 }
@@ -177,48 +158,28 @@ pub(super) fn update(engine: &Engine, params: ProjectUpdateParams) -> Result<Pro
             return Err(crate::project::conflict(&project, base_revision));
         }
     }
-    let before = project.clone();
-    let mut activities = Vec::new();
-    if let Some(title) = &params.title {
-        project.title = required_text("title", title, MAX_TITLE_CHARS)?;
-        if project.title != before.title {
-            activities.push((ActivityKind::ProjectRenamed, format!("Renamed \"{}\" to \"{}\"", before.title, project.title)));
+    let title = match &params.title {
+        Some(title) => Some(required_text("title", title, MAX_TITLE_CHARS)?),
+        None => None,
+    };
+    if let Some(source) = &params.source {
+        bounded_text("source", source, MAX_SOURCE_CHARS)?;
+    }
+    let brand_profile_id = match params.brand_profile_id {
+        Some(id) if id.is_empty() => Some(None),
+        Some(id) => {
+            check_brand_profile(engine, "brandProfileId", &id)?;
+            Some(Some(id))
         }
-    }
-    if let Some(source) = params.source {
-        bounded_text("source", &source, MAX_SOURCE_CHARS)?;
-        project.source = source;
-    }
-    let mut settings_changed = false;
-    if let Some(platforms) = params.platforms {
-        project.platforms = check_platforms(platforms);
-        settings_changed |= project.platforms != before.platforms;
-    }
-    if let Some(brand_profile_id) = params.brand_profile_id {
-        if brand_profile_id.is_empty() {
-            project.brand_profile_id = None;
-        } else {
-            check_brand_profile(engine, "brandProfileId", &brand_profile_id)?;
-            project.brand_profile_id = Some(brand_profile_id);
-        }
-        settings_changed |= project.brand_profile_id != before.brand_profile_id;
-    }
-    if settings_changed {
-        activities.push((ActivityKind::ProjectSettingsChanged, format!("Changed settings of \"{}\"", project.title)));
-    }
-    if project == before {
-        return Ok(project);
-    }
-    project.revision += 1;
-    project.updated_at = engine.now();
+        None => None,
+    };
+    let changes = ProjectChanges { title, source: params.source, platforms: params.platforms, brand_profile_id };
     let mut batch = Batch::new();
-    batch.put(&project)?;
-    for (kind, summary) in activities {
-        batch.put(&engine.activity(Some(&project.id), kind, summary)?)?;
+    if domain::stage_update(engine, &mut batch, &mut project, changes)? {
+        // Autosave: group-committed, so typing never waits on a disk sync. A crash loses
+        // at most `group_commit_millis` of typing, never a version.
+        engine.store().apply(batch, Durability::Grouped)?;
     }
-    // Autosave: group-committed, so typing never waits on a disk sync. A crash loses at
-    // most `group_commit_millis` of typing, never a version.
-    engine.store().apply(batch, Durability::Grouped)?;
     Ok(project)
 }
 
@@ -233,16 +194,9 @@ pub struct ProjectArchiveParams {
 pub(super) fn archive(engine: &Engine, params: ProjectArchiveParams) -> Result<Project, ApiError> {
     let _guard = engine.write_lock();
     let mut project = load(engine, &params.project_id)?;
-    if project.archived == params.archived {
-        return Ok(project);
-    }
-    project.archived = params.archived;
-    project.revision += 1;
-    project.updated_at = engine.now();
-    let (kind, verb) = if params.archived { (ActivityKind::ProjectArchived, "Archived") } else { (ActivityKind::ProjectUnarchived, "Unarchived") };
-    let activity = engine.activity(Some(&project.id), kind, format!("{verb} \"{}\"", project.title))?;
     let mut batch = Batch::new();
-    batch.put(&project)?.put(&activity)?;
-    engine.store().apply(batch, Durability::Durable)?;
+    if domain::stage_archive(engine, &mut batch, &mut project, params.archived)? {
+        engine.store().apply(batch, Durability::Durable)?;
+    }
     Ok(project)
 }

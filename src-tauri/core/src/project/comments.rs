@@ -70,5 +70,26 @@ pub fn add(kernel: &Kernel, project_id: &str, body: &str, anchor: Option<Anchor>
     Ok(comment)
 }
 
+/// Resolves (or reopens) `comment`, adding it and the activity entry to `batch`.
+/// Returns whether anything changed.
+pub fn stage_resolve(kernel: &Kernel, batch: &mut Batch, project: &Project, comment: &mut Comment, resolved: bool) -> Result<bool, ApiError> {
+    if comment.resolved == resolved {
+        return Ok(false);
+    }
+    comment.resolved = resolved;
+    comment.updated_at = kernel.now();
+    let (kind, verb) = if resolved { (ActivityKind::CommentResolved, "Resolved") } else { (ActivityKind::CommentReopened, "Reopened") };
+    let activity = kernel.activity(Some(&project.id), kind, format!("{verb} a comment on \"{}\"", project.title))?;
+    batch.put(&*comment)?.put(&activity)?;
+    Ok(true)
+}
+
+/// Adds the deletion of `comment` and the activity entry to `batch`.
+pub fn stage_delete(kernel: &Kernel, batch: &mut Batch, project: &Project, comment: &Comment) -> Result<(), ApiError> {
+    let activity = kernel.activity(Some(&project.id), ActivityKind::CommentDeleted, format!("Deleted a comment on \"{}\"", project.title))?;
+    batch.delete::<Comment>(keys::comment(&comment.project_id, &comment.id)).put(&activity)?;
+    Ok(())
+}
+
 /// Longest comment, in characters.
 pub const MAX_BODY_CHARS: usize = 10_000;

@@ -4,13 +4,14 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::ApiError;
+use crate::diff::{diff_texts, TextDiffResult};
+use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
-use crate::model::{BrandProfile, Platform, PlatformDraft, Project};
+use crate::model::{ActivityKind, BrandProfile, DraftContent, DraftStatus, Platform, PlatformDraft, Project};
 use crate::pipeline::{self, CompileInput, Draft, Finding};
 use crate::profiles::{DraftProfile, ProfileError, ProfileSet};
 use crate::quality::{self, CheckInput};
-use crate::store::{keys, Store};
+use crate::store::{keys, Batch, Store};
 
 impl From<ProfileError> for ApiError {
     fn from(error: ProfileError) -> Self {
@@ -92,4 +93,212 @@ pub fn load(store: &Store, project_id: &str, platform: Platform) -> Result<Optio
 /// Every saved draft of a project.
 pub fn list(store: &Store, project_id: &str) -> Result<Vec<PlatformDraft>, ApiError> {
     Ok(store.scan::<PlatformDraft>(&keys::project_prefix(project_id))?)
+}
+
+/// Longest draft content, in characters.
+pub const MAX_DRAFT_CHARS: usize = 400_000;
+
+/// The saved draft of one platform. Errors: NOT_FOUND, with a hint to save one first.
+pub fn require(store: &Store, project_id: &str, platform: Platform) -> Result<PlatformDraft, ApiError> {
+    load(store, project_id, platform)?.ok_or_else(|| {
+        ApiError::not_found("platform draft", format!("{project_id}/{}", platform.as_str()))
+            .hint("compile_first", "Save a draft for this platform first (Drafts panel → Save draft, or `inkstone-cli draft save`).")
+    })
+}
+
+/// The CONFLICT of a draft write based on a stale revision.
+pub fn conflict(draft: &PlatformDraft, base_revision: u32) -> ApiError {
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!("The {} draft changed elsewhere (revision {} is newer than {base_revision}).", draft.platform.as_str(), draft.revision),
+    )
+    .hint("reload", "Reload the draft, look at the difference, and make your change again.")
+    .details(serde_json::json!({ "revision": draft.revision, "baseRevision": base_revision }))
+}
+
+/// READ_ONLY: a `publishing` draft refuses every change but a status change.
+pub fn read_only(draft: &PlatformDraft) -> ApiError {
+    ApiError::new(ErrorCode::ReadOnly, format!("The {} draft is being published, so it is read-only.", draft.platform.as_str()))
+        .hint("set_status", "Set its status back to ready (or draft) to change it.")
+        .details(serde_json::json!({ "status": draft.status }))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum DraftSaveOutcome {
+    /// The first draft for this platform was saved.
+    Created,
+    /// The saved draft now holds the fresh compile.
+    Updated,
+    /// The saved draft already equals the fresh compile of the same source.
+    Unchanged,
+    /// Nothing was written: the saved draft was edited by hand. `diff` shows what the
+    /// compile would change; save again with `replaceRevision` to take it.
+    NeedsChoice,
+}
+
+/// What [`stage_save`] decided.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub outcome: DraftSaveOutcome,
+    /// The saved draft after the call (the new one when staged, else the old one).
+    pub draft: PlatformDraft,
+    /// Saved draft → fresh compile, when the outcome is `NeedsChoice`.
+    pub diff: Option<TextDiffResult>,
+}
+
+/// Saves `compiled` (a compile of `project`'s working copy) as its platform's draft,
+/// adding the draft and the activity entry to `batch`, unless the saved draft carries
+/// hand edits: then nothing is staged and the outcome is `NeedsChoice` with the
+/// difference, until `replace_revision` equals the saved draft's revision.
+///
+/// Errors: READ_ONLY for a publishing draft; CONFLICT for a stale `replace_revision`.
+pub fn stage_save(kernel: &Kernel, batch: &mut Batch, project: &Project, compiled: &CompiledDraft, replace_revision: Option<u32>) -> Result<Saved, ApiError> {
+    let platform = compiled.draft.platform;
+    let existing = load(kernel.store(), &project.id, platform)?;
+    let author = kernel.author()?;
+    let fresh = |revision: u32, status: DraftStatus| PlatformDraft {
+        project_id: project.id.clone(),
+        platform,
+        revision,
+        status,
+        profile_id: compiled.draft.profile_id.clone(),
+        source_revision: project.revision,
+        source_version: project.head,
+        title: compiled.draft.title.clone(),
+        content: compiled.draft.content.clone(),
+        hand_edited: false,
+        updated_at: kernel.now(),
+        updated_by: author.clone(),
+    };
+    let (outcome, draft) = match existing {
+        None => (DraftSaveOutcome::Created, fresh(1, DraftStatus::Draft)),
+        Some(saved) => {
+            if saved.status == DraftStatus::Publishing {
+                return Err(read_only(&saved));
+            }
+            if let Some(base) = replace_revision {
+                if base != saved.revision {
+                    return Err(conflict(&saved, base));
+                }
+            }
+            if saved.hand_edited && replace_revision.is_none() {
+                let diff = diff_texts(&pipeline::draft_text(&saved.title, &saved.content), &pipeline::draft_text(&compiled.draft.title, &compiled.draft.content));
+                return Ok(Saved { outcome: DraftSaveOutcome::NeedsChoice, draft: saved, diff: Some(diff) });
+            }
+            let same = !saved.hand_edited
+                && saved.title == compiled.draft.title
+                && saved.content == compiled.draft.content
+                && saved.profile_id == compiled.draft.profile_id
+                && saved.source_revision == project.revision;
+            if same {
+                return Ok(Saved { outcome: DraftSaveOutcome::Unchanged, draft: saved, diff: None });
+            }
+            (DraftSaveOutcome::Updated, fresh(saved.revision + 1, saved.status))
+        }
+    };
+    let activity = kernel.activity(
+        Some(&project.id),
+        ActivityKind::DraftSaved,
+        format!("Saved the {} draft of \"{}\" (revision {})", draft.platform.as_str(), project.title, draft.revision),
+    )?;
+    batch.put(&draft)?.put(&activity)?;
+    Ok(Saved { outcome, draft, diff: None })
+}
+
+fn content_chars(content: &DraftContent) -> usize {
+    match content {
+        DraftContent::Html { html, digest } => html.chars().count() + digest.chars().count(),
+        DraftContent::Markdown { markdown } => markdown.chars().count(),
+        DraftContent::Thread { posts } => posts.iter().map(|p| p.text.chars().count()).sum(),
+        DraftContent::Card { body, tags } => body.chars().count() + tags.iter().map(|t| t.chars().count()).sum::<usize>(),
+    }
+}
+
+/// A hand edit of a saved draft, based on `base_revision`: the new title and content
+/// are checked, post lengths recomputed, and when anything changed the draft (marked
+/// hand-edited, next revision) is added to `batch`. Returns the platform limits the
+/// edited draft breaks.
+///
+/// Errors: READ_ONLY for a publishing draft; CONFLICT for a stale base; VALIDATION for
+/// a title over one line or 1,000 characters, content of another platform's kind, or
+/// content over [`MAX_DRAFT_CHARS`].
+pub fn stage_edit(
+    kernel: &Kernel,
+    batch: &mut Batch,
+    draft: &mut PlatformDraft,
+    base_revision: u32,
+    title: Option<String>,
+    content: Option<DraftContent>,
+) -> Result<Vec<Finding>, ApiError> {
+    if draft.status == DraftStatus::Publishing {
+        return Err(read_only(draft));
+    }
+    if base_revision != draft.revision {
+        return Err(conflict(draft, base_revision));
+    }
+    let set = profiles(kernel)?;
+    let profile = draft_profile(&set, draft.platform)?;
+    let before = draft.clone();
+    if let Some(title) = title {
+        if title.chars().count() > 1_000 || title.contains(['\n', '\r']) {
+            return Err(ApiError::validation("title", "A draft title is one line of at most 1,000 characters."));
+        }
+        draft.title = title;
+    }
+    if let Some(content) = content {
+        if !pipeline::content_fits_platform(draft.platform, &content) {
+            return Err(ApiError::validation("content.type", format!("{} drafts hold another kind of content.", draft.platform.as_str()))
+                .hint("content_kind", "Send html for wechat, markdown for zhihu, thread for x, card for douyin and xiaohongshu."));
+        }
+        if content_chars(&content) > MAX_DRAFT_CHARS {
+            return Err(ApiError::validation("content", format!("A draft holds at most {MAX_DRAFT_CHARS} characters.")));
+        }
+        draft.content = pipeline::normalize_content(content);
+    }
+    let findings = pipeline::check_draft(profile, &draft.title, &draft.content);
+    if draft.title == before.title && draft.content == before.content {
+        return Ok(findings);
+    }
+    draft.hand_edited = true;
+    draft.revision += 1;
+    draft.updated_at = kernel.now();
+    draft.updated_by = kernel.author()?;
+    batch.put(&*draft)?;
+    Ok(findings)
+}
+
+fn status_name(status: DraftStatus) -> &'static str {
+    match status {
+        DraftStatus::Draft => "draft",
+        DraftStatus::Ready => "ready",
+        DraftStatus::Publishing => "publishing",
+        DraftStatus::Published => "published",
+    }
+}
+
+/// Sets a draft's status (the person's call), adding the draft (next revision) and the
+/// activity entry to `batch`. Returns whether anything changed. Errors: CONFLICT for a
+/// stale `base_revision`.
+pub fn stage_set_status(kernel: &Kernel, batch: &mut Batch, project: &Project, draft: &mut PlatformDraft, status: DraftStatus, base_revision: Option<u32>) -> Result<bool, ApiError> {
+    if let Some(base) = base_revision {
+        if base != draft.revision {
+            return Err(conflict(draft, base));
+        }
+    }
+    if draft.status == status {
+        return Ok(false);
+    }
+    let from = draft.status;
+    draft.status = status;
+    draft.revision += 1;
+    draft.updated_at = kernel.now();
+    draft.updated_by = kernel.author()?;
+    let activity = kernel.activity(
+        Some(&project.id),
+        ActivityKind::DraftStatusChanged,
+        format!("Marked the {} draft of \"{}\" {} (was {})", draft.platform.as_str(), project.title, status_name(draft.status), status_name(from)),
+    )?;
+    batch.put(&*draft)?.put(&activity)?;
+    Ok(true)
 }

@@ -7,6 +7,7 @@ mod data;
 mod drafts;
 mod harness;
 mod keychain;
+mod layering;
 mod llm_api;
 mod llm_client;
 mod pipeline;
