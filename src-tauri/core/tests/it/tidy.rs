@@ -34,3 +34,122 @@ fn only_llm_transport_uses_reqwest() {
         .collect();
     assert!(offenders.is_empty(), "reqwest used outside llm/transport.rs: {offenders:?}");
 }
+
+/// The layers of inkstone-core, bottom first. A module may import only modules listed
+/// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here.
+const LAYERS: &[&str] = &[
+    "error", "model", "clock", // leaves
+    "store",                   // sled behind typed records
+    "diff", "profiles", "pipeline", "quality", "suggest", "usage", // pure subsystems
+    "llm", "config", "kernel", // the model runtime, configuration, the kernel
+    "context", "project",      // context assembly; the project domain's reads and writes
+    "harness", "tools",        // the agent runtime and the tools it runs
+    "backup",                  // sits above every subsystem whose records it carries
+    "engine", "api",           // the engine; the facade
+];
+
+/// The top-level modules `code` names through `crate::` paths, including grouped
+/// imports such as `use crate::{model, store::Batch}`.
+fn crate_references(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let after = &rest[at + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            // Split the group at its top level only: `store::{Batch, Kind}` is one item.
+            let (mut depth, mut item_start, mut items) = (0usize, true, Vec::new());
+            for c in group.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && (c.is_alphanumeric() || c == '_') => {
+                        items.push(String::from(c));
+                        item_start = false;
+                    }
+                    c if !item_start && depth == 0 && (c.is_alphanumeric() || c == '_') => {
+                        if let Some(last) = items.last_mut() {
+                            if !last.ends_with(':') {
+                                last.push(c);
+                            }
+                        }
+                    }
+                    ':' if depth == 0 => {
+                        if let Some(last) = items.last_mut() {
+                            last.push(':');
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.extend(items.into_iter().map(|item| item.trim_end_matches(':').to_owned()));
+        } else {
+            let name: String = after.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+/// The code of a source file without comments and without its `#[cfg(test)]` part
+/// (tests may reach up to build what they check).
+fn code_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let text = text.split("#[cfg(test)]").next().unwrap_or("");
+    text.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+/// Every import between core's modules goes downwards, so the module graph has no
+/// cycle and a new subsystem cannot quietly depend on the facade above it.
+#[test]
+fn modules_import_only_downwards() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let rank = |module: &str| LAYERS.iter().position(|m| *m == module);
+    let mut unplaced = Vec::new();
+    let mut upward = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap();
+        let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        let module = first.trim_end_matches(".rs").to_owned();
+        if module == "lib" {
+            continue;
+        }
+        let Some(own) = rank(&module) else {
+            unplaced.push(module);
+            continue;
+        };
+        for target in crate_references(&code_of(file)) {
+            if target == module {
+                continue;
+            }
+            match rank(&target) {
+                Some(other) if other < own => {}
+                Some(_) => upward.push(format!("{} imports `{target}` (layer {} above {module})", relative.display(), rank(&target).unwrap())),
+                None => upward.push(format!("{} names `crate::{target}`, which is not a module in LAYERS", relative.display())),
+            }
+        }
+    }
+    unplaced.sort();
+    unplaced.dedup();
+    assert!(unplaced.is_empty(), "modules without a layer (add them to LAYERS and ARCHITECTURE.md): {unplaced:?}");
+    assert!(upward.is_empty(), "imports that go upwards or sideways:\n{}", upward.join("\n"));
+}
+
+/// The check above catches what it must: an upward import, a grouped one, and one
+/// hidden after a sideways module; comments and tests do not count.
+#[test]
+fn the_layer_check_sees_upward_imports() {
+    assert_eq!(crate_references("use crate::api::Engine;"), vec!["api"]);
+    assert_eq!(crate_references("use crate::{model::Project, store::{Batch, Kind}};"), vec!["model", "store"]);
+    assert_eq!(crate_references("let x = crate::harness::replay(y);"), vec!["harness"]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.rs");
+    std::fs::write(&path, "// crate::api in a comment\nuse crate::store::Batch;\n#[cfg(test)]\nmod tests { use crate::api::Engine; }\n").unwrap();
+    assert_eq!(crate_references(&code_of(&path)), vec!["store"]);
+}
