@@ -12,3 +12,4 @@ mod llm_client;
 mod pipeline;
 mod store;
 mod tidy;
+mod x_count;
