@@ -3,6 +3,10 @@
 use unicode_normalization::UnicodeNormalization;
 use unicode_segmentation::UnicodeSegmentation;
 
+mod x_url;
+
+use x_url::may_hold_url;
+
 /// X counts every URL as this many.
 pub const X_URL_WEIGHT: usize = 23;
 
@@ -17,9 +21,16 @@ fn x_weight(c: char) -> usize {
     }
 }
 
+/// Characters that are emoji only when a variation selector or keycap follows them
+/// (text presentation by default): `©` alone weighs 1, `©️` is an emoji.
+fn is_text_default_emoji(c: char) -> bool {
+    matches!(c as u32, 0x23 | 0x2A | 0x30..=0x39 | 0xA9 | 0xAE | 0x203C | 0x2049 | 0x2122 | 0x2139 | 0x2194..=0x2199 | 0x21A9 | 0x21AA | 0x24C2 | 0x25AA | 0x25AB | 0x25B6 | 0x25C0 | 0x25FB..=0x25FE | 0x2934 | 0x2935 | 0x3030 | 0x303D | 0x3297 | 0x3299)
+}
+
 /// True for a grapheme cluster that X counts as one emoji (weight 2): pictographs,
-/// flags, keycaps, and any cluster joined by ZWJ or carrying a presentation selector
-/// or a skin tone.
+/// flags, keycaps, and pictographs or text-default emoji joined by ZWJ or carrying a
+/// presentation selector or a skin tone. A selector after any other character (`中️`)
+/// is no emoji: twitter-text weighs the two characters apart.
 fn is_emoji_cluster(cluster: &str) -> bool {
     let mut chars = cluster.chars();
     let Some(first) = chars.next() else { return false };
@@ -30,10 +41,12 @@ fn is_emoji_cluster(cluster: &str) -> bool {
         || (0x2300..=0x23FF).contains(&cp)
         || (0x1F1E6..=0x1F1FF).contains(&cp);
     let decorated = cluster.chars().any(|c| c == '\u{FE0F}' || c == '\u{200D}' || c == '\u{20E3}' || ('\u{1F3FB}'..='\u{1F3FF}').contains(&c));
-    pictographic || (decorated && cluster.chars().count() > 1)
+    pictographic || (decorated && is_text_default_emoji(first) && cluster.chars().count() > 1)
 }
 
-/// URLs in `text` as byte ranges (http(s) links and bare domains with a known shape).
+/// URLs in `text` as byte ranges (http(s) links and bare domains with a known shape),
+/// as linkify finds them: what WeChat links and where sentences may not split. X
+/// counts its own way, [`x_url_ranges`].
 pub fn url_ranges(text: &str) -> Vec<(usize, usize)> {
     if !may_hold_url(text) {
         return Vec::new();
@@ -42,13 +55,6 @@ pub fn url_ranges(text: &str) -> Vec<(usize, usize)> {
     finder.kinds(&[linkify::LinkKind::Url]);
     finder.url_must_have_scheme(false);
     finder.links(text).map(|l| (l.start(), l.end())).collect()
-}
-
-/// False when `text` cannot hold a link linkify would find: those need a dot inside
-/// their host, followed by a label character. Sentence-ending periods (followed by a
-/// space, a line end or the end) do not qualify, so ordinary prose skips the scan.
-fn may_hold_url(text: &str) -> bool {
-    text.match_indices('.').any(|(at, _)| text[at + 1..].chars().next().is_some_and(char::is_alphanumeric))
 }
 
 /// True when a character may start or join an emoji cluster, so grapheme segmentation
@@ -87,7 +93,9 @@ fn surely_nfc(text: &str) -> bool {
     })
 }
 
-/// X's weighted length: NFC, URLs 23 each, emoji clusters 2, other code points 1 or 2.
+/// X's weighted length as twitter-text 3.1 (config v3) computes it: NFC, URLs 23
+/// each (found by X's own rules, see `x_url`), emoji clusters 2, other code points 1
+/// or 2.
 pub fn x_weighted_length(text: &str) -> usize {
     // Most text is already NFC and has no URL: skip the copy and the link scan then.
     let normalized;
@@ -102,11 +110,18 @@ pub fn x_weighted_length(text: &str) -> usize {
     }
     let mut total = 0;
     let mut last = 0;
-    for (start, end) in url_ranges(text) {
-        total += weigh_plain(&text[last..start]) + X_URL_WEIGHT;
-        last = end;
+    for url in x_url::x_urls(text) {
+        total += weigh_plain(&text[last..url.start]) + X_URL_WEIGHT + url.tail_weight;
+        last = url.end;
     }
     total + weigh_plain(&text[last..])
+}
+
+/// The URLs X counts as 23 each in `text`, as byte ranges: twitter-text's extraction,
+/// which stops a URL at CJK text and full-width punctuation and finds bare domains
+/// only with a known TLD. `text` should be NFC, as [`x_weighted_length`] measures.
+pub fn x_url_ranges(text: &str) -> Vec<(usize, usize)> {
+    x_url::x_urls(text).into_iter().map(|u| (u.start, u.end)).collect()
 }
 
 /// Xiaohongshu's title count: ceil(units / 2) with ASCII 1 unit and everything else 2.
@@ -173,6 +188,24 @@ mod tests {
         }
         assert_eq!(x_weighted_length(&"中".repeat(140)), 280);
         assert_eq!(x_weighted_length(&"中".repeat(160)), 320);
+    }
+
+    /// Issue 10: a URL next to CJK text or full-width punctuation ends where X ends
+    /// it (figures from twitter-text 3.1.0 `parseTweet`).
+    #[test]
+    fn x_urls_do_not_swallow_neighbouring_cjk() {
+        assert_eq!(x_weighted_length("见 https://example.com。"), 28);
+        assert_eq!(x_weighted_length("你好https://example.com/a世界"), 31);
+        assert_eq!(x_weighted_length("看example.org"), 25);
+    }
+
+    /// Selectors and keycaps make an emoji only of characters that can be one.
+    #[test]
+    fn x_weighs_text_default_emoji_as_twitter_text() {
+        let cases: &[(&str, usize)] = &[("©", 1), ("©\u{FE0F}", 2), ("1\u{20E3}", 2), ("#\u{FE0F}\u{20E3}", 2), ("中\u{FE0F}", 4), ("a\u{20E3}", 3)];
+        for (text, expected) in cases {
+            assert_eq!(x_weighted_length(text), *expected, "{text:?}");
+        }
     }
 
     #[test]

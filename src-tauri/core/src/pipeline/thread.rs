@@ -2,7 +2,7 @@
 //! boundaries, never inside a URL, hashtag or word; every post, numbering included,
 //! within the profile's weighted limit.
 
-use super::measure::{url_ranges, x_weighted_length};
+use super::measure::{x_url_ranges, x_weighted_length};
 use super::text::{is_cjk, join, sentences};
 use super::{to_u32, CompileInput, Draft, DraftContent, Finding, Parsed, Post};
 use crate::profiles::{DraftProfile, LimitField, Severity};
@@ -18,7 +18,7 @@ fn numbering(profile: &DraftProfile, n: usize, total: usize) -> String {
 /// Splits a sentence too long for one post into tokens that must stay whole: URLs,
 /// hashtags and Latin words; CJK characters are tokens of their own.
 fn tokens(sentence: &str) -> Vec<String> {
-    let urls = url_ranges(sentence);
+    let urls = x_url_ranges(sentence);
     let mut out: Vec<String> = Vec::new();
     let mut word = String::new();
     let mut i = 0;

@@ -13,3 +13,4 @@ mod llm_client;
 mod pipeline;
 mod store;
 mod tidy;
+mod x_count;
