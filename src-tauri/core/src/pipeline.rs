@@ -40,6 +40,13 @@ pub struct Draft {
     pub n_links: u32,
 }
 
+impl Draft {
+    /// A draft compiled with `profile` (its platform and exact profile id recorded).
+    pub fn new(profile: &DraftProfile, title: &str, content: DraftContent, n_images: u32, n_links: u32) -> Draft {
+        Draft { platform: profile.platform, profile_id: profile.id.clone(), title: title.to_owned(), content, n_images, n_links }
+    }
+}
+
 /// Something a person should know about a draft or its source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

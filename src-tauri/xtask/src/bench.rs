@@ -9,8 +9,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use inkstone_core::api::content_hash;
-use inkstone_core::model::{Project, Version, VersionOrigin};
+use inkstone_core::project::versions::{self, NewVersion};
+use inkstone_core::project::{self, NewProject};
+use inkstone_core::model::VersionOrigin;
 use inkstone_core::store::{Batch, Durability};
 use inkstone_core::{Engine, EngineConfig};
 use serde_json::json;
@@ -108,47 +109,28 @@ pub fn run(args: &[String]) -> Result<()> {
     // Bulk fill straight through the store, 100 projects per transaction, one sync at
     // the end: the fill is set-up, not what is measured.
     let fill_start = Instant::now();
-    let now = chrono::Utc::now();
+    let kernel = engine.kernel();
+    let now = kernel.now();
     let mut ids = Vec::with_capacity(n_projects);
     let mut logical_bytes = 0usize;
     for chunk_start in (0..n_projects).step_by(100) {
         let mut batch = Batch::new();
         for idx in chunk_start..(chunk_start + 100).min(n_projects) {
-            let id = format!("prj_bench{idx:08}");
+            // The project and its versions are built by the domain functions the API
+            // uses (one place numbers versions), only committed in bulk.
+            let new = NewProject { title: format!("文章 {idx}"), ..NewProject::default() };
+            let mut project = project::new_project(kernel, new, now);
             let mut source = article(&mut rng, 5_000);
-            for number in 1..=n_versions as u32 {
-                let title = format!("文章 {idx}");
-                let version = Version {
-                    id: format!("ver_bench{idx:08}_{number:03}"),
-                    project_id: id.clone(),
-                    number,
-                    content_hash: content_hash(&title, &source),
-                    title,
-                    source: source.clone(),
-                    author: "bench".to_owned(),
-                    message: None,
-                    origin: VersionOrigin::Manual,
-                    created_at: now,
-                };
+            for _ in 1..=n_versions {
+                let title = project.title.clone();
+                let version = versions::stage_next(kernel, &mut batch, &mut project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message: None })?;
                 logical_bytes += version.source.len();
-                batch.put(&version)?;
                 source = edit(&mut rng, &source);
             }
-            let project = Project {
-                id: id.clone(),
-                title: format!("文章 {idx}"),
-                source,
-                revision: 1,
-                head: n_versions as u32,
-                platforms: Vec::new(),
-                brand_profile_id: None,
-                template_id: None,
-                archived: false,
-                created_at: now,
-                updated_at: now,
-            };
+            project.source = source;
             logical_bytes += project.source.len();
             batch.put(&project)?;
+            let id = project.id;
             ids.push(id);
         }
         engine.store().apply(batch, Durability::Grouped)?;

@@ -10,7 +10,7 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Deleted, Empty, Engine, ErrorCode, Hint};
 use crate::llm::keychain::account_for_profile;
-use crate::llm::profile::{key_would_travel_in_clear, normalize_base_url, presets, Health, LlmPreset, LlmProfile, ProfileError, Provider};
+use crate::llm::profile::{check_proxy_url, key_would_travel_in_clear, normalize_base_url, presets, Health, LlmPreset, LlmProfile, ProfileError, Provider};
 use crate::llm::{ApiKey, Cancel, ChatRequest, Endpoint, Message, ModelCall};
 use crate::store::{Batch, Durability};
 
@@ -220,12 +220,14 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
     profile.output_price_per_mtok = validate_price("outputPricePerMtok", input.output_price_per_mtok)?;
     profile.key_required = input.key_required.unwrap_or(!crate::llm::profile::is_loopback(&profile.base_url));
     profile.supports_json_schema = input.supports_json_schema.unwrap_or(false);
-    profile.proxy_url = input.proxy_url.map(|p| p.trim().to_owned()).filter(|p| !p.is_empty());
-    if let Some(proxy) = &profile.proxy_url {
-        if !["http://", "https://", "socks5://", "socks5h://"].iter().any(|s| proxy.to_ascii_lowercase().starts_with(s)) {
-            return Err(ApiError::validation("proxyUrl", "`proxyUrl` must start with http://, https:// or socks5://."));
-        }
-    }
+    profile.proxy_url = match input.proxy_url.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+        // The message never repeats the URL: it may hold a password.
+        Some(proxy) => Some(check_proxy_url(proxy).map_err(|bad| {
+            ApiError::validation("proxyUrl", format!("The proxy URL is not usable: {}.", bad.0))
+                .hint("proxy_without_credentials", "Give the proxy as http://host:port; for a proxy that needs a password, use the system proxy settings or a local forwarder.")
+        })?),
+        None => None,
+    };
     profile.ca_cert_path = input.ca_cert_path.map(|p| p.trim().to_owned()).filter(|p| !p.is_empty());
     Ok(())
 }

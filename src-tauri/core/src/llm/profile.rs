@@ -137,6 +137,26 @@ pub fn presets() -> Vec<LlmPreset> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadUrl(pub String);
 
+/// Checks a proxy URL: http, https or socks5 (socks5h), and no credentials. A proxy
+/// user name and password would be a secret kept in sled, exports and API answers, so
+/// they are refused as they are in base URLs; an authenticating company proxy is
+/// reached through the system's proxy settings or a local forwarder instead.
+pub fn check_proxy_url(input: &str) -> Result<String, BadUrl> {
+    let url = input.trim();
+    let lower = url.to_ascii_lowercase();
+    let Some(rest) = ["http://", "https://", "socks5://", "socks5h://"].iter().find_map(|scheme| lower.starts_with(scheme).then(|| &url[scheme.len()..])) else {
+        return Err(BadUrl("the proxy URL must start with http://, https:// or socks5://".to_owned()));
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err(BadUrl("the proxy URL must not hold a user name or password".to_owned()));
+    }
+    if authority.is_empty() || rest.contains(' ') {
+        return Err(BadUrl("the proxy URL needs a host, and no spaces".to_owned()));
+    }
+    Ok(url.to_owned())
+}
+
 /// Normalises a base URL the way users type it: scheme required (http or https), no
 /// trailing slash, a pasted `/chat/completions` removed, and `/v1` added when the URL
 /// has no path at all (`http://localhost:11434` → `http://localhost:11434/v1`). A URL
@@ -217,6 +237,10 @@ mod tests {
         assert!(normalize_base_url("localhost:11434").is_err());
         assert!(normalize_base_url("ftp://x").is_err());
         assert!(normalize_base_url("http://user:pw@host/v1").is_err());
+        assert!(check_proxy_url("http://user:pw@proxy:8080").is_err());
+        assert!(check_proxy_url("socks5://u@proxy").is_err());
+        assert_eq!(check_proxy_url(" http://proxy.corp:3128 ").unwrap(), "http://proxy.corp:3128");
+        assert!(check_proxy_url("ftp://proxy").is_err());
         assert!(normalize_base_url("http:///v1").is_err());
     }
 

@@ -58,14 +58,7 @@ pub fn compile_douyin<'a>(profile: &DraftProfile, input: CompileInput<'_>, parse
     findings.extend(limit_findings(profile, LimitField::Title, |unit| super::length_in(unit, input.title), "title"));
     findings.extend(limit_findings(profile, LimitField::Body, |unit| super::length_in(unit, &body), "caption"));
     findings.extend(tag_findings(profile, n_all, topics.len()));
-    let draft = Draft {
-        platform: profile.platform,
-        profile_id: profile.id.clone(),
-        title: input.title.to_owned(),
-        content: DraftContent::Card { body, tags: topics },
-        n_images: plain.n_images,
-        n_links: plain.n_links,
-    };
+    let draft = Draft::new(profile, input.title, DraftContent::Card { body, tags: topics }, plain.n_images, plain.n_links);
     (draft, findings)
 }
 
@@ -102,13 +95,6 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
                 .suggest("Remove the links or describe where to find the resource."),
         );
     }
-    let draft = Draft {
-        platform: profile.platform,
-        profile_id: profile.id.clone(),
-        title: input.title.to_owned(),
-        content: DraftContent::Card { body, tags: topics },
-        n_images: plain.n_images,
-        n_links: plain.n_links,
-    };
+    let draft = Draft::new(profile, input.title, DraftContent::Card { body, tags: topics }, plain.n_images, plain.n_links);
     (draft, findings)
 }

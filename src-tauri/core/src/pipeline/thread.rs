@@ -244,13 +244,6 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
                 .suggest("Attach up to 4 images to the post they illustrate."),
         );
     }
-    let draft = Draft {
-        platform: profile.platform,
-        profile_id: profile.id.clone(),
-        title: input.title.to_owned(),
-        content: DraftContent::Thread { posts },
-        n_images: plain.n_images,
-        n_links: plain.n_links,
-    };
+    let draft = Draft::new(profile, input.title, DraftContent::Thread { posts }, plain.n_images, plain.n_links);
     (draft, findings)
 }

@@ -433,14 +433,7 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
         );
     }
     findings.extend(format_findings(&html, profile));
-    let draft = Draft {
-        platform: profile.platform,
-        profile_id: profile.id.clone(),
-        title: input.title.to_owned(),
-        content: DraftContent::Html { html, digest },
-        n_images: ctx.n_images,
-        n_links: ctx.n_links,
-    };
+    let draft = Draft::new(profile, input.title, DraftContent::Html { html, digest }, ctx.n_images, ctx.n_links);
     (draft, findings)
 }
 

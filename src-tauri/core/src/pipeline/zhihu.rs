@@ -255,13 +255,6 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     if ctx.n_raw_html > 0 {
         findings.push(Finding::new("format.raw_html", Severity::Warn, Some(profile.platform), format!("{} piece(s) of raw HTML were left out.", ctx.n_raw_html)));
     }
-    let draft = Draft {
-        platform: profile.platform,
-        profile_id: profile.id.clone(),
-        title: input.title.to_owned(),
-        content: DraftContent::Markdown { markdown },
-        n_images: ctx.n_images,
-        n_links: ctx.n_links,
-    };
+    let draft = Draft::new(profile, input.title, DraftContent::Markdown { markdown }, ctx.n_images, ctx.n_links);
     (draft, findings)
 }

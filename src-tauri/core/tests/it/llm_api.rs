@@ -302,3 +302,30 @@ fn export_and_import_keep_profiles_and_usage_but_no_key() {
     let result = other.ok("llmProfile.test", json!({"profile": "fake"}));
     assert_eq!(result["error"]["details"]["keyMissing"], true);
 }
+
+/// A proxy URL with credentials is refused, on create and on update, and its password
+/// reaches neither the store, an export, the API's answers nor the error.
+#[test]
+fn a_proxy_password_is_refused_and_stored_nowhere() {
+    const PASSWORD: &str = "pr0xy-S3CRET-91c4";
+    let t = TestEngine::new();
+    let proxy = format!("http://alice:{PASSWORD}@proxy.corp:3128");
+    let refused = t.engine.call("llmProfile.create", json!({"name": "p", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "proxyUrl": proxy})).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Validation);
+    assert_eq!(refused.details.as_ref().unwrap()["field"], "proxyUrl");
+    assert!(!serde_json::to_string(&refused).unwrap().contains(PASSWORD));
+    assert!(t.ok("llmProfile.list", json!({}))["profiles"].as_array().unwrap().is_empty(), "nothing was written");
+
+    let created = create(&t, "p", "http://127.0.0.1:9/v1", json!({"proxyUrl": "http://proxy.corp:3128"}));
+    let id = created["id"].as_str().unwrap();
+    assert_eq!(created["proxyUrl"], "http://proxy.corp:3128");
+    let update = t.engine.call("llmProfile.update", json!({"profile": id, "changes": {"name": "p", "baseUrl": "http://127.0.0.1:9/v1", "model": "m", "proxyUrl": proxy}}));
+    let update = update.unwrap_err();
+    assert_eq!(update.code, ErrorCode::Validation);
+    assert_eq!(t.ok("llmProfile.get", json!({"profile": id}))["proxyUrl"], "http://proxy.corp:3128", "the update changed nothing");
+
+    let export = t.dir.path().join("export");
+    t.ok("export.run", json!({"path": export.display().to_string()}));
+    t.engine.store().sync().unwrap();
+    assert!(bytes_found(t.dir.path(), PASSWORD.as_bytes()).is_empty(), "the password is in the data folder or the export");
+}
