@@ -36,13 +36,14 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::store::{keys, media_dir, write_file_durably, Batch, Durability, Store, StoreError, SCHEMA_VERSION};
+use crate::store::{keys, media_dir, write_file_durably, Batch, Durability, Record, Store, StoreError, SCHEMA_VERSION};
 use crate::llm::profile::LlmProfile;
 use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
 use crate::harness::log::{ApprovalRecord, ContextSnapshot, Session, StoredResult, ToolExecution};
 use crate::harness::{Event, StoredRules};
 use crate::usage::{Quotas, UsageRecord};
 
+/// The format name every manifest carries.
 pub const EXPORT_FORMAT: &str = "inkstone-export";
 pub const EXPORT_FORMAT_VERSION: u32 = 1;
 
@@ -81,6 +82,93 @@ pub struct ExportCounts {
     pub sessions: u64,
     #[serde(default)]
     pub session_events: u64,
+}
+
+/// Where a record kind that is not part of a project's folder travels in an export.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    /// One JSON file per record in this folder, named by the record's key (its id).
+    FilePerRecord(&'static str),
+    /// One record per line in this file; written only when there are records, unless
+    /// `always`.
+    Lines { file: &'static str, always: bool },
+    /// The one record stored under `key` (a settings record), as this file.
+    Single { file: &'static str, key: &'static [u8] },
+}
+
+/// A record kind's part of the export: its layout, and which count of the manifest it
+/// adds to. Each subsystem whose records are not kept in a project's folder registers
+/// one here, in [`sections`]; neither `store` nor the export code changes.
+struct Section {
+    layout: Layout,
+    count: Option<fn(&mut ExportCounts) -> &mut u64>,
+    export: fn(&Store, &Path, Layout) -> Result<u64, ExportError>,
+    import: fn(&Path, Layout, &mut Batch) -> Result<u64, ExportError>,
+}
+
+fn section<R: Record>(layout: Layout, count: Option<fn(&mut ExportCounts) -> &mut u64>) -> Section {
+    Section { layout, count, export: export_section::<R>, import: import_section::<R> }
+}
+
+/// The registered sections, in export order.
+fn sections() -> Vec<Section> {
+    vec![
+        section::<Activity>(Layout::Lines { file: "activities.jsonl", always: true }, Some(|c| &mut c.activities)),
+        section::<BrandProfile>(Layout::FilePerRecord("brand-profiles"), Some(|c| &mut c.brand_profiles)),
+        section::<ContentTemplate>(Layout::FilePerRecord("templates"), Some(|c| &mut c.templates)),
+        section::<LlmProfile>(Layout::FilePerRecord("llm-profiles"), Some(|c| &mut c.llm_profiles)),
+        section::<UsageRecord>(Layout::Lines { file: "usage/records.jsonl", always: false }, Some(|c| &mut c.usage_records)),
+        section::<Quotas>(Layout::Single { file: "usage/quotas.json", key: crate::usage::META_QUOTAS }, None),
+        section::<ApprovalRecord>(Layout::Lines { file: "harness/approvals.jsonl", always: false }, None),
+        section::<ToolExecution>(Layout::Lines { file: "harness/executions.jsonl", always: false }, None),
+        section::<ContextSnapshot>(Layout::Lines { file: "harness/context-snapshots.jsonl", always: false }, None),
+        section::<StoredResult>(Layout::Lines { file: "harness/results.jsonl", always: false }, None),
+        section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
+    ]
+}
+
+fn export_section<R: Record>(store: &Store, root: &Path, layout: Layout) -> Result<u64, ExportError> {
+    match layout {
+        Layout::FilePerRecord(dir) => {
+            let records = store.scan::<R>(b"")?;
+            for record in &records {
+                let name = String::from_utf8_lossy(&record.key()).into_owned();
+                write(&root.join(dir).join(format!("{name}.json")), &json_bytes(record)?)?;
+            }
+            Ok(records.len() as u64)
+        }
+        Layout::Lines { file, always } => {
+            let path = root.join(file);
+            let records = store.scan::<R>(b"")?;
+            let bytes = jsonl(&records, &path)?;
+            if always || !bytes.is_empty() {
+                write(&path, &bytes)?;
+            }
+            Ok(records.len() as u64)
+        }
+        Layout::Single { file, key } => match store.get::<R>(key)? {
+            Some(record) => {
+                write(&root.join(file), &json_bytes(&record)?)?;
+                Ok(1)
+            }
+            None => Ok(0),
+        },
+    }
+}
+
+fn import_section<R: Record>(src: &Path, layout: Layout, batch: &mut Batch) -> Result<u64, ExportError> {
+    let records: Vec<R> = match layout {
+        Layout::FilePerRecord(dir) => json_files(&src.join(dir))?.iter().map(|path| read_json::<R>(path)).collect::<Result<_, _>>()?,
+        Layout::Lines { file, .. } => read_jsonl(&src.join(file))?,
+        Layout::Single { file, .. } => {
+            let path = src.join(file);
+            if path.exists() { vec![read_json::<R>(&path)?] } else { Vec::new() }
+        }
+    };
+    for record in &records {
+        batch.put(record)?;
+    }
+    Ok(records.len() as u64)
 }
 
 /// One record per line.
@@ -217,22 +305,6 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
         progress("export.projects", idx as u64 + 1, n_projects);
     }
 
-    let mut lines = Vec::new();
-    for activity in store.scan::<Activity>(b"")? {
-        lines.extend(serde_json::to_vec(&activity).map_err(|e| ExportError::Format { path: root.join("activities.jsonl"), message: e.to_string() })?);
-        lines.push(b'\n');
-        counts.activities += 1;
-    }
-    write(&root.join("activities.jsonl"), &lines)?;
-
-    for profile in store.scan::<BrandProfile>(b"")? {
-        write(&root.join("brand-profiles").join(format!("{}.json", profile.id)), &json_bytes(&profile)?)?;
-        counts.brand_profiles += 1;
-    }
-    for template in store.scan::<ContentTemplate>(b"")? {
-        write(&root.join("templates").join(format!("{}.json", template.id)), &json_bytes(&template)?)?;
-        counts.templates += 1;
-    }
     let media_src = media_dir(store.data_dir());
     let media = store.scan::<MediaAsset>(b"")?;
     let n_media = media.len() as u64;
@@ -248,23 +320,6 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
         progress("export.media", idx as u64 + 1, n_media);
     }
 
-    for profile in store.scan::<LlmProfile>(b"")? {
-        write(&root.join("llm-profiles").join(format!("{}.json", profile.id)), &json_bytes(&profile)?)?;
-        counts.llm_profiles += 1;
-    }
-    let mut usage_lines = Vec::new();
-    for record in store.scan::<UsageRecord>(b"")? {
-        usage_lines.extend(serde_json::to_vec(&record).map_err(|e| ExportError::Format { path: root.join("usage/records.jsonl"), message: e.to_string() })?);
-        usage_lines.push(b'\n');
-        counts.usage_records += 1;
-    }
-    if !usage_lines.is_empty() {
-        write(&root.join("usage").join("records.jsonl"), &usage_lines)?;
-    }
-    if let Some(quotas) = store.get::<Quotas>(crate::usage::META_QUOTAS)? {
-        write(&root.join("usage").join("quotas.json"), &json_bytes(&quotas)?)?;
-    }
-
     for session in store.scan::<Session>(b"")? {
         let dir = root.join("sessions").join(&session.id);
         write(&dir.join("session.json"), &json_bytes(&session)?)?;
@@ -274,23 +329,11 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
         write(&path, &jsonl(&events, &path)?)?;
         counts.sessions += 1;
     }
-    let harness_dir = root.join("harness");
-    let approvals = store.scan::<ApprovalRecord>(b"")?;
-    let executions = store.scan::<ToolExecution>(b"")?;
-    let snapshots = store.scan::<ContextSnapshot>(b"")?;
-    let results = store.scan::<StoredResult>(b"")?;
-    for (name, bytes) in [
-        ("approvals.jsonl", jsonl(&approvals, &harness_dir)?),
-        ("executions.jsonl", jsonl(&executions, &harness_dir)?),
-        ("context-snapshots.jsonl", jsonl(&snapshots, &harness_dir)?),
-        ("results.jsonl", jsonl(&results, &harness_dir)?),
-    ] {
-        if !bytes.is_empty() {
-            write(&harness_dir.join(name), &bytes)?;
+    for section in sections() {
+        let n = (section.export)(store, root, section.layout)?;
+        if let Some(count) = section.count {
+            *count(&mut counts) += n;
         }
-    }
-    if let Some(rules) = store.get::<StoredRules>(b"permission_rules")? {
-        write(&harness_dir.join("permission-rules.json"), &json_bytes(&rules)?)?;
     }
 
     let manifest = Manifest {
@@ -430,25 +473,6 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         counts.projects += 1;
         progress("import.projects", idx as u64 + 1, n_projects);
     }
-    let activities_path = src.join("activities.jsonl");
-    if activities_path.exists() {
-        for (line_idx, line) in read_text(&activities_path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let activity: Activity = serde_json::from_str(line).map_err(|e| ExportError::Format {
-                path: activities_path.clone(),
-                message: format!("line {}: {e}", line_idx + 1),
-            })?;
-            batch.put(&activity)?;
-            counts.activities += 1;
-        }
-    }
-    for path in json_files(&src.join("brand-profiles"))? {
-        batch.put(&read_json::<BrandProfile>(&path)?)?;
-        counts.brand_profiles += 1;
-    }
-    for path in json_files(&src.join("templates"))? {
-        batch.put(&read_json::<ContentTemplate>(&path)?)?;
-        counts.templates += 1;
-    }
     let media_dest = media_dir(store.data_dir());
     for path in json_files(&src.join("media"))? {
         let asset: MediaAsset = read_json(&path)?;
@@ -462,22 +486,6 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         batch.put(&asset)?;
         counts.media += 1;
     }
-    for path in json_files(&src.join("llm-profiles"))? {
-        batch.put(&read_json::<LlmProfile>(&path)?)?;
-        counts.llm_profiles += 1;
-    }
-    let usage_path = src.join("usage").join("records.jsonl");
-    if usage_path.exists() {
-        for (line_idx, line) in read_text(&usage_path)?.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let record: UsageRecord = serde_json::from_str(line).map_err(|e| ExportError::Format { path: usage_path.clone(), message: format!("line {}: {e}", line_idx + 1) })?;
-            batch.put(&record)?;
-            counts.usage_records += 1;
-        }
-    }
-    let quotas_path = src.join("usage").join("quotas.json");
-    if quotas_path.exists() {
-        batch.put(&read_json::<Quotas>(&quotas_path)?)?;
-    }
     let sessions_dir = src.join("sessions");
     if sessions_dir.exists() {
         for dir in entries(&sessions_dir)?.into_iter().filter(|p| p.is_dir()) {
@@ -489,22 +497,11 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
             counts.sessions += 1;
         }
     }
-    let harness_dir = src.join("harness");
-    for record in read_jsonl::<ApprovalRecord>(&harness_dir.join("approvals.jsonl"))? {
-        batch.put(&record)?;
-    }
-    for record in read_jsonl::<ToolExecution>(&harness_dir.join("executions.jsonl"))? {
-        batch.put(&record)?;
-    }
-    for record in read_jsonl::<ContextSnapshot>(&harness_dir.join("context-snapshots.jsonl"))? {
-        batch.put(&record)?;
-    }
-    for record in read_jsonl::<StoredResult>(&harness_dir.join("results.jsonl"))? {
-        batch.put(&record)?;
-    }
-    let rules_path = harness_dir.join("permission-rules.json");
-    if rules_path.exists() {
-        batch.put(&read_json::<StoredRules>(&rules_path)?)?;
+    for section in sections() {
+        let n = (section.import)(src, section.layout, &mut batch)?;
+        if let Some(count) = section.count {
+            *count(&mut counts) += n;
+        }
     }
     if counts != manifest.counts {
         return Err(ExportError::Format {

@@ -41,7 +41,7 @@ pub(crate) struct StoredRules {
     pub(crate) rules: Vec<PermissionRule>,
 }
 
-const META_PERMISSION_RULES: &[u8] = b"permission_rules";
+pub(crate) const META_PERMISSION_RULES: &[u8] = b"permission_rules";
 
 impl Record for StoredRules {
     const KIND: crate::store::Kind = crate::store::Kind::Meta;
