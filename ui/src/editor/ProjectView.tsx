@@ -4,6 +4,7 @@ import { toClientError } from "../api/client";
 import type { BrandProfile, Comment, Project } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
+import { AiPanel } from "../drafting/AiPanel";
 import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
 import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
@@ -563,14 +564,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             <DraftsPanel projectId={projectId} revision={revision} platforms={project.platforms} onJump={jumpToSpan} />
           </Suspense>
         )}
-        {tab === "ai" && (
-          <div className="panel-body">
-            <div className="empty" data-testid={`soon-${tab}`}>
-              <p className="empty-title">{t(`soon.${tab}.title` as MessageId)}</p>
-              <p className="muted">{t(`soon.${tab}.body` as MessageId)}</p>
-            </div>
-          </div>
-        )}
+        {tab === "ai" && <AiPanel />}
       </aside>
       {saveDialog && <SaveVersionDialog next={head + 1} onSave={(m) => void saveVersion(m)} onClose={() => setSaveDialog(false)} />}
       {restoreAsk !== null && (
