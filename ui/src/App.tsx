@@ -6,7 +6,7 @@ import { Sidebar } from "./components/Sidebar";
 import { AppCtx, type Ctx } from "./context";
 import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
-import { Settings, type SettingsSection } from "./dialogs/Settings";
+import { Settings, type SettingsSection } from "./settings/Settings";
 import { LocalModelOffer } from "./settings/LocalOffer";
 import type { ProjectViewHandle } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
