@@ -85,7 +85,7 @@ export class ApiClient {
 
 export function createDefaultTransport(): Transport {
   if (isTauri()) return createTauriTransport();
-  let storage: Storage | null = null;
+  let storage: Storage | null;
   try {
     storage = window.sessionStorage;
   } catch {

@@ -71,7 +71,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
 }
 
 async function errorFromResponse(res: Response): Promise<ClientError> {
-  let text = "";
+  let text: string;
   try {
     text = await res.text();
   } catch (e) {

@@ -1,7 +1,7 @@
 // Settings → Data: export, import (an Inkstone export or a folder of Markdown) and
 // backups, each showing the progress its stream sends.
 
-import { useEffect, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import type { BackupInfo, ProgressEvent } from "../api/generated";
 import { useApp } from "../context";
 import { formatFullTime, has, type MessageId } from "../i18n";
@@ -28,20 +28,23 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
   const [confirm, setConfirm] = useState<BackupInfo | null>(null);
   const { progress, setProgress, describe } = useStreamRunner();
 
-  const loadBackups = () =>
-    client.call("backup.list", {}).then(
-      (r) => {
-        setBackups(r.backups);
-        setFolder(r.folder);
-      },
-      (e) => {
-        setBackups([]);
-        showError(e);
-      },
-    );
+  const loadBackups = useCallback(
+    () =>
+      client.call("backup.list", {}).then(
+        (r) => {
+          setBackups(r.backups);
+          setFolder(r.folder);
+        },
+        (e) => {
+          setBackups([]);
+          showError(e);
+        },
+      ),
+    [client, showError],
+  );
   useEffect(() => {
     void loadBackups();
-  }, []);
+  }, [loadBackups]);
 
   const run = async (label: string, fn: (onP: (p: ProgressEvent) => void) => Promise<string>) => {
     setProgress({ label, p: null });
