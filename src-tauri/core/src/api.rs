@@ -208,9 +208,9 @@ macro_rules! api_methods {
         /// Methods that send events on a stream (each declares which, see `sends`).
         pub const STREAMING_METHODS: &[&str] = &[$($sname,)*];
 
-        // A declared payload must be what its variant carries: this fails to compile
-        // when `sends Variant(Type)` names a type the variant cannot hold.
-        $( const _: fn($sevent) -> StreamEvent = |payload| StreamEvent::$svariant(payload.into()); )*
+        // A declared payload must be exactly what its variant carries: this fails to
+        // compile when `sends Variant(Type)` names another type.
+        $( const _: fn($sevent) -> StreamEvent = StreamEvent::$svariant; )*
 
         fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
             match method {
@@ -330,9 +330,9 @@ api_methods! {
         "backup.create" => data::create_backup(Empty) -> BackupInfo, sends Progress(ProgressEvent);
         "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult, sends Progress(ProgressEvent);
         "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult, sends Progress(ProgressEvent);
-        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(crate::harness::Event);
-        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(crate::harness::Event);
-        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(crate::harness::Event);
+        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
+        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
+        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
     }
 }
 
