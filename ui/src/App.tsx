@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { type ApiClient, type ClientError, toClientError } from "./api/client";
 import type { BrandProfile, ContentTemplate, Project, ProjectSummary } from "./api/generated";
 import { ErrorBanner } from "./components/ErrorBanner";
@@ -6,7 +6,7 @@ import { Sidebar } from "./components/Sidebar";
 import { AppCtx, type Ctx } from "./context";
 import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
-import { Settings, type SettingsSection } from "./dialogs/Settings";
+import { Settings, type SettingsSection } from "./settings/Settings";
 import { LocalModelOffer } from "./settings/LocalOffer";
 import type { ProjectViewHandle } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
@@ -74,15 +74,18 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
   const showError = useCallback((e: unknown, retry?: () => void) => setError({ error: toClientError(e), retry }), []);
 
-  const loadProjects = useCallback(async () => {
-    try {
-      const r = await client.call("project.list", { includeArchived: true });
-      setProjects(r.projects.sort(byRecent));
-    } catch (e) {
-      setProjects((p) => p ?? []);
-      showError(e, () => void loadProjects());
-    }
-  }, [client, showError]);
+  const loadProjects = useCallback(
+    function load(): Promise<void> {
+      return client.call("project.list", { includeArchived: true }).then(
+        (r) => setProjects(r.projects.sort(byRecent)),
+        (e) => {
+          setProjects((p) => p ?? []);
+          showError(e, () => void load());
+        },
+      );
+    },
+    [client, showError],
+  );
 
   const loadLibrary = useCallback(async () => {
     try {
@@ -131,6 +134,10 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
 
   const selectTab = useCallback((k: PanelTab) => setTab(k), []);
+  // What a palette command does to the open project; the view is only read when one runs.
+  const onView = useCallback((act: (v: ProjectViewHandle) => void) => {
+    if (view.current) act(view.current);
+  }, []);
 
   const commands = useMemo<Command[]>(() => {
     const en = (id: MessageId, vars?: Record<string, string | number>) => translate("en", id, vars);
@@ -160,12 +167,12 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     ];
     if (selectedId) {
       list.unshift(
-        cmd("save", "cmd.save", () => view.current?.openSaveVersion(), `${mod}+S`),
-        cmd("preview", "cmd.preview", () => view.current?.togglePreview()),
-        cmd("compare", "cmd.compare", () => view.current?.compareWithHead()),
-        cmd("comment", "cmd.comment", () => view.current?.focusComment()),
-        cmd("archive", "cmd.archive", () => view.current?.toggleArchive()),
-        cmd("focus-editor", "cmd.focusEditor", () => view.current?.focusEditor()),
+        cmd("save", "cmd.save", () => onView((v) => v.openSaveVersion()), `${mod}+S`),
+        cmd("preview", "cmd.preview", () => onView((v) => v.togglePreview())),
+        cmd("compare", "cmd.compare", () => onView((v) => v.compareWithHead())),
+        cmd("comment", "cmd.comment", () => onView((v) => v.focusComment())),
+        cmd("archive", "cmd.archive", () => onView((v) => v.toggleArchive())),
+        cmd("focus-editor", "cmd.focusEditor", () => onView((v) => v.focusEditor())),
         ...TABS.map((k, i) => cmd(`tab-${k}`, `cmd.tab.${k}` as MessageId, () => setTab(k), k === "ai" ? `${mod}+${i + 1} / ${mod}+J` : `${mod}+${i + 1}`)),
       );
     }
@@ -177,11 +184,13 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       list.push({ id: `open-${p.id}`, label: t("cmd.open", { title: p.title }), keywords: "open project", run: () => setSelectedId(p.id) });
     }
     return list;
-  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme]);
+  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView]);
 
   // Global shortcuts. Nothing acts during an input-method composition.
   const stateRef = useRef({ palette, settings, newDialog, selectedId });
-  stateRef.current = { palette, settings, newDialog, selectedId };
+  useLayoutEffect(() => {
+    stateRef.current = { palette, settings, newDialog, selectedId };
+  });
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.isComposing || e.keyCode === 229) return;

@@ -119,21 +119,36 @@ fn unknown_method(method: &str) -> ApiError {
 }
 
 /// Declares the method table once: dispatch, the method list and the TypeScript
-/// method map all come from it.
+/// method map all come from it. A streaming method also names the one `StreamEvent`
+/// variant it sends and that variant's payload type (`sends Progress(ProgressEvent)`),
+/// which codegen turns into the UI's method-to-event map.
 macro_rules! api_methods {
     (
         plain { $( $name:literal => $module:ident :: $handler:ident ( $params:ty ) -> $result:ty ; )* }
-        streaming { $( $sname:literal => $smodule:ident :: $shandler:ident ( $sparams:ty ) -> $sresult:ty ; )* }
+        streaming { $( $sname:literal => $smodule:ident :: $shandler:ident ( $sparams:ty ) -> $sresult:ty , sends $svariant:ident ( $sevent:ty ) ; )* }
     ) => {
         /// Every API method, in declaration order.
         pub const METHODS: &[&str] = &[$($name,)* $($sname,)*];
-        /// Methods that send progress on a stream.
+        /// Methods that send events on a stream (each declares which, see `sends`).
         pub const STREAMING_METHODS: &[&str] = &[$($sname,)*];
+
+        // A declared payload must be exactly what its variant carries: this fails to
+        // compile when `sends Variant(Type)` names another type.
+        $( const _: fn($sevent) -> StreamEvent = StreamEvent::$svariant; )*
 
         fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
             match method {
                 $( $name => { let params: $params = parse_params(params)?; to_json::<$result>($module::$handler(engine, params)?) } )*
-                $( $sname => { let params: $sparams = parse_params(params)?; to_json::<$sresult>($smodule::$shandler(engine, params, on_event)?) } )*
+                $( $sname => {
+                    let params: $sparams = parse_params(params)?;
+                    // The UI trusts the declaration to type its callbacks; every test run
+                    // checks that the handler keeps to it.
+                    let mut declared_only = |event: StreamEvent| {
+                        debug_assert!(matches!(event, StreamEvent::$svariant(_)), "{} sent an event it does not declare", $sname);
+                        on_event(event)
+                    };
+                    to_json::<$sresult>($smodule::$shandler(engine, params, &mut declared_only)?)
+                } )*
                 _ => Err(unknown_method(method)),
             }
         }
@@ -146,9 +161,16 @@ macro_rules! api_methods {
             ]
         }
 
+        /// Each streaming method with the `StreamEvent` variant it sends and the
+        /// TypeScript name of that variant's payload.
+        fn stream_event_signatures(cfg: &ts_rs::Config) -> Vec<(&'static str, &'static str, String)> {
+            use ts_rs::TS;
+            vec![ $( ($sname, stringify!($svariant), <$sevent as TS>::name(cfg)), )* ]
+        }
+
         fn visit_method_types(visitor: &mut impl ts_rs::TypeVisitor) {
             $( visitor.visit::<$params>(); visitor.visit::<$result>(); )*
-            $( visitor.visit::<$sparams>(); visitor.visit::<$sresult>(); )*
+            $( visitor.visit::<$sparams>(); visitor.visit::<$sresult>(); visitor.visit::<$sevent>(); )*
         }
     };
 }
@@ -226,15 +248,15 @@ api_methods! {
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;
     }
     streaming {
-        "export.run" => data::export(ExportParams) -> ExportResult;
-        "import.run" => data::import(ImportParams) -> ImportResult;
-        "import.markdown" => data::import_markdown(ImportParams) -> ImportMarkdownResult;
-        "backup.create" => data::create_backup(Empty) -> BackupInfo;
-        "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult;
-        "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult;
-        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult;
-        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult;
-        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult;
+        "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);
+        "import.run" => data::import(ImportParams) -> ImportResult, sends Progress(ProgressEvent);
+        "import.markdown" => data::import_markdown(ImportParams) -> ImportMarkdownResult, sends Progress(ProgressEvent);
+        "backup.create" => data::create_backup(Empty) -> BackupInfo, sends Progress(ProgressEvent);
+        "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult, sends Progress(ProgressEvent);
+        "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult, sends Progress(ProgressEvent);
+        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
+        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
+        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
     }
 }
 

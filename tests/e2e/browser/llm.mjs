@@ -15,202 +15,55 @@
 // Prints `browser-e2e-llm: N passed, M failed` and exits non-zero on any failure. Both
 // servers and the browser are always stopped; every wait is bounded.
 
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import {
+  api,
+  assert,
+  closeBrowser,
+  createSuite,
+  launchChromium,
+  parseArgs,
+  playwrightChromium,
+  startChild,
+  uiDistOrExit,
+} from "../lib.mjs";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "../../..");
-const CHROMIUM = "/usr/bin/chromium";
 const TOTAL_TIMEOUT_MS = 180_000;
 const STEP_TIMEOUT_MS = 15_000;
 // Test keys for the fake server; they guard nothing.
 const GOOD_KEY = "sk-inkstone-e2e-good-key-0001";
 const WRONG_KEY = "sk-inkstone-e2e-wrong-key-9999";
 
-function parseArgs(argv) {
-  const out = { cli: null, fakeModel: null, shots: null, uiDir: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) usage(`missing value for ${a}`);
-      return argv[++i];
-    };
-    if (a === "--cli") out.cli = next();
-    else if (a === "--fake-model") out.fakeModel = next();
-    else if (a === "--shots") out.shots = next();
-    else if (a === "--ui-dir") out.uiDir = next();
-    else if (a === "-h" || a === "--help") usage();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!out.cli) usage("--cli is required");
-  if (!out.fakeModel) usage("--fake-model is required");
-  return out;
-}
-
-function usage(msg) {
-  if (msg) console.error(`llm.mjs: ${msg}`);
-  console.error("usage: node tests/e2e/browser/llm.mjs --cli <inkstone-cli> --fake-model <inkstone-fake-model> [--shots DIR] [--ui-dir DIR]");
-  process.exit(2);
-}
-
-const args = parseArgs(process.argv.slice(2));
+const args = parseArgs(process.argv.slice(2), {
+  script: "llm.mjs",
+  usage: "node tests/e2e/browser/llm.mjs --cli <inkstone-cli> --fake-model <inkstone-fake-model> [--shots DIR] [--ui-dir DIR]",
+  flags: { "--cli": "cli", "--fake-model": "fakeModel", "--shots": "shots", "--ui-dir": "uiDir" },
+  required: ["cli", "fakeModel"],
+});
 const cliPath = resolve(args.cli);
 const fakeModelPath = resolve(args.fakeModel);
-if (!existsSync(cliPath)) usage(`no such binary: ${cliPath}`);
-if (!existsSync(fakeModelPath)) usage(`no such binary: ${fakeModelPath}`);
+if (!existsSync(cliPath)) args.fail(`no such binary: ${cliPath}`);
+if (!existsSync(fakeModelPath)) args.fail(`no such binary: ${fakeModelPath}`);
 const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-browser-llm-shots-")));
 mkdirSync(shots, { recursive: true });
-const uiDist = resolve(args.uiDir ?? join(ROOT, "ui/dist"));
-if (!existsSync(join(uiDist, "index.html"))) {
-  console.error(`llm.mjs: ${uiDist}/index.html is missing; run: npm --prefix ui run build`);
-  process.exit(2);
-}
+const uiDist = uiDistOrExit("llm.mjs", args.uiDir);
 // A throwaway session keyring when keyctl is there; otherwise the user's session keyring.
 const hasKeyctl = spawnSync("keyctl", ["--version"], { stdio: "ignore" }).status === 0;
+const chromium = playwrightChromium();
 
-const requireFromUi = createRequire(join(ROOT, "ui/package.json"));
-const { chromium } = requireFromUi("playwright-core");
-
-// ---------------------------------------------------------------------------
-// Cleanup that always runs
-
+const suite = createSuite({ script: "llm.mjs", summary: "browser-e2e-llm", timeoutMs: TOTAL_TIMEOUT_MS, shots });
+const check = suite.check;
 const dataDir = mkdtempSync(join(tmpdir(), "inkstone-browser-llm-data-"));
-const children = [];
-let browser = null;
-let cleaned = false;
-
-async function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  if (browser) {
-    await Promise.race([browser.close().catch(() => undefined), sleep(5000)]);
-  }
-  for (const child of children) {
-    if (child.exitCode !== null || child.signalCode !== null) continue;
-    killGroup(child, "SIGTERM");
-    const exited = await Promise.race([new Promise((r) => child.once("exit", () => r(true))), sleep(3000).then(() => false)]);
-    if (!exited) killGroup(child, "SIGKILL");
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-}
-
-function killGroup(child, signal) {
-  try {
-    process.kill(-child.pid, signal); // each server runs in its own process group
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(sig, () => {
-    console.error(`llm.mjs: ${sig}, cleaning up`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
-
-const watchdog = setTimeout(() => {
-  console.error(`llm.mjs: gave up after ${TOTAL_TIMEOUT_MS / 1000}s`);
-  cleanup().finally(() => {
-    console.log(`browser-e2e-llm: ${passed} passed, ${failed + 1} failed`);
-    process.exit(1);
-  });
-}, TOTAL_TIMEOUT_MS);
-watchdog.unref();
-
-// ---------------------------------------------------------------------------
-// Checks
-
-let passed = 0;
-let failed = 0;
-let onFailure = null;
-
-async function check(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   - ${name} (${Date.now() - t0} ms)`);
-    return true;
-  } catch (e) {
-    failed++;
-    console.log(`FAIL - ${name}: ${e?.message?.split("\n")[0] ?? e}`);
-    // What the page showed when the check failed.
-    await onFailure?.(`FAIL-${failed}`).catch(() => undefined);
-    return false;
-  }
-}
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-/** Starts a child in its own process group and resolves with the first stdout line matching `pattern`. */
-function startChild(label, command, commandArgs, env, pattern) {
-  console.log(`# starting ${label}: ${command} ${commandArgs.join(" ")}`);
-  const child = spawn(command, commandArgs, { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
-  children.push(child);
-  let stderrTail = "";
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (d) => {
-    stderrTail = (stderrTail + d).slice(-4000);
-  });
-  return new Promise((resolvePromise, reject) => {
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`${label}: no start line within 30 s; stderr: ${stderrTail}`)), 30_000);
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (d) => {
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf("\n")) !== -1) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        const m = pattern.exec(line);
-        if (m) {
-          clearTimeout(timer);
-          resolvePromise(m[1]);
-        }
-      }
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited early (code ${code}, signal ${signal}); stderr: ${stderrTail}`));
-    });
-    child.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
-
-/** Calls the API from the test (not the page) with the launch token. */
-async function api(origin, token, method, params = {}) {
-  const res = await fetch(`${origin}/api/${method}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify(params),
-  });
-  const body = await res.json();
-  if (res.status !== 200) throw new Error(`${method}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
+suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function main() {
   let modelUrl;
   const fakeOk = await check("the fake model server starts (it requires the good key)", async () => {
     modelUrl = await startChild(
+      suite,
       "inkstone-fake-model",
       fakeModelPath,
       ["--addr", "127.0.0.1:0", "--key", GOOD_KEY],
@@ -224,7 +77,7 @@ async function main() {
   // first-run detection has something to find. When the port is taken, that part is skipped.
   let localOllama = false;
   try {
-    await startChild("inkstone-fake-model as a local Ollama", fakeModelPath, ["--addr", "127.0.0.1:11434"], { ...process.env }, /^listening on (http:\/\/127\.0\.0\.1:11434\/v1)$/);
+    await startChild(suite, "inkstone-fake-model as a local Ollama", fakeModelPath, ["--addr", "127.0.0.1:11434"], { ...process.env }, /^listening on (http:\/\/127\.0\.0\.1:11434\/v1)$/);
     localOllama = true;
   } catch (e) {
     console.log(`# skip: no stand-in for a local Ollama (${String(e?.message ?? e).split("\n")[0].slice(0, 200)})`);
@@ -237,8 +90,8 @@ async function main() {
     const serveArgs = ["--data-dir", dataDir, "serve", "--port", "0"];
     if (args.uiDir) serveArgs.push("--ui-dir", uiDist);
     url = hasKeyctl
-      ? await startChild("inkstone-cli serve", "keyctl", ["session", "-", cliPath, ...serveArgs], env, /^INKSTONE_URL=(\S+)$/)
-      : await startChild("inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
+      ? await startChild(suite, "inkstone-cli serve", "keyctl", ["session", "-", cliPath, ...serveArgs], env, /^INKSTONE_URL=(\S+)$/)
+      : await startChild(suite, "inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
     assert(/^http:\/\/127\.0\.0\.1:\d+\/#token=[^&\s]+/.test(url), `unexpected url ${url}`);
   });
   if (!serverOk) return;
@@ -247,12 +100,8 @@ async function main() {
   const call = (method, params) => api(origin, token, method, params);
   console.log(`# ${origin}; fake model at ${modelUrl}; screenshots in ${shots}`);
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30_000,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await launchChromium(chromium);
+  suite.onCleanup(() => closeBrowser(browser));
   const context = await browser.newContext({ locale: "en-US", colorScheme: "light", viewport: { width: 1280, height: 860 } });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   const page = await context.newPage();
@@ -262,7 +111,7 @@ async function main() {
     if (m.type() === "error") pageErrors.push(`console: ${m.text()}`);
   });
   const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
-  onFailure = shot;
+  suite.onFailure = shot;
   const tid = (id) => page.locator(`[data-testid=${id}]`);
   const profileItem = (name) => page.locator(`[data-testid=profile-item][data-name="${name}"]`);
   const calm = () => page.waitForFunction(() => !document.querySelector("[data-testid=toast]"), null, { timeout: 8000 });
@@ -458,17 +307,4 @@ async function main() {
   });
 }
 
-let exitCode = 0;
-try {
-  await main();
-} catch (e) {
-  failed++;
-  console.log(`FAIL - unexpected: ${e?.stack ?? e}`);
-} finally {
-  await cleanup();
-  clearTimeout(watchdog);
-  console.log(`# screenshots: ${shots}`);
-  console.log(`browser-e2e-llm: ${passed} passed, ${failed} failed`);
-  exitCode = failed > 0 || passed === 0 ? 1 : 0;
-}
-process.exit(exitCode);
+await suite.run(main);

@@ -8,180 +8,48 @@
 // Prints `browser-e2e: N passed, M failed` and exits non-zero on any failure. The server
 // and the browser are always stopped; every wait is bounded.
 
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { request as httpRequest } from "node:http";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
+import {
+  api,
+  assert,
+  closeBrowser,
+  createSuite,
+  launchChromium,
+  parseArgs,
+  playwrightChromium,
+  sleep,
+  startChild,
+  uiDistOrExit,
+} from "../lib.mjs";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "../../..");
-const CHROMIUM = "/usr/bin/chromium";
 const TOTAL_TIMEOUT_MS = 300_000;
 const STEP_TIMEOUT_MS = 15_000;
 
-function parseArgs(argv) {
-  const out = { cli: null, shots: null, uiDir: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) usage(`missing value for ${a}`);
-      return argv[++i];
-    };
-    if (a === "--cli") out.cli = next();
-    else if (a === "--shots") out.shots = next();
-    else if (a === "--ui-dir") out.uiDir = next();
-    else if (a === "-h" || a === "--help") usage();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!out.cli) usage("--cli is required");
-  return out;
-}
-
-function usage(msg) {
-  if (msg) console.error(`smoke.mjs: ${msg}`);
-  console.error("usage: node tests/e2e/browser/smoke.mjs --cli <inkstone-cli> [--shots DIR] [--ui-dir DIR]");
-  process.exit(2);
-}
-
-const args = parseArgs(process.argv.slice(2));
+const args = parseArgs(process.argv.slice(2), {
+  script: "smoke.mjs",
+  usage: "node tests/e2e/browser/smoke.mjs --cli <inkstone-cli> [--shots DIR] [--ui-dir DIR]",
+  flags: { "--cli": "cli", "--shots": "shots", "--ui-dir": "uiDir" },
+  required: ["cli"],
+});
 const cliPath = resolve(args.cli);
-if (!existsSync(cliPath)) usage(`no such binary: ${cliPath}`);
+if (!existsSync(cliPath)) args.fail(`no such binary: ${cliPath}`);
 const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-browser-shots-")));
 mkdirSync(shots, { recursive: true });
-const uiDist = resolve(args.uiDir ?? join(ROOT, "ui/dist"));
-if (!existsSync(join(uiDist, "index.html"))) {
-  console.error(`smoke.mjs: ${uiDist}/index.html is missing; run: npm --prefix ui run build`);
-  process.exit(2);
-}
+const uiDist = uiDistOrExit("smoke.mjs", args.uiDir);
+const chromium = playwrightChromium();
 
-const requireFromUi = createRequire(join(ROOT, "ui/package.json"));
-const { chromium } = requireFromUi("playwright-core");
-
-// ---------------------------------------------------------------------------
-// Cleanup that always runs
-
+const suite = createSuite({ script: "smoke.mjs", summary: "browser-e2e", timeoutMs: TOTAL_TIMEOUT_MS, shots });
+const check = suite.check;
 const dataDir = mkdtempSync(join(tmpdir(), "inkstone-browser-data-"));
-let server = null;
-let browser = null;
-let cleaned = false;
-
-async function cleanup() {
-  if (cleaned) return;
-  cleaned = true;
-  if (browser) {
-    await Promise.race([browser.close().catch(() => undefined), sleep(5000)]);
-  }
-  if (server && server.exitCode === null && server.signalCode === null) {
-    killGroup(server, "SIGTERM");
-    const exited = await Promise.race([
-      new Promise((r) => server.once("exit", () => r(true))),
-      sleep(3000).then(() => false),
-    ]);
-    if (!exited) killGroup(server, "SIGKILL");
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-}
-
-function killGroup(child, signal) {
-  try {
-    process.kill(-child.pid, signal); // the server runs in its own process group
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-function sleep(ms) {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
-  process.on(sig, () => {
-    console.error(`smoke.mjs: ${sig}, cleaning up`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
-
-const watchdog = setTimeout(() => {
-  console.error(`smoke.mjs: gave up after ${TOTAL_TIMEOUT_MS / 1000}s`);
-  cleanup().finally(() => {
-    console.log(`browser-e2e: ${passed} passed, ${failed + 1} failed`);
-    process.exit(1);
-  });
-}, TOTAL_TIMEOUT_MS);
-watchdog.unref();
-
-// ---------------------------------------------------------------------------
-// Checks
-
-let passed = 0;
-let failed = 0;
-
-async function check(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   - ${name} (${Date.now() - t0} ms)`);
-    return true;
-  } catch (e) {
-    failed++;
-    console.log(`FAIL - ${name}: ${e?.message?.split("\n")[0] ?? e}`);
-    return false;
-  }
-}
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
+suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function startServer() {
   const cmdArgs = ["--data-dir", dataDir, "serve", "--port", "0"];
   if (args.uiDir) cmdArgs.push("--ui-dir", uiDist);
-  console.log(`# starting ${cliPath} ${cmdArgs.join(" ")} (cwd ${ROOT})`);
-  server = spawn(cliPath, cmdArgs, {
-    cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, RUST_BACKTRACE: "1" },
-  });
-  let stderrTail = "";
-  server.stderr.setEncoding("utf8");
-  server.stderr.on("data", (d) => {
-    stderrTail = (stderrTail + d).slice(-4000);
-  });
-  return new Promise((resolvePromise, reject) => {
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`no INKSTONE_URL line within 30 s; stderr: ${stderrTail}`)), 30_000);
-    server.stdout.setEncoding("utf8");
-    server.stdout.on("data", (d) => {
-      buf += d;
-      let nl;
-      while ((nl = buf.indexOf("\n")) !== -1) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        const m = /^INKSTONE_URL=(\S+)$/.exec(line);
-        if (m) {
-          clearTimeout(timer);
-          resolvePromise(m[1]);
-        }
-      }
-    });
-    server.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited early (code ${code}, signal ${signal}); stderr: ${stderrTail}`));
-    });
-    server.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
+  return startChild(suite, "inkstone-cli serve", cliPath, cmdArgs, { ...process.env, RUST_BACKTRACE: "1" }, /^INKSTONE_URL=(\S+)$/);
 }
 
 /** Raw HTTP request with full control over Host/Origin headers. */
@@ -201,18 +69,6 @@ function rawPost(url, path, headers) {
   });
 }
 
-/** Calls the API from the test (not the page) with the launch token. */
-async function api(origin, token, method, params = {}) {
-  const res = await fetch(`${origin}/api/${method}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Authorization: `Bearer ${token}` },
-    body: JSON.stringify(params),
-  });
-  const body = await res.json();
-  if (res.status !== 200) throw new Error(`${method}: ${res.status} ${JSON.stringify(body)}`);
-  return body;
-}
-
 // A 2×2 PNG.
 const PNG_BASE64 =
   "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==";
@@ -229,21 +85,8 @@ async function main() {
   const call = (method, params) => api(origin, token, method, params);
   console.log(`# ${origin} (token ${token.length} chars); screenshots in ${shots}`);
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30_000,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launchChromium(chromium);
+  suite.onCleanup(() => closeBrowser(browser));
   const context = await browser.newContext({ locale: "en-US", colorScheme: "light", viewport: { width: 1280, height: 800 } });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
@@ -866,17 +709,4 @@ async function main() {
   });
 }
 
-let exitCode = 0;
-try {
-  await main();
-} catch (e) {
-  failed++;
-  console.log(`FAIL - unexpected: ${e?.stack ?? e}`);
-} finally {
-  await cleanup();
-  clearTimeout(watchdog);
-  console.log(`# screenshots: ${shots}`);
-  console.log(`browser-e2e: ${passed} passed, ${failed} failed`);
-  exitCode = failed > 0 || passed === 0 ? 1 : 0;
-}
-process.exit(exitCode);
+await suite.run(main);

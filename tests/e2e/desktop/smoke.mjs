@@ -10,77 +10,36 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { assert, createSuite, parseArgs, sleep } from "../lib.mjs";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const KEY_ENTER = "\uE007";
 const KEY_CONTROL = "\uE009";
 const TOTAL_TIMEOUT_MS = 170_000;
 
-function parseArgs(argv) {
-  const out = { app: null, webdriver: null, shots: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) usage(`missing value for ${a}`);
-      return argv[++i];
-    };
-    if (a === "--app") out.app = next();
-    else if (a === "--webdriver") out.webdriver = next();
-    else if (a === "--shots") out.shots = next();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!out.app || !out.webdriver) usage("--app and --webdriver are required");
-  return out;
-}
-
-function usage(msg) {
-  console.error(`smoke.mjs: ${msg}`);
-  console.error("usage: node tests/e2e/desktop/smoke.mjs --app /abs/app --webdriver http://127.0.0.1:PORT [--shots DIR]");
-  process.exit(2);
-}
-
-const args = parseArgs(process.argv.slice(2));
+const args = parseArgs(process.argv.slice(2), {
+  script: "smoke.mjs",
+  usage: "node tests/e2e/desktop/smoke.mjs --app /abs/app --webdriver http://127.0.0.1:PORT [--shots DIR]",
+  flags: { "--app": "app", "--webdriver": "webdriver", "--shots": "shots" },
+  required: ["app", "webdriver"],
+});
 const app = resolve(args.app);
 const base = args.webdriver.replace(/\/+$/, "");
 const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-desktop-shots-")));
 mkdirSync(shots, { recursive: true });
 
-let passed = 0;
-let failed = 0;
 let sessionId = null;
-
-const watchdog = setTimeout(async () => {
-  console.log(`FAIL - gave up after ${TOTAL_TIMEOUT_MS / 1000}s`);
-  await endSession();
-  console.log(`desktop-e2e: ${passed} passed, ${failed + 1} failed`);
-  process.exit(1);
-}, TOTAL_TIMEOUT_MS);
-watchdog.unref();
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function assert(cond, msg) {
-  if (!cond) throw new Error(msg);
-}
-
-async function check(name, fn) {
-  const t0 = Date.now();
-  try {
-    await fn();
-    passed++;
-    console.log(`ok   - ${name} (${Date.now() - t0} ms)`);
-    return true;
-  } catch (e) {
-    failed++;
-    console.log(`FAIL - ${name}: ${String(e?.message ?? e).split("\n")[0]}`);
-    screenshot("failed");
-    if (sessionId) {
-      const body = await exec("return document.body ? document.body.innerText : ''").catch(() => null);
-      if (body) console.log(`# page text: ${JSON.stringify(body.slice(0, 400))}`);
-    }
-    return false;
+const suite = createSuite({ script: "smoke.mjs", summary: "desktop-e2e", timeoutMs: TOTAL_TIMEOUT_MS, shots });
+const check = suite.check;
+suite.onCleanup(() => endSession());
+// What the window showed when a check failed.
+suite.onFailure = async () => {
+  screenshot("failed");
+  if (sessionId) {
+    const body = await exec("return document.body ? document.body.innerText : ''").catch(() => null);
+    if (body) console.log(`# page text: ${JSON.stringify(body.slice(0, 400))}`);
   }
-}
+};
 
 // ---------------------------------------------------------------------------
 // W3C WebDriver over HTTP
@@ -302,17 +261,4 @@ async function main() {
   });
 }
 
-let code = 0;
-try {
-  await main();
-} catch (e) {
-  failed++;
-  console.log(`FAIL - unexpected: ${e?.stack ?? e}`);
-} finally {
-  await endSession();
-  clearTimeout(watchdog);
-  console.log(`# screenshots: ${shots}`);
-  console.log(`desktop-e2e: ${passed} passed, ${failed} failed`);
-  code = failed > 0 || passed === 0 ? 1 : 0;
-}
-process.exit(code);
+await suite.run(main);

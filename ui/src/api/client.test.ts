@@ -6,11 +6,13 @@ import {
   createHttpTransport,
   createTauriTransport,
   type FetchFn,
+  type HarnessEvent,
   SseParser,
+  type StreamEvent,
   TOKEN_STORAGE_KEY,
   takeToken,
 } from "./client";
-import type { Project } from "./generated";
+import type { ExportResult, Project } from "./generated";
 
 const project: Project = {
   id: "p1",
@@ -25,6 +27,58 @@ const project: Project = {
   createdAt: "2026-11-22T01:00:00Z",
   updatedAt: "2026-11-22T01:00:00Z",
 };
+
+const exported: ExportResult = {
+  path: "/tmp/out",
+  manifest: {
+    format: "inkstone-export",
+    formatVersion: 1,
+    schemaVersion: 1,
+    exportedAt: "2026-11-22T01:00:00Z",
+    changeMarker: "m",
+    counts: {
+      projects: 1,
+      versions: 0,
+      comments: 0,
+      activities: 0,
+      brandProfiles: 0,
+      templates: 0,
+      media: 0,
+      llmProfiles: 0,
+      usageRecords: 0,
+      platformDrafts: 0,
+      sessions: 0,
+      sessionEvents: 0,
+    },
+  },
+};
+
+/** What a turn streams: a live delta (sequence 0) and the logged message after it. */
+const harnessEvents: HarnessEvent[] = [
+  {
+    eventId: "evt_2",
+    sequence: 0,
+    sessionId: "ses_1",
+    turnId: "turn_1",
+    createdAt: "2026-11-22T01:00:01Z",
+    modelVisible: false,
+    kind: "assistant_delta",
+    payload: { text: "春季" },
+  },
+  {
+    eventId: "evt_3",
+    sequence: 3,
+    sessionId: "ses_1",
+    turnId: "turn_1",
+    createdAt: "2026-11-22T01:00:02Z",
+    modelVisible: true,
+    kind: "user_message",
+    payload: { text: "改短一点 🌸", wasQueued: false },
+  },
+];
+
+/** Enough of a submit result for a transport to pass through untouched. */
+const submitted = { queued: false, session: { lastSequence: 3 } };
 
 interface Seen {
   url: string;
@@ -176,17 +230,18 @@ describe("HTTP transport: streams", () => {
     "event: progress\ndata: {\"step\":\"multi\",\ndata: \"n\":3}\n\n" +
     'event: result\ndata: {"id":"p1","title":"春季上新 🌸"}\n\n';
   const bytes = new TextEncoder().encode(text);
+  // The transport hands on each progress event as the StreamEvent the Tauri channel carries.
   const expectedProgress = [
     { step: "编译", n: 1 },
     { step: "检查", n: 2 },
     { step: "multi", n: 3 },
-  ];
+  ].map((data) => ({ type: "progress", data }));
 
   async function runWithChunks(chunks: Uint8Array[]) {
     const f = fakeFetch(() => sse(chunks));
     const transport = createHttpTransport({ token: "t", fetch: f.fn });
-    const progress: unknown[] = [];
-    const result = await transport.stream("project.create", { title: "x" }, (d) => progress.push(d));
+    const progress: StreamEvent[] = [];
+    const result = await transport.stream("project.create", { title: "x" }, (e) => progress.push(e));
     return { result, progress, seen: f.seen };
   }
 
@@ -228,9 +283,9 @@ describe("HTTP transport: streams", () => {
   it("rejects with the ApiError of an error event", async () => {
     const body = 'event: progress\ndata: {"n":1}\n\nevent: error\ndata: {"code":"STORE_LOCKED","message":"locked","hints":[{"id":"store.close_other","message":"Close the other window."}]}\n\n';
     const f = fakeFetch(() => sse([new TextEncoder().encode(body)]));
-    const progress: unknown[] = [];
-    const err = await rejection(createHttpTransport({ token: "t", fetch: f.fn }).stream("m", {}, (d) => progress.push(d)));
-    expect(progress).toEqual([{ n: 1 }]);
+    const progress: StreamEvent[] = [];
+    const err = await rejection(createHttpTransport({ token: "t", fetch: f.fn }).stream("m", {}, (e) => progress.push(e)));
+    expect(progress).toEqual([{ type: "progress", data: { n: 1 } }]);
     expect(err).toEqual({
       code: "STORE_LOCKED",
       message: "locked",
@@ -263,6 +318,22 @@ describe("HTTP transport: streams", () => {
       return sse([new TextEncoder().encode("event: result\ndata: 1\n\n")]);
     });
     await expect(createHttpTransport({ token: "t", fetch: f.fn }).stream("m", {}, () => undefined, { signal: ac.signal })).resolves.toBe(1);
+  });
+
+  it("hands a session's harness events to the caller, whichever way the bytes are chunked", async () => {
+    const body =
+      harnessEvents.map((e) => `event: harness\ndata: ${JSON.stringify(e)}\n\n`).join("") +
+      `event: result\ndata: ${JSON.stringify(submitted)}\n\n`;
+    const bytes = new TextEncoder().encode(body);
+    for (const cut of [bytes.length, 1, 17, Math.floor(bytes.length / 2), bytes.length - 3]) {
+      const f = fakeFetch(() => sse([bytes.slice(0, cut), bytes.slice(cut)]));
+      const client = new ApiClient(createHttpTransport({ token: "t", fetch: f.fn }));
+      const seen: HarnessEvent[] = [];
+      const res = await client.stream("session.submit", { sessionId: "ses_1", text: "改短一点" }, (e) => seen.push(e));
+      expect(f.seen[0].url).toBe("/api/stream/session.submit");
+      expect(res, `cut ${cut}`).toEqual(submitted);
+      expect(seen, `cut ${cut}`).toEqual(harnessEvents);
+    }
   });
 });
 
@@ -351,16 +422,31 @@ describe("Tauri transport", () => {
         ch.onmessage({ type: "progress", data: { n: 1 } });
         ch.onmessage({ type: "other", data: "ignored" });
         ch.onmessage({ type: "progress", data: { n: 2 } });
-        return project;
+        return exported;
       },
       makeChannel: () => channel,
     });
     const progress: unknown[] = [];
-    const res = await new ApiClient(t).stream("project.create", { title: "x" }, (d) => progress.push(d));
-    expect(res).toEqual(project);
+    const res = await new ApiClient(t).stream("export.run", { path: "/tmp/out" }, (d) => progress.push(d));
+    expect(res).toEqual(exported);
     expect(progress).toEqual([{ n: 1 }, { n: 2 }]);
-    expect(args?.method).toBe("project.create");
-    expect(args?.params).toEqual({ title: "x" });
+    expect(args?.method).toBe("export.run");
+    expect(args?.params).toEqual({ path: "/tmp/out" });
     expect(args?.onEvent).toBe(channel);
+  });
+
+  it("hands a session's harness events to the caller, in order", async () => {
+    const t = createTauriTransport({
+      invoke: async (_cmd, a) => {
+        const ch = a?.onEvent as { onmessage: (m: unknown) => void };
+        for (const event of harnessEvents) ch.onmessage({ type: "harness", data: event });
+        return submitted;
+      },
+      makeChannel: () => ({ onmessage: () => undefined }),
+    });
+    const seen: HarnessEvent[] = [];
+    const res = await new ApiClient(t).stream("session.submit", { sessionId: "ses_1", text: "改短一点" }, (e) => seen.push(e));
+    expect(res).toEqual(submitted);
+    expect(seen).toEqual(harnessEvents);
   });
 });

@@ -1,13 +1,26 @@
 // A typed in-memory transport for tests. Each method is handled by a function with the
-// method's own parameter and result types; unhandled methods reject with NOT_FOUND.
+// method's own parameter and result types; unhandled methods reject with NOT_FOUND. A
+// streaming method's handler sends its declared events through `emit`, which wraps each
+// in the StreamEvent the real transports carry.
 
-import type { ClientError, MethodName, ParamsOf, ProgressOf, ResultOf, StreamOptions, Transport } from "./client";
+import type {
+  ClientError,
+  EventOf,
+  MethodName,
+  ParamsOf,
+  ResultOf,
+  StreamEvent,
+  StreamingMethod,
+  StreamOptions,
+  Transport,
+} from "./client";
+import { STREAM_EVENT_TYPES } from "./generated";
+
+/** What a handler may send: the method's event payload, or nothing for a plain method. */
+type EmitOf<M extends MethodName> = M extends StreamingMethod ? EventOf<M> : never;
 
 export type Handlers = {
-  [M in MethodName]?: (
-    params: ParamsOf<M>,
-    onProgress: (data: ProgressOf<M>) => void,
-  ) => ResultOf<M> | Promise<ResultOf<M>>;
+  [M in MethodName]?: (params: ParamsOf<M>, emit: (event: EmitOf<M>) => void) => ResultOf<M> | Promise<ResultOf<M>>;
 };
 
 export interface RecordedCall {
@@ -37,13 +50,17 @@ export class FakeTransport implements Transport {
   async stream(
     method: string,
     params: unknown,
-    onProgress: (data: unknown) => void,
+    onEvent: (event: StreamEvent) => void,
     _options?: StreamOptions,
   ): Promise<unknown> {
-    return this.run(method, params, onProgress);
+    const type = (STREAM_EVENT_TYPES as Record<string, StreamEvent["type"] | undefined>)[method];
+    return this.run(method, params, (data) => {
+      if (type === undefined) throw new Error(`${method} declares no stream events`);
+      onEvent({ type, data } as StreamEvent);
+    });
   }
 
-  private async run(method: string, params: unknown, onProgress: (data: unknown) => void): Promise<unknown> {
+  private async run(method: string, params: unknown, emit: (data: unknown) => void): Promise<unknown> {
     this.calls.push({ method: method as MethodName, params });
     const handler = (this.handlers as Record<string, ((p: unknown, cb: (d: unknown) => void) => unknown) | undefined>)[
       method
@@ -52,7 +69,7 @@ export class FakeTransport implements Transport {
       const err: ClientError = { code: "NOT_FOUND", message: `No fake handler for ${method}`, hints: [] };
       throw err;
     }
-    return await handler(params, onProgress);
+    return await handler(params, emit);
   }
 }
 

@@ -968,3 +968,31 @@ export type ApiMethod = keyof ApiMethods;
 export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "permissionRules.get", "permissionRules.set", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+
+/** The `StreamEvent` each streaming method sends (its `type` and its `data`). */
+export interface StreamingEvents {
+  "export.run": { "type": "progress", "data": ProgressEvent };
+  "import.run": { "type": "progress", "data": ProgressEvent };
+  "import.markdown": { "type": "progress", "data": ProgressEvent };
+  "backup.create": { "type": "progress", "data": ProgressEvent };
+  "backup.auto": { "type": "progress", "data": ProgressEvent };
+  "backup.restore": { "type": "progress", "data": ProgressEvent };
+  "session.submit": { "type": "harness", "data": Event };
+  "session.resolveApproval": { "type": "harness", "data": Event };
+  "session.answerQuestion": { "type": "harness", "data": Event };
+}
+
+export type StreamingMethod = keyof StreamingEvents;
+
+/** The `StreamEvent` type of each streaming method, for checks at run time. */
+export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEvents[M]["type"] } = {
+  "export.run": "progress",
+  "import.run": "progress",
+  "import.markdown": "progress",
+  "backup.create": "progress",
+  "backup.auto": "progress",
+  "backup.restore": "progress",
+  "session.submit": "harness",
+  "session.resolveApproval": "harness",
+  "session.answerQuestion": "harness",
+};

@@ -34,10 +34,18 @@ export function DiffOverlay({
     void client.call("version.list", { projectId }).then((r) => setVersions(r.versions), () => undefined);
   }, [client, projectId]);
 
-  useEffect(() => {
-    let live = true;
+  // A new pair of versions starts blank (set while rendering, so the old diff never shows
+  // under the new title).
+  const pair = `${projectId} ${from} ${to}`;
+  const [shownPair, setShownPair] = useState(pair);
+  if (shownPair !== pair) {
+    setShownPair(pair);
     setResult(null);
     setError(null);
+  }
+
+  useEffect(() => {
+    let live = true;
     (async () => {
       try {
         if (to === null) await beforeLoad().catch(() => undefined);
@@ -130,8 +138,13 @@ export function VersionOverlay({
   const { client, t, lang } = useApp();
   const [v, setV] = useState<Version | null>(null);
   const [error, setError] = useState<ClientError | null>(null);
-  useEffect(() => {
+  const shown = `${projectId} ${number}`;
+  const [shownVersion, setShownVersion] = useState(shown);
+  if (shownVersion !== shown) {
+    setShownVersion(shown);
     setV(null);
+  }
+  useEffect(() => {
     client.call("version.get", { projectId, number }).then(setV, (e) => setError(toClientError(e)));
   }, [client, projectId, number]);
   return (

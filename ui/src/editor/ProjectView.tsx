@@ -1,9 +1,10 @@
 // One open project: title, editor (+ preview), status bar, right panel, overlays.
-import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useMemo, useRef, useState } from "react";
+import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { toClientError } from "../api/client";
 import type { BrandProfile, Comment, Project } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
+import { AiPanel } from "../drafting/AiPanel";
 import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
 import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
@@ -81,9 +82,11 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const countWords = useMemo(() => createWordCounter(), []);
   const reported = useRef({ title: "", at: 0 });
   const previewRef = useRef(preview);
-  previewRef.current = preview;
   const changedRef = useRef(onProjectChanged);
-  changedRef.current = onProjectChanged;
+  useLayoutEffect(() => {
+    previewRef.current = preview;
+    changedRef.current = onProjectChanged;
+  });
 
   // Load the project and its comments.
   useEffect(() => {
@@ -296,8 +299,10 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   // Stable callbacks, so the memoised panels skip re-rendering while the person types.
   const onView = useCallback((n: number) => setOverlay({ kind: "view", n }), []);
   const onDiff = useCallback((from: number, to: number | null) => setOverlay({ kind: "diff", from, to }), []);
-  const onImages = useCallback((f: File[], pos: number) => void onImageFilesRef.current(f, pos), []);
 
+  // Anchors are placed in the editor's live text when the comments change (reading the
+  // editor during render, on purpose); edits in between are mapped by the editor itself.
+  // eslint-disable-next-line react-hooks/refs -- see above: the live text is wanted, not a render input
   const anchors = useMemo<AnchorMark[]>(() => {
     const text = editor.current?.getText() ?? project?.source ?? "";
     const out: AnchorMark[] = [];
@@ -307,7 +312,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
       if (r) out.push({ id: c.id, ...r });
     }
     return out;
-    // Recomputed when the comments change; edits in between are mapped by the editor.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- not on each save of the source: see above
   }, [comments, project?.id]);
 
   const onImageFiles = useCallback(
@@ -340,7 +345,11 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   );
 
   const onImageFilesRef = useRef(onImageFiles);
-  onImageFilesRef.current = onImageFiles;
+  useLayoutEffect(() => {
+    onImageFilesRef.current = onImageFiles;
+  });
+  // Stable, like onView and onDiff above, for the memoised editor.
+  const onImages = useCallback((f: File[], pos: number) => void onImageFilesRef.current(f, pos), []);
 
   const setBrand = async (id: string) => {
     try {
@@ -563,14 +572,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             <DraftsPanel projectId={projectId} revision={revision} platforms={project.platforms} onJump={jumpToSpan} />
           </Suspense>
         )}
-        {tab === "ai" && (
-          <div className="panel-body">
-            <div className="empty" data-testid={`soon-${tab}`}>
-              <p className="empty-title">{t(`soon.${tab}.title` as MessageId)}</p>
-              <p className="muted">{t(`soon.${tab}.body` as MessageId)}</p>
-            </div>
-          </div>
-        )}
+        {tab === "ai" && <AiPanel />}
       </aside>
       {saveDialog && <SaveVersionDialog next={head + 1} onSave={(m) => void saveVersion(m)} onClose={() => setSaveDialog(false)} />}
       {restoreAsk !== null && (

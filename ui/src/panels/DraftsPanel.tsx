@@ -102,10 +102,29 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   const [showSaved, setShowSaved] = useState(false);
   const [editFindings, setEditFindings] = useState<Finding[] | null>(null);
 
-  useEffect(() => {
-    let live = true;
+  // Another project, or another set of platforms, starts from its own state (adjusted
+  // while rendering, so nothing of the previous one shows for a frame).
+  const [shownProject, setShownProject] = useState(projectId);
+  if (shownProject !== projectId) {
+    setShownProject(projectId);
     setSaved({});
     setShowSaved(false);
+    setResult(null);
+  }
+  const [shownTargets, setShownTargets] = useState(targetsKey);
+  if (shownTargets !== targetsKey) {
+    setShownTargets(targetsKey);
+    if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
+  }
+  const findingsOf = `${projectId} ${active}`;
+  const [shownFindingsOf, setShownFindingsOf] = useState(findingsOf);
+  if (shownFindingsOf !== findingsOf) {
+    setShownFindingsOf(findingsOf);
+    setEditFindings(null);
+  }
+
+  useEffect(() => {
+    let live = true;
     client
       .call("platformDraft.list", { projectId })
       .then((r) => {
@@ -119,12 +138,6 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
       live = false;
     };
   }, [client, projectId]);
-  useEffect(() => setEditFindings(null), [active, projectId]);
-
-  useEffect(() => {
-    if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
-    // Only when the set of platforms changes, not on every tab click.
-  }, [targetsKey]);
 
   const compile = useCallback(async () => {
     const n = ++seq.current;
@@ -146,7 +159,6 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   const first = useRef(true);
   useEffect(() => {
     first.current = true;
-    setResult(null);
   }, [projectId]);
   useEffect(() => {
     if (first.current) {
@@ -336,22 +348,24 @@ const MEDIA_SRC = /src="media\/([^"/?#]+)"/g;
 /** The HTML with `src="media/NAME"` images swapped for data URLs (for previews only). */
 function useMediaResolved(html: string, projectId: string): string {
   const { client } = useApp();
-  const [out, setOut] = useState(html);
+  // The resolved HTML, with what it was resolved from: a new input shows as it is until
+  // its images are read.
+  const from = `${projectId}\n${html}`;
+  const [resolved, setResolved] = useState<{ from: string; out: string } | null>(null);
   useEffect(() => {
-    setOut(html);
     const names = [...new Set(Array.from(html.matchAll(MEDIA_SRC), (m) => m[1] ?? ""))];
     if (names.length === 0) return;
     let live = true;
     void Promise.all(names.map(async (n) => [n, await mediaUrl(client, projectId, decodeURIComponent(n))] as const)).then((pairs) => {
       if (!live) return;
       const urls = new Map(pairs.filter((p): p is readonly [string, string] => p[1] !== null));
-      if (urls.size) setOut(html.replace(MEDIA_SRC, (m, n: string) => (urls.has(n) ? `src="${urls.get(n)}"` : m)));
+      if (urls.size) setResolved({ from, out: html.replace(MEDIA_SRC, (m, n: string) => (urls.has(n) ? `src="${urls.get(n)}"` : m)) });
     });
     return () => {
       live = false;
     };
-  }, [html, client, projectId]);
-  return out;
+  }, [html, client, projectId, from]);
+  return resolved?.from === from ? resolved.out : html;
 }
 
 function WechatPreview({ draft, html, projectId }: { draft: Draft; html: string; projectId: string }) {

@@ -80,10 +80,14 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
   const [choice, setChoice] = useState<PlatformDraftSaveResult | null>(null);
   const [editing, setEditing] = useState(false);
 
-  useEffect(() => {
+  // Another draft starts without the last one's error or open editor.
+  const draftOf = `${projectId} ${platform}`;
+  const [shownDraftOf, setShownDraftOf] = useState(draftOf);
+  if (shownDraftOf !== draftOf) {
+    setShownDraftOf(draftOf);
     setError(null);
     setEditing(false);
-  }, [platform, projectId]);
+  }
 
   const run = async (f: () => Promise<void>) => {
     setBusy(true);

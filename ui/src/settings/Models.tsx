@@ -1,7 +1,7 @@
 // Settings → AI models: the LLM profiles, their health, keys (write-only), presets,
 // the model picker and "test connection" with its result in place.
 
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useEffectEvent, useRef, useState } from "react";
 import type { ClientError } from "../api/client";
 import { toClientError } from "../api/client";
 import type {
@@ -374,31 +374,42 @@ function ProfileForm({
   const [jsonSchema, setJsonSchema] = useState(initial?.supportsJsonSchema ?? startPreset?.supportsJsonSchema ?? false);
   const [proxyUrl, setProxyUrl] = useState(initial?.proxyUrl ?? "");
   const [caCertPath, setCaCertPath] = useState(initial?.caCertPath ?? "");
+  // Editing: the picker is filled from the server straight away (see the effect below).
   const [models, setModels] = useState<ModelList>(
-    "preset" in start && start.models && start.models.length > 0 ? { state: "ok", models: start.models } : { state: "idle" },
+    initial
+      ? { state: "loading" }
+      : "preset" in start && start.models && start.models.length > 0
+        ? { state: "ok", models: start.models }
+        : { state: "idle" },
   );
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
   const modelsRequest = useRef(0);
 
-  const loadModels = async (url: string) => {
+  // Only the newest request's answer is kept.
+  const fetchModels = (url: string) => {
     const request = ++modelsRequest.current;
-    setModels({ state: "loading" });
-    try {
-      // The saved profile's own endpoint lists with its stored key; a URL being typed, without one.
-      const params = saved && url.trim() === saved.baseUrl ? { profile: saved.id } : { baseUrl: url.trim() };
-      const r = await client.call("llmProfile.models", params);
-      if (request !== modelsRequest.current) return;
-      setModels(r.models.length > 0 ? { state: "ok", models: r.models } : { state: "none" });
-    } catch {
-      if (request === modelsRequest.current) setModels({ state: "none" });
-    }
+    // The saved profile's own endpoint lists with its stored key; a URL being typed, without one.
+    const params = saved && url.trim() === saved.baseUrl ? { profile: saved.id } : { baseUrl: url.trim() };
+    return client.call("llmProfile.models", params).then(
+      (r) => {
+        if (request === modelsRequest.current) setModels(r.models.length > 0 ? { state: "ok", models: r.models } : { state: "none" });
+      },
+      () => {
+        if (request === modelsRequest.current) setModels({ state: "none" });
+      },
+    );
   };
 
-  useEffect(() => {
-    // Editing: fill the picker from the server straight away.
-    if (initial) void loadModels(initial.baseUrl);
-  }, []);
+  const loadModels = (url: string) => {
+    setModels({ state: "loading" });
+    return fetchModels(url);
+  };
+
+  const fillPicker = useEffectEvent(() => {
+    if (initial) void fetchModels(initial.baseUrl);
+  });
+  useEffect(() => fillPicker(), []);
 
   const pickPreset = (id: string) => {
     setPresetId(id);

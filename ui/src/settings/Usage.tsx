@@ -20,23 +20,30 @@ export function Usage() {
   const [error, setError] = useState<ClientError | null>(null);
   const from = windowStart(now(), nDays);
 
-  const load = useCallback(async () => {
-    setError(null);
-    try {
-      const [r, m] = await Promise.all([
+  const fetchReports = useCallback(
+    () =>
+      Promise.all([
         client.call("usage.report", { from: new Date(from).toISOString() }),
         client.call("usage.report", { from: new Date(monthStart(now())).toISOString() }),
-      ]);
-      setReport(r);
-      setMonth(m.totals);
-    } catch (e) {
-      setError(toClientError(e));
-    }
-  }, [client, from, now]);
+      ]).then(
+        ([r, m]) => {
+          setReport(r);
+          setMonth(m.totals);
+          setError(null);
+        },
+        (e) => setError(toClientError(e)),
+      ),
+    [client, from, now],
+  );
+  // A retry or a reload after saving clears the old error at once.
+  const load = () => {
+    setError(null);
+    return fetchReports();
+  };
 
   useEffect(() => {
-    void load();
-  }, [load]);
+    void fetchReports();
+  }, [fetchReports]);
 
   const days = report ? fillDays(report.byDay, from, nDays) : [];
   const today = utcDay(now());
@@ -280,11 +287,13 @@ function QuotaForm({
   const [monthly, setMonthly] = useState("");
   const [error, setError] = useState<ClientError | null>(null);
   const [saving, setSaving] = useState(false);
-  useEffect(() => {
-    if (!quotas) return;
+  // The fields follow the stored limits whenever a report brings them.
+  const [shownQuotas, setShownQuotas] = useState<Quotas | null>(null);
+  if (quotas && quotas !== shownQuotas) {
+    setShownQuotas(quotas);
     setDaily(quotas.dailyTokens?.toString() ?? "");
     setMonthly(quotas.monthlyCost?.toString() ?? "");
-  }, [quotas]);
+  }
   const dailyN = parseOptionalNumber(daily);
   const monthlyN = parseOptionalNumber(monthly);
   const invalid = dailyN === null || monthlyN === null || (dailyN !== undefined && !Number.isInteger(dailyN));

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use ts_rs::{Config, TypeVisitor, TS};
 
-use super::{method_signatures, visit_method_types, ApiError, StreamEvent, METHODS, STREAMING_METHODS};
+use super::{method_signatures, stream_event_signatures, visit_method_types, ApiError, StreamEvent, METHODS, STREAMING_METHODS};
 
 /// Collects the declaration of every named type reachable from the method table.
 struct Declarations<'a> {
@@ -54,10 +54,65 @@ pub fn generated_file() -> String {
     out.push_str("}\n\n");
     out.push_str("export type ApiMethod = keyof ApiMethods;\n\n");
     out.push_str(&format!("export const API_METHODS: readonly ApiMethod[] = [{}];\n\n", quoted(METHODS)));
-    out.push_str(&format!("export const STREAMING_METHODS: readonly ApiMethod[] = [{}];\n", quoted(STREAMING_METHODS)));
+    out.push_str(&format!("export const STREAMING_METHODS: readonly ApiMethod[] = [{}];\n\n", quoted(STREAMING_METHODS)));
+    out.push_str(&stream_event_map(&cfg));
     out
+}
+
+/// The streaming methods with the `StreamEvent` each one sends: an interface for the
+/// types and a constant holding each method's event `type`, so a client can check an
+/// event at run time against what the types promise.
+fn stream_event_map(cfg: &Config) -> String {
+    let signatures = stream_event_signatures(cfg);
+    let mut out = String::new();
+    out.push_str("/** The `StreamEvent` each streaming method sends (its `type` and its `data`). */\nexport interface StreamingEvents {\n");
+    for (name, variant, payload) in &signatures {
+        out.push_str(&format!("  \"{name}\": {};\n", stream_event_member(variant, payload)));
+    }
+    out.push_str("}\n\n");
+    out.push_str("export type StreamingMethod = keyof StreamingEvents;\n\n");
+    out.push_str("/** The `StreamEvent` type of each streaming method, for checks at run time. */\n");
+    out.push_str("export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEvents[M][\"type\"] } = {\n");
+    for (name, variant, _) in &signatures {
+        out.push_str(&format!("  \"{name}\": \"{}\",\n", variant_tag(variant)));
+    }
+    out.push_str("};\n");
+    out
+}
+
+/// One member of the `StreamEvent` union, written the way ts-rs writes it.
+fn stream_event_member(variant: &str, payload: &str) -> String {
+    format!("{{ \"type\": \"{}\", \"data\": {payload} }}", variant_tag(variant))
+}
+
+/// A variant's tag on the wire: `StreamEvent` renames its variants to camelCase.
+fn variant_tag(variant: &str) -> String {
+    let mut chars = variant.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 fn quoted(names: &[&str]) -> String {
     names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry of the method-to-event map is a member of the `StreamEvent` union
+    /// ts-rs declares, so the tag rule above agrees with serde's renaming.
+    #[test]
+    fn each_streaming_method_sends_a_stream_event_member() {
+        let cfg = Config::new().with_large_int("number");
+        let union = <StreamEvent as TS>::decl(&cfg);
+        let signatures = stream_event_signatures(&cfg);
+        assert_eq!(signatures.iter().map(|s| s.0).collect::<Vec<_>>(), STREAMING_METHODS);
+        for (name, variant, payload) in &signatures {
+            let member = stream_event_member(variant, payload);
+            assert!(union.contains(&member), "{name}: `{member}` is not in `{union}`");
+        }
+    }
 }

@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeTransport } from "../api/fake";
-import type { BrandProfile, ExportResult } from "../api/generated";
+import type { BrandProfile, ContentTemplate, ExportResult } from "../api/generated";
 import { makeCtx, WithCtx } from "../test-utils";
 import { Settings, type SettingsProps, type SettingsSection } from "./Settings";
 
@@ -17,6 +17,17 @@ const brand: BrandProfile = {
   linkStrategy: "",
   defaultTags: [],
   industry: "",
+  createdAt: "",
+  updatedAt: "",
+};
+
+const template: ContentTemplate = {
+  id: "tpl_1",
+  name: "新品发布",
+  titleTemplate: "{产品} 上新",
+  sourceTemplate: "# 标题\n",
+  defaultPlatforms: ["wechat", "x"],
+  tags: ["上新"],
   createdAt: "",
   updatedAt: "",
 };
@@ -66,6 +77,74 @@ describe("Settings", () => {
     expect(row.textContent).toContain("Delete “墨石”?");
     fireEvent.click(within(row).getAllByText("Delete").at(-1)!);
     await waitFor(() => expect(transport.callsTo("brandProfile.delete")).toEqual([{ id: "brd_1" }]));
+  });
+
+  it("edits a brand profile, keeping the fields the form does not show", async () => {
+    const stored = { ...brand, linkStrategy: "end", defaultTags: ["品牌"], industry: "茶" };
+    const transport = new FakeTransport().on("brandProfile.update", ({ id, profile }) => ({ ...stored, id, ...profile }));
+    const r = renderSettings(transport, "brands", { brands: [stored] });
+    const row = within(screen.getByTestId("brand-list")).getByText("墨石").closest("li")!;
+    fireEvent.click(within(row).getByText("Edit"));
+    expect((screen.getByTestId("brand-name") as HTMLInputElement).value).toBe("墨石");
+    const form = screen.getByTestId("brand-form");
+    fireEvent.change(within(form).getByDisplayValue("最佳"), { target: { value: "最佳，第一, 顶级" } });
+    fireEvent.click(screen.getByTestId("brand-save"));
+    await waitFor(() => expect(r.changed()).toBe(1));
+    expect(transport.callsTo("brandProfile.update")).toEqual([
+      {
+        id: "brd_1",
+        profile: {
+          name: "墨石",
+          voice: "克制",
+          targetAudience: "",
+          bannedWords: ["最佳", "第一", "顶级"],
+          cta: "",
+          linkStrategy: "end",
+          defaultTags: ["品牌"],
+          industry: "茶",
+        },
+      },
+    ]);
+    expect(r.toasts).toEqual(["Saved"]);
+  });
+
+  it("creates, edits and uses templates", async () => {
+    const used: string[] = [];
+    const transport = new FakeTransport()
+      .on("template.create", (p) => ({ ...template, id: "tpl_2", ...p }) as ContentTemplate)
+      .on("template.update", ({ id, template: input }) => ({ ...template, id, ...input }) as ContentTemplate);
+    const r = renderSettings(transport, "templates", { templates: [template], onNewFromTemplate: (id) => used.push(id) });
+    const row = () => within(screen.getByTestId("template-list")).getByText("新品发布").closest("li")!;
+    expect(row().textContent).toContain("{产品} 上新");
+    fireEvent.click(within(row()).getByText("New project"));
+    expect(used).toEqual(["tpl_1"]);
+
+    fireEvent.click(screen.getByTestId("template-new"));
+    expect(screen.getByTestId("template-save").hasAttribute("disabled")).toBe(true);
+    fireEvent.change(screen.getByTestId("template-name"), { target: { value: " 周报 " } });
+    fireEvent.change(screen.getByTestId("template-title"), { target: { value: "第 {n} 周" } });
+    fireEvent.change(screen.getByTestId("template-source"), { target: { value: "## 本周\n" } });
+    fireEvent.click(screen.getByTestId("template-save"));
+    await waitFor(() => expect(r.changed()).toBe(1));
+    expect(transport.callsTo("template.create")).toEqual([{ name: "周报", titleTemplate: "第 {n} 周", sourceTemplate: "## 本周\n" }]);
+
+    fireEvent.click(within(row()).getByText("Edit"));
+    expect((screen.getByTestId("template-source") as HTMLTextAreaElement).value).toBe("# 标题\n");
+    fireEvent.change(screen.getByTestId("template-title"), { target: { value: "{产品} 首发" } });
+    fireEvent.click(screen.getByTestId("template-save"));
+    await waitFor(() => expect(r.changed()).toBe(2));
+    expect(transport.callsTo("template.update")).toEqual([
+      {
+        id: "tpl_1",
+        template: {
+          name: "新品发布",
+          titleTemplate: "{产品} 首发",
+          sourceTemplate: "# 标题\n",
+          defaultPlatforms: ["wechat", "x"],
+          tags: ["上新"],
+        },
+      },
+    ]);
   });
 
   it("has AI models and Usage sections", async () => {

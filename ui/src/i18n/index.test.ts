@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { describeError, detectLang, formatTime, translate } from "./i18n";
+import { en, type Messages } from "./en";
+import { describeError, detectLang, formatTime, translate } from "./index";
+import { zh } from "./zh";
 
 describe("i18n", () => {
   it("follows the browser language", () => {
@@ -41,5 +43,15 @@ describe("i18n", () => {
     expect(formatTime("en", "2026-11-22T10:00:00Z", now)).toBe("2 hours ago");
     expect(formatTime("en", "2026-11-21T12:00:00Z", now)).toBe("yesterday");
     expect(formatTime("en", "not a date", now)).toBe("not a date");
+  });
+
+  it("types the Chinese table against the English ids", () => {
+    expect(Object.keys(zh).sort()).toEqual(Object.keys(en).sort());
+    // @ts-expect-error an id English does not define is a compile error
+    const extra: Messages = { ...zh, "no.such.id": "多余" };
+    const { "app.name": _dropped, ...missing } = zh;
+    // @ts-expect-error so is a table that lacks an id
+    const incomplete: Messages = missing;
+    expect(Object.keys(extra).length - Object.keys(incomplete).length).toBe(2);
   });
 });

@@ -1,0 +1,54 @@
+// Tauri transport (desktop app): `invoke('api_call' | 'api_stream', ...)`, stream
+// events arriving on a channel as `StreamEvent` values.
+
+import { Channel, invoke as tauriInvoke, isTauri } from "@tauri-apps/api/core";
+import { toClientError } from "./errors";
+import type { StreamEvent } from "./generated";
+import { type Transport, withAbort } from "./transport";
+
+export { isTauri };
+
+type InvokeFn = (cmd: string, args?: Record<string, unknown>) => Promise<unknown>;
+interface ChannelLike {
+  onmessage: (message: unknown) => void;
+}
+
+export interface TauriDeps {
+  invoke: InvokeFn;
+  makeChannel: () => ChannelLike;
+}
+
+const realTauriDeps: TauriDeps = {
+  invoke: (cmd, args) => tauriInvoke(cmd, args),
+  makeChannel: () => new Channel<unknown>() as unknown as ChannelLike,
+};
+
+/** A channel message is a serialized `StreamEvent`: `{ type, data }`. */
+function isStreamEvent(message: unknown): message is StreamEvent {
+  return typeof message === "object" && message !== null && typeof (message as { type?: unknown }).type === "string";
+}
+
+export function createTauriTransport(deps: TauriDeps = realTauriDeps): Transport {
+  return {
+    kind: "tauri",
+    async call(method, params) {
+      try {
+        return await deps.invoke("api_call", { method, params });
+      } catch (e) {
+        throw toClientError(e);
+      }
+    },
+    async stream(method, params, onEvent, options) {
+      const channel = deps.makeChannel();
+      channel.onmessage = (message) => {
+        if (isStreamEvent(message)) onEvent(message);
+      };
+      const pending = deps.invoke("api_stream", { method, params, onEvent: channel });
+      try {
+        return await withAbort(pending, options?.signal);
+      } catch (e) {
+        throw toClientError(e);
+      }
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// A small message table keyed by id, in Simplified Chinese (./zh.ts) and English
+// (./en.ts, which defines the ids). Error codes map to `error.<CODE>`, hint ids to
+// `hint.<id>`; unknown ones fall back to the English text the backend sent.
+
+import type { ClientError } from "../api/client";
+import { en, type MessageId } from "./en";
+import { zh } from "./zh";
+
+export type { MessageId, Messages } from "./en";
+
+export type Lang = "en" | "zh";
+
+const tables: Record<Lang, Record<string, string>> = { en, zh };
+
+export function detectLang(language: string | undefined | null): Lang {
+  return (language ?? "").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+export function has(lang: Lang, id: string): boolean {
+  return Object.prototype.hasOwnProperty.call(tables[lang], id);
+}
+
+export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
+  const template = tables[lang][id] ?? en[id] ?? id;
+  return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+}
+
+export interface DescribedError {
+  title: string;
+  /** Extra lines: the backend's specific message (English UI only) and the hints. */
+  details: string[];
+}
+
+/** Turns an error into text in the user's language, from its code and hint ids. */
+export function describeError(lang: Lang, error: ClientError): DescribedError {
+  const codeId = `error.${error.code}`;
+  const known = has(lang, codeId);
+  const title = known ? tables[lang][codeId] : error.message;
+  const details: string[] = [];
+  // The backend's message is English and specific; show it under the headline in English.
+  if (known && lang === "en" && error.message && error.message !== title) details.push(error.message);
+  for (const hint of error.hints) {
+    const hintId = `hint.${hint.id}`;
+    const text = has(lang, hintId) ? tables[lang][hintId] : hint.message;
+    if (text && !details.includes(text)) details.push(text);
+  }
+  return { title, details };
+}
+
+export function modKeyLabel(platform: string | undefined | null): string {
+  return /mac|iphone|ipad/i.test(platform ?? "") ? "⌘" : "Ctrl";
+}
+
+/** "3 minutes ago" for recent times, a date for older ones. */
+export function formatTime(lang: Lang, iso: string, now: number = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const locale = lang === "zh" ? "zh-CN" : "en";
+  const diff = (t - now) / 1000;
+  const abs = Math.abs(diff);
+  if (abs < 45) {
+    return lang === "zh" ? "刚刚" : "just now";
+  }
+  const rtf = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
+  if (abs < 3600) return rtf.format(Math.round(diff / 60), "minute");
+  if (abs < 86400) return rtf.format(Math.round(diff / 3600), "hour");
+  if (abs < 7 * 86400) return rtf.format(Math.round(diff / 86400), "day");
+  return new Intl.DateTimeFormat(locale, { dateStyle: "medium" }).format(new Date(t));
+}
+
+export function formatFullTime(lang: Lang, iso: string): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  return new Intl.DateTimeFormat(lang === "zh" ? "zh-CN" : "en", { dateStyle: "medium", timeStyle: "short" }).format(
+    new Date(t),
+  );
+}
