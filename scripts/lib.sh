@@ -40,6 +40,8 @@ ensure_apt_packages() {
 
 ensure_toolchains() {
   command -v cargo >/dev/null || die "cargo is missing. Install Rust ${RUST_MIN:-1.90} or newer with rustup (https://rustup.rs), then run this again."
+  cargo fmt --version >/dev/null 2>&1 || die "rustfmt is missing. Add it with \`rustup component add rustfmt\`, then run this again."
+  cargo clippy --version >/dev/null 2>&1 || die "clippy is missing. Add it with \`rustup component add clippy\`, then run this again."
   command -v node >/dev/null || die "node is missing. Install Node.js 20.19 or newer (Vite 8 needs it), then run this again."
   local node_major
   node_major="$(node -p 'process.versions.node.split(".")[0]')"

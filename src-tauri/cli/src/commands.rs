@@ -275,8 +275,11 @@ fn origin_text(origin: &Value) -> String {
     }
 }
 
+/// How a command's result is printed for people (`--json` prints the value itself).
+type Render = Box<dyn Fn(&Value)>;
+
 pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failure> {
-    let (result, render): (Value, Box<dyn Fn(&Value)>) = match command {
+    let (result, render): (Value, Render) = match command {
         Command::Call { method, params, stream } => {
             let params = parse_params(&params)?;
             if stream {

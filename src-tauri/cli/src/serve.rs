@@ -90,17 +90,19 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
     next.run(request).await
 }
 
-fn parse_body(body: &Bytes) -> Result<Value, Response> {
+/// The body as JSON, or the VALIDATION response to send (boxed: a response is large
+/// next to a value).
+fn parse_body(body: &Bytes) -> Result<Value, Box<Response>> {
     if body.is_empty() {
         return Ok(Value::Null);
     }
-    serde_json::from_slice(body).map_err(|e| error_response(&ApiError::validation("", format!("The request body is not JSON: {e}"))))
+    serde_json::from_slice(body).map_err(|e| Box::new(error_response(&ApiError::validation("", format!("The request body is not JSON: {e}")))))
 }
 
 async fn api_call(State(state): State<Arc<AppState>>, Path(method): Path<String>, body: Bytes) -> Response {
     let params = match parse_body(&body) {
         Ok(params) => params,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let engine = Arc::clone(&state.engine);
     let result = tokio::task::spawn_blocking(move || engine.call(&method, params)).await;
@@ -114,7 +116,7 @@ async fn api_call(State(state): State<Arc<AppState>>, Path(method): Path<String>
 async fn api_stream(State(state): State<Arc<AppState>>, Path(method): Path<String>, body: Bytes) -> Response {
     let params = match parse_body(&body) {
         Ok(params) => params,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel::<Event>();
     let engine = Arc::clone(&state.engine);

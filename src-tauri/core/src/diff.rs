@@ -134,11 +134,11 @@ pub fn diff_texts(old: &str, new: &str) -> TextDiffResult {
                         deleted.push((old_r.start + pair_idx, old_segments));
                         inserted.push((new_r.start + pair_idx, new_segments));
                     }
-                    for old_idx in old_r.start + n_pairs..old_r.end {
-                        deleted.push((old_idx, emphasized_whole(old_lines[old_idx])));
+                    for (old_idx, line) in old_lines.iter().enumerate().take(old_r.end).skip(old_r.start + n_pairs) {
+                        deleted.push((old_idx, emphasized_whole(line)));
                     }
-                    for new_idx in new_r.start + n_pairs..new_r.end {
-                        inserted.push((new_idx, emphasized_whole(new_lines[new_idx])));
+                    for (new_idx, line) in new_lines.iter().enumerate().take(new_r.end).skip(new_r.start + n_pairs) {
+                        inserted.push((new_idx, emphasized_whole(line)));
                     }
                     for (old_idx, segments) in deleted {
                         lines.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_idx + 1)), new_line: None, segments });

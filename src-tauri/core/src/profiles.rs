@@ -385,7 +385,7 @@ mod tests {
     fn a_user_override_replaces_the_builtin_and_names_its_version() {
         let dir = tempfile::tempdir().unwrap();
         let mut text = BUILTIN.iter().find(|(f, _)| f.contains("x@draft")).unwrap().1.replace("max = 280", "max = 25000");
-        text.push_str("\n");
+        text.push('\n');
         text = text.replacen("platform = \"x\"", "platform = \"x\"\noverride = 2", 1);
         std::fs::write(dir.path().join("x@draft-v1.toml"), text).unwrap();
         let set = ProfileSet::load(dir.path()).unwrap();

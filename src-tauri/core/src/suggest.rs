@@ -36,7 +36,7 @@ pub fn keywords(text: &str, top_k: usize) -> Vec<Keyword> {
     let mut out: Vec<Keyword> = tfidf
         .extract_keywords(jieba, text, top_k * 2, vec![])
         .into_iter()
-        .filter(|k| k.keyword.chars().any(|c| !c.is_ascii()))
+        .filter(|k| !k.keyword.is_ascii())
         .map(|k| Keyword { keyword: k.keyword, weight: k.weight })
         .collect();
     // English words: frequency over words of 3+ letters that are not stop words,

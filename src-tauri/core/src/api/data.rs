@@ -38,7 +38,7 @@ pub(super) fn export(engine: &Engine, params: ExportParams, on_event: &mut dyn F
     let path = required_text("path", &params.path, 4096)?;
     // Reads only; the write lock keeps the snapshot consistent across trees.
     let _guard = engine.write_lock();
-    let manifest = export::export_to(&engine.store(), Path::new(&path), engine.now(), &mut progress_sink(on_event))?;
+    let manifest = export::export_to(engine.store(), Path::new(&path), engine.now(), &mut progress_sink(on_event))?;
     Ok(ExportResult { path, manifest })
 }
 
@@ -57,7 +57,7 @@ pub struct ImportResult {
 pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportResult, ApiError> {
     let path = required_text("path", &params.path, 4096)?;
     let _guard = engine.write_lock();
-    let counts = export::import_from(&engine.store(), Path::new(&path), &mut progress_sink(on_event))?;
+    let counts = export::import_from(engine.store(), Path::new(&path), &mut progress_sink(on_event))?;
     Ok(ImportResult { counts })
 }
 
@@ -185,7 +185,7 @@ fn write_backup(engine: &Engine, on_event: &mut dyn FnMut(StreamEvent)) -> Resul
     let path = dir.join(&name);
     let manifest = {
         let _guard = engine.write_lock();
-        export::export_to(&engine.store(), &path, now, &mut progress_sink(on_event))?
+        export::export_to(engine.store(), &path, now, &mut progress_sink(on_event))?
     };
     for old in read_backups(engine)?.into_iter().skip(BACKUPS_KEPT) {
         if let Err(error) = std::fs::remove_dir_all(&old.path) {
@@ -225,7 +225,7 @@ pub struct BackupAutoResult {
 /// is written when nothing changed since the newest backup.
 pub(super) fn auto_backup(engine: &Engine, params: BackupAutoParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupAutoResult, ApiError> {
     let newest = read_backups(engine)?.into_iter().next();
-    let marker = export::change_marker(&engine.store())?;
+    let marker = export::change_marker(engine.store())?;
     let needed = match &newest {
         None => !engine.store().is_empty(),
         Some(newest) => {
@@ -268,6 +268,6 @@ pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_ev
     export::read_manifest(Path::new(&restored.path))?;
     let safety_backup = write_backup(engine, on_event)?;
     let _guard = engine.write_lock();
-    let counts = export::replace_from(&engine.store(), Path::new(&restored.path), &mut progress_sink(on_event))?;
+    let counts = export::replace_from(engine.store(), Path::new(&restored.path), &mut progress_sink(on_event))?;
     Ok(BackupRestoreResult { restored, safety_backup, counts })
 }

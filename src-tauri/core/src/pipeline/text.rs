@@ -72,13 +72,11 @@ fn blocks<'a>(node: &'a AstNode<'a>, out: &mut PlainText) {
                 }
             }
             NodeValue::List(list) => {
-                let mut number = list.start.max(1);
-                for item in child.children() {
+                for (number, item) in (list.start.max(1)..).zip(child.children()) {
                     let marker = match list.list_type {
                         ListType::Bullet => "• ".to_owned(),
                         ListType::Ordered => format!("{number}. "),
                     };
-                    number += 1;
                     let mut inner = PlainText::default();
                     blocks(item, &mut inner);
                     out.n_images += inner.n_images;

@@ -112,7 +112,7 @@ fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String) {
             }
             NodeValue::Link(link) => {
                 ctx.n_links += 1;
-                let allowed = url_host(&link.url).is_some_and(|host| ctx.allowed_hosts.iter().any(|h| host == *h));
+                let allowed = url_host(&link.url).is_some_and(|host| ctx.allowed_hosts.contains(&host));
                 if allowed {
                     out.push_str(&format!("<a href=\"{}\" style=\"{}\">", escape_html(&link.url), ctx.style("link")));
                     inline(child, ctx, out);
@@ -237,14 +237,12 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
             }
             NodeValue::List(list) => {
                 out.push_str(&ctx.open("section", "list"));
-                let mut number = list.start.max(1);
-                for item in child.children() {
+                for (number, item) in (list.start.max(1)..).zip(child.children()) {
                     let task = match &item.data.borrow().value {
                         NodeValue::TaskItem(task) => Some(task.symbol),
                         _ => None,
                     };
                     let marker = list_item_marker(list.list_type, number, task);
-                    number += 1;
                     let indent = format!("{} padding-left: {}px;", ctx.profile.style("list_item"), 16 * (depth + 1));
                     let mut first = true;
                     for part in item.children() {

@@ -154,8 +154,7 @@ fn block<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> Option<String> {
         NodeValue::BlockQuote | NodeValue::MultilineBlockQuote(_) | NodeValue::Alert(_) => prefixed(&blocks(node, ctx), "> ", "> "),
         NodeValue::List(list) => {
             let mut out = String::new();
-            let mut number = list.start.max(1);
-            for item in node.children() {
+            for (number, item) in (list.start.max(1)..).zip(node.children()) {
                 let task = match &item.data.borrow().value {
                     NodeValue::TaskItem(task) => Some(if task.symbol.is_some() { "☑ " } else { "☐ " }),
                     _ => None,
@@ -164,7 +163,6 @@ fn block<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> Option<String> {
                     ListType::Bullet => "- ".to_owned(),
                     ListType::Ordered => format!("{number}. "),
                 };
-                number += 1;
                 let mut body = blocks(item, ctx);
                 if let Some(task) = task {
                     body = format!("{task}{body}");
