@@ -1,11 +1,11 @@
 //! Lengths as each platform counts them.
 
 use unicode_normalization::UnicodeNormalization;
-use unicode_segmentation::UnicodeSegmentation;
 
+mod x_emoji;
 mod x_url;
 
-use x_url::may_hold_url;
+use x_url::{may_hold_url, XUrl};
 
 /// X counts every URL as this many.
 pub const X_URL_WEIGHT: usize = 23;
@@ -21,29 +21,6 @@ fn x_weight(c: char) -> usize {
     }
 }
 
-/// Characters that are emoji only when a variation selector or keycap follows them
-/// (text presentation by default): `©` alone weighs 1, `©️` is an emoji.
-fn is_text_default_emoji(c: char) -> bool {
-    matches!(c as u32, 0x23 | 0x2A | 0x30..=0x39 | 0xA9 | 0xAE | 0x203C | 0x2049 | 0x2122 | 0x2139 | 0x2194..=0x2199 | 0x21A9 | 0x21AA | 0x24C2 | 0x25AA | 0x25AB | 0x25B6 | 0x25C0 | 0x25FB..=0x25FE | 0x2934 | 0x2935 | 0x3030 | 0x303D | 0x3297 | 0x3299)
-}
-
-/// True for a grapheme cluster that X counts as one emoji (weight 2): pictographs,
-/// flags, keycaps, and pictographs or text-default emoji joined by ZWJ or carrying a
-/// presentation selector or a skin tone. A selector after any other character (`中️`)
-/// is no emoji: twitter-text weighs the two characters apart.
-fn is_emoji_cluster(cluster: &str) -> bool {
-    let mut chars = cluster.chars();
-    let Some(first) = chars.next() else { return false };
-    let cp = first as u32;
-    let pictographic = (0x1F000..=0x1FAFF).contains(&cp)
-        || (0x2600..=0x27BF).contains(&cp)
-        || (0x2B00..=0x2BFF).contains(&cp)
-        || (0x2300..=0x23FF).contains(&cp)
-        || (0x1F1E6..=0x1F1FF).contains(&cp);
-    let decorated = cluster.chars().any(|c| c == '\u{FE0F}' || c == '\u{200D}' || c == '\u{20E3}' || ('\u{1F3FB}'..='\u{1F3FF}').contains(&c));
-    pictographic || (decorated && is_text_default_emoji(first) && cluster.chars().count() > 1)
-}
-
 /// URLs in `text` as byte ranges (http(s) links and bare domains with a known shape),
 /// as linkify finds them: what WeChat links and where sentences may not split. X
 /// counts its own way, [`x_url_ranges`].
@@ -55,26 +32,6 @@ pub fn url_ranges(text: &str) -> Vec<(usize, usize)> {
     finder.kinds(&[linkify::LinkKind::Url]);
     finder.url_must_have_scheme(false);
     finder.links(text).map(|l| (l.start(), l.end())).collect()
-}
-
-/// True when a character may start or join an emoji cluster, so grapheme segmentation
-/// is needed; plain text (Latin, CJK, punctuation) is weighed per character.
-fn may_cluster(c: char) -> bool {
-    let cp = c as u32;
-    cp >= 0x1F000
-        || (0x2300..=0x23FF).contains(&cp)
-        || (0x2600..=0x27BF).contains(&cp)
-        || (0x2B00..=0x2BFF).contains(&cp)
-        || (0xFE00..=0xFE0F).contains(&cp)
-        || cp == 0x200D
-        || cp == 0x20E3
-}
-
-fn weigh_plain(text: &str) -> usize {
-    if !text.chars().any(may_cluster) {
-        return text.chars().map(x_weight).sum();
-    }
-    text.graphemes(true).map(|g| if is_emoji_cluster(g) { 2 } else { g.chars().map(x_weight).sum() }).sum()
 }
 
 /// True when every character is one that NFC leaves alone and that nothing after it
@@ -93,9 +50,12 @@ fn surely_nfc(text: &str) -> bool {
     })
 }
 
+/// X counts every emoji (a sequence twitter-text recognises, see `x_emoji`) as this many.
+const X_EMOJI_WEIGHT: usize = 2;
+
 /// X's weighted length as twitter-text 3.1 (config v3) computes it: NFC, URLs 23
-/// each (found by X's own rules, see `x_url`), emoji clusters 2, other code points 1
-/// or 2.
+/// each (found by X's own rules, see `x_url`), emoji 2 each (the sequences X
+/// recognises, see `x_emoji`), other code points 1 or 2.
 pub fn x_weighted_length(text: &str) -> usize {
     // Most text is already NFC and has no URL: skip the copy and the link scan then.
     let normalized;
@@ -105,16 +65,45 @@ pub fn x_weighted_length(text: &str) -> usize {
         normalized = text.nfc().collect::<String>();
         normalized.as_str()
     };
-    if !may_hold_url(text) {
-        return weigh_plain(text);
+    let urls = if may_hold_url(text) { x_url::x_urls(text) } else { Vec::new() };
+    if urls.is_empty() && !x_emoji::may_hold_emoji(text) {
+        return text.chars().map(x_weight).sum();
     }
+    weigh_with_entities(text, urls)
+}
+
+/// `parseTweet`'s loop: at each position a URL that starts there counts 23, else an
+/// emoji that starts there counts 2, else the character its weight. URLs and emoji
+/// are found over the whole text first, each independently, so one the count jumps
+/// over (an emoji reaching into a URL, a URL starting inside an emoji) is never seen,
+/// and the rest of it is weighed character by character.
+fn weigh_with_entities(text: &str, urls: Vec<XUrl>) -> usize {
+    let mut urls = urls.into_iter().peekable();
+    let mut emoji = x_emoji::Emoji::new(text);
+    let mut next_emoji = emoji.next();
     let mut total = 0;
-    let mut last = 0;
-    for url in x_url::x_urls(text) {
-        total += weigh_plain(&text[last..url.start]) + X_URL_WEIGHT + url.tail_weight;
-        last = url.end;
+    let mut pos = 0;
+    while pos < text.len() {
+        while urls.next_if(|url| url.start < pos).is_some() {}
+        while next_emoji.is_some_and(|(start, _)| start < pos) {
+            next_emoji = emoji.next();
+        }
+        if let Some(url) = urls.next_if(|url| url.start == pos) {
+            total += X_URL_WEIGHT + url.tail_weight;
+            pos = url.end;
+            continue;
+        }
+        if let Some((_, end)) = next_emoji.filter(|(start, _)| *start == pos) {
+            total += X_EMOJI_WEIGHT;
+            pos = end;
+            next_emoji = emoji.next();
+            continue;
+        }
+        let stop = [urls.peek().map(|url| url.start), next_emoji.map(|(start, _)| start)].into_iter().flatten().fold(text.len(), usize::min);
+        total += text[pos..stop].chars().map(x_weight).sum::<usize>();
+        pos = stop;
     }
-    total + weigh_plain(&text[last..])
+    total
 }
 
 /// The URLs X counts as 23 each in `text`, as byte ranges: twitter-text's extraction,
@@ -203,6 +192,24 @@ mod tests {
     #[test]
     fn x_weighs_text_default_emoji_as_twitter_text() {
         let cases: &[(&str, usize)] = &[("©", 1), ("©\u{FE0F}", 2), ("1\u{20E3}", 2), ("#\u{FE0F}\u{20E3}", 2), ("中\u{FE0F}", 4), ("a\u{20E3}", 3)];
+        for (text, expected) in cases {
+            assert_eq!(x_weighted_length(text), *expected, "{text:?}");
+        }
+    }
+
+    /// Only the sequences twitter-text recognises count as one emoji; the parts of any
+    /// other cluster are weighed apart (figures from twitter-text 3.1.0 `parseTweet`).
+    #[test]
+    fn x_weighs_unrecognised_emoji_sequences_by_their_parts() {
+        let cases: &[(&str, usize)] = &[
+            ("😀🏽", 4),                  // no skin tone on this face: two emoji
+            ("😀\u{200D}😀", 5),           // a join that is no sequence: emoji, ZWJ, emoji
+            ("🇦🇦", 4),                    // no such country: two regional indicators
+            ("🧑\u{200D}💻", 5),           // newer than twemoji-parser 11
+            ("☀\u{FE0E}", 4),              // text presentation: no emoji
+            ("1\u{FE0E}\u{20E3}", 5),      // no keycap with a text selector
+            ("🏴\u{E0067}\u{E007F}", 6),   // a tag sequence of no region
+        ];
         for (text, expected) in cases {
             assert_eq!(x_weighted_length(text), *expected, "{text:?}");
         }

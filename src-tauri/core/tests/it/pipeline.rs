@@ -154,6 +154,25 @@ mod through_the_api {
     use inkstone_test_support::TestEngine;
     use serde_json::json;
 
+    /// Issue 10, defect 2: the tags a compile and `pipeline.suggest` propose for a
+    /// mostly Chinese article come from its Chinese, not from its one English sentence.
+    #[test]
+    fn tags_of_a_chinese_article_with_one_english_sentence_are_chinese() {
+        let t = TestEngine::new();
+        let project = t.ok("project.create", json!({
+            "title": "周末徒步装备清单",
+            "source": "# 周末徒步装备清单\n\n周末去徒步，装备要轻。徒步鞋、背包和雨衣是徒步的基本装备。\n\n路线选择也很重要：新手徒步先走平缓的路线。For example, compare every pair of boots before you buy.\n",
+            "platforms": ["x", "xiaohongshu"],
+        }));
+        let compiled = t.ok("pipeline.compile", json!({"projectId": project["id"]}));
+        let suggested = t.ok("pipeline.suggest", json!({"projectId": project["id"]}));
+        for tags in [&compiled["tags"], &suggested["tags"]] {
+            let tags: Vec<&str> = tags.as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+            assert!(tags.contains(&"徒步"), "{tags:?}");
+            assert!(tags.iter().all(|t| !t.is_ascii()), "{tags:?}");
+        }
+    }
+
     #[test]
     fn compile_check_measure_and_suggest_a_project() {
         let t = TestEngine::new();
