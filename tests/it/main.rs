@@ -8,9 +8,7 @@ use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INV
 use tauri::webview::InvokeRequest;
 
 fn app(data_dir: &std::path::Path) -> tauri::App<tauri::test::MockRuntime> {
-    inkstone_app::app_builder(mock_builder(), inkstone_app::open_engine(Some(data_dir.to_path_buf())))
-        .build(mock_context(noop_assets()))
-        .unwrap()
+    inkstone_app::app_builder(mock_builder(), inkstone_app::open_engine(Some(data_dir.to_path_buf()))).build(mock_context(noop_assets())).unwrap()
 }
 
 fn invoke(webview: &tauri::WebviewWindow<tauri::test::MockRuntime>, cmd: &str, body: Value) -> Result<Value, Value> {

@@ -100,7 +100,9 @@ pub enum ProjectCommand {
         brand: Option<String>,
     },
     /// Show a project with its working copy.
-    Show { project: String },
+    Show {
+        project: String,
+    },
     /// Change the title or replace the working copy.
     Update {
         project: String,
@@ -112,8 +114,12 @@ pub enum ProjectCommand {
         #[arg(long)]
         base_revision: Option<u64>,
     },
-    Archive { project: String },
-    Unarchive { project: String },
+    Archive {
+        project: String,
+    },
+    Unarchive {
+        project: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,8 +157,14 @@ pub enum CommentCommand {
         #[arg(long, requires = "from")]
         to: Option<u32>,
     },
-    Resolve { project: String, comment: String },
-    Reopen { project: String, comment: String },
+    Resolve {
+        project: String,
+        comment: String,
+    },
+    Reopen {
+        project: String,
+        comment: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -172,8 +184,12 @@ pub enum BrandCommand {
         #[arg(long)]
         industry: Option<String>,
     },
-    Show { id: String },
-    Delete { id: String },
+    Show {
+        id: String,
+    },
+    Delete {
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,8 +205,12 @@ pub enum TemplateCommand {
         #[arg(long = "platform")]
         platforms: Vec<String>,
     },
-    Show { id: String },
-    Delete { id: String },
+    Show {
+        id: String,
+    },
+    Delete {
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -404,10 +424,9 @@ fn version(engine: &Engine, command: VersionCommand) -> Result<Rendered, Failure
                 }
             }),
         ),
-        VersionCommand::Create { project, message } => (
-            call(engine, "version.create", json!({"projectId": project, "message": message}))?,
-            Box::new(|v: &Value| println!("Saved as version {}", v["number"])),
-        ),
+        VersionCommand::Create { project, message } => {
+            (call(engine, "version.create", json!({"projectId": project, "message": message}))?, Box::new(|v: &Value| println!("Saved as version {}", v["number"])))
+        }
         VersionCommand::Show { project, number } => {
             (call(engine, "version.get", json!({"projectId": project, "number": number}))?, Box::new(|v: &Value| print!("# {}\n\n{}", s(v, "title"), s(v, "source"))))
         }
@@ -422,11 +441,24 @@ fn version(engine: &Engine, command: VersionCommand) -> Result<Rendered, Failure
                 for hunk in r["diff"]["hunks"].as_array().into_iter().flatten() {
                     println!("@@ -{},{} +{},{} @@", hunk["oldStart"], hunk["oldLen"], hunk["newStart"], hunk["newLen"]);
                     for line in hunk["lines"].as_array().into_iter().flatten() {
-                        let sign = match s(line, "kind") { "delete" => '-', "insert" => '+', _ => ' ' };
-                        let text: String = line["segments"].as_array().into_iter().flatten().map(|seg| {
-                            let t = s(seg, "text");
-                            if seg["emphasized"] == true && sign != ' ' { format!("[{t}]") } else { t.to_owned() }
-                        }).collect();
+                        let sign = match s(line, "kind") {
+                            "delete" => '-',
+                            "insert" => '+',
+                            _ => ' ',
+                        };
+                        let text: String = line["segments"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .map(|seg| {
+                                let t = s(seg, "text");
+                                if seg["emphasized"] == true && sign != ' ' {
+                                    format!("[{t}]")
+                                } else {
+                                    t.to_owned()
+                                }
+                            })
+                            .collect();
                         println!("{sign}{text}");
                     }
                 }
@@ -463,14 +495,12 @@ fn comment(engine: &Engine, command: CommentCommand) -> Result<Rendered, Failure
             };
             (call(engine, "comment.add", json!({"projectId": project, "body": body, "anchor": anchor}))?, Box::new(|c: &Value| println!("Added comment {}", s(c, "id"))))
         }
-        CommentCommand::Resolve { project, comment } => (
-            call(engine, "comment.resolve", json!({"projectId": project, "commentId": comment, "resolved": true}))?,
-            Box::new(|c: &Value| println!("Resolved {}", s(c, "id"))),
-        ),
-        CommentCommand::Reopen { project, comment } => (
-            call(engine, "comment.resolve", json!({"projectId": project, "commentId": comment, "resolved": false}))?,
-            Box::new(|c: &Value| println!("Reopened {}", s(c, "id"))),
-        ),
+        CommentCommand::Resolve { project, comment } => {
+            (call(engine, "comment.resolve", json!({"projectId": project, "commentId": comment, "resolved": true}))?, Box::new(|c: &Value| println!("Resolved {}", s(c, "id"))))
+        }
+        CommentCommand::Reopen { project, comment } => {
+            (call(engine, "comment.resolve", json!({"projectId": project, "commentId": comment, "resolved": false}))?, Box::new(|c: &Value| println!("Reopened {}", s(c, "id"))))
+        }
     })
 }
 
@@ -509,7 +539,9 @@ fn media(engine: &Engine, command: MediaCommand) -> Result<Rendered, Failure> {
     Ok(match command {
         MediaCommand::Add { project, path, alt } => (
             call(engine, "media.add", json!({"projectId": project, "path": path_string(&path), "altText": alt}))?,
-            Box::new(|m: &Value| println!("Added {} ({}×{}, {} bytes); reference it as ![{}](media/{})", s(m, "id"), m["width"], m["height"], m["byteSize"], s(m, "altText"), s(m, "fileName"))),
+            Box::new(|m: &Value| {
+                println!("Added {} ({}×{}, {} bytes); reference it as ![{}](media/{})", s(m, "id"), m["width"], m["height"], m["byteSize"], s(m, "altText"), s(m, "fileName"))
+            }),
         ),
         MediaCommand::List { project } => (
             call(engine, "media.list", json!({"projectId": project}))?,

@@ -151,12 +151,7 @@ fn edited_content(saved: &Value, body: Option<String>, tags: Option<String>) -> 
         }
         "thread" => {
             if let Some(body) = body {
-                let posts: Vec<Value> = body
-                    .split("\n---\n")
-                    .map(str::trim)
-                    .filter(|p| !p.is_empty())
-                    .map(|p| json!({"text": p, "weightedLength": 0}))
-                    .collect();
+                let posts: Vec<Value> = body.split("\n---\n").map(str::trim).filter(|p| !p.is_empty()).map(|p| json!({"text": p, "weightedLength": 0})).collect();
                 content["posts"] = json!(posts);
             }
         }
@@ -239,10 +234,9 @@ pub fn draft(engine: &Engine, command: DraftCommand) -> Result<Rendered, Failure
                 }),
             )
         }
-        DraftCommand::Status { project, platform, status, base_revision } => (
-            call(engine, "platformDraft.setStatus", json!({"projectId": project, "platform": platform, "status": status, "baseRevision": base_revision}))?,
-            Box::new(print_saved),
-        ),
+        DraftCommand::Status { project, platform, status, base_revision } => {
+            (call(engine, "platformDraft.setStatus", json!({"projectId": project, "platform": platform, "status": status, "baseRevision": base_revision}))?, Box::new(print_saved))
+        }
         DraftCommand::Compile { project, platforms } => (
             call(engine, "pipeline.compile", json!({"projectId": project, "platforms": platforms_param(&platforms)}))?,
             Box::new(|r: &Value| {

@@ -102,7 +102,13 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
         ProfileCommand::Add(args) => {
             // Read the key first: a failed read creates nothing.
             let key = if args.api_key_stdin { Some(read_key()?) } else { None };
-            let key_required = if args.no_key { Some(false) } else if key.is_some() { Some(true) } else { None };
+            let key_required = if args.no_key {
+                Some(false)
+            } else if key.is_some() {
+                Some(true)
+            } else {
+                None
+            };
             let params = json!({
                 "name": args.name, "baseUrl": args.base_url, "model": args.model, "timeoutS": args.timeout,
                 "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens,
@@ -137,7 +143,13 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 }
                 for p in &profiles {
                     let default = if p["isDefault"] == true { "*" } else { " " };
-                    let key = p["keyFingerprint"].as_str().map(|f| format!("key {f}")).unwrap_or_else(|| if p["keyRequired"] == true { "no key".to_owned() } else { "no key needed".to_owned() });
+                    let key = p["keyFingerprint"].as_str().map(|f| format!("key {f}")).unwrap_or_else(|| {
+                        if p["keyRequired"] == true {
+                            "no key".to_owned()
+                        } else {
+                            "no key needed".to_owned()
+                        }
+                    });
                     println!("{default} {:<20} {:<8} {:<30} {}  ({key})", s(p, "name"), s(p, "health"), s(p, "model"), s(p, "baseUrl"));
                 }
                 if list["envKeyActive"] == true {
@@ -151,8 +163,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 println!("{}", serde_json::to_string_pretty(&result).unwrap_or_default());
             }
             if result["ok"] != true {
-                let error: ApiError = serde_json::from_value(result["error"].clone())
-                    .unwrap_or_else(|_| ApiError::internal("the test failed without saying why"));
+                let error: ApiError = serde_json::from_value(result["error"].clone()).unwrap_or_else(|_| ApiError::internal("the test failed without saying why"));
                 return Err(error.into());
             }
             if !as_json {

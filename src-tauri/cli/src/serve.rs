@@ -69,22 +69,33 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if !state.allowed_hosts.iter().any(|allowed| allowed == host) {
-        return refuse(StatusCode::FORBIDDEN, ErrorCode::PermissionDenied, "This server only answers requests addressed to 127.0.0.1 or localhost.", ("use_launch_url", "Open the URL that `inkstone-cli serve` printed."));
+        return refuse(
+            StatusCode::FORBIDDEN,
+            ErrorCode::PermissionDenied,
+            "This server only answers requests addressed to 127.0.0.1 or localhost.",
+            ("use_launch_url", "Open the URL that `inkstone-cli serve` printed."),
+        );
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
         if !state.allowed_origins.iter().any(|allowed| allowed == origin) {
-            return refuse(StatusCode::FORBIDDEN, ErrorCode::PermissionDenied, "Requests from other web pages are refused.", ("use_launch_url", "Open the URL that `inkstone-cli serve` printed."));
+            return refuse(
+                StatusCode::FORBIDDEN,
+                ErrorCode::PermissionDenied,
+                "Requests from other web pages are refused.",
+                ("use_launch_url", "Open the URL that `inkstone-cli serve` printed."),
+            );
         }
     }
     if request.uri().path().starts_with("/api/") {
-        let token = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|h| h.to_str().ok())
-            .and_then(|h| h.strip_prefix("Bearer "))
-            .unwrap_or("");
+        let token = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok()).and_then(|h| h.strip_prefix("Bearer ")).unwrap_or("");
         if !same_token(token.as_bytes(), state.token.as_bytes()) {
-            return refuse(StatusCode::UNAUTHORIZED, ErrorCode::PermissionDenied, "Missing or wrong access token.", ("use_launch_url", "Open the URL that `inkstone-cli serve` printed; it carries this launch's token."));
+            return refuse(
+                StatusCode::UNAUTHORIZED,
+                ErrorCode::PermissionDenied,
+                "Missing or wrong access token.",
+                ("use_launch_url", "Open the URL that `inkstone-cli serve` printed; it carries this launch's token."),
+            );
         }
     }
     next.run(request).await
@@ -213,9 +224,7 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
             app = app.fallback_service(ServeDir::new(dir).fallback(ServeFile::new(dir.join("index.html"))));
         }
         None => {
-            app = app.fallback(|| async {
-                (StatusCode::NOT_FOUND, "The UI is not built. Run `npm --prefix ui ci && npm --prefix ui run build`, or pass --ui-dir.")
-            });
+            app = app.fallback(|| async { (StatusCode::NOT_FOUND, "The UI is not built. Run `npm --prefix ui ci && npm --prefix ui run build`, or pass --ui-dir.") });
         }
     }
     let app = app
@@ -229,10 +238,8 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
         }))
         .with_state(Arc::clone(&state));
     let url = format!("http://127.0.0.1:{port}/#token={token}");
-    let mut banner = format!(
-        "Inkstone is running in browser mode. Open this address (it carries this launch's access token):\nINKSTONE_URL={url}\nData folder: {}\n",
-        data_dir.display()
-    );
+    let mut banner =
+        format!("Inkstone is running in browser mode. Open this address (it carries this launch's access token):\nINKSTONE_URL={url}\nData folder: {}\n", data_dir.display());
     if ui_dir.is_none() {
         banner.push_str("Note: the UI is not built; only the API is served.\n");
     }
@@ -245,10 +252,7 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
         let _ = stdout.write_all(banner.as_bytes());
         let _ = stdout.flush();
     }
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .context("serving")?;
+    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving")?;
     // Dropping the engine syncs pending autosaves.
     drop(state);
     Ok(())

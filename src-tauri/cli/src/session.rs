@@ -147,7 +147,12 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
             } else {
                 println!("{}  {}  mode {}  status {}", s(&view["session"], "id"), s(&view["session"], "title"), s(&view, "mode"), s(&view, "status"));
                 if let Some(pending) = view["pendingApproval"].as_object() {
-                    println!("waiting for approval {}: {} ({})", pending["requestId"].as_str().unwrap_or(""), pending["tool"].as_str().unwrap_or(""), pending["reason"].as_str().unwrap_or(""));
+                    println!(
+                        "waiting for approval {}: {} ({})",
+                        pending["requestId"].as_str().unwrap_or(""),
+                        pending["tool"].as_str().unwrap_or(""),
+                        pending["reason"].as_str().unwrap_or("")
+                    );
                 }
                 if let Some(pending) = view["pendingQuestion"].as_object() {
                     println!("waiting for an answer to {}: {}", pending["questionId"].as_str().unwrap_or(""), pending["question"].as_str().unwrap_or(""));

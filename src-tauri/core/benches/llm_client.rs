@@ -23,11 +23,15 @@ async fn run_ours(client: &LlmClient, request: &ChatRequest, expected: usize) ->
     let started = Instant::now();
     let mut first = None;
     let reply = client
-        .chat(request, &mut |event| {
-            if first.is_none() && matches!(event, ChatEvent::TextDelta(_)) {
-                first = Some(started.elapsed());
-            }
-        }, &Cancel::new())
+        .chat(
+            request,
+            &mut |event| {
+                if first.is_none() && matches!(event, ChatEvent::TextDelta(_)) {
+                    first = Some(started.elapsed());
+                }
+            },
+            &Cancel::new(),
+        )
         .await
         .unwrap();
     let total = started.elapsed();

@@ -26,11 +26,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use crate::error::{bounded_text, required_text};
+pub use crate::error::{ApiError, ErrorCode, Hint};
 pub use comments::*;
 pub use data::*;
 pub use drafts::*;
-pub use crate::error::{ApiError, ErrorCode, Hint};
-use crate::error::{bounded_text, required_text};
 pub use library::*;
 pub use llm::*;
 pub use media::*;
@@ -108,8 +108,7 @@ fn to_json<R: Serialize>(result: R) -> Result<Value, ApiError> {
 fn unknown_method(method: &str) -> ApiError {
     let mut close: Vec<&str> = METHODS.iter().copied().filter(|m| m.split('.').next() == method.split('.').next()).collect();
     close.truncate(6);
-    let mut error = ApiError::new(ErrorCode::NotFound, format!("There is no API method `{method}`."))
-        .details(serde_json::json!({ "resource": "method", "id": method }));
+    let mut error = ApiError::new(ErrorCode::NotFound, format!("There is no API method `{method}`.")).details(serde_json::json!({ "resource": "method", "id": method }));
     error = if close.is_empty() {
         error.hint("list_methods", "Run `inkstone-cli methods` to list every method.")
     } else {

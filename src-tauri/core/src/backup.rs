@@ -36,11 +36,11 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use crate::error::{ApiError, ErrorCode};
-use crate::store::{keys, media_dir, write_file_durably, Batch, Durability, Record, Store, StoreError, SCHEMA_VERSION};
-use crate::llm::profile::LlmProfile;
-use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
 use crate::harness::log::{ApprovalRecord, ContextSnapshot, Session, StoredResult, ToolExecution};
 use crate::harness::{Event, StoredRules};
+use crate::llm::profile::LlmProfile;
+use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
+use crate::store::{keys, media_dir, write_file_durably, Batch, Durability, Record, Store, StoreError, SCHEMA_VERSION};
 use crate::usage::{Quotas, UsageRecord};
 
 /// The format name every manifest carries.
@@ -162,7 +162,11 @@ fn import_section<R: Record>(src: &Path, layout: Layout, batch: &mut Batch) -> R
         Layout::Lines { file, .. } => read_jsonl(&src.join(file))?,
         Layout::Single { file, .. } => {
             let path = src.join(file);
-            if path.exists() { vec![read_json::<R>(&path)?] } else { Vec::new() }
+            if path.exists() {
+                vec![read_json::<R>(&path)?]
+            } else {
+                Vec::new()
+            }
         }
     };
     for record in &records {
@@ -504,10 +508,7 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         }
     }
     if counts != manifest.counts {
-        return Err(ExportError::Format {
-            path: src.join("manifest.json"),
-            message: format!("the manifest counts {:?} but the folder holds {:?}", manifest.counts, counts),
-        });
+        return Err(ExportError::Format { path: src.join("manifest.json"), message: format!("the manifest counts {:?} but the folder holds {:?}", manifest.counts, counts) });
     }
     store.apply(batch, Durability::Durable)?;
     Ok(counts)
@@ -519,10 +520,8 @@ impl From<ExportError> for ApiError {
             ExportError::Io { path, source } => ApiError::new(ErrorCode::Io, format!("{}: {source}", path.display()))
                 .hint("check_path", "Check that the folder exists, is readable, and the disk is not full.")
                 .details(serde_json::json!({ "path": path })),
-            ExportError::Format { path, message } => {
-                ApiError::validation("path", format!("{} is not a valid Inkstone export: {message}", path.display()))
-                    .hint("choose_export_folder", "Choose a folder written by Inkstone's export or backup (it holds manifest.json).")
-            }
+            ExportError::Format { path, message } => ApiError::validation("path", format!("{} is not a valid Inkstone export: {message}", path.display()))
+                .hint("choose_export_folder", "Choose a folder written by Inkstone's export or backup (it holds manifest.json)."),
             ExportError::DestinationExists(path) => ApiError::validation("path", format!("{} already exists.", path.display()))
                 .hint("choose_new_folder", "Choose a folder name that does not exist yet; Inkstone creates it."),
             ExportError::NotEmpty => ApiError::new(ErrorCode::Conflict, "This data folder already holds projects; an export is imported only into an empty data folder.")

@@ -64,8 +64,6 @@ impl Record for ContextSnapshot {
     }
 }
 
-
-
 /// The product rules every session starts with.
 pub const PRODUCT_RULES: &str = "You are Inkstone's drafting assistant. You help one writer with one project. \
 Read with the tools before you claim anything about the project. Never invent facts, quotes or numbers. \
@@ -136,10 +134,7 @@ fn working_set(input: &ContextInput<'_>, excerpt: bool, with_comments: bool) -> 
     let chars = p.source.chars().count();
     if excerpt && chars > SOURCE_EXCERPT_CHARS {
         let head: String = p.source.chars().take(SOURCE_EXCERPT_CHARS).collect();
-        out.push_str(&format!(
-            "source (first {SOURCE_EXCERPT_CHARS} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n",
-            p.revision
-        ));
+        out.push_str(&format!("source (first {SOURCE_EXCERPT_CHARS} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n", p.revision));
     } else {
         out.push_str(&format!("source ({chars} characters):\n{}\n", p.source));
     }

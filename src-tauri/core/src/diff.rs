@@ -129,8 +129,7 @@ pub fn diff_texts(old: &str, new: &str) -> TextDiffResult {
                     let mut deleted = Vec::new();
                     let mut inserted = Vec::new();
                     for pair_idx in 0..n_pairs {
-                        let (old_segments, new_segments) =
-                            inline_segments(old_lines[old_r.start + pair_idx], new_lines[new_r.start + pair_idx]);
+                        let (old_segments, new_segments) = inline_segments(old_lines[old_r.start + pair_idx], new_lines[new_r.start + pair_idx]);
                         deleted.push((old_r.start + pair_idx, old_segments));
                         inserted.push((new_r.start + pair_idx, new_segments));
                     }
@@ -213,11 +212,7 @@ mod tests {
 
     #[test]
     fn mixed_text_and_pure_insertions() {
-        check(
-            "第一段\n第二段\n",
-            "第一段\nInkstone 让写作更专注\n第二段\n",
-            "@@ -1,2 +1,3 @@\n 第一段\n+[Inkstone 让写作更专注]\n 第二段\n",
-        );
+        check("第一段\n第二段\n", "第一段\nInkstone 让写作更专注\n第二段\n", "@@ -1,2 +1,3 @@\n 第一段\n+[Inkstone 让写作更专注]\n 第二段\n");
     }
 
     #[test]

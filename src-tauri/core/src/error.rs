@@ -9,7 +9,6 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-
 /// Stable error codes. The UI branches on these, never on message text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -105,8 +104,7 @@ impl ApiError {
     }
 
     pub fn not_found(what: &str, id: impl std::fmt::Display) -> Self {
-        ApiError::new(ErrorCode::NotFound, format!("{what} {id} does not exist"))
-            .details(serde_json::json!({ "resource": what, "id": id.to_string() }))
+        ApiError::new(ErrorCode::NotFound, format!("{what} {id} does not exist")).details(serde_json::json!({ "resource": what, "id": id.to_string() }))
     }
 
     /// A bad value in the request; `field` is a JSON path such as `title` or `anchor.to`.
@@ -115,8 +113,7 @@ impl ApiError {
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        ApiError::new(ErrorCode::Internal, message)
-            .hint("report_bug", "This is a bug in Inkstone. Your data is unchanged; please report what you did.")
+        ApiError::new(ErrorCode::Internal, message).hint("report_bug", "This is a bug in Inkstone. Your data is unchanged; please report what you did.")
     }
 }
 

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
-pub use replay::{replay, messages_hash, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
+pub use replay::{messages_hash, replay, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
 pub use tools::{Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
 
@@ -186,7 +186,9 @@ impl<'a> Harness<'a> {
         let _guard = self.write_lock();
         let mut state = live.lock_state();
         let parent_event_id = meta.parent_event_id.or_else(|| match &body {
-            EventBody::ToolDecision { .. } | EventBody::ToolResult { .. } | EventBody::ApprovalRequested { .. } | EventBody::QuestionAsked { .. } => state.last_assistant_event_id.clone(),
+            EventBody::ToolDecision { .. } | EventBody::ToolResult { .. } | EventBody::ApprovalRequested { .. } | EventBody::QuestionAsked { .. } => {
+                state.last_assistant_event_id.clone()
+            }
             EventBody::ApprovalResolved { .. } | EventBody::QuestionAnswered { .. } => state.last_block_event_id.clone(),
             _ => None,
         });

@@ -32,11 +32,7 @@ impl Kernel {
     pub fn open(config: EngineConfig) -> Result<Kernel, ApiError> {
         let store = Store::open(
             &config.data_dir,
-            &StoreOptions {
-                holder: config.holder.clone(),
-                cache_capacity_bytes: config.cache_capacity_bytes,
-                group_commit_millis: config.group_commit_millis,
-            },
+            &StoreOptions { holder: config.holder.clone(), cache_capacity_bytes: config.cache_capacity_bytes, group_commit_millis: config.group_commit_millis },
         )?;
         let llm = crate::llm::Runtime::new(config.secrets.clone(), config.env_api_key.clone(), config.llm_retry, config.jitter_seed);
         let kernel = Kernel { store, config, llm };
@@ -50,13 +46,8 @@ impl Kernel {
             return Ok(());
         }
         let _guard = self.write_lock();
-        let workspace = Workspace {
-            id: self.new_id("wsp"),
-            name: "Local".to_owned(),
-            display_name: self.config.default_display_name.clone(),
-            server_url: None,
-            created_at: self.now(),
-        };
+        let workspace =
+            Workspace { id: self.new_id("wsp"), name: "Local".to_owned(), display_name: self.config.default_display_name.clone(), server_url: None, created_at: self.now() };
         let mut batch = Batch::new();
         batch.put(&workspace)?;
         self.store.apply(batch, Durability::Durable)?;

@@ -172,7 +172,10 @@ pub struct Usage {
 pub enum ResponseFormat {
     Text,
     /// `response_format: {type: json_schema}`; only for servers that support it.
-    JsonSchema { name: String, schema: serde_json::Value },
+    JsonSchema {
+        name: String,
+        schema: serde_json::Value,
+    },
 }
 
 /// A chat request, provider-neutral. The model comes from the endpoint.
@@ -256,11 +259,8 @@ fn is_wide(c: char) -> bool {
 
 /// The estimated input tokens of a request (messages and tool schemas).
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
-    let messages: u64 = request
-        .messages
-        .iter()
-        .map(|m| 4 + estimate_tokens(&m.content) + m.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<u64>())
-        .sum();
+    let messages: u64 =
+        request.messages.iter().map(|m| 4 + estimate_tokens(&m.content) + m.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<u64>()).sum();
     let tools: u64 = request.tools.iter().map(|t| estimate_tokens(&t.description) + estimate_tokens(&t.parameters.to_string())).sum();
     messages + tools
 }

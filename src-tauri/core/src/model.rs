@@ -96,8 +96,7 @@ pub enum Platform {
 }
 
 impl Platform {
-    pub const ALL: [Platform; 5] =
-        [Platform::Wechat, Platform::Zhihu, Platform::X, Platform::Douyin, Platform::Xiaohongshu];
+    pub const ALL: [Platform; 5] = [Platform::Wechat, Platform::Zhihu, Platform::X, Platform::Douyin, Platform::Xiaohongshu];
 
     /// The wire name (`wechat`, `x`, ...), also used in store keys and file names.
     pub fn as_str(self) -> &'static str {

@@ -3,19 +3,19 @@
 //! and the findings (limits exceeded, content it could not carry over), and it never
 //! shortens anything without a finding that says so.
 
+mod cards;
 mod markdown;
 pub mod measure;
 mod text;
 mod thread;
 mod wechat;
 mod zhihu;
-mod cards;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-pub use crate::model::{DraftContent, Post};
 use crate::model::{Anchor, Platform};
+pub use crate::model::{DraftContent, Post};
 use crate::profiles::{DraftProfile, Limit, LimitField, Severity, Unit};
 
 /// What a compiler reads.
@@ -286,9 +286,9 @@ pub fn draft_text(title: &str, content: &DraftContent) -> String {
 /// Recomputes what a hand edit cannot be trusted to state (post lengths).
 pub fn normalize_content(content: DraftContent) -> DraftContent {
     match content {
-        DraftContent::Thread { posts } => DraftContent::Thread {
-            posts: posts.into_iter().map(|p| Post { weighted_length: to_u32(measure::x_weighted_length(&p.text)), text: p.text }).collect(),
-        },
+        DraftContent::Thread { posts } => {
+            DraftContent::Thread { posts: posts.into_iter().map(|p| Post { weighted_length: to_u32(measure::x_weighted_length(&p.text)), text: p.text }).collect() }
+        }
         other => other,
     }
 }

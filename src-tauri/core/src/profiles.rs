@@ -376,8 +376,7 @@ mod tests {
     #[test]
     fn conflicting_sources_are_kept_per_route() {
         let set = ProfileSet::builtin().unwrap();
-        let routes: Vec<(Option<&str>, u32)> =
-            set.draft(Platform::Wechat).unwrap().limits_for(LimitField::Title).map(|l| (l.route.as_deref(), l.max)).collect();
+        let routes: Vec<(Option<&str>, u32)> = set.draft(Platform::Wechat).unwrap().limits_for(LimitField::Title).map(|l| (l.route.as_deref(), l.max)).collect();
         assert_eq!(routes, vec![(Some("editor"), 64), (Some("api"), 32)]);
     }
 

@@ -41,17 +41,14 @@ pub fn media(store: &Store, project_id: &str) -> Result<Vec<MediaAsset>, ApiErro
 
 /// The CONFLICT of a write based on a stale working-copy revision.
 pub fn conflict(project: &Project, base_revision: u64) -> ApiError {
-    ApiError::new(
-        ErrorCode::Conflict,
-        format!("Project {} changed elsewhere (revision {} is newer than {base_revision}).", project.id, project.revision),
-    )
-    .hint("reload_and_merge", "Reload the project, compare both versions, and choose what to keep.")
-    .details(serde_json::json!({
-        "projectId": project.id,
-        "baseRevision": base_revision,
-        "currentRevision": project.revision,
-        "current": { "title": project.title, "source": project.source, "revision": project.revision },
-    }))
+    ApiError::new(ErrorCode::Conflict, format!("Project {} changed elsewhere (revision {} is newer than {base_revision}).", project.id, project.revision))
+        .hint("reload_and_merge", "Reload the project, compare both versions, and choose what to keep.")
+        .details(serde_json::json!({
+            "projectId": project.id,
+            "baseRevision": base_revision,
+            "currentRevision": project.revision,
+            "current": { "title": project.title, "source": project.source, "revision": project.revision },
+        }))
 }
 
 /// What a new project starts with, already checked.

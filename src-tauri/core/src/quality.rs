@@ -167,7 +167,8 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
                     .suggest("Add it near the end of the article."),
             ),
             Some(position) if (position as f64) < input.source.len() as f64 * 0.6 => {
-                let mut finding = Finding::new("cta", Severity::Info, None, "The call to action appears early; readers act on it most at the end.").suggest("Move or repeat it near the end.");
+                let mut finding =
+                    Finding::new("cta", Severity::Info, None, "The call to action appears early; readers act on it most at the end.").suggest("Move or repeat it near the end.");
                 finding.span = Some(Anchor { from: utf16(input.source, position), to: utf16(input.source, position + cta.len()) });
                 findings.push(finding);
             }
@@ -177,8 +178,13 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
     findings.extend(personal_data_findings(input.source));
     for platform in input.platforms.iter().filter(|p| matches!(p, Platform::Wechat | Platform::Douyin | Platform::Xiaohongshu)) {
         findings.push(
-            Finding::new("ai_declaration", Severity::Info, Some(*platform), "If AI generated or substantially wrote this content, declare it when publishing (AI content labelling rules in force since 2025-09-01).")
-                .suggest("Tick the platform's AI-content declaration when you publish."),
+            Finding::new(
+                "ai_declaration",
+                Severity::Info,
+                Some(*platform),
+                "If AI generated or substantially wrote this content, declare it when publishing (AI content labelling rules in force since 2025-09-01).",
+            )
+            .suggest("Tick the platform's AI-content declaration when you publish."),
         );
     }
     findings

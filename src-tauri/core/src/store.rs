@@ -24,9 +24,9 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::error::{ApiError, ErrorCode};
 use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, ProjectSummary, Version, Workspace};
 pub use codec::CodecError;
-use crate::error::{ApiError, ErrorCode};
 
 /// The schema this build writes. Bump it together with a step in `migrate`.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -389,10 +389,7 @@ const NEW_STORE_SEGMENT_SIZE: usize = 8 * 1024 * 1024;
 fn segment_size(db_path: &Path) -> usize {
     // sled's conf is text lines followed by a binary checksum.
     let Ok(conf) = std::fs::read(db_path.join("conf")) else { return NEW_STORE_SEGMENT_SIZE };
-    String::from_utf8_lossy(&conf)
-        .lines()
-        .find_map(|line| line.strip_prefix("segment_size: ").and_then(|v| v.trim().parse().ok()))
-        .unwrap_or(NEW_STORE_SEGMENT_SIZE)
+    String::from_utf8_lossy(&conf).lines().find_map(|line| line.strip_prefix("segment_size: ").and_then(|v| v.trim().parse().ok())).unwrap_or(NEW_STORE_SEGMENT_SIZE)
 }
 
 /// What the lock file of a data dir says about its holder.
@@ -434,36 +431,20 @@ impl Store {
         std::fs::create_dir_all(data_dir)?;
         let lock = acquire_lock(data_dir, &options.holder)?;
         let db_path = data_dir.join("db");
-        let sled_config = sled::Config::new()
-            .path(&db_path)
-            .segment_size(segment_size(&db_path))
-            .cache_capacity(options.cache_capacity_bytes)
-            .flush_every_ms(None);
+        let sled_config = sled::Config::new().path(&db_path).segment_size(segment_size(&db_path)).cache_capacity(options.cache_capacity_bytes).flush_every_ms(None);
         // sled 0.34 panics on some damaged files instead of returning an error.
         let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sled_config.open()));
         let db = match opened {
             Ok(Ok(db)) => db,
             Ok(Err(sled::Error::Io(e))) => return Err(StoreError::Io(e)),
             Ok(Err(e)) => return Err(StoreError::Corrupt { path: data_dir.to_path_buf(), detail: e.to_string() }),
-            Err(_) => {
-                return Err(StoreError::Corrupt {
-                    path: data_dir.to_path_buf(),
-                    detail: "the database engine stopped while reading its files".to_owned(),
-                })
-            }
+            Err(_) => return Err(StoreError::Corrupt { path: data_dir.to_path_buf(), detail: "the database engine stopped while reading its files".to_owned() }),
         };
         let mut trees = Vec::with_capacity(Kind::ALL.len());
         for kind in Kind::ALL {
             trees.push(db.open_tree(kind.tree_name())?);
         }
-        let shared = Arc::new(Shared {
-            db,
-            db_path,
-            dirty: AtomicBool::new(false),
-            syncs: AtomicU64::new(0),
-            stop: Mutex::new(false),
-            wake: Condvar::new(),
-        });
+        let shared = Arc::new(Shared { db, db_path, dirty: AtomicBool::new(false), syncs: AtomicU64::new(0), stop: Mutex::new(false), wake: Condvar::new() });
         let flusher = spawn_flusher(Arc::clone(&shared), options.group_commit_millis)?;
         let store = Store { shared, writes: Mutex::new(()), trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
         migrate::run(&store)?;
@@ -487,10 +468,7 @@ impl Store {
     }
 
     fn corrupt(&self, kind: Kind, key: &[u8], error: CodecError) -> StoreError {
-        StoreError::Corrupt {
-            path: self.data_dir.clone(),
-            detail: format!("{} record {:?}: {error}", kind.tree_name(), String::from_utf8_lossy(key)),
-        }
+        StoreError::Corrupt { path: self.data_dir.clone(), detail: format!("{} record {:?}: {error}", kind.tree_name(), String::from_utf8_lossy(key)) }
     }
 
     fn decode<R: Record>(&self, key: &[u8], bytes: &[u8]) -> Result<R, StoreError> {
@@ -599,27 +577,24 @@ impl Store {
             }
         }
         let trees: Vec<&sled::Tree> = kinds.iter().map(|k| self.tree(*k)).collect();
-        let result: sled::transaction::TransactionResult<(), ()> =
-            sled::Transactional::transaction(trees.as_slice(), |views| {
-                for (kind, key, value) in &batch.ops {
-                    let position = kinds.iter().position(|k| k == kind).unwrap_or(0);
-                    let view = &views[position];
-                    match value {
-                        Some(bytes) => {
-                            view.insert(key.as_slice(), bytes.as_slice())?;
-                        }
-                        None => {
-                            view.remove(key.as_slice())?;
-                        }
+        let result: sled::transaction::TransactionResult<(), ()> = sled::Transactional::transaction(trees.as_slice(), |views| {
+            for (kind, key, value) in &batch.ops {
+                let position = kinds.iter().position(|k| k == kind).unwrap_or(0);
+                let view = &views[position];
+                match value {
+                    Some(bytes) => {
+                        view.insert(key.as_slice(), bytes.as_slice())?;
+                    }
+                    None => {
+                        view.remove(key.as_slice())?;
                     }
                 }
-                Ok(())
-            });
+            }
+            Ok(())
+        });
         match result {
             Ok(()) => {}
-            Err(sled::transaction::TransactionError::Abort(())) => {
-                return Err(StoreError::Database("transaction aborted".to_owned()))
-            }
+            Err(sled::transaction::TransactionError::Abort(())) => return Err(StoreError::Database("transaction aborted".to_owned())),
             Err(sled::transaction::TransactionError::Storage(e)) => return Err(e.into()),
         }
         match durability {
@@ -743,25 +718,19 @@ impl Record for SchemaVersion {
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::Locked { path, holder } => ApiError::new(
-                ErrorCode::StoreLocked,
-                format!("The data folder {} is in use by {holder}.", path.display()),
-            )
-            .hint("close_other_instance", "Close the other Inkstone window or command, then try again.")
-            .hint("use_other_data_dir", "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.")
-            .details(serde_json::json!({ "dataDir": path, "holder": holder })),
-            StoreError::Corrupt { path, detail } => ApiError::new(
-                ErrorCode::StoreCorrupt,
-                format!("The store in {} is damaged: {detail}", path.display()),
-            )
-            .hint(
-                "restore_backup",
-                format!(
-                    "Restore the newest backup from {}: move the damaged folder away and run `inkstone-cli --data-dir <new folder> import <backup folder>`.",
-                    path.join("backups").display()
-                ),
-            )
-            .details(serde_json::json!({ "dataDir": path, "backupsDir": path.join("backups") })),
+            StoreError::Locked { path, holder } => ApiError::new(ErrorCode::StoreLocked, format!("The data folder {} is in use by {holder}.", path.display()))
+                .hint("close_other_instance", "Close the other Inkstone window or command, then try again.")
+                .hint("use_other_data_dir", "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.")
+                .details(serde_json::json!({ "dataDir": path, "holder": holder })),
+            StoreError::Corrupt { path, detail } => ApiError::new(ErrorCode::StoreCorrupt, format!("The store in {} is damaged: {detail}", path.display()))
+                .hint(
+                    "restore_backup",
+                    format!(
+                        "Restore the newest backup from {}: move the damaged folder away and run `inkstone-cli --data-dir <new folder> import <backup folder>`.",
+                        path.join("backups").display()
+                    ),
+                )
+                .details(serde_json::json!({ "dataDir": path, "backupsDir": path.join("backups") })),
             StoreError::TooNew { path, found, supported } => ApiError::new(
                 ErrorCode::StoreTooNew,
                 format!("The store in {} was written by a newer Inkstone (schema {found}; this one reads up to {supported}).", path.display()),
@@ -769,8 +738,9 @@ impl From<StoreError> for ApiError {
             .hint("update_app", "Update Inkstone to the newest version."),
             StoreError::Io(e) => ApiError::new(ErrorCode::Io, format!("Reading or writing the data folder failed: {e}"))
                 .hint("check_disk", "Check that the disk is not full and the folder is writable."),
-            StoreError::Database(detail) => ApiError::new(ErrorCode::Internal, format!("The database failed: {detail}"))
-                .hint("retry", "Try again; if it keeps failing, restart Inkstone."),
+            StoreError::Database(detail) => {
+                ApiError::new(ErrorCode::Internal, format!("The database failed: {detail}")).hint("retry", "Try again; if it keeps failing, restart Inkstone.")
+            }
         }
     }
 }

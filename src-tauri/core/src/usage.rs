@@ -248,10 +248,7 @@ mod tests {
 
     #[test]
     fn quotas_count_today_and_this_month() {
-        let records = vec![
-            record("u1", "2026-01-31T23:00:00Z", "drafting", (900, 100), Some(3.0)),
-            record("u2", "2026-02-01T01:00:00Z", "drafting", (300, 100), Some(1.0)),
-        ];
+        let records = vec![record("u1", "2026-01-31T23:00:00Z", "drafting", (900, 100), Some(3.0)), record("u2", "2026-02-01T01:00:00Z", "drafting", (300, 100), Some(1.0))];
         let now = at("2026-02-01T12:00:00Z");
         let quotas = Quotas { daily_tokens: Some(1000), monthly_cost: None };
         assert_eq!(check_quota(&quotas, &records, now, 500), Ok(()));
@@ -265,7 +262,8 @@ mod tests {
     fn reports_group_by_day_profile_and_purpose() {
         let mut failed = record("u3", "2026-02-01T02:00:00Z", "test_connection", (5, 0), None);
         failed.outcome = UsageOutcome::Error { code: ErrorCode::ProviderAuth };
-        let records = vec![record("u1", "2026-01-31T23:00:00Z", "drafting", (900, 100), Some(3.0)), record("u2", "2026-02-01T01:00:00Z", "drafting", (300, 100), Some(1.0)), failed];
+        let records =
+            vec![record("u1", "2026-01-31T23:00:00Z", "drafting", (900, 100), Some(3.0)), record("u2", "2026-02-01T01:00:00Z", "drafting", (300, 100), Some(1.0)), failed];
         let report = report(&records, None, None, Quotas::default());
         assert_eq!(report.by_day.iter().map(|r| (r.key.as_str(), r.totals.calls)).collect::<Vec<_>>(), vec![("2026-01-31", 1), ("2026-02-01", 2)]);
         assert_eq!(report.by_purpose.iter().map(|r| (r.key.as_str(), r.totals.input_tokens)).collect::<Vec<_>>(), vec![("drafting", 1200), ("test_connection", 5)]);

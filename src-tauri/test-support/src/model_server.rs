@@ -48,7 +48,10 @@ pub enum Reply {
 pub enum Usage {
     /// Counted from the request and reply (about four characters a token).
     Counted,
-    Fixed { input: u64, output: u64 },
+    Fixed {
+        input: u64,
+        output: u64,
+    },
     /// No usage at all (older local servers).
     Omitted,
 }
@@ -161,9 +164,11 @@ impl ModelServer {
                     let state = Arc::clone(&thread_state);
                     async move { handle(state, method, uri, headers, body).await }
                 });
-                let _ = axum::serve(listener, app).with_graceful_shutdown(async move {
-                    let _ = stop.await;
-                }).await;
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.await;
+                    })
+                    .await;
             });
         })?;
         Ok(ModelServer { addr, state, shutdown: Some(shutdown), thread: Some(thread) })
@@ -312,7 +317,11 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
     if let Some(key) = required_key {
         let given = authorization.as_deref().and_then(|a| a.strip_prefix("Bearer ")).unwrap_or("");
         if given != key {
-            return json_response(401, &json!({"error": {"message": format!("Incorrect API key provided: {given}"), "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}), &[]);
+            return json_response(
+                401,
+                &json!({"error": {"message": format!("Incorrect API key provided: {given}"), "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}),
+                &[],
+            );
         }
     }
     if path.ends_with("/models") && method == Method::GET {
@@ -510,7 +519,9 @@ fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value
         Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => return None,
     };
     let input = input_tokens(request);
-    Some(json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1_767_225_600, "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}}))
+    Some(
+        json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 1_767_225_600, "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}}),
+    )
 }
 
 fn embeddings_response(reply: &Reply, request: &Value) -> Response {

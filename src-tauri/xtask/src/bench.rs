@@ -9,9 +9,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use inkstone_core::model::VersionOrigin;
 use inkstone_core::project::versions::{self, NewVersion};
 use inkstone_core::project::{self, NewProject};
-use inkstone_core::model::VersionOrigin;
 use inkstone_core::store::{Batch, Durability};
 use inkstone_core::{Engine, EngineConfig};
 use serde_json::json;
@@ -136,12 +136,7 @@ pub fn run(args: &[String]) -> Result<()> {
         engine.store().apply(batch, Durability::Grouped)?;
     }
     engine.store().sync()?;
-    println!(
-        "bench: filled {} records ({:.0} MiB of text) in {:.1} s",
-        n_projects * (n_versions + 1),
-        logical_bytes as f64 / 1_048_576.0,
-        fill_start.elapsed().as_secs_f64()
-    );
+    println!("bench: filled {} records ({:.0} MiB of text) in {:.1} s", n_projects * (n_versions + 1), logical_bytes as f64 / 1_048_576.0, fill_start.elapsed().as_secs_f64());
 
     let pick = |rng: &mut Rng| ids[(rng.next() % ids.len() as u64) as usize].clone();
 
@@ -196,7 +191,12 @@ pub fn run(args: &[String]) -> Result<()> {
     report("version.diff (10,000 chars)", diff, None);
 
     let disk: u64 = walk_size(&dir.path().join("db"));
-    println!("bench: store on disk {:.0} MiB for {:.0} MiB of text ({:.2}×)", disk as f64 / 1_048_576.0, logical_bytes as f64 / 1_048_576.0, disk as f64 / logical_bytes.max(1) as f64);
+    println!(
+        "bench: store on disk {:.0} MiB for {:.0} MiB of text ({:.2}×)",
+        disk as f64 / 1_048_576.0,
+        logical_bytes as f64 / 1_048_576.0,
+        disk as f64 / logical_bytes.max(1) as f64
+    );
     Ok(())
 }
 
@@ -207,7 +207,11 @@ fn walk_size(dir: &std::path::Path) -> u64 {
                 .flatten()
                 .map(|e| {
                     let path = e.path();
-                    if path.is_dir() { walk_size(&path) } else { e.metadata().map(|m| m.len()).unwrap_or(0) }
+                    if path.is_dir() {
+                        walk_size(&path)
+                    } else {
+                        e.metadata().map(|m| m.len()).unwrap_or(0)
+                    }
                 })
                 .sum()
         })

@@ -17,8 +17,12 @@ pub fn write(dest: &Path) -> Result<()> {
         let engine = Engine::open(EngineConfig::for_tests(&data_dir).with_display_name("林小墨"))?;
         let call = |method: &str, params: serde_json::Value| engine.call(method, params).with_context(|| method.to_owned());
         let brand = call("brandProfile.create", json!({"name": "墨石品牌", "voice": "克制、具体", "bannedWords": ["最佳", "第一"], "defaultTags": ["写作"]}))?;
-        let template = call("template.create", json!({"name": "周报", "titleTemplate": "周报 {date}", "sourceTemplate": "## 本周\n\n## 下周\n", "defaultPlatforms": ["wechat", "zhihu"]}))?;
-        let project = call("project.create", json!({"title": "春天的第一篇", "source": "今天天气很好。\n\nThe quick brown fox.\n", "platforms": ["wechat", "x"], "brandProfileId": brand["id"]}))?;
+        let template =
+            call("template.create", json!({"name": "周报", "titleTemplate": "周报 {date}", "sourceTemplate": "## 本周\n\n## 下周\n", "defaultPlatforms": ["wechat", "zhihu"]}))?;
+        let project = call(
+            "project.create",
+            json!({"title": "春天的第一篇", "source": "今天天气很好。\n\nThe quick brown fox.\n", "platforms": ["wechat", "x"], "brandProfileId": brand["id"]}),
+        )?;
         let project_id = project["id"].clone();
         call("version.create", json!({"projectId": project_id, "message": "初稿"}))?;
         call("project.update", json!({"projectId": project_id, "baseRevision": 1, "source": "今天天气不错。\n\nThe slow brown fox.\n"}))?;

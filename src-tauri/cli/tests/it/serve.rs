@@ -17,12 +17,7 @@ impl Server {
     pub fn start(data_dir: &Path) -> Server {
         let ui = tempfile::tempdir().unwrap().keep();
         std::fs::write(ui.join("index.html"), "<!doctype html><title>Inkstone test UI</title>").unwrap();
-        let mut child = crate::cli(data_dir)
-            .args(["serve", "--port", "0", "--ui-dir", ui.to_str().unwrap()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
+        let mut child = crate::cli(data_dir).args(["serve", "--port", "0", "--ui-dir", ui.to_str().unwrap()]).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let mut url = None;

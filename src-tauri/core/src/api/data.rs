@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine, ErrorCode, ProgressEvent, StreamEvent, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
+use crate::backup::{self as export, ExportCounts, Manifest};
 use crate::model::{ActivityKind, ProjectSummary};
 use crate::project::NewProject;
-use crate::backup::{self as export, ExportCounts, Manifest};
 use crate::store::{Batch, Durability};
 
 /// Backups kept; older ones are deleted after a new one is written.
@@ -111,9 +111,8 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
     let mut progress = progress_sink(on_event);
     for (idx, file) in files.iter().enumerate() {
         let bytes = std::fs::read(file).map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", file.display())))?;
-        let text = String::from_utf8(bytes).map_err(|_| {
-            ApiError::validation("path", format!("{} is not UTF-8 text.", file.display())).hint("convert_to_utf8", "Save the file as UTF-8 and import it again.")
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| ApiError::validation("path", format!("{} is not UTF-8 text.", file.display())).hint("convert_to_utf8", "Save the file as UTF-8 and import it again."))?;
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let (title, source) = split_title(&stem, &text);
         let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
@@ -261,9 +260,10 @@ pub struct BackupRestoreResult {
 /// is cleared and the backup imported, in one transaction.
 pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupRestoreResult, ApiError> {
     let backups = read_backups(engine)?;
-    let restored = backups.into_iter().find(|b| b.name == params.name).ok_or_else(|| {
-        ApiError::not_found("backup", &params.name).hint("list_backups", "List backups with `inkstone-cli backup list`.")
-    })?;
+    let restored = backups
+        .into_iter()
+        .find(|b| b.name == params.name)
+        .ok_or_else(|| ApiError::not_found("backup", &params.name).hint("list_backups", "List backups with `inkstone-cli backup list`."))?;
     // Check the backup reads before touching anything.
     export::read_manifest(Path::new(&restored.path))?;
     let safety_backup = write_backup(engine, on_event)?;

@@ -9,13 +9,13 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-pub use crate::project::drafts::DraftSaveOutcome;
-use crate::project::drafts::{self as domain, CompiledDraft};
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Engine};
 use crate::diff::TextDiffResult;
 use crate::model::{DraftStatus, Platform, PlatformDraft};
 use crate::pipeline::{DraftContent, Finding};
+pub use crate::project::drafts::DraftSaveOutcome;
+use crate::project::drafts::{self as domain, CompiledDraft};
 use crate::store::{Batch, Durability};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

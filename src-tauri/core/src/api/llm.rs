@@ -197,8 +197,10 @@ fn validate_price(field: &str, value: Option<f64>) -> Result<Option<f64>, ApiErr
 fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError> {
     profile.name = required_text("name", &input.name, 100)?;
     profile.provider = input.provider.unwrap_or(Provider::OpenaiCompatible);
-    profile.base_url = normalize_base_url(&input.base_url)
-        .map_err(|bad| ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0)).hint("base_url_example", "For example http://127.0.0.1:11434/v1 or https://api.openai.com/v1."))?;
+    profile.base_url = normalize_base_url(&input.base_url).map_err(|bad| {
+        ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0))
+            .hint("base_url_example", "For example http://127.0.0.1:11434/v1 or https://api.openai.com/v1.")
+    })?;
     profile.model = required_text("model", &input.model, 200)?;
     let timeout_s = input.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
     if !(1..=3600).contains(&timeout_s) {

@@ -90,8 +90,9 @@ fn store_bytes(engine: &Engine, project_id: &str, original_name: &str, bytes: &[
         None => {
             let id = engine.new_id("med");
             let file_name = format!("{id}.{extension}");
-            crate::store::write_file_durably(&crate::store::media_dir(&engine.config().data_dir).join(&file_name), bytes)
-                .map_err(|e| ApiError::new(ErrorCode::Io, format!("Could not store the image: {e}")).hint("check_disk", "Check that the disk is not full and the data folder is writable."))?;
+            crate::store::write_file_durably(&crate::store::media_dir(&engine.config().data_dir).join(&file_name), bytes).map_err(|e| {
+                ApiError::new(ErrorCode::Io, format!("Could not store the image: {e}")).hint("check_disk", "Check that the disk is not full and the data folder is writable.")
+            })?;
             MediaAsset {
                 id,
                 original_name,
@@ -116,9 +117,8 @@ fn store_bytes(engine: &Engine, project_id: &str, original_name: &str, bytes: &[
 
 pub(super) fn add(engine: &Engine, params: MediaAddParams) -> Result<MediaAsset, ApiError> {
     let path = Path::new(&params.path);
-    let bytes = std::fs::read(path).map_err(|e| {
-        ApiError::validation("path", format!("Cannot read {}: {e}", path.display())).hint("check_path", "Check the file path and that the file is readable.")
-    })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())).hint("check_path", "Check the file path and that the file is readable."))?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| params.path.clone());
     store_bytes(engine, &params.project_id, &name, &bytes, params.alt_text)
 }
@@ -152,11 +152,6 @@ pub(super) fn read(engine: &Engine, params: IdRef) -> Result<MediaReadResult, Ap
 }
 
 pub(super) fn list(engine: &Engine, params: MediaListParams) -> Result<MediaListResult, ApiError> {
-    let media = engine
-        .store()
-        .scan::<MediaAsset>(b"")?
-        .into_iter()
-        .filter(|m| params.project_id.as_ref().is_none_or(|p| m.project_ids.contains(p)))
-        .collect();
+    let media = engine.store().scan::<MediaAsset>(b"")?.into_iter().filter(|m| params.project_id.as_ref().is_none_or(|p| m.project_ids.contains(p))).collect();
     Ok(MediaListResult { media })
 }

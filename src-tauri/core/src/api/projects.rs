@@ -65,7 +65,11 @@ pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Pro
         (Some(title), _) => required_text("title", title, MAX_TITLE_CHARS)?,
         (None, Some(template)) => {
             let filled = fill_title_template(&template.title_template, now);
-            if filled.trim().is_empty() { template.name.clone() } else { bounded_text("title", filled.trim(), MAX_TITLE_CHARS)? }
+            if filled.trim().is_empty() {
+                template.name.clone()
+            } else {
+                bounded_text("title", filled.trim(), MAX_TITLE_CHARS)?
+            }
         }
         (None, None) => return Err(ApiError::validation("title", "`title` is required.")),
     };

@@ -298,12 +298,9 @@ pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<Ses
     let project = engine.store().get::<Project>(params.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &params.project_id))?;
     let profile: LlmProfile = match &params.profile {
         Some(name) => engine.llm_profile(name)?,
-        None => engine
-            .store()
-            .scan::<LlmProfile>(b"")?
-            .into_iter()
-            .find(|p| p.is_default)
-            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to talk to.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`."))?,
+        None => engine.store().scan::<LlmProfile>(b"")?.into_iter().find(|p| p.is_default).ok_or_else(|| {
+            ApiError::validation("profile", "There is no LLM profile to talk to.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`.")
+        })?,
     };
     let title = match &params.title {
         Some(title) => required_text("title", title, super::MAX_TITLE_CHARS)?,
@@ -311,7 +308,8 @@ pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<Ses
     };
     let limits = limits(params.limits)?;
     let now = engine.now();
-    let session = Session { id: engine.new_id("ses"), project_id: project.id.clone(), title, profile_id: profile.id.clone(), limits, archived: false, created_at: now, updated_at: now };
+    let session =
+        Session { id: engine.new_id("ses"), project_id: project.id.clone(), title, profile_id: profile.id.clone(), limits, archived: false, created_at: now, updated_at: now };
     {
         let _guard = engine.write_lock();
         let mut batch = Batch::new();
@@ -414,7 +412,8 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut 
     if live.state.lock().unwrap_or_else(|p| p.into_inner()).mode == mode {
         return Ok(());
     }
-    let event = engine.harness().append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
+    let event =
+        engine.harness().append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
     on_event(StreamEvent::Harness(Box::new(event)));
     Ok(())
 }

@@ -120,12 +120,5 @@ pub(super) fn diff(engine: &Engine, params: VersionDiffParams) -> Result<Version
         }
         None => (project.title, project.source),
     };
-    Ok(VersionDiffResult {
-        from: params.from,
-        to: params.to,
-        title_changed: old.title != new_title,
-        diff: diff_texts(&old.source, &new_source),
-        old_title: old.title,
-        new_title,
-    })
+    Ok(VersionDiffResult { from: params.from, to: params.to, title_changed: old.title != new_title, diff: diff_texts(&old.source, &new_source), old_title: old.title, new_title })
 }

@@ -91,14 +91,8 @@ pub(super) fn activities(engine: &Engine, params: ActivityListParams) -> Result<
     if let Some(project_id) = &params.project_id {
         bounded_text("projectId", project_id, 100)?;
     }
-    let mut activities: Vec<Activity> = engine
-        .store()
-        .scan::<Activity>(b"")?
-        .into_iter()
-        .rev()
-        .filter(|a| params.project_id.is_none() || a.project_id == params.project_id)
-        .take(limit as usize)
-        .collect();
+    let mut activities: Vec<Activity> =
+        engine.store().scan::<Activity>(b"")?.into_iter().rev().filter(|a| params.project_id.is_none() || a.project_id == params.project_id).take(limit as usize).collect();
     activities.shrink_to_fit();
     Ok(ActivityListResult { activities })
 }

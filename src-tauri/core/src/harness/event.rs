@@ -70,25 +70,46 @@ pub struct LayerEstimate {
 #[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
 pub enum EventBody {
     #[serde(rename_all = "camelCase")]
-    SessionCreated { project_id: String, profile: String, mode: Mode },
+    SessionCreated {
+        project_id: String,
+        profile: String,
+        mode: Mode,
+    },
     /// A user message, delivered to the model.
     #[serde(rename_all = "camelCase")]
-    UserMessage { text: String, was_queued: bool },
+    UserMessage {
+        text: String,
+        was_queued: bool,
+    },
     /// A message submitted while a turn ran; delivered at the next turn boundary.
     #[serde(rename_all = "camelCase")]
-    MessageQueued { text: String },
+    MessageQueued {
+        text: String,
+    },
     TurnStarted {},
     /// The context of the next model call, stored as an immutable snapshot.
     #[serde(rename_all = "camelCase")]
-    ContextAssembled { snapshot_id: String, estimated_tokens: u64, layers: Vec<LayerEstimate> },
+    ContextAssembled {
+        snapshot_id: String,
+        estimated_tokens: u64,
+        layers: Vec<LayerEstimate>,
+    },
     /// A model call is about to be sent with these model-visible messages (their hash
     /// and count; the system context is the snapshot of the envelope).
     #[serde(rename_all = "camelCase")]
-    ModelCallStarted { model_turn: u32, messages_hash: String, message_count: u32 },
+    ModelCallStarted {
+        model_turn: u32,
+        messages_hash: String,
+        message_count: u32,
+    },
     /// A piece of the answer, live only (the log keeps the completed message).
-    AssistantDelta { text: String },
+    AssistantDelta {
+        text: String,
+    },
     /// A piece of the model's reasoning, live only.
-    ReasoningDelta { text: String },
+    ReasoningDelta {
+        text: String,
+    },
     /// A completed (or interrupted) assistant message.
     #[serde(rename_all = "camelCase")]
     AssistantMessage {
@@ -102,7 +123,11 @@ pub enum EventBody {
     /// What the permission engine decided for a tool call (audit; the envelope's
     /// `tool_use_id` names the call).
     #[serde(rename_all = "camelCase")]
-    ToolDecision { tool: String, decision: String, reason: String },
+    ToolDecision {
+        tool: String,
+        decision: String,
+        reason: String,
+    },
     /// A tool result (or failure) as the model sees it: `content` is the exact text
     /// sent; a large result is stored in the result store under `resultRef`.
     #[serde(rename_all = "camelCase")]
@@ -133,13 +158,28 @@ pub enum EventBody {
         reason: String,
     },
     #[serde(rename_all = "camelCase")]
-    ApprovalResolved { request_id: String, approved: bool, decided_by: String, note: String },
+    ApprovalResolved {
+        request_id: String,
+        approved: bool,
+        decided_by: String,
+        note: String,
+    },
     #[serde(rename_all = "camelCase")]
-    QuestionAsked { question_id: String, question: String, options: Vec<String> },
+    QuestionAsked {
+        question_id: String,
+        question: String,
+        options: Vec<String>,
+    },
     #[serde(rename_all = "camelCase")]
-    QuestionAnswered { question_id: String, answer: String },
+    QuestionAnswered {
+        question_id: String,
+        answer: String,
+    },
     #[serde(rename_all = "camelCase")]
-    ModeChanged { mode: Mode, by: String },
+    ModeChanged {
+        mode: Mode,
+        by: String,
+    },
     #[serde(rename_all = "camelCase")]
     TurnEnded {
         reason: TurnEndReason,

@@ -41,15 +41,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_model_turns: 50,
-            tool_timeout_ms: 30_000,
-            token_budget: None,
-            cost_budget: None,
-            breaker_threshold: 3,
-            loop_threshold: 3,
-            max_output_tokens: 4096,
-        }
+        Limits { max_model_turns: 50, tool_timeout_ms: 30_000, token_budget: None, cost_budget: None, breaker_threshold: 3, loop_threshold: 3, max_output_tokens: 4096 }
     }
 }
 

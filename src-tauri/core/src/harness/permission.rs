@@ -144,10 +144,7 @@ mod tests {
 
     #[test]
     fn deny_beats_ask_beats_allow_and_rules_never_loosen() {
-        let rules = [
-            PermissionRule { tool: "write_x".into(), decision: PermissionPolicy::Allow },
-            PermissionRule { tool: "*".into(), decision: PermissionPolicy::Ask },
-        ];
+        let rules = [PermissionRule { tool: "write_x".into(), decision: PermissionPolicy::Allow }, PermissionRule { tool: "*".into(), decision: PermissionPolicy::Ask }];
         assert_eq!(decide(&write_tool(), facts(), Mode::Default, &rules, &[]).name(), "ask", "allow rule cannot loosen ask");
         assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &rules, &[]).name(), "ask", "ask beats allow");
         let deny = [PermissionRule { tool: "read_versions".into(), decision: PermissionPolicy::Deny }, rules[0].clone()];

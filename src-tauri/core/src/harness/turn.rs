@@ -22,11 +22,11 @@ use super::log::{shape_result, ApprovalRecord, Session, ToolExecution};
 use super::permission::{decide, CallFacts, Decision};
 use super::replay::is_failure;
 use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Capability, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure};
-use super::{Live, Meta, Mode};
 use super::Harness;
+use super::{Live, Meta, Mode};
+use crate::context::{assemble, ContextInput};
 use crate::error::{ApiError, ErrorCode, Hint};
 use crate::llm::ModelCall;
-use crate::context::{assemble, ContextInput};
 use crate::llm::{estimate_request_tokens, Cancel, ChatEvent, ChatRequest, Message, ToolCall, ToolSpec};
 use crate::model::{BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version};
 use crate::store::{keys, Batch, Durability, Kind};
@@ -216,9 +216,7 @@ impl Turn<'_, '_> {
 
         // Context: typed records only (no profiles, settings or keys).
         let store = self.engine.store();
-        let project = store
-            .get::<Project>(self.session.project_id.as_bytes())?
-            .ok_or_else(|| ApiError::not_found("project", &self.session.project_id))?;
+        let project = store.get::<Project>(self.session.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &self.session.project_id))?;
         let brand = match &project.brand_profile_id {
             Some(id) => store.get::<BrandProfile>(id.as_bytes())?,
             None => None,
@@ -231,16 +229,25 @@ impl Turn<'_, '_> {
         let comments = store.scan::<Comment>(&keys::project_prefix(&project.id))?;
         let media: Vec<MediaAsset> = store.scan::<MediaAsset>(b"")?.into_iter().filter(|m| m.project_ids.contains(&project.id)).collect();
         let mode = self.state(|s| s.mode);
-        let input = ContextInput { project: &project, brand: brand.as_ref(), template: template.as_ref(), versions: &versions, comments: &comments, media: &media, mode, session_summary: "" };
+        let input = ContextInput {
+            project: &project,
+            brand: brand.as_ref(),
+            template: template.as_ref(),
+            versions: &versions,
+            comments: &comments,
+            media: &media,
+            mode,
+            session_summary: "",
+        };
         let snapshot = match assemble(&input, budget) {
             Ok(snapshot) => snapshot,
             Err(too_long) => {
                 return Ok(Flow::End(
                     TurnEndReason::ContextTooLong,
                     format!(
-                        "This session no longer fits the model's context window ({} tokens): the conversation takes about {conversation_tokens} and the project context at least {}.",
-                        profile.context_window, too_long.needed
-                    ),
+                    "This session no longer fits the model's context window ({} tokens): the conversation takes about {conversation_tokens} and the project context at least {}.",
+                    profile.context_window, too_long.needed
+                ),
                     vec![
                         hint("new_session", "Start a new session; the project and its versions are kept."),
                         hint("larger_context", "Or choose a model with a larger context window."),
@@ -274,9 +281,14 @@ impl Turn<'_, '_> {
             let request = &request;
             let cancel = &cancel;
             let handle = scope.spawn(move || {
-                engine.model_chat(call, request, &mut move |event| {
-                    let _ = tx.send(event);
-                }, cancel)
+                engine.model_chat(
+                    call,
+                    request,
+                    &mut move |event| {
+                        let _ = tx.send(event);
+                    },
+                    cancel,
+                )
             });
             for event in rx.iter() {
                 let body = match event {
@@ -313,7 +325,14 @@ impl Turn<'_, '_> {
                 Ok(Flow::Continue)
             }
             Err(error) if error.code == ErrorCode::Cancelled || self.live.interrupted() => {
-                let body = EventBody::AssistantMessage { text: partial, tool_calls: Vec::new(), finish_reason: "interrupted".to_owned(), interrupted: true, input_tokens: 0, output_tokens: 0 };
+                let body = EventBody::AssistantMessage {
+                    text: partial,
+                    tool_calls: Vec::new(),
+                    finish_reason: "interrupted".to_owned(),
+                    interrupted: true,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                };
                 self.append_simple(body, Durability::Grouped)?;
                 Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the model was answering.".to_owned(), Vec::new()))
             }
@@ -330,7 +349,14 @@ impl Turn<'_, '_> {
     }
 
     /// Validation, permission, and the plan of one call.
-    fn prepare(&mut self, registry: &super::Registry, call: ToolCall, rules: &[super::PermissionRule], approvals: &[ApprovalRecord], revision: Option<u64>) -> Result<Prepared, ApiError> {
+    fn prepare(
+        &mut self,
+        registry: &super::Registry,
+        call: ToolCall,
+        rules: &[super::PermissionRule],
+        approvals: &[ApprovalRecord],
+        revision: Option<u64>,
+    ) -> Result<Prepared, ApiError> {
         let Some(tool) = registry.get(&call.name).cloned() else {
             let names = registry.names().join(", ");
             let name = call.name.clone();
@@ -340,11 +366,23 @@ impl Turn<'_, '_> {
         let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
         let input: Value = match serde_json::from_str(raw) {
             Ok(value) => value,
-            Err(e) => return Ok(Prepared::Immediate { call, tool: name, status: ToolStatus::SchemaViolation, message: format!("The arguments are not valid JSON (at pointer \"\"): {e}.") }),
+            Err(e) => {
+                return Ok(Prepared::Immediate {
+                    call,
+                    tool: name,
+                    status: ToolStatus::SchemaViolation,
+                    message: format!("The arguments are not valid JSON (at pointer \"\"): {e}."),
+                })
+            }
         };
         if let Err(problems) = tool.validate(&input) {
             let text: Vec<String> = problems.iter().map(|(pointer, message)| format!("at pointer \"{pointer}\": {message}")).collect();
-            return Ok(Prepared::Immediate { call, tool: name, status: ToolStatus::SchemaViolation, message: format!("The input does not match the schema of `{}`: {}.", tool.definition.name, text.join("; ")) });
+            return Ok(Prepared::Immediate {
+                call,
+                tool: name,
+                status: ToolStatus::SchemaViolation,
+                message: format!("The input does not match the schema of `{}`: {}.", tool.definition.name, text.join("; ")),
+            });
         }
         let normalized = normalize(&input);
         let hash = input_hash(&normalized);
@@ -368,7 +406,12 @@ impl Turn<'_, '_> {
         let mode = self.state(|s| s.mode);
         let decision = decide(&tool.definition, CallFacts { input_hash: &hash, target_version, idempotency_key: &key }, mode, rules, approvals);
         let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
-        self.append(meta, EventBody::ToolDecision { tool: name.clone(), decision: decision.name().to_owned(), reason: decision.reason().to_owned() }, Batch::new(), Durability::Grouped)?;
+        self.append(
+            meta,
+            EventBody::ToolDecision { tool: name.clone(), decision: decision.name().to_owned(), reason: decision.reason().to_owned() },
+            Batch::new(),
+            Durability::Grouped,
+        )?;
         Ok(match decision {
             Decision::Deny { reason } => Prepared::Immediate { call, tool: name, status: ToolStatus::PermissionDenied, message: format!("Permission denied: {reason}") },
             Decision::Ask { reason } => Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason },
@@ -410,14 +453,27 @@ impl Turn<'_, '_> {
                                 input = json!({"preview": input.to_string().chars().take(2000).collect::<String>(), "truncated": true});
                             }
                             let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
-                            self.append(meta, EventBody::ApprovalRequested { request_id, tool: tool.clone(), input, input_hash, target_version, idempotency_key, reason }, Batch::new(), Durability::Durable)?;
-                            return Ok(Flow::End(TurnEndReason::BlockedOnApproval, format!("Waiting for your approval of `{tool}`."), vec![hint("approve", "Approve or deny the request to continue.")]));
+                            self.append(
+                                meta,
+                                EventBody::ApprovalRequested { request_id, tool: tool.clone(), input, input_hash, target_version, idempotency_key, reason },
+                                Batch::new(),
+                                Durability::Durable,
+                            )?;
+                            return Ok(Flow::End(
+                                TurnEndReason::BlockedOnApproval,
+                                format!("Waiting for your approval of `{tool}`."),
+                                vec![hint("approve", "Approve or deny the request to continue.")],
+                            ));
                         }
                         Prepared::Question { call, question, options } => {
                             let question_id = self.engine.new_id("qst");
                             let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
                             self.append(meta, EventBody::QuestionAsked { question_id, question, options }, Batch::new(), Durability::Durable)?;
-                            return Ok(Flow::End(TurnEndReason::BlockedOnQuestion, "Waiting for your answer.".to_owned(), vec![hint("answer", "Answer the question to continue.")]));
+                            return Ok(Flow::End(
+                                TurnEndReason::BlockedOnQuestion,
+                                "Waiting for your answer.".to_owned(),
+                                vec![hint("answer", "Answer the question to continue.")],
+                            ));
                         }
                     }
                 }
@@ -562,7 +618,11 @@ impl Turn<'_, '_> {
                                 pending -= 1;
                             } else if timed_out {
                                 flags[index].store(true, Ordering::SeqCst);
-                                outcomes[index] = Some(Outcome { status: ToolStatus::Timeout, value: Err(format!("No result within {} ms; the tool was stopped.", timeout.as_millis())), note: None });
+                                outcomes[index] = Some(Outcome {
+                                    status: ToolStatus::Timeout,
+                                    value: Err(format!("No result within {} ms; the tool was stopped.", timeout.as_millis())),
+                                    note: None,
+                                });
                                 pending -= 1;
                             }
                         }
@@ -700,7 +760,14 @@ fn close_blocks(engine: Harness<'_>, session: &Session, live: &Live, emit: Emit<
     for call in open {
         let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
         let content = json!({"error": "cancelled", "message": "Not run: the user sent a new message instead."}).to_string();
-        let event = engine.append_event(&session.id, live, meta, EventBody::ToolResult { tool: call.name.clone(), status: ToolStatus::Cancelled, content, result_ref: None, reused_execution: false }, Batch::new(), Durability::Grouped)?;
+        let event = engine.append_event(
+            &session.id,
+            live,
+            meta,
+            EventBody::ToolResult { tool: call.name.clone(), status: ToolStatus::Cancelled, content, result_ref: None, reused_execution: false },
+            Batch::new(),
+            Durability::Grouped,
+        )?;
         emit(&event);
     }
     Ok(())
@@ -783,7 +850,15 @@ fn release(live: &Live) {
 }
 
 /// Records the user's decision on a pending approval and continues the turn.
-pub(crate) fn resolve_approval(engine: Harness<'_>, session_id: &str, request_id: &str, approved: bool, note: &str, decided_by: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+pub(crate) fn resolve_approval(
+    engine: Harness<'_>,
+    session_id: &str,
+    request_id: &str,
+    approved: bool,
+    note: &str,
+    decided_by: &str,
+    emit: Emit<'_>,
+) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(&session)?;
     let live = engine.live_session(session_id)?;
@@ -812,7 +887,14 @@ pub(crate) fn resolve_approval(engine: Harness<'_>, session_id: &str, request_id
         return Err(error.into());
     }
     let meta = Meta { tool_use_id: Some(pending.tool_use_id.clone()), ..Meta::default() };
-    let appended = engine.append_event(&session.id, &live, meta.clone(), EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned() }, extra, Durability::Durable);
+    let appended = engine.append_event(
+        &session.id,
+        &live,
+        meta.clone(),
+        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned() },
+        extra,
+        Durability::Durable,
+    );
     let result = appended.and_then(|event| {
         emit(&event);
         if approved {
@@ -820,7 +902,14 @@ pub(crate) fn resolve_approval(engine: Harness<'_>, session_id: &str, request_id
         }
         let message = if note.is_empty() { "The user denied this call.".to_owned() } else { format!("The user denied this call: {note}") };
         let content = json!({"error": "permission_denied", "message": message}).to_string();
-        let event = engine.append_event(&session.id, &live, meta, EventBody::ToolResult { tool: pending.tool.clone(), status: ToolStatus::PermissionDenied, content, result_ref: None, reused_execution: false }, Batch::new(), Durability::Durable)?;
+        let event = engine.append_event(
+            &session.id,
+            &live,
+            meta,
+            EventBody::ToolResult { tool: pending.tool.clone(), status: ToolStatus::PermissionDenied, content, result_ref: None, reused_execution: false },
+            Batch::new(),
+            Durability::Durable,
+        )?;
         emit(&event);
         Ok(())
     });
@@ -845,11 +934,25 @@ pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id
     };
     let meta = Meta { tool_use_id: Some(pending.tool_use_id.clone()), ..Meta::default() };
     let result = engine
-        .append_event(&session.id, &live, meta.clone(), EventBody::QuestionAnswered { question_id: question_id.to_owned(), answer: answer.clone() }, Batch::new(), Durability::Durable)
+        .append_event(
+            &session.id,
+            &live,
+            meta.clone(),
+            EventBody::QuestionAnswered { question_id: question_id.to_owned(), answer: answer.clone() },
+            Batch::new(),
+            Durability::Durable,
+        )
         .and_then(|event| {
             emit(&event);
             let content = json!({"answer": answer}).to_string();
-            let event = engine.append_event(&session.id, &live, meta, EventBody::ToolResult { tool: "ask_user_question".to_owned(), status: ToolStatus::Success, content, result_ref: None, reused_execution: false }, Batch::new(), Durability::Durable)?;
+            let event = engine.append_event(
+                &session.id,
+                &live,
+                meta,
+                EventBody::ToolResult { tool: "ask_user_question".to_owned(), status: ToolStatus::Success, content, result_ref: None, reused_execution: false },
+                Batch::new(),
+                Durability::Durable,
+            )?;
             emit(&event);
             Ok(())
         });
@@ -877,7 +980,14 @@ pub(crate) fn recover(engine: Harness<'_>, session: &Session, live: &Arc<Live>) 
     }
     let meta = || Meta { turn_id: open_turn.clone(), ..Meta::default() };
     if model_call_open {
-        let body = EventBody::AssistantMessage { text: String::new(), tool_calls: Vec::new(), finish_reason: "interrupted".to_owned(), interrupted: true, input_tokens: 0, output_tokens: 0 };
+        let body = EventBody::AssistantMessage {
+            text: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: "interrupted".to_owned(),
+            interrupted: true,
+            input_tokens: 0,
+            output_tokens: 0,
+        };
         engine.append_event(&session.id, live, meta(), body, Batch::new(), Durability::Durable)?;
     }
     let (reason, message) = if blocked {
@@ -887,7 +997,14 @@ pub(crate) fn recover(engine: Harness<'_>, session: &Session, live: &Arc<Live>) 
         for call in open_calls.iter().filter(|c| Some(&c.id) != pending_use.as_ref()) {
             let content = json!({"error": "interrupted", "message": "The app stopped while this call was pending; it did not complete."}).to_string();
             let tool_meta = Meta { tool_use_id: Some(call.id.clone()), ..meta() };
-            engine.append_event(&session.id, live, tool_meta, EventBody::ToolResult { tool: call.name.clone(), status: ToolStatus::Interrupted, content, result_ref: None, reused_execution: false }, Batch::new(), Durability::Durable)?;
+            engine.append_event(
+                &session.id,
+                live,
+                tool_meta,
+                EventBody::ToolResult { tool: call.name.clone(), status: ToolStatus::Interrupted, content, result_ref: None, reused_execution: false },
+                Batch::new(),
+                Durability::Durable,
+            )?;
         }
         (TurnEndReason::Restarted, "The app stopped during this turn; it was closed as interrupted.".to_owned())
     };

@@ -108,11 +108,8 @@ impl LlmClient {
             body["stream_options"] = json!({ "include_usage": true });
         }
         if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
-                .collect();
+            body["tools"] =
+                request.tools.iter().map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } })).collect();
         }
         if let Some(max) = request.max_output_tokens {
             body["max_tokens"] = json!(max);
@@ -298,9 +295,7 @@ impl LlmClient {
         if native_schema {
             request.response_format = ResponseFormat::JsonSchema { name: schema_name.to_owned(), schema: schema.clone() };
         } else {
-            request.messages.push(Message::system(format!(
-                "Reply with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}"
-            )));
+            request.messages.push(Message::system(format!("Reply with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}")));
         }
         let mut calls = 0u32;
         loop {
@@ -317,9 +312,7 @@ impl LlmClient {
                 return Err(LlmError::InvalidOutput { attempts: calls, detail: problem });
             }
             request.messages.push(Message { role: Role::Assistant, content: response.text, tool_calls: Vec::new(), tool_call_id: None });
-            request.messages.push(Message::user(format!(
-                "That reply is not valid: {problem}. Reply again with only the corrected JSON, matching the schema."
-            )));
+            request.messages.push(Message::user(format!("That reply is not valid: {problem}. Reply again with only the corrected JSON, matching the schema.")));
         }
     }
 
@@ -349,7 +342,8 @@ impl LlmClient {
         let mut out = Embeddings { vectors: Vec::with_capacity(inputs.len()), model: self.endpoint.model.clone(), input_tokens: 0, attempts: 0 };
         for range in batches {
             let batch = &inputs[range];
-            let body = serde_json::to_vec(&json!({ "model": self.endpoint.model, "input": batch, "encoding_format": "float" })).map_err(|e| LlmError::Config { detail: e.to_string() })?;
+            let body =
+                serde_json::to_vec(&json!({ "model": self.endpoint.model, "input": batch, "encoding_format": "float" })).map_err(|e| LlmError::Config { detail: e.to_string() })?;
             let mut retry = 0;
             let value = loop {
                 out.attempts += 1;
@@ -385,7 +379,11 @@ impl LlmClient {
         let response = self.send("models", None, cancel).await.map_err(|e| e.scrub(self.secret()))?;
         let whole = read_all(response, cancel).await?;
         let value: Value = serde_json::from_slice(&whole).map_err(|_| LlmError::BadResponse { detail: "the model list is not JSON".to_owned() })?;
-        let list = value.get("data").or_else(|| value.get("models")).and_then(Value::as_array).ok_or_else(|| LlmError::BadResponse { detail: "the model list has no `data`".to_owned() })?;
+        let list = value
+            .get("data")
+            .or_else(|| value.get("models"))
+            .and_then(Value::as_array)
+            .ok_or_else(|| LlmError::BadResponse { detail: "the model list has no `data`".to_owned() })?;
         let mut ids: Vec<String> = list.iter().filter_map(|m| m.get("id").or_else(|| m.get("name")).and_then(Value::as_str).map(str::to_owned)).collect();
         ids.sort();
         ids.dedup();
@@ -413,11 +411,7 @@ fn wire_message(message: &Message) -> Value {
         if message.content.is_empty() {
             value["content"] = Value::Null;
         }
-        value["tool_calls"] = message
-            .tool_calls
-            .iter()
-            .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
-            .collect();
+        value["tool_calls"] = message.tool_calls.iter().map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } })).collect();
     }
     if let Some(id) = &message.tool_call_id {
         value["tool_call_id"] = json!(id);

@@ -168,9 +168,20 @@ impl ProviderError {
         code == "context_length_exceeded"
             || kind == "context_length_exceeded"
             || code == "string_above_max_length"
-            || ["maximum context length", "context length", "context window", "contextwindowexceeded", "too many tokens", "prompt is too long", "input is too long", "exceeds the context", "reduce the length", "range of input length"]
-                .iter()
-                .any(|needle| message.contains(needle))
+            || [
+                "maximum context length",
+                "context length",
+                "context window",
+                "contextwindowexceeded",
+                "too many tokens",
+                "prompt is too long",
+                "input is too long",
+                "exceeds the context",
+                "reduce the length",
+                "range of input length",
+            ]
+            .iter()
+            .any(|needle| message.contains(needle))
     }
 
     fn is_insufficient_quota(&self) -> bool {
@@ -253,8 +264,9 @@ impl From<LlmError> for ApiError {
             LlmError::Rejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
                 .hint("check_model_options", "The server refused the request as sent; check the model name and that the server supports this kind of request (for example tools).")
                 .details(serde_json::json!({ "status": status })),
-            LlmError::ContextTooLong { .. } => ApiError::new(ErrorCode::ContextTooLong, message)
-                .hint("shorten_context", "Shorten the input or compact the session, or use a model with a larger context window."),
+            LlmError::ContextTooLong { .. } => {
+                ApiError::new(ErrorCode::ContextTooLong, message).hint("shorten_context", "Shorten the input or compact the session, or use a model with a larger context window.")
+            }
             LlmError::BadResponse { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .hint("check_compatible", "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).")
                 .hint("retry", "If it worked before, try again; the connection may have been cut."),
@@ -264,15 +276,14 @@ impl From<LlmError> for ApiError {
             LlmError::Timeout { after } => ApiError::new(ErrorCode::Timeout, message)
                 .hint("raise_timeout", "Raise the profile's timeout, or try again when the server is less busy.")
                 .details(serde_json::json!({ "afterMs": after.as_millis() as u64 })),
-            LlmError::Offline { .. } => ApiError::new(ErrorCode::Offline, message)
-                .hint("check_network", "Check the network connection.")
-                .hint("check_base_url", "Check the host name in the base URL."),
+            LlmError::Offline { .. } => {
+                ApiError::new(ErrorCode::Offline, message).hint("check_network", "Check the network connection.").hint("check_base_url", "Check the host name in the base URL.")
+            }
             LlmError::Tls { .. } => ApiError::new(ErrorCode::ProviderUnavailable, message)
                 .hint("check_https", "Check whether the server speaks HTTPS or plain HTTP, and the URL's scheme.")
                 .hint("custom_ca", "Behind a company proxy, add its CA certificate to the profile."),
             LlmError::Cancelled => ApiError::new(ErrorCode::Cancelled, message),
-            LlmError::Config { .. } => ApiError::new(ErrorCode::Validation, message)
-                .hint("check_profile", "Check the profile's base URL, proxy and certificate settings."),
+            LlmError::Config { .. } => ApiError::new(ErrorCode::Validation, message).hint("check_profile", "Check the profile's base URL, proxy and certificate settings."),
         }
     }
 }
@@ -297,13 +308,37 @@ mod tests {
 
     #[test]
     fn classifies_provider_error_shapes() {
-        check(401, json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}), LlmError::Auth { status: 401, message: "Incorrect API key provided".into() });
-        check(429, json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}), LlmError::InsufficientQuota { message: "You exceeded your current quota".into() });
-        check(429, json!({"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}), LlmError::RateLimited { retry_after: None, message: "Rate limit reached".into() });
-        check(400, json!({"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}), LlmError::ContextTooLong { message: "This model's maximum context length is 8192 tokens".into() });
+        check(
+            401,
+            json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+            LlmError::Auth { status: 401, message: "Incorrect API key provided".into() },
+        );
+        check(
+            429,
+            json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}}),
+            LlmError::InsufficientQuota { message: "You exceeded your current quota".into() },
+        );
+        check(
+            429,
+            json!({"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}),
+            LlmError::RateLimited { retry_after: None, message: "Rate limit reached".into() },
+        );
+        check(
+            400,
+            json!({"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}),
+            LlmError::ContextTooLong { message: "This model's maximum context length is 8192 tokens".into() },
+        );
         // LiteLLM: no code, only the message says so.
-        check(400, json!({"error": {"message": "litellm.ContextWindowExceededError: too long", "type": null, "code": "400"}}), LlmError::ContextTooLong { message: "litellm.ContextWindowExceededError: too long".into() });
-        check(400, json!({"error": {"message": "tool_choice auto needs --enable-auto-tool-choice"}}), LlmError::Rejected { status: 400, message: "tool_choice auto needs --enable-auto-tool-choice".into() });
+        check(
+            400,
+            json!({"error": {"message": "litellm.ContextWindowExceededError: too long", "type": null, "code": "400"}}),
+            LlmError::ContextTooLong { message: "litellm.ContextWindowExceededError: too long".into() },
+        );
+        check(
+            400,
+            json!({"error": {"message": "tool_choice auto needs --enable-auto-tool-choice"}}),
+            LlmError::Rejected { status: 400, message: "tool_choice auto needs --enable-auto-tool-choice".into() },
+        );
         check(404, json!({"error": "model 'llama9' not found"}), LlmError::NotFound { message: "model 'llama9' not found".into() });
         check(503, json!({"detail": "overloaded"}), LlmError::Unavailable { status: Some(503), message: "overloaded".into() });
         assert_eq!(classify_status(502, b"<html>Bad gateway</html>", None), LlmError::Unavailable { status: Some(502), message: "<html>Bad gateway</html>".into() });

@@ -44,9 +44,9 @@ impl From<KeychainError> for ApiError {
                 .hint("unlock_keyring", "Unlock the keychain (log in to the desktop session) and try again.")
                 .hint("use_env_key", env_hint)
                 .details(serde_json::json!({ "backend": backend })),
-            KeychainError::BadEntry { backend, .. } => ApiError::new(ErrorCode::KeychainUnavailable, message)
-                .hint("set_key_again", "Set the profile's API key again.")
-                .details(serde_json::json!({ "backend": backend })),
+            KeychainError::BadEntry { backend, .. } => {
+                ApiError::new(ErrorCode::KeychainUnavailable, message).hint("set_key_again", "Set the profile's API key again.").details(serde_json::json!({ "backend": backend }))
+            }
         }
     }
 }

@@ -20,12 +20,7 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy {
-            max_retries: 2,
-            initial_backoff: Duration::from_millis(500),
-            max_backoff: Duration::from_secs(8),
-            max_retry_after: Duration::from_secs(60),
-        }
+        RetryPolicy { max_retries: 2, initial_backoff: Duration::from_millis(500), max_backoff: Duration::from_secs(8), max_retry_after: Duration::from_secs(60) }
     }
 }
 

@@ -68,9 +68,7 @@ impl Runtime {
     {
         let runtime = self
             .runtime
-            .get_or_init(|| {
-                tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build().map_err(|e| e.to_string())
-            })
+            .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build().map_err(|e| e.to_string()))
             .as_ref()
             .map_err(|e| ApiError::internal(format!("the model runtime did not start: {e}")))?;
         if tokio::runtime::Handle::try_current().is_ok() {
@@ -123,7 +121,9 @@ impl Runtime {
     ) -> Result<ChatResponse, ApiError> {
         let profile = load_profile(store, call.profile)?;
         if profile.provider == Provider::Disabled {
-            return Err(ApiError::validation("profile", format!("The profile \"{}\" is disabled.", profile.name)).hint("enable_profile", "Enable the profile in Settings → AI models."));
+            return Err(
+                ApiError::validation("profile", format!("The profile \"{}\" is disabled.", profile.name)).hint("enable_profile", "Enable the profile in Settings → AI models.")
+            );
         }
         let api_key = self.resolve_key(&profile)?;
         check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;

@@ -170,10 +170,7 @@ mod tests {
     #[test]
     fn handles_crlf_cr_comments_multiline_and_names() {
         let body = b": keep-alive\r\nevent: error\r\ndata: one\r\ndata:two\r\r\ndata: x\rdata: y\n\n";
-        assert_eq!(
-            parse_all(body),
-            vec![SseEvent { event: Some("error".to_owned()), data: "one\ntwo".to_owned() }, ev("x\ny")]
-        );
+        assert_eq!(parse_all(body), vec![SseEvent { event: Some("error".to_owned()), data: "one\ntwo".to_owned() }, ev("x\ny")]);
     }
 
     #[test]

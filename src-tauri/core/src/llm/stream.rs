@@ -453,7 +453,10 @@ mod tests {
             ]
         );
         assert_eq!(reply.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(events, vec![ChatEvent::ToolCallStarted { id: "call_a".into(), name: "search".into() }, ChatEvent::ToolCallStarted { id: "call_b".into(), name: "read".into() }]);
+        assert_eq!(
+            events,
+            vec![ChatEvent::ToolCallStarted { id: "call_a".into(), name: "search".into() }, ChatEvent::ToolCallStarted { id: "call_b".into(), name: "read".into() }]
+        );
     }
 
     #[test]
@@ -465,7 +468,10 @@ mod tests {
             finish("tool_calls"),
         ]);
         let calls = assemble_body(&body).unwrap().0.tool_calls;
-        assert_eq!(calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str())).collect::<Vec<_>>(), vec![("call_1", "a", "{\"x\":1}"), ("call_2", "b", "{\"y\":2}")]);
+        assert_eq!(
+            calls.iter().map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str())).collect::<Vec<_>>(),
+            vec![("call_1", "a", "{\"x\":1}"), ("call_2", "b", "{\"y\":2}")]
+        );
     }
 
     #[test]

@@ -40,8 +40,7 @@ impl Validator {
 
     /// `Err` holds at most five violations, each with its JSON pointer.
     pub fn check(&self, value: &Value) -> Result<(), Violations> {
-        let problems: Vec<Violation> =
-            self.inner.iter_errors(value).take(5).map(|e| Violation { pointer: e.instance_path().to_string(), message: e.to_string() }).collect();
+        let problems: Vec<Violation> = self.inner.iter_errors(value).take(5).map(|e| Violation { pointer: e.instance_path().to_string(), message: e.to_string() }).collect();
         if problems.is_empty() {
             Ok(())
         } else {

@@ -24,10 +24,7 @@ pub struct Http {
 
 impl Http {
     pub fn new(endpoint: &Endpoint) -> Result<Http, LlmError> {
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(endpoint.timeout)
-            .user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION")))
-            .tcp_nodelay(true);
+        let mut builder = reqwest::Client::builder().connect_timeout(endpoint.timeout).user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION"))).tcp_nodelay(true);
         if let Some(proxy) = endpoint.proxy_url.as_deref().filter(|p| !p.trim().is_empty()) {
             let proxy = reqwest::Proxy::all(proxy.trim()).map_err(|e| LlmError::Config { detail: format!("the proxy URL is invalid: {e}") })?;
             builder = builder.proxy(proxy);
@@ -62,7 +59,16 @@ impl Http {
         let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let retry_after = parse_retry_after(header("retry-after-ms").as_deref(), header("retry-after").as_deref());
         let content_type = header("content-type").unwrap_or_default().to_ascii_lowercase();
-        Ok(HttpResponse { status: response.status().as_u16(), content_type, retry_after, response, timeout: self.timeout, idle: Box::pin(tokio::time::sleep(self.timeout)), last_read: tokio::time::Instant::now(), read: 0 })
+        Ok(HttpResponse {
+            status: response.status().as_u16(),
+            content_type,
+            retry_after,
+            response,
+            timeout: self.timeout,
+            idle: Box::pin(tokio::time::sleep(self.timeout)),
+            last_read: tokio::time::Instant::now(),
+            read: 0,
+        })
     }
 }
 

@@ -42,9 +42,14 @@ pub fn compile_douyin<'a>(profile: &DraftProfile, input: CompileInput<'_>, parse
             let candidate = if caption.is_empty() { sentence.clone() } else { join(&caption, &sentence) };
             if chars(&candidate) > caption_chars {
                 findings.push(
-                    Finding::new("douyin.caption_shortened", Severity::Info, Some(profile.platform), format!("The caption keeps the first {} characters of the text, ending at a sentence.", chars(&caption)))
-                        .at("body")
-                        .suggest("Put the key message in the opening; the images carry the rest."),
+                    Finding::new(
+                        "douyin.caption_shortened",
+                        Severity::Info,
+                        Some(profile.platform),
+                        format!("The caption keeps the first {} characters of the text, ending at a sentence.", chars(&caption)),
+                    )
+                    .at("body")
+                    .suggest("Put the key message in the opening; the images carry the rest."),
                 );
                 break 'blocks;
             }
@@ -91,8 +96,13 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
     findings.extend(tag_findings(profile, n_all, topics.len()));
     if plain.n_links > 0 {
         findings.push(
-            Finding::new("xiaohongshu.links", Severity::Warn, Some(profile.platform), format!("{} link(s) in the text: Xiaohongshu does not make them clickable and may treat them as traffic diversion (引流).", plain.n_links))
-                .suggest("Remove the links or describe where to find the resource."),
+            Finding::new(
+                "xiaohongshu.links",
+                Severity::Warn,
+                Some(profile.platform),
+                format!("{} link(s) in the text: Xiaohongshu does not make them clickable and may treat them as traffic diversion (引流).", plain.n_links),
+            )
+            .suggest("Remove the links or describe where to find the resource."),
         );
     }
     let draft = Draft::new(profile, input.title, DraftContent::Card { body, tags: topics }, plain.n_images, plain.n_links);

@@ -165,11 +165,11 @@ mod tests {
             ("café", 4),
             ("cafe\u{0301}", 4), // NFC folds e + combining acute into one code point
             ("😀", 2),
-            ("👍🏽", 2),                        // skin tone modifier
-            ("👨‍👩‍👧‍👦", 2),                        // ZWJ family
-            ("🇨🇳", 2),                          // flag
-            ("1️⃣", 2),                          // keycap
-            ("“quoted” — dash…", 17),          // U+201C/D and U+2014 weigh 1; U+2026 is outside the ranges: 2
+            ("👍🏽", 2),                // skin tone modifier
+            ("👨‍👩‍👧‍👦", 2),                // ZWJ family
+            ("🇨🇳", 2),                // flag
+            ("1️⃣", 2),                // keycap
+            ("“quoted” — dash…", 17), // U+201C/D and U+2014 weigh 1; U+2026 is outside the ranges: 2
             ("中文 and English 混合", 4 + 13 + 4),
         ];
         for (text, expected) in cases {
@@ -202,13 +202,13 @@ mod tests {
     #[test]
     fn x_weighs_unrecognised_emoji_sequences_by_their_parts() {
         let cases: &[(&str, usize)] = &[
-            ("😀🏽", 4),                  // no skin tone on this face: two emoji
-            ("😀\u{200D}😀", 5),           // a join that is no sequence: emoji, ZWJ, emoji
-            ("🇦🇦", 4),                    // no such country: two regional indicators
-            ("🧑\u{200D}💻", 5),           // newer than twemoji-parser 11
-            ("☀\u{FE0E}", 4),              // text presentation: no emoji
-            ("1\u{FE0E}\u{20E3}", 5),      // no keycap with a text selector
-            ("🏴\u{E0067}\u{E007F}", 6),   // a tag sequence of no region
+            ("😀🏽", 4),                 // no skin tone on this face: two emoji
+            ("😀\u{200D}😀", 5),         // a join that is no sequence: emoji, ZWJ, emoji
+            ("🇦🇦", 4),                   // no such country: two regional indicators
+            ("🧑\u{200D}💻", 5),         // newer than twemoji-parser 11
+            ("☀\u{FE0E}", 4),            // text presentation: no emoji
+            ("1\u{FE0E}\u{20E3}", 5),    // no keycap with a text selector
+            ("🏴\u{E0067}\u{E007F}", 6), // a tag sequence of no region
         ];
         for (text, expected) in cases {
             assert_eq!(x_weighted_length(text), *expected, "{text:?}");

@@ -76,7 +76,13 @@ fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], fin
     let mut current = String::new();
     for (idx, unit) in units.iter().enumerate() {
         let new_paragraph = separator_paragraph.get(idx).copied().unwrap_or(false);
-        let candidate = if current.is_empty() { unit.clone() } else if new_paragraph { format!("{current}\n\n{unit}") } else { join(&current, unit) };
+        let candidate = if current.is_empty() {
+            unit.clone()
+        } else if new_paragraph {
+            format!("{current}\n\n{unit}")
+        } else {
+            join(&current, unit)
+        };
         if x_weighted_length(&candidate) <= budget {
             current = candidate;
             continue;
@@ -92,8 +98,13 @@ fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], fin
         for token in tokens(unit) {
             let pieces = if x_weighted_length(&token) > budget {
                 findings.push(
-                    Finding::new("x.word_cut", Severity::Warn, Some(crate::model::Platform::X), format!("“{}” is longer than one post and was cut.", token.chars().take(40).collect::<String>()))
-                        .suggest("Shorten the word or link, or move it to its own post."),
+                    Finding::new(
+                        "x.word_cut",
+                        Severity::Warn,
+                        Some(crate::model::Platform::X),
+                        format!("“{}” is longer than one post and was cut.", token.chars().take(40).collect::<String>()),
+                    )
+                    .suggest("Shorten the word or link, or move it to its own post."),
                 );
                 cut(&token, budget)
             } else {
@@ -234,14 +245,27 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     let posts: Vec<Post> = texts.into_iter().map(|(text, weight)| Post { weighted_length: to_u32(weight), text }).collect();
     for (idx, post) in posts.iter().enumerate() {
         if post.weighted_length as usize > limit {
-            findings.push(Finding::new("limit.post", Severity::Block, Some(profile.platform), format!("Post {} is {} weighted characters; the limit is {limit}.", idx + 1, post.weighted_length)).at(&format!("post {}", idx + 1)));
+            findings.push(
+                Finding::new(
+                    "limit.post",
+                    Severity::Block,
+                    Some(profile.platform),
+                    format!("Post {} is {} weighted characters; the limit is {limit}.", idx + 1, post.weighted_length),
+                )
+                .at(&format!("post {}", idx + 1)),
+            );
         }
     }
     findings.extend(super::limit_findings(profile, LimitField::Posts, |_| posts.len(), "thread"));
     if plain.n_images > 0 {
         findings.push(
-            Finding::new("x.images", Severity::Info, Some(profile.platform), format!("{} image(s) are not part of the thread text; attach them to a post when publishing.", plain.n_images))
-                .suggest("Attach up to 4 images to the post they illustrate."),
+            Finding::new(
+                "x.images",
+                Severity::Info,
+                Some(profile.platform),
+                format!("{} image(s) are not part of the thread text; attach them to a post when publishing.", plain.n_images),
+            )
+            .suggest("Attach up to 4 images to the post they illustrate."),
         );
     }
     let draft = Draft::new(profile, input.title, DraftContent::Thread { posts }, plain.n_images, plain.n_links);

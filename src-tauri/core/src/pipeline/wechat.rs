@@ -341,8 +341,6 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
     }
 }
 
-
-
 pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Parsed<'a>) -> (Draft, Vec<Finding>) {
     let root = parsed.root;
     let allowed_hosts = profile
@@ -414,8 +412,13 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     findings.extend(limit_findings(profile, LimitField::Body, |unit| super::length_in(unit, &body_text), "body"));
     if ctx.n_external > 0 {
         findings.push(
-            Finding::new("link_policy", Severity::Info, Some(profile.platform), format!("{} external link(s) became numbered references at the end: WeChat only keeps mp.weixin.qq.com links clickable.", ctx.n_external))
-                .suggest("Keep the link text meaningful without the link; readers see the URL in the reference list."),
+            Finding::new(
+                "link_policy",
+                Severity::Info,
+                Some(profile.platform),
+                format!("{} external link(s) became numbered references at the end: WeChat only keeps mp.weixin.qq.com links clickable.", ctx.n_external),
+            )
+            .suggest("Keep the link text meaningful without the link; readers see the URL in the reference list."),
         );
     }
     if ctx.n_raw_html > 0 {
@@ -426,8 +429,13 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     }
     if ctx.n_images > 0 {
         findings.push(
-            Finding::new("wechat.images", Severity::Info, Some(profile.platform), format!("{} image(s): WeChat needs them uploaded to its own image host (external image URLs are filtered).", ctx.n_images))
-                .suggest("Paste the article into the mp editor, which uploads images, or upload them before using the draft API."),
+            Finding::new(
+                "wechat.images",
+                Severity::Info,
+                Some(profile.platform),
+                format!("{} image(s): WeChat needs them uploaded to its own image host (external image URLs are filtered).", ctx.n_images),
+            )
+            .suggest("Paste the article into the mp editor, which uploads images, or upload them before using the draft API."),
         );
     }
     findings.extend(format_findings(&html, profile));
@@ -469,7 +477,12 @@ fn format_findings(html: &str, profile: &DraftProfile) -> Vec<Finding> {
             None => findings.push(Finding::new("format.tag", Severity::Block, Some(profile.platform), format!("The output has a <{tag}> tag, which WeChat does not keep."))),
             Some((_, allowed)) => {
                 for attribute in attributes.iter().filter(|a| !allowed.contains(&a.as_str())) {
-                    findings.push(Finding::new("format.attribute", Severity::Block, Some(profile.platform), format!("<{tag}> has a `{attribute}` attribute, which WeChat strips.")));
+                    findings.push(Finding::new(
+                        "format.attribute",
+                        Severity::Block,
+                        Some(profile.platform),
+                        format!("<{tag}> has a `{attribute}` attribute, which WeChat strips."),
+                    ));
                 }
             }
         }

@@ -213,7 +213,6 @@ fn block<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> Option<String> {
     Some(text)
 }
 
-
 pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Parsed<'a>) -> (Draft, Vec<Finding>) {
     let root = parsed.root;
     let mut ctx = Ctx {
@@ -246,8 +245,13 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     findings.extend(limit_findings(profile, LimitField::Body, |unit| super::length_in(unit, &body_text), "body"));
     if ctx.n_local_images > 0 {
         findings.push(
-            Finding::new("zhihu.images", Severity::Warn, Some(profile.platform), format!("{} image(s) are local files: Zhihu's importer needs images reachable on the web from mainland China.", ctx.n_local_images))
-                .suggest("Upload the images in Zhihu's editor after importing, or host them where Zhihu can fetch them."),
+            Finding::new(
+                "zhihu.images",
+                Severity::Warn,
+                Some(profile.platform),
+                format!("{} image(s) are local files: Zhihu's importer needs images reachable on the web from mainland China.", ctx.n_local_images),
+            )
+            .suggest("Upload the images in Zhihu's editor after importing, or host them where Zhihu can fetch them."),
         );
     }
     if ctx.n_raw_html > 0 {

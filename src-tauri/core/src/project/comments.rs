@@ -42,17 +42,8 @@ pub fn stage_add(kernel: &Kernel, batch: &mut Batch, project: &Project, body: St
         None => None,
     };
     let now = kernel.now();
-    let comment = Comment {
-        id: kernel.new_id("cmt"),
-        project_id: project.id.clone(),
-        body,
-        anchor,
-        quote,
-        resolved: false,
-        author: kernel.author()?,
-        created_at: now,
-        updated_at: now,
-    };
+    let comment =
+        Comment { id: kernel.new_id("cmt"), project_id: project.id.clone(), body, anchor, quote, resolved: false, author: kernel.author()?, created_at: now, updated_at: now };
     let activity = kernel.activity(Some(&project.id), ActivityKind::CommentAdded, format!("Commented on \"{}\"", project.title))?;
     batch.put(&comment)?.put(&activity)?;
     Ok(comment)

@@ -15,7 +15,8 @@ use crate::store::{keys, Batch, Store};
 
 impl From<ProfileError> for ApiError {
     fn from(error: ProfileError) -> Self {
-        ApiError::validation("profiles", error.to_string()).hint("fix_profile_override", "Fix or remove the file in the data folder's profiles/ folder; the built-in profiles apply without it.")
+        ApiError::validation("profiles", error.to_string())
+            .hint("fix_profile_override", "Fix or remove the file in the data folder's profiles/ folder; the built-in profiles apply without it.")
     }
 }
 
@@ -108,12 +109,9 @@ pub fn require(store: &Store, project_id: &str, platform: Platform) -> Result<Pl
 
 /// The CONFLICT of a draft write based on a stale revision.
 pub fn conflict(draft: &PlatformDraft, base_revision: u32) -> ApiError {
-    ApiError::new(
-        ErrorCode::Conflict,
-        format!("The {} draft changed elsewhere (revision {} is newer than {base_revision}).", draft.platform.as_str(), draft.revision),
-    )
-    .hint("reload", "Reload the draft, look at the difference, and make your change again.")
-    .details(serde_json::json!({ "revision": draft.revision, "baseRevision": base_revision }))
+    ApiError::new(ErrorCode::Conflict, format!("The {} draft changed elsewhere (revision {} is newer than {base_revision}).", draft.platform.as_str(), draft.revision))
+        .hint("reload", "Reload the draft, look at the difference, and make your change again.")
+        .details(serde_json::json!({ "revision": draft.revision, "baseRevision": base_revision }))
 }
 
 /// READ_ONLY: a `publishing` draft refuses every change but a status change.
@@ -280,7 +278,14 @@ fn status_name(status: DraftStatus) -> &'static str {
 /// Sets a draft's status (the person's call), adding the draft (next revision) and the
 /// activity entry to `batch`. Returns whether anything changed. Errors: CONFLICT for a
 /// stale `base_revision`.
-pub fn stage_set_status(kernel: &Kernel, batch: &mut Batch, project: &Project, draft: &mut PlatformDraft, status: DraftStatus, base_revision: Option<u32>) -> Result<bool, ApiError> {
+pub fn stage_set_status(
+    kernel: &Kernel,
+    batch: &mut Batch,
+    project: &Project,
+    draft: &mut PlatformDraft,
+    status: DraftStatus,
+    base_revision: Option<u32>,
+) -> Result<bool, ApiError> {
     if let Some(base) = base_revision {
         if base != draft.revision {
             return Err(conflict(draft, base));

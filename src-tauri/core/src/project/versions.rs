@@ -19,9 +19,9 @@ pub fn content_hash(title: &str, source: &str) -> String {
 
 /// Version `number` of a project. Errors: NOT_FOUND.
 pub fn load(store: &Store, project_id: &str, number: u32) -> Result<Version, ApiError> {
-    store
-        .get::<Version>(&keys::version(project_id, number))?
-        .ok_or_else(|| ApiError::not_found("version", format!("{number} of project {project_id}")).hint("list_versions", "List the project's versions with `inkstone-cli version list <project>`."))
+    store.get::<Version>(&keys::version(project_id, number))?.ok_or_else(|| {
+        ApiError::not_found("version", format!("{number} of project {project_id}")).hint("list_versions", "List the project's versions with `inkstone-cli version list <project>`.")
+    })
 }
 
 /// Every version of a project, oldest first.
@@ -111,11 +111,8 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, project: &mut Project, 
     project.title = restored.title.clone();
     project.source = restored.source.clone();
     project.revision += 1;
-    let activity = kernel.activity(
-        Some(&project.id),
-        ActivityKind::VersionRestored,
-        format!("Restored version {} of \"{}\" as version {}", target.number, project.title, restored.number),
-    )?;
+    let activity =
+        kernel.activity(Some(&project.id), ActivityKind::VersionRestored, format!("Restored version {} of \"{}\" as version {}", target.number, project.title, restored.number))?;
     batch.put(&*project)?.put(&activity)?;
     Ok(Restored { autosnapshot, restored })
 }

@@ -31,9 +31,7 @@ pub(super) fn run(store: &Store) -> Result<(), StoreError> {
         return Err(StoreError::TooNew { path: store.data_dir().to_path_buf(), found: version, supported: SCHEMA_VERSION });
     }
     while version < SCHEMA_VERSION {
-        let step = STEPS.get((version - 1) as usize).ok_or_else(|| StoreError::Database(format!(
-            "no migration step from schema {version}"
-        )))?;
+        let step = STEPS.get((version - 1) as usize).ok_or_else(|| StoreError::Database(format!("no migration step from schema {version}")))?;
         step(store)?;
         version += 1;
         store.set_schema_version(version)?;

@@ -94,10 +94,8 @@ fn read_brand_profile(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFai
 fn read_templates(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
     let mut templates = ctx.kernel.store().scan::<ContentTemplate>(b"").map_err(crate::error::ApiError::from)?;
     templates.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
-    let templates: Vec<Value> = templates
-        .into_iter()
-        .map(|t| json!({"id": t.id, "name": t.name, "titleTemplate": t.title_template, "defaultPlatforms": t.default_platforms, "tags": t.tags}))
-        .collect();
+    let templates: Vec<Value> =
+        templates.into_iter().map(|t| json!({"id": t.id, "name": t.name, "titleTemplate": t.title_template, "defaultPlatforms": t.default_platforms, "tags": t.tags})).collect();
     Ok(json!({"templates": templates}))
 }
 

@@ -26,7 +26,10 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
             workflow_tool(
                 "ask_user_question",
                 "Ask the user a question and wait for the answer. Use it when the request is ambiguous.",
-                schema(json!({"question": {"type": "string", "minLength": 1, "maxLength": 2000}, "options": {"type": "array", "items": {"type": "string"}, "maxItems": 8}}), &["question"]),
+                schema(
+                    json!({"question": {"type": "string", "minLength": 1, "maxLength": 2000}, "options": {"type": "array", "items": {"type": "string"}, "maxItems": 8}}),
+                    &["question"],
+                ),
                 PermissionPolicy::Allow,
                 "the user's answer",
             ),

@@ -1,6 +1,6 @@
 //! The API's behaviour: projects, versions, conflicts, restore, diff, comments, errors.
 
-use inkstone_core::{ErrorCode, Engine, EngineConfig};
+use inkstone_core::{Engine, EngineConfig, ErrorCode};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
 
@@ -29,10 +29,7 @@ fn versions_are_numbered_per_project_from_one() {
     let t = TestEngine::new();
     let a = create_project(&t, "A", "a1");
     let b = create_project(&t, "B", "b1");
-    let numbers: Vec<u64> = [&a, &b, &a, &a, &b]
-        .iter()
-        .map(|id| t.ok("version.create", json!({"projectId": id}))["number"].as_u64().unwrap())
-        .collect();
+    let numbers: Vec<u64> = [&a, &b, &a, &a, &b].iter().map(|id| t.ok("version.create", json!({"projectId": id}))["number"].as_u64().unwrap()).collect();
     assert_eq!(numbers, vec![1, 1, 2, 3, 2]);
     let listed: Vec<u64> = t.ok("version.list", json!({"projectId": a}))["versions"].as_array().unwrap().iter().map(|v| v["number"].as_u64().unwrap()).collect();
     assert_eq!(listed, vec![3, 2, 1], "newest first");
@@ -169,7 +166,8 @@ fn every_state_change_is_an_activity() {
 #[test]
 fn projects_from_templates_and_with_brand_profiles() {
     let t = TestEngine::new();
-    let template = t.ok("template.create", json!({"name": "周报", "titleTemplate": "周报 {date}", "sourceTemplate": "## 本周\n", "defaultPlatforms": ["zhihu", "wechat", "zhihu"]}));
+    let template =
+        t.ok("template.create", json!({"name": "周报", "titleTemplate": "周报 {date}", "sourceTemplate": "## 本周\n", "defaultPlatforms": ["zhihu", "wechat", "zhihu"]}));
     let brand = t.ok("brandProfile.create", json!({"name": "墨石", "bannedWords": ["最佳", " 最佳 ", ""]}));
     assert_eq!(brand["bannedWords"], json!(["最佳"]));
     let project = t.ok("project.create", json!({"templateId": template["id"], "brandProfileId": brand["id"]}));

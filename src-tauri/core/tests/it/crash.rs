@@ -43,12 +43,7 @@ fn crash_child_writer() {
     let mut config = EngineConfig::new(&dir, "crash-test child");
     config.group_commit_millis = 50;
     let engine = Engine::open(config).expect("child opens the store");
-    let mut projects: Vec<String> = engine.call("project.list", json!({})).unwrap()["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_owned())
-        .collect();
+    let mut projects: Vec<String> = engine.call("project.list", json!({})).unwrap()["projects"].as_array().unwrap().iter().map(|p| p["id"].as_str().unwrap().to_owned()).collect();
     let stdout = std::io::stdout();
     loop {
         if projects.is_empty() || rng.below(10) == 0 {
@@ -142,8 +137,7 @@ fn acknowledged_versions_survive_sigkill_at_random_moments() {
             n_acks_total += 1;
         }
 
-        let engine = Engine::open(EngineConfig::for_tests(dir.path()))
-            .unwrap_or_else(|e| panic!("kill {kill_idx} (seed {seed}): the store does not open: {e:?}"));
+        let engine = Engine::open(EngineConfig::for_tests(dir.path())).unwrap_or_else(|e| panic!("kill {kill_idx} (seed {seed}): the store does not open: {e:?}"));
         for ((project, number), hash) in &acknowledged {
             let version = engine
                 .call("version.get", json!({"projectId": project, "number": number}))
@@ -154,8 +148,8 @@ fn acknowledged_versions_survive_sigkill_at_random_moments() {
         }
         // Every project's versions are numbered 1..=head without gaps.
         for p in engine.call("project.list", json!({})).unwrap()["projects"].as_array().unwrap() {
-            let numbers: Vec<u64> = engine.call("version.list", json!({"projectId": p["id"]})).unwrap()["versions"]
-                .as_array().unwrap().iter().map(|v| v["number"].as_u64().unwrap()).rev().collect();
+            let numbers: Vec<u64> =
+                engine.call("version.list", json!({"projectId": p["id"]})).unwrap()["versions"].as_array().unwrap().iter().map(|v| v["number"].as_u64().unwrap()).rev().collect();
             assert_eq!(numbers, (1..=p["head"].as_u64().unwrap()).collect::<Vec<_>>(), "kill {kill_idx} (seed {seed})");
         }
     }

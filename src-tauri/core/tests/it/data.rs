@@ -31,12 +31,15 @@ fn snapshot(t: &TestEngine) -> Value {
         for v in t.ok("version.list", json!({"projectId": id}))["versions"].as_array().unwrap() {
             versions.push(t.ok("version.get", json!({"projectId": id, "number": v["number"]})));
         }
-        out.insert(id.to_owned(), json!({
-            "project": t.ok("project.get", json!({"projectId": id})),
-            "versions": versions,
-            "comments": t.ok("comment.list", json!({"projectId": id})),
-            "drafts": t.ok("platformDraft.list", json!({"projectId": id})),
-        }));
+        out.insert(
+            id.to_owned(),
+            json!({
+                "project": t.ok("project.get", json!({"projectId": id})),
+                "versions": versions,
+                "comments": t.ok("comment.list", json!({"projectId": id})),
+                "drafts": t.ok("platformDraft.list", json!({"projectId": id})),
+            }),
+        );
     }
     json!({
         "projects": out,
@@ -55,13 +58,16 @@ fn export_then_import_gives_identical_content() {
     let out = tempfile::tempdir().unwrap();
     let first = out.path().join("first");
     let mut events = Vec::new();
-    let result = source
-        .engine
-        .call_stream("export.run", json!({"path": first.display().to_string()}), &mut |e| events.push(e))
-        .unwrap();
-    assert_eq!(result["manifest"]["counts"], json!({"projects": 2, "versions": 2, "comments": 1, "activities": 9, "brandProfiles": 1, "templates": 1, "media": 1, "llmProfiles": 0, "usageRecords": 0, "platformDrafts": 1, "sessions": 0, "sessionEvents": 0}));
+    let result = source.engine.call_stream("export.run", json!({"path": first.display().to_string()}), &mut |e| events.push(e)).unwrap();
+    assert_eq!(
+        result["manifest"]["counts"],
+        json!({"projects": 2, "versions": 2, "comments": 1, "activities": 9, "brandProfiles": 1, "templates": 1, "media": 1, "llmProfiles": 0, "usageRecords": 0, "platformDrafts": 1, "sessions": 0, "sessionEvents": 0})
+    );
     assert!(!events.is_empty(), "export reports progress");
-    assert_eq!(std::fs::read_to_string(first.join("projects").join(source.ok("project.list", json!({}))["projects"][0]["id"].as_str().unwrap()).join("source.md")).unwrap(), "unsaved working copy 未保存");
+    assert_eq!(
+        std::fs::read_to_string(first.join("projects").join(source.ok("project.list", json!({}))["projects"][0]["id"].as_str().unwrap()).join("source.md")).unwrap(),
+        "unsaved working copy 未保存"
+    );
 
     let target = TestEngine::new();
     let imported = target.ok("import.run", json!({"path": first.display().to_string()}));
@@ -76,7 +82,11 @@ fn export_then_import_gives_identical_content() {
     let (mut a, mut b) = (read_tree(&first), read_tree(&second));
     let (ma, mb) = (a.remove("manifest.json").unwrap(), b.remove("manifest.json").unwrap());
     assert_eq!(a, b);
-    let strip_time = |bytes: Vec<u8>| { let mut v: Value = serde_json::from_slice(&bytes).unwrap(); v.as_object_mut().unwrap().remove("exportedAt"); v };
+    let strip_time = |bytes: Vec<u8>| {
+        let mut v: Value = serde_json::from_slice(&bytes).unwrap();
+        v.as_object_mut().unwrap().remove("exportedAt");
+        v
+    };
     assert_eq!(strip_time(ma), strip_time(mb));
 }
 

@@ -44,7 +44,8 @@ fn definition(name: &str, capability: Capability, permission: PermissionPolicy) 
 fn register_test_tools(engine: &Engine) -> Finished {
     let finished: Finished = Arc::default();
     let mut slow = definition("slow_read", Capability::Read, PermissionPolicy::Allow);
-    slow.input_schema = json!({"type": "object", "properties": {"label": {"type": "string"}, "ms": {"type": "integer", "minimum": 0}}, "required": ["label", "ms"], "additionalProperties": false});
+    slow.input_schema =
+        json!({"type": "object", "properties": {"label": {"type": "string"}, "ms": {"type": "integer", "minimum": 0}}, "required": ["label", "ms"], "additionalProperties": false});
     let order = Arc::clone(&finished);
     let handler: ToolHandler = Arc::new(move |ctx, input| {
         let ms = input["ms"].as_u64().unwrap_or(0);
@@ -76,7 +77,8 @@ fn register_test_tools(engine: &Engine) -> Finished {
     // `slow_write_note {note, ms}`: a write that ignores cancellation and takes `ms`.
     let mut slow_write = write;
     slow_write.name = "slow_write_note".to_owned();
-    slow_write.input_schema = json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
+    slow_write.input_schema =
+        json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
     let handler: ToolHandler = Arc::new(|ctx, input| {
         std::thread::sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0)));
         let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
@@ -154,7 +156,9 @@ impl H {
         self.log()
             .into_iter()
             .filter_map(|e| match e.body {
-                EventBody::ToolResult { status, content, .. } => Some((e.tool_use_id.unwrap_or_default(), serde_json::to_value(status).unwrap().as_str().unwrap().to_owned(), content)),
+                EventBody::ToolResult { status, content, .. } => {
+                    Some((e.tool_use_id.unwrap_or_default(), serde_json::to_value(status).unwrap().as_str().unwrap().to_owned(), content))
+                }
                 _ => None,
             })
             .collect()
@@ -220,7 +224,11 @@ fn wire_messages(body: &Value) -> Vec<Message> {
                 .map(|calls| {
                     calls
                         .iter()
-                        .map(|c| ToolCall { id: c["id"].as_str().unwrap().to_owned(), name: c["function"]["name"].as_str().unwrap().to_owned(), arguments: c["function"]["arguments"].as_str().unwrap().to_owned() })
+                        .map(|c| ToolCall {
+                            id: c["id"].as_str().unwrap().to_owned(),
+                            name: c["function"]["name"].as_str().unwrap().to_owned(),
+                            arguments: c["function"]["arguments"].as_str().unwrap().to_owned(),
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -257,7 +265,12 @@ fn a_plain_answer_streams_deltas_and_logs_the_completed_message() {
 fn parallel_reads_come_back_in_request_order_though_they_finish_out_of_order() {
     let h = setup(
         vec![
-            Reply::tool_calls(&[("c1", "slow_read", r#"{"label":"slow","ms":400}"#), ("c2", "slow_read", r#"{"label":"fast","ms":5}"#), ("c3", "read_project_context", "{}"), ("c4", "read_versions", "{}")]),
+            Reply::tool_calls(&[
+                ("c1", "slow_read", r#"{"label":"slow","ms":400}"#),
+                ("c2", "slow_read", r#"{"label":"fast","ms":5}"#),
+                ("c3", "read_project_context", "{}"),
+                ("c4", "read_versions", "{}"),
+            ]),
             Reply::text("done"),
         ],
         json!({}),
@@ -273,7 +286,10 @@ fn parallel_reads_come_back_in_request_order_though_they_finish_out_of_order() {
     assert!(h.results()[2].2.contains("春眠不觉晓"));
     let log = h.log();
     let assistant = log.iter().find(|e| matches!(e.body, EventBody::AssistantMessage { .. })).unwrap().event_id.clone();
-    assert!(log.iter().filter(|e| matches!(e.body, EventBody::ToolResult { .. })).all(|e| e.parent_event_id.as_deref() == Some(assistant.as_str())), "tool results point at the message that asked for them");
+    assert!(
+        log.iter().filter(|e| matches!(e.body, EventBody::ToolResult { .. })).all(|e| e.parent_event_id.as_deref() == Some(assistant.as_str())),
+        "tool results point at the message that asked for them"
+    );
     h.server.assert_calls(2);
     h.assert_replay_matches_live();
 }
@@ -282,7 +298,13 @@ fn parallel_reads_come_back_in_request_order_though_they_finish_out_of_order() {
 fn exclusive_tools_run_one_at_a_time_in_request_order() {
     let h = setup(
         vec![
-            Reply::tool_calls(&[("e1", "exclusive_probe", r#"{"n":1}"#), ("e2", "exclusive_probe", r#"{"n":2}"#), ("s1", "slow_read", r#"{"label":"r","ms":5}"#), ("e3", "exclusive_probe", r#"{"n":3}"#), ("p1", "panicking_tool", "{}")]),
+            Reply::tool_calls(&[
+                ("e1", "exclusive_probe", r#"{"n":1}"#),
+                ("e2", "exclusive_probe", r#"{"n":2}"#),
+                ("s1", "slow_read", r#"{"label":"r","ms":5}"#),
+                ("e3", "exclusive_probe", r#"{"n":3}"#),
+                ("p1", "panicking_tool", "{}"),
+            ]),
             Reply::text("ok"),
         ],
         json!({}),
@@ -323,7 +345,13 @@ fn a_write_whose_outcome_is_unknown_is_not_run_again() {
 
 #[test]
 fn schema_violations_and_unknown_tools_are_results_the_model_sees() {
-    let h = setup(vec![Reply::tool_calls(&[("c1", "read_comments", r#"{"includeResolved":"yes"}"#), ("c2", "delete_everything", "{}"), ("c3", "read_templates", "not json")]), Reply::text("ok")], json!({}));
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("c1", "read_comments", r#"{"includeResolved":"yes"}"#), ("c2", "delete_everything", "{}"), ("c3", "read_templates", "not json")]),
+            Reply::text("ok"),
+        ],
+        json!({}),
+    );
     let (result, _) = h.send("go");
     assert_eq!(result["reason"], "completed");
     let results = h.results();
@@ -412,14 +440,8 @@ fn an_approval_does_not_cover_a_changed_input_or_a_moved_target() {
 
 #[test]
 fn denials_by_rule_and_by_the_user_are_results_and_the_turn_goes_on() {
-    let h = setup(
-        vec![
-            Reply::tool_calls(&[("c1", "read_comments", "{}")]),
-            Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"x"}"#)]),
-            Reply::text("understood"),
-        ],
-        json!({}),
-    );
+    let h =
+        setup(vec![Reply::tool_calls(&[("c1", "read_comments", "{}")]), Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"x"}"#)]), Reply::text("understood")], json!({}));
     h.t.ok("permissionRules.set", json!({"rules": [{"tool": "read_comments", "decision": "deny"}, {"tool": "test_write_note", "decision": "allow"}]}));
     let (result, _) = h.send("go");
     assert_eq!(result["reason"], "blocked_on_approval", "an allow rule does not loosen the tool's ask");
@@ -451,11 +473,7 @@ fn plan_mode_refuses_a_write_the_model_insists_on_and_the_breaker_trips() {
 #[test]
 fn the_loop_detector_stops_the_same_call_the_third_time() {
     let h = setup(
-        vec![
-            Reply::tool_calls(&[("c1", "read_versions", "{}")]),
-            Reply::tool_calls(&[("c2", "read_versions", "{ }")]),
-            Reply::tool_calls(&[("c3", "read_versions", "{}")]),
-        ],
+        vec![Reply::tool_calls(&[("c1", "read_versions", "{}")]), Reply::tool_calls(&[("c2", "read_versions", "{ }")]), Reply::tool_calls(&[("c3", "read_versions", "{}")])],
         json!({}),
     );
     let (result, _) = h.send("go");
@@ -468,7 +486,10 @@ fn the_loop_detector_stops_the_same_call_the_third_time() {
 
 #[test]
 fn the_session_budget_stops_a_turn_and_says_so() {
-    let h = setup(vec![Reply::ToolCalls { calls: vec![("c1".into(), "read_versions".into(), "{}".into())], content: String::new(), without_index: false, split_args: 0 }], json!({"tokenBudget": 10}));
+    let h = setup(
+        vec![Reply::ToolCalls { calls: vec![("c1".into(), "read_versions".into(), "{}".into())], content: String::new(), without_index: false, split_args: 0 }],
+        json!({"tokenBudget": 10}),
+    );
     let (result, _) = h.send("go");
     assert_eq!(result["reason"], "budget_exceeded");
     let ended = h.log().into_iter().rev().find_map(|e| match e.body {
@@ -727,11 +748,8 @@ fn run_child_until(dir: &std::path::Path, url: &str, marker: &str) -> String {
 
 #[test]
 fn after_kill_9_the_log_is_consistent_and_pending_approvals_are_still_pending() {
-    let server = ModelServer::start(vec![
-        Reply::Stall { content: "半截回复".to_owned() },
-        Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hi"}"#)]),
-        Reply::text("saved"),
-    ]);
+    let server =
+        ModelServer::start(vec![Reply::Stall { content: "半截回复".to_owned() }, Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hi"}"#)]), Reply::text("saved")]);
     let dir = tempfile::tempdir().unwrap();
     // 1. Killed while a reply streams.
     let session = run_child_until(dir.path(), &server.base_url(), "STREAMING ");

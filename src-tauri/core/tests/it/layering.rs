@@ -1,7 +1,7 @@
 //! The domain writes compose: several subsystems stage records into one `Batch`, and the
 //! caller commits once, so one user action is one transaction.
 
-use inkstone_core::model::{ActivityKind, Activity, Platform, PlatformDraft, Version};
+use inkstone_core::model::{Activity, ActivityKind, Platform, PlatformDraft, Version};
 use inkstone_core::project::{self, drafts, versions};
 use inkstone_core::store::{keys, Batch, Durability};
 use inkstone_test_support::TestEngine;

@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use inkstone_core::llm::ModelCall;
 use inkstone_core::llm::keychain::{account_for_profile, MemoryKeychain, SecretStore};
+use inkstone_core::llm::ModelCall;
 use inkstone_core::llm::{ApiKey, Cancel, ChatRequest, Message};
 use inkstone_core::{Engine, EngineConfig, ErrorCode};
 use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
@@ -193,11 +193,7 @@ fn a_call_uses_exactly_its_profile_and_records_it() {
 
 /// Every file below `dir` whose bytes contain `needle`.
 fn bytes_found(dir: &std::path::Path, needle: &[u8]) -> Vec<String> {
-    inkstone_test_support::read_tree(dir)
-        .into_iter()
-        .filter(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle))
-        .map(|(path, _)| path)
-        .collect()
+    inkstone_test_support::read_tree(dir).into_iter().filter(|(_, bytes)| bytes.windows(needle.len()).any(|w| w == needle)).map(|(path, _)| path).collect()
 }
 
 /// Everything logged by the test binary, at every level.
@@ -206,11 +202,7 @@ fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
     LOGS.get_or_init(|| {
         let logs = Arc::new(Mutex::new(Vec::new()));
         let writer = Arc::clone(&logs);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || LogWriter(Arc::clone(&writer)))
-            .finish();
+        let subscriber = tracing_subscriber::fmt().with_max_level(tracing::Level::TRACE).with_ansi(false).with_writer(move || LogWriter(Arc::clone(&writer))).finish();
         let _ = tracing::subscriber::set_global_default(subscriber);
         logs
     })

@@ -80,7 +80,12 @@ fn reasoning_is_kept_apart() {
 fn parallel_tool_calls_and_their_results() {
     let server = ModelServer::start(vec![
         Reply::tool_calls(&[("call_1", "search_projects", r#"{"query":"季度报告"}"#), ("call_2", "read_project", r#"{"id":"prj_1"}"#)]),
-        Reply::ToolCalls { calls: vec![("call_3".into(), "a".into(), "{\"x\":1}".into()), ("call_4".into(), "b".into(), "{}".into())], content: String::new(), without_index: true, split_args: 0 },
+        Reply::ToolCalls {
+            calls: vec![("call_3".into(), "a".into(), "{\"x\":1}".into()), ("call_4".into(), "b".into(), "{}".into())],
+            content: String::new(),
+            without_index: true,
+            split_args: 0,
+        },
         Reply::text("done"),
     ]);
     let client = client(&server);
@@ -122,13 +127,21 @@ fn error_of(reply: Reply) -> (LlmError, ModelServer) {
 #[test]
 fn each_error_class_maps_to_its_code() {
     let cases: Vec<(Reply, ErrorCode, usize)> = vec![
-        (Reply::error(401, json!({"error": {"message": "Incorrect API key provided: sk-test-key-0001", "type": "invalid_request_error", "code": "invalid_api_key"}})), ErrorCode::ProviderAuth, 1),
+        (
+            Reply::error(401, json!({"error": {"message": "Incorrect API key provided: sk-test-key-0001", "type": "invalid_request_error", "code": "invalid_api_key"}})),
+            ErrorCode::ProviderAuth,
+            1,
+        ),
         (Reply::error(403, json!({"error": {"message": "forbidden"}})), ErrorCode::ProviderAuth, 1),
         (Reply::error(404, json!({"error": {"message": "The model `gpt-9` does not exist"}})), ErrorCode::ProviderNotFound, 1),
         (Reply::error(400, json!({"error": {"message": "maximum context length is 8192 tokens", "code": "context_length_exceeded"}})), ErrorCode::ContextTooLong, 1),
         (Reply::error(400, json!({"error": {"message": "litellm.ContextWindowExceededError: prompt too long", "code": "400"}})), ErrorCode::ContextTooLong, 1),
         (Reply::error(400, json!({"error": {"message": "\"auto\" tool choice requires --enable-auto-tool-choice"}})), ErrorCode::ProviderRejected, 1),
-        (Reply::error(429, json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}})), ErrorCode::ProviderRateLimited, 1),
+        (
+            Reply::error(429, json!({"error": {"message": "You exceeded your current quota", "type": "insufficient_quota", "code": "insufficient_quota"}})),
+            ErrorCode::ProviderRateLimited,
+            1,
+        ),
         (Reply::Raw { status: 200, content_type: "text/html".into(), body: "<html>router login</html>".into() }, ErrorCode::ProviderBadResponse, 1),
         (Reply::Raw { status: 200, content_type: "text/event-stream".into(), body: "data: {\"choices\": [{\"delta\": \n\n".into() }, ErrorCode::ProviderBadResponse, 1),
         (Reply::Cut { content: "half an ans".into() }, ErrorCode::ProviderBadResponse, 1),
@@ -147,7 +160,8 @@ fn each_error_class_maps_to_its_code() {
 
 #[test]
 fn insufficient_quota_is_never_retried_and_says_so() {
-    let (error, server) = error_of(Reply::error_with_headers(429, json!({"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}), &[("retry-after", "1")]));
+    let (error, server) =
+        error_of(Reply::error_with_headers(429, json!({"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}), &[("retry-after", "1")]));
     assert!(matches!(error, LlmError::InsufficientQuota { .. }));
     let api: ApiError = error.into();
     assert_eq!(api.details.unwrap()["insufficientQuota"], true);

@@ -177,12 +177,15 @@ mod through_the_api {
     fn compile_check_measure_and_suggest_a_project() {
         let t = TestEngine::new();
         let brand = t.ok("brandProfile.create", json!({"name": "墨石", "bannedWords": ["套路"], "defaultTags": ["写作"], "cta": "关注墨石"}));
-        let project = t.ok("project.create", json!({
-            "title": "写作的套路",
-            "source": "# 写作的套路\n\n这是最佳方法。阅读[原文](https://example.com)。\n\n关注墨石\n",
-            "platforms": ["wechat", "x"],
-            "brandProfileId": brand["id"],
-        }));
+        let project = t.ok(
+            "project.create",
+            json!({
+                "title": "写作的套路",
+                "source": "# 写作的套路\n\n这是最佳方法。阅读[原文](https://example.com)。\n\n关注墨石\n",
+                "platforms": ["wechat", "x"],
+                "brandProfileId": brand["id"],
+            }),
+        );
         let compiled = t.ok("pipeline.compile", json!({"projectId": project["id"]}));
         let platforms: Vec<&str> = compiled["drafts"].as_array().unwrap().iter().map(|d| d["draft"]["platform"].as_str().unwrap()).collect();
         assert_eq!(platforms, vec!["wechat", "x"], "the project's target platforms");

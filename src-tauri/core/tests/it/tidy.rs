@@ -39,13 +39,13 @@ fn only_llm_transport_uses_reqwest() {
 /// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here.
 const LAYERS: &[&str] = &[
     "error", "model", "clock", // leaves
-    "store",                   // sled behind typed records
+    "store", // sled behind typed records
     "diff", "profiles", "pipeline", "quality", "suggest", "usage", // pure subsystems
     "llm", "config", "kernel", // the model runtime, configuration, the kernel
-    "context", "project",      // context assembly; the project domain's reads and writes
-    "harness", "tools",        // the agent runtime and the tools it runs
-    "backup",                  // sits above every subsystem whose records it carries
-    "engine", "api",           // the engine; the facade
+    "context", "project", // context assembly; the project domain's reads and writes
+    "harness", "tools",  // the agent runtime and the tools it runs
+    "backup", // sits above every subsystem whose records it carries
+    "engine", "api", // the engine; the facade
 ];
 
 /// The top-level modules `code` names through `crate::` paths, including grouped
