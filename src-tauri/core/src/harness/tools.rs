@@ -95,7 +95,8 @@ pub struct ToolDefinition {
 /// What a tool gets to work with.
 pub struct ToolContext<'a> {
     pub kernel: &'a Kernel,
-    pub session_id: &'a str,
+    /// The session (or run) the call belongs to.
+    pub owner: &'a super::Owner,
     pub project_id: &'a str,
     pub tool_use_id: &'a str,
     pub mode: Mode,

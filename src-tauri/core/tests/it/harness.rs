@@ -171,6 +171,11 @@ impl H {
         let log = self.log();
         let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
         assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
+        let workspace = self.t.ok("workspace.get", json!({}))["id"].as_str().map(str::to_owned);
+        for event in &log {
+            assert_eq!(event.project_id.as_deref(), Some(self.project.as_str()), "every event names its project");
+            assert_eq!(event.workspace_id, workspace, "every event names its workspace");
+        }
         let requests = self.server.chat_requests();
         let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
         assert_eq!(calls.len(), requests.len(), "one ModelCallStarted per model request");
