@@ -32,7 +32,7 @@ pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{replay, messages_hash, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
-pub use tools::{Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
+pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
 
 use crate::error::{ApiError, ErrorCode};
@@ -223,7 +223,7 @@ impl Drop for TurnClaim<'_> {
 
 /// The harness of one engine: the tool registry and the sessions loaded so far.
 pub struct Runtime {
-    registry: RwLock<Result<Registry, tools::InvalidToolSchema>>,
+    registry: RwLock<Result<Registry, tools::RefusedTool>>,
     /// The logs loaded so far, by owner id.
     logs: Mutex<HashMap<String, Arc<Live>>>,
 }
@@ -241,7 +241,7 @@ impl Runtime {
     pub(crate) fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
         let mut guard = self.registry.write().unwrap_or_else(|p| p.into_inner());
         match &mut *guard {
-            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e.to_string())),
+            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation(e.field(), e.to_string())),
             Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
         }
     }

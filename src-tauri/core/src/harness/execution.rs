@@ -17,7 +17,7 @@ use super::event::{EventBody, Mode, ToolStatus, TurnEndReason};
 use super::log::{shape_result, ApprovalRecord, ToolExecution};
 use super::permission::{decide, CallFacts, Decision};
 use super::replay::is_failure;
-use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Capability, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure};
+use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure};
 use super::turn::{hint, Flow, Turn};
 use super::Meta;
 use crate::error::ApiError;
@@ -123,7 +123,7 @@ impl Turn<'_, '_> {
                 return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
             }
             match self.prepare(&registry, call, &rules, &approvals, revision)? {
-                Prepared::Run(run) if run.tool.definition.concurrency == Concurrency::ParallelSafe && run.tool.definition.capability != Capability::Write => parallel.push(run),
+                Prepared::Run(run) if run.tool.definition.concurrency == Concurrency::ParallelSafe && !run.tool.definition.is_write() => parallel.push(run),
                 prepared => {
                     self.run_batch(std::mem::take(&mut parallel))?;
                     match prepared {
@@ -208,8 +208,8 @@ impl Turn<'_, '_> {
         let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(runs.len());
         let mut reused: Vec<Option<ToolExecution>> = Vec::with_capacity(runs.len());
         for run in &runs {
-            let previous = if run.tool.definition.capability == Capability::Write { self.engine.store().get::<ToolExecution>(run.idempotency_key.as_bytes())? } else { None };
-            if previous.is_none() && run.tool.definition.capability == Capability::Write {
+            let previous = if run.tool.definition.is_write() { self.engine.store().get::<ToolExecution>(run.idempotency_key.as_bytes())? } else { None };
+            if previous.is_none() && run.tool.definition.is_write() {
                 // The marker is durable before the write begins, so a crash during the
                 // write can never lead to running it a second time.
                 let marker = ToolExecution {
@@ -250,7 +250,7 @@ impl Turn<'_, '_> {
                 let tx = tx.clone();
                 let flag = &flags[index];
                 scope.spawn(move || {
-                    let ctx = ToolContext { kernel: engine.kernel, owner: &turn_scope.owner, project_id: &turn_scope.project_id, tool_use_id: &run.call.id, mode, cancel: flag };
+                    let ctx = ToolContext { kernel: engine.kernel, may_write: run.tool.definition.is_write(), owner: &turn_scope.owner, project_id: &turn_scope.project_id, tool_use_id: &run.call.id, mode, cancel: flag };
                     // A panicking tool is a failed call, not a failed turn.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))
                         .unwrap_or_else(|_| Err(ToolFailure::new("The tool failed unexpectedly (a bug in the tool).")));
@@ -315,7 +315,7 @@ impl Turn<'_, '_> {
             }
             let outcome = outcomes[index].take().unwrap_or(Outcome { status: ToolStatus::ToolError, value: Err("The tool stopped without a result.".to_owned()), note: None });
             let name = run.tool.definition.name.clone();
-            let execution = if run.tool.definition.capability != Capability::Write {
+            let execution = if !run.tool.definition.is_write() {
                 Execution::None
             } else {
                 match outcome.status {

@@ -9,7 +9,7 @@ use ts_rs::TS;
 
 use super::event::Mode;
 use super::log::ApprovalRecord;
-use super::tools::{Capability, ToolDefinition};
+use super::tools::ToolDefinition;
 
 /// A decision, ordered from the most to the least permissive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
@@ -63,7 +63,7 @@ pub struct CallFacts<'a> {
 pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[PermissionRule], approvals: &[ApprovalRecord]) -> Decision {
     // Plan mode: reads, proposals, validation and workflow only. Enforced here, not by
     // the prompt.
-    if mode == Mode::Plan && (tool.capability == Capability::Write || tool.destructive) {
+    if mode == Mode::Plan && tool.is_write() {
         return Decision::Deny { reason: format!("`{}` changes content, and the session is in plan mode (read and propose only).", tool.name) };
     }
     let mut effective = tool.permission;
@@ -74,6 +74,12 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
             effective = rule.decision;
             source = format!("the workspace rule for `{}`", rule.tool);
         }
+    }
+    // A tool that may change anything always asks at least (the registry refuses
+    // one that would not; this keeps the decision safe on its own).
+    if tool.is_write() && effective == PermissionPolicy::Allow {
+        effective = PermissionPolicy::Ask;
+        source = "its being a write".to_owned();
     }
     match effective {
         PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name) },
@@ -95,6 +101,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::harness::tools::Capability;
 
     fn def(name: &str) -> ToolDefinition {
         crate::tools::builtins().into_iter().map(|(d, _)| d).find(|d| d.name == name).unwrap()

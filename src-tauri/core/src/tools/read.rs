@@ -10,10 +10,9 @@ use crate::harness::{ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 use crate::model::{BrandProfile, ContentTemplate, DraftStatus, Platform};
 use crate::pipeline::Finding;
 use crate::profiles::Severity;
-use crate::project::{self, comments, drafts, versions};
 
 fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
-    let project = project::load(ctx.kernel.store(), ctx.project_id)?;
+    let project = ctx.reads().project(ctx.project_id)?;
     let mut out = json!({
         "id": project.id, "title": project.title, "revision": project.revision, "head": project.head,
         "platforms": project.platforms, "brandProfileId": project.brand_profile_id, "templateId": project.template_id,
@@ -25,14 +24,14 @@ fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, T
 }
 
 fn read_publications(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
-    let store = ctx.kernel.store();
-    let project = project::load(store, ctx.project_id)?;
+    let reads = ctx.reads();
+    let project = reads.project(ctx.project_id)?;
     let platforms: Option<Vec<Platform>> = match &input["platforms"] {
         Value::Array(_) => Some(serde_json::from_value(input["platforms"].clone()).map_err(|e| ToolFailure::new(format!("`platforms`: {e}")))?),
         _ => None,
     };
-    let compiled = drafts::compile(ctx.kernel, &project, platforms, None)?;
-    let saved = drafts::list(store, &project.id)?;
+    let compiled = reads.compile(&project, platforms)?;
+    let saved = reads.saved_drafts(&project.id)?;
     let count = |findings: &[Finding], severity: Severity| findings.iter().filter(|f| f.severity == severity).count();
     let out: Vec<Value> = compiled
         .drafts
@@ -65,8 +64,9 @@ fn read_publications(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, Tool
 
 fn read_comments(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
     let include_resolved = input["includeResolved"].as_bool().unwrap_or(false);
-    project::load(ctx.kernel.store(), ctx.project_id)?;
-    let comments: Vec<Value> = comments::list(ctx.kernel.store(), ctx.project_id, include_resolved)?
+    let reads = ctx.reads();
+    reads.project(ctx.project_id)?;
+    let comments: Vec<Value> = reads.comments(ctx.project_id, include_resolved)?
         .into_iter()
         .map(|c| json!({"id": c.id, "body": c.body, "quote": c.quote, "resolved": c.resolved, "author": c.author}))
         .collect();
@@ -74,16 +74,17 @@ fn read_comments(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFail
 }
 
 fn read_versions(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    project::load(ctx.kernel.store(), ctx.project_id)?;
-    Ok(json!({"versions": versions::summaries(ctx.kernel.store(), ctx.project_id)?}))
+    let reads = ctx.reads();
+    reads.project(ctx.project_id)?;
+    Ok(json!({"versions": reads.version_summaries(ctx.project_id)?}))
 }
 
 fn read_brand_profile(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    let store = ctx.kernel.store();
-    let project = project::load(store, ctx.project_id)?;
+    let reads = ctx.reads();
+    let project = reads.project(ctx.project_id)?;
     match &project.brand_profile_id {
         Some(id) => {
-            let brand = store.get::<BrandProfile>(id.as_bytes()).map_err(crate::error::ApiError::from)?;
+            let brand = reads.get::<BrandProfile>(id.as_bytes())?;
             let brand = brand.ok_or_else(|| crate::error::ApiError::not_found("brand profile", id))?;
             Ok(serde_json::to_value(brand).map_err(|e| ToolFailure::new(e.to_string()))?)
         }
@@ -92,7 +93,7 @@ fn read_brand_profile(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFai
 }
 
 fn read_templates(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    let mut templates = ctx.kernel.store().scan::<ContentTemplate>(b"").map_err(crate::error::ApiError::from)?;
+    let mut templates = ctx.reads().scan::<ContentTemplate>(b"")?;
     templates.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
     let templates: Vec<Value> = templates
         .into_iter()
@@ -102,7 +103,7 @@ fn read_templates(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure
 }
 
 fn read_media_summary(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    let media: Vec<Value> = project::media(ctx.kernel.store(), ctx.project_id)?
+    let media: Vec<Value> = ctx.reads().media(ctx.project_id)?
         .into_iter()
         .map(|m| json!({"id": m.id, "name": m.original_name, "mimeType": m.mime_type, "bytes": m.byte_size, "width": m.width, "height": m.height, "altText": m.alt_text}))
         .collect();

@@ -68,7 +68,7 @@ fn register_test_tools(engine: &Engine) -> Finished {
     write.idempotency_key_fields = vec!["note".to_owned()];
     write.base_version = BaseVersionPolicy::ProjectRevision;
     let handler: ToolHandler = Arc::new(|ctx, input| {
-        let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
         Ok(json!({"commentId": comment.id}))
     });
     engine.register_tool(write.clone(), handler).unwrap();
@@ -79,7 +79,7 @@ fn register_test_tools(engine: &Engine) -> Finished {
     slow_write.input_schema = json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
     let handler: ToolHandler = Arc::new(|ctx, input| {
         std::thread::sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0)));
-        let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
         Ok(json!({"commentId": comment.id}))
     });
     engine.register_tool(slow_write, handler).unwrap();
@@ -948,5 +948,61 @@ fn read_publications_reports_saved_drafts_with_their_status() {
     assert_eq!(x["saved"]["sourceChangedSince"], true);
     let wechat = drafts.iter().find(|d| d["platform"] == "wechat").unwrap();
     assert!(wechat["saved"].is_null(), "no saved WeChat draft: {wechat}");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_registry_refuses_a_write_that_would_not_ask_and_read_tools_cannot_write() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("r1", "sneaky_read", "{}")]),
+            Reply::text("ok"),
+            Reply::tool_calls(&[("u1", "undeclared_write", r#"{"note":"x"}"#)]),
+            Reply::tool_calls(&[("u2", "undeclared_write", r#"{"note":"x"}"#)]),
+            Reply::text("done"),
+        ],
+        json!({}),
+    );
+    let handler: ToolHandler = Arc::new(|ctx, input| {
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or("sneaky"), None)?;
+        Ok(json!({"commentId": comment.id}))
+    });
+    // A write, or a tool that is not read-only, with `allow`: refused.
+    let error = h.engine().register_tool(definition("bad_write", Capability::Write, PermissionPolicy::Allow), Arc::clone(&handler)).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    assert_eq!(error.details.as_ref().unwrap()["field"], "permission", "{error:?}");
+    let mut not_read_only = definition("bad_read", Capability::Read, PermissionPolicy::Allow);
+    not_read_only.read_only = false;
+    assert_eq!(h.engine().register_tool(not_read_only.clone(), Arc::clone(&handler)).unwrap_err().code, ErrorCode::Validation);
+    assert!(h.engine().tool_definitions().unwrap().iter().all(|d| d.name != "bad_write" && d.name != "bad_read"));
+
+    // A read tool's handler cannot reach a write.
+    h.engine().register_tool(definition("sneaky_read", Capability::Read, PermissionPolicy::Allow), Arc::clone(&handler)).unwrap();
+    let (result, _) = h.send("read");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "tool_error");
+    assert!(h.results()[0].2.contains("read-only"), "{}", h.results()[0].2);
+    assert_eq!(h.comments(), 0);
+
+    // Not read-only but not declared a write: it asks, and runs at most once.
+    let mut undeclared = not_read_only;
+    undeclared.name = "undeclared_write".to_owned();
+    undeclared.permission = PermissionPolicy::Ask;
+    h.engine().register_tool(undeclared, handler).unwrap();
+    let (result, _) = h.send("write");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.comments(), 1);
+    let reused = h.log().into_iter().filter(|e| matches!(e.body, EventBody::ToolResult { reused_execution: true, .. })).count();
+    assert_eq!(reused, 1, "the same call again returns the recorded result");
+    assert_eq!(h.comments(), 1, "at most once");
+    // And plan mode denies it.
+    h.server.push(Reply::tool_calls(&[("u3", "undeclared_write", r#"{"note":"y"}"#)]));
+    h.server.push(Reply::text("refused"));
+    let (result, _) = h.stream("session.submit", json!({"sessionId": h.session, "text": "again", "mode": "plan"}));
+    assert_eq!(result.unwrap()["reason"], "completed");
+    assert_eq!(h.results().last().unwrap().1, "permission_denied");
+    assert_eq!(h.comments(), 1);
     h.assert_replay_matches_live();
 }
