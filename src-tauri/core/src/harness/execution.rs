@@ -40,6 +40,8 @@ struct Run {
     tool: RegisteredTool,
     input: Value,
     idempotency_key: String,
+    /// The approval that allowed the call: consumed by running it.
+    approval: Option<String>,
 }
 
 enum Prepared {
@@ -91,9 +93,18 @@ impl Turn<'_, '_> {
             BaseVersionPolicy::None => None,
             BaseVersionPolicy::ProjectRevision => revision,
         };
-        let key = idempotency_key(&tool.definition, &normalized, target_version);
+        let key = idempotency_key(&tool.definition, &normalized, target_version, self.scope);
         let mode = self.state(|s| s.mode);
-        let decision = decide(&tool.definition, CallFacts { input_hash: &hash, target_version, idempotency_key: &key }, mode, rules, approvals);
+        let facts = CallFacts { input_hash: &hash, target_version, idempotency_key: &key, workspace_id: &self.scope.workspace_id, project_id: &self.scope.project_id, owner: &self.scope.owner };
+        let mut decision = decide(&tool.definition, facts, mode, rules, approvals);
+        // A write that already ran (or began) here under the same scoped key is not run
+        // again: its recorded result is the answer, so there is nothing to approve.
+        if tool.definition.is_write() && matches!(decision, Decision::Ask { .. }) && self.engine.store().contains(Kind::ToolExecutions, key.as_bytes())? {
+            decision = Decision::Allow {
+                reason: "already executed in this session under the same idempotency key: the recorded result is returned and nothing runs again".to_owned(),
+                approval: None,
+            };
+        }
         let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
         self.append(meta, EventBody::ToolDecision { tool: name.clone(), decision: decision.name().to_owned(), reason: decision.reason().to_owned() }, Batch::new(), Durability::Grouped)?;
         Ok(match decision {
@@ -104,7 +115,7 @@ impl Turn<'_, '_> {
                 question: input["question"].as_str().unwrap_or("").to_owned(),
                 options: input["options"].as_array().map(|o| o.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default(),
             },
-            Decision::Allow { .. } => Prepared::Run(Run { call, tool, input, idempotency_key: key }),
+            Decision::Allow { approval, .. } => Prepared::Run(Run { call, tool, input, idempotency_key: key, approval }),
         })
     }
 
@@ -113,7 +124,8 @@ impl Turn<'_, '_> {
         let calls = self.state(|s| s.open_calls.clone());
         let registry = self.engine.harness().registry()?;
         let rules = self.engine.permission_rules()?;
-        let approvals: Vec<ApprovalRecord> = self.engine.store().scan::<ApprovalRecord>(b"")?;
+        // Only this owner's approvals: an approval never crosses sessions or runs.
+        let approvals: Vec<ApprovalRecord> = self.engine.store().scan::<ApprovalRecord>(&ApprovalRecord::owner_prefix(&self.scope.owner))?;
         let revision = self.engine.store().get::<Project>(self.scope.project_id.as_bytes())?.map(|p| p.revision);
         let mut parallel: Vec<Run> = Vec::new();
         for call in calls {
@@ -209,23 +221,35 @@ impl Turn<'_, '_> {
         let mut reused: Vec<Option<ToolExecution>> = Vec::with_capacity(runs.len());
         for run in &runs {
             let previous = if run.tool.definition.is_write() { self.engine.store().get::<ToolExecution>(run.idempotency_key.as_bytes())? } else { None };
+            let mut batch = Batch::new();
             if previous.is_none() && run.tool.definition.is_write() {
                 // The marker is durable before the write begins, so a crash during the
                 // write can never lead to running it a second time.
-                let marker = ToolExecution {
+                batch.put(&ToolExecution {
                     idempotency_key: run.idempotency_key.clone(),
                     tool: run.tool.definition.name.clone(),
                     session_id: self.scope.owner.id().to_owned(),
+                    workspace_id: self.scope.workspace_id.clone(),
+                    project_id: self.scope.project_id.clone(),
                     tool_use_id: run.call.id.clone(),
                     content: String::new(),
                     result_ref: None,
                     executed_at: self.engine.now(),
                     completed: false,
-                };
+                })?;
+            }
+            // The approval is used up by the execution it allowed, in the same
+            // transaction as the marker: it can never allow a second one.
+            if let (None, Some(request_id)) = (&previous, &run.approval) {
+                let key = ApprovalRecord::key_for(&self.scope.owner, request_id);
+                if let Some(mut approval) = self.engine.store().get::<ApprovalRecord>(&key)? {
+                    approval.consumed_by = Some(run.call.id.clone());
+                    batch.put(&approval)?;
+                }
+            }
+            if !batch.is_empty() {
                 let started = Instant::now();
                 let _guard = self.engine.write_lock();
-                let mut batch = Batch::new();
-                batch.put(&marker)?;
                 self.engine.store().apply(batch, Durability::Durable)?;
                 self.stats.durable_syncs += 1;
                 self.stats.sync_time += started.elapsed();
@@ -386,6 +410,8 @@ impl Turn<'_, '_> {
                     idempotency_key: key,
                     tool: tool.to_owned(),
                     session_id: self.scope.owner.id().to_owned(),
+                    workspace_id: self.scope.workspace_id.clone(),
+                    project_id: self.scope.project_id.clone(),
                     tool_use_id: call.id.clone(),
                     content: content.clone(),
                     result_ref: result_ref.clone(),

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::event::Event;
+use super::Owner;
 use crate::model::Timestamp;
 use crate::store::{keys, Kind, Record};
 
@@ -99,12 +100,26 @@ impl Record for StoredResult {
     }
 }
 
-/// A decision on a tool call, bound to what exactly was approved.
+/// A decision on a tool call, bound to what exactly was approved and where: the
+/// workspace, project and owner (session or run) it was asked in. It allows at most one
+/// execution: running the call records `consumed_by`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {
     pub request_id: String,
+    /// The session asked in (empty for a run).
+    #[serde(default)]
     pub session_id: String,
+    /// The run asked in, when the owner is a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub run_id: Option<String>,
+    /// Empty in records written before approvals were scoped: those match nothing.
+    #[serde(default)]
+    pub workspace_id: String,
+    /// Empty in records written before approvals were scoped: those match nothing.
+    #[serde(default)]
+    pub project_id: String,
     pub tool: String,
     pub input_hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,22 +129,55 @@ pub struct ApprovalRecord {
     pub approved: bool,
     pub decided_by: String,
     pub decided_at: Timestamp,
+    /// The tool call whose execution used this approval up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub consumed_by: Option<String>,
+}
+
+impl ApprovalRecord {
+    /// The owner the approval was asked in.
+    pub fn owner(&self) -> Owner {
+        match &self.run_id {
+            Some(run_id) => Owner::Run(run_id.clone()),
+            None => Owner::Session(self.session_id.clone()),
+        }
+    }
+
+    /// The key prefix of an owner's approvals.
+    pub fn owner_prefix(owner: &Owner) -> Vec<u8> {
+        keys::project_prefix(owner.id())
+    }
+
+    /// The key of approval `request_id` of `owner`.
+    pub fn key_for(owner: &Owner, request_id: &str) -> Vec<u8> {
+        let mut key = Self::owner_prefix(owner);
+        key.extend_from_slice(request_id.as_bytes());
+        key
+    }
 }
 
 impl Record for ApprovalRecord {
     const KIND: Kind = Kind::Approvals;
+    /// `owner_id 0x00 request_id`: an owner's approvals are one prefix scan.
     fn key(&self) -> Vec<u8> {
-        self.request_id.as_bytes().to_vec()
+        Self::key_for(&self.owner(), &self.request_id)
     }
 }
 
-/// A write tool that ran, by idempotency key: running it again returns this.
+/// A write tool that ran, by idempotency key (which is scoped to workspace, project
+/// and owner): running it again there returns this.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
     pub idempotency_key: String,
     pub tool: String,
+    /// The owner (session or run) id.
     pub session_id: String,
+    #[serde(default)]
+    pub workspace_id: String,
+    #[serde(default)]
+    pub project_id: String,
     pub tool_use_id: String,
     /// The model-visible result of the execution.
     pub content: String,

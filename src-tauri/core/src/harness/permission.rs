@@ -1,8 +1,10 @@
 //! The permission engine: a pure function of (tool definition, normalized input hash,
 //! mode, rules, recorded approvals, target version, idempotency key) → allow | ask |
 //! deny. Deny beats ask beats allow; a rule can only make a decision stricter, and an
-//! approval only turns an `ask` into an `allow` when it matches the exact tool, input
-//! hash, target version and idempotency key. Nothing turns a deny into an allow.
+//! approval only turns an `ask` into an `allow` when it was asked in the same workspace,
+//! project and owner (session or run), matches the exact tool, input hash, target
+//! version and idempotency key, and has not been used by an execution yet. Nothing
+//! turns a deny into an allow.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -10,6 +12,7 @@ use ts_rs::TS;
 use super::event::Mode;
 use super::log::ApprovalRecord;
 use super::tools::ToolDefinition;
+use super::Owner;
 
 /// A decision, ordered from the most to the least permissive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
@@ -31,7 +34,9 @@ pub struct PermissionRule {
 /// What the engine decided and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    Allow { reason: String },
+    /// `approval`: the request id of the approval that allowed it, which running the
+    /// call uses up.
+    Allow { reason: String, approval: Option<String> },
     Ask { reason: String },
     Deny { reason: String },
 }
@@ -46,7 +51,7 @@ impl Decision {
     }
     pub fn reason(&self) -> &str {
         match self {
-            Decision::Allow { reason } | Decision::Ask { reason } | Decision::Deny { reason } => reason,
+            Decision::Allow { reason, .. } | Decision::Ask { reason } | Decision::Deny { reason } => reason,
         }
     }
 }
@@ -57,6 +62,9 @@ pub struct CallFacts<'a> {
     pub input_hash: &'a str,
     pub target_version: Option<u64>,
     pub idempotency_key: &'a str,
+    pub workspace_id: &'a str,
+    pub project_id: &'a str,
+    pub owner: &'a Owner,
 }
 
 /// Decides one tool call.
@@ -83,13 +91,21 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
     }
     match effective {
         PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name) },
-        PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name) },
+        PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name), approval: None },
         PermissionPolicy::Ask => {
-            let approved = approvals.iter().any(|a| {
-                a.approved && a.tool == tool.name && a.input_hash == call.input_hash && a.target_version == call.target_version && a.idempotency_key == call.idempotency_key
+            let approved = approvals.iter().find(|a| {
+                a.approved
+                    && a.consumed_by.is_none()
+                    && a.workspace_id == call.workspace_id
+                    && a.project_id == call.project_id
+                    && &a.owner() == call.owner
+                    && a.tool == tool.name
+                    && a.input_hash == call.input_hash
+                    && a.target_version == call.target_version
+                    && a.idempotency_key == call.idempotency_key
             });
-            if approved {
-                Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned() }
+            if let Some(approval) = approved {
+                Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned(), approval: Some(approval.request_id.clone()) }
             } else {
                 Decision::Ask { reason: format!("`{}` needs your approval ({source}).", tool.name) }
             }
@@ -116,14 +132,20 @@ mod tests {
         d
     }
 
+    static SESSION: std::sync::LazyLock<Owner> = std::sync::LazyLock::new(|| Owner::Session("ses_1".into()));
+
     fn facts() -> CallFacts<'static> {
-        CallFacts { input_hash: "h1", target_version: Some(3), idempotency_key: "k1" }
+        CallFacts { input_hash: "h1", target_version: Some(3), idempotency_key: "k1", workspace_id: "wsp_1", project_id: "prj_1", owner: &SESSION }
     }
 
     fn approval(hash: &str, version: Option<u64>, key: &str, approved: bool) -> ApprovalRecord {
         ApprovalRecord {
             request_id: "apr_1".into(),
             session_id: "ses_1".into(),
+            run_id: None,
+            workspace_id: "wsp_1".into(),
+            project_id: "prj_1".into(),
+            consumed_by: None,
             tool: "write_x".into(),
             input_hash: hash.into(),
             target_version: version,
@@ -168,6 +190,24 @@ mod tests {
         assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &exact).name(), "allow");
         for other in [approval("h2", Some(3), "k1", true), approval("h1", Some(4), "k1", true), approval("h1", Some(3), "k2", true), approval("h1", Some(3), "k1", false)] {
             assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[other]).name(), "ask");
+        }
+    }
+
+    #[test]
+    fn approvals_bind_to_workspace_project_and_owner_and_are_used_once() {
+        let exact = approval("h1", Some(3), "k1", true);
+        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[exact.clone()]), Decision::Allow { reason: "approved by the user for exactly this input and target version".into(), approval: Some("apr_1".into()) });
+        let elsewhere = [
+            ApprovalRecord { project_id: "prj_2".into(), ..exact.clone() },
+            ApprovalRecord { workspace_id: "wsp_2".into(), ..exact.clone() },
+            ApprovalRecord { session_id: "ses_2".into(), ..exact.clone() },
+            ApprovalRecord { run_id: Some("ses_1".into()), session_id: String::new(), ..exact.clone() },
+            ApprovalRecord { consumed_by: Some("call_1".into()), ..exact.clone() },
+            // Written before approvals were scoped.
+            ApprovalRecord { workspace_id: String::new(), project_id: String::new(), ..exact },
+        ];
+        for other in elsewhere {
+            assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[other.clone()]).name(), "ask", "{other:?}");
         }
     }
 }

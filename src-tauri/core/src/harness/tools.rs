@@ -331,15 +331,23 @@ pub fn input_hash(normalized: &Value) -> String {
     super::log::sha256_ref(normalized.to_string().as_bytes())
 }
 
-/// The idempotency key of a call: tool, version of the target, and the key fields of
-/// the input (all of it when the tool names none).
-pub fn idempotency_key(definition: &ToolDefinition, normalized: &Value, target_version: Option<u64>) -> String {
+/// The idempotency key of a call: where it runs (workspace, project, owner), the tool,
+/// the version of the target, and the key fields of the input (all of it when the tool
+/// names none). The same call in another project, session or run is another key.
+pub fn idempotency_key(definition: &ToolDefinition, normalized: &Value, target_version: Option<u64>, scope: &super::Scope) -> String {
     let fields: Value = if definition.idempotency_key_fields.is_empty() {
         normalized.clone()
     } else {
         Value::Object(definition.idempotency_key_fields.iter().map(|f| (f.clone(), normalized.get(f).cloned().unwrap_or(Value::Null))).collect())
     };
-    let material = json!({"tool": definition.name, "toolVersion": definition.version, "target": target_version, "input": fields});
+    let owner = match &scope.owner {
+        super::Owner::Session(id) => json!({"session": id}),
+        super::Owner::Run(id) => json!({"run": id}),
+    };
+    let material = json!({
+        "workspace": scope.workspace_id, "project": scope.project_id, "owner": owner,
+        "tool": definition.name, "toolVersion": definition.version, "target": target_version, "input": fields,
+    });
     super::log::sha256_ref(material.to_string().as_bytes())
 }
 

@@ -233,7 +233,11 @@ pub(crate) fn resolve_approval(engine: Harness<'_>, session_id: &str, request_id
     };
     let record = ApprovalRecord {
         request_id: pending.request_id.clone(),
-        session_id: session.id.clone(),
+        session_id: scope.owner.session_id().unwrap_or_default().to_owned(),
+        run_id: scope.owner.run_id().map(str::to_owned),
+        workspace_id: scope.workspace_id.clone(),
+        project_id: scope.project_id.clone(),
+        consumed_by: None,
         tool: pending.tool.clone(),
         input_hash: pending.input_hash.clone(),
         target_version: pending.target_version,

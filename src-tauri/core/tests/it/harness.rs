@@ -168,33 +168,40 @@ impl H {
     /// after the system message, their hash, and the system message is the stored
     /// snapshot.
     fn assert_replay_matches_live(&self) {
-        let log = self.log();
-        let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
-        assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
-        let workspace = self.t.ok("workspace.get", json!({}))["id"].as_str().map(str::to_owned);
-        for event in &log {
-            assert_eq!(event.project_id.as_deref(), Some(self.project.as_str()), "every event names its project");
-            assert_eq!(event.workspace_id, workspace, "every event names its workspace");
-        }
-        let requests = self.server.chat_requests();
-        let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
-        assert_eq!(calls.len(), requests.len(), "one ModelCallStarted per model request");
-        for ((index, event), request) in calls.iter().zip(&requests) {
-            let EventBody::ModelCallStarted { messages_hash, message_count, .. } = &event.body else { unreachable!() };
-            let replayed = replay(log[..*index].iter());
-            assert_eq!(&replayed.messages_hash(), messages_hash, "hash of the replayed prefix");
-            assert_eq!(replayed.messages().len(), *message_count as usize);
-            let sent = wire_messages(&request.body);
-            assert_eq!(sent[0].role, Role::System);
-            let snapshot = self.engine().context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
-            assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
-            assert_eq!(&sent[1..], replayed.messages(), "replayed messages equal the sent ones");
-            assert_eq!(inkstone_core::harness::messages_hash(&sent[1..]), *messages_hash, "byte-identical");
-        }
-        self.server.assert_tool_results_paired();
-        let view = self.t.ok("session.get", json!({"sessionId": self.session}));
-        assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
+        assert_replay_matches_live(&self.t, &self.server, &self.session, &self.project);
     }
+}
+
+/// Replay of a session's log equals what its model server was sent, call by call: the
+/// messages after the system message, their hash, and the system message is the
+/// stored snapshot. Every event names the session's project and workspace.
+fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, session: &str, project: &str) {
+    let log = t.engine.session_events(session).unwrap();
+    let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
+    assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
+    let workspace = t.ok("workspace.get", json!({}))["id"].as_str().map(str::to_owned);
+    for event in &log {
+        assert_eq!(event.project_id.as_deref(), Some(project), "every event names its project");
+        assert_eq!(event.workspace_id, workspace, "every event names its workspace");
+    }
+    let requests = server.chat_requests();
+    let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
+    assert_eq!(calls.len(), requests.len(), "one ModelCallStarted per model request");
+    for ((index, event), request) in calls.iter().zip(&requests) {
+        let EventBody::ModelCallStarted { messages_hash, message_count, .. } = &event.body else { unreachable!() };
+        let replayed = replay(log[..*index].iter());
+        assert_eq!(&replayed.messages_hash(), messages_hash, "hash of the replayed prefix");
+        assert_eq!(replayed.messages().len(), *message_count as usize);
+        let sent = wire_messages(&request.body);
+        assert_eq!(sent[0].role, Role::System);
+        let snapshot = t.engine.context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
+        assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
+        assert_eq!(&sent[1..], replayed.messages(), "replayed messages equal the sent ones");
+        assert_eq!(inkstone_core::harness::messages_hash(&sent[1..]), *messages_hash, "byte-identical");
+    }
+    server.assert_tool_results_paired();
+    let view = t.ok("session.get", json!({"sessionId": session}));
+    assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
 }
 
 fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_core::ApiError>, Vec<Event>) {
@@ -1003,6 +1010,109 @@ fn the_registry_refuses_a_write_that_would_not_ask_and_read_tools_cannot_write()
     let (result, _) = h.stream("session.submit", json!({"sessionId": h.session, "text": "again", "mode": "plan"}));
     assert_eq!(result.unwrap()["reason"], "completed");
     assert_eq!(h.results().last().unwrap().1, "permission_denied");
+    assert_eq!(h.comments(), 1);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn an_approval_in_one_project_and_session_authorises_nothing_in_another() {
+    // Session A on project A (this H); session B on project B, with its own model server.
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("a1", "test_write_note", r#"{"note":"hello"}"#)]),
+            Reply::text("saved in A"),
+            Reply::tool_calls(&[("a2", "test_write_note", r#"{"note":"second"}"#)]),
+            Reply::text("second saved in A"),
+        ],
+        json!({}),
+    );
+    let server_b = ModelServer::start(vec![
+        Reply::tool_calls(&[("b1", "test_write_note", r#"{"note":"hello"}"#)]),
+        Reply::text("saved in B"),
+        Reply::tool_calls(&[("b2", "test_write_note", r#"{"note":"second"}"#)]),
+        Reply::text("second saved in B"),
+    ]);
+    h.t.ok("llmProfile.create", json!({"name": "fake-b", "baseUrl": server_b.base_url(), "model": "fake-model"}));
+    let project_b = h.t.ok("project.create", json!({"title": "秋日", "source": "另一篇稿子。"}))["id"].as_str().unwrap().to_owned();
+    let session_b = h.t.ok("session.create", json!({"projectId": project_b, "profile": "fake-b"}))["session"]["id"].as_str().unwrap().to_owned();
+    let revision = |project: &str| h.t.ok("project.get", json!({"projectId": project}))["revision"].clone();
+    assert_eq!(revision(&h.project), revision(&project_b), "both targets are at the same revision");
+    let comments = |project: &str| h.t.ok("comment.list", json!({"projectId": project}))["comments"].as_array().unwrap().len();
+    let send_b = |text: &str| stream(h.engine(), "session.submit", json!({"sessionId": session_b, "text": text})).0.unwrap();
+    let approve_b = |request: &str| stream(h.engine(), "session.resolveApproval", json!({"sessionId": session_b, "requestId": request, "approved": true})).0.unwrap();
+    let results_b = || -> Vec<(String, bool)> {
+        h.engine().session_events(&session_b).unwrap().into_iter().filter_map(|e| match e.body {
+            EventBody::ToolResult { status, reused_execution, .. } => Some((serde_json::to_value(status).unwrap().as_str().unwrap().to_owned(), reused_execution)),
+            _ => None,
+        }).collect()
+    };
+
+    // A approves and runs the write.
+    let (result, _) = h.send("write hello");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!((comments(&h.project), comments(&project_b)), (1, 0));
+
+    // B asks for the same call at the same revision: A's approval does not cover it,
+    // and A's execution is not B's.
+    let result = send_b("write hello");
+    assert_eq!(result["reason"], "blocked_on_approval", "A's approval is not B's");
+    assert_eq!(comments(&project_b), 0);
+    let result = approve_b(&pending_request(&result));
+    assert_eq!(result["reason"], "completed");
+    assert_eq!((comments(&h.project), comments(&project_b)), (1, 1), "B's write really ran, on B");
+    assert_eq!(results_b(), [("success".to_owned(), false)], "not skipped as already executed");
+
+    // The other way round: B approves first, then A asks for the same call.
+    let result = send_b("write second");
+    approve_b(&pending_request(&result));
+    assert_eq!(comments(&project_b), 2);
+    let (result, _) = h.send("write second");
+    assert_eq!(result["reason"], "blocked_on_approval", "B's approval is not A's");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!((comments(&h.project), comments(&project_b)), (2, 2));
+
+    h.assert_replay_matches_live();
+    assert_replay_matches_live(&h.t, &server_b, &session_b, &project_b);
+}
+
+#[test]
+fn an_approval_is_used_up_by_the_execution_it_allowed() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("f1", "flaky_write", r#"{"note":"x"}"#)]),
+            Reply::text("it failed"),
+            Reply::tool_calls(&[("f2", "flaky_write", r#"{"note":"x"}"#)]),
+            Reply::text("saved"),
+        ],
+        json!({}),
+    );
+    // `flaky_write`: fails (having written nothing) the first time, then writes.
+    let mut flaky = definition("flaky_write", Capability::Write, PermissionPolicy::Ask);
+    flaky.read_only = false;
+    flaky.concurrency = Concurrency::Exclusive;
+    flaky.base_version = BaseVersionPolicy::ProjectRevision;
+    let failed_once = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handler: ToolHandler = Arc::new(move |ctx, input| {
+        if !failed_once.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err(ToolFailure::new("the disk was full"));
+        }
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        Ok(json!({"commentId": comment.id}))
+    });
+    h.engine().register_tool(flaky, handler).unwrap();
+    let (result, _) = h.send("write");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "tool_error");
+    // The same call, same input, same revision: the approval was used by the failed
+    // execution, so it asks again.
+    let (result, _) = h.send("try again");
+    assert_eq!(result["reason"], "blocked_on_approval", "a used approval allows nothing more");
+    assert_eq!(h.comments(), 0);
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
     assert_eq!(h.comments(), 1);
     h.assert_replay_matches_live();
 }
