@@ -46,6 +46,8 @@ struct Run {
 
 enum Prepared {
     Immediate { call: ToolCall, tool: String, status: ToolStatus, message: String },
+    /// A write not run because an earlier write of the turn failed.
+    Skipped { call: ToolCall, tool: String, message: String },
     Run(Run),
     Approval { call: ToolCall, tool: String, normalized: Value, input_hash: String, target_version: Option<u64>, idempotency_key: String, reason: String },
     Question { call: ToolCall, question: String, options: Vec<String> },
@@ -66,6 +68,13 @@ impl Turn<'_, '_> {
             return Ok(Prepared::Immediate { call, tool: name.clone(), status: ToolStatus::UnknownTool, message: format!("There is no tool `{name}`. Available tools: {names}.") });
         };
         let name = tool.definition.name.clone();
+        if let (true, Some((failed_tool, failed_call, status))) = (tool.definition.is_write(), &self.failed_write) {
+            let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            let message = format!(
+                "Not run: an earlier write of this turn (`{failed_tool}`, call {failed_call}) failed with `{status}`, and after a failed write the later writes of a turn are not run. Check the project, then ask for this write again."
+            );
+            return Ok(Prepared::Skipped { call, tool: name, message });
+        }
         let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
         let input: Value = match serde_json::from_str(raw) {
             Ok(value) => value,
@@ -141,6 +150,13 @@ impl Turn<'_, '_> {
                     match prepared {
                         Prepared::Immediate { call, tool, status, message } => {
                             self.append_result(&call, &tool, Outcome { status, value: Err(message), note: None }, Execution::None)?;
+                        }
+                        Prepared::Skipped { call, tool, message } => {
+                            // Not a new failure: the breaker counts the write that failed,
+                            // not the writes held back after it.
+                            let breaker = self.breaker;
+                            self.append_result(&call, &tool, Outcome { status: ToolStatus::Cancelled, value: Err(message), note: None }, Execution::None)?;
+                            self.breaker = breaker;
                         }
                         Prepared::Run(run) => self.run_batch(vec![run])?,
                         Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason } => {
@@ -332,6 +348,9 @@ impl Turn<'_, '_> {
                     let message = "This write began before the app stopped and its outcome is unknown, so it was not run again. Check the project before asking for it again.";
                     (ToolStatus::Interrupted, json!({"error": "interrupted", "message": message}).to_string(), None)
                 };
+                if status != ToolStatus::Success && self.failed_write.is_none() {
+                    self.failed_write = Some((run.tool.definition.name.clone(), run.call.id.clone(), status));
+                }
                 let body = EventBody::ToolResult { tool: run.tool.definition.name.clone(), status, content, result_ref, reused_execution: true };
                 self.record_result_status(status);
                 self.append(meta, body, Batch::new(), Durability::Durable)?;
@@ -351,6 +370,9 @@ impl Turn<'_, '_> {
                 }
             };
             let success = outcome.status == ToolStatus::Success;
+            if run.tool.definition.is_write() && !success && self.failed_write.is_none() {
+                self.failed_write = Some((name.clone(), run.call.id.clone(), outcome.status));
+            }
             self.append_result_with(&run.call, &name, outcome, run.tool.definition.max_result_chars, execution)?;
             if success {
                 match name.as_str() {

@@ -76,6 +76,9 @@ pub(super) struct Turn<'a, 'e> {
     pub(super) breaker: Option<(ToolStatus, u32)>,
     pub(super) repeats: HashMap<String, u32>,
     pub(super) loop_tripped: Option<String>,
+    /// The first write of this turn that failed (its tool, call id and status): the
+    /// later writes of the turn are not run.
+    pub(super) failed_write: Option<(String, String, ToolStatus)>,
     pub(super) stats: &'a mut TurnStats,
 }
 
@@ -171,7 +174,7 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
             close_blocks(engine, live, &mut *emit)?;
         }
         let turn_id = engine.new_id("trn");
-        let mut turn = Turn { engine, scope, live, emit: &mut *emit, turn_id, model_turns: 0, breaker: None, repeats: HashMap::new(), loop_tripped: None, stats: &mut stats };
+        let mut turn = Turn { engine, scope, live, emit: &mut *emit, turn_id, model_turns: 0, breaker: None, repeats: HashMap::new(), loop_tripped: None, failed_write: None, stats: &mut stats };
         let reason = match turn.run(start) {
             Ok((reason, _, _)) => reason,
             Err(error) => {

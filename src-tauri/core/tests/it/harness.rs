@@ -1116,3 +1116,29 @@ fn an_approval_is_used_up_by_the_execution_it_allowed() {
     assert_eq!(h.comments(), 1);
     h.assert_replay_matches_live();
 }
+
+#[test]
+fn after_a_write_fails_the_later_writes_of_the_turn_are_not_run() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("f1", "failing_write", r#"{"note":"a"}"#), ("w1", "test_write_note", r#"{"note":"b"}"#), ("r1", "read_versions", "{}")]),
+            Reply::tool_calls(&[("w2", "test_write_note", r#"{"note":"c"}"#)]),
+            Reply::text("stopped"),
+        ],
+        json!({}),
+    );
+    let mut failing = definition("failing_write", Capability::Write, PermissionPolicy::Ask);
+    failing.read_only = false;
+    failing.concurrency = Concurrency::Exclusive;
+    h.engine().register_tool(failing, Arc::new(|_, _| Err(ToolFailure::new("the disk was full")))).unwrap();
+    let (result, _) = h.send("write both");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed", "the later writes were not asked for");
+    let results = h.results();
+    let statuses: Vec<(&str, &str)> = results.iter().map(|(id, status, _)| (id.as_str(), status.as_str())).collect();
+    assert_eq!(statuses, [("f1", "tool_error"), ("w1", "cancelled"), ("r1", "success"), ("w2", "cancelled")], "reads still run; writes, in this reply and the next, do not");
+    assert!(results[1].2.contains("earlier write of this turn (`failing_write`, call f1) failed"), "{}", results[1].2);
+    assert_eq!(h.comments(), 0);
+    h.assert_replay_matches_live();
+}
