@@ -1142,3 +1142,28 @@ fn after_a_write_fails_the_later_writes_of_the_turn_are_not_run() {
     assert_eq!(h.comments(), 0);
     h.assert_replay_matches_live();
 }
+
+#[test]
+fn request_permission_reports_the_decision_and_grants_nothing() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("p1", "request_permission", r#"{"permission":"write notes without asking","reason":"faster"}"#)]),
+            Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"x"}"#)]),
+            Reply::text("unused"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    let (_, status, content) = h.results()[0].clone();
+    assert_eq!(status, "success");
+    let value: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(value["decision"], "approved");
+    assert_eq!(value["changed"], "nothing");
+    assert!(value.get("granted").is_none(), "{content}");
+    assert!(value["message"].as_str().unwrap().contains("Nothing else changed"));
+    assert_eq!(result["reason"], "blocked_on_approval", "the write still asks");
+    assert_eq!(h.comments(), 0);
+    h.assert_replay_matches_live();
+}
