@@ -406,13 +406,14 @@ impl Turn<'_, '_> {
 
     fn append_result_with(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, max_chars: usize, execution: Execution) -> Result<(), ApiError> {
         self.record_result_status(outcome.status);
+        let room = self.result_room()?;
         let mut extra = Batch::new();
         let (content, result_ref) = match outcome.value {
             Ok(mut value) => {
                 if let (Some(note), Value::Object(map)) = (&outcome.note, &mut value) {
                     map.insert("note".to_owned(), Value::String(note.clone()));
                 }
-                let shaped = shape_result(&value, max_chars);
+                let shaped = shape_result(&value, max_chars, room);
                 let reference = shaped.stored.as_ref().map(|s| s.id.clone());
                 if let Some(stored) = &shaped.stored {
                     if !self.engine.store().contains(Kind::ToolResults, stored.id.as_bytes())? {
@@ -448,6 +449,8 @@ impl Turn<'_, '_> {
             }
             Execution::None => Durability::Grouped,
         };
+        // What this result takes is no longer room for the next ones.
+        self.result_room = Some(room.saturating_sub(crate::llm::estimate_tokens(&content)));
         let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
         self.append(meta, EventBody::ToolResult { tool: tool.to_owned(), status: outcome.status, content, result_ref, reused_execution: false }, extra, durability)?;
         Ok(())

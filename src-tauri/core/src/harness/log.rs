@@ -11,8 +11,12 @@ use crate::store::{keys, Kind, Record};
 
 /// No event line (its JSON) is larger than this.
 pub const MAX_EVENT_BYTES: usize = 64 * 1024;
-/// The most characters of a tool result the log and the model see inline.
+/// The characters of a large result's preview (and the inline limit of failures and
+/// of tools that keep the default).
 pub const PREVIEW_CHARS: usize = 2_000;
+/// The most bytes a result's content may take inline (JSON-escaped), leaving room for
+/// the envelope within [`MAX_EVENT_BYTES`]; a larger result is stored by reference.
+pub const INLINE_RESULT_BYTES: usize = MAX_EVENT_BYTES - 4 * 1024;
 /// What an empty result becomes.
 pub const EMPTY_RESULT_MARKER: &str = "{\"ok\":true,\"note\":\"The tool succeeded and returned nothing.\"}";
 
@@ -225,9 +229,12 @@ fn summarize(value: &serde_json::Value, chars: usize) -> serde_json::Value {
     }
 }
 
-/// Shapes a tool's output for the model: empty → the success marker; at most
-/// `max_chars` (and [`PREVIEW_CHARS`]) → as is; longer → preview + summary + reference.
-pub fn shape_result(value: &serde_json::Value, max_chars: usize) -> Shaped {
+/// Shapes a tool's output for the model: empty → the success marker; within the
+/// tool's budget (at most `max_chars` characters and `max_tokens` estimated tokens, the
+/// room left in the model's context) and within [`INLINE_RESULT_BYTES`] → as is;
+/// otherwise a [`PREVIEW_CHARS`] preview, a summary and a reference, with the full
+/// text to store. The model reads the rest with `read_stored_result {ref, offset}`.
+pub fn shape_result(value: &serde_json::Value, max_chars: usize, max_tokens: u64) -> Shaped {
     let is_empty = match value {
         serde_json::Value::Null => true,
         serde_json::Value::String(s) => s.trim().is_empty(),
@@ -242,18 +249,23 @@ pub fn shape_result(value: &serde_json::Value, max_chars: usize) -> Shaped {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let limit = max_chars.min(PREVIEW_CHARS);
     let chars = text.chars().count();
-    if chars <= limit {
+    let fits = chars <= max_chars
+        && serde_json::to_string(&text).map(|escaped| escaped.len()).unwrap_or(usize::MAX) <= INLINE_RESULT_BYTES
+        && crate::llm::estimate_tokens(&text) <= max_tokens;
+    if fits {
         return Shaped { content: text, stored: None };
     }
     let id = sha256_ref(text.as_bytes());
-    let preview: String = text.chars().take(limit.saturating_sub(1)).collect();
+    let preview_chars = PREVIEW_CHARS.min(max_chars.max(1)).saturating_sub(1);
+    let preview: String = text.chars().take(preview_chars).collect();
     let shaped = serde_json::json!({
         "truncated": true,
         "preview": format!("{preview}…"),
         "summary": summarize(value, chars),
         "ref": id,
+        "nextOffset": preview_chars,
+        "readMore": "read_stored_result with this ref and nextOffset returns the rest, a slice at a time",
     });
     Shaped { content: shaped.to_string(), stored: Some(StoredResult { id, content: text }) }
 }
@@ -267,14 +279,15 @@ mod tests {
     #[test]
     fn empty_results_become_a_success_marker() {
         for empty in [json!(null), json!(""), json!([]), json!({})] {
-            assert_eq!(shape_result(&empty, 2000).content, EMPTY_RESULT_MARKER);
+            assert_eq!(shape_result(&empty, 2000, u64::MAX).content, EMPTY_RESULT_MARKER);
         }
     }
 
     #[test]
     fn large_results_are_stored_and_previewed() {
-        let big = json!({"text": "字".repeat(10_000)});
-        let shaped = shape_result(&big, 50_000);
+        // Over the log line (30,000 CJK characters are 90 KB).
+        let big = json!({"text": "字".repeat(30_000)});
+        let shaped = shape_result(&big, 50_000, u64::MAX);
         let stored = shaped.stored.expect("stored");
         assert_eq!(stored.id, sha256_ref(big.to_string().as_bytes()));
         let visible: serde_json::Value = serde_json::from_str(&shaped.content).unwrap();
@@ -282,8 +295,21 @@ mod tests {
         assert_eq!(visible["ref"], json!(stored.id));
         assert_eq!(visible["summary"]["type"], "object");
         // Same content, same reference.
-        assert_eq!(shape_result(&big, 50_000).stored.unwrap().id, stored.id);
+        assert_eq!(shape_result(&big, 50_000, u64::MAX).stored.unwrap().id, stored.id);
         let small = json!({"a": 1});
-        assert_eq!(shape_result(&small, 2000).content, r#"{"a":1}"#);
+        assert_eq!(shape_result(&small, 2000, u64::MAX).content, r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn each_tool_has_its_own_budget_within_the_context_room_and_the_log_line() {
+        let article = json!({"source": "春".repeat(6_000)});
+        assert!(shape_result(&article, 200_000, 100_000).stored.is_none(), "a few thousand characters are seen whole");
+        assert!(shape_result(&article, 2_000, 100_000).stored.is_some(), "a small budget (lists, logs) previews");
+        assert!(shape_result(&article, 200_000, 3_000).stored.is_some(), "no more than the context has room for");
+        let visible: serde_json::Value = serde_json::from_str(&shape_result(&article, 2_000, 100_000).content).unwrap();
+        assert_eq!(visible["nextOffset"], json!(PREVIEW_CHARS - 1));
+        // Control characters escape to six bytes each: the log line still holds.
+        let escaped = json!({"source": "\u{1}".repeat(12_000)});
+        assert!(shape_result(&escaped, 200_000, u64::MAX).stored.is_some());
     }
 }

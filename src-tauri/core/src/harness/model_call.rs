@@ -41,6 +41,27 @@ impl Turn<'_, '_> {
         None
     }
 
+    /// The room (estimated tokens) tool results may still take in the model's context:
+    /// set by the last model call of this turn, else worked out as that call would
+    /// (window − output reserve − conversation − the last context snapshot). Without a
+    /// readable profile there is no cap here; the next model call reports the problem.
+    pub(super) fn result_room(&mut self) -> Result<u64, ApiError> {
+        if let Some(room) = self.result_room {
+            return Ok(room);
+        }
+        let Ok(profile) = self.engine.llm_profile(&self.scope.profile_id) else { return Ok(u64::MAX) };
+        let max_output = self.scope.limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
+        let (messages, snapshot_id) = self.state(|s| (s.messages.clone(), s.last_snapshot_id.clone()));
+        let conversation_tokens = estimate_request_tokens(&ChatRequest::new(messages));
+        let context_tokens = match snapshot_id {
+            Some(id) => self.engine.store().get::<crate::context::ContextSnapshot>(id.as_bytes())?.map(|s| s.layers.iter().map(|l| l.tokens).sum::<u64>()).unwrap_or(0),
+            None => 0,
+        };
+        let room = u64::from(profile.context_window).saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens).saturating_sub(context_tokens);
+        self.result_room = Some(room);
+        Ok(room)
+    }
+
     /// The next model call: `Continue` when the reply asked for tools, else the end of
     /// the turn (completed, interrupted, a limit, a model error).
     pub(super) fn model_call(&mut self) -> Result<Flow, ApiError> {
@@ -92,7 +113,9 @@ impl Turn<'_, '_> {
             extra.put(&snapshot)?;
         }
         let layers: Vec<LayerEstimate> = snapshot.layers.iter().map(|l| LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
-        let estimated_tokens = layers.iter().map(|l| l.tokens).sum::<u64>() + conversation_tokens;
+        let context_tokens = layers.iter().map(|l| l.tokens).sum::<u64>();
+        let estimated_tokens = context_tokens + conversation_tokens;
+        self.result_room = Some(budget.saturating_sub(context_tokens));
         let snapshot_meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
         self.append(snapshot_meta.clone(), EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers }, extra, Durability::Grouped)?;
         let messages_hash = super::messages_hash(&request.messages);

@@ -90,7 +90,10 @@ pub struct ToolDefinition {
     /// they make the idempotency key. Empty: the whole normalized input.
     pub idempotency_key_fields: Vec<String>,
     pub base_version: BaseVersionPolicy,
-    /// Most characters of the result the model sees inline (capped at 2,000).
+    /// Most characters of the result the model sees inline: large for the source,
+    /// small for lists and logs. The room left in the model's context and the log's
+    /// line limit cap it further; a larger result is stored and the model gets a
+    /// preview and a reference it can read on with `read_stored_result`.
     pub max_result_chars: usize,
     /// A compact description of the result, for summaries and the UI.
     pub result_summary: String,
@@ -362,7 +365,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 11);
+        assert_eq!(registry.names().len(), 12, "the 11 tools and read_stored_result");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();

@@ -79,6 +79,9 @@ pub(super) struct Turn<'a, 'e> {
     /// The first write of this turn that failed (its tool, call id and status): the
     /// later writes of the turn are not run.
     pub(super) failed_write: Option<(String, String, ToolStatus)>,
+    /// Estimated tokens the model's context still has room for: what tool results may
+    /// take inline. Set by each model call; worked out on first use in a resumed turn.
+    pub(super) result_room: Option<u64>,
     pub(super) stats: &'a mut TurnStats,
 }
 
@@ -174,7 +177,7 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
             close_blocks(engine, live, &mut *emit)?;
         }
         let turn_id = engine.new_id("trn");
-        let mut turn = Turn { engine, scope, live, emit: &mut *emit, turn_id, model_turns: 0, breaker: None, repeats: HashMap::new(), loop_tripped: None, failed_write: None, stats: &mut stats };
+        let mut turn = Turn { engine, scope, live, emit: &mut *emit, turn_id, model_turns: 0, breaker: None, repeats: HashMap::new(), loop_tripped: None, failed_write: None, result_room: None, stats: &mut stats };
         let reason = match turn.run(start) {
             Ok((reason, _, _)) => reason,
             Err(error) => {

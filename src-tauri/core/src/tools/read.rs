@@ -110,16 +110,77 @@ fn read_media_summary(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFai
     Ok(json!({"media": media}))
 }
 
+/// The most characters `read_stored_result` returns at once.
+pub const STORED_SLICE_CHARS: usize = 16_000;
+/// The most bytes (JSON-escaped) of one slice, so its result always fits the log line
+/// and is seen inline.
+const STORED_SLICE_BYTES: usize = 40 * 1024;
+
+/// A slice of a stored large result, so nothing a tool returned is out of the model's
+/// reach. References are content hashes (`sha256:…`): knowing one means having seen
+/// the result it names.
+fn read_stored_result(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let reference = input["ref"].as_str().unwrap_or_default();
+    let Some(content) = ctx.reads().stored_result(reference)? else {
+        return Err(ToolFailure::new(format!("There is no stored result `{reference}`.")));
+    };
+    let total = content.chars().count();
+    let offset = usize::try_from(input["offset"].as_u64().unwrap_or(0)).unwrap_or(usize::MAX).min(total);
+    let wanted = input["maxChars"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(STORED_SLICE_CHARS).clamp(1, STORED_SLICE_CHARS);
+    let mut take = wanted.min(total - offset);
+    let mut text: String = content.chars().skip(offset).take(take).collect();
+    // Characters that escape to several bytes: shrink until the slice fits.
+    loop {
+        let bytes = serde_json::to_string(&text).map(|e| e.len()).unwrap_or(usize::MAX);
+        if bytes <= STORED_SLICE_BYTES || take <= 1 {
+            break;
+        }
+        take = (take * STORED_SLICE_BYTES / bytes).max(1).min(take - 1);
+        text = text.chars().take(take).collect();
+    }
+    let next = offset + take;
+    Ok(json!({
+        "ref": reference, "offset": offset, "chars": take, "totalChars": total,
+        "nextOffset": if next < total { json!(next) } else { Value::Null },
+        "text": text,
+    }))
+}
+
 pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
     vec![
         (
-            read_tool(
-                "read_project_context",
-                "Read the session's project: title, revision, latest version number, target platforms, brand profile and template ids, and the Markdown source.",
-                json!({"includeSource": {"type": "boolean", "description": "Include the Markdown source (default true)."}}),
-                "project fields and its source",
-            ),
+            ToolDefinition {
+                // The article itself: seen whole up to the context's room (and the log
+                // line); beyond that a preview and read_stored_result.
+                max_result_chars: 200_000,
+                ..read_tool(
+                    "read_project_context",
+                    "Read the session's project: title, revision, latest version number, target platforms, brand profile and template ids, and the Markdown source.",
+                    json!({"includeSource": {"type": "boolean", "description": "Include the Markdown source (default true)."}}),
+                    "project fields and its source",
+                )
+            },
             Arc::new(read_project_context),
+        ),
+        (
+            ToolDefinition {
+                input_schema: super::schema(
+                    json!({
+                        "ref": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "The `ref` of a truncated result."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "The first character to return (the result's `nextOffset`)."},
+                        "maxChars": {"type": "integer", "minimum": 1, "maximum": STORED_SLICE_CHARS},
+                    }),
+                    &["ref"],
+                ),
+                max_result_chars: STORED_SLICE_CHARS + 1_000,
+                ..read_tool(
+                    "read_stored_result",
+                    "Read more of a result that was too large to show: give its `ref` and the `nextOffset` it reported; returns the next slice of text and the offset after it.",
+                    json!({}),
+                    "a slice of a stored result",
+                )
+            },
+            Arc::new(read_stored_result),
         ),
         (
             read_tool(

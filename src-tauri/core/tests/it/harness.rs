@@ -601,7 +601,9 @@ fn questions_and_plan_approval_are_answered_by_the_user() {
 
 #[test]
 fn large_results_go_to_the_result_store_and_the_model_sees_a_preview() {
-    let source = "长文".repeat(6_000);
+    // Over the log line (40,000 CJK characters are 120 KB); a few thousand are now
+    // seen whole (see the next test).
+    let source = "长文".repeat(20_000);
     let h = setup_with(vec![Reply::tool_calls(&[("c1", "read_project_context", "{}")]), Reply::text("ok")], json!({}), &source);
     h.send("read all");
     let content = h.results()[0].2.clone();
@@ -1165,5 +1167,48 @@ fn request_permission_reports_the_decision_and_grants_nothing() {
     assert!(value["message"].as_str().unwrap().contains("Nothing else changed"));
     assert_eq!(result["reason"], "blocked_on_approval", "the write still asks");
     assert_eq!(h.comments(), 0);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_model_sees_a_long_article_whole_and_reads_the_rest_of_a_larger_one() {
+    // A Chinese article of several thousand characters: read_project_context shows all
+    // of it (it used to be cut to 2,000 characters).
+    let article = "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。".repeat(250);
+    let h = setup_with(vec![Reply::tool_calls(&[("c1", "read_project_context", "{}"), ("c2", "read_versions", "{}")]), Reply::text("ok")], json!({}), &article);
+    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 200000}}));
+    h.send("read it");
+    let content = h.results()[0].2.clone();
+    let visible: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(visible["source"].as_str(), Some(article.as_str()), "the whole {}-character article", article.chars().count());
+    h.assert_replay_matches_live();
+
+    // Larger than the log line: preview and reference, and read_stored_result reads on.
+    let long = "长文".repeat(20_000);
+    h.t.ok("project.update", json!({"projectId": h.project, "source": long}));
+    h.server.push(Reply::tool_calls(&[("c3", "read_project_context", "{}")]));
+    h.server.push(Reply::text("too long"));
+    h.send("read it again");
+    let visible: Value = serde_json::from_str(&h.results()[2].2).unwrap();
+    assert_eq!(visible["truncated"], true);
+    let reference = visible["ref"].as_str().unwrap().to_owned();
+    let offset = visible["nextOffset"].as_u64().unwrap();
+    let stored = h.engine().stored_result(&reference).unwrap().unwrap();
+    let args = json!({"ref": reference, "offset": offset}).to_string();
+    h.server.push(Reply::tool_calls(&[("c4", "read_stored_result", args.as_str())]));
+    h.server.push(Reply::text("read on"));
+    h.send("go on");
+    let (_, status, content) = h.results()[3].clone();
+    assert_eq!(status, "success");
+    let slice: Value = serde_json::from_str(&content).unwrap_or_else(|_| panic!("a slice is seen inline: {content}"));
+    let taken = slice["chars"].as_u64().unwrap() as usize;
+    let expected: String = stored.chars().skip(offset as usize).take(taken).collect();
+    assert_eq!(slice["text"].as_str(), Some(expected.as_str()));
+    assert!(taken >= 10_000, "a large slice: {taken}");
+    assert_eq!(slice["nextOffset"], json!(offset as usize + taken));
+    assert_eq!(slice["totalChars"], json!(stored.chars().count()));
+    for event in h.log() {
+        assert!(serde_json::to_vec(&event).unwrap().len() <= inkstone_core::harness::MAX_EVENT_BYTES);
+    }
     h.assert_replay_matches_live();
 }
