@@ -20,9 +20,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use crate::error::ApiError;
 use crate::llm::estimate_tokens;
 use crate::model::{BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version};
-use crate::store::{Kind, Record};
+use crate::store::{keys, Kind, Record, Store};
 
 /// The permission mode of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
@@ -82,6 +83,50 @@ pub struct ContextInput<'a> {
     pub mode: Mode,
     /// The session summary (empty until compaction exists).
     pub session_summary: &'a str,
+}
+
+/// The typed records a model call's context is built from, read in one place so the
+/// turn loop (sessions and runs alike) does no reads of its own.
+#[derive(Debug, Clone)]
+pub struct ContextRecords {
+    pub project: Project,
+    pub brand: Option<BrandProfile>,
+    pub template: Option<ContentTemplate>,
+    /// In key order (by number).
+    pub versions: Vec<Version>,
+    /// Every comment, resolved or not, in key order.
+    pub comments: Vec<Comment>,
+    pub media: Vec<MediaAsset>,
+}
+
+impl ContextRecords {
+    /// The assembly input over these records.
+    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str) -> ContextInput<'a> {
+        ContextInput {
+            project: &self.project,
+            brand: self.brand.as_ref(),
+            template: self.template.as_ref(),
+            versions: &self.versions,
+            comments: &self.comments,
+            media: &self.media,
+            mode,
+            session_summary,
+        }
+    }
+}
+
+/// Reads what [`assemble`] needs for `project_id`: the project, its brand profile and
+/// template (when they exist), versions, comments and images. Reads only.
+///
+/// Errors: NOT_FOUND when the project does not exist; store errors.
+pub fn gather(store: &Store, project_id: &str) -> Result<ContextRecords, ApiError> {
+    let project = crate::project::load(store, project_id)?;
+    let brand = crate::project::brand(store, &project)?;
+    let template = crate::project::template(store, &project)?;
+    let versions = crate::project::versions::list(store, &project.id)?;
+    let comments = store.scan::<Comment>(&keys::project_prefix(&project.id))?;
+    let media = crate::project::media(store, &project.id)?;
+    Ok(ContextRecords { project, brand, template, versions, comments, media })
 }
 
 /// The context could not be made to fit.

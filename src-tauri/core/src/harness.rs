@@ -10,10 +10,15 @@
 //! - [`tools`]: definitions, validators (JSON schema, errors with JSON pointers) and
 //!   the built-in read and workflow tools.
 //! - [`permission`]: the pure permission engine.
-//! - [`turn`]: the turn loop (`submit`, interrupts, approvals, questions, limits).
+//! - `turn`: the turn loop (`submit`, interrupts, approvals, questions, limits) for an
+//!   [`Owner`] (a session, or an optimization run) and a [`Purpose`]; `model_call`: one
+//!   model call of a turn (context, request, streaming); `execution`: the tool calls of
+//!   a turn (validation, permission, running, results).
 
 pub mod event;
+mod execution;
 pub mod log;
+mod model_call;
 pub mod permission;
 pub mod replay;
 pub mod tools;
@@ -27,7 +32,7 @@ pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
-pub use tools::{Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
+pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
 
 use crate::error::{ApiError, ErrorCode};
@@ -50,17 +55,105 @@ impl Record for StoredRules {
     }
 }
 
-/// One session as this process holds it: its state (the fold of its log), whether a
-/// turn is running, and the interrupt signal.
+/// Who a log belongs to: a drafting session or an optimization run. The turn loop
+/// works for an owner; only the `session.*` methods know sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Owner {
+    Session(String),
+    Run(String),
+}
+
+impl Owner {
+    /// The owner's id: the key prefix of its log.
+    pub fn id(&self) -> &str {
+        match self {
+            Owner::Session(id) | Owner::Run(id) => id,
+        }
+    }
+
+    /// The session id, when the owner is a session.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Owner::Session(id) => Some(id),
+            Owner::Run(_) => None,
+        }
+    }
+
+    /// The run id, when the owner is a run.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Owner::Session(_) => None,
+            Owner::Run(id) => Some(id),
+        }
+    }
+}
+
+/// What the model calls of a turn are for; the usage record names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Vibe Drafting: a person's session.
+    Drafting,
+    /// An optimization run.
+    Optimize,
+}
+
+impl Purpose {
+    /// The name in usage records (`drafting`, `optimize`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Purpose::Drafting => "drafting",
+            Purpose::Optimize => "optimize",
+        }
+    }
+}
+
+/// What a turn works for and on: its owner, the workspace and project it may touch,
+/// the profile every model call uses, its limits and its purpose. Built from a
+/// session record (or, later, a run record); the loop reads nothing else about them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scope {
+    pub owner: Owner,
+    pub workspace_id: String,
+    pub project_id: String,
+    /// The LLM profile id every model call uses.
+    pub profile_id: String,
+    pub limits: Limits,
+    pub purpose: Purpose,
+}
+
+impl Scope {
+    /// The scope of a drafting session in `workspace_id`.
+    pub fn for_session(session: &Session, workspace_id: &str) -> Scope {
+        Scope {
+            owner: Owner::Session(session.id.clone()),
+            workspace_id: workspace_id.to_owned(),
+            project_id: session.project_id.clone(),
+            profile_id: session.profile_id.clone(),
+            limits: session.limits.clone(),
+            purpose: Purpose::Drafting,
+        }
+    }
+}
+
+/// One log as this process holds it: its owner and scope ids (which every appended
+/// event carries), its state (the fold of its log), whether a turn is running, and the
+/// interrupt signal.
 pub(crate) struct Live {
+    pub owner: Owner,
+    pub workspace_id: String,
+    pub project_id: String,
     pub state: Mutex<SessionState>,
-    /// Held while deciding to start a turn or queue a message.
-    pub running: Mutex<bool>,
+    /// Held while deciding to start a turn or queue a message; true while a turn runs
+    /// (owned by a [`TurnClaim`]).
+    running: Mutex<bool>,
     pub interrupt: AtomicBool,
     pub cancel: Mutex<Cancel>,
 }
 
 impl Live {
+    fn new(owner: Owner, workspace_id: String, project_id: String, state: SessionState) -> Live {
+        Live { owner, workspace_id, project_id, state: Mutex::new(state), running: Mutex::new(false), interrupt: AtomicBool::new(false), cancel: Mutex::new(Cancel::new()) }
+    }
     fn lock_state(&self) -> MutexGuard<'_, SessionState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -70,12 +163,69 @@ impl Live {
     pub fn interrupted(&self) -> bool {
         self.interrupt.load(Ordering::SeqCst)
     }
+    /// True while a turn runs.
+    pub fn is_running(&self) -> bool {
+        *self.lock_running()
+    }
+}
+
+/// The right to run turns on one log: taken when a turn starts, released when it is
+/// dropped, so every path out of a turn (an answer, an error, a panic unwinding)
+/// releases it.
+pub(crate) struct TurnClaim<'a> {
+    live: &'a Live,
+    held: bool,
+}
+
+impl<'a> TurnClaim<'a> {
+    /// Takes the claim. Errors: CONFLICT when a turn runs.
+    pub(crate) fn take(live: &'a Live) -> Result<TurnClaim<'a>, ApiError> {
+        let mut running = live.lock_running();
+        if *running {
+            return Err(ApiError::new(ErrorCode::Conflict, "A turn of this session is running.").hint("wait", "Wait for the turn to end or interrupt it."));
+        }
+        *running = true;
+        Ok(TurnClaim { live, held: true })
+    }
+
+    /// Takes the claim, or, when a turn runs, calls `busy` while still holding the
+    /// running lock (so a message queued there cannot miss the running turn's end).
+    pub(crate) fn take_or<T>(live: &'a Live, busy: impl FnOnce() -> T) -> Result<TurnClaim<'a>, T> {
+        let mut running = live.lock_running();
+        if *running {
+            return Err(busy());
+        }
+        *running = true;
+        Ok(TurnClaim { live, held: true })
+    }
+
+    /// The next queued message, or, when none waits, the claim released. Checked and
+    /// released under the running lock: a submit either queued before the check (and
+    /// is delivered) or finds no turn running.
+    pub(crate) fn next_or_release(&mut self) -> Option<String> {
+        let mut running = self.live.lock_running();
+        let next = self.live.lock_state().queued.first().cloned();
+        if next.is_none() {
+            *running = false;
+            self.held = false;
+        }
+        next
+    }
+}
+
+impl Drop for TurnClaim<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            *self.live.lock_running() = false;
+        }
+    }
 }
 
 /// The harness of one engine: the tool registry and the sessions loaded so far.
 pub struct Runtime {
-    registry: RwLock<Result<Registry, tools::InvalidToolSchema>>,
-    sessions: Mutex<HashMap<String, Arc<Live>>>,
+    registry: RwLock<Result<Registry, tools::RefusedTool>>,
+    /// The logs loaded so far, by owner id.
+    logs: Mutex<HashMap<String, Arc<Live>>>,
 }
 
 impl Runtime {
@@ -84,14 +234,14 @@ impl Runtime {
     pub fn new(builtins: Vec<(ToolDefinition, ToolHandler)>) -> Runtime {
         let mut registry = Registry::default();
         let registered = builtins.into_iter().try_for_each(|(definition, handler)| registry.register(definition, handler));
-        Runtime { registry: RwLock::new(registered.map(|()| registry)), sessions: Mutex::new(HashMap::new()) }
+        Runtime { registry: RwLock::new(registered.map(|()| registry)), logs: Mutex::new(HashMap::new()) }
     }
 
     /// Registers a tool (see `Engine::register_tool`).
     pub(crate) fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
         let mut guard = self.registry.write().unwrap_or_else(|p| p.into_inner());
         match &mut *guard {
-            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation("inputSchema", e.to_string())),
+            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation(e.field(), e.to_string())),
             Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
         }
     }
@@ -160,25 +310,43 @@ impl<'a> Harness<'a> {
             .ok_or_else(|| ApiError::not_found("session", session_id).hint("list_sessions", "List the sessions with `inkstone-cli session list`."))
     }
 
+    /// The scope of a session's turns.
+    pub(crate) fn session_scope(&self, session: &Session) -> Result<Scope, ApiError> {
+        Ok(Scope::for_session(session, &self.workspace()?.id))
+    }
+
     /// The live session, loading and (after a crash) repairing its log on first use.
     pub(crate) fn live_session(&self, session_id: &str) -> Result<Arc<Live>, ApiError> {
         let session = self.load_session(session_id)?;
-        let mut sessions = self.harness().sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(live) = sessions.get(session_id) {
+        let mut logs = self.harness().logs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(live) = logs.get(session_id) {
             return Ok(Arc::clone(live));
         }
         let events = self.session_events(session_id)?;
         let state = replay(events.iter()).state;
-        let live = Arc::new(Live { state: Mutex::new(state), running: Mutex::new(false), interrupt: AtomicBool::new(false), cancel: Mutex::new(Cancel::new()) });
-        sessions.insert(session_id.to_owned(), Arc::clone(&live));
-        drop(sessions);
-        turn::recover(*self, &session, &live)?;
+        let live = Arc::new(Live::new(Owner::Session(session.id.clone()), self.workspace()?.id, session.project_id.clone(), state));
+        logs.insert(session_id.to_owned(), Arc::clone(&live));
+        drop(logs);
+        turn::recover(*self, &live)?;
         Ok(live)
     }
 
-    /// Appends one event to a session's log (with `extra` records in the same
-    /// transaction) and folds it into the live state. Live-only kinds are refused.
-    pub(crate) fn append_event(&self, session_id: &str, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
+    /// Starts a new session's log: the session record and its first event in one
+    /// transaction. Errors: store errors (then nothing is written).
+    pub(crate) fn start_session(&self, session: &Session, mode: Mode) -> Result<Event, ApiError> {
+        let live = Arc::new(Live::new(Owner::Session(session.id.clone()), self.workspace()?.id, session.project_id.clone(), SessionState::default()));
+        let mut extra = Batch::new();
+        extra.put(session)?;
+        let body = EventBody::SessionCreated { project_id: session.project_id.clone(), profile: session.profile_id.clone(), mode };
+        let event = self.append_event(&live, Meta::default(), body, extra, Durability::Durable)?;
+        self.harness().logs.lock().unwrap_or_else(|p| p.into_inner()).insert(session.id.clone(), live);
+        Ok(event)
+    }
+
+    /// Appends one event to a log (with `extra` records in the same transaction) and
+    /// folds it into the live state. The envelope names the owner, project and
+    /// workspace of `live`. Live-only kinds are refused.
+    pub(crate) fn append_event(&self, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
         let (persist, model_visible) = body.policy();
         if persist == event::Persist::LiveOnly {
             return Err(ApiError::internal(format!("`{}` events are live only", body.kind_name())));
@@ -195,8 +363,10 @@ impl<'a> Harness<'a> {
         let event = Event {
             event_id: self.new_id("evt"),
             sequence: state.last_sequence + 1,
-            session_id: Some(session_id.to_owned()),
-            run_id: None,
+            session_id: live.owner.session_id().map(str::to_owned),
+            run_id: live.owner.run_id().map(str::to_owned),
+            project_id: Some(live.project_id.clone()),
+            workspace_id: Some(live.workspace_id.clone()),
             turn_id: meta.turn_id,
             parent_event_id,
             tool_use_id: meta.tool_use_id,
@@ -220,12 +390,14 @@ impl<'a> Harness<'a> {
     }
 
     /// A live-only event (a streaming delta), never stored.
-    pub(crate) fn live_event(&self, session_id: &str, turn_id: &str, body: EventBody) -> Event {
+    pub(crate) fn live_event(&self, live: &Live, turn_id: &str, body: EventBody) -> Event {
         Event {
             event_id: String::new(),
             sequence: 0,
-            session_id: Some(session_id.to_owned()),
-            run_id: None,
+            session_id: live.owner.session_id().map(str::to_owned),
+            run_id: live.owner.run_id().map(str::to_owned),
+            project_id: Some(live.project_id.clone()),
+            workspace_id: Some(live.workspace_id.clone()),
             turn_id: Some(turn_id.to_owned()),
             parent_event_id: None,
             tool_use_id: None,
@@ -241,7 +413,7 @@ impl<'a> Harness<'a> {
     /// Asks the running turn of a session to stop. `false` when none runs here.
     pub(crate) fn interrupt_session(&self, session_id: &str) -> Result<bool, ApiError> {
         let live = self.live_session(session_id)?;
-        let running = *live.lock_running();
+        let running = live.is_running();
         if running {
             live.interrupt.store(true, Ordering::SeqCst);
             live.cancel.lock().unwrap_or_else(|p| p.into_inner()).cancel();
@@ -251,7 +423,7 @@ impl<'a> Harness<'a> {
 
     pub(crate) fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {
         let live = self.live_session(session_id)?;
-        let running = *live.lock_running();
+        let running = live.is_running();
         let state = live.lock_state().clone();
         Ok((state, running))
     }

@@ -23,7 +23,8 @@ fn schema(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
 
-/// A read tool: allowed, parallel-safe, cancellable, read-only.
+/// A read tool: allowed, parallel-safe, cancellable, read-only, a small result budget
+/// (lists and logs).
 fn read_tool(name: &str, description: &str, properties: Value, summary: &str) -> ToolDefinition {
     ToolDefinition {
         name: name.to_owned(),

@@ -146,7 +146,17 @@ export type Empty = Record<symbol, never>;
 
 export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
-export type Event = { eventId: string, sequence: number, sessionId?: string, runId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+export type Event = { eventId: string, sequence: number, sessionId?: string, runId?: string, 
+/**
+ * The project the owner works on. Set on every event appended since the envelope
+ * carried it; absent in older logs.
+ */
+projectId?: string, 
+/**
+ * The workspace of the project. Set on every event appended since the envelope
+ * carried it; absent in older logs.
+ */
+workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.

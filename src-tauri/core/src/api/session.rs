@@ -310,15 +310,9 @@ pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<Ses
     let now = engine.now();
     let session =
         Session { id: engine.new_id("ses"), project_id: project.id.clone(), title, profile_id: profile.id.clone(), limits, archived: false, created_at: now, updated_at: now };
-    {
-        let _guard = engine.write_lock();
-        let mut batch = Batch::new();
-        batch.put(&session)?;
-        engine.store().apply(batch, Durability::Durable)?;
-    }
-    let live = engine.harness().live_session(&session.id)?;
-    let body = EventBody::SessionCreated { project_id: project.id, profile: profile.id, mode: params.mode.unwrap_or_default() };
-    engine.harness().append_event(&session.id, &live, harness::Meta::default(), body, Batch::new(), Durability::Durable)?;
+    // The session record and its first event are one transaction: no session without
+    // a log, no log without its session.
+    engine.harness().start_session(&session, params.mode.unwrap_or_default())?;
     view(engine, &session.id, false)
 }
 
@@ -345,14 +339,14 @@ pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView
         return view(engine, &session.id, false);
     }
     let live = engine.harness().live_session(&session.id)?;
-    if *live.running.lock().unwrap_or_else(|p| p.into_inner()) {
+    if live.is_running() {
         return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").hint("interrupt", "Interrupt it first."));
     }
     session.archived = true;
     session.updated_at = engine.now();
     let mut extra = Batch::new();
     extra.put(&session)?;
-    engine.harness().append_event(&session.id, &live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
+    engine.harness().append_event(&live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
     view(engine, &session.id, false)
 }
 
@@ -412,8 +406,7 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut 
     if live.state.lock().unwrap_or_else(|p| p.into_inner()).mode == mode {
         return Ok(());
     }
-    let event =
-        engine.harness().append_event(session_id, &live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
+    let event = engine.harness().append_event(&live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
     on_event(StreamEvent::Harness(Box::new(event)));
     Ok(())
 }

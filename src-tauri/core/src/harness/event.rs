@@ -259,6 +259,16 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub run_id: Option<String>,
+    /// The project the owner works on. Set on every event appended since the envelope
+    /// carried it; absent in older logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    /// The workspace of the project. Set on every event appended since the envelope
+    /// carried it; absent in older logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub workspace_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub turn_id: Option<String>,
@@ -287,5 +297,24 @@ pub struct Event {
 impl Event {
     pub fn kind_name(&self) -> &'static str {
         self.body.kind_name()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_of_older_logs_without_project_or_workspace_still_read() {
+        let old = r#"{"eventId":"evt_1","sequence":1,"sessionId":"ses_1","createdAt":"2026-01-01T00:00:00Z","modelVisible":true,"kind":"user_message","payload":{"text":"hi","wasQueued":false}}"#;
+        let event: Event = serde_json::from_str(old).unwrap();
+        assert_eq!((event.project_id.as_deref(), event.workspace_id.as_deref()), (None, None));
+        let mut new = event.clone();
+        new.project_id = Some("prj_1".into());
+        new.workspace_id = Some("wsp_1".into());
+        let json = serde_json::to_value(&new).unwrap();
+        assert_eq!((json["projectId"].as_str(), json["workspaceId"].as_str()), (Some("prj_1"), Some("wsp_1")));
+        assert_eq!(serde_json::from_value::<Event>(json).unwrap(), new);
     }
 }

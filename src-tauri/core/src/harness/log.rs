@@ -5,13 +5,18 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::event::Event;
+use super::Owner;
 use crate::model::Timestamp;
 use crate::store::{keys, Kind, Record};
 
 /// No event line (its JSON) is larger than this.
 pub const MAX_EVENT_BYTES: usize = 64 * 1024;
-/// The most characters of a tool result the log and the model see inline.
+/// The characters of a large result's preview (and the inline limit of failures and
+/// of tools that keep the default).
 pub const PREVIEW_CHARS: usize = 2_000;
+/// The most bytes a result's content may take inline (JSON-escaped), leaving room for
+/// the envelope within [`MAX_EVENT_BYTES`]; a larger result is stored by reference.
+pub const INLINE_RESULT_BYTES: usize = MAX_EVENT_BYTES - 4 * 1024;
 /// What an empty result becomes.
 pub const EMPTY_RESULT_MARKER: &str = "{\"ok\":true,\"note\":\"The tool succeeded and returned nothing.\"}";
 
@@ -91,12 +96,26 @@ impl Record for StoredResult {
     }
 }
 
-/// A decision on a tool call, bound to what exactly was approved.
+/// A decision on a tool call, bound to what exactly was approved and where: the
+/// workspace, project and owner (session or run) it was asked in. It allows at most one
+/// execution: running the call records `consumed_by`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {
     pub request_id: String,
+    /// The session asked in (empty for a run).
+    #[serde(default)]
     pub session_id: String,
+    /// The run asked in, when the owner is a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub run_id: Option<String>,
+    /// Empty in records written before approvals were scoped: those match nothing.
+    #[serde(default)]
+    pub workspace_id: String,
+    /// Empty in records written before approvals were scoped: those match nothing.
+    #[serde(default)]
+    pub project_id: String,
     pub tool: String,
     pub input_hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,22 +125,55 @@ pub struct ApprovalRecord {
     pub approved: bool,
     pub decided_by: String,
     pub decided_at: Timestamp,
+    /// The tool call whose execution used this approval up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub consumed_by: Option<String>,
+}
+
+impl ApprovalRecord {
+    /// The owner the approval was asked in.
+    pub fn owner(&self) -> Owner {
+        match &self.run_id {
+            Some(run_id) => Owner::Run(run_id.clone()),
+            None => Owner::Session(self.session_id.clone()),
+        }
+    }
+
+    /// The key prefix of an owner's approvals.
+    pub fn owner_prefix(owner: &Owner) -> Vec<u8> {
+        keys::project_prefix(owner.id())
+    }
+
+    /// The key of approval `request_id` of `owner`.
+    pub fn key_for(owner: &Owner, request_id: &str) -> Vec<u8> {
+        let mut key = Self::owner_prefix(owner);
+        key.extend_from_slice(request_id.as_bytes());
+        key
+    }
 }
 
 impl Record for ApprovalRecord {
     const KIND: Kind = Kind::Approvals;
+    /// `owner_id 0x00 request_id`: an owner's approvals are one prefix scan.
     fn key(&self) -> Vec<u8> {
-        self.request_id.as_bytes().to_vec()
+        Self::key_for(&self.owner(), &self.request_id)
     }
 }
 
-/// A write tool that ran, by idempotency key: running it again returns this.
+/// A write tool that ran, by idempotency key (which is scoped to workspace, project
+/// and owner): running it again there returns this.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolExecution {
     pub idempotency_key: String,
     pub tool: String,
+    /// The owner (session or run) id.
     pub session_id: String,
+    #[serde(default)]
+    pub workspace_id: String,
+    #[serde(default)]
+    pub project_id: String,
     pub tool_use_id: String,
     /// The model-visible result of the execution.
     pub content: String,
@@ -169,9 +221,12 @@ fn summarize(value: &serde_json::Value, chars: usize) -> serde_json::Value {
     }
 }
 
-/// Shapes a tool's output for the model: empty → the success marker; at most
-/// `max_chars` (and [`PREVIEW_CHARS`]) → as is; longer → preview + summary + reference.
-pub fn shape_result(value: &serde_json::Value, max_chars: usize) -> Shaped {
+/// Shapes a tool's output for the model: empty → the success marker; within the
+/// tool's budget (at most `max_chars` characters and `max_tokens` estimated tokens, the
+/// room left in the model's context) and within [`INLINE_RESULT_BYTES`] → as is;
+/// otherwise a [`PREVIEW_CHARS`] preview, a summary and a reference, with the full
+/// text to store. The model reads the rest with `read_stored_result {ref, offset}`.
+pub fn shape_result(value: &serde_json::Value, max_chars: usize, max_tokens: u64) -> Shaped {
     let is_empty = match value {
         serde_json::Value::Null => true,
         serde_json::Value::String(s) => s.trim().is_empty(),
@@ -186,18 +241,23 @@ pub fn shape_result(value: &serde_json::Value, max_chars: usize) -> Shaped {
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
     };
-    let limit = max_chars.min(PREVIEW_CHARS);
     let chars = text.chars().count();
-    if chars <= limit {
+    let fits = chars <= max_chars
+        && serde_json::to_string(&text).map(|escaped| escaped.len()).unwrap_or(usize::MAX) <= INLINE_RESULT_BYTES
+        && crate::llm::estimate_tokens(&text) <= max_tokens;
+    if fits {
         return Shaped { content: text, stored: None };
     }
     let id = sha256_ref(text.as_bytes());
-    let preview: String = text.chars().take(limit.saturating_sub(1)).collect();
+    let preview_chars = PREVIEW_CHARS.min(max_chars.max(1)).saturating_sub(1);
+    let preview: String = text.chars().take(preview_chars).collect();
     let shaped = serde_json::json!({
         "truncated": true,
         "preview": format!("{preview}…"),
         "summary": summarize(value, chars),
         "ref": id,
+        "nextOffset": preview_chars,
+        "readMore": "read_stored_result with this ref and nextOffset returns the rest, a slice at a time",
     });
     Shaped { content: shaped.to_string(), stored: Some(StoredResult { id, content: text }) }
 }
@@ -211,14 +271,15 @@ mod tests {
     #[test]
     fn empty_results_become_a_success_marker() {
         for empty in [json!(null), json!(""), json!([]), json!({})] {
-            assert_eq!(shape_result(&empty, 2000).content, EMPTY_RESULT_MARKER);
+            assert_eq!(shape_result(&empty, 2000, u64::MAX).content, EMPTY_RESULT_MARKER);
         }
     }
 
     #[test]
     fn large_results_are_stored_and_previewed() {
-        let big = json!({"text": "字".repeat(10_000)});
-        let shaped = shape_result(&big, 50_000);
+        // Over the log line (30,000 CJK characters are 90 KB).
+        let big = json!({"text": "字".repeat(30_000)});
+        let shaped = shape_result(&big, 50_000, u64::MAX);
         let stored = shaped.stored.expect("stored");
         assert_eq!(stored.id, sha256_ref(big.to_string().as_bytes()));
         let visible: serde_json::Value = serde_json::from_str(&shaped.content).unwrap();
@@ -226,8 +287,21 @@ mod tests {
         assert_eq!(visible["ref"], json!(stored.id));
         assert_eq!(visible["summary"]["type"], "object");
         // Same content, same reference.
-        assert_eq!(shape_result(&big, 50_000).stored.unwrap().id, stored.id);
+        assert_eq!(shape_result(&big, 50_000, u64::MAX).stored.unwrap().id, stored.id);
         let small = json!({"a": 1});
-        assert_eq!(shape_result(&small, 2000).content, r#"{"a":1}"#);
+        assert_eq!(shape_result(&small, 2000, u64::MAX).content, r#"{"a":1}"#);
+    }
+
+    #[test]
+    fn each_tool_has_its_own_budget_within_the_context_room_and_the_log_line() {
+        let article = json!({"source": "春".repeat(6_000)});
+        assert!(shape_result(&article, 200_000, 100_000).stored.is_none(), "a few thousand characters are seen whole");
+        assert!(shape_result(&article, 2_000, 100_000).stored.is_some(), "a small budget (lists, logs) previews");
+        assert!(shape_result(&article, 200_000, 3_000).stored.is_some(), "no more than the context has room for");
+        let visible: serde_json::Value = serde_json::from_str(&shape_result(&article, 2_000, 100_000).content).unwrap();
+        assert_eq!(visible["nextOffset"], json!(PREVIEW_CHARS - 1));
+        // Control characters escape to six bytes each: the log line still holds.
+        let escaped = json!({"source": "\u{1}".repeat(12_000)});
+        assert!(shape_result(&escaped, 200_000, u64::MAX).stored.is_some());
     }
 }

@@ -1,15 +1,18 @@
 //! The permission engine: a pure function of (tool definition, normalized input hash,
 //! mode, rules, recorded approvals, target version, idempotency key) → allow | ask |
 //! deny. Deny beats ask beats allow; a rule can only make a decision stricter, and an
-//! approval only turns an `ask` into an `allow` when it matches the exact tool, input
-//! hash, target version and idempotency key. Nothing turns a deny into an allow.
+//! approval only turns an `ask` into an `allow` when it was asked in the same workspace,
+//! project and owner (session or run), matches the exact tool, input hash, target
+//! version and idempotency key, and has not been used by an execution yet. Nothing
+//! turns a deny into an allow.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::event::Mode;
 use super::log::ApprovalRecord;
-use super::tools::{Capability, ToolDefinition};
+use super::tools::ToolDefinition;
+use super::Owner;
 
 /// A decision, ordered from the most to the least permissive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
@@ -31,9 +34,18 @@ pub struct PermissionRule {
 /// What the engine decided and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    Allow { reason: String },
-    Ask { reason: String },
-    Deny { reason: String },
+    /// `approval`: the request id of the approval that allowed it, which running the
+    /// call uses up.
+    Allow {
+        reason: String,
+        approval: Option<String>,
+    },
+    Ask {
+        reason: String,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
 impl Decision {
@@ -46,7 +58,7 @@ impl Decision {
     }
     pub fn reason(&self) -> &str {
         match self {
-            Decision::Allow { reason } | Decision::Ask { reason } | Decision::Deny { reason } => reason,
+            Decision::Allow { reason, .. } | Decision::Ask { reason } | Decision::Deny { reason } => reason,
         }
     }
 }
@@ -57,13 +69,16 @@ pub struct CallFacts<'a> {
     pub input_hash: &'a str,
     pub target_version: Option<u64>,
     pub idempotency_key: &'a str,
+    pub workspace_id: &'a str,
+    pub project_id: &'a str,
+    pub owner: &'a Owner,
 }
 
 /// Decides one tool call.
 pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[PermissionRule], approvals: &[ApprovalRecord]) -> Decision {
     // Plan mode: reads, proposals, validation and workflow only. Enforced here, not by
     // the prompt.
-    if mode == Mode::Plan && (tool.capability == Capability::Write || tool.destructive) {
+    if mode == Mode::Plan && tool.is_write() {
         return Decision::Deny { reason: format!("`{}` changes content, and the session is in plan mode (read and propose only).", tool.name) };
     }
     let mut effective = tool.permission;
@@ -75,15 +90,29 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
             source = format!("the workspace rule for `{}`", rule.tool);
         }
     }
+    // A tool that may change anything always asks at least (the registry refuses
+    // one that would not; this keeps the decision safe on its own).
+    if tool.is_write() && effective == PermissionPolicy::Allow {
+        effective = PermissionPolicy::Ask;
+        source = "its being a write".to_owned();
+    }
     match effective {
         PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name) },
-        PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name) },
+        PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name), approval: None },
         PermissionPolicy::Ask => {
-            let approved = approvals.iter().any(|a| {
-                a.approved && a.tool == tool.name && a.input_hash == call.input_hash && a.target_version == call.target_version && a.idempotency_key == call.idempotency_key
+            let approved = approvals.iter().find(|a| {
+                a.approved
+                    && a.consumed_by.is_none()
+                    && a.workspace_id == call.workspace_id
+                    && a.project_id == call.project_id
+                    && &a.owner() == call.owner
+                    && a.tool == tool.name
+                    && a.input_hash == call.input_hash
+                    && a.target_version == call.target_version
+                    && a.idempotency_key == call.idempotency_key
             });
-            if approved {
-                Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned() }
+            if let Some(approval) = approved {
+                Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned(), approval: Some(approval.request_id.clone()) }
             } else {
                 Decision::Ask { reason: format!("`{}` needs your approval ({source}).", tool.name) }
             }
@@ -95,6 +124,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::harness::tools::Capability;
 
     fn def(name: &str) -> ToolDefinition {
         crate::tools::builtins().into_iter().map(|(d, _)| d).find(|d| d.name == name).unwrap()
@@ -109,14 +139,20 @@ mod tests {
         d
     }
 
+    static SESSION: std::sync::LazyLock<Owner> = std::sync::LazyLock::new(|| Owner::Session("ses_1".into()));
+
     fn facts() -> CallFacts<'static> {
-        CallFacts { input_hash: "h1", target_version: Some(3), idempotency_key: "k1" }
+        CallFacts { input_hash: "h1", target_version: Some(3), idempotency_key: "k1", workspace_id: "wsp_1", project_id: "prj_1", owner: &SESSION }
     }
 
     fn approval(hash: &str, version: Option<u64>, key: &str, approved: bool) -> ApprovalRecord {
         ApprovalRecord {
             request_id: "apr_1".into(),
             session_id: "ses_1".into(),
+            run_id: None,
+            workspace_id: "wsp_1".into(),
+            project_id: "prj_1".into(),
+            consumed_by: None,
             tool: "write_x".into(),
             input_hash: hash.into(),
             target_version: version,
@@ -158,6 +194,27 @@ mod tests {
         assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &exact).name(), "allow");
         for other in [approval("h2", Some(3), "k1", true), approval("h1", Some(4), "k1", true), approval("h1", Some(3), "k2", true), approval("h1", Some(3), "k1", false)] {
             assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[other]).name(), "ask");
+        }
+    }
+
+    #[test]
+    fn approvals_bind_to_workspace_project_and_owner_and_are_used_once() {
+        let exact = approval("h1", Some(3), "k1", true);
+        assert_eq!(
+            decide(&write_tool(), facts(), Mode::Default, &[], std::slice::from_ref(&exact)),
+            Decision::Allow { reason: "approved by the user for exactly this input and target version".into(), approval: Some("apr_1".into()) }
+        );
+        let elsewhere = [
+            ApprovalRecord { project_id: "prj_2".into(), ..exact.clone() },
+            ApprovalRecord { workspace_id: "wsp_2".into(), ..exact.clone() },
+            ApprovalRecord { session_id: "ses_2".into(), ..exact.clone() },
+            ApprovalRecord { run_id: Some("ses_1".into()), session_id: String::new(), ..exact.clone() },
+            ApprovalRecord { consumed_by: Some("call_1".into()), ..exact.clone() },
+            // Written before approvals were scoped.
+            ApprovalRecord { workspace_id: String::new(), project_id: String::new(), ..exact },
+        ];
+        for other in elsewhere {
+            assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], std::slice::from_ref(&other)).name(), "ask", "{other:?}");
         }
     }
 }

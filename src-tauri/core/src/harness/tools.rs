@@ -12,8 +12,12 @@ use ts_rs::TS;
 
 use super::event::Mode;
 use super::permission::PermissionPolicy;
+use crate::error::ApiError;
 use crate::kernel::Kernel;
 use crate::llm::structured::{InvalidSchema, Validator};
+use crate::model::{Comment, MediaAsset, PlatformDraft, Project, VersionSummary};
+use crate::project::drafts::PipelineCompileResult;
+use crate::store::{Record, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -86,16 +90,48 @@ pub struct ToolDefinition {
     /// they make the idempotency key. Empty: the whole normalized input.
     pub idempotency_key_fields: Vec<String>,
     pub base_version: BaseVersionPolicy,
-    /// Most characters of the result the model sees inline (capped at 2,000).
+    /// Most characters of the result the model sees inline: large for the source,
+    /// small for lists and logs. The room left in the model's context and the log's
+    /// line limit cap it further; a larger result is stored and the model gets a
+    /// preview and a reference it can read on with `read_stored_result`.
     pub max_result_chars: usize,
     /// A compact description of the result, for summaries and the UI.
     pub result_summary: String,
 }
 
-/// What a tool gets to work with.
+impl ToolDefinition {
+    /// True when the tool may change anything: declared a write, not read-only, or
+    /// destructive. Such a tool must ask, is denied in plan mode, runs alone, runs at
+    /// most once per idempotency key, and is the only kind whose handler can write.
+    pub fn is_write(&self) -> bool {
+        self.capability == Capability::Write || !self.read_only || self.destructive
+    }
+
+    /// Why the registry refuses this definition, if it does: a tool that may change
+    /// anything must not be allowed without asking, and a write or destructive tool
+    /// cannot also claim to be read-only.
+    fn refusal(&self) -> Option<RefusedTool> {
+        let tool = self.name.clone();
+        if self.read_only && (self.capability == Capability::Write || self.destructive) {
+            return Some(RefusedTool::Contradiction { tool, reason: "a write or destructive tool cannot be read-only".to_owned() });
+        }
+        if self.is_write() && self.permission == PermissionPolicy::Allow {
+            return Some(RefusedTool::WriteMustAsk { tool });
+        }
+        None
+    }
+}
+
+/// What a tool gets to work with. Every handler can read ([`ToolContext::reads`]);
+/// only the handler of a write ([`ToolDefinition::is_write`]: asked for, at most once,
+/// never in plan mode) reaches the kernel ([`ToolContext::writer`]), so a read tool
+/// cannot write by construction of its context.
 pub struct ToolContext<'a> {
-    pub kernel: &'a Kernel,
-    pub session_id: &'a str,
+    pub(super) kernel: &'a Kernel,
+    /// True when the tool is a write and may have the kernel.
+    pub(super) may_write: bool,
+    /// The session (or run) the call belongs to.
+    pub owner: &'a super::Owner,
     pub project_id: &'a str,
     pub tool_use_id: &'a str,
     pub mode: Mode,
@@ -103,9 +139,85 @@ pub struct ToolContext<'a> {
     pub cancel: &'a AtomicBool,
 }
 
-impl ToolContext<'_> {
+impl<'a> ToolContext<'a> {
+    /// True once the call was interrupted or timed out; cancellable tools check it.
     pub fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::SeqCst)
+    }
+
+    /// The read-only view every tool gets.
+    pub fn reads(&self) -> Reads<'a> {
+        Reads { kernel: self.kernel }
+    }
+
+    /// The kernel, to write with: only for a tool whose definition is a write.
+    ///
+    /// Errors: a [`ToolFailure`] for any other tool (its registration promised it
+    /// reads only).
+    pub fn writer(&self) -> Result<&'a Kernel, ToolFailure> {
+        if self.may_write {
+            Ok(self.kernel)
+        } else {
+            Err(ToolFailure::new("This tool is registered as read-only, so it cannot write."))
+        }
+    }
+}
+
+/// Typed reads of the store for tool handlers. It holds no way to a write: no batch,
+/// no write lock, no kernel.
+#[derive(Clone, Copy)]
+pub struct Reads<'a> {
+    kernel: &'a Kernel,
+}
+
+impl Reads<'_> {
+    fn store(&self) -> &Store {
+        self.kernel.store()
+    }
+
+    /// One record by key. Errors: store errors.
+    pub fn get<R: Record>(&self, key: &[u8]) -> Result<Option<R>, ApiError> {
+        Ok(self.store().get::<R>(key)?)
+    }
+
+    /// Every record under `prefix`, in key order. Errors: store errors.
+    pub fn scan<R: Record>(&self, prefix: &[u8]) -> Result<Vec<R>, ApiError> {
+        Ok(self.store().scan::<R>(prefix)?)
+    }
+
+    /// The project. Errors: NOT_FOUND.
+    pub fn project(&self, project_id: &str) -> Result<Project, ApiError> {
+        crate::project::load(self.store(), project_id)
+    }
+
+    /// A fresh compile of the project's drafts, with their checks (writes nothing).
+    pub fn compile(&self, project: &Project, platforms: Option<Vec<crate::model::Platform>>) -> Result<PipelineCompileResult, ApiError> {
+        crate::project::drafts::compile(self.kernel, project, platforms, None)
+    }
+
+    /// The project's saved platform drafts.
+    pub fn saved_drafts(&self, project_id: &str) -> Result<Vec<PlatformDraft>, ApiError> {
+        crate::project::drafts::list(self.store(), project_id)
+    }
+
+    /// The project's comments, oldest first.
+    pub fn comments(&self, project_id: &str, include_resolved: bool) -> Result<Vec<Comment>, ApiError> {
+        crate::project::comments::list(self.store(), project_id, include_resolved)
+    }
+
+    /// Summaries of the project's versions, newest first.
+    pub fn version_summaries(&self, project_id: &str) -> Result<Vec<VersionSummary>, ApiError> {
+        crate::project::versions::summaries(self.store(), project_id)
+    }
+
+    /// The images the project uses.
+    pub fn media(&self, project_id: &str) -> Result<Vec<MediaAsset>, ApiError> {
+        crate::project::media(self.store(), project_id)
+    }
+
+    /// A stored large tool result by its reference (`sha256:…`).
+    pub fn stored_result(&self, reference: &str) -> Result<Option<String>, ApiError> {
+        Ok(self.store().get::<super::log::StoredResult>(reference.as_bytes())?.map(|r| r.content))
     }
 }
 
@@ -147,12 +259,30 @@ impl RegisteredTool {
     }
 }
 
-/// A tool whose input schema is not a valid JSON schema.
+/// Why the registry refused a tool definition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the input schema of `{tool}` is invalid: {source}")]
-pub struct InvalidToolSchema {
-    pub tool: String,
-    pub source: InvalidSchema,
+pub enum RefusedTool {
+    /// The input schema is not a valid JSON schema.
+    #[error("the input schema of `{tool}` is invalid: {source}")]
+    InvalidSchema { tool: String, source: InvalidSchema },
+    /// A tool that may change anything (a write, not read-only, or destructive) with an
+    /// `allow` policy: it must ask (or be denied).
+    #[error("`{tool}` may change content (a write, not read-only, or destructive), so its permission must be `ask` or `deny`, not `allow`")]
+    WriteMustAsk { tool: String },
+    /// The definition contradicts itself.
+    #[error("`{tool}`: {reason}")]
+    Contradiction { tool: String, reason: String },
+}
+
+impl RefusedTool {
+    /// The definition field the refusal is about (for a VALIDATION error).
+    pub fn field(&self) -> &'static str {
+        match self {
+            RefusedTool::InvalidSchema { .. } => "inputSchema",
+            RefusedTool::WriteMustAsk { .. } => "permission",
+            RefusedTool::Contradiction { .. } => "readOnly",
+        }
+    }
 }
 
 /// The tools of one engine, by name.
@@ -162,8 +292,15 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn register(&mut self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), InvalidToolSchema> {
-        let validator = Validator::new(&definition.input_schema).map_err(|source| InvalidToolSchema { tool: definition.name.clone(), source })?;
+    /// Adds (or replaces) a tool.
+    ///
+    /// Errors: [`RefusedTool`] when the schema is invalid, a tool that may change
+    /// anything would not ask, or the definition contradicts itself; nothing changes.
+    pub fn register(&mut self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), RefusedTool> {
+        if let Some(refusal) = definition.refusal() {
+            return Err(refusal);
+        }
+        let validator = Validator::new(&definition.input_schema).map_err(|source| RefusedTool::InvalidSchema { tool: definition.name.clone(), source })?;
         self.tools.insert(definition.name.clone(), RegisteredTool { definition, validator: Arc::new(validator), handler });
         Ok(())
     }
@@ -197,15 +334,23 @@ pub fn input_hash(normalized: &Value) -> String {
     super::log::sha256_ref(normalized.to_string().as_bytes())
 }
 
-/// The idempotency key of a call: tool, version of the target, and the key fields of
-/// the input (all of it when the tool names none).
-pub fn idempotency_key(definition: &ToolDefinition, normalized: &Value, target_version: Option<u64>) -> String {
+/// The idempotency key of a call: where it runs (workspace, project, owner), the tool,
+/// the version of the target, and the key fields of the input (all of it when the tool
+/// names none). The same call in another project, session or run is another key.
+pub fn idempotency_key(definition: &ToolDefinition, normalized: &Value, target_version: Option<u64>, scope: &super::Scope) -> String {
     let fields: Value = if definition.idempotency_key_fields.is_empty() {
         normalized.clone()
     } else {
         Value::Object(definition.idempotency_key_fields.iter().map(|f| (f.clone(), normalized.get(f).cloned().unwrap_or(Value::Null))).collect())
     };
-    let material = json!({"tool": definition.name, "toolVersion": definition.version, "target": target_version, "input": fields});
+    let owner = match &scope.owner {
+        super::Owner::Session(id) => json!({"session": id}),
+        super::Owner::Run(id) => json!({"run": id}),
+    };
+    let material = json!({
+        "workspace": scope.workspace_id, "project": scope.project_id, "owner": owner,
+        "tool": definition.name, "toolVersion": definition.version, "target": target_version, "input": fields,
+    });
     super::log::sha256_ref(material.to_string().as_bytes())
 }
 
@@ -220,13 +365,36 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 11);
+        assert_eq!(registry.names().len(), 12, "the 11 tools and read_stored_result");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();
         assert_eq!(problems[0].0, "/question");
         let problems = ask.validate(&json!({})).unwrap_err();
         assert_eq!(problems[0].0, "");
+    }
+
+    #[test]
+    fn a_tool_that_may_change_anything_must_ask() {
+        let handler: ToolHandler = Arc::new(|_, _| Ok(json!({})));
+        let read = crate::tools::builtins().into_iter().map(|(d, _)| d).find(|d| d.name == "read_versions").unwrap();
+        let mut registry = Registry::default();
+        let refused = |d: ToolDefinition| Registry::default().register(d, Arc::clone(&handler)).unwrap_err();
+
+        let write_allowed = ToolDefinition { name: "w".into(), capability: Capability::Write, read_only: false, ..read.clone() };
+        assert_eq!(refused(write_allowed.clone()), RefusedTool::WriteMustAsk { tool: "w".into() });
+        // Not declared a write, but not read-only: the same rule.
+        let sneaky = ToolDefinition { name: "s".into(), read_only: false, ..read.clone() };
+        assert_eq!(refused(sneaky.clone()), RefusedTool::WriteMustAsk { tool: "s".into() });
+        assert!(sneaky.is_write(), "a non-read-only tool is treated as a write");
+        let destructive = ToolDefinition { name: "d".into(), destructive: true, read_only: false, ..read.clone() };
+        assert_eq!(refused(destructive).field(), "permission");
+        let contradiction = ToolDefinition { name: "c".into(), capability: Capability::Write, read_only: true, permission: PermissionPolicy::Ask, ..read.clone() };
+        assert_eq!(refused(contradiction).field(), "readOnly");
+
+        registry.register(ToolDefinition { permission: PermissionPolicy::Ask, ..write_allowed }, Arc::clone(&handler)).unwrap();
+        registry.register(ToolDefinition { permission: PermissionPolicy::Deny, ..sneaky }, Arc::clone(&handler)).unwrap();
+        assert_eq!(registry.names(), ["s", "w"]);
     }
 
     #[test]

@@ -10,10 +10,9 @@ use crate::harness::{ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 use crate::model::{BrandProfile, ContentTemplate, DraftStatus, Platform};
 use crate::pipeline::Finding;
 use crate::profiles::Severity;
-use crate::project::{self, comments, drafts, versions};
 
 fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
-    let project = project::load(ctx.kernel.store(), ctx.project_id)?;
+    let project = ctx.reads().project(ctx.project_id)?;
     let mut out = json!({
         "id": project.id, "title": project.title, "revision": project.revision, "head": project.head,
         "platforms": project.platforms, "brandProfileId": project.brand_profile_id, "templateId": project.template_id,
@@ -25,14 +24,14 @@ fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, T
 }
 
 fn read_publications(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
-    let store = ctx.kernel.store();
-    let project = project::load(store, ctx.project_id)?;
+    let reads = ctx.reads();
+    let project = reads.project(ctx.project_id)?;
     let platforms: Option<Vec<Platform>> = match &input["platforms"] {
         Value::Array(_) => Some(serde_json::from_value(input["platforms"].clone()).map_err(|e| ToolFailure::new(format!("`platforms`: {e}")))?),
         _ => None,
     };
-    let compiled = drafts::compile(ctx.kernel, &project, platforms, None)?;
-    let saved = drafts::list(store, &project.id)?;
+    let compiled = reads.compile(&project, platforms)?;
+    let saved = reads.saved_drafts(&project.id)?;
     let count = |findings: &[Finding], severity: Severity| findings.iter().filter(|f| f.severity == severity).count();
     let out: Vec<Value> = compiled
         .drafts
@@ -65,8 +64,10 @@ fn read_publications(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, Tool
 
 fn read_comments(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
     let include_resolved = input["includeResolved"].as_bool().unwrap_or(false);
-    project::load(ctx.kernel.store(), ctx.project_id)?;
-    let comments: Vec<Value> = comments::list(ctx.kernel.store(), ctx.project_id, include_resolved)?
+    let reads = ctx.reads();
+    reads.project(ctx.project_id)?;
+    let comments: Vec<Value> = reads
+        .comments(ctx.project_id, include_resolved)?
         .into_iter()
         .map(|c| json!({"id": c.id, "body": c.body, "quote": c.quote, "resolved": c.resolved, "author": c.author}))
         .collect();
@@ -74,16 +75,17 @@ fn read_comments(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFail
 }
 
 fn read_versions(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    project::load(ctx.kernel.store(), ctx.project_id)?;
-    Ok(json!({"versions": versions::summaries(ctx.kernel.store(), ctx.project_id)?}))
+    let reads = ctx.reads();
+    reads.project(ctx.project_id)?;
+    Ok(json!({"versions": reads.version_summaries(ctx.project_id)?}))
 }
 
 fn read_brand_profile(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    let store = ctx.kernel.store();
-    let project = project::load(store, ctx.project_id)?;
+    let reads = ctx.reads();
+    let project = reads.project(ctx.project_id)?;
     match &project.brand_profile_id {
         Some(id) => {
-            let brand = store.get::<BrandProfile>(id.as_bytes()).map_err(crate::error::ApiError::from)?;
+            let brand = reads.get::<BrandProfile>(id.as_bytes())?;
             let brand = brand.ok_or_else(|| crate::error::ApiError::not_found("brand profile", id))?;
             Ok(serde_json::to_value(brand).map_err(|e| ToolFailure::new(e.to_string()))?)
         }
@@ -92,7 +94,7 @@ fn read_brand_profile(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFai
 }
 
 fn read_templates(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    let mut templates = ctx.kernel.store().scan::<ContentTemplate>(b"").map_err(crate::error::ApiError::from)?;
+    let mut templates = ctx.reads().scan::<ContentTemplate>(b"")?;
     templates.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)));
     let templates: Vec<Value> =
         templates.into_iter().map(|t| json!({"id": t.id, "name": t.name, "titleTemplate": t.title_template, "defaultPlatforms": t.default_platforms, "tags": t.tags})).collect();
@@ -100,23 +102,86 @@ fn read_templates(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure
 }
 
 fn read_media_summary(ctx: &ToolContext<'_>, _: &Value) -> Result<Value, ToolFailure> {
-    let media: Vec<Value> = project::media(ctx.kernel.store(), ctx.project_id)?
+    let media: Vec<Value> = ctx
+        .reads()
+        .media(ctx.project_id)?
         .into_iter()
         .map(|m| json!({"id": m.id, "name": m.original_name, "mimeType": m.mime_type, "bytes": m.byte_size, "width": m.width, "height": m.height, "altText": m.alt_text}))
         .collect();
     Ok(json!({"media": media}))
 }
 
+/// The most characters `read_stored_result` returns at once.
+pub const STORED_SLICE_CHARS: usize = 16_000;
+/// The most bytes (JSON-escaped) of one slice, so its result always fits the log line
+/// and is seen inline.
+const STORED_SLICE_BYTES: usize = 40 * 1024;
+
+/// A slice of a stored large result, so nothing a tool returned is out of the model's
+/// reach. References are content hashes (`sha256:…`): knowing one means having seen
+/// the result it names.
+fn read_stored_result(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let reference = input["ref"].as_str().unwrap_or_default();
+    let Some(content) = ctx.reads().stored_result(reference)? else {
+        return Err(ToolFailure::new(format!("There is no stored result `{reference}`.")));
+    };
+    let total = content.chars().count();
+    let offset = usize::try_from(input["offset"].as_u64().unwrap_or(0)).unwrap_or(usize::MAX).min(total);
+    let wanted = input["maxChars"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(STORED_SLICE_CHARS).clamp(1, STORED_SLICE_CHARS);
+    let mut take = wanted.min(total - offset);
+    let mut text: String = content.chars().skip(offset).take(take).collect();
+    // Characters that escape to several bytes: shrink until the slice fits.
+    loop {
+        let bytes = serde_json::to_string(&text).map(|e| e.len()).unwrap_or(usize::MAX);
+        if bytes <= STORED_SLICE_BYTES || take <= 1 {
+            break;
+        }
+        take = (take * STORED_SLICE_BYTES / bytes).max(1).min(take - 1);
+        text = text.chars().take(take).collect();
+    }
+    let next = offset + take;
+    Ok(json!({
+        "ref": reference, "offset": offset, "chars": take, "totalChars": total,
+        "nextOffset": if next < total { json!(next) } else { Value::Null },
+        "text": text,
+    }))
+}
+
 pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
     vec![
         (
-            read_tool(
-                "read_project_context",
-                "Read the session's project: title, revision, latest version number, target platforms, brand profile and template ids, and the Markdown source.",
-                json!({"includeSource": {"type": "boolean", "description": "Include the Markdown source (default true)."}}),
-                "project fields and its source",
-            ),
+            ToolDefinition {
+                // The article itself: seen whole up to the context's room (and the log
+                // line); beyond that a preview and read_stored_result.
+                max_result_chars: 200_000,
+                ..read_tool(
+                    "read_project_context",
+                    "Read the session's project: title, revision, latest version number, target platforms, brand profile and template ids, and the Markdown source.",
+                    json!({"includeSource": {"type": "boolean", "description": "Include the Markdown source (default true)."}}),
+                    "project fields and its source",
+                )
+            },
             Arc::new(read_project_context),
+        ),
+        (
+            ToolDefinition {
+                input_schema: super::schema(
+                    json!({
+                        "ref": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "The `ref` of a truncated result."},
+                        "offset": {"type": "integer", "minimum": 0, "description": "The first character to return (the result's `nextOffset`)."},
+                        "maxChars": {"type": "integer", "minimum": 1, "maximum": STORED_SLICE_CHARS},
+                    }),
+                    &["ref"],
+                ),
+                max_result_chars: STORED_SLICE_CHARS + 1_000,
+                ..read_tool(
+                    "read_stored_result",
+                    "Read more of a result that was too large to show: give its `ref` and the `nextOffset` it reported; returns the next slice of text and the offset after it.",
+                    json!({}),
+                    "a slice of a stored result",
+                )
+            },
+            Arc::new(read_stored_result),
         ),
         (
             read_tool(

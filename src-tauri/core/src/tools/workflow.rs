@@ -59,12 +59,22 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
         (
             workflow_tool(
                 "request_permission",
-                "Ask the user for something the current mode or rules do not allow; it is shown as an approval prompt.",
+                "Ask the user about something the current mode or rules do not allow; it is shown as an approval prompt. The answer is only the user's decision: it grants nothing, and every later tool call is decided as before.",
                 schema(json!({"permission": {"type": "string", "minLength": 1, "maxLength": 500}, "reason": {"type": "string", "maxLength": 2000}}), &["permission"]),
                 PermissionPolicy::Ask,
-                "whether the user granted it",
+                "the user's decision; nothing is granted",
             ),
-            Arc::new(|_, input| Ok(json!({"granted": true, "permission": input["permission"]}))),
+            // Runs only when the user approved (a denial is a permission_denied result).
+            // It changes no mode, rule or approval, and says so, so the model does not
+            // take the answer for a grant.
+            Arc::new(|_, input| {
+                Ok(json!({
+                    "decision": "approved",
+                    "permission": input["permission"],
+                    "changed": "nothing",
+                    "message": "The user approved this request. Nothing else changed: no permission, rule or mode was granted or altered, and every later tool call is decided exactly as before (writes still ask for approval).",
+                }))
+            }),
         ),
     ]
 }

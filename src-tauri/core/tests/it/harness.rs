@@ -10,6 +10,7 @@ use inkstone_core::api::StreamEvent;
 use inkstone_core::harness::tools::{BaseVersionPolicy, Capability, Concurrency, InterruptBehavior, RiskLevel};
 use inkstone_core::harness::{replay, Event, EventBody, PermissionPolicy, ToolDefinition, ToolFailure, ToolHandler};
 use inkstone_core::llm::{Message, Role, ToolCall};
+use inkstone_core::store::{Batch, Durability};
 use inkstone_core::{Engine, EngineConfig, ErrorCode};
 use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
 use inkstone_test_support::TestEngine;
@@ -69,7 +70,7 @@ fn register_test_tools(engine: &Engine) -> Finished {
     write.idempotency_key_fields = vec!["note".to_owned()];
     write.base_version = BaseVersionPolicy::ProjectRevision;
     let handler: ToolHandler = Arc::new(|ctx, input| {
-        let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
         Ok(json!({"commentId": comment.id}))
     });
     engine.register_tool(write.clone(), handler).unwrap();
@@ -81,7 +82,7 @@ fn register_test_tools(engine: &Engine) -> Finished {
         json!({"type": "object", "properties": {"note": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["note", "ms"], "additionalProperties": false});
     let handler: ToolHandler = Arc::new(|ctx, input| {
         std::thread::sleep(Duration::from_millis(input["ms"].as_u64().unwrap_or(0)));
-        let comment = inkstone_core::project::comments::add(ctx.kernel, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
         Ok(json!({"commentId": comment.id}))
     });
     engine.register_tool(slow_write, handler).unwrap();
@@ -172,28 +173,40 @@ impl H {
     /// after the system message, their hash, and the system message is the stored
     /// snapshot.
     fn assert_replay_matches_live(&self) {
-        let log = self.log();
-        let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
-        assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
-        let requests = self.server.chat_requests();
-        let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
-        assert_eq!(calls.len(), requests.len(), "one ModelCallStarted per model request");
-        for ((index, event), request) in calls.iter().zip(&requests) {
-            let EventBody::ModelCallStarted { messages_hash, message_count, .. } = &event.body else { unreachable!() };
-            let replayed = replay(log[..*index].iter());
-            assert_eq!(&replayed.messages_hash(), messages_hash, "hash of the replayed prefix");
-            assert_eq!(replayed.messages().len(), *message_count as usize);
-            let sent = wire_messages(&request.body);
-            assert_eq!(sent[0].role, Role::System);
-            let snapshot = self.engine().context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
-            assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
-            assert_eq!(&sent[1..], replayed.messages(), "replayed messages equal the sent ones");
-            assert_eq!(inkstone_core::harness::messages_hash(&sent[1..]), *messages_hash, "byte-identical");
-        }
-        self.server.assert_tool_results_paired();
-        let view = self.t.ok("session.get", json!({"sessionId": self.session}));
-        assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
+        assert_replay_matches_live(&self.t, &self.server, &self.session, &self.project);
     }
+}
+
+/// Replay of a session's log equals what its model server was sent, call by call: the
+/// messages after the system message, their hash, and the system message is the
+/// stored snapshot. Every event names the session's project and workspace.
+fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, session: &str, project: &str) {
+    let log = t.engine.session_events(session).unwrap();
+    let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
+    assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
+    let workspace = t.ok("workspace.get", json!({}))["id"].as_str().map(str::to_owned);
+    for event in &log {
+        assert_eq!(event.project_id.as_deref(), Some(project), "every event names its project");
+        assert_eq!(event.workspace_id, workspace, "every event names its workspace");
+    }
+    let requests = server.chat_requests();
+    let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
+    assert_eq!(calls.len(), requests.len(), "one ModelCallStarted per model request");
+    for ((index, event), request) in calls.iter().zip(&requests) {
+        let EventBody::ModelCallStarted { messages_hash, message_count, .. } = &event.body else { unreachable!() };
+        let replayed = replay(log[..*index].iter());
+        assert_eq!(&replayed.messages_hash(), messages_hash, "hash of the replayed prefix");
+        assert_eq!(replayed.messages().len(), *message_count as usize);
+        let sent = wire_messages(&request.body);
+        assert_eq!(sent[0].role, Role::System);
+        let snapshot = t.engine.context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
+        assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
+        assert_eq!(&sent[1..], replayed.messages(), "replayed messages equal the sent ones");
+        assert_eq!(inkstone_core::harness::messages_hash(&sent[1..]), *messages_hash, "byte-identical");
+    }
+    server.assert_tool_results_paired();
+    let view = t.ok("session.get", json!({"sessionId": session}));
+    assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
 }
 
 fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_core::ApiError>, Vec<Event>) {
@@ -610,7 +623,9 @@ fn questions_and_plan_approval_are_answered_by_the_user() {
 
 #[test]
 fn large_results_go_to_the_result_store_and_the_model_sees_a_preview() {
-    let source = "长文".repeat(6_000);
+    // Over the log line (40,000 CJK characters are 120 KB); a few thousand are now
+    // seen whole (see the next test).
+    let source = "长文".repeat(20_000);
     let h = setup_with(vec![Reply::tool_calls(&[("c1", "read_project_context", "{}")]), Reply::text("ok")], json!({}), &source);
     h.send("read all");
     let content = h.results()[0].2.clone();
@@ -780,19 +795,90 @@ fn after_kill_9_the_log_is_consistent_and_pending_approvals_are_still_pending() 
 
 #[test]
 fn replaying_100_000_events_is_fast_and_deterministic() {
-    // The bench prints figures; this keeps a loose bound in every test run.
-    let h = setup(vec![Reply::tool_calls(&[("c1", "read_versions", "{}")]), Reply::text("ok")], json!({}));
-    h.send("go");
-    let log = h.log();
-    let mut events = Vec::new();
-    while events.len() < 100_000 {
-        events.extend(log.iter().cloned());
-    }
+    // A real log: session.create writes event 1; 99,999 more are written through the
+    // store in batches (one transaction per 2,000 events), folded as they are written,
+    // then read back from sled after a restart and replayed.
+    let mut h = setup(vec![], json!({}));
+    let first = h.log();
+    assert_eq!(first.len(), 1);
+    let mut written = replay(first.iter()).state;
+    let writing = std::time::Instant::now();
+    // Batches are built (fold, serialize) here and committed on a second thread, so the
+    // two overlap; the log is the same as one writer's.
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(2);
+        let engine = h.engine();
+        let writer = scope.spawn(move || {
+            for batch in rx {
+                let _guard = engine.write_lock();
+                engine.store().apply(batch, Durability::Grouped).unwrap();
+            }
+            engine.store().sync().unwrap();
+        });
+        let mut batch = Batch::new();
+        let mut turn = String::new();
+        for sequence in 2..=100_000u64 {
+            let call_id = format!("c{}", sequence - sequence % 5);
+            let body = match sequence % 5 {
+                1 => {
+                    turn = format!("trn_{sequence}");
+                    EventBody::TurnStarted {}
+                }
+                2 => EventBody::UserMessage { text: format!("第 {sequence} 条消息"), was_queued: false },
+                3 => EventBody::AssistantMessage {
+                    text: "好的，我先读一下。".to_owned(),
+                    tool_calls: vec![ToolCall { id: call_id.clone(), name: "read_versions".to_owned(), arguments: "{}".to_owned() }],
+                    finish_reason: "tool_calls".to_owned(),
+                    interrupted: false,
+                    input_tokens: 20,
+                    output_tokens: 5,
+                },
+                4 => EventBody::ToolResult {
+                    tool: "read_versions".to_owned(),
+                    status: inkstone_core::harness::ToolStatus::Success,
+                    content: r#"{"versions":[]}"#.to_owned(),
+                    result_ref: None,
+                    reused_execution: false,
+                },
+                _ => EventBody::TurnEnded { reason: inkstone_core::harness::TurnEndReason::Completed, message: String::new(), hints: Vec::new() },
+            };
+            let tool_use_id = matches!(body, EventBody::ToolResult { .. }).then(|| call_id.clone());
+            let model_visible = body.policy().1;
+            let event = Event { event_id: format!("evt_{sequence}"), sequence, turn_id: Some(turn.clone()), tool_use_id, model_visible, body, ..first[0].clone() };
+            written.apply(&event);
+            batch.put(&event).unwrap();
+            if batch.len() == 2_000 || sequence == 100_000 {
+                tx.send(std::mem::replace(&mut batch, Batch::new())).unwrap();
+            }
+        }
+        drop(tx);
+        writer.join().unwrap();
+    });
+    let wrote = writing.elapsed();
+    // Restart, so nothing is served from the running engine's memory.
+    let dir = std::mem::replace(&mut h.t.dir, tempfile::tempdir().unwrap());
+    let old = std::mem::replace(&mut h.t.engine, Engine::open(EngineConfig::for_tests(h.t.dir.path())).unwrap());
+    drop(old);
+    h.t.engine = Engine::open(EngineConfig::for_tests(dir.path())).unwrap();
+    h.t.dir = dir;
+
     let started = std::time::Instant::now();
-    let first = replay(events.iter()).messages_hash();
+    let stored = h.log();
+    let read = started.elapsed();
+    let sequences: Vec<u64> = stored.iter().map(|e| e.sequence).collect();
+    assert_eq!(sequences, (1..=100_000).collect::<Vec<_>>(), "gap-free, in order");
+    let started = std::time::Instant::now();
+    let replayed = replay(stored.iter());
     let elapsed = started.elapsed();
-    assert_eq!(first, replay(events.iter()).messages_hash());
-    assert!(elapsed < Duration::from_secs(20), "{elapsed:?} (debug build)");
+    assert_eq!(replayed.state, written, "replay of the stored log equals the fold done while writing");
+    assert_eq!(replayed.messages_hash(), written.messages_hash());
+    assert_eq!(replayed.messages().len(), written.messages.len());
+    assert!(replayed.messages().len() > 59_000);
+    assert_eq!(replayed.state.last_sequence, 100_000);
+    assert!(replayed.state.open_turn.is_none() && replayed.state.open_calls.is_empty());
+    // Debug build: sled and the codec dominate (the bench times the release build).
+    eprintln!("100,000 events: written in {wrote:?}, read back in {read:?}, replayed in {elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "replay {elapsed:?} (debug build)");
     let _ = Usage::Counted;
 }
 
@@ -961,5 +1047,263 @@ fn read_publications_reports_saved_drafts_with_their_status() {
     assert_eq!(x["saved"]["sourceChangedSince"], true);
     let wechat = drafts.iter().find(|d| d["platform"] == "wechat").unwrap();
     assert!(wechat["saved"].is_null(), "no saved WeChat draft: {wechat}");
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_registry_refuses_a_write_that_would_not_ask_and_read_tools_cannot_write() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("r1", "sneaky_read", "{}")]),
+            Reply::text("ok"),
+            Reply::tool_calls(&[("u1", "undeclared_write", r#"{"note":"x"}"#)]),
+            Reply::tool_calls(&[("u2", "undeclared_write", r#"{"note":"x"}"#)]),
+            Reply::text("done"),
+        ],
+        json!({}),
+    );
+    let handler: ToolHandler = Arc::new(|ctx, input| {
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or("sneaky"), None)?;
+        Ok(json!({"commentId": comment.id}))
+    });
+    // A write, or a tool that is not read-only, with `allow`: refused.
+    let error = h.engine().register_tool(definition("bad_write", Capability::Write, PermissionPolicy::Allow), Arc::clone(&handler)).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    assert_eq!(error.details.as_ref().unwrap()["field"], "permission", "{error:?}");
+    let mut not_read_only = definition("bad_read", Capability::Read, PermissionPolicy::Allow);
+    not_read_only.read_only = false;
+    assert_eq!(h.engine().register_tool(not_read_only.clone(), Arc::clone(&handler)).unwrap_err().code, ErrorCode::Validation);
+    assert!(h.engine().tool_definitions().unwrap().iter().all(|d| d.name != "bad_write" && d.name != "bad_read"));
+
+    // A read tool's handler cannot reach a write.
+    h.engine().register_tool(definition("sneaky_read", Capability::Read, PermissionPolicy::Allow), Arc::clone(&handler)).unwrap();
+    let (result, _) = h.send("read");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "tool_error");
+    assert!(h.results()[0].2.contains("read-only"), "{}", h.results()[0].2);
+    assert_eq!(h.comments(), 0);
+
+    // Not read-only but not declared a write: it asks, and runs at most once.
+    let mut undeclared = not_read_only;
+    undeclared.name = "undeclared_write".to_owned();
+    undeclared.permission = PermissionPolicy::Ask;
+    h.engine().register_tool(undeclared, handler).unwrap();
+    let (result, _) = h.send("write");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.comments(), 1);
+    let reused = h.log().into_iter().filter(|e| matches!(e.body, EventBody::ToolResult { reused_execution: true, .. })).count();
+    assert_eq!(reused, 1, "the same call again returns the recorded result");
+    assert_eq!(h.comments(), 1, "at most once");
+    // And plan mode denies it.
+    h.server.push(Reply::tool_calls(&[("u3", "undeclared_write", r#"{"note":"y"}"#)]));
+    h.server.push(Reply::text("refused"));
+    let (result, _) = h.stream("session.submit", json!({"sessionId": h.session, "text": "again", "mode": "plan"}));
+    assert_eq!(result.unwrap()["reason"], "completed");
+    assert_eq!(h.results().last().unwrap().1, "permission_denied");
+    assert_eq!(h.comments(), 1);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn an_approval_in_one_project_and_session_authorises_nothing_in_another() {
+    // Session A on project A (this H); session B on project B, with its own model server.
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("a1", "test_write_note", r#"{"note":"hello"}"#)]),
+            Reply::text("saved in A"),
+            Reply::tool_calls(&[("a2", "test_write_note", r#"{"note":"second"}"#)]),
+            Reply::text("second saved in A"),
+        ],
+        json!({}),
+    );
+    let server_b = ModelServer::start(vec![
+        Reply::tool_calls(&[("b1", "test_write_note", r#"{"note":"hello"}"#)]),
+        Reply::text("saved in B"),
+        Reply::tool_calls(&[("b2", "test_write_note", r#"{"note":"second"}"#)]),
+        Reply::text("second saved in B"),
+    ]);
+    h.t.ok("llmProfile.create", json!({"name": "fake-b", "baseUrl": server_b.base_url(), "model": "fake-model"}));
+    let project_b = h.t.ok("project.create", json!({"title": "秋日", "source": "另一篇稿子。"}))["id"].as_str().unwrap().to_owned();
+    let session_b = h.t.ok("session.create", json!({"projectId": project_b, "profile": "fake-b"}))["session"]["id"].as_str().unwrap().to_owned();
+    let revision = |project: &str| h.t.ok("project.get", json!({"projectId": project}))["revision"].clone();
+    assert_eq!(revision(&h.project), revision(&project_b), "both targets are at the same revision");
+    let comments = |project: &str| h.t.ok("comment.list", json!({"projectId": project}))["comments"].as_array().unwrap().len();
+    let send_b = |text: &str| stream(h.engine(), "session.submit", json!({"sessionId": session_b, "text": text})).0.unwrap();
+    let approve_b = |request: &str| stream(h.engine(), "session.resolveApproval", json!({"sessionId": session_b, "requestId": request, "approved": true})).0.unwrap();
+    let results_b = || -> Vec<(String, bool)> {
+        h.engine()
+            .session_events(&session_b)
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.body {
+                EventBody::ToolResult { status, reused_execution, .. } => Some((serde_json::to_value(status).unwrap().as_str().unwrap().to_owned(), reused_execution)),
+                _ => None,
+            })
+            .collect()
+    };
+
+    // A approves and runs the write.
+    let (result, _) = h.send("write hello");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!((comments(&h.project), comments(&project_b)), (1, 0));
+
+    // B asks for the same call at the same revision: A's approval does not cover it,
+    // and A's execution is not B's.
+    let result = send_b("write hello");
+    assert_eq!(result["reason"], "blocked_on_approval", "A's approval is not B's");
+    assert_eq!(comments(&project_b), 0);
+    let result = approve_b(&pending_request(&result));
+    assert_eq!(result["reason"], "completed");
+    assert_eq!((comments(&h.project), comments(&project_b)), (1, 1), "B's write really ran, on B");
+    assert_eq!(results_b(), [("success".to_owned(), false)], "not skipped as already executed");
+
+    // The other way round: B approves first, then A asks for the same call.
+    let result = send_b("write second");
+    approve_b(&pending_request(&result));
+    assert_eq!(comments(&project_b), 2);
+    let (result, _) = h.send("write second");
+    assert_eq!(result["reason"], "blocked_on_approval", "B's approval is not A's");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!((comments(&h.project), comments(&project_b)), (2, 2));
+
+    h.assert_replay_matches_live();
+    assert_replay_matches_live(&h.t, &server_b, &session_b, &project_b);
+}
+
+#[test]
+fn an_approval_is_used_up_by_the_execution_it_allowed() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("f1", "flaky_write", r#"{"note":"x"}"#)]),
+            Reply::text("it failed"),
+            Reply::tool_calls(&[("f2", "flaky_write", r#"{"note":"x"}"#)]),
+            Reply::text("saved"),
+        ],
+        json!({}),
+    );
+    // `flaky_write`: fails (having written nothing) the first time, then writes.
+    let mut flaky = definition("flaky_write", Capability::Write, PermissionPolicy::Ask);
+    flaky.read_only = false;
+    flaky.concurrency = Concurrency::Exclusive;
+    flaky.base_version = BaseVersionPolicy::ProjectRevision;
+    let failed_once = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handler: ToolHandler = Arc::new(move |ctx, input| {
+        if !failed_once.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err(ToolFailure::new("the disk was full"));
+        }
+        let comment = inkstone_core::project::comments::add(ctx.writer()?, ctx.project_id, input["note"].as_str().unwrap_or(""), None)?;
+        Ok(json!({"commentId": comment.id}))
+    });
+    h.engine().register_tool(flaky, handler).unwrap();
+    let (result, _) = h.send("write");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.results()[0].1, "tool_error");
+    // The same call, same input, same revision: the approval was used by the failed
+    // execution, so it asks again.
+    let (result, _) = h.send("try again");
+    assert_eq!(result["reason"], "blocked_on_approval", "a used approval allows nothing more");
+    assert_eq!(h.comments(), 0);
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(h.comments(), 1);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn after_a_write_fails_the_later_writes_of_the_turn_are_not_run() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("f1", "failing_write", r#"{"note":"a"}"#), ("w1", "test_write_note", r#"{"note":"b"}"#), ("r1", "read_versions", "{}")]),
+            Reply::tool_calls(&[("w2", "test_write_note", r#"{"note":"c"}"#)]),
+            Reply::text("stopped"),
+        ],
+        json!({}),
+    );
+    let mut failing = definition("failing_write", Capability::Write, PermissionPolicy::Ask);
+    failing.read_only = false;
+    failing.concurrency = Concurrency::Exclusive;
+    h.engine().register_tool(failing, Arc::new(|_, _| Err(ToolFailure::new("the disk was full")))).unwrap();
+    let (result, _) = h.send("write both");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    assert_eq!(result["reason"], "completed", "the later writes were not asked for");
+    let results = h.results();
+    let statuses: Vec<(&str, &str)> = results.iter().map(|(id, status, _)| (id.as_str(), status.as_str())).collect();
+    assert_eq!(statuses, [("f1", "tool_error"), ("w1", "cancelled"), ("r1", "success"), ("w2", "cancelled")], "reads still run; writes, in this reply and the next, do not");
+    assert!(results[1].2.contains("earlier write of this turn (`failing_write`, call f1) failed"), "{}", results[1].2);
+    assert_eq!(h.comments(), 0);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn request_permission_reports_the_decision_and_grants_nothing() {
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("p1", "request_permission", r#"{"permission":"write notes without asking","reason":"faster"}"#)]),
+            Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"x"}"#)]),
+            Reply::text("unused"),
+        ],
+        json!({}),
+    );
+    let (result, _) = h.send("go");
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let (result, _) = h.approve(&pending_request(&result), true);
+    let (_, status, content) = h.results()[0].clone();
+    assert_eq!(status, "success");
+    let value: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(value["decision"], "approved");
+    assert_eq!(value["changed"], "nothing");
+    assert!(value.get("granted").is_none(), "{content}");
+    assert!(value["message"].as_str().unwrap().contains("Nothing else changed"));
+    assert_eq!(result["reason"], "blocked_on_approval", "the write still asks");
+    assert_eq!(h.comments(), 0);
+    h.assert_replay_matches_live();
+}
+
+#[test]
+fn the_model_sees_a_long_article_whole_and_reads_the_rest_of_a_larger_one() {
+    // A Chinese article of several thousand characters: read_project_context shows all
+    // of it (it used to be cut to 2,000 characters).
+    let article = "春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。".repeat(250);
+    let h = setup_with(vec![Reply::tool_calls(&[("c1", "read_project_context", "{}"), ("c2", "read_versions", "{}")]), Reply::text("ok")], json!({}), &article);
+    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 200000}}));
+    h.send("read it");
+    let content = h.results()[0].2.clone();
+    let visible: Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(visible["source"].as_str(), Some(article.as_str()), "the whole {}-character article", article.chars().count());
+    h.assert_replay_matches_live();
+
+    // Larger than the log line: preview and reference, and read_stored_result reads on.
+    let long = "长文".repeat(20_000);
+    h.t.ok("project.update", json!({"projectId": h.project, "source": long}));
+    h.server.push(Reply::tool_calls(&[("c3", "read_project_context", "{}")]));
+    h.server.push(Reply::text("too long"));
+    h.send("read it again");
+    let visible: Value = serde_json::from_str(&h.results()[2].2).unwrap();
+    assert_eq!(visible["truncated"], true);
+    let reference = visible["ref"].as_str().unwrap().to_owned();
+    let offset = visible["nextOffset"].as_u64().unwrap();
+    let stored = h.engine().stored_result(&reference).unwrap().unwrap();
+    let args = json!({"ref": reference, "offset": offset}).to_string();
+    h.server.push(Reply::tool_calls(&[("c4", "read_stored_result", args.as_str())]));
+    h.server.push(Reply::text("read on"));
+    h.send("go on");
+    let (_, status, content) = h.results()[3].clone();
+    assert_eq!(status, "success");
+    let slice: Value = serde_json::from_str(&content).unwrap_or_else(|_| panic!("a slice is seen inline: {content}"));
+    let taken = slice["chars"].as_u64().unwrap() as usize;
+    let expected: String = stored.chars().skip(offset as usize).take(taken).collect();
+    assert_eq!(slice["text"].as_str(), Some(expected.as_str()));
+    assert!(taken >= 10_000, "a large slice: {taken}");
+    assert_eq!(slice["nextOffset"], json!(offset as usize + taken));
+    assert_eq!(slice["totalChars"], json!(stored.chars().count()));
+    for event in h.log() {
+        assert!(serde_json::to_vec(&event).unwrap().len() <= inkstone_core::harness::MAX_EVENT_BYTES);
+    }
     h.assert_replay_matches_live();
 }

@@ -1,0 +1,535 @@
+//! The tool calls of a turn: each is validated against its schema, checked by the loop
+//! detector, decided by the permission engine, and then answered at once (a failure or
+//! a denial), blocked on the person (an approval, a question), or run. Parallel-safe
+//! reads run together on scoped threads; writes and exclusive tools run alone, in
+//! request order. Results are appended in the order the model asked for them.
+//!
+//! A write runs at most once: a durable marker under its idempotency key precedes it,
+//! and its result is kept under the same key in the transaction that logs it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::event::{EventBody, Mode, ToolStatus, TurnEndReason};
+use super::log::{shape_result, ApprovalRecord, ToolExecution};
+use super::permission::{decide, CallFacts, Decision};
+use super::replay::is_failure;
+use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure};
+use super::turn::{hint, Flow, Turn};
+use super::Meta;
+use crate::error::ApiError;
+use crate::llm::ToolCall;
+use crate::model::Project;
+use crate::store::{Batch, Durability, Kind};
+
+/// What the result of a call records about a write's execution.
+enum Execution {
+    None,
+    /// The write ran: its result is kept under the idempotency key.
+    Completed(String),
+    /// The write reported that it did nothing: its marker goes.
+    NotRun(String),
+}
+
+/// One call ready to run.
+struct Run {
+    call: ToolCall,
+    tool: RegisteredTool,
+    input: Value,
+    idempotency_key: String,
+    /// The approval that allowed the call: consumed by running it.
+    approval: Option<String>,
+}
+
+enum Prepared {
+    Immediate {
+        call: ToolCall,
+        tool: String,
+        status: ToolStatus,
+        message: String,
+    },
+    /// A write not run because an earlier write of the turn failed.
+    Skipped {
+        call: ToolCall,
+        tool: String,
+        message: String,
+    },
+    Run(Run),
+    Approval {
+        call: ToolCall,
+        tool: String,
+        normalized: Value,
+        input_hash: String,
+        target_version: Option<u64>,
+        idempotency_key: String,
+        reason: String,
+    },
+    Question {
+        call: ToolCall,
+        question: String,
+        options: Vec<String>,
+    },
+}
+
+struct Outcome {
+    status: ToolStatus,
+    value: Result<Value, String>,
+    note: Option<String>,
+}
+
+impl Turn<'_, '_> {
+    /// Validation, permission, and the plan of one call.
+    fn prepare(
+        &mut self,
+        registry: &super::Registry,
+        call: ToolCall,
+        rules: &[super::PermissionRule],
+        approvals: &[ApprovalRecord],
+        revision: Option<u64>,
+    ) -> Result<Prepared, ApiError> {
+        let Some(tool) = registry.get(&call.name).cloned() else {
+            let names = registry.names().join(", ");
+            let name = call.name.clone();
+            return Ok(Prepared::Immediate { call, tool: name.clone(), status: ToolStatus::UnknownTool, message: format!("There is no tool `{name}`. Available tools: {names}.") });
+        };
+        let name = tool.definition.name.clone();
+        if let (true, Some((failed_tool, failed_call, status))) = (tool.definition.is_write(), &self.failed_write) {
+            let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+            let message = format!(
+                "Not run: an earlier write of this turn (`{failed_tool}`, call {failed_call}) failed with `{status}`, and after a failed write the later writes of a turn are not run. Check the project, then ask for this write again."
+            );
+            return Ok(Prepared::Skipped { call, tool: name, message });
+        }
+        let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+        let input: Value = match serde_json::from_str(raw) {
+            Ok(value) => value,
+            Err(e) => {
+                return Ok(Prepared::Immediate {
+                    call,
+                    tool: name,
+                    status: ToolStatus::SchemaViolation,
+                    message: format!("The arguments are not valid JSON (at pointer \"\"): {e}."),
+                })
+            }
+        };
+        if let Err(problems) = tool.validate(&input) {
+            let text: Vec<String> = problems.iter().map(|(pointer, message)| format!("at pointer \"{pointer}\": {message}")).collect();
+            return Ok(Prepared::Immediate {
+                call,
+                tool: name,
+                status: ToolStatus::SchemaViolation,
+                message: format!("The input does not match the schema of `{}`: {}.", tool.definition.name, text.join("; ")),
+            });
+        }
+        let normalized = normalize(&input);
+        let hash = input_hash(&normalized);
+        let loop_key = format!("{name}\u{0}{hash}");
+        let seen = self.repeats.entry(loop_key).or_insert(0);
+        *seen += 1;
+        if *seen >= self.scope.limits.loop_threshold {
+            self.loop_tripped = Some(name.clone());
+            return Ok(Prepared::Immediate {
+                call,
+                tool: name.clone(),
+                status: ToolStatus::LoopDetected,
+                message: format!("`{name}` was called with the same input {} times in this turn; it was not run again. The user will be asked how to go on.", seen),
+            });
+        }
+        let target_version = match tool.definition.base_version {
+            BaseVersionPolicy::None => None,
+            BaseVersionPolicy::ProjectRevision => revision,
+        };
+        let key = idempotency_key(&tool.definition, &normalized, target_version, self.scope);
+        let mode = self.state(|s| s.mode);
+        let facts = CallFacts {
+            input_hash: &hash,
+            target_version,
+            idempotency_key: &key,
+            workspace_id: &self.scope.workspace_id,
+            project_id: &self.scope.project_id,
+            owner: &self.scope.owner,
+        };
+        let mut decision = decide(&tool.definition, facts, mode, rules, approvals);
+        // A write that already ran (or began) here under the same scoped key is not run
+        // again: its recorded result is the answer, so there is nothing to approve.
+        if tool.definition.is_write() && matches!(decision, Decision::Ask { .. }) && self.engine.store().contains(Kind::ToolExecutions, key.as_bytes())? {
+            decision = Decision::Allow {
+                reason: "already executed in this session under the same idempotency key: the recorded result is returned and nothing runs again".to_owned(),
+                approval: None,
+            };
+        }
+        let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
+        self.append(
+            meta,
+            EventBody::ToolDecision { tool: name.clone(), decision: decision.name().to_owned(), reason: decision.reason().to_owned() },
+            Batch::new(),
+            Durability::Grouped,
+        )?;
+        Ok(match decision {
+            Decision::Deny { reason } => Prepared::Immediate { call, tool: name, status: ToolStatus::PermissionDenied, message: format!("Permission denied: {reason}") },
+            Decision::Ask { reason } => Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason },
+            Decision::Allow { .. } if name == "ask_user_question" => Prepared::Question {
+                call,
+                question: input["question"].as_str().unwrap_or("").to_owned(),
+                options: input["options"].as_array().map(|o| o.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default(),
+            },
+            Decision::Allow { approval, .. } => Prepared::Run(Run { call, tool, input, idempotency_key: key, approval }),
+        })
+    }
+
+    /// Answers the open calls of the last reply, or blocks on one of them.
+    pub(super) fn process_calls(&mut self) -> Result<Flow, ApiError> {
+        let calls = self.state(|s| s.open_calls.clone());
+        let registry = self.engine.harness().registry()?;
+        let rules = self.engine.permission_rules()?;
+        // Only this owner's approvals: an approval never crosses sessions or runs.
+        let approvals: Vec<ApprovalRecord> = self.engine.store().scan::<ApprovalRecord>(&ApprovalRecord::owner_prefix(&self.scope.owner))?;
+        let revision = self.engine.store().get::<Project>(self.scope.project_id.as_bytes())?.map(|p| p.revision);
+        let mut parallel: Vec<Run> = Vec::new();
+        for call in calls {
+            if self.live.interrupted() {
+                self.run_batch(std::mem::take(&mut parallel))?;
+                self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
+                return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
+            }
+            match self.prepare(&registry, call, &rules, &approvals, revision)? {
+                Prepared::Run(run) if run.tool.definition.concurrency == Concurrency::ParallelSafe && !run.tool.definition.is_write() => parallel.push(run),
+                prepared => {
+                    self.run_batch(std::mem::take(&mut parallel))?;
+                    match prepared {
+                        Prepared::Immediate { call, tool, status, message } => {
+                            self.append_result(&call, &tool, Outcome { status, value: Err(message), note: None }, Execution::None)?;
+                        }
+                        Prepared::Skipped { call, tool, message } => {
+                            // Not a new failure: the breaker counts the write that failed,
+                            // not the writes held back after it.
+                            let breaker = self.breaker;
+                            self.append_result(&call, &tool, Outcome { status: ToolStatus::Cancelled, value: Err(message), note: None }, Execution::None)?;
+                            self.breaker = breaker;
+                        }
+                        Prepared::Run(run) => self.run_batch(vec![run])?,
+                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason } => {
+                            let request_id = self.engine.new_id("apr");
+                            let mut input = normalized;
+                            if input.to_string().len() > 8 * 1024 {
+                                input = json!({"preview": input.to_string().chars().take(2000).collect::<String>(), "truncated": true});
+                            }
+                            let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
+                            self.append(
+                                meta,
+                                EventBody::ApprovalRequested { request_id, tool: tool.clone(), input, input_hash, target_version, idempotency_key, reason },
+                                Batch::new(),
+                                Durability::Durable,
+                            )?;
+                            return Ok(Flow::End(
+                                TurnEndReason::BlockedOnApproval,
+                                format!("Waiting for your approval of `{tool}`."),
+                                vec![hint("approve", "Approve or deny the request to continue.")],
+                            ));
+                        }
+                        Prepared::Question { call, question, options } => {
+                            let question_id = self.engine.new_id("qst");
+                            let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
+                            self.append(meta, EventBody::QuestionAsked { question_id, question, options }, Batch::new(), Durability::Durable)?;
+                            return Ok(Flow::End(
+                                TurnEndReason::BlockedOnQuestion,
+                                "Waiting for your answer.".to_owned(),
+                                vec![hint("answer", "Answer the question to continue.")],
+                            ));
+                        }
+                    }
+                }
+            }
+            if let Some(flow) = self.breaker_tripped() {
+                self.run_batch(std::mem::take(&mut parallel))?;
+                self.close_open_calls(ToolStatus::Cancelled, "Not run: the turn stopped after repeated failures.")?;
+                return Ok(flow);
+            }
+        }
+        self.run_batch(parallel)?;
+        if self.live.interrupted() {
+            self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
+            return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
+        }
+        if let Some(tool) = self.loop_tripped.take() {
+            return Ok(Flow::End(
+                TurnEndReason::LoopDetected,
+                format!("The model called `{tool}` with the same input {} times in this turn; it was stopped so you can say how to go on.", self.scope.limits.loop_threshold),
+                vec![hint("rephrase", "Tell the assistant what to do differently, or start a new request.")],
+            ));
+        }
+        if let Some(flow) = self.breaker_tripped() {
+            return Ok(flow);
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn breaker_tripped(&self) -> Option<Flow> {
+        match self.breaker {
+            Some((status, count)) if count >= self.scope.limits.breaker_threshold => {
+                let kind = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+                Some(Flow::End(
+                    TurnEndReason::CircuitBreaker,
+                    format!("{count} tool calls in a row failed with `{kind}`; the turn was stopped."),
+                    vec![hint("check_request", "Look at the failures above, then rephrase the request or change the session's settings.")],
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Answers every call still open (after an interrupt, a breaker trip).
+    fn close_open_calls(&mut self, status: ToolStatus, message: &str) -> Result<(), ApiError> {
+        let open = self.state(|s| s.open_calls.clone());
+        for call in open {
+            let name = call.name.clone();
+            self.append_result(&call, &name, Outcome { status, value: Err(message.to_owned()), note: None }, Execution::None)?;
+        }
+        Ok(())
+    }
+
+    /// Runs calls (concurrently when more than one) and appends their results in
+    /// request order.
+    fn run_batch(&mut self, runs: Vec<Run>) -> Result<(), ApiError> {
+        if runs.is_empty() {
+            return Ok(());
+        }
+        // A write with a recorded execution is not run again.
+        let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(runs.len());
+        let mut reused: Vec<Option<ToolExecution>> = Vec::with_capacity(runs.len());
+        for run in &runs {
+            let previous = if run.tool.definition.is_write() { self.engine.store().get::<ToolExecution>(run.idempotency_key.as_bytes())? } else { None };
+            let mut batch = Batch::new();
+            if previous.is_none() && run.tool.definition.is_write() {
+                // The marker is durable before the write begins, so a crash during the
+                // write can never lead to running it a second time.
+                batch.put(&ToolExecution {
+                    idempotency_key: run.idempotency_key.clone(),
+                    tool: run.tool.definition.name.clone(),
+                    session_id: self.scope.owner.id().to_owned(),
+                    workspace_id: self.scope.workspace_id.clone(),
+                    project_id: self.scope.project_id.clone(),
+                    tool_use_id: run.call.id.clone(),
+                    content: String::new(),
+                    result_ref: None,
+                    executed_at: self.engine.now(),
+                    completed: false,
+                })?;
+            }
+            // The approval is used up by the execution it allowed, in the same
+            // transaction as the marker: it can never allow a second one.
+            if let (None, Some(request_id)) = (&previous, &run.approval) {
+                let key = ApprovalRecord::key_for(&self.scope.owner, request_id);
+                if let Some(mut approval) = self.engine.store().get::<ApprovalRecord>(&key)? {
+                    approval.consumed_by = Some(run.call.id.clone());
+                    batch.put(&approval)?;
+                }
+            }
+            if !batch.is_empty() {
+                let started = Instant::now();
+                let _guard = self.engine.write_lock();
+                self.engine.store().apply(batch, Durability::Durable)?;
+                self.stats.durable_syncs += 1;
+                self.stats.sync_time += started.elapsed();
+            }
+            reused.push(previous);
+            outcomes.push(None);
+        }
+        let timeout = Duration::from_millis(self.scope.limits.tool_timeout_ms);
+        let flags: Vec<AtomicBool> = runs.iter().map(|_| AtomicBool::new(false)).collect();
+        let engine = self.engine;
+        let live = self.live;
+        let turn_scope = self.scope;
+        let mode = self.state(|s| s.mode);
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel::<(usize, Result<Value, ToolFailure>)>();
+            let mut started = 0;
+            for (index, run) in runs.iter().enumerate() {
+                if reused[index].is_some() {
+                    continue;
+                }
+                started += 1;
+                let tx = tx.clone();
+                let flag = &flags[index];
+                scope.spawn(move || {
+                    let ctx = ToolContext {
+                        kernel: engine.kernel,
+                        may_write: run.tool.definition.is_write(),
+                        owner: &turn_scope.owner,
+                        project_id: &turn_scope.project_id,
+                        tool_use_id: &run.call.id,
+                        mode,
+                        cancel: flag,
+                    };
+                    // A panicking tool is a failed call, not a failed turn.
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))
+                        .unwrap_or_else(|_| Err(ToolFailure::new("The tool failed unexpectedly (a bug in the tool).")));
+                    let _ = tx.send((index, result));
+                });
+            }
+            drop(tx);
+            let deadline = Instant::now() + timeout;
+            let mut pending = started;
+            while pending > 0 {
+                match rx.recv_timeout(Duration::from_millis(5)) {
+                    Ok((index, result)) => {
+                        if outcomes[index].is_none() {
+                            let interrupted_after = live.interrupted() && runs[index].tool.definition.interrupt == InterruptBehavior::Block;
+                            outcomes[index] = Some(match result {
+                                Ok(value) => Outcome {
+                                    status: ToolStatus::Success,
+                                    value: Ok(value),
+                                    note: interrupted_after.then(|| "The interrupt came while this tool was committing; it finished.".to_owned()),
+                                },
+                                Err(failure) if failure.interrupted => Outcome { status: ToolStatus::Interrupted, value: Err(failure.message), note: None },
+                                Err(failure) => Outcome { status: ToolStatus::ToolError, value: Err(failure.message), note: None },
+                            });
+                            pending -= 1;
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let interrupted = live.interrupted();
+                        let timed_out = Instant::now() >= deadline;
+                        for (index, run) in runs.iter().enumerate() {
+                            if outcomes[index].is_some() || reused[index].is_some() {
+                                continue;
+                            }
+                            if interrupted && run.tool.definition.interrupt == InterruptBehavior::Cancel {
+                                flags[index].store(true, Ordering::SeqCst);
+                                outcomes[index] = Some(Outcome { status: ToolStatus::Interrupted, value: Err("Stopped by the user while running.".to_owned()), note: None });
+                                pending -= 1;
+                            } else if timed_out {
+                                flags[index].store(true, Ordering::SeqCst);
+                                outcomes[index] = Some(Outcome {
+                                    status: ToolStatus::Timeout,
+                                    value: Err(format!("No result within {} ms; the tool was stopped.", timeout.as_millis())),
+                                    note: None,
+                                });
+                                pending -= 1;
+                            }
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        });
+        for (index, run) in runs.into_iter().enumerate() {
+            if let Some(previous) = reused[index].take() {
+                let meta = Meta { tool_use_id: Some(run.call.id.clone()), ..Meta::default() };
+                let (status, content, result_ref) = if previous.completed {
+                    (ToolStatus::Success, previous.content, previous.result_ref)
+                } else {
+                    let message = "This write began before the app stopped and its outcome is unknown, so it was not run again. Check the project before asking for it again.";
+                    (ToolStatus::Interrupted, json!({"error": "interrupted", "message": message}).to_string(), None)
+                };
+                if status != ToolStatus::Success && self.failed_write.is_none() {
+                    self.failed_write = Some((run.tool.definition.name.clone(), run.call.id.clone(), status));
+                }
+                let body = EventBody::ToolResult { tool: run.tool.definition.name.clone(), status, content, result_ref, reused_execution: true };
+                self.record_result_status(status);
+                self.append(meta, body, Batch::new(), Durability::Durable)?;
+                continue;
+            }
+            let outcome = outcomes[index].take().unwrap_or(Outcome { status: ToolStatus::ToolError, value: Err("The tool stopped without a result.".to_owned()), note: None });
+            let name = run.tool.definition.name.clone();
+            let execution = if !run.tool.definition.is_write() {
+                Execution::None
+            } else {
+                match outcome.status {
+                    ToolStatus::Success => Execution::Completed(run.idempotency_key.clone()),
+                    // The handler said it did nothing: the write may be asked for again.
+                    ToolStatus::ToolError | ToolStatus::Interrupted => Execution::NotRun(run.idempotency_key.clone()),
+                    // A timed-out write may still finish: its marker stays (unknown).
+                    _ => Execution::None,
+                }
+            };
+            let success = outcome.status == ToolStatus::Success;
+            if run.tool.definition.is_write() && !success && self.failed_write.is_none() {
+                self.failed_write = Some((name.clone(), run.call.id.clone(), outcome.status));
+            }
+            self.append_result_with(&run.call, &name, outcome, run.tool.definition.max_result_chars, execution)?;
+            if success {
+                match name.as_str() {
+                    "enter_plan_mode" => {
+                        self.append_simple(EventBody::ModeChanged { mode: Mode::Plan, by: "assistant".to_owned() }, Durability::Durable)?;
+                    }
+                    "exit_plan_mode" => {
+                        self.append_simple(EventBody::ModeChanged { mode: Mode::Default, by: "user (plan approved)".to_owned() }, Durability::Durable)?;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn record_result_status(&mut self, status: ToolStatus) {
+        if is_failure(status) {
+            self.breaker = match self.breaker {
+                Some((last, count)) if last == status => Some((status, count + 1)),
+                _ => Some((status, 1)),
+            };
+        } else {
+            self.breaker = None;
+        }
+    }
+
+    fn append_result(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, execution: Execution) -> Result<(), ApiError> {
+        self.append_result_with(call, tool, outcome, super::PREVIEW_CHARS, execution)
+    }
+
+    fn append_result_with(&mut self, call: &ToolCall, tool: &str, outcome: Outcome, max_chars: usize, execution: Execution) -> Result<(), ApiError> {
+        self.record_result_status(outcome.status);
+        let room = self.result_room()?;
+        let mut extra = Batch::new();
+        let (content, result_ref) = match outcome.value {
+            Ok(mut value) => {
+                if let (Some(note), Value::Object(map)) = (&outcome.note, &mut value) {
+                    map.insert("note".to_owned(), Value::String(note.clone()));
+                }
+                let shaped = shape_result(&value, max_chars, room);
+                let reference = shaped.stored.as_ref().map(|s| s.id.clone());
+                if let Some(stored) = &shaped.stored {
+                    if !self.engine.store().contains(Kind::ToolResults, stored.id.as_bytes())? {
+                        extra.put(stored)?;
+                    }
+                }
+                (shaped.content, reference)
+            }
+            Err(message) => {
+                let status = serde_json::to_value(outcome.status).unwrap_or(Value::Null);
+                (json!({"error": status, "message": message}).to_string(), None)
+            }
+        };
+        let durability = match execution {
+            Execution::Completed(key) => {
+                extra.put(&ToolExecution {
+                    idempotency_key: key,
+                    tool: tool.to_owned(),
+                    session_id: self.scope.owner.id().to_owned(),
+                    workspace_id: self.scope.workspace_id.clone(),
+                    project_id: self.scope.project_id.clone(),
+                    tool_use_id: call.id.clone(),
+                    content: content.clone(),
+                    result_ref: result_ref.clone(),
+                    executed_at: self.engine.now(),
+                    completed: true,
+                })?;
+                Durability::Durable
+            }
+            Execution::NotRun(key) => {
+                extra.delete::<ToolExecution>(key.into_bytes());
+                Durability::Durable
+            }
+            Execution::None => Durability::Grouped,
+        };
+        // What this result takes is no longer room for the next ones.
+        self.result_room = Some(room.saturating_sub(crate::llm::estimate_tokens(&content)));
+        let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
+        self.append(meta, EventBody::ToolResult { tool: tool.to_owned(), status: outcome.status, content, result_ref, reused_execution: false }, extra, durability)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,206 @@
+//! One model call of a turn: limits and budgets first, then the context (gathered by
+//! `context::gather`, assembled into an immutable snapshot), the request with the
+//! model-visible messages of the log, the metered call (`Kernel::model_chat`) with its
+//! deltas streamed live, and the completed (or interrupted) reply appended.
+
+use std::sync::mpsc;
+use std::time::Instant;
+
+use super::event::{EventBody, LayerEstimate, TurnEndReason};
+use super::turn::{hint, Flow, Turn};
+use super::Meta;
+use crate::context::{assemble, gather};
+use crate::error::{ApiError, ErrorCode};
+use crate::llm::profile::LlmProfile;
+use crate::llm::{estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall, ToolSpec};
+use crate::store::{Batch, Durability, Kind};
+
+impl Turn<'_, '_> {
+    fn budget_check(&self, profile: &LlmProfile) -> Option<Flow> {
+        let limits = &self.scope.limits;
+        let (input, output) = self.state(|s| (s.input_tokens, s.output_tokens));
+        if let Some(budget) = limits.token_budget {
+            if input + output >= budget {
+                return Some(Flow::End(
+                    TurnEndReason::BudgetExceeded,
+                    format!("The session's budget of {budget} tokens is spent ({} used); nothing more was sent.", input + output),
+                    vec![hint("raise_budget", "Raise the session's token budget, or start a new session.")],
+                ));
+            }
+        }
+        if let Some(budget) = limits.cost_budget {
+            let spent = crate::usage::cost(profile.input_price_per_mtok, profile.output_price_per_mtok, input, output).unwrap_or(0.0);
+            if spent >= budget {
+                return Some(Flow::End(
+                    TurnEndReason::BudgetExceeded,
+                    format!("The session's cost budget of {budget:.4} is spent ({spent:.4}); nothing more was sent."),
+                    vec![hint("raise_budget", "Raise the session's cost budget, or start a new session.")],
+                ));
+            }
+        }
+        None
+    }
+
+    /// The room (estimated tokens) tool results may still take in the model's context:
+    /// set by the last model call of this turn, else worked out as that call would
+    /// (window − output reserve − conversation − the last context snapshot). Without a
+    /// readable profile there is no cap here; the next model call reports the problem.
+    pub(super) fn result_room(&mut self) -> Result<u64, ApiError> {
+        if let Some(room) = self.result_room {
+            return Ok(room);
+        }
+        let Ok(profile) = self.engine.llm_profile(&self.scope.profile_id) else { return Ok(u64::MAX) };
+        let max_output = self.scope.limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
+        let (messages, snapshot_id) = self.state(|s| (s.messages.clone(), s.last_snapshot_id.clone()));
+        let conversation_tokens = estimate_request_tokens(&ChatRequest::new(messages));
+        let context_tokens = match snapshot_id {
+            Some(id) => self.engine.store().get::<crate::context::ContextSnapshot>(id.as_bytes())?.map(|s| s.layers.iter().map(|l| l.tokens).sum::<u64>()).unwrap_or(0),
+            None => 0,
+        };
+        let room = u64::from(profile.context_window).saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens).saturating_sub(context_tokens);
+        self.result_room = Some(room);
+        Ok(room)
+    }
+
+    /// The next model call: `Continue` when the reply asked for tools, else the end of
+    /// the turn (completed, interrupted, a limit, a model error).
+    pub(super) fn model_call(&mut self) -> Result<Flow, ApiError> {
+        let limits = self.scope.limits.clone();
+        if self.model_turns >= limits.max_model_turns {
+            return Ok(Flow::End(
+                TurnEndReason::MaxModelTurns,
+                format!("The model was called {} times for this message, the limit; the turn stopped.", self.model_turns),
+                vec![hint("continue", "Send a message to let it continue, or raise the session's model-turn limit.")],
+            ));
+        }
+        let profile = self.engine.llm_profile(&self.scope.profile_id)?;
+        if let Some(flow) = self.budget_check(&profile) {
+            return Ok(flow);
+        }
+        self.model_turns += 1;
+        let registry = self.engine.harness().registry()?;
+        let tools: Vec<ToolSpec> = registry.definitions().map(|d| ToolSpec { name: d.name.clone(), description: d.prompt.clone(), parameters: d.input_schema.clone() }).collect();
+        let messages: Vec<Message> = self.state(|s| s.messages.clone());
+        let max_output = limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
+        let mut request = ChatRequest::new(messages);
+        request.tools = tools;
+        request.max_output_tokens = Some(max_output);
+        let conversation_tokens = estimate_request_tokens(&request);
+        let budget = u64::from(profile.context_window).saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
+
+        // Context: typed records only (no profiles, settings or keys).
+        let store = self.engine.store();
+        let records = gather(store, &self.scope.project_id)?;
+        let mode = self.state(|s| s.mode);
+        let snapshot = match assemble(&records.input(mode, ""), budget) {
+            Ok(snapshot) => snapshot,
+            Err(too_long) => {
+                return Ok(Flow::End(
+                    TurnEndReason::ContextTooLong,
+                    format!(
+                    "This session no longer fits the model's context window ({} tokens): the conversation takes about {conversation_tokens} and the project context at least {}.",
+                    profile.context_window, too_long.needed
+                ),
+                    vec![
+                        hint("new_session", "Start a new session; the project and its versions are kept."),
+                        hint("larger_context", "Or choose a model with a larger context window."),
+                    ],
+                ))
+            }
+        };
+        let mut extra = Batch::new();
+        if !store.contains(Kind::ContextSnapshots, snapshot.id.as_bytes())? {
+            extra.put(&snapshot)?;
+        }
+        let layers: Vec<LayerEstimate> = snapshot.layers.iter().map(|l| LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
+        let context_tokens = layers.iter().map(|l| l.tokens).sum::<u64>();
+        let estimated_tokens = context_tokens + conversation_tokens;
+        self.result_room = Some(budget.saturating_sub(context_tokens));
+        let snapshot_meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
+        self.append(snapshot_meta.clone(), EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers }, extra, Durability::Grouped)?;
+        let messages_hash = super::messages_hash(&request.messages);
+        let message_count = request.messages.len() as u32;
+        self.append(snapshot_meta, EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash, message_count }, Batch::new(), Durability::Durable)?;
+        request.messages.insert(0, Message::system(snapshot.system.clone()));
+
+        let cancel = self.live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let owner = &self.scope.owner;
+        let call = ModelCall { profile: &self.scope.profile_id, purpose: self.scope.purpose.as_str(), session_id: owner.session_id(), run_id: owner.run_id() };
+        let started = Instant::now();
+        let mut partial = String::new();
+        let engine = self.engine;
+        let live = self.live;
+        let turn_id = self.turn_id.clone();
+        let emit = &mut self.emit;
+        let result = std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel::<ChatEvent>();
+            let request = &request;
+            let cancel = &cancel;
+            let handle = scope.spawn(move || {
+                engine.model_chat(
+                    call,
+                    request,
+                    &mut move |event| {
+                        let _ = tx.send(event);
+                    },
+                    cancel,
+                )
+            });
+            for event in rx.iter() {
+                let body = match event {
+                    ChatEvent::TextDelta(text) => {
+                        partial.push_str(&text);
+                        EventBody::AssistantDelta { text }
+                    }
+                    ChatEvent::ReasoningDelta(text) => EventBody::ReasoningDelta { text },
+                    ChatEvent::ToolCallStarted { .. } => continue,
+                };
+                let event = engine.live_event(live, &turn_id, body);
+                emit(&event);
+            }
+            handle.join().unwrap_or_else(|_| Err(ApiError::internal("the model call stopped unexpectedly")))
+        });
+        self.stats.model_calls += 1;
+        self.stats.model_time += started.elapsed();
+
+        match result {
+            Ok(reply) => {
+                let finished = reply.tool_calls.is_empty();
+                let body = EventBody::AssistantMessage {
+                    text: reply.text,
+                    tool_calls: reply.tool_calls,
+                    finish_reason: format!("{:?}", reply.finish_reason).to_lowercase(),
+                    interrupted: false,
+                    input_tokens: reply.usage.input_tokens,
+                    output_tokens: reply.usage.output_tokens,
+                };
+                self.append_simple(body, Durability::Grouped)?;
+                if finished {
+                    return Ok(Flow::End(TurnEndReason::Completed, String::new(), Vec::new()));
+                }
+                Ok(Flow::Continue)
+            }
+            Err(error) if error.code == ErrorCode::Cancelled || self.live.interrupted() => {
+                let body = EventBody::AssistantMessage {
+                    text: partial,
+                    tool_calls: Vec::new(),
+                    finish_reason: "interrupted".to_owned(),
+                    interrupted: true,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                };
+                self.append_simple(body, Durability::Grouped)?;
+                Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the model was answering.".to_owned(), Vec::new()))
+            }
+            Err(error) if matches!(error.code, ErrorCode::Internal | ErrorCode::StoreCorrupt | ErrorCode::Io) => Err(error),
+            Err(error) => {
+                let reason = if error.code == ErrorCode::ContextTooLong { TurnEndReason::ContextTooLong } else { TurnEndReason::ModelError };
+                let mut hints = error.hints.clone();
+                if reason == TurnEndReason::ContextTooLong {
+                    hints.push(hint("new_session", "Start a new session; the project and its versions are kept."));
+                }
+                Ok(Flow::End(reason, format!("{:?}: {}", error.code, error.message), hints))
+            }
+        }
+    }
+}
