@@ -42,7 +42,7 @@ const LAYERS: &[&str] = &[
     "store", // sled behind typed records
     "diff", "profiles", "pipeline", "quality", "suggest", "usage", // pure subsystems
     "llm", "config", "kernel", // the model runtime, configuration, the kernel
-    "context", "project", // context assembly; the project domain's reads and writes
+    "project", "context", // the project domain's reads and writes; context assembly
     "harness", "tools",  // the agent runtime and the tools it runs
     "backup", // sits above every subsystem whose records it carries
     "engine", "api", // the engine; the facade
