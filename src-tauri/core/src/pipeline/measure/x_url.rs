@@ -134,7 +134,7 @@ fn is_query_ending_char(c: char) -> bool {
 /// ASCII pass in [`ascii_domain_at`].
 fn is_domain_char(c: char) -> bool {
     let punct = c.is_ascii_punctuation() && c != '"' && c != '`';
-    let space = matches!(c as u32, 0x09..=0x0D | 0x20 | 0x85 | 0xA0 | 0x1680 | 0x180E | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000);
+    let space = is_space(c);
     let invalid = matches!(c as u32, 0xFFFE | 0xFEFF | 0xFFFF);
     let directional = matches!(c as u32, 0x202A..=0x202E | 0x061C | 0x200E | 0x200F | 0x2066..=0x2069);
     !(punct || space || invalid || directional)
@@ -168,6 +168,11 @@ pub fn x_urls(text: &str) -> Vec<XUrl> {
         return Vec::new();
     }
     Scan::new(text).urls()
+}
+
+/// The space characters that `validDomainChars` excludes.
+fn is_space(c: char) -> bool {
+    matches!(c as u32, 0x09..=0x0D | 0x20 | 0x85 | 0xA0 | 0x1680 | 0x180E | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000)
 }
 
 /// One regex match: the URL (with its protocol) and its parts, as char indices.
@@ -301,10 +306,14 @@ impl Scan {
     fn starts_with_ci(&self, start: usize, word: &str) -> bool {
         let mut idx = start;
         for w in word.chars() {
-            match self.at(idx) {
-                Some(c) if canon(c) == canon(w) => idx += 1,
-                _ => return false,
+            let Some(c) = self.at(idx) else { return false };
+            // `canon` never maps a non-ASCII character to ASCII, so against an ASCII
+            // letter only ASCII can match, and ASCII folding is all it takes.
+            let same = if w.is_ascii() { c.is_ascii() && c.eq_ignore_ascii_case(&w) } else { canon(c) == canon(w) };
+            if !same {
+                return false;
             }
+            idx += 1;
         }
         true
     }
