@@ -304,18 +304,16 @@ impl Scan {
     }
 
     fn starts_with_ci(&self, start: usize, word: &str) -> bool {
-        let mut idx = start;
-        for w in word.chars() {
+        (start..).zip(word.chars()).all(|(idx, w)| {
             let Some(c) = self.at(idx) else { return false };
             // `canon` never maps a non-ASCII character to ASCII, so against an ASCII
             // letter only ASCII can match, and ASCII folding is all it takes.
-            let same = if w.is_ascii() { c.is_ascii() && c.eq_ignore_ascii_case(&w) } else { canon(c) == canon(w) };
-            if !same {
-                return false;
+            if w.is_ascii() {
+                c.is_ascii() && c.eq_ignore_ascii_case(&w)
+            } else {
+                canon(c) == canon(w)
             }
-            idx += 1;
-        }
-        true
+        })
     }
 
     /// `validUrlBalancedParens` at an opening parenthesis.
