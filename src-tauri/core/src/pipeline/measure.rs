@@ -66,8 +66,16 @@ pub fn x_weighted_length(text: &str) -> usize {
         normalized.as_str()
     };
     let urls = if may_hold_url(text) { x_url::x_urls(text) } else { Vec::new() };
-    if urls.is_empty() && !x_emoji::may_hold_emoji(text) {
-        return text.chars().map(x_weight).sum();
+    if urls.is_empty() {
+        // One pass: weigh character by character until something may start an emoji.
+        let mut total = 0;
+        for c in text.chars() {
+            if x_emoji::may_start_emoji(c) {
+                return weigh_with_entities(text, urls);
+            }
+            total += x_weight(c);
+        }
+        return total;
     }
     weigh_with_entities(text, urls)
 }

@@ -44,6 +44,9 @@ struct Tlds {
     rank: HashMap<String, usize>,
     /// The distinct lengths of the TLDs, in characters.
     lengths: Vec<usize>,
+    /// Every case-folded character that occurs in a TLD: a TLD can only start where a
+    /// run of these does, and cannot be longer than the run.
+    letters: HashSet<char>,
 }
 
 fn tlds() -> &'static Tlds {
@@ -51,15 +54,17 @@ fn tlds() -> &'static Tlds {
     TLDS.get_or_init(|| {
         let mut rank = HashMap::new();
         let mut lengths = Vec::new();
+        let mut letters = HashSet::new();
         for (idx, tld) in TLD_LIST.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).enumerate() {
             let folded: String = tld.chars().map(canon).collect();
+            letters.extend(folded.chars());
             let n_chars = folded.chars().count();
             if !lengths.contains(&n_chars) {
                 lengths.push(n_chars);
             }
             rank.entry(folded).or_insert(idx);
         }
-        Tlds { rank, lengths }
+        Tlds { rank, lengths, letters }
     })
 }
 
@@ -132,7 +137,11 @@ fn is_query_ending_char(c: char) -> bool {
 /// `` ` ``), spaces, invalid characters and directional marks. CJK text and
 /// full-width punctuation are domain characters, which is why a bare domain needs the
 /// ASCII pass in [`ascii_domain_at`].
+#[inline]
 fn is_domain_char(c: char) -> bool {
+    if c.is_ascii() {
+        return !((c.is_ascii_punctuation() && c != '"' && c != '`') || matches!(c, '\t'..='\r' | ' '));
+    }
     let punct = c.is_ascii_punctuation() && c != '"' && c != '`';
     let space = is_space(c);
     let invalid = matches!(c as u32, 0xFFFE | 0xFEFF | 0xFFFF);
@@ -141,6 +150,7 @@ fn is_domain_char(c: char) -> bool {
 }
 
 /// A character of a domain label: a domain character or `-`/`_` inside.
+#[inline]
 fn is_label_char(c: char) -> bool {
     is_domain_char(c) || c == '-' || c == '_'
 }
@@ -155,11 +165,11 @@ fn is_ascii_domain_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '-' || latin_ci(c)
 }
 
-/// True when `text` may hold a URL: every URL has a `.` followed by its TLD, and every
-/// TLD starts with a letter or digit. Ordinary prose (sentence-ending periods
+/// True when `text` may hold a URL: every URL has a `.` followed by its TLD, so by a
+/// character that occurs in some TLD. Ordinary prose (sentence-ending periods
 /// followed by a space, a line end or the end) skips the scan.
 pub fn may_hold_url(text: &str) -> bool {
-    text.match_indices('.').any(|(at, _)| text[at + 1..].chars().next().is_some_and(char::is_alphanumeric))
+    text.match_indices('.').any(|(at, _)| text[at + 1..].chars().next().is_some_and(|c| tlds().letters.contains(&canon(c))))
 }
 
 /// The URLs X would count in `text` (already NFC), in order, not overlapping.
@@ -247,13 +257,21 @@ impl Scan {
     fn tld_at(&self, start: usize, bound: usize) -> Option<usize> {
         let tlds = tlds();
         let mut best: Option<(usize, usize)> = None;
+        // Fold the run of TLD letters at `start` once; each candidate length is then a
+        // prefix of it (canon maps one character to one character).
+        let run_end = (start..bound).find(|&idx| !tlds.letters.contains(&canon(self.chars[idx]))).unwrap_or(bound);
+        let mut folded = String::new();
+        let mut prefix_end = Vec::with_capacity(run_end - start);
+        for &c in &self.chars[start..run_end] {
+            folded.push(canon(c));
+            prefix_end.push(folded.len());
+        }
         for &len in &tlds.lengths {
             let end = start + len;
-            if end > bound {
+            if len == 0 || end > run_end {
                 continue;
             }
-            let folded: String = self.chars[start..end].iter().copied().map(canon).collect();
-            let Some(&rank) = tlds.rank.get(&folded) else { continue };
+            let Some(&rank) = tlds.rank.get(&folded[..prefix_end[len - 1]]) else { continue };
             let followed_ok = end == bound || !(self.chars[end].is_ascii_alphanumeric() || matches!(self.chars[end], '@' | '+' | '-'));
             if followed_ok && best.is_none_or(|(r, _)| rank < r) {
                 best = Some((rank, end));
