@@ -263,12 +263,14 @@ pub struct Event {
     /// carried it; absent in older logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub project_id: Option<String>,
+    #[ts(as = "Option<String>")]
+    pub project_id: Option<std::sync::Arc<str>>,
     /// The workspace of the project. Set on every event appended since the envelope
     /// carried it; absent in older logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub workspace_id: Option<String>,
+    #[ts(as = "Option<String>")]
+    pub workspace_id: Option<std::sync::Arc<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub turn_id: Option<String>,

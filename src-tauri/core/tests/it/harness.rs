@@ -187,7 +187,7 @@ fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, session: &st
     let workspace = t.ok("workspace.get", json!({}))["id"].as_str().map(str::to_owned);
     for event in &log {
         assert_eq!(event.project_id.as_deref(), Some(project), "every event names its project");
-        assert_eq!(event.workspace_id, workspace, "every event names its workspace");
+        assert_eq!(event.workspace_id.as_deref(), workspace.as_deref(), "every event names its workspace");
     }
     let requests = server.chat_requests();
     let calls: Vec<(usize, &Event)> = log.iter().enumerate().filter(|(_, e)| matches!(e.body, EventBody::ModelCallStarted { .. })).collect();
