@@ -242,10 +242,6 @@ fn warnings(profile: &LlmProfile) -> Vec<Hint> {
     }
 }
 
-fn load(engine: &Engine, name_or_id: &str) -> Result<LlmProfile, ApiError> {
-    crate::llm::load_profile(engine.store(), name_or_id)
-}
-
 fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Result<(), ApiError> {
     let taken = engine.store().scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
     if taken {
@@ -293,7 +289,7 @@ pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfi
 
 pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
     let _guard = engine.write_lock();
-    let mut profile = load(engine, &params.profile)?;
+    let mut profile = engine.llm_profile(&params.profile)?;
     let before = (profile.base_url.clone(), profile.model.clone());
     fill(&mut profile, params.changes)?;
     check_name_free(engine, &profile.name, Some(&profile.id))?;
@@ -317,7 +313,7 @@ pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, Ap
 }
 
 pub(super) fn get(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
-    load(engine, &params.profile)
+    engine.llm_profile(&params.profile)
 }
 
 pub(super) fn list_presets(_: &Engine, _: Empty) -> Result<LlmPresetListResult, ApiError> {
@@ -326,7 +322,7 @@ pub(super) fn list_presets(_: &Engine, _: Empty) -> Result<LlmPresetListResult, 
 
 pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, ApiError> {
     let _guard = engine.write_lock();
-    let profile = load(engine, &params.profile)?;
+    let profile = engine.llm_profile(&params.profile)?;
     if profile.key_fingerprint.is_some() {
         // Refuse rather than leave a key behind in the keychain.
         engine.config().secrets.delete(&account_for_profile(&profile.id))?;
@@ -348,7 +344,7 @@ pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, 
 
 pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
     let _guard = engine.write_lock();
-    let chosen = load(engine, &params.profile)?;
+    let chosen = engine.llm_profile(&params.profile)?;
     let mut batch = Batch::new();
     let mut result = chosen.clone();
     for mut profile in engine.store().scan::<LlmProfile>(b"")? {
@@ -367,7 +363,7 @@ pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmP
 
 pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result<LlmProfile, ApiError> {
     let _guard = engine.write_lock();
-    let mut profile = load(engine, &params.profile)?;
+    let mut profile = engine.llm_profile(&params.profile)?;
     let account = account_for_profile(&profile.id);
     match params.api_key.filter(|k| !k.is_blank()) {
         Some(key) => {
@@ -399,14 +395,14 @@ pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result
 }
 
 pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResult, ApiError> {
-    let profile = load(engine, &params.profile)?;
+    let profile = engine.llm_profile(&params.profile)?;
     let mut request = ChatRequest::new(vec![Message::user("Reply with the word OK.")]);
     request.max_output_tokens = Some(8);
     let call = ModelCall { profile: &profile.id, purpose: "test_connection", session_id: None, run_id: None };
     let outcome = engine.kernel().model_chat(call, &request, &mut |_| {}, &Cancel::new());
     let _guard = engine.write_lock();
     // Reload: the profile may have changed while the request was out.
-    let mut profile = load(engine, &profile.id)?;
+    let mut profile = engine.llm_profile(&profile.id)?;
     profile.last_tested_at = Some(engine.now());
     let result = match outcome {
         Ok(reply) => {
@@ -435,7 +431,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
 pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmModelsResult, ApiError> {
     let endpoint = match (&params.profile, &params.base_url) {
         (Some(name), None) => {
-            let profile = load(engine, name)?;
+            let profile = engine.llm_profile(name)?;
             let key = engine.llm().resolve_key(&profile)?;
             crate::llm::endpoint(&profile, key)?
         }

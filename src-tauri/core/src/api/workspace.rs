@@ -7,12 +7,8 @@ use super::{bounded_text, required_text, ApiError, Empty, Engine, METHODS, STREA
 use crate::model::{Activity, ActivityKind, Workspace};
 use crate::store::{Batch, Durability};
 
-fn load(engine: &Engine) -> Result<Workspace, ApiError> {
-    engine.workspace()
-}
-
 pub(super) fn get(engine: &Engine, _: Empty) -> Result<Workspace, ApiError> {
-    load(engine)
+    engine.workspace()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -29,7 +25,7 @@ pub struct WorkspaceUpdateParams {
 
 pub(super) fn update(engine: &Engine, params: WorkspaceUpdateParams) -> Result<Workspace, ApiError> {
     let _guard = engine.write_lock();
-    let mut workspace = load(engine)?;
+    let mut workspace = engine.workspace()?;
     if let Some(name) = &params.name {
         workspace.name = required_text("name", name, 100)?;
     }
