@@ -123,6 +123,11 @@ fn sections() -> Vec<Section> {
         section::<ToolExecution>(Layout::Lines { file: "harness/executions.jsonl", always: false }, None),
         section::<ContextSnapshot>(Layout::Lines { file: "harness/context-snapshots.jsonl", always: false }, None),
         section::<StoredResult>(Layout::Lines { file: "harness/results.jsonl", always: false }, None),
+        section::<crate::proposals::Proposal>(Layout::Lines { file: "proposals/proposals.jsonl", always: false }, None),
+        section::<crate::proposals::ProposalLocation>(Layout::Lines { file: "proposals/index.jsonl", always: false }, None),
+        section::<crate::proposals::apply::AuditRecord>(Layout::Lines { file: "proposals/audit.jsonl", always: false }, None),
+        section::<crate::proposals::apply::Constraint>(Layout::Lines { file: "proposals/constraints.jsonl", always: false }, None),
+        section::<crate::proposals::checkpoints::Checkpoint>(Layout::Lines { file: "proposals/checkpoints.jsonl", always: false }, None),
         section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
     ]
 }

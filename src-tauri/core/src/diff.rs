@@ -159,6 +159,134 @@ pub fn diff_texts(old: &str, new: &str) -> TextDiffResult {
     TextDiffResult { identical: hunks.is_empty(), hunks, n_insertions, n_deletions }
 }
 
+/// One run of changed lines, without context: the unit a person accepts or rejects.
+/// Line indexes are 0-based; `old_text`/`new_text` are the exact lines with their
+/// endings, so applying a change is a splice of whole lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_start: usize,
+    pub new_len: usize,
+    pub old_text: String,
+    pub new_text: String,
+    /// For display: up to [`CONTEXT_LINES`] unchanged lines around the change, and the
+    /// changed lines with word-level emphasis (per character for Chinese).
+    pub hunk: Hunk,
+}
+
+/// The lines of `text` as the line diff sees them: each with its ending.
+pub fn split_lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// `old` → `new` as a list of changes without context, in order. Applying every
+/// change to `old` (see [`apply_changes`]) gives `new`.
+pub fn changes(old: &str, new: &str) -> Vec<Change> {
+    let diff = TextDiff::configure().diff_lines(old, new);
+    let old_lines: Vec<&str> = diff.old_slices().to_vec();
+    let new_lines: Vec<&str> = diff.new_slices().to_vec();
+    let ops = diff.ops();
+    let mut out = Vec::new();
+    let mut index = 0;
+    while index < ops.len() {
+        if ops[index].tag() == DiffTag::Equal {
+            index += 1;
+            continue;
+        }
+        let first = index;
+        while index < ops.len() && ops[index].tag() != DiffTag::Equal {
+            index += 1;
+        }
+        let old_range = ops[first].old_range().start..ops[index - 1].old_range().end;
+        let new_range = ops[first].new_range().start..ops[index - 1].new_range().end;
+        let mut lines = Vec::new();
+        let before = old_range.start.saturating_sub(CONTEXT_LINES);
+        for (offset, old_idx) in (before..old_range.start).enumerate() {
+            let new_idx = new_range.start - (old_range.start - before) + offset;
+            lines.push(DiffLine { kind: LineKind::Equal, old_line: Some(to_u32(old_idx + 1)), new_line: Some(to_u32(new_idx + 1)), segments: plain(old_lines[old_idx]) });
+        }
+        let n_pairs = old_range.len().min(new_range.len());
+        let mut deleted = Vec::new();
+        let mut inserted = Vec::new();
+        for pair in 0..n_pairs {
+            let (o, n) = inline_segments(old_lines[old_range.start + pair], new_lines[new_range.start + pair]);
+            deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_range.start + pair + 1)), new_line: None, segments: o });
+            inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_range.start + pair + 1)), segments: n });
+        }
+        for old_idx in old_range.start + n_pairs..old_range.end {
+            deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_idx + 1)), new_line: None, segments: emphasized_whole(old_lines[old_idx]) });
+        }
+        for new_idx in new_range.start + n_pairs..new_range.end {
+            inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_idx + 1)), segments: emphasized_whole(new_lines[new_idx]) });
+        }
+        lines.extend(deleted);
+        lines.extend(inserted);
+        let after_end = (old_range.end + CONTEXT_LINES).min(old_lines.len());
+        for (offset, old_idx) in (old_range.end..after_end).enumerate() {
+            lines.push(DiffLine {
+                kind: LineKind::Equal,
+                old_line: Some(to_u32(old_idx + 1)),
+                new_line: Some(to_u32(new_range.end + offset + 1)),
+                segments: plain(old_lines[old_idx]),
+            });
+        }
+        let context_before = old_range.start - before;
+        let context_after = after_end - old_range.end;
+        let hunk = Hunk {
+            old_start: to_u32(before + 1),
+            old_len: to_u32(old_range.len() + context_before + context_after),
+            new_start: to_u32(new_range.start - context_before + 1),
+            new_len: to_u32(new_range.len() + context_before + context_after),
+            lines,
+        };
+        out.push(Change {
+            old_start: old_range.start,
+            old_len: old_range.len(),
+            new_start: new_range.start,
+            new_len: new_range.len(),
+            old_text: old_lines[old_range.clone()].concat(),
+            new_text: new_lines[new_range.clone()].concat(),
+            hunk,
+        });
+    }
+    out
+}
+
+/// A change as applying needs it: where (0-based line index and count in the text it
+/// applies to) and the exact old and new lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Splice<'a> {
+    pub old_start: usize,
+    pub old_len: usize,
+    pub old_text: &'a str,
+    pub new_text: &'a str,
+}
+
+/// Applies non-overlapping splices to `text`. Returns `None` when a splice does not
+/// match the text it claims to replace, or splices overlap: nothing is guessed.
+pub fn apply_changes(text: &str, splices: &[Splice<'_>]) -> Option<String> {
+    let lines = split_lines(text);
+    let mut sorted: Vec<&Splice<'_>> = splices.iter().collect();
+    sorted.sort_by_key(|s| (s.old_start, s.old_len));
+    let mut out = String::with_capacity(text.len());
+    let mut cursor = 0;
+    for splice in sorted {
+        let end = splice.old_start.checked_add(splice.old_len)?;
+        if splice.old_start < cursor || end > lines.len() {
+            return None;
+        }
+        if lines[splice.old_start..end].concat() != splice.old_text {
+            return None;
+        }
+        out.push_str(&lines[cursor..splice.old_start].concat());
+        out.push_str(splice.new_text);
+        cursor = end;
+    }
+    out.push_str(&lines[cursor..].concat());
+    Some(out)
+}
+
 fn emphasized_whole(text: &str) -> Vec<Segment> {
     vec![Segment { text: line_text(text).to_owned(), emphasized: true }]
 }
@@ -227,6 +355,40 @@ mod tests {
         let old: String = (1..=20).map(|i| format!("第{i}行\n")).collect();
         let new = old.replace("第2行", "第二行").replace("第19行", "第十九行");
         assert_eq!(diff_texts(&old, &new).hunks.len(), 2);
+    }
+
+    #[test]
+    fn changes_have_no_context_and_rebuild_the_new_text() {
+        let old: String = (1..=20).map(|i| format!("第{i}行\n")).collect();
+        let new = old.replace("第2行", "第二行").replace("第4行\n", "").replace("第19行", "第十九行");
+        let changes = changes(&old, &new);
+        assert_eq!(changes.len(), 3);
+        assert_eq!((changes[0].old_start, changes[0].old_len, changes[0].old_text.as_str(), changes[0].new_text.as_str()), (1, 1, "第2行\n", "第二行\n"));
+        assert_eq!((changes[1].old_start, changes[1].old_len, changes[1].new_len), (3, 1, 0));
+        let splices: Vec<Splice<'_>> = changes.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
+        assert_eq!(apply_changes(&old, &splices).unwrap(), new);
+        // A subset applies alone.
+        assert_eq!(apply_changes(&old, &splices[2..]).unwrap(), old.replace("第19行", "第十九行"));
+        // A splice whose old text does not match is refused.
+        let wrong = Splice { old_text: "别的\n", ..splices[0] };
+        assert_eq!(apply_changes(&old, &[wrong]), None);
+    }
+
+    proptest! {
+        /// Every change applied to the old text gives the new text; the changes'
+        /// display hunks hold exactly their changed lines.
+        #[test]
+        fn changes_apply_to_the_new_text(
+            old_lines in proptest::collection::vec("[a-c春天 ]{0,4}\n?", 0..12),
+            new_lines in proptest::collection::vec("[a-c春天 ]{0,4}\n?", 0..12),
+        ) {
+            let old: String = old_lines.concat();
+            let new: String = new_lines.concat();
+            let changes = changes(&old, &new);
+            let splices: Vec<Splice<'_>> = changes.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
+            prop_assert_eq!(apply_changes(&old, &splices), Some(new.clone()));
+            prop_assert_eq!(changes.is_empty(), old == new);
+        }
     }
 
     proptest! {

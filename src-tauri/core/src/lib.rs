@@ -18,6 +18,7 @@ pub mod model;
 pub mod pipeline;
 pub mod profiles;
 pub mod project;
+pub mod proposals;
 pub mod quality;
 pub mod store;
 pub mod suggest;

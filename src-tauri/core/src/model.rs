@@ -194,6 +194,22 @@ pub enum VersionOrigin {
     Restore { from: u32 },
     /// Unsaved working-copy changes kept automatically before a restore.
     Autosnapshot,
+    /// A person accepted (all or some hunks of) an AI proposal.
+    #[serde(rename_all = "camelCase")]
+    AiProposal {
+        proposal_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        session_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        run_id: Option<String>,
+        model: String,
+        profile_id: String,
+    },
+    /// A checkpoint of a session was restored; `checkpoint_id` names it.
+    #[serde(rename_all = "camelCase")]
+    Checkpoint { checkpoint_id: String },
 }
 
 /// A version without its source, for lists.
@@ -248,6 +264,10 @@ pub struct Comment {
     pub quote: Option<String>,
     pub resolved: bool,
     pub author: String,
+    /// The comment this one answers, for a reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reply_to: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -290,6 +310,9 @@ pub enum ActivityKind {
     Imported,
     DraftSaved,
     DraftStatusChanged,
+    ProposalAccepted,
+    ProposalRejected,
+    CheckpointRestored,
 }
 
 /// How a brand speaks; used by checks and, later, by the model.

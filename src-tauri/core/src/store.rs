@@ -79,10 +79,23 @@ pub enum Kind {
     Approvals,
     /// Executed write tools by idempotency key, so a write runs at most once.
     ToolExecutions,
+    /// Proposals: `project_id 0x00 proposal_id` (ids sort by creation).
+    Proposals,
+    /// Proposal id → its project, so a proposal can be found by id alone.
+    ProposalIndex,
+    /// Who accepted or rejected which hunks of which proposal, from which model.
+    ProposalAudit,
+    /// Durable constraints of a session or run (rejection reasons):
+    /// `owner_id 0x00 constraint_id`.
+    Constraints,
+    /// Checkpoints: `owner_id 0x00 checkpoint_id`.
+    Checkpoints,
+    /// A session's staged proposals (its working copy), one record per session.
+    Staging,
 }
 
 impl Kind {
-    const ALL: [Kind; 18] = [
+    const ALL: [Kind; 24] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -101,6 +114,12 @@ impl Kind {
         Kind::ContextSnapshots,
         Kind::Approvals,
         Kind::ToolExecutions,
+        Kind::Proposals,
+        Kind::ProposalIndex,
+        Kind::ProposalAudit,
+        Kind::Constraints,
+        Kind::Checkpoints,
+        Kind::Staging,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -123,6 +142,12 @@ impl Kind {
             Kind::ContextSnapshots => "context_snapshots",
             Kind::Approvals => "approvals",
             Kind::ToolExecutions => "tool_executions",
+            Kind::Proposals => "proposals",
+            Kind::ProposalIndex => "proposal_index",
+            Kind::ProposalAudit => "proposal_audit",
+            Kind::Constraints => "constraints",
+            Kind::Checkpoints => "checkpoints",
+            Kind::Staging => "staging",
         }
     }
 
@@ -146,6 +171,12 @@ impl Kind {
             Kind::ContextSnapshots => 15,
             Kind::Approvals => 16,
             Kind::ToolExecutions => 17,
+            Kind::Proposals => 18,
+            Kind::ProposalIndex => 19,
+            Kind::ProposalAudit => 20,
+            Kind::Constraints => 21,
+            Kind::Checkpoints => 22,
+            Kind::Staging => 23,
         }
     }
 }

@@ -42,9 +42,40 @@ pub fn stage_add(kernel: &Kernel, batch: &mut Batch, project: &Project, body: St
         None => None,
     };
     let now = kernel.now();
-    let comment =
-        Comment { id: kernel.new_id("cmt"), project_id: project.id.clone(), body, anchor, quote, resolved: false, author: kernel.author()?, created_at: now, updated_at: now };
+    let comment = Comment {
+        id: kernel.new_id("cmt"),
+        project_id: project.id.clone(),
+        body,
+        anchor,
+        quote,
+        resolved: false,
+        author: kernel.author()?,
+        reply_to: None,
+        created_at: now,
+        updated_at: now,
+    };
     let activity = kernel.activity(Some(&project.id), ActivityKind::CommentAdded, format!("Commented on \"{}\"", project.title))?;
+    batch.put(&comment)?.put(&activity)?;
+    Ok(comment)
+}
+
+/// Adds a reply to `parent` (same anchor and quote) and its activity entry to `batch`.
+/// `body` must already be checked.
+pub fn stage_reply(kernel: &Kernel, batch: &mut Batch, project: &Project, parent: &Comment, body: String) -> Result<Comment, ApiError> {
+    let now = kernel.now();
+    let comment = Comment {
+        id: kernel.new_id("cmt"),
+        project_id: project.id.clone(),
+        body,
+        anchor: parent.anchor,
+        quote: parent.quote.clone(),
+        resolved: false,
+        author: kernel.author()?,
+        reply_to: Some(parent.id.clone()),
+        created_at: now,
+        updated_at: now,
+    };
+    let activity = kernel.activity(Some(&project.id), ActivityKind::CommentAdded, format!("Replied to a comment on \"{}\"", project.title))?;
     batch.put(&comment)?.put(&activity)?;
     Ok(comment)
 }

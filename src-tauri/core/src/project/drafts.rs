@@ -67,6 +67,15 @@ fn source_findings(set: &ProfileSet, project: &Project, brand: Option<&BrandProf
     })
 }
 
+/// The source-level findings of `project` as it is (title and source) for its
+/// platforms and brand profile.
+pub fn source_findings_of(kernel: &Kernel, project: &Project) -> Result<Vec<Finding>, ApiError> {
+    let set = profiles(kernel)?;
+    let brand = crate::project::brand(kernel.store(), project)?;
+    let platforms = target_platforms(project, None);
+    Ok(source_findings(&set, project, brand.as_ref(), &platforms))
+}
+
 /// Compiles the working copy of `project` for `platforms` (the project's, or all),
 /// with `tags` (suggested from the text and the brand profile when absent).
 pub fn compile(kernel: &Kernel, project: &Project, platforms: Option<Vec<Platform>>, tags: Option<Vec<String>>) -> Result<PipelineCompileResult, ApiError> {

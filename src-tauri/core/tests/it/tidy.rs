@@ -38,14 +38,27 @@ fn only_llm_transport_uses_reqwest() {
 /// The layers of inkstone-core, bottom first. A module may import only modules listed
 /// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here.
 const LAYERS: &[&str] = &[
-    "error", "model", "clock", // leaves
+    "error",
+    "model",
+    "clock", // leaves
     "store", // sled behind typed records
-    "diff", "profiles", "pipeline", "quality", "suggest", "usage", // pure subsystems
-    "llm", "config", "kernel", // the model runtime, configuration, the kernel
-    "project", "context", // the project domain's reads and writes; context assembly
-    "harness", "tools",  // the agent runtime and the tools it runs
+    "diff",
+    "profiles",
+    "pipeline",
+    "quality",
+    "suggest",
+    "usage", // pure subsystems
+    "llm",
+    "config",
+    "kernel", // the model runtime, configuration, the kernel
+    "project",
+    "context",   // the project domain's reads and writes; context assembly
+    "proposals", // the reviewable change model and its apply transaction
+    "harness",
+    "tools",  // the agent runtime and the tools it runs
     "backup", // sits above every subsystem whose records it carries
-    "engine", "api", // the engine; the facade
+    "engine",
+    "api", // the engine; the facade
 ];
 
 /// The top-level modules `code` names through `crate::` paths, including grouped

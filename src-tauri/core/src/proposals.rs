@@ -1,0 +1,787 @@
+//! Proposals: the reviewable change model. The model only ever proposes; a person
+//! accepts all or some hunks of a proposal, which is one transaction ([`apply`]).
+//!
+//! - A proposal names its target (the source, a platform draft, a comment, the
+//!   project's settings, or the session for artifacts such as an outline), its base
+//!   (what it was computed against), its hunks (line changes without context, each
+//!   with a stable id and the hash of its exact change), the findings of the text it
+//!   would produce and which of them are new, and where it came from.
+//! - Staleness is computed ([`staleness`]) from the base, never stored.
+//! - A newer proposal for the same target from the same session or run supersedes the
+//!   older one ([`stage_create`]).
+//! - Edits from the model are anchored by quoted text ([`apply_edits`]), never by line
+//!   numbers.
+//! - [`apply`]: accept, reject (a reason becomes a durable constraint of the session),
+//!   rebase (a three-way merge onto the current text).
+//! - [`checkpoints`]: the project's state at a point of a session, and restoring it.
+//! - [`staging`]: a session's working copy of staged proposals.
+
+pub mod apply;
+pub mod checkpoints;
+pub mod staging;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::diff::{self, Hunk, Splice};
+use crate::error::{ApiError, ErrorCode};
+use crate::kernel::Kernel;
+use crate::model::{Comment, DraftContent, Platform, PlatformDraft, Post, Project, Timestamp};
+use crate::pipeline::Finding;
+use crate::store::{keys, sha256_ref, Batch, Kind, Record, Store};
+
+/// The version of the drafting prompt (rules and tool prompts) proposals record.
+pub const PROMPT_VERSION: &str = "drafting@1";
+/// Longest summary of a proposal, in characters.
+pub const MAX_SUMMARY_CHARS: usize = 2_000;
+/// Longest text a proposal may produce, in characters.
+pub const MAX_TEXT_CHARS: usize = 1_000_000;
+/// The separator between X posts in a thread draft's patch text.
+pub const POST_SEPARATOR: &str = "\n\n---\n\n";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalKind {
+    SourcePatch,
+    SourceRewrite,
+    TitleCandidates,
+    DraftPatch,
+    TagCandidates,
+    Outline,
+    CommentReply,
+    Checklist,
+    Metadata,
+}
+
+impl ProposalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProposalKind::SourcePatch => "source_patch",
+            ProposalKind::SourceRewrite => "source_rewrite",
+            ProposalKind::TitleCandidates => "title_candidates",
+            ProposalKind::DraftPatch => "draft_patch",
+            ProposalKind::TagCandidates => "tag_candidates",
+            ProposalKind::Outline => "outline",
+            ProposalKind::CommentReply => "comment_reply",
+            ProposalKind::Checklist => "checklist",
+            ProposalKind::Metadata => "metadata",
+        }
+    }
+
+    /// Which proposals replace each other: a source patch and a source rewrite change
+    /// the same text; every other kind only replaces its own kind.
+    fn family(self) -> &'static str {
+        match self {
+            ProposalKind::SourcePatch | ProposalKind::SourceRewrite => "source",
+            other => other.as_str(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalStatus {
+    Proposed,
+    Accepted,
+    PartiallyAccepted,
+    Rejected,
+    Superseded,
+}
+
+/// What a proposal changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Target {
+    /// The project's Markdown source (or, for title candidates, its title).
+    Source,
+    /// A saved platform draft.
+    Draft { platform: Platform },
+    /// A comment (a reply to it).
+    #[serde(rename_all = "camelCase")]
+    Comment { comment_id: String },
+    /// The project's title, platforms, brand profile and template.
+    Metadata,
+    /// Nothing official: an artifact of the session (an outline, a checklist).
+    Session,
+}
+
+impl Target {
+    fn key(&self) -> String {
+        match self {
+            Target::Source => "source".to_owned(),
+            Target::Draft { platform } => format!("draft:{}", platform.as_str()),
+            Target::Comment { comment_id } => format!("comment:{comment_id}"),
+            Target::Metadata => "metadata".to_owned(),
+            Target::Session => "session".to_owned(),
+        }
+    }
+}
+
+/// What a proposal was computed against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Base {
+    /// The project's latest version number then.
+    pub head: u32,
+    /// The project's working-copy revision then.
+    pub revision: u64,
+    /// `sha256:` of the exact text the proposal changes (the source, the title, the
+    /// draft's patch text, the settings), when it changes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text_hash: Option<String>,
+    /// The draft's revision, for a draft target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub draft_revision: Option<u32>,
+}
+
+/// One change of a text proposal: a run of changed lines, without context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalHunk {
+    /// Stable: derived from the change itself.
+    pub id: String,
+    /// `sha256:` of the position and the exact old and new lines.
+    pub content_hash: String,
+    /// 0-based line index in the base text, and the number of lines replaced.
+    pub old_start: u32,
+    pub old_len: u32,
+    /// 0-based line index in the proposed text, and the number of lines it has there.
+    pub new_start: u32,
+    pub new_len: u32,
+    pub old_text: String,
+    pub new_text: String,
+    /// For display: the change with context and word-level emphasis.
+    pub display: Hunk,
+}
+
+impl ProposalHunk {
+    fn from_change(change: diff::Change) -> ProposalHunk {
+        let content_hash = sha256_ref(format!("{}\u{0}{}\u{0}{}\u{0}{}", change.old_start, change.old_len, change.old_text, change.new_text).as_bytes());
+        let id = format!("hk_{}", &content_hash["sha256:".len().."sha256:".len() + 12]);
+        ProposalHunk {
+            id,
+            content_hash,
+            old_start: to_u32(change.old_start),
+            old_len: to_u32(change.old_len),
+            new_start: to_u32(change.new_start),
+            new_len: to_u32(change.new_len),
+            old_text: change.old_text,
+            new_text: change.new_text,
+            display: change.hunk,
+        }
+    }
+
+    pub fn splice(&self) -> Splice<'_> {
+        Splice { old_start: self.old_start as usize, old_len: self.old_len as usize, old_text: &self.old_text, new_text: &self.new_text }
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The hunks of `base` → `proposed`.
+pub fn hunks(base: &str, proposed: &str) -> Vec<ProposalHunk> {
+    diff::changes(base, proposed).into_iter().map(ProposalHunk::from_change).collect()
+}
+
+/// A candidate (a title, a tag) with why the model suggests it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    pub text: String,
+    #[serde(default)]
+    pub rationale: String,
+}
+
+/// One item of a publish-readiness checklist.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ChecklistItem {
+    pub id: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub platform: Option<Platform>,
+    pub blocking: bool,
+    pub resolved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub note: Option<String>,
+}
+
+/// Project settings a metadata proposal sets; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MetadataChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub platforms: Option<Vec<Platform>>,
+    /// `Some(None)` clears the brand profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "string | null")]
+    pub brand_profile_id: Option<Option<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "string | null")]
+    pub template_id: Option<Option<String>>,
+}
+
+/// What a proposal holds besides its hunks, by kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Payload {
+    /// Source patch, source rewrite, draft patch: the base text and the full proposed
+    /// text (the hunks are the difference).
+    #[serde(rename_all = "camelCase")]
+    Text {
+        base_text: String,
+        proposed_text: String,
+    },
+    /// Title or tag candidates; the person picks.
+    Candidates {
+        candidates: Vec<Candidate>,
+    },
+    Outline {
+        outline: String,
+    },
+    #[serde(rename_all = "camelCase")]
+    CommentReply {
+        comment_id: String,
+        body: String,
+    },
+    Checklist {
+        items: Vec<ChecklistItem>,
+    },
+    Metadata {
+        change: MetadataChange,
+    },
+}
+
+/// Where a proposal came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Origin {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub run_id: Option<String>,
+    /// The log sequence of the turn's start, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub turn: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tool_use_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub context_snapshot_id: Option<String>,
+    pub model: String,
+    pub profile_id: String,
+    pub prompt_version: String,
+    /// The proposal this one was rebased from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rebased_from: Option<String>,
+}
+
+impl Origin {
+    /// The session or run id.
+    pub fn owner_id(&self) -> Option<&str> {
+        self.session_id.as_deref().or(self.run_id.as_deref())
+    }
+}
+
+/// What accepting a proposal made.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub version: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub draft_revision: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub comment_id: Option<String>,
+    /// The candidates taken (titles, tags).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    pub by: String,
+    pub at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposal {
+    pub id: String,
+    pub project_id: String,
+    pub kind: ProposalKind,
+    pub target: Target,
+    pub base: Base,
+    /// For the person: what changes and why.
+    pub summary: String,
+    pub hunks: Vec<ProposalHunk>,
+    pub payload: Payload,
+    /// The quality findings of what the proposal would produce.
+    pub findings: Vec<Finding>,
+    /// Those of `findings` the base does not have ("this proposal introduces 最佳").
+    pub new_findings: Vec<Finding>,
+    pub origin: Origin,
+    pub status: ProposalStatus,
+    /// Hunk ids taken by an accept, and rejected by a reject.
+    #[serde(default)]
+    pub accepted_hunks: Vec<String>,
+    #[serde(default)]
+    pub rejected_hunks: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rejection_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub superseded_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub applied: Option<Applied>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Record for Proposal {
+    const KIND: Kind = Kind::Proposals;
+    fn key(&self) -> Vec<u8> {
+        let mut key = keys::project_prefix(&self.project_id);
+        key.extend_from_slice(self.id.as_bytes());
+        key
+    }
+
+    fn derived(&self, batch: &mut Batch) -> Result<(), crate::store::StoreError> {
+        batch.put(&ProposalLocation { proposal_id: self.id.clone(), project_id: self.project_id.clone() })?;
+        Ok(())
+    }
+}
+
+/// Proposal id → project, so a proposal can be read by its id alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalLocation {
+    pub proposal_id: String,
+    pub project_id: String,
+}
+
+impl Record for ProposalLocation {
+    const KIND: Kind = Kind::ProposalIndex;
+    fn key(&self) -> Vec<u8> {
+        self.proposal_id.as_bytes().to_vec()
+    }
+}
+
+/// Whether a proposal can still be applied as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Staleness {
+    pub stale: bool,
+    /// Why, for the person, when stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason: Option<String>,
+}
+
+/// A proposal with what is computed about it now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalView {
+    #[serde(flatten)]
+    pub proposal: Proposal,
+    pub stale: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub stale_reason: Option<String>,
+}
+
+/// The proposal `id`. Errors: NOT_FOUND.
+pub fn load(store: &Store, id: &str) -> Result<Proposal, ApiError> {
+    let missing = || ApiError::not_found("proposal", id).hint("list_proposals", "List the project's proposals with `inkstone-cli proposal list <project>`.");
+    let location = store.get::<ProposalLocation>(id.as_bytes())?.ok_or_else(missing)?;
+    let mut key = keys::project_prefix(&location.project_id);
+    key.extend_from_slice(id.as_bytes());
+    store.get::<Proposal>(&key)?.ok_or_else(missing)
+}
+
+/// Every proposal of a project, oldest first.
+pub fn list(store: &Store, project_id: &str) -> Result<Vec<Proposal>, ApiError> {
+    Ok(store.scan::<Proposal>(&keys::project_prefix(project_id))?)
+}
+
+/// The view of a proposal now.
+pub fn view(store: &Store, proposal: Proposal) -> Result<ProposalView, ApiError> {
+    let staleness = staleness(store, &proposal)?;
+    Ok(ProposalView { proposal, stale: staleness.stale, stale_reason: staleness.reason })
+}
+
+/// The hash of a text a proposal changes.
+pub fn text_hash(text: &str) -> String {
+    sha256_ref(text.as_bytes())
+}
+
+fn metadata_text(project: &Project) -> String {
+    serde_json::json!({"title": project.title, "platforms": project.platforms, "brandProfileId": project.brand_profile_id, "templateId": project.template_id}).to_string()
+}
+
+/// The text a draft patch edits: the HTML, the Markdown, the posts joined by
+/// [`POST_SEPARATOR`], or the card's body.
+pub fn draft_patch_text(content: &DraftContent) -> String {
+    match content {
+        DraftContent::Html { html, .. } => html.clone(),
+        DraftContent::Markdown { markdown } => markdown.clone(),
+        DraftContent::Thread { posts } => posts.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join(POST_SEPARATOR),
+        DraftContent::Card { body, .. } => body.clone(),
+    }
+}
+
+/// `content` with its patch text replaced by `text`.
+pub fn with_patch_text(content: &DraftContent, text: &str) -> DraftContent {
+    match content {
+        DraftContent::Html { digest, .. } => DraftContent::Html { html: text.to_owned(), digest: digest.clone() },
+        DraftContent::Markdown { .. } => DraftContent::Markdown { markdown: text.to_owned() },
+        DraftContent::Thread { .. } => {
+            DraftContent::Thread { posts: text.split(POST_SEPARATOR).filter(|p| !p.trim().is_empty()).map(|p| Post { text: p.to_owned(), weighted_length: 0 }).collect() }
+        }
+        DraftContent::Card { tags, .. } => DraftContent::Card { body: text.to_owned(), tags: tags.clone() },
+    }
+}
+
+/// The current text a proposal's base hash is about, and its revision, for its target.
+pub(crate) fn current_text(store: &Store, proposal: &Proposal) -> Result<Option<String>, ApiError> {
+    let project = crate::project::load(store, &proposal.project_id)?;
+    Ok(match (&proposal.target, proposal.kind) {
+        (Target::Source, ProposalKind::TitleCandidates) => Some(project.title),
+        (Target::Source, _) => Some(project.source),
+        (Target::Metadata, _) => Some(metadata_text(&project)),
+        (Target::Draft { platform }, _) => crate::project::drafts::load(store, &project.id, *platform)?.map(|d| match proposal.kind {
+            ProposalKind::TagCandidates => tags_text(&d),
+            _ => draft_patch_text(&d.content),
+        }),
+        (Target::Comment { .. }, _) | (Target::Session, _) => None,
+    })
+}
+
+fn tags_text(draft: &PlatformDraft) -> String {
+    match &draft.content {
+        DraftContent::Card { tags, .. } => tags.join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// Whether `proposal`'s base still matches its target. Only an open proposal can be
+/// stale; an artifact (outline, checklist) never is.
+pub fn staleness(store: &Store, proposal: &Proposal) -> Result<Staleness, ApiError> {
+    let fresh = Staleness { stale: false, reason: None };
+    if proposal.status != ProposalStatus::Proposed {
+        return Ok(fresh);
+    }
+    if let Target::Comment { comment_id } = &proposal.target {
+        let exists = store.get::<Comment>(&keys::comment(&proposal.project_id, comment_id))?.is_some();
+        return Ok(if exists { fresh } else { Staleness { stale: true, reason: Some("The comment was deleted since this was written.".to_owned()) } });
+    }
+    let Some(base_hash) = &proposal.base.text_hash else { return Ok(fresh) };
+    if let Target::Draft { platform } = &proposal.target {
+        let draft = crate::project::drafts::load(store, &proposal.project_id, *platform)?;
+        match draft {
+            None => return Ok(Staleness { stale: true, reason: Some(format!("The {} draft no longer exists.", platform.as_str())) }),
+            Some(draft) if Some(draft.revision) != proposal.base.draft_revision => {
+                return Ok(Staleness {
+                    stale: true,
+                    reason: Some(format!("The {} draft changed since this was written (revision {} is newer).", platform.as_str(), draft.revision)),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    let current = current_text(store, proposal)?;
+    Ok(match current {
+        Some(text) if &text_hash(&text) == base_hash => fresh,
+        Some(_) => Staleness {
+            stale: true,
+            reason: Some(match proposal.target {
+                Target::Metadata => "The project's settings changed since this was written.".to_owned(),
+                _ if proposal.kind == ProposalKind::TitleCandidates => "The title changed since this was written.".to_owned(),
+                _ => "The source changed since this was written.".to_owned(),
+            }),
+        },
+        None => Staleness { stale: true, reason: Some("The target no longer exists.".to_owned()) },
+    })
+}
+
+/// One edit of a text, anchored by quoted text: `find` must occur exactly once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Edit {
+    pub find: String,
+    pub replace: String,
+}
+
+/// Why an anchored edit could not be placed; told to the model so it can retry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    #[error("edit {index}: `find` is empty; quote the text to replace")]
+    Empty { index: usize },
+    #[error("edit {index}: the quoted text was not found in the current text{near}")]
+    Missing { index: usize, near: String },
+    #[error("edit {index}: the quoted text occurs {count} times; quote more of the surrounding text so it occurs once")]
+    Ambiguous { index: usize, count: usize },
+    #[error("edits {first} and {second} overlap; merge them into one edit")]
+    Overlap { first: usize, second: usize },
+    #[error("edit {index} changes nothing (`find` equals `replace`)")]
+    NoChange { index: usize },
+}
+
+/// `text` with every edit applied. Edits are numbered from 1 in errors; each `find`
+/// must occur exactly once in `text` (the original, not the partly edited text) and
+/// edits must not overlap.
+pub fn apply_edits(text: &str, edits: &[Edit]) -> Result<String, EditError> {
+    let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(edits.len());
+    for (i, edit) in edits.iter().enumerate() {
+        let index = i + 1;
+        if edit.find.is_empty() {
+            return Err(EditError::Empty { index });
+        }
+        if edit.find == edit.replace {
+            return Err(EditError::NoChange { index });
+        }
+        let found: Vec<usize> = text.match_indices(edit.find.as_str()).map(|(at, _)| at).collect();
+        match found.len() {
+            0 => return Err(EditError::Missing { index, near: near_miss(text, &edit.find) }),
+            1 => placed.push((found[0], found[0] + edit.find.len(), i)),
+            count => return Err(EditError::Ambiguous { index, count }),
+        }
+    }
+    placed.sort();
+    for pair in placed.windows(2) {
+        if pair[1].0 < pair[0].1 {
+            let (a, b) = (pair[0].2.min(pair[1].2) + 1, pair[0].2.max(pair[1].2) + 1);
+            return Err(EditError::Overlap { first: a, second: b });
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut cursor = 0;
+    for (start, end, i) in placed {
+        out.push_str(&text[cursor..start]);
+        out.push_str(&edits[i].replace);
+        cursor = end;
+    }
+    out.push_str(&text[cursor..]);
+    Ok(out)
+}
+
+/// A hint when the quote differs only in whitespace or punctuation width.
+fn near_miss(text: &str, find: &str) -> String {
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let target = squash(find);
+    if !target.is_empty() && squash(text).contains(&target) {
+        return " (it occurs with different spacing or line breaks: quote the text exactly as it is, for example from read_project_context)".to_owned();
+    }
+    String::new()
+}
+
+/// What a new proposal holds, before the engine fills in base, hunks and findings.
+#[derive(Debug, Clone)]
+pub struct NewProposal {
+    pub project_id: String,
+    pub kind: ProposalKind,
+    pub target: Target,
+    pub summary: String,
+    pub payload: Payload,
+    pub origin: Origin,
+}
+
+/// Findings of `title` + `source` for `project`'s platforms and brand.
+fn source_findings(kernel: &Kernel, project: &Project, title: &str, source: &str) -> Result<Vec<Finding>, ApiError> {
+    let candidate = Project { title: title.to_owned(), source: source.to_owned(), ..project.clone() };
+    crate::project::drafts::source_findings_of(kernel, &candidate)
+}
+
+/// Findings in `after` that `before` does not have (by check, matched text and
+/// severity, counting repeats).
+pub fn new_findings(before: &[Finding], after: &[Finding]) -> Vec<Finding> {
+    let mut remaining: Vec<(&str, Option<&str>, crate::profiles::Severity)> = before.iter().map(|f| (f.check.as_str(), f.matched.as_deref(), f.severity)).collect();
+    let mut out = Vec::new();
+    for finding in after {
+        let key = (finding.check.as_str(), finding.matched.as_deref(), finding.severity);
+        if let Some(position) = remaining.iter().position(|k| *k == key) {
+            remaining.swap_remove(position);
+        } else {
+            out.push(finding.clone());
+        }
+    }
+    out
+}
+
+/// Builds a proposal from `new` against the current state of its target, and adds it
+/// to `batch`, marking the open proposals of the same target from the same session or
+/// run superseded. The caller holds the write lock and commits.
+///
+/// Errors: NOT_FOUND (project, draft, comment); VALIDATION when the proposal changes
+/// nothing, a text is too long, or a payload does not fit its kind; READ_ONLY for a
+/// publishing draft.
+pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Result<Proposal, ApiError> {
+    let store = kernel.store();
+    let project = crate::project::load(store, &new.project_id)?;
+    let summary = crate::error::required_text("summary", &new.summary, MAX_SUMMARY_CHARS)?;
+    let mut base = Base { head: project.head, revision: project.revision, text_hash: None, draft_revision: None };
+    let mut hunks_out = Vec::new();
+    let (mut findings, mut introduced) = (Vec::new(), Vec::new());
+    match (&new.target, new.kind, &new.payload) {
+        (Target::Source, ProposalKind::SourcePatch | ProposalKind::SourceRewrite, Payload::Text { base_text, proposed_text }) => {
+            check_text(proposed_text)?;
+            if base_text == proposed_text {
+                return Err(nothing_changes());
+            }
+            base.text_hash = Some(text_hash(base_text));
+            hunks_out = hunks(base_text, proposed_text);
+            let before = source_findings(kernel, &project, &project.title, base_text)?;
+            findings = source_findings(kernel, &project, &project.title, proposed_text)?;
+            introduced = new_findings(&before, &findings);
+        }
+        (Target::Source, ProposalKind::TitleCandidates, Payload::Candidates { candidates }) => {
+            check_candidates(candidates, 200)?;
+            base.text_hash = Some(text_hash(&project.title));
+            let before = source_findings(kernel, &project, &project.title, "")?;
+            for candidate in candidates {
+                let after = source_findings(kernel, &project, &candidate.text, "")?;
+                introduced.extend(new_findings(&before, &after));
+                findings.extend(after);
+            }
+        }
+        (Target::Draft { platform }, ProposalKind::DraftPatch, Payload::Text { base_text, proposed_text }) => {
+            let draft = crate::project::drafts::require(store, &project.id, *platform)?;
+            if draft.status == crate::model::DraftStatus::Publishing {
+                return Err(crate::project::drafts::read_only(&draft));
+            }
+            check_text(proposed_text)?;
+            if base_text == proposed_text {
+                return Err(nothing_changes());
+            }
+            base.draft_revision = Some(draft.revision);
+            base.text_hash = Some(text_hash(base_text));
+            hunks_out = hunks(base_text, proposed_text);
+            let set = crate::project::drafts::profiles(kernel)?;
+            let profile = crate::project::drafts::draft_profile(&set, *platform)?;
+            let before = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, base_text)));
+            findings = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, proposed_text)));
+            introduced = new_findings(&before, &findings);
+        }
+        (Target::Draft { platform }, ProposalKind::TagCandidates, Payload::Candidates { candidates }) => {
+            check_candidates(candidates, 100)?;
+            let draft = crate::project::drafts::require(store, &project.id, *platform)?;
+            if !matches!(draft.content, DraftContent::Card { .. }) {
+                return Err(ApiError::validation("target.platform", format!("{} drafts have no topic tags; tags belong to douyin and xiaohongshu drafts.", platform.as_str())));
+            }
+            base.draft_revision = Some(draft.revision);
+            base.text_hash = Some(text_hash(&tags_text(&draft)));
+        }
+        (Target::Comment { comment_id }, ProposalKind::CommentReply, Payload::CommentReply { comment_id: payload_comment, body }) => {
+            if comment_id != payload_comment {
+                return Err(ApiError::validation("payload.commentId", "The reply's comment is not the proposal's target."));
+            }
+            crate::project::comments::load(store, &project.id, comment_id)?;
+            crate::error::required_text("body", body, crate::project::comments::MAX_BODY_CHARS)?;
+        }
+        (Target::Metadata, ProposalKind::Metadata, Payload::Metadata { change }) => {
+            base.text_hash = Some(text_hash(&metadata_text(&project)));
+            if let Some(title) = &change.title {
+                crate::error::required_text("title", title, 200)?;
+            }
+            if change == &MetadataChange::default() {
+                return Err(nothing_changes());
+            }
+        }
+        (Target::Session, ProposalKind::Outline, Payload::Outline { outline }) => {
+            crate::error::required_text("outline", outline, 20_000)?;
+        }
+        (Target::Session, ProposalKind::Checklist, Payload::Checklist { items }) => {
+            if items.is_empty() {
+                return Err(ApiError::validation("payload.items", "A checklist has at least one item."));
+            }
+        }
+        (target, kind, _) => {
+            return Err(ApiError::validation("kind", format!("A {} proposal cannot target {} with this payload.", kind.as_str(), target.key())));
+        }
+    }
+    let now = kernel.now();
+    let proposal = Proposal {
+        id: kernel.new_id("prp"),
+        project_id: project.id.clone(),
+        kind: new.kind,
+        target: new.target,
+        base,
+        summary,
+        hunks: hunks_out,
+        payload: new.payload,
+        findings,
+        new_findings: introduced,
+        origin: new.origin,
+        status: ProposalStatus::Proposed,
+        accepted_hunks: Vec::new(),
+        rejected_hunks: Vec::new(),
+        rejection_reason: None,
+        superseded_by: None,
+        applied: None,
+        created_at: now,
+        updated_at: now,
+    };
+    if let Some(owner) = proposal.origin.owner_id() {
+        for mut older in list(store, &project.id)? {
+            let same_target = older.target.key() == proposal.target.key() && older.kind.family() == proposal.kind.family();
+            if older.status == ProposalStatus::Proposed && same_target && older.origin.owner_id() == Some(owner) {
+                older.status = ProposalStatus::Superseded;
+                older.superseded_by = Some(proposal.id.clone());
+                older.updated_at = now;
+                batch.put(&older)?;
+            }
+        }
+    }
+    batch.put(&proposal)?;
+    Ok(proposal)
+}
+
+/// Creates a proposal in its own durable transaction (see [`stage_create`]).
+pub fn create(kernel: &Kernel, new: NewProposal) -> Result<Proposal, ApiError> {
+    let _guard = kernel.write_lock();
+    let mut batch = Batch::new();
+    let proposal = stage_create(kernel, &mut batch, new)?;
+    kernel.store().apply(batch, crate::store::Durability::Durable)?;
+    Ok(proposal)
+}
+
+fn check_text(text: &str) -> Result<(), ApiError> {
+    if text.chars().count() > MAX_TEXT_CHARS {
+        return Err(ApiError::validation("text", format!("A proposed text holds at most {MAX_TEXT_CHARS} characters.")));
+    }
+    Ok(())
+}
+
+fn check_candidates(candidates: &[Candidate], max_chars: usize) -> Result<(), ApiError> {
+    if candidates.is_empty() || candidates.len() > 20 {
+        return Err(ApiError::validation("candidates", "Give between 1 and 20 candidates."));
+    }
+    for (i, c) in candidates.iter().enumerate() {
+        crate::error::required_text(&format!("candidates[{i}].text"), &c.text, max_chars)?;
+        if c.text.contains(['\n', '\r']) {
+            return Err(ApiError::validation(&format!("candidates[{i}].text"), "A candidate is one line."));
+        }
+    }
+    Ok(())
+}
+
+fn nothing_changes() -> ApiError {
+    ApiError::new(ErrorCode::Validation, "The proposal changes nothing: the proposed text equals the current one.")
+        .hint("change_something", "Propose a change that differs from the text.")
+}

@@ -1,0 +1,1 @@
+//! Staging (filled in below).
