@@ -15,6 +15,7 @@ mod llm;
 mod media;
 mod pipeline;
 mod projects;
+mod proposals;
 mod session;
 pub mod typescript;
 mod usage;
@@ -36,6 +37,7 @@ pub use llm::*;
 pub use media::*;
 pub use pipeline::*;
 pub use projects::*;
+pub use proposals::*;
 pub use session::*;
 pub use usage::*;
 pub use versions::*;
@@ -245,6 +247,12 @@ api_methods! {
         "session.events" => session::events(SessionEventsParams) -> SessionEventsResult;
         "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;
+        "proposal.list" => proposals::list(ProposalListParams) -> ProposalListResult;
+        "proposal.get" => proposals::get(ProposalRef) -> crate::proposals::ProposalView;
+        "proposal.accept" => proposals::accept(ProposalAcceptParams) -> crate::proposals::apply::Accepted;
+        "proposal.reject" => proposals::reject(ProposalRejectParams) -> crate::proposals::apply::Rejected;
+        "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
+        "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);

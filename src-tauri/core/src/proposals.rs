@@ -492,17 +492,11 @@ pub fn staleness(store: &Store, proposal: &Proposal) -> Result<Staleness, ApiErr
         return Ok(if exists { fresh } else { Staleness { stale: true, reason: Some("The comment was deleted since this was written.".to_owned()) } });
     }
     let Some(base_hash) = &proposal.base.text_hash else { return Ok(fresh) };
+    // A draft's status change bumps its revision but not its text: staleness is about
+    // the text the proposal changes.
     if let Target::Draft { platform } = &proposal.target {
-        let draft = crate::project::drafts::load(store, &proposal.project_id, *platform)?;
-        match draft {
-            None => return Ok(Staleness { stale: true, reason: Some(format!("The {} draft no longer exists.", platform.as_str())) }),
-            Some(draft) if Some(draft.revision) != proposal.base.draft_revision => {
-                return Ok(Staleness {
-                    stale: true,
-                    reason: Some(format!("The {} draft changed since this was written (revision {} is newer).", platform.as_str(), draft.revision)),
-                })
-            }
-            Some(_) => {}
+        if crate::project::drafts::load(store, &proposal.project_id, *platform)?.is_none() {
+            return Ok(Staleness { stale: true, reason: Some(format!("The {} draft no longer exists.", platform.as_str())) });
         }
     }
     let current = current_text(store, proposal)?;
@@ -513,6 +507,7 @@ pub fn staleness(store: &Store, proposal: &Proposal) -> Result<Staleness, ApiErr
             reason: Some(match proposal.target {
                 Target::Metadata => "The project's settings changed since this was written.".to_owned(),
                 _ if proposal.kind == ProposalKind::TitleCandidates => "The title changed since this was written.".to_owned(),
+                Target::Draft { platform } => format!("The {} draft changed since this was written.", platform.as_str()),
                 _ => "The source changed since this was written.".to_owned(),
             }),
         },

@@ -262,6 +262,14 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
     if proposal.status != ProposalStatus::Proposed {
         return Err(not_open(&proposal));
     }
+    // A publishing draft refuses before anything else is considered.
+    if let Target::Draft { platform } = &proposal.target {
+        if let Some(draft) = crate::project::drafts::load(store, &proposal.project_id, *platform)? {
+            if draft.status == DraftStatus::Publishing {
+                return Err(crate::project::drafts::read_only(&draft));
+            }
+        }
+    }
     let stale = staleness(store, &proposal)?;
     if stale.stale {
         return Err(stale_conflict(store, &proposal, stale.reason.as_deref().unwrap_or("its base moved."))?);

@@ -11,6 +11,7 @@ mod layering;
 mod llm_api;
 mod llm_client;
 mod pipeline;
+mod proposals;
 mod store;
 mod tidy;
 mod x_count;
