@@ -70,6 +70,9 @@ pub enum Command {
     /// Drafting sessions with the assistant (the harness).
     #[command(subcommand)]
     Session(crate::session::SessionCommand),
+    /// AI proposals: list, show, accept, reject, rebase.
+    #[command(subcommand)]
+    Proposal(crate::proposal::ProposalCommand),
     /// Serve the API and the UI on 127.0.0.1 for a browser.
     Serve(crate::serve::ServeArgs),
 }
@@ -290,6 +293,8 @@ fn short_time(value: &Value) -> String {
 fn origin_text(origin: &Value) -> String {
     match origin["type"].as_str() {
         Some("restore") => format!("restore of v{}", origin["from"]),
+        Some("aiProposal") => format!("AI proposal {} ({})", s(origin, "proposalId"), s(origin, "model")),
+        Some("checkpoint") => format!("checkpoint {}", s(origin, "checkpointId")),
         Some(other) => other.to_owned(),
         None => String::new(),
     }
@@ -323,6 +328,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Serve(_) => return Err(Failure::Usage("serve is handled by main".to_owned())),
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Session(command) => return crate::session::run(engine, command, as_json),
+        Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
         Command::Project(command) => project(engine, command)?,
         Command::Draft(command) => crate::drafts::draft(engine, command)?,
         Command::Check { project, platforms } => crate::drafts::check(engine, project, platforms)?,

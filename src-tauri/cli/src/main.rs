@@ -7,6 +7,7 @@
 mod commands;
 mod drafts;
 mod profile;
+mod proposal;
 mod serve;
 mod session;
 

@@ -3,6 +3,7 @@
 
 mod commands;
 mod profile;
+mod proposal;
 mod serve;
 mod session;
 

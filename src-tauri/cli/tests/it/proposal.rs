@@ -1,0 +1,81 @@
+//! `inkstone-cli proposal …`: a proposal made by the engine (as the assistant's tools
+//! make them) is listed, shown as a diff with hunk ids, accepted in part, and the
+//! version it made names it.
+
+use inkstone_core::proposals::{self, Edit, NewProposal, Origin, Payload, ProposalKind, Target};
+use inkstone_core::{Engine, EngineConfig};
+
+use crate::{json_ok, run, stdout};
+
+fn seed_proposal(data: &std::path::Path, project_id: &str) -> String {
+    let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
+    let project = inkstone_core::project::load(engine.store(), project_id).unwrap();
+    let edits = [Edit { find: "很好".into(), replace: "不错".into() }, Edit { find: "公园".into(), replace: "湖边".into() }];
+    let proposed = proposals::apply_edits(&project.source, &edits).unwrap();
+    let proposal = proposals::create(
+        engine.kernel(),
+        NewProposal {
+            project_id: project_id.to_owned(),
+            kind: ProposalKind::SourcePatch,
+            target: Target::Source,
+            summary: "两处润色".into(),
+            payload: Payload::Text { base_text: project.source, proposed_text: proposed },
+            origin: Origin { session_id: Some("ses_cli".into()), model: "scripted".into(), profile_id: "llm_x".into(), prompt_version: "drafting@1".into(), ..Origin::default() },
+        },
+    )
+    .unwrap();
+    proposal.id
+}
+
+#[test]
+fn list_show_accept_part_and_reject_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let source = data.join("a.md");
+    std::fs::write(&source, "今天天气很好。\n\n中间一段。\n\n第二段。\n\n第三段。\n\n第四段。\n\n我们去公园散步。\n").unwrap();
+    let project = json_ok(data, &["project", "create", "春天", "--source-file", source.to_str().unwrap()]);
+    let id = project["id"].as_str().unwrap().to_owned();
+    let proposal = seed_proposal(data, &id);
+
+    let listed = stdout(&run(data, &["proposal", "list", &id]));
+    assert!(listed.contains(&proposal) && listed.contains("source_patch") && listed.contains("2 hunks"), "{listed}");
+    let shown = stdout(&run(data, &["proposal", "show", &proposal]));
+    assert!(shown.contains("-今天天气很好。") && shown.contains("+今天天气不错。") && shown.contains("@@ hk_"), "{shown}");
+    assert!(shown.contains("base: project revision 1"), "{shown}");
+
+    let view = json_ok(data, &["proposal", "show", &proposal]);
+    let second = view["hunks"][1]["id"].as_str().unwrap().to_owned();
+    // A wrong base is a CONFLICT: exit 1 with the code on stderr, nothing written.
+    let stale = run(data, &["proposal", "accept", &proposal, "--base", "7"]);
+    assert_eq!(stale.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&stale.stderr).contains("CONFLICT"));
+    let accepted = stdout(&run(data, &["proposal", "accept", &proposal, "--base", "1", "--hunk", &second]));
+    assert_eq!(accepted.trim(), format!("Accepted {proposal} (partially_accepted) as version 1."));
+    let shown = json_ok(data, &["project", "show", &id]);
+    assert!(shown["source"].as_str().unwrap().contains("湖边") && shown["source"].as_str().unwrap().contains("很好"));
+    let versions = stdout(&run(data, &["version", "list", &id]));
+    assert!(versions.contains(&format!("AI proposal {proposal} (scripted)")), "{versions}");
+
+    let other = seed_proposal_after(data, &id);
+    let rejected = stdout(&run(data, &["proposal", "reject", &other, "--reason", "不要改开头"]));
+    assert!(rejected.contains("rejected") && rejected.contains("不要改开头"), "{rejected}");
+}
+
+fn seed_proposal_after(data: &std::path::Path, project_id: &str) -> String {
+    let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
+    let project = inkstone_core::project::load(engine.store(), project_id).unwrap();
+    let proposed = proposals::apply_edits(&project.source, &[Edit { find: "今天".into(), replace: "昨天".into() }]).unwrap();
+    proposals::create(
+        engine.kernel(),
+        NewProposal {
+            project_id: project_id.to_owned(),
+            kind: ProposalKind::SourcePatch,
+            target: Target::Source,
+            summary: "改开头".into(),
+            payload: Payload::Text { base_text: project.source, proposed_text: proposed },
+            origin: Origin { session_id: Some("ses_cli".into()), model: "scripted".into(), profile_id: "llm_x".into(), prompt_version: "drafting@1".into(), ..Origin::default() },
+        },
+    )
+    .unwrap()
+    .id
+}
