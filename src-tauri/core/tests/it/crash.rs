@@ -156,3 +156,131 @@ fn acknowledged_versions_survive_sigkill_at_random_moments() {
     eprintln!("crash test: {kills} kills, {n_acks_total} acknowledged versions, {} distinct, all intact", acknowledged.len());
     assert!(n_acks_total > kills, "the child acknowledged too few versions ({n_acks_total}) for the test to mean anything");
 }
+
+const ACCEPT_CHILD_DIR: &str = "INKSTONE_CRASH_ACCEPT_CHILD_DIR";
+
+/// The accept child: proposes a change to one project's source and accepts it, again
+/// and again, printing `ACK <proposal> <version> <hash>` after each acknowledged accept.
+#[test]
+fn crash_child_accepter() {
+    let Ok(dir) = std::env::var(ACCEPT_CHILD_DIR) else { return };
+    let seed: u64 = std::env::var(CHILD_SEED).ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let mut rng = Rng(seed | 1);
+    let engine = Engine::open(EngineConfig::new(&dir, "crash-test accept child")).expect("child opens the store");
+    let projects = engine.call("project.list", json!({})).unwrap()["projects"].as_array().unwrap().clone();
+    let id = match projects.first() {
+        Some(p) => p["id"].as_str().unwrap().to_owned(),
+        None => engine.call("project.create", json!({"title": "接受", "source": "第一段：甲。\n\n第二段：乙。\n\n第三段：丙。\n"})).unwrap()["id"].as_str().unwrap().to_owned(),
+    };
+    let stdout = std::io::stdout();
+    loop {
+        let project = inkstone_core::project::load(engine.store(), &id).unwrap();
+        // Change one or more paragraphs' endings (each ends in a unique `。\n`-line).
+        let lines: Vec<&str> = project.source.split_inclusive('\n').collect();
+        let mut next: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        for line in next.iter_mut().filter(|l| l.contains('：')) {
+            if rng.below(2) == 0 {
+                *line = line.replacen('。', &format!("{}。", rng.below(10)), 1);
+            }
+        }
+        let proposed = next.concat();
+        if proposed == project.source {
+            continue;
+        }
+        let proposal = inkstone_core::proposals::create(
+            engine.kernel(),
+            inkstone_core::proposals::NewProposal {
+                project_id: id.clone(),
+                kind: inkstone_core::proposals::ProposalKind::SourcePatch,
+                target: inkstone_core::proposals::Target::Source,
+                summary: "改".into(),
+                payload: inkstone_core::proposals::Payload::Text { base_text: project.source.clone(), proposed_text: proposed },
+                origin: inkstone_core::proposals::Origin { session_id: Some("ses_crash".into()), model: "m".into(), profile_id: "p".into(), ..Default::default() },
+            },
+        )
+        .unwrap();
+        let accepted = engine.call("proposal.accept", json!({"proposalId": proposal.id, "expectedBase": project.revision})).unwrap();
+        let mut out = stdout.lock();
+        use std::io::Write;
+        writeln!(out, "ACK {} {} {}", proposal.id, accepted["version"]["number"], accepted["version"]["contentHash"].as_str().unwrap()).unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// kill -9 during accepts: after every kill, each proposal is either wholly accepted
+/// (its version, its status, its audit record, the working copy moved) or not at all,
+/// and every acknowledged accept is there.
+#[test]
+fn an_accept_is_all_or_nothing_under_sigkill() {
+    if std::env::var(CHILD_DIR).is_ok() || std::env::var(ACCEPT_CHILD_DIR).is_ok() {
+        return;
+    }
+    let seed: u64 = std::env::var("INKSTONE_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(7));
+    let kills: usize = std::env::var("INKSTONE_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    eprintln!("accept crash test: seed {seed}, {kills} kills (replay with INKSTONE_CRASH_SEED={seed})");
+    let mut rng = Rng(seed | 1);
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut acknowledged: BTreeMap<String, (u64, String)> = BTreeMap::new();
+    for kill_idx in 0..kills {
+        let mut child = Command::new(&exe)
+            .args(["--exact", "crash::crash_child_accepter", "--nocapture", "--test-threads=1"])
+            .env(ACCEPT_CHILD_DIR, dir.path())
+            .env(CHILD_SEED, rng.next().to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reader = {
+            let lines = Arc::clone(&lines);
+            let stdout = child.stdout.take().unwrap();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                    lines.lock().unwrap().push(line);
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(60 + rng.below(400)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+        for line in lines.lock().unwrap().iter().filter(|l| l.starts_with("ACK ")) {
+            let [_, proposal, number, hash] = line.split(' ').collect::<Vec<_>>()[..] else { continue };
+            if hash.len() != 71 {
+                continue;
+            }
+            acknowledged.insert(proposal.to_owned(), (number.parse().unwrap(), hash.to_owned()));
+        }
+        let engine = Engine::open(EngineConfig::for_tests(dir.path())).unwrap_or_else(|e| panic!("kill {kill_idx} (seed {seed}): the store does not open: {e:?}"));
+        let Some(project) = engine.call("project.list", json!({})).unwrap()["projects"].as_array().unwrap().first().cloned() else { continue };
+        let id = project["id"].as_str().unwrap();
+        let versions = inkstone_core::project::versions::list(engine.store(), id).unwrap();
+        let audit = inkstone_core::proposals::apply::audit(engine.store(), id).unwrap();
+        for proposal in inkstone_core::proposals::list(engine.store(), id).unwrap() {
+            let version = versions.iter().find(|v| matches!(&v.origin, inkstone_core::model::VersionOrigin::AiProposal { proposal_id, .. } if *proposal_id == proposal.id));
+            let audited = audit.iter().any(|a| a.proposal_id == proposal.id);
+            let accepted = proposal.status == inkstone_core::proposals::ProposalStatus::Accepted;
+            assert_eq!(accepted, version.is_some(), "kill {kill_idx} (seed {seed}): {} status {:?} but version {:?}", proposal.id, proposal.status, version.map(|v| v.number));
+            assert_eq!(accepted, audited, "kill {kill_idx} (seed {seed}): audit of {}", proposal.id);
+            if let (Some(version), inkstone_core::proposals::Payload::Text { proposed_text, .. }) = (version, &proposal.payload) {
+                assert_eq!(&version.source, proposed_text, "kill {kill_idx} (seed {seed}): the version holds every hunk");
+                assert_eq!(proposal.applied.as_ref().and_then(|a| a.version), Some(version.number));
+            }
+            if let Some((number, hash)) = acknowledged.get(&proposal.id) {
+                assert!(accepted, "kill {kill_idx} (seed {seed}): acknowledged accept of {} is lost", proposal.id);
+                assert_eq!(version.map(|v| (u64::from(v.number), v.content_hash.clone())), Some((*number, hash.clone())));
+            }
+        }
+        let head = versions.last().map(|v| v.source.clone());
+        let current = inkstone_core::project::load(engine.store(), id).unwrap();
+        if let Some(head) = head {
+            assert_eq!(current.source, head, "kill {kill_idx} (seed {seed}): the working copy is the last accepted text");
+        }
+    }
+    eprintln!("accept crash test: {kills} kills, {} acknowledged accepts, all whole", acknowledged.len());
+    assert!(acknowledged.len() > kills, "too few accepts ({}) for the test to mean anything", acknowledged.len());
+}
