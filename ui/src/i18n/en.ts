@@ -170,6 +170,8 @@ export const en = {
   "history.autosnapshotMsg": "Unsaved work, kept before a restore",
   "history.restoreMsg": "The text of version {n}",
   "history.origin.autosnapshot": "autosnapshot",
+  "history.origin.aiProposal": "accepted AI proposal ({model})",
+  "history.origin.checkpoint": "checkpoint restored",
   "history.origin.manual": "saved",
   "history.origin.restore": "restored from v{n}",
   "history.restore": "Restore",

@@ -171,6 +171,8 @@ export const zh: Messages = {
   "history.autosnapshotMsg": "恢复前自动保留的未保存内容",
   "history.restoreMsg": "第 {n} 版的内容",
   "history.origin.autosnapshot": "自动快照",
+  "history.origin.aiProposal": "采纳的 AI 提议（{model}）",
+  "history.origin.checkpoint": "恢复检查点",
   "history.origin.manual": "手动保存",
   "history.origin.restore": "恢复自第 {n} 版",
   "history.restore": "恢复",

@@ -39,7 +39,11 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
       ? t("history.origin.restore", { n: v.origin.from })
       : v.origin.type === "autosnapshot"
         ? t("history.origin.autosnapshot")
-        : t("history.origin.manual");
+        : v.origin.type === "aiProposal"
+          ? t("history.origin.aiProposal", { model: v.origin.model })
+          : v.origin.type === "checkpoint"
+            ? t("history.origin.checkpoint")
+            : t("history.origin.manual");
 
   const nowMs = now();
   return (
