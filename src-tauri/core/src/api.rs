@@ -242,6 +242,7 @@ api_methods! {
         "session.list" => session::list(SessionListParams) -> SessionListResult;
         "session.get" => session::get(SessionGetParams) -> SessionView;
         "session.archive" => session::archive(SessionRef) -> SessionView;
+        "session.rename" => session::rename(SessionRenameParams) -> SessionView;
         "session.interrupt" => session::interrupt(SessionRef) -> SessionInterruptResult;
         "session.setMode" => session::set_mode(SessionSetModeParams) -> SessionView;
         "session.events" => session::events(SessionEventsParams) -> SessionEventsResult;

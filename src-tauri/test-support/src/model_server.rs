@@ -295,8 +295,74 @@ pub fn tool_results_paired(body: &Value) -> Result<(), String> {
     }
 }
 
+/// A reply from its JSON form, as scripts for the standalone server write it:
+/// `{"type": "text", "content", "chunkChars"?}`, `{"type": "reasoning", "reasoning",
+/// "content"}`, `{"type": "toolCalls", "calls": [{"id", "name", "arguments"}]}`,
+/// `{"type": "stall", "content"}`, `{"type": "error", "status", "body"}`,
+/// `{"type": "embeddings", "dims"}`; any of them with `"delayMs"`.
+pub fn reply_from_json(value: &Value) -> Result<Reply, String> {
+    let text = |key: &str| value[key].as_str().unwrap_or("").to_owned();
+    let reply = match value["type"].as_str() {
+        Some("text") => match value["chunkChars"].as_u64() {
+            Some(size) => Reply::text_with(&text("content"), size as usize, Usage::Counted),
+            None => Reply::text(&text("content")),
+        },
+        Some("reasoning") => Reply::reasoning(&text("reasoning"), &text("content")),
+        Some("toolCalls") => {
+            let calls: Vec<(String, String, String)> = value["calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| (c["id"].as_str().unwrap_or("").to_owned(), c["name"].as_str().unwrap_or("").to_owned(), c["arguments"].as_str().unwrap_or("{}").to_owned()))
+                .collect();
+            Reply::ToolCalls { calls, content: text("content"), without_index: false, split_args: 5 }
+        }
+        Some("stall") => Reply::Stall { content: text("content") },
+        Some("error") => Reply::error(value["status"].as_u64().unwrap_or(500) as u16, value["body"].clone()),
+        Some("embeddings") => Reply::embeddings(value["dims"].as_u64().unwrap_or(8) as usize),
+        other => return Err(format!("unknown reply type {other:?}; use text, reasoning, toolCalls, stall, error or embeddings")),
+    };
+    Ok(match value["delayMs"].as_u64() {
+        Some(ms) => Reply::delayed(Duration::from_millis(ms), reply),
+        None => reply,
+    })
+}
+
+/// The test-control routes of the standalone server, so an end-to-end test can script
+/// replies as it goes and read what the client sent: `POST /_test/script` appends a
+/// JSON list of replies; `GET /_test/requests` lists the chat request bodies received.
+/// They are neither recorded nor keyed.
+fn control(state: &Shared, method: &Method, path: &str, body: &Bytes) -> Option<Response> {
+    match (method.as_str(), path) {
+        ("POST", "/_test/script") => {
+            let values: Vec<Value> = match serde_json::from_slice(body) {
+                Ok(values) => values,
+                Err(e) => return Some(json_response(400, &json!({"error": format!("a JSON list of replies: {e}")}), &[])),
+            };
+            let mut replies = Vec::new();
+            for value in &values {
+                match reply_from_json(value) {
+                    Ok(reply) => replies.push(reply),
+                    Err(e) => return Some(json_response(400, &json!({"error": e}), &[])),
+                }
+            }
+            let mut state = lock(state);
+            state.script.extend(replies);
+            Some(json_response(200, &json!({"queued": state.script.len()}), &[]))
+        }
+        ("GET", "/_test/requests") => {
+            let bodies: Vec<Value> = lock(state).requests.iter().filter(|r| r.is_chat()).map(|r| r.body.clone()).collect();
+            Some(json_response(200, &json!({"requests": bodies}), &[]))
+        }
+        _ => None,
+    }
+}
+
 async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let path = uri.path().to_owned();
+    if let Some(response) = control(&state, &method, &path, &body) {
+        return response;
+    }
     let body_json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let (reply, required_key, models) = {

@@ -65,6 +65,14 @@ pub struct SessionRef {
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionRenameParams {
+    pub session_id: String,
+    /// The new title (1 to 200 characters, trimmed).
+    pub title: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionGetParams {
     pub session_id: String,
     /// Include the UI timeline (default false).
@@ -348,6 +356,25 @@ pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView
     extra.put(&session)?;
     engine.harness().append_event(&live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
     view(engine, &session.id, false)
+}
+
+/// Renames a session. The title lives on the session record only (the log and what the
+/// model sees do not carry it), so a rename is a record update, allowed while a turn
+/// runs and on an archived session.
+pub(super) fn rename(engine: &Engine, params: SessionRenameParams) -> Result<SessionView, ApiError> {
+    let title = required_text("title", &params.title, super::MAX_TITLE_CHARS)?;
+    {
+        let _guard = engine.write_lock();
+        let mut session = engine.harness().load_session(&params.session_id)?;
+        if session.title != title {
+            session.title = title;
+            session.updated_at = engine.now();
+            let mut batch = Batch::new();
+            batch.put(&session)?;
+            engine.store().apply(batch, Durability::Durable)?;
+        }
+    }
+    view(engine, &params.session_id, false)
 }
 
 fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> Result<SessionSubmitResult, ApiError> {

@@ -686,6 +686,12 @@ fn session_api_lists_archives_and_refuses_bad_input() {
     assert_eq!(error.code, ErrorCode::NotFound);
     let view = h.t.ok("session.setMode", json!({"sessionId": h.session, "mode": "plan"}));
     assert_eq!(view["mode"], "plan");
+    let view = h.t.ok("session.rename", json!({"sessionId": h.session, "title": "  标题：改写开头  "}));
+    assert_eq!(view["session"]["title"], "标题：改写开头");
+    let error = h.t.engine.call("session.rename", json!({"sessionId": h.session, "title": " "})).unwrap_err();
+    assert_eq!((error.code, error.details.as_ref().and_then(|d| d["field"].as_str())), (ErrorCode::Validation, Some("title")));
+    let error = h.t.engine.call("session.rename", json!({"sessionId": "ses_nope", "title": "x"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::NotFound);
     let view = h.t.ok("session.archive", json!({"sessionId": h.session}));
     assert_eq!(view["status"], "archived");
     assert_eq!(h.t.ok("session.list", json!({}))["sessions"].as_array().unwrap().len(), 0);

@@ -1,7 +1,8 @@
 //! `inkstone-fake-model`: the scripted OpenAI-compatible TEST server, standalone, for
 //! the end-to-end tests and for trying Inkstone without a real provider. It is not a
 //! model: every chat answers a fixed text (or the script given with `--script FILE`,
-//! a JSON list of replies, then the fixed text).
+//! a JSON list of replies, then the fixed text). Tests can also append replies while
+//! it runs (`POST /_test/script`) and read the chat requests (`GET /_test/requests`).
 //!
 //! Usage: inkstone-fake-model [--addr 127.0.0.1:PORT] [--key KEY] [--script FILE]
 //! Prints `listening on http://ADDR/v1` and serves until killed. With `--key`, requests
@@ -10,32 +11,8 @@
 
 use std::time::Duration;
 
-use inkstone_test_support::model_server::{ModelServer, Reply};
+use inkstone_test_support::model_server::{reply_from_json, ModelServer, Reply};
 use serde_json::Value;
-
-fn reply_from_json(value: &Value) -> Result<Reply, String> {
-    let text = |key: &str| value[key].as_str().unwrap_or("").to_owned();
-    let reply = match value["type"].as_str() {
-        Some("text") => Reply::text(&text("content")),
-        Some("reasoning") => Reply::reasoning(&text("reasoning"), &text("content")),
-        Some("toolCalls") => {
-            let calls: Vec<(String, String, String)> = value["calls"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| (c["id"].as_str().unwrap_or("").to_owned(), c["name"].as_str().unwrap_or("").to_owned(), c["arguments"].as_str().unwrap_or("{}").to_owned()))
-                .collect();
-            Reply::ToolCalls { calls, content: String::new(), without_index: false, split_args: 5 }
-        }
-        Some("error") => Reply::error(value["status"].as_u64().unwrap_or(500) as u16, value["body"].clone()),
-        Some("embeddings") => Reply::embeddings(value["dims"].as_u64().unwrap_or(8) as usize),
-        other => return Err(format!("unknown reply type {other:?}; use text, reasoning, toolCalls, error or embeddings")),
-    };
-    Ok(match value["delayMs"].as_u64() {
-        Some(ms) => Reply::delayed(Duration::from_millis(ms), reply),
-        None => reply,
-    })
-}
 
 fn main() {
     let mut addr = "127.0.0.1:0".to_owned();
