@@ -209,7 +209,7 @@ describe("the window", () => {
     key("1");
     expect(await screen.findByTestId("drafts-panel")).toBeTruthy();
     key("2");
-    expect(screen.getByTestId("soon-ai")).toBeTruthy();
+    expect(screen.getByTestId("ai-panel")).toBeTruthy();
     key("j");
     expect(screen.getByTestId("tab-history").getAttribute("aria-selected")).toBe("true");
     key("j");

@@ -208,6 +208,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         if (s.palette) setPalette(false);
         else if (s.settings) setSettings(null);
         else if (s.newDialog) setNewDialog(null);
+        // Esc stops the AI first when it runs, then closes what is open.
+        else if (view.current?.stopAi()) e.preventDefault();
         else if (view.current?.closeOverlay()) e.preventDefault();
         return;
       }
@@ -239,7 +241,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
 
   return (
     <AppCtx.Provider value={ctx}>
-      <div className={`app ${sidebar ? "" : "no-sidebar"} ${selectedId ? "has-project" : ""} ${selectedId && tab === "drafts" ? "wide-panel" : ""}`} data-testid="app">
+      <div className={`app ${sidebar ? "" : "no-sidebar"} ${selectedId ? "has-project" : ""} ${selectedId && (tab === "drafts" || tab === "ai") ? "wide-panel" : ""}`} data-testid="app">
         {sidebar && (
           <Sidebar
             projects={projects}
@@ -269,6 +271,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
               onTab={selectTab}
               brands={brands}
               onProjectChanged={onProjectChanged}
+              onSetUpModel={() => setSettings("models")}
               leading={
                 sidebar ? undefined : (
                   <button type="button" className="small-btn" data-testid="show-sidebar" title={`${mod}+\\`} onClick={() => setSidebar(true)}>

@@ -1,15 +1,249 @@
-// The AI panel of the right-hand side: the drafting session and one-click optimize
-// will live here (see UX.md, "Reviewing AI work"). Until then it says what is coming.
-
+// The AI panel of the right-hand side: the project's drafting sessions. A view of the
+// session's event log (see ./store.ts and ./timeline.ts): the timeline, what the turn
+// waits for, the proposals it made, the context meter, and the composer. With no model
+// set up it offers to set one up instead.
+import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import type { LocalServer, Mode } from "../api/generated";
+import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
+import { Composer, type ComposerHandle } from "./Composer";
+import { ContextMeter } from "./ContextMeter";
+import { ApprovalPrompt, PlanPrompt, QuestionPrompt } from "./Prompts";
+import { composeTask, type Selection } from "./scope";
+import { SessionBar } from "./SessionBar";
+import { SessionExtras } from "./SessionExtras";
+import { type Drafting, isRunning, type SessionStore } from "./store";
+import { ProposalBadge, Timeline } from "./Timeline";
 
-export function AiPanel() {
+export interface AiPanelProps {
+  drafting: Drafting;
+  /** The text selected in the editor now ("" for none). */
+  selectionText: string;
+  getSelection: () => Selection | null;
+  /** Opens a proposal for review where the text lives (the centre). */
+  onReview: (proposalId: string) => void;
+  /** Opens Settings → AI models. */
+  onSetUpModel: () => void;
+}
+
+/** A new session's title: the first line of its first task. */
+function titleOf(task: string): string {
+  const line = task.split("\n")[0]?.trim() ?? "";
+  return line.length > 60 ? `${line.slice(0, 60)}…` : line;
+}
+
+export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel }: AiPanelProps) {
   const { t } = useApp();
+  const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
+  const composer = useRef<ComposerHandle>(null);
+
+  useEffect(() => {
+    if (snap.sessions === null) void drafting.load();
+    else if (snap.profiles?.length === 0) void drafting.reloadProfiles();
+    // Once per showing of the panel: a profile made in Settings meanwhile shows up.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [drafting]);
+
+  if ((snap.profiles === null || snap.sessions === null) && snap.error) {
+    return (
+      <div className="panel-body ai-panel" data-testid="ai-panel">
+        <div className="pad-x">
+          <ErrorBanner
+            error={snap.error}
+            retry={() => {
+              drafting.clearError();
+              void drafting.load();
+            }}
+          />
+        </div>
+      </div>
+    );
+  }
+  if (snap.profiles === null || snap.sessions === null) {
+    return (
+      <div className="panel-body ai-panel" aria-busy="true" data-testid="ai-panel">
+        <p className="muted pad">{t("ai.loading")}</p>
+      </div>
+    );
+  }
+  if (snap.profiles.length === 0) {
+    return (
+      <div className="panel-body ai-panel" data-testid="ai-panel">
+        <ModelSetupOffer onSetUp={onSetUpModel} onRecheck={() => void drafting.reloadProfiles()} />
+      </div>
+    );
+  }
+
+  const store = snap.active;
   return (
-    <div className="panel-body">
-      <div className="empty" data-testid="soon-ai">
-        <p className="empty-title">{t("soon.ai.title")}</p>
-        <p className="muted">{t("soon.ai.body")}</p>
+    <div className="panel-body ai-panel" data-testid="ai-panel">
+      {snap.error && (
+        <div className="pad-x">
+          <ErrorBanner error={snap.error} onDismiss={() => drafting.clearError()} />
+        </div>
+      )}
+      {store ? (
+        <SessionView
+          key={store.id}
+          drafting={drafting}
+          store={store}
+          selectionText={selectionText}
+          getSelection={getSelection}
+          onReview={onReview}
+        />
+      ) : (
+        <>
+          <SessionBar drafting={drafting} running={false} onStop={() => undefined} />
+          <div className="feed" data-testid="timeline">
+            <div className="empty small">
+              <p className="empty-title">{t("ai.start.title")}</p>
+              <p className="muted">{t("ai.start.body")}</p>
+            </div>
+          </div>
+          <Composer
+            ref={composer}
+            selectionText={selectionText}
+            getSelection={getSelection}
+            mode="default"
+            running={false}
+            onMode={() => undefined}
+            onSend={async (task, selection) => {
+              const created = await drafting.create(titleOf(task));
+              if (!created) return false;
+              void created.submit(composeTask(task, selection));
+              return true;
+            }}
+          />
+        </>
+      )}
+    </div>
+  );
+}
+
+function SessionView({
+  drafting,
+  store,
+  selectionText,
+  getSelection,
+  onReview,
+}: {
+  drafting: Drafting;
+  store: SessionStore;
+  selectionText: string;
+  getSelection: () => Selection | null;
+  onReview: (id: string) => void;
+}) {
+  const { t } = useApp();
+  const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
+  const dsnap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
+  const running = isRunning(snap);
+  const profile = dsnap.profiles?.find((p) => p.id === snap.session.profileId) ?? null;
+  const { pendingApproval, pendingQuestion, mode } = snap.timeline;
+  const open = snap.proposals.filter((p) => p.status === "proposed");
+  const busy = snap.driving > 0;
+
+  const onMode = (next: Mode) => void store.setMode(next);
+  const onSend = (task: string, selection: Selection | null) => {
+    void store.submit(composeTask(task, selection));
+    return true;
+  };
+
+  return (
+    <>
+      <SessionBar drafting={drafting} running={running} onStop={() => void store.interrupt()} />
+      <div className="session-meta">
+        <ContextMeter
+          context={snap.timeline.context}
+          contextWindow={profile?.contextWindow ?? null}
+          inputTokens={snap.timeline.inputTokens}
+          outputTokens={snap.timeline.outputTokens}
+          limits={snap.session.limits}
+          cost={snap.cost}
+        />
+        {mode === "plan" && (
+          <span className="badge badge-plan" data-testid="plan-badge">
+            {t("ai.mode.planBadge")}
+          </span>
+        )}
+      </div>
+      <SessionExtras drafting={drafting} store={store} />
+      {snap.error && (
+        <div className="pad-x">
+          <ErrorBanner error={snap.error} onDismiss={() => store.clearError()} />
+        </div>
+      )}
+      <Timeline store={store} onReview={onReview} />
+      {pendingApproval &&
+        (pendingApproval.tool === "exit_plan_mode" ? (
+          <PlanPrompt key={pendingApproval.requestId} pending={pendingApproval} busy={busy} onDecide={(ok, note) => void store.resolveApproval(pendingApproval.requestId, ok, note)} />
+        ) : (
+          <ApprovalPrompt key={pendingApproval.requestId} pending={pendingApproval} busy={busy} onDecide={(ok, note) => void store.resolveApproval(pendingApproval.requestId, ok, note)} />
+        ))}
+      {pendingQuestion && (
+        <QuestionPrompt key={pendingQuestion.questionId} pending={pendingQuestion} busy={busy} onAnswer={(a) => void store.answer(pendingQuestion.questionId, a)} />
+      )}
+      {open.length > 0 && (
+        <div className="open-proposals" data-testid="open-proposals" aria-label={t("ai.proposals.open", { n: open.length })}>
+          <p className="small muted">{t("ai.proposals.open", { n: open.length })}</p>
+          {open.map((p) => (
+            <button key={p.id} type="button" className="proposal-chip" data-testid="open-proposal" data-proposal={p.id} onClick={() => onReview(p.id)}>
+              <span className="proposal-chip-title">{p.summary}</span>
+              <ProposalBadge view={p} />
+            </button>
+          ))}
+        </div>
+      )}
+      <Composer
+        selectionText={selectionText}
+        getSelection={getSelection}
+        mode={mode}
+        running={running}
+        disabled={snap.timeline.archived}
+        onMode={onMode}
+        onSend={onSend}
+      />
+    </>
+  );
+}
+
+/** No model yet: set one up, and offer a model server found on this computer. */
+function ModelSetupOffer({ onSetUp, onRecheck }: { onSetUp: () => void; onRecheck: () => void }) {
+  const { client, t } = useApp();
+  const [found, setFound] = useState<LocalServer[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    client.call("llmProfile.detectLocal", {}).then(
+      (r) => live && setFound(r.found),
+      () => live && setFound([]),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  return (
+    <div className="empty" data-testid="ai-setup">
+      <p className="empty-title">{t("ai.setup.title")}</p>
+      <p className="muted">{t("ai.setup.body")}</p>
+      {found === null && (
+        <p className="small muted" role="status">
+          <span className="spinner" aria-hidden="true" /> {t("ai.setup.detecting")}
+        </p>
+      )}
+      {found?.map((s) => (
+        <div key={s.preset.id} className="detected" data-testid="ai-setup-local">
+          <p className="small">{t("localOffer.body", { name: s.preset.label, url: s.preset.baseUrl, n: s.models.length })}</p>
+          <button type="button" className="primary" onClick={onSetUp}>
+            {t("ai.setup.useLocal", { name: s.preset.label })}
+          </button>
+        </div>
+      ))}
+      <div className="row">
+        <button type="button" className={found?.length ? "" : "primary"} data-testid="ai-setup-open" onClick={onSetUp}>
+          {t("ai.setup.open")}
+        </button>
+        <button type="button" onClick={onRecheck}>
+          {t("ai.setup.recheck")}
+        </button>
       </div>
     </div>
   );

@@ -1,10 +1,13 @@
 // One open project: title, editor (+ preview), status bar, right panel, overlays.
 import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { toClientError } from "../api/client";
-import type { BrandProfile, Comment, Project } from "../api/generated";
+import type { Accepted, BrandProfile, Comment, Project, ProposalView } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import { AiPanel } from "../drafting/AiPanel";
+import { ProposalReview } from "../drafting/ProposalReview";
+import type { Selection } from "../drafting/scope";
+import { Drafting } from "../drafting/store";
 import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
 import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
@@ -33,6 +36,8 @@ export interface ProjectViewHandle {
   focusEditor(): void;
   /** Closes the topmost overlay; false when none was open. */
   closeOverlay(): boolean;
+  /** Stops the AI session's running turn; false when nothing ran. */
+  stopAi(): boolean;
   flush(): Promise<void>;
 }
 
@@ -45,12 +50,14 @@ export interface ProjectViewProps {
   onProjectChanged: (p: Project) => void;
   /** Shown first in the top bar (the "show sidebar" button when it is hidden). */
   leading?: ReactNode;
+  /** Opens Settings → AI models (the AI panel's offer when no model is set up). */
+  onSetUpModel?: () => void;
 }
 
 type Overlay = { kind: "diff"; from: number; to: number | null } | { kind: "view"; n: number } | null;
 
 export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(function ProjectView(
-  { projectId, tab, onTab, brands, onProjectChanged, leading },
+  { projectId, tab, onTab, brands, onProjectChanged, leading, onSetUpModel },
   ref,
 ) {
   const { client, t, toast, showError, lang, mod } = useApp();
@@ -71,6 +78,15 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const [comments, setComments] = useState<Comment[] | null>(null);
   const [selectionText, setSelectionText] = useState("");
   const [busy, setBusy] = useState<string | null>(null);
+  /** The proposal under review in the centre. */
+  const [review, setReview] = useState<string | null>(null);
+  // The project's drafting sessions live as long as the view, so a turn keeps streaming
+  // while another tab of the right-hand panel is open.
+  const [drafting] = useState(() => new Drafting(client, projectId));
+  useEffect(() => {
+    drafting.revive();
+    return () => drafting.dispose();
+  }, [drafting]);
   // Keeps the last handle: on unmount React detaches refs before effect cleanups run,
   // and the final save still needs the editor's text.
   const editor = useRef<EditorHandle | null>(null);
@@ -344,6 +360,51 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     [client, projectId, showError, t, toast],
   );
 
+  const getSelection = useCallback((): Selection | null => {
+    const ed = editor.current;
+    if (!ed) return null;
+    const { from, to } = ed.getSelection();
+    return to > from ? { from, to, text: ed.getText().slice(from, to) } : null;
+  }, []);
+  const revisionNow = useCallback(() => saver.current?.revision ?? 0, []);
+  const textNow = useCallback(() => editor.current?.getText() ?? "", []);
+  const closeReview = useCallback(() => {
+    setReview(null);
+    editor.current?.focus();
+  }, []);
+
+  // An accepted proposal made a version: the editor shows it, the saver builds on it.
+  const onAccepted = useCallback(
+    (accepted: Accepted) => {
+      const p = accepted.project;
+      if (!p) {
+        toast(t("ai.review.acceptedNoVersion"));
+        return;
+      }
+      editor.current?.setText(p.source);
+      saver.current?.reset(p);
+      setProject(p);
+      setTitle(p.title);
+      setHead(p.head);
+      setRevision(p.revision);
+      setWords(countWords(p.source));
+      setPreviewSource(p.source);
+      changedRef.current(p);
+      toast(t("version.saved", { n: p.head }));
+    },
+    [countWords, t, toast],
+  );
+
+  const onRegenerate = useCallback(
+    (view: ProposalView) => {
+      const store = drafting.getSnapshot().active;
+      setReview(null);
+      onTab("ai");
+      void store?.submit(t("ai.review.regenerateTask", { summary: view.summary }));
+    },
+    [drafting, onTab, t],
+  );
+
   const onImageFilesRef = useRef(onImageFiles);
   useLayoutEffect(() => {
     onImageFilesRef.current = onImageFiles;
@@ -399,7 +460,12 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     },
     toggleArchive: () => void toggleArchive(),
     focusEditor: () => editor.current?.focus(),
+    stopAi: () => drafting.stop(),
     closeOverlay: () => {
+      if (review) {
+        closeReview();
+        return true;
+      }
       if (saveDialog) {
         setSaveDialog(false);
         return true;
@@ -536,6 +602,19 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             onClose={() => setOverlay(null)}
           />
         )}
+        {review && (
+          <ProposalReview
+            key={review}
+            proposalId={review}
+            store={drafting.getSnapshot().active}
+            flush={flush}
+            revision={revisionNow}
+            currentText={textNow}
+            onAccepted={onAccepted}
+            onRegenerate={onRegenerate}
+            onClose={closeReview}
+          />
+        )}
         {conflict && <ConflictOverlay conflict={conflict} onKeepMine={() => void keepMine()} onTakeTheirs={takeTheirs} />}
       </main>
       <aside className="panel" aria-label={t("panel.label")}>
@@ -572,7 +651,15 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             <DraftsPanel projectId={projectId} revision={revision} platforms={project.platforms} onJump={jumpToSpan} />
           </Suspense>
         )}
-        {tab === "ai" && <AiPanel />}
+        {tab === "ai" && (
+          <AiPanel
+            drafting={drafting}
+            selectionText={selectionText}
+            getSelection={getSelection}
+            onReview={setReview}
+            onSetUpModel={() => onSetUpModel?.()}
+          />
+        )}
       </aside>
       {saveDialog && <SaveVersionDialog next={head + 1} onSave={(m) => void saveVersion(m)} onClose={() => setSaveDialog(false)} />}
       {restoreAsk !== null && (

@@ -1,0 +1,254 @@
+// The session's timeline: messages, a compact tool step per call (expandable to its
+// input and result), decisions, mode changes and turn ends, then the message streaming
+// in and the messages queued behind the running turn. Rows are memoised on their
+// (immutable) items and the list is virtualised; the streaming message subscribes to
+// the stream on its own, so while an answer streams only it re-renders.
+import { memo, useState, useSyncExternalStore } from "react";
+import type { ProposalView } from "../api/generated";
+import { VirtualFeed } from "../components/VirtualFeed";
+import { useApp } from "../context";
+import type { T } from "../context";
+import { has, type MessageId } from "../i18n";
+import { Markdown } from "./Markdown";
+import { isRunning, type SessionStore } from "./store";
+import type { Item, StepState } from "./timeline";
+
+const PREVIEW_CHARS = 4000;
+
+/** The tool's name in the person's language, or as the model knows it. */
+export function toolLabel(t: T, lang: "en" | "zh", name: string): string {
+  const id = `ai.tool.${name}`;
+  return has(lang, id) ? t(id as MessageId) : name;
+}
+
+/** JSON pretty-printed when it is JSON, cut to a preview. */
+export function preview(text: string): string {
+  let out = text;
+  try {
+    out = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // Not JSON: show it as it is.
+  }
+  return out.length > PREVIEW_CHARS ? `${out.slice(0, PREVIEW_CHARS)}…` : out;
+}
+
+/** A one-line summary of a call's arguments: its first short string field. */
+function argSummary(args: string): string {
+  try {
+    const v = JSON.parse(args) as Record<string, unknown>;
+    for (const value of Object.values(v ?? {})) {
+      if (typeof value === "string" && value.trim()) return value.length > 60 ? `${value.slice(0, 60)}…` : value;
+    }
+  } catch {
+    // Arguments the model sent broken are shown in full when expanded.
+  }
+  return "";
+}
+
+const STATE_ICON: Record<StepState, string> = {
+  queued: "○",
+  running: "◔",
+  waiting: "◆",
+  done: "✓",
+  failed: "✕",
+  cancelled: "⊘",
+};
+
+export function StateIcon({ state }: { state: StepState }) {
+  const { t } = useApp();
+  return (
+    <span className={`step-icon step-${state}`} role="img" aria-label={t(`ai.step.${state}` as MessageId)} title={t(`ai.step.${state}` as MessageId)}>
+      {STATE_ICON[state]}
+    </span>
+  );
+}
+
+function ProposalChip({ store, id, onReview }: { store: SessionStore; id: string; onReview: (id: string) => void }) {
+  const { t } = useApp();
+  const view = useSyncExternalStore(store.subscribe, () => store.getSnapshot().proposals.find((p) => p.id === id));
+  return (
+    <button type="button" className="proposal-chip" data-testid="proposal-chip" data-proposal={id} onClick={() => onReview(id)}>
+      <span className="proposal-chip-title">{view?.summary ?? t("ai.proposal.loading")}</span>
+      {view && <ProposalBadge view={view} />}
+    </button>
+  );
+}
+
+export function ProposalBadge({ view }: { view: ProposalView }) {
+  const { t } = useApp();
+  if (view.status === "proposed" && view.stale) {
+    return (
+      <span className="badge badge-warn" data-testid="proposal-stale">
+        {t("ai.proposal.stale")}
+      </span>
+    );
+  }
+  return (
+    <span className={`badge badge-${view.status}`} data-testid="proposal-status" data-status={view.status}>
+      {t(`ai.proposal.status.${view.status}` as MessageId)}
+    </span>
+  );
+}
+
+function ToolStep({ item, store, onReview }: { item: Extract<Item, { kind: "tool" }>; store: SessionStore; onReview: (id: string) => void }) {
+  const { t, lang } = useApp();
+  const [open, setOpen] = useState(false);
+  const summary = argSummary(item.args);
+  return (
+    <div className={`step step-${item.state}`} data-testid="tool-step" data-tool={item.name} data-state={item.state}>
+      <button type="button" className="step-line" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
+        <StateIcon state={item.state} />
+        <span className="step-name">{toolLabel(t, lang, item.name)}</span>
+        {summary && <span className="step-arg muted">{summary}</span>}
+        <span className="step-state muted small">{t(`ai.step.${item.state}` as MessageId)}</span>
+      </button>
+      {open && (
+        <div className="step-detail" data-testid="tool-detail">
+          <p className="small muted">{t("ai.step.input")}</p>
+          <pre>{preview(item.args)}</pre>
+          {item.result !== undefined && (
+            <>
+              <p className="small muted">
+                {t("ai.step.result")}
+                {item.status && item.status !== "success" ? ` · ${t(`ai.status.${item.status}` as MessageId)}` : ""}
+              </p>
+              <pre>{preview(item.result)}</pre>
+            </>
+          )}
+        </div>
+      )}
+      {item.proposalIds.map((id) => (
+        <ProposalChip key={id} store={store} id={id} onReview={onReview} />
+      ))}
+    </div>
+  );
+}
+
+function hintText(t: T, lang: "en" | "zh", hint: { id: string; message: string }): string {
+  const id = `hint.${hint.id}`;
+  return has(lang, id) ? t(id as MessageId) : hint.message;
+}
+
+export const ItemView = memo(function ItemView({ item, store, onReview }: { item: Item; store: SessionStore; onReview: (id: string) => void }) {
+  const { t, lang } = useApp();
+  switch (item.kind) {
+    case "user":
+      return (
+        <div className="msg msg-user" data-testid="msg-user">
+          {item.selection && (
+            <blockquote className="msg-scope" data-testid="msg-scope" title={item.selection.text}>
+              {item.selection.text}
+            </blockquote>
+          )}
+          <p className="msg-text">{item.text}</p>
+        </div>
+      );
+    case "assistant":
+      return (
+        <div className="msg msg-assistant" data-testid="msg-assistant">
+          <Markdown text={item.text} />
+          {item.interrupted && <p className="small muted">{t("ai.stopped")}</p>}
+        </div>
+      );
+    case "tool":
+      return <ToolStep item={item} store={store} onReview={onReview} />;
+    case "decision": {
+      const label = item.plan
+        ? item.approved
+          ? t("ai.decision.planApproved")
+          : t("ai.decision.planReturned")
+        : item.approved
+          ? t("ai.decision.allowed", { tool: toolLabel(t, lang, item.tool) })
+          : t("ai.decision.denied", { tool: toolLabel(t, lang, item.tool) });
+      return (
+        <p className={`line ${item.approved ? "" : "line-warn"}`} data-testid="decision">
+          {label}
+          {item.note && <span className="muted">{` — ${item.note}`}</span>}
+        </p>
+      );
+    }
+    case "answer":
+      return (
+        <p className="line" data-testid="answer">
+          {item.question && <span className="muted">{`${item.question} → `}</span>}
+          {item.answer}
+        </p>
+      );
+    case "mode":
+      return (
+        <p className="line muted" data-testid="mode-line">
+          {item.mode === "plan" ? t("ai.mode.planOn") : t("ai.mode.planOff")}
+        </p>
+      );
+    case "end":
+      return (
+        <div className={`line ${item.reason === "interrupted" ? "" : "line-warn"}`} data-testid="turn-end" data-reason={item.reason}>
+          <p>{t(`ai.end.${item.reason}` as MessageId)}</p>
+          {item.hints.map((h) => (
+            <p key={h.id} className="small muted">
+              {hintText(t, lang, h)}
+            </p>
+          ))}
+        </div>
+      );
+    case "archived":
+      return <p className="line muted">{t("ai.session.archivedLine")}</p>;
+  }
+});
+
+function StreamingMessage({ store, running, following }: { store: SessionStore; running: boolean; following: boolean }) {
+  const { t } = useApp();
+  const streaming = useSyncExternalStore(store.subscribeStream, store.getStreaming);
+  if (streaming && (streaming.text || streaming.reasoning)) {
+    return (
+      <div className="msg msg-assistant msg-live" data-testid="live-message" aria-live="off">
+        {streaming.reasoning && !streaming.text && <p className="small muted">{t("ai.thinking")}</p>}
+        <Markdown text={streaming.text} />
+      </div>
+    );
+  }
+  if (!running) return null;
+  return (
+    <p className="line muted working" role="status" data-testid="working">
+      <span className="spinner" aria-hidden="true" /> {following ? t("ai.workingElsewhere") : t("ai.working")}
+    </p>
+  );
+}
+
+export function Timeline({ store, onReview }: { store: SessionStore; onReview: (id: string) => void }) {
+  const { t } = useApp();
+  const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
+  const running = isRunning(snap);
+  const footer = (
+    <>
+      <StreamingMessage store={store} running={running} following={snap.following && snap.driving === 0} />
+      {snap.timeline.queued.map((q, i) => (
+        <div key={`${i}:${q}`} className="msg msg-user msg-queued" data-testid="msg-queued">
+          <span className="badge">{t("ai.queued")}</span>
+          <p className="msg-text">{q}</p>
+        </div>
+      ))}
+    </>
+  );
+  if (snap.loaded && snap.timeline.items.length === 0 && !running && snap.timeline.queued.length === 0) {
+    return (
+      <div className="feed" data-testid="timeline">
+        <div className="empty small">
+          <p className="empty-title">{t("ai.empty.title")}</p>
+          <p className="muted">{t("ai.empty.body")}</p>
+        </div>
+      </div>
+    );
+  }
+  return (
+    <VirtualFeed
+      items={snap.timeline.items}
+      getKey={(item) => item.key}
+      renderItem={(item) => <ItemView item={item} store={store} onReview={onReview} />}
+      estimate={48}
+      footer={footer}
+      label={t("ai.timeline")}
+      testId="timeline"
+    />
+  );
+}

@@ -1,0 +1,446 @@
+// The drafting state of one open project, outside React: the sessions, the one being
+// shown, its folded log (./timeline.ts), its proposals, and the message streaming in.
+//
+// Components read it through `useSyncExternalStore`. The streamed text has its own
+// subscription, notified at most once per animation frame, so while an answer streams
+// only the streaming message re-renders; the timeline re-renders when a logged event
+// arrives. The store lives as long as the project view, so a turn keeps streaming while
+// another right-hand tab is open.
+//
+// Events reach it from the call this window makes (`session.submit`,
+// `resolveApproval`, `answerQuestion`) and, when a turn runs that this window did not
+// start (after a reload, or in another window), from polling `session.events`. Either
+// way they are applied in sequence order; a gap is filled from the log first.
+
+import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../api/client";
+import type { LlmProfile, Mode, Proposal, ProposalView, Session, SessionView } from "../api/generated";
+import { emptyTimeline, fold, type TimelineState } from "./timeline";
+
+type Listener = () => void;
+
+const PAGE = 1000;
+const FOLLOW_MS = 400;
+
+export interface Streaming {
+  text: string;
+  reasoning: string;
+}
+
+export interface SessionSnapshot {
+  session: Session;
+  timeline: TimelineState;
+  loaded: boolean;
+  /** Calls this window has open that drive a turn. */
+  driving: number;
+  /** A turn runs that this window follows by polling the log. */
+  following: boolean;
+  error: ClientError | null;
+  proposals: ProposalView[];
+  /** The session's cost so far, from its usage records; null when no call was priced. */
+  cost: number | null;
+}
+
+export function isRunning(s: SessionSnapshot): boolean {
+  return s.timeline.turnOpen || s.driving > 0 || s.following;
+}
+
+const schedule: (f: () => void) => void =
+  typeof requestAnimationFrame === "function" ? (f) => void requestAnimationFrame(f) : (f) => void setTimeout(f, 16);
+
+export class SessionStore {
+  private snapshot: SessionSnapshot;
+  private streaming: Streaming | null = null;
+  private listeners = new Set<Listener>();
+  private streamListeners = new Set<Listener>();
+  private streamQueued = false;
+  private pending = new Map<number, HarnessEvent>();
+  private catching: Promise<void> | null = null;
+  private disposed = false;
+  private proposalTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly client: ApiClient,
+    session: Session,
+    private readonly projectId: string,
+    private readonly onChange: () => void = () => undefined,
+  ) {
+    this.snapshot = { session, timeline: emptyTimeline, loaded: false, driving: 0, following: false, error: null, proposals: [], cost: null };
+  }
+
+  get id(): string {
+    return this.snapshot.session.id;
+  }
+
+  subscribe = (l: Listener): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  getSnapshot = (): SessionSnapshot => this.snapshot;
+  subscribeStream = (l: Listener): (() => void) => {
+    this.streamListeners.add(l);
+    return () => this.streamListeners.delete(l);
+  };
+  getStreaming = (): Streaming | null => this.streaming;
+
+  private set(change: Partial<SessionSnapshot>) {
+    if (this.disposed) return;
+    this.snapshot = { ...this.snapshot, ...change };
+    for (const l of this.listeners) l();
+    this.onChange();
+  }
+
+  private setStreaming(next: Streaming | null) {
+    this.streaming = next;
+    if (this.streamQueued) return;
+    this.streamQueued = true;
+    schedule(() => {
+      this.streamQueued = false;
+      for (const l of this.streamListeners) l();
+    });
+  }
+
+  dispose() {
+    this.disposed = true;
+    if (this.proposalTimer) clearTimeout(this.proposalTimer);
+    this.listeners.clear();
+    this.streamListeners.clear();
+  }
+
+  /** Reads the whole log and, when a turn runs, follows it. */
+  async load(): Promise<void> {
+    try {
+      const view = await this.client.call("session.get", { sessionId: this.id });
+      this.set({ session: view.session });
+      await this.catchUp();
+      this.set({ loaded: true });
+      void this.refreshProposals();
+      void this.refreshCost();
+      if (view.status === "running") void this.follow();
+    } catch (e) {
+      this.set({ loaded: true, error: toClientError(e) });
+    }
+  }
+
+  /** Applies events in sequence order; live-only ones go to the streaming message. */
+  ingest(events: readonly HarnessEvent[]) {
+    let timeline = this.snapshot.timeline;
+    let proposalsChanged = false;
+    let turnEnded = false;
+    for (const e of events) {
+      if (e.sequence === 0) {
+        if (e.kind === "assistant_delta") {
+          const s = this.streaming ?? { text: "", reasoning: "" };
+          this.setStreaming({ ...s, text: s.text + e.payload.text });
+        } else if (e.kind === "reasoning_delta") {
+          const s = this.streaming ?? { text: "", reasoning: "" };
+          this.setStreaming({ ...s, reasoning: s.reasoning + e.payload.text });
+        }
+        continue;
+      }
+      if (e.sequence > timeline.lastSequence) this.pending.set(e.sequence, e);
+    }
+    for (;;) {
+      const next = this.pending.get(timeline.lastSequence + 1);
+      if (!next) break;
+      this.pending.delete(next.sequence);
+      timeline = fold(timeline, next);
+      if (next.kind === "model_call_started" || next.kind === "assistant_message" || next.kind === "turn_ended") this.setStreaming(null);
+      if (next.kind === "tool_result" && timeline.proposalIds.length !== this.snapshot.timeline.proposalIds.length) proposalsChanged = true;
+      if (next.kind === "turn_ended") turnEnded = true;
+    }
+    for (const seq of [...this.pending.keys()]) if (seq <= timeline.lastSequence) this.pending.delete(seq);
+    if (timeline !== this.snapshot.timeline) this.set({ timeline });
+    if (this.pending.size > 0) void this.catchUp();
+    if (proposalsChanged || turnEnded) this.scheduleProposals();
+    if (turnEnded) void this.refreshCost();
+  }
+
+  /** Reads the log from the last applied event on. */
+  catchUp(): Promise<void> {
+    this.catching ??= (async () => {
+      try {
+        for (;;) {
+          const from = this.snapshot.timeline.lastSequence + 1;
+          const r = await this.client.call("session.events", { sessionId: this.id, from, limit: PAGE });
+          this.ingest(r.events);
+          if (r.events.length < PAGE || this.disposed) break;
+        }
+      } finally {
+        this.catching = null;
+      }
+    })();
+    return this.catching;
+  }
+
+  /** Polls the log while a turn this window does not drive runs. */
+  async follow(): Promise<void> {
+    if (this.snapshot.following || this.disposed) return;
+    this.set({ following: true });
+    try {
+      while (!this.disposed && this.snapshot.driving === 0) {
+        await this.catchUp();
+        if (!this.snapshot.timeline.turnOpen) {
+          const view = await this.client.call("session.get", { sessionId: this.id });
+          if (view.status !== "running") break;
+        }
+        await new Promise((r) => setTimeout(r, FOLLOW_MS));
+      }
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    } finally {
+      this.set({ following: false });
+    }
+  }
+
+  private async drive(run: (onEvent: (e: HarnessEvent) => void) => Promise<{ session: SessionView }>): Promise<boolean> {
+    this.set({ driving: this.snapshot.driving + 1, error: null });
+    let ok = true;
+    try {
+      const r = await run((e) => this.ingest([e]));
+      this.set({ session: r.session.session });
+    } catch (e) {
+      ok = false;
+      this.set({ error: toClientError(e) });
+    } finally {
+      this.set({ driving: this.snapshot.driving - 1 });
+      if (this.snapshot.driving === 0) this.setStreaming(null);
+    }
+    await this.catchUp().catch(() => undefined);
+    // The call ended but a turn still runs (a dropped connection): follow it.
+    if (!ok && this.snapshot.timeline.turnOpen) void this.follow();
+    return ok;
+  }
+
+  submit(text: string, mode?: Mode): Promise<boolean> {
+    const params = mode ? { sessionId: this.id, text, mode } : { sessionId: this.id, text };
+    return this.drive((onEvent) => this.client.stream("session.submit", params, onEvent));
+  }
+
+  resolveApproval(requestId: string, approved: boolean, note?: string): Promise<boolean> {
+    const params = note?.trim() ? { sessionId: this.id, requestId, approved, note: note.trim() } : { sessionId: this.id, requestId, approved };
+    return this.drive((onEvent) => this.client.stream("session.resolveApproval", params, onEvent));
+  }
+
+  answer(questionId: string, answer: string): Promise<boolean> {
+    return this.drive((onEvent) => this.client.stream("session.answerQuestion", { sessionId: this.id, questionId, answer }, onEvent));
+  }
+
+  async setMode(mode: Mode): Promise<void> {
+    try {
+      await this.client.call("session.setMode", { sessionId: this.id, mode });
+      await this.catchUp();
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  /** Stops the running turn; true when something was running. */
+  async interrupt(): Promise<boolean> {
+    try {
+      const r = await this.client.call("session.interrupt", { sessionId: this.id });
+      return r.interrupted;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  clearError() {
+    this.set({ error: null });
+  }
+
+  private scheduleProposals() {
+    if (this.proposalTimer) return;
+    this.proposalTimer = setTimeout(() => {
+      this.proposalTimer = null;
+      void this.refreshProposals();
+    }, 50);
+  }
+
+  async refreshProposals(): Promise<void> {
+    try {
+      const r = await this.client.call("proposal.list", { projectId: this.projectId, ownerId: this.id });
+      this.set({ proposals: r.proposals });
+    } catch {
+      // The list is shown again on the next turn; a failure here is not the person's to fix.
+    }
+  }
+
+  /** Replaces one proposal (after an accept, reject or rebase) without a round trip; a
+   * proposal just decided or rebased is not stale. */
+  putProposal(proposal: Proposal) {
+    const view: ProposalView = { ...proposal, stale: false };
+    const list = this.snapshot.proposals.filter((p) => p.id !== proposal.id);
+    this.set({ proposals: [view, ...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) });
+  }
+
+  async refreshCost(): Promise<void> {
+    try {
+      const r = await this.client.call("usage.list", { limit: 1000 });
+      let cost: number | null = null;
+      for (const rec of r.records) {
+        if (rec.sessionId === this.id && rec.cost !== undefined) cost = (cost ?? 0) + rec.cost;
+      }
+      this.set({ cost });
+    } catch {
+      this.set({ cost: null });
+    }
+  }
+}
+
+/** A session in the list, with what only its log says. */
+export interface SessionInfo {
+  status: SessionView["status"];
+  lastActivity: string;
+}
+
+export interface DraftingSnapshot {
+  /** Null until loaded. */
+  sessions: Session[] | null;
+  info: Record<string, SessionInfo>;
+  active: SessionStore | null;
+  /** API methods the backend offers (checkpoints and constraints arrive later). */
+  methods: ReadonlySet<string>;
+  /** Null until loaded; empty means: offer to set a model up. */
+  profiles: LlmProfile[] | null;
+  error: ClientError | null;
+}
+
+/** The drafting sessions of one project. */
+export class Drafting {
+  private snapshot: DraftingSnapshot = { sessions: null, info: {}, active: null, methods: new Set(), profiles: null, error: null };
+  private listeners = new Set<Listener>();
+  private disposed = false;
+
+  constructor(
+    private readonly client: ApiClient,
+    readonly projectId: string,
+  ) {}
+
+  subscribe = (l: Listener): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  getSnapshot = (): DraftingSnapshot => this.snapshot;
+
+  private set(change: Partial<DraftingSnapshot>) {
+    if (this.disposed) return;
+    this.snapshot = { ...this.snapshot, ...change };
+    for (const l of this.listeners) l();
+  }
+
+  /** Stops the active session's work (the view closed). `revive` undoes it for a view
+   * that mounts again (React's development double-mount). */
+  dispose() {
+    this.snapshot.active?.dispose();
+    this.snapshot = { ...this.snapshot, active: null, sessions: null };
+    this.disposed = true;
+  }
+
+  revive() {
+    this.disposed = false;
+  }
+
+  /** Loads profiles, methods and sessions, and opens the latest session. */
+  async load(): Promise<void> {
+    try {
+      const [info, profiles, list] = await Promise.all([
+        this.client.call("app.info", {}),
+        this.client.call("llmProfile.list", {}),
+        this.client.call("session.list", { projectId: this.projectId }),
+      ]);
+      this.set({ methods: new Set(info.methods), profiles: profiles.profiles, sessions: list.sessions, error: null });
+      const latest = list.sessions[0];
+      if (latest && !this.snapshot.active) this.open(latest);
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  async reloadProfiles(): Promise<void> {
+    try {
+      const r = await this.client.call("llmProfile.list", {});
+      this.set({ profiles: r.profiles });
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  open(session: Session) {
+    if (this.snapshot.active?.id === session.id) return;
+    this.snapshot.active?.dispose();
+    const store = new SessionStore(this.client, session, this.projectId);
+    this.set({ active: store });
+    void store.load();
+  }
+
+  async create(title?: string): Promise<SessionStore | null> {
+    try {
+      const view = await this.client.call("session.create", title ? { projectId: this.projectId, title } : { projectId: this.projectId });
+      this.set({ sessions: [view.session, ...(this.snapshot.sessions ?? [])] });
+      this.open(view.session);
+      return this.snapshot.active;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  async rename(sessionId: string, title: string): Promise<boolean> {
+    try {
+      const view = await this.client.call("session.rename", { sessionId, title });
+      this.set({ sessions: (this.snapshot.sessions ?? []).map((s) => (s.id === sessionId ? view.session : s)) });
+      return true;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  async archive(sessionId: string): Promise<boolean> {
+    try {
+      await this.client.call("session.archive", { sessionId });
+      const rest = (this.snapshot.sessions ?? []).filter((s) => s.id !== sessionId);
+      this.set({ sessions: rest });
+      if (this.snapshot.active?.id === sessionId) {
+        this.snapshot.active.dispose();
+        this.set({ active: null });
+        if (rest[0]) this.open(rest[0]);
+      }
+      return true;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  /** Reads each session's state and last activity for the list. */
+  async describeSessions(): Promise<void> {
+    const sessions = this.snapshot.sessions ?? [];
+    const info: Record<string, SessionInfo> = { ...this.snapshot.info };
+    await Promise.all(
+      sessions.map(async (s) => {
+        try {
+          const view = await this.client.call("session.get", { sessionId: s.id });
+          const last = await this.client.call("session.events", { sessionId: s.id, from: Math.max(1, view.lastSequence), limit: 1 });
+          info[s.id] = { status: view.status, lastActivity: last.events[0]?.createdAt ?? s.updatedAt };
+        } catch {
+          // A session that cannot be read shows without its state.
+        }
+      }),
+    );
+    this.set({ info });
+  }
+
+  clearError() {
+    this.set({ error: null });
+  }
+
+  /** Stops the active session's turn; true when one was running here. */
+  stop(): boolean {
+    const store = this.snapshot.active;
+    if (!store || !isRunning(store.getSnapshot())) return false;
+    void store.interrupt();
+    return true;
+  }
+}

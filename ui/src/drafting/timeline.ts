@@ -1,0 +1,268 @@
+// The AI panel is a view of the session's event log. `fold` turns logged events into
+// what the panel shows — the timeline, the prompt waiting for the person, the mode, the
+// context estimate, the tokens — and nothing else feeds it, so a reload that replays
+// the log from `session.events` rebuilds the same screen. Live-only events (the
+// streamed pieces of an answer) are not folded: they belong to the one streaming
+// message (see ./store.ts).
+
+import type { HarnessEvent } from "../api/client";
+import type { Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
+import { parseTask, type Selection } from "./scope";
+
+/** A tool step as the timeline shows it. */
+export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "cancelled";
+
+export type Item =
+  | { kind: "user"; key: string; text: string; selection: Selection | null; wasQueued: boolean }
+  | { kind: "assistant"; key: string; text: string; interrupted: boolean }
+  | {
+      kind: "tool";
+      key: string;
+      toolUseId: string;
+      name: string;
+      args: string;
+      state: StepState;
+      status?: ToolStatus;
+      result?: string;
+      /** Proposals the step made (from the envelope or its result). */
+      proposalIds: string[];
+    }
+  | { kind: "decision"; key: string; tool: string; approved: boolean; note: string; plan: boolean }
+  | { kind: "answer"; key: string; question: string; answer: string }
+  | { kind: "mode"; key: string; mode: Mode; by: string }
+  | { kind: "end"; key: string; reason: TurnEndReason; message: string; hints: Hint[] }
+  | { kind: "archived"; key: string };
+
+export interface PendingApproval {
+  requestId: string;
+  toolUseId: string;
+  tool: string;
+  /** The normalized input the tool would run with. */
+  input: unknown;
+  reason: string;
+  targetVersion?: number;
+}
+
+export interface PendingQuestion {
+  questionId: string;
+  toolUseId: string;
+  question: string;
+  options: string[];
+}
+
+export interface ContextEstimate {
+  estimatedTokens: number;
+  layers: LayerEstimate[];
+}
+
+export interface TimelineState {
+  lastSequence: number;
+  items: Item[];
+  mode: Mode;
+  /** A turn started and has not ended. */
+  turnOpen: boolean;
+  pendingApproval: PendingApproval | null;
+  pendingQuestion: PendingQuestion | null;
+  /** Messages sent while a turn ran, not delivered yet. */
+  queued: string[];
+  context: ContextEstimate | null;
+  inputTokens: number;
+  outputTokens: number;
+  archived: boolean;
+  /** Every proposal id a step of this session made, oldest first. */
+  proposalIds: string[];
+}
+
+export const emptyTimeline: TimelineState = {
+  lastSequence: 0,
+  items: [],
+  mode: "default",
+  turnOpen: false,
+  pendingApproval: null,
+  pendingQuestion: null,
+  queued: [],
+  context: null,
+  inputTokens: 0,
+  outputTokens: 0,
+  archived: false,
+  proposalIds: [],
+};
+
+/** Turn ends the panel says nothing about: a finished answer, or a prompt it shows. */
+const QUIET_ENDS: TurnEndReason[] = ["completed", "blocked_on_approval", "blocked_on_question"];
+
+/** Every other status (a schema error, a denial, a timeout, a tool error, ...) failed. */
+function stepState(status: ToolStatus): StepState {
+  if (status === "success") return "done";
+  if (status === "interrupted" || status === "cancelled") return "cancelled";
+  return "failed";
+}
+
+/** Proposal ids a tool result names: `proposalId`, `proposal.id`, `proposals[].id`, `proposalIds`. */
+export function proposalIdsIn(content: string): string[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return [];
+  }
+  if (typeof value !== "object" || value === null) return [];
+  const v = value as Record<string, unknown>;
+  const out: string[] = [];
+  const add = (id: unknown) => {
+    if (typeof id === "string" && id.startsWith("prp_") && !out.includes(id)) out.push(id);
+  };
+  add(v.proposalId);
+  if (typeof v.proposal === "object" && v.proposal !== null) add((v.proposal as Record<string, unknown>).id);
+  if (Array.isArray(v.proposals)) for (const p of v.proposals) add(typeof p === "object" && p !== null ? (p as Record<string, unknown>).id : p);
+  if (Array.isArray(v.proposalIds)) for (const id of v.proposalIds) add(id);
+  return out;
+}
+
+function updateTool(items: Item[], toolUseId: string | undefined, change: (step: Extract<Item, { kind: "tool" }>) => Item): Item[] {
+  if (!toolUseId) return items;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i];
+    if (item.kind === "tool" && item.toolUseId === toolUseId) {
+      const next = items.slice();
+      next[i] = change(item);
+      return next;
+    }
+  }
+  return items;
+}
+
+/** Ends every step still queued, running or waiting (the turn is over). */
+function settleSteps(items: Item[]): Item[] {
+  let next: Item[] | null = null;
+  items.forEach((item, i) => {
+    if (item.kind === "tool" && (item.state === "queued" || item.state === "running")) {
+      next ??= items.slice();
+      next[i] = { ...item, state: "cancelled" };
+    }
+  });
+  return next ?? items;
+}
+
+/** Applies one logged event. Live-only events (sequence 0) leave the state as it is. */
+export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
+  if (event.sequence === 0) return state;
+  const s: TimelineState = { ...state, lastSequence: Math.max(state.lastSequence, event.sequence) };
+  const key = String(event.sequence);
+  const push = (item: Item) => {
+    s.items = [...s.items, item];
+  };
+  switch (event.kind) {
+    case "session_created":
+      s.mode = event.payload.mode;
+      break;
+    case "user_message": {
+      const { task, selection } = parseTask(event.payload.text);
+      push({ kind: "user", key, text: task, selection, wasQueued: event.payload.wasQueued });
+      const at = s.queued.indexOf(event.payload.text);
+      if (at >= 0) s.queued = [...s.queued.slice(0, at), ...s.queued.slice(at + 1)];
+      break;
+    }
+    case "message_queued":
+      s.queued = [...s.queued, event.payload.text];
+      break;
+    case "turn_started":
+      s.turnOpen = true;
+      break;
+    case "context_assembled":
+      s.context = { estimatedTokens: event.payload.estimatedTokens, layers: event.payload.layers };
+      break;
+    case "model_call_started":
+    case "assistant_delta":
+    case "reasoning_delta":
+      break;
+    case "assistant_message": {
+      const p = event.payload;
+      s.inputTokens += p.inputTokens;
+      s.outputTokens += p.outputTokens;
+      if (p.text.trim() || p.interrupted) push({ kind: "assistant", key, text: p.text, interrupted: p.interrupted });
+      for (const call of p.toolCalls) {
+        push({ kind: "tool", key: `${key}:${call.id}`, toolUseId: call.id, name: call.name, args: call.arguments, state: "queued", proposalIds: [] });
+      }
+      break;
+    }
+    case "tool_decision": {
+      const decision = event.payload.decision;
+      s.items = updateTool(s.items, event.toolUseId, (step) => ({
+        ...step,
+        state: decision === "allow" ? "running" : decision === "ask" ? "waiting" : step.state,
+      }));
+      break;
+    }
+    case "tool_result": {
+      const p = event.payload;
+      const ids = [...(event.proposalId ? [event.proposalId] : []), ...proposalIdsIn(p.content)].filter((id, i, all) => all.indexOf(id) === i);
+      s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: stepState(p.status), status: p.status, result: p.content, proposalIds: ids }));
+      for (const id of ids) if (!s.proposalIds.includes(id)) s.proposalIds = [...s.proposalIds, id];
+      if (s.pendingApproval?.toolUseId === event.toolUseId) s.pendingApproval = null;
+      if (s.pendingQuestion?.toolUseId === event.toolUseId) s.pendingQuestion = null;
+      break;
+    }
+    case "approval_requested": {
+      const p = event.payload;
+      s.pendingApproval = {
+        requestId: p.requestId,
+        toolUseId: event.toolUseId ?? "",
+        tool: p.tool,
+        input: p.input,
+        reason: p.reason,
+        ...(p.targetVersion !== undefined ? { targetVersion: p.targetVersion } : {}),
+      };
+      s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: "waiting" }));
+      break;
+    }
+    case "approval_resolved": {
+      const p = event.payload;
+      const pending = s.pendingApproval;
+      const tool = pending?.requestId === p.requestId ? pending.tool : "";
+      if (pending?.requestId === p.requestId) s.pendingApproval = null;
+      push({ kind: "decision", key, tool, approved: p.approved, note: p.note, plan: tool === "exit_plan_mode" });
+      s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: p.approved ? "running" : step.state }));
+      break;
+    }
+    case "question_asked": {
+      const p = event.payload;
+      s.pendingQuestion = { questionId: p.questionId, toolUseId: event.toolUseId ?? "", question: p.question, options: p.options };
+      s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: "waiting" }));
+      break;
+    }
+    case "question_answered": {
+      const p = event.payload;
+      const question = s.pendingQuestion?.questionId === p.questionId ? s.pendingQuestion.question : "";
+      if (s.pendingQuestion?.questionId === p.questionId) s.pendingQuestion = null;
+      push({ kind: "answer", key, question, answer: p.answer });
+      break;
+    }
+    case "mode_changed":
+      s.mode = event.payload.mode;
+      push({ kind: "mode", key, mode: event.payload.mode, by: event.payload.by });
+      break;
+    case "turn_ended": {
+      const p = event.payload;
+      s.turnOpen = false;
+      // A turn blocked on the person keeps its waiting step; any other end settles the rest.
+      if (p.reason !== "blocked_on_approval" && p.reason !== "blocked_on_question") s.items = settleSteps(s.items);
+      if (!QUIET_ENDS.includes(p.reason)) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints });
+      break;
+    }
+    case "session_archived":
+      s.archived = true;
+      push({ kind: "archived", key });
+      break;
+    default:
+      // A kind this UI does not know yet (a newer backend): nothing to show.
+      break;
+  }
+  return s;
+}
+
+export function foldAll(events: readonly HarnessEvent[], from: TimelineState = emptyTimeline): TimelineState {
+  let s = from;
+  for (const e of events) s = fold(s, e);
+  return s;
+}
