@@ -135,7 +135,11 @@ function renderApp(transport: FakeTransport, lang: Lang = "en") {
 const items = () => screen.queryAllByTestId("project-item");
 const key = (k: string, init: KeyboardEventInit = {}) => fireEvent.keyDown(window, { key: k, ctrlKey: true, ...init });
 
-afterEach(() => cleanup());
+afterEach(() => {
+  cleanup();
+  // The right-hand panel's tab is kept across reloads; each test starts from the default.
+  window.localStorage.removeItem("inkstone.panelTab");
+});
 
 describe("the window", () => {
   it("lists projects most recent first, searches as you type, hides archived behind a filter", async () => {

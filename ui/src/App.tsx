@@ -11,7 +11,7 @@ import { LocalModelOffer } from "./settings/LocalOffer";
 import type { ProjectViewHandle } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
 import { type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
-import { applyLang, applyTheme, saveLang, saveTheme, type Theme } from "./lib/prefs";
+import { applyLang, applyTheme, initialPanelTab, saveLang, savePanelTab, saveTheme, type Theme } from "./lib/prefs";
 
 export interface AppProps {
   client: ApiClient;
@@ -48,7 +48,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [showArchived, setShowArchived] = useState(false);
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [sidebar, setSidebar] = useState(true);
-  const [tab, setTab] = useState<PanelTab>("history");
+  const [tab, setTab] = useState<PanelTab>(() => initialPanelTab(TABS, "history"));
   const [palette, setPalette] = useState(false);
   const [settings, setSettings] = useState<SettingsSection | null>(null);
   const [newDialog, setNewDialog] = useState<{ templateId?: string } | null>(null);
@@ -66,6 +66,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   useEffect(() => {
     applyLang(lang);
   }, [lang]);
+  useEffect(() => {
+    savePanelTab(tab);
+  }, [tab]);
 
   const toast = useCallback((text: string) => {
     const id = ++toastId.current;

@@ -36,6 +36,8 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
   const { t } = useApp();
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const composer = useRef<ComposerHandle>(null);
+  // The mode chosen before the first task; the session starts in it.
+  const [firstMode, setFirstMode] = useState<Mode>("default");
 
   useEffect(() => {
     if (snap.sessions === null) void drafting.load();
@@ -104,11 +106,11 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
             ref={composer}
             selectionText={selectionText}
             getSelection={getSelection}
-            mode="default"
+            mode={firstMode}
             running={false}
-            onMode={() => undefined}
+            onMode={setFirstMode}
             onSend={async (task, selection) => {
-              const created = await drafting.create(titleOf(task));
+              const created = await drafting.create(titleOf(task), firstMode);
               if (!created) return false;
               void created.submit(composeTask(task, selection));
               return true;

@@ -14,6 +14,7 @@
 
 import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../api/client";
 import type { LlmProfile, Mode, Proposal, ProposalView, Session, SessionView } from "../api/generated";
+import { lastSession, saveLastSession } from "../lib/prefs";
 import { emptyTimeline, fold, type TimelineState } from "./timeline";
 
 type Listener = () => void;
@@ -344,13 +345,19 @@ export class Drafting {
   /** Loads profiles, methods and sessions, and opens the latest session. */
   async load(): Promise<void> {
     try {
-      const [info, profiles, list] = await Promise.all([
+      const [app, profiles, list] = await Promise.all([
         this.client.call("app.info", {}),
         this.client.call("llmProfile.list", {}),
         this.client.call("session.list", { projectId: this.projectId }),
       ]);
-      this.set({ methods: new Set(info.methods), profiles: profiles.profiles, sessions: list.sessions, error: null });
-      const latest = list.sessions[0];
+      this.set({ methods: new Set(app.methods), profiles: profiles.profiles, sessions: list.sessions, error: null });
+      if (this.snapshot.active || list.sessions.length === 0) return;
+      // Resume the session last open here, else the one with the latest activity.
+      const remembered = list.sessions.find((s) => s.id === lastSession(this.projectId));
+      if (remembered) return this.open(remembered);
+      await this.describeSessions();
+      const described = this.snapshot.info;
+      const latest = [...list.sessions].sort((a, b) => (described[b.id]?.lastActivity ?? b.updatedAt).localeCompare(described[a.id]?.lastActivity ?? a.updatedAt))[0];
       if (latest && !this.snapshot.active) this.open(latest);
     } catch (e) {
       this.set({ error: toClientError(e) });
@@ -370,13 +377,14 @@ export class Drafting {
     if (this.snapshot.active?.id === session.id) return;
     this.snapshot.active?.dispose();
     const store = new SessionStore(this.client, session, this.projectId);
+    saveLastSession(this.projectId, session.id);
     this.set({ active: store });
     void store.load();
   }
 
-  async create(title?: string): Promise<SessionStore | null> {
+  async create(title?: string, mode?: Mode): Promise<SessionStore | null> {
     try {
-      const view = await this.client.call("session.create", title ? { projectId: this.projectId, title } : { projectId: this.projectId });
+      const view = await this.client.call("session.create", { projectId: this.projectId, ...(title ? { title } : {}), ...(mode ? { mode } : {}) });
       this.set({ sessions: [view.session, ...(this.snapshot.sessions ?? [])] });
       this.open(view.session);
       return this.snapshot.active;
@@ -414,9 +422,9 @@ export class Drafting {
     }
   }
 
-  /** Reads each session's state and last activity for the list. */
+  /** Reads each session's state and last activity for the list (the newest 30). */
   async describeSessions(): Promise<void> {
-    const sessions = this.snapshot.sessions ?? [];
+    const sessions = (this.snapshot.sessions ?? []).slice(0, 30);
     const info: Record<string, SessionInfo> = { ...this.snapshot.info };
     await Promise.all(
       sessions.map(async (s) => {

@@ -247,7 +247,10 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       s.turnOpen = false;
       // A turn blocked on the person keeps its waiting step; any other end settles the rest.
       if (p.reason !== "blocked_on_approval" && p.reason !== "blocked_on_question") s.items = settleSteps(s.items);
-      if (!QUIET_ENDS.includes(p.reason)) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints });
+      // An answer cut short already says it stopped; the end line would repeat it.
+      const last = s.items.at(-1);
+      const saidStopped = p.reason === "interrupted" && last?.kind === "assistant" && last.interrupted;
+      if (!QUIET_ENDS.includes(p.reason) && !saidStopped) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints });
       break;
     }
     case "session_archived":

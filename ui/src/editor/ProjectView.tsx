@@ -5,7 +5,6 @@ import type { Accepted, BrandProfile, Comment, Project, ProposalView } from "../
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import { AiPanel } from "../drafting/AiPanel";
-import { ProposalReview } from "../drafting/ProposalReview";
 import type { Selection } from "../drafting/scope";
 import { Drafting } from "../drafting/store";
 import type { MessageId } from "../i18n";
@@ -20,6 +19,8 @@ import { type Conflict, type SaveState, Saver } from "./saver";
 
 // The preview (and its Markdown renderer) loads on first use, keeping startup small.
 const Preview = lazy(() => import("./Preview").then((m) => ({ default: m.Preview })));
+// So does reviewing a proposal (CodeMirror's merge view).
+const ProposalReview = lazy(() => import("../drafting/ProposalReview").then((m) => ({ default: m.ProposalReview })));
 // So do the drafts panel and its previews.
 const DraftsPanel = lazy(() => import("../panels/DraftsPanel").then((m) => ({ default: m.DraftsPanel })));
 
@@ -603,17 +604,19 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           />
         )}
         {review && (
-          <ProposalReview
-            key={review}
-            proposalId={review}
-            store={drafting.getSnapshot().active}
-            flush={flush}
-            revision={revisionNow}
-            currentText={textNow}
-            onAccepted={onAccepted}
-            onRegenerate={onRegenerate}
-            onClose={closeReview}
-          />
+          <Suspense fallback={<p className="overlay muted pad">{t("ai.loading")}</p>}>
+            <ProposalReview
+              key={review}
+              proposalId={review}
+              store={drafting.getSnapshot().active}
+              flush={flush}
+              revision={revisionNow}
+              currentText={textNow}
+              onAccepted={onAccepted}
+              onRegenerate={onRegenerate}
+              onClose={closeReview}
+            />
+          </Suspense>
         )}
         {conflict && <ConflictOverlay conflict={conflict} onKeepMine={() => void keepMine()} onTakeTheirs={takeTheirs} />}
       </main>

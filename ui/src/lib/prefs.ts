@@ -52,3 +52,24 @@ export function applyTheme(theme: Theme) {
 export function applyLang(lang: Lang) {
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
 }
+
+const PANEL_TAB_KEY = "inkstone.panelTab";
+
+/** The right-hand panel's tab, kept across reloads (a reload mid-turn comes back to it). */
+export function initialPanelTab<T extends string>(tabs: readonly T[], fallback: T): T {
+  const saved = read(PANEL_TAB_KEY);
+  return (tabs as readonly string[]).includes(saved ?? "") ? (saved as T) : fallback;
+}
+export function savePanelTab(tab: string) {
+  write(PANEL_TAB_KEY, tab);
+}
+
+const SESSION_KEY = "inkstone.session.";
+
+/** The drafting session last open in a project, to come back to. */
+export function lastSession(projectId: string): string | null {
+  return read(SESSION_KEY + projectId);
+}
+export function saveLastSession(projectId: string, sessionId: string) {
+  write(SESSION_KEY + projectId, sessionId);
+}
