@@ -217,6 +217,7 @@ api_methods! {
         "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> PipelineCompileResult;
         "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> crate::pipeline::Measurement;
         "pipeline.suggest" => pipeline::suggest(ProjectRef) -> SuggestResult;
+        "pipeline.fit" => pipeline::fit(PipelineCompileParams) -> FitReportResult;
         "platformDraft.list" => drafts::list(ProjectRef) -> PlatformDraftListResult;
         "platformDraft.get" => drafts::get(PlatformDraftRef) -> crate::model::PlatformDraft;
         "platformDraft.save" => drafts::save(PlatformDraftSaveParams) -> PlatformDraftSaveResult;

@@ -260,7 +260,71 @@ matched: string | null, message: string, suggestion: string | null,
  */
 route: string | null, };
 
-export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, };
+export type FitPoint = { 
+/**
+ * Stable: `title_length`, `hook`, `paragraphs`, `headings`, `tags`, `cta`, `links`, `limits`.
+ */
+check: string, passed: boolean, 
+/**
+ * How much the point weighs in the score.
+ */
+weight: number, 
+/**
+ * What was measured, for the person: "title 12 characters; the rule is 14–26".
+ */
+measured: string, 
+/**
+ * The rule, in the profile's words where it has them.
+ */
+rule: string, };
+
+export type FitReport = { platform: Platform, 
+/**
+ * The growth and draft profile versions used.
+ */
+profileIds: Array<string>, 
+/**
+ * 0–100: the weighted share of points passed.
+ */
+score: number, points: Array<FitPoint>, disclaimer: string, };
+
+export type FitReportResult = { projectId: string, revision: number, reports: Array<PlatformFit>, 
+/**
+ * What the score measures, and what it does not.
+ */
+disclaimer: string, };
+
+export type FitRules = { 
+/**
+ * The title's length range in characters, inclusive.
+ */
+titleChars: [number, number] | null, 
+/**
+ * The first sentence ends within this many characters.
+ */
+hookChars: number | null, 
+/**
+ * The number of topic tags, inclusive range.
+ */
+tags: [number, number] | null, 
+/**
+ * Words of a call to action; one of them near the end counts as a CTA.
+ */
+ctaMarkers: Array<string>, links: LinkPolicy, 
+/**
+ * No paragraph longer than this many characters.
+ */
+maxParagraphChars: number | null, 
+/**
+ * A long text has a heading at least every this many characters.
+ */
+headingEveryChars: number | null, };
+
+export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, 
+/**
+ * The machine-checkable subset of the rules, for the platform-fit report.
+ */
+fit: FitRules, };
 
 export type Health = "unknown" | "ok" | "failed";
 
@@ -328,6 +392,8 @@ maxOutputTokens: number, };
 export type LimitsInput = { maxModelTurns?: number, toolTimeoutMs?: number, tokenBudget?: number, costBudget?: number, breakerThreshold?: number, loopThreshold?: number, maxOutputTokens?: number, };
 
 export type LineKind = "equal" | "delete" | "insert";
+
+export type LinkPolicy = "allowed" | "footnotes" | "none";
 
 export type LlmDetectLocalResult = { found: Array<LocalServer>, };
 
@@ -615,6 +681,8 @@ compiled: CompiledDraft,
 diff?: TextDiffResult, };
 
 export type PlatformDraftSetStatusParams = { projectId: string, platform: Platform, status: DraftStatus, baseRevision?: number, };
+
+export type PlatformFit = { platform: Platform, compiled: FitReport, saved?: FitReport, };
 
 export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "type": "growth", "profile": GrowthProfile } | { "type": "risk", "profile": RiskList };
 
@@ -1162,6 +1230,7 @@ export interface ApiMethods {
   "pipeline.compile": { params: PipelineCompileParams; result: PipelineCompileResult };
   "pipeline.measure": { params: PipelineMeasureParams; result: Measurement };
   "pipeline.suggest": { params: ProjectRef; result: SuggestResult };
+  "pipeline.fit": { params: PipelineCompileParams; result: FitReportResult };
   "platformDraft.list": { params: ProjectRef; result: PlatformDraftListResult };
   "platformDraft.get": { params: PlatformDraftRef; result: PlatformDraft };
   "platformDraft.save": { params: PlatformDraftSaveParams; result: PlatformDraftSaveResult };
@@ -1211,7 +1280,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
