@@ -7,7 +7,7 @@ export type Activity = { id: string, projectId: string | null, actor: string, ki
  */
 summary: string, createdAt: string, };
 
-export type ActivityKind = "project_created" | "project_renamed" | "project_archived" | "project_unarchived" | "project_settings_changed" | "version_created" | "version_restored" | "comment_added" | "comment_resolved" | "comment_reopened" | "comment_deleted" | "brand_profile_created" | "brand_profile_updated" | "brand_profile_deleted" | "template_created" | "template_updated" | "template_deleted" | "media_added" | "workspace_renamed" | "imported" | "draft_saved" | "draft_status_changed";
+export type ActivityKind = "project_created" | "project_renamed" | "project_archived" | "project_unarchived" | "project_settings_changed" | "version_created" | "version_restored" | "comment_added" | "comment_resolved" | "comment_reopened" | "comment_deleted" | "brand_profile_created" | "brand_profile_updated" | "brand_profile_deleted" | "template_created" | "template_updated" | "template_deleted" | "media_added" | "workspace_renamed" | "imported" | "draft_saved" | "draft_status_changed" | "proposal_accepted" | "proposal_rejected" | "checkpoint_restored";
 
 export type ActivityListParams = { 
 /**
@@ -28,6 +28,28 @@ export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, d
 export type ApiKey = string;
 
 export type AppInfo = { version: string, dataDir: string, schemaVersion: number, methods: Array<string>, streamingMethods: Array<string>, };
+
+export type Applied = { version?: number, draftRevision?: number, commentId?: string, 
+/**
+ * The candidates taken (titles, tags).
+ */
+choices?: Array<string>, by: string, at: string, };
+
+export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
+
+export type AuditRecord = { id: string, projectId: string, proposalId: string, kind: ProposalKind, action: AuditAction, hunks: Array<string>, 
+/**
+ * The hash of each hunk in `hunks`, in the same order.
+ */
+hunkHashes: Array<string>, choices?: Array<string>, 
+/**
+ * The person (for an accept through `apply_proposal`, the person who approved).
+ */
+actor: string, 
+/**
+ * `person` or `assistant` (an approved `apply_proposal`).
+ */
+via: string, approvalRequestId?: string, origin: Origin, version?: number, draftRevision?: number, reason?: string, at: string, };
 
 export type BackupAutoParams = { reason: BackupReason, };
 
@@ -59,6 +81,25 @@ export type BackupRestoreResult = { restored: BackupInfo,
  */
 safetyBackup: BackupInfo, counts: ExportCounts, };
 
+export type Base = { 
+/**
+ * The project's latest version number then.
+ */
+head: number, 
+/**
+ * The project's working-copy revision then.
+ */
+revision: number, 
+/**
+ * `sha256:` of the exact text the proposal changes (the source, the title, the
+ * draft's patch text, the settings), when it changes one.
+ */
+textHash?: string, 
+/**
+ * The draft's revision, for a draft target.
+ */
+draftRevision?: number, };
+
 export type BrandProfile = { id: string, name: string, voice: string, targetAudience: string, bannedWords: Array<string>, cta: string, linkStrategy: string, defaultTags: Array<string>, industry: string, createdAt: string, updatedAt: string, };
 
 export type BrandProfileInput = { name: string, voice?: string, targetAudience?: string, bannedWords?: Array<string>, cta?: string, linkStrategy?: string, defaultTags?: Array<string>, industry?: string, };
@@ -71,11 +112,95 @@ export type BrandProfileUpdateParams = { id: string,
  */
 profile: BrandProfileInput, };
 
+export type Candidate = { text: string, rationale: string, };
+
+export type ChecklistItem = { id: string, text: string, platform?: Platform, blocking: boolean, resolved: boolean, note?: string, };
+
+export type Checkpoint = { id: string, 
+/**
+ * The session or run.
+ */
+ownerId: string, projectId: string, label: string, reason: CheckpointReason, 
+/**
+ * The project's latest version number then (0: none yet).
+ */
+head: number, 
+/**
+ * The working-copy revision then.
+ */
+revision: number, 
+/**
+ * The working copy, when it differed from the head version (unsaved changes).
+ */
+workingTitle?: string, workingSource?: string, 
+/**
+ * Every saved draft as it stood (each carries its revision).
+ */
+drafts: Array<PlatformDraft>, 
+/**
+ * The owner's log sequence number when it was made.
+ */
+sequence: number, createdAt: string, };
+
+export type CheckpointCreateParams = { sessionId: string, label: string, };
+
+export type CheckpointListResult = { 
+/**
+ * Oldest first.
+ */
+checkpoints: Array<Checkpoint>, };
+
+export type CheckpointReason = "manual" | "assistant" | "before_turn" | "after_turn";
+
+export type CheckpointRestoreParams = { sessionId: string, checkpointId: string, };
+
+export type CheckpointRestoreResult = { 
+/**
+ * The `rewound` event appended to the session's log.
+ */
+event: Event, checkpointId: string, 
+/**
+ * The project after the restore.
+ */
+project: Project, 
+/**
+ * The version that keeps unsaved working-copy changes, when there were any.
+ */
+autosnapshot?: VersionSummary, 
+/**
+ * The new version whose content is the checkpoint's (origin `checkpoint`).
+ */
+version: VersionSummary, 
+/**
+ * Drafts that differed and now hold the checkpoint's content (a new revision each).
+ */
+draftsRestored: Array<PlatformDraft>, 
+/**
+ * Drafts that already held the checkpoint's content.
+ */
+draftsUnchanged: Array<Platform>, 
+/**
+ * Drafts of the checkpoint left as they are (a draft being published).
+ */
+draftsSkipped: Array<SkippedDraft>, 
+/**
+ * Drafts saved after the checkpoint was made: left as they are.
+ */
+draftsNewer: Array<Platform>, 
+/**
+ * True when the owner's staged set was dropped (it sat on the replaced working copy).
+ */
+stagingDiscarded: boolean, };
+
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
  * The text the anchor covered when the comment was made.
  */
-quote: string | null, resolved: boolean, author: string, createdAt: string, updatedAt: string, };
+quote: string | null, resolved: boolean, author: string, 
+/**
+ * The comment this one answers, for a reply.
+ */
+replyTo?: string, createdAt: string, updatedAt: string, };
 
 export type CommentAddParams = { projectId: string, body: string, 
 /**
@@ -104,6 +229,24 @@ export type CommentResolveParams = { projectId: string, commentId: string,
 resolved: boolean, };
 
 export type CompiledDraft = { draft: Draft, findings: Array<Finding>, };
+
+export type Constraint = { id: string, 
+/**
+ * The session or run.
+ */
+ownerId: string, projectId: string, text: string, proposalId: string, 
+/**
+ * The rejected hunks (empty: the whole proposal).
+ */
+hunks: Array<string>, createdBy: string, createdAt: string, };
+
+export type ConstraintListResult = { 
+/**
+ * Oldest first.
+ */
+constraints: Array<Constraint>, };
+
+export type ConstraintRemoveParams = { sessionId: string, constraintId: string, };
 
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
 
@@ -165,7 +308,7 @@ reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { req
 /**
  * The normalized input (a preview when large).
  */
-input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> });
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -430,7 +573,25 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type MetadataChange = { title?: string, platforms?: Array<Platform>, 
+/**
+ * `Some(None)` clears the brand profile.
+ */
+brandProfileId?: string | null, templateId?: string | null, };
+
 export type Mode = "default" | "plan";
+
+export type Origin = { sessionId?: string, runId?: string, 
+/**
+ * The log sequence of the turn's start, when known.
+ */
+turn?: number, toolUseId?: string, contextSnapshotId?: string, model: string, profileId: string, promptVersion: string, 
+/**
+ * The proposal this one was rebased from.
+ */
+rebasedFrom?: string, };
+
+export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
 export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, };
 
@@ -613,6 +774,50 @@ baseRevision?: number, title?: string, source?: string, platforms?: Array<Platfo
  */
 brandProfileId?: string, };
 
+export type Proposal = { id: string, projectId: string, kind: ProposalKind, target: Target, base: Base, 
+/**
+ * For the person: what changes and why.
+ */
+summary: string, hunks: Array<ProposalHunk>, payload: Payload, 
+/**
+ * The quality findings of what the proposal would produce.
+ */
+findings: Array<Finding>, 
+/**
+ * Those of `findings` the base does not have ("this proposal introduces 最佳").
+ */
+newFindings: Array<Finding>, origin: Origin, status: ProposalStatus, 
+/**
+ * Hunk ids taken by an accept, and rejected by a reject.
+ */
+acceptedHunks: Array<string>, rejectedHunks: Array<string>, rejectionReason?: string, supersededBy?: string, applied?: Applied, createdAt: string, updatedAt: string, };
+
+export type ProposalHunk = { 
+/**
+ * Stable: derived from the change itself.
+ */
+id: string, 
+/**
+ * `sha256:` of the position and the exact old and new lines.
+ */
+contentHash: string, 
+/**
+ * 0-based line index in the base text, and the number of lines replaced.
+ */
+oldStart: number, oldLen: number, 
+/**
+ * 0-based line index in the proposed text, and the number of lines it has there.
+ */
+newStart: number, newLen: number, oldText: string, newText: string, 
+/**
+ * For display: the change with context and word-level emphasis.
+ */
+display: Hunk, };
+
+export type ProposalKind = "source_patch" | "source_rewrite" | "title_candidates" | "draft_patch" | "tag_candidates" | "outline" | "comment_reply" | "checklist" | "metadata";
+
+export type ProposalStatus = "proposed" | "accepted" | "partially_accepted" | "rejected" | "superseded";
+
 export type Provider = "disabled" | "openai-compatible";
 
 export type QualityCheckParams = { projectId: string, platforms?: Array<Platform>, };
@@ -654,6 +859,12 @@ export type Session = { id: string, projectId: string, title: string,
 profileId: string, limits: Limits, archived: boolean, createdAt: string, updatedAt: string, };
 
 export type SessionAnswerParams = { sessionId: string, questionId: string, answer: string, };
+
+export type SessionApplyStagingParams = { sessionId: string, 
+/**
+ * The project's working-copy revision the person reviewed the staged set against.
+ */
+expectedRevision: number, };
 
 export type SessionCreateParams = { projectId: string, 
 /**
@@ -699,6 +910,12 @@ export type SessionResolveApprovalParams = { sessionId: string, requestId: strin
 
 export type SessionSetModeParams = { sessionId: string, mode: Mode, };
 
+export type SessionStageParams = { sessionId: string, proposalId: string, 
+/**
+ * The hunks to stage; every hunk not rejected when absent.
+ */
+hunks?: Array<string>, };
+
 export type SessionStatus = "idle" | "running" | "waitingForApproval" | "waitingForAnswer" | "archived";
 
 export type SessionSubmitParams = { sessionId: string, text: string, 
@@ -725,6 +942,72 @@ messagesHash: string, messageCount: number, inputTokens: number, outputTokens: n
 
 export type Severity = "info" | "warn" | "block";
 
+export type SkippedDraft = { platform: Platform, reason: string, };
+
+export type StagedEntry = { proposalId: string, hunks: Array<string>, };
+
+export type Staging = { sessionId: string, projectId: string, 
+/**
+ * The official working copy the staged changes sit on: its revision and the hash
+ * of its source.
+ */
+baseRevision: number, baseHash: string, entries: Array<StagedEntry>, 
+/**
+ * The source with every staged change applied.
+ */
+effectiveSource: string, updatedAt: string, };
+
+export type StagingApplied = { 
+/**
+ * The one new version (origin `aiProposal`, naming the first staged proposal).
+ */
+version: Version, project: Project, 
+/**
+ * The staged proposals, now accepted or partially accepted, in staging order.
+ */
+proposals: Array<Proposal>, 
+/**
+ * One audit record per proposal, in the same order.
+ */
+audit: Array<AuditRecord>, };
+
+export type StagingDiscardResult = { 
+/**
+ * False when nothing was staged.
+ */
+discarded: boolean, 
+/**
+ * The proposals that were staged (they stay open).
+ */
+proposalIds: Array<string>, };
+
+export type StagingView = { 
+/**
+ * The staged set (`null` when nothing is staged).
+ */
+staging: Staging | null, 
+/**
+ * The staged proposals, in staging order.
+ */
+proposals: Array<Proposal>, 
+/**
+ * The source the set was staged on (the official working copy when nothing is staged).
+ */
+baseSource: string, 
+/**
+ * The source with every staged change applied.
+ */
+effectiveSource: string, 
+/**
+ * `base_source` → `effective_source`.
+ */
+diff: TextDiffResult, 
+/**
+ * True when the official working copy moved since the set was staged: applying
+ * it is a CONFLICT; discard it and stage again.
+ */
+baselineMoved: boolean, };
+
 export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
 
 export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>, 
@@ -732,6 +1015,8 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  * How the title fits each platform's title limits.
  */
 titleFits: Array<Measurement>, };
+
+export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
 
 export type TemplateInput = { name: string, 
 /**
@@ -855,7 +1140,7 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 
@@ -960,6 +1245,15 @@ export interface ApiMethods {
   "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
   "session.setMode": { params: SessionSetModeParams; result: SessionView };
   "session.events": { params: SessionEventsParams; result: SessionEventsResult };
+  "session.stage": { params: SessionStageParams; result: StagingView };
+  "session.staging": { params: SessionRef; result: StagingView };
+  "session.discardStaging": { params: SessionRef; result: StagingDiscardResult };
+  "session.applyStaging": { params: SessionApplyStagingParams; result: StagingApplied };
+  "checkpoint.create": { params: CheckpointCreateParams; result: Checkpoint };
+  "checkpoint.list": { params: SessionRef; result: CheckpointListResult };
+  "checkpoint.restore": { params: CheckpointRestoreParams; result: CheckpointRestoreResult };
+  "constraint.list": { params: SessionRef; result: ConstraintListResult };
+  "constraint.remove": { params: ConstraintRemoveParams; result: Deleted };
   "permissionRules.get": { params: Empty; result: PermissionRules };
   "permissionRules.set": { params: PermissionRules; result: PermissionRules };
   "export.run": { params: ExportParams; result: ExportResult };
@@ -975,7 +1269,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "permissionRules.get", "permissionRules.set", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "permissionRules.get", "permissionRules.set", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
