@@ -187,6 +187,16 @@ pub enum EventBody {
         hints: Vec<Hint>,
     },
     SessionArchived {},
+    /// The person restored a checkpoint of this session: the project's content is the
+    /// checkpoint's again, as the new version `version`. `to_sequence` is the log
+    /// sequence the checkpoint was made at. The model is told (a note in the
+    /// conversation), so it does not build on text that is gone.
+    #[serde(rename_all = "camelCase")]
+    Rewound {
+        checkpoint_id: String,
+        to_sequence: u64,
+        version: u32,
+    },
 }
 
 /// Whether a kind is kept in the log.
@@ -219,6 +229,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => (Logged, false),
             EventBody::TurnEnded { .. } => (Logged, false),
             EventBody::SessionArchived {} => (Logged, false),
+            EventBody::Rewound { .. } => (Logged, true),
         }
     }
 
@@ -243,6 +254,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => "mode_changed",
             EventBody::TurnEnded { .. } => "turn_ended",
             EventBody::SessionArchived {} => "session_archived",
+            EventBody::Rewound { .. } => "rewound",
         }
     }
 }

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod checkpoints;
 mod crash;
 mod data;
 mod drafts;
@@ -12,6 +13,7 @@ mod llm_api;
 mod llm_client;
 mod pipeline;
 mod proposals;
+mod staging;
 mod store;
 mod tidy;
 mod x_count;
