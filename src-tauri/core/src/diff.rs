@@ -4,6 +4,7 @@
 //! and English by word. Pure: no IO.
 
 use serde::{Deserialize, Serialize};
+use similar::algorithms::{Capture, Replace};
 use similar::{ChangeTag, DiffTag, TextDiff};
 use ts_rs::TS;
 
@@ -183,12 +184,19 @@ pub fn split_lines(text: &str) -> Vec<&str> {
 /// `old` → `new` as a list of changes without context, in order. Applying every
 /// change to `old` (see [`apply_changes`]) gives `new`.
 pub fn changes(old: &str, new: &str) -> Vec<Change> {
-    let diff = TextDiff::configure().diff_lines(old, new);
-    let old_lines: Vec<&str> = diff.old_slices().to_vec();
-    let new_lines: Vec<&str> = diff.new_slices().to_vec();
-    let ops = diff.ops();
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new);
+    // Myers over the lines, without the compaction step `TextDiff` adds: compaction can
+    // give ops out of order (an insertion placed before the equal line it follows),
+    // and changes must be consecutive, non-overlapping runs of the old text.
+    let mut hook = Replace::new(Capture::new());
+    let Ok(()) = similar::algorithms::diff_slices(similar::Algorithm::Myers, &mut hook, &old_lines, &new_lines);
+    let ops = hook.into_inner().into_ops();
     let mut out = Vec::new();
     let mut index = 0;
+    // Where the previous change ended in the old text: context lines never reach into
+    // another change (only the equal lines between two changes map one to one).
+    let mut previous_end = 0;
     while index < ops.len() {
         if ops[index].tag() == DiffTag::Equal {
             index += 1;
@@ -200,8 +208,10 @@ pub fn changes(old: &str, new: &str) -> Vec<Change> {
         }
         let old_range = ops[first].old_range().start..ops[index - 1].old_range().end;
         let new_range = ops[first].new_range().start..ops[index - 1].new_range().end;
+        let next_start = ops.get(index).map(|op| op.old_range().end).unwrap_or(old_lines.len());
         let mut lines = Vec::new();
-        let before = old_range.start.saturating_sub(CONTEXT_LINES);
+        let before = old_range.start.saturating_sub(CONTEXT_LINES).max(previous_end);
+        previous_end = old_range.end;
         for (offset, old_idx) in (before..old_range.start).enumerate() {
             let new_idx = new_range.start - (old_range.start - before) + offset;
             lines.push(DiffLine { kind: LineKind::Equal, old_line: Some(to_u32(old_idx + 1)), new_line: Some(to_u32(new_idx + 1)), segments: plain(old_lines[old_idx]) });
@@ -214,15 +224,16 @@ pub fn changes(old: &str, new: &str) -> Vec<Change> {
             deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_range.start + pair + 1)), new_line: None, segments: o });
             inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_range.start + pair + 1)), segments: n });
         }
-        for old_idx in old_range.start + n_pairs..old_range.end {
-            deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_idx + 1)), new_line: None, segments: emphasized_whole(old_lines[old_idx]) });
+        let (old_rest, new_rest) = (old_range.start + n_pairs, new_range.start + n_pairs);
+        for (offset, line) in old_lines[old_rest..old_range.end].iter().enumerate() {
+            deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_rest + offset + 1)), new_line: None, segments: emphasized_whole(line) });
         }
-        for new_idx in new_range.start + n_pairs..new_range.end {
-            inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_idx + 1)), segments: emphasized_whole(new_lines[new_idx]) });
+        for (offset, line) in new_lines[new_rest..new_range.end].iter().enumerate() {
+            inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_rest + offset + 1)), segments: emphasized_whole(line) });
         }
         lines.extend(deleted);
         lines.extend(inserted);
-        let after_end = (old_range.end + CONTEXT_LINES).min(old_lines.len());
+        let after_end = (old_range.end + CONTEXT_LINES).min(next_start);
         for (offset, old_idx) in (old_range.end..after_end).enumerate() {
             lines.push(DiffLine {
                 kind: LineKind::Equal,
@@ -388,6 +399,14 @@ mod tests {
             let splices: Vec<Splice<'_>> = changes.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
             prop_assert_eq!(apply_changes(&old, &splices), Some(new.clone()));
             prop_assert_eq!(changes.is_empty(), old == new);
+            let (old_split, new_split) = (split_lines(&old), split_lines(&new));
+            for change in &changes {
+                for line in &change.hunk.lines {
+                    let text: String = line.segments.iter().map(|s| s.text.as_str()).collect();
+                    if let Some(n) = line.old_line { prop_assert_eq!(&text, line_text(old_split[n as usize - 1])); }
+                    if let Some(n) = line.new_line { prop_assert_eq!(&text, line_text(new_split[n as usize - 1])); }
+                }
+            }
         }
     }
 
