@@ -7,7 +7,7 @@ export type Activity = { id: string, projectId: string | null, actor: string, ki
  */
 summary: string, createdAt: string, };
 
-export type ActivityKind = "project_created" | "project_renamed" | "project_archived" | "project_unarchived" | "project_settings_changed" | "version_created" | "version_restored" | "comment_added" | "comment_resolved" | "comment_reopened" | "comment_deleted" | "brand_profile_created" | "brand_profile_updated" | "brand_profile_deleted" | "template_created" | "template_updated" | "template_deleted" | "media_added" | "workspace_renamed" | "imported" | "draft_saved" | "draft_status_changed";
+export type ActivityKind = "project_created" | "project_renamed" | "project_archived" | "project_unarchived" | "project_settings_changed" | "version_created" | "version_restored" | "comment_added" | "comment_resolved" | "comment_reopened" | "comment_deleted" | "brand_profile_created" | "brand_profile_updated" | "brand_profile_deleted" | "template_created" | "template_updated" | "template_deleted" | "media_added" | "workspace_renamed" | "imported" | "draft_saved" | "draft_status_changed" | "proposal_accepted" | "proposal_rejected" | "checkpoint_restored";
 
 export type ActivityListParams = { 
 /**
@@ -28,6 +28,32 @@ export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, d
 export type ApiKey = string;
 
 export type AppInfo = { version: string, dataDir: string, schemaVersion: number, methods: Array<string>, streamingMethods: Array<string>, };
+
+export type ApprovalChange = { proposalId: string, kind: ProposalKind, summary: string, target: Target, 
+/**
+ * The selected hunks, in the proposal's order.
+ */
+hunks: Array<ApprovalHunk>, 
+/**
+ * Selected hunks left out of `hunks` because the list would not fit the log line.
+ */
+omittedHunks: number, 
+/**
+ * For a proposal without hunks: what would be made (the reply, the chosen
+ * candidates, the settings).
+ */
+detail?: string, };
+
+export type ApprovalHunk = { id: string, 
+/**
+ * The hash the approval is bound to.
+ */
+contentHash: string, 
+/**
+ * The change with context and word-level emphasis; absent when the diffs of the
+ * selection are too large for one log line (then the review panel shows them).
+ */
+display?: Hunk, };
 
 export type BackupAutoParams = { reason: BackupReason, };
 
@@ -75,7 +101,11 @@ export type Comment = { id: string, projectId: string, body: string, anchor: Anc
 /**
  * The text the anchor covered when the comment was made.
  */
-quote: string | null, resolved: boolean, author: string, createdAt: string, updatedAt: string, };
+quote: string | null, resolved: boolean, author: string, 
+/**
+ * The comment this one answers, for a reply.
+ */
+replyTo?: string, createdAt: string, updatedAt: string, };
 
 export type CommentAddParams = { projectId: string, body: string, 
 /**
@@ -165,7 +195,13 @@ reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { req
 /**
  * The normalized input (a preview when large).
  */
-input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> });
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * For a call that applies a proposal: exactly what would change (the
+ * proposal, its target and the selected hunks' diffs), which the approval is
+ * bound to.
+ */
+change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -432,7 +468,11 @@ dataBase64: string, };
 
 export type Mode = "default" | "plan";
 
-export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, };
+export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * For a call that applies a proposal: exactly what would change.
+ */
+change?: ApprovalChange, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
@@ -613,6 +653,8 @@ baseRevision?: number, title?: string, source?: string, platforms?: Array<Platfo
  */
 brandProfileId?: string, };
 
+export type ProposalKind = "source_patch" | "source_rewrite" | "title_candidates" | "draft_patch" | "tag_candidates" | "outline" | "comment_reply" | "checklist" | "metadata";
+
 export type Provider = "disabled" | "openai-compatible";
 
 export type QualityCheckParams = { projectId: string, platforms?: Array<Platform>, };
@@ -733,6 +775,8 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  */
 titleFits: Array<Measurement>, };
 
+export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
+
 export type TemplateInput = { name: string, 
 /**
  * May contain `{date}`, filled with the creation date (YYYY-MM-DD).
@@ -761,7 +805,7 @@ text: string, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
-export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled";
+export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 
 export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
 
@@ -855,7 +899,7 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 

@@ -4,6 +4,7 @@
 mod api;
 mod crash;
 mod data;
+mod drafting_tools;
 mod drafts;
 mod harness;
 mod keychain;
