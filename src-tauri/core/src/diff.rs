@@ -417,6 +417,14 @@ mod tests {
             let splices: Vec<Splice<'_>> = changes.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
             prop_assert_eq!(apply_changes(&old, &splices), Some(new.clone()));
             prop_assert_eq!(changes.is_empty(), old == new);
+            let (old_split, new_split) = (split_lines(&old), split_lines(&new));
+            for change in &changes {
+                for line in &change.hunk.lines {
+                    let text: String = line.segments.iter().map(|s| s.text.as_str()).collect();
+                    if let Some(n) = line.old_line { prop_assert_eq!(&text, line_text(old_split[n as usize - 1])); }
+                    if let Some(n) = line.new_line { prop_assert_eq!(&text, line_text(new_split[n as usize - 1])); }
+                }
+            }
         }
     }
 

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
+pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};

@@ -812,3 +812,55 @@ fn nothing_changes() -> ApiError {
     ApiError::new(ErrorCode::Validation, "The proposal changes nothing: the proposed text equals the current one.")
         .hint("change_something", "Propose a change that differs from the text.")
 }
+
+/// Marks item `item_id` of checklist proposal `proposal_id` resolved (with an optional
+/// note), in its own durable transaction. Resolving an item changes nothing official:
+/// the checklist is the session's artifact.
+///
+/// Errors: NOT_FOUND (proposal, item); VALIDATION when the proposal is not a checklist
+/// or the note is too long; CONFLICT when the checklist was superseded or rejected.
+pub fn resolve_checklist_item(kernel: &Kernel, proposal_id: &str, item_id: &str, note: Option<&str>) -> Result<(Proposal, ChecklistItem), ApiError> {
+    let note = match note.map(str::trim) {
+        None | Some("") => None,
+        Some(note) => Some(crate::error::bounded_text("note", note, MAX_SUMMARY_CHARS)?),
+    };
+    let _guard = kernel.write_lock();
+    let mut proposal = load(kernel.store(), proposal_id)?;
+    if matches!(proposal.status, ProposalStatus::Superseded | ProposalStatus::Rejected) {
+        let mut error = ApiError::new(ErrorCode::Conflict, format!("Checklist {proposal_id} was {}; its items can no longer be resolved.", proposal.status_name()));
+        if let Some(newer) = &proposal.superseded_by {
+            error = error.hint("open_newer", format!("Resolve the item on the newer checklist {newer}."));
+        }
+        return Err(error);
+    }
+    let Payload::Checklist { items } = &mut proposal.payload else {
+        return Err(ApiError::validation("proposalId", format!("Proposal {proposal_id} is a {} proposal, not a checklist.", proposal.kind.as_str())));
+    };
+    let Some(item) = items.iter_mut().find(|i| i.id == item_id) else {
+        let ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        return Err(ApiError::not_found("checklist item", item_id).hint("item_ids", format!("The checklist's items are: {}.", ids.join(", "))));
+    };
+    item.resolved = true;
+    if note.is_some() {
+        item.note = note;
+    }
+    let item = item.clone();
+    proposal.updated_at = kernel.now();
+    let mut batch = Batch::new();
+    batch.put(&proposal)?;
+    kernel.store().apply(batch, crate::store::Durability::Durable)?;
+    Ok((proposal, item))
+}
+
+impl Proposal {
+    /// The status as its wire name (`proposed`, `superseded`, ...).
+    pub fn status_name(&self) -> &'static str {
+        match self.status {
+            ProposalStatus::Proposed => "proposed",
+            ProposalStatus::Accepted => "accepted",
+            ProposalStatus::PartiallyAccepted => "partially_accepted",
+            ProposalStatus::Rejected => "rejected",
+            ProposalStatus::Superseded => "superseded",
+        }
+    }
+}

@@ -37,6 +37,32 @@ export type Applied = { version?: number, draftRevision?: number, commentId?: st
  */
 choices?: Array<string>, by: string, at: string, };
 
+export type ApprovalChange = { proposalId: string, kind: ProposalKind, summary: string, target: Target, 
+/**
+ * The selected hunks, in the proposal's order.
+ */
+hunks: Array<ApprovalHunk>, 
+/**
+ * Selected hunks left out of `hunks` because the list would not fit the log line.
+ */
+omittedHunks: number, 
+/**
+ * For a proposal without hunks: what would be made (the reply, the chosen
+ * candidates, the settings).
+ */
+detail?: string, };
+
+export type ApprovalHunk = { id: string, 
+/**
+ * The hash the approval is bound to.
+ */
+contentHash: string, 
+/**
+ * The change with context and word-level emphasis; absent when the diffs of the
+ * selection are too large for one log line (then the review panel shows them).
+ */
+display?: Hunk, };
+
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
 
 export type AuditRecord = { id: string, projectId: string, proposalId: string, kind: ProposalKind, action: AuditAction, hunks: Array<string>, 
@@ -310,7 +336,13 @@ reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { req
 /**
  * The normalized input (a preview when large).
  */
-input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } });
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * For a call that applies a proposal: exactly what would change (the
+ * proposal, its target and the selected hunks' diffs), which the approval is
+ * bound to.
+ */
+change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -661,7 +693,11 @@ rebasedFrom?: string, };
 
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
-export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, };
+export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * For a call that applies a proposal: exactly what would change.
+ */
+change?: ApprovalChange, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
@@ -1225,7 +1261,7 @@ text: string, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
-export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled";
+export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 
 export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
 

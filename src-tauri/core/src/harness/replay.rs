@@ -39,6 +39,10 @@ pub struct PendingApproval {
     pub target_version: Option<u64>,
     pub idempotency_key: String,
     pub reason: String,
+    /// For a call that applies a proposal: exactly what would change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub change: Option<Box<super::event::ApprovalChange>>,
 }
 
 /// A question waiting for the user's answer.
@@ -158,7 +162,7 @@ impl SessionState {
                 let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
                 Some(timeline(format!("{tool} → {status}")))
             }
-            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, .. } => {
+            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, change, .. } => {
                 self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_approval = Some(PendingApproval {
                     request_id: request_id.clone(),
@@ -168,6 +172,7 @@ impl SessionState {
                     target_version: *target_version,
                     idempotency_key: idempotency_key.clone(),
                     reason: reason.clone(),
+                    change: change.clone(),
                 });
                 Some(timeline(format!("Approval needed for {tool}: {reason}")))
             }

@@ -5,6 +5,7 @@ mod api;
 mod checkpoints;
 mod crash;
 mod data;
+mod drafting_tools;
 mod drafts;
 mod harness;
 mod keychain;
