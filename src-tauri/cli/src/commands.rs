@@ -73,6 +73,12 @@ pub enum Command {
     /// AI proposals: list, show, accept, reject, rebase.
     #[command(subcommand)]
     Proposal(crate::proposal::ProposalCommand),
+    /// Checkpoints of a session: the project's state at a point, to go back to.
+    #[command(subcommand)]
+    Checkpoint(crate::checkpoints::CheckpointCommand),
+    /// Constraints of a session: your rejection reasons the assistant keeps to.
+    #[command(subcommand)]
+    Constraint(crate::checkpoints::ConstraintCommand),
     /// Serve the API and the UI on 127.0.0.1 for a browser.
     Serve(crate::serve::ServeArgs),
 }
@@ -285,7 +291,7 @@ pub(crate) fn s<'a>(value: &'a Value, key: &str) -> &'a str {
 }
 
 /// `2026-11-22T03:04:05.678Z` → `2026-11-22 03:04`.
-fn short_time(value: &Value) -> String {
+pub(crate) fn short_time(value: &Value) -> String {
     let text = value.as_str().unwrap_or("");
     text.get(..16).map(|t| t.replace('T', " ")).unwrap_or_else(|| text.to_owned())
 }
@@ -297,6 +303,34 @@ fn origin_text(origin: &Value) -> String {
         Some("checkpoint") => format!("checkpoint {}", s(origin, "checkpointId")),
         Some(other) => other.to_owned(),
         None => String::new(),
+    }
+}
+
+/// Prints the hunks of a text diff (`TextDiffResult`), changed words in brackets.
+pub(crate) fn print_diff(diff: &Value) {
+    for hunk in diff["hunks"].as_array().into_iter().flatten() {
+        println!("@@ -{},{} +{},{} @@", hunk["oldStart"], hunk["oldLen"], hunk["newStart"], hunk["newLen"]);
+        for line in hunk["lines"].as_array().into_iter().flatten() {
+            let sign = match s(line, "kind") {
+                "delete" => '-',
+                "insert" => '+',
+                _ => ' ',
+            };
+            let text: String = line["segments"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|seg| {
+                    let t = s(seg, "text");
+                    if seg["emphasized"] == true && sign != ' ' {
+                        format!("[{t}]")
+                    } else {
+                        t.to_owned()
+                    }
+                })
+                .collect();
+            println!("{sign}{text}");
+        }
     }
 }
 
@@ -329,6 +363,8 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
+        Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
+        Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
         Command::Project(command) => project(engine, command)?,
         Command::Draft(command) => crate::drafts::draft(engine, command)?,
         Command::Check { project, platforms } => crate::drafts::check(engine, project, platforms)?,
@@ -444,30 +480,7 @@ fn version(engine: &Engine, command: VersionCommand) -> Result<Rendered, Failure
                 if r["titleChanged"] == true {
                     println!("title: {} → {}", s(r, "oldTitle"), s(r, "newTitle"));
                 }
-                for hunk in r["diff"]["hunks"].as_array().into_iter().flatten() {
-                    println!("@@ -{},{} +{},{} @@", hunk["oldStart"], hunk["oldLen"], hunk["newStart"], hunk["newLen"]);
-                    for line in hunk["lines"].as_array().into_iter().flatten() {
-                        let sign = match s(line, "kind") {
-                            "delete" => '-',
-                            "insert" => '+',
-                            _ => ' ',
-                        };
-                        let text: String = line["segments"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .map(|seg| {
-                                let t = s(seg, "text");
-                                if seg["emphasized"] == true && sign != ' ' {
-                                    format!("[{t}]")
-                                } else {
-                                    t.to_owned()
-                                }
-                            })
-                            .collect();
-                        println!("{sign}{text}");
-                    }
-                }
+                print_diff(&r["diff"]);
             }),
         ),
         VersionCommand::Restore { project, number } => (

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 an API error (printed as JSON `{code, message, hints}` on
 //! stderr), 2 bad usage.
 
+mod checkpoints;
 mod commands;
 mod drafts;
 mod profile;

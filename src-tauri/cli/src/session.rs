@@ -9,7 +9,7 @@ use inkstone_core::api::StreamEvent;
 use inkstone_core::Engine;
 use serde_json::{json, Value};
 
-use crate::commands::{call, print_json, s};
+use crate::commands::{call, print_diff, print_json, s};
 use crate::Failure;
 
 #[derive(Debug, Subcommand)]
@@ -61,6 +61,44 @@ pub enum SessionCommand {
     Interrupt { session: String },
     /// Archive a session.
     Archive { session: String },
+    /// Stage a proposal (all its hunks, or those named) in the session's working copy;
+    /// nothing official changes until `apply-staging`.
+    Stage {
+        session: String,
+        proposal: String,
+        /// A hunk id to stage; repeatable (default: every hunk not rejected).
+        #[arg(long = "hunk")]
+        hunks: Vec<String>,
+    },
+    /// Show the staged proposals and what they change (baseline → effective source).
+    Staging { session: String },
+    /// Drop the staged set; the proposals stay open.
+    DiscardStaging { session: String },
+    /// Apply the staged set as one version.
+    ApplyStaging {
+        session: String,
+        /// The project revision you reviewed against (default: the one the set was
+        /// staged on, so the apply is refused if the project moved since).
+        #[arg(long)]
+        expected_revision: Option<u64>,
+    },
+}
+
+fn print_staging(view: &Value) {
+    let Some(staging) = view["staging"].as_object() else {
+        println!("Nothing is staged.");
+        return;
+    };
+    println!("Staged on revision {} of project {}", staging["baseRevision"], staging["projectId"].as_str().unwrap_or(""));
+    for (entry, proposal) in staging["entries"].as_array().into_iter().flatten().zip(view["proposals"].as_array().into_iter().flatten()) {
+        let hunks = entry["hunks"].as_array().map_or(0, Vec::len);
+        let of = proposal["hunks"].as_array().map_or(0, Vec::len);
+        println!("  {}  {hunks}/{of} hunks  {}", s(entry, "proposalId"), s(proposal, "summary"));
+    }
+    if view["baselineMoved"] == true {
+        println!("The working copy changed since: applying is refused; discard and stage again.");
+    }
+    print_diff(&view["diff"]);
 }
 
 /// Calls a streaming method, printing each harness event as an NDJSON line, then the
@@ -168,6 +206,48 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
                 print_json(&result);
             } else {
                 println!("{}", if result["interrupted"] == true { "Interrupted." } else { "No turn was running." });
+            }
+        }
+        SessionCommand::Stage { session, proposal, hunks } => {
+            let hunks = if hunks.is_empty() { Value::Null } else { json!(hunks) };
+            let view = call(engine, "session.stage", json!({"sessionId": session, "proposalId": proposal, "hunks": hunks}))?;
+            if as_json {
+                print_json(&view);
+            } else {
+                println!("Staged {proposal}");
+                print_staging(&view);
+            }
+        }
+        SessionCommand::Staging { session } => {
+            let view = call(engine, "session.staging", json!({"sessionId": session}))?;
+            if as_json {
+                print_json(&view);
+            } else {
+                print_staging(&view);
+            }
+        }
+        SessionCommand::DiscardStaging { session } => {
+            let result = call(engine, "session.discardStaging", json!({"sessionId": session}))?;
+            if as_json {
+                print_json(&result);
+            } else if result["discarded"] == true {
+                println!("Discarded {} staged proposals; they stay open.", result["proposalIds"].as_array().map_or(0, Vec::len));
+            } else {
+                println!("Nothing was staged.");
+            }
+        }
+        SessionCommand::ApplyStaging { session, expected_revision } => {
+            let expected = match expected_revision {
+                Some(revision) => json!(revision),
+                // With nothing staged there is no base revision; the call then says
+                // that nothing is staged.
+                None => json!(call(engine, "session.staging", json!({"sessionId": session}))?["staging"]["baseRevision"].as_u64().unwrap_or(0)),
+            };
+            let result = call(engine, "session.applyStaging", json!({"sessionId": session, "expectedRevision": expected}))?;
+            if as_json {
+                print_json(&result);
+            } else {
+                println!("Applied {} staged proposals as version {}", result["proposals"].as_array().map_or(0, Vec::len), result["version"]["number"]);
             }
         }
         SessionCommand::Archive { session } => {

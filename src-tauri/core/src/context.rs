@@ -2,14 +2,16 @@
 //! from typed project records only.
 //!
 //! Layers, in the order they are sent: `pinned` (product rules, permissions and mode,
-//! project, brand profile, active platforms), `working_set` (title, source, open
+//! project, brand profile, active platforms, and the person's constraints: the
+//! reasons they gave when rejecting proposals, verbatim), `working_set` (title, source, open
 //! comments), `session_summary` (empty until compaction exists: the seam for it),
 //! `cold_refs` (ids only). The recent turns are the conversation itself, sent after
 //! the system message.
 //!
 //! Trimming, when the estimate (Chinese-aware, [`crate::llm::estimate_tokens`]) is over
 //! the budget, in this order: (1) cold references shrink to counts; (2) the source in
-//! the working set becomes an excerpt of its head with a note; (3) the comments go.
+//! the working set becomes an excerpt of its head with a note; (3) the comments go;
+//! (4) the excerpt shortens to a few lines (a small window with many tool schemas).
 //! The pinned layer is never trimmed: if it alone does not fit, the call is
 //! CONTEXT_TOO_LONG.
 //!
@@ -83,6 +85,9 @@ pub struct ContextInput<'a> {
     pub mode: Mode,
     /// The session summary (empty until compaction exists).
     pub session_summary: &'a str,
+    /// The person's constraints on the session (their rejection reasons), verbatim,
+    /// oldest first. Plain texts: the caller reads them.
+    pub constraints: &'a [String],
 }
 
 /// The typed records a model call's context is built from, read in one place so the
@@ -100,8 +105,9 @@ pub struct ContextRecords {
 }
 
 impl ContextRecords {
-    /// The assembly input over these records.
-    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str) -> ContextInput<'a> {
+    /// The assembly input over these records, with the session's summary and the
+    /// person's constraints.
+    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str, constraints: &'a [String]) -> ContextInput<'a> {
         ContextInput {
             project: &self.project,
             brand: self.brand.as_ref(),
@@ -111,6 +117,7 @@ impl ContextRecords {
             media: &self.media,
             mode,
             session_summary,
+            constraints,
         }
     }
 }
@@ -137,6 +144,8 @@ pub struct TooLong {
 }
 
 const SOURCE_EXCERPT_CHARS: usize = 1_500;
+/// The excerpt of the last trimming step.
+const SHORT_EXCERPT_CHARS: usize = 300;
 
 fn pinned(input: &ContextInput<'_>) -> String {
     let p = input.project;
@@ -170,16 +179,23 @@ fn pinned(input: &ContextInput<'_>) -> String {
     if let Some(t) = input.template {
         out.push_str(&format!("\n# Template\n{} (title pattern: {})\n", t.name, t.title_template));
     }
+    if !input.constraints.is_empty() {
+        out.push_str("\n# The person's constraints (verbatim; follow them)\n");
+        for constraint in input.constraints {
+            out.push_str(&format!("- {constraint}\n"));
+        }
+    }
     out
 }
 
-fn working_set(input: &ContextInput<'_>, excerpt: bool, with_comments: bool) -> String {
+/// The working set; `excerpt`: at most this many characters of the source.
+fn working_set(input: &ContextInput<'_>, excerpt: Option<usize>, with_comments: bool) -> String {
     let p = input.project;
     let mut out = format!("# Working set\ntitle: {}\n", p.title);
     let chars = p.source.chars().count();
-    if excerpt && chars > SOURCE_EXCERPT_CHARS {
-        let head: String = p.source.chars().take(SOURCE_EXCERPT_CHARS).collect();
-        out.push_str(&format!("source (first {SOURCE_EXCERPT_CHARS} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n", p.revision));
+    if let Some(excerpt) = excerpt.filter(|n| chars > *n) {
+        let head: String = p.source.chars().take(excerpt).collect();
+        out.push_str(&format!("source (first {excerpt} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n", p.revision));
     } else {
         out.push_str(&format!("source ({chars} characters):\n{}\n", p.source));
     }
@@ -212,15 +228,16 @@ fn layer(name: &str, text: String, trimmed: bool) -> ContextLayer {
 
 /// Builds the snapshot within `budget_tokens`, trimming in the documented order.
 pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextSnapshot, TooLong> {
-    // (excerpt source, keep comments, counts-only refs) from full to smallest.
-    let steps = [(false, true, false), (false, true, true), (true, true, true), (true, false, true)];
+    // (excerpt of the source, keep comments, counts-only refs) from full to smallest.
+    let steps =
+        [(None, true, false), (None, true, true), (Some(SOURCE_EXCERPT_CHARS), true, true), (Some(SOURCE_EXCERPT_CHARS), false, true), (Some(SHORT_EXCERPT_CHARS), false, true)];
     let pinned = layer("pinned", pinned(input), false);
     let summary = layer("session_summary", input.session_summary.to_owned(), false);
     let mut last_needed = 0;
     for (excerpt, comments, counts) in steps {
         let layers = vec![
             pinned.clone(),
-            layer("working_set", working_set(input, excerpt, comments), excerpt || !comments),
+            layer("working_set", working_set(input, excerpt, comments), excerpt.is_some() || !comments),
             summary.clone(),
             layer("cold_refs", cold_refs(input, counts), counts),
         ];
@@ -263,7 +280,26 @@ mod tests {
     }
 
     fn input(p: &Project) -> ContextInput<'_> {
-        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "" }
+        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "", constraints: &[] }
+    }
+
+    #[test]
+    fn the_persons_constraints_are_pinned_verbatim_and_never_trimmed() {
+        let p = project(&"长".repeat(20_000));
+        let without = assemble(&input(&p), 100_000).unwrap();
+        assert!(!without.system.contains("constraints"), "no heading without constraints");
+        let constraints = ["不要用“最佳”这类绝对化用语".to_owned(), "Keep the second paragraph as it is.\nIt is a quote.".to_owned()];
+        let with = ContextInput { constraints: &constraints, ..input(&p) };
+        let full = assemble(&with, 100_000).unwrap();
+        let pinned = &full.layers[0].text;
+        assert!(
+            pinned.contains("# The person's constraints (verbatim; follow them)\n- 不要用“最佳”这类绝对化用语\n- Keep the second paragraph as it is.\nIt is a quote.\n"),
+            "{pinned}"
+        );
+        assert_ne!(full.id, without.id, "another context, another snapshot");
+        let trimmed = assemble(&with, 3_000).unwrap();
+        assert!(trimmed.layers[1].trimmed, "the source is cut");
+        assert_eq!(&trimmed.layers[0].text, pinned, "the constraints are not");
     }
 
     #[test]
@@ -288,6 +324,9 @@ mod tests {
         assert!(trimmed.layers[1].trimmed);
         assert!(trimmed.layers[1].text.contains("read_project_context has all of it"));
         assert_eq!(trimmed.layers[0].text, full.layers[0].text);
+        assert!(trimmed.layers[1].text.contains("first 1500 of 20000 characters"));
+        let small = assemble(&input(&p), 800).unwrap();
+        assert!(small.layers[1].text.contains("first 300 of 20000 characters"), "a small window keeps a few lines");
         let pinned = full.layers[0].tokens;
         let error = assemble(&input(&p), pinned / 2).unwrap_err();
         assert!(error.needed > pinned / 2);

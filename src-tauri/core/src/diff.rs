@@ -186,9 +186,11 @@ pub fn changes(old: &str, new: &str) -> Vec<Change> {
     let diff = TextDiff::configure().diff_lines(old, new);
     let old_lines: Vec<&str> = diff.old_slices().to_vec();
     let new_lines: Vec<&str> = diff.new_slices().to_vec();
-    let ops = diff.ops();
+    let ops = &ordered_line_ops(&old_lines, &new_lines);
     let mut out = Vec::new();
     let mut index = 0;
+    // Where the previous change ended in the old text: context never reaches back into it.
+    let mut previous_end = 0;
     while index < ops.len() {
         if ops[index].tag() == DiffTag::Equal {
             index += 1;
@@ -201,7 +203,10 @@ pub fn changes(old: &str, new: &str) -> Vec<Change> {
         let old_range = ops[first].old_range().start..ops[index - 1].old_range().end;
         let new_range = ops[first].new_range().start..ops[index - 1].new_range().end;
         let mut lines = Vec::new();
-        let before = old_range.start.saturating_sub(CONTEXT_LINES);
+        // Context is the equal lines around the change, and only those: the run between
+        // two changes may be shorter than CONTEXT_LINES.
+        let before = old_range.start.saturating_sub(CONTEXT_LINES).max(previous_end);
+        let next_change = if index < ops.len() { ops[index].old_range().end } else { old_lines.len() };
         for (offset, old_idx) in (before..old_range.start).enumerate() {
             let new_idx = new_range.start - (old_range.start - before) + offset;
             lines.push(DiffLine { kind: LineKind::Equal, old_line: Some(to_u32(old_idx + 1)), new_line: Some(to_u32(new_idx + 1)), segments: plain(old_lines[old_idx]) });
@@ -214,15 +219,18 @@ pub fn changes(old: &str, new: &str) -> Vec<Change> {
             deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_range.start + pair + 1)), new_line: None, segments: o });
             inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_range.start + pair + 1)), segments: n });
         }
-        for old_idx in old_range.start + n_pairs..old_range.end {
-            deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_idx + 1)), new_line: None, segments: emphasized_whole(old_lines[old_idx]) });
+        let unpaired_old = old_range.start + n_pairs..old_range.end;
+        for (old_idx, line) in unpaired_old.clone().zip(&old_lines[unpaired_old]) {
+            deleted.push(DiffLine { kind: LineKind::Delete, old_line: Some(to_u32(old_idx + 1)), new_line: None, segments: emphasized_whole(line) });
         }
-        for new_idx in new_range.start + n_pairs..new_range.end {
-            inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_idx + 1)), segments: emphasized_whole(new_lines[new_idx]) });
+        let unpaired_new = new_range.start + n_pairs..new_range.end;
+        for (new_idx, line) in unpaired_new.clone().zip(&new_lines[unpaired_new]) {
+            inserted.push(DiffLine { kind: LineKind::Insert, old_line: None, new_line: Some(to_u32(new_idx + 1)), segments: emphasized_whole(line) });
         }
         lines.extend(deleted);
         lines.extend(inserted);
-        let after_end = (old_range.end + CONTEXT_LINES).min(old_lines.len());
+        let after_end = (old_range.end + CONTEXT_LINES).min(next_change);
+        previous_end = old_range.end;
         for (offset, old_idx) in (old_range.end..after_end).enumerate() {
             lines.push(DiffLine {
                 kind: LineKind::Equal,
@@ -251,6 +259,19 @@ pub fn changes(old: &str, new: &str) -> Vec<Change> {
         });
     }
     out
+}
+
+/// The line operations of `old` → `new` in text order. `TextDiff` compacts its
+/// operations, and similar 2.7's compaction can give an insertion an old position
+/// before the equal lines it follows (`"天\n\n"` → `"\n\n春"` inserts at old line 1, not 2),
+/// which applying would put in the wrong place; so the changes are computed from the
+/// algorithm's own, uncompacted operations.
+fn ordered_line_ops(old_lines: &[&str], new_lines: &[&str]) -> Vec<similar::DiffOp> {
+    use similar::algorithms::{Capture, IdentifyDistinct, Replace};
+    let ids = IdentifyDistinct::<u32>::new(old_lines, 0..old_lines.len(), new_lines, 0..new_lines.len());
+    let mut hook = Replace::new(Capture::new());
+    similar::algorithms::diff(similar::Algorithm::Myers, &mut hook, ids.old_lookup(), ids.old_range(), ids.new_lookup(), ids.new_range()).unwrap_or_else(|never| match never {});
+    hook.into_inner().into_ops()
 }
 
 /// A change as applying needs it: where (0-based line index and count in the text it
@@ -374,6 +395,14 @@ mod tests {
         assert_eq!(apply_changes(&old, &[wrong]), None);
     }
 
+    #[test]
+    fn an_insertion_after_equal_lines_stays_after_them() {
+        let changes = changes("天\n\n", "\n\n春");
+        let splices: Vec<Splice<'_>> = changes.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
+        assert_eq!(apply_changes("天\n\n", &splices).as_deref(), Some("\n\n春"));
+        assert_eq!(changes.last().map(|c| (c.old_start, c.old_len, c.new_text.as_str())), Some((2, 0, "春")));
+    }
+
     proptest! {
         /// Every change applied to the old text gives the new text; the changes'
         /// display hunks hold exactly their changed lines.
@@ -388,6 +417,14 @@ mod tests {
             let splices: Vec<Splice<'_>> = changes.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
             prop_assert_eq!(apply_changes(&old, &splices), Some(new.clone()));
             prop_assert_eq!(changes.is_empty(), old == new);
+            let (old_split, new_split) = (split_lines(&old), split_lines(&new));
+            for change in &changes {
+                for line in &change.hunk.lines {
+                    let text: String = line.segments.iter().map(|s| s.text.as_str()).collect();
+                    if let Some(n) = line.old_line { prop_assert_eq!(&text, line_text(old_split[n as usize - 1])); }
+                    if let Some(n) = line.new_line { prop_assert_eq!(&text, line_text(new_split[n as usize - 1])); }
+                }
+            }
         }
     }
 

@@ -28,10 +28,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
-pub use event::{Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
+pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
-pub use replay::{messages_hash, replay, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
+pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
 
@@ -374,11 +374,34 @@ impl<'a> Harness<'a> {
     /// folds it into the live state. The envelope names the owner, project and
     /// workspace of `live`. Live-only kinds are refused.
     pub(crate) fn append_event(&self, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
+        let _guard = self.write_lock();
+        self.append_locked(live, meta, body, extra, durability)
+    }
+
+    /// Like [`Harness::append_event`], with the records and the event built by `stage`
+    /// under the same write lock: what `stage` checks cannot change before its records
+    /// and the event that reports them commit, as one transaction. Nothing is written
+    /// when `stage` fails.
+    pub(crate) fn append_staged<T>(
+        &self,
+        live: &Live,
+        meta: Meta,
+        durability: Durability,
+        stage: impl FnOnce(&mut Batch) -> Result<(EventBody, T), ApiError>,
+    ) -> Result<(Event, T), ApiError> {
+        let _guard = self.write_lock();
+        let mut batch = Batch::new();
+        let (body, value) = stage(&mut batch)?;
+        let event = self.append_locked(live, meta, body, batch, durability)?;
+        Ok((event, value))
+    }
+
+    /// Appends under the write lock the caller holds.
+    fn append_locked(&self, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
         let (persist, model_visible) = body.policy();
         if persist == event::Persist::LiveOnly {
             return Err(ApiError::internal(format!("`{}` events are live only", body.kind_name())));
         }
-        let _guard = self.write_lock();
         let mut state = live.lock_state();
         let parent_event_id = meta.parent_event_id.or_else(|| match &body {
             EventBody::ToolDecision { .. } | EventBody::ToolResult { .. } | EventBody::ApprovalRequested { .. } | EventBody::QuestionAsked { .. } => {

@@ -11,6 +11,7 @@ pub mod context;
 pub mod diff;
 pub mod engine;
 pub mod error;
+pub mod growth;
 pub mod harness;
 pub mod kernel;
 pub mod llm;

@@ -226,7 +226,7 @@ fn compile_parsed(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Pars
 
 /// The visible text of compiled WeChat HTML (tags dropped, the usual entities decoded),
 /// for counting a hand-edited body the way the compiler counts a compiled one.
-fn html_visible_text(html: &str) -> String {
+pub fn html_visible_text(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut rest = html;
     while let Some(start) = rest.find('<') {

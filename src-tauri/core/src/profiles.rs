@@ -140,6 +140,48 @@ pub struct GrowthProfile {
     pub cta_rules: Vec<String>,
     pub risk_rules: Vec<String>,
     pub metrics_focus: Vec<String>,
+    /// The machine-checkable subset of the rules, for the platform-fit report.
+    #[serde(default)]
+    pub fit: FitRules,
+}
+
+/// How a platform treats links in the body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum LinkPolicy {
+    /// Links are fine.
+    #[default]
+    Allowed,
+    /// Links are not clickable: sources go in a reference list at the end.
+    Footnotes,
+    /// No links in the body at all.
+    None,
+}
+
+/// Rules of a growth profile that a program can check; each absent rule is not scored.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FitRules {
+    /// The title's length range in characters, inclusive.
+    #[serde(default, alias = "title_chars")]
+    pub title_chars: Option<[u32; 2]>,
+    /// The first sentence ends within this many characters.
+    #[serde(default, alias = "hook_chars")]
+    pub hook_chars: Option<u32>,
+    /// The number of topic tags, inclusive range.
+    #[serde(default)]
+    pub tags: Option<[u32; 2]>,
+    /// Words of a call to action; one of them near the end counts as a CTA.
+    #[serde(default, alias = "cta_markers")]
+    pub cta_markers: Vec<String>,
+    #[serde(default)]
+    pub links: LinkPolicy,
+    /// No paragraph longer than this many characters.
+    #[serde(default, alias = "max_paragraph_chars")]
+    pub max_paragraph_chars: Option<u32>,
+    /// A long text has a heading at least every this many characters.
+    #[serde(default, alias = "heading_every_chars")]
+    pub heading_every_chars: Option<u32>,
 }
 
 /// A versioned list of risky terms with an allow-list of ordinary words containing them.
@@ -198,6 +240,8 @@ struct GrowthFile {
     cta_rules: Vec<String>,
     risk_rules: Vec<String>,
     metrics_focus: Vec<String>,
+    #[serde(default)]
+    fit: FitRules,
 }
 
 #[derive(Debug, Deserialize)]
@@ -289,6 +333,7 @@ impl ProfileSet {
                     cta_rules: f.cta_rules,
                     risk_rules: f.risk_rules,
                     metrics_focus: f.metrics_focus,
+                    fit: f.fit,
                 };
                 self.growth.insert(f.platform, profile);
             }

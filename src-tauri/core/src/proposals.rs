@@ -14,7 +14,8 @@
 //! - [`apply`]: accept, reject (a reason becomes a durable constraint of the session),
 //!   rebase (a three-way merge onto the current text).
 //! - [`checkpoints`]: the project's state at a point of a session, and restoring it.
-//! - [`staging`]: a session's working copy of staged proposals.
+//! - [`staging`]: a session's working copy of staged proposals: stage, discard, and
+//!   apply the staged set as one version.
 
 pub mod apply;
 pub mod checkpoints;
@@ -392,6 +393,17 @@ pub struct Staleness {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub reason: Option<String>,
+    /// Not stale, but written over the changes staged in its session (the session's
+    /// effective source), not over the official working copy: it can be staged on top
+    /// of them, or accepted once they are applied, but not accepted on its own.
+    #[serde(default)]
+    pub based_on_staged: bool,
+}
+
+impl Staleness {
+    fn stale(reason: impl Into<String>) -> Staleness {
+        Staleness { stale: true, reason: Some(reason.into()), based_on_staged: false }
+    }
 }
 
 /// A proposal with what is computed about it now.
@@ -404,6 +416,9 @@ pub struct ProposalView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub stale_reason: Option<String>,
+    /// See [`Staleness::based_on_staged`].
+    #[serde(default)]
+    pub based_on_staged: bool,
 }
 
 /// The proposal `id`. Errors: NOT_FOUND.
@@ -423,7 +438,7 @@ pub fn list(store: &Store, project_id: &str) -> Result<Vec<Proposal>, ApiError> 
 /// The view of a proposal now.
 pub fn view(store: &Store, proposal: Proposal) -> Result<ProposalView, ApiError> {
     let staleness = staleness(store, &proposal)?;
-    Ok(ProposalView { proposal, stale: staleness.stale, stale_reason: staleness.reason })
+    Ok(ProposalView { proposal, stale: staleness.stale, stale_reason: staleness.reason, based_on_staged: staleness.based_on_staged })
 }
 
 /// The hash of a text a proposal changes.
@@ -481,37 +496,48 @@ fn tags_text(draft: &PlatformDraft) -> String {
 }
 
 /// Whether `proposal`'s base still matches its target. Only an open proposal can be
-/// stale; an artifact (outline, checklist) never is.
+/// stale; an artifact (outline, checklist) never is. A source text proposal whose base
+/// is its session's staged effective source (not the official working copy) is not
+/// stale but [`Staleness::based_on_staged`].
 pub fn staleness(store: &Store, proposal: &Proposal) -> Result<Staleness, ApiError> {
-    let fresh = Staleness { stale: false, reason: None };
+    let fresh = Staleness { stale: false, reason: None, based_on_staged: false };
     if proposal.status != ProposalStatus::Proposed {
         return Ok(fresh);
     }
     if let Target::Comment { comment_id } = &proposal.target {
         let exists = store.get::<Comment>(&keys::comment(&proposal.project_id, comment_id))?.is_some();
-        return Ok(if exists { fresh } else { Staleness { stale: true, reason: Some("The comment was deleted since this was written.".to_owned()) } });
+        return Ok(if exists { fresh } else { Staleness::stale("The comment was deleted since this was written.") });
     }
     let Some(base_hash) = &proposal.base.text_hash else { return Ok(fresh) };
     // A draft's status change bumps its revision but not its text: staleness is about
     // the text the proposal changes.
     if let Target::Draft { platform } = &proposal.target {
         if crate::project::drafts::load(store, &proposal.project_id, *platform)?.is_none() {
-            return Ok(Staleness { stale: true, reason: Some(format!("The {} draft no longer exists.", platform.as_str())) });
+            return Ok(Staleness::stale(format!("The {} draft no longer exists.", platform.as_str())));
         }
     }
     let current = current_text(store, proposal)?;
     Ok(match current {
         Some(text) if &text_hash(&text) == base_hash => fresh,
-        Some(_) => Staleness {
-            stale: true,
-            reason: Some(match proposal.target {
-                Target::Metadata => "The project's settings changed since this was written.".to_owned(),
-                _ if proposal.kind == ProposalKind::TitleCandidates => "The title changed since this was written.".to_owned(),
-                Target::Draft { platform } => format!("The {} draft changed since this was written.", platform.as_str()),
-                _ => "The source changed since this was written.".to_owned(),
-            }),
-        },
-        None => Staleness { stale: true, reason: Some("The target no longer exists.".to_owned()) },
+        Some(_) if on_staged_changes(store, proposal, base_hash)? => Staleness { based_on_staged: true, ..fresh },
+        Some(_) => Staleness::stale(match proposal.target {
+            Target::Metadata => "The project's settings changed since this was written.".to_owned(),
+            _ if proposal.kind == ProposalKind::TitleCandidates => "The title changed since this was written.".to_owned(),
+            Target::Draft { platform } => format!("The {} draft changed since this was written.", platform.as_str()),
+            _ => "The source changed since this was written.".to_owned(),
+        }),
+        None => Staleness::stale("The target no longer exists."),
+    })
+}
+
+/// True for a source text proposal whose base hash is the effective source of the
+/// changes staged in its session.
+fn on_staged_changes(store: &Store, proposal: &Proposal, base_hash: &str) -> Result<bool, ApiError> {
+    let source_text = matches!(proposal.target, Target::Source) && matches!(proposal.kind, ProposalKind::SourcePatch | ProposalKind::SourceRewrite);
+    let Some(session_id) = proposal.origin.session_id.as_deref().filter(|_| source_text) else { return Ok(false) };
+    Ok(match staging::load(store, session_id)? {
+        Some(staged) => staged.project_id == proposal.project_id && !staged.entries.is_empty() && text_hash(&staged.effective_source) == base_hash,
+        None => false,
     })
 }
 
@@ -733,9 +759,15 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
         updated_at: now,
     };
     if let Some(owner) = proposal.origin.owner_id() {
+        // Proposals staged in the session are part of its working copy, not
+        // alternatives to the new one (which may well be written on top of them).
+        let staged: Vec<String> = match staging::load(store, owner)? {
+            Some(staged) => staged.entries.into_iter().map(|e| e.proposal_id).collect(),
+            None => Vec::new(),
+        };
         for mut older in list(store, &project.id)? {
             let same_target = older.target.key() == proposal.target.key() && older.kind.family() == proposal.kind.family();
-            if older.status == ProposalStatus::Proposed && same_target && older.origin.owner_id() == Some(owner) {
+            if older.status == ProposalStatus::Proposed && same_target && older.origin.owner_id() == Some(owner) && !staged.contains(&older.id) {
                 older.status = ProposalStatus::Superseded;
                 older.superseded_by = Some(proposal.id.clone());
                 older.updated_at = now;
@@ -779,4 +811,56 @@ fn check_candidates(candidates: &[Candidate], max_chars: usize) -> Result<(), Ap
 fn nothing_changes() -> ApiError {
     ApiError::new(ErrorCode::Validation, "The proposal changes nothing: the proposed text equals the current one.")
         .hint("change_something", "Propose a change that differs from the text.")
+}
+
+/// Marks item `item_id` of checklist proposal `proposal_id` resolved (with an optional
+/// note), in its own durable transaction. Resolving an item changes nothing official:
+/// the checklist is the session's artifact.
+///
+/// Errors: NOT_FOUND (proposal, item); VALIDATION when the proposal is not a checklist
+/// or the note is too long; CONFLICT when the checklist was superseded or rejected.
+pub fn resolve_checklist_item(kernel: &Kernel, proposal_id: &str, item_id: &str, note: Option<&str>) -> Result<(Proposal, ChecklistItem), ApiError> {
+    let note = match note.map(str::trim) {
+        None | Some("") => None,
+        Some(note) => Some(crate::error::bounded_text("note", note, MAX_SUMMARY_CHARS)?),
+    };
+    let _guard = kernel.write_lock();
+    let mut proposal = load(kernel.store(), proposal_id)?;
+    if matches!(proposal.status, ProposalStatus::Superseded | ProposalStatus::Rejected) {
+        let mut error = ApiError::new(ErrorCode::Conflict, format!("Checklist {proposal_id} was {}; its items can no longer be resolved.", proposal.status_name()));
+        if let Some(newer) = &proposal.superseded_by {
+            error = error.hint("open_newer", format!("Resolve the item on the newer checklist {newer}."));
+        }
+        return Err(error);
+    }
+    let Payload::Checklist { items } = &mut proposal.payload else {
+        return Err(ApiError::validation("proposalId", format!("Proposal {proposal_id} is a {} proposal, not a checklist.", proposal.kind.as_str())));
+    };
+    let Some(item) = items.iter_mut().find(|i| i.id == item_id) else {
+        let ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        return Err(ApiError::not_found("checklist item", item_id).hint("item_ids", format!("The checklist's items are: {}.", ids.join(", "))));
+    };
+    item.resolved = true;
+    if note.is_some() {
+        item.note = note;
+    }
+    let item = item.clone();
+    proposal.updated_at = kernel.now();
+    let mut batch = Batch::new();
+    batch.put(&proposal)?;
+    kernel.store().apply(batch, crate::store::Durability::Durable)?;
+    Ok((proposal, item))
+}
+
+impl Proposal {
+    /// The status as its wire name (`proposed`, `superseded`, ...).
+    pub fn status_name(&self) -> &'static str {
+        match self.status {
+            ProposalStatus::Proposed => "proposed",
+            ProposalStatus::Accepted => "accepted",
+            ProposalStatus::PartiallyAccepted => "partially_accepted",
+            ProposalStatus::Rejected => "rejected",
+            ProposalStatus::Superseded => "superseded",
+        }
+    }
 }

@@ -37,6 +37,32 @@ export type Applied = { version?: number, draftRevision?: number, commentId?: st
  */
 choices?: Array<string>, by: string, at: string, };
 
+export type ApprovalChange = { proposalId: string, kind: ProposalKind, summary: string, target: Target, 
+/**
+ * The selected hunks, in the proposal's order.
+ */
+hunks: Array<ApprovalHunk>, 
+/**
+ * Selected hunks left out of `hunks` because the list would not fit the log line.
+ */
+omittedHunks: number, 
+/**
+ * For a proposal without hunks: what would be made (the reply, the chosen
+ * candidates, the settings).
+ */
+detail?: string, };
+
+export type ApprovalHunk = { id: string, 
+/**
+ * The hash the approval is bound to.
+ */
+contentHash: string, 
+/**
+ * The change with context and word-level emphasis; absent when the diffs of the
+ * selection are too large for one log line (then the review panel shows them).
+ */
+display?: Hunk, };
+
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
 
 export type AuditRecord = { id: string, projectId: string, proposalId: string, kind: ProposalKind, action: AuditAction, hunks: Array<string>, 
@@ -118,6 +144,82 @@ export type Candidate = { text: string, rationale: string, };
 
 export type ChecklistItem = { id: string, text: string, platform?: Platform, blocking: boolean, resolved: boolean, note?: string, };
 
+export type Checkpoint = { id: string, 
+/**
+ * The session or run.
+ */
+ownerId: string, projectId: string, label: string, reason: CheckpointReason, 
+/**
+ * The project's latest version number then (0: none yet).
+ */
+head: number, 
+/**
+ * The working-copy revision then.
+ */
+revision: number, 
+/**
+ * The working copy, when it differed from the head version (unsaved changes).
+ */
+workingTitle?: string, workingSource?: string, 
+/**
+ * Every saved draft as it stood (each carries its revision).
+ */
+drafts: Array<PlatformDraft>, 
+/**
+ * The owner's log sequence number when it was made.
+ */
+sequence: number, createdAt: string, };
+
+export type CheckpointCreateParams = { sessionId: string, label: string, };
+
+export type CheckpointListResult = { 
+/**
+ * Oldest first.
+ */
+checkpoints: Array<Checkpoint>, };
+
+export type CheckpointReason = "manual" | "assistant" | "before_turn" | "after_turn";
+
+export type CheckpointRestoreParams = { sessionId: string, checkpointId: string, };
+
+export type CheckpointRestoreResult = { 
+/**
+ * The `rewound` event appended to the session's log.
+ */
+event: Event, checkpointId: string, 
+/**
+ * The project after the restore.
+ */
+project: Project, 
+/**
+ * The version that keeps unsaved working-copy changes, when there were any.
+ */
+autosnapshot?: VersionSummary, 
+/**
+ * The new version whose content is the checkpoint's (origin `checkpoint`).
+ */
+version: VersionSummary, 
+/**
+ * Drafts that differed and now hold the checkpoint's content (a new revision each).
+ */
+draftsRestored: Array<PlatformDraft>, 
+/**
+ * Drafts that already held the checkpoint's content.
+ */
+draftsUnchanged: Array<Platform>, 
+/**
+ * Drafts of the checkpoint left as they are (a draft being published).
+ */
+draftsSkipped: Array<SkippedDraft>, 
+/**
+ * Drafts saved after the checkpoint was made: left as they are.
+ */
+draftsNewer: Array<Platform>, 
+/**
+ * True when the owner's staged set was dropped (it sat on the replaced working copy).
+ */
+stagingDiscarded: boolean, };
+
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
  * The text the anchor covered when the comment was made.
@@ -165,6 +267,14 @@ ownerId: string, projectId: string, text: string, proposalId: string,
  * The rejected hunks (empty: the whole proposal).
  */
 hunks: Array<string>, createdBy: string, createdAt: string, };
+
+export type ConstraintListResult = { 
+/**
+ * Oldest first.
+ */
+constraints: Array<Constraint>, };
+
+export type ConstraintRemoveParams = { sessionId: string, constraintId: string, };
 
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
 
@@ -226,7 +336,13 @@ reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { req
 /**
  * The normalized input (a preview when large).
  */
-input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> });
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * For a call that applies a proposal: exactly what would change (the
+ * proposal, its target and the selected hunks' diffs), which the approval is
+ * bound to.
+ */
+change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -260,7 +376,71 @@ matched: string | null, message: string, suggestion: string | null,
  */
 route: string | null, };
 
-export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, };
+export type FitPoint = { 
+/**
+ * Stable: `title_length`, `hook`, `paragraphs`, `headings`, `tags`, `cta`, `links`, `limits`.
+ */
+check: string, passed: boolean, 
+/**
+ * How much the point weighs in the score.
+ */
+weight: number, 
+/**
+ * What was measured, for the person: "title 12 characters; the rule is 14–26".
+ */
+measured: string, 
+/**
+ * The rule, in the profile's words where it has them.
+ */
+rule: string, };
+
+export type FitReport = { platform: Platform, 
+/**
+ * The growth and draft profile versions used.
+ */
+profileIds: Array<string>, 
+/**
+ * 0–100: the weighted share of points passed.
+ */
+score: number, points: Array<FitPoint>, disclaimer: string, };
+
+export type FitReportResult = { projectId: string, revision: number, reports: Array<PlatformFit>, 
+/**
+ * What the score measures, and what it does not.
+ */
+disclaimer: string, };
+
+export type FitRules = { 
+/**
+ * The title's length range in characters, inclusive.
+ */
+titleChars: [number, number] | null, 
+/**
+ * The first sentence ends within this many characters.
+ */
+hookChars: number | null, 
+/**
+ * The number of topic tags, inclusive range.
+ */
+tags: [number, number] | null, 
+/**
+ * Words of a call to action; one of them near the end counts as a CTA.
+ */
+ctaMarkers: Array<string>, links: LinkPolicy, 
+/**
+ * No paragraph longer than this many characters.
+ */
+maxParagraphChars: number | null, 
+/**
+ * A long text has a heading at least every this many characters.
+ */
+headingEveryChars: number | null, };
+
+export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, 
+/**
+ * The machine-checkable subset of the rules, for the platform-fit report.
+ */
+fit: FitRules, };
 
 export type Health = "unknown" | "ok" | "failed";
 
@@ -328,6 +508,8 @@ maxOutputTokens: number, };
 export type LimitsInput = { maxModelTurns?: number, toolTimeoutMs?: number, tokenBudget?: number, costBudget?: number, breakerThreshold?: number, loopThreshold?: number, maxOutputTokens?: number, };
 
 export type LineKind = "equal" | "delete" | "insert";
+
+export type LinkPolicy = "allowed" | "footnotes" | "none";
 
 export type LlmDetectLocalResult = { found: Array<LocalServer>, };
 
@@ -511,7 +693,11 @@ rebasedFrom?: string, };
 
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
-export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, };
+export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * For a call that applies a proposal: exactly what would change.
+ */
+change?: ApprovalChange, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
@@ -615,6 +801,8 @@ compiled: CompiledDraft,
 diff?: TextDiffResult, };
 
 export type PlatformDraftSetStatusParams = { projectId: string, platform: Platform, status: DraftStatus, baseRevision?: number, };
+
+export type PlatformFit = { platform: Platform, compiled: FitReport, saved?: FitReport, };
 
 export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "type": "growth", "profile": GrowthProfile } | { "type": "risk", "profile": RiskList };
 
@@ -792,7 +980,11 @@ reason?: string, };
 
 export type ProposalStatus = "proposed" | "accepted" | "partially_accepted" | "rejected" | "superseded";
 
-export type ProposalView = { stale: boolean, staleReason?: string, id: string, projectId: string, kind: ProposalKind, target: Target, base: Base, 
+export type ProposalView = { stale: boolean, staleReason?: string, 
+/**
+ * See [`Staleness::based_on_staged`].
+ */
+basedOnStaged: boolean, id: string, projectId: string, kind: ProposalKind, target: Target, base: Base, 
 /**
  * For the person: what changes and why.
  */
@@ -883,6 +1075,12 @@ profileId: string, limits: Limits, archived: boolean, createdAt: string, updated
 
 export type SessionAnswerParams = { sessionId: string, questionId: string, answer: string, };
 
+export type SessionApplyStagingParams = { sessionId: string, 
+/**
+ * The project's working-copy revision the person reviewed the staged set against.
+ */
+expectedRevision: number, };
+
 export type SessionCreateParams = { projectId: string, 
 /**
  * An LLM profile id or name; the default profile when absent.
@@ -933,6 +1131,12 @@ export type SessionResolveApprovalParams = { sessionId: string, requestId: strin
 
 export type SessionSetModeParams = { sessionId: string, mode: Mode, };
 
+export type SessionStageParams = { sessionId: string, proposalId: string, 
+/**
+ * The hunks to stage; every hunk not rejected when absent.
+ */
+hunks?: Array<string>, };
+
 export type SessionStatus = "idle" | "running" | "waitingForApproval" | "waitingForAnswer" | "archived";
 
 export type SessionSubmitParams = { sessionId: string, text: string, 
@@ -958,6 +1162,72 @@ queued: Array<string>, lastTurnEnd?: TurnEndReason,
 messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<TimelineItem>, };
 
 export type Severity = "info" | "warn" | "block";
+
+export type SkippedDraft = { platform: Platform, reason: string, };
+
+export type StagedEntry = { proposalId: string, hunks: Array<string>, };
+
+export type Staging = { sessionId: string, projectId: string, 
+/**
+ * The official working copy the staged changes sit on: its revision and the hash
+ * of its source.
+ */
+baseRevision: number, baseHash: string, entries: Array<StagedEntry>, 
+/**
+ * The source with every staged change applied.
+ */
+effectiveSource: string, updatedAt: string, };
+
+export type StagingApplied = { 
+/**
+ * The one new version (origin `aiProposal`, naming the first staged proposal).
+ */
+version: Version, project: Project, 
+/**
+ * The staged proposals, now accepted or partially accepted, in staging order.
+ */
+proposals: Array<Proposal>, 
+/**
+ * One audit record per proposal, in the same order.
+ */
+audit: Array<AuditRecord>, };
+
+export type StagingDiscardResult = { 
+/**
+ * False when nothing was staged.
+ */
+discarded: boolean, 
+/**
+ * The proposals that were staged (they stay open).
+ */
+proposalIds: Array<string>, };
+
+export type StagingView = { 
+/**
+ * The staged set (`null` when nothing is staged).
+ */
+staging: Staging | null, 
+/**
+ * The staged proposals, in staging order.
+ */
+proposals: Array<Proposal>, 
+/**
+ * The source the set was staged on (the official working copy when nothing is staged).
+ */
+baseSource: string, 
+/**
+ * The source with every staged change applied.
+ */
+effectiveSource: string, 
+/**
+ * `base_source` → `effective_source`.
+ */
+diff: TextDiffResult, 
+/**
+ * True when the official working copy moved since the set was staged: applying
+ * it is a CONFLICT; discard it and stage again.
+ */
+baselineMoved: boolean, };
 
 export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
 
@@ -997,7 +1267,7 @@ text: string, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
-export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled";
+export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 
 export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
 
@@ -1168,6 +1438,7 @@ export interface ApiMethods {
   "pipeline.compile": { params: PipelineCompileParams; result: PipelineCompileResult };
   "pipeline.measure": { params: PipelineMeasureParams; result: Measurement };
   "pipeline.suggest": { params: ProjectRef; result: SuggestResult };
+  "pipeline.fit": { params: PipelineCompileParams; result: FitReportResult };
   "platformDraft.list": { params: ProjectRef; result: PlatformDraftListResult };
   "platformDraft.get": { params: PlatformDraftRef; result: PlatformDraft };
   "platformDraft.save": { params: PlatformDraftSaveParams; result: PlatformDraftSaveResult };
@@ -1197,6 +1468,15 @@ export interface ApiMethods {
   "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
   "session.setMode": { params: SessionSetModeParams; result: SessionView };
   "session.events": { params: SessionEventsParams; result: SessionEventsResult };
+  "session.stage": { params: SessionStageParams; result: StagingView };
+  "session.staging": { params: SessionRef; result: StagingView };
+  "session.discardStaging": { params: SessionRef; result: StagingDiscardResult };
+  "session.applyStaging": { params: SessionApplyStagingParams; result: StagingApplied };
+  "checkpoint.create": { params: CheckpointCreateParams; result: Checkpoint };
+  "checkpoint.list": { params: SessionRef; result: CheckpointListResult };
+  "checkpoint.restore": { params: CheckpointRestoreParams; result: CheckpointRestoreResult };
+  "constraint.list": { params: SessionRef; result: ConstraintListResult };
+  "constraint.remove": { params: ConstraintRemoveParams; result: Deleted };
   "permissionRules.get": { params: Empty; result: PermissionRules };
   "permissionRules.set": { params: PermissionRules; result: PermissionRules };
   "proposal.list": { params: ProposalListParams; result: ProposalListResult };
@@ -1218,7 +1498,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 

@@ -175,7 +175,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
           ...(confirmFinal ? { confirmFinal: true } : {}),
         };
         const r = await client.call("proposal.accept", params);
-        show({ ...r.proposal, stale: false });
+        show({ ...r.proposal, stale: false, basedOnStaged: false });
         store?.putProposal(r.proposal);
         onAccepted(r);
       }),
@@ -187,7 +187,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
       run(t("ai.review.rejecting"), async () => {
         const params = { proposalId: v.id, ...(hunk ? { hunks: [hunk] } : {}), ...(why.trim() ? { reason: why.trim() } : {}) };
         const r = await client.call("proposal.reject", params);
-        const next = { ...r.proposal, stale: v.stale };
+        const next = { ...r.proposal, stale: v.stale, basedOnStaged: v.basedOnStaged };
         setView(next);
         store?.putProposal(r.proposal);
         setDecisions((d) => {
@@ -261,7 +261,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
       setConflicts(r.conflicts.length);
       setCompare(false);
       setId(r.proposal.id);
-      show({ ...r.proposal, stale: false });
+      show({ ...r.proposal, stale: false, basedOnStaged: false });
     });
 
   const payload = view?.payload;

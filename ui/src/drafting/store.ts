@@ -270,7 +270,7 @@ export class SessionStore {
   /** Replaces one proposal (after an accept, reject or rebase) without a round trip; a
    * proposal just decided or rebased is not stale. */
   putProposal(proposal: Proposal) {
-    const view: ProposalView = { ...proposal, stale: false };
+    const view: ProposalView = { ...proposal, stale: false, basedOnStaged: false };
     const list = this.snapshot.proposals.filter((p) => p.id !== proposal.id);
     this.set({ proposals: [view, ...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) });
   }

@@ -142,3 +142,19 @@ pub(super) fn suggest(engine: &Engine, params: ProjectRef) -> Result<SuggestResu
     let title_fits = set.drafts.values().filter(|p| p.limits_for(LimitField::Title).next().is_some()).map(|p| pipeline::measure(p, LimitField::Title, &project.title)).collect();
     Ok(SuggestResult { tags, keywords, title_fits })
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FitReportResult {
+    pub project_id: String,
+    pub revision: u64,
+    pub reports: Vec<crate::growth::PlatformFit>,
+    /// What the score measures, and what it does not.
+    pub disclaimer: String,
+}
+
+pub(super) fn fit(engine: &Engine, params: PipelineCompileParams) -> Result<FitReportResult, ApiError> {
+    let project = load_project(engine, &params.project_id)?;
+    let reports = crate::growth::fit_reports(engine, &project, params.platforms, params.tags)?;
+    Ok(FitReportResult { project_id: project.id, revision: project.revision, reports, disclaimer: crate::growth::fit::DISCLAIMER.to_owned() })
+}

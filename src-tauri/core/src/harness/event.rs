@@ -9,6 +9,7 @@ pub use crate::context::Mode;
 use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
+use crate::proposals::{ProposalKind, Target};
 
 /// How a tool call ended, as the model and the UI see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -25,6 +26,9 @@ pub enum ToolStatus {
     LoopDetected,
     /// Never answered: the user moved on, or the process restarted.
     Cancelled,
+    /// The model asked for an action reserved for the person (accepting or rejecting a
+    /// proposal): it is not a tool, and never will be one for the model.
+    ToolForbidden,
 }
 
 /// Why a turn ended.
@@ -63,6 +67,41 @@ pub struct LayerEstimate {
     pub tokens: u64,
     /// True when the layer was shortened to fit.
     pub trimmed: bool,
+}
+
+/// One hunk of a proposal an approval covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalHunk {
+    pub id: String,
+    /// The hash the approval is bound to.
+    pub content_hash: String,
+    /// The change with context and word-level emphasis; absent when the diffs of the
+    /// selection are too large for one log line (then the review panel shows them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub display: Option<crate::diff::Hunk>,
+}
+
+/// What approving a call that applies a proposal would change: shown with the
+/// approval request, so the person approves the exact change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalChange {
+    pub proposal_id: String,
+    pub kind: ProposalKind,
+    pub summary: String,
+    pub target: Target,
+    /// The selected hunks, in the proposal's order.
+    pub hunks: Vec<ApprovalHunk>,
+    /// Selected hunks left out of `hunks` because the list would not fit the log line.
+    #[serde(default)]
+    pub omitted_hunks: u32,
+    /// For a proposal without hunks: what would be made (the reply, the chosen
+    /// candidates, the settings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub detail: Option<String>,
 }
 
 /// What happened. `kind` and `payload` in the envelope.
@@ -156,6 +195,12 @@ pub enum EventBody {
         target_version: Option<u64>,
         idempotency_key: String,
         reason: String,
+        /// For a call that applies a proposal: exactly what would change (the
+        /// proposal, its target and the selected hunks' diffs), which the approval is
+        /// bound to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        change: Option<Box<ApprovalChange>>,
     },
     #[serde(rename_all = "camelCase")]
     ApprovalResolved {
@@ -187,6 +232,16 @@ pub enum EventBody {
         hints: Vec<Hint>,
     },
     SessionArchived {},
+    /// The person restored a checkpoint of this session: the project's content is the
+    /// checkpoint's again, as the new version `version`. `to_sequence` is the log
+    /// sequence the checkpoint was made at. The model is told (a note in the
+    /// conversation), so it does not build on text that is gone.
+    #[serde(rename_all = "camelCase")]
+    Rewound {
+        checkpoint_id: String,
+        to_sequence: u64,
+        version: u32,
+    },
 }
 
 /// Whether a kind is kept in the log.
@@ -219,6 +274,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => (Logged, false),
             EventBody::TurnEnded { .. } => (Logged, false),
             EventBody::SessionArchived {} => (Logged, false),
+            EventBody::Rewound { .. } => (Logged, true),
         }
     }
 
@@ -243,6 +299,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => "mode_changed",
             EventBody::TurnEnded { .. } => "turn_ended",
             EventBody::SessionArchived {} => "session_archived",
+            EventBody::Rewound { .. } => "rewound",
         }
     }
 }

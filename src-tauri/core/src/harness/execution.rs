@@ -6,6 +6,14 @@
 //!
 //! A write runs at most once: a durable marker under its idempotency key precedes it,
 //! and its result is kept under the same key in the transaction that logs it.
+//!
+//! A call of an action reserved for the person (accepting or rejecting a proposal) is
+//! answered `tool_forbidden`. A tool whose base version is the target of a proposal
+//! (`apply_proposal`) is bound to that proposal's exact change: the target's current
+//! revision, and the proposal id with the selected hunks' content hashes in the input
+//! hash and the idempotency key; its approval request shows the change. A proposal
+//! that cannot be applied (missing, not open, stale, a final draft) is a tool error at
+//! once, without asking the person.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -13,17 +21,18 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::event::{EventBody, Mode, ToolStatus, TurnEndReason};
-use super::log::{shape_result, ApprovalRecord, ToolExecution};
+use super::event::{ApprovalChange, ApprovalHunk, EventBody, Mode, ToolStatus, TurnEndReason};
+use super::log::{sha256_ref, shape_result, ApprovalRecord, ToolExecution};
 use super::permission::{decide, CallFacts, Decision};
 use super::replay::is_failure;
-use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure};
+use super::tools::{idempotency_key, input_hash, normalize, BaseVersionPolicy, Concurrency, InterruptBehavior, RegisteredTool, ToolContext, ToolFailure, PERSON_ONLY_ACTIONS};
 use super::turn::{hint, Flow, Turn};
 use super::Meta;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::llm::ToolCall;
-use crate::model::Project;
-use crate::store::{Batch, Durability, Kind};
+use crate::model::{DraftStatus, Project};
+use crate::proposals::{Payload, Proposal, ProposalHunk, ProposalStatus, Target};
+use crate::store::{Batch, Durability, Kind, Store};
 
 /// What the result of a call records about a write's execution.
 enum Execution {
@@ -42,6 +51,8 @@ struct Run {
     idempotency_key: String,
     /// The approval that allowed the call: consumed by running it.
     approval: Option<String>,
+    /// The target version the call was decided for.
+    target_version: Option<u64>,
 }
 
 enum Prepared {
@@ -66,6 +77,7 @@ enum Prepared {
         target_version: Option<u64>,
         idempotency_key: String,
         reason: String,
+        change: Option<Box<ApprovalChange>>,
     },
     Question {
         call: ToolCall,
@@ -90,6 +102,13 @@ impl Turn<'_, '_> {
         approvals: &[ApprovalRecord],
         revision: Option<u64>,
     ) -> Result<Prepared, ApiError> {
+        if PERSON_ONLY_ACTIONS.contains(&call.name.as_str()) {
+            let name = call.name.clone();
+            let message = format!(
+                "`{name}` is the person's decision: only the person can accept, reject or rebase a proposal (in the review panel). To ask them to apply one, call apply_proposal, which always asks for their approval; otherwise tell them the proposal is ready for review."
+            );
+            return Ok(Prepared::Immediate { call, tool: name, status: ToolStatus::ToolForbidden, message });
+        }
         let Some(tool) = registry.get(&call.name).cloned() else {
             let names = registry.names().join(", ");
             let name = call.name.clone();
@@ -138,11 +157,21 @@ impl Turn<'_, '_> {
                 message: format!("`{name}` was called with the same input {} times in this turn; it was not run again. The user will be asked how to go on.", seen),
             });
         }
-        let target_version = match tool.definition.base_version {
-            BaseVersionPolicy::None => None,
-            BaseVersionPolicy::ProjectRevision => revision,
+        let (target_version, hash, key, change) = match tool.definition.base_version {
+            BaseVersionPolicy::None => (None, hash, idempotency_key(&tool.definition, &normalized, None, self.scope), None),
+            BaseVersionPolicy::ProjectRevision => (revision, hash, idempotency_key(&tool.definition, &normalized, revision, self.scope), None),
+            BaseVersionPolicy::ProposalTarget => match bind_proposal(self.engine.store(), &self.scope.project_id, &normalized)? {
+                Err(message) => return Ok(Prepared::Immediate { call, tool: name, status: ToolStatus::ToolError, message }),
+                Ok(binding) => {
+                    // The exact change is part of what is approved and of the key: a
+                    // changed selection or patch is another call.
+                    let bound = input_hash(&json!({"input": normalized, "bound": binding.material}));
+                    let key = idempotency_key(&tool.definition, &normalized, Some(binding.target_version), self.scope);
+                    let key = sha256_ref(format!("{key}\u{0}{}", binding.material).as_bytes());
+                    (Some(binding.target_version), bound, key, Some(Box::new(binding.change)))
+                }
+            },
         };
-        let key = idempotency_key(&tool.definition, &normalized, target_version, self.scope);
         let mode = self.state(|s| s.mode);
         let facts = CallFacts {
             input_hash: &hash,
@@ -170,13 +199,13 @@ impl Turn<'_, '_> {
         )?;
         Ok(match decision {
             Decision::Deny { reason } => Prepared::Immediate { call, tool: name, status: ToolStatus::PermissionDenied, message: format!("Permission denied: {reason}") },
-            Decision::Ask { reason } => Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason },
+            Decision::Ask { reason } => Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason, change },
             Decision::Allow { .. } if name == "ask_user_question" => Prepared::Question {
                 call,
                 question: input["question"].as_str().unwrap_or("").to_owned(),
                 options: input["options"].as_array().map(|o| o.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect()).unwrap_or_default(),
             },
-            Decision::Allow { approval, .. } => Prepared::Run(Run { call, tool, input, idempotency_key: key, approval }),
+            Decision::Allow { approval, .. } => Prepared::Run(Run { call, tool, input, idempotency_key: key, approval, target_version }),
         })
     }
 
@@ -211,7 +240,7 @@ impl Turn<'_, '_> {
                             self.breaker = breaker;
                         }
                         Prepared::Run(run) => self.run_batch(vec![run])?,
-                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason } => {
+                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason, change } => {
                             let request_id = self.engine.new_id("apr");
                             let mut input = normalized;
                             if input.to_string().len() > 8 * 1024 {
@@ -220,7 +249,7 @@ impl Turn<'_, '_> {
                             let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
                             self.append(
                                 meta,
-                                EventBody::ApprovalRequested { request_id, tool: tool.clone(), input, input_hash, target_version, idempotency_key, reason },
+                                EventBody::ApprovalRequested { request_id, tool: tool.clone(), input, input_hash, target_version, idempotency_key, reason, change },
                                 Batch::new(),
                                 Durability::Durable,
                             )?;
@@ -343,7 +372,11 @@ impl Turn<'_, '_> {
         let engine = self.engine;
         let live = self.live;
         let turn_scope = self.scope;
-        let mode = self.state(|s| s.mode);
+        let (mode, sequence, snapshot_id) = self.state(|s| (s.mode, s.last_sequence, s.last_snapshot_id.clone()));
+        // The model that answers this turn, for the origin of proposals.
+        let model = self.engine.llm_profile(&self.scope.profile_id).map(|p| p.model).unwrap_or_default();
+        let (turn_sequence, proposals_made) = (self.turn_sequence, &self.proposals_made);
+        let (model, snapshot_id) = (model.as_str(), snapshot_id.as_deref());
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::channel::<(usize, Result<Value, ToolFailure>)>();
             let mut started = 0;
@@ -358,11 +391,20 @@ impl Turn<'_, '_> {
                     let ctx = ToolContext {
                         kernel: engine.kernel,
                         may_write: run.tool.definition.is_write(),
+                        capability: run.tool.definition.capability,
+                        proposals_made,
                         owner: &turn_scope.owner,
                         project_id: &turn_scope.project_id,
                         tool_use_id: &run.call.id,
                         mode,
                         cancel: flag,
+                        turn: turn_sequence,
+                        sequence,
+                        context_snapshot_id: snapshot_id,
+                        model,
+                        profile_id: &turn_scope.profile_id,
+                        approval: run.approval.as_deref(),
+                        target_version: run.target_version,
                     };
                     // A panicking tool is a failed call, not a failed turn.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))
@@ -532,4 +574,147 @@ impl Turn<'_, '_> {
         self.append(meta, EventBody::ToolResult { tool: tool.to_owned(), status: outcome.status, content, result_ref, reused_execution: false }, extra, durability)?;
         Ok(())
     }
+}
+
+/// What the approval of a call that applies a proposal is bound to.
+struct ProposalBinding {
+    /// The current revision of the proposal's target.
+    target_version: u64,
+    /// The proposal id and the sorted content hashes of the selected hunks (or, for a
+    /// proposal without hunks, the hash of its payload).
+    material: Value,
+    /// What the person is shown.
+    change: ApprovalChange,
+}
+
+/// The most bytes the change shown with an approval request takes in its log line.
+const CHANGE_BYTES: usize = 36 * 1024;
+
+/// Binds a call naming `proposalId` (and optionally `hunks`) to the proposal's exact
+/// change and its target's revision. `Ok(Err(message))`: the call cannot apply (no
+/// such proposal, another project, not open, stale, bad hunk ids), answered as a tool
+/// error without asking the person.
+fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> Result<Result<ProposalBinding, String>, ApiError> {
+    let Some(id) = input["proposalId"].as_str() else { return Ok(Err("Name the proposal to apply (`proposalId`).".to_owned())) };
+    let proposal = match crate::proposals::load(store, id) {
+        Ok(proposal) => proposal,
+        Err(error) if error.code == ErrorCode::NotFound => return Ok(Err(format!("There is no proposal `{id}`."))),
+        Err(error) => return Err(error),
+    };
+    if proposal.project_id != project_id {
+        return Ok(Err(format!("Proposal {id} belongs to another project; this session can only apply proposals of its own project.")));
+    }
+    if proposal.status != ProposalStatus::Proposed {
+        let status = serde_json::to_value(proposal.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        let newer = proposal.superseded_by.as_ref().map(|n| format!(" Apply the newer proposal {n} instead.")).unwrap_or_default();
+        return Ok(Err(format!("Proposal {id} is {status}; only an open proposal can be applied.{newer}")));
+    }
+    let stale = crate::proposals::staleness(store, &proposal)?;
+    if stale.stale {
+        let reason = stale.reason.unwrap_or_default();
+        return Ok(Err(format!("Proposal {id} is stale: {reason} Read the current text and make a new proposal.")));
+    }
+    let wanted: Option<Vec<String>> = input["hunks"].as_array().map(|ids| ids.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
+    let open = |h: &&ProposalHunk| !proposal.rejected_hunks.contains(&h.id);
+    let selected: Vec<&ProposalHunk> = match &wanted {
+        None => proposal.hunks.iter().filter(open).collect(),
+        Some(ids) => {
+            if proposal.hunks.is_empty() && !ids.is_empty() {
+                return Ok(Err(format!("Proposal {id} ({}) has no hunks; leave `hunks` out.", proposal.kind.as_str())));
+            }
+            for (i, wanted_id) in ids.iter().enumerate() {
+                match proposal.hunks.iter().find(|h| &h.id == wanted_id) {
+                    None => {
+                        let known: Vec<&str> = proposal.hunks.iter().map(|h| h.id.as_str()).collect();
+                        return Ok(Err(format!("hunks[{i}]: proposal {id} has no hunk {wanted_id}; its hunks are {}.", known.join(", "))));
+                    }
+                    Some(h) if proposal.rejected_hunks.contains(&h.id) => return Ok(Err(format!("hunks[{i}]: hunk {wanted_id} was rejected by the person."))),
+                    Some(_) if ids[..i].contains(wanted_id) => return Ok(Err(format!("hunks[{i}]: hunk {wanted_id} is named twice."))),
+                    Some(_) => {}
+                }
+            }
+            proposal.hunks.iter().filter(|h| ids.contains(&h.id)).collect()
+        }
+    };
+    if !proposal.hunks.is_empty() && selected.is_empty() {
+        return Ok(Err(format!("No hunk of proposal {id} is selected: name at least one open hunk, or leave `hunks` out.")));
+    }
+    let target_version = match &proposal.target {
+        Target::Draft { platform } => match crate::project::drafts::load(store, project_id, *platform)? {
+            // Not worth asking the person for what the accept refuses the assistant.
+            Some(draft) if draft.status != DraftStatus::Draft => {
+                let status = serde_json::to_value(draft.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+                return Ok(Err(format!("The {} draft is {status}: only the person can change it (they can accept proposal {id} in the review panel).", platform.as_str())));
+            }
+            Some(draft) => u64::from(draft.revision),
+            None => return Ok(Err(format!("The {} draft of proposal {id} no longer exists.", platform.as_str()))),
+        },
+        _ => crate::project::load(store, project_id)?.revision,
+    };
+    let mut hashes: Vec<&str> = selected.iter().map(|h| h.content_hash.as_str()).collect();
+    hashes.sort_unstable();
+    let payload = if proposal.hunks.is_empty() { Some(sha256_ref(&serde_json::to_vec(&proposal.payload).unwrap_or_default())) } else { None };
+    let material = json!({"proposal": id, "hunkHashes": hashes, "payload": payload});
+    let change = approval_change(&proposal, &selected, input);
+    Ok(Ok(ProposalBinding { target_version, material, change }))
+}
+
+fn short(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut out: String = text.chars().take(max).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// What the person is shown with the approval request: the proposal, its target and
+/// the selected hunks' diffs, within [`CHANGE_BYTES`] (diffs left out from the end
+/// first, then hunks, counted in `omitted_hunks`).
+fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value) -> ApprovalChange {
+    let choices: Vec<&str> = input["choices"].as_array().map(|c| c.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+    let detail = match &proposal.payload {
+        Payload::Text { .. } => None,
+        Payload::Candidates { candidates } if choices.is_empty() => Some(format!("Candidates: {}", candidates.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" | "))),
+        Payload::Candidates { .. } => Some(format!("Take: {}", choices.join(" | "))),
+        Payload::CommentReply { comment_id, body } => Some(format!("Reply to comment {comment_id}: {body}")),
+        Payload::Metadata { change } => Some(format!("Project settings: {}", serde_json::to_string(change).unwrap_or_default())),
+        Payload::Outline { outline } => Some(format!("Record the outline as accepted (nothing official changes): {outline}")),
+        Payload::Checklist { items } => Some(format!("Record the checklist of {} items as accepted (nothing official changes).", items.len())),
+    };
+    let mut change = ApprovalChange {
+        proposal_id: proposal.id.clone(),
+        kind: proposal.kind,
+        summary: short(&proposal.summary, 1_000),
+        target: proposal.target.clone(),
+        hunks: Vec::new(),
+        omitted_hunks: 0,
+        detail: detail.map(|d| short(&d, 4_000)),
+    };
+    let mut used = serde_json::to_vec(&change).map(|v| v.len()).unwrap_or(CHANGE_BYTES);
+    let mut showing = true;
+    for hunk in selected {
+        let bare = ApprovalHunk { id: hunk.id.clone(), content_hash: hunk.content_hash.clone(), display: None };
+        let bare_bytes = serde_json::to_vec(&bare).map(|v| v.len()).unwrap_or(CHANGE_BYTES) + 1;
+        if showing {
+            let shown = ApprovalHunk { display: Some(hunk.display.clone()), ..bare.clone() };
+            let bytes = serde_json::to_vec(&shown).map(|v| v.len()).unwrap_or(CHANGE_BYTES) + 1;
+            if used + bytes <= CHANGE_BYTES {
+                used += bytes;
+                change.hunks.push(shown);
+                continue;
+            }
+            // Once one diff does not fit, the rest are listed without theirs, so the
+            // shown diffs are a prefix of the selection.
+            showing = false;
+        }
+        if used + bare_bytes <= CHANGE_BYTES {
+            used += bare_bytes;
+            change.hunks.push(bare);
+        } else {
+            change.omitted_hunks += 1;
+        }
+    }
+    change
 }

@@ -1,5 +1,6 @@
 //! One model call of a turn: limits and budgets first, then the context (gathered by
-//! `context::gather`, assembled into an immutable snapshot), the request with the
+//! `context::gather`, with the owner's constraints from `proposals`, assembled into an
+//! immutable snapshot), the request with the
 //! model-visible messages of the log, the metered call (`Kernel::model_chat`) with its
 //! deltas streamed live, and the completed (or interrupted) reply appended.
 
@@ -91,8 +92,10 @@ impl Turn<'_, '_> {
         // Context: typed records only (no profiles, settings or keys).
         let store = self.engine.store();
         let records = gather(store, &self.scope.project_id)?;
+        // The person's rejection reasons: model-visible in every later turn.
+        let constraints: Vec<String> = crate::proposals::apply::constraints(store, self.scope.owner.id())?.into_iter().map(|c| c.text).collect();
         let mode = self.state(|s| s.mode);
-        let snapshot = match assemble(&records.input(mode, ""), budget) {
+        let snapshot = match assemble(&records.input(mode, "", &constraints), budget) {
             Ok(snapshot) => snapshot,
             Err(too_long) => {
                 return Ok(Flow::End(

@@ -39,6 +39,10 @@ pub struct PendingApproval {
     pub target_version: Option<u64>,
     pub idempotency_key: String,
     pub reason: String,
+    /// For a call that applies a proposal: exactly what would change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub change: Option<Box<super::event::ApprovalChange>>,
 }
 
 /// A question waiting for the user's answer.
@@ -158,7 +162,7 @@ impl SessionState {
                 let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
                 Some(timeline(format!("{tool} → {status}")))
             }
-            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, .. } => {
+            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, change, .. } => {
                 self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_approval = Some(PendingApproval {
                     request_id: request_id.clone(),
@@ -168,6 +172,7 @@ impl SessionState {
                     target_version: *target_version,
                     idempotency_key: idempotency_key.clone(),
                     reason: reason.clone(),
+                    change: change.clone(),
                 });
                 Some(timeline(format!("Approval needed for {tool}: {reason}")))
             }
@@ -207,6 +212,10 @@ impl SessionState {
                 self.archived = true;
                 Some(timeline("Archived".to_owned()))
             }
+            EventBody::Rewound { checkpoint_id, to_sequence, version } => {
+                self.messages.push(Message::user(rewound_note(checkpoint_id, *to_sequence, *version)));
+                Some(timeline(format!("Restored checkpoint {checkpoint_id} as version {version}")))
+            }
         };
         if let Some(item) = item {
             self.timeline.push(item);
@@ -222,6 +231,16 @@ impl SessionState {
     pub fn is_blocked(&self) -> bool {
         self.pending_approval.is_some() || self.pending_question.is_some()
     }
+}
+
+/// What the model reads when the person restores a checkpoint: a user-role note (a
+/// system message in mid-conversation is refused by some local servers' chat
+/// templates). Part of the model-visible messages, so its wording is fixed: changing
+/// it would make replays of old logs differ from what their models were sent.
+pub fn rewound_note(checkpoint_id: &str, to_sequence: u64, version: u32) -> String {
+    format!(
+        "[Inkstone] The person restored checkpoint {checkpoint_id} (made at event {to_sequence} of this session). The project's source and saved drafts are back to that point, as version {version}; changes made after it are no longer in the working copy (they stay in the version history). Read the project again before proposing changes."
+    )
 }
 
 /// `sha256:<hex>` of the JSON serialization of `messages`.
@@ -263,4 +282,59 @@ pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Replay {
 /// True for statuses that count as a failure for the circuit breaker.
 pub fn is_failure(status: ToolStatus) -> bool {
     !matches!(status, ToolStatus::Success)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn event(sequence: u64, body: EventBody) -> Event {
+        let (_, model_visible) = body.policy();
+        Event {
+            event_id: format!("evt_{sequence}"),
+            sequence,
+            session_id: Some("ses_1".to_owned()),
+            run_id: None,
+            project_id: None,
+            workspace_id: None,
+            turn_id: None,
+            parent_event_id: None,
+            tool_use_id: None,
+            context_snapshot_id: None,
+            proposal_id: None,
+            artifact_id: None,
+            created_at: chrono::DateTime::UNIX_EPOCH,
+            model_visible,
+            body,
+        }
+    }
+
+    #[test]
+    fn a_rewind_tells_the_model_and_replays_from_its_stored_form() {
+        let log = [
+            event(1, EventBody::SessionCreated { project_id: "prj_1".to_owned(), profile: "llm_1".to_owned(), mode: Mode::Default }),
+            event(2, EventBody::UserMessage { text: "改短一点".to_owned(), was_queued: false }),
+            event(3, EventBody::Rewound { checkpoint_id: "chk_1".to_owned(), to_sequence: 1, version: 4 }),
+        ];
+        assert!(log[2].model_visible, "the model must learn the project was restored");
+        // The event as the log stores it: the JSON shape is the one replayed.
+        let stored: Vec<Event> = log.iter().map(|e| serde_json::from_str(&serde_json::to_string(e).unwrap()).unwrap()).collect();
+        let json = serde_json::to_value(&log[2]).unwrap();
+        assert_eq!(json["kind"], "rewound");
+        assert_eq!(json["payload"], serde_json::json!({"checkpointId": "chk_1", "toSequence": 1, "version": 4}));
+        let replayed = replay(stored.iter());
+        let messages = replayed.messages();
+        assert_eq!(messages.len(), 2);
+        assert_eq!(messages[1], Message::user(rewound_note("chk_1", 1, 4)));
+        assert!(messages[1].content.contains("chk_1") && messages[1].content.contains("version 4"));
+        let item = replayed.timeline().last().unwrap();
+        assert_eq!((item.sequence, item.kind.as_str()), (3, "rewound"));
+        // Replay is the live fold: folding the events one by one gives the same state.
+        let mut live = SessionState::default();
+        log.iter().for_each(|e| live.apply(e));
+        assert_eq!(live, replayed.state);
+        assert_eq!(live.last_sequence, 3);
+        assert!(live.queued.is_empty() && live.open_turn.is_none());
+    }
 }

@@ -3,7 +3,7 @@
 //! themselves are in `crate::tools`; the engine registers them.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -15,8 +15,11 @@ use super::permission::PermissionPolicy;
 use crate::error::ApiError;
 use crate::kernel::Kernel;
 use crate::llm::structured::{InvalidSchema, Validator};
-use crate::model::{Comment, MediaAsset, PlatformDraft, Project, VersionSummary};
+use crate::model::{BrandProfile, Comment, MediaAsset, Platform, PlatformDraft, Project, Version, VersionSummary};
+use crate::pipeline::Finding;
+use crate::profiles::ProfileSet;
 use crate::project::drafts::PipelineCompileResult;
+use crate::proposals::{NewProposal, Origin, Proposal, ProposalKind};
 use crate::store::{Record, Store};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -63,7 +66,17 @@ pub enum BaseVersionPolicy {
     None,
     /// The session project's working-copy revision; an approval is bound to it.
     ProjectRevision,
+    /// The current revision of the target of the proposal the input names
+    /// (`proposalId`): the draft's revision for a draft target, else the project's
+    /// working-copy revision. The proposal id and the content hashes of the selected
+    /// hunks (`hunks`, or every open hunk) are part of the input hash and the
+    /// idempotency key, so an approval covers exactly that change on that revision.
+    ProposalTarget,
 }
+
+/// Actions reserved for the person: the model calling one gets `tool_forbidden`, and
+/// the registry refuses a tool of such a name.
+pub const PERSON_ONLY_ACTIONS: &[&str] = &["accept_proposal", "reject_proposal", "proposal_accept", "proposal_reject", "proposal.accept", "proposal.reject", "rebase_proposal"];
 
 /// Everything the harness knows about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -112,6 +125,9 @@ impl ToolDefinition {
     /// cannot also claim to be read-only.
     fn refusal(&self) -> Option<RefusedTool> {
         let tool = self.name.clone();
+        if PERSON_ONLY_ACTIONS.contains(&self.name.as_str()) {
+            return Some(RefusedTool::Reserved { tool });
+        }
         if self.read_only && (self.capability == Capability::Write || self.destructive) {
             return Some(RefusedTool::Contradiction { tool, reason: "a write or destructive tool cannot be read-only".to_owned() });
         }
@@ -125,11 +141,16 @@ impl ToolDefinition {
 /// What a tool gets to work with. Every handler can read ([`ToolContext::reads`]);
 /// only the handler of a write ([`ToolDefinition::is_write`]: asked for, at most once,
 /// never in plan mode) reaches the kernel ([`ToolContext::writer`]), so a read tool
-/// cannot write by construction of its context.
+/// cannot write by construction of its context. A proposing tool can record a
+/// proposal ([`ToolContext::propose`]) and nothing else: nothing official changes.
 pub struct ToolContext<'a> {
     pub(super) kernel: &'a Kernel,
     /// True when the tool is a write and may have the kernel.
     pub(super) may_write: bool,
+    /// The tool's declared capability (decides whether it may propose).
+    pub(super) capability: Capability,
+    /// Counts the proposals this turn made (for the checkpoints around a turn).
+    pub(super) proposals_made: &'a AtomicUsize,
     /// The session (or run) the call belongs to.
     pub owner: &'a super::Owner,
     pub project_id: &'a str,
@@ -137,6 +158,20 @@ pub struct ToolContext<'a> {
     pub mode: Mode,
     /// Set on interrupt or timeout; cancellable tools check it.
     pub cancel: &'a AtomicBool,
+    /// The log sequence of the turn's start.
+    pub turn: Option<u64>,
+    /// The log's last sequence number when the call runs.
+    pub sequence: u64,
+    /// The context snapshot of the model call that asked for this call.
+    pub context_snapshot_id: Option<&'a str>,
+    /// The model and LLM profile of the turn.
+    pub model: &'a str,
+    pub profile_id: &'a str,
+    /// The approval this call uses up (its request id), when one allowed it.
+    pub approval: Option<&'a str>,
+    /// The target version the call was decided for (and an approval bound to), per
+    /// the tool's [`BaseVersionPolicy`].
+    pub target_version: Option<u64>,
 }
 
 impl<'a> ToolContext<'a> {
@@ -160,6 +195,44 @@ impl<'a> ToolContext<'a> {
         } else {
             Err(ToolFailure::new("This tool is registered as read-only, so it cannot write."))
         }
+    }
+
+    /// Where a proposal made by this call comes from: the owner, the turn, the call,
+    /// the context snapshot, the model, the profile and the prompt version.
+    pub fn origin(&self) -> Origin {
+        Origin {
+            session_id: self.owner.session_id().map(str::to_owned),
+            run_id: self.owner.run_id().map(str::to_owned),
+            turn: self.turn,
+            tool_use_id: Some(self.tool_use_id.to_owned()),
+            context_snapshot_id: self.context_snapshot_id.map(str::to_owned),
+            model: self.model.to_owned(),
+            profile_id: self.profile_id.to_owned(),
+            prompt_version: crate::proposals::PROMPT_VERSION.to_owned(),
+            rebased_from: None,
+        }
+    }
+
+    /// Records a proposal for the person to review (in its own durable transaction);
+    /// nothing official changes. The project and the origin are this call's, whatever
+    /// `new` says. Only for a proposing tool, or a validation tool recording its
+    /// checklist.
+    ///
+    /// Errors: a [`ToolFailure`] for any other tool, and the proposal's own errors
+    /// (VALIDATION, NOT_FOUND, READ_ONLY) as tool failures.
+    pub fn propose(&self, new: NewProposal) -> Result<Proposal, ToolFailure> {
+        let allowed = match self.capability {
+            Capability::Propose => true,
+            Capability::Validate => new.kind == ProposalKind::Checklist,
+            _ => false,
+        };
+        if !allowed {
+            return Err(ToolFailure::new("This tool is not registered as a proposing tool, so it cannot make proposals."));
+        }
+        let new = NewProposal { project_id: self.project_id.to_owned(), origin: self.origin(), ..new };
+        let proposal = crate::proposals::create(self.kernel, new)?;
+        self.proposals_made.fetch_add(1, Ordering::SeqCst);
+        Ok(proposal)
     }
 }
 
@@ -213,6 +286,46 @@ impl Reads<'_> {
     /// The images the project uses.
     pub fn media(&self, project_id: &str) -> Result<Vec<MediaAsset>, ApiError> {
         crate::project::media(self.store(), project_id)
+    }
+
+    /// Every version of the project, oldest first.
+    pub fn versions(&self, project_id: &str) -> Result<Vec<Version>, ApiError> {
+        crate::project::versions::list(self.store(), project_id)
+    }
+
+    /// The saved draft of one platform, if any.
+    pub fn saved_draft(&self, project_id: &str, platform: Platform) -> Result<Option<PlatformDraft>, ApiError> {
+        crate::project::drafts::load(self.store(), project_id, platform)
+    }
+
+    /// The project's brand profile, when it has one.
+    pub fn brand(&self, project: &Project) -> Result<Option<BrandProfile>, ApiError> {
+        crate::project::brand(self.store(), project)
+    }
+
+    /// The platform profiles (built-in, with the data folder's overrides).
+    pub fn profiles(&self) -> Result<ProfileSet, ApiError> {
+        crate::project::drafts::profiles(self.kernel)
+    }
+
+    /// The source-level findings of `project` as given (title and source).
+    pub fn source_findings(&self, project: &Project) -> Result<Vec<Finding>, ApiError> {
+        crate::project::drafts::source_findings_of(self.kernel, project)
+    }
+
+    /// A proposal by id. Errors: NOT_FOUND.
+    pub fn proposal(&self, id: &str) -> Result<Proposal, ApiError> {
+        crate::proposals::load(self.store(), id)
+    }
+
+    /// Every proposal of a project, oldest first.
+    pub fn proposals(&self, project_id: &str) -> Result<Vec<Proposal>, ApiError> {
+        crate::proposals::list(self.store(), project_id)
+    }
+
+    /// The staged set of a session, if it has one.
+    pub fn staging(&self, session_id: &str) -> Result<Option<crate::proposals::staging::Staging>, ApiError> {
+        crate::proposals::staging::load(self.store(), session_id)
     }
 
     /// A stored large tool result by its reference (`sha256:…`).
@@ -272,6 +385,9 @@ pub enum RefusedTool {
     /// The definition contradicts itself.
     #[error("`{tool}`: {reason}")]
     Contradiction { tool: String, reason: String },
+    /// The name is an action reserved for the person.
+    #[error("`{tool}` is an action reserved for the person; no tool may have this name")]
+    Reserved { tool: String },
 }
 
 impl RefusedTool {
@@ -281,6 +397,7 @@ impl RefusedTool {
             RefusedTool::InvalidSchema { .. } => "inputSchema",
             RefusedTool::WriteMustAsk { .. } => "permission",
             RefusedTool::Contradiction { .. } => "readOnly",
+            RefusedTool::Reserved { .. } => "name",
         }
     }
 }
@@ -365,7 +482,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 12, "the 11 tools and read_stored_result");
+        assert_eq!(registry.names().len(), 30, "8 read, 2 search and stored results, 6 propose, 5 check, 4 workflow, 5 write");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();
@@ -392,9 +509,49 @@ mod tests {
         let contradiction = ToolDefinition { name: "c".into(), capability: Capability::Write, read_only: true, permission: PermissionPolicy::Ask, ..read.clone() };
         assert_eq!(refused(contradiction).field(), "readOnly");
 
+        let reserved = ToolDefinition { name: "accept_proposal".into(), ..read.clone() };
+        assert_eq!(refused(reserved).field(), "name", "the person's actions are no tool's name");
+
         registry.register(ToolDefinition { permission: PermissionPolicy::Ask, ..write_allowed }, Arc::clone(&handler)).unwrap();
         registry.register(ToolDefinition { permission: PermissionPolicy::Deny, ..sneaky }, Arc::clone(&handler)).unwrap();
         assert_eq!(registry.names(), ["s", "w"]);
+    }
+
+    #[test]
+    fn every_builtin_is_fully_described_and_declared_as_its_group_requires() {
+        for (d, _) in crate::tools::builtins() {
+            let name = d.name.as_str();
+            assert!(!d.description.is_empty() && !d.prompt.is_empty() && !d.result_summary.is_empty(), "{name}: description, prompt, result summary");
+            assert!((1_000..=200_000).contains(&d.max_result_chars), "{name}: max_result_chars {}", d.max_result_chars);
+            assert_eq!(d.input_schema["type"], "object", "{name}");
+            match d.capability {
+                Capability::Propose | Capability::Validate | Capability::Read => {
+                    assert!(d.read_only && !d.destructive && !d.is_write(), "{name} is read-only");
+                    assert_eq!((d.permission, d.concurrency, d.interrupt), (PermissionPolicy::Allow, Concurrency::ParallelSafe, InterruptBehavior::Cancel), "{name}");
+                }
+                Capability::Write => {
+                    assert!(d.is_write() && !d.read_only, "{name} is a write");
+                    assert_eq!((d.permission, d.concurrency, d.interrupt), (PermissionPolicy::Ask, Concurrency::Exclusive, InterruptBehavior::Block), "{name}");
+                }
+                Capability::Workflow => {}
+            }
+        }
+        let apply = crate::tools::builtins().into_iter().map(|(d, _)| d).find(|d| d.name == "apply_proposal").unwrap();
+        assert_eq!(apply.base_version, BaseVersionPolicy::ProposalTarget);
+    }
+
+    /// The schemas and prompts go with every model call: together they stay small
+    /// enough that a default 8k window (half of it kept for the answer) has room left
+    /// for the project and the conversation.
+    #[test]
+    fn the_tool_specs_sent_with_every_call_stay_small() {
+        let cost = |d: &ToolDefinition| crate::llm::estimate_tokens(&d.prompt) + crate::llm::estimate_tokens(&d.input_schema.to_string());
+        let definitions: Vec<ToolDefinition> = crate::tools::builtins().into_iter().map(|(d, _)| d).collect();
+        for d in &definitions {
+            assert!(cost(d) <= 200, "{}: {} estimated tokens", d.name, cost(d));
+        }
+        let total: u64 = definitions.iter().map(cost).sum();
+        assert!(total <= 2_800, "{total} estimated tokens");
     }
 
     #[test]

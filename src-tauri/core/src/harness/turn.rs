@@ -13,7 +13,7 @@
 //! turn with an error.
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,7 @@ use super::log::{ApprovalRecord, Session};
 use super::{Harness, Live, Meta, Scope, TurnClaim};
 use crate::error::{ApiError, ErrorCode, Hint};
 use crate::llm::Cancel;
+use crate::proposals::checkpoints::{self, Checkpoint, CheckpointReason};
 use crate::store::{Batch, Durability};
 
 /// The longest user message, in characters.
@@ -83,6 +84,10 @@ pub(super) struct Turn<'a, 'e> {
     /// take inline. Set by each model call; worked out on first use in a resumed turn.
     pub(super) result_room: Option<u64>,
     pub(super) stats: &'a mut TurnStats,
+    /// The log sequence of this turn's `turn_started` (the `turn` of its proposals).
+    pub(super) turn_sequence: Option<u64>,
+    /// Proposals the tools of this turn made.
+    pub(super) proposals_made: AtomicUsize,
 }
 
 impl Turn<'_, '_> {
@@ -107,7 +112,11 @@ impl Turn<'_, '_> {
     }
 
     fn run(&mut self, start: Start) -> Result<(TurnEndReason, String, Vec<Hint>), ApiError> {
-        self.append_simple(EventBody::TurnStarted {}, Durability::Grouped)?;
+        let started = self.append_simple(EventBody::TurnStarted {}, Durability::Grouped)?;
+        self.turn_sequence = Some(started.sequence);
+        // The project as it stands before the turn, in memory: kept only when the turn
+        // makes more than one proposal.
+        let before = self.capture("Before a turn", CheckpointReason::BeforeTurn, started.sequence);
         if let Start::Message { text, was_queued } = start {
             self.append_simple(EventBody::UserMessage { text, was_queued }, Durability::Durable)?;
         }
@@ -116,8 +125,31 @@ impl Turn<'_, '_> {
             Flow::End(reason, message, hints) => (reason, message, hints),
             Flow::Continue => (TurnEndReason::Completed, String::new(), Vec::new()),
         };
+        self.keep_checkpoints(before)?;
         self.append_simple(EventBody::TurnEnded { reason, message: message.clone(), hints: hints.clone() }, Durability::Durable)?;
         Ok((reason, message, hints))
+    }
+
+    /// A checkpoint of the scope's project now (reads only); `None` when the project
+    /// cannot be read (the turn then goes on without one).
+    fn capture(&self, label: &str, reason: CheckpointReason, sequence: u64) -> Option<Checkpoint> {
+        checkpoints::capture(self.engine.kernel, self.scope.owner.id(), &self.scope.project_id, label, reason, sequence).ok()
+    }
+
+    /// When the turn made more than one proposal, stores the checkpoint from before it
+    /// and one of now, durably, so the person can go back to either.
+    fn keep_checkpoints(&mut self, before: Option<Checkpoint>) -> Result<(), ApiError> {
+        let made = self.proposals_made.load(Ordering::SeqCst);
+        let Some(mut before) = before.filter(|_| made > 1) else { return Ok(()) };
+        let sequence = self.state(|s| s.last_sequence);
+        let Some(after) = self.capture(&format!("After a turn that made {made} proposals"), CheckpointReason::AfterTurn, sequence) else { return Ok(()) };
+        before.label = format!("Before a turn that made {made} proposals");
+        let mut batch = Batch::new();
+        batch.put(&before)?;
+        batch.put(&after)?;
+        let _guard = self.engine.write_lock();
+        self.engine.store().apply(batch, Durability::Durable)?;
+        Ok(())
     }
 
     fn turn_loop(&mut self) -> Result<Flow, ApiError> {
@@ -196,6 +228,8 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
             failed_write: None,
             result_room: None,
             stats: &mut stats,
+            turn_sequence: None,
+            proposals_made: AtomicUsize::new(0),
         };
         let reason = match turn.run(start) {
             Ok((reason, _, _)) => reason,

@@ -316,3 +316,19 @@ pub fn stage_set_status(
     batch.put(&*draft)?.put(&activity)?;
     Ok(true)
 }
+
+/// Puts `saved` (a draft as it stood earlier, e.g. in a checkpoint) back as the next
+/// revision of the platform's draft (`current`, or a new draft when there is none now)
+/// and returns it. The title, content, hand-edit flag, profile and source it was
+/// compiled from are `saved`'s; the status stays the current one, because it records
+/// where publishing stands, not what the draft says. The caller refuses a publishing
+/// draft (this does not check) and adds the activity entry.
+pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, current: Option<&PlatformDraft>, saved: &PlatformDraft) -> Result<PlatformDraft, ApiError> {
+    let mut draft = saved.clone();
+    draft.revision = current.map_or(saved.revision, |c| c.revision) + 1;
+    draft.status = current.map_or(DraftStatus::Draft, |c| c.status);
+    draft.updated_at = kernel.now();
+    draft.updated_by = kernel.author()?;
+    batch.put(&draft)?;
+    Ok(draft)
+}

@@ -84,11 +84,25 @@ pub struct Restored {
     pub restored: Version,
 }
 
-/// Adds a restore of `target` as a new version to `batch`. Unsaved working-copy
+/// What a restore makes the working copy, and why.
+#[derive(Debug, Clone, Copy)]
+pub struct RestoreContent<'a> {
+    pub title: &'a str,
+    pub source: &'a str,
+    /// The new version's origin (a restore of a version, a checkpoint).
+    pub origin: &'a VersionOrigin,
+    /// The new version's message.
+    pub message: &'a str,
+    /// The autosnapshot's message, when there are unsaved changes to keep.
+    pub autosnapshot_message: &'a str,
+}
+
+/// Adds a restore of `content` as a new version to `batch`: unsaved working-copy
 /// changes (a working copy that differs from the head version) are first kept as an
-/// autosnapshot version, so a restore never loses work. The working copy becomes the
-/// target's content; the project and the activity entry are put too.
-pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, project: &mut Project, target: &Version) -> Result<Restored, ApiError> {
+/// autosnapshot version, so a restore never loses work; then the working copy becomes
+/// `content` (next revision) and the project is put. No activity entry: the caller
+/// says what was restored.
+pub fn stage_restore_content(kernel: &Kernel, batch: &mut Batch, project: &mut Project, content: RestoreContent<'_>) -> Result<Restored, ApiError> {
     let head_hash = match project.head {
         0 => None,
         head => Some(load(kernel.store(), &project.id, head)?.content_hash),
@@ -97,22 +111,38 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, project: &mut Project, 
     let mut autosnapshot = None;
     if unsaved {
         let (title, source) = (project.title.clone(), project.source.clone());
-        let message = format!("Unsaved changes kept before restoring version {}", target.number);
-        let snapshot = stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Autosnapshot, message: Some(&message) })?;
+        let snapshot =
+            stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Autosnapshot, message: Some(content.autosnapshot_message) })?;
         autosnapshot = Some(snapshot);
     }
-    let message = format!("Restored version {}", target.number);
-    let restored = stage_next(
-        kernel,
-        batch,
-        project,
-        NewVersion { title: &target.title, source: &target.source, origin: &VersionOrigin::Restore { from: target.number }, message: Some(&message) },
-    )?;
+    let restored = stage_next(kernel, batch, project, NewVersion { title: content.title, source: content.source, origin: content.origin, message: Some(content.message) })?;
     project.title = restored.title.clone();
     project.source = restored.source.clone();
     project.revision += 1;
-    let activity =
-        kernel.activity(Some(&project.id), ActivityKind::VersionRestored, format!("Restored version {} of \"{}\" as version {}", target.number, project.title, restored.number))?;
-    batch.put(&*project)?.put(&activity)?;
+    batch.put(&*project)?;
     Ok(Restored { autosnapshot, restored })
+}
+
+/// Adds a restore of `target` as a new version to `batch` (see
+/// [`stage_restore_content`]), with the activity entry.
+pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, project: &mut Project, target: &Version) -> Result<Restored, ApiError> {
+    let restored = stage_restore_content(
+        kernel,
+        batch,
+        project,
+        RestoreContent {
+            title: &target.title,
+            source: &target.source,
+            origin: &VersionOrigin::Restore { from: target.number },
+            message: &format!("Restored version {}", target.number),
+            autosnapshot_message: &format!("Unsaved changes kept before restoring version {}", target.number),
+        },
+    )?;
+    let activity = kernel.activity(
+        Some(&project.id),
+        ActivityKind::VersionRestored,
+        format!("Restored version {} of \"{}\" as version {}", target.number, project.title, restored.restored.number),
+    )?;
+    batch.put(&activity)?;
+    Ok(restored)
 }

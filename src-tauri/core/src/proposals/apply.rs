@@ -164,7 +164,7 @@ pub fn remove_constraint(kernel: &Kernel, owner_id: &str, constraint_id: &str) -
     Ok(constraint)
 }
 
-fn not_open(proposal: &Proposal) -> ApiError {
+pub(super) fn not_open(proposal: &Proposal) -> ApiError {
     let status = serde_json::to_value(proposal.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
     let mut error = ApiError::new(ErrorCode::Conflict, format!("Proposal {} is {status}; only an open proposal can be accepted or rejected.", proposal.id))
         .details(serde_json::json!({"proposalId": proposal.id, "status": proposal.status, "supersededBy": proposal.superseded_by}));
@@ -197,9 +197,22 @@ fn stale_conflict(store: &Store, proposal: &Proposal, reason: &str) -> Result<Ap
         })))
 }
 
+/// The CONFLICT of accepting, on its own, a proposal written over its session's staged
+/// changes: its hunks only apply on top of them.
+fn based_on_staged(proposal: &Proposal) -> ApiError {
+    let session = proposal.origin.session_id.clone().unwrap_or_default();
+    ApiError::new(
+        ErrorCode::Conflict,
+        format!("Proposal {} is based on changes staged in session {session} that are not applied yet; it cannot be accepted on its own.", proposal.id),
+    )
+    .hint("stage_it", format!("Stage it too (`inkstone-cli session stage {session} {}`) and apply the staged set as one version.", proposal.id))
+    .hint("apply_staged", format!("Or apply the staged set first (`inkstone-cli session apply-staging {session}`), then accept this proposal."))
+    .details(serde_json::json!({"proposalId": proposal.id, "sessionId": session, "basedOnStaged": true}))
+}
+
 /// Which hunks an accept takes. Errors: VALIDATION for unknown, repeated or rejected
 /// hunk ids, or an empty selection.
-fn selected_hunks<'a>(proposal: &'a Proposal, wanted: Option<&[String]>) -> Result<Vec<&'a super::ProposalHunk>, ApiError> {
+pub(super) fn selected_hunks<'a>(proposal: &'a Proposal, wanted: Option<&[String]>) -> Result<Vec<&'a super::ProposalHunk>, ApiError> {
     let open: Vec<&super::ProposalHunk> = proposal.hunks.iter().filter(|h| !proposal.rejected_hunks.contains(&h.id)).collect();
     let Some(wanted) = wanted else {
         if open.is_empty() {
@@ -227,7 +240,7 @@ fn selected_hunks<'a>(proposal: &'a Proposal, wanted: Option<&[String]>) -> Resu
     Ok(out)
 }
 
-fn apply_hunks(base_text: &str, selected: &[super::ProposalHunk]) -> Result<String, ApiError> {
+pub(super) fn apply_hunks(base_text: &str, selected: &[super::ProposalHunk]) -> Result<String, ApiError> {
     let splices: Vec<Splice<'_>> = selected.iter().map(|h| h.splice()).collect();
     diff::apply_changes(base_text, &splices).ok_or_else(|| ApiError::internal("The proposal's hunks do not apply to its own base text."))
 }
@@ -240,7 +253,7 @@ fn actor_names(kernel: &Kernel, actor: &Actor) -> Result<(String, String, Option
     })
 }
 
-fn version_origin(proposal: &Proposal) -> VersionOrigin {
+pub(super) fn version_origin(proposal: &Proposal) -> VersionOrigin {
     VersionOrigin::AiProposal {
         proposal_id: proposal.id.clone(),
         session_id: proposal.origin.session_id.clone(),
@@ -273,6 +286,9 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
     let stale = staleness(store, &proposal)?;
     if stale.stale {
         return Err(stale_conflict(store, &proposal, stale.reason.as_deref().unwrap_or("its base moved."))?);
+    }
+    if stale.based_on_staged {
+        return Err(based_on_staged(&proposal));
     }
     let mut project = crate::project::load(store, &proposal.project_id)?;
     let (actor, via, approval) = actor_names(kernel, &request.actor)?;
@@ -625,7 +641,11 @@ pub fn rebase(kernel: &Kernel, proposal_id: &str) -> Result<Rebased, ApiError> {
     let Payload::Text { base_text, .. } = &previous.payload else {
         return Err(ApiError::new(ErrorCode::Conflict, format!("A {} proposal cannot be rebased; ask for a new one.", previous.kind.as_str())));
     };
-    if !staleness(store, &previous)?.stale {
+    let stale = staleness(store, &previous)?;
+    if stale.based_on_staged {
+        return Err(based_on_staged(&previous));
+    }
+    if !stale.stale {
         return Err(ApiError::new(ErrorCode::Conflict, format!("Proposal {} is not stale: accept or reject it as it is.", previous.id)));
     }
     let Some(current) = current_text(store, &previous)? else {

@@ -1,14 +1,16 @@
 //! Checkpoints: the project's state at a point of a session or run — its head version,
 //! working-copy revision (and the working copy itself when it differs from the head
 //! version), each saved draft as it stood, and the log's sequence number. Restoring
-//! one makes new versions and draft revisions; history is never rewritten.
+//! one ([`stage_restore`]) makes new versions and draft revisions; history is never
+//! rewritten or deleted.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::kernel::Kernel;
-use crate::model::{PlatformDraft, Timestamp};
+use crate::model::{ActivityKind, DraftStatus, Platform, PlatformDraft, Project, Timestamp, VersionOrigin, VersionSummary};
+use crate::project::versions::RestoreContent;
 use crate::store::{keys, Batch, Durability, Kind, Record, Store};
 
 /// Why a checkpoint exists.
@@ -109,4 +111,118 @@ pub fn create(kernel: &Kernel, owner_id: &str, project_id: &str, label: &str, re
     batch.put(&checkpoint)?;
     kernel.store().apply(batch, Durability::Durable)?;
     Ok(checkpoint)
+}
+
+/// A draft of the checkpoint that a restore did not put back, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedDraft {
+    pub platform: Platform,
+    pub reason: String,
+}
+
+/// What a checkpoint restore staged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointRestored {
+    pub checkpoint_id: String,
+    /// The project after the restore.
+    pub project: Project,
+    /// The version that keeps unsaved working-copy changes, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub autosnapshot: Option<VersionSummary>,
+    /// The new version whose content is the checkpoint's (origin `checkpoint`).
+    pub version: VersionSummary,
+    /// Drafts that differed and now hold the checkpoint's content (a new revision each).
+    pub drafts_restored: Vec<PlatformDraft>,
+    /// Drafts that already held the checkpoint's content.
+    pub drafts_unchanged: Vec<Platform>,
+    /// Drafts of the checkpoint left as they are (a draft being published).
+    pub drafts_skipped: Vec<SkippedDraft>,
+    /// Drafts saved after the checkpoint was made: left as they are.
+    pub drafts_newer: Vec<Platform>,
+    /// True when the owner's staged set was dropped (it sat on the replaced working copy).
+    pub staging_discarded: bool,
+}
+
+/// Adds a restore of `checkpoint` to `batch` (the caller holds the write lock and
+/// commits once):
+///
+/// - unsaved working-copy changes are first kept as an autosnapshot version;
+/// - a new version (origin `checkpoint`) holds the checkpoint's content: its recorded
+///   working copy, else its head version's content; a checkpoint made before the
+///   first version with no recorded working copy (which [`capture`] never makes)
+///   restores an empty source under the project's current title, since there is no
+///   earlier title to go back to;
+/// - the working copy becomes that content, next revision;
+/// - each draft of the checkpoint that differs now gets a new revision with the
+///   checkpoint's title and content (its status stays: it records publishing); a
+///   `publishing` draft is never changed and is reported; drafts saved after the
+///   checkpoint are left as they are and reported;
+/// - the owner's staged set is dropped, since it was staged on the replaced working copy;
+/// - one activity entry (`checkpoint_restored`).
+///
+/// Nothing is deleted: every earlier version and draft revision stays in history.
+/// Errors: NOT_FOUND (project, head version).
+pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, checkpoint: &Checkpoint) -> Result<CheckpointRestored, ApiError> {
+    let store = kernel.store();
+    let mut project = crate::project::load(store, &checkpoint.project_id)?;
+    let (title, source) = match (&checkpoint.working_title, &checkpoint.working_source) {
+        (Some(title), Some(source)) => (title.clone(), source.clone()),
+        _ if checkpoint.head > 0 => {
+            let version = crate::project::versions::load(store, &project.id, checkpoint.head)?;
+            (version.title, version.source)
+        }
+        _ => (project.title.clone(), String::new()),
+    };
+    let named = if checkpoint.label.is_empty() { checkpoint.id.clone() } else { format!("\"{}\" ({})", checkpoint.label, checkpoint.id) };
+    let restored = crate::project::versions::stage_restore_content(
+        kernel,
+        batch,
+        &mut project,
+        RestoreContent {
+            title: &title,
+            source: &source,
+            origin: &VersionOrigin::Checkpoint { checkpoint_id: checkpoint.id.clone() },
+            message: &format!("Restored checkpoint {named}"),
+            autosnapshot_message: &format!("Unsaved changes kept before restoring checkpoint {}", checkpoint.id),
+        },
+    )?;
+    let now_drafts = crate::project::drafts::list(store, &project.id)?;
+    let (mut drafts_restored, mut drafts_unchanged, mut drafts_skipped) = (Vec::new(), Vec::new(), Vec::new());
+    for saved in &checkpoint.drafts {
+        let current = now_drafts.iter().find(|d| d.platform == saved.platform);
+        match current {
+            Some(current) if current.status == DraftStatus::Publishing => drafts_skipped
+                .push(SkippedDraft { platform: saved.platform, reason: format!("The {} draft is being published, so it was left as it is.", saved.platform.as_str()) }),
+            Some(current) if current.title == saved.title && current.content == saved.content => drafts_unchanged.push(saved.platform),
+            _ => drafts_restored.push(crate::project::drafts::stage_restore(kernel, batch, current, saved)?),
+        }
+    }
+    let drafts_newer: Vec<Platform> = now_drafts.iter().map(|d| d.platform).filter(|p| !checkpoint.drafts.iter().any(|saved| saved.platform == *p)).collect();
+    let staging_discarded = super::staging::load(store, &checkpoint.owner_id)?.is_some();
+    if staging_discarded {
+        batch.delete::<super::staging::Staging>(checkpoint.owner_id.as_bytes().to_vec());
+    }
+    let mut summary = format!("Restored checkpoint {named} of \"{}\" as version {}", project.title, restored.restored.number);
+    let names = |platforms: &mut dyn Iterator<Item = Platform>| platforms.map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
+    if !drafts_restored.is_empty() {
+        summary.push_str(&format!("; drafts restored: {}", names(&mut drafts_restored.iter().map(|d| d.platform))));
+    }
+    if !drafts_skipped.is_empty() {
+        summary.push_str(&format!("; left while publishing: {}", names(&mut drafts_skipped.iter().map(|d| d.platform))));
+    }
+    batch.put(&kernel.activity(Some(&project.id), ActivityKind::CheckpointRestored, summary)?)?;
+    Ok(CheckpointRestored {
+        checkpoint_id: checkpoint.id.clone(),
+        project,
+        autosnapshot: restored.autosnapshot.as_ref().map(VersionSummary::from),
+        version: VersionSummary::from(&restored.restored),
+        drafts_restored,
+        drafts_unchanged,
+        drafts_skipped,
+        drafts_newer,
+        staging_discarded,
+    })
 }

@@ -12,13 +12,164 @@ use crate::pipeline::Finding;
 use crate::profiles::Severity;
 
 fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
-    let project = ctx.reads().project(ctx.project_id)?;
+    let reads = ctx.reads();
+    let project = reads.project(ctx.project_id)?;
     let mut out = json!({
         "id": project.id, "title": project.title, "revision": project.revision, "head": project.head,
         "platforms": project.platforms, "brandProfileId": project.brand_profile_id, "templateId": project.template_id,
     });
+    // The session's staged proposals compose: its tools see the source with them.
+    let staging = match ctx.owner.session_id() {
+        Some(session) => reads.staging(session)?.filter(|s| s.project_id == project.id && !s.entries.is_empty()),
+        None => None,
+    };
+    let source = match &staging {
+        Some(staging) => {
+            let ids: Vec<&str> = staging.entries.iter().map(|e| e.proposal_id.as_str()).collect();
+            out["staged"] = json!({
+                "proposals": ids,
+                "baseRevision": staging.base_revision,
+                "note": format!(
+                    "The source shown is the effective source: it includes {} staged proposal(s) that are not applied yet, so it differs from the official working copy (revision {}). Proposals you make are based on this text.",
+                    ids.len(), project.revision
+                ),
+            });
+            staging.effective_source.clone()
+        }
+        None => project.source,
+    };
     if input["includeSource"].as_bool() != Some(false) {
-        out["source"] = Value::String(project.source);
+        out["source"] = Value::String(source);
+    }
+    Ok(out)
+}
+
+/// The most results `search_project_history` returns.
+const MAX_SEARCH_RESULTS: usize = 50;
+/// Characters of context on each side of a match in a snippet.
+const SNIPPET_CONTEXT: usize = 40;
+
+/// Byte offsets of `needle` in `haystack`, ASCII letters compared without case (which
+/// keeps byte offsets; CJK has no case).
+fn find_all(haystack: &str, needle: &str) -> Vec<usize> {
+    if needle.is_empty() {
+        return Vec::new();
+    }
+    let (haystack, needle) = (haystack.to_ascii_lowercase(), needle.to_ascii_lowercase());
+    haystack.match_indices(&needle).map(|(at, _)| at).collect()
+}
+
+/// The text around `at..at+len`, on one line, with `…` where it was cut.
+fn snippet(text: &str, at: usize, len: usize) -> String {
+    let before: Vec<(usize, char)> = text[..at].char_indices().collect();
+    let start = if before.len() > SNIPPET_CONTEXT { before[before.len() - SNIPPET_CONTEXT].0 } else { 0 };
+    let end_of_match = at + len;
+    let after_end = text[end_of_match..].char_indices().nth(SNIPPET_CONTEXT).map(|(i, _)| end_of_match + i).unwrap_or(text.len());
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[start..after_end].replace(['\n', '\r'], " "));
+    if after_end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// How well `text` matches: the whole query counts three times, each of its words once.
+fn score(text: &str, query: &str, terms: &[&str]) -> (usize, Option<(usize, usize)>) {
+    let whole = find_all(text, query);
+    let mut score = whole.len() * 3;
+    let mut first = whole.first().map(|at| (*at, query.len()));
+    if terms.len() > 1 {
+        for term in terms {
+            let found = find_all(text, term);
+            score += found.len();
+            if first.is_none() {
+                first = found.first().map(|at| (*at, term.len()));
+            }
+        }
+    }
+    (score, first)
+}
+
+/// A plain substring search over the versions (title and source) and the comments:
+/// compact snippets with version numbers and comment ids, never whole documents.
+fn search_project_history(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let query = input["query"].as_str().unwrap_or_default().trim().to_owned();
+    if query.is_empty() {
+        return Err(ToolFailure::new("`query` is empty."));
+    }
+    let limit = input["limit"].as_u64().and_then(|n| usize::try_from(n).ok()).unwrap_or(10).clamp(1, MAX_SEARCH_RESULTS);
+    let terms: Vec<&str> = query.split_whitespace().collect();
+    let reads = ctx.reads();
+    reads.project(ctx.project_id)?;
+    // (score, recency for ties, result)
+    let mut hits: Vec<(usize, i64, Value)> = Vec::new();
+    // Versions with equal content are one result: the newest, naming the others.
+    let mut versions = reads.versions(ctx.project_id)?;
+    versions.reverse();
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for version in &versions {
+        if let Some((_, index)) = seen.iter().find(|(hash, _)| *hash == version.content_hash) {
+            if let Some(same) = hits[*index].2["sameTextIn"].as_array_mut() {
+                same.push(json!(version.number));
+            }
+            continue;
+        }
+        let (title_score, _) = score(&version.title, &query, &terms);
+        let (source_score, first) = score(&version.source, &query, &terms);
+        if title_score + source_score == 0 {
+            continue;
+        }
+        let text = match first {
+            Some((at, len)) => snippet(&version.source, at, len),
+            None => version.title.clone(),
+        };
+        seen.push((version.content_hash.clone(), hits.len()));
+        hits.push((
+            title_score * 2 + source_score,
+            i64::from(version.number),
+            json!({
+                "type": "version", "version": version.number, "title": version.title,
+                "matches": find_all(&version.title, &query).len() + find_all(&version.source, &query).len(),
+                "snippet": text, "sameTextIn": [],
+            }),
+        ));
+    }
+    for comment in reads.comments(ctx.project_id, true)? {
+        let (body_score, first) = score(&comment.body, &query, &terms);
+        let (quote_score, _) = score(comment.quote.as_deref().unwrap_or(""), &query, &terms);
+        if body_score + quote_score == 0 {
+            continue;
+        }
+        let text = match first {
+            Some((at, len)) => snippet(&comment.body, at, len),
+            None => comment.body.chars().take(2 * SNIPPET_CONTEXT).collect(),
+        };
+        let mut hit = json!({"type": "comment", "commentId": comment.id, "author": comment.author, "resolved": comment.resolved, "snippet": text});
+        if let Some(quote) = &comment.quote {
+            hit["quote"] = json!(quote.chars().take(80).collect::<String>());
+        }
+        hits.push((body_score + quote_score, comment.created_at.timestamp_millis(), hit));
+    }
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let total = hits.len();
+    let results: Vec<Value> = hits
+        .into_iter()
+        .take(limit)
+        .map(|(_, _, mut hit)| {
+            if hit["sameTextIn"].as_array().is_some_and(|a| a.is_empty()) {
+                if let Value::Object(map) = &mut hit {
+                    map.remove("sameTextIn");
+                }
+            }
+            hit
+        })
+        .collect();
+    let mut out = json!({"query": query, "total": total, "results": results});
+    if total > limit {
+        out["note"] = json!(format!("{} more results; raise `limit` (at most {MAX_SEARCH_RESULTS}) or search for something narrower.", total - limit));
     }
     Ok(out)
 }
@@ -148,9 +299,24 @@ fn read_stored_result(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, Too
 }
 
 pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
+    let stored = |name: &str, description: &str| ToolDefinition {
+        input_schema: super::schema(
+            json!({
+                "ref": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"},
+                "offset": {"type": "integer", "minimum": 0},
+                "maxChars": {"type": "integer", "minimum": 1, "maximum": STORED_SLICE_CHARS},
+            }),
+            &["ref"],
+        ),
+        max_result_chars: STORED_SLICE_CHARS + 1_000,
+        ..read_tool(name, description, json!({}), "a slice of a stored result")
+    };
     vec![
         (
             ToolDefinition {
+                prompt: "Read the project: title, revision, latest version, platforms, brand and template ids, and the Markdown source \
+(with the session's staged proposals, when `staged` says so)."
+                    .to_owned(),
                 // The article itself: seen whole up to the context's room (and the log
                 // line); beyond that a preview and read_stored_result.
                 max_result_chars: 200_000,
@@ -164,24 +330,37 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
             Arc::new(read_project_context),
         ),
         (
+            stored(
+                "read_stored_result",
+                "Read more of a result that was too large to show: give its `ref` and the `nextOffset` it reported; returns the next slice of text and the offset after it.",
+            ),
+            Arc::new(read_stored_result),
+        ),
+        (
+            stored("read_tool_result", "The same as read_stored_result: read on in a large result by its `ref` and `nextOffset`."),
+            Arc::new(read_stored_result),
+        ),
+        (
             ToolDefinition {
                 input_schema: super::schema(
                     json!({
-                        "ref": {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$", "description": "The `ref` of a truncated result."},
-                        "offset": {"type": "integer", "minimum": 0, "description": "The first character to return (the result's `nextOffset`)."},
-                        "maxChars": {"type": "integer", "minimum": 1, "maximum": STORED_SLICE_CHARS},
+                        "query": {"type": "string", "minLength": 1, "maxLength": 200},
+                        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_RESULTS},
                     }),
-                    &["ref"],
+                    &["query"],
                 ),
-                max_result_chars: STORED_SLICE_CHARS + 1_000,
+                prompt: "Search every saved version (title, source) and comment for a text; returns snippets with version numbers and \
+comment ids, best first."
+                    .to_owned(),
+                max_result_chars: 6_000,
                 ..read_tool(
-                    "read_stored_result",
-                    "Read more of a result that was too large to show: give its `ref` and the `nextOffset` it reported; returns the next slice of text and the offset after it.",
+                    "search_project_history",
+                    "Search the project's versions and comments for a text; returns snippets with version numbers and comment ids.",
                     json!({}),
-                    "a slice of a stored result",
+                    "matching snippets with version numbers and comment ids",
                 )
             },
-            Arc::new(read_stored_result),
+            Arc::new(search_project_history),
         ),
         (
             read_tool(

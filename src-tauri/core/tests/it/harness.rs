@@ -180,7 +180,7 @@ impl H {
 /// Replay of a session's log equals what its model server was sent, call by call: the
 /// messages after the system message, their hash, and the system message is the
 /// stored snapshot. Every event names the session's project and workspace.
-fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, session: &str, project: &str) {
+pub(crate) fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, session: &str, project: &str) {
     let log = t.engine.session_events(session).unwrap();
     let sequences: Vec<u64> = log.iter().map(|e| e.sequence).collect();
     assert_eq!(sequences, (1..=log.len() as u64).collect::<Vec<_>>(), "the log has no gaps");
@@ -209,7 +209,7 @@ fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, session: &st
     assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
 }
 
-fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_core::ApiError>, Vec<Event>) {
+pub(crate) fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_core::ApiError>, Vec<Event>) {
     let mut events = Vec::new();
     let result = engine.call_stream(method, params, &mut |event| {
         if let StreamEvent::Harness(event) = event {

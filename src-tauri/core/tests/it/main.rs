@@ -2,8 +2,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod checkpoints;
 mod crash;
 mod data;
+mod drafting_tools;
 mod drafts;
 mod harness;
 mod keychain;
@@ -12,6 +14,7 @@ mod llm_api;
 mod llm_client;
 mod pipeline;
 mod proposals;
+mod staging;
 mod store;
 mod tidy;
 mod x_count;

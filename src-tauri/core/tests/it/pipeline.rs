@@ -209,3 +209,31 @@ mod through_the_api {
         assert_eq!(profile["type"], "draft");
     }
 }
+
+/// The platform-fit report through the API: one report per platform for the fresh
+/// compile (and for the saved draft once there is one), each point explained, with the
+/// statement that it measures rules, not growth.
+#[test]
+fn fit_reports_score_each_platform_against_its_written_rules() {
+    let t = inkstone_test_support::TestEngine::new();
+    let source = "# 午休\n\n上班族的三条午休放松法。\n\n一、闭眼五分钟。\n\n二、走到窗边。\n\n你最常用哪一条？欢迎收藏。\n";
+    let id = t.ok("project.create", serde_json::json!({"title": "午休放松的三个小方法", "source": source}))["id"].as_str().unwrap().to_owned();
+    let result = t.ok("pipeline.fit", serde_json::json!({"projectId": id}));
+    let reports = result["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 5, "all five platforms when the project names none");
+    assert!(result["disclaimer"].as_str().unwrap().contains("does not predict"));
+    for report in reports {
+        let score = report["compiled"]["score"].as_u64().unwrap();
+        assert!(score <= 100);
+        let points = report["compiled"]["points"].as_array().unwrap();
+        assert!(points.iter().any(|p| p["check"] == "limits"));
+        assert!(points.iter().all(|p| !p["measured"].as_str().unwrap().is_empty() && !p["rule"].as_str().unwrap().is_empty()));
+        assert!(report.get("saved").is_none());
+    }
+    let xhs = reports.iter().find(|r| r["platform"] == "xiaohongshu").unwrap();
+    assert!(xhs["compiled"]["points"].as_array().unwrap().iter().any(|p| p["check"] == "cta" && p["passed"] == true));
+    t.ok("platformDraft.save", serde_json::json!({"projectId": id, "platform": "xiaohongshu"}));
+    let result = t.ok("pipeline.fit", serde_json::json!({"projectId": id, "platforms": ["xiaohongshu"]}));
+    assert_eq!(result["reports"].as_array().unwrap().len(), 1);
+    assert_eq!(result["reports"][0]["saved"]["score"], result["reports"][0]["compiled"]["score"], "the saved draft is the same compile");
+}

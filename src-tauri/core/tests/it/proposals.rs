@@ -448,6 +448,10 @@ enum Step {
     Restore(u32),
     /// The person rebases the oldest open stale proposal.
     Rebase,
+    /// The person makes a checkpoint of the session.
+    Checkpoint,
+    /// The person restores checkpoint `n` (modulo the count).
+    RestoreCheckpoint(usize),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -457,12 +461,15 @@ fn step() -> impl Strategy<Value = Step> {
         (any::<bool>(), any::<bool>()).prop_map(|(first_only, latest)| Step::Accept { first_only, latest }),
         (1u32..6).prop_map(Step::Restore),
         Just(Step::Rebase),
+        Just(Step::Checkpoint),
+        (0usize..4).prop_map(Step::RestoreCheckpoint),
     ]
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
-    /// Whatever the order of hand edits, proposals, accepts, rebases and restores:
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    /// Whatever the order of hand edits, proposals, accepts, rebases, version restores
+    /// and checkpoint restores:
     /// existing versions never change and are numbered without gaps; every accept
     /// that succeeds made a version whose source is exactly its base with the accepted
     /// hunks, and its base was the working copy at that moment (nothing newer was
@@ -473,6 +480,10 @@ proptest! {
         let source = "第一段：甲。\n\n第二段：乙。\n\n第三段：丙。\n\n第四段：丁。\n";
         let id = project(&t, source);
         t.ok("version.create", json!({"projectId": id}));
+        // A session for checkpoints (its model is never called).
+        t.ok("llmProfile.create", json!({"name": "unused", "baseUrl": "http://127.0.0.1:9", "model": "m"}));
+        let session = t.ok("session.create", json!({"projectId": id}))["session"]["id"].as_str().unwrap().to_owned();
+        let mut checkpoints: Vec<String> = Vec::new();
         let kernel = t.engine.kernel();
         let mut seen: Vec<Version> = Vec::new();
         let mut open: Vec<Proposal> = Vec::new();
@@ -530,6 +541,16 @@ proptest! {
                 Step::Restore(n) => {
                     let number = 1 + (n - 1) % before.head.max(1);
                     t.ok("version.restore", json!({"projectId": id, "number": number}));
+                }
+                Step::Checkpoint => {
+                    let made = t.ok("checkpoint.create", json!({"sessionId": session, "label": format!("c{counter}")}));
+                    checkpoints.push(made["id"].as_str().unwrap().to_owned());
+                }
+                Step::RestoreCheckpoint(n) => {
+                    if checkpoints.is_empty() { continue; }
+                    let chosen = &checkpoints[n % checkpoints.len()];
+                    let restored = t.ok("checkpoint.restore", json!({"sessionId": session, "checkpointId": chosen}));
+                    prop_assert!(restored["version"]["number"].as_u64().unwrap() as u32 > before.head, "a restore makes a new version");
                 }
                 Step::Rebase => {
                     let stale = open.iter().position(|p| proposals::staleness(kernel.store(), p).unwrap().stale);

@@ -56,6 +56,7 @@ const LAYERS: &[&str] = &[
     "proposals", // the reviewable change model and its apply transaction
     "harness",
     "tools",  // the agent runtime and the tools it runs
+    "growth", // one-click optimize: runs, the platform-fit report
     "backup", // sits above every subsystem whose records it carries
     "engine",
     "api", // the engine; the facade
