@@ -38,6 +38,8 @@ pub enum Reply {
     Stall { content: String },
     /// Waits, then answers `then`.
     Delay { delay: Duration, then: Box<Reply> },
+    /// Streams `then` with a pause between its events, as a model writing at a pace.
+    Paced { interval: Duration, then: Box<Reply> },
     /// An embeddings answer: `dims`-long vectors, `count` of them (default: one per
     /// input), listed in reverse order when `reversed` (clients must map by index).
     Embeddings { dims: usize, count: Option<usize>, reversed: bool },
@@ -89,6 +91,10 @@ impl Reply {
 
     pub fn delayed(delay: Duration, then: Reply) -> Reply {
         Reply::Delay { delay, then: Box::new(then) }
+    }
+
+    pub fn paced(interval: Duration, then: Reply) -> Reply {
+        Reply::Paced { interval, then: Box::new(then) }
     }
 
     pub fn embeddings(dims: usize) -> Reply {
@@ -299,7 +305,8 @@ pub fn tool_results_paired(body: &Value) -> Result<(), String> {
 /// `{"type": "text", "content", "chunkChars"?}`, `{"type": "reasoning", "reasoning",
 /// "content"}`, `{"type": "toolCalls", "calls": [{"id", "name", "arguments"}]}`,
 /// `{"type": "stall", "content"}`, `{"type": "error", "status", "body"}`,
-/// `{"type": "embeddings", "dims"}`; any of them with `"delayMs"`.
+/// `{"type": "embeddings", "dims"}`; any of them with `"delayMs"` (wait before
+/// answering) and `"paceMs"` (pause between streamed events).
 pub fn reply_from_json(value: &Value) -> Result<Reply, String> {
     let text = |key: &str| value[key].as_str().unwrap_or("").to_owned();
     let reply = match value["type"].as_str() {
@@ -321,6 +328,10 @@ pub fn reply_from_json(value: &Value) -> Result<Reply, String> {
         Some("error") => Reply::error(value["status"].as_u64().unwrap_or(500) as u16, value["body"].clone()),
         Some("embeddings") => Reply::embeddings(value["dims"].as_u64().unwrap_or(8) as usize),
         other => return Err(format!("unknown reply type {other:?}; use text, reasoning, toolCalls, stall, error or embeddings")),
+    };
+    let reply = match value["paceMs"].as_u64() {
+        Some(ms) => Reply::paced(Duration::from_millis(ms), reply),
+        None => reply,
     };
     Ok(match value["delayMs"].as_u64() {
         Some(ms) => Reply::delayed(Duration::from_millis(ms), reply),
@@ -401,13 +412,17 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         return json_response(404, &json!({"error": {"message": format!("no route {path}"), "type": "invalid_request_error"}}), &[]);
     };
     let reply = resolve_delays(reply).await;
+    let (reply, pace) = match reply {
+        Reply::Paced { interval, then } => (resolve_delays(*then).await, Some(interval)),
+        other => (other, None),
+    };
     if path.ends_with("/embeddings") {
         return embeddings_response(&reply, &body_json);
     }
     let stream = body_json["stream"].as_bool().unwrap_or(false);
     let include_usage = body_json["stream_options"]["include_usage"].as_bool().unwrap_or(false);
     let model = body_json["model"].as_str().unwrap_or("fake-model").to_owned();
-    chat_response(state, reply, &body_json, &model, stream, include_usage)
+    chat_response(state, reply, &body_json, &model, stream, include_usage, pace)
 }
 
 async fn resolve_delays(mut reply: Reply) -> Reply {
@@ -527,16 +542,16 @@ fn stream_events(reply: &Reply, request: &Value, model: &str, include_usage: boo
             }
             (events, true)
         }
-        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => (Vec::new(), false),
+        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Embeddings { .. } => (Vec::new(), false),
     }
 }
 
-fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stream: bool, include_usage: bool) -> Response {
+fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stream: bool, include_usage: bool, pace: Option<Duration>) -> Response {
     match &reply {
         Reply::Error { status, body, headers } => return json_response(*status, body, headers),
         Reply::Raw { status, content_type, body } => return raw_response(*status, content_type, body.clone()),
         Reply::Embeddings { .. } => return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[]),
-        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } => {}
+        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } | Reply::Paced { .. } => {}
     }
     if !stream {
         if let Some(body) = whole_completion(&reply, request, model) {
@@ -550,6 +565,9 @@ fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stre
             if sender.send(Ok(Bytes::from(event))).await.is_err() {
                 lock(&state).disconnects += 1;
                 return;
+            }
+            if let Some(interval) = pace {
+                tokio::time::sleep(interval).await;
             }
         }
         if stall {
@@ -582,7 +600,7 @@ fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value
             (json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }, "tool_calls": calls}), "tool_calls".to_owned(), 10)
         }
         Reply::StreamError { error, .. } => return Some(json!({"error": error})),
-        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => return None,
+        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Embeddings { .. } => return None,
     };
     let input = input_tokens(request);
     Some(
@@ -619,7 +637,7 @@ fn embeddings_response(reply: &Reply, request: &Value) -> Response {
         }
         Reply::Error { status, body, headers } => json_response(*status, body, headers),
         Reply::Raw { status, content_type, body } => raw_response(*status, content_type, body.clone()),
-        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } => {
+        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } | Reply::Paced { .. } => {
             json_response(400, &json!({"error": {"message": "the script has a chat reply for an embeddings request"}}), &[])
         }
     }

@@ -129,7 +129,6 @@ async function main() {
     await tid("project-view").waitFor();
   };
   const waitIdle = () => tid("stop").waitFor({ state: "detached" });
-  const editorText = () => page.locator(".cm-content").innerText();
 
   await check("with no model set up, the AI panel offers to set one up instead of an error", async () => {
     await page.goto(url, { waitUntil: "commit" });
@@ -160,7 +159,7 @@ async function main() {
   let sessionId;
   await check("a task with text selected goes scoped to the selection (chip, range + text on the wire), in plan mode", async () => {
     // Select the paragraph of step one.
-    await page.locator(".cm-line", { hasText: "第一步" }).click();
+    await page.locator(".doc-source .cm-line", { hasText: "第一步" }).click();
     await page.keyboard.press("Home");
     await page.keyboard.press("Shift+End");
     await tid("scope-chip").filter({ hasText: "第一步：准备一个安静的角落" }).waitFor();
@@ -199,13 +198,167 @@ async function main() {
     await tid("question").waitFor();
     await tid("decision").filter({ hasText: "You approved the plan" }).waitFor();
     assert((await tid("plan-badge").count()) === 0, "still in plan mode after approval");
-    await script({ type: "text", content: "好的，结尾用**温和**的语气。接下来我会给出修改建议。" });
+    // The answer goes on: the model proposes three edits, one per step.
+    await script(
+      toolCall("call_patch_a", "propose_source_patch", {
+        summary: "收紧三个步骤的措辞",
+        edits: [
+          { find: "第一步：准备一个安静的角落，关掉手机通知。", replace: "第一步：找一个安静的角落，关掉通知。" },
+          { find: "第二步：先写提纲，再写正文，不要边写边改。", replace: "第二步：先列提纲，再写正文，写完再改。" },
+          { find: "第三步：每周回顾一次，把写得好的段落整理出来。", replace: "第三步：每周回顾，挑出最佳段落。" },
+        ],
+      }),
+      { type: "text", content: "好的，结尾用**温和**的语气。我提出了三处修改，请审阅。" },
+    );
     await tid("question-option").filter({ hasText: "温和" }).click();
     await tid("msg-assistant").filter({ hasText: "结尾用温和的语气" }).waitFor();
     await waitIdle();
     const steps = await page.locator("[data-testid=tool-step]").evaluateAll((els) => els.map((e) => `${e.dataset.tool}:${e.dataset.state}`));
-    assert(JSON.stringify(steps) === JSON.stringify(["exit_plan_mode:done", "ask_user_question:done"]), `steps: ${JSON.stringify(steps)}`);
+    assert(JSON.stringify(steps) === JSON.stringify(["exit_plan_mode:done", "ask_user_question:done", "propose_source_patch:done"]), `steps: ${JSON.stringify(steps)}`);
     assert((await page.locator("[data-testid=msg-assistant] strong").count()) >= 1, "Markdown not rendered");
+  });
+
+  let proposalA;
+  await check("the proposal arrives in the timeline and opens over the editor in the merge view, with new findings beside their hunk", async () => {
+    await tid("proposal-chip").filter({ hasText: "收紧三个步骤的措辞" }).waitFor();
+    proposalA = (await call("proposal.list", { projectId: project.id, ownerId: sessionId })).proposals[0];
+    assert(proposalA.hunks.length === 3, `hunks: ${proposalA.hunks.length}`);
+    await tid("open-proposal").filter({ hasText: "收紧三个步骤的措辞" }).click();
+    await tid("proposal-review").and(page.locator(`[data-proposal=${proposalA.id}]`)).waitFor();
+    await page.locator("[data-testid=hunk]").nth(2).waitFor();
+    assert((await page.locator("[data-testid=hunk]").count()) === 3, "not three hunk bars");
+    // Word-level for Chinese: the changed characters are marked, not whole lines.
+    const marked = await page.locator("[data-testid=merge] .cm-changedText").allInnerTexts();
+    assert(marked.length > 0 && marked.every((m) => m.length < 12), `changed text marks: ${JSON.stringify(marked)}`);
+    const finding = page.locator("[data-testid=hunk]").nth(2).locator("[data-testid=hunk-finding]");
+    assert((await finding.count()) >= 1 && (await finding.first().innerText()).includes("最佳"), "the new finding is not beside the third hunk");
+    const focused = await page.evaluate(() => document.activeElement?.dataset?.hunk);
+    assert(focused === proposalA.hunks[0].id, `focus on ${focused}`);
+    await shot("drafting-02-review-inline-en-light");
+    await tid("review-split").click();
+    await page.locator("[data-testid=merge][data-mode=split] [data-testid=hunk]").nth(2).waitFor();
+    await shot("drafting-03-review-split-en-light");
+    await tid("review-inline").click();
+    await page.locator("[data-testid=merge][data-mode=inline] [data-testid=hunk]").first().focus();
+  });
+
+  await check("Enter accepts two hunks, Backspace rejects the third with a reason: one version with exactly the two", async () => {
+    await page.keyboard.press("Enter");
+    await page.locator(`[data-testid=hunk][data-hunk="${proposalA.hunks[0].id}"][data-decision=accepted]`).waitFor();
+    await page.waitForFunction((id) => document.activeElement?.dataset?.hunk === id, proposalA.hunks[1].id, { timeout: 5000 });
+    await page.keyboard.press("Enter");
+    await page.waitForFunction((id) => document.activeElement?.dataset?.hunk === id, proposalA.hunks[2].id, { timeout: 5000 });
+    await page.keyboard.press("Backspace");
+    await tid("reject-reason").waitFor();
+    await page.keyboard.type("不要用“最佳”这类绝对化用语");
+    await page.keyboard.press("Enter");
+    await tid("proposal-review").and(page.locator("[data-status=partially_accepted]")).waitFor();
+    const p = await call("project.get", { projectId: project.id });
+    assert(p.head === 2, `head ${p.head}`);
+    assert(p.source.includes("第一步：找一个安静的角落，关掉通知。") && p.source.includes("第二步：先列提纲，再写正文，写完再改。"), "the accepted hunks are not in the source");
+    assert(p.source.includes("第三步：每周回顾一次，把写得好的段落整理出来。") && !p.source.includes("最佳"), "the rejected hunk went in");
+    await page.locator(".doc-source .cm-content").filter({ hasText: "第一步：找一个安静的角落" }).waitFor();
+    const decided = await call("proposal.get", { proposalId: proposalA.id });
+    assert(decided.rejectionReason === "不要用“最佳”这类绝对化用语", `reason: ${decided.rejectionReason}`);
+    await shot("drafting-04-review-decided-en-light");
+    await page.keyboard.press("Escape");
+    await tid("proposal-review").waitFor({ state: "detached" });
+  });
+
+  await check("the reason is a constraint of the session, and the next model request carries it", async () => {
+    await tid("constraints-toggle").filter({ hasText: "Constraints (1)" }).waitFor();
+    await tid("constraints-toggle").click();
+    await tid("constraint").filter({ hasText: "不要用“最佳”这类绝对化用语" }).waitFor();
+    await tid("constraints-toggle").click();
+    const before = (await chatRequests()).length;
+    await script(
+      toolCall("call_patch_b", "propose_source_patch", { summary: "结尾加一句行动号召", edits: [{ find: "结尾：写作是一种习惯，而不是灵感。", replace: "结尾：写作是一种习惯，而不是灵感。今天就写下第一段吧。" }] }),
+      { type: "text", content: "结尾的修改已提出。" },
+    );
+    await tid("composer-input").fill("再给结尾加一句温和的行动号召");
+    await page.keyboard.press("Enter");
+    await tid("msg-assistant").filter({ hasText: "结尾的修改已提出" }).waitFor();
+    await waitIdle();
+    const requests = (await chatRequests()).slice(before);
+    assert(requests.length >= 1 && JSON.stringify(requests[0]).includes("不要用“最佳”这类绝对化用语"), "the reason is not in the next request");
+  });
+
+  let proposalB;
+  await check("a hand edit makes the remaining proposal stale; it says so, compares, rebases, and the rebased one is accepted", async () => {
+    proposalB = (await call("proposal.list", { projectId: project.id, ownerId: sessionId, status: "proposed" })).proposals[0];
+    assert(proposalB && proposalB.summary === "结尾加一句行动号召", `open: ${JSON.stringify(proposalB?.summary)}`);
+    await page.locator(".doc-source .cm-line", { hasText: "春天是最适合开始写作的季节" }).click();
+    await page.keyboard.press("End");
+    await page.keyboard.type("（修订）");
+    await tid("save-state").and(page.locator("[data-state=saved]")).waitFor();
+    await tid("open-proposal").filter({ hasText: "结尾加一句行动号召" }).locator("[data-testid=proposal-stale]").waitFor();
+    await tid("open-proposal").filter({ hasText: "结尾加一句行动号召" }).click();
+    await tid("stale-banner").filter({ hasText: "The source changed since this was written." }).waitFor();
+    assert(await tid("review-accept-all").isDisabled(), "a stale proposal can be accepted");
+    await tid("review-compare").click();
+    await page.locator("[data-testid=merge][data-mode=split] .cm-merge-b").filter({ hasText: "（修订）" }).waitFor();
+    await shot("drafting-05-stale-compare-en-light");
+    await tid("review-compare").click();
+    await tid("review-rebase").click();
+    await tid("proposal-review").and(page.locator("[data-stale=false][data-status=proposed]")).waitFor();
+    const rebasedId = await tid("proposal-review").getAttribute("data-proposal");
+    assert(rebasedId !== proposalB.id, "no new proposal after the rebase");
+    await page.waitForFunction(() => document.activeElement?.dataset?.testid === "hunk", null, { timeout: 5000 });
+    await page.keyboard.press("Enter");
+    await tid("proposal-review").and(page.locator("[data-status=accepted]")).waitFor();
+    const p = await call("project.get", { projectId: project.id });
+    assert(p.head === 3 && p.source.includes("今天就写下第一段吧。") && p.source.includes("（修订）"), `after the rebase accept: head ${p.head}`);
+    assert((await call("proposal.get", { proposalId: proposalB.id })).status === "superseded", "the stale proposal is not superseded");
+    await page.keyboard.press("Escape");
+    await page.locator(".doc-source .cm-content").filter({ hasText: "今天就写下第一段吧" }).waitFor();
+  });
+
+  await check("apply_proposal asks with exactly what changes and where; allowed once, the editor shows the change", async () => {
+    await script(
+      toolCall("call_patch_c", "propose_source_patch", { summary: "第二步加一句提醒", edits: [{ find: "第二步：先列提纲，再写正文，写完再改。", replace: "第二步：先列提纲，再写正文，写完再改。别急着删。" }] }),
+      { type: "text", content: "提醒已提出。" },
+    );
+    await tid("composer-input").fill("第二步加一句提醒");
+    await page.keyboard.press("Enter");
+    await tid("msg-assistant").filter({ hasText: "提醒已提出" }).waitFor();
+    await waitIdle();
+    const c = (await call("proposal.list", { projectId: project.id, ownerId: sessionId, status: "proposed" })).proposals[0];
+    await script(toolCall("call_apply", "apply_proposal", { proposalId: c.id }), { type: "text", content: "已应用。" });
+    await tid("composer-input").fill("你直接应用吧");
+    await page.keyboard.press("Enter");
+    const prompt = tid("approval").and(page.locator("[data-tool=apply_proposal]"));
+    await prompt.waitFor();
+    const text = await prompt.innerText();
+    assert(text.includes("第二步加一句提醒") && text.includes("the source"), `prompt: ${text}`);
+    assert((await prompt.locator("[data-testid=approval-diff] .diff-em").allInnerTexts()).join("").includes("别急着删"), "the exact diff is not shown");
+    await shot("drafting-06-apply-permission-en-light");
+    await tid("allow-once").click();
+    await tid("msg-assistant").filter({ hasText: "已应用。" }).waitFor();
+    await page.locator(".doc-source .cm-content").filter({ hasText: "别急着删" }).waitFor();
+    await waitIdle();
+    const p = await call("project.get", { projectId: project.id });
+    assert(p.head === 4 && p.source.includes("别急着删"), `head ${p.head}`);
+  });
+
+  await check("checkpoints: the list shows them; restoring one brings the text back and the timeline says so", async () => {
+    await tid("checkpoints-toggle").click();
+    await tid("checkpoint-create").click();
+    await tid("checkpoint").first().waitFor();
+    const n = await tid("checkpoint").count();
+    assert(n >= 1, "no checkpoint listed");
+    // Change the text after the newest checkpoint, then go back to it.
+    await page.locator(".doc-source .cm-line", { hasText: "结尾：" }).click();
+    await page.keyboard.press("End");
+    await page.keyboard.type("又改了一次。");
+    await tid("save-state").and(page.locator("[data-state=saved]")).waitFor();
+    await tid("checkpoint-restore").first().click();
+    await shot("drafting-07-checkpoints-en-light");
+    await tid("checkpoint-restore-confirm").click();
+    await tid("rewound-line").waitFor();
+    await page.waitForFunction(() => !document.querySelector(".doc-source .cm-content")?.textContent?.includes("又改了一次。"), null, { timeout: 5000 });
+    const p = await call("project.get", { projectId: project.id });
+    assert(!p.source.includes("又改了一次。") && p.source.includes("别急着删"), "the checkpoint's text is not back");
+    await tid("checkpoints-toggle").click();
   });
 
   await check("a tool step expands to its input and result", async () => {
@@ -221,10 +374,10 @@ async function main() {
     await page.keyboard.press(`${mod}+Enter`);
     const prompt = tid("approval").filter({ hasText: "把第三步改写为清单" });
     await prompt.waitFor();
-    await shot("drafting-02-permission-en-light");
+    await shot("drafting-08-permission-en-light");
     await tid("allow-once").click();
     await tid("msg-assistant").filter({ hasText: "已获同意" }).waitFor();
-    await tid("decision").filter({ hasText: "once" }).waitFor();
+    await tid("decision").filter({ hasText: "once" }).last().waitFor();
     await waitIdle();
   });
 
@@ -234,7 +387,7 @@ async function main() {
     await page.keyboard.press("Enter");
     await tid("live-message").filter({ hasText: "我先把三个步骤逐一改写" }).waitFor();
     await tid("stop").waitFor();
-    await shot("drafting-03-streaming-en-light");
+    await shot("drafting-09-streaming-en-light");
     await page.keyboard.press("Escape");
     await tid("msg-assistant").filter({ hasText: "我先把三个步骤逐一改写" }).filter({ hasText: "Stopped before the end." }).waitFor();
     await waitIdle();
@@ -287,7 +440,7 @@ async function main() {
     assert(layers.includes("Instructions and project") && layers.includes("Source and comments"), `layers: ${layers}`);
     const usage = await tid("session-usage").innerText();
     assert(/tokens/.test(usage) && /cost \d/.test(usage), `usage: ${usage}`);
-    await shot("drafting-04-context-en-light");
+    await shot("drafting-10-context-en-light");
     await tid("context-meter").click();
   });
 
@@ -303,7 +456,7 @@ async function main() {
     await page.locator("[data-testid=session-item]").nth(1).waitFor();
     const items = await page.locator("[data-testid=session-item]").allInnerTexts();
     assert(items.length === 2 && items.some((x) => x.includes("改写三个步骤")), `items: ${items}`);
-    await shot("drafting-05-sessions-en-light");
+    await shot("drafting-11-sessions-en-light");
     await page.locator(`[data-testid=session-item][data-session=${sessionId}]`).click();
     await tid("session-title").filter({ hasText: "改写三个步骤" }).waitFor();
     await tid("msg-assistant").filter({ hasText: "第二条回复" }).waitFor();
@@ -319,12 +472,12 @@ async function main() {
     await tid("composer-input").waitFor();
     await tid("decision").filter({ hasText: "你批准了计划" }).waitFor();
     await tid("msg-assistant").filter({ hasText: "在完成前已停止。" }).first().waitFor();
-    await shot("drafting-06-timeline-zh-dark");
+    await shot("drafting-12-timeline-zh-dark");
     await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "en"));
     await page.reload({ waitUntil: "commit" });
     await openProject();
     await tid("composer-input").waitFor();
-    await shot("drafting-07-timeline-en-dark");
+    await shot("drafting-13-timeline-en-dark");
     await page.evaluate(() => {
       window.localStorage.setItem("inkstone.lang", "zh");
       window.localStorage.setItem("inkstone.theme", "light");
@@ -332,7 +485,7 @@ async function main() {
     await page.reload({ waitUntil: "commit" });
     await openProject();
     await tid("composer-input").waitFor();
-    await shot("drafting-08-timeline-zh-light");
+    await shot("drafting-14-timeline-zh-light");
     await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "en"));
     await page.reload({ waitUntil: "commit" });
     await openProject();
@@ -355,7 +508,7 @@ async function main() {
     // 2,000 tokens as the fake server counts them (4 characters each), in pieces of 4.
     const body = Array.from({ length: 100 }, (_, i) => `第${i + 1}段：春天适合写作，每天写一点。Keep going, write daily. `).join("\n\n");
     const streamed = body.padEnd(8000, "写").slice(0, 8000);
-    await script({ type: "text", content: streamed, chunkChars: 4 });
+    await script({ type: "text", content: streamed, chunkChars: 4, paceMs: 2 });
     await page.evaluate(() => {
       window.__longest = 0;
       window.__frameGap = 0;
@@ -374,8 +527,10 @@ async function main() {
       };
       requestAnimationFrame(frame);
       const list = document.querySelector("[data-testid=timeline] [role=list]");
+      // Rows scrolling out of the virtual window may leave the DOM; anything added to or
+      // changed in the history is a re-render.
       window.__mo = new MutationObserver((records) => {
-        window.__mutations += records.length;
+        for (const r of records) if (r.type !== "childList" || r.addedNodes.length > 0) window.__mutations++;
       });
       window.__mo.observe(list, { childList: true, subtree: true, characterData: true, attributes: true });
     });
@@ -385,7 +540,7 @@ async function main() {
     // is left alone until the answer is complete.
     const liveLength = () => page.evaluate(() => document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0);
     await page.waitForFunction(() => (document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0) > 400, null, { timeout: 30_000 });
-    await sleep(100);
+    await sleep(300);
     const atStart = await page.evaluate(() => window.__mutations);
     const lengthAtStart = await liveLength();
     await page.waitForFunction(() => (document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0) > 6000, null, { timeout: 30_000 });

@@ -11,7 +11,7 @@ import { ContextMeter } from "./ContextMeter";
 import { ApprovalPrompt, PlanPrompt, QuestionPrompt } from "./Prompts";
 import { composeTask, type Selection } from "./scope";
 import { SessionBar } from "./SessionBar";
-import { SessionExtras } from "./SessionExtras";
+import { SessionExtras, type WorkingCopy } from "./SessionExtras";
 import { type Drafting, isRunning, type SessionStore } from "./store";
 import { ProposalBadge, Timeline } from "./Timeline";
 
@@ -24,6 +24,8 @@ export interface AiPanelProps {
   onReview: (proposalId: string) => void;
   /** Opens Settings → AI models. */
   onSetUpModel: () => void;
+  /** The editor's working copy (checkpoint restores and staged changes replace it). */
+  workingCopy: WorkingCopy;
 }
 
 /** A new session's title: the first line of its first task. */
@@ -32,7 +34,7 @@ function titleOf(task: string): string {
   return line.length > 60 ? `${line.slice(0, 60)}…` : line;
 }
 
-export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel }: AiPanelProps) {
+export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel, workingCopy }: AiPanelProps) {
   const { t } = useApp();
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const composer = useRef<ComposerHandle>(null);
@@ -92,6 +94,7 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
           selectionText={selectionText}
           getSelection={getSelection}
           onReview={onReview}
+          workingCopy={workingCopy}
         />
       ) : (
         <>
@@ -128,12 +131,14 @@ function SessionView({
   selectionText,
   getSelection,
   onReview,
+  workingCopy,
 }: {
   drafting: Drafting;
   store: SessionStore;
   selectionText: string;
   getSelection: () => Selection | null;
   onReview: (id: string) => void;
+  workingCopy: WorkingCopy;
 }) {
   const { t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
@@ -168,7 +173,7 @@ function SessionView({
           </span>
         )}
       </div>
-      <SessionExtras drafting={drafting} store={store} />
+      <SessionExtras store={store} workingCopy={workingCopy} />
       {snap.error && (
         <div className="pad-x">
           <ErrorBanner error={snap.error} onDismiss={() => store.clearError()} />
@@ -179,7 +184,16 @@ function SessionView({
         (pendingApproval.tool === "exit_plan_mode" ? (
           <PlanPrompt key={pendingApproval.requestId} pending={pendingApproval} busy={busy} onDecide={(ok, note) => void store.resolveApproval(pendingApproval.requestId, ok, note)} />
         ) : (
-          <ApprovalPrompt key={pendingApproval.requestId} pending={pendingApproval} busy={busy} onDecide={(ok, note) => void store.resolveApproval(pendingApproval.requestId, ok, note)} />
+          <ApprovalPrompt
+            key={pendingApproval.requestId}
+            pending={pendingApproval}
+            busy={busy}
+            onDecide={async (ok, note) => {
+              // What the tool writes builds on what is on screen: save pending typing first.
+              if (ok) await workingCopy.flush().catch(() => undefined);
+              void store.resolveApproval(pendingApproval.requestId, ok, note);
+            }}
+          />
         ))}
       {pendingQuestion && (
         <QuestionPrompt key={pendingQuestion.questionId} pending={pendingQuestion} busy={busy} onAnswer={(a) => void store.answer(pendingQuestion.questionId, a)} />

@@ -186,17 +186,26 @@ export function MergeDiff({ a, b, hunks, mode, bars, labels, onAct, ariaLabel }:
     act.current = onAct;
   });
 
+  // The editors are rebuilt only when the texts, the hunks or the layout change, not
+  // when the same proposal arrives again as a new object.
+  const hunksRef = useRef(hunks);
+  useLayoutEffect(() => {
+    hunksRef.current = hunks;
+  });
+  const hunksKey = hunks ? hunks.map((h) => `${h.id}:${h.contentHash}`).join("|") : null;
+
   useEffect(() => {
     const parent = host.current;
+    const current = hunksRef.current;
     if (!parent) return;
-    const diffConfig = hunks ? { override: (x: string, y: string) => hunkChanges(x, y, hunks) } : undefined;
+    const diffConfig = current ? { override: (x: string, y: string) => hunkChanges(x, y, current) } : undefined;
     const label = EditorView.contentAttributes.of({ "aria-label": ariaLabel });
     if (mode === "inline") {
       const view = new EditorView({
         parent,
         state: EditorState.create({
           doc: b,
-          extensions: [common, label, barField, unifiedMergeView({ original: a, mergeControls: false, highlightChanges: true, gutter: true, syntaxHighlightDeletions: false, ...(diffConfig ? { diffConfig } : {}) })],
+          extensions: [common, label, barField, unifiedMergeView({ original: a, mergeControls: false, highlightChanges: true, gutter: true, syntaxHighlightDeletions: false, allowInlineDiffs: true, ...(diffConfig ? { diffConfig } : {}) })],
         }),
       });
       target.current = view;
@@ -218,13 +227,17 @@ export function MergeDiff({ a, b, hunks, mode, bars, labels, onAct, ariaLabel }:
       target.current = null;
       merge.destroy();
     };
-  }, [a, b, hunks, mode, ariaLabel]);
+  }, [a, b, hunksKey, mode, ariaLabel]);
 
   useEffect(() => {
     const view = target.current;
-    if (!view || !hunks) return;
-    view.dispatch({ effects: setBars.of(buildBars(b, hunks, bars, labels, act)) });
-  }, [b, hunks, bars, labels, mode, a]);
+    const current = hunksRef.current;
+    if (!view || !current) return;
+    // A bar whose state changed is drawn anew: keep the focus on it.
+    const focused = (document.activeElement as HTMLElement | null)?.dataset?.hunk;
+    view.dispatch({ effects: setBars.of(buildBars(b, current, bars, labels, act)) });
+    if (focused && !view.dom.contains(document.activeElement)) view.dom.querySelector<HTMLElement>(`[data-hunk="${CSS.escape(focused)}"]`)?.focus();
+  }, [b, hunksKey, bars, labels, mode, a]);
 
   return <div ref={host} className={`merge merge-${mode}`} data-testid="merge" data-mode={mode} />;
 }

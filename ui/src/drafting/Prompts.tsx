@@ -2,7 +2,7 @@
 // a plan to approve or send back, or a question with its options.
 import { useEffect, useState } from "react";
 import { type ClientError, toClientError } from "../api/client";
-import type { ProposalView, TextDiffResult } from "../api/generated";
+import type { ApprovalChange, ProposalView, TextDiffResult } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import type { MessageId } from "../i18n";
@@ -45,15 +45,34 @@ export function hunksDiff(view: ProposalView, ids?: readonly string[]): TextDiff
   return { hunks: hunks.map((h) => h.display), nInsertions, nDeletions, identical: hunks.length === 0 };
 }
 
-/** What `apply_proposal` would write: the proposal, where, and the exact hunks. */
-function ApplyProposalDetail({ input }: { input: Record<string, unknown> }) {
+/** The diff of an approval's exact change, when every hunk's display came with it. */
+function changeDiff(change: ApprovalChange): TextDiffResult | null {
+  if (change.omittedHunks > 0 || change.hunks.some((h) => !h.display)) return null;
+  const hunks = change.hunks.map((h) => h.display!);
+  let nInsertions = 0;
+  let nDeletions = 0;
+  for (const h of hunks)
+    for (const l of h.lines) {
+      if (l.kind === "insert") nInsertions++;
+      if (l.kind === "delete") nDeletions++;
+    }
+  return { hunks, nInsertions, nDeletions, identical: hunks.length === 0 };
+}
+
+/** What `apply_proposal` would write: the proposal, where, and the exact hunks — from the
+ * approval's own record of the change, or (an older log, or a diff too large for the log
+ * line) from the proposal itself. */
+function ApplyProposalDetail({ pending }: { pending: PendingApproval }) {
   const { client, t } = useApp();
-  const proposalId = typeof input.proposalId === "string" ? input.proposalId : null;
-  const hunks = Array.isArray(input.hunks) ? input.hunks.filter((h): h is string => typeof h === "string") : undefined;
+  const input = asRecord(pending.input);
+  const change = pending.change;
+  const proposalId = change?.proposalId ?? (typeof input.proposalId === "string" ? input.proposalId : null);
+  const named = change ? change.hunks.map((h) => h.id) : Array.isArray(input.hunks) ? input.hunks.filter((h): h is string => typeof h === "string") : undefined;
+  const inline = change ? changeDiff(change) : null;
   const [view, setView] = useState<ProposalView | null>(null);
   const [error, setError] = useState<ClientError | null>(null);
   useEffect(() => {
-    if (!proposalId) return;
+    if (!proposalId || inline) return;
     let live = true;
     client.call("proposal.get", { proposalId }).then(
       (v) => live && setView(v),
@@ -62,17 +81,20 @@ function ApplyProposalDetail({ input }: { input: Record<string, unknown> }) {
     return () => {
       live = false;
     };
-  }, [client, proposalId]);
+  }, [client, proposalId, inline]);
   if (error) return <ErrorBanner error={error} />;
-  if (!view) return <p className="small muted">{t("ai.loading")}</p>;
-  const diff = hunksDiff(view, hunks);
+  const diff = inline ?? (view ? hunksDiff(view, named && named.length ? named : undefined) : null);
+  const summary = change?.summary ?? view?.summary;
+  const target = change ?? view;
+  if (!diff || summary === undefined || !target) return <p className="small muted">{t("ai.loading")}</p>;
   return (
     <div className="prompt-detail" data-testid="approval-diff">
       <p>
-        {t("ai.approval.applyWhat", { summary: view.summary, target: targetLabel(t, view), n: diff.hunks.length })}
-        {view.base.head > 0 && <span className="muted">{` · ${t("ai.approval.onVersion", { n: view.base.head })}`}</span>}
+        {t("ai.approval.applyWhat", { summary, target: targetLabel(t, target), n: diff.hunks.length })}
+        {pending.targetVersion !== undefined && <span className="muted">{` · ${t("ai.approval.target", { n: pending.targetVersion })}`}</span>}
       </p>
-      <DiffView diff={diff} mode="inline" identicalLabel={t("ai.proposal.noChange")} />
+      {change?.detail && <p className="prompt-input">{change.detail}</p>}
+      {diff.hunks.length > 0 && <DiffView diff={diff} mode="inline" identicalLabel={t("ai.proposal.noChange")} />}
     </div>
   );
 }
@@ -81,7 +103,6 @@ export function ApprovalPrompt({ pending, busy, onDecide }: { pending: PendingAp
   const { t, lang } = useApp();
   const [denying, setDenying] = useState(false);
   const [note, setNote] = useState("");
-  const input = asRecord(pending.input);
   return (
     <section className="prompt" data-testid="approval" data-tool={pending.tool} aria-label={t("ai.approval.title")}>
       <p className="prompt-title">
@@ -91,12 +112,14 @@ export function ApprovalPrompt({ pending, busy, onDecide }: { pending: PendingAp
         {t("ai.approval.asks", { tool: toolLabel(t, lang, pending.tool) })}
       </p>
       {pending.reason && <p className="small muted">{pending.reason}</p>}
-      {pending.tool === "apply_proposal" ? (
-        <ApplyProposalDetail input={input} />
+      {pending.tool === "apply_proposal" || pending.change ? (
+        <ApplyProposalDetail pending={pending} />
       ) : (
-        <pre className="prompt-input">{preview(JSON.stringify(pending.input ?? {}))}</pre>
+        <>
+          <pre className="prompt-input">{preview(JSON.stringify(pending.input ?? {}))}</pre>
+          {pending.targetVersion !== undefined && <p className="small muted">{t("ai.approval.target", { n: pending.targetVersion })}</p>}
+        </>
       )}
-      {pending.targetVersion !== undefined && <p className="small muted">{t("ai.approval.target", { n: pending.targetVersion })}</p>}
       {denying ? (
         <form
           className="prompt-actions"

@@ -117,13 +117,19 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
   }, [fetchView, show]);
 
   // Focus the first undecided hunk when a proposal opens (Enter/Backspace act on it).
+  // The bars are CodeMirror widgets, drawn a moment after the proposal renders: try a
+  // few frames before falling back to the Close button.
   const focusNext = useCallback((after?: string) => {
-    setTimeout(() => {
+    let tries = 0;
+    const attempt = () => {
       const bars = [...(root.current?.querySelectorAll<HTMLElement>("[data-testid=hunk]") ?? [])];
       const from = after ? bars.findIndex((b) => b.dataset.hunk === after) : -1;
       const next = [...bars.slice(from + 1), ...bars.slice(0, Math.max(0, from + 1))].find((b) => b.dataset.decision === "pending");
-      (next ?? root.current?.querySelector<HTMLElement>("[data-autofocus]"))?.focus();
-    }, 30);
+      if (next) return next.focus();
+      if (++tries < 20) return void setTimeout(attempt, 25);
+      root.current?.querySelector<HTMLElement>("[data-autofocus]")?.focus();
+    };
+    setTimeout(attempt, 0);
   }, []);
   const opened = useRef<string | null>(null);
   useEffect(() => {

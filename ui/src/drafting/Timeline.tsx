@@ -193,6 +193,12 @@ export const ItemView = memo(function ItemView({ item, store, onReview }: { item
       );
     case "archived":
       return <p className="line muted">{t("ai.session.archivedLine")}</p>;
+    case "rewound":
+      return (
+        <p className="line line-warn" data-testid="rewound-line">
+          {t("ai.checkpoint.rewound", { n: item.version })}
+        </p>
+      );
   }
 });
 

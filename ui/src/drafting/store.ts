@@ -13,13 +13,15 @@
 // way they are applied in sequence order; a gap is filled from the log first.
 
 import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../api/client";
-import type { LlmProfile, Mode, Proposal, ProposalView, Session, SessionView } from "../api/generated";
+import type { Checkpoint, CheckpointRestoreResult, Constraint, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionView, StagingView } from "../api/generated";
 import { lastSession, saveLastSession } from "../lib/prefs";
 import { emptyTimeline, fold, type TimelineState } from "./timeline";
 
 type Listener = () => void;
 
 const PAGE = 1000;
+/** Tools whose successful run changes the project's working copy or settings. */
+const PROJECT_WRITES = ["apply_proposal", "update_project_metadata"];
 const FOLLOW_MS = 400;
 
 export interface Streaming {
@@ -39,6 +41,12 @@ export interface SessionSnapshot {
   proposals: ProposalView[];
   /** The session's cost so far, from its usage records; null when no call was priced. */
   cost: number | null;
+  /** Rejection reasons the model keeps to; null when the backend has no constraints. */
+  constraints: Constraint[] | null;
+  /** Oldest first; null when the backend has no checkpoints. */
+  checkpoints: Checkpoint[] | null;
+  /** Changes the session staged and has not applied; null when none (or no staging). */
+  staging: StagingView | null;
 }
 
 export function isRunning(s: SessionSnapshot): boolean {
@@ -63,9 +71,24 @@ export class SessionStore {
     private readonly client: ApiClient,
     session: Session,
     private readonly projectId: string,
-    private readonly onChange: () => void = () => undefined,
+    /** The API methods the backend offers (checkpoints, constraints and staging are newer). */
+    private readonly methods: ReadonlySet<string> = new Set(),
+    /** Told when a step of a live turn wrote to the project (an approved apply_proposal). */
+    private readonly onProjectWrite: () => void = () => undefined,
   ) {
-    this.snapshot = { session, timeline: emptyTimeline, loaded: false, driving: 0, following: false, error: null, proposals: [], cost: null };
+    this.snapshot = {
+      session,
+      timeline: emptyTimeline,
+      loaded: false,
+      driving: 0,
+      following: false,
+      error: null,
+      proposals: [],
+      cost: null,
+      constraints: null,
+      checkpoints: null,
+      staging: null,
+    };
   }
 
   get id(): string {
@@ -87,7 +110,6 @@ export class SessionStore {
     if (this.disposed) return;
     this.snapshot = { ...this.snapshot, ...change };
     for (const l of this.listeners) l();
-    this.onChange();
   }
 
   private setStreaming(next: Streaming | null) {
@@ -116,6 +138,7 @@ export class SessionStore {
       this.set({ loaded: true });
       void this.refreshProposals();
       void this.refreshCost();
+      void this.refreshExtras();
       if (view.status === "running") void this.follow();
     } catch (e) {
       this.set({ loaded: true, error: toClientError(e) });
@@ -148,12 +171,18 @@ export class SessionStore {
       if (next.kind === "model_call_started" || next.kind === "assistant_message" || next.kind === "turn_ended") this.setStreaming(null);
       if (next.kind === "tool_result" && timeline.proposalIds.length !== this.snapshot.timeline.proposalIds.length) proposalsChanged = true;
       if (next.kind === "turn_ended") turnEnded = true;
+      // A write tool that ran changed the project under the editor (not when replaying
+      // the log at load: the editor loaded the project as it is now).
+      if (this.snapshot.loaded && next.kind === "tool_result" && next.payload.status === "success" && PROJECT_WRITES.includes(next.payload.tool)) this.onProjectWrite();
     }
     for (const seq of [...this.pending.keys()]) if (seq <= timeline.lastSequence) this.pending.delete(seq);
     if (timeline !== this.snapshot.timeline) this.set({ timeline });
     if (this.pending.size > 0) void this.catchUp();
     if (proposalsChanged || turnEnded) this.scheduleProposals();
-    if (turnEnded) void this.refreshCost();
+    if (turnEnded) {
+      void this.refreshCost();
+      void this.refreshExtras();
+    }
   }
 
   /** Reads the log from the last applied event on. */
@@ -273,6 +302,78 @@ export class SessionStore {
     const view: ProposalView = { ...proposal, stale: false, basedOnStaged: false };
     const list = this.snapshot.proposals.filter((p) => p.id !== proposal.id);
     this.set({ proposals: [view, ...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) });
+    // A rejection with a reason made a constraint; an accept may have emptied the staging.
+    void this.refreshExtras();
+  }
+
+  /** Constraints, checkpoints and staging, as far as the backend offers them. */
+  async refreshExtras(): Promise<void> {
+    const sessionId = this.id;
+    const has = (m: string) => this.methods.has(m);
+    try {
+      const [constraints, checkpoints, staging] = await Promise.all([
+        has("constraint.list") ? this.client.call("constraint.list", { sessionId }).then((r) => r.constraints) : null,
+        has("checkpoint.list") ? this.client.call("checkpoint.list", { sessionId }).then((r) => r.checkpoints) : null,
+        has("session.staging") ? this.client.call("session.staging", { sessionId }).then((r) => (r.staging ? r : null)) : null,
+      ]);
+      this.set({ constraints, checkpoints, staging });
+    } catch {
+      // Shown again after the next turn; nothing here is the person's to fix.
+    }
+  }
+
+  async removeConstraint(constraintId: string): Promise<void> {
+    try {
+      await this.client.call("constraint.remove", { sessionId: this.id, constraintId });
+      this.set({ constraints: (this.snapshot.constraints ?? []).filter((c) => c.id !== constraintId) });
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  async createCheckpoint(label: string): Promise<void> {
+    try {
+      const c = await this.client.call("checkpoint.create", { sessionId: this.id, label });
+      this.set({ checkpoints: [...(this.snapshot.checkpoints ?? []), c] });
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  /** Restores a checkpoint: the project goes back to it (a new version) and the log says so. */
+  async restoreCheckpoint(checkpointId: string): Promise<CheckpointRestoreResult | null> {
+    try {
+      const r = await this.client.call("checkpoint.restore", { sessionId: this.id, checkpointId });
+      this.ingest([r.event]);
+      await this.catchUp();
+      void this.refreshProposals();
+      return r;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  async applyStaging(expectedRevision: number): Promise<StagingApplied | null> {
+    try {
+      const r = await this.client.call("session.applyStaging", { sessionId: this.id, expectedRevision });
+      this.set({ staging: null });
+      void this.refreshProposals();
+      return r;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  async discardStaging(): Promise<void> {
+    try {
+      await this.client.call("session.discardStaging", { sessionId: this.id });
+      this.set({ staging: null });
+      void this.refreshProposals();
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
   }
 
   async refreshCost(): Promise<void> {
@@ -313,6 +414,13 @@ export class Drafting {
   private listeners = new Set<Listener>();
   private disposed = false;
 
+  private onProjectWrite: () => void = () => undefined;
+
+  /** The project view reloads the project when the assistant wrote to it. */
+  setProjectWriteHandler(handler: () => void) {
+    this.onProjectWrite = handler;
+  }
+
   constructor(
     private readonly client: ApiClient,
     readonly projectId: string,
@@ -350,15 +458,17 @@ export class Drafting {
         this.client.call("llmProfile.list", {}),
         this.client.call("session.list", { projectId: this.projectId }),
       ]);
-      this.set({ methods: new Set(app.methods), profiles: profiles.profiles, sessions: list.sessions, error: null });
-      if (this.snapshot.active || list.sessions.length === 0) return;
-      // Resume the session last open here, else the one with the latest activity.
-      const remembered = list.sessions.find((s) => s.id === lastSession(this.projectId));
-      if (remembered) return this.open(remembered);
-      await this.describeSessions();
-      const described = this.snapshot.info;
-      const latest = [...list.sessions].sort((a, b) => (described[b.id]?.lastActivity ?? b.updatedAt).localeCompare(described[a.id]?.lastActivity ?? a.updatedAt))[0];
-      if (latest && !this.snapshot.active) this.open(latest);
+      const methods = new Set(app.methods);
+      // Choose the session to resume before showing the list, so the panel does not
+      // flash the empty state: the one last open here, else the latest activity.
+      let resume: Session | undefined = list.sessions.find((s) => s.id === lastSession(this.projectId));
+      let info = this.snapshot.info;
+      if (!resume && list.sessions.length > 0) {
+        info = await this.readInfo(list.sessions);
+        resume = [...list.sessions].sort((a, b) => (info[b.id]?.lastActivity ?? b.updatedAt).localeCompare(info[a.id]?.lastActivity ?? a.updatedAt))[0];
+      }
+      this.set({ methods, profiles: profiles.profiles, sessions: list.sessions, info, error: null });
+      if (resume && !this.snapshot.active) this.open(resume);
     } catch (e) {
       this.set({ error: toClientError(e) });
     }
@@ -376,7 +486,7 @@ export class Drafting {
   open(session: Session) {
     if (this.snapshot.active?.id === session.id) return;
     this.snapshot.active?.dispose();
-    const store = new SessionStore(this.client, session, this.projectId);
+    const store = new SessionStore(this.client, session, this.projectId, this.snapshot.methods, () => this.onProjectWrite());
     saveLastSession(this.projectId, session.id);
     this.set({ active: store });
     void store.load();
@@ -424,10 +534,14 @@ export class Drafting {
 
   /** Reads each session's state and last activity for the list (the newest 30). */
   async describeSessions(): Promise<void> {
-    const sessions = (this.snapshot.sessions ?? []).slice(0, 30);
+    const info = await this.readInfo(this.snapshot.sessions ?? []);
+    this.set({ info });
+  }
+
+  private async readInfo(sessions: readonly Session[]): Promise<Record<string, SessionInfo>> {
     const info: Record<string, SessionInfo> = { ...this.snapshot.info };
     await Promise.all(
-      sessions.map(async (s) => {
+      sessions.slice(0, 30).map(async (s) => {
         try {
           const view = await this.client.call("session.get", { sessionId: s.id });
           const last = await this.client.call("session.events", { sessionId: s.id, from: Math.max(1, view.lastSequence), limit: 1 });
@@ -437,7 +551,7 @@ export class Drafting {
         }
       }),
     );
-    this.set({ info });
+    return info;
   }
 
   clearError() {

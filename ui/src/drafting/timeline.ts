@@ -6,7 +6,7 @@
 // message (see ./store.ts).
 
 import type { HarnessEvent } from "../api/client";
-import type { Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
+import type { ApprovalChange, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
 import { parseTask, type Selection } from "./scope";
 
 /** A tool step as the timeline shows it. */
@@ -31,7 +31,9 @@ export type Item =
   | { kind: "answer"; key: string; question: string; answer: string }
   | { kind: "mode"; key: string; mode: Mode; by: string }
   | { kind: "end"; key: string; reason: TurnEndReason; message: string; hints: Hint[] }
-  | { kind: "archived"; key: string };
+  | { kind: "archived"; key: string }
+  /** The person restored a checkpoint: the project went back to it as version `version`. */
+  | { kind: "rewound"; key: string; version: number };
 
 export interface PendingApproval {
   requestId: string;
@@ -41,6 +43,8 @@ export interface PendingApproval {
   input: unknown;
   reason: string;
   targetVersion?: number;
+  /** For a call that applies a proposal: exactly what would change (the approval is bound to it). */
+  change?: ApprovalChange;
 }
 
 export interface PendingQuestion {
@@ -212,6 +216,7 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
         input: p.input,
         reason: p.reason,
         ...(p.targetVersion !== undefined ? { targetVersion: p.targetVersion } : {}),
+        ...(p.change ? { change: p.change } : {}),
       };
       s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: "waiting" }));
       break;
@@ -256,6 +261,9 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
     case "session_archived":
       s.archived = true;
       push({ kind: "archived", key });
+      break;
+    case "rewound":
+      push({ kind: "rewound", key, version: event.payload.version });
       break;
     default:
       // A kind this UI does not know yet (a newer backend): nothing to show.

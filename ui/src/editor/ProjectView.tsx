@@ -374,14 +374,10 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     editor.current?.focus();
   }, []);
 
-  // An accepted proposal made a version: the editor shows it, the saver builds on it.
-  const onAccepted = useCallback(
-    (accepted: Accepted) => {
-      const p = accepted.project;
-      if (!p) {
-        toast(t("ai.review.acceptedNoVersion"));
-        return;
-      }
+  // The project changed underneath the editor (an accepted proposal, a restored
+  // checkpoint, applied staged changes): the editor shows it, the saver builds on it.
+  const replaceProject = useCallback(
+    (p: Project, message: string) => {
       editor.current?.setText(p.source);
       saver.current?.reset(p);
       setProject(p);
@@ -391,9 +387,35 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
       setWords(countWords(p.source));
       setPreviewSource(p.source);
       changedRef.current(p);
-      toast(t("version.saved", { n: p.head }));
+      toast(message);
     },
-    [countWords, t, toast],
+    [countWords, toast],
+  );
+  const workingCopy = useMemo(() => ({ flush, revision: revisionNow, replace: replaceProject }), [flush, revisionNow, replaceProject]);
+
+  // The assistant applied an approved change: show the project as it is now.
+  useEffect(() => {
+    drafting.setProjectWriteHandler(() => {
+      void client.call("project.get", { projectId }).then(
+        (p) => replaceProject(p, p.head > 0 ? t("ai.applied", { n: p.head }) : t("ai.review.acceptedNoVersion")),
+        (e) => showError(e),
+      );
+    });
+  }, [drafting, client, projectId, replaceProject, t, showError]);
+  // A saved edit can make open proposals stale: list them again.
+  useEffect(() => {
+    const store = drafting.getSnapshot().active;
+    if (!store || revision === 0) return;
+    const timer = setTimeout(() => void store.refreshProposals(), 300);
+    return () => clearTimeout(timer);
+  }, [drafting, revision]);
+
+  const onAccepted = useCallback(
+    (accepted: Accepted) => {
+      if (accepted.project) replaceProject(accepted.project, t("version.saved", { n: accepted.project.head }));
+      else toast(t("ai.review.acceptedNoVersion"));
+    },
+    [replaceProject, t, toast],
   );
 
   const onRegenerate = useCallback(
@@ -661,6 +683,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             getSelection={getSelection}
             onReview={setReview}
             onSetUpModel={() => onSetUpModel?.()}
+            workingCopy={workingCopy}
           />
         )}
       </aside>

@@ -110,11 +110,20 @@ export const DiffView = memo(function DiffView({
   }
   return (
     <table className={`diff diff-${mode}`} data-testid="diff" data-mode={mode}>
-      {mode === "split" && (
+      {/* The table's layout is fixed, so the columns are sized here (its first row, a
+          hunk header, spans them all). */}
+      {mode === "split" ? (
         <colgroup>
           <col className="diff-no-col" />
           <col />
           <col className="diff-no-col" />
+          <col />
+        </colgroup>
+      ) : (
+        <colgroup>
+          <col className="diff-no-col" />
+          <col className="diff-no-col" />
+          <col className="diff-sign-col" />
           <col />
         </colgroup>
       )}

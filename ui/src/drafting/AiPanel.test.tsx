@@ -1,0 +1,235 @@
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { HarnessEvent } from "../api/client";
+import { apiError, FakeTransport } from "../api/fake";
+import type { LlmProfile } from "../api/generated";
+import type { Lang } from "../i18n";
+import { makeCtx, WithCtx } from "../test-utils";
+import { AiPanel } from "./AiPanel";
+import { approvalRequested, assistant, created, ev, profile, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "./fixtures";
+import type { Selection } from "./scope";
+import { Drafting } from "./store";
+
+afterEach(() => {
+  cleanup();
+  window.localStorage.clear();
+});
+beforeEach(() => resetSeq());
+
+interface Setup {
+  profiles?: LlmProfile[];
+  log?: HarnessEvent[];
+  status?: "idle" | "running" | "waitingForApproval" | "waitingForAnswer";
+  methods?: string[];
+  lang?: Lang;
+  selection?: Selection | null;
+}
+
+function setup({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null }: Setup = {}) {
+  const transport = new FakeTransport();
+  transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
+  transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
+  transport.on("llmProfile.detectLocal", () => ({
+    found: [{ preset: { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen", keyRequired: false, local: true, supportsJsonSchema: true }, models: ["qwen"] }],
+  }));
+  transport.on("session.list", () => ({ sessions: log.length ? [session()] : [] }));
+  transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
+  transport.on("session.events", ({ from = 1 }) => ({ events: log.filter((e) => e.sequence >= from), lastSequence: log.length }));
+  transport.on("proposal.list", () => ({ proposals: [] }));
+  transport.on("usage.list", () => ({ records: [] }));
+  transport.on("session.interrupt", () => ({ interrupted: true }));
+  const done = { queued: false, reason: "completed" as const, session: sessionView() };
+  transport.on("session.resolveApproval", () => done);
+  transport.on("session.answerQuestion", () => done);
+  transport.on("session.submit", () => done);
+  transport.on("session.create", (p) => sessionView({ session: session({ title: p.title ?? "t" }), mode: p.mode ?? "default" }));
+  const ctx = makeCtx(transport, lang);
+  const drafting = new Drafting(ctx.client, "prj_1");
+  const onSetUp = vi.fn();
+  const flush = vi.fn(async () => undefined);
+  render(
+    <WithCtx ctx={ctx}>
+      <AiPanel
+        drafting={drafting}
+        selectionText={selection?.text ?? ""}
+        getSelection={() => selection}
+        onReview={() => undefined}
+        onSetUpModel={onSetUp}
+        workingCopy={{ flush, revision: () => 3, replace: () => undefined }}
+      />
+    </WithCtx>,
+  );
+  return { transport, onSetUp, flush };
+}
+
+const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+
+describe("the AI panel", () => {
+  it("with no model, offers to set one up and the local server it found", async () => {
+    const { onSetUp } = setup({ profiles: [] });
+    const offer = await screen.findByTestId("ai-setup");
+    await within(offer).findByText(/Ollama answers at http:\/\/127\.0\.0\.1:11434\/v1/);
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+    fireEvent.click(screen.getByTestId("ai-setup-open"));
+    expect(onSetUp).toHaveBeenCalledOnce();
+  });
+
+  it("says the same in Chinese", async () => {
+    setup({ profiles: [], lang: "zh" });
+    expect((await screen.findByTestId("ai-setup")).textContent).toContain("先设置一个模型");
+  });
+
+  it("a backend that cannot be reached shows the code's text and hint, with retry", async () => {
+    const transport = new FakeTransport();
+    transport.on("app.info", () => {
+      throw apiError("OFFLINE", "Could not reach the Inkstone backend.", [{ id: "offline.check_running", message: "x" }]);
+    });
+    const ctx = makeCtx(transport, "zh");
+    render(
+      <WithCtx ctx={ctx}>
+        <AiPanel drafting={new Drafting(ctx.client, "prj_1")} selectionText="" getSelection={() => null} onReview={() => undefined} onSetUpModel={() => undefined} workingCopy={{ flush: async () => undefined, revision: () => 0, replace: () => undefined }} />
+      </WithCtx>,
+    );
+    const banner = await screen.findByTestId("error-banner");
+    expect(banner.textContent).toContain("无法连接 Inkstone 后端");
+    expect(banner.textContent).not.toContain("Could not reach");
+  });
+
+  it("a plan waits for approval; approve, or send it back with a comment", async () => {
+    const log = [
+      ev(created()),
+      ev(user("改结尾")),
+      ev(turnStarted()),
+      ev(assistant("", [call("c1", "exit_plan_mode", { plan: "1. 收紧\n2. 加号召" })])),
+      ev(approvalRequested("req_1", "exit_plan_mode", { plan: "1. 收紧\n2. 加号召" }), { toolUseId: "c1" }),
+      ev(turnEnded("blocked_on_approval")),
+    ];
+    const { transport } = setup({ log, status: "waitingForApproval" });
+    const card = await screen.findByTestId("plan-card");
+    expect(card.querySelectorAll("li")).toHaveLength(2);
+    expect(screen.getByTestId("tool-step").dataset.state).toBe("waiting");
+    fireEvent.click(screen.getByTestId("plan-return"));
+    fireEvent.change(screen.getByTestId("plan-comment"), { target: { value: "不要加号召" } });
+    fireEvent.click(screen.getByTestId("plan-return-confirm"));
+    await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_1", approved: false, note: "不要加号召" }]));
+  });
+
+  it("a permission prompt for apply_proposal shows exactly what changes and where; allow once saves typing first", async () => {
+    const change = {
+      proposalId: "prp_1",
+      kind: "source_patch",
+      summary: "结尾加号召",
+      target: { type: "source" },
+      omittedHunks: 0,
+      hunks: [
+        {
+          id: "h1",
+          contentHash: "sha256:h1",
+          display: {
+            oldStart: 9,
+            oldLen: 1,
+            newStart: 9,
+            newLen: 1,
+            lines: [
+              { kind: "delete", oldLine: 9, newLine: null, segments: [{ text: "结尾。", emphasized: false }] },
+              { kind: "insert", oldLine: null, newLine: 9, segments: [{ text: "结尾。", emphasized: false }, { text: "今天就写吧。", emphasized: true }] },
+            ],
+          },
+        },
+      ],
+    };
+    const requested = approvalRequested("req_2", "apply_proposal", { proposalId: "prp_1" });
+    const log = [
+      ev(created()),
+      ev(user("你来应用")),
+      ev(turnStarted()),
+      ev(assistant("", [call("c1", "apply_proposal", { proposalId: "prp_1" })])),
+      ev({ ...requested, payload: { ...(requested.payload as object), targetVersion: 7, change } } as Pick<HarnessEvent, "kind" | "payload">, { toolUseId: "c1" }),
+      ev(turnEnded("blocked_on_approval")),
+    ];
+    const { transport, flush } = setup({ log, status: "waitingForApproval" });
+    const prompt = await screen.findByTestId("approval");
+    expect(prompt.textContent).toContain("Write “结尾加号召” into the source: 1 change(s)");
+    expect(prompt.textContent).toContain("Target: version 7");
+    expect(within(prompt).getByTestId("approval-diff").querySelector(".diff-em")?.textContent).toBe("今天就写吧。");
+    fireEvent.click(screen.getByTestId("allow-once"));
+    await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_2", approved: true }]));
+    expect(flush).toHaveBeenCalled();
+  });
+
+  it("a question is answered by one of its options", async () => {
+    const log = [
+      ev(created()),
+      ev(user("改")),
+      ev(turnStarted()),
+      ev(assistant("", [call("c1", "ask_user_question", { question: "哪种语气？", options: ["温和", "直接"] })])),
+      ev({ kind: "question_asked", payload: { questionId: "q_1", question: "哪种语气？", options: ["温和", "直接"] } }, { toolUseId: "c1" }),
+      ev(turnEnded("blocked_on_question")),
+    ];
+    const { transport } = setup({ log, status: "waitingForAnswer" });
+    await screen.findByTestId("question");
+    fireEvent.click(screen.getAllByTestId("question-option")[1]);
+    await waitFor(() => expect(transport.callsTo("session.answerQuestion")).toEqual([{ sessionId: "ses_1", questionId: "q_1", answer: "直接" }]));
+  });
+
+  it("Enter sends outside an IME composition, Shift+Enter does not; the selection goes with the task until removed", async () => {
+    const log = [ev(created())];
+    const selection = { from: 4, to: 8, text: "第二段。" };
+    const { transport } = setup({ log, selection });
+    const input = await screen.findByTestId("composer-input");
+    expect(screen.getByTestId("scope-chip").textContent).toContain("第二段。");
+    fireEvent.change(input, { target: { value: "改短" } });
+    fireEvent.keyDown(input, { key: "Enter", keyCode: 229 });
+    fireEvent.keyDown(input, { key: "Enter", isComposing: true });
+    fireEvent.keyDown(input, { key: "Enter", shiftKey: true });
+    expect(transport.callsTo("session.submit")).toHaveLength(0);
+    fireEvent.keyDown(input, { key: "Enter" });
+    await waitFor(() => expect(transport.callsTo("session.submit")).toHaveLength(1));
+    expect(transport.callsTo("session.submit")[0]).toEqual({ sessionId: "ses_1", text: '改短\n\n<selection from="4" to="8">\n第二段。\n</selection>' });
+  });
+
+  it("a removed chip sends the task alone; Ctrl+Enter sends too", async () => {
+    const { transport } = setup({ log: [ev(created())], selection: { from: 4, to: 8, text: "第二段。" } });
+    const input = await screen.findByTestId("composer-input");
+    fireEvent.click(screen.getByTestId("scope-remove"));
+    expect(screen.queryByTestId("scope-chip")).toBeNull();
+    fireEvent.change(input, { target: { value: "全文更口语" } });
+    fireEvent.keyDown(input, { key: "Enter", ctrlKey: true });
+    await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "全文更口语" }]));
+  });
+
+  it("while a turn runs, Stop is shown and interrupts it; an error end shows its hint in the person's language", async () => {
+    const log = [ev(created()), ev(user("改")), ev(turnStarted())];
+    const { transport } = setup({ log, status: "running", lang: "zh" });
+    const stop = await screen.findByTestId("stop");
+    expect(screen.getByTestId("working")).toBeTruthy();
+    fireEvent.click(stop);
+    await waitFor(() => expect(transport.callsTo("session.interrupt")).toEqual([{ sessionId: "ses_1" }]));
+    cleanup();
+    resetSeq();
+    setup({ log: [ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: "retry", message: "Try again." }]))], lang: "zh" });
+    const end = await screen.findByTestId("turn-end");
+    expect(end.textContent).toContain("模型未能回答。");
+    expect(end.textContent).toContain("请重试");
+    expect(screen.queryByTestId("stop")).toBeNull();
+  });
+
+  it("shows constraints and checkpoints when the backend has them; a constraint can be removed", async () => {
+    const { transport } = setup({ log: [ev(created())], methods: ["constraint.list", "checkpoint.list"] });
+    transport.on("constraint.list", () => ({
+      constraints: [{ id: "cns_1", ownerId: "ses_1", projectId: "prj_1", text: "不要用“最佳”", proposalId: "prp_1", hunks: ["h2"], createdBy: "me", createdAt: "2026-11-22T11:00:00Z" }],
+    }));
+    transport.on("checkpoint.list", () => ({ checkpoints: [] }));
+    transport.on("constraint.remove", ({ constraintId }) => ({ id: constraintId, deleted: true }));
+    await act(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    const toggle = await screen.findByTestId("constraints-toggle");
+    fireEvent.click(toggle);
+    expect((await screen.findByTestId("constraint")).textContent).toContain("不要用“最佳”");
+    fireEvent.click(screen.getByTestId("constraint-remove"));
+    await waitFor(() => expect(screen.queryByTestId("constraint")).toBeNull());
+    expect(transport.callsTo("constraint.remove")).toEqual([{ sessionId: "ses_1", constraintId: "cns_1" }]);
+    expect(screen.getByTestId("checkpoints-toggle").textContent).toBe("Checkpoints (0)");
+  });
+});

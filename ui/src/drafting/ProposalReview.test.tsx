@@ -1,0 +1,115 @@
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { apiError, FakeTransport } from "../api/fake";
+import type { ProposalView } from "../api/generated";
+import type { Lang } from "../i18n";
+import { makeCtx, WithCtx } from "../test-utils";
+import { proposal, view } from "./fixtures";
+import { hunkChanges } from "./MergeDiff";
+import { findingsByHunk, ProposalReview } from "./ProposalReview";
+
+afterEach(() => cleanup());
+
+function setup(v: ProposalView, lang: Lang = "en") {
+  const transport = new FakeTransport();
+  let current = v;
+  transport.on("proposal.get", () => current);
+  transport.on("proposal.accept", (p) => {
+    current = { ...current, status: p.hunks && p.hunks.length < current.hunks.length ? "partially_accepted" : "accepted", acceptedHunks: p.hunks ?? current.hunks.map((h) => h.id) };
+    return { proposal: current };
+  });
+  transport.on("proposal.reject", (p) => {
+    const rejected = [...current.rejectedHunks, ...(p.hunks ?? current.hunks.map((h) => h.id))];
+    current = { ...current, rejectedHunks: rejected, status: rejected.length === current.hunks.length ? "rejected" : "proposed", ...(p.reason ? { rejectionReason: p.reason } : {}) };
+    return { proposal: current };
+  });
+  transport.on("proposal.rebase", () => ({ previous: { ...current, status: "superseded" }, proposal: proposal({ id: "prp_2", origin: { ...current.origin, rebasedFrom: current.id } }), conflicts: [], carried: [] }));
+  const onAccepted = vi.fn();
+  const onRegenerate = vi.fn();
+  const flush = vi.fn(async () => undefined);
+  render(
+    <WithCtx ctx={makeCtx(transport, lang)}>
+      <ProposalReview
+        proposalId={v.id}
+        store={null}
+        flush={flush}
+        revision={() => 3}
+        currentText={() => "第一段。\n\n第二段，我改的。\n\n第三段。\n"}
+        onAccepted={onAccepted}
+        onRegenerate={onRegenerate}
+        onClose={() => undefined}
+      />
+    </WithCtx>,
+  );
+  return { transport, onAccepted, onRegenerate, flush };
+}
+
+describe("reviewing a proposal", () => {
+  it("gives CodeMirror the proposal's own hunks, refined per character", () => {
+    const p = proposal();
+    if (p.payload.type !== "text") throw new Error("text payload");
+    const changes = hunkChanges(p.payload.baseText, p.payload.proposedText, p.hunks);
+    // Two hunks, each marking only what changed inside its line.
+    expect(changes.map((c) => p.payload.type === "text" && p.payload.proposedText.slice(c.fromB, c.toB))).toEqual(["，改了", "，也改了"]);
+    expect(changes.map((c) => p.payload.type === "text" && p.payload.baseText.slice(c.fromA, c.toA))).toEqual(["", ""]);
+  });
+
+  it("puts each new finding beside the hunk it falls in", () => {
+    const finding = { check: "ad_law", severity: "warn" as const, platform: null, span: { from: 19, to: 21 }, location: null, matched: "也改", message: "绝对化用语", suggestion: null, route: null };
+    const { byHunk, other } = findingsByHunk(view({ newFindings: [finding] }));
+    expect(byHunk.get("h2")).toEqual([finding]);
+    expect(other).toEqual([]);
+  });
+
+  it("accepts the whole proposal against the revision on screen, saving typing first", async () => {
+    const { transport, onAccepted, flush } = setup(view());
+    fireEvent.click(await screen.findByTestId("review-accept-all"));
+    await waitFor(() => expect(transport.callsTo("proposal.accept")).toEqual([{ proposalId: "prp_1", expectedBase: 3 }]));
+    expect(flush).toHaveBeenCalled();
+    expect(onAccepted).toHaveBeenCalledOnce();
+    expect((await screen.findByTestId("proposal-review")).dataset.status).toBe("accepted");
+  });
+
+  it("rejects everything with a reason", async () => {
+    const { transport } = setup(view());
+    fireEvent.click(await screen.findByTestId("review-reject-all"));
+    fireEvent.change(screen.getByTestId("reject-reason"), { target: { value: "语气太硬" } });
+    fireEvent.click(screen.getByTestId("reject-confirm"));
+    await waitFor(() => expect(transport.callsTo("proposal.reject")).toEqual([{ proposalId: "prp_1", reason: "语气太硬" }]));
+  });
+
+  it("a stale proposal says the source changed, cannot be accepted, and rebases or regenerates", async () => {
+    const { transport, onRegenerate } = setup(view({ stale: true, staleReason: "the source changed" }), "zh");
+    const banner = await screen.findByTestId("stale-banner");
+    expect(banner.textContent).toContain("写下这个建议之后，正文已经改变。");
+    expect((screen.getByTestId("review-accept-all") as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(screen.getByTestId("review-regenerate"));
+    expect(onRegenerate).not.toHaveBeenCalled(); // no session to ask: the button is disabled
+    fireEvent.click(screen.getByTestId("review-rebase"));
+    await waitFor(() => expect(screen.getByTestId("proposal-review").dataset.proposal).toBe("prp_2"));
+    expect(screen.queryByTestId("stale-banner")).toBeNull();
+    expect(transport.callsTo("proposal.rebase")).toEqual([{ proposalId: "prp_1" }]);
+  });
+
+  it("title candidates are choices: one is picked and accepted", async () => {
+    const v = view({ kind: "title_candidates", hunks: [], payload: { type: "candidates", candidates: [{ text: "春天写作", rationale: "短" }, { text: "每天三百字", rationale: "具体" }] } });
+    const { transport } = setup(v);
+    const accept = (await screen.findByTestId("review-accept-all")) as HTMLButtonElement;
+    expect(accept.disabled).toBe(true);
+    fireEvent.click(screen.getByLabelText(/每天三百字/));
+    fireEvent.click(accept);
+    await waitFor(() => expect(transport.callsTo("proposal.accept")).toEqual([{ proposalId: "prp_1", expectedBase: 3, choices: ["每天三百字"] }]));
+  });
+
+  it("a conflict on accept shows the code's text and reloads the proposal", async () => {
+    const { transport } = setup(view());
+    transport.on("proposal.accept", () => {
+      throw apiError("CONFLICT", "Proposal prp_1 is stale", [{ id: "reload_and_merge", message: "x" }]);
+    });
+    fireEvent.click(await screen.findByTestId("review-accept-all"));
+    const banner = await screen.findByTestId("error-banner");
+    expect(banner.dataset.code).toBe("CONFLICT");
+    expect(banner.textContent).toContain("This was changed elsewhere first; nothing was overwritten.");
+    await waitFor(() => expect(transport.callsTo("proposal.get").length).toBeGreaterThanOrEqual(2));
+  });
+});

@@ -1,0 +1,102 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { approvalRequested, assistant, created, delta, ev, resetSeq, toolResult, turnEnded, turnStarted, user } from "./fixtures";
+import { emptyTimeline, fold, foldAll, proposalIdsIn } from "./timeline";
+
+beforeEach(() => resetSeq());
+
+const call = (id: string, name: string, args: unknown = {}) => ({ id, name, arguments: JSON.stringify(args) });
+
+describe("folding the log into the panel's state", () => {
+  it("shows messages and one step per tool call, through its states", () => {
+    const events = [
+      ev(created()),
+      ev(user('把开头改短\n\n<selection from="3" to="9">\n第一段。\n</selection>')),
+      ev(turnStarted()),
+      ev(assistant("我先读一下。", [call("c1", "read_project_context"), call("c2", "propose_source_patch", { summary: "改短" })])),
+      ev({ kind: "tool_decision", payload: { tool: "read_project_context", decision: "allow", reason: "" } }, { toolUseId: "c1" }),
+    ];
+    let s = foldAll(events);
+    expect(s.turnOpen).toBe(true);
+    expect(s.items.map((i) => i.kind)).toEqual(["user", "assistant", "tool", "tool"]);
+    expect(s.items[0]).toMatchObject({ text: "把开头改短", selection: { from: 3, to: 9, text: "第一段。" } });
+    expect(s.items.filter((i) => i.kind === "tool").map((i) => i.kind === "tool" && i.state)).toEqual(["running", "queued"]);
+    s = fold(s, ev(toolResult("read_project_context", "{}"), { toolUseId: "c1" }));
+    s = fold(s, ev(toolResult("propose_source_patch", JSON.stringify({ proposalId: "prp_9", hunks: 2 })), { toolUseId: "c2" }));
+    expect(s.items.filter((i) => i.kind === "tool").map((i) => i.kind === "tool" && [i.state, i.proposalIds])).toEqual([
+      ["done", []],
+      ["done", ["prp_9"]],
+    ]);
+    expect(s.proposalIds).toEqual(["prp_9"]);
+    s = fold(s, ev(assistant("好了。")));
+    s = fold(s, ev(turnEnded("completed")));
+    expect(s.turnOpen).toBe(false);
+    // A completed turn adds no line of its own.
+    expect(s.items.at(-1)).toMatchObject({ kind: "assistant", text: "好了。" });
+    expect(s.inputTokens).toBe(200);
+    expect(s.lastSequence).toBe(9);
+  });
+
+  it("a prompt waits for the person until decided; a denial fails the step", () => {
+    let s = foldAll([
+      ev(created()),
+      ev(user("直接改吧")),
+      ev(turnStarted()),
+      ev(assistant("", [call("c1", "apply_proposal", { proposalId: "prp_1" })])),
+      ev(approvalRequested("req_1", "apply_proposal", { proposalId: "prp_1" }), { toolUseId: "c1" }),
+      ev(turnEnded("blocked_on_approval")),
+    ]);
+    expect(s.pendingApproval).toMatchObject({ requestId: "req_1", tool: "apply_proposal", toolUseId: "c1" });
+    expect(s.items.at(-1)).toMatchObject({ kind: "tool", state: "waiting" });
+    s = fold(s, ev({ kind: "approval_resolved", payload: { requestId: "req_1", approved: false, decidedBy: "me", note: "先别改" } }, { toolUseId: "c1" }));
+    s = fold(s, ev(toolResult("apply_proposal", "denied: 先别改", "permission_denied"), { toolUseId: "c1" }));
+    expect(s.pendingApproval).toBeNull();
+    expect(s.items.find((i) => i.kind === "decision")).toMatchObject({ approved: false, note: "先别改", tool: "apply_proposal", plan: false });
+    expect(s.items.find((i) => i.kind === "tool")).toMatchObject({ state: "failed", status: "permission_denied" });
+  });
+
+  it("queued messages wait below the turn and join the history when delivered", () => {
+    let s = foldAll([ev(created()), ev(user("一")), ev(turnStarted()), ev({ kind: "message_queued", payload: { text: "二" } })]);
+    expect(s.queued).toEqual(["二"]);
+    s = fold(s, ev(assistant("好")));
+    s = fold(s, ev(user("二", true)));
+    expect(s.queued).toEqual([]);
+    expect(s.items.at(-1)).toMatchObject({ kind: "user", text: "二", wasQueued: true });
+  });
+
+  it("an interrupted turn cancels the steps still running and says so once", () => {
+    let s = foldAll([ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("", [call("c1", "read_versions")]))]);
+    s = fold(s, ev(turnEnded("interrupted")));
+    expect(s.items.map((i) => [i.kind, i.kind === "tool" ? i.state : ""])).toEqual([
+      ["user", ""],
+      ["tool", "cancelled"],
+      ["end", ""],
+    ]);
+    // A reply cut short already says it stopped: no second line.
+    const t = foldAll([ev(created()), ev(user("写")), ev(turnStarted()), ev(assistant("写到一半", [], true)), ev(turnEnded("interrupted"))]);
+    expect(t.items.map((i) => i.kind)).toEqual(["user", "assistant"]);
+  });
+
+  it("an error end keeps its hints for the person", () => {
+    const s = foldAll([ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: "retry", message: "Try again." }]))]);
+    expect(s.items.at(-1)).toMatchObject({ kind: "end", reason: "model_error", hints: [{ id: "retry" }] });
+  });
+
+  it("live-only events and duplicates leave the state alone; mode, context and rewinds are tracked", () => {
+    let s = foldAll([ev(created()), ev({ kind: "mode_changed", payload: { mode: "plan", by: "user" } })]);
+    expect(s.mode).toBe("plan");
+    const same = fold(s, ev(delta("流"), {}, true));
+    expect(same).toBe(s);
+    s = fold(s, ev({ kind: "context_assembled", payload: { snapshotId: "ctx_1", estimatedTokens: 1200, layers: [{ layer: "pinned", tokens: 800, trimmed: false }] } }));
+    expect(s.context?.estimatedTokens).toBe(1200);
+    s = fold(s, ev({ kind: "rewound", payload: { checkpointId: "chk_1", toSequence: 1, version: 4 } }));
+    expect(s.items.at(-1)).toMatchObject({ kind: "rewound", version: 4 });
+  });
+
+  it("finds proposal ids in a tool's result", () => {
+    expect(proposalIdsIn(JSON.stringify({ proposalId: "prp_1" }))).toEqual(["prp_1"]);
+    expect(proposalIdsIn(JSON.stringify({ proposals: [{ id: "prp_2" }, "prp_3"], proposalIds: ["prp_2"] }))).toEqual(["prp_2", "prp_3"]);
+    expect(proposalIdsIn("not json")).toEqual([]);
+    expect(proposalIdsIn(JSON.stringify({ proposalId: "ver_1" }))).toEqual([]);
+    expect(fold(emptyTimeline, ev(created())).items).toEqual([]);
+  });
+});
