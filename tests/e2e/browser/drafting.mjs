@@ -457,9 +457,19 @@ async function main() {
     const items = await page.locator("[data-testid=session-item]").allInnerTexts();
     assert(items.length === 2 && items.some((x) => x.includes("改写三个步骤")), `items: ${items}`);
     await shot("drafting-11-sessions-en-light");
-    await page.locator(`[data-testid=session-item][data-session=${sessionId}]`).click();
+    await page.keyboard.press("Escape");
+    await tid("session-list").waitFor({ state: "detached" });
+    // Archive the new, empty one: the panel goes back to the other.
+    await tid("session-archive").click();
+    await tid("archive-yes").click();
     await tid("session-title").filter({ hasText: "改写三个步骤" }).waitFor();
     await tid("msg-assistant").filter({ hasText: "第二条回复" }).waitFor();
+    const listed = (await call("session.list", { projectId: project.id })).sessions;
+    assert(listed.length === 1 && listed[0].id === sessionId, `sessions after archiving: ${listed.map((x) => x.title)}`);
+    await tid("session-pick").click();
+    assert((await tid("session-item").count()) === 1, "the archived session is still listed");
+    await page.locator(`[data-testid=session-item][data-session=${sessionId}]`).click();
+    await tid("session-title").filter({ hasText: "改写三个步骤" }).waitFor();
   });
 
   await check("the same panel in Chinese and dark", async () => {
@@ -473,6 +483,13 @@ async function main() {
     await tid("decision").filter({ hasText: "你批准了计划" }).waitFor();
     await tid("msg-assistant").filter({ hasText: "在完成前已停止。" }).first().waitFor();
     await shot("drafting-12-timeline-zh-dark");
+    await tid("proposal-chip").filter({ hasText: "收紧三个步骤的措辞" }).click();
+    await tid("proposal-review").and(page.locator("[data-status=partially_accepted]")).waitFor();
+    await page.locator("[data-testid=hunk]").nth(2).waitFor();
+    assert((await tid("proposal-review").innerText()).includes("第 1 处，共 3 处"), "the review is not in Chinese");
+    await shot("drafting-12b-review-zh-dark");
+    await page.keyboard.press("Escape");
+    await tid("proposal-review").waitFor({ state: "detached" });
     await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "en"));
     await page.reload({ waitUntil: "commit" });
     await openProject();

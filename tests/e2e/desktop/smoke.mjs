@@ -2,8 +2,10 @@
 // Desktop smoke test, speaking raw W3C WebDriver (fetch) to WebKitWebDriver, which
 // launches the Tauri app. Normally started by run.sh (Xvfb, session bus, temp dirs):
 //
-//   node tests/e2e/desktop/smoke.mjs --app /abs/inkstone --webdriver http://127.0.0.1:PORT [--shots DIR]
+//   node tests/e2e/desktop/smoke.mjs --app /abs/inkstone --webdriver http://127.0.0.1:PORT [--shots DIR] [--model-url URL]
 //
+// With --model-url (the scripted fake model server run.sh started), it also sends one task
+// from the AI panel and accepts a hunk of the proposal the scripted model makes.
 // Prints `desktop-e2e: N passed, M failed`; exits non-zero on any failure.
 
 import { execFileSync } from "node:child_process";
@@ -19,8 +21,8 @@ const TOTAL_TIMEOUT_MS = 170_000;
 
 const args = parseArgs(process.argv.slice(2), {
   script: "smoke.mjs",
-  usage: "node tests/e2e/desktop/smoke.mjs --app /abs/app --webdriver http://127.0.0.1:PORT [--shots DIR]",
-  flags: { "--app": "app", "--webdriver": "webdriver", "--shots": "shots" },
+  usage: "node tests/e2e/desktop/smoke.mjs --app /abs/app --webdriver http://127.0.0.1:PORT [--shots DIR] [--model-url URL]",
+  flags: { "--app": "app", "--webdriver": "webdriver", "--shots": "shots", "--model-url": "modelUrl" },
   required: ["app", "webdriver"],
 });
 const app = resolve(args.app);
@@ -121,6 +123,19 @@ async function textOf(css) {
 
 async function editorText() {
   return textOf("[data-testid=editor-content]");
+}
+
+/** Presses one key (on whatever has focus) through the W3C actions API. */
+async function press(key) {
+  await wd("POST", s("/actions"), {
+    actions: [{ type: "key", id: "kbd", actions: [{ type: "keyDown", value: key }, { type: "keyUp", value: key }] }],
+  });
+  await wd("DELETE", s("/actions"));
+}
+
+/** Calls the backend through the window's own Tauri IPC (the same door the UI uses). */
+async function ipc(method, params) {
+  return exec("return window.__TAURI_INTERNALS__.invoke('api_call', { method: arguments[0], params: arguments[1] })", [method, params]);
 }
 
 /** Presses a chord (modifier + key) through the W3C actions API. */
@@ -258,6 +273,41 @@ async function main() {
     await waitFor("version 1 after relaunch", async () => (await textOf("[data-testid=version-list]")).includes("desktop draft"));
     await sleep(1200);
     screenshot("relaunched");
+  });
+
+  if (!args.modelUrl) {
+    console.log("# skip: the AI panel step (no --fake-model given to run.sh)");
+    return;
+  }
+  await check("the AI panel: send one task, review the proposal it makes, accept its hunk", async () => {
+    await ipc("llmProfile.create", { name: "Fake model", baseUrl: args.modelUrl, model: "fake-model" });
+    const origin = new URL(args.modelUrl).origin;
+    const replies = [
+      {
+        type: "toolCalls",
+        calls: [{ id: "call_1", name: "propose_source_patch", arguments: JSON.stringify({ summary: "续写一句", edits: [{ find: "春眠不觉晓", replace: "春眠不觉晓，处处闻啼鸟" }] }) }],
+      },
+      { type: "text", content: "我续写了一句，请审阅。" },
+    ];
+    const res = await fetch(`${origin}/_test/script`, { method: "POST", body: JSON.stringify(replies) });
+    assert(res.status === 200, `scripting the fake model: ${res.status}`);
+    await exec("document.activeElement && document.activeElement.blur(); return true");
+    await keys(KEY_CONTROL, "j");
+    const input = await waitFor("the composer", () => find("[data-testid=composer-input]"), 15_000);
+    await wd("POST", s(`/element/${input}/value`), { text: "续写一句" });
+    await wd("POST", s(`/element/${input}/value`), { text: KEY_ENTER });
+    await waitFor("the proposal", () => find("[data-testid=open-proposal]"), 20_000);
+    await exec("document.querySelector('[data-testid=open-proposal]').click(); return true");
+    await waitFor("the hunk, focused", async () => (await exec("return document.activeElement && document.activeElement.getAttribute('data-testid')")) === "hunk", 15_000);
+    await sleep(800);
+    screenshot("ai-review");
+    await press(KEY_ENTER);
+    await waitFor("the accepted proposal", async () => (await exec("const r = document.querySelector('[data-testid=proposal-review]'); return r && r.getAttribute('data-status')")) === "accepted");
+    await waitFor("the change in the editor", async () => (await editorText()).includes("处处闻啼鸟"));
+    await waitFor("version 2", async () => /2/.test(await textOf("[data-testid=head]")));
+    await assertNoBanner();
+    await sleep(1200);
+    screenshot("ai-accepted");
   });
 }
 
