@@ -40,6 +40,9 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
   const composer = useRef<ComposerHandle>(null);
   // The mode chosen before the first task; the session starts in it.
   const [firstMode, setFirstMode] = useState<Mode>("default");
+  // The selection already sent (or whose chip was removed): no chip for it again, also
+  // across the composer of a session the first task created.
+  const [scopeDismissed, setScopeDismissed] = useState<string | null>(null);
 
   useEffect(() => {
     if (snap.sessions === null) void drafting.load();
@@ -93,6 +96,8 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
           store={store}
           selectionText={selectionText}
           getSelection={getSelection}
+          scopeDismissed={scopeDismissed}
+          onScopeDismiss={setScopeDismissed}
           onReview={onReview}
           workingCopy={workingCopy}
         />
@@ -109,6 +114,8 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
             ref={composer}
             selectionText={selectionText}
             getSelection={getSelection}
+            dismissed={scopeDismissed}
+            onDismiss={setScopeDismissed}
             mode={firstMode}
             running={false}
             onMode={setFirstMode}
@@ -130,6 +137,8 @@ function SessionView({
   store,
   selectionText,
   getSelection,
+  scopeDismissed,
+  onScopeDismiss,
   onReview,
   workingCopy,
 }: {
@@ -137,6 +146,8 @@ function SessionView({
   store: SessionStore;
   selectionText: string;
   getSelection: () => Selection | null;
+  scopeDismissed: string | null;
+  onScopeDismiss: (selectionText: string) => void;
   onReview: (id: string) => void;
   workingCopy: WorkingCopy;
 }) {
@@ -212,6 +223,8 @@ function SessionView({
       <Composer
         selectionText={selectionText}
         getSelection={getSelection}
+        dismissed={scopeDismissed}
+        onDismiss={onScopeDismiss}
         mode={mode}
         running={running}
         disabled={snap.timeline.archived}

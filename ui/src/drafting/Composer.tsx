@@ -15,6 +15,9 @@ export interface ComposerProps {
   selectionText: string;
   /** The selection's range and text, read when the task is sent. */
   getSelection: () => Selection | null;
+  /** The selection text whose chip the person removed (or sent already). */
+  dismissed: string | null;
+  onDismiss: (selectionText: string) => void;
   mode: Mode;
   running: boolean;
   disabled?: boolean;
@@ -24,12 +27,11 @@ export interface ComposerProps {
 }
 
 export const Composer = forwardRef<ComposerHandle, ComposerProps>(function Composer(
-  { selectionText, getSelection, mode, running, disabled, onMode, onSend },
+  { selectionText, getSelection, dismissed, onDismiss, mode, running, disabled, onMode, onSend },
   ref,
 ) {
   const { t, mod } = useApp();
   const [text, setText] = useState("");
-  const [dismissed, setDismissed] = useState<string | null>(null);
   const area = useRef<HTMLTextAreaElement>(null);
   useImperativeHandle(ref, () => ({ focus: () => area.current?.focus() }));
 
@@ -42,7 +44,7 @@ export const Composer = forwardRef<ComposerHandle, ComposerProps>(function Compo
     setText("");
     const taken = await onSend(task, selection && selection.to > selection.from ? selection : null);
     if (taken === false) setText((now) => now || task);
-    else setDismissed(selectionText);
+    else onDismiss(selectionText);
   };
 
   return (
@@ -60,7 +62,7 @@ export const Composer = forwardRef<ComposerHandle, ComposerProps>(function Compo
           <span className="scope-chip-text" title={selectionText}>
             {selectionText}
           </span>
-          <button type="button" className="icon-btn" aria-label={t("ai.scope.remove")} title={t("ai.scope.remove")} data-testid="scope-remove" onClick={() => setDismissed(selectionText)}>
+          <button type="button" className="icon-btn" aria-label={t("ai.scope.remove")} title={t("ai.scope.remove")} data-testid="scope-remove" onClick={() => onDismiss(selectionText)}>
             ×
           </button>
         </div>
