@@ -129,6 +129,7 @@ fn sections() -> Vec<Section> {
         section::<crate::proposals::apply::Constraint>(Layout::Lines { file: "proposals/constraints.jsonl", always: false }, None),
         section::<crate::proposals::checkpoints::Checkpoint>(Layout::Lines { file: "proposals/checkpoints.jsonl", always: false }, None),
         section::<crate::proposals::staging::Staging>(Layout::Lines { file: "proposals/staging.jsonl", always: false }, None),
+        section::<crate::outbox::DeliveryJob>(Layout::Lines { file: "sync/outbox.jsonl", always: false }, None),
         section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
     ]
 }

@@ -16,6 +16,7 @@ pub mod harness;
 pub mod kernel;
 pub mod llm;
 pub mod model;
+pub mod outbox;
 pub mod pipeline;
 pub mod profiles;
 pub mod project;

@@ -92,10 +92,12 @@ pub enum Kind {
     Checkpoints,
     /// A session's staged proposals (its working copy), one record per session.
     Staging,
+    /// Sync delivery jobs, one per accepted version of a linked workspace.
+    Outbox,
 }
 
 impl Kind {
-    const ALL: [Kind; 24] = [
+    const ALL: [Kind; 25] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -120,6 +122,7 @@ impl Kind {
         Kind::Constraints,
         Kind::Checkpoints,
         Kind::Staging,
+        Kind::Outbox,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -148,6 +151,7 @@ impl Kind {
             Kind::Constraints => "constraints",
             Kind::Checkpoints => "checkpoints",
             Kind::Staging => "staging",
+            Kind::Outbox => "outbox",
         }
     }
 
@@ -177,6 +181,7 @@ impl Kind {
             Kind::Constraints => 21,
             Kind::Checkpoints => 22,
             Kind::Staging => 23,
+            Kind::Outbox => 24,
         }
     }
 }

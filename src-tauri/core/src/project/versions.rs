@@ -62,6 +62,8 @@ pub fn stage_next(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new
     project.head = number;
     project.updated_at = version.created_at;
     batch.put(&version)?;
+    // A linked workspace delivers every version: its job is in this same batch.
+    crate::outbox::stage_delivery(batch, &kernel.workspace()?, &version, kernel.new_id("job"))?;
     Ok(version)
 }
 

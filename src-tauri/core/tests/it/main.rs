@@ -12,6 +12,7 @@ mod keychain;
 mod layering;
 mod llm_api;
 mod llm_client;
+mod outbox;
 mod pipeline;
 mod proposals;
 mod staging;

@@ -47,7 +47,8 @@ const LAYERS: &[&str] = &[
     "pipeline",
     "quality",
     "suggest",
-    "usage", // pure subsystems
+    "usage",  // pure subsystems
+    "outbox", // sync delivery jobs and their state machine
     "llm",
     "config",
     "kernel", // the model runtime, configuration, the kernel

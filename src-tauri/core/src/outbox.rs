@@ -1,0 +1,362 @@
+//! The sync outbox (seed 004's conversation layer): one delivery job per accepted
+//! version of a workspace linked to a server, created in the same transaction as the
+//! version ([`stage_delivery`], called by `project::versions::stage_next`), so a version
+//! can never exist without its job. How a job travels (endpoint, credential) is the
+//! transport's business (issue 16's `sync` module); this module holds the records and a
+//! sans-IO state machine ([`advance`]): pending → dispatched → acked → finalized, with
+//! retry_wait (full-jitter exponential backoff that honours Retry-After), failed after
+//! the maximum attempts, conflict for a stale base, and pause/resume per workspace. A
+//! restart turns dispatched jobs back into pending ones ([`Event::Restarted`]); the
+//! job's dedupe key makes sending it again safe.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::model::{Timestamp, Version, Workspace};
+use crate::store::{Batch, Kind, Record, StoreError};
+
+/// Where a job stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum JobState {
+    /// Waiting to be sent.
+    Pending,
+    /// Sent; no answer yet.
+    Dispatched,
+    /// A transient failure; sent again at `until`.
+    RetryWait { until: Timestamp },
+    /// The server numbered the version.
+    Acked { number: u32 },
+    /// The client recorded the server's number; nothing left to do.
+    Finalized,
+    /// The server refused the base: the person resolves it (issue 16's conflict view).
+    Conflict { server_head: u32 },
+    /// Given up: after the maximum attempts, or a permanent refusal.
+    Failed,
+}
+
+impl JobState {
+    /// The wire name, for counts and the UI.
+    pub fn name(&self) -> &'static str {
+        match self {
+            JobState::Pending => "pending",
+            JobState::Dispatched => "dispatched",
+            JobState::RetryWait { .. } => "retryWait",
+            JobState::Acked { .. } => "acked",
+            JobState::Finalized => "finalized",
+            JobState::Conflict { .. } => "conflict",
+            JobState::Failed => "failed",
+        }
+    }
+}
+
+/// One version to deliver to one workspace server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryJob {
+    pub id: String,
+    pub workspace_id: String,
+    pub project_id: String,
+    pub version_id: String,
+    pub version_number: u32,
+    /// Sent as the push's `Idempotency-Key`: a resend can never duplicate.
+    pub dedupe_key: String,
+    pub state: JobState,
+    /// Sends so far.
+    pub attempts: u32,
+    /// Why the last attempt failed, for the person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_error: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Record for DeliveryJob {
+    const KIND: Kind = Kind::Outbox;
+    /// Job ids sort by creation, so the tree is the delivery order.
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+/// Adds the delivery job of `version` to `batch` when `workspace` is linked to a
+/// server; does nothing for a local workspace. The caller stages the version in the
+/// same batch.
+pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Version, job_id: String) -> Result<Option<DeliveryJob>, StoreError> {
+    if workspace.server_url.is_none() {
+        return Ok(None);
+    }
+    let job = DeliveryJob {
+        dedupe_key: format!("{}:{}", workspace.id, version.id),
+        id: job_id,
+        workspace_id: workspace.id.clone(),
+        project_id: version.project_id.clone(),
+        version_id: version.id.clone(),
+        version_number: version.number,
+        state: JobState::Pending,
+        attempts: 0,
+        last_error: None,
+        created_at: version.created_at,
+        updated_at: version.created_at,
+    };
+    batch.put(&job)?;
+    Ok(Some(job))
+}
+
+/// How hard to try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// The first backoff ceiling, in milliseconds; doubled per attempt.
+    pub base_millis: u64,
+    /// The most a backoff may be.
+    pub cap_millis: u64,
+    /// Sends before a job fails.
+    pub max_attempts: u32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { base_millis: 1_000, cap_millis: 5 * 60 * 1_000, max_attempts: 12 }
+    }
+}
+
+impl RetryPolicy {
+    /// Full jitter: a uniform draw in `[0, min(cap, base · 2^attempt)]`, with `unit` a
+    /// uniform draw in `[0, 1)` from the caller (so the machine stays deterministic).
+    pub fn backoff_millis(&self, attempt: u32, unit: f64) -> u64 {
+        let ceiling = self.base_millis.saturating_mul(1u64 << attempt.min(30)).min(self.cap_millis);
+        (ceiling as f64 * unit.clamp(0.0, 1.0)) as u64
+    }
+}
+
+/// What happened to a job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// The transport sends it now.
+    Dispatch,
+    /// The server numbered the version.
+    Acked { number: u32 },
+    /// A timeout, a reset, a 5xx or a 429: try again later (`retry_after_millis` from
+    /// the server's Retry-After, when it sent one).
+    Transient { reason: String, retry_after_millis: Option<u64> },
+    /// A refusal that will not change by retrying (401, 403, 422, a bad request).
+    Permanent { reason: String },
+    /// The server's head moved: a conflict for the person.
+    StaleBase { server_head: u32 },
+    /// The client stored the server's number.
+    Finalize,
+    /// The process restarted: what was in the air goes back to pending.
+    Restarted,
+    /// The person asked to try a failed or conflicted job again.
+    Retry,
+}
+
+/// Why an event does not apply to a job's state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a {state} job cannot take {event}")]
+pub struct InvalidTransition {
+    pub state: &'static str,
+    pub event: &'static str,
+}
+
+fn event_name(event: &Event) -> &'static str {
+    match event {
+        Event::Dispatch => "dispatch",
+        Event::Acked { .. } => "acked",
+        Event::Transient { .. } => "transient",
+        Event::Permanent { .. } => "permanent",
+        Event::StaleBase { .. } => "staleBase",
+        Event::Finalize => "finalize",
+        Event::Restarted => "restarted",
+        Event::Retry => "retry",
+    }
+}
+
+/// The job after `event` at `now`. Pure. `unit` is a uniform draw in `[0, 1)` for the
+/// backoff's jitter.
+///
+/// Errors: [`InvalidTransition`] for an event the state does not take (a dispatch of
+/// a finalized job, an ack of a pending one, ...); the job is unchanged.
+pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryPolicy, unit: f64) -> Result<DeliveryJob, InvalidTransition> {
+    let invalid = || InvalidTransition { state: job.state.name(), event: event_name(event) };
+    let mut next = job.clone();
+    next.updated_at = now;
+    match (&job.state, event) {
+        (JobState::Pending, Event::Dispatch) => {
+            next.state = JobState::Dispatched;
+            next.attempts += 1;
+        }
+        (JobState::RetryWait { until }, Event::Dispatch) if *until <= now => {
+            next.state = JobState::Dispatched;
+            next.attempts += 1;
+        }
+        (JobState::Dispatched, Event::Acked { number }) => {
+            next.state = JobState::Acked { number: *number };
+            next.last_error = None;
+        }
+        (JobState::Dispatched, Event::Transient { reason, retry_after_millis }) => {
+            next.last_error = Some(reason.clone());
+            if job.attempts >= policy.max_attempts {
+                next.state = JobState::Failed;
+                next.last_error = Some(format!("{reason} (gave up after {} attempts)", job.attempts));
+            } else {
+                let wait = policy.backoff_millis(job.attempts, unit).max(retry_after_millis.unwrap_or(0));
+                next.state = JobState::RetryWait { until: now + chrono::Duration::milliseconds(i64::try_from(wait).unwrap_or(i64::MAX)) };
+            }
+        }
+        (JobState::Dispatched, Event::Permanent { reason }) => {
+            next.state = JobState::Failed;
+            next.last_error = Some(reason.clone());
+        }
+        (JobState::Dispatched, Event::StaleBase { server_head }) => {
+            next.state = JobState::Conflict { server_head: *server_head };
+            next.last_error = Some(format!("the server's head moved to {server_head}"));
+        }
+        (JobState::Acked { .. }, Event::Finalize) => next.state = JobState::Finalized,
+        (JobState::Dispatched, Event::Restarted) => next.state = JobState::Pending,
+        (JobState::Failed | JobState::Conflict { .. }, Event::Retry) => {
+            next.state = JobState::Pending;
+            next.attempts = 0;
+        }
+        // A restart leaves every other state as it is.
+        (_, Event::Restarted) => {}
+        _ => return Err(invalid()),
+    }
+    Ok(next)
+}
+
+/// True when the job should be sent at `now` (and its workspace is not paused).
+pub fn due(job: &DeliveryJob, now: Timestamp) -> bool {
+    match &job.state {
+        JobState::Pending => true,
+        JobState::RetryWait { until } => *until <= now,
+        _ => false,
+    }
+}
+
+/// Pause of a workspace's deliveries, kept in the meta tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Paused {
+    pub workspaces: Vec<String>,
+}
+
+pub const META_PAUSED: &[u8] = b"outbox_paused";
+
+impl Record for Paused {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_PAUSED.to_vec()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn at(ms: i64) -> Timestamp {
+        chrono::DateTime::from_timestamp_millis(1_800_000_000_000 + ms).unwrap()
+    }
+
+    fn job() -> DeliveryJob {
+        DeliveryJob {
+            id: "job_1".into(),
+            workspace_id: "wsp_1".into(),
+            project_id: "prj_1".into(),
+            version_id: "ver_1".into(),
+            version_number: 3,
+            dedupe_key: "wsp_1:ver_1".into(),
+            state: JobState::Pending,
+            attempts: 0,
+            last_error: None,
+            created_at: at(0),
+            updated_at: at(0),
+        }
+    }
+
+    #[test]
+    fn the_happy_path_is_pending_dispatched_acked_finalized() {
+        let policy = RetryPolicy::default();
+        let j = advance(&job(), &Event::Dispatch, at(1), &policy, 0.5).unwrap();
+        assert_eq!((j.state.clone(), j.attempts), (JobState::Dispatched, 1));
+        let j = advance(&j, &Event::Acked { number: 7 }, at(2), &policy, 0.5).unwrap();
+        assert_eq!(j.state, JobState::Acked { number: 7 });
+        let j = advance(&j, &Event::Finalize, at(3), &policy, 0.5).unwrap();
+        assert_eq!(j.state, JobState::Finalized);
+        assert!(advance(&j, &Event::Dispatch, at(4), &policy, 0.5).is_err(), "a finalized job is never sent again");
+    }
+
+    #[test]
+    fn transient_failures_back_off_with_full_jitter_and_honour_retry_after() {
+        let policy = RetryPolicy { base_millis: 1_000, cap_millis: 60_000, max_attempts: 3 };
+        let sent = advance(&job(), &Event::Dispatch, at(0), &policy, 0.0).unwrap();
+        let waiting = advance(&sent, &Event::Transient { reason: "timeout".into(), retry_after_millis: None }, at(10), &policy, 0.5).unwrap();
+        // attempt 1: ceiling 2 s, half of it.
+        assert_eq!(waiting.state, JobState::RetryWait { until: at(10 + 1_000) });
+        assert!(!due(&waiting, at(500)) && due(&waiting, at(1_010)));
+        assert!(advance(&waiting, &Event::Dispatch, at(500), &policy, 0.5).is_err(), "not before its time");
+        // Retry-After beats a shorter jittered wait.
+        let honoured = advance(&sent, &Event::Transient { reason: "429".into(), retry_after_millis: Some(30_000) }, at(10), &policy, 0.1).unwrap();
+        assert_eq!(honoured.state, JobState::RetryWait { until: at(30_010) });
+        // After the maximum attempts: failed, with the reason.
+        let mut j = sent;
+        for i in 0..2 {
+            j = advance(&j, &Event::Transient { reason: "reset".into(), retry_after_millis: None }, at(100 * i), &policy, 0.0).unwrap();
+            j = advance(&j, &Event::Dispatch, at(100 * i + 50), &policy, 0.0).unwrap();
+        }
+        assert_eq!(j.attempts, 3);
+        let failed = advance(&j, &Event::Transient { reason: "reset".into(), retry_after_millis: None }, at(1_000), &policy, 0.0).unwrap();
+        assert_eq!(failed.state, JobState::Failed);
+        assert!(failed.last_error.unwrap().contains("gave up after 3 attempts"));
+    }
+
+    #[test]
+    fn a_restart_resumes_what_was_in_the_air_and_a_stale_base_waits_for_the_person() {
+        let policy = RetryPolicy::default();
+        let sent = advance(&job(), &Event::Dispatch, at(0), &policy, 0.0).unwrap();
+        let resumed = advance(&sent, &Event::Restarted, at(5), &policy, 0.0).unwrap();
+        assert_eq!(resumed.state, JobState::Pending);
+        assert_eq!(resumed.dedupe_key, job().dedupe_key, "the same key: a resend cannot duplicate");
+        let conflict = advance(&sent, &Event::StaleBase { server_head: 9 }, at(5), &policy, 0.0).unwrap();
+        assert_eq!(conflict.state, JobState::Conflict { server_head: 9 });
+        assert!(!due(&conflict, at(1_000_000)));
+        assert_eq!(advance(&conflict, &Event::Retry, at(6), &policy, 0.0).unwrap().state, JobState::Pending);
+    }
+
+    proptest! {
+        /// Any sequence of events: a job is acked at most once and never leaves
+        /// finalized; a refused event changes nothing; attempts never exceed the
+        /// maximum plus one; backoff never exceeds the cap (or Retry-After).
+        #[test]
+        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..8, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
+            let policy = RetryPolicy { base_millis: 100, cap_millis: 1_000, max_attempts: 4 };
+            let mut j = job();
+            let mut now = 0;
+            let mut finalized = false;
+            for (i, e) in events.iter().enumerate() {
+                now += 2_000;
+                let event = match e {
+                    0 | 1 => Event::Dispatch,
+                    2 => Event::Acked { number: 5 },
+                    3 => Event::Transient { reason: "x".into(), retry_after_millis: None },
+                    4 => Event::Permanent { reason: "no".into() },
+                    5 => Event::Finalize,
+                    6 => Event::Restarted,
+                    _ => Event::StaleBase { server_head: 2 },
+                };
+                if let Ok(next) = advance(&j, &event, at(now), &policy, units[i]) {
+                    prop_assert!(!finalized || next.state == JobState::Finalized, "left finalized: {:?}", next.state);
+                    if let JobState::RetryWait { until } = next.state {
+                        prop_assert!(until <= at(now + 1_000));
+                    }
+                    j = next;
+                }
+                finalized |= j.state == JobState::Finalized;
+                prop_assert!(j.attempts <= policy.max_attempts + 1);
+            }
+        }
+    }
+}

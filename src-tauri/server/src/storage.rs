@@ -1,0 +1,421 @@
+//! The server's storage: one trait, so the embedded store and a database can serve the
+//! same routes. The embedded store is sled; every acknowledged write is flushed and
+//! every file of its folder fsynced before the call returns (sled's own flush is not
+//! power-loss durable on Linux).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, WorkspaceInfo};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+
+/// How long an unfinished push's dedupe marker blocks its key (a crashed server's
+/// marker expires; the push then runs again, which is safe: it never ran).
+pub const IN_FLIGHT_MILLIS: u64 = 60_000;
+/// Dedupe keys are kept at least this long.
+pub const DEDUPE_KEEP_MILLIS: u64 = 30 * 24 * 3600 * 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("stale base")]
+    Stale(StaleBase),
+    #[error("the dedupe key was used for another request")]
+    KeyReused,
+    #[error("a request with this dedupe key is still in flight")]
+    InFlight,
+    #[error("storage failed: {0}")]
+    Io(String),
+}
+
+impl From<sled::Error> for StorageError {
+    fn from(e: sled::Error) -> Self {
+        StorageError::Io(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for StorageError {
+    fn from(e: std::io::Error) -> Self {
+        StorageError::Io(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for StorageError {
+    fn from(e: serde_json::Error) -> Self {
+        StorageError::Io(e.to_string())
+    }
+}
+
+/// Who a token belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Caller {
+    pub token_id: String,
+    pub workspace_id: String,
+    pub member: Member,
+}
+
+/// What a push with a dedupe key returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PushOutcome {
+    Done(PushResponse),
+    /// The same key and payload were pushed before: the original result.
+    Replayed(PushResponse),
+}
+
+/// The server's storage.
+pub trait Storage: Send + Sync {
+    /// A new workspace with its owner; returns the owner's token (shown once).
+    fn create_workspace(&self, name: &str, owner_name: &str) -> Result<(String, IssuedToken), StorageError>;
+    /// A new member and their token (shown once).
+    fn invite(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError>;
+    /// Revokes a token of `workspace_id`; NotFound when it is not one of its tokens.
+    fn revoke(&self, workspace_id: &str, token_id: &str) -> Result<(), StorageError>;
+    /// The caller a token names, unless unknown or revoked.
+    fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError>;
+    fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError>;
+    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError>;
+    /// Pushes versions of a project, deduplicated by `key` (with `payload_hash` the
+    /// hash of the request body).
+    fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError>;
+    /// Versions after `cursor`, at most `limit`.
+    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError>;
+    fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
+}
+
+/// `sha256` hex of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+fn now_millis() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn random_hex(bytes: usize) -> Result<String, StorageError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| StorageError::Io(format!("no randomness: {e}")))?;
+    Ok(hex::encode(buf))
+}
+
+/// A new 256-bit token: `isk_` + 64 hex characters.
+fn new_token() -> Result<String, StorageError> {
+    Ok(format!("isk_{}", random_hex(32)?))
+}
+
+fn key(parts: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push(0);
+        }
+        out.extend_from_slice(part);
+    }
+    out
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WorkspaceRecord {
+    id: String,
+    name: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TokenRecord {
+    token_id: String,
+    workspace_id: String,
+    member_id: String,
+    revoked: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeadRecord {
+    head: u32,
+    title: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DedupeRecord {
+    payload_hash: String,
+    at: u64,
+    /// None while in flight.
+    response: Option<PushResponse>,
+}
+
+/// The embedded store: sled under `data_dir`.
+pub struct SledStorage {
+    dir: PathBuf,
+    db: sled::Db,
+    workspaces: sled::Tree,
+    members: sled::Tree,
+    tokens: sled::Tree,
+    token_ids: sled::Tree,
+    heads: sled::Tree,
+    versions: sled::Tree,
+    changes: sled::Tree,
+    cursors: sled::Tree,
+    dedupe: sled::Tree,
+    /// Serialises the durable sync after each write.
+    sync: Mutex<()>,
+}
+
+impl SledStorage {
+    pub fn open(dir: &Path) -> Result<SledStorage, StorageError> {
+        std::fs::create_dir_all(dir)?;
+        let db = sled::Config::new().path(dir.join("db")).open()?;
+        let tree = |name: &str| db.open_tree(name);
+        Ok(SledStorage {
+            dir: dir.join("db"),
+            workspaces: tree("workspaces")?,
+            members: tree("members")?,
+            tokens: tree("tokens")?,
+            token_ids: tree("token_ids")?,
+            heads: tree("heads")?,
+            versions: tree("versions")?,
+            changes: tree("changes")?,
+            cursors: tree("cursors")?,
+            dedupe: tree("dedupe")?,
+            db,
+            sync: Mutex::new(()),
+        })
+    }
+
+    /// Flushes sled and fsyncs every file of the database folder and the folder.
+    fn durable(&self) -> Result<(), StorageError> {
+        let _guard = self.sync.lock().map_err(|_| StorageError::Io("sync lock poisoned".into()))?;
+        self.db.flush()?;
+        fn sync_dir(dir: &Path) -> std::io::Result<()> {
+            for entry in std::fs::read_dir(dir)? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    sync_dir(&path)?;
+                } else {
+                    std::fs::File::open(&path)?.sync_all()?;
+                }
+            }
+            std::fs::File::open(dir)?.sync_all()
+        }
+        sync_dir(&self.dir)?;
+        Ok(())
+    }
+
+    fn get<T: for<'de> Deserialize<'de>>(tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StorageError> {
+        Ok(match tree.get(key)? {
+            Some(bytes) => Some(serde_json::from_slice(&bytes)?),
+            None => None,
+        })
+    }
+
+    fn member(&self, workspace_id: &str, member_id: &str) -> Result<Option<Member>, StorageError> {
+        Self::get(&self.members, &key(&[workspace_id.as_bytes(), member_id.as_bytes()]))
+    }
+
+    fn issue(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
+        let member = Member { id: format!("mem_{}", random_hex(8)?), name: name.to_owned(), role };
+        let token = new_token()?;
+        let token_id = format!("tok_{}", random_hex(8)?);
+        let record = TokenRecord { token_id: token_id.clone(), workspace_id: workspace_id.to_owned(), member_id: member.id.clone(), revoked: false };
+        let hash = sha256_hex(token.as_bytes());
+        (&self.members, &self.tokens, &self.token_ids)
+            .transaction(|(members, tokens, token_ids)| {
+                members.insert(key(&[workspace_id.as_bytes(), member.id.as_bytes()]), serde_json::to_vec(&member).map_err(abort)?)?;
+                tokens.insert(hash.as_bytes(), serde_json::to_vec(&record).map_err(abort)?)?;
+                token_ids.insert(token_id.as_bytes(), hash.as_bytes())?;
+                Ok(())
+            })
+            .map_err(tx_error)?;
+        self.durable()?;
+        Ok(IssuedToken { token_id, member, token })
+    }
+}
+
+fn abort<E: std::fmt::Display>(e: E) -> ConflictableTransactionError<StorageError> {
+    ConflictableTransactionError::Abort(StorageError::Io(e.to_string()))
+}
+
+fn tx_error(e: TransactionError<StorageError>) -> StorageError {
+    match e {
+        TransactionError::Abort(e) => e,
+        TransactionError::Storage(e) => StorageError::Io(e.to_string()),
+    }
+}
+
+impl Storage for SledStorage {
+    fn create_workspace(&self, name: &str, owner_name: &str) -> Result<(String, IssuedToken), StorageError> {
+        let id = format!("wsp_{}", random_hex(8)?);
+        self.workspaces.insert(id.as_bytes(), serde_json::to_vec(&WorkspaceRecord { id: id.clone(), name: name.to_owned() })?)?;
+        let token = self.issue(&id, owner_name, Role::Owner)?;
+        Ok((id, token))
+    }
+
+    fn invite(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
+        if self.workspaces.get(workspace_id.as_bytes())?.is_none() {
+            return Err(StorageError::NotFound(format!("workspace {workspace_id}")));
+        }
+        self.issue(workspace_id, name, role)
+    }
+
+    fn revoke(&self, workspace_id: &str, token_id: &str) -> Result<(), StorageError> {
+        let missing = || StorageError::NotFound(format!("token {token_id}"));
+        let hash = self.token_ids.get(token_id.as_bytes())?.ok_or_else(missing)?;
+        let mut record: TokenRecord = Self::get(&self.tokens, &hash)?.ok_or_else(missing)?;
+        if record.workspace_id != workspace_id {
+            return Err(missing());
+        }
+        record.revoked = true;
+        self.tokens.insert(hash, serde_json::to_vec(&record)?)?;
+        self.durable()
+    }
+
+    fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError> {
+        let Some(record) = Self::get::<TokenRecord>(&self.tokens, sha256_hex(token.as_bytes()).as_bytes())? else { return Ok(None) };
+        if record.revoked {
+            return Ok(None);
+        }
+        let Some(member) = self.member(&record.workspace_id, &record.member_id)? else { return Ok(None) };
+        Ok(Some(Caller { token_id: record.token_id, workspace_id: record.workspace_id, member }))
+    }
+
+    fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
+        let record: WorkspaceRecord = Self::get(&self.workspaces, caller.workspace_id.as_bytes())?.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
+        Ok(WorkspaceInfo { id: record.id, name: record.name, me: caller.member.clone() })
+    }
+
+    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError> {
+        let mut prefix = workspace_id.as_bytes().to_vec();
+        prefix.push(0);
+        self.members.scan_prefix(prefix).values().map(|v| Ok(serde_json::from_slice(&v?)?)).collect()
+    }
+
+    fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
+        let ws = caller.workspace_id.as_str();
+        let dedupe_at = key(&[ws.as_bytes(), dedupe_key.as_bytes()]);
+        let now = now_millis();
+        // 1. Claim the key (or answer from it).
+        let claimed = self
+            .dedupe
+            .transaction(|dedupe| {
+                if let Some(bytes) = dedupe.get(&dedupe_at)? {
+                    let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
+                    if record.payload_hash != payload_hash {
+                        return Err(ConflictableTransactionError::Abort(StorageError::KeyReused));
+                    }
+                    match record.response {
+                        Some(response) => return Ok(Some(response)),
+                        None if now.saturating_sub(record.at) < IN_FLIGHT_MILLIS => return Err(ConflictableTransactionError::Abort(StorageError::InFlight)),
+                        None => {}
+                    }
+                }
+                let marker = DedupeRecord { payload_hash: payload_hash.to_owned(), at: now, response: None };
+                dedupe.insert(dedupe_at.clone(), serde_json::to_vec(&marker).map_err(abort)?)?;
+                Ok(None)
+            })
+            .map_err(tx_error)?;
+        if let Some(response) = claimed {
+            return Ok(PushOutcome::Replayed(response));
+        }
+        // 2. The push itself, and the key's result, in one transaction.
+        let head_at = key(&[ws.as_bytes(), project_id.as_bytes()]);
+        let pushed_by = caller.member.name.clone();
+        let result = (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe).transaction(|(heads, versions, changes, cursors, dedupe)| {
+            let head: Option<HeadRecord> = match heads.get(&head_at)? {
+                Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(abort)?),
+                None => None,
+            };
+            let current = head.as_ref().map_or(0, |h| h.head);
+            if request.base != current {
+                let mut newer = Vec::new();
+                for number in request.base.saturating_add(1)..=current {
+                    if let Some(bytes) = versions.get(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]))? {
+                        newer.push(serde_json::from_slice::<ServerVersion>(&bytes).map_err(abort)?);
+                    }
+                }
+                return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
+            }
+            let mut cursor = match cursors.get(ws.as_bytes())? {
+                Some(bytes) => u64::from_be_bytes(bytes.as_ref().try_into().map_err(abort)?),
+                None => 0,
+            };
+            let mut number = current;
+            let mut out = Vec::new();
+            let mut title = head.map(|h| h.title).unwrap_or_default();
+            for v in &request.versions {
+                number += 1;
+                cursor += 1;
+                let version = ServerVersion {
+                    project_id: project_id.to_owned(),
+                    number,
+                    client_id: v.client_id.clone(),
+                    title: v.title.clone(),
+                    source: v.source.clone(),
+                    author: v.author.clone(),
+                    message: v.message.clone(),
+                    content_hash: v.content_hash.clone(),
+                    created_at: v.created_at.clone(),
+                    pushed_by: pushed_by.clone(),
+                    cursor,
+                };
+                versions.insert(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]), serde_json::to_vec(&version).map_err(abort)?)?;
+                changes.insert(key(&[ws.as_bytes(), &cursor.to_be_bytes()]), key(&[project_id.as_bytes(), &number.to_be_bytes()]))?;
+                title = v.title.clone();
+                out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor });
+            }
+            heads.insert(head_at.clone(), serde_json::to_vec(&HeadRecord { head: number, title: title.clone() }).map_err(abort)?)?;
+            cursors.insert(ws.as_bytes(), &cursor.to_be_bytes())?;
+            let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
+            let done = DedupeRecord { payload_hash: payload_hash.to_owned(), at: now, response: Some(response.clone()) };
+            dedupe.insert(dedupe_at.clone(), serde_json::to_vec(&done).map_err(abort)?)?;
+            Ok(response)
+        });
+        match result {
+            Ok(response) => {
+                self.durable()?;
+                Ok(PushOutcome::Done(response))
+            }
+            Err(e) => {
+                // Nothing was pushed (a stale base, or a failure): release the key, so
+                // a retry runs instead of waiting out the in-flight marker.
+                let error = tx_error(e);
+                self.dedupe.remove(&dedupe_at)?;
+                self.durable()?;
+                Err(error)
+            }
+        }
+    }
+
+    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
+        let end = key(&[workspace_id.as_bytes(), &u64::MAX.to_be_bytes()]);
+        let mut versions = Vec::new();
+        let mut last = cursor;
+        let mut more = false;
+        for entry in self.changes.range(start..=end) {
+            let (k, v) = entry?;
+            if versions.len() >= limit {
+                more = true;
+                break;
+            }
+            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
+            let (project, number) = (&v[..at], &v[at + 1..]);
+            let version: ServerVersion =
+                Self::get(&self.versions, &key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
+            last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
+            versions.push(version);
+        }
+        Ok(ChangesResponse { versions, cursor: last, more })
+    }
+
+    fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
+        let head: HeadRecord =
+            Self::get(&self.heads, &key(&[workspace_id.as_bytes(), project_id.as_bytes()]))?.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
+        Ok(ProjectHead { project_id: project_id.to_owned(), head: head.head, title: head.title })
+    }
+}
