@@ -4,13 +4,15 @@ import { apiError, FakeTransport } from "../api/fake";
 import type { ProposalView } from "../api/generated";
 import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
-import { proposal, view } from "./fixtures";
+import { ApiClient } from "../api/client";
+import { proposal, session, view } from "./fixtures";
+import { SessionStore } from "./store";
 import { hunkChanges } from "./MergeDiff";
 import { findingsByHunk, ProposalReview } from "./ProposalReview";
 
 afterEach(() => cleanup());
 
-function setup(v: ProposalView, lang: Lang = "en") {
+function setup(v: ProposalView, lang: Lang = "en", methods: string[] = []) {
   const transport = new FakeTransport();
   let current = v;
   transport.on("proposal.get", () => current);
@@ -26,22 +28,24 @@ function setup(v: ProposalView, lang: Lang = "en") {
   transport.on("proposal.rebase", () => ({ previous: { ...current, status: "superseded" }, proposal: proposal({ id: "prp_2", origin: { ...current.origin, rebasedFrom: current.id } }), conflicts: [], carried: [] }));
   const onAccepted = vi.fn();
   const onRegenerate = vi.fn();
+  const onClose = vi.fn();
   const flush = vi.fn(async () => undefined);
+  const store = methods.length > 0 ? new SessionStore(new ApiClient(transport), session(), "prj_1", new Set(methods)) : null;
   render(
     <WithCtx ctx={makeCtx(transport, lang)}>
       <ProposalReview
         proposalId={v.id}
-        store={null}
+        store={store}
         flush={flush}
         revision={() => 3}
         currentText={() => "第一段。\n\n第二段，我改的。\n\n第三段。\n"}
         onAccepted={onAccepted}
         onRegenerate={onRegenerate}
-        onClose={() => undefined}
+        onClose={onClose}
       />
     </WithCtx>,
   );
-  return { transport, onAccepted, onRegenerate, flush };
+  return { transport, onAccepted, onRegenerate, flush, onClose };
 }
 
 describe("reviewing a proposal", () => {
@@ -111,5 +115,23 @@ describe("reviewing a proposal", () => {
     expect(banner.dataset.code).toBe("CONFLICT");
     expect(banner.textContent).toContain("This was changed elsewhere first; nothing was overwritten.");
     await waitFor(() => expect(transport.callsTo("proposal.get").length).toBeGreaterThanOrEqual(2));
+  });
+
+  it("stages the proposal into the session's working copy instead of applying it", async () => {
+    const v = view();
+    const { transport, onClose, onAccepted } = setup(v, "en", ["session.stage", "session.staging"]);
+    const staged: unknown[] = [];
+    transport.on("session.stage", (p) => (staged.push(p), { staging: null, proposals: [], baseSource: "", effectiveSource: "", diff: { hunks: [], nInsertions: 0, nDeletions: 0, identical: true }, baselineMoved: false }));
+    transport.on("session.staging", () => ({ staging: null, proposals: [], baseSource: "", effectiveSource: "", diff: { hunks: [], nInsertions: 0, nDeletions: 0, identical: true }, baselineMoved: false }));
+    fireEvent.click(await screen.findByTestId("review-stage"));
+    await waitFor(() => expect(onClose).toHaveBeenCalled());
+    expect(staged).toEqual([{ sessionId: v.origin.sessionId, proposalId: v.id }]);
+    expect(onAccepted).not.toHaveBeenCalled();
+  });
+
+  it("offers no staging when the backend has none", async () => {
+    setup(view());
+    await screen.findByTestId("review-accept-all");
+    expect(screen.queryByTestId("review-stage")).toBeNull();
   });
 });

@@ -58,6 +58,10 @@ function initialDecisions(view: ProposalView): Record<string, HunkDecision> {
 }
 
 /** Keyed by `proposalId` in its parent: another proposal is another review. */
+function payload_is_text(view: ProposalView): boolean {
+  return view.payload.type === "text";
+}
+
 export function ProposalReview({ proposalId, store, flush, revision, currentText, onAccepted, onRegenerate, onClose }: ProposalReviewProps) {
   const { client, t } = useApp();
   const [id, setId] = useState(proposalId);
@@ -257,6 +261,19 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
   const acceptedLocal = Object.keys(decisions).filter((k) => decisions[k] === "accepted" && !view?.acceptedHunks.includes(k));
   const pendingCount = Object.values(decisions).filter((d) => d === "pending").length;
 
+  // Stage the proposal (the hunks accepted so far, or all) into the session's working
+  // copy: nothing official changes until the staged set is applied as one version.
+  const canStage =
+    !!view && payload_is_text(view) && view.target.type === "source" && !!view.origin.sessionId && view.status === "proposed" && !stale && !!store?.offers("session.stage");
+  const stage = () =>
+    run(t("ai.review.staging"), async () => {
+      if (!view || !view.origin.sessionId) return;
+      const hunks = acceptedLocal.length > 0 ? acceptedLocal : undefined;
+      await client.call("session.stage", { sessionId: view.origin.sessionId, proposalId: view.id, hunks });
+      await store?.refreshExtras();
+      onClose();
+    });
+
   const rebase = () =>
     run(t("ai.review.rebasing"), async () => {
       if (!view) return;
@@ -455,6 +472,11 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
               {acceptedLocal.length > 0 && pendingCount > 0 && (
                 <button type="button" data-testid="review-apply" disabled={!!busy || stale} onClick={() => void accept(view, acceptedLocal)}>
                   {t("ai.review.applyNow", { n: acceptedLocal.length })}
+                </button>
+              )}
+              {canStage && (
+                <button type="button" data-testid="review-stage" disabled={!!busy} title={t("ai.review.stageHint")} onClick={() => void stage()}>
+                  {t("ai.review.stage")}
                 </button>
               )}
               <button type="button" data-testid="review-reject-all" disabled={!!busy} onClick={() => (setReason(""), setRejecting({ hunk: null }))}>

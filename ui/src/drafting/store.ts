@@ -306,6 +306,11 @@ export class SessionStore {
     void this.refreshExtras();
   }
 
+  /** True when the backend offers `method`. */
+  offers(method: string): boolean {
+    return this.methods.has(method);
+  }
+
   /** Constraints, checkpoints and staging, as far as the backend offers them. */
   async refreshExtras(): Promise<void> {
     const sessionId = this.id;
