@@ -173,6 +173,14 @@ fn crash_child_accepter() {
         None => engine.call("project.create", json!({"title": "接受", "source": "第一段：甲。\n\n第二段：乙。\n\n第三段：丙。\n"})).unwrap()["id"].as_str().unwrap().to_owned(),
     };
     let stdout = std::io::stdout();
+    {
+        // The parent starts its random wait only now, so a slow start (a loaded
+        // machine) does not eat the time in which accepts happen.
+        use std::io::Write;
+        let mut out = stdout.lock();
+        writeln!(out, "READY").unwrap();
+        out.flush().unwrap();
+    }
     loop {
         let project = inkstone_core::project::load(engine.store(), &id).unwrap();
         // Change one or more paragraphs' endings (each ends in a unique `。\n`-line).
@@ -244,6 +252,11 @@ fn an_accept_is_all_or_nothing_under_sigkill() {
                 }
             })
         };
+        // Wait (bounded) for the child to have opened the store, then at random.
+        let ready_by = std::time::Instant::now() + Duration::from_secs(60);
+        while !lines.lock().unwrap().iter().any(|l| l == "READY") && std::time::Instant::now() < ready_by {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         std::thread::sleep(Duration::from_millis(60 + rng.below(400)));
         child.kill().unwrap();
         child.wait().unwrap();
