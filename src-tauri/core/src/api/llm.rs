@@ -468,6 +468,16 @@ pub(super) fn detect_local(engine: &Engine, _: Empty) -> Result<LlmDetectLocalRe
     Ok(LlmDetectLocalResult { found })
 }
 
+/// A profile's context settings: its token-estimate calibration and compaction threshold.
+pub(super) fn context(engine: &Engine, params: LlmProfileRef) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
+    let profile = engine.llm_profile(&params.profile)?;
+    crate::harness::compaction::profile_context(engine.store(), &profile.id)
+}
+
+pub(super) fn set_compaction(engine: &Engine, params: LlmProfileSetCompactionParams) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
+    crate::harness::compaction::set_profile_threshold(engine, &params.profile, params.threshold)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -480,14 +490,4 @@ mod tests {
         let json = serde_json::to_string(&params).unwrap();
         assert_eq!(json, r#"{"profile":"p","apiKey":"…6789"}"#);
     }
-}
-
-/// A profile's context settings: its token-estimate calibration and compaction threshold.
-pub(super) fn context(engine: &Engine, params: LlmProfileRef) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
-    let profile = engine.llm_profile(&params.profile)?;
-    crate::harness::compaction::profile_context(engine.store(), &profile.id)
-}
-
-pub(super) fn set_compaction(engine: &Engine, params: LlmProfileSetCompactionParams) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
-    crate::harness::compaction::set_profile_threshold(engine, &params.profile, params.threshold)
 }

@@ -357,7 +357,7 @@ pub(super) fn pins(engine: &Engine, params: SessionRef) -> Result<SessionPins, A
     let window = u64::from(engine.llm_profile(&session.profile_id).map(|p| p.context_window).unwrap_or(0));
     let pinned_tokens = pinned_layer_tokens(engine, &session, &state)?;
     let pins_tokens = state.pins.iter().map(|p| crate::llm::estimate_tokens(&p.text) + 1).sum();
-    let pinned_percent = if window == 0 { 0 } else { (pinned_tokens * 100 / window) as u32 };
+    let pinned_percent = (pinned_tokens * 100).checked_div(window).unwrap_or(0) as u32;
     Ok(SessionPins { pins: state.pins, pins_tokens, pinned_tokens, context_window: window, pinned_percent })
 }
 
@@ -381,7 +381,7 @@ pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionCont
     Ok(SessionContextView {
         context_window: window,
         estimated_tokens: estimated,
-        percent: if window == 0 { 0 } else { (estimated * 100 / window) as u32 },
+        percent: (estimated * 100).checked_div(window).unwrap_or(0) as u32,
         warn_percent: compaction::WARN_PERCENT,
         threshold: state.compaction.threshold.or(calibration.threshold).unwrap_or_default(),
         session_threshold: state.compaction.threshold,

@@ -720,7 +720,8 @@ mod tests {
             Message::assistant("e", Vec::new()),
         ];
         assert_eq!(cut_index(&m, 0), 3, "the last turn always stays");
-        assert_eq!(cut_index(&m, 1_000_000), 3, "the first user message is never cut before");
+        assert_eq!(cut_index(&m, 1_000_000), 0, "all of it fits the kept share: nothing to compact");
+        assert_eq!(cut_index(&m, 30), 3, "the earlier turn (with its tool result) does not fit the share");
         assert_eq!(cut_index(&m[..1], 0), 0);
     }
 

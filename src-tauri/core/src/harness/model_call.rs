@@ -149,8 +149,8 @@ impl Turn<'_, '_> {
                         profile.context_window
                     ),
                         vec![
-                            hint("compact", "Compact the session, or pin what matters and compact."),
                             hint("new_session", "Start a new session; the project and its versions are kept."),
+                            hint("compact", "Or pin what matters and compact the session."),
                             hint("larger_context", "Or choose a model with a larger context window."),
                         ],
                     ))
