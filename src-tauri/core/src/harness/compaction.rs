@@ -538,7 +538,7 @@ pub(crate) fn compact(
                 return Ok(Outcome::Compacted { mode: CompactionMode::Summarized, tokens_before, tokens_after });
             }
             Err(message) => {
-                let consecutive = failures + 1;
+                let consecutive = if message == STOPPED { failures } else { failures + 1 };
                 append(EventBody::CompactionFailed { trigger, consecutive, message }, Durability::Durable)?;
                 if consecutive < MAX_FAILURES {
                     return Ok(Outcome::Failed { consecutive });
@@ -631,6 +631,8 @@ fn summarise_messages(
         let reply = match reply {
             Ok(reply) => reply,
             Err(error) if matches!(error.code, crate::error::ErrorCode::Internal | crate::error::ErrorCode::StoreCorrupt | crate::error::ErrorCode::Io) => return Err(error),
+            // The person stopped it: closed as failed, not counted against the breaker.
+            Err(error) if error.code == crate::error::ErrorCode::Cancelled => return Ok(Err(STOPPED.to_owned())),
             Err(error) => return Ok(Err(format!("{:?}: {}", error.code, error.message))),
         };
         let Some(value) = extract_json(&reply.text) else { return Ok(Err("The summary was not JSON.".to_owned())) };
@@ -646,6 +648,9 @@ fn summarise_messages(
     }
     Ok(result.ok_or_else(|| "Nothing to summarise.".to_owned()))
 }
+
+/// The failure message of a compaction the person interrupted.
+const STOPPED: &str = "Stopped by the user; nothing was replaced.";
 
 /// The longest pin, in characters.
 pub const MAX_PIN_CHARS: usize = 4_000;

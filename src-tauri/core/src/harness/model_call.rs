@@ -137,6 +137,9 @@ impl Turn<'_, '_> {
                 if self.compact(super::compaction::CompactionTrigger::Auto, keep)? == super::compaction::Outcome::Nothing {
                     nothing_to_compact = true;
                 }
+                if self.live.interrupted() {
+                    return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the session was compacting.".to_owned(), Vec::new()));
+                }
                 continue;
             }
             let snapshot = match assembled {
