@@ -237,6 +237,8 @@ api_methods! {
         "llmProfile.test" => llm::test(LlmProfileRef) -> LlmTestResult;
         "llmProfile.models" => llm::models(LlmModelsParams) -> LlmModelsResult;
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
+        "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
+        "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;
         "usage.report" => usage::report(UsageReportParams) -> crate::usage::UsageReport;
         "usage.list" => usage::list(UsageListParams) -> UsageListResult;
         "usage.getQuotas" => usage::get_quotas(Empty) -> crate::usage::Quotas;
@@ -249,6 +251,11 @@ api_methods! {
         "session.interrupt" => session::interrupt(SessionRef) -> SessionInterruptResult;
         "session.setMode" => session::set_mode(SessionSetModeParams) -> SessionView;
         "session.events" => session::events(SessionEventsParams) -> SessionEventsResult;
+        "session.pins" => session::pins(SessionRef) -> SessionPins;
+        "session.pin" => session::pin(SessionPinParams) -> SessionPins;
+        "session.unpin" => session::unpin(SessionUnpinParams) -> SessionPins;
+        "session.context" => session::context(SessionRef) -> SessionContextView;
+        "session.setCompaction" => session::set_compaction(SessionSetCompactionParams) -> SessionContextView;
         "session.stage" => proposals_session::stage(SessionStageParams) -> crate::proposals::staging::StagingView;
         "session.staging" => proposals_session::get_staging(SessionRef) -> crate::proposals::staging::StagingView;
         "session.discardStaging" => proposals_session::discard_staging(SessionRef) -> StagingDiscardResult;
@@ -277,6 +284,7 @@ api_methods! {
         "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
         "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
         "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
+        "session.compact" => session::compact(SessionRef) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>);
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! Layers, in the order they are sent: `pinned` (product rules, permissions and mode,
 //! project, brand profile, active platforms, and the person's constraints: the
-//! reasons they gave when rejecting proposals, verbatim), `working_set` (title, source, open
-//! comments), `session_summary` (empty until compaction exists: the seam for it),
+//! reasons they gave when rejecting proposals, verbatim, and what they pinned or instructed,
+//! verbatim), `working_set` (title, source, open comments), `session_summary` (the
+//! summary of compacted conversation, empty until the first compaction),
 //! `cold_refs` (ids only). The recent turns are the conversation itself, sent after
 //! the system message.
 //!
@@ -83,11 +84,14 @@ pub struct ContextInput<'a> {
     pub comments: &'a [Comment],
     pub media: &'a [MediaAsset],
     pub mode: Mode,
-    /// The session summary (empty until compaction exists).
+    /// The session summary (empty until the first compaction).
     pub session_summary: &'a str,
     /// The person's constraints on the session (their rejection reasons), verbatim,
     /// oldest first. Plain texts: the caller reads them.
     pub constraints: &'a [String],
+    /// What the person pinned and their explicit instructions carried out of compacted
+    /// conversation, verbatim, oldest first.
+    pub pins: &'a [String],
 }
 
 /// The typed records a model call's context is built from, read in one place so the
@@ -107,7 +111,7 @@ pub struct ContextRecords {
 impl ContextRecords {
     /// The assembly input over these records, with the session's summary and the
     /// person's constraints.
-    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str, constraints: &'a [String]) -> ContextInput<'a> {
+    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str, constraints: &'a [String], pins: &'a [String]) -> ContextInput<'a> {
         ContextInput {
             project: &self.project,
             brand: self.brand.as_ref(),
@@ -118,6 +122,7 @@ impl ContextRecords {
             mode,
             session_summary,
             constraints,
+            pins,
         }
     }
 }
@@ -185,6 +190,12 @@ fn pinned(input: &ContextInput<'_>) -> String {
             out.push_str(&format!("- {constraint}\n"));
         }
     }
+    if !input.pins.is_empty() {
+        out.push_str("\n# Pinned by the person (verbatim; they hold for the whole session)\n");
+        for pin in input.pins {
+            out.push_str(&format!("- {pin}\n"));
+        }
+    }
     out
 }
 
@@ -224,6 +235,11 @@ fn cold_refs(input: &ContextInput<'_>, counts_only: bool) -> String {
 
 fn layer(name: &str, text: String, trimmed: bool) -> ContextLayer {
     ContextLayer { name: name.to_owned(), tokens: estimate_tokens(&text), text, trimmed }
+}
+
+/// The estimated tokens of the pinned layer (never trimmed, never summarised).
+pub fn pinned_tokens(input: &ContextInput<'_>) -> u64 {
+    estimate_tokens(&pinned(input))
 }
 
 /// Builds the snapshot within `budget_tokens`, trimming in the documented order.
@@ -280,7 +296,7 @@ mod tests {
     }
 
     fn input(p: &Project) -> ContextInput<'_> {
-        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "", constraints: &[] }
+        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "", constraints: &[], pins: &[] }
     }
 
     #[test]

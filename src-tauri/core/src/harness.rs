@@ -15,6 +15,7 @@
 //!   model call of a turn (context, request, streaming); `execution`: the tool calls of
 //!   a turn (validation, permission, running, results).
 
+pub mod compaction;
 pub mod event;
 mod execution;
 pub mod log;
@@ -28,12 +29,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+pub use compaction::{CompactThreshold, CompactionMode, CompactionTrigger, Pin};
 pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
-pub(crate) use turn::{answer_question, resolve_approval, submit_message, SubmitOutcome};
+pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, SubmitOutcome, TurnStats};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;

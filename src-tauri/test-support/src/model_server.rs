@@ -43,6 +43,19 @@ pub enum Reply {
     /// An embeddings answer: `dims`-long vectors, `count` of them (default: one per
     /// input), listed in reverse order when `reversed` (clients must map by index).
     Embeddings { dims: usize, count: Option<usize>, reversed: bool },
+    /// The reply a function picks from the request body (a fallback that answers
+    /// different kinds of requests differently, such as compaction requests).
+    Computed(Responder),
+}
+
+/// A function from a request body to the reply it gets.
+#[derive(Clone)]
+pub struct Responder(pub Arc<dyn Fn(&Value) -> Reply + Send + Sync>);
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
 }
 
 /// Whether and how a reply reports usage.
@@ -411,6 +424,10 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         }
         return json_response(404, &json!({"error": {"message": format!("no route {path}"), "type": "invalid_request_error"}}), &[]);
     };
+    let mut reply = reply;
+    while let Reply::Computed(responder) = reply {
+        reply = (responder.0)(&body_json);
+    }
     let reply = resolve_delays(reply).await;
     let (reply, pace) = match reply {
         Reply::Paced { interval, then } => (resolve_delays(*then).await, Some(interval)),
@@ -542,7 +559,7 @@ fn stream_events(reply: &Reply, request: &Value, model: &str, include_usage: boo
             }
             (events, true)
         }
-        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Embeddings { .. } => (Vec::new(), false),
+        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Computed(_) | Reply::Embeddings { .. } => (Vec::new(), false),
     }
 }
 
@@ -551,7 +568,14 @@ fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stre
         Reply::Error { status, body, headers } => return json_response(*status, body, headers),
         Reply::Raw { status, content_type, body } => return raw_response(*status, content_type, body.clone()),
         Reply::Embeddings { .. } => return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[]),
-        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } | Reply::Paced { .. } => {}
+        Reply::Text { .. }
+        | Reply::ToolCalls { .. }
+        | Reply::StreamError { .. }
+        | Reply::Cut { .. }
+        | Reply::Stall { .. }
+        | Reply::Delay { .. }
+        | Reply::Paced { .. }
+        | Reply::Computed(_) => {}
     }
     if !stream {
         if let Some(body) = whole_completion(&reply, request, model) {
@@ -600,7 +624,14 @@ fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value
             (json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }, "tool_calls": calls}), "tool_calls".to_owned(), 10)
         }
         Reply::StreamError { error, .. } => return Some(json!({"error": error})),
-        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Embeddings { .. } => return None,
+        Reply::Cut { .. }
+        | Reply::Stall { .. }
+        | Reply::Error { .. }
+        | Reply::Raw { .. }
+        | Reply::Delay { .. }
+        | Reply::Paced { .. }
+        | Reply::Computed(_)
+        | Reply::Embeddings { .. } => return None,
     };
     let input = input_tokens(request);
     Some(
@@ -637,9 +668,14 @@ fn embeddings_response(reply: &Reply, request: &Value) -> Response {
         }
         Reply::Error { status, body, headers } => json_response(*status, body, headers),
         Reply::Raw { status, content_type, body } => raw_response(*status, content_type, body.clone()),
-        Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } | Reply::Paced { .. } => {
-            json_response(400, &json!({"error": {"message": "the script has a chat reply for an embeddings request"}}), &[])
-        }
+        Reply::Text { .. }
+        | Reply::ToolCalls { .. }
+        | Reply::StreamError { .. }
+        | Reply::Cut { .. }
+        | Reply::Stall { .. }
+        | Reply::Delay { .. }
+        | Reply::Paced { .. }
+        | Reply::Computed(_) => json_response(400, &json!({"error": {"message": "the script has a chat reply for an embeddings request"}}), &[]),
     }
 }
 

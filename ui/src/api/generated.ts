@@ -3,6 +3,8 @@
 
 export type Accepted = { proposal: Proposal, version?: Version, draft?: PlatformDraft, comment?: Comment, project?: Project, };
 
+export type AcceptedChange = { proposal_id: string, version?: number, };
+
 export type Activity = { id: string, projectId: string | null, actor: string, kind: ActivityKind, 
 /**
  * A short English description; the UI renders `kind` in the user's language.
@@ -256,6 +258,14 @@ export type CommentResolveParams = { projectId: string, commentId: string,
  */
 resolved: boolean, };
 
+export type CompactThreshold = { "mode": "auto", percent: number, } | { "mode": "manual" };
+
+export type CompactionMode = "summarized" | "truncated";
+
+export type CompactionSummary = { summary: string, user_intent: string, accepted_changes: Array<AcceptedChange>, rejected_directions: Array<RejectedDirection>, open_tasks: Array<string>, active_artifacts: Array<string>, source_refs: Array<string>, next_step_hint: string, };
+
+export type CompactionTrigger = "manual" | "auto" | "reactive";
+
 export type CompiledDraft = { draft: Draft, findings: Array<Finding>, };
 
 export type Constraint = { id: string, 
@@ -342,7 +352,40 @@ input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: strin
  * proposal, its target and the selected hunks' diffs), which the approval is
  * bound to.
  */
-change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } });
+change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
+/**
+ * `estimated_tokens` as a share of the window, in percent.
+ */
+percent: number, 
+/**
+ * The share at which the session compacts by itself; absent when manual only.
+ */
+compactAtPercent?: number, } } | { "kind": "compaction_started", "payload": { trigger: CompactionTrigger, estimatedTokens: number, contextWindow: number, } } | { "kind": "compaction_failed", "payload": { trigger: CompactionTrigger, consecutive: number, message: string, } } | { "kind": "compact_boundary", "payload": { trigger: CompactionTrigger, mode: CompactionMode, 
+/**
+ * The validated summary (absent for a truncation).
+ */
+summary?: CompactionSummary, 
+/**
+ * The text of the session summary layer from now on.
+ */
+summaryText: string, 
+/**
+ * The latest model-visible messages kept raw.
+ */
+keptMessages: number, 
+/**
+ * The messages replaced by the summary.
+ */
+compactedMessages: number, 
+/**
+ * The person's instructions found in the compacted messages, pinned verbatim.
+ */
+pinnedInstructions: Array<string>, tokensBefore: number, tokensAfter: number, 
+/**
+ * What the panel says ("Earlier conversation summarised", or the truncation
+ * note).
+ */
+note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -588,6 +631,12 @@ export type LlmProfileRef = { profile: string, };
 
 export type LlmProfileSaved = { profile: LlmProfile, warnings: Array<Hint>, };
 
+export type LlmProfileSetCompactionParams = { profile: string, 
+/**
+ * `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the default (80%).
+ */
+threshold?: CompactThreshold, };
+
 export type LlmProfileSetKeyParams = { profile: string, 
 /**
  * `null` removes the key.
@@ -707,6 +756,10 @@ export type PermissionRule = { tool: string, decision: PermissionPolicy, };
 
 export type PermissionRules = { rules: Array<PermissionRule>, };
 
+export type Pin = { id: string, text: string, source: PinSource, };
+
+export type PinSource = "person" | "instruction";
+
 export type PipelineCompileParams = { projectId: string, 
 /**
  * The platforms to compile; the project's target platforms (or all) when absent.
@@ -809,6 +862,20 @@ export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "
 export type PlatformProfileListResult = { drafts: Array<DraftProfile>, growth: Array<GrowthProfile>, riskLists: Array<RiskList>, };
 
 export type Post = { text: string, weightedLength: number, };
+
+export type ProfileContext = { profileId: string, 
+/**
+ * Reported input tokens ÷ estimated input tokens (1.0 until calibrated).
+ */
+ratio: number, 
+/**
+ * Calls the ratio was learnt from.
+ */
+samples: number, 
+/**
+ * `None`: the default (80%).
+ */
+threshold?: CompactThreshold, };
 
 export type ProfileError = { code: ErrorCode, message: string, };
 
@@ -1059,6 +1126,8 @@ carried: Array<[string, string]>, };
 
 export type Rejected = { proposal: Proposal, constraint?: Constraint, };
 
+export type RejectedDirection = { direction: string, reason: string, };
+
 export type RiskList = { id: string, description: string, source: string, suggestion: string, 
 /**
  * Industries (from a brand profile) in which a match blocks instead of warning.
@@ -1080,6 +1149,31 @@ export type SessionApplyStagingParams = { sessionId: string,
  * The project's working-copy revision the person reviewed the staged set against.
  */
 expectedRevision: number, };
+
+export type SessionCompactResult = { 
+/**
+ * False when there was nothing older than the latest turn to compact, or the
+ * attempt failed (then `consecutiveFailures` says how many in a row).
+ */
+compacted: boolean, mode?: CompactionMode, tokensBefore?: number, tokensAfter?: number, consecutiveFailures: number, session: SessionView, timings: TurnTimings, };
+
+export type SessionContextView = { contextWindow: number, 
+/**
+ * The calibrated estimate of the last model call's input.
+ */
+estimatedTokens: number, percent: number, warnPercent: number, 
+/**
+ * The threshold in force (the session's, else the profile's, else 80%).
+ */
+threshold: CompactThreshold, sessionThreshold?: CompactThreshold, profileThreshold?: CompactThreshold, 
+/**
+ * Reported ÷ estimated input tokens for the profile.
+ */
+calibrationRatio: number, calibrationSamples: number, compactions: number, consecutiveFailures: number, 
+/**
+ * True while automatic compaction only truncates (after a fallback).
+ */
+inCooldown: boolean, summaryTokens: number, pinnedTokens: number, };
 
 export type SessionCreateParams = { projectId: string, 
 /**
@@ -1119,6 +1213,28 @@ export type SessionListResult = {
  */
 sessions: Array<Session>, };
 
+export type SessionPinParams = { sessionId: string, text: string, };
+
+export type SessionPins = { 
+/**
+ * Oldest first: the person's pins and the instructions carried out of compacted
+ * conversation.
+ */
+pins: Array<Pin>, 
+/**
+ * The estimated tokens of the pins alone.
+ */
+pinsTokens: number, 
+/**
+ * The estimated tokens of the whole pinned layer (rules, permissions, project,
+ * brand, constraints, pins); it is never trimmed or summarised.
+ */
+pinnedTokens: number, contextWindow: number, 
+/**
+ * `pinnedTokens` as a share of the window, in percent.
+ */
+pinnedPercent: number, };
+
 export type SessionRef = { sessionId: string, };
 
 export type SessionRenameParams = { sessionId: string, 
@@ -1128,6 +1244,12 @@ export type SessionRenameParams = { sessionId: string,
 title: string, };
 
 export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, note?: string, };
+
+export type SessionSetCompactionParams = { sessionId: string, 
+/**
+ * `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the profile's.
+ */
+threshold?: CompactThreshold, };
 
 export type SessionSetModeParams = { sessionId: string, mode: Mode, };
 
@@ -1150,6 +1272,8 @@ export type SessionSubmitResult = {
  * True when a turn was running and the message waits for its end.
  */
 queued: boolean, reason?: TurnEndReason, session: SessionView, timings?: TurnTimings, };
+
+export type SessionUnpinParams = { sessionId: string, pinId: string, };
 
 export type SessionView = { session: Session, status: SessionStatus, mode: Mode, lastSequence: number, pendingApproval?: PendingApproval, pendingQuestion?: PendingQuestion, 
 /**
@@ -1456,6 +1580,8 @@ export interface ApiMethods {
   "llmProfile.test": { params: LlmProfileRef; result: LlmTestResult };
   "llmProfile.models": { params: LlmModelsParams; result: LlmModelsResult };
   "llmProfile.detectLocal": { params: Empty; result: LlmDetectLocalResult };
+  "llmProfile.context": { params: LlmProfileRef; result: ProfileContext };
+  "llmProfile.setCompaction": { params: LlmProfileSetCompactionParams; result: ProfileContext };
   "usage.report": { params: UsageReportParams; result: UsageReport };
   "usage.list": { params: UsageListParams; result: UsageListResult };
   "usage.getQuotas": { params: Empty; result: Quotas };
@@ -1468,6 +1594,11 @@ export interface ApiMethods {
   "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
   "session.setMode": { params: SessionSetModeParams; result: SessionView };
   "session.events": { params: SessionEventsParams; result: SessionEventsResult };
+  "session.pins": { params: SessionRef; result: SessionPins };
+  "session.pin": { params: SessionPinParams; result: SessionPins };
+  "session.unpin": { params: SessionUnpinParams; result: SessionPins };
+  "session.context": { params: SessionRef; result: SessionContextView };
+  "session.setCompaction": { params: SessionSetCompactionParams; result: SessionContextView };
   "session.stage": { params: SessionStageParams; result: StagingView };
   "session.staging": { params: SessionRef; result: StagingView };
   "session.discardStaging": { params: SessionRef; result: StagingDiscardResult };
@@ -1494,13 +1625,14 @@ export interface ApiMethods {
   "session.submit": { params: SessionSubmitParams; result: SessionSubmitResult };
   "session.resolveApproval": { params: SessionResolveApprovalParams; result: SessionSubmitResult };
   "session.answerQuestion": { params: SessionAnswerParams; result: SessionSubmitResult };
+  "session.compact": { params: SessionRef; result: SessionCompactResult };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 
 /** The `StreamEvent` each streaming method sends (its `type` and its `data`). */
 export interface StreamingEvents {
@@ -1513,6 +1645,7 @@ export interface StreamingEvents {
   "session.submit": { "type": "harness", "data": Event };
   "session.resolveApproval": { "type": "harness", "data": Event };
   "session.answerQuestion": { "type": "harness", "data": Event };
+  "session.compact": { "type": "harness", "data": Event };
 }
 
 export type StreamingMethod = keyof StreamingEvents;
@@ -1528,4 +1661,5 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "session.submit": "harness",
   "session.resolveApproval": "harness",
   "session.answerQuestion": "harness",
+  "session.compact": "harness",
 };

@@ -61,6 +61,16 @@ pub struct LlmProfileInput {
 /// A profile named by id or name.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmProfileSetCompactionParams {
+    pub profile: String,
+    /// `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the default (80%).
+    #[serde(default)]
+    #[ts(optional)]
+    pub threshold: Option<crate::harness::compaction::CompactThreshold>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LlmProfileRef {
     pub profile: String,
 }
@@ -456,6 +466,16 @@ pub(super) fn detect_local(engine: &Engine, _: Empty) -> Result<LlmDetectLocalRe
         }
     }
     Ok(LlmDetectLocalResult { found })
+}
+
+/// A profile's context settings: its token-estimate calibration and compaction threshold.
+pub(super) fn context(engine: &Engine, params: LlmProfileRef) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
+    let profile = engine.llm_profile(&params.profile)?;
+    crate::harness::compaction::profile_context(engine.store(), &profile.id)
+}
+
+pub(super) fn set_compaction(engine: &Engine, params: LlmProfileSetCompactionParams) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
+    crate::harness::compaction::set_profile_threshold(engine, &params.profile, params.threshold)
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine, StreamEvent};
-use crate::harness::{self, Event, EventBody, Limits, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TimelineItem, TurnEndReason};
+use crate::harness::compaction::{self, CompactThreshold, CompactionMode, Outcome, Pin};
+use crate::harness::{self, Event, EventBody, Limits, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TimelineItem, TurnEndReason, TurnStats};
 use crate::llm::profile::LlmProfile;
 use crate::model::Project;
 use crate::store::{Batch, Durability};
@@ -237,6 +238,178 @@ pub struct PermissionRules {
     pub rules: Vec<PermissionRule>,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactResult {
+    /// False when there was nothing older than the latest turn to compact, or the
+    /// attempt failed (then `consecutiveFailures` says how many in a row).
+    pub compacted: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mode: Option<CompactionMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tokens_before: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tokens_after: Option<u64>,
+    pub consecutive_failures: u32,
+    pub session: SessionView,
+    pub timings: TurnTimings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionPinParams {
+    pub session_id: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionUnpinParams {
+    pub session_id: String,
+    pub pin_id: String,
+}
+
+/// A session's pins and what the pinned context costs.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPins {
+    /// Oldest first: the person's pins and the instructions carried out of compacted
+    /// conversation.
+    pub pins: Vec<Pin>,
+    /// The estimated tokens of the pins alone.
+    pub pins_tokens: u64,
+    /// The estimated tokens of the whole pinned layer (rules, permissions, project,
+    /// brand, constraints, pins); it is never trimmed or summarised.
+    pub pinned_tokens: u64,
+    pub context_window: u64,
+    /// `pinnedTokens` as a share of the window, in percent.
+    pub pinned_percent: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionSetCompactionParams {
+    pub session_id: String,
+    /// `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the profile's.
+    #[serde(default)]
+    #[ts(optional)]
+    pub threshold: Option<CompactThreshold>,
+}
+
+/// How full a session's context is and when it compacts (the panel's context meter).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContextView {
+    pub context_window: u64,
+    /// The calibrated estimate of the last model call's input.
+    pub estimated_tokens: u64,
+    pub percent: u32,
+    pub warn_percent: u32,
+    /// The threshold in force (the session's, else the profile's, else 80%).
+    pub threshold: CompactThreshold,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub session_threshold: Option<CompactThreshold>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub profile_threshold: Option<CompactThreshold>,
+    /// Reported ÷ estimated input tokens for the profile.
+    pub calibration_ratio: f64,
+    pub calibration_samples: u32,
+    pub compactions: u32,
+    pub consecutive_failures: u32,
+    /// True while automatic compaction only truncates (after a fallback).
+    pub in_cooldown: bool,
+    pub summary_tokens: u64,
+    pub pinned_tokens: u64,
+}
+
+fn timings(stats: &TurnStats) -> TurnTimings {
+    let micros = |d: std::time::Duration| d.as_micros() as u64;
+    TurnTimings {
+        model_calls: stats.model_calls,
+        model_micros: micros(stats.model_time),
+        durable_syncs: stats.durable_syncs,
+        sync_micros: micros(stats.sync_time),
+        total_micros: micros(stats.total_time),
+        harness_micros: micros(stats.total_time.saturating_sub(stats.model_time).saturating_sub(stats.sync_time)),
+    }
+}
+
+pub(super) fn compact(engine: &Engine, params: SessionRef, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionCompactResult, ApiError> {
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let (outcome, stats) = harness::compact_session(engine.harness(), &params.session_id, &mut emit)?;
+    let session = view(engine, &params.session_id, false)?;
+    let (compacted, mode, tokens_before, tokens_after) = match outcome {
+        Outcome::Nothing | Outcome::Failed { .. } => (false, None, None, None),
+        Outcome::Compacted { mode, tokens_before, tokens_after } => (true, Some(mode), Some(tokens_before), Some(tokens_after)),
+    };
+    let (state, _) = engine.harness().session_state(&params.session_id)?;
+    Ok(SessionCompactResult { compacted, mode, tokens_before, tokens_after, consecutive_failures: state.compaction.consecutive_failures, session, timings: timings(&stats) })
+}
+
+/// The whole pinned layer's estimate for a session now.
+fn pinned_layer_tokens(engine: &Engine, session: &Session, state: &harness::SessionState) -> Result<u64, ApiError> {
+    let records = crate::context::gather(engine.store(), &session.project_id)?;
+    let constraints: Vec<String> = crate::proposals::apply::constraints(engine.store(), &session.id)?.into_iter().map(|c| c.text).collect();
+    let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
+    Ok(crate::context::pinned_tokens(&records.input(state.mode, &state.summary, &constraints, &pins)))
+}
+
+pub(super) fn pins(engine: &Engine, params: SessionRef) -> Result<SessionPins, ApiError> {
+    let session = engine.harness().load_session(&params.session_id)?;
+    let (state, _) = engine.harness().session_state(&params.session_id)?;
+    let window = u64::from(engine.llm_profile(&session.profile_id).map(|p| p.context_window).unwrap_or(0));
+    let pinned_tokens = pinned_layer_tokens(engine, &session, &state)?;
+    let pins_tokens = state.pins.iter().map(|p| crate::llm::estimate_tokens(&p.text) + 1).sum();
+    let pinned_percent = (pinned_tokens * 100).checked_div(window).unwrap_or(0) as u32;
+    Ok(SessionPins { pins: state.pins, pins_tokens, pinned_tokens, context_window: window, pinned_percent })
+}
+
+pub(super) fn pin(engine: &Engine, params: SessionPinParams) -> Result<SessionPins, ApiError> {
+    engine.harness().pin(&params.session_id, &params.text)?;
+    pins(engine, SessionRef { session_id: params.session_id })
+}
+
+pub(super) fn unpin(engine: &Engine, params: SessionUnpinParams) -> Result<SessionPins, ApiError> {
+    engine.harness().load_session(&params.session_id)?;
+    engine.harness().unpin(&params.session_id, &params.pin_id)?;
+    pins(engine, SessionRef { session_id: params.session_id })
+}
+
+pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionContextView, ApiError> {
+    let session = engine.harness().load_session(&params.session_id)?;
+    let (state, _) = engine.harness().session_state(&params.session_id)?;
+    let window = u64::from(engine.llm_profile(&session.profile_id).map(|p| p.context_window).unwrap_or(0));
+    let calibration = compaction::profile_context(engine.store(), &session.profile_id)?;
+    let estimated = calibration.calibrated(state.compaction.last_estimated_tokens);
+    Ok(SessionContextView {
+        context_window: window,
+        estimated_tokens: estimated,
+        percent: (estimated * 100).checked_div(window).unwrap_or(0) as u32,
+        warn_percent: compaction::WARN_PERCENT,
+        threshold: state.compaction.threshold.or(calibration.threshold).unwrap_or_default(),
+        session_threshold: state.compaction.threshold,
+        profile_threshold: calibration.threshold,
+        calibration_ratio: calibration.ratio,
+        calibration_samples: calibration.samples,
+        compactions: state.compaction.compactions,
+        consecutive_failures: state.compaction.consecutive_failures,
+        in_cooldown: state.compaction.in_cooldown(),
+        summary_tokens: crate::llm::estimate_tokens(&state.summary),
+        pinned_tokens: pinned_layer_tokens(engine, &session, &state)?,
+    })
+}
+
+pub(super) fn set_compaction(engine: &Engine, params: SessionSetCompactionParams) -> Result<SessionContextView, ApiError> {
+    engine.harness().load_session(&params.session_id)?;
+    engine.harness().set_compaction_threshold(&params.session_id, params.threshold)?;
+    context(engine, SessionRef { session_id: params.session_id })
+}
+
 fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<SessionView, ApiError> {
     let session = engine.harness().load_session(session_id)?;
     let (state, running) = engine.harness().session_state(session_id)?;
@@ -381,18 +554,7 @@ fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> R
     let session = view(engine, session_id, false)?;
     Ok(match outcome {
         SubmitOutcome::Queued => SessionSubmitResult { queued: true, reason: None, session, timings: None },
-        SubmitOutcome::Finished { reason, stats } => {
-            let micros = |d: std::time::Duration| d.as_micros() as u64;
-            let timings = TurnTimings {
-                model_calls: stats.model_calls,
-                model_micros: micros(stats.model_time),
-                durable_syncs: stats.durable_syncs,
-                sync_micros: micros(stats.sync_time),
-                total_micros: micros(stats.total_time),
-                harness_micros: micros(stats.total_time.saturating_sub(stats.model_time).saturating_sub(stats.sync_time)),
-            };
-            SessionSubmitResult { queued: false, reason: Some(reason), session, timings: Some(timings) }
-        }
+        SubmitOutcome::Finished { reason, stats } => SessionSubmitResult { queued: false, reason: Some(reason), session, timings: Some(timings(&stats)) },
     })
 }
 

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub use super::compaction::{CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, PinSource};
 pub use crate::context::Mode;
 use crate::error::Hint;
 use crate::llm::ToolCall;
@@ -242,6 +243,78 @@ pub enum EventBody {
         to_sequence: u64,
         version: u32,
     },
+    /// The estimated context of the next model call passed the warning share of the
+    /// profile's context window (70%); once per stretch between compactions.
+    #[serde(rename_all = "camelCase")]
+    ContextWarning {
+        estimated_tokens: u64,
+        context_window: u64,
+        /// `estimated_tokens` as a share of the window, in percent.
+        percent: u32,
+        /// The share at which the session compacts by itself; absent when manual only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        compact_at_percent: Option<u32>,
+    },
+    /// A compaction began (its model call, or a deterministic truncation, follows).
+    #[serde(rename_all = "camelCase")]
+    CompactionStarted {
+        trigger: CompactionTrigger,
+        estimated_tokens: u64,
+        context_window: u64,
+    },
+    /// A compaction attempt failed; `consecutive` failures in a row so far (the third
+    /// falls back to truncation).
+    #[serde(rename_all = "camelCase")]
+    CompactionFailed {
+        trigger: CompactionTrigger,
+        consecutive: u32,
+        message: String,
+    },
+    /// Earlier conversation was compacted: the model-visible messages before the last
+    /// `kept_messages` are replaced by `summary_text` (the session summary layer of the
+    /// system message), and the person's explicit instructions among them are pinned,
+    /// verbatim, without passing through the summarising model.
+    #[serde(rename_all = "camelCase")]
+    CompactBoundary {
+        trigger: CompactionTrigger,
+        mode: CompactionMode,
+        /// The validated summary (absent for a truncation).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        summary: Option<Box<CompactionSummary>>,
+        /// The text of the session summary layer from now on.
+        summary_text: String,
+        /// The latest model-visible messages kept raw.
+        kept_messages: u32,
+        /// The messages replaced by the summary.
+        compacted_messages: u32,
+        /// The person's instructions found in the compacted messages, pinned verbatim.
+        pinned_instructions: Vec<String>,
+        tokens_before: u64,
+        tokens_after: u64,
+        /// What the panel says ("Earlier conversation summarised", or the truncation
+        /// note).
+        note: String,
+    },
+    /// The person pinned a text: in the pinned context of every later call, verbatim.
+    #[serde(rename_all = "camelCase")]
+    PinAdded {
+        pin_id: String,
+        text: String,
+        source: PinSource,
+    },
+    #[serde(rename_all = "camelCase")]
+    PinRemoved {
+        pin_id: String,
+    },
+    /// The session's compaction threshold changed (`None`: the profile's setting).
+    #[serde(rename_all = "camelCase")]
+    CompactionSettingChanged {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        threshold: Option<CompactThreshold>,
+    },
 }
 
 /// Whether a kind is kept in the log.
@@ -275,6 +348,15 @@ impl EventBody {
             EventBody::TurnEnded { .. } => (Logged, false),
             EventBody::SessionArchived {} => (Logged, false),
             EventBody::Rewound { .. } => (Logged, true),
+            EventBody::ContextWarning { .. } => (Logged, false),
+            EventBody::CompactionStarted { .. } => (Logged, false),
+            EventBody::CompactionFailed { .. } => (Logged, false),
+            // It replaces model-visible messages with the summary.
+            EventBody::CompactBoundary { .. } => (Logged, true),
+            // Pins are in the system message's pinned layer, not in the messages.
+            EventBody::PinAdded { .. } => (Logged, false),
+            EventBody::PinRemoved { .. } => (Logged, false),
+            EventBody::CompactionSettingChanged { .. } => (Logged, false),
         }
     }
 
@@ -300,6 +382,13 @@ impl EventBody {
             EventBody::TurnEnded { .. } => "turn_ended",
             EventBody::SessionArchived {} => "session_archived",
             EventBody::Rewound { .. } => "rewound",
+            EventBody::ContextWarning { .. } => "context_warning",
+            EventBody::CompactionStarted { .. } => "compaction_started",
+            EventBody::CompactionFailed { .. } => "compaction_failed",
+            EventBody::CompactBoundary { .. } => "compact_boundary",
+            EventBody::PinAdded { .. } => "pin_added",
+            EventBody::PinRemoved { .. } => "pin_removed",
+            EventBody::CompactionSettingChanged { .. } => "compaction_setting_changed",
         }
     }
 }

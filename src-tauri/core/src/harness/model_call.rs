@@ -63,6 +63,17 @@ impl Turn<'_, '_> {
         Ok(room)
     }
 
+    /// Folds the usage a server reported into the profile's calibration.
+    fn learn(&self, profile_id: &str, estimated: u64, reported: u64) -> Result<(), ApiError> {
+        let _guard = self.engine.write_lock();
+        let mut calibration = super::compaction::profile_context(self.engine.store(), profile_id)?;
+        calibration.learn(estimated, reported);
+        let mut batch = Batch::new();
+        batch.put(&calibration)?;
+        self.engine.store().apply(batch, Durability::Grouped)?;
+        Ok(())
+    }
+
     /// The next model call: `Continue` when the reply asked for tools, else the end of
     /// the turn (completed, interrupted, a limit, a model error).
     pub(super) fn model_call(&mut self) -> Result<Flow, ApiError> {
@@ -81,35 +92,81 @@ impl Turn<'_, '_> {
         self.model_turns += 1;
         let registry = self.engine.harness().registry()?;
         let tools: Vec<ToolSpec> = registry.definitions().map(|d| ToolSpec { name: d.name.clone(), description: d.prompt.clone(), parameters: d.input_schema.clone() }).collect();
-        let messages: Vec<Message> = self.state(|s| s.messages.clone());
         let max_output = limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
-        let mut request = ChatRequest::new(messages);
-        request.tools = tools;
-        request.max_output_tokens = Some(max_output);
-        let conversation_tokens = estimate_request_tokens(&request);
-        let budget = u64::from(profile.context_window).saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
+        let window = u64::from(profile.context_window);
+        let engine = self.engine;
+        let store = engine.store();
+        let calibration = super::compaction::profile_context(store, &profile.id)?;
 
         // Context: typed records only (no profiles, settings or keys).
-        let store = self.engine.store();
         let records = gather(store, &self.scope.project_id)?;
         // The person's rejection reasons: model-visible in every later turn.
         let constraints: Vec<String> = crate::proposals::apply::constraints(store, self.scope.owner.id())?.into_iter().map(|c| c.text).collect();
-        let mode = self.state(|s| s.mode);
-        let snapshot = match assemble(&records.input(mode, "", &constraints), budget) {
-            Ok(snapshot) => snapshot,
-            Err(too_long) => {
-                return Ok(Flow::End(
-                    TurnEndReason::ContextTooLong,
-                    format!(
-                    "This session no longer fits the model's context window ({} tokens): the conversation takes about {conversation_tokens} and the project context at least {}.",
-                    profile.context_window, too_long.needed
-                ),
-                    vec![
-                        hint("new_session", "Start a new session; the project and its versions are kept."),
-                        hint("larger_context", "Or choose a model with a larger context window."),
-                    ],
-                ))
+        // The coordinator: compact past the threshold (once per call), or until the
+        // request fits (at most MAX_FAILURES attempts; the last one truncates).
+        let mut attempts = 0u32;
+        let mut nothing_to_compact = false;
+        let (mut request, snapshot, conversation_tokens) = loop {
+            let (messages, mode, summary, pins, threshold, warned, just_compacted) = self.state(|s| {
+                let pins: Vec<String> = s.pins.iter().map(|p| p.text.clone()).collect();
+                (s.messages.clone(), s.mode, s.summary.clone(), pins, s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
+            });
+            let threshold = threshold.or(calibration.threshold).unwrap_or_default();
+            let message_tokens = estimate_request_tokens(&ChatRequest::new(messages.clone()));
+            let mut request = ChatRequest::new(messages);
+            request.tools = tools.clone();
+            request.max_output_tokens = Some(max_output);
+            let conversation_tokens = estimate_request_tokens(&request);
+            let budget = window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
+            let assembled = assemble(&records.input(mode, &summary, &constraints, &pins), budget);
+            let estimated = conversation_tokens + assembled.as_ref().map_or_else(|t| t.needed, |s| s.layers.iter().map(|l| l.tokens).sum());
+            let calibrated = calibration.calibrated(estimated);
+            let fits = assembled.is_ok() && calibrated + u64::from(max_output) <= window;
+            let over = !just_compacted && threshold.percent().is_some_and(|p| calibrated * 100 >= u64::from(p) * window);
+            // Past the threshold: one attempt per call. Not fitting: until it fits
+            // (the third failure in a row truncates, so this ends).
+            let wanted = (over && attempts == 0) || !fits;
+            if wanted && !nothing_to_compact && attempts < super::compaction::MAX_FAILURES {
+                attempts += 1;
+                // Keep as many recent tokens as leave the next call 15 points under the
+                // threshold (after the fixed part: context, tools, summary).
+                let target = threshold.percent().map_or(0, |p| window * u64::from(p.saturating_sub(15)) / 100);
+                let fixed = estimated.saturating_sub(message_tokens);
+                let room = (target as f64 / calibration.ratio.max(0.1)) as u64;
+                let keep = if fits { super::compaction::Keep::Recent(room.saturating_sub(fixed)) } else { super::compaction::Keep::LatestTurn };
+                if self.compact(super::compaction::CompactionTrigger::Auto, keep)? == super::compaction::Outcome::Nothing {
+                    nothing_to_compact = true;
+                }
+                if self.live.interrupted() {
+                    return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the session was compacting.".to_owned(), Vec::new()));
+                }
+                continue;
             }
+            let snapshot = match assembled {
+                Ok(snapshot) if fits => snapshot,
+                Ok(_) | Err(_) => {
+                    return Ok(Flow::End(
+                        TurnEndReason::ContextTooLong,
+                        format!(
+                        "This session no longer fits the model's context window ({} tokens): the request takes about {calibrated} tokens with the reply's reserve of {max_output}.",
+                        profile.context_window
+                    ),
+                        vec![
+                            hint("new_session", "Start a new session; the project and its versions are kept."),
+                            hint("compact", "Or pin what matters and compact the session."),
+                            hint("larger_context", "Or choose a model with a larger context window."),
+                        ],
+                    ))
+                }
+            };
+            if calibrated * 100 >= u64::from(super::compaction::WARN_PERCENT) * window && !warned {
+                let percent = (calibrated * 100 / window.max(1)) as u32;
+                self.append_simple(
+                    EventBody::ContextWarning { estimated_tokens: calibrated, context_window: window, percent, compact_at_percent: threshold.percent() },
+                    Durability::Grouped,
+                )?;
+            }
+            break (request, snapshot, conversation_tokens);
         };
         let mut extra = Batch::new();
         if !store.contains(Kind::ContextSnapshots, snapshot.id.as_bytes())? {
@@ -118,7 +175,7 @@ impl Turn<'_, '_> {
         let layers: Vec<LayerEstimate> = snapshot.layers.iter().map(|l| LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
         let context_tokens = layers.iter().map(|l| l.tokens).sum::<u64>();
         let estimated_tokens = context_tokens + conversation_tokens;
-        self.result_room = Some(budget.saturating_sub(context_tokens));
+        self.result_room = Some(window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens).saturating_sub(context_tokens));
         let snapshot_meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
         self.append(snapshot_meta.clone(), EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers }, extra, Durability::Grouped)?;
         let messages_hash = super::messages_hash(&request.messages);
@@ -168,6 +225,9 @@ impl Turn<'_, '_> {
 
         match result {
             Ok(reply) => {
+                if !reply.usage.estimated && reply.usage.input_tokens > 0 {
+                    self.learn(&profile.id, estimate_request_tokens(&request), reply.usage.input_tokens)?;
+                }
                 let finished = reply.tool_calls.is_empty();
                 let body = EventBody::AssistantMessage {
                     text: reply.text,
@@ -196,6 +256,13 @@ impl Turn<'_, '_> {
                 Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the model was answering.".to_owned(), Vec::new()))
             }
             Err(error) if matches!(error.code, ErrorCode::Internal | ErrorCode::StoreCorrupt | ErrorCode::Io) => Err(error),
+            // The server says the request is too long although the estimate said it
+            // fits: one reactive compaction, then exactly one retry.
+            Err(error) if error.code == ErrorCode::ContextTooLong && !self.reactive_used => {
+                self.reactive_used = true;
+                self.compact(super::compaction::CompactionTrigger::Reactive, super::compaction::Keep::LatestTurn)?;
+                self.model_call()
+            }
             Err(error) => {
                 let reason = if error.code == ErrorCode::ContextTooLong { TurnEndReason::ContextTooLong } else { TurnEndReason::ModelError };
                 let mut hints = error.hints.clone();

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use ts_rs::TS;
 
+use super::compaction::{CompactionMode, CompactionState, Pin, PinSource};
 use super::event::{Event, EventBody, Mode, ToolStatus, TurnEndReason};
 use crate::llm::{Message, ToolCall};
 
@@ -81,6 +82,11 @@ pub struct SessionState {
     pub last_assistant_event_id: Option<String>,
     /// The last approval request or question: the parent of its answer.
     pub last_block_event_id: Option<String>,
+    /// The session summary layer's text (set by the last compact boundary).
+    pub summary: String,
+    /// The pinned texts (the person's pins and their carried instructions).
+    pub pins: Vec<Pin>,
+    pub compaction: CompactionState,
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -112,6 +118,7 @@ impl SessionState {
                 Some(timeline("Session started".to_owned()))
             }
             EventBody::UserMessage { text, .. } => {
+                self.compaction.user_turns += 1;
                 self.messages.push(Message::user(text.clone()));
                 if let Some(pos) = self.queued.iter().position(|q| q == text) {
                     self.queued.remove(pos);
@@ -126,7 +133,8 @@ impl SessionState {
                 self.open_turn = event.turn_id.clone();
                 None
             }
-            EventBody::ContextAssembled { snapshot_id, .. } => {
+            EventBody::ContextAssembled { snapshot_id, estimated_tokens, .. } => {
+                self.compaction.last_estimated_tokens = *estimated_tokens;
                 self.last_snapshot_id = Some(snapshot_id.clone());
                 None
             }
@@ -215,6 +223,53 @@ impl SessionState {
             EventBody::Rewound { checkpoint_id, to_sequence, version } => {
                 self.messages.push(Message::user(rewound_note(checkpoint_id, *to_sequence, *version)));
                 Some(timeline(format!("Restored checkpoint {checkpoint_id} as version {version}")))
+            }
+            EventBody::ContextWarning { percent, .. } => {
+                self.compaction.warned = true;
+                Some(timeline(format!("The context is {percent}% full")))
+            }
+            EventBody::CompactionStarted { trigger, .. } => {
+                self.compaction.open = Some(*trigger);
+                None
+            }
+            EventBody::CompactionFailed { consecutive, message, .. } => {
+                self.compaction.open = None;
+                self.compaction.consecutive_failures = *consecutive;
+                Some(timeline(format!("Compaction failed ({consecutive} in a row): {}", short(message, 200))))
+            }
+            EventBody::CompactBoundary { mode, summary_text, kept_messages, pinned_instructions, note, .. } => {
+                let keep = (*kept_messages as usize).min(self.messages.len());
+                self.messages.drain(..self.messages.len() - keep);
+                self.summary = summary_text.clone();
+                for (index, text) in pinned_instructions.iter().enumerate() {
+                    if !self.pins.iter().any(|p| &p.text == text) {
+                        self.pins.push(Pin { id: format!("pin_{}_{index}", event.sequence), text: text.clone(), source: PinSource::Instruction });
+                    }
+                }
+                let compaction = &mut self.compaction;
+                compaction.open = None;
+                compaction.consecutive_failures = 0;
+                compaction.compactions += 1;
+                compaction.warned = false;
+                compaction.boundary_at_user_turn = Some(compaction.user_turns);
+                if *mode == CompactionMode::Truncated {
+                    compaction.truncated_at_user_turn = Some(compaction.user_turns);
+                }
+                Some(timeline(note.clone()))
+            }
+            EventBody::PinAdded { pin_id, text, source } => {
+                if !self.pins.iter().any(|p| &p.id == pin_id) {
+                    self.pins.push(Pin { id: pin_id.clone(), text: text.clone(), source: *source });
+                }
+                Some(timeline(format!("Pinned: {}", short(text, 200))))
+            }
+            EventBody::PinRemoved { pin_id } => {
+                self.pins.retain(|p| &p.id != pin_id);
+                Some(timeline(format!("Unpinned {pin_id}")))
+            }
+            EventBody::CompactionSettingChanged { threshold } => {
+                self.compaction.threshold = *threshold;
+                None
             }
         };
         if let Some(item) = item {

@@ -88,6 +88,8 @@ pub(super) struct Turn<'a, 'e> {
     pub(super) turn_sequence: Option<u64>,
     /// Proposals the tools of this turn made.
     pub(super) proposals_made: AtomicUsize,
+    /// The one reactive compaction (after CONTEXT_TOO_LONG) of this turn was used.
+    pub(super) reactive_used: bool,
 }
 
 impl Turn<'_, '_> {
@@ -109,6 +111,20 @@ impl Turn<'_, '_> {
 
     pub(super) fn state<T>(&self, f: impl FnOnce(&super::SessionState) -> T) -> T {
         f(&self.live.lock_state())
+    }
+
+    /// Compacts the conversation within this turn (its events carry the turn id).
+    pub(super) fn compact(&mut self, trigger: super::compaction::CompactionTrigger, keep: super::compaction::Keep) -> Result<super::compaction::Outcome, ApiError> {
+        let (engine, scope, live) = (self.engine, self.scope, self.live);
+        let mut stats = TurnStats::default();
+        let outcome = {
+            let mut append = |body: EventBody, durability: Durability| self.append_simple(body, durability);
+            super::compaction::compact(engine, scope, live, trigger, keep, &mut append, &mut stats)
+        };
+        self.stats.model_calls += stats.model_calls;
+        self.stats.model_time += stats.model_time;
+        self.result_room = None;
+        outcome
     }
 
     fn run(&mut self, start: Start) -> Result<(TurnEndReason, String, Vec<Hint>), ApiError> {
@@ -230,6 +246,7 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
             stats: &mut stats,
             turn_sequence: None,
             proposals_made: AtomicUsize::new(0),
+            reactive_used: false,
         };
         let reason = match turn.run(start) {
             Ok((reason, _, _)) => reason,
@@ -367,6 +384,35 @@ pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id
     drive(engine, &scope, &live, claim, emit, Start::Resume)
 }
 
+/// Compacts a session outside a turn (`session.compact`): its own model call over the
+/// stored log, so a session that no longer fits can be compacted without first
+/// being sent to a model. Errors: CONFLICT while a turn runs or while the session
+/// waits for an approval or an answer (a summary cannot split a call from its
+/// result); validation when archived.
+pub(crate) fn compact_session(engine: Harness<'_>, session_id: &str, emit: Emit<'_>) -> Result<(super::compaction::Outcome, TurnStats), ApiError> {
+    let session = engine.load_session(session_id)?;
+    check_open(&session)?;
+    let scope = engine.session_scope(&session)?;
+    let live = engine.live_session(session_id)?;
+    let _claim = TurnClaim::take(&live)?;
+    if live.lock_state().is_blocked() || !live.lock_state().open_calls.is_empty() {
+        return Err(ApiError::new(ErrorCode::Conflict, "The session waits for an approval or an answer; compact it after that.")
+            .hint("answer_first", "Answer the pending approval or question first."));
+    }
+    live.interrupt.store(false, Ordering::SeqCst);
+    *live.cancel.lock().unwrap_or_else(|p| p.into_inner()) = Cancel::new();
+    let mut stats = TurnStats::default();
+    let began = Instant::now();
+    let mut append = |body: EventBody, durability: Durability| {
+        let event = engine.append_event(&live, Meta::default(), body, Batch::new(), durability)?;
+        emit(&event);
+        Ok(event)
+    };
+    let outcome = super::compaction::compact(engine, &scope, &live, super::compaction::CompactionTrigger::Manual, super::compaction::Keep::LatestTurn, &mut append, &mut stats)?;
+    stats.total_time = began.elapsed();
+    Ok((outcome, stats))
+}
+
 /// After a restart: a turn left open is closed consistently. A half-streamed reply
 /// becomes an interrupted assistant message; a pending approval or question stays
 /// pending; calls that were running are answered as interrupted.
@@ -376,6 +422,16 @@ pub(crate) fn recover(engine: Harness<'_>, live: &Arc<Live>) -> Result<(), ApiEr
         let pending_use = state.pending_approval.as_ref().map(|p| p.tool_use_id.clone()).or_else(|| state.pending_question.as_ref().map(|q| q.tool_use_id.clone()));
         (state.open_turn.clone(), state.model_call_open, state.pending_approval.is_some() || state.pending_question.is_some(), state.open_calls.clone(), pending_use)
     };
+    // A compaction the process died in: nothing was replaced (the boundary is one
+    // event), so it is closed as failed without counting against the breaker.
+    let open_compaction = {
+        let state = live.lock_state();
+        state.compaction.open.map(|trigger| (trigger, state.compaction.consecutive_failures))
+    };
+    if let Some((trigger, consecutive)) = open_compaction {
+        let body = EventBody::CompactionFailed { trigger, consecutive, message: "The app stopped during this compaction; nothing was replaced.".to_owned() };
+        engine.append_event(live, Meta { turn_id: open_turn.clone(), ..Meta::default() }, body, Batch::new(), Durability::Durable)?;
+    }
     // Calls can also be left open outside a turn: a crash after a superseded approval
     // was recorded and before the cancelled results were synced.
     let stray_calls = !blocked && !open_calls.is_empty();

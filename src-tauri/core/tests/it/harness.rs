@@ -220,7 +220,7 @@ pub(crate) fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Va
 }
 
 /// The OpenAI wire messages of a request body, back in the harness's shape.
-fn wire_messages(body: &Value) -> Vec<Message> {
+pub(crate) fn wire_messages(body: &Value) -> Vec<Message> {
     body["messages"]
         .as_array()
         .unwrap()

@@ -3,6 +3,7 @@
 
 mod api;
 mod checkpoints;
+mod compaction;
 mod crash;
 mod data;
 mod drafting_tools;

@@ -1,0 +1,762 @@
+//! The compaction coordinator: keeps a long session inside its model's context window.
+//!
+//! - Estimates: every model call's context is estimated per layer
+//!   ([`crate::llm::estimate_tokens`]) and the estimate is calibrated against the usage
+//!   the server reports, per profile ([`ProfileContext`], a small meta record).
+//! - Thresholds: a warning at [`WARN_PERCENT`] of the window (`context_warning`), an
+//!   automatic compaction at the session's or the profile's threshold (default
+//!   [`DEFAULT_COMPACT_PERCENT`], settable 40–95%, or manual only). A request that would
+//!   not fit at all is compacted whatever the setting, and a CONTEXT_TOO_LONG from the
+//!   server triggers one reactive compaction and exactly one retry.
+//! - Compaction can always run: the summarising call sees only the part of the
+//!   conversation being compacted (tool results as their preview and reference), in
+//!   chunks that fit the window with its own output reserve, never the pinned context.
+//!   Pinned context (rules, project, brand, the person's constraints, pins and their
+//!   explicit instructions) is carried verbatim by construction.
+//! - Partial: the latest turns stay raw (up to [`KEEP_RECENT_PERCENT`] of the window,
+//!   cut at a user message so no tool call is separated from its result).
+//! - Failure: [`MAX_FAILURES`] failed attempts in a row fall back to a deterministic
+//!   truncation (the oldest messages go, a truncation note with a digest of the
+//!   person's dropped messages stays), and automatic compaction stays truncation-only
+//!   for [`COOLDOWN_USER_TURNS`] messages, then re-arms.
+//!
+//! Everything is an event (`compaction_started`, `compaction_failed`,
+//! `compact_boundary`), and replay folds a boundary exactly as the live loop does, so
+//! what the model is sent after a compaction is what a replay rebuilds.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use ts_rs::TS;
+
+use super::event::EventBody;
+use super::turn::TurnStats;
+use super::{Harness, Live, Scope};
+use crate::error::ApiError;
+use crate::llm::profile::LlmProfile;
+use crate::llm::structured::{extract_json, Validator};
+use crate::llm::{estimate_request_tokens, estimate_tokens, ChatRequest, Message, ModelCall, ResponseFormat, Role};
+use crate::store::{Durability, Kind, Record};
+
+/// The share of the window at which the panel is warned.
+pub const WARN_PERCENT: u32 = 70;
+/// The default share of the window at which a session compacts by itself.
+pub const DEFAULT_COMPACT_PERCENT: u8 = 80;
+/// The settable range of the automatic threshold.
+pub const MIN_COMPACT_PERCENT: u8 = 40;
+pub const MAX_COMPACT_PERCENT: u8 = 95;
+/// Failed summarising attempts in a row before the deterministic truncation.
+pub const MAX_FAILURES: u32 = 3;
+/// User messages after a truncation during which automatic compaction only truncates.
+pub const COOLDOWN_USER_TURNS: u64 = 3;
+/// The share of the window the latest turns may keep raw.
+pub const KEEP_RECENT_PERCENT: u64 = 20;
+/// The most output tokens a summary may take.
+pub const SUMMARY_OUTPUT_TOKENS: u32 = 1_500;
+/// A tool result's preview in the text the summarising model reads.
+const TOOL_PREVIEW_CHARS: usize = 600;
+/// A message longer than this is material, not an instruction.
+const INSTRUCTION_MAX_CHARS: usize = 1_000;
+/// The digest of dropped messages a truncation keeps, in characters per message.
+const DIGEST_CHARS: usize = 160;
+/// The most characters of digest a truncation note keeps.
+const DIGEST_BUDGET_CHARS: usize = 4_000;
+
+/// The first line of every summarising request's system message (tests tell these
+/// requests apart by it).
+pub const COMPACTION_PROMPT_HEAD: &str = "You compact a drafting session's conversation.";
+
+const COMPACTION_PROMPT: &str = "You compact a drafting session's conversation. \
+Read the earlier summary (if any) and the conversation below, and answer with one JSON object only, no prose, with these fields: \
+summary (what happened, in the conversation's language), user_intent (what the person wants now), \
+accepted_changes (list of {proposal_id, version}: proposals the person accepted and the version each made), \
+rejected_directions (list of {direction, reason}: what the person turned down and why, in their words), \
+open_tasks (list of strings), active_artifacts (list of strings: drafts, platforms, sections being worked on), \
+source_refs (list of strings: stored result refs, version ids, sources quoted), next_step_hint (string). \
+Keep names, numbers, dates and quotes exact. Do not invent anything.";
+
+/// When a session compacts by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "mode", rename_all = "camelCase")]
+pub enum CompactThreshold {
+    /// At `percent` of the context window (40–95).
+    Auto { percent: u8 },
+    /// Only when the person asks (or when a request would not fit at all).
+    Manual,
+}
+
+impl CompactThreshold {
+    /// The automatic share, if any.
+    pub fn percent(self) -> Option<u32> {
+        match self {
+            CompactThreshold::Auto { percent } => Some(u32::from(percent)),
+            CompactThreshold::Manual => None,
+        }
+    }
+
+    /// Refuses a share outside 40–95%.
+    pub fn check(self, field: &str) -> Result<CompactThreshold, ApiError> {
+        match self {
+            CompactThreshold::Auto { percent } if !(MIN_COMPACT_PERCENT..=MAX_COMPACT_PERCENT).contains(&percent) => {
+                Err(ApiError::validation(field, format!("The compaction threshold must be between {MIN_COMPACT_PERCENT}% and {MAX_COMPACT_PERCENT}% (or manual).")))
+            }
+            other => Ok(other),
+        }
+    }
+}
+
+impl Default for CompactThreshold {
+    fn default() -> Self {
+        CompactThreshold::Auto { percent: DEFAULT_COMPACT_PERCENT }
+    }
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The person asked (`session.compact`).
+    Manual,
+    /// The threshold, or a request that would not fit.
+    Auto,
+    /// The server answered CONTEXT_TOO_LONG.
+    Reactive,
+}
+
+/// How the earlier conversation was replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionMode {
+    /// By a validated summary.
+    Summarized,
+    /// By a truncation note (summarising failed three times, or the cooldown).
+    Truncated,
+}
+
+/// Where a pin came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PinSource {
+    /// `session.pin`.
+    Person,
+    /// An explicit instruction of the person, carried out of compacted conversation.
+    Instruction,
+}
+
+/// A text in the pinned layer of every call, verbatim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Pin {
+    pub id: String,
+    pub text: String,
+    pub source: PinSource,
+}
+
+/// An accepted proposal and the version it made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct AcceptedChange {
+    pub proposal_id: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub version: Option<u64>,
+}
+
+/// A direction the person turned down, with their reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct RejectedDirection {
+    pub direction: String,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// The validated output of a summarising call (field names as the model writes them).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct CompactionSummary {
+    pub summary: String,
+    #[serde(default)]
+    pub user_intent: String,
+    #[serde(default)]
+    pub accepted_changes: Vec<AcceptedChange>,
+    #[serde(default)]
+    pub rejected_directions: Vec<RejectedDirection>,
+    #[serde(default)]
+    pub open_tasks: Vec<String>,
+    #[serde(default)]
+    pub active_artifacts: Vec<String>,
+    #[serde(default)]
+    pub source_refs: Vec<String>,
+    #[serde(default)]
+    pub next_step_hint: String,
+}
+
+/// The JSON schema a summary must satisfy.
+pub fn summary_schema() -> Value {
+    let strings = json!({"type": "array", "items": {"type": "string"}});
+    json!({
+        "type": "object",
+        "required": ["summary", "user_intent", "accepted_changes", "rejected_directions", "open_tasks", "active_artifacts", "source_refs", "next_step_hint"],
+        "properties": {
+            "summary": {"type": "string", "minLength": 1},
+            "user_intent": {"type": "string"},
+            "accepted_changes": {"type": "array", "items": {"type": "object", "required": ["proposal_id"], "properties": {"proposal_id": {"type": "string"}, "version": {"type": ["integer", "null"], "minimum": 0}}}},
+            "rejected_directions": {"type": "array", "items": {"type": "object", "required": ["direction"], "properties": {"direction": {"type": "string"}, "reason": {"type": "string"}}}},
+            "open_tasks": strings,
+            "active_artifacts": strings,
+            "source_refs": strings,
+            "next_step_hint": {"type": "string"}
+        }
+    })
+}
+
+/// A profile's context settings: the calibration of the token estimate against the
+/// usage its server reports, and its compaction threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileContext {
+    pub profile_id: String,
+    /// Reported input tokens ÷ estimated input tokens (1.0 until calibrated).
+    pub ratio: f64,
+    /// Calls the ratio was learnt from.
+    pub samples: u32,
+    /// `None`: the default (80%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub threshold: Option<CompactThreshold>,
+}
+
+const META_PROFILE_CONTEXT: &str = "profile_context/";
+
+impl Record for ProfileContext {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        profile_context_key(&self.profile_id)
+    }
+}
+
+fn profile_context_key(profile_id: &str) -> Vec<u8> {
+    format!("{META_PROFILE_CONTEXT}{profile_id}").into_bytes()
+}
+
+impl ProfileContext {
+    fn new(profile_id: &str) -> ProfileContext {
+        ProfileContext { profile_id: profile_id.to_owned(), ratio: 1.0, samples: 0, threshold: None }
+    }
+
+    /// An estimate corrected by the calibration.
+    pub fn calibrated(&self, estimate: u64) -> u64 {
+        (estimate as f64 * self.ratio).ceil() as u64
+    }
+
+    /// Folds one observation in (a running mean over the last ten or so calls; one
+    /// odd answer moves it little). Samples outside ¼–4× are ignored as noise.
+    pub fn learn(&mut self, estimated: u64, reported: u64) {
+        if estimated == 0 || reported == 0 {
+            return;
+        }
+        let sample = reported as f64 / estimated as f64;
+        if !(0.25..=4.0).contains(&sample) {
+            return;
+        }
+        let weight = f64::from(self.samples.min(9));
+        self.ratio = (self.ratio * weight + sample) / (weight + 1.0);
+        self.samples = self.samples.saturating_add(1);
+    }
+}
+
+/// The profile's context settings (the defaults when none are stored).
+pub fn profile_context(store: &crate::store::Store, profile_id: &str) -> Result<ProfileContext, ApiError> {
+    Ok(store.get::<ProfileContext>(&profile_context_key(profile_id))?.unwrap_or_else(|| ProfileContext::new(profile_id)))
+}
+
+/// The compaction state a log folds to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactionState {
+    /// Failed summarising attempts since the last boundary.
+    pub consecutive_failures: u32,
+    /// A compaction started and neither finished nor failed (a crash in between).
+    pub open: Option<CompactionTrigger>,
+    pub compactions: u32,
+    /// The user message count at the last truncation.
+    pub truncated_at_user_turn: Option<u64>,
+    pub user_turns: u64,
+    /// The session's own threshold (`None`: the profile's).
+    pub threshold: Option<CompactThreshold>,
+    /// A warning was shown since the last boundary.
+    pub warned: bool,
+    /// The estimated tokens of the last model call's request.
+    pub last_estimated_tokens: u64,
+    /// The user message count at the last boundary.
+    pub boundary_at_user_turn: Option<u64>,
+}
+
+impl CompactionState {
+    /// True while automatic compaction only truncates (after a fallback).
+    pub fn in_cooldown(&self) -> bool {
+        self.truncated_at_user_turn.is_some_and(|at| self.user_turns < at + COOLDOWN_USER_TURNS)
+    }
+
+    /// True when the threshold compacted during the latest user message already: the
+    /// threshold does not compact two messages in a row (no thrashing when the pinned
+    /// context alone is near the threshold); a request that does not fit still does.
+    pub fn just_compacted(&self) -> bool {
+        self.boundary_at_user_turn.is_some_and(|at| self.user_turns <= at)
+    }
+}
+
+/// True for a message of the person's that reads as an explicit instruction or a fact
+/// to keep (short, with an imperative or "remember" marker): carried verbatim into the
+/// pinned layer when the conversation around it is compacted. Pasted material (long
+/// text) is summarised instead.
+pub fn is_instruction(text: &str) -> bool {
+    const MARKERS: &[&str] = &[
+        "remember",
+        "always",
+        "never",
+        "don't",
+        "do not",
+        "must",
+        "make sure",
+        "keep ",
+        "avoid",
+        "use ",
+        "instruction",
+        "note:",
+        "fact:",
+        "rule:",
+        "请",
+        "不要",
+        "别",
+        "必须",
+        "记住",
+        "一定",
+        "保持",
+        "避免",
+        "务必",
+        "始终",
+        "禁止",
+    ];
+    if text.chars().count() > INSTRUCTION_MAX_CHARS {
+        return false;
+    }
+    let lower = text.to_lowercase();
+    MARKERS.iter().any(|m| lower.contains(m))
+}
+
+/// Where to cut: the index of the first message kept raw. The cut is at a user
+/// message; the latest turns are kept while they take at most `keep_tokens` (the last
+/// user message and what follows it are always kept). 0: nothing to compact.
+pub fn cut_index(messages: &[Message], keep_tokens: u64) -> usize {
+    let starts: Vec<usize> = messages.iter().enumerate().filter(|(_, m)| m.role == Role::User).map(|(i, _)| i).collect();
+    let Some(&last) = starts.last() else { return 0 };
+    let mut cut = last;
+    for &start in starts.iter().rev().skip(1) {
+        let kept = estimate_request_tokens(&ChatRequest::new(messages[start..].to_vec()));
+        if kept > keep_tokens {
+            break;
+        }
+        cut = start;
+    }
+    cut
+}
+
+/// The text the summarising model reads for `messages`: tool results as a preview and
+/// their stored reference.
+fn transcript_lines(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| match m.role {
+            Role::User => format!("[person] {}", m.content),
+            Role::Assistant => {
+                let calls: Vec<String> = m.tool_calls.iter().map(|c| format!("{}({})", c.name, c.arguments.chars().take(300).collect::<String>())).collect();
+                if calls.is_empty() {
+                    format!("[assistant] {}", m.content)
+                } else {
+                    format!("[assistant] {} [tool calls: {}]", m.content, calls.join("; "))
+                }
+            }
+            Role::Tool => {
+                let chars = m.content.chars().count();
+                let preview: String = m.content.chars().take(TOOL_PREVIEW_CHARS).collect();
+                let id = m.tool_call_id.as_deref().unwrap_or("");
+                if chars > TOOL_PREVIEW_CHARS {
+                    format!("[tool result {id}] {preview}… ({chars} characters; the full result is kept in the log)")
+                } else {
+                    format!("[tool result {id}] {preview}")
+                }
+            }
+            Role::System => format!("[note] {}", m.content),
+        })
+        .collect()
+}
+
+/// The session summary layer's text for a summary.
+pub fn render_summary(summary: &CompactionSummary) -> String {
+    let mut out = format!("# Earlier conversation (summarised; the full log is kept)\n{}\n", summary.summary.trim());
+    if !summary.user_intent.trim().is_empty() {
+        out.push_str(&format!("\nThe person wants: {}\n", summary.user_intent.trim()));
+    }
+    if !summary.accepted_changes.is_empty() {
+        let changes: Vec<String> =
+            summary.accepted_changes.iter().map(|c| c.version.map_or_else(|| c.proposal_id.clone(), |v| format!("{} → version {v}", c.proposal_id))).collect();
+        out.push_str(&format!("Accepted changes: {}\n", changes.join("; ")));
+    }
+    if !summary.rejected_directions.is_empty() {
+        out.push_str("Rejected directions:\n");
+        for r in &summary.rejected_directions {
+            out.push_str(&format!("- {} (reason: {})\n", r.direction, r.reason));
+        }
+    }
+    let lists = [("Open tasks", &summary.open_tasks), ("Active artifacts", &summary.active_artifacts), ("Sources", &summary.source_refs)];
+    for (title, items) in lists {
+        if !items.is_empty() {
+            out.push_str(&format!("{title}: {}\n", items.join("; ")));
+        }
+    }
+    if !summary.next_step_hint.trim().is_empty() {
+        out.push_str(&format!("Next step: {}\n", summary.next_step_hint.trim()));
+    }
+    out
+}
+
+/// The truncation note: what was dropped, with a digest of the person's messages.
+fn truncation_text(previous: &str, dropped: &[Message]) -> (String, String) {
+    let note = format!(
+        "{} earlier messages were removed without a summary (summarising failed); the full log is kept and the person can read it. The person's instructions among them are pinned.",
+        dropped.len()
+    );
+    let mut digest = String::new();
+    for m in dropped.iter().filter(|m| m.role == Role::User) {
+        let line: String = m.content.chars().take(DIGEST_CHARS).collect();
+        if digest.chars().count() + line.chars().count() > DIGEST_BUDGET_CHARS {
+            break;
+        }
+        digest.push_str(&format!("- {line}\n"));
+    }
+    let mut text = String::new();
+    if !previous.is_empty() {
+        text.push_str(previous);
+        text.push('\n');
+    }
+    text.push_str(&format!("# Truncated conversation\n{note}\n"));
+    if !digest.is_empty() {
+        text.push_str(&format!("The person's earlier messages began:\n{digest}"));
+    }
+    (text, note)
+}
+
+/// What a compaction keeps raw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Keep {
+    /// The latest turn only: the person asked, the server refused the request, or the
+    /// request would not fit at all.
+    LatestTurn,
+    /// The latest turns up to this many tokens (at most [`KEEP_RECENT_PERCENT`] of the
+    /// window): the threshold, which sizes it so the next call lands well below it.
+    Recent(u64),
+}
+
+/// How a compaction ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Outcome {
+    /// Nothing older than the latest turn to compact.
+    Nothing,
+    Compacted {
+        mode: CompactionMode,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// The attempt failed; this many in a row.
+    Failed {
+        consecutive: u32,
+    },
+}
+
+/// Appends one event of the compaction (with the caller's turn id and emitter).
+pub(crate) type Append<'a> = &'a mut dyn FnMut(EventBody, Durability) -> Result<super::Event, ApiError>;
+
+fn conversation_tokens(messages: &[Message], summary: &str) -> u64 {
+    estimate_request_tokens(&ChatRequest::new(messages.to_vec())) + estimate_tokens(summary)
+}
+
+/// Compacts the conversation of `live`: summarises the messages before the cut with
+/// the scope's profile (or truncates, after [`MAX_FAILURES`] failures or during the
+/// cooldown), and appends the events. Errors: engine faults only; a failed model
+/// call or an invalid summary is an `Outcome::Failed`.
+pub(crate) fn compact(
+    engine: Harness<'_>,
+    scope: &Scope,
+    live: &Live,
+    trigger: CompactionTrigger,
+    keep: Keep,
+    append: Append<'_>,
+    stats: &mut TurnStats,
+) -> Result<Outcome, ApiError> {
+    let profile = engine.llm_profile(&scope.profile_id)?;
+    let window = u64::from(profile.context_window);
+    let (messages, previous, failures, cooldown, pinned_texts) = {
+        let state = live.lock_state();
+        let pinned: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
+        (state.messages.clone(), state.summary.clone(), state.compaction.consecutive_failures, state.compaction.in_cooldown(), pinned)
+    };
+    let keep_tokens = match keep {
+        Keep::LatestTurn => 0,
+        Keep::Recent(tokens) => tokens.min(window * KEEP_RECENT_PERCENT / 100),
+    };
+    let cut = cut_index(&messages, keep_tokens);
+    if cut == 0 {
+        return Ok(Outcome::Nothing);
+    }
+    let tokens_before = conversation_tokens(&messages, &previous);
+    let (compacted, kept) = messages.split_at(cut);
+    let mut instructions: Vec<String> = Vec::new();
+    for m in compacted.iter().filter(|m| m.role == Role::User && is_instruction(&m.content)) {
+        if !pinned_texts.contains(&m.content) && !instructions.contains(&m.content) {
+            instructions.push(m.content.clone());
+        }
+    }
+    append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
+    let summarise = !(cooldown && trigger != CompactionTrigger::Manual);
+    if summarise {
+        match summarise_messages(engine, scope, live, &profile, &previous, compacted, stats)? {
+            Ok(summary) => {
+                let summary_text = render_summary(&summary);
+                let tokens_after = conversation_tokens(kept, &summary_text);
+                append(
+                    EventBody::CompactBoundary {
+                        trigger,
+                        mode: CompactionMode::Summarized,
+                        summary: Some(Box::new(summary)),
+                        summary_text,
+                        kept_messages: kept.len() as u32,
+                        compacted_messages: compacted.len() as u32,
+                        pinned_instructions: instructions,
+                        tokens_before,
+                        tokens_after,
+                        note: "Earlier conversation summarised".to_owned(),
+                    },
+                    Durability::Durable,
+                )?;
+                return Ok(Outcome::Compacted { mode: CompactionMode::Summarized, tokens_before, tokens_after });
+            }
+            Err(message) => {
+                let consecutive = if message == STOPPED { failures } else { failures + 1 };
+                append(EventBody::CompactionFailed { trigger, consecutive, message }, Durability::Durable)?;
+                if consecutive < MAX_FAILURES {
+                    return Ok(Outcome::Failed { consecutive });
+                }
+            }
+        }
+    }
+    let (summary_text, note) = truncation_text(&previous, compacted);
+    let tokens_after = conversation_tokens(kept, &summary_text);
+    append(
+        EventBody::CompactBoundary {
+            trigger,
+            mode: CompactionMode::Truncated,
+            summary: None,
+            summary_text,
+            kept_messages: kept.len() as u32,
+            compacted_messages: compacted.len() as u32,
+            pinned_instructions: instructions,
+            tokens_before,
+            tokens_after,
+            note,
+        },
+        Durability::Durable,
+    )?;
+    Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after })
+}
+
+/// The summarising calls: the compacted messages in chunks that fit the window with
+/// the prompt, the summary so far and the output reserve; each chunk's summary feeds
+/// the next. `Ok(Err(message))`: the model failed or its answer broke the schema.
+fn summarise_messages(
+    engine: Harness<'_>,
+    scope: &Scope,
+    live: &Live,
+    profile: &LlmProfile,
+    previous: &str,
+    messages: &[Message],
+    stats: &mut TurnStats,
+) -> Result<Result<CompactionSummary, String>, ApiError> {
+    let window = u64::from(profile.context_window);
+    let output = SUMMARY_OUTPUT_TOKENS.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 4).max(1);
+    let validator = Validator::new(&summary_schema()).map_err(|e| ApiError::internal(e.to_string()))?;
+    let lines = transcript_lines(messages);
+    let mut summary_so_far = previous.to_owned();
+    let mut result: Option<CompactionSummary> = None;
+    let mut index = 0;
+    while index < lines.len() {
+        let fixed = estimate_tokens(COMPACTION_PROMPT) + estimate_tokens(&summary_so_far) + u64::from(output) + 64;
+        let room = window.saturating_sub(fixed);
+        if room < 64 {
+            return Ok(Err(format!("The context window ({window} tokens) is too small to summarise in.")));
+        }
+        let mut chunk = String::new();
+        let mut used = 0;
+        while index < lines.len() {
+            let line = &lines[index];
+            let tokens = estimate_tokens(line) + 1;
+            if used + tokens > room {
+                if chunk.is_empty() {
+                    // One message larger than the room: its head.
+                    let keep = (room as usize).saturating_mul(2).max(1);
+                    chunk.push_str(&line.chars().take(keep).collect::<String>());
+                    chunk.push_str("…\n");
+                    index += 1;
+                }
+                break;
+            }
+            chunk.push_str(line);
+            chunk.push('\n');
+            used += tokens;
+            index += 1;
+        }
+        let mut user = String::new();
+        if !summary_so_far.is_empty() {
+            user.push_str(&format!("# Earlier summary\n{summary_so_far}\n\n"));
+        }
+        user.push_str(&format!("# Conversation to summarise\n{chunk}"));
+        let mut request = ChatRequest::new(vec![Message::system(COMPACTION_PROMPT), Message::user(user)]);
+        request.max_output_tokens = Some(output);
+        request.temperature = Some(0.0);
+        if profile.supports_json_schema {
+            request.response_format = ResponseFormat::JsonSchema { name: "compaction".to_owned(), schema: summary_schema() };
+        }
+        let cancel = live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let call = ModelCall { profile: &scope.profile_id, purpose: "compaction", session_id: scope.owner.session_id(), run_id: scope.owner.run_id() };
+        let started = std::time::Instant::now();
+        let reply = engine.model_chat(call, &request, &mut |_| {}, &cancel);
+        stats.model_calls += 1;
+        stats.model_time += started.elapsed();
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(error) if matches!(error.code, crate::error::ErrorCode::Internal | crate::error::ErrorCode::StoreCorrupt | crate::error::ErrorCode::Io) => return Err(error),
+            // The person stopped it: closed as failed, not counted against the breaker.
+            Err(error) if error.code == crate::error::ErrorCode::Cancelled => return Ok(Err(STOPPED.to_owned())),
+            Err(error) => return Ok(Err(format!("{:?}: {}", error.code, error.message))),
+        };
+        let Some(value) = extract_json(&reply.text) else { return Ok(Err("The summary was not JSON.".to_owned())) };
+        if let Err(violations) = validator.check(&value) {
+            return Ok(Err(format!("The summary broke its schema: {violations}")));
+        }
+        let summary: CompactionSummary = match serde_json::from_value(value) {
+            Ok(summary) => summary,
+            Err(e) => return Ok(Err(format!("The summary broke its schema: {e}"))),
+        };
+        summary_so_far = render_summary(&summary);
+        result = Some(summary);
+    }
+    Ok(result.ok_or_else(|| "Nothing to summarise.".to_owned()))
+}
+
+/// The failure message of a compaction the person interrupted.
+const STOPPED: &str = "Stopped by the user; nothing was replaced.";
+
+/// The longest pin, in characters.
+pub const MAX_PIN_CHARS: usize = 4_000;
+
+impl Harness<'_> {
+    /// Pins a text for the rest of the session (verbatim in the pinned layer of every
+    /// call; never summarised). Errors: NOT_FOUND, VALIDATION (empty, too long).
+    pub(crate) fn pin(&self, session_id: &str, text: &str) -> Result<super::Event, ApiError> {
+        let text = crate::error::required_text("text", text, MAX_PIN_CHARS)?;
+        self.load_session(session_id)?;
+        let live = self.live_session(session_id)?;
+        let pin_id = self.new_id("pin");
+        self.append_event(&live, super::Meta::default(), EventBody::PinAdded { pin_id, text, source: PinSource::Person }, crate::store::Batch::new(), Durability::Durable)
+    }
+
+    /// Removes a pin (the person's, or a carried instruction). Errors: NOT_FOUND.
+    pub(crate) fn unpin(&self, session_id: &str, pin_id: &str) -> Result<super::Event, ApiError> {
+        let live = self.live_session(session_id)?;
+        if !live.lock_state().pins.iter().any(|p| p.id == pin_id) {
+            return Err(ApiError::not_found("pin", pin_id));
+        }
+        self.append_event(&live, super::Meta::default(), EventBody::PinRemoved { pin_id: pin_id.to_owned() }, crate::store::Batch::new(), Durability::Durable)
+    }
+
+    /// Sets the session's own threshold (`None`: the profile's).
+    pub(crate) fn set_compaction_threshold(&self, session_id: &str, threshold: Option<CompactThreshold>) -> Result<(), ApiError> {
+        let threshold = threshold.map(|t| t.check("threshold")).transpose()?;
+        let live = self.live_session(session_id)?;
+        if live.lock_state().compaction.threshold == threshold {
+            return Ok(());
+        }
+        self.append_event(&live, super::Meta::default(), EventBody::CompactionSettingChanged { threshold }, crate::store::Batch::new(), Durability::Durable)?;
+        Ok(())
+    }
+}
+
+/// Sets a profile's compaction threshold (`None`: the default). Errors: NOT_FOUND
+/// for an unknown profile; VALIDATION outside 40–95%.
+pub fn set_profile_threshold(kernel: &crate::kernel::Kernel, profile: &str, threshold: Option<CompactThreshold>) -> Result<ProfileContext, ApiError> {
+    let threshold = threshold.map(|t| t.check("threshold")).transpose()?;
+    let profile = kernel.llm_profile(profile)?;
+    let _guard = kernel.write_lock();
+    let mut context = profile_context(kernel.store(), &profile.id)?;
+    context.threshold = threshold;
+    let mut batch = crate::store::Batch::new();
+    batch.put(&context)?;
+    kernel.store().apply(batch, Durability::Durable)?;
+    Ok(context)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instructions_are_short_and_marked_material_is_not() {
+        assert!(is_instruction("Remember: the launch date is 12 March."));
+        assert!(is_instruction("不要用“最佳”"));
+        assert!(is_instruction("Always sign off as Lin."));
+        assert!(!is_instruction("Here is the interview transcript."));
+        assert!(!is_instruction(&format!("Remember this: {}", "x".repeat(2_000))));
+    }
+
+    #[test]
+    fn the_cut_is_at_a_user_message_and_keeps_the_last_turn() {
+        let m = vec![
+            Message::user("a"),
+            Message::assistant("b", vec![crate::llm::ToolCall { id: "c1".into(), name: "t".into(), arguments: "{}".into() }]),
+            Message::tool_result("c1", "r".repeat(400)),
+            Message::user("d"),
+            Message::assistant("e", Vec::new()),
+        ];
+        assert_eq!(cut_index(&m, 0), 3, "the last turn always stays");
+        assert_eq!(cut_index(&m, 1_000_000), 0, "all of it fits the kept share: nothing to compact");
+        assert_eq!(cut_index(&m, 30), 3, "the earlier turn (with its tool result) does not fit the share");
+        assert_eq!(cut_index(&m[..1], 0), 0);
+    }
+
+    #[test]
+    fn thresholds_are_checked_and_the_calibration_moves_slowly() {
+        assert!(CompactThreshold::Auto { percent: 39 }.check("t").is_err());
+        assert!(CompactThreshold::Auto { percent: 95 }.check("t").is_ok());
+        assert_eq!(CompactThreshold::default().percent(), Some(80));
+        assert_eq!(serde_json::to_value(CompactThreshold::Manual).unwrap(), json!({"mode": "manual"}));
+        let mut c = ProfileContext::new("p");
+        c.learn(100, 150);
+        assert!((c.ratio - 1.5).abs() < 1e-9, "the first sample is taken as is");
+        c.learn(100, 100);
+        assert!(c.ratio > 1.2 && c.ratio < 1.5);
+        c.learn(100, 10_000);
+        assert_eq!(c.samples, 2, "noise is ignored");
+        assert_eq!(c.calibrated(100), (100.0 * c.ratio).ceil() as u64);
+    }
+
+    #[test]
+    fn a_summary_validates_and_renders_every_field() {
+        let value = json!({"summary": "Drafted the intro.", "user_intent": "A launch post", "accepted_changes": [{"proposal_id": "prp_1", "version": 3}],
+            "rejected_directions": [{"direction": "clickbait title", "reason": "不要标题党"}], "open_tasks": ["outline"], "active_artifacts": ["wechat"],
+            "source_refs": ["sha256:ab"], "next_step_hint": "write section 2"});
+        Validator::new(&summary_schema()).unwrap().check(&value).unwrap();
+        let summary: CompactionSummary = serde_json::from_value(value).unwrap();
+        let text = render_summary(&summary);
+        for part in ["Drafted the intro.", "prp_1 → version 3", "clickbait title (reason: 不要标题党)", "outline", "wechat", "sha256:ab", "write section 2"] {
+            assert!(text.contains(part), "{part} in {text}");
+        }
+        assert!(Validator::new(&summary_schema()).unwrap().check(&json!({"summary": "x"})).is_err());
+    }
+}
