@@ -252,9 +252,10 @@ fn an_accept_is_all_or_nothing_under_sigkill() {
                 }
             })
         };
-        // Wait (bounded) for the child to have opened the store, then at random.
+        // Wait (bounded) for the child to have opened the store, then at random. (libtest
+        // prints `test <name> ... ` before the child's first line, so READY ends a line.)
         let ready_by = std::time::Instant::now() + Duration::from_secs(60);
-        while !lines.lock().unwrap().iter().any(|l| l == "READY") && std::time::Instant::now() < ready_by {
+        while !lines.lock().unwrap().iter().any(|l| l.ends_with("READY")) && std::time::Instant::now() < ready_by {
             std::thread::sleep(Duration::from_millis(5));
         }
         std::thread::sleep(Duration::from_millis(60 + rng.below(400)));
