@@ -49,6 +49,7 @@ const LAYERS: &[&str] = &[
     "suggest",
     "usage", // pure subsystems
     "llm",
+    "retrieval", // local search: the index, its thread, embeddings
     "config",
     "kernel", // the model runtime, configuration, the kernel
     "project",
