@@ -632,14 +632,12 @@ impl SearchIndex {
             };
             let n_groups = groups.len();
             match groups.iter_mut().find(|(g, _, _)| *g == group) {
-                Some((_, kept, kept_candidate)) => {
-                    // Equal standing: the working copy, else the newer version, speaks
-                    // for the group.
-                    let tie = kept_candidate.tier == candidate.tier && (kept_candidate.rrf - candidate.rrf).abs() < 1e-12;
+                Some((_, kept, _)) => {
+                    // The same content in the working copy and versions: the working
+                    // copy, else the newest version, speaks for it (at the best rank).
                     let newer = |d: &index::StoredDoc| (d.kind == DocKind::Working, d.version.unwrap_or(0));
-                    if tie && newer(&doc) > newer(kept) {
+                    if doc.text_hash == kept.text_hash && newer(&doc) > newer(kept) {
                         *kept = doc;
-                        *kept_candidate = candidate;
                     }
                 }
                 None if n_groups < limit => groups.push((group, doc, candidate)),

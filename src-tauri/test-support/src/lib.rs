@@ -3,6 +3,7 @@
 //! the scripted OpenAI-compatible model server ([`model_server`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod embedder;
 pub mod model_server;
 
 use std::path::{Path, PathBuf};

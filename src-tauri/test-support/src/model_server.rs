@@ -41,6 +41,20 @@ pub enum Reply {
     /// An embeddings answer: `dims`-long vectors, `count` of them (default: one per
     /// input), listed in reverse order when `reversed` (clients must map by index).
     Embeddings { dims: usize, count: Option<usize>, reversed: bool },
+    /// An embeddings answer computed by a function of each input (a scripted
+    /// "meaning", for search tests and the search evaluation); use it as the
+    /// fallback to answer any number of requests.
+    EmbeddingsBy(EmbedFn),
+}
+
+/// A function from an input text to its embedding.
+#[derive(Clone)]
+pub struct EmbedFn(pub Arc<dyn Fn(&str) -> Vec<f32> + Send + Sync>);
+
+impl std::fmt::Debug for EmbedFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EmbedFn")
+    }
 }
 
 /// Whether and how a reply reports usage.
@@ -461,7 +475,7 @@ fn stream_events(reply: &Reply, request: &Value, model: &str, include_usage: boo
             }
             (events, true)
         }
-        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => (Vec::new(), false),
+        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => (Vec::new(), false),
     }
 }
 
@@ -469,7 +483,9 @@ fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stre
     match &reply {
         Reply::Error { status, body, headers } => return json_response(*status, body, headers),
         Reply::Raw { status, content_type, body } => return raw_response(*status, content_type, body.clone()),
-        Reply::Embeddings { .. } => return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[]),
+        Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => {
+            return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[])
+        }
         Reply::Text { .. } | Reply::ToolCalls { .. } | Reply::StreamError { .. } | Reply::Cut { .. } | Reply::Stall { .. } | Reply::Delay { .. } => {}
     }
     if !stream {
@@ -516,7 +532,9 @@ fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value
             (json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }, "tool_calls": calls}), "tool_calls".to_owned(), 10)
         }
         Reply::StreamError { error, .. } => return Some(json!({"error": error})),
-        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } => return None,
+        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => {
+            return None
+        }
     };
     let input = input_tokens(request);
     Some(
@@ -548,6 +566,16 @@ fn embeddings_response(reply: &Reply, request: &Value) -> Response {
             if *reversed {
                 data.reverse();
             }
+            let tokens: u64 = inputs.iter().map(|i| count_tokens(i)).sum();
+            json_response(200, &json!({"object": "list", "data": data, "model": request["model"], "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}), &[])
+        }
+        Reply::EmbeddingsBy(embed) => {
+            let inputs: Vec<String> = match &request["input"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items.iter().map(|i| i.as_str().unwrap_or("").to_owned()).collect(),
+                _ => Vec::new(),
+            };
+            let data: Vec<Value> = inputs.iter().enumerate().map(|(idx, text)| json!({"object": "embedding", "index": idx, "embedding": (embed.0)(text)})).collect();
             let tokens: u64 = inputs.iter().map(|i| count_tokens(i)).sum();
             json_response(200, &json!({"object": "list", "data": data, "model": request["model"], "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}), &[])
         }

@@ -13,6 +13,7 @@ mod llm_api;
 mod llm_client;
 mod pipeline;
 mod proposals;
+mod search;
 mod staging;
 mod store;
 mod tidy;
