@@ -25,6 +25,7 @@ pub mod text;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -263,6 +264,9 @@ pub struct Services {
 enum Work {
     Committed(Committed),
     Rebuild,
+    /// Give every document its vector (from the cache, else the model) without
+    /// touching the index: at open, and when the embedding model changed.
+    LoadVectors,
     Stop,
 }
 
@@ -329,6 +333,10 @@ struct Shared {
     vectors: RwLock<Vectors>,
     /// Query vectors by (model, query), so repeating a search costs no model call.
     query_vectors: Mutex<HashMap<(String, String), Vec<f32>>>,
+    /// Set when the index closes: long work (loading vectors) stops early.
+    stopping: AtomicBool,
+    /// A `LoadVectors` is queued or running.
+    loading_vectors: AtomicBool,
 }
 
 /// The search index of one data dir, with the thread that keeps it current.
@@ -443,16 +451,27 @@ impl SearchIndex {
         let (_, fields) = index::schema();
         let progress = Arc::new(Progress::default());
         let (work, receiver) = mpsc::channel();
-        let shared = Arc::new(Shared { store: Arc::clone(&store), services, reader, fields, progress: Arc::clone(&progress), vectors: RwLock::default(), query_vectors: Mutex::default() });
+        let shared = Arc::new(Shared {
+            store: Arc::clone(&store),
+            services,
+            reader,
+            fields,
+            progress: Arc::clone(&progress),
+            vectors: RwLock::default(),
+            query_vectors: Mutex::default(),
+            stopping: AtomicBool::new(false),
+            loading_vectors: AtomicBool::new(false),
+        });
         let documents = shared.reader.searcher().num_docs();
         progress.lock().documents = documents;
         if needs_rebuild {
             progress.lock().sent += 1;
             let _ = work.send(Work::Rebuild);
         } else if semantic::profile(&store).ok().flatten().is_some() {
-            // The vectors live in memory: load them (from the cache) by a rebuild.
+            // The vectors live in memory: load them (from the cache).
+            shared.loading_vectors.store(true, Ordering::SeqCst);
             progress.lock().sent += 1;
-            let _ = work.send(Work::Rebuild);
+            let _ = work.send(Work::LoadVectors);
         }
         let subscription = work.clone();
         let subscription_progress = Arc::clone(&progress);
@@ -574,10 +593,11 @@ impl SearchIndex {
         let model = profile.embedding_model.clone().unwrap_or_default();
         {
             let vectors = self.shared.vectors.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if vectors.model.as_deref() != Some(model.as_str()) && vectors.last_error.is_none() {
+            if vectors.model.as_deref() != Some(model.as_str()) && vectors.last_error.is_none() && !self.shared.loading_vectors.swap(true, Ordering::SeqCst) {
                 drop(vectors);
-                // The model changed (or vectors were never loaded): embed again.
-                self.reindex();
+                // The model changed (or was just configured): embed again.
+                self.shared.progress.lock().sent += 1;
+                let _ = self.work.send(Work::LoadVectors);
             }
         }
         let query_vector = self.query_vector(&profile.id, &model, query).map_err(|error| SearchNotice {
@@ -690,6 +710,7 @@ impl SearchIndex {
 
 impl Drop for SearchIndex {
     fn drop(&mut self) {
+        self.shared.stopping.store(true, Ordering::SeqCst);
         let _ = self.work.send(Work::Stop);
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
@@ -765,6 +786,9 @@ impl Worker {
         if rebuild {
             return self.rebuild();
         }
+        if batch.iter().any(|w| matches!(w, Work::LoadVectors)) {
+            self.load_vectors()?;
+        }
         let mut changed: Vec<IndexDoc> = Vec::new();
         for work in &batch {
             if let Work::Committed(committed) = work {
@@ -834,6 +858,33 @@ impl Worker {
     fn forget_vectors(&self, which: impl Fn(&DocVector) -> bool) {
         let mut vectors = self.shared.vectors.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         vectors.by_doc.retain(|_, v| !which(v));
+    }
+
+    /// Gives every document of the store its vector (nothing without an embedding
+    /// profile). Stops early when the index closes.
+    fn load_vectors(&mut self) -> Result<(), IndexError> {
+        let result = self.load_vectors_inner();
+        self.shared.loading_vectors.store(false, Ordering::SeqCst);
+        result
+    }
+
+    fn load_vectors_inner(&mut self) -> Result<(), IndexError> {
+        if semantic::profile(&self.shared.store)?.is_none() {
+            return Ok(());
+        }
+        let store = Arc::clone(&self.shared.store);
+        let mut docs = Vec::new();
+        let mut keep = |doc: IndexDoc| -> Result<(), IndexError> {
+            docs.push(doc);
+            Ok(())
+        };
+        for_each_record::<Project>(&store, |p| keep(IndexDoc::working(&p)))?;
+        for_each_record::<Version>(&store, |v| keep(IndexDoc::version(&v)))?;
+        for_each_record::<Comment>(&store, |c| keep(IndexDoc::comment(&c)))?;
+        if !self.shared.stopping.load(Ordering::SeqCst) {
+            self.embed(docs);
+        }
+        Ok(())
     }
 
     /// Replaces the whole index with the store's records, committed at once.
@@ -917,6 +968,10 @@ impl Worker {
         let mut failed: Vec<IndexDoc> = Vec::new();
         let mut chunks = missing.chunks(EMBED_BATCH);
         for chunk in chunks.by_ref() {
+            if self.shared.stopping.load(Ordering::SeqCst) {
+                failed.extend(chunk.iter().map(|(d, _, _)| d.clone()));
+                continue;
+            }
             let texts: Vec<String> = chunk.iter().map(|(_, t, _)| t.clone()).collect();
             let call = ModelCall { profile: &profile.id, purpose: "search_index", session_id: None, run_id: None };
             match services.llm.embed(&store, services.clock.as_ref(), services.ids.as_ref(), call, &texts, None, &Cancel::new()) {

@@ -147,3 +147,24 @@ fn saved_drafts_from_the_cli_keep_hand_edits_until_replaced() {
     let list = stdout(&run(dir.path(), &["draft", "list", id]));
     assert!(list.contains("rev 4") && list.contains("publishing"), "{list}");
 }
+
+#[test]
+fn search_finds_content_from_the_cli_with_its_place_and_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let source = data.join("in.md");
+    std::fs::write(&source, "# 夜航\n\n灯塔的光每十秒转一圈。\n").unwrap();
+    let project = json_ok(data, &["project", "create", "夜航", "--source-file", source.to_str().unwrap()]);
+    let id = project["id"].as_str().unwrap();
+    // A fresh process reads the index the last one left.
+    let output = run(data, &["search", "灯塔"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = stdout(&output);
+    assert!(text.contains(&format!("{id}:6-8  [summary]  夜航")), "{text}");
+    assert!(text.contains("[灯塔]的光"), "{text}");
+    let found = json_ok(data, &["search", "灯", "--project", id, "--kind", "working"]);
+    assert_eq!(found["hits"][0]["span"], serde_json::json!({"from": 6, "to": 7}));
+    let rebuilt = run(data, &["search", "--reindex", "十秒"]);
+    assert!(stdout(&rebuilt).contains(id), "{}", stdout(&rebuilt));
+    assert!(stdout(&run(data, &["search", "海鸥"])).contains("No matches."));
+}
