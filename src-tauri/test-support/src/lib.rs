@@ -5,6 +5,7 @@
 
 pub mod embedder;
 pub mod model_server;
+pub mod search_eval;
 
 use std::path::{Path, PathBuf};
 

@@ -295,3 +295,24 @@ fn the_functions_for_the_tools_return_compact_references() {
     let projects: Vec<&str> = examples.iter().map(|h| h.project_id.as_str()).collect();
     assert_eq!(projects, vec![other.as_str()], "the platform's other projects only");
 }
+
+/// The evaluation's floor (issue 15): on the fixture corpus, fused search is at least
+/// as good as the better of lexical and semantic alone, and short Chinese queries and
+/// pasted titles never miss lexically. `cargo xtask eval-search` prints the table.
+#[test]
+fn fused_search_is_at_least_as_good_as_either_retriever_on_the_fixture_corpus() {
+    let started = Instant::now();
+    let scores = inkstone_test_support::search_eval::evaluate();
+    eprintln!("{}(evaluated in {:.1} s)", inkstone_test_support::search_eval::table(&scores), started.elapsed().as_secs_f64());
+    let all = scores.iter().find(|s| s.class == "all").unwrap();
+    assert!(all.n_queries >= 100, "{all:?}");
+    let [lexical, semantic, fused] = all.ndcg10;
+    assert!(fused >= lexical.max(semantic), "nDCG@10: fused {fused:.3} < best single ({lexical:.3} lexical, {semantic:.3} semantic)");
+    let [lexical, semantic, fused] = all.recall20;
+    assert!(fused >= lexical.max(semantic), "recall@20: fused {fused:.3} < best single ({lexical:.3} lexical, {semantic:.3} semantic)");
+    for class in ["zh1", "zh2", "zh3", "title"] {
+        let row = scores.iter().find(|s| s.class == class).unwrap();
+        assert_eq!(row.recall20[0], 1.0, "{class}: every literal match is found lexically: {row:?}");
+        assert!(row.ndcg10[2] >= 0.95, "{class}: fused keeps literal matches on top: {row:?}");
+    }
+}
