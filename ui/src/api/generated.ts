@@ -261,6 +261,8 @@ export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number
  */
 segments: Array<Segment>, };
 
+export type DocKind = "working" | "version" | "comment";
+
 export type Draft = { platform: Platform, 
 /**
  * The exact draft profile version used.
@@ -424,6 +426,12 @@ export type ImportParams = { path: string, };
 
 export type ImportResult = { counts: ExportCounts, };
 
+export type IndexStatus = { documents: number, building: boolean, 
+/**
+ * Changes handed to the index and not applied yet.
+ */
+pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
+
 export type Keyword = { keyword: string, weight: number, };
 
 export type LayerEstimate = { layer: string, tokens: number, 
@@ -501,7 +509,12 @@ export type LlmProfile = { id: string, name: string, provider: Provider,
 /**
  * Normalised: no trailing slash, ends where `/chat/completions` would follow.
  */
-baseUrl: string, model: string, timeoutS: number, contextWindow: number, maxOutputTokens?: number, 
+baseUrl: string, model: string, 
+/**
+ * The model the server's `/embeddings` answers with, for semantic search. Absent:
+ * search is lexical only (and says so).
+ */
+embeddingModel?: string, timeoutS: number, contextWindow: number, maxOutputTokens?: number, 
 /**
  * Price per million input tokens, for cost in usage records (any currency, the
  * same for every profile of a workspace).
@@ -529,6 +542,10 @@ provider?: Provider,
  * With or without `/v1`; normalised.
  */
 baseUrl: string, model: string, 
+/**
+ * The embedding model for semantic search; absent: search is lexical only.
+ */
+embeddingModel?: string, 
 /**
  * Default 60.
  */
@@ -648,6 +665,8 @@ export type MetadataChange = { title?: string, platforms?: Array<Platform>,
 brandProfileId?: string | null, templateId?: string | null, };
 
 export type Mode = "default" | "plan";
+
+export type NoticeCode = "semanticOff" | "semanticFailed" | "indexBuilding";
 
 export type Origin = { sessionId?: string, runId?: string, 
 /**
@@ -1029,6 +1048,66 @@ export type RiskList = { id: string, description: string, source: string, sugges
  */
 strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
 
+export type SearchHit = { projectId: string, 
+/**
+ * The project's title now (a version's own title is `title`).
+ */
+projectTitle: string, archived: boolean, kind: DocKind, 
+/**
+ * The version number, for a version.
+ */
+version: number | null, commentId: string | null, 
+/**
+ * The document's title (empty for a comment).
+ */
+title: string, 
+/**
+ * Where the match is, in UTF-16 code units (what the editor counts): in the
+ * source of the working copy or version; for a comment, the comment's anchor in
+ * the project's source. `null` when only the title, tags or meaning matched.
+ */
+span: Anchor | null, snippet: Snippet, tier: Tier, 
+/**
+ * The fused score within the tier (higher is better).
+ */
+score: number, };
+
+export type SearchNotice = { code: NoticeCode, 
+/**
+ * English; the UI shows its own text for `code`.
+ */
+message: string, };
+
+export type SearchQueryParams = { 
+/**
+ * The query: words, a phrase, a pasted title; Chinese or English.
+ */
+q: string, 
+/**
+ * Default: `project` when `projectId` is given, else `workspace`.
+ */
+scope?: SearchScope, 
+/**
+ * Required for the `project` scope.
+ */
+projectId?: string, 
+/**
+ * Which documents; default all (working copies, versions, comments).
+ */
+kinds?: Array<DocKind>, 
+/**
+ * 1–100; default 20.
+ */
+limit?: number, };
+
+export type SearchResults = { hits: Array<SearchHit>, 
+/**
+ * True when semantic retrieval took part.
+ */
+semantic: boolean, notice: SearchNotice | null, };
+
+export type SearchScope = "project" | "workspace";
+
 export type Segment = { text: string, emphasized: boolean, };
 
 export type Session = { id: string, projectId: string, title: string, 
@@ -1123,6 +1202,8 @@ export type Severity = "info" | "warn" | "block";
 
 export type SkippedDraft = { platform: Platform, reason: string, };
 
+export type Snippet = { text: string, highlights: Array<Anchor>, };
+
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
 export type Staging = { sessionId: string, projectId: string, 
@@ -1216,6 +1297,8 @@ export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletio
  * True when both texts are equal (then `hunks` is empty).
  */
 identical: boolean, };
+
+export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
 export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
 /**
@@ -1434,6 +1517,9 @@ export interface ApiMethods {
   "checkpoint.restore": { params: CheckpointRestoreParams; result: CheckpointRestoreResult };
   "constraint.list": { params: SessionRef; result: ConstraintListResult };
   "constraint.remove": { params: ConstraintRemoveParams; result: Deleted };
+  "search.query": { params: SearchQueryParams; result: SearchResults };
+  "search.reindex": { params: Empty; result: IndexStatus };
+  "search.status": { params: Empty; result: IndexStatus };
   "permissionRules.get": { params: Empty; result: PermissionRules };
   "permissionRules.set": { params: PermissionRules; result: PermissionRules };
   "proposal.list": { params: ProposalListParams; result: ProposalListResult };
@@ -1455,7 +1541,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
