@@ -96,6 +96,20 @@ pub enum Command {
         #[arg(long)]
         reindex: bool,
     },
+    /// Ask a question of your own writing: an answer from the model with [N] citations,
+    /// each resolved to its document and place, and every quote checked.
+    Ask {
+        question: String,
+        /// Ask about one project only.
+        #[arg(long)]
+        project: Option<String>,
+        /// The LLM profile to answer with (default: the default profile).
+        #[arg(long)]
+        profile: Option<String>,
+        /// How many sources to answer from (1-12, default 6).
+        #[arg(long)]
+        limit: Option<u32>,
+    },
     /// Serve the API and the UI on 127.0.0.1 for a browser.
     Serve(crate::serve::ServeArgs),
 }
@@ -418,6 +432,19 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         ),
         Command::Backup(BackupCommand::Create) => (call(engine, "backup.create", json!({}))?, Box::new(|r: &Value| println!("Backup written to {}", s(r, "path")))),
         Command::Search { query, project, kinds, limit, reindex } => search(engine, query, project, kinds, limit, reindex)?,
+        Command::Ask { question, project, profile, limit } => {
+            let mut params = json!({"q": question});
+            if let Some(project) = project {
+                params["projectId"] = json!(project);
+            }
+            if let Some(profile) = profile {
+                params["profile"] = json!(profile);
+            }
+            if let Some(limit) = limit {
+                params["limit"] = json!(limit);
+            }
+            (call(engine, "search.ask", params)?, Box::new(print_answer))
+        }
     };
     if as_json {
         print_json(&result);
@@ -496,6 +523,43 @@ fn search(engine: &Engine, query: Option<String>, project: Option<String>, kinds
             }
         }),
     ))
+}
+
+/// An answer, its cited sources with their places, the quotes the engine could not
+/// find, and the footer.
+fn print_answer(r: &Value) {
+    if let Some(message) = r["notice"]["message"].as_str() {
+        eprintln!("note: {message}");
+    }
+    let answer = s(r, "answer");
+    if answer.is_empty() {
+        println!("Nothing in your writing matches the question; no model was asked.");
+    } else {
+        println!("{answer}");
+    }
+    let citations = r["citations"].as_array().cloned().unwrap_or_default();
+    if !citations.is_empty() {
+        println!();
+    }
+    for c in &citations {
+        let source = r["sources"].as_array().into_iter().flatten().find(|x| x["n"] == c["n"]).cloned().unwrap_or_default();
+        let mut place = s(c, "projectId").to_owned();
+        if let Some(number) = c["version"].as_u64() {
+            place.push_str(&format!("@v{number}"));
+        }
+        if let Some(comment) = c["commentId"].as_str() {
+            place.push_str(&format!("#{comment}"));
+        }
+        println!("[{}] {}  {place}:{}-{}", c["n"], s(&source, "projectTitle"), c["span"]["from"], c["span"]["to"]);
+    }
+    for q in r["quotes"].as_array().into_iter().flatten().filter(|q| q["found"] == false) {
+        println!("! not in the sources: 「{}」", s(q, "text"));
+    }
+    for n in r["unknownCitations"].as_array().into_iter().flatten() {
+        println!("! [{n}] names no source");
+    }
+    let cached = if r["cached"] == true { "  (cached)" } else { "" };
+    println!("{}{cached}", s(r, "footer"));
 }
 
 fn kinds_empty(params: &Value) -> bool {

@@ -262,6 +262,7 @@ api_methods! {
         "search.query" => search::query(SearchQueryParams) -> crate::retrieval::SearchResults;
         "search.reindex" => search::reindex(Empty) -> crate::retrieval::IndexStatus;
         "search.status" => search::status(Empty) -> crate::retrieval::IndexStatus;
+        "search.ask" => search::ask(SearchAskParams) -> crate::retrieval::ask::Answer;
         "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;
         "proposal.list" => proposals::list(ProposalListParams) -> ProposalListResult;

@@ -16,6 +16,7 @@
 //!   projects, versions and comments to a worker thread, which applies and commits
 //!   it (well within a second); the writer never waits for the index.
 
+pub mod ask;
 pub mod eval;
 mod index;
 pub mod rank;
@@ -46,7 +47,7 @@ pub use semantic::CachedEmbedding;
 pub use text::Snippet;
 
 /// What a search document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub enum DocKind {
     /// A project's working copy.
@@ -88,6 +89,35 @@ pub struct SearchRequest {
 
 /// Most hits one search returns.
 pub const MAX_LIMIT: usize = 100;
+
+/// Characters of a document around its match that make one source of an answer.
+pub const SOURCE_CHARS: usize = 600;
+
+/// How long an answer is reused for the same question (ten minutes).
+pub const ANSWER_TTL_SECONDS: i64 = 600;
+
+/// `chars` characters of `text` around the UTF-16 offset `around.from` (a third
+/// before it), or its start; with their UTF-16 span in `text`.
+fn window(text: &str, around: Option<Anchor>, chars: usize) -> (String, Anchor) {
+    let all: Vec<char> = text.chars().collect();
+    let center = match around {
+        Some(span) => {
+            let mut units = 0u32;
+            all.iter().take_while(|c| {
+                units += c.len_utf16() as u32;
+                units <= span.from
+            })
+            .count()
+        }
+        None => 0,
+    };
+    let start = center.saturating_sub(chars / 3);
+    let end = (start + chars).min(all.len());
+    let start = end.saturating_sub(chars).min(start);
+    let units = |range: &[char]| range.iter().map(|c| c.len_utf16() as u32).sum::<u32>();
+    let from = units(&all[..start]);
+    (all[start..end].iter().collect(), Anchor { from, to: from + units(&all[start..end]) })
+}
 
 /// One hit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -285,6 +315,8 @@ struct ProgressState {
     done: u64,
     building: bool,
     documents: u64,
+    /// Commits of the index so far: what an answer was given from.
+    commits: u64,
 }
 
 impl Progress {
@@ -335,6 +367,8 @@ struct Shared {
     query_vectors: Mutex<HashMap<(String, String), Vec<f32>>>,
     /// Set when the index closes: long work (loading vectors) stops early.
     stopping: AtomicBool,
+    /// Answers of `search.ask` by question, scope, profile and index generation.
+    answers: Mutex<HashMap<String, (crate::model::Timestamp, ask::Answer)>>,
     /// A `LoadVectors` is queued or running.
     loading_vectors: AtomicBool,
 }
@@ -460,6 +494,7 @@ impl SearchIndex {
             vectors: RwLock::default(),
             query_vectors: Mutex::default(),
             stopping: AtomicBool::new(false),
+            answers: Mutex::default(),
             loading_vectors: AtomicBool::new(false),
         });
         let documents = shared.reader.searcher().num_docs();
@@ -691,6 +726,61 @@ impl SearchIndex {
         Ok(hits)
     }
 
+    /// The numbered sources of an answer: for each hit of `request`, a window of
+    /// [`SOURCE_CHARS`] characters of its document around the match.
+    ///
+    /// Errors: INTERNAL when the index cannot be read.
+    pub fn sources(&self, request: &SearchRequest) -> Result<(Vec<ask::Source>, Option<SearchNotice>), ApiError> {
+        let results = self.search(request)?;
+        let searcher = self.shared.reader.searcher();
+        let fields = &self.shared.fields;
+        let mut sources = Vec::new();
+        for hit in results.hits {
+            let doc_id = match (hit.kind, hit.version, &hit.comment_id) {
+                (DocKind::Version, Some(number), _) => version_id(&hit.project_id, number),
+                (DocKind::Comment, _, Some(comment)) => comment_id(&hit.project_id, comment),
+                _ => working_id(&hit.project_id),
+            };
+            let Some(address) = index::address_of(&searcher, fields, &doc_id).map_err(IndexError::from)? else { continue };
+            let doc = index::stored(&searcher, fields, address).map_err(IndexError::from)?;
+            // A comment's span is its anchor in the project; its source is its body.
+            let around = if hit.kind == DocKind::Comment { None } else { hit.span };
+            let (text, span) = window(&doc.body, around, SOURCE_CHARS);
+            sources.push(ask::Source {
+                n: sources.len() as u32 + 1,
+                project_id: hit.project_id,
+                project_title: hit.project_title,
+                kind: hit.kind,
+                version: hit.version,
+                comment_id: hit.comment_id,
+                span,
+                text,
+            });
+        }
+        Ok((sources, results.notice))
+    }
+
+    /// How many times the index has committed: it changes whenever what a search can
+    /// find changes.
+    pub fn generation(&self) -> u64 {
+        self.shared.progress.lock().commits
+    }
+
+    /// A cached answer for `key` given at most [`ANSWER_TTL_SECONDS`] before `now`.
+    pub fn cached_answer(&self, key: &str, now: crate::model::Timestamp) -> Option<ask::Answer> {
+        let mut answers = self.shared.answers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        answers.retain(|_, (at, _)| (now - *at).num_seconds() < ANSWER_TTL_SECONDS);
+        answers.get(key).map(|(_, answer)| answer.clone())
+    }
+
+    pub fn cache_answer(&self, key: String, now: crate::model::Timestamp, answer: ask::Answer) {
+        let mut answers = self.shared.answers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if answers.len() >= 256 {
+            answers.clear();
+        }
+        answers.insert(key, (now, answer));
+    }
+
     /// The BM25 baseline (one query over title and body words, no tiers, no literal
     /// field, no snippets): the top `limit` document ids. For the benchmark.
     pub fn plain_bm25(&self, query: &str, limit: usize) -> Result<Vec<String>, ApiError> {
@@ -803,6 +893,7 @@ impl Worker {
         if batch.iter().any(|w| matches!(w, Work::Committed(_))) {
             self.writer.commit()?;
             self.shared.reader.reload()?;
+            self.shared.progress.lock().commits += 1;
         }
         self.embed(changed);
         Ok(())
@@ -917,6 +1008,7 @@ impl Worker {
         for_each_record::<Comment>(&store, |c| add(&mut self.writer, IndexDoc::comment(&c)))?;
         self.writer.commit()?;
         self.shared.reader.reload()?;
+        self.shared.progress.lock().commits += 1;
         tracing::info!(documents = n, elapsed = ?started.elapsed(), "search index rebuilt");
         {
             let mut vectors = self.shared.vectors.write().unwrap_or_else(|poisoned| poisoned.into_inner());

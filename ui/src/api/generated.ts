@@ -25,6 +25,38 @@ export type ActivityListResult = { activities: Array<Activity>, };
 
 export type Anchor = { from: number, to: number, };
 
+export type Answer = { 
+/**
+ * The model's answer as it wrote it (empty when nothing matched the question:
+ * then no model was called).
+ */
+answer: string, 
+/**
+ * The model that answered.
+ */
+model: string | null, sources: Array<Source>, citations: Array<Citation>, quotes: Array<Quote>, 
+/**
+ * `[N]` in the answer that name no source.
+ */
+unknownCitations: Array<number>, 
+/**
+ * Documents retrieved (the sources) and cited.
+ */
+retrieved: number, cited: number, 
+/**
+ * "检索 X 篇，引用 Y 篇 / retrieved X, cited Y".
+ */
+footer: string, 
+/**
+ * Why retrieval was not all it could be (semantic search off or failed).
+ */
+notice: SearchNotice | null, 
+/**
+ * True when this answer came from the cache (the same question, sources and
+ * profile within ten minutes, the index unchanged).
+ */
+cached: boolean, };
+
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
 export type ApiKey = string;
@@ -193,6 +225,13 @@ draftsNewer: Array<Platform>,
  * True when the owner's staged set was dropped (it sat on the replaced working copy).
  */
 stagingDiscarded: boolean, };
+
+export type Citation = { n: number, projectId: string, kind: DocKind, version: number | null, commentId: string | null, 
+/**
+ * The cited source's place in its document; a checked quote citing it narrows
+ * this to the quote.
+ */
+span: Anchor, };
 
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
@@ -1011,6 +1050,16 @@ monthlyCost?: number, };
 
 export type QuotasSetParams = { dailyTokens?: number, monthlyCost?: number, };
 
+export type Quote = { text: string, 
+/**
+ * True when the quoted text is, character for character, in a source.
+ */
+found: boolean, 
+/**
+ * The source it was found in, and where in that source's document.
+ */
+source: number | null, span: Anchor | null, };
+
 export type RebaseConflict = { hunkId: string, 
 /**
  * 0-based lines of the base text the hunk changes.
@@ -1047,6 +1096,24 @@ export type RiskList = { id: string, description: string, source: string, sugges
  * Industries (from a brand profile) in which a match blocks instead of warning.
  */
 strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
+
+export type SearchAskParams = { 
+/**
+ * The question.
+ */
+q: string, 
+/**
+ * Default: `project` when `projectId` is given, else `workspace`.
+ */
+scope?: SearchScope, projectId?: string, 
+/**
+ * The LLM profile to answer with (id or name); default: the default profile.
+ */
+profile?: string, 
+/**
+ * How many sources to answer from, 1–12; default 6.
+ */
+limit?: number, };
 
 export type SearchHit = { projectId: string, 
 /**
@@ -1203,6 +1270,17 @@ export type Severity = "info" | "warn" | "block";
 export type SkippedDraft = { platform: Platform, reason: string, };
 
 export type Snippet = { text: string, highlights: Array<Anchor>, };
+
+export type Source = { 
+/**
+ * 1, 2, 3, … as the model cites it.
+ */
+n: number, projectId: string, projectTitle: string, kind: DocKind, version: number | null, commentId: string | null, 
+/**
+ * Where `text` is in the document's text (the source of the working copy or
+ * version, or the comment's body), in UTF-16 code units.
+ */
+span: Anchor, text: string, };
 
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
@@ -1520,6 +1598,7 @@ export interface ApiMethods {
   "search.query": { params: SearchQueryParams; result: SearchResults };
   "search.reindex": { params: Empty; result: IndexStatus };
   "search.status": { params: Empty; result: IndexStatus };
+  "search.ask": { params: SearchAskParams; result: Answer };
   "permissionRules.get": { params: Empty; result: PermissionRules };
   "permissionRules.set": { params: PermissionRules; result: PermissionRules };
   "proposal.list": { params: ProposalListParams; result: ProposalListResult };
@@ -1541,7 +1620,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.interrupt", "session.setMode", "session.events", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion"];
 

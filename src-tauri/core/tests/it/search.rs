@@ -316,3 +316,70 @@ fn fused_search_is_at_least_as_good_as_either_retriever_on_the_fixture_corpus() 
         assert!(row.ndcg10[2] >= 0.95, "{class}: fused keeps literal matches on top: {row:?}");
     }
 }
+
+#[test]
+fn ask_answers_from_sources_with_resolved_citations_checked_quotes_and_a_cache() {
+    let server = ModelServer::start(vec![
+        Reply::text("水温九十度左右最好「水温九十度左右最好」[1]，书里还说「每天喝五杯」[1][9]。"),
+        Reply::text("现在说的是「研磨要细」[1]。"),
+    ]);
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "chat"}));
+    let (coffee, _, _) = corpus(&t);
+    let answer = t.ok("search.ask", json!({"q": "手冲咖啡的水温"}));
+    assert_eq!(answer["cached"], false);
+    let sources = answer["sources"].as_array().unwrap();
+    assert_eq!(sources[0]["projectId"], json!(coffee));
+    assert_eq!(sources[0]["n"], 1);
+    // The citation resolves to the document and, through the checked quote, its span.
+    let source = t.ok("project.get", json!({"projectId": coffee}))["source"].as_str().unwrap().to_owned();
+    let citation = &answer["citations"][0];
+    assert_eq!((citation["projectId"].clone(), citation["kind"].clone(), citation["version"].clone()), (json!(coffee), json!("working"), Value::Null));
+    assert_eq!(slice(&source, &citation["span"]), "水温九十度左右最好");
+    let quotes: Vec<(String, bool)> = answer["quotes"].as_array().unwrap().iter().map(|q| (q["text"].as_str().unwrap().to_owned(), q["found"].as_bool().unwrap())).collect();
+    assert_eq!(quotes, vec![("水温九十度左右最好".to_owned(), true), ("每天喝五杯".to_owned(), false)]);
+    assert_eq!(answer["unknownCitations"], json!([9]));
+    let retrieved = sources.len();
+    assert_eq!(answer["footer"], format!("检索 {retrieved} 篇，引用 1 篇 / retrieved {retrieved}, cited 1"));
+    // The sources and the question were sent; the model saw numbered sources.
+    let sent = server.chat_requests()[0].body["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(sent.contains("[1] 《手冲咖啡入门》") && sent.contains("水温九十度"), "{sent}");
+
+    // The same question again: from the cache, no model call.
+    let again = t.ok("search.ask", json!({"q": "手冲咖啡的水温"}));
+    assert_eq!(again["cached"], true);
+    assert_eq!(again["answer"], answer["answer"]);
+    server.assert_calls(1);
+    // A change to the writing makes the cached answer stale.
+    let project = t.ok("project.get", json!({"projectId": coffee}));
+    t.ok("project.update", json!({"projectId": coffee, "baseRevision": project["revision"], "source": "手冲咖啡的水温：研磨要细，水温九十二度。"}));
+    wait(&t);
+    let fresh = t.ok("search.ask", json!({"q": "手冲咖啡的水温"}));
+    assert_eq!(fresh["cached"], false);
+    assert_eq!(fresh["quotes"][0]["found"], true);
+    server.assert_calls(2);
+
+    // Nothing matches: no model call, an empty answer and a zero footer.
+    let nothing = t.ok("search.ask", json!({"q": "量子纠缠"}));
+    assert_eq!((nothing["answer"].as_str(), nothing["footer"].as_str()), (Some(""), Some("检索 0 篇，引用 0 篇 / retrieved 0, cited 0")));
+    server.assert_calls(2);
+}
+
+#[test]
+fn ask_cache_expires_after_ten_minutes() {
+    let server = ModelServer::start(vec![Reply::text("答[1]"), Reply::text("又答[1]")]);
+    let clock = std::sync::Arc::new(inkstone_core::config::FakeClock::new(0));
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = inkstone_core::EngineConfig::for_tests(dir.path());
+    config.clock = clock.clone();
+    let engine = inkstone_core::Engine::open(config).unwrap();
+    engine.call("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "chat"})).unwrap();
+    engine.call("project.create", json!({"title": "灯塔", "source": "守夜人的日记。"})).unwrap();
+    assert!(engine.search_index().wait_idle(Duration::from_secs(20)));
+    assert_eq!(engine.call("search.ask", json!({"q": "守夜人"})).unwrap()["cached"], false);
+    clock.advance_millis(599_000);
+    assert_eq!(engine.call("search.ask", json!({"q": "守夜人"})).unwrap()["cached"], true);
+    clock.advance_millis(2_000);
+    assert_eq!(engine.call("search.ask", json!({"q": "守夜人"})).unwrap()["cached"], false);
+    server.assert_calls(2);
+}
