@@ -25,8 +25,8 @@ pub mod text;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -103,11 +103,12 @@ fn window(text: &str, around: Option<Anchor>, chars: usize) -> (String, Anchor) 
     let center = match around {
         Some(span) => {
             let mut units = 0u32;
-            all.iter().take_while(|c| {
-                units += c.len_utf16() as u32;
-                units <= span.from
-            })
-            .count()
+            all.iter()
+                .take_while(|c| {
+                    units += c.len_utf16() as u32;
+                    units <= span.from
+                })
+                .count()
         }
         None => 0,
     };
@@ -276,7 +277,9 @@ impl From<IndexError> for ApiError {
             IndexError::Index(e) => ApiError::new(ErrorCode::Internal, format!("The search index failed: {e}"))
                 .hint("reindex", "Rebuild the search index with `inkstone-cli search --reindex` or Settings; your writing is not affected."),
             IndexError::Store(e) => e.into(),
-            IndexError::Io(e) => ApiError::new(ErrorCode::Io, format!("The search index folder failed: {e}")).hint("check_disk", "Check that the disk is not full and the folder is writable."),
+            IndexError::Io(e) => {
+                ApiError::new(ErrorCode::Io, format!("The search index folder failed: {e}")).hint("check_disk", "Check that the disk is not full and the folder is writable.")
+            }
         }
     }
 }
@@ -554,14 +557,7 @@ impl SearchIndex {
             (state.documents, state.building, state.sent.saturating_sub(state.done))
         };
         let vectors = self.shared.vectors.read().unwrap_or_else(|poisoned| poisoned.into_inner());
-        IndexStatus {
-            documents,
-            building,
-            pending,
-            embedding_model: vectors.model.clone(),
-            vectors: vectors.by_doc.len() as u64,
-            vectors_missing: vectors.missing as u64,
-        }
+        IndexStatus { documents, building, pending, embedding_model: vectors.model.clone(), vectors: vectors.by_doc.len() as u64, vectors_missing: vectors.missing as u64 }
     }
 
     /// Searches. An empty query (nothing but spaces and punctuation) finds nothing.
@@ -623,7 +619,9 @@ impl SearchIndex {
         let profile = match semantic::profile(store) {
             Ok(Some(profile)) => profile,
             Ok(None) => return Err(off("No embedding model is configured; the results are lexical only.")),
-            Err(error) => return Err(SearchNotice { code: NoticeCode::SemanticFailed, message: format!("Semantic search is unavailable ({error}); the results are lexical only.") }),
+            Err(error) => {
+                return Err(SearchNotice { code: NoticeCode::SemanticFailed, message: format!("Semantic search is unavailable ({error}); the results are lexical only.") })
+            }
         };
         let model = profile.embedding_model.clone().unwrap_or_default();
         {
@@ -675,7 +673,14 @@ impl SearchIndex {
 
     /// The hits of the fused candidates: one per project (workspace) or per content
     /// (project), each with its span and snippet.
-    fn hits(&self, searcher: &tantivy::Searcher, terms: &text::QueryTerms, fused: &[rank::Fused<DocAddress>], scope: SearchScope, limit: usize) -> Result<Vec<SearchHit>, ApiError> {
+    fn hits(
+        &self,
+        searcher: &tantivy::Searcher,
+        terms: &text::QueryTerms,
+        fused: &[rank::Fused<DocAddress>],
+        scope: SearchScope,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, ApiError> {
         let fields = &self.shared.fields;
         let mut groups: Vec<(String, index::StoredDoc, &rank::Fused<DocAddress>)> = Vec::new();
         for candidate in fused {
@@ -871,8 +876,7 @@ impl Worker {
     }
 
     fn handle(&mut self, batch: Vec<Work>) -> Result<(), IndexError> {
-        let rebuild = batch.iter().any(|w| matches!(w, Work::Rebuild))
-            || batch.iter().map(|w| if let Work::Committed(c) = w { c.len() } else { 0 }).sum::<usize>() > REBUILD_OVER;
+        let rebuild = batch.iter().any(|w| matches!(w, Work::Rebuild)) || batch.iter().map(|w| if let Work::Committed(c) = w { c.len() } else { 0 }).sum::<usize>() > REBUILD_OVER;
         if rebuild {
             return self.rebuild();
         }
@@ -1102,7 +1106,9 @@ impl Worker {
 
     fn keep_vector(&self, doc: &IndexDoc, vector: Vec<f32>) {
         let mut vectors = self.shared.vectors.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-        vectors.by_doc.insert(doc.doc_id.clone(), DocVector { project_id: doc.project_id.clone(), kind: doc.kind, platforms: doc.platforms.clone(), vector: semantic::unit(vector) });
+        vectors
+            .by_doc
+            .insert(doc.doc_id.clone(), DocVector { project_id: doc.project_id.clone(), kind: doc.kind, platforms: doc.platforms.clone(), vector: semantic::unit(vector) });
     }
 }
 

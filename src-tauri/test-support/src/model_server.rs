@@ -532,9 +532,7 @@ fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value
             (json!({"role": "assistant", "content": if content.is_empty() { Value::Null } else { json!(content) }, "tool_calls": calls}), "tool_calls".to_owned(), 10)
         }
         Reply::StreamError { error, .. } => return Some(json!({"error": error})),
-        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => {
-            return None
-        }
+        Reply::Cut { .. } | Reply::Stall { .. } | Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => return None,
     };
     let input = input_tokens(request);
     Some(

@@ -35,7 +35,10 @@ fn lines(name: &str) -> Vec<Value> {
 }
 
 pub fn load_fixture() -> Fixture {
-    let docs = lines("corpus.jsonl").into_iter().map(|d| (d["id"].as_str().unwrap().to_owned(), d["title"].as_str().unwrap().to_owned(), d["source"].as_str().unwrap().to_owned())).collect();
+    let docs = lines("corpus.jsonl")
+        .into_iter()
+        .map(|d| (d["id"].as_str().unwrap().to_owned(), d["title"].as_str().unwrap().to_owned(), d["source"].as_str().unwrap().to_owned()))
+        .collect();
     let queries = lines("queries.jsonl")
         .into_iter()
         .map(|q| Query { id: q["id"].as_str().unwrap().to_owned(), class: q["class"].as_str().unwrap().to_owned(), q: q["q"].as_str().unwrap().to_owned() })

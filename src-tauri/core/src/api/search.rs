@@ -56,13 +56,7 @@ fn request(engine: &Engine, params: SearchQueryParams) -> Result<SearchRequest, 
     if !(1..=crate::retrieval::MAX_LIMIT as u32).contains(&limit) {
         return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {}.", crate::retrieval::MAX_LIMIT)));
     }
-    Ok(SearchRequest {
-        query,
-        scope,
-        filter: Filter { project_id, kinds: params.kinds.unwrap_or_default(), platform: None },
-        limit: limit as usize,
-        mode: SearchMode::Fused,
-    })
+    Ok(SearchRequest { query, scope, filter: Filter { project_id, kinds: params.kinds.unwrap_or_default(), platform: None }, limit: limit as usize, mode: SearchMode::Fused })
 }
 
 pub(super) fn query(engine: &Engine, params: SearchQueryParams) -> Result<SearchResults, ApiError> {
@@ -128,7 +122,8 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         })?,
     };
     let index = engine.search_index();
-    let key = serde_json::json!([crate::retrieval::text::normalize_label(&request.query), request.scope, request.filter.project_id, limit, profile.id, index.generation()]).to_string();
+    let key =
+        serde_json::json!([crate::retrieval::text::normalize_label(&request.query), request.scope, request.filter.project_id, limit, profile.id, index.generation()]).to_string();
     let now = engine.now();
     if let Some(mut cached) = index.cached_answer(&key, now) {
         cached.cached = true;

@@ -14,10 +14,10 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::client::Embeddings;
 use super::keychain::{account_for_profile, SecretStore};
 use super::profile::{LlmProfile, Provider};
 use super::retry::{Jitter, RetryPolicy};
-use super::client::Embeddings;
 use super::{estimate_request_tokens, ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Usage};
 use crate::clock::{Clock, IdSource};
 use crate::error::{ApiError, ErrorCode};
@@ -184,12 +184,9 @@ impl Runtime {
         let result = self.run(client.embed(inputs, super::client::MAX_EMBEDDING_BATCH, cancel))?;
         let latency_ms = started.elapsed().as_millis() as u64;
         let (model, usage, attempts, outcome) = match &result {
-            Ok(embeddings) => (
-                embeddings.model.clone(),
-                Usage { input_tokens: embeddings.input_tokens, output_tokens: 0, estimated: false },
-                embeddings.attempts,
-                UsageOutcome::Ok,
-            ),
+            Ok(embeddings) => {
+                (embeddings.model.clone(), Usage { input_tokens: embeddings.input_tokens, output_tokens: 0, estimated: false }, embeddings.attempts, UsageOutcome::Ok)
+            }
             Err(error) => (embedding_model, Usage::default(), 1, UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
         };
         record_usage(store, clock, ids, Metered { profile: &profile, call, model, usage, attempts, outcome, latency_ms })?;

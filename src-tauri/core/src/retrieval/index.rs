@@ -38,10 +38,7 @@ impl TokenStream for Tokens {
 }
 
 fn stream(tokens: Vec<text::Token>) -> Tokens {
-    Tokens {
-        tokens: tokens.into_iter().map(|t| TantivyToken { offset_from: t.from, offset_to: t.to, position: t.position, text: t.text, position_length: 1 }).collect(),
-        next: 0,
-    }
+    Tokens { tokens: tokens.into_iter().map(|t| TantivyToken { offset_from: t.from, offset_to: t.to, position: t.position, text: t.text, position_length: 1 }).collect(), next: 0 }
 }
 
 /// jieba search-mode words of the normalised text. Written here rather than taken
@@ -250,9 +247,7 @@ impl Filter {
     /// True when `kind` in `project_id` passes (for the semantic list, which is not a
     /// tantivy query).
     pub fn admits(&self, project_id: &str, kind: DocKind, platforms: &[crate::model::Platform]) -> bool {
-        self.project_id.as_deref().is_none_or(|p| p == project_id)
-            && (self.kinds.is_empty() || self.kinds.contains(&kind))
-            && self.platform.is_none_or(|p| platforms.contains(&p))
+        self.project_id.as_deref().is_none_or(|p| p == project_id) && (self.kinds.is_empty() || self.kinds.contains(&kind)) && self.platform.is_none_or(|p| platforms.contains(&p))
     }
 }
 

@@ -516,8 +516,7 @@ mod tests {
         let utf16: Vec<u16> = text.encode_utf16().collect();
         assert_eq!(String::from_utf16(&utf16[located.span.from as usize..located.span.to as usize]).unwrap(), "手冲咖啡");
         let snippet_utf16: Vec<u16> = located.snippet.text.encode_utf16().collect();
-        let marked: Vec<String> =
-            located.snippet.highlights.iter().map(|h| String::from_utf16(&snippet_utf16[h.from as usize..h.to as usize]).unwrap()).collect();
+        let marked: Vec<String> = located.snippet.highlights.iter().map(|h| String::from_utf16(&snippet_utf16[h.from as usize..h.to as usize]).unwrap()).collect();
         assert_eq!(marked, vec!["手冲咖啡"]);
         assert!(!located.snippet.text.contains('\n'));
     }

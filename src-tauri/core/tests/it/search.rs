@@ -319,10 +319,7 @@ fn fused_search_is_at_least_as_good_as_either_retriever_on_the_fixture_corpus() 
 
 #[test]
 fn ask_answers_from_sources_with_resolved_citations_checked_quotes_and_a_cache() {
-    let server = ModelServer::start(vec![
-        Reply::text("水温九十度左右最好「水温九十度左右最好」[1]，书里还说「每天喝五杯」[1][9]。"),
-        Reply::text("现在说的是「研磨要细」[1]。"),
-    ]);
+    let server = ModelServer::start(vec![Reply::text("水温九十度左右最好「水温九十度左右最好」[1]，书里还说「每天喝五杯」[1][9]。"), Reply::text("现在说的是「研磨要细」[1]。")]);
     let t = TestEngine::new();
     t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "chat"}));
     let (coffee, _, _) = corpus(&t);
