@@ -370,6 +370,9 @@ struct Shared {
     query_vectors: Mutex<HashMap<(String, String), Vec<f32>>>,
     /// Set when the index closes: long work (loading vectors) stops early.
     stopping: AtomicBool,
+    /// After a query vector failed, searches skip semantic retrieval until then, so a
+    /// hung embedding server costs one search its timeout, not every keystroke.
+    semantic_down_until: Mutex<Option<Instant>>,
     /// Answers of `search.ask` by question, scope, profile and index generation.
     answers: Mutex<HashMap<String, (crate::model::Timestamp, ask::Answer)>>,
     /// A `LoadVectors` is queued or running.
@@ -427,6 +430,8 @@ const EMBED_BATCH: usize = 64;
 const EMBED_RETRY: Duration = Duration::from_secs(30);
 /// The longest a search waits for its query vector.
 const QUERY_EMBED_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long searches stay lexical after a query vector failed.
+const SEMANTIC_PAUSE: Duration = Duration::from_secs(30);
 
 /// An open index: tantivy's index, its one writer and a reader.
 struct Opened {
@@ -497,6 +502,7 @@ impl SearchIndex {
             vectors: RwLock::default(),
             query_vectors: Mutex::default(),
             stopping: AtomicBool::new(false),
+            semantic_down_until: Mutex::default(),
             answers: Mutex::default(),
             loading_vectors: AtomicBool::new(false),
         });
@@ -633,9 +639,16 @@ impl SearchIndex {
                 let _ = self.work.send(Work::LoadVectors);
             }
         }
-        let query_vector = self.query_vector(&profile.id, &model, query).map_err(|error| SearchNotice {
-            code: NoticeCode::SemanticFailed,
-            message: format!("The embedding server failed ({:?}: {}); the results are lexical only.", error.code, error.message),
+        let paused = self.shared.semantic_down_until.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some_and(|until| Instant::now() < until);
+        if paused {
+            return Err(SearchNotice { code: NoticeCode::SemanticFailed, message: "The embedding server failed recently; the results are lexical only.".to_owned() });
+        }
+        let query_vector = self.query_vector(&profile.id, &model, query).map_err(|error| {
+            *self.shared.semantic_down_until.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Instant::now() + SEMANTIC_PAUSE);
+            SearchNotice {
+                code: NoticeCode::SemanticFailed,
+                message: format!("The embedding server failed ({:?}: {}); the results are lexical only.", error.code, error.message),
+            }
         })?;
         let vectors = self.shared.vectors.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         if vectors.model.as_deref() != Some(model.as_str()) {

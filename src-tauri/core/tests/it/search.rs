@@ -273,6 +273,12 @@ fn a_failing_embedding_server_degrades_to_lexical_with_a_notice() {
     assert_eq!(result["semantic"], false);
     assert_eq!(result["notice"]["code"], "semanticFailed");
     assert_eq!(hit_projects(&result), vec![coffee]);
+    // The next searches do not wait for the failing server again (for a while).
+    let calls = || server.requests().iter().filter(|r| r.path.ends_with("/embeddings")).count();
+    let before = calls();
+    let again = search(&t, json!({"q": "水温"}));
+    assert_eq!(again["notice"]["code"], "semanticFailed");
+    assert_eq!(calls(), before);
 }
 
 #[test]
