@@ -88,7 +88,7 @@ fn document(rng: &mut Rng, n: usize) -> (String, String) {
     for _ in 0..(6 + rng.next() % 8) {
         let sentence = rng.pick(SENTENCES).replace("{a}", rng.pick(WORDS)).replace("{b}", rng.pick(WORDS)).replace("{e}", rng.pick(ENGLISH));
         source.push_str(&sentence);
-        if rng.next() % 4 == 0 {
+        if rng.next().is_multiple_of(4) {
             source.push_str("\n\n");
         }
     }
@@ -119,7 +119,7 @@ fn main() {
     let mut batch = Batch::new();
     for n in 0..n_docs {
         let (title, source) = document(&mut rng, n);
-        if n % (n_docs / 50).max(1) == 0 {
+        if n.is_multiple_of((n_docs / 50).max(1)) {
             titles.push(title.clone());
         }
         project::stage_create(kernel, &mut batch, NewProject { title, source, ..NewProject::default() }, kernel.now()).unwrap();

@@ -674,7 +674,7 @@ impl SearchIndex {
         let services = &self.shared.services;
         let call = ModelCall { profile: profile_id, purpose: "search", session_id: None, run_id: None };
         let embeddings =
-            services.llm.embed(&self.shared.store, services.clock.as_ref(), services.ids.as_ref(), call, &[key.1.clone()], Some(QUERY_EMBED_TIMEOUT), &Cancel::new())?;
+            services.llm.embed(&self.shared.store, services.clock.as_ref(), services.ids.as_ref(), call, std::slice::from_ref(&key.1), Some(QUERY_EMBED_TIMEOUT), &Cancel::new())?;
         let vector = semantic::unit(embeddings.vectors.into_iter().next().unwrap_or_default());
         let mut cache = self.shared.query_vectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if cache.len() >= 512 {

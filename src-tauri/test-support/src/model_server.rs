@@ -48,8 +48,11 @@ pub enum Reply {
 }
 
 /// A function from an input text to its embedding.
+pub type Embed = dyn Fn(&str) -> Vec<f32> + Send + Sync;
+
+/// An [`Embed`] a reply can carry.
 #[derive(Clone)]
-pub struct EmbedFn(pub Arc<dyn Fn(&str) -> Vec<f32> + Send + Sync>);
+pub struct EmbedFn(pub Arc<Embed>);
 
 impl std::fmt::Debug for EmbedFn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -64,6 +64,10 @@ pub struct ClassScores {
     pub recall20: [f64; 3],
 }
 
+/// nDCG@10 and recall@20 of one query in each mode (lexical, semantic, fused); `None`
+/// when nothing is relevant.
+type QueryScores = [(Option<f64>, Option<f64>); 3];
+
 pub const MODES: [(SearchMode, &str); 3] = [(SearchMode::Lexical, "lexical"), (SearchMode::Semantic, "semantic"), (SearchMode::Fused, "fused")];
 
 /// Runs the whole evaluation; the last row is `all`.
@@ -83,10 +87,10 @@ pub fn evaluate() -> Vec<ClassScores> {
     let status = index.status();
     assert_eq!(status.vectors_missing, 0, "every document has its vector: {status:?}");
     // per class, per mode: (ndcg, recall) per query
-    let mut per_class: BTreeMap<String, Vec<[(Option<f64>, Option<f64>); 3]>> = BTreeMap::new();
+    let mut per_class: BTreeMap<String, Vec<QueryScores>> = BTreeMap::new();
     for query in &fixture.queries {
         let judgements = fixture.judgements.get(&query.id).cloned().unwrap_or_default();
-        let mut row = [(None, None); 3];
+        let mut row: QueryScores = [(None, None); 3];
         for (slot, (mode, _)) in MODES.iter().enumerate() {
             let request = SearchRequest {
                 query: query.q.clone(),
@@ -101,7 +105,7 @@ pub fn evaluate() -> Vec<ClassScores> {
         }
         per_class.entry(query.class.clone()).or_default().push(row);
     }
-    let score = |class: String, rows: Vec<&[(Option<f64>, Option<f64>); 3]>| {
+    let score = |class: String, rows: Vec<&QueryScores>| {
         let mut ndcg10 = [0.0; 3];
         let mut recall20 = [0.0; 3];
         for slot in 0..3 {

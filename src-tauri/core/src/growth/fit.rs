@@ -213,7 +213,7 @@ pub fn report(growth: &GrowthProfile, draft: &DraftProfile, title: &str, content
     });
     let total: u32 = points.iter().map(|p| p.weight).sum();
     let passed: u32 = points.iter().filter(|p| p.passed).map(|p| p.weight).sum();
-    let score = if total == 0 { 100 } else { (passed * 100 + total / 2) / total };
+    let score = (passed * 100 + total / 2).checked_div(total).unwrap_or(100);
     FitReport { platform: growth.platform, profile_ids: vec![growth.id.clone(), draft.id.clone()], score, points, disclaimer: DISCLAIMER.to_owned() }
 }
 
