@@ -645,10 +645,7 @@ impl SearchIndex {
         }
         let query_vector = self.query_vector(&profile.id, &model, query).map_err(|error| {
             *self.shared.semantic_down_until.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Instant::now() + SEMANTIC_PAUSE);
-            SearchNotice {
-                code: NoticeCode::SemanticFailed,
-                message: format!("The embedding server failed ({:?}: {}); the results are lexical only.", error.code, error.message),
-            }
+            SearchNotice { code: NoticeCode::SemanticFailed, message: format!("The embedding server failed ({:?}: {}); the results are lexical only.", error.code, error.message) }
         })?;
         let vectors = self.shared.vectors.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         if vectors.model.as_deref() != Some(model.as_str()) {
@@ -673,8 +670,15 @@ impl SearchIndex {
         }
         let services = &self.shared.services;
         let call = ModelCall { profile: profile_id, purpose: "search", session_id: None, run_id: None };
-        let embeddings =
-            services.llm.embed(&self.shared.store, services.clock.as_ref(), services.ids.as_ref(), call, std::slice::from_ref(&key.1), Some(QUERY_EMBED_TIMEOUT), &Cancel::new())?;
+        let embeddings = services.llm.embed(
+            &self.shared.store,
+            services.clock.as_ref(),
+            services.ids.as_ref(),
+            call,
+            std::slice::from_ref(&key.1),
+            Some(QUERY_EMBED_TIMEOUT),
+            &Cancel::new(),
+        )?;
         let vector = semantic::unit(embeddings.vectors.into_iter().next().unwrap_or_default());
         let mut cache = self.shared.query_vectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if cache.len() >= 512 {
