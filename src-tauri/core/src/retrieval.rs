@@ -954,7 +954,30 @@ impl Worker {
                     return Ok(None);
                 }
             },
-            _ => return Ok(None),
+            // Not searchable (the subscription does not even ask for them); a new kind
+            // must be decided on here.
+            Kind::Meta
+            | Kind::ProjectSummaries
+            | Kind::Activities
+            | Kind::BrandProfiles
+            | Kind::Templates
+            | Kind::Media
+            | Kind::LlmProfiles
+            | Kind::UsageRecords
+            | Kind::PlatformDrafts
+            | Kind::Sessions
+            | Kind::SessionEvents
+            | Kind::ToolResults
+            | Kind::ContextSnapshots
+            | Kind::Approvals
+            | Kind::ToolExecutions
+            | Kind::Proposals
+            | Kind::ProposalIndex
+            | Kind::ProposalAudit
+            | Kind::Constraints
+            | Kind::Checkpoints
+            | Kind::Staging
+            | Kind::Embeddings => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);
         self.writer.add_document(index::document(&fields, &doc))?;
