@@ -1,6 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { type ApiClient, type ClientError, toClientError } from "./api/client";
-import type { BrandProfile, ContentTemplate, Project, ProjectSummary } from "./api/generated";
+import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit } from "./api/generated";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Sidebar } from "./components/Sidebar";
 import { AppCtx, type Ctx } from "./context";
@@ -8,7 +8,7 @@ import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
 import { Settings, type SettingsSection } from "./settings/Settings";
 import { LocalModelOffer } from "./settings/LocalOffer";
-import type { ProjectViewHandle } from "./editor/ProjectView";
+import type { ProjectViewHandle, Reveal } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
 import { type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
 import { applyLang, applyTheme, initialPanelTab, saveLang, savePanelTab, saveTheme, type Theme } from "./lib/prefs";
@@ -47,6 +47,12 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
   const [showArchived, setShowArchived] = useState(false);
   const [selectedId, setSelectedId] = useState<string | null>(null);
+  /** Where to show the project that a search hit opened. */
+  const [reveal, setReveal] = useState<Reveal | null>(null);
+  const openHit = useCallback((hit: SearchHit) => {
+    setSelectedId(hit.projectId);
+    setReveal((r) => ({ projectId: hit.projectId, span: hit.span, version: hit.version, commentId: hit.commentId, seq: (r?.seq ?? 0) + 1 }));
+  }, []);
   const [sidebar, setSidebar] = useState(true);
   const [tab, setTab] = useState<PanelTab>(() => initialPanelTab(TABS, "history"));
   const [palette, setPalette] = useState(false);
@@ -253,6 +259,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             syncLabel={local ? t("sync.local") : t("sync.linked")}
             onShowArchived={setShowArchived}
             onSelect={setSelectedId}
+            onOpenHit={openHit}
             onNew={() => setNewDialog({})}
             onImport={() => setSettings("data")}
             onSettings={() => setSettings("general")}
@@ -270,6 +277,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
               key={selectedId}
               ref={view}
               projectId={selectedId}
+              reveal={reveal?.projectId === selectedId ? reveal : null}
               tab={tab}
               onTab={selectTab}
               brands={brands}

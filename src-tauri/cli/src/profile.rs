@@ -46,6 +46,9 @@ pub struct AddArgs {
     base_url: String,
     #[arg(long)]
     model: String,
+    /// The server's embedding model, for semantic search (without one search is lexical).
+    #[arg(long)]
+    embedding_model: Option<String>,
     /// Read the API key from standard input (one line).
     #[arg(long, conflicts_with = "no_key")]
     api_key_stdin: bool,
@@ -110,7 +113,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 None
             };
             let params = json!({
-                "name": args.name, "baseUrl": args.base_url, "model": args.model, "timeoutS": args.timeout,
+                "name": args.name, "baseUrl": args.base_url, "model": args.model, "embeddingModel": args.embedding_model, "timeoutS": args.timeout,
                 "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens,
                 "inputPricePerMtok": args.input_price, "outputPricePerMtok": args.output_price, "keyRequired": key_required,
             });

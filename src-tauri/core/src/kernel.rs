@@ -1,8 +1,9 @@
-//! The kernel: the open store, the configuration (clock, ids, data dir) and the model
-//! runtime. Every subsystem above the store works with a `&Kernel`; it decides nothing
-//! itself. Writes go through [`Kernel::write_lock`] and one [`crate::store::Batch`].
+//! The kernel: the open store, the configuration (clock, ids, data dir), the model
+//! runtime and the search index. Every subsystem above the store works with a
+//! `&Kernel`; it decides nothing itself. Writes go through [`Kernel::write_lock`] and
+//! one [`crate::store::Batch`].
 
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 
 use crate::config::EngineConfig;
 use crate::error::ApiError;
@@ -12,9 +13,12 @@ use crate::model::{Activity, ActivityKind, Timestamp, Workspace};
 use crate::store::{Batch, Durability, Store, StoreOptions};
 
 pub struct Kernel {
-    store: Store,
+    // Dropped first: its thread holds the store until it stops, and the store's lock
+    // must be released when the kernel goes.
+    search: crate::retrieval::SearchIndex,
+    store: Arc<Store>,
     config: EngineConfig,
-    llm: crate::llm::Runtime,
+    llm: Arc<crate::llm::Runtime>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -34,8 +38,11 @@ impl Kernel {
             &config.data_dir,
             &StoreOptions { holder: config.holder.clone(), cache_capacity_bytes: config.cache_capacity_bytes, group_commit_millis: config.group_commit_millis },
         )?;
-        let llm = crate::llm::Runtime::new(config.secrets.clone(), config.env_api_key.clone(), config.llm_retry, config.jitter_seed);
-        let kernel = Kernel { store, config, llm };
+        let store = Arc::new(store);
+        let llm = Arc::new(crate::llm::Runtime::new(config.secrets.clone(), config.env_api_key.clone(), config.llm_retry, config.jitter_seed));
+        let services = crate::retrieval::Services { llm: Arc::clone(&llm), clock: Arc::clone(&config.clock), ids: Arc::clone(&config.ids) };
+        let search = crate::retrieval::SearchIndex::open(Arc::clone(&store), services)?;
+        let kernel = Kernel { search, store, config, llm };
         kernel.ensure_workspace()?;
         Ok(kernel)
     }
@@ -60,6 +67,11 @@ impl Kernel {
 
     pub fn config(&self) -> &EngineConfig {
         &self.config
+    }
+
+    /// The search index, kept current by its own thread.
+    pub fn search_index(&self) -> &crate::retrieval::SearchIndex {
+        &self.search
     }
 
     /// The model runtime (keys, endpoints, the metered call).

@@ -22,6 +22,7 @@ pub mod profiles;
 pub mod project;
 pub mod proposals;
 pub mod quality;
+pub mod retrieval;
 pub mod store;
 pub mod suggest;
 pub mod tools;

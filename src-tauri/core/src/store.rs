@@ -94,10 +94,13 @@ pub enum Kind {
     Staging,
     /// Sync delivery jobs, one per accepted version of a linked workspace.
     Outbox,
+    /// Embedding vectors of search documents, by model and content hash: a cache the
+    /// search index refills, so it is neither exported nor counted as user data.
+    Embeddings,
 }
 
 impl Kind {
-    const ALL: [Kind; 25] = [
+    const ALL: [Kind; 26] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -123,6 +126,7 @@ impl Kind {
         Kind::Checkpoints,
         Kind::Staging,
         Kind::Outbox,
+        Kind::Embeddings,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -152,6 +156,7 @@ impl Kind {
             Kind::Checkpoints => "checkpoints",
             Kind::Staging => "staging",
             Kind::Outbox => "outbox",
+            Kind::Embeddings => "embeddings",
         }
     }
 
@@ -182,6 +187,7 @@ impl Kind {
             Kind::Checkpoints => 22,
             Kind::Staging => 23,
             Kind::Outbox => 24,
+            Kind::Embeddings => 25,
         }
     }
 }
@@ -317,7 +323,7 @@ pub enum Durability {
 /// Writes to apply atomically, across trees, in one sled transaction.
 #[derive(Debug, Default)]
 pub struct Batch {
-    ops: Vec<(Kind, Vec<u8>, Option<Vec<u8>>)>,
+    ops: Vec<Change>,
 }
 
 impl Batch {
@@ -327,13 +333,13 @@ impl Batch {
 
     pub fn put<R: Record>(&mut self, record: &R) -> Result<&mut Self, StoreError> {
         let bytes = codec::encode(record).map_err(|e| StoreError::Database(e.to_string()))?;
-        self.ops.push((R::KIND, record.key(), Some(bytes)));
+        self.ops.push(Change { kind: R::KIND, key: record.key(), value: Some(bytes) });
         record.derived(self)?;
         Ok(self)
     }
 
     pub fn delete<R: Record>(&mut self, key: Vec<u8>) -> &mut Self {
-        self.ops.push((R::KIND, key, None));
+        self.ops.push(Change { kind: R::KIND, key, value: None });
         self
     }
 
@@ -345,6 +351,39 @@ impl Batch {
         self.ops.len()
     }
 }
+
+/// One write of a committed batch: a record put under `key`, or a delete.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub kind: Kind,
+    pub key: Vec<u8>,
+    value: Option<Vec<u8>>,
+}
+
+impl Change {
+    /// The record written, decoded and checked; `None` for a delete or a change of
+    /// another kind than `R`'s.
+    pub fn record<R: Record>(&self) -> Option<Result<R, CodecError>> {
+        match &self.value {
+            Some(bytes) if self.kind == R::KIND => Some(codec::decode(bytes)),
+            _ => None,
+        }
+    }
+
+    pub fn is_delete(&self) -> bool {
+        self.value.is_none()
+    }
+}
+
+/// The writes of one committed batch, in order, shared by every subscriber.
+pub type Committed = Arc<Vec<Change>>;
+
+/// What a subscriber does with a committed batch; `false` unsubscribes it.
+pub type OnCommit = Box<dyn Fn(Committed) -> bool + Send>;
+
+/// Who hears of committed batches: the kinds each subscriber asked for, and what it
+/// does with a batch touching any of them.
+type Subscribers = Mutex<Vec<(Vec<Kind>, OnCommit)>>;
 
 /// State shared with the group-commit thread.
 struct Shared {
@@ -394,6 +433,7 @@ fn fsync_tree(dir: &Path) -> std::io::Result<()> {
 pub struct Store {
     shared: Arc<Shared>,
     writes: Mutex<()>,
+    subscribers: Subscribers,
     trees: Vec<sled::Tree>,
     data_dir: PathBuf,
     flusher: Option<JoinHandle<()>>,
@@ -482,7 +522,7 @@ impl Store {
         }
         let shared = Arc::new(Shared { db, db_path, dirty: AtomicBool::new(false), syncs: AtomicU64::new(0), stop: Mutex::new(false), wake: Condvar::new() });
         let flusher = spawn_flusher(Arc::clone(&shared), options.group_commit_millis)?;
-        let store = Store { shared, writes: Mutex::new(()), trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
+        let store = Store { shared, writes: Mutex::new(()), subscribers: Mutex::new(Vec::new()), trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
         migrate::run(&store)?;
         Ok(store)
     }
@@ -571,16 +611,17 @@ impl Store {
         self.tree(kind).len()
     }
 
-    /// True when no user data is stored (only the meta tree may hold records).
+    /// True when no user data is stored (only the meta tree and caches may hold
+    /// records).
     pub fn is_empty(&self) -> bool {
-        Kind::ALL.iter().filter(|k| **k != Kind::Meta).all(|k| self.tree(*k).is_empty())
+        Kind::ALL.iter().filter(|k| !matches!(k, Kind::Meta | Kind::Embeddings)).all(|k| self.tree(*k).is_empty())
     }
 
     /// Adds a delete of every user record (all trees but meta) to `batch`.
     pub fn delete_all_user_records(&self, batch: &mut Batch) -> Result<(), StoreError> {
         for kind in Kind::ALL.iter().filter(|k| **k != Kind::Meta) {
             for key in self.tree(*kind).iter().keys() {
-                batch.ops.push((*kind, key?.to_vec(), None));
+                batch.ops.push(Change { kind: *kind, key: key?.to_vec(), value: None });
             }
         }
         Ok(())
@@ -607,22 +648,22 @@ impl Store {
             return Ok(());
         }
         let mut kinds: Vec<Kind> = Vec::new();
-        for (kind, _, _) in &batch.ops {
-            if !kinds.contains(kind) {
-                kinds.push(*kind);
+        for change in &batch.ops {
+            if !kinds.contains(&change.kind) {
+                kinds.push(change.kind);
             }
         }
         let trees: Vec<&sled::Tree> = kinds.iter().map(|k| self.tree(*k)).collect();
         let result: sled::transaction::TransactionResult<(), ()> = sled::Transactional::transaction(trees.as_slice(), |views| {
-            for (kind, key, value) in &batch.ops {
-                let position = kinds.iter().position(|k| k == kind).unwrap_or(0);
+            for change in &batch.ops {
+                let position = kinds.iter().position(|k| *k == change.kind).unwrap_or(0);
                 let view = &views[position];
-                match value {
+                match &change.value {
                     Some(bytes) => {
-                        view.insert(key.as_slice(), bytes.as_slice())?;
+                        view.insert(change.key.as_slice(), bytes.as_slice())?;
                     }
                     None => {
-                        view.remove(key.as_slice())?;
+                        view.remove(change.key.as_slice())?;
                     }
                 }
             }
@@ -633,6 +674,7 @@ impl Store {
             Err(sled::transaction::TransactionError::Abort(())) => return Err(StoreError::Database("transaction aborted".to_owned())),
             Err(sled::transaction::TransactionError::Storage(e)) => return Err(e.into()),
         }
+        self.notify(&kinds, batch.ops);
         match durability {
             Durability::Durable => self.shared.sync_to_disk(),
             Durability::Grouped => {
@@ -640,6 +682,25 @@ impl Store {
                 Ok(())
             }
         }
+    }
+
+    /// Hands every batch committed from now on that touches one of `kinds` to
+    /// `on_commit`, right after its transaction commits (before its disk sync), on the
+    /// writer's thread: it must only hand the batch on (a send on an unbounded
+    /// channel), so a writer never waits for a subscriber. The search index follows
+    /// the store this way. `on_commit` returning `false` unsubscribes it; it must not
+    /// hold the store (that would keep the store, and its lock, alive).
+    pub fn subscribe(&self, kinds: &[Kind], on_commit: OnCommit) {
+        self.subscribers.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push((kinds.to_vec(), on_commit));
+    }
+
+    fn notify(&self, kinds: &[Kind], ops: Vec<Change>) {
+        let mut subscribers = self.subscribers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !subscribers.iter().any(|(wanted, _)| wanted.iter().any(|k| kinds.contains(k))) {
+            return;
+        }
+        let committed: Committed = Arc::new(ops);
+        subscribers.retain(|(wanted, on_commit)| !wanted.iter().any(|k| kinds.contains(k)) || on_commit(Arc::clone(&committed)));
     }
 
     /// Syncs everything written so far to disk now.

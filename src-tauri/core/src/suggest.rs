@@ -47,6 +47,22 @@ fn jieba() -> &'static (Jieba, TfIdf) {
     })
 }
 
+/// The one jieba segmenter of the process (its dictionary is large), for the search
+/// index's tokenizer.
+pub fn segmenter() -> &'static Jieba {
+    &jieba().0
+}
+
+fn chinese_stop_words() -> &'static BTreeSet<&'static str> {
+    static WORDS: OnceLock<BTreeSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| words_of(CHINESE_STOP_WORD_LIST).collect())
+}
+
+/// True for a word of either stop word list (compared as given: pass it lowercased).
+pub fn is_stop_word(word: &str) -> bool {
+    english_stop_words().contains(word) || chinese_stop_words().contains(word)
+}
+
 /// A CJK letter: a Han character, kana or Hangul (not CJK punctuation).
 fn is_cjk_letter(c: char) -> bool {
     c.is_alphabetic() && matches!(c as u32, 0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)

@@ -3,7 +3,9 @@
 //! the scripted OpenAI-compatible model server ([`model_server`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod embedder;
 pub mod model_server;
+pub mod search_eval;
 
 use std::path::{Path, PathBuf};
 

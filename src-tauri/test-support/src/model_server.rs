@@ -46,6 +46,10 @@ pub enum Reply {
     /// The reply a function picks from the request body (a fallback that answers
     /// different kinds of requests differently, such as compaction requests).
     Computed(Responder),
+    /// An embeddings answer computed by a function of each input (a scripted
+    /// "meaning", for search tests and the search evaluation); use it as the
+    /// fallback to answer any number of requests.
+    EmbeddingsBy(EmbedFn),
 }
 
 /// A function from a request body to the reply it gets.
@@ -55,6 +59,19 @@ pub struct Responder(pub Arc<dyn Fn(&Value) -> Reply + Send + Sync>);
 impl std::fmt::Debug for Responder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Responder")
+    }
+}
+
+/// A function from an input text to its embedding.
+pub type Embed = dyn Fn(&str) -> Vec<f32> + Send + Sync;
+
+/// An [`Embed`] a reply can carry.
+#[derive(Clone)]
+pub struct EmbedFn(pub Arc<Embed>);
+
+impl std::fmt::Debug for EmbedFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EmbedFn")
     }
 }
 
@@ -559,7 +576,9 @@ fn stream_events(reply: &Reply, request: &Value, model: &str, include_usage: boo
             }
             (events, true)
         }
-        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Computed(_) | Reply::Embeddings { .. } => (Vec::new(), false),
+        Reply::Error { .. } | Reply::Raw { .. } | Reply::Delay { .. } | Reply::Paced { .. } | Reply::Computed(_) | Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => {
+            (Vec::new(), false)
+        }
     }
 }
 
@@ -567,7 +586,9 @@ fn chat_response(state: Shared, reply: Reply, request: &Value, model: &str, stre
     match &reply {
         Reply::Error { status, body, headers } => return json_response(*status, body, headers),
         Reply::Raw { status, content_type, body } => return raw_response(*status, content_type, body.clone()),
-        Reply::Embeddings { .. } => return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[]),
+        Reply::Embeddings { .. } | Reply::EmbeddingsBy(_) => {
+            return json_response(400, &json!({"error": {"message": "the script has an embeddings reply for a chat request"}}), &[])
+        }
         Reply::Text { .. }
         | Reply::ToolCalls { .. }
         | Reply::StreamError { .. }
@@ -631,7 +652,8 @@ fn whole_completion(reply: &Reply, request: &Value, model: &str) -> Option<Value
         | Reply::Delay { .. }
         | Reply::Paced { .. }
         | Reply::Computed(_)
-        | Reply::Embeddings { .. } => return None,
+        | Reply::Embeddings { .. }
+        | Reply::EmbeddingsBy(_) => return None,
     };
     let input = input_tokens(request);
     Some(
@@ -663,6 +685,16 @@ fn embeddings_response(reply: &Reply, request: &Value) -> Response {
             if *reversed {
                 data.reverse();
             }
+            let tokens: u64 = inputs.iter().map(|i| count_tokens(i)).sum();
+            json_response(200, &json!({"object": "list", "data": data, "model": request["model"], "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}), &[])
+        }
+        Reply::EmbeddingsBy(embed) => {
+            let inputs: Vec<String> = match &request["input"] {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(items) => items.iter().map(|i| i.as_str().unwrap_or("").to_owned()).collect(),
+                _ => Vec::new(),
+            };
+            let data: Vec<Value> = inputs.iter().enumerate().map(|(idx, text)| json!({"object": "embedding", "index": idx, "embedding": (embed.0)(text)})).collect();
             let tokens: u64 = inputs.iter().map(|i| count_tokens(i)).sum();
             json_response(200, &json!({"object": "list", "data": data, "model": request["model"], "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}), &[])
         }

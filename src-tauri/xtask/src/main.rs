@@ -8,9 +8,14 @@
 //! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
 //! - `bench-pipeline`: compile all five platforms for a 10,000-character article,
 //!   against plain `comrak::markdown_to_html` of the same text as the baseline.
+//! - `search-corpus [--check]`: write (or check) the search evaluation's fixture corpus
+//!   in `tests/fixtures/search/` from a fixed seed.
+//! - `eval-search`: score search on that corpus (lexical, semantic with the scripted
+//!   embedding model, fused): nDCG@10 and recall@20 per query class.
 
 mod bench;
 mod fixture;
+mod search_corpus;
 
 use std::path::PathBuf;
 
@@ -31,7 +36,12 @@ fn main() -> Result<()> {
         "fixture-store" => fixture::write(&repo_root().join("tests/fixtures/store-v1.tar.gz")),
         "bench" => bench::run(rest),
         "bench-pipeline" => bench::run_pipeline(rest),
-        other => bail!("unknown task {other:?}; try codegen, fixture-store or bench"),
+        "search-corpus" => search_corpus::run(&repo_root().join("tests/fixtures/search"), rest.iter().any(|a| a == "--check")),
+        "eval-search" => {
+            print!("{}", inkstone_test_support::search_eval::table(&inkstone_test_support::search_eval::evaluate()));
+            Ok(())
+        }
+        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, search-corpus or eval-search"),
     }
 }
 

@@ -27,6 +27,38 @@ export type ActivityListResult = { activities: Array<Activity>, };
 
 export type Anchor = { from: number, to: number, };
 
+export type Answer = { 
+/**
+ * The model's answer as it wrote it (empty when nothing matched the question:
+ * then no model was called).
+ */
+answer: string, 
+/**
+ * The model that answered.
+ */
+model: string | null, sources: Array<Source>, citations: Array<Citation>, quotes: Array<Quote>, 
+/**
+ * `[N]` in the answer that name no source.
+ */
+unknownCitations: Array<number>, 
+/**
+ * Documents retrieved (the sources) and cited.
+ */
+retrieved: number, cited: number, 
+/**
+ * "检索 X 篇，引用 Y 篇 / retrieved X, cited Y".
+ */
+footer: string, 
+/**
+ * Why retrieval was not all it could be (semantic search off or failed).
+ */
+notice: SearchNotice | null, 
+/**
+ * True when this answer came from the cache (the same question, sources and
+ * profile within ten minutes, the index unchanged).
+ */
+cached: boolean, };
+
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
 export type ApiKey = string;
@@ -222,6 +254,13 @@ draftsNewer: Array<Platform>,
  */
 stagingDiscarded: boolean, };
 
+export type Citation = { n: number, projectId: string, kind: DocKind, version: number | null, commentId: string | null, 
+/**
+ * The cited source's place in its document; a checked quote citing it narrows
+ * this to the quote.
+ */
+span: Anchor, };
+
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
  * The text the anchor covered when the comment was made.
@@ -296,6 +335,8 @@ export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number
  * segments are the words that changed within a changed line.
  */
 segments: Array<Segment>, };
+
+export type DocKind = "working" | "version" | "comment";
 
 export type Draft = { platform: Platform, 
 /**
@@ -499,6 +540,12 @@ export type ImportParams = { path: string, };
 
 export type ImportResult = { counts: ExportCounts, };
 
+export type IndexStatus = { documents: number, building: boolean, 
+/**
+ * Changes handed to the index and not applied yet.
+ */
+pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
+
 export type Keyword = { keyword: string, weight: number, };
 
 export type LayerEstimate = { layer: string, tokens: number, 
@@ -576,7 +623,12 @@ export type LlmProfile = { id: string, name: string, provider: Provider,
 /**
  * Normalised: no trailing slash, ends where `/chat/completions` would follow.
  */
-baseUrl: string, model: string, timeoutS: number, contextWindow: number, maxOutputTokens?: number, 
+baseUrl: string, model: string, 
+/**
+ * The model the server's `/embeddings` answers with, for semantic search. Absent:
+ * search is lexical only (and says so).
+ */
+embeddingModel?: string, timeoutS: number, contextWindow: number, maxOutputTokens?: number, 
 /**
  * Price per million input tokens, for cost in usage records (any currency, the
  * same for every profile of a workspace).
@@ -604,6 +656,10 @@ provider?: Provider,
  * With or without `/v1`; normalised.
  */
 baseUrl: string, model: string, 
+/**
+ * The embedding model for semantic search; absent: search is lexical only.
+ */
+embeddingModel?: string, 
 /**
  * Default 60.
  */
@@ -729,6 +785,8 @@ export type MetadataChange = { title?: string, platforms?: Array<Platform>,
 brandProfileId?: string | null, templateId?: string | null, };
 
 export type Mode = "default" | "plan";
+
+export type NoticeCode = "semanticOff" | "semanticFailed" | "indexBuilding";
 
 export type Origin = { sessionId?: string, runId?: string, 
 /**
@@ -1095,6 +1153,16 @@ monthlyCost?: number, };
 
 export type QuotasSetParams = { dailyTokens?: number, monthlyCost?: number, };
 
+export type Quote = { text: string, 
+/**
+ * True when the quoted text is, character for character, in a source.
+ */
+found: boolean, 
+/**
+ * The source it was found in, and where in that source's document.
+ */
+source: number | null, span: Anchor | null, };
+
 export type RebaseConflict = { hunkId: string, 
 /**
  * 0-based lines of the base text the hunk changes.
@@ -1133,6 +1201,84 @@ export type RiskList = { id: string, description: string, source: string, sugges
  * Industries (from a brand profile) in which a match blocks instead of warning.
  */
 strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
+
+export type SearchAskParams = { 
+/**
+ * The question.
+ */
+q: string, 
+/**
+ * Default: `project` when `projectId` is given, else `workspace`.
+ */
+scope?: SearchScope, projectId?: string, 
+/**
+ * The LLM profile to answer with (id or name); default: the default profile.
+ */
+profile?: string, 
+/**
+ * How many sources to answer from, 1–12; default 6.
+ */
+limit?: number, };
+
+export type SearchHit = { projectId: string, 
+/**
+ * The project's title now (a version's own title is `title`).
+ */
+projectTitle: string, archived: boolean, kind: DocKind, 
+/**
+ * The version number, for a version.
+ */
+version: number | null, commentId: string | null, 
+/**
+ * The document's title (empty for a comment).
+ */
+title: string, 
+/**
+ * Where the match is, in UTF-16 code units (what the editor counts): in the
+ * source of the working copy or version; for a comment, the comment's anchor in
+ * the project's source. `null` when only the title, tags or meaning matched.
+ */
+span: Anchor | null, snippet: Snippet, tier: Tier, 
+/**
+ * The fused score within the tier (higher is better).
+ */
+score: number, };
+
+export type SearchNotice = { code: NoticeCode, 
+/**
+ * English; the UI shows its own text for `code`.
+ */
+message: string, };
+
+export type SearchQueryParams = { 
+/**
+ * The query: words, a phrase, a pasted title; Chinese or English.
+ */
+q: string, 
+/**
+ * Default: `project` when `projectId` is given, else `workspace`.
+ */
+scope?: SearchScope, 
+/**
+ * Required for the `project` scope.
+ */
+projectId?: string, 
+/**
+ * Which documents; default all (working copies, versions, comments).
+ */
+kinds?: Array<DocKind>, 
+/**
+ * 1–100; default 20.
+ */
+limit?: number, };
+
+export type SearchResults = { hits: Array<SearchHit>, 
+/**
+ * True when semantic retrieval took part.
+ */
+semantic: boolean, notice: SearchNotice | null, };
+
+export type SearchScope = "project" | "workspace";
 
 export type Segment = { text: string, emphasized: boolean, };
 
@@ -1289,6 +1435,19 @@ export type Severity = "info" | "warn" | "block";
 
 export type SkippedDraft = { platform: Platform, reason: string, };
 
+export type Snippet = { text: string, highlights: Array<Anchor>, };
+
+export type Source = { 
+/**
+ * 1, 2, 3, … as the model cites it.
+ */
+n: number, projectId: string, projectTitle: string, kind: DocKind, version: number | null, commentId: string | null, 
+/**
+ * Where `text` is in the document's text (the source of the working copy or
+ * version, or the comment's body), in UTF-16 code units.
+ */
+span: Anchor, text: string, };
+
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
 export type Staging = { sessionId: string, projectId: string, 
@@ -1382,6 +1541,8 @@ export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletio
  * True when both texts are equal (then `hunks` is empty).
  */
 identical: boolean, };
+
+export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
 export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
 /**
@@ -1608,6 +1769,10 @@ export interface ApiMethods {
   "checkpoint.restore": { params: CheckpointRestoreParams; result: CheckpointRestoreResult };
   "constraint.list": { params: SessionRef; result: ConstraintListResult };
   "constraint.remove": { params: ConstraintRemoveParams; result: Deleted };
+  "search.query": { params: SearchQueryParams; result: SearchResults };
+  "search.reindex": { params: Empty; result: IndexStatus };
+  "search.status": { params: Empty; result: IndexStatus };
+  "search.ask": { params: SearchAskParams; result: Answer };
   "permissionRules.get": { params: Empty; result: PermissionRules };
   "permissionRules.set": { params: PermissionRules; result: PermissionRules };
   "proposal.list": { params: ProposalListParams; result: ProposalListResult };
@@ -1630,7 +1795,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 

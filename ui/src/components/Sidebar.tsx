@@ -1,7 +1,8 @@
 import { memo, useMemo, useState } from "react";
-import type { ProjectSummary } from "../api/generated";
+import type { ProjectSummary, SearchHit } from "../api/generated";
 import { useApp } from "../context";
 import { formatFullTime, formatTime } from "../i18n";
+import { ContentSearch } from "./ContentSearch";
 
 export interface SidebarProps {
   projects: ProjectSummary[] | null;
@@ -10,6 +11,8 @@ export interface SidebarProps {
   syncLabel: string;
   onShowArchived: (v: boolean) => void;
   onSelect: (id: string) => void;
+  /** Opens a content search hit: its project, at the match. */
+  onOpenHit: (hit: SearchHit) => void;
   onNew: () => void;
   onImport: () => void;
   onSettings: () => void;
@@ -22,6 +25,7 @@ export const Sidebar = memo(function Sidebar({
   syncLabel,
   onShowArchived,
   onSelect,
+  onOpenHit,
   onNew,
   onImport,
   onSettings,
@@ -57,6 +61,7 @@ export const Sidebar = memo(function Sidebar({
           {t("projects.showArchived")}
         </label>
       </div>
+      <ContentSearch query={query} onOpen={onOpenHit} />
       {projects === null ? (
         <p className="muted small pad">{t("projects.loading")}</p>
       ) : (

@@ -42,8 +42,21 @@ export interface ProjectViewHandle {
   flush(): Promise<void>;
 }
 
+/** A place to show once the project is open: a search hit's match. */
+export interface Reveal {
+  projectId: string;
+  /** UTF-16 offsets in the source (of the version, for a version). */
+  span: { from: number; to: number } | null;
+  version: number | null;
+  commentId: string | null;
+  /** Changes on every request, so choosing the same hit again shows it again. */
+  seq: number;
+}
+
 export interface ProjectViewProps {
   projectId: string;
+  /** Where to take the person once the project is loaded. */
+  reveal?: Reveal | null;
   tab: PanelTab;
   onTab: (tab: PanelTab) => void;
   brands: BrandProfile[];
@@ -58,7 +71,7 @@ export interface ProjectViewProps {
 type Overlay = { kind: "diff"; from: number; to: number | null } | { kind: "view"; n: number } | null;
 
 export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(function ProjectView(
-  { projectId, tab, onTab, brands, onProjectChanged, leading, onSetUpModel },
+  { projectId, reveal, tab, onTab, brands, onProjectChanged, leading, onSetUpModel },
   ref,
 ) {
   const { client, t, toast, showError, lang, mod } = useApp();
@@ -312,6 +325,24 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     const r = (matched ? locateAnchor(text, { from, to }, matched) : null) ?? { from, to };
     editor.current?.select(r.from, r.to);
   }, []);
+
+  // A search hit: a version opens in its overlay; a comment shows the comments tab;
+  // the match is selected in the editor (the editor mounts with the project).
+  const loaded = project !== null;
+  useEffect(() => {
+    if (!reveal || !loaded) return;
+    const timer = setTimeout(() => {
+      if (reveal.version != null) {
+        setOverlay({ kind: "view", n: reveal.version });
+        return;
+      }
+      if (reveal.commentId) onTab("comments");
+      if (reveal.span) jumpToSpan(reveal.span.from, reveal.span.to);
+    }, 0);
+    return () => clearTimeout(timer);
+    // onTab is the parent's state setter wrapper; a new one must not re-run the reveal.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [reveal, loaded, jumpToSpan]);
 
   // Stable callbacks, so the memoised panels skip re-rendering while the person types.
   const onView = useCallback((n: number) => setOverlay({ kind: "view", n }), []);

@@ -147,3 +147,43 @@ fn saved_drafts_from_the_cli_keep_hand_edits_until_replaced() {
     let list = stdout(&run(dir.path(), &["draft", "list", id]));
     assert!(list.contains("rev 4") && list.contains("publishing"), "{list}");
 }
+
+#[test]
+fn search_finds_content_from_the_cli_with_its_place_and_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let source = data.join("in.md");
+    std::fs::write(&source, "# 夜航\n\n灯塔的光每十秒转一圈。\n").unwrap();
+    let project = json_ok(data, &["project", "create", "夜航", "--source-file", source.to_str().unwrap()]);
+    let id = project["id"].as_str().unwrap();
+    // A fresh process reads the index the last one left.
+    let output = run(data, &["search", "灯塔"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = stdout(&output);
+    assert!(text.contains(&format!("{id}:6-8  [summary]  夜航")), "{text}");
+    assert!(text.contains("[灯塔]的光"), "{text}");
+    let found = json_ok(data, &["search", "灯", "--project", id, "--kind", "working"]);
+    assert_eq!(found["hits"][0]["span"], serde_json::json!({"from": 6, "to": 7}));
+    let rebuilt = run(data, &["search", "--reindex", "十秒"]);
+    assert!(stdout(&rebuilt).contains(id), "{}", stdout(&rebuilt));
+    assert!(stdout(&run(data, &["search", "海鸥"])).contains("No matches."));
+}
+
+#[test]
+fn ask_answers_with_citations_and_the_footer_from_the_cli() {
+    use inkstone_test_support::model_server::{ModelServer, Reply};
+    let server = ModelServer::start(vec![Reply::text("光每十秒转一圈「灯塔的光每十秒转一圈」[1]，还有「不存在的话」[1]。")]);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "local", "--base-url", &server.base_url(), "--model", "chat", "--no-key"]);
+    let source = data.join("in.md");
+    std::fs::write(&source, "# 夜航\n\n灯塔的光每十秒转一圈。\n").unwrap();
+    let id = json_ok(data, &["project", "create", "夜航", "--source-file", source.to_str().unwrap()])["id"].as_str().unwrap().to_owned();
+    let output = run(data, &["ask", "灯塔的光多久转一圈"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = stdout(&output);
+    assert!(text.contains(&format!("[1] 夜航  {id}:6-16")), "{text}");
+    assert!(text.contains("! not in the sources: 「不存在的话」"), "{text}");
+    assert!(text.trim_end().ends_with("检索 1 篇，引用 1 篇 / retrieved 1, cited 1"), "{text}");
+    server.assert_calls(1);
+}

@@ -26,6 +26,10 @@ pub struct LlmProfileInput {
     /// With or without `/v1`; normalised.
     pub base_url: String,
     pub model: String,
+    /// The embedding model for semantic search; absent: search is lexical only.
+    #[serde(default)]
+    #[ts(optional)]
+    pub embedding_model: Option<String>,
     /// Default 60.
     #[serde(default)]
     #[ts(optional)]
@@ -212,6 +216,10 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
             .hint("base_url_example", "For example http://127.0.0.1:11434/v1 or https://api.openai.com/v1.")
     })?;
     profile.model = required_text("model", &input.model, 200)?;
+    profile.embedding_model = match input.embedding_model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        Some(model) => Some(required_text("embeddingModel", model, 200)?),
+        None => None,
+    };
     let timeout_s = input.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
     if !(1..=3600).contains(&timeout_s) {
         return Err(ApiError::validation("timeoutS", "`timeoutS` must be between 1 and 3600 seconds."));
@@ -269,6 +277,7 @@ pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfi
         provider: Provider::OpenaiCompatible,
         base_url: String::new(),
         model: String::new(),
+        embedding_model: None,
         timeout_s: DEFAULT_TIMEOUT_S,
         context_window: DEFAULT_CONTEXT_WINDOW,
         max_output_tokens: None,

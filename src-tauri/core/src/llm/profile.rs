@@ -44,6 +44,11 @@ pub struct LlmProfile {
     /// Normalised: no trailing slash, ends where `/chat/completions` would follow.
     pub base_url: String,
     pub model: String,
+    /// The model the server's `/embeddings` answers with, for semantic search. Absent:
+    /// search is lexical only (and says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub embedding_model: Option<String>,
     pub timeout_s: u32,
     pub context_window: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]

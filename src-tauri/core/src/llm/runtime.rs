@@ -14,6 +14,7 @@ use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use super::client::Embeddings;
 use super::keychain::{account_for_profile, SecretStore};
 use super::profile::{LlmProfile, Provider};
 use super::retry::{Jitter, RetryPolicy};
@@ -136,32 +137,99 @@ impl Runtime {
             Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
             Err(error) => (profile.model.clone(), Usage::default(), sent.max(1), UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
         };
-        let record = UsageRecord {
-            id: ids.next_id("usg"),
-            at: clock.now(),
-            profile_id: profile.id.clone(),
-            profile_name: profile.name.clone(),
-            model,
-            purpose: call.purpose.to_owned(),
-            session_id: call.session_id.map(str::to_owned),
-            run_id: call.run_id.map(str::to_owned),
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            tokens_estimated: usage.estimated,
-            cost: usage::cost(profile.input_price_per_mtok, profile.output_price_per_mtok, usage.input_tokens, usage.output_tokens),
-            latency_ms,
-            attempts,
-            outcome,
-        };
-        {
-            let _guard = store.write_lock();
-            let mut batch = Batch::new();
-            batch.put(&record)?;
-            // Metering is not worth a disk sync per call; the group commit covers it.
-            store.apply(batch, Durability::Grouped)?;
-        }
+        let metered = Metered { profile: &profile, call, model, usage, attempts, outcome, latency_ms };
+        record_usage(store, clock, ids, metered)?;
         Ok(result?)
     }
+
+    /// Embeds `inputs` with the embedding model of exactly the profile named in `call`,
+    /// after checking the quotas, and records the call's usage whatever its outcome
+    /// (one record for the whole call, however many batches it took). `timeout`, when
+    /// given and shorter, replaces the profile's per-request timeout (a search cannot
+    /// wait a minute for a query vector).
+    ///
+    /// Errors: NOT_FOUND, VALIDATION (a disabled profile, or one without an embedding
+    /// model), PROVIDER_AUTH, KEYCHAIN_UNAVAILABLE, QUOTA_EXCEEDED (nothing sent), and
+    /// every provider error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn embed(
+        &self,
+        store: &Store,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        call: ModelCall<'_>,
+        inputs: &[String],
+        timeout: Option<Duration>,
+        cancel: &Cancel,
+    ) -> Result<Embeddings, ApiError> {
+        let profile = load_profile(store, call.profile)?;
+        if profile.provider == Provider::Disabled {
+            return Err(
+                ApiError::validation("profile", format!("The profile \"{}\" is disabled.", profile.name)).hint("enable_profile", "Enable the profile in Settings → AI models.")
+            );
+        }
+        let Some(embedding_model) = profile.embedding_model.clone() else {
+            return Err(ApiError::validation("embeddingModel", format!("The profile \"{}\" names no embedding model.", profile.name))
+                .hint("set_embedding_model", "Set an embedding model for the profile in Settings → AI models."));
+        };
+        let api_key = self.resolve_key(&profile)?;
+        check_quota(store, clock, inputs.iter().map(|i| super::estimate_tokens(i)).sum())?;
+        let mut endpoint = endpoint(&profile, api_key)?;
+        endpoint.model = embedding_model.clone();
+        if let Some(timeout) = timeout {
+            endpoint.timeout = endpoint.timeout.min(timeout);
+        }
+        let client = self.client(endpoint)?;
+        let started = std::time::Instant::now();
+        let result = self.run(client.embed(inputs, super::client::MAX_EMBEDDING_BATCH, cancel))?;
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let (model, usage, attempts, outcome) = match &result {
+            Ok(embeddings) => {
+                (embeddings.model.clone(), Usage { input_tokens: embeddings.input_tokens, output_tokens: 0, estimated: false }, embeddings.attempts, UsageOutcome::Ok)
+            }
+            Err(error) => (embedding_model, Usage::default(), 1, UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
+        };
+        record_usage(store, clock, ids, Metered { profile: &profile, call, model, usage, attempts, outcome, latency_ms })?;
+        Ok(result?)
+    }
+}
+
+/// What one metered call leaves in its usage record.
+struct Metered<'a> {
+    profile: &'a LlmProfile,
+    call: ModelCall<'a>,
+    model: String,
+    usage: Usage,
+    attempts: u32,
+    outcome: UsageOutcome,
+    latency_ms: u64,
+}
+
+fn record_usage(store: &Store, clock: &dyn Clock, ids: &dyn IdSource, metered: Metered<'_>) -> Result<(), ApiError> {
+    let Metered { profile, call, model, usage, attempts, outcome, latency_ms } = metered;
+    let record = UsageRecord {
+        id: ids.next_id("usg"),
+        at: clock.now(),
+        profile_id: profile.id.clone(),
+        profile_name: profile.name.clone(),
+        model,
+        purpose: call.purpose.to_owned(),
+        session_id: call.session_id.map(str::to_owned),
+        run_id: call.run_id.map(str::to_owned),
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        tokens_estimated: usage.estimated,
+        cost: usage::cost(profile.input_price_per_mtok, profile.output_price_per_mtok, usage.input_tokens, usage.output_tokens),
+        latency_ms,
+        attempts,
+        outcome,
+    };
+    let _guard = store.write_lock();
+    let mut batch = Batch::new();
+    batch.put(&record)?;
+    // Metering is not worth a disk sync per call; the group commit covers it.
+    store.apply(batch, Durability::Grouped)?;
+    Ok(())
 }
 
 impl Drop for Runtime {

@@ -16,6 +16,7 @@ mod llm_client;
 mod outbox;
 mod pipeline;
 mod proposals;
+mod search;
 mod staging;
 mod store;
 mod tidy;

@@ -35,6 +35,22 @@ fn only_llm_transport_uses_reqwest() {
     assert!(offenders.is_empty(), "reqwest used outside llm/transport.rs: {offenders:?}");
 }
 
+/// The search engine stays behind `retrieval`: the index is rebuilt from the store, and
+/// nothing else may come to depend on its files.
+#[test]
+fn only_retrieval_uses_tantivy() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let offenders: Vec<String> = files
+        .iter()
+        .filter(|p| !p.strip_prefix(&src).unwrap().starts_with("retrieval") && !p.ends_with("retrieval.rs"))
+        .filter(|p| std::fs::read_to_string(p).unwrap().lines().any(|line| line.split("//").next().unwrap_or("").contains("tantivy::")))
+        .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    assert!(offenders.is_empty(), "tantivy used outside retrieval: {offenders:?}");
+}
+
 /// The layers of inkstone-core, bottom first. A module may import only modules listed
 /// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here.
 const LAYERS: &[&str] = &[
@@ -50,6 +66,7 @@ const LAYERS: &[&str] = &[
     "usage",  // pure subsystems
     "outbox", // sync delivery jobs and their state machine
     "llm",
+    "retrieval", // local search: the index, its thread, embeddings
     "config",
     "kernel", // the model runtime, configuration, the kernel
     "project",

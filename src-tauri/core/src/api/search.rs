@@ -1,0 +1,168 @@
+//! Search: `search.query` over the local index (working copies, versions, comments),
+//! `search.reindex` and `search.status`.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{required_text, ApiError, Empty, Engine};
+use crate::llm::profile::LlmProfile;
+use crate::llm::{Cancel, ChatRequest, ModelCall};
+use crate::retrieval::ask::{self, Answer};
+use crate::retrieval::{DocKind, Filter, IndexStatus, SearchMode, SearchRequest, SearchResults, SearchScope};
+
+/// Longest query, in characters.
+pub const MAX_QUERY_CHARS: usize = 500;
+/// Hits when `limit` is absent.
+pub const DEFAULT_SEARCH_LIMIT: u32 = 20;
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchQueryParams {
+    /// The query: words, a phrase, a pasted title; Chinese or English.
+    pub q: String,
+    /// Default: `project` when `projectId` is given, else `workspace`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub scope: Option<SearchScope>,
+    /// Required for the `project` scope.
+    #[serde(default)]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    /// Which documents; default all (working copies, versions, comments).
+    #[serde(default)]
+    #[ts(optional)]
+    pub kinds: Option<Vec<DocKind>>,
+    /// 1–100; default 20.
+    #[serde(default)]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}
+
+/// The request a `search.query` asks for, checked (the project must exist).
+fn request(engine: &Engine, params: SearchQueryParams) -> Result<SearchRequest, ApiError> {
+    let query = required_text("q", &params.q, MAX_QUERY_CHARS)?;
+    let scope = params.scope.unwrap_or(if params.project_id.is_some() { SearchScope::Project } else { SearchScope::Workspace });
+    let project_id = match (scope, params.project_id) {
+        (SearchScope::Project, None) => {
+            return Err(ApiError::validation("projectId", "A project search needs `projectId`.").hint("give_project", "Give `projectId`, or search the workspace."))
+        }
+        (_, Some(project_id)) => {
+            crate::project::load(engine.store(), &project_id)?;
+            Some(project_id)
+        }
+        (SearchScope::Workspace, None) => None,
+    };
+    let limit = params.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+    if !(1..=crate::retrieval::MAX_LIMIT as u32).contains(&limit) {
+        return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {}.", crate::retrieval::MAX_LIMIT)));
+    }
+    Ok(SearchRequest { query, scope, filter: Filter { project_id, kinds: params.kinds.unwrap_or_default(), platform: None }, limit: limit as usize, mode: SearchMode::Fused })
+}
+
+pub(super) fn query(engine: &Engine, params: SearchQueryParams) -> Result<SearchResults, ApiError> {
+    let request = request(engine, params)?;
+    engine.search_index().search(&request)
+}
+
+/// Starts a rebuild of the index from the store; searches keep answering from the
+/// current index until the new one is ready.
+pub(super) fn reindex(engine: &Engine, _: Empty) -> Result<IndexStatus, ApiError> {
+    engine.search_index().reindex();
+    Ok(engine.search_index().status())
+}
+
+pub(super) fn status(engine: &Engine, _: Empty) -> Result<IndexStatus, ApiError> {
+    Ok(engine.search_index().status())
+}
+
+/// Sources an answer is given from when `limit` is absent, and at most.
+pub const DEFAULT_ASK_SOURCES: u32 = 6;
+pub const MAX_ASK_SOURCES: u32 = 12;
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchAskParams {
+    /// The question.
+    pub q: String,
+    /// Default: `project` when `projectId` is given, else `workspace`.
+    #[serde(default)]
+    #[ts(optional)]
+    pub scope: Option<SearchScope>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    /// The LLM profile to answer with (id or name); default: the default profile.
+    #[serde(default)]
+    #[ts(optional)]
+    pub profile: Option<String>,
+    /// How many sources to answer from, 1–12; default 6.
+    #[serde(default)]
+    #[ts(optional)]
+    pub limit: Option<u32>,
+}
+
+/// Answers a question from the person's own writing: retrieves sources, asks the
+/// model to answer from them with `[N]` citations, then resolves every citation to
+/// its document, version and span and checks every quotation against the sources.
+/// The same question (same scope, profile and index state) within ten minutes is
+/// answered from the cache without a model call.
+///
+/// Errors: VALIDATION (no profile, a bad parameter), NOT_FOUND, and every error of
+/// the model call (PROVIDER_*, QUOTA_EXCEEDED, ...).
+pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, ApiError> {
+    let limit = params.limit.unwrap_or(DEFAULT_ASK_SOURCES);
+    if !(1..=MAX_ASK_SOURCES).contains(&limit) {
+        return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {MAX_ASK_SOURCES}.")));
+    }
+    let request = request(engine, SearchQueryParams { q: params.q, scope: params.scope, project_id: params.project_id, kinds: None, limit: Some(limit) })?;
+    let profile: LlmProfile = match &params.profile {
+        Some(name) => engine.llm_profile(name)?,
+        None => engine.store().scan::<LlmProfile>(b"")?.into_iter().find(|p| p.is_default).ok_or_else(|| {
+            ApiError::validation("profile", "There is no LLM profile to answer with.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`.")
+        })?,
+    };
+    let index = engine.search_index();
+    let key =
+        serde_json::json!([crate::retrieval::text::normalize_label(&request.query), request.scope, request.filter.project_id, limit, profile.id, index.generation()]).to_string();
+    let now = engine.now();
+    if let Some(mut cached) = index.cached_answer(&key, now) {
+        cached.cached = true;
+        return Ok(cached);
+    }
+    let (sources, notice) = index.sources(&request)?;
+    let mut answer = Answer {
+        answer: String::new(),
+        model: None,
+        sources: Vec::new(),
+        citations: Vec::new(),
+        quotes: Vec::new(),
+        unknown_citations: Vec::new(),
+        retrieved: sources.len() as u32,
+        cited: 0,
+        footer: ask::footer(sources.len(), 0),
+        notice,
+        cached: false,
+    };
+    if sources.is_empty() {
+        return Ok(answer);
+    }
+    let mut chat = ChatRequest::new(ask::prompt(&request.query, &sources));
+    chat.temperature = Some(0.2);
+    let call = ModelCall { profile: &profile.id, purpose: "ask", session_id: None, run_id: None };
+    let response = engine.model_chat(call, &chat, &mut |_| {}, &Cancel::new())?;
+    let checked = ask::check(&response.text, &sources);
+    let mut cited: Vec<(&str, DocKind, Option<u32>, Option<&str>)> =
+        checked.citations.iter().map(|c| (c.project_id.as_str(), c.kind, c.version, c.comment_id.as_deref())).collect();
+    cited.sort();
+    cited.dedup();
+    answer.cited = cited.len() as u32;
+    answer.footer = ask::footer(sources.len(), cited.len());
+    answer.answer = response.text;
+    answer.model = Some(response.model);
+    answer.citations = checked.citations;
+    answer.quotes = checked.quotes;
+    answer.unknown_citations = checked.unknown_citations;
+    answer.sources = sources;
+    index.cache_answer(key, now, answer.clone());
+    Ok(answer)
+}

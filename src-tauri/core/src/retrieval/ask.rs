@@ -1,0 +1,290 @@
+//! Ask, the pure part: the numbered sources a question is answered from, the prompt,
+//! and the engine's check of the answer: every `[N]` resolved to its source's
+//! document, version and span, every quotation looked up in the sources (a quote that
+//! is not there is reported, never passed off as found), and the footer
+//! "检索 X 篇，引用 Y 篇 / retrieved X, cited Y".
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::DocKind;
+use crate::llm::Message;
+use crate::model::Anchor;
+
+/// One numbered source of an answer: a window of a document around its match.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// 1, 2, 3, … as the model cites it.
+    pub n: u32,
+    pub project_id: String,
+    pub project_title: String,
+    pub kind: DocKind,
+    pub version: Option<u32>,
+    pub comment_id: Option<String>,
+    /// Where `text` is in the document's text (the source of the working copy or
+    /// version, or the comment's body), in UTF-16 code units.
+    pub span: Anchor,
+    pub text: String,
+}
+
+/// An `[N]` of the answer, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Citation {
+    pub n: u32,
+    pub project_id: String,
+    pub kind: DocKind,
+    pub version: Option<u32>,
+    pub comment_id: Option<String>,
+    /// The cited source's place in its document; a checked quote citing it narrows
+    /// this to the quote.
+    pub span: Anchor,
+}
+
+/// A quotation in the answer and whether the engine found it in the sources.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Quote {
+    pub text: String,
+    /// True when the quoted text is, character for character, in a source.
+    pub found: bool,
+    /// The source it was found in, and where in that source's document.
+    pub source: Option<u32>,
+    pub span: Option<Anchor>,
+}
+
+/// What the engine made of an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub citations: Vec<Citation>,
+    pub quotes: Vec<Quote>,
+    /// `[N]` that name no source.
+    pub unknown_citations: Vec<u32>,
+}
+
+/// An answer with its sources, resolved citations, checked quotes and footer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// The model's answer as it wrote it (empty when nothing matched the question:
+    /// then no model was called).
+    pub answer: String,
+    /// The model that answered.
+    pub model: Option<String>,
+    pub sources: Vec<Source>,
+    pub citations: Vec<Citation>,
+    pub quotes: Vec<Quote>,
+    /// `[N]` in the answer that name no source.
+    pub unknown_citations: Vec<u32>,
+    /// Documents retrieved (the sources) and cited.
+    pub retrieved: u32,
+    pub cited: u32,
+    /// "检索 X 篇，引用 Y 篇 / retrieved X, cited Y".
+    pub footer: String,
+    /// Why retrieval was not all it could be (semantic search off or failed).
+    pub notice: Option<super::SearchNotice>,
+    /// True when this answer came from the cache (the same question, sources and
+    /// profile within ten minutes, the index unchanged).
+    pub cached: bool,
+}
+
+/// Shortest quotation checked, in characters (shorter ones are words, not quotes).
+const MIN_QUOTE_CHARS: usize = 4;
+
+/// The messages that ask the model to answer `question` from `sources` only.
+pub fn prompt(question: &str, sources: &[Source]) -> Vec<Message> {
+    let system = "You answer questions about the user's own writing, using only the numbered sources below. \
+        Cite every statement with the number of its source in square brackets, like [1] or [2][3]. \
+        When you quote, copy the text exactly inside 「」 and cite it. \
+        If the sources do not answer the question, say so plainly; never invent a source or a quote. \
+        Answer in the language of the question.";
+    let mut user = format!("Question: {question}\n\nSources:\n");
+    for source in sources {
+        let place = match (source.kind, source.version) {
+            (DocKind::Version, Some(number)) => format!("version {number}"),
+            (DocKind::Comment, _) => "comment".to_owned(),
+            _ => "current text".to_owned(),
+        };
+        user.push_str(&format!("\n[{}] 《{}》 ({place})\n{}\n", source.n, source.project_title, source.text));
+    }
+    vec![Message::system(system), Message::user(user)]
+}
+
+/// The numbers cited at each place of `answer`: `[1]`, `[1, 2]`, `[1][3]`, `【2】`,
+/// with the character index after each marker.
+fn citation_marks(answer: &str) -> Vec<(usize, u32)> {
+    let chars: Vec<char> = answer.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '[' => ']',
+            '【' => '】',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let Some(len) = chars[i + 1..].iter().position(|c| *c == close) else { break };
+        let inner: String = chars[i + 1..i + 1 + len].iter().collect();
+        let numbers: Option<Vec<u32>> = inner.split([',', '，', '、', ' ']).filter(|p| !p.is_empty()).map(|p| p.trim().parse().ok()).collect();
+        match numbers {
+            Some(numbers) if !numbers.is_empty() => {
+                out.extend(numbers.into_iter().map(|n| (i + len + 2, n)));
+                i += len + 2;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Quotations of `answer` with the character index where each ends.
+fn quotations(answer: &str) -> Vec<(String, usize)> {
+    let chars: Vec<char> = answer.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let close = match chars[i] {
+            '「' => '」',
+            '『' => '』',
+            '“' => '”',
+            '"' => '"',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        match chars[i + 1..].iter().position(|c| *c == close) {
+            Some(len) => {
+                let text: String = chars[i + 1..i + 1 + len].iter().collect();
+                if text.trim().chars().count() >= MIN_QUOTE_CHARS {
+                    out.push((text.trim().to_owned(), i + len + 2));
+                }
+                i += len + 2;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+fn utf16_len(text: &str) -> u32 {
+    text.encode_utf16().count() as u32
+}
+
+/// Where `quote` is in `source`'s document, if it is in its text.
+fn find_in(source: &Source, quote: &str) -> Option<Anchor> {
+    let at = source.text.find(quote)?;
+    let from = source.span.from + utf16_len(&source.text[..at]);
+    Some(Anchor { from, to: from + utf16_len(quote) })
+}
+
+/// Resolves the citations of `answer` and checks its quotations against `sources`. A
+/// quote is looked up first in the sources cited right after it, then in all.
+pub fn check(answer: &str, sources: &[Source]) -> Checked {
+    let marks = citation_marks(answer);
+    let mut quotes = Vec::new();
+    let mut narrowed: Vec<(u32, Anchor)> = Vec::new();
+    for (text, end) in quotations(answer) {
+        // The citations that follow the quote directly (within a few characters).
+        let cited_after: Vec<u32> = marks.iter().filter(|(at, _)| *at >= end && *at <= end + 8).map(|(_, n)| *n).collect();
+        let ordered = sources.iter().filter(|s| cited_after.contains(&s.n)).chain(sources.iter().filter(|s| !cited_after.contains(&s.n)));
+        let found = ordered.filter_map(|s| find_in(s, &text).map(|span| (s.n, span))).next();
+        if let Some((n, span)) = found {
+            if cited_after.contains(&n) {
+                narrowed.push((n, span));
+            }
+        }
+        quotes.push(Quote { text, found: found.is_some(), source: found.map(|(n, _)| n), span: found.map(|(_, span)| span) });
+    }
+    let mut citations: Vec<Citation> = Vec::new();
+    let mut unknown = Vec::new();
+    for (_, n) in &marks {
+        if citations.iter().any(|c| c.n == *n) || unknown.contains(n) {
+            continue;
+        }
+        match sources.iter().find(|s| s.n == *n) {
+            Some(source) => citations.push(Citation {
+                n: *n,
+                project_id: source.project_id.clone(),
+                kind: source.kind,
+                version: source.version,
+                comment_id: source.comment_id.clone(),
+                span: narrowed.iter().find(|(m, _)| m == n).map(|(_, span)| *span).unwrap_or(source.span),
+            }),
+            None => unknown.push(*n),
+        }
+    }
+    Checked { citations, quotes, unknown_citations: unknown }
+}
+
+/// The footer of an answer, both languages: documents retrieved and documents cited.
+pub fn footer(retrieved: usize, cited: usize) -> String {
+    format!("检索 {retrieved} 篇，引用 {cited} 篇 / retrieved {retrieved}, cited {cited}")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn source(n: u32, text: &str, from: u32) -> Source {
+        Source {
+            n,
+            project_id: format!("prj_{n}"),
+            project_title: format!("标题{n}"),
+            kind: if n == 2 { DocKind::Version } else { DocKind::Working },
+            version: (n == 2).then_some(4),
+            comment_id: None,
+            span: Anchor { from, to: from + utf16_len(text) },
+            text: text.to_owned(),
+        }
+    }
+
+    #[test]
+    fn citations_resolve_to_document_version_and_span_and_quotes_are_checked() {
+        let sources = vec![source(1, "水温九十度左右最好。研磨度要均匀。", 10), source(2, "😀 萃取时间两分半，不要太久。", 100)];
+        let answer = "水温要高【1】。书里说「萃取时间两分半」[2]，还说「每天喝三杯最好」[1]。见 [1, 2] 和 [7]。";
+        let checked = check(answer, &sources);
+        assert_eq!(checked.citations.iter().map(|c| c.n).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(checked.unknown_citations, vec![7]);
+        let second = &checked.citations[1];
+        assert_eq!((second.project_id.as_str(), second.kind, second.version), ("prj_2", DocKind::Version, Some(4)));
+        // Narrowed to the quote: after the emoji (2 units) and a space.
+        assert_eq!(second.span, Anchor { from: 103, to: 110 });
+        assert_eq!(checked.citations[0].span, sources[0].span);
+        assert_eq!(checked.quotes.len(), 2);
+        assert!(checked.quotes[0].found && checked.quotes[0].source == Some(2));
+        assert!(!checked.quotes[1].found, "an invented quote is reported as not found");
+    }
+
+    #[test]
+    fn a_quote_is_found_in_any_source_when_its_citation_is_wrong() {
+        let sources = vec![source(1, "只有第一篇有这句话。", 0), source(3, "第三篇。", 0)];
+        let checked = check("他说“只有第一篇有这句话”[3]。", &sources);
+        assert_eq!(checked.quotes[0].source, Some(1));
+        assert_eq!(checked.citations[0].span, sources[1].span, "the citation keeps its own source's span");
+    }
+
+    #[test]
+    fn short_quotes_and_unclosed_marks_are_left_alone() {
+        let checked = check("这是「短」的 [abc] [1", &[source(1, "x", 0)]);
+        assert!(checked.quotes.is_empty());
+        assert!(checked.citations.is_empty() && checked.unknown_citations.is_empty());
+    }
+
+    #[test]
+    fn the_footer_counts_in_both_languages() {
+        assert_eq!(footer(5, 2), "检索 5 篇，引用 2 篇 / retrieved 5, cited 2");
+    }
+
+    #[test]
+    fn the_prompt_numbers_the_sources_and_names_versions() {
+        let messages = prompt("水温多少？", &[source(1, "水温九十度。", 0), source(2, "旧稿。", 0)]);
+        assert_eq!(messages.len(), 2);
+        assert!(messages[1].content.contains("[1] 《标题1》 (current text)\n水温九十度。"));
+        assert!(messages[1].content.contains("[2] 《标题2》 (version 4)"));
+    }
+}
