@@ -358,9 +358,7 @@ pub struct Proposal {
 impl Record for Proposal {
     const KIND: Kind = Kind::Proposals;
     fn key(&self) -> Vec<u8> {
-        let mut key = keys::project_prefix(&self.project_id);
-        key.extend_from_slice(self.id.as_bytes());
-        key
+        keys::child(&self.project_id, &self.id)
     }
 
     fn derived(&self, batch: &mut Batch) -> Result<(), crate::store::StoreError> {
@@ -425,9 +423,7 @@ pub struct ProposalView {
 pub fn load(store: &Store, id: &str) -> Result<Proposal, ApiError> {
     let missing = || ApiError::not_found("proposal", id).hint("list_proposals", "List the project's proposals with `inkstone-cli proposal list <project>`.");
     let location = store.get::<ProposalLocation>(id.as_bytes())?.ok_or_else(missing)?;
-    let mut key = keys::project_prefix(&location.project_id);
-    key.extend_from_slice(id.as_bytes());
-    store.get::<Proposal>(&key)?.ok_or_else(missing)
+    store.get::<Proposal>(&keys::child(&location.project_id, id))?.ok_or_else(missing)
 }
 
 /// Every proposal of a project, oldest first.

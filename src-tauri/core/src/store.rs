@@ -233,10 +233,16 @@ pub mod keys {
         key
     }
 
-    pub fn comment(project_id: &str, comment_id: &str) -> Vec<u8> {
-        let mut key = project_prefix(project_id);
-        key.extend_from_slice(comment_id.as_bytes());
+    /// `parent_id 0x00 id`: a record kept under its project, session or run, in id
+    /// order (ids sort by creation).
+    pub fn child(parent_id: &str, id: &str) -> Vec<u8> {
+        let mut key = project_prefix(parent_id);
+        key.extend_from_slice(id.as_bytes());
         key
+    }
+
+    pub fn comment(project_id: &str, comment_id: &str) -> Vec<u8> {
+        child(project_id, comment_id)
     }
 }
 

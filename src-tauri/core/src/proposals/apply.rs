@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{current_text, hunks, load, staleness, text_hash, with_patch_text, Base, Origin, Payload, Proposal, ProposalKind, ProposalStatus, Target};
+use super::{current_text, load, staleness, text_hash, with_patch_text, Origin, Payload, Proposal, ProposalKind, ProposalStatus, Target};
 use crate::diff::{self, Splice};
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
@@ -110,9 +110,7 @@ pub struct AuditRecord {
 impl Record for AuditRecord {
     const KIND: Kind = Kind::ProposalAudit;
     fn key(&self) -> Vec<u8> {
-        let mut key = keys::project_prefix(&self.project_id);
-        key.extend_from_slice(self.id.as_bytes());
-        key
+        keys::child(&self.project_id, &self.id)
     }
 }
 
@@ -141,9 +139,7 @@ pub struct Constraint {
 impl Record for Constraint {
     const KIND: Kind = Kind::Constraints;
     fn key(&self) -> Vec<u8> {
-        let mut key = keys::project_prefix(&self.owner_id);
-        key.extend_from_slice(self.id.as_bytes());
-        key
+        keys::child(&self.owner_id, &self.id)
     }
 }
 
@@ -155,8 +151,7 @@ pub fn constraints(store: &Store, owner_id: &str) -> Result<Vec<Constraint>, Api
 /// Removes a constraint of `owner_id`. Errors: NOT_FOUND.
 pub fn remove_constraint(kernel: &Kernel, owner_id: &str, constraint_id: &str) -> Result<Constraint, ApiError> {
     let _guard = kernel.write_lock();
-    let mut key = keys::project_prefix(owner_id);
-    key.extend_from_slice(constraint_id.as_bytes());
+    let key = keys::child(owner_id, constraint_id);
     let constraint = kernel.store().get::<Constraint>(&key)?.ok_or_else(|| ApiError::not_found("constraint", constraint_id))?;
     let mut batch = Batch::new();
     batch.delete::<Constraint>(key);
@@ -735,18 +730,4 @@ pub fn rebase(kernel: &Kernel, proposal_id: &str) -> Result<Rebased, ApiError> {
     store.apply(batch, Durability::Durable)?;
     proposal.status = ProposalStatus::Proposed;
     Ok(Rebased { previous, proposal, conflicts, carried })
-}
-
-/// The base a new proposal over `text` would record for the project now (for tools
-/// that build proposals from the working copy or the session's effective view).
-pub fn base_of(project: &Project, text: &str) -> Base {
-    Base { head: project.head, revision: project.revision, text_hash: Some(text_hash(text)), draft_revision: None }
-}
-
-/// Recomputes the hunks a proposal's payload implies (for checks).
-pub fn recompute_hunks(proposal: &Proposal) -> Vec<super::ProposalHunk> {
-    match &proposal.payload {
-        Payload::Text { base_text, proposed_text } => hunks(base_text, proposed_text),
-        _ => Vec::new(),
-    }
 }

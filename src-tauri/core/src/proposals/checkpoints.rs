@@ -57,9 +57,7 @@ pub struct Checkpoint {
 impl Record for Checkpoint {
     const KIND: Kind = Kind::Checkpoints;
     fn key(&self) -> Vec<u8> {
-        let mut key = keys::project_prefix(&self.owner_id);
-        key.extend_from_slice(self.id.as_bytes());
-        key
+        keys::child(&self.owner_id, &self.id)
     }
 }
 
@@ -70,8 +68,7 @@ pub fn list(store: &Store, owner_id: &str) -> Result<Vec<Checkpoint>, ApiError> 
 
 /// The checkpoint `id` of `owner_id`. Errors: NOT_FOUND.
 pub fn load(store: &Store, owner_id: &str, id: &str) -> Result<Checkpoint, ApiError> {
-    let mut key = keys::project_prefix(owner_id);
-    key.extend_from_slice(id.as_bytes());
+    let key = keys::child(owner_id, id);
     store
         .get::<Checkpoint>(&key)?
         .ok_or_else(|| ApiError::not_found("checkpoint", id).hint("list_checkpoints", "List the session's checkpoints with `inkstone-cli checkpoint list <session>`."))
