@@ -987,8 +987,10 @@ impl Worker {
 
     fn delete_doc(&mut self, doc_id: &str) {
         self.writer.delete_term(Term::from_field_text(self.shared.fields.doc_id, doc_id));
+        self.retry_embeddings.retain(|d| d.doc_id != doc_id);
         let mut vectors = self.shared.vectors.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         vectors.by_doc.remove(doc_id);
+        vectors.missing = self.retry_embeddings.len();
     }
 
     fn forget_vectors(&self, which: impl Fn(&DocVector) -> bool) {
@@ -1092,6 +1094,9 @@ impl Worker {
                 vectors.model = Some(model.clone());
             }
         }
+        // These are tried now: a failure puts them back on the retry list.
+        let attempted: std::collections::HashSet<&str> = docs.iter().map(|d| d.doc_id.as_str()).collect();
+        self.retry_embeddings.retain(|d| !attempted.contains(d.doc_id.as_str()));
         let mut missing: Vec<(IndexDoc, String, String)> = Vec::new();
         for doc in docs {
             let embedded_text = semantic::embedding_text(&doc);
@@ -1135,13 +1140,15 @@ impl Worker {
         for rest in chunks {
             failed.extend(rest.iter().map(|(d, _, _)| d.clone()));
         }
-        let mut vectors = self.shared.vectors.write().unwrap_or_else(|poisoned| poisoned.into_inner());
-        vectors.missing = failed.len();
-        if failed.is_empty() {
-            vectors.last_error = None;
-        } else {
+        if !failed.is_empty() {
             self.retry_embeddings.extend(failed);
             self.retry_at = Some(Instant::now() + EMBED_RETRY);
+        }
+        // Documents that failed earlier and still wait for their retry are missing too.
+        let mut vectors = self.shared.vectors.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        vectors.missing = self.retry_embeddings.len();
+        if self.retry_embeddings.is_empty() {
+            vectors.last_error = None;
         }
     }
 
