@@ -128,7 +128,10 @@ fn memory_the_person_confirms_is_in_the_next_request_and_gone_once_deleted() {
     s.send("你好");
     assert!(!s.last_system().contains("这个品牌不用标题党"));
     let id = item["id"].as_str().unwrap();
+    let pinned_before = s.t.ok("session.pins", json!({"sessionId": s.session}))["pinnedTokens"].as_u64().unwrap();
     s.t.ok("memory.confirm", json!({"memoryId": id}));
+    let pinned_after = s.t.ok("session.pins", json!({"sessionId": s.session}))["pinnedTokens"].as_u64().unwrap();
+    assert!(pinned_after > pinned_before, "confirmed memory counts in the pinned budget: {pinned_before} → {pinned_after}");
     s.send("你好");
     assert!(s.last_system().contains("- [workspace] 这个品牌不用标题党\n"), "{}", s.last_system());
 
