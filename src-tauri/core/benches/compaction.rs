@@ -10,9 +10,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use inkstone_core::context::{assemble, gather};
+use inkstone_core::context::{assemble, gather, ContextInput};
 use inkstone_core::harness::compaction::COMPACTION_PROMPT_HEAD;
-use inkstone_core::harness::{replay, EventBody};
+use inkstone_core::harness::{context_extras, replay, EventBody};
 use inkstone_test_support::model_server::{ModelServer, Reply, Responder, Usage};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
@@ -41,6 +41,10 @@ fn main() {
     t.ok("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 8000}));
     let project = t.ok("project.create", json!({"title": "基准", "source": "春眠不觉晓，处处闻啼鸟。".repeat(50)}))["id"].as_str().unwrap().to_owned();
     let session = t.ok("session.create", json!({"projectId": project, "limits": {"maxOutputTokens": 256}}))["session"]["id"].as_str().unwrap().to_owned();
+    // Memory and an intent, as a real session has them: both are in every call's pinned layer.
+    t.ok("memory.add", json!({"scope": "workspace", "text": "这个品牌不用标题党。"}));
+    t.ok("memory.add", json!({"scope": "project", "projectId": project, "text": "This account writes in a calm, professional tone."}));
+    t.ok("session.submit", json!({"sessionId": session, "text": "帮我为山茶社品牌写一篇关于春茶上市的小红书文案，300字左右"}));
     for turn in 0..turns {
         let text = if turn % 10 == 0 { format!("Remember: fact {turn} stays.") } else { format!("第 {turn} 段：采茶人在清晨上山，茶叶在阴凉处萎凋。") };
         t.ok("session.submit", json!({"sessionId": session, "text": text}));
@@ -48,6 +52,7 @@ fn main() {
     let log = t.engine.session_events(&session).unwrap();
     let boundaries = log.iter().filter(|e| matches!(e.body, EventBody::CompactBoundary { .. })).count();
 
+    let workspace = t.ok("workspace.get", json!({}))["id"].as_str().unwrap().to_owned();
     // Context assembly as a model call does it, from the stored log.
     let (mut assembly, mut fold) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
@@ -59,12 +64,16 @@ fn main() {
         let started = Instant::now();
         let records = gather(t.engine.store(), &project).unwrap();
         let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
-        let snapshot = assemble(&records.input(state.mode, &state.summary, &[], &pins), 8_000).unwrap();
+        let extras = context_extras(t.engine.store(), &workspace, &records, &state.intent).unwrap();
+        let input =
+            ContextInput { intent: &extras.intent, memory: &extras.memory, memory_left_out: extras.memory_left_out, ..records.input(state.mode, &state.summary, &[], &pins) };
+        let snapshot = assemble(&input, 8_000).unwrap();
+        assert!(snapshot.system.contains("topic: 春茶上市") && snapshot.system.contains("这个品牌不用标题党"));
         assert!(!snapshot.system.is_empty());
         assembly.push(started.elapsed());
     }
     println!(
-        "context assembly on a {turns}-turn session ({} events, {boundaries} compactions): p50 {:?}, p95 {:?} (gather + assemble, as a live call); \
+        "context assembly on a {turns}-turn session ({} events, {boundaries} compactions): p50 {:?}, p95 {:?} (gather, intent, memory + assemble, as a live call); \
          reading and replaying the log (a resume): p50 {:?}",
         log.len(),
         percentile(&mut assembly, 0.5),

@@ -94,6 +94,8 @@ enum Layout {
     Lines { file: &'static str, always: bool },
     /// The one record stored under `key` (a settings record), as this file.
     Single { file: &'static str, key: &'static [u8] },
+    /// The records under a key prefix of a shared tree (the meta tree), one per line.
+    Prefixed { file: &'static str, prefix: &'static [u8] },
 }
 
 /// A record kind's part of the export: its layout, and which count of the manifest it
@@ -131,6 +133,13 @@ fn sections() -> Vec<Section> {
         section::<crate::proposals::staging::Staging>(Layout::Lines { file: "proposals/staging.jsonl", always: false }, None),
         section::<crate::outbox::DeliveryJob>(Layout::Lines { file: "sync/outbox.jsonl", always: false }, None),
         section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
+        section::<crate::harness::compaction::ProfileContext>(
+            Layout::Prefixed { file: "harness/profile-context.jsonl", prefix: crate::harness::compaction::META_PROFILE_CONTEXT_PREFIX },
+            None,
+        ),
+        section::<crate::memory::MemoryItem>(Layout::Lines { file: "memory/items.jsonl", always: false }, None),
+        section::<crate::memory::HabitDismissal>(Layout::Prefixed { file: "memory/dismissed-habits.jsonl", prefix: crate::memory::META_DISMISSED_HABITS }, None),
+        section::<crate::usage::ProjectBudget>(Layout::Lines { file: "usage/project-budgets.jsonl", always: false }, None),
     ]
 }
 
@@ -153,6 +162,15 @@ fn export_section<R: Record>(store: &Store, root: &Path, layout: Layout) -> Resu
             }
             Ok(records.len() as u64)
         }
+        Layout::Prefixed { file, prefix } => {
+            let path = root.join(file);
+            let records = store.scan::<R>(prefix)?;
+            let bytes = jsonl(&records, &path)?;
+            if !bytes.is_empty() {
+                write(&path, &bytes)?;
+            }
+            Ok(records.len() as u64)
+        }
         Layout::Single { file, key } => match store.get::<R>(key)? {
             Some(record) => {
                 write(&root.join(file), &json_bytes(&record)?)?;
@@ -166,7 +184,7 @@ fn export_section<R: Record>(store: &Store, root: &Path, layout: Layout) -> Resu
 fn import_section<R: Record>(src: &Path, layout: Layout, batch: &mut Batch) -> Result<u64, ExportError> {
     let records: Vec<R> = match layout {
         Layout::FilePerRecord(dir) => json_files(&src.join(dir))?.iter().map(|path| read_json::<R>(path)).collect::<Result<_, _>>()?,
-        Layout::Lines { file, .. } => read_jsonl(&src.join(file))?,
+        Layout::Lines { file, .. } | Layout::Prefixed { file, .. } => read_jsonl(&src.join(file))?,
         Layout::Single { file, .. } => {
             let path = src.join(file);
             if path.exists() {

@@ -92,6 +92,13 @@ pub struct ContextInput<'a> {
     /// What the person pinned and their explicit instructions carried out of compacted
     /// conversation, verbatim, oldest first.
     pub pins: &'a [String],
+    /// The session's intent as the model reads it (`crate::intent::render`); "" when
+    /// nothing is known.
+    pub intent: &'a str,
+    /// Confirmed memory and habits (`crate::memory::for_context`), within their budget.
+    pub memory: &'a [String],
+    /// Memory lines left out for the budget.
+    pub memory_left_out: usize,
 }
 
 /// The typed records a model call's context is built from, read in one place so the
@@ -123,6 +130,9 @@ impl ContextRecords {
             session_summary,
             constraints,
             pins,
+            intent: "",
+            memory: &[],
+            memory_left_out: 0,
         }
     }
 }
@@ -195,6 +205,19 @@ fn pinned(input: &ContextInput<'_>) -> String {
         for pin in input.pins {
             out.push_str(&format!("- {pin}\n"));
         }
+    }
+    if !input.memory.is_empty() || input.memory_left_out > 0 {
+        out.push_str("\n# Memory (kept by the person across sessions; follow it)\n");
+        for line in input.memory {
+            out.push_str(&format!("- {line}\n"));
+        }
+        if input.memory_left_out > 0 {
+            out.push_str(&format!("({} more memory items did not fit; the person can see them in Settings → Memory.)\n", input.memory_left_out));
+        }
+    }
+    if !input.intent.is_empty() {
+        out.push('\n');
+        out.push_str(input.intent);
     }
     out
 }
@@ -296,7 +319,21 @@ mod tests {
     }
 
     fn input(p: &Project) -> ContextInput<'_> {
-        ContextInput { project: p, brand: None, template: None, versions: &[], comments: &[], media: &[], mode: Mode::Default, session_summary: "", constraints: &[], pins: &[] }
+        ContextInput {
+            project: p,
+            brand: None,
+            template: None,
+            versions: &[],
+            comments: &[],
+            media: &[],
+            mode: Mode::Default,
+            session_summary: "",
+            constraints: &[],
+            pins: &[],
+            intent: "",
+            memory: &[],
+            memory_left_out: 0,
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 pub use compaction::{CompactThreshold, CompactionMode, CompactionTrigger, Pin};
-pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, LayerEstimate, Mode, ToolStatus, TurnEndReason};
+pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, IntentSource, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
@@ -41,6 +41,37 @@ use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
 use crate::llm::Cancel;
 use crate::store::{keys, Batch, Durability, Record};
+
+/// What a model call's pinned layer carries besides the project: the session's
+/// intent (with its clarification, when one is needed) and the memory that fits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContextExtras {
+    pub intent: String,
+    pub clarification: Option<crate::intent::Clarification>,
+    pub memory: Vec<String>,
+    pub memory_left_out: usize,
+}
+
+/// What the project tells the intent rules.
+pub fn intent_hints(records: &crate::context::ContextRecords) -> crate::intent::ProjectHints<'_> {
+    crate::intent::ProjectHints {
+        platforms: &records.project.platforms,
+        brand_name: records.brand.as_ref().map(|b| b.name.as_str()),
+        has_content: !records.project.source.trim().is_empty(),
+    }
+}
+
+/// The intent text and the memory lines of a call for this project and intent.
+pub fn context_extras(
+    store: &crate::store::Store,
+    workspace_id: &str,
+    records: &crate::context::ContextRecords,
+    intent: &crate::intent::SessionIntent,
+) -> Result<ContextExtras, ApiError> {
+    let clarification = crate::intent::clarification(intent, &intent_hints(records));
+    let (memory, memory_left_out) = crate::memory::for_context(store, workspace_id, &records.project.id, crate::memory::CONTEXT_BUDGET_TOKENS)?;
+    Ok(ContextExtras { intent: crate::intent::render(intent, clarification.as_ref()), clarification, memory, memory_left_out })
+}
 
 /// Workspace permission rules, kept in the meta tree.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -471,6 +502,16 @@ impl<'a> Harness<'a> {
             live.cancel.lock().unwrap_or_else(|p| p.into_inner()).cancel();
         }
         Ok(running)
+    }
+
+    /// Sets the session's intent as the person edited it (no event when unchanged).
+    pub(crate) fn set_intent(&self, session_id: &str, intent: crate::intent::SessionIntent) -> Result<(), ApiError> {
+        let live = self.live_session(session_id)?;
+        if live.lock_state().intent == intent {
+            return Ok(());
+        }
+        self.append_event(&live, Meta::default(), EventBody::IntentUpdated { intent, by: IntentSource::Person }, Batch::new(), Durability::Durable)?;
+        Ok(())
     }
 
     pub(crate) fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {

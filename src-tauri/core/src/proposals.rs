@@ -19,6 +19,7 @@
 
 pub mod apply;
 pub mod checkpoints;
+pub mod churn;
 pub mod staging;
 
 use serde::{Deserialize, Serialize};

@@ -978,7 +978,9 @@ impl Worker {
             | Kind::Constraints
             | Kind::Checkpoints
             | Kind::Staging
-            | Kind::Embeddings => return Ok(None),
+            | Kind::Embeddings
+            | Kind::Memory
+            | Kind::ProjectBudgets => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);
         self.writer.add_document(index::document(&fields, &doc))?;

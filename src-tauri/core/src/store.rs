@@ -97,10 +97,15 @@ pub enum Kind {
     /// Embedding vectors of search documents, by model and content hash: a cache the
     /// search index refills, so it is neither exported nor counted as user data.
     Embeddings,
+    /// Memory items of a workspace or a project, and dismissed habits:
+    /// `scope_id 0x00 memory_id`.
+    Memory,
+    /// Token and cost budgets of a project, one record each.
+    ProjectBudgets,
 }
 
 impl Kind {
-    const ALL: [Kind; 26] = [
+    const ALL: [Kind; 28] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -127,6 +132,8 @@ impl Kind {
         Kind::Staging,
         Kind::Outbox,
         Kind::Embeddings,
+        Kind::Memory,
+        Kind::ProjectBudgets,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -157,6 +164,8 @@ impl Kind {
             Kind::Staging => "staging",
             Kind::Outbox => "outbox",
             Kind::Embeddings => "embeddings",
+            Kind::Memory => "memory",
+            Kind::ProjectBudgets => "project_budgets",
         }
     }
 
@@ -188,6 +197,8 @@ impl Kind {
             Kind::Staging => 23,
             Kind::Outbox => 24,
             Kind::Embeddings => 25,
+            Kind::Memory => 26,
+            Kind::ProjectBudgets => 27,
         }
     }
 }

@@ -60,6 +60,60 @@ impl Record for UsageRecord {
     }
 }
 
+/// A project's limits on model use, across all its sessions (and their compactions).
+/// `None` is no limit. A model call of a session whose project's budget is spent is
+/// not sent; the person raises the budget to go on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectBudget {
+    pub project_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub token_budget: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cost_budget: Option<f64>,
+}
+
+impl Record for ProjectBudget {
+    const KIND: Kind = Kind::ProjectBudgets;
+    fn key(&self) -> Vec<u8> {
+        self.project_id.as_bytes().to_vec()
+    }
+}
+
+/// What a set of sessions spent: tokens (input + output) and cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Spent {
+    pub tokens: u64,
+    pub cost: f64,
+}
+
+/// What the usage records of `sessions` add up to.
+pub fn spent_by<'a>(records: impl IntoIterator<Item = &'a UsageRecord>, sessions: &[String]) -> Spent {
+    let mut spent = Spent::default();
+    for record in records {
+        if record.session_id.as_ref().is_some_and(|s| sessions.contains(s)) {
+            spent.tokens += record.input_tokens + record.output_tokens;
+            spent.cost += record.cost.unwrap_or(0.0);
+        }
+    }
+    spent
+}
+
+/// Which limit of a budget `spent` reached, as the message the person reads; `None`
+/// while there is room.
+pub fn budget_exceeded(what: &str, token_budget: Option<u64>, cost_budget: Option<f64>, spent: Spent) -> Option<String> {
+    if let Some(budget) = token_budget.filter(|b| spent.tokens >= *b) {
+        return Some(format!("The {what}'s budget of {budget} tokens is spent ({} used); nothing more was sent.", spent.tokens));
+    }
+    if let Some(budget) = cost_budget.filter(|b| spent.cost >= *b) {
+        return Some(format!("The {what}'s cost budget of {budget:.4} is spent ({:.4}); nothing more was sent.", spent.cost));
+    }
+    None
+}
+
 /// Workspace limits on model use. `None` is no limit.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

@@ -174,6 +174,22 @@ export type BrandProfileUpdateParams = { id: string,
  */
 profile: BrandProfileInput, };
 
+export type BudgetInput = { 
+/**
+ * Input plus output tokens; absent: no limit.
+ */
+tokenBudget?: number, 
+/**
+ * In the profile's currency; absent: no limit.
+ */
+costBudget?: number, };
+
+export type BudgetView = { tokenBudget?: number, costBudget?: number, spent: Spent, 
+/**
+ * True when a limit is reached: the next model call is not sent.
+ */
+exceeded: boolean, };
+
 export type Candidate = { text: string, rationale: string, };
 
 export type ChecklistItem = { id: string, text: string, platform?: Platform, blocking: boolean, resolved: boolean, note?: string, };
@@ -260,6 +276,12 @@ export type Citation = { n: number, projectId: string, kind: DocKind, version: n
  * this to the quote.
  */
 span: Anchor, };
+
+export type Clarification = { missing: Array<Missing>, 
+/**
+ * The question, in English (the panel shows its own text by `missing`).
+ */
+question: string, };
 
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
@@ -426,7 +448,7 @@ pinnedInstructions: Array<string>, tokensBefore: number, tokensAfter: number,
  * What the panel says ("Earlier conversation summarised", or the truncation
  * note).
  */
-note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -526,6 +548,25 @@ export type GrowthProfile = { id: string, platform: Platform, audience: string, 
  */
 fit: FitRules, };
 
+export type Habit = { 
+/**
+ * Stable for the same evidence kind (`platform:wechat`, `length:source`,
+ * `rejected:<hash>`).
+ */
+id: string, kind: HabitKind, 
+/**
+ * As the model reads it.
+ */
+text: string, 
+/**
+ * The proposals or versions it was learnt from.
+ */
+sources: Array<string>, };
+
+export type HabitKind = "preferred_platform" | "typical_length" | "rejected_style";
+
+export type HabitRef = { habitId: string, };
+
 export type Health = "unknown" | "ok" | "failed";
 
 export type Hint = { id: string, message: string, };
@@ -546,6 +587,8 @@ export type IndexStatus = { documents: number, building: boolean,
  */
 pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
 
+export type IntentSource = "message" | "person";
+
 export type Keyword = { keyword: string, weight: number, };
 
 export type LayerEstimate = { layer: string, tokens: number, 
@@ -553,6 +596,10 @@ export type LayerEstimate = { layer: string, tokens: number,
  * True when the layer was shortened to fit.
  */
 trimmed: boolean, };
+
+export type Length = { value: number, unit: LengthUnit, };
+
+export type LengthUnit = "characters" | "words" | "seconds";
 
 export type Limit = { field: LimitField, min: number | null, max: number, unit: Unit, 
 /**
@@ -778,11 +825,62 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type MemoryAddParams = { scope: MemoryScopeInput, 
+/**
+ * Required for a project item.
+ */
+projectId?: string, text: string, };
+
+export type MemoryItem = { id: string, scope: MemoryScope, 
+/**
+ * The workspace id, or the project id: the key prefix.
+ */
+scopeId: string, text: string, status: MemoryStatus, origin: MemoryOrigin, createdAt: string, updatedAt: string, };
+
+export type MemoryListParams = { 
+/**
+ * Include this project's items (the workspace's are always listed).
+ */
+projectId?: string, };
+
+export type MemoryListResult = { 
+/**
+ * The workspace's items, then the project's; oldest first. Proposed items wait
+ * for the person and are not model-visible.
+ */
+items: Array<MemoryItem>, 
+/**
+ * Habits learnt from accepted work, with where they came from.
+ */
+habits: Array<Habit>, 
+/**
+ * The tokens memory may take in a model call's context.
+ */
+budgetTokens: number, 
+/**
+ * What the confirmed items and habits take now (estimated).
+ */
+usedTokens: number, };
+
+export type MemoryOrigin = { "type": "person" } | { "type": "model", sessionId: string, toolUseId: string, };
+
+export type MemoryRef = { memoryId: string, };
+
+export type MemoryScope = { "type": "workspace" } | { "type": "project", projectId: string, };
+
+export type MemoryScopeInput = "workspace" | "project";
+
+export type MemoryStatus = "proposed" | "confirmed";
+
+export type MemoryUpdateParams = { memoryId: string, text: string, };
+
 export type MetadataChange = { title?: string, platforms?: Array<Platform>, 
 /**
  * `Some(None)` clears the brand profile.
  */
 brandProfileId?: string | null, templateId?: string | null, };
+
+export type Missing = "subject" | "platform" | "length";
 
 export type Mode = "default" | "plan";
 
@@ -797,6 +895,8 @@ turn?: number, toolUseId?: string, contextSnapshotId?: string, model: string, pr
  * The proposal this one was rebased from.
  */
 rebasedFrom?: string, };
+
+export type OutputType = "copy" | "title_set" | "video_script" | "strategy_notes" | "analysis" | "critique";
 
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
@@ -987,6 +1087,8 @@ export type ProjectListResult = {
 projects: Array<ProjectSummary>, };
 
 export type ProjectRef = { projectId: string, };
+
+export type ProjectSetBudgetParams = { projectId: string, budget: BudgetInput, };
 
 export type ProjectSummary = { id: string, title: string, revision: number, head: number, platforms: Array<Platform>, brandProfileId: string | null, templateId: string | null, archived: boolean, 
 /**
@@ -1345,6 +1447,14 @@ export type SessionGetParams = { sessionId: string,
  */
 timeline?: boolean, };
 
+export type SessionIntent = { brand?: string, product?: string, topic?: string, outputType?: OutputType, platforms: Array<Platform>, length?: Length, };
+
+export type SessionIntentView = { intent: SessionIntent, clarification?: Clarification, 
+/**
+ * The text the model reads (in the pinned layer); empty when nothing is known.
+ */
+modelText: string, };
+
 export type SessionInterruptResult = { 
 /**
  * False when no turn was running.
@@ -1391,11 +1501,19 @@ title: string, };
 
 export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, note?: string, };
 
+export type SessionSetBudgetParams = { sessionId: string, budget: BudgetInput, };
+
 export type SessionSetCompactionParams = { sessionId: string, 
 /**
  * `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the profile's.
  */
 threshold?: CompactThreshold, };
+
+export type SessionSetIntentParams = { sessionId: string, 
+/**
+ * The whole intent as the person edited it (empty fields are cleared).
+ */
+intent: SessionIntent, };
 
 export type SessionSetModeParams = { sessionId: string, mode: Mode, };
 
@@ -1447,6 +1565,8 @@ n: number, projectId: string, projectTitle: string, kind: DocKind, version: numb
  * version, or the comment's body), in UTF-16 code units.
  */
 span: Anchor, text: string, };
+
+export type Spent = { tokens: number, cost: number, };
 
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
@@ -1554,7 +1674,7 @@ export type ToolCall = { id: string, name: string, arguments: string, };
 
 export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 
-export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
+export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
 
 export type TurnTimings = { modelCalls: number, modelMicros: number, durableSyncs: number, syncMicros: number, totalMicros: number, 
 /**
@@ -1760,6 +1880,18 @@ export interface ApiMethods {
   "session.unpin": { params: SessionUnpinParams; result: SessionPins };
   "session.context": { params: SessionRef; result: SessionContextView };
   "session.setCompaction": { params: SessionSetCompactionParams; result: SessionContextView };
+  "session.intent": { params: SessionRef; result: SessionIntentView };
+  "session.setIntent": { params: SessionSetIntentParams; result: SessionIntentView };
+  "session.budget": { params: SessionRef; result: BudgetView };
+  "session.setBudget": { params: SessionSetBudgetParams; result: BudgetView };
+  "project.budget": { params: ProjectRef; result: BudgetView };
+  "project.setBudget": { params: ProjectSetBudgetParams; result: BudgetView };
+  "memory.list": { params: MemoryListParams; result: MemoryListResult };
+  "memory.add": { params: MemoryAddParams; result: MemoryItem };
+  "memory.update": { params: MemoryUpdateParams; result: MemoryItem };
+  "memory.confirm": { params: MemoryRef; result: MemoryItem };
+  "memory.delete": { params: MemoryRef; result: Deleted };
+  "memory.dismissHabit": { params: HabitRef; result: Deleted };
   "session.stage": { params: SessionStageParams; result: StagingView };
   "session.staging": { params: SessionRef; result: StagingView };
   "session.discardStaging": { params: SessionRef; result: StagingDiscardResult };
@@ -1795,7 +1927,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 

@@ -11,6 +11,7 @@ import { ContextMeter } from "./ContextMeter";
 import { ApprovalPrompt, PlanPrompt, QuestionPrompt } from "./Prompts";
 import { composeTask, type Selection } from "./scope";
 import { SessionBar } from "./SessionBar";
+import { LongSessionBar } from "./LongSession";
 import { SessionExtras, type WorkingCopy } from "./SessionExtras";
 import { type Drafting, isRunning, type SessionStore } from "./store";
 import { ProposalBadge, Timeline } from "./Timeline";
@@ -185,6 +186,7 @@ function SessionView({
         )}
       </div>
       <SessionExtras store={store} workingCopy={workingCopy} />
+      <LongSessionBar store={store} />
       {snap.error && (
         <div className="pad-x">
           <ErrorBanner error={snap.error} onDismiss={() => store.clearError()} />

@@ -9,6 +9,7 @@ import { VirtualFeed } from "../components/VirtualFeed";
 import { useApp } from "../context";
 import type { T } from "../context";
 import { has, type MessageId } from "../i18n";
+import { BoundaryLine, BudgetStop } from "./LongSession";
 import { Markdown } from "./Markdown";
 import { isRunning, type SessionStore } from "./store";
 import type { Item, StepState } from "./timeline";
@@ -189,7 +190,16 @@ export const ItemView = memo(function ItemView({ item, store, onReview }: { item
               {hintText(t, lang, h)}
             </p>
           ))}
+          {item.reason === "budget_exceeded" && <BudgetStop store={store} />}
         </div>
+      );
+    case "boundary":
+      return <BoundaryLine item={item} />;
+    case "compactionFailed":
+      return (
+        <p className="line line-warn small" data-testid="compaction-failed">
+          {t("ai.long.failed", { n: item.consecutive })}
+        </p>
       );
     case "archived":
       return <p className="line muted">{t("ai.session.archivedLine")}</p>;

@@ -6,7 +6,7 @@
 // message (see ./store.ts).
 
 import type { HarnessEvent } from "../api/client";
-import type { ApprovalChange, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
+import type { ApprovalChange, CompactionMode, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
 import { parseTask, type Selection } from "./scope";
 
 /** A tool step as the timeline shows it. */
@@ -33,7 +33,11 @@ export type Item =
   | { kind: "end"; key: string; reason: TurnEndReason; message: string; hints: Hint[] }
   | { kind: "archived"; key: string }
   /** The person restored a checkpoint: the project went back to it as version `version`. */
-  | { kind: "rewound"; key: string; version: number };
+  | { kind: "rewound"; key: string; version: number }
+  /** Earlier conversation was summarised (or truncated); expandable to the summary. */
+  | { kind: "boundary"; key: string; mode: CompactionMode; note: string; summaryText: string; compacted: number; tokensBefore: number; tokensAfter: number }
+  /** A compaction attempt failed (the third in a row truncates). */
+  | { kind: "compactionFailed"; key: string; consecutive: number; message: string };
 
 export interface PendingApproval {
   requestId: string;
@@ -75,6 +79,10 @@ export interface TimelineState {
   archived: boolean;
   /** Every proposal id a step of this session made, oldest first. */
   proposalIds: string[];
+  /** The last compaction truncated (summarising failed): the panel shows a banner. */
+  truncated: boolean;
+  /** The sequence of the last event that changed the intent, pins or compaction (views that read them refetch). */
+  longSessionSeq: number;
 }
 
 export const emptyTimeline: TimelineState = {
@@ -90,6 +98,8 @@ export const emptyTimeline: TimelineState = {
   outputTokens: 0,
   archived: false,
   proposalIds: [],
+  truncated: false,
+  longSessionSeq: 0,
 };
 
 /** Turn ends the panel says nothing about: a finished answer, or a prompt it shows. */
@@ -264,6 +274,22 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       break;
     case "rewound":
       push({ kind: "rewound", key, version: event.payload.version });
+      break;
+    case "compact_boundary": {
+      const p = event.payload;
+      push({ kind: "boundary", key, mode: p.mode, note: p.note, summaryText: p.summaryText, compacted: p.compactedMessages, tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter });
+      s.truncated = p.mode === "truncated";
+      s.longSessionSeq = event.sequence;
+      break;
+    }
+    case "compaction_failed":
+      push({ kind: "compactionFailed", key, consecutive: event.payload.consecutive, message: event.payload.message });
+      break;
+    case "intent_updated":
+    case "pin_added":
+    case "pin_removed":
+    case "compaction_setting_changed":
+      s.longSessionSeq = event.sequence;
       break;
     default:
       // A kind this UI does not know yet (a newer backend): nothing to show.

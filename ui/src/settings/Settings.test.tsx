@@ -163,6 +163,7 @@ describe("Settings", () => {
       "General",
       "AI models",
       "Usage",
+      "Memory",
       "Data & backups",
       "Brand profiles",
       "Templates",

@@ -7,13 +7,14 @@ import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import type { Lang, MessageId } from "../i18n";
 import type { Theme } from "../lib/prefs";
+import { MemoryList } from "../drafting/MemoryList";
 import { Brands } from "./Brands";
 import { Data } from "./Data";
 import { Models } from "./Models";
 import { Templates } from "./Templates";
 import { Usage } from "./Usage";
 
-export type SettingsSection = "general" | "models" | "usage" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -32,7 +33,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "models", "usage", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "models", "usage", "memory", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -54,6 +55,7 @@ export function Settings(props: SettingsProps) {
           {props.section === "general" && <General {...props} />}
           {props.section === "models" && <Models />}
           {props.section === "usage" && <Usage />}
+          {props.section === "memory" && <MemoryList />}
           {props.section === "data" && <Data onDataChanged={props.onDataChanged} />}
           {props.section === "brands" && <Brands brands={props.brands} onChanged={props.onLibraryChanged} />}
           {props.section === "templates" && (

@@ -356,7 +356,15 @@ fn pinned_layer_tokens(engine: &Engine, session: &Session, state: &harness::Sess
     let records = crate::context::gather(engine.store(), &session.project_id)?;
     let constraints: Vec<String> = crate::proposals::apply::constraints(engine.store(), &session.id)?.into_iter().map(|c| c.text).collect();
     let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
-    Ok(crate::context::pinned_tokens(&records.input(state.mode, &state.summary, &constraints, &pins)))
+    // The intent and memory ride in the pinned layer too, as in a model call.
+    let extras = harness::context_extras(engine.store(), &engine.workspace()?.id, &records, &state.intent)?;
+    let input = crate::context::ContextInput {
+        intent: &extras.intent,
+        memory: &extras.memory,
+        memory_left_out: extras.memory_left_out,
+        ..records.input(state.mode, &state.summary, &constraints, &pins)
+    };
+    Ok(crate::context::pinned_tokens(&input))
 }
 
 pub(super) fn pins(engine: &Engine, params: SessionRef) -> Result<SessionPins, ApiError> {

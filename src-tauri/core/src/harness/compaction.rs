@@ -224,6 +224,9 @@ pub struct ProfileContext {
 }
 
 const META_PROFILE_CONTEXT: &str = "profile_context/";
+/// The key prefix of every profile's context settings in the meta tree (the export
+/// carries them).
+pub const META_PROFILE_CONTEXT_PREFIX: &[u8] = META_PROFILE_CONTEXT.as_bytes();
 
 impl Record for ProfileContext {
     const KIND: Kind = Kind::Meta;

@@ -51,6 +51,9 @@ pub enum TurnEndReason {
     CircuitBreaker,
     /// The same tool with the same input three times in one turn.
     LoopDetected,
+    /// Three proposals of one turn rewrote the same passage with small differences:
+    /// the person is asked how to go on.
+    ChurnDetected,
     ContextTooLong,
     /// The model call failed (provider error after retries).
     ModelError,
@@ -58,6 +61,16 @@ pub enum TurnEndReason {
     Restarted,
     /// A bug or a storage failure.
     EngineFault,
+}
+
+/// Who changed the session's intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum IntentSource {
+    /// Read from the person's message.
+    Message,
+    /// Edited by the person in the panel.
+    Person,
 }
 
 /// An estimate of one context layer.
@@ -308,6 +321,14 @@ pub enum EventBody {
     PinRemoved {
         pin_id: String,
     },
+    /// The session's intent changed: read from the person's message by rules
+    /// (`crate::intent::update`), or edited by the person. It is model-visible through
+    /// the pinned layer of the next call's context (the snapshot), not as a message.
+    #[serde(rename_all = "camelCase")]
+    IntentUpdated {
+        intent: crate::intent::SessionIntent,
+        by: IntentSource,
+    },
     /// The session's compaction threshold changed (`None`: the profile's setting).
     #[serde(rename_all = "camelCase")]
     CompactionSettingChanged {
@@ -357,6 +378,8 @@ impl EventBody {
             EventBody::PinAdded { .. } => (Logged, false),
             EventBody::PinRemoved { .. } => (Logged, false),
             EventBody::CompactionSettingChanged { .. } => (Logged, false),
+            // In the pinned layer of the system message (the snapshot), not a message.
+            EventBody::IntentUpdated { .. } => (Logged, false),
         }
     }
 
@@ -389,6 +412,7 @@ impl EventBody {
             EventBody::PinAdded { .. } => "pin_added",
             EventBody::PinRemoved { .. } => "pin_removed",
             EventBody::CompactionSettingChanged { .. } => "compaction_setting_changed",
+            EventBody::IntentUpdated { .. } => "intent_updated",
         }
     }
 }

@@ -283,6 +283,9 @@ impl Turn<'_, '_> {
             self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
             return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
         }
+        if let Some(flow) = self.churn()? {
+            return Ok(flow);
+        }
         if let Some(tool) = self.loop_tripped.take() {
             return Ok(Flow::End(
                 TurnEndReason::LoopDetected,
@@ -294,6 +297,32 @@ impl Turn<'_, '_> {
             return Ok(flow);
         }
         Ok(Flow::Continue)
+    }
+
+    /// Churn: the proposals this turn made rewrite one passage again and again with
+    /// small differences (`proposals::churn`). Looked at once the turn made three.
+    fn churn(&self) -> Result<Option<Flow>, ApiError> {
+        let made = self.proposals_made.load(std::sync::atomic::Ordering::SeqCst);
+        if made < crate::proposals::churn::CHURN_PROPOSALS {
+            return Ok(None);
+        }
+        let owner = self.scope.owner.id();
+        let rewrites: Vec<crate::proposals::churn::Rewrite> = crate::proposals::list(self.engine.store(), &self.scope.project_id)?
+            .iter()
+            .filter(|p| p.origin.turn == self.turn_sequence && (p.origin.session_id.as_deref() == Some(owner) || p.origin.run_id.as_deref() == Some(owner)))
+            .map(crate::proposals::churn::Rewrite::from)
+            .collect();
+        let Some(churn) = crate::proposals::churn::detect(&rewrites) else { return Ok(None) };
+        Ok(Some(Flow::End(
+            TurnEndReason::ChurnDetected,
+            format!(
+                "The assistant proposed {} versions of the same passage (line {}) with only small differences ({}); it was stopped so you can choose one or say what should change.",
+                churn.proposal_ids.len(),
+                churn.line + 1,
+                churn.proposal_ids.join(", ")
+            ),
+            vec![hint("choose_or_redirect", "Review the proposals and accept one, or tell the assistant what is wrong with them.")],
+        )))
     }
 
     fn breaker_tripped(&self) -> Option<Flow> {

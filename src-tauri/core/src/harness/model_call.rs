@@ -39,7 +39,25 @@ impl Turn<'_, '_> {
                 ));
             }
         }
-        None
+        self.project_budget_check()
+    }
+
+    /// The project's budget, across its sessions (every metered call, compactions too).
+    fn project_budget_check(&self) -> Option<Flow> {
+        let store = self.engine.store();
+        let budget = store.get::<crate::usage::ProjectBudget>(self.scope.project_id.as_bytes()).ok().flatten()?;
+        if budget.token_budget.is_none() && budget.cost_budget.is_none() {
+            return None;
+        }
+        let sessions: Vec<String> = store.scan::<super::Session>(b"").ok()?.into_iter().filter(|s| s.project_id == self.scope.project_id).map(|s| s.id).collect();
+        let records = store.scan::<crate::usage::UsageRecord>(b"").ok()?;
+        let spent = crate::usage::spent_by(&records, &sessions);
+        let message = crate::usage::budget_exceeded("project", budget.token_budget, budget.cost_budget, spent)?;
+        Some(Flow::End(
+            TurnEndReason::BudgetExceeded,
+            message,
+            vec![hint("raise_project_budget", "Raise the project's budget in the AI panel (or with `project.setBudget`), then send the message again.")],
+        ))
     }
 
     /// The room (estimated tokens) tool results may still take in the model's context:
@@ -102,6 +120,9 @@ impl Turn<'_, '_> {
         let records = gather(store, &self.scope.project_id)?;
         // The person's rejection reasons: model-visible in every later turn.
         let constraints: Vec<String> = crate::proposals::apply::constraints(store, self.scope.owner.id())?.into_iter().map(|c| c.text).collect();
+        // The session's intent and the memory that fits: pinned, never summarised.
+        let intent = self.state(|s| s.intent.clone());
+        let extras = super::context_extras(store, &self.scope.workspace_id, &records, &intent)?;
         // The coordinator: compact past the threshold (once per call), or until the
         // request fits (at most MAX_FAILURES attempts; the last one truncates).
         let mut attempts = 0u32;
@@ -118,7 +139,13 @@ impl Turn<'_, '_> {
             request.max_output_tokens = Some(max_output);
             let conversation_tokens = estimate_request_tokens(&request);
             let budget = window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
-            let assembled = assemble(&records.input(mode, &summary, &constraints, &pins), budget);
+            let input = crate::context::ContextInput {
+                intent: &extras.intent,
+                memory: &extras.memory,
+                memory_left_out: extras.memory_left_out,
+                ..records.input(mode, &summary, &constraints, &pins)
+            };
+            let assembled = assemble(&input, budget);
             let estimated = conversation_tokens + assembled.as_ref().map_or_else(|t| t.needed, |s| s.layers.iter().map(|l| l.tokens).sum());
             let calibrated = calibration.calibrated(estimated);
             let fits = assembled.is_ok() && calibrated + u64::from(max_output) <= window;

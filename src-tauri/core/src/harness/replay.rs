@@ -87,6 +87,8 @@ pub struct SessionState {
     /// The pinned texts (the person's pins and their carried instructions).
     pub pins: Vec<Pin>,
     pub compaction: CompactionState,
+    /// The session's intent (the last `intent_updated`).
+    pub intent: crate::intent::SessionIntent,
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -270,6 +272,14 @@ impl SessionState {
             EventBody::CompactionSettingChanged { threshold } => {
                 self.compaction.threshold = *threshold;
                 None
+            }
+            EventBody::IntentUpdated { intent, by } => {
+                self.intent = intent.clone();
+                let by = match by {
+                    super::event::IntentSource::Message => "from the message",
+                    super::event::IntentSource::Person => "edited",
+                };
+                Some(timeline(format!("Intent updated ({by})")))
             }
         };
         if let Some(item) = item {

@@ -236,6 +236,46 @@ impl<'a> ToolContext<'a> {
     }
 }
 
+impl ToolContext<'_> {
+    /// Records a memory item the model proposes (status `proposed`: not model-visible
+    /// until the person confirms it), for the workspace or for this call's project.
+    /// Only for a proposing tool; nothing else changes.
+    ///
+    /// Errors: a [`ToolFailure`] for any other tool, an empty or too long text, or a
+    /// session without a workspace.
+    pub fn propose_memory(&self, text: &str, workspace_wide: bool) -> Result<crate::memory::MemoryItem, ToolFailure> {
+        if self.capability != Capability::Propose {
+            return Err(ToolFailure::new("This tool is not registered as a proposing tool, so it cannot propose memory."));
+        }
+        let Some(session_id) = self.owner.session_id() else {
+            return Err(ToolFailure::new("Memory is proposed from a drafting session only."));
+        };
+        let text = crate::memory::check_text(text)?;
+        let (scope, scope_id) = if workspace_wide {
+            let workspace = self.kernel.workspace()?;
+            (crate::memory::MemoryScope::Workspace, workspace.id)
+        } else {
+            (crate::memory::MemoryScope::Project { project_id: self.project_id.to_owned() }, self.project_id.to_owned())
+        };
+        let now = self.kernel.now();
+        let item = crate::memory::MemoryItem {
+            id: self.kernel.new_id("mem"),
+            scope,
+            scope_id,
+            text,
+            status: crate::memory::MemoryStatus::Proposed,
+            origin: crate::memory::MemoryOrigin::Model { session_id: session_id.to_owned(), tool_use_id: self.tool_use_id.to_owned() },
+            created_at: now,
+            updated_at: now,
+        };
+        let _guard = self.kernel.write_lock();
+        let mut batch = crate::store::Batch::new();
+        crate::memory::stage_add(&mut batch, &item)?;
+        self.kernel.store().apply(batch, crate::store::Durability::Durable).map_err(ApiError::from)?;
+        Ok(item)
+    }
+}
+
 /// Typed reads of the store for tool handlers. It holds no way to a write: no batch,
 /// no write lock, no kernel.
 #[derive(Clone, Copy)]

@@ -134,7 +134,8 @@ impl Turn<'_, '_> {
         // makes more than one proposal.
         let before = self.capture("Before a turn", CheckpointReason::BeforeTurn, started.sequence);
         if let Start::Message { text, was_queued } = start {
-            self.append_simple(EventBody::UserMessage { text, was_queued }, Durability::Durable)?;
+            self.append_simple(EventBody::UserMessage { text: text.clone(), was_queued }, Durability::Durable)?;
+            self.update_intent(&text)?;
         }
         let flow = self.turn_loop()?;
         let (reason, message, hints) = match flow {
@@ -144,6 +145,22 @@ impl Turn<'_, '_> {
         self.keep_checkpoints(before)?;
         self.append_simple(EventBody::TurnEnded { reason, message: message.clone(), hints: hints.clone() }, Durability::Durable)?;
         Ok((reason, message, hints))
+    }
+
+    /// Reads the session's intent from the person's message (rules, no model call) and
+    /// logs it when it changed. Drafting sessions only; a project that cannot be read
+    /// leaves the intent as it is.
+    fn update_intent(&mut self, text: &str) -> Result<(), ApiError> {
+        if self.scope.purpose != super::Purpose::Drafting {
+            return Ok(());
+        }
+        let Ok(records) = crate::context::gather(self.engine.store(), &self.scope.project_id) else { return Ok(()) };
+        let current = self.state(|s| s.intent.clone());
+        let next = crate::intent::update(&current, text, &super::intent_hints(&records));
+        if next != current {
+            self.append_simple(EventBody::IntentUpdated { intent: next, by: super::event::IntentSource::Message }, Durability::Grouped)?;
+        }
+        Ok(())
     }
 
     /// A checkpoint of the scope's project now (reads only); `None` when the project

@@ -245,8 +245,43 @@ fn candidates_schema(max_chars: u32) -> Value {
     })
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MemoryInput {
+    text: String,
+    #[serde(default)]
+    scope: Option<String>,
+}
+
+/// Proposes a memory item: the person confirms it (or not) in the panel or Settings;
+/// until then the model does not see it.
+fn propose_memory(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let input: MemoryInput = parse(input)?;
+    let workspace_wide = input.scope.as_deref() == Some("workspace");
+    let item = ctx.propose_memory(&input.text, workspace_wide)?;
+    Ok(json!({
+        "memoryId": item.id,
+        "status": "proposed",
+        "scope": if workspace_wide { "workspace" } else { "project" },
+        "note": "Nothing is remembered yet: the person confirms or discards this. Once confirmed, it is in your context in every session.",
+    }))
+}
+
 pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
     vec![
+        (
+            propose_tool(
+                "propose_memory",
+                "Propose a durable memory item (a brand or account rule the person stated) for the person to confirm.",
+                "Propose something to remember across sessions, only when the person states a lasting rule or preference of the brand or \
+account (\"this brand avoids clickbait\"). `text`: one short sentence in the person's words. `scope`: `project` (default) or `workspace`. \
+The person confirms it; do not propose what is already in Memory.",
+                json!({"text": {"type": "string", "minLength": 1, "maxLength": 500}, "scope": {"type": "string", "enum": ["project", "workspace"]}}),
+                &["text"],
+                "the memory id, waiting for the person",
+            ),
+            Arc::new(propose_memory),
+        ),
         (
             propose_tool(
                 "propose_source_patch",

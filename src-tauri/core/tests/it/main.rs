@@ -13,6 +13,7 @@ mod keychain;
 mod layering;
 mod llm_api;
 mod llm_client;
+mod long_session;
 mod outbox;
 mod pipeline;
 mod proposals;

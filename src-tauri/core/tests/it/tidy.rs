@@ -63,6 +63,7 @@ const LAYERS: &[&str] = &[
     "pipeline",
     "quality",
     "suggest",
+    "intent", // session intent from the person's messages (rules + jieba)
     "usage",  // pure subsystems
     "outbox", // sync delivery jobs and their state machine
     "llm",
@@ -72,6 +73,7 @@ const LAYERS: &[&str] = &[
     "project",
     "context",   // the project domain's reads and writes; context assembly
     "proposals", // the reviewable change model and its apply transaction
+    "memory",    // workspace and project memory, habits from accepted work
     "harness",
     "tools",  // the agent runtime and the tools it runs
     "growth", // one-click optimize: runs, the platform-fit report

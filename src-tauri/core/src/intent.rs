@@ -1,0 +1,574 @@
+//! Session intent (seed 003): what the person is working on — brand, product, topic,
+//! output type, platforms, length — updated from each of their messages by rules
+//! (keyword tables, patterns, and jieba's segmentation for Chinese), never by a model
+//! call, so the same message always gives the same intent. Pure.
+//!
+//! - A message that only adds material (a link, a pasted document) keeps the subject:
+//!   [`update`] returns the intent unchanged.
+//! - A field the message names replaces the old one; the others stay.
+//! - [`clarification`]: ask only when needed. A request to generate (copy, a title set,
+//!   a video script) without any subject (brand, product, topic, or a project with
+//!   content) asks for the subject; a request for copy or a script asks for the
+//!   platform (and length) only when neither the message, the intent so far nor the
+//!   project's platforms say it. Strategy, analysis and critique requests never ask.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::model::Platform;
+
+/// What the person wants made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputType {
+    Copy,
+    TitleSet,
+    VideoScript,
+    StrategyNotes,
+    Analysis,
+    Critique,
+}
+
+impl OutputType {
+    /// True for the kinds that generate publishable text.
+    pub fn generates(self) -> bool {
+        matches!(self, OutputType::Copy | OutputType::TitleSet | OutputType::VideoScript)
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            OutputType::Copy => "copy",
+            OutputType::TitleSet => "a set of titles",
+            OutputType::VideoScript => "a video script",
+            OutputType::StrategyNotes => "strategy notes",
+            OutputType::Analysis => "an analysis",
+            OutputType::Critique => "a critique",
+        }
+    }
+}
+
+/// The unit of a requested length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum LengthUnit {
+    Characters,
+    Words,
+    Seconds,
+}
+
+/// A requested length ("800 字", "300 words", "60 秒").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Length {
+    pub value: u32,
+    pub unit: LengthUnit,
+}
+
+/// What is missing before generating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Missing {
+    Subject,
+    Platform,
+    Length,
+}
+
+/// The question to ask before generating, when something cannot be inferred.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Clarification {
+    pub missing: Vec<Missing>,
+    /// The question, in English (the panel shows its own text by `missing`).
+    pub question: String,
+}
+
+/// The session's intent. Every field is optional: a session starts knowing nothing.
+/// Unknown fields are refused (it is also the `session.setIntent` parameter).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionIntent {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub brand: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub product: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub topic: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub output_type: Option<OutputType>,
+    #[serde(default)]
+    pub platforms: Vec<Platform>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub length: Option<Length>,
+}
+
+impl SessionIntent {
+    /// True when nothing is known.
+    pub fn is_empty(&self) -> bool {
+        *self == SessionIntent::default()
+    }
+
+    /// True when a subject is named (brand, product or topic).
+    pub fn has_subject(&self) -> bool {
+        self.brand.is_some() || self.product.is_some() || self.topic.is_some()
+    }
+}
+
+/// What the project says that the rules may use.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProjectHints<'a> {
+    /// The project's chosen platforms (empty: none chosen).
+    pub platforms: &'a [Platform],
+    /// The project's brand profile name, recognised when a message names it.
+    pub brand_name: Option<&'a str>,
+    /// True when the project has content (then "this article" is a subject).
+    pub has_content: bool,
+}
+
+/// How a message reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    /// It asks for something (or says something about the work).
+    Task,
+    /// It only adds material: a link, a pasted document.
+    Material,
+}
+
+const URL: &str = r"(?i)\b(?:https?://|www\.)[^\s<>\u3000，。]+";
+/// A message longer than this with no request in its head or tail is pasted material.
+const MATERIAL_CHARS: usize = 600;
+/// How much of a long message's head and tail is read for a request.
+const REQUEST_WINDOW_CHARS: usize = 200;
+
+fn regex(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'static Regex> {
+    cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
+}
+
+fn url_regex() -> Option<&'static Regex> {
+    static CELL: OnceLock<Option<Regex>> = OnceLock::new();
+    regex(&CELL, URL)
+}
+
+/// Words that only introduce material ("see this", "参考一下").
+const MATERIAL_LEADS: &[&str] =
+    &["看看", "参考", "链接", "附件", "资料", "素材", "原文", "这个", "这是", "这篇", "see", "here", "link", "fyi", "source", "reference", "attached", "this", "is", "the"];
+
+/// Classifies a message: material (a link with at most a few introducing words, or a
+/// long paste with no request in its head or tail) or a task.
+pub fn classify(message: &str) -> MessageKind {
+    let without_urls = url_regex().map_or_else(|| message.to_owned(), |r| r.replace_all(message, " ").into_owned());
+    let has_url = without_urls.len() != message.len();
+    if has_url {
+        let rest: Vec<String> = without_urls
+            .split(|c: char| c.is_whitespace() || c.is_ascii_punctuation() || "，。：；！？、「」“”".contains(c))
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let only_leads = rest.iter().all(|w| MATERIAL_LEADS.iter().any(|lead| w == lead || (w.chars().count() <= 6 && MATERIAL_LEADS.iter().any(|l| w.contains(l)))));
+        if rest.is_empty() || (only_leads && output_type(&without_urls).is_none()) {
+            return MessageKind::Material;
+        }
+    }
+    let chars = message.chars().count();
+    if chars > MATERIAL_CHARS {
+        let head: String = message.chars().take(REQUEST_WINDOW_CHARS).collect();
+        let tail: String = message.chars().skip(chars - REQUEST_WINDOW_CHARS).collect();
+        if output_type(&head).is_none() && output_type(&tail).is_none() && platforms(&head).is_empty() && platforms(&tail).is_empty() {
+            return MessageKind::Material;
+        }
+    }
+    MessageKind::Task
+}
+
+/// The output type a text asks for, by a keyword table in priority order (a
+/// critique of an article is a critique, a Douyin script is a script).
+pub fn output_type(text: &str) -> Option<OutputType> {
+    const TABLE: &[(OutputType, &[&str])] = &[
+        (OutputType::Critique, &["点评", "评价一下", "挑毛病", "批评", "审阅", "critique", "feedback on", "review my", "review this", "review the"]),
+        (OutputType::Analysis, &["分析", "复盘", "analyze", "analyse", "analysis", "why did", "why does"]),
+        (OutputType::StrategyNotes, &["策略", "方案", "规划", "选题", "strategy", "content plan", "content calendar", "plan for"]),
+        (OutputType::VideoScript, &["脚本", "分镜", "口播", "video script", "script"]),
+        (OutputType::TitleSet, &["标题", "titles", "headlines", "title ideas", "headline"]),
+        (OutputType::Copy, &["文案", "写一篇", "写篇", "写一段", "写个", "帖子", "笔记", "推文", "软文", "copy", "caption", "write a", "write an", "write the", "draft a", "post"]),
+    ];
+    let lower = text.to_lowercase();
+    TABLE.iter().find(|(_, words)| words.iter().any(|w| lower.contains(w))).map(|(kind, _)| *kind)
+}
+
+/// The platforms a text names, in the fixed platform order.
+pub fn platforms(text: &str) -> Vec<Platform> {
+    static X: OnceLock<Option<Regex>> = OnceLock::new();
+    let lower = text.to_lowercase();
+    let named = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    let x = named(&["推特", "twitter", "tweet", "x thread", "x 帖"]) || regex(&X, r"(?:^|[^A-Za-z0-9_\-])X(?:$|[^A-Za-z0-9_\-])").is_some_and(|r| r.is_match(text));
+    Platform::ALL
+        .into_iter()
+        .filter(|p| match p {
+            Platform::Wechat => named(&["公众号", "微信", "wechat", "weixin"]),
+            Platform::Zhihu => named(&["知乎", "zhihu"]),
+            Platform::X => x,
+            Platform::Douyin => named(&["抖音", "douyin"]),
+            Platform::Xiaohongshu => named(&["小红书", "xiaohongshu", "rednote", "red note"]),
+        })
+        .collect()
+}
+
+/// The length a text asks for (the last one named).
+pub fn length(text: &str) -> Option<Length> {
+    static CELL: OnceLock<Option<Regex>> = OnceLock::new();
+    let r = regex(&CELL, r"(?i)(\d{1,6})\s*(?:个)?\s*(字|词|汉字|words?\b|characters?\b|chars?\b|秒|seconds?\b|secs?\b|s\b|分钟|minutes?\b|mins?\b)")?;
+    let captures = r.captures_iter(text).last()?;
+    let value: u32 = captures.get(1)?.as_str().parse().ok()?;
+    let unit = captures.get(2)?.as_str().to_lowercase();
+    let (value, unit) = match unit.as_str() {
+        "字" | "汉字" | "character" | "characters" | "char" | "chars" => (value, LengthUnit::Characters),
+        "词" | "word" | "words" => (value, LengthUnit::Words),
+        "分钟" | "minute" | "minutes" | "min" | "mins" => (value.saturating_mul(60), LengthUnit::Seconds),
+        _ => (value, LengthUnit::Seconds),
+    };
+    (value > 0).then_some(Length { value, unit })
+}
+
+/// Characters that end a name when walking back from "品牌" or forward from a marker.
+const NAME_STOPS: &str = "为给帮替的是和与跟对把在、，,。.：:；;！!？?「」“”\"'《》()（）[]【】 \t\n";
+
+fn clean_name(name: &str) -> Option<String> {
+    let name = name.trim().trim_matches(|c: char| NAME_STOPS.contains(c) || c.is_whitespace());
+    let name = name.strip_prefix("我们的").or_else(|| name.strip_prefix("我们")).or_else(|| name.strip_prefix("our ")).unwrap_or(name).trim();
+    let count = name.chars().count();
+    (1..=40).contains(&count).then(|| name.to_owned())
+}
+
+/// The name just before `marker` (Chinese: "山茶社品牌"), walking back to a stop
+/// character; or the name after a marker ("品牌：山茶社").
+fn name_around(text: &str, marker: &str) -> Option<String> {
+    let at = text.find(marker)?;
+    let before: Vec<char> = text[..at].chars().collect();
+    let start = before.iter().rposition(|c| NAME_STOPS.contains(*c)).map_or(0, |i| i + 1);
+    let behind: String = before[start..].iter().collect();
+    if let Some(name) = clean_name(&behind).filter(|n| n.chars().count() <= 12) {
+        return Some(name);
+    }
+    let after = &text[at + marker.len()..];
+    let after = after.trim_start_matches(|c: char| "：:是为叫 「“\"《".contains(c));
+    let end = after.char_indices().find(|(_, c)| NAME_STOPS.contains(*c)).map_or(after.len(), |(i, _)| i);
+    clean_name(&after[..end]).filter(|n| n.chars().count() <= 16)
+}
+
+/// An English name after a marker word ("brand Lumi", "product called Tea Duo").
+fn english_after(text: &str, cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<String> {
+    let r = regex(cell, pattern)?;
+    let captures = r.captures(text)?;
+    clean_name(captures.get(1)?.as_str())
+}
+
+/// The brand a text names: the project's brand profile by name, "X 品牌" / "品牌：X",
+/// "brand X" / "X brand".
+pub fn brand(text: &str, known: Option<&str>) -> Option<String> {
+    static AFTER: OnceLock<Option<Regex>> = OnceLock::new();
+    static BEFORE: OnceLock<Option<Regex>> = OnceLock::new();
+    if let Some(known) = known.filter(|k| !k.trim().is_empty() && text.to_lowercase().contains(&k.to_lowercase())) {
+        return Some(known.trim().to_owned());
+    }
+    if text.contains("品牌") {
+        if let Some(name) = name_around(text, "品牌") {
+            return Some(name);
+        }
+    }
+    english_after(text, &AFTER, r"(?i)\bbrand(?:\s+is|\s+called|\s+named|:)?\s+([A-Z0-9][\w&'\-]*(?:\s+[A-Z0-9][\w&'\-]*)*)")
+        .or_else(|| english_after(text, &BEFORE, r"\b([A-Z][\w&'\-]*(?:\s+[A-Z][\w&'\-]*)*)\s+brand\b"))
+}
+
+/// The product a text names: "产品：X", "新品X", "product X", "product called X".
+pub fn product(text: &str) -> Option<String> {
+    static EN: OnceLock<Option<Regex>> = OnceLock::new();
+    for marker in ["产品", "新品", "单品"] {
+        if let Some(at) = text.find(marker) {
+            let after = text[at + marker.len()..].trim_start_matches(|c: char| "：:是为叫 「“\"《".contains(c));
+            let end = after.char_indices().find(|(_, c)| NAME_STOPS.contains(*c)).map_or(after.len(), |(i, _)| i);
+            if let Some(name) = clean_name(&after[..end]).filter(|n| n.chars().count() <= 16) {
+                return Some(name);
+            }
+        }
+    }
+    english_after(text, &EN, r#"(?i)\bproduct(?:\s+is|\s+called|\s+named|:)?\s+["“]?([A-Za-z0-9][\w'\-]*(?:\s+[A-Z0-9][\w'\-]*)*)"#)
+}
+
+/// The topic a text names: "关于X的", "主题：X", "about X", "on the topic of X"; else,
+/// for a request, its strongest jieba / term-frequency keywords that are not request
+/// or platform words.
+pub fn topic(text: &str, is_request: bool) -> Option<String> {
+    static ABOUT_ZH: OnceLock<Option<Regex>> = OnceLock::new();
+    static ABOUT_EN: OnceLock<Option<Regex>> = OnceLock::new();
+    let zh = regex(&ABOUT_ZH, r"(?:关于|主题[是为：:]?|围绕|介绍)\s*「?“?([^，。,.!！?？」”的]{1,30}?)(?:的|」|”|，|。|,|\.|!|！|\?|？|$)");
+    if let Some(name) = zh.and_then(|r| r.captures(text)).and_then(|c| c.get(1)).and_then(|m| clean_name(m.as_str())) {
+        return Some(name);
+    }
+    let en = regex(&ABOUT_EN, r"(?i)\b(?:about|on the topic of|topic:|covering|introducing)\s+([^.,;!?\n]{2,60}?)(?:\s+(?:for|on|in|with|to|and)\s|[.,;!?\n]|$)");
+    if let Some(name) = en.and_then(|r| r.captures(text)).and_then(|c| c.get(1)).and_then(|m| clean_name(m.as_str())) {
+        return Some(name);
+    }
+    if !is_request {
+        return None;
+    }
+    const REQUEST_WORDS: &[&str] = &[
+        "文案",
+        "文章",
+        "帖子",
+        "笔记",
+        "推文",
+        "软文",
+        "脚本",
+        "分镜",
+        "口播",
+        "标题",
+        "策略",
+        "方案",
+        "规划",
+        "分析",
+        "点评",
+        "评价",
+        "写",
+        "一篇",
+        "帮",
+        "帮我",
+        "生成",
+        "公众号",
+        "微信",
+        "知乎",
+        "抖音",
+        "小红书",
+        "推特",
+        "视频",
+        "write",
+        "copy",
+        "post",
+        "caption",
+        "script",
+        "titles",
+        "title",
+        "headline",
+        "headlines",
+        "strategy",
+        "analysis",
+        "analyze",
+        "critique",
+        "review",
+        "draft",
+        "wechat",
+        "zhihu",
+        "douyin",
+        "xiaohongshu",
+        "twitter",
+        "video",
+        "please",
+        "words",
+        "characters",
+        "seconds",
+    ];
+    let words: Vec<String> = crate::suggest::keywords(text, 8)
+        .into_iter()
+        .map(|k| k.keyword)
+        .filter(|k| {
+            let lower = k.to_lowercase();
+            !REQUEST_WORDS.iter().any(|w| lower == *w)
+                && !crate::suggest::is_stop_word(k)
+                && !lower.chars().all(|c| c.is_ascii_digit() || "几个一些来点".contains(c))
+                && k.chars().count() > 1
+        })
+        .take(3)
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// The intent after the person's `message`: unchanged for material; otherwise each
+/// field the message names replaces the old one. A new request (an output type) with a
+/// new subject replaces the topic even when only keywords name it.
+pub fn update(current: &SessionIntent, message: &str, project: &ProjectHints<'_>) -> SessionIntent {
+    if classify(message) == MessageKind::Material {
+        return current.clone();
+    }
+    let mut next = current.clone();
+    let kind = output_type(message);
+    if let Some(kind) = kind {
+        next.output_type = Some(kind);
+    }
+    let named = platforms(message);
+    if !named.is_empty() {
+        next.platforms = named;
+    }
+    if let Some(length) = length(message) {
+        next.length = Some(length);
+    }
+    let brand = brand(message, project.brand_name);
+    let product = product(message);
+    if let Some(brand) = &brand {
+        next.brand = Some(brand.clone());
+    }
+    if let Some(product) = &product {
+        next.product = Some(product.clone());
+    }
+    // Keywords name a topic only for a request that names no brand or product (those
+    // are the subject then), and never replace a subject the person named before
+    // unless the message is a new request.
+    let explicit = topic(message, false);
+    let topic = match explicit {
+        Some(topic) => Some(topic),
+        None if kind.is_some() && brand.is_none() && product.is_none() && (current.topic.is_none() || kind != current.output_type) => topic(message, true),
+        None => None,
+    };
+    if let Some(topic) = topic {
+        next.topic = Some(topic);
+    }
+    next
+}
+
+/// The question to ask before generating, or `None` when nothing is missing or the
+/// request does not generate (strategy, analysis, critique, or no request at all).
+pub fn clarification(intent: &SessionIntent, project: &ProjectHints<'_>) -> Option<Clarification> {
+    let kind = intent.output_type.filter(|k| k.generates())?;
+    let mut missing = Vec::new();
+    if !intent.has_subject() && !project.has_content {
+        missing.push(Missing::Subject);
+    }
+    let platform_known = !intent.platforms.is_empty() || !project.platforms.is_empty();
+    if matches!(kind, OutputType::Copy | OutputType::VideoScript) && !platform_known {
+        missing.push(Missing::Platform);
+        if intent.length.is_none() {
+            missing.push(Missing::Length);
+        }
+    }
+    if missing.is_empty() {
+        return None;
+    }
+    let parts: Vec<&str> = missing
+        .iter()
+        .map(|m| match m {
+            Missing::Subject => "what it is about (the brand, product or topic)",
+            Missing::Platform => "which platform it is for",
+            Missing::Length => "how long it should be",
+        })
+        .collect();
+    Some(Clarification { missing, question: format!("Before writing {}, ask the person {}.", kind.label(), parts.join(", and ")) })
+}
+
+/// The intent as the model reads it (in the pinned layer), or "" when nothing is known.
+pub fn render(intent: &SessionIntent, clarify: Option<&Clarification>) -> String {
+    if intent.is_empty() && clarify.is_none() {
+        return String::new();
+    }
+    let mut out = String::from("# Session intent (kept from the person's messages; the person can edit it)\n");
+    let fields =
+        [("brand", intent.brand.clone()), ("product", intent.product.clone()), ("topic", intent.topic.clone()), ("output", intent.output_type.map(|k| k.label().to_owned()))];
+    for (name, value) in fields {
+        if let Some(value) = value {
+            out.push_str(&format!("{name}: {value}\n"));
+        }
+    }
+    if !intent.platforms.is_empty() {
+        out.push_str(&format!("platforms: {}\n", intent.platforms.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")));
+    }
+    if let Some(length) = intent.length {
+        let unit = match length.unit {
+            LengthUnit::Characters => "characters",
+            LengthUnit::Words => "words",
+            LengthUnit::Seconds => "seconds",
+        };
+        out.push_str(&format!("length: {} {unit}\n", length.value));
+    }
+    if let Some(clarify) = clarify {
+        out.push_str(&format!("Clarify first: {} Use ask_user_question, then wait for the answer.\n", clarify.question));
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn hints() -> ProjectHints<'static> {
+        ProjectHints { platforms: &[], brand_name: Some("山茶社"), has_content: false }
+    }
+
+    #[test]
+    fn a_chinese_copy_request_fills_every_field() {
+        let intent = update(&SessionIntent::default(), "帮我为山茶社品牌写一篇关于春茶上市的小红书文案，300字左右", &hints());
+        assert_eq!(intent.brand.as_deref(), Some("山茶社"));
+        assert_eq!(intent.topic.as_deref(), Some("春茶上市"));
+        assert_eq!(intent.output_type, Some(OutputType::Copy));
+        assert_eq!(intent.platforms, [Platform::Xiaohongshu]);
+        assert_eq!(intent.length, Some(Length { value: 300, unit: LengthUnit::Characters }));
+        assert_eq!(clarification(&intent, &hints()), None);
+    }
+
+    #[test]
+    fn english_requests_and_the_priority_of_output_types() {
+        let intent = update(&SessionIntent::default(), "Write a 60 second Douyin video script about our spring tea launch for the brand Lumi", &ProjectHints::default());
+        assert_eq!(intent.output_type, Some(OutputType::VideoScript));
+        assert_eq!(intent.platforms, [Platform::Douyin]);
+        assert_eq!(intent.length, Some(Length { value: 60, unit: LengthUnit::Seconds }));
+        assert_eq!(intent.topic.as_deref(), Some("spring tea launch"));
+        assert_eq!(intent.brand.as_deref(), Some("Lumi"));
+        assert_eq!(output_type("分析一下这篇文章为什么阅读量低"), Some(OutputType::Analysis));
+        assert_eq!(output_type("给这篇文章起 5 个标题"), Some(OutputType::TitleSet));
+        assert_eq!(output_type("帮我做一个小红书的内容策略"), Some(OutputType::StrategyNotes));
+        assert_eq!(output_type("Please critique my intro"), Some(OutputType::Critique));
+        assert_eq!(platforms("post it on X and 知乎"), [Platform::Zhihu, Platform::X]);
+        assert_eq!(platforms("an X-ray of the market"), []);
+        assert_eq!(length("两分钟口播，大约 2 分钟"), Some(Length { value: 120, unit: LengthUnit::Seconds }));
+        assert_eq!(product("新品：山茶花冷泡茶，主打清爽"), Some("山茶花冷泡茶".to_owned()));
+    }
+
+    #[test]
+    fn a_link_or_a_paste_keeps_the_subject() {
+        let intent = update(&SessionIntent::default(), "帮我写一篇关于春茶上市的公众号文章", &hints());
+        assert_eq!(classify("https://example.com/tea-report"), MessageKind::Material);
+        assert_eq!(classify("参考这个 https://example.com/tea-report"), MessageKind::Material);
+        assert_eq!(classify("see this: https://example.com/a?b=c"), MessageKind::Material);
+        assert_eq!(update(&intent, "参考这个 https://example.com/tea-report", &hints()), intent);
+        let paste = "二零二六年春茶采摘报告。".repeat(80);
+        assert_eq!(classify(&paste), MessageKind::Material);
+        assert_eq!(update(&intent, &paste, &hints()), intent);
+        // A link with a request is a task.
+        assert_eq!(classify("把 https://example.com/a 改写成抖音脚本"), MessageKind::Task);
+    }
+
+    #[test]
+    fn clarification_only_when_needed() {
+        let none = ProjectHints::default();
+        let copy = update(&SessionIntent::default(), "写一篇文案", &none);
+        let asked = clarification(&copy, &none).unwrap();
+        assert_eq!(asked.missing, [Missing::Subject, Missing::Platform, Missing::Length]);
+        // The project's platforms and content answer the platform and the subject.
+        let project = ProjectHints { platforms: &[Platform::Wechat], brand_name: None, has_content: true };
+        assert_eq!(clarification(&copy, &project), None);
+        // A platform named: no length asked (the platform's profile has its limits).
+        let on_x = update(&copy, "for X, about the tea harvest", &none);
+        assert_eq!(clarification(&on_x, &none), None);
+        for request in ["分析一下我们上个月的数据", "Give me a content strategy for spring", "Please critique this", "帮我点评一下"] {
+            let intent = update(&SessionIntent::default(), request, &none);
+            assert!(intent.output_type.is_some_and(|k| !k.generates()), "{request}");
+            assert_eq!(clarification(&intent, &none), None, "{request}");
+        }
+        // Titles need a subject, never a platform.
+        let titles = update(&SessionIntent::default(), "来几个标题", &none);
+        assert_eq!(clarification(&titles, &none).unwrap().missing, [Missing::Subject]);
+    }
+
+    #[test]
+    fn the_rendered_intent_names_every_field_and_the_question() {
+        let intent = update(&SessionIntent::default(), "写一篇文案", &ProjectHints::default());
+        let clarify = clarification(&intent, &ProjectHints::default());
+        let text = render(&intent, clarify.as_ref());
+        assert!(text.contains("output: copy") && text.contains("Clarify first: Before writing copy, ask the person what it is about"), "{text}");
+        assert_eq!(render(&SessionIntent::default(), None), "");
+    }
+}
