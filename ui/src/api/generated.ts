@@ -57,7 +57,15 @@ notice: SearchNotice | null,
  * True when this answer came from the cache (the same question, sources and
  * profile within ten minutes, the index unchanged).
  */
-cached: boolean, };
+cached: boolean, 
+/**
+ * How the question was answered.
+ */
+route: AskRoute, 
+/**
+ * True when the person chose the route; false when the engine did.
+ */
+routeChosen: boolean, };
 
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
@@ -96,6 +104,8 @@ contentHash: string,
  * selection are too large for one log line (then the review panel shows them).
  */
 display?: Hunk, };
+
+export type AskRoute = "material" | "general";
 
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
 
@@ -1218,7 +1228,17 @@ profile?: string,
 /**
  * How many sources to answer from, 1–12; default 6.
  */
-limit?: number, };
+limit?: number, 
+/**
+ * `material` (retrieve, then answer with citations) or `general` (answer
+ * directly); absent: the engine decides and says which in the answer.
+ */
+route?: AskRoute, 
+/**
+ * Ask again rather than answer from the cache (the new answer replaces the
+ * cached one).
+ */
+fresh?: boolean, };
 
 export type SearchHit = { projectId: string, 
 /**
@@ -1446,7 +1466,11 @@ n: number, projectId: string, projectTitle: string, kind: DocKind, version: numb
  * Where `text` is in the document's text (the source of the working copy or
  * version, or the comment's body), in UTF-16 code units.
  */
-span: Anchor, text: string, };
+span: Anchor, text: string, 
+/**
+ * How well the document matched the question.
+ */
+tier: Tier, };
 
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
