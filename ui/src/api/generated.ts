@@ -42,7 +42,8 @@ model: string | null, sources: Array<Source>, citations: Array<Citation>, quotes
  */
 unknownCitations: Array<number>, 
 /**
- * Documents retrieved (the sources) and cited.
+ * Documents retrieved (before a rerank; the sources are what the answer was
+ * given) and documents cited.
  */
 retrieved: number, cited: number, 
 /**
@@ -58,6 +59,10 @@ notice: SearchNotice | null,
  * profile within ten minutes, the index unchanged).
  */
 cached: boolean, 
+/**
+ * True when the model reranked the retrieved documents down to the sources.
+ */
+reranked: boolean, 
 /**
  * How the question was answered.
  */
@@ -1226,7 +1231,8 @@ scope?: SearchScope, projectId?: string,
  */
 profile?: string, 
 /**
- * How many sources to answer from, 1–12; default 6.
+ * How many sources to answer from, 1–15; default 6. When more documents match
+ * (up to 50 are retrieved), the model first reranks them down to this many.
  */
 limit?: number, 
 /**
