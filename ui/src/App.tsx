@@ -8,6 +8,7 @@ import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
 import { Settings, type SettingsSection } from "./settings/Settings";
 import { LocalModelOffer } from "./settings/LocalOffer";
+import type { SourceTarget } from "./drafting/Ask";
 import type { ProjectViewHandle, Reveal } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
 import { type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
@@ -49,10 +50,11 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [selectedId, setSelectedId] = useState<string | null>(null);
   /** Where to show the project that a search hit opened. */
   const [reveal, setReveal] = useState<Reveal | null>(null);
-  const openHit = useCallback((hit: SearchHit) => {
-    setSelectedId(hit.projectId);
-    setReveal((r) => ({ projectId: hit.projectId, span: hit.span, version: hit.version, commentId: hit.commentId, seq: (r?.seq ?? 0) + 1 }));
+  const openSource = useCallback((target: SourceTarget) => {
+    setSelectedId(target.projectId);
+    setReveal((r) => ({ projectId: target.projectId, span: target.span, version: target.version, commentId: target.commentId, seq: (r?.seq ?? 0) + 1 }));
   }, []);
+  const openHit = useCallback((hit: SearchHit) => openSource(hit), [openSource]);
   const [sidebar, setSidebar] = useState(true);
   const [tab, setTab] = useState<PanelTab>(() => initialPanelTab(TABS, "history"));
   const [palette, setPalette] = useState(false);
@@ -283,6 +285,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
               brands={brands}
               onProjectChanged={onProjectChanged}
               onSetUpModel={() => setSettings("models")}
+              onOpenSource={openSource}
               leading={
                 sidebar ? undefined : (
                   <button type="button" className="small-btn" data-testid="show-sidebar" title={`${mod}+\\`} onClick={() => setSidebar(true)}>

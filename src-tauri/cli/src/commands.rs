@@ -109,6 +109,13 @@ pub enum Command {
         /// How many sources to answer from (1-12, default 6).
         #[arg(long)]
         limit: Option<u32>,
+        /// `material` (search your writing, answer with citations) or `general`
+        /// (answer directly); default: decided from the question.
+        #[arg(long, value_parser = ["material", "general"])]
+        route: Option<String>,
+        /// Ask again instead of answering from the ten-minute cache.
+        #[arg(long)]
+        fresh: bool,
     },
     /// Serve the API and the UI on 127.0.0.1 for a browser.
     Serve(crate::serve::ServeArgs),
@@ -432,7 +439,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         ),
         Command::Backup(BackupCommand::Create) => (call(engine, "backup.create", json!({}))?, Box::new(|r: &Value| println!("Backup written to {}", s(r, "path")))),
         Command::Search { query, project, kinds, limit, reindex } => search(engine, query, project, kinds, limit, reindex)?,
-        Command::Ask { question, project, profile, limit } => {
+        Command::Ask { question, project, profile, limit, route, fresh } => {
             let mut params = json!({"q": question});
             if let Some(project) = project {
                 params["projectId"] = json!(project);
@@ -442,6 +449,12 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
             }
             if let Some(limit) = limit {
                 params["limit"] = json!(limit);
+            }
+            if let Some(route) = route {
+                params["route"] = json!(route);
+            }
+            if fresh {
+                params["fresh"] = json!(true);
             }
             (call(engine, "search.ask", params)?, Box::new(print_answer))
         }
@@ -532,6 +545,9 @@ fn print_answer(r: &Value) {
         eprintln!("note: {message}");
     }
     let answer = s(r, "answer");
+    if r["route"] == "general" {
+        eprintln!("route: general (answered directly, without your writing; --route material to search it)");
+    }
     if answer.is_empty() {
         println!("Nothing in your writing matches the question; no model was asked.");
     } else {

@@ -4,7 +4,9 @@
 //! The engine registers [`builtins`] into the harness's registry.
 //!
 //! - `read`: the project, its drafts, comments, versions, brand, templates, images,
-//!   a search of its history, and stored large results.
+//!   and stored large results.
+//! - `search`: the project's history, the rest of the workspace and examples for a
+//!   platform, through the search index; snippets with references, never documents.
 //! - `propose`: proposals for the person to review; they record the proposal and
 //!   change nothing official.
 //! - `check`: deterministic checks (compiles, limits, brand and publish readiness).
@@ -14,6 +16,7 @@
 mod check;
 mod propose;
 mod read;
+mod search;
 mod workflow;
 mod write;
 
@@ -29,6 +32,7 @@ use crate::pipeline::Finding;
 /// Every built-in tool with its handler.
 pub fn builtins() -> Vec<(ToolDefinition, ToolHandler)> {
     let mut tools = read::tools();
+    tools.extend(search::tools());
     tools.extend(propose::tools());
     tools.extend(check::tools());
     tools.extend(workflow::tools());

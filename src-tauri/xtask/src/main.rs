@@ -8,6 +8,8 @@
 //! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
 //! - `bench-pipeline`: compile all five platforms for a 10,000-character article,
 //!   against plain `comrak::markdown_to_html` of the same text as the baseline.
+//! - `bench-retrieval [--docs N]`: search p50/p95 (lexical, fused) over 50,000
+//!   documents against a plain tantivy BM25 query, and save-to-searchable time.
 //! - `search-corpus [--check]`: write (or check) the search evaluation's fixture corpus
 //!   in `tests/fixtures/search/` from a fixed seed.
 //! - `eval-search`: score search on that corpus (lexical, semantic with the scripted
@@ -36,12 +38,13 @@ fn main() -> Result<()> {
         "fixture-store" => fixture::write(&repo_root().join("tests/fixtures/store-v1.tar.gz")),
         "bench" => bench::run(rest),
         "bench-pipeline" => bench::run_pipeline(rest),
+        "bench-retrieval" => bench::run_retrieval(rest),
         "search-corpus" => search_corpus::run(&repo_root().join("tests/fixtures/search"), rest.iter().any(|a| a == "--check")),
         "eval-search" => {
             print!("{}", inkstone_test_support::search_eval::table(&inkstone_test_support::search_eval::evaluate()));
             Ok(())
         }
-        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, search-corpus or eval-search"),
+        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, search-corpus or eval-search"),
     }
 }
 

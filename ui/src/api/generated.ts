@@ -42,7 +42,8 @@ model: string | null, sources: Array<Source>, citations: Array<Citation>, quotes
  */
 unknownCitations: Array<number>, 
 /**
- * Documents retrieved (the sources) and cited.
+ * Documents retrieved (before a rerank; the sources are what the answer was
+ * given) and documents cited.
  */
 retrieved: number, cited: number, 
 /**
@@ -57,7 +58,19 @@ notice: SearchNotice | null,
  * True when this answer came from the cache (the same question, sources and
  * profile within ten minutes, the index unchanged).
  */
-cached: boolean, };
+cached: boolean, 
+/**
+ * True when the model reranked the retrieved documents down to the sources.
+ */
+reranked: boolean, 
+/**
+ * How the question was answered.
+ */
+route: AskRoute, 
+/**
+ * True when the person chose the route; false when the engine did.
+ */
+routeChosen: boolean, };
 
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
@@ -96,6 +109,8 @@ contentHash: string,
  * selection are too large for one log line (then the review panel shows them).
  */
 display?: Hunk, };
+
+export type AskRoute = "material" | "general";
 
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
 
@@ -1318,9 +1333,20 @@ scope?: SearchScope, projectId?: string,
  */
 profile?: string, 
 /**
- * How many sources to answer from, 1–12; default 6.
+ * How many sources to answer from, 1–15; default 6. When more documents match
+ * (up to 50 are retrieved), the model first reranks them down to this many.
  */
-limit?: number, };
+limit?: number, 
+/**
+ * `material` (retrieve, then answer with citations) or `general` (answer
+ * directly); absent: the engine decides and says which in the answer.
+ */
+route?: AskRoute, 
+/**
+ * Ask again rather than answer from the cache (the new answer replaces the
+ * cached one).
+ */
+fresh?: boolean, };
 
 export type SearchHit = { projectId: string, 
 /**
@@ -1564,7 +1590,11 @@ n: number, projectId: string, projectTitle: string, kind: DocKind, version: numb
  * Where `text` is in the document's text (the source of the working copy or
  * version, or the comment's body), in UTF-16 code units.
  */
-span: Anchor, text: string, };
+span: Anchor, text: string, 
+/**
+ * How well the document matched the question.
+ */
+tier: Tier, };
 
 export type Spent = { tokens: number, cost: number, };
 

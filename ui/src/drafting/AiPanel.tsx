@@ -1,10 +1,12 @@
 // The AI panel of the right-hand side: the project's drafting sessions. A view of the
 // session's event log (see ./store.ts and ./timeline.ts): the timeline, what the turn
 // waits for, the proposals it made, the context meter, and the composer. With no model
-// set up it offers to set one up instead.
+// set up it offers to set one up instead. Its other mode, Ask (./Ask.tsx), answers
+// questions from the person's own writing with citations.
 import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { LocalServer, Mode } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
+import { AskView, type SourceTarget } from "./Ask";
 import { useApp } from "../context";
 import { Composer, type ComposerHandle } from "./Composer";
 import { ContextMeter } from "./ContextMeter";
@@ -27,7 +29,11 @@ export interface AiPanelProps {
   onSetUpModel: () => void;
   /** The editor's working copy (checkpoint restores and staged changes replace it). */
   workingCopy: WorkingCopy;
+  /** Opens a cited source (any project) at its place. */
+  onOpenSource?: (target: SourceTarget) => void;
 }
+
+export type AiMode = "sessions" | "ask";
 
 /** A new session's title: the first line of its first task. */
 function titleOf(task: string): string {
@@ -35,8 +41,9 @@ function titleOf(task: string): string {
   return line.length > 60 ? `${line.slice(0, 60)}…` : line;
 }
 
-export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel, workingCopy }: AiPanelProps) {
+export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel, workingCopy, onOpenSource }: AiPanelProps) {
   const { t } = useApp();
+  const [aiMode, setAiMode] = useState<AiMode>("sessions");
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const composer = useRef<ComposerHandle>(null);
   // The mode chosen before the first task; the session starts in it.
@@ -83,8 +90,26 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
   }
 
   const store = snap.active;
+  const modeSwitch = (
+    <div className="ai-mode" role="group" aria-label={t("ai.mode.label")}>
+      {(["sessions", "ask"] as const).map((m) => (
+        <button key={m} type="button" className="small-btn" data-testid={`ai-mode-${m}`} aria-pressed={aiMode === m} onClick={() => setAiMode(m)}>
+          {m === "sessions" ? t("ai.mode.sessions") : t("ai.mode.ask")}
+        </button>
+      ))}
+    </div>
+  );
+  if (aiMode === "ask") {
+    return (
+      <div className="panel-body ai-panel" data-testid="ai-panel">
+        {modeSwitch}
+        <AskView projectId={drafting.projectId} onOpenSource={(target) => onOpenSource?.(target)} />
+      </div>
+    );
+  }
   return (
     <div className="panel-body ai-panel" data-testid="ai-panel">
+      {modeSwitch}
       {snap.error && (
         <div className="pad-x">
           <ErrorBanner error={snap.error} onDismiss={() => drafting.clearError()} />

@@ -5,6 +5,7 @@ import type { Accepted, BrandProfile, Comment, Project, ProposalView } from "../
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import { AiPanel } from "../drafting/AiPanel";
+import type { SourceTarget } from "../drafting/Ask";
 import type { Selection } from "../drafting/scope";
 import { Drafting } from "../drafting/store";
 import type { MessageId } from "../i18n";
@@ -66,12 +67,14 @@ export interface ProjectViewProps {
   leading?: ReactNode;
   /** Opens Settings → AI models (the AI panel's offer when no model is set up). */
   onSetUpModel?: () => void;
+  /** Opens a project (this one or another) at a place: an Ask citation's source. */
+  onOpenSource?: (target: SourceTarget) => void;
 }
 
 type Overlay = { kind: "diff"; from: number; to: number | null } | { kind: "view"; n: number } | null;
 
 export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(function ProjectView(
-  { projectId, reveal, tab, onTab, brands, onProjectChanged, leading, onSetUpModel },
+  { projectId, reveal, tab, onTab, brands, onProjectChanged, leading, onSetUpModel, onOpenSource },
   ref,
 ) {
   const { client, t, toast, showError, lang, mod } = useApp();
@@ -715,6 +718,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             onReview={setReview}
             onSetUpModel={() => onSetUpModel?.()}
             workingCopy={workingCopy}
+            onOpenSource={onOpenSource}
           />
         )}
       </aside>

@@ -60,6 +60,7 @@ function backend(initial: LlmProfile[] = []) {
     keyRequired: input.keyRequired ?? true,
     supportsJsonSchema: input.supportsJsonSchema ?? false,
     health: "unknown",
+    ...(input.embeddingModel ? { embeddingModel: input.embeddingModel } : { embeddingModel: undefined }),
   });
   const transport = new FakeTransport()
     .on("llmProfile.list", () => ({ profiles: [...profiles], envKeyActive: false }))
@@ -309,6 +310,34 @@ describe("Settings → AI models", () => {
     fireEvent.click(screen.getByTestId("profile-save"));
     await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
     expect((transport.callsTo("llmProfile.update")[0] as { changes: LlmProfileInput }).changes.model).toBe("deepseek-v4");
+  });
+
+  it("sets the embedding model for search by meaning, offers the server's embedding models, and clears it when emptied", async () => {
+    const { transport, profiles } = backend([profile({ keyFingerprint: "…abcd" })]);
+    transport.on("llmProfile.models", () => ({ models: ["deepseek-chat", "bge-m3", "text-embedding-3-small"] }));
+    renderModels(transport, "zh");
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    await screen.findByTestId("profile-model-select");
+    const field = screen.getByLabelText("嵌入模型（可选）") as HTMLInputElement;
+    expect(field.value).toBe("");
+    expect(document.getElementById(field.getAttribute("aria-describedby")!)!.textContent).toContain("按意思");
+    const offered = Array.from(document.querySelectorAll("#profile-embedding-models option")).map((o) => (o as HTMLOptionElement).value);
+    expect(offered).toEqual(["bge-m3", "text-embedding-3-small"]);
+    fireEvent.change(field, { target: { value: " bge-m3 " } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect((transport.callsTo("llmProfile.update")[0] as { changes: LlmProfileInput }).changes.embeddingModel).toBe("bge-m3");
+    expect(profiles()[0]!.embeddingModel).toBe("bge-m3");
+    // Editing again shows it; emptying it sends none (search by words only).
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const again = (await screen.findByTestId("profile-embedding-model")) as HTMLInputElement;
+    expect(again.value).toBe("bge-m3");
+    fireEvent.change(again, { target: { value: "" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect((transport.callsTo("llmProfile.update")[1] as { changes: LlmProfileInput }).changes).not.toHaveProperty("embeddingModel");
+    expect(profiles()[0]!.embeddingModel).toBeUndefined();
   });
 
   it("sets the default and deletes only after confirming", async () => {

@@ -361,6 +361,7 @@ function ProfileForm({
     initial?.model ?? ("preset" in start ? chatModel(start.models ?? [], startPreset) : undefined) ?? startPreset?.exampleModel ?? "",
   );
   const [customModel, setCustomModel] = useState(false);
+  const [embeddingModel, setEmbeddingModel] = useState(initial?.embeddingModel ?? "");
   const [keyRequired, setKeyRequired] = useState(initial?.keyRequired ?? startPreset?.keyRequired ?? true);
   const [enabled, setEnabled] = useState((initial?.provider ?? "openai-compatible") !== "disabled");
   const [apiKey, setApiKey] = useState("");
@@ -446,6 +447,7 @@ function ProfileForm({
       provider: enabled ? "openai-compatible" : "disabled",
       baseUrl: baseUrl.trim(),
       model: model.trim(),
+      ...(embeddingModel.trim() ? { embeddingModel: embeddingModel.trim() } : {}),
       keyRequired,
       supportsJsonSchema: jsonSchema,
     };
@@ -593,6 +595,33 @@ function ProfileForm({
           {models.state === "loading" && t("models.modelsLoading")}
           {models.state === "ok" && t("models.modelsFound", { n: models.models.length })}
           {models.state === "none" && t("models.modelsNone")}
+        </span>
+      </div>
+      <div className="field">
+        <label className="small muted" htmlFor="profile-embedding-model">
+          {t("models.embeddingModel")}
+        </label>
+        <input
+          id="profile-embedding-model"
+          data-testid="profile-embedding-model"
+          spellCheck={false}
+          list={models.state === "ok" ? "profile-embedding-models" : undefined}
+          placeholder={t("models.optional")}
+          aria-describedby="profile-embedding-help"
+          value={embeddingModel}
+          onChange={(e) => setEmbeddingModel(e.target.value)}
+        />
+        {models.state === "ok" && (
+          <datalist id="profile-embedding-models">
+            {models.models
+              .filter((m) => /embed|bge|e5|gte/i.test(m))
+              .map((m) => (
+                <option key={m} value={m} />
+              ))}
+          </datalist>
+        )}
+        <span id="profile-embedding-help" className="small muted">
+          {t("models.embeddingHelp")}
         </span>
       </div>
       <label className="check">

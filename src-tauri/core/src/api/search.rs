@@ -7,7 +7,7 @@ use ts_rs::TS;
 use super::{required_text, ApiError, Empty, Engine};
 use crate::llm::profile::LlmProfile;
 use crate::llm::{Cancel, ChatRequest, ModelCall};
-use crate::retrieval::ask::{self, Answer};
+use crate::retrieval::ask::{self, Answer, AskRoute};
 use crate::retrieval::{DocKind, Filter, IndexStatus, SearchMode, SearchRequest, SearchResults, SearchScope};
 
 /// Longest query, in characters.
@@ -56,7 +56,13 @@ fn request(engine: &Engine, params: SearchQueryParams) -> Result<SearchRequest, 
     if !(1..=crate::retrieval::MAX_LIMIT as u32).contains(&limit) {
         return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {}.", crate::retrieval::MAX_LIMIT)));
     }
-    Ok(SearchRequest { query, scope, filter: Filter { project_id, kinds: params.kinds.unwrap_or_default(), platform: None }, limit: limit as usize, mode: SearchMode::Fused })
+    Ok(SearchRequest {
+        query,
+        scope,
+        filter: Filter { project_id, exclude_project: None, kinds: params.kinds.unwrap_or_default(), platform: None },
+        limit: limit as usize,
+        mode: SearchMode::Fused,
+    })
 }
 
 pub(super) fn query(engine: &Engine, params: SearchQueryParams) -> Result<SearchResults, ApiError> {
@@ -77,7 +83,10 @@ pub(super) fn status(engine: &Engine, _: Empty) -> Result<IndexStatus, ApiError>
 
 /// Sources an answer is given from when `limit` is absent, and at most.
 pub const DEFAULT_ASK_SOURCES: u32 = 6;
-pub const MAX_ASK_SOURCES: u32 = 12;
+pub const MAX_ASK_SOURCES: u32 = 15;
+/// Documents retrieved for a question; when more than `limit` are found, the model
+/// reranks them down to `limit` sources.
+pub const ASK_CANDIDATES: usize = 50;
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -95,17 +104,30 @@ pub struct SearchAskParams {
     #[serde(default)]
     #[ts(optional)]
     pub profile: Option<String>,
-    /// How many sources to answer from, 1–12; default 6.
+    /// How many sources to answer from, 1–15; default 6. When more documents match
+    /// (up to 50 are retrieved), the model first reranks them down to this many.
     #[serde(default)]
     #[ts(optional)]
     pub limit: Option<u32>,
+    /// `material` (retrieve, then answer with citations) or `general` (answer
+    /// directly); absent: the engine decides and says which in the answer.
+    #[serde(default)]
+    #[ts(optional)]
+    pub route: Option<AskRoute>,
+    /// Ask again rather than answer from the cache (the new answer replaces the
+    /// cached one).
+    #[serde(default)]
+    #[ts(optional)]
+    pub fresh: Option<bool>,
 }
 
-/// Answers a question from the person's own writing: retrieves sources, asks the
-/// model to answer from them with `[N]` citations, then resolves every citation to
-/// its document, version and span and checks every quotation against the sources.
-/// The same question (same scope, profile and index state) within ten minutes is
-/// answered from the cache without a model call.
+/// Answers a question. On the `material` route (the person's own writing): retrieves
+/// sources, asks the model to answer from them with `[N]` citations, then resolves
+/// every citation to its document, version and span and checks every quotation
+/// against the sources. On the `general` route: asks the model directly, without
+/// retrieval. Without a route given, the engine decides ([`ask::route`]). The same
+/// question (same route asked for, scope, profile and index state) within ten minutes
+/// is answered from the cache without a model call, unless `fresh`.
 ///
 /// Errors: VALIDATION (no profile, a bad parameter), NOT_FOUND, and every error of
 /// the model call (PROVIDER_*, QUOTA_EXCEEDED, ...).
@@ -123,13 +145,36 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     };
     let index = engine.search_index();
     let key =
-        serde_json::json!([crate::retrieval::text::normalize_label(&request.query), request.scope, request.filter.project_id, limit, profile.id, index.generation()]).to_string();
+        serde_json::json!([crate::retrieval::text::normalize_label(&request.query), request.scope, request.filter.project_id, limit, profile.id, params.route, index.generation()])
+            .to_string();
     let now = engine.now();
-    if let Some(mut cached) = index.cached_answer(&key, now) {
-        cached.cached = true;
-        return Ok(cached);
+    if params.fresh != Some(true) {
+        if let Some(mut cached) = index.cached_answer(&key, now) {
+            cached.cached = true;
+            return Ok(cached);
+        }
     }
-    let (sources, notice) = index.sources(&request)?;
+    let (candidates, notice) = match params.route {
+        Some(AskRoute::General) => (Vec::new(), None),
+        Some(AskRoute::Material) | None => index.sources(&SearchRequest { limit: ASK_CANDIDATES, ..request.clone() })?,
+    };
+    let route = params.route.unwrap_or_else(|| ask::route(&request.query, candidates.iter().map(|s| s.tier).min()));
+    let candidates = if route == AskRoute::General { Vec::new() } else { candidates };
+    let call = ModelCall { profile: &profile.id, purpose: "ask", session_id: None, run_id: None };
+    let keep = limit as usize;
+    // More documents than sources: the model picks the ones that answer the question;
+    // a reply without a usable list keeps the retrieval order.
+    let (sources, reranked) = if candidates.len() > keep {
+        let mut rerank = ChatRequest::new(ask::rerank_prompt(&request.query, &candidates, keep));
+        rerank.temperature = Some(0.0);
+        let reply = engine.model_chat(ModelCall { purpose: "ask_rerank", ..call }, &rerank, &mut |_| {}, &Cancel::new())?;
+        match ask::reranked(&reply.text, &candidates, keep) {
+            Some(picked) => (picked, true),
+            None => (candidates.iter().take(keep).cloned().collect(), false),
+        }
+    } else {
+        (candidates.clone(), false)
+    };
     let mut answer = Answer {
         answer: String::new(),
         model: None,
@@ -137,18 +182,23 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         citations: Vec::new(),
         quotes: Vec::new(),
         unknown_citations: Vec::new(),
-        retrieved: sources.len() as u32,
+        retrieved: candidates.len() as u32,
         cited: 0,
-        footer: ask::footer(sources.len(), 0),
-        notice,
+        footer: ask::footer(candidates.len(), 0),
+        notice: if route == AskRoute::General { None } else { notice },
         cached: false,
+        reranked,
+        route,
+        route_chosen: params.route.is_some(),
     };
-    if sources.is_empty() {
-        return Ok(answer);
-    }
-    let mut chat = ChatRequest::new(ask::prompt(&request.query, &sources));
+    let messages = match route {
+        // Nothing of the person's matches: say so without asking a model.
+        AskRoute::Material if sources.is_empty() => return Ok(answer),
+        AskRoute::Material => ask::prompt(&request.query, &sources),
+        AskRoute::General => ask::prompt_general(&request.query),
+    };
+    let mut chat = ChatRequest::new(messages);
     chat.temperature = Some(0.2);
-    let call = ModelCall { profile: &profile.id, purpose: "ask", session_id: None, run_id: None };
     let response = engine.model_chat(call, &chat, &mut |_| {}, &Cancel::new())?;
     let checked = ask::check(&response.text, &sources);
     let mut cited: Vec<(&str, DocKind, Option<u32>, Option<&str>)> =
@@ -156,7 +206,7 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     cited.sort();
     cited.dedup();
     answer.cited = cited.len() as u32;
-    answer.footer = ask::footer(sources.len(), cited.len());
+    answer.footer = ask::footer(candidates.len(), cited.len());
     answer.answer = response.text;
     answer.model = Some(response.model);
     answer.citations = checked.citations;

@@ -283,6 +283,13 @@ pub struct Reads<'a> {
     kernel: &'a Kernel,
 }
 
+impl<'a> Reads<'a> {
+    /// The search index: searching only reads (the index follows the store by itself).
+    pub fn search_index(&self) -> &'a crate::retrieval::SearchIndex {
+        self.kernel.search_index()
+    }
+}
+
 impl Reads<'_> {
     fn store(&self) -> &Store {
         self.kernel.store()
@@ -522,7 +529,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 30, "8 read, 2 search and stored results, 6 propose, 5 check, 4 workflow, 5 write");
+        assert_eq!(registry.names().len(), 32, "8 read, 2 stored results, 3 search, 6 propose, 5 check, 4 workflow, 5 write");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();

@@ -2,12 +2,14 @@
 //! and the engine's check of the answer: every `[N]` resolved to its source's
 //! document, version and span, every quotation looked up in the sources (a quote that
 //! is not there is reported, never passed off as found), and the footer
-//! "检索 X 篇，引用 Y 篇 / retrieved X, cited Y".
+//! "检索 X 篇，引用 Y 篇 / retrieved X, cited Y"; and the route a question takes
+//! (the person's material through retrieval, or a general question answered
+//! directly).
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::DocKind;
+use super::{DocKind, Tier};
 use crate::llm::Message;
 use crate::model::Anchor;
 
@@ -26,6 +28,64 @@ pub struct Source {
     /// version, or the comment's body), in UTF-16 code units.
     pub span: Anchor,
     pub text: String,
+    /// How well the document matched the question.
+    pub tier: Tier,
+}
+
+/// How a question is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum AskRoute {
+    /// About the person's own writing: retrieval, then an answer citing the sources.
+    Material,
+    /// A general question: answered directly, without retrieval or citations.
+    General,
+}
+
+/// Words that say a question is about the person's own writing.
+const MATERIAL_CUES: &[&str] = &[
+    "我的",
+    "我写",
+    "我之前",
+    "我以前",
+    "我们的",
+    "我有没有",
+    "我是否",
+    "写过",
+    "草稿",
+    "版本",
+    "评论",
+    "项目里",
+    "哪篇",
+    "哪一篇",
+    "原文",
+    "my ",
+    "i wrote",
+    "we wrote",
+    "our ",
+    "draft",
+    "version",
+    "comment",
+];
+
+/// Words that say a question asks for general knowledge.
+const GENERAL_CUES: &[&str] = &["什么是", "是什么", "如何", "怎么", "怎样", "为什么", "解释", "what is", "what are", "how do", "how to", "how can", "why ", "explain", "define"];
+
+/// The route of a question the person did not route: about their material when it
+/// says so, or when retrieval matched a title, tags or a summary; a general question
+/// when it asks for general knowledge and nothing matched that well, or when nothing
+/// matched at all. `best` is the best tier any retrieved document has.
+pub fn route(question: &str, best: Option<Tier>) -> AskRoute {
+    let folded = format!("{} ", question.to_lowercase());
+    if MATERIAL_CUES.iter().any(|cue| folded.contains(cue)) {
+        return AskRoute::Material;
+    }
+    match best {
+        None => AskRoute::General,
+        Some(tier) if tier < Tier::Body => AskRoute::Material,
+        Some(_) if GENERAL_CUES.iter().any(|cue| folded.contains(cue)) => AskRoute::General,
+        Some(_) => AskRoute::Material,
+    }
 }
 
 /// An `[N]` of the answer, resolved.
@@ -77,7 +137,8 @@ pub struct Answer {
     pub quotes: Vec<Quote>,
     /// `[N]` in the answer that name no source.
     pub unknown_citations: Vec<u32>,
-    /// Documents retrieved (the sources) and cited.
+    /// Documents retrieved (before a rerank; the sources are what the answer was
+    /// given) and documents cited.
     pub retrieved: u32,
     pub cited: u32,
     /// "检索 X 篇，引用 Y 篇 / retrieved X, cited Y".
@@ -87,6 +148,12 @@ pub struct Answer {
     /// True when this answer came from the cache (the same question, sources and
     /// profile within ten minutes, the index unchanged).
     pub cached: bool,
+    /// True when the model reranked the retrieved documents down to the sources.
+    pub reranked: bool,
+    /// How the question was answered.
+    pub route: AskRoute,
+    /// True when the person chose the route; false when the engine did.
+    pub route_chosen: bool,
 }
 
 /// Shortest quotation checked, in characters (shorter ones are words, not quotes).
@@ -111,13 +178,85 @@ pub fn prompt(question: &str, sources: &[Source]) -> Vec<Message> {
     vec![Message::system(system), Message::user(user)]
 }
 
-/// The numbers cited at each place of `answer`: `[1]`, `[1, 2]`, `[1][3]`, `【2】`,
-/// with the character index after each marker.
+/// The messages that ask the model a general question, answered directly.
+pub fn prompt_general(question: &str) -> Vec<Message> {
+    let system = "Answer the user's question directly and concisely from general knowledge. \
+        You have not been shown any of the user's own writing: do not cite sources or claim to quote it. \
+        Answer in the language of the question.";
+    vec![Message::system(system), Message::user(question.to_owned())]
+}
+
+/// Characters of each candidate the rerank prompt shows.
+const RERANK_PREVIEW_CHARS: usize = 160;
+
+/// The messages that ask the model to pick, from `candidates`, the at most `keep`
+/// that best answer `question`, best first, as `{"keep": [n, …]}`.
+pub fn rerank_prompt(question: &str, candidates: &[Source], keep: usize) -> Vec<Message> {
+    let system = format!(
+        "You rank passages of the user's own writing by how well they help answer a question. \
+        Reply with only a JSON object {{\"keep\": [numbers]}}: the numbers of at most {keep} passages that help, best first. \
+        Leave out passages that do not help; an empty list is allowed."
+    );
+    let mut user = format!("Question: {question}\n\nPassages:\n");
+    for candidate in candidates {
+        let preview: String = candidate.text.chars().take(RERANK_PREVIEW_CHARS).map(|c| if c.is_whitespace() { ' ' } else { c }).collect();
+        user.push_str(&format!("\n[{}] 《{}》 {preview}\n", candidate.n, candidate.project_title));
+    }
+    vec![Message::system(system), Message::user(user)]
+}
+
+/// The candidates the model kept, in its order, renumbered 1, 2, 3, …: numbers that
+/// name no candidate and repeats are dropped, at most `keep` are taken. `None` when
+/// the reply holds no such list (the caller keeps the retrieval order).
+pub fn reranked(reply: &str, candidates: &[Source], keep: usize) -> Option<Vec<Source>> {
+    let value = crate::llm::structured::extract_json(reply)?;
+    let numbers = value.get("keep").unwrap_or(&value).as_array()?;
+    let mut picked: Vec<Source> = Vec::new();
+    for n in numbers.iter().filter_map(serde_json::Value::as_u64) {
+        if picked.len() >= keep {
+            break;
+        }
+        if picked.iter().any(|p| u64::from(p.n) == n) {
+            continue;
+        }
+        if let Some(candidate) = candidates.iter().find(|c| u64::from(c.n) == n) {
+            picked.push(candidate.clone());
+        }
+    }
+    for (i, source) in picked.iter_mut().enumerate() {
+        source.n = i as u32 + 1;
+    }
+    Some(picked)
+}
+
+/// The digit a superscript character stands for.
+fn superscript_digit(c: char) -> Option<u32> {
+    match c {
+        '⁰' => Some(0),
+        '¹' => Some(1),
+        '²' => Some(2),
+        '³' => Some(3),
+        '⁴'..='⁹' => Some(c as u32 - '⁴' as u32 + 4),
+        _ => None,
+    }
+}
+
+/// The numbers cited at each place of `answer`: `[1]`, `[ 1 ]`, `[1, 2]`, `[1][3]`,
+/// `【2】`, `¹` and `¹²` (twelve), with the character index after each marker.
 fn citation_marks(answer: &str) -> Vec<(usize, u32)> {
     let chars: Vec<char> = answer.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < chars.len() {
+        if superscript_digit(chars[i]).is_some() {
+            let digits: Vec<u32> = chars[i..].iter().map_while(|c| superscript_digit(*c)).collect();
+            let n = digits.iter().fold(0u32, |n, d| n.saturating_mul(10).saturating_add(*d));
+            i += digits.len();
+            if n > 0 {
+                out.push((i, n));
+            }
+            continue;
+        }
         let close = match chars[i] {
             '[' => ']',
             '【' => '】',
@@ -240,6 +379,7 @@ mod tests {
             comment_id: None,
             span: Anchor { from, to: from + utf16_len(text) },
             text: text.to_owned(),
+            tier: Tier::Body,
         }
     }
 
@@ -273,6 +413,35 @@ mod tests {
         let checked = check("这是「短」的 [abc] [1", &[source(1, "x", 0)]);
         assert!(checked.quotes.is_empty());
         assert!(checked.citations.is_empty() && checked.unknown_citations.is_empty());
+    }
+
+    #[test]
+    fn spaced_and_superscript_citations_are_recognised() {
+        let sources = vec![source(1, "一", 0), source(2, "二", 0), source(3, "三", 0)];
+        let checked = check("甲[ 2 ]，乙¹，丙³⁰。", &sources);
+        assert_eq!(checked.citations.iter().map(|c| c.n).collect::<Vec<_>>(), vec![2, 1]);
+        assert_eq!(checked.unknown_citations, vec![30]);
+    }
+
+    #[test]
+    fn questions_about_the_material_go_through_retrieval_and_general_ones_do_not() {
+        assert_eq!(route("我之前写过关于水温的内容吗", None), AskRoute::Material, "it says it is about the person's writing");
+        assert_eq!(route("What did my drafts say about coffee?", None), AskRoute::Material);
+        assert_eq!(route("手冲咖啡", Some(Tier::Title)), AskRoute::Material, "a title matched");
+        assert_eq!(route("什么是量子纠缠", Some(Tier::Body)), AskRoute::General, "general knowledge, only a word in some body");
+        assert_eq!(route("量子纠缠", None), AskRoute::General, "nothing matched");
+        assert_eq!(route("水温九十度", Some(Tier::Body)), AskRoute::Material);
+    }
+
+    #[test]
+    fn a_rerank_keeps_the_models_order_renumbered_and_drops_what_names_nothing() {
+        let candidates: Vec<Source> = (1..=5).map(|n| source(n, &format!("第{n}篇"), 0)).collect();
+        let picked = reranked("好的：{\"keep\": [4, 9, 2, 4, 1]}", &candidates, 2).unwrap();
+        assert_eq!(picked.iter().map(|s| (s.n, s.project_id.as_str())).collect::<Vec<_>>(), vec![(1, "prj_4"), (2, "prj_2")]);
+        assert_eq!(reranked("[3]", &candidates, 5).unwrap()[0].project_id, "prj_3");
+        assert_eq!(reranked("no idea", &candidates, 5), None);
+        let prompt = rerank_prompt("水温", &candidates, 2);
+        assert!(prompt[0].content.contains("at most 2") && prompt[1].content.contains("[5] 《标题5》 第5篇"));
     }
 
     #[test]

@@ -224,6 +224,8 @@ pub fn address_of(searcher: &Searcher, fields: &Fields, doc_id: &str) -> tantivy
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     pub project_id: Option<String>,
+    /// A project left out (a tool searching everything but its own session's project).
+    pub exclude_project: Option<String>,
     pub kinds: Vec<DocKind>,
     pub platform: Option<crate::model::Platform>,
 }
@@ -233,6 +235,9 @@ impl Filter {
         let mut out: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         if let Some(project_id) = &self.project_id {
             out.push((Occur::Must, term(fields.project_id, project_id)));
+        }
+        if let Some(project_id) = &self.exclude_project {
+            out.push((Occur::MustNot, term(fields.project_id, project_id)));
         }
         if !self.kinds.is_empty() && self.kinds.len() < 3 {
             let kinds: Vec<(Occur, Box<dyn Query>)> = self.kinds.iter().map(|k| (Occur::Should, term(fields.kind, k.as_str()))).collect();
@@ -247,7 +252,10 @@ impl Filter {
     /// True when `kind` in `project_id` passes (for the semantic list, which is not a
     /// tantivy query).
     pub fn admits(&self, project_id: &str, kind: DocKind, platforms: &[crate::model::Platform]) -> bool {
-        self.project_id.as_deref().is_none_or(|p| p == project_id) && (self.kinds.is_empty() || self.kinds.contains(&kind)) && self.platform.is_none_or(|p| platforms.contains(&p))
+        self.project_id.as_deref().is_none_or(|p| p == project_id)
+            && self.exclude_project.as_deref() != Some(project_id)
+            && (self.kinds.is_empty() || self.kinds.contains(&kind))
+            && self.platform.is_none_or(|p| platforms.contains(&p))
     }
 }
 

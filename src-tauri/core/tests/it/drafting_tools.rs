@@ -509,6 +509,8 @@ fn read_tool_result_reads_on_in_a_stored_result_and_search_finds_history() {
     d.t.ok("project.update", json!({"projectId": d.project, "source": long.replace("处处闻啼鸟", "处处闻鸟鸣")}));
     d.t.ok("version.create", json!({"projectId": d.project, "message": "第二版"}));
     d.t.ok("comment.add", json!({"projectId": d.project, "body": "鸟鸣比啼鸟好吗？"}));
+    // Indexing these long texts takes a debug build more than the tool's wait.
+    assert!(d.t.engine.search_index().wait_idle(std::time::Duration::from_secs(20)));
     d.push(vec![calls(&[call("r1", "read_project_context", json!({})), call("s1", "search_project_history", json!({"query": "啼鸟"}))]), Reply::text("ok")]);
     d.send("读");
     let preview = d.ok("r1");
@@ -516,13 +518,16 @@ fn read_tool_result_reads_on_in_a_stored_result_and_search_finds_history() {
     let reference = preview["ref"].as_str().unwrap().to_owned();
     let search = d.ok("s1");
     let results = search["results"].as_array().unwrap();
-    assert_eq!(search["total"], 2, "{search}");
-    let kinds: Vec<&str> = results.iter().map(|r| r["type"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"version") && kinds.contains(&"comment"), "{search}");
-    let version = results.iter().find(|r| r["type"] == "version").unwrap();
+    let mut kinds: Vec<&str> = results.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["comment", "version"], "the first version and the comment: {search}");
+    let version = results.iter().find(|r| r["kind"] == "version").unwrap();
     assert_eq!(version["version"], 1, "only the first version has 啼鸟");
+    assert!(version["ref"].is_null() && version["reference"].as_str().unwrap().starts_with(&format!("{}@v1:", d.project)), "{version}");
     assert!(version["snippet"].as_str().unwrap().contains("处处闻啼鸟"));
     assert!(version["snippet"].as_str().unwrap().chars().count() < 120, "a snippet, not the document");
+    let comment = results.iter().find(|r| r["kind"] == "comment").unwrap();
+    assert!(comment["commentId"].as_str().unwrap().starts_with("cmt_"), "{comment}");
 
     d.push(vec![calls(&[call("r2", "read_tool_result", json!({"ref": reference, "offset": preview["nextOffset"], "maxChars": 500}))]), Reply::text("ok")]);
     d.send("接着读");
@@ -572,7 +577,10 @@ fn every_drafting_tool_does_its_job() {
     assert_eq!(result["reason"], "completed");
 
     let search = d.ok("s1");
-    assert_eq!(search["results"][0]["type"], "version");
+    // The working copy equals version 1: one hit, the working copy.
+    assert_eq!(search["results"].as_array().unwrap().len(), 1, "{search}");
+    assert_eq!(search["results"][0]["kind"], "working");
+    assert!(search["results"][0]["snippet"].as_str().unwrap().contains("风雨"));
     let compiled = d.ok("c1");
     let drafts = compiled["drafts"].as_array().unwrap();
     assert_eq!(drafts.len(), 3);
@@ -704,5 +712,98 @@ fn every_drafting_tool_does_its_job() {
     assert_eq!(d.proposal(&patch_id).status, ProposalStatus::Proposed);
     let x = d.t.ok("platformDraft.get", json!({"projectId": d.project, "platform": "x"}));
     assert_eq!(x["content"]["posts"][0]["text"], json!(x_text));
+    d.assert_replay_matches_live();
+}
+
+/// The search tools go through the index: the project's own history (a version saved
+/// just before the turn included), the rest of the workspace (an imported article and
+/// a comment of another project, never this project), and examples for one platform;
+/// every result is a reference and a short snippet, never the document.
+#[test]
+fn search_tools_find_history_the_workspace_and_platform_examples_through_the_index() {
+    let d = setup(POEM);
+    d.t.ok("project.update", json!({"projectId": d.project, "platforms": ["xiaohongshu"]}));
+    d.t.ok("version.create", json!({"projectId": d.project, "message": "第一版"}));
+    let long_tail = "公园里的樱花开了。".repeat(600);
+    let kite = d.t.ok("project.create", json!({"title": "春游攻略", "source": format!("# 春游\n\n周末去公园放风筝，听见啼鸟声声。\n\n{long_tail}"), "platforms": ["xiaohongshu"]}))
+        ["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let comment = d.t.ok("comment.add", json!({"projectId": kite, "body": "风筝这一段写得真好"}))["id"].as_str().unwrap().to_owned();
+    let wechat = d.t.ok("project.create", json!({"title": "公众号：风筝的历史", "source": "风筝起源于春秋时期。", "platforms": ["wechat"]}))["id"].as_str().unwrap().to_owned();
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("kite.md"), "# 旧文：纸鸢\n\n古人把风筝叫作纸鸢。\n").unwrap();
+    let imported = d.t.ok("import.markdown", json!({"path": folder.path().display().to_string()}))["projects"][0]["id"].as_str().unwrap().to_owned();
+    // The long text takes a debug build a while to index; the short save below is what
+    // the tool must see without any waiting by the test.
+    assert!(d.t.engine.search_index().wait_idle(std::time::Duration::from_secs(20)));
+    let revision = d.t.ok("project.get", json!({"projectId": d.project}))["revision"].clone();
+    d.t.ok("project.update", json!({"projectId": d.project, "baseRevision": revision, "source": POEM.replace("夜来风雨声", "夜来放风筝")}));
+    d.t.ok("version.create", json!({"projectId": d.project, "message": "第二版"}));
+
+    d.push(vec![
+        calls(&[
+            call("h1", "search_project_history", json!({"query": "风筝"})),
+            call("h2", "search_project_history", json!({"query": "雨"})),
+            call("w1", "search_workspace", json!({"query": "风筝"})),
+            call("w2", "search_workspace", json!({"query": "风筝", "kinds": ["comment"]})),
+            call("e1", "find_relevant_examples", json!({"platform": "xiaohongshu", "query": "风筝"})),
+            call("e2", "find_relevant_examples", json!({"platform": "wechat"})),
+            call("n1", "search_workspace", json!({"query": "量子纠缠"})),
+        ]),
+        Reply::text("找到了"),
+    ]);
+    let (result, _) = d.send("找找写过的风筝");
+    assert_eq!(result["reason"], "completed");
+
+    // History: the version saved a moment ago (equal to the working copy: one hit).
+    let history = d.ok("h1");
+    let hits = history["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{history}");
+    assert_eq!((hits[0]["projectId"].as_str(), hits[0]["kind"].as_str()), (Some(d.project.as_str()), Some("working")));
+    // One character finds the line only version 1 still has.
+    let rain = d.ok("h2");
+    let rain_hits = rain["results"].as_array().unwrap();
+    assert_eq!(rain_hits.len(), 1, "{rain}");
+    assert_eq!((rain_hits[0]["kind"].as_str(), rain_hits[0]["version"].as_u64()), (Some("version"), Some(1)));
+    assert!(rain_hits[0]["snippet"].as_str().unwrap().contains("夜来风雨声"));
+
+    // The workspace: other projects (the imported article too) and the comment, never
+    // this project, though its text matches.
+    let workspace = d.ok("w1");
+    let projects: Vec<&str> = workspace["results"].as_array().unwrap().iter().map(|h| h["projectId"].as_str().unwrap()).collect();
+    assert!(!projects.contains(&d.project.as_str()), "{workspace}");
+    for other in [&kite, &wechat, &imported] {
+        assert!(projects.contains(&other.as_str()), "{other} in {workspace}");
+    }
+    let comments = d.ok("w2");
+    assert_eq!(comments["results"].as_array().unwrap().len(), 1, "{comments}");
+    assert_eq!(comments["results"][0]["commentId"], json!(comment));
+    assert_eq!(comments["results"][0]["reference"], json!(format!("{kite}#{comment}")));
+
+    // Examples: the platform's other projects only.
+    let examples = d.ok("e1");
+    let example_projects: Vec<&str> = examples["results"].as_array().unwrap().iter().map(|h| h["projectId"].as_str().unwrap()).collect();
+    assert_eq!(example_projects, vec![kite.as_str()], "{examples}");
+    assert_eq!(examples["platform"], "xiaohongshu");
+    // Without a query, the project's title is the topic.
+    let by_title = d.ok("e2");
+    assert_eq!(by_title["query"], "春晓", "{by_title}");
+    assert!(by_title["results"].as_array().unwrap().iter().all(|h| h["projectId"] == json!(wechat)), "{by_title}");
+    let none = d.ok("n1");
+    assert_eq!(none["results"], json!([]));
+    assert!(none["note"].as_str().unwrap().contains("Nothing matched"));
+
+    // Compact: snippets and references, never a whole document.
+    for id in ["h1", "h2", "w1", "w2", "e1"] {
+        let (_, content) = d.result(id);
+        assert!(content.chars().count() < 3_000, "{id}: {} characters", content.chars().count());
+        assert!(!content.contains(&"公园里的樱花开了。".repeat(20)), "{id} holds a document");
+        for hit in d.ok(id)["results"].as_array().unwrap() {
+            assert!(hit["snippet"].as_str().unwrap().chars().count() <= 100, "{hit}");
+            assert!(hit["reference"].as_str().unwrap().starts_with(hit["projectId"].as_str().unwrap()));
+        }
+    }
     d.assert_replay_matches_live();
 }

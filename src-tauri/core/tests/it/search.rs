@@ -290,14 +290,17 @@ fn the_functions_for_the_tools_return_compact_references() {
     t.ok("version.create", json!({"projectId": id}));
     wait(&t);
     let index = t.engine.search_index();
-    let history = retrieval::search_project_history(index, &id, "风衣", 5).unwrap();
+    let history = retrieval::search_project_history(index, &id, "风衣", 5).unwrap().hits;
     assert_eq!(history.len(), 1, "the working copy and version 1 are equal: one hit");
     assert_eq!(history[0].kind, DocKind::Working);
     assert!(history[0].reference.starts_with(&format!("{id}:")), "{:?}", history[0]);
     assert!(history[0].snippet.chars().count() <= 100);
-    let workspace = retrieval::search_workspace(index, "风衣", 10).unwrap();
+    let workspace = retrieval::search_workspace(index, "风衣", None, Vec::new(), 10).unwrap().hits;
     assert_eq!(workspace.len(), 3);
-    let examples = retrieval::find_relevant_examples(index, inkstone_core::model::Platform::Xiaohongshu, "风衣", Some(&id), 5).unwrap();
+    let others = retrieval::search_workspace(index, "风衣", Some(&id), Vec::new(), 10).unwrap().hits;
+    assert_eq!(others.len(), 2, "the excluded project is left out");
+    assert!(others.iter().all(|h| h.project_id != id));
+    let examples = retrieval::find_relevant_examples(index, inkstone_core::model::Platform::Xiaohongshu, "风衣", Some(&id), 5).unwrap().hits;
     let projects: Vec<&str> = examples.iter().map(|h| h.project_id.as_str()).collect();
     assert_eq!(projects, vec![other.as_str()], "the platform's other projects only");
 }
@@ -362,10 +365,36 @@ fn ask_answers_from_sources_with_resolved_citations_checked_quotes_and_a_cache()
     assert_eq!(fresh["quotes"][0]["found"], true);
     server.assert_calls(2);
 
-    // Nothing matches: no model call, an empty answer and a zero footer.
-    let nothing = t.ok("search.ask", json!({"q": "量子纠缠"}));
+    assert_eq!((fresh["route"].as_str(), fresh["routeChosen"].as_bool()), (Some("material"), Some(false)), "the engine routed it: a title matched");
+
+    // Asked again fresh: a model call even though the cache holds the answer.
+    server.push(Reply::text("再答一次「研磨要细」¹。"));
+    let again_fresh = t.ok("search.ask", json!({"q": "手冲咖啡的水温", "fresh": true}));
+    assert_eq!(again_fresh["cached"], false);
+    assert_eq!(again_fresh["citations"][0]["n"], 1, "a superscript cites too");
+    server.assert_calls(3);
+
+    // The person's own material, but nothing matches: no model call, an empty answer
+    // and a zero footer.
+    let nothing = t.ok("search.ask", json!({"q": "量子纠缠", "route": "material"}));
     assert_eq!((nothing["answer"].as_str(), nothing["footer"].as_str()), (Some(""), Some("检索 0 篇，引用 0 篇 / retrieved 0, cited 0")));
-    server.assert_calls(2);
+    assert_eq!((nothing["route"].as_str(), nothing["routeChosen"].as_bool()), (Some("material"), Some(true)));
+    server.assert_calls(3);
+    // Routed by the engine: a general question is answered directly, no sources.
+    server.push(Reply::text("量子纠缠是一种量子关联。"));
+    let general = t.ok("search.ask", json!({"q": "什么是量子纠缠"}));
+    assert_eq!((general["route"].as_str(), general["routeChosen"].as_bool()), (Some("general"), Some(false)));
+    assert_eq!((general["retrieved"].as_u64(), general["sources"].as_array().unwrap().len()), (Some(0), 0));
+    assert_eq!(general["answer"], "量子纠缠是一种量子关联。");
+    let sent = &server.chat_requests()[3].body["messages"];
+    assert!(!sent.to_string().contains("Sources:"), "no sources were sent: {sent}");
+    // The person overrides the route the other way: a general-sounding question
+    // answered from their writing.
+    server.push(Reply::text("你写过：水温九十度左右最好[1]。"));
+    let overridden = t.ok("search.ask", json!({"q": "什么是合适的水温", "route": "material"}));
+    assert_eq!((overridden["route"].as_str(), overridden["routeChosen"].as_bool()), (Some("material"), Some(true)));
+    assert_eq!(overridden["citations"][0]["projectId"], json!(coffee));
+    server.assert_calls(5);
 }
 
 #[test]
@@ -385,4 +414,36 @@ fn ask_cache_expires_after_ten_minutes() {
     clock.advance_millis(2_000);
     assert_eq!(engine.call("search.ask", json!({"q": "守夜人"})).unwrap()["cached"], false);
     server.assert_calls(2);
+}
+
+/// More documents match than the answer takes: the model reranks the retrieved ones
+/// (up to 50) down to `limit`, in its order and renumbered; the footer counts what
+/// was retrieved. A rerank reply without a list keeps the retrieval order.
+#[test]
+fn ask_reranks_the_retrieved_documents_down_to_the_sources() {
+    let server =
+        ModelServer::start(vec![Reply::text("{\"keep\": [5, 99, 1]}"), Reply::text("灯塔守夜[1]，也见[2]。"), Reply::text("I cannot rank these."), Reply::text("答[1]。")]);
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "chat"}));
+    for i in 0..8 {
+        create(&t, &format!("灯塔故事{i}"), &format!("第{i}个守夜人在灯塔上写日记。"));
+    }
+    wait(&t);
+    let answer = t.ok("search.ask", json!({"q": "我写过的灯塔守夜人", "limit": 2}));
+    assert_eq!((answer["reranked"].as_bool(), answer["retrieved"].as_u64()), (Some(true), Some(8)), "{answer}");
+    let rerank = server.chat_requests()[0].body["messages"][1]["content"].as_str().unwrap().to_owned();
+    let title_of = |n: u32| -> String {
+        let at = rerank.find(&format!("[{n}] 《")).unwrap() + format!("[{n}] 《").len();
+        rerank[at..].split('》').next().unwrap().to_owned()
+    };
+    let sources = answer["sources"].as_array().unwrap();
+    let picked: Vec<(u64, String)> = sources.iter().map(|s| (s["n"].as_u64().unwrap(), s["projectTitle"].as_str().unwrap().to_owned())).collect();
+    assert_eq!(picked, vec![(1, title_of(5)), (2, title_of(1))], "the model's order, renumbered; [99] names nothing");
+    let sent = server.chat_requests()[1].body["messages"][1]["content"].as_str().unwrap().to_owned();
+    assert!(sent.contains(&format!("[1] 《{}》", title_of(5))) && !sent.contains("[3] 《"), "only the kept sources are sent: {sent}");
+    assert_eq!(answer["footer"], "检索 8 篇，引用 2 篇 / retrieved 8, cited 2");
+
+    let fallback = t.ok("search.ask", json!({"q": "我写过的守夜人日记", "limit": 3}));
+    assert_eq!((fallback["reranked"].as_bool(), fallback["sources"].as_array().unwrap().len()), (Some(false), 3), "{fallback}");
+    server.assert_calls(4);
 }
