@@ -27,6 +27,22 @@ on_both_storages!(
     concurrent_pushes_through_two_servers_on_one_store,
 );
 
+/// PostgreSQL's schema: migrations are recorded, run once however many servers start,
+/// and a database migrated by a newer server is refused rather than misread.
+#[test]
+fn pg_migrations_are_recorded_and_a_newer_schema_is_refused() {
+    let Some(Store::Pg(url)) = Store::pg() else { return };
+    let first = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
+    let second = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
+    let known: Vec<i32> = inkstone_server::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
+    assert_eq!(first.applied_migrations().unwrap(), known);
+    assert_eq!(second.applied_migrations().unwrap(), known, "a second start applies nothing again");
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.execute("INSERT INTO schema_migrations (version) VALUES (9999)", &[]).unwrap();
+    let refused = inkstone_server::pg::PgStorage::connect(&url, 2).err().expect("a newer schema is refused");
+    assert!(refused.to_string().contains("9999"), "{refused}");
+}
+
 struct Server {
     url: String,
     storage: Arc<dyn Storage>,
