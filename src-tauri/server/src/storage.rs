@@ -231,13 +231,21 @@ impl SledStorage {
         }
         let covers = self.written.load(Ordering::SeqCst);
         self.db.flush()?;
+        // fdatasync every file (it includes the metadata needed to read the data back,
+        // such as a grown length), then fsync the folders for new files' entries.
         fn sync_dir(dir: &Path) -> std::io::Result<()> {
             for entry in std::fs::read_dir(dir)? {
-                let path = entry?.path();
-                if path.is_dir() {
-                    sync_dir(&path)?;
-                } else {
-                    std::fs::File::open(&path)?.sync_all()?;
+                let entry = entry?;
+                let file_type = entry.file_type()?;
+                if file_type.is_dir() {
+                    sync_dir(&entry.path())?;
+                } else if file_type.is_file() {
+                    match std::fs::File::open(entry.path()) {
+                        Ok(file) => file.sync_data()?,
+                        // sled may remove a snapshot file between listing and opening.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
             std::fs::File::open(dir)?.sync_all()
