@@ -84,10 +84,13 @@ impl TempCluster {
     pub fn start(fsync: bool) -> Result<TempCluster, String> {
         static COUNT: AtomicU32 = AtomicU32::new(0);
         let bin = bin_dir()?;
-        let root = std::env::temp_dir().join(format!("inkstone-pg-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::SeqCst)));
+        let as_postgres = effective_uid_is_root();
+        // The `postgres` user must reach the folder: as root, /tmp rather than a TMPDIR
+        // that may be root's own.
+        let parent = if as_postgres { PathBuf::from("/tmp") } else { std::env::temp_dir() };
+        let root = parent.join(format!("inkstone-pg-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::SeqCst)));
         let data = root.join("data");
         std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
-        let as_postgres = effective_uid_is_root();
         if as_postgres {
             let status = Command::new("chown").args(["-R", "postgres:"]).arg(&root).status().map_err(|e| format!("chown: {e}"))?;
             if !status.success() {

@@ -9,7 +9,14 @@
 //!
 //! Target (issue 16): the embedded store's pushes per second at least half the echo
 //! endpoint's requests per second. Build it optimised:
-//! `cargo run --release -p xtask -- bench sync`.
+//! `cargo run --release -p xtask -- bench sync`, or, without compiling the engine, the
+//! same code as `cargo run --release -p inkstone-server --example bench-sync`.
+//!
+//! What bounds it: a push is acknowledged only once durable, so one client waits for a
+//! disk sync per push; concurrent pushes share syncs on the embedded store (group
+//! commit). On PostgreSQL the pushes of one workspace are ordered by its row lock,
+//! which is held until the commit's WAL flush, so one workspace gets about one commit
+//! per disk sync however many clients push; other workspaces run in parallel.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
