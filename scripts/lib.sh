@@ -10,13 +10,15 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Debian packages for building the Tauri app (webkit/gtk dev), running its window
 # headless (Xvfb, dbus), driving it (WebKitWebDriver), the browser tests (chromium),
-# screenshots (imagemagick's import), and the keychain tests (gnome-keyring's Secret
-# Service, keyutils' kernel keyring).
+# screenshots (imagemagick's import), the keychain tests (gnome-keyring's Secret
+# Service, keyutils' kernel keyring), and the workspace server's PostgreSQL tests
+# (postgresql: they start a throwaway cluster in a temporary folder; no service needed).
 APT_PACKAGES=(
   build-essential pkg-config curl file libssl-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth dbus webkit2gtk-driver chromium imagemagick fonts-noto-cjk
   gnome-keyring libsecret-tools keyutils
+  postgresql
 )
 
 ensure_apt_packages() {

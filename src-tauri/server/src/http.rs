@@ -158,65 +158,89 @@ async fn health() -> &'static str {
     "ok"
 }
 
+/// Runs the storage work of a request on the blocking pool: storage calls wait on disk
+/// syncs (sled) or the database, which must not stall the async workers.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, HttpError> + Send + 'static) -> Result<T, HttpError> {
+    tokio::task::spawn_blocking(work).await.map_err(|_| {
+        HttpError::new(StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL", "The server failed while handling the request.").hint("Retry; tell the operator if it persists.")
+    })?
+}
+
 async fn workspace(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Viewer)?;
-    Ok(Json(state.storage.workspace(&caller)?).into_response())
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Viewer)?;
+        Ok(Json(state.storage.workspace(&caller)?).into_response())
+    })
+    .await
 }
 
 async fn members(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Viewer)?;
-    Ok(Json(serde_json::json!({"members": state.storage.members(&caller.workspace_id)?})).into_response())
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Viewer)?;
+        Ok(Json(serde_json::json!({"members": state.storage.members(&caller.workspace_id)?})).into_response())
+    })
+    .await
 }
 
 async fn invite(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Owner)?;
-    let body = body_bytes(body)?;
-    let request: InviteRequest = serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The invite is not valid: {e}.")))?;
-    let name = request.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", "A member's name is 1–100 characters."));
-    }
-    let issued = state.storage.invite(&caller.workspace_id, name, request.role)?;
-    Ok((StatusCode::CREATED, Json(issued)).into_response())
+    let body = body_bytes(body);
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Owner)?;
+        let body = body?;
+        let request: InviteRequest = serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The invite is not valid: {e}.")))?;
+        let name = request.name.trim();
+        if name.is_empty() || name.chars().count() > 100 {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", "A member's name is 1–100 characters."));
+        }
+        let issued = state.storage.invite(&caller.workspace_id, name, request.role)?;
+        Ok((StatusCode::CREATED, Json(issued)).into_response())
+    })
+    .await
 }
 
 async fn revoke(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(token_id): Path<String>) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Owner)?;
-    valid_id("tokenId", &token_id)?;
-    state.storage.revoke(&caller.workspace_id, &token_id)?;
-    Ok(StatusCode::NO_CONTENT.into_response())
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Owner)?;
+        valid_id("tokenId", &token_id)?;
+        state.storage.revoke(&caller.workspace_id, &token_id)?;
+        Ok(StatusCode::NO_CONTENT.into_response())
+    })
+    .await
 }
 
 async fn push(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(project_id): Path<String>, body: Result<Bytes, BytesRejection>) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Editor)?;
-    let body = body_bytes(body)?;
-    valid_id("projectId", &project_id)?;
-    let key = headers
-        .get(IDEMPOTENCY_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .filter(|k| !k.is_empty() && k.len() <= 200)
-        .ok_or_else(|| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push needs an `{IDEMPOTENCY_HEADER}` header of 1–200 characters.")))?;
-    let request: PushRequest =
-        serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
-    if request.versions.is_empty() || request.versions.len() > MAX_VERSIONS_PER_PUSH {
-        return Err(
-            HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push carries 1–{MAX_VERSIONS_PER_PUSH} versions.")).hint("Split the versions into several pushes.")
-        );
-    }
-    for (i, v) in request.versions.iter().enumerate() {
-        if v.client_id.is_empty() || !v.content_hash.starts_with("sha256:") || v.content_hash.len() != 71 {
-            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: a client id and a `sha256:` content hash are required.")));
+    let body = body_bytes(body);
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Editor)?;
+        let body = body?;
+        valid_id("projectId", &project_id)?;
+        let key = headers
+            .get(IDEMPOTENCY_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|k| !k.is_empty() && k.len() <= 200)
+            .ok_or_else(|| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push needs an `{IDEMPOTENCY_HEADER}` header of 1–200 characters.")))?;
+        let request: PushRequest =
+            serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
+        if request.versions.is_empty() || request.versions.len() > MAX_VERSIONS_PER_PUSH {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push carries 1–{MAX_VERSIONS_PER_PUSH} versions."))
+                .hint("Split the versions into several pushes."));
         }
-    }
-    let payload_hash = sha256_hex(&body);
-    match state.storage.push(&caller, &project_id, &request, key, &payload_hash)? {
-        PushOutcome::Done(response) => Ok((StatusCode::CREATED, Json(response)).into_response()),
-        PushOutcome::Replayed(response) => {
-            let mut r = (StatusCode::OK, Json(response)).into_response();
-            r.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
-            Ok(r)
+        for (i, v) in request.versions.iter().enumerate() {
+            if v.client_id.is_empty() || !v.content_hash.starts_with("sha256:") || v.content_hash.len() != 71 {
+                return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: a client id and a `sha256:` content hash are required.")));
+            }
         }
-    }
+        let payload_hash = sha256_hex(&body);
+        match state.storage.push(&caller, &project_id, &request, key, &payload_hash)? {
+            PushOutcome::Done(response) => Ok((StatusCode::CREATED, Json(response)).into_response()),
+            PushOutcome::Replayed(response) => {
+                let mut r = (StatusCode::OK, Json(response)).into_response();
+                r.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+                Ok(r)
+            }
+        }
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize)]
@@ -228,15 +252,21 @@ struct ChangesQuery {
 }
 
 async fn changes(State(state): State<Arc<AppState>>, headers: HeaderMap, Query(query): Query<ChangesQuery>) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Viewer)?;
-    let limit = query.limit.unwrap_or(100).clamp(1, 500);
-    Ok(Json(state.storage.changes(&caller.workspace_id, query.since, limit)?).into_response())
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Viewer)?;
+        let limit = query.limit.unwrap_or(100).clamp(1, 500);
+        Ok(Json(state.storage.changes(&caller.workspace_id, query.since, limit)?).into_response())
+    })
+    .await
 }
 
 async fn project(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(project_id): Path<String>) -> Result<Response, HttpError> {
-    let caller = caller(&state, &headers, Role::Viewer)?;
-    valid_id("projectId", &project_id)?;
-    Ok(Json(state.storage.project(&caller.workspace_id, &project_id)?).into_response())
+    blocking(move || {
+        let caller = caller(&state, &headers, Role::Viewer)?;
+        valid_id("projectId", &project_id)?;
+        Ok(Json(state.storage.project(&caller.workspace_id, &project_id)?).into_response())
+    })
+    .await
 }
 
 async fn not_found() -> HttpError {

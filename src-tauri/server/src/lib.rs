@@ -6,9 +6,15 @@
 //!
 //! - [`storage`]: the [`storage::Storage`] trait and the embedded sled store (an
 //!   acknowledged write is synced to disk, as in the app).
+//! - [`pg`]: the same trait on PostgreSQL (`serve --database-url`), for several
+//!   server processes on one database; versioned migrations run at start.
 //! - [`http`]: the axum routes, limits and the error bodies.
+//! - [`pgtemp`]: a throwaway PostgreSQL cluster in a temporary folder, for the tests
+//!   and the benchmark.
 
 pub mod http;
+pub mod pg;
+pub mod pgtemp;
 pub mod storage;
 
 pub use inkstone_sync_proto as proto;

@@ -1,7 +1,9 @@
 //! `inkstone-server`: `serve --data-dir DIR [--addr 127.0.0.1:8787]` runs the workspace
-//! server on the embedded store; `workspace create`, `member invite` and
-//! `token revoke` are the operator's commands (run them while the server is stopped:
-//! the data folder is held by one process). Tokens are printed once.
+//! server on the embedded store; `--database-url postgres://…` instead runs it on
+//! PostgreSQL (several processes may serve one database). `workspace create`,
+//! `member invite` and `token revoke` are the operator's commands (with `--data-dir`,
+//! run them while the server is stopped: the data folder is held by one process; with
+//! a database, any time). Tokens are printed once.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -10,6 +12,7 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use inkstone_server::http::{router, AppState, RateLimit};
+use inkstone_server::pg::PgStorage;
 use inkstone_server::proto::Role;
 use inkstone_server::storage::{SledStorage, Storage};
 
@@ -19,6 +22,12 @@ struct Cli {
     /// The data folder of the embedded store.
     #[arg(long, global = true, env = "INKSTONE_SERVER_DATA_DIR", value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// A PostgreSQL database instead of the embedded store: postgres://user:password@host:port/database.
+    #[arg(long, global = true, env = "INKSTONE_SERVER_DATABASE_URL", value_name = "URL", conflicts_with = "data_dir", hide_env_values = true)]
+    database_url: Option<String>,
+    /// The most database connections this process opens.
+    #[arg(long, global = true, default_value_t = 16)]
+    pool_size: u32,
     #[command(subcommand)]
     command: Command,
 }
@@ -76,13 +85,33 @@ enum TokenCommand {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let Some(dir) = cli.data_dir else { anyhow::bail!("pass --data-dir DIR (or set INKSTONE_SERVER_DATA_DIR)") };
-    let storage = SledStorage::open(&dir).map_err(|e| anyhow::anyhow!("cannot open the store in {}: {e}", dir.display()))?;
+    let storage: Arc<dyn Storage> = match (&cli.data_dir, &cli.database_url) {
+        (_, Some(url)) => Arc::new(PgStorage::connect(url, cli.pool_size).map_err(|e| anyhow::anyhow!("cannot use the database: {e}"))?),
+        (Some(dir), None) => Arc::new(SledStorage::open(dir).map_err(|e| anyhow::anyhow!("cannot open the store in {}: {e}", dir.display()))?),
+        (None, None) => {
+            anyhow::bail!("pass --data-dir DIR for the embedded store, or --database-url postgres://… (or set INKSTONE_SERVER_DATA_DIR / INKSTONE_SERVER_DATABASE_URL)")
+        }
+    };
     match cli.command {
         Command::Serve { addr, rate, burst } => {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async move {
-                let state = AppState::new(Arc::new(storage), RateLimit { per_second: rate, burst });
+                // Dedupe keys older than 30 days are forgotten, hourly.
+                let pruning = storage.clone();
+                tokio::spawn(async move {
+                    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+                    loop {
+                        every.tick().await;
+                        let storage = pruning.clone();
+                        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+                        match tokio::task::spawn_blocking(move || storage.prune_dedupe(now)).await {
+                            Ok(Ok(n)) if n > 0 => tracing::info!("forgot {n} dedupe keys older than 30 days"),
+                            Ok(Err(e)) => tracing::warn!("pruning dedupe keys failed: {e}"),
+                            _ => {}
+                        }
+                    }
+                });
+                let state = AppState::new(storage, RateLimit { per_second: rate, burst });
                 let listener = tokio::net::TcpListener::bind(addr).await?;
                 println!("INKSTONE_SERVER_URL=http://{}", listener.local_addr()?);
                 axum::serve(listener, router(state))

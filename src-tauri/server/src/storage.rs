@@ -4,6 +4,7 @@
 //! power-loss durable on Linux).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -85,6 +86,9 @@ pub trait Storage: Send + Sync {
     /// Versions after `cursor`, at most `limit`.
     fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError>;
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
+    /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
+    /// how many. The server runs it hourly.
+    fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError>;
 }
 
 /// `sha256` hex of `bytes`.
@@ -92,18 +96,18 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-fn now_millis() -> u64 {
+pub(crate) fn now_millis() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-fn random_hex(bytes: usize) -> Result<String, StorageError> {
+pub(crate) fn random_hex(bytes: usize) -> Result<String, StorageError> {
     let mut buf = vec![0u8; bytes];
     getrandom::fill(&mut buf).map_err(|e| StorageError::Io(format!("no randomness: {e}")))?;
     Ok(hex::encode(buf))
 }
 
 /// A new 256-bit token: `isk_` + 64 hex characters.
-fn new_token() -> Result<String, StorageError> {
+pub(crate) fn new_token() -> Result<String, StorageError> {
     Ok(format!("isk_{}", random_hex(32)?))
 }
 
@@ -163,8 +167,10 @@ pub struct SledStorage {
     changes: sled::Tree,
     cursors: sled::Tree,
     dedupe: sled::Tree,
-    /// Serialises the durable sync after each write.
-    sync: Mutex<()>,
+    /// Tickets of writes waiting to be durable (taken after the write).
+    written: AtomicU64,
+    /// The highest ticket known durable; its lock serialises the syncs.
+    synced: Mutex<u64>,
 }
 
 impl SledStorage {
@@ -184,26 +190,68 @@ impl SledStorage {
             cursors: tree("cursors")?,
             dedupe: tree("dedupe")?,
             db,
-            sync: Mutex::new(()),
+            written: AtomicU64::new(0),
+            synced: Mutex::new(0),
+        })
+        .and_then(|storage| {
+            storage.forget_in_flight()?;
+            Ok(storage)
         })
     }
 
-    /// Flushes sled and fsyncs every file of the database folder and the folder.
+    /// One process holds the folder (sled locks it), so a dedupe marker still in flight
+    /// at open belongs to a push that died with its process and never committed: its
+    /// key is free again at once.
+    fn forget_in_flight(&self) -> Result<(), StorageError> {
+        let mut stale = Vec::new();
+        for entry in self.dedupe.iter() {
+            let (k, v) = entry?;
+            let record: DedupeRecord = serde_json::from_slice(&v)?;
+            if record.response.is_none() {
+                stale.push(k);
+            }
+        }
+        for k in &stale {
+            self.dedupe.remove(k)?;
+        }
+        if !stale.is_empty() {
+            self.durable()?;
+        }
+        Ok(())
+    }
+
+    /// Flushes sled and fsyncs every file of the database folder and the folder. Call it
+    /// after a write; concurrent callers share one sync (group commit): a sync that
+    /// began after this write's ticket was taken covers it.
     fn durable(&self) -> Result<(), StorageError> {
-        let _guard = self.sync.lock().map_err(|_| StorageError::Io("sync lock poisoned".into()))?;
+        let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
+        let mut synced = self.synced.lock().map_err(|_| StorageError::Io("sync lock poisoned".into()))?;
+        if *synced >= ticket {
+            return Ok(());
+        }
+        let covers = self.written.load(Ordering::SeqCst);
         self.db.flush()?;
+        // fdatasync every file (it includes the metadata needed to read the data back,
+        // such as a grown length), then fsync the folders for new files' entries.
         fn sync_dir(dir: &Path) -> std::io::Result<()> {
             for entry in std::fs::read_dir(dir)? {
-                let path = entry?.path();
-                if path.is_dir() {
-                    sync_dir(&path)?;
-                } else {
-                    std::fs::File::open(&path)?.sync_all()?;
+                let entry = entry?;
+                let file_type = entry.file_type()?;
+                if file_type.is_dir() {
+                    sync_dir(&entry.path())?;
+                } else if file_type.is_file() {
+                    match std::fs::File::open(entry.path()) {
+                        Ok(file) => file.sync_data()?,
+                        // sled may remove a snapshot file between listing and opening.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
             std::fs::File::open(dir)?.sync_all()
         }
         sync_dir(&self.dir)?;
+        *synced = covers;
         Ok(())
     }
 
@@ -417,5 +465,24 @@ impl Storage for SledStorage {
         let head: HeadRecord =
             Self::get(&self.heads, &key(&[workspace_id.as_bytes(), project_id.as_bytes()]))?.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
         Ok(ProjectHead { project_id: project_id.to_owned(), head: head.head, title: head.title })
+    }
+
+    fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
+        let before = now.saturating_sub(DEDUPE_KEEP_MILLIS);
+        let mut old = Vec::new();
+        for entry in self.dedupe.iter() {
+            let (k, v) = entry?;
+            let record: DedupeRecord = serde_json::from_slice(&v)?;
+            if record.at < before {
+                old.push(k);
+            }
+        }
+        for k in &old {
+            self.dedupe.remove(k)?;
+        }
+        if !old.is_empty() {
+            self.durable()?;
+        }
+        Ok(old.len())
     }
 }

@@ -1,26 +1,61 @@
-//! The workspace server over real HTTP on loopback with the embedded sled store:
-//! push and pull, stale bases, dedupe keys, roles, limits, restarts, and a randomised
-//! isolation test over every endpoint × role × another workspace's ids.
+//! The workspace server over real HTTP on loopback, every test twice: on the embedded
+//! sled store (`sled::…`) and on PostgreSQL in a throwaway cluster (`pg::…`): push and
+//! pull, stale bases, dedupe keys (kept 30 days), roles, limits, restarts, concurrent
+//! pushes through two servers on one store, and a randomised isolation test over every
+//! endpoint × role × another workspace's ids.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+use common::{Rng, Store};
 use inkstone_server::http::{router, AppState, RateLimit};
 use inkstone_server::proto::{IssuedToken, Role};
-use inkstone_server::storage::{SledStorage, Storage};
+use inkstone_server::storage::{Storage, DEDUPE_KEEP_MILLIS};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 
+on_both_storages!(
+    push_pull_stale_base_and_dedupe,
+    roles_tokens_and_limits,
+    a_token_over_its_rate_gets_429_with_retry_after,
+    acknowledged_pushes_survive_a_restart,
+    no_request_crosses_a_workspace,
+    dedupe_keys_are_kept_30_days_then_forgotten,
+    concurrent_pushes_through_two_servers_on_one_store,
+);
+
+/// PostgreSQL's schema: migrations are recorded, run once however many servers start,
+/// and a database migrated by a newer server is refused rather than misread.
+#[test]
+fn pg_migrations_are_recorded_and_a_newer_schema_is_refused() {
+    let Some(Store::Pg(url)) = Store::pg() else { return };
+    let first = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
+    let second = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
+    let known: Vec<i32> = inkstone_server::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
+    assert_eq!(first.applied_migrations().unwrap(), known);
+    assert_eq!(second.applied_migrations().unwrap(), known, "a second start applies nothing again");
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.execute("INSERT INTO schema_migrations (version) VALUES (9999)", &[]).unwrap();
+    let refused = inkstone_server::pg::PgStorage::connect(&url, 2).err().expect("a newer schema is refused");
+    assert!(refused.to_string().contains("9999"), "{refused}");
+}
+
 struct Server {
     url: String,
-    storage: Arc<SledStorage>,
+    storage: Arc<dyn Storage>,
     _runtime: tokio::runtime::Runtime,
 }
 
-fn start(dir: &std::path::Path, rate: RateLimit) -> Server {
-    let storage = Arc::new(SledStorage::open(dir).unwrap());
+fn start(store: &Store, rate: RateLimit) -> Server {
+    serve(store.open(), rate)
+}
+
+fn serve(storage: Arc<dyn Storage>, rate: RateLimit) -> Server {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let state = AppState::new(storage.clone() as Arc<dyn Storage>, rate);
+    let state = AppState::new(storage.clone(), rate);
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     runtime.spawn(async move { axum::serve(listener, router(state)).await });
@@ -55,10 +90,8 @@ fn workspace(server: &Server, name: &str) -> (String, IssuedToken, IssuedToken, 
     (id, owner, editor, viewer)
 }
 
-#[test]
-fn push_pull_stale_base_and_dedupe() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), RateLimit::default());
+fn push_pull_stale_base_and_dedupe(store: Store) {
+    let server = start(&store, RateLimit::default());
     let (_, _, editor, _) = workspace(&server, "团队");
     let token = editor.token.clone();
     let url = server.url.clone();
@@ -108,10 +141,8 @@ fn push_pull_stale_base_and_dedupe() {
     });
 }
 
-#[test]
-fn roles_tokens_and_limits() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), RateLimit::default());
+fn roles_tokens_and_limits(store: Store) {
+    let server = start(&store, RateLimit::default());
     let (_, owner, editor, viewer) = workspace(&server, "团队");
     let url = server.url.clone();
     block(async move {
@@ -158,10 +189,8 @@ fn roles_tokens_and_limits() {
     });
 }
 
-#[test]
-fn a_token_over_its_rate_gets_429_with_retry_after() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), RateLimit { per_second: 0.5, burst: 3.0 });
+fn a_token_over_its_rate_gets_429_with_retry_after(store: Store) {
+    let server = start(&store, RateLimit { per_second: 0.5, burst: 3.0 });
     let (_, _, _, viewer) = workspace(&server, "团队");
     let url = server.url.clone();
     block(async move {
@@ -175,11 +204,9 @@ fn a_token_over_its_rate_gets_429_with_retry_after() {
     });
 }
 
-#[test]
-fn acknowledged_pushes_survive_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
+fn acknowledged_pushes_survive_a_restart(store: Store) {
     let token = {
-        let server = start(dir.path(), RateLimit::default());
+        let server = start(&store, RateLimit::default());
         let (_, _, editor, _) = workspace(&server, "团队");
         let url = server.url.clone();
         let token = editor.token.clone();
@@ -189,7 +216,7 @@ fn acknowledged_pushes_survive_a_restart() {
         });
         editor.token
     };
-    let server = start(dir.path(), RateLimit::default());
+    let server = start(&store, RateLimit::default());
     let url = server.url.clone();
     block(async move {
         let (status, head) = get(&Client::new(), &url, &token, "/v1/projects/prj_a").await;
@@ -198,23 +225,10 @@ fn acknowledged_pushes_survive_a_restart() {
     });
 }
 
-/// xorshift64*: a seeded generator, so a failing seed replays.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 /// Randomised: every endpoint × role × the other workspace's ids. No read or write
 /// crosses a workspace; each refusal is the designed 403 or 404.
-#[test]
-fn no_request_crosses_a_workspace() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), RateLimit { per_second: 10_000.0, burst: 10_000.0 });
+fn no_request_crosses_a_workspace(store: Store) {
+    let server = start(&store, RateLimit { per_second: 10_000.0, burst: 10_000.0 });
     let (_, a_owner, a_editor, a_viewer) = workspace(&server, "A");
     let (_, b_owner, b_editor, b_viewer) = workspace(&server, "B");
     let url = server.url.clone();
@@ -271,5 +285,155 @@ fn no_request_crosses_a_workspace() {
         assert_eq!((status, head["head"].as_u64()), (StatusCode::OK, Some(1)));
         let (_, changes) = get(&client, &url, &b_owner.token, "/v1/changes?since=0").await;
         assert_eq!(changes["versions"].as_array().unwrap().len(), 1);
+    });
+}
+
+const DAY_MILLIS: u64 = 24 * 3600 * 1000;
+
+fn now_millis() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// A dedupe key answers with its original result for 30 days; after that the server
+/// forgets it (the same request then runs again: here its base is stale, so 409).
+fn dedupe_keys_are_kept_30_days_then_forgotten(store: Store) {
+    let server = start(&store, RateLimit::default());
+    let (_, _, editor, _) = workspace(&server, "团队");
+    let url = server.url.clone();
+    let token = editor.token.clone();
+    let body = json!({"base": 0, "versions": [version("v1", "一")]});
+    let (status, first) = block(async { push(&Client::new(), &url, &token, "prj_a", "k1", &body).await });
+    assert_eq!(status, StatusCode::CREATED, "{first}");
+    let now = now_millis();
+    assert_eq!(server.storage.prune_dedupe(now + DEDUPE_KEEP_MILLIS - DAY_MILLIS).unwrap(), 0, "a 29-day-old key is kept");
+    let (status, again) = block(async { push(&Client::new(), &url, &token, "prj_a", "k1", &body).await });
+    assert_eq!((status, &again), (StatusCode::OK, &first), "the original result after 29 days");
+    assert_eq!(server.storage.prune_dedupe(now + DEDUPE_KEEP_MILLIS + DAY_MILLIS).unwrap(), 1, "a 31-day-old key is forgotten");
+    let (status, error) = block(async { push(&Client::new(), &url, &token, "prj_a", "k1", &body).await });
+    assert_eq!((status, error["code"].as_str()), (StatusCode::CONFLICT, Some("STALE_BASE")));
+    let (_, changes) = block(async { get(&Client::new(), &url, &token, "/v1/changes").await });
+    assert_eq!(changes["versions"].as_array().unwrap().len(), 1, "nothing was written twice");
+}
+
+/// One client's pushes: `pushes` pushes of 1–3 versions to two projects, each sent to
+/// one of the servers at random, a quarter of them to both at once with the same key
+/// (never numbered twice), some re-sent after their answer (the original result). A
+/// stale base is answered by pushing again on the server's head. Returns what was
+/// acknowledged: (project, client id, number, cursor).
+async fn pusher(c: usize, urls: [String; 2], token: String, seed: u64, pushes: usize) -> Vec<(String, String, u64, u64)> {
+    let client = Client::new();
+    let mut rng = Rng((seed ^ (c as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1);
+    let mut bases: BTreeMap<&str, u64> = BTreeMap::from([("prj_a", 0), ("prj_b", 0)]);
+    let mut acked = Vec::new();
+    let mut attempt = 0;
+    for i in 0..pushes {
+        let project = ["prj_a", "prj_b"][(rng.next() % 2) as usize];
+        let versions: Vec<Value> = (0..1 + rng.next() % 3).map(|j| version(&format!("c{c}-{i}-{j}"), &format!("客户 {c} 第 {i} 次 {j}"))).collect();
+        loop {
+            attempt += 1;
+            let key = format!("c{c}-a{attempt}");
+            let body = json!({"base": bases[project], "versions": versions});
+            let pick = (rng.next() % 2) as usize;
+            let (status, result) = if rng.next().is_multiple_of(4) {
+                let (x, y) = tokio::join!(push(&client, &urls[0], &token, project, &key, &body), push(&client, &urls[1], &token, project, &key, &body));
+                let in_flight = |r: &(StatusCode, Value)| r.0 == StatusCode::CONFLICT && r.1["code"] == "IN_FLIGHT";
+                match (x, y) {
+                    (a, b) if a.0 == StatusCode::CREATED && b.0 == StatusCode::CREATED => panic!("one key numbered twice: {} and {}", a.1, b.1),
+                    (a, b) | (b, a) if a.0 == StatusCode::CREATED => {
+                        assert!(in_flight(&b) || (b.0 == StatusCode::OK && b.1 == a.1), "the twin of a push got {} {}", b.0, b.1);
+                        a
+                    }
+                    (a, b) => {
+                        assert!(!(in_flight(&a) && in_flight(&b)), "both twins in flight");
+                        if in_flight(&a) {
+                            b
+                        } else {
+                            a
+                        }
+                    }
+                }
+            } else {
+                push(&client, &urls[pick], &token, project, &key, &body).await
+            };
+            if status == StatusCode::CONFLICT && result["code"] == "STALE_BASE" {
+                bases.insert(project, result["stale"]["head"].as_u64().unwrap());
+                continue;
+            }
+            assert_eq!(status, StatusCode::CREATED, "client {c}: {result}");
+            if rng.next().is_multiple_of(5) {
+                let again = push(&client, &urls[1 - pick], &token, project, &key, &body).await;
+                assert_eq!(again, (StatusCode::OK, result.clone()), "a re-sent push gets its original result from the other server");
+            }
+            bases.insert(project, result["head"].as_u64().unwrap());
+            for v in result["versions"].as_array().unwrap() {
+                acked.push((project.to_owned(), v["clientId"].as_str().unwrap().to_owned(), v["number"].as_u64().unwrap(), v["cursor"].as_u64().unwrap()));
+            }
+            break;
+        }
+    }
+    acked
+}
+
+/// Every version on the server, by cursor; checks the workspace's cursors run 1..=n and
+/// each project's numbers 1..=head, and no client id is there twice.
+async fn history(client: &Client, url: &str, token: &str) -> Vec<Value> {
+    let mut all = Vec::new();
+    let mut since = 0;
+    loop {
+        let (status, page) = get(client, url, token, &format!("/v1/changes?since={since}&limit=500")).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        all.extend(page["versions"].as_array().unwrap().iter().cloned());
+        since = page["cursor"].as_u64().unwrap();
+        if page["more"] != true {
+            break;
+        }
+    }
+    let cursors: Vec<u64> = all.iter().map(|v| v["cursor"].as_u64().unwrap()).collect();
+    assert_eq!(cursors, (1..=all.len() as u64).collect::<Vec<_>>(), "change cursors without gaps or duplicates");
+    let mut by_project: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for v in &all {
+        by_project.entry(v["projectId"].as_str().unwrap().to_owned()).or_default().push(v["number"].as_u64().unwrap());
+    }
+    for (project, numbers) in &by_project {
+        assert_eq!(numbers, &(1..=numbers.len() as u64).collect::<Vec<_>>(), "{project}: numbers without gaps or duplicates");
+        let (_, head) = get(client, url, token, &format!("/v1/projects/{project}")).await;
+        assert_eq!(head["head"].as_u64(), Some(numbers.len() as u64));
+    }
+    let ids: HashSet<&str> = all.iter().map(|v| v["clientId"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), all.len(), "a version is on the server twice");
+    all
+}
+
+/// Two servers on one store (PostgreSQL: each with its own pool, as two processes;
+/// sled: one process holds the folder, so they share it), four clients pushing to
+/// both at once: every acknowledged version is there once, with the number and cursor
+/// it was acknowledged with, and nothing else is.
+fn concurrent_pushes_through_two_servers_on_one_store(store: Store) {
+    let fast = RateLimit { per_second: 1e6, burst: 1e6 };
+    let first = store.open();
+    let second = if store.is_pg() { store.open() } else { first.clone() };
+    let a = serve(first, fast);
+    let b = serve(second, fast);
+    let (_, _, editor, _) = workspace(&a, "团队");
+    let urls = [a.url.clone(), b.url.clone()];
+    let seed = std::env::var("INKSTONE_CONCURRENCY_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xc0ffee_u64);
+    eprintln!("concurrency: seed {seed}");
+    block(async move {
+        let tasks: Vec<_> = (0..4).map(|c| tokio::spawn(pusher(c, urls.clone(), editor.token.clone(), seed, 12))).collect();
+        let mut acked = Vec::new();
+        for task in tasks {
+            acked.extend(task.await.unwrap());
+        }
+        for url in &urls {
+            let all = history(&Client::new(), url, &editor.token).await;
+            let on_server: BTreeMap<String, (String, u64, u64)> = all
+                .iter()
+                .map(|v| (v["clientId"].as_str().unwrap().to_owned(), (v["projectId"].as_str().unwrap().to_owned(), v["number"].as_u64().unwrap(), v["cursor"].as_u64().unwrap())))
+                .collect();
+            assert_eq!(on_server.len(), acked.len(), "exactly the acknowledged versions are on the server");
+            for (project, client_id, number, cursor) in &acked {
+                assert_eq!(on_server.get(client_id), Some(&(project.clone(), *number, *cursor)), "{client_id} as acknowledged");
+            }
+        }
     });
 }

@@ -6,6 +6,8 @@
 //!   every migration is tested against. Refuses to overwrite it: the fixture must stay
 //!   what schema 1 wrote.
 //! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
+//! - `bench sync [--versions 1000] [--clients 4] [--no-pg]`: the workspace server's
+//!   pushes per second (embedded store, PostgreSQL) beside an axum echo endpoint.
 //! - `bench-pipeline`: compile all five platforms for a 10,000-character article,
 //!   against plain `comrak::markdown_to_html` of the same text as the baseline.
 //! - `bench-retrieval [--docs N]`: search p50/p95 (lexical, fused) over 50,000
@@ -16,6 +18,7 @@
 //!   embedding model, fused): nDCG@10 and recall@20 per query class.
 
 mod bench;
+mod bench_sync;
 mod fixture;
 mod search_corpus;
 
@@ -30,12 +33,13 @@ fn repo_root() -> PathBuf {
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(task) = args.first() else {
-        bail!("usage: cargo xtask <codegen [--check] | fixture-store | bench [--projects N] [--versions N]>");
+        bail!("usage: cargo xtask <codegen [--check] | fixture-store | bench [--projects N] [--versions N] | bench sync>");
     };
     let rest = &args[1..];
     match task.as_str() {
         "codegen" => codegen(rest.iter().any(|a| a == "--check")),
         "fixture-store" => fixture::write(&repo_root().join("tests/fixtures/store-v1.tar.gz")),
+        "bench" if rest.first().is_some_and(|a| a == "sync") => bench_sync::run(&rest[1..]),
         "bench" => bench::run(rest),
         "bench-pipeline" => bench::run_pipeline(rest),
         "bench-retrieval" => bench::run_retrieval(rest),

@@ -1,0 +1,474 @@
+//! The PostgreSQL storage: the same [`Storage`] contract as the embedded store, for a
+//! team that runs several stateless server processes on one database.
+//!
+//! - Migrations are numbered and run at start, under an advisory lock (so processes
+//!   starting together do not race) and recorded in `schema_migrations`; a database
+//!   migrated by a newer server is refused.
+//! - A push runs in one transaction: an advisory transaction lock on its dedupe key (a
+//!   second request with the key while the first runs is `InFlight`; a crashed
+//!   process's lock dies with its connection, so nothing is left in flight), the
+//!   key's stored result (replayed), then the workspace row locked `FOR UPDATE`, which
+//!   orders every push of the workspace: numbers and change cursors are taken under it
+//!   and committed before the next push reads them, so they have no gaps or duplicates
+//!   across processes. Primary keys on (project, number), (workspace, cursor) and
+//!   (workspace, dedupe key) back that up; a transaction that hits one, a deadlock or a
+//!   serialization failure is retried from the start.
+//! - Dedupe keys are kept [`DEDUPE_KEEP_MILLIS`] (30 days) and then pruned.
+
+use std::time::Duration;
+
+use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, WorkspaceInfo};
+use postgres::error::SqlState;
+use postgres::{NoTls, Row, Transaction};
+use r2d2_postgres::PostgresConnectionManager;
+
+use crate::storage::{new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+
+/// The schema, one step per version. Never edit a step that has shipped: add one.
+pub const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    r#"
+CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    -- The last change cursor given out in this workspace.
+    cursor BIGINT NOT NULL DEFAULT 0
+);
+CREATE TABLE members (
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'viewer')),
+    PRIMARY KEY (workspace_id, id)
+);
+CREATE TABLE tokens (
+    -- sha256 hex of the token; the token itself is never stored.
+    hash TEXT PRIMARY KEY,
+    token_id TEXT NOT NULL UNIQUE,
+    workspace_id TEXT NOT NULL,
+    member_id TEXT NOT NULL,
+    revoked BOOLEAN NOT NULL DEFAULT FALSE,
+    FOREIGN KEY (workspace_id, member_id) REFERENCES members (workspace_id, id)
+);
+CREATE TABLE projects (
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    project_id TEXT NOT NULL,
+    head INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, project_id)
+);
+CREATE TABLE versions (
+    workspace_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    number INTEGER NOT NULL CHECK (number > 0),
+    cursor BIGINT NOT NULL CHECK (cursor > 0),
+    client_id TEXT NOT NULL,
+    title TEXT NOT NULL,
+    source TEXT NOT NULL,
+    author TEXT NOT NULL,
+    message TEXT,
+    content_hash TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    pushed_by TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, project_id, number),
+    UNIQUE (workspace_id, cursor),
+    FOREIGN KEY (workspace_id, project_id) REFERENCES projects (workspace_id, project_id)
+);
+CREATE TABLE dedupe (
+    workspace_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    payload_hash TEXT NOT NULL,
+    -- Unix milliseconds of the push.
+    at BIGINT NOT NULL,
+    -- The push's result (JSON of PushResponse).
+    response TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, key)
+);
+CREATE INDEX dedupe_at ON dedupe (at);
+"#,
+)];
+
+/// The advisory lock id that serialises migrations (any constant; "inks" in ASCII).
+const MIGRATION_LOCK: i64 = 0x696e_6b73;
+/// How often a transaction that hit a conflict is retried.
+const RETRIES: usize = 8;
+
+/// What a transaction body returns besides its value.
+enum Fail {
+    Db(postgres::Error),
+    Domain(StorageError),
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(e: postgres::Error) -> Self {
+        Fail::Db(e)
+    }
+}
+
+impl From<StorageError> for Fail {
+    fn from(e: StorageError) -> Self {
+        Fail::Domain(e)
+    }
+}
+
+fn db_error(e: postgres::Error) -> StorageError {
+    // postgres::Error's text names the failure, never the connection string.
+    StorageError::Io(format!("database: {e}"))
+}
+
+fn retryable(e: &postgres::Error) -> bool {
+    matches!(e.code(), Some(code) if *code == SqlState::T_R_SERIALIZATION_FAILURE || *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::UNIQUE_VIOLATION)
+}
+
+fn role_from(text: &str) -> Role {
+    match text {
+        "owner" => Role::Owner,
+        "editor" => Role::Editor,
+        _ => Role::Viewer,
+    }
+}
+
+fn version_from(row: &Row) -> ServerVersion {
+    ServerVersion {
+        project_id: row.get("project_id"),
+        number: row.get::<_, i32>("number") as u32,
+        client_id: row.get("client_id"),
+        title: row.get("title"),
+        source: row.get("source"),
+        author: row.get("author"),
+        message: row.get("message"),
+        content_hash: row.get("content_hash"),
+        created_at: row.get("created_at"),
+        pushed_by: row.get("pushed_by"),
+        cursor: row.get::<_, i64>("cursor") as u64,
+    }
+}
+
+const VERSION_COLUMNS: &str = "project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by";
+
+/// The 64-bit advisory lock id of a workspace's dedupe key.
+fn key_lock(workspace_id: &str, key: &str) -> i64 {
+    let hash = sha256_hex(format!("{workspace_id}\0{key}").as_bytes());
+    let mut bytes = [0u8; 8];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&hash[i * 2..i * 2 + 2], 16).unwrap_or(0);
+    }
+    i64::from_be_bytes(bytes)
+}
+
+/// The PostgreSQL storage over a connection pool.
+///
+/// The `postgres` client drives its socket with a runtime of its own, which tokio
+/// refuses to start on a thread of another runtime (the server's handlers run storage
+/// calls on tokio's blocking pool). So a call made on such a thread runs on a scoped
+/// thread of its own; elsewhere (the operator's commands, tests) it runs in place.
+pub struct PgStorage {
+    /// Always Some until dropped (the pool closes its connections off the runtime too).
+    db: Option<Db>,
+}
+
+impl Drop for PgStorage {
+    fn drop(&mut self) {
+        if let Some(db) = self.db.take() {
+            off_runtime(move || drop(db));
+        }
+    }
+}
+
+/// Runs `work` where the `postgres` client may block: not on a tokio thread.
+fn off_runtime<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return work();
+    }
+    std::thread::scope(|scope| match scope.spawn(work).join() {
+        Ok(value) => value,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
+}
+
+impl PgStorage {
+    /// Connects (`postgres://user:password@host:port/database`), with at most
+    /// `pool_size` connections, and runs the migrations this server knows.
+    pub fn connect(url: &str, pool_size: u32) -> Result<PgStorage, StorageError> {
+        off_runtime(|| Db::connect(url, pool_size)).map(|db| PgStorage { db: Some(db) })
+    }
+
+    /// The schema versions applied, oldest first.
+    pub fn applied_migrations(&self) -> Result<Vec<i32>, StorageError> {
+        off_runtime(|| self.db()?.applied_migrations())
+    }
+}
+
+impl PgStorage {
+    fn db(&self) -> Result<&Db, StorageError> {
+        self.db.as_ref().ok_or_else(|| StorageError::Io("the database storage was closed".into()))
+    }
+}
+
+impl Storage for PgStorage {
+    fn create_workspace(&self, name: &str, owner_name: &str) -> Result<(String, IssuedToken), StorageError> {
+        off_runtime(|| self.db()?.create_workspace(name, owner_name))
+    }
+    fn invite(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
+        off_runtime(|| self.db()?.invite(workspace_id, name, role))
+    }
+    fn revoke(&self, workspace_id: &str, token_id: &str) -> Result<(), StorageError> {
+        off_runtime(|| self.db()?.revoke(workspace_id, token_id))
+    }
+    fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError> {
+        off_runtime(|| self.db()?.authenticate(token))
+    }
+    fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
+        off_runtime(|| self.db()?.workspace(caller))
+    }
+    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError> {
+        off_runtime(|| self.db()?.members(workspace_id))
+    }
+    fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
+        off_runtime(|| self.db()?.push(caller, project_id, request, key, payload_hash))
+    }
+    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+        off_runtime(|| self.db()?.changes(workspace_id, cursor, limit))
+    }
+    fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
+        off_runtime(|| self.db()?.project(workspace_id, project_id))
+    }
+    fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
+        off_runtime(|| self.db()?.prune_dedupe(now))
+    }
+}
+
+/// The pool and the queries (called off any tokio thread).
+struct Db {
+    pool: r2d2::Pool<PostgresConnectionManager<NoTls>>,
+}
+
+impl Db {
+    fn connect(url: &str, pool_size: u32) -> Result<Db, StorageError> {
+        let config: postgres::Config = url.parse().map_err(|_| StorageError::Io("the database URL is not valid (postgres://user:password@host:port/database)".into()))?;
+        let manager = PostgresConnectionManager::new(config, NoTls);
+        let pool = r2d2::Pool::builder()
+            .max_size(pool_size.max(1))
+            .min_idle(Some(1))
+            .connection_timeout(Duration::from_secs(15))
+            .build(manager)
+            .map_err(|e| StorageError::Io(format!("cannot connect to the database: {e}")))?;
+        let db = Db { pool };
+        db.migrate()?;
+        Ok(db)
+    }
+
+    fn applied_migrations(&self) -> Result<Vec<i32>, StorageError> {
+        let mut client = self.client()?;
+        let rows = client.query("SELECT version FROM schema_migrations ORDER BY version", &[]).map_err(db_error)?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    fn client(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>, StorageError> {
+        self.pool.get().map_err(|e| StorageError::Io(format!("no database connection: {e}")))
+    }
+
+    fn migrate(&self) -> Result<(), StorageError> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction().map_err(db_error)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).map_err(db_error)?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())").map_err(db_error)?;
+        let newest: Option<i32> = tx.query_one("SELECT max(version) FROM schema_migrations", &[]).map_err(db_error)?.get(0);
+        let known = MIGRATIONS.last().map_or(0, |(v, _)| *v);
+        if newest.unwrap_or(0) > known {
+            return Err(StorageError::Io(format!("the database has schema version {} but this server knows only up to {known}: run a newer server", newest.unwrap_or(0))));
+        }
+        for (version, sql) in MIGRATIONS {
+            if *version <= newest.unwrap_or(0) {
+                continue;
+            }
+            tx.batch_execute(sql).map_err(db_error)?;
+            tx.execute("INSERT INTO schema_migrations (version) VALUES ($1)", &[version]).map_err(db_error)?;
+        }
+        tx.commit().map_err(db_error)
+    }
+
+    /// Runs `body` in a transaction, again from the start when it hit a conflict.
+    fn transaction<T>(&self, mut body: impl FnMut(&mut Transaction<'_>) -> Result<T, Fail>) -> Result<T, StorageError> {
+        let mut client = self.client()?;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut tx = client.transaction().map_err(db_error)?;
+            let result = body(&mut tx);
+            let result = match result {
+                Ok(value) => tx.commit().map(|()| value).map_err(Fail::Db),
+                Err(fail) => {
+                    // Dropping the transaction rolls it back.
+                    drop(tx);
+                    Err(fail)
+                }
+            };
+            match result {
+                Ok(value) => return Ok(value),
+                Err(Fail::Domain(e)) => return Err(e),
+                Err(Fail::Db(e)) if retryable(&e) && attempt < RETRIES => {
+                    std::thread::sleep(Duration::from_millis(2 * attempt as u64));
+                }
+                Err(Fail::Db(e)) => return Err(db_error(e)),
+            }
+        }
+    }
+
+    fn issue(tx: &mut Transaction<'_>, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, Fail> {
+        let member = Member { id: format!("mem_{}", random_hex(8)?), name: name.to_owned(), role };
+        let token = new_token()?;
+        let token_id = format!("tok_{}", random_hex(8)?);
+        tx.execute("INSERT INTO members (workspace_id, id, name, role) VALUES ($1, $2, $3, $4)", &[&workspace_id, &member.id, &member.name, &role.as_str()])?;
+        tx.execute("INSERT INTO tokens (hash, token_id, workspace_id, member_id) VALUES ($1, $2, $3, $4)", &[&sha256_hex(token.as_bytes()), &token_id, &workspace_id, &member.id])?;
+        Ok(IssuedToken { token_id, member, token })
+    }
+}
+
+impl Storage for Db {
+    fn create_workspace(&self, name: &str, owner_name: &str) -> Result<(String, IssuedToken), StorageError> {
+        let id = format!("wsp_{}", random_hex(8)?);
+        let token = self.transaction(|tx| {
+            tx.execute("INSERT INTO workspaces (id, name) VALUES ($1, $2)", &[&id, &name])?;
+            Self::issue(tx, &id, owner_name, Role::Owner)
+        })?;
+        Ok((id, token))
+    }
+
+    fn invite(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
+        self.transaction(|tx| {
+            if tx.query_opt("SELECT 1 FROM workspaces WHERE id = $1", &[&workspace_id])?.is_none() {
+                return Err(Fail::Domain(StorageError::NotFound(format!("workspace {workspace_id}"))));
+            }
+            Self::issue(tx, workspace_id, name, role)
+        })
+    }
+
+    fn revoke(&self, workspace_id: &str, token_id: &str) -> Result<(), StorageError> {
+        let mut client = self.client()?;
+        let changed = client.execute("UPDATE tokens SET revoked = TRUE WHERE token_id = $1 AND workspace_id = $2", &[&token_id, &workspace_id]).map_err(db_error)?;
+        if changed == 0 {
+            return Err(StorageError::NotFound(format!("token {token_id}")));
+        }
+        Ok(())
+    }
+
+    fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError> {
+        let mut client = self.client()?;
+        let row = client
+            .query_opt(
+                "SELECT t.token_id, t.workspace_id, m.id, m.name, m.role FROM tokens t JOIN members m ON m.workspace_id = t.workspace_id AND m.id = t.member_id \
+                 WHERE t.hash = $1 AND NOT t.revoked",
+                &[&sha256_hex(token.as_bytes())],
+            )
+            .map_err(db_error)?;
+        Ok(row.map(|r| Caller { token_id: r.get(0), workspace_id: r.get(1), member: Member { id: r.get(2), name: r.get(3), role: role_from(r.get(4)) } }))
+    }
+
+    fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
+        let mut client = self.client()?;
+        let row = client.query_opt("SELECT id, name FROM workspaces WHERE id = $1", &[&caller.workspace_id]).map_err(db_error)?;
+        let row = row.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
+        Ok(WorkspaceInfo { id: row.get(0), name: row.get(1), me: caller.member.clone() })
+    }
+
+    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError> {
+        let mut client = self.client()?;
+        let rows = client.query("SELECT id, name, role FROM members WHERE workspace_id = $1 ORDER BY id", &[&workspace_id]).map_err(db_error)?;
+        Ok(rows.iter().map(|r| Member { id: r.get(0), name: r.get(1), role: role_from(r.get(2)) }).collect())
+    }
+
+    fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
+        let ws = caller.workspace_id.as_str();
+        let lock = key_lock(ws, dedupe_key);
+        self.transaction(|tx| {
+            // 1. The key: held by a running push, answered before, or ours.
+            let free: bool = tx.query_one("SELECT pg_try_advisory_xact_lock($1)", &[&lock])?.get(0);
+            if !free {
+                return Err(Fail::Domain(StorageError::InFlight));
+            }
+            if let Some(row) = tx.query_opt("SELECT payload_hash, response FROM dedupe WHERE workspace_id = $1 AND key = $2", &[&ws, &dedupe_key])? {
+                let stored: String = row.get(0);
+                if stored != payload_hash {
+                    return Err(Fail::Domain(StorageError::KeyReused));
+                }
+                let response: PushResponse = serde_json::from_str(row.get(1)).map_err(StorageError::from)?;
+                return Ok(PushOutcome::Replayed(response));
+            }
+            // 2. The workspace's order: its row stays locked until this commits.
+            let Some(row) = tx.query_opt("SELECT cursor FROM workspaces WHERE id = $1 FOR UPDATE", &[&ws])? else {
+                return Err(Fail::Domain(StorageError::NotFound("workspace".into())));
+            };
+            let mut cursor: i64 = row.get(0);
+            let head = tx.query_opt("SELECT head, title FROM projects WHERE workspace_id = $1 AND project_id = $2", &[&ws, &project_id])?;
+            let current = head.as_ref().map_or(0, |r| r.get::<_, i32>(0) as u32);
+            if request.base != current {
+                let rows = tx.query(
+                    &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE workspace_id = $1 AND project_id = $2 AND number > $3 ORDER BY number"),
+                    &[&ws, &project_id, &(request.base.min(i32::MAX as u32) as i32)],
+                )?;
+                let newer = rows.iter().map(version_from).collect();
+                return Err(Fail::Domain(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
+            }
+            let title = request.versions.last().map(|v| v.title.clone()).unwrap_or_default();
+            let new_head = current + request.versions.len() as u32;
+            if head.is_some() {
+                tx.execute("UPDATE projects SET head = $3, title = $4 WHERE workspace_id = $1 AND project_id = $2", &[&ws, &project_id, &(new_head as i32), &title])?;
+            } else {
+                tx.execute("INSERT INTO projects (workspace_id, project_id, head, title) VALUES ($1, $2, $3, $4)", &[&ws, &project_id, &(new_head as i32), &title])?;
+            }
+            let insert = tx.prepare(
+                "INSERT INTO versions (workspace_id, project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            )?;
+            let mut number = current;
+            let mut out = Vec::with_capacity(request.versions.len());
+            for v in &request.versions {
+                number += 1;
+                cursor += 1;
+                tx.execute(
+                    &insert,
+                    &[&ws, &project_id, &(number as i32), &cursor, &v.client_id, &v.title, &v.source, &v.author, &v.message, &v.content_hash, &v.created_at, &caller.member.name],
+                )?;
+                out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor: cursor as u64 });
+            }
+            tx.execute("UPDATE workspaces SET cursor = $2 WHERE id = $1", &[&ws, &cursor])?;
+            let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
+            let json = serde_json::to_string(&response).map_err(StorageError::from)?;
+            tx.execute(
+                "INSERT INTO dedupe (workspace_id, key, payload_hash, at, response) VALUES ($1, $2, $3, $4, $5)",
+                &[&ws, &dedupe_key, &payload_hash, &(now_millis() as i64), &json],
+            )?;
+            Ok(PushOutcome::Done(response))
+        })
+    }
+
+    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+        let mut client = self.client()?;
+        let after = cursor.min(i64::MAX as u64) as i64;
+        let rows = client
+            .query(
+                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3"),
+                &[&workspace_id, &after, &(limit as i64 + 1)],
+            )
+            .map_err(db_error)?;
+        let more = rows.len() > limit;
+        let versions: Vec<ServerVersion> = rows.iter().take(limit).map(version_from).collect();
+        let last = versions.last().map_or(cursor, |v| v.cursor);
+        Ok(ChangesResponse { versions, cursor: last, more })
+    }
+
+    fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
+        let mut client = self.client()?;
+        let row = client.query_opt("SELECT head, title FROM projects WHERE workspace_id = $1 AND project_id = $2", &[&workspace_id, &project_id]).map_err(db_error)?;
+        let row = row.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
+        Ok(ProjectHead { project_id: project_id.to_owned(), head: row.get::<_, i32>(0) as u32, title: row.get(1) })
+    }
+
+    fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
+        let mut client = self.client()?;
+        let before = now.saturating_sub(DEDUPE_KEEP_MILLIS) as i64;
+        let n = client.execute("DELETE FROM dedupe WHERE at < $1", &[&before]).map_err(db_error)?;
+        Ok(n as usize)
+    }
+}

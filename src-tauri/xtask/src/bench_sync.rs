@@ -1,0 +1,177 @@
+//! `cargo xtask bench sync [--versions 1000] [--clients 4] [--no-pg]`: the workspace
+//! server's push rate over loopback, against a trivial axum echo endpoint measured in
+//! the same run with the same request bodies and the same HTTP client.
+//!
+//! Each client pushes its own project one version per push (so no push is refused as
+//! stale); every push is durable before it is acknowledged (sled: flushed and fsynced;
+//! PostgreSQL: committed with `fsync` on). The PostgreSQL run starts a throwaway cluster
+//! (Debian's `postgresql` package); `--no-pg` leaves it out.
+//!
+//! Target (issue 16): the embedded store's pushes per second at least half the echo
+//! endpoint's requests per second. Build it optimised:
+//! `cargo run --release -p xtask -- bench sync`, or, without compiling the engine, the
+//! same code as `cargo run --release -p inkstone-server --example bench-sync`.
+//!
+//! What bounds it: a push is acknowledged only once durable, so one client waits for a
+//! disk sync per push; concurrent pushes share syncs on the embedded store (group
+//! commit). On PostgreSQL the pushes of one workspace are ordered by its row lock,
+//! which is held until the commit's WAL flush, so one workspace gets about one commit
+//! per disk sync however many clients push; other workspaces run in parallel.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use inkstone_server::http::{router, AppState, RateLimit};
+use inkstone_server::pg::PgStorage;
+use inkstone_server::pgtemp::TempCluster;
+use inkstone_server::storage::{SledStorage, Storage};
+use serde_json::{json, Value};
+
+fn arg(args: &[String], name: &str, default: usize) -> Result<usize> {
+    match args.iter().position(|a| a == name) {
+        Some(i) => args.get(i + 1).context("missing value")?.parse().context("not a number"),
+        None => Ok(default),
+    }
+}
+
+/// One version of a ~1,000-character article, as a client pushes it.
+fn version(client: usize, i: usize) -> Value {
+    let source = "今天我们聊聊如何把一篇文章写得更清楚。Clear writing starts with a clear question. ".repeat(14);
+    json!({
+        "clientId": format!("c{client}-v{i}"),
+        "title": "标题",
+        "source": format!("{source}{i}"),
+        "author": "amy",
+        "message": null,
+        "contentHash": format!("sha256:{}", "c".repeat(64)),
+        "createdAt": "2026-11-23T00:00:00Z"
+    })
+}
+
+async fn listen(app: axum::Router) -> Result<String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(url)
+}
+
+/// Requests per second of `clients` clients sending `total` echo requests between them.
+async fn echo_rate(total: usize, clients: usize) -> Result<f64> {
+    let app = axum::Router::new().route("/echo", axum::routing::post(|body: axum::body::Bytes| async move { body }));
+    let url = listen(app).await?;
+    let http = reqwest::Client::new();
+    let per_client = total / clients;
+    // Warm up the connections.
+    for c in 0..clients {
+        http.post(format!("{url}/echo")).json(&json!({"base": 0, "versions": [version(c, 0)]})).send().await?.error_for_status()?;
+    }
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let (http, url) = (http.clone(), url.clone());
+            tokio::spawn(async move {
+                for i in 0..per_client {
+                    let body = json!({"base": i, "versions": [version(c, i)]});
+                    http.post(format!("{url}/echo")).json(&body).send().await?.error_for_status()?.bytes().await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await??;
+    }
+    Ok((per_client * clients) as f64 / started.elapsed().as_secs_f64())
+}
+
+/// Pushes per second of `clients` clients pushing `total` versions between them, one
+/// version per push, each client its own project.
+async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, round: usize) -> Result<(f64, Duration)> {
+    let (_, owner) = tokio::task::spawn_blocking({
+        let storage = storage.clone();
+        move || storage.create_workspace("bench", "olive")
+    })
+    .await?
+    .map_err(|e| anyhow!("{e}"))?;
+    let state = AppState::new(storage, RateLimit { per_second: 1e9, burst: 1e9 });
+    let url = listen(router(state)).await?;
+    let http = reqwest::Client::new();
+    let per_client = total / clients;
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..clients)
+        .map(|c| {
+            let (http, url, token) = (http.clone(), url.clone(), owner.token.clone());
+            tokio::spawn(async move {
+                let mut slowest = Duration::ZERO;
+                for i in 0..per_client {
+                    let body = json!({"base": i, "versions": [version(c, i)]});
+                    let sent = Instant::now();
+                    let response = http
+                        .post(format!("{url}/v1/projects/prj_r{round}c{c}/push"))
+                        .bearer_auth(&token)
+                        .header("Idempotency-Key", format!("r{round}c{c}k{i}"))
+                        .json(&body)
+                        .send()
+                        .await?;
+                    let status = response.status();
+                    let text = response.text().await?;
+                    if status != reqwest::StatusCode::CREATED {
+                        return Err(anyhow!("push {i} of client {c}: {status} {text}"));
+                    }
+                    slowest = slowest.max(sent.elapsed());
+                }
+                anyhow::Ok(slowest)
+            })
+        })
+        .collect();
+    let mut slowest = Duration::ZERO;
+    for task in tasks {
+        slowest = slowest.max(task.await??);
+    }
+    Ok(((per_client * clients) as f64 / started.elapsed().as_secs_f64(), slowest))
+}
+
+pub fn run(args: &[String]) -> Result<()> {
+    let total = arg(args, "--versions", 1000)?;
+    let many = arg(args, "--clients", 4)?.max(1);
+    let with_pg = !args.iter().any(|a| a == "--no-pg");
+    if cfg!(debug_assertions) {
+        println!("bench-sync: WARNING: a debug build; run `cargo run --release -p xtask -- bench sync` for real figures");
+    }
+    let dir = tempfile::tempdir()?;
+    let sled: Arc<dyn Storage> = Arc::new(SledStorage::open(dir.path()).map_err(|e| anyhow!("{e}"))?);
+    let cluster = if with_pg { Some(TempCluster::start(true).map_err(|e| anyhow!("{e}"))?) } else { None };
+    let pg: Option<Arc<dyn Storage>> = match &cluster {
+        Some(cluster) => {
+            let url = cluster.create_database("bench").map_err(|e| anyhow!("{e}"))?;
+            Some(Arc::new(PgStorage::connect(&url, 16).map_err(|e| anyhow!("{e}"))?))
+        }
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    println!("bench-sync: {total} versions (~1,000 characters each, one per push) over loopback; every push durable before its answer");
+    for (round, clients) in [1, many].into_iter().enumerate() {
+        let echo = runtime.block_on(echo_rate(total, clients))?;
+        let (embedded, embedded_slowest) = runtime.block_on(push_rate(sled.clone(), total, clients, round))?;
+        let ratio = embedded / echo;
+        let verdict = if ratio >= 0.5 { "met" } else { "MISSED" };
+        println!("bench-sync: {clients} client(s): echo endpoint      {echo:>9.0} requests/s");
+        println!(
+            "bench-sync: {clients} client(s): embedded (sled)   {embedded:>9.0} pushes/s   = {ratio:.2}× echo (target ≥ 0.50×: {verdict}); slowest push {:.1} ms",
+            embedded_slowest.as_secs_f64() * 1000.0
+        );
+        if let Some(pg) = &pg {
+            let (rate, slowest) = runtime.block_on(push_rate(pg.clone(), total, clients, round))?;
+            println!(
+                "bench-sync: {clients} client(s): PostgreSQL         {rate:>9.0} pushes/s   = {:.2}× echo; slowest push {:.1} ms",
+                rate / echo,
+                slowest.as_secs_f64() * 1000.0
+            );
+        }
+    }
+    drop(runtime);
+    drop(pg);
+    drop(cluster);
+    Ok(())
+}
