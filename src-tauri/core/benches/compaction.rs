@@ -59,7 +59,7 @@ fn main() {
         let started = Instant::now();
         let records = gather(t.engine.store(), &project).unwrap();
         let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
-        let snapshot = assemble(&records.input(state.mode, &state.summary, &[], &pins), 8_000).unwrap();
+        let snapshot = assemble(&records.input(state.mode, &state.summary, &[], &pins, None), 8_000).unwrap();
         assert!(!snapshot.system.is_empty());
         assembly.push(started.elapsed());
     }
