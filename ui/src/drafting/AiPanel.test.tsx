@@ -190,6 +190,20 @@ describe("the AI panel", () => {
     expect(flush).toHaveBeenCalledTimes(1);
   });
 
+  it("a selection the engine refuses shows the code's text and the hint in the person's language", async () => {
+    const { transport } = setup({ log: [ev(created())], selection: { from: 4, to: 8, text: "第二段。" }, lang: "zh" });
+    transport.on("session.submit", () => {
+      throw apiError("VALIDATION", "The selected text is not what the source holds at 4–8.", [{ id: "reselect_text", message: "Select the text again." }]);
+    });
+    const input = await screen.findByTestId("composer-input");
+    fireEvent.change(input, { target: { value: "改短" } });
+    fireEvent.keyDown(input, { key: "Enter" });
+    const banner = await screen.findByTestId("error-banner");
+    expect(banner.dataset.code).toBe("VALIDATION");
+    expect(banner.textContent).toContain("部分输入无效。");
+    expect(banner.textContent).toContain("请在编辑器中重新选中文字，再发送任务。");
+  });
+
   it("a removed chip sends the task alone; Ctrl+Enter sends too", async () => {
     const { transport } = setup({ log: [ev(created())], selection: { from: 4, to: 8, text: "第二段。" } });
     const input = await screen.findByTestId("composer-input");
