@@ -655,7 +655,7 @@ export const en = {
   "ai.checkpoint.reason.assistant": "kept by the assistant",
   "ai.checkpoint.reason.before_turn": "before a turn",
   "ai.checkpoint.reason.after_turn": "after a turn",
-  "ai.staging.bar": "{n} proposal(s) staged by the assistant, not applied yet",
+  "ai.staging.bar": "{n} proposal(s) staged, not applied yet",
   "ai.staging.apply": "Apply all",
   "ai.staging.discard": "Discard",
   "ai.applied": "The assistant applied the approved change: version {n}",

@@ -656,7 +656,7 @@ export const zh: Messages = {
   "ai.checkpoint.reason.assistant": "助手保存的",
   "ai.checkpoint.reason.before_turn": "某轮开始前",
   "ai.checkpoint.reason.after_turn": "某轮结束后",
-  "ai.staging.bar": "助手暂存了 {n} 个建议，尚未应用",
+  "ai.staging.bar": "已暂存 {n} 个建议，尚未应用",
   "ai.staging.apply": "全部应用",
   "ai.staging.discard": "丢弃",
   "ai.applied": "助手已应用你批准的修改：第 {n} 版",
