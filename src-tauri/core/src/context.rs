@@ -39,6 +39,71 @@ pub enum Mode {
     Plan,
 }
 
+/// The part of the source a person's message is scoped to: a UTF-16 range of the
+/// project's working copy (what CodeMirror counts, like every span in Inkstone) and
+/// the text that was there when the message was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Selection {
+    pub from: u32,
+    pub to: u32,
+    pub text: String,
+}
+
+/// The longest selection a message may be scoped to, in characters.
+pub const MAX_SELECTION_CHARS: usize = 20_000;
+/// The most of a selection the working set quotes once the source is trimmed.
+const SELECTION_EXCERPT_CHARS: usize = 1_500;
+
+/// The byte index of UTF-16 offset `offset` in `source`; `None` past the end or inside
+/// a character (between the two halves of a surrogate pair).
+fn byte_at_utf16(source: &str, offset: u32) -> Option<usize> {
+    let mut units = 0u32;
+    for (byte, ch) in source.char_indices() {
+        if units == offset {
+            return Some(byte);
+        }
+        units += ch.len_utf16() as u32;
+        if units > offset {
+            return None;
+        }
+    }
+    (units == offset).then_some(source.len())
+}
+
+impl Selection {
+    /// Checks the selection against `source` (the working copy it was made in): a
+    /// non-empty range inside it, on character boundaries, whose text is `text`.
+    ///
+    /// Errors: VALIDATION naming the field (`selection.to`, `selection.text`, ...) with
+    /// a hint to select the text again.
+    pub fn check(&self, source: &str) -> Result<(), ApiError> {
+        let reselect = |e: ApiError| e.hint("reselect_text", "Select the text in the editor again, then send the task.");
+        if self.text.is_empty() || self.from >= self.to {
+            return Err(reselect(ApiError::validation("selection.to", "A selection covers at least one character: `to` must be greater than `from`.")));
+        }
+        if self.text.chars().count() > MAX_SELECTION_CHARS {
+            return Err(ApiError::validation("selection.text", format!("A selection is at most {MAX_SELECTION_CHARS} characters."))
+                .hint("shorter_selection", "Select a shorter passage, or send the task without a selection."));
+        }
+        let length: u32 = source.encode_utf16().count() as u32;
+        let (Some(start), Some(end)) = (byte_at_utf16(source, self.from), byte_at_utf16(source, self.to)) else {
+            let field = if byte_at_utf16(source, self.from).is_none() { "selection.from" } else { "selection.to" };
+            return Err(reselect(ApiError::validation(
+                field,
+                format!("The selection {}–{} is not a range of the source ({length} UTF-16 units) on character boundaries.", self.from, self.to),
+            )));
+        };
+        if source.get(start..end) != Some(self.text.as_str()) {
+            return Err(reselect(ApiError::validation(
+                "selection.text",
+                format!("The selected text is not what the source holds at {}–{}; the source changed since it was selected.", self.from, self.to),
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// One layer of a context snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -99,6 +164,8 @@ pub struct ContextInput<'a> {
     pub memory: &'a [String],
     /// Memory lines left out for the budget.
     pub memory_left_out: usize,
+    /// The selection the person's latest message is scoped to, if any.
+    pub selection: Option<&'a Selection>,
 }
 
 /// The typed records a model call's context is built from, read in one place so the
@@ -118,7 +185,7 @@ pub struct ContextRecords {
 impl ContextRecords {
     /// The assembly input over these records, with the session's summary and the
     /// person's constraints.
-    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str, constraints: &'a [String], pins: &'a [String]) -> ContextInput<'a> {
+    pub fn input<'a>(&'a self, mode: Mode, session_summary: &'a str, constraints: &'a [String], pins: &'a [String], selection: Option<&'a Selection>) -> ContextInput<'a> {
         ContextInput {
             project: &self.project,
             brand: self.brand.as_ref(),
@@ -133,6 +200,7 @@ impl ContextRecords {
             intent: "",
             memory: &[],
             memory_left_out: 0,
+            selection,
         }
     }
 }
@@ -232,6 +300,20 @@ fn working_set(input: &ContextInput<'_>, excerpt: Option<usize>, with_comments: 
         out.push_str(&format!("source (first {excerpt} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n", p.revision));
     } else {
         out.push_str(&format!("source ({chars} characters):\n{}\n", p.source));
+    }
+    if let Some(selection) = input.selection {
+        let chars = selection.text.chars().count();
+        out.push_str(&format!(
+            "\nselection (the person's latest message is about this part of the source; UTF-16 offsets {}–{} when it was sent):\n",
+            selection.from, selection.to
+        ));
+        match excerpt {
+            Some(_) if chars > SELECTION_EXCERPT_CHARS => {
+                let head: String = selection.text.chars().take(SELECTION_EXCERPT_CHARS).collect();
+                out.push_str(&format!("{head}\n… (first {SELECTION_EXCERPT_CHARS} of {chars} characters)\n"));
+            }
+            _ => out.push_str(&format!("{}\n", selection.text)),
+        }
     }
     let open: Vec<&Comment> = input.comments.iter().filter(|c| !c.resolved).collect();
     if with_comments && !open.is_empty() {
@@ -333,6 +415,7 @@ mod tests {
             intent: "",
             memory: &[],
             memory_left_out: 0,
+            selection: None,
         }
     }
 
@@ -383,5 +466,44 @@ mod tests {
         let pinned = full.layers[0].tokens;
         let error = assemble(&input(&p), pinned / 2).unwrap_err();
         assert!(error.needed > pinned / 2);
+    }
+
+    fn selection(from: u32, to: u32, text: &str) -> Selection {
+        Selection { from, to, text: text.to_owned() }
+    }
+
+    #[test]
+    fn a_selection_is_checked_in_utf16_units_against_the_source() {
+        // "𠀀" is one character and two UTF-16 units; "春" one of each.
+        let source = "春𠀀眠不觉晓。";
+        assert_eq!(selection(0, 1, "春").check(source), Ok(()));
+        assert_eq!(selection(1, 3, "𠀀").check(source), Ok(()));
+        assert_eq!(selection(3, 8, "眠不觉晓。").check(source), Ok(()));
+        let field =
+            |e: ApiError| (e.code, e.details.and_then(|d| d["field"].as_str().map(str::to_owned)).unwrap_or_default(), e.hints.into_iter().map(|h| h.id).collect::<Vec<_>>());
+        let validation = crate::error::ErrorCode::Validation;
+        let reselect = vec!["reselect_text".to_owned()];
+        assert_eq!(field(selection(2, 3, "𠀀").check(source).unwrap_err()), (validation, "selection.from".to_owned(), reselect.clone()), "inside a surrogate pair");
+        assert_eq!(field(selection(3, 9, "眠不觉晓。").check(source).unwrap_err()), (validation, "selection.to".to_owned(), reselect.clone()), "past the end");
+        assert_eq!(field(selection(3, 3, "").check(source).unwrap_err()), (validation, "selection.to".to_owned(), reselect.clone()), "empty");
+        assert_eq!(field(selection(3, 5, "不觉").check(source).unwrap_err()), (validation, "selection.text".to_owned(), reselect), "another text");
+        let long = "长".repeat(MAX_SELECTION_CHARS + 1);
+        assert_eq!(field(selection(0, long.len() as u32 / 3, &long).check(&long).unwrap_err()).1, "selection.text");
+    }
+
+    #[test]
+    fn the_selection_is_in_the_working_set_and_survives_trimming_as_an_excerpt() {
+        let p = project(&format!("{}第二段要改。", "长".repeat(20_000)));
+        let scope = selection(20_000, 20_006, "第二段要改。");
+        let with = ContextInput { selection: Some(&scope), ..input(&p) };
+        let full = assemble(&with, 100_000).unwrap();
+        assert!(
+            full.layers[1].text.contains("selection (the person's latest message is about this part of the source; UTF-16 offsets 20000–20006 when it was sent):\n第二段要改。\n"),
+            "{}",
+            full.layers[1].text
+        );
+        assert_ne!(full.id, assemble(&input(&p), 100_000).unwrap().id);
+        let trimmed = assemble(&with, 3_000).unwrap();
+        assert!(trimmed.layers[1].trimmed && trimmed.layers[1].text.contains("offsets 20000–20006 when it was sent):\n第二段要改。"), "the selection stays when the source is cut");
     }
 }

@@ -33,7 +33,7 @@ pub use compaction::{CompactThreshold, CompactionMode, CompactionTrigger, Pin};
 pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, IntentSource, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
-pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, Replay, SessionState, TimelineItem};
+pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState, TimelineItem};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, SubmitOutcome, TurnStats};
 
@@ -244,7 +244,7 @@ impl<'a> TurnClaim<'a> {
     /// The next queued message, or, when none waits, the claim released. Checked and
     /// released under the running lock: a submit either queued before the check (and
     /// is delivered) or finds no turn running.
-    pub(crate) fn next_or_release(&mut self) -> Option<String> {
+    pub(crate) fn next_or_release(&mut self) -> Option<QueuedMessage> {
         let mut running = self.live.lock_running();
         let next = self.live.lock_state().queued.first().cloned();
         if next.is_none() {

@@ -11,6 +11,8 @@ mod thread;
 mod wechat;
 mod zhihu;
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -65,11 +67,51 @@ pub struct Finding {
     pub suggestion: Option<String>,
     /// The publishing route a limit applies to, when sources differ by route.
     pub route: Option<String>,
+    /// The stable id of the message's wording (`cta.missing`, `ad_law`, ...) and the
+    /// values it names, so the UI can say it in the person's language; `message` is
+    /// the English. Absent for findings that have no translation yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub params: BTreeMap<String, String>,
+    /// The stable id of the suggestion's wording, when it is a fixed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub suggestion_id: Option<String>,
 }
 
 impl Finding {
     pub fn new(check: &str, severity: Severity, platform: Option<Platform>, message: impl Into<String>) -> Finding {
-        Finding { check: check.to_owned(), severity, platform, span: None, location: None, matched: None, message: message.into(), suggestion: None, route: None }
+        Finding {
+            check: check.to_owned(),
+            severity,
+            platform,
+            span: None,
+            location: None,
+            matched: None,
+            message: message.into(),
+            suggestion: None,
+            route: None,
+            message_id: None,
+            params: BTreeMap::new(),
+            suggestion_id: None,
+        }
+    }
+
+    /// Names the message's wording (`id`) and the values it shows.
+    pub fn worded(mut self, id: &str, params: &[(&str, &str)]) -> Finding {
+        self.message_id = Some(id.to_owned());
+        self.params = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        self
+    }
+
+    /// A suggestion with a fixed wording `id` (its English `suggestion`).
+    pub fn suggest_worded(mut self, id: &str, suggestion: impl Into<String>) -> Finding {
+        self.suggestion = Some(suggestion.into());
+        self.suggestion_id = Some(id.to_owned());
+        self
     }
 
     pub fn at(mut self, location: &str) -> Finding {
@@ -154,16 +196,31 @@ fn limit_findings(profile: &DraftProfile, field: LimitField, length_of: impl Fn(
             Unit::XhsUnits => "(counted as Xiaohongshu counts titles)",
             Unit::Count => "items",
         };
+        let unit_id = match limit.unit {
+            Unit::Chars => "chars",
+            Unit::XWeighted => "xWeighted",
+            Unit::XhsUnits => "xhsUnits",
+            Unit::Count => "count",
+        };
         let route = limit.route.as_deref().map(|r| format!(" on the {r} route")).unwrap_or_default();
         let message = if length > limit.max as usize {
-            Some(format!("The {location} is {length} {unit}; the limit{route} is {}.", limit.max))
-        } else if limit.min.is_some_and(|min| length < min as usize) {
-            Some(format!("The {location} is {length} {unit}; at least {} are expected{route}.", limit.min.unwrap_or(0)))
+            Some((format!("The {location} is {length} {unit}; the limit{route} is {}.", limit.max), "limit.over", limit.max))
         } else {
-            None
+            limit.min.filter(|min| length < *min as usize).map(|min| (format!("The {location} is {length} {unit}; at least {min} are expected{route}."), "limit.under", min))
         };
-        if let Some(message) = message {
+        if let Some((message, wording, bound)) = message {
+            // The post's number when the location is one post ("post 3").
+            let post = location.strip_prefix("post ").unwrap_or("");
+            let (length, bound) = (length.to_string(), bound.to_string());
+            let mut params = vec![("field", field_name(field)), ("length", length.as_str()), ("bound", bound.as_str()), ("unit", unit_id)];
+            if !post.is_empty() {
+                params.push(("post", post));
+            }
+            if let Some(route) = limit.route.as_deref() {
+                params.push(("route", route));
+            }
             let mut finding = Finding::new(&format!("limit.{}", field_name(field)), limit.severity, Some(profile.platform), message)
+                .worded(wording, &params)
                 .at(location)
                 .suggest(format!("Source of this limit: {}", limit.source));
             finding.route = limit.route.clone();

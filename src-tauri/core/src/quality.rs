@@ -41,19 +41,45 @@ fn allowed(text: &str, start: usize, end: usize, allow: &[String]) -> bool {
     allow.iter().any(|word| occurrences(text, word).iter().any(|(s, e)| *s <= start && end <= *e))
 }
 
-fn word_findings(check: &str, severity: Severity, input: &CheckInput<'_>, terms: &[String], allow: &[String], message: &dyn Fn(&str) -> String, suggestion: &str) -> Vec<Finding> {
+/// How a word check words its findings: the English message for a term, the value
+/// its wording names besides the term (`brand` or `list`), and the suggestion (with its
+/// wording id when it is the built-in one).
+struct Wording<'a> {
+    message: &'a dyn Fn(&str) -> String,
+    named: (&'a str, &'a str),
+    suggestion: &'a str,
+    suggestion_id: Option<&'a str>,
+}
+
+impl Wording<'_> {
+    fn finding(&self, check: &str, severity: Severity, term: &str) -> Finding {
+        let finding = Finding::new(check, severity, None, (self.message)(term)).worded(check, &[("term", term), self.named]);
+        match self.suggestion_id {
+            Some(id) => finding.suggest_worded(id, self.suggestion),
+            None => finding.suggest(self.suggestion),
+        }
+    }
+}
+
+/// The suggestion id of a risk list's suggestion: only the built-in lists' wording is
+/// translated (an override may say anything).
+fn list_suggestion_id<'a>(list: &RiskList, id: &'a str) -> Option<&'a str> {
+    (!list.id.contains('+')).then_some(id)
+}
+
+fn word_findings(check: &str, severity: Severity, input: &CheckInput<'_>, terms: &[String], allow: &[String], wording: &Wording<'_>) -> Vec<Finding> {
     let mut findings = Vec::new();
     for term in terms {
         for (start, end) in occurrences(input.title, term) {
             if !allowed(input.title, start, end, allow) {
-                let mut finding = Finding::new(check, severity, None, message(term)).at("title").suggest(suggestion);
+                let mut finding = wording.finding(check, severity, term).at("title");
                 finding.matched = Some(input.title[start..end].to_owned());
                 findings.push(finding);
             }
         }
         for (start, end) in occurrences(input.source, term) {
             if !allowed(input.source, start, end, allow) {
-                let mut finding = Finding::new(check, severity, None, message(term)).suggest(suggestion);
+                let mut finding = wording.finding(check, severity, term);
                 finding.span = Some(Anchor { from: utf16(input.source, start), to: utf16(input.source, end) });
                 finding.matched = Some(input.source[start..end].to_owned());
                 findings.push(finding);
@@ -100,8 +126,14 @@ fn personal_data_findings(source: &str) -> Vec<Finding> {
     let Some(patterns) = personal_data() else { return Vec::new() };
     let mut findings = Vec::new();
     let mut add = |kind: &str, start: usize, end: usize| {
+        let id = match kind {
+            "mobile phone number" => "personal_data.phone",
+            "email address" => "personal_data.email",
+            _ => "personal_data.id_number",
+        };
         let mut finding = Finding::new("personal_data", Severity::Warn, None, format!("This looks like a {kind}; publishing personal data needs the person's consent."))
-            .suggest("Remove it or replace it with a placeholder unless it is meant to be public.");
+            .worded(id, &[])
+            .suggest_worded("personal_data", "Remove it or replace it with a placeholder unless it is meant to be public.");
         finding.span = Some(Anchor { from: utf16(source, start), to: utf16(source, end) });
         finding.matched = Some(source[start..end].to_owned());
         findings.push(finding);
@@ -132,8 +164,12 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
             input,
             &brand.banned_words,
             &[],
-            &|term| format!("“{term}” is on the banned-word list of brand profile “{}”.", brand.name),
-            "Rephrase without this word.",
+            &Wording {
+                message: &|term| format!("“{term}” is on the banned-word list of brand profile “{}”.", brand.name),
+                named: ("brand", &brand.name),
+                suggestion: "Rephrase without this word.",
+                suggestion_id: Some("brand_banned_word"),
+            },
         ));
     }
     if let Some(list) = input.ad_law {
@@ -144,8 +180,12 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
             input,
             &list.terms,
             &list.allow,
-            &|term| format!("“{term}” is an absolute term restricted in advertising (China's Advertising Law, Art. 9; list {}).", list.id),
-            &list.suggestion,
+            &Wording {
+                message: &|term| format!("“{term}” is an absolute term restricted in advertising (China's Advertising Law, Art. 9; list {}).", list.id),
+                named: ("list", &list.id),
+                suggestion: &list.suggestion,
+                suggestion_id: list_suggestion_id(list, "ad_law"),
+            },
         ));
     }
     if let Some(list) = input.growth_promise {
@@ -155,8 +195,12 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
             input,
             &list.terms,
             &list.allow,
-            &|term| format!("“{term}” promises an outcome no one can guarantee (list {}).", list.id),
-            &list.suggestion,
+            &Wording {
+                message: &|term| format!("“{term}” promises an outcome no one can guarantee (list {}).", list.id),
+                named: ("list", &list.id),
+                suggestion: &list.suggestion,
+                suggestion_id: list_suggestion_id(list, "growth_promise"),
+            },
         ));
     }
     if let Some(brand) = input.brand.filter(|b| !b.cta.trim().is_empty()) {
@@ -164,11 +208,13 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
         match input.source.rfind(cta) {
             None => findings.push(
                 Finding::new("cta", Severity::Warn, None, format!("The call to action of brand profile “{}” is missing: “{cta}”.", brand.name))
-                    .suggest("Add it near the end of the article."),
+                    .worded("cta.missing", &[("brand", &brand.name), ("cta", cta)])
+                    .suggest_worded("cta.missing", "Add it near the end of the article."),
             ),
             Some(position) if (position as f64) < input.source.len() as f64 * 0.6 => {
-                let mut finding =
-                    Finding::new("cta", Severity::Info, None, "The call to action appears early; readers act on it most at the end.").suggest("Move or repeat it near the end.");
+                let mut finding = Finding::new("cta", Severity::Info, None, "The call to action appears early; readers act on it most at the end.")
+                    .worded("cta.early", &[])
+                    .suggest_worded("cta.early", "Move or repeat it near the end.");
                 finding.span = Some(Anchor { from: utf16(input.source, position), to: utf16(input.source, position + cta.len()) });
                 findings.push(finding);
             }
@@ -184,7 +230,8 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
                 Some(*platform),
                 "If AI generated or substantially wrote this content, declare it when publishing (AI content labelling rules in force since 2025-09-01).",
             )
-            .suggest("Tick the platform's AI-content declaration when you publish."),
+            .worded("ai_declaration", &[])
+            .suggest_worded("ai_declaration", "Tick the platform's AI-content declaration when you publish."),
         );
     }
     findings
@@ -199,6 +246,47 @@ mod tests {
         let set = ProfileSet::builtin().unwrap();
         let input = CheckInput { title, source, brand, platforms: &[], ad_law: set.risk_list("ad-law-zh@v2"), growth_promise: set.risk_list("growth-promise@v1") };
         check(&input).into_iter().map(|f| (f.check, f.matched, f.severity)).collect()
+    }
+
+    #[test]
+    fn every_finding_names_its_wording_and_values_for_the_ui_to_translate() {
+        let set = ProfileSet::builtin().unwrap();
+        let brand = BrandProfile {
+            id: "brd_1".into(),
+            name: "山行".into(),
+            voice: String::new(),
+            target_audience: String::new(),
+            banned_words: vec!["爆款".into()],
+            cta: "关注我们".into(),
+            link_strategy: String::new(),
+            default_tags: vec![],
+            industry: String::new(),
+            created_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+            updated_at: chrono::DateTime::from_timestamp(0, 0).unwrap(),
+        };
+        let input = CheckInput {
+            title: "",
+            source: "这是最佳爆款，保证涨粉。电话 13812345678。",
+            brand: Some(&brand),
+            platforms: &[Platform::Wechat],
+            ad_law: set.risk_list("ad-law-zh@v2"),
+            growth_promise: set.risk_list("growth-promise@v1"),
+        };
+        type Worded = (Option<String>, Vec<(String, String)>, Option<String>);
+        let worded: Vec<Worded> = check(&input).into_iter().map(|f| (f.message_id, f.params.into_iter().collect(), f.suggestion_id)).collect();
+        let p = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<Vec<_>>();
+        let s = |x: &str| Some(x.to_owned());
+        assert_eq!(
+            worded,
+            vec![
+                (s("brand_banned_word"), p(&[("brand", "山行"), ("term", "爆款")]), s("brand_banned_word")),
+                (s("ad_law"), p(&[("list", "ad-law-zh@v2"), ("term", "最佳")]), s("ad_law")),
+                (s("growth_promise"), p(&[("list", "growth-promise@v1"), ("term", "保证涨粉")]), s("growth_promise")),
+                (s("cta.missing"), p(&[("brand", "山行"), ("cta", "关注我们")]), s("cta.missing")),
+                (s("personal_data.phone"), p(&[]), s("personal_data")),
+                (s("ai_declaration"), p(&[]), s("ai_declaration")),
+            ]
+        );
     }
 
     #[test]

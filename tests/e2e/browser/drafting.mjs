@@ -8,7 +8,8 @@
 //
 // The model is scripted turn by turn through the fake server's test routes
 // (POST /_test/script appends replies, GET /_test/requests reads what Inkstone sent), so
-// every check can also look at the wire. Walks a multi-turn revision as a person would:
+// every check can also look at the wire. Walks a multi-turn revision as a person would
+// (tests/e2e/browser/drafting-review.mjs walks the other decisions):
 // no model yet → the setup offer; a task scoped to a selection in plan mode → the plan
 // card → approve; a question; proposals → review in the merge view → accept two hunks,
 // reject one with a reason → the reason reaches the next model request; a hand edit
@@ -183,7 +184,16 @@ async function main() {
     await tid("plan-card").waitFor();
     const sent = await lastRequestText();
     assert(sent.includes("精简这几步的措辞\\n保持口吻"), "the task is not in the request");
-    assert(/<selection from=\\"\d+\\" to=\\"\d+\\">\\n第一步：准备一个安静的角落，关掉手机通知。\\n<\/selection>/.test(sent), `the selection is not in the request: ${sent.slice(0, 400)}`);
+    // The selection travels typed: its range and text in the model's working set, the
+    // user message is the task alone.
+    const source = (await call("project.get", { projectId: project.id })).source;
+    const from = source.indexOf("第一步：准备一个安静的角落，关掉手机通知。");
+    const range = `UTF-16 offsets ${from}–${from + "第一步：准备一个安静的角落，关掉手机通知。".length} when it was sent):\\n第一步：准备一个安静的角落，关掉手机通知。\\n`;
+    assert(sent.includes(range), `the selection is not in the working set: ${sent.slice(0, 600)}`);
+    assert(!sent.includes("<selection"), "the selection went as a block in the message");
+    const logged = (await call("session.events", { sessionId: (await call("session.list", { projectId: project.id })).sessions[0].id })).events.find((e) => e.kind === "user_message");
+    const { selection } = logged.payload;
+    assert(selection && selection.from === from && selection.to === from + 21 && selection.text === "第一步：准备一个安静的角落，关掉手机通知。", `logged: ${JSON.stringify(logged.payload)}`);
     assert((await tid("plan-badge").count()) === 1, "plan mode is not shown");
     assert((await tid("msg-scope").textContent()).includes("第一步"), "the timeline does not show the scope");
     sessionId = (await call("session.list", { projectId: project.id })).sessions[0].id;
@@ -531,7 +541,10 @@ async function main() {
       window.__frameGap = 0;
       window.__mutations = 0;
       window.__observer = new PerformanceObserver((list) => {
-        for (const e of list.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+        for (const e of list.getEntries()) {
+          if (e.duration > window.__longest) window.__longestAt = e.startTime;
+          window.__longest = Math.max(window.__longest, e.duration);
+        }
       });
       window.__observer.observe({ type: "longtask", buffered: false });
       // The longest gap between two animation frames, for a figure below the 50 ms longtask floor.
@@ -557,12 +570,15 @@ async function main() {
     // is left alone until the answer is complete.
     const liveLength = () => page.evaluate(() => document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0);
     await page.waitForFunction(() => (document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0) > 400, null, { timeout: 30_000 });
+    const streamingSince = await page.evaluate(() => performance.now());
     await sleep(300);
     const atStart = await page.evaluate(() => window.__mutations);
     const lengthAtStart = await liveLength();
     await page.waitForFunction(() => (document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0) > 6000, null, { timeout: 30_000 });
     const lengthLater = await liveLength();
     const whileStreaming = (await page.evaluate(() => window.__mutations)) - atStart;
+    const longestStreaming = await page.evaluate(() => window.__longest);
+    const longestBeforeStreaming = await page.evaluate((since) => window.__longest > 0 && window.__longestAt < since, streamingSince);
     await tid("msg-assistant").filter({ hasText: "第100段" }).waitFor({ timeout: 60_000 });
     await waitIdle();
     const { longest, frameGap } = await page.evaluate(() => {
@@ -571,10 +587,11 @@ async function main() {
       window.__frames = false;
       return { longest: window.__longest, frameGap: window.__frameGap };
     });
+    const figure = (ms) => (ms > 0 ? `${Math.round(ms)} ms` : "none over 50 ms (the longtask threshold)");
     console.log(
-      `# measured: longest main-thread task while streaming 2,000 tokens into a 200-message session: ${
-        longest > 0 ? `${Math.round(longest)} ms` : "none over 50 ms (the longtask threshold)"
-      }; longest gap between frames: ${Math.round(frameGap)} ms`,
+      `# measured: longest main-thread task while streaming 2,000 tokens into a 200-message session: ${figure(longest)} (until 6,000 of 8,000 characters: ${figure(
+        longestStreaming,
+      )}${longestBeforeStreaming ? ", that one before the answer streamed (sending and the first rows)" : ""}); longest gap between frames: ${Math.round(frameGap)} ms`,
     );
     console.log(`# measured: history mutations while the live message grew from ${lengthAtStart} to ${lengthLater} characters: ${whileStreaming}`);
     assert(lengthLater > lengthAtStart, "the answer did not stream");

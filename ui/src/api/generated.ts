@@ -415,7 +415,12 @@ projectId?: string,
  * The workspace of the project. Set on every event appended since the envelope
  * carried it; absent in older logs.
  */
-workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, 
+/**
+ * The part of the source the message is scoped to (the model's working set
+ * shows it while this is the latest message).
+ */
+selection?: Selection, } } | { "kind": "message_queued", "payload": { text: string, selection?: Selection, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.
@@ -495,7 +500,17 @@ matched: string | null, message: string, suggestion: string | null,
 /**
  * The publishing route a limit applies to, when sources differ by route.
  */
-route: string | null, };
+route: string | null, 
+/**
+ * The stable id of the message's wording (`cta.missing`, `ad_law`, ...) and the
+ * values it names, so the UI can say it in the person's language; `message` is
+ * the English. Absent for findings that have no translation yet.
+ */
+messageId?: string, params?: { [key in string]: string }, 
+/**
+ * The stable id of the suggestion's wording, when it is a fixed one.
+ */
+suggestionId?: string, };
 
 export type FitPoint = { 
 /**
@@ -1410,6 +1425,8 @@ export type SearchScope = "project" | "workspace";
 
 export type Segment = { text: string, emphasized: boolean, };
 
+export type Selection = { from: number, to: number, text: string, };
+
 export type Session = { id: string, projectId: string, title: string, 
 /**
  * The LLM profile id every model call of the session uses.
@@ -1552,6 +1569,13 @@ hunks?: Array<string>, };
 export type SessionStatus = "idle" | "running" | "waitingForApproval" | "waitingForAnswer" | "archived";
 
 export type SessionSubmitParams = { sessionId: string, text: string, 
+/**
+ * The part of the project's working copy the task is scoped to: UTF-16 offsets
+ * `from..to` and the text there, checked against the source (VALIDATION when the
+ * range is outside it or holds other text; nothing is written). It is recorded in
+ * the user-message event and shown in the model's working set.
+ */
+selection?: Selection, 
 /**
  * Switch the mode first.
  */

@@ -172,10 +172,10 @@ describe("the AI panel", () => {
     await waitFor(() => expect(transport.callsTo("session.answerQuestion")).toEqual([{ sessionId: "ses_1", questionId: "q_1", answer: "直接" }]));
   });
 
-  it("Enter sends outside an IME composition, Shift+Enter does not; the selection goes with the task until removed", async () => {
+  it("Enter sends outside an IME composition, Shift+Enter does not; the selection goes with the task, typed, after a save", async () => {
     const log = [ev(created())];
     const selection = { from: 4, to: 8, text: "第二段。" };
-    const { transport } = setup({ log, selection });
+    const { transport, flush } = setup({ log, selection });
     const input = await screen.findByTestId("composer-input");
     expect(screen.getByTestId("scope-chip").textContent).toContain("第二段。");
     fireEvent.change(input, { target: { value: "改短" } });
@@ -185,7 +185,23 @@ describe("the AI panel", () => {
     expect(transport.callsTo("session.submit")).toHaveLength(0);
     fireEvent.keyDown(input, { key: "Enter" });
     await waitFor(() => expect(transport.callsTo("session.submit")).toHaveLength(1));
-    expect(transport.callsTo("session.submit")[0]).toEqual({ sessionId: "ses_1", text: '改短\n\n<selection from="4" to="8">\n第二段。\n</selection>' });
+    expect(transport.callsTo("session.submit")[0]).toEqual({ sessionId: "ses_1", text: "改短", selection });
+    // The engine checks the range against the saved source: the editor saved first.
+    expect(flush).toHaveBeenCalledTimes(1);
+  });
+
+  it("a selection the engine refuses shows the code's text and the hint in the person's language", async () => {
+    const { transport } = setup({ log: [ev(created())], selection: { from: 4, to: 8, text: "第二段。" }, lang: "zh" });
+    transport.on("session.submit", () => {
+      throw apiError("VALIDATION", "The selected text is not what the source holds at 4–8.", [{ id: "reselect_text", message: "Select the text again." }]);
+    });
+    const input = await screen.findByTestId("composer-input");
+    fireEvent.change(input, { target: { value: "改短" } });
+    fireEvent.keyDown(input, { key: "Enter" });
+    const banner = await screen.findByTestId("error-banner");
+    expect(banner.dataset.code).toBe("VALIDATION");
+    expect(banner.textContent).toContain("部分输入无效。");
+    expect(banner.textContent).toContain("请在编辑器中重新选中文字，再发送任务。");
   });
 
   it("a removed chip sends the task alone; Ctrl+Enter sends too", async () => {

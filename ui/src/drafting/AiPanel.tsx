@@ -11,7 +11,7 @@ import { useApp } from "../context";
 import { Composer, type ComposerHandle } from "./Composer";
 import { ContextMeter } from "./ContextMeter";
 import { ApprovalPrompt, PlanPrompt, QuestionPrompt } from "./Prompts";
-import { composeTask, type Selection } from "./scope";
+import type { Selection } from "./scope";
 import { SessionBar } from "./SessionBar";
 import { LongSessionBar } from "./LongSession";
 import { SessionExtras, type WorkingCopy } from "./SessionExtras";
@@ -148,7 +148,9 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
             onSend={async (task, selection) => {
               const created = await drafting.create(titleOf(task), firstMode);
               if (!created) return false;
-              void created.submit(composeTask(task, selection));
+              // The engine checks the selection against the saved source: save first.
+              if (selection) await workingCopy.flush().catch(() => undefined);
+              void created.submit(task.trim(), undefined, selection);
               return true;
             }}
           />
@@ -187,8 +189,10 @@ function SessionView({
   const busy = snap.driving > 0;
 
   const onMode = (next: Mode) => void store.setMode(next);
-  const onSend = (task: string, selection: Selection | null) => {
-    void store.submit(composeTask(task, selection));
+  const onSend = async (task: string, selection: Selection | null) => {
+    // The engine checks the selection against the saved source: save first.
+    if (selection) await workingCopy.flush().catch(() => undefined);
+    void store.submit(task.trim(), undefined, selection);
     return true;
   };
 

@@ -18,3 +18,43 @@ export const Markdown = memo(function Markdown({ text, className }: { text: stri
   const html = useMemo(() => renderAssistantMarkdown(text), [text]);
   return <div className={`md ${className ?? ""}`} dangerouslySetInnerHTML={{ __html: html }} />;
 });
+
+/** Splits streamed text into blocks at blank lines outside code fences: every block
+ * but the last is complete and never changes again. */
+export function streamBlocks(text: string): string[] {
+  const blocks: string[] = [];
+  let start = 0;
+  let fences = 0;
+  let at = 0;
+  for (;;) {
+    const next = text.indexOf("\n\n", at);
+    if (next < 0) break;
+    const piece = text.slice(at, next);
+    fences += piece.split("```").length - 1;
+    at = next + 2;
+    if (fences % 2 === 0) {
+      blocks.push(text.slice(start, next));
+      start = at;
+    }
+  }
+  blocks.push(text.slice(start));
+  return blocks;
+}
+
+const Block = memo(function Block({ text }: { text: string }) {
+  const html = useMemo(() => renderAssistantMarkdown(text), [text]);
+  return <div className="md-block" dangerouslySetInnerHTML={{ __html: html }} />;
+});
+
+/** Text still streaming: only its last block is parsed and laid out again as it grows,
+ * so a long answer costs the same per frame at its end as at its start. */
+export const StreamingMarkdown = memo(function StreamingMarkdown({ text }: { text: string }) {
+  const blocks = streamBlocks(text);
+  return (
+    <div className="md">
+      {blocks.map((b, i) => (
+        <Block key={i} text={b} />
+      ))}
+    </div>
+  );
+});

@@ -1,19 +1,51 @@
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { apiError, FakeTransport } from "../api/fake";
-import type { ProposalView } from "../api/generated";
+import type { PlatformDraft, ProposalView } from "../api/generated";
 import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
 import { ApiClient } from "../api/client";
-import { proposal, session, view } from "./fixtures";
+import { hunk, proposal, session, view } from "./fixtures";
 import { SessionStore } from "./store";
 import { hunkChanges } from "./MergeDiff";
 import { findingsByHunk, ProposalReview } from "./ProposalReview";
 
 afterEach(() => cleanup());
 
-function setup(v: ProposalView, lang: Lang = "en", methods: string[] = []) {
+function savedDraft(over: Partial<PlatformDraft> = {}): PlatformDraft {
+  return {
+    projectId: "prj_1",
+    platform: "x",
+    revision: 2,
+    status: "draft",
+    profileId: "x@draft-v1",
+    sourceRevision: 3,
+    sourceVersion: 1,
+    title: "春天",
+    content: { type: "thread", posts: [{ text: "第一条。", weightedLength: 8 }, { text: "第二条。", weightedLength: 8 }] },
+    handEdited: false,
+    updatedAt: "2026-11-22T11:30:00Z",
+    updatedBy: "me",
+    ...over,
+  };
+}
+
+/** A draft_patch of the X thread: the second post gets longer. */
+function draftPatch(): ProposalView {
+  const baseText = "第一条。\n---\n第二条。";
+  const proposedText = "第一条。\n---\n第二条，写长一点。";
+  return view({
+    kind: "draft_patch",
+    target: { type: "draft", platform: "x" },
+    hunks: [hunk("h1", 2, "第二条。\n", "第二条，写长一点。\n")],
+    payload: { type: "text", baseText, proposedText },
+  });
+}
+
+function setup(v: ProposalView, lang: Lang = "en", methods: string[] = [], draft: PlatformDraft = savedDraft()) {
   const transport = new FakeTransport();
+  transport.on("platformDraft.get", () => draft);
+  transport.on("pipeline.measure", (p) => ({ platform: "x", field: "post", unit: "x_weighted", weightedLength: [...p.text].length * 2, limit: 280, valid: true, checks: [] }));
   let current = v;
   transport.on("proposal.get", () => current);
   transport.on("proposal.accept", (p) => {
@@ -127,6 +159,52 @@ describe("reviewing a proposal", () => {
     await waitFor(() => expect(onClose).toHaveBeenCalled());
     expect(staged).toEqual([{ sessionId: v.origin.sessionId, proposalId: v.id }]);
     expect(onAccepted).not.toHaveBeenCalled();
+  });
+
+  it("a platform draft proposal shows beside its diff as the platform will, counted as X counts", async () => {
+    setup(draftPatch(), "zh");
+    const preview = await screen.findByTestId("review-draft-preview");
+    expect(preview.dataset.platform).toBe("x");
+    expect(preview.textContent).toContain("在X中的样子");
+    const posts = await screen.findAllByTestId("x-post");
+    expect(posts.map((p) => p.querySelector(".post-text")?.textContent)).toEqual(["第一条。", "第二条，写长一点。"]);
+    // The engine measures each proposed post (here: two per character).
+    await waitFor(() => expect(screen.getAllByTestId("x-count").map((c) => c.textContent)).toEqual(["8/280", "18/280"]));
+  });
+
+  it("a proposal for a ready draft needs the explicit confirmation, and sends it", async () => {
+    const { transport } = setup(draftPatch(), "en", [], savedDraft({ status: "ready" }));
+    const accept = (await screen.findByTestId("review-accept-all")) as HTMLButtonElement;
+    const confirm = (await screen.findByTestId("review-confirm-final")) as HTMLInputElement;
+    expect(accept.disabled).toBe(true);
+    fireEvent.click(confirm);
+    expect(accept.disabled).toBe(false);
+    fireEvent.click(accept);
+    await waitFor(() => expect(transport.callsTo("proposal.accept")).toEqual([{ proposalId: "prp_1", expectedBase: 2, confirmFinal: true }]));
+  });
+
+  it("shows findings in the UI language from their wording, English when they have none", async () => {
+    const worded = {
+      check: "ad_law",
+      severity: "warn" as const,
+      platform: null,
+      span: null,
+      location: null,
+      matched: "最佳",
+      message: "“最佳” is an absolute term restricted in advertising (China's Advertising Law, Art. 9; list ad-law-zh@v2).",
+      suggestion: "Add scope and evidence.",
+      route: null,
+      messageId: "ad_law",
+      params: { term: "最佳", list: "ad-law-zh@v2" },
+      suggestionId: "ad_law",
+    };
+    const plain = { ...worded, messageId: undefined, params: undefined, suggestionId: undefined, message: "Something new.", suggestion: null };
+    setup(view({ newFindings: [worded, plain] }), "zh");
+    const items = await screen.findAllByTestId("review-finding");
+    expect(items.map((i) => i.textContent)).toEqual([
+      "“最佳”是广告中受限的绝对化用语（《广告法》第九条；词表 ad-law-zh@v2）。 — 补充范围和依据（谁测的、何时、与什么相比），或改用事实描述代替绝对化用语。",
+      "Something new.",
+    ]);
   });
 
   it("offers no staging when the backend has none", async () => {

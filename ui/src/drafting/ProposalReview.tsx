@@ -6,11 +6,12 @@
 // stale proposal says so and offers rebase, regenerate, or comparing both texts.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../api/client";
-import type { Accepted, Finding, ProposalView } from "../api/generated";
+import type { Accepted, Finding, PlatformDraft, ProposalView } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
-import type { MessageId } from "../i18n";
+import { describeFinding, type MessageId } from "../i18n";
 import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, lineStarts, MergeDiff } from "./MergeDiff";
+import { DraftProposalPreview } from "./DraftProposalPreview";
 import { targetLabel } from "./Prompts";
 import type { SessionStore } from "./store";
 import { ProposalBadge } from "./Timeline";
@@ -63,7 +64,7 @@ function payload_is_text(view: ProposalView): boolean {
 }
 
 export function ProposalReview({ proposalId, store, flush, revision, currentText, onAccepted, onRegenerate, onClose }: ProposalReviewProps) {
-  const { client, t } = useApp();
+  const { client, t, lang } = useApp();
   const [id, setId] = useState(proposalId);
   const [view, setView] = useState<ProposalView | null>(null);
   const [error, setError] = useState<ClientError | null>(null);
@@ -76,7 +77,12 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
   const [conflicts, setConflicts] = useState<number>(0);
   const [choices, setChoices] = useState<string[]>([]);
   const [confirmFinal, setConfirmFinal] = useState(false);
-  const [draftStatus, setDraftStatus] = useState<string | null>(null);
+  // The saved draft a draft proposal targets (its status decides whether accepting
+  // needs the person's confirmation; its content frames the preview).
+  const [draft, setDraft] = useState<PlatformDraft | null>(null);
+  const draftStatus = draft?.status ?? null;
+  // A ready or published draft changes only with the person's explicit confirmation.
+  const needsConfirm = draftStatus === "ready" || draftStatus === "published";
   const root = useRef<HTMLElement>(null);
 
   const show = useCallback((v: ProposalView) => {
@@ -86,18 +92,18 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
 
   // The proposal as it stands, and for a draft target the draft's status (a ready or
   // published draft needs the person's confirmation).
-  const fetchView = useCallback(async (): Promise<{ view: ProposalView; draftStatus: string | null }> => {
+  const fetchView = useCallback(async (): Promise<{ view: ProposalView; draft: PlatformDraft | null }> => {
     const v = await client.call("proposal.get", { proposalId: id });
-    if (v.target.type !== "draft") return { view: v, draftStatus: null };
+    if (v.target.type !== "draft") return { view: v, draft: null };
     const d = await client.call("platformDraft.get", { projectId: v.projectId, platform: v.target.platform });
-    return { view: v, draftStatus: d.status };
+    return { view: v, draft: d };
   }, [client, id]);
 
   const load = useCallback(async () => {
     try {
       const r = await fetchView();
       show(r.view);
-      setDraftStatus(r.draftStatus);
+      setDraft(r.draft);
     } catch (e) {
       setError(toClientError(e));
     }
@@ -110,7 +116,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
         const r = await fetchView();
         if (!live) return;
         show(r.view);
-        setDraftStatus(r.draftStatus);
+        setDraft(r.draft);
       } catch (e) {
         if (live) setError(toClientError(e));
       }
@@ -242,9 +248,9 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
         total: all.length,
         decision: decisions[h.id] ?? "pending",
         final: !open || view?.rejectedHunks.includes(h.id) === true,
-        findings: (byHunk.get(h.id) ?? []).map((f) => ({ severity: f.severity, message: f.message, suggestion: f.suggestion })),
+        findings: (byHunk.get(h.id) ?? []).map((f) => ({ severity: f.severity, ...describeFinding(lang, f) })),
       })),
-    [view, decisions, open, byHunk],
+    [view, decisions, open, byHunk, lang],
   );
   const labels = useMemo<BarLabels>(
     () => ({
@@ -352,12 +358,15 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
       )}
       {view && view.newFindings.length > 0 && other.length > 0 && (
         <ul className="findings small" data-testid="review-findings">
-          {other.map((f, i) => (
-            <li key={i} className={`sev-${f.severity}`}>
-              {f.message}
-              {f.suggestion && <span className="muted">{` — ${f.suggestion}`}</span>}
-            </li>
-          ))}
+          {other.map((f, i) => {
+            const text = describeFinding(lang, f);
+            return (
+              <li key={i} className={`sev-${f.severity}`} data-testid="review-finding">
+                {text.message}
+                {text.suggestion && <span className="muted">{` — ${text.suggestion}`}</span>}
+              </li>
+            );
+          })}
         </ul>
       )}
       <div className="overlay-body review-body">
@@ -374,6 +383,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
               onAct={onAct}
               ariaLabel={t("ai.review.title")}
             />
+            {view.kind === "draft_patch" && draft && !compare && <DraftProposalPreview draft={draft} proposedText={payload.proposedText} />}
           </>
         )}
         {view && payload?.type === "candidates" && (
@@ -464,9 +474,9 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
                 view.hunks.length > 0 && <span className="small muted">{t("ai.review.progress", { done: view.hunks.length - pendingCount, total: view.hunks.length })}</span>
               )}
               <span className="spacer" />
-              {draftStatus && (draftStatus === "ready" || draftStatus === "published") && (
+              {needsConfirm && (
                 <label className="small">
-                  <input type="checkbox" checked={confirmFinal} onChange={(e) => setConfirmFinal(e.target.checked)} /> {t("ai.review.confirmFinal", { status: draftStatus })}
+                  <input type="checkbox" data-testid="review-confirm-final" checked={confirmFinal} onChange={(e) => setConfirmFinal(e.target.checked)} /> {t("ai.review.confirmFinal", { status: draftStatus })}
                 </label>
               )}
               {acceptedLocal.length > 0 && pendingCount > 0 && (
@@ -486,7 +496,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
                 type="button"
                 className="primary"
                 data-testid="review-accept-all"
-                disabled={!!busy || stale || (payload?.type === "candidates" && choices.length === 0)}
+                disabled={!!busy || stale || (payload?.type === "candidates" && choices.length === 0) || (needsConfirm && !confirmFinal)}
                 onClick={() => void accept(view)}
               >
                 {payload?.type === "candidates" ? t("ai.review.acceptChoice") : t("ai.review.acceptAll")}

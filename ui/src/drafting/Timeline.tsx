@@ -10,7 +10,7 @@ import { useApp } from "../context";
 import type { T } from "../context";
 import { has, type MessageId } from "../i18n";
 import { BoundaryLine, BudgetStop } from "./LongSession";
-import { Markdown } from "./Markdown";
+import { Markdown, StreamingMarkdown } from "./Markdown";
 import { isRunning, type SessionStore } from "./store";
 import type { Item, StepState } from "./timeline";
 
@@ -219,7 +219,7 @@ function StreamingMessage({ store, running, following }: { store: SessionStore; 
     return (
       <div className="msg msg-assistant msg-live" data-testid="live-message" aria-live="off">
         {streaming.reasoning && !streaming.text && <p className="small muted">{t("ai.thinking")}</p>}
-        <Markdown text={streaming.text} />
+        <StreamingMarkdown text={streaming.text} />
       </div>
     );
   }

@@ -96,7 +96,7 @@ export function profile(over: Partial<LlmProfile> = {}): LlmProfile {
 const BASE = "第一段。\n\n第二段。\n\n第三段。\n";
 const PROPOSED = "第一段，改了。\n\n第二段。\n\n第三段，也改了。\n";
 
-function hunk(id: string, oldStart: number, oldText: string, newText: string): ProposalHunk {
+export function hunk(id: string, oldStart: number, oldText: string, newText: string): ProposalHunk {
   return {
     id,
     contentHash: `sha256:${id}`,

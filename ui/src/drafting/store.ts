@@ -16,6 +16,7 @@ import { type ApiClient, type ClientError, type HarnessEvent, toClientError } fr
 import type { Checkpoint, CheckpointRestoreResult, Constraint, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionView, StagingView } from "../api/generated";
 import { lastSession, saveLastSession } from "../lib/prefs";
 import { emptyTimeline, fold, type TimelineState } from "./timeline";
+import type { Selection } from "./scope";
 
 type Listener = () => void;
 
@@ -241,8 +242,10 @@ export class SessionStore {
     return ok;
   }
 
-  submit(text: string, mode?: Mode): Promise<boolean> {
-    const params = mode ? { sessionId: this.id, text, mode } : { sessionId: this.id, text };
+  /** Sends a task; `selection` scopes it to a range of the saved working copy (flush the
+   * editor first: the engine checks the range and text against the stored source). */
+  submit(text: string, mode?: Mode, selection?: Selection | null): Promise<boolean> {
+    const params = { sessionId: this.id, text, ...(mode ? { mode } : {}), ...(selection ? { selection } : {}) };
     return this.drive((onEvent) => this.client.stream("session.submit", params, onEvent));
   }
 

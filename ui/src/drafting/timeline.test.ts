@@ -7,6 +7,12 @@ beforeEach(() => resetSeq());
 const call = (id: string, name: string, args: unknown = {}) => ({ id, name, arguments: JSON.stringify(args) });
 
 describe("folding the log into the panel's state", () => {
+  it("shows a message's typed selection as its scope, and the text as the task", () => {
+    const selection = { from: 3, to: 9, text: "第一段。" };
+    const s = foldAll([ev(created()), ev({ kind: "user_message", payload: { text: "把开头改短", wasQueued: false, selection } })]);
+    expect(s.items[0]).toMatchObject({ kind: "user", text: "把开头改短", selection });
+  });
+
   it("shows messages and one step per tool call, through its states", () => {
     const events = [
       ev(created()),

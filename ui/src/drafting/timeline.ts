@@ -171,7 +171,9 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       s.mode = event.payload.mode;
       break;
     case "user_message": {
-      const { task, selection } = parseTask(event.payload.text);
+      // The typed selection; a message from before it existed carries a tagged block.
+      const typed = event.payload.selection;
+      const { task, selection } = typed ? { task: event.payload.text, selection: typed } : parseTask(event.payload.text);
       push({ kind: "user", key, text: task, selection, wasQueued: event.payload.wasQueued });
       const at = s.queued.indexOf(event.payload.text);
       if (at >= 0) s.queued = [...s.queued.slice(0, at), ...s.queued.slice(at + 1)];

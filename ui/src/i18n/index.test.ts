@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { en, type Messages } from "./en";
-import { describeError, detectLang, formatTime, translate } from "./index";
+import { describeError, describeFinding, detectLang, formatTime, translate } from "./index";
 import { zh } from "./zh";
 
 describe("i18n", () => {
@@ -34,6 +34,23 @@ describe("i18n", () => {
       title: "Some of the input is not valid.",
       details: ["title must not be empty", "Check that Inkstone is still running, then try again.", "Use a shorter title."],
     });
+  });
+
+  it("words findings from their id and values in either language", () => {
+    const limit = {
+      message: "The post 3 is 300 weighted characters; the limit is 280.",
+      suggestion: "Source of this limit: x.com",
+      messageId: "limit.over",
+      params: { field: "post", post: "3", length: "300", bound: "280", unit: "xWeighted" },
+    };
+    expect(describeFinding("en", limit)).toEqual({ message: limit.message, suggestion: limit.suggestion });
+    expect(describeFinding("zh", limit)).toEqual({ message: "第 3 条帖子为 300 加权字符，上限为 280。", suggestion: limit.suggestion });
+    const routed = { ...limit, message: "", messageId: "limit.under", params: { field: "title", length: "2", bound: "5", unit: "chars", route: "app" } };
+    expect(describeFinding("en", routed).message).toBe("The title is 2 characters; at least 5 are expected on the app route.");
+    expect(describeFinding("zh", routed).message).toBe("标题为 2 字，app 发布方式下至少应为 5。");
+    const cta = { message: "x", suggestion: "y", messageId: "cta.missing", params: { brand: "山行", cta: "关注我们" }, suggestionId: "cta.missing" };
+    expect(describeFinding("zh", cta)).toEqual({ message: "缺少品牌设定“山行”的行动号召：“关注我们”。", suggestion: "在文末附近加上它。" });
+    expect(describeFinding("zh", { message: "Unknown wording.", suggestion: null, messageId: "no.such" })).toEqual({ message: "Unknown wording.", suggestion: null });
   });
 
   it("formats recent and older times", () => {

@@ -47,6 +47,35 @@ export function describeError(lang: Lang, error: ClientError): DescribedError {
   return { title, details };
 }
 
+/** What a finding carries for its text: the English and, when it has one, its wording. */
+export interface WordedFinding {
+  message: string;
+  suggestion: string | null;
+  messageId?: string;
+  params?: { [key in string]?: string };
+  suggestionId?: string;
+}
+
+/** A finding's message and suggestion in the user's language, from its wording id and
+ * values (`finding.<id>`, `finding.fix.<id>`); the English text when it has none. */
+export function describeFinding(lang: Lang, f: WordedFinding): { message: string; suggestion: string | null } {
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(f.params ?? {})) if (v !== undefined) vars[k] = v;
+  const sub = (prefix: string, key: string) => {
+    const id = `${prefix}.${vars[key]}`;
+    if (key in vars && has(lang, id)) vars[key] = translate(lang, id as MessageId, vars);
+  };
+  sub("finding.field", "field");
+  sub("finding.unit", "unit");
+  vars.route = vars.route ? translate(lang, "finding.limit.route", { route: vars.route }) : "";
+  const messageId = f.messageId ? `finding.${f.messageId}` : "";
+  const fixId = f.suggestionId ? `finding.fix.${f.suggestionId}` : "";
+  return {
+    message: messageId && has(lang, messageId) ? translate(lang, messageId as MessageId, vars) : f.message,
+    suggestion: f.suggestion === null ? null : fixId && has(lang, fixId) ? translate(lang, fixId as MessageId, vars) : f.suggestion,
+  };
+}
+
 export function modKeyLabel(platform: string | undefined | null): string {
   return /mac|iphone|ipad/i.test(platform ?? "") ? "⌘" : "Ctrl";
 }

@@ -8,7 +8,7 @@ import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, Pl
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { mediaUrl } from "../editor/Preview";
-import type { MessageId } from "../i18n";
+import { describeFinding, type MessageId } from "../i18n";
 import { asDraft, SavedDraftBar } from "./SavedDraft";
 
 export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
@@ -311,8 +311,9 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
 });
 
 function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: number, matched?: string | null) => void }) {
-  const { t } = useApp();
+  const { t, lang } = useApp();
   const span = f.span;
+  const text = describeFinding(lang, f);
   const head = (
     <>
       <span className={`sev sev-${f.severity}`}>{t(`drafts.severity.${f.severity}` as MessageId)}</span>
@@ -337,8 +338,8 @@ function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: num
       ) : (
         <div className="finding-head">{head}</div>
       )}
-      <p className="finding-msg small">{f.message}</p>
-      {f.suggestion && <p className="finding-fix small muted">→ {f.suggestion}</p>}
+      <p className="finding-msg small">{text.message}</p>
+      {text.suggestion && <p className="finding-fix small muted">→ {text.suggestion}</p>}
     </li>
   );
 }

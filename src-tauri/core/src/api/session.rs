@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine, StreamEvent};
+use crate::context::Selection;
 use crate::harness::compaction::{self, CompactThreshold, CompactionMode, Outcome, Pin};
 use crate::harness::{self, Event, EventBody, Limits, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TimelineItem, TurnEndReason, TurnStats};
 use crate::llm::profile::LlmProfile;
@@ -145,6 +146,13 @@ pub struct SessionListResult {
 pub struct SessionSubmitParams {
     pub session_id: String,
     pub text: String,
+    /// The part of the project's working copy the task is scoped to: UTF-16 offsets
+    /// `from..to` and the text there, checked against the source (VALIDATION when the
+    /// range is outside it or holds other text; nothing is written). It is recorded in
+    /// the user-message event and shown in the model's working set.
+    #[serde(default)]
+    #[ts(optional)]
+    pub selection: Option<Selection>,
     /// Switch the mode first.
     #[serde(default)]
     #[ts(optional)]
@@ -362,7 +370,7 @@ fn pinned_layer_tokens(engine: &Engine, session: &Session, state: &harness::Sess
         intent: &extras.intent,
         memory: &extras.memory,
         memory_left_out: extras.memory_left_out,
-        ..records.input(state.mode, &state.summary, &constraints, &pins)
+        ..records.input(state.mode, &state.summary, &constraints, &pins, state.selection.as_ref())
     };
     Ok(crate::context::pinned_tokens(&input))
 }
@@ -440,7 +448,7 @@ fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<Sessio
         message_count: state.messages.len() as u32,
         pending_approval: state.pending_approval.clone(),
         pending_question: state.pending_question.clone(),
-        queued: state.queued.clone(),
+        queued: state.queued.iter().map(|q| q.text.clone()).collect(),
         last_turn_end: state.last_turn_end,
         input_tokens: state.input_tokens,
         output_tokens: state.output_tokens,
@@ -567,11 +575,17 @@ fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> R
 }
 
 pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
+    // Checked before anything is written (a mode switch included).
+    if let Some(selection) = &params.selection {
+        let session = engine.harness().load_session(&params.session_id)?;
+        let project = crate::project::load(engine.store(), &session.project_id)?;
+        selection.check(&project.source)?;
+    }
     if let Some(mode) = params.mode {
         set_mode_inner(engine, &params.session_id, mode, on_event)?;
     }
     let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
-    let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, &mut emit)?;
+    let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, params.selection, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 

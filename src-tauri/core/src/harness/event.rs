@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 pub use super::compaction::{CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, PinSource};
-pub use crate::context::Mode;
+pub use crate::context::{Mode, Selection};
 use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
@@ -133,11 +133,19 @@ pub enum EventBody {
     UserMessage {
         text: String,
         was_queued: bool,
+        /// The part of the source the message is scoped to (the model's working set
+        /// shows it while this is the latest message).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        selection: Option<Selection>,
     },
     /// A message submitted while a turn ran; delivered at the next turn boundary.
     #[serde(rename_all = "camelCase")]
     MessageQueued {
         text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        selection: Option<Selection>,
     },
     TurnStarted {},
     /// The context of the next model call, stored as an immutable snapshot.

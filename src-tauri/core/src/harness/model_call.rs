@@ -128,9 +128,9 @@ impl Turn<'_, '_> {
         let mut attempts = 0u32;
         let mut nothing_to_compact = false;
         let (mut request, snapshot, conversation_tokens) = loop {
-            let (messages, mode, summary, pins, threshold, warned, just_compacted) = self.state(|s| {
+            let (messages, mode, summary, pins, selection, threshold, warned, just_compacted) = self.state(|s| {
                 let pins: Vec<String> = s.pins.iter().map(|p| p.text.clone()).collect();
-                (s.messages.clone(), s.mode, s.summary.clone(), pins, s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
+                (s.messages.clone(), s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
             });
             let threshold = threshold.or(calibration.threshold).unwrap_or_default();
             let message_tokens = estimate_request_tokens(&ChatRequest::new(messages.clone()));
@@ -143,7 +143,7 @@ impl Turn<'_, '_> {
                 intent: &extras.intent,
                 memory: &extras.memory,
                 memory_left_out: extras.memory_left_out,
-                ..records.input(mode, &summary, &constraints, &pins)
+                ..records.input(mode, &summary, &constraints, &pins, selection.as_ref())
             };
             let assembled = assemble(&input, budget);
             let estimated = conversation_tokens + assembled.as_ref().map_or_else(|t| t.needed, |s| s.layers.iter().map(|l| l.tokens).sum());

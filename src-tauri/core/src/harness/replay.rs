@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 use ts_rs::TS;
 
 use super::compaction::{CompactionMode, CompactionState, Pin, PinSource};
-use super::event::{Event, EventBody, Mode, ToolStatus, TurnEndReason};
+use super::event::{Event, EventBody, Mode, Selection, ToolStatus, TurnEndReason};
 use crate::llm::{Message, ToolCall};
 
 /// One line of the UI timeline.
@@ -57,6 +57,13 @@ pub struct PendingQuestion {
 }
 
 /// Everything a log says about its session.
+/// A message submitted while a turn ran, with the selection it was scoped to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedMessage {
+    pub text: String,
+    pub selection: Option<Selection>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionState {
     pub last_sequence: u64,
@@ -73,7 +80,10 @@ pub struct SessionState {
     pub model_call_open: bool,
     pub last_turn_end: Option<TurnEndReason>,
     /// Messages queued and not delivered yet.
-    pub queued: Vec<String>,
+    pub queued: Vec<QueuedMessage>,
+    /// The selection of the latest user message (none when it had none): the working
+    /// set of the next model call shows it.
+    pub selection: Option<Selection>,
     pub archived: bool,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -119,16 +129,17 @@ impl SessionState {
                 self.mode = *mode;
                 Some(timeline("Session started".to_owned()))
             }
-            EventBody::UserMessage { text, .. } => {
+            EventBody::UserMessage { text, selection, .. } => {
                 self.compaction.user_turns += 1;
                 self.messages.push(Message::user(text.clone()));
-                if let Some(pos) = self.queued.iter().position(|q| q == text) {
+                self.selection = selection.clone();
+                if let Some(pos) = self.queued.iter().position(|q| &q.text == text && &q.selection == selection) {
                     self.queued.remove(pos);
                 }
                 Some(timeline(short(text, 200)))
             }
-            EventBody::MessageQueued { text } => {
-                self.queued.push(text.clone());
+            EventBody::MessageQueued { text, selection } => {
+                self.queued.push(QueuedMessage { text: text.clone(), selection: selection.clone() });
                 Some(timeline(format!("Queued: {}", short(text, 200))))
             }
             EventBody::TurnStarted {} => {
@@ -379,7 +390,7 @@ mod tests {
     fn a_rewind_tells_the_model_and_replays_from_its_stored_form() {
         let log = [
             event(1, EventBody::SessionCreated { project_id: "prj_1".to_owned(), profile: "llm_1".to_owned(), mode: Mode::Default }),
-            event(2, EventBody::UserMessage { text: "改短一点".to_owned(), was_queued: false }),
+            event(2, EventBody::UserMessage { text: "改短一点".to_owned(), was_queued: false, selection: None }),
             event(3, EventBody::Rewound { checkpoint_id: "chk_1".to_owned(), to_sequence: 1, version: 4 }),
         ];
         assert!(log[2].model_visible, "the model must learn the project was restored");

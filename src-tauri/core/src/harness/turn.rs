@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::event::{EventBody, ToolStatus, TurnEndReason};
+use super::event::{EventBody, Selection, ToolStatus, TurnEndReason};
 use super::log::{ApprovalRecord, Session};
 use super::{Harness, Live, Meta, Scope, TurnClaim};
 use crate::error::{ApiError, ErrorCode, Hint};
@@ -52,7 +52,7 @@ pub(crate) struct TurnStats {
 pub(crate) type Emit<'a> = &'a mut dyn FnMut(&super::Event);
 
 enum Start {
-    Message { text: String, was_queued: bool },
+    Message { text: String, was_queued: bool, selection: Option<Selection> },
     Resume,
 }
 
@@ -133,8 +133,8 @@ impl Turn<'_, '_> {
         // The project as it stands before the turn, in memory: kept only when the turn
         // makes more than one proposal.
         let before = self.capture("Before a turn", CheckpointReason::BeforeTurn, started.sequence);
-        if let Start::Message { text, was_queued } = start {
-            self.append_simple(EventBody::UserMessage { text: text.clone(), was_queued }, Durability::Durable)?;
+        if let Start::Message { text, was_queued, selection } = start {
+            self.append_simple(EventBody::UserMessage { text: text.clone(), was_queued, selection }, Durability::Durable)?;
             self.update_intent(&text)?;
         }
         let flow = self.turn_loop()?;
@@ -275,8 +275,8 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
             }
         };
         match claim.next_or_release() {
-            Some(text) => {
-                start = Start::Message { text, was_queued: true };
+            Some(next) => {
+                start = Start::Message { text: next.text, was_queued: true, selection: next.selection };
             }
             None => {
                 stats.total_time = began.elapsed();
@@ -293,20 +293,22 @@ fn check_open(session: &Session) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Submits a user message: runs the turn now, or queues it behind the running one.
-pub(crate) fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+/// Submits a user message (scoped to `selection`, already checked against the source
+/// by the caller): runs the turn now, or queues it behind the running one.
+pub(crate) fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, selection: Option<Selection>, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(&session)?;
     let text = crate::error::required_text("text", text, MAX_MESSAGE_CHARS)?;
     let scope = engine.session_scope(&session)?;
     let live = engine.live_session(session_id)?;
     let claim = TurnClaim::take_or(&live, || {
-        let event = engine.append_event(&live, Meta::default(), EventBody::MessageQueued { text: text.clone() }, Batch::new(), Durability::Durable)?;
+        let event =
+            engine.append_event(&live, Meta::default(), EventBody::MessageQueued { text: text.clone(), selection: selection.clone() }, Batch::new(), Durability::Durable)?;
         emit(&event);
         Ok::<_, ApiError>(SubmitOutcome::Queued)
     });
     match claim {
-        Ok(claim) => drive(engine, &scope, &live, claim, emit, Start::Message { text, was_queued: false }),
+        Ok(claim) => drive(engine, &scope, &live, claim, emit, Start::Message { text, was_queued: false, selection }),
         Err(queued) => queued,
     }
 }

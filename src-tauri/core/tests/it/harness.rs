@@ -586,13 +586,93 @@ fn a_message_sent_while_a_turn_runs_is_queued_for_the_next_boundary() {
         .log()
         .into_iter()
         .filter_map(|e| match e.body {
-            EventBody::UserMessage { text, was_queued } => Some((text, was_queued)),
+            EventBody::UserMessage { text, was_queued, .. } => Some((text, was_queued)),
             _ => None,
         })
         .collect();
     assert_eq!(users, [("first".to_owned(), false), ("second".to_owned(), true)]);
     assert_eq!(first.0["session"]["queued"], json!([]));
     h.server.assert_calls(2);
+    h.assert_replay_matches_live();
+}
+
+/// The UTF-16 range of `part` in `source` (its first occurrence).
+fn utf16_range(source: &str, part: &str) -> (usize, usize) {
+    let byte = source.find(part).unwrap();
+    let from = source[..byte].encode_utf16().count();
+    (from, from + part.encode_utf16().count())
+}
+
+#[test]
+fn a_task_scoped_to_a_selection_is_checked_logged_and_in_the_working_set() {
+    // "𠀀" takes two UTF-16 units: offsets after it differ from character counts.
+    let source = "# 春日\n\n𠀀春眠不觉晓，处处闻啼鸟。A short draft.";
+    let h = setup_with(vec![Reply::delayed(Duration::from_millis(600), Reply::text("改好了")), Reply::text("第二条"), Reply::text("第三条")], json!({}), source);
+    let (from, to) = utf16_range(source, "处处闻啼鸟");
+    assert_eq!(from, 14, "two units for 𠀀");
+    let log_before = h.log().len();
+
+    // Bad selections: a clear error naming the field, nothing written (not even the
+    // mode switch that came with it), no model call.
+    let refused = |selection: Value, field: &str| {
+        let (result, events) = h.stream("session.submit", json!({"sessionId": h.session, "text": "改一下", "mode": "plan", "selection": selection}));
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::Validation, "{error:?}");
+        assert_eq!(error.details.as_ref().unwrap()["field"], field, "{error:?}");
+        assert_eq!(error.hints.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["reselect_text"]);
+        assert!(events.is_empty());
+    };
+    refused(json!({"from": from, "to": 400, "text": "处处闻啼鸟"}), "selection.to");
+    refused(json!({"from": from - 1, "to": to - 1, "text": "处处闻啼鸟"}), "selection.text");
+    refused(json!({"from": 6, "to": 7, "text": "𠀀"}), "selection.to");
+    refused(json!({"from": to, "to": from, "text": "处处闻啼鸟"}), "selection.to");
+    let (result, _) = h.stream("session.submit", json!({"sessionId": h.session, "text": "改一下", "selection": {"from": from, "to": to, "text": "处处闻啼鸟", "line": 1}}));
+    assert_eq!(result.unwrap_err().code, ErrorCode::Validation, "unknown fields are refused");
+    assert_eq!(h.log().len(), log_before, "a refused submit writes nothing");
+    assert_eq!(h.t.ok("session.get", json!({"sessionId": h.session}))["mode"], "default");
+    h.server.assert_calls(0);
+
+    // A scoped task while another runs: queued with its selection, delivered with it.
+    let selection = json!({"from": from, "to": to, "text": "处处闻啼鸟"});
+    let (first, queued) = std::thread::scope(|scope| {
+        let first = scope.spawn(|| h.send("先读一遍"));
+        std::thread::sleep(Duration::from_millis(250));
+        let queued = h.stream("session.submit", json!({"sessionId": h.session, "text": "把这句改得更短", "selection": selection}));
+        (first.join().unwrap(), queued)
+    });
+    assert_eq!(queued.0.unwrap()["queued"], true);
+    assert_eq!(first.0["reason"], "completed");
+    let (_, third) = h.send("再看看全文");
+    assert_eq!(third.iter().filter(|e| e.kind_name() == "user_message").count(), 1);
+
+    let users: Vec<(String, bool, Option<Value>)> = h
+        .log()
+        .into_iter()
+        .filter_map(|e| match e.body {
+            EventBody::UserMessage { text, was_queued, selection } => Some((text, was_queued, selection.map(|s| serde_json::to_value(s).unwrap()))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        users,
+        [("先读一遍".to_owned(), false, None), ("把这句改得更短".to_owned(), true, Some(selection.clone())), ("再看看全文".to_owned(), false, None)],
+        "the selection is recorded in its user message"
+    );
+    let queued_event = h.log().into_iter().find(|e| e.kind_name() == "message_queued").unwrap();
+    assert_eq!(serde_json::to_value(&queued_event.body).unwrap()["payload"]["selection"], selection);
+
+    // The working set of the scoped message's call shows the selection; the next
+    // message has none, and neither has its working set. The user message itself is
+    // the task alone.
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 3);
+    let system = |i: usize| wire_messages(&requests[i].body)[0].content.clone();
+    let heading = format!("selection (the person's latest message is about this part of the source; UTF-16 offsets {from}–{to} when it was sent):\n处处闻啼鸟\n");
+    assert!(!system(0).contains("selection ("));
+    assert!(system(1).contains(&heading), "{}", system(1));
+    assert!(!system(2).contains("selection ("), "a later message without a selection drops it");
+    let sent = wire_messages(&requests[1].body);
+    assert_eq!(sent.last().unwrap().content, "把这句改得更短");
     h.assert_replay_matches_live();
 }
 
@@ -830,7 +910,7 @@ fn replaying_100_000_events_is_fast_and_deterministic() {
                     turn = format!("trn_{sequence}");
                     EventBody::TurnStarted {}
                 }
-                2 => EventBody::UserMessage { text: format!("第 {sequence} 条消息"), was_queued: false },
+                2 => EventBody::UserMessage { text: format!("第 {sequence} 条消息"), was_queued: false, selection: None },
                 3 => EventBody::AssistantMessage {
                     text: "好的，我先读一下。".to_owned(),
                     tool_calls: vec![ToolCall { id: call_id.clone(), name: "read_versions".to_owned(), arguments: "{}".to_owned() }],
