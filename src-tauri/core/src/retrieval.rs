@@ -378,11 +378,20 @@ struct Shared {
     semantic_down_until: Mutex<Option<Instant>>,
     /// Answers of `search.ask` by question, scope, profile and index generation.
     answers: Mutex<HashMap<String, (crate::model::Timestamp, ask::Answer)>>,
-    /// Answers by the meaning of their question (when embeddings are on): the context
-    /// (everything of the cache key but the question), the question's unit vector.
-    answers_by_meaning: Mutex<Vec<(String, Vec<f32>, crate::model::Timestamp, ask::Answer)>>,
+    /// Answers by the meaning of their question (when embeddings are on).
+    answers_by_meaning: Mutex<Vec<AnswerByMeaning>>,
     /// A `LoadVectors` is queued or running.
     loading_vectors: AtomicBool,
+}
+
+/// A cached answer found by the meaning of its question.
+struct AnswerByMeaning {
+    /// Everything of the cache key but the question (scope, route, profile, index).
+    context: String,
+    /// The question's unit vector.
+    vector: Vec<f32>,
+    at: crate::model::Timestamp,
+    answer: ask::Answer,
 }
 
 /// The search index of one data dir, with the thread that keeps it current.
@@ -836,12 +845,14 @@ impl SearchIndex {
     /// `vector`.
     pub fn cached_answer_by_meaning(&self, context: &str, vector: &[f32], now: crate::model::Timestamp) -> Option<ask::Answer> {
         let mut answers = self.shared.answers_by_meaning.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        answers.retain(|(_, _, at, _)| (now - *at).num_seconds() < ANSWER_TTL_SECONDS);
+        answers.retain(|a| (now - a.at).num_seconds() < ANSWER_TTL_SECONDS);
         answers
             .iter()
-            .filter(|(c, v, _, _)| c == context && semantic::cosine(v, vector) >= SAME_QUESTION)
-            .max_by(|a, b| semantic::cosine(&a.1, vector).partial_cmp(&semantic::cosine(&b.1, vector)).unwrap_or(std::cmp::Ordering::Equal))
-            .map(|(_, _, _, answer)| answer.clone())
+            .filter(|a| a.context == context)
+            .map(|a| (semantic::cosine(&a.vector, vector), a))
+            .filter(|(similarity, _)| *similarity >= SAME_QUESTION)
+            .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+            .map(|(_, a)| a.answer.clone())
     }
 
     pub fn cache_answer_by_meaning(&self, context: String, vector: Vec<f32>, now: crate::model::Timestamp, answer: ask::Answer) {
@@ -849,7 +860,7 @@ impl SearchIndex {
         if answers.len() >= 256 {
             answers.clear();
         }
-        answers.push((context, vector, now, answer));
+        answers.push(AnswerByMeaning { context, vector, at: now, answer });
     }
 
     /// The BM25 baseline (one query over title and body words, no tiers, no literal
