@@ -96,6 +96,9 @@ pub const SOURCE_CHARS: usize = 600;
 /// How long an answer is reused for the same question (ten minutes).
 pub const ANSWER_TTL_SECONDS: i64 = 600;
 
+/// Questions whose embeddings are at least this similar are the same question.
+pub const SAME_QUESTION: f32 = 0.98;
+
 /// `chars` characters of `text` around the UTF-16 offset `around.from` (a third
 /// before it), or its start; with their UTF-16 span in `text`.
 fn window(text: &str, around: Option<Anchor>, chars: usize) -> (String, Anchor) {
@@ -375,8 +378,20 @@ struct Shared {
     semantic_down_until: Mutex<Option<Instant>>,
     /// Answers of `search.ask` by question, scope, profile and index generation.
     answers: Mutex<HashMap<String, (crate::model::Timestamp, ask::Answer)>>,
+    /// Answers by the meaning of their question (when embeddings are on).
+    answers_by_meaning: Mutex<Vec<AnswerByMeaning>>,
     /// A `LoadVectors` is queued or running.
     loading_vectors: AtomicBool,
+}
+
+/// A cached answer found by the meaning of its question.
+struct AnswerByMeaning {
+    /// Everything of the cache key but the question (scope, route, profile, index).
+    context: String,
+    /// The question's unit vector.
+    vector: Vec<f32>,
+    at: crate::model::Timestamp,
+    answer: ask::Answer,
 }
 
 /// The search index of one data dir, with the thread that keeps it current.
@@ -504,6 +519,7 @@ impl SearchIndex {
             stopping: AtomicBool::new(false),
             semantic_down_until: Mutex::default(),
             answers: Mutex::default(),
+            answers_by_meaning: Mutex::default(),
             loading_vectors: AtomicBool::new(false),
         });
         let documents = shared.reader.searcher().num_docs();
@@ -802,6 +818,49 @@ impl SearchIndex {
             answers.clear();
         }
         answers.insert(key, (now, answer));
+    }
+
+    /// The unit vector of a question, for the answer cache: `None` without an
+    /// embedding model, or while (or when) the embedding server fails. The same
+    /// question's retrieval reuses it (query vectors are kept in memory).
+    pub fn question_vector(&self, question: &str) -> Option<Vec<f32>> {
+        let profile = semantic::profile(&self.shared.store).ok().flatten()?;
+        let model = profile.embedding_model.clone()?;
+        let paused = self.shared.semantic_down_until.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).is_some_and(|until| Instant::now() < until);
+        if paused {
+            return None;
+        }
+        match self.query_vector(&profile.id, &model, question) {
+            Ok(vector) => Some(vector),
+            Err(_) => {
+                // The search that follows would wait for the same failing server again.
+                *self.shared.semantic_down_until.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(Instant::now() + SEMANTIC_PAUSE);
+                None
+            }
+        }
+    }
+
+    /// A cached answer, given at most [`ANSWER_TTL_SECONDS`] before `now` in the same
+    /// `context`, to a question whose meaning is at least [`SAME_QUESTION`] similar to
+    /// `vector`.
+    pub fn cached_answer_by_meaning(&self, context: &str, vector: &[f32], now: crate::model::Timestamp) -> Option<ask::Answer> {
+        let mut answers = self.shared.answers_by_meaning.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        answers.retain(|a| (now - a.at).num_seconds() < ANSWER_TTL_SECONDS);
+        answers
+            .iter()
+            .filter(|a| a.context == context)
+            .map(|a| (semantic::cosine(&a.vector, vector), a))
+            .filter(|(similarity, _)| *similarity >= SAME_QUESTION)
+            .max_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal))
+            .map(|(_, a)| a.answer.clone())
+    }
+
+    pub fn cache_answer_by_meaning(&self, context: String, vector: Vec<f32>, now: crate::model::Timestamp, answer: ask::Answer) {
+        let mut answers = self.shared.answers_by_meaning.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if answers.len() >= 256 {
+            answers.clear();
+        }
+        answers.push(AnswerByMeaning { context, vector, at: now, answer });
     }
 
     /// The BM25 baseline (one query over title and body words, no tiers, no literal

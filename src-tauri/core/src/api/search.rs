@@ -126,8 +126,10 @@ pub struct SearchAskParams {
 /// every citation to its document, version and span and checks every quotation
 /// against the sources. On the `general` route: asks the model directly, without
 /// retrieval. Without a route given, the engine decides ([`ask::route`]). The same
-/// question (same route asked for, scope, profile and index state) within ten minutes
-/// is answered from the cache without a model call, unless `fresh`.
+/// question (the same normalised text, or with embeddings on a question of the same
+/// meaning, similarity ≥ 0.98; the same route asked for, scope, profile and index
+/// state) within ten minutes is answered from the cache without a model call, unless
+/// `fresh`.
 ///
 /// Errors: VALIDATION (no profile, a bad parameter), NOT_FOUND, and every error of
 /// the model call (PROVIDER_*, QUOTA_EXCEEDED, ...).
@@ -144,12 +146,15 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         })?,
     };
     let index = engine.search_index();
-    let key =
-        serde_json::json!([crate::retrieval::text::normalize_label(&request.query), request.scope, request.filter.project_id, limit, profile.id, params.route, index.generation()])
-            .to_string();
+    // Everything an answer depends on but the question's wording.
+    let context = serde_json::json!([request.scope, request.filter.project_id, limit, profile.id, params.route, index.generation()]).to_string();
+    let key = serde_json::json!([crate::retrieval::text::normalize_label(&request.query), context]).to_string();
     let now = engine.now();
+    // With embeddings on, a question that means the same is the same question.
+    let meaning = index.question_vector(&request.query);
     if params.fresh != Some(true) {
-        if let Some(mut cached) = index.cached_answer(&key, now) {
+        let by_meaning = || meaning.as_ref().and_then(|vector| index.cached_answer_by_meaning(&context, vector, now));
+        if let Some(mut cached) = index.cached_answer(&key, now).or_else(by_meaning) {
             cached.cached = true;
             return Ok(cached);
         }
@@ -214,5 +219,8 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     answer.unknown_citations = checked.unknown_citations;
     answer.sources = sources;
     index.cache_answer(key, now, answer.clone());
+    if let Some(vector) = meaning {
+        index.cache_answer_by_meaning(context, vector, now, answer.clone());
+    }
     Ok(answer)
 }

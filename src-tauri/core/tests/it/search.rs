@@ -447,3 +447,30 @@ fn ask_reranks_the_retrieved_documents_down_to_the_sources() {
     assert_eq!((fallback["reranked"].as_bool(), fallback["sources"].as_array().unwrap().len()), (Some(false), 3), "{fallback}");
     server.assert_calls(4);
 }
+
+/// With embeddings on, a question worded differently but meaning the same (similarity
+/// ≥ 0.98) is answered from the cache; one about something else is not.
+#[test]
+fn ask_answers_a_question_of_the_same_meaning_from_the_cache() {
+    // Embeddings and chat share the script: one responder answers both kinds.
+    let embed = Reply::EmbeddingsBy(concept_embedder(lexicon()));
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::Computed(inkstone_test_support::model_server::Responder(std::sync::Arc::new(move |body: &Value| match body.get("messages") {
+        Some(messages) if messages.to_string().contains("咖啡") => Reply::text("拿铁不错[1]。"),
+        Some(_) => Reply::text("沿河骑行[1]。"),
+        None => embed.clone(),
+    }))));
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "chat", "embeddingModel": "embed"}));
+    create(&t, "周末骑行路线", "从城东出发，沿着河骑单车到湖边，全程二十公里。");
+    create(&t, "咖啡馆地图", "城里值得去的咖啡馆，拿铁都不错。");
+    wait(&t);
+    let chats = || server.chat_requests().len();
+    let first = t.ok("search.ask", json!({"q": "我写的单车路线"}));
+    assert_eq!((first["cached"].as_bool(), chats()), (Some(false), 1));
+    let same_meaning = t.ok("search.ask", json!({"q": "我写的自行车路线"}));
+    assert_eq!((same_meaning["cached"].as_bool(), chats()), (Some(true), 1), "the same meaning in other words");
+    assert_eq!(same_meaning["answer"], first["answer"]);
+    let other = t.ok("search.ask", json!({"q": "我写的咖啡馆"}));
+    assert_eq!((other["cached"].as_bool(), chats()), (Some(false), 2));
+}
