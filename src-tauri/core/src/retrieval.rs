@@ -959,6 +959,8 @@ impl Worker {
             Kind::Meta
             | Kind::ProjectSummaries
             | Kind::Outbox
+            | Kind::SyncProjects
+            | Kind::SyncConflicts
             | Kind::Activities
             | Kind::BrandProfiles
             | Kind::Templates

@@ -94,13 +94,19 @@ pub enum Kind {
     Staging,
     /// Sync delivery jobs, one per accepted version of a linked workspace.
     Outbox,
+    /// Per project: the workspace server's head this client has seen, and the local
+    /// version that holds the same content (the base of the next push).
+    SyncProjects,
+    /// Sync conflicts: a push on a stale base or a pull onto edited work, for the
+    /// person to resolve.
+    SyncConflicts,
     /// Embedding vectors of search documents, by model and content hash: a cache the
     /// search index refills, so it is neither exported nor counted as user data.
     Embeddings,
 }
 
 impl Kind {
-    const ALL: [Kind; 26] = [
+    const ALL: [Kind; 28] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -127,6 +133,8 @@ impl Kind {
         Kind::Staging,
         Kind::Outbox,
         Kind::Embeddings,
+        Kind::SyncProjects,
+        Kind::SyncConflicts,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -157,6 +165,8 @@ impl Kind {
             Kind::Staging => "staging",
             Kind::Outbox => "outbox",
             Kind::Embeddings => "embeddings",
+            Kind::SyncProjects => "sync_projects",
+            Kind::SyncConflicts => "sync_conflicts",
         }
     }
 
@@ -188,6 +198,8 @@ impl Kind {
             Kind::Staging => 23,
             Kind::Outbox => 24,
             Kind::Embeddings => 25,
+            Kind::SyncProjects => 26,
+            Kind::SyncConflicts => 27,
         }
     }
 }

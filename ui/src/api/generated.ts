@@ -307,6 +307,20 @@ export type CompactionTrigger = "manual" | "auto" | "reactive";
 
 export type CompiledDraft = { draft: Draft, findings: Array<Finding>, };
 
+export type ConflictKind = "push" | "pull";
+
+export type ConflictSide = { title: string, source: string, author: string, 
+/**
+ * The local version holding it (none for an unsaved working copy or an empty base).
+ */
+localNumber?: number, 
+/**
+ * The server's number, when the server holds it.
+ */
+serverNumber?: number, };
+
+export type ConflictState = "open" | "resolved";
+
 export type Constraint = { id: string, 
 /**
  * The session or run.
@@ -328,6 +342,29 @@ export type ConstraintRemoveParams = { sessionId: string, constraintId: string, 
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
 
 export type Deleted = { id: string, deleted: boolean, };
+
+export type DeliveryJob = { id: string, workspaceId: string, projectId: string, versionId: string, versionNumber: number, 
+/**
+ * Sent as the push's `Idempotency-Key`: a resend can never duplicate.
+ */
+dedupeKey: string, state: JobState, 
+/**
+ * Sends so far.
+ */
+attempts: number, 
+/**
+ * The server head the first send was based on; every resend carries the same
+ * base, so a resend is byte-for-byte the same push under the same dedupe key.
+ */
+base?: number, 
+/**
+ * The number the server gave the version, once acknowledged.
+ */
+serverNumber?: number, 
+/**
+ * Why the last attempt failed, for the person.
+ */
+lastError?: string, createdAt: string, updatedAt: string, };
 
 export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number | null, 
 /**
@@ -545,6 +582,8 @@ export type IndexStatus = { documents: number, building: boolean,
  * Changes handed to the index and not applied yet.
  */
 pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
+
+export type JobState = { "state": "pending" } | { "state": "dispatched" } | { "state": "retryWait", until: string, } | { "state": "acked", number: number, } | { "state": "finalized" } | { "state": "conflict", server_head: number, } | { "state": "failed" } | { "state": "superseded", byVersion: number, };
 
 export type Keyword = { keyword: string, weight: number, };
 
@@ -778,6 +817,8 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type MergedContent = { title: string, source: string, };
+
 export type MetadataChange = { title?: string, platforms?: Array<Platform>, 
 /**
  * `Some(None)` clears the brand profile.
@@ -797,6 +838,20 @@ turn?: number, toolUseId?: string, contextSnapshotId?: string, model: string, pr
  * The proposal this one was rebased from.
  */
 rebasedFrom?: string, };
+
+export type Overlap = { 
+/**
+ * 0-based lines of the base the person's edit changes.
+ */
+baseStart: number, baseLen: number, 
+/**
+ * What the person put there.
+ */
+mine: string, 
+/**
+ * What the server's side put over the lines it changed.
+ */
+theirs: string, };
 
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
@@ -1520,6 +1575,102 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  */
 titleFits: Array<Measurement>, };
 
+export type SyncConflict = { id: string, projectId: string, kind: ConflictKind, state: ConflictState, 
+/**
+ * The common base: the last content both sides shared.
+ */
+base: ConflictSide, 
+/**
+ * The person's side.
+ */
+mine: ConflictSide, 
+/**
+ * The server's side.
+ */
+theirs: ConflictSide, 
+/**
+ * The three-way merge, when the edits do not overlap (title and source).
+ */
+merged?: MergedContent, 
+/**
+ * Where the edits overlap, for the merge view.
+ */
+overlaps: Array<Overlap>, 
+/**
+ * The delivery jobs the conflict holds back (superseded on resolving).
+ */
+jobIds: Array<string>, 
+/**
+ * The local version that resolved it.
+ */
+resolution?: number, createdAt: string, updatedAt: string, };
+
+export type SyncConflictListResult = { conflicts: Array<SyncConflict>, };
+
+export type SyncConflictsParams = { projectId?: string, 
+/**
+ * Resolved conflicts too (default: open ones only).
+ */
+includeResolved?: boolean, };
+
+export type SyncConnectParams = { 
+/**
+ * `https://host[:port]` of the workspace server.
+ */
+serverUrl: string, 
+/**
+ * The invite token (kept in the OS keychain; only its fingerprint is stored).
+ */
+token: ApiKey, 
+/**
+ * Confirms sending the token over plain http:// to another machine.
+ */
+allowPlainHttp?: boolean, };
+
+export type SyncResolveChoice = "mine" | "theirs" | "merged" | "edited";
+
+export type SyncResolveParams = { conflictId: string, choice: SyncResolveChoice, 
+/**
+ * For `edited`: the text the person wrote in the merge view.
+ */
+title?: string, source?: string, };
+
+export type SyncResolveResult = { conflict: SyncConflict, 
+/**
+ * The resolution: the project's new head, delivered on the new base.
+ */
+version: Version, 
+/**
+ * Unsaved working-copy changes kept first.
+ */
+autosnapshot?: Version, };
+
+export type SyncRunResult = { pushed: number, pulled: number, newConflicts: number, status: SyncStatus, };
+
+export type SyncState = "notConnected" | "paused" | "conflict" | "offline" | "failed" | "pending" | "synced";
+
+export type SyncStatus = { state: SyncState, connected: boolean, paused: boolean, serverUrl?: string, workspaceName?: string, memberName?: string, role?: string, 
+/**
+ * `…` and the token's last characters: never the token.
+ */
+tokenFingerprint?: string, 
+/**
+ * Jobs still to reach the server (pending, sent, waiting to retry).
+ */
+pending: number, failed: number, 
+/**
+ * Open conflicts.
+ */
+conflicts: number, 
+/**
+ * The last cycle could not reach the server.
+ */
+offline: boolean, lastError?: string, lastContactAt?: string, 
+/**
+ * Unfinished jobs, then the 20 most recently finished, newest first.
+ */
+jobs: Array<DeliveryJob>, };
+
 export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
 
 export type TemplateInput = { name: string, 
@@ -1646,7 +1797,7 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, } | { "type": "syncResolution", conflictId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 
@@ -1740,6 +1891,14 @@ export interface ApiMethods {
   "llmProfile.setKey": { params: LlmProfileSetKeyParams; result: LlmProfile };
   "llmProfile.test": { params: LlmProfileRef; result: LlmTestResult };
   "llmProfile.models": { params: LlmModelsParams; result: LlmModelsResult };
+  "sync.connect": { params: SyncConnectParams; result: SyncStatus };
+  "sync.status": { params: Empty; result: SyncStatus };
+  "sync.push": { params: Empty; result: SyncRunResult };
+  "sync.pull": { params: Empty; result: SyncRunResult };
+  "sync.pause": { params: Empty; result: SyncStatus };
+  "sync.resume": { params: Empty; result: SyncStatus };
+  "sync.conflicts": { params: SyncConflictsParams; result: SyncConflictListResult };
+  "sync.resolve": { params: SyncResolveParams; result: SyncResolveResult };
   "llmProfile.detectLocal": { params: Empty; result: LlmDetectLocalResult };
   "llmProfile.context": { params: LlmProfileRef; result: ProfileContext };
   "llmProfile.setCompaction": { params: LlmProfileSetCompactionParams; result: ProfileContext };
@@ -1795,7 +1954,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 

@@ -19,5 +19,6 @@ mod proposals;
 mod search;
 mod staging;
 mod store;
+mod sync;
 mod tidy;
 mod x_count;
