@@ -614,7 +614,8 @@ pub fn check_history(run: &str, server_versions: &[ServerVersion], clients: &[&C
         assert_eq!(sorted, (1..=numbers.len() as u32).collect::<Vec<_>>(), "{run}: project {project} has gaps or duplicates: {numbers:?}");
     }
     for client in clients {
-        for job in client.jobs() {
+        let jobs = client.jobs();
+        for job in jobs.clone() {
             let version = client.ok("version.get", json!({"projectId": job.project_id, "number": job.version_number}));
             match job.state {
                 JobState::Finalized => {
@@ -624,8 +625,20 @@ pub fn check_history(run: &str, server_versions: &[ServerVersion], clients: &[&C
                 }
                 JobState::Superseded { by_version } => {
                     assert!(!by_client_id.contains_key(job.version_id.as_str()), "{run}: a superseded version reached the server");
-                    let resolution = client.ok("version.get", json!({"projectId": job.project_id, "number": by_version}));
-                    assert!(by_client_id.contains_key(resolution["id"].as_str().unwrap()), "{run}: {}'s resolution is not on the server", client.name);
+                    // A resolution may itself have met a newer head and been resolved
+                    // again: follow the chain to the one the server holds.
+                    let mut number = by_version;
+                    loop {
+                        let resolution = client.ok("version.get", json!({"projectId": job.project_id, "number": number}));
+                        let resolution_job = jobs.iter().find(|j| j.version_id == resolution["id"].as_str().unwrap()).unwrap();
+                        match resolution_job.state {
+                            JobState::Superseded { by_version } => number = by_version,
+                            _ => {
+                                assert!(by_client_id.contains_key(resolution["id"].as_str().unwrap()), "{run}: {}'s resolution is not on the server", client.name);
+                                break;
+                            }
+                        }
+                    }
                 }
                 other => panic!("{run}: {}'s job {} ended {other:?}", client.name, job.id),
             }
