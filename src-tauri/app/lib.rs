@@ -30,7 +30,10 @@ pub fn open_engine(data_dir: Option<PathBuf>) -> EngineState {
     match Engine::open(config) {
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "store opened");
-            EngineState(Ok(Arc::new(engine)))
+            let engine = Arc::new(engine);
+            // Accepted versions reach the team's workspace server in the background.
+            engine.start_sync();
+            EngineState(Ok(engine))
         }
         Err(error) => {
             tracing::error!(code = ?error.code, message = %error.message, "store did not open");

@@ -3,6 +3,7 @@ import { type ApiClient, type ClientError, toClientError } from "./api/client";
 import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit } from "./api/generated";
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Sidebar } from "./components/Sidebar";
+import { SyncIndicator } from "./sync/SyncIndicator";
 import { AppCtx, type Ctx } from "./context";
 import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
@@ -64,7 +65,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [toasts, setToasts] = useState<Toast[]>([]);
   const [brands, setBrands] = useState<BrandProfile[]>([]);
   const [templates, setTemplates] = useState<ContentTemplate[]>([]);
-  const [local, setLocal] = useState(true);
+  // Memoised so the sidebar (a memo component) does not re-render with every App render.
+  const syncSlot = useMemo(() => <SyncIndicator onOpenSettings={() => setSettings("workspace")} />, []);
   const view = useRef<ProjectViewHandle>(null);
   const toastId = useRef(0);
 
@@ -113,7 +115,6 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     void loadLibrary();
     // Fetch the editor's code in the background so opening a project is instant.
     const idle = setTimeout(() => void loadProjectView(), 300);
-    client.call("workspace.get", {}).then((w) => setLocal(w.serverUrl === null), () => undefined);
     return () => clearTimeout(idle);
   }, [client, loadProjects, loadLibrary]);
 
@@ -258,7 +259,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             projects={projects}
             selectedId={selectedId}
             showArchived={showArchived}
-            syncLabel={local ? t("sync.local") : t("sync.linked")}
+            sync={syncSlot}
             onShowArchived={setShowArchived}
             onSelect={setSelectedId}
             onOpenHit={openHit}

@@ -73,6 +73,9 @@ pub enum Command {
     /// AI proposals: list, show, accept, reject, rebase.
     #[command(subcommand)]
     Proposal(crate::proposal::ProposalCommand),
+    /// Team sync with a workspace server: connect, status, push, pull, pause, resume.
+    #[command(subcommand)]
+    Sync(crate::sync::SyncCommand),
     /// Checkpoints of a session: the project's state at a point, to go back to.
     #[command(subcommand)]
     Checkpoint(crate::checkpoints::CheckpointCommand),
@@ -401,6 +404,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
+        Command::Sync(command) => crate::sync::run(engine, command)?,
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
         Command::Project(command) => project(engine, command)?,

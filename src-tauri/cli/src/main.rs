@@ -11,6 +11,7 @@ mod profile;
 mod proposal;
 mod serve;
 mod session;
+mod sync;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -208,8 +208,12 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
     let port = listener.local_addr()?.port();
     let token = new_token()?;
     let data_dir = engine.config().data_dir.clone();
+    let engine = Arc::new(engine);
+    // serve is long-lived: it delivers versions to the workspace server in the
+    // background, as the desktop app does.
+    engine.start_sync();
     let state = Arc::new(AppState {
-        engine: Arc::new(engine),
+        engine,
         token: token.clone(),
         allowed_hosts: vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")],
         allowed_origins: vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}")],

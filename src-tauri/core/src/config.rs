@@ -32,6 +32,8 @@ pub struct EngineConfig {
     pub llm_retry: crate::llm::retry::RetryPolicy,
     /// Seed of the retry jitter.
     pub jitter_seed: u64,
+    /// How the sync transport delivers versions to the workspace server.
+    pub sync: crate::outbox::DeliverySettings,
 }
 
 impl EngineConfig {
@@ -48,6 +50,7 @@ impl EngineConfig {
             secrets: Arc::new(crate::llm::keychain::OsKeychain::new(crate::llm::keychain::KeychainBackend::Platform)),
             env_api_key: None,
             llm_retry: crate::llm::retry::RetryPolicy::default(),
+            sync: crate::outbox::DeliverySettings::default(),
             jitter_seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64 ^ d.as_secs()).unwrap_or(1),
         }
     }
@@ -66,6 +69,13 @@ impl EngineConfig {
                 max_retry_after: std::time::Duration::from_secs(2),
             },
             jitter_seed: 1,
+            // The fake clock steps a second per reading, so a backoff is always over
+            // by the next cycle: tests give up only after many attempts.
+            sync: crate::outbox::DeliverySettings {
+                retry: crate::outbox::RetryPolicy { base_millis: 10, cap_millis: 200, max_attempts: 10_000 },
+                timeout: std::time::Duration::from_secs(5),
+                poll: std::time::Duration::from_millis(50),
+            },
             ..EngineConfig::new(data_dir, "test")
         }
     }

@@ -14,6 +14,8 @@ use crate::harness::{self, ContextSnapshot, Event, ToolDefinition, ToolHandler};
 use crate::kernel::Kernel;
 
 pub struct Engine {
+    // Dropped first: it stops the delivery thread before the kernel closes the store.
+    sync: crate::sync::Runtime,
     kernel: Kernel,
     harness: harness::Runtime,
 }
@@ -39,7 +41,20 @@ impl Engine {
     /// STORE_TOO_NEW, IO.
     pub fn open(config: EngineConfig) -> Result<Engine, ApiError> {
         let kernel = Kernel::open(config)?;
-        Ok(Engine { kernel, harness: harness::Runtime::new(crate::tools::builtins()) })
+        let sync = crate::sync::Runtime::new(kernel.config().jitter_seed);
+        Ok(Engine { sync, kernel, harness: harness::Runtime::new(crate::tools::builtins()) })
+    }
+
+    /// The sync machinery: the cycle lock, the transport and the delivery thread.
+    pub fn sync_runtime(&self) -> &crate::sync::Runtime {
+        &self.sync
+    }
+
+    /// Starts the background delivery thread: it pulls and pushes while the workspace
+    /// is connected and not paused, woken by every committed version. The long-lived
+    /// binaries (the desktop app, `serve`) start it; one-shot CLI commands do not.
+    pub fn start_sync(self: &std::sync::Arc<Self>) {
+        crate::sync::Runtime::start(self, |engine: &Engine| (&engine.kernel, &engine.sync));
     }
 
     pub fn kernel(&self) -> &Kernel {

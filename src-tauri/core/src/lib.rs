@@ -27,6 +27,7 @@ pub mod quality;
 pub mod retrieval;
 pub mod store;
 pub mod suggest;
+pub mod sync;
 pub mod tools;
 pub mod usage;
 

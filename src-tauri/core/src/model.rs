@@ -210,6 +210,13 @@ pub enum VersionOrigin {
     /// A checkpoint of a session was restored; `checkpoint_id` names it.
     #[serde(rename_all = "camelCase")]
     Checkpoint { checkpoint_id: String },
+    /// A colleague's version, pulled from the workspace server, where it is number
+    /// `server_number`, pushed by the member `pushed_by`. Never delivered back.
+    #[serde(rename_all = "camelCase")]
+    Pulled { server_number: u32, pushed_by: String },
+    /// The person resolved a sync conflict (`conflict_id`) with this content.
+    #[serde(rename_all = "camelCase")]
+    SyncResolution { conflict_id: String },
 }
 
 /// A version without its source, for lists.

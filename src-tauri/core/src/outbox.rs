@@ -33,6 +33,11 @@ pub enum JobState {
     Conflict { server_head: u32 },
     /// Given up: after the maximum attempts, or a permanent refusal.
     Failed,
+    /// A conflict's resolution replaced this job's version: the resolution version
+    /// (local number `by_version`) carries its content on the new base. The version
+    /// itself stays in the local history.
+    #[serde(rename_all = "camelCase")]
+    Superseded { by_version: u32 },
 }
 
 impl JobState {
@@ -46,6 +51,7 @@ impl JobState {
             JobState::Finalized => "finalized",
             JobState::Conflict { .. } => "conflict",
             JobState::Failed => "failed",
+            JobState::Superseded { .. } => "superseded",
         }
     }
 }
@@ -64,6 +70,15 @@ pub struct DeliveryJob {
     pub state: JobState,
     /// Sends so far.
     pub attempts: u32,
+    /// The server head the first send was based on; every resend carries the same
+    /// base, so a resend is byte-for-byte the same push under the same dedupe key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base: Option<u32>,
+    /// The number the server gave the version, once acknowledged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server_number: Option<u32>,
     /// Why the last attempt failed, for the person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -96,6 +111,8 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
         version_number: version.number,
         state: JobState::Pending,
         attempts: 0,
+        base: None,
+        server_number: None,
         last_error: None,
         created_at: version.created_at,
         updated_at: version.created_at,
@@ -130,6 +147,22 @@ impl RetryPolicy {
     }
 }
 
+/// How the sync transport delivers jobs (`EngineConfig::sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliverySettings {
+    pub retry: RetryPolicy,
+    /// Each request's limit (connect, answer and body).
+    pub timeout: std::time::Duration,
+    /// How often the delivery thread pulls when nothing wakes it.
+    pub poll: std::time::Duration,
+}
+
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        DeliverySettings { retry: RetryPolicy::default(), timeout: std::time::Duration::from_secs(20), poll: std::time::Duration::from_secs(30) }
+    }
+}
+
 /// What happened to a job.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -150,6 +183,8 @@ pub enum Event {
     Restarted,
     /// The person asked to try a failed or conflicted job again.
     Retry,
+    /// The person resolved the job's conflict with the version numbered `by_version`.
+    Superseded { by_version: u32 },
 }
 
 /// Why an event does not apply to a job's state.
@@ -170,6 +205,7 @@ fn event_name(event: &Event) -> &'static str {
         Event::Finalize => "finalize",
         Event::Restarted => "restarted",
         Event::Retry => "retry",
+        Event::Superseded { .. } => "superseded",
     }
 }
 
@@ -193,6 +229,7 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
         }
         (JobState::Dispatched, Event::Acked { number }) => {
             next.state = JobState::Acked { number: *number };
+            next.server_number = Some(*number);
             next.last_error = None;
         }
         (JobState::Dispatched, Event::Transient { reason, retry_after_millis }) => {
@@ -218,6 +255,22 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
         (JobState::Failed | JobState::Conflict { .. }, Event::Retry) => {
             next.state = JobState::Pending;
             next.attempts = 0;
+            next.base = None;
+        }
+        // A pull can also see that the server holds a version whose ack never arrived
+        // (or that its base moved) while the job waits to be resent.
+        (JobState::Pending | JobState::RetryWait { .. }, Event::Acked { number }) => {
+            next.state = JobState::Acked { number: *number };
+            next.server_number = Some(*number);
+            next.last_error = None;
+        }
+        (JobState::Pending | JobState::RetryWait { .. }, Event::StaleBase { server_head }) => {
+            next.state = JobState::Conflict { server_head: *server_head };
+            next.last_error = Some(format!("the server's head moved to {server_head}"));
+        }
+        (JobState::Conflict { .. }, Event::Superseded { by_version }) => {
+            next.state = JobState::Superseded { by_version: *by_version };
+            next.last_error = None;
         }
         // A restart leaves every other state as it is.
         (_, Event::Restarted) => {}
@@ -271,6 +324,8 @@ mod tests {
             dedupe_key: "wsp_1:ver_1".into(),
             state: JobState::Pending,
             attempts: 0,
+            base: None,
+            server_number: None,
             last_error: None,
             created_at: at(0),
             updated_at: at(0),
@@ -331,11 +386,12 @@ mod tests {
         /// finalized; a refused event changes nothing; attempts never exceed the
         /// maximum plus one; backoff never exceeds the cap (or Retry-After).
         #[test]
-        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..8, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
+        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..9, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
             let policy = RetryPolicy { base_millis: 100, cap_millis: 1_000, max_attempts: 4 };
             let mut j = job();
             let mut now = 0;
             let mut finalized = false;
+            let mut superseded = false;
             for (i, e) in events.iter().enumerate() {
                 now += 2_000;
                 let event = match e {
@@ -345,16 +401,22 @@ mod tests {
                     4 => Event::Permanent { reason: "no".into() },
                     5 => Event::Finalize,
                     6 => Event::Restarted,
+                    7 => Event::Superseded { by_version: 9 },
                     _ => Event::StaleBase { server_head: 2 },
                 };
                 if let Ok(next) = advance(&j, &event, at(now), &policy, units[i]) {
                     prop_assert!(!finalized || next.state == JobState::Finalized, "left finalized: {:?}", next.state);
+                    // A superseded version's content travels in the resolution: the
+                    // job itself is never sent or acked again.
+                    prop_assert!(!superseded || next.state == JobState::Superseded { by_version: 9 }, "left superseded: {:?}", next.state);
                     if let JobState::RetryWait { until } = next.state {
                         prop_assert!(until <= at(now + 1_000));
                     }
                     j = next;
                 }
                 finalized |= j.state == JobState::Finalized;
+                superseded |= matches!(j.state, JobState::Superseded { .. });
+                prop_assert!(!(finalized && superseded));
                 prop_assert!(j.attempts <= policy.max_attempts + 1);
             }
         }

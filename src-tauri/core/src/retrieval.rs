@@ -1019,6 +1019,8 @@ impl Worker {
             Kind::Meta
             | Kind::ProjectSummaries
             | Kind::Outbox
+            | Kind::SyncProjects
+            | Kind::SyncConflicts
             | Kind::Activities
             | Kind::BrandProfiles
             | Kind::Templates

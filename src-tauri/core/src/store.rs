@@ -94,6 +94,12 @@ pub enum Kind {
     Staging,
     /// Sync delivery jobs, one per accepted version of a linked workspace.
     Outbox,
+    /// Per project: the workspace server's head this client has seen, and the local
+    /// version that holds the same content (the base of the next push).
+    SyncProjects,
+    /// Sync conflicts: a push on a stale base or a pull onto edited work, for the
+    /// person to resolve.
+    SyncConflicts,
     /// Embedding vectors of search documents, by model and content hash: a cache the
     /// search index refills, so it is neither exported nor counted as user data.
     Embeddings,
@@ -105,7 +111,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    const ALL: [Kind; 28] = [
+    const ALL: [Kind; 30] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -134,6 +140,8 @@ impl Kind {
         Kind::Embeddings,
         Kind::Memory,
         Kind::ProjectBudgets,
+        Kind::SyncProjects,
+        Kind::SyncConflicts,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -166,6 +174,8 @@ impl Kind {
             Kind::Embeddings => "embeddings",
             Kind::Memory => "memory",
             Kind::ProjectBudgets => "project_budgets",
+            Kind::SyncProjects => "sync_projects",
+            Kind::SyncConflicts => "sync_conflicts",
         }
     }
 
@@ -199,6 +209,8 @@ impl Kind {
             Kind::Embeddings => 25,
             Kind::Memory => 26,
             Kind::ProjectBudgets => 27,
+            Kind::SyncProjects => 28,
+            Kind::SyncConflicts => 29,
         }
     }
 }

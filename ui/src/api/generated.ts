@@ -42,8 +42,7 @@ model: string | null, sources: Array<Source>, citations: Array<Citation>, quotes
  */
 unknownCitations: Array<number>, 
 /**
- * Documents retrieved (before a rerank; the sources are what the answer was
- * given) and documents cited.
+ * Documents retrieved (the sources) and cited.
  */
 retrieved: number, cited: number, 
 /**
@@ -58,19 +57,7 @@ notice: SearchNotice | null,
  * True when this answer came from the cache (the same question, sources and
  * profile within ten minutes, the index unchanged).
  */
-cached: boolean, 
-/**
- * True when the model reranked the retrieved documents down to the sources.
- */
-reranked: boolean, 
-/**
- * How the question was answered.
- */
-route: AskRoute, 
-/**
- * True when the person chose the route; false when the engine did.
- */
-routeChosen: boolean, };
+cached: boolean, };
 
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
@@ -109,8 +96,6 @@ contentHash: string,
  * selection are too large for one log line (then the review panel shows them).
  */
 display?: Hunk, };
-
-export type AskRoute = "material" | "general";
 
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
 
@@ -188,22 +173,6 @@ export type BrandProfileUpdateParams = { id: string,
  * The new values; absent optional fields become empty.
  */
 profile: BrandProfileInput, };
-
-export type BudgetInput = { 
-/**
- * Input plus output tokens; absent: no limit.
- */
-tokenBudget?: number, 
-/**
- * In the profile's currency; absent: no limit.
- */
-costBudget?: number, };
-
-export type BudgetView = { tokenBudget?: number, costBudget?: number, spent: Spent, 
-/**
- * True when a limit is reached: the next model call is not sent.
- */
-exceeded: boolean, };
 
 export type Candidate = { text: string, rationale: string, };
 
@@ -292,12 +261,6 @@ export type Citation = { n: number, projectId: string, kind: DocKind, version: n
  */
 span: Anchor, };
 
-export type Clarification = { missing: Array<Missing>, 
-/**
- * The question, in English (the panel shows its own text by `missing`).
- */
-question: string, };
-
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
  * The text the anchor covered when the comment was made.
@@ -344,6 +307,20 @@ export type CompactionTrigger = "manual" | "auto" | "reactive";
 
 export type CompiledDraft = { draft: Draft, findings: Array<Finding>, };
 
+export type ConflictKind = "push" | "pull";
+
+export type ConflictSide = { title: string, source: string, author: string, 
+/**
+ * The local version holding it (none for an unsaved working copy or an empty base).
+ */
+localNumber?: number, 
+/**
+ * The server's number, when the server holds it.
+ */
+serverNumber?: number, };
+
+export type ConflictState = "open" | "resolved";
+
 export type Constraint = { id: string, 
 /**
  * The session or run.
@@ -365,6 +342,29 @@ export type ConstraintRemoveParams = { sessionId: string, constraintId: string, 
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
 
 export type Deleted = { id: string, deleted: boolean, };
+
+export type DeliveryJob = { id: string, workspaceId: string, projectId: string, versionId: string, versionNumber: number, 
+/**
+ * Sent as the push's `Idempotency-Key`: a resend can never duplicate.
+ */
+dedupeKey: string, state: JobState, 
+/**
+ * Sends so far.
+ */
+attempts: number, 
+/**
+ * The server head the first send was based on; every resend carries the same
+ * base, so a resend is byte-for-byte the same push under the same dedupe key.
+ */
+base?: number, 
+/**
+ * The number the server gave the version, once acknowledged.
+ */
+serverNumber?: number, 
+/**
+ * Why the last attempt failed, for the person.
+ */
+lastError?: string, createdAt: string, updatedAt: string, };
 
 export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number | null, 
 /**
@@ -415,12 +415,7 @@ projectId?: string,
  * The workspace of the project. Set on every event appended since the envelope
  * carried it; absent in older logs.
  */
-workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, 
-/**
- * The part of the source the message is scoped to (the model's working set
- * shows it while this is the latest message).
- */
-selection?: Selection, } } | { "kind": "message_queued", "payload": { text: string, selection?: Selection, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.
@@ -468,7 +463,7 @@ pinnedInstructions: Array<string>, tokensBefore: number, tokensAfter: number,
  * What the panel says ("Earlier conversation summarised", or the truncation
  * note).
  */
-note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -500,17 +495,7 @@ matched: string | null, message: string, suggestion: string | null,
 /**
  * The publishing route a limit applies to, when sources differ by route.
  */
-route: string | null, 
-/**
- * The stable id of the message's wording (`cta.missing`, `ad_law`, ...) and the
- * values it names, so the UI can say it in the person's language; `message` is
- * the English. Absent for findings that have no translation yet.
- */
-messageId?: string, params?: { [key in string]: string }, 
-/**
- * The stable id of the suggestion's wording, when it is a fixed one.
- */
-suggestionId?: string, };
+route: string | null, };
 
 export type FitPoint = { 
 /**
@@ -578,25 +563,6 @@ export type GrowthProfile = { id: string, platform: Platform, audience: string, 
  */
 fit: FitRules, };
 
-export type Habit = { 
-/**
- * Stable for the same evidence kind (`platform:wechat`, `length:source`,
- * `rejected:<hash>`).
- */
-id: string, kind: HabitKind, 
-/**
- * As the model reads it.
- */
-text: string, 
-/**
- * The proposals or versions it was learnt from.
- */
-sources: Array<string>, };
-
-export type HabitKind = "preferred_platform" | "typical_length" | "rejected_style";
-
-export type HabitRef = { habitId: string, };
-
 export type Health = "unknown" | "ok" | "failed";
 
 export type Hint = { id: string, message: string, };
@@ -617,7 +583,7 @@ export type IndexStatus = { documents: number, building: boolean,
  */
 pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
 
-export type IntentSource = "message" | "person";
+export type JobState = { "state": "pending" } | { "state": "dispatched" } | { "state": "retryWait", until: string, } | { "state": "acked", number: number, } | { "state": "finalized" } | { "state": "conflict", server_head: number, } | { "state": "failed" } | { "state": "superseded", byVersion: number, };
 
 export type Keyword = { keyword: string, weight: number, };
 
@@ -626,10 +592,6 @@ export type LayerEstimate = { layer: string, tokens: number,
  * True when the layer was shortened to fit.
  */
 trimmed: boolean, };
-
-export type Length = { value: number, unit: LengthUnit, };
-
-export type LengthUnit = "characters" | "words" | "seconds";
 
 export type Limit = { field: LimitField, min: number | null, max: number, unit: Unit, 
 /**
@@ -855,62 +817,13 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
-export type MemoryAddParams = { scope: MemoryScopeInput, 
-/**
- * Required for a project item.
- */
-projectId?: string, text: string, };
-
-export type MemoryItem = { id: string, scope: MemoryScope, 
-/**
- * The workspace id, or the project id: the key prefix.
- */
-scopeId: string, text: string, status: MemoryStatus, origin: MemoryOrigin, createdAt: string, updatedAt: string, };
-
-export type MemoryListParams = { 
-/**
- * Include this project's items (the workspace's are always listed).
- */
-projectId?: string, };
-
-export type MemoryListResult = { 
-/**
- * The workspace's items, then the project's; oldest first. Proposed items wait
- * for the person and are not model-visible.
- */
-items: Array<MemoryItem>, 
-/**
- * Habits learnt from accepted work, with where they came from.
- */
-habits: Array<Habit>, 
-/**
- * The tokens memory may take in a model call's context.
- */
-budgetTokens: number, 
-/**
- * What the confirmed items and habits take now (estimated).
- */
-usedTokens: number, };
-
-export type MemoryOrigin = { "type": "person" } | { "type": "model", sessionId: string, toolUseId: string, };
-
-export type MemoryRef = { memoryId: string, };
-
-export type MemoryScope = { "type": "workspace" } | { "type": "project", projectId: string, };
-
-export type MemoryScopeInput = "workspace" | "project";
-
-export type MemoryStatus = "proposed" | "confirmed";
-
-export type MemoryUpdateParams = { memoryId: string, text: string, };
+export type MergedContent = { title: string, source: string, };
 
 export type MetadataChange = { title?: string, platforms?: Array<Platform>, 
 /**
  * `Some(None)` clears the brand profile.
  */
 brandProfileId?: string | null, templateId?: string | null, };
-
-export type Missing = "subject" | "platform" | "length";
 
 export type Mode = "default" | "plan";
 
@@ -926,7 +839,19 @@ turn?: number, toolUseId?: string, contextSnapshotId?: string, model: string, pr
  */
 rebasedFrom?: string, };
 
-export type OutputType = "copy" | "title_set" | "video_script" | "strategy_notes" | "analysis" | "critique";
+export type Overlap = { 
+/**
+ * 0-based lines of the base the person's edit changes.
+ */
+baseStart: number, baseLen: number, 
+/**
+ * What the person put there.
+ */
+mine: string, 
+/**
+ * What the server's side put over the lines it changed.
+ */
+theirs: string, };
 
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
@@ -1117,8 +1042,6 @@ export type ProjectListResult = {
 projects: Array<ProjectSummary>, };
 
 export type ProjectRef = { projectId: string, };
-
-export type ProjectSetBudgetParams = { projectId: string, budget: BudgetInput, };
 
 export type ProjectSummary = { id: string, title: string, revision: number, head: number, platforms: Array<Platform>, brandProfileId: string | null, templateId: string | null, archived: boolean, 
 /**
@@ -1348,20 +1271,9 @@ scope?: SearchScope, projectId?: string,
  */
 profile?: string, 
 /**
- * How many sources to answer from, 1–15; default 6. When more documents match
- * (up to 50 are retrieved), the model first reranks them down to this many.
+ * How many sources to answer from, 1–12; default 6.
  */
-limit?: number, 
-/**
- * `material` (retrieve, then answer with citations) or `general` (answer
- * directly); absent: the engine decides and says which in the answer.
- */
-route?: AskRoute, 
-/**
- * Ask again rather than answer from the cache (the new answer replaces the
- * cached one).
- */
-fresh?: boolean, };
+limit?: number, };
 
 export type SearchHit = { projectId: string, 
 /**
@@ -1424,8 +1336,6 @@ semantic: boolean, notice: SearchNotice | null, };
 export type SearchScope = "project" | "workspace";
 
 export type Segment = { text: string, emphasized: boolean, };
-
-export type Selection = { from: number, to: number, text: string, };
 
 export type Session = { id: string, projectId: string, title: string, 
 /**
@@ -1490,14 +1400,6 @@ export type SessionGetParams = { sessionId: string,
  */
 timeline?: boolean, };
 
-export type SessionIntent = { brand?: string, product?: string, topic?: string, outputType?: OutputType, platforms: Array<Platform>, length?: Length, };
-
-export type SessionIntentView = { intent: SessionIntent, clarification?: Clarification, 
-/**
- * The text the model reads (in the pinned layer); empty when nothing is known.
- */
-modelText: string, };
-
 export type SessionInterruptResult = { 
 /**
  * False when no turn was running.
@@ -1544,19 +1446,11 @@ title: string, };
 
 export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, note?: string, };
 
-export type SessionSetBudgetParams = { sessionId: string, budget: BudgetInput, };
-
 export type SessionSetCompactionParams = { sessionId: string, 
 /**
  * `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the profile's.
  */
 threshold?: CompactThreshold, };
-
-export type SessionSetIntentParams = { sessionId: string, 
-/**
- * The whole intent as the person edited it (empty fields are cleared).
- */
-intent: SessionIntent, };
 
 export type SessionSetModeParams = { sessionId: string, mode: Mode, };
 
@@ -1569,13 +1463,6 @@ hunks?: Array<string>, };
 export type SessionStatus = "idle" | "running" | "waitingForApproval" | "waitingForAnswer" | "archived";
 
 export type SessionSubmitParams = { sessionId: string, text: string, 
-/**
- * The part of the project's working copy the task is scoped to: UTF-16 offsets
- * `from..to` and the text there, checked against the source (VALIDATION when the
- * range is outside it or holds other text; nothing is written). It is recorded in
- * the user-message event and shown in the model's working set.
- */
-selection?: Selection, 
 /**
  * Switch the mode first.
  */
@@ -1614,13 +1501,7 @@ n: number, projectId: string, projectTitle: string, kind: DocKind, version: numb
  * Where `text` is in the document's text (the source of the working copy or
  * version, or the comment's body), in UTF-16 code units.
  */
-span: Anchor, text: string, 
-/**
- * How well the document matched the question.
- */
-tier: Tier, };
-
-export type Spent = { tokens: number, cost: number, };
+span: Anchor, text: string, };
 
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
@@ -1694,6 +1575,102 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  */
 titleFits: Array<Measurement>, };
 
+export type SyncConflict = { id: string, projectId: string, kind: ConflictKind, state: ConflictState, 
+/**
+ * The common base: the last content both sides shared.
+ */
+base: ConflictSide, 
+/**
+ * The person's side.
+ */
+mine: ConflictSide, 
+/**
+ * The server's side.
+ */
+theirs: ConflictSide, 
+/**
+ * The three-way merge, when the edits do not overlap (title and source).
+ */
+merged?: MergedContent, 
+/**
+ * Where the edits overlap, for the merge view.
+ */
+overlaps: Array<Overlap>, 
+/**
+ * The delivery jobs the conflict holds back (superseded on resolving).
+ */
+jobIds: Array<string>, 
+/**
+ * The local version that resolved it.
+ */
+resolution?: number, createdAt: string, updatedAt: string, };
+
+export type SyncConflictListResult = { conflicts: Array<SyncConflict>, };
+
+export type SyncConflictsParams = { projectId?: string, 
+/**
+ * Resolved conflicts too (default: open ones only).
+ */
+includeResolved?: boolean, };
+
+export type SyncConnectParams = { 
+/**
+ * `https://host[:port]` of the workspace server.
+ */
+serverUrl: string, 
+/**
+ * The invite token (kept in the OS keychain; only its fingerprint is stored).
+ */
+token: ApiKey, 
+/**
+ * Confirms sending the token over plain http:// to another machine.
+ */
+allowPlainHttp?: boolean, };
+
+export type SyncResolveChoice = "mine" | "theirs" | "merged" | "edited";
+
+export type SyncResolveParams = { conflictId: string, choice: SyncResolveChoice, 
+/**
+ * For `edited`: the text the person wrote in the merge view.
+ */
+title?: string, source?: string, };
+
+export type SyncResolveResult = { conflict: SyncConflict, 
+/**
+ * The resolution: the project's new head, delivered on the new base.
+ */
+version: Version, 
+/**
+ * Unsaved working-copy changes kept first.
+ */
+autosnapshot?: Version, };
+
+export type SyncRunResult = { pushed: number, pulled: number, newConflicts: number, status: SyncStatus, };
+
+export type SyncState = "notConnected" | "paused" | "conflict" | "offline" | "failed" | "pending" | "synced";
+
+export type SyncStatus = { state: SyncState, connected: boolean, paused: boolean, serverUrl?: string, workspaceName?: string, memberName?: string, role?: string, 
+/**
+ * `…` and the token's last characters: never the token.
+ */
+tokenFingerprint?: string, 
+/**
+ * Jobs still to reach the server (pending, sent, waiting to retry).
+ */
+pending: number, failed: number, 
+/**
+ * Open conflicts.
+ */
+conflicts: number, 
+/**
+ * The last cycle could not reach the server.
+ */
+offline: boolean, lastError?: string, lastContactAt?: string, 
+/**
+ * Unfinished jobs, then the 20 most recently finished, newest first.
+ */
+jobs: Array<DeliveryJob>, };
+
 export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
 
 export type TemplateInput = { name: string, 
@@ -1728,7 +1705,7 @@ export type ToolCall = { id: string, name: string, arguments: string, };
 
 export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 
-export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
+export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
 
 export type TurnTimings = { modelCalls: number, modelMicros: number, durableSyncs: number, syncMicros: number, totalMicros: number, 
 /**
@@ -1820,7 +1797,7 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, } | { "type": "syncResolution", conflictId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 
@@ -1914,6 +1891,14 @@ export interface ApiMethods {
   "llmProfile.setKey": { params: LlmProfileSetKeyParams; result: LlmProfile };
   "llmProfile.test": { params: LlmProfileRef; result: LlmTestResult };
   "llmProfile.models": { params: LlmModelsParams; result: LlmModelsResult };
+  "sync.connect": { params: SyncConnectParams; result: SyncStatus };
+  "sync.status": { params: Empty; result: SyncStatus };
+  "sync.push": { params: Empty; result: SyncRunResult };
+  "sync.pull": { params: Empty; result: SyncRunResult };
+  "sync.pause": { params: Empty; result: SyncStatus };
+  "sync.resume": { params: Empty; result: SyncStatus };
+  "sync.conflicts": { params: SyncConflictsParams; result: SyncConflictListResult };
+  "sync.resolve": { params: SyncResolveParams; result: SyncResolveResult };
   "llmProfile.detectLocal": { params: Empty; result: LlmDetectLocalResult };
   "llmProfile.context": { params: LlmProfileRef; result: ProfileContext };
   "llmProfile.setCompaction": { params: LlmProfileSetCompactionParams; result: ProfileContext };
@@ -1934,18 +1919,6 @@ export interface ApiMethods {
   "session.unpin": { params: SessionUnpinParams; result: SessionPins };
   "session.context": { params: SessionRef; result: SessionContextView };
   "session.setCompaction": { params: SessionSetCompactionParams; result: SessionContextView };
-  "session.intent": { params: SessionRef; result: SessionIntentView };
-  "session.setIntent": { params: SessionSetIntentParams; result: SessionIntentView };
-  "session.budget": { params: SessionRef; result: BudgetView };
-  "session.setBudget": { params: SessionSetBudgetParams; result: BudgetView };
-  "project.budget": { params: ProjectRef; result: BudgetView };
-  "project.setBudget": { params: ProjectSetBudgetParams; result: BudgetView };
-  "memory.list": { params: MemoryListParams; result: MemoryListResult };
-  "memory.add": { params: MemoryAddParams; result: MemoryItem };
-  "memory.update": { params: MemoryUpdateParams; result: MemoryItem };
-  "memory.confirm": { params: MemoryRef; result: MemoryItem };
-  "memory.delete": { params: MemoryRef; result: Deleted };
-  "memory.dismissHabit": { params: HabitRef; result: Deleted };
   "session.stage": { params: SessionStageParams; result: StagingView };
   "session.staging": { params: SessionRef; result: StagingView };
   "session.discardStaging": { params: SessionRef; result: StagingDiscardResult };
@@ -1981,7 +1954,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
 

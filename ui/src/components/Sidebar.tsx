@@ -1,4 +1,4 @@
-import { memo, useMemo, useState } from "react";
+import { memo, useMemo, useState, type ReactNode } from "react";
 import type { ProjectSummary, SearchHit } from "../api/generated";
 import { useApp } from "../context";
 import { formatFullTime, formatTime } from "../i18n";
@@ -8,7 +8,8 @@ export interface SidebarProps {
   projects: ProjectSummary[] | null;
   selectedId: string | null;
   showArchived: boolean;
-  syncLabel: string;
+  /** The sync state (and its popover), shown beside the settings link. */
+  sync: ReactNode;
   onShowArchived: (v: boolean) => void;
   onSelect: (id: string) => void;
   /** Opens a content search hit: its project, at the match. */
@@ -22,7 +23,7 @@ export const Sidebar = memo(function Sidebar({
   projects,
   selectedId,
   showArchived,
-  syncLabel,
+  sync,
   onShowArchived,
   onSelect,
   onOpenHit,
@@ -108,9 +109,7 @@ export const Sidebar = memo(function Sidebar({
         <button type="button" className="link" data-testid="open-settings" onClick={onSettings}>
           ⚙ {t("settings.title")}
         </button>
-        <span className="small muted" data-testid="sync-status">
-          <span className="dot" aria-hidden="true" /> {syncLabel}
-        </span>
+        {sync}
       </footer>
     </aside>
   );

@@ -161,6 +161,7 @@ describe("Settings", () => {
     expect(sections).toEqual(["usage"]);
     expect(screen.getAllByRole("tab").map((b) => b.textContent)).toEqual([
       "General",
+      "Workspace",
       "AI models",
       "Usage",
       "Memory",

@@ -13,8 +13,9 @@ import { Data } from "./Data";
 import { Models } from "./Models";
 import { Templates } from "./Templates";
 import { Usage } from "./Usage";
+import { WorkspaceSync } from "./Workspace";
 
-export type SettingsSection = "general" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "workspace" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -33,7 +34,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "models", "usage", "memory", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "workspace", "models", "usage", "memory", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -53,6 +54,7 @@ export function Settings(props: SettingsProps) {
         </nav>
         <div className="settings-body">
           {props.section === "general" && <General {...props} />}
+          {props.section === "workspace" && <WorkspaceSync />}
           {props.section === "models" && <Models />}
           {props.section === "usage" && <Usage />}
           {props.section === "memory" && <MemoryList />}

@@ -46,6 +46,18 @@ pub struct NewVersion<'a> {
 /// Adds the next version of `project` to `batch`: number `head + 1`, and moves the
 /// project's head (the caller puts the project). The one place that numbers versions.
 pub fn stage_next(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new: NewVersion<'_>) -> Result<Version, ApiError> {
+    let author = kernel.author()?;
+    stage_numbered(kernel, batch, project, new, &author)
+}
+
+/// Adds a colleague's version pulled from the workspace server (origin
+/// [`VersionOrigin::Pulled`], their name as the author) as the next version of
+/// `project`. It has no delivery job: it came from the server.
+pub fn stage_pulled(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new: NewVersion<'_>, author: &str) -> Result<Version, ApiError> {
+    stage_numbered(kernel, batch, project, new, author)
+}
+
+fn stage_numbered(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new: NewVersion<'_>, author: &str) -> Result<Version, ApiError> {
     let number = project.head + 1;
     let version = Version {
         id: kernel.new_id("ver"),
@@ -53,7 +65,7 @@ pub fn stage_next(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new
         number,
         title: new.title.to_owned(),
         source: new.source.to_owned(),
-        author: kernel.author()?,
+        author: author.to_owned(),
         message: new.message.map(str::to_owned),
         origin: new.origin.clone(),
         content_hash: content_hash(new.title, new.source),
@@ -62,8 +74,11 @@ pub fn stage_next(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new
     project.head = number;
     project.updated_at = version.created_at;
     batch.put(&version)?;
-    // A linked workspace delivers every version: its job is in this same batch.
-    crate::outbox::stage_delivery(batch, &kernel.workspace()?, &version, kernel.new_id("job"))?;
+    // A linked workspace delivers every version made here: its job is in this same
+    // batch. A pulled version came from the server and goes nowhere.
+    if !matches!(version.origin, VersionOrigin::Pulled { .. }) {
+        crate::outbox::stage_delivery(batch, &kernel.workspace()?, &version, kernel.new_id("job"))?;
+    }
     Ok(version)
 }
 

@@ -20,5 +20,6 @@ mod proposals;
 mod search;
 mod staging;
 mod store;
+mod sync;
 mod tidy;
 mod x_count;

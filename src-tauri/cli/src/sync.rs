@@ -1,0 +1,88 @@
+//! `inkstone-cli sync …`: connect this data folder to a workspace server and steer
+//! delivery. The invite token is only ever read from standard input, never from an
+//! argument, so it stays out of shell history and process lists. Each command is one
+//! API call.
+
+use std::io::Read;
+
+use clap::Subcommand;
+use inkstone_core::Engine;
+use serde_json::{json, Value};
+
+use crate::commands::{call, s, Rendered};
+use crate::Failure;
+
+#[derive(Debug, Subcommand)]
+pub enum SyncCommand {
+    /// Connect to a workspace server; the invite token is read from standard input.
+    Connect {
+        /// The server's URL, https://host[:port].
+        server_url: String,
+        /// Send the token over plain http:// to another machine anyway.
+        #[arg(long)]
+        allow_plain_http: bool,
+    },
+    /// Where sync stands, with the delivery jobs.
+    Status,
+    /// Send the versions waiting for the server now.
+    Push,
+    /// Bring in colleagues' versions now.
+    Pull,
+    /// Stop sending and pulling until `sync resume`.
+    Pause,
+    /// Send and pull again.
+    Resume,
+}
+
+fn read_token() -> Result<String, Failure> {
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).map_err(|e| Failure::Usage(format!("cannot read the token from standard input: {e}")))?;
+    let token = text.trim().to_owned();
+    if token.is_empty() {
+        return Err(Failure::Usage("standard input held no token (pipe the invite token in: `echo $TOKEN | inkstone-cli sync connect URL`)".to_owned()));
+    }
+    Ok(token)
+}
+
+fn print_status(status: &Value) {
+    let state = s(status, "state");
+    if status["connected"] != true {
+        println!("Not connected. Connect with `inkstone-cli sync connect <server-url>` (the invite token on standard input).");
+        return;
+    }
+    println!(
+        "{state}: {} at {} as {} ({}), token {}",
+        s(status, "workspaceName"),
+        s(status, "serverUrl"),
+        s(status, "memberName"),
+        s(status, "role"),
+        s(status, "tokenFingerprint")
+    );
+    println!("{} pending, {} failed, {} conflicts{}", status["pending"], status["failed"], status["conflicts"], if status["paused"] == true { ", paused" } else { "" });
+    if let Some(error) = status["lastError"].as_str() {
+        println!("last error: {error}");
+    }
+    for job in status["jobs"].as_array().into_iter().flatten().take(30) {
+        let server = job["serverNumber"].as_u64().map(|n| format!(" → server v{n}")).unwrap_or_default();
+        println!("  {}  {} v{}{server}  {}  attempts {}", s(job, "id"), s(job, "projectId"), job["versionNumber"], s(&job["state"], "state"), job["attempts"]);
+    }
+}
+
+fn print_run(result: &Value) {
+    println!("pushed {}, pulled {}, new conflicts {}", result["pushed"], result["pulled"], result["newConflicts"]);
+    print_status(&result["status"]);
+}
+
+pub fn run(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> {
+    Ok(match command {
+        SyncCommand::Connect { server_url, allow_plain_http } => {
+            let token = read_token()?;
+            (call(engine, "sync.connect", json!({"serverUrl": server_url, "token": token, "allowPlainHttp": allow_plain_http}))?, Box::new(print_status))
+        }
+        SyncCommand::Status => (call(engine, "sync.status", json!({}))?, Box::new(print_status)),
+        SyncCommand::Push => (call(engine, "sync.push", json!({}))?, Box::new(print_run)),
+        SyncCommand::Pull => (call(engine, "sync.pull", json!({}))?, Box::new(print_run)),
+        SyncCommand::Pause => (call(engine, "sync.pause", json!({}))?, Box::new(print_status)),
+        SyncCommand::Resume => (call(engine, "sync.resume", json!({}))?, Box::new(print_status)),
+    })
+}

@@ -1,0 +1,218 @@
+//! `sync.*`: connect this data dir to a workspace server, see and steer delivery, and
+//! resolve conflicts. The decisions are `crate::sync`'s; this parses, calls and maps.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::{ApiError, Empty, Engine};
+use crate::llm::ApiKey;
+use crate::outbox::{DeliveryJob, JobState};
+use crate::sync::{self, Choice, SyncConflict, SyncState};
+
+#[derive(Debug, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncConnectParams {
+    /// `https://host[:port]` of the workspace server.
+    pub server_url: String,
+    /// The invite token (kept in the OS keychain; only its fingerprint is stored).
+    pub token: ApiKey,
+    /// Confirms sending the token over plain http:// to another machine.
+    #[serde(default)]
+    #[ts(optional)]
+    pub allow_plain_http: Option<bool>,
+}
+
+/// Where sync stands.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncStatus {
+    pub state: SyncState,
+    pub connected: bool,
+    pub paused: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub workspace_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub member_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub role: Option<String>,
+    /// `…` and the token's last characters: never the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub token_fingerprint: Option<String>,
+    /// Jobs still to reach the server (pending, sent, waiting to retry).
+    pub pending: u32,
+    pub failed: u32,
+    /// Open conflicts.
+    pub conflicts: u32,
+    /// The last cycle could not reach the server.
+    pub offline: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_contact_at: Option<crate::model::Timestamp>,
+    /// Unfinished jobs, then the 20 most recently finished, newest first.
+    pub jobs: Vec<DeliveryJob>,
+}
+
+/// What a push or pull did, and where sync stands after it.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncRunResult {
+    pub pushed: u32,
+    pub pulled: u32,
+    pub new_conflicts: u32,
+    pub status: SyncStatus,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncConflictsParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    /// Resolved conflicts too (default: open ones only).
+    #[serde(default)]
+    #[ts(optional)]
+    pub include_resolved: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncConflictListResult {
+    pub conflicts: Vec<SyncConflict>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SyncResolveChoice {
+    Mine,
+    Theirs,
+    Merged,
+    Edited,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncResolveParams {
+    pub conflict_id: String,
+    pub choice: SyncResolveChoice,
+    /// For `edited`: the text the person wrote in the merge view.
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncResolveResult {
+    pub conflict: SyncConflict,
+    /// The resolution: the project's new head, delivered on the new base.
+    pub version: crate::model::Version,
+    /// Unsaved working-copy changes kept first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub autosnapshot: Option<crate::model::Version>,
+}
+
+/// The status as the UI shows it.
+pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
+    let connection = sync::connection(engine)?;
+    let paused = sync::is_paused(engine)?;
+    let health = engine.sync_runtime().health();
+    let all = sync::jobs(engine)?;
+    let pending = all.iter().filter(|j| sync::unsynced(&j.state)).count() as u32;
+    let failed = all.iter().filter(|j| j.state == JobState::Failed).count() as u32;
+    let open = sync::conflicts(engine)?.into_iter().filter(|c| c.state == sync::ConflictState::Open).count();
+    let mut jobs: Vec<DeliveryJob> = all.iter().rev().filter(|j| !matches!(j.state, JobState::Finalized | JobState::Superseded { .. })).cloned().collect();
+    jobs.extend(all.iter().rev().filter(|j| matches!(j.state, JobState::Finalized | JobState::Superseded { .. })).take(20).cloned());
+    let connected = connection.is_some();
+    Ok(SyncStatus {
+        state: sync::overall(connected, paused, open, failed, pending, health.offline),
+        connected,
+        paused,
+        server_url: connection.as_ref().map(|c| c.server_url.clone()),
+        workspace_name: connection.as_ref().map(|c| c.remote_workspace_name.clone()),
+        member_name: connection.as_ref().map(|c| c.member_name.clone()),
+        role: connection.as_ref().map(|c| c.role.clone()),
+        token_fingerprint: connection.as_ref().map(|c| c.token_fingerprint.clone()),
+        pending,
+        failed,
+        conflicts: open as u32,
+        offline: health.offline,
+        last_error: health.last_error,
+        last_contact_at: health.last_contact_at,
+        jobs,
+    })
+}
+
+pub(super) fn connect(engine: &Engine, params: SyncConnectParams) -> Result<SyncStatus, ApiError> {
+    sync::connect(engine, engine.sync_runtime(), sync::Connect { server_url: &params.server_url, token: &params.token, allow_plain_http: params.allow_plain_http == Some(true) })?;
+    status_of(engine)
+}
+
+pub(super) fn status(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> {
+    status_of(engine)
+}
+
+fn run(engine: &Engine, what: sync::cycle::What) -> Result<SyncRunResult, ApiError> {
+    if sync::is_paused(engine)? {
+        return Err(ApiError::new(crate::error::ErrorCode::Conflict, "Sync is paused for this workspace.").hint("resume", "Resume sync first (`inkstone-cli sync resume`)."));
+    }
+    let report = engine.sync_runtime().run(engine, what)?;
+    Ok(SyncRunResult { pushed: report.pushed, pulled: report.pulled, new_conflicts: report.new_conflicts, status: status_of(engine)? })
+}
+
+pub(super) fn push(engine: &Engine, _: Empty) -> Result<SyncRunResult, ApiError> {
+    run(engine, sync::cycle::What::Push)
+}
+
+pub(super) fn pull(engine: &Engine, _: Empty) -> Result<SyncRunResult, ApiError> {
+    run(engine, sync::cycle::What::Pull)
+}
+
+pub(super) fn pause(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> {
+    sync::set_paused(engine, true)?;
+    status_of(engine)
+}
+
+pub(super) fn resume(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> {
+    sync::set_paused(engine, false)?;
+    engine.sync_runtime().wake();
+    status_of(engine)
+}
+
+pub(super) fn conflicts(engine: &Engine, params: SyncConflictsParams) -> Result<SyncConflictListResult, ApiError> {
+    let all = params.include_resolved == Some(true);
+    let conflicts = sync::conflicts(engine)?
+        .into_iter()
+        .filter(|c| all || c.state == sync::ConflictState::Open)
+        .filter(|c| params.project_id.as_deref().is_none_or(|p| p == c.project_id))
+        .collect();
+    Ok(SyncConflictListResult { conflicts })
+}
+
+pub(super) fn resolve(engine: &Engine, params: SyncResolveParams) -> Result<SyncResolveResult, ApiError> {
+    let choice = match params.choice {
+        SyncResolveChoice::Mine => Choice::Mine,
+        SyncResolveChoice::Theirs => Choice::Theirs,
+        SyncResolveChoice::Merged => Choice::Merged,
+        SyncResolveChoice::Edited => Choice::Edited {
+            title: params.title.ok_or_else(|| ApiError::validation("title", "An edited resolution needs the title."))?,
+            source: params.source.ok_or_else(|| ApiError::validation("source", "An edited resolution needs the source."))?,
+        },
+    };
+    let resolved = sync::resolve(engine, &params.conflict_id, choice)?;
+    engine.sync_runtime().wake();
+    Ok(SyncResolveResult { conflict: resolved.conflict, version: resolved.version, autosnapshot: resolved.autosnapshot })
+}

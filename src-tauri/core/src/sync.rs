@@ -1,0 +1,667 @@
+//! Team sync, the client half: the transport that delivers the outbox's jobs to the
+//! workspace server, the pull that brings colleagues' versions in, and conflicts.
+//!
+//! - Which versions go where is decided below (`outbox`: a job per version, in the
+//!   version's own transaction); how they travel is [`transport`] (endpoint, token).
+//! - A push carries the server head this client last saw for the project
+//!   ([`ProjectLink::server_head`]) and the job's dedupe key; the job's first send
+//!   fixes that base, so every resend is the same push and can never make a second
+//!   version. Jobs of one project go one at a time, in order.
+//! - A pull reads the workspace's changes since the stored cursor: the client's own
+//!   versions are recognised by id (an ack that never arrived is completed there);
+//!   a colleague's version becomes a local version with their name as author and
+//!   origin `pulled`. The working copy is never overwritten: it follows a pulled head
+//!   only when it holds nothing unsynced; otherwise the pull is a [`SyncConflict`].
+//! - A stale base (409) imports the server's newer versions and opens a conflict:
+//!   the person's side, the server's and the common base, with a three-way merge when
+//!   the edits do not overlap ([`merge`]). The resolution is a new version (unsaved
+//!   work is first kept as an autosnapshot), pushed on the new base; the conflicted
+//!   jobs are superseded. Nothing is overwritten on either side.
+//! - The server token lives in the keychain (`config.secrets`, account
+//!   `sync:<workspace id>`); sled holds its fingerprint only.
+//! - [`Runtime`] is the engine's delivery thread and the cycle lock: one cycle (pull,
+//!   then push) at a time, whether the thread or an API call runs it.
+
+pub mod cycle;
+pub mod merge;
+pub mod transport;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::kernel::Kernel;
+use crate::llm::ApiKey;
+use crate::model::Timestamp;
+use crate::outbox::{DeliveryJob, JobState, Paused};
+use crate::store::{Batch, Durability, Kind, Record};
+
+pub use cycle::CycleReport;
+pub use merge::Overlap;
+
+pub use crate::outbox::DeliverySettings;
+
+/// The link of this data dir to a workspace server (a meta record). The token is in
+/// the keychain; this holds its fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Connection {
+    pub server_url: String,
+    pub remote_workspace_id: String,
+    pub remote_workspace_name: String,
+    pub member_id: String,
+    pub member_name: String,
+    /// owner, editor or viewer.
+    pub role: String,
+    pub token_fingerprint: String,
+    /// The workspace's change cursor this client has read up to.
+    pub cursor: u64,
+    pub connected_at: Timestamp,
+}
+
+pub const META_CONNECTION: &[u8] = b"sync_connection";
+
+impl Record for Connection {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_CONNECTION.to_vec()
+    }
+}
+
+/// Per project: what this client knows of the server's history.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectLink {
+    pub project_id: String,
+    /// The server's head this client has seen (0: none). The base of the next push.
+    pub server_head: u32,
+    /// The local version whose content is that head (0: none).
+    pub base_local: u32,
+}
+
+impl Record for ProjectLink {
+    const KIND: Kind = Kind::SyncProjects;
+    fn key(&self) -> Vec<u8> {
+        self.project_id.as_bytes().to_vec()
+    }
+}
+
+/// What started a conflict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ConflictKind {
+    /// The server refused a push: its head had moved.
+    Push,
+    /// A pulled head arrived while the working copy or local versions were unsynced.
+    Pull,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ConflictState {
+    Open,
+    Resolved,
+}
+
+/// One side of a conflict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConflictSide {
+    pub title: String,
+    pub source: String,
+    pub author: String,
+    /// The local version holding it (none for an unsaved working copy or an empty base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub local_number: Option<u32>,
+    /// The server's number, when the server holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server_number: Option<u32>,
+}
+
+/// A conflict for the person to resolve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncConflict {
+    pub id: String,
+    pub project_id: String,
+    pub kind: ConflictKind,
+    pub state: ConflictState,
+    /// The common base: the last content both sides shared.
+    pub base: ConflictSide,
+    /// The person's side.
+    pub mine: ConflictSide,
+    /// The server's side.
+    pub theirs: ConflictSide,
+    /// The three-way merge, when the edits do not overlap (title and source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub merged: Option<MergedContent>,
+    /// Where the edits overlap, for the merge view.
+    pub overlaps: Vec<Overlap>,
+    /// The delivery jobs the conflict holds back (superseded on resolving).
+    pub job_ids: Vec<String>,
+    /// The local version that resolved it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub resolution: Option<u32>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MergedContent {
+    pub title: String,
+    pub source: String,
+}
+
+impl Record for SyncConflict {
+    const KIND: Kind = Kind::SyncConflicts;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+impl SyncConflict {
+    /// Recomputes the merge of the three sides.
+    pub fn remerge(&mut self) {
+        let title = merge::merge_title(&self.base.title, &self.mine.title, &self.theirs.title);
+        let source = merge::merge3(&self.base.source, &self.mine.source, &self.theirs.source);
+        match (title, source) {
+            (Some(title), merge::Merged::Clean(source)) => {
+                self.merged = Some(MergedContent { title, source });
+                self.overlaps = Vec::new();
+            }
+            (title, source) => {
+                self.merged = None;
+                self.overlaps = match source {
+                    merge::Merged::Overlapping(overlaps) => overlaps,
+                    merge::Merged::Clean(_) => Vec::new(),
+                };
+                if title.is_none() {
+                    self.overlaps.insert(0, Overlap { base_start: 0, base_len: 0, mine: self.mine.title.clone(), theirs: self.theirs.title.clone() });
+                }
+            }
+        }
+    }
+}
+
+/// The keychain account of the server token of local workspace `workspace_id`.
+pub fn token_account(workspace_id: &str) -> String {
+    format!("sync:{workspace_id}")
+}
+
+/// The connection, if this data dir is linked to a server.
+pub fn connection(kernel: &Kernel) -> Result<Option<Connection>, ApiError> {
+    Ok(kernel.store().get::<Connection>(META_CONNECTION)?)
+}
+
+/// The server token from the keychain. Errors: CONFLICT when not connected or the
+/// keychain lost the token; KEYCHAIN_UNAVAILABLE.
+pub fn token(kernel: &Kernel) -> Result<ApiKey, ApiError> {
+    let workspace = kernel.workspace()?;
+    kernel.config().secrets.get(&token_account(&workspace.id))?.ok_or_else(|| {
+        ApiError::new(ErrorCode::Conflict, "The workspace server's token is not in the keychain.").hint("reconnect", "Connect again with the invite token (Settings → Workspace).")
+    })
+}
+
+/// Every delivery job, in creation order.
+pub fn jobs(kernel: &Kernel) -> Result<Vec<DeliveryJob>, ApiError> {
+    Ok(kernel.store().scan::<DeliveryJob>(b"")?)
+}
+
+/// Every conflict, oldest first.
+pub fn conflicts(kernel: &Kernel) -> Result<Vec<SyncConflict>, ApiError> {
+    Ok(kernel.store().scan::<SyncConflict>(b"")?)
+}
+
+/// True when the local workspace's deliveries are paused.
+pub fn is_paused(kernel: &Kernel) -> Result<bool, ApiError> {
+    let workspace = kernel.workspace()?;
+    Ok(kernel.store().get::<Paused>(crate::outbox::META_PAUSED)?.is_some_and(|p| p.workspaces.contains(&workspace.id)))
+}
+
+/// Pauses or resumes the workspace's deliveries and pulls.
+pub fn set_paused(kernel: &Kernel, paused: bool) -> Result<(), ApiError> {
+    let _guard = kernel.write_lock();
+    let workspace = kernel.workspace()?;
+    let mut record = kernel.store().get::<Paused>(crate::outbox::META_PAUSED)?.unwrap_or_default();
+    record.workspaces.retain(|w| w != &workspace.id);
+    if paused {
+        record.workspaces.push(workspace.id);
+    }
+    let mut batch = Batch::new();
+    batch.put(&record)?;
+    kernel.store().apply(batch, Durability::Durable)?;
+    Ok(())
+}
+
+/// How the last cycle went, kept in memory for the status.
+#[derive(Debug, Clone, Default)]
+pub struct Health {
+    /// The server could not be reached in the last cycle.
+    pub offline: bool,
+    pub last_error: Option<String>,
+    pub last_contact_at: Option<Timestamp>,
+}
+
+/// Counts of the jobs by what they mean to the person.
+pub fn job_counts(jobs: &[DeliveryJob]) -> BTreeMap<&'static str, u32> {
+    let mut counts = BTreeMap::new();
+    for job in jobs {
+        *counts.entry(job.state.name()).or_insert(0) += 1;
+    }
+    counts
+}
+
+/// True while a job still has to reach the server.
+pub fn unsynced(state: &JobState) -> bool {
+    match state {
+        JobState::Pending | JobState::Dispatched | JobState::RetryWait { .. } | JobState::Acked { .. } => true,
+        JobState::Finalized | JobState::Conflict { .. } | JobState::Failed | JobState::Superseded { .. } => false,
+    }
+}
+
+/// A draw in [0, 1) from a seeded xorshift: the backoff's jitter (core reads no
+/// random source; the seed is the configuration's).
+#[derive(Debug)]
+pub struct Jitter(u64);
+
+impl Jitter {
+    pub fn new(seed: u64) -> Jitter {
+        Jitter(seed | 1)
+    }
+
+    pub fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The engine's sync machinery: the transport, the cycle lock, the last cycle's
+/// health and the delivery thread.
+pub struct Runtime {
+    transport: Mutex<Option<Arc<transport::Transport>>>,
+    /// Held for a whole cycle; holds the jitter source.
+    cycle: Mutex<Jitter>,
+    health: Mutex<Health>,
+    wake: Arc<(Mutex<bool>, Condvar)>,
+    stop: AtomicBool,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Dispatched jobs of a previous process are turned back to pending once.
+    resumed: AtomicBool,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("sync::Runtime").finish()
+    }
+}
+
+const THREAD_NAME: &str = "inkstone-sync";
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Runtime {
+    pub fn new(seed: u64) -> Runtime {
+        Runtime {
+            transport: Mutex::new(None),
+            cycle: Mutex::new(Jitter::new(seed)),
+            health: Mutex::new(Health::default()),
+            wake: Arc::new((Mutex::new(false), Condvar::new())),
+            stop: AtomicBool::new(false),
+            thread: Mutex::new(None),
+            resumed: AtomicBool::new(false),
+        }
+    }
+
+    /// The transport, built on first use.
+    pub fn transport(&self, kernel: &Kernel) -> Result<Arc<transport::Transport>, ApiError> {
+        let mut slot = lock(&self.transport);
+        if let Some(t) = slot.as_ref() {
+            return Ok(Arc::clone(t));
+        }
+        let t = Arc::new(transport::Transport::new(kernel.config().sync.timeout).map_err(|e| ApiError::internal(format!("the sync client could not start: {e}")))?);
+        *slot = Some(Arc::clone(&t));
+        Ok(t)
+    }
+
+    pub fn health(&self) -> Health {
+        lock(&self.health).clone()
+    }
+
+    /// Runs one cycle (pull, then push) under the cycle lock.
+    pub fn run(&self, kernel: &Kernel, what: cycle::What) -> Result<CycleReport, ApiError> {
+        let mut jitter = lock(&self.cycle);
+        if !self.resumed.swap(true, Ordering::SeqCst) {
+            cycle::resume_after_restart(kernel)?;
+        }
+        let transport = self.transport(kernel)?;
+        let report = cycle::run(kernel, &transport, &mut jitter, what)?;
+        let mut health = lock(&self.health);
+        health.offline = report.offline;
+        health.last_error.clone_from(&report.error);
+        if !report.offline && report.contacted {
+            health.last_contact_at = Some(kernel.now());
+        }
+        Ok(report)
+    }
+
+    /// Wakes the delivery thread (a version was committed, the person resumed).
+    pub fn wake(&self) {
+        let (flag, condvar) = &*self.wake;
+        *lock(flag) = true;
+        condvar.notify_all();
+    }
+
+    /// Starts the delivery thread for `owner` (held weakly: the thread ends with the
+    /// engine). `kernel_of` reaches the kernel and this runtime from the owner.
+    pub fn start<T: Send + Sync + 'static>(owner: &Arc<T>, parts: fn(&T) -> (&Kernel, &Runtime)) {
+        let (kernel, runtime) = parts(owner);
+        let mut thread = lock(&runtime.thread);
+        if thread.is_some() {
+            return;
+        }
+        let wake = Arc::clone(&runtime.wake);
+        // A committed version (its job) wakes the thread at once; the thread's own
+        // job updates do not.
+        kernel.store().subscribe(
+            &[Kind::Outbox],
+            Box::new(move |_| {
+                if std::thread::current().name() == Some(THREAD_NAME) {
+                    return true;
+                }
+                let (flag, condvar) = &*wake;
+                *lock(flag) = true;
+                condvar.notify_all();
+                true
+            }),
+        );
+        let weak: Weak<T> = Arc::downgrade(owner);
+        let wake = Arc::clone(&runtime.wake);
+        let poll = kernel.config().sync.poll;
+        let spawned = std::thread::Builder::new().name(THREAD_NAME.to_owned()).spawn(move || loop {
+            let wait = {
+                let Some(owner) = weak.upgrade() else { return };
+                let (kernel, runtime) = parts(&owner);
+                if runtime.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let connected = matches!(connection(kernel), Ok(Some(_)));
+                if connected && !matches!(is_paused(kernel), Ok(true)) {
+                    match runtime.run(kernel, cycle::What::Both) {
+                        Ok(report) if report.offline || report.waiting > 0 => poll.min(Duration::from_millis(500)),
+                        Ok(_) => poll,
+                        Err(error) => {
+                            tracing::warn!(code = ?error.code, "sync cycle failed: {}", error.message);
+                            poll
+                        }
+                    }
+                } else {
+                    poll
+                }
+            };
+            let (flag, condvar) = &*wake;
+            let mut woken = lock(flag);
+            if !*woken {
+                woken = condvar.wait_timeout(woken, wait).map(|(guard, _)| guard).unwrap_or_else(|poisoned| poisoned.into_inner().0);
+            }
+            *woken = false;
+        });
+        match spawned {
+            Ok(handle) => *thread = Some(handle),
+            Err(error) => tracing::error!("the sync thread could not start: {error}"),
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake();
+        if let Some(handle) = lock(&self.thread).take() {
+            // The thread may hold the last reference to its engine and drop it itself.
+            if handle.thread().id() != std::thread::current().id() {
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+/// Checks and normalises a server URL: http or https, a host, no credentials, query
+/// or fragment; no trailing slash. Errors: VALIDATION on `serverUrl`.
+pub fn normalize_server_url(input: &str) -> Result<String, ApiError> {
+    let url = input.trim().trim_end_matches('/');
+    let bad = |why: &str| {
+        ApiError::validation("serverUrl", format!("The server URL is not usable: {why}."))
+            .hint("server_url_form", "Give it as https://host[:port], as the server's operator printed it.")
+    };
+    let Some((scheme, rest)) = url.split_once("://") else { return Err(bad("it needs http:// or https://")) };
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(bad("the scheme must be http or https"));
+    }
+    if rest.is_empty() || rest.starts_with('/') || rest.starts_with(':') || rest.contains(['@', '?', '#', ' ']) || rest.chars().any(char::is_control) || url.len() > 500 {
+        return Err(bad("it must be a host (and port), without credentials, query or spaces"));
+    }
+    Ok(format!("{scheme}://{rest}"))
+}
+
+/// What `connect` needs.
+#[derive(Debug)]
+pub struct Connect<'a> {
+    pub server_url: &'a str,
+    pub token: &'a ApiKey,
+    /// The person confirmed sending the token unencrypted to another machine.
+    pub allow_plain_http: bool,
+}
+
+/// Links this data dir to a workspace server: checks the token with the server, keeps
+/// it in the keychain (sled gets its fingerprint) and marks the workspace linked, so
+/// every later version has a delivery job.
+///
+/// Errors: VALIDATION (the URL; a plain http:// URL to another machine without
+/// `allow_plain_http`; the token's form); OFFLINE when the server cannot be reached;
+/// PERMISSION_DENIED when it refuses the token; CONFLICT when already linked to
+/// another workspace; KEYCHAIN_UNAVAILABLE.
+pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Result<Connection, ApiError> {
+    let server_url = normalize_server_url(request.server_url)?;
+    let raw = request.token.expose().trim();
+    if raw.is_empty() || raw.chars().count() > 4096 || raw.chars().any(char::is_control) {
+        return Err(ApiError::validation("token", "The invite token must be 1–4096 characters without line breaks."));
+    }
+    if crate::llm::profile::key_would_travel_in_clear(&server_url) && !request.allow_plain_http {
+        return Err(ApiError::validation("serverUrl", "Not connected: this plain http:// URL would send your token unencrypted to another machine.")
+            .hint("plain_http", "Use https:// for a server on another machine.")
+            .hint("allow_plain_http", "To connect anyway (a trusted local network), confirm with allowPlainHttp."));
+    }
+    let token = ApiKey::new(raw);
+    let transport = runtime.transport(kernel)?;
+    let info = transport.workspace(&server_url, &token).map_err(|failure| match failure {
+        transport::Failure::Network(detail) => ApiError::new(ErrorCode::Offline, format!("The workspace server could not be reached ({detail})."))
+            .hint("check_server", "Check the URL and that the server is running, then try again."),
+        transport::Failure::Status { status: 401 | 403, .. } => {
+            ApiError::new(ErrorCode::PermissionDenied, "The server did not accept this token.").hint("new_invite", "Ask a workspace owner for a new invite token.")
+        }
+        other => ApiError::new(ErrorCode::Conflict, format!("The server refused the connection: {}.", other.reason())),
+    })?;
+    let _guard = kernel.write_lock();
+    let mut workspace = kernel.workspace()?;
+    let existing = connection(kernel)?;
+    if let Some(existing) = &existing {
+        if existing.remote_workspace_id != info.id {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("This data folder is linked to the workspace \"{}\"; a token of another workspace cannot replace it.", existing.remote_workspace_name),
+            )
+            .hint("other_data_dir", "Use another data folder for another team workspace."));
+        }
+    }
+    kernel.config().secrets.set(&token_account(&workspace.id), &token)?;
+    let connection = Connection {
+        server_url: server_url.clone(),
+        remote_workspace_id: info.id,
+        remote_workspace_name: info.name,
+        member_id: info.me.id,
+        member_name: info.me.name,
+        role: info.me.role.as_str().to_owned(),
+        token_fingerprint: token.fingerprint(),
+        cursor: existing.as_ref().map_or(0, |c| c.cursor),
+        connected_at: kernel.now(),
+    };
+    workspace.server_url = Some(server_url);
+    let mut batch = Batch::new();
+    batch.put(&workspace)?.put(&connection)?;
+    kernel.store().apply(batch, Durability::Durable)?;
+    runtime.wake();
+    Ok(connection)
+}
+
+/// How the person resolves a conflict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    Mine,
+    Theirs,
+    /// The clean three-way merge (only when the edits do not overlap).
+    Merged,
+    /// What the person wrote in the merge view.
+    Edited {
+        title: String,
+        source: String,
+    },
+}
+
+/// What resolving made.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub conflict: SyncConflict,
+    /// Unsaved working-copy changes kept first, when there were any.
+    pub autosnapshot: Option<crate::model::Version>,
+    /// The resolution: the new head, delivered on the new base.
+    pub version: crate::model::Version,
+}
+
+/// Resolves an open conflict with a new version (after an autosnapshot of unsaved
+/// work that is neither side); the working copy becomes the resolution and the
+/// conflict's held-back jobs are superseded. Nothing is overwritten: every side stays
+/// a version.
+///
+/// Errors: NOT_FOUND; CONFLICT when the conflict is resolved already, or `Merged` is
+/// asked while the edits overlap.
+pub fn resolve(kernel: &Kernel, conflict_id: &str, choice: Choice) -> Result<Resolved, ApiError> {
+    let _guard = kernel.write_lock();
+    let store = kernel.store();
+    let mut conflict = store.get::<SyncConflict>(conflict_id.as_bytes())?.ok_or_else(|| ApiError::not_found("sync conflict", conflict_id))?;
+    if conflict.state != ConflictState::Open {
+        return Err(ApiError::new(ErrorCode::Conflict, format!("Conflict {conflict_id} is resolved already (version {}).", conflict.resolution.unwrap_or(0))));
+    }
+    let (title, source) = match &choice {
+        Choice::Mine => (conflict.mine.title.clone(), conflict.mine.source.clone()),
+        Choice::Theirs => (conflict.theirs.title.clone(), conflict.theirs.source.clone()),
+        Choice::Merged => match &conflict.merged {
+            Some(merged) => (merged.title.clone(), merged.source.clone()),
+            None => {
+                return Err(ApiError::new(ErrorCode::Conflict, "The two sides edit the same lines, so there is no automatic merge.")
+                    .hint("merge_view", "Open the merge view and choose or edit the text of each overlapping place.")
+                    .details(serde_json::json!({"conflictId": conflict.id, "overlaps": conflict.overlaps})))
+            }
+        },
+        Choice::Edited { title, source } => (crate::error::required_text("title", title, 500)?, source.clone()),
+    };
+    let mut project = crate::project::load(store, &conflict.project_id)?;
+    let mut batch = Batch::new();
+    let working = crate::project::versions::content_hash(&project.title, &project.source);
+    // Is the working copy already a version (either side, or the head)? Otherwise it
+    // is unsaved work, kept as an autosnapshot before the resolution replaces it.
+    let known = [&conflict.mine, &conflict.theirs].iter().any(|s| s.local_number.is_some() && crate::project::versions::content_hash(&s.title, &s.source) == working)
+        || (project.head > 0 && crate::project::versions::load(store, &project.id, project.head)?.content_hash == working);
+    let mut autosnapshot = None;
+    if !known {
+        let (t, s) = (project.title.clone(), project.source.clone());
+        autosnapshot = Some(crate::project::versions::stage_next(
+            kernel,
+            &mut batch,
+            &mut project,
+            crate::project::versions::NewVersion {
+                title: &t,
+                source: &s,
+                origin: &crate::model::VersionOrigin::Autosnapshot,
+                message: Some("Unsaved changes kept before resolving a sync conflict"),
+            },
+        )?);
+    }
+    let origin = crate::model::VersionOrigin::SyncResolution { conflict_id: conflict.id.clone() };
+    let version = crate::project::versions::stage_next(
+        kernel,
+        &mut batch,
+        &mut project,
+        crate::project::versions::NewVersion { title: &title, source: &source, origin: &origin, message: Some("Resolved a sync conflict") },
+    )?;
+    project.title = title;
+    project.source = source;
+    project.revision += 1;
+    let policy = kernel.config().sync.retry;
+    for job_id in &conflict.job_ids {
+        if let Some(job) = store.get::<DeliveryJob>(job_id.as_bytes())? {
+            if matches!(job.state, JobState::Conflict { .. }) {
+                let next = crate::outbox::advance(&job, &crate::outbox::Event::Superseded { by_version: version.number }, kernel.now(), &policy, 0.0)
+                    .map_err(|e| ApiError::internal(format!("delivery job {}: {e}", job.id)))?;
+                batch.put(&next)?;
+            }
+        }
+    }
+    conflict.state = ConflictState::Resolved;
+    conflict.resolution = Some(version.number);
+    conflict.updated_at = kernel.now();
+    let activity = kernel.activity(
+        Some(&project.id),
+        crate::model::ActivityKind::VersionCreated,
+        format!("Resolved a sync conflict of \"{}\" as version {}", project.title, version.number),
+    )?;
+    batch.put(&project)?.put(&conflict)?.put(&activity)?;
+    store.apply(batch, Durability::Durable)?;
+    Ok(Resolved { conflict, autosnapshot, version })
+}
+
+/// The state the sidebar shows, most pressing first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SyncState {
+    NotConnected,
+    Paused,
+    Conflict,
+    Offline,
+    Failed,
+    Pending,
+    Synced,
+}
+
+/// Decides the overall state. Pure.
+pub fn overall(connected: bool, paused: bool, open_conflicts: usize, failed: u32, pending: u32, offline: bool) -> SyncState {
+    if !connected {
+        SyncState::NotConnected
+    } else if paused {
+        SyncState::Paused
+    } else if open_conflicts > 0 {
+        SyncState::Conflict
+    } else if offline {
+        SyncState::Offline
+    } else if failed > 0 {
+        SyncState::Failed
+    } else if pending > 0 {
+        SyncState::Pending
+    } else {
+        SyncState::Synced
+    }
+}

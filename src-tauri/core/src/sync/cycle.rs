@@ -1,0 +1,429 @@
+//! One sync cycle: pull the workspace's changes, then push the due delivery jobs.
+//! The network calls run without the store's write lock; every state change is one
+//! durable batch under it. A job is marked dispatched (durably) before it is sent, so
+//! a crash mid-send resumes it as pending and resends the same push.
+
+use std::collections::BTreeMap;
+
+use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion};
+
+use super::transport::{Failure, PushAnswer, Transport};
+use super::{connection, token, ConflictKind, ConflictSide, ConflictState, Connection, Jitter, ProjectLink, SyncConflict};
+use crate::error::{ApiError, ErrorCode};
+use crate::kernel::Kernel;
+use crate::llm::ApiKey;
+use crate::model::{ActivityKind, Project, Version, VersionOrigin};
+use crate::outbox::{self, DeliveryJob, Event, JobState};
+use crate::project::versions::{self, content_hash, NewVersion};
+use crate::store::{Batch, Durability};
+
+/// Which halves of a cycle to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum What {
+    Pull,
+    Push,
+    Both,
+}
+
+/// What a cycle did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CycleReport {
+    /// Colleagues' versions brought in.
+    pub pulled: u32,
+    /// Versions the server acknowledged.
+    pub pushed: u32,
+    /// Conflicts opened.
+    pub new_conflicts: u32,
+    /// Jobs waiting out a backoff.
+    pub waiting: u32,
+    /// The server could not be reached.
+    pub offline: bool,
+    /// The server answered at least once.
+    pub contacted: bool,
+    /// The last failure, for the person.
+    pub error: Option<String>,
+}
+
+impl CycleReport {
+    fn failed(&mut self, failure: &Failure) {
+        self.offline |= matches!(failure, Failure::Network(_));
+        self.contacted |= matches!(failure, Failure::Status { .. });
+        self.error = Some(failure.reason());
+    }
+}
+
+fn not_connected() -> ApiError {
+    ApiError::new(ErrorCode::Conflict, "This workspace is not connected to a workspace server.")
+        .hint("connect", "Connect in Settings → Workspace with the server's URL and your invite token (or `inkstone-cli sync connect`).")
+}
+
+/// After a restart: what was in the air goes back to pending (same dedupe key).
+pub fn resume_after_restart(kernel: &Kernel) -> Result<(), ApiError> {
+    let _guard = kernel.write_lock();
+    let policy = kernel.config().sync.retry;
+    let mut batch = Batch::new();
+    for job in super::jobs(kernel)? {
+        if job.state == JobState::Dispatched {
+            batch.put(&advance(&job, &Event::Restarted, kernel, &policy, 0.0)?)?;
+        }
+    }
+    kernel.store().apply(batch, Durability::Durable)?;
+    Ok(())
+}
+
+fn advance(job: &DeliveryJob, event: &Event, kernel: &Kernel, policy: &outbox::RetryPolicy, unit: f64) -> Result<DeliveryJob, ApiError> {
+    outbox::advance(job, event, kernel.now(), policy, unit).map_err(|e| ApiError::internal(format!("delivery job {}: {e}", job.id)))
+}
+
+/// Runs `what`. Errors: CONFLICT when not connected or the token is missing; store
+/// errors. A server that cannot be reached is not an error: the report says offline.
+pub fn run(kernel: &Kernel, transport: &Transport, jitter: &mut Jitter, what: What) -> Result<CycleReport, ApiError> {
+    let connection = connection(kernel)?.ok_or_else(not_connected)?;
+    let token = token(kernel)?;
+    let mut report = CycleReport::default();
+    if matches!(what, What::Pull | What::Both) {
+        pull(kernel, transport, &connection, &token, &mut report)?;
+    }
+    if matches!(what, What::Push | What::Both) && !report.offline {
+        push(kernel, transport, &connection, &token, jitter, &mut report)?;
+    }
+    Ok(report)
+}
+
+fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, report: &mut CycleReport) -> Result<(), ApiError> {
+    let mut cursor = connection.cursor;
+    loop {
+        let changes = match transport.changes(&connection.server_url, token, cursor) {
+            Ok(changes) => changes,
+            Err(failure) => {
+                report.failed(&failure);
+                return Ok(());
+            }
+        };
+        report.contacted = true;
+        let _guard = kernel.write_lock();
+        let mut batch = Batch::new();
+        let mut by_project: BTreeMap<&str, Vec<&ServerVersion>> = BTreeMap::new();
+        for version in &changes.versions {
+            by_project.entry(version.project_id.as_str()).or_default().push(version);
+        }
+        for (project_id, versions) in by_project {
+            import(kernel, &mut batch, project_id, &versions, report, None)?;
+        }
+        let mut stored = super::connection(kernel)?.ok_or_else(not_connected)?;
+        stored.cursor = stored.cursor.max(changes.cursor);
+        cursor = stored.cursor;
+        batch.put(&stored)?;
+        kernel.store().apply(batch, Durability::Durable)?;
+        if !changes.more {
+            return Ok(());
+        }
+    }
+}
+
+fn side(version: &Version, server_number: Option<u32>) -> ConflictSide {
+    ConflictSide { title: version.title.clone(), source: version.source.clone(), author: version.author.clone(), local_number: Some(version.number), server_number }
+}
+
+/// Brings a project's server versions in (oldest first). The client's own versions
+/// complete their jobs; a colleague's become local versions. When they move the head
+/// under unsynced work — an edited working copy, versions not yet on the server, an
+/// open conflict — the work stays as it is and a conflict opens (or the open one
+/// moves to the newest head). `push_conflict`: a 409 brought these; the sending job
+/// is in conflict whatever they hold.
+fn import(
+    kernel: &Kernel,
+    batch: &mut Batch,
+    project_id: &str,
+    server_versions: &[&ServerVersion],
+    report: &mut CycleReport,
+    push_conflict: Option<ConflictKind>,
+) -> Result<(), ApiError> {
+    let store = kernel.store();
+    let policy = kernel.config().sync.retry;
+    let mut link = store.get::<ProjectLink>(project_id.as_bytes())?.unwrap_or_else(|| ProjectLink { project_id: project_id.to_owned(), server_head: 0, base_local: 0 });
+    let mut project: Option<Project> = store.get::<Project>(project_id.as_bytes())?;
+    let created_here = project.is_none();
+    let head_before = project.as_ref().map_or(0, |p| p.head);
+    let local_versions = if created_here { Vec::new() } else { versions::list(store, project_id)? };
+    let mut jobs: Vec<DeliveryJob> = super::jobs(kernel)?.into_iter().filter(|j| j.project_id == project_id).collect();
+    let mut changed_jobs = std::collections::BTreeSet::new();
+    let mut base_before_theirs: Option<u32> = None;
+    let mut theirs: Option<(Version, u32)> = None;
+    let now = kernel.now();
+    let mut ordered: Vec<&ServerVersion> = server_versions.to_vec();
+    ordered.sort_by_key(|v| v.number);
+    for server_version in ordered {
+        if server_version.number <= link.server_head {
+            continue;
+        }
+        if let Some(mine) = local_versions.iter().find(|v| v.id == server_version.client_id) {
+            // Ours: the server holds it (its ack may never have arrived).
+            link.server_head = server_version.number;
+            link.base_local = mine.number;
+            if let Some(at) = jobs.iter().position(|j| j.version_id == mine.id) {
+                let mut job = jobs[at].clone();
+                if job.state == JobState::Dispatched {
+                    job = advance(&job, &Event::Restarted, kernel, &policy, 0.0)?;
+                }
+                if let Ok(acked) = outbox::advance(&job, &Event::Acked { number: server_version.number }, now, &policy, 0.0) {
+                    job = advance(&acked, &Event::Finalize, kernel, &policy, 0.0)?;
+                    jobs[at] = job;
+                    changed_jobs.insert(at);
+                }
+            }
+            continue;
+        }
+        base_before_theirs.get_or_insert(link.base_local);
+        let target = match &mut project {
+            Some(target) => target,
+            None => {
+                let mut created = crate::project::new_project(kernel, crate::project::NewProject { title: server_version.title.clone(), ..Default::default() }, now);
+                created.id = project_id.to_owned();
+                let activity = kernel.activity(Some(project_id), ActivityKind::ProjectCreated, format!("Pulled project \"{}\" by {}", created.title, server_version.author))?;
+                batch.put(&activity)?;
+                project.insert(created)
+            }
+        };
+        let origin = VersionOrigin::Pulled { server_number: server_version.number, pushed_by: server_version.pushed_by.clone() };
+        let version = versions::stage_pulled(
+            kernel,
+            batch,
+            target,
+            NewVersion { title: &server_version.title, source: &server_version.source, origin: &origin, message: server_version.message.as_deref() },
+            &server_version.author,
+        )?;
+        link.server_head = server_version.number;
+        link.base_local = version.number;
+        report.pulled += 1;
+        theirs = Some((version, server_version.number));
+    }
+    if theirs.is_none() && push_conflict.is_some() {
+        // The newer versions were already here: the head this client holds is theirs.
+        if let Some(version) = local_versions.iter().find(|v| v.number == link.base_local) {
+            theirs = Some((version.clone(), link.server_head));
+            base_before_theirs.get_or_insert(link.base_local);
+        }
+    }
+    if let (Some((their_version, their_number)), Some(project)) = (theirs, project.as_mut()) {
+        let head_version = local_versions.iter().find(|v| v.number == head_before);
+        let working_copy_hash = content_hash(&project.title, &project.source);
+        let edited = !created_here && head_version.is_none_or(|h| h.content_hash != working_copy_hash);
+        let unsynced: Vec<usize> =
+            jobs.iter().enumerate().filter(|(_, j)| matches!(j.state, JobState::Pending | JobState::Dispatched | JobState::RetryWait { .. })).map(|(i, _)| i).collect();
+        let held_back = jobs.iter().any(|j| matches!(j.state, JobState::Conflict { .. } | JobState::Failed));
+        let mut open = super::conflicts(kernel)?.into_iter().find(|c| c.project_id == project_id && c.state == ConflictState::Open);
+        let clean = created_here || (!edited && unsynced.is_empty() && !held_back && open.is_none() && push_conflict.is_none());
+        if clean {
+            // Nothing here is unsynced: the working copy follows the server's head.
+            project.title = their_version.title.clone();
+            project.source = their_version.source.clone();
+            project.revision += 1;
+        } else {
+            let their_side = side(&their_version, Some(their_number));
+            let mut job_ids = Vec::new();
+            for at in unsynced {
+                jobs[at] = advance(&jobs[at], &Event::StaleBase { server_head: their_number }, kernel, &policy, 0.0)?;
+                changed_jobs.insert(at);
+                job_ids.push(jobs[at].id.clone());
+            }
+            let conflict = match open.take() {
+                Some(mut conflict) => {
+                    conflict.theirs = their_side;
+                    conflict.job_ids.extend(job_ids);
+                    conflict.updated_at = now;
+                    conflict.remerge();
+                    conflict
+                }
+                None => {
+                    let base_number = base_before_theirs.unwrap_or(0);
+                    let base = match local_versions.iter().find(|v| v.number == base_number && base_number > 0) {
+                        Some(v) => side(v, None),
+                        None => ConflictSide { title: String::new(), source: String::new(), author: String::new(), local_number: None, server_number: None },
+                    };
+                    let mine = match head_version {
+                        Some(head) if !edited => side(head, None),
+                        _ => ConflictSide { title: project.title.clone(), source: project.source.clone(), author: kernel.author()?, local_number: None, server_number: None },
+                    };
+                    let mut conflict = SyncConflict {
+                        id: kernel.new_id("cnf"),
+                        project_id: project_id.to_owned(),
+                        kind: push_conflict.unwrap_or(ConflictKind::Pull),
+                        state: ConflictState::Open,
+                        base,
+                        mine,
+                        theirs: their_side,
+                        merged: None,
+                        overlaps: Vec::new(),
+                        job_ids,
+                        resolution: None,
+                        created_at: now,
+                        updated_at: now,
+                    };
+                    conflict.remerge();
+                    report.new_conflicts += 1;
+                    let activity =
+                        kernel.activity(Some(project_id), ActivityKind::VersionCreated, format!("Sync conflict on \"{}\": the server has newer versions", project.title))?;
+                    batch.put(&activity)?;
+                    conflict
+                }
+            };
+            batch.put(&conflict)?;
+        }
+        project.updated_at = now;
+    }
+    if let Some(project) = &project {
+        if project.head != head_before || created_here {
+            batch.put(project)?;
+        }
+    }
+    batch.put(&link)?;
+    for at in changed_jobs {
+        batch.put(&jobs[at])?;
+    }
+    Ok(())
+}
+
+fn push(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, jitter: &mut Jitter, report: &mut CycleReport) -> Result<(), ApiError> {
+    let workspace_id = kernel.workspace()?.id;
+    let mut project_ids: Vec<String> = Vec::new();
+    for job in super::jobs(kernel)? {
+        if job.workspace_id == workspace_id && !project_ids.contains(&job.project_id) {
+            project_ids.push(job.project_id);
+        }
+    }
+    for project_id in project_ids {
+        // While a conflict is open, later versions of the project wait with it: the
+        // person resolves them together, and none goes on a base it was not made on.
+        if hold_with_open_conflict(kernel, &project_id)? {
+            continue;
+        }
+        // One job of a project at a time, in order: each is based on the one before.
+        loop {
+            let next = super::jobs(kernel)?.into_iter().find(|j| j.project_id == project_id && !matches!(j.state, JobState::Finalized | JobState::Superseded { .. }));
+            let Some(job) = next else { break };
+            // A pause takes effect between two sends, even within a cycle.
+            if super::is_paused(kernel)? {
+                return Ok(());
+            }
+            if !outbox::due(&job, kernel.now()) {
+                if matches!(job.state, JobState::RetryWait { .. }) {
+                    report.waiting += 1;
+                }
+                break;
+            }
+            if !send(kernel, transport, connection, token, &job, jitter, report)? {
+                break;
+            }
+        }
+        if report.offline {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// Attaches the project's waiting jobs to its open conflict (their newest version
+/// becomes the person's side); true when there is an open conflict.
+fn hold_with_open_conflict(kernel: &Kernel, project_id: &str) -> Result<bool, ApiError> {
+    let Some(mut conflict) = super::conflicts(kernel)?.into_iter().find(|c| c.project_id == project_id && c.state == ConflictState::Open) else {
+        return Ok(false);
+    };
+    let _guard = kernel.write_lock();
+    let policy = kernel.config().sync.retry;
+    let waiting: Vec<DeliveryJob> =
+        super::jobs(kernel)?.into_iter().filter(|j| j.project_id == project_id && matches!(j.state, JobState::Pending | JobState::RetryWait { .. })).collect();
+    let Some(newest) = waiting.last() else { return Ok(true) };
+    let mut batch = Batch::new();
+    let server_head = conflict.theirs.server_number.unwrap_or(0);
+    for job in &waiting {
+        batch.put(&advance(job, &Event::StaleBase { server_head }, kernel, &policy, 0.0)?)?;
+        conflict.job_ids.push(job.id.clone());
+    }
+    let version = versions::load(kernel.store(), project_id, newest.version_number)?;
+    conflict.mine = side(&version, None);
+    conflict.updated_at = kernel.now();
+    conflict.remerge();
+    batch.put(&conflict)?;
+    kernel.store().apply(batch, Durability::Durable)?;
+    Ok(true)
+}
+
+/// Sends one job; true when it was acknowledged (the project's next may go).
+fn send(
+    kernel: &Kernel,
+    transport: &Transport,
+    connection: &Connection,
+    token: &ApiKey,
+    job: &DeliveryJob,
+    jitter: &mut Jitter,
+    report: &mut CycleReport,
+) -> Result<bool, ApiError> {
+    let store = kernel.store();
+    let policy = kernel.config().sync.retry;
+    let version = versions::load(store, &job.project_id, job.version_number)?;
+    let link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_default();
+    let base = job.base.unwrap_or(link.server_head);
+    let dispatched = {
+        let _guard = kernel.write_lock();
+        let mut next = advance(job, &Event::Dispatch, kernel, &policy, jitter.unit())?;
+        next.base = Some(base);
+        let mut batch = Batch::new();
+        batch.put(&next)?;
+        store.apply(batch, Durability::Durable)?;
+        next
+    };
+    let request = PushRequest {
+        base,
+        versions: vec![PushVersion {
+            client_id: version.id.clone(),
+            title: version.title.clone(),
+            source: version.source.clone(),
+            author: version.author.clone(),
+            message: version.message.clone(),
+            content_hash: version.content_hash.clone(),
+            created_at: version.created_at.to_rfc3339(),
+        }],
+    };
+    let answer = transport.push(&connection.server_url, token, &job.project_id, &job.dedupe_key, &request);
+    let _guard = kernel.write_lock();
+    let mut batch = Batch::new();
+    let acked = match answer {
+        PushAnswer::Accepted(response) => {
+            report.contacted = true;
+            let number = response.versions.iter().find(|v| v.client_id == version.id).map_or(response.head, |v| v.number);
+            let acked = advance(&dispatched, &Event::Acked { number }, kernel, &policy, 0.0)?;
+            batch.put(&advance(&acked, &Event::Finalize, kernel, &policy, 0.0)?)?;
+            let mut link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_else(|| ProjectLink { project_id: job.project_id.clone(), ..Default::default() });
+            if number > link.server_head {
+                link.server_head = number;
+                link.base_local = job.version_number;
+            }
+            batch.put(&link)?;
+            report.pushed += 1;
+            true
+        }
+        PushAnswer::Stale(stale) => {
+            report.contacted = true;
+            // `import` reads the job (dispatched, committed above) from the store.
+            let newer: Vec<&ServerVersion> = stale.newer.iter().collect();
+            import(kernel, &mut batch, &job.project_id, &newer, report, Some(ConflictKind::Push))?;
+            false
+        }
+        PushAnswer::Retry { reason, retry_after_millis, unreachable } => {
+            report.offline |= unreachable;
+            report.contacted |= !unreachable;
+            report.error = Some(reason.clone());
+            batch.put(&advance(&dispatched, &Event::Transient { reason, retry_after_millis }, kernel, &policy, jitter.unit())?)?;
+            false
+        }
+        PushAnswer::Refused { reason } => {
+            report.contacted = true;
+            report.error = Some(reason.clone());
+            batch.put(&advance(&dispatched, &Event::Permanent { reason }, kernel, &policy, 0.0)?)?;
+            false
+        }
+    };
+    store.apply(batch, Durability::Durable)?;
+    Ok(acked)
+}

@@ -1,0 +1,193 @@
+//! HTTP to the workspace server: how a delivery travels (seed 004's transport layer).
+//! The one module besides `llm::transport` that imports reqwest. It is its own small
+//! client rather than the model client's: the sync protocol needs its own headers
+//! (the dedupe key), one request per connection (a lost answer is then unambiguous),
+//! its own status classification (409 stale base and in-flight, 422, 429) and no
+//! model profile's proxy or CA settings. It sends and classifies; it decides nothing.
+
+use std::time::Duration;
+
+use inkstone_sync_proto::{ChangesResponse, ErrorBody, PushRequest, PushResponse, StaleBase, WorkspaceInfo, IDEMPOTENCY_HEADER};
+use serde::de::DeserializeOwned;
+
+use crate::llm::ApiKey;
+
+/// The longest answer read.
+const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why a request did not get a usable answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// No answer: the server is unreachable, the connection was reset, the wait timed
+    /// out. The person is offline or the server is down.
+    Network(String),
+    /// An answer with an error status.
+    Status { status: u16, code: String, message: String, retry_after_millis: Option<u64> },
+}
+
+impl Failure {
+    /// A reason for the person: never a token (none is ever in a URL or a body).
+    pub fn reason(&self) -> String {
+        match self {
+            Failure::Network(detail) => format!("the server could not be reached ({detail})"),
+            Failure::Status { status, code, message, .. } => format!("{status} {code}: {message}"),
+        }
+    }
+}
+
+/// What became of a push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushAnswer {
+    /// Numbered (201), or the original result of the same dedupe key (200).
+    Accepted(PushResponse),
+    /// 409: the base is not the server's head; what the client has not seen.
+    Stale(StaleBase),
+    /// Try again later: a network failure, 5xx, 429, or the same key still in flight.
+    /// `unreachable`: no answer at all (the person is offline or the server is down).
+    Retry { reason: String, retry_after_millis: Option<u64>, unreachable: bool },
+    /// Will not change by retrying: 400, 401, 403, 404, 413, 422.
+    Refused { reason: String },
+}
+
+/// The HTTP client of the sync module, with its own small runtime.
+pub struct Transport {
+    client: reqwest::Client,
+    runtime: tokio::runtime::Runtime,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transport").field("timeout", &self.timeout).finish()
+    }
+}
+
+fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
+    let value = headers.get("retry-after")?.to_str().ok()?;
+    value.trim().parse::<u64>().ok().map(|seconds| seconds.saturating_mul(1000))
+}
+
+impl Transport {
+    /// A client whose every request (connect, answer and body) ends within `timeout`.
+    pub fn new(timeout: Duration) -> Result<Transport, String> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION")))
+            // One request per connection: an answer lost with its connection belongs
+            // to exactly one request, which the dedupe key makes safe to send again.
+            .pool_max_idle_per_host(0)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| e.to_string())?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+        Ok(Transport { client, runtime, timeout })
+    }
+
+    fn url(server_url: &str, path: &str) -> String {
+        format!("{}{path}", server_url.trim_end_matches('/'))
+    }
+
+    /// Sends `request` and reads the answer: `Ok((status, headers-derived retry, body))`.
+    fn send(&self, request: reqwest::RequestBuilder, token: &ApiKey) -> Result<(u16, Option<u64>, Vec<u8>), Failure> {
+        let request = request.bearer_auth(token.expose()).header("connection", "close").header("accept", "application/json");
+        self.runtime.block_on(async {
+            let exchange = async {
+                let response = request.send().await.map_err(|e| Failure::Network(describe(&e)))?;
+                let status = response.status().as_u16();
+                let after = retry_after(response.headers());
+                let body = response.bytes().await.map_err(|e| Failure::Network(describe(&e)))?;
+                if body.len() > MAX_ANSWER_BYTES {
+                    return Err(Failure::Network("the answer was too large".to_owned()));
+                }
+                Ok((status, after, body.to_vec()))
+            };
+            match tokio::time::timeout(self.timeout, exchange).await {
+                Ok(result) => result,
+                Err(_) => Err(Failure::Network(format!("no answer within {} ms", self.timeout.as_millis()))),
+            }
+        })
+    }
+
+    fn error(status: u16, retry_after_millis: Option<u64>, body: &[u8]) -> Failure {
+        match serde_json::from_slice::<ErrorBody>(body) {
+            Ok(error) => Failure::Status { status, code: error.code, message: error.message, retry_after_millis },
+            Err(_) => Failure::Status { status, code: "HTTP".to_owned(), message: format!("the server answered {status}"), retry_after_millis },
+        }
+    }
+
+    fn json<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, Failure> {
+        serde_json::from_slice(body).map_err(|e| Failure::Status {
+            status,
+            code: "BAD_ANSWER".to_owned(),
+            message: format!("the server's answer was not understood: {e}"),
+            retry_after_millis: None,
+        })
+    }
+
+    fn get<T: DeserializeOwned>(&self, server_url: &str, path: &str, token: &ApiKey) -> Result<T, Failure> {
+        let (status, after, body) = self.send(self.client.get(Transport::url(server_url, path)), token)?;
+        if (200..300).contains(&status) {
+            Transport::json(status, &body)
+        } else {
+            Err(Transport::error(status, after, &body))
+        }
+    }
+
+    /// The workspace and member the token names.
+    pub fn workspace(&self, server_url: &str, token: &ApiKey) -> Result<WorkspaceInfo, Failure> {
+        self.get(server_url, "/v1/workspace", token)
+    }
+
+    /// The workspace's versions after `since`.
+    pub fn changes(&self, server_url: &str, token: &ApiKey, since: u64) -> Result<ChangesResponse, Failure> {
+        self.get(server_url, &format!("/v1/changes?since={since}&limit=200"), token)
+    }
+
+    /// Pushes versions of a project under a dedupe key.
+    pub fn push(&self, server_url: &str, token: &ApiKey, project_id: &str, dedupe_key: &str, request: &PushRequest) -> PushAnswer {
+        let body = match serde_json::to_vec(request) {
+            Ok(body) => body,
+            Err(e) => return PushAnswer::Refused { reason: format!("the push could not be encoded: {e}") },
+        };
+        let http = self
+            .client
+            .post(Transport::url(server_url, &format!("/v1/projects/{project_id}/push")))
+            .header("content-type", "application/json")
+            .header(IDEMPOTENCY_HEADER, dedupe_key)
+            .body(body);
+        let (status, after, body) = match self.send(http, token) {
+            Ok(answer) => answer,
+            Err(failure) => return PushAnswer::Retry { reason: failure.reason(), retry_after_millis: None, unreachable: true },
+        };
+        if status == 200 || status == 201 {
+            return match Transport::json::<PushResponse>(status, &body) {
+                Ok(response) => PushAnswer::Accepted(response),
+                // A garbled answer to a push that may have been stored: send it again;
+                // the dedupe key returns the original result.
+                Err(failure) => PushAnswer::Retry { reason: failure.reason(), retry_after_millis: None, unreachable: false },
+            };
+        }
+        let error = serde_json::from_slice::<ErrorBody>(&body).ok();
+        match (status, error) {
+            (409, Some(ErrorBody { stale: Some(stale), .. })) => PushAnswer::Stale(stale),
+            // The same key is still being processed (or a 409 without its body): soon.
+            (409, _) => PushAnswer::Retry { reason: "the server is still processing this push".to_owned(), retry_after_millis: Some(after.unwrap_or(200)), unreachable: false },
+            (429 | 500..=599, _) => PushAnswer::Retry { reason: Transport::error(status, after, &body).reason(), retry_after_millis: after, unreachable: false },
+            _ => PushAnswer::Refused { reason: Transport::error(status, after, &body).reason() },
+        }
+    }
+}
+
+/// A transport error in words, without the URL's query (there is no secret in it, but
+/// the words are for a person).
+fn describe(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        "timed out".to_owned()
+    } else if error.is_connect() {
+        "connection refused or unreachable".to_owned()
+    } else if error.is_body() || error.is_decode() {
+        "the answer broke off".to_owned()
+    } else {
+        "the connection failed".to_owned()
+    }
+}

@@ -1,0 +1,856 @@
+//! Team sync end to end: real engines (sled, the real sync transport) against a real
+//! `inkstone-server` started in-process on loopback, with its sled store. Push exactly
+//! once, offline then online, 409 → conflict → resolve, pull with authors, a pulled
+//! head against an edited working copy, pause/resume with the delivery thread, a
+//! restart that resumes jobs, the token kept out of the store; then the fault runs
+//! (a seeded loopback proxy that drops, delays, duplicates and resets connections,
+//! three clients pushing at once, a history checker) and kill -9 of the client.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use inkstone_core::llm::keychain::{MemoryKeychain, SecretStore};
+use inkstone_core::outbox::{DeliveryJob, JobState};
+use inkstone_core::{Engine, EngineConfig};
+use inkstone_server::http::{router, AppState, RateLimit};
+use inkstone_server::proto::{Role, ServerVersion};
+use inkstone_server::storage::{SledStorage, Storage};
+use serde_json::{json, Value};
+
+/// A workspace server on loopback, in-process, on its own sled store.
+pub struct Server {
+    pub url: String,
+    pub addr: SocketAddr,
+    pub storage: Arc<SledStorage>,
+    runtime: Option<tokio::runtime::Runtime>,
+    dir: PathBuf,
+}
+
+impl Server {
+    pub fn start(dir: &Path) -> Server {
+        Server::start_at(dir, "127.0.0.1:0".parse().unwrap())
+    }
+
+    fn start_at(dir: &Path, addr: SocketAddr) -> Server {
+        let storage = Arc::new(SledStorage::open(dir).unwrap());
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let state = AppState::new(storage.clone() as Arc<dyn Storage>, RateLimit { per_second: 100_000.0, burst: 100_000.0 });
+        let listener = runtime.block_on(tokio::net::TcpListener::bind(addr)).unwrap();
+        let addr = listener.local_addr().unwrap();
+        runtime.spawn(async move { axum::serve(listener, router(state)).await });
+        Server { url: format!("http://{addr}"), addr, storage, runtime: Some(runtime), dir: dir.to_owned() }
+    }
+
+    /// Stops serving and closes the store (the port is free again).
+    pub fn stop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(2));
+        }
+    }
+
+    /// Starts again on the same port and data.
+    pub fn restart(self) -> Server {
+        let (dir, addr) = (self.dir.clone(), self.addr);
+        drop(self);
+        // The old runtime's tasks held the store; wait until sled lets go of it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match std::panic::catch_unwind(|| Server::start_at(&dir, addr)) {
+                Ok(server) => return server,
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+    }
+
+    /// A workspace and `names.len()` editors; their tokens.
+    pub fn workspace(&self, names: &[&str]) -> (String, Vec<String>) {
+        let (id, _owner) = self.storage.create_workspace("团队", "owner").unwrap();
+        let tokens = names.iter().map(|n| self.storage.invite(&id, n, Role::Editor).unwrap().token).collect();
+        (id, tokens)
+    }
+
+    /// Every version the server holds in the workspace, in cursor order.
+    pub fn versions(&self, workspace_id: &str) -> Vec<ServerVersion> {
+        self.storage.changes(workspace_id, 0, 1_000_000).unwrap().versions
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A client: an engine with its own data dir, display name and keychain.
+pub struct Client {
+    pub engine: Arc<Engine>,
+    pub dir: tempfile::TempDir,
+    pub keychain: Arc<MemoryKeychain>,
+    pub name: String,
+}
+
+/// A test engine (fake clock) with real ULIDs: ids are unique across clients and
+/// across restarts, as the dedupe keys and the server's client ids need (sequential
+/// test ids would repeat in every data dir).
+pub fn config(dir: &Path, name: &str, keychain: &Arc<MemoryKeychain>) -> EngineConfig {
+    let mut config = EngineConfig::for_tests(dir).with_display_name(name).with_secrets(keychain.clone() as Arc<dyn SecretStore>);
+    config.ids = Arc::new(inkstone_core::config::UlidIds::default());
+    config
+}
+
+impl Client {
+    pub fn new(name: &str) -> Client {
+        let dir = tempfile::tempdir().unwrap();
+        let keychain = Arc::new(MemoryKeychain::default());
+        let engine = Arc::new(Engine::open(config(dir.path(), name, &keychain)).unwrap());
+        Client { engine, dir, keychain, name: name.to_owned() }
+    }
+
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, inkstone_core::ApiError> {
+        self.engine.call(method, params)
+    }
+
+    pub fn ok(&self, method: &str, params: Value) -> Value {
+        self.call(method, params).unwrap_or_else(|e| panic!("{} {method}: {e:?}", self.name))
+    }
+
+    pub fn connect(&self, url: &str, token: &str) -> Value {
+        self.ok("sync.connect", json!({"serverUrl": url, "token": token}))
+    }
+
+    /// Closes the engine and opens the same data dir again (same keychain).
+    pub fn reopen(&mut self) {
+        let engine = std::mem::replace(&mut self.engine, Arc::new(Engine::open(config(tempfile::tempdir().unwrap().path(), "tmp", &self.keychain)).unwrap()));
+        drop(engine);
+        self.engine = Arc::new(Engine::open(config(self.dir.path(), &self.name, &self.keychain)).unwrap());
+    }
+
+    pub fn jobs(&self) -> Vec<DeliveryJob> {
+        self.engine.store().scan::<DeliveryJob>(b"").unwrap()
+    }
+
+    pub fn new_project(&self, title: &str, source: &str) -> String {
+        self.ok("project.create", json!({"title": title, "source": source}))["id"].as_str().unwrap().to_owned()
+    }
+
+    /// Sets the working copy's source and saves a version; returns its number.
+    pub fn save(&self, project: &str, source: &str) -> u64 {
+        let revision = self.ok("project.get", json!({"projectId": project}))["revision"].clone();
+        self.ok("project.update", json!({"projectId": project, "baseRevision": revision, "source": source}));
+        self.ok("version.create", json!({"projectId": project}))["number"].as_u64().unwrap()
+    }
+
+    pub fn versions(&self, project: &str) -> Vec<Value> {
+        let mut list = self.ok("version.list", json!({"projectId": project}))["versions"].as_array().unwrap().clone();
+        list.reverse();
+        list.iter().map(|v| self.ok("version.get", json!({"projectId": project, "number": v["number"]}))).collect()
+    }
+}
+
+fn until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_version_reaches_the_server_exactly_once_and_colleagues_pull_it_with_its_author() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice", "bob"]);
+    let alice = Client::new("Alice");
+    let bob = Client::new("Bob");
+    let status = alice.connect(&server.url, &tokens[0]);
+    assert_eq!((status["state"].as_str(), status["memberName"].as_str(), status["role"].as_str()), (Some("synced"), Some("alice"), Some("editor")));
+    assert_eq!(status["tokenFingerprint"].as_str().unwrap(), format!("…{}", &tokens[0][tokens[0].len() - 4..]));
+
+    let project = alice.new_project("春", "第一行\n第二行\n");
+    alice.save(&project, "第一行\n第二行\n第三行\n");
+    assert_eq!(alice.ok("sync.status", json!({}))["state"], "pending");
+    let run = alice.ok("sync.push", json!({}));
+    assert_eq!((run["pushed"].as_u64(), run["status"]["state"].as_str()), (Some(1), Some("synced")));
+    // Pushing again sends nothing; the server holds the version once.
+    assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 0);
+    let on_server = server.versions(&ws);
+    assert_eq!(on_server.len(), 1);
+    assert_eq!((on_server[0].number, on_server[0].author.as_str(), on_server[0].pushed_by.as_str()), (1, "Alice", "alice"));
+    let job = &alice.jobs()[0];
+    assert_eq!((&job.state, job.server_number, job.base), (&JobState::Finalized, Some(1), Some(0)));
+
+    bob.connect(&server.url, &tokens[1]);
+    let pulled = bob.ok("sync.pull", json!({}));
+    assert_eq!(pulled["pulled"], 1);
+    let theirs = bob.versions(&project);
+    assert_eq!(theirs.len(), 1);
+    assert_eq!((theirs[0]["author"].as_str(), theirs[0]["origin"]["type"].as_str(), theirs[0]["origin"]["pushedBy"].as_str()), (Some("Alice"), Some("pulled"), Some("alice")));
+    assert_eq!(theirs[0]["source"], "第一行\n第二行\n第三行\n");
+    let working = bob.ok("project.get", json!({"projectId": project}));
+    assert_eq!((working["source"].as_str(), working["title"].as_str()), (Some("第一行\n第二行\n第三行\n"), Some("春")));
+    // A pulled version is never delivered back.
+    assert!(bob.jobs().is_empty());
+    assert_eq!(bob.ok("sync.pull", json!({}))["pulled"], 0, "the cursor moved on");
+
+    // Bob's own version goes on top, and Alice's pull follows her clean working copy.
+    bob.save(&project, "第一行\n第二行\n第三行\n第四行\n");
+    assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
+    assert_eq!(alice.ok("sync.pull", json!({}))["pulled"], 1);
+    let mine = alice.versions(&project);
+    assert_eq!(mine.iter().map(|v| v["author"].as_str().unwrap()).collect::<Vec<_>>(), ["Alice", "Bob"]);
+    assert_eq!(alice.ok("project.get", json!({"projectId": project}))["source"], "第一行\n第二行\n第三行\n第四行\n");
+    assert_eq!(server.versions(&ws).iter().map(|v| v.number).collect::<Vec<_>>(), [1, 2]);
+}
+
+#[test]
+fn offline_jobs_wait_and_go_when_the_server_is_back() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let alice = Client::new("Alice");
+    alice.connect(&server.url, &tokens[0]);
+    let project = alice.new_project("离线", "一\n");
+    server.stop();
+    alice.save(&project, "一\n二\n");
+    let run = alice.ok("sync.push", json!({}));
+    assert_eq!((run["pushed"].as_u64(), run["status"]["state"].as_str(), run["status"]["pending"].as_u64()), (Some(0), Some("offline"), Some(1)));
+    let job = &alice.jobs()[0];
+    assert!(matches!(job.state, JobState::RetryWait { .. }), "{:?}", job.state);
+    assert!(job.last_error.as_deref().unwrap().contains("could not be reached"));
+    alice.save(&project, "一\n二\n三\n");
+    alice.ok("sync.push", json!({}));
+    let server = server.restart();
+    let run = alice.ok("sync.push", json!({}));
+    assert_eq!((run["pushed"].as_u64(), run["status"]["state"].as_str()), (Some(2), Some("synced")));
+    let on_server = server.versions(&ws);
+    assert_eq!(on_server.iter().map(|v| (v.number, v.source.as_str())).collect::<Vec<_>>(), [(1, "一\n二\n"), (2, "一\n二\n三\n")]);
+}
+
+/// Alice and Bob edit the same project; Bob's push on a stale base is a conflict
+/// with both sides and the base; the clean merge resolves it as a new version.
+#[test]
+fn a_stale_push_becomes_a_conflict_and_its_resolution_is_pushed_on_the_new_base() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice", "bob"]);
+    let alice = Client::new("Alice");
+    let bob = Client::new("Bob");
+    alice.connect(&server.url, &tokens[0]);
+    bob.connect(&server.url, &tokens[1]);
+    let base = "甲\n乙\n丙\n丁\n戊\n己\n";
+    let project = alice.new_project("合", base);
+    alice.ok("version.create", json!({"projectId": project}));
+    alice.ok("sync.push", json!({}));
+    bob.ok("sync.pull", json!({}));
+
+    alice.save(&project, "甲改\n乙\n丙\n丁\n戊\n己\n");
+    bob.save(&project, "甲\n乙\n丙\n丁\n戊\n己改\n");
+    assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 1);
+    let run = bob.ok("sync.push", json!({}));
+    assert_eq!((run["pushed"].as_u64(), run["newConflicts"].as_u64(), run["status"]["state"].as_str()), (Some(0), Some(1), Some("conflict")));
+    // Nothing was overwritten: the server kept Alice's head, Bob keeps his version and
+    // working copy, and Alice's version is in Bob's history with her name.
+    assert_eq!(server.versions(&ws).len(), 2);
+    assert_eq!(bob.ok("project.get", json!({"projectId": project}))["source"], "甲\n乙\n丙\n丁\n戊\n己改\n");
+    let history = bob.versions(&project);
+    assert_eq!(
+        history.iter().map(|v| (v["author"].as_str().unwrap(), v["source"].as_str().unwrap())).collect::<Vec<_>>(),
+        [("Alice", base), ("Bob", "甲\n乙\n丙\n丁\n戊\n己改\n"), ("Alice", "甲改\n乙\n丙\n丁\n戊\n己\n")]
+    );
+    let conflicts = bob.ok("sync.conflicts", json!({}))["conflicts"].as_array().unwrap().clone();
+    assert_eq!(conflicts.len(), 1);
+    let conflict = &conflicts[0];
+    assert_eq!((conflict["kind"].as_str(), conflict["base"]["source"].as_str()), (Some("push"), Some(base)));
+    assert_eq!((conflict["mine"]["source"].as_str(), conflict["theirs"]["source"].as_str()), (Some("甲\n乙\n丙\n丁\n戊\n己改\n"), Some("甲改\n乙\n丙\n丁\n戊\n己\n")));
+    assert_eq!(conflict["merged"]["source"], "甲改\n乙\n丙\n丁\n戊\n己改\n");
+    assert!(matches!(bob.jobs()[0].state, JobState::Conflict { server_head: 2 }));
+
+    let resolved = bob.ok("sync.resolve", json!({"conflictId": conflict["id"], "choice": "merged"}));
+    assert_eq!((resolved["version"]["number"].as_u64(), resolved["version"]["origin"]["type"].as_str()), (Some(4), Some("syncResolution")));
+    assert!(resolved.get("autosnapshot").is_none(), "the working copy was Bob's side: nothing unsaved to keep");
+    assert!(matches!(bob.jobs()[0].state, JobState::Superseded { by_version: 4 }));
+    assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
+    let on_server = server.versions(&ws);
+    assert_eq!(on_server.iter().map(|v| (v.number, v.author.as_str())).collect::<Vec<_>>(), [(1, "Alice"), (2, "Alice"), (3, "Bob")]);
+    assert_eq!(on_server[2].source, "甲改\n乙\n丙\n丁\n戊\n己改\n");
+    assert_eq!(bob.ok("sync.status", json!({}))["state"], "synced");
+    // Resolving twice is refused.
+    let again = bob.call("sync.resolve", json!({"conflictId": conflict["id"], "choice": "mine"})).unwrap_err();
+    assert_eq!(again.code, inkstone_core::ErrorCode::Conflict);
+    alice.ok("sync.pull", json!({}));
+    assert_eq!(alice.ok("project.get", json!({"projectId": project}))["source"], "甲改\n乙\n丙\n丁\n戊\n己改\n");
+}
+
+#[test]
+fn overlapping_edits_need_the_merge_view_and_an_edited_resolution() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice", "bob"]);
+    let alice = Client::new("Alice");
+    let bob = Client::new("Bob");
+    alice.connect(&server.url, &tokens[0]);
+    bob.connect(&server.url, &tokens[1]);
+    let project = alice.new_project("叠", "一\n二\n三\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    alice.ok("sync.push", json!({}));
+    bob.ok("sync.pull", json!({}));
+    alice.save(&project, "一\n二A\n三\n");
+    bob.save(&project, "一\n二B\n三\n");
+    alice.ok("sync.push", json!({}));
+    bob.ok("sync.push", json!({}));
+    let conflict = bob.ok("sync.conflicts", json!({"projectId": project}))["conflicts"][0].clone();
+    assert!(conflict.get("merged").is_none());
+    assert_eq!(conflict["overlaps"], json!([{"baseStart": 1, "baseLen": 1, "mine": "二B\n", "theirs": "二A\n"}]));
+    let refused = bob.call("sync.resolve", json!({"conflictId": conflict["id"], "choice": "merged"})).unwrap_err();
+    assert_eq!(refused.code, inkstone_core::ErrorCode::Conflict);
+    assert_eq!(refused.hints[0].id, "merge_view");
+    let missing = bob.call("sync.resolve", json!({"conflictId": conflict["id"], "choice": "edited"})).unwrap_err();
+    assert_eq!(missing.code, inkstone_core::ErrorCode::Validation);
+    let before = bob.versions(&project).len();
+    assert_eq!(before, 3, "the refusals wrote nothing");
+    bob.ok("sync.resolve", json!({"conflictId": conflict["id"], "choice": "edited", "title": "叠", "source": "一\n二AB\n三\n"}));
+    bob.ok("sync.push", json!({}));
+    assert_eq!(server.versions(&ws).last().unwrap().source, "一\n二AB\n三\n");
+}
+
+#[test]
+fn a_pulled_head_never_overwrites_an_edited_working_copy() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (_ws, tokens) = server.workspace(&["alice", "bob"]);
+    let alice = Client::new("Alice");
+    let bob = Client::new("Bob");
+    alice.connect(&server.url, &tokens[0]);
+    bob.connect(&server.url, &tokens[1]);
+    let project = alice.new_project("草稿", "一\n二\n三\n四\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    alice.ok("sync.push", json!({}));
+    bob.ok("sync.pull", json!({}));
+    // Bob types (no version); Alice's next version arrives.
+    let revision = bob.ok("project.get", json!({"projectId": project}))["revision"].clone();
+    bob.ok("project.update", json!({"projectId": project, "baseRevision": revision, "source": "一\n二\n三\n四（未存）\n"}));
+    alice.save(&project, "一（改）\n二\n三\n四\n");
+    alice.ok("sync.push", json!({}));
+    let run = bob.ok("sync.pull", json!({}));
+    assert_eq!((run["pulled"].as_u64(), run["newConflicts"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(bob.ok("project.get", json!({"projectId": project}))["source"], "一\n二\n三\n四（未存）\n", "the working copy is Bob's");
+    assert_eq!(bob.versions(&project).last().unwrap()["source"], "一（改）\n二\n三\n四\n", "Alice's version is in the history");
+    let conflict = bob.ok("sync.conflicts", json!({}))["conflicts"][0].clone();
+    assert_eq!((conflict["kind"].as_str(), conflict["mine"].get("localNumber")), (Some("pull"), None));
+    assert_eq!(conflict["merged"]["source"], "一（改）\n二\n三\n四（未存）\n");
+    let resolved = bob.ok("sync.resolve", json!({"conflictId": conflict["id"], "choice": "merged"}));
+    // The working copy was neither side's version: it is kept first.
+    assert_eq!(resolved["autosnapshot"]["source"], "一\n二\n三\n四（未存）\n");
+    assert_eq!(bob.ok("project.get", json!({"projectId": project}))["source"], "一（改）\n二\n三\n四（未存）\n");
+}
+
+#[test]
+fn pause_holds_deliveries_and_resume_lets_the_thread_send_them() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let alice = Client::new("Alice");
+    alice.engine.start_sync();
+    alice.connect(&server.url, &tokens[0]);
+    let project = alice.new_project("暂停", "一\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    until("the thread delivers the first version", Duration::from_secs(20), || server.versions(&ws).len() == 1);
+    let paused = alice.ok("sync.pause", json!({}));
+    assert_eq!((paused["paused"].as_bool(), paused["state"].as_str()), (Some(true), Some("paused")));
+    alice.save(&project, "一\n二\n");
+    let refused = alice.call("sync.push", json!({})).unwrap_err();
+    assert_eq!((refused.code, refused.hints[0].id.as_str()), (inkstone_core::ErrorCode::Conflict, "resume"));
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(server.versions(&ws).len(), 1, "nothing goes while paused");
+    assert_eq!(alice.jobs()[1].state, JobState::Pending);
+    alice.ok("sync.resume", json!({}));
+    until("the thread delivers after resume", Duration::from_secs(20), || server.versions(&ws).len() == 2);
+    until("the status says synced", Duration::from_secs(20), || alice.ok("sync.status", json!({}))["state"] == "synced");
+}
+
+#[test]
+fn a_restart_resumes_jobs_where_they_stopped() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let mut alice = Client::new("Alice");
+    alice.connect(&server.url, &tokens[0]);
+    let project = alice.new_project("重启", "一\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    server.stop();
+    alice.save(&project, "一\n二\n");
+    alice.ok("sync.push", json!({}));
+    // A crash right after a send was marked dispatched: the job was in the air.
+    {
+        let store = alice.engine.store();
+        let mut job = alice.jobs()[0].clone();
+        job.state = JobState::Dispatched;
+        job.base = Some(0);
+        let mut batch = inkstone_core::store::Batch::new();
+        batch.put(&job).unwrap();
+        store.apply(batch, inkstone_core::store::Durability::Durable).unwrap();
+    }
+    alice.reopen();
+    let server = server.restart();
+    let status = alice.ok("sync.status", json!({}));
+    assert_eq!(status["pending"], 2);
+    let run = alice.ok("sync.push", json!({}));
+    assert_eq!(run["pushed"], 2);
+    assert_eq!(server.versions(&ws).iter().map(|v| v.number).collect::<Vec<_>>(), [1, 2]);
+}
+
+#[test]
+fn the_token_stays_in_the_keychain_and_plain_http_to_another_machine_needs_confirmation() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (_ws, tokens) = server.workspace(&["alice"]);
+    let alice = Client::new("Alice");
+    let refused = alice.call("sync.connect", json!({"serverUrl": "http://192.0.2.10:8787", "token": tokens[0]})).unwrap_err();
+    assert_eq!((refused.code, refused.details.as_ref().unwrap()["field"].as_str()), (inkstone_core::ErrorCode::Validation, Some("serverUrl")));
+    assert!(refused.hints.iter().any(|h| h.id == "allow_plain_http"));
+    assert!(!format!("{refused:?}").contains(&tokens[0][4..]), "the token is in no error");
+    assert_eq!(alice.ok("sync.status", json!({}))["state"], "notConnected", "nothing was stored");
+    for bad in ["ftp://host", "https://user:pw@host", "host:8787", ""] {
+        assert_eq!(alice.call("sync.connect", json!({"serverUrl": bad, "token": tokens[0]})).unwrap_err().code, inkstone_core::ErrorCode::Validation, "{bad}");
+    }
+    let wrong = alice.call("sync.connect", json!({"serverUrl": server.url, "token": "isk_wrong"})).unwrap_err();
+    assert_eq!(wrong.code, inkstone_core::ErrorCode::PermissionDenied);
+    let unreachable = alice.call("sync.connect", json!({"serverUrl": "http://127.0.0.1:9", "token": tokens[0]})).unwrap_err();
+    assert_eq!(unreachable.code, inkstone_core::ErrorCode::Offline);
+
+    alice.connect(&format!("{}/", server.url), &tokens[0]);
+    let project = alice.new_project("密", "一\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    alice.ok("sync.push", json!({}));
+    let workspace_id = alice.ok("workspace.get", json!({}))["id"].as_str().unwrap().to_owned();
+    assert_eq!(alice.keychain.get(&format!("sync:{workspace_id}")).unwrap().unwrap().expose(), tokens[0]);
+    drop(alice.engine.clone());
+    // Not one byte of the token in the data dir (sled's files included).
+    let secret = &tokens[0][4..];
+    for (path, bytes) in inkstone_test_support::read_tree(alice.dir.path()) {
+        assert!(!bytes.windows(secret.len()).any(|w| w == secret.as_bytes()), "the token is in {path}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Faults: a seeded loopback proxy between the clients and the server.
+
+/// xorshift64*: a seed replays a run.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// What the proxy does to one connection (one request: the client closes each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    Pass,
+    /// Wait before forwarding the request.
+    DelayRequest(u64),
+    /// Close the client's connection before anything reaches the server.
+    Reset,
+    /// Forward, then drop the server's answer: the push may be stored, unacknowledged.
+    DropAnswer,
+    /// Send the request to the server twice (at once); answer with the first.
+    Duplicate,
+    /// Wait before answering.
+    DelayAnswer(u64),
+}
+
+/// A loopback proxy whose faults come from one seeded generator.
+pub struct Proxy {
+    pub url: String,
+    faults_on: Arc<std::sync::atomic::AtomicBool>,
+    pub counts: Arc<Mutex<BTreeMap<&'static str, u32>>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let length: usize = head.lines().find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0))).unwrap_or(0);
+            if buf.len() >= end + 4 + length {
+                return Some(buf);
+            }
+        }
+        let n = stream.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+async fn exchange(server: SocketAddr, request: &[u8]) -> Option<Vec<u8>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut upstream = tokio::net::TcpStream::connect(server).await.ok()?;
+    upstream.write_all(request).await.ok()?;
+    let mut answer = Vec::new();
+    // The request says `Connection: close`: the server closes after its answer.
+    upstream.read_to_end(&mut answer).await.ok()?;
+    Some(answer)
+}
+
+impl Proxy {
+    pub fn start(server: SocketAddr, seed: u64) -> Proxy {
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let rng = Arc::new(Mutex::new(Rng::new(seed)));
+        let faults_on = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let counts: Arc<Mutex<BTreeMap<&'static str, u32>>> = Arc::default();
+        let (on, tally) = (faults_on.clone(), counts.clone());
+        runtime.spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else { return };
+                let fault = if on.load(std::sync::atomic::Ordering::SeqCst) {
+                    let mut rng = rng.lock().unwrap();
+                    match rng.below(20) {
+                        0..=9 => Fault::Pass,
+                        10 | 11 => Fault::DelayRequest(rng.below(30)),
+                        12 | 13 => Fault::Reset,
+                        14 | 15 => Fault::DropAnswer,
+                        16 | 17 => Fault::Duplicate,
+                        _ => Fault::DelayAnswer(rng.below(30)),
+                    }
+                } else {
+                    Fault::Pass
+                };
+                let name = match fault {
+                    Fault::Pass => "pass",
+                    Fault::DelayRequest(_) => "delayRequest",
+                    Fault::Reset => "reset",
+                    Fault::DropAnswer => "dropAnswer",
+                    Fault::Duplicate => "duplicate",
+                    Fault::DelayAnswer(_) => "delayAnswer",
+                };
+                *tally.lock().unwrap().entry(name).or_insert(0) += 1;
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    let Some(request) = read_request(&mut client).await else { return };
+                    let answer = match fault {
+                        Fault::Reset => return,
+                        Fault::Pass => exchange(server, &request).await,
+                        Fault::DelayRequest(ms) => {
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            exchange(server, &request).await
+                        }
+                        Fault::DropAnswer => {
+                            let _ = exchange(server, &request).await;
+                            return;
+                        }
+                        Fault::Duplicate => {
+                            let (first, _second) = tokio::join!(exchange(server, &request), exchange(server, &request));
+                            first
+                        }
+                        Fault::DelayAnswer(ms) => {
+                            let answer = exchange(server, &request).await;
+                            tokio::time::sleep(Duration::from_millis(ms)).await;
+                            answer
+                        }
+                    };
+                    if let Some(answer) = answer {
+                        let _ = client.write_all(&answer).await;
+                        let _ = client.shutdown().await;
+                    }
+                });
+            }
+        });
+        Proxy { url, faults_on, counts, runtime: Some(runtime) }
+    }
+
+    pub fn faults(&self, on: bool) {
+        self.faults_on.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// The history checker. The server: every project's numbers are 1..=n, each version
+/// (by the client's id) once. Every client: each version it made is on the server
+/// exactly once with its content (its job finalized with that number, or superseded
+/// by a resolution that is itself on the server), and it holds every version of the
+/// server (its own, or pulled with the author).
+pub fn check_history(run: &str, server_versions: &[ServerVersion], clients: &[&Client]) {
+    let mut by_project: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+    let mut by_client_id: BTreeMap<&str, &ServerVersion> = BTreeMap::new();
+    for v in server_versions {
+        by_project.entry(&v.project_id).or_default().push(v.number);
+        assert!(by_client_id.insert(&v.client_id, v).is_none(), "{run}: version {} is on the server twice", v.client_id);
+    }
+    for (project, numbers) in &by_project {
+        let mut sorted = numbers.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (1..=numbers.len() as u32).collect::<Vec<_>>(), "{run}: project {project} has gaps or duplicates: {numbers:?}");
+    }
+    for client in clients {
+        let jobs = client.jobs();
+        for job in jobs.clone() {
+            let version = client.ok("version.get", json!({"projectId": job.project_id, "number": job.version_number}));
+            match job.state {
+                JobState::Finalized => {
+                    let on_server = by_client_id.get(job.version_id.as_str()).unwrap_or_else(|| panic!("{run}: {} lost version {}", client.name, job.version_id));
+                    assert_eq!(Some(on_server.number), job.server_number, "{run}: {} acknowledged a number the server did not give", client.name);
+                    assert_eq!(on_server.content_hash, version["contentHash"].as_str().unwrap(), "{run}: content differs");
+                }
+                JobState::Superseded { by_version } => {
+                    assert!(!by_client_id.contains_key(job.version_id.as_str()), "{run}: a superseded version reached the server");
+                    // A resolution may itself have met a newer head and been resolved
+                    // again: follow the chain to the one the server holds.
+                    let mut number = by_version;
+                    loop {
+                        let resolution = client.ok("version.get", json!({"projectId": job.project_id, "number": number}));
+                        let resolution_job = jobs.iter().find(|j| j.version_id == resolution["id"].as_str().unwrap()).unwrap();
+                        match resolution_job.state {
+                            JobState::Superseded { by_version } => number = by_version,
+                            _ => {
+                                assert!(by_client_id.contains_key(resolution["id"].as_str().unwrap()), "{run}: {}'s resolution is not on the server", client.name);
+                                break;
+                            }
+                        }
+                    }
+                }
+                other => panic!("{run}: {}'s job {} ended {other:?}", client.name, job.id),
+            }
+        }
+        for v in server_versions {
+            let local: Vec<Value> = client.versions(&v.project_id);
+            let held = local
+                .iter()
+                .any(|l| l["id"] == v.client_id.as_str() || (l["origin"]["type"] == "pulled" && l["origin"]["serverNumber"] == v.number && l["author"] == v.author.as_str()));
+            assert!(held, "{run}: {} does not hold server version {} of {}", client.name, v.number, v.project_id);
+        }
+    }
+}
+
+/// Settles every client: no faults, cycles until every job is finished and every
+/// open conflict resolved (a client keeps its own side, merging when it can).
+pub fn settle(run: &str, clients: &[&Client]) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut busy = false;
+        for client in clients {
+            client.engine.sync_runtime().run(client.engine.kernel(), inkstone_core::sync::cycle::What::Both).unwrap();
+            for conflict in client.ok("sync.conflicts", json!({}))["conflicts"].as_array().unwrap() {
+                let choice = if conflict.get("merged").is_some() { "merged" } else { "mine" };
+                client.ok("sync.resolve", json!({"conflictId": conflict["id"], "choice": choice}));
+                busy = true;
+            }
+            busy |= client.jobs().iter().any(|j| !matches!(j.state, JobState::Finalized | JobState::Superseded { .. }));
+        }
+        if !busy {
+            // One more pull each, so everyone holds everything.
+            for client in clients {
+                client.engine.sync_runtime().run(client.engine.kernel(), inkstone_core::sync::cycle::What::Pull).unwrap();
+            }
+            return;
+        }
+        if Instant::now() >= deadline {
+            for client in clients {
+                let stuck: Vec<String> = client
+                    .jobs()
+                    .iter()
+                    .filter(|j| !matches!(j.state, JobState::Finalized | JobState::Superseded { .. }))
+                    .map(|j| format!("{} v{} {:?} {:?}", j.project_id, j.version_number, j.state, j.last_error))
+                    .collect();
+                eprintln!("{}: {stuck:?}", client.name);
+            }
+            panic!("{run}: the clients did not settle");
+        }
+    }
+}
+
+fn fault_run(seed: u64) -> BTreeMap<&'static str, u32> {
+    let run = format!("run {seed} (replay with INKSTONE_SYNC_FAULT_SEED={seed})");
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b", "c"]);
+    let proxy = Proxy::start(server.addr, seed);
+    let clients: Vec<Client> = ["A", "B", "C"].iter().map(|n| Client::new(n)).collect();
+    for (client, token) in clients.iter().zip(&tokens) {
+        // Connecting goes through the faults too: try until the server answers.
+        let mut tries = 0;
+        while client.call("sync.connect", json!({"serverUrl": proxy.url, "token": token})).is_err() {
+            tries += 1;
+            assert!(tries < 50, "{run}: cannot connect");
+        }
+    }
+    // A shared project everyone edits (conflicts) and one of each client's own.
+    let shared = clients[0].new_project("共享", "一\n二\n三\n四\n五\n六\n七\n八\n");
+    clients[0].ok("version.create", json!({"projectId": shared}));
+    let mut tries = 0;
+    while clients[0].ok("sync.push", json!({}))["status"]["pending"] != 0 {
+        tries += 1;
+        assert!(tries < 100, "{run}: the shared project did not reach the server");
+    }
+    for client in &clients[1..] {
+        while !client.ok("project.list", json!({}))["projects"].as_array().unwrap().iter().any(|p| p["id"] == shared.as_str()) {
+            client.call("sync.pull", json!({})).unwrap();
+        }
+    }
+    std::thread::scope(|scope| {
+        for (i, client) in clients.iter().enumerate() {
+            let shared = shared.clone();
+            let run = run.clone();
+            scope.spawn(move || {
+                let mut rng = Rng::new(seed ^ ((i as u64 + 1) * 0x51));
+                let own = client.new_project(&format!("{} 的稿", client.name), "起\n");
+                for step in 0..(3 + rng.below(4)) {
+                    let project = if rng.below(3) == 0 { &shared } else { &own };
+                    let current = client.ok("project.get", json!({"projectId": project}));
+                    let mut lines: Vec<String> = current["source"].as_str().unwrap().lines().map(str::to_owned).collect();
+                    let at = rng.below(lines.len() as u64 + 1) as usize;
+                    lines.insert(at.min(lines.len()), format!("{}{step}", client.name));
+                    client.save(project, &(lines.join("\n") + "\n"));
+                    for _ in 0..(1 + rng.below(2)) {
+                        client.engine.sync_runtime().run(client.engine.kernel(), inkstone_core::sync::cycle::What::Both).unwrap_or_else(|e| panic!("{run}: {e:?}"));
+                    }
+                }
+            });
+        }
+    });
+    proxy.faults(false);
+    let refs: Vec<&Client> = clients.iter().collect();
+    settle(&run, &refs);
+    check_history(&run, &server.versions(&ws), &refs);
+    let counts = proxy.counts.lock().unwrap().clone();
+    counts
+}
+
+/// `INKSTONE_SYNC_FAULT_RUNS` (default 4) seeded runs; `INKSTONE_SYNC_FAULT_SEED`
+/// replays one.
+#[test]
+fn concurrent_pushes_through_a_faulty_network_keep_every_version_exactly_once() {
+    let runs: u64 = std::env::var("INKSTONE_SYNC_FAULT_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(4);
+    let seeds: Vec<u64> = match std::env::var("INKSTONE_SYNC_FAULT_SEED").ok().and_then(|s| s.parse().ok()) {
+        Some(seed) => vec![seed],
+        None => (1..=runs).collect(),
+    };
+    let started = Instant::now();
+    let mut totals: BTreeMap<&'static str, u32> = BTreeMap::new();
+    for seed in &seeds {
+        for (fault, n) in fault_run(*seed) {
+            *totals.entry(fault).or_insert(0) += n;
+        }
+    }
+    eprintln!("sync faults: {} runs in {:.1} s, connections by fault: {totals:?}", seeds.len(), started.elapsed().as_secs_f64());
+    for fault in ["reset", "dropAnswer", "duplicate"] {
+        assert!(totals.get(fault).copied().unwrap_or(0) > 0, "the runs never injected {fault}");
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// kill -9 of the client during pushes.
+
+const KILL_CHILD_DIR: &str = "INKSTONE_SYNC_KILL_CHILD_DIR";
+
+/// The child: a client that saves versions and pushes them, until killed. Its
+/// keychain is the parent's (the token comes in the environment, as the OS keychain
+/// would hand it over after a restart).
+#[test]
+fn sync_kill_child() {
+    let Ok(dir) = std::env::var(KILL_CHILD_DIR) else { return };
+    let url = std::env::var("INKSTONE_SYNC_KILL_URL").unwrap();
+    let token = std::env::var("INKSTONE_SYNC_KILL_TOKEN").unwrap();
+    let keychain = Arc::new(MemoryKeychain::default());
+    let engine = Engine::open(config(Path::new(&dir), "K", &keychain)).unwrap();
+    engine.call("sync.connect", json!({"serverUrl": url, "token": token})).unwrap();
+    let projects = engine.call("project.list", json!({})).unwrap()["projects"].as_array().unwrap().clone();
+    let project = match projects.first() {
+        Some(p) => p["id"].as_str().unwrap().to_owned(),
+        None => engine.call("project.create", json!({"title": "杀", "source": "0\n"})).unwrap()["id"].as_str().unwrap().to_owned(),
+    };
+    println!("READY");
+    std::io::stdout().flush().unwrap();
+    let mut n = 0u64;
+    loop {
+        n += 1;
+        let current = engine.call("project.get", json!({"projectId": project})).unwrap();
+        engine
+            .call("project.update", json!({"projectId": project, "baseRevision": current["revision"], "source": format!("{}{n}\n", current["source"].as_str().unwrap())}))
+            .unwrap();
+        engine.call("version.create", json!({"projectId": project})).unwrap();
+        let _ = engine.call("sync.push", json!({}));
+    }
+}
+
+/// `INKSTONE_SYNC_KILLS` (default 5) kills of the client at random moments during
+/// pushes; after each, the reopened client finishes its jobs and the history holds.
+#[test]
+fn killing_the_client_during_pushes_loses_and_duplicates_nothing() {
+    if std::env::var(KILL_CHILD_DIR).is_ok() {
+        return;
+    }
+    let kills: u64 = std::env::var("INKSTONE_SYNC_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(5);
+    let seed: u64 = std::env::var("INKSTONE_SYNC_KILL_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(11);
+    let mut rng = Rng::new(seed);
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["k"]);
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    for kill in 0..kills {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--exact", "sync::sync_kill_child", "--nocapture", "--test-threads=1"])
+            .env(KILL_CHILD_DIR, dir.path())
+            .env("INKSTONE_SYNC_KILL_URL", &server.url)
+            .env("INKSTONE_SYNC_KILL_TOKEN", &tokens[0])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut seen = Vec::new();
+        let mut byte = [0u8; 1];
+        while !String::from_utf8_lossy(&seen).contains("READY\n") {
+            assert_eq!(stdout.read(&mut byte).unwrap(), 1, "kill {kill}: the child ended before READY");
+            seen.push(byte[0]);
+        }
+        std::thread::sleep(Duration::from_millis(50 + rng.below(400)));
+        child.kill().unwrap(); // SIGKILL on Unix
+        child.wait().unwrap();
+        drop(stdout);
+
+        let keychain = Arc::new(MemoryKeychain::default());
+        let engine = Arc::new(Engine::open(config(dir.path(), "K", &keychain)).unwrap());
+        let workspace_id = engine.call("workspace.get", json!({})).unwrap()["id"].as_str().unwrap().to_owned();
+        keychain.set(&format!("sync:{workspace_id}"), &inkstone_core::llm::ApiKey::new(tokens[0].as_str())).unwrap();
+        let client = Client { engine, dir: tempfile::tempdir().unwrap(), keychain, name: "K".into() };
+        let run = format!("kill {kill} (seed {seed})");
+        settle(&run, &[&client]);
+        check_history(&run, &server.versions(&ws), &[&client]);
+        let local: BTreeSet<String> = client.jobs().iter().map(|j| j.version_id.clone()).collect();
+        assert_eq!(local.len(), server.versions(&ws).len(), "{run}: every version of the client is on the server once");
+    }
+    assert!(server.versions(&ws).len() as u64 > kills, "the child pushed too few versions for the test to mean anything");
+}
