@@ -73,6 +73,9 @@ pub enum Command {
     /// AI proposals: list, show, accept, reject, rebase.
     #[command(subcommand)]
     Proposal(crate::proposal::ProposalCommand),
+    /// One-click optimize: `optimize PROJECT` (NDJSON progress, then the run),
+    /// `optimize show RUN`, `optimize apply RUN [--platform P …] [--source]`.
+    Optimize(crate::optimize::OptimizeArgs),
     /// Checkpoints of a session: the project's state at a point, to go back to.
     #[command(subcommand)]
     Checkpoint(crate::checkpoints::CheckpointCommand),
@@ -394,6 +397,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
+        Command::Optimize(args) => return crate::optimize::run(engine, args, as_json),
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
         Command::Project(command) => project(engine, command)?,

@@ -978,7 +978,8 @@ impl Worker {
             | Kind::Constraints
             | Kind::Checkpoints
             | Kind::Staging
-            | Kind::Embeddings => return Ok(None),
+            | Kind::Embeddings
+            | Kind::OptimizeRuns => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);
         self.writer.add_document(index::document(&fields, &doc))?;

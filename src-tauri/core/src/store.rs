@@ -97,10 +97,13 @@ pub enum Kind {
     /// Embedding vectors of search documents, by model and content hash: a cache the
     /// search index refills, so it is neither exported nor counted as user data.
     Embeddings,
+    /// Optimization runs (one record each, by run id); their logs are in
+    /// `SessionEvents` under the run id.
+    OptimizeRuns,
 }
 
 impl Kind {
-    const ALL: [Kind; 26] = [
+    const ALL: [Kind; 27] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -127,6 +130,7 @@ impl Kind {
         Kind::Staging,
         Kind::Outbox,
         Kind::Embeddings,
+        Kind::OptimizeRuns,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -157,6 +161,7 @@ impl Kind {
             Kind::Staging => "staging",
             Kind::Outbox => "outbox",
             Kind::Embeddings => "embeddings",
+            Kind::OptimizeRuns => "optimize_runs",
         }
     }
 
@@ -188,6 +193,7 @@ impl Kind {
             Kind::Staging => 23,
             Kind::Outbox => 24,
             Kind::Embeddings => 25,
+            Kind::OptimizeRuns => 26,
         }
     }
 }

@@ -71,6 +71,8 @@ export type Applied = { version?: number, draftRevision?: number, commentId?: st
  */
 choices?: Array<string>, by: string, at: string, };
 
+export type AppliedTarget = { target: Target, outcome: TargetOutcome, version?: number, draftRevision?: number, error?: ApiError, };
+
 export type ApprovalChange = { proposalId: string, kind: ProposalKind, summary: string, target: Target, 
 /**
  * The selected hunks, in the proposal's order.
@@ -378,7 +380,12 @@ projectId?: string,
  * The workspace of the project. Set on every event appended since the envelope
  * carried it; absent in older logs.
  */
-workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, 
+/**
+ * The id of every prompt layer of the call, in order (see `crate::prompts`);
+ * empty in logs written before prompts were versioned.
+ */
+promptLayers: Array<string>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.
@@ -426,7 +433,7 @@ pinnedInstructions: Array<string>, tokensBefore: number, tokensAfter: number,
  * What the panel says ("Earlier conversation summarised", or the truncation
  * note).
  */
-note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -520,6 +527,8 @@ maxParagraphChars: number | null,
  */
 headingEveryChars: number | null, };
 
+export type Goal = "recommendation" | "views" | "ctr" | "completion" | "engagement" | "conversion";
+
 export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, 
 /**
  * The machine-checkable subset of the rules, for the platform-fit report.
@@ -545,6 +554,8 @@ export type IndexStatus = { documents: number, building: boolean,
  * Changes handed to the index and not applied yet.
  */
 pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
+
+export type Intensity = "conservative" | "balanced" | "aggressive";
 
 export type Keyword = { keyword: string, weight: number, };
 
@@ -788,11 +799,84 @@ export type Mode = "default" | "plan";
 
 export type NoticeCode = "semanticOff" | "semanticFailed" | "indexBuilding";
 
+export type OptimizeApplyParams = { runId: string, 
+/**
+ * Every target (the source and every platform).
+ */
+all?: boolean, 
+/**
+ * The source proposal.
+ */
+source?: boolean, 
+/**
+ * These platforms' draft proposals.
+ */
+platforms?: Array<Platform>, 
+/**
+ * Reject every open proposal of the run instead.
+ */
+rejectAll?: boolean, 
+/**
+ * The title to take from the candidates (with the source).
+ */
+title?: string, 
+/**
+ * Per proposal id, the hunks to take; absent: every hunk.
+ */
+hunks?: { [key in string]: Array<string> }, 
+/**
+ * The person confirmed changing ready or published drafts.
+ */
+confirmFinal?: boolean, };
+
+export type OptimizeApplyResult = { run: Run, 
+/**
+ * One entry per target acted on, in the run's order.
+ */
+results: Array<AppliedTarget>, };
+
+export type OptimizeCancelResult = { 
+/**
+ * False when the run was not running here.
+ */
+cancelled: boolean, };
+
+export type OptimizeEventsResult = { events: Array<Event>, };
+
+export type OptimizeListParams = { projectId: string, };
+
+export type OptimizeListResult = { 
+/**
+ * Newest first.
+ */
+runs: Array<Run>, };
+
+export type OptimizeRunRef = { runId: string, };
+
+export type OptimizeStartParams = { projectId: string, 
+/**
+ * The target platforms; the project's (or all) when absent or empty.
+ */
+platforms?: Array<Platform>, goal?: Goal, intensity?: Intensity, constraints?: RunConstraints, 
+/**
+ * "Optimize this draft": only this platform's saved draft.
+ */
+draft?: Platform, 
+/**
+ * An LLM profile id or name; the default profile when absent.
+ */
+profile?: string, };
+
 export type Origin = { sessionId?: string, runId?: string, 
 /**
  * The log sequence of the turn's start, when known.
  */
 turn?: number, toolUseId?: string, contextSnapshotId?: string, model: string, profileId: string, promptVersion: string, 
+/**
+ * The id of every prompt layer of the model call that made it, in order
+ * (`core-identity@v1`, …, `context:<snapshot>`, `apply-policy.optimize@v1`).
+ */
+promptLayers: Array<string>, 
 /**
  * The proposal this one was rebased from.
  */
@@ -1202,6 +1286,63 @@ export type RiskList = { id: string, description: string, source: string, sugges
  */
 strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
 
+export type Run = { id: string, projectId: string, profileId: string, 
+/**
+ * The model the server reported.
+ */
+model: string, input: RunInput, status: RunStatus, 
+/**
+ * The stage running or reached last.
+ */
+stage: string, 
+/**
+ * The project's revision and latest version the run read.
+ */
+baseRevision: number, baseHead: number, snapshotId?: string, 
+/**
+ * The id of every prompt layer the run's model calls used.
+ */
+promptLayers: Array<string>, strategy?: unknown, titles: Array<string>, targets: Array<RunTarget>, error?: RunError, 
+/**
+ * What the fit report measures, and what it does not.
+ */
+disclaimer: string, createdAt: string, updatedAt: string, };
+
+export type RunConstraints = { keepVoice: boolean, keepTitle: boolean, keepStructure: boolean, avoidClickbait: boolean, };
+
+export type RunError = { code: ErrorCode, message: string, hints: Array<Hint>, };
+
+export type RunInput = { platforms: Array<Platform>, goal: Goal, intensity: Intensity, constraints: RunConstraints, 
+/**
+ * "Optimize this draft": only this platform's draft, the source unchanged.
+ */
+draft?: Platform, };
+
+export type RunStatus = "running" | "ready" | "failed" | "cancelled" | "applied" | "partly_applied" | "rejected";
+
+export type RunTarget = { target: Target, 
+/**
+ * The proposal to review (a source patch, or a draft patch).
+ */
+proposalId?: string, 
+/**
+ * The title candidates (source only).
+ */
+titleProposalId?: string, 
+/**
+ * What changed and why, in a sentence or two; never a promise.
+ */
+summary: string, 
+/**
+ * Findings of the candidate: risky terms (with spans into the source), limits.
+ */
+risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport, 
+/**
+ * Why the candidate needs the person's eye: `over_limit: …`, `no_saved_draft`,
+ * `summary_withheld`.
+ */
+flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
+
 export type SearchAskParams = { 
 /**
  * The question.
@@ -1522,6 +1663,8 @@ titleFits: Array<Measurement>, };
 
 export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
 
+export type TargetOutcome = "pending" | "applied" | "conflict" | "rejected" | "unavailable";
+
 export type TemplateInput = { name: string, 
 /**
  * May contain `{date}`, filled with the creation date (YYYY-MM-DD).
@@ -1781,6 +1924,11 @@ export interface ApiMethods {
   "proposal.reject": { params: ProposalRejectParams; result: Rejected };
   "proposal.rebase": { params: ProposalRef; result: Rebased };
   "proposal.audit": { params: ProposalAuditParams; result: ProposalAuditResult };
+  "optimize.get": { params: OptimizeRunRef; result: Run };
+  "optimize.list": { params: OptimizeListParams; result: OptimizeListResult };
+  "optimize.cancel": { params: OptimizeRunRef; result: OptimizeCancelResult };
+  "optimize.apply": { params: OptimizeApplyParams; result: OptimizeApplyResult };
+  "optimize.events": { params: OptimizeRunRef; result: OptimizeEventsResult };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -1791,13 +1939,14 @@ export interface ApiMethods {
   "session.resolveApproval": { params: SessionResolveApprovalParams; result: SessionSubmitResult };
   "session.answerQuestion": { params: SessionAnswerParams; result: SessionSubmitResult };
   "session.compact": { params: SessionRef; result: SessionCompactResult };
+  "optimize.start": { params: OptimizeStartParams; result: Run };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
 
 /** The `StreamEvent` each streaming method sends (its `type` and its `data`). */
 export interface StreamingEvents {
@@ -1811,6 +1960,7 @@ export interface StreamingEvents {
   "session.resolveApproval": { "type": "harness", "data": Event };
   "session.answerQuestion": { "type": "harness", "data": Event };
   "session.compact": { "type": "harness", "data": Event };
+  "optimize.start": { "type": "harness", "data": Event };
 }
 
 export type StreamingMethod = keyof StreamingEvents;
@@ -1827,4 +1977,5 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "session.resolveApproval": "harness",
   "session.answerQuestion": "harness",
   "session.compact": "harness",
+  "optimize.start": "harness",
 };

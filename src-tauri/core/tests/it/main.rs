@@ -13,6 +13,7 @@ mod keychain;
 mod layering;
 mod llm_api;
 mod llm_client;
+mod optimize;
 mod outbox;
 mod pipeline;
 mod proposals;
