@@ -1306,7 +1306,7 @@ promptLayers: Array<string>, strategy?: unknown, titles: Array<string>, targets:
 /**
  * What the fit report measures, and what it does not.
  */
-disclaimer: string, createdAt: string, updatedAt: string, };
+disclaimer: string, timings: RunTimings, createdAt: string, updatedAt: string, };
 
 export type RunConstraints = { keepVoice: boolean, keepTitle: boolean, keepStructure: boolean, avoidClickbait: boolean, };
 
@@ -1342,6 +1342,8 @@ risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport,
  * `summary_withheld`.
  */
 flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
+
+export type RunTimings = { totalMicros: number, modelMicros: number, modelCalls: number, };
 
 export type SearchAskParams = { 
 /**

@@ -171,6 +171,16 @@ pub struct RunError {
     pub hints: Vec<Hint>,
 }
 
+/// Where a run's time went: all of it, and the model calls' share (the rest is the
+/// engine's overhead: snapshot, compiles, checks, fit reports, proposals, the log).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTimings {
+    pub total_micros: u64,
+    pub model_micros: u64,
+    pub model_calls: u32,
+}
+
 /// An optimization run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -202,6 +212,8 @@ pub struct Run {
     pub error: Option<RunError>,
     /// What the fit report measures, and what it does not.
     pub disclaimer: String,
+    #[serde(default)]
+    pub timings: RunTimings,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -374,6 +386,7 @@ impl Pipeline<'_, '_> {
         let (h, live) = (self.h, self.live);
         let emit = &mut self.emit;
         let mut partial = String::new();
+        let started = std::time::Instant::now();
         let result = std::thread::scope(|scope| {
             let (tx, rx) = mpsc::channel::<ChatEvent>();
             let request = &request;
@@ -397,6 +410,8 @@ impl Pipeline<'_, '_> {
             }
             handle.join().unwrap_or_else(|_| Err(ApiError::internal("the model call stopped unexpectedly")))
         });
+        self.run.timings.model_micros += u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.run.timings.model_calls += 1;
         match result {
             Ok(reply) => {
                 if self.run.model.is_empty() {
@@ -571,6 +586,7 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
         targets: Vec::new(),
         error: None,
         disclaimer: fit::DISCLAIMER.to_owned(),
+        timings: RunTimings::default(),
         created_at: now,
         updated_at: now,
     };
@@ -581,6 +597,7 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
     let first = h.append_event(&live, Meta::default(), EventBody::RunStarted { project_id: project.id.clone(), profile: profile.id.clone() }, extra, Durability::Durable)?;
     emit(&first);
     let max_output = profile.max_output_tokens.unwrap_or(8_192).min(profile.context_window / 2).max(1);
+    let started = std::time::Instant::now();
     let mut pipeline = Pipeline { h, live: &live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit };
     let outcome = run_pipeline(&mut pipeline, profile.context_window);
     let mut run = pipeline.run.clone();
@@ -595,6 +612,7 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
         }
     };
     run.status = status;
+    run.timings.total_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     run.updated_at = h.now();
     let mut extra = Batch::new();
     extra.put(&run)?;
@@ -730,14 +748,21 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     // 4. Per platform: compile, adapt, validate.
     let optimized = Project { source: source.clone(), ..project.clone() };
     let mut candidates: Vec<(Platform, String)> = Vec::new();
-    for platform in p.run.input.platforms.clone() {
+    // One compile of each text for every platform (tags are suggested once per text).
+    let platforms_all = p.run.input.platforms.clone();
+    let compiled_all = crate::project::drafts::compile(h.kernel, &optimized, Some(platforms_all.clone()), None)?.drafts;
+    let current_all = if platforms_all.iter().any(|x| !found.saved.iter().any(|d| d.platform == *x)) {
+        crate::project::drafts::compile(h.kernel, project, Some(platforms_all.clone()), None)?.drafts
+    } else {
+        Vec::new()
+    };
+    for platform in platforms_all {
         let stage = format!("platform:{}", platform.as_str());
         p.stage(&stage, "started", format!("Adapting the {} draft", platform.as_str()))?;
         let profile = crate::project::drafts::draft_profile(&set, platform)?.clone();
         let growth = set.growth.get(&platform).cloned().ok_or_else(|| ApiError::internal("no growth profile"))?;
         let saved = found.saved.iter().find(|d| d.platform == platform).cloned();
-        let compiled =
-            crate::project::drafts::compile(h.kernel, &optimized, Some(vec![platform]), None)?.drafts.into_iter().next().ok_or_else(|| ApiError::internal("nothing compiled"))?;
+        let compiled = compiled_all.iter().find(|c| c.draft.platform == platform).cloned().ok_or_else(|| ApiError::internal("nothing compiled"))?;
         let (title, base_content) = match (&saved, p.run.input.draft) {
             (Some(saved), Some(_)) => (saved.title.clone(), saved.content.clone()),
             (Some(saved), None) => (saved.title.clone(), compiled.draft.content.clone()),
@@ -746,11 +771,7 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
         let fit_before = match &saved {
             Some(saved) => fit::report(&growth, &profile, &saved.title, &saved.content),
             None => {
-                let current = crate::project::drafts::compile(h.kernel, project, Some(vec![platform]), None)?
-                    .drafts
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| ApiError::internal("nothing compiled"))?;
+                let current = current_all.iter().find(|c| c.draft.platform == platform).ok_or_else(|| ApiError::internal("nothing compiled"))?;
                 fit::report(&growth, &profile, &current.draft.title, &current.draft.content)
             }
         };
