@@ -180,6 +180,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     if (selectedId) {
       list.unshift(
         cmd("save", "cmd.save", () => onView((v) => v.openSaveVersion()), `${mod}+S`),
+        cmd("optimize", "ai.optimize", () => onView((v) => v.openOptimize()), `${mod}+Shift+O`),
         cmd("preview", "cmd.preview", () => onView((v) => v.togglePreview())),
         cmd("compare", "cmd.compare", () => onView((v) => v.compareWithHead())),
         cmd("comment", "cmd.comment", () => onView((v) => v.focusComment())),
@@ -227,6 +228,11 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       }
       if (s.palette || s.settings || s.newDialog) return;
       if (!modKey || e.altKey) return;
+      if (k === "o" && e.shiftKey && s.selectedId) {
+        e.preventDefault();
+        view.current?.openOptimize();
+        return;
+      }
       if (k === "s" && !e.shiftKey) {
         e.preventDefault();
         // In the save dialog, the dialog's own handler confirms.

@@ -76,6 +76,9 @@ pub enum Command {
     /// Team sync with a workspace server: connect, status, push, pull, pause, resume.
     #[command(subcommand)]
     Sync(crate::sync::SyncCommand),
+    /// One-click optimize: `optimize PROJECT` (NDJSON progress, then the run),
+    /// `optimize show RUN`, `optimize apply RUN [--platform P …] [--source]`.
+    Optimize(crate::optimize::OptimizeArgs),
     /// Checkpoints of a session: the project's state at a point, to go back to.
     #[command(subcommand)]
     Checkpoint(crate::checkpoints::CheckpointCommand),
@@ -405,6 +408,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
         Command::Sync(command) => crate::sync::run(engine, command)?,
+        Command::Optimize(args) => return crate::optimize::run(engine, args, as_json),
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
         Command::Project(command) => project(engine, command)?,

@@ -7,6 +7,7 @@
 mod checkpoints;
 mod commands;
 mod drafts;
+mod optimize;
 mod profile;
 mod proposal;
 mod serve;

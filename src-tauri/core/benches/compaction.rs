@@ -65,12 +65,8 @@ fn main() {
         let records = gather(t.engine.store(), &project).unwrap();
         let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
         let extras = context_extras(t.engine.store(), &workspace, &records, &state.intent).unwrap();
-        let input = ContextInput {
-            intent: &extras.intent,
-            memory: &extras.memory,
-            memory_left_out: extras.memory_left_out,
-            ..records.input(state.mode, &state.summary, &[], &pins, None)
-        };
+        let input =
+            ContextInput { intent: &extras.intent, memory: &extras.memory, memory_left_out: extras.memory_left_out, ..records.input(state.mode, &state.summary, &[], &pins, None) };
         let snapshot = assemble(&input, 8_000).unwrap();
         assert!(snapshot.system.contains("topic: 春茶上市") && snapshot.system.contains("这个品牌不用标题党"));
         assert!(!snapshot.system.is_empty());

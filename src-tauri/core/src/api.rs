@@ -14,6 +14,7 @@ mod library;
 mod llm;
 mod media;
 mod memory;
+mod optimize;
 mod pipeline;
 mod projects;
 mod proposals;
@@ -40,6 +41,7 @@ pub use library::*;
 pub use llm::*;
 pub use media::*;
 pub use memory::*;
+pub use optimize::*;
 pub use pipeline::*;
 pub use projects::*;
 pub use proposals::*;
@@ -303,6 +305,11 @@ api_methods! {
         "proposal.reject" => proposals::reject(ProposalRejectParams) -> crate::proposals::apply::Rejected;
         "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
+        "optimize.get" => optimize::get(OptimizeRunRef) -> crate::growth::run::Run;
+        "optimize.list" => optimize::list(OptimizeListParams) -> OptimizeListResult;
+        "optimize.cancel" => optimize::cancel(OptimizeRunRef) -> OptimizeCancelResult;
+        "optimize.apply" => optimize::apply(OptimizeApplyParams) -> OptimizeApplyResult;
+        "optimize.events" => optimize::events(OptimizeRunRef) -> OptimizeEventsResult;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);
@@ -315,6 +322,7 @@ api_methods! {
         "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
         "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
         "session.compact" => session::compact(SessionRef) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>);
+        "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
     }
 }
 

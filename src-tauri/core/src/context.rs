@@ -1,12 +1,13 @@
 //! Context assembly: the immutable snapshot a model call starts from, built in layers
 //! from typed project records only.
 //!
-//! Layers, in the order they are sent: `pinned` (product rules, permissions and mode,
-//! project, brand profile, active platforms, and the person's constraints: the
+//! Layers, in the order they are sent: `pinned` (the composed prompt layers before the
+//! context digest, see [`crate::prompts`]: identity, persona, guardrails, output
+//! contract, entry, mode; then the digest's project, brand profile, active platforms, and the person's constraints: the
 //! reasons they gave when rejecting proposals, verbatim, and what they pinned or instructed,
 //! verbatim), `working_set` (title, source, open comments), `session_summary` (the
 //! summary of compacted conversation, empty until the first compaction),
-//! `cold_refs` (ids only). The recent turns are the conversation itself, sent after
+//! `cold_refs` (ids only), `apply_policy` (the prompt's last layer). The recent turns are the conversation itself, sent after
 //! the system message.
 //!
 //! Trimming, when the estimate (Chinese-aware, [`crate::llm::estimate_tokens`]) is over
@@ -124,6 +125,11 @@ pub struct ContextSnapshot {
     pub layers: Vec<ContextLayer>,
     /// The system message sent to the model (the layers joined).
     pub system: String,
+    /// The id of every prompt layer used, in order (`guardrails@v1`, …,
+    /// `context:<this snapshot's id>`, `apply-policy.drafting@v1`). Empty in
+    /// snapshots made before prompts were versioned.
+    #[serde(default)]
+    pub prompt_layers: Vec<String>,
 }
 
 impl Record for ContextSnapshot {
@@ -132,12 +138,6 @@ impl Record for ContextSnapshot {
         self.id.as_bytes().to_vec()
     }
 }
-
-/// The product rules every session starts with.
-pub const PRODUCT_RULES: &str = "You are Inkstone's drafting assistant. You help one writer with one project. \
-Read with the tools before you claim anything about the project. Never invent facts, quotes or numbers. \
-Write in the language of the project unless asked otherwise. Changes to content are made only through tools, \
-and the user approves them.";
 
 /// What a snapshot is built from.
 #[derive(Debug, Clone, Copy)]
@@ -166,6 +166,9 @@ pub struct ContextInput<'a> {
     pub memory_left_out: usize,
     /// The selection the person's latest message is scoped to, if any.
     pub selection: Option<&'a Selection>,
+    /// The composed prompt layers around the digest; `None`: the built-in drafting
+    /// prompt for `mode` on the whole article.
+    pub prompt: Option<&'a crate::prompts::Composed>,
 }
 
 /// The typed records a model call's context is built from, read in one place so the
@@ -201,6 +204,7 @@ impl ContextRecords {
             memory: &[],
             memory_left_out: 0,
             selection,
+            prompt: None,
         }
     }
 }
@@ -230,13 +234,25 @@ const SOURCE_EXCERPT_CHARS: usize = 1_500;
 /// The excerpt of the last trimming step.
 const SHORT_EXCERPT_CHARS: usize = 300;
 
-fn pinned(input: &ContextInput<'_>) -> String {
+/// The prompt of `input`: the caller's, or the built-in drafting prompt for its mode.
+fn composed(input: &ContextInput<'_>) -> crate::prompts::Composed {
+    match input.prompt {
+        Some(prompt) => prompt.clone(),
+        None => {
+            let mode = match input.mode {
+                Mode::Default => crate::prompts::Mode::Drafting,
+                Mode::Plan => crate::prompts::Mode::Plan,
+            };
+            crate::prompts::PromptSet::builtin().compose(&mode, crate::prompts::Entry::Article)
+        }
+    }
+}
+
+/// The pinned layer: the prompt layers before the context digest, then the head of
+/// the digest (project, brand, template, the person's constraints and pins).
+fn pinned(input: &ContextInput<'_>, prompt: &crate::prompts::Composed) -> String {
     let p = input.project;
-    let mut out = format!("# Rules\n{PRODUCT_RULES}\n\n# Permissions\n");
-    out.push_str(match input.mode {
-        Mode::Default => "Mode: default. Reading tools run freely; anything that changes content asks the user first.\n",
-        Mode::Plan => "Mode: plan. Read and propose only; every write is refused. Present a plan with exit_plan_mode.\n",
-    });
+    let mut out = format!("# Rules\n{}\n", prompt.head());
     let platforms: Vec<String> = p.platforms.iter().map(|x| format!("{x:?}").to_lowercase()).collect();
     out.push_str(&format!(
         "\n# Project\nid: {}\ntitle: {}\nrevision: {}\nlatest version: {}\nplatforms: {}\n",
@@ -344,7 +360,7 @@ fn layer(name: &str, text: String, trimmed: bool) -> ContextLayer {
 
 /// The estimated tokens of the pinned layer (never trimmed, never summarised).
 pub fn pinned_tokens(input: &ContextInput<'_>) -> u64 {
-    estimate_tokens(&pinned(input))
+    estimate_tokens(&pinned(input, &composed(input)))
 }
 
 /// Builds the snapshot within `budget_tokens`, trimming in the documented order.
@@ -352,8 +368,10 @@ pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextS
     // (excerpt of the source, keep comments, counts-only refs) from full to smallest.
     let steps =
         [(None, true, false), (None, true, true), (Some(SOURCE_EXCERPT_CHARS), true, true), (Some(SOURCE_EXCERPT_CHARS), false, true), (Some(SHORT_EXCERPT_CHARS), false, true)];
-    let pinned = layer("pinned", pinned(input), false);
+    let prompt = composed(input);
+    let pinned = layer("pinned", pinned(input, &prompt), false);
     let summary = layer("session_summary", input.session_summary.to_owned(), false);
+    let policy = layer("apply_policy", prompt.tail(), false);
     let mut last_needed = 0;
     for (excerpt, comments, counts) in steps {
         let layers = vec![
@@ -361,21 +379,30 @@ pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextS
             layer("working_set", working_set(input, excerpt, comments), excerpt.is_some() || !comments),
             summary.clone(),
             layer("cold_refs", cold_refs(input, counts), counts),
+            policy.clone(),
         ];
         let needed: u64 = layers.iter().map(|l| l.tokens).sum();
         last_needed = needed;
         if needed <= budget_tokens {
-            return Ok(snapshot(layers));
+            return Ok(snapshot(layers, &prompt));
         }
     }
     Err(TooLong { needed: last_needed, budget: budget_tokens })
 }
 
-fn snapshot(layers: Vec<ContextLayer>) -> ContextSnapshot {
+/// A snapshot of `layers` (the system message is their texts joined) made with
+/// `prompt`.
+pub fn snapshot(layers: Vec<ContextLayer>, prompt: &crate::prompts::Composed) -> ContextSnapshot {
     let system = layers.iter().filter(|l| !l.text.is_empty()).map(|l| l.text.as_str()).collect::<Vec<_>>().join("\n");
     let hash = crate::store::sha256_ref(system.as_bytes());
     let id = format!("ctx_{}", hash.get(7..39).unwrap_or(&hash));
-    ContextSnapshot { id, layers, system }
+    let prompt_layers = prompt.ids(&id);
+    ContextSnapshot { id, layers, system, prompt_layers }
+}
+
+/// A layer of a snapshot, with its token estimate.
+pub fn named_layer(name: &str, text: String) -> ContextLayer {
+    layer(name, text, false)
 }
 
 #[cfg(test)]
@@ -416,6 +443,7 @@ mod tests {
             memory: &[],
             memory_left_out: 0,
             selection: None,
+            prompt: None,
         }
     }
 
@@ -443,7 +471,11 @@ mod tests {
         let p = project("春眠不觉晓。");
         let snapshot = assemble(&input(&p), 100_000).unwrap();
         let names: Vec<&str> = snapshot.layers.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["pinned", "working_set", "session_summary", "cold_refs"]);
+        assert_eq!(names, ["pinned", "working_set", "session_summary", "cold_refs", "apply_policy"]);
+        assert_eq!(snapshot.prompt_layers.len(), 8, "every prompt layer is named: {:?}", snapshot.prompt_layers);
+        assert_eq!(snapshot.prompt_layers[6], format!("context:{}", snapshot.id));
+        assert!(snapshot.layers[0].text.contains("Mode: default"));
+        assert!(snapshot.layers[4].text.contains("# Apply policy"));
         assert_eq!(snapshot.layers[2].text, "");
         assert!(snapshot.system.contains("春眠不觉晓"));
         assert!(snapshot.layers.iter().all(|l| !l.trimmed));

@@ -1,9 +1,11 @@
-//! One-click optimize (issue 13). What exists so far: [`fit`], the deterministic
-//! platform-fit report — a score per platform computed from the growth profile's
-//! machine-checkable rules and the draft profile's limits, each point explained. It
-//! measures fit to written rules, not growth, and says so.
+//! One-click optimize (issue 13): [`run`], the optimization run (a harness log of its
+//! own, the pipeline from context snapshot to proposals, apply per target), and
+//! [`fit`], the deterministic platform-fit report — a score per platform computed
+//! from the growth profile's machine-checkable rules and the draft profile's limits,
+//! each point explained. It measures fit to written rules, not growth, and says so.
 
 pub mod fit;
+pub mod run;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

@@ -514,6 +514,25 @@ impl<'a> Harness<'a> {
         Ok(())
     }
 
+    /// The live log of optimization run `run_id` on `project_id`: loaded (its state
+    /// the fold of its log) on first use in this process.
+    pub(crate) fn live_run(&self, run_id: &str, project_id: &str) -> Result<Arc<Live>, ApiError> {
+        let mut logs = self.harness().logs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(live) = logs.get(run_id) {
+            return Ok(Arc::clone(live));
+        }
+        let events = session_events(self.kernel, run_id)?;
+        let state = replay(events.iter()).state;
+        let live = Arc::new(Live::new(Owner::Run(run_id.to_owned()), self.workspace()?.id, project_id.to_owned(), state));
+        logs.insert(run_id.to_owned(), Arc::clone(&live));
+        Ok(live)
+    }
+
+    /// The live log of `owner_id` if this process holds it.
+    pub(crate) fn live_if_loaded(&self, owner_id: &str) -> Option<Arc<Live>> {
+        self.harness().logs.lock().unwrap_or_else(|p| p.into_inner()).get(owner_id).cloned()
+    }
+
     pub(crate) fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {
         let live = self.live_session(session_id)?;
         let running = live.is_running();

@@ -22,6 +22,7 @@ pub mod outbox;
 pub mod pipeline;
 pub mod profiles;
 pub mod project;
+pub mod prompts;
 pub mod proposals;
 pub mod quality;
 pub mod retrieval;

@@ -287,6 +287,10 @@ pub struct Origin {
     pub model: String,
     pub profile_id: String,
     pub prompt_version: String,
+    /// The id of every prompt layer of the model call that made it, in order
+    /// (`core-identity@v1`, …, `context:<snapshot>`, `apply-policy.optimize@v1`).
+    #[serde(default)]
+    pub prompt_layers: Vec<String>,
     /// The proposal this one was rebased from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]

@@ -1042,7 +1042,8 @@ impl Worker {
             | Kind::Staging
             | Kind::Embeddings
             | Kind::Memory
-            | Kind::ProjectBudgets => return Ok(None),
+            | Kind::ProjectBudgets
+            | Kind::OptimizeRuns => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);
         self.writer.add_document(index::document(&fields, &doc))?;

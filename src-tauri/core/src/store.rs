@@ -108,10 +108,13 @@ pub enum Kind {
     Memory,
     /// Token and cost budgets of a project, one record each.
     ProjectBudgets,
+    /// Optimization runs (one record each, by run id); their logs are in
+    /// `SessionEvents` under the run id.
+    OptimizeRuns,
 }
 
 impl Kind {
-    const ALL: [Kind; 30] = [
+    const ALL: [Kind; 31] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -142,6 +145,7 @@ impl Kind {
         Kind::ProjectBudgets,
         Kind::SyncProjects,
         Kind::SyncConflicts,
+        Kind::OptimizeRuns,
     ];
 
     fn tree_name(self) -> &'static str {
@@ -176,6 +180,7 @@ impl Kind {
             Kind::ProjectBudgets => "project_budgets",
             Kind::SyncProjects => "sync_projects",
             Kind::SyncConflicts => "sync_conflicts",
+            Kind::OptimizeRuns => "optimize_runs",
         }
     }
 
@@ -211,6 +216,7 @@ impl Kind {
             Kind::ProjectBudgets => 27,
             Kind::SyncProjects => 28,
             Kind::SyncConflicts => 29,
+            Kind::OptimizeRuns => 30,
         }
     }
 }

@@ -42,7 +42,8 @@ model: string | null, sources: Array<Source>, citations: Array<Citation>, quotes
  */
 unknownCitations: Array<number>, 
 /**
- * Documents retrieved (the sources) and cited.
+ * Documents retrieved (before a rerank; the sources are what the answer was
+ * given) and documents cited.
  */
 retrieved: number, cited: number, 
 /**
@@ -57,7 +58,19 @@ notice: SearchNotice | null,
  * True when this answer came from the cache (the same question, sources and
  * profile within ten minutes, the index unchanged).
  */
-cached: boolean, };
+cached: boolean, 
+/**
+ * True when the model reranked the retrieved documents down to the sources.
+ */
+reranked: boolean, 
+/**
+ * How the question was answered.
+ */
+route: AskRoute, 
+/**
+ * True when the person chose the route; false when the engine did.
+ */
+routeChosen: boolean, };
 
 export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
 
@@ -70,6 +83,8 @@ export type Applied = { version?: number, draftRevision?: number, commentId?: st
  * The candidates taken (titles, tags).
  */
 choices?: Array<string>, by: string, at: string, };
+
+export type AppliedTarget = { target: Target, outcome: TargetOutcome, version?: number, draftRevision?: number, error?: ApiError, };
 
 export type ApprovalChange = { proposalId: string, kind: ProposalKind, summary: string, target: Target, 
 /**
@@ -96,6 +111,8 @@ contentHash: string,
  * selection are too large for one log line (then the review panel shows them).
  */
 display?: Hunk, };
+
+export type AskRoute = "material" | "general";
 
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
 
@@ -173,6 +190,22 @@ export type BrandProfileUpdateParams = { id: string,
  * The new values; absent optional fields become empty.
  */
 profile: BrandProfileInput, };
+
+export type BudgetInput = { 
+/**
+ * Input plus output tokens; absent: no limit.
+ */
+tokenBudget?: number, 
+/**
+ * In the profile's currency; absent: no limit.
+ */
+costBudget?: number, };
+
+export type BudgetView = { tokenBudget?: number, costBudget?: number, spent: Spent, 
+/**
+ * True when a limit is reached: the next model call is not sent.
+ */
+exceeded: boolean, };
 
 export type Candidate = { text: string, rationale: string, };
 
@@ -260,6 +293,12 @@ export type Citation = { n: number, projectId: string, kind: DocKind, version: n
  * this to the quote.
  */
 span: Anchor, };
+
+export type Clarification = { missing: Array<Missing>, 
+/**
+ * The question, in English (the panel shows its own text by `missing`).
+ */
+question: string, };
 
 export type Comment = { id: string, projectId: string, body: string, anchor: Anchor | null, 
 /**
@@ -415,7 +454,17 @@ projectId?: string,
  * The workspace of the project. Set on every event appended since the envelope
  * carried it; absent in older logs.
  */
-workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, } } | { "kind": "message_queued", "payload": { text: string, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+workspaceId?: string, turnId?: string, parentEventId?: string, toolUseId?: string, contextSnapshotId?: string, proposalId?: string, artifactId?: string, createdAt: string, modelVisible: boolean, } & ({ "kind": "session_created", "payload": { projectId: string, profile: string, mode: Mode, } } | { "kind": "user_message", "payload": { text: string, wasQueued: boolean, 
+/**
+ * The part of the source the message is scoped to (the model's working set
+ * shows it while this is the latest message).
+ */
+selection?: Selection, } } | { "kind": "message_queued", "payload": { text: string, selection?: Selection, } } | { "kind": "turn_started", "payload": Record<symbol, never> } | { "kind": "context_assembled", "payload": { snapshotId: string, estimatedTokens: number, layers: Array<LayerEstimate>, 
+/**
+ * The id of every prompt layer of the call, in order (see `crate::prompts`);
+ * empty in logs written before prompts were versioned.
+ */
+promptLayers: Array<string>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.
@@ -463,7 +512,7 @@ pinnedInstructions: Array<string>, tokensBefore: number, tokensAfter: number,
  * What the panel says ("Earlier conversation summarised", or the truncation
  * note).
  */
-note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -495,7 +544,17 @@ matched: string | null, message: string, suggestion: string | null,
 /**
  * The publishing route a limit applies to, when sources differ by route.
  */
-route: string | null, };
+route: string | null, 
+/**
+ * The stable id of the message's wording (`cta.missing`, `ad_law`, ...) and the
+ * values it names, so the UI can say it in the person's language; `message` is
+ * the English. Absent for findings that have no translation yet.
+ */
+messageId?: string, params?: { [key in string]: string }, 
+/**
+ * The stable id of the suggestion's wording, when it is a fixed one.
+ */
+suggestionId?: string, };
 
 export type FitPoint = { 
 /**
@@ -557,11 +616,32 @@ maxParagraphChars: number | null,
  */
 headingEveryChars: number | null, };
 
+export type Goal = "recommendation" | "views" | "ctr" | "completion" | "engagement" | "conversion";
+
 export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, 
 /**
  * The machine-checkable subset of the rules, for the platform-fit report.
  */
 fit: FitRules, };
+
+export type Habit = { 
+/**
+ * Stable for the same evidence kind (`platform:wechat`, `length:source`,
+ * `rejected:<hash>`).
+ */
+id: string, kind: HabitKind, 
+/**
+ * As the model reads it.
+ */
+text: string, 
+/**
+ * The proposals or versions it was learnt from.
+ */
+sources: Array<string>, };
+
+export type HabitKind = "preferred_platform" | "typical_length" | "rejected_style";
+
+export type HabitRef = { habitId: string, };
 
 export type Health = "unknown" | "ok" | "failed";
 
@@ -583,6 +663,10 @@ export type IndexStatus = { documents: number, building: boolean,
  */
 pending: number, embeddingModel: string | null, vectors: number, vectorsMissing: number, };
 
+export type Intensity = "conservative" | "balanced" | "aggressive";
+
+export type IntentSource = "message" | "person";
+
 export type JobState = { "state": "pending" } | { "state": "dispatched" } | { "state": "retryWait", until: string, } | { "state": "acked", number: number, } | { "state": "finalized" } | { "state": "conflict", server_head: number, } | { "state": "failed" } | { "state": "superseded", byVersion: number, };
 
 export type Keyword = { keyword: string, weight: number, };
@@ -592,6 +676,10 @@ export type LayerEstimate = { layer: string, tokens: number,
  * True when the layer was shortened to fit.
  */
 trimmed: boolean, };
+
+export type Length = { value: number, unit: LengthUnit, };
+
+export type LengthUnit = "characters" | "words" | "seconds";
 
 export type Limit = { field: LimitField, min: number | null, max: number, unit: Unit, 
 /**
@@ -817,6 +905,55 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type MemoryAddParams = { scope: MemoryScopeInput, 
+/**
+ * Required for a project item.
+ */
+projectId?: string, text: string, };
+
+export type MemoryItem = { id: string, scope: MemoryScope, 
+/**
+ * The workspace id, or the project id: the key prefix.
+ */
+scopeId: string, text: string, status: MemoryStatus, origin: MemoryOrigin, createdAt: string, updatedAt: string, };
+
+export type MemoryListParams = { 
+/**
+ * Include this project's items (the workspace's are always listed).
+ */
+projectId?: string, };
+
+export type MemoryListResult = { 
+/**
+ * The workspace's items, then the project's; oldest first. Proposed items wait
+ * for the person and are not model-visible.
+ */
+items: Array<MemoryItem>, 
+/**
+ * Habits learnt from accepted work, with where they came from.
+ */
+habits: Array<Habit>, 
+/**
+ * The tokens memory may take in a model call's context.
+ */
+budgetTokens: number, 
+/**
+ * What the confirmed items and habits take now (estimated).
+ */
+usedTokens: number, };
+
+export type MemoryOrigin = { "type": "person" } | { "type": "model", sessionId: string, toolUseId: string, };
+
+export type MemoryRef = { memoryId: string, };
+
+export type MemoryScope = { "type": "workspace" } | { "type": "project", projectId: string, };
+
+export type MemoryScopeInput = "workspace" | "project";
+
+export type MemoryStatus = "proposed" | "confirmed";
+
+export type MemoryUpdateParams = { memoryId: string, text: string, };
+
 export type MergedContent = { title: string, source: string, };
 
 export type MetadataChange = { title?: string, platforms?: Array<Platform>, 
@@ -825,9 +962,79 @@ export type MetadataChange = { title?: string, platforms?: Array<Platform>,
  */
 brandProfileId?: string | null, templateId?: string | null, };
 
+export type Missing = "subject" | "platform" | "length";
+
 export type Mode = "default" | "plan";
 
 export type NoticeCode = "semanticOff" | "semanticFailed" | "indexBuilding";
+
+export type OptimizeApplyParams = { runId: string, 
+/**
+ * Every target (the source and every platform).
+ */
+all?: boolean, 
+/**
+ * The source proposal.
+ */
+source?: boolean, 
+/**
+ * These platforms' draft proposals.
+ */
+platforms?: Array<Platform>, 
+/**
+ * Reject every open proposal of the run instead.
+ */
+rejectAll?: boolean, 
+/**
+ * The title to take from the candidates (with the source).
+ */
+title?: string, 
+/**
+ * Per proposal id, the hunks to take; absent: every hunk.
+ */
+hunks?: { [key in string]: Array<string> }, 
+/**
+ * The person confirmed changing ready or published drafts.
+ */
+confirmFinal?: boolean, };
+
+export type OptimizeApplyResult = { run: Run, 
+/**
+ * One entry per target acted on, in the run's order.
+ */
+results: Array<AppliedTarget>, };
+
+export type OptimizeCancelResult = { 
+/**
+ * False when the run was not running here.
+ */
+cancelled: boolean, };
+
+export type OptimizeEventsResult = { events: Array<Event>, };
+
+export type OptimizeListParams = { projectId: string, };
+
+export type OptimizeListResult = { 
+/**
+ * Newest first.
+ */
+runs: Array<Run>, };
+
+export type OptimizeRunRef = { runId: string, };
+
+export type OptimizeStartParams = { projectId: string, 
+/**
+ * The target platforms; the project's (or all) when absent or empty.
+ */
+platforms?: Array<Platform>, goal?: Goal, intensity?: Intensity, constraints?: RunConstraints, 
+/**
+ * "Optimize this draft": only this platform's saved draft.
+ */
+draft?: Platform, 
+/**
+ * An LLM profile id or name; the default profile when absent.
+ */
+profile?: string, };
 
 export type Origin = { sessionId?: string, runId?: string, 
 /**
@@ -835,9 +1042,16 @@ export type Origin = { sessionId?: string, runId?: string,
  */
 turn?: number, toolUseId?: string, contextSnapshotId?: string, model: string, profileId: string, promptVersion: string, 
 /**
+ * The id of every prompt layer of the model call that made it, in order
+ * (`core-identity@v1`, …, `context:<snapshot>`, `apply-policy.optimize@v1`).
+ */
+promptLayers: Array<string>, 
+/**
  * The proposal this one was rebased from.
  */
 rebasedFrom?: string, };
+
+export type OutputType = "copy" | "title_set" | "video_script" | "strategy_notes" | "analysis" | "critique";
 
 export type Overlap = { 
 /**
@@ -1042,6 +1256,8 @@ export type ProjectListResult = {
 projects: Array<ProjectSummary>, };
 
 export type ProjectRef = { projectId: string, };
+
+export type ProjectSetBudgetParams = { projectId: string, budget: BudgetInput, };
 
 export type ProjectSummary = { id: string, title: string, revision: number, head: number, platforms: Array<Platform>, brandProfileId: string | null, templateId: string | null, archived: boolean, 
 /**
@@ -1257,6 +1473,65 @@ export type RiskList = { id: string, description: string, source: string, sugges
  */
 strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
 
+export type Run = { id: string, projectId: string, profileId: string, 
+/**
+ * The model the server reported.
+ */
+model: string, input: RunInput, status: RunStatus, 
+/**
+ * The stage running or reached last.
+ */
+stage: string, 
+/**
+ * The project's revision and latest version the run read.
+ */
+baseRevision: number, baseHead: number, snapshotId?: string, 
+/**
+ * The id of every prompt layer the run's model calls used.
+ */
+promptLayers: Array<string>, strategy?: unknown, titles: Array<string>, targets: Array<RunTarget>, error?: RunError, 
+/**
+ * What the fit report measures, and what it does not.
+ */
+disclaimer: string, timings: RunTimings, createdAt: string, updatedAt: string, };
+
+export type RunConstraints = { keepVoice: boolean, keepTitle: boolean, keepStructure: boolean, avoidClickbait: boolean, };
+
+export type RunError = { code: ErrorCode, message: string, hints: Array<Hint>, };
+
+export type RunInput = { platforms: Array<Platform>, goal: Goal, intensity: Intensity, constraints: RunConstraints, 
+/**
+ * "Optimize this draft": only this platform's draft, the source unchanged.
+ */
+draft?: Platform, };
+
+export type RunStatus = "running" | "ready" | "failed" | "cancelled" | "applied" | "partly_applied" | "rejected";
+
+export type RunTarget = { target: Target, 
+/**
+ * The proposal to review (a source patch, or a draft patch).
+ */
+proposalId?: string, 
+/**
+ * The title candidates (source only).
+ */
+titleProposalId?: string, 
+/**
+ * What changed and why, in a sentence or two; never a promise.
+ */
+summary: string, 
+/**
+ * Findings of the candidate: risky terms (with spans into the source), limits.
+ */
+risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport, 
+/**
+ * Why the candidate needs the person's eye: `over_limit: …`, `no_saved_draft`,
+ * `summary_withheld`.
+ */
+flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
+
+export type RunTimings = { totalMicros: number, modelMicros: number, modelCalls: number, };
+
 export type SearchAskParams = { 
 /**
  * The question.
@@ -1271,9 +1546,20 @@ scope?: SearchScope, projectId?: string,
  */
 profile?: string, 
 /**
- * How many sources to answer from, 1–12; default 6.
+ * How many sources to answer from, 1–15; default 6. When more documents match
+ * (up to 50 are retrieved), the model first reranks them down to this many.
  */
-limit?: number, };
+limit?: number, 
+/**
+ * `material` (retrieve, then answer with citations) or `general` (answer
+ * directly); absent: the engine decides and says which in the answer.
+ */
+route?: AskRoute, 
+/**
+ * Ask again rather than answer from the cache (the new answer replaces the
+ * cached one).
+ */
+fresh?: boolean, };
 
 export type SearchHit = { projectId: string, 
 /**
@@ -1336,6 +1622,8 @@ semantic: boolean, notice: SearchNotice | null, };
 export type SearchScope = "project" | "workspace";
 
 export type Segment = { text: string, emphasized: boolean, };
+
+export type Selection = { from: number, to: number, text: string, };
 
 export type Session = { id: string, projectId: string, title: string, 
 /**
@@ -1400,6 +1688,14 @@ export type SessionGetParams = { sessionId: string,
  */
 timeline?: boolean, };
 
+export type SessionIntent = { brand?: string, product?: string, topic?: string, outputType?: OutputType, platforms: Array<Platform>, length?: Length, };
+
+export type SessionIntentView = { intent: SessionIntent, clarification?: Clarification, 
+/**
+ * The text the model reads (in the pinned layer); empty when nothing is known.
+ */
+modelText: string, };
+
 export type SessionInterruptResult = { 
 /**
  * False when no turn was running.
@@ -1446,11 +1742,19 @@ title: string, };
 
 export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, note?: string, };
 
+export type SessionSetBudgetParams = { sessionId: string, budget: BudgetInput, };
+
 export type SessionSetCompactionParams = { sessionId: string, 
 /**
  * `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the profile's.
  */
 threshold?: CompactThreshold, };
+
+export type SessionSetIntentParams = { sessionId: string, 
+/**
+ * The whole intent as the person edited it (empty fields are cleared).
+ */
+intent: SessionIntent, };
 
 export type SessionSetModeParams = { sessionId: string, mode: Mode, };
 
@@ -1463,6 +1767,13 @@ hunks?: Array<string>, };
 export type SessionStatus = "idle" | "running" | "waitingForApproval" | "waitingForAnswer" | "archived";
 
 export type SessionSubmitParams = { sessionId: string, text: string, 
+/**
+ * The part of the project's working copy the task is scoped to: UTF-16 offsets
+ * `from..to` and the text there, checked against the source (VALIDATION when the
+ * range is outside it or holds other text; nothing is written). It is recorded in
+ * the user-message event and shown in the model's working set.
+ */
+selection?: Selection, 
 /**
  * Switch the mode first.
  */
@@ -1501,7 +1812,13 @@ n: number, projectId: string, projectTitle: string, kind: DocKind, version: numb
  * Where `text` is in the document's text (the source of the working copy or
  * version, or the comment's body), in UTF-16 code units.
  */
-span: Anchor, text: string, };
+span: Anchor, text: string, 
+/**
+ * How well the document matched the question.
+ */
+tier: Tier, };
+
+export type Spent = { tokens: number, cost: number, };
 
 export type StagedEntry = { proposalId: string, hunks: Array<string>, };
 
@@ -1673,6 +1990,8 @@ jobs: Array<DeliveryJob>, };
 
 export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
 
+export type TargetOutcome = "pending" | "applied" | "conflict" | "rejected" | "unavailable";
+
 export type TemplateInput = { name: string, 
 /**
  * May contain `{date}`, filled with the creation date (YYYY-MM-DD).
@@ -1705,7 +2024,7 @@ export type ToolCall = { id: string, name: string, arguments: string, };
 
 export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 
-export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
+export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
 
 export type TurnTimings = { modelCalls: number, modelMicros: number, durableSyncs: number, syncMicros: number, totalMicros: number, 
 /**
@@ -1919,6 +2238,18 @@ export interface ApiMethods {
   "session.unpin": { params: SessionUnpinParams; result: SessionPins };
   "session.context": { params: SessionRef; result: SessionContextView };
   "session.setCompaction": { params: SessionSetCompactionParams; result: SessionContextView };
+  "session.intent": { params: SessionRef; result: SessionIntentView };
+  "session.setIntent": { params: SessionSetIntentParams; result: SessionIntentView };
+  "session.budget": { params: SessionRef; result: BudgetView };
+  "session.setBudget": { params: SessionSetBudgetParams; result: BudgetView };
+  "project.budget": { params: ProjectRef; result: BudgetView };
+  "project.setBudget": { params: ProjectSetBudgetParams; result: BudgetView };
+  "memory.list": { params: MemoryListParams; result: MemoryListResult };
+  "memory.add": { params: MemoryAddParams; result: MemoryItem };
+  "memory.update": { params: MemoryUpdateParams; result: MemoryItem };
+  "memory.confirm": { params: MemoryRef; result: MemoryItem };
+  "memory.delete": { params: MemoryRef; result: Deleted };
+  "memory.dismissHabit": { params: HabitRef; result: Deleted };
   "session.stage": { params: SessionStageParams; result: StagingView };
   "session.staging": { params: SessionRef; result: StagingView };
   "session.discardStaging": { params: SessionRef; result: StagingDiscardResult };
@@ -1940,6 +2271,11 @@ export interface ApiMethods {
   "proposal.reject": { params: ProposalRejectParams; result: Rejected };
   "proposal.rebase": { params: ProposalRef; result: Rebased };
   "proposal.audit": { params: ProposalAuditParams; result: ProposalAuditResult };
+  "optimize.get": { params: OptimizeRunRef; result: Run };
+  "optimize.list": { params: OptimizeListParams; result: OptimizeListResult };
+  "optimize.cancel": { params: OptimizeRunRef; result: OptimizeCancelResult };
+  "optimize.apply": { params: OptimizeApplyParams; result: OptimizeApplyResult };
+  "optimize.events": { params: OptimizeRunRef; result: OptimizeEventsResult };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -1950,13 +2286,14 @@ export interface ApiMethods {
   "session.resolveApproval": { params: SessionResolveApprovalParams; result: SessionSubmitResult };
   "session.answerQuestion": { params: SessionAnswerParams; result: SessionSubmitResult };
   "session.compact": { params: SessionRef; result: SessionCompactResult };
+  "optimize.start": { params: OptimizeStartParams; result: Run };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
 
 /** The `StreamEvent` each streaming method sends (its `type` and its `data`). */
 export interface StreamingEvents {
@@ -1970,6 +2307,7 @@ export interface StreamingEvents {
   "session.resolveApproval": { "type": "harness", "data": Event };
   "session.answerQuestion": { "type": "harness", "data": Event };
   "session.compact": { "type": "harness", "data": Event };
+  "optimize.start": { "type": "harness", "data": Event };
 }
 
 export type StreamingMethod = keyof StreamingEvents;
@@ -1986,4 +2324,5 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "session.resolveApproval": "harness",
   "session.answerQuestion": "harness",
   "session.compact": "harness",
+  "optimize.start": "harness",
 };

@@ -131,7 +131,7 @@ export function proposal(over: Partial<Proposal> = {}): Proposal {
     payload: { type: "text", baseText: BASE, proposedText: PROPOSED },
     findings: [],
     newFindings: [],
-    origin: { sessionId: "ses_1", model: "fake-model", profileId: "llm_1", promptVersion: "1" },
+    origin: { sessionId: "ses_1", model: "fake-model", profileId: "llm_1", promptVersion: "1", promptLayers: [] },
     status: "proposed",
     acceptedHunks: [],
     rejectedHunks: [],

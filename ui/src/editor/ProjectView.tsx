@@ -1,7 +1,7 @@
 // One open project: title, editor (+ preview), status bar, right panel, overlays.
 import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { toClientError } from "../api/client";
-import type { Accepted, BrandProfile, Comment, Project, ProposalView } from "../api/generated";
+import type { Accepted, BrandProfile, Comment, Platform, Project, ProposalView } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import { AiPanel } from "../drafting/AiPanel";
@@ -23,6 +23,7 @@ const Preview = lazy(() => import("./Preview").then((m) => ({ default: m.Preview
 // So does reviewing a proposal (CodeMirror's merge view).
 const ProposalReview = lazy(() => import("../drafting/ProposalReview").then((m) => ({ default: m.ProposalReview })));
 // So do the drafts panel and its previews.
+const OptimizeDialog = lazy(() => import("../optimize/OptimizeDialog").then((m) => ({ default: m.OptimizeDialog })));
 const DraftsPanel = lazy(() => import("../panels/DraftsPanel").then((m) => ({ default: m.DraftsPanel })));
 
 import { type PanelTab, TABS } from "./tabs";
@@ -40,6 +41,8 @@ export interface ProjectViewHandle {
   closeOverlay(): boolean;
   /** Stops the AI session's running turn; false when nothing ran. */
   stopAi(): boolean;
+  /** Opens the one-click optimize dialog (Ctrl/Cmd+Shift+O). */
+  openOptimize(): void;
   flush(): Promise<void>;
 }
 
@@ -83,6 +86,10 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const [title, setTitle] = useState("");
   const [saveState, setSaveState] = useState<SaveState>("saved");
   const [head, setHead] = useState(0);
+  /** The one-click optimize dialog: open, for the whole article or one draft. */
+  const [optimize, setOptimize] = useState<{ draft: Platform | null } | null>(null);
+  /** Bumped after an optimization wrote drafts, so the Drafts tab reads them again. */
+  const [draftsKey, setDraftsKey] = useState(0);
   /** The saved working-copy revision (drafts recompile when it changes). */
   const [revision, setRevision] = useState(0);
   const [words, setWords] = useState(0);
@@ -518,9 +525,14 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     toggleArchive: () => void toggleArchive(),
     focusEditor: () => editor.current?.focus(),
     stopAi: () => drafting.stop(),
+    openOptimize: () => setOptimize({ draft: null }),
     closeOverlay: () => {
       if (review) {
         closeReview();
+        return true;
+      }
+      if (optimize) {
+        setOptimize(null);
         return true;
       }
       if (saveDialog) {
@@ -582,8 +594,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           </label>
           {project.archived && <span className="badge">{t("project.archivedBadge")}</span>}
           <span className="spacer" />
-          <button type="button" disabled title={t("ai.soon")}>
-            {t("ai.optimize")}
+          <button type="button" data-testid="optimize-open" onClick={() => setOptimize({ draft: null })}>
+            {t("ai.optimize")} <kbd>{mod}+Shift+O</kbd>
           </button>
           <button type="button" aria-pressed={preview} data-testid="toggle-preview" onClick={togglePreview}>
             {t("preview.toggle")}
@@ -659,6 +671,29 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             onClose={() => setOverlay(null)}
           />
         )}
+        {optimize && (
+          <Suspense fallback={<p className="overlay muted pad">{t("ai.loading")}</p>}>
+            <OptimizeDialog
+              projectId={projectId}
+              platforms={project.platforms}
+              draft={optimize.draft}
+              flush={flush}
+              onApplied={(result) => {
+                setDraftsKey((k) => k + 1);
+                if (result.results.some((r) => r.version != null)) {
+                  void client.call("project.get", { projectId }).then(
+                    (p) => replaceProject(p, t("version.saved", { n: p.head })),
+                    (e) => showError(e),
+                  );
+                }
+              }}
+              onClose={() => {
+                setOptimize(null);
+                editor.current?.focus();
+              }}
+            />
+          </Suspense>
+        )}
         {review && (
           <Suspense fallback={<p className="overlay muted pad">{t("ai.loading")}</p>}>
             <ProposalReview
@@ -707,7 +742,14 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
         )}
         {tab === "drafts" && (
           <Suspense fallback={<p className="panel-body muted pad">{t("preview.loading")}</p>}>
-            <DraftsPanel projectId={projectId} revision={revision} platforms={project.platforms} onJump={jumpToSpan} />
+            <DraftsPanel
+              key={draftsKey}
+              projectId={projectId}
+              revision={revision}
+              platforms={project.platforms}
+              onJump={jumpToSpan}
+              onOptimize={(platform) => setOptimize({ draft: platform })}
+            />
           </Suspense>
         )}
         {tab === "ai" && (

@@ -34,6 +34,8 @@ export interface DraftsPanelProps {
   platforms: Platform[];
   /** Selects a source range in the editor and scrolls to it. */
   onJump: (from: number, to: number, matched?: string | null) => void;
+  /** "Optimize this draft": one-click optimize of this platform's saved draft. */
+  onOptimize?: (platform: Platform) => void;
 }
 
 /** What a draft looks like as plain text (the clipboard's text/plain). */
@@ -87,7 +89,7 @@ async function copyDraft(d: Draft): Promise<void> {
 
 const severityRank = { block: 0, warn: 1, info: 2 } as const;
 
-export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, platforms, onJump }: DraftsPanelProps) {
+export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, platforms, onJump, onOptimize }: DraftsPanelProps) {
   const { client, t, toast } = useApp();
   const targets = platforms.length > 0 ? ALL_PLATFORMS.filter((p) => platforms.includes(p)) : ALL_PLATFORMS;
   const [active, setActive] = useState<Platform>(targets[0] ?? "wechat");
@@ -260,6 +262,11 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
             <button type="button" data-testid="draft-copy" onClick={() => void copy()}>
               {t("drafts.copy")}
             </button>
+            {onOptimize && savedDraft && (
+              <button type="button" data-testid="draft-optimize" onClick={() => onOptimize(active)}>
+                {t("optimize.thisDraft")}
+              </button>
+            )}
           </div>
           {savedDraft !== undefined && (
             <SavedDraftBar

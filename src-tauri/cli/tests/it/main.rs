@@ -3,6 +3,7 @@
 
 mod checkpoints;
 mod commands;
+mod optimize;
 mod profile;
 mod proposal;
 mod serve;

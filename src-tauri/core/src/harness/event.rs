@@ -154,6 +154,10 @@ pub enum EventBody {
         snapshot_id: String,
         estimated_tokens: u64,
         layers: Vec<LayerEstimate>,
+        /// The id of every prompt layer of the call, in order (see `crate::prompts`);
+        /// empty in logs written before prompts were versioned.
+        #[serde(default)]
+        prompt_layers: Vec<String>,
     },
     /// A model call is about to be sent with these model-visible messages (their hash
     /// and count; the system context is the snapshot of the envelope).
@@ -337,6 +341,27 @@ pub enum EventBody {
         intent: crate::intent::SessionIntent,
         by: IntentSource,
     },
+    /// An optimization run began (the first event of a run's log).
+    #[serde(rename_all = "camelCase")]
+    RunStarted {
+        project_id: String,
+        profile: String,
+    },
+    /// A stage of an optimization run began or ended (`snapshot`, `strategy`,
+    /// `source`, `platform:x`, `checks`, `proposals`); `state` is `started`, `done`,
+    /// `repair` or `flagged`.
+    #[serde(rename_all = "camelCase")]
+    RunStage {
+        stage: String,
+        state: String,
+        message: String,
+    },
+    /// The run ended: `ready`, `failed` or `cancelled`.
+    #[serde(rename_all = "camelCase")]
+    RunEnded {
+        status: String,
+        message: String,
+    },
     /// The session's compaction threshold changed (`None`: the profile's setting).
     #[serde(rename_all = "camelCase")]
     CompactionSettingChanged {
@@ -388,6 +413,9 @@ impl EventBody {
             EventBody::CompactionSettingChanged { .. } => (Logged, false),
             // In the pinned layer of the system message (the snapshot), not a message.
             EventBody::IntentUpdated { .. } => (Logged, false),
+            EventBody::RunStarted { .. } => (Logged, false),
+            EventBody::RunStage { .. } => (Logged, false),
+            EventBody::RunEnded { .. } => (Logged, false),
         }
     }
 
@@ -421,6 +449,9 @@ impl EventBody {
             EventBody::PinRemoved { .. } => "pin_removed",
             EventBody::CompactionSettingChanged { .. } => "compaction_setting_changed",
             EventBody::IntentUpdated { .. } => "intent_updated",
+            EventBody::RunStarted { .. } => "run_started",
+            EventBody::RunStage { .. } => "run_stage",
+            EventBody::RunEnded { .. } => "run_ended",
         }
     }
 }

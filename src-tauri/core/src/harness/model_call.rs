@@ -123,6 +123,8 @@ impl Turn<'_, '_> {
         // The session's intent and the memory that fits: pinned, never summarised.
         let intent = self.state(|s| s.intent.clone());
         let extras = super::context_extras(store, &self.scope.workspace_id, &records, &intent)?;
+        // The versioned prompt layers (with the data folder's overrides).
+        let prompts = crate::prompts::PromptSet::load(&engine.config().data_dir.join("prompts"))?;
         // The coordinator: compact past the threshold (once per call), or until the
         // request fits (at most MAX_FAILURES attempts; the last one truncates).
         let mut attempts = 0u32;
@@ -139,10 +141,16 @@ impl Turn<'_, '_> {
             request.max_output_tokens = Some(max_output);
             let conversation_tokens = estimate_request_tokens(&request);
             let budget = window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
+            let prompt_mode = match mode {
+                crate::context::Mode::Default => crate::prompts::Mode::Drafting,
+                crate::context::Mode::Plan => crate::prompts::Mode::Plan,
+            };
+            let prompt = prompts.compose(&prompt_mode, crate::prompts::Entry::Article);
             let input = crate::context::ContextInput {
                 intent: &extras.intent,
                 memory: &extras.memory,
                 memory_left_out: extras.memory_left_out,
+                prompt: Some(&prompt),
                 ..records.input(mode, &summary, &constraints, &pins, selection.as_ref())
             };
             let assembled = assemble(&input, budget);
@@ -204,7 +212,12 @@ impl Turn<'_, '_> {
         let estimated_tokens = context_tokens + conversation_tokens;
         self.result_room = Some(window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens).saturating_sub(context_tokens));
         let snapshot_meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
-        self.append(snapshot_meta.clone(), EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers }, extra, Durability::Grouped)?;
+        self.append(
+            snapshot_meta.clone(),
+            EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers, prompt_layers: snapshot.prompt_layers.clone() },
+            extra,
+            Durability::Grouped,
+        )?;
         let messages_hash = super::messages_hash(&request.messages);
         let message_count = request.messages.len() as u32;
         self.append(snapshot_meta, EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash, message_count }, Batch::new(), Durability::Durable)?;

@@ -292,6 +292,9 @@ impl SessionState {
                 };
                 Some(timeline(format!("Intent updated ({by})")))
             }
+            EventBody::RunStarted { .. } => Some(timeline("Optimization run started".to_owned())),
+            EventBody::RunStage { stage, state, message } => Some(timeline(format!("{stage} {state}: {}", short(message, 200)))),
+            EventBody::RunEnded { status, message } => Some(timeline(format!("Run {status}: {}", short(message, 200)))),
         };
         if let Some(item) = item {
             self.timeline.push(item);

@@ -209,6 +209,11 @@ impl<'a> ToolContext<'a> {
             model: self.model.to_owned(),
             profile_id: self.profile_id.to_owned(),
             prompt_version: crate::proposals::PROMPT_VERSION.to_owned(),
+            prompt_layers: self
+                .context_snapshot_id
+                .and_then(|id| self.kernel.store().get::<crate::context::ContextSnapshot>(id.as_bytes()).ok().flatten())
+                .map(|s| s.prompt_layers)
+                .unwrap_or_default(),
             rebased_from: None,
         }
     }

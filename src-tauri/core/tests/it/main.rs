@@ -14,6 +14,7 @@ mod layering;
 mod llm_api;
 mod llm_client;
 mod long_session;
+mod optimize;
 mod outbox;
 mod pipeline;
 mod proposals;

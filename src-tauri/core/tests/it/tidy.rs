@@ -61,6 +61,7 @@ const LAYERS: &[&str] = &[
     "store", // sled behind typed records
     "diff",
     "profiles",
+    "prompts", // versioned layered prompt files and their composer
     "pipeline",
     "quality",
     "suggest",

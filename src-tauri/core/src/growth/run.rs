@@ -1,0 +1,1088 @@
+//! The optimization run: one button, one reviewable package per platform.
+//!
+//! A run has its own harness log (owner [`Owner::Run`], in the sessions' event tree),
+//! so it can be watched live, replayed and audited like a session. The pipeline:
+//!
+//! 1. an immutable context snapshot (project, brand, template, saved drafts, comment
+//!    and version summaries, the platforms' rules), with the composed optimize prompt;
+//! 2. a strategy: JSON validated against [`strategy_schema`], at most [`MAX_REPAIRS`]
+//!    repair round trips, then a clear failure;
+//! 3. title candidates and an optimized source (skipped for one draft);
+//! 4. per platform: the deterministic compile of the optimized source, the adaptation
+//!    to the platform's audience profile (a model call), the draft profile's validator;
+//!    a candidate over a limit gets one more round, then is flagged (never cut);
+//! 5. quality checks (risks with spans), the growth-promise check on every summary
+//!    (a promising summary is rejected and regenerated once);
+//! 6. proposals, one per target, in one transaction; the fit report before and after.
+//!
+//! Nothing official changes until [`apply`]: every accept is the proposals module's
+//! transaction, so a target that moved since the run is a CONFLICT for that proposal
+//! alone. The run records which proposals were adopted.
+
+use std::sync::mpsc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use ts_rs::TS;
+
+use super::fit::{self, FitReport};
+use crate::error::{ApiError, ErrorCode, Hint};
+use crate::harness::{messages_hash, Event, EventBody, Harness, Live, Meta, TurnClaim};
+use crate::llm::structured::{extract_json, Validator};
+use crate::llm::{ChatEvent, ChatRequest, Message, ModelCall};
+use crate::model::{DraftContent, Platform, PlatformDraft, Project, Timestamp};
+use crate::pipeline::Finding;
+use crate::profiles::Severity;
+use crate::prompts::{Composed, Entry, Goal, Intensity, PromptSet};
+use crate::proposals::apply::{Accept, Actor, Reject};
+use crate::proposals::{self, Candidate, NewProposal, Origin, Payload, ProposalKind, Target};
+use crate::store::{Batch, Durability, Kind, Record};
+
+/// Repair round trips after a malformed structured reply.
+pub const MAX_REPAIRS: u32 = 2;
+
+/// What the person wants kept or avoided.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunConstraints {
+    #[serde(default)]
+    pub keep_voice: bool,
+    #[serde(default)]
+    pub keep_title: bool,
+    #[serde(default)]
+    pub keep_structure: bool,
+    #[serde(default)]
+    pub avoid_clickbait: bool,
+}
+
+impl RunConstraints {
+    /// The constraints as instructions for the model.
+    pub fn texts(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.keep_voice {
+            out.push("keep the writer's voice and wording style".to_owned());
+        }
+        if self.keep_title {
+            out.push("keep the title exactly as it is (no title candidates)".to_owned());
+        }
+        if self.keep_structure {
+            out.push("keep the structure: the sections and their order".to_owned());
+        }
+        if self.avoid_clickbait {
+            out.push("avoid clickbait: no exaggeration, no withheld-answer titles".to_owned());
+        }
+        out
+    }
+}
+
+/// A run's input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInput {
+    pub platforms: Vec<Platform>,
+    pub goal: Goal,
+    pub intensity: Intensity,
+    pub constraints: RunConstraints,
+    /// "Optimize this draft": only this platform's draft, the source unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub draft: Option<Platform>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Ready,
+    Failed,
+    Cancelled,
+    Applied,
+    PartlyApplied,
+    Rejected,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Ready => "ready",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Applied => "applied",
+            RunStatus::PartlyApplied => "partly_applied",
+            RunStatus::Rejected => "rejected",
+        }
+    }
+}
+
+/// What became of one target of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetOutcome {
+    /// Waiting for the person.
+    Pending,
+    /// Accepted (all or some hunks).
+    Applied,
+    /// The target moved since the run; nothing was written for it.
+    Conflict,
+    Rejected,
+    /// Nothing to apply: no change, or no saved draft to change.
+    Unavailable,
+}
+
+/// One target of a run: the source or a platform draft.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTarget {
+    pub target: Target,
+    /// The proposal to review (a source patch, or a draft patch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub proposal_id: Option<String>,
+    /// The title candidates (source only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title_proposal_id: Option<String>,
+    /// What changed and why, in a sentence or two; never a promise.
+    pub summary: String,
+    /// Findings of the candidate: risky terms (with spans into the source), limits.
+    pub risks: Vec<Finding>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fit_before: Option<FitReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub fit_after: Option<FitReport>,
+    /// Why the candidate needs the person's eye: `over_limit: …`, `no_saved_draft`,
+    /// `summary_withheld`.
+    pub flags: Vec<String>,
+    pub outcome: TargetOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub outcome_message: Option<String>,
+}
+
+/// Why a run failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub hints: Vec<Hint>,
+}
+
+/// Where a run's time went: all of it, and the model calls' share (the rest is the
+/// engine's overhead: snapshot, compiles, checks, fit reports, proposals, the log).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTimings {
+    pub total_micros: u64,
+    pub model_micros: u64,
+    pub model_calls: u32,
+}
+
+/// An optimization run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Run {
+    pub id: String,
+    pub project_id: String,
+    pub profile_id: String,
+    /// The model the server reported.
+    pub model: String,
+    pub input: RunInput,
+    pub status: RunStatus,
+    /// The stage running or reached last.
+    pub stage: String,
+    /// The project's revision and latest version the run read.
+    pub base_revision: u64,
+    pub base_head: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub snapshot_id: Option<String>,
+    /// The id of every prompt layer the run's model calls used.
+    pub prompt_layers: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub strategy: Option<Value>,
+    pub titles: Vec<String>,
+    pub targets: Vec<RunTarget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<RunError>,
+    /// What the fit report measures, and what it does not.
+    pub disclaimer: String,
+    #[serde(default)]
+    pub timings: RunTimings,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Record for Run {
+    const KIND: Kind = Kind::OptimizeRuns;
+    fn key(&self) -> Vec<u8> {
+        self.id.as_bytes().to_vec()
+    }
+}
+
+/// A run by id. Errors: NOT_FOUND.
+pub(crate) fn load(h: Harness<'_>, run_id: &str) -> Result<Run, ApiError> {
+    let run = h
+        .store()
+        .get::<Run>(run_id.as_bytes())?
+        .ok_or_else(|| ApiError::not_found("run", run_id).hint("list_runs", "List a project's runs with `inkstone-cli optimize list PROJECT`."))?;
+    Ok(settle_orphan(h, run))
+}
+
+/// The runs of a project, newest first.
+pub(crate) fn list(h: Harness<'_>, project_id: &str) -> Result<Vec<Run>, ApiError> {
+    crate::project::load(h.store(), project_id)?;
+    let mut runs: Vec<Run> = h.store().scan::<Run>(b"")?.into_iter().filter(|r| r.project_id == project_id).map(|r| settle_orphan(h, r)).collect();
+    runs.sort_by(|a, b| b.id.cmp(&a.id));
+    Ok(runs)
+}
+
+/// A run left `running` by a process that stopped is failed when read (nothing was
+/// applied: proposals are only made at its end, in one transaction).
+fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
+    if run.status != RunStatus::Running || h.live_if_loaded(&run.id).is_some_and(|l| l.is_running()) {
+        return run;
+    }
+    run.status = RunStatus::Failed;
+    run.error = Some(RunError {
+        code: ErrorCode::Cancelled,
+        message: format!("The run stopped at stage {} when the app closed; nothing was proposed or applied.", run.stage),
+        hints: vec![Hint { id: "start_again".to_owned(), message: "Start the optimization again.".to_owned() }],
+    });
+    let _guard = h.write_lock();
+    let mut batch = Batch::new();
+    if batch.put(&run).is_ok() {
+        let _ = h.store().apply(batch, Durability::Durable);
+    }
+    run
+}
+
+/// Asks a running run to stop. `false` when it is not running in this process.
+pub(crate) fn cancel(h: Harness<'_>, run_id: &str) -> Result<bool, ApiError> {
+    let run = load(h, run_id)?;
+    if run.status != RunStatus::Running {
+        return Ok(false);
+    }
+    let Some(live) = h.live_if_loaded(run_id) else { return Ok(false) };
+    live.interrupt.store(true, std::sync::atomic::Ordering::SeqCst);
+    live.cancel.lock().unwrap_or_else(|p| p.into_inner()).cancel();
+    Ok(true)
+}
+
+/// Why a pipeline stopped early.
+enum Stop {
+    Cancelled,
+    Failed(ApiError),
+}
+
+impl<E: Into<ApiError>> From<E> for Stop {
+    fn from(error: E) -> Self {
+        Stop::Failed(error.into())
+    }
+}
+
+/// The JSON schema of the strategy.
+pub fn strategy_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["summary", "changes", "platforms"],
+        "properties": {
+            "summary": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "changes": {"type": "array", "minItems": 1, "maxItems": 12, "items": {"type": "string", "minLength": 1}},
+            "platforms": {"type": "array", "items": {
+                "type": "object",
+                "required": ["platform", "plan"],
+                "properties": {"platform": {"type": "string"}, "plan": {"type": "string"}}
+            }}
+        }
+    })
+}
+
+fn source_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["source", "titles", "summary"],
+        "properties": {
+            "source": {"type": "string", "minLength": 1},
+            "titles": {"type": "array", "maxItems": 5, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 2000}
+        }
+    })
+}
+
+fn platform_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["text", "summary"],
+        "properties": {
+            "text": {"type": "string", "minLength": 1},
+            "summary": {"type": "string", "minLength": 1, "maxLength": 2000}
+        }
+    })
+}
+
+fn summary_schema() -> Value {
+    json!({"type": "object", "required": ["summary"], "properties": {"summary": {"type": "string", "minLength": 1, "maxLength": 2000}}})
+}
+
+/// The growth promises in `text` (the growth-promise list's terms).
+fn promises(h: Harness<'_>, text: &str) -> Result<Vec<String>, ApiError> {
+    let set = crate::project::drafts::profiles(h.kernel)?;
+    let input = crate::quality::CheckInput { title: "", source: text, brand: None, platforms: &[], ad_law: None, growth_promise: set.risk_list("growth-promise@v1") };
+    Ok(crate::quality::check(&input).into_iter().filter(|f| f.check == "growth_promise").filter_map(|f| f.matched).collect())
+}
+
+/// The pipeline's working state.
+struct Pipeline<'a, 'e> {
+    h: Harness<'a>,
+    live: &'a Live,
+    run: Run,
+    system: String,
+    snapshot_id: String,
+    model_turns: u32,
+    max_output: u32,
+    emit: &'e mut dyn FnMut(&Event),
+}
+
+impl Pipeline<'_, '_> {
+    fn append(&mut self, body: EventBody) -> Result<(), ApiError> {
+        let meta = Meta { context_snapshot_id: Some(self.snapshot_id.clone()).filter(|s| !s.is_empty()), ..Meta::default() };
+        let event = self.h.append_event(self.live, meta, body, Batch::new(), Durability::Grouped)?;
+        (self.emit)(&event);
+        Ok(())
+    }
+
+    fn stage(&mut self, stage: &str, state: &str, message: impl Into<String>) -> Result<(), Stop> {
+        if self.live.interrupted() {
+            return Err(Stop::Cancelled);
+        }
+        if state == "started" {
+            self.run.stage = stage.to_owned();
+        }
+        self.append(EventBody::RunStage { stage: stage.to_owned(), state: state.to_owned(), message: message.into() })?;
+        Ok(())
+    }
+
+    /// One model call over the log's model-visible messages.
+    fn call(&mut self) -> Result<String, Stop> {
+        if self.live.interrupted() {
+            return Err(Stop::Cancelled);
+        }
+        self.model_turns += 1;
+        let messages = self.live.state.lock().unwrap_or_else(|p| p.into_inner()).messages.clone();
+        let hash = messages_hash(&messages);
+        let count = messages.len() as u32;
+        self.append(EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash: hash, message_count: count })?;
+        let mut request = ChatRequest::new(std::iter::once(Message::system(self.system.clone())).chain(messages).collect());
+        request.max_output_tokens = Some(self.max_output);
+        let cancel = self.live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let call = ModelCall { profile: &self.run.profile_id, purpose: "optimize", session_id: None, run_id: Some(&self.run.id) };
+        let kernel = self.h.kernel;
+        let (h, live) = (self.h, self.live);
+        let emit = &mut self.emit;
+        let mut partial = String::new();
+        let started = std::time::Instant::now();
+        let result = std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel::<ChatEvent>();
+            let request = &request;
+            let cancel = &cancel;
+            let handle = scope.spawn(move || {
+                kernel.model_chat(
+                    call,
+                    request,
+                    &mut move |event| {
+                        let _ = tx.send(event);
+                    },
+                    cancel,
+                )
+            });
+            for event in rx.iter() {
+                if let ChatEvent::TextDelta(text) = event {
+                    partial.push_str(&text);
+                    let event = h.live_event(live, "run", EventBody::AssistantDelta { text });
+                    emit(&event);
+                }
+            }
+            handle.join().unwrap_or_else(|_| Err(ApiError::internal("the model call stopped unexpectedly")))
+        });
+        self.run.timings.model_micros += u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.run.timings.model_calls += 1;
+        match result {
+            Ok(reply) => {
+                if self.run.model.is_empty() {
+                    self.run.model = reply.model.clone();
+                }
+                self.append(EventBody::AssistantMessage {
+                    text: reply.text.clone(),
+                    tool_calls: Vec::new(),
+                    finish_reason: format!("{:?}", reply.finish_reason).to_lowercase(),
+                    interrupted: false,
+                    input_tokens: reply.usage.input_tokens,
+                    output_tokens: reply.usage.output_tokens,
+                })?;
+                Ok(reply.text)
+            }
+            Err(error) if error.code == ErrorCode::Cancelled || self.live.interrupted() => {
+                self.append(EventBody::AssistantMessage {
+                    text: partial,
+                    tool_calls: Vec::new(),
+                    finish_reason: "interrupted".to_owned(),
+                    interrupted: true,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                })?;
+                Err(Stop::Cancelled)
+            }
+            Err(error) => Err(Stop::Failed(error)),
+        }
+    }
+
+    /// Asks for one JSON value matching `schema`: the instruction, then at most
+    /// [`MAX_REPAIRS`] repair round trips, then a clear failure.
+    fn json_step(&mut self, stage: &str, instruction: String, schema: &Value) -> Result<Value, Stop> {
+        let validator = Validator::new(schema).map_err(|e| ApiError::internal(e.to_string()))?;
+        self.append(EventBody::UserMessage {
+            text: format!("{instruction}\n\nReply with only a JSON value matching this JSON schema:\n{schema}"),
+            was_queued: false,
+            selection: None,
+        })?;
+        let mut repairs = 0;
+        loop {
+            let text = self.call()?;
+            let problem = match extract_json(&text) {
+                Some(value) => match validator.check(&value) {
+                    Ok(()) => return Ok(value),
+                    Err(violations) => violations.to_string(),
+                },
+                None => "the reply holds no JSON value".to_owned(),
+            };
+            if repairs >= MAX_REPAIRS {
+                return Err(Stop::Failed(
+                    ApiError::new(
+                        ErrorCode::ProviderBadResponse,
+                        format!("The model's {stage} is not valid after {MAX_REPAIRS} repairs: {problem}. Nothing was proposed or applied."),
+                    )
+                    .hint("retry", "Start the optimization again; models often answer correctly on another try.")
+                    .hint("other_model", "Or choose a model that follows JSON instructions more reliably (Settings → AI models).")
+                    .details(json!({"stage": stage, "problem": problem})),
+                ));
+            }
+            repairs += 1;
+            self.stage(stage, "repair", format!("repair {repairs} of {MAX_REPAIRS}: {problem}"))?;
+            self.append(EventBody::UserMessage {
+                text: format!("That reply is not valid: {problem}. Reply again with only the corrected JSON, matching the schema."),
+                was_queued: false,
+                selection: None,
+            })?;
+        }
+    }
+
+    /// `summary`, or its regeneration when it promises growth; a second promise
+    /// withholds it (flagged).
+    fn clean_summary(&mut self, stage: &str, summary: String, flags: &mut Vec<String>) -> Result<String, Stop> {
+        let found = promises(self.h, &summary)?;
+        if found.is_empty() {
+            return Ok(summary);
+        }
+        self.stage(stage, "repair", format!("the summary promises an outcome ({}); asking for another", found.join(", ")))?;
+        let value = self.json_step(
+            stage,
+            format!(
+                "Your summary promises an outcome ({}). Nothing may promise growth, reach or results. Write the summary again: what changed and why, nothing about what it will achieve.",
+                found.join(", ")
+            ),
+            &summary_schema(),
+        )?;
+        let again = value["summary"].as_str().unwrap_or_default().to_owned();
+        if promises(self.h, &again)?.is_empty() {
+            return Ok(again);
+        }
+        flags.push("summary_withheld".to_owned());
+        Ok("The model's summary was withheld because it promised an outcome; review the changes themselves.".to_owned())
+    }
+}
+
+/// Everything a platform step needs about the project as the run found it.
+struct Found {
+    project: Project,
+    saved: Vec<PlatformDraft>,
+}
+
+fn platform_rules(growth: &crate::profiles::GrowthProfile, draft: &crate::profiles::DraftProfile) -> String {
+    let mut out = format!("## {} ({}, {})\naudience: {}\n", growth.platform.as_str(), growth.id, draft.id, growth.audience);
+    for (name, rules) in [
+        ("title", &growth.title_rules),
+        ("opening", &growth.opening_rules),
+        ("structure", &growth.structure_rules),
+        ("tags", &growth.tag_rules),
+        ("call to action", &growth.cta_rules),
+        ("risks", &growth.risk_rules),
+    ] {
+        if !rules.is_empty() {
+            out.push_str(&format!("{name}: {}\n", rules.join(" / ")));
+        }
+    }
+    let limits: Vec<String> =
+        draft.limits.iter().map(|l| format!("{:?} {}{} {:?}", l.field, l.min.map(|m| format!("{m}–")).unwrap_or_else(|| "≤".to_owned()), l.max, l.unit).to_lowercase()).collect();
+    out.push_str(&format!("limits: {}\nformat: {}\n", limits.join("; "), draft.format));
+    out
+}
+
+/// How the model writes a platform's text.
+fn format_note(content: &DraftContent) -> &'static str {
+    match content {
+        DraftContent::Html { .. } => "The text is the draft's HTML (keep its inline styles and tags).",
+        DraftContent::Markdown { .. } => "The text is the draft's Markdown.",
+        DraftContent::Thread { .. } => "The text is the thread's posts, separated by a line holding only --- with a blank line on each side.",
+        DraftContent::Card { .. } => "The text is the card's body text.",
+    }
+}
+
+/// Starts and runs an optimization of `project_id`, streaming the run's events to
+/// `emit`. Returns the finished run (ready, failed or cancelled); the errors are the
+/// input's (VALIDATION, NOT_FOUND) and engine faults.
+pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, input: RunInput, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
+    let store = h.store();
+    let project = crate::project::load(store, project_id)?;
+    if project.archived {
+        return Err(ApiError::validation("projectId", "The project is archived; restore it to optimize it."));
+    }
+    let profile = match profile {
+        Some(name) => h.llm_profile(name)?,
+        None => store.scan::<crate::llm::profile::LlmProfile>(b"")?.into_iter().find(|p| p.is_default).ok_or_else(|| {
+            ApiError::validation("profile", "There is no LLM profile to talk to.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`.")
+        })?,
+    };
+    let mut input = input;
+    if let Some(draft) = input.draft {
+        crate::project::drafts::require(store, &project.id, draft).map_err(|e| e.hint("save_draft", "Save the platform's draft in the Drafts tab first."))?;
+        input.platforms = vec![draft];
+    }
+    if input.platforms.is_empty() {
+        input.platforms = if project.platforms.is_empty() { Platform::ALL.to_vec() } else { project.platforms.clone() };
+    }
+    let mut seen = Vec::new();
+    for (i, p) in input.platforms.iter().enumerate() {
+        if seen.contains(p) {
+            return Err(ApiError::validation(&format!("platforms[{i}]"), format!("{} is named twice.", p.as_str())));
+        }
+        seen.push(*p);
+    }
+    let now = h.now();
+    let run = Run {
+        id: h.new_id("run"),
+        project_id: project.id.clone(),
+        profile_id: profile.id.clone(),
+        model: String::new(),
+        input,
+        status: RunStatus::Running,
+        stage: "snapshot".to_owned(),
+        base_revision: project.revision,
+        base_head: project.head,
+        snapshot_id: None,
+        prompt_layers: Vec::new(),
+        strategy: None,
+        titles: Vec::new(),
+        targets: Vec::new(),
+        error: None,
+        disclaimer: fit::DISCLAIMER.to_owned(),
+        timings: RunTimings::default(),
+        created_at: now,
+        updated_at: now,
+    };
+    let live = h.live_run(&run.id, &project.id)?;
+    let _claim = TurnClaim::take(&live)?;
+    let mut extra = Batch::new();
+    extra.put(&run)?;
+    let first = h.append_event(&live, Meta::default(), EventBody::RunStarted { project_id: project.id.clone(), profile: profile.id.clone() }, extra, Durability::Durable)?;
+    emit(&first);
+    let max_output = profile.max_output_tokens.unwrap_or(8_192).min(profile.context_window / 2).max(1);
+    let started = std::time::Instant::now();
+    let mut pipeline = Pipeline { h, live: &live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit };
+    let outcome = run_pipeline(&mut pipeline, profile.context_window);
+    let mut run = pipeline.run.clone();
+    let (status, message) = match outcome {
+        Ok(()) => (RunStatus::Ready, format!("{} targets ready for review.", run.targets.len())),
+        Err(Stop::Cancelled) => (RunStatus::Cancelled, "Cancelled by the person; nothing was proposed or applied.".to_owned()),
+        Err(Stop::Failed(error)) if matches!(error.code, ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) => return Err(error),
+        Err(Stop::Failed(error)) => {
+            let message = error.message.clone();
+            run.error = Some(RunError { code: error.code, message: error.message, hints: error.hints });
+            (RunStatus::Failed, message)
+        }
+    };
+    run.status = status;
+    run.timings.total_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    run.updated_at = h.now();
+    let mut extra = Batch::new();
+    extra.put(&run)?;
+    let meta = Meta { context_snapshot_id: run.snapshot_id.clone(), ..Meta::default() };
+    let event = h.append_event(&live, meta, EventBody::RunEnded { status: status.as_str().to_owned(), message }, extra, Durability::Durable)?;
+    (pipeline.emit)(&event);
+    Ok(run)
+}
+
+fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
+    let h = p.h;
+    let store = h.store();
+    // 1. The snapshot.
+    p.stage("snapshot", "started", "Reading the project, its drafts and the platforms' rules")?;
+    let records = crate::context::gather(store, &p.run.project_id)?;
+    let found = Found { project: records.project.clone(), saved: crate::project::drafts::list(store, &p.run.project_id)? };
+    let set = crate::project::drafts::profiles(h.kernel)?;
+    let prompts = PromptSet::load(&h.config().data_dir.join("prompts"))?;
+    let entry = match p.run.input.draft {
+        Some(platform) => Entry::Draft(platform),
+        None => Entry::Article,
+    };
+    let mode = crate::prompts::Mode::Optimize { goal: p.run.input.goal, intensity: p.run.input.intensity, constraints: p.run.input.constraints.texts() };
+    let prompt: Composed = prompts.compose(&mode, entry);
+    let constraints = p.run.input.constraints.texts();
+    let input = crate::context::ContextInput { prompt: Some(&prompt), ..records.input(crate::context::Mode::Plan, "", &constraints, &[], None) };
+    let budget = u64::from(window).saturating_sub(u64::from(p.max_output));
+    let assembled = crate::context::assemble(&input, budget).map_err(|too| {
+        ApiError::new(ErrorCode::ContextTooLong, format!("The project does not fit the model's context window ({} tokens needed, {} available).", too.needed, too.budget))
+            .hint("larger_context", "Choose a model with a larger context window.")
+    })?;
+    let mut layers = assembled.layers;
+    let policy = layers.pop();
+    let mut drafts_text = String::from("# Saved platform drafts\n");
+    for draft in &found.saved {
+        let text = proposals::draft_patch_text(&draft.content);
+        let head: String = text.chars().take(1_500).collect();
+        drafts_text.push_str(&format!("## {} (revision {}, {:?})\ntitle: {}\n{head}\n", draft.platform.as_str(), draft.revision, draft.status, draft.title));
+    }
+    if found.saved.is_empty() {
+        drafts_text.push_str("none\n");
+    }
+    layers.push(crate::context::named_layer("drafts", drafts_text));
+    let mut rules = String::from("# The target platforms' written rules\n");
+    for platform in &p.run.input.platforms {
+        let growth = set.growth.get(platform).ok_or_else(|| ApiError::internal(format!("no growth profile for {}", platform.as_str())))?;
+        rules.push_str(&platform_rules(growth, crate::project::drafts::draft_profile(&set, *platform)?));
+    }
+    layers.push(crate::context::named_layer("platform_rules", rules));
+    layers.extend(policy);
+    let snapshot = crate::context::snapshot(layers, &prompt);
+    let mut extra = Batch::new();
+    if !store.contains(Kind::ContextSnapshots, snapshot.id.as_bytes())? {
+        extra.put(&snapshot)?;
+    }
+    p.system = snapshot.system.clone();
+    p.snapshot_id = snapshot.id.clone();
+    p.run.snapshot_id = Some(snapshot.id.clone());
+    p.run.prompt_layers = snapshot.prompt_layers.clone();
+    extra.put(&p.run)?;
+    let estimates: Vec<crate::harness::LayerEstimate> =
+        snapshot.layers.iter().map(|l| crate::harness::LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
+    let estimated_tokens = estimates.iter().map(|l| l.tokens).sum();
+    let meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
+    let event = h.append_event(
+        p.live,
+        meta,
+        EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers: estimates, prompt_layers: snapshot.prompt_layers.clone() },
+        extra,
+        Durability::Grouped,
+    )?;
+    (p.emit)(&event);
+    p.stage("snapshot", "done", format!("snapshot {}", snapshot.id))?;
+
+    // 2. The strategy.
+    p.stage("strategy", "started", "Planning the changes")?;
+    let platforms: Vec<&str> = p.run.input.platforms.iter().map(|x| x.as_str()).collect();
+    let strategy = p.json_step(
+        "strategy",
+        format!(
+            "Step 1 of the optimization: the strategy. For the goal and intensity above, list the changes you will make to the article and, for each target platform ({}), the plan for its draft.",
+            platforms.join(", ")
+        ),
+        &strategy_schema(),
+    )?;
+    p.run.strategy = Some(strategy);
+    p.stage("strategy", "done", "strategy valid")?;
+
+    // 3. Titles and the optimized source.
+    let project = &found.project;
+    let mut source = project.source.clone();
+    if p.run.input.draft.is_none() {
+        p.stage("source", "started", "Writing the title candidates and the optimized source")?;
+        let keep_title = p.run.input.constraints.keep_title;
+        let value = p.json_step(
+            "source",
+            format!(
+                "Step 2: the optimized source. Follow your strategy. `source` is the whole optimized Markdown source; `titles` {}; `summary` says in one or two sentences what changed and why.",
+                if keep_title { "is an empty list (the title is kept)" } else { "holds up to 5 title candidates" }
+            ),
+            &source_schema(),
+        )?;
+        source = value["source"].as_str().unwrap_or_default().to_owned();
+        if !keep_title {
+            p.run.titles = value["titles"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|t| t.as_str()).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty() && t != &project.title).collect())
+                .unwrap_or_default();
+            p.run.titles.dedup();
+        }
+        let mut flags = Vec::new();
+        let summary = p.clean_summary("source", value["summary"].as_str().unwrap_or_default().to_owned(), &mut flags)?;
+        // Risks: what the optimized source introduces (spans into the optimized text).
+        let before = crate::project::drafts::source_findings_of(h.kernel, project)?;
+        let candidate = Project { source: source.clone(), ..project.clone() };
+        let after = crate::project::drafts::source_findings_of(h.kernel, &candidate)?;
+        let risks = proposals::new_findings(&before, &after);
+        p.run.targets.push(RunTarget {
+            target: Target::Source,
+            proposal_id: None,
+            title_proposal_id: None,
+            summary,
+            risks,
+            fit_before: None,
+            fit_after: None,
+            flags,
+            outcome: TargetOutcome::Pending,
+            outcome_message: None,
+        });
+        p.stage("source", "done", format!("{} title candidates", p.run.titles.len()))?;
+    }
+
+    // 4. Per platform: compile, adapt, validate.
+    let optimized = Project { source: source.clone(), ..project.clone() };
+    let mut candidates: Vec<(Platform, String)> = Vec::new();
+    // One compile of each text for every platform (tags are suggested once per text).
+    let platforms_all = p.run.input.platforms.clone();
+    let compiled_all = crate::project::drafts::compile(h.kernel, &optimized, Some(platforms_all.clone()), None)?.drafts;
+    let current_all = if platforms_all.iter().any(|x| !found.saved.iter().any(|d| d.platform == *x)) {
+        crate::project::drafts::compile(h.kernel, project, Some(platforms_all.clone()), None)?.drafts
+    } else {
+        Vec::new()
+    };
+    for platform in platforms_all {
+        let stage = format!("platform:{}", platform.as_str());
+        p.stage(&stage, "started", format!("Adapting the {} draft", platform.as_str()))?;
+        let profile = crate::project::drafts::draft_profile(&set, platform)?.clone();
+        let growth = set.growth.get(&platform).cloned().ok_or_else(|| ApiError::internal("no growth profile"))?;
+        let saved = found.saved.iter().find(|d| d.platform == platform).cloned();
+        let compiled = compiled_all.iter().find(|c| c.draft.platform == platform).cloned().ok_or_else(|| ApiError::internal("nothing compiled"))?;
+        let (title, base_content) = match (&saved, p.run.input.draft) {
+            (Some(saved), Some(_)) => (saved.title.clone(), saved.content.clone()),
+            (Some(saved), None) => (saved.title.clone(), compiled.draft.content.clone()),
+            (None, _) => (compiled.draft.title.clone(), compiled.draft.content.clone()),
+        };
+        let fit_before = match &saved {
+            Some(saved) => fit::report(&growth, &profile, &saved.title, &saved.content),
+            None => {
+                let current = current_all.iter().find(|c| c.draft.platform == platform).ok_or_else(|| ApiError::internal("nothing compiled"))?;
+                fit::report(&growth, &profile, &current.draft.title, &current.draft.content)
+            }
+        };
+        let base_text = proposals::draft_patch_text(&base_content);
+        let value = p.json_step(
+            &stage,
+            format!(
+                "Step 3 ({}): adapt this draft to the platform's audience profile and rules (see \"{}\" in the context), following your strategy. {} Keep every limit; if something must go, rewrite rather than cut mid-sentence. `summary` says what changed and why.\n\nThe draft:\n{base_text}",
+                platform.as_str(),
+                growth.platform.as_str(),
+                format_note(&base_content)
+            ),
+            &platform_schema(),
+        )?;
+        let mut text = value["text"].as_str().unwrap_or_default().to_owned();
+        let mut flags = Vec::new();
+        let mut summary = value["summary"].as_str().unwrap_or_default().to_owned();
+        let check = |text: &str| {
+            let content = crate::pipeline::normalize_content(proposals::with_patch_text(&base_content, text));
+            let findings = crate::pipeline::check_draft(&profile, &title, &content);
+            (content, findings)
+        };
+        let (mut content, mut findings) = check(&text);
+        let blocking = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Block).map(|f| f.message.clone()).collect::<Vec<_>>();
+        if !blocking(&findings).is_empty() {
+            p.stage(&stage, "repair", format!("over a limit: {}", blocking(&findings).join("; ")))?;
+            let again = p.json_step(
+                &stage,
+                format!(
+                    "The {} draft breaks these limits: {}. Fix it by rewriting (never by cutting text off mid-sentence) and reply with the corrected JSON.",
+                    platform.as_str(),
+                    blocking(&findings).join("; ")
+                ),
+                &platform_schema(),
+            )?;
+            text = again["text"].as_str().unwrap_or_default().to_owned();
+            summary = again["summary"].as_str().unwrap_or_default().to_owned();
+            (content, findings) = check(&text);
+            let still = blocking(&findings);
+            if !still.is_empty() {
+                flags.push(format!("over_limit: {}", still.join("; ")));
+                p.stage(&stage, "flagged", format!("still over a limit: {}", still.join("; ")))?;
+            }
+        }
+        let summary = p.clean_summary(&stage, summary, &mut flags)?;
+        let fit_after = fit::report(&growth, &profile, &title, &content);
+        if saved.is_none() {
+            flags.push("no_saved_draft".to_owned());
+        }
+        p.run.targets.push(RunTarget {
+            target: Target::Draft { platform },
+            proposal_id: None,
+            title_proposal_id: None,
+            summary,
+            risks: findings,
+            fit_before: Some(fit_before),
+            fit_after: Some(fit_after),
+            flags,
+            outcome: TargetOutcome::Pending,
+            outcome_message: None,
+        });
+        candidates.push((platform, proposals::draft_patch_text(&content)));
+        p.stage(&stage, "done", format!("{} draft adapted", platform.as_str()))?;
+    }
+
+    // 5 and 6. Proposals, one per target, in one transaction.
+    p.stage("proposals", "started", "Recording the proposals for review")?;
+    if p.live.interrupted() {
+        return Err(Stop::Cancelled);
+    }
+    let origin = Origin {
+        session_id: None,
+        run_id: Some(p.run.id.clone()),
+        turn: None,
+        tool_use_id: None,
+        context_snapshot_id: Some(p.snapshot_id.clone()),
+        model: p.run.model.clone(),
+        profile_id: p.run.profile_id.clone(),
+        prompt_version: prompt.version(),
+        prompt_layers: p.run.prompt_layers.clone(),
+        rebased_from: None,
+    };
+    let titles = p.run.titles.clone();
+    let run_snapshot = p.run.clone();
+    let (event, run) = h.append_staged(p.live, Meta { context_snapshot_id: Some(p.snapshot_id.clone()), ..Meta::default() }, Durability::Durable, |batch| {
+        let mut run = run_snapshot;
+        let current = crate::project::load(store, &run.project_id)?;
+        for target in &mut run.targets {
+            let summary = target.summary.clone();
+            match &target.target {
+                Target::Source => {
+                    if source != current.source {
+                        let new = NewProposal {
+                            project_id: run.project_id.clone(),
+                            kind: ProposalKind::SourcePatch,
+                            target: Target::Source,
+                            summary: summary.clone(),
+                            payload: Payload::Text { base_text: current.source.clone(), proposed_text: source.clone() },
+                            origin: origin.clone(),
+                        };
+                        target.proposal_id = Some(proposals::stage_create(h.kernel, batch, new)?.id);
+                    }
+                    if !titles.is_empty() {
+                        let new = NewProposal {
+                            project_id: run.project_id.clone(),
+                            kind: ProposalKind::TitleCandidates,
+                            target: Target::Source,
+                            summary: "Title candidates".to_owned(),
+                            payload: Payload::Candidates { candidates: titles.iter().map(|t| Candidate { text: t.clone(), rationale: String::new() }).collect() },
+                            origin: origin.clone(),
+                        };
+                        target.title_proposal_id = Some(proposals::stage_create(h.kernel, batch, new)?.id);
+                    }
+                }
+                Target::Draft { platform } => {
+                    let Some((_, text)) = candidates.iter().find(|(p, _)| p == platform) else { continue };
+                    if let Some(saved) = crate::project::drafts::load(store, &run.project_id, *platform)? {
+                        let base_text = proposals::draft_patch_text(&saved.content);
+                        if &base_text != text && saved.status != crate::model::DraftStatus::Publishing {
+                            let new = NewProposal {
+                                project_id: run.project_id.clone(),
+                                kind: ProposalKind::DraftPatch,
+                                target: Target::Draft { platform: *platform },
+                                summary: summary.clone(),
+                                payload: Payload::Text { base_text, proposed_text: text.clone() },
+                                origin: origin.clone(),
+                            };
+                            target.proposal_id = Some(proposals::stage_create(h.kernel, batch, new)?.id);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if target.proposal_id.is_none() && target.title_proposal_id.is_none() {
+                target.outcome = TargetOutcome::Unavailable;
+                target.outcome_message = Some(if target.flags.iter().any(|f| f == "no_saved_draft") {
+                    "There is no saved draft for this platform to change; save the compiled draft in the Drafts tab, then run again.".to_owned()
+                } else {
+                    "The candidate is the same as the current text.".to_owned()
+                });
+            }
+        }
+        run.stage = "proposals".to_owned();
+        run.updated_at = h.now();
+        batch.put(&run)?;
+        let made = run.targets.iter().filter(|t| t.proposal_id.is_some()).count() + run.targets.iter().filter(|t| t.title_proposal_id.is_some()).count();
+        Ok((EventBody::RunStage { stage: "proposals".to_owned(), state: "done".to_owned(), message: format!("{made} proposals recorded") }, run))
+    })?;
+    (p.emit)(&event);
+    p.run = run;
+    Ok(())
+}
+
+/// What to apply of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApplySelection {
+    /// Every target (the source and every platform).
+    pub all: bool,
+    /// The source proposal.
+    pub source: bool,
+    /// These platforms' draft proposals.
+    pub platforms: Vec<Platform>,
+    /// Reject every open proposal of the run instead.
+    pub reject_all: bool,
+    /// The title to take from the candidates (with the source).
+    pub title: Option<String>,
+    /// Per proposal, the hunks to take (the rest stay open); absent: every hunk.
+    pub hunks: std::collections::BTreeMap<String, Vec<String>>,
+    /// The person confirmed changing ready or published drafts.
+    pub confirm_final: bool,
+}
+
+/// What applying did for one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppliedTarget {
+    pub target: Target,
+    pub outcome: TargetOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub version: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub draft_revision: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<ApiError>,
+}
+
+/// Applies the selected targets of a ready run, each in its own transaction (a moved
+/// target is a CONFLICT for that target alone and writes nothing for it), and records
+/// the outcomes on the run.
+///
+/// Errors: NOT_FOUND; VALIDATION for an empty selection or a platform not in the run;
+/// CONFLICT when the run is not ready (running, failed, cancelled).
+pub(crate) fn apply(h: Harness<'_>, run_id: &str, selection: &ApplySelection) -> Result<(Run, Vec<AppliedTarget>), ApiError> {
+    let mut run = load(h, run_id)?;
+    if !matches!(run.status, RunStatus::Ready | RunStatus::PartlyApplied) {
+        return Err(ApiError::new(ErrorCode::Conflict, format!("Run {} is {}; only a ready run can be applied.", run.id, run.status.as_str()))
+            .hint("start_again", "Start a new optimization."));
+    }
+    for (i, platform) in selection.platforms.iter().enumerate() {
+        if !run.targets.iter().any(|t| t.target == Target::Draft { platform: *platform }) {
+            return Err(ApiError::validation(&format!("platforms[{i}]"), format!("Run {} has no {} target.", run.id, platform.as_str())));
+        }
+    }
+    if !selection.all && !selection.source && selection.platforms.is_empty() && !selection.reject_all {
+        return Err(ApiError::validation("platforms", "Choose what to apply: all, the source, platforms, or reject all."));
+    }
+    let mut results = Vec::new();
+    for target in &mut run.targets {
+        let chosen = selection.reject_all
+            || selection.all
+            || match &target.target {
+                Target::Source => selection.source,
+                Target::Draft { platform } => selection.platforms.contains(platform),
+                _ => false,
+            };
+        if !chosen || target.outcome != TargetOutcome::Pending {
+            continue;
+        }
+        if selection.reject_all {
+            for id in [&target.proposal_id, &target.title_proposal_id].into_iter().flatten() {
+                let request = Reject { proposal_id: id.clone(), hunks: None, reason: None };
+                if let Err(error) = proposals::apply::reject(h.kernel, &request) {
+                    if error.code != ErrorCode::Conflict {
+                        return Err(error);
+                    }
+                }
+            }
+            target.outcome = TargetOutcome::Rejected;
+            results.push(AppliedTarget { target: target.target.clone(), outcome: TargetOutcome::Rejected, version: None, draft_revision: None, error: None });
+            continue;
+        }
+        let mut applied = AppliedTarget { target: target.target.clone(), outcome: TargetOutcome::Applied, version: None, draft_revision: None, error: None };
+        let mut accept_one = |proposal_id: &str, expected_base: u64, choices: Option<Vec<String>>| -> Result<Option<ApiError>, ApiError> {
+            let request = Accept {
+                proposal_id: proposal_id.to_owned(),
+                hunks: selection.hunks.get(proposal_id).cloned(),
+                expected_base,
+                choices,
+                confirm_final: selection.confirm_final,
+                actor: Actor::Person,
+            };
+            match proposals::apply::accept(h.kernel, &request) {
+                Ok(accepted) => {
+                    applied.version = accepted.version.as_ref().map(|v| v.number).or(applied.version);
+                    applied.draft_revision = accepted.draft.as_ref().map(|d| d.revision).or(applied.draft_revision);
+                    Ok(None)
+                }
+                Err(error) if matches!(error.code, ErrorCode::Conflict | ErrorCode::ReadOnly | ErrorCode::Validation) => Ok(Some(error)),
+                Err(error) => Err(error),
+            }
+        };
+        let mut failure = None;
+        if let Some(id) = &target.proposal_id {
+            let proposal = proposals::load(h.store(), id)?;
+            let expected = match &proposal.target {
+                Target::Draft { .. } => u64::from(proposal.base.draft_revision.unwrap_or(0)),
+                _ => proposal.base.revision,
+            };
+            failure = accept_one(id, expected, None)?;
+        }
+        if failure.is_none() {
+            if let (Some(id), Some(title)) = (&target.title_proposal_id, &selection.title) {
+                // The title is taken on top of what this action just applied.
+                let proposal = proposals::load(h.store(), id)?;
+                let current = crate::project::load(h.store(), &proposal.project_id)?;
+                let expected = if target.proposal_id.is_some() { current.revision } else { proposal.base.revision };
+                failure = accept_one(id, expected, Some(vec![title.clone()]))?;
+            }
+        }
+        if target.proposal_id.is_none() && selection.title.is_none() {
+            continue;
+        }
+        if let Some(error) = failure {
+            applied.outcome = if error.code == ErrorCode::Conflict { TargetOutcome::Conflict } else { TargetOutcome::Pending };
+            target.outcome_message = Some(error.message.clone());
+            applied.error = Some(error);
+        } else {
+            target.outcome_message = None;
+        }
+        target.outcome = applied.outcome;
+        results.push(applied);
+    }
+    let open = run.targets.iter().filter(|t| t.outcome == TargetOutcome::Pending).count();
+    let adopted = run.targets.iter().filter(|t| t.outcome == TargetOutcome::Applied).count();
+    run.status = match (adopted, open) {
+        (0, _) if run.targets.iter().all(|t| matches!(t.outcome, TargetOutcome::Rejected | TargetOutcome::Unavailable)) => RunStatus::Rejected,
+        (0, _) => run.status,
+        (_, 0) if run.targets.iter().all(|t| matches!(t.outcome, TargetOutcome::Applied | TargetOutcome::Unavailable)) => RunStatus::Applied,
+        _ => RunStatus::PartlyApplied,
+    };
+    run.updated_at = h.now();
+    let live = h.live_run(&run.id, &run.project_id)?;
+    let mut extra = Batch::new();
+    extra.put(&run)?;
+    let message = results.iter().map(|r| format!("{}: {:?}", target_name(&r.target), r.outcome).to_lowercase()).collect::<Vec<_>>().join(", ");
+    h.append_event(&live, Meta::default(), EventBody::RunStage { stage: "apply".to_owned(), state: "done".to_owned(), message }, extra, Durability::Durable)?;
+    Ok((run, results))
+}
+
+/// `source` or the platform's name.
+pub fn target_name(target: &Target) -> String {
+    match target {
+        Target::Draft { platform } => platform.as_str().to_owned(),
+        _ => "source".to_owned(),
+    }
+}

@@ -1,0 +1,302 @@
+//! One-click optimize through the API against the scripted model server (real HTTP on
+//! loopback, a real sled store): the strategy's repairs and failure, cancelling a run,
+//! over-limit candidates, apply per platform with an audit naming the model and the
+//! prompt layers, and a stale target refused while another applies.
+
+use std::time::Duration;
+
+use inkstone_core::harness::{Event, EventBody};
+use inkstone_test_support::model_server::{ModelServer, Reply};
+use inkstone_test_support::TestEngine;
+use serde_json::{json, Value};
+
+use crate::harness::stream;
+
+const SOURCE: &str = "# 周报写短的办法\n\n很多人的周报写得很长。\n\n第一，先写结论。\n\n第二，只写变化。\n\n第三，附上下周计划。\n";
+const NEW_SOURCE: &str = "# 周报写短的办法\n\n周报越长，越没人读。\n\n第一，先写结论。\n\n第二，只写变化。\n\n第三，附上下周计划。\n\n你的周报有多长？欢迎留言。\n";
+
+struct O {
+    t: TestEngine,
+    server: ModelServer,
+    project: String,
+}
+
+fn setup() -> O {
+    let server = ModelServer::start(Vec::new());
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 65_536}));
+    let project = t.ok("project.create", json!({"title": "周报", "source": SOURCE, "platforms": ["zhihu", "x"]}))["id"].as_str().unwrap().to_owned();
+    for platform in ["zhihu", "x"] {
+        t.ok("platformDraft.save", json!({"projectId": project, "platform": platform}));
+    }
+    O { t, server, project }
+}
+
+fn strategy() -> Reply {
+    Reply::text(&json!({"summary": "Sharpen the opening and end with a question.", "changes": ["a sharper first line", "a question at the end"], "platforms": [{"platform": "zhihu", "plan": "headings"}, {"platform": "x", "plan": "a short thread"}]}).to_string())
+}
+
+fn source_reply() -> Reply {
+    Reply::text(&json!({"source": NEW_SOURCE, "titles": ["周报写短的三个办法"], "summary": "Strengthened the opening hook and added a question at the end."}).to_string())
+}
+
+fn zhihu_reply() -> Reply {
+    Reply::text(
+        &json!({"text": "## 周报写短的办法\n\n周报越长，越没人读。\n\n第一，先写结论。\n\n你的周报有多长？欢迎留言。\n", "summary": "Added a heading and a closing question."})
+            .to_string(),
+    )
+}
+
+fn x_reply(posts: &[&str]) -> Reply {
+    Reply::text(&json!({"text": posts.join("\n\n---\n\n"), "summary": "Compressed the thread to short posts."}).to_string())
+}
+
+impl O {
+    fn push(&self, replies: Vec<Reply>) {
+        for reply in replies {
+            self.server.push(reply);
+        }
+    }
+
+    fn start(&self, extra: Value) -> (Value, Vec<Event>) {
+        let mut params = json!({"projectId": self.project, "goal": "completion", "intensity": "balanced"});
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        let (result, events) = stream(&self.t.engine, "optimize.start", params);
+        (result.unwrap_or_else(|e| panic!("optimize.start failed: {e:?}")), events)
+    }
+
+    fn target<'a>(&self, run: &'a Value, name: &str) -> &'a Value {
+        run["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| if name == "source" { t["target"]["type"] == "source" } else { t["target"]["platform"] == name })
+            .unwrap_or_else(|| panic!("no {name} target in {run:#}"))
+    }
+
+    fn proposals(&self) -> Vec<Value> {
+        self.t.ok("proposal.list", json!({"projectId": self.project}))["proposals"].as_array().unwrap().clone()
+    }
+}
+
+fn stages(events: &[Event], state: &str) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::RunStage { stage, state: s, message } if s == state => Some(format!("{stage}: {message}")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_makes_one_proposal_per_target_with_summaries_risks_and_fit_before_and_after() {
+    let o = setup();
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), x_reply(&["周报越长，越没人读。三个办法：", "先写结论，只写变化。你的周报有多长？"])]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    assert_eq!(run["model"], "fake-model");
+    assert!(run["disclaimer"].as_str().unwrap().contains("does not predict"));
+    let layers: Vec<&str> = run["promptLayers"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert_eq!(layers.len(), 8, "{layers:?}");
+    assert_eq!(layers[5], "mode.optimize@v1");
+    assert!(layers[6].starts_with("context:ctx_"));
+    assert_eq!(layers[7], "apply-policy.optimize@v1");
+    let source = o.target(&run, "source");
+    assert!(source["proposalId"].is_string());
+    assert!(source["titleProposalId"].is_string());
+    assert_eq!(run["titles"], json!(["周报写短的三个办法"]));
+    for platform in ["zhihu", "x"] {
+        let target = o.target(&run, platform);
+        assert!(target["proposalId"].is_string(), "{target:#}");
+        assert!(target["fitBefore"]["score"].is_u64() && target["fitAfter"]["score"].is_u64());
+        assert_eq!(target["outcome"], "pending");
+    }
+    // Nothing official changed: no version, the drafts at revision 1.
+    assert_eq!(o.t.ok("version.list", json!({"projectId": o.project}))["versions"].as_array().unwrap().len(), 0);
+    assert_eq!(o.t.ok("platformDraft.get", json!({"projectId": o.project, "platform": "x"}))["revision"], 1);
+    // The log is the run's: watched live (the streamed events), and read back.
+    let log = o.t.ok("optimize.events", json!({"runId": run["id"]}))["events"].as_array().unwrap().clone();
+    assert_eq!(log.first().unwrap()["kind"], "run_started");
+    assert_eq!(log.last().unwrap()["kind"], "run_ended");
+    assert!(log.iter().all(|e| e["runId"] == run["id"] && e.get("sessionId").is_none()));
+    let done = stages(&events, "done");
+    for stage in ["snapshot", "strategy", "source", "platform:zhihu", "platform:x", "proposals"] {
+        assert!(done.iter().any(|d| d.starts_with(&format!("{stage}:"))), "{stage} in {done:?}");
+    }
+    // The system message is the snapshot: the prompt layers in order around the digest.
+    let system = o.server.chat_requests()[0].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(system.find("Goal: completion").unwrap() < system.find("周报写短的办法").unwrap());
+    assert!(system.find("周报写短的办法").unwrap() < system.find("# Apply policy").unwrap());
+    assert_eq!(o.server.chat_requests().len(), 4);
+    let listed = o.t.ok("optimize.list", json!({"projectId": o.project}))["runs"].as_array().unwrap().clone();
+    assert_eq!(listed.len(), 1);
+}
+
+#[test]
+fn a_malformed_strategy_is_repaired() {
+    let o = setup();
+    o.push(vec![Reply::text("Here is my plan: shorter!"), Reply::text(&json!({"summary": "x"}).to_string()), strategy(), source_reply(), zhihu_reply(), x_reply(&["一", "二"])]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    let repairs = stages(&events, "repair");
+    assert_eq!(repairs.len(), 2, "{repairs:?}");
+    assert!(repairs[0].contains("no JSON value"), "{repairs:?}");
+    assert!(repairs[1].contains("changes"), "the violation names the missing field: {repairs:?}");
+    let requests = o.server.chat_requests();
+    let last_user = |i: usize| requests[i].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(last_user(1).starts_with("That reply is not valid"));
+    assert_eq!(run["strategy"]["changes"][0], "a sharper first line");
+}
+
+#[test]
+fn a_strategy_still_malformed_after_two_repairs_fails_clearly_and_proposes_nothing() {
+    let o = setup();
+    o.push(vec![Reply::text("no"), Reply::text("still no"), Reply::text("{\"summary\": 1}")]);
+    let (run, _) = o.start(json!({}));
+    assert_eq!(run["status"], "failed", "{run:#}");
+    assert_eq!(run["error"]["code"], "PROVIDER_BAD_RESPONSE");
+    let message = run["error"]["message"].as_str().unwrap();
+    assert!(message.contains("strategy is not valid after 2 repairs"), "{message}");
+    assert!(run["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "retry"));
+    assert_eq!(o.server.chat_requests().len(), 3, "three calls: the first and two repairs");
+    assert!(o.proposals().is_empty());
+    // A failed run cannot be applied.
+    let error = o.t.engine.call("optimize.apply", json!({"runId": run["id"], "all": true})).unwrap_err();
+    assert_eq!(error.code, inkstone_core::ErrorCode::Conflict);
+}
+
+#[test]
+fn cancelling_mid_run_leaves_nothing_applied_or_proposed() {
+    let o = setup();
+    o.push(vec![strategy(), Reply::delayed(Duration::from_secs(10), source_reply())]);
+    let engine = &o.t.engine;
+    let project = o.project.clone();
+    let run = std::thread::scope(|scope| {
+        let handle = scope.spawn(|| stream(engine, "optimize.start", json!({"projectId": project})).0.unwrap());
+        // Wait for the source step's model call, then cancel.
+        let run_id = loop {
+            std::thread::sleep(Duration::from_millis(50));
+            let runs = engine.call("optimize.list", json!({"projectId": o.project})).unwrap();
+            if let Some(id) = runs["runs"][0]["id"].as_str() {
+                let log = engine.call("optimize.events", json!({"runId": id})).unwrap();
+                let asked = log["events"].as_array().unwrap().iter().filter(|e| e["kind"] == "model_call_started").count();
+                if asked == 2 {
+                    break id.to_owned();
+                }
+            }
+        };
+        let cancelled = engine.call("optimize.cancel", json!({"runId": run_id})).unwrap();
+        assert_eq!(cancelled["cancelled"], true);
+        handle.join().unwrap()
+    });
+    assert_eq!(run["status"], "cancelled", "{run:#}");
+    assert!(o.proposals().is_empty());
+    assert_eq!(o.t.ok("version.list", json!({"projectId": o.project}))["versions"].as_array().unwrap().len(), 0);
+    assert_eq!(o.t.ok("project.get", json!({"projectId": o.project}))["source"], SOURCE);
+    let got = o.t.ok("optimize.get", json!({"runId": run["id"]}));
+    assert_eq!(got["status"], "cancelled");
+    assert_eq!(o.t.ok("optimize.cancel", json!({"runId": run["id"]}))["cancelled"], false);
+}
+
+#[test]
+fn an_over_limit_candidate_gets_another_round_then_is_flagged_never_cut() {
+    let o = setup();
+    let long = "长".repeat(400);
+    // Zhihu fine; X over its post limit, then fixed.
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), x_reply(&[&long]), x_reply(&["短一点的第一条。", "第二条。"])]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready");
+    assert!(stages(&events, "repair").iter().any(|r| r.starts_with("platform:x: over a limit")), "{:?}", stages(&events, "repair"));
+    assert_eq!(o.target(&run, "x")["flags"], json!([]));
+    let fixed_request = o.server.chat_requests()[4].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(fixed_request.contains("breaks these limits"), "{fixed_request}");
+
+    // Over twice: flagged, and the proposal keeps the whole text.
+    let o = setup();
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), x_reply(&[&long]), x_reply(&[&long])]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready");
+    let x = o.target(&run, "x");
+    let flags: Vec<&str> = x["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(flags.iter().any(|f| f.starts_with("over_limit")), "{flags:?}");
+    assert!(!stages(&events, "flagged").is_empty());
+    assert!(x["fitAfter"]["points"].as_array().unwrap().iter().any(|p| p["check"] == "limits" && p["passed"] == false));
+    let proposal = o.t.ok("proposal.get", json!({"proposalId": x["proposalId"]}));
+    assert!(proposal["payload"]["proposedText"].as_str().unwrap().contains(&long), "never cut silently");
+}
+
+#[test]
+fn a_summary_that_promises_growth_is_regenerated_once() {
+    let o = setup();
+    let promising = Reply::text(&json!({"text": "## 周报\n\n越长越没人读。\n", "summary": "保证涨粉: guaranteed views."}).to_string());
+    o.push(vec![strategy(), source_reply(), promising, Reply::text(&json!({"summary": "Added a heading."}).to_string()), x_reply(&["一", "二"])]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    assert_eq!(o.target(&run, "zhihu")["summary"], "Added a heading.");
+    assert!(stages(&events, "repair").iter().any(|r| r.contains("promises an outcome")));
+}
+
+#[test]
+fn apply_per_platform_makes_draft_revisions_and_versions_with_an_audit_and_a_moved_target_conflicts_alone() {
+    let o = setup();
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"])]);
+    let (run, _) = o.start(json!({}));
+    let run_id = run["id"].as_str().unwrap().to_owned();
+    // One platform.
+    let applied = o.t.ok("optimize.apply", json!({"runId": run_id, "platforms": ["zhihu"]}));
+    assert_eq!(applied["results"].as_array().unwrap().len(), 1);
+    assert_eq!(applied["results"][0]["outcome"], "applied");
+    assert_eq!(applied["results"][0]["draftRevision"], 2);
+    assert_eq!(applied["run"]["status"], "partly_applied");
+    let zhihu = o.t.ok("platformDraft.get", json!({"projectId": o.project, "platform": "zhihu"}));
+    assert!(zhihu["content"]["markdown"].as_str().unwrap().contains("周报越长，越没人读"));
+    // The audit names the model, the profile and every prompt layer.
+    let audit = o.t.ok("proposal.audit", json!({"projectId": o.project}))["records"].as_array().unwrap().clone();
+    let record = audit.iter().find(|r| r["proposalId"] == o.target(&run, "zhihu")["proposalId"]).expect("audited");
+    assert_eq!(record["action"], "accepted");
+    assert_eq!(record["origin"]["runId"], run_id);
+    assert_eq!(record["origin"]["model"], "fake-model");
+    let layers: Vec<&str> = record["origin"]["promptLayers"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(layers.contains(&"mode.optimize@v1") && layers.contains(&"guardrails@v1"), "{layers:?}");
+    assert!(record["origin"]["promptVersion"].as_str().unwrap().contains("core-identity@v1"));
+
+    // The X draft moves by hand; applying X and the source: X conflicts, the source applies.
+    let x = o.t.ok("platformDraft.get", json!({"projectId": o.project, "platform": "x"}));
+    o.t.ok(
+        "platformDraft.edit",
+        json!({"projectId": o.project, "platform": "x", "baseRevision": x["revision"], "content": {"type": "thread", "posts": [{"text": "我自己改的。", "weightedLength": 0}]}}),
+    );
+    let applied = o.t.ok("optimize.apply", json!({"runId": run_id, "platforms": ["x"], "source": true, "title": "周报写短的三个办法"}));
+    let results = applied["results"].as_array().unwrap();
+    let by = |name: &str| results.iter().find(|r| if name == "source" { r["target"]["type"] == "source" } else { r["target"]["platform"] == name }).unwrap().clone();
+    assert_eq!(by("source")["outcome"], "applied", "{results:#?}");
+    assert_eq!(by("x")["outcome"], "conflict");
+    assert_eq!(by("x")["error"]["code"], "CONFLICT");
+    let x_after = o.t.ok("platformDraft.get", json!({"projectId": o.project, "platform": "x"}));
+    assert_eq!(x_after["content"]["posts"][0]["text"], "我自己改的。", "nothing written for the moved target");
+    let project = o.t.ok("project.get", json!({"projectId": o.project}));
+    assert_eq!(project["source"], NEW_SOURCE);
+    assert_eq!(project["title"], "周报写短的三个办法");
+    let versions = o.t.ok("version.list", json!({"projectId": o.project}))["versions"].as_array().unwrap().len();
+    assert_eq!(versions, 2, "the source patch and the title each made a version");
+    let got = o.t.ok("optimize.get", json!({"runId": run_id}));
+    assert_eq!(got["status"], "partly_applied");
+    assert_eq!(o.target(&got, "x")["outcome"], "conflict");
+    assert_eq!(o.target(&got, "zhihu")["outcome"], "applied");
+}
+
+#[test]
+fn bad_input_is_refused_and_writes_nothing() {
+    let o = setup();
+    let error = o.t.engine.call("optimize.start", json!({"projectId": o.project, "goal": "fame"})).unwrap_err();
+    assert_eq!(error.code, inkstone_core::ErrorCode::Validation);
+    let error = o.t.engine.call("optimize.start", json!({"projectId": o.project, "platforms": ["x", "x"]})).unwrap_err();
+    assert_eq!(error.details.unwrap()["field"], "platforms[1]");
+    let error = o.t.engine.call("optimize.start", json!({"projectId": o.project, "draft": "wechat"})).unwrap_err();
+    assert_eq!(error.code, inkstone_core::ErrorCode::NotFound);
+    assert!(o.t.ok("optimize.list", json!({"projectId": o.project}))["runs"].as_array().unwrap().is_empty());
+    assert_eq!(o.server.chat_requests().len(), 0);
+}

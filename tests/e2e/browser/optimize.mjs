@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+// Browser-mode end-to-end test of one-click optimize: `inkstone-cli serve` + the
+// scripted OpenAI-compatible TEST server `inkstone-fake-model` (never a model) +
+// Debian's Chromium via playwright-core.
+//
+//   node tests/e2e/browser/optimize.mjs --cli target/debug/inkstone-cli \
+//        --fake-model target/debug/inkstone-fake-model [--shots DIR] [--ui-dir DIR]
+//
+// The "AI Optimize" button (and Ctrl/Cmd+Shift+O) → the dialog (platforms, goal,
+// intensity, constraints) → progress by stage → the review (a tab per target, the
+// diff, the fit report before → after) → apply two platforms and the source → the
+// drafts have new revisions and the history shows the new version.
+//
+// Prints `browser-e2e-optimize: N passed, M failed` and exits non-zero on any failure.
+
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, startChild, uiDistOrExit } from "../lib.mjs";
+
+const TOTAL_TIMEOUT_MS = 180_000;
+const STEP_TIMEOUT_MS = 15_000;
+
+const args = parseArgs(process.argv.slice(2), {
+  script: "optimize.mjs",
+  usage: "node tests/e2e/browser/optimize.mjs --cli <inkstone-cli> --fake-model <inkstone-fake-model> [--shots DIR] [--ui-dir DIR]",
+  flags: { "--cli": "cli", "--fake-model": "fakeModel", "--shots": "shots", "--ui-dir": "uiDir" },
+  required: ["cli", "fakeModel"],
+});
+const cliPath = resolve(args.cli);
+const fakeModelPath = resolve(args.fakeModel);
+if (!existsSync(cliPath)) args.fail(`no such binary: ${cliPath}`);
+if (!existsSync(fakeModelPath)) args.fail(`no such binary: ${fakeModelPath}`);
+const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-browser-optimize-shots-")));
+mkdirSync(shots, { recursive: true });
+const uiDist = uiDistOrExit("optimize.mjs", args.uiDir);
+const chromium = playwrightChromium();
+
+const suite = createSuite({ script: "optimize.mjs", summary: "browser-e2e-optimize", timeoutMs: TOTAL_TIMEOUT_MS, shots });
+const check = suite.check;
+const dataDir = mkdtempSync(join(tmpdir(), "inkstone-browser-optimize-data-"));
+suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const SOURCE = ["# 周报写短的办法", "", "很多人的周报写得很长。", "", "第一，先写结论。", "", "第二，只写变化。", ""].join("\n");
+const NEW_SOURCE = ["# 周报写短的办法", "", "周报越长，越没人读。", "", "第一，先写结论。", "", "第二，只写变化。", "", "你的周报有多长？欢迎留言。", ""].join("\n");
+const text = (value) => ({ type: "text", content: JSON.stringify(value) });
+
+async function main() {
+  let modelUrl;
+  const fakeOk = await check("the fake model server starts", async () => {
+    modelUrl = await startChild(suite, "inkstone-fake-model", fakeModelPath, ["--addr", "127.0.0.1:0"], { ...process.env, RUST_BACKTRACE: "1" }, /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)$/);
+  });
+  if (!fakeOk) return;
+  const modelOrigin = new URL(modelUrl).origin;
+  const script = async (...replies) => {
+    const res = await fetch(`${modelOrigin}/_test/script`, { method: "POST", body: JSON.stringify(replies) });
+    assert(res.status === 200, `scripting the fake model: ${res.status} ${await res.text()}`);
+  };
+
+  let url;
+  const serverOk = await check("inkstone-cli serve starts", async () => {
+    const env = { ...process.env, RUST_BACKTRACE: "1" };
+    delete env.INKSTONE_LLM_API_KEY;
+    const serveArgs = ["--data-dir", dataDir, "serve", "--port", "0"];
+    if (args.uiDir) serveArgs.push("--ui-dir", uiDist);
+    url = await startChild(suite, "inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
+  });
+  if (!serverOk) return;
+  const origin = new URL(url).origin;
+  const token = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
+  const call = (method, params) => api(origin, token, method, params);
+  console.log(`# ${origin}; fake model at ${modelUrl}; screenshots in ${shots}`);
+
+  await call("llmProfile.create", { name: "Fake model", baseUrl: modelUrl, model: "fake-model", contextWindow: 32768 });
+  const project = await call("project.create", { title: "周报", source: SOURCE, platforms: ["zhihu", "x"] });
+  await call("version.create", { projectId: project.id, message: "first draft" });
+  for (const platform of ["zhihu", "x"]) await call("platformDraft.save", { projectId: project.id, platform });
+
+  const browser = await launchChromium(chromium);
+  suite.onCleanup(() => closeBrowser(browser));
+  const context = await browser.newContext({ locale: "zh-CN", colorScheme: "light", viewport: { width: 1440, height: 900 } });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  await context.addInitScript(() => window.localStorage.setItem("inkstone.localModelOffer", "dismissed"));
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") pageErrors.push(`console: ${m.text()}`);
+  });
+  const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+  suite.onFailure = shot;
+  const tid = (id) => page.locator(`[data-testid=${id}]`);
+  const mod = process.platform === "darwin" ? "Meta" : "Control";
+
+  await check("the AI 优化 button and Ctrl/Cmd+Shift+O open the dialog", async () => {
+    await page.goto(url, { waitUntil: "commit" });
+    await page.locator(`[data-testid=project-item]`).filter({ hasText: "周报" }).locator("button").first().click();
+    await tid("project-view").waitFor();
+    const button = tid("optimize-open");
+    assert((await button.innerText()).includes("AI 优化"), `button: ${await button.innerText()}`);
+    await page.keyboard.press(`${mod}+Shift+O`);
+    await tid("optimize-dialog").waitFor();
+    await page.keyboard.press("Escape");
+    await tid("optimize-dialog").waitFor({ state: "detached" });
+    await button.click();
+    await tid("optimize-dialog").waitFor();
+    assert(await tid("optimize-platform-zhihu").isChecked(), "the project's platforms are chosen");
+    assert(await tid("optimize-platform-x").isChecked(), "the project's platforms are chosen");
+    assert(!(await tid("optimize-platform-wechat").isChecked()), "other platforms are not");
+    await tid("optimize-goal").selectOption("completion");
+    await tid("optimize-intensity-conservative").check();
+    await shot("optimize-01-dialog-zh");
+  });
+
+  await check("progress by stage, then the review with a tab per target and the fit report", async () => {
+    await script(
+      { ...text({ summary: "加强开头，结尾提问。", changes: ["更有力的第一句", "结尾提问"], platforms: [{ platform: "zhihu", plan: "加小标题" }, { platform: "x", plan: "压成两条" }] }), delayMs: 600 },
+      text({ source: NEW_SOURCE, titles: ["周报写短的三个办法"], summary: "加强了开头，并在结尾加了一个问题。" }),
+      text({ text: "## 周报写短的办法\n\n周报越长，越没人读。\n\n第一，先写结论。\n\n你的周报有多长？欢迎留言。\n", summary: "加了小标题和结尾提问。" }),
+      text({ text: "周报越长，越没人读。\n\n---\n\n先写结论，只写变化。你的周报有多长？", summary: "把帖子压成两条。" }),
+    );
+    await tid("optimize-start").click();
+    await tid("optimize-progress").waitFor();
+    await tid("optimize-stages").locator("li").first().waitFor();
+    await shot("optimize-02-progress-zh");
+    await tid("optimize-review").waitFor({ timeout: 30_000 });
+    for (const key of ["source", "zhihu", "x"]) await tid(`optimize-tab-${key}`).waitFor();
+    await tid("optimize-tab-zhihu").click();
+    const target = tid("optimize-target-zhihu");
+    await target.waitFor();
+    assert((await target.locator("[data-testid=optimize-summary]").innerText()).includes("小标题"), "the platform summary is shown");
+    const scores = await target.locator("[data-testid=fit-scores]").innerText();
+    assert(/\d+ → \d+/.test(scores), `fit before → after: ${scores}`);
+    await target.locator(".cm-editor").first().waitFor();
+    await shot("optimize-03-review-zh");
+  });
+
+  await check("apply two platforms and the source: new draft revisions, and history shows the new version", async () => {
+    await tid("optimize-tab-source").click();
+    assert(await tid("optimize-select-source").isChecked(), "the source is selected");
+    await tid("optimize-apply").click();
+    await tid("optimize-review").waitFor({ state: "detached", timeout: 20_000 });
+    const zhihu = await call("platformDraft.get", { projectId: project.id, platform: "zhihu" });
+    const x = await call("platformDraft.get", { projectId: project.id, platform: "x" });
+    assert(zhihu.revision === 2 && x.revision === 2, `draft revisions ${zhihu.revision}, ${x.revision}`);
+    assert(zhihu.content.markdown.includes("周报越长，越没人读"), "the zhihu draft took the change");
+    const p = await call("project.get", { projectId: project.id });
+    assert(p.head === 2 && p.source === NEW_SOURCE, `head ${p.head}`);
+    const runs = await call("optimize.list", { projectId: project.id });
+    assert(runs.runs[0].status === "applied", `run status ${runs.runs[0].status}`);
+    // The history tab lists version 2.
+    await page.keyboard.press(`${mod}+3`);
+    await page.locator("[data-testid=version-item][data-number='2']").waitFor({ timeout: 10_000 });
+    assert((await tid("head").innerText()).includes("2"), `status bar: ${await tid("head").innerText()}`);
+    await shot("optimize-04-applied-zh");
+  });
+
+  await check("no page errors", async () => {
+    const real = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of 40[49]/.test(e));
+    assert(real.length === 0, real.join(" | "));
+  });
+}
+
+await suite.run(main);

@@ -1,0 +1,388 @@
+// One-click optimize: the dialog (platforms, goal, intensity, constraints, each with a
+// short explanation), the progress by stage with cancel (the run's own log, streamed),
+// and the review: one tab per target (the source and each platform) with the diff
+// (per-hunk accept/reject, in the same merge view as the AI panel's review), the
+// summary, the risks, flags and the fit report before → after; "apply selected" takes
+// the chosen targets, each in its own transaction (a moved target is a conflict for it
+// alone). Nothing changes until then.
+import { useCallback, useMemo, useRef, useState } from "react";
+import { type ClientError, type HarnessEvent, toClientError } from "../api/client";
+import type { FitReport, Goal, Intensity, OptimizeApplyResult, Platform, ProposalView, Run, RunTarget } from "../api/generated";
+import { Dialog } from "../components/Dialog";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { useApp } from "../context";
+import type { MessageId } from "../i18n";
+import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, MergeDiff } from "../drafting/MergeDiff";
+
+const PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
+const GOALS: Goal[] = ["recommendation", "views", "ctr", "completion", "engagement", "conversion"];
+const INTENSITIES: Intensity[] = ["conservative", "balanced", "aggressive"];
+const CONSTRAINTS = ["keepVoice", "keepTitle", "keepStructure", "avoidClickbait"] as const;
+type ConstraintKey = (typeof CONSTRAINTS)[number];
+
+export interface OptimizeDialogProps {
+  projectId: string;
+  /** The project's platforms (the default targets). */
+  platforms: Platform[];
+  /** "Optimize this draft": only this platform. */
+  draft?: Platform | null;
+  /** Saves the editor's pending text first, so the run reads what is on screen. */
+  flush: () => Promise<void>;
+  /** After an apply wrote something: reload the project, drafts and history. */
+  onApplied: (result: OptimizeApplyResult) => void;
+  onClose: () => void;
+}
+
+interface StageLine {
+  stage: string;
+  state: string;
+  message: string;
+}
+
+function targetKey(t: RunTarget): string {
+  return t.target.type === "draft" ? t.target.platform : "source";
+}
+
+function FitTable({ before, after }: { before?: FitReport; after?: FitReport }) {
+  const { t } = useApp();
+  if (!before && !after) return null;
+  const points = (after ?? before)!.points;
+  return (
+    <div className="fit" data-testid="fit-report">
+      <p>
+        <strong>{t("optimize.fit")}</strong>{" "}
+        <span data-testid="fit-scores">
+          {before?.score ?? "–"} → {after?.score ?? "–"}
+        </span>
+      </p>
+      <table className="small">
+        <tbody>
+          {points.map((p) => {
+            const b = before?.points.find((x) => x.check === p.check);
+            return (
+              <tr key={p.check}>
+                <td>{b ? (b.passed ? "✓" : "✗") : "–"} → {p.passed ? "✓" : "✗"}</td>
+                <td>{p.measured}</td>
+                <td className="muted">{p.rule}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      <p className="small muted">{t("optimize.fitDisclaimer")}</p>
+    </div>
+  );
+}
+
+function TargetReview({
+  target,
+  proposal,
+  decisions,
+  onDecide,
+}: {
+  target: RunTarget;
+  proposal: ProposalView | null;
+  decisions: Record<string, HunkDecision>;
+  onDecide: (hunk: string, action: HunkAction) => void;
+}) {
+  const { t } = useApp();
+  const bars = useMemo<HunkBarState[]>(
+    () =>
+      (proposal?.hunks ?? []).map((h, i, all) => ({
+        id: h.id,
+        index: i + 1,
+        total: all.length,
+        decision: decisions[h.id] ?? "accepted",
+        final: false,
+        findings: [],
+      })),
+    [proposal, decisions],
+  );
+  const labels = useMemo<BarLabels>(
+    () => ({
+      title: (index, total) => t("ai.review.hunk", { index, total }),
+      accept: t("ai.review.accept"),
+      reject: t("ai.review.reject"),
+      undo: t("ai.review.undo"),
+      accepted: t("ai.review.accepted"),
+      rejected: t("ai.review.rejectedOne"),
+    }),
+    [t],
+  );
+  return (
+    <div className="optimize-target" data-testid={`optimize-target-${targetKey(target)}`} data-outcome={target.outcome}>
+      <p data-testid="optimize-summary">{target.summary}</p>
+      {target.flags.length > 0 && (
+        <ul className="small" data-testid="optimize-flags">
+          {target.flags.map((f) => (
+            <li key={f} className="warn">
+              {f.startsWith("over_limit") ? t("optimize.flag.overLimit", { detail: f.slice("over_limit: ".length) }) : t(`optimize.flag.${f}` as MessageId)}
+            </li>
+          ))}
+        </ul>
+      )}
+      {target.outcomeMessage && <p className="small muted">{target.outcomeMessage}</p>}
+      {target.risks.length > 0 && (
+        <ul className="small" data-testid="optimize-risks">
+          {target.risks.map((r, i) => (
+            <li key={i} className={r.severity === "block" ? "error" : "warn"}>
+              {r.matched ? <mark>{r.matched}</mark> : null} {r.message}
+              {r.location ? <span className="muted"> ({r.location})</span> : null}
+            </li>
+          ))}
+        </ul>
+      )}
+      {proposal && proposal.payload.type === "text" && (
+        <MergeDiff a={proposal.payload.baseText} b={proposal.payload.proposedText} hunks={proposal.hunks} mode="inline" bars={bars} labels={labels} onAct={onDecide} ariaLabel={t("optimize.diff")} />
+      )}
+      <FitTable before={target.fitBefore} after={target.fitAfter} />
+    </div>
+  );
+}
+
+export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose }: OptimizeDialogProps) {
+  const { client, t, toast } = useApp();
+  const [phase, setPhase] = useState<"form" | "running" | "review">("form");
+  const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
+  const [goal, setGoal] = useState<Goal>("recommendation");
+  const [intensity, setIntensity] = useState<Intensity>("balanced");
+  const [constraints, setConstraints] = useState<Record<ConstraintKey, boolean>>({ keepVoice: true, keepTitle: false, keepStructure: false, avoidClickbait: true });
+  const [stages, setStages] = useState<StageLine[]>([]);
+  const [error, setError] = useState<ClientError | null>(null);
+  const [run, setRun] = useState<Run | null>(null);
+  const [tab, setTab] = useState<string>("source");
+  const [proposals, setProposals] = useState<Record<string, ProposalView>>({});
+  const [decisions, setDecisions] = useState<Record<string, Record<string, HunkDecision>>>({});
+  const [selected, setSelected] = useState<Record<string, boolean>>({});
+  const [title, setTitle] = useState<string>("");
+  const [busy, setBusy] = useState(false);
+  const runId = useRef<string | null>(null);
+
+  const showRun = useCallback(
+    async (r: Run) => {
+      setRun(r);
+      const loaded: Record<string, ProposalView> = {};
+      for (const target of r.targets) {
+        if (target.proposalId) loaded[targetKey(target)] = await client.call("proposal.get", { proposalId: target.proposalId });
+      }
+      setProposals(loaded);
+      setSelected(Object.fromEntries(r.targets.filter((x) => x.outcome === "pending" && x.proposalId).map((x) => [targetKey(x), true])));
+      setTab(r.targets[0] ? targetKey(r.targets[0]) : "source");
+      setPhase("review");
+    },
+    [client],
+  );
+
+  const start = async () => {
+    setError(null);
+    setStages([]);
+    setPhase("running");
+    try {
+      await flush();
+      const result = await client.stream(
+        "optimize.start",
+        { projectId, platforms: chosen, goal, intensity, constraints, draft: draft ?? undefined },
+        (event: HarnessEvent) => {
+          if (event.runId) runId.current = event.runId;
+          if (event.kind === "run_stage") setStages((s) => [...s, { stage: event.payload.stage, state: event.payload.state, message: event.payload.message }]);
+        },
+      );
+      if (result.status === "ready") await showRun(result);
+      else {
+        setRun(result);
+        setPhase("form");
+        if (result.error) setError(toClientError({ code: result.error.code, message: result.error.message, hints: result.error.hints }));
+        else toast(t("optimize.cancelled"));
+      }
+    } catch (e) {
+      setError(toClientError(e));
+      setPhase("form");
+    }
+  };
+
+  const cancel = async () => {
+    if (runId.current) await client.call("optimize.cancel", { runId: runId.current }).catch(() => undefined);
+  };
+
+  const apply = async (rejectAll = false) => {
+    if (!run) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const hunks: Record<string, string[]> = {};
+      for (const [key, view] of Object.entries(proposals)) {
+        const d = decisions[key] ?? {};
+        const rejected = view.hunks.filter((h) => d[h.id] === "rejected");
+        if (rejected.length > 0) hunks[view.id] = view.hunks.filter((h) => d[h.id] !== "rejected").map((h) => h.id);
+      }
+      const chosenPlatforms = PLATFORMS.filter((p) => selected[p]);
+      const result = await client.call("optimize.apply", {
+        runId: run.id,
+        rejectAll,
+        source: !rejectAll && (selected.source === true || title !== ""),
+        platforms: rejectAll ? [] : chosenPlatforms,
+        title: !rejectAll && title !== "" ? title : undefined,
+        hunks,
+      });
+      onApplied(result);
+      const conflicts = result.results.filter((r) => r.outcome === "conflict");
+      if (conflicts.length > 0) setError(toClientError(conflicts[0].error));
+      else toast(rejectAll ? t("optimize.rejected") : t("optimize.applied"));
+      await showRun(result.run);
+      if (conflicts.length === 0) onClose();
+    } catch (e) {
+      setError(toClientError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (phase === "review" && run) {
+    const current = run.targets.find((x) => targetKey(x) === tab) ?? run.targets[0];
+    return (
+      <Dialog title={t("optimize.reviewTitle")} onClose={onClose} testId="optimize-review" wide>
+        {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+        <div role="tablist" className="tabs">
+          {run.targets.map((target) => {
+            const key = targetKey(target);
+            return (
+              <button key={key} type="button" role="tab" aria-selected={key === tab} data-testid={`optimize-tab-${key}`} onClick={() => setTab(key)}>
+                {key === "source" ? t("optimize.source") : t(`platform.${key}` as MessageId)}
+              </button>
+            );
+          })}
+        </div>
+        {current && (
+          <>
+            <label className="small">
+              <input
+                type="checkbox"
+                data-testid={`optimize-select-${targetKey(current)}`}
+                disabled={current.outcome !== "pending" || !current.proposalId}
+                checked={selected[targetKey(current)] === true}
+                onChange={(e) => setSelected((s) => ({ ...s, [targetKey(current)]: e.target.checked }))}
+              />{" "}
+              {t("optimize.include")}
+            </label>
+            {current.target.type === "source" && run.titles.length > 0 && (
+              <label className="small">
+                {t("optimize.title")}{" "}
+                <select value={title} data-testid="optimize-title" onChange={(e) => setTitle(e.target.value)}>
+                  <option value="">{t("optimize.keepTitle")}</option>
+                  {run.titles.map((x) => (
+                    <option key={x} value={x}>
+                      {x}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            )}
+            <TargetReview
+              key={targetKey(current)}
+              target={current}
+              proposal={proposals[targetKey(current)] ?? null}
+              decisions={decisions[targetKey(current)] ?? {}}
+              onDecide={(hunk, action) =>
+                setDecisions((d) => ({ ...d, [targetKey(current)]: { ...(d[targetKey(current)] ?? {}), [hunk]: action === "reject" ? "rejected" : "accepted" } }))
+              }
+            />
+          </>
+        )}
+        <div className="row end">
+          <button type="button" data-testid="optimize-reject-all" disabled={busy} onClick={() => void apply(true)}>
+            {t("optimize.rejectAll")}
+          </button>
+          <button type="button" onClick={onClose}>
+            {t("optimize.later")}
+          </button>
+          <button type="button" className="primary" data-testid="optimize-apply" disabled={busy || !Object.values(selected).some(Boolean)} onClick={() => void apply()}>
+            {t("optimize.applySelected")}
+          </button>
+        </div>
+      </Dialog>
+    );
+  }
+
+  if (phase === "running") {
+    return (
+      <Dialog title={t("optimize.running")} onClose={() => void cancel()} testId="optimize-progress">
+        <ol className="stages" data-testid="optimize-stages" aria-live="polite">
+          {stages
+            .filter((s) => s.state !== "started" || !stages.some((x) => x.stage === s.stage && x.state === "done"))
+            .map((s, i) => (
+              <li key={i} data-state={s.state}>
+                {t(`optimize.stage.${s.stage.split(":")[0]}` as MessageId)}
+                {s.stage.includes(":") ? ` (${s.stage.split(":")[1]})` : ""} — {s.state === "done" ? t("optimize.done") : s.message}
+              </li>
+            ))}
+        </ol>
+        <p className="muted small">
+          <span className="spinner" aria-hidden="true" /> {t("optimize.wait")}
+        </p>
+        <div className="row end">
+          <button type="button" data-testid="optimize-cancel" onClick={() => void cancel()}>
+            {t("optimize.cancel")}
+          </button>
+        </div>
+      </Dialog>
+    );
+  }
+
+  return (
+    <Dialog title={draft ? t("optimize.draftTitle", { platform: t(`platform.${draft}` as MessageId) }) : t("optimize.title.dialog")} onClose={onClose} testId="optimize-dialog">
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      <p className="small muted">{t("optimize.intro")}</p>
+      <fieldset disabled={!!draft}>
+        <legend>{t("optimize.platforms")}</legend>
+        {PLATFORMS.map((p) => (
+          <label key={p} className="inline">
+            <input
+              type="checkbox"
+              data-testid={`optimize-platform-${p}`}
+              checked={chosen.includes(p)}
+              onChange={(e) => setChosen((c) => (e.target.checked ? [...c, p] : c.filter((x) => x !== p)))}
+            />{" "}
+            {t(`platform.${p}` as MessageId)}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        {t("optimize.goal")}{" "}
+        <select value={goal} data-testid="optimize-goal" onChange={(e) => setGoal(e.target.value as Goal)}>
+          {GOALS.map((g) => (
+            <option key={g} value={g}>
+              {t(`optimize.goal.${g}` as MessageId)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <p className="small muted">{t(`optimize.goalHelp.${goal}` as MessageId)}</p>
+      <fieldset>
+        <legend>{t("optimize.intensity")}</legend>
+        {INTENSITIES.map((i) => (
+          <label key={i} className="block">
+            <input type="radio" name="intensity" data-testid={`optimize-intensity-${i}`} checked={intensity === i} onChange={() => setIntensity(i)} /> {t(`optimize.intensity.${i}` as MessageId)}
+            <span className="small muted"> — {t(`optimize.intensityHelp.${i}` as MessageId)}</span>
+          </label>
+        ))}
+      </fieldset>
+      <fieldset>
+        <legend>{t("optimize.constraints")}</legend>
+        {CONSTRAINTS.map((c) => (
+          <label key={c} className="block">
+            <input type="checkbox" data-testid={`optimize-constraint-${c}`} checked={constraints[c]} onChange={(e) => setConstraints((x) => ({ ...x, [c]: e.target.checked }))} />{" "}
+            {t(`optimize.constraint.${c}` as MessageId)}
+          </label>
+        ))}
+      </fieldset>
+      <div className="row end">
+        <button type="button" onClick={onClose}>
+          {t("optimize.close")}
+        </button>
+        <button type="button" className="primary" data-testid="optimize-start" disabled={chosen.length === 0} onClick={() => void start()}>
+          {t("optimize.start")}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
