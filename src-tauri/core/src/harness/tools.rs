@@ -534,7 +534,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 32, "8 read, 2 stored results, 3 search, 6 propose, 5 check, 4 workflow, 5 write");
+        assert_eq!(registry.names().len(), 33, "8 read, 2 stored results, 3 search, 7 propose, 5 check, 4 workflow, 5 write");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();
@@ -603,7 +603,8 @@ mod tests {
             assert!(cost(d) <= 200, "{}: {} estimated tokens", d.name, cost(d));
         }
         let total: u64 = definitions.iter().map(cost).sum();
-        assert!(total <= 2_800, "{total} estimated tokens");
+        // 33 tools; raised from 2,800 when search, memory and optimize landed (prompts trimmed first).
+        assert!(total <= 2_900, "{total} estimated tokens");
     }
 
     #[test]

@@ -273,9 +273,8 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
             propose_tool(
                 "propose_memory",
                 "Propose a durable memory item (a brand or account rule the person stated) for the person to confirm.",
-                "Propose something to remember across sessions, only when the person states a lasting rule or preference of the brand or \
-account (\"this brand avoids clickbait\"). `text`: one short sentence in the person's words. `scope`: `project` (default) or `workspace`. \
-The person confirms it; do not propose what is already in Memory.",
+                "Only when the person states a lasting rule of the brand or account (\"this brand avoids clickbait\"): \
+`text`, one sentence in their words; `scope`: `project` (default) or `workspace`. They confirm it; skip what Memory has.",
                 json!({"text": {"type": "string", "minLength": 1, "maxLength": 500}, "scope": {"type": "string", "enum": ["project", "workspace"]}}),
                 &["text"],
                 "the memory id, waiting for the person",

@@ -116,8 +116,8 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
         (
             ToolDefinition {
                 input_schema: super::schema(json!({"query": query, "limit": limit}), &["query"]),
-                prompt: "Search this project's working copy, saved versions and comments (words, a phrase, or 1–2 Chinese characters). \
-Returns references (`prj@v3:from-to`), version numbers, comment ids and short snippets, best first."
+                prompt: "Search this project's text, versions and comments (words, a phrase, 1–2 Chinese characters). \
+Returns references (`prj@v3:from-to`) and short snippets, best first."
                     .to_owned(),
                 max_result_chars: 6_000,
                 ..read_tool(
@@ -139,9 +139,7 @@ Returns references (`prj@v3:from-to`), version numbers, comment ids and short sn
                     }),
                     &["query"],
                 ),
-                prompt: "Search the person's other projects (imported articles included), their versions and comments. \
-Returns one hit per project plus matching comments: references, titles, short snippets."
-                    .to_owned(),
+                prompt: "Search the person's other projects (imports included), versions and comments. One hit per project: reference, title, snippet.".to_owned(),
                 max_result_chars: 6_000,
                 ..read_tool(
                     "search_workspace",
@@ -155,9 +153,7 @@ Returns one hit per project plus matching comments: references, titles, short sn
         (
             ToolDefinition {
                 input_schema: super::schema(json!({"platform": platform_schema(), "query": query, "limit": limit}), &["platform"]),
-                prompt: "Find the person's other pieces written for a platform that match a topic (default: this project's title), \
-as examples of their style there. Returns references, titles and short snippets."
-                    .to_owned(),
+                prompt: "The person's other pieces for a platform on a topic (default: this title), as style examples: references, titles, snippets.".to_owned(),
                 max_result_chars: 6_000,
                 ..read_tool(
                     "find_relevant_examples",
