@@ -6,7 +6,7 @@ use std::io::Write;
 
 use clap::Subcommand;
 use inkstone_core::api::StreamEvent;
-use inkstone_core::Engine;
+use inkstone_core::{ApiError, Engine};
 use serde_json::{json, Value};
 
 use crate::commands::{call, print_diff, print_json, s};
@@ -36,6 +36,10 @@ pub enum SessionCommand {
         text: String,
         #[arg(long, value_parser = ["default", "plan"])]
         mode: Option<String>,
+        /// Scope the task to this passage of the project's source (as the editor's
+        /// selection does); it must occur exactly once.
+        #[arg(long)]
+        select: Option<String>,
     },
     /// Approve a pending request; the turn continues.
     Approve { session: String, request: String },
@@ -103,6 +107,28 @@ fn print_staging(view: &Value) {
 
 /// Calls a streaming method, printing each harness event as an NDJSON line, then the
 /// result (or the error) as the last line.
+/// The `{from, to, text}` of `passage` in the session's project source, in UTF-16
+/// units as the editor counts them. A passage that is missing or occurs more than once
+/// is a validation error naming both ways out.
+fn selection(engine: &Engine, session: &str, passage: &str) -> Result<Value, Failure> {
+    let view = call(engine, "session.get", json!({"sessionId": session}))?;
+    let project = call(engine, "project.get", json!({"projectId": view["session"]["projectId"]}))?;
+    let source = project["source"].as_str().unwrap_or_default();
+    let found: Vec<usize> = if passage.is_empty() { Vec::new() } else { source.match_indices(passage).map(|(at, _)| at).collect() };
+    let refine = |e: ApiError| e.hint("longer_selection", "Quote a longer passage that occurs once in the source, or send the task without --select.");
+    match found.as_slice() {
+        [at] => {
+            let from = source[..*at].encode_utf16().count();
+            let to = from + passage.encode_utf16().count();
+            Ok(json!({"from": from, "to": to, "text": passage}))
+        }
+        [] => Err(refine(ApiError::validation("select", "The passage given with --select is not in the project's source."))
+            .hint("check_source", "Print the source with `inkstone-cli project show` and copy the passage exactly.")
+            .into()),
+        many => Err(refine(ApiError::validation("select", format!("The passage given with --select occurs {} times in the project's source.", many.len()))).into()),
+    }
+}
+
 fn streamed(engine: &Engine, method: &str, params: Value) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let result = engine.call_stream(method, params, &mut |event| {
@@ -147,10 +173,13 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
                 }
             }
         }
-        SessionCommand::Send { session, text, mode } => {
+        SessionCommand::Send { session, text, mode, select } => {
             let mut params = json!({"sessionId": session, "text": text});
             if let Some(mode) = mode {
                 params["mode"] = json!(mode);
+            }
+            if let Some(passage) = select {
+                params["selection"] = selection(engine, &session, &passage)?;
             }
             streamed(engine, "session.submit", params)?;
         }

@@ -45,3 +45,41 @@ fn send_blocks_on_a_question_and_answer_finishes_the_turn() {
     assert_eq!(serde_json::from_slice::<Value>(&denied.stderr).unwrap()["code"], "CONFLICT");
     server.assert_tool_results_paired();
 }
+
+/// `send --select PASSAGE` scopes the task to that passage: the selection the engine
+/// records is the passage's UTF-16 range (the emoji before it counts two units), the
+/// model sees it, and a passage that is missing or occurs twice is refused with hints
+/// and nothing sent.
+#[test]
+fn send_with_select_scopes_the_task_to_a_unique_passage() {
+    let server = ModelServer::start(vec![Reply::text("好的")]);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "local", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key"]);
+    let source = dir.path().join("a.md");
+    std::fs::write(&source, "# 春天 🌸\n\n第一段写早起。\n\n第二段写散步。散步很好。\n").unwrap();
+    let project = json_ok(data, &["project", "create", "春天", "--source-file", source.to_str().unwrap()])["id"].as_str().unwrap().to_owned();
+    let session = stdout(&run(data, &["session", "new", &project])).trim().to_owned();
+
+    let sent = run(data, &["session", "send", &session, "改得更生动", "--select", "第二段写散步"]);
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let lines = ndjson(&stdout(&sent));
+    assert_eq!(lines.last().unwrap()["data"]["reason"], "completed");
+    let message = lines.iter().find(|l| l["kind"] == "user_message").expect("the user message event");
+    let expected_from = "# 春天 🌸\n\n第一段写早起。\n\n".encode_utf16().count();
+    assert_eq!(message["payload"]["selection"]["from"], expected_from, "{message}");
+    assert_eq!(message["payload"]["selection"]["to"], expected_from + 6);
+    let request = server.chat_requests().pop().unwrap();
+    assert!(request.body["messages"][0]["content"].as_str().unwrap().contains("第二段写散步"), "the selection is in the working set");
+
+    let before = server.chat_requests().len();
+    for (passage, says) in [("第三段", "is not in"), ("散步", "occurs 2 times")] {
+        let refused = run(data, &["session", "send", &session, "再改", "--select", passage]);
+        assert_eq!(refused.status.code(), Some(1), "{passage}");
+        let error: Value = serde_json::from_slice(&refused.stderr).unwrap();
+        assert_eq!(error["code"], "VALIDATION");
+        assert!(error["message"].as_str().unwrap().contains(says), "{error}");
+        assert!(!error["hints"].as_array().unwrap().is_empty());
+    }
+    assert_eq!(server.chat_requests().len(), before, "a refused selection sends nothing");
+}
