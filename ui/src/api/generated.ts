@@ -487,7 +487,12 @@ percent: number,
 /**
  * The share at which the session compacts by itself; absent when manual only.
  */
-compactAtPercent?: number, } } | { "kind": "compaction_started", "payload": { trigger: CompactionTrigger, estimatedTokens: number, contextWindow: number, } } | { "kind": "compaction_failed", "payload": { trigger: CompactionTrigger, consecutive: number, message: string, } } | { "kind": "compact_boundary", "payload": { trigger: CompactionTrigger, mode: CompactionMode, 
+compactAtPercent?: number, } } | { "kind": "compaction_started", "payload": { trigger: CompactionTrigger, estimatedTokens: number, contextWindow: number, } } | { "kind": "compaction_failed", "payload": { trigger: CompactionTrigger, consecutive: number, message: string, 
+/**
+ * What the summarising calls of this attempt used (they count against the
+ * session's budget like any other call).
+ */
+inputTokens: number, outputTokens: number, } } | { "kind": "compact_boundary", "payload": { trigger: CompactionTrigger, mode: CompactionMode, 
 /**
  * The validated summary (absent for a truncation).
  */
@@ -512,7 +517,12 @@ pinnedInstructions: Array<string>, tokensBefore: number, tokensAfter: number,
  * What the panel says ("Earlier conversation summarised", or the truncation
  * note).
  */
-note: string, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+note: string, 
+/**
+ * What the summarising calls used (zero for a truncation without any); they
+ * count against the session's budget like any other call.
+ */
+inputTokens: number, outputTokens: number, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 

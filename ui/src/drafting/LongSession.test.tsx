@@ -75,6 +75,8 @@ describe("compact boundaries", () => {
           tokensBefore: 5000,
           tokensAfter: 900,
           note: mode === "truncated" ? "40 earlier messages were removed without a summary" : "Earlier conversation summarised",
+          inputTokens: mode === "truncated" ? 0 : 4200,
+          outputTokens: mode === "truncated" ? 0 : 180,
         },
       }) as HarnessEvent;
     const s = fold(emptyTimeline, boundary(1, "summarized"));

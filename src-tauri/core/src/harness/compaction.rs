@@ -519,7 +519,8 @@ pub(crate) fn compact(
     append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
     let summarise = !(cooldown && trigger != CompactionTrigger::Manual);
     if summarise {
-        match summarise_messages(engine, scope, live, &profile, &previous, compacted, stats)? {
+        let mut used = (0u64, 0u64);
+        match summarise_messages(engine, scope, live, &profile, &previous, compacted, stats, &mut used)? {
             Ok(summary) => {
                 let summary_text = render_summary(&summary);
                 let tokens_after = conversation_tokens(kept, &summary_text);
@@ -535,6 +536,8 @@ pub(crate) fn compact(
                         tokens_before,
                         tokens_after,
                         note: "Earlier conversation summarised".to_owned(),
+                        input_tokens: used.0,
+                        output_tokens: used.1,
                     },
                     Durability::Durable,
                 )?;
@@ -542,7 +545,7 @@ pub(crate) fn compact(
             }
             Err(message) => {
                 let consecutive = if message == STOPPED { failures } else { failures + 1 };
-                append(EventBody::CompactionFailed { trigger, consecutive, message }, Durability::Durable)?;
+                append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
                 if consecutive < MAX_FAILURES {
                     return Ok(Outcome::Failed { consecutive });
                 }
@@ -563,6 +566,8 @@ pub(crate) fn compact(
             tokens_before,
             tokens_after,
             note,
+            input_tokens: 0,
+            output_tokens: 0,
         },
         Durability::Durable,
     )?;
@@ -572,6 +577,8 @@ pub(crate) fn compact(
 /// The summarising calls: the compacted messages in chunks that fit the window with
 /// the prompt, the summary so far and the output reserve; each chunk's summary feeds
 /// the next. `Ok(Err(message))`: the model failed or its answer broke the schema.
+/// `spent` adds up the tokens of every answered call, a rejected answer included.
+#[allow(clippy::too_many_arguments)]
 fn summarise_messages(
     engine: Harness<'_>,
     scope: &Scope,
@@ -580,6 +587,7 @@ fn summarise_messages(
     previous: &str,
     messages: &[Message],
     stats: &mut TurnStats,
+    spent: &mut (u64, u64),
 ) -> Result<Result<CompactionSummary, String>, ApiError> {
     let window = u64::from(profile.context_window);
     let output = SUMMARY_OUTPUT_TOKENS.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 4).max(1);
@@ -638,6 +646,8 @@ fn summarise_messages(
             Err(error) if error.code == crate::error::ErrorCode::Cancelled => return Ok(Err(STOPPED.to_owned())),
             Err(error) => return Ok(Err(format!("{:?}: {}", error.code, error.message))),
         };
+        spent.0 += reply.usage.input_tokens;
+        spent.1 += reply.usage.output_tokens;
         let Some(value) = extract_json(&reply.text) else { return Ok(Err("The summary was not JSON.".to_owned())) };
         if let Err(violations) = validator.check(&value) {
             return Ok(Err(format!("The summary broke its schema: {violations}")));

@@ -295,6 +295,12 @@ pub enum EventBody {
         trigger: CompactionTrigger,
         consecutive: u32,
         message: String,
+        /// What the summarising calls of this attempt used (they count against the
+        /// session's budget like any other call).
+        #[serde(default)]
+        input_tokens: u64,
+        #[serde(default)]
+        output_tokens: u64,
     },
     /// Earlier conversation was compacted: the model-visible messages before the last
     /// `kept_messages` are replaced by `summary_text` (the session summary layer of the
@@ -321,6 +327,12 @@ pub enum EventBody {
         /// What the panel says ("Earlier conversation summarised", or the truncation
         /// note).
         note: String,
+        /// What the summarising calls used (zero for a truncation without any); they
+        /// count against the session's budget like any other call.
+        #[serde(default)]
+        input_tokens: u64,
+        #[serde(default)]
+        output_tokens: u64,
     },
     /// The person pinned a text: in the pinned context of every later call, verbatim.
     #[serde(rename_all = "camelCase")]

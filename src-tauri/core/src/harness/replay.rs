@@ -245,12 +245,16 @@ impl SessionState {
                 self.compaction.open = Some(*trigger);
                 None
             }
-            EventBody::CompactionFailed { consecutive, message, .. } => {
+            EventBody::CompactionFailed { consecutive, message, input_tokens, output_tokens, .. } => {
+                self.input_tokens += input_tokens;
+                self.output_tokens += output_tokens;
                 self.compaction.open = None;
                 self.compaction.consecutive_failures = *consecutive;
                 Some(timeline(format!("Compaction failed ({consecutive} in a row): {}", short(message, 200))))
             }
-            EventBody::CompactBoundary { mode, summary_text, kept_messages, pinned_instructions, note, .. } => {
+            EventBody::CompactBoundary { mode, summary_text, kept_messages, pinned_instructions, note, input_tokens, output_tokens, .. } => {
+                self.input_tokens += input_tokens;
+                self.output_tokens += output_tokens;
                 let keep = (*kept_messages as usize).min(self.messages.len());
                 self.messages.drain(..self.messages.len() - keep);
                 self.summary = summary_text.clone();

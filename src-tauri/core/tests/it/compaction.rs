@@ -30,6 +30,10 @@ fn summary_json(n: usize) -> String {
     .to_string()
 }
 
+/// The usage each summarising call reports.
+const SUMMARY_INPUT: u64 = 900;
+const SUMMARY_OUTPUT: u64 = 64;
+
 /// A fallback that answers compaction requests with a valid summary (or `bad` text)
 /// and everything else with a short reply.
 fn responder(bad_summaries: bool) -> Reply {
@@ -41,7 +45,7 @@ fn responder(bad_summaries: bool) -> Reply {
                 return Reply::text("I could not summarise that, sorry.");
             }
             let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            return Reply::text_with(&summary_json(n), 64, Usage::Counted);
+            return Reply::text_with(&summary_json(n), 64, Usage::Fixed { input: SUMMARY_INPUT, output: SUMMARY_OUTPUT });
         }
         // Usage as a server that counts the tool schemas too (about four characters a
         // token of the JSON), so the calibration learns a ratio near 1.
@@ -184,6 +188,7 @@ fn a_stored_session_at_100_percent_compacts_without_being_sent_first() {
         c.send(&format!("Section {turn}: {}", "The harvest begins when the buds open on the upper terraces. ".repeat(20)));
     }
     let before = c.server.chat_requests().len();
+    let used_before = c.t.ok("session.get", json!({"sessionId": c.session}));
     // The window shrinks under the stored session: it is now well past 100%.
     let window = c.fixed_tokens() + 1_200;
     c.set_window(window);
@@ -204,6 +209,11 @@ fn a_stored_session_at_100_percent_compacts_without_being_sent_first() {
     assert!(events.iter().any(|e| e.kind_name() == "compact_boundary"), "the boundary streams to the panel");
     let compaction_requests: Vec<RecordedRequest> = c.server.chat_requests()[before..].to_vec();
     assert!(compaction_requests.len() > 1, "summarised in chunks that fit");
+    // The summarising calls count against the session's budget like any other call.
+    let used_after = c.t.ok("session.get", json!({"sessionId": c.session}));
+    let calls = compaction_requests.len() as u64;
+    let delta = |field: &str| used_after[field].as_u64().unwrap() - used_before[field].as_u64().unwrap();
+    assert_eq!((delta("inputTokens"), delta("outputTokens")), (calls * SUMMARY_INPUT, calls * SUMMARY_OUTPUT), "the session's tokens include its compactions");
     for request in &compaction_requests {
         assert!(is_compaction(request));
         let chars: usize = request.body["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().chars().count()).sum();
