@@ -696,8 +696,15 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
             hunks_out = hunks(base_text, proposed_text);
             let set = crate::project::drafts::profiles(kernel)?;
             let profile = crate::project::drafts::draft_profile(&set, *platform)?;
-            let before = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, base_text)));
+            let mut before = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, base_text)));
             findings = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, proposed_text)));
+            // The word checks on the draft's text too (spans into the proposed text), so a
+            // draft patch carries the banned or absolute terms it introduces.
+            let brand = crate::project::brand(store, &project)?;
+            let html = matches!(draft.content, DraftContent::Html { .. });
+            let words = |text: &str| crate::quality::draft_findings(text, html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1"));
+            before.extend(words(base_text));
+            findings.extend(words(proposed_text));
             introduced = new_findings(&before, &findings);
         }
         (Target::Draft { platform }, ProposalKind::TagCandidates, Payload::Candidates { candidates }) => {

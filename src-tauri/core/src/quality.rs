@@ -237,6 +237,49 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
     findings
 }
 
+/// The checks that find words a text should not carry: brand banned words,
+/// advertising-law absolute terms, growth promises. A generated candidate that
+/// introduces one of these gets another round, then is flagged.
+pub const TERM_CHECKS: [&str; 3] = ["brand_banned_word", "ad_law", "growth_promise"];
+
+/// `text` with HTML markup (tags and their attributes) blanked out, keeping every
+/// character's UTF-16 length, so spans found in it point into `text` and word checks
+/// see only what a reader sees (`width: 100%` in a style is not a claim).
+fn without_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_tag = false;
+    for c in text.chars() {
+        if c == '<' {
+            in_tag = true;
+        }
+        if in_tag {
+            out.extend(std::iter::repeat_n(' ', c.len_utf16()));
+            if c == '>' {
+                in_tag = false;
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The word checks and the personal-data check of a platform draft's text (the text a
+/// draft patch proposes: HTML, Markdown, a thread's posts, a card's body), with spans
+/// into `text`. `html`: the text is markup, matched only outside its tags. No CTA or
+/// AI-declaration reminders: those are about the source.
+pub fn draft_findings(text: &str, html: bool, brand: Option<&BrandProfile>, ad_law: Option<&RiskList>, growth_promise: Option<&RiskList>) -> Vec<Finding> {
+    let masked;
+    let source = if html {
+        masked = without_markup(text);
+        masked.as_str()
+    } else {
+        text
+    };
+    let input = CheckInput { title: "", source, brand, platforms: &[], ad_law, growth_promise };
+    check(&input).into_iter().filter(|f| f.check != "cta").collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,6 +371,21 @@ mod tests {
         assert!(findings.iter().any(|f| f.check == "brand_banned_word" && f.matched.as_deref() == Some("根治")));
         assert!(findings.iter().any(|f| f.check == "cta" && f.severity == Severity::Warn));
         assert!(findings.iter().any(|f| f.check == "ai_declaration"));
+    }
+
+    #[test]
+    fn draft_findings_skip_markup_and_keep_spans_into_the_text() {
+        let set = ProfileSet::builtin().unwrap();
+        let html = "<p style=\"width: 100%\">这是最佳的办法。</p>";
+        let found = draft_findings(html, true, None, set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1"));
+        let terms: Vec<&str> = found.iter().filter_map(|f| f.matched.as_deref()).collect();
+        assert_eq!(terms, vec!["最佳"], "the style's 100% is markup, not a claim");
+        let span = found[0].span.unwrap();
+        let units: Vec<u16> = html.encode_utf16().collect();
+        assert_eq!(String::from_utf16(&units[span.from as usize..span.to as usize]).unwrap(), "最佳");
+        // Markdown is matched as written.
+        let found = draft_findings("100% 有效", false, None, set.risk_list("ad-law-zh@v2"), None);
+        assert_eq!(found.iter().filter_map(|f| f.matched.as_deref()).collect::<Vec<_>>(), vec!["100%"]);
     }
 
     #[test]

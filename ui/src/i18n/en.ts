@@ -893,6 +893,7 @@ export const en = {
   "optimize.fit": "Platform fit",
   "optimize.fitDisclaimer": "This score measures how the draft fits the platform's written rules. It does not predict reach or growth.",
   "optimize.flag.overLimit": "Still over a platform limit: {detail}. Nothing was cut; shorten it before publishing.",
+  "optimize.flag.riskyTerms": "Still introduces restricted or promising terms after another round: {detail}. Review or rephrase them before publishing.",
   "optimize.flag.no_saved_draft": "No saved draft for this platform: save the compiled draft in the Drafts tab, then optimize again.",
   "optimize.flag.summary_withheld": "The model's summary was withheld because it promised an outcome.",
   "optimize.rejectAll": "Reject all",

@@ -894,6 +894,7 @@ export const zh: Messages = {
   "optimize.fit": "平台契合度",
   "optimize.fitDisclaimer": "此分数衡量草稿与平台成文规则的契合程度，不预测流量或增长。",
   "optimize.flag.overLimit": "仍超出平台限制：{detail}。没有删减任何内容；发布前请自行缩短。",
+  "optimize.flag.riskyTerms": "再改一轮后仍新增了受限或承诺效果的用语：{detail}。发布前请检查或改写。",
   "optimize.flag.no_saved_draft": "此平台没有已保存的草稿：请先在“草稿”页保存编译结果，再重新优化。",
   "optimize.flag.summary_withheld": "模型的说明因承诺效果而被隐去。",
   "optimize.rejectAll": "全部拒绝",

@@ -116,7 +116,11 @@ function TargetReview({
         <ul className="small" data-testid="optimize-flags">
           {target.flags.map((f) => (
             <li key={f} className="warn">
-              {f.startsWith("over_limit") ? t("optimize.flag.overLimit", { detail: f.slice("over_limit: ".length) }) : t(`optimize.flag.${f}` as MessageId)}
+              {f.startsWith("over_limit")
+                ? t("optimize.flag.overLimit", { detail: f.slice("over_limit: ".length) })
+                : f.startsWith("risky_terms")
+                  ? t("optimize.flag.riskyTerms", { detail: f.slice("risky_terms: ".length) })
+                  : t(`optimize.flag.${f}` as MessageId)}
             </li>
           ))}
         </ul>

@@ -11,8 +11,12 @@
 //! 4. per platform: the deterministic compile of the optimized source, the adaptation
 //!    to the platform's audience profile (a model call), the draft profile's validator;
 //!    a candidate over a limit gets one more round, then is flagged (never cut);
-//! 5. quality checks (risks with spans), the growth-promise check on every summary
-//!    (a promising summary is rejected and regenerated once);
+//! 5. quality checks (risks with spans) on the source, every title candidate and every
+//!    platform candidate against what the person has now: a candidate that introduces
+//!    a banned word, an absolute term or a growth promise gets one more round asking to
+//!    remove it (with the limits' round when both are due), then is flagged
+//!    `risky_terms`; the growth-promise check on every summary (a promising summary is
+//!    rejected and regenerated once);
 //! 6. proposals, one per target, in one transaction; the fit report before and after.
 //!
 //! Nothing official changes until [`apply`]: every accept is the proposals module's
@@ -153,8 +157,10 @@ pub struct RunTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub fit_after: Option<FitReport>,
-    /// Why the candidate needs the person's eye: `over_limit: …`, `no_saved_draft`,
-    /// `summary_withheld`.
+    /// Why the candidate needs the person's eye: `over_limit: …`, `risky_terms: …`
+    /// (each banned, absolute or promising term the candidate still introduces after
+    /// another round, with its UTF-16 span into the candidate text or its title
+    /// candidate), `no_saved_draft`, `summary_withheld`.
     pub flags: Vec<String>,
     pub outcome: TargetOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -507,6 +513,48 @@ impl Pipeline<'_, '_> {
     }
 }
 
+/// A source step's reply as read: the optimized source, the title candidates, and the
+/// findings each introduces (the source's, the titles').
+type SourceReply = (String, Vec<String>, Vec<Finding>, Vec<Finding>);
+
+/// The findings of the word checks ([`crate::quality::TERM_CHECKS`]): banned words,
+/// absolute terms, growth promises.
+fn risky(findings: &[Finding]) -> Vec<&Finding> {
+    findings.iter().filter(|f| crate::quality::TERM_CHECKS.contains(&f.check.as_str())).collect()
+}
+
+/// `“最佳” (ad_law), “保证涨粉” (growth_promise)`, for the model and the log.
+fn term_list<'f>(findings: impl IntoIterator<Item = &'f Finding>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for part in findings.into_iter().map(|f| format!("“{}” ({})", f.matched.as_deref().unwrap_or_default(), f.check)) {
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(", ")
+}
+
+/// The `risky_terms` flag's detail: each term and where it is (UTF-16 span into the
+/// candidate text, or the title candidate).
+fn term_spans(findings: &[Finding]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let each = findings.iter().map(|f| {
+        let term = f.matched.as_deref().unwrap_or_default();
+        match (f.span, &f.location) {
+            (Some(span), _) => format!("“{term}” at {}–{}", span.from, span.to),
+            (None, Some(location)) => format!("“{term}” in {location}"),
+            (None, None) => format!("“{term}”"),
+        }
+    });
+    // One entry per term and place (a list may hold a term twice in different cases).
+    for part in each {
+        if !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join("; ")
+}
+
 /// Everything a platform step needs about the project as the run found it.
 struct Found {
     project: Project,
@@ -720,21 +768,60 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             ),
             &source_schema(),
         )?;
-        source = value["source"].as_str().unwrap_or_default().to_owned();
-        if !keep_title {
-            p.run.titles = value["titles"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|t| t.as_str()).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty() && t != &project.title).collect())
-                .unwrap_or_default();
-            p.run.titles.dedup();
-        }
-        let mut flags = Vec::new();
-        let summary = p.clean_summary("source", value["summary"].as_str().unwrap_or_default().to_owned(), &mut flags)?;
-        // Risks: what the optimized source introduces (spans into the optimized text).
         let before = crate::project::drafts::source_findings_of(h.kernel, project)?;
-        let candidate = Project { source: source.clone(), ..project.clone() };
-        let after = crate::project::drafts::source_findings_of(h.kernel, &candidate)?;
-        let risks = proposals::new_findings(&before, &after);
+        let title_before = crate::project::drafts::source_findings_of(h.kernel, &Project { source: String::new(), ..project.clone() })?;
+        // What a reply proposes, and the terms it introduces: into the source (spans into
+        // the optimized text) and into each title candidate.
+        let read = |value: &Value| -> Result<SourceReply, ApiError> {
+            let source = value["source"].as_str().unwrap_or_default().to_owned();
+            let mut titles: Vec<String> = if keep_title {
+                Vec::new()
+            } else {
+                value["titles"]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(|t| t.as_str()).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty() && t != &project.title).collect())
+                    .unwrap_or_default()
+            };
+            titles.dedup();
+            let after = crate::project::drafts::source_findings_of(h.kernel, &Project { source: source.clone(), ..project.clone() })?;
+            let risks = proposals::new_findings(&before, &after);
+            let mut title_risks = Vec::new();
+            for title in &titles {
+                let after = crate::project::drafts::source_findings_of(h.kernel, &Project { title: title.clone(), source: String::new(), ..project.clone() })?;
+                for mut finding in proposals::new_findings(&title_before, &after) {
+                    if finding.location.as_deref() == Some("title") {
+                        finding.location = Some(format!("title candidate “{title}”"));
+                        title_risks.push(finding);
+                    }
+                }
+            }
+            Ok((source, titles, risks, title_risks))
+        };
+        let (mut new_source, mut titles, mut risks, mut title_risks) = read(&value)?;
+        let mut summary = value["summary"].as_str().unwrap_or_default().to_owned();
+        let mut flags = Vec::new();
+        if !risky(&risks).is_empty() || !risky(&title_risks).is_empty() {
+            let named = term_list(risky(&risks).into_iter().chain(risky(&title_risks)));
+            p.stage("source", "repair", format!("risky terms: {named}"))?;
+            let again = p.json_step(
+                "source",
+                format!(
+                    "Your reply introduces terms the original does not have that are restricted (absolute or superlative claims, banned words) or promise outcomes: {named}. Rewrite those sentences and titles without them (state what is true with its scope, or describe instead) and reply with the corrected JSON."
+                ),
+                &source_schema(),
+            )?;
+            (new_source, titles, risks, title_risks) = read(&again)?;
+            summary = again["summary"].as_str().unwrap_or_default().to_owned();
+            let still: Vec<Finding> = risky(&risks).into_iter().chain(risky(&title_risks)).cloned().collect();
+            if !still.is_empty() {
+                flags.push(format!("risky_terms: {}", term_spans(&still)));
+                p.stage("source", "flagged", format!("still introduces risky terms: {}", term_list(still.iter())))?;
+            }
+        }
+        source = new_source;
+        p.run.titles = titles;
+        let summary = p.clean_summary("source", summary, &mut flags)?;
+        risks.extend(title_risks);
         p.run.targets.push(RunTarget {
             target: Target::Source,
             proposal_id: None,
@@ -761,6 +848,7 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     } else {
         Vec::new()
     };
+    let brand = crate::project::brand(store, project)?;
     for platform in platforms_all {
         let stage = format!("platform:{}", platform.as_str());
         p.stage(&stage, "started", format!("Adapting the {} draft", platform.as_str()))?;
@@ -773,11 +861,11 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             (Some(saved), None) => (saved.title.clone(), compiled.draft.content.clone()),
             (None, _) => (compiled.draft.title.clone(), compiled.draft.content.clone()),
         };
-        let fit_before = match &saved {
-            Some(saved) => fit::report(&growth, &profile, &saved.title, &saved.content),
+        let (fit_before, before_text) = match &saved {
+            Some(saved) => (fit::report(&growth, &profile, &saved.title, &saved.content), proposals::draft_patch_text(&saved.content)),
             None => {
                 let current = current_all.iter().find(|c| c.draft.platform == platform).ok_or_else(|| ApiError::internal("nothing compiled"))?;
-                fit::report(&growth, &profile, &current.draft.title, &current.draft.content)
+                (fit::report(&growth, &profile, &current.draft.title, &current.draft.content), proposals::draft_patch_text(&current.draft.content))
             }
         };
         let base_text = proposals::draft_patch_text(&base_content);
@@ -799,28 +887,48 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             let findings = crate::pipeline::check_draft(&profile, &title, &content);
             (content, findings)
         };
+        // The terms the candidate introduces, against the draft the person has now (the
+        // saved draft, or the compile of the current source).
+        let html = matches!(base_content, DraftContent::Html { .. });
+        let words = |text: &str| crate::quality::draft_findings(text, html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1"));
+        let words_before = words(&before_text);
+        let introduced = |text: &str| proposals::new_findings(&words_before, &words(text));
         let (mut content, mut findings) = check(&text);
+        let mut new_words = introduced(&text);
         let blocking = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Block).map(|f| f.message.clone()).collect::<Vec<_>>();
-        if !blocking(&findings).is_empty() {
-            p.stage(&stage, "repair", format!("over a limit: {}", blocking(&findings).join("; ")))?;
-            let again = p.json_step(
-                &stage,
-                format!(
-                    "The {} draft breaks these limits: {}. Fix it by rewriting (never by cutting text off mid-sentence) and reply with the corrected JSON.",
-                    platform.as_str(),
-                    blocking(&findings).join("; ")
-                ),
-                &platform_schema(),
-            )?;
+        let over = blocking(&findings);
+        if !over.is_empty() || !risky(&new_words).is_empty() {
+            let mut asks = Vec::new();
+            if !over.is_empty() {
+                p.stage(&stage, "repair", format!("over a limit: {}", over.join("; ")))?;
+                asks.push(format!("The {} draft breaks these limits: {}. Fix it by rewriting (never by cutting text off mid-sentence).", platform.as_str(), over.join("; ")));
+            }
+            if !risky(&new_words).is_empty() {
+                let named = term_list(risky(&new_words));
+                p.stage(&stage, "repair", format!("risky terms: {named}"))?;
+                asks.push(format!(
+                    "The {} draft introduces terms the original does not have that are restricted (absolute or superlative claims, banned words) or promise outcomes: {named}. Rewrite those sentences without them (state what is true with its scope, or describe instead).",
+                    platform.as_str()
+                ));
+            }
+            asks.push("Reply with the corrected JSON.".to_owned());
+            let again = p.json_step(&stage, asks.join(" "), &platform_schema())?;
             text = again["text"].as_str().unwrap_or_default().to_owned();
             summary = again["summary"].as_str().unwrap_or_default().to_owned();
             (content, findings) = check(&text);
+            new_words = introduced(&text);
             let still = blocking(&findings);
             if !still.is_empty() {
                 flags.push(format!("over_limit: {}", still.join("; ")));
                 p.stage(&stage, "flagged", format!("still over a limit: {}", still.join("; ")))?;
             }
+            let still: Vec<Finding> = risky(&new_words).into_iter().cloned().collect();
+            if !still.is_empty() {
+                flags.push(format!("risky_terms: {}", term_spans(&still)));
+                p.stage(&stage, "flagged", format!("still introduces risky terms: {}", term_list(still.iter())))?;
+            }
         }
+        findings.extend(new_words);
         let summary = p.clean_summary(&stage, summary, &mut flags)?;
         let fit_after = fit::report(&growth, &profile, &title, &content);
         if saved.is_none() {

@@ -15,6 +15,7 @@ mod llm_api;
 mod llm_client;
 mod long_session;
 mod optimize;
+mod optimize_eval;
 mod outbox;
 mod pipeline;
 mod proposals;

@@ -300,3 +300,50 @@ fn bad_input_is_refused_and_writes_nothing() {
     assert!(o.t.ok("optimize.list", json!({"projectId": o.project}))["runs"].as_array().unwrap().is_empty());
     assert_eq!(o.server.chat_requests().len(), 0);
 }
+
+#[test]
+fn a_candidate_that_introduces_an_absolute_term_gets_one_more_round_then_is_flagged_with_its_span() {
+    let o = setup();
+    let risky_zhihu = |summary: &str| Reply::text(&json!({"text": "## 周报写短的办法\n\n这是最佳的周报写法，100%有效。\n", "summary": summary}).to_string());
+    let risky_source = Reply::text(&json!({"source": NEW_SOURCE, "titles": ["周报写短的第一法则", "周报写短的三个办法"], "summary": "Strengthened the opening."}).to_string());
+    o.push(vec![
+        strategy(),
+        risky_source,
+        source_reply(),
+        risky_zhihu("Added a heading."),
+        risky_zhihu("Added a heading again."),
+        x_reply(&["周报越长，越没人读。", "先写结论。"]),
+    ]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    let requests = o.server.chat_requests();
+    assert_eq!(requests.len(), 6, "one more round for the source's title, one for zhihu");
+    let ask = |i: usize| requests[i].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    // The title candidate was checked, not only the source: a round asking to remove it.
+    assert!(ask(2).contains("“第一” (ad_law)"), "{}", ask(2));
+    assert_eq!(run["titles"], json!(["周报写短的三个办法"]));
+    assert_eq!(o.target(&run, "source")["flags"], json!([]));
+    // The zhihu draft: asked once to remove both terms, then flagged with each term's span.
+    assert!(ask(4).contains("The zhihu draft introduces terms") && ask(4).contains("“最佳”") && ask(4).contains("“100%”"), "{}", ask(4));
+    let zhihu = o.target(&run, "zhihu");
+    let flags: Vec<&str> = zhihu["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    let text = "## 周报写短的办法\n\n这是最佳的周报写法，100%有效。\n";
+    let at = |term: &str| {
+        let units: Vec<u16> = text.encode_utf16().collect();
+        let needle: Vec<u16> = term.encode_utf16().collect();
+        units.windows(needle.len()).position(|w| w == needle.as_slice()).unwrap()
+    };
+    let best = at("最佳");
+    assert_eq!(flags, vec![format!("risky_terms: “最佳” at {}–{}; “100%” at {}–{}", best, best + 2, at("100%"), at("100%") + 4).as_str()]);
+    let risk = zhihu["risks"].as_array().unwrap().iter().find(|r| r["matched"] == "最佳").expect("the risk beside its text");
+    assert_eq!(risk["check"], "ad_law");
+    assert_eq!(risk["span"], json!({"from": best, "to": best + 2}));
+    assert!(stages(&events, "flagged").iter().any(|s| s.starts_with("platform:zhihu: still introduces risky terms")), "{:?}", stages(&events, "flagged"));
+    // The draft patch carries its new findings, and its text is the candidate, unchanged.
+    let proposal = o.t.ok("proposal.get", json!({"proposalId": zhihu["proposalId"]}));
+    let carried: Vec<&str> = proposal["newFindings"].as_array().unwrap().iter().filter_map(|f| f["matched"].as_str()).collect();
+    assert!(carried.contains(&"最佳") && carried.contains(&"100%"), "{carried:?}");
+    assert_eq!(proposal["payload"]["proposedText"], text);
+    // X introduced nothing: no round, no flag.
+    assert_eq!(o.target(&run, "x")["flags"], json!([]));
+}
