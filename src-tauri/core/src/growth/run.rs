@@ -10,7 +10,9 @@
 //! 3. title candidates and an optimized source (skipped for one draft);
 //! 4. per platform: the deterministic compile of the optimized source, the adaptation
 //!    to the platform's audience profile (a model call), the draft profile's validator;
-//!    a candidate over a limit gets one more round, then is flagged (never cut);
+//!    a candidate over a limit gets one more round, then is flagged (never cut); a
+//!    draft title over its limit is flagged at once (the candidate cannot change it;
+//!    the source step's title candidates can);
 //! 5. quality checks (risks with spans) on the source, every title candidate and every
 //!    platform candidate against what the person has now: a candidate that introduces
 //!    a banned word, an absolute term or a growth promise gets one more round asking to
@@ -895,8 +897,13 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
         let introduced = |text: &str| proposals::new_findings(&words_before, &words(text));
         let (mut content, mut findings) = check(&text);
         let mut new_words = introduced(&text);
-        let blocking = |f: &[Finding]| f.iter().filter(|f| f.severity == Severity::Block).map(|f| f.message.clone()).collect::<Vec<_>>();
-        let over = blocking(&findings);
+        // The limits the candidate's text can fix. The draft's title is not the
+        // candidate's (it is the project's title, whose candidates the source step
+        // proposes): a title over its limit is flagged without a round that cannot fix it.
+        let over_limit = |f: &[Finding], title_too: bool| {
+            f.iter().filter(|f| f.severity == Severity::Block && (title_too || f.location.as_deref() != Some("title"))).map(|f| f.message.clone()).collect::<Vec<_>>()
+        };
+        let over = over_limit(&findings, false);
         if !over.is_empty() || !risky(&new_words).is_empty() {
             let mut asks = Vec::new();
             if !over.is_empty() {
@@ -917,16 +924,16 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             summary = again["summary"].as_str().unwrap_or_default().to_owned();
             (content, findings) = check(&text);
             new_words = introduced(&text);
-            let still = blocking(&findings);
-            if !still.is_empty() {
-                flags.push(format!("over_limit: {}", still.join("; ")));
-                p.stage(&stage, "flagged", format!("still over a limit: {}", still.join("; ")))?;
-            }
             let still: Vec<Finding> = risky(&new_words).into_iter().cloned().collect();
             if !still.is_empty() {
                 flags.push(format!("risky_terms: {}", term_spans(&still)));
                 p.stage(&stage, "flagged", format!("still introduces risky terms: {}", term_list(still.iter())))?;
             }
+        }
+        let still = over_limit(&findings, true);
+        if !still.is_empty() {
+            flags.insert(0, format!("over_limit: {}", still.join("; ")));
+            p.stage(&stage, "flagged", format!("still over a limit: {}", still.join("; ")))?;
         }
         findings.extend(new_words);
         let summary = p.clean_summary(&stage, summary, &mut flags)?;

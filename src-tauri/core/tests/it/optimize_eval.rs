@@ -257,6 +257,8 @@ struct Row {
     limits_met: u32,
     terms_introduced: u32,
     terms_flagged: u32,
+    /// Rounds the engine asked to remove a term (its check at work).
+    term_rounds: u32,
     fit_delta: i64,
     changed: f64,
     in_band: u32,
@@ -309,7 +311,14 @@ fn judge(t: &TestEngine, case: &Case, project: &str, run: &Value, events: &[Even
     let mut current = String::new();
     for event in events {
         match &event.body {
-            EventBody::RunStage { stage, .. } => current = stage.clone(),
+            EventBody::RunStage { stage, state, message } => {
+                if state == "repair" && message.starts_with("risky terms") {
+                    if let Some(platform) = stage.strip_prefix("platform:") {
+                        card.entry(platform.to_owned()).or_default().term_rounds += 1;
+                    }
+                }
+                current = stage.clone();
+            }
             EventBody::AssistantMessage { input_tokens, output_tokens, .. } => stage_of_call.push((current.clone(), *input_tokens, *output_tokens)),
             _ => {}
         }
@@ -435,17 +444,18 @@ fn never_cut(t: &TestEngine, case: &Case, run: &Value, script: &Script) -> Vec<S
 fn print_card(title: &str, card: &BTreeMap<String, Row>, intensities: &str) {
     println!("\n{title}");
     println!(
-        "{:<12} {:>4} {:>11} {:>16} {:>10} {:>14} {:>9} {:>10} {:>10}",
-        "platform", "runs", "limits met", "terms new/flag", "fit Δ mean", "changed mean", "in band", "tokens", "cost"
+        "{:<12} {:>4} {:>11} {:>12} {:>16} {:>10} {:>14} {:>9} {:>10} {:>10}",
+        "platform", "runs", "limits met", "term rounds", "terms new/flag", "fit Δ mean", "changed mean", "in band", "tokens", "cost"
     );
     let mut total = Row::default();
     for (platform, row) in card {
         let n = f64::from(row.runs.max(1));
         println!(
-            "{:<12} {:>4} {:>11} {:>16} {:>+10.1} {:>14.2} {:>9} {:>10} {:>10.4}",
+            "{:<12} {:>4} {:>11} {:>12} {:>16} {:>+10.1} {:>14.2} {:>9} {:>10} {:>10.4}",
             platform,
             row.runs,
             format!("{}/{}", row.limits_met, row.runs),
+            row.term_rounds,
             format!("{}/{}", row.terms_introduced, row.terms_flagged),
             row.fit_delta as f64 / n,
             row.changed / n,
