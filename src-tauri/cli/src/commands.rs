@@ -73,7 +73,8 @@ pub enum Command {
     /// AI proposals: list, show, accept, reject, rebase.
     #[command(subcommand)]
     Proposal(crate::proposal::ProposalCommand),
-    /// Team sync with a workspace server: connect, status, push, pull, pause, resume.
+    /// Team sync with a workspace server: connect, status, push, pull, pause, resume,
+    /// members, invite, revoke, disconnect.
     #[command(subcommand)]
     Sync(crate::sync::SyncCommand),
     /// One-click optimize: `optimize PROJECT` (NDJSON progress, then the run),

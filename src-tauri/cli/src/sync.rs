@@ -1,7 +1,7 @@
 //! `inkstone-cli sync …`: connect this data folder to a workspace server and steer
 //! delivery. The invite token is only ever read from standard input, never from an
 //! argument, so it stays out of shell history and process lists. Each command is one
-//! API call.
+//! API call. An invite's token is printed once and kept nowhere.
 
 use std::io::Read;
 
@@ -32,6 +32,24 @@ pub enum SyncCommand {
     Pause,
     /// Send and pull again.
     Resume,
+    /// The workspace's members, their roles and token ids.
+    Members,
+    /// Invite a member (owners only); prints their invite token once.
+    Invite {
+        /// The member's name as colleagues see it.
+        name: String,
+        /// What the member may do.
+        #[arg(long, value_parser = ["owner", "editor", "viewer"], default_value = "editor")]
+        role: String,
+    },
+    /// Revoke a member's token (owners only); `sync members` lists the token ids.
+    Revoke {
+        /// The token id, `tok_…`.
+        token_id: String,
+    },
+    /// Disconnect this data folder: the token leaves the keychain; unsynced versions
+    /// stay, paused; nothing local is lost.
+    Disconnect,
 }
 
 fn read_token() -> Result<String, Failure> {
@@ -73,6 +91,44 @@ fn print_run(result: &Value) {
     print_status(&result["status"]);
 }
 
+fn print_members(result: &Value) {
+    println!("{} ({} as {})", s(result, "workspaceName"), if result["canManage"] == true { "you manage it" } else { "you are a member" }, s(result, "role"));
+    for member in result["members"].as_array().into_iter().flatten() {
+        let joined = member["joinedAt"].as_str().map(|t| format!("  joined {}", &t[..t.len().min(10)])).unwrap_or_default();
+        let mut notes = Vec::new();
+        if member["me"] == true {
+            notes.push(format!("you, token {}", s(member, "tokenFingerprint")));
+        }
+        if member["revoked"] == true {
+            notes.push("revoked".to_owned());
+        }
+        let notes = if notes.is_empty() { String::new() } else { format!("  ({})", notes.join(", ")) };
+        println!("  {:<24} {:<7} {}{joined}{notes}", s(member, "name"), s(member, "role"), member["tokenId"].as_str().unwrap_or("-"));
+    }
+}
+
+fn print_invite(result: &Value) {
+    let member = &result["member"];
+    println!("Invited {} as {} (token id {}).", s(member, "name"), s(member, "role"), s(member, "tokenId"));
+    println!("Their invite token, shown this once (Inkstone keeps no copy):");
+    println!();
+    println!("  {}", s(result, "token"));
+    println!();
+    println!(
+        "Share it only over a private channel: whoever holds it joins the workspace as {}. Revoke it with `inkstone-cli sync revoke {}`.",
+        s(member, "role"),
+        s(member, "tokenId")
+    );
+}
+
+fn print_disconnect(result: &Value) {
+    println!("Disconnected from {}. The token was removed from the keychain; your projects and versions are untouched.", s(result, "workspaceName"));
+    match result["keptJobs"].as_u64() {
+        Some(0) | None => println!("Nothing was waiting to be sent."),
+        Some(n) => println!("{n} versions not yet on the server are kept, paused: connect to the same workspace again and `sync resume` to send them."),
+    }
+}
+
 pub fn run(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> {
     Ok(match command {
         SyncCommand::Connect { server_url, allow_plain_http } => {
@@ -84,5 +140,9 @@ pub fn run(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> {
         SyncCommand::Pull => (call(engine, "sync.pull", json!({}))?, Box::new(print_run)),
         SyncCommand::Pause => (call(engine, "sync.pause", json!({}))?, Box::new(print_status)),
         SyncCommand::Resume => (call(engine, "sync.resume", json!({}))?, Box::new(print_status)),
+        SyncCommand::Members => (call(engine, "sync.members", json!({}))?, Box::new(print_members)),
+        SyncCommand::Invite { name, role } => (call(engine, "sync.invite", json!({"name": name, "role": role}))?, Box::new(print_invite)),
+        SyncCommand::Revoke { token_id } => (call(engine, "sync.revokeMember", json!({"tokenId": token_id}))?, Box::new(print_members)),
+        SyncCommand::Disconnect => (call(engine, "sync.disconnect", json!({}))?, Box::new(print_disconnect)),
     })
 }

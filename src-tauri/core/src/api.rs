@@ -252,6 +252,10 @@ api_methods! {
         "sync.resume" => sync::resume(Empty) -> SyncStatus;
         "sync.conflicts" => sync::conflicts(SyncConflictsParams) -> SyncConflictListResult;
         "sync.resolve" => sync::resolve(SyncResolveParams) -> SyncResolveResult;
+        "sync.members" => sync::members(Empty) -> SyncMembersResult;
+        "sync.invite" => sync::invite(SyncInviteParams) -> SyncInviteResult;
+        "sync.revokeMember" => sync::revoke_member(SyncRevokeMemberParams) -> SyncMembersResult;
+        "sync.disconnect" => sync::disconnect(Empty) -> SyncDisconnectResult;
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
         "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
         "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;

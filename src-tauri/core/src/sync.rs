@@ -23,6 +23,7 @@
 //!   then push) at a time, whether the thread or an API call runs it.
 
 pub mod cycle;
+pub mod members;
 pub mod merge;
 pub mod transport;
 
@@ -292,8 +293,8 @@ impl Jitter {
 pub struct Runtime {
     transport: Mutex<Option<Arc<transport::Transport>>>,
     /// Held for a whole cycle; holds the jitter source.
-    cycle: Mutex<Jitter>,
-    health: Mutex<Health>,
+    pub(crate) cycle: Mutex<Jitter>,
+    pub(crate) health: Mutex<Health>,
     wake: Arc<(Mutex<bool>, Condvar)>,
     stop: AtomicBool,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
@@ -309,7 +310,7 @@ impl std::fmt::Debug for Runtime {
 
 const THREAD_NAME: &str = "inkstone-sync";
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -498,7 +499,36 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
     })?;
     let _guard = kernel.write_lock();
     let mut workspace = kernel.workspace()?;
-    let existing = connection(kernel)?;
+    let previous = members::previous(kernel)?;
+    let mut existing = connection(kernel)?;
+    let mut batch = Batch::new();
+    if existing.is_none() {
+        // Connected before and disconnected: the same workspace continues where it
+        // stopped; another one starts afresh, but never with versions still owed to
+        // the first.
+        if let Some(previous) = previous {
+            if previous.connection.remote_workspace_id == info.id {
+                existing = Some(previous.connection);
+            } else {
+                let owed = jobs(kernel)?.iter().filter(|j| unsynced(&j.state)).count();
+                if owed > 0 {
+                    return Err(ApiError::new(
+                        ErrorCode::Conflict,
+                        format!(
+                            "{owed} versions of this data folder have not reached the workspace \"{}\" yet; a token of another workspace cannot take them.",
+                            previous.connection.remote_workspace_name
+                        ),
+                    )
+                    .hint("reconnect_previous", format!("Connect to {} again and resume sync to deliver them first.", previous.connection.server_url))
+                    .hint("other_data_dir", "Use another data folder for another team workspace."));
+                }
+                for link in kernel.store().scan::<ProjectLink>(b"")? {
+                    batch.delete::<ProjectLink>(link.key());
+                }
+            }
+            batch.delete::<members::PreviousConnection>(members::META_PREVIOUS.to_vec());
+        }
+    }
     if let Some(existing) = &existing {
         if existing.remote_workspace_id != info.id {
             return Err(ApiError::new(
@@ -521,7 +551,6 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
         connected_at: kernel.now(),
     };
     workspace.server_url = Some(server_url);
-    let mut batch = Batch::new();
     batch.put(&workspace)?.put(&connection)?;
     kernel.store().apply(batch, Durability::Durable)?;
     runtime.wake();

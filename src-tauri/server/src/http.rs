@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use inkstone_sync_proto::{ErrorBody, InviteRequest, PushRequest, Role, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
+use inkstone_sync_proto::{ErrorBody, InviteRequest, MembersResponse, PushRequest, Role, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
 use serde::Deserialize;
 
 use crate::storage::{sha256_hex, Caller, PushOutcome, Storage, StorageError};
@@ -177,7 +177,7 @@ async fn workspace(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Re
 async fn members(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, HttpError> {
     blocking(move || {
         let caller = caller(&state, &headers, Role::Viewer)?;
-        Ok(Json(serde_json::json!({"members": state.storage.members(&caller.workspace_id)?})).into_response())
+        Ok(Json(MembersResponse { members: state.storage.members(&caller.workspace_id)? }).into_response())
     })
     .await
 }

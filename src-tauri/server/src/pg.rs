@@ -17,7 +17,9 @@
 
 use std::time::Duration;
 
-use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, WorkspaceInfo};
+use inkstone_sync_proto::{
+    ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
+};
 use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
@@ -25,9 +27,10 @@ use r2d2_postgres::PostgresConnectionManager;
 use crate::storage::{new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
 
 /// The schema, one step per version. Never edit a step that has shipped: add one.
-pub const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    r#"
+pub const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        r#"
 CREATE TABLE workspaces (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -86,7 +89,15 @@ CREATE TABLE dedupe (
 );
 CREATE INDEX dedupe_at ON dedupe (at);
 "#,
-)];
+    ),
+    (
+        2,
+        r#"
+-- Unix milliseconds of the invite, for the membership list (NULL for older tokens).
+ALTER TABLE tokens ADD COLUMN issued_at BIGINT;
+"#,
+    ),
+];
 
 /// The advisory lock id that serialises migrations (any constant; "inks" in ASCII).
 const MIGRATION_LOCK: i64 = 0x696e_6b73;
@@ -221,7 +232,7 @@ impl Storage for PgStorage {
     fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
         off_runtime(|| self.db()?.workspace(caller))
     }
-    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError> {
+    fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError> {
         off_runtime(|| self.db()?.members(workspace_id))
     }
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
@@ -320,7 +331,11 @@ impl Db {
         let token = new_token()?;
         let token_id = format!("tok_{}", random_hex(8)?);
         tx.execute("INSERT INTO members (workspace_id, id, name, role) VALUES ($1, $2, $3, $4)", &[&workspace_id, &member.id, &member.name, &role.as_str()])?;
-        tx.execute("INSERT INTO tokens (hash, token_id, workspace_id, member_id) VALUES ($1, $2, $3, $4)", &[&sha256_hex(token.as_bytes()), &token_id, &workspace_id, &member.id])?;
+        let issued_at = now_millis() as i64;
+        tx.execute(
+            "INSERT INTO tokens (hash, token_id, workspace_id, member_id, issued_at) VALUES ($1, $2, $3, $4, $5)",
+            &[&sha256_hex(token.as_bytes()), &token_id, &workspace_id, &member.id, &issued_at],
+        )?;
         Ok(IssuedToken { token_id, member, token })
     }
 }
@@ -372,10 +387,20 @@ impl Storage for Db {
         Ok(WorkspaceInfo { id: row.get(0), name: row.get(1), me: caller.member.clone() })
     }
 
-    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError> {
+    fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError> {
         let mut client = self.client()?;
         let rows = client.query("SELECT id, name, role FROM members WHERE workspace_id = $1 ORDER BY id", &[&workspace_id]).map_err(db_error)?;
-        Ok(rows.iter().map(|r| Member { id: r.get(0), name: r.get(1), role: role_from(r.get(2)) }).collect())
+        let mut members: Vec<MemberEntry> = rows.iter().map(|r| MemberEntry { id: r.get(0), name: r.get(1), role: role_from(r.get(2)), tokens: Vec::new() }).collect();
+        let tokens = client
+            .query("SELECT member_id, token_id, revoked, issued_at FROM tokens WHERE workspace_id = $1 ORDER BY issued_at NULLS FIRST, token_id", &[&workspace_id])
+            .map_err(db_error)?;
+        for r in &tokens {
+            let member_id: String = r.get(0);
+            if let Some(member) = members.iter_mut().find(|m| m.id == member_id) {
+                member.tokens.push(TokenEntry { token_id: r.get(1), revoked: r.get(2), issued_at: r.get::<_, Option<i64>>(3).map(|v| v as u64) });
+            }
+        }
+        Ok(members)
     }
 
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, WorkspaceInfo};
+use inkstone_sync_proto::{
+    ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
@@ -79,7 +81,8 @@ pub trait Storage: Send + Sync {
     /// The caller a token names, unless unknown or revoked.
     fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError>;
     fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError>;
-    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError>;
+    /// The workspace's members with their tokens' ids (revoked ones too), by member id.
+    fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError>;
     /// Pushes versions of a project, deduplicated by `key` (with `payload_hash` the
     /// hash of the request body).
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError>;
@@ -136,6 +139,9 @@ struct TokenRecord {
     workspace_id: String,
     member_id: String,
     revoked: bool,
+    /// Unix milliseconds of the invite (absent in records written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issued_at: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -270,7 +276,7 @@ impl SledStorage {
         let member = Member { id: format!("mem_{}", random_hex(8)?), name: name.to_owned(), role };
         let token = new_token()?;
         let token_id = format!("tok_{}", random_hex(8)?);
-        let record = TokenRecord { token_id: token_id.clone(), workspace_id: workspace_id.to_owned(), member_id: member.id.clone(), revoked: false };
+        let record = TokenRecord { token_id: token_id.clone(), workspace_id: workspace_id.to_owned(), member_id: member.id.clone(), revoked: false, issued_at: Some(now_millis()) };
         let hash = sha256_hex(token.as_bytes());
         (&self.members, &self.tokens, &self.token_ids)
             .transaction(|(members, tokens, token_ids)| {
@@ -337,10 +343,33 @@ impl Storage for SledStorage {
         Ok(WorkspaceInfo { id: record.id, name: record.name, me: caller.member.clone() })
     }
 
-    fn members(&self, workspace_id: &str) -> Result<Vec<Member>, StorageError> {
+    fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError> {
         let mut prefix = workspace_id.as_bytes().to_vec();
         prefix.push(0);
-        self.members.scan_prefix(prefix).values().map(|v| Ok(serde_json::from_slice(&v?)?)).collect()
+        let mut members: Vec<MemberEntry> = self
+            .members
+            .scan_prefix(prefix)
+            .values()
+            .map(|v| {
+                let member: Member = serde_json::from_slice(&v?)?;
+                Ok(MemberEntry { id: member.id, name: member.name, role: member.role, tokens: Vec::new() })
+            })
+            .collect::<Result<_, StorageError>>()?;
+        // token_ids maps id → hash; tokens maps hash → record. A workspace has few tokens.
+        for entry in self.token_ids.iter() {
+            let (_, hash) = entry?;
+            let Some(record) = Self::get::<TokenRecord>(&self.tokens, &hash)? else { continue };
+            if record.workspace_id != workspace_id {
+                continue;
+            }
+            if let Some(member) = members.iter_mut().find(|m| m.id == record.member_id) {
+                member.tokens.push(TokenEntry { token_id: record.token_id, revoked: record.revoked, issued_at: record.issued_at });
+            }
+        }
+        for member in &mut members {
+            member.tokens.sort_by(|a, b| (a.issued_at, &a.token_id).cmp(&(b.issued_at, &b.token_id)));
+        }
+        Ok(members)
     }
 
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {

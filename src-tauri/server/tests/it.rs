@@ -166,6 +166,18 @@ fn roles_tokens_and_limits(store: Store) {
         // Revoked: 401 from then on.
         let revoke = client.delete(format!("{url}/v1/tokens/{}", editor.token_id)).bearer_auth(&owner.token).send().await.unwrap();
         assert_eq!(revoke.status(), StatusCode::NO_CONTENT);
+        // The list names every member's tokens by id, revoked ones marked; never a
+        // token or its hash.
+        let (_, members) = get(&client, &url, &owner.token, "/v1/members").await;
+        let eddie = members["members"].as_array().unwrap().iter().find(|m| m["name"] == "eddie").unwrap().clone();
+        assert_eq!(eddie["tokens"].as_array().unwrap().len(), 1, "{eddie}");
+        assert_eq!((eddie["tokens"][0]["tokenId"].as_str(), eddie["tokens"][0]["revoked"].as_bool()), (Some(editor.token_id.as_str()), Some(true)));
+        assert!(eddie["tokens"][0]["issuedAt"].as_u64().is_some_and(|ms| ms > 1_700_000_000_000), "{eddie}");
+        let listed = members.to_string();
+        for secret in [&owner.token, &editor.token, &viewer.token] {
+            assert!(!listed.contains(&secret[4..]), "a token is in the member list");
+            assert!(!listed.contains(&inkstone_server::storage::sha256_hex(secret.as_bytes())), "a token hash is in the member list");
+        }
         let (status, error) = push(&client, &url, &editor.token, "prj_a", "k", &body).await;
         assert_eq!((status, error["code"].as_str()), (StatusCode::UNAUTHORIZED, Some("UNAUTHORIZED")));
         let (status, _) = get(&client, &url, "isk_nonsense", "/v1/workspace").await;

@@ -137,6 +137,36 @@ pub struct Member {
     pub role: Role,
 }
 
+/// A member as the membership list shows it: with their tokens' ids (never a token or
+/// its hash), so an owner can revoke one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberEntry {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    /// Oldest first.
+    #[serde(default)]
+    pub tokens: Vec<TokenEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenEntry {
+    pub token_id: String,
+    pub revoked: bool,
+    /// Unix milliseconds of the invite (none for a token issued before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
+}
+
+/// `GET /v1/members`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MembersResponse {
+    pub members: Vec<MemberEntry>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkspaceInfo {

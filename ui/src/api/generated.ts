@@ -915,6 +915,10 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type MemberRole = "owner" | "editor" | "viewer";
+
+export type MemberToken = { tokenId: string, revoked: boolean, issuedAt?: string, };
+
 export type MemoryAddParams = { scope: MemoryScopeInput, 
 /**
  * Required for a project item.
@@ -1954,6 +1958,52 @@ token: ApiKey,
  */
 allowPlainHttp?: boolean, };
 
+export type SyncDisconnectResult = { workspaceName: string, 
+/**
+ * Versions that had not reached the server: their jobs are kept, paused.
+ */
+keptJobs: number, status: SyncStatus, };
+
+export type SyncInviteParams = { name: string, role: MemberRole, };
+
+export type SyncInviteResult = { member: SyncMember, 
+/**
+ * The invite token. Inkstone keeps no copy: share it over a safe channel.
+ */
+token: string, };
+
+export type SyncMember = { memberId: string, name: string, role: MemberRole, 
+/**
+ * The newest token that still works, else the newest one: what `revoke` takes.
+ */
+tokenId?: string, 
+/**
+ * Every token of the member, oldest first.
+ */
+tokens: Array<MemberToken>, 
+/**
+ * When the member's first token was issued (unknown for older servers' records).
+ */
+joinedAt?: string, 
+/**
+ * Every token of the member is revoked.
+ */
+revoked: boolean, 
+/**
+ * The member this data folder is connected as.
+ */
+me: boolean, 
+/**
+ * For `me`: `…` and the last characters of this folder's token.
+ */
+tokenFingerprint?: string, };
+
+export type SyncMembersResult = { workspaceName: string, 
+/**
+ * This data folder's role: only an owner invites and revokes.
+ */
+role: string, canManage: boolean, members: Array<SyncMember>, };
+
 export type SyncResolveChoice = "mine" | "theirs" | "merged" | "edited";
 
 export type SyncResolveParams = { conflictId: string, choice: SyncResolveChoice, 
@@ -1971,6 +2021,8 @@ version: Version,
  * Unsaved working-copy changes kept first.
  */
 autosnapshot?: Version, };
+
+export type SyncRevokeMemberParams = { tokenId: string, };
 
 export type SyncRunResult = { pushed: number, pulled: number, newConflicts: number, status: SyncStatus, };
 
@@ -2228,6 +2280,10 @@ export interface ApiMethods {
   "sync.resume": { params: Empty; result: SyncStatus };
   "sync.conflicts": { params: SyncConflictsParams; result: SyncConflictListResult };
   "sync.resolve": { params: SyncResolveParams; result: SyncResolveResult };
+  "sync.members": { params: Empty; result: SyncMembersResult };
+  "sync.invite": { params: SyncInviteParams; result: SyncInviteResult };
+  "sync.revokeMember": { params: SyncRevokeMemberParams; result: SyncMembersResult };
+  "sync.disconnect": { params: Empty; result: SyncDisconnectResult };
   "llmProfile.detectLocal": { params: Empty; result: LlmDetectLocalResult };
   "llmProfile.context": { params: LlmProfileRef; result: ProfileContext };
   "llmProfile.setCompaction": { params: LlmProfileSetCompactionParams; result: ProfileContext };
@@ -2301,7 +2357,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
 

@@ -1,6 +1,8 @@
 // Settings → Workspace: connect to the team's workspace server with its URL and an
 // invite token (kept in the OS keychain; only its fingerprint is shown), pause and
-// resume sync. A plain http:// URL to another machine needs an explicit confirmation.
+// resume sync, the members (owners manage them: ./Members.tsx) and disconnecting (the
+// token leaves the keychain; unsynced versions stay, paused). A plain http:// URL to
+// another machine needs an explicit confirmation.
 
 import { useEffect, useState } from "react";
 import { toClientError, type ClientError } from "../api/client";
@@ -9,6 +11,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import type { MessageId } from "../i18n";
 import { keyTravelsInClear } from "./llm";
+import { WorkspaceMembers } from "./Members";
 
 export function WorkspaceSync() {
   const { client, t, toast } = useApp();
@@ -18,6 +21,7 @@ export function WorkspaceSync() {
   const [allowPlain, setAllowPlain] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
   const [busy, setBusy] = useState(false);
+  const [askingDisconnect, setAskingDisconnect] = useState(false);
   useEffect(() => {
     client.call("sync.status", {}).then(
       (s) => {
@@ -41,6 +45,17 @@ export function WorkspaceSync() {
       setBusy(false);
     }
   };
+  const disconnect = async () => {
+    setAskingDisconnect(false);
+    setError(null);
+    try {
+      const done = await client.call("sync.disconnect", {});
+      setStatus(done.status);
+      toast(done.keptJobs > 0 ? t("sync.disconnectedKept", { n: done.keptJobs }) : t("sync.disconnected"));
+    } catch (e) {
+      setError(toClientError(e));
+    }
+  };
   return (
     <div className="form" data-testid="settings-workspace-body">
       {status?.connected && (
@@ -53,9 +68,25 @@ export function WorkspaceSync() {
             <button type="button" data-testid="settings-sync-pause" onClick={async () => setStatus(await client.call(status.paused ? "sync.resume" : "sync.pause", {}))}>
               {status.paused ? t("sync.resume") : t("sync.pause")}
             </button>
+            {askingDisconnect ? (
+              <span role="group" aria-label={t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}>
+                <span className="small">{t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}</span>
+                <button type="button" className="danger" data-testid="settings-sync-disconnect-confirm" autoFocus onClick={() => void disconnect()}>
+                  {t("sync.disconnect")}
+                </button>
+                <button type="button" onClick={() => setAskingDisconnect(false)}>
+                  {t("common.cancel")}
+                </button>
+              </span>
+            ) : (
+              <button type="button" data-testid="settings-sync-disconnect" onClick={() => setAskingDisconnect(true)}>
+                {t("sync.disconnect")}
+              </button>
+            )}
           </div>
         </div>
       )}
+      {status?.connected && <WorkspaceMembers key={status.tokenFingerprint} />}
       <label className="field">
         <span className="small muted">{t("sync.serverUrl")}</span>
         <input data-testid="sync-url" value={url} placeholder="https://team.example:8787" onChange={(e) => setUrl(e.target.value)} />

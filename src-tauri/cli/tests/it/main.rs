@@ -8,6 +8,7 @@ mod profile;
 mod proposal;
 mod serve;
 mod session;
+mod sync;
 
 use std::path::Path;
 use std::process::{Command, Output};

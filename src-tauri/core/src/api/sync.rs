@@ -7,6 +7,7 @@ use ts_rs::TS;
 use super::{ApiError, Empty, Engine};
 use crate::llm::ApiKey;
 use crate::outbox::{DeliveryJob, JobState};
+use crate::sync::members::{MemberRole, SyncMember};
 use crate::sync::{self, Choice, SyncConflict, SyncState};
 
 #[derive(Debug, Deserialize, TS)]
@@ -215,4 +216,70 @@ pub(super) fn resolve(engine: &Engine, params: SyncResolveParams) -> Result<Sync
     let resolved = sync::resolve(engine, &params.conflict_id, choice)?;
     engine.sync_runtime().wake();
     Ok(SyncResolveResult { conflict: resolved.conflict, version: resolved.version, autosnapshot: resolved.autosnapshot })
+}
+
+/// The connected workspace's members.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncMembersResult {
+    pub workspace_name: String,
+    /// This data folder's role: only an owner invites and revokes.
+    pub role: String,
+    pub can_manage: bool,
+    pub members: Vec<SyncMember>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncInviteParams {
+    pub name: String,
+    pub role: MemberRole,
+}
+
+/// A new member and their invite token: shown this once, stored nowhere.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncInviteResult {
+    pub member: SyncMember,
+    /// The invite token. Inkstone keeps no copy: share it over a safe channel.
+    pub token: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncRevokeMemberParams {
+    pub token_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncDisconnectResult {
+    pub workspace_name: String,
+    /// Versions that had not reached the server: their jobs are kept, paused.
+    pub kept_jobs: u32,
+    pub status: SyncStatus,
+}
+
+fn members_result(engine: &Engine) -> Result<SyncMembersResult, ApiError> {
+    let (connection, members) = sync::members::members(engine, engine.sync_runtime())?;
+    Ok(SyncMembersResult { workspace_name: connection.remote_workspace_name, can_manage: connection.role == "owner", role: connection.role, members })
+}
+
+pub(super) fn members(engine: &Engine, _: Empty) -> Result<SyncMembersResult, ApiError> {
+    members_result(engine)
+}
+
+pub(super) fn invite(engine: &Engine, params: SyncInviteParams) -> Result<SyncInviteResult, ApiError> {
+    let invited = sync::members::invite(engine, engine.sync_runtime(), &params.name, params.role)?;
+    Ok(SyncInviteResult { member: invited.member, token: invited.token })
+}
+
+pub(super) fn revoke_member(engine: &Engine, params: SyncRevokeMemberParams) -> Result<SyncMembersResult, ApiError> {
+    sync::members::revoke(engine, engine.sync_runtime(), &params.token_id)?;
+    members_result(engine)
+}
+
+pub(super) fn disconnect(engine: &Engine, _: Empty) -> Result<SyncDisconnectResult, ApiError> {
+    let done = sync::members::disconnect(engine, engine.sync_runtime())?;
+    Ok(SyncDisconnectResult { workspace_name: done.workspace_name, kept_jobs: done.kept_jobs, status: status_of(engine)? })
 }

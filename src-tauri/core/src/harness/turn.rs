@@ -448,7 +448,13 @@ pub(crate) fn recover(engine: Harness<'_>, live: &Arc<Live>) -> Result<(), ApiEr
         state.compaction.open.map(|trigger| (trigger, state.compaction.consecutive_failures))
     };
     if let Some((trigger, consecutive)) = open_compaction {
-        let body = EventBody::CompactionFailed { trigger, consecutive, message: "The app stopped during this compaction; nothing was replaced.".to_owned(), input_tokens: 0, output_tokens: 0 };
+        let body = EventBody::CompactionFailed {
+            trigger,
+            consecutive,
+            message: "The app stopped during this compaction; nothing was replaced.".to_owned(),
+            input_tokens: 0,
+            output_tokens: 0,
+        };
         engine.append_event(live, Meta { turn_id: open_turn.clone(), ..Meta::default() }, body, Batch::new(), Durability::Durable)?;
     }
     // Calls can also be left open outside a turn: a crash after a superseded approval

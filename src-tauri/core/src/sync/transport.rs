@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use inkstone_sync_proto::{ChangesResponse, ErrorBody, PushRequest, PushResponse, StaleBase, WorkspaceInfo, IDEMPOTENCY_HEADER};
+use inkstone_sync_proto::{ChangesResponse, ErrorBody, InviteRequest, IssuedToken, MembersResponse, PushRequest, PushResponse, StaleBase, WorkspaceInfo, IDEMPOTENCY_HEADER};
 use serde::de::DeserializeOwned;
 
 use crate::llm::ApiKey;
@@ -136,6 +136,33 @@ impl Transport {
     /// The workspace and member the token names.
     pub fn workspace(&self, server_url: &str, token: &ApiKey) -> Result<WorkspaceInfo, Failure> {
         self.get(server_url, "/v1/workspace", token)
+    }
+
+    /// The workspace's members with their tokens' ids.
+    pub fn members(&self, server_url: &str, token: &ApiKey) -> Result<MembersResponse, Failure> {
+        self.get(server_url, "/v1/members", token)
+    }
+
+    /// Invites a member (owners only); the answer holds the new token, shown once.
+    pub fn invite(&self, server_url: &str, token: &ApiKey, request: &InviteRequest) -> Result<IssuedToken, Failure> {
+        let body = serde_json::to_vec(request).map_err(|e| Failure::Network(format!("the invite could not be encoded: {e}")))?;
+        let http = self.client.post(Transport::url(server_url, "/v1/members")).header("content-type", "application/json").body(body);
+        let (status, after, body) = self.send(http, token)?;
+        if (200..300).contains(&status) {
+            Transport::json(status, &body)
+        } else {
+            Err(Transport::error(status, after, &body))
+        }
+    }
+
+    /// Revokes a token of the workspace (owners only).
+    pub fn revoke(&self, server_url: &str, token: &ApiKey, token_id: &str) -> Result<(), Failure> {
+        let (status, after, body) = self.send(self.client.delete(Transport::url(server_url, &format!("/v1/tokens/{token_id}"))), token)?;
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            Err(Transport::error(status, after, &body))
+        }
     }
 
     /// The workspace's versions after `since`.

@@ -854,3 +854,138 @@ fn killing_the_client_during_pushes_loses_and_duplicates_nothing() {
     }
     assert!(server.versions(&ws).len() as u64 > kills, "the child pushed too few versions for the test to mean anything");
 }
+
+// ---------------------------------------------------------------------------------
+// Members and leaving.
+
+fn hint_ids(error: &inkstone_core::ApiError) -> Vec<&str> {
+    error.hints.iter().map(|h| h.id.as_str()).collect()
+}
+
+#[test]
+fn owners_list_invite_and_revoke_members_and_others_are_refused() {
+    use inkstone_core::ErrorCode;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, owner) = server.storage.create_workspace("团队", "Olga").unwrap();
+    let editor = server.storage.invite(&ws, "eddie", Role::Editor).unwrap();
+    let olga = Client::new("Olga");
+
+    let not_connected = olga.call("sync.members", json!({})).unwrap_err();
+    assert_eq!((not_connected.code, hint_ids(&not_connected)), (ErrorCode::Conflict, vec!["connect"]));
+
+    olga.connect(&server.url, &owner.token);
+    let listed = olga.ok("sync.members", json!({}));
+    assert_eq!((listed["canManage"].as_bool(), listed["role"].as_str(), listed["workspaceName"].as_str()), (Some(true), Some("owner"), Some("团队")));
+    let members = listed["members"].as_array().unwrap();
+    assert_eq!(members.len(), 2);
+    let me = members.iter().find(|m| m["me"] == true).unwrap();
+    assert_eq!((me["name"].as_str(), me["role"].as_str(), me["tokenId"].as_str()), (Some("Olga"), Some("owner"), Some(owner.token_id.as_str())));
+    assert_eq!(me["tokenFingerprint"].as_str().unwrap(), format!("…{}", &owner.token[owner.token.len() - 4..]));
+    let eddie_entry = members.iter().find(|m| m["name"] == "eddie").unwrap();
+    assert_eq!((eddie_entry["tokenId"].as_str(), eddie_entry["role"].as_str(), eddie_entry["revoked"].as_bool()), (Some(editor.token_id.as_str()), Some("editor"), Some(false)));
+    assert!(eddie_entry["joinedAt"].as_str().is_some_and(|t| t.starts_with("20")), "{eddie_entry}");
+    assert!(eddie_entry.get("tokenFingerprint").is_none(), "only the person's own token has a fingerprint");
+
+    // An invite returns the token once; it works, and it is nowhere in the data dir.
+    let invited = olga.ok("sync.invite", json!({"name": "维拉", "role": "viewer"}));
+    let token = invited["token"].as_str().unwrap().to_owned();
+    assert!(token.starts_with("isk_") && token.len() == 68, "{token}");
+    assert_eq!((invited["member"]["name"].as_str(), invited["member"]["role"].as_str()), (Some("维拉"), Some("viewer")));
+    let vera_token_id = invited["member"]["tokenId"].as_str().unwrap().to_owned();
+    let vera = Client::new("Vera");
+    assert_eq!(vera.connect(&server.url, &token)["role"], "viewer");
+    assert_eq!(olga.ok("sync.members", json!({}))["members"].as_array().unwrap().len(), 3);
+    for (path, bytes) in inkstone_test_support::read_tree(olga.dir.path()) {
+        assert!(!bytes.windows(token.len() - 4).any(|w| w == &token.as_bytes()[4..]), "the invite token is in {path}");
+    }
+
+    // An editor sees the members but may not invite or revoke: nothing changes.
+    let eddie = Client::new("Eddie");
+    eddie.connect(&server.url, &editor.token);
+    let seen = eddie.ok("sync.members", json!({}));
+    assert_eq!((seen["canManage"].as_bool(), seen["members"].as_array().unwrap().len()), (Some(false), 3));
+    let forbidden = eddie.call("sync.invite", json!({"name": "mallory", "role": "owner"})).unwrap_err();
+    assert_eq!((forbidden.code, hint_ids(&forbidden)), (ErrorCode::PermissionDenied, vec!["owner_only"]));
+    assert_eq!(forbidden.details.as_ref().unwrap()["reason"], "forbidden");
+    assert!(forbidden.message.contains("owner"), "{}", forbidden.message);
+    let forbidden = eddie.call("sync.revokeMember", json!({"tokenId": vera_token_id})).unwrap_err();
+    assert_eq!((forbidden.code, hint_ids(&forbidden)), (ErrorCode::PermissionDenied, vec!["owner_only"]));
+    assert_eq!(server.storage.members(&ws).unwrap().len(), 3);
+    assert!(server.storage.authenticate(&token).unwrap().is_some(), "the viewer's token still works");
+
+    // Bad input is refused before anything is sent.
+    for (params, code) in [
+        (json!({"name": "  ", "role": "editor"}), ErrorCode::Validation),
+        (json!({"name": "x", "role": "boss"}), ErrorCode::Validation),
+        (json!({"name": "x"}), ErrorCode::Validation),
+    ] {
+        assert_eq!(olga.call("sync.invite", params.clone()).unwrap_err().code, code, "{params}");
+    }
+    assert_eq!(olga.call("sync.revokeMember", json!({"tokenId": "tok_nope"})).unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(olga.call("sync.revokeMember", json!({"tokenId": "../x"})).unwrap_err().code, ErrorCode::Validation);
+    let own = olga.call("sync.revokeMember", json!({"tokenId": owner.token_id})).unwrap_err();
+    assert_eq!((own.code, hint_ids(&own)), (ErrorCode::Validation, vec!["disconnect"]));
+    assert_eq!(server.storage.members(&ws).unwrap().len(), 3);
+    assert!(server.storage.members(&ws).unwrap().iter().all(|m| m.tokens.iter().all(|t| !t.revoked)));
+
+    // The owner revokes the viewer: the list says so and the token stops working.
+    let after = olga.ok("sync.revokeMember", json!({"tokenId": vera_token_id}));
+    let vera_entry = after["members"].as_array().unwrap().iter().find(|m| m["name"] == "维拉").unwrap().clone();
+    assert_eq!(vera_entry["revoked"], true);
+    assert!(server.storage.authenticate(&token).unwrap().is_none());
+    let locked_out = vera.call("sync.members", json!({})).unwrap_err();
+    assert_eq!((locked_out.code, hint_ids(&locked_out)), (ErrorCode::PermissionDenied, vec!["reconnect"]));
+}
+
+#[test]
+fn disconnect_removes_the_token_keeps_unsynced_versions_paused_and_loses_nothing() {
+    use inkstone_core::ErrorCode;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let alice = Client::new("Alice");
+    let refused = alice.call("sync.disconnect", json!({})).unwrap_err();
+    assert_eq!((refused.code, hint_ids(&refused)), (ErrorCode::Conflict, vec!["connect"]));
+
+    alice.connect(&server.url, &tokens[0]);
+    let project = alice.new_project("离开", "一\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 1);
+    alice.save(&project, "一\n二\n");
+    alice.save(&project, "一\n二\n三\n");
+    let workspace_id = alice.ok("workspace.get", json!({}))["id"].as_str().unwrap().to_owned();
+    let account = format!("sync:{workspace_id}");
+    assert!(alice.keychain.get(&account).unwrap().is_some());
+
+    let done = alice.ok("sync.disconnect", json!({}));
+    assert_eq!((done["keptJobs"].as_u64(), done["workspaceName"].as_str()), (Some(2), Some("团队")));
+    assert_eq!((done["status"]["state"].as_str(), done["status"]["connected"].as_bool()), (Some("notConnected"), Some(false)));
+    assert!(alice.keychain.get(&account).unwrap().is_none(), "the token left the keychain");
+    // Nothing local is lost; the jobs are kept, not sent, and no new ones are made.
+    assert_eq!(alice.versions(&project).len(), 3);
+    assert_eq!(alice.ok("project.get", json!({"projectId": project}))["source"], "一\n二\n三\n");
+    let kept: Vec<JobState> = alice.jobs().into_iter().map(|j| j.state).collect();
+    assert_eq!(kept, [JobState::Finalized, JobState::Pending, JobState::Pending]);
+    alice.save(&project, "一\n二\n三\n四\n");
+    assert_eq!(alice.jobs().len(), 3, "a version made while disconnected has no delivery job");
+    assert_eq!(alice.call("sync.push", json!({})).unwrap_err().code, ErrorCode::Conflict);
+    assert_eq!(alice.call("sync.disconnect", json!({})).unwrap_err().code, ErrorCode::Conflict, "disconnecting twice");
+    assert_eq!(server.versions(&ws).len(), 1);
+
+    // Another workspace's token may not take the versions owed to the first.
+    let (_other, other_tokens) = server.workspace(&["alice2"]);
+    let wrong = alice.call("sync.connect", json!({"serverUrl": server.url, "token": other_tokens[0]})).unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::Conflict);
+    assert!(hint_ids(&wrong).contains(&"reconnect_previous"));
+    assert_eq!(alice.ok("sync.status", json!({}))["connected"], false);
+    assert!(alice.keychain.get(&account).unwrap().is_none());
+
+    // The same workspace again: paused until resumed, then the kept jobs go, once.
+    let back = alice.connect(&server.url, &tokens[0]);
+    assert_eq!((back["state"].as_str(), back["pending"].as_u64()), (Some("paused"), Some(2)));
+    alice.ok("sync.resume", json!({}));
+    assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 2);
+    assert_eq!(server.versions(&ws).iter().map(|v| v.number).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(alice.ok("sync.pull", json!({}))["pulled"], 0, "the cursor continued where it stopped");
+}

@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+// Browser-mode end-to-end test of team sync: a real `inkstone-server` (embedded store in
+// a temporary folder), `inkstone-cli serve` (the server token goes to the Linux kernel
+// keyring, INKSTONE_KEYCHAIN=keyutils, inside a throwaway session keyring) and Debian's
+// Chromium via playwright-core.
+//
+//   node tests/e2e/browser/sync.mjs --cli target/debug/inkstone-cli \
+//        --server target/debug/inkstone-server [--shots DIR] [--ui-dir DIR]
+//
+// Settings → Workspace connects with the server's URL and the owner's invite token; a
+// version saved with Ctrl+S reaches the server (seen on the server's own API) and the
+// sidebar's sync state goes from pending to synced; the members list shows the owner;
+// an invite shows the new token once (it works against the server) and the member
+// appears; revoking asks first and the token stops working; disconnecting asks first,
+// says what was kept, and leaves the project untouched.
+//
+// Prints `browser-e2e-sync: N passed, M failed` and exits non-zero on any failure.
+
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, sleep, startChild, uiDistOrExit } from "../lib.mjs";
+
+const TOTAL_TIMEOUT_MS = 180_000;
+const STEP_TIMEOUT_MS = 15_000;
+
+const args = parseArgs(process.argv.slice(2), {
+  script: "sync.mjs",
+  usage: "node tests/e2e/browser/sync.mjs --cli <inkstone-cli> --server <inkstone-server> [--shots DIR] [--ui-dir DIR]",
+  flags: { "--cli": "cli", "--server": "server", "--shots": "shots", "--ui-dir": "uiDir" },
+  required: ["cli", "server"],
+});
+const cliPath = resolve(args.cli);
+const serverPath = resolve(args.server);
+if (!existsSync(cliPath)) args.fail(`no such binary: ${cliPath}`);
+if (!existsSync(serverPath)) args.fail(`no such binary: ${serverPath}`);
+const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-browser-sync-shots-")));
+mkdirSync(shots, { recursive: true });
+const uiDist = uiDistOrExit("sync.mjs", args.uiDir);
+// A throwaway session keyring when keyctl is there; otherwise the user's session keyring.
+const hasKeyctl = spawnSync("keyctl", ["--version"], { stdio: "ignore" }).status === 0;
+const chromium = playwrightChromium();
+
+const suite = createSuite({ script: "sync.mjs", summary: "browser-e2e-sync", timeoutMs: TOTAL_TIMEOUT_MS, shots });
+const check = suite.check;
+const dataDir = mkdtempSync(join(tmpdir(), "inkstone-browser-sync-data-"));
+const serverDir = mkdtempSync(join(tmpdir(), "inkstone-browser-sync-server-"));
+suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
+suite.onCleanup(() => rmSync(serverDir, { recursive: true, force: true }));
+
+/** Calls the workspace server with a member's token; returns [status, body]. */
+async function server(url, token, path, init = {}) {
+  const res = await fetch(`${url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" } });
+  const text = await res.text();
+  return [res.status, text ? JSON.parse(text) : null];
+}
+
+async function main() {
+  // The operator's command: a workspace and its owner's token (printed once).
+  let owner;
+  const created = await check("inkstone-server creates a workspace and its owner's token", async () => {
+    const out = spawnSync(serverPath, ["--data-dir", serverDir, "workspace", "create", "团队", "--owner", "Olga"], { encoding: "utf8" });
+    assert(out.status === 0, `workspace create: ${out.stderr}`);
+    const m = /^token (isk_[0-9a-f]{64}) \(id (tok_[0-9a-f]+);/m.exec(out.stdout);
+    assert(m, `no token line in: ${out.stdout}`);
+    owner = { token: m[1], tokenId: m[2] };
+  });
+  if (!created) return;
+
+  let serverUrl;
+  const serverOk = await check("inkstone-server serves on loopback", async () => {
+    serverUrl = await startChild(suite, "inkstone-server", serverPath, ["--data-dir", serverDir, "serve", "--addr", "127.0.0.1:0"], { ...process.env, RUST_BACKTRACE: "1" }, /^INKSTONE_SERVER_URL=(\S+)$/);
+  });
+  if (!serverOk) return;
+
+  let url;
+  const serveOk = await check("inkstone-cli serve starts with the kernel keyring", async () => {
+    const env = { ...process.env, RUST_BACKTRACE: "1", INKSTONE_KEYCHAIN: "keyutils" };
+    const serveArgs = ["--data-dir", dataDir, "serve", "--port", "0"];
+    if (args.uiDir) serveArgs.push("--ui-dir", uiDist);
+    url = hasKeyctl
+      ? await startChild(suite, "inkstone-cli serve", "keyctl", ["session", "-", cliPath, ...serveArgs], env, /^INKSTONE_URL=(\S+)$/)
+      : await startChild(suite, "inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
+  });
+  if (!serveOk) return;
+  const origin = new URL(url).origin;
+  const launch = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
+  const call = (method, params) => api(origin, launch, method, params);
+  console.log(`# ${origin}; workspace server at ${serverUrl}; screenshots in ${shots}`);
+
+  await call("workspace.update", { displayName: "Olga" });
+  const project = await call("project.create", { title: "春天的信", source: "# 春天的信\n\n第一段。\n" });
+
+  const browser = await launchChromium(chromium);
+  suite.onCleanup(() => closeBrowser(browser));
+  const context = await browser.newContext({ locale: "en-US", colorScheme: "light", viewport: { width: 1440, height: 900 } });
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  await context.addInitScript(() => window.localStorage.setItem("inkstone.localModelOffer", "dismissed"));
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (e) => pageErrors.push(String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") pageErrors.push(`console: ${m.text()}`);
+  });
+  const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+  suite.onFailure = shot;
+  const tid = (id) => page.locator(`[data-testid=${id}]`);
+  const toast = (text) => page.locator("[data-testid=toast]", { hasText: text }).first().waitFor();
+  const syncState = () => tid("sync-status").getAttribute("data-state");
+  const waitSyncState = (state) =>
+    page.waitForFunction((s) => document.querySelector("[data-testid=sync-status]")?.getAttribute("data-state") === s, state, { timeout: 20_000 });
+
+  await check("the sidebar says local only; Settings → Workspace connects with the URL and the invite token", async () => {
+    await page.goto(url, { waitUntil: "commit" });
+    await tid("sync-status").waitFor();
+    assert((await syncState()) === "notConnected", `state before connecting: ${await syncState()}`);
+    await tid("open-settings").click();
+    await tid("settings-workspace").click();
+    await tid("sync-url").fill(serverUrl);
+    await tid("sync-token").focus();
+    await page.keyboard.type(owner.token); // typed, as a person pastes it; never set by value
+    assert((await tid("sync-token").getAttribute("type")) === "password", "the token field is not masked");
+    assert((await tid("sync-plain-http").count()) === 0, "a loopback URL needs no plain-HTTP confirmation");
+    await tid("sync-connect").click();
+    await toast("Connected to the workspace server");
+    const connection = await tid("sync-connection").innerText();
+    assert(connection.includes("团队") && connection.includes("Olga") && connection.includes("owner"), `connection: ${connection}`);
+    assert(connection.includes(`…${owner.token.slice(-4)}`), `the fingerprint is shown: ${connection}`);
+    assert(!connection.includes(owner.token.slice(4, 20)), "the token is shown");
+    assert((await tid("sync-token").inputValue()) === "", "the token field is cleared");
+    await shot("sync-01-connected-en-light");
+  });
+
+  await check("the members list shows the owner (you) with the token id", async () => {
+    const list = tid("sync-member-list");
+    await list.filter({ hasText: "Olga" }).waitFor();
+    const text = await list.innerText();
+    assert(text.includes("(you)") && text.includes(owner.tokenId), `members: ${text}`);
+    await tid("sync-invite-form").waitFor();
+  });
+
+  let invitedToken;
+  await check("an owner invites a member: the token is shown once, works on the server, and the member appears", async () => {
+    await tid("sync-invite-name").fill("维拉");
+    await tid("sync-invite-role").selectOption("viewer");
+    await tid("sync-invite").click();
+    invitedToken = (await tid("sync-invite-token-value").innerText()).trim();
+    assert(/^isk_[0-9a-f]{64}$/.test(invitedToken), `invite token: ${invitedToken}`);
+    assert((await tid("sync-invite-token").innerText()).includes("Shown this once"), "no warning with the token");
+    const [status, body] = await server(serverUrl, invitedToken, "/v1/workspace");
+    assert(status === 200 && body.me.name === "维拉" && body.me.role === "viewer", `the invited token on the server: ${status} ${JSON.stringify(body)}`);
+    await tid("sync-member-list").filter({ hasText: "维拉" }).waitFor();
+    await shot("sync-02-invited-en-light");
+    await tid("sync-invite-done").click();
+    await tid("sync-invite-token").waitFor({ state: "detached" });
+    assert(!(await page.content()).includes(invitedToken.slice(4)), "the token is still on the page");
+  });
+
+  await check("revoking asks first; then the member's token stops working", async () => {
+    const row = tid("sync-member-list").locator("li", { hasText: "维拉" });
+    await row.getByRole("button", { name: "Revoke" }).click();
+    await row.getByRole("group").waitFor();
+    await shot("sync-03-revoke-confirm-en-light");
+    await row.locator("[data-testid$=-confirm]").click();
+    await toast("Revoked 维拉’s token");
+    await row.filter({ hasText: "revoked" }).waitFor();
+    const [status] = await server(serverUrl, invitedToken, "/v1/workspace");
+    assert(status === 401, `a revoked token answered ${status}`);
+  });
+
+  await check("Ctrl+S saves a version; the sidebar goes to synced and the server holds it with its author", async () => {
+    await page.keyboard.press("Escape");
+    await page.locator("[data-testid=project-item]", { hasText: "春天的信" }).click();
+    await tid("editor-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("第二段。");
+    await page.keyboard.press("Control+S");
+    await tid("version-message").waitFor();
+    await page.keyboard.type("first");
+    await page.keyboard.press("Enter");
+    await toast("Saved as version 1");
+    await waitSyncState("synced");
+    let versions = [];
+    for (let i = 0; i < 50 && versions.length === 0; i++) {
+      const [, changes] = await server(serverUrl, owner.token, "/v1/changes?since=0");
+      versions = changes.versions;
+      if (versions.length === 0) await sleep(100);
+    }
+    assert(versions.length === 1 && versions[0].projectId === project.id, `on the server: ${JSON.stringify(versions)}`);
+    assert(versions[0].author === "Olga" && versions[0].source.includes("第二段。"), `the server's version: ${JSON.stringify(versions[0])}`);
+    assert((await tid("sync-status").innerText()).includes("Synced"), await tid("sync-status").innerText());
+    await tid("sync-status").click();
+    await tid("sync-jobs").filter({ hasText: "v1 → server v1 · on the server" }).waitFor();
+    await shot("sync-04-synced-popover-en-light");
+    await page.keyboard.press("Escape");
+  });
+
+  await check("disconnecting asks first, says nothing was waiting, and keeps the project", async () => {
+    await tid("open-settings").click();
+    await tid("settings-workspace").click();
+    await tid("settings-sync-disconnect").click();
+    assert((await call("sync.status", {})).connected === true, "disconnected before the confirmation");
+    await tid("settings-sync-disconnect-confirm").click();
+    await toast("Disconnected. Nothing was waiting to be sent.");
+    await tid("sync-connection").waitFor({ state: "detached" });
+    await waitSyncState("notConnected");
+    const versions = (await call("version.list", { projectId: project.id })).versions;
+    assert(versions.length === 1, `versions after disconnecting: ${versions.length}`);
+    const [status] = await server(serverUrl, owner.token, "/v1/workspace");
+    assert(status === 200, "disconnecting revoked nothing on the server");
+    await shot("sync-05-disconnected-en-light");
+  });
+
+  await check("no page errors", async () => {
+    const real = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of 40[49]/.test(e));
+    assert(real.length === 0, real.join(" | "));
+  });
+}
+
+await suite.run(main);

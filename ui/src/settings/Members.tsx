@@ -1,0 +1,152 @@
+// Settings → Workspace → Members: everyone in the connected team workspace with their
+// role and token id. Owners invite (the new token is shown this once, with a copy
+// button; Inkstone keeps no copy) and revoke a member's token after a confirmation.
+// The server decides who may: a refusal shows as an error with its hint.
+
+import { useCallback, useEffect, useState } from "react";
+import { toClientError, type ClientError } from "../api/client";
+import type { MemberRole, SyncInviteResult, SyncMembersResult } from "../api/generated";
+import { ErrorBanner } from "../components/ErrorBanner";
+import { useApp } from "../context";
+import type { MessageId } from "../i18n";
+
+const ROLES: MemberRole[] = ["editor", "viewer", "owner"];
+
+export function WorkspaceMembers() {
+  const { client, t, toast } = useApp();
+  const [list, setList] = useState<SyncMembersResult | null>(null);
+  const [error, setError] = useState<ClientError | null>(null);
+  const [name, setName] = useState("");
+  const [role, setRole] = useState<MemberRole>("editor");
+  const [busy, setBusy] = useState(false);
+  const [invited, setInvited] = useState<SyncInviteResult | null>(null);
+  const [asking, setAsking] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    client.call("sync.members", {}).then(setList, (e) => setError(toClientError(e)));
+  }, [client]);
+  useEffect(load, [load]);
+
+  const invite = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await client.call("sync.invite", { name: name.trim(), role });
+      setInvited(result);
+      setName("");
+      load();
+    } catch (e) {
+      setError(toClientError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const revoke = async (tokenId: string, who: string) => {
+    setAsking(null);
+    setError(null);
+    try {
+      setList(await client.call("sync.revokeMember", { tokenId }));
+      toast(t("sync.revokedToast", { name: who }));
+    } catch (e) {
+      setError(toClientError(e));
+    }
+  };
+
+  const copy = async (text: string) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      toast(t("sync.copied"));
+    } catch {
+      toast(t("sync.copyFailed"));
+    }
+  };
+
+  const roleName = (r: MemberRole) => t(`sync.role.${r}` as MessageId);
+
+  return (
+    <section className="field" data-testid="sync-members" aria-label={t("sync.members")}>
+      <h3 className="small">{t("sync.members")}</h3>
+      {!list && !error && <p className="small muted">{t("sync.membersLoading")}</p>}
+      {list && (
+        <ul className="plain-list" data-testid="sync-member-list">
+          {list.members.map((m) => (
+            <li key={m.memberId} className="row" data-testid={`sync-member-${m.memberId}`}>
+              <span>
+                {m.name}
+                {m.me && <span className="small muted"> ({t("sync.you")})</span>}
+              </span>
+              <span className="small">{roleName(m.role)}</span>
+              <code className="small muted">{m.me && m.tokenFingerprint ? `${m.tokenId ?? ""} ${m.tokenFingerprint}` : (m.tokenId ?? "")}</code>
+              {m.joinedAt && <span className="small muted">{t("sync.joined", { date: m.joinedAt.slice(0, 10) })}</span>}
+              {m.revoked && <span className="small danger-text">{t("sync.revoked")}</span>}
+              {list.canManage && !m.me && !m.revoked && m.tokenId && (
+                <span>
+                  {asking === m.memberId ? (
+                    <span role="group" aria-label={t("sync.revokeConfirm", { name: m.name })}>
+                      <span className="small">{t("sync.revokeConfirm", { name: m.name })}</span>
+                      <button
+                        type="button"
+                        className="link danger-link"
+                        data-testid={`sync-revoke-${m.memberId}-confirm`}
+                        autoFocus
+                        onClick={() => void revoke(m.tokenId ?? "", m.name)}
+                      >
+                        {t("sync.revoke")}
+                      </button>
+                      <button type="button" className="link" onClick={() => setAsking(null)}>
+                        {t("common.cancel")}
+                      </button>
+                    </span>
+                  ) : (
+                    <button type="button" className="link" data-testid={`sync-revoke-${m.memberId}`} onClick={() => setAsking(m.memberId)}>
+                      {t("sync.revoke")}
+                    </button>
+                  )}
+                </span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {list && !list.canManage && <p className="small muted">{t("sync.ownersManage")}</p>}
+      {invited && (
+        <div className="warning" role="status" data-testid="sync-invite-token">
+          <p>{t("sync.inviteToken", { name: invited.member.name })}</p>
+          <div className="row">
+            <code data-testid="sync-invite-token-value">{invited.token}</code>
+            <button type="button" data-testid="sync-invite-copy" onClick={() => void copy(invited.token)}>
+              {t("sync.copy")}
+            </button>
+          </div>
+          <p className="small">{t("sync.inviteTokenOnce", { role: roleName(invited.member.role) })}</p>
+          <button type="button" data-testid="sync-invite-done" onClick={() => setInvited(null)}>
+            {t("sync.inviteDone")}
+          </button>
+        </div>
+      )}
+      {list?.canManage && (
+        <div className="row" data-testid="sync-invite-form">
+          <label className="field">
+            <span className="small muted">{t("sync.inviteName")}</span>
+            <input data-testid="sync-invite-name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />
+          </label>
+          <label className="field">
+            <span className="small muted">{t("sync.inviteRole")}</span>
+            <select data-testid="sync-invite-role" value={role} onChange={(e) => setRole(e.target.value as MemberRole)}>
+              {ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {roleName(r)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="button" className="primary" data-testid="sync-invite" disabled={busy || !name.trim()} onClick={() => void invite()}>
+            {t("sync.invite")}
+          </button>
+        </div>
+      )}
+      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+    </section>
+  );
+}
