@@ -1,7 +1,9 @@
 //! Text diffs a UI can render: line hunks with context, and inside each changed line
 //! the word-level segments that changed. Words follow Unicode word boundaries (UAX #29),
 //! under which every CJK ideograph is its own word, so Chinese text diffs by character
-//! and English by word. Pure: no IO.
+//! and English by word. Pure: no IO. Emphasis is for reading only (a change's identity
+//! and what applies are its whole lines), so on a pair of lines too costly to compare
+//! word by word it is coarser: see [`inline_segments`].
 
 use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, DiffTag, TextDiff};
@@ -65,10 +67,25 @@ fn plain(text: &str) -> Vec<Segment> {
     vec![Segment { text: line_text(text).to_owned(), emphasized: false }]
 }
 
+/// Past this estimate of the word diff's work, `(N + M) · |N − M|` characters (a lower
+/// bound of Myers' `(N + M) · D`), a replaced line pair is shown wholly replaced rather
+/// than compared word by word: a 40,000-character HTML line against a short rewrite
+/// would otherwise take seconds.
+const INLINE_WORK_LIMIT: usize = 4_000_000;
+
+/// The time a line pair's word diff may take before similar settles for a coarser
+/// (still correct) result: lines of similar length but different content, whose cost
+/// the bound above cannot see.
+const INLINE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Word-level segments for a replaced line pair: (old line's segments, new line's).
 fn inline_segments(old: &str, new: &str) -> (Vec<Segment>, Vec<Segment>) {
     let (old, new) = (line_text(old), line_text(new));
-    let diff = TextDiff::configure().diff_unicode_words(old, new);
+    let (n, m) = (old.chars().count(), new.chars().count());
+    if (n + m).saturating_mul(n.abs_diff(m)) > INLINE_WORK_LIMIT {
+        return (emphasized_whole(old), emphasized_whole(new));
+    }
+    let diff = TextDiff::configure().timeout(INLINE_TIMEOUT).diff_unicode_words(old, new);
     let mut old_segments: Vec<Segment> = Vec::new();
     let mut new_segments: Vec<Segment> = Vec::new();
     fn push(segments: &mut Vec<Segment>, text: &str, emphasized: bool) {
@@ -362,6 +379,15 @@ mod tests {
     #[test]
     fn mixed_text_and_pure_insertions() {
         check("第一段\n第二段\n", "第一段\nInkstone 让写作更专注\n第二段\n", "@@ -1,2 +1,3 @@\n 第一段\n+[Inkstone 让写作更专注]\n 第二段\n");
+    }
+
+    #[test]
+    fn a_long_line_against_a_short_rewrite_is_shown_wholly_replaced() {
+        let long = "周报越长越没人读。".repeat(4_000);
+        let result = diff_texts(&format!("{long}\n"), "先写结论。\n");
+        let lines = &result.hunks[0].lines;
+        assert_eq!(lines[0].segments, vec![Segment { text: long.clone(), emphasized: true }]);
+        assert_eq!(lines[1].segments, vec![Segment { text: "先写结论。".to_owned(), emphasized: true }]);
     }
 
     #[test]
