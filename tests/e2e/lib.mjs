@@ -107,10 +107,12 @@ export async function closeBrowser(browser) {
  * Starts a child in its own process group (registered with `suite` so it is always
  * stopped) and resolves with group 1 of the first stdout line matching `pattern`.
  */
-export function startChild(suite, label, command, commandArgs, env, pattern) {
+export function startChild(suite, label, command, commandArgs, env, pattern, hold = null) {
   console.log(`# starting ${label}: ${command} ${commandArgs.join(" ")} (cwd ${ROOT})`);
   const child = spawn(command, commandArgs, { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env });
   suite.onCleanup(() => stopChild(child));
+  // `hold.child` lets a test kill the process itself (a crash, not a shutdown).
+  if (hold) hold.child = child;
   let stderrTail = "";
   child.stderr.setEncoding("utf8");
   child.stderr.on("data", (d) => {

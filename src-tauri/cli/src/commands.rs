@@ -78,7 +78,8 @@ pub enum Command {
     #[command(subcommand)]
     Sync(crate::sync::SyncCommand),
     /// One-click optimize: `optimize PROJECT` (NDJSON progress, then the run),
-    /// `optimize show RUN`, `optimize apply RUN [--platform P …] [--source]`.
+    /// `optimize show RUN`, `optimize apply RUN [--platform P …] [--source]`,
+    /// `optimize resume RUN`.
     Optimize(crate::optimize::OptimizeArgs),
     /// Checkpoints of a session: the project's state at a point, to go back to.
     #[command(subcommand)]

@@ -1,6 +1,7 @@
 //! `inkstone-cli optimize …`: one-click optimize. `optimize PROJECT` runs an
 //! optimization, printing the run's events as NDJSON while it runs and then the run;
 //! `show` prints a run (per target: summary, flags, risks, fit before → after);
+//! `resume` carries on a run the app's closing interrupted, printing as `optimize` does;
 //! `apply` takes all of it, the source, or some platforms (or `--reject-all`).
 
 use std::io::Write;
@@ -55,8 +56,11 @@ pub enum OptimizeCommand {
     Show { run: String },
     /// A project's runs, newest first.
     List { project: String },
-    /// Stop a running run (nothing is proposed or applied).
+    /// Stop a running run, or discard an interrupted one (nothing is proposed or applied).
     Cancel { run: String },
+    /// Carry on a run the app's closing interrupted (NDJSON progress, then the run); the
+    /// model's replies already received are reused.
+    Resume { run: String },
     /// Apply a ready run: everything (default), the source (--source), some platforms (--platform), or reject it all.
     Apply {
         run: String,
@@ -139,8 +143,9 @@ pub fn run(engine: &Engine, args: OptimizeArgs, as_json: bool) -> Result<(), Fai
         }
         Some(OptimizeCommand::Cancel { run }) => {
             let result = call(engine, "optimize.cancel", json!({"runId": run}))?;
-            println!("{}", if result["cancelled"] == true { "Cancelling." } else { "The run is not running here." });
+            println!("{}", if result["cancelled"] == true { "Cancelled." } else { "The run is neither running here nor interrupted." });
         }
+        Some(OptimizeCommand::Resume { run }) => stream_run(engine, "optimize.resume", json!({"runId": run}))?,
         Some(OptimizeCommand::Apply { run, platforms, source, title, reject_all, confirm_final }) => {
             let all = platforms.is_empty() && !source && title.is_none() && !reject_all;
             let mut params = json!({"runId": run, "all": all, "source": source || title.is_some(), "platforms": platforms, "rejectAll": reject_all, "confirmFinal": confirm_final});
@@ -177,18 +182,24 @@ pub fn run(engine: &Engine, args: OptimizeArgs, as_json: bool) -> Result<(), Fai
                     params[key] = json!(value);
                 }
             }
-            // NDJSON: one line per event of the run's log, then the run.
-            let mut out = std::io::stdout().lock();
-            let result = engine.call_stream("optimize.start", params, &mut |event| {
-                if let StreamEvent::Harness(event) = event {
-                    if event.sequence > 0 {
-                        let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
-                        let _ = out.flush();
-                    }
-                }
-            })?;
-            let _ = writeln!(out, "{}", json!({"type": "result", "data": result}));
+            stream_run(engine, "optimize.start", params)?;
         }
     }
+    Ok(())
+}
+
+/// Runs a streaming run method, printing NDJSON: one line per event of the run's log,
+/// then the run.
+fn stream_run(engine: &Engine, method: &str, params: Value) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    let result = engine.call_stream(method, params, &mut |event| {
+        if let StreamEvent::Harness(event) = event {
+            if event.sequence > 0 {
+                let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
+                let _ = out.flush();
+            }
+        }
+    })?;
+    let _ = writeln!(out, "{}", json!({"type": "result", "data": result}));
     Ok(())
 }

@@ -327,6 +327,7 @@ api_methods! {
         "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
         "session.compact" => session::compact(SessionRef) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>);
         "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
+        "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
     }
 }
 

@@ -9,14 +9,16 @@
 // The "AI Optimize" button (and Ctrl/Cmd+Shift+O) → the dialog (platforms, goal,
 // intensity, constraints) → progress by stage → the review (a tab per target, the
 // diff, the fit report before → after) → apply two platforms and the source → the
-// drafts have new revisions and the history shows the new version.
+// drafts have new revisions and the history shows the new version. Then a run whose
+// server is killed mid-run (SIGKILL) is offered for resuming after a restart, and
+// resumes to its review asking the model only for the step it had not finished.
 //
 // Prints `browser-e2e-optimize: N passed, M failed` and exits non-zero on any failure.
 
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, startChild, uiDistOrExit } from "../lib.mjs";
+import { api, assert, closeBrowser, createSuite, killGroup, launchChromium, parseArgs, playwrightChromium, startChild, uiDistOrExit } from "../lib.mjs";
 
 const TOTAL_TIMEOUT_MS = 180_000;
 const STEP_TIMEOUT_MS = 15_000;
@@ -58,16 +60,18 @@ async function main() {
   };
 
   let url;
-  const serverOk = await check("inkstone-cli serve starts", async () => {
+  const serve = { child: null };
+  const startServe = async () => {
     const env = { ...process.env, RUST_BACKTRACE: "1" };
     delete env.INKSTONE_LLM_API_KEY;
     const serveArgs = ["--data-dir", dataDir, "serve", "--port", "0"];
     if (args.uiDir) serveArgs.push("--ui-dir", uiDist);
-    url = await startChild(suite, "inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
-  });
+    url = await startChild(suite, "inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/, serve);
+  };
+  const serverOk = await check("inkstone-cli serve starts", startServe);
   if (!serverOk) return;
-  const origin = new URL(url).origin;
-  const token = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
+  let origin = new URL(url).origin;
+  let token = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
   const call = (method, params) => api(origin, token, method, params);
   console.log(`# ${origin}; fake model at ${modelUrl}; screenshots in ${shots}`);
 
@@ -153,6 +157,53 @@ async function main() {
     await page.locator("[data-testid=version-item][data-number='2']").waitFor({ timeout: 10_000 });
     assert((await tid("head").innerText()).includes("2"), `status bar: ${await tid("head").innerText()}`);
     await shot("optimize-04-applied-zh");
+  });
+
+  await check("a run killed mid-run is offered after a restart and resumes to its review", async () => {
+    const chatCalls = async () => (await (await fetch(`${modelOrigin}/_test/requests`)).json()).requests.length;
+    const before = await chatCalls();
+    await script(
+      text({ summary: "再加一个例子。", changes: ["加一个例子"], platforms: [{ platform: "zhihu", plan: "加例子" }, { platform: "x", plan: "两条" }] }),
+      text({ source: `${NEW_SOURCE}\n比如：本周上线了搜索。\n`, titles: ["周报只写三件事"], summary: "加了一个例子。" }),
+      text({ text: "## 周报写短的办法\n\n周报越长，越没人读。\n\n比如：本周上线了搜索。\n", summary: "加了一个例子。" }),
+      { ...text({ text: "never sent", summary: "never sent" }), delayMs: 120_000 },
+    );
+    await page.keyboard.press(`${mod}+Shift+O`);
+    await tid("optimize-dialog").waitFor();
+    await tid("optimize-start").click();
+    await tid("optimize-stages").locator("li", { hasText: "(x)" }).waitFor({ timeout: 30_000 });
+    while ((await chatCalls()) < before + 4) await new Promise((r) => setTimeout(r, 50));
+    // Past the group commit (1 s), then the app dies.
+    await new Promise((r) => setTimeout(r, 2_500));
+    const mark = pageErrors.length;
+    killGroup(serve.child, "SIGKILL");
+    await new Promise((r) => serve.child.once("exit", r));
+
+    await startServe();
+    origin = new URL(url).origin;
+    token = new URLSearchParams(new URL(url).hash.slice(1)).get("token");
+    await page.goto(url, { waitUntil: "commit" });
+    await page.locator(`[data-testid=project-item]`).filter({ hasText: "周报" }).locator("button").first().click();
+    await tid("project-view").waitFor();
+    // The old page saw its server die: its stream broke off. Nothing else is an error.
+    const during = pageErrors.splice(mark);
+    assert(during.every((e) => /ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_REFUSED/.test(e)), `errors around the kill: ${during.join(" | ")}`);
+    await page.keyboard.press(`${mod}+Shift+O`);
+    const notice = tid("optimize-interrupted");
+    await notice.waitFor();
+    const said = await notice.innerText();
+    assert(said.includes("中断") && said.includes("(x)"), `the notice names the stage: ${said}`);
+    await shot("optimize-05-interrupted-zh");
+    await script(text({ text: "周报越长，越没人读。\n\n---\n\n比如：本周上线了搜索。", summary: "压成两条，加了例子。" }));
+    await tid("optimize-resume").click();
+    await tid("optimize-review").waitFor({ timeout: 30_000 });
+    for (const key of ["source", "zhihu", "x"]) await tid(`optimize-tab-${key}`).waitFor();
+    assert((await chatCalls()) === before + 5, `the model was asked ${(await chatCalls()) - before} times in all; only the x step again`);
+    const runs = await call("optimize.list", { projectId: project.id });
+    assert(runs.runs[0].status === "ready" && runs.runs[0].titles[0] === "周报只写三件事", `the resumed run: ${runs.runs[0].status} ${runs.runs[0].titles}`);
+    await shot("optimize-06-resumed-zh");
+    await tid("optimize-reject-all").click();
+    await tid("optimize-review").waitFor({ state: "detached", timeout: 20_000 });
   });
 
   await check("no page errors", async () => {

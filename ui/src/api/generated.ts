@@ -1519,7 +1519,7 @@ export type RunInput = { platforms: Array<Platform>, goal: Goal, intensity: Inte
  */
 draft?: Platform, };
 
-export type RunStatus = "running" | "ready" | "failed" | "cancelled" | "applied" | "partly_applied" | "rejected";
+export type RunStatus = "running" | "interrupted" | "ready" | "failed" | "cancelled" | "applied" | "partly_applied" | "rejected";
 
 export type RunTarget = { target: Target, 
 /**
@@ -2355,13 +2355,14 @@ export interface ApiMethods {
   "session.answerQuestion": { params: SessionAnswerParams; result: SessionSubmitResult };
   "session.compact": { params: SessionRef; result: SessionCompactResult };
   "optimize.start": { params: OptimizeStartParams; result: Run };
+  "optimize.resume": { params: OptimizeRunRef; result: Run };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 /** The `StreamEvent` each streaming method sends (its `type` and its `data`). */
 export interface StreamingEvents {
@@ -2376,6 +2377,7 @@ export interface StreamingEvents {
   "session.answerQuestion": { "type": "harness", "data": Event };
   "session.compact": { "type": "harness", "data": Event };
   "optimize.start": { "type": "harness", "data": Event };
+  "optimize.resume": { "type": "harness", "data": Event };
 }
 
 export type StreamingMethod = keyof StreamingEvents;
@@ -2393,4 +2395,5 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "session.answerQuestion": "harness",
   "session.compact": "harness",
   "optimize.start": "harness",
+  "optimize.resume": "harness",
 };

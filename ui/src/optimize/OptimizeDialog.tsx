@@ -5,12 +5,12 @@
 // summary, the risks, flags and the fit report before → after; "apply selected" takes
 // the chosen targets, each in its own transaction (a moved target is a conflict for it
 // alone). Nothing changes until then.
-import { useCallback, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, type HarnessEvent, toClientError } from "../api/client";
 import type { FitReport, Goal, Intensity, OptimizeApplyResult, Platform, ProposalView, Run, RunTarget } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { ErrorBanner } from "../components/ErrorBanner";
-import { useApp } from "../context";
+import { type T, useApp } from "../context";
 import type { MessageId } from "../i18n";
 import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, MergeDiff } from "../drafting/MergeDiff";
 
@@ -37,6 +37,12 @@ interface StageLine {
   stage: string;
   state: string;
   message: string;
+}
+
+/** "Adapting (x)" for `platform:x`. */
+function stageLabel(t: T, stage: string): string {
+  const [name, detail] = stage.split(":");
+  return t(`optimize.stage.${name}` as MessageId) + (detail ? ` (${detail})` : "");
 }
 
 function targetKey(t: RunTarget): string {
@@ -177,20 +183,31 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     [client],
   );
 
-  const start = async () => {
+  // A run of this kind that the app's closing interrupted is offered for resuming.
+  const [interrupted, setInterrupted] = useState<Run | null>(null);
+  useEffect(() => {
+    let live = true;
+    client
+      .call("optimize.list", { projectId })
+      .then((r) => {
+        const last = r.runs[0];
+        if (live && last?.status === "interrupted" && (last.input.draft ?? null) === (draft ?? null)) setInterrupted(last);
+      })
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [client, projectId, draft]);
+
+  const follow = async (begin: (onEvent: (event: HarnessEvent) => void) => Promise<Run>) => {
     setError(null);
     setStages([]);
     setPhase("running");
     try {
-      await flush();
-      const result = await client.stream(
-        "optimize.start",
-        { projectId, platforms: chosen, goal, intensity, constraints, draft: draft ?? undefined },
-        (event: HarnessEvent) => {
-          if (event.runId) runId.current = event.runId;
-          if (event.kind === "run_stage") setStages((s) => [...s, { stage: event.payload.stage, state: event.payload.state, message: event.payload.message }]);
-        },
-      );
+      const result = await begin((event: HarnessEvent) => {
+        if (event.runId) runId.current = event.runId;
+        if (event.kind === "run_stage") setStages((s) => [...s, { stage: event.payload.stage, state: event.payload.state, message: event.payload.message }]);
+      });
       if (result.status === "ready") await showRun(result);
       else {
         setRun(result);
@@ -201,6 +218,28 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     } catch (e) {
       setError(toClientError(e));
       setPhase("form");
+    }
+  };
+
+  const start = () =>
+    follow(async (onEvent) => {
+      await flush();
+      return client.stream("optimize.start", { projectId, platforms: chosen, goal, intensity, constraints, draft: draft ?? undefined }, onEvent);
+    });
+
+  const resume = (r: Run) => {
+    setInterrupted(null);
+    runId.current = r.id;
+    return follow((onEvent) => client.stream("optimize.resume", { runId: r.id }, onEvent));
+  };
+
+  const discard = async (r: Run) => {
+    try {
+      await client.call("optimize.cancel", { runId: r.id });
+      setInterrupted(null);
+      toast(t("optimize.discarded"));
+    } catch (e) {
+      setError(toClientError(e));
     }
   };
 
@@ -315,8 +354,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
             .filter((s) => s.state !== "started" || !stages.some((x) => x.stage === s.stage && x.state === "done"))
             .map((s, i) => (
               <li key={i} data-state={s.state}>
-                {t(`optimize.stage.${s.stage.split(":")[0]}` as MessageId)}
-                {s.stage.includes(":") ? ` (${s.stage.split(":")[1]})` : ""} — {s.state === "done" ? t("optimize.done") : s.message}
+                {stageLabel(t, s.stage)} — {s.state === "done" ? t("optimize.done") : s.message}
               </li>
             ))}
         </ol>
@@ -335,6 +373,19 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   return (
     <Dialog title={draft ? t("optimize.draftTitle", { platform: t(`platform.${draft}` as MessageId) }) : t("optimize.title.dialog")} onClose={onClose} testId="optimize-dialog">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {interrupted && (
+        <div className="warning" role="status" data-testid="optimize-interrupted">
+          <p>{t("optimize.interrupted", { stage: stageLabel(t, interrupted.stage) })}</p>
+          <div className="row end">
+            <button type="button" data-testid="optimize-discard" onClick={() => void discard(interrupted)}>
+              {t("optimize.discard")}
+            </button>
+            <button type="button" className="primary" data-testid="optimize-resume" onClick={() => void resume(interrupted)}>
+              {t("optimize.resume")}
+            </button>
+          </div>
+        </div>
+      )}
       <p className="small muted">{t("optimize.intro")}</p>
       <fieldset disabled={!!draft}>
         <legend>{t("optimize.platforms")}</legend>

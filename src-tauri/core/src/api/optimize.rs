@@ -123,6 +123,11 @@ pub(super) fn start(engine: &Engine, params: OptimizeStartParams, on_event: &mut
     run::start(engine.harness(), &params.project_id, params.profile.as_deref(), input, &mut emit)
 }
 
+pub(super) fn resume(engine: &Engine, params: OptimizeRunRef, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Run, ApiError> {
+    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    run::resume(engine.harness(), &params.run_id, &mut emit)
+}
+
 pub(super) fn get(engine: &Engine, params: OptimizeRunRef) -> Result<Run, ApiError> {
     run::load(engine.harness(), &params.run_id)
 }

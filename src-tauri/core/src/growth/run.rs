@@ -1,13 +1,16 @@
 //! The optimization run: one button, one reviewable package per platform.
 //!
 //! A run has its own harness log (owner [`Owner::Run`], in the sessions' event tree),
-//! so it can be watched live, replayed and audited like a session. The pipeline:
+//! so it can be watched live, replayed and audited like a session, and a run the
+//! app's closing interrupted is `interrupted` and can be [`resume`]d from that log
+//! (the model's recorded replies are reused; see [`Replay`]). The pipeline:
 //!
 //! 1. an immutable context snapshot (project, brand, template, saved drafts, comment
 //!    and version summaries, the platforms' rules), with the composed optimize prompt;
 //! 2. a strategy: JSON validated against [`strategy_schema`], at most [`MAX_REPAIRS`]
 //!    repair round trips, then a clear failure;
-//! 3. title candidates and an optimized source (skipped for one draft);
+//! 3. title candidates and an optimized source (skipped for one draft); a candidate
+//!    over a target platform's title limit is flagged for that platform (never cut);
 //! 4. per platform: the deterministic compile of the optimized source, the adaptation
 //!    to the platform's audience profile (a model call), the draft profile's validator;
 //!    a candidate over a limit gets one more round, then is flagged (never cut); a
@@ -99,6 +102,8 @@ pub struct RunInput {
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
+    /// Stopped mid-run when the app closed; [`resume`] carries on where it stopped.
+    Interrupted,
     Ready,
     Failed,
     Cancelled,
@@ -111,6 +116,7 @@ impl RunStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
+            RunStatus::Interrupted => "interrupted",
             RunStatus::Ready => "ready",
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
@@ -250,17 +256,31 @@ pub(crate) fn list(h: Harness<'_>, project_id: &str) -> Result<Vec<Run>, ApiErro
     Ok(runs)
 }
 
-/// A run left `running` by a process that stopped is failed when read (nothing was
-/// applied: proposals are only made at its end, in one transaction).
+/// A run left `running` by a process that stopped is `interrupted` when read: nothing
+/// was proposed or applied (proposals are only made at its end, in one transaction),
+/// and [`resume`] carries it on from its log.
 fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
     if run.status != RunStatus::Running || h.live_if_loaded(&run.id).is_some_and(|l| l.is_running()) {
         return run;
     }
-    run.status = RunStatus::Failed;
+    // The record holds the stage of its last write; the log holds the stage it reached.
+    let reached = h.session_events(&run.id).ok().and_then(|log| {
+        log.iter().rev().find_map(|e| match &e.body {
+            EventBody::RunStage { stage, state, .. } if state == "started" && stage != RESUME_STAGE => Some(stage.clone()),
+            _ => None,
+        })
+    });
+    if let Some(stage) = reached {
+        run.stage = stage;
+    }
+    run.status = RunStatus::Interrupted;
     run.error = Some(RunError {
         code: ErrorCode::Cancelled,
-        message: format!("The run stopped at stage {} when the app closed; nothing was proposed or applied.", run.stage),
-        hints: vec![Hint { id: "start_again".to_owned(), message: "Start the optimization again.".to_owned() }],
+        message: format!("The run stopped at stage {} when the app closed; nothing was proposed or applied yet.", run.stage),
+        hints: vec![
+            Hint { id: "resume".to_owned(), message: "Resume it: the model's replies already received are reused, so only the remaining steps ask the model.".to_owned() },
+            Hint { id: "start_again".to_owned(), message: "Or start a new optimization.".to_owned() },
+        ],
     });
     let _guard = h.write_lock();
     let mut batch = Batch::new();
@@ -270,9 +290,23 @@ fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
     run
 }
 
-/// Asks a running run to stop. `false` when it is not running in this process.
+/// Asks a running run to stop, or discards an interrupted one. `false` when it is
+/// neither running in this process nor interrupted.
 pub(crate) fn cancel(h: Harness<'_>, run_id: &str) -> Result<bool, ApiError> {
-    let run = load(h, run_id)?;
+    let mut run = load(h, run_id)?;
+    if run.status == RunStatus::Interrupted {
+        // Discarding an interrupted run: it will not be resumed.
+        let live = h.live_run(&run.id, &run.project_id)?;
+        let _claim = TurnClaim::take(&live)?;
+        run.status = RunStatus::Cancelled;
+        run.error = None;
+        run.updated_at = h.now();
+        let mut extra = Batch::new();
+        extra.put(&run)?;
+        let body = EventBody::RunEnded { status: "cancelled".to_owned(), message: "Discarded after an interruption; nothing was proposed or applied.".to_owned() };
+        h.append_event(&live, Meta::default(), body, extra, Durability::Durable)?;
+        return Ok(true);
+    }
     if run.status != RunStatus::Running {
         return Ok(false);
     }
@@ -345,6 +379,52 @@ fn promises(h: Harness<'_>, text: &str) -> Result<Vec<String>, ApiError> {
     Ok(crate::quality::check(&input).into_iter().filter(|f| f.check == "growth_promise").filter_map(|f| f.matched).collect())
 }
 
+/// The log of an interrupted run, replayed by [`resume`]: the pipeline runs again from
+/// the start over the same snapshot, and while the recorded events last, each event it
+/// would append must equal the next recorded one (it is not written again) and each
+/// model call takes the recorded reply instead of asking the model. The first step past
+/// the record runs live. Every step between model calls is deterministic, so the
+/// replayed state is the state the run had when it stopped.
+struct Replay {
+    /// The events after `run_started`, without resume markers and without model calls
+    /// that never got their reply.
+    events: Vec<Event>,
+    next: usize,
+    /// Model replies taken from the record.
+    reused: u32,
+}
+
+impl Replay {
+    fn new(log: &[Event]) -> Replay {
+        let kept: Vec<&Event> = log
+            .iter()
+            .filter(|e| !matches!(&e.body, EventBody::RunStarted { .. }))
+            .filter(|e| !matches!(&e.body, EventBody::RunStage { stage, .. } if stage == RESUME_STAGE))
+            .collect();
+        let mut events = Vec::new();
+        for (i, event) in kept.iter().enumerate() {
+            let answered = matches!(kept.get(i + 1).map(|e| &e.body), Some(EventBody::AssistantMessage { interrupted: false, .. }));
+            if matches!(event.body, EventBody::ModelCallStarted { .. }) && !answered {
+                continue;
+            }
+            events.push((*event).clone());
+        }
+        Replay { events, next: 0, reused: 0 }
+    }
+
+    fn diverged(recorded: Option<&Event>, body: &EventBody) -> ApiError {
+        ApiError::new(
+            ErrorCode::Conflict,
+            "The run cannot be resumed: the project, its drafts or the platforms' rules changed since it stopped, so its recorded replies no longer fit. Nothing was proposed or applied.",
+        )
+        .hint("start_again", "Start a new optimization.")
+        .details(json!({"recorded": recorded.map(|e| e.body.kind_name()), "now": body.kind_name()}))
+    }
+}
+
+/// The stage of the marker [`resume`] writes.
+const RESUME_STAGE: &str = "resume";
+
 /// The pipeline's working state.
 struct Pipeline<'a, 'e> {
     h: Harness<'a>,
@@ -355,14 +435,57 @@ struct Pipeline<'a, 'e> {
     model_turns: u32,
     max_output: u32,
     emit: &'e mut dyn FnMut(&Event),
+    replay: Option<Replay>,
 }
 
 impl Pipeline<'_, '_> {
     fn append(&mut self, body: EventBody) -> Result<(), ApiError> {
+        self.append_with(body, Batch::new())
+    }
+
+    /// Appends `body` with `extra` in the same transaction, or, while a replay lasts,
+    /// checks it against the recorded event (and shows the recorded one again).
+    fn append_with(&mut self, body: EventBody, extra: Batch) -> Result<(), ApiError> {
+        if let Some(replay) = &mut self.replay {
+            if let Some(recorded) = replay.events.get(replay.next) {
+                if recorded.body != body {
+                    return Err(Replay::diverged(Some(recorded), &body));
+                }
+                replay.next += 1;
+                let recorded = recorded.clone();
+                (self.emit)(&recorded);
+                return Ok(());
+            }
+            self.replay = None;
+        }
         let meta = Meta { context_snapshot_id: Some(self.snapshot_id.clone()).filter(|s| !s.is_empty()), ..Meta::default() };
-        let event = self.h.append_event(self.live, meta, body, Batch::new(), Durability::Grouped)?;
+        let event = self.h.append_event(self.live, meta, body, extra, Durability::Grouped)?;
         (self.emit)(&event);
         Ok(())
+    }
+
+    /// The recorded reply of the next model call while a replay lasts.
+    fn replayed_reply(&mut self) -> Result<Option<String>, ApiError> {
+        let Some(replay) = &mut self.replay else { return Ok(None) };
+        match (replay.events.get(replay.next).map(|e| &e.body), replay.events.get(replay.next + 1).map(|e| &e.body)) {
+            (None, _) => {
+                self.replay = None;
+                Ok(None)
+            }
+            (Some(EventBody::ModelCallStarted { .. }), Some(EventBody::AssistantMessage { text, .. })) => {
+                let text = text.clone();
+                for event in &replay.events[replay.next..replay.next + 2] {
+                    (self.emit)(event);
+                }
+                replay.next += 2;
+                replay.reused += 1;
+                Ok(Some(text))
+            }
+            (Some(_), _) => {
+                let recorded = replay.events.get(replay.next).cloned();
+                Err(Replay::diverged(recorded.as_ref(), &EventBody::ModelCallStarted { model_turn: self.model_turns + 1, messages_hash: String::new(), message_count: 0 }))
+            }
+        }
     }
 
     fn stage(&mut self, stage: &str, state: &str, message: impl Into<String>) -> Result<(), Stop> {
@@ -380,6 +503,10 @@ impl Pipeline<'_, '_> {
     fn call(&mut self) -> Result<String, Stop> {
         if self.live.interrupted() {
             return Err(Stop::Cancelled);
+        }
+        if let Some(text) = self.replayed_reply()? {
+            self.model_turns += 1;
+            return Ok(text);
         }
         self.model_turns += 1;
         let messages = self.live.state.lock().unwrap_or_else(|p| p.into_inner()).messages.clone();
@@ -651,11 +778,67 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
     extra.put(&run)?;
     let first = h.append_event(&live, Meta::default(), EventBody::RunStarted { project_id: project.id.clone(), profile: profile.id.clone() }, extra, Durability::Durable)?;
     emit(&first);
+    execute(h, &live, run, &profile, None, emit)
+}
+
+/// Carries on a run that the app's closing interrupted, from its log: the pipeline
+/// runs again over the same snapshot, takes the model's recorded replies instead of
+/// asking again, and goes on live from the first step it had not finished. A run
+/// whose project, drafts or rules changed since it stopped cannot be resumed and fails
+/// with CONFLICT (nothing proposed). Returns the finished run, as [`start`] does.
+///
+/// Errors: NOT_FOUND; CONFLICT when the run is not interrupted (running here, or
+/// finished).
+pub(crate) fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
+    let mut run = load(h, run_id)?;
+    if run.status != RunStatus::Interrupted {
+        return Err(ApiError::new(ErrorCode::Conflict, format!("Run {} is {}; only an interrupted run can be resumed.", run.id, run.status.as_str()))
+            .hint("start_again", "Start a new optimization instead."));
+    }
+    let profile = h.llm_profile(&run.profile_id).map_err(|e| e.hint("start_again", "The run's model profile is gone; start a new optimization with another profile."))?;
+    let live = h.live_run(&run.id, &run.project_id)?;
+    let _claim = TurnClaim::take(&live)?;
+    let log = h.session_events(&run.id)?;
+    let replay = Replay::new(&log);
+    let from = run.stage.clone();
+    run.status = RunStatus::Running;
+    run.error = None;
+    run.updated_at = h.now();
+    let mut extra = Batch::new();
+    extra.put(&run)?;
+    let message = format!("Resuming after the app closed at stage {from}; {} recorded steps are replayed", replay.events.len());
+    let meta = Meta { context_snapshot_id: run.snapshot_id.clone(), ..Meta::default() };
+    let marker = h.append_event(&live, meta, EventBody::RunStage { stage: RESUME_STAGE.to_owned(), state: "started".to_owned(), message }, extra, Durability::Durable)?;
+    emit(&marker);
+    // Stopped after its proposals were recorded (one transaction with the run's
+    // record): only its end is missing.
+    let proposed = replay.events.iter().any(|e| matches!(&e.body, EventBody::RunStage { stage, state, .. } if stage == "proposals" && state == "done"));
+    if proposed {
+        return finish(h, &live, run, Ok(()), emit);
+    }
+    execute(h, &live, run, &profile, Some(replay), emit)
+}
+
+/// Runs the pipeline of `run` (fresh, or replaying an interrupted run's log) and
+/// records its end.
+fn execute(h: Harness<'_>, live: &Live, run: Run, profile: &crate::llm::profile::LlmProfile, replay: Option<Replay>, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
     let max_output = profile.max_output_tokens.unwrap_or(8_192).min(profile.context_window / 2).max(1);
     let started = std::time::Instant::now();
-    let mut pipeline = Pipeline { h, live: &live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit };
+    let mut pipeline = Pipeline { h, live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit, replay };
     let outcome = run_pipeline(&mut pipeline, profile.context_window);
     let mut run = pipeline.run.clone();
+    if run.model.is_empty() {
+        // Every reply came from the record: the profile's model answered them.
+        run.model = profile.model.clone();
+    }
+    run.timings.total_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    let emit = pipeline.emit;
+    finish(h, live, run, outcome, emit)
+}
+
+/// Records a run's end: ready, cancelled or failed (with the error), in one durable
+/// write with its `run_ended` event.
+fn finish(h: Harness<'_>, live: &Live, mut run: Run, outcome: Result<(), Stop>, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
     let (status, message) = match outcome {
         Ok(()) => (RunStatus::Ready, format!("{} targets ready for review.", run.targets.len())),
         Err(Stop::Cancelled) => (RunStatus::Cancelled, "Cancelled by the person; nothing was proposed or applied.".to_owned()),
@@ -667,13 +850,12 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
         }
     };
     run.status = status;
-    run.timings.total_micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     run.updated_at = h.now();
     let mut extra = Batch::new();
     extra.put(&run)?;
     let meta = Meta { context_snapshot_id: run.snapshot_id.clone(), ..Meta::default() };
-    let event = h.append_event(&live, meta, EventBody::RunEnded { status: status.as_str().to_owned(), message }, extra, Durability::Durable)?;
-    (pipeline.emit)(&event);
+    let event = h.append_event(live, meta, EventBody::RunEnded { status: status.as_str().to_owned(), message }, extra, Durability::Durable)?;
+    emit(&event);
     Ok(run)
 }
 
@@ -731,15 +913,7 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     let estimates: Vec<crate::harness::LayerEstimate> =
         snapshot.layers.iter().map(|l| crate::harness::LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
     let estimated_tokens = estimates.iter().map(|l| l.tokens).sum();
-    let meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
-    let event = h.append_event(
-        p.live,
-        meta,
-        EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers: estimates, prompt_layers: snapshot.prompt_layers.clone() },
-        extra,
-        Durability::Grouped,
-    )?;
-    (p.emit)(&event);
+    p.append_with(EventBody::ContextAssembled { snapshot_id: snapshot.id.clone(), estimated_tokens, layers: estimates, prompt_layers: snapshot.prompt_layers.clone() }, extra)?;
     p.stage("snapshot", "done", format!("snapshot {}", snapshot.id))?;
 
     // 2. The strategy.
@@ -821,6 +995,27 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             }
         }
         source = new_source;
+        // Each title candidate against each target platform's title limit: one title
+        // serves every platform, so a candidate too long for one is flagged for it (the
+        // person picks), never cut.
+        let mut title_over = Vec::new();
+        for title in &titles {
+            for platform in &p.run.input.platforms {
+                let profile = crate::project::drafts::draft_profile(&set, *platform)?;
+                let empty = DraftContent::Markdown { markdown: String::new() };
+                for mut finding in crate::pipeline::check_draft(profile, title, &empty) {
+                    if finding.severity == Severity::Block && finding.location.as_deref() == Some("title") {
+                        title_over.push(format!("title candidate “{title}” on {}: {}", platform.as_str(), finding.message));
+                        finding.location = Some(format!("title candidate “{title}” ({})", platform.as_str()));
+                        title_risks.push(finding);
+                    }
+                }
+            }
+        }
+        if !title_over.is_empty() {
+            flags.insert(0, format!("over_limit: {}", title_over.join("; ")));
+            p.stage("source", "flagged", format!("title candidates over a platform's limit: {}", title_over.join("; ")))?;
+        }
         p.run.titles = titles;
         let summary = p.clean_summary("source", summary, &mut flags)?;
         risks.extend(title_risks);

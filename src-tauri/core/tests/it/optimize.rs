@@ -229,6 +229,25 @@ fn an_over_limit_candidate_gets_another_round_then_is_flagged_never_cut() {
 }
 
 #[test]
+fn a_title_candidate_over_a_target_platforms_title_limit_is_flagged_for_that_platform_never_cut() {
+    let o = setup();
+    let long = format!("周报{}", "写短".repeat(60));
+    let source = Reply::text(&json!({"source": NEW_SOURCE, "titles": ["周报写短的三个办法", long], "summary": "Strengthened the opening hook."}).to_string());
+    let card = Reply::text(&json!({"text": "周报越长，越没人读。先写结论。", "summary": "A short card."}).to_string());
+    o.push(vec![strategy(), source, zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"]), card]);
+    // Xiaohongshu's title limit blocks (20 units); Zhihu's only warns; X has none.
+    let (run, events) = o.start(json!({"platforms": ["zhihu", "x", "xiaohongshu"]}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    let flags: Vec<&str> = o.target(&run, "source")["flags"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert!(flags[0].starts_with("over_limit: ") && flags[0].contains(&format!("title candidate “{long}” on xiaohongshu")), "{flags:?}");
+    assert!(!flags[0].contains("周报写短的三个办法") && !flags[0].contains("on zhihu"), "only a blocking limit, only the candidate over it: {flags:?}");
+    assert!(o.target(&run, "source")["risks"].as_array().unwrap().iter().any(|r| r["location"] == format!("title candidate “{long}” (xiaohongshu)")));
+    assert!(stages(&events, "flagged").iter().any(|s| s.starts_with("source: title candidates over")), "{:?}", stages(&events, "flagged"));
+    assert_eq!(run["titles"][1], json!(long), "never cut");
+}
+
+#[test]
 fn a_summary_that_promises_growth_is_regenerated_once() {
     let o = setup();
     let promising = Reply::text(&json!({"text": "## 周报\n\n越长越没人读。\n", "summary": "保证涨粉: guaranteed views."}).to_string());
@@ -346,4 +365,142 @@ fn a_candidate_that_introduces_an_absolute_term_gets_one_more_round_then_is_flag
     assert_eq!(proposal["payload"]["proposedText"], text);
     // X introduced nothing: no round, no flag.
     assert_eq!(o.target(&run, "x")["flags"], json!([]));
+}
+
+// ---- Resuming a run the app's closing interrupted ----------------------------------
+//
+// A child process (this same test binary, re-run with `INKSTONE_RESUME_CHILD_DIR` set)
+// starts the run and is killed with SIGKILL while the model is answering a later step;
+// the parent then opens the same data dir as the app would after a restart.
+
+const RESUME_CHILD_DIR: &str = "INKSTONE_RESUME_CHILD_DIR";
+const RESUME_CHILD_PROJECT: &str = "INKSTONE_RESUME_CHILD_PROJECT";
+
+/// The child's body; a no-op unless this binary was started as the child.
+#[test]
+fn resume_child_optimizes_until_killed() {
+    let (Ok(dir), Ok(project)) = (std::env::var(RESUME_CHILD_DIR), std::env::var(RESUME_CHILD_PROJECT)) else { return };
+    let mut config = inkstone_core::EngineConfig::new(&dir, "resume child");
+    config.group_commit_millis = 50;
+    let engine = inkstone_core::Engine::open(config).expect("child opens the store");
+    let _ = engine.call_stream("optimize.start", json!({"projectId": project, "goal": "completion", "intensity": "balanced"}), &mut |_| {});
+    panic!("the run should have been killed in its fourth model call");
+}
+
+/// A data dir whose optimization of a project (zhihu and x drafts saved) was killed
+/// while the model answered its fourth call (the x step), after the strategy, the
+/// source and the zhihu step had their replies.
+fn interrupted_run(server: &ModelServer) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = {
+        let engine = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "resume parent")).unwrap();
+        engine.call("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 65_536})).unwrap();
+        let project = engine.call("project.create", json!({"title": "周报", "source": SOURCE, "platforms": ["zhihu", "x"]})).unwrap()["id"].as_str().unwrap().to_owned();
+        for platform in ["zhihu", "x"] {
+            engine.call("platformDraft.save", json!({"projectId": project, "platform": platform})).unwrap();
+        }
+        project
+    };
+    for reply in [strategy(), source_reply(), zhihu_reply(), Reply::delayed(Duration::from_secs(60), x_reply(&["周报越长，越没人读。", "先写结论。"]))] {
+        server.push(reply);
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "optimize::resume_child_optimizes_until_killed", "--nocapture", "--test-threads=1"])
+        .env(RESUME_CHILD_DIR, dir.path())
+        .env(RESUME_CHILD_PROJECT, &project)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while server.chat_requests().len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "the child never reached its fourth model call");
+        assert!(child.try_wait().unwrap().is_none(), "the child ended before its fourth model call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Past the child's group commit (50 ms), so the replies already received are on disk.
+    std::thread::sleep(Duration::from_millis(600));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    (dir, project)
+}
+
+fn kinds(events: &[Value], kind: &str) -> usize {
+    events.iter().filter(|e| e["kind"] == kind).count()
+}
+
+#[test]
+fn an_interrupted_run_resumes_from_its_log_asking_the_model_only_for_the_steps_it_had_not_finished() {
+    let server = ModelServer::start(Vec::new());
+    let (dir, project) = interrupted_run(&server);
+    let engine = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "resume parent")).unwrap();
+    let runs = engine.call("optimize.list", json!({"projectId": project})).unwrap();
+    let run = runs["runs"][0].clone();
+    assert_eq!(run["status"], "interrupted", "{run:#}");
+    assert_eq!(run["stage"], "platform:x");
+    assert!(run["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "resume"), "{run:#}");
+    let none = engine.call("proposal.list", json!({"projectId": project})).unwrap();
+    assert!(none["proposals"].as_array().unwrap().is_empty(), "nothing is proposed before the run ends");
+    let run_id = run["id"].as_str().unwrap().to_owned();
+
+    server.push(x_reply(&["周报越长，越没人读。", "先写结论，再写变化。"]));
+    let (result, events) = stream(&engine, "optimize.resume", json!({"runId": run_id}));
+    let resumed = result.unwrap_or_else(|e| panic!("resume failed: {e:?}"));
+    assert_eq!(resumed["status"], "ready", "{resumed:#}");
+    assert_eq!(resumed["model"], "fake-model");
+    let targets = resumed["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 3, "{resumed:#}");
+    assert!(targets.iter().all(|t| t["proposalId"].is_string()), "{resumed:#}");
+    assert_eq!(resumed["titles"], json!(["周报写短的三个办法"]), "the source step's reply is the recorded one");
+    // Only the x step asked the model again, with the very conversation it had been
+    // sent before the kill.
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 5);
+    assert_eq!(requests[4].body["messages"], requests[3].body["messages"]);
+    // The stream showed the recorded stages again, then the new ones.
+    assert!(stages(&events, "done").contains(&"strategy: strategy valid".to_owned()), "{:?}", stages(&events, "done"));
+    // The log holds each step once: the recorded part is not written again.
+    let log = engine.call("optimize.events", json!({"runId": run_id})).unwrap()["events"].as_array().unwrap().clone();
+    assert_eq!(kinds(&log, "run_started"), 1);
+    assert_eq!(kinds(&log, "assistant_message"), 4);
+    assert_eq!(kinds(&log, "model_call_started"), 5, "the call the kill cut off stays in the log, unanswered");
+    let done: Vec<&Value> = log.iter().filter(|e| e["kind"] == "run_stage" && e["payload"]["state"] == "done").collect();
+    for stage in ["snapshot", "strategy", "source", "platform:zhihu", "platform:x", "proposals"] {
+        assert_eq!(done.iter().filter(|e| e["payload"]["stage"] == stage).count(), 1, "{stage} done once in {log:#?}");
+    }
+    assert!(log.iter().any(|e| e["kind"] == "run_stage" && e["payload"]["stage"] == "resume"));
+    assert_eq!(log.last().unwrap()["kind"], "run_ended");
+    // It applies like any run; a finished run cannot be resumed again.
+    let applied = engine.call("optimize.apply", json!({"runId": run_id, "all": true})).unwrap();
+    assert_eq!(applied["run"]["status"], "applied", "{applied:#}");
+    let again = engine.call_stream("optimize.resume", json!({"runId": run_id}), &mut |_| {}).unwrap_err();
+    assert_eq!(again.code, inkstone_core::ErrorCode::Conflict);
+    assert_eq!(server.chat_requests().len(), 5);
+}
+
+#[test]
+fn an_interrupted_run_whose_project_changed_fails_to_resume_and_can_be_discarded() {
+    let server = ModelServer::start(Vec::new());
+    let (dir, project) = interrupted_run(&server);
+    let engine = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "resume parent")).unwrap();
+    let run_id = engine.call("optimize.list", json!({"projectId": project})).unwrap()["runs"][0]["id"].as_str().unwrap().to_owned();
+    engine.call("project.update", json!({"projectId": project, "source": format!("{SOURCE}\n又想到一点。\n")})).unwrap();
+    let (result, _) = stream(&engine, "optimize.resume", json!({"runId": run_id}));
+    let failed = result.unwrap();
+    assert_eq!(failed["status"], "failed", "{failed:#}");
+    assert_eq!(failed["error"]["code"], "CONFLICT", "{failed:#}");
+    assert!(failed["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "start_again"));
+    assert_eq!(server.chat_requests().len(), 4, "a run that no longer fits asks the model nothing");
+    assert!(engine.call("proposal.list", json!({"projectId": project})).unwrap()["proposals"].as_array().unwrap().is_empty());
+
+    // Another interrupted run, discarded instead of resumed.
+    let server = ModelServer::start(Vec::new());
+    let (dir, project) = interrupted_run(&server);
+    let engine = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "resume parent")).unwrap();
+    let run_id = engine.call("optimize.list", json!({"projectId": project})).unwrap()["runs"][0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(engine.call("optimize.cancel", json!({"runId": run_id})).unwrap()["cancelled"], true);
+    assert_eq!(engine.call("optimize.get", json!({"runId": run_id})).unwrap()["status"], "cancelled");
+    let error = engine.call_stream("optimize.resume", json!({"runId": run_id}), &mut |_| {}).unwrap_err();
+    assert_eq!(error.code, inkstone_core::ErrorCode::Conflict);
+    assert_eq!(server.chat_requests().len(), 4);
 }

@@ -16,6 +16,8 @@
 //! Live (`INKSTONE_EVAL_PROFILE='BASE_URL|MODEL'`, optionally `|INPUT_PRICE|OUTPUT_PRICE`
 //! per million tokens; a key from `INKSTONE_LLM_API_KEY`): the same articles against
 //! that OpenAI-compatible server, checking the same rules and printing the scorecard.
+//! `INKSTONE_EVAL_CONTEXT_WINDOW` (32768) and `INKSTONE_EVAL_MAX_OUTPUT` (4096) fit the
+//! profile to a small local server; `INKSTONE_EVAL_CASES=a,b` runs some cases only.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -539,7 +541,10 @@ fn optimize_eval_live_scorecard() {
             continue;
         }
         let t = TestEngine::new();
-        let mut profile = json!({"name": "live", "baseUrl": parts[0], "model": parts[1], "contextWindow": 32_768, "maxOutputTokens": 4_096, "timeoutS": 600});
+        let number = |name: &str, default: u64| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok()).unwrap_or(default);
+        let window = number("INKSTONE_EVAL_CONTEXT_WINDOW", 32_768);
+        let output = number("INKSTONE_EVAL_MAX_OUTPUT", 4_096);
+        let mut profile = json!({"name": "live", "baseUrl": parts[0], "model": parts[1], "contextWindow": window, "maxOutputTokens": output, "timeoutS": 600});
         if let (Some(input), Some(output)) = (price(2), price(3)) {
             profile["inputPricePerMtok"] = json!(input);
             profile["outputPricePerMtok"] = json!(output);
