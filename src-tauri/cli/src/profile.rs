@@ -70,6 +70,10 @@ pub struct AddArgs {
     /// Send the key over plain HTTP to another machine anyway.
     #[arg(long)]
     allow_plain_http: bool,
+    /// The server can shape replies by a JSON schema, asked as OpenAI's
+    /// `response-format` (json_schema) or llama.cpp's `json-object` (+ schema).
+    #[arg(long, value_parser = ["response-format", "json-object"])]
+    json_schema: Option<String>,
 }
 
 fn read_key() -> Result<String, Failure> {
@@ -116,6 +120,8 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 "name": args.name, "baseUrl": args.base_url, "model": args.model, "embeddingModel": args.embedding_model, "timeoutS": args.timeout,
                 "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens,
                 "inputPricePerMtok": args.input_price, "outputPricePerMtok": args.output_price, "keyRequired": key_required,
+                "supportsJsonSchema": args.json_schema.is_some(),
+                "schemaForm": if args.json_schema.as_deref() == Some("json-object") { "jsonObject" } else { "responseFormat" },
             });
             let mut saved = engine.call("llmProfile.create", params)?;
             let id = s(&saved["profile"], "id").to_owned();

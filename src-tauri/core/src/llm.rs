@@ -171,11 +171,42 @@ pub struct Usage {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResponseFormat {
     Text,
-    /// `response_format: {type: json_schema}`; only for servers that support it.
+    /// `response_format: {type: json_schema}` (OpenAI, vLLM, Ollama, LM Studio); only for
+    /// servers that support it.
     JsonSchema {
         name: String,
         schema: serde_json::Value,
     },
+    /// `response_format: {type: json_object, schema}`: how llama.cpp's server and
+    /// llama-cpp-python constrain a reply to a schema (a grammar).
+    JsonObjectSchema {
+        schema: serde_json::Value,
+    },
+}
+
+/// The copy of `schema` a server is given to shape a reply: without upper length and
+/// count bounds (`maxLength`, `maxItems`) and large lower ones. llama.cpp turns a bound
+/// into that many nested grammar rules (a `maxLength` of 2,000 makes a grammar it refuses
+/// to parse, and llama-cpp-python's server dies on it); small lower bounds stay, so a
+/// constrained model cannot answer with an empty list or string. The engine validates
+/// every reply against the full schema itself and asks for a repair, so every bound
+/// still holds.
+pub fn server_schema(schema: &serde_json::Value) -> serde_json::Value {
+    let heavy = |key: &str, value: &serde_json::Value| match key {
+        "maxLength" | "maxItems" => true,
+        "minLength" | "minItems" => value.as_u64().is_none_or(|n| n > 16),
+        _ => false,
+    };
+    match schema {
+        serde_json::Value::Object(map) => map
+            .iter()
+            .filter(|(k, v)| !heavy(k, v))
+            .map(|(k, v)| (k.clone(), if k == "enum" || k == "const" { v.clone() } else { server_schema(v) }))
+            .collect::<serde_json::Map<_, _>>()
+            .into(),
+        serde_json::Value::Array(items) => items.iter().map(server_schema).collect::<Vec<_>>().into(),
+        other => other.clone(),
+    }
 }
 
 /// A chat request, provider-neutral. The model comes from the endpoint.

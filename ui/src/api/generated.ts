@@ -752,7 +752,7 @@ exampleModel: string, keyRequired: boolean,
 /**
  * Runs on this machine.
  */
-local: boolean, supportsJsonSchema: boolean, };
+local: boolean, supportsJsonSchema: boolean, schemaForm: SchemaForm, };
 
 export type LlmPresetListResult = { presets: Array<LlmPreset>, };
 
@@ -776,9 +776,10 @@ inputPricePerMtok?: number, outputPricePerMtok?: number,
  */
 keyRequired: boolean, keyFingerprint?: string, 
 /**
- * Ask the server for `response_format: json_schema` (OpenAI and some others).
+ * The server can constrain a reply to a JSON schema; [`LlmProfile::schema_form`] says
+ * how it is asked.
  */
-supportsJsonSchema: boolean, proxyUrl?: string, 
+supportsJsonSchema: boolean, schemaForm: SchemaForm, proxyUrl?: string, 
 /**
  * A PEM file with an extra CA certificate (a company proxy).
  */
@@ -808,7 +809,11 @@ contextWindow?: number, maxOutputTokens?: number, inputPricePerMtok?: number, ou
 /**
  * Default: true unless the server is on this machine.
  */
-keyRequired?: boolean, supportsJsonSchema?: boolean, proxyUrl?: string, caCertPath?: string, };
+keyRequired?: boolean, supportsJsonSchema?: boolean, 
+/**
+ * How the server is asked for a schema (default `responseFormat`).
+ */
+schemaForm?: SchemaForm, proxyUrl?: string, caCertPath?: string, };
 
 export type LlmProfileListResult = { 
 /**
@@ -1547,6 +1552,8 @@ risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport,
 flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
 
 export type RunTimings = { totalMicros: number, modelMicros: number, modelCalls: number, };
+
+export type SchemaForm = "responseFormat" | "jsonObject";
 
 export type SearchAskParams = { 
 /**

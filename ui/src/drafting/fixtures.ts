@@ -85,6 +85,7 @@ export function profile(over: Partial<LlmProfile> = {}): LlmProfile {
     contextWindow: 8000,
     keyRequired: false,
     supportsJsonSchema: false,
+    schemaForm: "responseFormat",
     isDefault: true,
     health: "ok",
     createdAt: "2026-11-20T00:00:00Z",

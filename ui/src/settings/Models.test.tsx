@@ -16,6 +16,7 @@ const ollama: LlmPreset = {
   keyRequired: false,
   local: true,
   supportsJsonSchema: true,
+  schemaForm: "responseFormat",
 };
 const openai: LlmPreset = {
   id: "openai",
@@ -25,6 +26,7 @@ const openai: LlmPreset = {
   keyRequired: true,
   local: false,
   supportsJsonSchema: true,
+  schemaForm: "responseFormat",
 };
 
 function profile(over: Partial<LlmProfile> = {}): LlmProfile {
@@ -38,6 +40,7 @@ function profile(over: Partial<LlmProfile> = {}): LlmProfile {
     contextWindow: 8192,
     keyRequired: true,
     supportsJsonSchema: false,
+    schemaForm: "responseFormat",
     isDefault: true,
     health: "unknown",
     createdAt: "2026-11-20T00:00:00Z",
@@ -59,6 +62,7 @@ function backend(initial: LlmProfile[] = []) {
     model: input.model,
     keyRequired: input.keyRequired ?? true,
     supportsJsonSchema: input.supportsJsonSchema ?? false,
+    schemaForm: input.schemaForm ?? "responseFormat",
     health: "unknown",
     ...(input.embeddingModel ? { embeddingModel: input.embeddingModel } : { embeddingModel: undefined }),
   });
@@ -162,11 +166,26 @@ describe("Settings → AI models", () => {
         model: "qwen3:8b",
         keyRequired: false,
         supportsJsonSchema: true,
+        schemaForm: "responseFormat",
         timeoutS: 60,
         contextWindow: 8192,
       },
     ]);
     expect(transport.callsTo("llmProfile.setKey")).toEqual([]);
+  });
+
+  it("asks a llama.cpp server for a schema in its own form, and the form can be changed", async () => {
+    const { transport } = backend([]);
+    const llamaCpp: LlmPreset = { ...ollama, id: "llama-cpp", label: "llama.cpp server", baseUrl: "http://127.0.0.1:8080/v1", schemaForm: "jsonObject" };
+    transport.on("llmProfile.detectLocal", () => ({ found: [{ preset: llamaCpp, models: ["default"] }] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("detected-local")).toBeTruthy());
+    fireEvent.click(within(screen.getByTestId("detected-local")).getByText("Use it"));
+    const form = screen.getByTestId("profile-schema-form") as HTMLSelectElement;
+    expect(form.value).toBe("jsonObject");
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ supportsJsonSchema: true, schemaForm: "jsonObject" });
   });
 
   it("fills the base URL from a preset and sends a typed key only to setKey, never showing it again", async () => {

@@ -12,6 +12,7 @@ import type {
   LlmProfileListResult,
   LlmTestResult,
   LocalServer,
+  SchemaForm,
 } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
@@ -373,6 +374,7 @@ function ProfileForm({
   const [priceIn, setPriceIn] = useState(initial?.inputPricePerMtok?.toString() ?? "");
   const [priceOut, setPriceOut] = useState(initial?.outputPricePerMtok?.toString() ?? "");
   const [jsonSchema, setJsonSchema] = useState(initial?.supportsJsonSchema ?? startPreset?.supportsJsonSchema ?? false);
+  const [schemaForm, setSchemaForm] = useState<SchemaForm>(initial?.schemaForm ?? startPreset?.schemaForm ?? "responseFormat");
   const [proxyUrl, setProxyUrl] = useState(initial?.proxyUrl ?? "");
   const [caCertPath, setCaCertPath] = useState(initial?.caCertPath ?? "");
   // Editing: the picker is filled from the server straight away (see the effect below).
@@ -419,6 +421,7 @@ function ProfileForm({
     setBaseUrl(preset.baseUrl);
     setKeyRequired(preset.keyRequired);
     setJsonSchema(preset.supportsJsonSchema);
+    setSchemaForm(preset.schemaForm);
     if (!name.trim() || presets.some((p) => p.label === name)) setName(preset.label);
     setModel(preset.exampleModel);
     setCustomModel(false);
@@ -450,6 +453,7 @@ function ProfileForm({
       ...(embeddingModel.trim() ? { embeddingModel: embeddingModel.trim() } : {}),
       keyRequired,
       supportsJsonSchema: jsonSchema,
+      schemaForm,
     };
     for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
     if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
@@ -701,6 +705,15 @@ function ProfileForm({
             <input type="checkbox" checked={jsonSchema} onChange={(e) => setJsonSchema(e.target.checked)} />
             {t("models.jsonSchema")}
           </label>
+          {jsonSchema && (
+            <label className="field">
+              <span className="small muted">{t("models.schemaForm")}</span>
+              <select value={schemaForm} data-testid="profile-schema-form" onChange={(e) => setSchemaForm(e.target.value as SchemaForm)}>
+                <option value="responseFormat">{t("models.schemaForm.responseFormat")}</option>
+                <option value="jsonObject">{t("models.schemaForm.jsonObject")}</option>
+              </select>
+            </label>
+          )}
           <label className="field">
             <span className="small muted">{t("models.proxy")}</span>
             <input value={proxyUrl} placeholder="http://proxy.example:8080" spellCheck={false} onChange={(e) => setProxyUrl(e.target.value)} />

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::Stdio;
 
 use inkstone_test_support::model_server::{ModelServer, Reply};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::{cli, json_ok, run, stdout};
 
@@ -18,7 +18,9 @@ fn add_list_test_default_remove() {
     let added = json_ok(data, &["profile", "add", "--name", "local", "--base-url", &base_url, "--model", "fake-model", "--no-key"]);
     assert_eq!(added["profile"]["baseUrl"], server.base_url());
     assert_eq!(added["profile"]["keyRequired"], false);
-    json_ok(data, &["profile", "add", "--name", "second", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key"]);
+    assert_eq!(added["profile"]["supportsJsonSchema"], false);
+    let second = json_ok(data, &["profile", "add", "--name", "second", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key", "--json-schema", "json-object"]);
+    assert_eq!((&second["profile"]["supportsJsonSchema"], &second["profile"]["schemaForm"]), (&json!(true), &json!("jsonObject")));
 
     let tested = run(data, &["profile", "test", "local"]);
     assert!(tested.status.success(), "{}", String::from_utf8_lossy(&tested.stderr));

@@ -436,6 +436,8 @@ struct Pipeline<'a, 'e> {
     max_output: u32,
     emit: &'e mut dyn FnMut(&Event),
     replay: Option<Replay>,
+    /// The run's profile: how its server is asked for a JSON schema, if it can be.
+    profile: crate::llm::profile::LlmProfile,
 }
 
 impl Pipeline<'_, '_> {
@@ -499,8 +501,9 @@ impl Pipeline<'_, '_> {
         Ok(())
     }
 
-    /// One model call over the log's model-visible messages.
-    fn call(&mut self) -> Result<String, Stop> {
+    /// One model call over the log's model-visible messages; with `schema`, the server
+    /// is asked for JSON matching it when the profile says it can be.
+    fn call(&mut self, schema: Option<(&str, &Value)>) -> Result<String, Stop> {
         if self.live.interrupted() {
             return Err(Stop::Cancelled);
         }
@@ -515,6 +518,9 @@ impl Pipeline<'_, '_> {
         self.append(EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash: hash, message_count: count })?;
         let mut request = ChatRequest::new(std::iter::once(Message::system(self.system.clone())).chain(messages).collect());
         request.max_output_tokens = Some(self.max_output);
+        if let Some((name, schema)) = schema {
+            request.response_format = self.profile.response_format(name, schema);
+        }
         let cancel = self.live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let call = ModelCall { profile: &self.run.profile_id, purpose: "optimize", session_id: None, run_id: Some(&self.run.id) };
         let kernel = self.h.kernel;
@@ -587,8 +593,9 @@ impl Pipeline<'_, '_> {
             selection: None,
         })?;
         let mut repairs = 0;
+        let name = stage.split(':').next().unwrap_or(stage).to_owned();
         loop {
-            let text = self.call()?;
+            let text = self.call(Some((&name, schema)))?;
             let problem = match extract_json(&text) {
                 Some(value) => match validator.check(&value) {
                     Ok(()) => return Ok(value),
@@ -824,7 +831,7 @@ pub(crate) fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event))
 fn execute(h: Harness<'_>, live: &Live, run: Run, profile: &crate::llm::profile::LlmProfile, replay: Option<Replay>, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
     let max_output = profile.max_output_tokens.unwrap_or(8_192).min(profile.context_window / 2).max(1);
     let started = std::time::Instant::now();
-    let mut pipeline = Pipeline { h, live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit, replay };
+    let mut pipeline = Pipeline { h, live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit, replay, profile: profile.clone() };
     let outcome = run_pipeline(&mut pipeline, profile.context_window);
     let mut run = pipeline.run.clone();
     if run.model.is_empty() {

@@ -34,7 +34,7 @@ use super::{Harness, Live, Scope};
 use crate::error::ApiError;
 use crate::llm::profile::LlmProfile;
 use crate::llm::structured::{extract_json, Validator};
-use crate::llm::{estimate_request_tokens, estimate_tokens, ChatRequest, Message, ModelCall, ResponseFormat, Role};
+use crate::llm::{estimate_request_tokens, estimate_tokens, ChatRequest, Message, ModelCall, Role};
 use crate::store::{Durability, Kind, Record};
 
 /// The share of the window at which the panel is warned.
@@ -630,9 +630,7 @@ fn summarise_messages(
         let mut request = ChatRequest::new(vec![Message::system(COMPACTION_PROMPT), Message::user(user)]);
         request.max_output_tokens = Some(output);
         request.temperature = Some(0.0);
-        if profile.supports_json_schema {
-            request.response_format = ResponseFormat::JsonSchema { name: "compaction".to_owned(), schema: summary_schema() };
-        }
+        request.response_format = profile.response_format("compaction", &summary_schema());
         let cancel = live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let call = ModelCall { profile: &scope.profile_id, purpose: "compaction", session_id: scope.owner.session_id(), run_id: scope.owner.run_id() };
         let started = std::time::Instant::now();

@@ -119,8 +119,16 @@ impl LlmClient {
         }
         match &request.response_format {
             ResponseFormat::Text => {}
+            // Not `strict`: OpenAI's strict mode accepts only a subset of JSON Schema (every
+            // property required, no additional properties, few keywords) and refuses the
+            // request otherwise; the engine validates every reply against the full schema
+            // itself and asks for a repair, so the server's adherence is a help, not the
+            // guarantee.
             ResponseFormat::JsonSchema { name, schema } => {
-                body["response_format"] = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": schema, "strict": true } });
+                body["response_format"] = json!({ "type": "json_schema", "json_schema": { "name": name, "schema": super::server_schema(schema), "strict": false } });
+            }
+            ResponseFormat::JsonObjectSchema { schema } => {
+                body["response_format"] = json!({ "type": "json_object", "schema": super::server_schema(schema) });
             }
         }
         body
@@ -293,7 +301,9 @@ impl LlmClient {
         let validator = super::structured::Validator::new(schema).map_err(|e| LlmError::Config { detail: e.to_string() })?;
         let mut request = request.clone();
         if native_schema {
-            request.response_format = ResponseFormat::JsonSchema { name: schema_name.to_owned(), schema: schema.clone() };
+            if request.response_format == ResponseFormat::Text {
+                request.response_format = ResponseFormat::JsonSchema { name: schema_name.to_owned(), schema: schema.clone() };
+            }
         } else {
             request.messages.push(Message::system(format!("Reply with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}")));
         }

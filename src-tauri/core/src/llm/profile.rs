@@ -67,8 +67,11 @@ pub struct LlmProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub key_fingerprint: Option<String>,
-    /// Ask the server for `response_format: json_schema` (OpenAI and some others).
+    /// The server can constrain a reply to a JSON schema; [`LlmProfile::schema_form`] says
+    /// how it is asked.
     pub supports_json_schema: bool,
+    #[serde(default)]
+    pub schema_form: SchemaForm,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub proxy_url: Option<String>,
@@ -98,6 +101,32 @@ impl Record for LlmProfile {
     }
 }
 
+/// How a server is asked to shape a reply by a JSON schema.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum SchemaForm {
+    /// `response_format: {type: "json_schema", json_schema: {name, schema}}`: OpenAI,
+    /// vLLM, Ollama, LM Studio.
+    #[default]
+    ResponseFormat,
+    /// `response_format: {type: "json_object", schema}`: llama.cpp's server and
+    /// llama-cpp-python (which refuses the other form).
+    JsonObject,
+}
+
+impl LlmProfile {
+    /// The response format asking this profile's server for JSON matching `schema`, or
+    /// plain text when the server cannot be asked (the schema then goes in the prompt).
+    pub fn response_format(&self, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {
+        use crate::llm::ResponseFormat;
+        match (self.supports_json_schema, self.schema_form) {
+            (false, _) => ResponseFormat::Text,
+            (true, SchemaForm::ResponseFormat) => ResponseFormat::JsonSchema { name: name.to_owned(), schema: schema.clone() },
+            (true, SchemaForm::JsonObject) => ResponseFormat::JsonObjectSchema { schema: schema.clone() },
+        }
+    }
+}
+
 /// A starting point for a profile.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -111,6 +140,7 @@ pub struct LlmPreset {
     /// Runs on this machine.
     pub local: bool,
     pub supports_json_schema: bool,
+    pub schema_form: SchemaForm,
 }
 
 /// The presets: local servers first, then hosted providers creators use.
@@ -123,11 +153,13 @@ pub fn presets() -> Vec<LlmPreset> {
         key_required,
         local,
         supports_json_schema,
+        schema_form: SchemaForm::ResponseFormat,
     };
     vec![
         preset("ollama", "Ollama", "http://127.0.0.1:11434/v1", "qwen2.5:7b", false, true, true),
         preset("lm-studio", "LM Studio", "http://127.0.0.1:1234/v1", "qwen2.5-7b-instruct", false, true, true),
-        preset("llama-cpp", "llama.cpp server", "http://127.0.0.1:8080/v1", "default", false, true, false),
+        // llama.cpp's server (and llama-cpp-python) constrain by the json_object form.
+        LlmPreset { schema_form: SchemaForm::JsonObject, ..preset("llama-cpp", "llama.cpp server", "http://127.0.0.1:8080/v1", "default", false, true, true) },
         preset("vllm", "vLLM", "http://127.0.0.1:8000/v1", "Qwen/Qwen2.5-7B-Instruct", false, true, true),
         preset("openai", "OpenAI", "https://api.openai.com/v1", "gpt-4o-mini", true, false, true),
         preset("deepseek", "DeepSeek", "https://api.deepseek.com/v1", "deepseek-chat", true, false, false),

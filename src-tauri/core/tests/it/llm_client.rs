@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use inkstone_core::llm::retry::{Jitter, RetryPolicy};
-use inkstone_core::llm::{ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, FinishReason, LlmClient, LlmError, Message, ToolCall, ToolSpec};
+use inkstone_core::llm::{ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, FinishReason, LlmClient, LlmError, Message, ResponseFormat, ToolCall, ToolSpec};
 use inkstone_core::{ApiError, ErrorCode};
 use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
 use serde_json::json;
@@ -301,8 +301,22 @@ fn structured_output_with_repairs() {
     let server = ModelServer::start(vec![Reply::text("{}"), Reply::text("{}"), Reply::text("{}")]);
     let error = runtime().block_on(client_for(&server).chat_json(&ask("titles"), "titles", &schema, true, &Cancel::new())).unwrap_err();
     assert!(matches!(error, LlmError::InvalidOutput { attempts: 3, .. }), "{error:?}");
-    assert_eq!(server.chat_requests()[0].body["response_format"]["type"], "json_schema");
+    let format = &server.chat_requests()[0].body["response_format"];
+    assert_eq!(format["type"], "json_schema");
+    assert_eq!(
+        format["json_schema"]["schema"],
+        json!({"type": "object", "required": ["titles"], "properties": {"titles": {"type": "array", "items": {"type": "string"}, "minItems": 2}}})
+    );
+    assert_eq!(format["json_schema"]["strict"], false, "strict mode refuses schemas outside its subset; the engine validates");
     server.assert_calls(3);
+
+    // llama.cpp's form, chosen by the request: json_object with the schema beside it.
+    let server = ModelServer::start(vec![Reply::text("{\"titles\": [\"春天\", \"秋天\"]}")]);
+    let mut request = ask("titles");
+    request.response_format = ResponseFormat::JsonObjectSchema { schema: schema.clone() };
+    let result = runtime().block_on(client_for(&server).chat_json(&request, "titles", &schema, true, &Cancel::new())).unwrap();
+    assert_eq!(result.calls, 1);
+    assert_eq!(server.chat_requests()[0].body["response_format"], json!({"type": "json_object", "schema": inkstone_core::llm::server_schema(&schema)}));
 }
 
 fn client_for(server: &ModelServer) -> LlmClient {

@@ -136,6 +136,42 @@ fn a_run_makes_one_proposal_per_target_with_summaries_risks_and_fit_before_and_a
 }
 
 #[test]
+fn a_profile_whose_server_takes_a_schema_gets_each_steps_schema_in_its_form() {
+    let replies = || vec![strategy(), source_reply(), zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"])];
+    let with = |o: &O, schema: Value| {
+        let mut changes = json!({"name": "fake", "baseUrl": o.server.base_url(), "model": "fake-model", "contextWindow": 65_536});
+        for (k, v) in schema.as_object().unwrap() {
+            changes[k] = v.clone();
+        }
+        o.t.ok("llmProfile.update", json!({"profile": "fake", "changes": changes}));
+    };
+    // A llama.cpp server: the json_object form, with each step's own schema.
+    let o = setup();
+    with(&o, json!({"supportsJsonSchema": true, "schemaForm": "jsonObject"}));
+    o.push(replies());
+    let (run, _) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    let requests = o.server.chat_requests();
+    let strategy_schema = inkstone_core::growth::run::strategy_schema();
+    assert_eq!(requests[0].body["response_format"], json!({"type": "json_object", "schema": inkstone_core::llm::server_schema(&strategy_schema)}));
+    // Without the bounds llama.cpp turns into thousands of grammar rules; the engine checks them.
+    assert!(strategy_schema.to_string().contains("maxLength") && !requests[0].body["response_format"].to_string().contains("maxLength"));
+    assert_eq!(requests[1].body["response_format"]["schema"]["required"], json!(["source", "titles", "summary"]));
+    assert_eq!(requests[2].body["response_format"]["schema"]["required"], json!(["text", "summary"]));
+
+    // The OpenAI form; and none for a server that cannot take a schema.
+    for (schema, expected) in [(json!({"supportsJsonSchema": true}), Some("json_schema")), (json!({"supportsJsonSchema": false}), None)] {
+        let o = setup();
+        with(&o, schema);
+        o.push(replies());
+        let (run, _) = o.start(json!({}));
+        assert_eq!(run["status"], "ready");
+        let first = &o.server.chat_requests()[0].body;
+        assert_eq!(first["response_format"]["type"].as_str(), expected, "{first:#}");
+    }
+}
+
+#[test]
 fn a_malformed_strategy_is_repaired() {
     let o = setup();
     o.push(vec![Reply::text("Here is my plan: shorter!"), Reply::text(&json!({"summary": "x"}).to_string()), strategy(), source_reply(), zhihu_reply(), x_reply(&["一", "二"])]);

@@ -17,7 +17,9 @@
 //! per million tokens; a key from `INKSTONE_LLM_API_KEY`): the same articles against
 //! that OpenAI-compatible server, checking the same rules and printing the scorecard.
 //! `INKSTONE_EVAL_CONTEXT_WINDOW` (32768) and `INKSTONE_EVAL_MAX_OUTPUT` (4096) fit the
-//! profile to a small local server; `INKSTONE_EVAL_CASES=a,b` runs some cases only.
+//! profile to a small local server; `INKSTONE_EVAL_SCHEMA_FORM=responseFormat|jsonObject`
+//! asks the server for each step's schema in that form (`jsonObject` for llama.cpp and
+//! llama-cpp-python); `INKSTONE_EVAL_CASES=a,b` runs some cases only.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -545,6 +547,10 @@ fn optimize_eval_live_scorecard() {
         let window = number("INKSTONE_EVAL_CONTEXT_WINDOW", 32_768);
         let output = number("INKSTONE_EVAL_MAX_OUTPUT", 4_096);
         let mut profile = json!({"name": "live", "baseUrl": parts[0], "model": parts[1], "contextWindow": window, "maxOutputTokens": output, "timeoutS": 600});
+        if let Ok(form) = std::env::var("INKSTONE_EVAL_SCHEMA_FORM") {
+            profile["supportsJsonSchema"] = json!(true);
+            profile["schemaForm"] = json!(form);
+        }
         if let (Some(input), Some(output)) = (price(2), price(3)) {
             profile["inputPricePerMtok"] = json!(input);
             profile["outputPricePerMtok"] = json!(output);
