@@ -466,22 +466,23 @@ impl Pipeline<'_, '_> {
         Ok(())
     }
 
-    /// The recorded reply of the next model call while a replay lasts.
-    fn replayed_reply(&mut self) -> Result<Option<String>, ApiError> {
+    /// The recorded reply of the next model call while a replay lasts (its text, and
+    /// whether it was cut off at the output limit).
+    fn replayed_reply(&mut self) -> Result<Option<(String, bool)>, ApiError> {
         let Some(replay) = &mut self.replay else { return Ok(None) };
         match (replay.events.get(replay.next).map(|e| &e.body), replay.events.get(replay.next + 1).map(|e| &e.body)) {
             (None, _) => {
                 self.replay = None;
                 Ok(None)
             }
-            (Some(EventBody::ModelCallStarted { .. }), Some(EventBody::AssistantMessage { text, .. })) => {
-                let text = text.clone();
+            (Some(EventBody::ModelCallStarted { .. }), Some(EventBody::AssistantMessage { text, finish_reason, .. })) => {
+                let reply = (text.clone(), finish_reason == "length");
                 for event in &replay.events[replay.next..replay.next + 2] {
                     (self.emit)(event);
                 }
                 replay.next += 2;
                 replay.reused += 1;
-                Ok(Some(text))
+                Ok(Some(reply))
             }
             (Some(_), _) => {
                 let recorded = replay.events.get(replay.next).cloned();
@@ -502,14 +503,15 @@ impl Pipeline<'_, '_> {
     }
 
     /// One model call over the log's model-visible messages; with `schema`, the server
-    /// is asked for JSON matching it when the profile says it can be.
-    fn call(&mut self, schema: Option<(&str, &Value)>) -> Result<String, Stop> {
+    /// is asked for JSON matching it when the profile says it can be. Returns the text
+    /// and whether the reply was cut off at the output limit.
+    fn call(&mut self, schema: Option<(&str, &Value)>) -> Result<(String, bool), Stop> {
         if self.live.interrupted() {
             return Err(Stop::Cancelled);
         }
-        if let Some(text) = self.replayed_reply()? {
+        if let Some(reply) = self.replayed_reply()? {
             self.model_turns += 1;
-            return Ok(text);
+            return Ok(reply);
         }
         self.model_turns += 1;
         let messages = self.live.state.lock().unwrap_or_else(|p| p.into_inner()).messages.clone();
@@ -566,7 +568,7 @@ impl Pipeline<'_, '_> {
                     input_tokens: reply.usage.input_tokens,
                     output_tokens: reply.usage.output_tokens,
                 })?;
-                Ok(reply.text)
+                Ok((reply.text, reply.finish_reason == crate::llm::FinishReason::Length))
             }
             Err(error) if error.code == ErrorCode::Cancelled || self.live.interrupted() => {
                 self.append(EventBody::AssistantMessage {
@@ -595,23 +597,30 @@ impl Pipeline<'_, '_> {
         let mut repairs = 0;
         let name = stage.split(':').next().unwrap_or(stage).to_owned();
         loop {
-            let text = self.call(Some((&name, schema)))?;
+            let (text, cut_off) = self.call(Some((&name, schema)))?;
             let problem = match extract_json(&text) {
                 Some(value) => match validator.check(&value) {
                     Ok(()) => return Ok(value),
+                    // A cut-off reply's first complete value is a fragment; say why.
+                    Err(_) if cut_off => self.cut_off_problem(),
                     Err(violations) => violations.to_string(),
                 },
+                None if cut_off => self.cut_off_problem(),
                 None => "the reply holds no JSON value".to_owned(),
             };
             if repairs >= MAX_REPAIRS {
+                let mut error = ApiError::new(
+                    ErrorCode::ProviderBadResponse,
+                    format!("The model's {stage} is not valid after {MAX_REPAIRS} repairs: {problem}. Nothing was proposed or applied."),
+                );
+                if cut_off {
+                    error = error.hint("raise_output", "Raise the profile's maximum output tokens (Settings → AI models), or choose a model that answers more briefly.");
+                }
                 return Err(Stop::Failed(
-                    ApiError::new(
-                        ErrorCode::ProviderBadResponse,
-                        format!("The model's {stage} is not valid after {MAX_REPAIRS} repairs: {problem}. Nothing was proposed or applied."),
-                    )
-                    .hint("retry", "Start the optimization again; models often answer correctly on another try.")
-                    .hint("other_model", "Or choose a model that follows JSON instructions more reliably (Settings → AI models).")
-                    .details(json!({"stage": stage, "problem": problem})),
+                    error
+                        .hint("retry", "Start the optimization again; models often answer correctly on another try.")
+                        .hint("other_model", "Or choose a model that follows JSON instructions more reliably (Settings → AI models).")
+                        .details(json!({"stage": stage, "problem": problem, "cutOff": cut_off})),
                 ));
             }
             repairs += 1;
@@ -622,6 +631,10 @@ impl Pipeline<'_, '_> {
                 selection: None,
             })?;
         }
+    }
+
+    fn cut_off_problem(&self) -> String {
+        format!("the reply was cut off at the output limit ({} tokens) before its JSON ended; keep every value shorter", self.max_output)
     }
 
     /// `summary`, or its regeneration when it promises growth; a second promise

@@ -172,6 +172,29 @@ fn a_profile_whose_server_takes_a_schema_gets_each_steps_schema_in_its_form() {
 }
 
 #[test]
+fn a_reply_cut_off_at_the_output_limit_is_named_as_such_to_the_model_and_the_person() {
+    let o = setup();
+    // Cut off mid-object: its first complete value is an inner list, not the strategy.
+    let cut = || {
+        inkstone_test_support::model_server::Reply::Text {
+        content: r#"{"summary": "Sharpen the opening", "changes": ["a sharper first line"], "platforms": [{"platform": "zhihu", "plan": "headings"}], "summary2": "and then the model went on and on"#.to_owned(),
+        reasoning: None,
+        chunk_chars: 16,
+        usage: inkstone_test_support::model_server::Usage::Counted,
+        finish: "length".to_owned(),
+    }
+    };
+    o.push(vec![cut(), cut(), cut()]);
+    let (run, _) = o.start(json!({}));
+    assert_eq!(run["status"], "failed", "{run:#}");
+    let message = run["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cut off at the output limit (8192 tokens)"), "{message}");
+    assert!(run["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "raise_output"), "{run:#}");
+    let repair = o.server.chat_requests()[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(repair.contains("cut off at the output limit") && repair.contains("keep every value shorter"), "{repair}");
+}
+
+#[test]
 fn a_malformed_strategy_is_repaired() {
     let o = setup();
     o.push(vec![Reply::text("Here is my plan: shorter!"), Reply::text(&json!({"summary": "x"}).to_string()), strategy(), source_reply(), zhihu_reply(), x_reply(&["一", "二"])]);
