@@ -350,6 +350,27 @@ fn a_pulled_head_never_overwrites_an_edited_working_copy() {
 }
 
 #[test]
+fn a_new_version_is_delivered_at_once_not_at_the_next_poll() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let dir = tempfile::tempdir().unwrap();
+    let keychain = Arc::new(MemoryKeychain::default());
+    let mut cfg = config(dir.path(), "Alice", &keychain);
+    // The app's poll is 30 s; a minute here, so only a wake can deliver in time.
+    cfg.sync.poll = Duration::from_secs(60);
+    let engine = Arc::new(Engine::open(cfg).unwrap());
+    engine.start_sync();
+    let alice = Client { engine, dir, keychain, name: "Alice".to_owned() };
+    alice.connect(&server.url, &tokens[0]);
+    until("the connect's own cycle", Duration::from_secs(10), || alice.ok("sync.status", json!({}))["state"] == "synced");
+    let project = alice.new_project("立刻", "一\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    until("the version is delivered without waiting for the poll", Duration::from_secs(10), || server.versions(&ws).len() == 1);
+    until("its job is finalized", Duration::from_secs(10), || alice.jobs().iter().all(|j| j.state == JobState::Finalized));
+}
+
+#[test]
 fn pause_holds_deliveries_and_resume_lets_the_thread_send_them() {
     let server_dir = tempfile::tempdir().unwrap();
     let server = Server::start(server_dir.path());
