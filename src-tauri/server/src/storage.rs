@@ -1,8 +1,9 @@
 //! The server's storage: one trait, so the embedded store and a database can serve the
 //! same routes. The embedded store is sled; every acknowledged write is flushed and
-//! every file of its folder fsynced before the call returns (sled's own flush is not
-//! power-loss durable on Linux).
+//! its folder synced before the call returns (sled's own flush is not power-loss
+//! durable on Linux): see `SledStorage::durable`.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -15,9 +16,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
 
-/// How long an unfinished push's dedupe marker blocks its key (a crashed server's
-/// marker expires; the push then runs again, which is safe: it never ran).
-pub const IN_FLIGHT_MILLIS: u64 = 60_000;
 /// Dedupe keys are kept at least this long.
 pub const DEDUPE_KEEP_MILLIS: u64 = 30 * 24 * 3600 * 1000;
 
@@ -175,8 +173,108 @@ pub struct SledStorage {
     dedupe: sled::Tree,
     /// Tickets of writes waiting to be durable (taken after the write).
     written: AtomicU64,
-    /// The highest ticket known durable; its lock serialises the syncs.
-    synced: Mutex<u64>,
+    /// The highest ticket known durable and what the folder held at that sync; its lock
+    /// serialises the syncs.
+    synced: Mutex<Synced>,
+    /// Dedupe keys of pushes being processed.
+    in_flight: Mutex<HashSet<Vec<u8>>>,
+}
+
+/// What the last sync covered: the highest ticket, each file's stamp and each folder's
+/// entries as they were just before it.
+#[derive(Default)]
+struct Synced {
+    ticket: u64,
+    files: HashMap<PathBuf, FileStamp>,
+    folders: HashMap<PathBuf, Vec<std::ffi::OsString>>,
+}
+
+/// Identity, length and change times of a file: a file whose stamp is unchanged since
+/// the last sync has nothing new to sync.
+#[derive(PartialEq, Eq, Clone, Copy)]
+struct FileStamp {
+    inode: u64,
+    len: u64,
+    modified: i128,
+    changed: i128,
+}
+
+impl Synced {
+    /// The folder as it is now, to be synced under `ticket`. Stamps are read before
+    /// the sync: a change after the read is in the next one.
+    fn read(dir: &Path, ticket: u64) -> std::io::Result<Synced> {
+        fn walk(dir: &Path, into: &mut Synced) -> std::io::Result<()> {
+            let mut names = Vec::new();
+            for entry in std::fs::read_dir(dir)? {
+                let entry = entry?;
+                let meta = match entry.metadata() {
+                    Ok(meta) => meta,
+                    // sled may remove a snapshot file between listing and reading it.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(e),
+                };
+                names.push(entry.file_name());
+                if meta.is_dir() {
+                    walk(&entry.path(), into)?;
+                } else if meta.is_file() {
+                    into.files.insert(entry.path(), FileStamp::of(&meta));
+                }
+            }
+            names.sort();
+            into.folders.insert(dir.to_path_buf(), names);
+            Ok(())
+        }
+        let mut now = Synced { ticket, ..Synced::default() };
+        walk(dir, &mut now)?;
+        Ok(now)
+    }
+
+    /// What a sync from `self` to `now` must cover: the log and every new or changed
+    /// file (fdatasync), then every folder whose entries changed (fsync).
+    fn to_sync<'a>(&self, now: &'a Synced, log: &Path) -> (Vec<&'a Path>, Vec<&'a Path>) {
+        let mut files: Vec<&Path> =
+            now.files.iter().filter(|(path, stamp)| path.as_path() == log || self.files.get(*path) != Some(*stamp)).map(|(path, _)| path.as_path()).collect();
+        let mut folders: Vec<&Path> = now.folders.iter().filter(|(path, names)| self.folders.get(*path) != Some(*names)).map(|(path, _)| path.as_path()).collect();
+        files.sort();
+        folders.sort();
+        (files, folders)
+    }
+}
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            changed: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        }
+    }
+}
+
+/// A push's hold on its dedupe key; dropping it releases the key.
+struct InFlightClaim<'a> {
+    set: &'a Mutex<HashSet<Vec<u8>>>,
+    key: Vec<u8>,
+}
+
+impl<'a> InFlightClaim<'a> {
+    fn take(set: &'a Mutex<HashSet<Vec<u8>>>, key: &[u8]) -> Result<InFlightClaim<'a>, StorageError> {
+        let mut held = set.lock().map_err(|_| StorageError::Io("in-flight lock poisoned".into()))?;
+        if !held.insert(key.to_vec()) {
+            return Err(StorageError::InFlight);
+        }
+        Ok(InFlightClaim { set, key: key.to_vec() })
+    }
+}
+
+impl Drop for InFlightClaim<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut held) = self.set.lock() {
+            held.remove(&self.key);
+        }
+    }
 }
 
 impl SledStorage {
@@ -197,7 +295,8 @@ impl SledStorage {
             dedupe: tree("dedupe")?,
             db,
             written: AtomicU64::new(0),
-            synced: Mutex::new(0),
+            synced: Mutex::new(Synced::default()),
+            in_flight: Mutex::new(HashSet::new()),
         })
         .and_then(|storage| {
             storage.forget_in_flight()?;
@@ -205,9 +304,10 @@ impl SledStorage {
         })
     }
 
-    /// One process holds the folder (sled locks it), so a dedupe marker still in flight
-    /// at open belongs to a push that died with its process and never committed: its
-    /// key is free again at once.
+    /// Builds before the in-memory claim wrote a dedupe marker before each push. One
+    /// process holds the folder (sled locks it), so a marker still unfinished at open
+    /// belongs to a push that died with its process and never committed: its key is
+    /// free again at once.
     fn forget_in_flight(&self) -> Result<(), StorageError> {
         let mut stale = Vec::new();
         for entry in self.dedupe.iter() {
@@ -226,38 +326,39 @@ impl SledStorage {
         Ok(())
     }
 
-    /// Flushes sled and fsyncs every file of the database folder and the folder. Call it
-    /// after a write; concurrent callers share one sync (group commit): a sync that
-    /// began after this write's ticket was taken covers it.
+    /// Flushes sled, then fdatasyncs sled's log file and every other file of the
+    /// database folder that changed since the last sync, and fsyncs each folder whose
+    /// entries changed (a new file, a rename, a removal). Call it after a write;
+    /// concurrent callers share one sync (group commit): a sync that began after this
+    /// write's ticket was taken covers it.
+    ///
+    /// sled's flush writes its log with `sync_file_range`, which neither flushes the
+    /// disk's cache nor commits a grown file's length, so the log is always synced.
+    /// Other files are written whole and never rewritten in place (`conf` at open,
+    /// snapshots and blobs as new files), so an unchanged stamp (inode, length, change
+    /// times) means nothing new; the first sync after open covers everything.
     fn durable(&self) -> Result<(), StorageError> {
         let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
         let mut synced = self.synced.lock().map_err(|_| StorageError::Io("sync lock poisoned".into()))?;
-        if *synced >= ticket {
+        if synced.ticket >= ticket {
             return Ok(());
         }
         let covers = self.written.load(Ordering::SeqCst);
         self.db.flush()?;
-        // fdatasync every file (it includes the metadata needed to read the data back,
-        // such as a grown length), then fsync the folders for new files' entries.
-        fn sync_dir(dir: &Path) -> std::io::Result<()> {
-            for entry in std::fs::read_dir(dir)? {
-                let entry = entry?;
-                let file_type = entry.file_type()?;
-                if file_type.is_dir() {
-                    sync_dir(&entry.path())?;
-                } else if file_type.is_file() {
-                    match std::fs::File::open(entry.path()) {
-                        Ok(file) => file.sync_data()?,
-                        // sled may remove a snapshot file between listing and opening.
-                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(e),
-                    }
-                }
+        let now = Synced::read(&self.dir, covers)?;
+        let (files, folders) = synced.to_sync(&now, &self.dir.join("db"));
+        for path in files {
+            match std::fs::File::open(path) {
+                Ok(file) => file.sync_data()?,
+                // sled may remove a snapshot file between listing and opening it.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
             }
-            std::fs::File::open(dir)?.sync_all()
         }
-        sync_dir(&self.dir)?;
-        *synced = covers;
+        for path in folders {
+            std::fs::File::open(path)?.sync_all()?;
+        }
+        *synced = now;
         Ok(())
     }
 
@@ -376,33 +477,24 @@ impl Storage for SledStorage {
         let ws = caller.workspace_id.as_str();
         let dedupe_at = key(&[ws.as_bytes(), dedupe_key.as_bytes()]);
         let now = now_millis();
-        // 1. Claim the key (or answer from it).
-        let claimed = self
-            .dedupe
-            .transaction(|dedupe| {
-                if let Some(bytes) = dedupe.get(&dedupe_at)? {
-                    let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
-                    if record.payload_hash != payload_hash {
-                        return Err(ConflictableTransactionError::Abort(StorageError::KeyReused));
-                    }
-                    match record.response {
-                        Some(response) => return Ok(Some(response)),
-                        None if now.saturating_sub(record.at) < IN_FLIGHT_MILLIS => return Err(ConflictableTransactionError::Abort(StorageError::InFlight)),
-                        None => {}
-                    }
-                }
-                let marker = DedupeRecord { payload_hash: payload_hash.to_owned(), at: now, response: None };
-                dedupe.insert(dedupe_at.clone(), serde_json::to_vec(&marker).map_err(abort)?)?;
-                Ok(None)
-            })
-            .map_err(tx_error)?;
-        if let Some(response) = claimed {
-            return Ok(PushOutcome::Replayed(response));
-        }
-        // 2. The push itself, and the key's result, in one transaction.
+        // 1. Claim the key in memory: one process holds the folder, so a push still in
+        //    flight is one of this process's threads. The claim is released once the
+        //    push's result is durable (or nothing was written).
+        let _claim = InFlightClaim::take(&self.in_flight, &dedupe_at)?;
+        // 2. The key's earlier result, or the push itself and its result, in one
+        //    transaction.
         let head_at = key(&[ws.as_bytes(), project_id.as_bytes()]);
         let pushed_by = caller.member.name.clone();
         let result = (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe).transaction(|(heads, versions, changes, cursors, dedupe)| {
+            if let Some(bytes) = dedupe.get(&dedupe_at)? {
+                let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
+                if record.payload_hash != payload_hash {
+                    return Err(ConflictableTransactionError::Abort(StorageError::KeyReused));
+                }
+                if let Some(response) = record.response {
+                    return Ok(PushOutcome::Replayed(response));
+                }
+            }
             let head: Option<HeadRecord> = match heads.get(&head_at)? {
                 Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(abort)?),
                 None => None,
@@ -450,22 +542,13 @@ impl Storage for SledStorage {
             let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
             let done = DedupeRecord { payload_hash: payload_hash.to_owned(), at: now, response: Some(response.clone()) };
             dedupe.insert(dedupe_at.clone(), serde_json::to_vec(&done).map_err(abort)?)?;
-            Ok(response)
+            Ok(PushOutcome::Done(response))
         });
-        match result {
-            Ok(response) => {
-                self.durable()?;
-                Ok(PushOutcome::Done(response))
-            }
-            Err(e) => {
-                // Nothing was pushed (a stale base, or a failure): release the key, so
-                // a retry runs instead of waiting out the in-flight marker.
-                let error = tx_error(e);
-                self.dedupe.remove(&dedupe_at)?;
-                self.durable()?;
-                Err(error)
-            }
-        }
+        // A stale base or a failure wrote nothing; the claim's release frees the key.
+        // A replay is made durable too: the push that wrote it may have failed to sync.
+        let outcome = result.map_err(tx_error)?;
+        self.durable()?;
+        Ok(outcome)
     }
 
     fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
@@ -513,5 +596,52 @@ impl Storage for SledStorage {
             self.durable()?;
         }
         Ok(old.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(paths: &[&Path], root: &Path) -> Vec<String> {
+        paths.iter().map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn a_sync_covers_the_log_and_whatever_changed_since_the_last_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("blobs")).unwrap();
+        std::fs::write(root.join("db"), b"log").unwrap();
+        std::fs::write(root.join("conf"), b"conf").unwrap();
+        let first = Synced::read(root, 1).unwrap();
+        let (files, folders) = Synced::default().to_sync(&first, &root.join("db"));
+        assert_eq!(names(&files, root), ["conf", "db"], "the first sync after open covers every file");
+        assert_eq!(names(&folders, root), ["", "blobs"]);
+
+        let same = Synced::read(root, 2).unwrap();
+        let (files, folders) = first.to_sync(&same, &root.join("db"));
+        assert_eq!(names(&files, root), ["db"], "the log is always synced; unchanged files are not");
+        assert!(folders.is_empty());
+
+        std::fs::write(root.join("snap.0001"), b"snapshot").unwrap();
+        std::fs::write(root.join("blobs/7"), b"blob").unwrap();
+        std::fs::write(root.join("conf"), b"conf, longer").unwrap();
+        let changed = Synced::read(root, 3).unwrap();
+        let (files, folders) = same.to_sync(&changed, &root.join("db"));
+        assert_eq!(names(&files, root), ["blobs/7", "conf", "db", "snap.0001"], "new and changed files are synced");
+        assert_eq!(names(&folders, root), ["", "blobs"], "folders that gained entries are synced");
+
+        std::fs::rename(root.join("snap.0001"), root.join("snap.0002")).unwrap();
+        let renamed = Synced::read(root, 4).unwrap();
+        let (files, folders) = changed.to_sync(&renamed, &root.join("db"));
+        assert_eq!(names(&files, root), ["db", "snap.0002"]);
+        assert_eq!(names(&folders, root), [""], "a rename changes the folder's entries");
+
+        std::fs::remove_file(root.join("snap.0002")).unwrap();
+        let removed = Synced::read(root, 5).unwrap();
+        let (files, folders) = renamed.to_sync(&removed, &root.join("db"));
+        assert_eq!(names(&files, root), ["db"]);
+        assert_eq!(names(&folders, root), [""], "a removal changes the folder's entries");
     }
 }

@@ -8,7 +8,9 @@
 //! (Debian's `postgresql` package); `--no-pg` leaves it out.
 //!
 //! Target (issue 16): the embedded store's pushes per second at least half the echo
-//! endpoint's requests per second. Build it optimised:
+//! endpoint's requests per second. A second baseline, the echo endpoint appending each
+//! body to a file and fdatasyncing it before answering, shows what one disk sync per
+//! request leaves of the echo rate on this disk. Build it optimised:
 //! `cargo run --release -p xtask -- bench sync`, or, without compiling the engine, the
 //! same code as `cargo run --release -p inkstone-server --example bench-sync`.
 //!
@@ -57,8 +59,37 @@ async fn listen(app: axum::Router) -> Result<String> {
 }
 
 /// Requests per second of `clients` clients sending `total` echo requests between them.
-async fn echo_rate(total: usize, clients: usize) -> Result<f64> {
-    let app = axum::Router::new().route("/echo", axum::routing::post(|body: axum::body::Bytes| async move { body }));
+/// With `log`, each request's body is first appended to that file and the file
+/// fdatasynced (one disk sync per request, no group commit): the floor any durable push
+/// stands on.
+async fn echo_rate(total: usize, clients: usize, log: Option<&std::path::Path>) -> Result<f64> {
+    let app = match log {
+        None => axum::Router::new().route("/echo", axum::routing::post(|body: axum::body::Bytes| async move { body })),
+        Some(path) => {
+            let file = Arc::new(std::sync::Mutex::new(std::fs::OpenOptions::new().create(true).append(true).open(path)?));
+            axum::Router::new().route(
+                "/echo",
+                axum::routing::post(move |body: axum::body::Bytes| {
+                    let file = file.clone();
+                    async move {
+                        let synced = tokio::task::spawn_blocking(move || {
+                            use std::io::Write;
+                            let mut file = file.lock().map_err(|_| std::io::Error::other("log lock poisoned"))?;
+                            file.write_all(&body)?;
+                            file.sync_data()?;
+                            std::io::Result::Ok(body)
+                        })
+                        .await;
+                        match synced {
+                            Ok(Ok(body)) => Ok(body),
+                            Ok(Err(e)) => Err((axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+                            Err(e) => Err((axum::http::StatusCode::INTERNAL_SERVER_ERROR, e.to_string())),
+                        }
+                    }
+                }),
+            )
+        }
+    };
     let url = listen(app).await?;
     let http = reqwest::Client::new();
     let per_client = total / clients;
@@ -152,13 +183,16 @@ pub fn run(args: &[String]) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     println!("bench-sync: {total} versions (~1,000 characters each, one per push) over loopback; every push durable before its answer");
     for (round, clients) in [1, many].into_iter().enumerate() {
-        let echo = runtime.block_on(echo_rate(total, clients))?;
+        let echo = runtime.block_on(echo_rate(total, clients, None))?;
+        let synced_echo = runtime.block_on(echo_rate(total, clients, Some(&dir.path().join(format!("echo-{round}.log")))))?;
         let (embedded, embedded_slowest) = runtime.block_on(push_rate(sled.clone(), total, clients, round))?;
         let ratio = embedded / echo;
         let verdict = if ratio >= 0.5 { "met" } else { "MISSED" };
         println!("bench-sync: {clients} client(s): echo endpoint      {echo:>9.0} requests/s");
+        println!("bench-sync: {clients} client(s): echo + fdatasync   {synced_echo:>9.0} requests/s   = {:.2}× echo", synced_echo / echo);
         println!(
-            "bench-sync: {clients} client(s): embedded (sled)   {embedded:>9.0} pushes/s   = {ratio:.2}× echo (target ≥ 0.50×: {verdict}); slowest push {:.1} ms",
+            "bench-sync: {clients} client(s): embedded (sled)   {embedded:>9.0} pushes/s   = {ratio:.2}× echo (target ≥ 0.50×: {verdict}), {:.2}× echo + fdatasync; slowest push {:.1} ms",
+            embedded / synced_echo,
             embedded_slowest.as_secs_f64() * 1000.0
         );
         if let Some(pg) = &pg {
