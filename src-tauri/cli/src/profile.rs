@@ -74,6 +74,11 @@ pub struct AddArgs {
     /// `response-format` (json_schema) or llama.cpp's `json-object` (+ schema).
     #[arg(long, value_parser = ["response-format", "json-object"])]
     json_schema: Option<String>,
+    /// Which tool definitions a drafting session sends: `all` every time (the
+    /// default), or `on-demand`: the core tools, and the model loads the others by
+    /// name (about half the tokens; for small context windows).
+    #[arg(long, value_parser = ["all", "on-demand"])]
+    tools: Option<String>,
 }
 
 fn read_key() -> Result<String, Failure> {
@@ -122,6 +127,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 "inputPricePerMtok": args.input_price, "outputPricePerMtok": args.output_price, "keyRequired": key_required,
                 "supportsJsonSchema": args.json_schema.is_some(),
                 "schemaForm": if args.json_schema.as_deref() == Some("json-object") { "jsonObject" } else { "responseFormat" },
+                "toolLoading": if args.tools.as_deref() == Some("on-demand") { "onDemand" } else { "all" },
             });
             let mut saved = engine.call("llmProfile.create", params)?;
             let id = s(&saved["profile"], "id").to_owned();

@@ -752,7 +752,11 @@ exampleModel: string, keyRequired: boolean,
 /**
  * Runs on this machine.
  */
-local: boolean, supportsJsonSchema: boolean, schemaForm: SchemaForm, };
+local: boolean, supportsJsonSchema: boolean, schemaForm: SchemaForm, 
+/**
+ * Local servers start with tools on demand: their default windows are small.
+ */
+toolLoading: ToolLoading, };
 
 export type LlmPresetListResult = { presets: Array<LlmPreset>, };
 
@@ -779,7 +783,11 @@ keyRequired: boolean, keyFingerprint?: string,
  * The server can constrain a reply to a JSON schema; [`LlmProfile::schema_form`] says
  * how it is asked.
  */
-supportsJsonSchema: boolean, schemaForm: SchemaForm, proxyUrl?: string, 
+supportsJsonSchema: boolean, schemaForm: SchemaForm, 
+/**
+ * Which tool definitions a drafting session sends with each request.
+ */
+toolLoading: ToolLoading, proxyUrl?: string, 
 /**
  * A PEM file with an extra CA certificate (a company proxy).
  */
@@ -813,7 +821,11 @@ keyRequired?: boolean, supportsJsonSchema?: boolean,
 /**
  * How the server is asked for a schema (default `responseFormat`).
  */
-schemaForm?: SchemaForm, proxyUrl?: string, caCertPath?: string, };
+schemaForm?: SchemaForm, 
+/**
+ * Which tool definitions a session sends (default `all`).
+ */
+toolLoading?: ToolLoading, proxyUrl?: string, caCertPath?: string, };
 
 export type LlmProfileListResult = { 
 /**
@@ -2092,6 +2104,8 @@ export type TimelineItem = { sequence: number, kind: string, turnId?: string, to
 text: string, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
+
+export type ToolLoading = "all" | "onDemand";
 
 export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
 

@@ -30,7 +30,7 @@ function setup({ profiles = [profile()], log = [], status = "idle", methods = []
   transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
   transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
   transport.on("llmProfile.detectLocal", () => ({
-    found: [{ preset: { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen", keyRequired: false, local: true, supportsJsonSchema: true, schemaForm: "responseFormat" }, models: ["qwen"] }],
+    found: [{ preset: { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen", keyRequired: false, local: true, supportsJsonSchema: true, schemaForm: "responseFormat", toolLoading: "onDemand" }, models: ["qwen"] }],
   }));
   transport.on("session.list", () => ({ sessions: log.length ? [session()] : [] }));
   transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));

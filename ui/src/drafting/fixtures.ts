@@ -86,6 +86,7 @@ export function profile(over: Partial<LlmProfile> = {}): LlmProfile {
     keyRequired: false,
     supportsJsonSchema: false,
     schemaForm: "responseFormat",
+    toolLoading: "all",
     isDefault: true,
     health: "ok",
     createdAt: "2026-11-20T00:00:00Z",

@@ -10,7 +10,7 @@ afterEach(() => {
   window.localStorage.clear();
 });
 
-const ollama: LlmPreset = { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen2.5:7b", keyRequired: false, local: true, supportsJsonSchema: true, schemaForm: "responseFormat" };
+const ollama: LlmPreset = { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen2.5:7b", keyRequired: false, local: true, supportsJsonSchema: true, schemaForm: "responseFormat", toolLoading: "onDemand" };
 
 function mount(profiles: LlmProfile[], onSetUp: () => void = () => undefined) {
   const transport = new FakeTransport()

@@ -17,6 +17,7 @@ const ollama: LlmPreset = {
   local: true,
   supportsJsonSchema: true,
   schemaForm: "responseFormat",
+  toolLoading: "onDemand",
 };
 const openai: LlmPreset = {
   id: "openai",
@@ -27,6 +28,7 @@ const openai: LlmPreset = {
   local: false,
   supportsJsonSchema: true,
   schemaForm: "responseFormat",
+  toolLoading: "all",
 };
 
 function profile(over: Partial<LlmProfile> = {}): LlmProfile {
@@ -41,6 +43,7 @@ function profile(over: Partial<LlmProfile> = {}): LlmProfile {
     keyRequired: true,
     supportsJsonSchema: false,
     schemaForm: "responseFormat",
+    toolLoading: "all",
     isDefault: true,
     health: "unknown",
     createdAt: "2026-11-20T00:00:00Z",
@@ -63,6 +66,7 @@ function backend(initial: LlmProfile[] = []) {
     keyRequired: input.keyRequired ?? true,
     supportsJsonSchema: input.supportsJsonSchema ?? false,
     schemaForm: input.schemaForm ?? "responseFormat",
+    toolLoading: input.toolLoading ?? "all",
     health: "unknown",
     ...(input.embeddingModel ? { embeddingModel: input.embeddingModel } : { embeddingModel: undefined }),
   });
@@ -167,11 +171,30 @@ describe("Settings → AI models", () => {
         keyRequired: false,
         supportsJsonSchema: true,
         schemaForm: "responseFormat",
+        toolLoading: "onDemand",
         timeoutS: 60,
         contextWindow: 8192,
       },
     ]);
     expect(transport.callsTo("llmProfile.setKey")).toEqual([]);
+  });
+
+  it("loads tools on demand for a local server's preset, sends every tool for a hosted one, and lets either be changed", async () => {
+    const { transport } = backend([]);
+    transport.on("llmProfile.detectLocal", () => ({ found: [{ preset: ollama, models: ["qwen3:8b"] }] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("detected-local")).toBeTruthy());
+    fireEvent.click(within(screen.getByTestId("detected-local")).getByText("Use it"));
+    const loading = screen.getByTestId("profile-tool-loading") as HTMLSelectElement;
+    expect(loading.value).toBe("onDemand");
+    expect(loading.options[loading.selectedIndex].textContent).toContain("on demand");
+    fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "openai" } });
+    expect(loading.value).toBe("all");
+    fireEvent.change(loading, { target: { value: "onDemand" } });
+    fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-secret-0123456789wxyz" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ baseUrl: "https://api.openai.com/v1", toolLoading: "onDemand" });
   });
 
   it("asks a llama.cpp server for a schema in its own form, and the form can be changed", async () => {

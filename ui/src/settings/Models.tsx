@@ -13,6 +13,7 @@ import type {
   LlmTestResult,
   LocalServer,
   SchemaForm,
+  ToolLoading,
 } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
@@ -375,6 +376,7 @@ function ProfileForm({
   const [priceOut, setPriceOut] = useState(initial?.outputPricePerMtok?.toString() ?? "");
   const [jsonSchema, setJsonSchema] = useState(initial?.supportsJsonSchema ?? startPreset?.supportsJsonSchema ?? false);
   const [schemaForm, setSchemaForm] = useState<SchemaForm>(initial?.schemaForm ?? startPreset?.schemaForm ?? "responseFormat");
+  const [toolLoading, setToolLoading] = useState<ToolLoading>(initial?.toolLoading ?? startPreset?.toolLoading ?? "all");
   const [proxyUrl, setProxyUrl] = useState(initial?.proxyUrl ?? "");
   const [caCertPath, setCaCertPath] = useState(initial?.caCertPath ?? "");
   // Editing: the picker is filled from the server straight away (see the effect below).
@@ -422,6 +424,7 @@ function ProfileForm({
     setKeyRequired(preset.keyRequired);
     setJsonSchema(preset.supportsJsonSchema);
     setSchemaForm(preset.schemaForm);
+    setToolLoading(preset.toolLoading);
     if (!name.trim() || presets.some((p) => p.label === name)) setName(preset.label);
     setModel(preset.exampleModel);
     setCustomModel(false);
@@ -454,6 +457,7 @@ function ProfileForm({
       keyRequired,
       supportsJsonSchema: jsonSchema,
       schemaForm,
+      toolLoading,
     };
     for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
     if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
@@ -714,6 +718,13 @@ function ProfileForm({
               </select>
             </label>
           )}
+          <label className="field">
+            <span className="small muted">{t("models.toolLoading")}</span>
+            <select value={toolLoading} data-testid="profile-tool-loading" onChange={(e) => setToolLoading(e.target.value as ToolLoading)}>
+              <option value="all">{t("models.toolLoading.all")}</option>
+              <option value="onDemand">{t("models.toolLoading.onDemand")}</option>
+            </select>
+          </label>
           <label className="field">
             <span className="small muted">{t("models.proxy")}</span>
             <input value={proxyUrl} placeholder="http://proxy.example:8080" spellCheck={false} onChange={(e) => setProxyUrl(e.target.value)} />

@@ -19,8 +19,13 @@ fn add_list_test_default_remove() {
     assert_eq!(added["profile"]["baseUrl"], server.base_url());
     assert_eq!(added["profile"]["keyRequired"], false);
     assert_eq!(added["profile"]["supportsJsonSchema"], false);
-    let second = json_ok(data, &["profile", "add", "--name", "second", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key", "--json-schema", "json-object"]);
+    assert_eq!(added["profile"]["toolLoading"], "all");
+    let second = json_ok(
+        data,
+        &["profile", "add", "--name", "second", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key", "--json-schema", "json-object", "--tools", "on-demand"],
+    );
     assert_eq!((&second["profile"]["supportsJsonSchema"], &second["profile"]["schemaForm"]), (&json!(true), &json!("jsonObject")));
+    assert_eq!(second["profile"]["toolLoading"], "onDemand");
 
     let tested = run(data, &["profile", "test", "local"]);
     assert!(tested.status.success(), "{}", String::from_utf8_lossy(&tested.stderr));

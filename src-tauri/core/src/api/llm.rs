@@ -58,6 +58,10 @@ pub struct LlmProfileInput {
     #[serde(default)]
     #[ts(optional)]
     pub schema_form: Option<crate::llm::profile::SchemaForm>,
+    /// Which tool definitions a session sends (default `all`).
+    #[serde(default)]
+    #[ts(optional)]
+    pub tool_loading: Option<crate::llm::profile::ToolLoading>,
     #[serde(default)]
     #[ts(optional)]
     pub proxy_url: Option<String>,
@@ -245,6 +249,7 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
     profile.key_required = input.key_required.unwrap_or(!crate::llm::profile::is_loopback(&profile.base_url));
     profile.supports_json_schema = input.supports_json_schema.unwrap_or(false);
     profile.schema_form = input.schema_form.unwrap_or_default();
+    profile.tool_loading = input.tool_loading.unwrap_or_default();
     profile.proxy_url = match input.proxy_url.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
         // The message never repeats the URL: it may hold a password.
         Some(proxy) => Some(check_proxy_url(proxy).map_err(|bad| {
@@ -292,6 +297,7 @@ pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfi
         key_fingerprint: None,
         supports_json_schema: false,
         schema_form: crate::llm::profile::SchemaForm::ResponseFormat,
+        tool_loading: crate::llm::profile::ToolLoading::All,
         proxy_url: None,
         ca_cert_path: None,
         is_default: false,

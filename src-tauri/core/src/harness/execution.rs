@@ -406,6 +406,8 @@ impl Turn<'_, '_> {
         let model = self.engine.llm_profile(&self.scope.profile_id).map(|p| p.model).unwrap_or_default();
         let (turn_sequence, proposals_made) = (self.turn_sequence, &self.proposals_made);
         let (model, snapshot_id) = (model.as_str(), snapshot_id.as_deref());
+        let tool_names = self.engine.harness().registry()?.names();
+        let tool_names = tool_names.as_slice();
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::channel::<(usize, Result<Value, ToolFailure>)>();
             let mut started = 0;
@@ -434,6 +436,7 @@ impl Turn<'_, '_> {
                         profile_id: &turn_scope.profile_id,
                         approval: run.approval.as_deref(),
                         target_version: run.target_version,
+                        tool_names,
                     };
                     // A panicking tool is a failed call, not a failed turn.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))

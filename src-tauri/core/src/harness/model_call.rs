@@ -13,7 +13,7 @@ use super::Meta;
 use crate::context::{assemble, gather};
 use crate::error::{ApiError, ErrorCode};
 use crate::llm::profile::LlmProfile;
-use crate::llm::{estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall, ToolSpec};
+use crate::llm::{estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall};
 use crate::store::{Batch, Durability, Kind};
 
 impl Turn<'_, '_> {
@@ -109,7 +109,6 @@ impl Turn<'_, '_> {
         }
         self.model_turns += 1;
         let registry = self.engine.harness().registry()?;
-        let tools: Vec<ToolSpec> = registry.definitions().map(|d| ToolSpec { name: d.name.clone(), description: d.prompt.clone(), parameters: d.input_schema.clone() }).collect();
         let max_output = limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
         let window = u64::from(profile.context_window);
         let engine = self.engine;
@@ -136,8 +135,10 @@ impl Turn<'_, '_> {
             });
             let threshold = threshold.or(calibration.threshold).unwrap_or_default();
             let message_tokens = estimate_request_tokens(&ChatRequest::new(messages.clone()));
+            // The tool definitions this call sends (all, or on demand: see `offered`).
+            let tools = registry.offered(profile.tool_loading, &messages);
             let mut request = ChatRequest::new(messages);
-            request.tools = tools.clone();
+            request.tools = tools;
             request.max_output_tokens = Some(max_output);
             let conversation_tokens = estimate_request_tokens(&request);
             let budget = window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
@@ -186,11 +187,20 @@ impl Turn<'_, '_> {
                         "This session no longer fits the model's context window ({} tokens): the request takes about {calibrated} tokens with the reply's reserve of {max_output}.",
                         profile.context_window
                     ),
-                        vec![
-                            hint("new_session", "Start a new session; the project and its versions are kept."),
-                            hint("compact", "Or pin what matters and compact the session."),
-                            hint("larger_context", "Or choose a model with a larger context window."),
-                        ],
+                        {
+                            let mut hints = vec![
+                                hint("new_session", "Start a new session; the project and its versions are kept."),
+                                hint("compact", "Or pin what matters and compact the session."),
+                                hint("larger_context", "Or choose a model with a larger context window."),
+                            ];
+                            if profile.tool_loading == crate::llm::profile::ToolLoading::All {
+                                hints.push(hint(
+                                    "tools_on_demand",
+                                    "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
+                                ));
+                            }
+                            hints
+                        },
                     ))
                 }
             };

@@ -2,7 +2,7 @@
 //! need to know about a tool), compiled input validators, and the handlers. The tools
 //! themselves are in `crate::tools`; the engine registers them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -14,7 +14,9 @@ use super::event::Mode;
 use super::permission::PermissionPolicy;
 use crate::error::ApiError;
 use crate::kernel::Kernel;
+use crate::llm::profile::ToolLoading;
 use crate::llm::structured::{InvalidSchema, Validator};
+use crate::llm::{Message, ToolSpec};
 use crate::model::{BrandProfile, Comment, MediaAsset, Platform, PlatformDraft, Project, Version, VersionSummary};
 use crate::pipeline::Finding;
 use crate::profiles::ProfileSet;
@@ -169,6 +171,8 @@ pub struct ToolContext<'a> {
     pub profile_id: &'a str,
     /// The approval this call uses up (its request id), when one allowed it.
     pub approval: Option<&'a str>,
+    /// The names of every registered tool (for `load_tools`).
+    pub tool_names: &'a [String],
     /// The target version the call was decided for (and an approval bound to), per
     /// the tool's [`BaseVersionPolicy`].
     pub target_version: Option<u64>,
@@ -485,6 +489,74 @@ impl Registry {
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
     }
+
+    /// The tool definitions a request carries. With [`ToolLoading::All`], every tool but
+    /// `load_tools`. With [`ToolLoading::OnDemand`], the [`CORE_TOOLS`], the tools the
+    /// model loaded with `load_tools` in `messages` (so a compaction that summarises
+    /// those calls away unloads them; the model loads them again), and `load_tools`
+    /// itself, whose description lists what is left to load. Any registered tool may
+    /// still be called: loading only sends its definition.
+    pub fn offered(&self, loading: ToolLoading, messages: &[Message]) -> Vec<ToolSpec> {
+        let spec = |d: &ToolDefinition| ToolSpec { name: d.name.clone(), description: d.prompt.clone(), parameters: d.input_schema.clone() };
+        if loading == ToolLoading::All {
+            return self.definitions().filter(|d| d.name != LOAD_TOOLS).map(spec).collect();
+        }
+        let loaded = loaded_tools(messages);
+        let sent = |d: &&ToolDefinition| CORE_TOOLS.contains(&d.name.as_str()) || loaded.contains(&d.name);
+        let mut tools: Vec<ToolSpec> = self.definitions().filter(|d| d.name != LOAD_TOOLS).filter(sent).map(spec).collect();
+        let rest: Vec<&ToolDefinition> = self.definitions().filter(|d| d.name != LOAD_TOOLS && !sent(d)).collect();
+        if let (Some(load), false) = (self.get(LOAD_TOOLS), rest.is_empty()) {
+            let mut load = spec(&load.definition);
+            load.description.push_str("\nTools you can load:");
+            for d in rest {
+                load.description.push_str(&format!("\n- {}: {}", d.name, first_clause(&d.description)));
+            }
+            tools.push(load);
+        }
+        tools
+    }
+}
+
+/// The first clause of a description, at most 70 characters: enough to choose a tool
+/// to load, at a few tokens a tool.
+fn first_clause(text: &str) -> String {
+    let end = [". ", "; ", ": ", " (", "。", "；"].iter().filter_map(|stop| text.find(stop)).min().unwrap_or(text.len());
+    let clause = text[..end].trim().trim_end_matches('.');
+    match clause.char_indices().nth(70) {
+        Some((cut, _)) => format!("{}…", &clause[..cut]),
+        None => clause.to_owned(),
+    }
+}
+
+/// The tool that sends other tools' definitions (see [`Registry::offered`]).
+pub const LOAD_TOOLS: &str = "load_tools";
+
+/// The tools a model gets in full when its profile loads tools on demand: reading the
+/// project and stored results, proposing patches, checking a platform, searching the
+/// project's history, questions and plan mode.
+pub const CORE_TOOLS: &[&str] = &[
+    "read_project_context",
+    "read_versions",
+    "read_stored_result",
+    "search_project_history",
+    "propose_source_patch",
+    "propose_draft_patch",
+    "run_platform_check",
+    "ask_user_question",
+    "enter_plan_mode",
+    "exit_plan_mode",
+];
+
+/// The names the assistant asked `load_tools` for in `messages`.
+pub fn loaded_tools(messages: &[Message]) -> BTreeSet<String> {
+    messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .filter(|c| c.name == LOAD_TOOLS)
+        .filter_map(|c| serde_json::from_str::<Value>(&c.arguments).ok())
+        .flat_map(|input| input["names"].as_array().cloned().unwrap_or_default())
+        .filter_map(|name| name.as_str().map(|n| n.trim().to_owned()))
+        .collect()
 }
 
 /// The input with object keys sorted (serde_json's map is ordered) and strings
@@ -534,13 +606,44 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 33, "8 read, 2 stored results, 3 search, 7 propose, 5 check, 4 workflow, 5 write");
+        assert_eq!(registry.names().len(), 34, "8 read, 2 stored results, 3 search, 7 propose, 5 check, 5 workflow, 5 write");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();
         assert_eq!(problems[0].0, "/question");
         let problems = ask.validate(&json!({})).unwrap_err();
         assert_eq!(problems[0].0, "");
+    }
+
+    #[test]
+    fn tools_on_demand_send_the_core_and_list_the_rest_in_far_fewer_tokens() {
+        let mut registry = Registry::default();
+        for (definition, handler) in crate::tools::builtins() {
+            registry.register(definition, handler).unwrap();
+        }
+        let tokens = |tools: &[ToolSpec]| {
+            let mut request = crate::llm::ChatRequest::new(Vec::new());
+            request.tools = tools.to_vec();
+            crate::llm::estimate_request_tokens(&request)
+        };
+        let all = registry.offered(ToolLoading::All, &[]);
+        assert_eq!(all.len(), 33, "every tool but load_tools");
+        let core = registry.offered(ToolLoading::OnDemand, &[]);
+        assert_eq!(core.len(), CORE_TOOLS.len() + 1);
+        assert!(CORE_TOOLS.iter().all(|name| registry.get(name).is_some()), "every core tool exists");
+        let listing = &core.iter().find(|t| t.name == LOAD_TOOLS).unwrap().description;
+        assert_eq!(listing.lines().filter(|l| l.starts_with("- ")).count(), 33 - CORE_TOOLS.len(), "{listing}");
+        let (all_tokens, core_tokens) = (tokens(&all), tokens(&core));
+        println!("tool definitions: all {all_tokens} tokens, on demand {core_tokens} tokens\n{listing}");
+        assert!(core_tokens * 2 < all_tokens, "on demand {core_tokens} tokens, all {all_tokens}");
+
+        // A loaded tool is sent in full and leaves the listing; an unknown name is ignored.
+        let call = crate::llm::ToolCall { id: "l1".into(), name: LOAD_TOOLS.into(), arguments: r#"{"names":["propose_tags"," read_comments ","nope"]}"#.into() };
+        let messages = vec![Message { role: crate::llm::Role::Assistant, content: String::new(), tool_calls: vec![call], tool_call_id: None }];
+        let loaded = registry.offered(ToolLoading::OnDemand, &messages);
+        assert_eq!(loaded.len(), core.len() + 2);
+        let listing = &loaded.iter().find(|t| t.name == LOAD_TOOLS).unwrap().description;
+        assert!(!listing.contains("- propose_tags:") && !listing.contains("- read_comments:") && listing.contains("- propose_outline:"));
     }
 
     #[test]
@@ -597,8 +700,12 @@ mod tests {
     /// for the project and the conversation.
     #[test]
     fn the_tool_specs_sent_with_every_call_stay_small() {
-        let cost = |d: &ToolDefinition| crate::llm::estimate_tokens(&d.prompt) + crate::llm::estimate_tokens(&d.input_schema.to_string());
-        let definitions: Vec<ToolDefinition> = crate::tools::builtins().into_iter().map(|(d, _)| d).collect();
+        let cost = |d: &ToolSpec| crate::llm::estimate_tokens(&d.description) + crate::llm::estimate_tokens(&d.parameters.to_string());
+        let mut registry = Registry::default();
+        for (definition, handler) in crate::tools::builtins() {
+            registry.register(definition, handler).unwrap();
+        }
+        let definitions = registry.offered(ToolLoading::All, &[]);
         for d in &definitions {
             assert!(cost(d) <= 200, "{}: {} estimated tokens", d.name, cost(d));
         }

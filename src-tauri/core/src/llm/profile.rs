@@ -72,6 +72,9 @@ pub struct LlmProfile {
     pub supports_json_schema: bool,
     #[serde(default)]
     pub schema_form: SchemaForm,
+    /// Which tool definitions a drafting session sends with each request.
+    #[serde(default)]
+    pub tool_loading: ToolLoading,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub proxy_url: Option<String>,
@@ -114,6 +117,20 @@ pub enum SchemaForm {
     JsonObject,
 }
 
+/// Which tool definitions a drafting session sends the model with each request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolLoading {
+    /// Every tool's definition, every time (about 2,800 estimated tokens for the
+    /// built-in tools).
+    #[default]
+    All,
+    /// The core drafting tools, plus `load_tools`: it lists the others by name, and a
+    /// tool the model loads is sent from its next step on (about 1,400 tokens). For
+    /// models with small context windows, such as local servers' defaults.
+    OnDemand,
+}
+
 impl LlmProfile {
     /// The response format asking this profile's server for JSON matching `schema`, or
     /// plain text when the server cannot be asked (the schema then goes in the prompt).
@@ -141,6 +158,8 @@ pub struct LlmPreset {
     pub local: bool,
     pub supports_json_schema: bool,
     pub schema_form: SchemaForm,
+    /// Local servers start with tools on demand: their default windows are small.
+    pub tool_loading: ToolLoading,
 }
 
 /// The presets: local servers first, then hosted providers creators use.
@@ -154,6 +173,7 @@ pub fn presets() -> Vec<LlmPreset> {
         local,
         supports_json_schema,
         schema_form: SchemaForm::ResponseFormat,
+        tool_loading: if local { ToolLoading::OnDemand } else { ToolLoading::All },
     };
     vec![
         preset("ollama", "Ollama", "http://127.0.0.1:11434/v1", "qwen2.5:7b", false, true, true),

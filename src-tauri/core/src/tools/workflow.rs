@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::{read_tool, schema};
 use crate::harness::permission::PermissionPolicy;
-use crate::harness::tools::{Capability, Concurrency, InterruptBehavior};
+use crate::harness::tools::{Capability, Concurrency, InterruptBehavior, LOAD_TOOLS};
 use crate::harness::{ToolDefinition, ToolFailure, ToolHandler};
 
 fn workflow_tool(name: &str, description: &str, input: Value, permission: PermissionPolicy, summary: &str) -> ToolDefinition {
@@ -22,6 +22,24 @@ fn workflow_tool(name: &str, description: &str, input: Value, permission: Permis
 
 pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
     vec![
+        (
+            ToolDefinition {
+                max_result_chars: 1_000,
+                input_schema: schema(json!({"names": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 64}, "minItems": 1, "maxItems": 40}}), &["names"]),
+                ..read_tool(LOAD_TOOLS, "Load more tools by name. Their full definitions come with your next step; call them then.", json!({}), "the tools loaded")
+            },
+            Arc::new(|ctx, input| {
+                let asked: Vec<&str> = input["names"].as_array().map(|names| names.iter().filter_map(|n| n.as_str()).map(str::trim).collect()).unwrap_or_default();
+                let (loaded, unknown): (Vec<&str>, Vec<&str>) = asked.into_iter().partition(|name| *name != LOAD_TOOLS && ctx.tool_names.iter().any(|t| t == name));
+                if loaded.is_empty() {
+                    return Err(ToolFailure::new(format!(
+                        "No tool is named {}. The tools you can load are listed in this tool's description.",
+                        unknown.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                Ok(json!({"loaded": loaded, "unknown": unknown, "note": "Their definitions come with your next step; call them then."}))
+            }),
+        ),
         (
             workflow_tool(
                 "ask_user_question",

@@ -1393,3 +1393,89 @@ fn the_model_sees_a_long_article_whole_and_reads_the_rest_of_a_larger_one() {
     }
     h.assert_replay_matches_live();
 }
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"].as_array().map(|tools| tools.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()).unwrap_or_default()
+}
+
+#[test]
+fn a_profile_that_loads_tools_on_demand_sends_the_core_and_what_the_model_loaded() {
+    use inkstone_core::harness::tools::{loaded_tools, CORE_TOOLS, LOAD_TOOLS};
+    let h = setup(
+        vec![
+            Reply::tool_calls(&[("l1", LOAD_TOOLS, r#"{"names":["propose_tags","no_such_tool"]}"#)]),
+            Reply::tool_calls(&[("l2", LOAD_TOOLS, r#"{"names":["nothing_here"]}"#)]),
+            Reply::text("loaded"),
+            Reply::text("next turn"),
+        ],
+        json!({}),
+    );
+    let profile = h.t.ok("llmProfile.list", json!({}))["profiles"][0].clone();
+    assert_eq!(profile["toolLoading"], "all", "the default sends every tool");
+    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "toolLoading": "onDemand"}}));
+    let (result, _) = h.send("给这篇加标签");
+    assert_eq!(result["reason"], "completed");
+    let (result, _) = h.send("再看看");
+    assert_eq!(result["reason"], "completed");
+    let requests = h.server.chat_requests();
+    assert_eq!(requests.len(), 4);
+
+    // First call: the core tools and load_tools, whose description lists the rest.
+    let first = tool_names(&requests[0].body);
+    let mut expected: Vec<String> = CORE_TOOLS.iter().map(|s| (*s).to_owned()).collect();
+    expected.push(LOAD_TOOLS.to_owned());
+    let mut sorted = first.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
+    let load =
+        |body: &Value| body["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == LOAD_TOOLS).map(|t| t["function"]["description"].as_str().unwrap().to_owned());
+    let listed = load(&requests[0].body).unwrap();
+    assert!(listed.contains("- propose_tags: ") && listed.contains("- update_project_metadata: "), "{listed}");
+    assert!(!listed.contains("- propose_source_patch: "), "a core tool is not listed to load");
+    let all: usize = h.engine().tool_definitions().unwrap().len();
+    assert!(first.len() < all / 2, "{} of {all} tools sent", first.len());
+
+    // The load: propose_tags is known, the other is reported unknown; a load of only
+    // unknown names fails and changes nothing.
+    let results = h.results();
+    assert_eq!(results[0].1, "success");
+    assert!(results[0].2.contains("propose_tags") && results[0].2.contains("no_such_tool"), "{}", results[0].2);
+    assert_eq!(results[1].1, "tool_error", "{results:?}");
+    assert!(results[1].2.contains("`nothing_here`"), "{}", results[1].2);
+
+    // From the next call on, propose_tags is sent in full and no longer listed; it
+    // stays loaded into the next turn (it is derived from the conversation).
+    for request in &requests[1..] {
+        let names = tool_names(&request.body);
+        assert!(names.contains(&"propose_tags".to_owned()), "{names:?}");
+        assert_eq!(names.len(), first.len() + 1);
+        assert!(!load(&request.body).unwrap().contains("- propose_tags: "));
+    }
+    // Smaller: the first request's tool definitions against every tool's.
+    let sent = requests[0].body["tools"].to_string().len();
+    let full: usize = h
+        .engine()
+        .tool_definitions()
+        .unwrap()
+        .iter()
+        .filter(|d| d.name != LOAD_TOOLS)
+        .map(|d| json!({"type": "function", "function": {"name": d.name, "description": d.prompt, "parameters": d.input_schema}}).to_string().len() + 1)
+        .sum();
+    assert!(sent * 2 < full, "on demand sends {sent} bytes of tool definitions, all would be {full}");
+
+    // A replay of the log gives the same messages, so the same tools.
+    h.assert_replay_matches_live();
+    let log = h.log();
+    let replayed = replay(log.iter());
+    assert!(loaded_tools(replayed.messages()).contains("propose_tags"));
+
+    // Back to every tool: no load_tools in the request.
+    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model"}}));
+    h.server.push(Reply::text("all"));
+    let (result, _) = h.send("全部");
+    assert_eq!(result["reason"], "completed");
+    let last = tool_names(&h.server.chat_requests()[4].body);
+    assert!(!last.contains(&LOAD_TOOLS.to_owned()));
+    assert_eq!(last.len(), all - 1);
+}
