@@ -1,11 +1,12 @@
-//! `cargo xtask bench sync [--versions 1000] [--clients 4] [--no-pg]`: the workspace
+//! `cargo xtask bench sync [--versions 1000] [--clients 4] [--batch 1] [--no-pg]`: the workspace
 //! server's push rate over loopback, against a trivial axum echo endpoint measured in
 //! the same run with the same request bodies and the same HTTP client.
 //!
-//! Each client pushes its own project one version per push (so no push is refused as
-//! stale); every push is durable before it is acknowledged (sled: flushed and fsynced;
-//! PostgreSQL: committed with `fsync` on). The PostgreSQL run starts a throwaway cluster
-//! (Debian's `postgresql` package); `--no-pg` leaves it out.
+//! Each client pushes its own project, one version per push (`--batch N`: N versions
+//! per push and per echo request; the rates are then also given in versions), so no
+//! push is refused as stale. Every push is durable before it is acknowledged (sled:
+//! flushed and synced; PostgreSQL: committed with `fsync` on). The PostgreSQL run
+//! starts a throwaway cluster (Debian's `postgresql` package); `--no-pg` leaves it out.
 //!
 //! Target (issue 16): the embedded store's pushes per second at least half the echo
 //! endpoint's requests per second. A second baseline, the echo endpoint appending each
@@ -62,7 +63,7 @@ async fn listen(app: axum::Router) -> Result<String> {
 /// With `log`, each request's body is first appended to that file and the file
 /// fdatasynced (one disk sync per request, no group commit): the floor any durable push
 /// stands on.
-async fn echo_rate(total: usize, clients: usize, log: Option<&std::path::Path>) -> Result<f64> {
+async fn echo_rate(total: usize, clients: usize, batch: usize, log: Option<&std::path::Path>) -> Result<f64> {
     let app = match log {
         None => axum::Router::new().route("/echo", axum::routing::post(|body: axum::body::Bytes| async move { body })),
         Some(path) => {
@@ -92,7 +93,7 @@ async fn echo_rate(total: usize, clients: usize, log: Option<&std::path::Path>) 
     };
     let url = listen(app).await?;
     let http = reqwest::Client::new();
-    let per_client = total / clients;
+    let per_client = total / clients / batch;
     // Warm up the connections.
     for c in 0..clients {
         http.post(format!("{url}/echo")).json(&json!({"base": 0, "versions": [version(c, 0)]})).send().await?.error_for_status()?;
@@ -103,7 +104,7 @@ async fn echo_rate(total: usize, clients: usize, log: Option<&std::path::Path>) 
             let (http, url) = (http.clone(), url.clone());
             tokio::spawn(async move {
                 for i in 0..per_client {
-                    let body = json!({"base": i, "versions": [version(c, i)]});
+                    let body = json!({"base": i * batch, "versions": (0..batch).map(|b| version(c, i * batch + b)).collect::<Vec<_>>()});
                     http.post(format!("{url}/echo")).json(&body).send().await?.error_for_status()?.bytes().await?;
                 }
                 anyhow::Ok(())
@@ -118,7 +119,7 @@ async fn echo_rate(total: usize, clients: usize, log: Option<&std::path::Path>) 
 
 /// Pushes per second of `clients` clients pushing `total` versions between them, one
 /// version per push, each client its own project.
-async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, round: usize) -> Result<(f64, Duration)> {
+async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, batch: usize, round: usize) -> Result<(f64, Duration)> {
     let (_, owner) = tokio::task::spawn_blocking({
         let storage = storage.clone();
         move || storage.create_workspace("bench", "olive")
@@ -128,7 +129,7 @@ async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, roun
     let state = AppState::new(storage, RateLimit { per_second: 1e9, burst: 1e9 });
     let url = listen(router(state)).await?;
     let http = reqwest::Client::new();
-    let per_client = total / clients;
+    let per_client = total / clients / batch;
     let started = Instant::now();
     let tasks: Vec<_> = (0..clients)
         .map(|c| {
@@ -136,7 +137,7 @@ async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, roun
             tokio::spawn(async move {
                 let mut slowest = Duration::ZERO;
                 for i in 0..per_client {
-                    let body = json!({"base": i, "versions": [version(c, i)]});
+                    let body = json!({"base": i * batch, "versions": (0..batch).map(|b| version(c, i * batch + b)).collect::<Vec<_>>()});
                     let sent = Instant::now();
                     let response = http
                         .post(format!("{url}/v1/projects/prj_r{round}c{c}/push"))
@@ -166,6 +167,7 @@ async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, roun
 pub fn run(args: &[String]) -> Result<()> {
     let total = arg(args, "--versions", 1000)?;
     let many = arg(args, "--clients", 4)?.max(1);
+    let batch = arg(args, "--batch", 1)?.clamp(1, 100);
     let with_pg = !args.iter().any(|a| a == "--no-pg");
     if cfg!(debug_assertions) {
         println!("bench-sync: WARNING: a debug build; run `cargo run --release -p xtask -- bench sync` for real figures");
@@ -181,24 +183,27 @@ pub fn run(args: &[String]) -> Result<()> {
         None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    println!("bench-sync: {total} versions (~1,000 characters each, one per push) over loopback; every push durable before its answer");
+    println!("bench-sync: {total} versions (~1,000 characters each, {batch} per push) over loopback; every push durable before its answer");
+    let versions = |rate: f64| if batch > 1 { format!(" ({:.0} versions/s)", rate * batch as f64) } else { String::new() };
     for (round, clients) in [1, many].into_iter().enumerate() {
-        let echo = runtime.block_on(echo_rate(total, clients, None))?;
-        let synced_echo = runtime.block_on(echo_rate(total, clients, Some(&dir.path().join(format!("echo-{round}.log")))))?;
-        let (embedded, embedded_slowest) = runtime.block_on(push_rate(sled.clone(), total, clients, round))?;
+        let echo = runtime.block_on(echo_rate(total, clients, batch, None))?;
+        let synced_echo = runtime.block_on(echo_rate(total, clients, batch, Some(&dir.path().join(format!("echo-{round}.log")))))?;
+        let (embedded, embedded_slowest) = runtime.block_on(push_rate(sled.clone(), total, clients, batch, round))?;
         let ratio = embedded / echo;
         let verdict = if ratio >= 0.5 { "met" } else { "MISSED" };
         println!("bench-sync: {clients} client(s): echo endpoint      {echo:>9.0} requests/s");
         println!("bench-sync: {clients} client(s): echo + fdatasync   {synced_echo:>9.0} requests/s   = {:.2}× echo", synced_echo / echo);
         println!(
-            "bench-sync: {clients} client(s): embedded (sled)   {embedded:>9.0} pushes/s   = {ratio:.2}× echo (target ≥ 0.50×: {verdict}), {:.2}× echo + fdatasync; slowest push {:.1} ms",
+            "bench-sync: {clients} client(s): embedded (sled)   {embedded:>9.0} pushes/s{}   = {ratio:.2}× echo (target ≥ 0.50×: {verdict}), {:.2}× echo + fdatasync; slowest push {:.1} ms",
+            versions(embedded),
             embedded / synced_echo,
             embedded_slowest.as_secs_f64() * 1000.0
         );
         if let Some(pg) = &pg {
-            let (rate, slowest) = runtime.block_on(push_rate(pg.clone(), total, clients, round))?;
+            let (rate, slowest) = runtime.block_on(push_rate(pg.clone(), total, clients, batch, round))?;
             println!(
-                "bench-sync: {clients} client(s): PostgreSQL         {rate:>9.0} pushes/s   = {:.2}× echo; slowest push {:.1} ms",
+                "bench-sync: {clients} client(s): PostgreSQL         {rate:>9.0} pushes/s{}   = {:.2}× echo; slowest push {:.1} ms",
+                versions(rate),
                 rate / echo,
                 slowest.as_secs_f64() * 1000.0
             );
