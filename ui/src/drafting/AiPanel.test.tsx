@@ -228,6 +228,16 @@ describe("the AI panel", () => {
     expect(end.textContent).toContain("模型未能回答。");
     expect(end.textContent).toContain("请重试");
     expect(screen.queryByTestId("stop")).toBeNull();
+    cleanup();
+    resetSeq();
+    const tooLong = [
+      { id: "larger_context", message: "Or choose a model with a larger context window." },
+      { id: "tools_on_demand", message: "Or let this model load tools on demand (Settings → AI models)." },
+    ];
+    setup({ log: [ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("context_too_long", tooLong))], lang: "zh" });
+    const full = await screen.findByTestId("turn-end");
+    expect(full.textContent).toContain("换一个上下文窗口更大的模型");
+    expect(full.textContent).toContain("按需加载工具（设置 → AI 模型）");
   });
 
   it("shows constraints and checkpoints when the backend has them; a constraint can be removed", async () => {

@@ -1,6 +1,6 @@
 // Harness events and records for the drafting tests, built the way the engine sends them.
 import type { HarnessEvent } from "../api/client";
-import type { LlmProfile, Proposal, ProposalHunk, ProposalView, Session, SessionView } from "../api/generated";
+import type { LlmProfile, Proposal, ProposalHunk, ProposalView, Session, SessionView, TurnEndReason } from "../api/generated";
 
 type Body = Pick<HarnessEvent, "kind" | "payload">;
 
@@ -36,7 +36,7 @@ export const toolResult = (tool: string, content: string, status: "success" | "t
   kind: "tool_result",
   payload: { tool, status, content, reusedExecution: false },
 });
-export const turnEnded = (reason: "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "model_error", hints: { id: string; message: string }[] = []): Body => ({
+export const turnEnded = (reason: TurnEndReason, hints: { id: string; message: string }[] = []): Body => ({
   kind: "turn_ended",
   payload: { reason, message: `turn ${reason}`, hints },
 });
