@@ -181,12 +181,18 @@ impl Turn<'_, '_> {
             let snapshot = match assembled {
                 Ok(snapshot) if fits => snapshot,
                 Ok(_) | Err(_) => {
+                    // A first message names what takes the room; a longer session has outgrown it.
+                    let first_turn = self.state(|s| s.last_turn_end.is_none());
+                    let what = if first_turn { "This request does not fit" } else { "This session no longer fits" };
+                    let mut tools_only = ChatRequest::new(Vec::new());
+                    tools_only.tools = request.tools.clone();
+                    let tool_tokens = estimate_request_tokens(&tools_only);
                     return Ok(Flow::End(
                         TurnEndReason::ContextTooLong,
                         format!(
-                        "This session no longer fits the model's context window ({} tokens): the request takes about {calibrated} tokens with the reply's reserve of {max_output}.",
-                        profile.context_window
-                    ),
+                            "{what} the model's context window ({} tokens): the request takes about {calibrated} tokens (about {tool_tokens} of them tool definitions) with the reply's reserve of {max_output}.",
+                            profile.context_window
+                        ),
                         {
                             let mut hints = vec![
                                 hint("new_session", "Start a new session; the project and its versions are kept."),
@@ -201,7 +207,7 @@ impl Turn<'_, '_> {
                             }
                             hints
                         },
-                    ))
+                    ));
                 }
             };
             if calibrated * 100 >= u64::from(super::compaction::WARN_PERCENT) * window && !warned {

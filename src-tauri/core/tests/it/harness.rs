@@ -726,11 +726,39 @@ fn context_too_long_ends_the_turn_with_a_hint_to_start_a_new_session() {
     h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 300}}));
     let (result, _) = h.send(&"很长的消息".repeat(100));
     assert_eq!(result["reason"], "context_too_long");
-    let hints = h.log().into_iter().rev().find_map(|e| match e.body {
-        EventBody::TurnEnded { hints, .. } => Some(hints),
-        _ => None,
-    });
-    assert_eq!(hints.unwrap()[0].id, "new_session");
+    let (message, hints) = h
+        .log()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e.body {
+            EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(message.starts_with("This request does not fit the model's context window (300 tokens)"), "a first message is not a session that outgrew it: {message}");
+    assert!(message.contains("of them tool definitions"), "{message}");
+    let ids: Vec<&str> = hints.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["new_session", "compact", "larger_context", "tools_on_demand"], "a profile sending every tool is told it could load them on demand");
+    h.server.assert_calls(0);
+
+    // On demand, the hint to load tools on demand is not given again.
+    h.t.ok(
+        "llmProfile.update",
+        json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 300, "toolLoading": "onDemand"}}),
+    );
+    let (result, _) = h.send("短");
+    assert_eq!(result["reason"], "context_too_long");
+    let (message, hints) = h
+        .log()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e.body {
+            EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(message.starts_with("This session no longer fits"), "{message}");
+    assert!(hints.iter().all(|h| h.id != "tools_on_demand"));
     h.server.assert_calls(0);
 }
 
