@@ -213,6 +213,8 @@ impl Turn<'_, '_> {
     pub(super) fn process_calls(&mut self) -> Result<Flow, ApiError> {
         let calls = self.state(|s| s.open_calls.clone());
         let registry = self.engine.harness().registry()?;
+        // For `load_tools`: the names every handler of this reply's calls may see.
+        let tool_names = registry.names();
         let rules = self.engine.permission_rules()?;
         // Only this owner's approvals: an approval never crosses sessions or runs.
         let approvals: Vec<ApprovalRecord> = self.engine.store().scan::<ApprovalRecord>(&ApprovalRecord::owner_prefix(&self.scope.owner))?;
@@ -220,14 +222,14 @@ impl Turn<'_, '_> {
         let mut parallel: Vec<Run> = Vec::new();
         for call in calls {
             if self.live.interrupted() {
-                self.run_batch(std::mem::take(&mut parallel))?;
+                self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
                 self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
                 return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
             }
             match self.prepare(&registry, call, &rules, &approvals, revision)? {
                 Prepared::Run(run) if run.tool.definition.concurrency == Concurrency::ParallelSafe && !run.tool.definition.is_write() => parallel.push(run),
                 prepared => {
-                    self.run_batch(std::mem::take(&mut parallel))?;
+                    self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
                     match prepared {
                         Prepared::Immediate { call, tool, status, message } => {
                             self.append_result(&call, &tool, Outcome { status, value: Err(message), note: None }, Execution::None)?;
@@ -239,7 +241,7 @@ impl Turn<'_, '_> {
                             self.append_result(&call, &tool, Outcome { status: ToolStatus::Cancelled, value: Err(message), note: None }, Execution::None)?;
                             self.breaker = breaker;
                         }
-                        Prepared::Run(run) => self.run_batch(vec![run])?,
+                        Prepared::Run(run) => self.run_batch(vec![run], &tool_names)?,
                         Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason, change } => {
                             let request_id = self.engine.new_id("apr");
                             let mut input = normalized;
@@ -273,12 +275,12 @@ impl Turn<'_, '_> {
                 }
             }
             if let Some(flow) = self.breaker_tripped() {
-                self.run_batch(std::mem::take(&mut parallel))?;
+                self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
                 self.close_open_calls(ToolStatus::Cancelled, "Not run: the turn stopped after repeated failures.")?;
                 return Ok(flow);
             }
         }
-        self.run_batch(parallel)?;
+        self.run_batch(parallel, &tool_names)?;
         if self.live.interrupted() {
             self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
             return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
@@ -351,7 +353,7 @@ impl Turn<'_, '_> {
 
     /// Runs calls (concurrently when more than one) and appends their results in
     /// request order.
-    fn run_batch(&mut self, runs: Vec<Run>) -> Result<(), ApiError> {
+    fn run_batch(&mut self, runs: Vec<Run>, tool_names: &[String]) -> Result<(), ApiError> {
         if runs.is_empty() {
             return Ok(());
         }
@@ -406,8 +408,6 @@ impl Turn<'_, '_> {
         let model = self.engine.llm_profile(&self.scope.profile_id).map(|p| p.model).unwrap_or_default();
         let (turn_sequence, proposals_made) = (self.turn_sequence, &self.proposals_made);
         let (model, snapshot_id) = (model.as_str(), snapshot_id.as_deref());
-        let tool_names = self.engine.harness().registry()?.names();
-        let tool_names = tool_names.as_slice();
         std::thread::scope(|scope| {
             let (tx, rx) = mpsc::channel::<(usize, Result<Value, ToolFailure>)>();
             let mut started = 0;

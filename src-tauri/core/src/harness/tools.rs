@@ -502,9 +502,9 @@ impl Registry {
             return self.definitions().filter(|d| d.name != LOAD_TOOLS).map(spec).collect();
         }
         let loaded = loaded_tools(messages);
-        let sent = |d: &&ToolDefinition| CORE_TOOLS.contains(&d.name.as_str()) || loaded.contains(&d.name);
-        let mut tools: Vec<ToolSpec> = self.definitions().filter(|d| d.name != LOAD_TOOLS).filter(sent).map(spec).collect();
-        let rest: Vec<&ToolDefinition> = self.definitions().filter(|d| d.name != LOAD_TOOLS && !sent(d)).collect();
+        let (sent, rest): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) =
+            self.definitions().filter(|d| d.name != LOAD_TOOLS).partition(|d| CORE_TOOLS.contains(&d.name.as_str()) || loaded.contains(&d.name));
+        let mut tools: Vec<ToolSpec> = sent.into_iter().map(spec).collect();
         if let (Some(load), false) = (self.get(LOAD_TOOLS), rest.is_empty()) {
             let mut load = spec(&load.definition);
             load.description.push_str("\nTools you can load:");

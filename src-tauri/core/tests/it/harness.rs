@@ -153,6 +153,18 @@ impl H {
         self.engine().session_events(&self.session).unwrap()
     }
 
+    /// The message and hints of the last turn end in the log.
+    fn last_turn_end(&self) -> (String, Vec<inkstone_core::error::Hint>) {
+        self.log()
+            .into_iter()
+            .rev()
+            .find_map(|e| match e.body {
+                EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
+                _ => None,
+            })
+            .unwrap()
+    }
+
     fn results(&self) -> Vec<(String, String, String)> {
         self.log()
             .into_iter()
@@ -505,11 +517,7 @@ fn the_session_budget_stops_a_turn_and_says_so() {
     );
     let (result, _) = h.send("go");
     assert_eq!(result["reason"], "budget_exceeded");
-    let ended = h.log().into_iter().rev().find_map(|e| match e.body {
-        EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
-        _ => None,
-    });
-    let (message, hints) = ended.unwrap();
+    let (message, hints) = h.last_turn_end();
     assert!(message.contains("budget"), "{message}");
     assert_eq!(hints[0].id, "raise_budget");
     h.server.assert_calls(1);
@@ -726,15 +734,7 @@ fn context_too_long_ends_the_turn_with_a_hint_to_start_a_new_session() {
     h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 300}}));
     let (result, _) = h.send(&"很长的消息".repeat(100));
     assert_eq!(result["reason"], "context_too_long");
-    let (message, hints) = h
-        .log()
-        .into_iter()
-        .rev()
-        .find_map(|e| match e.body {
-            EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
-            _ => None,
-        })
-        .unwrap();
+    let (message, hints) = h.last_turn_end();
     assert!(message.starts_with("This request does not fit the model's context window (300 tokens)"), "a first message is not a session that outgrew it: {message}");
     assert!(message.contains("of them tool definitions"), "{message}");
     let ids: Vec<&str> = hints.iter().map(|h| h.id.as_str()).collect();
@@ -748,15 +748,7 @@ fn context_too_long_ends_the_turn_with_a_hint_to_start_a_new_session() {
     );
     let (result, _) = h.send("短");
     assert_eq!(result["reason"], "context_too_long");
-    let (message, hints) = h
-        .log()
-        .into_iter()
-        .rev()
-        .find_map(|e| match e.body {
-            EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
-            _ => None,
-        })
-        .unwrap();
+    let (message, hints) = h.last_turn_end();
     assert!(message.starts_with("This session no longer fits"), "{message}");
     assert!(hints.iter().all(|h| h.id != "tools_on_demand"));
     h.server.assert_calls(0);
