@@ -4,6 +4,12 @@
 //! write wakes the sync thread, and the clock stops when the job holds the server's
 //! number (acked or finalized). Both sides sync to disk before they answer.
 //!
+//! Then a backlog: `versions` versions made while paused (a time offline), delivered
+//! by the client's push cycle once resumed, one version per push (`max_batch` 1, as
+//! before batching) and batched (the default, up to 100 per push), beside a trivial
+//! axum echo endpoint's rate for the same client settings (one request per
+//! connection, one version's body) measured in the same run.
+//!
 //! `cargo bench -p inkstone-core --bench sync_latency` prints the figures; under
 //! `cargo test` (no `--bench` argument) it runs a few rounds as a smoke test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -80,10 +86,74 @@ fn main() {
     }
     assert_eq!(storage.changes(&workspace, 0, 1_000_000).unwrap().versions.len(), rounds, "every accepted version on the server, once");
     let (p50, p95, max) = (percentile(&mut times, 0.5), percentile(&mut times, 0.95), percentile(&mut times, 1.0));
+    let versions = if full { 1_000 } else { 12 };
+    let echo = echo_rate(versions);
+    let one = backlog(&storage, &url, &workspace, versions, 1);
+    let batched = backlog(&storage, &url, &workspace, versions, if full { inkstone_sync_proto::MAX_VERSIONS_PER_PUSH } else { 5 });
+    println!("backlog of {versions} versions: echo endpoint (same client settings, one version per request): {echo:>7.0} requests/s");
+    for (label, (rate, pushes)) in [("one version per push", one), ("batched", batched)] {
+        println!("backlog of {versions} versions: {label:<21} {rate:>7.0} versions/s in {pushes:>4} pushes = {:.2}× echo, {:.1}× one per push", rate / echo, rate / one.0);
+    }
     println!(
         "accept → acknowledged (one proposal accepted, delivered by the sync thread to an embedded server on loopback, both durable): p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms over {rounds} rounds",
         p50.as_secs_f64() * 1000.0,
         p95.as_secs_f64() * 1000.0,
         max.as_secs_f64() * 1000.0
     );
+}
+
+/// Requests per second of a trivial axum echo endpoint on loopback, sent one after
+/// another by a client set up as the sync transport's (one request per connection),
+/// each carrying one version as a push would.
+fn echo_rate(requests: usize) -> f64 {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let app = axum::Router::new().route("/echo", axum::routing::post(|body: axum::body::Bytes| async move { body }));
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}/echo", listener.local_addr().unwrap());
+    runtime.spawn(async move { axum::serve(listener, app).await });
+    let client = reqwest::Client::builder().pool_max_idle_per_host(0).tcp_nodelay(true).build().unwrap();
+    let body = serde_json::to_vec(&json!({"base": 0, "versions": [{"clientId": "ver_01", "title": "基准", "source": "第一行\n第二行\n第三行\n", "author": "Alice", "contentHash": "0".repeat(64), "createdAt": "2026-11-23T00:00:00Z"}]})).unwrap();
+    runtime.block_on(async {
+        let started = Instant::now();
+        for _ in 0..requests {
+            client.post(&url).header("content-type", "application/json").body(body.clone()).send().await.unwrap().error_for_status().unwrap().bytes().await.unwrap();
+        }
+        requests as f64 / started.elapsed().as_secs_f64()
+    })
+}
+
+/// A backlog of `versions` versions made while paused, then delivered by push cycles
+/// with at most `max_batch` versions per push: versions per second and pushes.
+fn backlog(storage: &Arc<SledStorage>, url: &str, workspace: &str, versions: usize, max_batch: usize) -> (f64, usize) {
+    let token = storage.invite(workspace, &format!("backlog{max_batch}"), Role::Editor).unwrap().token;
+    let dir = tempfile::tempdir().unwrap();
+    let keychain = Arc::new(MemoryKeychain::default());
+    let mut config = EngineConfig::new(dir.path(), "Bob").with_secrets(keychain as Arc<dyn SecretStore>);
+    config.sync.max_batch = max_batch;
+    let engine = Engine::open(config).unwrap();
+    engine.call("sync.connect", json!({"serverUrl": url, "token": token})).unwrap();
+    engine.call("sync.pause", json!({})).unwrap();
+    let id = engine.call("project.create", json!({"title": "积压", "source": "起\n"})).unwrap()["id"].as_str().unwrap().to_owned();
+    for n in 0..versions {
+        let project = inkstone_core::project::load(engine.store(), &id).unwrap();
+        engine.call("project.update", json!({"projectId": id, "baseRevision": project.revision, "source": format!("{}第{n}行。\n", project.source)})).unwrap();
+        engine.call("version.create", json!({"projectId": id})).unwrap();
+    }
+    engine.call("sync.resume", json!({})).unwrap();
+    let pushes_before = storage.changes(workspace, 0, 1_000_000).unwrap().versions.len();
+    let started = Instant::now();
+    loop {
+        let pending = engine.store().scan::<DeliveryJob>(b"").unwrap().iter().filter(|j| j.state != JobState::Finalized).count();
+        if pending == 0 {
+            break;
+        }
+        let report = engine.sync_runtime().run(engine.kernel(), inkstone_core::sync::cycle::What::Push).unwrap();
+        assert!(report.error.is_none(), "{report:?}");
+    }
+    let elapsed = started.elapsed();
+    let jobs = engine.store().scan::<DeliveryJob>(b"").unwrap();
+    // Each push is led by one job; the others ride in its batch.
+    let pushes = jobs.len() - jobs.iter().map(|j| j.batch.len()).sum::<usize>();
+    assert_eq!(storage.changes(workspace, 0, 1_000_000).unwrap().versions.len() - pushes_before, versions, "every version on the server, once");
+    (versions as f64 / elapsed.as_secs_f64(), pushes)
 }

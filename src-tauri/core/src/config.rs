@@ -75,6 +75,7 @@ impl EngineConfig {
                 retry: crate::outbox::RetryPolicy { base_millis: 10, cap_millis: 200, max_attempts: 10_000 },
                 timeout: std::time::Duration::from_secs(5),
                 poll: std::time::Duration::from_millis(50),
+                ..crate::outbox::DeliverySettings::default()
             },
             ..EngineConfig::new(data_dir, "test")
         }

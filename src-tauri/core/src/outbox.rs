@@ -75,6 +75,13 @@ pub struct DeliveryJob {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub base: Option<u32>,
+    /// The jobs (ids, in order) that the first send carried after this one: a backlog
+    /// goes up to [`DeliverySettings::max_batch`] versions per push. Fixed with the
+    /// base, so every resend is the same push under the same key ([`push_key`]). Only
+    /// on the first job of a push; the others move through the states with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(optional, as = "Option<Vec<String>>")]
+    pub batch: Vec<String>,
     /// The number the server gave the version, once acknowledged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -112,6 +119,7 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
         state: JobState::Pending,
         attempts: 0,
         base: None,
+        batch: Vec::new(),
         server_number: None,
         last_error: None,
         created_at: version.created_at,
@@ -119,6 +127,17 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
     };
     batch.put(&job)?;
     Ok(Some(job))
+}
+
+/// The `Idempotency-Key` of the push that `job` leads: its own key when it goes
+/// alone, its key and the count when it carries a batch. The batch is fixed at the
+/// first send, so the key and the payload are the same on every resend.
+pub fn push_key(job: &DeliveryJob) -> String {
+    if job.batch.is_empty() {
+        job.dedupe_key.clone()
+    } else {
+        format!("{}+{}", job.dedupe_key, job.batch.len())
+    }
 }
 
 /// How hard to try.
@@ -155,11 +174,19 @@ pub struct DeliverySettings {
     pub timeout: std::time::Duration,
     /// How often the delivery thread pulls when nothing wakes it.
     pub poll: std::time::Duration,
+    /// The most versions of one project a push carries (a backlog after a time
+    /// offline goes in a few pushes, not one per version); 1 sends one per push.
+    pub max_batch: usize,
 }
 
 impl Default for DeliverySettings {
     fn default() -> Self {
-        DeliverySettings { retry: RetryPolicy::default(), timeout: std::time::Duration::from_secs(20), poll: std::time::Duration::from_secs(30) }
+        DeliverySettings {
+            retry: RetryPolicy::default(),
+            timeout: std::time::Duration::from_secs(20),
+            poll: std::time::Duration::from_secs(30),
+            max_batch: inkstone_sync_proto::MAX_VERSIONS_PER_PUSH,
+        }
     }
 }
 
@@ -256,6 +283,7 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
             next.state = JobState::Pending;
             next.attempts = 0;
             next.base = None;
+            next.batch.clear();
         }
         // A pull can also see that the server holds a version whose ack never arrived
         // (or that its base moved) while the job waits to be resent.
@@ -325,6 +353,7 @@ mod tests {
             state: JobState::Pending,
             attempts: 0,
             base: None,
+            batch: Vec::new(),
             server_number: None,
             last_error: None,
             created_at: at(0),

@@ -6,7 +6,9 @@
 //! - A push carries the server head this client last saw for the project
 //!   ([`ProjectLink::server_head`]) and the job's dedupe key; the job's first send
 //!   fixes that base, so every resend is the same push and can never make a second
-//!   version. Jobs of one project go one at a time, in order.
+//!   version. Pushes of one project go one at a time, in order; a first send carries
+//!   the project's next never-sent versions along (up to `max_batch`), fixed with the
+//!   base, so a backlog goes in a few pushes.
 //! - A pull reads the workspace's changes since the stored cursor: the client's own
 //!   versions are recognised by id (an ack that never arrived is completed there);
 //!   a colleague's version becomes a local version with their name as author and

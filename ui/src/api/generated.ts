@@ -397,6 +397,13 @@ attempts: number,
  */
 base?: number, 
 /**
+ * The jobs (ids, in order) that the first send carried after this one: a backlog
+ * goes up to [`DeliverySettings::max_batch`] versions per push. Fixed with the
+ * base, so every resend is the same push under the same key ([`push_key`]). Only
+ * on the first job of a push; the others move through the states with it.
+ */
+batch?: Array<string>, 
+/**
  * The number the server gave the version, once acknowledged.
  */
 serverNumber?: number, 

@@ -1,11 +1,14 @@
 //! One sync cycle: pull the workspace's changes, then push the due delivery jobs.
 //! The network calls run without the store's write lock; every state change is one
 //! durable batch under it. A job is marked dispatched (durably) before it is sent, so
-//! a crash mid-send resumes it as pending and resends the same push.
+//! a crash mid-send resumes it as pending and resends the same push. A project's
+//! backlog goes in batches: the first send of a job takes the project's next unsent
+//! jobs along (up to `DeliverySettings::max_batch`), and records them on the job with
+//! the base, so a resend is the same push under the same key.
 
 use std::collections::BTreeMap;
 
-use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion};
+use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
 
 use super::transport::{Failure, PushAnswer, Transport};
 use super::{connection, token, ConflictKind, ConflictSide, ConflictState, Connection, Jitter, ProjectLink, SyncConflict};
@@ -72,7 +75,13 @@ pub fn resume_after_restart(kernel: &Kernel) -> Result<(), ApiError> {
 }
 
 fn advance(job: &DeliveryJob, event: &Event, kernel: &Kernel, policy: &outbox::RetryPolicy, unit: f64) -> Result<DeliveryJob, ApiError> {
-    outbox::advance(job, event, kernel.now(), policy, unit).map_err(|e| ApiError::internal(format!("delivery job {}: {e}", job.id)))
+    advance_at(job, event, kernel.now(), policy, unit)
+}
+
+/// [`advance`] at a given time: the jobs of one push move at one instant, so they
+/// wait out the same backoff and come due together.
+fn advance_at(job: &DeliveryJob, event: &Event, now: crate::model::Timestamp, policy: &outbox::RetryPolicy, unit: f64) -> Result<DeliveryJob, ApiError> {
+    outbox::advance(job, event, now, policy, unit).map_err(|e| ApiError::internal(format!("delivery job {}: {e}", job.id)))
 }
 
 /// Runs `what`. Errors: CONFLICT when not connected or the token is missing; store
@@ -286,22 +295,30 @@ fn import(
 
 fn push(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, jitter: &mut Jitter, report: &mut CycleReport) -> Result<(), ApiError> {
     let workspace_id = kernel.workspace()?.id;
-    let mut project_ids: Vec<String> = Vec::new();
-    for job in super::jobs(kernel)? {
-        if job.workspace_id == workspace_id && !project_ids.contains(&job.project_id) {
-            project_ids.push(job.project_id);
+    // One read of the outbox per cycle: its finished jobs stay in it for good, so a
+    // read per push would grow with the whole history. Jobs made meanwhile wake the
+    // next cycle.
+    let all = super::jobs(kernel)?;
+    let mut project_ids: Vec<&str> = Vec::new();
+    for job in &all {
+        if job.workspace_id == workspace_id && !project_ids.contains(&job.project_id.as_str()) {
+            project_ids.push(&job.project_id);
         }
     }
     for project_id in project_ids {
         // While a conflict is open, later versions of the project wait with it: the
         // person resolves them together, and none goes on a base it was not made on.
-        if hold_with_open_conflict(kernel, &project_id)? {
+        if hold_with_open_conflict(kernel, project_id)? {
             continue;
         }
-        // One job of a project at a time, in order: each is based on the one before.
-        loop {
-            let next = super::jobs(kernel)?.into_iter().find(|j| j.project_id == project_id && !matches!(j.state, JobState::Finalized | JobState::Superseded { .. }));
-            let Some(job) = next else { break };
+        // One push of a project at a time, in order: each is based on the one before.
+        let queue: Vec<DeliveryJob> = all.iter().filter(|j| j.project_id == project_id && !matches!(j.state, JobState::Finalized | JobState::Superseded { .. })).cloned().collect();
+        for (at, listed) in queue.iter().enumerate() {
+            // As it is now: a push before may have carried it along.
+            let Some(job) = kernel.store().get::<DeliveryJob>(listed.id.as_bytes())? else { continue };
+            if matches!(job.state, JobState::Finalized | JobState::Superseded { .. }) {
+                continue;
+            }
             // A pause takes effect between two sends, even within a cycle.
             if super::is_paused(kernel)? {
                 return Ok(());
@@ -312,7 +329,7 @@ fn push(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
                 }
                 break;
             }
-            if !send(kernel, transport, connection, token, &job, jitter, report)? {
+            if !send(kernel, transport, connection, token, &job, &queue[at + 1..], jitter, report)? {
                 break;
             }
         }
@@ -349,63 +366,135 @@ fn hold_with_open_conflict(kernel: &Kernel, project_id: &str) -> Result<bool, Ap
     Ok(true)
 }
 
-/// Sends one job; true when it was acknowledged (the project's next may go).
+/// The jobs a first send carries after its first: from `later` (the project's next
+/// unfinished jobs as the cycle began, in order, read again here), those never sent,
+/// up to `max_batch` versions and within the server's body limit.
+fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> Result<Vec<DeliveryJob>, ApiError> {
+    let max_batch = kernel.config().sync.max_batch.clamp(1, MAX_VERSIONS_PER_PUSH);
+    // Room for the JSON around the versions and the headers.
+    let mut room = MAX_BODY_BYTES.saturating_sub(4 * 1024).saturating_sub(leader_bytes);
+    let mut members = Vec::new();
+    for listed in later {
+        if members.len() + 1 >= max_batch {
+            break;
+        }
+        let Some(job) = kernel.store().get::<DeliveryJob>(listed.id.as_bytes())? else { break };
+        if job.state != JobState::Pending || job.base.is_some() || job.attempts > 0 {
+            break;
+        }
+        let bytes = wire_bytes(&wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?));
+        if bytes > room {
+            break;
+        }
+        room -= bytes;
+        members.push(job);
+    }
+    Ok(members)
+}
+
+fn wire_version(version: &Version) -> PushVersion {
+    PushVersion {
+        client_id: version.id.clone(),
+        title: version.title.clone(),
+        source: version.source.clone(),
+        author: version.author.clone(),
+        message: version.message.clone(),
+        content_hash: version.content_hash.clone(),
+        created_at: version.created_at.to_rfc3339(),
+    }
+}
+
+fn wire_bytes(version: &PushVersion) -> usize {
+    serde_json::to_vec(version).map_or(usize::MAX, |bytes| bytes.len() + 1)
+}
+
+/// Sends the push that `job` leads: it alone, or with the batch its first send fixed
+/// (a first send picks it from `later`, the project's next jobs). True when it was
+/// acknowledged (the project's next may go).
+#[allow(clippy::too_many_arguments)]
 fn send(
     kernel: &Kernel,
     transport: &Transport,
     connection: &Connection,
     token: &ApiKey,
     job: &DeliveryJob,
+    later: &[DeliveryJob],
     jitter: &mut Jitter,
     report: &mut CycleReport,
 ) -> Result<bool, ApiError> {
     let store = kernel.store();
     let policy = kernel.config().sync.retry;
     let version = versions::load(store, &job.project_id, job.version_number)?;
+    let mut wire = vec![wire_version(&version)];
+    let first_send = job.base.is_none();
+    let members: Vec<DeliveryJob> = if first_send {
+        gather_batch(kernel, later, wire_bytes(&wire[0]))?
+    } else {
+        // A resend carries what the first send carried, whatever state it is in now.
+        job.batch
+            .iter()
+            .map(|id| store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id))))
+            .collect::<Result<_, _>>()?
+    };
+    for member in &members {
+        wire.push(wire_version(&versions::load(store, &member.project_id, member.version_number)?));
+    }
     let link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_default();
     let base = job.base.unwrap_or(link.server_head);
-    let dispatched = {
+    // Every job of the push moves together, in one durable batch per change.
+    let dispatched: Vec<DeliveryJob> = {
         let _guard = kernel.write_lock();
-        let mut next = advance(job, &Event::Dispatch, kernel, &policy, jitter.unit())?;
-        next.base = Some(base);
         let mut batch = Batch::new();
-        batch.put(&next)?;
+        let mut moved = Vec::new();
+        let now = kernel.now();
+        for (i, one) in std::iter::once(job).chain(&members).enumerate() {
+            // A member waits with its push, whose first job decides when it goes (its
+            // own wait can look longer after a clock step back).
+            let mut one = one.clone();
+            if i > 0 && matches!(one.state, JobState::RetryWait { .. }) {
+                one.state = JobState::Pending;
+            }
+            let Ok(mut next) = outbox::advance(&one, &Event::Dispatch, now, &policy, 0.0) else {
+                continue;
+            };
+            next.base = Some(base);
+            if i == 0 {
+                next.batch = members.iter().map(|m| m.id.clone()).collect();
+            }
+            batch.put(&next)?;
+            moved.push(next);
+        }
         store.apply(batch, Durability::Durable)?;
-        next
+        moved
     };
-    let request = PushRequest {
-        base,
-        versions: vec![PushVersion {
-            client_id: version.id.clone(),
-            title: version.title.clone(),
-            source: version.source.clone(),
-            author: version.author.clone(),
-            message: version.message.clone(),
-            content_hash: version.content_hash.clone(),
-            created_at: version.created_at.to_rfc3339(),
-        }],
+    let Some(leader) = dispatched.first().filter(|d| d.id == job.id) else {
+        return Err(ApiError::internal(format!("delivery job {}: a {} job cannot be sent", job.id, job.state.name())));
     };
-    let answer = transport.push(&connection.server_url, token, &job.project_id, &job.dedupe_key, &request);
+    let request = PushRequest { base, versions: wire };
+    let answer = transport.push(&connection.server_url, token, &job.project_id, &outbox::push_key(leader), &request);
     let _guard = kernel.write_lock();
     let mut batch = Batch::new();
+    let now = kernel.now();
     let acked = match answer {
         PushAnswer::Accepted(response) => {
             report.contacted = true;
-            let number = response.versions.iter().find(|v| v.client_id == version.id).map_or(response.head, |v| v.number);
-            let acked = advance(&dispatched, &Event::Acked { number }, kernel, &policy, 0.0)?;
-            batch.put(&advance(&acked, &Event::Finalize, kernel, &policy, 0.0)?)?;
             let mut link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_else(|| ProjectLink { project_id: job.project_id.clone(), ..Default::default() });
-            if number > link.server_head {
-                link.server_head = number;
-                link.base_local = job.version_number;
+            for one in &dispatched {
+                let number = response.versions.iter().find(|v| v.client_id == one.version_id).map_or(response.head, |v| v.number);
+                let acked = advance_at(one, &Event::Acked { number }, now, &policy, 0.0)?;
+                batch.put(&advance_at(&acked, &Event::Finalize, now, &policy, 0.0)?)?;
+                if number > link.server_head {
+                    link.server_head = number;
+                    link.base_local = one.version_number;
+                }
+                report.pushed += 1;
             }
             batch.put(&link)?;
-            report.pushed += 1;
             true
         }
         PushAnswer::Stale(stale) => {
             report.contacted = true;
-            // `import` reads the job (dispatched, committed above) from the store.
+            // `import` reads the jobs (dispatched, committed above) from the store.
             let newer: Vec<&ServerVersion> = stale.newer.iter().collect();
             import(kernel, &mut batch, &job.project_id, &newer, report, Some(ConflictKind::Push))?;
             false
@@ -414,13 +503,19 @@ fn send(
             report.offline |= unreachable;
             report.contacted |= !unreachable;
             report.error = Some(reason.clone());
-            batch.put(&advance(&dispatched, &Event::Transient { reason, retry_after_millis }, kernel, &policy, jitter.unit())?)?;
+            // One draw for the whole push: its jobs wait out the same backoff.
+            let unit = jitter.unit();
+            for one in &dispatched {
+                batch.put(&advance_at(one, &Event::Transient { reason: reason.clone(), retry_after_millis }, now, &policy, unit)?)?;
+            }
             false
         }
         PushAnswer::Refused { reason } => {
             report.contacted = true;
             report.error = Some(reason.clone());
-            batch.put(&advance(&dispatched, &Event::Permanent { reason }, kernel, &policy, 0.0)?)?;
+            for one in &dispatched {
+                batch.put(&advance_at(one, &Event::Permanent { reason: reason.clone() }, now, &policy, 0.0)?)?;
+            }
             false
         }
     };

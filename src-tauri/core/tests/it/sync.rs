@@ -105,9 +105,16 @@ pub fn config(dir: &Path, name: &str, keychain: &Arc<MemoryKeychain>) -> EngineC
 
 impl Client {
     pub fn new(name: &str) -> Client {
+        Client::with(name, |_| {})
+    }
+
+    /// A client whose test config `change` adjusts first.
+    pub fn with(name: &str, change: impl FnOnce(&mut EngineConfig)) -> Client {
         let dir = tempfile::tempdir().unwrap();
         let keychain = Arc::new(MemoryKeychain::default());
-        let engine = Arc::new(Engine::open(config(dir.path(), name, &keychain)).unwrap());
+        let mut config = config(dir.path(), name, &keychain);
+        change(&mut config);
+        let engine = Arc::new(Engine::open(config).unwrap());
         Client { engine, dir, keychain, name: name.to_owned() }
     }
 
@@ -426,6 +433,83 @@ fn a_restart_resumes_jobs_where_they_stopped() {
 }
 
 #[test]
+fn a_backlog_goes_in_batches_and_a_lost_answer_resends_the_same_push() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let proxy = Proxy::start(server.addr, 0);
+    proxy.faults(false);
+    let alice = Client::with("Alice", |config| config.sync.max_batch = 4);
+    alice.connect(&proxy.url, &tokens[0]);
+    let project = alice.new_project("积压", "0\n");
+    // Ten versions made offline (paused).
+    alice.ok("sync.pause", json!({}));
+    for n in 1..=10 {
+        alice.save(&project, &format!("{}\n", (0..=n).map(|i| i.to_string()).collect::<Vec<_>>().join("\n")));
+    }
+    alice.ok("sync.resume", json!({}));
+    let jobs = alice.jobs();
+    assert_eq!(jobs.len(), 10);
+    let posts_before = proxy.posts.load(SeqCst);
+
+    // The first push reaches the server, and its answer is lost.
+    proxy.lose_post_answers.store(1, SeqCst);
+    let push_only = || alice.engine.sync_runtime().run(alice.engine.kernel(), inkstone_core::sync::cycle::What::Push).unwrap();
+    let lost = push_only();
+    assert_eq!(lost.pushed, 0, "{lost:?}");
+    assert_eq!(server.versions(&ws).len(), 4, "the server took the first four in one push");
+    let after_loss = alice.jobs();
+    let first_four: Vec<String> = jobs[1..4].iter().map(|j| j.id.clone()).collect();
+    assert_eq!(after_loss[0].batch, first_four, "the batch is fixed on the first job");
+    for job in &after_loss[..4] {
+        assert!(matches!(job.state, JobState::RetryWait { .. }), "{job:?}");
+        assert_eq!((job.base, job.attempts), (Some(0), 1));
+    }
+    for job in &after_loss[4..] {
+        assert_eq!((&job.state, job.base, job.batch.len()), (&JobState::Pending, None, 0), "the rest were never sent");
+    }
+
+    // The resend is the same push under the same key: the server answers with what it
+    // stored, and nothing is there twice. The rest follow in two more pushes.
+    let resent = push_only();
+    assert_eq!(resent.pushed, 10, "{resent:?}");
+    assert_eq!(proxy.posts.load(SeqCst) - posts_before, 4, "ten versions in pushes of 4, 4 and 2, plus the resend");
+    let done = alice.jobs();
+    assert_eq!(done.iter().map(|j| j.batch.len()).collect::<Vec<_>>(), [3, 0, 0, 0, 3, 0, 0, 0, 1, 0]);
+    let on_server = server.versions(&ws);
+    assert_eq!(on_server.iter().map(|v| v.number).collect::<Vec<_>>(), (1..=10).collect::<Vec<u32>>());
+    for (job, version) in done.iter().zip(&on_server) {
+        assert_eq!((job.state.clone(), job.server_number), (JobState::Finalized, Some(version.number)));
+        assert_eq!(job.version_id, version.client_id, "the server numbered them in the order they were made");
+    }
+    assert_eq!(alice.ok("sync.status", json!({}))["pending"], 0);
+}
+
+#[test]
+fn a_batch_stays_under_the_servers_body_limit() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice"]);
+    let alice = Client::new("Alice");
+    alice.connect(&server.url, &tokens[0]);
+    let project = alice.new_project("长稿", "起\n");
+    alice.ok("sync.pause", json!({}));
+    // Three versions near the longest source (1,000,000 characters, 3 MB in UTF-8
+    // each): two fit in one push's 8 MiB, three do not.
+    for n in 0..3 {
+        let line = format!("第{}稿", ["一", "二", "三"][n]).repeat(50) + "\n";
+        let source = line.repeat(990_000 / line.chars().count());
+        alice.save(&project, &source);
+    }
+    alice.ok("sync.resume", json!({}));
+    let run = alice.ok("sync.push", json!({}));
+    assert_eq!(run["pushed"], 3, "{run}");
+    assert_eq!(alice.jobs().iter().map(|j| j.batch.len()).collect::<Vec<_>>(), [1, 0, 0]);
+    assert_eq!(server.versions(&ws).len(), 3);
+}
+
+#[test]
 fn the_token_stays_in_the_keychain_and_plain_http_to_another_machine_needs_confirmation() {
     let server_dir = tempfile::tempdir().unwrap();
     let server = Server::start(server_dir.path());
@@ -503,6 +587,10 @@ pub struct Proxy {
     pub url: String,
     faults_on: Arc<std::sync::atomic::AtomicBool>,
     pub counts: Arc<Mutex<BTreeMap<&'static str, u32>>>,
+    /// POST requests seen (pushes, connects, invites).
+    pub posts: Arc<std::sync::atomic::AtomicUsize>,
+    /// The next this many POSTs reach the server, and their answers are lost.
+    pub lose_post_answers: Arc<std::sync::atomic::AtomicUsize>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -544,7 +632,9 @@ impl Proxy {
         let rng = Arc::new(Mutex::new(Rng::new(seed)));
         let faults_on = Arc::new(std::sync::atomic::AtomicBool::new(true));
         let counts: Arc<Mutex<BTreeMap<&'static str, u32>>> = Arc::default();
-        let (on, tally) = (faults_on.clone(), counts.clone());
+        let posts: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let lose_post_answers: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let (on, tally, seen_posts, lose) = (faults_on.clone(), counts.clone(), posts.clone(), lose_post_answers.clone());
         runtime.spawn(async move {
             loop {
                 let Ok((mut client, _)) = listener.accept().await else { return };
@@ -570,9 +660,18 @@ impl Proxy {
                     Fault::DelayAnswer(_) => "delayAnswer",
                 };
                 *tally.lock().unwrap().entry(name).or_insert(0) += 1;
+                let (seen_posts, lose) = (seen_posts.clone(), lose.clone());
                 tokio::spawn(async move {
+                    use std::sync::atomic::Ordering::SeqCst;
                     use tokio::io::AsyncWriteExt;
                     let Some(request) = read_request(&mut client).await else { return };
+                    if request.starts_with(b"POST") {
+                        seen_posts.fetch_add(1, SeqCst);
+                        if lose.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1)).is_ok() {
+                            let _ = exchange(server, &request).await;
+                            return;
+                        }
+                    }
                     let answer = match fault {
                         Fault::Reset => return,
                         Fault::Pass => exchange(server, &request).await,
@@ -601,7 +700,7 @@ impl Proxy {
                 });
             }
         });
-        Proxy { url, faults_on, counts, runtime: Some(runtime) }
+        Proxy { url, faults_on, counts, posts, lose_post_answers, runtime: Some(runtime) }
     }
 
     pub fn faults(&self, on: bool) {
@@ -748,11 +847,14 @@ fn fault_run(seed: u64) -> BTreeMap<&'static str, u32> {
                 let own = client.new_project(&format!("{} 的稿", client.name), "起\n");
                 for step in 0..(3 + rng.below(4)) {
                     let project = if rng.below(3) == 0 { &shared } else { &own };
-                    let current = client.ok("project.get", json!({"projectId": project}));
-                    let mut lines: Vec<String> = current["source"].as_str().unwrap().lines().map(str::to_owned).collect();
-                    let at = rng.below(lines.len() as u64 + 1) as usize;
-                    lines.insert(at.min(lines.len()), format!("{}{step}", client.name));
-                    client.save(project, &(lines.join("\n") + "\n"));
+                    // One to three versions between cycles: a backlog goes in batches.
+                    for again in 0..(1 + rng.below(3)) {
+                        let current = client.ok("project.get", json!({"projectId": project}));
+                        let mut lines: Vec<String> = current["source"].as_str().unwrap().lines().map(str::to_owned).collect();
+                        let at = rng.below(lines.len() as u64 + 1) as usize;
+                        lines.insert(at.min(lines.len()), format!("{}{step}.{again}", client.name));
+                        client.save(project, &(lines.join("\n") + "\n"));
+                    }
                     for _ in 0..(1 + rng.below(2)) {
                         client.engine.sync_runtime().run(client.engine.kernel(), inkstone_core::sync::cycle::What::Both).unwrap_or_else(|e| panic!("{run}: {e:?}"));
                     }
@@ -764,7 +866,9 @@ fn fault_run(seed: u64) -> BTreeMap<&'static str, u32> {
     let refs: Vec<&Client> = clients.iter().collect();
     settle(&run, &refs);
     check_history(&run, &server.versions(&ws), &refs);
-    let counts = proxy.counts.lock().unwrap().clone();
+    let mut counts = proxy.counts.lock().unwrap().clone();
+    // Pushes that carried more than one version.
+    counts.insert("batchedPushes", clients.iter().map(|c| c.jobs().iter().filter(|j| !j.batch.is_empty()).count() as u32).sum());
     counts
 }
 
@@ -785,8 +889,8 @@ fn concurrent_pushes_through_a_faulty_network_keep_every_version_exactly_once() 
         }
     }
     eprintln!("sync faults: {} runs in {:.1} s, connections by fault: {totals:?}", seeds.len(), started.elapsed().as_secs_f64());
-    for fault in ["reset", "dropAnswer", "duplicate"] {
-        assert!(totals.get(fault).copied().unwrap_or(0) > 0, "the runs never injected {fault}");
+    for fault in ["reset", "dropAnswer", "duplicate", "batchedPushes"] {
+        assert!(totals.get(fault).copied().unwrap_or(0) > 0, "the runs never injected (or sent) {fault}");
     }
 }
 
@@ -815,12 +919,15 @@ fn sync_kill_child() {
     std::io::stdout().flush().unwrap();
     let mut n = 0u64;
     loop {
-        n += 1;
-        let current = engine.call("project.get", json!({"projectId": project})).unwrap();
-        engine
-            .call("project.update", json!({"projectId": project, "baseRevision": current["revision"], "source": format!("{}{n}\n", current["source"].as_str().unwrap())}))
-            .unwrap();
-        engine.call("version.create", json!({"projectId": project})).unwrap();
+        // One to three versions per push: kills land in batched pushes too.
+        for _ in 0..(n % 3 + 1) {
+            n += 1;
+            let current = engine.call("project.get", json!({"projectId": project})).unwrap();
+            engine
+                .call("project.update", json!({"projectId": project, "baseRevision": current["revision"], "source": format!("{}{n}\n", current["source"].as_str().unwrap())}))
+                .unwrap();
+            engine.call("version.create", json!({"projectId": project})).unwrap();
+        }
         let _ = engine.call("sync.push", json!({}));
     }
 }
@@ -840,6 +947,7 @@ fn killing_the_client_during_pushes_loses_and_duplicates_nothing() {
     let (ws, tokens) = server.workspace(&["k"]);
     let dir = tempfile::tempdir().unwrap();
     let exe = std::env::current_exe().unwrap();
+    let mut batched = false;
     for kill in 0..kills {
         let mut child = std::process::Command::new(&exe)
             .args(["--exact", "sync::sync_kill_child", "--nocapture", "--test-threads=1"])
@@ -872,8 +980,10 @@ fn killing_the_client_during_pushes_loses_and_duplicates_nothing() {
         check_history(&run, &server.versions(&ws), &[&client]);
         let local: BTreeSet<String> = client.jobs().iter().map(|j| j.version_id.clone()).collect();
         assert_eq!(local.len(), server.versions(&ws).len(), "{run}: every version of the client is on the server once");
+        batched |= client.jobs().iter().any(|j| !j.batch.is_empty());
     }
     assert!(server.versions(&ws).len() as u64 > kills, "the child pushed too few versions for the test to mean anything");
+    assert!(batched, "no push carried more than one version");
 }
 
 // ---------------------------------------------------------------------------------
