@@ -25,13 +25,20 @@ fn x_weight(c: char) -> usize {
 /// as linkify finds them: what WeChat links and where sentences may not split. X
 /// counts its own way, [`x_url_ranges`].
 pub fn url_ranges(text: &str) -> Vec<(usize, usize)> {
-    if !may_hold_url(text) {
+    if !may_hold_link(text) {
         return Vec::new();
     }
     let mut finder = linkify::LinkFinder::new();
     finder.kinds(&[linkify::LinkKind::Url]);
     finder.url_must_have_scheme(false);
     finder.links(text).map(|l| (l.start(), l.end())).collect()
+}
+
+/// True when linkify may find a link in `text`: a domain needs a `.` before its TLD
+/// ([`may_hold_url`]), and a link with a scheme has `://` (linkify takes `a://a`,
+/// which has no dot).
+fn may_hold_link(text: &str) -> bool {
+    may_hold_url(text) || text.contains("://")
 }
 
 /// True when every character is one that NFC leaves alone and that nothing after it
@@ -152,10 +159,17 @@ mod tests {
             let mut finder = linkify::LinkFinder::new();
             finder.kinds(&[linkify::LinkKind::Url]);
             finder.url_must_have_scheme(false);
-            if !may_hold_url(&text) {
+            if !may_hold_link(&text) {
                 prop_assert_eq!(finder.links(&text).count(), 0, "{:?}", text);
             }
         }
+    }
+
+    /// Found by the property above: a scheme link without a dot.
+    #[test]
+    fn a_scheme_link_without_a_dot_is_still_a_link() {
+        assert_eq!(url_ranges("a://a"), [(0, 5)]);
+        assert_eq!(url_ranges("见 ftp://files 。"), [(4, 15)]);
     }
 
     /// Cases from X's counting rules (docs.x.com "Counting characters" and the
