@@ -366,10 +366,11 @@ fn hold_with_open_conflict(kernel: &Kernel, project_id: &str) -> Result<bool, Ap
     Ok(true)
 }
 
-/// The jobs a first send carries after its first: from `later` (the project's next
-/// unfinished jobs as the cycle began, in order, read again here), those never sent,
-/// up to `max_batch` versions and within the server's body limit.
-fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> Result<Vec<DeliveryJob>, ApiError> {
+/// The jobs a first send carries after its first, with their versions as sent: from
+/// `later` (the project's next unfinished jobs as the cycle began, in order, read
+/// again here), those never sent, up to `max_batch` versions and within the server's
+/// body limit.
+fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> Result<Vec<(DeliveryJob, PushVersion)>, ApiError> {
     let max_batch = kernel.config().sync.max_batch.clamp(1, MAX_VERSIONS_PER_PUSH);
     // Room for the JSON around the versions and the headers.
     let mut room = MAX_BODY_BYTES.saturating_sub(4 * 1024).saturating_sub(leader_bytes);
@@ -382,12 +383,13 @@ fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> 
         if job.state != JobState::Pending || job.base.is_some() || job.attempts > 0 {
             break;
         }
-        let bytes = wire_bytes(&wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?));
+        let wire = wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?);
+        let bytes = wire_bytes(&wire);
         if bytes > room {
             break;
         }
         room -= bytes;
-        members.push(job);
+        members.push((job, wire));
     }
     Ok(members)
 }
@@ -424,21 +426,22 @@ fn send(
 ) -> Result<bool, ApiError> {
     let store = kernel.store();
     let policy = kernel.config().sync.retry;
-    let version = versions::load(store, &job.project_id, job.version_number)?;
-    let mut wire = vec![wire_version(&version)];
+    let mut wire = vec![wire_version(&versions::load(store, &job.project_id, job.version_number)?)];
     let first_send = job.base.is_none();
-    let members: Vec<DeliveryJob> = if first_send {
+    let carried: Vec<(DeliveryJob, PushVersion)> = if first_send {
         gather_batch(kernel, later, wire_bytes(&wire[0]))?
     } else {
         // A resend carries what the first send carried, whatever state it is in now.
-        job.batch
-            .iter()
-            .map(|id| store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id))))
-            .collect::<Result<_, _>>()?
+        let mut carried = Vec::with_capacity(job.batch.len());
+        for id in &job.batch {
+            let member = store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id)))?;
+            let version = wire_version(&versions::load(store, &member.project_id, member.version_number)?);
+            carried.push((member, version));
+        }
+        carried
     };
-    for member in &members {
-        wire.push(wire_version(&versions::load(store, &member.project_id, member.version_number)?));
-    }
+    let (members, versions_carried): (Vec<DeliveryJob>, Vec<PushVersion>) = carried.into_iter().unzip();
+    wire.extend(versions_carried);
     let link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_default();
     let base = job.base.unwrap_or(link.server_head);
     // Every job of the push moves together, in one durable batch per change.
