@@ -219,10 +219,11 @@ fn limit_findings(profile: &DraftProfile, field: LimitField, length_of: impl Fn(
             if let Some(route) = limit.route.as_deref() {
                 params.push(("route", route));
             }
+            params.push(("source", limit.source.as_str()));
             let mut finding = Finding::new(&format!("limit.{}", field_name(field)), limit.severity, Some(profile.platform), message)
                 .worded(wording, &params)
                 .at(location)
-                .suggest(format!("Source of this limit: {}", limit.source));
+                .suggest_worded("limit.source", format!("Source of this limit: {}", limit.source));
             finding.route = limit.route.clone();
             findings.push(finding);
         }
@@ -364,3 +365,64 @@ pub fn content_fits_platform(platform: Platform, content: &DraftContent) -> bool
 pub use markdown::utf16_offset;
 pub use text::plain_text;
 pub use wechat::{tags_and_attributes, ALLOWED as WECHAT_ALLOWED_TAGS};
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::profiles::ProfileSet;
+
+    /// Every finding a compile or a draft check makes names its wording and values, and
+    /// the UI's English wording with those values is exactly its English text; so the
+    /// Chinese UI can say each of them (zh.ts has every id en.ts has).
+    #[test]
+    fn every_compile_finding_is_worded_as_the_ui_words_it() {
+        let set = ProfileSet::builtin().unwrap();
+        let long_word = "a".repeat(400);
+        let sources = [
+            format!(
+                "# 标题\n\n开头一句。<span>原始</span>见 [说明](https://example.com/guide)。\n\n![图](media/a.png)\n\n{long_word}\n\n<div>块</div>\n\n{}",
+                "很长的正文。".repeat(600)
+            ),
+            "# 短\n\n短文。".to_owned(),
+        ];
+        let tags: Vec<String> = (0..30).map(|i| format!("话题{i}")).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for profile in set.drafts.values() {
+            for source in &sources {
+                for title in ["", "标题", &"很长的标题".repeat(40)] {
+                    let (draft, findings) = compile(profile, CompileInput { title, source, tags: &tags });
+                    let checked = check_draft(profile, &draft.title, &draft.content);
+                    for f in findings.iter().chain(&checked) {
+                        crate::ui_wording::assert_worded(f);
+                        seen.insert(f.message_id.clone().unwrap_or_default());
+                    }
+                }
+            }
+        }
+        let wechat = &set.drafts[&Platform::Wechat];
+        for f in wechat::format_findings(r#"<script>x</script><p class="c" style="color: var(--x)">t</p>"#, wechat) {
+            crate::ui_wording::assert_worded(&f);
+            seen.insert(f.message_id.clone().unwrap_or_default());
+        }
+        let all = [
+            "limit.over",
+            "limit.under",
+            "x.word_cut",
+            "x.images",
+            "tags.dropped",
+            "douyin.caption_shortened",
+            "xiaohongshu.links",
+            "zhihu.images",
+            "format.raw_html",
+            "format.raw_html.wechat",
+            "link_policy",
+            "wechat.images",
+            "format.tag",
+            "format.attribute",
+            "format.css_variable",
+        ];
+        let missing: Vec<_> = all.iter().filter(|id| !seen.contains(**id)).collect();
+        assert!(missing.is_empty(), "not exercised: {missing:?}; seen {seen:?}");
+    }
+}

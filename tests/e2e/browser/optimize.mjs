@@ -21,6 +21,8 @@ import { join, resolve } from "node:path";
 import { api, assert, closeBrowser, createSuite, killGroup, launchChromium, parseArgs, playwrightChromium, startChild, uiDistOrExit } from "../lib.mjs";
 
 const TOTAL_TIMEOUT_MS = 180_000;
+/** Three Latin letters in a row: an English word where Chinese was expected. */
+const ENGLISH = /[A-Za-z]{3,}/;
 const STEP_TIMEOUT_MS = 15_000;
 
 const args = parseArgs(process.argv.slice(2), {
@@ -127,6 +129,8 @@ async function main() {
     await tid("optimize-progress").waitFor();
     await tid("optimize-stages").locator("li").first().waitFor();
     await shot("optimize-02-progress-zh");
+    const stagesText = await tid("optimize-stages").innerText();
+    assert(!ENGLISH.test(stagesText), `the stages are in Chinese: ${stagesText}`);
     await tid("optimize-review").waitFor({ timeout: 30_000 });
     for (const key of ["source", "zhihu", "x"]) await tid(`optimize-tab-${key}`).waitFor();
     await tid("optimize-tab-zhihu").click();
@@ -136,6 +140,19 @@ async function main() {
     const scores = await target.locator("[data-testid=fit-scores]").innerText();
     assert(/\d+ → \d+/.test(scores), `fit before → after: ${scores}`);
     await target.locator(".cm-editor").first().waitFor();
+    // Everything the app words itself is in Chinese: the fit table (but for profile
+    // ids such as zhihu@draft-v1), the findings and the flags. The rule's profile
+    // words stay as the tooltip.
+    const fitText = (await target.locator("[data-testid=fit-report] table").innerText()).replace(/\S+@[\w.-]+/g, "");
+    assert(!ENGLISH.test(fitText), `the fit table is in Chinese: ${fitText}`);
+    assert((await target.locator("[data-testid=fit-report] tr[data-check=title_length]").innerText()).includes("标题 2 字"), "the title point is worded in Chinese");
+    for (const list of ["optimize-risks", "optimize-flags"]) {
+      const items = target.locator(`[data-testid=${list}]`);
+      if ((await items.count()) === 0) continue;
+      const text = await items.innerText();
+      assert(!ENGLISH.test(text), `${list} is in Chinese: ${text}`);
+    }
+    assert((await target.locator("[data-testid=optimize-risks]").innerText()).includes("标题为 2 字"), "the title finding is worded in Chinese");
     await shot("optimize-03-review-zh");
   });
 
@@ -192,7 +209,7 @@ async function main() {
     const notice = tid("optimize-interrupted");
     await notice.waitFor();
     const said = await notice.innerText();
-    assert(said.includes("中断") && said.includes("(x)"), `the notice names the stage: ${said}`);
+    assert(said.includes("中断") && said.includes("(X)"), `the notice names the stage: ${said}`);
     await shot("optimize-05-interrupted-zh");
     await script(text({ text: "周报越长，越没人读。\n\n---\n\n比如：本周上线了搜索。", summary: "压成两条，加了例子。" }));
     await tid("optimize-resume").click();

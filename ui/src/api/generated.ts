@@ -589,7 +589,18 @@ measured: string,
 /**
  * The rule, in the profile's words where it has them.
  */
-rule: string, };
+rule: string, 
+/**
+ * The stable id of `measured`'s wording (`title_length`, `cta.missing`,
+ * `links.footnotes`, `limits.over`, ...) and the values it names, so the UI can
+ * say it in the person's language; `measured` is the English. Absent in reports
+ * recorded before wordings existed.
+ */
+messageId?: string, params?: { [key in string]: string }, 
+/**
+ * For `limits`: the blocking findings `measured` lists, each with its own wording.
+ */
+findings?: Array<Finding>, };
 
 export type FitReport = { platform: Platform, 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { en, type Messages } from "./en";
-import { describeError, describeFinding, detectLang, formatTime, translate } from "./index";
+import { describeError, describeFinding, describeFitPoint, describeLocation, detectLang, formatTime, translate } from "./index";
 import { zh } from "./zh";
 
 describe("i18n", () => {
@@ -51,6 +51,38 @@ describe("i18n", () => {
     const cta = { message: "x", suggestion: "y", messageId: "cta.missing", params: { brand: "山行", cta: "关注我们" }, suggestionId: "cta.missing" };
     expect(describeFinding("zh", cta)).toEqual({ message: "缺少品牌设定“山行”的行动号召：“关注我们”。", suggestion: "在文末附近加上它。" });
     expect(describeFinding("zh", { message: "Unknown wording.", suggestion: null, messageId: "no.such" })).toEqual({ message: "Unknown wording.", suggestion: null });
+  });
+
+  it("words a limit's source and a finding's place in either language", () => {
+    const limit = { message: "m", suggestion: "Source of this limit: x.com", messageId: "limit.over", params: { field: "title", length: "3", bound: "2", unit: "chars", source: "x.com" }, suggestionId: "limit.source" };
+    expect(describeFinding("zh", limit).suggestion).toBe("此限制的出处：x.com");
+    expect(describeFinding("en", limit).suggestion).toBe(limit.suggestion);
+    expect(describeLocation("zh", "post 3")).toBe("第 3 条帖子");
+    expect(describeLocation("zh", "title")).toBe("标题");
+    expect(describeLocation("en", "title")).toBe("title");
+    expect(describeLocation("zh", "title candidate “春天 (上)”")).toBe("标题候选“春天 (上)”");
+    expect(describeLocation("zh", "title candidate “春天” (xiaohongshu)")).toBe("标题候选“春天”（小红书）");
+    expect(describeLocation("en", "title candidate “Spring” (x)")).toBe("title candidate “Spring” (X)");
+    expect(describeLocation("zh", "somewhere else")).toBe("somewhere else");
+  });
+
+  it("words fit points: the measurement from its id, the rule named in Chinese with the profile's words kept", () => {
+    const title = { check: "title_length", measured: "title 2 characters; the rule is 9–100", rule: "Phrase as a question; 9-100 characters.", messageId: "title_length", params: { n: "2", min: "9", max: "100" } };
+    expect(describeFitPoint("en", title)).toEqual({ measured: title.measured, rule: title.rule, ruleDetail: null });
+    expect(describeFitPoint("zh", title)).toEqual({ measured: "标题 2 字；规则为 9–100 字", rule: "标题长度", ruleDetail: title.rule });
+    const over = {
+      check: "limits",
+      measured: "The title is 300 characters; the limit is 64.",
+      rule: "The limits of wechat@draft-v1",
+      messageId: "limits.over",
+      params: { profile: "wechat@draft-v1" },
+      findings: [{ message: "The title is 300 characters; the limit is 64.", suggestion: null, messageId: "limit.over", params: { field: "title", length: "300", bound: "64", unit: "chars" } }],
+    };
+    expect(describeFitPoint("zh", over)).toEqual({ measured: "标题为 300 字，上限为 64。", rule: "wechat@draft-v1 的限制", ruleDetail: over.rule });
+    expect(describeFitPoint("en", over).measured).toBe(over.measured);
+    // A report recorded before wordings existed keeps its English.
+    const old = { check: "hook", measured: "the first sentence is 5 characters", rule: "A hook" };
+    expect(describeFitPoint("zh", old)).toEqual({ measured: old.measured, rule: old.rule, ruleDetail: null });
   });
 
   it("formats recent and older times", () => {

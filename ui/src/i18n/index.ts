@@ -76,6 +76,53 @@ export function describeFinding(lang: Lang, f: WordedFinding): { message: string
   };
 }
 
+/** Where a finding is (`title`, `post 3`, `title candidate “…” (x)`), in the user's
+ * language; the English text when the place is not one of these. */
+export function describeLocation(lang: Lang, location: string): string {
+  const post = /^post (\d+)$/.exec(location);
+  if (post) return translate(lang, "finding.field.post", { post: post[1] });
+  const field = `finding.field.${location}`;
+  if (has(lang, field)) return tables[lang][field];
+  const candidate = /^title candidate “(.*)”(?: \((\w+)\))?$/s.exec(location);
+  if (candidate) {
+    const [, title, platform] = candidate;
+    if (platform === undefined) return translate(lang, "finding.location.titleCandidate", { title });
+    const name = `platform.${platform}`;
+    return translate(lang, "finding.location.titleCandidateOn", { title, platform: has(lang, name) ? tables[lang][name] : platform });
+  }
+  return location;
+}
+
+/** What a platform-fit point carries for its text (see `FitPoint`). */
+export interface WordedFitPoint {
+  check: string;
+  measured: string;
+  rule: string;
+  messageId?: string;
+  params?: { [key in string]?: string };
+  findings?: WordedFinding[];
+}
+
+/** A fit point's measurement and rule in the user's language. English keeps the rule in
+ * the profile's own words; Chinese names the rule and leaves the profile's words (which
+ * may be English) to `ruleDetail`. Reports recorded before wordings existed show their
+ * English text. */
+export function describeFitPoint(lang: Lang, p: WordedFitPoint): { measured: string; rule: string; ruleDetail: string | null } {
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(p.params ?? {})) if (v !== undefined) vars[k] = v;
+  const listed = (p.findings ?? []).map((f) => describeFinding(lang, f).message);
+  const measuredId = `fit.measured.${p.messageId ?? ""}`;
+  const measured =
+    p.messageId === "limits.over" && listed.length > 0
+      ? listed.join(lang === "zh" ? "；" : "; ")
+      : p.messageId && has(lang, measuredId)
+        ? translate(lang, measuredId as MessageId, vars)
+        : p.measured;
+  const ruleId = `fit.rule.${p.check}`;
+  if (lang === "en" || !p.messageId || !has(lang, ruleId)) return { measured, rule: p.rule, ruleDetail: null };
+  return { measured, rule: translate(lang, ruleId as MessageId, vars), ruleDetail: p.rule };
+}
+
 export function modKeyLabel(platform: string | undefined | null): string {
   return /mac|iphone|ipad/i.test(platform ?? "") ? "⌘" : "Ctrl";
 }

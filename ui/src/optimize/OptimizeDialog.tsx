@@ -11,7 +11,7 @@ import type { FitReport, Goal, Intensity, OptimizeApplyResult, Platform, Proposa
 import { Dialog } from "../components/Dialog";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { type T, useApp } from "../context";
-import type { MessageId } from "../i18n";
+import { describeFinding, describeFitPoint, describeLocation, has, type Lang, type MessageId } from "../i18n";
 import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, MergeDiff } from "../drafting/MergeDiff";
 
 const PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
@@ -39,10 +39,20 @@ interface StageLine {
   message: string;
 }
 
-/** "Adapting (x)" for `platform:x`. */
+/** "Adapting (X)" for `platform:x`. */
 function stageLabel(t: T, stage: string): string {
   const [name, detail] = stage.split(":");
-  return t(`optimize.stage.${name}` as MessageId) + (detail ? ` (${detail})` : "");
+  const platform = detail && (PLATFORMS as string[]).includes(detail) ? t(`platform.${detail}` as MessageId) : detail;
+  return t(`optimize.stage.${name}` as MessageId) + (platform ? ` (${platform})` : "");
+}
+
+/** A stage's line after its name: "done", or what it is doing. English shows the run's
+ * own specific words; other languages the state's wording (the specifics, such as the
+ * terms still flagged, are in the review). */
+function stageState(t: T, lang: Lang, s: StageLine): string {
+  if (s.state === "done") return t("optimize.done");
+  const id = `optimize.state.${s.state}`;
+  return lang === "en" || !has(lang, id) ? s.message : t(id as MessageId);
 }
 
 function targetKey(t: RunTarget): string {
@@ -50,7 +60,7 @@ function targetKey(t: RunTarget): string {
 }
 
 function FitTable({ before, after }: { before?: FitReport; after?: FitReport }) {
-  const { t } = useApp();
+  const { t, lang } = useApp();
   if (!before && !after) return null;
   const points = (after ?? before)!.points;
   return (
@@ -65,11 +75,14 @@ function FitTable({ before, after }: { before?: FitReport; after?: FitReport }) 
         <tbody>
           {points.map((p) => {
             const b = before?.points.find((x) => x.check === p.check);
+            const text = describeFitPoint(lang, p);
             return (
-              <tr key={p.check}>
+              <tr key={p.check} data-check={p.check}>
                 <td>{b ? (b.passed ? "✓" : "✗") : "–"} → {p.passed ? "✓" : "✗"}</td>
-                <td>{p.measured}</td>
-                <td className="muted">{p.rule}</td>
+                <td>{text.measured}</td>
+                <td className="muted" title={text.ruleDetail ?? undefined}>
+                  {text.rule}
+                </td>
               </tr>
             );
           })}
@@ -78,6 +91,14 @@ function FitTable({ before, after }: { before?: FitReport; after?: FitReport }) 
       <p className="small muted">{t("optimize.fitDisclaimer")}</p>
     </div>
   );
+}
+
+/** Why a target has nothing to apply, or why applying it failed; null when neither. */
+function outcomeText(t: T, lang: Lang, target: RunTarget): string | null {
+  if (target.outcome === "unavailable") return target.flags.includes("no_saved_draft") ? null : t("optimize.outcome.same");
+  if (target.outcome === "conflict") return t("optimize.outcome.conflict");
+  if (!target.outcomeMessage) return null;
+  return lang === "en" ? target.outcomeMessage : t("optimize.outcome.failed");
 }
 
 function TargetReview({
@@ -91,7 +112,7 @@ function TargetReview({
   decisions: Record<string, HunkDecision>;
   onDecide: (hunk: string, action: HunkAction) => void;
 }) {
-  const { t } = useApp();
+  const { t, lang } = useApp();
   const bars = useMemo<HunkBarState[]>(
     () =>
       (proposal?.hunks ?? []).map((h, i, all) => ({
@@ -122,22 +143,27 @@ function TargetReview({
         <ul className="small" data-testid="optimize-flags">
           {target.flags.map((f) => (
             <li key={f} className="warn">
+              {/* The flags' details are the findings listed under them, worded there. */}
               {f.startsWith("over_limit")
-                ? t("optimize.flag.overLimit", { detail: f.slice("over_limit: ".length) })
+                ? t("optimize.flag.overLimitListed")
                 : f.startsWith("risky_terms")
-                  ? t("optimize.flag.riskyTerms", { detail: f.slice("risky_terms: ".length) })
+                  ? t("optimize.flag.riskyTermsListed")
                   : t(`optimize.flag.${f}` as MessageId)}
             </li>
           ))}
         </ul>
       )}
-      {target.outcomeMessage && <p className="small muted">{target.outcomeMessage}</p>}
+      {outcomeText(t, lang, target) && (
+        <p className="small muted" data-testid="optimize-outcome">
+          {outcomeText(t, lang, target)}
+        </p>
+      )}
       {target.risks.length > 0 && (
         <ul className="small" data-testid="optimize-risks">
           {target.risks.map((r, i) => (
             <li key={i} className={r.severity === "block" ? "error" : "warn"}>
-              {r.matched ? <mark>{r.matched}</mark> : null} {r.message}
-              {r.location ? <span className="muted"> ({r.location})</span> : null}
+              {r.matched ? <mark>{r.matched}</mark> : null} {describeFinding(lang, r).message}
+              {r.location ? <span className="muted"> ({describeLocation(lang, r.location)})</span> : null}
             </li>
           ))}
         </ul>
@@ -151,7 +177,7 @@ function TargetReview({
 }
 
 export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose }: OptimizeDialogProps) {
-  const { client, t, toast } = useApp();
+  const { client, t, toast, lang } = useApp();
   const [phase, setPhase] = useState<"form" | "running" | "review">("form");
   const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
   const [goal, setGoal] = useState<Goal>("recommendation");
@@ -354,7 +380,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
             .filter((s) => s.state !== "started" || !stages.some((x) => x.stage === s.stage && x.state === "done"))
             .map((s, i) => (
               <li key={i} data-state={s.state}>
-                {stageLabel(t, s.stage)} — {s.state === "done" ? t("optimize.done") : s.message}
+                {stageLabel(t, s.stage)} — {stageState(t, lang, s)}
               </li>
             ))}
         </ol>

@@ -8,7 +8,7 @@ import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, Pl
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { mediaUrl } from "../editor/Preview";
-import { describeFinding, type MessageId } from "../i18n";
+import { describeFinding, describeLocation, type MessageId } from "../i18n";
 import { asDraft, SavedDraftBar } from "./SavedDraft";
 
 export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
@@ -325,7 +325,7 @@ function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: num
     <>
       <span className={`sev sev-${f.severity}`}>{t(`drafts.severity.${f.severity}` as MessageId)}</span>
       {f.matched && <span className="finding-matched">“{f.matched}”</span>}
-      {f.location && <span className="small muted">{f.location}</span>}
+      {f.location && <span className="small muted">{describeLocation(lang, f.location)}</span>}
       {f.route && <span className="small muted">({f.route})</span>}
     </>
   );

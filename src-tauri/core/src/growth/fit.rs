@@ -5,11 +5,13 @@
 //! the profiles. Computed before and after an optimization, it shows what changed in
 //! how the draft fits the platform's written rules — not how it will perform.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::model::{DraftContent, Platform};
-use crate::pipeline;
+use crate::pipeline::{self, Finding};
 use crate::profiles::{DraftProfile, GrowthProfile, LinkPolicy, Severity};
 
 /// What every report says about itself.
@@ -29,6 +31,35 @@ pub struct FitPoint {
     pub measured: String,
     /// The rule, in the profile's words where it has them.
     pub rule: String,
+    /// The stable id of `measured`'s wording (`title_length`, `cta.missing`,
+    /// `links.footnotes`, `limits.over`, ...) and the values it names, so the UI can
+    /// say it in the person's language; `measured` is the English. Absent in reports
+    /// recorded before wordings existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub params: BTreeMap<String, String>,
+    /// For `limits`: the blocking findings `measured` lists, each with its own wording.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<Finding>>", optional)]
+    pub findings: Vec<Finding>,
+}
+
+impl FitPoint {
+    fn new(check: &str, passed: bool, weight: u32, measured: String, rule: String, message_id: &str, params: &[(&str, String)]) -> FitPoint {
+        FitPoint {
+            check: check.to_owned(),
+            passed,
+            weight,
+            measured,
+            rule,
+            message_id: Some(message_id.to_owned()),
+            params: params.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
+            findings: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -116,57 +147,67 @@ pub fn report(growth: &GrowthProfile, draft: &DraftProfile, title: &str, content
     let first_rule = |rules: &[String], fallback: &str| rules.first().cloned().unwrap_or_else(|| fallback.to_owned());
     if let Some([min, max]) = rules.title_chars {
         let n = chars(title.trim());
-        points.push(FitPoint {
-            check: "title_length".into(),
-            passed: (min..=max).contains(&n),
-            weight: 2,
-            measured: format!("title {n} characters; the rule is {min}–{max}"),
-            rule: first_rule(&growth.title_rules, "Title length"),
-        });
+        points.push(FitPoint::new(
+            "title_length",
+            (min..=max).contains(&n),
+            2,
+            format!("title {n} characters; the rule is {min}–{max}"),
+            first_rule(&growth.title_rules, "Title length"),
+            "title_length",
+            &[("n", n.to_string()), ("min", min.to_string()), ("max", max.to_string())],
+        ));
     }
     let body = body_text(content);
     if let Some(max) = rules.hook_chars {
         let n = first_sentence(&body);
-        points.push(FitPoint {
-            check: "hook".into(),
-            passed: n > 0 && n <= max,
-            weight: 2,
-            measured: format!("the first sentence is {n} characters; the hook should land within {max}"),
-            rule: first_rule(&growth.opening_rules, "A short opening hook"),
-        });
+        points.push(FitPoint::new(
+            "hook",
+            n > 0 && n <= max,
+            2,
+            format!("the first sentence is {n} characters; the hook should land within {max}"),
+            first_rule(&growth.opening_rules, "A short opening hook"),
+            "hook",
+            &[("n", n.to_string()), ("max", max.to_string())],
+        ));
     }
     let paras = paragraphs(content);
     if let Some(max) = rules.max_paragraph_chars {
         let longest = paras.iter().map(|p| chars(p)).max().unwrap_or(0);
-        points.push(FitPoint {
-            check: "paragraphs".into(),
-            passed: longest <= max,
-            weight: 1,
-            measured: format!("the longest paragraph is {longest} characters; at most {max}"),
-            rule: first_rule(&growth.structure_rules, "Short paragraphs"),
-        });
+        points.push(FitPoint::new(
+            "paragraphs",
+            longest <= max,
+            1,
+            format!("the longest paragraph is {longest} characters; at most {max}"),
+            first_rule(&growth.structure_rules, "Short paragraphs"),
+            "paragraphs",
+            &[("n", longest.to_string()), ("max", max.to_string())],
+        ));
     }
     if let Some(every) = rules.heading_every_chars {
         let length = chars(&body);
         let needed = (length / every.max(1)) as usize;
         let have = headings(content);
-        points.push(FitPoint {
-            check: "headings".into(),
-            passed: have >= needed,
-            weight: 1,
-            measured: format!("{have} headings for {length} characters; about one every {every} wanted ({needed})"),
-            rule: first_rule(&growth.structure_rules, "Headings in long texts"),
-        });
+        points.push(FitPoint::new(
+            "headings",
+            have >= needed,
+            1,
+            format!("{have} headings for {length} characters; about one every {every} wanted ({needed})"),
+            first_rule(&growth.structure_rules, "Headings in long texts"),
+            "headings",
+            &[("n", have.to_string()), ("length", length.to_string()), ("every", every.to_string()), ("needed", needed.to_string())],
+        ));
     }
     if let Some([min, max]) = rules.tags {
         let n = u32::try_from(tags(content)).unwrap_or(u32::MAX);
-        points.push(FitPoint {
-            check: "tags".into(),
-            passed: (min..=max).contains(&n),
-            weight: 1,
-            measured: format!("{n} topic tags; the rule is {min}–{max}"),
-            rule: first_rule(&growth.tag_rules, "Topic tags"),
-        });
+        points.push(FitPoint::new(
+            "tags",
+            (min..=max).contains(&n),
+            1,
+            format!("{n} topic tags; the rule is {min}–{max}"),
+            first_rule(&growth.tag_rules, "Topic tags"),
+            "tags",
+            &[("n", n.to_string()), ("min", min.to_string()), ("max", max.to_string())],
+        ));
     }
     if !rules.cta_markers.is_empty() {
         // The last fifth of the body (at least its last 200 characters).
@@ -174,21 +215,16 @@ pub fn report(growth: &GrowthProfile, draft: &DraftProfile, title: &str, content
         let tail_len = (all.len() / 5).max(200).min(all.len());
         let tail: String = all[all.len() - tail_len..].iter().collect::<String>().to_lowercase();
         let found = rules.cta_markers.iter().find(|m| tail.contains(&m.to_lowercase()));
-        points.push(FitPoint {
-            check: "cta".into(),
-            passed: found.is_some(),
-            weight: 1,
-            measured: match found {
-                Some(marker) => format!("a call to action near the end (“{marker}”)"),
-                None => "no call to action near the end".to_owned(),
-            },
-            rule: first_rule(&growth.cta_rules, "A call to action at the end"),
+        let rule = first_rule(&growth.cta_rules, "A call to action at the end");
+        points.push(match found {
+            Some(marker) => FitPoint::new("cta", true, 1, format!("a call to action near the end (“{marker}”)"), rule, "cta.found", &[("marker", marker.clone())]),
+            None => FitPoint::new("cta", false, 1, "no call to action near the end".to_owned(), rule, "cta.missing", &[]),
         });
     }
     let n_links = links(content);
-    let (passed, measured) = match rules.links {
-        LinkPolicy::Allowed => (true, format!("{n_links} links; links are fine here")),
-        LinkPolicy::None => (n_links == 0, format!("{n_links} links; this platform takes none in the body")),
+    let (passed, measured, wording, n) = match rules.links {
+        LinkPolicy::Allowed => (true, format!("{n_links} links; links are fine here"), "links.allowed", n_links),
+        LinkPolicy::None => (n_links == 0, format!("{n_links} links; this platform takes none in the body"), "links.none", n_links),
         LinkPolicy::Footnotes => {
             // Links only in a reference list: after the last heading-like "参考"/"References" line, or none at all.
             let raw = match content {
@@ -199,17 +235,18 @@ pub fn report(growth: &GrowthProfile, draft: &DraftProfile, title: &str, content
             let cut = ["参考", "References", "Sources", "引用"].iter().filter_map(|h| raw.rfind(h)).max();
             let before = cut.map_or(raw.as_str(), |c| &raw[..c]);
             let inline = before.matches("http://").count() + before.matches("https://").count();
-            (inline == 0, format!("{inline} links in the text outside a reference list"))
+            (inline == 0, format!("{inline} links in the text outside a reference list"), "links.footnotes", inline)
         }
     };
-    points.push(FitPoint { check: "links".into(), passed, weight: 1, measured, rule: "The platform's link policy".to_owned() });
+    points.push(FitPoint::new("links", passed, 1, measured, "The platform's link policy".to_owned(), wording, &[("n", n.to_string())]));
     let blocking = pipeline::check_draft(draft, title, content).into_iter().filter(|f| f.severity == Severity::Block).collect::<Vec<_>>();
-    points.push(FitPoint {
-        check: "limits".into(),
-        passed: blocking.is_empty(),
-        weight: 3,
-        measured: if blocking.is_empty() { "within every limit".to_owned() } else { blocking.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("; ") },
-        rule: format!("The limits of {}", draft.id),
+    let rule = format!("The limits of {}", draft.id);
+    let profile = [("profile", draft.id.clone())];
+    points.push(if blocking.is_empty() {
+        FitPoint::new("limits", true, 3, "within every limit".to_owned(), rule, "limits.ok", &profile)
+    } else {
+        let measured = blocking.iter().map(|f| f.message.clone()).collect::<Vec<_>>().join("; ");
+        FitPoint { findings: blocking, ..FitPoint::new("limits", false, 3, measured, rule, "limits.over", &profile) }
     });
     let total: u32 = points.iter().map(|p| p.weight).sum();
     let passed: u32 = points.iter().filter(|p| p.passed).map(|p| p.weight).sum();
@@ -226,6 +263,51 @@ mod tests {
 
     fn set() -> ProfileSet {
         ProfileSet::builtin().unwrap()
+    }
+
+    /// The UI words `measured` from `message_id` and `params` with its `fit.measured.*`
+    /// templates (ui/src/i18n/en.ts; zh.ts must have the same ids, which its type
+    /// enforces). Filled with each point's values, the English template must give
+    /// exactly the English `measured`, for every wording the report makes.
+    #[test]
+    fn every_point_is_worded_as_the_ui_words_it() {
+        let template = |id: &str| crate::ui_wording::en().get(&format!("fit.measured.{id}")).cloned();
+        let set = set();
+        let mut seen = std::collections::BTreeSet::new();
+        let long = "这是一段正文，没有小标题。".repeat(200);
+        for platform in Platform::ALL {
+            let (growth, draft) = (&set.growth[&platform], &set.drafts[&platform]);
+            let contents = [
+                DraftContent::Html { html: format!("<p>开头一句话。</p><p>{long}</p><p>见 https://example.com 。欢迎关注。</p>"), digest: "d".into() },
+                DraftContent::Html { html: "<p>开头。</p><h2>一</h2><p>短。欢迎关注。</p><p>参考</p><p>https://example.com</p>".into(), digest: "d".into() },
+                DraftContent::Markdown { markdown: format!("开头一句。\n\n{long}\n\nhttps://example.com #标签 欢迎留言") },
+                DraftContent::Markdown { markdown: "## 小标题\n\n短短的开头。\n\n你怎么看？欢迎评论。".into() },
+                DraftContent::Thread {
+                    posts: vec![Post { text: "长".repeat(400), weighted_length: 0 }, Post { text: "Follow for more https://example.com #tag".into(), weighted_length: 0 }],
+                },
+                DraftContent::Card { body: "午休放松法。\n\n一、闭眼。\n\n你用哪一条？欢迎收藏。".into(), tags: vec!["午休".into(), "放松".into()] },
+                DraftContent::Card { body: long.clone(), tags: vec![] },
+            ];
+            for content in &contents {
+                for title in ["", "午休", "三个月把周报写短一半的方法", &"很长的标题".repeat(30)] {
+                    for p in report(growth, draft, title, content).points {
+                        let id = p.message_id.clone().unwrap_or_else(|| panic!("{} has no wording", p.check));
+                        seen.insert(id.clone());
+                        if id == "limits.over" {
+                            assert!(!p.findings.is_empty(), "{p:?}");
+                            p.findings.iter().for_each(crate::ui_wording::assert_worded);
+                            assert_eq!(p.measured, p.findings.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "));
+                            continue;
+                        }
+                        let text = template(&id).unwrap_or_else(|| panic!("no fit.measured.{id} in en.ts"));
+                        assert_eq!(crate::ui_wording::fill(&text, &p.params), p.measured, "{platform:?} {id}");
+                    }
+                }
+            }
+        }
+        let all =
+            ["title_length", "hook", "paragraphs", "headings", "tags", "cta.found", "cta.missing", "links.allowed", "links.none", "links.footnotes", "limits.ok", "limits.over"];
+        assert_eq!(seen, all.iter().map(|s| (*s).to_owned()).collect(), "every wording is exercised");
     }
 
     fn point<'a>(report: &'a FitReport, check: &str) -> &'a FitPoint {

@@ -24,7 +24,12 @@ fn tags(input: &CompileInput<'_>, max: usize) -> (Vec<String>, usize) {
 fn tag_findings(profile: &DraftProfile, n_all: usize, kept: usize) -> Vec<Finding> {
     let mut findings = limit_findings(profile, LimitField::Tags, |_| n_all, "number of topics");
     if n_all > kept {
-        findings.push(Finding::new("tags.dropped", Severity::Info, Some(profile.platform), format!("{} topic(s) beyond the first {kept} were left out.", n_all - kept)).at("tags"));
+        let (n, kept) = ((n_all - kept).to_string(), kept.to_string());
+        findings.push(
+            Finding::new("tags.dropped", Severity::Info, Some(profile.platform), format!("{n} topic(s) beyond the first {kept} were left out."))
+                .worded("tags.dropped", &[("n", &n), ("kept", &kept)])
+                .at("tags"),
+        );
     }
     findings
 }
@@ -48,8 +53,9 @@ pub fn compile_douyin<'a>(profile: &DraftProfile, input: CompileInput<'_>, parse
                         Some(profile.platform),
                         format!("The caption keeps the first {} characters of the text, ending at a sentence.", chars(&caption)),
                     )
+                    .worded("douyin.caption_shortened", &[("n", &chars(&caption).to_string())])
                     .at("body")
-                    .suggest("Put the key message in the opening; the images carry the rest."),
+                    .suggest_worded("douyin.caption_shortened", "Put the key message in the opening; the images carry the rest."),
                 );
                 break 'blocks;
             }
@@ -102,7 +108,8 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
                 Some(profile.platform),
                 format!("{} link(s) in the text: Xiaohongshu does not make them clickable and may treat them as traffic diversion (引流).", plain.n_links),
             )
-            .suggest("Remove the links or describe where to find the resource."),
+            .worded("xiaohongshu.links", &[("n", &plain.n_links.to_string())])
+            .suggest_worded("xiaohongshu.links", "Remove the links or describe where to find the resource."),
         );
     }
     let draft = Draft::new(profile, input.title, DraftContent::Card { body, tags: topics }, plain.n_images, plain.n_links);

@@ -97,14 +97,11 @@ fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], fin
         // A sentence longer than a post: pack its tokens.
         for token in tokens(unit) {
             let pieces = if x_weighted_length(&token) > budget {
+                let word = token.chars().take(40).collect::<String>();
                 findings.push(
-                    Finding::new(
-                        "x.word_cut",
-                        Severity::Warn,
-                        Some(crate::model::Platform::X),
-                        format!("“{}” is longer than one post and was cut.", token.chars().take(40).collect::<String>()),
-                    )
-                    .suggest("Shorten the word or link, or move it to its own post."),
+                    Finding::new("x.word_cut", Severity::Warn, Some(crate::model::Platform::X), format!("“{word}” is longer than one post and was cut."))
+                        .worded("x.word_cut", &[("word", &word)])
+                        .suggest_worded("x.word_cut", "Shorten the word or link, or move it to its own post."),
                 );
                 cut(&token, budget)
             } else {
@@ -245,14 +242,11 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     let posts: Vec<Post> = texts.into_iter().map(|(text, weight)| Post { weighted_length: to_u32(weight), text }).collect();
     for (idx, post) in posts.iter().enumerate() {
         if post.weighted_length as usize > limit {
+            let (number, length, bound) = ((idx + 1).to_string(), post.weighted_length.to_string(), limit.to_string());
             findings.push(
-                Finding::new(
-                    "limit.post",
-                    Severity::Block,
-                    Some(profile.platform),
-                    format!("Post {} is {} weighted characters; the limit is {limit}.", idx + 1, post.weighted_length),
-                )
-                .at(&format!("post {}", idx + 1)),
+                Finding::new("limit.post", Severity::Block, Some(profile.platform), format!("The post {number} is {length} weighted characters; the limit is {bound}."))
+                    .worded("limit.over", &[("field", "post"), ("post", &number), ("length", &length), ("bound", &bound), ("unit", "xWeighted")])
+                    .at(&format!("post {number}")),
             );
         }
     }
@@ -265,7 +259,8 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
                 Some(profile.platform),
                 format!("{} image(s) are not part of the thread text; attach them to a post when publishing.", plain.n_images),
             )
-            .suggest("Attach up to 4 images to the post they illustrate."),
+            .worded("x.images", &[("n", &plain.n_images.to_string())])
+            .suggest_worded("x.images", "Attach up to 4 images to the post they illustrate."),
         );
     }
     let draft = Draft::new(profile, input.title, DraftContent::Thread { posts }, plain.n_images, plain.n_links);

@@ -418,13 +418,15 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
                 Some(profile.platform),
                 format!("{} external link(s) became numbered references at the end: WeChat only keeps mp.weixin.qq.com links clickable.", ctx.n_external),
             )
-            .suggest("Keep the link text meaningful without the link; readers see the URL in the reference list."),
+            .worded("link_policy", &[("n", &ctx.n_external.to_string())])
+            .suggest_worded("link_policy", "Keep the link text meaningful without the link; readers see the URL in the reference list."),
         );
     }
     if ctx.n_raw_html > 0 {
         findings.push(
             Finding::new("format.raw_html", Severity::Warn, Some(profile.platform), format!("{} piece(s) of raw HTML were left out: WeChat strips most HTML.", ctx.n_raw_html))
-                .suggest("Use Markdown formatting instead of HTML."),
+                .worded("format.raw_html.wechat", &[("n", &ctx.n_raw_html.to_string())])
+                .suggest_worded("format.raw_html", "Use Markdown formatting instead of HTML."),
         );
     }
     if ctx.n_images > 0 {
@@ -435,7 +437,8 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
                 Some(profile.platform),
                 format!("{} image(s): WeChat needs them uploaded to its own image host (external image URLs are filtered).", ctx.n_images),
             )
-            .suggest("Paste the article into the mp editor, which uploads images, or upload them before using the draft API."),
+            .worded("wechat.images", &[("n", &ctx.n_images.to_string())])
+            .suggest_worded("wechat.images", "Paste the article into the mp editor, which uploads images, or upload them before using the draft API."),
         );
     }
     findings.extend(format_findings(&html, profile));
@@ -470,25 +473,28 @@ pub fn tags_and_attributes(html: &str) -> Vec<(String, Vec<String>)> {
 }
 
 /// Format validity: only allowed tags and attributes, no CSS variables.
-fn format_findings(html: &str, profile: &DraftProfile) -> Vec<Finding> {
+pub(super) fn format_findings(html: &str, profile: &DraftProfile) -> Vec<Finding> {
     let mut findings = Vec::new();
     for (tag, attributes) in tags_and_attributes(html) {
         match ALLOWED.iter().find(|(name, _)| *name == tag) {
-            None => findings.push(Finding::new("format.tag", Severity::Block, Some(profile.platform), format!("The output has a <{tag}> tag, which WeChat does not keep."))),
+            None => findings.push(
+                Finding::new("format.tag", Severity::Block, Some(profile.platform), format!("The output has a <{tag}> tag, which WeChat does not keep."))
+                    .worded("format.tag", &[("tag", &tag)]),
+            ),
             Some((_, allowed)) => {
                 for attribute in attributes.iter().filter(|a| !allowed.contains(&a.as_str())) {
-                    findings.push(Finding::new(
-                        "format.attribute",
-                        Severity::Block,
-                        Some(profile.platform),
-                        format!("<{tag}> has a `{attribute}` attribute, which WeChat strips."),
-                    ));
+                    findings.push(
+                        Finding::new("format.attribute", Severity::Block, Some(profile.platform), format!("<{tag}> has a `{attribute}` attribute, which WeChat strips."))
+                            .worded("format.attribute", &[("tag", &tag), ("attribute", attribute)]),
+                    );
                 }
             }
         }
     }
     if html.contains("var(--") {
-        findings.push(Finding::new("format.css_variable", Severity::Block, Some(profile.platform), "The output uses CSS variables, which WeChat strips."));
+        findings.push(
+            Finding::new("format.css_variable", Severity::Block, Some(profile.platform), "The output uses CSS variables, which WeChat strips.").worded("format.css_variable", &[]),
+        );
     }
     findings
 }

@@ -251,11 +251,16 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
                 Some(profile.platform),
                 format!("{} image(s) are local files: Zhihu's importer needs images reachable on the web from mainland China.", ctx.n_local_images),
             )
-            .suggest("Upload the images in Zhihu's editor after importing, or host them where Zhihu can fetch them."),
+            .worded("zhihu.images", &[("n", &ctx.n_local_images.to_string())])
+            .suggest_worded("zhihu.images", "Upload the images in Zhihu's editor after importing, or host them where Zhihu can fetch them."),
         );
     }
     if ctx.n_raw_html > 0 {
-        findings.push(Finding::new("format.raw_html", Severity::Warn, Some(profile.platform), format!("{} piece(s) of raw HTML were left out.", ctx.n_raw_html)));
+        findings.push(
+            Finding::new("format.raw_html", Severity::Warn, Some(profile.platform), format!("{} piece(s) of raw HTML were left out.", ctx.n_raw_html))
+                .worded("format.raw_html", &[("n", &ctx.n_raw_html.to_string())])
+                .suggest_worded("format.raw_html", "Use Markdown formatting instead of HTML."),
+        );
     }
     let draft = Draft::new(profile, input.title, DraftContent::Markdown { markdown }, ctx.n_images, ctx.n_links);
     (draft, findings)
