@@ -252,6 +252,7 @@ pub struct Health {
     /// The server could not be reached in the last cycle.
     pub offline: bool,
     pub last_error: Option<String>,
+    pub last_error_code: Option<String>,
     pub last_contact_at: Option<Timestamp>,
 }
 
@@ -355,6 +356,7 @@ impl Runtime {
         let mut health = lock(&self.health);
         health.offline = report.offline;
         health.last_error.clone_from(&report.error);
+        health.last_error_code.clone_from(&report.error_code);
         if !report.offline && report.contacted {
             health.last_contact_at = Some(kernel.now());
         }

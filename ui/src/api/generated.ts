@@ -2083,7 +2083,17 @@ conflicts: number,
 /**
  * The last cycle could not reach the server.
  */
-offline: boolean, lastError?: string, lastContactAt?: string, 
+offline: boolean, 
+/**
+ * The last cycle's failure, in English.
+ */
+lastError?: string, 
+/**
+ * Its code, for the UI to say it in the person's language: `UNREACHABLE`, the
+ * server's error code (`UNAUTHORIZED`, `FORBIDDEN`, `RATE_LIMITED`, `TOO_LARGE`,
+ * `STORAGE`, ...), or `HTTP` / `BAD_ANSWER` for an answer that is not the protocol's.
+ */
+lastErrorCode?: string, lastContactAt?: string, 
 /**
  * Unfinished jobs, then the 20 most recently finished, newest first.
  */

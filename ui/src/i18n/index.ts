@@ -123,6 +123,14 @@ export function describeFitPoint(lang: Lang, p: WordedFitPoint): { measured: str
   return { measured, rule: translate(lang, ruleId as MessageId, vars), ruleDetail: p.rule };
 }
 
+/** The last sync failure in the user's language, from its code; English adds the
+ * specific message under it. An unknown code shows the English message. */
+export function describeSyncProblem(lang: Lang, code: string | undefined, message: string): { title: string; detail: string | null } {
+  const id = `sync.problem.${code ?? ""}`;
+  if (!code || !has(lang, id)) return { title: message, detail: null };
+  return { title: tables[lang][id], detail: lang === "en" ? message : null };
+}
+
 export function modKeyLabel(platform: string | undefined | null): string {
   return /mac|iphone|ipad/i.test(platform ?? "") ? "⌘" : "Ctrl";
 }

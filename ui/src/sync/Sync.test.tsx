@@ -76,6 +76,44 @@ describe("sync", () => {
     await waitFor(() => expect(toasts).toContain("Resolved as version 4"));
   });
 
+  it("says the last failure in the person's language from its code", async () => {
+    const failed: SyncStatus = {
+      ...connected,
+      state: "failed",
+      conflicts: 0,
+      failed: 1,
+      jobs: [],
+      lastError: "401 UNAUTHORIZED: A valid bearer token is required.",
+      lastErrorCode: "UNAUTHORIZED",
+    };
+    for (const [lang, expected, detail] of [
+      ["zh", "服务器不接受你的令牌", false],
+      ["en", "The server did not accept your token", true],
+    ] as const) {
+      const transport = new FakeTransport().on("sync.status", () => failed);
+      render(
+        <WithCtx ctx={makeCtx(transport, lang)}>
+          <SyncIndicator onOpenSettings={() => undefined} />
+        </WithCtx>,
+      );
+      fireEvent.click(await screen.findByTestId("sync-status"));
+      const problem = screen.getByTestId("sync-problem").textContent ?? "";
+      expect(problem).toContain(expected);
+      // The server's own English words only under the English wording.
+      expect(problem.includes("bearer token")).toBe(detail);
+      cleanup();
+    }
+    // A code the UI does not know shows the English message as it is.
+    const transport = new FakeTransport().on("sync.status", () => ({ ...failed, lastError: "418 TEAPOT: no", lastErrorCode: "TEAPOT" }));
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <SyncIndicator onOpenSettings={() => undefined} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("sync-status"));
+    expect(screen.getByTestId("sync-problem").textContent).toBe("418 TEAPOT: no");
+  });
+
   it("connects with URL and token, and asks before plain http to another machine", async () => {
     const transport = new FakeTransport()
       .on("sync.status", () => ({ ...connected, connected: false, state: "notConnected", jobs: [], conflicts: 0 }))

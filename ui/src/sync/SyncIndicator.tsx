@@ -5,13 +5,13 @@
 import { useCallback, useEffect, useState } from "react";
 import type { SyncConflict, SyncStatus } from "../api/generated";
 import { useApp } from "../context";
-import type { MessageId } from "../i18n";
+import { describeSyncProblem, type MessageId } from "../i18n";
 import { ConflictView } from "./ConflictView";
 
 const POLL_MS = 5000;
 
 export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }) {
-  const { client, t } = useApp();
+  const { client, t, lang } = useApp();
   const [status, setStatus] = useState<SyncStatus | null>(null);
   const [open, setOpen] = useState(false);
   const [conflicts, setConflicts] = useState<SyncConflict[]>([]);
@@ -36,6 +36,7 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
   }, [fetchStatus, apply]);
 
   const state = status?.state ?? "notConnected";
+  const problem = status?.lastError ? describeSyncProblem(lang, status.lastErrorCode, status.lastError) : null;
   const label =
     state === "pending"
       ? t("sync.state.pending", { n: status?.pending ?? 0 })
@@ -69,7 +70,12 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
           <p className="small">
             {status.workspaceName} · {status.memberName} · {status.serverUrl}
           </p>
-          {status.lastError && <p className="small warning">{status.lastError}</p>}
+          {problem && (
+            <p className="small warning" data-testid="sync-problem" data-code={status.lastErrorCode}>
+              {problem.title}
+              {problem.detail && <span className="muted"> ({problem.detail})</span>}
+            </p>
+          )}
           {conflicts.length > 0 && (
             <ul className="sync-conflicts">
               {conflicts.map((c) => (

@@ -53,9 +53,16 @@ pub struct SyncStatus {
     pub conflicts: u32,
     /// The last cycle could not reach the server.
     pub offline: bool,
+    /// The last cycle's failure, in English.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_error: Option<String>,
+    /// Its code, for the UI to say it in the person's language: `UNREACHABLE`, the
+    /// server's error code (`UNAUTHORIZED`, `FORBIDDEN`, `RATE_LIMITED`, `TOO_LARGE`,
+    /// `STORAGE`, ...), or `HTTP` / `BAD_ANSWER` for an answer that is not the protocol's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_error_code: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_contact_at: Option<crate::model::Timestamp>,
@@ -152,6 +159,7 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         conflicts: open as u32,
         offline: health.offline,
         last_error: health.last_error,
+        last_error_code: health.last_error_code,
         last_contact_at: health.last_contact_at,
         jobs,
     })

@@ -43,15 +43,21 @@ pub struct CycleReport {
     pub offline: bool,
     /// The server answered at least once.
     pub contacted: bool,
-    /// The last failure, for the person.
+    /// The last failure, for the person (English), and its code for the UI to word.
     pub error: Option<String>,
+    pub error_code: Option<String>,
 }
 
 impl CycleReport {
     fn failed(&mut self, failure: &Failure) {
         self.offline |= matches!(failure, Failure::Network(_));
         self.contacted |= matches!(failure, Failure::Status { .. });
+        self.noted(failure);
+    }
+
+    fn noted(&mut self, failure: &Failure) {
         self.error = Some(failure.reason());
+        self.error_code = Some(failure.code().to_owned());
     }
 }
 
@@ -502,10 +508,11 @@ fn send(
             import(kernel, &mut batch, &job.project_id, &newer, report, Some(ConflictKind::Push))?;
             false
         }
-        PushAnswer::Retry { reason, retry_after_millis, unreachable } => {
+        PushAnswer::Retry { failure, retry_after_millis, unreachable } => {
             report.offline |= unreachable;
             report.contacted |= !unreachable;
-            report.error = Some(reason.clone());
+            report.noted(&failure);
+            let reason = failure.reason();
             // One draw for the whole push: its jobs wait out the same backoff.
             let unit = jitter.unit();
             for one in &dispatched {
@@ -513,9 +520,10 @@ fn send(
             }
             false
         }
-        PushAnswer::Refused { reason } => {
+        PushAnswer::Refused { failure } => {
             report.contacted = true;
-            report.error = Some(reason.clone());
+            report.noted(&failure);
+            let reason = failure.reason();
             for one in &dispatched {
                 batch.put(&advance_at(one, &Event::Permanent { reason: reason.clone() }, now, &policy, 0.0)?)?;
             }

@@ -33,6 +33,16 @@ impl Failure {
             Failure::Status { status, code, message, .. } => format!("{status} {code}: {message}"),
         }
     }
+
+    /// A stable code for the UI to word the failure in the person's language:
+    /// `UNREACHABLE`, or the server's error code (`UNAUTHORIZED`, `RATE_LIMITED`, ...),
+    /// or the client's own (`HTTP`, `BAD_ANSWER`, `ENCODE`).
+    pub fn code(&self) -> &str {
+        match self {
+            Failure::Network(_) => "UNREACHABLE",
+            Failure::Status { code, .. } => code,
+        }
+    }
 }
 
 /// What became of a push.
@@ -44,9 +54,9 @@ pub enum PushAnswer {
     Stale(StaleBase),
     /// Try again later: a network failure, 5xx, 429, or the same key still in flight.
     /// `unreachable`: no answer at all (the person is offline or the server is down).
-    Retry { reason: String, retry_after_millis: Option<u64>, unreachable: bool },
+    Retry { failure: Failure, retry_after_millis: Option<u64>, unreachable: bool },
     /// Will not change by retrying: 400, 401, 403, 404, 413, 422.
-    Refused { reason: String },
+    Refused { failure: Failure },
 }
 
 /// The HTTP client of the sync module, with its own small runtime.
@@ -174,7 +184,11 @@ impl Transport {
     pub fn push(&self, server_url: &str, token: &ApiKey, project_id: &str, dedupe_key: &str, request: &PushRequest) -> PushAnswer {
         let body = match serde_json::to_vec(request) {
             Ok(body) => body,
-            Err(e) => return PushAnswer::Refused { reason: format!("the push could not be encoded: {e}") },
+            Err(e) => {
+                return PushAnswer::Refused {
+                    failure: Failure::Status { status: 0, code: "ENCODE".to_owned(), message: format!("the push could not be encoded: {e}"), retry_after_millis: None },
+                }
+            }
         };
         let http = self
             .client
@@ -184,23 +198,27 @@ impl Transport {
             .body(body);
         let (status, after, body) = match self.send(http, token) {
             Ok(answer) => answer,
-            Err(failure) => return PushAnswer::Retry { reason: failure.reason(), retry_after_millis: None, unreachable: true },
+            Err(failure) => return PushAnswer::Retry { failure, retry_after_millis: None, unreachable: true },
         };
         if status == 200 || status == 201 {
             return match Transport::json::<PushResponse>(status, &body) {
                 Ok(response) => PushAnswer::Accepted(response),
                 // A garbled answer to a push that may have been stored: send it again;
                 // the dedupe key returns the original result.
-                Err(failure) => PushAnswer::Retry { reason: failure.reason(), retry_after_millis: None, unreachable: false },
+                Err(failure) => PushAnswer::Retry { failure, retry_after_millis: None, unreachable: false },
             };
         }
         let error = serde_json::from_slice::<ErrorBody>(&body).ok();
         match (status, error) {
             (409, Some(ErrorBody { stale: Some(stale), .. })) => PushAnswer::Stale(stale),
             // The same key is still being processed (or a 409 without its body): soon.
-            (409, _) => PushAnswer::Retry { reason: "the server is still processing this push".to_owned(), retry_after_millis: Some(after.unwrap_or(200)), unreachable: false },
-            (429 | 500..=599, _) => PushAnswer::Retry { reason: Transport::error(status, after, &body).reason(), retry_after_millis: after, unreachable: false },
-            _ => PushAnswer::Refused { reason: Transport::error(status, after, &body).reason() },
+            (409, _) => PushAnswer::Retry {
+                failure: Failure::Status { status, code: "IN_FLIGHT".to_owned(), message: "the server is still processing this push".to_owned(), retry_after_millis: after },
+                retry_after_millis: Some(after.unwrap_or(200)),
+                unreachable: false,
+            },
+            (429 | 500..=599, _) => PushAnswer::Retry { failure: Transport::error(status, after, &body), retry_after_millis: after, unreachable: false },
+            _ => PushAnswer::Refused { failure: Transport::error(status, after, &body) },
         }
     }
 }

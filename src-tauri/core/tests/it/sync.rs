@@ -226,6 +226,8 @@ fn offline_jobs_wait_and_go_when_the_server_is_back() {
     alice.save(&project, "一\n二\n");
     let run = alice.ok("sync.push", json!({}));
     assert_eq!((run["pushed"].as_u64(), run["status"]["state"].as_str(), run["status"]["pending"].as_u64()), (Some(0), Some("offline"), Some(1)));
+    // The UI words the failure from its code.
+    assert_eq!(run["status"]["lastErrorCode"], "UNREACHABLE");
     let job = &alice.jobs()[0];
     assert!(matches!(job.state, JobState::RetryWait { .. }), "{:?}", job.state);
     assert!(job.last_error.as_deref().unwrap().contains("could not be reached"));
@@ -234,6 +236,7 @@ fn offline_jobs_wait_and_go_when_the_server_is_back() {
     let server = server.restart();
     let run = alice.ok("sync.push", json!({}));
     assert_eq!((run["pushed"].as_u64(), run["status"]["state"].as_str()), (Some(2), Some("synced")));
+    assert!(run["status"].get("lastErrorCode").is_none() && run["status"].get("lastError").is_none(), "{}", run["status"]);
     let on_server = server.versions(&ws);
     assert_eq!(on_server.iter().map(|v| (v.number, v.source.as_str())).collect::<Vec<_>>(), [(1, "一\n二\n"), (2, "一\n二\n三\n")]);
 }
@@ -1067,6 +1070,11 @@ fn owners_list_invite_and_revoke_members_and_others_are_refused() {
     assert!(server.storage.authenticate(&token).unwrap().is_none());
     let locked_out = vera.call("sync.members", json!({})).unwrap_err();
     assert_eq!((locked_out.code, hint_ids(&locked_out)), (ErrorCode::PermissionDenied, vec!["reconnect"]));
+    // Her push is refused for the revoked token, and the status names it by code.
+    let project = vera.new_project("只读", "一\n");
+    vera.save(&project, "一\n二\n");
+    let run = vera.ok("sync.push", json!({}));
+    assert_eq!((run["status"]["lastErrorCode"].as_str(), run["status"]["state"].as_str()), (Some("UNAUTHORIZED"), Some("failed")), "{}", run["status"]);
 }
 
 #[test]
