@@ -2,7 +2,7 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testi
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HarnessEvent } from "../api/client";
 import { apiError, FakeTransport } from "../api/fake";
-import type { LlmProfile } from "../api/generated";
+import type { CheckpointReason, LlmProfile } from "../api/generated";
 import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
 import { AiPanel } from "./AiPanel";
@@ -257,5 +257,22 @@ describe("the AI panel", () => {
     await waitFor(() => expect(screen.queryByTestId("constraint")).toBeNull());
     expect(transport.callsTo("constraint.remove")).toEqual([{ sessionId: "ses_1", constraintId: "cns_1" }]);
     expect(screen.getByTestId("checkpoints-toggle").textContent).toBe("Checkpoints (0)");
+  });
+
+  it("names the harness's own checkpoints by their reason in Chinese, and keeps a person's label", async () => {
+    const { transport } = setup({ log: [ev(created())], methods: ["constraint.list", "checkpoint.list"], lang: "zh" });
+    const checkpoint = (id: string, label: string, reason: CheckpointReason) => ({ id, ownerId: "ses_1", projectId: "prj_1", label, reason, head: 2, revision: 3, drafts: [], sequence: 1, createdAt: "2026-11-22T11:00:00Z" });
+    transport.on("constraint.list", () => ({ constraints: [] }));
+    transport.on("checkpoint.list", () => ({ checkpoints: [checkpoint("ckp_1", "Before a turn that made 3 proposals", "before_turn"), checkpoint("ckp_2", "改标题之前", "manual")] }));
+    await act(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    fireEvent.click(await screen.findByTestId("checkpoints-toggle"));
+    const items = await screen.findAllByTestId("checkpoint");
+    const texts = items.map((li) => li.textContent ?? "");
+    const turn = texts.find((x) => x.includes("某轮开始前")) ?? "";
+    expect(turn).not.toContain("Before a turn");
+    expect(turn.startsWith("某轮开始前")).toBe(true);
+    expect(texts.some((x) => x.startsWith("改标题之前 · 你保存的"))).toBe(true);
   });
 });

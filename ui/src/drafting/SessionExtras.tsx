@@ -91,9 +91,11 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
           {[...checkpoints].reverse().map((c) => (
             <li key={c.id} className="extras-item" data-testid="checkpoint" data-checkpoint={c.id}>
               <span className="grow">
-                {c.label}
+                {/* The harness names its own checkpoints in English; other languages
+                    show only their reason. A person's or the assistant's label stays. */}
+                {c.reason === "manual" || c.reason === "assistant" || lang === "en" ? c.label : null}
                 <span className="small muted">
-                  {` · ${t(`ai.checkpoint.reason.${c.reason}` as MessageId)} · ${c.head > 0 ? t("project.head", { n: c.head }) : t("project.head.none")} · `}
+                  {`${c.reason === "manual" || c.reason === "assistant" || lang === "en" ? " · " : ""}${t(`ai.checkpoint.reason.${c.reason}` as MessageId)} · ${c.head > 0 ? t("project.head", { n: c.head }) : t("project.head.none")} · `}
                   <time title={formatFullTime(lang, c.createdAt)}>{formatTime(lang, c.createdAt, now())}</time>
                 </span>
               </span>
