@@ -30,8 +30,6 @@ pub mod store;
 pub mod suggest;
 pub mod sync;
 pub mod tools;
-#[cfg(test)]
-pub(crate) mod ui_wording;
 pub mod usage;
 
 pub use config::EngineConfig;

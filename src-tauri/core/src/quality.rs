@@ -318,11 +318,11 @@ mod tests {
         type Worded = (Option<String>, Vec<(String, String)>, Option<String>);
         let findings = check(&input);
         // The UI's English wording with these values is exactly the English text.
-        findings.iter().for_each(crate::ui_wording::assert_worded);
+        findings.iter().for_each(crate::pipeline::ui_wording::assert_worded);
         let cta_early = CheckInput { source: &format!("关注我们。{}", "正文。".repeat(200)), ..input };
         let early: Vec<Finding> = check(&cta_early).into_iter().filter(|f| f.message_id.as_deref() == Some("cta.early")).collect();
         assert_eq!(early.len(), 1);
-        early.iter().for_each(crate::ui_wording::assert_worded);
+        early.iter().for_each(crate::pipeline::ui_wording::assert_worded);
         let worded: Vec<Worded> = findings.into_iter().map(|f| (f.message_id, f.params.into_iter().collect(), f.suggestion_id)).collect();
         let p = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect::<Vec<_>>();
         let s = |x: &str| Some(x.to_owned());

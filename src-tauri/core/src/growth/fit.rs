@@ -271,7 +271,7 @@ mod tests {
     /// exactly the English `measured`, for every wording the report makes.
     #[test]
     fn every_point_is_worded_as_the_ui_words_it() {
-        let template = |id: &str| crate::ui_wording::en().get(&format!("fit.measured.{id}")).cloned();
+        let template = |id: &str| crate::pipeline::ui_wording::en().get(&format!("fit.measured.{id}")).cloned();
         let set = set();
         let mut seen = std::collections::BTreeSet::new();
         let long = "这是一段正文，没有小标题。".repeat(200);
@@ -295,12 +295,12 @@ mod tests {
                         seen.insert(id.clone());
                         if id == "limits.over" {
                             assert!(!p.findings.is_empty(), "{p:?}");
-                            p.findings.iter().for_each(crate::ui_wording::assert_worded);
+                            p.findings.iter().for_each(crate::pipeline::ui_wording::assert_worded);
                             assert_eq!(p.measured, p.findings.iter().map(|f| f.message.as_str()).collect::<Vec<_>>().join("; "));
                             continue;
                         }
                         let text = template(&id).unwrap_or_else(|| panic!("no fit.measured.{id} in en.ts"));
-                        assert_eq!(crate::ui_wording::fill(&text, &p.params), p.measured, "{platform:?} {id}");
+                        assert_eq!(crate::pipeline::ui_wording::fill(&text, &p.params), p.measured, "{platform:?} {id}");
                     }
                 }
             }
