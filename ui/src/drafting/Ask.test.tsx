@@ -79,7 +79,7 @@ describe("Ask", () => {
     const check = screen.getByTestId("ask-check-failed").textContent;
     expect(check).toContain("These citations name no source: [9]");
     expect(check).toContain("Not found in the sources: “每天五杯”");
-    expect(screen.getByTestId("ask-footer").textContent).toBe("检索 3 篇，引用 2 篇 / retrieved 3, cited 2");
+    expect(screen.getByTestId("ask-footer").textContent).toBe("Retrieved 3, cited 2");
     expect(screen.getByTestId("ask-route").textContent).toBe("From your writing · chosen automatically");
     // The sources list opens them too; a comment opens at the comment, not a span in the text.
     const sources = within(screen.getByTestId("ask-sources")).getAllByTestId("ask-source");
@@ -154,6 +154,7 @@ describe("Ask", () => {
     expect(screen.getByTestId("ask-nothing").textContent).toBe("你的资料中没有与问题相关的内容，未调用模型。");
     expect(screen.getByTestId("ask-route").textContent).toBe("依据你的资料");
     expect(screen.getByTestId("ask-reroute").textContent).toBe("改为直接回答");
+    expect(screen.getByTestId("ask-footer").textContent).toBe("检索 0 篇，引用 0 篇");
   });
 
   it("asks with Enter but not during an IME composition or with Shift+Enter", () => {

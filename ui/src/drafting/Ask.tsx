@@ -263,8 +263,9 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
               ))}
             </ol>
           )}
+          {/* The engine's counts in the person's language (its `footer` says them in both). */}
           <p className="small muted ask-footer" data-testid="ask-footer">
-            {answer.footer}
+            {t("ask.footer", { retrieved: answer.retrieved, cited: answer.cited })}
           </p>
         </section>
       )}

@@ -596,6 +596,7 @@ export const en = {
   "ask.quoteNotFound": "Not found in the sources: “{quote}”",
   "ask.sources": "Sources",
   "ask.cited": "cited",
+  "ask.footer": "Retrieved {retrieved}, cited {cited}",
   "ask.cite.open": "Open source {n}: {title}",
   "ask.cite.failed": "[{n}] names no source: the check failed",
   "ai.start.title": "No drafting session yet",

@@ -596,6 +596,7 @@ export const zh: Messages = {
   "ask.unknownCitations": "这些引用没有对应的来源：{list}",
   "ask.quoteNotFound": "来源中找不到这段引文：「{quote}」",
   "ask.sources": "来源",
+  "ask.footer": "检索 {retrieved} 篇，引用 {cited} 篇",
   "ask.cited": "已引用",
   "ask.cite.open": "打开来源 {n}：{title}",
   "ask.cite.failed": "[{n}] 没有对应的来源，核对未通过",
