@@ -190,3 +190,38 @@ fn the_layer_check_sees_upward_imports() {
     std::fs::write(&path, "// crate::api in a comment\nuse crate::store::Batch;\n#[cfg(test)]\nmod tests { use crate::api::Engine; }\n").unwrap();
     assert_eq!(crate_references(&code_of(&path)), vec!["store"]);
 }
+
+/// Every hint the core gives with a fixed text (`.hint("id", "text")`) has a wording in
+/// the UI (`hint.<id>` in ui/src/i18n/en.ts; zh.ts's type makes it carry every id), so
+/// a Chinese error banner says what to do in Chinese. Hints built with `format!` carry
+/// values the UI does not have and show their English.
+#[test]
+fn every_fixed_hint_has_a_ui_wording() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let en = std::fs::read_to_string(root.join("../../ui/src/i18n/en.ts")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find(".hint(") {
+            rest = &rest[at + ".hint(".len()..];
+            let call = rest.trim_start();
+            let Some(id) = call.strip_prefix('"').and_then(|c| c.split_once('"')).map(|(id, _)| id) else { continue };
+            let after = call[id.len() + 2..].trim_start().trim_start_matches(',').trim_start();
+            if !after.starts_with('"') {
+                continue; // format!(…) or a variable: values the UI does not have
+            }
+            seen += 1;
+            if !en.contains(&format!("\"hint.{id}\": ")) {
+                missing.push(format!("{id} ({})", path.strip_prefix(root).unwrap().display()));
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(seen > 100, "the scan found the hints ({seen})");
+    assert!(missing.is_empty(), "hints without a `hint.<id>` wording in ui/src/i18n/en.ts and zh.ts: {missing:?}");
+}
