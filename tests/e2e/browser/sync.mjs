@@ -11,8 +11,9 @@
 // version saved with Ctrl+S reaches the server (seen on the server's own API) and the
 // sidebar's sync state goes from pending to synced; the members list shows the owner;
 // an invite shows the new token once (it works against the server) and the member
-// appears; revoking asks first and the token stops working; disconnecting asks first,
-// says what was kept, and leaves the project untouched.
+// appears; revoking asks first and the token stops working; in Chinese, a server that
+// is down is said in Chinese with what to do, and the waiting version goes when it is
+// back; disconnecting asks first, says what was kept, and leaves the project untouched.
 //
 // Prints `browser-e2e-sync: N passed, M failed` and exits non-zero on any failure.
 
@@ -20,7 +21,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, sleep, startChild, uiDistOrExit } from "../lib.mjs";
+import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, sleep, startChild, stopChild, uiDistOrExit } from "../lib.mjs";
 
 const TOTAL_TIMEOUT_MS = 180_000;
 const STEP_TIMEOUT_MS = 15_000;
@@ -69,8 +70,11 @@ async function main() {
   if (!created) return;
 
   let serverUrl;
+  const serverHold = {};
+  const serve = (addr) =>
+    startChild(suite, "inkstone-server", serverPath, ["--data-dir", serverDir, "serve", "--addr", addr], { ...process.env, RUST_BACKTRACE: "1" }, /^INKSTONE_SERVER_URL=(\S+)$/, serverHold);
   const serverOk = await check("inkstone-server serves on loopback", async () => {
-    serverUrl = await startChild(suite, "inkstone-server", serverPath, ["--data-dir", serverDir, "serve", "--addr", "127.0.0.1:0"], { ...process.env, RUST_BACKTRACE: "1" }, /^INKSTONE_SERVER_URL=(\S+)$/);
+    serverUrl = await serve("127.0.0.1:0");
   });
   if (!serverOk) return;
 
@@ -192,8 +196,51 @@ async function main() {
     assert((await tid("sync-status").innerText()).includes("Synced"), await tid("sync-status").innerText());
     await tid("sync-status").click();
     await tid("sync-jobs").filter({ hasText: "v1 → server v1 · on the server" }).waitFor();
+    // The popover is whole inside the window.
+    const box = await tid("sync-popover").boundingBox();
+    const view = page.viewportSize();
+    assert(box && box.x >= 0 && box.y >= 0 && box.x + box.width <= view.width && box.y + box.height <= view.height, `the popover at ${JSON.stringify(box)} leaves the ${JSON.stringify(view)} window`);
     await shot("sync-04-synced-popover-en-light");
     await page.keyboard.press("Escape");
+  });
+
+  await check("in Chinese: a server that cannot be reached is said in Chinese with what to do; when it is back the version goes", async () => {
+    await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "zh"));
+    await page.reload({ waitUntil: "commit" });
+    await page.locator("[data-testid=project-item]", { hasText: "春天的信" }).click();
+    await waitSyncState("synced");
+    await stopChild(serverHold.child);
+    await tid("editor-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.type("第三段。");
+    await page.keyboard.press("Control+S");
+    await tid("version-message").waitFor();
+    await page.keyboard.type("离线时保存");
+    await page.keyboard.press("Enter");
+    await toast("已保存为第 2 版");
+    await waitSyncState("offline");
+    await tid("sync-status").click();
+    const problem = tid("sync-problem");
+    await problem.waitFor();
+    assert((await problem.getAttribute("data-code")) === "UNREACHABLE", `code: ${await problem.getAttribute("data-code")}`);
+    assert((await problem.innerText()).includes("无法连接工作区服务器"), `problem: ${await problem.innerText()}`);
+    // Everything the app words itself is Chinese (the first line holds names and the URL).
+    const said = [await problem.innerText(), await tid("sync-jobs").innerText(), await tid("sync-status").innerText()].join("\n");
+    assert(!/[A-Za-z]{3,}/.test(said), `English in the Chinese sync popover: ${said}`);
+    await shot("sync-05-offline-popover-zh-light");
+    await page.keyboard.press("Escape");
+    // The server comes back on the same address: the waiting version goes on its own.
+    await serve(new URL(serverUrl).host);
+    await waitSyncState("synced");
+    let versions = [];
+    for (let i = 0; i < 50 && versions.length < 2; i++) {
+      const [, changes] = await server(serverUrl, owner.token, "/v1/changes?since=0");
+      versions = changes.versions;
+      if (versions.length < 2) await sleep(100);
+    }
+    assert(versions.length === 2 && versions[1].source.includes("第三段。"), `on the server: ${versions.length} versions`);
+    await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "en"));
+    await page.reload({ waitUntil: "commit" });
   });
 
   await check("disconnecting asks first, says nothing was waiting, and keeps the project", async () => {
@@ -206,10 +253,10 @@ async function main() {
     await tid("sync-connection").waitFor({ state: "detached" });
     await waitSyncState("notConnected");
     const versions = (await call("version.list", { projectId: project.id })).versions;
-    assert(versions.length === 1, `versions after disconnecting: ${versions.length}`);
+    assert(versions.length === 2, `versions after disconnecting: ${versions.length}`);
     const [status] = await server(serverUrl, owner.token, "/v1/workspace");
     assert(status === 200, "disconnecting revoked nothing on the server");
-    await shot("sync-05-disconnected-en-light");
+    await shot("sync-06-disconnected-en-light");
   });
 
   await check("no page errors", async () => {
