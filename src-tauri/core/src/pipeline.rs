@@ -396,7 +396,7 @@ mod tests {
                     let (draft, findings) = compile(profile, CompileInput { title, source, tags: &tags });
                     let checked = check_draft(profile, &draft.title, &draft.content);
                     for f in findings.iter().chain(&checked) {
-                        crate::pipeline::ui_wording::assert_worded(f);
+                        ui_wording::assert_worded(f);
                         seen.insert(f.message_id.clone().unwrap_or_default());
                     }
                 }
@@ -404,7 +404,7 @@ mod tests {
         }
         let wechat = &set.drafts[&Platform::Wechat];
         for f in wechat::format_findings(r#"<script>x</script><p class="c" style="color: var(--x)">t</p>"#, wechat) {
-            crate::pipeline::ui_wording::assert_worded(&f);
+            ui_wording::assert_worded(&f);
             seen.insert(f.message_id.clone().unwrap_or_default());
         }
         let all = [

@@ -2,7 +2,7 @@
 // keeps to (rejection reasons; the person can remove one), the checkpoints to go back
 // to, and changes the assistant staged but did not apply.
 import { useState, useSyncExternalStore } from "react";
-import type { Project } from "../api/generated";
+import type { Checkpoint, Project } from "../api/generated";
 import { useApp } from "../context";
 import { formatFullTime, formatTime, type MessageId } from "../i18n";
 import type { SessionStore } from "./store";
@@ -28,6 +28,9 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
   const { constraints, checkpoints, staging } = snap;
   if (constraints === null && checkpoints === null && staging === null) return null;
   const toggle = (which: Open) => setOpen((o) => (o === which ? null : which));
+  // The harness names its own checkpoints in English; other languages show only their
+  // reason. A person's or the assistant's label stays.
+  const labelShown = (c: Checkpoint) => c.reason === "manual" || c.reason === "assistant" || lang === "en";
 
   const restore = async (id: string) => {
     setRestoring(null);
@@ -91,11 +94,9 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
           {[...checkpoints].reverse().map((c) => (
             <li key={c.id} className="extras-item" data-testid="checkpoint" data-checkpoint={c.id}>
               <span className="grow">
-                {/* The harness names its own checkpoints in English; other languages
-                    show only their reason. A person's or the assistant's label stays. */}
-                {c.reason === "manual" || c.reason === "assistant" || lang === "en" ? c.label : null}
+                {labelShown(c) ? c.label : null}
                 <span className="small muted">
-                  {`${c.reason === "manual" || c.reason === "assistant" || lang === "en" ? " · " : ""}${t(`ai.checkpoint.reason.${c.reason}` as MessageId)} · ${c.head > 0 ? t("project.head", { n: c.head }) : t("project.head.none")} · `}
+                  {`${labelShown(c) ? " · " : ""}${t(`ai.checkpoint.reason.${c.reason}` as MessageId)} · ${c.head > 0 ? t("project.head", { n: c.head }) : t("project.head.none")} · `}
                   <time title={formatFullTime(lang, c.createdAt)}>{formatTime(lang, c.createdAt, now())}</time>
                 </span>
               </span>

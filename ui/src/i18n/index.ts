@@ -56,11 +56,17 @@ export interface WordedFinding {
   suggestionId?: string;
 }
 
+/** A wording's values, without the absent ones. */
+function valuesOf(params: { [key in string]?: string } | undefined): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params ?? {})) if (v !== undefined) vars[k] = v;
+  return vars;
+}
+
 /** A finding's message and suggestion in the user's language, from its wording id and
  * values (`finding.<id>`, `finding.fix.<id>`); the English text when it has none. */
 export function describeFinding(lang: Lang, f: WordedFinding): { message: string; suggestion: string | null } {
-  const vars: Record<string, string> = {};
-  for (const [k, v] of Object.entries(f.params ?? {})) if (v !== undefined) vars[k] = v;
+  const vars = valuesOf(f.params);
   const sub = (prefix: string, key: string) => {
     const id = `${prefix}.${vars[key]}`;
     if (key in vars && has(lang, id)) vars[key] = translate(lang, id as MessageId, vars);
@@ -108,13 +114,11 @@ export interface WordedFitPoint {
  * may be English) to `ruleDetail`. Reports recorded before wordings existed show their
  * English text. */
 export function describeFitPoint(lang: Lang, p: WordedFitPoint): { measured: string; rule: string; ruleDetail: string | null } {
-  const vars: Record<string, string> = {};
-  for (const [k, v] of Object.entries(p.params ?? {})) if (v !== undefined) vars[k] = v;
-  const listed = (p.findings ?? []).map((f) => describeFinding(lang, f).message);
+  const vars = valuesOf(p.params);
   const measuredId = `fit.measured.${p.messageId ?? ""}`;
   const measured =
-    p.messageId === "limits.over" && listed.length > 0
-      ? listed.join(lang === "zh" ? "；" : "; ")
+    p.messageId === "limits.over" && p.findings?.length
+      ? p.findings.map((f) => describeFinding(lang, f).message).join(lang === "zh" ? "；" : "; ")
       : p.messageId && has(lang, measuredId)
         ? translate(lang, measuredId as MessageId, vars)
         : p.measured;

@@ -113,6 +113,7 @@ function TargetReview({
   onDecide: (hunk: string, action: HunkAction) => void;
 }) {
   const { t, lang } = useApp();
+  const outcome = outcomeText(t, lang, target);
   const bars = useMemo<HunkBarState[]>(
     () =>
       (proposal?.hunks ?? []).map((h, i, all) => ({
@@ -145,17 +146,17 @@ function TargetReview({
             <li key={f} className="warn">
               {/* The flags' details are the findings listed under them, worded there. */}
               {f.startsWith("over_limit")
-                ? t("optimize.flag.overLimitListed")
+                ? t("optimize.flag.overLimit")
                 : f.startsWith("risky_terms")
-                  ? t("optimize.flag.riskyTermsListed")
+                  ? t("optimize.flag.riskyTerms")
                   : t(`optimize.flag.${f}` as MessageId)}
             </li>
           ))}
         </ul>
       )}
-      {outcomeText(t, lang, target) && (
+      {outcome && (
         <p className="small muted" data-testid="optimize-outcome">
-          {outcomeText(t, lang, target)}
+          {outcome}
         </p>
       )}
       {target.risks.length > 0 && (

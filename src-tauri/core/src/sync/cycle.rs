@@ -55,9 +55,12 @@ impl CycleReport {
         self.noted(failure);
     }
 
-    fn noted(&mut self, failure: &Failure) {
-        self.error = Some(failure.reason());
+    /// Keeps the failure as the last error; returns its reason.
+    fn noted(&mut self, failure: &Failure) -> String {
+        let reason = failure.reason();
+        self.error = Some(reason.clone());
         self.error_code = Some(failure.code().to_owned());
+        reason
     }
 }
 
@@ -511,8 +514,7 @@ fn send(
         PushAnswer::Retry { failure, retry_after_millis, unreachable } => {
             report.offline |= unreachable;
             report.contacted |= !unreachable;
-            report.noted(&failure);
-            let reason = failure.reason();
+            let reason = report.noted(&failure);
             // One draw for the whole push: its jobs wait out the same backoff.
             let unit = jitter.unit();
             for one in &dispatched {
@@ -522,8 +524,7 @@ fn send(
         }
         PushAnswer::Refused { failure } => {
             report.contacted = true;
-            report.noted(&failure);
-            let reason = failure.reason();
+            let reason = report.noted(&failure);
             for one in &dispatched {
                 batch.put(&advance_at(one, &Event::Permanent { reason: reason.clone() }, now, &policy, 0.0)?)?;
             }
