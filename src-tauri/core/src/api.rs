@@ -124,7 +124,8 @@ fn unknown_method(method: &str) -> ApiError {
     error = if close.is_empty() {
         error.hint("list_methods", "Run `inkstone-cli methods` to list every method.")
     } else {
-        error.hint("similar_methods", format!("Methods of this resource: {}.", close.join(", ")))
+        let methods = close.join(", ");
+        error.hint_with("similar_methods", format!("Methods of this resource: {methods}."), &[("methods", &methods)])
     };
     error
 }

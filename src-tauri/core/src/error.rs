@@ -6,6 +6,8 @@
 //! gives each hint a stable id; the UI renders code and hint ids in the user's language.
 //! Never a stack trace, never a secret.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -70,11 +72,29 @@ impl ErrorCode {
     }
 }
 
-/// A suggestion of what to do next. `id` is stable; `message` is English.
+/// A suggestion of what to do next. `id` is stable; `message` is English. A hint that
+/// names something particular (a session, a proposal, a list of choices) carries those
+/// values in `params`, so the UI can say it in the person's language (`hint.<id>` with
+/// `{name}` places).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Hint {
     pub id: String,
     pub message: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub params: BTreeMap<String, String>,
+}
+
+impl Hint {
+    pub fn new(id: &str, message: impl Into<String>) -> Self {
+        Hint { id: id.to_owned(), message: message.into(), params: BTreeMap::new() }
+    }
+
+    /// A hint with values; `message` is the English with the values in it.
+    pub fn with(id: &str, message: impl Into<String>, params: &[(&str, &str)]) -> Self {
+        let params = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        Hint { id: id.to_owned(), message: message.into(), params }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, thiserror::Error)]
@@ -94,7 +114,13 @@ impl ApiError {
     }
 
     pub fn hint(mut self, id: &str, message: impl Into<String>) -> Self {
-        self.hints.push(Hint { id: id.to_owned(), message: message.into() });
+        self.hints.push(Hint::new(id, message));
+        self
+    }
+
+    /// A hint that names particular values (see [`Hint::with`]).
+    pub fn hint_with(mut self, id: &str, message: impl Into<String>, params: &[(&str, &str)]) -> Self {
+        self.hints.push(Hint::with(id, message, params));
         self
     }
 

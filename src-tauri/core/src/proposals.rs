@@ -837,7 +837,7 @@ pub fn resolve_checklist_item(kernel: &Kernel, proposal_id: &str, item_id: &str,
     if matches!(proposal.status, ProposalStatus::Superseded | ProposalStatus::Rejected) {
         let mut error = ApiError::new(ErrorCode::Conflict, format!("Checklist {proposal_id} was {}; its items can no longer be resolved.", proposal.status_name()));
         if let Some(newer) = &proposal.superseded_by {
-            error = error.hint("open_newer", format!("Resolve the item on the newer checklist {newer}."));
+            error = error.hint_with("open_newer_checklist", format!("Resolve the item on the newer checklist {newer}."), &[("newer", newer)]);
         }
         return Err(error);
     }
@@ -846,7 +846,8 @@ pub fn resolve_checklist_item(kernel: &Kernel, proposal_id: &str, item_id: &str,
     };
     let Some(item) = items.iter_mut().find(|i| i.id == item_id) else {
         let ids: Vec<&str> = items.iter().map(|i| i.id.as_str()).collect();
-        return Err(ApiError::not_found("checklist item", item_id).hint("item_ids", format!("The checklist's items are: {}.", ids.join(", "))));
+        let ids = ids.join(", ");
+        return Err(ApiError::not_found("checklist item", item_id).hint_with("item_ids", format!("The checklist's items are: {ids}."), &[("ids", &ids)]));
     };
     item.resolved = true;
     if note.is_some() {

@@ -523,7 +523,11 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
                             previous.connection.remote_workspace_name
                         ),
                     )
-                    .hint("reconnect_previous", format!("Connect to {} again and resume sync to deliver them first.", previous.connection.server_url))
+                    .hint_with(
+                        "reconnect_previous",
+                        format!("Connect to {} again and resume sync to deliver them first.", previous.connection.server_url),
+                        &[("url", &previous.connection.server_url)],
+                    )
                     .hint("other_data_dir", "Use another data folder for another team workspace."));
                 }
                 for link in kernel.store().scan::<ProjectLink>(b"")? {

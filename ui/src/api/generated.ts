@@ -673,7 +673,7 @@ export type HabitRef = { habitId: string, };
 
 export type Health = "unknown" | "ok" | "failed";
 
-export type Hint = { id: string, message: string, };
+export type Hint = { id: string, message: string, params?: { [key in string]: string }, };
 
 export type Hunk = { oldStart: number, oldLen: number, newStart: number, newLen: number, lines: Array<DiffLine>, };
 

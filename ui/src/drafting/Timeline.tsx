@@ -8,7 +8,7 @@ import type { ProposalView } from "../api/generated";
 import { VirtualFeed } from "../components/VirtualFeed";
 import { useApp } from "../context";
 import type { T } from "../context";
-import { has, type MessageId } from "../i18n";
+import { describeHint, has, type MessageId } from "../i18n";
 import { BoundaryLine, BudgetStop } from "./LongSession";
 import { Markdown, StreamingMarkdown } from "./Markdown";
 import { isRunning, type SessionStore } from "./store";
@@ -125,11 +125,6 @@ function ToolStep({ item, store, onReview }: { item: Extract<Item, { kind: "tool
   );
 }
 
-function hintText(t: T, lang: "en" | "zh", hint: { id: string; message: string }): string {
-  const id = `hint.${hint.id}`;
-  return has(lang, id) ? t(id as MessageId) : hint.message;
-}
-
 export const ItemView = memo(function ItemView({ item, store, onReview }: { item: Item; store: SessionStore; onReview: (id: string) => void }) {
   const { t, lang } = useApp();
   switch (item.kind) {
@@ -187,7 +182,7 @@ export const ItemView = memo(function ItemView({ item, store, onReview }: { item
           <p>{t(`ai.end.${item.reason}` as MessageId)}</p>
           {item.hints.map((h) => (
             <p key={h.id} className="small muted">
-              {hintText(t, lang, h)}
+              {describeHint(lang, h)}
             </p>
           ))}
           {item.reason === "budget_exceeded" && <BudgetStop store={store} />}

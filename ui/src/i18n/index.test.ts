@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { en, type Messages } from "./en";
-import { describeError, describeFinding, describeFitPoint, describeLocation, detectLang, formatTime, translate } from "./index";
+import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, translate } from "./index";
 import { zh } from "./zh";
 
 describe("i18n", () => {
@@ -34,6 +34,19 @@ describe("i18n", () => {
       title: "Some of the input is not valid.",
       details: ["title must not be empty", "Check that Inkstone is still running, then try again.", "Use a shorter title."],
     });
+  });
+
+  it("words hints with their values in either language", () => {
+    const open = { id: "open_newer", message: "Review the newer proposal prop_2 instead.", params: { newer: "prop_2" } };
+    expect(describeHint("zh", open)).toBe("请改为审阅更新的提议（prop_2）。");
+    expect(describeHint("en", open)).toBe("Review the newer proposal (prop_2) instead.");
+    const url = { id: "reconnect_previous", message: "Connect to https://a.example again …", params: { url: "https://a.example" } };
+    expect(describeHint("zh", url)).toBe("请重新连接 https://a.example 并恢复同步，先把这些版本送达。");
+    // A harness hint of the AI panel, and one the UI has no wording for.
+    expect(describeHint("zh", { id: "approve", message: "Approve or deny the request to continue." })).toBe("请批准或拒绝这个请求，以便继续。");
+    expect(describeHint("zh", { id: "no.such", message: "Plain English." })).toBe("Plain English.");
+    const err = { code: "CONFLICT" as const, message: "Nothing is staged in session ses_1.", hints: [{ id: "stage", message: "Stage … ses_1", params: { session: "ses_1" } }] };
+    expect(describeError("zh", err).details).toEqual(["请先暂存一条提议。"]);
   });
 
   it("words findings from their id and values in either language", () => {

@@ -40,11 +40,24 @@ export function describeError(lang: Lang, error: ClientError): DescribedError {
   // The backend's message is English and specific; show it under the headline in English.
   if (known && lang === "en" && error.message && error.message !== title) details.push(error.message);
   for (const hint of error.hints) {
-    const hintId = `hint.${hint.id}`;
-    const text = has(lang, hintId) ? tables[lang][hintId] : hint.message;
+    const text = describeHint(lang, hint);
     if (text && !details.includes(text)) details.push(text);
   }
   return { title, details };
+}
+
+/** What the core gives as a hint: a stable id, its English, and the values it names. */
+export interface WordedHint {
+  id: string;
+  message: string;
+  params?: { [key in string]?: string };
+}
+
+/** A hint in the user's language (`hint.<id>` filled with its values); its English when
+ * the UI has no wording for it. */
+export function describeHint(lang: Lang, hint: WordedHint): string {
+  const id = `hint.${hint.id}`;
+  return has(lang, id) ? translate(lang, id as MessageId, valuesOf(hint.params)) : hint.message;
 }
 
 /** What a finding carries for its text: the English and, when it has one, its wording. */

@@ -17,7 +17,7 @@ import type {
 } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
-import { describeError, formatFullTime, formatTime, has, type MessageId } from "../i18n";
+import { describeError, describeHint, formatFullTime, formatTime, type MessageId } from "../i18n";
 import { DeleteButton } from "./DeleteButton";
 import { keyTravelsInClear, maskedFingerprint, parseOptionalNumber } from "./llm";
 
@@ -147,7 +147,7 @@ export function Models() {
       )}
       {notice.map((h) => (
         <p key={h.id} className="small warning" role="status">
-          {hintText(h)}
+          {describeHint(lang, h)}
         </p>
       ))}
       {loadError && <ErrorBanner error={loadError} retry={() => void load()} />}
@@ -208,11 +208,6 @@ export function Models() {
       </div>
     </div>
   );
-
-  function hintText(h: Hint): string {
-    const id = `hint.${h.id}`;
-    return has(lang, id) ? t(id as MessageId) : h.message;
-  }
 }
 
 function ProfileRow({

@@ -202,10 +202,7 @@ const DEFAULT_TIMEOUT_S: u32 = 60;
 const DEFAULT_CONTEXT_WINDOW: u32 = 8192;
 
 fn plain_http_warning() -> Hint {
-    Hint {
-        id: "plain_http_key".to_owned(),
-        message: "This URL uses plain HTTP to another machine: the API key would cross the network unencrypted. Use https:// if the server offers it.".to_owned(),
-    }
+    Hint::new("plain_http_key", "This URL uses plain HTTP to another machine: the API key would cross the network unencrypted. Use https:// if the server offers it.")
 }
 
 fn validate_price(field: &str, value: Option<f64>) -> Result<Option<f64>, ApiError> {

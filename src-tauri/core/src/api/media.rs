@@ -146,7 +146,7 @@ pub(super) fn read(engine: &Engine, params: IdRef) -> Result<MediaReadResult, Ap
     let asset = get(engine, params)?;
     let path = crate::store::media_dir(&engine.config().data_dir).join(&asset.file_name);
     let bytes = std::fs::read(&path).map_err(|e| {
-        ApiError::new(ErrorCode::Io, format!("Cannot read the image file {}: {e}", path.display())).hint("restore_backup", "Restore the image from a backup, or add it again.")
+        ApiError::new(ErrorCode::Io, format!("Cannot read the image file {}: {e}", path.display())).hint("restore_image", "Restore the image from a backup, or add it again.")
     })?;
     Ok(MediaReadResult { asset, data_base64: base64::engine::general_purpose::STANDARD.encode(bytes) })
 }

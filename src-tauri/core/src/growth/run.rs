@@ -278,8 +278,8 @@ fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
         code: ErrorCode::Cancelled,
         message: format!("The run stopped at stage {} when the app closed; nothing was proposed or applied yet.", run.stage),
         hints: vec![
-            Hint { id: "resume".to_owned(), message: "Resume it: the model's replies already received are reused, so only the remaining steps ask the model.".to_owned() },
-            Hint { id: "start_again".to_owned(), message: "Or start a new optimization.".to_owned() },
+            Hint::new("resume", "Resume it: the model's replies already received are reused, so only the remaining steps ask the model."),
+            Hint::new("start_again", "Or start a new optimization."),
         ],
     });
     let _guard = h.write_lock();

@@ -62,7 +62,7 @@ pub(super) enum Flow {
 }
 
 pub(super) fn hint(id: &str, message: &str) -> Hint {
-    Hint { id: id.to_owned(), message: message.to_owned() }
+    Hint::new(id, message)
 }
 
 /// One turn in progress: what it works for, its counters and its detectors.

@@ -164,7 +164,7 @@ pub(super) fn not_open(proposal: &Proposal) -> ApiError {
     let mut error = ApiError::new(ErrorCode::Conflict, format!("Proposal {} is {status}; only an open proposal can be accepted or rejected.", proposal.id))
         .details(serde_json::json!({"proposalId": proposal.id, "status": proposal.status, "supersededBy": proposal.superseded_by}));
     if let Some(newer) = &proposal.superseded_by {
-        error = error.hint("open_newer", format!("Review the newer proposal {newer} instead."));
+        error = error.hint_with("open_newer", format!("Review the newer proposal {newer} instead."), &[("newer", newer)]);
     }
     error
 }
@@ -200,8 +200,12 @@ fn based_on_staged(proposal: &Proposal) -> ApiError {
         ErrorCode::Conflict,
         format!("Proposal {} is based on changes staged in session {session} that are not applied yet; it cannot be accepted on its own.", proposal.id),
     )
-    .hint("stage_it", format!("Stage it too (`inkstone-cli session stage {session} {}`) and apply the staged set as one version.", proposal.id))
-    .hint("apply_staged", format!("Or apply the staged set first (`inkstone-cli session apply-staging {session}`), then accept this proposal."))
+    .hint_with(
+        "stage_it",
+        format!("Stage it too (`inkstone-cli session stage {session} {}`) and apply the staged set as one version.", proposal.id),
+        &[("session", &session), ("proposal", &proposal.id)],
+    )
+    .hint_with("apply_staged", format!("Or apply the staged set first (`inkstone-cli session apply-staging {session}`), then accept this proposal."), &[("session", &session)])
     .details(serde_json::json!({"proposalId": proposal.id, "sessionId": session, "basedOnStaged": true}))
 }
 
@@ -459,8 +463,12 @@ fn check_final(draft: &PlatformDraft, request: &Accept) -> Result<(), ApiError> 
 
 fn pick(candidates: &[super::Candidate], wanted: Option<&[String]>, exactly_one: bool) -> Result<Vec<String>, ApiError> {
     let Some(wanted) = wanted else {
-        return Err(ApiError::validation("choices", "Choose which candidate to take (`choices`).")
-            .hint("choices", format!("The candidates are: {}.", candidates.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" | "))));
+        let choices = candidates.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" | ");
+        return Err(ApiError::validation("choices", "Choose which candidate to take (`choices`).").hint_with(
+            "choices",
+            format!("The candidates are: {choices}."),
+            &[("choices", &choices)],
+        ));
     };
     if wanted.is_empty() || (exactly_one && wanted.len() != 1) {
         return Err(ApiError::validation("choices", if exactly_one { "Choose exactly one candidate." } else { "Choose at least one candidate." }));

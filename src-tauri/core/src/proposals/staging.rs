@@ -104,7 +104,7 @@ fn baseline_moved(store: &Store, staging: &Staging, project: &Project) -> Result
 
 fn nothing_staged(session_id: &str) -> ApiError {
     ApiError::new(ErrorCode::Conflict, format!("Nothing is staged in session {session_id}."))
-        .hint("stage", format!("Stage a proposal first (`inkstone-cli session stage {session_id} <proposal>`)."))
+        .hint_with("stage", format!("Stage a proposal first (`inkstone-cli session stage {session_id} <proposal>`)."), &[("session", session_id)])
         .details(serde_json::json!({"sessionId": session_id}))
 }
 

@@ -210,6 +210,10 @@ fn bad_input_is_a_structured_error_that_changes_nothing() {
         assert!(!error.message.is_empty());
     };
     check("project.explode", json!({}), ErrorCode::NotFound, None);
+    let similar = err(&t, "project.explode", json!({}));
+    let methods = &similar.hints.iter().find(|h| h.id == "similar_methods").unwrap().params["methods"];
+    assert!(methods.split(", ").all(|m| m.starts_with("project.")) && methods.contains("project.create"), "{methods}");
+    assert_eq!(serde_json::to_value(&similar).unwrap()["hints"][0]["params"]["methods"], methods.as_str(), "the values reach the UI");
     check("project.create", json!({}), ErrorCode::Validation, Some("title"));
     check("project.create", json!({"title": "   "}), ErrorCode::Validation, Some("title"));
     check("project.create", json!({"title": 42}), ErrorCode::Validation, Some("title"));

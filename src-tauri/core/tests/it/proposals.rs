@@ -248,7 +248,8 @@ fn a_newer_proposal_for_the_same_target_in_the_same_session_supersedes_the_older
     assert_eq!(listed["proposals"].as_array().unwrap().len(), 2);
     let conflict = err(&t, "proposal.accept", json!({"proposalId": first["id"], "expectedBase": revision(&t, &id)}));
     assert_eq!(conflict.code, ErrorCode::Conflict);
-    assert!(conflict.hints.iter().any(|h| h.id == "open_newer"));
+    let newer = conflict.hints.iter().find(|h| h.id == "open_newer").expect("the hint to open the newer proposal");
+    assert_eq!(newer.params.get("newer").map(String::as_str), Some(second.id.as_str()), "the UI can name the newer proposal in any language");
 }
 
 #[test]

@@ -34,6 +34,7 @@ fn a_damaged_record_is_reported_with_a_recovery_path_not_returned() {
         assert_eq!(error.code, ErrorCode::StoreCorrupt, "{method}");
         assert!(error.message.contains("checksum"), "{}", error.message);
         assert_eq!(error.hints[0].id, "restore_backup");
+        assert!(error.hints[0].params["folder"].ends_with("backups"), "the UI can name the backups folder: {:?}", error.hints[0]);
     }
 }
 

@@ -191,37 +191,130 @@ fn the_layer_check_sees_upward_imports() {
     assert_eq!(crate_references(&code_of(&path)), vec!["store"]);
 }
 
-/// Every hint the core gives with a fixed text (`.hint("id", "text")`) has a wording in
-/// the UI (`hint.<id>` in ui/src/i18n/en.ts; zh.ts's type makes it carry every id), so
-/// a Chinese error banner says what to do in Chinese. Hints built with `format!` carry
-/// values the UI does not have and show their English.
-#[test]
-fn every_fixed_hint_has_a_ui_wording() {
+/// A hint call in core's source: its id, whether it carries values, and their names.
+struct HintCall {
+    id: String,
+    params: Option<Vec<String>>,
+    place: String,
+}
+
+/// The arguments of a call, from just after its `(`, split at top-level commas; string
+/// literals are kept whole (with their quotes).
+fn call_arguments(after_paren: &str) -> Vec<String> {
+    let mut args = vec![String::new()];
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for c in after_paren.chars() {
+        if in_string {
+            args.last_mut().unwrap().push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' if depth == 0 => break,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        args.last_mut().unwrap().push(c);
+    }
+    args.into_iter().map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()).collect()
+}
+
+/// Every hint the core gives with a literal id: `.hint("id", …)`, the harness's
+/// `hint("id", …)`, `Hint::new("id", …)`, and the ones with values, `hint_with` and
+/// `Hint::with`, with the names of their values.
+fn hint_calls() -> Vec<HintCall> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let en = std::fs::read_to_string(root.join("../../ui/src/i18n/en.ts")).unwrap();
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
-    let mut missing = Vec::new();
-    let mut seen = 0;
+    let mut calls = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
-        let mut rest = text.as_str();
-        while let Some(at) = rest.find(".hint(") {
-            rest = &rest[at + ".hint(".len()..];
-            let call = rest.trim_start();
-            let Some(id) = call.strip_prefix('"').and_then(|c| c.split_once('"')).map(|(id, _)| id) else { continue };
-            let after = call[id.len() + 2..].trim_start().trim_start_matches(',').trim_start();
-            if !after.starts_with('"') {
-                continue; // format!(…) or a variable: values the UI does not have
-            }
-            seen += 1;
-            if !en.contains(&format!("\"hint.{id}\": ")) {
-                missing.push(format!("{id} ({})", path.strip_prefix(root).unwrap().display()));
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (name, with_values) in [("hint(", false), ("Hint::new(", false), ("hint_with(", true), ("Hint::with(", true)] {
+            for (at, _) in code.match_indices(name) {
+                let before = code[..at].chars().next_back().unwrap_or(' ');
+                if name == "hint(" && (before.is_alphanumeric() || before == '_') {
+                    continue; // another function, such as `env_hint(`
+                }
+                let args = call_arguments(&code[at + name.len()..]);
+                let Some(id) = args.first().and_then(|a| a.strip_prefix('"')).and_then(|a| a.strip_suffix('"')) else {
+                    continue; // `fn hint(id: &str, …)` or an id in a variable
+                };
+                let params = with_values.then(|| {
+                    let values = args.last().map(String::as_str).unwrap_or("");
+                    values.match_indices("(\"").filter_map(|(i, _)| values[i + 2..].split_once('"').map(|(k, _)| k.to_owned())).collect()
+                });
+                let line = code[..at].lines().count();
+                calls.push(HintCall { id: id.to_owned(), params, place: format!("{}:{line}", path.strip_prefix(root).unwrap().display()) });
             }
         }
     }
+    calls
+}
+
+/// The `{name}` places of a wording.
+fn placeholders(wording: &str) -> Vec<String> {
+    wording
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}'))
+        .map(|(name, _)| name.to_owned())
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .collect()
+}
+
+/// Every hint the core gives has a wording in the UI (`hint.<id>` in ui/src/i18n/en.ts;
+/// zh.ts's type makes it carry every id), so a Chinese error banner or AI panel says
+/// what to do in Chinese. A wording that names values (`{session}`) is only used by
+/// hints that carry them (`hint_with`), at every place the id is given.
+#[test]
+fn every_hint_has_a_ui_wording() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let en = std::fs::read_to_string(root.join("../../ui/src/i18n/en.ts")).unwrap();
+    let wording = |id: &str| {
+        let key = format!("\"hint.{id}\": \"");
+        en.split_once(&key).map(|(_, rest)| rest.split_once("\",\n").map(|(w, _)| w.to_owned()).unwrap_or_default())
+    };
+    let calls = hint_calls();
+    let mut missing = Vec::new();
+    let mut unfilled = Vec::new();
+    for call in &calls {
+        let Some(text) = wording(&call.id) else {
+            missing.push(format!("{} ({})", call.id, call.place));
+            continue;
+        };
+        let given = call.params.clone().unwrap_or_default();
+        for name in placeholders(&text) {
+            if !given.contains(&name) {
+                unfilled.push(format!("{} ({}) gives no `{name}` for its wording", call.id, call.place));
+            }
+        }
+    }
+    assert!(calls.len() > 150, "the scan found the hints ({})", calls.len());
+    assert!(calls.iter().filter(|c| c.params.as_ref().is_some_and(|p| !p.is_empty())).count() >= 9, "the scan found the hints with values");
     missing.sort();
     missing.dedup();
-    assert!(seen > 100, "the scan found the hints ({seen})");
     assert!(missing.is_empty(), "hints without a `hint.<id>` wording in ui/src/i18n/en.ts and zh.ts: {missing:?}");
+    assert!(unfilled.is_empty(), "wordings with places their hints do not fill:\n{}", unfilled.join("\n"));
+}
+
+/// The scan above reads ids and value names through nested calls and strings.
+#[test]
+fn the_hint_scan_reads_calls() {
+    assert_eq!(
+        call_arguments(r#""a", format!("x (`y`), {z}", z = f(1, 2)), &[("k", &v), ("m", "(n")]) tail"#),
+        vec![r#""a""#.to_owned(), r#"format!("x (`y`), {z}", z = f(1, 2))"#.to_owned(), r#"&[("k", &v), ("m", "(n")]"#.to_owned(),]
+    );
+    assert_eq!(placeholders("Stage {proposal} in {session} (`{`)"), vec!["proposal", "session"]);
 }
