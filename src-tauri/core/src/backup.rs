@@ -550,6 +550,7 @@ impl From<ExportError> for ApiError {
             ExportError::DestinationExists(path) => ApiError::validation("path", format!("{} already exists.", path.display()))
                 .hint("choose_new_folder", "Choose a folder name that does not exist yet; Inkstone creates it."),
             ExportError::NotEmpty => ApiError::new(ErrorCode::Conflict, "This data folder already holds projects; an export is imported only into an empty data folder.")
+                .problem("import.not_empty", &[])
                 .hint("use_empty_data_dir", "Import into a new data folder: `inkstone-cli --data-dir <new folder> import <export>`.")
                 .hint("import_markdown_instead", "To add Markdown files as new projects, use `inkstone-cli import-md <folder>`."),
             ExportError::Store(error) => error.into(),

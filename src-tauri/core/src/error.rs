@@ -99,6 +99,7 @@ impl Hint {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, thiserror::Error)]
 #[error("{code:?}: {message}")]
+#[serde(rename_all = "camelCase")]
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
@@ -106,11 +107,29 @@ pub struct ApiError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "unknown")]
     pub details: Option<serde_json::Value>,
+    /// The UI's wording of this particular problem (`problem.<id>` filled with
+    /// `params`), for errors whose code alone would say too little or the wrong thing
+    /// (a CONFLICT can be a stale write, a running turn or a paused sync).
+    /// (Boxed, as `params`, so that `Result<_, ApiError>` stays small.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(as = "Option<String>", optional)]
+    pub message_id: Option<Box<str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub params: Option<Box<BTreeMap<String, String>>>,
 }
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ApiError { code, message: message.into(), hints: Vec::new(), details: None }
+        ApiError { code, message: message.into(), hints: Vec::new(), details: None, message_id: None, params: None }
+    }
+
+    /// Names the UI's wording of this problem and the values it needs.
+    pub fn problem(mut self, id: &str, params: &[(&str, &str)]) -> Self {
+        self.message_id = Some(id.into());
+        let params: BTreeMap<String, String> = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        self.params = (!params.is_empty()).then(|| Box::new(params));
+        self
     }
 
     pub fn hint(mut self, id: &str, message: impl Into<String>) -> Self {

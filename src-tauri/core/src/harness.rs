@@ -224,7 +224,9 @@ impl<'a> TurnClaim<'a> {
     pub(crate) fn take(live: &'a Live) -> Result<TurnClaim<'a>, ApiError> {
         let mut running = live.lock_running();
         if *running {
-            return Err(ApiError::new(ErrorCode::Conflict, "A turn of this session is running.").hint("wait", "Wait for the turn to end or interrupt it."));
+            return Err(ApiError::new(ErrorCode::Conflict, "A turn of this session is running.")
+                .problem("session.running", &[])
+                .hint("wait", "Wait for the turn to end or interrupt it."));
         }
         *running = true;
         Ok(TurnClaim { live, held: true })

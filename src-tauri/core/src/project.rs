@@ -42,6 +42,7 @@ pub fn media(store: &Store, project_id: &str) -> Result<Vec<MediaAsset>, ApiErro
 /// The CONFLICT of a write based on a stale working-copy revision.
 pub fn conflict(project: &Project, base_revision: u64) -> ApiError {
     ApiError::new(ErrorCode::Conflict, format!("Project {} changed elsewhere (revision {} is newer than {base_revision}).", project.id, project.revision))
+        .problem("project.changed", &[("current", &project.revision.to_string()), ("base", &base_revision.to_string())])
         .hint("reload_and_merge", "Reload the project, compare both versions, and choose what to keep.")
         .details(serde_json::json!({
             "projectId": project.id,

@@ -495,6 +495,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
     let transport = runtime.transport(kernel)?;
     let info = transport.workspace(&server_url, &token).map_err(|failure| match failure {
         transport::Failure::Network(detail) => ApiError::new(ErrorCode::Offline, format!("The workspace server could not be reached ({detail})."))
+            .problem("sync.unreachable", &[])
             .hint("check_server", "Check the URL and that the server is running, then try again."),
         transport::Failure::Status { status: 401 | 403, .. } => {
             ApiError::new(ErrorCode::PermissionDenied, "The server did not accept this token.").hint("new_invite", "Ask a workspace owner for a new invite token.")

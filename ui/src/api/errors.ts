@@ -11,6 +11,9 @@ export interface ClientError {
   message: string;
   hints: Hint[];
   details?: unknown;
+  /** The UI's wording of this particular problem (`problem.<id>`) and its values. */
+  messageId?: string;
+  params?: { [key in string]?: string };
 }
 
 export function isClientError(value: unknown): value is ClientError {
@@ -28,6 +31,8 @@ export function toClientError(value: unknown): ClientError {
       : [];
     const out: ClientError = { code: v.code, message: v.message, hints };
     if (v.details !== undefined) out.details = v.details;
+    if (typeof v.messageId === "string") out.messageId = v.messageId;
+    if (typeof v.params === "object" && v.params !== null) out.params = v.params;
     return out;
   }
   if (typeof value === "string") return internalError(value);

@@ -72,7 +72,14 @@ route: AskRoute,
  */
 routeChosen: boolean, };
 
-export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, };
+export type ApiError = { code: ErrorCode, message: string, hints: Array<Hint>, details?: unknown, 
+/**
+ * The UI's wording of this particular problem (`problem.<id>` filled with
+ * `params`), for errors whose code alone would say too little or the wrong thing
+ * (a CONFLICT can be a stale write, a running turn or a paused sync).
+ * (Boxed, as `params`, so that `Result<_, ApiError>` stays small.)
+ */
+messageId?: string, params?: { [key in string]: string }, };
 
 export type ApiKey = string;
 

@@ -140,12 +140,12 @@ describe("reviewing a proposal", () => {
   it("a conflict on accept shows the code's text and reloads the proposal", async () => {
     const { transport } = setup(view());
     transport.on("proposal.accept", () => {
-      throw apiError("CONFLICT", "Proposal prp_1 is stale", [{ id: "reload_and_merge", message: "x" }]);
+      throw { ...apiError("CONFLICT", "Proposal prp_1 is stale", [{ id: "reload_and_merge", message: "x" }]), messageId: "proposal.stale" };
     });
     fireEvent.click(await screen.findByTestId("review-accept-all"));
     const banner = await screen.findByTestId("error-banner");
     expect(banner.dataset.code).toBe("CONFLICT");
-    expect(banner.textContent).toContain("This was changed elsewhere first; nothing was overwritten.");
+    expect(banner.textContent).toContain("The text changed since this proposal was made; nothing was overwritten.");
     await waitFor(() => expect(transport.callsTo("proposal.get").length).toBeGreaterThanOrEqual(2));
   });
 

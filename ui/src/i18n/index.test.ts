@@ -36,6 +36,21 @@ describe("i18n", () => {
     });
   });
 
+  it("words an error's particular problem when the core names one", () => {
+    const stale = { code: "CONFLICT" as const, message: "Project prj_1 changed elsewhere (revision 5 is newer than 3).", hints: [], messageId: "project.changed", params: { current: "5", base: "3" } };
+    expect(describeError("zh", stale).title).toBe("这个项目已在别处被修改（修订号 5 比 3 新）；没有任何内容被覆盖。");
+    expect(describeError("en", stale)).toEqual({ title: "This project was changed elsewhere (revision 5 is newer than 3); nothing was overwritten.", details: [] });
+    const closed = { code: "CONFLICT" as const, message: "Proposal p is superseded; …", hints: [], messageId: "proposal.not_open", params: { status: "superseded" } };
+    expect(describeError("zh", closed).title).toBe("这条提议已不再待审阅（状态：已被替代）；只有待审阅的提议可以接受或拒绝。");
+    // The workspace server is not Inkstone's own backend.
+    const server = { code: "OFFLINE" as const, message: "The workspace server could not be reached (…).", hints: [], messageId: "sync.unreachable" };
+    expect(describeError("zh", server).title).toBe("无法连接工作区服务器。");
+    expect(describeError("zh", { code: "OFFLINE", message: "provider host", hints: [] }).title).toBe("无法连接服务器。");
+    expect(describeError("zh", { code: "OFFLINE", message: "x", hints: [{ id: "offline.check_running", message: "x" }] }).title).toBe("无法连接 Inkstone 后端。");
+    // An id the UI has no wording for falls back to the code's.
+    expect(describeError("en", { code: "CONFLICT", message: "Specific.", hints: [], messageId: "no.such" })).toEqual({ title: "This conflicts with the current state; nothing was changed or overwritten.", details: ["Specific."] });
+  });
+
   it("words hints with their values in either language", () => {
     const open = { id: "open_newer", message: "Review the newer proposal prop_2 instead.", params: { newer: "prop_2" } };
     expect(describeHint("zh", open)).toBe("请改为审阅更新的提议（prop_2）。");

@@ -31,19 +31,37 @@ export interface DescribedError {
   details: string[];
 }
 
-/** Turns an error into text in the user's language, from its code and hint ids. */
+/** The client's own OFFLINE: the app's backend is gone (the core's OFFLINE is about a
+ * server it talks to: a model provider or the workspace server). */
+function backendGone(error: ClientError): boolean {
+  return error.code === "OFFLINE" && error.hints.some((h) => h.id === "offline.check_running");
+}
+
+/** Turns an error into text in the user's language: the wording of its particular
+ * problem when the core names one, else its code's; then its hints. */
 export function describeError(lang: Lang, error: ClientError): DescribedError {
-  const codeId = `error.${error.code}`;
+  const problemId = error.messageId ? `problem.${error.messageId}` : "";
+  if (problemId && has(lang, problemId)) {
+    const vars = valuesOf(error.params);
+    const status = `ai.proposal.status.${vars.status}`;
+    if (vars.status && has(lang, status)) vars.status = translate(lang, status as MessageId);
+    return { title: translate(lang, problemId as MessageId, vars), details: hintLines(lang, error, []) };
+  }
+  const codeId = backendGone(error) ? "error.BACKEND_OFFLINE" : `error.${error.code}`;
   const known = has(lang, codeId);
   const title = known ? tables[lang][codeId] : error.message;
   const details: string[] = [];
   // The backend's message is English and specific; show it under the headline in English.
   if (known && lang === "en" && error.message && error.message !== title) details.push(error.message);
+  return { title, details: hintLines(lang, error, details) };
+}
+
+function hintLines(lang: Lang, error: ClientError, details: string[]): string[] {
   for (const hint of error.hints) {
     const text = describeHint(lang, hint);
     if (text && !details.includes(text)) details.push(text);
   }
-  return { title, details };
+  return details;
 }
 
 /** What the core gives as a hint: a stable id, its English, and the values it names. */

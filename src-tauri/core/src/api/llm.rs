@@ -270,7 +270,9 @@ fn warnings(profile: &LlmProfile) -> Vec<Hint> {
 fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Result<(), ApiError> {
     let taken = engine.store().scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
     if taken {
-        return Err(ApiError::new(ErrorCode::Conflict, format!("An LLM profile named \"{name}\" already exists.")).details(serde_json::json!({ "field": "name" })));
+        return Err(ApiError::new(ErrorCode::Conflict, format!("An LLM profile named \"{name}\" already exists."))
+            .problem("profile.name_taken", &[("name", name)])
+            .details(serde_json::json!({ "field": "name" })));
     }
     Ok(())
 }

@@ -537,7 +537,7 @@ pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView
     }
     let live = engine.harness().live_session(&session.id)?;
     if live.is_running() {
-        return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").hint("interrupt", "Interrupt it first."));
+        return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").problem("session.running", &[]).hint("interrupt", "Interrupt it first."));
     }
     session.archived = true;
     session.updated_at = engine.now();

@@ -176,7 +176,9 @@ pub(super) fn status(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> 
 
 fn run(engine: &Engine, what: sync::cycle::What) -> Result<SyncRunResult, ApiError> {
     if sync::is_paused(engine)? {
-        return Err(ApiError::new(crate::error::ErrorCode::Conflict, "Sync is paused for this workspace.").hint("resume", "Resume sync first (`inkstone-cli sync resume`)."));
+        return Err(ApiError::new(crate::error::ErrorCode::Conflict, "Sync is paused for this workspace.")
+            .problem("sync.paused", &[])
+            .hint("resume", "Resume sync first (`inkstone-cli sync resume`)."));
     }
     let report = engine.sync_runtime().run(engine, what)?;
     Ok(SyncRunResult { pushed: report.pushed, pulled: report.pulled, new_conflicts: report.new_conflicts, status: status_of(engine)? })

@@ -119,6 +119,7 @@ pub fn require(store: &Store, project_id: &str, platform: Platform) -> Result<Pl
 /// The CONFLICT of a draft write based on a stale revision.
 pub fn conflict(draft: &PlatformDraft, base_revision: u32) -> ApiError {
     ApiError::new(ErrorCode::Conflict, format!("The {} draft changed elsewhere (revision {} is newer than {base_revision}).", draft.platform.as_str(), draft.revision))
+        .problem("draft.changed", &[("current", &draft.revision.to_string()), ("base", &base_revision.to_string())])
         .hint("reload", "Reload the draft, look at the difference, and make your change again.")
         .details(serde_json::json!({ "revision": draft.revision, "baseRevision": base_revision }))
 }

@@ -162,6 +162,7 @@ pub fn remove_constraint(kernel: &Kernel, owner_id: &str, constraint_id: &str) -
 pub(super) fn not_open(proposal: &Proposal) -> ApiError {
     let status = serde_json::to_value(proposal.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
     let mut error = ApiError::new(ErrorCode::Conflict, format!("Proposal {} is {status}; only an open proposal can be accepted or rejected.", proposal.id))
+        .problem("proposal.not_open", &[("status", &status)])
         .details(serde_json::json!({"proposalId": proposal.id, "status": proposal.status, "supersededBy": proposal.superseded_by}));
     if let Some(newer) = &proposal.superseded_by {
         error = error.hint_with("open_newer", format!("Review the newer proposal {newer} instead."), &[("newer", newer)]);
@@ -182,6 +183,7 @@ fn stale_conflict(store: &Store, proposal: &Proposal, reason: &str) -> Result<Ap
     };
     let project = crate::project::load(store, &proposal.project_id)?;
     Ok(ApiError::new(ErrorCode::Conflict, format!("Proposal {} is stale: {reason}", proposal.id))
+        .problem("proposal.stale", &[])
         .hint("rebase", "Rebase it onto the current text (`inkstone-cli proposal rebase`), or ask for a new proposal.")
         .hint("compare", "Compare the proposal with the current text before deciding.")
         .details(serde_json::json!({

@@ -92,6 +92,7 @@ fn baseline_moved(store: &Store, staging: &Staging, project: &Project) -> Result
         ErrorCode::Conflict,
         format!("The working copy of project {} changed since the proposals of session {} were staged; the staged set no longer applies.", project.id, staging.session_id),
     )
+    .problem("staging.moved", &[])
     .hint("discard_staging", format!("Discard the staged set (`inkstone-cli session discard-staging {}`) and stage the proposals again on the current text.", staging.session_id))
     .hint("compare", "Compare the staged changes with the edits made since before deciding.")
     .details(serde_json::json!({
@@ -104,6 +105,7 @@ fn baseline_moved(store: &Store, staging: &Staging, project: &Project) -> Result
 
 fn nothing_staged(session_id: &str) -> ApiError {
     ApiError::new(ErrorCode::Conflict, format!("Nothing is staged in session {session_id}."))
+        .problem("staging.empty", &[])
         .hint_with("stage", format!("Stage a proposal first (`inkstone-cli session stage {session_id} <proposal>`)."), &[("session", session_id)])
         .details(serde_json::json!({"sessionId": session_id}))
 }

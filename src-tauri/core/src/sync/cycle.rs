@@ -66,6 +66,7 @@ impl CycleReport {
 
 fn not_connected() -> ApiError {
     ApiError::new(ErrorCode::Conflict, "This workspace is not connected to a workspace server.")
+        .problem("sync.not_connected", &[])
         .hint("connect", "Connect in Settings → Workspace with the server's URL and your invite token (or `inkstone-cli sync connect`).")
 }
 

@@ -114,6 +114,7 @@ fn member_view(entry: MemberEntry, connection: &Connection) -> SyncMember {
 fn connected(kernel: &Kernel) -> Result<Connection, ApiError> {
     connection(kernel)?.ok_or_else(|| {
         ApiError::new(ErrorCode::Conflict, "This data folder is not connected to a workspace server.")
+            .problem("sync.not_connected", &[])
             .hint("connect", "Connect first with the server URL and an invite token (Settings → Workspace, or `inkstone-cli sync connect`).")
     })
 }
@@ -122,6 +123,7 @@ fn connected(kernel: &Kernel) -> Result<Connection, ApiError> {
 fn refused(failure: Failure, connection: &Connection, what: &str) -> ApiError {
     match failure {
         Failure::Network(detail) => ApiError::new(ErrorCode::Offline, format!("The workspace server could not be reached ({detail})."))
+            .problem("sync.unreachable", &[])
             .hint("check_server", "Check the connection and that the server is running, then try again."),
         Failure::Status { status: 401, .. } => ApiError::new(ErrorCode::PermissionDenied, "The server no longer accepts this data folder's token (it may have been revoked).")
             .hint("reconnect", "Ask a workspace owner for a new invite token and connect again."),

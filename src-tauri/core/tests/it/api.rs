@@ -58,10 +58,16 @@ fn update_with_a_stale_base_revision_is_a_conflict_and_changes_nothing() {
     let before = everything(&t);
     let error = err(&t, "project.update", json!({"projectId": id, "baseRevision": 1, "source": "from another tab"}));
     assert_eq!(error.code, ErrorCode::Conflict);
-    let details = error.details.unwrap();
+    let details = error.details.clone().unwrap();
     assert_eq!((details["baseRevision"].as_u64(), details["currentRevision"].as_u64()), (Some(1), Some(2)));
     assert_eq!(details["current"]["source"], "two", "the conflict carries the current text so the UI can show both");
     assert_eq!(error.hints[0].id, "reload_and_merge");
+    let wire = serde_json::to_value(&error).unwrap();
+    assert_eq!(
+        (wire["messageId"].as_str(), wire["params"]["current"].as_str(), wire["params"]["base"].as_str()),
+        (Some("project.changed"), Some("2"), Some("1")),
+        "the UI words this conflict in the person's language"
+    );
     assert_eq!(everything(&t), before);
     // Without a base revision the write goes through (last writer wins by choice).
     assert_eq!(t.ok("project.update", json!({"projectId": id, "source": "three"}))["revision"], 3);

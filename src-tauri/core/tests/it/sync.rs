@@ -530,6 +530,7 @@ fn the_token_stays_in_the_keychain_and_plain_http_to_another_machine_needs_confi
     assert_eq!(wrong.code, inkstone_core::ErrorCode::PermissionDenied);
     let unreachable = alice.call("sync.connect", json!({"serverUrl": "http://127.0.0.1:9", "token": tokens[0]})).unwrap_err();
     assert_eq!(unreachable.code, inkstone_core::ErrorCode::Offline);
+    assert_eq!(unreachable.message_id.as_deref(), Some("sync.unreachable"), "the UI says the workspace server, not its own backend, is unreachable");
 
     alice.connect(&format!("{}/", server.url), &tokens[0]);
     let project = alice.new_project("密", "一\n");

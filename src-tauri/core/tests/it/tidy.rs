@@ -191,8 +191,11 @@ fn the_layer_check_sees_upward_imports() {
     assert_eq!(crate_references(&code_of(&path)), vec!["store"]);
 }
 
-/// A hint call in core's source: its id, whether it carries values, and their names.
+/// A hint call in core's source, or an error's wording (`.problem("id", …)`): its id,
+/// whether it carries values, and their names.
 struct HintCall {
+    /// `hint` or `problem`: where its wording lives in en.ts.
+    kind: &'static str,
     id: String,
     params: Option<Vec<String>>,
     place: String,
@@ -241,10 +244,11 @@ fn hint_calls() -> Vec<HintCall> {
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        for (name, with_values) in [("hint(", false), ("Hint::new(", false), ("hint_with(", true), ("Hint::with(", true)] {
+        let names = [("hint(", false, "hint"), ("Hint::new(", false, "hint"), ("hint_with(", true, "hint"), ("Hint::with(", true, "hint"), ("problem(", true, "problem")];
+        for (name, with_values, kind) in names {
             for (at, _) in code.match_indices(name) {
                 let before = code[..at].chars().next_back().unwrap_or(' ');
-                if name == "hint(" && (before.is_alphanumeric() || before == '_') {
+                if matches!(name, "hint(" | "problem(") && (before.is_alphanumeric() || before == '_') {
                     continue; // another function, such as `env_hint(`
                 }
                 let args = call_arguments(&code[at + name.len()..]);
@@ -256,7 +260,7 @@ fn hint_calls() -> Vec<HintCall> {
                     values.match_indices("(\"").filter_map(|(i, _)| values[i + 2..].split_once('"').map(|(k, _)| k.to_owned())).collect()
                 });
                 let line = code[..at].lines().count();
-                calls.push(HintCall { id: id.to_owned(), params, place: format!("{}:{line}", path.strip_prefix(root).unwrap().display()) });
+                calls.push(HintCall { kind, id: id.to_owned(), params, place: format!("{}:{line}", path.strip_prefix(root).unwrap().display()) });
             }
         }
     }
@@ -275,23 +279,24 @@ fn placeholders(wording: &str) -> Vec<String> {
 }
 
 /// Every hint the core gives has a wording in the UI (`hint.<id>` in ui/src/i18n/en.ts;
-/// zh.ts's type makes it carry every id), so a Chinese error banner or AI panel says
-/// what to do in Chinese. A wording that names values (`{session}`) is only used by
-/// hints that carry them (`hint_with`), at every place the id is given.
+/// zh.ts's type makes it carry every id), and so does every error that names its
+/// problem (`problem.<id>`), so a Chinese error banner or AI panel says what went wrong
+/// and what to do in Chinese. A wording that names values (`{session}`) is only used
+/// by calls that give them (`hint_with`, `problem`), at every place the id is given.
 #[test]
 fn every_hint_has_a_ui_wording() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let en = std::fs::read_to_string(root.join("../../ui/src/i18n/en.ts")).unwrap();
-    let wording = |id: &str| {
-        let key = format!("\"hint.{id}\": \"");
+    let wording = |kind: &str, id: &str| {
+        let key = format!("\"{kind}.{id}\": \"");
         en.split_once(&key).map(|(_, rest)| rest.split_once("\",\n").map(|(w, _)| w.to_owned()).unwrap_or_default())
     };
     let calls = hint_calls();
     let mut missing = Vec::new();
     let mut unfilled = Vec::new();
     for call in &calls {
-        let Some(text) = wording(&call.id) else {
-            missing.push(format!("{} ({})", call.id, call.place));
+        let Some(text) = wording(call.kind, &call.id) else {
+            missing.push(format!("{}.{} ({})", call.kind, call.id, call.place));
             continue;
         };
         let given = call.params.clone().unwrap_or_default();
@@ -303,9 +308,10 @@ fn every_hint_has_a_ui_wording() {
     }
     assert!(calls.len() > 150, "the scan found the hints ({})", calls.len());
     assert!(calls.iter().filter(|c| c.params.as_ref().is_some_and(|p| !p.is_empty())).count() >= 9, "the scan found the hints with values");
+    assert!(calls.iter().filter(|c| c.kind == "problem").count() >= 12, "the scan found the errors' wordings");
     missing.sort();
     missing.dedup();
-    assert!(missing.is_empty(), "hints without a `hint.<id>` wording in ui/src/i18n/en.ts and zh.ts: {missing:?}");
+    assert!(missing.is_empty(), "hints and errors without a `hint.<id>` or `problem.<id>` wording in ui/src/i18n/en.ts and zh.ts: {missing:?}");
     assert!(unfilled.is_empty(), "wordings with places their hints do not fill:\n{}", unfilled.join("\n"));
 }
 
