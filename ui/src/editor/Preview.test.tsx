@@ -21,9 +21,19 @@ describe("Preview", () => {
     const transport = new FakeTransport()
       .on("media.list", () => ({ media: [asset] }))
       .on("media.read", () => ({ asset, dataBase64: "AAAA" }));
-    const { container } = render(<Preview client={new ApiClient(transport)} projectId="p" source="![封面](media/abc.png)" label="Preview" />);
+    const { container } = render(<Preview client={new ApiClient(transport)} projectId="p" source="![封面](media/abc.png)" label="Preview" missingImage={(alt) => alt} />);
     await waitFor(() => expect(container.querySelector("img")?.getAttribute("src")).toBe("data:image/png;base64,AAAA"));
     expect(container.querySelector("img")?.getAttribute("alt")).toBe("封面");
     expect(transport.callsTo("media.read")).toEqual([{ id: "med_1" }]);
+  });
+
+  it("shows a missing project image as a placeholder with its alt text", async () => {
+    const transport = new FakeTransport().on("media.list", () => ({ media: [] }));
+    const { container } = render(
+      <Preview client={new ApiClient(transport)} projectId="p-missing" source="![缺失图片](media/nothing.png)" label="Preview" missingImage={(alt) => `Image not found: ${alt}`} />,
+    );
+    await waitFor(() => expect(container.querySelector("[data-testid=preview-image-missing]")?.textContent).toBe("Image not found: 缺失图片"));
+    expect(container.querySelector("img")).toBeNull();
+    expect(transport.callsTo("media.read")).toEqual([]);
   });
 });

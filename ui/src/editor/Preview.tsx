@@ -49,35 +49,60 @@ export async function mediaUrl(client: ApiClient, projectId: string, fileName: s
   return p;
 }
 
+/** Puts a visible placeholder with the image's alt text where a project image is missing. */
+function showMissing(img: HTMLImageElement, fileName: string, missingImage: (alt: string) => string) {
+  const box = document.createElement("span");
+  box.className = "img-missing";
+  box.setAttribute("role", "img");
+  box.dataset.testid = "preview-image-missing";
+  box.dataset.missing = fileName;
+  box.dataset.alt = img.alt;
+  box.title = `media/${fileName}`;
+  box.textContent = missingImage(img.alt || fileName);
+  img.replaceWith(box);
+}
+
 export const Preview = memo(function Preview({
   client,
   projectId,
   source,
   label,
+  missingImage,
 }: {
   client: ApiClient;
   projectId: string;
   source: string;
   label: string;
+  /** The placeholder's wording for a project image that is not there, given its alt text. */
+  missingImage: (alt: string) => string;
 }) {
   const html = useMemo(() => renderMarkdown(source), [source]);
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
-    const imgs = ref.current?.querySelectorAll<HTMLImageElement>("img[data-media]") ?? [];
+    const root = ref.current;
+    if (!root) return;
+    // Placeholders already shown follow a change of language.
+    for (const box of Array.from(root.querySelectorAll<HTMLElement>("[data-missing]"))) {
+      box.textContent = missingImage(box.dataset.alt || box.dataset.missing!);
+    }
+    const imgs = root.querySelectorAll<HTMLImageElement>("img[data-media]");
     let live = true;
     for (const img of Array.from(imgs)) {
       const name = img.dataset.media!;
       void mediaUrl(client, projectId, name).then((url) => {
-        if (live && url) {
+        if (!live || !img.isConnected) return;
+        if (url) {
           img.src = url;
           img.dataset.loaded = "true";
+        } else {
+          showMissing(img, name, missingImage);
         }
       });
     }
     return () => {
       live = false;
     };
-  }, [html, client, projectId]);
+  }, [html, client, projectId, missingImage]);
   return (
     <div
       ref={ref}

@@ -17,6 +17,7 @@ import { HistoryPanel } from "../panels/HistoryPanel";
 import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
 import { ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
 import { type Conflict, type SaveState, Saver } from "./saver";
+import { TitleField } from "./TitleField";
 
 // The preview (and its Markdown renderer) loads on first use, keeping startup small.
 const Preview = lazy(() => import("./Preview").then((m) => ({ default: m.Preview })));
@@ -207,6 +208,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
       onHide();
     };
   }, [readEditor]);
+
+  const missingImage = useCallback((alt: string) => t("preview.imageMissing", { alt }), [t]);
 
   const onTitle = (value: string) => {
     setTitle(value);
@@ -582,8 +585,14 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
         <div className="topbar">
           {leading}
           <label className="small muted brand-pick">
-            {t("brand.label")}{" "}
-            <select value={project.brandProfileId ?? ""} onChange={(e) => void setBrand(e.target.value)} data-testid="brand-select">
+            <span>{t("brand.label")}</span>
+            <select
+              value={project.brandProfileId ?? ""}
+              // The closed select is cut to the bar's width; the whole name shows on hover.
+              title={brands.find((b) => b.id === project.brandProfileId)?.name}
+              onChange={(e) => void setBrand(e.target.value)}
+              data-testid="brand-select"
+            >
               <option value="">{t("brand.none")}</option>
               {brands.map((b) => (
                 <option key={b.id} value={b.id}>
@@ -593,32 +602,24 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             </select>
           </label>
           {project.archived && <span className="badge">{t("project.archivedBadge")}</span>}
-          <span className="spacer" />
-          <button type="button" data-testid="optimize-open" onClick={() => setOptimize({ draft: null })}>
-            {t("ai.optimize")} <kbd>{mod}+Shift+O</kbd>
+          <button type="button" data-testid="optimize-open" title={`${mod}+Shift+O`} onClick={() => setOptimize({ draft: null })}>
+            {t("ai.optimize")} <kbd className="hint-long">{mod}+Shift+O</kbd>
           </button>
           <button type="button" aria-pressed={preview} data-testid="toggle-preview" onClick={togglePreview}>
             {t("preview.toggle")}
           </button>
-          <button type="button" className="primary" data-testid="save-version" onClick={() => setSaveDialog(true)}>
+          <button type="button" className="primary" data-testid="save-version" title={`${mod}+S`} onClick={() => setSaveDialog(true)}>
             {t("version.save")} <kbd className="on-accent">{mod}+S</kbd>
           </button>
         </div>
         <div className={`doc ${preview ? "with-preview" : ""}`}>
           <div className="doc-source">
-            <input
-              className="doc-title-input"
-              data-testid="title-input"
-              aria-label={t("title.label")}
-              placeholder={t("title.placeholder")}
+            <TitleField
               value={title}
-              onChange={(e) => onTitle(e.target.value)}
-              onKeyDown={(e) => {
-                if (e.key === "Enter" && !e.nativeEvent.isComposing && e.keyCode !== 229) {
-                  e.preventDefault();
-                  editor.current?.focus();
-                }
-              }}
+              label={t("title.label")}
+              placeholder={t("title.placeholder")}
+              onChange={onTitle}
+              onEnter={() => editor.current?.focus()}
             />
             <MarkdownEditor
               ref={keepEditor}
@@ -634,7 +635,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           </div>
           {preview && (
             <Suspense fallback={<p className="preview muted">{t("preview.loading")}</p>}>
-              <Preview client={client} projectId={projectId} source={previewSource} label={t("preview.label")} />
+              <Preview client={client} projectId={projectId} source={previewSource} label={t("preview.label")} missingImage={missingImage} />
             </Suspense>
           )}
         </div>

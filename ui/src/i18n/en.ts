@@ -202,6 +202,7 @@ export const en = {
   "palette.placeholder": "Type an action or a project…",
   "palette.title": "Command palette",
   "panel.label": "Side panel",
+  "preview.imageMissing": "Image not found: {alt}",
   "preview.label": "Preview",
   "preview.loading": "Loading the preview…",
   "preview.toggle": "Preview",

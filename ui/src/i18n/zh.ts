@@ -203,6 +203,7 @@ export const zh: Messages = {
   "palette.placeholder": "输入操作或项目名…",
   "palette.title": "命令面板",
   "panel.label": "侧边面板",
+  "preview.imageMissing": "找不到图片：{alt}",
   "preview.label": "预览",
   "preview.loading": "正在加载预览…",
   "preview.toggle": "预览",
