@@ -195,7 +195,7 @@ fn limit_findings(profile: &DraftProfile, field: LimitField, length_of: impl Fn(
         let unit = match limit.unit {
             Unit::Chars => "characters",
             Unit::XWeighted => "weighted characters",
-            Unit::XhsUnits => "(counted as Xiaohongshu counts titles)",
+            Unit::XhsUnits => "characters (two Latin letters or digits count as one)",
             Unit::Count => "items",
         };
         let unit_id = match limit.unit {
@@ -205,12 +205,18 @@ fn limit_findings(profile: &DraftProfile, field: LimitField, length_of: impl Fn(
             Unit::Count => "count",
         };
         let route = limit.route.as_deref().map(|r| format!(" on the {r} route")).unwrap_or_default();
+        // What breaks the limit, and the fix: the length to reach. Where the limit comes
+        // from (a platform's documentation, a tool's schema) stays in `params.source`.
         let message = if length > limit.max as usize {
-            Some((format!("The {location} is {length} {unit}; the limit{route} is {}.", limit.max), "limit.over", limit.max))
+            let fix = (format!("Cut the {location} to at most {} {unit}.", limit.max), "limit.shorten");
+            Some((format!("The {location} is {length} {unit}; the limit{route} is {}.", limit.max), "limit.over", limit.max, fix))
         } else {
-            limit.min.filter(|min| length < *min as usize).map(|min| (format!("The {location} is {length} {unit}; at least {min} are expected{route}."), "limit.under", min))
+            limit.min.filter(|min| length < *min as usize).map(|min| {
+                let fix = (format!("Bring the {location} to at least {min} {unit}."), "limit.lengthen");
+                (format!("The {location} is {length} {unit}; at least {min} are expected{route}."), "limit.under", min, fix)
+            })
         };
-        if let Some((message, wording, bound)) = message {
+        if let Some((message, wording, bound, (fix, fix_wording))) = message {
             // The post's number when the location is one post ("post 3").
             let post = location.strip_prefix("post ").unwrap_or("");
             let (length, bound) = (length.to_string(), bound.to_string());
@@ -225,7 +231,7 @@ fn limit_findings(profile: &DraftProfile, field: LimitField, length_of: impl Fn(
             let mut finding = Finding::new(&format!("limit.{}", field_name(field)), limit.severity, Some(profile.platform), message)
                 .worded(wording, &params)
                 .at(location)
-                .suggest_worded("limit.source", format!("Source of this limit: {}", limit.source));
+                .suggest_worded(fix_wording, fix);
             finding.route = limit.route.clone();
             findings.push(finding);
         }

@@ -67,24 +67,28 @@ describe("i18n", () => {
   it("words findings from their id and values in either language", () => {
     const limit = {
       message: "The post 3 is 300 weighted characters; the limit is 280.",
-      suggestion: "Source of this limit: x.com",
+      suggestion: "Cut the post 3 to at most 280 weighted characters.",
       messageId: "limit.over",
       params: { field: "post", post: "3", length: "300", bound: "280", unit: "xWeighted" },
+      suggestionId: "limit.shorten",
     };
     expect(describeFinding("en", limit)).toEqual({ message: limit.message, suggestion: limit.suggestion });
-    expect(describeFinding("zh", limit)).toEqual({ message: "第 3 条帖子为 300 加权字符，上限为 280。", suggestion: limit.suggestion });
+    expect(describeFinding("zh", limit)).toEqual({ message: "第 3 条帖子为 300 加权字符，上限为 280。", suggestion: "把第 3 条帖子控制在 280 加权字符以内。" });
     const routed = { ...limit, message: "", messageId: "limit.under", params: { field: "title", length: "2", bound: "5", unit: "chars", route: "app" } };
     expect(describeFinding("en", routed).message).toBe("The title is 2 characters; at least 5 are expected on the app route.");
-    expect(describeFinding("zh", routed).message).toBe("标题为 2 字，app 发布方式下至少应为 5。");
+    expect(describeFinding("zh", routed).message).toBe("标题为 2 字，App发布方式下至少应为 5。");
+    expect(describeFinding("zh", { ...routed, params: { ...routed.params, route: "image-text" } }).message).toBe("标题为 2 字，图文发布方式下至少应为 5。");
     const cta = { message: "x", suggestion: "y", messageId: "cta.missing", params: { brand: "山行", cta: "关注我们" }, suggestionId: "cta.missing" };
     expect(describeFinding("zh", cta)).toEqual({ message: "缺少品牌设定“山行”的行动号召：“关注我们”。", suggestion: "在文末附近加上它。" });
     expect(describeFinding("zh", { message: "Unknown wording.", suggestion: null, messageId: "no.such" })).toEqual({ message: "Unknown wording.", suggestion: null });
   });
 
-  it("words a limit's source and a finding's place in either language", () => {
-    const limit = { message: "m", suggestion: "Source of this limit: x.com", messageId: "limit.over", params: { field: "title", length: "3", bound: "2", unit: "chars", source: "x.com" }, suggestionId: "limit.source" };
-    expect(describeFinding("zh", limit).suggestion).toBe("此限制的出处：x.com");
+  it("words a limit's fix and a finding's place in either language", () => {
+    const limit = { message: "m", suggestion: "Bring the title to at least 5 characters.", messageId: "limit.under", params: { field: "title", length: "3", bound: "5", unit: "chars", source: "x.com" }, suggestionId: "limit.lengthen" };
+    expect(describeFinding("zh", limit).suggestion).toBe("把标题补足到至少 5 字。");
     expect(describeFinding("en", limit).suggestion).toBe(limit.suggestion);
+    const xhs = { ...limit, suggestion: "", messageId: "limit.over", suggestionId: "limit.shorten", params: { field: "title", length: "30", bound: "20", unit: "xhsUnits" } };
+    expect(describeFinding("zh", xhs)).toEqual({ message: "标题为 30 字（两个英文字母或数字算一个字），上限为 20。", suggestion: "把标题控制在 20 字（两个英文字母或数字算一个字）以内。" });
     expect(describeLocation("zh", "post 3")).toBe("第 3 条帖子");
     expect(describeLocation("zh", "title")).toBe("标题");
     expect(describeLocation("en", "title")).toBe("title");

@@ -104,13 +104,20 @@ export function describeFinding(lang: Lang, f: WordedFinding): { message: string
   };
   sub("finding.field", "field");
   sub("finding.unit", "unit");
-  vars.route = vars.route ? translate(lang, "finding.limit.route", { route: vars.route }) : "";
+  vars.route = vars.route ? translate(lang, "finding.limit.route", { route: describeRoute(lang, vars.route) }) : "";
   const messageId = f.messageId ? `finding.${f.messageId}` : "";
   const fixId = f.suggestionId ? `finding.fix.${f.suggestionId}` : "";
   return {
     message: messageId && has(lang, messageId) ? translate(lang, messageId as MessageId, vars) : f.message,
     suggestion: f.suggestion === null ? null : fixId && has(lang, fixId) ? translate(lang, fixId as MessageId, vars) : f.suggestion,
   };
+}
+
+/** A platform's publishing route (`editor`, `image-text`, `app`, …) in the user's
+ * language; the id itself when the UI has no wording for it. */
+export function describeRoute(lang: Lang, route: string): string {
+  const id = `finding.route.${route}`;
+  return has(lang, id) ? tables[lang][id] : route;
 }
 
 /** Where a finding is (`title`, `post 3`, `title candidate “…” (x)`), in the user's

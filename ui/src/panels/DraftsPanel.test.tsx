@@ -60,8 +60,14 @@ describe("DraftsPanel", () => {
     expect(card.querySelector(".card-title")?.textContent).toBe("小红书标题");
     expect(card.textContent).toContain("#春天");
     fireEvent.click(screen.getByTestId("draft-tab-douyin"));
-    expect(screen.getByTestId("preview-douyin").querySelector(".card-title")?.textContent).toBe("抖音标题");
-    // Suggested tags as chips.
+    const douyin = screen.getByTestId("preview-douyin");
+    expect(douyin.querySelector(".card-title")?.textContent).toBe("抖音标题");
+    // Douyin's caption carries its topics: they show once, not again below it.
+    expect(douyin.textContent!.split("#春天").length - 1).toBe(1);
+    expect(douyin.querySelector(".card-tags")).toBeNull();
+    expect(screen.queryByTestId("draft-tags")).toBeNull();
+    // Other platforms: suggested tags as chips.
+    fireEvent.click(screen.getByTestId("draft-tab-wechat"));
     expect(screen.getByTestId("draft-tags").textContent).toBe("#春天#写作");
   });
 

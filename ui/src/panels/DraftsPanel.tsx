@@ -8,7 +8,7 @@ import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, Pl
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { mediaUrl } from "../editor/Preview";
-import { describeFinding, describeLocation, type MessageId } from "../i18n";
+import { describeFinding, describeLocation, describeRoute, type MessageId } from "../i18n";
 import { asDraft, SavedDraftBar } from "./SavedDraft";
 
 export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
@@ -49,11 +49,20 @@ export function draftPlainText(d: Draft): string {
     case "thread":
       return c.posts.map((p) => p.text).join("\n\n");
     case "card": {
-      const tagLine = c.tags.map((x) => `#${x}`).join(" ");
-      const body = tagLine && !c.body.includes(tagLine) ? `${c.body}\n\n${tagLine}` : c.body;
+      const body = tagsInBody(c) ? c.body : `${c.body}\n\n${tagLine(c.tags)}`;
       return d.title ? `${d.title}\n\n${body}` : body;
     }
   }
+}
+
+function tagLine(tags: string[]): string {
+  return tags.map((x) => `#${x}`).join(" ");
+}
+
+/** Whether a card's body already carries its topics (Douyin writes them into the
+ * caption, as the app shows them); then they are not shown or copied a second time. */
+function tagsInBody(c: { body: string; tags: string[] }): boolean {
+  return c.tags.length === 0 || c.body.includes(tagLine(c.tags));
 }
 
 function htmlToText(html: string): string {
@@ -238,7 +247,7 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
       {compiled && (
         <>
           <div className="draft-bar">
-            <span className="small muted" title={compiled.draft.profileId}>
+            <span className="small muted draft-profile" title={compiled.draft.profileId}>
               {compiled.draft.profileId}
             </span>
             <span className="spacer" />
@@ -285,7 +294,7 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
       )}
       {result && (
         <>
-          {result.tags.length > 0 && (
+          {result.tags.length > 0 && shown?.content.type !== "card" && (
             <div className="draft-section">
               <h3 className="small muted">{t("drafts.tags")}</h3>
               <ul className="chips" data-testid="draft-tags">
@@ -326,7 +335,7 @@ function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: num
       <span className={`sev sev-${f.severity}`}>{t(`drafts.severity.${f.severity}` as MessageId)}</span>
       {f.matched && <span className="finding-matched">“{f.matched}”</span>}
       {f.location && <span className="small muted">{describeLocation(lang, f.location)}</span>}
-      {f.route && <span className="small muted">({f.route})</span>}
+      {f.route && <span className="small muted">({describeRoute(lang, f.route)})</span>}
     </>
   );
   return (
@@ -346,7 +355,11 @@ function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: num
         <div className="finding-head">{head}</div>
       )}
       <p className="finding-msg small">{text.message}</p>
-      {text.suggestion && <p className="finding-fix small muted">→ {text.suggestion}</p>}
+      {text.suggestion && (
+        <p className="finding-fix small muted" title={f.params?.source ? t("drafts.limitSource", { source: f.params.source }) : undefined}>
+          → {text.suggestion}
+        </p>
+      )}
     </li>
   );
 }
@@ -433,7 +446,7 @@ export function DraftPreview({ draft, projectId }: { draft: Draft; projectId: st
         <article className={`card card-${draft.platform}`} data-testid={`preview-${draft.platform}`}>
           <h1 className="card-title">{draft.title}</h1>
           <p className="card-body">{c.body}</p>
-          {c.tags.length > 0 && (
+          {!tagsInBody(c) && (
             <p className="card-tags">
               {c.tags.map((x) => (
                 <span key={x} className="card-tag">
