@@ -302,6 +302,7 @@ api_methods! {
         "search.reindex" => search::reindex(Empty) -> crate::retrieval::IndexStatus;
         "search.status" => search::status(Empty) -> crate::retrieval::IndexStatus;
         "search.ask" => search::ask(SearchAskParams) -> crate::retrieval::ask::Answer;
+        "search.askCancel" => search::ask_cancel(SearchAskCancelParams) -> SearchAskCancelResult;
         "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;
         "proposal.list" => proposals::list(ProposalListParams) -> ProposalListResult;

@@ -3,7 +3,8 @@
 //! `&Kernel`; it decides nothing itself. Writes go through [`Kernel::write_lock`] and
 //! one [`crate::store::Batch`].
 
-use std::sync::{Arc, MutexGuard};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::config::EngineConfig;
 use crate::error::ApiError;
@@ -19,6 +20,24 @@ pub struct Kernel {
     store: Arc<Store>,
     config: EngineConfig,
     llm: Arc<crate::llm::Runtime>,
+    /// The cancel signals of the calls running under a caller's request id (Ask), so
+    /// another call can stop them.
+    requests: Mutex<HashMap<String, Cancel>>,
+}
+
+/// A running request's cancel signal, registered under its id until dropped.
+pub struct RequestGuard<'a> {
+    kernel: &'a Kernel,
+    id: Option<String>,
+    pub cancel: Cancel,
+}
+
+impl Drop for RequestGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = &self.id {
+            self.kernel.requests.lock().unwrap_or_else(|p| p.into_inner()).remove(id);
+        }
+    }
 }
 
 impl std::fmt::Debug for Kernel {
@@ -42,7 +61,7 @@ impl Kernel {
         let llm = Arc::new(crate::llm::Runtime::new(config.secrets.clone(), config.env_api_key.clone(), config.llm_retry, config.jitter_seed));
         let services = crate::retrieval::Services { llm: Arc::clone(&llm), clock: Arc::clone(&config.clock), ids: Arc::clone(&config.ids) };
         let search = crate::retrieval::SearchIndex::open(Arc::clone(&store), services)?;
-        let kernel = Kernel { search, store, config, llm };
+        let kernel = Kernel { search, store, config, llm, requests: Mutex::new(HashMap::new()) };
         kernel.ensure_workspace()?;
         Ok(kernel)
     }
@@ -59,6 +78,27 @@ impl Kernel {
         batch.put(&workspace)?;
         self.store.apply(batch, Durability::Durable)?;
         Ok(())
+    }
+
+    /// A cancel signal for a request the caller named `id` (none: one nobody else can
+    /// reach), which [`Kernel::cancel_request`] trips while the guard lives.
+    pub fn begin_request(&self, id: Option<&str>) -> RequestGuard<'_> {
+        let cancel = Cancel::new();
+        if let Some(id) = id {
+            self.requests.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_owned(), cancel.clone());
+        }
+        RequestGuard { kernel: self, id: id.map(str::to_owned), cancel }
+    }
+
+    /// Stops the running request named `id`; false when none runs under it.
+    pub fn cancel_request(&self, id: &str) -> bool {
+        match self.requests.lock().unwrap_or_else(|p| p.into_inner()).get(id) {
+            Some(cancel) => {
+                cancel.cancel();
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn store(&self) -> &Store {

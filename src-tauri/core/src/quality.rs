@@ -341,7 +341,11 @@ mod tests {
 
     #[test]
     fn absolute_terms_are_flagged_but_ordinary_words_are_not() {
-        let found = run("最近的第一次尝试", "第一句话写给早起的人。这是最佳方案，销量第一。最后，我们第一次做到了，第一段就说清楚。\n\n- 第一项：早起\n- 第二项：散步\n\n第一张图是封面。", None);
+        let found = run(
+            "最近的第一次尝试",
+            "第一句话写给早起的人。这是最佳方案，销量第一。最后，我们第一次做到了，第一段就说清楚。\n\n- 第一项：早起\n- 第二项：散步\n\n第一张图是封面。",
+            None,
+        );
         let matched: Vec<&str> = found.iter().filter(|f| f.0 == "ad_law").filter_map(|f| f.1.as_deref()).collect();
         assert_eq!(matched, vec!["最佳", "销量第一"]);
     }

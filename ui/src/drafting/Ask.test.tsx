@@ -11,6 +11,16 @@ import { Drafting } from "./store";
 
 afterEach(() => cleanup());
 
+/** The questions sent, without the request id each carries (it is random). */
+function asked(transport: FakeTransport): unknown[] {
+  return transport.callsTo("search.ask").map((p) => {
+    const params = { ...(p as SearchAskParams) };
+    expect(params.requestId).toMatch(/^ask_/);
+    delete params.requestId;
+    return params;
+  });
+}
+
 function answer(over: Partial<Answer> = {}): Answer {
   return {
     answer: "水温九十度左右最好「水温九十度左右最好」[1]，旧稿写过两分半[ 2 ]，再说一次[1]，还有「每天五杯」[9]。",
@@ -62,7 +72,7 @@ describe("Ask", () => {
     expect(screen.getByTestId("ask-empty").textContent).toContain("Ask your own writing");
     ask("手冲咖啡的水温");
     await screen.findByTestId("ask-result");
-    expect(transport.callsTo("search.ask")).toEqual([{ q: "手冲咖啡的水温" }]);
+    expect(asked(transport)).toEqual([{ q: "手冲咖啡的水温" }]);
     // Each source is linked at its first mention; a later mention is a plain mark.
     const cites = screen.getAllByTestId("cite");
     expect(cites.map((c) => c.textContent)).toEqual(["[1]", "[2]"]);
@@ -111,7 +121,7 @@ describe("Ask", () => {
     expect(reroute.textContent).toBe("Answer directly instead");
     fireEvent.click(reroute);
     await waitFor(() => expect(screen.getByTestId("ask-route").getAttribute("data-route")).toBe("general"));
-    expect(transport.callsTo("search.ask")[1]).toEqual({ q: "什么是量子纠缠", route: "general" });
+    expect(asked(transport)[1]).toEqual({ q: "什么是量子纠缠", route: "general" });
     expect(screen.getByTestId("ask-route").textContent).toBe("Answered directly, without your writing");
     expect(screen.queryByTestId("ask-sources")).toBeNull();
     expect(screen.queryAllByTestId("cite")).toHaveLength(0);
@@ -120,8 +130,8 @@ describe("Ask", () => {
     fireEvent.change(screen.getByTestId("ask-route-choice"), { target: { value: "material" } });
     fireEvent.click(screen.getByTestId("ask-project-only"));
     fireEvent.click(screen.getByTestId("ask-submit"));
-    await waitFor(() => expect(transport.callsTo("search.ask")).toHaveLength(3));
-    expect(transport.callsTo("search.ask")[2]).toEqual({ q: "什么是量子纠缠", projectId: "prj_self", route: "material" });
+    await waitFor(() => expect(asked(transport)).toHaveLength(3));
+    expect(asked(transport)[2]).toEqual({ q: "什么是量子纠缠", projectId: "prj_self", route: "material" });
   });
 
   it("marks a cached answer and asks again fresh", async () => {
@@ -132,7 +142,7 @@ describe("Ask", () => {
     expect(screen.getByTestId("ask-cached").textContent).toBe("Cached answer");
     fireEvent.click(screen.getByTestId("ask-fresh"));
     await waitFor(() => expect(screen.queryByTestId("ask-cached")).toBeNull());
-    expect(transport.callsTo("search.ask")[1]).toEqual({ q: "手冲咖啡的水温", fresh: true });
+    expect(asked(transport)[1]).toEqual({ q: "手冲咖啡的水温", fresh: true });
   });
 
   it("says plainly when nothing matched, shows errors by code with a retry, and speaks Chinese", async () => {
@@ -164,9 +174,9 @@ describe("Ask", () => {
     fireEvent.keyDown(field, { key: "Enter", isComposing: true });
     fireEvent.keyDown(field, { key: "Enter", keyCode: 229 });
     fireEvent.keyDown(field, { key: "Enter", shiftKey: true });
-    expect(transport.callsTo("search.ask")).toEqual([]);
+    expect(asked(transport)).toEqual([]);
     fireEvent.keyDown(field, { key: "Enter" });
-    expect(transport.callsTo("search.ask")).toHaveLength(1);
+    expect(asked(transport)).toHaveLength(1);
   });
 
   it("is a mode of the AI panel, reachable by buttons that say which is on", async () => {
@@ -200,5 +210,28 @@ describe("Ask", () => {
     expect(onOpen).toHaveBeenCalledWith({ projectId: "prj_a", span: { from: 12, to: 21 }, version: null, commentId: null });
     fireEvent.click(screen.getByTestId("ai-mode-sessions"));
     expect(screen.queryByTestId("ask")).toBeNull();
+  });
+
+  it("stops a running question with Stop or Esc, keeping the question", async () => {
+    let release: (a: Answer) => void = () => undefined;
+    const { transport, ask } = setup({ reply: () => new Promise<Answer>((resolve) => (release = resolve)) as unknown as Answer });
+    transport.on("search.askCancel", () => ({ cancelled: true }));
+    ask("手冲咖啡的水温");
+    fireEvent.click(await screen.findByTestId("ask-stop"));
+    const sentId = (transport.callsTo("search.ask")[0] as SearchAskParams).requestId;
+    expect(transport.callsTo("search.askCancel")).toEqual([{ requestId: sentId }]);
+    expect(screen.queryByTestId("ask-busy")).toBeNull();
+    expect(screen.getByTestId("ask-stopped")).toBeTruthy();
+    expect((screen.getByTestId("ask-question") as HTMLTextAreaElement).value).toBe("手冲咖啡的水温");
+    // A late answer to the stopped question is not shown.
+    release(answer());
+    await new Promise((r) => setTimeout(r, 0));
+    expect(screen.queryByTestId("ask-result")).toBeNull();
+    // Esc stops the next one.
+    fireEvent.keyDown(screen.getByTestId("ask-question"), { key: "Enter" });
+    await screen.findByTestId("ask-stop");
+    fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(transport.callsTo("search.askCancel")).toHaveLength(2));
+    expect(screen.queryByTestId("ask-busy")).toBeNull();
   });
 });

@@ -2,7 +2,7 @@
 // (`search.ask`), with the engine's citations [N] opening their source at the span, a
 // citation that failed the engine's check marked, the footer the engine counted, the
 // route shown and overridable, and a cached answer that can be asked again fresh.
-import { memo, useMemo, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../api/client";
 import type { Answer, AskRoute, Source } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -113,16 +113,23 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
   /** The question the answer on screen is for (the field may have changed since). */
   const [asked, setAsked] = useState<{ q: string; projectOnly: boolean } | null>(null);
   const request = useRef(0);
+  /** The running question's request id, which `search.askCancel` stops. */
+  const running = useRef<string | null>(null);
+  const [stopped, setStopped] = useState(false);
 
   const run = async (q: string, options: { route?: AskRoute; fresh?: boolean; projectOnly: boolean }) => {
     const text = q.trim();
     if (!text) return;
     const mine = ++request.current;
+    const requestId = `ask_${Date.now().toString(36)}_${mine}`;
+    running.current = requestId;
     setBusy(true);
+    setStopped(false);
     setError(null);
     try {
       const result = await client.call("search.ask", {
         q: text,
+        requestId,
         ...(options.projectOnly ? { projectId } : {}),
         ...(options.route ? { route: options.route } : {}),
         ...(options.fresh ? { fresh: true } : {}),
@@ -134,8 +141,32 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
       if (mine === request.current) setError(toClientError(e));
     } finally {
       if (mine === request.current) setBusy(false);
+      if (running.current === requestId) running.current = null;
     }
   };
+
+  /** Stops the running question: the engine ends its model call; the question stays. */
+  const stop = useCallback(() => {
+    const requestId = running.current;
+    if (!requestId) return;
+    running.current = null;
+    request.current++;
+    setBusy(false);
+    setStopped(true);
+    client.call("search.askCancel", { requestId }).catch(() => undefined);
+  }, [client]);
+
+  // Esc stops a running question (before anything else Esc would close).
+  useEffect(() => {
+    if (!busy) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape" || e.isComposing || e.defaultPrevented) return;
+      e.preventDefault();
+      stop();
+    };
+    window.addEventListener("keydown", onKey, true);
+    return () => window.removeEventListener("keydown", onKey, true);
+  }, [busy, stop]);
 
   const submit = () => void run(question, { route: routeChoice === "auto" ? undefined : routeChoice, projectOnly });
   const other: AskRoute | null = answer ? (answer.route === "material" ? "general" : "material") : null;
@@ -189,7 +220,15 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
       </form>
       {busy && (
         <p className="small muted pad-x" role="status" data-testid="ask-busy">
-          <span className="spinner" aria-hidden="true" /> {t("ask.busy")}
+          <span className="spinner" aria-hidden="true" /> {t("ask.busy")}{" "}
+          <button type="button" className="danger-btn" data-testid="ask-stop" title="Esc" onClick={stop}>
+            ■ {t("ai.stop")} <kbd>Esc</kbd>
+          </button>
+        </p>
+      )}
+      {stopped && !busy && (
+        <p className="small muted pad-x" role="status" data-testid="ask-stopped">
+          {t("ask.stopped")}
         </p>
       )}
       {error && (
@@ -197,7 +236,7 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
           <ErrorBanner error={error} retry={submit} onDismiss={() => setError(null)} />
         </div>
       )}
-      {!answer && !busy && !error && (
+      {!answer && !busy && !error && !stopped && (
         <div className="empty small" data-testid="ask-empty">
           <p className="empty-title">{t("ask.empty.title")}</p>
           <p className="muted">{t("ask.empty.body")}</p>

@@ -656,6 +656,7 @@ export const en = {
   "ask.projectOnly": "This project only",
   "ask.submit": "Ask",
   "ask.busy": "Searching your writing and answering…",
+  "ask.stopped": "Stopped. Your question is still in the box; ask again when you are ready.",
   "ask.empty.title": "Ask your own writing",
   "ask.empty.body": "Answers cite your projects, versions and comments with [N]; choose a number to open the source. General questions are answered directly.",
   "ask.routed.material": "From your writing",

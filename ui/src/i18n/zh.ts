@@ -657,6 +657,7 @@ export const zh: Messages = {
   "ask.projectOnly": "只在本项目中",
   "ask.submit": "提问",
   "ask.busy": "正在检索并回答…",
+  "ask.stopped": "已停止。问题仍在输入框里，准备好后可以再问。",
   "ask.empty.title": "向你写过的内容提问",
   "ask.empty.body": "回答会用 [N] 标出引用的项目、版本和评论，选择编号即可打开原文。通用问题会直接回答。",
   "ask.routed.material": "依据你的资料",

@@ -6,7 +6,7 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Empty, Engine};
 use crate::llm::profile::LlmProfile;
-use crate::llm::{Cancel, ChatRequest, ModelCall};
+use crate::llm::{ChatRequest, ModelCall};
 use crate::retrieval::ask::{self, Answer, AskRoute};
 use crate::retrieval::{DocKind, Filter, IndexStatus, SearchMode, SearchRequest, SearchResults, SearchScope};
 
@@ -119,6 +119,29 @@ pub struct SearchAskParams {
     #[serde(default)]
     #[ts(optional)]
     pub fresh: Option<bool>,
+    /// An id the caller picks, so that `search.askCancel` can stop this question.
+    #[serde(default)]
+    #[ts(optional)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchAskCancelParams {
+    pub request_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchAskCancelResult {
+    /// False when no question runs under that id (it had ended).
+    pub cancelled: bool,
+}
+
+/// Stops a running `search.ask` by the request id it was given: its model call ends
+/// at once and the ask fails with CANCELLED; nothing is cached.
+pub(super) fn ask_cancel(engine: &Engine, params: SearchAskCancelParams) -> Result<SearchAskCancelResult, ApiError> {
+    Ok(SearchAskCancelResult { cancelled: engine.cancel_request(&params.request_id) })
 }
 
 /// Answers a question. On the `material` route (the person's own writing): retrieves
@@ -134,6 +157,8 @@ pub struct SearchAskParams {
 /// Errors: VALIDATION (no profile, a bad parameter), NOT_FOUND, and every error of
 /// the model call (PROVIDER_*, QUOTA_EXCEEDED, ...).
 pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, ApiError> {
+    let request_guard = engine.begin_request(params.request_id.as_deref());
+    let cancel = &request_guard.cancel;
     let limit = params.limit.unwrap_or(DEFAULT_ASK_SOURCES);
     if !(1..=MAX_ASK_SOURCES).contains(&limit) {
         return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {MAX_ASK_SOURCES}.")));
@@ -172,7 +197,7 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     let (sources, reranked) = if candidates.len() > keep {
         let mut rerank = ChatRequest::new(ask::rerank_prompt(&request.query, &candidates, keep));
         rerank.temperature = Some(0.0);
-        let reply = engine.model_chat(ModelCall { purpose: "ask_rerank", ..call }, &rerank, &mut |_| {}, &Cancel::new())?;
+        let reply = engine.model_chat(ModelCall { purpose: "ask_rerank", ..call }, &rerank, &mut |_| {}, cancel)?;
         match ask::reranked(&reply.text, &candidates, keep) {
             Some(picked) => (picked, true),
             None => (candidates.iter().take(keep).cloned().collect(), false),
@@ -204,7 +229,7 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     };
     let mut chat = ChatRequest::new(messages);
     chat.temperature = Some(0.2);
-    let response = engine.model_chat(call, &chat, &mut |_| {}, &Cancel::new())?;
+    let response = engine.model_chat(call, &chat, &mut |_| {}, cancel)?;
     let checked = ask::check(&response.text, &sources);
     let mut cited: Vec<(&str, DocKind, Option<u32>, Option<&str>)> =
         checked.citations.iter().map(|c| (c.project_id.as_str(), c.kind, c.version, c.comment_id.as_deref())).collect();

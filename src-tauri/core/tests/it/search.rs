@@ -326,6 +326,32 @@ fn fused_search_is_at_least_as_good_as_either_retriever_on_the_fixture_corpus() 
     }
 }
 
+/// Ask can be stopped: `search.askCancel` ends the running model call at once, the
+/// ask fails with CANCELLED, and nothing is cached for the question.
+#[test]
+fn a_running_ask_is_stopped_by_its_request_id() {
+    let server = ModelServer::start(vec![Reply::Stall { content: "水温".to_owned() }, Reply::text("九十度。")]);
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "chat"}));
+    corpus(&t);
+    assert_eq!(t.ok("search.askCancel", json!({"requestId": "ask_1"}))["cancelled"], false, "nothing runs under that id yet");
+    let started = Instant::now();
+    let stopped = std::thread::scope(|scope| {
+        let asking = scope.spawn(|| t.engine.call("search.ask", json!({"q": "手冲咖啡的水温", "requestId": "ask_1"})));
+        while server.chat_requests().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(20), "the model was never asked");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(t.ok("search.askCancel", json!({"requestId": "ask_1"}))["cancelled"], true);
+        asking.join().unwrap()
+    });
+    assert_eq!(stopped.unwrap_err().code, ErrorCode::Cancelled);
+    assert!(started.elapsed() < Duration::from_secs(15), "the stalled stream was not waited out");
+    assert_eq!(t.ok("search.askCancel", json!({"requestId": "ask_1"}))["cancelled"], false, "the id is released when the ask ends");
+    let answer = t.ok("search.ask", json!({"q": "手冲咖啡的水温"}));
+    assert_eq!((answer["cached"].as_bool(), answer["answer"].as_str()), (Some(false), Some("九十度。")), "a stopped ask caches nothing");
+}
+
 #[test]
 fn ask_answers_from_sources_with_resolved_citations_checked_quotes_and_a_cache() {
     let server = ModelServer::start(vec![Reply::text("水温九十度左右最好「水温九十度左右最好」[1]，书里还说「每天喝五杯」[1][9]。"), Reply::text("现在说的是「研磨要细」[1]。")]);
