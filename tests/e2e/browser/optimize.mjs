@@ -11,7 +11,8 @@
 // diff, the fit report before → after) → apply two platforms and the source → the
 // drafts have new revisions and the history shows the new version. Then a run whose
 // server is killed mid-run (SIGKILL) is offered for resuming after a restart, and
-// resumes to its review asking the model only for the step it had not finished.
+// resumes to its review asking the model only for the step it had not finished; and a
+// run whose model server refuses a step is offered for resuming in the same dialog.
 //
 // Prints `browser-e2e-optimize: N passed, M failed` and exits non-zero on any failure.
 
@@ -219,6 +220,37 @@ async function main() {
     const runs = await call("optimize.list", { projectId: project.id });
     assert(runs.runs[0].status === "ready" && runs.runs[0].titles[0] === "周报只写三件事", `the resumed run: ${runs.runs[0].status} ${runs.runs[0].titles}`);
     await shot("optimize-06-resumed-zh");
+    await tid("optimize-reject-all").click();
+    await tid("optimize-review").waitFor({ state: "detached", timeout: 20_000 });
+  });
+
+  await check("a run the model server failed keeps its finished steps and resumes from the dialog", async () => {
+    const chatCalls = async () => (await (await fetch(`${modelOrigin}/_test/requests`)).json()).requests.length;
+    const before = await chatCalls();
+    await script(
+      text({ summary: "再短一点。", changes: ["更短"], platforms: [{ platform: "zhihu", plan: "更短" }, { platform: "x", plan: "两条" }] }),
+      text({ source: `${NEW_SOURCE}\n只写三件事。\n`, titles: ["周报只写三件事"], summary: "更短了。" }),
+      text({ text: "## 周报写短的办法\n\n周报越长，越没人读。\n", summary: "更短了。" }),
+      { type: "error", status: 400, body: { error: { message: "Requested tokens (4152) exceed context window of 4096", type: "invalid_request_error" } } },
+    );
+    await page.keyboard.press(`${mod}+Shift+O`);
+    await tid("optimize-dialog").waitFor();
+    await tid("optimize-start").click();
+    // The failure: its error, and the offer to resume in the same dialog.
+    await page.locator("[data-testid=optimize-dialog] [data-testid=error-banner]").waitFor({ timeout: 30_000 });
+    const notice = tid("optimize-interrupted");
+    await notice.waitFor();
+    const said = await notice.innerText();
+    assert(said.includes("失败") && said.includes("(X)") && said.includes("保留"), `the notice names the failure and the stage: ${said}`);
+    assert(!ENGLISH.test(said.replace(/\(X\)/, "")), `the notice is Chinese: ${said}`);
+    await shot("optimize-07-failed-resumable-zh");
+    assert((await chatCalls()) === before + 4, `the model was asked ${(await chatCalls()) - before} times before the failure`);
+    await script(text({ text: "周报越长，越没人读。\n\n---\n\n只写三件事。", summary: "压成两条。" }));
+    await tid("optimize-resume").click();
+    await tid("optimize-review").waitFor({ timeout: 30_000 });
+    assert((await chatCalls()) === before + 5, `the model was asked ${(await chatCalls()) - before} times in all; only the failed x step again`);
+    const runs = await call("optimize.list", { projectId: project.id });
+    assert(runs.runs[0].status === "ready" && runs.runs[0].resumable === false, `the resumed run: ${runs.runs[0].status}`);
     await tid("optimize-reject-all").click();
     await tid("optimize-review").waitFor({ state: "detached", timeout: 20_000 });
   });

@@ -1547,6 +1547,13 @@ baseRevision: number, baseHead: number, snapshotId?: string,
  */
 promptLayers: Array<string>, strategy?: unknown, titles: Array<string>, targets: Array<RunTarget>, error?: RunError, 
 /**
+ * Whether `optimize.resume` can take it up again, reusing the model's replies
+ * already recorded: a run the app's closing interrupted, or one that failed
+ * because a model call failed (not because the model kept answering wrongly,
+ * which a replay would only repeat).
+ */
+resumable: boolean, 
+/**
  * What the fit report measures, and what it does not.
  */
 disclaimer: string, timings: RunTimings, createdAt: string, updatedAt: string, };

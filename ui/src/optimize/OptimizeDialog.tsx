@@ -51,8 +51,16 @@ function stageLabel(t: T, stage: string): string {
  * terms still flagged, are in the review). */
 function stageState(t: T, lang: Lang, s: StageLine): string {
   if (s.state === "done") return t("optimize.done");
+  // The stage's name says what it does ("Adapting (WeChat)"); its own start line only
+  // repeats it, with the platform's id.
+  if (s.state === "started" && s.stage !== "resume") return t("optimize.state.started");
   const id = `optimize.state.${s.state}`;
   return lang === "en" || !has(lang, id) ? s.message : t(id as MessageId);
+}
+
+/** Whether `optimize.resume` can take the run up again. */
+function resumable(r: Run): boolean {
+  return r.status === "interrupted" || (r.status === "failed" && r.resumable);
 }
 
 function targetKey(t: RunTarget): string {
@@ -210,7 +218,8 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     [client],
   );
 
-  // A run of this kind that the app's closing interrupted is offered for resuming.
+  // A run of this kind that the app's closing interrupted, or that failed on a model
+  // call, is offered for resuming (the steps it finished are reused).
   const [interrupted, setInterrupted] = useState<Run | null>(null);
   useEffect(() => {
     let live = true;
@@ -218,7 +227,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
       .call("optimize.list", { projectId })
       .then((r) => {
         const last = r.runs[0];
-        if (live && last?.status === "interrupted" && (last.input.draft ?? null) === (draft ?? null)) setInterrupted(last);
+        if (live && last && resumable(last) && (last.input.draft ?? null) === (draft ?? null)) setInterrupted(last);
       })
       .catch(() => undefined);
     return () => {
@@ -239,6 +248,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
       else {
         setRun(result);
         setPhase("form");
+        if (resumable(result)) setInterrupted(result);
         if (result.error) setError(toClientError({ code: result.error.code, message: result.error.message, hints: result.error.hints }));
         else toast(t("optimize.cancelled"));
       }
@@ -402,7 +412,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       {interrupted && (
         <div className="warning" role="status" data-testid="optimize-interrupted">
-          <p>{t("optimize.interrupted", { stage: stageLabel(t, interrupted.stage) })}</p>
+          <p>{t(interrupted.status === "failed" ? "optimize.failedResumable" : "optimize.interrupted", { stage: stageLabel(t, interrupted.stage) })}</p>
           <div className="row end">
             <button type="button" data-testid="optimize-discard" onClick={() => void discard(interrupted)}>
               {t("optimize.discard")}

@@ -224,6 +224,12 @@ pub struct Run {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<RunError>,
+    /// Whether `optimize.resume` can take it up again, reusing the model's replies
+    /// already recorded: a run the app's closing interrupted, or one that failed
+    /// because a model call failed (not because the model kept answering wrongly,
+    /// which a replay would only repeat).
+    #[serde(default)]
+    pub resumable: bool,
     /// What the fit report measures, and what it does not.
     pub disclaimer: String,
     #[serde(default)]
@@ -274,6 +280,7 @@ fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
         run.stage = stage;
     }
     run.status = RunStatus::Interrupted;
+    run.resumable = true;
     run.error = Some(RunError {
         code: ErrorCode::Cancelled,
         message: format!("The run stopped at stage {} when the app closed; nothing was proposed or applied yet.", run.stage),
@@ -294,11 +301,12 @@ fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
 /// neither running in this process nor interrupted.
 pub(crate) fn cancel(h: Harness<'_>, run_id: &str) -> Result<bool, ApiError> {
     let mut run = load(h, run_id)?;
-    if run.status == RunStatus::Interrupted {
-        // Discarding an interrupted run: it will not be resumed.
+    if run.status == RunStatus::Interrupted || (run.status == RunStatus::Failed && run.resumable) {
+        // Discarding an interrupted (or resumable failed) run: it will not be resumed.
         let live = h.live_run(&run.id, &run.project_id)?;
         let _claim = TurnClaim::take(&live)?;
         run.status = RunStatus::Cancelled;
+        run.resumable = false;
         run.error = None;
         run.updated_at = h.now();
         let mut extra = Batch::new();
@@ -400,6 +408,8 @@ impl Replay {
             .iter()
             .filter(|e| !matches!(&e.body, EventBody::RunStarted { .. }))
             .filter(|e| !matches!(&e.body, EventBody::RunStage { stage, .. } if stage == RESUME_STAGE))
+            // A failed run's end: resuming goes on from before it.
+            .filter(|e| !matches!(&e.body, EventBody::RunEnded { .. }))
             .collect();
         let mut events = Vec::new();
         for (i, event) in kept.iter().enumerate() {
@@ -581,7 +591,12 @@ impl Pipeline<'_, '_> {
                 })?;
                 Err(Stop::Cancelled)
             }
-            Err(error) => Err(Stop::Failed(error)),
+            Err(error) => {
+                // The model call itself failed (the server, the connection, the key):
+                // another try may get the reply, so the run can be resumed from here.
+                self.run.resumable = true;
+                Err(Stop::Failed(error))
+            }
         }
     }
 
@@ -787,6 +802,7 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
         titles: Vec::new(),
         targets: Vec::new(),
         error: None,
+        resumable: false,
         disclaimer: fit::DISCLAIMER.to_owned(),
         timings: RunTimings::default(),
         created_at: now,
@@ -811,9 +827,13 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
 /// finished).
 pub(crate) fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
     let mut run = load(h, run_id)?;
-    if run.status != RunStatus::Interrupted {
-        return Err(ApiError::new(ErrorCode::Conflict, format!("Run {} is {}; only an interrupted run can be resumed.", run.id, run.status.as_str()))
-            .hint("start_again", "Start a new optimization instead."));
+    let failed = run.status == RunStatus::Failed && run.resumable;
+    if run.status != RunStatus::Interrupted && !failed {
+        return Err(ApiError::new(
+            ErrorCode::Conflict,
+            format!("Run {} is {}; only an interrupted run, or one the model server failed, can be resumed.", run.id, run.status.as_str()),
+        )
+        .hint("start_again", "Start a new optimization instead."));
     }
     let profile = h.llm_profile(&run.profile_id).map_err(|e| e.hint("start_again", "The run's model profile is gone; start a new optimization with another profile."))?;
     let live = h.live_run(&run.id, &run.project_id)?;
@@ -822,11 +842,13 @@ pub(crate) fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event))
     let replay = Replay::new(&log);
     let from = run.stage.clone();
     run.status = RunStatus::Running;
+    run.resumable = false;
     run.error = None;
     run.updated_at = h.now();
     let mut extra = Batch::new();
     extra.put(&run)?;
-    let message = format!("Resuming after the app closed at stage {from}; {} recorded steps are replayed", replay.events.len());
+    let why = if failed { "a failure" } else { "the app closed" };
+    let message = format!("Resuming after {why} at stage {from}; {} recorded steps are replayed", replay.events.len());
     let meta = Meta { context_snapshot_id: run.snapshot_id.clone(), ..Meta::default() };
     let marker = h.append_event(&live, meta, EventBody::RunStage { stage: RESUME_STAGE.to_owned(), state: "started".to_owned(), message }, extra, Durability::Durable)?;
     emit(&marker);
@@ -865,10 +887,17 @@ fn finish(h: Harness<'_>, live: &Live, mut run: Run, outcome: Result<(), Stop>, 
         Err(Stop::Failed(error)) if matches!(error.code, ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) => return Err(error),
         Err(Stop::Failed(error)) => {
             let message = error.message.clone();
-            run.error = Some(RunError { code: error.code, message: error.message, hints: error.hints });
+            let mut hints = error.hints;
+            if run.resumable {
+                hints.push(Hint::new("resume_failed", "Once that is fixed (or the model server answers again), resume the run: the steps already done are reused."));
+            }
+            run.error = Some(RunError { code: error.code, message: error.message, hints });
             (RunStatus::Failed, message)
         }
     };
+    if status != RunStatus::Failed {
+        run.resumable = false;
+    }
     run.status = status;
     run.updated_at = h.now();
     let mut extra = Batch::new();

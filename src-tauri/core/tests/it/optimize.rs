@@ -563,3 +563,39 @@ fn an_interrupted_run_whose_project_changed_fails_to_resume_and_can_be_discarded
     assert_eq!(error.code, inkstone_core::ErrorCode::Conflict);
     assert_eq!(server.chat_requests().len(), 4);
 }
+
+/// A run the model server failed part-way (here a stream cut off in the X step) keeps
+/// what it had done: it is resumable, and resuming replays the recorded replies and asks
+/// the model only for the step that failed. Discarding it is the other way on.
+#[test]
+fn a_run_the_model_server_failed_resumes_asking_only_for_the_step_that_failed() {
+    let o = setup();
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), Reply::Cut { content: "{\"text\": \"周报".to_owned() }]);
+    let (run, _) = o.start(json!({}));
+    assert_eq!((run["status"].as_str(), run["resumable"].as_bool()), (Some("failed"), Some(true)), "{run:#}");
+    assert_eq!(run["stage"], "platform:x");
+    assert!(run["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "resume_failed"), "{run:#}");
+    assert!(o.proposals().is_empty(), "a failed run proposes nothing");
+    let run_id = run["id"].as_str().unwrap().to_owned();
+
+    o.push(vec![x_reply(&["周报越长，越没人读。", "先写结论，再写变化。"])]);
+    let (result, events) = stream(&o.t.engine, "optimize.resume", json!({"runId": run_id}));
+    let resumed = result.unwrap_or_else(|e| panic!("resume failed: {e:?}"));
+    assert_eq!((resumed["status"].as_str(), resumed["resumable"].as_bool()), (Some("ready"), Some(false)), "{resumed:#}");
+    assert!(resumed["targets"].as_array().unwrap().iter().all(|t| t["proposalId"].is_string()), "{resumed:#}");
+    let requests = o.server.chat_requests();
+    assert_eq!(requests.len(), 5, "strategy, source, zhihu and the failed x step, then x again only");
+    assert_eq!(requests[4].body["messages"], requests[3].body["messages"]);
+    assert!(stages(&events, "started").iter().any(|s| s.starts_with("resume: Resuming after a failure at stage platform:x")), "{:?}", stages(&events, "started"));
+    let log = o.t.ok("optimize.events", json!({"runId": run_id}))["events"].as_array().unwrap().clone();
+    assert_eq!(kinds(&log, "assistant_message"), 4, "the recorded replies are not written again");
+    assert_eq!(kinds(&log, "run_ended"), 2, "the failure's end stays in the log, then the run's");
+
+    // A run whose model kept answering wrongly is not resumable: it would fail the same way.
+    let o = setup();
+    o.push(vec![Reply::text("not json"), Reply::text("still not json"), Reply::text("nope")]);
+    let (failed, _) = o.start(json!({}));
+    assert_eq!((failed["status"].as_str(), failed["resumable"].as_bool()), (Some("failed"), Some(false)), "{failed:#}");
+    let refused = o.t.engine.call_stream("optimize.resume", json!({"runId": failed["id"]}), &mut |_| {}).unwrap_err();
+    assert_eq!(refused.code, inkstone_core::ErrorCode::Conflict);
+}
