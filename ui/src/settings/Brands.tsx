@@ -27,7 +27,7 @@ export function Brands({ brands, onChanged }: { brands: BrandProfile[]; onChange
         { key: "voice", label: t("brand.voice") },
         { key: "audience", label: t("brand.audience") },
         { key: "banned", label: t("brand.banned") },
-        { key: "cta", label: "CTA" },
+        { key: "cta", label: t("brand.cta") },
       ]}
       toForm={(b) => ({
         name: b?.name ?? "",

@@ -223,8 +223,13 @@ describe("Settings → AI models", () => {
     expect((screen.getByTestId("profile-base-url") as HTMLInputElement).value).toBe("https://api.openai.com/v1");
     expect((screen.getByTestId("profile-name") as HTMLInputElement).value).toBe("OpenAI");
     expect((screen.getByTestId("profile-no-key") as HTMLInputElement).checked).toBe(false);
-    // No model list without a key: a text field to type the model into.
-    await waitFor(() => expect(screen.getByTestId("models-state").textContent).toBe("The server gave no model list; type the model name."));
+    // No model list without a key: it says so, and a text field takes the model.
+    await waitFor(() =>
+      expect(screen.getByTestId("models-state").textContent).toBe(
+        "The server lists its models only with an API key: type the model name, or save the key and load the list again.",
+      ),
+    );
+    expect(screen.queryByTestId("models-error")).toBeNull();
     expect((screen.getByTestId("profile-model") as HTMLInputElement).value).toBe("gpt-4o-mini");
     const key = screen.getByTestId("profile-api-key") as HTMLInputElement;
     expect(key.type).toBe("password");
@@ -265,12 +270,15 @@ describe("Settings → AI models", () => {
     await waitFor(() => expect(transport.callsTo("llmProfile.setKey")).toEqual([{ profile: "llm_1", apiKey: "sk-lan-key-0000", allowPlainHttp: true }]));
   });
 
-  it("keeps the form and shows the error in place when the keychain refuses the key; a retry updates, not duplicates", async () => {
-    const { transport } = backend([]);
+  it("does not keep a new profile whose key the keychain refused, and says so in the person's language", async () => {
+    const { transport, profiles } = backend([]);
     let refuse = true;
     const setKey = transport.handlers["llmProfile.setKey"]!;
     transport.on("llmProfile.setKey", (params, onP) => {
-      if (refuse) throw apiError("KEYCHAIN_UNAVAILABLE", "no Secret Service", [{ id: "start_keyring", message: "run one" }]);
+      if (refuse)
+        throw apiError("KEYCHAIN_UNAVAILABLE", "The Secret Service keychain is not available: Platform failure: zbus error: Failed to connect to address `unix:path=/run/user/0/bus`.", [
+          { id: "start_keyring", message: "run one" },
+        ]);
       return setKey(params, onP);
     });
     renderModels(transport, "zh");
@@ -279,13 +287,172 @@ describe("Settings → AI models", () => {
     fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "openai" } });
     fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-0123456789abcdef" } });
     fireEvent.click(screen.getByTestId("profile-save"));
-    await waitFor(() => expect(screen.getByTestId("error-banner").textContent).toContain("系统钥匙串不可用。"));
-    expect(screen.getByTestId("error-banner").textContent).toContain("请在桌面会话中运行 Secret Service");
+    const banner = await screen.findByTestId("key-error");
+    expect(banner.getAttribute("data-outcome")).toBe("keyNotStored.notCreated");
+    expect(banner.querySelector(".error-title")!.textContent).toBe("配置未保存：API 密钥未能保存。");
+    expect(banner.textContent).toContain("系统钥匙串不可用。");
+    expect(banner.textContent).toContain("请在桌面会话中运行 Secret Service");
+    // The system detail is folded away, never in the headline.
+    expect(banner.querySelector(".error-title")!.textContent).not.toContain("zbus");
+    expect(within(banner).getByTestId("error-technical").textContent).toContain("zbus error");
+    // The profile was taken back: nothing half-done is left behind.
+    expect(transport.callsTo("llmProfile.delete")).toEqual([{ profile: "llm_1" }]);
+    expect(profiles()).toEqual([]);
+    // The form stays, with the typed key in its (password) field for another try; no message repeats it.
+    expect((screen.getByTestId("profile-api-key") as HTMLInputElement).value).toBe("sk-0123456789abcdef");
+    expect(banner.innerHTML).not.toContain("sk-0123456789abcdef");
+    // Once the keychain works, saving again creates it with its key.
+    refuse = false;
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(transport.callsTo("llmProfile.create")).toHaveLength(2);
+    expect(transport.callsTo("llmProfile.update")).toHaveLength(0);
+    expect(profiles().map((p) => [p.name, p.keyFingerprint])).toEqual([["OpenAI", "…cdef"]]);
+  });
+
+  it("says a new profile was kept without its key when it cannot be taken back; a retry updates, not duplicates", async () => {
+    const { transport, profiles } = backend([]);
+    let refuse = true;
+    const setKey = transport.handlers["llmProfile.setKey"]!;
+    transport.on("llmProfile.setKey", (params, onP) => {
+      if (refuse) throw apiError("KEYCHAIN_UNAVAILABLE", "no Secret Service", [{ id: "start_keyring", message: "run one" }]);
+      return setKey(params, onP);
+    });
+    transport.on("llmProfile.delete", () => {
+      throw apiError("IO", "disk full");
+    });
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "openai" } });
+    fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-0123456789abcdef" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    const banner = await screen.findByTestId("key-error");
+    expect(banner.querySelector(".error-title")!.textContent).toBe(
+      "The profile is saved, but without its API key: the key could not be stored. Until it is, the profile shows “no key set”.",
+    );
+    expect(banner.textContent).toContain("The system keychain is not available.");
+    expect(profiles()).toHaveLength(1);
     refuse = false;
     fireEvent.click(screen.getByTestId("profile-save"));
     await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
     expect(transport.callsTo("llmProfile.create")).toHaveLength(1);
     expect(transport.callsTo("llmProfile.update")).toHaveLength(1);
+    expect(profiles()[0]!.keyFingerprint).toBe("…cdef");
+  });
+
+  it("says an edited profile's changes were saved but its new key was not", async () => {
+    const { transport, profiles } = backend([profile({ keyFingerprint: "…abcd" })]);
+    transport.on("llmProfile.setKey", () => {
+      throw apiError("KEYCHAIN_UNAVAILABLE", "no Secret Service");
+    });
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-new-0123456789" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    const banner = await screen.findByTestId("key-error");
+    expect(banner.getAttribute("data-outcome")).toBe("keyNotStored.changesSaved");
+    expect(banner.querySelector(".error-title")!.textContent).toBe("Your changes are saved, but the new API key is not: it could not be stored.");
+    expect(transport.callsTo("llmProfile.delete")).toEqual([]);
+    expect(profiles()[0]!.keyFingerprint).toBe("…abcd");
+  });
+
+  it("shows why the model list could not be loaded, in the person's language, and the model can still be typed", async () => {
+    const { transport } = backend([]);
+    transport.on("llmProfile.models", ({ baseUrl }) => {
+      if (baseUrl === "not-a-url")
+        throw {
+          ...apiError("VALIDATION", "The base URL is not usable: the base URL needs a scheme: http:// or https://.", [
+            { id: "base_url_example", message: "For example …" },
+          ]),
+          messageId: "profile.bad_base_url",
+        };
+      throw apiError("PROVIDER_UNAVAILABLE", "The provider is unavailable: the connection was refused (os error 111).", [
+        { id: "check_server_running", message: "english" },
+      ]);
+    });
+    renderModels(transport, "zh");
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    fireEvent.change(screen.getByTestId("profile-name"), { target: { value: "测试" } });
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "not-a-url" } });
+    fireEvent.click(screen.getByTestId("profile-models-load"));
+    await waitFor(() => expect(screen.getByTestId("models-state").textContent).toBe("无法获取模型列表；仍可手动输入模型名称。"));
+    const why = screen.getByTestId("models-error");
+    expect(why.getAttribute("data-code")).toBe("VALIDATION");
+    expect(within(why).getByTestId("error-text-title").textContent).toContain("接口地址无法使用");
+    expect(why.textContent).toContain("例如 http://127.0.0.1:11434/v1");
+    expect(why.textContent).not.toContain("服务器没有提供模型列表");
+
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://127.0.0.1:9/v1" } });
+    fireEvent.click(screen.getByTestId("profile-models-load"));
+    await waitFor(() => expect(screen.getByTestId("models-error").getAttribute("data-code")).toBe("PROVIDER_UNAVAILABLE"));
+    expect(within(screen.getByTestId("models-error")).getByTestId("error-text-title").textContent).toBe("暂时无法连接模型服务商。");
+    // Typing the model by hand still works.
+    fireEvent.change(screen.getByTestId("profile-model"), { target: { value: "qwen3:8b" } });
+    fireEvent.click(screen.getByTestId("profile-no-key"));
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ model: "qwen3:8b", baseUrl: "http://127.0.0.1:9/v1" });
+  });
+
+  it("offers a llama.cpp server's one model in place of the preset's placeholder", async () => {
+    const { transport } = backend([]);
+    const llamaCpp: LlmPreset = { ...ollama, id: "llama-cpp", label: "llama.cpp server", baseUrl: "http://127.0.0.1:8080/v1", exampleModel: "default", schemaForm: "jsonObject" };
+    transport.on("llmProfile.presets", () => ({ presets: [ollama, llamaCpp, openai] }));
+    transport.on("llmProfile.models", () => ({ models: ["qwen2.5-7b-instruct-q4_k_m.gguf"] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    await waitFor(() => expect(screen.getByTestId("profile-preset").querySelectorAll("option").length).toBe(4));
+    fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "llama-cpp" } });
+    const picker = (await screen.findByTestId("profile-model-select")) as HTMLSelectElement;
+    expect(picker.value).toBe("qwen2.5-7b-instruct-q4_k_m.gguf");
+    expect(screen.getByTestId("models-state").textContent).toBe("1 model offered by the server.");
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ model: "qwen2.5-7b-instruct-q4_k_m.gguf" });
+  });
+
+  it("shows the offered models even when the current model is not among them", async () => {
+    const { transport } = backend([profile({ model: "deepseek-v4", keyFingerprint: "…abcd" })]);
+    transport.on("llmProfile.models", () => ({ models: ["deepseek-chat", "deepseek-reasoner"] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const picker = (await screen.findByTestId("profile-model-select")) as HTMLSelectElement;
+    expect(picker.value).toBe("deepseek-v4");
+    expect(Array.from(picker.options).map((o) => o.textContent)).toEqual([
+      "deepseek-v4 (not in the server’s list)",
+      "deepseek-chat",
+      "deepseek-reasoner",
+      "Other (type a name)…",
+    ]);
+    expect(screen.getByTestId("models-state").textContent).toBe("2 models offered by the server.");
+    fireEvent.change(picker, { target: { value: "deepseek-reasoner" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect((transport.callsTo("llmProfile.update")[0] as { changes: LlmProfileInput }).changes.model).toBe("deepseek-reasoner");
+  });
+
+  it("names presets in Chinese in the Chinese UI, and a new profile after its preset", async () => {
+    const { transport } = backend([]);
+    const qwen: LlmPreset = { ...openai, id: "qwen-dashscope", label: "Qwen (DashScope compatible mode)", baseUrl: "https://dashscope.aliyuncs.com/compatible-mode/v1", exampleModel: "qwen-plus" };
+    const ark: LlmPreset = { ...openai, id: "volcengine-ark", label: "Volcengine Ark (Doubao)", baseUrl: "https://ark.cn-beijing.volces.com/api/v3" };
+    const llamaCpp: LlmPreset = { ...ollama, id: "llama-cpp", label: "llama.cpp server", baseUrl: "http://127.0.0.1:8080/v1" };
+    transport.on("llmProfile.presets", () => ({ presets: [ollama, llamaCpp, openai, qwen, ark] }));
+    renderModels(transport, "zh");
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    const select = screen.getByTestId("profile-preset") as HTMLSelectElement;
+    await waitFor(() => expect(select.options.length).toBe(6));
+    expect(Array.from(select.options).map((o) => o.textContent)).toEqual(["自定义服务器", "Ollama", "llama.cpp 服务器", "OpenAI", "通义千问（DashScope 兼容模式）", "火山方舟（豆包）"]);
+    fireEvent.change(select, { target: { value: "qwen-dashscope" } });
+    expect((screen.getByTestId("profile-name") as HTMLInputElement).value).toBe("通义千问（DashScope 兼容模式）");
+    // Another preset renames a profile still named after its preset.
+    fireEvent.change(select, { target: { value: "volcengine-ark" } });
+    expect((screen.getByTestId("profile-name") as HTMLInputElement).value).toBe("火山方舟（豆包）");
   });
 
   it("tests a connection and shows the result in place: ok with model and latency, or the code's message and hints", async () => {

@@ -19,7 +19,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { describeError, describeHint, formatFullTime, formatTime, type MessageId } from "../i18n";
 import { DeleteButton } from "./DeleteButton";
-import { keyTravelsInClear, maskedFingerprint, parseOptionalNumber } from "./llm";
+import { chatModel, keyTravelsInClear, maskedFingerprint, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
 
 type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
 
@@ -168,8 +168,8 @@ export function Models() {
             local.map((server) => (
               <div key={server.preset.id} className="row between detected" data-testid="detected-local">
                 <span>
-                  {t("models.detected", { name: server.preset.label, url: server.preset.baseUrl })}{" "}
-                  <span className="small muted">{t("models.detectedModels", { n: server.models.length })}</span>
+                  {t("models.detected", { name: presetLabel(lang, server.preset), url: server.preset.baseUrl })}{" "}
+                  <span className="small muted">{t(server.models.length === 1 ? "models.detectedModels.one" : "models.detectedModels", { n: server.models.length })}</span>
                 </span>
                 <button type="button" className="primary" onClick={() => setForm({ preset: server.preset, models: server.models })}>
                   {t("models.useDetected")}
@@ -329,7 +329,20 @@ function TestResult({ result }: { result: LlmTestResult }) {
 // ---------------------------------------------------------------------------
 // The add / edit form
 
-type ModelList = { state: "idle" } | { state: "loading" } | { state: "ok"; models: string[] } | { state: "none" };
+/** The server's model list: `none` when it answered with an empty one; `failed` with why
+ * (`keyless`: asked without a key, as for a URL being typed). */
+type ModelList =
+  | { state: "idle" }
+  | { state: "loading" }
+  | { state: "ok"; models: string[] }
+  | { state: "none" }
+  | { state: "failed"; error: ClientError; keyless: boolean };
+
+/** A key that did not reach the keychain, and what became of the rest of the save. */
+type KeyError = {
+  error: ClientError;
+  outcome: "keyNotStored.notCreated" | "keyNotStored.savedWithoutKey" | "keyNotStored.changesSaved" | "keyNotRemoved";
+};
 
 const OTHER = "\u0000other";
 
@@ -346,16 +359,16 @@ function ProfileForm({
   onCancel: () => void;
   onSaved: (profile: LlmProfile, warnings: Hint[]) => void;
 }) {
-  const { client, t, toast } = useApp();
+  const { client, t, toast, lang } = useApp();
   const initial = "profile" in start ? start.profile : null;
   const startPreset = "preset" in start ? start.preset : null;
   // Once created, later saves update (a key that failed to save must not create a twin).
   const [saved, setSaved] = useState<LlmProfile | null>(initial);
   const [presetId, setPresetId] = useState(startPreset?.id ?? "");
-  const [name, setName] = useState(initial?.name ?? startPreset?.label ?? "");
+  const [name, setName] = useState(initial?.name ?? (startPreset ? presetLabel(lang, startPreset) : ""));
   const [baseUrl, setBaseUrl] = useState(initial?.baseUrl ?? startPreset?.baseUrl ?? "");
   const [model, setModel] = useState<string>(
-    initial?.model ?? ("preset" in start ? chatModel(start.models ?? [], startPreset) : undefined) ?? startPreset?.exampleModel ?? "",
+    initial?.model ?? ("preset" in start ? chatModel(start.models ?? [], startPreset?.exampleModel) : undefined) ?? startPreset?.exampleModel ?? "",
   );
   const [customModel, setCustomModel] = useState(false);
   const [embeddingModel, setEmbeddingModel] = useState(initial?.embeddingModel ?? "");
@@ -384,26 +397,31 @@ function ProfileForm({
   );
   const [saving, setSaving] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
+  const [keyError, setKeyError] = useState<KeyError | null>(null);
   const modelsRequest = useRef(0);
+  // The chosen preset's usual model: a placeholder the server's list may replace.
+  const placeholderModel = presets.find((p) => p.id === presetId)?.exampleModel;
 
-  // Only the newest request's answer is kept.
-  const fetchModels = (url: string) => {
+  // Only the newest request's answer is kept. A failure says why; the model can still be typed.
+  const fetchModels = (url: string, placeholder = placeholderModel) => {
     const request = ++modelsRequest.current;
     // The saved profile's own endpoint lists with its stored key; a URL being typed, without one.
     const params = saved && url.trim() === saved.baseUrl ? { profile: saved.id } : { baseUrl: url.trim() };
     return client.call("llmProfile.models", params).then(
       (r) => {
-        if (request === modelsRequest.current) setModels(r.models.length > 0 ? { state: "ok", models: r.models } : { state: "none" });
+        if (request !== modelsRequest.current) return;
+        setModels(r.models.length > 0 ? { state: "ok", models: r.models } : { state: "none" });
+        setModel((current) => modelAfterListing(current, r.models, placeholder));
       },
-      () => {
-        if (request === modelsRequest.current) setModels({ state: "none" });
+      (e: unknown) => {
+        if (request === modelsRequest.current) setModels({ state: "failed", error: toClientError(e), keyless: "baseUrl" in params });
       },
     );
   };
 
-  const loadModels = (url: string) => {
+  const loadModels = (url: string, placeholder = placeholderModel) => {
     setModels({ state: "loading" });
-    return fetchModels(url);
+    return fetchModels(url, placeholder);
   };
 
   const fillPicker = useEffectEvent(() => {
@@ -420,10 +438,10 @@ function ProfileForm({
     setJsonSchema(preset.supportsJsonSchema);
     setSchemaForm(preset.schemaForm);
     setToolLoading(preset.toolLoading);
-    if (!name.trim() || presets.some((p) => p.label === name)) setName(preset.label);
+    if (!name.trim() || presets.some((p) => p.label === name || presetLabel(lang, p) === name)) setName(presetLabel(lang, preset));
     setModel(preset.exampleModel);
     setCustomModel(false);
-    void loadModels(preset.baseUrl);
+    void loadModels(preset.baseUrl, preset.exampleModel);
   };
 
   const numbers = {
@@ -443,6 +461,7 @@ function ProfileForm({
     if (!canSave) return;
     setSaving(true);
     setError(null);
+    setKeyError(null);
     const input: LlmProfileInput = {
       name: name.trim(),
       provider: enabled ? "openai-compatible" : "disabled",
@@ -457,21 +476,42 @@ function ProfileForm({
     for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
     if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
     if (caCertPath.trim()) input.caCertPath = caCertPath.trim();
+    const created = !saved;
     try {
       const result = saved
         ? await client.call("llmProfile.update", { profile: saved.id, changes: input })
         : await client.call("llmProfile.create", input);
       setSaved(result.profile);
       let profile = result.profile;
-      if (sendsKey) {
-        profile = await client.call("llmProfile.setKey", {
-          profile: profile.id,
-          apiKey: apiKey.trim(),
-          ...(allowPlain ? { allowPlainHttp: true } : {}),
-        });
-      } else if (removeKey) {
-        // Without `apiKey` the key is removed from the keychain.
-        profile = await client.call("llmProfile.setKey", { profile: profile.id });
+      try {
+        if (sendsKey) {
+          profile = await client.call("llmProfile.setKey", {
+            profile: profile.id,
+            apiKey: apiKey.trim(),
+            ...(allowPlain ? { allowPlainHttp: true } : {}),
+          });
+        } else if (removeKey) {
+          // Without `apiKey` the key is removed from the keychain.
+          profile = await client.call("llmProfile.setKey", { profile: profile.id });
+        }
+      } catch (e) {
+        // Nothing half-done without saying so: a new profile whose key could not be
+        // stored is taken back (it holds no key, so this needs no keychain); if even
+        // that fails, or the profile existed before, the form stays open and says what
+        // was saved. The typed key stays in the field for another try.
+        const keyFailure = toClientError(e);
+        let outcome: KeyError["outcome"] = removeKey ? "keyNotRemoved" : created ? "keyNotStored.savedWithoutKey" : "keyNotStored.changesSaved";
+        if (created) {
+          try {
+            await client.call("llmProfile.delete", { profile: profile.id });
+            setSaved(null);
+            outcome = "keyNotStored.notCreated";
+          } catch {
+            // The profile stays, without its key; the message says so.
+          }
+        }
+        setKeyError({ error: keyFailure, outcome });
+        return;
       }
       setApiKey("");
       toast(t("common.saved"));
@@ -483,7 +523,9 @@ function ProfileForm({
     }
   };
 
-  const modelPicker = models.state === "ok" && !customModel && (model === "" || models.models.includes(model));
+  // The server's models to pick from; a value it does not offer (typed, or saved
+  // earlier) stays selectable as such, and "Other" leads back to typing.
+  const modelPicker = models.state === "ok" && !customModel;
 
   return (
     <form
@@ -511,7 +553,7 @@ function ProfileForm({
               .filter((p) => p.local)
               .map((p) => (
                 <option key={p.id} value={p.id}>
-                  {p.label}
+                  {presetLabel(lang, p)}
                 </option>
               ))}
           </optgroup>
@@ -520,7 +562,7 @@ function ProfileForm({
               .filter((p) => !p.local)
               .map((p) => (
                 <option key={p.id} value={p.id}>
-                  {p.label}
+                  {presetLabel(lang, p)}
                 </option>
               ))}
           </optgroup>
@@ -565,6 +607,7 @@ function ProfileForm({
               }}
             >
               {model === "" && <option value="">{t("models.pickModel")}</option>}
+              {model !== "" && !models.models.includes(model) && <option value={model}>{t("models.modelNotOffered", { model })}</option>}
               {models.models.map((m) => (
                 <option key={m} value={m}>
                   {m}
@@ -596,9 +639,15 @@ function ProfileForm({
         </div>
         <span className="small muted" role="status" data-testid="models-state">
           {models.state === "loading" && t("models.modelsLoading")}
-          {models.state === "ok" && t("models.modelsFound", { n: models.models.length })}
+          {models.state === "ok" && t(models.models.length === 1 ? "models.modelsFound.one" : "models.modelsFound", { n: models.models.length })}
           {models.state === "none" && t("models.modelsNone")}
+          {models.state === "failed" && (models.keyless && models.error.code === "PROVIDER_AUTH" ? t("models.modelsNeedKey") : t("models.modelsFailed"))}
         </span>
+        {models.state === "failed" && !(models.keyless && models.error.code === "PROVIDER_AUTH") && (
+          <div className="small warning" data-testid="models-error" data-code={models.error.code}>
+            <ErrorText error={models.error} />
+          </div>
+        )}
       </div>
       <div className="field">
         <label className="small muted" htmlFor="profile-embedding-model">
@@ -731,6 +780,17 @@ function ProfileForm({
         </div>
       </details>
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {keyError && (
+        <div className="error-banner" role="alert" data-testid="key-error" data-outcome={keyError.outcome} data-code={keyError.error.code}>
+          <p className="error-title">{t(`models.${keyError.outcome}`)}</p>
+          <ErrorText error={keyError.error} />
+          <div className="error-actions">
+            <button type="button" onClick={() => setKeyError(null)}>
+              {t("error.dismiss")}
+            </button>
+          </div>
+        </div>
+      )}
       <div className="row end">
         <button type="button" onClick={onCancel}>
           {t("common.cancel")}
@@ -743,10 +803,32 @@ function ProfileForm({
   );
 }
 
-/** The model to start from in a detected server's list: the preset's usual one, else the first that is not for embeddings. */
-function chatModel(models: string[], preset: LlmPreset | null): string | undefined {
-  if (preset && models.includes(preset.exampleModel)) return preset.exampleModel;
-  return models.find((m) => !/embed/i.test(m)) ?? models[0];
+/**
+ * An error's wording in the person's language: what happened, then what to do (its
+ * hints). The core's English message can carry system detail (a D-Bus address, an OS
+ * error); it stays out of the headline, folded under "Technical details".
+ */
+function ErrorText({ error }: { error: ClientError }) {
+  const { t, lang } = useApp();
+  const { title } = describeError(lang, error);
+  const hints = error.hints.map((h) => describeHint(lang, h)).filter((h, i, all) => h && all.indexOf(h) === i);
+  const technical = error.message && error.message !== title ? error.message : null;
+  return (
+    <>
+      <p data-testid="error-text-title">{title}</p>
+      {hints.map((h) => (
+        <p key={h} className="small">
+          {h}
+        </p>
+      ))}
+      {technical && (
+        <details className="small" data-testid="error-technical">
+          <summary>{t("models.technicalDetails")}</summary>
+          {technical}
+        </details>
+      )}
+    </>
+  );
 }
 
 function NumberField({

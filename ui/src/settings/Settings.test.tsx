@@ -2,6 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-li
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeTransport } from "../api/fake";
 import type { BrandProfile, ContentTemplate, ExportResult } from "../api/generated";
+import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
 import { Settings, type SettingsProps, type SettingsSection } from "./Settings";
 
@@ -32,7 +33,7 @@ const template: ContentTemplate = {
   updatedAt: "",
 };
 
-function renderSettings(transport: FakeTransport, section: SettingsSection, over: Partial<SettingsProps> = {}) {
+function renderSettings(transport: FakeTransport, section: SettingsSection, over: Partial<SettingsProps> = {}, lang: Lang = "en") {
   const toasts: string[] = [];
   let changed = 0;
   const props: SettingsProps = {
@@ -51,7 +52,7 @@ function renderSettings(transport: FakeTransport, section: SettingsSection, over
     ...over,
   };
   render(
-    <WithCtx ctx={makeCtx(transport, "en", { toast: (t) => toasts.push(t) })}>
+    <WithCtx ctx={makeCtx(transport, lang, { toast: (t) => toasts.push(t) })}>
       <Settings {...props} />
     </WithCtx>,
   );
@@ -59,6 +60,21 @@ function renderSettings(transport: FakeTransport, section: SettingsSection, over
 }
 
 describe("Settings", () => {
+  it("words the brand form's call to action and the app's data format in the person's language", async () => {
+    const transport = new FakeTransport()
+      .on("workspace.get", () => ({ id: "ws_1", displayName: "墨石", members: [] }) as never)
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));
+    renderSettings(transport, "general", {}, "zh");
+    await waitFor(() => expect(screen.getByTestId("app-about").textContent).toBe("Inkstone 0.1.0 · 数据格式第 2 版"));
+    expect(document.body.textContent).not.toContain("schema");
+    cleanup();
+    renderSettings(new FakeTransport(), "brands", {}, "zh");
+    fireEvent.click(screen.getByTestId("brand-new"));
+    const labels = Array.from(screen.getByTestId("brand-form").querySelectorAll(".field > span")).map((s) => s.textContent);
+    expect(labels).toContain("行动号召");
+    expect(labels).not.toContain("CTA");
+  });
+
   it("creates a brand profile and deletes one only after confirming", async () => {
     const transport = new FakeTransport()
       .on("brandProfile.create", (p) => ({ ...brand, id: "brd_2", ...p }) as BrandProfile)

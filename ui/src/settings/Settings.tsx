@@ -130,7 +130,11 @@ function General({ lang, theme, onLang, onTheme }: SettingsProps) {
         <code data-testid="data-dir">{info?.dataDir ?? "…"}</code>
         <span className="small muted">{t("settings.dataDirHelp")}</span>
       </div>
-      {info && <p className="small muted">Inkstone {info.version} · schema {info.schemaVersion}</p>}
+      {info && (
+        <p className="small muted" data-testid="app-about">
+          {t("settings.about", { version: info.version, schema: info.schemaVersion })}
+        </p>
+      )}
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fillDays, formatCost, keyTravelsInClear, maskedFingerprint, monthStart, parseOptionalNumber, windowStart } from "./llm";
+import { chatModel, fillDays, formatCost, keyTravelsInClear, maskedFingerprint, modelAfterListing, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
 
 describe("llm helpers", () => {
   it("warns about plain HTTP only to another machine (the core's rule)", () => {
@@ -45,5 +45,37 @@ describe("llm helpers", () => {
     expect(parseOptionalNumber("12.5")).toBe(12.5);
     expect(parseOptionalNumber("-1")).toBeNull();
     expect(parseOptionalNumber("abc")).toBeNull();
+  });
+
+  it("starts from a model the server offers: the preset's usual one, else the first that can chat", () => {
+    expect(chatModel(["bge-m3-embed", "llama3.2", "qwen2.5:7b"], "qwen2.5:7b")).toBe("qwen2.5:7b");
+    expect(chatModel(["bge-m3-embed", "llama3.2"], "qwen2.5:7b")).toBe("llama3.2");
+    expect(chatModel(["nomic-embed-text"])).toBe("nomic-embed-text");
+    expect(chatModel([])).toBeUndefined();
+  });
+
+  it("replaces a preset's placeholder the server does not offer, and keeps what the person chose", () => {
+    // llama.cpp's "default", and a server offering one model: that one.
+    expect(modelAfterListing("default", ["qwen2.5-7b-instruct-q4_k_m.gguf"], "default")).toBe("qwen2.5-7b-instruct-q4_k_m.gguf");
+    expect(modelAfterListing("", ["only"], undefined)).toBe("only");
+    // Several: none chosen, so the person picks.
+    expect(modelAfterListing("default", ["a", "b"], "default")).toBe("");
+    expect(modelAfterListing("", ["a", "b"], undefined)).toBe("");
+    // Offered, typed or saved: kept.
+    expect(modelAfterListing("b", ["a", "b"], "default")).toBe("b");
+    expect(modelAfterListing("my-model", ["a"], "default")).toBe("my-model");
+    expect(modelAfterListing("default", [], "default")).toBe("default");
+  });
+
+  it("names presets in the person's language, brand names as they are", () => {
+    const preset = (id: string, label: string) => ({ id, label });
+    expect(presetLabel("zh", preset("qwen-dashscope", "Qwen (DashScope compatible mode)"))).toBe("通义千问（DashScope 兼容模式）");
+    expect(presetLabel("zh", preset("volcengine-ark", "Volcengine Ark (Doubao)"))).toBe("火山方舟（豆包）");
+    expect(presetLabel("zh", preset("llama-cpp", "llama.cpp server"))).toBe("llama.cpp 服务器");
+    expect(presetLabel("zh", preset("moonshot", "Moonshot (Kimi)"))).toBe("月之暗面（Kimi）");
+    expect(presetLabel("zh", preset("zhipu", "Zhipu GLM"))).toBe("智谱 GLM");
+    expect(presetLabel("en", preset("llama-cpp", "llama.cpp server"))).toBe("llama.cpp server");
+    expect(presetLabel("zh", preset("ollama", "Ollama"))).toBe("Ollama");
+    expect(presetLabel("zh", preset("new-one", "Some New Provider"))).toBe("Some New Provider");
   });
 });

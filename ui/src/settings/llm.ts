@@ -1,7 +1,7 @@
 // Pure helpers for the AI models and usage sections: no IO, no React.
 
-import type { UsageRow, UsageTotals } from "../api/generated";
-import type { Lang } from "../i18n";
+import type { LlmPreset, UsageRow, UsageTotals } from "../api/generated";
+import { has, translate, type Lang, type MessageId } from "../i18n";
 
 /**
  * True when a key sent to `baseUrl` would cross the network unencrypted: plain
@@ -83,4 +83,32 @@ export function parseOptionalNumber(text: string): number | undefined | null {
   if (s === "") return undefined;
   const n = Number(s);
   return Number.isFinite(n) && n >= 0 ? n : null;
+}
+
+/** The model to start from in a server's list: the preset's usual one when offered, else
+ * the first that is not for embeddings. */
+export function chatModel(models: string[], exampleModel?: string): string | undefined {
+  if (exampleModel !== undefined && models.includes(exampleModel)) return exampleModel;
+  return models.find((m) => !/embed/i.test(m)) ?? models[0];
+}
+
+/**
+ * What the model field holds once the server's list has arrived. A model the server
+ * offers, or one the person typed or saved, is kept (the picker shows it as not offered).
+ * A preset's placeholder (`placeholder`, e.g. llama.cpp's "default") the server does not
+ * offer gives way: to the server's only model, else to none, so the person picks one.
+ * An empty field takes the server's only model.
+ */
+export function modelAfterListing(current: string, offered: string[], placeholder: string | undefined): string {
+  if (offered.length === 0 || offered.includes(current)) return current;
+  const isPlaceholder = current.trim() === "" || (placeholder !== undefined && current === placeholder);
+  if (!isPlaceholder) return current;
+  return offered.length === 1 ? offered[0] : "";
+}
+
+/** A preset's name in the person's language (`preset.<id>`); brand names stay as they
+ * are, so a preset without a wording shows the core's label. */
+export function presetLabel(lang: Lang, preset: Pick<LlmPreset, "id" | "label">): string {
+  const id = `preset.${preset.id}`;
+  return has(lang, id) ? translate(lang, id as MessageId) : preset.label;
 }

@@ -10,7 +10,7 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Deleted, Empty, Engine, ErrorCode, Hint};
 use crate::llm::keychain::account_for_profile;
-use crate::llm::profile::{check_proxy_url, key_would_travel_in_clear, normalize_base_url, presets, Health, LlmPreset, LlmProfile, ProfileError, Provider};
+use crate::llm::profile::{check_proxy_url, key_would_travel_in_clear, normalize_base_url, presets, BadUrl, Health, LlmPreset, LlmProfile, ProfileError, Provider};
 use crate::llm::{ApiKey, Cancel, ChatRequest, Endpoint, Message, ModelCall};
 use crate::store::{Batch, Durability};
 
@@ -212,14 +212,19 @@ fn validate_price(field: &str, value: Option<f64>) -> Result<Option<f64>, ApiErr
     }
 }
 
+/// A base URL that cannot be used, for saving a profile and for listing a server's
+/// models alike: the UI words it in the person's language and shows the example.
+fn bad_base_url(bad: BadUrl) -> ApiError {
+    ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0))
+        .problem("profile.bad_base_url", &[])
+        .hint("base_url_example", "For example http://127.0.0.1:11434/v1 or https://api.openai.com/v1.")
+}
+
 /// Checks an input and fills `profile` from it.
 fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError> {
     profile.name = required_text("name", &input.name, 100)?;
     profile.provider = input.provider.unwrap_or(Provider::OpenaiCompatible);
-    profile.base_url = normalize_base_url(&input.base_url).map_err(|bad| {
-        ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0))
-            .hint("base_url_example", "For example http://127.0.0.1:11434/v1 or https://api.openai.com/v1.")
-    })?;
+    profile.base_url = normalize_base_url(&input.base_url).map_err(bad_base_url)?;
     profile.model = required_text("model", &input.model, 200)?;
     profile.embedding_model = match input.embedding_model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
         Some(model) => Some(required_text("embeddingModel", model, 200)?),
@@ -466,7 +471,7 @@ pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmMode
             crate::llm::endpoint(&profile, key)?
         }
         (None, Some(base_url)) => {
-            let base_url = normalize_base_url(base_url).map_err(|bad| ApiError::validation("baseUrl", format!("The base URL is not usable: {}.", bad.0)))?;
+            let base_url = normalize_base_url(base_url).map_err(bad_base_url)?;
             Endpoint { base_url, model: String::new(), api_key: None, timeout: Duration::from_secs(10), proxy_url: None, ca_cert_pem: None }
         }
         _ => return Err(ApiError::validation("profile", "Give either `profile` or `baseUrl`.")),

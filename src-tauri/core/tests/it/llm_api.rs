@@ -141,6 +141,41 @@ fn an_unavailable_keychain_is_reported_with_hints() {
     assert_eq!(hints, vec!["start_keyring", "use_env_key"]);
 }
 
+/// A new profile whose key the keychain refused is taken back by the UI: the refused key
+/// wrote nothing, and a profile without a key is deleted without touching the keychain.
+#[test]
+fn a_profile_whose_key_was_refused_can_be_taken_back_without_the_keychain() {
+    let (engine, _dir) = engine_with(Arc::new(MemoryKeychain::unavailable()), None);
+    let created = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": "https://api.example.com", "model": "m"})).unwrap();
+    let id = created["profile"]["id"].as_str().unwrap().to_owned();
+    let error = engine.call("llmProfile.setKey", json!({"profile": id, "apiKey": "sk-0123456789abcdef"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::KeychainUnavailable);
+    assert!(engine.call("llmProfile.get", json!({"profile": id})).unwrap().get("keyFingerprint").is_none(), "a refused key writes nothing");
+    engine.call("llmProfile.delete", json!({"profile": id})).unwrap();
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["profiles"], json!([]));
+}
+
+/// "Load models" says what is wrong, in words the UI can give in either language: a URL
+/// that cannot be used (the same wording as when saving it), or a server not running.
+#[test]
+fn listing_models_says_why_it_failed() {
+    let t = TestEngine::new();
+    let bad = t.engine.call("llmProfile.models", json!({"baseUrl": "not-a-url"})).unwrap_err();
+    assert_eq!(bad.code, ErrorCode::Validation);
+    assert_eq!(bad.message_id.as_deref(), Some("profile.bad_base_url"));
+    assert_eq!(bad.details.as_ref().unwrap()["field"], "baseUrl");
+    assert!(bad.hints.iter().any(|h| h.id == "base_url_example"), "{bad:?}");
+    let refused = t.engine.call("llmProfile.create", json!({"name": "x", "baseUrl": "not-a-url", "model": "m"})).unwrap_err();
+    assert_eq!((refused.code, refused.message_id.as_deref()), (ErrorCode::Validation, Some("profile.bad_base_url")));
+    assert!(refused.hints.iter().any(|h| h.id == "base_url_example"));
+
+    // A port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let down = t.engine.call("llmProfile.models", json!({"baseUrl": format!("http://127.0.0.1:{port}/v1")})).unwrap_err();
+    assert_eq!(down.code, ErrorCode::ProviderUnavailable);
+    assert!(down.hints.iter().any(|h| h.id == "check_server_running"), "{down:?}");
+}
+
 #[test]
 fn the_environment_key_is_used_for_the_process_only() {
     let server = ModelServer::start(vec![Reply::text("OK")]);
