@@ -106,7 +106,14 @@ omittedHunks: number,
  * For a proposal without hunks: what would be made (the reply, the chosen
  * candidates, the settings).
  */
-detail?: string, };
+detail?: string, 
+/**
+ * The version number accepting would save, when accepting saves a version (a
+ * source change or a new title), as of the request (a version the person saves
+ * meanwhile moves it up by one); absent for a draft, a comment reply, settings
+ * that leave the title, or an artifact.
+ */
+createsVersion?: number, };
 
 export type ApprovalHunk = { id: string, 
 /**

@@ -2,11 +2,11 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testi
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HarnessEvent } from "../api/client";
 import { apiError, FakeTransport } from "../api/fake";
-import type { CheckpointReason, LlmProfile } from "../api/generated";
+import type { CheckpointReason, LlmProfile, ProposalView } from "../api/generated";
 import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
 import { AiPanel } from "./AiPanel";
-import { approvalRequested, assistant, created, ev, profile, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "./fixtures";
+import { approvalRequested, assistant, created, ev, profile, resetSeq, session, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
 import type { Selection } from "./scope";
 import { Drafting } from "./store";
 
@@ -23,9 +23,10 @@ interface Setup {
   methods?: string[];
   lang?: Lang;
   selection?: Selection | null;
+  proposals?: ProposalView[];
 }
 
-function setup({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null }: Setup = {}) {
+function setup({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null, proposals = [] }: Setup = {}) {
   const transport = new FakeTransport();
   transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
   transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
@@ -35,7 +36,7 @@ function setup({ profiles = [profile()], log = [], status = "idle", methods = []
   transport.on("session.list", () => ({ sessions: log.length ? [session()] : [] }));
   transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
   transport.on("session.events", ({ from = 1 }) => ({ events: log.filter((e) => e.sequence >= from), lastSequence: log.length }));
-  transport.on("proposal.list", () => ({ proposals: [] }));
+  transport.on("proposal.list", () => ({ proposals }));
   transport.on("usage.list", () => ({ records: [] }));
   transport.on("session.interrupt", () => ({ interrupted: true }));
   const done = { queued: false, reason: "completed" as const, session: sessionView() };
@@ -144,13 +145,17 @@ describe("the AI panel", () => {
       ev(user("你来应用")),
       ev(turnStarted()),
       ev(assistant("", [call("c1", "apply_proposal", { proposalId: "prp_1" })])),
-      ev({ ...requested, payload: { ...(requested.payload as object), targetVersion: 7, change } } as Pick<HarnessEvent, "kind" | "payload">, { toolUseId: "c1" }),
+      // The approval is bound to revision 7 of the working copy; accepting saves version 5.
+      ev({ ...requested, payload: { ...(requested.payload as object), targetVersion: 7, change: { ...change, createsVersion: 5 } } } as Pick<HarnessEvent, "kind" | "payload">, {
+        toolUseId: "c1",
+      }),
       ev(turnEnded("blocked_on_approval")),
     ];
     const { transport, flush } = setup({ log, status: "waitingForApproval" });
     const prompt = await screen.findByTestId("approval");
     expect(prompt.textContent).toContain("Write “结尾加号召” into the source: 1 change(s)");
-    expect(prompt.textContent).toContain("Target: version 7");
+    expect(within(prompt).getByTestId("approval-creates-version").textContent).toBe("Allowing it saves version 5.");
+    expect(prompt.textContent).not.toContain("version 7");
     expect(within(prompt).getByTestId("approval-diff").querySelector(".diff-em")?.textContent).toBe("今天就写吧。");
     fireEvent.click(screen.getByTestId("allow-once"));
     await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_2", approved: true }]));
@@ -223,10 +228,10 @@ describe("the AI panel", () => {
     await waitFor(() => expect(transport.callsTo("session.interrupt")).toEqual([{ sessionId: "ses_1" }]));
     cleanup();
     resetSeq();
-    setup({ log: [ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: "retry", message: "Try again." }]))], lang: "zh" });
+    setup({ log: [ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: "retry_connection", message: "If it worked before, try again." }]))], lang: "zh" });
     const end = await screen.findByTestId("turn-end");
     expect(end.textContent).toContain("模型未能回答。");
-    expect(end.textContent).toContain("请重试");
+    expect(end.textContent).toContain("如果之前能正常使用，请再试一次；连接可能被中断了。");
     expect(screen.queryByTestId("stop")).toBeNull();
     cleanup();
     resetSeq();
@@ -238,6 +243,68 @@ describe("the AI panel", () => {
     const full = await screen.findByTestId("turn-end");
     expect(full.textContent).toContain("换一个上下文窗口更大的模型");
     expect(full.textContent).toContain("按需加载工具（设置 → AI 模型）");
+  });
+
+  it("an answer the lost connection cut off keeps its text, says so, and Retry sends the task again as it was", async () => {
+    const selection = { from: 4, to: 8, text: "第二段。" };
+    const cut = assistant("春眠不觉晓，处处");
+    const hints = [
+      { id: "connection_lost", message: "The text that arrived is kept; try again for the whole answer." },
+      { id: "check_server_running", message: "For a local server, check that it is running." },
+    ];
+    const log = [
+      ev(created()),
+      ev({ kind: "user_message", payload: { text: "写一句", wasQueued: false, selection } }),
+      ev(turnStarted()),
+      ev({ kind: "assistant_message", payload: { ...(cut.payload as object), finishReason: "error", interrupted: true, inputTokens: 0, outputTokens: 0 } } as Pick<HarnessEvent, "kind" | "payload">),
+      ev(turnEnded("model_error", hints)),
+    ];
+    const { transport } = setup({ log });
+    const end = await screen.findByTestId("turn-end");
+    const answer = screen.getByTestId("msg-assistant");
+    expect(answer.textContent).toContain("春眠不觉晓，处处");
+    expect(within(answer).getByTestId("msg-cut-off").textContent).toBe("Cut off before the end.");
+    expect(end.textContent).toContain("The connection to the model was lost before the answer was finished.");
+    expect(end.textContent).not.toContain("The model could not answer.");
+    expect(end.textContent).toContain("The text that arrived is kept; try again for the whole answer.");
+    fireEvent.click(within(end).getByTestId("turn-retry"));
+    await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "写一句", selection }]));
+    cleanup();
+    resetSeq();
+    setup({ log: log.map((e) => ({ ...e })), lang: "zh" });
+    const zhEnd = await screen.findByTestId("turn-end");
+    expect(zhEnd.textContent).toContain("回答完成前，与模型的连接断开了。");
+    expect(zhEnd.textContent).toContain("已收到的文字已保留；再试一次可得到完整回答。");
+    expect(screen.getByTestId("msg-cut-off").textContent).toBe("在完成前被中断。");
+    expect(within(zhEnd).getByTestId("turn-retry").textContent).toBe("重试");
+  });
+
+  it("a stop by the person offers no Retry; a later turn takes it from an older failure", async () => {
+    setup({ log: [ev(created()), ev(user("写")), ev(turnStarted()), ev(assistant("写到一半", [], true)), ev(turnEnded("interrupted"))] });
+    expect((await screen.findByTestId("msg-stopped")).textContent).toBe("Stopped before the end.");
+    expect(screen.queryByTestId("turn-retry")).toBeNull();
+    cleanup();
+    resetSeq();
+    setup({ log: [ev(created()), ev(user("一")), ev(turnStarted()), ev(turnEnded("model_error")), ev(user("二")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))] });
+    await screen.findByTestId("turn-end");
+    await screen.findByText("好");
+    expect(screen.queryByTestId("turn-retry")).toBeNull();
+  });
+
+  it("counts open proposals in words: one, or many; tokens in Chinese as 词元", async () => {
+    setup({ log: [ev(created())], proposals: [view()] });
+    expect((await screen.findByTestId("open-proposals")).textContent).toContain("1 proposal to review");
+    cleanup();
+    resetSeq();
+    setup({ log: [ev(created())], proposals: [view(), view({ id: "prp_2" })] });
+    expect((await screen.findByTestId("open-proposals")).textContent).toContain("2 proposals to review");
+    cleanup();
+    resetSeq();
+    setup({ log: [ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))], lang: "zh" });
+    await screen.findByText("好");
+    const panel = screen.getByTestId("ai-panel");
+    expect(panel.textContent).toContain("120 / 10万 词元");
+    expect(panel.textContent).not.toMatch(/\btokens\b/);
   });
 
   it("shows constraints and checkpoints when the backend has them; a constraint can be removed", async () => {

@@ -20,6 +20,9 @@ export interface HunkBarState {
   decision: HunkDecision;
   /** Decided for good (sent to the backend); no buttons any more. */
   final: boolean;
+  /** Why this hunk cannot be accepted now (a stale proposal): Accept is disabled, with
+   * this as its title, and Enter does nothing; Reject still works. */
+  acceptBlocked?: string | null;
   findings: { severity: string; message: string; suggestion: string | null }[];
 }
 
@@ -103,13 +106,17 @@ class HunkBar extends WidgetType {
     const spacer = document.createElement("span");
     spacer.className = "spacer";
     el.append(spacer);
-    const button = (text: string, action: HunkAction, primary = false) => {
+    const button = (text: string, action: HunkAction, primary = false, blocked: string | null = null) => {
       const b = document.createElement("button");
       b.type = "button";
       b.textContent = text;
       b.tabIndex = -1;
       b.dataset.act = action;
       if (primary) b.className = "primary";
+      if (blocked) {
+        b.disabled = true;
+        b.title = blocked;
+      }
       b.addEventListener("click", (e) => {
         e.preventDefault();
         this.act.current(bar.id, action);
@@ -117,7 +124,7 @@ class HunkBar extends WidgetType {
       return b;
     };
     if (!bar.final) {
-      if (bar.decision === "pending") el.append(button(`${labels.accept} ⏎`, "accept", true), button(`${labels.reject} ⌫`, "reject"));
+      if (bar.decision === "pending") el.append(button(`${labels.accept} ⏎`, "accept", true, bar.acceptBlocked ?? null), button(`${labels.reject} ⌫`, "reject"));
       else el.append(button(labels.undo, "undo"));
     }
     for (const f of bar.findings) {
@@ -131,7 +138,7 @@ class HunkBar extends WidgetType {
       if (e.isComposing || bar.final) return;
       if (e.key === "Enter" && bar.decision === "pending") {
         e.preventDefault();
-        this.act.current(bar.id, "accept");
+        if (!bar.acceptBlocked) this.act.current(bar.id, "accept");
       } else if ((e.key === "Backspace" || e.key === "Delete") && bar.decision === "pending") {
         e.preventDefault();
         this.act.current(bar.id, "reject");

@@ -89,12 +89,15 @@ function ApplyProposalDetail({ pending }: { pending: PendingApproval }) {
   if (!diff || summary === undefined || !target) return <p className="small muted">{t("ai.loading")}</p>;
   return (
     <div className="prompt-detail" data-testid="approval-diff">
-      <p>
-        {t("ai.approval.applyWhat", { summary, target: targetLabel(t, target), n: diff.hunks.length })}
-        {pending.targetVersion !== undefined && <span className="muted">{` · ${t("ai.approval.target", { n: pending.targetVersion })}`}</span>}
-      </p>
+      <p>{t("ai.approval.applyWhat", { summary, target: targetLabel(t, target), n: diff.hunks.length })}</p>
       {change?.detail && <p className="prompt-input">{change.detail}</p>}
       {diff.hunks.length > 0 && <DiffView diff={diff} mode="inline" identicalLabel={t("ai.proposal.noChange")} />}
+      {/* The approval is bound to the target's revision (not a version): the person is told the version the accept saves. */}
+      {change?.createsVersion !== undefined && (
+        <p className="small muted" data-testid="approval-creates-version">
+          {t("ai.approval.createsVersion", { n: change.createsVersion })}
+        </p>
+      )}
     </div>
   );
 }
@@ -117,7 +120,11 @@ export function ApprovalPrompt({ pending, busy, onDecide }: { pending: PendingAp
       ) : (
         <>
           <pre className="prompt-input">{preview(JSON.stringify(pending.input ?? {}))}</pre>
-          {pending.targetVersion !== undefined && <p className="small muted">{t("ai.approval.target", { n: pending.targetVersion })}</p>}
+          {pending.targetVersion !== undefined && (
+            <p className="small muted" data-testid="approval-revision">
+              {t("ai.approval.target", { n: pending.targetVersion })}
+            </p>
+          )}
         </>
       )}
       {denying ? (

@@ -127,6 +127,43 @@ describe("reviewing a proposal", () => {
     expect(transport.callsTo("proposal.rebase")).toEqual([{ proposalId: "prp_1" }]);
   });
 
+  it("a stale proposal accepts no hunk either: Accept and Enter are off, Reject stays, Rebase is the way on", async () => {
+    const { transport } = setup(view({ stale: true, staleReason: "the source changed" }));
+    await screen.findByTestId("stale-banner");
+    const bars = await waitFor(() => {
+      const found = [...document.querySelectorAll<HTMLElement>("[data-testid=hunk]")];
+      expect(found).toHaveLength(2);
+      return found;
+    });
+    const acceptAll = screen.getByTestId("review-accept-all") as HTMLButtonElement;
+    expect(acceptAll.disabled).toBe(true);
+    for (const bar of bars) {
+      const accept = bar.querySelector<HTMLButtonElement>("[data-act=accept]")!;
+      expect(accept.disabled).toBe(true);
+      expect(accept.title).toBe("The source changed since this was written: rebase it onto the current text first.");
+      expect(bar.querySelector<HTMLButtonElement>("[data-act=reject]")!.disabled).toBe(false);
+    }
+    // Neither a click nor Enter marks a hunk accepted or sends anything.
+    fireEvent.click(bars[0].querySelector<HTMLButtonElement>("[data-act=accept]")!);
+    fireEvent.keyDown(bars[0], { key: "Enter" });
+    fireEvent.keyDown(bars[1], { key: "Enter" });
+    await new Promise((r) => setTimeout(r, 30));
+    expect([...document.querySelectorAll<HTMLElement>("[data-testid=hunk]")].map((b) => b.dataset.decision)).toEqual(["pending", "pending"]);
+    expect(transport.callsTo("proposal.accept")).toEqual([]);
+    expect(screen.queryByTestId("review-apply")).toBeNull();
+    // Rejecting a hunk of a stale proposal still works.
+    fireEvent.keyDown(bars[0], { key: "Backspace" });
+    expect(await screen.findByTestId("reject-form")).toBeTruthy();
+    // After a rebase the proposal is current again and its hunks can be accepted.
+    fireEvent.click(screen.getByText("Cancel"));
+    fireEvent.click(screen.getByTestId("review-rebase"));
+    await waitFor(() => expect(screen.getByTestId("proposal-review").dataset.proposal).toBe("prp_2"));
+    await waitFor(() => {
+      const accept = document.querySelector<HTMLButtonElement>("[data-testid=hunk] [data-act=accept]");
+      expect(accept?.disabled).toBe(false);
+    });
+  });
+
   it("title candidates are choices: one is picked and accepted", async () => {
     const v = view({ kind: "title_candidates", hunks: [], payload: { type: "candidates", candidates: [{ text: "春天写作", rationale: "短" }, { text: "每天三百字", rationale: "具体" }] } });
     const { transport } = setup(v);

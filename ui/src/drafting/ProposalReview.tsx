@@ -223,6 +223,8 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
   const onAct = useCallback(
     (hunk: string, action: HunkAction) => {
       if (!view || !open || busy) return;
+      // A stale proposal is accepted by no hunk (as by no "Accept all"): rebase it first.
+      if (stale && action === "accept") return;
       if (action === "reject") {
         setReason("");
         setRejecting({ hunk });
@@ -236,7 +238,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
         else focusNext(hunk);
       }
     },
-    [view, open, busy, decisions, accept, focusNext],
+    [view, open, busy, stale, decisions, accept, focusNext],
   );
 
   const { byHunk, other } = useMemo(() => (view ? findingsByHunk(view) : { byHunk: new Map<string, Finding[]>(), other: [] }), [view]);
@@ -248,9 +250,10 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
         total: all.length,
         decision: decisions[h.id] ?? "pending",
         final: !open || view?.rejectedHunks.includes(h.id) === true,
+        acceptBlocked: stale ? t("ai.review.staleAccept") : null,
         findings: (byHunk.get(h.id) ?? []).map((f) => ({ severity: f.severity, ...describeFinding(lang, f) })),
       })),
-    [view, decisions, open, byHunk, lang],
+    [view, decisions, open, stale, byHunk, lang, t],
   );
   const labels = useMemo<BarLabels>(
     () => ({

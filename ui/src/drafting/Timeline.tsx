@@ -125,7 +125,18 @@ function ToolStep({ item, store, onReview }: { item: Extract<Item, { kind: "tool
   );
 }
 
-export const ItemView = memo(function ItemView({ item, store, onReview }: { item: Item; store: SessionStore; onReview: (id: string) => void }) {
+export const ItemView = memo(function ItemView({
+  item,
+  store,
+  onReview,
+  onRetry,
+}: {
+  item: Item;
+  store: SessionStore;
+  onReview: (id: string) => void;
+  /** Sends a failed turn's task again (given to the latest end that has one, when nothing runs). */
+  onRetry?: () => void;
+}) {
   const { t, lang } = useApp();
   switch (item.kind) {
     case "user":
@@ -143,7 +154,11 @@ export const ItemView = memo(function ItemView({ item, store, onReview }: { item
       return (
         <div className="msg msg-assistant" data-testid="msg-assistant">
           <Markdown text={item.text} />
-          {item.interrupted && <p className="small muted">{t("ai.stopped")}</p>}
+          {item.interrupted && (
+            <p className="small muted" data-testid={item.cutOff ? "msg-cut-off" : "msg-stopped"}>
+              {item.cutOff ? t("ai.cutOff") : t("ai.stopped")}
+            </p>
+          )}
         </div>
       );
     case "tool":
@@ -179,13 +194,20 @@ export const ItemView = memo(function ItemView({ item, store, onReview }: { item
     case "end":
       return (
         <div className={`line ${item.reason === "interrupted" ? "" : "line-warn"}`} data-testid="turn-end" data-reason={item.reason}>
-          <p>{t(`ai.end.${item.reason}` as MessageId)}</p>
+          <p>{item.cutOff ? t("ai.end.connectionLost") : t(`ai.end.${item.reason}` as MessageId)}</p>
           {item.hints.map((h) => (
             <p key={h.id} className="small muted">
               {describeHint(lang, h)}
             </p>
           ))}
           {item.reason === "budget_exceeded" && <BudgetStop store={store} />}
+          {onRetry && (
+            <div className="row">
+              <button type="button" data-testid="turn-retry" onClick={onRetry}>
+                {t("error.retry")}
+              </button>
+            </div>
+          )}
         </div>
       );
     case "boundary":
@@ -230,6 +252,10 @@ export function Timeline({ store, onReview }: { store: SessionStore; onReview: (
   const { t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const running = isRunning(snap);
+  // Retry belongs to the latest turn only, and only while nothing runs.
+  const last = snap.timeline.items.at(-1);
+  const retry = last?.kind === "end" && last.retry && !running && !snap.timeline.archived ? last.retry : null;
+  const onRetry = retry ? () => void store.submit(retry.text, undefined, retry.selection) : undefined;
   const footer = (
     <>
       <StreamingMessage store={store} running={running} following={snap.following && snap.driving === 0} />
@@ -255,7 +281,7 @@ export function Timeline({ store, onReview }: { store: SessionStore; onReview: (
     <VirtualFeed
       items={snap.timeline.items}
       getKey={(item) => item.key}
-      renderItem={(item) => <ItemView item={item} store={store} onReview={onReview} />}
+      renderItem={(item) => <ItemView item={item} store={store} onReview={onReview} onRetry={item === last ? onRetry : undefined} />}
       estimate={48}
       footer={footer}
       label={t("ai.timeline")}

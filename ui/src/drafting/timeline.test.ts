@@ -82,9 +82,39 @@ describe("folding the log into the panel's state", () => {
     expect(t.items.map((i) => i.kind)).toEqual(["user", "assistant"]);
   });
 
-  it("an error end keeps its hints for the person", () => {
-    const s = foldAll([ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: "retry", message: "Try again." }]))]);
-    expect(s.items.at(-1)).toMatchObject({ kind: "end", reason: "model_error", hints: [{ id: "retry" }] });
+  it("an error end keeps its hints for the person, and the task to send again", () => {
+    const s = foldAll([ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: "retry_connection", message: "Try again." }]))]);
+    expect(s.items.at(-1)).toMatchObject({ kind: "end", reason: "model_error", hints: [{ id: "retry_connection" }], cutOff: false, retry: { text: "改", selection: null } });
+    // Other ends offer no retry.
+    const t = foldAll([ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("max_model_turns"))]);
+    expect(t.items.at(-1)).toMatchObject({ kind: "end", retry: null });
+  });
+
+  it("an answer a failed call cut off is kept and marked so, unlike one the person stopped", () => {
+    const selection = { from: 3, to: 9, text: "第一段。" };
+    const cut = assistant("写到一半");
+    const s = foldAll([
+      ev(created()),
+      ev({ kind: "user_message", payload: { text: "把开头改短", wasQueued: false, selection } }),
+      ev(turnStarted()),
+      ev({ kind: "assistant_message", payload: { ...(cut.payload as object), finishReason: "error", interrupted: true } } as typeof cut),
+      ev(turnEnded("model_error", [{ id: "connection_lost", message: "The text that arrived is kept." }])),
+    ]);
+    expect(s.items.map((i) => i.kind)).toEqual(["user", "assistant", "end"]);
+    expect(s.items[1]).toMatchObject({ kind: "assistant", text: "写到一半", interrupted: true, cutOff: true });
+    expect(s.items[2]).toMatchObject({ kind: "end", reason: "model_error", cutOff: true, retry: { text: "把开头改短", selection } });
+    // Cut off by an error the provider sent (no lost connection): its own end line.
+    const provider = foldAll([
+      ev(created()),
+      ev(user("写")),
+      ev(turnStarted()),
+      ev({ kind: "assistant_message", payload: { ...(cut.payload as object), finishReason: "error", interrupted: true } } as typeof cut),
+      ev(turnEnded("model_error", [{ id: "wait_and_retry", message: "Wait a moment and try again." }])),
+    ]);
+    expect(provider.items[1]).toMatchObject({ kind: "assistant", cutOff: true });
+    expect(provider.items[2]).toMatchObject({ kind: "end", cutOff: false, retry: { text: "写" } });
+    const stopped = foldAll([ev(created()), ev(user("写")), ev(turnStarted()), ev(assistant("写到一半", [], true)), ev(turnEnded("interrupted"))]);
+    expect(stopped.items[1]).toMatchObject({ kind: "assistant", interrupted: true, cutOff: false });
   });
 
   it("live-only events and duplicates leave the state alone; mode, context and rewinds are tracked", () => {

@@ -14,7 +14,9 @@ export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "
 
 export type Item =
   | { kind: "user"; key: string; text: string; selection: Selection | null; wasQueued: boolean }
-  | { kind: "assistant"; key: string; text: string; interrupted: boolean }
+  /** `interrupted`: the answer did not finish; `cutOff`: because the model call failed
+   * (the connection was lost), not because the person stopped it. */
+  | { kind: "assistant"; key: string; text: string; interrupted: boolean; cutOff: boolean }
   | {
       kind: "tool";
       key: string;
@@ -30,7 +32,17 @@ export type Item =
   | { kind: "decision"; key: string; tool: string; approved: boolean; note: string; plan: boolean }
   | { kind: "answer"; key: string; question: string; answer: string }
   | { kind: "mode"; key: string; mode: Mode; by: string }
-  | { kind: "end"; key: string; reason: TurnEndReason; message: string; hints: Hint[] }
+  | {
+      kind: "end";
+      key: string;
+      reason: TurnEndReason;
+      message: string;
+      hints: Hint[];
+      /** The answer above broke off when the connection to the model was lost. */
+      cutOff: boolean;
+      /** The task of a turn the model failed: sent again as it was by Retry. */
+      retry: RetryTask | null;
+    }
   | { kind: "archived"; key: string }
   /** The person restored a checkpoint: the project went back to it as version `version`. */
   | { kind: "rewound"; key: string; version: number }
@@ -38,6 +50,12 @@ export type Item =
   | { kind: "boundary"; key: string; mode: CompactionMode; note: string; summaryText: string; compacted: number; tokensBefore: number; tokensAfter: number }
   /** A compaction attempt failed (the third in a row truncates). */
   | { kind: "compactionFailed"; key: string; consecutive: number; message: string };
+
+/** A task as it was submitted (its text and typed selection), to send again. */
+export interface RetryTask {
+  text: string;
+  selection: Selection | null;
+}
 
 export interface PendingApproval {
   requestId: string;
@@ -83,6 +101,8 @@ export interface TimelineState {
   truncated: boolean;
   /** The sequence of the last event that changed the intent, pins or compaction (views that read them refetch). */
   longSessionSeq: number;
+  /** The last task the person sent, as submitted (what Retry sends again). */
+  lastTask: RetryTask | null;
 }
 
 export const emptyTimeline: TimelineState = {
@@ -100,7 +120,14 @@ export const emptyTimeline: TimelineState = {
   proposalIds: [],
   truncated: false,
   longSessionSeq: 0,
+  lastTask: null,
 };
+
+/** The `finishReason` of an answer a failed model call cut off (core's `CUT_OFF_BY_ERROR`). */
+export const CUT_OFF_BY_ERROR = "error";
+
+/** Turn ends whose task can be sent again as it was. */
+const RETRYABLE_ENDS: TurnEndReason[] = ["model_error"];
 
 /** Turn ends the panel says nothing about: a finished answer, or a prompt it shows. */
 const QUIET_ENDS: TurnEndReason[] = ["completed", "blocked_on_approval", "blocked_on_question"];
@@ -175,6 +202,8 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       const typed = event.payload.selection;
       const { task, selection } = typed ? { task: event.payload.text, selection: typed } : parseTask(event.payload.text);
       push({ kind: "user", key, text: task, selection, wasQueued: event.payload.wasQueued });
+      // As submitted: an older message keeps its tagged block in the text.
+      s.lastTask = { text: event.payload.text, selection: typed ?? null };
       const at = s.queued.indexOf(event.payload.text);
       if (at >= 0) s.queued = [...s.queued.slice(0, at), ...s.queued.slice(at + 1)];
       break;
@@ -196,7 +225,8 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       const p = event.payload;
       s.inputTokens += p.inputTokens;
       s.outputTokens += p.outputTokens;
-      if (p.text.trim() || p.interrupted) push({ kind: "assistant", key, text: p.text, interrupted: p.interrupted });
+      const cutOff = p.interrupted && p.finishReason === CUT_OFF_BY_ERROR;
+      if (p.text.trim() || p.interrupted) push({ kind: "assistant", key, text: p.text, interrupted: p.interrupted, cutOff });
       for (const call of p.toolCalls) {
         push({ kind: "tool", key: `${key}:${call.id}`, toolUseId: call.id, name: call.name, args: call.arguments, state: "queued", proposalIds: [] });
       }
@@ -267,7 +297,10 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       // An answer cut short already says it stopped; the end line would repeat it.
       const last = s.items.at(-1);
       const saidStopped = p.reason === "interrupted" && last?.kind === "assistant" && last.interrupted;
-      if (!QUIET_ENDS.includes(p.reason) && !saidStopped) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints });
+      // The core says when it was the connection (not an error the provider sent).
+      const cutOff = p.reason === "model_error" && last?.kind === "assistant" && last.cutOff && p.hints.some((h) => h.id === "connection_lost");
+      const retry = RETRYABLE_ENDS.includes(p.reason) ? s.lastTask : null;
+      if (!QUIET_ENDS.includes(p.reason) && !saidStopped) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints, cutOff, retry });
       break;
     }
     case "session_archived":

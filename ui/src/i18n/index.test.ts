@@ -41,7 +41,7 @@ describe("i18n", () => {
     expect(describeError("zh", stale).title).toBe("这个项目已在别处被修改（修订号 5 比 3 新）；没有任何内容被覆盖。");
     expect(describeError("en", stale)).toEqual({ title: "This project was changed elsewhere (revision 5 is newer than 3); nothing was overwritten.", details: [] });
     const closed = { code: "CONFLICT" as const, message: "Proposal p is superseded; …", hints: [], messageId: "proposal.not_open", params: { status: "superseded" } };
-    expect(describeError("zh", closed).title).toBe("这条提议已不再待审阅（状态：已被替代）；只有待审阅的提议可以接受或拒绝。");
+    expect(describeError("zh", closed).title).toBe("这个建议已不再待审阅（状态：已被替代）；只有待审阅的建议可以接受或拒绝。");
     // The workspace server is not Inkstone's own backend.
     const server = { code: "OFFLINE" as const, message: "The workspace server could not be reached (…).", hints: [], messageId: "sync.unreachable" };
     expect(describeError("zh", server).title).toBe("无法连接工作区服务器。");
@@ -53,7 +53,7 @@ describe("i18n", () => {
 
   it("words hints with their values in either language", () => {
     const open = { id: "open_newer", message: "Review the newer proposal prop_2 instead.", params: { newer: "prop_2" } };
-    expect(describeHint("zh", open)).toBe("请改为审阅更新的提议（prop_2）。");
+    expect(describeHint("zh", open)).toBe("请改为审阅更新的建议（prop_2）。");
     expect(describeHint("en", open)).toBe("Review the newer proposal (prop_2) instead.");
     const url = { id: "reconnect_previous", message: "Connect to https://a.example again …", params: { url: "https://a.example" } };
     expect(describeHint("zh", url)).toBe("请重新连接 https://a.example 并恢复同步，先把这些版本送达。");
@@ -61,7 +61,7 @@ describe("i18n", () => {
     expect(describeHint("zh", { id: "approve", message: "Approve or deny the request to continue." })).toBe("请批准或拒绝这个请求，以便继续。");
     expect(describeHint("zh", { id: "no.such", message: "Plain English." })).toBe("Plain English.");
     const err = { code: "CONFLICT" as const, message: "Nothing is staged in session ses_1.", hints: [{ id: "stage", message: "Stage … ses_1", params: { session: "ses_1" } }] };
-    expect(describeError("zh", err).details).toEqual(["请先暂存一条提议。"]);
+    expect(describeError("zh", err).details).toEqual(["请先暂存一个建议。"]);
   });
 
   it("words findings from their id and values in either language", () => {

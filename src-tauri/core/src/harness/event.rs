@@ -116,6 +116,13 @@ pub struct ApprovalChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub detail: Option<String>,
+    /// The version number accepting would save, when accepting saves a version (a
+    /// source change or a new title), as of the request (a version the person saves
+    /// meanwhile moves it up by one); absent for a draft, a comment reply, settings
+    /// that leave the title, or an artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub creates_version: Option<u32>,
 }
 
 /// What happened. `kind` and `payload` in the envelope.

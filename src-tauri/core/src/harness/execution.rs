@@ -671,6 +671,13 @@ fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> Result<Resul
     if !proposal.hunks.is_empty() && selected.is_empty() {
         return Ok(Err(format!("No hunk of proposal {id} is selected: name at least one open hunk, or leave `hunks` out.")));
     }
+    let project = crate::project::load(store, project_id)?;
+    // The version an accept would save (see `ApprovalChange::creates_version`).
+    let creates_version = match (&proposal.target, &proposal.payload) {
+        (Target::Source, Payload::Text { .. } | Payload::Candidates { .. }) => Some(project.head + 1),
+        (Target::Metadata, Payload::Metadata { change }) if change.title.as_ref().is_some_and(|t| *t != project.title) => Some(project.head + 1),
+        _ => None,
+    };
     let target_version = match &proposal.target {
         Target::Draft { platform } => match crate::project::drafts::load(store, project_id, *platform)? {
             // Not worth asking the person for what the accept refuses the assistant.
@@ -681,13 +688,13 @@ fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> Result<Resul
             Some(draft) => u64::from(draft.revision),
             None => return Ok(Err(format!("The {} draft of proposal {id} no longer exists.", platform.as_str()))),
         },
-        _ => crate::project::load(store, project_id)?.revision,
+        _ => project.revision,
     };
     let mut hashes: Vec<&str> = selected.iter().map(|h| h.content_hash.as_str()).collect();
     hashes.sort_unstable();
     let payload = if proposal.hunks.is_empty() { Some(sha256_ref(&serde_json::to_vec(&proposal.payload).unwrap_or_default())) } else { None };
     let material = json!({"proposal": id, "hunkHashes": hashes, "payload": payload});
-    let change = approval_change(&proposal, &selected, input);
+    let change = approval_change(&proposal, &selected, input, creates_version);
     Ok(Ok(ProposalBinding { target_version, material, change }))
 }
 
@@ -704,7 +711,7 @@ fn short(text: &str, max: usize) -> String {
 /// What the person is shown with the approval request: the proposal, its target and
 /// the selected hunks' diffs, within [`CHANGE_BYTES`] (diffs left out from the end
 /// first, then hunks, counted in `omitted_hunks`).
-fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value) -> ApprovalChange {
+fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value, creates_version: Option<u32>) -> ApprovalChange {
     let choices: Vec<&str> = input["choices"].as_array().map(|c| c.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     let detail = match &proposal.payload {
         Payload::Text { .. } => None,
@@ -723,6 +730,7 @@ fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Valu
         hunks: Vec::new(),
         omitted_hunks: 0,
         detail: detail.map(|d| short(&d, 4_000)),
+        creates_version,
     };
     let mut used = serde_json::to_vec(&change).map(|v| v.len()).unwrap_or(CHANGE_BYTES);
     let mut showing = true;

@@ -319,6 +319,35 @@ impl Turn<'_, '_> {
                 self.compact(super::compaction::CompactionTrigger::Reactive, super::compaction::Keep::LatestTurn)?;
                 self.model_call()
             }
+            // The answer broke off after some of it arrived (the server died, the
+            // connection dropped): what arrived is kept, as an interrupt keeps it, marked
+            // as cut off by the failure (`finish_reason` "error"), and the turn ends
+            // saying what cut it off: mostly the lost connection.
+            Err(error) if !partial.trim().is_empty() => {
+                let body = EventBody::AssistantMessage {
+                    text: partial,
+                    tool_calls: Vec::new(),
+                    finish_reason: CUT_OFF_BY_ERROR.to_owned(),
+                    interrupted: true,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                };
+                self.append_simple(body, Durability::Grouped)?;
+                if connection_lost(&error) {
+                    return Ok(Flow::End(
+                        TurnEndReason::ModelError,
+                        format!("The connection to the model was lost during the answer; the text that arrived is kept. {:?}: {}", error.code, error.message),
+                        cut_off_hints(&error),
+                    ));
+                }
+                // The provider stopped it with an error of its own (a rate limit, the
+                // quota): its hints say what to do.
+                Ok(Flow::End(
+                    TurnEndReason::ModelError,
+                    format!("The model's answer broke off; the text that arrived is kept. {:?}: {}", error.code, error.message),
+                    error.hints.clone(),
+                ))
+            }
             Err(error) => {
                 let reason = if error.code == ErrorCode::ContextTooLong { TurnEndReason::ContextTooLong } else { TurnEndReason::ModelError };
                 let mut hints = error.hints.clone();
@@ -329,4 +358,27 @@ impl Turn<'_, '_> {
             }
         }
     }
+}
+
+/// The `finish_reason` of an assistant message that a failed model call cut off (the
+/// text that had arrived, kept; `interrupted` is true, as for a stop by the person).
+pub const CUT_OFF_BY_ERROR: &str = "error";
+
+/// Whether a model call that failed after part of its answer arrived lost its
+/// connection (the stream broke or stopped, the server went away), rather than being
+/// stopped by an error the provider sent.
+fn connection_lost(error: &ApiError) -> bool {
+    matches!(error.code, ErrorCode::ProviderBadResponse | ErrorCode::ProviderUnavailable | ErrorCode::Offline | ErrorCode::Timeout)
+}
+
+/// The hints of a turn whose answer broke off midway: the connection was lost (so
+/// "check that the server is OpenAI-compatible" no longer applies: it was answering),
+/// then the error's own advice that still does (a timeout's, an overloaded server's).
+fn cut_off_hints(error: &ApiError) -> Vec<crate::error::Hint> {
+    let mut hints = vec![hint("connection_lost", "The text that arrived is kept; try again for the whole answer.")];
+    hints.extend(error.hints.iter().filter(|h| !matches!(h.id.as_str(), "check_compatible" | "retry_connection")).cloned());
+    if !hints.iter().any(|h| h.id == "check_server_running") && matches!(error.code, ErrorCode::ProviderBadResponse | ErrorCode::ProviderUnavailable | ErrorCode::Offline) {
+        hints.push(hint("check_server_running", "For a local server (Ollama, LM Studio, llama.cpp, vLLM), check that it is running and listening on the profile's address."));
+    }
+    hints
 }

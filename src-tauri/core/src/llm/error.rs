@@ -269,7 +269,7 @@ impl From<LlmError> for ApiError {
             }
             LlmError::BadResponse { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .hint("check_compatible", "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).")
-                .hint("retry", "If it worked before, try again; the connection may have been cut."),
+                .hint("retry_connection", "If it worked before, try again; the connection may have been cut."),
             LlmError::InvalidOutput { attempts, .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .hint("try_other_model", "This model did not produce the expected structure; try again or use a stronger model.")
                 .details(serde_json::json!({ "attempts": attempts })),

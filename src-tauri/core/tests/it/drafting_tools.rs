@@ -249,6 +249,9 @@ fn apply_proposal_asks_with_the_exact_diff_then_makes_an_audited_ai_version() {
     let shown = serde_json::to_string(&change.hunks).unwrap();
     assert!(shown.contains("处处闻啼") && shown.contains("\"几\"") && shown.contains("\"emphasized\":true"), "the diffs are shown: {shown}");
     assert!(change.hunks.iter().all(|h| h.display.is_some()));
+    // What the person is told the accept saves: the next version, not the revision.
+    let head = d.t.ok("project.get", json!({"projectId": d.project}))["head"].as_u64().unwrap() as u32;
+    assert_eq!(change.creates_version, Some(head + 1), "the version the accept would save");
     // The session view shows it too, and nothing changed yet.
     assert_eq!(result["session"]["pendingApproval"]["change"]["proposalId"], json!(id));
     assert_eq!(d.source(), POEM);
@@ -260,6 +263,7 @@ fn apply_proposal_asks_with_the_exact_diff_then_makes_an_audited_ai_version() {
     let versions = d.versions();
     assert_eq!(versions.len(), versions_before + 1);
     let number = out["version"].as_u64().unwrap();
+    assert_eq!(Some(number as u32), change.creates_version, "the accept saved the version the request named");
     let version = d.t.ok("version.get", json!({"projectId": d.project, "number": number}));
     assert_eq!(version["origin"]["type"], "aiProposal");
     assert_eq!(version["origin"]["proposalId"], json!(id));
@@ -657,21 +661,22 @@ fn every_drafting_tool_does_its_job() {
         let request = pending_request(&result);
         let tool = result["session"]["pendingApproval"]["tool"].as_str().unwrap().to_owned();
         let (target_version, change, _) = approval_change(&events, &request);
-        asked.push((tool, target_version.is_some(), change.is_some()));
+        let creates_version = change.as_ref().and_then(|c| c.creates_version);
+        asked.push((tool, target_version.is_some(), change.is_some(), creates_version));
         (result, events) = d.approve(&request);
     }
     assert_eq!(result["reason"], "completed");
     assert_eq!(
         asked,
         [
-            ("create_project_comment".to_owned(), true, false),
-            ("update_project_metadata".to_owned(), true, false),
-            ("resolve_checklist_item".to_owned(), false, false),
-            ("create_checkpoint".to_owned(), false, false),
-            ("apply_proposal".to_owned(), true, true),
-            ("apply_proposal".to_owned(), true, true),
+            ("create_project_comment".to_owned(), true, false, None),
+            ("update_project_metadata".to_owned(), true, false, None),
+            ("resolve_checklist_item".to_owned(), false, false, None),
+            ("create_checkpoint".to_owned(), false, false, None),
+            ("apply_proposal".to_owned(), true, true, None),
+            ("apply_proposal".to_owned(), true, true, None),
         ],
-        "every write asked; apply_proposal showed its change"
+        "every write asked; apply_proposal showed its change; tags on a draft and a comment reply save no version"
     );
     let anchored = d.ok("w1");
     assert_eq!((anchored["anchored"].as_bool(), anchored["quote"].as_str()), (Some(true), Some("夜来风雨声")));

@@ -553,6 +553,59 @@ fn interrupt_during_generation_closes_the_reply_as_interrupted() {
 }
 
 #[test]
+fn a_stream_that_breaks_off_keeps_the_text_so_far_marked_cut_off_by_the_failure() {
+    let garbage = Reply::Raw { status: 200, content_type: "text/html".to_owned(), body: "<html>not an API</html>".to_owned() };
+    let provider_stop = Reply::StreamError { content: "夜来".to_owned(), error: json!({"message": "slow down", "code": 429}) };
+    let h = setup(vec![garbage, Reply::Cut { content: "春眠不觉晓，处处".to_owned() }, provider_stop, Reply::text("春眠不觉晓，处处闻啼鸟。")], json!({}));
+    let assistant = |log: &[Event]| -> Vec<(String, bool, String)> {
+        log.iter()
+            .filter_map(|e| match &e.body {
+                EventBody::AssistantMessage { text, interrupted, finish_reason, .. } => Some((text.clone(), *interrupted, finish_reason.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    let ids = |hints: &[inkstone_core::error::Hint]| hints.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+
+    // A failure before any text: nothing to keep; the hints are the provider error's,
+    // the retry one with its own id (not the generic `retry` of a storage failure).
+    let (result, _) = h.send("写一句");
+    assert_eq!(result["reason"], "model_error");
+    assert!(assistant(&h.log()).is_empty(), "no text arrived, no assistant message");
+    let (_, hints) = h.last_turn_end();
+    assert_eq!(ids(&hints), ["check_compatible", "retry_connection"]);
+
+    // The connection drops after part of the answer: the part is logged as an
+    // interrupt keeps it, marked as cut off by the failure.
+    let (result, events) = h.send("写一句");
+    assert_eq!(result["reason"], "model_error");
+    assert!(events.iter().any(|e| e.sequence == 0 && matches!(e.body, EventBody::AssistantDelta { .. })), "the text streamed live first");
+    assert_eq!(assistant(&h.log()), [("春眠不觉晓，处处".to_owned(), true, "error".to_owned())]);
+    let (message, hints) = h.last_turn_end();
+    assert!(message.starts_with("The connection to the model was lost during the answer"), "{message}");
+    assert_eq!(ids(&hints), ["connection_lost", "check_server_running"], "an answering server is compatible: no hint to check that");
+    // The log's order: the kept text comes before the turn's end (a reload shows both).
+    let kinds: Vec<&str> = h.log().iter().rev().take(2).map(|e| e.kind_name()).collect();
+    assert_eq!(kinds, ["turn_ended", "assistant_message"]);
+
+    // The provider stops the answer with an error of its own: the text is kept too,
+    // and the hints are that error's, not a lost connection's.
+    let (result, _) = h.send("写一句");
+    assert_eq!(result["reason"], "model_error");
+    assert_eq!(assistant(&h.log()).last().unwrap(), &("夜来".to_owned(), true, "error".to_owned()));
+    let (message, hints) = h.last_turn_end();
+    assert!(message.starts_with("The model's answer broke off; the text that arrived is kept."), "{message}");
+    assert_eq!(ids(&hints), ["wait_and_retry"]);
+
+    // Trying again: the model sees its cut-off text, as after a stop.
+    let (result, _) = h.send("写一句");
+    assert_eq!(result["reason"], "completed");
+    let sent = wire_messages(&h.server.chat_requests().last().unwrap().body);
+    assert!(sent.iter().any(|m| m.role == Role::Assistant && m.content == "春眠不觉晓，处处"), "{sent:?}");
+    h.assert_replay_matches_live();
+}
+
+#[test]
 fn interrupt_during_a_tool_stops_it() {
     let h = setup(vec![Reply::tool_calls(&[("c1", "slow_read", r#"{"label":"long","ms":20000}"#)])], json!({}));
     let started = std::time::Instant::now();
