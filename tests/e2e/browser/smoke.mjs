@@ -204,6 +204,15 @@ async function main() {
     await tid("word-count").filter({ hasText: "19 words" }).waitFor();
   });
 
+  await check("an emptied title goes back to the stored one and says so", async () => {
+    await tid("title-input").fill("");
+    await page.keyboard.press("Tab");
+    await toast(`A project needs a title, so it stays “${title}”.`);
+    assert((await tid("title-input").inputValue()) === title, `the field shows ${JSON.stringify(await tid("title-input").inputValue())}`);
+    assert((await call("project.get", { projectId })).title === title, "the stored title changed");
+    await calm();
+  });
+
   await check("an open IME composition is not autosaved until it is committed", async () => {
     const cdp = await context.newCDPSession(page);
     await page.keyboard.press("Control+End");

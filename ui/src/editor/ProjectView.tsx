@@ -216,6 +216,15 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     saver.current?.change({ title: value });
   };
 
+  // A project needs a title: one left empty goes back to the stored one, saying so
+  // (rather than showing "Saved" for a title that was never stored).
+  const onTitleBlur = () => {
+    if (title.trim() !== "" || !saver.current) return;
+    const kept = saver.current.savedTitle;
+    onTitle(kept);
+    toast(t("title.keptNotEmpty", { title: kept }));
+  };
+
   const saveVersion = async (message: string) => {
     setSaveDialog(false);
     setBusy(t("version.saving"));
@@ -620,6 +629,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
               placeholder={t("title.placeholder")}
               onChange={onTitle}
               onEnter={() => editor.current?.focus()}
+              onBlur={onTitleBlur}
             />
             <MarkdownEditor
               ref={keepEditor}

@@ -22,6 +22,7 @@ export function TitleField({
   placeholder,
   onChange,
   onEnter,
+  onBlur,
 }: {
   value: string;
   label: string;
@@ -29,6 +30,7 @@ export function TitleField({
   onChange: (value: string) => void;
   /** Enter outside an input method's composition: go on to the body. */
   onEnter: () => void;
+  onBlur?: () => void;
 }) {
   const ref = useRef<HTMLTextAreaElement>(null);
   useLayoutEffect(() => {
@@ -57,6 +59,7 @@ export function TitleField({
       placeholder={placeholder}
       value={value}
       onChange={(e) => onChange(e.target.value.replace(/[\r\n]+/g, " "))}
+      onBlur={onBlur}
       onKeyDown={(e) => {
         if (e.key === "Enter" && !e.nativeEvent.isComposing && e.keyCode !== 229) {
           e.preventDefault();

@@ -135,6 +135,11 @@ export class Saver {
   }
 
   /** The project changed by another path (restore, reload): adopt it as saved. */
+  /** The title as last stored. */
+  get savedTitle(): string {
+    return this.saved.title;
+  }
+
   reset(p: Pick<Project, "title" | "source" | "revision">) {
     this.clearTimer();
     this.revision = p.revision;

@@ -424,6 +424,7 @@ export const en = {
   "theme.system": "Follow the system",
   "title.label": "Title",
   "title.placeholder": "Untitled",
+  "title.keptNotEmpty": "A project needs a title, so it stays “{title}”.",
   "version.dialogTitle": "Save as version {n}",
   "version.messagePlaceholder": "What changed? (optional, Enter to save)",
   "version.save": "Save version",

@@ -425,6 +425,7 @@ export const zh: Messages = {
   "theme.system": "跟随系统",
   "title.label": "标题",
   "title.placeholder": "无标题",
+  "title.keptNotEmpty": "项目必须有标题，因此保留为“{title}”。",
   "version.dialogTitle": "保存为第 {n} 版",
   "version.messagePlaceholder": "改了什么？（可选，按回车保存）",
   "version.save": "保存版本",
