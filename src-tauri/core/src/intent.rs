@@ -223,7 +223,7 @@ pub fn platforms(text: &str) -> Vec<Platform> {
 /// The length a text asks for (the last one named).
 pub fn length(text: &str) -> Option<Length> {
     static CELL: OnceLock<Option<Regex>> = OnceLock::new();
-    let r = regex(&CELL, r"(?i)(\d{1,6})\s*(?:个)?\s*(字|词|汉字|words?\b|characters?\b|chars?\b|秒|seconds?\b|secs?\b|s\b|分钟|minutes?\b|mins?\b)")?;
+    let r = regex(&CELL, r"(?i)(\d{1,6})\s*(?:个|-)?\s*(字|词|汉字|words?\b|characters?\b|chars?\b|秒|seconds?\b|secs?\b|s\b|分钟|minutes?\b|mins?\b)")?;
     let captures = r.captures_iter(text).last()?;
     let value: u32 = captures.get(1)?.as_str().parse().ok()?;
     let unit = captures.get(2)?.as_str().to_lowercase();
@@ -517,6 +517,9 @@ mod tests {
         assert_eq!(intent.length, Some(Length { value: 60, unit: LengthUnit::Seconds }));
         assert_eq!(intent.topic.as_deref(), Some("spring tea launch"));
         assert_eq!(intent.brand.as_deref(), Some("Lumi"));
+        // A later message's length replaces the earlier one, however it is written.
+        let longer = update(&intent, "Now write a detailed 600-word introduction", &ProjectHints::default());
+        assert_eq!(longer.length, Some(Length { value: 600, unit: LengthUnit::Words }));
         assert_eq!(output_type("分析一下这篇文章为什么阅读量低"), Some(OutputType::Analysis));
         assert_eq!(output_type("给这篇文章起 5 个标题"), Some(OutputType::TitleSet));
         assert_eq!(output_type("帮我做一个小红书的内容策略"), Some(OutputType::StrategyNotes));
@@ -524,6 +527,9 @@ mod tests {
         assert_eq!(platforms("post it on X and 知乎"), [Platform::Zhihu, Platform::X]);
         assert_eq!(platforms("an X-ray of the market"), []);
         assert_eq!(length("两分钟口播，大约 2 分钟"), Some(Length { value: 120, unit: LengthUnit::Seconds }));
+        // A compound adjective ("a 600-word introduction") names a length too.
+        assert_eq!(length("Write a detailed 600-word introduction"), Some(Length { value: 600, unit: LengthUnit::Words }));
+        assert_eq!(length("a 30-second video script"), Some(Length { value: 30, unit: LengthUnit::Seconds }));
         assert_eq!(product("新品：山茶花冷泡茶，主打清爽"), Some("山茶花冷泡茶".to_owned()));
     }
 
