@@ -452,6 +452,12 @@ async function main() {
     assert(/tokens/.test(usage) && /cost \d/.test(usage), `usage: ${usage}`);
     await shot("drafting-10-context-en-light");
     await tid("context-meter").click();
+    // The status bar says the session's model and how full its window is, as the meter.
+    const model = await call("llmProfile.list", {}).then((r) => r.profiles.find((p) => p.isDefault).model);
+    assert((await tid("status-model").innerText()) === model, `status bar model: ${await tid("status-model").innerText()} (expected ${model})`);
+    const pct = Number(await tid("status-context").getAttribute("data-pct"));
+    const meter = await tid("context-meter").getAttribute("aria-label");
+    assert(pct > 0 && meter.includes(`${pct}%`), `status bar context ${pct}% vs the meter's “${meter}”`);
   });
 
   await check("sessions: rename, a new one, the list shows both with activity, resume the first", async () => {

@@ -7,6 +7,7 @@ import { useApp } from "../context";
 import { AiPanel } from "../drafting/AiPanel";
 import type { SourceTarget } from "../drafting/Ask";
 import type { Selection } from "../drafting/scope";
+import { StatusAi } from "../drafting/StatusAi";
 import { Drafting } from "../drafting/store";
 import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
@@ -657,6 +658,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           <span data-testid="head">{head > 0 ? t("project.head", { n: head }) : t("project.head.none")}</span>
           <span aria-hidden="true">·</span>
           <span data-testid="word-count">{t("status.words", { n: words.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}</span>
+          <StatusAi drafting={drafting} />
           {busy && (
             <span className="busy" role="status" data-testid="busy">
               <span className="spinner" aria-hidden="true" /> {busy}

@@ -312,6 +312,8 @@ export const en = {
   "status.saved": "Saved",
   "status.saving": "Saving…",
   "status.words": "{n} words",
+  "status.context": "context {pct}%",
+  "status.modelOf": "The model of profile “{profile}”",
   "sync.linked": "Workspace linked",
   "settings.workspace": "Workspace",
   "sync.state.notConnected": "Local only",

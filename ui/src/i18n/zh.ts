@@ -313,6 +313,8 @@ export const zh: Messages = {
   "status.saved": "已保存",
   "status.saving": "正在保存…",
   "status.words": "{n} 字",
+  "status.context": "上下文 {pct}%",
+  "status.modelOf": "配置“{profile}”的模型",
   "sync.linked": "已连接工作区",
   "settings.workspace": "工作区",
   "sync.state.notConnected": "仅本地",
