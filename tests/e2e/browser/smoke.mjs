@@ -291,6 +291,18 @@ async function main() {
     const c = (await call("comment.list", { projectId })).comments[0];
     assert(c.anchor && c.anchor.from === 0 && c.anchor.to > 0, `anchor ${JSON.stringify(c.anchor)}`);
     await shot("05-comments-en-light");
+    // Deleting the quoted text: once saved, the comment says its text is gone; undoing
+    // the deletion brings the jump back.
+    const saved = () => page.waitForFunction(() => document.querySelector("[data-testid=save-state]")?.getAttribute("data-state") === "saved");
+    await tid("editor-content").click();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Shift+End");
+    await page.keyboard.press("Delete");
+    await tid("comment-quote-gone").waitFor();
+    await saved();
+    await page.keyboard.press("Control+z");
+    await tid("comment-quote-gone").waitFor({ state: "detached" });
+    await saved();
     await tid("comment-resolve").click();
     await tid("comment-item").waitFor({ state: "detached" });
     assert((await page.locator(".cm-comment-anchor").count()) === 0, "resolved comment still highlighted");

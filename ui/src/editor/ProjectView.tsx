@@ -97,6 +97,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const [words, setWords] = useState(0);
   const [preview, setPreview] = useState(false);
   const [previewSource, setPreviewSource] = useState("");
+  /** The source as last autosaved (for checking comments' anchors once per save). */
+  const [saved, setSaved] = useState<{ revision: number; source: string } | null>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const [overlay, setOverlay] = useState<Overlay>(null);
   const [saveDialog, setSaveDialog] = useState(false);
@@ -146,6 +148,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           onState: setSaveState,
           onSaved: (np) => {
             setRevision(np.revision);
+            setSaved({ revision: np.revision, source: np.source });
             // Tell the sidebar when the title changed, otherwise at most every 5 s.
             const now = Date.now();
             if (np.title !== reported.current.title || now - reported.current.at > 5000) {
@@ -385,6 +388,17 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     return out;
     // eslint-disable-next-line react-hooks/exhaustive-deps -- not on each save of the source: see above
   }, [comments, project?.id]);
+
+  // Open comments whose quoted text was deleted since: the panel says so rather than
+  // offering a jump to nowhere. Checked against the source as saved, once per save.
+  const savedText = saved && project && saved.revision >= project.revision ? saved.source : (project?.source ?? "");
+  const lostAnchors = useMemo<ReadonlySet<string>>(() => {
+    const lost = new Set<string>();
+    for (const c of comments ?? []) {
+      if (!c.resolved && c.anchor && c.quote && !locateAnchor(savedText, c.anchor, c.quote)) lost.add(c.id);
+    }
+    return lost;
+  }, [comments, savedText]);
 
   const onImageFiles = useCallback(
     async (files: File[], pos: number) => {
@@ -751,6 +765,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             onResolve={resolveComment}
             onDelete={deleteComment}
             onJump={jumpToComment}
+            lost={lostAnchors}
           />
         )}
         {tab === "drafts" && (

@@ -116,6 +116,7 @@ export const en = {
   "comments.empty.title": "No comments yet",
   "comments.hideResolved": "Hide {n} resolved",
   "comments.jump": "Show in the editor",
+  "comments.quoteGone": "This text is no longer in the source.",
   "comments.loading": "Loading comments…",
   "comments.noselection": "No text selected: the comment applies to the whole document.",
   "comments.on": "On “{quote}”",

@@ -117,6 +117,7 @@ export const zh: Messages = {
   "comments.empty.title": "还没有评论",
   "comments.hideResolved": "隐藏 {n} 条已解决",
   "comments.jump": "在编辑器中显示",
+  "comments.quoteGone": "正文中已没有这段文字。",
   "comments.loading": "正在加载评论…",
   "comments.noselection": "未选中文字：评论针对整篇文稿。",
   "comments.on": "针对“{quote}”",

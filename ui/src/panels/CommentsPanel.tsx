@@ -11,9 +11,13 @@ export interface CommentsPanelProps {
   onResolve: (c: Comment, resolved: boolean) => unknown;
   onDelete: (c: Comment) => unknown;
   onJump: (c: Comment) => void;
+  /** Open comments whose quoted text is no longer in the source. */
+  lost?: ReadonlySet<string>;
 }
 
-export const CommentsPanel = memo(function CommentsPanel({ comments, selectionText, onAdd, onResolve, onDelete, onJump }: CommentsPanelProps) {
+const NONE: ReadonlySet<string> = new Set();
+
+export const CommentsPanel = memo(function CommentsPanel({ comments, selectionText, onAdd, onResolve, onDelete, onJump, lost = NONE }: CommentsPanelProps) {
   const { t, lang, now, mod } = useApp();
   const [body, setBody] = useState("");
   const [busy, setBusy] = useState(false);
@@ -33,11 +37,16 @@ export const CommentsPanel = memo(function CommentsPanel({ comments, selectionTe
 
   const item = (c: Comment) => (
     <li key={c.id} className={`comment ${c.resolved ? "resolved" : ""}`} data-testid="comment-item" data-resolved={c.resolved}>
-      {c.quote && (
-        <button type="button" className="comment-quote" onClick={() => onJump(c)} title={t("comments.jump")}>
-          “{c.quote}”
-        </button>
-      )}
+      {c.quote &&
+        (lost.has(c.id) ? (
+          <p className="comment-quote comment-quote-gone small" data-testid="comment-quote-gone">
+            <del>“{c.quote}”</del> <span className="muted">{t("comments.quoteGone")}</span>
+          </p>
+        ) : (
+          <button type="button" className="comment-quote" onClick={() => onJump(c)} title={t("comments.jump")}>
+            “{c.quote}”
+          </button>
+        ))}
       <p className="comment-body">{c.body}</p>
       <p className="small muted">
         {c.author} ·{" "}
