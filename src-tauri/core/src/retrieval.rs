@@ -142,9 +142,15 @@ pub struct SearchHit {
     /// the project's source. `null` when only the title, tags or meaning matched.
     pub span: Option<Anchor>,
     pub snippet: Snippet,
+    /// How the project matched: in the workspace, the best of its working copy and
+    /// versions (the hit speaks for them all).
     pub tier: Tier,
     /// The fused score within the tier (higher is better).
     pub score: f64,
+    /// In the workspace, the project's other versions that match too, oldest first
+    /// (the hit is its working copy when that matches, else its newest matching
+    /// version); empty for a comment and in one project's scope.
+    pub also_in: Vec<u32>,
 }
 
 /// Why a search was not everything it could be.
@@ -737,8 +743,31 @@ impl SearchIndex {
                 None => break,
             }
         }
+        let mut also_in: Vec<Vec<u32>> = vec![Vec::new(); groups.len()];
+        if scope == SearchScope::Workspace {
+            // A project's best-ranked text is often an old version (shorter texts score
+            // higher under BM25), but a person looks for the text as it is now: the
+            // working copy speaks for the project whenever it matches, else the newest
+            // matching version; the other matching versions are named under it.
+            let matched: std::collections::HashSet<DocAddress> = fused.iter().map(|f| f.key).collect();
+            for ((_, kept, _), also) in groups.iter_mut().zip(also_in.iter_mut()) {
+                if kept.kind == DocKind::Comment {
+                    continue;
+                }
+                let mut texts: Vec<(DocAddress, Option<u32>)> =
+                    index::project_texts(searcher, fields, &kept.project_id).map_err(IndexError::from)?.into_iter().filter(|(address, _)| matched.contains(address)).collect();
+                // The working copy (no number) first, then the newest version.
+                texts.sort_by_key(|(_, version)| std::cmp::Reverse(version.map_or(u64::MAX, u64::from)));
+                let Some((speaker, number)) = texts.first().copied() else { continue };
+                if kept.version != number {
+                    *kept = index::stored(searcher, fields, speaker).map_err(IndexError::from)?;
+                }
+                *also = texts.iter().filter_map(|(_, version)| *version).filter(|v| Some(*v) != number).collect();
+                also.sort_unstable();
+            }
+        }
         let mut hits = Vec::with_capacity(groups.len());
-        for (_, doc, candidate) in groups {
+        for ((_, doc, candidate), also_in) in groups.into_iter().zip(also_in) {
             let summary = self.shared.store.get::<ProjectSummary>(doc.project_id.as_bytes())?;
             let located = text::locate(&doc.body, terms);
             let (span, snippet) = match (doc.kind, located) {
@@ -759,6 +788,7 @@ impl SearchIndex {
                 snippet,
                 tier: candidate.tier,
                 score: candidate.rrf,
+                also_in,
             });
         }
         Ok(hits)

@@ -1665,11 +1665,22 @@ title: string,
  * source of the working copy or version; for a comment, the comment's anchor in
  * the project's source. `null` when only the title, tags or meaning matched.
  */
-span: Anchor | null, snippet: Snippet, tier: Tier, 
+span: Anchor | null, snippet: Snippet, 
+/**
+ * How the project matched: in the workspace, the best of its working copy and
+ * versions (the hit speaks for them all).
+ */
+tier: Tier, 
 /**
  * The fused score within the tier (higher is better).
  */
-score: number, };
+score: number, 
+/**
+ * In the workspace, the project's other versions that match too, oldest first
+ * (the hit is its working copy when that matches, else its newest matching
+ * version); empty for a comment and in one project's scope.
+ */
+alsoIn: Array<number>, };
 
 export type SearchNotice = { code: NoticeCode, 
 /**

@@ -20,13 +20,14 @@ const hit = (over: Partial<SearchHit>): SearchHit => ({
   snippet: { text: "😀 水温九十度", highlights: [{ from: 3, to: 5 }] },
   tier: "body",
   score: 0.03,
+  alsoIn: [],
   ...over,
 });
 
 describe("ContentSearch", () => {
   it("searches the text as the person types, marks the match and opens the hit", async () => {
     const transport = new FakeTransport().on("search.query", () => ({
-      hits: [hit({}), hit({ projectId: "prj_2", projectTitle: "旧稿", kind: "version", version: 3 })],
+      hits: [hit({ alsoIn: [1, 4] }), hit({ projectId: "prj_2", projectTitle: "旧稿", kind: "version", version: 3 })],
       semantic: false,
       notice: { code: "semanticOff", message: "No embedding model is configured." },
     }));
@@ -46,6 +47,9 @@ describe("ContentSearch", () => {
     expect(transport.callsTo("search.query")).toEqual([{ q: "水温", limit: 20 }]);
     expect(hits[0].querySelector("mark")?.textContent).toBe("水温");
     expect(hits[1].textContent).toContain("第 3 版");
+    // The working copy speaks for the project; older versions holding the match are named under it.
+    expect(hits[0].textContent).toContain("当前稿 · 旧版本 v1, v4 中也有");
+    expect(hits[1].textContent).not.toContain("旧版本");
     // Without an embedding model nothing is said: lexical search is the normal case.
     expect(screen.queryByText(/向量模型/)).toBeNull();
     fireEvent.click(hits[1]);

@@ -19,10 +19,17 @@ export function SnippetText({ snippet }: { snippet: Snippet }) {
   return <>{parts}</>;
 }
 
+/** Most older versions named under a hit; more are counted as "…". */
+const ALSO_IN_SHOWN = 5;
+
 function place(t: ReturnType<typeof useApp>["t"], hit: SearchHit): string {
-  if (hit.kind === "version" && hit.version != null) return t("search.inVersion", { n: hit.version });
   if (hit.kind === "comment") return t("search.inComment");
-  return t("search.inText");
+  const where = hit.kind === "version" && hit.version != null ? t("search.inVersion", { n: hit.version }) : t("search.inText");
+  const also = hit.alsoIn;
+  if (also.length === 0) return where;
+  const shown = also.slice(0, ALSO_IN_SHOWN).map((n) => `v${n}`);
+  if (also.length > ALSO_IN_SHOWN) shown.push("…");
+  return `${where} · ${t("search.alsoIn", { versions: shown.join(", ") })}`;
 }
 
 /**

@@ -226,6 +226,7 @@ export const en = {
   "search.inText": "working copy",
   "search.inVersion": "version {n}",
   "search.inComment": "comment",
+  "search.alsoIn": "also in {versions}",
   "search.none": "No text matches.",
   "search.failed": "Search is unavailable right now.",
   "search.building": "The search index is being built; some results may be missing.",

@@ -227,6 +227,7 @@ export const zh: Messages = {
   "search.inText": "当前稿",
   "search.inVersion": "第 {n} 版",
   "search.inComment": "评论",
+  "search.alsoIn": "旧版本 {versions} 中也有",
   "search.none": "正文中没有匹配。",
   "search.failed": "搜索暂时不可用。",
   "search.building": "正在建立搜索索引，部分结果可能缺失。",

@@ -13,7 +13,7 @@ use crate::model::Anchor;
 
 /// Bump when the schema or the tokenizers change: an index of another schema is
 /// rebuilt from the store on open.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 
 const WORDS: &str = "inkstone_words";
 const GRAMS: &str = "inkstone_grams";
@@ -218,6 +218,21 @@ pub fn stored(searcher: &Searcher, fields: &Fields, address: DocAddress) -> tant
 pub fn address_of(searcher: &Searcher, fields: &Fields, doc_id: &str) -> tantivy::Result<Option<DocAddress>> {
     let query = TermQuery::new(Term::from_field_text(fields.doc_id, doc_id), IndexRecordOption::Basic);
     Ok(searcher.search(&query, &tantivy::collector::TopDocs::with_limit(1).order_by_score())?.first().map(|(_, address)| *address))
+}
+
+/// The working copy and versions of `project_id` in the index: each address with its
+/// version number (`None` for the working copy), read from the fast field so no
+/// stored document is loaded.
+pub fn project_texts(searcher: &Searcher, fields: &Fields, project_id: &str) -> tantivy::Result<Vec<(DocAddress, Option<u32>)>> {
+    let kinds: Vec<(Occur, Box<dyn Query>)> = [DocKind::Working, DocKind::Version].iter().map(|k| (Occur::Should, term(fields.kind, k.as_str()))).collect();
+    let query = BooleanQuery::new(vec![(Occur::Must, term(fields.project_id, project_id)), (Occur::Must, Box::new(BooleanQuery::new(kinds)))]);
+    let mut out = Vec::new();
+    for address in searcher.search(&query, &tantivy::collector::DocSetCollector)? {
+        let column = searcher.segment_reader(address.segment_ord).fast_fields().u64("version")?;
+        let version = column.first(address.doc_id).and_then(|v| u32::try_from(v).ok()).filter(|v| *v > 0);
+        out.push((address, version));
+    }
+    Ok(out)
 }
 
 /// Which documents a query may return.

@@ -3,6 +3,8 @@
 //! summary of a source, and where a query matches in a text (a UTF-16 span and a
 //! snippet with highlights).
 
+use std::sync::OnceLock;
+
 use unicode_normalization::UnicodeNormalization;
 
 use crate::model::Anchor;
@@ -40,8 +42,9 @@ fn is_word_char(c: char) -> bool {
 
 /// Words of a normalised text by jieba's search mode (a long word also yields the
 /// shorter words inside it, so "人工智能" is found by "智能"); tokens without a letter
-/// or digit (punctuation, spaces) are dropped. Positions count the kept tokens.
-pub fn word_tokens(normalized: &str) -> Vec<Token> {
+/// or digit (punctuation, spaces) are dropped. Positions count the kept tokens. Each
+/// token is the surface word: [`word_tokens`] gives what the index holds.
+fn surface_tokens(normalized: &str) -> Vec<Token> {
     let jieba = crate::suggest::segmenter();
     let mut out = Vec::new();
     for token in jieba.cut_for_search(normalized, true) {
@@ -52,6 +55,32 @@ pub fn word_tokens(normalized: &str) -> Vec<Token> {
         out.push(Token { text: token.word.to_owned(), from: token.byte_start, to: token.byte_end, position });
     }
     out
+}
+
+/// The word tokens the index holds: [`surface_tokens`] with English words reduced to
+/// their stem ([`english_stem`]), so "meeting" finds "meetings". Chinese words and
+/// other scripts are kept as jieba cut them.
+pub fn word_tokens(normalized: &str) -> Vec<Token> {
+    let mut tokens = surface_tokens(normalized);
+    for token in &mut tokens {
+        if let Some(stem) = english_stem(&token.text) {
+            token.text = stem;
+        }
+    }
+    tokens
+}
+
+/// The stem of a lowercase English word by the Snowball English stemmer (Porter2),
+/// or `None` when it stays as it is (not all ASCII letters, shorter than three
+/// letters, or already a stem): "meetings" and "meeting" are both "meet". Chinese
+/// words and other scripts are never stemmed.
+pub fn english_stem(word: &str) -> Option<String> {
+    static STEMMER: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
+    if word.len() < 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return None;
+    }
+    let stem = STEMMER.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)).stem(word);
+    (stem != word).then(|| stem.into_owned())
 }
 
 /// A unit of the n-gram stream: one CJK character, or one run of other letters and
@@ -140,6 +169,18 @@ pub fn literal_terms(normalized_query: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// The distinct index terms of `words`, in order (English words stemmed).
+fn distinct_stems<'a>(words: impl Iterator<Item = &'a String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in words {
+        let term = english_stem(word).unwrap_or_else(|| word.clone());
+        if !out.contains(&term) {
+            out.push(term);
+        }
+    }
+    out
+}
+
 /// What a query asks for, analysed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryTerms {
@@ -148,7 +189,7 @@ pub struct QueryTerms {
     /// `normalized` as a label (whitespace collapsed): compared with titles and tags.
     pub label: String,
     /// Distinct words of the query without stop words (all of them when every word is
-    /// one), in query order.
+    /// one), in query order, English words stemmed as the index holds them.
     pub keywords: Vec<String>,
     /// The phrase terms of a literal match (see [`literal_terms`]).
     pub literal: Vec<(usize, String)>,
@@ -157,19 +198,11 @@ pub struct QueryTerms {
 impl QueryTerms {
     pub fn new(query: &str) -> QueryTerms {
         let normalized = normalize(query.trim());
-        let words: Vec<String> = word_tokens(&normalized).into_iter().map(|t| t.text).collect();
-        let mut keywords: Vec<String> = Vec::new();
-        for word in words.iter().filter(|w| !crate::suggest::is_stop_word(w)) {
-            if !keywords.contains(word) {
-                keywords.push(word.clone());
-            }
-        }
+        // Stop words are told by their surface form ("this" is one, its stem is not).
+        let words: Vec<String> = surface_tokens(&normalized).into_iter().map(|t| t.text).collect();
+        let mut keywords = distinct_stems(words.iter().filter(|w| !crate::suggest::is_stop_word(w)));
         if keywords.is_empty() {
-            for word in words {
-                if !keywords.contains(&word) {
-                    keywords.push(word);
-                }
-            }
+            keywords = distinct_stems(words.iter());
         }
         let literal = literal_terms(&normalized);
         QueryTerms { label: normalize_label(&normalized), normalized, keywords, literal }
@@ -369,6 +402,29 @@ fn occurrences(haystack: &[char], needle: &[char]) -> Vec<usize> {
     (0..=haystack.len() - needle.len()).filter(|&i| haystack[i..i + needle.len()] == *needle).collect()
 }
 
+/// The runs of ASCII letters in `folded` (characters) that are `stem` or stem to it.
+fn words_with_stem(folded: &[char], stem: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for at in 0..=folded.len() {
+        let letter = folded.get(at).is_some_and(|c| c.is_ascii_lowercase());
+        match (letter, start) {
+            (true, None) => start = Some(at),
+            (false, Some(from)) => {
+                start = None;
+                // A letter run inside a longer word of other letters or digits is no word.
+                let bounded = from.checked_sub(1).and_then(|i| folded.get(i)).is_none_or(|c| !is_word_char(*c)) && folded.get(at).is_none_or(|c| !is_word_char(*c));
+                let word: String = folded[from..at].iter().collect();
+                if bounded && (word == stem || english_stem(&word).as_deref() == Some(stem)) {
+                    out.push((from, at));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Finds the query in `text`: the whole query where it occurs literally (ignoring
 /// case and width), else the window holding the most distinct keywords; `None` when
 /// nothing of the query occurs. The snippet shows the text around that place.
@@ -382,8 +438,15 @@ pub fn locate(text: &str, terms: &QueryTerms) -> Option<Located> {
         _ => {
             let mut found: Vec<(usize, usize, usize)> = Vec::new();
             for (idx, keyword) in terms.keywords.iter().enumerate() {
-                let needle: Vec<char> = keyword.chars().collect();
-                found.extend(occurrences(&folded, &needle).into_iter().map(|s| (s, s + needle.len(), idx)));
+                // An English keyword is a stem: the words of the text with that stem
+                // ("stories" for "story"), else the stem inside a longer word.
+                let words = if keyword.bytes().all(|b| b.is_ascii_lowercase()) { words_with_stem(&folded, keyword) } else { Vec::new() };
+                if words.is_empty() {
+                    let needle: Vec<char> = keyword.chars().collect();
+                    found.extend(occurrences(&folded, &needle).into_iter().map(|s| (s, s + needle.len(), idx)));
+                } else {
+                    found.extend(words.into_iter().map(|(s, e)| (s, e, idx)));
+                }
             }
             if found.is_empty() {
                 return None;
@@ -529,6 +592,35 @@ mod tests {
         assert_eq!(String::from_utf16(&utf16[located.span.from as usize..located.span.to as usize]).unwrap(), "手冲");
         assert!(located.snippet.highlights.len() >= 2, "{located:?}");
         assert!(locate(text, &QueryTerms::new("马拉松")).is_none());
+    }
+
+    #[test]
+    fn english_words_are_stemmed_and_chinese_words_are_not() {
+        let stem = |w: &str| english_stem(w).unwrap_or_else(|| w.to_owned());
+        // The forms of one word share a stem; different words keep theirs.
+        for forms in [["meet", "meeting", "meetings"], ["story", "stories", "story"], ["note", "notes", "noted"]] {
+            assert!(forms.iter().all(|f| stem(f) == stem(forms[0])), "{forms:?}: {:?}", forms.map(stem));
+        }
+        assert_ne!(stem("meeting"), stem("meat"));
+        for word in ["this", "focus", "glass", "was", "café", "gpt4s", "茶园", "ab"] {
+            assert_eq!(english_stem(word), None, "{word}");
+        }
+        let tokens = word_tokens(&normalize("Fewer Meetings 在茶园里"));
+        let texts: Vec<&str> = tokens.iter().map(|t| t.text.as_str()).collect();
+        assert!(texts.contains(&"meet") && texts.contains(&"茶园") && !texts.contains(&"meetings"), "{texts:?}");
+        // The query stems as the index does; stop words are told by their surface form.
+        assert_eq!(QueryTerms::new("Meetings").keywords, vec!["meet".to_owned()]);
+        assert_eq!(QueryTerms::new("this meeting").keywords, vec!["meet".to_owned()]);
+    }
+
+    #[test]
+    fn a_stemmed_keyword_is_located_at_the_words_with_its_stem() {
+        let text = "Two stories about a meeting.";
+        let located = locate(text, &QueryTerms::new("story")).unwrap();
+        assert_eq!((located.span.from, located.span.to), (4, 11));
+        let located = locate(text, &QueryTerms::new("meetings")).unwrap();
+        assert_eq!((located.span.from, located.span.to), (20, 27));
+        assert!(locate("storytelling", &QueryTerms::new("story")).is_some(), "the query as written, inside a word");
     }
 
     #[test]

@@ -500,3 +500,79 @@ fn ask_answers_a_question_of_the_same_meaning_from_the_cache() {
     let other = t.ok("search.ask", json!({"q": "我写的咖啡馆"}));
     assert_eq!((other["cached"].as_bool(), chats()), (Some(false), 2));
 }
+
+/// Saves the project's text as a version, then makes `next` its working text.
+fn save_then_edit(t: &TestEngine, id: &str, next: &str) {
+    t.ok("version.create", json!({"projectId": id}));
+    let project = t.ok("project.get", json!({"projectId": id}));
+    t.ok("project.update", json!({"projectId": id, "baseRevision": project["revision"], "source": next}));
+}
+
+/// A project whose working text and two older versions (shorter, so BM25 scores them
+/// higher) all hold the query: its hit is the working copy, at the match in the
+/// working text, with the versions named under it; a version speaks for the project
+/// only when the working copy does not match.
+#[test]
+fn the_working_copy_is_a_projects_hit_when_it_matches_and_versions_are_named_under_it() {
+    let t = TestEngine::new();
+    let id = create(&t, "春天的茶", "茶园。");
+    save_then_edit(&t, &id, "清明前后，茶园里。");
+    save_then_edit(&t, &id, "清明前后，龙井新茶上市。我在杭州西湖边的茶园里看采茶，山坡上一行一行的茶树，空气里都是清香。回来以后写下这篇。");
+    let en = create(&t, "Remote work habits", "Fewer meetings.");
+    save_then_edit(&t, &en, "Written updates replace most meetings.");
+    save_then_edit(
+        &t,
+        &en,
+        "After four years of working remotely, three habits matter. A short written update at the end of each day replaces most meetings. A walk after lunch clears the head.",
+    );
+    create(&t, "别的文章", "这里没有那个词。");
+    wait(&t);
+    for (q, project) in [("茶园", &id), ("meetings", &en)] {
+        let source = t.ok("project.get", json!({"projectId": project}))["source"].as_str().unwrap().to_owned();
+        let result = search(&t, json!({"q": q}));
+        let hit = result["hits"].as_array().unwrap().iter().find(|h| h["projectId"] == json!(project)).unwrap();
+        assert_eq!((hit["kind"].as_str(), &hit["version"]), (Some("working"), &Value::Null), "{q}: {result}");
+        assert_eq!(slice(&source, &hit["span"]), q, "{q}: the span is in the working text");
+        assert_eq!(hit["alsoIn"], json!([1, 2]), "{q}: {result}");
+        assert_eq!(result["hits"].as_array().unwrap().len(), 1, "{q}: one hit per project");
+    }
+    // The working copy no longer has the word: the newest version holding it speaks
+    // for the project, and the older one is named under it.
+    let project = t.ok("project.get", json!({"projectId": id}));
+    t.ok("project.update", json!({"projectId": id, "baseRevision": project["revision"], "source": "改写了，只剩龙井。"}));
+    wait(&t);
+    let result = search(&t, json!({"q": "茶园"}));
+    assert_eq!((result["hits"][0]["kind"].as_str(), &result["hits"][0]["version"]), (Some("version"), &json!(2)), "{result}");
+    assert_eq!(result["hits"][0]["alsoIn"], json!([1]), "{result}");
+}
+
+/// English words are found in their other forms (the plural, the third person), in
+/// the body, the title and the summary, with the span on the word as written;
+/// Chinese words are cut as before.
+#[test]
+fn english_words_match_their_other_forms() {
+    let t = TestEngine::new();
+    let habits = create(
+        &t,
+        "Remote work habits",
+        "# Remote work habits\n\nAfter four years of working remotely, three habits matter.\n\nA short written update at the end of each day replaces most meetings.",
+    );
+    let stories = create(&t, "Bedtime story", "Every night one story.");
+    let tea = create(&t, "茶园笔记", "清明前后，龙井新茶上市。");
+    wait(&t);
+    let source = t.ok("project.get", json!({"projectId": habits}))["source"].as_str().unwrap().to_owned();
+    let result = search(&t, json!({"q": "meeting"}));
+    assert_eq!(hit_projects(&result), vec![habits.clone()], "{result}");
+    assert_eq!(slice(&source, &result["hits"][0]["span"]), "meeting", "{result}");
+    assert_eq!(hit_projects(&search(&t, json!({"q": "Meetings"}))), vec![habits.clone()]);
+    assert_eq!(hit_projects(&search(&t, json!({"q": "habit"}))), vec![habits.clone()]);
+    assert_eq!(search(&t, json!({"q": "habit"}))["hits"][0]["tier"], "titleKeywords");
+    let result = search(&t, json!({"q": "stories"}));
+    assert_eq!(hit_projects(&result), vec![stories.clone()], "{result}");
+    assert_eq!(result["hits"][0]["tier"], "titleKeywords");
+    // The word's other forms too (Snowball's English stems), but not another word.
+    assert_eq!(hit_projects(&search(&t, json!({"q": "meet"}))), vec![habits.clone()]);
+    assert_eq!(search(&t, json!({"q": "meat"}))["hits"], json!([]));
+    assert_eq!(hit_projects(&search(&t, json!({"q": "新茶"}))), vec![tea.clone()]);
+    assert_eq!(hit_projects(&search(&t, json!({"q": "茶"}))), vec![tea]);
+}
