@@ -1,7 +1,7 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { EditorView } from "@codemirror/view";
 import { afterEach, describe, expect, it } from "vitest";
-import { App } from "./App";
+import { App, projectToReopen } from "./App";
 import { ApiClient } from "./api/client";
 import { apiError, FakeTransport } from "./api/fake";
 import type { Comment, ContentTemplate, Project, ProjectSummary, Version } from "./api/generated";
@@ -139,6 +139,9 @@ afterEach(() => {
   cleanup();
   // The right-hand panel's tab is kept across reloads; each test starts from the default.
   window.localStorage.removeItem("inkstone.panelTab");
+  // So are the last open project and the sidebar's state.
+  window.localStorage.removeItem("inkstone.lastProject");
+  window.localStorage.removeItem("inkstone.sidebar");
 });
 
 describe("the window", () => {
@@ -450,5 +453,56 @@ describe("the window", () => {
       fireEvent.click(within(banner).getByText("重试"));
     });
     expect(transport.callsTo("project.list").length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("a reload reopens the last open project and keeps the sidebar hidden", async () => {
+    const { transport } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" }), proj("b", "夏天", "2026-11-22T11:30:00Z")]);
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(2));
+    expect(screen.getByTestId("welcome")).toBeTruthy();
+    fireEvent.click(items()[1].querySelector("button")!);
+    await waitFor(() => expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a"));
+    key("\\");
+    expect(screen.queryByTestId("sidebar")).toBeNull();
+    cleanup();
+
+    renderApp(transport);
+    await waitFor(() => expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a"));
+    await waitFor(() => expect((screen.getByTestId("title-input") as HTMLInputElement).value).toBe("春天"));
+    expect(screen.queryByTestId("sidebar")).toBeNull();
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+    // Shown again, it stays shown.
+    fireEvent.click(screen.getByTestId("show-sidebar"));
+    cleanup();
+    renderApp(transport);
+    await waitFor(() => expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a"));
+    expect(screen.getByTestId("sidebar")).toBeTruthy();
+  });
+
+  it("a last project that is gone or archived opens nothing, without an error", async () => {
+    window.localStorage.setItem("inkstone.lastProject", "gone");
+    const { transport } = backend([proj("a", "春天", "2026-11-22T11:00:00Z")]);
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    expect(screen.getByTestId("welcome")).toBeTruthy();
+    expect(screen.queryByTestId("project-view")).toBeNull();
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+    expect(transport.callsTo("project.get")).toHaveLength(0);
+    cleanup();
+
+    window.localStorage.setItem("inkstone.lastProject", "z");
+    renderApp(backend([proj("z", "旧稿", "2026-11-22T11:00:00Z", { archived: true })]).transport);
+    await screen.findByTestId("welcome");
+    await waitFor(() => expect(screen.queryByTestId("sidebar")).toBeTruthy());
+    expect(screen.queryByTestId("project-view")).toBeNull();
+  });
+
+  it("projectToReopen: only a listed project that is not archived", () => {
+    const list = [summary(proj("a", "A", "2026-11-22T11:00:00Z")), summary(proj("b", "B", "2026-11-22T11:00:00Z", { archived: true }))];
+    expect(projectToReopen(list, "a")).toBe("a");
+    expect(projectToReopen(list, "b")).toBeNull();
+    expect(projectToReopen(list, "c")).toBeNull();
+    expect(projectToReopen(list, null)).toBeNull();
+    expect(projectToReopen([], "a")).toBeNull();
   });
 });

@@ -40,6 +40,46 @@ function summaryOf(p: Project): ProjectSummary {
 
 const byRecent = (a: ProjectSummary, b: ProjectSummary) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
 
+// What the window comes back to after a reload or a restart: the last open project and
+// whether the sidebar was hidden, kept in this browser profile / webview like the
+// language (see lib/prefs.ts).
+const LAST_PROJECT_KEY = "inkstone.lastProject";
+const SIDEBAR_KEY = "inkstone.sidebar";
+
+function readPref(key: string): string | null {
+  try {
+    return window.localStorage.getItem(key);
+  } catch {
+    return null;
+  }
+}
+function writePref(key: string, value: string | null) {
+  try {
+    if (value === null) window.localStorage.removeItem(key);
+    else window.localStorage.setItem(key, value);
+  } catch {
+    // storage unavailable: the state lasts for this session only
+  }
+}
+
+/** The sidebar is shown unless the person hid it. */
+function initialSidebar(): boolean {
+  return readPref(SIDEBAR_KEY) !== "hidden";
+}
+function saveSidebar(shown: boolean) {
+  writePref(SIDEBAR_KEY, shown ? "shown" : "hidden");
+}
+function saveLastProject(projectId: string | null) {
+  writePref(LAST_PROJECT_KEY, projectId);
+}
+/** The project to reopen at start: the last open one, if it is still listed and not
+ * archived; otherwise none (the normal empty state, no error). */
+export function projectToReopen(projects: readonly ProjectSummary[], saved: string | null = readPref(LAST_PROJECT_KEY)): string | null {
+  if (!saved) return null;
+  const p = projects.find((x) => x.id === saved);
+  return p && !p.archived ? p.id : null;
+}
+
 export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform }: AppProps) {
   const [lang, setLang] = useState<Lang>(initialLang);
   const [theme, setTheme] = useState<Theme>(initialTheme);
@@ -56,7 +96,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     setReveal((r) => ({ projectId: target.projectId, span: target.span, version: target.version, commentId: target.commentId, seq: (r?.seq ?? 0) + 1 }));
   }, []);
   const openHit = useCallback((hit: SearchHit) => openSource(hit), [openSource]);
-  const [sidebar, setSidebar] = useState(true);
+  const [sidebar, setSidebar] = useState(initialSidebar);
   const [tab, setTab] = useState<PanelTab>(() => initialPanelTab(TABS, "history"));
   const [palette, setPalette] = useState(false);
   const [settings, setSettings] = useState<SettingsSection | null>(null);
@@ -69,6 +109,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const syncSlot = useMemo(() => <SyncIndicator onOpenSettings={() => setSettings("workspace")} />, []);
   const view = useRef<ProjectViewHandle>(null);
   const toastId = useRef(0);
+  /** Until the first project list arrives, the last open project is still to reopen. */
+  const reopenPending = useRef(true);
 
   useEffect(() => {
     applyTheme(theme);
@@ -79,6 +121,13 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   useEffect(() => {
     savePanelTab(tab);
   }, [tab]);
+  useEffect(() => {
+    saveSidebar(sidebar);
+  }, [sidebar]);
+  useEffect(() => {
+    // Only an open project is remembered: the start, before the reopen, is not a choice.
+    if (selectedId) saveLastProject(selectedId);
+  }, [selectedId]);
 
   const toast = useCallback((text: string) => {
     const id = ++toastId.current;
@@ -90,7 +139,16 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const loadProjects = useCallback(
     function load(): Promise<void> {
       return client.call("project.list", { includeArchived: true }).then(
-        (r) => setProjects(r.projects.sort(byRecent)),
+        (r) => {
+          const list = r.projects.sort(byRecent);
+          setProjects(list);
+          if (reopenPending.current) {
+            reopenPending.current = false;
+            const reopen = projectToReopen(list);
+            // A project the person opened meanwhile stays open.
+            if (reopen) setSelectedId((cur) => cur ?? reopen);
+          }
+        },
         (e) => {
           setProjects((p) => p ?? []);
           showError(e, () => void load());
@@ -381,6 +439,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
               void loadProjects();
               void loadLibrary();
               setSelectedId(null);
+              saveLastProject(null);
             }}
             onNewFromTemplate={(id) => {
               setSettings(null);

@@ -604,6 +604,47 @@ async function main() {
     assert(whileStreaming === 0, `the history re-rendered while streaming (${whileStreaming} mutations)`);
   });
 
+  await check("with a long intent, the intent chip, pins and Memory stay inside the panel and clickable at 1280×800 and 1024×700, in English and Chinese (screenshots)", async () => {
+    const intent = { brand: "墨石茶社", topic: "tea culture and the spring harvest in Hangzhou", outputType: "copy", platforms: ["zhihu", "wechat", "xiaohongshu"], length: { value: 800, unit: "words" } };
+    for (const s of (await call("session.list", { projectId: project.id })).sessions) await call("session.setIntent", { sessionId: s.id, intent });
+    for (const [width, height] of [
+      [1280, 800],
+      [1024, 700],
+    ]) {
+      for (const lang of ["en", "zh"]) {
+        await page.evaluate((l) => window.localStorage.setItem("inkstone.lang", l), lang);
+        await page.setViewportSize({ width, height });
+        await page.reload({ waitUntil: "commit" });
+        await tid("project-view").waitFor();
+        await tid("intent-toggle").filter({ hasText: "tea culture" }).waitFor();
+        const title = await tid("intent-toggle").getAttribute("title");
+        assert(title && title.includes("tea culture and the spring harvest in Hangzhou") && title.includes("800"), `${width} ${lang}: the chip's title is ${JSON.stringify(title)}`);
+        const outside = await page.evaluate(() => {
+          const panel = document.querySelector("aside.panel").getBoundingClientRect();
+          const bad = [];
+          for (const id of ["intent-toggle", "pins-toggle", "memory-toggle"]) {
+            const el = document.querySelector(`[data-testid=${id}]`);
+            const r = el.getBoundingClientRect();
+            if (r.width < 24 || r.left < panel.left - 0.5 || r.right > panel.right + 0.5 || r.right > window.innerWidth) bad.push(`${id} ${Math.round(r.left)}–${Math.round(r.right)} in panel ${Math.round(panel.left)}–${Math.round(panel.right)}`);
+            const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            if (!el.contains(hit)) bad.push(`${id} is covered by ${hit?.outerHTML.slice(0, 80)}`);
+          }
+          return bad;
+        });
+        assert(outside.length === 0, `${width}×${height} ${lang}: ${outside.join("; ")}`);
+        await shot(`drafting-15-long-intent-${width}-${lang}`);
+        await tid("memory-toggle").click();
+        await page.locator("[data-testid=memory-toggle][aria-expanded=true]").waitFor();
+        await tid("memory-toggle").click();
+        await page.locator("[data-testid=memory-toggle][aria-expanded=false]").waitFor();
+      }
+    }
+    await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "en"));
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.reload({ waitUntil: "commit" });
+    await tid("project-view").waitFor();
+  });
+
   await check("no page errors", async () => {
     const real = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of 40[49]/.test(e));
     assert(real.length === 0, real.join(" | "));

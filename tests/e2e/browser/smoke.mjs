@@ -845,6 +845,40 @@ async function main() {
     await noBanner();
   });
 
+  await check("a reload reopens the last open project and keeps the sidebar hidden or shown; a last project archived or gone opens nothing, without an error", async () => {
+    const view = page.locator(`[data-testid=project-view][data-project='${projectId}']`);
+    await page.locator("[data-testid=project-item]", { hasText: title }).click();
+    await view.waitFor();
+    await page.keyboard.press("Control+Backslash");
+    await tid("sidebar").waitFor({ state: "detached" });
+    await page.reload({ waitUntil: "load" });
+    await view.waitFor();
+    await page.waitForFunction((t) => document.querySelector("[data-testid=title-input]")?.value === t, title);
+    await tid("show-sidebar").waitFor();
+    assert((await tid("sidebar").count()) === 0, "the hidden sidebar came back after a reload");
+    await noBanner();
+    await shot("30-reload-reopens-project");
+    await page.keyboard.press("Control+Backslash");
+    await tid("sidebar").waitFor();
+    await page.reload({ waitUntil: "load" });
+    await view.waitFor();
+    await tid("sidebar").waitFor();
+    await call("project.archive", { projectId, archived: true });
+    await page.reload({ waitUntil: "load" });
+    await tid("welcome").waitFor();
+    assert((await tid("project-view").count()) === 0, "an archived project was reopened");
+    await noBanner();
+    await call("project.archive", { projectId, archived: false });
+    await page.evaluate(() => window.localStorage.setItem("inkstone.lastProject", "prj_gone"));
+    await page.reload({ waitUntil: "load" });
+    await tid("welcome").waitFor();
+    await page.locator("[data-testid=project-item]", { hasText: title }).waitFor();
+    assert((await tid("project-view").count()) === 0, "a project was opened for a gone id");
+    await noBanner();
+    await page.locator("[data-testid=project-item]", { hasText: title }).click();
+    await view.waitFor();
+  });
+
   await check("no page errors", async () => {
     // 401s provoked above on purpose, and the 409 of the provoked conflict, are logged by
     // Chromium as console errors; ignore those.

@@ -1,9 +1,16 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import postcss from "postcss";
 import { afterEach, describe, expect, it } from "vitest";
+import { ApiClient } from "../api/client";
 import { FakeTransport } from "../api/fake";
-import type { MemoryItem, MemoryListResult } from "../api/generated";
+import type { MemoryItem, MemoryListResult, SessionPins } from "../api/generated";
+import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
-import { BoundaryLine } from "./LongSession";
+import { session } from "./fixtures";
+import { BoundaryLine, LongSessionBar } from "./LongSession";
+import { SessionStore } from "./store";
 import { MemoryList } from "./MemoryList";
 import { fold, emptyTimeline } from "./timeline";
 import type { HarnessEvent } from "../api/client";
@@ -93,5 +100,57 @@ describe("compact boundaries", () => {
     fireEvent.click(screen.getByTestId("compact-boundary-toggle"));
     expect(screen.getByTestId("compact-boundary-summary").textContent).toContain("Drafted the intro.");
     expect(fold(s, boundary(2, "truncated")).truncated).toBe(true);
+  });
+});
+
+describe("the long-session row", () => {
+  const pins: SessionPins = { pins: [], pinsTokens: 0, pinnedTokens: 250, contextWindow: 8192, pinnedPercent: 3 };
+  function mount(lang: Lang) {
+    const transport = new FakeTransport()
+      .on("session.intent", () => ({
+        intent: { topic: "tea culture", outputType: "copy", platforms: ["zhihu"], length: { value: 800, unit: "words" } },
+        modelText: "",
+      }))
+      .on("session.pins", () => pins)
+      .on("memory.list", () => ({ items: [], habits: [], budgetTokens: 800, usedTokens: 0 }));
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    render(
+      <WithCtx ctx={makeCtx(transport, lang)}>
+        <LongSessionBar store={store} />
+      </WithCtx>,
+    );
+    return transport;
+  }
+
+  it("a long intent is a chip that can be cut short, with the whole intent as its title; memory stays a button beside it", async () => {
+    mount("en");
+    const chip = screen.getByTestId("intent-toggle");
+    await waitFor(() => expect(chip.textContent).toBe("Intent: tea culture · Copy · Zhihu · 800 words"));
+    expect(chip.classList.contains("intent-chip")).toBe(true);
+    expect(chip.getAttribute("title")).toBe("Intent: tea culture · Copy · Zhihu · 800 words");
+    const row = chip.parentElement!;
+    expect(row.classList.contains("extras-bar")).toBe(true);
+    expect([...row.children].map((b) => b.getAttribute("data-testid"))).toEqual(["intent-toggle", "pins-toggle", "memory-toggle"]);
+    fireEvent.click(screen.getByTestId("memory-toggle"));
+    expect(screen.getByTestId("memory-toggle").getAttribute("aria-expanded")).toBe("true");
+    cleanup();
+    mount("zh");
+    await waitFor(() => expect(screen.getByTestId("intent-toggle").getAttribute("title")).toMatch(/^意图：tea culture · /));
+  });
+
+  it("the stylesheet wraps the row and ellipsizes the intent chip, so nothing leaves the panel", () => {
+    const css = postcss.parse(readFileSync(join(__dirname, "..", "styles.css"), "utf8"));
+    const decls = (selector: string) => {
+      const out: Record<string, string> = {};
+      css.walkRules((r) => {
+        if (r.selectors.includes(selector)) r.walkDecls((d) => void (out[d.prop] = d.value));
+      });
+      return out;
+    };
+    expect(decls(".long-session .extras-bar")).toMatchObject({ "flex-wrap": "wrap", "min-width": "0" });
+    expect(decls(".long-session .extras-bar > button")).toMatchObject({ "max-width": "100%", "text-overflow": "ellipsis", overflow: "hidden", "white-space": "nowrap" });
+    const chip = decls(".long-session .extras-bar > .intent-chip");
+    expect(chip["min-width"]).toBe("0");
+    expect(chip.flex).toMatch(/^1 1 /);
   });
 });

@@ -56,7 +56,7 @@ export function LongSessionBar({ store }: { store: SessionStore }) {
         </p>
       )}
       <div className="extras-bar">
-        <button type="button" className="small-btn" aria-expanded={open === "intent"} data-testid="intent-toggle" title={summary} onClick={() => toggle("intent")}>
+        <button type="button" className="small-btn intent-chip" aria-expanded={open === "intent"} data-testid="intent-toggle" title={summary ? t("ai.intent.short", { summary }) : undefined} onClick={() => toggle("intent")}>
           {summary ? t("ai.intent.short", { summary }) : t("ai.intent.none")}
         </button>
         <button type="button" className="small-btn" aria-expanded={open === "pins"} data-testid="pins-toggle" onClick={() => toggle("pins")}>

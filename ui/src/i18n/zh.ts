@@ -104,6 +104,7 @@ export const zh: Messages = {
   "cmd.usage": "AI 用量",
   "localOffer.title": "这台电脑上有正在运行的模型服务",
   "localOffer.body": "{name} 在 {url} 提供 {n} 个模型。要用它来驱动 AI 功能吗？内容不会离开这台电脑。",
+  "localOffer.body.one": "{name} 在 {url} 提供 1 个模型。要用它来驱动 AI 功能吗？内容不会离开这台电脑。",
   "localOffer.setUp": "去设置",
   "localOffer.notNow": "暂不",
   "cmd.themeDark": "主题：深色",

@@ -4,9 +4,10 @@ import { useEffect, useState } from "react";
 import type { LocalServer } from "../api/generated";
 import { useApp } from "../context";
 import { dismissLocalOffer, localOfferDismissed } from "../lib/prefs";
+import { presetLabel } from "./llm";
 
 export function LocalModelOffer({ onSetUp }: { onSetUp: () => void }) {
-  const { client, t } = useApp();
+  const { client, t, lang } = useApp();
   const [found, setFound] = useState<LocalServer | null>(null);
 
   useEffect(() => {
@@ -35,7 +36,9 @@ export function LocalModelOffer({ onSetUp }: { onSetUp: () => void }) {
   return (
     <aside className="local-offer" role="status" data-testid="local-offer" aria-label={t("localOffer.title")}>
       <p className="local-offer-title">{t("localOffer.title")}</p>
-      <p className="small">{t("localOffer.body", { name: found.preset.label, url: found.preset.baseUrl, n: found.models.length })}</p>
+      <p className="small">
+        {t(found.models.length === 1 ? "localOffer.body.one" : "localOffer.body", { name: presetLabel(lang, found.preset), url: found.preset.baseUrl, n: found.models.length })}
+      </p>
       <div className="local-offer-actions">
         <button type="button" className="primary" data-testid="local-offer-setup" onClick={() => { close(); onSetUp(); }}>
           {t("localOffer.setUp")}
