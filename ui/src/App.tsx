@@ -13,7 +13,7 @@ import type { SourceTarget } from "./drafting/Ask";
 import type { ProjectViewHandle, Reveal } from "./editor/ProjectView";
 import { type PanelTab, TABS } from "./editor/tabs";
 import { type Lang, type MessageId, modKeyLabel, translate } from "./i18n";
-import { applyLang, applyTheme, initialPanelTab, saveLang, savePanelTab, saveTheme, type Theme } from "./lib/prefs";
+import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "./lib/prefs";
 
 export interface AppProps {
   client: ApiClient;
@@ -40,41 +40,9 @@ function summaryOf(p: Project): ProjectSummary {
 
 const byRecent = (a: ProjectSummary, b: ProjectSummary) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
 
-// What the window comes back to after a reload or a restart: the last open project and
-// whether the sidebar was hidden, kept in this browser profile / webview like the
-// language (see lib/prefs.ts).
-const LAST_PROJECT_KEY = "inkstone.lastProject";
-const SIDEBAR_KEY = "inkstone.sidebar";
-
-function readPref(key: string): string | null {
-  try {
-    return window.localStorage.getItem(key);
-  } catch {
-    return null;
-  }
-}
-function writePref(key: string, value: string | null) {
-  try {
-    if (value === null) window.localStorage.removeItem(key);
-    else window.localStorage.setItem(key, value);
-  } catch {
-    // storage unavailable: the state lasts for this session only
-  }
-}
-
-/** The sidebar is shown unless the person hid it. */
-function initialSidebar(): boolean {
-  return readPref(SIDEBAR_KEY) !== "hidden";
-}
-function saveSidebar(shown: boolean) {
-  writePref(SIDEBAR_KEY, shown ? "shown" : "hidden");
-}
-function saveLastProject(projectId: string | null) {
-  writePref(LAST_PROJECT_KEY, projectId);
-}
 /** The project to reopen at start: the last open one, if it is still listed and not
  * archived; otherwise none (the normal empty state, no error). */
-export function projectToReopen(projects: readonly ProjectSummary[], saved: string | null = readPref(LAST_PROJECT_KEY)): string | null {
+export function projectToReopen(projects: readonly ProjectSummary[], saved: string | null = lastProject()): string | null {
   if (!saved) return null;
   const p = projects.find((x) => x.id === saved);
   return p && !p.archived ? p.id : null;

@@ -12,12 +12,32 @@ function read(key: string): string | null {
     return null;
   }
 }
-function write(key: string, value: string) {
+function write(key: string, value: string | null) {
   try {
-    window.localStorage.setItem(key, value);
+    if (value === null) window.localStorage.removeItem(key);
+    else window.localStorage.setItem(key, value);
   } catch {
     // storage unavailable: the choice lasts for this session only
   }
+}
+
+// What the window comes back to after a reload or a restart: the last open project and
+// whether the sidebar was hidden.
+const LAST_PROJECT_KEY = "inkstone.lastProject";
+const SIDEBAR_KEY = "inkstone.sidebar";
+
+/** The sidebar is shown unless the person hid it. */
+export function initialSidebar(): boolean {
+  return read(SIDEBAR_KEY) !== "hidden";
+}
+export function saveSidebar(shown: boolean) {
+  write(SIDEBAR_KEY, shown ? "shown" : "hidden");
+}
+export function lastProject(): string | null {
+  return read(LAST_PROJECT_KEY);
+}
+export function saveLastProject(projectId: string | null) {
+  write(LAST_PROJECT_KEY, projectId);
 }
 
 const LOCAL_OFFER_KEY = "inkstone.localModelOffer";
