@@ -160,9 +160,9 @@ async function main() {
     await tid("profile-name").fill(NAME);
     await tid("profile-base-url").fill(modelUrl);
     // Leaving the field asks the server for its models; without a key this one says 401,
-    // so the picker falls back to typing the name.
+    // so the form says the list needs the key, and the picker falls back to typing the name.
     await tid("profile-api-key").focus();
-    await tid("models-state").filter({ hasText: /models offered|no model list/ }).waitFor();
+    await tid("models-state").filter({ hasText: /only with an API key/ }).waitFor();
     if (await tid("profile-model-select").count()) await tid("profile-model-select").selectOption("fake-model");
     else await tid("profile-model").fill("fake-model");
     await tid("profile-api-key").focus();
