@@ -92,9 +92,13 @@ impl Hint {
 
     /// A hint with values; `message` is the English with the values in it.
     pub fn with(id: &str, message: impl Into<String>, params: &[(&str, &str)]) -> Self {
-        let params = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        Hint { id: id.to_owned(), message: message.into(), params }
+        Hint { id: id.to_owned(), message: message.into(), params: values(params) }
     }
+}
+
+/// A wording's values by name, as hints, errors and findings carry them.
+pub fn values(params: &[(&str, &str)]) -> BTreeMap<String, String> {
+    params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, thiserror::Error)]
@@ -127,8 +131,7 @@ impl ApiError {
     /// Names the UI's wording of this problem and the values it needs.
     pub fn problem(mut self, id: &str, params: &[(&str, &str)]) -> Self {
         self.message_id = Some(id.into());
-        let params: BTreeMap<String, String> = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        self.params = (!params.is_empty()).then(|| Box::new(params));
+        self.params = (!params.is_empty()).then(|| Box::new(values(params)));
         self
     }
 

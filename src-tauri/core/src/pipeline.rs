@@ -105,7 +105,7 @@ impl Finding {
     /// Names the message's wording (`id`) and the values it shows.
     pub fn worded(mut self, id: &str, params: &[(&str, &str)]) -> Finding {
         self.message_id = Some(id.to_owned());
-        self.params = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        self.params = crate::error::values(params);
         self
     }
 

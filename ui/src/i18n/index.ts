@@ -43,8 +43,7 @@ export function describeError(lang: Lang, error: ClientError): DescribedError {
   const problemId = error.messageId ? `problem.${error.messageId}` : "";
   if (problemId && has(lang, problemId)) {
     const vars = valuesOf(error.params);
-    const status = `ai.proposal.status.${vars.status}`;
-    if (vars.status && has(lang, status)) vars.status = translate(lang, status as MessageId);
+    wordValue(lang, vars, "ai.proposal.status", "status");
     return { title: translate(lang, problemId as MessageId, vars), details: hintLines(lang, error, []) };
   }
   const codeId = backendGone(error) ? "error.BACKEND_OFFLINE" : `error.${error.code}`;
@@ -87,6 +86,13 @@ export interface WordedFinding {
   suggestionId?: string;
 }
 
+/** Replaces the value `key` (an id such as `title` or `superseded`) by its wording
+ * `<prefix>.<value>` in the user's language, when there is one. */
+function wordValue(lang: Lang, vars: Record<string, string>, prefix: string, key: string) {
+  const id = `${prefix}.${vars[key]}`;
+  if (key in vars && has(lang, id)) vars[key] = translate(lang, id as MessageId, vars);
+}
+
 /** A wording's values, without the absent ones. */
 function valuesOf(params: { [key in string]?: string } | undefined): Record<string, string> {
   const vars: Record<string, string> = {};
@@ -98,12 +104,8 @@ function valuesOf(params: { [key in string]?: string } | undefined): Record<stri
  * values (`finding.<id>`, `finding.fix.<id>`); the English text when it has none. */
 export function describeFinding(lang: Lang, f: WordedFinding): { message: string; suggestion: string | null } {
   const vars = valuesOf(f.params);
-  const sub = (prefix: string, key: string) => {
-    const id = `${prefix}.${vars[key]}`;
-    if (key in vars && has(lang, id)) vars[key] = translate(lang, id as MessageId, vars);
-  };
-  sub("finding.field", "field");
-  sub("finding.unit", "unit");
+  wordValue(lang, vars, "finding.field", "field");
+  wordValue(lang, vars, "finding.unit", "unit");
   vars.route = vars.route ? translate(lang, "finding.limit.route", { route: describeRoute(lang, vars.route) }) : "";
   const messageId = f.messageId ? `finding.${f.messageId}` : "";
   const fixId = f.suggestionId ? `finding.fix.${f.suggestionId}` : "";
