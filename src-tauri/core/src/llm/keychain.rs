@@ -32,21 +32,26 @@ pub enum KeychainError {
 }
 
 impl From<KeychainError> for ApiError {
+    /// The headline is worded (`problem.keychain.*`) without the system's detail (a
+    /// D-Bus address, an OS error), which stays in the English message and `details`.
     fn from(error: KeychainError) -> Self {
         let message = format!("{}.", capitalize(&error.to_string()));
         let env_hint = "For headless use, set INKSTONE_LLM_API_KEY for the process instead (it is never saved).";
         match error {
-            KeychainError::Unavailable { backend, .. } => ApiError::new(ErrorCode::KeychainUnavailable, message)
+            KeychainError::Unavailable { backend, detail } => ApiError::new(ErrorCode::KeychainUnavailable, message)
+                .problem("keychain.unavailable", &[("backend", &backend)])
                 .hint("start_keyring", "On Linux, run a Secret Service provider (GNOME Keyring or KWallet) in your desktop session.")
                 .hint("use_env_key", env_hint)
-                .details(serde_json::json!({ "backend": backend })),
-            KeychainError::Denied { backend, .. } => ApiError::new(ErrorCode::KeychainUnavailable, message)
+                .details(serde_json::json!({ "backend": backend, "detail": detail })),
+            KeychainError::Denied { backend, detail } => ApiError::new(ErrorCode::KeychainUnavailable, message)
+                .problem("keychain.denied", &[("backend", &backend)])
                 .hint("unlock_keyring", "Unlock the keychain (log in to the desktop session) and try again.")
                 .hint("use_env_key", env_hint)
-                .details(serde_json::json!({ "backend": backend })),
-            KeychainError::BadEntry { backend, .. } => {
-                ApiError::new(ErrorCode::KeychainUnavailable, message).hint("set_key_again", "Set the profile's API key again.").details(serde_json::json!({ "backend": backend }))
-            }
+                .details(serde_json::json!({ "backend": backend, "detail": detail })),
+            KeychainError::BadEntry { backend, detail } => ApiError::new(ErrorCode::KeychainUnavailable, message)
+                .problem("keychain.bad_entry", &[("backend", &backend)])
+                .hint("set_secret_again", "Enter the key or token again; the stored one is replaced.")
+                .details(serde_json::json!({ "backend": backend, "detail": detail })),
         }
     }
 }
@@ -262,5 +267,11 @@ mod tests {
         let error: ApiError = MemoryKeychain::unavailable().get("a").unwrap_err().into();
         assert_eq!(error.code, ErrorCode::KeychainUnavailable);
         assert!(error.hints.iter().any(|h| h.id == "use_env_key"));
+        // The system's detail stays out of the worded headline.
+        let detail = "Platform failure: zbus error: Failed to connect to address `unix:path=/run/user/0/bus`";
+        let error: ApiError = KeychainError::Unavailable { backend: "Secret Service".into(), detail: detail.into() }.into();
+        assert_eq!(error.message_id.as_deref(), Some("keychain.unavailable"));
+        assert_eq!(error.params.as_deref().and_then(|p| p.get("backend")).map(String::as_str), Some("Secret Service"));
+        assert_eq!(error.details.as_ref().map(|d| d["detail"] == detail), Some(true));
     }
 }
