@@ -308,29 +308,57 @@ pub fn html_visible_text(html: &str) -> String {
     out.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", " ").replace("&amp;", "&")
 }
 
-/// Every limit finding for a draft as it stands, for a draft edited by hand.
+/// The separator between X posts in a thread draft's patch text.
+pub const POST_SEPARATOR: &str = "\n\n---\n\n";
+
+/// The text a draft patch edits: the HTML, the Markdown, the posts joined by
+/// [`POST_SEPARATOR`], or the card's body.
+pub fn draft_patch_text(content: &DraftContent) -> String {
+    match content {
+        DraftContent::Html { html, .. } => html.clone(),
+        DraftContent::Markdown { markdown } => markdown.clone(),
+        DraftContent::Thread { posts } => posts.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join(POST_SEPARATOR),
+        DraftContent::Card { body, .. } => body.clone(),
+    }
+}
+
+/// Every limit finding for a draft as it stands, for a draft edited by hand, and a
+/// warning when its body has no text left (an emptied draft is kept, as any edit is:
+/// rejecting it would refuse the autosave of someone retyping it).
 pub fn check_draft(profile: &DraftProfile, title: &str, content: &DraftContent) -> Vec<Finding> {
     let mut findings = limit_findings(profile, LimitField::Title, |unit| length_in(unit, title), "title");
-    match content {
+    let empty = match content {
         DraftContent::Html { html, digest } => {
             findings.extend(limit_findings(profile, LimitField::Digest, |unit| length_in(unit, digest), "digest"));
             let body = html_visible_text(html);
             findings.extend(limit_findings(profile, LimitField::Body, |unit| length_in(unit, &body), "body"));
+            body.trim().is_empty() && !html.contains("<img")
         }
         DraftContent::Markdown { markdown } => {
             let body = plain_text(markdown).blocks.join("\n");
             findings.extend(limit_findings(profile, LimitField::Body, |unit| length_in(unit, &body), "body"));
+            body.trim().is_empty() && !markdown.contains("![")
         }
         DraftContent::Thread { posts } => {
             for (idx, post) in posts.iter().enumerate() {
                 findings.extend(limit_findings(profile, LimitField::Post, |unit| length_in(unit, &post.text), &format!("post {}", idx + 1)));
             }
             findings.extend(limit_findings(profile, LimitField::Posts, |_| posts.len(), "thread"));
+            posts.iter().all(|p| p.text.trim().is_empty())
         }
         DraftContent::Card { body, tags } => {
             findings.extend(limit_findings(profile, LimitField::Body, |unit| length_in(unit, body), "body"));
             findings.extend(limit_findings(profile, LimitField::Tags, |_| tags.len(), "number of topics"));
+            body.trim().is_empty()
         }
+    };
+    if empty {
+        findings.push(
+            Finding::new("draft.empty", Severity::Warn, Some(profile.platform), "The draft's body is empty.")
+                .worded("draft.empty", &[])
+                .at("body")
+                .suggest_worded("draft.empty", "Write the body again, or replace the draft with a fresh compile of the source."),
+        );
     }
     findings
 }

@@ -38,8 +38,7 @@ pub const PROMPT_VERSION: &str = "drafting@1";
 pub const MAX_SUMMARY_CHARS: usize = 2_000;
 /// Longest text a proposal may produce, in characters.
 pub const MAX_TEXT_CHARS: usize = 1_000_000;
-/// The separator between X posts in a thread draft's patch text.
-pub const POST_SEPARATOR: &str = "\n\n---\n\n";
+pub use crate::pipeline::{draft_patch_text, POST_SEPARATOR};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -449,17 +448,6 @@ pub fn text_hash(text: &str) -> String {
 
 fn metadata_text(project: &Project) -> String {
     serde_json::json!({"title": project.title, "platforms": project.platforms, "brandProfileId": project.brand_profile_id, "templateId": project.template_id}).to_string()
-}
-
-/// The text a draft patch edits: the HTML, the Markdown, the posts joined by
-/// [`POST_SEPARATOR`], or the card's body.
-pub fn draft_patch_text(content: &DraftContent) -> String {
-    match content {
-        DraftContent::Html { html, .. } => html.clone(),
-        DraftContent::Markdown { markdown } => markdown.clone(),
-        DraftContent::Thread { posts } => posts.iter().map(|p| p.text.as_str()).collect::<Vec<_>>().join(POST_SEPARATOR),
-        DraftContent::Card { body, .. } => body.clone(),
-    }
 }
 
 /// `content` with its patch text replaced by `text`.

@@ -1206,7 +1206,8 @@ content?: DraftContent, };
 
 export type PlatformDraftEditResult = { draft: PlatformDraft, 
 /**
- * The platform limits the edited draft breaks.
+ * What the edited draft breaks as it stands: the platform's limits, an empty body,
+ * banned and restricted words (see `platformDraft.list`).
  */
 findings: Array<Finding>, };
 
@@ -1215,7 +1216,12 @@ export type PlatformDraftListResult = { projectId: string,
  * The project's working-copy revision now; a draft whose `sourceRevision` is older
  * was compiled from an earlier text.
  */
-sourceRevision: number, drafts: Array<PlatformDraft>, };
+sourceRevision: number, drafts: Array<PlatformDraft>, 
+/**
+ * Each saved draft's own findings: what its text breaks as it stands (limits, an
+ * empty body, banned and restricted words), in the order of `drafts`.
+ */
+findings: Array<SavedDraftFindings>, };
 
 export type PlatformDraftRef = { projectId: string, platform: Platform, };
 
@@ -1603,6 +1609,8 @@ risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport,
 flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
 
 export type RunTimings = { totalMicros: number, modelMicros: number, modelCalls: number, };
+
+export type SavedDraftFindings = { platform: Platform, findings: Array<Finding>, };
 
 export type SchemaForm = "responseFormat" | "jsonObject";
 

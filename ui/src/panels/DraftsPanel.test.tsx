@@ -10,7 +10,7 @@ function setup(platforms: Platform[] = [], lang: "en" | "zh" = "en") {
   let rev = 0;
   const transport = new FakeTransport()
     .on("pipeline.compile", () => compiled(++rev, `春天最佳 r${rev}`))
-    .on("platformDraft.list", () => ({ projectId: "p", sourceRevision: rev, drafts: [] }));
+    .on("platformDraft.list", () => ({ projectId: "p", sourceRevision: rev, drafts: [], findings: [] }));
   const toasts: string[] = [];
   const jumps: [number, number, string | null | undefined][] = [];
   const ctx = makeCtx(transport, lang, { toast: (s) => toasts.push(s) });

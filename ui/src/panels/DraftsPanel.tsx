@@ -111,7 +111,8 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   // Saved drafts per platform (null: none saved yet; absent: not loaded).
   const [saved, setSaved] = useState<Partial<Record<Platform, PlatformDraft | null>>>({});
   const [showSaved, setShowSaved] = useState(false);
-  const [editFindings, setEditFindings] = useState<Finding[] | null>(null);
+  // Each saved draft's own findings (what its text breaks as it stands).
+  const [savedFindings, setSavedFindings] = useState<Partial<Record<Platform, Finding[]>>>({});
 
   // Another project, or another set of platforms, starts from its own state (adjusted
   // while rendering, so nothing of the previous one shows for a frame).
@@ -119,6 +120,7 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   if (shownProject !== projectId) {
     setShownProject(projectId);
     setSaved({});
+    setSavedFindings({});
     setShowSaved(false);
     setResult(null);
   }
@@ -127,13 +129,9 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
     setShownTargets(targetsKey);
     if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
   }
-  const findingsOf = `${projectId} ${active}`;
-  const [shownFindingsOf, setShownFindingsOf] = useState(findingsOf);
-  if (shownFindingsOf !== findingsOf) {
-    setShownFindingsOf(findingsOf);
-    setEditFindings(null);
-  }
 
+  // The saved drafts and their own findings; read again after each change to one.
+  const [savedChanges, setSavedChanges] = useState(0);
   useEffect(() => {
     let live = true;
     client
@@ -143,12 +141,13 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
         const map: Partial<Record<Platform, PlatformDraft | null>> = {};
         for (const p of ALL_PLATFORMS) map[p] = r.drafts.find((d) => d.platform === p) ?? null;
         setSaved(map);
+        setSavedFindings(Object.fromEntries(r.findings.map((f) => [f.platform, f.findings])));
       })
       .catch((e: unknown) => live && setError(toClientError(e)));
     return () => {
       live = false;
     };
-  }, [client, projectId]);
+  }, [client, projectId, savedChanges]);
 
   const compile = useCallback(async () => {
     const n = ++seq.current;
@@ -185,12 +184,15 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   const savedDraft = saved[active];
   const shownSaved = showSaved && savedDraft ? savedDraft : null;
   const shown: Draft | undefined = shownSaved ? asDraft(shownSaved) : compiled?.draft;
+  // A saved draft edited by hand, or compiled from an earlier text, is not the compile
+  // shown otherwise: its findings are its own text's, not the source's and the compile's.
+  const ownText = shownSaved !== null && (shownSaved.handEdited || (result !== null && shownSaved.sourceRevision !== result.revision));
   const findings = useMemo(() => {
-    const src = (result?.findings ?? []).filter((f) => f.platform === null || f.platform === active);
-    const own = shownSaved && editFindings ? editFindings : (compiled?.findings ?? []);
-    const all = [...src, ...own];
+    const all = ownText
+      ? [...(savedFindings[active] ?? [])]
+      : [...(result?.findings ?? []).filter((f) => f.platform === null || f.platform === active), ...(compiled?.findings ?? [])];
     return all.sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
-  }, [result, compiled, active, shownSaved, editFindings]);
+  }, [result, compiled, active, ownText, savedFindings]);
 
   const copy = async () => {
     if (!shown) return;
@@ -285,8 +287,10 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
               platform={active}
               showSaved={showSaved}
               onShowSaved={setShowSaved}
-              onChange={(d) => setSaved((m) => ({ ...m, [d.platform]: d }))}
-              onFindings={setEditFindings}
+              onChange={(d) => {
+                setSaved((m) => ({ ...m, [d.platform]: d }));
+                setSavedChanges((n) => n + 1);
+              }}
             />
           )}
           {shown && <DraftPreview draft={shown} projectId={projectId} />}
@@ -307,7 +311,9 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
             </div>
           )}
           <div className="draft-section" ref={findingsRef}>
-            <h3 className="small muted">{t("drafts.findings", { n: findings.length })}</h3>
+            <h3 className="small muted" data-testid="findings-title" data-own={ownText ? "saved" : "compile"}>
+              {t(ownText ? "drafts.savedFindings" : "drafts.findings", { n: findings.length })}
+            </h3>
             {findings.length === 0 ? (
               <p className="small muted" data-testid="findings-none">
                 {t("drafts.noFindings")}

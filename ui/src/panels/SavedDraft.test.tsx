@@ -4,7 +4,7 @@ import { apiError, FakeTransport } from "../api/fake";
 import type { DraftContent, PlatformDraft, PlatformDraftSaveResult } from "../api/generated";
 import { makeCtx, WithCtx } from "../test-utils";
 import { DraftsPanel } from "./DraftsPanel";
-import { compiled } from "./drafts.fixture";
+import { compiled, finding } from "./drafts.fixture";
 import { editableText, editedContent } from "./SavedDraft";
 
 afterEach(cleanup);
@@ -44,7 +44,13 @@ function backend() {
   });
   const transport = new FakeTransport()
     .on("pipeline.compile", () => live)
-    .on("platformDraft.list", () => ({ projectId: "p", sourceRevision: 1, drafts: saved ? [saved] : [] }))
+    .on("platformDraft.list", () => ({
+      projectId: "p",
+      sourceRevision: 1,
+      drafts: saved ? [saved] : [],
+      // The draft's own text's findings, as the core reports them.
+      findings: saved ? [{ platform: "x" as const, findings: [finding({ check: "draft.empty", platform: "x", location: "body", message: "own text" })] }] : [],
+    }))
     .on("platformDraft.save", (p): PlatformDraftSaveResult => {
       if (saved?.handEdited && p.replaceRevision === undefined) {
         return { outcome: "needsChoice", draft: saved, compiled: xDraft, diff: { identical: false, hunks: [{ oldStart: 1, oldLen: 1, newStart: 1, newLen: 1, lines: [{ kind: "delete", oldLine: 1, newLine: null, segments: [{ text: "mine", emphasized: true }] }, { kind: "insert", oldLine: null, newLine: 1, segments: [{ text: "fresh", emphasized: true }] }] }] } as never };
@@ -84,6 +90,10 @@ describe("saved drafts in the drafts panel", () => {
     await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("2"));
     expect(screen.getByTestId("draft-hand-edited")).toBeTruthy();
     expect(screen.getAllByTestId("x-post").map((p) => p.querySelector(".post-text")?.textContent)).toEqual(["mine", "second"]);
+    // The hand-edited draft is listed with its own text's findings, not the compile's.
+    await waitFor(() => expect(screen.getByTestId("findings-title").dataset.own).toBe("saved"));
+    expect(screen.getByTestId("findings-title").textContent).toBe("Findings of the saved draft (1)");
+    expect(screen.getAllByTestId("finding").map((f) => f.dataset.check)).toEqual(["draft.empty"]);
 
     // A recompile shows the difference; keeping the edits writes nothing.
     fireEvent.click(screen.getByTestId("draft-recompile"));
@@ -97,6 +107,9 @@ describe("saved drafts in the drafts panel", () => {
     await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("3"));
     expect(transport.callsTo("platformDraft.save").at(-1)).toEqual({ projectId: "p", platform: "x", replaceRevision: 2 });
     expect(screen.queryByTestId("draft-hand-edited")).toBeNull();
+    // The fresh compile is what is saved again: its findings and the source's show.
+    expect(screen.getByTestId("findings-title").dataset.own).toBe("compile");
+    expect(screen.getAllByTestId("finding").map((f) => f.dataset.check)).toContain("limit.post");
 
     fireEvent.change(screen.getByTestId("draft-status"), { target: { value: "publishing" } });
     await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.status).toBe("publishing"));

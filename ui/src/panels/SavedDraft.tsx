@@ -3,7 +3,7 @@
 // overwrite without the person's choice). A `publishing` draft is read-only.
 import { useEffect, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../api/client";
-import type { Draft, DraftContent, DraftStatus, Finding, PlatformDraft, PlatformDraftSaveResult } from "../api/generated";
+import type { Draft, DraftContent, DraftStatus, PlatformDraft, PlatformDraftSaveResult } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
@@ -69,11 +69,11 @@ export interface SavedDraftProps {
   /** Whether the preview shows the saved draft (else the live compile). */
   showSaved: boolean;
   onShowSaved: (v: boolean) => void;
+  /** A change to the saved draft (saved, edited, status); its findings are read again. */
   onChange: (d: PlatformDraft) => void;
-  onFindings: (f: Finding[] | null) => void;
 }
 
-export function SavedDraftBar({ projectId, sourceRevision, saved, platform, showSaved, onShowSaved, onChange, onFindings }: SavedDraftProps) {
+export function SavedDraftBar({ projectId, sourceRevision, saved, platform, showSaved, onShowSaved, onChange }: SavedDraftProps) {
   const { client, t, toast } = useApp();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
@@ -110,7 +110,6 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
       }
       setChoice(null);
       onChange(r.draft);
-      onFindings(null);
       onShowSaved(true);
       toast(t(`savedDraft.outcome.${r.outcome}` as MessageId, { n: r.draft.revision }));
     });
@@ -205,9 +204,8 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
           key={`${saved.platform}-${saved.revision}`}
           saved={saved}
           onCancel={() => setEditing(false)}
-          onSaved={(d, findings) => {
+          onSaved={(d) => {
             onChange(d);
-            onFindings(findings);
             setEditing(false);
           }}
         />
@@ -230,7 +228,7 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
   );
 }
 
-function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCancel: () => void; onSaved: (d: PlatformDraft, f: Finding[]) => void }) {
+function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCancel: () => void; onSaved: (d: PlatformDraft) => void }) {
   const { client, t } = useApp();
   const [title, setTitle] = useState(saved.title);
   const [text, setText] = useState(() => editableText(saved.content));
@@ -250,7 +248,7 @@ function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCan
         title,
         content: editedContent(saved.content, text, tags),
       });
-      onSaved(r.draft, r.findings);
+      onSaved(r.draft);
     } catch (e) {
       setError(toClientError(e));
     } finally {

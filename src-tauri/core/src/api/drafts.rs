@@ -33,6 +33,16 @@ pub struct PlatformDraftListResult {
     /// was compiled from an earlier text.
     pub source_revision: u64,
     pub drafts: Vec<PlatformDraft>,
+    /// Each saved draft's own findings: what its text breaks as it stands (limits, an
+    /// empty body, banned and restricted words), in the order of `drafts`.
+    pub findings: Vec<SavedDraftFindings>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedDraftFindings {
+    pub platform: Platform,
+    pub findings: Vec<Finding>,
 }
 
 fn require_draft(engine: &Engine, project_id: &str, platform: Platform) -> Result<PlatformDraft, ApiError> {
@@ -42,7 +52,11 @@ fn require_draft(engine: &Engine, project_id: &str, platform: Platform) -> Resul
 pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<PlatformDraftListResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
     let drafts = domain::list(engine.store(), &project.id)?;
-    Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts })
+    let findings = drafts
+        .iter()
+        .map(|draft| Ok(SavedDraftFindings { platform: draft.platform, findings: domain::own_findings(engine, &project, draft)? }))
+        .collect::<Result<_, ApiError>>()?;
+    Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts, findings })
 }
 
 pub(super) fn get(engine: &Engine, params: PlatformDraftRef) -> Result<PlatformDraft, ApiError> {
@@ -112,19 +126,21 @@ pub struct PlatformDraftEditParams {
 #[serde(rename_all = "camelCase")]
 pub struct PlatformDraftEditResult {
     pub draft: PlatformDraft,
-    /// The platform limits the edited draft breaks.
+    /// What the edited draft breaks as it stands: the platform's limits, an empty body,
+    /// banned and restricted words (see `platformDraft.list`).
     pub findings: Vec<Finding>,
 }
 
 /// A hand edit of a saved draft.
 pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<PlatformDraftEditResult, ApiError> {
     let _guard = engine.write_lock();
-    load_project(engine, &params.project_id)?;
+    let project = load_project(engine, &params.project_id)?;
     let mut draft = require_draft(engine, &params.project_id, params.platform)?;
     let mut batch = Batch::new();
-    let findings = domain::stage_edit(engine, &mut batch, &mut draft, params.base_revision, params.title, params.content)?;
+    domain::stage_edit(engine, &mut batch, &mut draft, params.base_revision, params.title, params.content)?;
     // Typing in a draft autosaves like the source does: group-committed.
     engine.store().apply(batch, Durability::Grouped)?;
+    let findings = domain::own_findings(engine, &project, &draft)?;
     Ok(PlatformDraftEditResult { draft, findings })
 }
 

@@ -76,6 +76,24 @@ pub fn source_findings_of(kernel: &Kernel, project: &Project) -> Result<Vec<Find
     Ok(source_findings(&set, project, brand.as_ref(), &platforms))
 }
 
+/// What a saved draft's own text breaks, as it stands: the platform's limits (and an
+/// empty body) and the word checks (banned words, advertising law, growth promises,
+/// personal data). A hand-edited or older draft is not the compile of the source, so
+/// these, not the source's findings, are the ones it is published with. Spans would
+/// point into the draft's text, not the source's, so none are given.
+pub fn own_findings(kernel: &Kernel, project: &Project, draft: &PlatformDraft) -> Result<Vec<Finding>, ApiError> {
+    let set = profiles(kernel)?;
+    let profile = draft_profile(&set, draft.platform)?;
+    let brand = crate::project::brand(kernel.store(), project)?;
+    let html = matches!(draft.content, DraftContent::Html { .. });
+    let mut findings = pipeline::check_draft(profile, &draft.title, &draft.content);
+    findings.extend(quality::draft_findings(&pipeline::draft_patch_text(&draft.content), html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1")));
+    for finding in &mut findings {
+        finding.span = None;
+    }
+    Ok(findings)
+}
+
 /// Compiles the working copy of `project` for `platforms` (the project's, or all),
 /// with `tags` (suggested from the text and the brand profile when absent).
 pub fn compile(kernel: &Kernel, project: &Project, platforms: Option<Vec<Platform>>, tags: Option<Vec<String>>) -> Result<PipelineCompileResult, ApiError> {

@@ -183,3 +183,39 @@ fn drafts_survive_a_reopen_and_an_export_round_trip() {
     other.ok("import.run", json!({"path": folder}));
     assert_eq!(other.ok("platformDraft.get", json!({"projectId": id, "platform": "wechat"})), saved);
 }
+
+#[test]
+fn a_saved_draft_is_listed_with_its_own_texts_findings() {
+    let t = TestEngine::new();
+    let id = project(&t);
+    save(&t, &id, "x");
+    save(&t, &id, "xiaohongshu");
+    let own = |list: &Value, platform: &str| -> Vec<String> {
+        let entry = list["findings"].as_array().unwrap().iter().find(|f| f["platform"] == platform).unwrap_or_else(|| panic!("no findings entry for {platform}: {list}"));
+        entry["findings"].as_array().unwrap().iter().map(|f| f["check"].as_str().unwrap().to_owned()).collect()
+    };
+    let list = t.ok("platformDraft.list", json!({"projectId": id}));
+    assert_eq!(list["findings"].as_array().unwrap().len(), 2, "one entry per saved draft");
+    assert!(own(&list, "x").is_empty(), "the clean compile breaks nothing: {list}");
+
+    // A hand edit that brings in an absolute term: the edit's answer and the list both
+    // carry it, though the source has none.
+    let edited = t.ok("platformDraft.edit", json!({"projectId": id, "platform": "x", "baseRevision": 1, "content": x_posts(&["全网最佳的春天。"])}));
+    let checks: Vec<&str> = edited["findings"].as_array().unwrap().iter().map(|f| f["check"].as_str().unwrap()).collect();
+    assert!(checks.contains(&"ad_law"), "{edited}");
+    assert!(edited["findings"].as_array().unwrap().iter().all(|f| f["span"].is_null()), "no span points into the source: {edited}");
+    let list = t.ok("platformDraft.list", json!({"projectId": id}));
+    assert!(own(&list, "x").contains(&"ad_law".to_owned()), "{list}");
+    let source = t.ok("pipeline.compile", json!({"projectId": id}));
+    assert!(!serde_json::to_string(&source["findings"]).unwrap().contains("ad_law"), "the source itself is clean");
+
+    // An emptied body is kept (the autosave of someone retyping), and says so.
+    let card = json!({"type": "card", "body": "  \n", "tags": ["春天"]});
+    let emptied = t.ok("platformDraft.edit", json!({"projectId": id, "platform": "xiaohongshu", "baseRevision": 1, "content": card}));
+    assert_eq!(emptied["draft"]["revision"], 2);
+    let empty = emptied["findings"].as_array().unwrap().iter().find(|f| f["check"] == "draft.empty").unwrap_or_else(|| panic!("{emptied}"));
+    assert_eq!((empty["severity"].as_str(), empty["messageId"].as_str(), empty["location"].as_str()), (Some("warn"), Some("draft.empty"), Some("body")));
+    assert!(own(&t.ok("platformDraft.list", json!({"projectId": id})), "xiaohongshu").contains(&"draft.empty".to_owned()));
+    let thread = t.ok("platformDraft.edit", json!({"projectId": id, "platform": "x", "baseRevision": 2, "content": x_posts(&[" "])}));
+    assert!(thread["findings"].as_array().unwrap().iter().any(|f| f["check"] == "draft.empty"), "{thread}");
+}
