@@ -721,8 +721,24 @@ impl SearchIndex {
         limit: usize,
     ) -> Result<Vec<SearchHit>, ApiError> {
         let fields = &self.shared.fields;
+        // Within one project the text as it is now comes first when it matches: a
+        // person searching their project looks for where the words are, and an older,
+        // shorter version would otherwise rank above it (BM25 favours short texts).
+        let mut order: Vec<&rank::Fused<DocAddress>> = fused.iter().collect();
+        if scope == SearchScope::Project {
+            if let Some(first) = fused.first() {
+                let project_id = index::stored(searcher, fields, first.key).map_err(IndexError::from)?.project_id;
+                let texts = index::project_texts(searcher, fields, &project_id).map_err(IndexError::from)?;
+                if let Some((working, _)) = texts.iter().find(|(_, version)| version.is_none()) {
+                    if let Some(at) = order.iter().position(|c| c.key == *working) {
+                        let candidate = order.remove(at);
+                        order.insert(0, candidate);
+                    }
+                }
+            }
+        }
         let mut groups: Vec<(String, index::StoredDoc, &rank::Fused<DocAddress>)> = Vec::new();
-        for candidate in fused {
+        for candidate in order {
             let doc = index::stored(searcher, fields, candidate.key).map_err(IndexError::from)?;
             let group = match (doc.kind, scope) {
                 (DocKind::Comment, _) => format!("c/{}", doc.doc_id),

@@ -536,6 +536,14 @@ fn the_working_copy_is_a_projects_hit_when_it_matches_and_versions_are_named_und
         assert_eq!(hit["alsoIn"], json!([1, 2]), "{q}: {result}");
         assert_eq!(result["hits"].as_array().unwrap().len(), 1, "{q}: one hit per project");
     }
+    // Within the project, each text is a hit, and the working copy leads though the
+    // older, shorter versions score higher.
+    for (q, project) in [("茶园", &id), ("meetings", &en)] {
+        let result = search(&t, json!({"q": q, "projectId": project}));
+        let order: Vec<(String, Value)> = result["hits"].as_array().unwrap().iter().map(|h| (h["kind"].as_str().unwrap().to_owned(), h["version"].clone())).collect();
+        assert_eq!(order.len(), 3, "{q}: {result}");
+        assert_eq!(order[0], ("working".to_owned(), Value::Null), "{q}: {result}");
+    }
     // The working copy no longer has the word: the newest version holding it speaks
     // for the project, and the older one is named under it.
     let project = t.ok("project.get", json!({"projectId": id}));
