@@ -590,6 +590,29 @@ async function main() {
     assert(JSON.stringify(posts) === JSON.stringify(["我亲手改过的第一条。", "My own second post."]), `posts ${JSON.stringify(posts)}`);
     stored = await call("platformDraft.get", { projectId: created.id, platform: "x" });
     assert(stored.handEdited && stored.content.posts[0].weightedLength === 20, "the edit is stored with its weighted length");
+    // The hand-edited draft lists its own text's findings, and after a reload too; an
+    // absolute term typed into it is found though the source has none.
+    await tid("draft-edit").click();
+    await tid("draft-edit-text").fill("全网最佳的第一条。\n---\nMy own second post.");
+    await tid("draft-edit-text").press("Control+Enter");
+    await page.locator("[data-testid=saved-draft][data-revision='3']").waitFor();
+    // The list of findings is read again after the edit: wait for it.
+    const ownFinding = (check) =>
+      page.waitForFunction(
+        (c) => document.querySelector("[data-testid=findings-title][data-own=saved]") && document.querySelector(`[data-testid=finding][data-check="${c}"]`),
+        check,
+        { timeout: 10_000 },
+      );
+    await ownFinding("ad_law");
+    await page.reload();
+    await page.keyboard.press("Control+1");
+    await tid("draft-tab-x").click();
+    await tid("draft-view-saved").click();
+    await ownFinding("ad_law");
+    await tid("draft-edit").click();
+    await tid("draft-edit-text").fill("我亲手改过的第一条。\n---\nMy own second post.");
+    await tid("draft-edit-text").press("Control+Enter");
+    await page.locator("[data-testid=saved-draft][data-revision='4']").waitFor();
 
     // The source changes; "update from source" shows the difference and writes nothing until chosen.
     await tid("editor-content").click();
@@ -605,10 +628,10 @@ async function main() {
     await calm();
     await shot("19-drafts-recompile-choice-en-light");
     await dialog.locator("[data-testid=draft-keep-edits]").click();
-    assert((await call("platformDraft.get", { projectId: created.id, platform: "x" })).revision === 2, "keeping the edits wrote something");
+    assert((await call("platformDraft.get", { projectId: created.id, platform: "x" })).revision === 4, "keeping the edits wrote something");
     await tid("draft-recompile").click();
     await tid("draft-choice").locator("[data-testid=draft-use-compile]").click();
-    await page.locator("[data-testid=saved-draft][data-revision='3']").waitFor();
+    await page.locator("[data-testid=saved-draft][data-revision='5']").waitFor();
     stored = await call("platformDraft.get", { projectId: created.id, platform: "x" });
     assert(!stored.handEdited && stored.content.posts.some((x) => x.text.includes("新加的一句")), "the new compile replaced the edits");
 
