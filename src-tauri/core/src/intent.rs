@@ -302,8 +302,8 @@ pub fn product(text: &str) -> Option<String> {
 }
 
 /// The topic a text names: "关于X的", "主题：X", "about X", "on the topic of X"; else,
-/// for a request, its strongest jieba / term-frequency keywords that are not request
-/// or platform words.
+/// for a request, its strongest jieba / term-frequency keywords that can name a subject
+/// (nouns, not "慢慢" or "一段") and are not request or platform words.
 pub fn topic(text: &str, is_request: bool) -> Option<String> {
     static ABOUT_ZH: OnceLock<Option<Regex>> = OnceLock::new();
     static ABOUT_EN: OnceLock<Option<Regex>> = OnceLock::new();
@@ -373,7 +373,7 @@ pub fn topic(text: &str, is_request: bool) -> Option<String> {
         "characters",
         "seconds",
     ];
-    let words: Vec<String> = crate::suggest::keywords(text, 8)
+    let words: Vec<String> = crate::suggest::subject_keywords(text, 8)
         .into_iter()
         .map(|k| k.keyword)
         .filter(|k| {
@@ -507,6 +507,17 @@ mod tests {
         assert_eq!(intent.platforms, [Platform::Xiaohongshu]);
         assert_eq!(intent.length, Some(Length { value: 300, unit: LengthUnit::Characters }));
         assert_eq!(clarification(&intent, &hints()), None);
+    }
+
+    #[test]
+    fn only_words_that_name_a_subject_make_a_topic() {
+        // An adverb, a measure and an adjective name no subject.
+        assert_eq!(topic("慢慢写一段很长的", true), None);
+        assert_eq!(update(&SessionIntent::default(), "慢慢写一段很长的", &hints()).topic, None);
+        // Nouns do, without the request's words.
+        let tea = topic("帮我写小红书的咖啡探店文案", true).unwrap_or_default();
+        assert!(tea.contains("咖啡"), "{tea}");
+        assert!(!tea.contains("小红书") && !tea.contains("文案"), "{tea}");
     }
 
     #[test]

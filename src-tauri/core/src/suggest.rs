@@ -171,6 +171,31 @@ fn sort_strongest_first(keywords: &mut [Keyword]) {
     keywords.sort_by(|a, b| b.weight.partial_cmp(&a.weight).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.keyword.cmp(&b.keyword)));
 }
 
+/// jieba's part-of-speech tags of the words that can name what a text is about:
+/// nouns (common, personal, place, organisation, other proper), verbal nouns, idioms
+/// and foreign words. Adverbs ("慢慢"), numerals and measure words ("一段"), verbs and
+/// adjectives are left out.
+const SUBJECT_POS: &[&str] = &["n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "vn", "an", "i", "l", "eng"];
+
+/// Like [`keywords`], but the Chinese ones are only words that can name a subject
+/// (see [`SUBJECT_POS`]): for a session's topic, where "慢慢写一段很长的" names none.
+pub fn subject_keywords(text: &str, top_k: usize) -> Vec<Keyword> {
+    let shares = LanguageShares::of(text);
+    let (jieba, tfidf) = jieba();
+    let allowed = SUBJECT_POS.iter().map(|p| (*p).to_owned()).collect();
+    let chinese = tfidf
+        .extract_keywords(jieba, text, top_k * 2, allowed)
+        .into_iter()
+        .filter(|k| k.keyword.chars().any(is_cjk_letter))
+        .take(top_k)
+        .map(|k| Keyword { weight: k.weight * shares.chinese, keyword: k.keyword });
+    let english = english_keywords(text).into_iter().map(|k| Keyword { weight: k.weight * shares.english, ..k });
+    let mut out: Vec<Keyword> = chinese.chain(english).collect();
+    sort_strongest_first(&mut out);
+    out.truncate(top_k);
+    out
+}
+
 /// The top `top_k` keywords of a text, Chinese and English together, strongest first.
 /// Each language's weights are scaled by its share of the text, so a lone English
 /// sentence in a Chinese article ranks below the article's own words.
