@@ -32,6 +32,13 @@ pub enum SyncCommand {
     Pause,
     /// Send and pull again.
     Resume,
+    /// Send failed versions again: JOB (with the failed jobs of its project before it),
+    /// or every failed one. Each goes as the same push as before, so nothing is stored
+    /// twice.
+    Retry {
+        /// The job id, `job_…`, as `sync status` lists it.
+        job_id: Option<String>,
+    },
     /// The workspace's members, their roles and token ids.
     Members,
     /// Invite a member (owners only); prints their invite token once.
@@ -82,7 +89,12 @@ fn print_status(status: &Value) {
     }
     for job in status["jobs"].as_array().into_iter().flatten().take(30) {
         let server = job["serverNumber"].as_u64().map(|n| format!(" → server v{n}")).unwrap_or_default();
-        println!("  {}  {} v{}{server}  {}  attempts {}", s(job, "id"), s(job, "projectId"), job["versionNumber"], s(&job["state"], "state"), job["attempts"]);
+        let why = match (s(&job["state"], "state"), job["heldBy"].as_str()) {
+            ("failed", _) => format!("  ({}; `inkstone-cli sync retry {}`)", job["lastError"].as_str().unwrap_or("no reason recorded"), s(job, "id")),
+            (_, Some(blocker)) => format!("  (waits behind {blocker})"),
+            _ => String::new(),
+        };
+        println!("  {}  {} v{}{server}  {}  attempts {}{why}", s(job, "id"), s(job, "projectId"), job["versionNumber"], s(&job["state"], "state"), job["attempts"]);
     }
 }
 
@@ -125,7 +137,7 @@ fn print_disconnect(result: &Value) {
     println!("Disconnected from {}. The token was removed from the keychain; your projects and versions are untouched.", s(result, "workspaceName"));
     match result["keptJobs"].as_u64() {
         Some(0) | None => println!("Nothing was waiting to be sent."),
-        Some(n) => println!("{n} versions not yet on the server are kept, paused: connect to the same workspace again and `sync resume` to send them."),
+        Some(n) => println!("{n} versions not yet on the server (waiting or failed) are kept, paused: connect to the same workspace again and `sync resume` to send them."),
     }
 }
 
@@ -140,6 +152,13 @@ pub fn run(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> {
         SyncCommand::Pull => (call(engine, "sync.pull", json!({}))?, Box::new(print_run)),
         SyncCommand::Pause => (call(engine, "sync.pause", json!({}))?, Box::new(print_status)),
         SyncCommand::Resume => (call(engine, "sync.resume", json!({}))?, Box::new(print_status)),
+        SyncCommand::Retry { job_id } => {
+            let params = match job_id {
+                Some(job_id) => json!({"jobId": job_id}),
+                None => json!({}),
+            };
+            (call(engine, "sync.retry", params)?, Box::new(print_status))
+        }
         SyncCommand::Members => (call(engine, "sync.members", json!({}))?, Box::new(print_members)),
         SyncCommand::Invite { name, role } => (call(engine, "sync.invite", json!({"name": name, "role": role}))?, Box::new(print_invite)),
         SyncCommand::Revoke { token_id } => (call(engine, "sync.revokeMember", json!({"tokenId": token_id}))?, Box::new(print_members)),

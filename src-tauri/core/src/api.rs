@@ -251,6 +251,7 @@ api_methods! {
         "sync.pull" => sync::pull(Empty) -> SyncRunResult;
         "sync.pause" => sync::pause(Empty) -> SyncStatus;
         "sync.resume" => sync::resume(Empty) -> SyncStatus;
+        "sync.retry" => sync::retry(SyncRetryParams) -> SyncStatus;
         "sync.conflicts" => sync::conflicts(SyncConflictsParams) -> SyncConflictListResult;
         "sync.resolve" => sync::resolve(SyncResolveParams) -> SyncResolveResult;
         "sync.members" => sync::members(Empty) -> SyncMembersResult;

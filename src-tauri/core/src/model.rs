@@ -192,8 +192,16 @@ pub enum VersionOrigin {
     Manual,
     /// A restore of an earlier version made it; `from` is that version's number.
     Restore { from: u32 },
-    /// Unsaved working-copy changes kept automatically before a restore.
-    Autosnapshot,
+    /// Unsaved working-copy changes kept automatically: before a restore (of a version
+    /// or a checkpoint), or, with `conflict_id`, before resolving that sync conflict.
+    /// Not an accepted version: it stays in this data folder and is never delivered
+    /// to the workspace server.
+    #[serde(rename_all = "camelCase")]
+    Autosnapshot {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        conflict_id: Option<String>,
+    },
     /// A person accepted (all or some hunks of) an AI proposal.
     #[serde(rename_all = "camelCase")]
     AiProposal {

@@ -7,12 +7,14 @@
 //! retry_wait (full-jitter exponential backoff that honours Retry-After), failed after
 //! the maximum attempts, conflict for a stale base, and pause/resume per workspace. A
 //! restart turns dispatched jobs back into pending ones ([`Event::Restarted`]); the
-//! job's dedupe key makes sending it again safe.
+//! job's dedupe key makes sending it again safe. A failed job goes again, as the same
+//! push, when the person retries it or reconnects ([`Event::Retry`]). Only accepted
+//! versions are delivered ([`delivered`]): an autosnapshot of unsaved work has no job.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{Timestamp, Version, Workspace};
+use crate::model::{Timestamp, Version, VersionOrigin, Workspace};
 use crate::store::{Batch, Kind, Record, StoreError};
 
 /// Where a job stands.
@@ -86,10 +88,15 @@ pub struct DeliveryJob {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub server_number: Option<u32>,
-    /// Why the last attempt failed, for the person.
+    /// Why the last attempt failed, for the person (English).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_error: Option<String>,
+    /// Its stable code, for the UI to word it (`UNREACHABLE`, `UNAUTHORIZED`, ...: the
+    /// codes of `SyncStatus::last_error_code`). Absent on jobs of older builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_error_code: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -102,11 +109,22 @@ impl Record for DeliveryJob {
     }
 }
 
+/// True when a version of this origin goes to the workspace server. Only accepted
+/// versions sync: an autosnapshot is the person's unsaved work, kept automatically
+/// (before a restore or a conflict's resolution), and stays private to this data
+/// folder; a pulled version came from the server.
+pub fn delivered(origin: &VersionOrigin) -> bool {
+    match origin {
+        VersionOrigin::Manual | VersionOrigin::Restore { .. } | VersionOrigin::AiProposal { .. } | VersionOrigin::Checkpoint { .. } | VersionOrigin::SyncResolution { .. } => true,
+        VersionOrigin::Autosnapshot { .. } | VersionOrigin::Pulled { .. } => false,
+    }
+}
+
 /// Adds the delivery job of `version` to `batch` when `workspace` is linked to a
-/// server; does nothing for a local workspace. The caller stages the version in the
-/// same batch.
+/// server and the version is [`delivered`]; does nothing otherwise. The caller stages
+/// the version in the same batch.
 pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Version, job_id: String) -> Result<Option<DeliveryJob>, StoreError> {
-    if workspace.server_url.is_none() {
+    if workspace.server_url.is_none() || !delivered(&version.origin) {
         return Ok(None);
     }
     let job = DeliveryJob {
@@ -122,6 +140,7 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
         batch: Vec::new(),
         server_number: None,
         last_error: None,
+        last_error_code: None,
         created_at: version.created_at,
         updated_at: version.created_at,
     };
@@ -198,17 +217,20 @@ pub enum Event {
     /// The server numbered the version.
     Acked { number: u32 },
     /// A timeout, a reset, a 5xx or a 429: try again later (`retry_after_millis` from
-    /// the server's Retry-After, when it sent one).
-    Transient { reason: String, retry_after_millis: Option<u64> },
+    /// the server's Retry-After, when it sent one). `code` is the failure's stable code.
+    Transient { reason: String, code: String, retry_after_millis: Option<u64> },
     /// A refusal that will not change by retrying (401, 403, 422, a bad request).
-    Permanent { reason: String },
+    Permanent { reason: String, code: String },
     /// The server's head moved: a conflict for the person.
     StaleBase { server_head: u32 },
     /// The client stored the server's number.
     Finalize,
     /// The process restarted: what was in the air goes back to pending.
     Restarted,
-    /// The person asked to try a failed or conflicted job again.
+    /// The person asked to try a failed or conflicted job again (or reconnected with
+    /// a new token). A failed job keeps its base and batch: it is the same push again,
+    /// under the same dedupe key, so a push the server stored before it gave up is
+    /// answered with its original result, never stored twice.
     Retry,
     /// The person resolved the job's conflict with the version numbered `by_version`.
     Superseded { by_version: u32 },
@@ -258,9 +280,11 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
             next.state = JobState::Acked { number: *number };
             next.server_number = Some(*number);
             next.last_error = None;
+            next.last_error_code = None;
         }
-        (JobState::Dispatched, Event::Transient { reason, retry_after_millis }) => {
+        (JobState::Dispatched, Event::Transient { reason, code, retry_after_millis }) => {
             next.last_error = Some(reason.clone());
+            next.last_error_code = Some(code.clone());
             if job.attempts >= policy.max_attempts {
                 next.state = JobState::Failed;
                 next.last_error = Some(format!("{reason} (gave up after {} attempts)", job.attempts));
@@ -269,36 +293,49 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
                 next.state = JobState::RetryWait { until: now + chrono::Duration::milliseconds(i64::try_from(wait).unwrap_or(i64::MAX)) };
             }
         }
-        (JobState::Dispatched, Event::Permanent { reason }) => {
+        (JobState::Dispatched, Event::Permanent { reason, code }) => {
             next.state = JobState::Failed;
             next.last_error = Some(reason.clone());
+            next.last_error_code = Some(code.clone());
         }
         (JobState::Dispatched, Event::StaleBase { server_head }) => {
             next.state = JobState::Conflict { server_head: *server_head };
             next.last_error = Some(format!("the server's head moved to {server_head}"));
+            next.last_error_code = None;
         }
         (JobState::Acked { .. }, Event::Finalize) => next.state = JobState::Finalized,
         (JobState::Dispatched, Event::Restarted) => next.state = JobState::Pending,
-        (JobState::Failed | JobState::Conflict { .. }, Event::Retry) => {
+        // The same push again: the base and batch stay (see `Event::Retry`). The reason
+        // stays too, until an answer replaces it.
+        (JobState::Failed, Event::Retry) => {
+            next.state = JobState::Pending;
+            next.attempts = 0;
+        }
+        // The base was stale: the next send is a new push on the head seen by then.
+        (JobState::Conflict { .. }, Event::Retry) => {
             next.state = JobState::Pending;
             next.attempts = 0;
             next.base = None;
             next.batch.clear();
         }
         // A pull can also see that the server holds a version whose ack never arrived
-        // (or that its base moved) while the job waits to be resent.
-        (JobState::Pending | JobState::RetryWait { .. }, Event::Acked { number }) => {
+        // (or that its base moved) while the job waits to be resent, or after it gave
+        // up.
+        (JobState::Pending | JobState::RetryWait { .. } | JobState::Failed, Event::Acked { number }) => {
             next.state = JobState::Acked { number: *number };
             next.server_number = Some(*number);
             next.last_error = None;
+            next.last_error_code = None;
         }
         (JobState::Pending | JobState::RetryWait { .. }, Event::StaleBase { server_head }) => {
             next.state = JobState::Conflict { server_head: *server_head };
             next.last_error = Some(format!("the server's head moved to {server_head}"));
+            next.last_error_code = None;
         }
         (JobState::Conflict { .. }, Event::Superseded { by_version }) => {
             next.state = JobState::Superseded { by_version: *by_version };
             next.last_error = None;
+            next.last_error_code = None;
         }
         // A restart leaves every other state as it is.
         (_, Event::Restarted) => {}
@@ -356,6 +393,7 @@ mod tests {
             batch: Vec::new(),
             server_number: None,
             last_error: None,
+            last_error_code: None,
             created_at: at(0),
             updated_at: at(0),
         }
@@ -377,24 +415,64 @@ mod tests {
     fn transient_failures_back_off_with_full_jitter_and_honour_retry_after() {
         let policy = RetryPolicy { base_millis: 1_000, cap_millis: 60_000, max_attempts: 3 };
         let sent = advance(&job(), &Event::Dispatch, at(0), &policy, 0.0).unwrap();
-        let waiting = advance(&sent, &Event::Transient { reason: "timeout".into(), retry_after_millis: None }, at(10), &policy, 0.5).unwrap();
+        let waiting = advance(&sent, &Event::Transient { reason: "timeout".into(), code: "UNREACHABLE".into(), retry_after_millis: None }, at(10), &policy, 0.5).unwrap();
         // attempt 1: ceiling 2 s, half of it.
         assert_eq!(waiting.state, JobState::RetryWait { until: at(10 + 1_000) });
         assert!(!due(&waiting, at(500)) && due(&waiting, at(1_010)));
         assert!(advance(&waiting, &Event::Dispatch, at(500), &policy, 0.5).is_err(), "not before its time");
         // Retry-After beats a shorter jittered wait.
-        let honoured = advance(&sent, &Event::Transient { reason: "429".into(), retry_after_millis: Some(30_000) }, at(10), &policy, 0.1).unwrap();
+        let honoured = advance(&sent, &Event::Transient { reason: "429".into(), code: "RATE_LIMITED".into(), retry_after_millis: Some(30_000) }, at(10), &policy, 0.1).unwrap();
         assert_eq!(honoured.state, JobState::RetryWait { until: at(30_010) });
         // After the maximum attempts: failed, with the reason.
         let mut j = sent;
         for i in 0..2 {
-            j = advance(&j, &Event::Transient { reason: "reset".into(), retry_after_millis: None }, at(100 * i), &policy, 0.0).unwrap();
+            j = advance(&j, &Event::Transient { reason: "reset".into(), code: "UNREACHABLE".into(), retry_after_millis: None }, at(100 * i), &policy, 0.0).unwrap();
             j = advance(&j, &Event::Dispatch, at(100 * i + 50), &policy, 0.0).unwrap();
         }
         assert_eq!(j.attempts, 3);
-        let failed = advance(&j, &Event::Transient { reason: "reset".into(), retry_after_millis: None }, at(1_000), &policy, 0.0).unwrap();
-        assert_eq!(failed.state, JobState::Failed);
-        assert!(failed.last_error.unwrap().contains("gave up after 3 attempts"));
+        let failed = advance(&j, &Event::Transient { reason: "reset".into(), code: "UNREACHABLE".into(), retry_after_millis: None }, at(1_000), &policy, 0.0).unwrap();
+        assert_eq!((&failed.state, failed.last_error_code.as_deref()), (&JobState::Failed, Some("UNREACHABLE")));
+        assert!(failed.last_error.clone().unwrap().contains("gave up after 3 attempts"));
+        // Retrying it is the same push again: same base, batch and key; a fresh count.
+        let again = advance(&failed, &Event::Retry, at(2_000), &policy, 0.0).unwrap();
+        assert_eq!((&again.state, again.attempts, again.base, &again.batch), (&JobState::Pending, 0, failed.base, &failed.batch));
+        assert_eq!(push_key(&again), push_key(&failed));
+        // A pull that finds the version on the server completes it, even after giving up.
+        let found = advance(&failed, &Event::Acked { number: 4 }, at(2_000), &policy, 0.0).unwrap();
+        assert_eq!((&found.state, found.last_error.as_deref(), found.last_error_code.as_deref()), (&JobState::Acked { number: 4 }, None, None));
+    }
+
+    #[test]
+    fn a_permanent_refusal_fails_with_its_reason_and_code_until_retried() {
+        let policy = RetryPolicy::default();
+        let mut sent = advance(&job(), &Event::Dispatch, at(0), &policy, 0.0).unwrap();
+        sent.base = Some(2);
+        sent.batch = vec!["job_2".into()];
+        let failed = advance(&sent, &Event::Permanent { reason: "401 UNAUTHORIZED: no".into(), code: "UNAUTHORIZED".into() }, at(1), &policy, 0.0).unwrap();
+        assert_eq!((&failed.state, failed.last_error.as_deref(), failed.last_error_code.as_deref()), (&JobState::Failed, Some("401 UNAUTHORIZED: no"), Some("UNAUTHORIZED")));
+        assert!(!due(&failed, at(1_000_000)), "a failed job waits for the person");
+        let again = advance(&failed, &Event::Retry, at(2), &policy, 0.0).unwrap();
+        assert_eq!((&again.state, again.attempts, again.base, again.batch.clone()), (&JobState::Pending, 0, Some(2), vec!["job_2".to_owned()]));
+        assert!(due(&again, at(2)));
+        assert!(advance(&again, &Event::Retry, at(3), &policy, 0.0).is_err(), "only a failed or conflicted job is retried");
+    }
+
+    #[test]
+    fn only_accepted_versions_are_delivered() {
+        use crate::model::VersionOrigin as O;
+        let delivered_by_origin = [
+            (O::Manual, true),
+            (O::Restore { from: 1 }, true),
+            (O::Checkpoint { checkpoint_id: "chk_1".into() }, true),
+            (O::AiProposal { proposal_id: "prp_1".into(), session_id: None, run_id: None, model: "m".into(), profile_id: "p".into() }, true),
+            (O::SyncResolution { conflict_id: "cnf_1".into() }, true),
+            (O::Autosnapshot { conflict_id: None }, false),
+            (O::Autosnapshot { conflict_id: Some("cnf_1".into()) }, false),
+            (O::Pulled { server_number: 3, pushed_by: "bob".into() }, false),
+        ];
+        for (origin, expected) in delivered_by_origin {
+            assert_eq!(delivered(&origin), expected, "{origin:?}");
+        }
     }
 
     #[test]
@@ -407,7 +485,8 @@ mod tests {
         let conflict = advance(&sent, &Event::StaleBase { server_head: 9 }, at(5), &policy, 0.0).unwrap();
         assert_eq!(conflict.state, JobState::Conflict { server_head: 9 });
         assert!(!due(&conflict, at(1_000_000)));
-        assert_eq!(advance(&conflict, &Event::Retry, at(6), &policy, 0.0).unwrap().state, JobState::Pending);
+        let retried = advance(&conflict, &Event::Retry, at(6), &policy, 0.0).unwrap();
+        assert_eq!((retried.state, retried.base), (JobState::Pending, None), "a stale base is not sent again");
     }
 
     proptest! {
@@ -415,7 +494,7 @@ mod tests {
         /// finalized; a refused event changes nothing; attempts never exceed the
         /// maximum plus one; backoff never exceeds the cap (or Retry-After).
         #[test]
-        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..9, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
+        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..10, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
             let policy = RetryPolicy { base_millis: 100, cap_millis: 1_000, max_attempts: 4 };
             let mut j = job();
             let mut now = 0;
@@ -426,11 +505,12 @@ mod tests {
                 let event = match e {
                     0 | 1 => Event::Dispatch,
                     2 => Event::Acked { number: 5 },
-                    3 => Event::Transient { reason: "x".into(), retry_after_millis: None },
-                    4 => Event::Permanent { reason: "no".into() },
+                    3 => Event::Transient { reason: "x".into(), code: "UNREACHABLE".into(), retry_after_millis: None },
+                    4 => Event::Permanent { reason: "no".into(), code: "UNAUTHORIZED".into() },
                     5 => Event::Finalize,
                     6 => Event::Restarted,
                     7 => Event::Superseded { by_version: 9 },
+                    8 => Event::Retry,
                     _ => Event::StaleBase { server_head: 2 },
                 };
                 if let Ok(next) = advance(&j, &event, at(now), &policy, units[i]) {

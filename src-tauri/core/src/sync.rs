@@ -273,6 +273,39 @@ pub fn unsynced(state: &JobState) -> bool {
     }
 }
 
+/// True while a job's version is owed to the workspace server: not there yet, and
+/// going there by itself — on its way, or failed and waiting for a retry. (A version
+/// held in a conflict goes as part of the resolution; it is counted as a conflict.)
+pub fn owed(state: &JobState) -> bool {
+    match state {
+        JobState::Pending | JobState::Dispatched | JobState::RetryWait { .. } | JobState::Acked { .. } | JobState::Failed => true,
+        JobState::Finalized | JobState::Conflict { .. } | JobState::Superseded { .. } => false,
+    }
+}
+
+/// For each unfinished job that cannot go yet, the earlier job of its project it waits
+/// behind: one that failed or is held in a conflict. A project's pushes go in order,
+/// each on the one before, so the later ones wait until the person retries or
+/// resolves it; the status says so instead of showing them as merely pending.
+pub fn held_behind(jobs: &[DeliveryJob]) -> BTreeMap<String, String> {
+    let mut blocker_of_project: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut held = BTreeMap::new();
+    for job in jobs {
+        match job.state {
+            JobState::Failed | JobState::Conflict { .. } => {
+                blocker_of_project.entry(&job.project_id).or_insert(&job.id);
+            }
+            JobState::Pending | JobState::Dispatched | JobState::RetryWait { .. } => {
+                if let Some(blocker) = blocker_of_project.get(job.project_id.as_str()) {
+                    held.insert(job.id.clone(), (*blocker).to_owned());
+                }
+            }
+            JobState::Acked { .. } | JobState::Finalized | JobState::Superseded { .. } => {}
+        }
+    }
+    held
+}
+
 /// A draw in [0, 1) from a seeded xorshift: the backoff's jitter (core reads no
 /// random source; the seed is the configuration's).
 #[derive(Debug)]
@@ -476,10 +509,15 @@ pub struct Connect<'a> {
 /// it in the keychain (sled gets its fingerprint) and marks the workspace linked, so
 /// every later version has a delivery job.
 ///
+/// A reconnect to the same workspace (a new token after the old one was refused)
+/// sends the failed jobs again.
+///
 /// Errors: VALIDATION (the URL; a plain http:// URL to another machine without
-/// `allow_plain_http`; the token's form); OFFLINE when the server cannot be reached;
-/// PERMISSION_DENIED when it refuses the token; CONFLICT when already linked to
-/// another workspace; KEYCHAIN_UNAVAILABLE.
+/// `allow_plain_http`; the token's form; `sync.not_a_server` when something other
+/// than a workspace server answers); OFFLINE when the server cannot be reached or
+/// answer (`sync.unreachable`, `sync.server_unavailable`); PERMISSION_DENIED when it
+/// refuses the token (`sync.token_refused`); CONFLICT when already linked to another
+/// workspace; KEYCHAIN_UNAVAILABLE.
 pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Result<Connection, ApiError> {
     let server_url = normalize_server_url(request.server_url)?;
     let raw = request.token.expose().trim();
@@ -493,15 +531,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
     }
     let token = ApiKey::new(raw);
     let transport = runtime.transport(kernel)?;
-    let info = transport.workspace(&server_url, &token).map_err(|failure| match failure {
-        transport::Failure::Network(detail) => ApiError::new(ErrorCode::Offline, format!("The workspace server could not be reached ({detail})."))
-            .problem("sync.unreachable", &[])
-            .hint("check_server", "Check the URL and that the server is running, then try again."),
-        transport::Failure::Status { status: 401 | 403, .. } => {
-            ApiError::new(ErrorCode::PermissionDenied, "The server did not accept this token.").hint("new_invite", "Ask a workspace owner for a new invite token.")
-        }
-        other => ApiError::new(ErrorCode::Conflict, format!("The server refused the connection: {}.", other.reason())),
-    })?;
+    let info = transport.workspace(&server_url, &token).map_err(server_failed)?;
     let _guard = kernel.write_lock();
     let mut workspace = kernel.workspace()?;
     let previous = members::previous(kernel)?;
@@ -515,7 +545,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
             if previous.connection.remote_workspace_id == info.id {
                 existing = Some(previous.connection);
             } else {
-                let owed = jobs(kernel)?.iter().filter(|j| unsynced(&j.state)).count();
+                let owed = jobs(kernel)?.iter().filter(|j| owed(&j.state)).count();
                 if owed > 0 {
                     return Err(ApiError::new(
                         ErrorCode::Conflict,
@@ -559,11 +589,124 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
         cursor: existing.as_ref().map_or(0, |c| c.cursor),
         connected_at: kernel.now(),
     };
+    // A reconnect (often with a new token, after the old one was refused) sends what
+    // failed again: the same pushes, under the same keys.
+    let policy = kernel.config().sync.retry;
+    for job in jobs(kernel)? {
+        if job.workspace_id == workspace.id && job.state == JobState::Failed {
+            batch.put(&retried(&job, kernel, &policy)?)?;
+        }
+    }
     workspace.server_url = Some(server_url);
     batch.put(&workspace)?.put(&connection)?;
     kernel.store().apply(batch, Durability::Durable)?;
+    // The last cycle's failure was the old connection's; the server just answered.
+    *lock(&runtime.health) = Health { last_contact_at: Some(kernel.now()), ..Health::default() };
     runtime.wake();
     Ok(connection)
+}
+
+fn retried(job: &DeliveryJob, kernel: &Kernel, policy: &crate::outbox::RetryPolicy) -> Result<DeliveryJob, ApiError> {
+    crate::outbox::advance(job, &crate::outbox::Event::Retry, kernel.now(), policy, 0.0).map_err(|e| ApiError::internal(format!("delivery job {}: {e}", job.id)))
+}
+
+/// Sends failed jobs again: `job_id`'s, or (none) every failed job of this
+/// workspace. A project's pushes go in order, so retrying one job also retries the
+/// failed jobs of its project before it; and a push moves as a whole, so the jobs it
+/// carries go with it. Each is the same push as before, under the same dedupe key.
+/// Returns how many jobs were requeued (0 when nothing had failed).
+///
+/// Errors: CONFLICT when not connected (`sync.not_connected`), or when `job_id`'s job
+/// has not failed (`sync.not_failed`); VALIDATION for a malformed id; NOT_FOUND for an
+/// unknown job. A refusal changes nothing.
+pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result<u32, ApiError> {
+    let _guard = kernel.write_lock();
+    if connection(kernel)?.is_none() {
+        return Err(cycle::not_connected());
+    }
+    let workspace_id = kernel.workspace()?.id;
+    let all = jobs(kernel)?;
+    let chosen: Vec<&DeliveryJob> = match job_id {
+        None => all.iter().filter(|j| j.workspace_id == workspace_id && j.state == JobState::Failed).collect(),
+        Some(job_id) => {
+            if job_id.is_empty() || job_id.len() > 100 {
+                return Err(ApiError::validation("jobId", "A job id is 1–100 characters, as the sync status lists it."));
+            }
+            let job = all
+                .iter()
+                .find(|j| j.id == job_id)
+                .ok_or_else(|| ApiError::not_found("delivery job", job_id).hint("list_jobs", "The sync status lists the delivery jobs (`inkstone-cli sync status`)."))?;
+            if job.state != JobState::Failed {
+                return Err(ApiError::new(ErrorCode::Conflict, format!("Delivery job {job_id} has not failed (it is {}); only a failed job is retried.", job.state.name()))
+                    .problem("sync.not_failed", &[])
+                    .details(serde_json::json!({"jobId": job_id, "state": job.state.name()})));
+            }
+            // Job ids sort by creation: the project's failed jobs up to this one.
+            all.iter().filter(|j| j.project_id == job.project_id && j.state == JobState::Failed && j.id <= job.id).collect()
+        }
+    };
+    let mut requeue: std::collections::BTreeSet<&str> = chosen.iter().map(|j| j.id.as_str()).collect();
+    for job in &chosen {
+        requeue.extend(job.batch.iter().map(String::as_str));
+    }
+    let policy = kernel.config().sync.retry;
+    let mut batch = Batch::new();
+    let mut n_requeued = 0;
+    for job in all.iter().filter(|j| requeue.contains(j.id.as_str()) && j.state == JobState::Failed) {
+        batch.put(&retried(job, kernel, &policy)?)?;
+        n_requeued += 1;
+    }
+    if n_requeued > 0 {
+        kernel.store().apply(batch, Durability::Durable)?;
+        let mut health = lock(&runtime.health);
+        health.last_error = None;
+        health.last_error_code = None;
+    }
+    runtime.wake();
+    Ok(n_requeued)
+}
+
+/// Why the workspace server gave no usable answer (to `connect`, or to a membership
+/// request), in the API's terms: each cause its own code and wording; what the server
+/// or the parser said goes in `details`, never in the headline.
+pub(crate) fn server_failed(failure: transport::Failure) -> ApiError {
+    use transport::Failure;
+    let details = |failure: &Failure| match failure {
+        Failure::Network(detail) => serde_json::json!({"reason": detail}),
+        Failure::Status { status, code, message, .. } => serde_json::json!({"status": status, "code": code, "reason": message}),
+    };
+    match &failure {
+        Failure::Network(detail) => ApiError::new(ErrorCode::Offline, format!("The workspace server could not be reached ({detail})."))
+            .problem("sync.unreachable", &[])
+            .hint("check_server", "Check the URL and that the server is running, then try again.")
+            .details(details(&failure)),
+        Failure::Status { status: 401 | 403, .. } => ApiError::new(ErrorCode::PermissionDenied, "The workspace server refused this token.")
+            .problem("sync.token_refused", &[])
+            .hint("new_invite", "Ask a workspace owner for a new invite token.")
+            .details(details(&failure)),
+        // Busy or failing (also a proxy's error page in front of a server that is down).
+        Failure::Status { status: 429 | 500..=599, .. } => ApiError::new(ErrorCode::Offline, "The workspace server cannot answer right now.")
+            .problem("sync.server_unavailable", &[])
+            .hint("server_retry_later", "Try again in a moment; if it keeps failing, tell the server's operator.")
+            .details(details(&failure)),
+        // Something answered, but not in the protocol: another web server on that
+        // address, or (JSON of another shape) another service or version.
+        Failure::Status { code, .. } if code == transport::NOT_THE_PROTOCOL || code == transport::BAD_ANSWER => {
+            let mut error = ApiError::new(ErrorCode::Validation, "The address answers, but not as an Inkstone workspace server.")
+                .problem("sync.not_a_server", &[])
+                .hint("check_server_url", "Check the URL and the port: they should be the workspace server's, as its operator gave them.");
+            if code == transport::BAD_ANSWER {
+                error = error.hint("match_versions", "If it is the workspace server, update Inkstone and the server to matching versions.");
+            }
+            let mut details = details(&failure);
+            details["field"] = "serverUrl".into();
+            error.details(details)
+        }
+        Failure::Status { .. } => ApiError::new(ErrorCode::Conflict, "The workspace server refused the request; nothing was changed.")
+            .problem("sync.server_refused", &[])
+            .hint("match_versions", "If it is the workspace server, update Inkstone and the server to matching versions.")
+            .details(details(&failure)),
+    }
 }
 
 /// How the person resolves a conflict.
@@ -590,10 +733,11 @@ pub struct Resolved {
     pub version: crate::model::Version,
 }
 
-/// Resolves an open conflict with a new version (after an autosnapshot of unsaved
-/// work that is neither side); the working copy becomes the resolution and the
-/// conflict's held-back jobs are superseded. Nothing is overwritten: every side stays
-/// a version.
+/// Resolves an open conflict with a new version (origin `syncResolution`, after an
+/// autosnapshot of unsaved work that is neither side nor the resolution, origin
+/// `autosnapshot` with the conflict's id, which stays local); the working copy becomes
+/// the resolution and the conflict's held-back jobs are superseded. Nothing is
+/// overwritten: every side stays a version.
 ///
 /// Errors: NOT_FOUND; CONFLICT when the conflict is resolved already, or `Merged` is
 /// asked while the edits overlap.
@@ -622,21 +766,22 @@ pub fn resolve(kernel: &Kernel, conflict_id: &str, choice: Choice) -> Result<Res
     let working = crate::project::versions::content_hash(&project.title, &project.source);
     // Is the working copy already a version (either side, or the head)? Otherwise it
     // is unsaved work, kept as an autosnapshot before the resolution replaces it.
+    // (The resolution itself keeps it when the person chose the working copy as it is.)
     let known = [&conflict.mine, &conflict.theirs].iter().any(|s| s.local_number.is_some() && crate::project::versions::content_hash(&s.title, &s.source) == working)
-        || (project.head > 0 && crate::project::versions::load(store, &project.id, project.head)?.content_hash == working);
+        || (project.head > 0 && crate::project::versions::load(store, &project.id, project.head)?.content_hash == working)
+        || crate::project::versions::content_hash(&title, &source) == working;
+    // The versions carry no English message: their origins say what they are (the
+    // conflict they belong to), and the UI words that in the person's language. The
+    // autosnapshot is private (never delivered); the resolution is delivered.
     let mut autosnapshot = None;
     if !known {
         let (t, s) = (project.title.clone(), project.source.clone());
+        let origin = crate::model::VersionOrigin::Autosnapshot { conflict_id: Some(conflict.id.clone()) };
         autosnapshot = Some(crate::project::versions::stage_next(
             kernel,
             &mut batch,
             &mut project,
-            crate::project::versions::NewVersion {
-                title: &t,
-                source: &s,
-                origin: &crate::model::VersionOrigin::Autosnapshot,
-                message: Some("Unsaved changes kept before resolving a sync conflict"),
-            },
+            crate::project::versions::NewVersion { title: &t, source: &s, origin: &origin, message: None },
         )?);
     }
     let origin = crate::model::VersionOrigin::SyncResolution { conflict_id: conflict.id.clone() };
@@ -644,7 +789,7 @@ pub fn resolve(kernel: &Kernel, conflict_id: &str, choice: Choice) -> Result<Res
         kernel,
         &mut batch,
         &mut project,
-        crate::project::versions::NewVersion { title: &title, source: &source, origin: &origin, message: Some("Resolved a sync conflict") },
+        crate::project::versions::NewVersion { title: &title, source: &source, origin: &origin, message: None },
     )?;
     project.title = title;
     project.source = source;

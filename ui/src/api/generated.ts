@@ -422,9 +422,14 @@ batch?: Array<string>,
  */
 serverNumber?: number, 
 /**
- * Why the last attempt failed, for the person.
+ * Why the last attempt failed, for the person (English).
  */
-lastError?: string, createdAt: string, updatedAt: string, };
+lastError?: string, 
+/**
+ * Its stable code, for the UI to word it (`UNREACHABLE`, `UNAUTHORIZED`, ...: the
+ * codes of `SyncStatus::last_error_code`). Absent on jobs of older builds.
+ */
+lastErrorCode?: string, createdAt: string, updatedAt: string, };
 
 export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number | null, 
 /**
@@ -2113,6 +2118,13 @@ version: Version,
  */
 autosnapshot?: Version, };
 
+export type SyncRetryParams = { 
+/**
+ * The failed job to send again (with the failed jobs of its project before it);
+ * none: every failed job.
+ */
+jobId?: string, };
+
 export type SyncRevokeMemberParams = { tokenId: string, };
 
 export type SyncRunResult = { pushed: number, pulled: number, newConflicts: number, status: SyncStatus, };
@@ -2149,7 +2161,13 @@ lastErrorCode?: string, lastContactAt?: string,
 /**
  * Unfinished jobs, then the 20 most recently finished, newest first.
  */
-jobs: Array<DeliveryJob>, };
+jobs: Array<DeliveryJob>, 
+/**
+ * The jobs that cannot go yet, by id, each with the id of the earlier job of its
+ * project that it waits behind (failed, or held in a conflict): a project's
+ * versions go in order, so `sync.retry` or resolving the conflict lets them go.
+ */
+heldBy?: { [key in string]: string }, };
 
 export type Target = { "type": "source" } | { "type": "draft", platform: Platform, } | { "type": "comment", commentId: string, } | { "type": "metadata" } | { "type": "session" };
 
@@ -2281,7 +2299,7 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot" } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, } | { "type": "syncResolution", conflictId: string, };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot", conflictId?: string, } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, } | { "type": "syncResolution", conflictId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 
@@ -2381,6 +2399,7 @@ export interface ApiMethods {
   "sync.pull": { params: Empty; result: SyncRunResult };
   "sync.pause": { params: Empty; result: SyncStatus };
   "sync.resume": { params: Empty; result: SyncStatus };
+  "sync.retry": { params: SyncRetryParams; result: SyncStatus };
   "sync.conflicts": { params: SyncConflictsParams; result: SyncConflictListResult };
   "sync.resolve": { params: SyncResolveParams; result: SyncResolveResult };
   "sync.members": { params: Empty; result: SyncMembersResult };
@@ -2462,7 +2481,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

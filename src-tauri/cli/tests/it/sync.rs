@@ -91,6 +91,8 @@ fn two_data_folders_sync_a_version_with_its_author_through_a_real_server() {
     assert_eq!(status(&a)["connected"], false);
     let not_connected = error_of(&run(&a, &["--json", "sync", "members"]));
     assert_eq!(not_connected["code"], "CONFLICT");
+    let no_retry = error_of(&run(&a, &["--json", "sync", "retry"]));
+    assert_eq!((no_retry["code"].as_str(), no_retry["hints"][0]["id"].as_str()), (Some("CONFLICT"), Some("connect")));
     no_secret_in(&a, &alice_token.token[4..]);
 
     if std::env::var("INKSTONE_TEST_SECRET_SERVICE").as_deref() != Ok("1") {
@@ -116,6 +118,13 @@ fn two_data_folders_sync_a_version_with_its_author_through_a_real_server() {
     assert_eq!(status(&a)["state"], "pending");
     let pushed = json_ok(&a, &["sync", "push"]);
     assert_eq!((pushed["pushed"].as_u64(), pushed["status"]["state"].as_str()), (Some(1), Some("synced")));
+    // Nothing failed: a retry sends nothing and says where sync stands; a job that
+    // has not failed is refused.
+    assert_eq!(json_ok(&a, &["sync", "retry"])["failed"], 0);
+    let job_id = pushed["status"]["jobs"][0]["id"].as_str().unwrap().to_owned();
+    let not_failed = error_of(&run(&a, &["--json", "sync", "retry", &job_id]));
+    assert_eq!(not_failed["code"], "CONFLICT");
+    assert!(not_failed["message"].as_str().unwrap().contains("has not failed"), "{not_failed}");
     let human = run(&a, &["sync", "status"]);
     assert!(stdout(&human).starts_with("synced: 团队"), "{}", stdout(&human));
     assert!(stdout(&human).contains("0 pending"), "{}", stdout(&human));

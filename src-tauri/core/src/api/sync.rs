@@ -1,6 +1,8 @@
 //! `sync.*`: connect this data dir to a workspace server, see and steer delivery, and
 //! resolve conflicts. The decisions are `crate::sync`'s; this parses, calls and maps.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -53,13 +55,16 @@ pub struct SyncStatus {
     pub conflicts: u32,
     /// The last cycle could not reach the server.
     pub offline: bool,
-    /// The last cycle's failure, in English.
+    /// The last cycle's failure, in English; when the last cycle had none but a job
+    /// failed, the newest failed job's reason (so a failure stays explained until it
+    /// is retried).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_error: Option<String>,
     /// Its code, for the UI to say it in the person's language: `UNREACHABLE`, the
     /// server's error code (`UNAUTHORIZED`, `FORBIDDEN`, `RATE_LIMITED`, `TOO_LARGE`,
-    /// `STORAGE`, ...), or `HTTP` / `BAD_ANSWER` for an answer that is not the protocol's.
+    /// `STORAGE`, ...), `HTTP` for an answer that is not the protocol's (another web
+    /// server), or `BAD_ANSWER` for JSON of another shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_error_code: Option<String>,
@@ -68,6 +73,22 @@ pub struct SyncStatus {
     pub last_contact_at: Option<crate::model::Timestamp>,
     /// Unfinished jobs, then the 20 most recently finished, newest first.
     pub jobs: Vec<DeliveryJob>,
+    /// The jobs that cannot go yet, by id, each with the id of the earlier job of its
+    /// project that it waits behind (failed, or held in a conflict): a project's
+    /// versions go in order, so `sync.retry` or resolving the conflict lets them go.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub held_by: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncRetryParams {
+    /// The failed job to send again (with the failed jobs of its project before it);
+    /// none: every failed job.
+    #[serde(default)]
+    #[ts(optional)]
+    pub job_id: Option<String>,
 }
 
 /// What a push or pull did, and where sync stands after it.
@@ -144,6 +165,11 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
     let open = sync::conflicts(engine)?.into_iter().filter(|c| c.state == sync::ConflictState::Open).count();
     let mut jobs: Vec<DeliveryJob> = all.iter().rev().filter(|j| !matches!(j.state, JobState::Finalized | JobState::Superseded { .. })).cloned().collect();
     jobs.extend(all.iter().rev().filter(|j| matches!(j.state, JobState::Finalized | JobState::Superseded { .. })).take(20).cloned());
+    // The last cycle's failure; else the newest failed job's, which stays until retried.
+    let (last_error, last_error_code) = match (health.last_error, health.last_error_code) {
+        (None, None) => all.iter().rev().find(|j| j.state == JobState::Failed).map_or((None, None), |j| (j.last_error.clone(), j.last_error_code.clone())),
+        cycle => cycle,
+    };
     let connected = connection.is_some();
     Ok(SyncStatus {
         state: sync::overall(connected, paused, open, failed, pending, health.offline),
@@ -158,9 +184,10 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         failed,
         conflicts: open as u32,
         offline: health.offline,
-        last_error: health.last_error,
-        last_error_code: health.last_error_code,
+        last_error,
+        last_error_code,
         last_contact_at: health.last_contact_at,
+        held_by: sync::held_behind(&all),
         jobs,
     })
 }
@@ -200,6 +227,12 @@ pub(super) fn pause(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> {
 pub(super) fn resume(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> {
     sync::set_paused(engine, false)?;
     engine.sync_runtime().wake();
+    status_of(engine)
+}
+
+/// Sends failed jobs again (see `sync::retry`) and wakes the delivery thread.
+pub(super) fn retry(engine: &Engine, params: SyncRetryParams) -> Result<SyncStatus, ApiError> {
+    sync::retry(engine, engine.sync_runtime(), params.job_id.as_deref())?;
     status_of(engine)
 }
 
@@ -265,7 +298,8 @@ pub struct SyncRevokeMemberParams {
 #[serde(rename_all = "camelCase")]
 pub struct SyncDisconnectResult {
     pub workspace_name: String,
-    /// Versions that had not reached the server: their jobs are kept, paused.
+    /// Versions owed to the server (waiting, on their way, or failed): their jobs
+    /// are kept, paused.
     pub kept_jobs: u32,
     pub status: SyncStatus,
 }

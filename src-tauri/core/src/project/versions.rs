@@ -128,8 +128,12 @@ pub fn stage_restore_content(kernel: &Kernel, batch: &mut Batch, project: &mut P
     let mut autosnapshot = None;
     if unsaved {
         let (title, source) = (project.title.clone(), project.source.clone());
-        let snapshot =
-            stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Autosnapshot, message: Some(content.autosnapshot_message) })?;
+        let snapshot = stage_next(
+            kernel,
+            batch,
+            project,
+            NewVersion { title: &title, source: &source, origin: &VersionOrigin::Autosnapshot { conflict_id: None }, message: Some(content.autosnapshot_message) },
+        )?;
         autosnapshot = Some(snapshot);
     }
     let restored = stage_next(kernel, batch, project, NewVersion { title: content.title, source: content.source, origin: content.origin, message: Some(content.message) })?;

@@ -64,7 +64,7 @@ impl CycleReport {
     }
 }
 
-fn not_connected() -> ApiError {
+pub(crate) fn not_connected() -> ApiError {
     ApiError::new(ErrorCode::Conflict, "This workspace is not connected to a workspace server.")
         .problem("sync.not_connected", &[])
         .hint("connect", "Connect in Settings → Workspace with the server's URL and your invite token (or `inkstone-cli sync connect`).")
@@ -516,18 +516,20 @@ fn send(
             report.offline |= unreachable;
             report.contacted |= !unreachable;
             let reason = report.noted(&failure);
+            let code = failure.code().to_owned();
             // One draw for the whole push: its jobs wait out the same backoff.
             let unit = jitter.unit();
             for one in &dispatched {
-                batch.put(&advance_at(one, &Event::Transient { reason: reason.clone(), retry_after_millis }, now, &policy, unit)?)?;
+                batch.put(&advance_at(one, &Event::Transient { reason: reason.clone(), code: code.clone(), retry_after_millis }, now, &policy, unit)?)?;
             }
             false
         }
         PushAnswer::Refused { failure } => {
             report.contacted = true;
             let reason = report.noted(&failure);
+            let code = failure.code().to_owned();
             for one in &dispatched {
-                batch.put(&advance_at(one, &Event::Permanent { reason: reason.clone() }, now, &policy, 0.0)?)?;
+                batch.put(&advance_at(one, &Event::Permanent { reason: reason.clone(), code: code.clone() }, now, &policy, 0.0)?)?;
             }
             false
         }

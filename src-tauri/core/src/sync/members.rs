@@ -17,7 +17,7 @@ use ts_rs::TS;
 use inkstone_sync_proto::{InviteRequest, MemberEntry, Role};
 
 use super::transport::Failure;
-use super::{connection, lock, token, token_account, unsynced, Connection, Runtime};
+use super::{connection, lock, owed, token, token_account, Connection, Runtime};
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
 use crate::model::Timestamp;
@@ -126,16 +126,18 @@ fn refused(failure: Failure, connection: &Connection, what: &str) -> ApiError {
             .problem("sync.unreachable", &[])
             .hint("check_server", "Check the connection and that the server is running, then try again."),
         Failure::Status { status: 401, .. } => ApiError::new(ErrorCode::PermissionDenied, "The server no longer accepts this data folder's token (it may have been revoked).")
+            .problem("sync.token_refused", &[])
             .hint("reconnect", "Ask a workspace owner for a new invite token and connect again."),
         Failure::Status { status: 403, .. } => ApiError::new(
             ErrorCode::PermissionDenied,
             format!("Only a workspace owner can {what}; you are connected to \"{}\" as {}.", connection.remote_workspace_name, connection.role),
         )
+        .problem("sync.owner_only", &[])
         .hint("owner_only", "Ask an owner of the workspace to do it.")
         .details(serde_json::json!({"reason": "forbidden", "needs": "owner", "role": connection.role})),
         Failure::Status { status: 404, message, .. } => ApiError::new(ErrorCode::NotFound, message),
         Failure::Status { status: 400, message, .. } => ApiError::new(ErrorCode::Validation, message),
-        other => ApiError::new(ErrorCode::Conflict, format!("The server refused: {}.", other.reason())).hint("retry", "Try again in a moment."),
+        other => super::server_failed(other),
     }
 }
 
@@ -243,7 +245,7 @@ pub fn disconnect(kernel: &Kernel, runtime: &Runtime) -> Result<Disconnected, Ap
     let connection = connected(kernel)?;
     let mut workspace = kernel.workspace()?;
     kernel.config().secrets.delete(&token_account(&workspace.id))?;
-    let kept_jobs = super::jobs(kernel)?.iter().filter(|j| unsynced(&j.state)).count() as u32;
+    let kept_jobs = super::jobs(kernel)?.iter().filter(|j| owed(&j.state)).count() as u32;
     let mut paused = kernel.store().get::<Paused>(crate::outbox::META_PAUSED)?.unwrap_or_default();
     if !paused.workspaces.contains(&workspace.id) {
         paused.workspaces.push(workspace.id.clone());

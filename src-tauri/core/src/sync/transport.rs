@@ -15,6 +15,12 @@ use crate::llm::ApiKey;
 /// The longest answer read.
 const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 
+/// The code of an answer that is not the protocol's at all (not JSON: an HTML page,
+/// an empty body): something other than a workspace server answered.
+pub const NOT_THE_PROTOCOL: &str = "HTTP";
+/// The code of a JSON answer of another shape: another service, or another version.
+pub const BAD_ANSWER: &str = "BAD_ANSWER";
+
 /// Why a request did not get a usable answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure {
@@ -121,16 +127,20 @@ impl Transport {
     fn error(status: u16, retry_after_millis: Option<u64>, body: &[u8]) -> Failure {
         match serde_json::from_slice::<ErrorBody>(body) {
             Ok(error) => Failure::Status { status, code: error.code, message: error.message, retry_after_millis },
-            Err(_) => Failure::Status { status, code: "HTTP".to_owned(), message: format!("the server answered {status}"), retry_after_millis },
+            Err(_) => Failure::Status { status, code: NOT_THE_PROTOCOL.to_owned(), message: format!("the server answered {status}"), retry_after_millis },
         }
     }
 
+    /// The answer as `T`. An answer that is not JSON is [`NOT_THE_PROTOCOL`]; JSON of
+    /// another shape is [`BAD_ANSWER`]. The parser's words stay in the message (the
+    /// details), for whoever debugs it.
     fn json<T: DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, Failure> {
-        serde_json::from_slice(body).map_err(|e| Failure::Status {
-            status,
-            code: "BAD_ANSWER".to_owned(),
-            message: format!("the server's answer was not understood: {e}"),
-            retry_after_millis: None,
+        serde_json::from_slice(body).map_err(|e| {
+            let code = match e.classify() {
+                serde_json::error::Category::Syntax | serde_json::error::Category::Eof => NOT_THE_PROTOCOL,
+                serde_json::error::Category::Data | serde_json::error::Category::Io => BAD_ANSWER,
+            };
+            Failure::Status { status, code: code.to_owned(), message: format!("the server's answer was not understood: {e}"), retry_after_millis: None }
         })
     }
 

@@ -1,6 +1,7 @@
-//! The sync outbox's seam: in a workspace linked to a server, every new version —
-//! saved, restored, or from an accepted proposal — has its delivery job written in the
-//! same transaction; a local workspace writes none.
+//! The sync outbox's seam: in a workspace linked to a server, every new accepted
+//! version — saved, restored, or from an accepted proposal — has its delivery job
+//! written in the same transaction; an autosnapshot of unsaved work has none (it stays
+//! private); a local workspace writes none.
 
 use inkstone_core::outbox::{DeliveryJob, JobState};
 use inkstone_core::store::{Batch, Durability};
@@ -40,13 +41,15 @@ fn every_version_of_a_linked_workspace_has_its_job_in_the_same_transaction() {
     t.ok("project.update", json!({"projectId": id, "baseRevision": rev, "source": "二\n"}));
     let restored = t.ok("version.restore", json!({"projectId": id, "number": 1}));
     let all = jobs(&t);
-    // v1, the autosnapshot (v2) and the restore (v3).
-    assert_eq!(all.iter().map(|j| j.version_number).collect::<Vec<_>>(), [1, 2, 3]);
+    // v1 and the restore (v3); the autosnapshot (v2) of the unsaved "二" is the
+    // person's unsaved work, not an accepted version: it is never delivered.
+    assert_eq!(restored["autosnapshot"]["number"], 2);
+    assert_eq!(all.iter().map(|j| j.version_number).collect::<Vec<_>>(), [1, 3]);
     assert!(all.iter().all(|j| j.state == JobState::Pending && j.attempts == 0 && j.project_id == id));
     assert_eq!(all[0].version_id, v1["id"].as_str().unwrap());
-    assert_eq!(all[2].version_id, restored["restored"]["id"].as_str().unwrap());
+    assert_eq!(all[1].version_id, restored["restored"]["id"].as_str().unwrap());
     let keys: std::collections::BTreeSet<&str> = all.iter().map(|j| j.dedupe_key.as_str()).collect();
-    assert_eq!(keys.len(), 3, "one dedupe key per version");
+    assert_eq!(keys.len(), 2, "one dedupe key per version");
 
     // An accepted proposal's version too.
     let project = inkstone_core::project::load(t.engine.store(), &id).unwrap();

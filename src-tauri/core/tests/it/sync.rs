@@ -332,7 +332,7 @@ fn overlapping_edits_need_the_merge_view_and_an_edited_resolution() {
 fn a_pulled_head_never_overwrites_an_edited_working_copy() {
     let server_dir = tempfile::tempdir().unwrap();
     let server = Server::start(server_dir.path());
-    let (_ws, tokens) = server.workspace(&["alice", "bob"]);
+    let (ws, tokens) = server.workspace(&["alice", "bob"]);
     let alice = Client::new("Alice");
     let bob = Client::new("Bob");
     alice.connect(&server.url, &tokens[0]);
@@ -357,6 +357,23 @@ fn a_pulled_head_never_overwrites_an_edited_working_copy() {
     // The working copy was neither side's version: it is kept first.
     assert_eq!(resolved["autosnapshot"]["source"], "一\n二\n三\n四（未存）\n");
     assert_eq!(bob.ok("project.get", json!({"projectId": project}))["source"], "一（改）\n二\n三\n四（未存）\n");
+    // Both versions say what they are by origin, with the conflict's id, for the UI to
+    // word in the person's language; neither carries an English message.
+    let snapshot = &resolved["autosnapshot"];
+    assert_eq!((&snapshot["origin"], &snapshot["message"]), (&json!({"type": "autosnapshot", "conflictId": conflict["id"]}), &Value::Null));
+    assert_eq!((&resolved["version"]["origin"], &resolved["version"]["message"]), (&json!({"type": "syncResolution", "conflictId": conflict["id"]}), &Value::Null));
+    // Only the resolution goes to the team: the autosnapshot is Bob's unsaved work and
+    // has no delivery job.
+    assert!(bob.jobs().iter().all(|j| j.version_id != snapshot["id"].as_str().unwrap()), "{:?}", bob.jobs());
+    assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
+    let on_server = server.versions(&ws);
+    assert_eq!(on_server.iter().map(|v| v.source.as_str()).collect::<Vec<_>>(), ["一\n二\n三\n四\n", "一（改）\n二\n三\n四\n", "一（改）\n二\n三\n四（未存）\n"]);
+    assert_eq!(on_server.last().unwrap().client_id, resolved["version"]["id"].as_str().unwrap());
+    assert_eq!(alice.ok("sync.pull", json!({}))["pulled"], 1);
+    let alices = alice.versions(&project);
+    assert!(alices.iter().all(|v| v["source"] != "一\n二\n三\n四（未存）\n"), "Bob's unsaved work is not in Alice's history");
+    assert_eq!(bob.ok("sync.status", json!({}))["state"], "synced");
+    check_history("resolved with an autosnapshot", &server.versions(&ws), &[&alice, &bob]);
 }
 
 #[test]
@@ -1128,4 +1145,149 @@ fn disconnect_removes_the_token_keeps_unsynced_versions_paused_and_loses_nothing
     assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 2);
     assert_eq!(server.versions(&ws).iter().map(|v| v.number).collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(alice.ok("sync.pull", json!({}))["pulled"], 0, "the cursor continued where it stopped");
+}
+
+// ---------------------------------------------------------------------------------
+// Failed jobs: their reason stays, and a retry or a reconnect sends them.
+
+fn job_view<'a>(status: &'a Value, job_id: &str) -> &'a Value {
+    status["jobs"].as_array().unwrap().iter().find(|j| j["id"] == job_id).unwrap_or_else(|| panic!("job {job_id} is not in {status}"))
+}
+
+/// The audit's case: an owner revokes Boris, his next version fails (401) and the one
+/// after it waits behind it; the status keeps saying why and offers a retry; after a
+/// disconnect the count covers both; reconnecting with a new token sends them, once.
+#[test]
+fn a_refused_token_fails_jobs_with_their_reason_until_a_retry_or_a_reconnect_sends_them() {
+    use inkstone_core::ErrorCode;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, _owner) = server.storage.create_workspace("团队", "Olga").unwrap();
+    let first = server.storage.invite(&ws, "boris", Role::Editor).unwrap();
+    let boris = Client::new("Boris");
+    assert_eq!(boris.call("sync.retry", json!({})).unwrap_err().message_id.as_deref(), Some("sync.not_connected"));
+    boris.connect(&server.url, &first.token);
+    let project = boris.new_project("稿", "一\n");
+    boris.ok("version.create", json!({"projectId": project}));
+    assert_eq!(boris.ok("sync.push", json!({}))["pushed"], 1);
+
+    server.storage.revoke(&ws, &first.token_id).unwrap();
+    boris.save(&project, "一\n二\n");
+    let run = boris.ok("sync.push", json!({}));
+    assert_eq!((run["status"]["state"].as_str(), run["status"]["failed"].as_u64()), (Some("failed"), Some(1)), "{}", run["status"]);
+    let failed = boris.jobs()[1].clone();
+    assert_eq!((&failed.state, failed.last_error_code.as_deref(), failed.base), (&JobState::Failed, Some("UNAUTHORIZED"), Some(1)));
+    boris.save(&project, "一\n二\n三\n");
+    let later = boris.jobs()[2].clone();
+
+    // A push that sends nothing (the project waits behind its failed job) still says
+    // why: the failed job's reason and code, and which job the later one waits behind.
+    let status = boris.ok("sync.push", json!({}))["status"].clone();
+    assert_eq!((status["state"].as_str(), status["failed"].as_u64(), status["pending"].as_u64()), (Some("failed"), Some(1), Some(1)));
+    assert_eq!(status["lastErrorCode"], "UNAUTHORIZED", "{status}");
+    assert!(status["lastError"].as_str().unwrap().starts_with("401 UNAUTHORIZED"), "{status}");
+    assert_eq!(job_view(&status, &failed.id)["lastErrorCode"], "UNAUTHORIZED");
+    assert_eq!(status["heldBy"], json!({later.id.as_str(): failed.id.as_str()}));
+
+    // Bad retries change nothing.
+    let jobs_before = boris.jobs();
+    let not_failed = boris.call("sync.retry", json!({"jobId": later.id})).unwrap_err();
+    assert_eq!((not_failed.code, not_failed.message_id.as_deref()), (ErrorCode::Conflict, Some("sync.not_failed")));
+    assert_eq!(boris.call("sync.retry", json!({"jobId": "job_nope"})).unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(boris.call("sync.retry", json!({"jobId": 3})).unwrap_err().code, ErrorCode::Validation);
+    assert_eq!(boris.call("sync.retry", json!({"jobId": ""})).unwrap_err().code, ErrorCode::Validation);
+    assert_eq!(boris.call("sync.retry", json!({"job": failed.id})).unwrap_err().code, ErrorCode::Validation);
+    assert_eq!(boris.jobs(), jobs_before);
+
+    // A retry sends the same push again (same base, same key); the token is still
+    // refused, so it fails again, with its reason.
+    let retried = boris.ok("sync.retry", json!({"jobId": failed.id}));
+    assert_eq!((retried["state"].as_str(), retried["failed"].as_u64(), retried["pending"].as_u64()), (Some("pending"), Some(0), Some(2)), "{retried}");
+    assert!(retried.get("heldBy").is_none(), "{retried}");
+    let requeued = boris.jobs()[1].clone();
+    assert_eq!((&requeued.state, requeued.base, requeued.attempts, &requeued.dedupe_key), (&JobState::Pending, Some(1), 0, &failed.dedupe_key));
+    assert_eq!(boris.ok("sync.push", json!({}))["status"]["lastErrorCode"], "UNAUTHORIZED");
+    assert_eq!(boris.jobs()[1].state, JobState::Failed);
+    assert_eq!(server.versions(&ws).len(), 1);
+
+    // Disconnecting counts every version still owed: the failed one and the waiting one.
+    let done = boris.ok("sync.disconnect", json!({}));
+    assert_eq!(done["keptJobs"], 2, "{done}");
+
+    // The owner invites Boris again; connecting with the new token sends both, once.
+    let second = server.storage.invite(&ws, "boris", Role::Editor).unwrap();
+    let back = boris.connect(&server.url, &second.token);
+    assert_eq!((back["state"].as_str(), back["failed"].as_u64(), back["pending"].as_u64()), (Some("paused"), Some(0), Some(2)), "{back}");
+    assert!(back.get("lastError").is_none() && back.get("lastErrorCode").is_none(), "{back}");
+    boris.ok("sync.resume", json!({}));
+    let run = boris.ok("sync.push", json!({}));
+    assert_eq!((run["pushed"].as_u64(), run["status"]["state"].as_str()), (Some(2), Some("synced")), "{run}");
+    assert_eq!(server.versions(&ws).iter().map(|v| v.source.as_str()).collect::<Vec<_>>(), ["一\n", "一\n二\n", "一\n二\n三\n"]);
+
+    // Revoked again while connected: a plain reconnect (no disconnect) requeues too.
+    server.storage.revoke(&ws, &second.token_id).unwrap();
+    boris.save(&project, "一\n二\n三\n四\n");
+    assert_eq!(boris.ok("sync.push", json!({}))["status"]["failed"], 1);
+    let third = server.storage.invite(&ws, "boris", Role::Editor).unwrap();
+    assert_eq!(boris.connect(&server.url, &third.token)["pending"], 1);
+    assert_eq!(boris.ok("sync.push", json!({}))["pushed"], 1);
+    check_history("retried after a refused token", &server.versions(&ws), &[&boris]);
+}
+
+/// A loopback HTTP server that answers every request with `status_line`, `content_type`
+/// and `body`, for `n` connections.
+fn answering(n: usize, status_line: &'static str, content_type: &'static str, body: &'static str) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(n) {
+            let Ok(mut stream) = stream else { continue };
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let answer = format!("HTTP/1.1 {status_line}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    url
+}
+
+/// Each way a connect can fail has its own code and wording; the parser's or the
+/// server's words are in the details, never the headline; nothing is stored.
+#[test]
+fn a_connect_names_what_answered_and_why_it_failed() {
+    use inkstone_core::ErrorCode;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (_ws, tokens) = server.workspace(&["alice"]);
+    let alice = Client::new("Alice");
+    let connect = |url: &str, token: &str| alice.call("sync.connect", json!({"serverUrl": url, "token": token})).unwrap_err();
+
+    // Another web server: 200 with a page.
+    let page = connect(&answering(1, "200 OK", "text/html", "<!doctype html><title>NAS</title>"), &tokens[0]);
+    assert_eq!((page.code, page.message_id.as_deref(), hint_ids(&page)), (ErrorCode::Validation, Some("sync.not_a_server"), vec!["check_server_url"]));
+    assert_eq!(page.message, "The address answers, but not as an Inkstone workspace server.");
+    let details = page.details.clone().unwrap();
+    assert_eq!((details["field"].as_str(), details["status"].as_u64(), details["code"].as_str()), (Some("serverUrl"), Some(200), Some("HTTP")));
+    assert!(details["reason"].as_str().unwrap().contains("expected value"), "the parser's words are kept in the details: {details}");
+    // Another JSON service (or another version): the same, and it may be the versions.
+    let json_service = connect(&answering(1, "200 OK", "application/json", r#"{"status":"ok"}"#), &tokens[0]);
+    assert_eq!((json_service.message_id.as_deref(), hint_ids(&json_service)), (Some("sync.not_a_server"), vec!["check_server_url", "match_versions"]));
+    assert_eq!(json_service.details.unwrap()["code"], "BAD_ANSWER");
+    // A page that is not found there: the wrong port or path.
+    let missing = connect(&answering(1, "404 Not Found", "text/html", "<h1>404</h1>"), &tokens[0]);
+    assert_eq!((missing.code, missing.message_id.as_deref()), (ErrorCode::Validation, Some("sync.not_a_server")));
+    // A proxy's error page in front of a server that is down: try again later.
+    let down = connect(&answering(1, "502 Bad Gateway", "text/html", "<h1>502</h1>"), &tokens[0]);
+    assert_eq!((down.code, down.message_id.as_deref(), hint_ids(&down)), (ErrorCode::Offline, Some("sync.server_unavailable"), vec!["server_retry_later"]));
+    // The workspace server refusing the token: the server refused, not Inkstone.
+    let wrong = connect(&server.url, "isk_wrong");
+    assert_eq!((wrong.code, wrong.message_id.as_deref(), hint_ids(&wrong)), (ErrorCode::PermissionDenied, Some("sync.token_refused"), vec!["new_invite"]));
+    assert_eq!(wrong.details.as_ref().unwrap()["code"], "UNAUTHORIZED");
+    for error in [&page, &wrong] {
+        assert!(!format!("{error:?}").contains(&tokens[0][4..]), "the token is in no error");
+    }
+    // Nothing was stored.
+    let status = alice.ok("sync.status", json!({}));
+    assert_eq!(status["state"], "notConnected");
+    assert!(alice.keychain.get(&format!("sync:{}", alice.ok("workspace.get", json!({}))["id"].as_str().unwrap())).unwrap().is_none());
 }
