@@ -32,6 +32,8 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 pub use compaction::{CompactThreshold, CompactionMode, CompactionTrigger, Pin};
 pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, IntentSource, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
+pub(crate) use model_call::session_overhead;
+pub use model_call::{STREAM_CHECKPOINT_CHARS, STREAM_CHECKPOINT_MILLIS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState, TimelineItem};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};

@@ -303,6 +303,37 @@ impl Origin {
     }
 }
 
+/// Why a proposal was superseded; the successor is `superseded_by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SupersededReason {
+    /// Its edits did not overlap a newer proposal's on the same base: the successor
+    /// carries them too (see [`Proposal::carries`]), so nothing was lost.
+    Merged,
+    /// A newer proposal changes some of the same lines of the same base: its edits
+    /// replace these there; the hunks it does not touch it carries.
+    Overlapped,
+    /// A newer proposal for the same target that cannot carry these edits (not a text
+    /// proposal, or written over another base).
+    Replaced,
+    /// The person rebased it onto the current text; the successor carries the hunks
+    /// that did not conflict.
+    Rebased,
+}
+
+/// The edits of an earlier proposal a newer one carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CarriedEdits {
+    /// The earlier proposal (now superseded: `merged` when all its hunks are carried,
+    /// `overlapped` when the newer one replaced some).
+    pub proposal_id: String,
+    /// Its summary, for the person.
+    pub summary: String,
+    /// Its hunks, by their ids in the carrying proposal.
+    pub hunk_ids: Vec<String>,
+}
+
 /// What accepting a proposal made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -349,9 +380,20 @@ pub struct Proposal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rejection_reason: Option<String>,
+    /// The proposal that superseded this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub superseded_by: Option<String>,
+    /// Why it was superseded (absent in proposals superseded before the reason was
+    /// recorded: read it as `replaced`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub superseded_reason: Option<SupersededReason>,
+    /// Edits of earlier open proposals of the same session and base that this one also
+    /// carries (hunks that touch none of its own); those proposals are superseded by
+    /// this one, and the carried hunks stay separately acceptable here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carries: Vec<CarriedEdits>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub applied: Option<Applied>,
@@ -644,7 +686,10 @@ pub fn new_findings(before: &[Finding], after: &[Finding]) -> Vec<Finding> {
 pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Result<Proposal, ApiError> {
     let store = kernel.store();
     let project = crate::project::load(store, &new.project_id)?;
-    let summary = crate::error::required_text("summary", &new.summary, MAX_SUMMARY_CHARS)?;
+    crate::error::required_text("summary", &new.summary, MAX_SUMMARY_CHARS)?;
+    let alternatives = open_alternatives(store, &project.id, &new)?;
+    let (new, carried) = carry_edits(new, &alternatives);
+    let summary = new.summary.clone();
     let mut base = Base { head: project.head, revision: project.revision, text_hash: None, draft_revision: None };
     let mut hunks_out = Vec::new();
     let (mut findings, mut introduced) = (Vec::new(), Vec::new());
@@ -750,29 +795,112 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
         rejected_hunks: Vec::new(),
         rejection_reason: None,
         superseded_by: None,
+        superseded_reason: None,
+        carries: Vec::new(),
         applied: None,
         created_at: now,
         updated_at: now,
     };
-    if let Some(owner) = proposal.origin.owner_id() {
-        // Proposals staged in the session are part of its working copy, not
-        // alternatives to the new one (which may well be written on top of them).
-        let staged: Vec<String> = match staging::load(store, owner)? {
-            Some(staged) => staged.entries.into_iter().map(|e| e.proposal_id).collect(),
-            None => Vec::new(),
-        };
-        for mut older in list(store, &project.id)? {
-            let same_target = older.target.key() == proposal.target.key() && older.kind.family() == proposal.kind.family();
-            if older.status == ProposalStatus::Proposed && same_target && older.origin.owner_id() == Some(owner) && !staged.contains(&older.id) {
-                older.status = ProposalStatus::Superseded;
-                older.superseded_by = Some(proposal.id.clone());
-                older.updated_at = now;
-                batch.put(&older)?;
+    let mut proposal = proposal;
+    // Hunk ids are the same in the new proposal: same base, same position and lines.
+    let here = |id: &String| proposal.hunks.iter().any(|h| &h.id == id);
+    let mut carries: Vec<CarriedEdits> = Vec::new();
+    for older in &alternatives {
+        let Some((_, ids)) = carried.iter().find(|(id, _)| id == &older.id) else { continue };
+        // Flattened: what the older one carried is attributed to where it came from.
+        for earlier in &older.carries {
+            let hunk_ids: Vec<String> = earlier.hunk_ids.iter().filter(|h| ids.contains(h) && here(h)).cloned().collect();
+            if !hunk_ids.is_empty() {
+                carries.push(CarriedEdits { hunk_ids, ..earlier.clone() });
             }
         }
+        let from_earlier = |h: &String| older.carries.iter().any(|c| c.hunk_ids.contains(h));
+        let hunk_ids: Vec<String> = ids.iter().filter(|h| !from_earlier(h) && here(h)).cloned().collect();
+        if !hunk_ids.is_empty() {
+            carries.push(CarriedEdits { proposal_id: older.id.clone(), summary: older.summary.clone(), hunk_ids });
+        }
+    }
+    proposal.carries = carries;
+    for mut older in alternatives {
+        let live = older.hunks.iter().filter(|h| !older.rejected_hunks.contains(&h.id)).count();
+        older.superseded_reason = Some(match carried.iter().find(|(id, _)| id == &older.id) {
+            Some((_, ids)) if ids.len() == live => SupersededReason::Merged,
+            _ if same_base_text(&older.payload, &proposal.payload) => SupersededReason::Overlapped,
+            _ => SupersededReason::Replaced,
+        });
+        older.status = ProposalStatus::Superseded;
+        older.superseded_by = Some(proposal.id.clone());
+        older.updated_at = now;
+        batch.put(&older)?;
     }
     batch.put(&proposal)?;
     Ok(proposal)
+}
+
+/// The open proposals a new one supersedes: same target and kind family, from the same
+/// session or run, not staged in that session (staged proposals are part of its
+/// working copy, not alternatives to the new one, which may be written on top of
+/// them). Oldest first.
+fn open_alternatives(store: &Store, project_id: &str, new: &NewProposal) -> Result<Vec<Proposal>, ApiError> {
+    let Some(owner) = new.origin.owner_id() else { return Ok(Vec::new()) };
+    let staged: Vec<String> = match staging::load(store, owner)? {
+        Some(staged) => staged.entries.into_iter().map(|e| e.proposal_id).collect(),
+        None => Vec::new(),
+    };
+    Ok(list(store, project_id)?
+        .into_iter()
+        .filter(|older| {
+            older.status == ProposalStatus::Proposed
+                && older.target.key() == new.target.key()
+                && older.kind.family() == new.kind.family()
+                && older.origin.owner_id() == Some(owner)
+                && !staged.contains(&older.id)
+        })
+        .collect())
+}
+
+fn same_base_text(a: &Payload, b: &Payload) -> bool {
+    matches!((a, b), (Payload::Text { base_text: a, .. }, Payload::Text { base_text: b, .. }) if a == b)
+}
+
+/// `new` with the edits it can carry from `alternatives`, and per alternative the ids
+/// of the hunks it carries: from text proposals on the same base text, every live hunk
+/// that touches none of the new edits (nor one carried before). A model that proposes
+/// the opening and then the ending in one turn thus leaves one proposal with both, each
+/// hunk separately acceptable. Touching hunks are never guessed apart: the newer edit
+/// replaces the older there.
+fn carry_edits(mut new: NewProposal, alternatives: &[Proposal]) -> (NewProposal, Vec<(String, Vec<String>)>) {
+    let mut carried: Vec<(String, Vec<String>)> = Vec::new();
+    let Payload::Text { base_text, proposed_text } = &mut new.payload else { return (new, carried) };
+    if base_text == proposed_text {
+        // Refused as changing nothing, whatever could be carried.
+        return (new, carried);
+    }
+    for older in alternatives {
+        if !matches!(&older.payload, Payload::Text { base_text: older_base, .. } if older_base == base_text) {
+            continue;
+        }
+        let ours = diff::changes(base_text, proposed_text);
+        let theirs: Vec<&ProposalHunk> = older
+            .hunks
+            .iter()
+            .filter(|h| !older.rejected_hunks.contains(&h.id))
+            .filter(|h| !ours.iter().any(|c| apply::touches(h.old_start as usize, h.old_len as usize, c.old_start, c.old_len)))
+            .collect();
+        if theirs.is_empty() {
+            continue;
+        }
+        let mut splices: Vec<Splice<'_>> = ours.iter().map(|c| Splice { old_start: c.old_start, old_len: c.old_len, old_text: &c.old_text, new_text: &c.new_text }).collect();
+        splices.extend(theirs.iter().map(|h| h.splice()));
+        let Some(text) = diff::apply_changes(base_text, &splices) else { continue };
+        *proposed_text = text;
+        carried.push((older.id.clone(), theirs.iter().map(|h| h.id.clone()).collect()));
+    }
+    if !carried.is_empty() {
+        let summaries: Vec<&str> = alternatives.iter().filter(|p| carried.iter().any(|(id, _)| id == &p.id)).map(|p| p.summary.as_str()).chain([new.summary.as_str()]).collect();
+        new.summary = summaries.join("; ").chars().take(MAX_SUMMARY_CHARS).collect();
+    }
+    (new, carried)
 }
 
 /// Creates a proposal in its own durable transaction (see [`stage_create`]).

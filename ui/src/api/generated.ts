@@ -223,6 +223,21 @@ exceeded: boolean, };
 
 export type Candidate = { text: string, rationale: string, };
 
+export type CarriedEdits = { 
+/**
+ * The earlier proposal (now superseded: `merged` when all its hunks are carried,
+ * `overlapped` when the newer one replaced some).
+ */
+proposalId: string, 
+/**
+ * Its summary, for the person.
+ */
+summary: string, 
+/**
+ * Its hunks, by their ids in the carrying proposal.
+ */
+hunkIds: Array<string>, };
+
 export type ChecklistItem = { id: string, text: string, platform?: Platform, blocking: boolean, resolved: boolean, note?: string, };
 
 export type Checkpoint = { id: string, 
@@ -490,7 +505,7 @@ selection?: Selection, } } | { "kind": "message_queued", "payload": { text: stri
  * The id of every prompt layer of the call, in order (see `crate::prompts`);
  * empty in logs written before prompts were versioned.
  */
-promptLayers: Array<string>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+promptLayers: Array<string>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "assistant_streamed", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.
@@ -505,7 +520,16 @@ input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: strin
  * proposal, its target and the selected hunks' diffs), which the approval is
  * bound to.
  */
-change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, note: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
+change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, 
+/**
+ * The person's note, or (with `noteId`) the engine's English reason.
+ */
+note: string, 
+/**
+ * Set when the engine resolved it, naming why for the UI to word:
+ * `superseded_by_new_message` (the person sent a new message instead).
+ */
+noteId?: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
 /**
  * `estimated_tokens` as a share of the window, in percent.
  */
@@ -1366,7 +1390,22 @@ newFindings: Array<Finding>, origin: Origin, status: ProposalStatus,
 /**
  * Hunk ids taken by an accept, and rejected by a reject.
  */
-acceptedHunks: Array<string>, rejectedHunks: Array<string>, rejectionReason?: string, supersededBy?: string, applied?: Applied, createdAt: string, updatedAt: string, };
+acceptedHunks: Array<string>, rejectedHunks: Array<string>, rejectionReason?: string, 
+/**
+ * The proposal that superseded this one.
+ */
+supersededBy?: string, 
+/**
+ * Why it was superseded (absent in proposals superseded before the reason was
+ * recorded: read it as `replaced`).
+ */
+supersededReason?: SupersededReason, 
+/**
+ * Edits of earlier open proposals of the same session and base that this one also
+ * carries (hunks that touch none of its own); those proposals are superseded by
+ * this one, and the carried hunks stay separately acceptable here.
+ */
+carries?: Array<CarriedEdits>, applied?: Applied, createdAt: string, updatedAt: string, };
 
 export type ProposalAcceptParams = { proposalId: string, 
 /**
@@ -1470,7 +1509,22 @@ newFindings: Array<Finding>, origin: Origin, status: ProposalStatus,
 /**
  * Hunk ids taken by an accept, and rejected by a reject.
  */
-acceptedHunks: Array<string>, rejectedHunks: Array<string>, rejectionReason?: string, supersededBy?: string, applied?: Applied, createdAt: string, updatedAt: string, };
+acceptedHunks: Array<string>, rejectedHunks: Array<string>, rejectionReason?: string, 
+/**
+ * The proposal that superseded this one.
+ */
+supersededBy?: string, 
+/**
+ * Why it was superseded (absent in proposals superseded before the reason was
+ * recorded: read it as `replaced`).
+ */
+supersededReason?: SupersededReason, 
+/**
+ * Edits of earlier open proposals of the same session and base that this one also
+ * carries (hunks that touch none of its own); those proposals are superseded by
+ * this one, and the carried hunks stay separately acceptable here.
+ */
+carries?: Array<CarriedEdits>, applied?: Applied, createdAt: string, updatedAt: string, };
 
 export type Provider = "disabled" | "openai-compatible";
 
@@ -1758,9 +1812,45 @@ compacted: boolean, mode?: CompactionMode, tokensBefore?: number, tokensAfter?: 
 
 export type SessionContextView = { contextWindow: number, 
 /**
- * The calibrated estimate of the last model call's input.
+ * The calibrated estimate of the next request's input: the last model call's, and
+ * never less than `fixedTokens` (what even the first message carries).
  */
-estimatedTokens: number, percent: number, warnPercent: number, 
+estimatedTokens: number, 
+/**
+ * `estimatedTokens` as a share of the window, the share the compaction threshold
+ * and the 70% warning compare. A request must also fit `inputBudgetTokens`
+ * (compaction runs whenever it would not).
+ */
+percent: number, 
+/**
+ * The room for the request: the window less `replyReserveTokens`.
+ */
+inputBudgetTokens: number, 
+/**
+ * Kept free for the model's reply: the session's and the profile's output limit,
+ * at most half the window.
+ */
+replyReserveTokens: number, 
+/**
+ * What every request carries whatever the conversation: `systemPromptTokens` +
+ * `toolTokens` (estimated, calibrated).
+ */
+fixedTokens: number, 
+/**
+ * The smallest system message the context can be trimmed to (prompt, pinned
+ * layer, summary, the smallest working set).
+ */
+systemPromptTokens: number, 
+/**
+ * The tool definitions sent (the profile's `toolLoading`: all, or on demand).
+ */
+toolTokens: number, 
+/**
+ * False when the fixed part with the reply's reserve does not fit the window: no
+ * message can be sent until tools load on demand or the window is larger (a turn
+ * then ends `fixed_context_too_long` without any compaction).
+ */
+fixedFits: boolean, warnPercent: number, 
 /**
  * The threshold in force (the session's, else the profile's, else 80%).
  */
@@ -2002,6 +2092,8 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  */
 titleFits: Array<Measurement>, };
 
+export type SupersededReason = "merged" | "overlapped" | "replaced" | "rebased";
+
 export type SyncConflict = { id: string, projectId: string, kind: ConflictKind, state: ConflictState, 
 /**
  * The common base: the last content both sides shared.
@@ -2056,7 +2148,8 @@ allowPlainHttp?: boolean, };
 
 export type SyncDisconnectResult = { workspaceName: string, 
 /**
- * Versions that had not reached the server: their jobs are kept, paused.
+ * Versions owed to the server (waiting, on their way, or failed): their jobs
+ * are kept, paused.
  */
 keptJobs: number, status: SyncStatus, };
 
@@ -2149,13 +2242,16 @@ conflicts: number,
  */
 offline: boolean, 
 /**
- * The last cycle's failure, in English.
+ * The last cycle's failure, in English; when the last cycle had none but a job
+ * failed, the newest failed job's reason (so a failure stays explained until it
+ * is retried).
  */
 lastError?: string, 
 /**
  * Its code, for the UI to say it in the person's language: `UNREACHABLE`, the
  * server's error code (`UNAUTHORIZED`, `FORBIDDEN`, `RATE_LIMITED`, `TOO_LARGE`,
- * `STORAGE`, ...), or `HTTP` / `BAD_ANSWER` for an answer that is not the protocol's.
+ * `STORAGE`, ...), `HTTP` for an answer that is not the protocol's (another web
+ * server), or `BAD_ANSWER` for JSON of another shape.
  */
 lastErrorCode?: string, lastContactAt?: string, 
 /**
@@ -2205,9 +2301,9 @@ export type ToolCall = { id: string, name: string, arguments: string, };
 
 export type ToolLoading = "all" | "onDemand";
 
-export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden";
+export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden" | "blocked" | "denied";
 
-export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "model_error" | "restarted" | "engine_fault";
+export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "fixed_context_too_long" | "model_error" | "restarted" | "engine_fault";
 
 export type TurnTimings = { modelCalls: number, modelMicros: number, durableSyncs: number, syncMicros: number, totalMicros: number, 
 /**

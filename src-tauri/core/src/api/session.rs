@@ -312,9 +312,30 @@ pub struct SessionSetCompactionParams {
 #[serde(rename_all = "camelCase")]
 pub struct SessionContextView {
     pub context_window: u64,
-    /// The calibrated estimate of the last model call's input.
+    /// The calibrated estimate of the next request's input: the last model call's, and
+    /// never less than `fixedTokens` (what even the first message carries).
     pub estimated_tokens: u64,
+    /// `estimatedTokens` as a share of the window, the share the compaction threshold
+    /// and the 70% warning compare. A request must also fit `inputBudgetTokens`
+    /// (compaction runs whenever it would not).
     pub percent: u32,
+    /// The room for the request: the window less `replyReserveTokens`.
+    pub input_budget_tokens: u64,
+    /// Kept free for the model's reply: the session's and the profile's output limit,
+    /// at most half the window.
+    pub reply_reserve_tokens: u64,
+    /// What every request carries whatever the conversation: `systemPromptTokens` +
+    /// `toolTokens` (estimated, calibrated).
+    pub fixed_tokens: u64,
+    /// The smallest system message the context can be trimmed to (prompt, pinned
+    /// layer, summary, the smallest working set).
+    pub system_prompt_tokens: u64,
+    /// The tool definitions sent (the profile's `toolLoading`: all, or on demand).
+    pub tool_tokens: u64,
+    /// False when the fixed part with the reply's reserve does not fit the window: no
+    /// message can be sent until tools load on demand or the window is larger (a turn
+    /// then ends `fixed_context_too_long` without any compaction).
+    pub fixed_fits: bool,
     pub warn_percent: u32,
     /// The threshold in force (the session's, else the profile's, else 80%).
     pub threshold: CompactThreshold,
@@ -399,13 +420,29 @@ pub(super) fn unpin(engine: &Engine, params: SessionUnpinParams) -> Result<Sessi
 pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionContextView, ApiError> {
     let session = engine.harness().load_session(&params.session_id)?;
     let (state, _) = engine.harness().session_state(&params.session_id)?;
-    let window = u64::from(engine.llm_profile(&session.profile_id).map(|p| p.context_window).unwrap_or(0));
+    let profile = engine.llm_profile(&session.profile_id).ok();
+    let window = u64::from(profile.as_ref().map_or(0, |p| p.context_window));
     let calibration = compaction::profile_context(engine.store(), &session.profile_id)?;
-    let estimated = calibration.calibrated(state.compaction.last_estimated_tokens);
+    // Without a readable profile there is no request to size: zeros (the next turn
+    // reports the profile's problem).
+    let overhead = match &profile {
+        Some(_) => Some(harness::session_overhead(engine.harness(), &session, &state)?),
+        None => None,
+    };
+    let (system_prompt_tokens, tool_tokens, reply_reserve_tokens) = overhead.map_or((0, 0, 0), |o| (o.system_prompt_tokens, o.tool_tokens, o.reply_reserve_tokens));
+    let fixed_tokens = system_prompt_tokens + tool_tokens;
+    let input_budget = window.saturating_sub(reply_reserve_tokens);
+    let estimated = calibration.calibrated(state.compaction.last_estimated_tokens).max(fixed_tokens);
     Ok(SessionContextView {
         context_window: window,
         estimated_tokens: estimated,
         percent: (estimated * 100).checked_div(window).unwrap_or(0) as u32,
+        input_budget_tokens: input_budget,
+        reply_reserve_tokens,
+        fixed_tokens,
+        system_prompt_tokens,
+        tool_tokens,
+        fixed_fits: fixed_tokens + reply_reserve_tokens <= window,
         warn_percent: compaction::WARN_PERCENT,
         threshold: state.compaction.threshold.or(calibration.threshold).unwrap_or_default(),
         session_threshold: state.compaction.threshold,
@@ -633,8 +670,10 @@ pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<Ses
     let limit = params.limit.unwrap_or(1000).clamp(1, 10_000) as usize;
     let prefix = crate::store::keys::project_prefix(&params.session_id);
     let start = crate::store::keys::session_event(&params.session_id, from);
-    let events = engine.store().scan_from_limit::<Event>(&prefix, &start, limit)?;
+    // The state first: its first read after a restart closes the turn the old process
+    // left open (`turn_ended: restarted`), which this read must then include.
     let (state, _) = engine.harness().session_state(&params.session_id)?;
+    let events = engine.store().scan_from_limit::<Event>(&prefix, &start, limit)?;
     Ok(SessionEventsResult { events, last_sequence: state.last_sequence })
 }
 

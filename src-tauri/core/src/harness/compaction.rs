@@ -510,6 +510,12 @@ pub(crate) fn compact(
     }
     let tokens_before = conversation_tokens(&messages, &previous);
     let (compacted, kept) = messages.split_at(cut);
+    // A compaction never grows the conversation. Messages shorter than the truncation
+    // note, with no earlier summary a new one could condense, gain nothing: no summary
+    // is asked for.
+    if previous.is_empty() && conversation_tokens(kept, &truncation_text(&previous, compacted).0) >= tokens_before {
+        return Ok(Outcome::Nothing);
+    }
     let mut instructions: Vec<String> = Vec::new();
     for m in compacted.iter().filter(|m| m.role == Role::User && is_instruction(&m.content)) {
         if !pinned_texts.contains(&m.content) && !instructions.contains(&m.content) {
@@ -521,6 +527,14 @@ pub(crate) fn compact(
     if summarise {
         let mut used = (0u64, 0u64);
         match summarise_messages(engine, scope, live, &profile, &previous, compacted, stats, &mut used)? {
+            Ok(summary) if conversation_tokens(kept, &render_summary(&summary)) >= tokens_before => {
+                let consecutive = failures + 1;
+                let message = "The summary was not shorter than the messages it would replace; nothing was replaced.".to_owned();
+                append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
+                if consecutive < MAX_FAILURES {
+                    return Ok(Outcome::Failed { consecutive });
+                }
+            }
             Ok(summary) => {
                 let summary_text = render_summary(&summary);
                 let tokens_after = conversation_tokens(kept, &summary_text);
@@ -554,6 +568,11 @@ pub(crate) fn compact(
     }
     let (summary_text, note) = truncation_text(&previous, compacted);
     let tokens_after = conversation_tokens(kept, &summary_text);
+    if tokens_after >= tokens_before {
+        let message = "Truncating would not make the conversation shorter; nothing was replaced.".to_owned();
+        append(EventBody::CompactionFailed { trigger, consecutive: failures, message, input_tokens: 0, output_tokens: 0 }, Durability::Durable)?;
+        return Ok(Outcome::Nothing);
+    }
     append(
         EventBody::CompactBoundary {
             trigger,

@@ -30,6 +30,12 @@ pub enum ToolStatus {
     /// The model asked for an action reserved for the person (accepting or rejecting a
     /// proposal): it is not a tool, and never will be one for the model.
     ToolForbidden,
+    /// Not run: the session is in plan mode (read and propose only). Logs written
+    /// before this status say `permission_denied`.
+    Blocked,
+    /// Not run: the person denied the approval. Logs written before this status say
+    /// `permission_denied` (which now means a rule denied it).
+    Denied,
 }
 
 /// Why a turn ended.
@@ -55,6 +61,9 @@ pub enum TurnEndReason {
     /// the person is asked how to go on.
     ChurnDetected,
     ContextTooLong,
+    /// The fixed part of every request (system prompt and tool definitions) with the
+    /// reply's reserve does not fit the model's window: no compaction was tried.
+    FixedContextTooLong,
     /// The model call failed (provider error after retries).
     ModelError,
     /// The process stopped in the middle of the turn.
@@ -178,6 +187,14 @@ pub enum EventBody {
     AssistantDelta {
         text: String,
     },
+    /// What streamed of the answer since the previous such event: a checkpoint written
+    /// while the answer streams (at most every `STREAM_CHECKPOINT_MILLIS` or
+    /// `STREAM_CHECKPOINT_CHARS`, grouped durability), so a process killed mid-answer
+    /// still finds the half-streamed text on restart. Not model-visible and not shown:
+    /// the assistant message that closes the call holds the text.
+    AssistantStreamed {
+        text: String,
+    },
     /// A piece of the model's reasoning, live only.
     ReasoningDelta {
         text: String,
@@ -240,7 +257,13 @@ pub enum EventBody {
         request_id: String,
         approved: bool,
         decided_by: String,
+        /// The person's note, or (with `noteId`) the engine's English reason.
         note: String,
+        /// Set when the engine resolved it, naming why for the UI to word:
+        /// `superseded_by_new_message` (the person sent a new message instead).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        note_id: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
     QuestionAsked {
@@ -409,6 +432,9 @@ impl EventBody {
             EventBody::ContextAssembled { .. } => (Logged, false),
             EventBody::ModelCallStarted { .. } => (Logged, false),
             EventBody::AssistantDelta { .. } => (LiveOnly, false),
+            // Logged so a restart keeps a half-streamed reply; the completed (or
+            // interrupted) assistant message is what the model sees.
+            EventBody::AssistantStreamed { .. } => (Logged, false),
             EventBody::ReasoningDelta { .. } => (LiveOnly, false),
             EventBody::AssistantMessage { .. } => (Logged, true),
             EventBody::ToolDecision { .. } => (Logged, false),
@@ -448,6 +474,7 @@ impl EventBody {
             EventBody::ContextAssembled { .. } => "context_assembled",
             EventBody::ModelCallStarted { .. } => "model_call_started",
             EventBody::AssistantDelta { .. } => "assistant_delta",
+            EventBody::AssistantStreamed { .. } => "assistant_streamed",
             EventBody::ReasoningDelta { .. } => "reasoning_delta",
             EventBody::AssistantMessage { .. } => "assistant_message",
             EventBody::ToolDecision { .. } => "tool_decision",

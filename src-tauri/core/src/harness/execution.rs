@@ -198,7 +198,12 @@ impl Turn<'_, '_> {
             Durability::Grouped,
         )?;
         Ok(match decision {
-            Decision::Deny { reason } => Prepared::Immediate { call, tool: name, status: ToolStatus::PermissionDenied, message: format!("Permission denied: {reason}") },
+            Decision::Deny { reason, plan_mode } => {
+                // Plan mode blocks the call; a rule denies it. The model reads the same
+                // kind of message; the UI words the status.
+                let status = if plan_mode { ToolStatus::Blocked } else { ToolStatus::PermissionDenied };
+                Prepared::Immediate { call, tool: name, status, message: format!("Permission denied: {reason}") }
+            }
             Decision::Ask { reason } => Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason, change },
             Decision::Allow { .. } if name == "ask_user_question" => Prepared::Question {
                 call,

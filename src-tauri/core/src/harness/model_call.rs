@@ -5,7 +5,7 @@
 //! deltas streamed live, and the completed (or interrupted) reply appended.
 
 use std::sync::mpsc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::event::{EventBody, LayerEstimate, TurnEndReason};
 use super::turn::{hint, Flow, Turn};
@@ -69,7 +69,7 @@ impl Turn<'_, '_> {
             return Ok(room);
         }
         let Ok(profile) = self.engine.llm_profile(&self.scope.profile_id) else { return Ok(u64::MAX) };
-        let max_output = self.scope.limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
+        let max_output = reply_reserve(self.scope.limits.max_output_tokens, &profile);
         let (messages, snapshot_id) = self.state(|s| (s.messages.clone(), s.last_snapshot_id.clone()));
         let conversation_tokens = estimate_request_tokens(&ChatRequest::new(messages));
         let context_tokens = match snapshot_id {
@@ -109,7 +109,7 @@ impl Turn<'_, '_> {
         }
         self.model_turns += 1;
         let registry = self.engine.harness().registry()?;
-        let max_output = limits.max_output_tokens.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1);
+        let max_output = reply_reserve(limits.max_output_tokens, &profile);
         let window = u64::from(profile.context_window);
         let engine = self.engine;
         let store = engine.store();
@@ -154,6 +154,13 @@ impl Turn<'_, '_> {
                 prompt: Some(&prompt),
                 ..records.input(mode, &summary, &constraints, &pins, selection.as_ref())
             };
+            // The fixed part of every request (the smallest system message the context
+            // can shrink to, and the tool definitions) with the reply's reserve: when
+            // that alone does not fit, no compaction can help, so none is tried.
+            let overhead = Overhead::of(&input, &request.tools, max_output, &calibration);
+            if overhead.total() > window {
+                return Ok(overhead.too_long(window, profile.tool_loading));
+            }
             let assembled = assemble(&input, budget);
             let estimated = conversation_tokens + assembled.as_ref().map_or_else(|t| t.needed, |s| s.layers.iter().map(|l| l.tokens).sum());
             let calibrated = calibration.calibrated(estimated);
@@ -244,6 +251,7 @@ impl Turn<'_, '_> {
         let call = ModelCall { profile: &self.scope.profile_id, purpose: self.scope.purpose.as_str(), session_id: owner.session_id(), run_id: owner.run_id() };
         let started = Instant::now();
         let mut partial = String::new();
+        let mut checkpoint_error: Option<ApiError> = None;
         let engine = self.engine;
         let live = self.live;
         let turn_id = self.turn_id.clone();
@@ -262,20 +270,42 @@ impl Turn<'_, '_> {
                     cancel,
                 )
             });
-            for event in rx.iter() {
-                let body = match event {
-                    ChatEvent::TextDelta(text) => {
+            // The streamed text is checkpointed into the log as it arrives (bounded:
+            // at most every STREAM_CHECKPOINT_MILLIS, or when STREAM_CHECKPOINT_CHARS
+            // are waiting), so a killed process keeps what streamed.
+            let mut checkpoint = StreamCheckpoint::default();
+            let mut last_saved = Instant::now();
+            let interval = Duration::from_millis(STREAM_CHECKPOINT_MILLIS);
+            loop {
+                match rx.recv_timeout(interval.saturating_sub(last_saved.elapsed()).max(Duration::from_millis(1))) {
+                    Ok(ChatEvent::TextDelta(text)) => {
                         partial.push_str(&text);
-                        EventBody::AssistantDelta { text }
+                        checkpoint.push(&text);
+                        emit(&engine.live_event(live, &turn_id, EventBody::AssistantDelta { text }));
                     }
-                    ChatEvent::ReasoningDelta(text) => EventBody::ReasoningDelta { text },
-                    ChatEvent::ToolCallStarted { .. } => continue,
-                };
-                let event = engine.live_event(live, &turn_id, body);
-                emit(&event);
+                    Ok(ChatEvent::ReasoningDelta(text)) => emit(&engine.live_event(live, &turn_id, EventBody::ReasoningDelta { text })),
+                    Ok(ChatEvent::ToolCallStarted { .. }) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+                let interval_passed = last_saved.elapsed() >= interval;
+                if checkpoint.due(interval_passed) {
+                    for text in checkpoint.take() {
+                        let meta = Meta { turn_id: Some(turn_id.clone()), ..Meta::default() };
+                        if let Err(error) = engine.append_event(live, meta, EventBody::AssistantStreamed { text }, Batch::new(), Durability::Grouped) {
+                            checkpoint_error.get_or_insert(error);
+                        }
+                    }
+                }
+                if interval_passed {
+                    last_saved = Instant::now();
+                }
             }
             handle.join().unwrap_or_else(|_| Err(ApiError::internal("the model call stopped unexpectedly")))
         });
+        if let Some(error) = checkpoint_error {
+            // The store failed under the stream: an engine fault, as for any append.
+            return Err(error);
+        }
         self.stats.model_calls += 1;
         self.stats.model_time += started.elapsed();
 
@@ -357,6 +387,133 @@ impl Turn<'_, '_> {
                 Ok(Flow::End(reason, format!("{:?}: {}", error.code, error.message), hints))
             }
         }
+    }
+}
+
+/// What every request of a session carries whatever its conversation: the smallest
+/// system message the context can be trimmed to, the tool definitions it sends, and
+/// the room reserved for the reply (estimated tokens, calibrated for the profile).
+/// `session.context` reports the same parts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Overhead {
+    pub system_prompt_tokens: u64,
+    pub tool_tokens: u64,
+    pub reply_reserve_tokens: u64,
+}
+
+impl Overhead {
+    pub(crate) fn of(input: &crate::context::ContextInput<'_>, tools: &[crate::llm::ToolSpec], reply_reserve: u32, calibration: &super::compaction::ProfileContext) -> Overhead {
+        // With no room at all, `assemble` reports what its smallest form needs.
+        let system = match assemble(input, 0) {
+            Ok(snapshot) => snapshot.layers.iter().map(|l| l.tokens).sum(),
+            Err(too_long) => too_long.needed,
+        };
+        let mut tools_only = ChatRequest::new(Vec::new());
+        tools_only.tools = tools.to_vec();
+        Overhead {
+            system_prompt_tokens: calibration.calibrated(system),
+            tool_tokens: calibration.calibrated(estimate_request_tokens(&tools_only)),
+            reply_reserve_tokens: u64::from(reply_reserve),
+        }
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.system_prompt_tokens + self.tool_tokens + self.reply_reserve_tokens
+    }
+
+    /// The end of a turn whose fixed part alone does not fit the window: said as such
+    /// (not as a long conversation), with what would make room.
+    fn too_long(&self, window: u64, tool_loading: crate::llm::profile::ToolLoading) -> Flow {
+        let (system, tools, reserve) = (self.system_prompt_tokens.to_string(), self.tool_tokens.to_string(), self.reply_reserve_tokens.to_string());
+        let window_text = window.to_string();
+        let mut hints = vec![crate::error::Hint::with(
+            "context_overhead",
+            format!("The system prompt takes about {system} tokens and the tool definitions about {tools}; {reserve} are reserved for the reply, of a window of {window_text}."),
+            &[("system", &system), ("tools", &tools), ("reserve", &reserve), ("window", &window_text)],
+        )];
+        if tool_loading == crate::llm::profile::ToolLoading::All {
+            hints.push(hint(
+                "tools_on_demand",
+                "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
+            ));
+        }
+        hints.push(hint("larger_context", "Or choose a model with a larger context window."));
+        Flow::End(
+            TurnEndReason::FixedContextTooLong,
+            format!(
+                "The model's context window ({window} tokens) cannot hold the fixed part of a request: the system prompt (about {system} tokens) and the tool definitions (about {tools}) with the reply's reserve of {reserve}. Nothing was sent and nothing was compacted: the conversation is not what takes the room."
+            ),
+            hints,
+        )
+    }
+}
+
+/// The fixed part of the next request of `session` (see [`Overhead`]), worked out as
+/// the next model call would: its context input, the tools its profile's loading
+/// offers for the conversation, the reply reserve of its limits and profile.
+pub(crate) fn session_overhead(engine: super::Harness<'_>, session: &super::Session, state: &super::SessionState) -> Result<Overhead, ApiError> {
+    let store = engine.store();
+    let profile = engine.llm_profile(&session.profile_id)?;
+    let calibration = super::compaction::profile_context(store, &profile.id)?;
+    let records = gather(store, &session.project_id)?;
+    let constraints: Vec<String> = crate::proposals::apply::constraints(store, &session.id)?.into_iter().map(|c| c.text).collect();
+    let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
+    let workspace_id = engine.session_scope(session)?.workspace_id;
+    let extras = super::context_extras(store, &workspace_id, &records, &state.intent)?;
+    let prompts = crate::prompts::PromptSet::load(&engine.config().data_dir.join("prompts"))?;
+    let prompt_mode = match state.mode {
+        crate::context::Mode::Default => crate::prompts::Mode::Drafting,
+        crate::context::Mode::Plan => crate::prompts::Mode::Plan,
+    };
+    let prompt = prompts.compose(&prompt_mode, crate::prompts::Entry::Article);
+    let input = crate::context::ContextInput {
+        intent: &extras.intent,
+        memory: &extras.memory,
+        memory_left_out: extras.memory_left_out,
+        prompt: Some(&prompt),
+        ..records.input(state.mode, &state.summary, &constraints, &pins, state.selection.as_ref())
+    };
+    let tools = engine.harness().registry()?.offered(profile.tool_loading, &state.messages);
+    Ok(Overhead::of(&input, &tools, reply_reserve(session.limits.max_output_tokens, &profile), &calibration))
+}
+
+/// The tokens reserved for the reply: the session's and the profile's output limit,
+/// at most half the window.
+fn reply_reserve(session_max_output: u32, profile: &LlmProfile) -> u32 {
+    session_max_output.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1)
+}
+
+/// The longest a streamed answer waits before what arrived is checkpointed into the
+/// log (`assistant_streamed`, grouped durability: on disk within the group commit).
+pub const STREAM_CHECKPOINT_MILLIS: u64 = 500;
+/// The most characters a checkpoint holds; more waiting are written at once, in
+/// pieces of this size (so no log line outgrows its limit).
+pub const STREAM_CHECKPOINT_CHARS: usize = 2_000;
+
+/// The streamed text not yet checkpointed.
+#[derive(Default)]
+struct StreamCheckpoint {
+    unsaved: String,
+    chars: usize,
+}
+
+impl StreamCheckpoint {
+    fn push(&mut self, text: &str) {
+        self.unsaved.push_str(text);
+        self.chars += text.chars().count();
+    }
+
+    /// Something waits, and the interval passed or enough waits.
+    fn due(&self, interval_passed: bool) -> bool {
+        self.chars > 0 && (interval_passed || self.chars >= STREAM_CHECKPOINT_CHARS)
+    }
+
+    /// The waiting text in pieces of at most `STREAM_CHECKPOINT_CHARS` characters.
+    fn take(&mut self) -> Vec<String> {
+        self.chars = 0;
+        let text = std::mem::take(&mut self.unsaved);
+        let chars: Vec<char> = text.chars().collect();
+        chars.chunks(STREAM_CHECKPOINT_CHARS).map(|piece| piece.iter().collect()).collect()
     }
 }
 

@@ -45,6 +45,9 @@ pub enum Decision {
     },
     Deny {
         reason: String,
+        /// Denied because the session is in plan mode (the call is blocked by the
+        /// mode, not refused by a rule).
+        plan_mode: bool,
     },
 }
 
@@ -58,7 +61,7 @@ impl Decision {
     }
     pub fn reason(&self) -> &str {
         match self {
-            Decision::Allow { reason, .. } | Decision::Ask { reason } | Decision::Deny { reason } => reason,
+            Decision::Allow { reason, .. } | Decision::Ask { reason } | Decision::Deny { reason, .. } => reason,
         }
     }
 }
@@ -79,7 +82,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
     // Plan mode: reads, proposals, validation and workflow only. Enforced here, not by
     // the prompt.
     if mode == Mode::Plan && tool.is_write() {
-        return Decision::Deny { reason: format!("`{}` changes content, and the session is in plan mode (read and propose only).", tool.name) };
+        return Decision::Deny { reason: format!("`{}` changes content, and the session is in plan mode (read and propose only).", tool.name), plan_mode: true };
     }
     let mut effective = tool.permission;
     let mut source = "the tool's policy".to_owned();
@@ -97,7 +100,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
         source = "its being a write".to_owned();
     }
     match effective {
-        PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name) },
+        PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name), plan_mode: false },
         PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name), approval: None },
         PermissionPolicy::Ask => {
             let approved = approvals.iter().find(|a| {

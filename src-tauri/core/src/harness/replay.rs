@@ -78,6 +78,9 @@ pub struct SessionState {
     pub open_turn: Option<String>,
     /// A model call started and not closed by an assistant message.
     pub model_call_open: bool,
+    /// The text the open model call streamed, as far as its `assistant_streamed`
+    /// checkpoints go: what a restart keeps of a half-streamed reply.
+    pub streamed: String,
     pub last_turn_end: Option<TurnEndReason>,
     /// Messages queued and not delivered yet.
     pub queued: Vec<QueuedMessage>,
@@ -153,11 +156,17 @@ impl SessionState {
             }
             EventBody::ModelCallStarted { .. } => {
                 self.model_call_open = true;
+                self.streamed.clear();
                 None
             }
             EventBody::AssistantDelta { .. } | EventBody::ReasoningDelta { .. } => None,
+            EventBody::AssistantStreamed { text } => {
+                self.streamed.push_str(text);
+                None
+            }
             EventBody::AssistantMessage { text, tool_calls, interrupted, input_tokens, output_tokens, .. } => {
                 self.model_call_open = false;
+                self.streamed.clear();
                 self.last_assistant_event_id = Some(event.event_id.clone());
                 self.input_tokens += input_tokens;
                 self.output_tokens += output_tokens;
@@ -226,6 +235,7 @@ impl SessionState {
             EventBody::TurnEnded { reason, message, .. } => {
                 self.open_turn = None;
                 self.model_call_open = false;
+                self.streamed.clear();
                 self.last_turn_end = Some(*reason);
                 Some(timeline(message.clone()))
             }

@@ -215,7 +215,13 @@ fn close_blocks(engine: Harness<'_>, live: &Live, emit: Emit<'_>) -> Result<(), 
         let event = engine.append_event(
             live,
             meta,
-            EventBody::ApprovalResolved { request_id: pending.request_id, approved: false, decided_by: "user".to_owned(), note: "Superseded by a new message.".to_owned() },
+            EventBody::ApprovalResolved {
+                request_id: pending.request_id,
+                approved: false,
+                decided_by: "user".to_owned(),
+                note: "Superseded by a new message.".to_owned(),
+                note_id: Some("superseded_by_new_message".to_owned()),
+            },
             Batch::new(),
             Durability::Durable,
         )?;
@@ -355,7 +361,7 @@ pub(crate) fn resolve_approval(
     let event = engine.append_event(
         &live,
         meta.clone(),
-        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned() },
+        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned(), note_id: None },
         extra,
         Durability::Durable,
     )?;
@@ -366,7 +372,7 @@ pub(crate) fn resolve_approval(
         let event = engine.append_event(
             &live,
             meta,
-            EventBody::ToolResult { tool: pending.tool.clone(), status: ToolStatus::PermissionDenied, content, result_ref: None, reused_execution: false },
+            EventBody::ToolResult { tool: pending.tool.clone(), status: ToolStatus::Denied, content, result_ref: None, reused_execution: false },
             Batch::new(),
             Durability::Durable,
         )?;
@@ -433,13 +439,15 @@ pub(crate) fn compact_session(engine: Harness<'_>, session_id: &str, emit: Emit<
 }
 
 /// After a restart: a turn left open is closed consistently. A half-streamed reply
-/// becomes an interrupted assistant message; a pending approval or question stays
+/// becomes an interrupted assistant message holding the text its `assistant_streamed`
+/// checkpoints kept; a pending approval or question stays
 /// pending; calls that were running are answered as interrupted.
 pub(crate) fn recover(engine: Harness<'_>, live: &Arc<Live>) -> Result<(), ApiError> {
-    let (open_turn, model_call_open, blocked, open_calls, pending_use) = {
+    let (open_turn, model_call_open, streamed, blocked, open_calls, pending_use) = {
         let state = live.lock_state();
         let pending_use = state.pending_approval.as_ref().map(|p| p.tool_use_id.clone()).or_else(|| state.pending_question.as_ref().map(|q| q.tool_use_id.clone()));
-        (state.open_turn.clone(), state.model_call_open, state.pending_approval.is_some() || state.pending_question.is_some(), state.open_calls.clone(), pending_use)
+        let blocked = state.pending_approval.is_some() || state.pending_question.is_some();
+        (state.open_turn.clone(), state.model_call_open, state.streamed.clone(), blocked, state.open_calls.clone(), pending_use)
     };
     // A compaction the process died in: nothing was replaced (the boundary is one
     // event), so it is closed as failed without counting against the breaker.
@@ -465,14 +473,9 @@ pub(crate) fn recover(engine: Harness<'_>, live: &Arc<Live>) -> Result<(), ApiEr
     }
     let meta = || Meta { turn_id: open_turn.clone(), ..Meta::default() };
     if model_call_open {
-        let body = EventBody::AssistantMessage {
-            text: String::new(),
-            tool_calls: Vec::new(),
-            finish_reason: "interrupted".to_owned(),
-            interrupted: true,
-            input_tokens: 0,
-            output_tokens: 0,
-        };
+        // What streamed before the stop, as far as its checkpoints reached disk.
+        let body =
+            EventBody::AssistantMessage { text: streamed, tool_calls: Vec::new(), finish_reason: "interrupted".to_owned(), interrupted: true, input_tokens: 0, output_tokens: 0 };
         engine.append_event(live, meta(), body, Batch::new(), Durability::Durable)?;
     }
     let (reason, message) = if blocked {

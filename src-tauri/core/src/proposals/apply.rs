@@ -293,7 +293,9 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
     }
     let mut project = crate::project::load(store, &proposal.project_id)?;
     let (actor, via, approval) = actor_names(kernel, &request.actor)?;
-    let message = format!("{} (AI proposal {})", proposal.summary.chars().take(120).collect::<String>(), proposal.id);
+    // The proposal's summary only: its id is in the version's origin (`aiProposal`),
+    // never in human text.
+    let message = proposal.summary.chars().take(120).collect::<String>();
     let mut accepted = Accepted { proposal: proposal.clone(), version: None, draft: None, comment: None, project: None };
     let mut taken: Vec<super::ProposalHunk> = Vec::new();
     let mut choices: Vec<String> = Vec::new();
@@ -626,7 +628,7 @@ pub struct Rebased {
 
 /// Does the proposal's change `a` (lines `[s, e)` of the base; an insertion when
 /// empty) touch the edit `b`? Touching counts: adjacent edits are not guessed apart.
-fn overlaps(a_start: usize, a_len: usize, b_start: usize, b_len: usize) -> bool {
+pub(super) fn touches(a_start: usize, a_len: usize, b_start: usize, b_len: usize) -> bool {
     a_start <= b_start + b_len && b_start <= a_start + a_len
 }
 
@@ -662,7 +664,7 @@ pub fn rebase(kernel: &Kernel, proposal_id: &str) -> Result<Rebased, ApiError> {
     let mut conflicts = Vec::new();
     for hunk in previous.hunks.iter().filter(|h| !previous.rejected_hunks.contains(&h.id)) {
         let (start, len) = (hunk.old_start as usize, hunk.old_len as usize);
-        if let Some(edit) = theirs.iter().find(|t| overlaps(start, len, t.old_start, t.old_len)) {
+        if let Some(edit) = theirs.iter().find(|t| touches(start, len, t.old_start, t.old_len)) {
             conflicts.push(RebaseConflict {
                 hunk_id: hunk.id.clone(),
                 old_start: hunk.old_start,
@@ -708,6 +710,7 @@ pub fn rebase(kernel: &Kernel, proposal_id: &str) -> Result<Rebased, ApiError> {
     let now = kernel.now();
     previous.status = ProposalStatus::Superseded;
     previous.superseded_by = Some(proposal.id.clone());
+    previous.superseded_reason = Some(super::SupersededReason::Rebased);
     previous.updated_at = now;
     batch.put(&previous)?;
     // Carried hunks keep their order; pair them with the new hunks by their text.

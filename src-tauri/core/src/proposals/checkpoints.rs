@@ -173,7 +173,8 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, checkpoint: &Checkpoint
         }
         _ => (project.title.clone(), String::new()),
     };
-    let named = if checkpoint.label.is_empty() { checkpoint.id.clone() } else { format!("\"{}\" ({})", checkpoint.label, checkpoint.id) };
+    // Ids stay in the version's origin (`checkpoint`), out of human text.
+    let named = if checkpoint.label.is_empty() { "checkpoint".to_owned() } else { format!("checkpoint \"{}\"", checkpoint.label) };
     let restored = crate::project::versions::stage_restore_content(
         kernel,
         batch,
@@ -182,8 +183,8 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, checkpoint: &Checkpoint
             title: &title,
             source: &source,
             origin: &VersionOrigin::Checkpoint { checkpoint_id: checkpoint.id.clone() },
-            message: &format!("Restored checkpoint {named}"),
-            autosnapshot_message: &format!("Unsaved changes kept before restoring checkpoint {}", checkpoint.id),
+            message: &format!("Restored {named}"),
+            autosnapshot_message: &format!("Unsaved changes kept before restoring {named}"),
         },
     )?;
     let now_drafts = crate::project::drafts::list(store, &project.id)?;
@@ -202,7 +203,7 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, checkpoint: &Checkpoint
     if staging_discarded {
         batch.delete::<super::staging::Staging>(checkpoint.owner_id.as_bytes().to_vec());
     }
-    let mut summary = format!("Restored checkpoint {named} of \"{}\" as version {}", project.title, restored.restored.number);
+    let mut summary = format!("Restored {named} of \"{}\" as version {}", project.title, restored.restored.number);
     let names = |platforms: &mut dyn Iterator<Item = Platform>| platforms.map(|p| p.as_str()).collect::<Vec<_>>().join(", ");
     if !drafts_restored.is_empty() {
         summary.push_str(&format!("; drafts restored: {}", names(&mut drafts_restored.iter().map(|d| d.platform))));

@@ -32,8 +32,12 @@ pub struct Rewrite {
 }
 
 impl From<&Proposal> for Rewrite {
+    /// Only the proposal's own hunks: those it carries from earlier proposals
+    /// (`Proposal::carries`) were not rewritten again.
     fn from(p: &Proposal) -> Rewrite {
-        Rewrite { id: p.id.clone(), target: p.target.clone(), hunks: p.hunks.iter().map(|h| (h.old_start, h.old_len, h.new_text.clone())).collect() }
+        let carried = |id: &String| p.carries.iter().any(|c| c.hunk_ids.contains(id));
+        let hunks = p.hunks.iter().filter(|h| !carried(&h.id)).map(|h| (h.old_start, h.old_len, h.new_text.clone())).collect();
+        Rewrite { id: p.id.clone(), target: p.target.clone(), hunks }
     }
 }
 

@@ -267,8 +267,9 @@ pub fn stage_apply(kernel: &Kernel, batch: &mut Batch, session_id: &str, expecte
         return Err(ApiError::internal("the staged set's effective source does not match its proposals"));
     }
     let first = &staged[0].0;
-    let listed: Vec<String> = staged.iter().map(|(p, _)| format!("{} ({})", p.id, p.summary.chars().take(80).collect::<String>())).collect();
-    let message = format!("Applied {} staged AI proposals of session {session_id}: {}", staged.len(), listed.join("; "));
+    // Summaries only: the ids are in the version's origin, never in human text.
+    let listed: Vec<String> = staged.iter().map(|(p, _)| p.summary.chars().take(80).collect::<String>()).collect();
+    let message = format!("Applied {} staged AI proposals: {}", staged.len(), listed.join("; "));
     project.source = text;
     project.revision += 1;
     let (title, source) = (project.title.clone(), project.source.clone());

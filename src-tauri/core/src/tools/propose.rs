@@ -42,6 +42,11 @@ fn proposal_result(ctx: &ToolContext<'_>, proposal: &Proposal, staged: bool) -> 
     if !superseded.is_empty() {
         out["supersedes"] = json!(superseded);
     }
+    if !proposal.carries.is_empty() {
+        // The model should know its earlier edits are still in review, here.
+        out["carries"] = json!(proposal.carries.iter().map(|c| json!({"proposalId": c.proposal_id, "hunkIds": c.hunk_ids})).collect::<Vec<_>>());
+        out["carriesNote"] = json!("Your earlier open proposals for this text had the same base; their edits that do not touch this one's are carried here as separate hunks, so the person reviews everything in this one proposal.");
+    }
     if staged {
         out["basedOn"] = json!("the source with this session's staged changes");
     }

@@ -361,7 +361,9 @@ fn compaction_crash_child() {
     let project = engine.call("project.create", json!({"title": "t", "source": "s"})).unwrap()["id"].as_str().unwrap().to_owned();
     let session = engine.call("session.create", json!({"projectId": project})).unwrap()["session"]["id"].as_str().unwrap().to_owned();
     for turn in 0..3 {
-        engine.call("session.submit", json!({"sessionId": session, "text": format!("Section {turn}")})).unwrap();
+        // Long enough that compacting them makes the conversation shorter (a
+        // compaction never grows it).
+        engine.call("session.submit", json!({"sessionId": session, "text": format!("Section {turn}: {}", "The harvest begins when the buds open. ".repeat(10))})).unwrap();
     }
     let _ = engine.call_stream("session.compact", json!({"sessionId": session}), &mut |event| {
         if let StreamEvent::Harness(event) = event {

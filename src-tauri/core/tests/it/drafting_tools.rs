@@ -421,7 +421,7 @@ fn plan_mode_denies_apply_proposal_but_runs_the_propose_tools() {
     assert_eq!(d.ok("o1")["kind"], "outline");
     assert_eq!(d.ok("p1")["kind"], "source_patch");
     let (status, content) = d.result("a1");
-    assert_eq!(status, "permission_denied");
+    assert_eq!(status, "blocked");
     assert!(content.contains("plan mode"), "{content}");
     assert_eq!(d.source(), POEM);
     // The direct proposal was superseded by the model's newer source proposal.

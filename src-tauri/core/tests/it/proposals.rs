@@ -243,6 +243,8 @@ fn a_newer_proposal_for_the_same_target_in_the_same_session_supersedes_the_older
     let first = t.ok("proposal.get", json!({"proposalId": first.id}));
     assert_eq!(first["status"], "superseded");
     assert_eq!(first["supersededBy"], second.id.as_str());
+    assert_eq!(first["supersededReason"], "overlapped", "the same words rewritten again: the newer edit replaces the older");
+    assert!(second.carries.is_empty());
     assert_eq!(t.ok("proposal.get", json!({"proposalId": other_session.id}))["status"], "proposed", "another session's proposal stays");
     let listed = t.ok("proposal.list", json!({"projectId": id, "status": "proposed"}));
     assert_eq!(listed["proposals"].as_array().unwrap().len(), 2);
@@ -250,6 +252,52 @@ fn a_newer_proposal_for_the_same_target_in_the_same_session_supersedes_the_older
     assert_eq!(conflict.code, ErrorCode::Conflict);
     let newer = conflict.hints.iter().find(|h| h.id == "open_newer").expect("the hint to open the newer proposal");
     assert_eq!(newer.params.get("newer").map(String::as_str), Some(second.id.as_str()), "the UI can name the newer proposal in any language");
+}
+
+#[test]
+fn a_second_edit_of_another_paragraph_on_the_same_base_carries_the_first() {
+    let t = TestEngine::new();
+    let id = project(&t, SOURCE);
+    let kernel = t.engine.kernel();
+    let opening = source_proposal(kernel, &id, "ses_a", &[("第一段：今天天气很好。", "第一段：今天阳光灿烂，正适合出门！")]);
+    let ending = source_proposal(kernel, &id, "ses_a", &[("第四段：明天继续。", "第四段：明天继续，你也来吧！")]);
+    // The opening's edit is not lost: the newer proposal carries it, and the older one
+    // names the proposal that carries it and why.
+    let first = t.ok("proposal.get", json!({"proposalId": opening.id}));
+    assert_eq!(first["status"], "superseded");
+    assert_eq!(first["supersededBy"], ending.id.as_str());
+    assert_eq!(first["supersededReason"], "merged");
+    assert_eq!(ending.hunks.len(), 2, "both edits, each a hunk: {:?}", ending.hunks);
+    assert_eq!(ending.carries.len(), 1);
+    assert_eq!(ending.carries[0].proposal_id, opening.id);
+    assert_eq!(ending.carries[0].summary, "润色");
+    assert_eq!(ending.carries[0].hunk_ids, vec![opening.hunks[0].id.clone()], "the opening's hunk keeps its id");
+    assert_eq!(ending.summary, "润色; 润色");
+    let Payload::Text { proposed_text, .. } = &ending.payload else { panic!("a text proposal") };
+    assert!(proposed_text.contains("阳光灿烂") && proposed_text.contains("你也来吧"));
+    let listed = t.ok("proposal.list", json!({"projectId": id, "status": "proposed"}));
+    assert_eq!(listed["proposals"].as_array().unwrap().len(), 1, "one proposal to review, with both edits");
+    // Per-hunk review keeps them separate: accept the opening, leave the ending.
+    let accepted = t.ok("proposal.accept", json!({"proposalId": ending.id, "hunks": [opening.hunks[0].id], "expectedBase": revision(&t, &id)}));
+    let source = t.ok("project.get", json!({"projectId": id}))["source"].as_str().unwrap().to_owned();
+    assert!(source.contains("阳光灿烂") && !source.contains("你也来吧"), "{accepted}");
+    // A third edit that touches a carried one replaces that edit, carries the other,
+    // and the superseded proposal says why.
+    let t2 = TestEngine::new();
+    let id2 = project(&t2, SOURCE);
+    let kernel2 = t2.engine.kernel();
+    let a = source_proposal(kernel2, &id2, "ses_a", &[("第一段：今天天气很好。", "第一段：阳光灿烂。")]);
+    let b = source_proposal(kernel2, &id2, "ses_a", &[("第四段：明天继续。", "第四段：明天见。")]);
+    let c = source_proposal(kernel2, &id2, "ses_a", &[("第一段：今天天气很好。", "第一段：晴。")]);
+    let b_now = t2.ok("proposal.get", json!({"proposalId": b.id}));
+    assert_eq!((b_now["supersededBy"].as_str(), b_now["supersededReason"].as_str()), (Some(c.id.as_str()), Some("overlapped")));
+    assert_eq!(t2.ok("proposal.get", json!({"proposalId": a.id}))["supersededReason"], "merged");
+    assert_eq!(c.hunks.len(), 2);
+    assert_eq!(c.carries.len(), 1, "only the ending is carried: the opening was rewritten again");
+    let ending_hunk = b.hunks.iter().find(|h| !b.carries[0].hunk_ids.contains(&h.id)).unwrap();
+    assert_eq!((c.carries[0].proposal_id.as_str(), &c.carries[0].hunk_ids), (b.id.as_str(), &vec![ending_hunk.id.clone()]));
+    let Payload::Text { proposed_text, .. } = &c.payload else { panic!("a text proposal") };
+    assert!(proposed_text.contains("第一段：晴。") && proposed_text.contains("明天见") && !proposed_text.contains("阳光灿烂"));
 }
 
 #[test]

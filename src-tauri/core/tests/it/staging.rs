@@ -177,7 +177,8 @@ fn two_staged_proposals_compose_and_apply_as_exactly_one_version() {
     assert_eq!(version["origin"]["proposalId"], json!(p1.id), "the origin names the first proposal");
     assert_eq!(version["origin"]["sessionId"], json!(fx.session));
     let message = version["message"].as_str().unwrap();
-    assert!(message.contains(&p1.id) && message.contains(&p2.id), "the message lists every proposal: {message}");
+    assert!(message.contains(&p1.summary) && message.contains(&p2.summary), "the message lists every proposal by its summary: {message}");
+    assert!(!message.contains("prp_") && !message.contains("ses_"), "no ids in human text: {message}");
     assert_eq!(applied["version"]["number"], 2);
     let project = fx.project();
     assert_eq!(project["source"], json!(both_text));
