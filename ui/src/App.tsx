@@ -4,6 +4,7 @@ import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit 
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Sidebar } from "./components/Sidebar";
 import { SyncIndicator } from "./sync/SyncIndicator";
+import { syncStoreFor } from "./sync/status";
 import { AppCtx, type Ctx } from "./context";
 import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
@@ -105,7 +106,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const showError = useCallback((e: unknown, retry?: () => void) => setError({ error: toClientError(e), retry }), []);
 
   const loadProjects = useCallback(
-    function load(): Promise<void> {
+    function load(quiet = false): Promise<void> {
       return client.call("project.list", { includeArchived: true }).then(
         (r) => {
           const list = r.projects.sort(byRecent);
@@ -119,7 +120,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         },
         (e) => {
           setProjects((p) => p ?? []);
-          showError(e, () => void load());
+          // A background refresh (after sync) that fails waits for the next one.
+          if (!quiet) showError(e, () => void load());
         },
       );
     },
@@ -143,6 +145,19 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     const idle = setTimeout(() => void loadProjectView(), 300);
     return () => clearTimeout(idle);
   }, [client, loadProjects, loadLibrary]);
+
+  // Sync may have brought projects (a first pull of a teammate's project, new heads):
+  // the list reads itself again, without a reload.
+  useEffect(() => {
+    const store = syncStoreFor(client);
+    let epoch = store.getSnapshot().epoch;
+    return store.subscribe(() => {
+      const now = store.getSnapshot().epoch;
+      if (now === epoch) return;
+      epoch = now;
+      void loadProjects(true);
+    });
+  }, [client, loadProjects]);
 
   const onProjectChanged = useCallback((p: Project) => {
     setProjects((list) => {
@@ -244,6 +259,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       if (e.key === "Escape") {
         // A form or overlay inside handled it (closing itself, not everything).
         if (e.defaultPrevented) return;
+        // The sync popover closes itself (its own listener), and only itself.
+        if (document.querySelector("[data-testid=sync-popover]")) return;
         if (s.palette) setPalette(false);
         else if (s.settings) setSettings(null);
         else if (s.newDialog) setNewDialog(null);

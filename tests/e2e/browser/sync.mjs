@@ -5,7 +5,7 @@
 // Chromium via playwright-core.
 //
 //   node tests/e2e/browser/sync.mjs --cli target/debug/inkstone-cli \
-//        --server target/debug/inkstone-server [--shots DIR] [--ui-dir DIR]
+//        --server target/debug/inkstone-server [--shots DIR] [--ui-dir DIR] [--port-base N]
 //
 // Settings → Workspace connects with the server's URL and the owner's invite token; a
 // version saved with Ctrl+S reaches the server (seen on the server's own API) and the
@@ -13,7 +13,15 @@
 // an invite shows the new token once (it works against the server) and the member
 // appears; revoking asks first and the token stops working; in Chinese, a server that
 // is down is said in Chinese with what to do, and the waiting version goes when it is
-// back; disconnecting asks first, says what was kept, and leaves the project untouched.
+// back; a teammate (Boris, a second data folder and browser, in Chinese at 1024×700) gets
+// the project without a reload, and while he has it open Olga's new version shows in his
+// editor at once, named, and his next keystroke keeps her paragraph (and his version
+// reaches her editor the same way); the sync popover names projects, syncs now and
+// closes on Esc; disconnecting asks first, says what was kept, and leaves the project
+// untouched.
+//
+// --port-base N puts the workspace server on N, Olga's app on N+1 and Boris's on N+2
+// (all on 127.0.0.1); without it the system picks free ports.
 //
 // Prints `browser-e2e-sync: N passed, M failed` and exits non-zero on any failure.
 
@@ -28,8 +36,8 @@ const STEP_TIMEOUT_MS = 15_000;
 
 const args = parseArgs(process.argv.slice(2), {
   script: "sync.mjs",
-  usage: "node tests/e2e/browser/sync.mjs --cli <inkstone-cli> --server <inkstone-server> [--shots DIR] [--ui-dir DIR]",
-  flags: { "--cli": "cli", "--server": "server", "--shots": "shots", "--ui-dir": "uiDir" },
+  usage: "node tests/e2e/browser/sync.mjs --cli <inkstone-cli> --server <inkstone-server> [--shots DIR] [--ui-dir DIR] [--port-base N]",
+  flags: { "--cli": "cli", "--server": "server", "--shots": "shots", "--ui-dir": "uiDir", "--port-base": "portBase" },
   required: ["cli", "server"],
 });
 const cliPath = resolve(args.cli);
@@ -39,6 +47,10 @@ if (!existsSync(serverPath)) args.fail(`no such binary: ${serverPath}`);
 const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-browser-sync-shots-")));
 mkdirSync(shots, { recursive: true });
 const uiDist = uiDistOrExit("sync.mjs", args.uiDir);
+const portBase = args.portBase === null ? null : Number(args.portBase);
+if (portBase !== null && !(Number.isInteger(portBase) && portBase > 0 && portBase < 65533)) args.fail(`not a port: ${args.portBase}`);
+/** The port of the n-th process (0: the workspace server, 1: Olga's app, 2: Boris's). */
+const port = (n) => (portBase === null ? 0 : portBase + n);
 // A throwaway session keyring when keyctl is there; otherwise the user's session keyring.
 const hasKeyctl = spawnSync("keyctl", ["--version"], { stdio: "ignore" }).status === 0;
 const chromium = playwrightChromium();
@@ -46,6 +58,8 @@ const chromium = playwrightChromium();
 const suite = createSuite({ script: "sync.mjs", summary: "browser-e2e-sync", timeoutMs: TOTAL_TIMEOUT_MS, shots });
 const check = suite.check;
 const dataDir = mkdtempSync(join(tmpdir(), "inkstone-browser-sync-data-"));
+const dataDirB = mkdtempSync(join(tmpdir(), "inkstone-browser-sync-data-b-"));
+suite.onCleanup(() => rmSync(dataDirB, { recursive: true, force: true }));
 const serverDir = mkdtempSync(join(tmpdir(), "inkstone-browser-sync-server-"));
 suite.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
 suite.onCleanup(() => rmSync(serverDir, { recursive: true, force: true }));
@@ -74,18 +88,22 @@ async function main() {
   const serve = (addr) =>
     startChild(suite, "inkstone-server", serverPath, ["--data-dir", serverDir, "serve", "--addr", addr], { ...process.env, RUST_BACKTRACE: "1" }, /^INKSTONE_SERVER_URL=(\S+)$/, serverHold);
   const serverOk = await check("inkstone-server serves on loopback", async () => {
-    serverUrl = await serve("127.0.0.1:0");
+    serverUrl = await serve(`127.0.0.1:${port(0)}`);
   });
   if (!serverOk) return;
 
+  /** An `inkstone-cli serve` on its own data folder (and, with keyctl, its own session keyring). */
+  const serveApp = (label, dir, appPort) => {
+    const env = { ...process.env, RUST_BACKTRACE: "1", INKSTONE_KEYCHAIN: "keyutils" };
+    const serveArgs = ["--data-dir", dir, "serve", "--port", String(appPort)];
+    if (args.uiDir) serveArgs.push("--ui-dir", uiDist);
+    return hasKeyctl
+      ? startChild(suite, label, "keyctl", ["session", "-", cliPath, ...serveArgs], env, /^INKSTONE_URL=(\S+)$/)
+      : startChild(suite, label, cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
+  };
   let url;
   const serveOk = await check("inkstone-cli serve starts with the kernel keyring", async () => {
-    const env = { ...process.env, RUST_BACKTRACE: "1", INKSTONE_KEYCHAIN: "keyutils" };
-    const serveArgs = ["--data-dir", dataDir, "serve", "--port", "0"];
-    if (args.uiDir) serveArgs.push("--ui-dir", uiDist);
-    url = hasKeyctl
-      ? await startChild(suite, "inkstone-cli serve", "keyctl", ["session", "-", cliPath, ...serveArgs], env, /^INKSTONE_URL=(\S+)$/)
-      : await startChild(suite, "inkstone-cli serve", cliPath, serveArgs, env, /^INKSTONE_URL=(\S+)$/);
+    url = await serveApp("inkstone-cli serve", dataDir, port(1));
   });
   if (!serveOk) return;
   const origin = new URL(url).origin;
@@ -129,7 +147,7 @@ async function main() {
     await tid("sync-connect").click();
     await toast("Connected to the workspace server");
     const connection = await tid("sync-connection").innerText();
-    assert(connection.includes("团队") && connection.includes("Olga") && connection.includes("owner"), `connection: ${connection}`);
+    assert(connection.includes("团队") && connection.includes("Olga") && connection.includes("(Owner)"), `connection: ${connection}`);
     assert(connection.includes(`…${owner.token.slice(-4)}`), `the fingerprint is shown: ${connection}`);
     assert(!connection.includes(owner.token.slice(4, 20)), "the token is shown");
     assert((await tid("sync-token").inputValue()) === "", "the token field is cleared");
@@ -195,7 +213,8 @@ async function main() {
     assert(versions[0].author === "Olga" && versions[0].source.includes("第二段。"), `the server's version: ${JSON.stringify(versions[0])}`);
     assert((await tid("sync-status").innerText()).includes("Synced"), await tid("sync-status").innerText());
     await tid("sync-status").click();
-    await tid("sync-jobs").filter({ hasText: "v1 → server v1 · on the server" }).waitFor();
+    await tid("sync-jobs-done").filter({ hasText: "春天的信 · v1 → server v1 · on the server" }).waitFor();
+    assert((await tid("sync-popover").getByRole("heading", { level: 3 }).innerText()).startsWith("Sync"), "the popover has no heading");
     // The popover is whole inside the window.
     const box = await tid("sync-popover").boundingBox();
     const view = page.viewportSize();
@@ -243,7 +262,177 @@ async function main() {
     await page.reload({ waitUntil: "commit" });
   });
 
+  // Boris: a second data folder and a second browser, in Chinese at 1024×700.
+  let pageB;
+  let callB;
+  const tidB = (id) => pageB.locator(`[data-testid=${id}]`);
+  const toastB = (text) => pageB.locator("[data-testid=toast]", { hasText: text }).first().waitFor();
+  const shotB = (name) => pageB.screenshot({ path: join(shots, `${name}.png`) });
+  suite.onFailure = async (name) => {
+    await shot(name);
+    if (pageB) await shotB(`${name}-boris`).catch(() => undefined);
+  };
+  const editorTextB = () => tidB("editor-content").innerText();
+  /** Waits until the server holds `n` versions of the project; returns them. */
+  const serverVersions = async (n) => {
+    let versions = [];
+    for (let i = 0; i < 100 && versions.length < n; i++) {
+      const [, changes] = await server(serverUrl, owner.token, "/v1/changes?since=0");
+      versions = changes.versions.filter((v) => v.projectId === project.id);
+      if (versions.length < n) await sleep(100);
+    }
+    assert(versions.length === n, `the server holds ${versions.length} versions, not ${n}`);
+    return versions;
+  };
+
+  const teamOk = await check("a teammate's data folder gets the project without a reload", async () => {
+    const invite = await call("sync.invite", { name: "Boris", role: "editor" });
+    const urlB = await serveApp("inkstone-cli serve (Boris)", dataDirB, port(2));
+    const originB = new URL(urlB).origin;
+    const launchB = new URLSearchParams(new URL(urlB).hash.slice(1)).get("token");
+    callB = (method, params) => api(originB, launchB, method, params);
+    await callB("workspace.update", { displayName: "Boris" });
+    const contextB = await browser.newContext({ locale: "zh-CN", colorScheme: "light", viewport: { width: 1024, height: 700 } });
+    contextB.setDefaultTimeout(STEP_TIMEOUT_MS);
+    await contextB.addInitScript(() => {
+      window.localStorage.setItem("inkstone.localModelOffer", "dismissed");
+      window.localStorage.setItem("inkstone.lang", "zh");
+    });
+    pageB = await contextB.newPage();
+    pageB.on("pageerror", (e) => pageErrors.push(`Boris: ${e}`));
+    pageB.on("console", (m) => {
+      if (m.type() === "error") pageErrors.push(`Boris console: ${m.text()}`);
+    });
+    await pageB.goto(urlB, { waitUntil: "commit" });
+    await tidB("sync-status").waitFor();
+    // Connected behind the page's back: the window's sync poll notices and the list follows.
+    await callB("sync.connect", { serverUrl, token: invite.token });
+    await pageB.locator("[data-testid=project-item]", { hasText: "春天的信" }).waitFor({ timeout: 20_000 });
+    await pageB.locator("[data-testid=project-item]", { hasText: "春天的信" }).click();
+    await pageB.waitForFunction(() => document.querySelector("[data-testid=editor-content]")?.textContent?.includes("第三段。"));
+    await tidB("tab-history").click();
+    await tidB("version-item").first().waitFor();
+    await shotB("sync-07-teammate-opened-zh-1024");
+  });
+
+  if (teamOk) {
+    await check("Olga saves a version while Boris has the project open: his editor shows her paragraph at once, and his next keystroke keeps it", async () => {
+      // Olga (English) adds a paragraph and saves version 3.
+      await page.locator("[data-testid=project-item]", { hasText: "春天的信" }).click();
+      await tid("editor-content").click();
+      await page.keyboard.press("Control+End");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("第四段：A 加的。");
+      await page.keyboard.press("Control+S");
+      await tid("version-message").waitFor();
+      await page.keyboard.type("A 的第四段");
+      await page.keyboard.press("Enter");
+      await toast("Saved as version 3");
+      await serverVersions(3);
+      // Boris's background cycle pulls it (every 30 s; here at once, as it would).
+      await callB("sync.pull", {});
+      // No reload: the editor, the status bar and History follow, and say whose it is.
+      await pageB.waitForFunction(() => document.querySelector("[data-testid=editor-content]")?.textContent?.includes("第四段：A 加的。"), null, { timeout: 15_000 });
+      await toastB("Olga 的第 3 版已同步");
+      assert((await tidB("head").innerText()) === "第 3 版", `status bar head: ${await tidB("head").innerText()}`);
+      await tidB("version-item").filter({ hasText: "来自 Olga" }).first().waitFor();
+      assert((await tidB("conflict").count()) === 0, "a conflict overlay opened");
+      await shotB("sync-08-teammate-version-followed-zh-1024");
+      // Boris types: his text goes on top of Olga's version, hers stays.
+      await tidB("editor-content").click();
+      await pageB.keyboard.press("Control+End");
+      await pageB.keyboard.type("乙的补充。");
+      await pageB.waitForFunction(() => document.querySelector("[data-testid=save-state]")?.getAttribute("data-state") === "saved");
+      await sleep(300);
+      assert((await tidB("conflict").count()) === 0, "typing after a teammate's version opened a conflict");
+      const working = (await callB("project.get", { projectId: project.id })).source;
+      assert(working.includes("第四段：A 加的。") && working.includes("乙的补充。"), `Boris's working copy: ${JSON.stringify(working)}`);
+      assert((await editorTextB()).includes("第四段：A 加的。"), "Olga's paragraph left Boris's editor");
+      // His version reaches the server with both.
+      await pageB.keyboard.press("Control+S");
+      await tidB("version-message").waitFor();
+      await pageB.keyboard.type("乙的补充");
+      await pageB.keyboard.press("Enter");
+      await toastB("已保存为第 4 版");
+      const versions = await serverVersions(4);
+      const last = versions[versions.length - 1];
+      assert(last.author === "Boris" && last.source.includes("第四段：A 加的。") && last.source.includes("乙的补充。"), `the server's v4: ${JSON.stringify(last)}`);
+    });
+
+    await check("Boris's popover names the project, syncs now, and Esc closes it", async () => {
+      await tidB("sync-status").click();
+      const popover = tidB("sync-popover");
+      await popover.waitFor();
+      assert((await popover.getByRole("heading", { level: 3 }).innerText()).startsWith("同步"), "no heading");
+      await tidB("sync-jobs-done").filter({ hasText: "春天的信 · 第 4 版" }).waitFor();
+      await tidB("sync-now").click();
+      await pageB.locator("[data-testid=toast]", { hasText: /已是最新|同步完成/ }).first().waitFor();
+      const said = await popover.innerText();
+      assert(!/[A-Za-z]{3,}/.test(said.replace(/https?:\/\/\S+/g, "").replace(/Boris|Olga|Esc/g, "")), `English in the Chinese popover: ${said}`);
+      await shotB("sync-09-popover-zh-1024");
+      await tidB("sync-status").focus();
+      await pageB.keyboard.press("Escape");
+      await popover.waitFor({ state: "detached" });
+      // Settings says the same state, and the role in Chinese.
+      await tidB("open-settings").click();
+      await tidB("settings-workspace").click();
+      const connection = await tidB("sync-connection").innerText();
+      assert(connection.includes("Boris（编辑者）") && connection.includes("已同步"), `Boris's connection: ${connection}`);
+      await shotB("sync-11-settings-zh-1024");
+      await pageB.keyboard.press("Escape");
+      await tidB("sync-connection").waitFor({ state: "detached" });
+    });
+
+    await check("Boris's version reaches Olga's open editor the same way, named", async () => {
+      await call("sync.pull", {});
+      await page.waitForFunction(() => document.querySelector("[data-testid=editor-content]")?.textContent?.includes("乙的补充。"), null, { timeout: 15_000 });
+      await toast("Synced Boris’s version 4");
+      assert((await tid("head").innerText()) === "v4", `Olga's head: ${await tid("head").innerText()}`);
+    });
+
+    await check("a teammate's version that lands under Boris's unsaved keystrokes: the overlay names her, offers no 'keep mine', and keeps both", async () => {
+      // Boris's autosave is held back, so his keystrokes are unsaved when her version lands.
+      let release;
+      const released = new Promise((r) => (release = r));
+      await pageB.route("**/api/project.update", async (route) => {
+        await released;
+        await route.continue();
+      });
+      await tidB("editor-content").click();
+      await pageB.keyboard.press("Control+Home");
+      await pageB.keyboard.type("丙");
+      // Olga saves version 5 with a new paragraph.
+      await tid("editor-content").click();
+      await page.keyboard.press("Control+End");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("第五段：A 又加的。");
+      await page.keyboard.press("Control+S");
+      await tid("version-message").waitFor();
+      await page.keyboard.press("Enter");
+      await toast("Saved as version 5");
+      await serverVersions(5);
+      await callB("sync.pull", {});
+      release();
+      const overlay = tidB("conflict");
+      await overlay.waitFor();
+      await pageB.waitForFunction(() => document.querySelector("[data-testid=conflict]")?.getAttribute("data-cause") === "teammate");
+      const said = await overlay.innerText();
+      assert(said.includes("Olga 的第 5 版已同步"), `the overlay: ${said}`);
+      assert(!said.includes("另一个窗口"), `the overlay blames another window: ${said}`);
+      assert((await tidB("conflict-keep-mine").count()) === 0, "a 'keep mine' against a teammate's version");
+      assert(((await tidB("conflict-keep-both").getAttribute("class")) ?? "").includes("primary"), "keeping both is not the default");
+      await shotB("sync-10-teammate-under-unsaved-zh-1024");
+      await tidB("conflict-keep-both").click();
+      await overlay.waitFor({ state: "detached" });
+      await pageB.waitForFunction(() => document.querySelector("[data-testid=save-state]")?.getAttribute("data-state") === "saved");
+      const working = (await callB("project.get", { projectId: project.id })).source;
+      assert(working.startsWith("丙") && working.includes("第五段：A 又加的。") && working.includes("第四段：A 加的。"), `Boris's working copy: ${JSON.stringify(working)}`);
+      await pageB.unroute("**/api/project.update");
+    });
+  }
+
   await check("disconnecting asks first, says nothing was waiting, and keeps the project", async () => {
+    const before = (await call("version.list", { projectId: project.id })).versions.length;
     await tid("open-settings").click();
     await tid("settings-workspace").click();
     await tid("settings-sync-disconnect").click();
@@ -253,7 +442,7 @@ async function main() {
     await tid("sync-connection").waitFor({ state: "detached" });
     await waitSyncState("notConnected");
     const versions = (await call("version.list", { projectId: project.id })).versions;
-    assert(versions.length === 2, `versions after disconnecting: ${versions.length}`);
+    assert(versions.length === before, `versions after disconnecting: ${versions.length}, before: ${before}`);
     const [status] = await server(serverUrl, owner.token, "/v1/workspace");
     assert(status === 200, "disconnecting revoked nothing on the server");
     await shot("sync-06-disconnected-en-light");

@@ -187,7 +187,20 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
       setText(text) {
         const v = viewRef.current;
         if (!v) return;
-        v.dispatch({ changes: { from: 0, to: v.state.doc.length, insert: text }, annotations: external.of(true) });
+        // Only the part that differs is replaced, so the cursor, the selection and the
+        // comment marks outside it stay where they were (a teammate's paragraph synced
+        // in below does not move the person's cursor).
+        const old = v.state.doc.toString();
+        if (old === text) return;
+        let from = 0;
+        const max = Math.min(old.length, text.length);
+        while (from < max && old.charCodeAt(from) === text.charCodeAt(from)) from++;
+        let tail = 0;
+        while (tail < max - from && old.charCodeAt(old.length - 1 - tail) === text.charCodeAt(text.length - 1 - tail)) tail++;
+        // Never split a surrogate pair.
+        if (from > 0 && isHighSurrogate(old.charCodeAt(from - 1))) from--;
+        if (tail > 0 && isLowSurrogate(old.charCodeAt(old.length - tail))) tail--;
+        v.dispatch({ changes: { from, to: old.length - tail, insert: text.slice(from, text.length - tail) }, annotations: external.of(true) });
       },
       getSelection() {
         const r = viewRef.current?.state.selection.main;
@@ -225,6 +238,9 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
 
   return <div className="editor-host" ref={host} data-testid="editor" />;
 });
+
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 function imageFiles(data: DataTransfer | null): File[] {
   if (!data) return [];

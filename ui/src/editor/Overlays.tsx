@@ -6,6 +6,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { formatFullTime } from "../i18n";
 import { DiffView, type DiffMode } from "../panels/DiffView";
+import { merge3 } from "./merge";
 import type { Conflict } from "./saver";
 
 export function DiffOverlay({
@@ -180,13 +181,22 @@ export function VersionOverlay({
   );
 }
 
+/** Where the newer text of a conflict came from. */
+export type ConflictCause = { kind: "teammate"; author: string; n: number } | { kind: "resolution"; n: number } | { kind: "elsewhere" };
+
 export function ConflictOverlay({
   conflict,
+  cause,
+  onKeepBoth,
   onKeepMine,
   onTakeTheirs,
 }: {
   conflict: Conflict;
-  onKeepMine: () => void;
+  cause: ConflictCause;
+  /** Merge both sides (the safe default). */
+  onKeepBoth: () => void;
+  /** Only against the person's own text from another window, never a teammate's. */
+  onKeepMine?: () => void;
   onTakeTheirs: () => void;
 }) {
   const { t, toast } = useApp();
@@ -199,30 +209,65 @@ export function ConflictOverlay({
       toast(t("conflict.copyFailed"));
     }
   };
+  const merged = merge3(conflict.base, conflict.mine, conflict.theirs);
+  const title =
+    cause.kind === "teammate"
+      ? t("conflict.teammate.title", { author: cause.author, n: cause.n })
+      : cause.kind === "resolution"
+        ? t("conflict.resolution.title", { n: cause.n })
+        : t("conflict.title");
+  const body =
+    cause.kind === "teammate"
+      ? t("conflict.teammate.body", { author: cause.author, n: cause.n })
+      : cause.kind === "resolution"
+        ? t("conflict.resolution.body", { n: cause.n })
+        : t("conflict.body");
+  const theirsLabel =
+    cause.kind === "teammate"
+      ? t("conflict.theirsVersion", { author: cause.author, n: cause.n })
+      : cause.kind === "resolution"
+        ? t("conflict.resolutionVersion", { n: cause.n })
+        : t("conflict.theirs");
+  const takeLabel =
+    cause.kind === "teammate"
+      ? t("conflict.useTheirs", { author: cause.author })
+      : cause.kind === "resolution"
+        ? t("conflict.useResolution")
+        : t("conflict.takeTheirs");
   return (
-    <section className="overlay conflict" role="alertdialog" aria-label={t("conflict.title")} data-testid="conflict">
+    <section className="overlay conflict" role="alertdialog" aria-label={title} data-testid="conflict" data-cause={cause.kind}>
       <header className="overlay-bar">
-        <h2 className="overlay-title">{t("conflict.title")}</h2>
+        <h2 className="overlay-title">{title}</h2>
       </header>
-      <p className="pad">{t("conflict.body")}</p>
+      <p className="pad">{body}</p>
       <div className="conflict-cols">
         <div className="conflict-col" data-testid="conflict-mine">
-          <h3>{t("conflict.mine")}</h3>
+          <h3>{cause.kind === "elsewhere" ? t("conflict.mine") : t("conflict.mineUnsaved")}</h3>
           <p className="conflict-doc-title">{conflict.mine.title}</p>
           <pre className="source-view">{conflict.mine.source}</pre>
         </div>
         <div className="conflict-col" data-testid="conflict-theirs">
-          <h3>{t("conflict.theirs")}</h3>
+          <h3>{theirsLabel}</h3>
           <p className="conflict-doc-title">{conflict.theirs.title}</p>
           <pre className="source-view">{conflict.theirs.source}</pre>
         </div>
       </div>
+      <p className="pad small muted" data-testid="conflict-merge-note">
+        {merged.overlaps === 0
+          ? t("conflict.mergeClean")
+          : t(merged.overlaps === 1 ? "conflict.mergeOverlaps.one" : "conflict.mergeOverlaps", { n: merged.overlaps })}
+      </p>
       <footer className="overlay-bar">
-        <button type="button" className="primary" data-testid="conflict-keep-mine" onClick={onKeepMine}>
-          {t("conflict.keepMine")}
+        <button type="button" className="primary" data-testid="conflict-keep-both" onClick={onKeepBoth}>
+          {merged.overlaps === 0 ? t("conflict.mergeBoth") : t("conflict.keepBoth")}
         </button>
+        {onKeepMine && (
+          <button type="button" data-testid="conflict-keep-mine" onClick={onKeepMine}>
+            {t("conflict.keepMine")}
+          </button>
+        )}
         <button type="button" data-testid="conflict-take-theirs" onClick={onTakeTheirs}>
-          {t("conflict.takeTheirs")}
+          {takeLabel}
         </button>
         <button type="button" data-testid="conflict-copy" onClick={() => void copy()}>
           {t("conflict.copyMine")}

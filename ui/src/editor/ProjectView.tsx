@@ -1,7 +1,7 @@
 // One open project: title, editor (+ preview), status bar, right panel, overlays.
 import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { toClientError } from "../api/client";
-import type { Accepted, BrandProfile, Comment, Platform, Project, ProposalView } from "../api/generated";
+import type { Accepted, BrandProfile, Comment, Platform, Project, ProposalView, SyncConflict } from "../api/generated";
 import { Dialog } from "../components/Dialog";
 import { useApp } from "../context";
 import { AiPanel } from "../drafting/AiPanel";
@@ -16,8 +16,11 @@ import { createWordCounter } from "../lib/wordcount";
 import { CommentsPanel } from "../panels/CommentsPanel";
 import { HistoryPanel } from "../panels/HistoryPanel";
 import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
-import { ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
+import { type ConflictCause, ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
+import { merge3 } from "./merge";
 import { type Conflict, type SaveState, Saver } from "./saver";
+import { ConflictView } from "../sync/ConflictView";
+import { syncStoreFor, useSync } from "../sync/status";
 import { TitleField } from "./TitleField";
 
 // The preview (and its Markdown renderer) loads on first use, keeping startup small.
@@ -100,6 +103,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   /** The source as last autosaved (for checking comments' anchors once per save). */
   const [saved, setSaved] = useState<{ revision: number; source: string } | null>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
+  /** Where the other side of the conflict came from, for its wording. */
+  const [cause, setCause] = useState<ConflictCause>({ kind: "elsewhere" });
   const [overlay, setOverlay] = useState<Overlay>(null);
   const [saveDialog, setSaveDialog] = useState(false);
   const [restoreAsk, setRestoreAsk] = useState<number | null>(null);
@@ -122,12 +127,17 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     if (h) editor.current = h;
   }, []);
   const saver = useRef<Saver | null>(null);
+  /** Set below: a stale save found a newer working copy. */
+  const conflictFound = useRef<(c: Conflict) => void>(() => undefined);
+  /** The head as this view last showed it. */
+  const headRef = useRef(0);
   const readTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const countWords = useMemo(() => createWordCounter(), []);
   const reported = useRef({ title: "", at: 0 });
   const previewRef = useRef(preview);
   const changedRef = useRef(onProjectChanged);
   useLayoutEffect(() => {
+    headRef.current = head;
     previewRef.current = preview;
     changedRef.current = onProjectChanged;
   });
@@ -156,7 +166,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
               changedRef.current(np);
             }
           },
-          onConflict: setConflict,
+          // The overlay opens once it can say where the other side came from.
+          onConflict: (c) => conflictFound.current(c),
           onError: (e) => showError(e),
         });
         setProject(p);
@@ -236,6 +247,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
       await flush();
       const v = await client.call("version.create", message.trim() ? { projectId, message: message.trim() } : { projectId });
       setHead(v.number);
+      // The new version's delivery shows in the sync state at once.
+      void syncStoreFor(client).refresh();
       const p = await client.call("project.get", { projectId });
       changedRef.current(p);
       toast(t("version.saved", { n: v.number }));
@@ -254,6 +267,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     try {
       await flush();
       const r = await client.call("version.restore", { projectId, number: n });
+      void syncStoreFor(client).refresh();
       editor.current?.setText(r.project.source);
       saver.current?.reset(r.project);
       setProject(r.project);
@@ -297,6 +311,138 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     setPreviewSource(d.source);
     toast(t("conflict.tookTheirs"));
   };
+
+  // Both sides kept: a three-way merge of the person's text and the newer one, from the
+  // text both started from. Where both changed the same lines, both texts stay for the
+  // person to tidy up (the first such place is selected). Saved on the newer revision.
+  const keepBoth = async () => {
+    const s = saver.current;
+    const c = s?.conflict;
+    if (!s || !c) return;
+    const m = merge3(c.base, s.current(), c.theirs);
+    setConflict(null);
+    editor.current?.setText(m.source);
+    setTitle(m.title);
+    setWords(countWords(m.source));
+    setPreviewSource(m.source);
+    try {
+      await s.resolveWith({ title: m.title, source: m.source });
+      toast(m.overlaps === 0 ? t("conflict.merged") : t(m.overlaps === 1 ? "conflict.keptBoth.one" : "conflict.keptBoth", { n: m.overlaps }));
+      const first = m.spans[0];
+      if (first) editor.current?.select(first.from, first.to);
+      else editor.current?.focus();
+    } catch (e) {
+      showError(e);
+    }
+  };
+
+  // Where a newer working copy came from, from the head version it equals: a teammate's
+  // version synced in, a resolution of a sync conflict, or (neither) another window of
+  // this data folder. `sameText: false` asks only whose the head is.
+  const describeCause = useCallback(
+    async (p: Pick<Project, "head" | "title" | "source">, sameText = true): Promise<ConflictCause> => {
+      if (p.head > 0) {
+        try {
+          const v = await client.call("version.get", { projectId, number: p.head });
+          if (!sameText || (v.title === p.title && v.source === p.source)) {
+            if (v.origin.type === "pulled") return { kind: "teammate", author: v.author, n: v.number };
+            if (v.origin.type === "syncResolution") return { kind: "resolution", n: v.number };
+          }
+        } catch {
+          // The plain wording then.
+        }
+      }
+      return { kind: "elsewhere" };
+    },
+    [client, projectId],
+  );
+
+  // A save met a newer working copy, or one arrived under unsaved text: both sides wait
+  // in the overlay, which says where the newer text came from.
+  useLayoutEffect(() => {
+    conflictFound.current = (c: Conflict) => {
+      const show = (why: ConflictCause) => {
+        if (saver.current?.conflict?.theirs.revision !== c.theirs.revision) return; // a newer one follows
+        setCause(why);
+        setConflict(saver.current.conflict);
+      };
+      void client.call("project.get", { projectId }).then(
+        async (p) => {
+          if (p.head !== headRef.current) setHead(p.head);
+          show(p.revision === c.theirs.revision ? await describeCause(p) : { kind: "elsewhere" });
+        },
+        () => show({ kind: "elsewhere" }),
+      );
+    };
+  });
+
+  // Sync (or another window) moved the working copy on: the editor follows it when it
+  // holds no unsaved text; otherwise both sides wait in the conflict overlay. The head,
+  // History and the sidebar follow in both cases. Runs at each sync poll while
+  // connected and whenever sync says projects may have changed.
+  const following = useRef(false);
+  const follow = useCallback(async () => {
+    const s = saver.current;
+    if (!s || following.current) return;
+    following.current = true;
+    try {
+      await s.whenIdle();
+      const p = await client.call("project.get", { projectId });
+      // A save that started meanwhile moves the revision itself: check at the next poll.
+      if (saver.current !== s || s.busy) return;
+      const known = headRef.current;
+      if (p.revision <= s.revision) {
+        if (p.head !== known) {
+          setHead(p.head);
+          changedRef.current(p);
+          if (p.head > known) {
+            // A teammate's version under unsynced work opens a sync conflict (its bar
+            // shows above the editor); the working copy stays the person's.
+            const why = await describeCause(p, false);
+            if (why.kind === "teammate") toast(t("sync.arrived.conflict", { author: why.author, n: why.n }));
+          }
+        }
+        return;
+      }
+      if (editor.current?.isComposing()) return; // never in the middle of a composition
+      const why = await describeCause(p);
+      if (saver.current !== s || s.busy || editor.current?.isComposing()) return;
+      const outcome = s.arrived(p);
+      setHead(p.head);
+      setProject(p);
+      changedRef.current(p);
+      if (outcome === "adopted") {
+        editor.current?.setText(p.source);
+        setTitle(p.title);
+        setRevision(p.revision);
+        setWords(countWords(p.source));
+        setPreviewSource(p.source);
+        toast(
+          why.kind === "teammate"
+            ? t("sync.arrived.pulled", { author: why.author, n: why.n })
+            : why.kind === "resolution"
+              ? t("sync.arrived.resolution", { n: why.n })
+              : t("sync.arrived.elsewhere"),
+        );
+      } else if (outcome === "same") {
+        setRevision(p.revision);
+      }
+    } catch {
+      // A failed read is retried at the next poll.
+    } finally {
+      following.current = false;
+    }
+  }, [client, projectId, countWords, describeCause, t, toast]);
+
+  useEffect(() => {
+    const store = syncStoreFor(client);
+    let epoch = store.getSnapshot().epoch;
+    return store.onPoll((snap) => {
+      const moved = snap.epoch !== epoch;
+      epoch = snap.epoch;
+      if (moved || snap.status?.connected) void follow();
+    });
+  }, [client, follow]);
 
   const addComment = useCallback(
     async (body: string) => {
@@ -599,7 +745,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     saved: t("status.saved"),
     dirty: t("status.dirty"),
     saving: t("status.saving"),
-    conflict: t("status.conflict"),
+    conflict: cause.kind === "teammate" ? t("status.conflictTeammate") : t("status.conflict"),
     error: t("status.error"),
   }[saveState];
 
@@ -636,6 +782,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             {t("version.save")} <kbd className="on-accent">{mod}+S</kbd>
           </button>
         </div>
+        <SyncConflictBar projectId={projectId} flush={flush} />
         <div className={`doc ${preview ? "with-preview" : ""}`}>
           <div className="doc-source">
             <TitleField
@@ -736,7 +883,15 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             />
           </Suspense>
         )}
-        {conflict && <ConflictOverlay conflict={conflict} onKeepMine={() => void keepMine()} onTakeTheirs={takeTheirs} />}
+        {conflict && (
+          <ConflictOverlay
+            conflict={conflict}
+            cause={cause}
+            onKeepBoth={() => void keepBoth()}
+            onKeepMine={cause.kind === "elsewhere" ? () => void keepMine() : undefined}
+            onTakeTheirs={takeTheirs}
+          />
+        )}
       </main>
       <aside className="panel" aria-label={t("panel.label")}>
         <div className="tabs" role="tablist">
@@ -809,6 +964,46 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     </>
   );
 });
+
+/** An open sync conflict of this project: said above the editor, with the way to resolve it
+ * (the sidebar's sync popover lists it too, but the sidebar may be hidden). */
+function SyncConflictBar({ projectId, flush }: { projectId: string; flush: () => Promise<void> }) {
+  const { t } = useApp();
+  const { snap, store } = useSync();
+  const [resolving, setResolving] = useState<SyncConflict | null>(null);
+  const c = snap.conflicts.find((x) => x.projectId === projectId && x.state === "open");
+  return (
+    <>
+      {c && (
+        <div className="warning sync-conflict-bar" role="status" data-testid="sync-conflict-bar">
+          <span>{t("sync.conflictBar", { author: c.theirs.author, n: c.theirs.localNumber ?? c.theirs.serverNumber ?? 0 })}</span>
+          <button
+            type="button"
+            data-testid="sync-conflict-bar-resolve"
+            onClick={async () => {
+              // What is on screen is part of the person's side.
+              await flush().catch(() => undefined);
+              setResolving(c);
+            }}
+          >
+            {t("sync.conflictBar.resolve")}
+          </button>
+        </div>
+      )}
+      {resolving && (
+        <ConflictView
+          conflict={resolving}
+          onClose={() => setResolving(null)}
+          onResolved={() => {
+            setResolving(null);
+            // The editor, History and the list follow the resolution.
+            void store.changed();
+          }}
+        />
+      )}
+    </>
+  );
+}
 
 function SaveVersionDialog({ next, onSave, onClose }: { next: number; onSave: (message: string) => void; onClose: () => void }) {
   const { t } = useApp();

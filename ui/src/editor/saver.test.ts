@@ -90,7 +90,7 @@ describe("Saver", () => {
     s.change({ source: "mine" });
     await vi.advanceTimersByTimeAsync(10);
     expect(s.state).toBe("conflict");
-    expect(conflict).toEqual({ mine: { title: "T", source: "mine" }, theirs: { title: "T", source: "theirs", revision: 7 } });
+    expect(conflict).toEqual({ mine: { title: "T", source: "mine" }, theirs: { title: "T", source: "theirs", revision: 7 }, base: { title: "T", source: "a" } });
     s.change({ source: "mine!" });
     await vi.advanceTimersByTimeAsync(1000);
     expect(b.stored.source).toBe("theirs");
@@ -111,6 +111,42 @@ describe("Saver", () => {
     s.change({ source: "theirs+" });
     await vi.advanceTimersByTimeAsync(10);
     expect(b.stored.source).toBe("theirs+");
+  });
+
+  it("a newer working copy is adopted when nothing is unsaved, and only the same content keeps a dirty edit", async () => {
+    const b = backend();
+    const s = new Saver({ client: b.client, project: project(), delayMs: 10 });
+    expect(s.arrived({ title: "T", source: "a\nA 加的\n", revision: 5 })).toBe("adopted");
+    expect(s.revision).toBe(5);
+    expect(s.draft.source).toBe("a\nA 加的\n");
+    expect(s.state).toBe("saved");
+    // An older or equal revision is nothing new.
+    expect(s.arrived({ title: "T", source: "old", revision: 5 })).toBe("same");
+    // Unsaved text and a newer revision with the same content (a platform change): the edit stays and saves on it.
+    s.change({ source: "a\nA 加的\n乙" });
+    expect(s.arrived({ title: "T", source: "a\nA 加的\n", revision: 6 })).toBe("same");
+    b.stored = { ...b.stored, source: "a\nA 加的\n", revision: 6 };
+    await vi.advanceTimersByTimeAsync(10);
+    expect(b.transport.callsTo("project.update").at(-1)).toEqual({ projectId: "prj_1", baseRevision: 6, source: "a\nA 加的\n乙" });
+  });
+
+  it("a newer working copy under unsaved text never drops either side: both wait in a conflict, then merge onto it", async () => {
+    const b = backend();
+    let conflict: Conflict | null = null;
+    let typed = "a\n乙\n";
+    const s = new Saver({ client: b.client, project: project({ source: "a\n" }), delayMs: 10, pull: () => typed, onConflict: (c) => (conflict = c) });
+    s.touch(); // a keystroke not saved yet
+    b.stored = { ...b.stored, source: "a\nA 加的\n", revision: 8 };
+    expect(s.arrived({ title: "T", source: "a\nA 加的\n", revision: 8 })).toBe("conflict");
+    expect(conflict).toEqual({ mine: { title: "T", source: "a\n乙\n" }, theirs: { title: "T", source: "a\nA 加的\n", revision: 8 }, base: { title: "T", source: "a\n" } });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(b.transport.callsTo("project.update")).toHaveLength(0); // nothing written over theirs
+    typed = "a\n乙乙\n";
+    s.touch();
+    expect(s.current().source).toBe("a\n乙乙\n");
+    await s.resolveWith({ title: "T", source: "a\n乙乙\nA 加的\n" });
+    expect(b.transport.callsTo("project.update")).toEqual([{ projectId: "prj_1", baseRevision: 8, source: "a\n乙乙\nA 加的\n" }]);
+    expect(s.state).toBe("saved");
   });
 
   it("flush saves immediately and an empty title is never sent", async () => {

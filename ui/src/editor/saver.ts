@@ -15,7 +15,11 @@ export interface Theirs extends Draft {
 export interface Conflict {
   mine: Draft;
   theirs: Theirs;
+  /** What both sides started from: the text as this editor last stored or loaded it. */
+  base: Draft;
 }
+/** What `arrived` did with a newer working copy. */
+export type Arrival = "same" | "adopted" | "conflict";
 export type SaveState = "saved" | "dirty" | "saving" | "conflict" | "error";
 
 export interface SaverOptions {
@@ -115,14 +119,72 @@ export class Saver {
 
   /** Keep mine: write my text over theirs, based on their revision. */
   async keepMine(): Promise<void> {
+    if (!this.conflict) return;
+    this.sync();
+    await this.resolveWith({ ...this.latest });
+  }
+
+  /** The person's text as it is now (the editor's, read at once). */
+  current(): Draft {
+    this.sync();
+    return { ...this.latest };
+  }
+
+  /** Ends a conflict with `result` (a merge of both sides, or mine), saved on their revision. */
+  async resolveWith(result: Draft): Promise<void> {
     const c = this.conflict;
     if (!c) return;
-    this.sync();
     this.conflict = null;
     this.revision = c.theirs.revision;
     this.saved = { title: c.theirs.title, source: c.theirs.source };
+    this.latest = { ...result };
+    this.stale = false;
     this.setState("dirty");
     await this.save();
+  }
+
+  /** A save is on its way. */
+  get busy(): boolean {
+    return this.inflight !== null;
+  }
+
+  /** Resolves once no save is on its way. */
+  async whenIdle(): Promise<void> {
+    while (this.inflight) await this.inflight;
+  }
+
+  /**
+   * The working copy moved on elsewhere (a teammate's version synced in, a resolution,
+   * another window): `theirs` is it now. Without unsaved text here it becomes the
+   * editor's ("adopted"); with unsaved text nothing is dropped: both sides wait in a
+   * conflict for the person ("conflict"). The same content is only a newer revision.
+   * Call it while no save is on its way.
+   */
+  arrived(newer: Theirs): Arrival {
+    const theirs: Theirs = { title: newer.title, source: newer.source, revision: newer.revision };
+    if (this.state === "conflict" && this.conflict) {
+      // Already choosing: a newer text is the other side now.
+      if (theirs.revision > this.conflict.theirs.revision) {
+        this.conflict = { ...this.conflict, theirs };
+        this.opts.onConflict?.(this.conflict);
+      }
+      return "conflict";
+    }
+    if (theirs.revision <= this.revision) return "same";
+    if (theirs.title === this.saved.title && theirs.source === this.saved.source) {
+      this.revision = theirs.revision;
+      return "same";
+    }
+    this.sync();
+    if (!this.dirty) {
+      this.reset(theirs);
+      return "adopted";
+    }
+    this.clearTimer();
+    this.conflict = { mine: { ...this.latest }, theirs, base: { ...this.saved } };
+    this.setState("conflict");
+    this.opts.onConflict?.(this.conflict);
+    return "conflict";
   }
 
   /** Take theirs: the working copy becomes theirs; returns it for the editor. */
@@ -209,7 +271,7 @@ export class Saver {
         const theirs = err.code === "CONFLICT" ? theirsFrom(err) : null;
         if (theirs) {
           this.sync();
-          this.conflict = { mine: { ...this.latest }, theirs };
+          this.conflict = { mine: { ...this.latest }, theirs, base: { ...this.saved } };
           this.setState("conflict");
           this.opts.onConflict?.(this.conflict);
         } else {

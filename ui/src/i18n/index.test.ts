@@ -12,6 +12,14 @@ describe("i18n", () => {
     expect(detectLang(undefined)).toBe("en");
   });
 
+  it("words a count of one in the singular where the table has it", () => {
+    expect(translate("en", "ai.approval.applyWhat", { summary: "Fix", target: "the source", n: 1 })).toBe("Write “Fix” into the source: 1 change, exactly this:");
+    expect(translate("en", "ai.approval.applyWhat", { summary: "Fix", target: "the source", n: 3 })).toBe("Write “Fix” into the source: 3 changes, exactly these:");
+    expect(translate("en", "ai.review.rebaseConflicts", { n: 1 })).toBe("1 change overlapped your edits and was left out.");
+    expect(translate("en", "ai.staging.bar", { n: 1 })).toBe("1 proposal staged, not applied yet");
+    expect(translate("zh", "ai.approval.applyWhat", { summary: "改", target: "正文", n: 1 })).toBe("将“改”写入正文：共 1 处修改，内容如下：");
+  });
+
   it("fills variables", () => {
     expect(translate("en", "project.head", { n: 12 })).toBe("v12");
     expect(translate("zh", "project.head", { n: 12 })).toBe("第 12 版");

@@ -21,7 +21,9 @@ export function has(lang: Lang, id: string): boolean {
 }
 
 export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
-  const template = tables[lang][id] ?? en[id] ?? id;
+  // A count of one reads "1 change", not "1 change(s)": `<id>.one` when the table has it.
+  const one = vars.n === 1 && has(lang, `${id}.one`) ? tables[lang][`${id}.one`] : undefined;
+  const template = one ?? tables[lang][id] ?? en[id] ?? id;
   return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
 }
 

@@ -76,4 +76,28 @@ describe("HistoryPanel", () => {
     );
     await waitFor(() => expect(screen.getByTestId("history-empty").textContent).toContain("Ctrl+S"));
   });
+
+  it("says whose a pulled version is and marks a resolution, in the person's language", async () => {
+    const base = versions(1)[0];
+    const list: VersionSummary[] = [
+      { ...base, id: "v4", number: 4, author: "Boris", message: "Unsaved changes kept before resolving a sync conflict", origin: { type: "autosnapshot" } },
+      { ...base, id: "v3", number: 3, author: "Boris", message: "Resolved a sync conflict", origin: { type: "syncResolution", conflictId: "cnf_1" } },
+      { ...base, id: "v2", number: 2, author: "Olga", message: "加了第四段", origin: { type: "pulled", serverNumber: 7, pushedBy: "mem_o" } },
+    ];
+    const transport = new FakeTransport().on("version.list", () => ({ versions: list }));
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <HistoryPanel projectId="p" head={4} onView={() => undefined} onDiff={() => undefined} onRestore={() => undefined} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(3));
+    const [snapshot, resolution, pulled] = screen.getAllByTestId("version-item");
+    expect(pulled.querySelector(".badge")!.textContent).toBe("来自 Olga · 服务器第 7 版");
+    expect(pulled.textContent).not.toContain("手动保存");
+    expect(pulled.textContent).toContain("加了第四段");
+    expect(resolution.querySelector(".badge")!.textContent).toBe("解决同步冲突");
+    // The core's English messages are said in Chinese.
+    expect(resolution.querySelector(".version-msg")!.textContent).toBe("解决了一个同步冲突 · Boris");
+    expect(snapshot.querySelector(".version-msg")!.textContent).toBe("解决同步冲突前自动保留的未保存内容 · Boris");
+  });
 });

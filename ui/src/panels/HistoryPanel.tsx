@@ -34,16 +34,33 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     void load();
   }, [load, head]);
 
-  const origin = (v: VersionSummary) =>
-    v.origin.type === "restore"
-      ? t("history.origin.restore", { n: v.origin.from })
-      : v.origin.type === "autosnapshot"
-        ? t("history.origin.autosnapshot")
-        : v.origin.type === "aiProposal"
-          ? t("history.origin.aiProposal", { model: v.origin.model })
-          : v.origin.type === "checkpoint"
-            ? t("history.origin.checkpoint")
-            : t("history.origin.manual");
+  const origin = (v: VersionSummary): string => {
+    switch (v.origin.type) {
+      case "restore":
+        return t("history.origin.restore", { n: v.origin.from });
+      case "autosnapshot":
+        return t("history.origin.autosnapshot");
+      case "aiProposal":
+        return t("history.origin.aiProposal", { model: v.origin.model });
+      case "checkpoint":
+        return t("history.origin.checkpoint");
+      // A teammate's version: whose it is and its number on the server.
+      case "pulled":
+        return t("history.origin.pulled", { author: v.author, n: v.origin.serverNumber });
+      case "syncResolution":
+        return t("history.origin.syncResolution");
+      case "manual":
+        return t("history.origin.manual");
+    }
+  };
+
+  // The core words a few messages itself (in English): they are said in the person's language.
+  const message = (v: VersionSummary) => {
+    if (v.origin.type === "autosnapshot") return v.message?.includes("sync conflict") ? t("history.autosnapshotSyncMsg") : t("history.autosnapshotMsg");
+    if (v.origin.type === "restore") return t("history.restoreMsg", { n: v.origin.from });
+    if (v.origin.type === "syncResolution" && (!v.message || v.message === "Resolved a sync conflict")) return t("history.syncResolutionMsg");
+    return v.message || <span className="muted">{t("history.nomessage")}</span>;
+  };
 
   const nowMs = now();
   return (
@@ -73,13 +90,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
                 </time>
               </div>
               <div className="version-msg small" title={v.message ?? ""}>
-                {v.origin.type === "autosnapshot" ? (
-                  t("history.autosnapshotMsg")
-                ) : v.origin.type === "restore" ? (
-                  t("history.restoreMsg", { n: v.origin.from })
-                ) : (
-                  v.message || <span className="muted">{t("history.nomessage")}</span>
-                )}
+                {message(v)}
                 <span className="muted"> · {v.author}</span>
               </div>
               <div className="version-actions">

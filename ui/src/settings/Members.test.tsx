@@ -80,6 +80,8 @@ describe("workspace members", () => {
     fireEvent.click(screen.getByText("Cancel"));
     expect(transport.callsTo("sync.revokeMember")).toEqual([]);
     fireEvent.click(screen.getByTestId("sync-revoke-mem_e"));
+    // The confirmation is a button that looks dangerous, not a link.
+    expect(screen.getByTestId("sync-revoke-mem_e-confirm").className).toBe("danger");
     fireEvent.click(screen.getByTestId("sync-revoke-mem_e-confirm"));
     await waitFor(() => expect(transport.callsTo("sync.revokeMember")).toEqual([{ tokenId: "tok_e" }]));
     await waitFor(() => expect(screen.getByTestId("sync-member-mem_e").textContent).toContain("revoked"));
@@ -154,6 +156,14 @@ describe("workspace members", () => {
     await waitFor(() => expect(transport.callsTo("sync.disconnect")).toEqual([{}]));
     await waitFor(() => expect(screen.queryByTestId("sync-connection")).toBeNull());
     expect(screen.queryByTestId("sync-members")).toBeNull();
-    expect(toasts).toContain("Disconnected. 2 version(s) not yet on the server are kept, paused.");
+    expect(toasts).toContain("Disconnected. 2 versions not yet on the server are kept, paused.");
+  });
+});
+
+describe("revoking in Chinese", () => {
+  it("says 撤销 everywhere (never 吊销) and asks with a full-width question mark", async () => {
+    const { zh } = await import("../i18n/zh");
+    expect(Object.values(zh).filter((v) => v.includes("吊销"))).toEqual([]);
+    expect(zh["sync.revokeConfirm"]).toMatch(/撤销.*？$/);
   });
 });

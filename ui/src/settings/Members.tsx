@@ -3,18 +3,22 @@
 // button; Inkstone keeps no copy) and revoke a member's token after a confirmation.
 // The server decides who may: a refusal shows as an error with its hint.
 
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { toClientError, type ClientError } from "../api/client";
 import type { MemberRole, SyncInviteResult, SyncMembersResult } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import type { MessageId } from "../i18n";
+import { useSync } from "../sync/status";
 
 const ROLES: MemberRole[] = ["editor", "viewer", "owner"];
 
 export function WorkspaceMembers() {
   const { client, t, toast } = useApp();
   const [list, setList] = useState<SyncMembersResult | null>(null);
+  /** Reading the list failed (the server away, say): read again when sync reaches it. */
+  const [loadError, setLoadError] = useState<ClientError | null>(null);
+  /** An invite or a revoke failed. */
   const [error, setError] = useState<ClientError | null>(null);
   const [name, setName] = useState("");
   const [role, setRole] = useState<MemberRole>("editor");
@@ -23,9 +27,25 @@ export function WorkspaceMembers() {
   const [asking, setAsking] = useState<string | null>(null);
 
   const load = useCallback(() => {
-    client.call("sync.members", {}).then(setList, (e) => setError(toClientError(e)));
+    client.call("sync.members", {}).then(
+      (r) => {
+        setList(r);
+        setLoadError(null);
+      },
+      (e) => setLoadError(toClientError(e)),
+    );
   }, [client]);
   useEffect(load, [load]);
+  // Each time sync reaches the server again, a list that could not be read is read again.
+  const { snap } = useSync();
+  const failedLoad = useRef(false);
+  useEffect(() => {
+    failedLoad.current = loadError !== null;
+  }, [loadError]);
+  const reachable = snap.status?.connected === true && !snap.status.offline;
+  useEffect(() => {
+    if (reachable && failedLoad.current) load();
+  }, [reachable, snap.epoch, load]);
 
   const invite = async () => {
     setBusy(true);
@@ -67,42 +87,37 @@ export function WorkspaceMembers() {
   return (
     <section className="field" data-testid="sync-members" aria-label={t("sync.members")}>
       <h3 className="small">{t("sync.members")}</h3>
-      {!list && !error && <p className="small muted">{t("sync.membersLoading")}</p>}
+      {!list && !loadError && <p className="small muted">{t("sync.membersLoading")}</p>}
+      {loadError && <ErrorBanner error={loadError} retry={load} />}
       {list && (
-        <ul className="plain-list" data-testid="sync-member-list">
+        <ul className="plain-list member-list" data-testid="sync-member-list">
           {list.members.map((m) => (
-            <li key={m.memberId} className="row" data-testid={`sync-member-${m.memberId}`}>
-              <span>
+            <li key={m.memberId} className="member-row" data-testid={`sync-member-${m.memberId}`}>
+              <span className="member-name">
                 {m.name}
-                {m.me && <span className="small muted"> ({t("sync.you")})</span>}
+                {m.me && <span className="small muted">{t("sync.youSuffix")}</span>}
               </span>
-              <span className="small">{roleName(m.role)}</span>
-              <code className="small muted">{m.me && m.tokenFingerprint ? `${m.tokenId ?? ""} ${m.tokenFingerprint}` : (m.tokenId ?? "")}</code>
-              {m.joinedAt && <span className="small muted">{t("sync.joined", { date: m.joinedAt.slice(0, 10) })}</span>}
-              {m.revoked && <span className="small danger-text">{t("sync.revoked")}</span>}
-              {list.canManage && !m.me && !m.revoked && m.tokenId && (
-                <span>
-                  {asking === m.memberId ? (
-                    <span role="group" aria-label={t("sync.revokeConfirm", { name: m.name })}>
-                      <span className="small">{t("sync.revokeConfirm", { name: m.name })}</span>
-                      <button
-                        type="button"
-                        className="link danger-link"
-                        data-testid={`sync-revoke-${m.memberId}-confirm`}
-                        autoFocus
-                        onClick={() => void revoke(m.tokenId ?? "", m.name)}
-                      >
-                        {t("sync.revoke")}
-                      </button>
-                      <button type="button" className="link" onClick={() => setAsking(null)}>
-                        {t("common.cancel")}
-                      </button>
-                    </span>
-                  ) : (
-                    <button type="button" className="link" data-testid={`sync-revoke-${m.memberId}`} onClick={() => setAsking(m.memberId)}>
-                      {t("sync.revoke")}
-                    </button>
-                  )}
+              <span className="small member-role">{roleName(m.role)}</span>
+              <code className="small muted member-token">{m.me && m.tokenFingerprint ? `${m.tokenId ?? ""} ${m.tokenFingerprint}` : (m.tokenId ?? "")}</code>
+              <span className="small muted member-joined">{m.joinedAt ? t("sync.joined", { date: m.joinedAt.slice(0, 10) }) : ""}</span>
+              {/* Every row has every cell, so the columns line up. */}
+              <span className="small member-state">{m.revoked && <span className="danger-text">{t("sync.revoked")}</span>}</span>
+              <span className="member-actions">
+                {list.canManage && !m.me && !m.revoked && m.tokenId && asking !== m.memberId && (
+                  <button type="button" className="link" data-testid={`sync-revoke-${m.memberId}`} onClick={() => setAsking(m.memberId)}>
+                    {t("sync.revoke")}
+                  </button>
+                )}
+              </span>
+              {list.canManage && !m.me && !m.revoked && m.tokenId && asking === m.memberId && (
+                <span role="group" className="row member-confirm" aria-label={t("sync.revokeConfirm", { name: m.name })}>
+                  <span className="small">{t("sync.revokeConfirm", { name: m.name })}</span>
+                  <button type="button" className="danger" data-testid={`sync-revoke-${m.memberId}-confirm`} autoFocus onClick={() => void revoke(m.tokenId ?? "", m.name)}>
+                    {t("sync.revoke")}
+                  </button>
+                  <button type="button" onClick={() => setAsking(null)}>
+                    {t("common.cancel")}
+                  </button>
                 </span>
               )}
             </li>
@@ -126,7 +141,7 @@ export function WorkspaceMembers() {
         </div>
       )}
       {list?.canManage && (
-        <div className="row" data-testid="sync-invite-form">
+        <div className="row invite-form" data-testid="sync-invite-form">
           <label className="field">
             <span className="small muted">{t("sync.inviteName")}</span>
             <input data-testid="sync-invite-name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />

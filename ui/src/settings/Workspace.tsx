@@ -4,74 +4,92 @@
 // token leaves the keychain; unsynced versions stay, paused). A plain http:// URL to
 // another machine needs an explicit confirmation.
 
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { toClientError, type ClientError } from "../api/client";
-import type { SyncStatus } from "../api/generated";
+import type { MemberRole } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import type { MessageId } from "../i18n";
+import { syncLabel, syncProblem, useSync } from "../sync/status";
 import { keyTravelsInClear } from "./llm";
 import { WorkspaceMembers } from "./Members";
 
+const ROLES: readonly string[] = ["owner", "editor", "viewer"] satisfies MemberRole[];
+
 export function WorkspaceSync() {
-  const { client, t, toast } = useApp();
-  const [status, setStatus] = useState<SyncStatus | null>(null);
-  const [url, setUrl] = useState("");
+  const { client, t, lang, toast } = useApp();
+  // The same state as the sidebar's: one store for the window.
+  const { snap, store } = useSync();
+  const status = snap.status;
+  const [typedUrl, setTypedUrl] = useState<string | null>(null);
   const [token, setToken] = useState("");
   const [allowPlain, setAllowPlain] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
   const [busy, setBusy] = useState(false);
   const [askingDisconnect, setAskingDisconnect] = useState(false);
-  useEffect(() => {
-    client.call("sync.status", {}).then(
-      (s) => {
-        setStatus(s);
-        if (s.serverUrl) setUrl((u) => u || s.serverUrl || "");
-      },
-      (e) => setError(toClientError(e)),
-    );
-  }, [client]);
+  // The connection's URL until the person types another.
+  const url = typedUrl ?? status?.serverUrl ?? "";
   const plain = keyTravelsInClear(url.trim());
-  const connect = async () => {
+  const problem = syncProblem(lang, status);
+  const owed = (status?.pending ?? 0) + (status?.failed ?? 0);
+  const roleName = (r: string | undefined) => (r && ROLES.includes(r) ? t(`sync.role.${r}` as MessageId) : (r ?? ""));
+
+  const act = async (run: () => Promise<void>) => {
     setBusy(true);
     setError(null);
     try {
-      setStatus(await client.call("sync.connect", { serverUrl: url.trim(), token: token.trim(), ...(plain && allowPlain ? { allowPlainHttp: true } : {}) }));
-      setToken("");
-      toast(t("sync.connected"));
+      await run();
     } catch (e) {
       setError(toClientError(e));
     } finally {
       setBusy(false);
     }
   };
-  const disconnect = async () => {
-    setAskingDisconnect(false);
-    setError(null);
-    try {
+  const connect = () =>
+    act(async () => {
+      await store.apply(await client.call("sync.connect", { serverUrl: url.trim(), token: token.trim(), ...(plain && allowPlain ? { allowPlainHttp: true } : {}) }));
+      setToken("");
+      setTypedUrl(null);
+      void store.changed();
+      toast(t("sync.connected"));
+    });
+  const togglePause = () =>
+    act(async () => {
+      await store.apply(await client.call(status?.paused ? "sync.resume" : "sync.pause", {}));
+    });
+  const disconnect = () =>
+    act(async () => {
+      setAskingDisconnect(false);
       const done = await client.call("sync.disconnect", {});
-      setStatus(done.status);
-      toast(done.keptJobs > 0 ? t("sync.disconnectedKept", { n: done.keptJobs }) : t("sync.disconnected"));
-    } catch (e) {
-      setError(toClientError(e));
-    }
-  };
+      await store.apply(done.status);
+      toast(
+        done.keptJobs === 0
+          ? t("sync.disconnected")
+          : t(done.keptJobs === 1 ? "sync.disconnectedKept.one" : "sync.disconnectedKept", { n: done.keptJobs }),
+      );
+    });
   return (
     <div className="form" data-testid="settings-workspace-body">
       {status?.connected && (
-        <div className="field" data-testid="sync-connection">
+        <div className="field" data-testid="sync-connection" data-state={status.state}>
           <span>
-            {status.workspaceName} · {status.memberName} ({status.role}) · {t(`sync.state.${status.state}` as MessageId, { n: status.pending })}
+            {status.workspaceName} · {t("sync.memberRole", { name: status.memberName ?? "", role: roleName(status.role) })} · <span data-testid="sync-connection-state">{syncLabel(t, status)}</span>
           </span>
+          {problem && (
+            <span className="small warning" data-testid="settings-sync-problem" data-code={problem.code}>
+              {problem.title}
+              {problem.detail && <span className="muted sync-problem-detail">{problem.detail}</span>}
+            </span>
+          )}
           <span className="small muted">{t("sync.tokenStored", { fp: status.tokenFingerprint ?? "" })}</span>
           <div className="row">
-            <button type="button" data-testid="settings-sync-pause" onClick={async () => setStatus(await client.call(status.paused ? "sync.resume" : "sync.pause", {}))}>
+            <button type="button" data-testid="settings-sync-pause" disabled={busy} onClick={() => void togglePause()}>
               {status.paused ? t("sync.resume") : t("sync.pause")}
             </button>
             {askingDisconnect ? (
-              <span role="group" aria-label={t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}>
+              <span role="group" className="row" aria-label={t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}>
                 <span className="small">{t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}</span>
-                <button type="button" className="danger" data-testid="settings-sync-disconnect-confirm" autoFocus onClick={() => void disconnect()}>
+                <button type="button" className="danger" data-testid="settings-sync-disconnect-confirm" autoFocus disabled={busy} onClick={() => void disconnect()}>
                   {t("sync.disconnect")}
                 </button>
                 <button type="button" onClick={() => setAskingDisconnect(false)}>
@@ -86,14 +104,37 @@ export function WorkspaceSync() {
           </div>
         </div>
       )}
+      {status && !status.connected && owed > 0 && (
+        <p className="small warning" data-testid="sync-kept-jobs">
+          {t(owed === 1 ? "sync.keptJobs.one" : "sync.keptJobs", { n: owed })}
+        </p>
+      )}
       {status?.connected && <WorkspaceMembers key={status.tokenFingerprint} />}
       <label className="field">
         <span className="small muted">{t("sync.serverUrl")}</span>
-        <input data-testid="sync-url" value={url} placeholder="https://team.example:8787" onChange={(e) => setUrl(e.target.value)} />
+        <input
+          data-testid="sync-url"
+          value={url}
+          placeholder="https://team.example:8787"
+          onChange={(e) => {
+            setTypedUrl(e.target.value);
+            // An error about the old address or token says nothing about the new one.
+            setError(null);
+          }}
+        />
       </label>
       <label className="field">
         <span className="small muted">{t("sync.token")}</span>
-        <input data-testid="sync-token" type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} />
+        <input
+          data-testid="sync-token"
+          type="password"
+          autoComplete="off"
+          value={token}
+          onChange={(e) => {
+            setToken(e.target.value);
+            setError(null);
+          }}
+        />
         <span className="small muted">{t("sync.tokenHelp")}</span>
       </label>
       {plain && (

@@ -1,0 +1,250 @@
+// The open project follows what sync brings in: a teammate's version, a resolution, a
+// project pulled for the first time; unsaved text is never dropped and never written
+// over a teammate's version.
+import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { EditorView } from "@codemirror/view";
+import { afterEach, describe, expect, it } from "vitest";
+import { App } from "../App";
+import { ApiClient } from "../api/client";
+import { apiError, FakeTransport } from "../api/fake";
+import type { Project, SyncConflict, SyncStatus, Version, VersionOrigin } from "../api/generated";
+import type { Lang } from "../i18n";
+import { syncStoreFor } from "../sync/status";
+import { NOW } from "../test-utils";
+
+const A_PARAGRAPH = "第四段：A 加的。\n";
+
+function proj(id: string, title: string, over: Partial<Project> = {}): Project {
+  return {
+    id,
+    title,
+    source: "",
+    revision: 1,
+    head: 0,
+    platforms: [],
+    brandProfileId: null,
+    templateId: null,
+    archived: false,
+    createdAt: "2026-11-22T11:00:00Z",
+    updatedAt: "2026-11-22T11:00:00Z",
+    ...over,
+  };
+}
+
+/** One data folder connected to a workspace: `pull` plays the background cycle. */
+function team() {
+  const projects = new Map<string, Project>([["a", proj("a", "春天的信", { source: "# 春天的信\n\n第一段。\n", head: 1 })]]);
+  const versions = new Map<string, Version[]>();
+  const version = (p: Project, author: string, origin: VersionOrigin): Version => ({
+    id: `ver_${p.id}_${p.head}`,
+    projectId: p.id,
+    number: p.head,
+    title: p.title,
+    source: p.source,
+    author,
+    message: null,
+    origin,
+    contentHash: "",
+    createdAt: new Date(NOW).toISOString(),
+  });
+  versions.set("a", [version(projects.get("a")!, "Boris", { type: "manual" })]);
+  let contact = 0;
+  let conflicts: SyncConflict[] = [];
+  const status = (): SyncStatus => ({
+    state: conflicts.length > 0 ? "conflict" : "synced",
+    connected: true,
+    paused: false,
+    serverUrl: "http://127.0.0.1:5600",
+    workspaceName: "团队",
+    memberName: "Boris",
+    role: "editor",
+    pending: 0,
+    failed: 0,
+    conflicts: conflicts.length,
+    offline: false,
+    lastContactAt: `2026-11-22T12:00:${String(contact).padStart(2, "0")}Z`,
+    jobs: [],
+  });
+  const get = (id: string) => {
+    const p = projects.get(id);
+    if (!p) throw apiError("NOT_FOUND", "no project");
+    return p;
+  };
+  const transport = new FakeTransport()
+    .on("project.list", () => ({ projects: [...projects.values()].map(({ source, ...p }) => ({ ...p, excerpt: source.slice(0, 120), nChars: source.length })) }))
+    .on("project.get", ({ projectId }) => ({ ...get(projectId) }))
+    .on("project.update", ({ projectId, baseRevision, source, title }) => {
+      const p = get(projectId);
+      if (baseRevision !== undefined && baseRevision !== p.revision) {
+        throw { ...apiError("CONFLICT", "stale"), details: { current: { title: p.title, source: p.source, revision: p.revision } } };
+      }
+      Object.assign(p, { source: source ?? p.source, title: title ?? p.title, revision: p.revision + 1 });
+      return { ...p };
+    })
+    .on("version.get", ({ projectId, number }) => {
+      const v = (versions.get(projectId) ?? []).find((x) => x.number === number);
+      if (!v) throw apiError("NOT_FOUND", "no version");
+      return v;
+    })
+    .on("version.list", ({ projectId }) => ({
+      versions: [...(versions.get(projectId) ?? [])].reverse().map(({ source, projectId: _p, ...v }) => ({ ...v, nChars: source.length })),
+    }))
+    .on("comment.list", () => ({ comments: [] }))
+    .on("brandProfile.list", () => ({ brandProfiles: [] }))
+    .on("template.list", () => ({ templates: [] }))
+    .on("sync.status", status)
+    .on("sync.conflicts", () => ({ conflicts }));
+  /** The backend writes a new version and the working copy follows it (the core's clean pull). */
+  const land = (id: string, source: string, author: string, origin: VersionOrigin) => {
+    const p = projects.get(id) ?? proj(id, "夏天的信");
+    Object.assign(p, { source, head: p.head + 1, revision: p.revision + 1 });
+    projects.set(id, p);
+    versions.set(id, [...(versions.get(id) ?? []), version(p, author, origin)]);
+    contact++;
+  };
+  /** A teammate's version under the person's saved edits: the core keeps the working copy and opens a conflict. */
+  const pullUnder = (id: string, source: string) => {
+    const p = get(id);
+    const mine = p.source;
+    const theirs = { ...p, source, head: p.head + 1 };
+    versions.set(id, [...(versions.get(id) ?? []), version(theirs, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" })]);
+    p.head += 1;
+    contact++;
+    conflicts = [
+      {
+        id: "cnf_1",
+        projectId: id,
+        kind: "pull",
+        state: "open",
+        base: { title: p.title, source: "", author: "Boris", localNumber: 1 },
+        mine: { title: p.title, source: mine, author: "Boris" },
+        theirs: { title: p.title, source, author: "Olga", localNumber: p.head, serverNumber: 2 },
+        overlaps: [],
+        jobIds: [],
+        createdAt: "",
+        updatedAt: "",
+      },
+    ];
+  };
+  return {
+    transport,
+    projects,
+    pullUnder,
+    pull: (id: string, source: string) => land(id, source, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" }),
+    resolve: (id: string, source: string) => land(id, source, "Boris", { type: "syncResolution", conflictId: "cnf_1" }),
+  };
+}
+
+function renderApp(transport: FakeTransport, lang: Lang = "en") {
+  const client = new ApiClient(transport);
+  render(<App client={client} lang={lang} now={() => NOW} platform="Linux x86_64" />);
+  // What the window's sync poll does every few seconds.
+  return { poll: () => act(() => syncStoreFor(client).refresh()) };
+}
+
+const editorText = () => screen.getByTestId("editor-content").textContent ?? "";
+const toasts = () => screen.queryAllByTestId("toast").map((x) => x.textContent);
+
+async function openProject() {
+  await waitFor(() => expect(screen.queryAllByTestId("project-item").length).toBeGreaterThan(0));
+  fireEvent.click(screen.getAllByTestId("project-item")[0].querySelector("button")!);
+  await screen.findByTestId("editor-content");
+  return EditorView.findFromDOM(screen.getByTestId("editor"))!;
+}
+
+afterEach(() => {
+  cleanup();
+  window.localStorage.removeItem("inkstone.panelTab");
+  window.localStorage.removeItem("inkstone.lastProject");
+});
+
+describe("the open project follows sync", () => {
+  it("shows a teammate's pulled version at once, with who and which, and the next keystroke keeps it", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport, "zh");
+    const view = await openProject();
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(1));
+    const pulled = "# 春天的信\n\n第一段。\n" + A_PARAGRAPH;
+    b.pull("a", pulled);
+    await poll();
+    await waitFor(() => expect(editorText()).toContain("第四段：A 加的。"));
+    expect(toasts()).toContain("Olga 的第 2 版已同步");
+    expect(screen.getByTestId("head").textContent).toBe("第 2 版");
+    // History says whose version it is, not "saved".
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(2));
+    expect(screen.getAllByTestId("version-item")[0].textContent).toContain("来自 Olga · 服务器第 2 版");
+    // The next keystroke builds on the teammate's version: nothing asks to keep "mine".
+    act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: "乙" } }));
+    await waitFor(() => expect(b.projects.get("a")!.source).toBe(pulled + "乙"), { timeout: 3000 });
+    expect(b.transport.callsTo("project.update").at(-1)).toEqual({ projectId: "a", baseRevision: 2, source: pulled + "乙" });
+    expect(screen.queryByTestId("conflict")).toBeNull();
+  });
+
+  it("with unsaved text, says a teammate's version arrived and keeps both (no 'keep mine', no 'another window')", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    const view = await openProject();
+    // A keystroke the autosave has not sent yet.
+    act(() => view.dispatch({ changes: { from: "# 春天的信".length, insert: "乙" } }));
+    b.pull("a", "# 春天的信\n\n第一段。\n" + A_PARAGRAPH);
+    await poll();
+    const conflict = await screen.findByTestId("conflict");
+    expect(conflict.dataset.cause).toBe("teammate");
+    expect(conflict.textContent).toContain("Olga’s version 2 arrived");
+    expect(conflict.textContent).not.toContain("another window");
+    expect(within(conflict).queryByTestId("conflict-keep-mine")).toBeNull();
+    expect(within(conflict).getByTestId("conflict-keep-both").className).toContain("primary");
+    // Nothing was written over the teammate's version while the person chooses.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(b.transport.callsTo("project.update")).toHaveLength(0);
+    fireEvent.click(within(conflict).getByTestId("conflict-keep-both"));
+    const merged = "# 春天的信乙\n\n第一段。\n" + A_PARAGRAPH;
+    await waitFor(() => expect(b.projects.get("a")!.source).toBe(merged));
+    expect(b.transport.callsTo("project.update").at(-1)).toEqual({ projectId: "a", baseRevision: 2, source: merged });
+    expect(editorText()).toBe(merged.replaceAll("\n", ""));
+    await waitFor(() => expect(toasts()).toContain("Merged: both sides’ changes are kept"));
+  });
+
+  it("a save refused because a teammate's version landed first names the teammate", async () => {
+    const b = team();
+    renderApp(b.transport, "zh");
+    const view = await openProject();
+    b.pull("a", "# 春天的信\n\n第一段。\n" + A_PARAGRAPH);
+    // No poll in between: the autosave meets the newer working copy itself.
+    act(() => view.dispatch({ changes: { from: 0, insert: "乙" } }));
+    const conflict = await screen.findByTestId("conflict", {}, { timeout: 3000 });
+    await waitFor(() => expect(conflict.dataset.cause).toBe("teammate"));
+    expect(conflict.textContent).toContain("Olga 的第 2 版已同步");
+    expect(conflict.textContent).not.toContain("另一个窗口");
+    expect(within(conflict).queryByTestId("conflict-keep-mine")).toBeNull();
+  });
+
+  it("follows a resolution and lists a project pulled for the first time, without a reload", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    b.resolve("a", "合并后的文字\n");
+    b.pull("b", "# 夏天的信\n");
+    await poll();
+    await waitFor(() => expect(editorText()).toBe("合并后的文字"));
+    expect(toasts()).toContain("Now showing the resolution, version 2");
+    await waitFor(() => expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).toContain("夏天的信"));
+  });
+
+  it("a teammate's version that opens a sync conflict keeps the person's text, says so above the editor and opens the resolution from there", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    const mine = b.projects.get("a")!.source;
+    b.pullUnder("a", "# 春天的信\n\n第一段。\n" + A_PARAGRAPH);
+    await poll();
+    const bar = await screen.findByTestId("sync-conflict-bar");
+    expect(bar.textContent).toContain("Olga’s version 2 conflicts with your changes");
+    await waitFor(() => expect(toasts()).toContain("Olga’s version 2 arrived; it conflicts with your changes"));
+    expect(screen.getByTestId("head").textContent).toBe("v2");
+    expect(editorText()).toBe(mine.replaceAll("\n", ""));
+    expect(screen.queryByTestId("conflict")).toBeNull();
+    fireEvent.click(within(bar).getByTestId("sync-conflict-bar-resolve"));
+    expect(await screen.findByTestId("sync-conflict")).toBeTruthy();
+  });
+});
