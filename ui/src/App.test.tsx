@@ -422,6 +422,25 @@ describe("the window", () => {
     expect(items()[0].textContent).toContain("archived");
   });
 
+  it("the palette finds the AI session's actions: compact and stop", async () => {
+    const { transport } = backend([proj("a", "Draft", "2026-11-22T11:00:00Z")]);
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    fireEvent.click(items()[0].querySelector("button")!);
+    await screen.findByTestId("project-view");
+    for (const [query, toast] of [
+      ["compact", "No AI session can be compacted now"],
+      ["stop", "Nothing of the AI is running."],
+    ]) {
+      key("k");
+      const input = await screen.findByTestId("palette-input");
+      fireEvent.change(input, { target: { value: query } });
+      fireEvent.keyDown(input, { key: "Enter" });
+      // No session is open here: the action says so rather than doing nothing.
+      await waitFor(() => expect(document.body.textContent).toContain(toast));
+    }
+  });
+
   it("switching language in settings re-renders the UI in Chinese", async () => {
     const { transport } = backend();
     transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));

@@ -227,6 +227,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         cmd("comment", "cmd.comment", () => onView((v) => v.focusComment())),
         cmd("archive", "cmd.archive", () => onView((v) => v.toggleArchive())),
         cmd("focus-editor", "cmd.focusEditor", () => onView((v) => v.focusEditor())),
+        cmd("compact-session", "cmd.compactSession", () => onView((v) => void (v.compactAi() || toast(t("ai.compact.unavailable"))))),
+        cmd("stop-ai", "cmd.stopAi", () => onView((v) => void (v.stopAi() || toast(t("ai.stop.nothing")))), "Esc"),
         ...TABS.map((k, i) => cmd(`tab-${k}`, `cmd.tab.${k}` as MessageId, () => setTab(k), k === "ai" ? `${mod}+${i + 1} / ${mod}+J` : `${mod}+${i + 1}`)),
       );
     }
@@ -238,7 +240,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       list.push({ id: `open-${p.id}`, label: t("cmd.open", { title: p.title }), keywords: "open project", run: () => setSelectedId(p.id) });
     }
     return list;
-  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView]);
+  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast]);
 
   // Global shortcuts. Nothing acts during an input-method composition.
   const stateRef = useRef({ palette, settings, newDialog, selectedId });

@@ -316,6 +316,59 @@ async function main() {
     assert((await tid("stop").count()) === 0, "Stop is still shown after the turn ended");
   });
 
+  await check("at 1024×700 in Chinese the conversation keeps its room: idle, while Stop shows, and under a permission prompt", async () => {
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await page.evaluate(() => {
+      window.localStorage.setItem("inkstone.lang", "zh");
+      window.localStorage.setItem("inkstone.theme", "light");
+    });
+    await page.reload({ waitUntil: "commit" });
+    await openProject();
+    await tid("composer-input").waitFor();
+    const geometry = () =>
+      page.evaluate(() => {
+        const box = (id) => document.querySelector(`[data-testid=${id}]`)?.getBoundingClientRect() ?? null;
+        const prompt = document.querySelector("[data-testid=approval]");
+        return {
+          panel: box("ai-panel"),
+          feed: box("timeline"),
+          composer: box("composer-input"),
+          prompt: prompt ? { ...prompt.getBoundingClientRect().toJSON(), scrolls: prompt.scrollHeight > prompt.clientHeight + 1 } : null,
+          allow: box("allow-once"),
+        };
+      });
+    const idle = await geometry();
+    await shot("review-10-room-idle-zh-1024");
+    assert(idle.feed.height >= idle.panel.height * 0.5, `idle: the feed is ${Math.round(idle.feed.height)} of ${Math.round(idle.panel.height)} px`);
+    // Stop appears without moving anything below the session bar.
+    await script({ type: "text", content: "慢慢写完的第二个回答。", delayMs: 1500 });
+    await send("再慢慢回答一次");
+    await tid("stop").waitFor();
+    const running = await geometry();
+    await shot("review-11-room-stop-zh-1024");
+    assert(Math.abs(running.feed.top - idle.feed.top) < 1, `Stop moved the feed from ${idle.feed.top} to ${running.feed.top}`);
+    await tid("msg-assistant").filter({ hasText: "慢慢写完的第二个回答。" }).waitFor();
+    await waitIdle();
+    // A permission prompt scrolls inside its own height; the feed keeps room and the
+    // prompt's buttons stay on screen above the composer.
+    const body = "这里可以举一个具体的例子：比如前一晚写下的题目是什么，第二天早上写了多少字。".repeat(4);
+    await script(toolCall("call_comment", "create_project_comment", { body, quote: "起床后先写" }), { type: "text", content: "好的，不加评论。" });
+    await send("在习惯二那里加个评论");
+    await tid("approval").waitFor();
+    await tid("tool-input-what").filter({ hasText: "在第 3 段“起床后先写”处添加评论" }).waitFor();
+    const asking = await geometry();
+    await shot("review-12-room-prompt-zh-1024");
+    assert(asking.feed.height >= asking.panel.height * 0.25, `with a prompt: the feed is ${Math.round(asking.feed.height)} of ${Math.round(asking.panel.height)} px`);
+    assert(asking.allow.bottom <= asking.composer.top && asking.allow.top >= asking.prompt.top, "the prompt's buttons are not on screen above the composer");
+    assert(!(await page.locator("[data-testid=approval]").textContent()).includes("create_project_comment"), "the prompt shows the tool's name");
+    await tid("deny").click();
+    await tid("deny-reason").fill("先不加");
+    await tid("deny-confirm").click();
+    await tid("msg-assistant").filter({ hasText: "好的，不加评论。" }).waitFor();
+    await waitIdle();
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
   await check("the new states in both languages and themes", async () => {
     await looks("review-07-draft-preview", async () => {
       await tid("proposal-chip").filter({ hasText: "X 开头更有力" }).click();

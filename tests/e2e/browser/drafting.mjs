@@ -604,6 +604,101 @@ async function main() {
     assert(whileStreaming === 0, `the history re-rendered while streaming (${whileStreaming} mutations)`);
   });
 
+  // How far the timeline is from its bottom, and whether an element is inside its viewport.
+  const feedGap = () => page.evaluate(() => {
+    const el = document.querySelector("[data-testid=timeline]");
+    return Math.round(el.scrollHeight - el.scrollTop - el.clientHeight);
+  });
+  const inFeedView = (testId) => page.evaluate((id) => {
+    const feed = document.querySelector("[data-testid=timeline]").getBoundingClientRect();
+    const el = [...document.querySelectorAll(`[data-testid=${id}]`)].at(-1);
+    if (!el) return false;
+    const r = el.getBoundingClientRect();
+    return r.bottom > feed.top && r.top < feed.bottom;
+  }, testId);
+  const scrollFeedUp = (px) => page.evaluate((by) => {
+    const el = document.querySelector("[data-testid=timeline]");
+    el.scrollTop = el.scrollHeight - el.clientHeight - by;
+  }, px);
+
+  await check("scrolled up 300 px, sending a task brings the feed to the end where the answer streams; scrolled away, 'jump to latest' goes back", async () => {
+    await scrollFeedUp(300);
+    await tid("feed-jump").waitFor();
+    const streamed = Array.from({ length: 60 }, (_, i) => `第${i + 1}句：慢慢写，每天写一点。`).join("\n\n");
+    await script({ type: "text", content: streamed, chunkChars: 4, paceMs: 8 });
+    await tid("composer-input").fill("再写一遍，慢一点");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => (document.querySelector("[data-testid=live-message]")?.textContent?.length ?? 0) > 200, null, { timeout: 15_000 });
+    await sleep(200);
+    const gap = await feedGap();
+    assert(gap < 48, `the feed stayed ${gap} px above the bottom after sending`);
+    assert(await inFeedView("live-message"), "the streaming answer is not in view");
+    assert((await tid("feed-jump").count()) === 0, "the jump button stayed after sending");
+    // Scrolled away while it streams: the feed stays put and offers the way back.
+    await scrollFeedUp(300);
+    await tid("feed-jump").waitFor();
+    await sleep(300);
+    assert((await feedGap()) > 250, "the feed pulled the reader back to the bottom while scrolled away");
+    await tid("feed-jump").click();
+    await sleep(100);
+    assert((await feedGap()) < 48, "'jump to latest' did not go to the end");
+    await tid("msg-assistant").filter({ hasText: "第60句" }).waitFor({ timeout: 30_000 });
+    await waitIdle();
+    assert((await feedGap()) < 48, "the feed did not stay at the end while the answer finished");
+  });
+
+  await check("Compact now: the timeline says it is summarising, with Stop; a stop reads as stopped; a summary wraps in normal type (zh, 1024×700)", async () => {
+    await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "zh"));
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await page.reload({ waitUntil: "commit" });
+    await openProject();
+    await tid("session-title").filter({ hasText: "长会话" }).waitFor();
+    const summary = JSON.stringify({
+      summary: "这是一个很长的会话：用户连续问了一百次能否把一段改得更短，助手每次都给了更短的版本；最后又把整篇按段重写了一遍，每段都提醒每天写一点。",
+      user_intent: "把写作计划改得更短、更口语",
+      accepted_changes: [{ proposal_id: "prp_example_accepted_change_with_a_long_identifier", version: 4 }],
+      rejected_directions: [{ direction: "使用“最佳”这类绝对化用语", reason: "不要绝对化" }],
+      open_tasks: ["给标题三个候选", "检查结尾的行动号召是否自然"],
+      active_artifacts: [],
+      source_refs: [],
+      next_step_hint: "先给出三个标题候选，再问用户选哪一个。",
+    });
+    await script({ type: "text", content: summary, delayMs: 4000 });
+    await tid("compact-now").click();
+    await tid("compacting").filter({ hasText: "正在总结较早的对话" }).waitFor();
+    assert(await inFeedView("compacting"), "the summarising state is not in view");
+    await tid("stop").waitFor();
+    await shot("drafting-16-compacting-zh-1024");
+    await tid("compacting-stop").click();
+    const stopped = page.locator("[data-testid=compaction-failed][data-outcome=stopped]");
+    await stopped.waitFor();
+    const said = await stopped.innerText();
+    assert(said.includes("已停止总结对话") && !said.includes("0"), `a stopped compaction reads: ${said}`);
+    await waitIdle();
+    await script(...Array.from({ length: 4 }, () => ({ type: "text", content: summary, delayMs: 800 })));
+    await tid("compact-now").click();
+    await tid("compacting").waitFor();
+    await tid("compact-boundary").and(page.locator("[data-mode=summarized]")).waitFor({ timeout: 30_000 });
+    await waitIdle();
+    await tid("compact-boundary-toggle").last().click();
+    const box = tid("compact-boundary-summary").last();
+    await box.waitFor();
+    const fit = await box.evaluate((el) => {
+      const panel = document.querySelector("aside.panel").getBoundingClientRect();
+      const r = el.getBoundingClientRect();
+      return { right: r.right, panelRight: panel.right, scrollWidth: el.scrollWidth, clientWidth: el.clientWidth, font: getComputedStyle(el).fontFamily };
+    });
+    assert(fit.right <= fit.panelRight + 0.5 && fit.scrollWidth <= fit.clientWidth + 1, `the summary runs past the panel: ${JSON.stringify(fit)}`);
+    assert(!/mono/i.test(fit.font), `the summary is in ${fit.font}`);
+    assert((await box.innerText()).includes("下一步"), "the summary's parts are not labelled in Chinese");
+    await box.evaluate((el) => el.scrollIntoView({ block: "end" }));
+    await shot("drafting-17-compact-summary-zh-1024");
+    await page.evaluate(() => window.localStorage.setItem("inkstone.lang", "en"));
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.reload({ waitUntil: "commit" });
+    await openProject();
+  });
+
   await check("with a long intent, the intent chip, pins and Memory stay inside the panel and clickable at 1280×800 and 1024×700, in English and Chinese (screenshots)", async () => {
     const intent = { brand: "墨石茶社", topic: "tea culture and the spring harvest in Hangzhou", outputType: "copy", platforms: ["zhihu", "wechat", "xiaohongshu"], length: { value: 800, unit: "words" } };
     for (const s of (await call("session.list", { projectId: project.id })).sessions) await call("session.setIntent", { sessionId: s.id, intent });

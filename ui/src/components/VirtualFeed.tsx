@@ -1,8 +1,10 @@
 // A virtualised list of rows of different heights that reads from the bottom, like a
 // chat: rows are measured as they render (estimated before), only those near the
 // viewport are in the DOM, and while the reader is at the bottom it stays there as
-// rows arrive or the footer (a streaming message) grows. Short lists render every row,
-// in normal flow.
+// rows arrive or the footer (a streaming message) grows. Scrolled away from the bottom,
+// it stays where the reader is and offers a button back to the latest (saying so when
+// rows arrived meanwhile); a new `revealKey` (the person sent something) goes back to
+// the bottom and sticks there again. Short lists render every row, in normal flow.
 import { type ReactNode, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
 
 export interface VirtualFeedProps<T> {
@@ -20,15 +22,24 @@ export interface VirtualFeedProps<T> {
   label: string;
   testId?: string;
   className?: string;
+  /** Changing it scrolls to the bottom and keeps it there (the person sent a task). */
+  revealKey?: string | number;
+  /** The labels of the button back to the bottom, shown while scrolled away from it:
+   * `latest`, or `unseen` when rows arrived meanwhile. No button without them. */
+  jumpLabels?: { latest: string; unseen: string };
 }
 
 const NEAR_BOTTOM = 48;
 
-export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold = 40, overscan = 600, footer, label, testId, className }: VirtualFeedProps<T>) {
+export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold = 40, overscan = 600, footer, label, testId, className, revealKey, jumpLabels }: VirtualFeedProps<T>) {
   const scroller = useRef<HTMLDivElement>(null);
   const content = useRef<HTMLDivElement>(null);
   const [heights, setHeights] = useState<ReadonlyMap<string, number>>(() => new Map());
   const atBottom = useRef(true);
+  // Scrolled away from the bottom (the button back shows), and rows arrived since.
+  const [away, setAway] = useState(false);
+  const [unseen, setUnseen] = useState(false);
+  const seenRows = useRef(items.length);
   const [view, setView] = useState({ top: 0, height: 800 });
   const virtual = items.length > threshold;
 
@@ -36,6 +47,28 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
     const el = scroller.current;
     if (el && atBottom.current) el.scrollTop = el.scrollHeight;
   }, []);
+
+  const toBottom = useCallback(() => {
+    atBottom.current = true;
+    setAway(false);
+    setUnseen(false);
+    stickToBottom();
+  }, [stickToBottom]);
+
+  // Rows that arrive while the reader is scrolled away are news; at the bottom they are seen.
+  useEffect(() => {
+    if (atBottom.current || items.length < seenRows.current) seenRows.current = items.length;
+    else if (items.length > seenRows.current) setUnseen(true);
+  }, [items.length]);
+
+  // The person sent something: show it, and what answers it, wherever they had scrolled.
+  const revealed = useRef(revealKey);
+  useLayoutEffect(() => {
+    if (revealed.current === revealKey) return;
+    revealed.current = revealKey;
+    seenRows.current = items.length;
+    toBottom();
+  }, [revealKey, items.length, toBottom]);
 
   // Rows (and the footer) change size as they render and stream: keep the bottom in view.
   useEffect(() => {
@@ -94,7 +127,13 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
   const onScroll = () => {
     const el = scroller.current;
     if (!el) return;
-    atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM;
+    const bottom = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM;
+    atBottom.current = bottom;
+    setAway(!bottom);
+    if (bottom) {
+      setUnseen(false);
+      seenRows.current = items.length;
+    }
     if (virtual) setView({ top: el.scrollTop, height: el.clientHeight });
   };
 
@@ -142,6 +181,13 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
           {rows}
         </div>
         {footer}
+        {away && jumpLabels && (
+          <div className="feed-jump">
+            <button type="button" className="small-btn feed-jump-btn" data-testid="feed-jump" data-unseen={unseen} onClick={toBottom}>
+              {unseen ? jumpLabels.unseen : jumpLabels.latest}
+            </button>
+          </div>
+        )}
       </div>
     </div>
   );

@@ -6,7 +6,7 @@ import type { CheckpointReason, LlmProfile, ProposalView } from "../api/generate
 import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
 import { AiPanel } from "./AiPanel";
-import { approvalRequested, assistant, created, ev, profile, resetSeq, session, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
+import { approvalRequested, assistant, compactBoundary, compactionFailed, compactionStarted, created, ev, profile, resetSeq, session, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
 import type { Selection } from "./scope";
 import { Drafting } from "./store";
 
@@ -24,9 +24,10 @@ interface Setup {
   lang?: Lang;
   selection?: Selection | null;
   proposals?: ProposalView[];
+  toast?: (message: string) => void;
 }
 
-function setup({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null, proposals = [] }: Setup = {}) {
+function setup({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null, proposals = [], toast }: Setup = {}) {
   const transport = new FakeTransport();
   transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
   transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
@@ -44,7 +45,7 @@ function setup({ profiles = [profile()], log = [], status = "idle", methods = []
   transport.on("session.answerQuestion", () => done);
   transport.on("session.submit", () => done);
   transport.on("session.create", (p) => sessionView({ session: session({ title: p.title ?? "t" }), mode: p.mode ?? "default" }));
-  const ctx = makeCtx(transport, lang);
+  const ctx = makeCtx(transport, lang, toast ? { toast } : {});
   const drafting = new Drafting(ctx.client, "prj_1");
   const onSetUp = vi.fn();
   const flush = vi.fn(async () => undefined);
@@ -153,7 +154,7 @@ describe("the AI panel", () => {
     ];
     const { transport, flush } = setup({ log, status: "waitingForApproval" });
     const prompt = await screen.findByTestId("approval");
-    expect(prompt.textContent).toContain("Write “结尾加号召” into the source: 1 change(s)");
+    expect(prompt.textContent).toContain("Write “结尾加号召” into the source: 1 change, exactly this:");
     expect(within(prompt).getByTestId("approval-creates-version").textContent).toBe("Allowing it saves version 5.");
     expect(prompt.textContent).not.toContain("version 7");
     expect(within(prompt).getByTestId("approval-diff").querySelector(".diff-em")?.textContent).toBe("今天就写吧。");
@@ -324,6 +325,147 @@ describe("the AI panel", () => {
     await waitFor(() => expect(screen.queryByTestId("constraint")).toBeNull());
     expect(transport.callsTo("constraint.remove")).toEqual([{ sessionId: "ses_1", constraintId: "cns_1" }]);
     expect(screen.getByTestId("checkpoints-toggle").textContent).toBe("Checkpoints (0)");
+  });
+
+  it("scrolled up in the timeline, sending a task scrolls to the end, where the answer streams", async () => {
+    const { transport } = setup({ log: [ev(created()), ev(user("一")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))] });
+    await screen.findByText("好");
+    const feed = screen.getByTestId("timeline");
+    let top = 0;
+    Object.defineProperty(feed, "scrollHeight", { configurable: true, get: () => 1000 });
+    Object.defineProperty(feed, "clientHeight", { configurable: true, get: () => 300 });
+    Object.defineProperty(feed, "scrollTop", { configurable: true, get: () => top, set: (v: number) => void (top = Math.min(v, 700)) });
+    top = 400;
+    fireEvent.scroll(feed);
+    expect(screen.getByTestId("feed-jump").textContent).toBe("Jump to latest ↓");
+    transport.on("session.submit", () => new Promise(() => undefined));
+    const input = screen.getByTestId("composer-input");
+    fireEvent.change(input, { target: { value: "再改" } });
+    fireEvent.keyDown(input, { key: "Enter" });
+    await waitFor(() => expect(top).toBe(700));
+    expect(screen.queryByTestId("feed-jump")).toBeNull();
+  });
+
+  it("a running compaction shows as a state of the timeline with Stop; a stopped one says so, not 'failed 0 times'", async () => {
+    const log = [ev(created()), ev(user("改")), ev(turnStarted()), ev(compactionStarted())];
+    const { transport } = setup({ log, status: "running", lang: "zh" });
+    const state = await screen.findByTestId("compacting");
+    expect(state.textContent).toContain("正在总结较早的对话…");
+    expect(screen.queryByTestId("working")).toBeNull();
+    fireEvent.click(within(state).getByTestId("compacting-stop"));
+    await waitFor(() => expect(transport.callsTo("session.interrupt")).toEqual([{ sessionId: "ses_1" }]));
+    cleanup();
+    resetSeq();
+    setup({ log: [ev(created()), ev(compactionStarted("manual")), ev(compactionFailed(0, "Stopped by the user; nothing was replaced."))], lang: "zh" });
+    const line = await screen.findByTestId("compaction-failed");
+    expect(line.textContent).toBe("已停止总结对话，未替换任何内容。");
+    expect(screen.queryByTestId("compacting")).toBeNull();
+  });
+
+  it("Compact now compacts the session, showing it run; with nothing older it says so", async () => {
+    const log = [ev(created()), ev(user("一")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))];
+    const toast = vi.fn();
+    const { transport } = setup({ log, methods: ["session.compact"], toast });
+    let finish: () => void = () => undefined;
+    transport.on("session.compact", (_p, emit) => {
+      emit(ev(compactionStarted("manual")));
+      return new Promise((resolve) => {
+        finish = () => {
+          emit(ev(compactBoundary()));
+          resolve({ compacted: true, mode: "summarized", tokensBefore: 26000, tokensAfter: 3000, consecutiveFailures: 0, session: sessionView(), timings: { totalMs: 0, modelMs: 0, toolMs: 0, firstTokenMs: null } as never });
+        };
+      });
+    });
+    const button = await screen.findByTestId("compact-now");
+    expect(button.textContent).toBe("Compact now");
+    fireEvent.click(button);
+    expect((await screen.findByTestId("compacting")).textContent).toContain("Summarising the earlier conversation…");
+    expect(screen.getByTestId("stop")).toBeTruthy();
+    expect((screen.getByTestId("compact-now") as HTMLButtonElement).disabled).toBe(true);
+    act(() => finish());
+    await screen.findByTestId("compact-boundary");
+    expect(screen.queryByTestId("compacting")).toBeNull();
+    expect(transport.callsTo("session.compact")).toEqual([{ sessionId: "ses_1" }]);
+    // Nothing older than the latest turn: no events, and a word why.
+    transport.on("session.compact", () => ({ compacted: false, consecutiveFailures: 0, session: sessionView(), timings: {} as never }));
+    await waitFor(() => expect((screen.getByTestId("compact-now") as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.click(screen.getByTestId("compact-now"));
+    await waitFor(() => expect(toast).toHaveBeenCalledWith("Nothing to compact yet: only the latest turn is in the conversation."));
+  });
+
+  it("the meter's detail sets when the session compacts by itself", async () => {
+    const { transport } = setup({ log: [ev(created())], methods: ["session.compact", "session.context", "session.setCompaction"], lang: "zh" });
+    const ctxView = (sessionThreshold?: { mode: "auto"; percent: number } | { mode: "manual" }) => ({
+      contextWindow: 32768,
+      estimatedTokens: 9000,
+      percent: 54.9,
+      inputBudgetTokens: 16384,
+      replyReserveTokens: 16384,
+      fixedTokens: 3100,
+      systemPromptTokens: 1700,
+      toolTokens: 1400,
+      fixedFits: true,
+      warnPercent: 70,
+      threshold: sessionThreshold ?? { mode: "auto" as const, percent: 80 },
+      ...(sessionThreshold ? { sessionThreshold } : {}),
+      profileThreshold: { mode: "auto" as const, percent: 80 },
+      calibrationRatio: 1,
+      calibrationSamples: 0,
+      compactions: 0,
+      consecutiveFailures: 0,
+      inCooldown: false,
+      summaryTokens: 0,
+      pinnedTokens: 200,
+    });
+    transport.on("session.context", () => ctxView());
+    transport.on("session.setCompaction", ({ threshold }) => ctxView(threshold));
+    // The meter shows the engine's share (the one its threshold compares) and the reply's reserve beside the request.
+    const meter = await screen.findByTestId("context-meter");
+    await waitFor(() => expect(meter.getAttribute("aria-label")).toBe("上下文窗口已用 55%"));
+    expect(meter.textContent).toContain("9,000 + 回复 1.6万 / 3.3万");
+    expect(meter.getAttribute("title")).toContain("每次请求固定占用 3,100：指令 1,700 + 工具定义 1,400。");
+    expect(screen.getByTestId("meter-reserve")).toBeTruthy();
+    fireEvent.click(meter);
+    const select = (await screen.findByTestId("compaction-threshold")) as HTMLSelectElement;
+    expect(select.value).toBe("default");
+    expect(select.options[0].textContent).toBe("按模型设置（用到 80% 时）");
+    fireEvent.change(select, { target: { value: "60" } });
+    await waitFor(() => expect(transport.callsTo("session.setCompaction")).toEqual([{ sessionId: "ses_1", threshold: { mode: "auto", percent: 60 } }]));
+    await waitFor(() => expect((screen.getByTestId("compaction-threshold") as HTMLSelectElement).value).toBe("60"));
+    fireEvent.change(select, { target: { value: "default" } });
+    await waitFor(() => expect(transport.callsTo("session.setCompaction").at(-1)).toEqual({ sessionId: "ses_1" }));
+  });
+
+  it("says when the fixed part alone (instructions, tools, reply reserve) does not fit the window", async () => {
+    const { transport } = setup({ log: [ev(created())], methods: ["session.context"] });
+    transport.on("session.context", () => ({
+      contextWindow: 2048, estimatedTokens: 1900, percent: 92, inputBudgetTokens: 1024, replyReserveTokens: 1024, fixedTokens: 1900,
+      systemPromptTokens: 500, toolTokens: 1400, fixedFits: false, warnPercent: 70, threshold: { mode: "auto" as const, percent: 80 },
+      calibrationRatio: 1, calibrationSamples: 0, compactions: 0, consecutiveFailures: 0, inCooldown: false, summaryTokens: 0, pinnedTokens: 0,
+    }));
+    expect((await screen.findByTestId("context-fixed-too-large")).textContent).toContain("load tools on demand");
+  });
+
+  it("a turn too long for the model offers Compact now in its end line", async () => {
+    const hints = [{ id: "compact", message: "Or pin what matters and compact the session." }];
+    const { transport } = setup({ log: [ev(created()), ev(user("改")), ev(turnStarted()), ev(turnEnded("context_too_long", hints))], methods: ["session.compact"] });
+    transport.on("session.compact", () => ({ compacted: false, consecutiveFailures: 0, session: sessionView(), timings: {} as never }));
+    const end = await screen.findByTestId("turn-end");
+    fireEvent.click(within(end).getByTestId("turn-compact"));
+    await waitFor(() => expect(transport.callsTo("session.compact")).toHaveLength(1));
+  });
+
+  it("a rejected API key says so and opens the model settings; Retry's message is marked, not a second bubble", async () => {
+    const hints = [{ id: "check_api_key", message: "Check the API key of this profile; set it again if it changed." }];
+    const log = [ev(created()), ev(user("写一句")), ev(turnStarted()), ev(turnEnded("model_error", hints)), ev(user("写一句")), ev(turnStarted()), ev(turnEnded("model_error", hints))];
+    const { onSetUp } = setup({ log, lang: "zh" });
+    const ends = await screen.findAllByTestId("turn-end");
+    expect(ends[1].textContent).toContain("模型服务拒绝了这个模型的 API 密钥。");
+    expect(ends[1].textContent).toContain("请检查此配置的 API 密钥");
+    fireEvent.click(within(ends[1]).getByTestId("turn-open-models"));
+    expect(onSetUp).toHaveBeenCalledOnce();
+    expect(screen.getAllByTestId("msg-user")).toHaveLength(1);
+    expect(screen.getByTestId("msg-retry").textContent).toBe("↻ 已重新发送同一任务");
   });
 
   it("names the harness's own checkpoints by their reason in Chinese, and keeps a person's label", async () => {

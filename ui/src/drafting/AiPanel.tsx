@@ -3,7 +3,7 @@
 // waits for, the proposals it made, the context meter, and the composer. With no model
 // set up it offers to set one up instead. Its other mode, Ask (./Ask.tsx), answers
 // questions from the person's own writing with citations.
-import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { type ReactNode, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { LocalServer, Mode } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { AskView, type SourceTarget } from "./Ask";
@@ -109,7 +109,6 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
   }
   return (
     <div className="panel-body ai-panel" data-testid="ai-panel">
-      {modeSwitch}
       {snap.error && (
         <div className="pad-x">
           <ErrorBanner error={snap.error} onDismiss={() => drafting.clearError()} />
@@ -125,11 +124,13 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
           scopeDismissed={scopeDismissed}
           onScopeDismiss={setScopeDismissed}
           onReview={onReview}
+          onOpenModels={onSetUpModel}
           workingCopy={workingCopy}
+          modeSwitch={modeSwitch}
         />
       ) : (
         <>
-          <SessionBar drafting={drafting} running={false} onStop={() => undefined} />
+          <SessionBar drafting={drafting} running={false} onStop={() => undefined} lead={modeSwitch} />
           <div className="feed" data-testid="timeline">
             <div className="empty small">
               <p className="empty-title">{t("ai.start.title")}</p>
@@ -168,7 +169,9 @@ function SessionView({
   scopeDismissed,
   onScopeDismiss,
   onReview,
+  onOpenModels,
   workingCopy,
+  modeSwitch,
 }: {
   drafting: Drafting;
   store: SessionStore;
@@ -177,9 +180,12 @@ function SessionView({
   scopeDismissed: string | null;
   onScopeDismiss: (selectionText: string) => void;
   onReview: (id: string) => void;
+  onOpenModels: () => void;
   workingCopy: WorkingCopy;
+  /** Sessions | Ask, at the start of the session bar. */
+  modeSwitch: ReactNode;
 }) {
-  const { t } = useApp();
+  const { client, t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const dsnap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const running = isRunning(snap);
@@ -187,9 +193,35 @@ function SessionView({
   const { pendingApproval, pendingQuestion, mode } = snap.timeline;
   const open = snap.proposals.filter((p) => p.status === "proposed");
   const busy = snap.driving > 0;
+  const composer = useRef<ComposerHandle>(null);
+  // A prompt that closes (Allow, Approve, an answer), a button disabled while its call
+  // runs, or this view replacing the first composer leaves focus on nothing: it goes
+  // back to the composer. Focus somewhere else (the editor) stays where it is.
+  const promptKey = `${pendingApproval?.requestId ?? ""}:${pendingQuestion?.questionId ?? ""}`;
+  useEffect(() => {
+    const lost = () => !document.activeElement || document.activeElement === document.body;
+    if (lost()) composer.current?.focus();
+    // A button disabled under the pointer blurs a moment later.
+    const id = window.setTimeout(() => {
+      if (lost()) composer.current?.focus();
+    }, 0);
+    return () => window.clearTimeout(id);
+  }, [promptKey, busy]);
 
   const onMode = (next: Mode) => void store.setMode(next);
+  // A session made with "+ New" has the project's title (the engine's default): its
+  // first task names it, so sessions can be told apart in the list.
+  const nameAfter = async (task: string) => {
+    const title = titleOf(task);
+    const id = store.id;
+    if (!title) return;
+    const project = await client.call("project.get", { projectId: drafting.projectId }).catch(() => null);
+    const current = drafting.getSnapshot().sessions?.find((s) => s.id === id)?.title;
+    if (project && current === project.title && title !== current) await drafting.rename(id, title);
+  };
   const onSend = async (task: string, selection: Selection | null) => {
+    const first = snap.loaded && !snap.timeline.items.some((i) => i.kind === "user") && snap.timeline.queued.length === 0;
+    if (first) void nameAfter(task);
     // The engine checks the selection against the saved source: save first.
     if (selection) await workingCopy.flush().catch(() => undefined);
     void store.submit(task.trim(), undefined, selection);
@@ -198,30 +230,36 @@ function SessionView({
 
   return (
     <>
-      <SessionBar drafting={drafting} running={running} onStop={() => void store.interrupt()} />
-      <div className="session-meta">
-        <ContextMeter
-          context={snap.timeline.context}
-          contextWindow={profile?.contextWindow ?? null}
-          inputTokens={snap.timeline.inputTokens}
-          outputTokens={snap.timeline.outputTokens}
-          limits={snap.session.limits}
-          cost={snap.cost}
-        />
-        {mode === "plan" && (
-          <span className="badge badge-plan" data-testid="plan-badge">
-            {t("ai.mode.planBadge")}
-          </span>
-        )}
+      <SessionBar drafting={drafting} running={running} onStop={() => void store.interrupt()} lead={modeSwitch} />
+      {/* The meter and every chip (constraints, checkpoints, intent, pins, memory) share
+          one wrapping block, so the conversation keeps its room. */}
+      <div className="session-head" data-testid="session-head">
+        <div className="session-meta">
+          <ContextMeter
+            context={snap.timeline.context}
+            contextWindow={profile?.contextWindow ?? null}
+            inputTokens={snap.timeline.inputTokens}
+            outputTokens={snap.timeline.outputTokens}
+            limits={snap.session.limits}
+            cost={snap.cost}
+            store={store}
+            budget={snap.budget}
+          />
+          {mode === "plan" && (
+            <span className="badge badge-plan" data-testid="plan-badge">
+              {t("ai.mode.planBadge")}
+            </span>
+          )}
+        </div>
+        <SessionExtras store={store} workingCopy={workingCopy} />
+        <LongSessionBar store={store} />
       </div>
-      <SessionExtras store={store} workingCopy={workingCopy} />
-      <LongSessionBar store={store} />
       {snap.error && (
         <div className="pad-x">
           <ErrorBanner error={snap.error} onDismiss={() => store.clearError()} />
         </div>
       )}
-      <Timeline store={store} onReview={onReview} />
+      <Timeline store={store} onReview={onReview} onOpenModels={onOpenModels} />
       {pendingApproval &&
         (pendingApproval.tool === "exit_plan_mode" ? (
           <PlanPrompt key={pendingApproval.requestId} pending={pendingApproval} busy={busy} onDecide={(ok, note) => void store.resolveApproval(pendingApproval.requestId, ok, note)} />
@@ -230,6 +268,7 @@ function SessionView({
             key={pendingApproval.requestId}
             pending={pendingApproval}
             busy={busy}
+            projectId={drafting.projectId}
             onDecide={async (ok, note) => {
               // What the tool writes builds on what is on screen: save pending typing first.
               if (ok) await workingCopy.flush().catch(() => undefined);
@@ -252,6 +291,7 @@ function SessionView({
         </div>
       )}
       <Composer
+        ref={composer}
         selectionText={selectionText}
         getSelection={getSelection}
         dismissed={scopeDismissed}

@@ -8,7 +8,7 @@ import { FakeTransport } from "../api/fake";
 import type { MemoryItem, MemoryListResult, SessionPins } from "../api/generated";
 import type { Lang } from "../i18n";
 import { makeCtx, WithCtx } from "../test-utils";
-import { session } from "./fixtures";
+import { compactBoundary, ev, resetSeq, session } from "./fixtures";
 import { BoundaryLine, LongSessionBar } from "./LongSession";
 import { SessionStore } from "./store";
 import { MemoryList } from "./MemoryList";
@@ -100,6 +100,33 @@ describe("compact boundaries", () => {
     fireEvent.click(screen.getByTestId("compact-boundary-toggle"));
     expect(screen.getByTestId("compact-boundary-summary").textContent).toContain("Drafted the intro.");
     expect(fold(s, boundary(2, "truncated")).truncated).toBe(true);
+  });
+});
+
+describe("a compaction summary", () => {
+  it("reads in normal type, part by part in the person's language, wrapped inside the panel", () => {
+    resetSeq();
+    const item = fold(emptyTimeline, ev(compactBoundary())).items[0];
+    if (item?.kind !== "boundary") throw new Error("no boundary item");
+    render(
+      <WithCtx ctx={makeCtx(new FakeTransport(), "zh")}>
+        <BoundaryLine item={item} />
+      </WithCtx>,
+    );
+    fireEvent.click(screen.getByTestId("compact-boundary-toggle"));
+    const summary = screen.getByTestId("compact-boundary-summary");
+    expect(summary.tagName).not.toBe("PRE");
+    expect(summary.querySelector("pre, code")).toBeNull();
+    expect(summary.textContent).toContain("概要我们把三个步骤改短了");
+    expect(summary.textContent).toContain("下一步给标题三个候选");
+    expect(summary.textContent).toContain("prp_1 → 第 2 版");
+    expect(summary.textContent).not.toContain("# Earlier conversation");
+    const css = postcss.parse(readFileSync(join(__dirname, "..", "styles.css"), "utf8"));
+    const decls: Record<string, string> = {};
+    css.walkRules((r) => {
+      if (r.selectors.includes(".boundary-summary")) r.walkDecls((d) => void (decls[d.prop] = d.value));
+    });
+    expect(decls).toMatchObject({ "white-space": "pre-wrap", "overflow-wrap": "anywhere", "font-family": "inherit" });
   });
 });
 

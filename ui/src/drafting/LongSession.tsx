@@ -3,7 +3,7 @@
 // truncation banner, a compact boundary in the timeline (expandable to its summary),
 // and the hard stop of a spent budget (explained, and raisable here).
 import { useEffect, useState, useSyncExternalStore } from "react";
-import type { Platform, SessionIntent, SessionIntentView, SessionPins, BudgetView, OutputType, LengthUnit } from "../api/generated";
+import type { Platform, SessionIntent, SessionIntentView, SessionPins, BudgetView, OutputType, LengthUnit, CompactionSummary } from "../api/generated";
 import { useApp } from "../context";
 import type { MessageId } from "../i18n";
 import { MemoryList } from "./MemoryList";
@@ -239,6 +239,52 @@ function PinList({ pins, onPin, onUnpin }: { pins: SessionPins; onPin: (text: st
   );
 }
 
+/** The summary's heading line, written for the model (the toggle above says it). */
+const SUMMARY_HEADING = /^# Earlier conversation[^\n]*\n/;
+
+/** A compaction summary in the person's language, part by part, in normal type. */
+function SummaryParts({ summary }: { summary: CompactionSummary }) {
+  const { t } = useApp();
+  const list = (label: MessageId, items: string[]) =>
+    items.length > 0 && (
+      <>
+        <dt>{t(label)}</dt>
+        <dd>
+          <ul>
+            {items.map((x, i) => (
+              <li key={i}>{x}</li>
+            ))}
+          </ul>
+        </dd>
+      </>
+    );
+  const line = (label: MessageId, text: string) =>
+    text.trim() && (
+      <>
+        <dt>{t(label)}</dt>
+        <dd>{text.trim()}</dd>
+      </>
+    );
+  return (
+    <dl className="boundary-parts">
+      {line("ai.summary.summary", summary.summary)}
+      {line("ai.summary.intent", summary.user_intent)}
+      {list(
+        "ai.summary.accepted",
+        summary.accepted_changes.map((c) => (c.version ? t("ai.summary.acceptedVersion", { id: c.proposal_id, n: c.version }) : c.proposal_id)),
+      )}
+      {list(
+        "ai.summary.rejected",
+        summary.rejected_directions.map((r) => t("ai.summary.rejectedReason", { direction: r.direction, reason: r.reason })),
+      )}
+      {list("ai.summary.open", summary.open_tasks)}
+      {list("ai.summary.artifacts", summary.active_artifacts)}
+      {list("ai.summary.sources", summary.source_refs)}
+      {line("ai.summary.next", summary.next_step_hint)}
+    </dl>
+  );
+}
+
 /** A compact boundary in the timeline: one line, expandable to the summary. */
 export function BoundaryLine({ item }: { item: Extract<Item, { kind: "boundary" }> }) {
   const { t } = useApp();
@@ -251,9 +297,9 @@ export function BoundaryLine({ item }: { item: Extract<Item, { kind: "boundary" 
       </button>
       <span className="small muted">{` · ${t("ai.long.tokens", { before: item.tokensBefore, after: item.tokensAfter })}`}</span>
       {open && (
-        <pre className="small boundary-summary" data-testid="compact-boundary-summary">
-          {truncated ? `${item.note}\n\n${item.summaryText}` : item.summaryText}
-        </pre>
+        <div className="small boundary-summary" data-testid="compact-boundary-summary">
+          {!truncated && item.summary ? <SummaryParts summary={item.summary} /> : truncated ? `${item.note}\n\n${item.summaryText}` : item.summaryText.replace(SUMMARY_HEADING, "")}
+        </div>
       )}
     </div>
   );

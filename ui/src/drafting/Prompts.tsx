@@ -8,7 +8,8 @@ import { useApp } from "../context";
 import type { MessageId } from "../i18n";
 import { DiffView } from "../panels/DiffView";
 import { Markdown } from "./Markdown";
-import { preview, toolLabel } from "./Timeline";
+import { toolLabel } from "./Timeline";
+import { ToolInput } from "./ToolInput";
 import type { PendingApproval, PendingQuestion } from "./timeline";
 
 function asRecord(value: unknown): Record<string, unknown> {
@@ -102,8 +103,26 @@ function ApplyProposalDetail({ pending }: { pending: PendingApproval }) {
   );
 }
 
-export function ApprovalPrompt({ pending, busy, onDecide }: { pending: PendingApproval; busy: boolean; onDecide: (approved: boolean, note: string) => void }) {
+/** Why the prompt asks, in the person's language (the engine's reason is for the log). */
+function whyAsked(t: ReturnType<typeof useApp>["t"], reason: string): string | null {
+  if (!reason) return null;
+  return /workspace rule/.test(reason) ? t("ai.approval.why.rule") : t("ai.approval.why.policy");
+}
+
+export function ApprovalPrompt({
+  pending,
+  busy,
+  onDecide,
+  projectId,
+}: {
+  pending: PendingApproval;
+  busy: boolean;
+  onDecide: (approved: boolean, note: string) => void;
+  /** The project the session works on (to say where a write lands). */
+  projectId?: string;
+}) {
   const { t, lang } = useApp();
+  const why = pending.tool === "request_permission" ? null : whyAsked(t, pending.reason);
   const [denying, setDenying] = useState(false);
   const [note, setNote] = useState("");
   return (
@@ -114,12 +133,12 @@ export function ApprovalPrompt({ pending, busy, onDecide }: { pending: PendingAp
         </span>{" "}
         {t("ai.approval.asks", { tool: toolLabel(t, lang, pending.tool) })}
       </p>
-      {pending.reason && <p className="small muted">{pending.reason}</p>}
+      {why && <p className="small muted" data-testid="approval-why">{why}</p>}
       {pending.tool === "apply_proposal" || pending.change ? (
         <ApplyProposalDetail pending={pending} />
       ) : (
         <>
-          <pre className="prompt-input">{preview(JSON.stringify(pending.input ?? {}))}</pre>
+          <ToolInput tool={pending.tool} input={pending.input ?? {}} projectId={projectId} asks />
           {pending.targetVersion !== undefined && (
             <p className="small muted" data-testid="approval-revision">
               {t("ai.approval.target", { n: pending.targetVersion })}

@@ -106,6 +106,20 @@ describe("reviewing a proposal", () => {
     expect((await screen.findByTestId("proposal-review")).dataset.status).toBe("accepted");
   });
 
+  it("a proposal whose edits a newer one carries says so and opens the newer one", async () => {
+    const { transport } = setup(view({ status: "superseded", supersededBy: "prp_2", supersededReason: "merged" }), "zh");
+    const note = await screen.findByTestId("superseded-note");
+    expect(note.dataset.reason).toBe("merged");
+    expect(note.textContent).toContain("较新的建议");
+    fireEvent.click(screen.getByTestId("open-successor"));
+    await waitFor(() => expect(transport.callsTo("proposal.get").at(-1)).toEqual({ proposalId: "prp_2" }));
+  });
+
+  it("a proposal that carries an earlier one's edits names them", async () => {
+    setup(view({ carries: [{ proposalId: "prp_0", summary: "开头更有力", hunkIds: ["h9"] }] }));
+    expect((await screen.findByTestId("carries")).textContent).toBe("Also carries: 开头更有力");
+  });
+
   it("rejects everything with a reason", async () => {
     const { transport } = setup(view());
     fireEvent.click(await screen.findByTestId("review-reject-all"));

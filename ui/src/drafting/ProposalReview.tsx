@@ -354,6 +354,21 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
           </div>
         </div>
       )}
+      {view?.status === "superseded" && (
+        <div className="notice small row" role="status" data-testid="superseded-note" data-reason={view.supersededReason ?? "replaced"}>
+          <span className="grow">{t(`ai.proposal.superseded.${view.supersededReason ?? "replaced"}` as MessageId)}</span>
+          {view.supersededBy && (
+            <button type="button" data-testid="open-successor" onClick={() => view.supersededBy && setId(view.supersededBy)}>
+              {t("ai.proposal.openSuccessor")}
+            </button>
+          )}
+        </div>
+      )}
+      {view?.carries && view.carries.length > 0 && (
+        <p className="small muted pad-x" data-testid="carries">
+          {t("ai.proposal.carries", { summary: view.carries.map((c) => c.summary).join("；") })}
+        </p>
+      )}
       {conflicts > 0 && (
         <p className="notice small" role="status" data-testid="rebase-conflicts">
           {t("ai.review.rebaseConflicts", { n: conflicts })}
@@ -445,7 +460,8 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
                 className="grow"
                 data-testid="reject-reason"
                 aria-label={t("ai.review.reason")}
-                placeholder={t("ai.review.reason")}
+                title={t("ai.review.reason")}
+                placeholder={t("ai.review.reasonShort")}
                 value={reason}
                 autoFocus
                 maxLength={2000}

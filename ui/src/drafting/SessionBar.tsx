@@ -1,74 +1,72 @@
 // The panel's header: which session (switch, new, rename, archive) and Stop while
-// anything runs.
-import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+// anything runs. One row: Stop takes the place of rename and archive (which wait while a
+// turn runs), so nothing below moves when it appears. Archived sessions can be listed
+// and read, never continued (the engine has no way back from an archive).
+import { type ReactNode, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { Session } from "../api/generated";
 import { useApp } from "../context";
 import { formatFullTime, formatTime } from "../i18n";
 import type { Drafting } from "./store";
 
-export function SessionBar({ drafting, running, onStop }: { drafting: Drafting; running: boolean; onStop: () => void }) {
+export function SessionBar({ drafting, running, onStop, lead }: { drafting: Drafting; running: boolean; onStop: () => void; /** Shown first in the row (the panel's Sessions | Ask switch). */ lead?: ReactNode }) {
   const { t, mod } = useApp();
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const [listOpen, setListOpen] = useState(false);
   const [renaming, setRenaming] = useState(false);
   const [archiving, setArchiving] = useState(false);
   const active = snap.active ? (snap.sessions ?? []).find((s) => s.id === snap.active?.id) ?? snap.active.getSnapshot().session : null;
+  const archived = active?.archived === true;
 
   return (
     <div className="session-bar" data-testid="session-bar">
-      {renaming && active ? (
-        <RenameForm
-          session={active}
-          onDone={async (title) => {
-            if (title !== null && title !== active.title) await drafting.rename(active.id, title);
-            setRenaming(false);
-          }}
-        />
-      ) : (
-        <button
-          type="button"
-          className="session-pick"
-          data-testid="session-pick"
-          aria-expanded={listOpen}
-          aria-haspopup="true"
-          onClick={() => {
-            setListOpen((o) => !o);
-            void drafting.describeSessions();
-          }}
-        >
-          <span className="session-title" data-testid="session-title">
-            {active?.title ?? t("ai.session.none")}
-          </span>
-          <span aria-hidden="true">▾</span>
+      <div className="session-bar-row">
+        {lead}
+        {renaming && active ? (
+          <RenameForm
+            session={active}
+            onDone={async (title) => {
+              if (title !== null && title !== active.title) await drafting.rename(active.id, title);
+              setRenaming(false);
+            }}
+          />
+        ) : (
+          <button
+            type="button"
+            className="session-pick"
+            data-testid="session-pick"
+            aria-expanded={listOpen}
+            aria-haspopup="true"
+            onClick={() => {
+              setListOpen((o) => !o);
+              void drafting.describeSessions();
+            }}
+          >
+            <span className="session-title" data-testid="session-title">
+              {active?.title ?? t("ai.session.none")}
+            </span>
+            <span aria-hidden="true">▾</span>
+          </button>
+        )}
+        <span className="spacer" />
+        {running && (
+          <button type="button" className="danger-btn" data-testid="stop" title="Esc" onClick={onStop}>
+            ■ {t("ai.stop")} <kbd>Esc</kbd>
+          </button>
+        )}
+        {active && !renaming && !running && !archived && (
+          <button type="button" className="icon-btn" data-testid="session-rename" aria-label={t("ai.session.rename")} title={t("ai.session.rename")} onClick={() => setRenaming(true)}>
+            ✎
+          </button>
+        )}
+        {active && !running && !archived && (
+          <button type="button" className="icon-btn" data-testid="session-archive" aria-label={t("ai.session.archive")} title={t("ai.session.archive")} onClick={() => setArchiving(true)}>
+            ⤓
+          </button>
+        )}
+        <button type="button" className="icon-btn" data-testid="session-new" aria-label={t("ai.session.new")} title={t("ai.session.new")} onClick={() => void drafting.create()}>
+          +
         </button>
-      )}
-      <span className="spacer" />
-      {running && (
-        <button type="button" className="danger-btn" data-testid="stop" title="Esc" onClick={onStop}>
-          ■ {t("ai.stop")} <kbd>Esc</kbd>
-        </button>
-      )}
-      {active && !renaming && (
-        <button type="button" className="icon-btn" data-testid="session-rename" aria-label={t("ai.session.rename")} title={t("ai.session.rename")} onClick={() => setRenaming(true)}>
-          ✎
-        </button>
-      )}
-      {active && (
-        <button
-          type="button"
-          className="icon-btn"
-          data-testid="session-archive"
-          aria-label={t("ai.session.archive")}
-          title={t("ai.session.archive")}
-          disabled={running}
-          onClick={() => setArchiving(true)}
-        >
-          ⌫
-        </button>
-      )}
-      <button type="button" data-testid="session-new" title={t("ai.session.new")} onClick={() => void drafting.create()}>
-        + {t("ai.session.newShort")}
-      </button>
+      </div>
       {archiving && active && (
         <div className="confirm-row" role="alertdialog" aria-label={t("ai.session.archiveAsk")} data-testid="archive-confirm">
           <span className="small">{t("ai.session.archiveAsk")}</span>
@@ -135,9 +133,21 @@ function RenameForm({ session, onDone }: { session: Session; onDone: (title: str
 }
 
 function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting; activeId: string | null; onClose: () => void; hint: string }) {
-  const { t, lang, now } = useApp();
+  const { client, t, lang, now } = useApp();
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const ref = useRef<HTMLDivElement>(null);
+  // Archived sessions, once asked for (read-only: they open without a composer).
+  const [archived, setArchived] = useState<Session[] | null>(null);
+  const [showArchived, setShowArchived] = useState(false);
+  const toggleArchived = () => {
+    const next = !showArchived;
+    setShowArchived(next);
+    if (next)
+      client.call("session.list", { projectId: drafting.projectId, includeArchived: true }).then(
+        (r) => setArchived(r.sessions.filter((s) => s.archived)),
+        () => setArchived([]),
+      );
+  };
   useEffect(() => {
     ref.current?.querySelector<HTMLButtonElement>("button[aria-current=true], button")?.focus();
     const onDown = (e: MouseEvent) => {
@@ -179,7 +189,7 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
               onClose();
             }}
           >
-            <span className="session-item-title">{s.title}</span>
+            <SessionItemText session={s} />
             <span className="small muted" title={formatFullTime(lang, info?.lastActivity ?? s.updatedAt)}>
               {formatTime(lang, info?.lastActivity ?? s.updatedAt, now())}
             </span>
@@ -192,7 +202,44 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
           </button>
         );
       })}
+      <button type="button" role="menuitemcheckbox" aria-checked={showArchived} className="session-item session-archived-toggle small" data-testid="session-show-archived" onClick={toggleArchived}>
+        {showArchived ? t("ai.session.hideArchived") : t("ai.session.showArchived")}
+      </button>
+      {showArchived && archived?.length === 0 && <p className="small muted pad">{t("ai.session.noArchived")}</p>}
+      {showArchived &&
+        archived?.map((s) => (
+          <button
+            key={s.id}
+            type="button"
+            role="menuitem"
+            className="session-item session-item-archived"
+            data-testid="session-item-archived"
+            data-session={s.id}
+            aria-current={s.id === activeId}
+            onClick={() => {
+              drafting.open(s);
+              onClose();
+            }}
+          >
+            <SessionItemText session={s} />
+            <span className="badge">{t("ai.session.archivedBadge")}</span>
+          </button>
+        ))}
       <p className="small muted pad">{t("ai.session.hint", { key: hint })}</p>
     </div>
+  );
+}
+
+/** A session's title and when it began: sessions with the same title (older ones were
+ * named after the project) differ by that. */
+function SessionItemText({ session }: { session: Session }) {
+  const { t, lang, now } = useApp();
+  return (
+    <span className="session-item-text">
+      <span className="session-item-title">{session.title}</span>
+      <span className="small muted session-item-started" title={formatFullTime(lang, session.createdAt)}>
+        {t("ai.session.started", { time: formatTime(lang, session.createdAt, now()) })}
+      </span>
+    </span>
   );
 }

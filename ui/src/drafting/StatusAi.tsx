@@ -4,6 +4,7 @@
 import { useEffect, useSyncExternalStore } from "react";
 import type { LlmProfile } from "../api/generated";
 import { useApp } from "../context";
+import { contextFill, fillTitle } from "./ContextMeter";
 import type { Drafting, SessionStore } from "./store";
 
 export function StatusAi({ drafting }: { drafting: Drafting }) {
@@ -17,19 +18,19 @@ export function StatusAi({ drafting }: { drafting: Drafting }) {
 }
 
 function SessionStatus({ store, profiles }: { store: SessionStore; profiles: LlmProfile[] }) {
-  const { t } = useApp();
+  const { t, lang } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const profile = profiles.find((p) => p.id === snap.session.profileId) ?? null;
-  const context = snap.timeline.context;
-  const window = profile?.contextWindow ?? 0;
-  const pct = context && window > 0 ? Math.min(100, Math.round((context.estimatedTokens / window) * 100)) : null;
+  // The same figure as the panel's meter: with the engine's budget, the reply's reserve counts.
+  const fill = contextFill(snap.timeline.context, profile?.contextWindow ?? null, snap.budget);
+  const pct = (snap.timeline.context || fill.budget) && fill.window > 0 ? fill.pct : null;
   return (
     <>
       {profile && <Model profile={profile} />}
       {pct !== null && (
         <>
           <span aria-hidden="true">·</span>
-          <span data-testid="status-context" data-pct={pct} className={pct >= 80 ? "status-high" : undefined} title={t("ai.context.label", { pct })}>
+          <span data-testid="status-context" data-pct={pct} className={pct >= 80 ? "status-high" : undefined} title={fillTitle(t, lang, fill)}>
             {t("status.context", { pct })}
           </span>
         </>

@@ -8,8 +8,9 @@ import type { ProposalView } from "../api/generated";
 import { VirtualFeed } from "../components/VirtualFeed";
 import { useApp } from "../context";
 import type { T } from "../context";
-import { describeHint, has, type MessageId } from "../i18n";
+import { describeHint, has, type Lang, type MessageId, translate } from "../i18n";
 import { BoundaryLine, BudgetStop } from "./LongSession";
+import { ToolArgs } from "./ToolInput";
 import { Markdown, StreamingMarkdown } from "./Markdown";
 import { isRunning, type SessionStore } from "./store";
 import type { Item, StepState } from "./timeline";
@@ -53,7 +54,16 @@ const STATE_ICON: Record<StepState, string> = {
   done: "✓",
   failed: "✕",
   cancelled: "⊘",
+  denied: "⊖",
+  blocked: "⊘",
 };
+
+/** A decision's note: the core's worded reason (`ai.approval.note.<id>`), else the
+ * person's own words. */
+function decisionNote(lang: Lang, noteId: string | null, note: string): string {
+  const id = noteId ? `ai.approval.note.${noteId}` : "";
+  return id && has(lang, id) ? translate(lang, id as MessageId) : note;
+}
 
 export function StateIcon({ state }: { state: StepState }) {
   const { t } = useApp();
@@ -106,7 +116,7 @@ function ToolStep({ item, store, onReview }: { item: Extract<Item, { kind: "tool
       {open && (
         <div className="step-detail" data-testid="tool-detail">
           <p className="small muted">{t("ai.step.input")}</p>
-          <pre>{preview(item.args)}</pre>
+          <ToolArgs tool={item.name} args={item.args} />
           {item.result !== undefined && (
             <>
               <p className="small muted">
@@ -130,16 +140,30 @@ export const ItemView = memo(function ItemView({
   store,
   onReview,
   onRetry,
+  onCompact,
+  onOpenModels,
 }: {
   item: Item;
   store: SessionStore;
   onReview: (id: string) => void;
   /** Sends a failed turn's task again (given to the latest end that has one, when nothing runs). */
   onRetry?: () => void;
+  /** Compacts the session (given to the latest end whose hints suggest it, when nothing runs). */
+  onCompact?: () => void;
+  /** Opens Settings → AI models (for an end about the API key). */
+  onOpenModels?: () => void;
 }) {
   const { t, lang } = useApp();
   switch (item.kind) {
     case "user":
+      if (item.retry) {
+        // Retry sent the same task again: one line, not a second copy of the message.
+        return (
+          <p className="line muted msg-retry" data-testid="msg-retry" title={item.text}>
+            {t("ai.retried")}
+          </p>
+        );
+      }
       return (
         <div className="msg msg-user" data-testid="msg-user">
           {item.selection && (
@@ -174,7 +198,7 @@ export const ItemView = memo(function ItemView({
       return (
         <p className={`line ${item.approved ? "" : "line-warn"}`} data-testid="decision">
           {label}
-          {item.note && <span className="muted">{` — ${item.note}`}</span>}
+          {(item.noteId || item.note) && <span className="muted">{` — ${decisionNote(lang, item.noteId, item.note)}`}</span>}
         </p>
       );
     }
@@ -194,18 +218,38 @@ export const ItemView = memo(function ItemView({
     case "end":
       return (
         <div className={`line ${item.reason === "interrupted" ? "" : "line-warn"}`} data-testid="turn-end" data-reason={item.reason}>
-          <p>{item.cutOff ? t("ai.end.connectionLost") : t(`ai.end.${item.reason}` as MessageId)}</p>
+          <p>
+            {item.cutOff
+              ? t("ai.end.connectionLost")
+              : item.keyProblem === "rejected"
+                ? t("ai.end.keyRejected")
+                : item.keyProblem === "missing"
+                  ? t("ai.end.keyMissing")
+                  : t(`ai.end.${item.reason}` as MessageId)}
+          </p>
           {item.hints.map((h) => (
             <p key={h.id} className="small muted">
               {describeHint(lang, h)}
             </p>
           ))}
           {item.reason === "budget_exceeded" && <BudgetStop store={store} />}
-          {onRetry && (
+          {(onRetry || onCompact || (item.keyProblem && onOpenModels)) && (
             <div className="row">
-              <button type="button" data-testid="turn-retry" onClick={onRetry}>
-                {t("error.retry")}
-              </button>
+              {item.keyProblem && onOpenModels && (
+                <button type="button" data-testid="turn-open-models" onClick={onOpenModels}>
+                  {t("ai.end.openModels")}
+                </button>
+              )}
+              {onCompact && (
+                <button type="button" data-testid="turn-compact" onClick={onCompact}>
+                  {t("ai.compact.now")}
+                </button>
+              )}
+              {onRetry && (
+                <button type="button" data-testid="turn-retry" onClick={onRetry}>
+                  {t("error.retry")}
+                </button>
+              )}
             </div>
           )}
         </div>
@@ -214,24 +258,53 @@ export const ItemView = memo(function ItemView({
       return <BoundaryLine item={item} />;
     case "compactionFailed":
       return (
-        <p className="line line-warn small" data-testid="compaction-failed">
-          {t("ai.long.failed", { n: item.consecutive })}
+        <p className={`line small ${item.outcome === "failed" ? "line-warn" : "muted"}`} data-testid="compaction-failed" data-outcome={item.outcome}>
+          {item.outcome === "stopped" ? t("ai.long.stopped") : item.outcome === "interrupted" ? t("ai.long.interrupted") : t("ai.long.failed", { n: item.consecutive })}
+        </p>
+      );
+    case "contextWarning":
+      return (
+        <p className="line line-warn small" data-testid="context-warning">
+          {item.compactAt !== null ? t("ai.context.warning", { pct: item.percent, at: item.compactAt }) : t("ai.context.warningManual", { pct: item.percent })}
         </p>
       );
     case "archived":
       return <p className="line muted">{t("ai.session.archivedLine")}</p>;
     case "rewound":
       return (
-        <p className="line line-warn" data-testid="rewound-line">
+        <p className="line muted" data-testid="rewound-line">
           {t("ai.checkpoint.rewound", { n: item.version })}
         </p>
       );
   }
 });
 
-function StreamingMessage({ store, running, following }: { store: SessionStore; running: boolean; following: boolean }) {
+function StreamingMessage({
+  store,
+  running,
+  following,
+  reconnecting,
+  compacting,
+}: {
+  store: SessionStore;
+  running: boolean;
+  following: boolean;
+  reconnecting: boolean;
+  compacting: boolean;
+}) {
   const { t } = useApp();
   const streaming = useSyncExternalStore(store.subscribeStream, store.getStreaming);
+  if (compacting && !reconnecting) {
+    // Summarising can take a while with a local model: say what runs, and offer Stop here.
+    return (
+      <div className="line muted working compacting" role="status" data-testid="compacting">
+        <span className="spinner" aria-hidden="true" /> {t("ai.compacting")}
+        <button type="button" className="small-btn" data-testid="compacting-stop" onClick={() => void store.interrupt()}>
+          {t("ai.stop")}
+        </button>
+      </div>
+    );
+  }
   if (streaming && (streaming.text || streaming.reasoning)) {
     return (
       <div className="msg msg-assistant msg-live" data-testid="live-message" aria-live="off">
@@ -241,6 +314,13 @@ function StreamingMessage({ store, running, following }: { store: SessionStore; 
     );
   }
   if (!running) return null;
+  if (reconnecting) {
+    return (
+      <p className="line muted working" role="status" data-testid="reconnecting">
+        <span className="spinner" aria-hidden="true" /> {t("ai.reconnecting")}
+      </p>
+    );
+  }
   return (
     <p className="line muted working" role="status" data-testid="working">
       <span className="spinner" aria-hidden="true" /> {following ? t("ai.workingElsewhere") : t("ai.working")}
@@ -248,7 +328,7 @@ function StreamingMessage({ store, running, following }: { store: SessionStore; 
   );
 }
 
-export function Timeline({ store, onReview }: { store: SessionStore; onReview: (id: string) => void }) {
+export function Timeline({ store, onReview, onOpenModels }: { store: SessionStore; onReview: (id: string) => void; onOpenModels?: () => void }) {
   const { t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const running = isRunning(snap);
@@ -256,9 +336,12 @@ export function Timeline({ store, onReview }: { store: SessionStore; onReview: (
   const last = snap.timeline.items.at(-1);
   const retry = last?.kind === "end" && last.retry && !running && !snap.timeline.archived ? last.retry : null;
   const onRetry = retry ? () => void store.submit(retry.text, undefined, retry.selection) : undefined;
+  // A conversation too long for the model: compacting it is the way on.
+  const compactable = last?.kind === "end" && last.hints.some((h) => h.id === "compact") && !running && !snap.timeline.archived && store.offers("session.compact");
+  const onCompact = compactable ? () => void store.compact() : undefined;
   const footer = (
     <>
-      <StreamingMessage store={store} running={running} following={snap.following && snap.driving === 0} />
+      <StreamingMessage store={store} running={running} following={snap.following && snap.driving === 0} reconnecting={snap.reconnecting} compacting={snap.timeline.compacting !== null} />
       {snap.timeline.queued.map((q, i) => (
         <div key={`${i}:${q}`} className="msg msg-user msg-queued" data-testid="msg-queued">
           <span className="badge">{t("ai.queued")}</span>
@@ -281,11 +364,15 @@ export function Timeline({ store, onReview }: { store: SessionStore; onReview: (
     <VirtualFeed
       items={snap.timeline.items}
       getKey={(item) => item.key}
-      renderItem={(item) => <ItemView item={item} store={store} onReview={onReview} onRetry={item === last ? onRetry : undefined} />}
+      renderItem={(item) => (
+        <ItemView item={item} store={store} onReview={onReview} onRetry={item === last ? onRetry : undefined} onCompact={item === last ? onCompact : undefined} onOpenModels={onOpenModels} />
+      )}
       estimate={48}
       footer={footer}
       label={t("ai.timeline")}
       testId="timeline"
+      revealKey={snap.reveal}
+      jumpLabels={{ latest: t("ai.feed.latest"), unseen: t("ai.feed.unseen") }}
     />
   );
 }

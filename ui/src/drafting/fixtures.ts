@@ -1,6 +1,6 @@
 // Harness events and records for the drafting tests, built the way the engine sends them.
 import type { HarnessEvent } from "../api/client";
-import type { LlmProfile, Proposal, ProposalHunk, ProposalView, Session, SessionView, TurnEndReason } from "../api/generated";
+import type { LlmProfile, Proposal, ProposalHunk, ProposalView, Session, SessionView, ToolStatus, TurnEndReason } from "../api/generated";
 
 type Body = Pick<HarnessEvent, "kind" | "payload">;
 
@@ -32,7 +32,7 @@ export const assistant = (text: string, toolCalls: { id: string; name: string; a
   payload: { text, toolCalls, finishReason: toolCalls.length ? "tool_calls" : "stop", interrupted, inputTokens: 100, outputTokens: 20 },
 });
 export const delta = (text: string): Body => ({ kind: "assistant_delta", payload: { text } });
-export const toolResult = (tool: string, content: string, status: "success" | "tool_error" | "interrupted" | "permission_denied" = "success"): Body => ({
+export const toolResult = (tool: string, content: string, status: ToolStatus = "success"): Body => ({
   kind: "tool_result",
   payload: { tool, status, content, reusedExecution: false },
 });
@@ -146,3 +146,42 @@ export function proposal(over: Partial<Proposal> = {}): Proposal {
 export function view(over: Partial<ProposalView> = {}): ProposalView {
   return { ...proposal(), stale: false, basedOnStaged: false, ...over };
 }
+
+export const compactionStarted = (trigger: "manual" | "auto" | "reactive" = "auto"): Body => ({
+  kind: "compaction_started",
+  payload: { trigger, estimatedTokens: 26000, contextWindow: 32768 },
+});
+export const compactionFailed = (consecutive: number, message = "The model's summary broke the schema."): Body => ({
+  kind: "compaction_failed",
+  payload: { trigger: "auto", consecutive, message, inputTokens: 0, outputTokens: 0 },
+});
+export const compactBoundary = (): Body => ({
+  kind: "compact_boundary",
+  payload: {
+    trigger: "manual",
+    mode: "summarized",
+    summary: {
+      summary: "我们把三个步骤改短了，结尾加了行动号召。",
+      user_intent: "一篇适合公众号的写作计划",
+      accepted_changes: [{ proposal_id: "prp_1", version: 2 }],
+      rejected_directions: [{ direction: "用“最佳”这类词", reason: "绝对化用语" }],
+      open_tasks: ["改标题"],
+      active_artifacts: [],
+      source_refs: [],
+      next_step_hint: "给标题三个候选",
+    },
+    summaryText: "# Earlier conversation (summarised; the full log is kept)\n我们把三个步骤改短了。\n",
+    keptMessages: 2,
+    compactedMessages: 12,
+    pinnedInstructions: [],
+    tokensBefore: 26000,
+    tokensAfter: 3000,
+    note: "Earlier conversation summarised",
+    inputTokens: 2000,
+    outputTokens: 200,
+  },
+});
+export const contextWarning = (percent: number, compactAtPercent?: number): Body => ({
+  kind: "context_warning",
+  payload: { estimatedTokens: 23000, contextWindow: 32768, percent, ...(compactAtPercent !== undefined ? { compactAtPercent } : {}) },
+});

@@ -2,8 +2,9 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { HarnessEvent } from "../api/client";
 import { ApiClient } from "../api/client";
 import { FakeTransport } from "../api/fake";
-import { assistant, created, delta, ev, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "./fixtures";
-import { isRunning, SessionStore } from "./store";
+import { offlineError } from "../api/errors";
+import { assistant, compactBoundary, compactionStarted, created, delta, ev, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "./fixtures";
+import { followTiming, isRunning, SessionStore } from "./store";
 
 beforeEach(() => resetSeq());
 
@@ -97,5 +98,99 @@ describe("the session store", () => {
     expect(s.following).toBe(false);
     expect(s.timeline.items.at(-1)).toMatchObject({ kind: "assistant", text: "改好了" });
     expect(isRunning(s)).toBe(false);
+  });
+
+  it("a backend that goes away mid-turn is tried again with backoff; once back, the turn shows closed", async () => {
+    const saved = { ...followTiming };
+    followTiming.pollMs = 5;
+    followTiming.retryMs = [10, 20];
+    try {
+      const log = [ev(created()), ev(user("改")), ev(turnStarted())];
+      let down = false;
+      const transport = backend(log);
+      transport.on("session.submit", (_params, emit) => {
+        for (const e of log.slice(1)) emit(e);
+        emit(ev(delta("改到一"), {}, true));
+        down = true;
+        throw offlineError("stream broke");
+      });
+      transport.on("session.events", ({ from = 1 }) => {
+        if (down) throw offlineError("connection refused");
+        return { events: log.filter((e) => e.sequence >= from), lastSequence: log.length };
+      });
+      transport.on("session.get", () => {
+        if (down) throw offlineError("connection refused");
+        return sessionView({ status: "idle", lastSequence: log.length });
+      });
+      const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+      await store.submit("改");
+      await frame();
+      // Offline: still following, saying so, the error shown.
+      let s = store.getSnapshot();
+      expect(s.following).toBe(true);
+      expect(s.reconnecting).toBe(true);
+      expect(s.error?.code).toBe("OFFLINE");
+      expect(store.getStreaming()).toBeNull();
+      // The backend comes back; reopening the session closed the turn.
+      log.push(ev(assistant("改到一", [], true)), ev(turnEnded("restarted")));
+      down = false;
+      await new Promise((r) => setTimeout(r, 120));
+      s = store.getSnapshot();
+      expect(s.following).toBe(false);
+      expect(s.reconnecting).toBe(false);
+      expect(s.error).toBeNull();
+      expect(isRunning(s)).toBe(false);
+      expect(s.timeline.items.at(-1)).toMatchObject({ kind: "end", reason: "restarted" });
+    } finally {
+      Object.assign(followTiming, saved);
+    }
+  });
+
+  it("reads the log again when it says it holds more than the page brought", async () => {
+    const log = [ev(created()), ev(user("改")), ev(turnStarted())];
+    const transport = backend(log);
+    let reads = 0;
+    // The first read closes the turn after scanning (as a backend does on its first use after a restart).
+    transport.on("session.events", ({ from = 1 }) => {
+      const events = log.filter((e) => e.sequence >= from);
+      if (reads++ === 0) log.push(ev(turnEnded("restarted")));
+      return { events, lastSequence: log.length };
+    });
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    await store.load();
+    const s = store.getSnapshot();
+    expect(s.timeline.turnOpen).toBe(false);
+    expect(s.timeline.items.at(-1)).toMatchObject({ kind: "end", reason: "restarted" });
+  });
+
+  it("while idle it reads the log now and then: a compaction the API started shows, runs and ends", async () => {
+    const saved = { ...followTiming };
+    followTiming.pollMs = 5;
+    followTiming.idleMs = 10;
+    try {
+      const log = [ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))];
+      let status: "idle" | "running" = "idle";
+      const transport = backend(log);
+      transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
+      const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+      await store.load();
+      expect(isRunning(store.getSnapshot())).toBe(false);
+      status = "running";
+      log.push(ev(compactionStarted("manual")));
+      await new Promise((r) => setTimeout(r, 60));
+      let s = store.getSnapshot();
+      expect(s.timeline.compacting).not.toBeNull();
+      expect(isRunning(s)).toBe(true);
+      log.push(ev(compactBoundary()));
+      status = "idle";
+      await new Promise((r) => setTimeout(r, 60));
+      s = store.getSnapshot();
+      expect(s.timeline.compacting).toBeNull();
+      expect(s.timeline.items.at(-1)).toMatchObject({ kind: "boundary" });
+      expect(isRunning(s)).toBe(false);
+      store.dispose();
+    } finally {
+      Object.assign(followTiming, saved);
+    }
   });
 });

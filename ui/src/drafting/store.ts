@@ -13,7 +13,7 @@
 // way they are applied in sequence order; a gap is filled from the log first.
 
 import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../api/client";
-import type { Checkpoint, CheckpointRestoreResult, Constraint, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionView, StagingView } from "../api/generated";
+import type { Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView } from "../api/generated";
 import { lastSession, saveLastSession } from "../lib/prefs";
 import { emptyTimeline, fold, type TimelineState } from "./timeline";
 import type { Selection } from "./scope";
@@ -23,7 +23,16 @@ type Listener = () => void;
 const PAGE = 1000;
 /** Tools whose successful run changes the project's working copy or settings. */
 const PROJECT_WRITES = ["apply_proposal", "update_project_metadata"];
-const FOLLOW_MS = 400;
+/** How often a followed turn's log is read, and the waits between tries while the
+ * backend cannot be reached (the last one repeats). Tests shorten them. */
+export const followTiming = { pollMs: 400, retryMs: [500, 1000, 2000, 4000, 8000, 15000], idleMs: 2500 };
+
+/** The app's own backend is gone (not a server the core talks to). */
+export function backendGone(error: ClientError | null): boolean {
+  return error?.code === "OFFLINE" && error.hints.some((h) => h.id === "offline.check_running");
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Streaming {
   text: string;
@@ -38,6 +47,8 @@ export interface SessionSnapshot {
   driving: number;
   /** A turn runs that this window follows by polling the log. */
   following: boolean;
+  /** Following, but the backend does not answer: it is tried again with backoff. */
+  reconnecting: boolean;
   error: ClientError | null;
   proposals: ProposalView[];
   /** The session's cost so far, from its usage records; null when no call was priced. */
@@ -48,10 +59,16 @@ export interface SessionSnapshot {
   checkpoints: Checkpoint[] | null;
   /** Changes the session staged and has not applied; null when none (or no staging). */
   staging: StagingView | null;
+  /** Counts what the person sent here (a task, a decision, an answer, a restore): the
+   * timeline scrolls to its end on each, wherever it was scrolled. */
+  reveal: number;
+  /** The context budget as the engine counts it (the reply's reserve, the fixed part);
+   * null until read, or when the backend cannot say. */
+  budget: SessionContextView | null;
 }
 
 export function isRunning(s: SessionSnapshot): boolean {
-  return s.timeline.turnOpen || s.driving > 0 || s.following;
+  return s.timeline.turnOpen || s.timeline.compacting !== null || s.driving > 0 || s.following;
 }
 
 const schedule: (f: () => void) => void =
@@ -83,12 +100,15 @@ export class SessionStore {
       loaded: false,
       driving: 0,
       following: false,
+      reconnecting: false,
       error: null,
       proposals: [],
       cost: null,
       constraints: null,
       checkpoints: null,
       staging: null,
+      reveal: 0,
+      budget: null,
     };
   }
 
@@ -141,8 +161,36 @@ export class SessionStore {
       void this.refreshCost();
       void this.refreshExtras();
       if (view.status === "running") void this.follow();
+      void this.watch();
     } catch (e) {
       this.set({ loaded: true, error: toClientError(e) });
+    }
+  }
+
+  private watching = false;
+
+  /** While nothing runs here, reads the log now and then (when the window is visible):
+   * a turn or a compaction another window or the API started shows up, and is followed. */
+  private async watch(): Promise<void> {
+    if (this.watching) return;
+    this.watching = true;
+    try {
+      while (!this.disposed) {
+        await sleep(followTiming.idleMs);
+        if (this.disposed) break;
+        const s = this.snapshot;
+        const hidden = typeof document !== "undefined" && document.visibilityState === "hidden";
+        if (hidden || isRunning(s) || s.timeline.archived) continue;
+        try {
+          await this.catchUp();
+        } catch {
+          continue;
+        }
+        const now = this.snapshot.timeline;
+        if (now.turnOpen || now.compacting) void this.follow();
+      }
+    } finally {
+      this.watching = false;
     }
   }
 
@@ -190,11 +238,20 @@ export class SessionStore {
   catchUp(): Promise<void> {
     this.catching ??= (async () => {
       try {
+        // The log may say it holds more than the page brought (the backend closed a turn
+        // a restart left open while answering): read once more then.
+        let again = true;
         for (;;) {
           const from = this.snapshot.timeline.lastSequence + 1;
           const r = await this.client.call("session.events", { sessionId: this.id, from, limit: PAGE });
           this.ingest(r.events);
-          if (r.events.length < PAGE || this.disposed) break;
+          if (this.disposed) break;
+          if (r.events.length === PAGE) continue;
+          if (again && r.lastSequence > this.snapshot.timeline.lastSequence) {
+            again = false;
+            continue;
+          }
+          break;
         }
       } finally {
         this.catching = null;
@@ -203,28 +260,45 @@ export class SessionStore {
     return this.catching;
   }
 
-  /** Polls the log while a turn this window does not drive runs. */
+  /** Polls the log while a turn this window does not drive runs. While the backend
+   * cannot be reached it keeps trying, with backoff, and says so; once it answers again
+   * the log shows how the turn ended (a restart closes it). */
   async follow(): Promise<void> {
     if (this.snapshot.following || this.disposed) return;
     this.set({ following: true });
+    let failures = 0;
     try {
       while (!this.disposed && this.snapshot.driving === 0) {
-        await this.catchUp();
-        if (!this.snapshot.timeline.turnOpen) {
-          const view = await this.client.call("session.get", { sessionId: this.id });
-          if (view.status !== "running") break;
+        let done = false;
+        try {
+          await this.catchUp();
+          if (!this.snapshot.timeline.turnOpen && !this.snapshot.timeline.compacting) {
+            const view = await this.client.call("session.get", { sessionId: this.id });
+            done = view.status !== "running";
+          }
+        } catch (e) {
+          const error = toClientError(e);
+          this.set({ error, reconnecting: backendGone(error) });
+          if (!backendGone(error) && failures >= followTiming.retryMs.length) break;
+          await sleep(followTiming.retryMs[Math.min(failures, followTiming.retryMs.length - 1)]);
+          failures++;
+          continue;
         }
-        await new Promise((r) => setTimeout(r, FOLLOW_MS));
+        if (failures > 0 || this.snapshot.reconnecting || backendGone(this.snapshot.error)) {
+          // Reached again: the lost connection is over.
+          failures = 0;
+          this.set({ reconnecting: false, ...(backendGone(this.snapshot.error) ? { error: null } : {}) });
+        }
+        if (done) break;
+        await sleep(followTiming.pollMs);
       }
-    } catch (e) {
-      this.set({ error: toClientError(e) });
     } finally {
-      this.set({ following: false });
+      this.set({ following: false, reconnecting: false });
     }
   }
 
   private async drive(run: (onEvent: (e: HarnessEvent) => void) => Promise<{ session: SessionView }>): Promise<boolean> {
-    this.set({ driving: this.snapshot.driving + 1, error: null });
+    this.set({ driving: this.snapshot.driving + 1, error: null, reveal: this.snapshot.reveal + 1 });
     let ok = true;
     try {
       const r = await run((e) => this.ingest([e]));
@@ -237,8 +311,9 @@ export class SessionStore {
       if (this.snapshot.driving === 0) this.setStreaming(null);
     }
     await this.catchUp().catch(() => undefined);
-    // The call ended but a turn still runs (a dropped connection): follow it.
-    if (!ok && this.snapshot.timeline.turnOpen) void this.follow();
+    // The call broke off while a turn ran, or the backend went away: follow the log (once
+    // the backend is back, it says how the turn ended).
+    if (!ok && (this.snapshot.timeline.turnOpen || backendGone(this.snapshot.error))) void this.follow();
     return ok;
   }
 
@@ -247,6 +322,52 @@ export class SessionStore {
   submit(text: string, mode?: Mode, selection?: Selection | null): Promise<boolean> {
     const params = { sessionId: this.id, text, ...(mode ? { mode } : {}), ...(selection ? { selection } : {}) };
     return this.drive((onEvent) => this.client.stream("session.submit", params, onEvent));
+  }
+
+  /** Summarises the earlier conversation now (Stop interrupts it): "compacted", "nothing"
+   * (only the latest turn is there: nothing older to summarise), "failed" (or stopped; the
+   * timeline says which), or null when the call failed (the error is shown). */
+  async compact(): Promise<"compacted" | "nothing" | "failed" | null> {
+    const before = this.snapshot.timeline.lastSequence;
+    let result: SessionCompactResult | null = null;
+    const ok = await this.drive(async (onEvent) => {
+      result = await this.client.stream("session.compact", { sessionId: this.id }, onEvent);
+      return result;
+    });
+    const r = result as SessionCompactResult | null;
+    void this.refreshBudget();
+    if (!ok || !r) return null;
+    if (r.compacted) return "compacted";
+    return this.snapshot.timeline.lastSequence === before ? "nothing" : "failed";
+  }
+
+  /** The context budget and compaction setting; null when the backend cannot say. */
+  async readContext(): Promise<SessionContextView | null> {
+    if (!this.methods.has("session.context")) return null;
+    try {
+      return await this.client.call("session.context", { sessionId: this.id });
+    } catch {
+      return null;
+    }
+  }
+
+  /** Reads the context budget again (after a turn, a compaction, a new setting). */
+  async refreshBudget(): Promise<void> {
+    const budget = await this.readContext();
+    if (budget) this.set({ budget });
+  }
+
+  /** Sets when the session compacts by itself (`undefined`: as its model's profile says). */
+  async setCompaction(threshold: CompactThreshold | undefined): Promise<SessionContextView | null> {
+    try {
+      const view = await this.client.call("session.setCompaction", { sessionId: this.id, ...(threshold ? { threshold } : {}) });
+      this.set({ budget: view });
+      await this.catchUp();
+      return view;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
   }
 
   resolveApproval(requestId: string, approved: boolean, note?: string): Promise<boolean> {
@@ -319,6 +440,7 @@ export class SessionStore {
     const sessionId = this.id;
     const has = (m: string) => this.methods.has(m);
     try {
+      void this.refreshBudget();
       const [constraints, checkpoints, staging] = await Promise.all([
         has("constraint.list") ? this.client.call("constraint.list", { sessionId }).then((r) => r.constraints) : null,
         has("checkpoint.list") ? this.client.call("checkpoint.list", { sessionId }).then((r) => r.checkpoints) : null,
@@ -352,6 +474,7 @@ export class SessionStore {
   async restoreCheckpoint(checkpointId: string): Promise<CheckpointRestoreResult | null> {
     try {
       const r = await this.client.call("checkpoint.restore", { sessionId: this.id, checkpointId });
+      this.set({ reveal: this.snapshot.reveal + 1 });
       this.ingest([r.event]);
       await this.catchUp();
       void this.refreshProposals();
@@ -564,6 +687,17 @@ export class Drafting {
 
   clearError() {
     this.set({ error: null });
+  }
+
+  /** Compacts the active session now (the palette's action); false when none is open,
+   * something runs, or it is archived. */
+  compact(): boolean {
+    const store = this.snapshot.active;
+    if (!store) return false;
+    const s = store.getSnapshot();
+    if (isRunning(s) || s.timeline.archived) return false;
+    void store.compact();
+    return true;
   }
 
   /** Stops the active session's turn; true when one was running here. */

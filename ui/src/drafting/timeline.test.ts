@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { approvalRequested, assistant, created, delta, ev, resetSeq, toolResult, turnEnded, turnStarted, user } from "./fixtures";
-import { emptyTimeline, fold, foldAll, proposalIdsIn } from "./timeline";
+import { approvalRequested, assistant, compactBoundary, compactionFailed, compactionStarted, contextWarning, created, delta, ev, resetSeq, toolResult, turnEnded, turnStarted, user } from "./fixtures";
+import { emptyTimeline, fold, foldAll, proposalIdsIn, stepState } from "./timeline";
 
 beforeEach(() => resetSeq());
 
@@ -42,7 +42,7 @@ describe("folding the log into the panel's state", () => {
     expect(s.lastSequence).toBe(9);
   });
 
-  it("a prompt waits for the person until decided; a denial fails the step", () => {
+  it("a prompt waits for the person until decided; a denial is not a failure", () => {
     let s = foldAll([
       ev(created()),
       ev(user("直接改吧")),
@@ -54,10 +54,15 @@ describe("folding the log into the panel's state", () => {
     expect(s.pendingApproval).toMatchObject({ requestId: "req_1", tool: "apply_proposal", toolUseId: "c1" });
     expect(s.items.at(-1)).toMatchObject({ kind: "tool", state: "waiting" });
     s = fold(s, ev({ kind: "approval_resolved", payload: { requestId: "req_1", approved: false, decidedBy: "me", note: "先别改" } }, { toolUseId: "c1" }));
-    s = fold(s, ev(toolResult("apply_proposal", "denied: 先别改", "permission_denied"), { toolUseId: "c1" }));
+    s = fold(s, ev(toolResult("apply_proposal", "denied: 先别改", "denied"), { toolUseId: "c1" }));
     expect(s.pendingApproval).toBeNull();
-    expect(s.items.find((i) => i.kind === "decision")).toMatchObject({ approved: false, note: "先别改", tool: "apply_proposal", plan: false });
-    expect(s.items.find((i) => i.kind === "tool")).toMatchObject({ state: "failed", status: "permission_denied" });
+    expect(s.items.find((i) => i.kind === "decision")).toMatchObject({ approved: false, note: "先别改", noteId: null, tool: "apply_proposal", plan: false });
+    expect(s.items.find((i) => i.kind === "tool")).toMatchObject({ state: "denied", status: "denied" });
+    // Plan mode's or a rule's refusal is blocked; only a real error fails.
+    expect([stepState("blocked"), stepState("permission_denied"), stepState("tool_error"), stepState("success")]).toEqual(["blocked", "blocked", "failed", "done"]);
+    // A note the core words (a new message superseded the approval) keeps its id.
+    s = fold(s, ev({ kind: "approval_resolved", payload: { requestId: "req_2", approved: false, decidedBy: "me", note: "Superseded by a new message.", noteId: "superseded_by_new_message" } }));
+    expect(s.items.at(-1)).toMatchObject({ kind: "decision", noteId: "superseded_by_new_message" });
   });
 
   it("queued messages wait below the turn and join the history when delivered", () => {
@@ -134,5 +139,45 @@ describe("folding the log into the panel's state", () => {
     expect(proposalIdsIn("not json")).toEqual([]);
     expect(proposalIdsIn(JSON.stringify({ proposalId: "ver_1" }))).toEqual([]);
     expect(fold(emptyTimeline, ev(created())).items).toEqual([]);
+  });
+
+  it("a compaction runs between its start and its boundary; a warning is a line", () => {
+    let s = foldAll([ev(created()), ev(user("改")), ev(turnStarted()), ev(contextWarning(72, 80)), ev(compactionStarted())]);
+    expect(s.compacting).toMatchObject({ trigger: "auto", contextWindow: 32768 });
+    expect(s.items.at(-1)).toMatchObject({ kind: "contextWarning", percent: 72, compactAt: 80 });
+    s = fold(s, ev(compactBoundary()));
+    expect(s.compacting).toBeNull();
+    expect(s.items.at(-1)).toMatchObject({ kind: "boundary", compacted: 12, summary: { next_step_hint: "给标题三个候选" } });
+    expect(fold(s, ev(contextWarning(75))).items.at(-1)).toMatchObject({ kind: "contextWarning", compactAt: null });
+  });
+
+  it("a compaction the person stopped, or the app did, is not a failure; a failure counts", () => {
+    let s = foldAll([ev(created()), ev(compactionStarted("manual")), ev(compactionFailed(0, "Stopped by the user; nothing was replaced."))]);
+    expect(s.compacting).toBeNull();
+    expect(s.items.at(-1)).toMatchObject({ kind: "compactionFailed", outcome: "stopped" });
+    s = foldAll([ev(compactionStarted()), ev(compactionFailed(1))], s);
+    expect(s.items.at(-1)).toMatchObject({ kind: "compactionFailed", outcome: "failed", consecutive: 1 });
+    s = foldAll([ev(compactionStarted()), ev(compactionFailed(1, "The app stopped during this compaction; nothing was replaced."))], s);
+    expect(s.items.at(-1)).toMatchObject({ kind: "compactionFailed", outcome: "interrupted" });
+    // A turn end closes a compaction the log left open.
+    expect(foldAll([ev(compactionStarted()), ev(turnEnded("interrupted"))], s).compacting).toBeNull();
+  });
+
+  it("the same task sent again right after a failed turn is that turn's retry; an API key problem is named", () => {
+    const s = foldAll([
+      ev(created()),
+      ev(user("写一句")),
+      ev(turnStarted()),
+      ev(turnEnded("model_error", [{ id: "check_api_key", message: "Check the API key of this profile; set it again if it changed." }])),
+      ev(user("写一句")),
+    ]);
+    expect(s.items.map((i) => i.kind)).toEqual(["user", "end", "user"]);
+    expect(s.items[1]).toMatchObject({ kind: "end", keyProblem: "rejected" });
+    expect(s.items[0]).toMatchObject({ retry: false });
+    expect(s.items[2]).toMatchObject({ retry: true });
+    // Another task after a failure is not a retry.
+    const other = foldAll([ev(created()), ev(user("一")), ev(turnStarted()), ev(turnEnded("model_error")), ev(user("二"))]);
+    expect(other.items.at(-1)).toMatchObject({ retry: false });
+    expect(other.items[1]).toMatchObject({ keyProblem: null });
   });
 });

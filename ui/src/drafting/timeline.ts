@@ -6,14 +6,16 @@
 // message (see ./store.ts).
 
 import type { HarnessEvent } from "../api/client";
-import type { ApprovalChange, CompactionMode, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
+import type { ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../api/generated";
 import { parseTask, type Selection } from "./scope";
 
 /** A tool step as the timeline shows it. */
-export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "cancelled";
+/** `denied`: the person said no; `blocked`: plan mode or a permission rule did. */
+export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "cancelled" | "denied" | "blocked";
 
 export type Item =
-  | { kind: "user"; key: string; text: string; selection: Selection | null; wasQueued: boolean }
+  /** `retry`: the task of the failed turn just above, sent again by Retry (shown as such). */
+  | { kind: "user"; key: string; text: string; selection: Selection | null; wasQueued: boolean; retry: boolean }
   /** `interrupted`: the answer did not finish; `cutOff`: because the model call failed
    * (the connection was lost), not because the person stopped it. */
   | { kind: "assistant"; key: string; text: string; interrupted: boolean; cutOff: boolean }
@@ -29,7 +31,8 @@ export type Item =
       /** Proposals the step made (from the envelope or its result). */
       proposalIds: string[];
     }
-  | { kind: "decision"; key: string; tool: string; approved: boolean; note: string; plan: boolean }
+  /** `noteId`: a note the core words (e.g. the approval was superseded by a new message). */
+  | { kind: "decision"; key: string; tool: string; approved: boolean; note: string; noteId: string | null; plan: boolean }
   | { kind: "answer"; key: string; question: string; answer: string }
   | { kind: "mode"; key: string; mode: Mode; by: string }
   | {
@@ -42,14 +45,51 @@ export type Item =
       cutOff: boolean;
       /** The task of a turn the model failed: sent again as it was by Retry. */
       retry: RetryTask | null;
+      /** The provider refused the profile's API key, or the profile has none. */
+      keyProblem: KeyProblem | null;
     }
   | { kind: "archived"; key: string }
   /** The person restored a checkpoint: the project went back to it as version `version`. */
   | { kind: "rewound"; key: string; version: number }
   /** Earlier conversation was summarised (or truncated); expandable to the summary. */
-  | { kind: "boundary"; key: string; mode: CompactionMode; note: string; summaryText: string; compacted: number; tokensBefore: number; tokensAfter: number }
-  /** A compaction attempt failed (the third in a row truncates). */
-  | { kind: "compactionFailed"; key: string; consecutive: number; message: string };
+  | {
+      kind: "boundary";
+      key: string;
+      mode: CompactionMode;
+      note: string;
+      summaryText: string;
+      /** The validated summary, by part (absent for a truncation). */
+      summary: CompactionSummary | null;
+      compacted: number;
+      tokensBefore: number;
+      tokensAfter: number;
+    }
+  /** A compaction attempt did not replace anything: it failed (the third in a row
+   * truncates), the person stopped it, or the app stopped during it. */
+  | { kind: "compactionFailed"; key: string; consecutive: number; message: string; outcome: CompactionFailure }
+  /** The context passed the warning share of the window. */
+  | { kind: "contextWarning"; key: string; percent: number; compactAt: number | null };
+
+export type CompactionFailure = "failed" | "stopped" | "interrupted";
+
+export type KeyProblem = "rejected" | "missing";
+
+/** What the hints of a turn end say about the API key (core's PROVIDER_AUTH hints). */
+function keyProblemOf(hints: readonly Hint[]): KeyProblem | null {
+  if (hints.some((h) => h.id === "check_api_key")) return "rejected";
+  if (hints.some((h) => h.id === "set_api_key")) return "missing";
+  return null;
+}
+
+/** The core's message for a compaction the person stopped (`compaction::STOPPED`). */
+const COMPACTION_STOPPED = "Stopped by the user";
+
+/** A compaction under way (between `compaction_started` and its boundary or failure). */
+export interface Compacting {
+  trigger: CompactionTrigger;
+  estimatedTokens: number;
+  contextWindow: number;
+}
 
 /** A task as it was submitted (its text and typed selection), to send again. */
 export interface RetryTask {
@@ -103,6 +143,10 @@ export interface TimelineState {
   longSessionSeq: number;
   /** The last task the person sent, as submitted (what Retry sends again). */
   lastTask: RetryTask | null;
+  /** A compaction is running (summarising the earlier conversation). */
+  compacting: Compacting | null;
+  /** Failed summaries in a row (a stopped or interrupted one does not count). */
+  compactionFailures: number;
 }
 
 export const emptyTimeline: TimelineState = {
@@ -121,6 +165,8 @@ export const emptyTimeline: TimelineState = {
   truncated: false,
   longSessionSeq: 0,
   lastTask: null,
+  compacting: null,
+  compactionFailures: 0,
 };
 
 /** The `finishReason` of an answer a failed model call cut off (core's `CUT_OFF_BY_ERROR`). */
@@ -132,10 +178,13 @@ const RETRYABLE_ENDS: TurnEndReason[] = ["model_error"];
 /** Turn ends the panel says nothing about: a finished answer, or a prompt it shows. */
 const QUIET_ENDS: TurnEndReason[] = ["completed", "blocked_on_approval", "blocked_on_question"];
 
-/** Every other status (a schema error, a denial, a timeout, a tool error, ...) failed. */
-function stepState(status: ToolStatus): StepState {
+/** A refusal is not a failure: the person's is `denied`, plan mode's or a rule's is
+ * `blocked`. Every other status (a schema error, a timeout, a tool error, ...) failed. */
+export function stepState(status: ToolStatus): StepState {
   if (status === "success") return "done";
   if (status === "interrupted" || status === "cancelled") return "cancelled";
+  if (status === "denied") return "denied";
+  if (status === "blocked" || status === "permission_denied" || status === "tool_forbidden") return "blocked";
   return "failed";
 }
 
@@ -201,7 +250,11 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       // The typed selection; a message from before it existed carries a tagged block.
       const typed = event.payload.selection;
       const { task, selection } = typed ? { task: event.payload.text, selection: typed } : parseTask(event.payload.text);
-      push({ kind: "user", key, text: task, selection, wasQueued: event.payload.wasQueued });
+      // The same task right after the failed turn that offered Retry: that retry.
+      const prev = s.items.at(-1);
+      const retry =
+        prev?.kind === "end" && prev.retry !== null && prev.retry.text === event.payload.text && JSON.stringify(prev.retry.selection ?? null) === JSON.stringify(typed ?? null);
+      push({ kind: "user", key, text: task, selection, wasQueued: event.payload.wasQueued, retry });
       // As submitted: an older message keeps its tagged block in the text.
       s.lastTask = { text: event.payload.text, selection: typed ?? null };
       const at = s.queued.indexOf(event.payload.text);
@@ -268,7 +321,7 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       const pending = s.pendingApproval;
       const tool = pending?.requestId === p.requestId ? pending.tool : "";
       if (pending?.requestId === p.requestId) s.pendingApproval = null;
-      push({ kind: "decision", key, tool, approved: p.approved, note: p.note, plan: tool === "exit_plan_mode" });
+      push({ kind: "decision", key, tool, approved: p.approved, note: p.note, noteId: p.noteId ?? null, plan: tool === "exit_plan_mode" });
       s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: p.approved ? "running" : step.state }));
       break;
     }
@@ -292,6 +345,7 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
     case "turn_ended": {
       const p = event.payload;
       s.turnOpen = false;
+      s.compacting = null;
       // A turn blocked on the person keeps its waiting step; any other end settles the rest.
       if (p.reason !== "blocked_on_approval" && p.reason !== "blocked_on_question") s.items = settleSteps(s.items);
       // An answer cut short already says it stopped; the end line would repeat it.
@@ -300,7 +354,8 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       // The core says when it was the connection (not an error the provider sent).
       const cutOff = p.reason === "model_error" && last?.kind === "assistant" && last.cutOff && p.hints.some((h) => h.id === "connection_lost");
       const retry = RETRYABLE_ENDS.includes(p.reason) ? s.lastTask : null;
-      if (!QUIET_ENDS.includes(p.reason) && !saidStopped) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints, cutOff, retry });
+      const keyProblem = p.reason === "model_error" ? keyProblemOf(p.hints) : null;
+      if (!QUIET_ENDS.includes(p.reason) && !saidStopped) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints, cutOff, retry, keyProblem });
       break;
     }
     case "session_archived":
@@ -312,13 +367,29 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       break;
     case "compact_boundary": {
       const p = event.payload;
-      push({ kind: "boundary", key, mode: p.mode, note: p.note, summaryText: p.summaryText, compacted: p.compactedMessages, tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter });
+      push({ kind: "boundary", key, mode: p.mode, note: p.note, summaryText: p.summaryText, summary: p.summary ?? null, compacted: p.compactedMessages, tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter });
       s.truncated = p.mode === "truncated";
       s.longSessionSeq = event.sequence;
+      s.compacting = null;
+      s.compactionFailures = 0;
       break;
     }
-    case "compaction_failed":
-      push({ kind: "compactionFailed", key, consecutive: event.payload.consecutive, message: event.payload.message });
+    case "compaction_started": {
+      const p = event.payload;
+      s.compacting = { trigger: p.trigger, estimatedTokens: p.estimatedTokens, contextWindow: p.contextWindow };
+      break;
+    }
+    case "compaction_failed": {
+      const p = event.payload;
+      // A stop (by the person, or of the app) does not count as a failure: the count stays.
+      const outcome: CompactionFailure = p.message.startsWith(COMPACTION_STOPPED) ? "stopped" : p.consecutive > s.compactionFailures ? "failed" : "interrupted";
+      push({ kind: "compactionFailed", key, consecutive: p.consecutive, message: p.message, outcome });
+      s.compacting = null;
+      s.compactionFailures = p.consecutive;
+      break;
+    }
+    case "context_warning":
+      push({ kind: "contextWarning", key, percent: event.payload.percent, compactAt: event.payload.compactAtPercent ?? null });
       break;
     case "intent_updated":
     case "pin_added":

@@ -46,6 +46,8 @@ export interface ProjectViewHandle {
   closeOverlay(): boolean;
   /** Stops the AI session's running turn; false when nothing ran. */
   stopAi(): boolean;
+  /** Compacts the open AI session now; false when none is open or something runs. */
+  compactAi(): boolean;
   /** Opens the one-click optimize dialog (Ctrl/Cmd+Shift+O). */
   openOptimize(): void;
   flush(): Promise<void>;
@@ -698,6 +700,10 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     toggleArchive: () => void toggleArchive(),
     focusEditor: () => editor.current?.focus(),
     stopAi: () => drafting.stop(),
+    compactAi: () => {
+      onTab("ai");
+      return drafting.compact();
+    },
     openOptimize: () => setOptimize({ draft: null }),
     closeOverlay: () => {
       if (review) {

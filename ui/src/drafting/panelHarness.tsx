@@ -1,0 +1,86 @@
+// A test harness for the AI panel: the panel on a FakeTransport with a session log,
+// its working copy recorded. Shared by the prompt, session bar and checkpoint tests.
+import { render } from "@testing-library/react";
+import { vi } from "vitest";
+import type { HarnessEvent } from "../api/client";
+import { FakeTransport } from "../api/fake";
+import type { LlmProfile, Project, ProposalView, Session } from "../api/generated";
+import type { Lang } from "../i18n";
+import { makeCtx, WithCtx } from "../test-utils";
+import { AiPanel } from "./AiPanel";
+import { profile, session, sessionView } from "./fixtures";
+import type { Selection } from "./scope";
+import { Drafting } from "./store";
+
+export interface PanelSetup {
+  profiles?: LlmProfile[];
+  log?: HarnessEvent[];
+  status?: "idle" | "running" | "waitingForApproval" | "waitingForAnswer";
+  methods?: string[];
+  lang?: Lang;
+  selection?: Selection | null;
+  proposals?: ProposalView[];
+  sessions?: Session[];
+  project?: Partial<Project>;
+}
+
+export function testProject(over: Partial<Project> = {}): Project {
+  return {
+    id: "prj_1",
+    title: "早起写作",
+    source: "# 早起写作\n\n第一段。\n\n第二段，讲习惯。\n\n第三段。\n",
+    revision: 3,
+    head: 2,
+    platforms: ["wechat"],
+    brandProfileId: null,
+    templateId: null,
+    archived: false,
+    createdAt: "2026-11-22T10:00:00Z",
+    updatedAt: "2026-11-22T11:00:00Z",
+    ...over,
+  };
+}
+
+export const toolCall = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+
+export function setupPanel({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null, proposals = [], sessions, project }: PanelSetup = {}) {
+  const transport = new FakeTransport();
+  transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
+  transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
+  transport.on("llmProfile.detectLocal", () => ({ found: [] }));
+  transport.on("session.list", () => ({ sessions: sessions ?? (log.length ? [session()] : []) }));
+  const made: Session[] = [];
+  transport.on("session.get", ({ sessionId }) => sessionView({ session: [...made, ...(sessions ?? [])].find((s) => s.id === sessionId) ?? session(), status, lastSequence: log.length }));
+  transport.on("session.events", ({ from = 1 }) => ({ events: log.filter((e) => e.sequence >= from), lastSequence: log.length }));
+  transport.on("proposal.list", () => ({ proposals }));
+  transport.on("usage.list", () => ({ records: [] }));
+  transport.on("session.interrupt", () => ({ interrupted: true }));
+  transport.on("project.get", () => testProject(project));
+  const done = (sessionId: string) => ({ queued: false, reason: "completed" as const, session: sessionView({ session: [...made, ...(sessions ?? [])].find((s) => s.id === sessionId) ?? session() }) });
+  transport.on("session.resolveApproval", ({ sessionId }) => done(sessionId));
+  transport.on("session.answerQuestion", ({ sessionId }) => done(sessionId));
+  transport.on("session.submit", ({ sessionId }) => done(sessionId));
+  transport.on("session.create", (p) => {
+    const s = session({ id: "ses_new", title: p.title ?? testProject(project).title });
+    made.push(s);
+    return sessionView({ session: s, mode: p.mode ?? "default" });
+  });
+  transport.on("session.rename", ({ sessionId, title }) => sessionView({ session: session({ id: sessionId, title }) }));
+  const ctx = makeCtx(transport, lang);
+  const drafting = new Drafting(ctx.client, "prj_1");
+  const flush = vi.fn(async () => undefined);
+  const replace = vi.fn();
+  const utils = render(
+    <WithCtx ctx={ctx}>
+      <AiPanel
+        drafting={drafting}
+        selectionText={selection?.text ?? ""}
+        getSelection={() => selection}
+        onReview={() => undefined}
+        onSetUpModel={() => undefined}
+        workingCopy={{ flush, revision: () => 3, replace }}
+      />
+    </WithCtx>,
+  );
+  return { transport, flush, replace, drafting, ...utils };
+}
