@@ -142,11 +142,7 @@ impl Turn<'_, '_> {
             request.max_output_tokens = Some(max_output);
             let conversation_tokens = estimate_request_tokens(&request);
             let budget = window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
-            let prompt_mode = match mode {
-                crate::context::Mode::Default => crate::prompts::Mode::Drafting,
-                crate::context::Mode::Plan => crate::prompts::Mode::Plan,
-            };
-            let prompt = prompts.compose(&prompt_mode, crate::prompts::Entry::Article);
+            let prompt = prompts.compose(&prompt_mode(mode), crate::prompts::Entry::Article);
             let input = crate::context::ContextInput {
                 intent: &extras.intent,
                 memory: &extras.memory,
@@ -461,11 +457,7 @@ pub(crate) fn session_overhead(engine: super::Harness<'_>, session: &super::Sess
     let workspace_id = engine.session_scope(session)?.workspace_id;
     let extras = super::context_extras(store, &workspace_id, &records, &state.intent)?;
     let prompts = crate::prompts::PromptSet::load(&engine.config().data_dir.join("prompts"))?;
-    let prompt_mode = match state.mode {
-        crate::context::Mode::Default => crate::prompts::Mode::Drafting,
-        crate::context::Mode::Plan => crate::prompts::Mode::Plan,
-    };
-    let prompt = prompts.compose(&prompt_mode, crate::prompts::Entry::Article);
+    let prompt = prompts.compose(&prompt_mode(state.mode), crate::prompts::Entry::Article);
     let input = crate::context::ContextInput {
         intent: &extras.intent,
         memory: &extras.memory,
@@ -538,4 +530,12 @@ fn cut_off_hints(error: &ApiError) -> Vec<crate::error::Hint> {
         hints.push(hint("check_server_running", "For a local server (Ollama, LM Studio, llama.cpp, vLLM), check that it is running and listening on the profile's address."));
     }
     hints
+}
+
+/// The prompt set's mode for a session mode: drafting, or plan.
+fn prompt_mode(mode: crate::context::Mode) -> crate::prompts::Mode {
+    match mode {
+        crate::context::Mode::Default => crate::prompts::Mode::Drafting,
+        crate::context::Mode::Plan => crate::prompts::Mode::Plan,
+    }
 }
