@@ -347,6 +347,13 @@ async function main() {
     const running = await geometry();
     await shot("review-11-room-stop-zh-1024");
     assert(Math.abs(running.feed.top - idle.feed.top) < 1, `Stop moved the feed from ${idle.feed.top} to ${running.feed.top}`);
+    // The status bar's items (saved, version, words, model, context) each stay on one line.
+    const broken = await page.evaluate(() =>
+      [...document.querySelectorAll("[data-testid=statusbar] > span")]
+        .filter((e) => e.getClientRects().length > 1 || e.getBoundingClientRect().height > 24)
+        .map((e) => e.textContent),
+    );
+    assert(broken.length === 0, `status bar items broken over lines: ${JSON.stringify(broken)}`);
     await tid("msg-assistant").filter({ hasText: "慢慢写完的第二个回答。" }).waitFor();
     await waitIdle();
     // A permission prompt scrolls inside its own height; the feed keeps room and the

@@ -44,7 +44,7 @@ function Model({ profile }: { profile: LlmProfile }) {
   return (
     <>
       <span aria-hidden="true">·</span>
-      <span data-testid="status-model" title={t("status.modelOf", { profile: profile.name })}>
+      <span data-testid="status-model" className="status-shrink" title={`${profile.model}\n${t("status.modelOf", { profile: profile.name })}`}>
         {profile.model}
       </span>
     </>
