@@ -337,14 +337,27 @@ async function main() {
           allow: box("allow-once"),
         };
       });
-    const idle = await geometry();
+    // The panel's header fills in as the session's context, checkpoints and intent
+    // load: measure once it has stopped moving.
+    const settled = async () => {
+      let last = await geometry();
+      for (let i = 0; i < 40; i++) {
+        await page.waitForTimeout(150);
+        const now = await geometry();
+        if (Math.abs(now.feed.top - last.feed.top) < 1 && Math.abs(now.feed.height - last.feed.height) < 1) return now;
+        last = now;
+      }
+      return last;
+    };
+    await tid("context-meter").waitFor();
+    const idle = await settled();
     await shot("review-10-room-idle-zh-1024");
     assert(idle.feed.height >= idle.panel.height * 0.5, `idle: the feed is ${Math.round(idle.feed.height)} of ${Math.round(idle.panel.height)} px`);
     // Stop appears without moving anything below the session bar.
     await script({ type: "text", content: "慢慢写完的第二个回答。", delayMs: 1500 });
     await send("再慢慢回答一次");
     await tid("stop").waitFor();
-    const running = await geometry();
+    const running = await settled();
     await shot("review-11-room-stop-zh-1024");
     assert(Math.abs(running.feed.top - idle.feed.top) < 1, `Stop moved the feed from ${idle.feed.top} to ${running.feed.top}`);
     // The status bar's items (saved, version, words, model, context) each stay on one line.
