@@ -1,7 +1,7 @@
 //! `inkstone-cli`: every API method from the command line, readable commands for the
 //! common ones, and `serve`, the same API over loopback HTTP for the browser UI.
 //!
-//! Exit codes: 0 success, 1 an API error (printed as JSON `{code, message, hints}` on
+//! Exit codes: 0 success, 1 an API error (printed as JSON `{code, message, hints, details?, messageId?, params?}` on
 //! stderr), 2 bad usage.
 
 mod checkpoints;
@@ -82,11 +82,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Api(error)) => {
-            let mut value = serde_json::json!({"code": error.code, "message": error.message, "hints": error.hints});
-            if let Some(details) = error.details {
-                value["details"] = details;
-            }
-            eprintln!("{}", serde_json::to_string_pretty(&value).unwrap_or_else(|_| error.message.clone()));
+            // The whole error as the API sends it: with its wording id and values
+            // (`messageId`, `params`) for a caller that words it.
+            eprintln!("{}", serde_json::to_string_pretty(&error).unwrap_or_else(|_| error.message.clone()));
             ExitCode::from(1)
         }
         Err(Failure::Usage(message)) => {

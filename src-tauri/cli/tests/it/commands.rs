@@ -55,6 +55,11 @@ fn exit_codes_and_errors_on_stderr() {
     assert_eq!(invalid.status.code(), Some(1));
     let error: Value = serde_json::from_slice(&invalid.stderr).unwrap();
     assert_eq!((error["code"].as_str(), error["details"]["field"].as_str()), (Some("VALIDATION"), Some("title")));
+    // A worded problem keeps its wording id and values, for a caller that words it.
+    let not_connected = run(dir.path(), &["call", "sync.retry"]);
+    assert_eq!(not_connected.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&not_connected.stderr).unwrap();
+    assert_eq!(error["messageId"], "sync.not_connected", "{error}");
     let restore = run(dir.path(), &["version", "restore", "prj_nope", "3"]);
     assert_eq!(restore.status.code(), Some(1));
     assert_eq!(run(dir.path(), &["call", "project.create", "--params", "{not json"]).status.code(), Some(2));
