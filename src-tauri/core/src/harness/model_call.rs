@@ -268,7 +268,9 @@ impl Turn<'_, '_> {
             });
             // The streamed text is checkpointed into the log as it arrives (bounded:
             // at most every STREAM_CHECKPOINT_MILLIS, or when STREAM_CHECKPOINT_CHARS
-            // are waiting), so a killed process keeps what streamed.
+            // are waiting), so a killed process keeps what streamed. Durably: the
+            // group commit (a second by default) would double what a kill can lose,
+            // and one disk sync per half second of streaming costs little.
             let mut checkpoint = StreamCheckpoint::default();
             let mut last_saved = Instant::now();
             let interval = Duration::from_millis(STREAM_CHECKPOINT_MILLIS);
@@ -287,7 +289,7 @@ impl Turn<'_, '_> {
                 if checkpoint.due(interval_passed) {
                     for text in checkpoint.take() {
                         let meta = Meta { turn_id: Some(turn_id.clone()), ..Meta::default() };
-                        if let Err(error) = engine.append_event(live, meta, EventBody::AssistantStreamed { text }, Batch::new(), Durability::Grouped) {
+                        if let Err(error) = engine.append_event(live, meta, EventBody::AssistantStreamed { text }, Batch::new(), Durability::Durable) {
                             checkpoint_error.get_or_insert(error);
                         }
                     }
@@ -476,7 +478,7 @@ fn reply_reserve(session_max_output: u32, profile: &LlmProfile) -> u32 {
 }
 
 /// The longest a streamed answer waits before what arrived is checkpointed into the
-/// log (`assistant_streamed`, grouped durability: on disk within the group commit).
+/// log (`assistant_streamed`, synced to disk): what a kill -9 can lose of a stream.
 pub const STREAM_CHECKPOINT_MILLIS: u64 = 500;
 /// The most characters a checkpoint holds; more waiting are written at once, in
 /// pieces of this size (so no log line outgrows its limit).

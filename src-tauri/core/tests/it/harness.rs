@@ -958,7 +958,7 @@ fn after_kill_9_the_log_is_consistent_and_pending_approvals_are_still_pending() 
         ModelServer::start(vec![Reply::Stall { content: "半截回复".to_owned() }, Reply::tool_calls(&[("w1", "test_write_note", r#"{"note":"hi"}"#)]), Reply::text("saved")]);
     let dir = tempfile::tempdir().unwrap();
     // 1. Killed while a reply streams, after its text was checkpointed (at most
-    // STREAM_CHECKPOINT_MILLIS, then the child's 20 ms group commit).
+    // STREAM_CHECKPOINT_MILLIS; the checkpoint is synced to disk at once).
     let linger = Duration::from_millis(inkstone_core::harness::STREAM_CHECKPOINT_MILLIS + 700);
     let session = run_child_until(dir.path(), &server.base_url(), "STREAMING ", linger);
     {
