@@ -121,9 +121,15 @@ enum Language {
 
 /// Chinese keywords by TF-IDF, strongest first.
 fn chinese_keywords(text: &str, top_k: usize) -> Vec<Keyword> {
+    chinese_keywords_of(text, top_k, &[])
+}
+
+/// Chinese keywords by TF-IDF whose part-of-speech tag is one of `allowed_pos` (any,
+/// when empty), strongest first.
+fn chinese_keywords_of(text: &str, top_k: usize, allowed_pos: &[&str]) -> Vec<Keyword> {
     let (jieba, tfidf) = jieba();
     tfidf
-        .extract_keywords(jieba, text, top_k * 2, vec![])
+        .extract_keywords(jieba, text, top_k * 2, allowed_pos.iter().map(|p| (*p).to_owned()).collect())
         .into_iter()
         .filter(|k| k.keyword.chars().any(is_cjk_letter))
         .take(top_k)
@@ -180,28 +186,21 @@ const SUBJECT_POS: &[&str] = &["n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "vn",
 /// Like [`keywords`], but the Chinese ones are only words that can name a subject
 /// (see [`SUBJECT_POS`]): for a session's topic, where "慢慢写一段很长的" names none.
 pub fn subject_keywords(text: &str, top_k: usize) -> Vec<Keyword> {
-    let shares = LanguageShares::of(text);
-    let (jieba, tfidf) = jieba();
-    let allowed = SUBJECT_POS.iter().map(|p| (*p).to_owned()).collect();
-    let chinese = tfidf
-        .extract_keywords(jieba, text, top_k * 2, allowed)
-        .into_iter()
-        .filter(|k| k.keyword.chars().any(is_cjk_letter))
-        .take(top_k)
-        .map(|k| Keyword { weight: k.weight * shares.chinese, keyword: k.keyword });
-    let english = english_keywords(text).into_iter().map(|k| Keyword { weight: k.weight * shares.english, ..k });
-    let mut out: Vec<Keyword> = chinese.chain(english).collect();
-    sort_strongest_first(&mut out);
-    out.truncate(top_k);
-    out
+    both_languages(text, chinese_keywords_of(text, top_k, SUBJECT_POS), top_k)
 }
 
 /// The top `top_k` keywords of a text, Chinese and English together, strongest first.
 /// Each language's weights are scaled by its share of the text, so a lone English
 /// sentence in a Chinese article ranks below the article's own words.
 pub fn keywords(text: &str, top_k: usize) -> Vec<Keyword> {
+    both_languages(text, chinese_keywords(text, top_k), top_k)
+}
+
+/// `chinese` (the text's Chinese keywords) and its English ones, each language's
+/// weights scaled by its share of the text, the `top_k` strongest first.
+fn both_languages(text: &str, chinese: Vec<Keyword>, top_k: usize) -> Vec<Keyword> {
     let shares = LanguageShares::of(text);
-    let chinese = chinese_keywords(text, top_k).into_iter().map(|k| Keyword { weight: k.weight * shares.chinese, ..k });
+    let chinese = chinese.into_iter().map(|k| Keyword { weight: k.weight * shares.chinese, ..k });
     let english = english_keywords(text).into_iter().map(|k| Keyword { weight: k.weight * shares.english, ..k });
     let mut out: Vec<Keyword> = chinese.chain(english).collect();
     sort_strongest_first(&mut out);

@@ -2,13 +2,12 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testi
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HarnessEvent } from "../api/client";
 import { apiError, FakeTransport } from "../api/fake";
-import type { CheckpointReason, LlmProfile, ProposalView } from "../api/generated";
-import type { Lang } from "../i18n";
+import type { CheckpointReason } from "../api/generated";
 import { makeCtx, WithCtx } from "../test-utils";
 import { AiPanel } from "./AiPanel";
-import { approvalRequested, assistant, compactBoundary, compactionFailed, compactionStarted, created, ev, profile, resetSeq, session, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
-import type { Selection } from "./scope";
+import { approvalRequested, assistant, compactBoundary, compactionFailed, compactionStarted, created, ev, resetSeq, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
 import { Drafting } from "./store";
+import { type PanelSetup, setupPanel } from "./panelHarness";
 
 afterEach(() => {
   cleanup();
@@ -16,53 +15,8 @@ afterEach(() => {
 });
 beforeEach(() => resetSeq());
 
-interface Setup {
-  profiles?: LlmProfile[];
-  log?: HarnessEvent[];
-  status?: "idle" | "running" | "waitingForApproval" | "waitingForAnswer";
-  methods?: string[];
-  lang?: Lang;
-  selection?: Selection | null;
-  proposals?: ProposalView[];
-  toast?: (message: string) => void;
-}
-
-function setup({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null, proposals = [], toast }: Setup = {}) {
-  const transport = new FakeTransport();
-  transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
-  transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
-  transport.on("llmProfile.detectLocal", () => ({
-    found: [{ preset: { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen", keyRequired: false, local: true, supportsJsonSchema: true, schemaForm: "responseFormat", toolLoading: "onDemand" }, models: ["qwen"] }],
-  }));
-  transport.on("session.list", () => ({ sessions: log.length ? [session()] : [] }));
-  transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
-  transport.on("session.events", ({ from = 1 }) => ({ events: log.filter((e) => e.sequence >= from), lastSequence: log.length }));
-  transport.on("proposal.list", () => ({ proposals }));
-  transport.on("usage.list", () => ({ records: [] }));
-  transport.on("session.interrupt", () => ({ interrupted: true }));
-  const done = { queued: false, reason: "completed" as const, session: sessionView() };
-  transport.on("session.resolveApproval", () => done);
-  transport.on("session.answerQuestion", () => done);
-  transport.on("session.submit", () => done);
-  transport.on("session.create", (p) => sessionView({ session: session({ title: p.title ?? "t" }), mode: p.mode ?? "default" }));
-  const ctx = makeCtx(transport, lang, toast ? { toast } : {});
-  const drafting = new Drafting(ctx.client, "prj_1");
-  const onSetUp = vi.fn();
-  const flush = vi.fn(async () => undefined);
-  render(
-    <WithCtx ctx={ctx}>
-      <AiPanel
-        drafting={drafting}
-        selectionText={selection?.text ?? ""}
-        getSelection={() => selection}
-        onReview={() => undefined}
-        onSetUpModel={onSetUp}
-        workingCopy={{ flush, revision: () => 3, replace: () => undefined }}
-      />
-    </WithCtx>,
-  );
-  return { transport, onSetUp, flush };
-}
+/** The panel as most tests here need it: a local server detected for the setup offer. */
+const setup = (s: PanelSetup = {}) => setupPanel({ localServer: true, ...s });
 
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 

@@ -157,6 +157,10 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
     return () => document.removeEventListener("mousedown", onDown);
   }, [onClose]);
   const sessions = snap.sessions ?? [];
+  const open = (s: Session) => {
+    drafting.open(s);
+    onClose();
+  };
   return (
     <div
       ref={ref}
@@ -176,20 +180,7 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
         const info = snap.info[s.id];
         const waiting = info?.status === "waitingForApproval" || info?.status === "waitingForAnswer";
         return (
-          <button
-            key={s.id}
-            type="button"
-            role="menuitem"
-            className="session-item"
-            data-testid="session-item"
-            data-session={s.id}
-            aria-current={s.id === activeId}
-            onClick={() => {
-              drafting.open(s);
-              onClose();
-            }}
-          >
-            <SessionItemText session={s} />
+          <SessionItem key={s.id} session={s} current={s.id === activeId} onOpen={open}>
             <span className="small muted" title={formatFullTime(lang, info?.lastActivity ?? s.updatedAt)}>
               {formatTime(lang, info?.lastActivity ?? s.updatedAt, now())}
             </span>
@@ -199,7 +190,7 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
               </span>
             )}
             {info?.status === "running" && <span className="badge">{t("ai.session.running")}</span>}
-          </button>
+          </SessionItem>
         );
       })}
       <button type="button" role="menuitemcheckbox" aria-checked={showArchived} className="session-item session-archived-toggle small" data-testid="session-show-archived" onClick={toggleArchived}>
@@ -208,38 +199,36 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
       {showArchived && archived?.length === 0 && <p className="small muted pad">{t("ai.session.noArchived")}</p>}
       {showArchived &&
         archived?.map((s) => (
-          <button
-            key={s.id}
-            type="button"
-            role="menuitem"
-            className="session-item session-item-archived"
-            data-testid="session-item-archived"
-            data-session={s.id}
-            aria-current={s.id === activeId}
-            onClick={() => {
-              drafting.open(s);
-              onClose();
-            }}
-          >
-            <SessionItemText session={s} />
+          <SessionItem key={s.id} session={s} current={s.id === activeId} onOpen={open} archived>
             <span className="badge">{t("ai.session.archivedBadge")}</span>
-          </button>
+          </SessionItem>
         ))}
       <p className="small muted pad">{t("ai.session.hint", { key: hint })}</p>
     </div>
   );
 }
 
-/** A session's title and when it began: sessions with the same title (older ones were
- * named after the project) differ by that. */
-function SessionItemText({ session }: { session: Session }) {
+/** A session in the list: its title and when it began (sessions with the same title,
+ * older ones named after the project, differ by that), then what `children` add. */
+function SessionItem({ session, current, archived = false, onOpen, children }: { session: Session; current: boolean; archived?: boolean; onOpen: (s: Session) => void; children: ReactNode }) {
   const { t, lang, now } = useApp();
   return (
-    <span className="session-item-text">
-      <span className="session-item-title">{session.title}</span>
-      <span className="small muted session-item-started" title={formatFullTime(lang, session.createdAt)}>
-        {t("ai.session.started", { time: formatTime(lang, session.createdAt, now()) })}
+    <button
+      type="button"
+      role="menuitem"
+      className={archived ? "session-item session-item-archived" : "session-item"}
+      data-testid={archived ? "session-item-archived" : "session-item"}
+      data-session={session.id}
+      aria-current={current}
+      onClick={() => onOpen(session)}
+    >
+      <span className="session-item-text">
+        <span className="session-item-title">{session.title}</span>
+        <span className="small muted session-item-started" title={formatFullTime(lang, session.createdAt)}>
+          {t("ai.session.started", { time: formatTime(lang, session.createdAt, now()) })}
+        </span>
       </span>
-    </span>
+      {children}
+    </button>
   );
 }

@@ -22,6 +22,9 @@ export interface PanelSetup {
   proposals?: ProposalView[];
   sessions?: Session[];
   project?: Partial<Project>;
+  /** A local model server answering on its usual port (the setup offer names it). */
+  localServer?: boolean;
+  toast?: (message: string) => void;
 }
 
 export function testProject(over: Partial<Project> = {}): Project {
@@ -43,11 +46,27 @@ export function testProject(over: Partial<Project> = {}): Project {
 
 export const toolCall = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 
-export function setupPanel({ profiles = [profile()], log = [], status = "idle", methods = [], lang = "en", selection = null, proposals = [], sessions, project }: PanelSetup = {}) {
+export function setupPanel({
+  profiles = [profile()],
+  log = [],
+  status = "idle",
+  methods = [],
+  lang = "en",
+  selection = null,
+  proposals = [],
+  sessions,
+  project,
+  localServer = false,
+  toast,
+}: PanelSetup = {}) {
   const transport = new FakeTransport();
   transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
   transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
-  transport.on("llmProfile.detectLocal", () => ({ found: [] }));
+  transport.on("llmProfile.detectLocal", () => ({
+    found: localServer
+      ? [{ preset: { id: "ollama", label: "Ollama", baseUrl: "http://127.0.0.1:11434/v1", exampleModel: "qwen", keyRequired: false, local: true, supportsJsonSchema: true, schemaForm: "responseFormat", toolLoading: "onDemand" }, models: ["qwen"] }]
+      : [],
+  }));
   transport.on("session.list", () => ({ sessions: sessions ?? (log.length ? [session()] : []) }));
   const made: Session[] = [];
   transport.on("session.get", ({ sessionId }) => sessionView({ session: [...made, ...(sessions ?? [])].find((s) => s.id === sessionId) ?? session(), status, lastSequence: log.length }));
@@ -66,8 +85,9 @@ export function setupPanel({ profiles = [profile()], log = [], status = "idle", 
     return sessionView({ session: s, mode: p.mode ?? "default" });
   });
   transport.on("session.rename", ({ sessionId, title }) => sessionView({ session: session({ id: sessionId, title }) }));
-  const ctx = makeCtx(transport, lang);
+  const ctx = makeCtx(transport, lang, toast ? { toast } : {});
   const drafting = new Drafting(ctx.client, "prj_1");
+  const onSetUp = vi.fn();
   const flush = vi.fn(async () => undefined);
   const replace = vi.fn();
   const utils = render(
@@ -77,10 +97,10 @@ export function setupPanel({ profiles = [profile()], log = [], status = "idle", 
         selectionText={selection?.text ?? ""}
         getSelection={() => selection}
         onReview={() => undefined}
-        onSetUpModel={() => undefined}
+        onSetUpModel={onSetUp}
         workingCopy={{ flush, revision: () => 3, replace }}
       />
     </WithCtx>,
   );
-  return { transport, flush, replace, drafting, ...utils };
+  return { transport, flush, replace, drafting, onSetUp, ...utils };
 }

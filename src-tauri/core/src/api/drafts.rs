@@ -52,10 +52,7 @@ fn require_draft(engine: &Engine, project_id: &str, platform: Platform) -> Resul
 pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<PlatformDraftListResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
     let drafts = domain::list(engine.store(), &project.id)?;
-    let findings = drafts
-        .iter()
-        .map(|draft| Ok(SavedDraftFindings { platform: draft.platform, findings: domain::own_findings(engine, &project, draft)? }))
-        .collect::<Result<_, ApiError>>()?;
+    let findings = drafts.iter().zip(domain::own_findings(engine, &project, &drafts)?).map(|(draft, findings)| SavedDraftFindings { platform: draft.platform, findings }).collect();
     Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts, findings })
 }
 
@@ -140,7 +137,7 @@ pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<P
     domain::stage_edit(engine, &mut batch, &mut draft, params.base_revision, params.title, params.content)?;
     // Typing in a draft autosaves like the source does: group-committed.
     engine.store().apply(batch, Durability::Grouped)?;
-    let findings = domain::own_findings(engine, &project, &draft)?;
+    let findings = domain::own_findings(engine, &project, std::slice::from_ref(&draft))?.pop().unwrap_or_default();
     Ok(PlatformDraftEditResult { draft, findings })
 }
 

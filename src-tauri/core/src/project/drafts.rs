@@ -80,18 +80,31 @@ pub fn source_findings_of(kernel: &Kernel, project: &Project) -> Result<Vec<Find
 /// empty body) and the word checks (banned words, advertising law, growth promises,
 /// personal data). A hand-edited or older draft is not the compile of the source, so
 /// these, not the source's findings, are the ones it is published with. Spans would
-/// point into the draft's text, not the source's, so none are given.
-pub fn own_findings(kernel: &Kernel, project: &Project, draft: &PlatformDraft) -> Result<Vec<Finding>, ApiError> {
+/// point into the draft's text, not the source's, so none are given. One list per
+/// draft of `drafts`, in their order.
+pub fn own_findings(kernel: &Kernel, project: &Project, drafts: &[PlatformDraft]) -> Result<Vec<Vec<Finding>>, ApiError> {
+    // The profiles and the brand once for every draft of the project.
     let set = profiles(kernel)?;
-    let profile = draft_profile(&set, draft.platform)?;
     let brand = crate::project::brand(kernel.store(), project)?;
-    let html = matches!(draft.content, DraftContent::Html { .. });
-    let mut findings = pipeline::check_draft(profile, &draft.title, &draft.content);
-    findings.extend(quality::draft_findings(&pipeline::draft_patch_text(&draft.content), html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1")));
-    for finding in &mut findings {
-        finding.span = None;
-    }
-    Ok(findings)
+    drafts
+        .iter()
+        .map(|draft| {
+            let profile = draft_profile(&set, draft.platform)?;
+            let html = matches!(draft.content, DraftContent::Html { .. });
+            let mut findings = pipeline::check_draft(profile, &draft.title, &draft.content);
+            findings.extend(quality::draft_findings(
+                &pipeline::draft_patch_text(&draft.content),
+                html,
+                brand.as_ref(),
+                set.risk_list("ad-law-zh@v2"),
+                set.risk_list("growth-promise@v1"),
+            ));
+            for finding in &mut findings {
+                finding.span = None;
+            }
+            Ok(findings)
+        })
+        .collect()
 }
 
 /// Compiles the working copy of `project` for `platforms` (the project's, or all),
@@ -243,28 +256,19 @@ fn content_chars(content: &DraftContent) -> usize {
 
 /// A hand edit of a saved draft, based on `base_revision`: the new title and content
 /// are checked, post lengths recomputed, and when anything changed the draft (marked
-/// hand-edited, next revision) is added to `batch`. Returns the platform limits the
-/// edited draft breaks.
+/// hand-edited, next revision) is added to `batch`. What the edited draft breaks is
+/// [`own_findings`]'s to say.
 ///
 /// Errors: READ_ONLY for a publishing draft; CONFLICT for a stale base; VALIDATION for
 /// a title over one line or 1,000 characters, content of another platform's kind, or
 /// content over [`MAX_DRAFT_CHARS`].
-pub fn stage_edit(
-    kernel: &Kernel,
-    batch: &mut Batch,
-    draft: &mut PlatformDraft,
-    base_revision: u32,
-    title: Option<String>,
-    content: Option<DraftContent>,
-) -> Result<Vec<Finding>, ApiError> {
+pub fn stage_edit(kernel: &Kernel, batch: &mut Batch, draft: &mut PlatformDraft, base_revision: u32, title: Option<String>, content: Option<DraftContent>) -> Result<(), ApiError> {
     if draft.status == DraftStatus::Publishing {
         return Err(read_only(draft));
     }
     if base_revision != draft.revision {
         return Err(conflict(draft, base_revision));
     }
-    let set = profiles(kernel)?;
-    let profile = draft_profile(&set, draft.platform)?;
     let before = draft.clone();
     if let Some(title) = title {
         if title.chars().count() > 1_000 || title.contains(['\n', '\r']) {
@@ -282,16 +286,15 @@ pub fn stage_edit(
         }
         draft.content = pipeline::normalize_content(content);
     }
-    let findings = pipeline::check_draft(profile, &draft.title, &draft.content);
     if draft.title == before.title && draft.content == before.content {
-        return Ok(findings);
+        return Ok(());
     }
     draft.hand_edited = true;
     draft.revision += 1;
     draft.updated_at = kernel.now();
     draft.updated_by = kernel.author()?;
     batch.put(&*draft)?;
-    Ok(findings)
+    Ok(())
 }
 
 fn status_name(status: DraftStatus) -> &'static str {
