@@ -150,11 +150,11 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   // the list reads itself again, without a reload.
   useEffect(() => {
     const store = syncStoreFor(client);
-    let epoch = store.getSnapshot().epoch;
+    let changes = store.getSnapshot().changes;
     return store.subscribe(() => {
-      const now = store.getSnapshot().epoch;
-      if (now === epoch) return;
-      epoch = now;
+      const now = store.getSnapshot().changes;
+      if (now === changes) return;
+      changes = now;
       void loadProjects(true);
     });
   }, [client, loadProjects]);

@@ -76,6 +76,38 @@ impl Record for Connection {
     }
 }
 
+/// The sync change marker (a meta record): moves, only ever up, whenever sync changes
+/// this data folder's projects — a colleague's version pulled in (a project created
+/// with it), a conflict opened, moved on or resolved. It is written in the same batch
+/// as the change, so every window of the data folder (and a restart) sees it; the
+/// status carries it, and the UI reads projects again only when it moves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeMarker {
+    pub n: u64,
+}
+
+pub const META_CHANGES: &[u8] = b"sync_changes";
+
+impl Record for ChangeMarker {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_CHANGES.to_vec()
+    }
+}
+
+/// The change marker as stored (0 before sync changed anything).
+pub fn change_marker(kernel: &Kernel) -> Result<u64, ApiError> {
+    Ok(kernel.store().get::<ChangeMarker>(META_CHANGES)?.map_or(0, |m| m.n))
+}
+
+/// Moves the change marker in `batch` (the caller holds the write lock and applies the
+/// batch with the change itself). Staged twice in one batch, it moves once.
+pub(crate) fn stage_change_marker(kernel: &Kernel, batch: &mut Batch) -> Result<(), ApiError> {
+    let n = change_marker(kernel)?.saturating_add(1);
+    batch.put(&ChangeMarker { n })?;
+    Ok(())
+}
+
 /// Per project: what this client knows of the server's history.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -813,6 +845,7 @@ pub fn resolve(kernel: &Kernel, conflict_id: &str, choice: Choice) -> Result<Res
         format!("Resolved a sync conflict of \"{}\" as version {}", project.title, version.number),
     )?;
     batch.put(&project)?.put(&conflict)?.put(&activity)?;
+    stage_change_marker(kernel, &mut batch)?;
     store.apply(batch, Durability::Durable)?;
     Ok(Resolved { conflict, autosnapshot, version })
 }

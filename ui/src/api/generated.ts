@@ -2255,6 +2255,12 @@ lastError?: string,
  */
 lastErrorCode?: string, lastContactAt?: string, 
 /**
+ * The sync change marker: moves (only ever up) whenever sync changed this data
+ * folder's projects — a colleague's version pulled in, a conflict opened, moved
+ * on or resolved. Cheap to poll: the UI reads projects again only when it moves.
+ */
+changes: number, 
+/**
  * Unfinished jobs, then the 20 most recently finished, newest first.
  */
 jobs: Array<DeliveryJob>, 

@@ -20,7 +20,7 @@ import { type ConflictCause, ConflictOverlay, DiffOverlay, VersionOverlay } from
 import { merge3 } from "./merge";
 import { type Conflict, type SaveState, Saver } from "./saver";
 import { ConflictView } from "../sync/ConflictView";
-import { syncStoreFor, useSync } from "../sync/status";
+import { OTHER_WINDOW_MS, syncStoreFor, useSync } from "../sync/status";
 import { TitleField } from "./TitleField";
 
 // The preview (and its Markdown renderer) loads on first use, keeping startup small.
@@ -380,8 +380,9 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
 
   // Sync (or another window) moved the working copy on: the editor follows it when it
   // holds no unsaved text; otherwise both sides wait in the conflict overlay. The head,
-  // History and the sidebar follow in both cases. Runs at each sync poll while
-  // connected and whenever sync says projects may have changed.
+  // History and the sidebar follow in both cases. Runs whenever sync changed projects
+  // (the status's change marker moved), and while connected at most every
+  // OTHER_WINDOW_MS otherwise (see below).
   const following = useRef(false);
   const follow = useCallback(async () => {
     const s = saver.current;
@@ -436,13 +437,21 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     }
   }, [client, projectId, countWords, describeCause, t, toast]);
 
+  // A poll that finds the change marker where it was reads nothing more. Another window
+  // of this data folder saves the working copy without moving the marker: while
+  // connected, the project is read again at most every OTHER_WINDOW_MS to catch that
+  // (a save here meets the newer text at once anyway).
   useEffect(() => {
     const store = syncStoreFor(client);
-    let epoch = store.getSnapshot().epoch;
+    let changes = store.getSnapshot().changes;
+    let readAt = Date.now();
     return store.onPoll((snap) => {
-      const moved = snap.epoch !== epoch;
-      epoch = snap.epoch;
-      if (moved || snap.status?.connected) void follow();
+      const moved = snap.changes !== changes;
+      changes = snap.changes;
+      if (moved || (snap.status?.connected && Date.now() - readAt >= OTHER_WINDOW_MS)) {
+        readAt = Date.now();
+        void follow();
+      }
     });
   }, [client, follow]);
 

@@ -3,13 +3,13 @@
 // over a teammate's version.
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { EditorView } from "@codemirror/view";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { App } from "../App";
 import { ApiClient } from "../api/client";
 import { apiError, FakeTransport } from "../api/fake";
 import type { Project, SyncConflict, SyncStatus, Version, VersionOrigin } from "../api/generated";
 import type { Lang } from "../i18n";
-import { syncStoreFor } from "../sync/status";
+import { OTHER_WINDOW_MS, syncStoreFor } from "../sync/status";
 import { NOW } from "../test-utils";
 
 const A_PARAGRAPH = "第四段：A 加的。\n";
@@ -49,6 +49,8 @@ function team() {
   });
   versions.set("a", [version(projects.get("a")!, "Boris", { type: "manual" })]);
   let contact = 0;
+  /** The core's change marker: moves when sync changed projects. */
+  let marker = 0;
   let conflicts: SyncConflict[] = [];
   const status = (): SyncStatus => ({
     state: conflicts.length > 0 ? "conflict" : "synced",
@@ -63,6 +65,7 @@ function team() {
     conflicts: conflicts.length,
     offline: false,
     lastContactAt: `2026-11-22T12:00:${String(contact).padStart(2, "0")}Z`,
+    changes: marker,
     jobs: [],
   });
   const get = (id: string) => {
@@ -101,6 +104,7 @@ function team() {
     projects.set(id, p);
     versions.set(id, [...(versions.get(id) ?? []), version(p, author, origin)]);
     contact++;
+    marker++;
   };
   /** A teammate's version under the person's saved edits: the core keeps the working copy and opens a conflict. */
   const pullUnder = (id: string, source: string) => {
@@ -110,6 +114,7 @@ function team() {
     versions.set(id, [...(versions.get(id) ?? []), version(theirs, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" })]);
     p.head += 1;
     contact++;
+    marker++;
     conflicts = [
       {
         id: "cnf_1",
@@ -130,6 +135,13 @@ function team() {
     transport,
     projects,
     pullUnder,
+    /** A background cycle reached the server and brought nothing. */
+    cycle: () => contact++,
+    /** Another window of the data folder saved the working copy (sync moved nothing). */
+    otherWindow: (id: string, source: string) => {
+      const p = get(id);
+      Object.assign(p, { source, revision: p.revision + 1 });
+    },
     pull: (id: string, source: string) => land(id, source, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" }),
     resolve: (id: string, source: string) => land(id, source, "Boris", { type: "syncResolution", conflictId: "cnf_1" }),
   };
@@ -229,6 +241,50 @@ describe("the open project follows sync", () => {
     await waitFor(() => expect(editorText()).toBe("合并后的文字"));
     expect(toasts()).toContain("Now showing the resolution, version 2");
     await waitFor(() => expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).toContain("夏天的信"));
+  });
+
+  it("reads the open project and the list again only when sync's change marker moves", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    await poll();
+    const gets = b.transport.callsTo("project.get").length;
+    const lists = b.transport.callsTo("project.list").length;
+    // Cycles that reach the server and bring nothing: each poll is one status read.
+    for (let i = 0; i < 3; i++) {
+      b.cycle();
+      await poll();
+    }
+    await act(() => new Promise((r) => setTimeout(r, 50)));
+    expect(b.transport.callsTo("project.get")).toHaveLength(gets);
+    expect(b.transport.callsTo("project.list")).toHaveLength(lists);
+    // A teammate's version moves the marker: the editor and the list read again.
+    b.pull("a", "# 春天的信\n\n第一段。\n" + A_PARAGRAPH);
+    await poll();
+    await waitFor(() => expect(editorText()).toContain("第四段：A 加的。"));
+    expect(b.transport.callsTo("project.get").length).toBeGreaterThan(gets);
+    await waitFor(() => expect(b.transport.callsTo("project.list").length).toBeGreaterThan(lists));
+  });
+
+  it("still follows another window of the data folder, at a slower pace", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    await poll();
+    const gets = b.transport.callsTo("project.get").length;
+    b.otherWindow("a", "另一个窗口写的。\n");
+    await poll();
+    expect(b.transport.callsTo("project.get")).toHaveLength(gets);
+    // Half a minute later, a poll reads the project again and the editor follows.
+    const later = Date.now() + OTHER_WINDOW_MS;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
+    try {
+      await poll();
+      await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
+    } finally {
+      clock.mockRestore();
+    }
+    expect(toasts()).toContain("Loaded the changes saved in another window");
   });
 
   it("a teammate's version that opens a sync conflict keeps the person's text, says so above the editor and opens the resolution from there", async () => {

@@ -137,6 +137,7 @@ describe("workspace members", () => {
       failed: 0,
       conflicts: 0,
       offline: false,
+      changes: 0,
       jobs: [],
     };
     const transport = new FakeTransport()

@@ -23,6 +23,7 @@ const connected: SyncStatus = {
   failed: 0,
   conflicts: 1,
   offline: false,
+  changes: 0,
   jobs: [
     {
       id: "job_1",

@@ -4,9 +4,15 @@
 // every action that changes the state (connect, disconnect, pause, resume, a saved
 // version, a resolution, "sync now") hands its result here or asks for a refresh.
 //
-// `epoch` moves when sync may have changed projects: a cycle reached the server (its
-// pull may have brought versions), a conflict opened or closed, or someone says so
-// (`changed`). The project list and the open project read themselves again then.
+// `changes` moves when sync changed projects: the core's change marker
+// (`SyncStatus.changes`, moved by a pulled version, a conflict opened, moved on or
+// resolved, in any window of the data folder) moved, the connection came or went, the
+// open conflicts changed, or someone says so (`changed`). The project list and the
+// open project read themselves again then, and only then: a poll that finds the
+// marker where it was costs one small status read.
+//
+// `epoch` moves with `changes` and also whenever a cycle reached the server again
+// (what waits for the server to answer — a list that failed to load — tries then).
 
 import { useSyncExternalStore } from "react";
 import type { ApiClient } from "../api/client";
@@ -19,14 +25,19 @@ export interface SyncSnapshot {
   /** Open conflicts (fetched only when the status counts some). */
   conflicts: SyncConflict[];
   epoch: number;
+  /** Moves only when sync changed projects (see the top of this file). */
+  changes: number;
 }
 
 export const POLL_MS = 5000;
 /** While versions are on their way, so "synced" shows soon after they arrive. */
 export const BUSY_POLL_MS = 1500;
+/** While connected, the open project also reads itself this often: another window of
+ * the data folder saves its working copy without moving the change marker. */
+export const OTHER_WINDOW_MS = 30_000;
 
 export class SyncStore {
-  private snap: SyncSnapshot = { status: null, conflicts: [], epoch: 0 };
+  private snap: SyncSnapshot = { status: null, conflicts: [], epoch: 0, changes: 0 };
   private readonly listeners = new Set<() => void>();
   private readonly pollers = new Set<(s: SyncSnapshot) => void>();
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -106,15 +117,16 @@ export class SyncStore {
 
   private publish(status: SyncStatus, conflicts: SyncConflict[]) {
     const prev = this.snap;
-    const moved =
+    const changed =
       this.forced ||
       (prev.status !== null &&
-        (prev.status.lastContactAt !== status.lastContactAt ||
+        (prev.status.changes !== status.changes ||
           prev.status.connected !== status.connected ||
           prev.status.conflicts !== status.conflicts ||
           prev.conflicts.map((c) => c.id + c.updatedAt).join() !== conflicts.map((c) => c.id + c.updatedAt).join()));
+    const moved = changed || (prev.status !== null && prev.status.lastContactAt !== status.lastContactAt);
     this.forced = false;
-    const next: SyncSnapshot = { status, conflicts, epoch: prev.epoch + (moved ? 1 : 0) };
+    const next: SyncSnapshot = { status, conflicts, epoch: prev.epoch + (moved ? 1 : 0), changes: prev.changes + (changed ? 1 : 0) };
     if (moved || JSON.stringify(prev.status) !== JSON.stringify(status) || JSON.stringify(prev.conflicts) !== JSON.stringify(conflicts)) {
       this.snap = next;
       for (const l of [...this.listeners]) l();

@@ -71,6 +71,10 @@ pub struct SyncStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_contact_at: Option<crate::model::Timestamp>,
+    /// The sync change marker: moves (only ever up) whenever sync changed this data
+    /// folder's projects — a colleague's version pulled in, a conflict opened, moved
+    /// on or resolved. Cheap to poll: the UI reads projects again only when it moves.
+    pub changes: u64,
     /// Unfinished jobs, then the 20 most recently finished, newest first.
     pub jobs: Vec<DeliveryJob>,
     /// The jobs that cannot go yet, by id, each with the id of the earlier job of its
@@ -187,6 +191,7 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         last_error,
         last_error_code,
         last_contact_at: health.last_contact_at,
+        changes: sync::change_marker(engine)?,
         held_by: sync::held_behind(&all),
         jobs,
     })

@@ -224,6 +224,8 @@ fn import(
             base_before_theirs.get_or_insert(link.base_local);
         }
     }
+    // Versions came in, or a push met newer ones: the projects (or a conflict) change.
+    let changed = theirs.is_some();
     if let (Some((their_version, their_number)), Some(project)) = (theirs, project.as_mut()) {
         let head_version = local_versions.iter().find(|v| v.number == head_before);
         let working_copy_hash = content_hash(&project.title, &project.source);
@@ -295,6 +297,9 @@ fn import(
         if project.head != head_before || created_here {
             batch.put(project)?;
         }
+    }
+    if changed {
+        super::stage_change_marker(kernel, batch)?;
     }
     batch.put(&link)?;
     for at in changed_jobs {
@@ -372,6 +377,7 @@ fn hold_with_open_conflict(kernel: &Kernel, project_id: &str) -> Result<bool, Ap
     conflict.updated_at = kernel.now();
     conflict.remerge();
     batch.put(&conflict)?;
+    super::stage_change_marker(kernel, &mut batch)?;
     kernel.store().apply(batch, Durability::Durable)?;
     Ok(true)
 }

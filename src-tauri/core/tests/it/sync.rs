@@ -376,6 +376,64 @@ fn a_pulled_head_never_overwrites_an_edited_working_copy() {
     check_history("resolved with an autosnapshot", &server.versions(&ws), &[&alice, &bob]);
 }
 
+/// The status's change marker moves when sync changes this data folder's projects (a
+/// pull brings a version, a conflict opens, moves on or is resolved) and at nothing
+/// else: polling, an empty pull, the person's own saves and pushes leave it, so the UI
+/// reads projects again only when it moves. It is stored, so a restart keeps it.
+#[test]
+fn the_change_marker_moves_when_sync_changes_projects_and_only_then() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (_ws, tokens) = server.workspace(&["alice", "bob"]);
+    let alice = Client::new("Alice");
+    let mut bob = Client::new("Bob");
+    alice.connect(&server.url, &tokens[0]);
+    bob.connect(&server.url, &tokens[1]);
+    let marker = |c: &Client| c.ok("sync.status", json!({}))["changes"].as_u64().expect("the status carries the marker");
+    let start = marker(&bob);
+    assert_eq!(marker(&bob), start, "polling moves nothing");
+
+    // A pull that brings a colleague's version (and a project new here) moves it.
+    let project = alice.new_project("标记", "一\n二\n三\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    alice.ok("sync.push", json!({}));
+    assert_eq!(marker(&alice), 0, "the person's own versions and pushes change nothing sync brought");
+    assert_eq!(bob.ok("sync.pull", json!({}))["pulled"], 1);
+    let pulled = marker(&bob);
+    assert!(pulled > start, "{pulled} after {start}");
+    assert_eq!(bob.ok("sync.pull", json!({}))["pulled"], 0);
+    assert_eq!(marker(&bob), pulled, "an empty pull moves nothing");
+
+    // Bob's own version and its push: nothing sync brought.
+    bob.save(&project, "一\n二\n三（乙）\n");
+    bob.ok("sync.push", json!({}));
+    assert_eq!(marker(&bob), pulled, "an acknowledged push of one's own version moves nothing");
+    assert_eq!(alice.ok("sync.pull", json!({}))["pulled"], 1);
+
+    // A stale push opens a conflict: it moves.
+    alice.save(&project, "一（甲）\n二\n三（乙）\n");
+    alice.ok("sync.push", json!({}));
+    bob.save(&project, "一\n二\n三（乙）\n四\n");
+    assert_eq!(bob.ok("sync.push", json!({}))["newConflicts"], 1);
+    let conflicted = marker(&bob);
+    assert!(conflicted > pulled);
+    // Another version of Bob's waits with the open conflict, which moves on: it moves.
+    bob.save(&project, "一\n二\n三（乙）\n四\n五\n");
+    bob.ok("sync.push", json!({}));
+    let held = marker(&bob);
+    assert!(held > conflicted);
+
+    // The resolution moves it; a restart keeps it.
+    let conflict = bob.ok("sync.conflicts", json!({}))["conflicts"][0]["id"].clone();
+    bob.ok("sync.resolve", json!({"conflictId": conflict, "choice": "merged"}));
+    let resolved = marker(&bob);
+    assert!(resolved > held);
+    bob.reopen();
+    assert_eq!(marker(&bob), resolved, "the marker is stored with the changes");
+    bob.ok("sync.push", json!({}));
+    assert_eq!(marker(&bob), resolved);
+}
+
 #[test]
 fn a_new_version_is_delivered_at_once_not_at_the_next_poll() {
     let server_dir = tempfile::tempdir().unwrap();
