@@ -220,8 +220,17 @@ pub enum VersionOrigin {
     Checkpoint { checkpoint_id: String },
     /// A colleague's version, pulled from the workspace server, where it is number
     /// `server_number`, pushed by the member `pushed_by`. Never delivered back.
+    /// `remote_origin`: how their client made it (`manual`, `restore`, `aiProposal`,
+    /// `checkpoint`, `syncResolution`: `inkstone_sync_proto::origin`), when their client
+    /// and the server said so (absent from older ones).
     #[serde(rename_all = "camelCase")]
-    Pulled { server_number: u32, pushed_by: String },
+    Pulled {
+        server_number: u32,
+        pushed_by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        remote_origin: Option<String>,
+    },
     /// The person resolved a sync conflict (`conflict_id`) with this content.
     #[serde(rename_all = "camelCase")]
     SyncResolution { conflict_id: String },

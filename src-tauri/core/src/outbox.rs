@@ -84,6 +84,12 @@ pub struct DeliveryJob {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(optional, as = "Option<Vec<String>>")]
     pub batch: Vec<String>,
+    /// The first send carried the versions' origins (the server said it keeps them);
+    /// every resend does the same, so it stays the same push. Only on the first job of
+    /// a push, as `batch`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub with_origin: bool,
     /// The number the server gave the version, once acknowledged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -138,6 +144,7 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
         attempts: 0,
         base: None,
         batch: Vec::new(),
+        with_origin: false,
         server_number: None,
         last_error: None,
         last_error_code: None,
@@ -391,6 +398,7 @@ mod tests {
             attempts: 0,
             base: None,
             batch: Vec::new(),
+            with_origin: false,
             server_number: None,
             last_error: None,
             last_error_code: None,
@@ -468,7 +476,7 @@ mod tests {
             (O::SyncResolution { conflict_id: "cnf_1".into() }, true),
             (O::Autosnapshot { conflict_id: None }, false),
             (O::Autosnapshot { conflict_id: Some("cnf_1".into()) }, false),
-            (O::Pulled { server_number: 3, pushed_by: "bob".into() }, false),
+            (O::Pulled { server_number: 3, pushed_by: "bob".into(), remote_origin: None }, false),
         ];
         for (origin, expected) in delivered_by_origin {
             assert_eq!(delivered(&origin), expected, "{origin:?}");

@@ -65,6 +65,11 @@ pub struct Connection {
     /// The workspace's change cursor this client has read up to.
     pub cursor: u64,
     pub connected_at: Timestamp,
+    /// The server keeps versions' origins (it said so at connect or at the last pull):
+    /// pushes carry them. An older server refuses fields it does not know.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub server_takes_origin: bool,
 }
 
 pub const META_CONNECTION: &[u8] = b"sync_connection";
@@ -620,6 +625,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
         token_fingerprint: token.fingerprint(),
         cursor: existing.as_ref().map_or(0, |c| c.cursor),
         connected_at: kernel.now(),
+        server_takes_origin: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_VERSION_ORIGIN),
     };
     // A reconnect (often with a new token, after the old one was refused) sends what
     // failed again: the same pushes, under the same keys.

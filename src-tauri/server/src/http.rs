@@ -229,6 +229,9 @@ async fn push(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(proje
             if v.client_id.is_empty() || !v.content_hash.starts_with("sha256:") || v.content_hash.len() != 71 {
                 return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: a client id and a `sha256:` content hash are required.")));
             }
+            if v.origin.as_deref().is_some_and(|o| !inkstone_sync_proto::origin::well_formed(o)) {
+                return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: an origin is 1–32 ASCII letters (manual, syncResolution, ...).")));
+            }
         }
         let payload_hash = sha256_hex(&body);
         match state.storage.push(&caller, &project_id, &request, key, &payload_hash)? {

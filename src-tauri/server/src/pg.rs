@@ -24,7 +24,7 @@ use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
-use crate::storage::{new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+use crate::storage::{features, new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
 
 /// The schema, one step per version. Never edit a step that has shipped: add one.
 pub const MIGRATIONS: &[(i32, &str)] = &[
@@ -97,6 +97,14 @@ CREATE INDEX dedupe_at ON dedupe (at);
 ALTER TABLE tokens ADD COLUMN issued_at BIGINT;
 "#,
     ),
+    (
+        3,
+        r#"
+-- How the pushing client made the version (manual, syncResolution, ...): a kind, never
+-- ids or names. NULL for versions of older clients.
+ALTER TABLE versions ADD COLUMN origin TEXT;
+"#,
+    ),
 ];
 
 /// The advisory lock id that serialises migrations (any constant; "inks" in ASCII).
@@ -152,10 +160,11 @@ fn version_from(row: &Row) -> ServerVersion {
         created_at: row.get("created_at"),
         pushed_by: row.get("pushed_by"),
         cursor: row.get::<_, i64>("cursor") as u64,
+        origin: row.get("origin"),
     }
 }
 
-const VERSION_COLUMNS: &str = "project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by";
+const VERSION_COLUMNS: &str = "project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by, origin";
 
 /// The 64-bit advisory lock id of a workspace's dedupe key.
 fn key_lock(workspace_id: &str, key: &str) -> i64 {
@@ -384,7 +393,7 @@ impl Storage for Db {
         let mut client = self.client()?;
         let row = client.query_opt("SELECT id, name FROM workspaces WHERE id = $1", &[&caller.workspace_id]).map_err(db_error)?;
         let row = row.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
-        Ok(WorkspaceInfo { id: row.get(0), name: row.get(1), me: caller.member.clone() })
+        Ok(WorkspaceInfo { id: row.get(0), name: row.get(1), me: caller.member.clone(), features: features() })
     }
 
     fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError> {
@@ -443,8 +452,8 @@ impl Storage for Db {
                 tx.execute("INSERT INTO projects (workspace_id, project_id, head, title) VALUES ($1, $2, $3, $4)", &[&ws, &project_id, &(new_head as i32), &title])?;
             }
             let insert = tx.prepare(
-                "INSERT INTO versions (workspace_id, project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                "INSERT INTO versions (workspace_id, project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by, origin) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             )?;
             let mut number = current;
             let mut out = Vec::with_capacity(request.versions.len());
@@ -453,7 +462,21 @@ impl Storage for Db {
                 cursor += 1;
                 tx.execute(
                     &insert,
-                    &[&ws, &project_id, &(number as i32), &cursor, &v.client_id, &v.title, &v.source, &v.author, &v.message, &v.content_hash, &v.created_at, &caller.member.name],
+                    &[
+                        &ws,
+                        &project_id,
+                        &(number as i32),
+                        &cursor,
+                        &v.client_id,
+                        &v.title,
+                        &v.source,
+                        &v.author,
+                        &v.message,
+                        &v.content_hash,
+                        &v.created_at,
+                        &caller.member.name,
+                        &v.origin,
+                    ],
                 )?;
                 out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor: cursor as u64 });
             }
@@ -480,7 +503,7 @@ impl Storage for Db {
         let more = rows.len() > limit;
         let versions: Vec<ServerVersion> = rows.iter().take(limit).map(version_from).collect();
         let last = versions.last().map_or(cursor, |v| v.cursor);
-        Ok(ChangesResponse { versions, cursor: last, more })
+        Ok(ChangesResponse { versions, cursor: last, more, features: features() })
     }
 
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {

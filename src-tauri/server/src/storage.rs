@@ -92,6 +92,11 @@ pub trait Storage: Send + Sync {
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError>;
 }
 
+/// What both storages support beyond the first protocol: they keep a version's origin.
+pub fn features() -> Vec<String> {
+    vec![inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned()]
+}
+
 /// `sha256` hex of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -441,7 +446,7 @@ impl Storage for SledStorage {
 
     fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
         let record: WorkspaceRecord = Self::get(&self.workspaces, caller.workspace_id.as_bytes())?.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
-        Ok(WorkspaceInfo { id: record.id, name: record.name, me: caller.member.clone() })
+        Ok(WorkspaceInfo { id: record.id, name: record.name, me: caller.member.clone(), features: features() })
     }
 
     fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError> {
@@ -531,6 +536,7 @@ impl Storage for SledStorage {
                     created_at: v.created_at.clone(),
                     pushed_by: pushed_by.clone(),
                     cursor,
+                    origin: v.origin.clone(),
                 };
                 versions.insert(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]), serde_json::to_vec(&version).map_err(abort)?)?;
                 changes.insert(key(&[ws.as_bytes(), &cursor.to_be_bytes()]), key(&[project_id.as_bytes(), &number.to_be_bytes()]))?;
@@ -570,7 +576,7 @@ impl Storage for SledStorage {
             last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
             versions.push(version);
         }
-        Ok(ChangesResponse { versions, cursor: last, more })
+        Ok(ChangesResponse { versions, cursor: last, more, features: features() })
     }
 
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {

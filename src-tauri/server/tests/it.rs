@@ -25,6 +25,7 @@ on_both_storages!(
     no_request_crosses_a_workspace,
     dedupe_keys_are_kept_30_days_then_forgotten,
     concurrent_pushes_through_two_servers_on_one_store,
+    a_versions_origin_is_kept_and_returned_and_optional,
 );
 
 /// PostgreSQL's schema: migrations are recorded, run once however many servers start,
@@ -41,6 +42,33 @@ fn pg_migrations_are_recorded_and_a_newer_schema_is_refused() {
     client.execute("INSERT INTO schema_migrations (version) VALUES (9999)", &[]).unwrap();
     let refused = inkstone_server::pg::PgStorage::connect(&url, 2).err().expect("a newer schema is refused");
     assert!(refused.to_string().contains("9999"), "{refused}");
+}
+
+/// A database an older server wrote (schema 2, before origins) is migrated at start;
+/// its versions read back without an origin.
+#[test]
+fn pg_versions_of_an_older_schema_read_without_an_origin() {
+    let Some(Store::Pg(url)) = Store::pg() else { return };
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())").unwrap();
+    for (version, sql) in inkstone_server::pg::MIGRATIONS.iter().filter(|(v, _)| *v <= 2) {
+        client.batch_execute(sql).unwrap();
+        client.execute("INSERT INTO schema_migrations (version) VALUES ($1)", &[version]).unwrap();
+    }
+    client
+        .batch_execute(
+            "INSERT INTO workspaces (id, name, cursor) VALUES ('w1', '团队', 1); \
+             INSERT INTO projects (workspace_id, project_id, head, title) VALUES ('w1', 'prj_a', 1, '题'); \
+             INSERT INTO versions (workspace_id, project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by) \
+             VALUES ('w1', 'prj_a', 1, 1, 'ver_1', '题', '文', 'amy', NULL, 'sha256:x', '2026-11-23T00:00:00Z', 'amy');",
+        )
+        .unwrap();
+    let storage = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
+    let known: Vec<i32> = inkstone_server::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
+    assert_eq!(storage.applied_migrations().unwrap(), known);
+    let changes = storage.changes("w1", 0, 10).unwrap();
+    assert_eq!((changes.versions.len(), changes.versions[0].origin.as_deref()), (1, None));
+    assert_eq!(changes.features, ["versionOrigin"]);
 }
 
 struct Server {
@@ -138,6 +166,56 @@ fn push_pull_stale_base_and_dedupe(store: Store) {
         assert_eq!(page["cursor"], 2);
         let (_, head) = get(&client, &url, &token, "/v1/projects/prj_a").await;
         assert_eq!(head["head"], 3);
+    });
+}
+
+/// A version's origin (how the client made it: a resolution, ...) is kept and comes
+/// back on pull and in a 409; it is optional (older clients send none, and get none
+/// back), of the wire's form, and the server says it keeps it (`features`), also
+/// after a restart on the same data.
+fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
+    let server = start(&store, RateLimit::default());
+    let (_, _, editor, _) = workspace(&server, "团队");
+    let token = editor.token.clone();
+    let url = server.url.clone();
+    block(async move {
+        let client = Client::new();
+        let (status, info) = get(&client, &url, &token, "/v1/workspace").await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(info["features"], json!(["versionOrigin"]));
+        let mut resolution = version("v2", "二");
+        resolution["origin"] = json!("syncResolution");
+        let body = json!({"base": 0, "versions": [version("v1", "一"), resolution]});
+        let (status, pushed) = push(&client, &url, &token, "prj_o", "o1", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{pushed}");
+        // The same key and payload replays; the origin is part of the payload.
+        assert_eq!(push(&client, &url, &token, "prj_o", "o1", &body).await.0, StatusCode::OK);
+        let (_, changes) = get(&client, &url, &token, "/v1/changes?since=0").await;
+        assert_eq!(changes["features"], json!(["versionOrigin"]));
+        let versions = changes["versions"].as_array().unwrap();
+        assert!(versions[0].get("origin").is_none(), "no origin sent, none returned: {}", versions[0]);
+        assert_eq!(versions[1]["origin"], "syncResolution");
+        // A stale push hears of the newer versions with their origins.
+        let (status, stale) = push(&client, &url, &token, "prj_o", "o2", &json!({"base": 1, "versions": [version("x", "别")]})).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(stale["stale"]["newer"][0]["origin"], "syncResolution");
+        // An origin not of the wire's form is refused, and nothing is written.
+        let mut bad = version("v3", "三");
+        bad["origin"] = json!("sk-not a kind");
+        let (status, error) = push(&client, &url, &token, "prj_o", "o3", &json!({"base": 2, "versions": [bad]})).await;
+        assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("VALIDATION")));
+        let (_, head) = get(&client, &url, &token, "/v1/projects/prj_o").await;
+        assert_eq!(head["head"], 2);
+    });
+    // What was stored reads back the same from a new server on the data.
+    drop(server);
+    let again = start(&store, RateLimit::default());
+    let token = editor.token.clone();
+    let url = again.url.clone();
+    block(async move {
+        let (_, changes) = get(&Client::new(), &url, &token, "/v1/changes?since=0").await;
+        let origins: Vec<Option<&str>> = changes["versions"].as_array().unwrap().iter().map(|v| v["origin"].as_str()).collect();
+        assert_eq!(origins, [None, Some("syncResolution")]);
     });
 }
 

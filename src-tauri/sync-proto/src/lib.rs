@@ -16,6 +16,27 @@ pub const MAX_VERSIONS_PER_PUSH: usize = 100;
 /// The largest request body, in bytes.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
+/// A server that lists this in `features` ([`WorkspaceInfo`], [`ChangesResponse`])
+/// keeps a version's [`PushVersion::origin`] and returns it on pull. A client sends an
+/// origin only to such a server: an older one refuses fields it does not know.
+pub const FEATURE_VERSION_ORIGIN: &str = "versionOrigin";
+
+/// How the client made a version, as [`PushVersion::origin`] says it: only the kind,
+/// never ids, model or profile names (nothing secret or private travels in it).
+pub mod origin {
+    pub const MANUAL: &str = "manual";
+    pub const RESTORE: &str = "restore";
+    pub const AI_PROPOSAL: &str = "aiProposal";
+    pub const CHECKPOINT: &str = "checkpoint";
+    pub const SYNC_RESOLUTION: &str = "syncResolution";
+
+    /// True for an origin of the wire's form: 1–32 ASCII letters (a later client may
+    /// send a kind this build does not know; it is kept as it is).
+    pub fn well_formed(origin: &str) -> bool {
+        (1..=32).contains(&origin.len()) && origin.bytes().all(|b| b.is_ascii_alphabetic())
+    }
+}
+
 /// A member's role in a workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -50,6 +71,10 @@ pub struct PushVersion {
     pub content_hash: String,
     /// RFC 3339.
     pub created_at: String,
+    /// How the version was made (see [`origin`]), sent only to a server that lists
+    /// [`FEATURE_VERSION_ORIGIN`]; absent from older clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +103,10 @@ pub struct ServerVersion {
     pub pushed_by: String,
     /// The workspace's change cursor of this version.
     pub cursor: u64,
+    /// How the pushing client made it (see [`origin`]); absent when it did not say
+    /// (an older client or server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,6 +147,10 @@ pub struct ChangesResponse {
     pub cursor: u64,
     /// True when more changes wait beyond `cursor`.
     pub more: bool,
+    /// What this server supports beyond the first protocol ([`FEATURE_VERSION_ORIGIN`]);
+    /// empty from an older server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,6 +207,10 @@ pub struct WorkspaceInfo {
     pub name: String,
     /// The member the token belongs to.
     pub me: Member,
+    /// What this server supports beyond the first protocol ([`FEATURE_VERSION_ORIGIN`]);
+    /// empty from an older server.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,4 +240,115 @@ pub struct ErrorBody {
     /// For a stale base, what the client has not seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale: Option<StaleBase>,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    //! Old and new builds talk to each other: the origin and the features are optional
+    //! both ways. The `Old*` types are the shapes before them, as older builds parse.
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct OldPushVersion {
+        client_id: String,
+        title: String,
+        source: String,
+        author: String,
+        #[serde(default)]
+        message: Option<String>,
+        content_hash: String,
+        created_at: String,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct OldServerVersion {
+        project_id: String,
+        number: u32,
+        client_id: String,
+        title: String,
+        source: String,
+        author: String,
+        message: Option<String>,
+        content_hash: String,
+        created_at: String,
+        pushed_by: String,
+        cursor: u64,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct OldChanges {
+        versions: Vec<OldServerVersion>,
+        cursor: u64,
+        more: bool,
+    }
+
+    fn old_push_json() -> serde_json::Value {
+        json!({"clientId": "ver_1", "title": "题", "source": "文", "author": "amy", "message": null, "contentHash": format!("sha256:{}", "a".repeat(64)), "createdAt": "2026-11-23T00:00:00Z"})
+    }
+
+    fn server_json(origin: Option<&str>) -> serde_json::Value {
+        let mut v = json!({"projectId": "prj_1", "number": 2, "clientId": "ver_1", "title": "题", "source": "文", "author": "amy", "message": null,
+            "contentHash": format!("sha256:{}", "a".repeat(64)), "createdAt": "2026-11-23T00:00:00Z", "pushedBy": "amy", "cursor": 7});
+        if let Some(origin) = origin {
+            v["origin"] = json!(origin);
+        }
+        v
+    }
+
+    #[test]
+    fn an_old_clients_push_reads_without_an_origin_and_a_new_one_without_an_origin_is_the_old_bytes() {
+        let new: PushVersion = serde_json::from_value(old_push_json()).unwrap();
+        assert_eq!(new.origin, None);
+        // Without an origin a new client writes exactly what an old one did: an old
+        // server (which refuses unknown fields) takes it.
+        assert_eq!(serde_json::to_value(&new).unwrap(), old_push_json());
+        let _: OldPushVersion = serde_json::from_value(serde_json::to_value(&new).unwrap()).unwrap();
+        // With one, an old server would refuse it: hence FEATURE_VERSION_ORIGIN.
+        let with = PushVersion { origin: Some(origin::SYNC_RESOLUTION.into()), ..new };
+        let sent = serde_json::to_value(&with).unwrap();
+        assert_eq!(sent["origin"], "syncResolution");
+        assert!(serde_json::from_value::<OldPushVersion>(sent.clone()).is_err());
+        assert_eq!(serde_json::from_value::<PushVersion>(sent).unwrap(), with);
+    }
+
+    #[test]
+    fn pulled_versions_and_features_read_both_ways() {
+        // An old server's version and answers: no origin, no features.
+        let old: ServerVersion = serde_json::from_value(server_json(None)).unwrap();
+        assert_eq!(old.origin, None);
+        let changes: ChangesResponse = serde_json::from_value(json!({"versions": [server_json(None)], "cursor": 7, "more": false})).unwrap();
+        assert!(changes.features.is_empty());
+        let info: WorkspaceInfo = serde_json::from_value(json!({"id": "w", "name": "团队", "me": {"id": "m", "name": "amy", "role": "editor"}})).unwrap();
+        assert!(info.features.is_empty());
+        // A new server's: an old client reads them, ignoring what it does not know.
+        let new = ChangesResponse {
+            versions: vec![serde_json::from_value(server_json(Some("syncResolution"))).unwrap()],
+            cursor: 7,
+            more: false,
+            features: vec![FEATURE_VERSION_ORIGIN.into()],
+        };
+        assert_eq!(new.versions[0].origin.as_deref(), Some("syncResolution"));
+        let old_client: OldChanges = serde_json::from_value(serde_json::to_value(&new).unwrap()).unwrap();
+        assert_eq!(old_client.versions[0].number, 2);
+        // A version without an origin is written as before.
+        assert_eq!(serde_json::to_value(&old).unwrap(), server_json(None));
+    }
+
+    #[test]
+    fn an_origin_is_a_short_word() {
+        for ok in [origin::MANUAL, origin::RESTORE, origin::AI_PROPOSAL, origin::CHECKPOINT, origin::SYNC_RESOLUTION, "laterKind"] {
+            assert!(origin::well_formed(ok), "{ok}");
+        }
+        for bad in ["", "sk-secret-123", "has space", &"a".repeat(33), "名"] {
+            assert!(!origin::well_formed(bad), "{bad}");
+        }
+    }
 }

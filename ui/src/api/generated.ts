@@ -2401,7 +2401,7 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot", conflictId?: string, } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, } | { "type": "syncResolution", conflictId: string, };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot", conflictId?: string, } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, remoteOrigin?: string, } | { "type": "syncResolution", conflictId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 

@@ -182,7 +182,7 @@ export function VersionOverlay({
 }
 
 /** Where the newer text of a conflict came from. */
-export type ConflictCause = { kind: "teammate"; author: string; n: number } | { kind: "resolution"; n: number } | { kind: "elsewhere" };
+export type ConflictCause = { kind: "teammate"; author: string; n: number } | { kind: "resolution"; n: number; author?: string } | { kind: "elsewhere" };
 
 export function ConflictOverlay({
   conflict,

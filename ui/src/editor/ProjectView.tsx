@@ -347,6 +347,9 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
         try {
           const v = await client.call("version.get", { projectId, number: p.head });
           if (!sameText || (v.title === p.title && v.source === p.source)) {
+            // A teammate's resolution of a sync conflict says so (when their client and
+            // the server carried how it was made).
+            if (v.origin.type === "pulled" && v.origin.remoteOrigin === "syncResolution") return { kind: "resolution", n: v.number, author: v.author };
             if (v.origin.type === "pulled") return { kind: "teammate", author: v.author, n: v.number };
             if (v.origin.type === "syncResolution") return { kind: "resolution", n: v.number };
           }
@@ -402,7 +405,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             // A teammate's version under unsynced work opens a sync conflict (its bar
             // shows above the editor); the working copy stays the person's.
             const why = await describeCause(p, false);
-            if (why.kind === "teammate") toast(t("sync.arrived.conflict", { author: why.author, n: why.n }));
+            if (why.kind === "teammate" || (why.kind === "resolution" && why.author)) toast(t("sync.arrived.conflict", { author: why.author ?? "", n: why.n }));
           }
         }
         return;
@@ -424,7 +427,9 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           why.kind === "teammate"
             ? t("sync.arrived.pulled", { author: why.author, n: why.n })
             : why.kind === "resolution"
-              ? t("sync.arrived.resolution", { n: why.n })
+              ? why.author
+                ? t("sync.arrived.pulledResolution", { author: why.author, n: why.n })
+                : t("sync.arrived.resolution", { n: why.n })
               : t("sync.arrived.elsewhere"),
         );
       } else if (outcome === "same") {

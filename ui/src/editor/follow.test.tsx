@@ -144,6 +144,9 @@ function team() {
     },
     pull: (id: string, source: string) => land(id, source, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" }),
     resolve: (id: string, source: string) => land(id, source, "Boris", { type: "syncResolution", conflictId: "cnf_1" }),
+    /** A teammate's resolution of a sync conflict, pulled (the server said how it was made). */
+    pullResolution: (id: string, source: string) =>
+      land(id, source, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga", remoteOrigin: "syncResolution" }),
   };
 }
 
@@ -241,6 +244,21 @@ describe("the open project follows sync", () => {
     await waitFor(() => expect(editorText()).toBe("合并后的文字"));
     expect(toasts()).toContain("Now showing the resolution, version 2");
     await waitFor(() => expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).toContain("夏天的信"));
+  });
+
+  it("a teammate's resolution arrives labelled as a resolution, in the toast and in History", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(1));
+    b.pullResolution("a", "合并后的文字\n");
+    await poll();
+    await waitFor(() => expect(editorText()).toBe("合并后的文字"));
+    expect(toasts()).toContain("Olga resolved a sync conflict: now showing version 2");
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(2));
+    const item = screen.getAllByTestId("version-item")[0].textContent;
+    expect(item).toContain("sync conflict resolved by Olga · server v2");
+    expect(item).toContain("Resolved a sync conflict");
   });
 
   it("reads the open project and the list again only when sync's change marker moves", async () => {

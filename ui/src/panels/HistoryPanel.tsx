@@ -46,6 +46,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
         return t("history.origin.checkpoint");
       // A teammate's version: whose it is and its number on the server.
       case "pulled":
+        if (v.origin.remoteOrigin === "syncResolution") return t("history.origin.pulledResolution", { author: v.author, n: v.origin.serverNumber });
         return t("history.origin.pulled", { author: v.author, n: v.origin.serverNumber });
       case "syncResolution":
         return t("history.origin.syncResolution");
@@ -59,6 +60,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     if (v.origin.type === "autosnapshot") return v.message?.includes("sync conflict") ? t("history.autosnapshotSyncMsg") : t("history.autosnapshotMsg");
     if (v.origin.type === "restore") return t("history.restoreMsg", { n: v.origin.from });
     if (v.origin.type === "syncResolution" && (!v.message || v.message === "Resolved a sync conflict")) return t("history.syncResolutionMsg");
+    if (v.origin.type === "pulled" && v.origin.remoteOrigin === "syncResolution" && !v.message) return t("history.syncResolutionMsg");
     return v.message || <span className="muted">{t("history.nomessage")}</span>;
   };
 

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
+use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion, FEATURE_VERSION_ORIGIN, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
 
 use super::transport::{Failure, PushAnswer, Transport};
 use super::{connection, token, ConflictKind, ConflictSide, ConflictState, Connection, Jitter, ProjectLink, SyncConflict};
@@ -104,6 +104,8 @@ pub fn run(kernel: &Kernel, transport: &Transport, jitter: &mut Jitter, what: Wh
         pull(kernel, transport, &connection, &token, &mut report)?;
     }
     if matches!(what, What::Push | What::Both) && !report.offline {
+        // As the pull left it (what the server said it supports).
+        let connection = super::connection(kernel)?.ok_or_else(not_connected)?;
         push(kernel, transport, &connection, &token, jitter, &mut report)?;
     }
     Ok(report)
@@ -131,6 +133,7 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
         }
         let mut stored = super::connection(kernel)?.ok_or_else(not_connected)?;
         stored.cursor = stored.cursor.max(changes.cursor);
+        stored.server_takes_origin = changes.features.iter().any(|f| f == FEATURE_VERSION_ORIGIN);
         cursor = stored.cursor;
         batch.put(&stored)?;
         kernel.store().apply(batch, Durability::Durable)?;
@@ -204,7 +207,10 @@ fn import(
                 project.insert(created)
             }
         };
-        let origin = VersionOrigin::Pulled { server_number: server_version.number, pushed_by: server_version.pushed_by.clone() };
+        // How their client made it, when it and the server said so (a resolution is
+        // labelled one); an origin not of the wire's form is dropped.
+        let remote_origin = server_version.origin.clone().filter(|o| inkstone_sync_proto::origin::well_formed(o));
+        let origin = VersionOrigin::Pulled { server_number: server_version.number, pushed_by: server_version.pushed_by.clone(), remote_origin };
         let version = versions::stage_pulled(
             kernel,
             batch,
@@ -386,7 +392,7 @@ fn hold_with_open_conflict(kernel: &Kernel, project_id: &str) -> Result<bool, Ap
 /// `later` (the project's next unfinished jobs as the cycle began, in order, read
 /// again here), those never sent, up to `max_batch` versions and within the server's
 /// body limit.
-fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> Result<Vec<(DeliveryJob, PushVersion)>, ApiError> {
+fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize, with_origin: bool) -> Result<Vec<(DeliveryJob, PushVersion)>, ApiError> {
     let max_batch = kernel.config().sync.max_batch.clamp(1, MAX_VERSIONS_PER_PUSH);
     // Room for the JSON around the versions and the headers.
     let mut room = MAX_BODY_BYTES.saturating_sub(4 * 1024).saturating_sub(leader_bytes);
@@ -399,7 +405,7 @@ fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> 
         if job.state != JobState::Pending || job.base.is_some() || job.attempts > 0 {
             break;
         }
-        let wire = wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?);
+        let wire = wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?, with_origin);
         let bytes = wire_bytes(&wire);
         if bytes > room {
             break;
@@ -410,8 +416,25 @@ fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize) -> 
     Ok(members)
 }
 
-fn wire_version(version: &Version) -> PushVersion {
+/// How a delivered version was made, as the wire says it: the kind only (no ids, no
+/// model or profile). None for what is never delivered.
+fn wire_origin(origin: &VersionOrigin) -> Option<&'static str> {
+    use inkstone_sync_proto::origin;
+    match origin {
+        VersionOrigin::Manual => Some(origin::MANUAL),
+        VersionOrigin::Restore { .. } => Some(origin::RESTORE),
+        VersionOrigin::AiProposal { .. } => Some(origin::AI_PROPOSAL),
+        VersionOrigin::Checkpoint { .. } => Some(origin::CHECKPOINT),
+        VersionOrigin::SyncResolution { .. } => Some(origin::SYNC_RESOLUTION),
+        VersionOrigin::Autosnapshot { .. } | VersionOrigin::Pulled { .. } => None,
+    }
+}
+
+/// The version as a push carries it; its origin only when `with_origin` (the server
+/// keeps origins and the push's first send carried them).
+fn wire_version(version: &Version, with_origin: bool) -> PushVersion {
     PushVersion {
+        origin: if with_origin { wire_origin(&version.origin).map(str::to_owned) } else { None },
         client_id: version.id.clone(),
         title: version.title.clone(),
         source: version.source.clone(),
@@ -442,16 +465,18 @@ fn send(
 ) -> Result<bool, ApiError> {
     let store = kernel.store();
     let policy = kernel.config().sync.retry;
-    let mut wire = vec![wire_version(&versions::load(store, &job.project_id, job.version_number)?)];
     let first_send = job.base.is_none();
+    // The first send decides whether the push carries origins; a resend does the same.
+    let with_origin = if first_send { connection.server_takes_origin } else { job.with_origin };
+    let mut wire = vec![wire_version(&versions::load(store, &job.project_id, job.version_number)?, with_origin)];
     let carried: Vec<(DeliveryJob, PushVersion)> = if first_send {
-        gather_batch(kernel, later, wire_bytes(&wire[0]))?
+        gather_batch(kernel, later, wire_bytes(&wire[0]), with_origin)?
     } else {
         // A resend carries what the first send carried, whatever state it is in now.
         let mut carried = Vec::with_capacity(job.batch.len());
         for id in &job.batch {
             let member = store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id)))?;
-            let version = wire_version(&versions::load(store, &member.project_id, member.version_number)?);
+            let version = wire_version(&versions::load(store, &member.project_id, member.version_number)?, with_origin);
             carried.push((member, version));
         }
         carried
@@ -479,6 +504,7 @@ fn send(
             next.base = Some(base);
             if i == 0 {
                 next.batch = members.iter().map(|m| m.id.clone()).collect();
+                next.with_origin = with_origin;
             }
             batch.put(&next)?;
             moved.push(next);

@@ -36,12 +36,24 @@ impl Server {
     }
 
     fn start_at(dir: &Path, addr: SocketAddr) -> Server {
+        Server::serve_at(dir, addr, false)
+    }
+
+    /// A server as builds before version origins answered: it lists no features,
+    /// returns no origins and refuses a push that carries one (as its
+    /// `deny_unknown_fields` did).
+    pub fn start_old(dir: &Path) -> Server {
+        Server::serve_at(dir, "127.0.0.1:0".parse().unwrap(), true)
+    }
+
+    fn serve_at(dir: &Path, addr: SocketAddr, old: bool) -> Server {
         let storage = Arc::new(SledStorage::open(dir).unwrap());
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let state = AppState::new(storage.clone() as Arc<dyn Storage>, RateLimit { per_second: 100_000.0, burst: 100_000.0 });
         let listener = runtime.block_on(tokio::net::TcpListener::bind(addr)).unwrap();
         let addr = listener.local_addr().unwrap();
-        runtime.spawn(async move { axum::serve(listener, router(state)).await });
+        let app = if old { router(state).layer(axum::middleware::from_fn(as_old_server)) } else { router(state) };
+        runtime.spawn(async move { axum::serve(listener, app).await });
         Server { url: format!("http://{addr}"), addr, storage, runtime: Some(runtime), dir: dir.to_owned() }
     }
 
@@ -78,6 +90,35 @@ impl Server {
     pub fn versions(&self, workspace_id: &str) -> Vec<ServerVersion> {
         self.storage.changes(workspace_id, 0, 1_000_000).unwrap().versions
     }
+}
+
+/// What a server from before version origins did with a request and its answer.
+async fn as_old_server(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::body::{to_bytes, Body};
+    use axum::response::IntoResponse;
+    let (parts, body) = request.into_parts();
+    let bytes = to_bytes(body, usize::MAX).await.unwrap();
+    let carries_origin = serde_json::from_slice::<Value>(&bytes).is_ok_and(|v| v["versions"].as_array().is_some_and(|vs| vs.iter().any(|x| x.get("origin").is_some())));
+    if parts.method == axum::http::Method::POST && carries_origin {
+        let refusal = json!({"code": "VALIDATION", "message": "The push is not valid JSON of the right shape: unknown field `origin`.", "hints": []});
+        return (axum::http::StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response();
+    }
+    let answer = next.run(axum::extract::Request::from_parts(parts, Body::from(bytes))).await;
+    let (mut parts, body) = answer.into_parts();
+    let bytes = to_bytes(body, usize::MAX).await.unwrap();
+    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else { return axum::response::Response::from_parts(parts, Body::from(bytes)) };
+    fn strip(value: &mut Value) {
+        if let Some(object) = value.as_object_mut() {
+            object.remove("features");
+            object.remove("origin");
+            object.values_mut().for_each(strip);
+        } else if let Some(array) = value.as_array_mut() {
+            array.iter_mut().for_each(strip);
+        }
+    }
+    strip(&mut value);
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    axum::response::Response::from_parts(parts, Body::from(serde_json::to_vec(&value).unwrap()))
 }
 
 impl Drop for Server {
@@ -294,6 +335,63 @@ fn a_stale_push_becomes_a_conflict_and_its_resolution_is_pushed_on_the_new_base(
     assert_eq!(again.code, inkstone_core::ErrorCode::Conflict);
     alice.ok("sync.pull", json!({}));
     assert_eq!(alice.ok("project.get", json!({"projectId": project}))["source"], "甲改\n乙\n丙\n丁\n戊\n己改\n");
+    // The resolution reaches Alice labelled as one: the server kept how Bob's client
+    // made each version (the kind only: no conflict id, nothing of Bob's setup).
+    assert_eq!(server.versions(&ws).iter().map(|v| v.origin.as_deref()).collect::<Vec<_>>(), [Some("manual"), Some("manual"), Some("syncResolution")]);
+    let head = alice.versions(&project).last().unwrap().clone();
+    assert_eq!(head["origin"], json!({"type": "pulled", "serverNumber": 3, "pushedBy": "bob", "remoteOrigin": "syncResolution"}));
+    assert_eq!(bob.versions(&project)[0]["origin"], json!({"type": "pulled", "serverNumber": 1, "pushedBy": "alice", "remoteOrigin": "manual"}));
+}
+
+/// Against a server from before version origins (it refuses fields it does not know),
+/// pushes carry none and every version still goes; once the server is upgraded and
+/// says so, the next pull lets pushes carry them.
+#[test]
+fn an_older_server_gets_no_origin_and_an_upgraded_one_gets_them_after_a_pull() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start_old(server_dir.path());
+    let (ws, tokens) = server.workspace(&["alice", "bob"]);
+    let alice = Client::new("Alice");
+    let bob = Client::new("Bob");
+    alice.connect(&server.url, &tokens[0]);
+    bob.connect(&server.url, &tokens[1]);
+    let project = alice.new_project("旧", "一\n二\n三\n四\n");
+    alice.ok("version.create", json!({"projectId": project}));
+    assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 1);
+    bob.ok("sync.pull", json!({}));
+    alice.save(&project, "一（甲）\n二\n三\n四\n");
+    alice.ok("sync.push", json!({}));
+    bob.save(&project, "一\n二\n三\n四（乙）\n");
+    assert_eq!(bob.ok("sync.push", json!({}))["newConflicts"], 1);
+    let conflict = bob.ok("sync.conflicts", json!({}))["conflicts"][0]["id"].clone();
+    bob.ok("sync.resolve", json!({"conflictId": conflict, "choice": "merged"}));
+    let run = bob.ok("sync.push", json!({}));
+    assert_eq!((run["pushed"].as_u64(), run["status"]["failed"].as_u64()), (Some(1), Some(0)), "{run}");
+    assert!(server.versions(&ws).iter().all(|v| v.origin.is_none()));
+    alice.ok("sync.pull", json!({}));
+    let head = alice.versions(&project).last().unwrap().clone();
+    assert_eq!(head["origin"], json!({"type": "pulled", "serverNumber": 3, "pushedBy": "bob"}));
+
+    // The server is upgraded on the same data: a pull hears it keeps origins.
+    let (dir, addr) = (server_dir.path().to_owned(), server.addr);
+    drop(server);
+    let server = {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            match std::panic::catch_unwind(|| Server::start_at(&dir, addr)) {
+                Ok(server) => break server,
+                Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+    };
+    bob.ok("sync.pull", json!({}));
+    bob.save(&project, "一（甲）\n二\n三\n四（乙）\n五\n");
+    assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
+    assert_eq!(server.versions(&ws).last().unwrap().origin.as_deref(), Some("manual"));
+    alice.ok("sync.pull", json!({}));
+    assert_eq!(alice.versions(&project).last().unwrap()["origin"]["remoteOrigin"], "manual");
+    check_history("an older server, then upgraded", &server.versions(&ws), &[&alice, &bob]);
 }
 
 #[test]
