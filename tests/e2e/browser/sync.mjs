@@ -18,7 +18,9 @@
 // editor at once, named, and his next keystroke keeps her paragraph (and his version
 // reaches her editor the same way); the sync popover names projects, syncs now and
 // closes on Esc; disconnecting asks first, says what was kept, and leaves the project
-// untouched.
+// untouched. While sync brings nothing, the open editor polls the status only (no
+// project re-read); a conflict Boris resolves reaches Olga's open editor labelled a
+// resolution (toast, History; the server holds the origin).
 //
 // --port-base N puts the workspace server on N, Olga's app on N+1 and Boris's on N+2
 // (all on 127.0.0.1); without it the system picks free ports.
@@ -428,6 +430,65 @@ async function main() {
       const working = (await callB("project.get", { projectId: project.id })).source;
       assert(working.startsWith("丙") && working.includes("第五段：A 又加的。") && working.includes("第四段：A 加的。"), `Boris's working copy: ${JSON.stringify(working)}`);
       await pageB.unroute("**/api/project.update");
+    });
+
+    await check("while sync brings nothing, Olga's open editor polls the status only: no project re-read until the change marker moves", async () => {
+      const seen = { status: 0, project: 0 };
+      const count = (request) => {
+        const path = new URL(request.url()).pathname;
+        if (path === "/api/sync.status") seen.status++;
+        if (path === "/api/project.get") seen.project++;
+      };
+      page.on("request", count);
+      try {
+        const marker = (await call("sync.status", {})).changes;
+        await sleep(11_000);
+        assert(seen.status >= 2, `sync.status polls in 11 s: ${seen.status}`);
+        assert((await call("sync.status", {})).changes === marker, "the marker moved while nothing came");
+        assert(seen.project === 0, `project.get during ${seen.status} unchanged polls: ${seen.project}`);
+        console.log(`# idle 11 s: ${seen.status} sync.status polls, ${seen.project} project reads`);
+      } finally {
+        page.off("request", count);
+      }
+    });
+
+    await check("Boris resolves a sync conflict; it reaches Olga's open editor labelled a resolution, in the toast and in History", async () => {
+      // Olga saves version 6 (a new last paragraph) and it reaches the server.
+      await tid("editor-content").click();
+      await page.keyboard.press("Control+End");
+      await page.keyboard.press("Enter");
+      await page.keyboard.type("第六段：A 的。");
+      await page.keyboard.press("Control+S");
+      await tid("version-message").waitFor();
+      await page.keyboard.press("Enter");
+      await toast("Saved as version 6");
+      await serverVersions(6);
+      // Boris saves on the older head (his first line): the push meets her version.
+      await callB("version.create", { projectId: project.id });
+      let conflict = null;
+      for (let i = 0; i < 100 && !conflict; i++) {
+        await callB("sync.push", {}).catch(() => undefined);
+        conflict = (await callB("sync.conflicts", {})).conflicts.find((c) => c.projectId === project.id) ?? null;
+        if (!conflict) await sleep(100);
+      }
+      assert(conflict, "no sync conflict on Boris's side");
+      assert(conflict.merged, `the edits overlap: ${JSON.stringify(conflict.overlaps)}`);
+      const resolved = await callB("sync.resolve", { conflictId: conflict.id, choice: "merged" });
+      await callB("sync.push", {});
+      const versions = await serverVersions(7);
+      const last = versions[versions.length - 1];
+      assert(last.origin === "syncResolution" && last.author === "Boris", `the server's v7: ${JSON.stringify({ ...last, source: undefined })}`);
+      // Olga's background cycle pulls it (here at once): her editor follows, and says what it is.
+      await call("sync.pull", {});
+      await page.waitForFunction(() => document.querySelector("[data-testid=editor-content]")?.textContent?.startsWith("丙"), null, { timeout: 15_000 });
+      const head = (await call("project.get", { projectId: project.id })).head;
+      await toast(`Boris resolved a sync conflict: now showing version ${head}`);
+      const mine = (await call("version.get", { projectId: project.id, number: head })).origin;
+      assert(mine.type === "pulled" && mine.remoteOrigin === "syncResolution", `Olga's head: ${JSON.stringify(mine)}`);
+      assert(resolved.version.origin.type === "syncResolution", "Boris's resolution");
+      await tid("tab-history").click();
+      await tid("version-item").filter({ hasText: "resolved by Boris · server v7" }).first().waitFor();
+      await shot("sync-12-pulled-resolution-en-light");
     });
   }
 

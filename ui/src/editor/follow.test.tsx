@@ -257,7 +257,7 @@ describe("the open project follows sync", () => {
     expect(toasts()).toContain("Olga resolved a sync conflict: now showing version 2");
     await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(2));
     const item = screen.getAllByTestId("version-item")[0].textContent;
-    expect(item).toContain("sync conflict resolved by Olga · server v2");
+    expect(item).toContain("resolved by Olga · server v2");
     expect(item).toContain("Resolved a sync conflict");
   });
 

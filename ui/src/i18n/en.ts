@@ -222,7 +222,7 @@ export const en = {
   "history.origin.restore": "restored from v{n}",
   "history.origin.pulled": "from {author} · server v{n}",
   "history.origin.syncResolution": "sync conflict resolved",
-  "history.origin.pulledResolution": "sync conflict resolved by {author} · server v{n}",
+  "history.origin.pulledResolution": "resolved by {author} · server v{n}",
   "history.syncResolutionMsg": "Resolved a sync conflict",
   "history.autosnapshotSyncMsg": "Unsaved work, kept before resolving a sync conflict",
   "history.restore": "Restore",

@@ -223,7 +223,7 @@ export const zh: Messages = {
   "history.origin.restore": "恢复自第 {n} 版",
   "history.origin.pulled": "来自 {author} · 服务器第 {n} 版",
   "history.origin.syncResolution": "解决同步冲突",
-  "history.origin.pulledResolution": "{author} 解决了同步冲突 · 服务器第 {n} 版",
+  "history.origin.pulledResolution": "{author} 解决冲突 · 服务器第 {n} 版",
   "history.syncResolutionMsg": "解决了一个同步冲突",
   "history.autosnapshotSyncMsg": "解决同步冲突前自动保留的未保存内容",
   "history.restore": "恢复",

@@ -86,7 +86,9 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
             <div className="version" data-testid="version-item" data-number={v.number}>
               <div className="version-line">
                 <strong className="version-no">{t("project.head", { n: v.number })}</strong>
-                <span className={`badge badge-${v.origin.type}`}>{origin(v)}</span>
+                <span className={`badge badge-${v.origin.type}`} title={origin(v)}>
+                  {origin(v)}
+                </span>
                 <time className="small muted" dateTime={v.createdAt} title={formatFullTime(lang, v.createdAt)}>
                   {formatTime(lang, v.createdAt, nowMs)}
                 </time>
