@@ -475,7 +475,16 @@ impl Runtime {
                 }
                 let connected = matches!(connection(kernel), Ok(Some(_)));
                 if connected && !matches!(is_paused(kernel), Ok(true)) {
-                    match runtime.run(kernel, cycle::What::Both) {
+                    let outcome = runtime.run(kernel, cycle::What::Both);
+                    // The server acknowledged this client's versions: pull once more at
+                    // once, so what colleagues pushed while they travelled arrives now,
+                    // not at the next poll. (Idle cycles push nothing: no extra load.)
+                    if matches!(&outcome, Ok(report) if report.pushed > 0 && !report.offline) {
+                        if let Err(error) = runtime.run(kernel, cycle::What::Pull) {
+                            tracing::warn!(code = ?error.code, "the pull after a push failed: {}", error.message);
+                        }
+                    }
+                    match outcome {
                         Ok(report) if report.offline || report.waiting > 0 => poll.min(Duration::from_millis(500)),
                         Ok(_) => poll,
                         Err(error) => {

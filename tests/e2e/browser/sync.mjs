@@ -20,7 +20,8 @@
 // closes on Esc; disconnecting asks first, says what was kept, and leaves the project
 // untouched. While sync brings nothing, the open editor polls the status only (no
 // project re-read); a conflict Boris resolves reaches Olga's open editor labelled a
-// resolution (toast, History; the server holds the origin).
+// resolution (toast, History; the server holds the origin); and Olga's window regaining
+// focus syncs at once (Boris's next version is in her editor without a pull of hers).
 //
 // --port-base N puts the workspace server on N, Olga's app on N+1 and Boris's on N+2
 // (all on 127.0.0.1); without it the system picks free ports.
@@ -489,6 +490,25 @@ async function main() {
       await tid("tab-history").click();
       await tid("version-item").filter({ hasText: "resolved by Boris · server v7" }).first().waitFor();
       await shot("sync-12-pulled-resolution-en-light");
+    });
+
+    await check("Olga's window regaining focus syncs at once: Boris's next version is in her editor without waiting for the background pull", async () => {
+      const p = await callB("project.get", { projectId: project.id });
+      await callB("project.update", { projectId: project.id, baseRevision: p.revision, source: `${p.source}第八段：乙的。\n` });
+      await callB("version.create", { projectId: project.id });
+      await serverVersions(8);
+      const pulls = [];
+      const count = (request) => new URL(request.url()).pathname === "/api/sync.pull" && pulls.push(request);
+      page.on("request", count);
+      try {
+        // The person comes back to the window (the background pull is every 30 s).
+        await page.evaluate(() => window.dispatchEvent(new Event("focus")));
+        await page.waitForFunction(() => document.querySelector("[data-testid=editor-content]")?.textContent?.includes("第八段：乙的。"), null, { timeout: 5_000 });
+        assert(pulls.length === 1, `sync.pull calls on focus: ${pulls.length}`);
+        await toast("Synced Boris’s version 8");
+      } finally {
+        page.off("request", count);
+      }
     });
   }
 

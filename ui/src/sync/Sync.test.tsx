@@ -1,11 +1,11 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { apiError, FakeTransport } from "../api/fake";
 import type { SyncConflict, SyncStatus } from "../api/generated";
 import { WorkspaceSync } from "../settings/Workspace";
 import { makeCtx, WithCtx } from "../test-utils";
 import { SyncIndicator } from "./SyncIndicator";
-import { syncStoreFor } from "./status";
+import { FOCUS_SYNC_MIN_MS, syncStoreFor } from "./status";
 import type { DeliveryJob } from "../api/generated";
 
 afterEach(() => cleanup());
@@ -281,6 +281,55 @@ describe("sync", () => {
     expect(screen.getByTestId("sync-popover")).toBeTruthy();
     fireEvent.mouseDown(screen.getByTestId("outside"));
     expect(screen.queryByTestId("sync-popover")).toBeNull();
+  });
+
+  it("a window that regains focus syncs now, quietly: at most every few seconds, never while paused, nothing while idle", async () => {
+    let status: SyncStatus = { ...connected, state: "synced", conflicts: 0, jobs: [] };
+    const run = (pulled: number) => ({ pushed: 0, pulled, newConflicts: 0, status });
+    const transport = new FakeTransport()
+      .on("sync.status", () => status)
+      .on("sync.pull", () => {
+        status = { ...status, changes: status.changes + 1 };
+        return run(1);
+      })
+      .on("sync.push", () => run(0));
+    const toasts: string[] = [];
+    const ctx = makeCtx(transport, "en", { toast: (t) => toasts.push(t) });
+    render(
+      <WithCtx ctx={ctx}>
+        <SyncIndicator onOpenSettings={() => undefined} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getByTestId("sync-status").dataset.state).toBe("synced"));
+    const store = syncStoreFor(ctx.client);
+    await act(() => store.refresh());
+    expect(transport.callsTo("sync.pull")).toHaveLength(0);
+    const changes = store.getSnapshot().changes;
+    act(() => void window.dispatchEvent(new Event("focus")));
+    await waitFor(() => expect(transport.callsTo("sync.push")).toHaveLength(1));
+    expect(transport.callsTo("sync.pull")).toHaveLength(1);
+    // What it brought is followed (the marker moved), and nothing is said.
+    expect(store.getSnapshot().changes).toBeGreaterThan(changes);
+    expect(toasts).toEqual([]);
+    // Back again at once: no second sync.
+    act(() => void window.dispatchEvent(new Event("focus")));
+    await act(() => new Promise((r) => setTimeout(r, 20)));
+    expect(transport.callsTo("sync.pull")).toHaveLength(1);
+    const later = Date.now() + FOCUS_SYNC_MIN_MS;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
+    try {
+      act(() => void window.dispatchEvent(new Event("focus")));
+      await waitFor(() => expect(transport.callsTo("sync.pull")).toHaveLength(2));
+      // Paused: focus syncs nothing.
+      status = { ...status, state: "paused", paused: true };
+      await act(() => store.refresh());
+      clock.mockImplementation(() => later + 2 * FOCUS_SYNC_MIN_MS);
+      act(() => void window.dispatchEvent(new Event("focus")));
+      await act(() => new Promise((r) => setTimeout(r, 20)));
+      expect(transport.callsTo("sync.pull")).toHaveLength(2);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it("says an unreachable server once, without the transport's words in brackets", async () => {

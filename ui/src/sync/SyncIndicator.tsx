@@ -96,13 +96,11 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
   // Pull first (as the background cycle does), then push what waits.
   const syncNow = () =>
     act("sync", async () => {
-      const pulled = await client.call("sync.pull", {});
-      const pushed = pulled.status.offline ? pulled : await client.call("sync.push", {});
-      await store.apply(pushed.status);
+      const done = await store.syncNow();
       void store.changed();
-      if (pushed.status.offline) toast(t("sync.now.offline"));
-      else if (pulled.pulled + pushed.pushed === 0) toast(t("sync.now.upToDate"));
-      else toast(t("sync.now.done", { pulled: pulled.pulled, pushed: pushed.pushed }));
+      if (done.offline) toast(t("sync.now.offline"));
+      else if (done.pulled + done.pushed === 0) toast(t("sync.now.upToDate"));
+      else toast(t("sync.now.done", { pulled: done.pulled, pushed: done.pushed }));
     });
 
   // A failed version goes again (with the failed ones of its project before it), or all of them.

@@ -11,6 +11,11 @@
 // open project read themselves again then, and only then: a poll that finds the
 // marker where it was costs one small status read.
 //
+// When the window regains focus (the person is back), it syncs now, quietly — the path
+// of the sidebar's "Sync now" — at most every FOCUS_SYNC_MIN_MS, and only while
+// connected and not paused: colleagues' versions are there at once instead of at the
+// next background pull (every 30 s). Nothing of it runs while the window sits idle.
+//
 // `epoch` moves with `changes` and also whenever a cycle reached the server again
 // (what waits for the server to answer — a list that failed to load — tries then).
 
@@ -35,6 +40,15 @@ export const BUSY_POLL_MS = 1500;
 /** While connected, the open project also reads itself this often: another window of
  * the data folder saves its working copy without moving the change marker. */
 export const OTHER_WINDOW_MS = 30_000;
+/** A window that regains focus syncs now at most this often. */
+export const FOCUS_SYNC_MIN_MS = 10_000;
+
+/** What "sync now" did. */
+export interface SyncNowResult {
+  pulled: number;
+  pushed: number;
+  offline: boolean;
+}
 
 export class SyncStore {
   private snap: SyncSnapshot = { status: null, conflicts: [], epoch: 0, changes: 0 };
@@ -44,8 +58,36 @@ export class SyncStore {
   private inflight: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private forced = false;
+  private focusSyncAt = Number.NEGATIVE_INFINITY;
+  private focusHooked = false;
 
   constructor(private readonly client: ApiClient) {}
+
+  /** "Sync now": pull first (as the background cycle does), then push what waits; the
+   * state shows at once. Errors are the caller's (the sidebar says them). */
+  async syncNow(): Promise<SyncNowResult> {
+    const pulled = await this.client.call("sync.pull", {});
+    const pushed = pulled.status.offline ? pulled : await this.client.call("sync.push", {});
+    await this.apply(pushed.status);
+    return { pulled: pulled.pulled, pushed: pushed === pulled ? 0 : pushed.pushed, offline: pushed.status.offline };
+  }
+
+  /** The window regained focus: sync now, quietly, when connected and not paused (at most
+   * every FOCUS_SYNC_MIN_MS). */
+  async focused(): Promise<void> {
+    const s = this.snap.status;
+    if (!s?.connected || s.paused) return;
+    const now = Date.now();
+    if (now - this.focusSyncAt < FOCUS_SYNC_MIN_MS) return;
+    this.focusSyncAt = now;
+    try {
+      await this.syncNow();
+    } catch {
+      // A hint, not an action: the background cycle tries again.
+    }
+  }
+
+  private readonly onFocus = () => void this.focused();
 
   getSnapshot = (): SyncSnapshot => this.snap;
 
@@ -140,6 +182,10 @@ export class SyncStore {
   }
 
   private start() {
+    if (!this.focusHooked && typeof window !== "undefined") {
+      window.addEventListener("focus", this.onFocus);
+      this.focusHooked = true;
+    }
     if (this.timer || this.inflight) return;
     void this.refresh();
   }
@@ -161,6 +207,10 @@ export class SyncStore {
     if (this.listeners.size > 0 || this.pollers.size > 0) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    if (this.focusHooked) {
+      window.removeEventListener("focus", this.onFocus);
+      this.focusHooked = false;
+    }
   }
 }
 

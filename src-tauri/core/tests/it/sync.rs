@@ -553,6 +553,41 @@ fn a_new_version_is_delivered_at_once_not_at_the_next_poll() {
     until("its job is finalized", Duration::from_secs(10), || alice.jobs().iter().all(|j| j.state == JobState::Finalized));
 }
 
+/// Once the server acknowledged this client's push, the delivery thread pulls again at
+/// once: a colleague's version pushed while Alice's was on its way arrives without
+/// waiting for the next poll (a minute here).
+#[test]
+fn an_acknowledged_push_is_followed_by_a_pull_at_once() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (_ws, tokens) = server.workspace(&["alice", "bob"]);
+    let proxy = Proxy::start(server.addr, 1);
+    proxy.faults(false);
+    let dir = tempfile::tempdir().unwrap();
+    let keychain = Arc::new(MemoryKeychain::default());
+    let mut cfg = config(dir.path(), "Alice", &keychain);
+    cfg.sync.poll = Duration::from_secs(60);
+    let engine = Arc::new(Engine::open(cfg).unwrap());
+    engine.start_sync();
+    let alice = Client { engine, dir, keychain, name: "Alice".to_owned() };
+    alice.connect(&proxy.url, &tokens[0]);
+    until("the connect's own cycle", Duration::from_secs(10), || alice.ok("sync.status", json!({}))["state"] == "synced");
+    let bob = Client::new("Bob");
+    bob.connect(&server.url, &tokens[1]);
+
+    // Alice's push is held on its way; meanwhile Bob's version of another project lands.
+    proxy.post_delay_ms.store(800, std::sync::atomic::Ordering::SeqCst);
+    let posts = proxy.posts.load(std::sync::atomic::Ordering::SeqCst);
+    let mine = alice.new_project("甲的", "一\n");
+    alice.ok("version.create", json!({"projectId": mine}));
+    until("Alice's push is on its way", Duration::from_secs(10), || proxy.posts.load(std::sync::atomic::Ordering::SeqCst) > posts);
+    let theirs = bob.new_project("乙的", "二\n");
+    bob.ok("version.create", json!({"projectId": theirs}));
+    assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
+    until("Alice's push is acknowledged", Duration::from_secs(10), || alice.jobs().iter().all(|j| j.state == JobState::Finalized));
+    until("Bob's project reaches Alice without waiting for the poll", Duration::from_secs(5), || alice.call("project.get", json!({"projectId": theirs})).is_ok());
+}
+
 #[test]
 fn pause_holds_deliveries_and_resume_lets_the_thread_send_them() {
     let server_dir = tempfile::tempdir().unwrap();
@@ -768,6 +803,8 @@ pub struct Proxy {
     pub posts: Arc<std::sync::atomic::AtomicUsize>,
     /// The next this many POSTs reach the server, and their answers are lost.
     pub lose_post_answers: Arc<std::sync::atomic::AtomicUsize>,
+    /// POSTs wait this long before they go on to the server.
+    pub post_delay_ms: Arc<std::sync::atomic::AtomicU64>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -811,7 +848,8 @@ impl Proxy {
         let counts: Arc<Mutex<BTreeMap<&'static str, u32>>> = Arc::default();
         let posts: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
         let lose_post_answers: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
-        let (on, tally, seen_posts, lose) = (faults_on.clone(), counts.clone(), posts.clone(), lose_post_answers.clone());
+        let post_delay_ms: Arc<std::sync::atomic::AtomicU64> = Arc::default();
+        let (on, tally, seen_posts, lose, post_delay) = (faults_on.clone(), counts.clone(), posts.clone(), lose_post_answers.clone(), post_delay_ms.clone());
         runtime.spawn(async move {
             loop {
                 let Ok((mut client, _)) = listener.accept().await else { return };
@@ -837,13 +875,17 @@ impl Proxy {
                     Fault::DelayAnswer(_) => "delayAnswer",
                 };
                 *tally.lock().unwrap().entry(name).or_insert(0) += 1;
-                let (seen_posts, lose) = (seen_posts.clone(), lose.clone());
+                let (seen_posts, lose, post_delay) = (seen_posts.clone(), lose.clone(), post_delay.clone());
                 tokio::spawn(async move {
                     use std::sync::atomic::Ordering::SeqCst;
                     use tokio::io::AsyncWriteExt;
                     let Some(request) = read_request(&mut client).await else { return };
                     if request.starts_with(b"POST") {
                         seen_posts.fetch_add(1, SeqCst);
+                        let delay = post_delay.load(SeqCst);
+                        if delay > 0 {
+                            tokio::time::sleep(Duration::from_millis(delay)).await;
+                        }
                         if lose.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1)).is_ok() {
                             let _ = exchange(server, &request).await;
                             return;
@@ -877,7 +919,7 @@ impl Proxy {
                 });
             }
         });
-        Proxy { url, faults_on, counts, posts, lose_post_answers, runtime: Some(runtime) }
+        Proxy { url, faults_on, counts, posts, lose_post_answers, post_delay_ms, runtime: Some(runtime) }
     }
 
     pub fn faults(&self, on: bool) {
