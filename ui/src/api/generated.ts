@@ -529,7 +529,7 @@ note: string,
  * Set when the engine resolved it, naming why for the UI to word:
  * `superseded_by_new_message` (the person sent a new message instead).
  */
-noteId?: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
+noteId?: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "session_unarchived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
 /**
  * `estimated_tokens` as a share of the window, in percent.
  */
@@ -1803,6 +1803,12 @@ export type SessionApplyStagingParams = { sessionId: string,
  */
 expectedRevision: number, };
 
+export type SessionArchiveParams = { sessionId: string, 
+/**
+ * `false` brings an archived session back (it can be continued again); default `true`.
+ */
+archived?: boolean, };
+
 export type SessionCompactResult = { 
 /**
  * False when there was nothing older than the latest turn to compact, or the
@@ -2512,7 +2518,7 @@ export interface ApiMethods {
   "session.create": { params: SessionCreateParams; result: SessionView };
   "session.list": { params: SessionListParams; result: SessionListResult };
   "session.get": { params: SessionGetParams; result: SessionView };
-  "session.archive": { params: SessionRef; result: SessionView };
+  "session.archive": { params: SessionArchiveParams; result: SessionView };
   "session.rename": { params: SessionRenameParams; result: SessionView };
   "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
   "session.setMode": { params: SessionSetModeParams; result: SessionView };

@@ -270,6 +270,12 @@ export const ItemView = memo(function ItemView({
       );
     case "archived":
       return <p className="line muted">{t("ai.session.archivedLine")}</p>;
+    case "unarchived":
+      return (
+        <p className="line muted" data-testid="unarchived-line">
+          {t("ai.session.unarchivedLine")}
+        </p>
+      );
     case "rewound":
       return (
         <p className="line muted" data-testid="rewound-line">

@@ -49,6 +49,8 @@ export type Item =
       keyProblem: KeyProblem | null;
     }
   | { kind: "archived"; key: string }
+  /** The person brought the archived session back. */
+  | { kind: "unarchived"; key: string }
   /** The person restored a checkpoint: the project went back to it as version `version`. */
   | { kind: "rewound"; key: string; version: number }
   /** Earlier conversation was summarised (or truncated); expandable to the summary. */
@@ -361,6 +363,10 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
     case "session_archived":
       s.archived = true;
       push({ kind: "archived", key });
+      break;
+    case "session_unarchived":
+      s.archived = false;
+      push({ kind: "unarchived", key });
       break;
     case "rewound":
       push({ kind: "rewound", key, version: event.payload.version });

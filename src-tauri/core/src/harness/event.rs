@@ -288,6 +288,9 @@ pub enum EventBody {
         hints: Vec<Hint>,
     },
     SessionArchived {},
+    /// The person brought the archived session back (`session.archive` with
+    /// `archived: false`): it can be continued again.
+    SessionUnarchived {},
     /// The person restored a checkpoint of this session: the project's content is the
     /// checkpoint's again, as the new version `version`. `to_sequence` is the log
     /// sequence the checkpoint was made at. The model is told (a note in the
@@ -446,6 +449,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => (Logged, false),
             EventBody::TurnEnded { .. } => (Logged, false),
             EventBody::SessionArchived {} => (Logged, false),
+            EventBody::SessionUnarchived {} => (Logged, false),
             EventBody::Rewound { .. } => (Logged, true),
             EventBody::ContextWarning { .. } => (Logged, false),
             EventBody::CompactionStarted { .. } => (Logged, false),
@@ -486,6 +490,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => "mode_changed",
             EventBody::TurnEnded { .. } => "turn_ended",
             EventBody::SessionArchived {} => "session_archived",
+            EventBody::SessionUnarchived {} => "session_unarchived",
             EventBody::Rewound { .. } => "rewound",
             EventBody::ContextWarning { .. } => "context_warning",
             EventBody::CompactionStarted { .. } => "compaction_started",

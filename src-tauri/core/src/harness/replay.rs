@@ -243,6 +243,10 @@ impl SessionState {
                 self.archived = true;
                 Some(timeline("Archived".to_owned()))
             }
+            EventBody::SessionUnarchived {} => {
+                self.archived = false;
+                Some(timeline("Restored from the archive".to_owned()))
+            }
             EventBody::Rewound { checkpoint_id, to_sequence, version } => {
                 self.messages.push(Message::user(rewound_note(checkpoint_id, *to_sequence, *version)));
                 Some(timeline(format!("Restored checkpoint {checkpoint_id} as version {version}")))

@@ -294,7 +294,13 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
 
 fn check_open(session: &Session) -> Result<(), ApiError> {
     if session.archived {
-        return Err(ApiError::validation("sessionId", "The session is archived.").hint("new_session", "Start a new session."));
+        return Err(ApiError::validation("sessionId", "The session is archived.")
+            .hint_with(
+                "unarchive_session",
+                format!("Restore it to continue: `inkstone-cli session unarchive {}`, or Restore in the session list.", session.id),
+                &[("session", &session.id)],
+            )
+            .hint("new_session", "Start a new session."));
     }
     Ok(())
 }
