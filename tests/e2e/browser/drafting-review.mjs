@@ -322,6 +322,24 @@ async function main() {
       window.localStorage.setItem("inkstone.lang", "zh");
       window.localStorage.setItem("inkstone.theme", "light");
     });
+    // From the page's first frame, every position the feed takes: the panel's header
+    // must not grow once the session's context, checkpoints and intent have loaded.
+    await page.addInitScript(() => {
+      const seen = [];
+      window.__feedTops = seen;
+      const started = performance.now();
+      const frame = () => {
+        const feed = document.querySelector("[data-testid=timeline]");
+        const head = document.querySelector("[data-testid=session-head]");
+        if (feed) {
+          const top = Math.round(feed.getBoundingClientRect().top * 10) / 10;
+          const last = seen.at(-1);
+          if (!last || last.top !== top) seen.push({ ms: Math.round(performance.now() - started), top, head: head ? Math.round(head.getBoundingClientRect().height) : null });
+        }
+        if (seen.length < 50 && performance.now() - started < 20_000) requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    });
     await page.reload({ waitUntil: "commit" });
     await openProject();
     await tid("composer-input").waitFor();
@@ -352,6 +370,14 @@ async function main() {
     await tid("context-meter").waitFor();
     const idle = await settled();
     await shot("review-10-room-idle-zh-1024");
+    // The feed stayed where it first appeared: the header kept its room while loading.
+    const tops = await page.evaluate(() => window.__feedTops ?? []);
+    assert(tops.length > 0, "the feed's position was not recorded");
+    console.log(`# feed top after the panel opened: ${JSON.stringify(tops)}`);
+    assert(
+      tops.every((p) => Math.abs(p.top - idle.feed.top) < 1),
+      `the feed moved after the panel opened (the header grew as it loaded): ${JSON.stringify(tops)}, settled at ${idle.feed.top}`,
+    );
     assert(idle.feed.height >= idle.panel.height * 0.5, `idle: the feed is ${Math.round(idle.feed.height)} of ${Math.round(idle.panel.height)} px`);
     // Stop appears without moving anything below the session bar.
     await script({ type: "text", content: "慢慢写完的第二个回答。", delayMs: 1500 });

@@ -116,6 +116,10 @@ export function lineDiff(before: string, after: string, context = 2): TextDiffRe
   return { hunks, nInsertions, nDeletions, identical: nInsertions + nDeletions === 0 };
 }
 
+/** A chip's count while its list loads: blank, as wide as a digit (U+2007 FIGURE SPACE),
+ * so the chip keeps its width when the count arrives. */
+const LOADING_COUNT = "\u2007";
+
 /** The first words of a task, for a checkpoint's name. */
 function firstWords(text: string, max = 16): string {
   const one = text.replace(/\s+/g, " ").trim();
@@ -259,7 +263,11 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
   const [busy, setBusy] = useState(false);
   const [restored, setRestored] = useState<string | null>(null);
   const { constraints, checkpoints, staging } = snap;
-  if (constraints === null && checkpoints === null && staging === null) return null;
+  // What the backend offers has its chip from the first frame (disabled, its count
+  // blank until the list arrives), so the panel's header does not grow once it has loaded.
+  const hasConstraints = constraints !== null || store.offers("constraint.list");
+  const hasCheckpoints = checkpoints !== null || store.offers("checkpoint.list");
+  if (!hasConstraints && !hasCheckpoints && staging === null) return null;
   const toggle = (which: Open) => setOpen((o) => (o === which ? null : which));
   // The harness names its own checkpoints by the turn they were kept around; a person's
   // or the assistant's label stays.
@@ -288,14 +296,30 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
   return (
     <div className="extras" data-testid="session-extras">
       <div className="extras-bar">
-        {constraints !== null && (
-          <button type="button" className="small-btn" aria-expanded={open === "constraints"} data-testid="constraints-toggle" onClick={() => toggle("constraints")}>
-            {t("ai.constraints.title", { n: constraints.length })}
+        {hasConstraints && (
+          <button
+            type="button"
+            className="small-btn"
+            aria-expanded={open === "constraints"}
+            aria-busy={constraints === null}
+            disabled={constraints === null}
+            data-testid="constraints-toggle"
+            onClick={() => toggle("constraints")}
+          >
+            {t("ai.constraints.title", { n: constraints?.length ?? LOADING_COUNT })}
           </button>
         )}
-        {checkpoints !== null && (
-          <button type="button" className="small-btn" aria-expanded={open === "checkpoints"} data-testid="checkpoints-toggle" onClick={() => toggle("checkpoints")}>
-            {t("ai.checkpoint.title", { n: checkpoints.length })}
+        {hasCheckpoints && (
+          <button
+            type="button"
+            className="small-btn"
+            aria-expanded={open === "checkpoints"}
+            aria-busy={checkpoints === null}
+            disabled={checkpoints === null}
+            data-testid="checkpoints-toggle"
+            onClick={() => toggle("checkpoints")}
+          >
+            {t("ai.checkpoint.title", { n: checkpoints?.length ?? LOADING_COUNT })}
           </button>
         )}
       </div>
