@@ -432,6 +432,43 @@ async function main() {
     });
   });
 
+  await check("in Chinese, a turn's feed and its checkpoints show no English wording", async () => {
+    await page.evaluate(() => {
+      window.localStorage.setItem("inkstone.lang", "zh");
+      window.localStorage.setItem("inkstone.theme", "light");
+    });
+    await page.reload({ waitUntil: "commit" });
+    await openProject();
+    await tid("composer-input").waitFor();
+    // Two proposals in one turn: the harness keeps a checkpoint before and after it.
+    await script(
+      {
+        type: "toolCalls",
+        calls: [
+          { id: "call_t2", name: "propose_title_candidates", arguments: JSON.stringify({ summary: "再来两个标题", candidates: [{ text: "二十分钟的早晨" }, { text: "先写再说" }] }) },
+          { id: "call_g2", name: "propose_tags", arguments: JSON.stringify({ platform: "xiaohongshu", summary: "再选几个话题", candidates: [{ text: "晨间写作" }, { text: "习惯养成" }] }) },
+        ],
+      },
+      { type: "text", content: "标题和话题都给了。" },
+    );
+    await send("再给两个标题和几个话题");
+    await tid("msg-assistant").filter({ hasText: "标题和话题都给了。" }).waitFor();
+    await waitIdle();
+    await tid("checkpoints-toggle").filter({ hasText: "2" }).waitFor();
+    await tid("checkpoints-toggle").click();
+    const names = await tid("checkpoint-name").allTextContents();
+    assert(names.length === 2, `checkpoints: ${JSON.stringify(names)}`);
+    // The feed from this turn's message on.
+    const feed = await tid("timeline").innerText();
+    const turn = feed.slice(feed.lastIndexOf("再给两个标题和几个话题"));
+    const shown = [...names, turn].join("\n");
+    await shot("review-13-checkpoints-zh");
+    // Names (the model, a platform's X) are not wording; English words are.
+    const english = shown.match(/[A-Za-z]{2,}/g) ?? [];
+    assert(english.length === 0, `English in the Chinese feed or checkpoints: ${JSON.stringify(english)} in ${JSON.stringify(shown)}`);
+    await tid("checkpoints-toggle").click();
+  });
+
   await check("no page errors", async () => {
     const real = pageErrors.filter((e) => !/Failed to load resource: the server responded with a status of 40[49]/.test(e));
     assert(real.length === 0, real.join(" | "));

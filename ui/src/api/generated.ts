@@ -244,7 +244,19 @@ export type Checkpoint = { id: string,
 /**
  * The session or run.
  */
-ownerId: string, projectId: string, label: string, reason: CheckpointReason, 
+ownerId: string, projectId: string, 
+/**
+ * The person's or the assistant's words; for the harness's own checkpoints, the
+ * English wording of `label_id` (kept for the CLI and for checkpoints stored
+ * before `label_id` existed).
+ */
+label: string, 
+/**
+ * For a checkpoint the harness named: what the label says, for the UI to word
+ * in the person's language (`turn_before`, `turn_after`, with `labelParams`
+ * `proposals`). Absent for a person's or the assistant's label.
+ */
+labelId?: string, labelParams?: { [key in string]: string }, reason: CheckpointReason, 
 /**
  * The project's latest version number then (0: none yet).
  */

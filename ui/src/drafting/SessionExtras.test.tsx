@@ -108,6 +108,21 @@ describe("checkpoints", () => {
     await waitFor(() => expect(replace).toHaveBeenCalledWith(expect.objectContaining({ head: 6 }), note.textContent));
   });
 
+  it("a harness checkpoint whose turn is not in the log is named by the core's wording id, in Chinese, never its English label", async () => {
+    // Only the session's start is in the log: the turn each checkpoint was kept around is not.
+    const log = [ev(created())];
+    const worded = (id: string, reason: CheckpointReason, labelId: string) =>
+      checkpoint(id, reason, 40, { label: reason === "before_turn" ? "Before a turn that made 3 proposals" : "After a turn that made 3 proposals", labelId, labelParams: { proposals: "3" } });
+    const { transport } = setupPanel({ log, methods: ["checkpoint.list"], lang: "zh" });
+    transport.on("checkpoint.list", () => ({ checkpoints: [worded("chk_1", "before_turn", "turn_before"), worded("chk_2", "after_turn", "turn_after"), checkpoint("chk_old", "after_turn", 41)] }));
+    fireEvent.click(await screen.findByTestId("checkpoints-toggle"));
+    const names = (await screen.findAllByTestId("checkpoint-name")).map((n) => n.textContent ?? "");
+    // Newest first; one stored before wording ids existed falls back to its reason.
+    expect(names).toEqual(["某轮结束后", "产生 3 条建议的一轮结束后", "产生 3 条建议的一轮开始前"]);
+    const list = screen.getByTestId("checkpoints").textContent ?? "";
+    expect(list).not.toMatch(/turn|proposals|Before|After/);
+  });
+
   it("the chips are in the header before their lists load (disabled, no count), so the header does not grow", async () => {
     const { log, checkpoints } = twoTurns();
     const { transport } = setupPanel({ log, methods: ["checkpoint.list", "constraint.list"], lang: "zh" });

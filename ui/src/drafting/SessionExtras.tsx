@@ -6,7 +6,7 @@ import { type ClientError, toClientError } from "../api/client";
 import type { Checkpoint, DiffLine, Hunk, Project, ProposalView, TextDiffResult, VersionSummary } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { type T, useApp } from "../context";
-import { formatFullTime, formatTime, type MessageId } from "../i18n";
+import { formatFullTime, formatTime, has, type MessageId } from "../i18n";
 import { DiffView } from "../panels/DiffView";
 import type { SessionStore } from "./store";
 import type { Item } from "./timeline";
@@ -127,16 +127,19 @@ function firstWords(text: string, max = 16): string {
 }
 
 /** A checkpoint's name: a person's or the assistant's label; for the harness's own, the
- * turn it was kept around (its number and first words). */
+ * turn it was kept around (its number and first words), else the core's wording id
+ * (`labelId`, with its values) in the person's language — never its English `label`. */
 export function checkpointName(t: T, lang: "en" | "zh", c: Checkpoint, items: readonly Item[]): string {
   if (c.reason === "manual" || c.reason === "assistant") return c.label;
+  const worded = c.labelId && has(lang, `ai.checkpoint.label.${c.labelId}`) ? t(`ai.checkpoint.label.${c.labelId}` as MessageId, Object.fromEntries(Object.entries(c.labelParams ?? {}).map(([k, v]) => [k, v ?? ""]))) : null;
   const users = items.filter((i): i is Extract<Item, { kind: "user" }> => i.kind === "user");
   const seqOf = (i: Item) => Number(i.key);
   // Before a turn: kept at its `turn_started`, the message follows at once. After: the
   // last message of the turn came before it.
   let at = c.reason === "before_turn" ? users.findIndex((u) => seqOf(u) === c.sequence + 1) : -1;
   if (at < 0) at = users.reduce((found, u, idx) => (seqOf(u) <= c.sequence ? idx : found), -1);
-  if (at < 0) return lang === "en" ? c.label : t(`ai.checkpoint.reason.${c.reason}` as MessageId);
+  // Stored before `labelId` existed: the English label in English, else the reason.
+  if (at < 0) return worded ?? (lang === "en" ? c.label : t(`ai.checkpoint.reason.${c.reason}` as MessageId));
   const vars = { n: at + 1, words: firstWords(users[at].text) };
   return c.reason === "before_turn" ? t("ai.checkpoint.turnBefore", vars) : t("ai.checkpoint.turnAfter", vars);
 }
