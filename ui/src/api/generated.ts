@@ -526,7 +526,16 @@ reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { req
 /**
  * The normalized input (a preview when large).
  */
-input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, 
+/**
+ * Why it asks, in English (for the model's log and the CLI).
+ */
+reason: string, 
+/**
+ * Why it asks, for the UI to word: `rule`, `policy` or `write`
+ * (`harness::permission::decide`); absent in logs written before.
+ */
+reasonId?: string, 
 /**
  * For a call that applies a proposal: exactly what would change (the
  * proposal, its target and the selected hunks' diffs), which the approval is
@@ -1174,6 +1183,10 @@ theirs: string, };
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
 export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * Why it asks, for the UI to word (see `EventBody::ApprovalRequested`).
+ */
+reasonId?: string, 
 /**
  * For a call that applies a proposal: exactly what would change.
  */

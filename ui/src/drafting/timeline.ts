@@ -105,7 +105,10 @@ export interface PendingApproval {
   tool: string;
   /** The normalized input the tool would run with. */
   input: unknown;
+  /** Why it asks, in English (logs written before `reasonId`). */
   reason: string;
+  /** Why it asks: `rule`, `policy` or `write` (the core's id, worded here). */
+  reasonId?: string;
   targetVersion?: number;
   /** For a call that applies a proposal: exactly what would change (the approval is bound to it). */
   change?: ApprovalChange;
@@ -312,6 +315,7 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
         tool: p.tool,
         input: p.input,
         reason: p.reason,
+        ...(p.reasonId !== undefined ? { reasonId: p.reasonId } : {}),
         ...(p.targetVersion !== undefined ? { targetVersion: p.targetVersion } : {}),
         ...(p.change ? { change: p.change } : {}),
       };

@@ -244,7 +244,13 @@ pub enum EventBody {
         #[ts(optional)]
         target_version: Option<u64>,
         idempotency_key: String,
+        /// Why it asks, in English (for the model's log and the CLI).
         reason: String,
+        /// Why it asks, for the UI to word: `rule`, `policy` or `write`
+        /// (`harness::permission::decide`); absent in logs written before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason_id: Option<String>,
         /// For a call that applies a proposal: exactly what would change (the
         /// proposal, its target and the selected hunks' diffs), which the approval is
         /// bound to.

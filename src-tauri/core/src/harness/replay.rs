@@ -40,6 +40,10 @@ pub struct PendingApproval {
     pub target_version: Option<u64>,
     pub idempotency_key: String,
     pub reason: String,
+    /// Why it asks, for the UI to word (see `EventBody::ApprovalRequested`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason_id: Option<String>,
     /// For a call that applies a proposal: exactly what would change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -192,7 +196,7 @@ impl SessionState {
                 let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
                 Some(timeline(format!("{tool} → {status}")))
             }
-            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, change, .. } => {
+            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, reason_id, change, .. } => {
                 self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_approval = Some(PendingApproval {
                     request_id: request_id.clone(),
@@ -202,6 +206,7 @@ impl SessionState {
                     target_version: *target_version,
                     idempotency_key: idempotency_key.clone(),
                     reason: reason.clone(),
+                    reason_id: reason_id.clone(),
                     change: change.clone(),
                 });
                 Some(timeline(format!("Approval needed for {tool}: {reason}")))

@@ -142,7 +142,9 @@ fn approval_change(events: &[Event], request_id: &str) -> (Option<u64>, Option<B
     events
         .iter()
         .find_map(|e| match &e.body {
-            EventBody::ApprovalRequested { request_id: id, target_version, change, input_hash, .. } if id == request_id => {
+            EventBody::ApprovalRequested { request_id: id, target_version, change, input_hash, reason_id, .. } if id == request_id => {
+                // Why it asks, by an id the UI words (a write asks by its policy).
+                assert_eq!(reason_id.as_deref(), Some("policy"), "{request_id}");
                 Some((*target_version, change.clone(), input_hash.clone()))
             }
             _ => None,
