@@ -2324,9 +2324,16 @@ export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
 export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
 /**
- * A short text for the timeline.
+ * A short text for the timeline: the person's or the model's words, or (with
+ * `textId`) the engine's English wording of what happened.
  */
-text: string, };
+text: string, 
+/**
+ * What happened, for a client to word in the person's language (`session_started`,
+ * `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
+ * or the model's own words (a message, a question, an answer).
+ */
+textId?: string, params?: { [key in string]: string }, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
