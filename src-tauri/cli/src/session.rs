@@ -63,8 +63,10 @@ pub enum SessionCommand {
     /// Stop the running turn of a session (from another process this has no effect:
     /// the data folder is held by the sender).
     Interrupt { session: String },
-    /// Archive a session.
+    /// Archive a session (it can be read, not continued, until it is unarchived).
     Archive { session: String },
+    /// Bring an archived session back, so it can be continued.
+    Unarchive { session: String },
     /// Stage a proposal (all its hunks, or those named) in the session's working copy;
     /// nothing official changes until `apply-staging`.
     Stage {
@@ -285,6 +287,14 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
                 print_json(&view);
             } else {
                 println!("Archived {}", s(&view["session"], "id"));
+            }
+        }
+        SessionCommand::Unarchive { session } => {
+            let view = call(engine, "session.archive", json!({"sessionId": session, "archived": false}))?;
+            if as_json {
+                print_json(&view);
+            } else {
+                println!("Unarchived {}", s(&view["session"], "id"));
             }
         }
     }

@@ -268,7 +268,7 @@ api_methods! {
         "session.create" => session::create(SessionCreateParams) -> SessionView;
         "session.list" => session::list(SessionListParams) -> SessionListResult;
         "session.get" => session::get(SessionGetParams) -> SessionView;
-        "session.archive" => session::archive(SessionRef) -> SessionView;
+        "session.archive" => session::archive(SessionArchiveParams) -> SessionView;
         "session.rename" => session::rename(SessionRenameParams) -> SessionView;
         "session.interrupt" => session::interrupt(SessionRef) -> SessionInterruptResult;
         "session.setMode" => session::set_mode(SessionSetModeParams) -> SessionView;

@@ -187,9 +187,41 @@ pub fn classify(message: &str) -> MessageKind {
     MessageKind::Task
 }
 
+/// True when a text asks to change the title the work already has ("改标题", "把标题改短一点",
+/// "change the title", "shorten the headline"): an edit request, not a request to
+/// generate a set of titles. A count or a word for options ("来几个标题", "5 个标题",
+/// "give me 5 headline ideas") makes it a title set again.
+pub fn is_title_edit(text: &str) -> bool {
+    static EDIT_ZH: OnceLock<Option<Regex>> = OnceLock::new();
+    static EDIT_EN: OnceLock<Option<Regex>> = OnceLock::new();
+    static SET_ZH: OnceLock<Option<Regex>> = OnceLock::new();
+    static SET_EN: OnceLock<Option<Regex>> = OnceLock::new();
+    // An edit verb before the title ("改标题", "把标题…", "修改一下标题") or after it
+    // ("标题改短一点", "标题太长了，缩短").
+    let zh = regex(
+        &EDIT_ZH,
+        r"(?:改|修改|换|缩短|精简|润色|优化|调整|删掉|去掉|重写)[^，。！？,.!?]{0,6}标题|标题[^，。！？,.!?]{0,6}(?:改|修改|换|控制|缩短|精简|润色|优化|调整|删|去掉|重写|太长|太短|短一|长一|简洁)",
+    );
+    let en = regex(
+        &EDIT_EN,
+        r"(?i)\b(?:change|edit|shorten|lengthen|rewrite|reword|rephrase|rename|tweak|fix|improve|polish|adjust|trim|update|cut|simplify)\b[^.!?\n]{0,20}\b(?:title|headline|heading)s?\b|\b(?:title|headline|heading)\b[^.!?\n]{0,12}\b(?:is too|shorter|longer|punchier)\b",
+    );
+    let zh_set = regex(&SET_ZH, r"几个|一组|一些|多个|备选|选项|候选|[0-9０-９一二两三四五六七八九十]+\s*个(?:新的?)?(?:标题|题目)");
+    let en_set = regex(
+        &SET_EN,
+        r"(?i)\b(?:ideas?|options?|alternatives?|candidates?|suggestions?|some|several|a few)\b|\b\d+\s+(?:new\s+|more\s+|different\s+)?(?:titles?|headlines?|headings?)\b",
+    );
+    let is = |r: Option<&Regex>| r.is_some_and(|r| r.is_match(text));
+    (is(zh) || is(en)) && !is(zh_set) && !is(en_set)
+}
+
 /// The output type a text asks for, by a keyword table in priority order (a
-/// critique of an article is a critique, a Douyin script is a script).
+/// critique of an article is a critique, a Douyin script is a script). A change to the
+/// existing title ([`is_title_edit`]) is an edit, which generates nothing: no output type.
 pub fn output_type(text: &str) -> Option<OutputType> {
+    if is_title_edit(text) {
+        return None;
+    }
     const TABLE: &[(OutputType, &[&str])] = &[
         (OutputType::Critique, &["点评", "评价一下", "挑毛病", "批评", "审阅", "critique", "feedback on", "review my", "review this", "review the"]),
         (OutputType::Analysis, &["分析", "复盘", "analyze", "analyse", "analysis", "why did", "why does"]),
@@ -578,6 +610,48 @@ mod tests {
         // Titles need a subject, never a platform.
         let titles = update(&SessionIntent::default(), "来几个标题", &none);
         assert_eq!(clarification(&titles, &none).unwrap().missing, [Missing::Subject]);
+    }
+
+    #[test]
+    fn an_edit_of_the_title_is_not_a_title_set() {
+        // Chinese: a change to the title the work has.
+        for edit in ["改标题", "把标题改短一点", "标题太长了，缩短一下", "修改一下标题", "帮我润色标题", "标题控制在 10 个字以内"] {
+            assert!(is_title_edit(edit), "{edit}");
+            assert_eq!(output_type(edit), None, "{edit}");
+        }
+        // English.
+        for edit in ["change the title", "Shorten the headline", "Can you rewrite the title so it is punchier?", "the title is too long", "shorten the title to 10 words"] {
+            assert!(is_title_edit(edit), "{edit}");
+            assert_eq!(output_type(edit), None, "{edit}");
+        }
+        // Asking for titles to choose from is still a title set, in both languages.
+        for set in [
+            "来几个标题",
+            "给这篇文章起 5 个标题",
+            "给我一组标题",
+            "换几个标题备选",
+            "give me 5 headline ideas",
+            "Suggest some titles",
+            "write 3 new headlines",
+            "title ideas for the spring launch",
+        ] {
+            assert!(!is_title_edit(set), "{set}");
+            assert_eq!(output_type(set), Some(OutputType::TitleSet), "{set}");
+        }
+        // The session's intent: an edit keeps what the person is working on and asks
+        // nothing; a title-set request still asks for its subject.
+        let none = ProjectHints::default();
+        let copy = update(&SessionIntent::default(), "帮我为山茶社品牌写一篇关于春茶上市的小红书文案", &hints());
+        for edit in ["把标题改短一点", "change the title"] {
+            let after = update(&copy, edit, &hints());
+            assert_eq!(after, copy, "{edit}");
+            let fresh = update(&SessionIntent::default(), edit, &none);
+            assert_eq!(fresh.output_type, None, "{edit}");
+            assert_eq!(fresh.topic, None, "{edit}");
+            assert_eq!(clarification(&fresh, &none), None, "{edit}");
+        }
+        let titles = update(&copy, "来几个标题", &hints());
+        assert_eq!(titles.output_type, Some(OutputType::TitleSet));
     }
 
     #[test]

@@ -322,6 +322,24 @@ async function main() {
       window.localStorage.setItem("inkstone.lang", "zh");
       window.localStorage.setItem("inkstone.theme", "light");
     });
+    // From the page's first frame, every position the feed takes: the panel's header
+    // must not grow once the session's context, checkpoints and intent have loaded.
+    await page.addInitScript(() => {
+      const seen = [];
+      window.__feedTops = seen;
+      const started = performance.now();
+      const frame = () => {
+        const feed = document.querySelector("[data-testid=timeline]");
+        const head = document.querySelector("[data-testid=session-head]");
+        if (feed) {
+          const top = Math.round(feed.getBoundingClientRect().top * 10) / 10;
+          const last = seen.at(-1);
+          if (!last || last.top !== top) seen.push({ ms: Math.round(performance.now() - started), top, head: head ? Math.round(head.getBoundingClientRect().height) : null });
+        }
+        if (seen.length < 50 && performance.now() - started < 20_000) requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    });
     await page.reload({ waitUntil: "commit" });
     await openProject();
     await tid("composer-input").waitFor();
@@ -352,6 +370,14 @@ async function main() {
     await tid("context-meter").waitFor();
     const idle = await settled();
     await shot("review-10-room-idle-zh-1024");
+    // The feed stayed where it first appeared: the header kept its room while loading.
+    const tops = await page.evaluate(() => window.__feedTops ?? []);
+    assert(tops.length > 0, "the feed's position was not recorded");
+    console.log(`# feed top after the panel opened: ${JSON.stringify(tops)}`);
+    assert(
+      tops.every((p) => Math.abs(p.top - idle.feed.top) < 1),
+      `the feed moved after the panel opened (the header grew as it loaded): ${JSON.stringify(tops)}, settled at ${idle.feed.top}`,
+    );
     assert(idle.feed.height >= idle.panel.height * 0.5, `idle: the feed is ${Math.round(idle.feed.height)} of ${Math.round(idle.panel.height)} px`);
     // Stop appears without moving anything below the session bar.
     await script({ type: "text", content: "慢慢写完的第二个回答。", delayMs: 1500 });
@@ -404,6 +430,43 @@ async function main() {
       await tid("decision").filter({ hasText: "习惯三要保留" }).waitFor();
       if (lang === "zh") await tid("composer-input").and(page.locator("[placeholder]")).waitFor();
     });
+  });
+
+  await check("in Chinese, a turn's feed and its checkpoints show no English wording", async () => {
+    await page.evaluate(() => {
+      window.localStorage.setItem("inkstone.lang", "zh");
+      window.localStorage.setItem("inkstone.theme", "light");
+    });
+    await page.reload({ waitUntil: "commit" });
+    await openProject();
+    await tid("composer-input").waitFor();
+    // Two proposals in one turn: the harness keeps a checkpoint before and after it.
+    await script(
+      {
+        type: "toolCalls",
+        calls: [
+          { id: "call_t2", name: "propose_title_candidates", arguments: JSON.stringify({ summary: "再来两个标题", candidates: [{ text: "二十分钟的早晨" }, { text: "先写再说" }] }) },
+          { id: "call_g2", name: "propose_tags", arguments: JSON.stringify({ platform: "xiaohongshu", summary: "再选几个话题", candidates: [{ text: "晨间写作" }, { text: "习惯养成" }] }) },
+        ],
+      },
+      { type: "text", content: "标题和话题都给了。" },
+    );
+    await send("再给两个标题和几个话题");
+    await tid("msg-assistant").filter({ hasText: "标题和话题都给了。" }).waitFor();
+    await waitIdle();
+    await tid("checkpoints-toggle").filter({ hasText: "2" }).waitFor();
+    await tid("checkpoints-toggle").click();
+    const names = await tid("checkpoint-name").allTextContents();
+    assert(names.length === 2, `checkpoints: ${JSON.stringify(names)}`);
+    // The feed from this turn's message on.
+    const feed = await tid("timeline").innerText();
+    const turn = feed.slice(feed.lastIndexOf("再给两个标题和几个话题"));
+    const shown = [...names, turn].join("\n");
+    await shot("review-13-checkpoints-zh");
+    // Names (the model, a platform's X) are not wording; English words are.
+    const english = shown.match(/[A-Za-z]{2,}/g) ?? [];
+    assert(english.length === 0, `English in the Chinese feed or checkpoints: ${JSON.stringify(english)} in ${JSON.stringify(shown)}`);
+    await tid("checkpoints-toggle").click();
   });
 
   await check("no page errors", async () => {

@@ -488,6 +488,27 @@ async function main() {
     await tid("session-title").filter({ hasText: "改写三个步骤" }).waitFor();
   });
 
+  await check("an archived session is restored from the list, can be continued, and archived again", async () => {
+    await tid("session-pick").click();
+    await tid("session-show-archived").click();
+    const row = tid("session-archived-row").first();
+    await row.waitFor();
+    const restoredId = await row.locator("[data-testid=session-item-archived]").getAttribute("data-session");
+    await shot("drafting-11b-archived-restore-en-light");
+    await row.locator("[data-testid=session-restore]").click();
+    await tid("session-list").waitFor({ state: "detached" });
+    await tid("unarchived-line").waitFor();
+    assert(!(await tid("composer-input").isDisabled()), "the restored session cannot be continued");
+    const listed = (await call("session.list", { projectId: project.id })).sessions.map((x) => x.id);
+    assert(listed.length === 2 && listed.includes(restoredId), `sessions after restoring: ${listed}`);
+    assert((await call("session.get", { sessionId: restoredId })).status === "idle", "the restored session is not idle");
+    // Back to how it was: archived again, the first session open.
+    await tid("session-archive").click();
+    await tid("archive-yes").click();
+    await tid("session-title").filter({ hasText: "改写三个步骤" }).waitFor();
+    assert((await call("session.list", { projectId: project.id })).sessions.length === 1, "archiving again did not take");
+  });
+
   await check("the same panel in Chinese and dark", async () => {
     await page.evaluate(() => {
       window.localStorage.setItem("inkstone.lang", "zh");

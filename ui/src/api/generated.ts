@@ -244,7 +244,19 @@ export type Checkpoint = { id: string,
 /**
  * The session or run.
  */
-ownerId: string, projectId: string, label: string, reason: CheckpointReason, 
+ownerId: string, projectId: string, 
+/**
+ * The person's or the assistant's words; for the harness's own checkpoints, the
+ * English wording of `label_id` (kept for the CLI and for checkpoints stored
+ * before `label_id` existed).
+ */
+label: string, 
+/**
+ * For a checkpoint the harness named: what the label says, for the UI to word
+ * in the person's language (`turn_before`, `turn_after`, with `labelParams`
+ * `proposals`). Absent for a person's or the assistant's label.
+ */
+labelId?: string, labelParams?: { [key in string]: string }, reason: CheckpointReason, 
 /**
  * The project's latest version number then (0: none yet).
  */
@@ -514,7 +526,16 @@ reusedExecution: boolean, } } | { "kind": "approval_requested", "payload": { req
 /**
  * The normalized input (a preview when large).
  */
-input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+input: unknown, inputHash: string, targetVersion?: number, idempotencyKey: string, 
+/**
+ * Why it asks, in English (for the model's log and the CLI).
+ */
+reason: string, 
+/**
+ * Why it asks, for the UI to word: `rule`, `policy` or `write`
+ * (`harness::permission::decide`); absent in logs written before.
+ */
+reasonId?: string, 
 /**
  * For a call that applies a proposal: exactly what would change (the
  * proposal, its target and the selected hunks' diffs), which the approval is
@@ -529,7 +550,7 @@ note: string,
  * Set when the engine resolved it, naming why for the UI to word:
  * `superseded_by_new_message` (the person sent a new message instead).
  */
-noteId?: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
+noteId?: string, } } | { "kind": "question_asked", "payload": { questionId: string, question: string, options: Array<string>, } } | { "kind": "question_answered", "payload": { questionId: string, answer: string, } } | { "kind": "mode_changed", "payload": { mode: Mode, by: string, } } | { "kind": "turn_ended", "payload": { reason: TurnEndReason, message: string, hints: Array<Hint>, } } | { "kind": "session_archived", "payload": Record<symbol, never> } | { "kind": "session_unarchived", "payload": Record<symbol, never> } | { "kind": "rewound", "payload": { checkpointId: string, toSequence: number, version: number, } } | { "kind": "context_warning", "payload": { estimatedTokens: number, contextWindow: number, 
 /**
  * `estimated_tokens` as a share of the window, in percent.
  */
@@ -1162,6 +1183,10 @@ theirs: string, };
 export type Payload = { "type": "text", baseText: string, proposedText: string, } | { "type": "candidates", candidates: Array<Candidate>, } | { "type": "outline", outline: string, } | { "type": "commentReply", commentId: string, body: string, } | { "type": "checklist", items: Array<ChecklistItem>, } | { "type": "metadata", change: MetadataChange, };
 
 export type PendingApproval = { requestId: string, toolUseId: string, tool: string, inputHash: string, targetVersion?: number, idempotencyKey: string, reason: string, 
+/**
+ * Why it asks, for the UI to word (see `EventBody::ApprovalRequested`).
+ */
+reasonId?: string, 
 /**
  * For a call that applies a proposal: exactly what would change.
  */
@@ -1803,6 +1828,12 @@ export type SessionApplyStagingParams = { sessionId: string,
  */
 expectedRevision: number, };
 
+export type SessionArchiveParams = { sessionId: string, 
+/**
+ * `false` brings an archived session back (it can be continued again); default `true`.
+ */
+archived?: boolean, };
+
 export type SessionCompactResult = { 
 /**
  * False when there was nothing older than the latest turn to compact, or the
@@ -2299,9 +2330,16 @@ export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
 export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
 /**
- * A short text for the timeline.
+ * A short text for the timeline: the person's or the model's words, or (with
+ * `textId`) the engine's English wording of what happened.
  */
-text: string, };
+text: string, 
+/**
+ * What happened, for a client to word in the person's language (`session_started`,
+ * `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
+ * or the model's own words (a message, a question, an answer).
+ */
+textId?: string, params?: { [key in string]: string }, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
@@ -2518,7 +2556,7 @@ export interface ApiMethods {
   "session.create": { params: SessionCreateParams; result: SessionView };
   "session.list": { params: SessionListParams; result: SessionListResult };
   "session.get": { params: SessionGetParams; result: SessionView };
-  "session.archive": { params: SessionRef; result: SessionView };
+  "session.archive": { params: SessionArchiveParams; result: SessionView };
   "session.rename": { params: SessionRenameParams; result: SessionView };
   "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
   "session.setMode": { params: SessionSetModeParams; result: SessionView };

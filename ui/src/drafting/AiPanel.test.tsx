@@ -21,6 +21,23 @@ const setup = (s: PanelSetup = {}) => setupPanel({ localServer: true, ...s });
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 
 describe("the AI panel", () => {
+  it("a step's line says what it does in the person's language: its summary, else a platform's name, never the platform's id", async () => {
+    const toolResult = (tool: string) => ({ kind: "tool_result" as const, payload: { tool, status: "success" as const, content: "{}", reusedExecution: false } });
+    const log = [
+      ev(created()),
+      ev(user("选话题")),
+      ev(turnStarted()),
+      ev(assistant("", [call("c1", "propose_tags", { platform: "xiaohongshu", candidates: [{ text: "早起" }] }), call("c2", "propose_tags", { platform: "zhihu", summary: "知乎话题", candidates: [{ text: "写作" }] })])),
+      ev(toolResult("propose_tags"), { toolUseId: "c1" }),
+      ev(toolResult("propose_tags"), { toolUseId: "c2" }),
+      ev(turnEnded("completed")),
+    ];
+    setup({ log, lang: "zh" });
+    await waitFor(() => expect(screen.getAllByTestId("tool-step")).toHaveLength(2));
+    const args = screen.getAllByTestId("tool-step").map((s) => s.querySelector(".step-arg")?.textContent);
+    expect(args).toEqual(["小红书", "知乎话题"]);
+  });
+
   it("with no model, offers to set one up and the local server it found", async () => {
     const { onSetUp } = setup({ profiles: [] });
     const offer = await screen.findByTestId("ai-setup");

@@ -120,6 +120,21 @@ describe("permission prompts", () => {
     expect(within(prompt).queryByTestId("approval-why")).toBeNull();
   });
 
+  it("why the engine asks is worded from the core's reason id, whatever the English says", async () => {
+    const withId = (reasonId: string) => {
+      const log = asking("update_project_metadata", { title: "新标题" }, "needs approval (text the UI no longer reads)");
+      const i = log.findIndex((e) => e.kind === "approval_requested");
+      log[i] = { ...log[i], payload: { ...(log[i].payload as object), reasonId } } as (typeof log)[number];
+      return log;
+    };
+    setupPanel({ log: withId("rule"), status: "waitingForApproval", lang: "zh" });
+    expect((await screen.findByTestId("approval-why")).textContent).toBe("工作区规则要求你批准此操作。");
+    cleanup();
+    resetSeq();
+    setupPanel({ log: withId("write"), status: "waitingForApproval", lang: "zh" });
+    expect((await screen.findByTestId("approval-why")).textContent).toBe("修改项目的操作都会先征得你的同意。");
+  });
+
   it("a tool without a wording says it runs with the input shown, open", async () => {
     setupPanel({ log: asking("some_plugin_write", { a: 1 }, "`some_plugin_write` needs your approval (the workspace rule for `some_plugin_write`)."), status: "waitingForApproval" });
     const prompt = await screen.findByTestId("approval");

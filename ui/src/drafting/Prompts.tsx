@@ -104,7 +104,10 @@ function ApplyProposalDetail({ pending }: { pending: PendingApproval }) {
 }
 
 /** Why the prompt asks, in the person's language (the engine's reason is for the log). */
-function whyAsked(t: ReturnType<typeof useApp>["t"], reason: string): string | null {
+/** Why the engine asks, in the person's language: by the core's `reasonId`; a log
+ * written before it carries only the English reason, read as before. */
+function whyAsked(t: ReturnType<typeof useApp>["t"], reason: string, reasonId: string | undefined): string | null {
+  if (reasonId) return reasonId === "rule" ? t("ai.approval.why.rule") : t("ai.approval.why.policy");
   if (!reason) return null;
   return /workspace rule/.test(reason) ? t("ai.approval.why.rule") : t("ai.approval.why.policy");
 }
@@ -122,7 +125,7 @@ export function ApprovalPrompt({
   projectId?: string;
 }) {
   const { t, lang } = useApp();
-  const why = pending.tool === "request_permission" ? null : whyAsked(t, pending.reason);
+  const why = pending.tool === "request_permission" ? null : whyAsked(t, pending.reason, pending.reasonId);
   const [denying, setDenying] = useState(false);
   const [note, setNote] = useState("");
   return (

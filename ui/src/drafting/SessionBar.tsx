@@ -1,7 +1,8 @@
 // The panel's header: which session (switch, new, rename, archive) and Stop while
 // anything runs. One row: Stop takes the place of rename and archive (which wait while a
 // turn runs), so nothing below moves when it appears. Archived sessions can be listed
-// and read, never continued (the engine has no way back from an archive).
+// and read; Restore (in the list, or in place of archive while one is open) brings one
+// back so it can be continued.
 import { type ReactNode, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { Session } from "../api/generated";
 import { useApp } from "../context";
@@ -56,6 +57,11 @@ export function SessionBar({ drafting, running, onStop, lead }: { drafting: Draf
         {active && !renaming && !running && !archived && (
           <button type="button" className="icon-btn" data-testid="session-rename" aria-label={t("ai.session.rename")} title={t("ai.session.rename")} onClick={() => setRenaming(true)}>
             ✎
+          </button>
+        )}
+        {active && !running && archived && (
+          <button type="button" className="small-btn" data-testid="session-unarchive" title={t("ai.session.unarchiveHelp")} onClick={() => void drafting.unarchive(active.id)}>
+            {t("ai.session.unarchive")}
           </button>
         )}
         {active && !running && !archived && (
@@ -199,9 +205,23 @@ function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting
       {showArchived && archived?.length === 0 && <p className="small muted pad">{t("ai.session.noArchived")}</p>}
       {showArchived &&
         archived?.map((s) => (
-          <SessionItem key={s.id} session={s} current={s.id === activeId} onOpen={open} archived>
-            <span className="badge">{t("ai.session.archivedBadge")}</span>
-          </SessionItem>
+          <div key={s.id} className="session-item-row" data-testid="session-archived-row">
+            <SessionItem session={s} current={s.id === activeId} onOpen={open} archived>
+              <span className="badge">{t("ai.session.archivedBadge")}</span>
+            </SessionItem>
+            <button
+              type="button"
+              role="menuitem"
+              className="small-btn session-restore"
+              data-testid="session-restore"
+              title={t("ai.session.unarchiveHelp")}
+              onClick={async () => {
+                if (await drafting.unarchive(s.id)) onClose();
+              }}
+            >
+              {t("ai.session.unarchive")}
+            </button>
+          </div>
         ))}
       <p className="small muted pad">{t("ai.session.hint", { key: hint })}</p>
     </div>

@@ -108,6 +108,38 @@ describe("checkpoints", () => {
     await waitFor(() => expect(replace).toHaveBeenCalledWith(expect.objectContaining({ head: 6 }), note.textContent));
   });
 
+  it("a harness checkpoint whose turn is not in the log is named by the core's wording id, in Chinese, never its English label", async () => {
+    // Only the session's start is in the log: the turn each checkpoint was kept around is not.
+    const log = [ev(created())];
+    const worded = (id: string, reason: CheckpointReason, labelId: string) =>
+      checkpoint(id, reason, 40, { label: reason === "before_turn" ? "Before a turn that made 3 proposals" : "After a turn that made 3 proposals", labelId, labelParams: { proposals: "3" } });
+    const { transport } = setupPanel({ log, methods: ["checkpoint.list"], lang: "zh" });
+    transport.on("checkpoint.list", () => ({ checkpoints: [worded("chk_1", "before_turn", "turn_before"), worded("chk_2", "after_turn", "turn_after"), checkpoint("chk_old", "after_turn", 41)] }));
+    fireEvent.click(await screen.findByTestId("checkpoints-toggle"));
+    const names = (await screen.findAllByTestId("checkpoint-name")).map((n) => n.textContent ?? "");
+    // Newest first; one stored before wording ids existed falls back to its reason.
+    expect(names).toEqual(["某轮结束后", "产生 3 条建议的一轮结束后", "产生 3 条建议的一轮开始前"]);
+    const list = screen.getByTestId("checkpoints").textContent ?? "";
+    expect(list).not.toMatch(/turn|proposals|Before|After/);
+  });
+
+  it("the chips are in the header before their lists load (disabled, no count), so the header does not grow", async () => {
+    const { log, checkpoints } = twoTurns();
+    const { transport } = setupPanel({ log, methods: ["checkpoint.list", "constraint.list"], lang: "zh" });
+    let answer: (v: { checkpoints: Checkpoint[] }) => void = () => undefined;
+    transport.on("checkpoint.list", () => new Promise((resolve) => (answer = resolve)));
+    transport.on("constraint.list", () => ({ constraints: [] }));
+    await screen.findByTestId("composer-input");
+    const toggle = screen.getByTestId("checkpoints-toggle") as HTMLButtonElement;
+    expect(toggle.disabled).toBe(true);
+    expect(toggle.getAttribute("aria-busy")).toBe("true");
+    expect(toggle.textContent).toBe("检查点（\u2007）");
+    await act(async () => answer({ checkpoints }));
+    await waitFor(() => expect(screen.getByTestId("checkpoints-toggle").textContent).toBe("检查点（2）"));
+    expect((screen.getByTestId("checkpoints-toggle") as HTMLButtonElement).disabled).toBe(false);
+    expect(screen.getByTestId("constraints-toggle").textContent).toBe("约束（0）");
+  });
+
   it("diffs turn round, and a checkpoint's unsaved text is diffed line by line", () => {
     const d = reverseDiff({ hunks: [{ oldStart: 1, oldLen: 1, newStart: 1, newLen: 2, lines: [line("delete", "a", 1, null), line("insert", "b", null, 1), line("insert", "c", null, 2)] }], nInsertions: 2, nDeletions: 1, identical: false });
     expect(d.hunks[0].lines.map((l) => `${l.kind}:${l.segments[0].text}`)).toEqual(["delete:b", "delete:c", "insert:a"]);

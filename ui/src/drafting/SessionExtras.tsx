@@ -6,7 +6,7 @@ import { type ClientError, toClientError } from "../api/client";
 import type { Checkpoint, DiffLine, Hunk, Project, ProposalView, TextDiffResult, VersionSummary } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { type T, useApp } from "../context";
-import { formatFullTime, formatTime, type MessageId } from "../i18n";
+import { formatFullTime, formatTime, has, type MessageId } from "../i18n";
 import { DiffView } from "../panels/DiffView";
 import type { SessionStore } from "./store";
 import type { Item } from "./timeline";
@@ -116,6 +116,10 @@ export function lineDiff(before: string, after: string, context = 2): TextDiffRe
   return { hunks, nInsertions, nDeletions, identical: nInsertions + nDeletions === 0 };
 }
 
+/** A chip's count while its list loads: blank, as wide as a digit (U+2007 FIGURE SPACE),
+ * so the chip keeps its width when the count arrives. */
+const LOADING_COUNT = "\u2007";
+
 /** The first words of a task, for a checkpoint's name. */
 function firstWords(text: string, max = 16): string {
   const one = text.replace(/\s+/g, " ").trim();
@@ -123,16 +127,19 @@ function firstWords(text: string, max = 16): string {
 }
 
 /** A checkpoint's name: a person's or the assistant's label; for the harness's own, the
- * turn it was kept around (its number and first words). */
+ * turn it was kept around (its number and first words), else the core's wording id
+ * (`labelId`, with its values) in the person's language — never its English `label`. */
 export function checkpointName(t: T, lang: "en" | "zh", c: Checkpoint, items: readonly Item[]): string {
   if (c.reason === "manual" || c.reason === "assistant") return c.label;
+  const worded = c.labelId && has(lang, `ai.checkpoint.label.${c.labelId}`) ? t(`ai.checkpoint.label.${c.labelId}` as MessageId, Object.fromEntries(Object.entries(c.labelParams ?? {}).map(([k, v]) => [k, v ?? ""]))) : null;
   const users = items.filter((i): i is Extract<Item, { kind: "user" }> => i.kind === "user");
   const seqOf = (i: Item) => Number(i.key);
   // Before a turn: kept at its `turn_started`, the message follows at once. After: the
   // last message of the turn came before it.
   let at = c.reason === "before_turn" ? users.findIndex((u) => seqOf(u) === c.sequence + 1) : -1;
   if (at < 0) at = users.reduce((found, u, idx) => (seqOf(u) <= c.sequence ? idx : found), -1);
-  if (at < 0) return lang === "en" ? c.label : t(`ai.checkpoint.reason.${c.reason}` as MessageId);
+  // Stored before `labelId` existed: the English label in English, else the reason.
+  if (at < 0) return worded ?? (lang === "en" ? c.label : t(`ai.checkpoint.reason.${c.reason}` as MessageId));
   const vars = { n: at + 1, words: firstWords(users[at].text) };
   return c.reason === "before_turn" ? t("ai.checkpoint.turnBefore", vars) : t("ai.checkpoint.turnAfter", vars);
 }
@@ -259,7 +266,11 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
   const [busy, setBusy] = useState(false);
   const [restored, setRestored] = useState<string | null>(null);
   const { constraints, checkpoints, staging } = snap;
-  if (constraints === null && checkpoints === null && staging === null) return null;
+  // What the backend offers has its chip from the first frame (disabled, its count
+  // blank until the list arrives), so the panel's header does not grow once it has loaded.
+  const hasConstraints = constraints !== null || store.offers("constraint.list");
+  const hasCheckpoints = checkpoints !== null || store.offers("checkpoint.list");
+  if (!hasConstraints && !hasCheckpoints && staging === null) return null;
   const toggle = (which: Open) => setOpen((o) => (o === which ? null : which));
   // The harness names its own checkpoints by the turn they were kept around; a person's
   // or the assistant's label stays.
@@ -288,14 +299,30 @@ export function SessionExtras({ store, workingCopy }: { store: SessionStore; wor
   return (
     <div className="extras" data-testid="session-extras">
       <div className="extras-bar">
-        {constraints !== null && (
-          <button type="button" className="small-btn" aria-expanded={open === "constraints"} data-testid="constraints-toggle" onClick={() => toggle("constraints")}>
-            {t("ai.constraints.title", { n: constraints.length })}
+        {hasConstraints && (
+          <button
+            type="button"
+            className="small-btn"
+            aria-expanded={open === "constraints"}
+            aria-busy={constraints === null}
+            disabled={constraints === null}
+            data-testid="constraints-toggle"
+            onClick={() => toggle("constraints")}
+          >
+            {t("ai.constraints.title", { n: constraints?.length ?? LOADING_COUNT })}
           </button>
         )}
-        {checkpoints !== null && (
-          <button type="button" className="small-btn" aria-expanded={open === "checkpoints"} data-testid="checkpoints-toggle" onClick={() => toggle("checkpoints")}>
-            {t("ai.checkpoint.title", { n: checkpoints.length })}
+        {hasCheckpoints && (
+          <button
+            type="button"
+            className="small-btn"
+            aria-expanded={open === "checkpoints"}
+            aria-busy={checkpoints === null}
+            disabled={checkpoints === null}
+            data-testid="checkpoints-toggle"
+            onClick={() => toggle("checkpoints")}
+          >
+            {t("ai.checkpoint.title", { n: checkpoints?.length ?? LOADING_COUNT })}
           </button>
         )}
       </div>

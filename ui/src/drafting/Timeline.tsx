@@ -35,11 +35,21 @@ export function preview(text: string): string {
 }
 
 /** A one-line summary of a call's arguments: its first short string field. */
-function argSummary(args: string): string {
+/** The keys whose text says what a step does, first to last (a platform id is worded). */
+const SUMMARY_KEYS = ["summary", "label", "question", "query", "title", "permission", "text", "body"];
+
+function argSummary(t: T, lang: Lang, args: string): string {
+  const cut = (value: string) => (value.length > 60 ? `${value.slice(0, 60)}…` : value);
   try {
-    const v = JSON.parse(args) as Record<string, unknown>;
-    for (const value of Object.values(v ?? {})) {
-      if (typeof value === "string" && value.trim()) return value.length > 60 ? `${value.slice(0, 60)}…` : value;
+    const v = (JSON.parse(args) ?? {}) as Record<string, unknown>;
+    for (const key of SUMMARY_KEYS) {
+      const value = v[key];
+      if (typeof value === "string" && value.trim()) return cut(value);
+    }
+    // An id the core defines is said in the person's language, never as the id.
+    if (typeof v.platform === "string" && has(lang, `platform.${v.platform}`)) return t(`platform.${v.platform}` as MessageId);
+    for (const [key, value] of Object.entries(v)) {
+      if (key !== "platform" && typeof value === "string" && value.trim()) return cut(value);
     }
   } catch {
     // Arguments the model sent broken are shown in full when expanded.
@@ -104,7 +114,7 @@ export function ProposalBadge({ view }: { view: ProposalView }) {
 function ToolStep({ item, store, onReview }: { item: Extract<Item, { kind: "tool" }>; store: SessionStore; onReview: (id: string) => void }) {
   const { t, lang } = useApp();
   const [open, setOpen] = useState(false);
-  const summary = argSummary(item.args);
+  const summary = argSummary(t, lang, item.args);
   return (
     <div className={`step step-${item.state}`} data-testid="tool-step" data-tool={item.name} data-state={item.state}>
       <button type="button" className="step-line" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
@@ -270,6 +280,12 @@ export const ItemView = memo(function ItemView({
       );
     case "archived":
       return <p className="line muted">{t("ai.session.archivedLine")}</p>;
+    case "unarchived":
+      return (
+        <p className="line muted" data-testid="unarchived-line">
+          {t("ai.session.unarchivedLine")}
+        </p>
+      );
     case "rewound":
       return (
         <p className="line muted" data-testid="rewound-line">

@@ -663,6 +663,26 @@ export class Drafting {
     }
   }
 
+  /** Brings an archived session back (`session.archive` with `archived: false`): it joins
+   * the list again and opens, read again from its log, ready to continue. */
+  async unarchive(sessionId: string): Promise<boolean> {
+    try {
+      const view = await this.client.call("session.archive", { sessionId, archived: false });
+      const rest = (this.snapshot.sessions ?? []).filter((s) => s.id !== sessionId);
+      const sessions = [...rest, view.session].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+      this.set({ sessions });
+      if (this.snapshot.active?.id === sessionId) {
+        this.snapshot.active.dispose();
+        this.set({ active: null });
+      }
+      this.open(view.session);
+      return true;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
   /** Reads each session's state and last activity for the list (the newest 30). */
   async describeSessions(): Promise<void> {
     const info = await this.readInfo(this.snapshot.sessions ?? []);

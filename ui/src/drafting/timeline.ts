@@ -49,6 +49,8 @@ export type Item =
       keyProblem: KeyProblem | null;
     }
   | { kind: "archived"; key: string }
+  /** The person brought the archived session back. */
+  | { kind: "unarchived"; key: string }
   /** The person restored a checkpoint: the project went back to it as version `version`. */
   | { kind: "rewound"; key: string; version: number }
   /** Earlier conversation was summarised (or truncated); expandable to the summary. */
@@ -103,7 +105,10 @@ export interface PendingApproval {
   tool: string;
   /** The normalized input the tool would run with. */
   input: unknown;
+  /** Why it asks, in English (logs written before `reasonId`). */
   reason: string;
+  /** Why it asks: `rule`, `policy` or `write` (the core's id, worded here). */
+  reasonId?: string;
   targetVersion?: number;
   /** For a call that applies a proposal: exactly what would change (the approval is bound to it). */
   change?: ApprovalChange;
@@ -310,6 +315,7 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
         tool: p.tool,
         input: p.input,
         reason: p.reason,
+        ...(p.reasonId !== undefined ? { reasonId: p.reasonId } : {}),
         ...(p.targetVersion !== undefined ? { targetVersion: p.targetVersion } : {}),
         ...(p.change ? { change: p.change } : {}),
       };
@@ -361,6 +367,10 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
     case "session_archived":
       s.archived = true;
       push({ kind: "archived", key });
+      break;
+    case "session_unarchived":
+      s.archived = false;
+      push({ kind: "unarchived", key });
       break;
     case "rewound":
       push({ kind: "rewound", key, version: event.payload.version });

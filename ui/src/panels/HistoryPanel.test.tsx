@@ -50,6 +50,32 @@ describe("HistoryPanel", () => {
     expect(seen).toEqual(["diff 3 null", "restore 2"]);
   });
 
+  it("a checkpoint restore's message, which the core writes in English, is said in the person's language", async () => {
+    const restored = (number: number, message: string | null): VersionSummary => ({
+      id: `ver_${number}`,
+      number,
+      title: "T",
+      author: "Lin",
+      message,
+      origin: { type: "checkpoint", checkpointId: `chk_${number}` },
+      contentHash: "sha256:x",
+      createdAt: "2026-11-22T11:00:00Z",
+      nChars: 10,
+    });
+    const transport = new FakeTransport().on("version.list", () => ({
+      versions: [restored(3, 'Restored checkpoint "Before a turn that made 2 proposals"'), restored(2, 'Restored checkpoint "手动保存，上午"'), restored(1, "Restored checkpoint")],
+    }));
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <HistoryPanel projectId="p" head={3} onView={() => undefined} onDiff={() => undefined} onRestore={() => undefined} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(3));
+    const messages = screen.getAllByTestId("version-item").map((i) => i.querySelector(".version-msg")?.textContent);
+    expect(messages).toEqual(["恢复了检查点“产生 2 条建议的一轮开始前” · Lin", "恢复了检查点“手动保存，上午” · Lin", "恢复了一个检查点 · Lin"]);
+    expect(screen.getAllByTestId("version-item")[0].querySelector(".version-msg")?.getAttribute("title")).toBe("恢复了检查点“产生 2 条建议的一轮开始前”");
+  });
+
   it("virtualises 1,000 versions", async () => {
     const transport = new FakeTransport().on("version.list", () => ({ versions: versions(1000) }));
     render(

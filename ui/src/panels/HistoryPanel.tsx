@@ -3,7 +3,7 @@ import { type ClientError, toClientError } from "../api/client";
 import type { VersionSummary } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { VirtualList } from "../components/VirtualList";
-import { useApp } from "../context";
+import { type T, useApp } from "../context";
 import { formatFullTime, formatTime } from "../i18n";
 
 export interface HistoryPanelProps {
@@ -61,6 +61,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     if (v.origin.type === "restore") return t("history.restoreMsg", { n: v.origin.from });
     if (v.origin.type === "syncResolution" && (!v.message || v.message === "Resolved a sync conflict")) return t("history.syncResolutionMsg");
     if (v.origin.type === "pulled" && v.origin.remoteOrigin === "syncResolution" && !v.message) return t("history.syncResolutionMsg");
+    if (v.origin.type === "checkpoint") return checkpointMessage(t, v.message);
     return v.message || <span className="muted">{t("history.nomessage")}</span>;
   };
 
@@ -93,7 +94,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
                   {formatTime(lang, v.createdAt, nowMs)}
                 </time>
               </div>
-              <div className="version-msg small" title={v.message ?? ""}>
+              <div className="version-msg small" title={v.origin.type === "checkpoint" ? checkpointMessage(t, v.message) : (v.message ?? "")}>
                 {message(v)}
                 <span className="muted"> · {v.author}</span>
               </div>
@@ -115,3 +116,14 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     </section>
   );
 });
+
+/** A checkpoint restore's version message, which the core writes in English
+ * (`Restored checkpoint "<label>"`), in the person's language; the harness's own labels
+ * ("Before a turn that made 2 proposals") are worded too. */
+export function checkpointMessage(t: T, message: string | null): string {
+  const label = /^Restored checkpoint "(.*)"$/s.exec(message ?? "")?.[1];
+  if (label === undefined) return t("history.checkpointMsgUnnamed");
+  const turn = /^(Before|After) a turn that made (\d+) proposals$/.exec(label);
+  const name = turn ? t(turn[1] === "Before" ? "ai.checkpoint.label.turn_before" : "ai.checkpoint.label.turn_after", { proposals: turn[2] }) : label;
+  return t("history.checkpointMsg", { name });
+}

@@ -83,3 +83,33 @@ fn send_with_select_scopes_the_task_to_a_unique_passage() {
     }
     assert_eq!(server.chat_requests().len(), before, "a refused selection sends nothing");
 }
+
+/// `session unarchive` brings an archived session back: `send` is refused while it is
+/// archived (with the way back among the hints) and works after.
+#[test]
+fn unarchive_brings_an_archived_session_back() {
+    let server = ModelServer::start(vec![Reply::text("好的")]);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "local", "--base-url", &server.base_url(), "--model", "fake-model", "--no-key"]);
+    let project = json_ok(data, &["project", "create", "春天"])["id"].as_str().unwrap().to_owned();
+    let session = stdout(&run(data, &["session", "new", &project])).trim().to_owned();
+    assert_eq!(json_ok(data, &["session", "archive", &session])["status"], "archived");
+
+    let refused = run(data, &["session", "send", &session, "再写一段"]);
+    assert_eq!(refused.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&refused.stderr).unwrap();
+    assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "unarchive_session"), "{error}");
+
+    let missing = run(data, &["session", "unarchive", "ses_nope"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(serde_json::from_slice::<Value>(&missing.stderr).unwrap()["code"], "NOT_FOUND");
+
+    let restored = run(data, &["session", "unarchive", &session]);
+    assert!(restored.status.success(), "{}", String::from_utf8_lossy(&restored.stderr));
+    assert_eq!(stdout(&restored).trim(), format!("Unarchived {session}"));
+    assert_eq!(json_ok(data, &["session", "list"])["sessions"][0]["id"], session.as_str());
+    let sent = run(data, &["session", "send", &session, "再写一段"]);
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    assert_eq!(ndjson(&stdout(&sent)).last().unwrap()["data"]["reason"], "completed");
+}

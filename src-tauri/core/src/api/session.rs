@@ -65,6 +65,18 @@ pub struct SessionRef {
     pub session_id: String,
 }
 
+/// `session.archive`: the shape of `project.archive`, with `archived` optional so a
+/// plain `{sessionId}` still archives.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionArchiveParams {
+    pub session_id: String,
+    /// `false` brings an archived session back (it can be continued again); default `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub archived: Option<bool>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionRenameParams {
@@ -567,20 +579,38 @@ pub(super) fn get(engine: &Engine, params: SessionGetParams) -> Result<SessionVi
     view(engine, &params.session_id, params.timeline.unwrap_or(false))
 }
 
-pub(super) fn archive(engine: &Engine, params: SessionRef) -> Result<SessionView, ApiError> {
+/// Archives a session (`archived`, default true) or brings an archived one back
+/// (`archived: false`). Already so: nothing changes. Errors: NOT_FOUND; CONFLICT
+/// (`session.running`) archiving while a turn runs; VALIDATION
+/// (`session.project_archived`) restoring a session whose project is archived.
+pub(super) fn archive(engine: &Engine, params: SessionArchiveParams) -> Result<SessionView, ApiError> {
+    let archived = params.archived.unwrap_or(true);
     let mut session = engine.harness().load_session(&params.session_id)?;
-    if session.archived {
+    if session.archived == archived {
         return view(engine, &session.id, false);
     }
     let live = engine.harness().live_session(&session.id)?;
-    if live.is_running() {
+    if archived && live.is_running() {
         return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").problem("session.running", &[]).hint("interrupt", "Interrupt it first."));
     }
-    session.archived = true;
+    if !archived {
+        let project = crate::project::load(engine.store(), &session.project_id)?;
+        if project.archived {
+            return Err(ApiError::validation("sessionId", format!("The session's project \"{}\" is archived; restore the project first.", project.title))
+                .problem("session.project_archived", &[("project", &project.title)])
+                .hint_with(
+                    "unarchive_project_first",
+                    format!("Restore the project first: `inkstone-cli project unarchive {}`, or in the project list under Show archived.", project.id),
+                    &[("project", &project.id)],
+                ));
+        }
+    }
+    session.archived = archived;
     session.updated_at = engine.now();
     let mut extra = Batch::new();
     extra.put(&session)?;
-    engine.harness().append_event(&live, harness::Meta::default(), EventBody::SessionArchived {}, extra, Durability::Durable)?;
+    let body = if archived { EventBody::SessionArchived {} } else { EventBody::SessionUnarchived {} };
+    engine.harness().append_event(&live, harness::Meta::default(), body, extra, Durability::Durable)?;
     view(engine, &session.id, false)
 }
 

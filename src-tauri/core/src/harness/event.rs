@@ -244,7 +244,13 @@ pub enum EventBody {
         #[ts(optional)]
         target_version: Option<u64>,
         idempotency_key: String,
+        /// Why it asks, in English (for the model's log and the CLI).
         reason: String,
+        /// Why it asks, for the UI to word: `rule`, `policy` or `write`
+        /// (`harness::permission::decide`); absent in logs written before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        reason_id: Option<String>,
         /// For a call that applies a proposal: exactly what would change (the
         /// proposal, its target and the selected hunks' diffs), which the approval is
         /// bound to.
@@ -288,6 +294,9 @@ pub enum EventBody {
         hints: Vec<Hint>,
     },
     SessionArchived {},
+    /// The person brought the archived session back (`session.archive` with
+    /// `archived: false`): it can be continued again.
+    SessionUnarchived {},
     /// The person restored a checkpoint of this session: the project's content is the
     /// checkpoint's again, as the new version `version`. `to_sequence` is the log
     /// sequence the checkpoint was made at. The model is told (a note in the
@@ -446,6 +455,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => (Logged, false),
             EventBody::TurnEnded { .. } => (Logged, false),
             EventBody::SessionArchived {} => (Logged, false),
+            EventBody::SessionUnarchived {} => (Logged, false),
             EventBody::Rewound { .. } => (Logged, true),
             EventBody::ContextWarning { .. } => (Logged, false),
             EventBody::CompactionStarted { .. } => (Logged, false),
@@ -486,6 +496,7 @@ impl EventBody {
             EventBody::ModeChanged { .. } => "mode_changed",
             EventBody::TurnEnded { .. } => "turn_ended",
             EventBody::SessionArchived {} => "session_archived",
+            EventBody::SessionUnarchived {} => "session_unarchived",
             EventBody::Rewound { .. } => "rewound",
             EventBody::ContextWarning { .. } => "context_warning",
             EventBody::CompactionStarted { .. } => "compaction_started",

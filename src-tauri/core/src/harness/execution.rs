@@ -77,6 +77,7 @@ enum Prepared {
         target_version: Option<u64>,
         idempotency_key: String,
         reason: String,
+        reason_id: &'static str,
         change: Option<Box<ApprovalChange>>,
     },
     Question {
@@ -204,7 +205,9 @@ impl Turn<'_, '_> {
                 let status = if plan_mode { ToolStatus::Blocked } else { ToolStatus::PermissionDenied };
                 Prepared::Immediate { call, tool: name, status, message: format!("Permission denied: {reason}") }
             }
-            Decision::Ask { reason } => Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason, change },
+            Decision::Ask { reason, reason_id } => {
+                Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason, reason_id, change }
+            }
             Decision::Allow { .. } if name == "ask_user_question" => Prepared::Question {
                 call,
                 question: input["question"].as_str().unwrap_or("").to_owned(),
@@ -247,7 +250,7 @@ impl Turn<'_, '_> {
                             self.breaker = breaker;
                         }
                         Prepared::Run(run) => self.run_batch(vec![run], &tool_names)?,
-                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason, change } => {
+                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason, reason_id, change } => {
                             let request_id = self.engine.new_id("apr");
                             let mut input = normalized;
                             if input.to_string().len() > 8 * 1024 {
@@ -256,7 +259,17 @@ impl Turn<'_, '_> {
                             let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
                             self.append(
                                 meta,
-                                EventBody::ApprovalRequested { request_id, tool: tool.clone(), input, input_hash, target_version, idempotency_key, reason, change },
+                                EventBody::ApprovalRequested {
+                                    request_id,
+                                    tool: tool.clone(),
+                                    input,
+                                    input_hash,
+                                    target_version,
+                                    idempotency_key,
+                                    reason,
+                                    reason_id: Some(reason_id.to_owned()),
+                                    change,
+                                },
                                 Batch::new(),
                                 Durability::Durable,
                             )?;

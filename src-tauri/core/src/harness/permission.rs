@@ -36,12 +36,12 @@ pub struct PermissionRule {
 pub enum Decision {
     /// `approval`: the request id of the approval that allowed it, which running the
     /// call uses up.
-    Allow {
-        reason: String,
-        approval: Option<String>,
-    },
+    Allow { reason: String, approval: Option<String> },
     Ask {
         reason: String,
+        /// Why it asks, for the UI to word: `rule` (a workspace rule), `policy` (the
+        /// tool's own policy) or `write` (it changes content).
+        reason_id: &'static str,
     },
     Deny {
         reason: String,
@@ -61,7 +61,7 @@ impl Decision {
     }
     pub fn reason(&self) -> &str {
         match self {
-            Decision::Allow { reason, .. } | Decision::Ask { reason } | Decision::Deny { reason, .. } => reason,
+            Decision::Allow { reason, .. } | Decision::Ask { reason, .. } | Decision::Deny { reason, .. } => reason,
         }
     }
 }
@@ -86,11 +86,13 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
     }
     let mut effective = tool.permission;
     let mut source = "the tool's policy".to_owned();
+    let mut source_id = "policy";
     for rule in rules.iter().filter(|r| r.tool == tool.name || r.tool == "*") {
         // Rules only tighten: max over the order allow < ask < deny.
         if rule.decision > effective {
             effective = rule.decision;
             source = format!("the workspace rule for `{}`", rule.tool);
+            source_id = "rule";
         }
     }
     // A tool that may change anything always asks at least (the registry refuses
@@ -98,6 +100,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
     if tool.is_write() && effective == PermissionPolicy::Allow {
         effective = PermissionPolicy::Ask;
         source = "its being a write".to_owned();
+        source_id = "write";
     }
     match effective {
         PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name), plan_mode: false },
@@ -117,7 +120,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
             if let Some(approval) = approved {
                 Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned(), approval: Some(approval.request_id.clone()) }
             } else {
-                Decision::Ask { reason: format!("`{}` needs your approval ({source}).", tool.name) }
+                Decision::Ask { reason: format!("`{}` needs your approval ({source}).", tool.name), reason_id: source_id }
             }
         }
     }
@@ -189,6 +192,21 @@ mod tests {
         let deny = [PermissionRule { tool: "read_versions".into(), decision: PermissionPolicy::Deny }, rules[0].clone()];
         let approvals = [approval("h1", Some(3), "k1", true)];
         assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &deny, &approvals).name(), "deny");
+    }
+
+    #[test]
+    fn an_ask_says_why_by_an_id_the_ui_words() {
+        let why = |d: Decision| match d {
+            Decision::Ask { reason_id, .. } => reason_id,
+            other => panic!("{other:?}"),
+        };
+        // The tool's own policy, a workspace rule, a write whose policy allowed it.
+        assert_eq!(why(decide(&write_tool(), facts(), Mode::Default, &[], &[])), "policy");
+        let ask_reads = [PermissionRule { tool: "read_versions".into(), decision: PermissionPolicy::Ask }];
+        assert_eq!(why(decide(&def("read_versions"), facts(), Mode::Default, &ask_reads, &[])), "rule");
+        let mut allowed_write = write_tool();
+        allowed_write.permission = PermissionPolicy::Allow;
+        assert_eq!(why(decide(&allowed_write, facts(), Mode::Default, &[], &[])), "write");
     }
 
     #[test]

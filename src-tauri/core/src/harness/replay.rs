@@ -3,6 +3,8 @@
 //! appends with the same [`SessionState::apply`], so what the model was sent and what a
 //! replay rebuilds come from one function.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use ts_rs::TS;
@@ -23,8 +25,18 @@ pub struct TimelineItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub tool_use_id: Option<String>,
-    /// A short text for the timeline.
+    /// A short text for the timeline: the person's or the model's words, or (with
+    /// `textId`) the engine's English wording of what happened.
     pub text: String,
+    /// What happened, for a client to word in the person's language (`session_started`,
+    /// `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
+    /// or the model's own words (a message, a question, an answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub params: BTreeMap<String, String>,
 }
 
 /// An approval waiting for the user.
@@ -40,6 +52,10 @@ pub struct PendingApproval {
     pub target_version: Option<u64>,
     pub idempotency_key: String,
     pub reason: String,
+    /// Why it asks, for the UI to word (see `EventBody::ApprovalRequested`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason_id: Option<String>,
     /// For a call that applies a proposal: exactly what would change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -114,23 +130,34 @@ fn short(text: &str, max: usize) -> String {
     }
 }
 
+/// A value's name on the wire (`plan`, `permission_denied`, …).
+fn wire<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
 impl SessionState {
     /// Applies one logged event. Live-only events are ignored.
     pub fn apply(&mut self, event: &Event) {
         if event.sequence > 0 {
             self.last_sequence = event.sequence;
         }
-        let timeline = |text: String| TimelineItem {
+        let item = |text: String, text_id: Option<&str>, params: &[(&str, String)]| TimelineItem {
             sequence: event.sequence,
             kind: event.kind_name().to_owned(),
             turn_id: event.turn_id.clone(),
             tool_use_id: event.tool_use_id.clone(),
             text,
+            text_id: text_id.map(str::to_owned),
+            params: params.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect(),
         };
+        // The person's or the model's own words.
+        let timeline = |text: String| item(text, None, &[]);
+        // The engine's: an id and values, with the English.
+        let worded = |id: &str, params: &[(&str, String)], text: String| item(text, Some(id), params);
         let item = match &event.body {
             EventBody::SessionCreated { mode, .. } => {
                 self.mode = *mode;
-                Some(timeline("Session started".to_owned()))
+                Some(worded("session_started", &[], "Session started".to_owned()))
             }
             EventBody::UserMessage { text, selection, .. } => {
                 self.compaction.user_turns += 1;
@@ -143,7 +170,7 @@ impl SessionState {
             }
             EventBody::MessageQueued { text, selection } => {
                 self.queued.push(QueuedMessage { text: text.clone(), selection: selection.clone() });
-                Some(timeline(format!("Queued: {}", short(text, 200))))
+                Some(worded("queued", &[("text", short(text, 200))], format!("Queued: {}", short(text, 200))))
             }
             EventBody::TurnStarted {} => {
                 self.open_turn = event.turn_id.clone();
@@ -178,7 +205,9 @@ impl SessionState {
                 }
                 Some(timeline(shown))
             }
-            EventBody::ToolDecision { tool, decision, .. } => Some(timeline(format!("{tool}: {decision}"))),
+            EventBody::ToolDecision { tool, decision, .. } => {
+                Some(worded("tool_decision", &[("tool", tool.clone()), ("decision", decision.clone())], format!("{tool}: {decision}")))
+            }
             EventBody::ToolResult { tool, status, content, .. } => {
                 let id = event.tool_use_id.clone().unwrap_or_default();
                 self.messages.push(Message::tool_result(id.clone(), content.clone()));
@@ -189,10 +218,10 @@ impl SessionState {
                 if self.pending_question.as_ref().is_some_and(|p| p.tool_use_id == id) {
                     self.pending_question = None;
                 }
-                let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-                Some(timeline(format!("{tool} → {status}")))
+                let status = wire(status);
+                Some(worded("tool_result", &[("tool", tool.clone()), ("status", status.clone())], format!("{tool} → {status}")))
             }
-            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, change, .. } => {
+            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, reason_id, change, .. } => {
                 self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_approval = Some(PendingApproval {
                     request_id: request_id.clone(),
@@ -202,15 +231,16 @@ impl SessionState {
                     target_version: *target_version,
                     idempotency_key: idempotency_key.clone(),
                     reason: reason.clone(),
+                    reason_id: reason_id.clone(),
                     change: change.clone(),
                 });
-                Some(timeline(format!("Approval needed for {tool}: {reason}")))
+                Some(worded("approval_needed", &[("tool", tool.clone()), ("why", reason_id.clone().unwrap_or_default())], format!("Approval needed for {tool}: {reason}")))
             }
             EventBody::ApprovalResolved { request_id, approved, .. } => {
                 if self.pending_approval.as_ref().is_some_and(|p| &p.request_id == request_id) {
                     self.pending_approval = None;
                 }
-                Some(timeline(if *approved { "Approved".to_owned() } else { "Denied".to_owned() }))
+                Some(if *approved { worded("approved", &[], "Approved".to_owned()) } else { worded("denied", &[], "Denied".to_owned()) })
             }
             EventBody::QuestionAsked { question_id, question, options } => {
                 self.last_block_event_id = Some(event.event_id.clone());
@@ -230,26 +260,34 @@ impl SessionState {
             }
             EventBody::ModeChanged { mode, .. } => {
                 self.mode = *mode;
-                Some(timeline(format!("Mode: {mode:?}")))
+                Some(worded("mode", &[("mode", wire(mode))], format!("Mode: {mode:?}")))
             }
             EventBody::TurnEnded { reason, message, .. } => {
                 self.open_turn = None;
                 self.model_call_open = false;
                 self.streamed.clear();
                 self.last_turn_end = Some(*reason);
-                Some(timeline(message.clone()))
+                Some(worded("turn_ended", &[("reason", wire(reason))], message.clone()))
             }
             EventBody::SessionArchived {} => {
                 self.archived = true;
-                Some(timeline("Archived".to_owned()))
+                Some(worded("archived", &[], "Archived".to_owned()))
+            }
+            EventBody::SessionUnarchived {} => {
+                self.archived = false;
+                Some(worded("unarchived", &[], "Restored from the archive".to_owned()))
             }
             EventBody::Rewound { checkpoint_id, to_sequence, version } => {
                 self.messages.push(Message::user(rewound_note(checkpoint_id, *to_sequence, *version)));
-                Some(timeline(format!("Restored checkpoint {checkpoint_id} as version {version}")))
+                Some(worded(
+                    "rewound",
+                    &[("checkpoint", checkpoint_id.clone()), ("version", version.to_string())],
+                    format!("Restored checkpoint {checkpoint_id} as version {version}"),
+                ))
             }
             EventBody::ContextWarning { percent, .. } => {
                 self.compaction.warned = true;
-                Some(timeline(format!("The context is {percent}% full")))
+                Some(worded("context_warning", &[("percent", percent.to_string())], format!("The context is {percent}% full")))
             }
             EventBody::CompactionStarted { trigger, .. } => {
                 self.compaction.open = Some(*trigger);
@@ -260,7 +298,7 @@ impl SessionState {
                 self.output_tokens += output_tokens;
                 self.compaction.open = None;
                 self.compaction.consecutive_failures = *consecutive;
-                Some(timeline(format!("Compaction failed ({consecutive} in a row): {}", short(message, 200))))
+                Some(worded("compaction_failed", &[("consecutive", consecutive.to_string())], format!("Compaction failed ({consecutive} in a row): {}", short(message, 200))))
             }
             EventBody::CompactBoundary { mode, summary_text, kept_messages, pinned_instructions, note, input_tokens, output_tokens, .. } => {
                 self.input_tokens += input_tokens;
@@ -282,17 +320,17 @@ impl SessionState {
                 if *mode == CompactionMode::Truncated {
                     compaction.truncated_at_user_turn = Some(compaction.user_turns);
                 }
-                Some(timeline(note.clone()))
+                Some(worded("compacted", &[("mode", wire(mode))], note.clone()))
             }
             EventBody::PinAdded { pin_id, text, source } => {
                 if !self.pins.iter().any(|p| &p.id == pin_id) {
                     self.pins.push(Pin { id: pin_id.clone(), text: text.clone(), source: *source });
                 }
-                Some(timeline(format!("Pinned: {}", short(text, 200))))
+                Some(worded("pinned", &[("text", short(text, 200))], format!("Pinned: {}", short(text, 200))))
             }
             EventBody::PinRemoved { pin_id } => {
                 self.pins.retain(|p| &p.id != pin_id);
-                Some(timeline(format!("Unpinned {pin_id}")))
+                Some(worded("unpinned", &[("pin", pin_id.clone())], format!("Unpinned {pin_id}")))
             }
             EventBody::CompactionSettingChanged { threshold } => {
                 self.compaction.threshold = *threshold;
@@ -300,15 +338,17 @@ impl SessionState {
             }
             EventBody::IntentUpdated { intent, by } => {
                 self.intent = intent.clone();
-                let by = match by {
-                    super::event::IntentSource::Message => "from the message",
-                    super::event::IntentSource::Person => "edited",
+                let (source, english) = match by {
+                    super::event::IntentSource::Message => ("message", "from the message"),
+                    super::event::IntentSource::Person => ("person", "edited"),
                 };
-                Some(timeline(format!("Intent updated ({by})")))
+                Some(worded("intent_updated", &[("by", source.to_owned())], format!("Intent updated ({english})")))
             }
-            EventBody::RunStarted { .. } => Some(timeline("Optimization run started".to_owned())),
-            EventBody::RunStage { stage, state, message } => Some(timeline(format!("{stage} {state}: {}", short(message, 200)))),
-            EventBody::RunEnded { status, message } => Some(timeline(format!("Run {status}: {}", short(message, 200)))),
+            EventBody::RunStarted { .. } => Some(worded("run_started", &[], "Optimization run started".to_owned())),
+            EventBody::RunStage { stage, state, message } => {
+                Some(worded("run_stage", &[("stage", stage.clone()), ("state", state.clone())], format!("{stage} {state}: {}", short(message, 200))))
+            }
+            EventBody::RunEnded { status, message } => Some(worded("run_ended", &[("status", status.clone())], format!("Run {status}: {}", short(message, 200)))),
         };
         if let Some(item) = item {
             self.timeline.push(item);
@@ -429,5 +469,49 @@ mod tests {
         assert_eq!(live, replayed.state);
         assert_eq!(live.last_sequence, 3);
         assert!(live.queued.is_empty() && live.open_turn.is_none());
+    }
+
+    /// What the engine says happened is an id and values on the wire (the English
+    /// stays beside it); the person's and the model's words have no id.
+    #[test]
+    fn the_engine_s_timeline_lines_are_ids_with_values() {
+        let log = [
+            event(1, EventBody::SessionCreated { project_id: "prj_1".to_owned(), profile: "llm_1".to_owned(), mode: Mode::Default }),
+            event(2, EventBody::UserMessage { text: "改短一点".to_owned(), was_queued: false, selection: None }),
+            event(3, EventBody::ModeChanged { mode: Mode::Plan, by: "user".to_owned() }),
+            event(
+                4,
+                EventBody::ToolResult {
+                    tool: "read_project".to_owned(),
+                    status: ToolStatus::PermissionDenied,
+                    content: "{}".to_owned(),
+                    result_ref: None,
+                    reused_execution: false,
+                },
+            ),
+            event(5, EventBody::TurnEnded { reason: TurnEndReason::Completed, message: String::new(), hints: Vec::new() }),
+            event(6, EventBody::SessionArchived {}),
+            event(7, EventBody::SessionUnarchived {}),
+        ];
+        let replayed = replay(log.iter());
+        type Line<'a> = (Option<&'a str>, Vec<(&'a str, &'a str)>);
+        let lines: Vec<Line<'_>> = replayed.timeline().iter().map(|i| (i.text_id.as_deref(), i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())).collect();
+        assert_eq!(
+            lines,
+            [
+                (Some("session_started"), vec![]),
+                (None, vec![]),
+                (Some("mode"), vec![("mode", "plan")]),
+                (Some("tool_result"), vec![("status", "permission_denied"), ("tool", "read_project")]),
+                (Some("turn_ended"), vec![("reason", "completed")]),
+                (Some("archived"), vec![]),
+                (Some("unarchived"), vec![]),
+            ]
+        );
+        assert_eq!(replayed.timeline()[1].text, "改短一点");
+        let json = serde_json::to_value(&replayed.timeline()[3]).unwrap();
+        assert_eq!(json["textId"], "tool_result");
+        assert_eq!(json["params"]["status"], "permission_denied");
+        assert!(replayed.timeline()[1].params.is_empty() && serde_json::to_value(&replayed.timeline()[1]).unwrap().get("textId").is_none());
     }
 }

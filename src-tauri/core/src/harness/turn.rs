@@ -132,7 +132,7 @@ impl Turn<'_, '_> {
         self.turn_sequence = Some(started.sequence);
         // The project as it stands before the turn, in memory: kept only when the turn
         // makes more than one proposal.
-        let before = self.capture("Before a turn", CheckpointReason::BeforeTurn, started.sequence);
+        let before = self.capture(CheckpointReason::BeforeTurn, started.sequence);
         if let Start::Message { text, was_queued, selection } = start {
             self.append_simple(EventBody::UserMessage { text: text.clone(), was_queued, selection }, Durability::Durable)?;
             self.update_intent(&text)?;
@@ -164,9 +164,9 @@ impl Turn<'_, '_> {
     }
 
     /// A checkpoint of the scope's project now (reads only); `None` when the project
-    /// cannot be read (the turn then goes on without one).
-    fn capture(&self, label: &str, reason: CheckpointReason, sequence: u64) -> Option<Checkpoint> {
-        checkpoints::capture(self.engine.kernel, self.scope.owner.id(), &self.scope.project_id, label, reason, sequence).ok()
+    /// cannot be read (the turn then goes on without one). Named when it is kept.
+    fn capture(&self, reason: CheckpointReason, sequence: u64) -> Option<Checkpoint> {
+        checkpoints::capture(self.engine.kernel, self.scope.owner.id(), &self.scope.project_id, "", reason, sequence).ok()
     }
 
     /// When the turn made more than one proposal, stores the checkpoint from before it
@@ -175,8 +175,12 @@ impl Turn<'_, '_> {
         let made = self.proposals_made.load(Ordering::SeqCst);
         let Some(mut before) = before.filter(|_| made > 1) else { return Ok(()) };
         let sequence = self.state(|s| s.last_sequence);
-        let Some(after) = self.capture(&format!("After a turn that made {made} proposals"), CheckpointReason::AfterTurn, sequence) else { return Ok(()) };
-        before.label = format!("Before a turn that made {made} proposals");
+        let Some(after) = self.capture(CheckpointReason::AfterTurn, sequence) else { return Ok(()) };
+        // Language-neutral names: an id and the count, worded by the UI (the English
+        // stays in `label` for the CLI).
+        let proposals = [("proposals", made.to_string())];
+        let after = after.worded("turn_after", format!("After a turn that made {made} proposals"), &proposals);
+        before = before.worded("turn_before", format!("Before a turn that made {made} proposals"), &proposals);
         let mut batch = Batch::new();
         batch.put(&before)?;
         batch.put(&after)?;
@@ -294,7 +298,13 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
 
 fn check_open(session: &Session) -> Result<(), ApiError> {
     if session.archived {
-        return Err(ApiError::validation("sessionId", "The session is archived.").hint("new_session", "Start a new session."));
+        return Err(ApiError::validation("sessionId", "The session is archived.")
+            .hint_with(
+                "unarchive_session",
+                format!("Restore it to continue: `inkstone-cli session unarchive {}`, or Restore in the session list.", session.id),
+                &[("session", &session.id)],
+            )
+            .hint("new_session", "Start a new session."));
     }
     Ok(())
 }

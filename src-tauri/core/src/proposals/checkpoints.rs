@@ -4,6 +4,8 @@
 //! one ([`stage_restore`]) makes new versions and draft revisions; history is never
 //! rewritten or deleted.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -34,7 +36,19 @@ pub struct Checkpoint {
     /// The session or run.
     pub owner_id: String,
     pub project_id: String,
+    /// The person's or the assistant's words; for the harness's own checkpoints, the
+    /// English wording of `label_id` (kept for the CLI and for checkpoints stored
+    /// before `label_id` existed).
     pub label: String,
+    /// For a checkpoint the harness named: what the label says, for the UI to word
+    /// in the person's language (`turn_before`, `turn_after`, with `labelParams`
+    /// `proposals`). Absent for a person's or the assistant's label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub label_id: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub label_params: BTreeMap<String, String>,
     pub reason: CheckpointReason,
     /// The project's latest version number then (0: none yet).
     pub head: u32,
@@ -88,6 +102,8 @@ pub fn capture(kernel: &Kernel, owner_id: &str, project_id: &str, label: &str, r
         owner_id: owner_id.to_owned(),
         project_id: project.id.clone(),
         label: label.to_owned(),
+        label_id: None,
+        label_params: BTreeMap::new(),
         reason,
         head: project.head,
         revision: project.revision,
@@ -97,6 +113,16 @@ pub fn capture(kernel: &Kernel, owner_id: &str, project_id: &str, label: &str, r
         sequence,
         created_at: kernel.now(),
     })
+}
+
+impl Checkpoint {
+    /// Names a checkpoint by a wording id with its values (`label` is the English).
+    pub fn worded(mut self, id: &str, english: String, params: &[(&str, String)]) -> Self {
+        self.label = english;
+        self.label_id = Some(id.to_owned());
+        self.label_params = params.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
+        self
+    }
 }
 
 /// Makes a checkpoint in its own durable transaction.

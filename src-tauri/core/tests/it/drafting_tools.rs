@@ -142,7 +142,9 @@ fn approval_change(events: &[Event], request_id: &str) -> (Option<u64>, Option<B
     events
         .iter()
         .find_map(|e| match &e.body {
-            EventBody::ApprovalRequested { request_id: id, target_version, change, input_hash, .. } if id == request_id => {
+            EventBody::ApprovalRequested { request_id: id, target_version, change, input_hash, reason_id, .. } if id == request_id => {
+                // Why it asks, by an id the UI words (a write asks by its policy).
+                assert_eq!(reason_id.as_deref(), Some("policy"), "{request_id}");
                 Some((*target_version, change.clone(), input_hash.clone()))
             }
             _ => None,
@@ -494,6 +496,14 @@ fn a_turn_with_more_than_one_proposal_is_checkpointed_before_and_after() {
     assert_eq!(list[0].sequence, started, "taken when the turn started");
     assert!(list[1].sequence > list[0].sequence);
     assert!(list[1].label.contains("2 proposals"), "{}", list[1].label);
+    // Language-neutral on the wire: the wording id and its values (the UI words them).
+    assert_eq!(list.iter().map(|c| c.label_id.as_deref()).collect::<Vec<_>>(), [Some("turn_before"), Some("turn_after")]);
+    for c in &list {
+        assert_eq!(c.label_params.get("proposals").map(String::as_str), Some("2"), "{c:?}");
+    }
+    let wire = d.t.ok("checkpoint.list", json!({"sessionId": d.session}));
+    assert_eq!(wire["checkpoints"][0]["labelId"], "turn_before");
+    assert_eq!(wire["checkpoints"][1]["labelParams"]["proposals"], "2");
     let project = d.t.ok("project.get", json!({"projectId": d.project}));
     assert_eq!(Some(list[0].revision), project["revision"].as_u64());
 

@@ -884,6 +884,56 @@ fn session_api_lists_archives_and_refuses_bad_input() {
     assert!(view["timeline"].as_array().unwrap().len() >= 3);
 }
 
+/// An archived session comes back with `session.archive {archived: false}`: it is
+/// listed and can be continued again, its log says so, and the model sees the whole
+/// conversation as before. Restoring one whose project is archived is refused with the
+/// way out, and nothing changes.
+#[test]
+fn an_archived_session_can_be_brought_back_and_continued() {
+    let h = setup(vec![Reply::text("第一次回答"), Reply::text("恢复后的回答")], json!({}));
+    h.send("写个开头");
+    h.t.ok("session.archive", json!({"sessionId": h.session}));
+    let refused = h.t.engine.call("session.submit", json!({"sessionId": h.session, "text": "再来"})).unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Validation);
+    assert!(refused.hints.iter().any(|hint| hint.id == "unarchive_session" && hint.params.get("session") == Some(&h.session)), "{refused:?}");
+
+    // The project archived too: restoring the session is refused, with the way out.
+    h.t.ok("project.archive", json!({"projectId": h.project, "archived": true}));
+    let log_before = h.log().len();
+    let error = h.t.engine.call("session.archive", json!({"sessionId": h.session, "archived": false})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    assert_eq!(error.message_id.as_deref(), Some("session.project_archived"));
+    assert!(error.hints.iter().any(|hint| hint.id == "unarchive_project_first" && hint.params.get("project") == Some(&h.project)), "{error:?}");
+    assert_eq!(h.log().len(), log_before, "a refused restore wrote to the log");
+    assert_eq!(h.t.ok("session.get", json!({"sessionId": h.session}))["status"], "archived");
+    let error = h.t.engine.call("session.archive", json!({"sessionId": "ses_nope", "archived": false})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::NotFound);
+    let error = h.t.engine.call("session.archive", json!({"sessionId": h.session, "archived": "no"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+
+    h.t.ok("project.archive", json!({"projectId": h.project, "archived": false}));
+    let view = h.t.ok("session.archive", json!({"sessionId": h.session, "archived": false}));
+    assert_eq!(view["status"], "idle");
+    assert_eq!(view["session"]["archived"], false);
+    let last = h.log().pop().unwrap();
+    assert_eq!(last.body.kind_name(), "session_unarchived");
+    // Again: already restored, nothing written.
+    let log_len = h.log().len();
+    h.t.ok("session.archive", json!({"sessionId": h.session, "archived": false}));
+    assert_eq!(h.log().len(), log_len);
+    assert_eq!(h.t.ok("session.list", json!({"projectId": h.project}))["sessions"].as_array().unwrap().len(), 1);
+
+    // It continues where it left off: the model sees the first exchange.
+    let (result, _) = h.send("再来");
+    assert_eq!(result["reason"], "completed");
+    let request = h.server.chat_requests().pop().unwrap();
+    let body = request.body.to_string();
+    assert!(body.contains("写个开头") && body.contains("第一次回答") && body.contains("再来"), "{body}");
+    // The same state after a replay of the log (a restart).
+    let view = h.t.ok("session.get", json!({"sessionId": h.session}));
+    assert_eq!(view["status"], "idle");
+}
+
 const CRASH_DIR: &str = "INKSTONE_HARNESS_CRASH_DIR";
 const CRASH_URL: &str = "INKSTONE_HARNESS_CRASH_URL";
 
