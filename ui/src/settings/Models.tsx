@@ -23,8 +23,9 @@ import { chatModel, keyTravelsInClear, maskedFingerprint, modelAfterListing, par
 
 type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
 
-/** What the form starts from: a saved profile, a preset (maybe a detected local server), or nothing. */
-type FormStart = { profile: LlmProfile } | { preset: LlmPreset | null; models?: string[] };
+/** What the form starts from: a saved profile (`setKey`: opened to enter its key), a preset
+ * (maybe a detected local server), or nothing. */
+type FormStart = { profile: LlmProfile; setKey?: boolean } | { preset: LlmPreset | null; models?: string[] };
 
 export function Models() {
   const { client, t, lang } = useApp();
@@ -105,11 +106,10 @@ export function Models() {
         start={form}
         presets={presets}
         envKeyActive={list?.envKeyActive ?? false}
+        keyGone={"profile" in form && (list?.missingKeys ?? []).includes(form.profile.id)}
         onCancel={() => {
           setForm(null);
           setRefocus(true);
-          // A profile may have been created before its key failed to save.
-          void load();
         }}
         onSaved={(profile, warnings) => {
           setForm(null);
@@ -123,6 +123,8 @@ export function Models() {
                   profiles: l.profiles.some((p) => p.id === profile.id)
                     ? l.profiles.map((p) => (p.id === profile.id ? profile : p))
                     : [...l.profiles, profile],
+                  // A key just saved is in the keychain; the reload below checks again.
+                  missingKeys: (l.missingKeys ?? []).filter((id) => id !== profile.id),
                 }
               : l,
           );
@@ -185,10 +187,13 @@ export function Models() {
               key={p.id}
               profile={p}
               test={tests[p.id]}
+              keyGone={(list.missingKeys ?? []).includes(p.id)}
+              envKeyActive={list.envKeyActive}
               error={rowError?.id === p.id ? rowError.error : null}
               deleting={deleting === p.id}
               onTest={() => void test(p)}
               onEdit={() => setForm({ profile: p })}
+              onSetKey={() => setForm({ profile: p, setKey: true })}
               onDefault={() => void act(p.id, () => client.call("llmProfile.setDefault", { profile: p.id }))}
               onAskDelete={() => setDeleting(p.id)}
               onCancelDelete={() => setDeleting(null)}
@@ -213,10 +218,13 @@ export function Models() {
 function ProfileRow({
   profile: p,
   test,
+  keyGone,
+  envKeyActive,
   error,
   deleting,
   onTest,
   onEdit,
+  onSetKey,
   onDefault,
   onAskDelete,
   onCancelDelete,
@@ -224,10 +232,14 @@ function ProfileRow({
 }: {
   profile: LlmProfile;
   test: TestState | undefined;
+  /** Its saved key is no longer in the system keychain. */
+  keyGone: boolean;
+  envKeyActive: boolean;
   error: ClientError | null;
   deleting: boolean;
   onTest: () => void;
   onEdit: () => void;
+  onSetKey: () => void;
   onDefault: () => void;
   onAskDelete: () => void;
   onCancelDelete: () => void;
@@ -235,6 +247,8 @@ function ProfileRow({
 }) {
   const { t, lang, now } = useApp();
   const running = test?.state === "running";
+  // A call with this profile would fail before sending anything: say so, with the way out.
+  const needsKey = !envKeyActive && (keyGone || (p.keyRequired && !p.keyFingerprint));
   const lastError = p.health === "failed" && p.lastError ? describeError(lang, { ...p.lastError, hints: [] }) : null;
   return (
     <li className="profile" data-testid="profile-item" data-name={p.name} data-health={p.health}>
@@ -268,12 +282,26 @@ function ProfileRow({
       </div>
       <div className="small muted profile-meta">
         <code>{p.baseUrl}</code> · {p.model} ·{" "}
-        {p.keyFingerprint ? (
+        {p.keyFingerprint && keyGone && !envKeyActive ? (
+          <span className="warning-text" data-testid="key-gone">
+            {t("models.keyGone", { fp: maskedFingerprint(p.keyFingerprint) })}
+          </span>
+        ) : p.keyFingerprint ? (
           <span data-testid="key-fingerprint">{t("models.keyStored", { fp: maskedFingerprint(p.keyFingerprint) })}</span>
         ) : p.keyRequired ? (
-          <span className="warning-text">{t("models.keyMissing")}</span>
+          <span className="warning-text" data-testid="key-missing">
+            {t("models.keyMissing")}
+          </span>
         ) : (
           t("models.noKeyNeeded")
+        )}
+        {needsKey && (
+          <>
+            {" "}
+            <button type="button" className="link" data-testid="profile-set-key" onClick={onSetKey}>
+              {t("models.setKey")}
+            </button>
+          </>
         )}
       </div>
       <div className="small muted">
@@ -338,10 +366,10 @@ type ModelList =
   | { state: "none" }
   | { state: "failed"; error: ClientError; keyless: boolean };
 
-/** A key that did not reach the keychain, and what became of the rest of the save. */
+/** A key the keychain refused (the core then saved nothing), or a key it did not remove. */
 type KeyError = {
   error: ClientError;
-  outcome: "keyNotStored.notCreated" | "keyNotStored.savedWithoutKey" | "keyNotStored.changesSaved" | "keyNotRemoved";
+  outcome: "keyNotStored.notCreated" | "keyNotStored.nothingSaved" | "keyNotRemoved";
 };
 
 const OTHER = "\u0000other";
@@ -350,18 +378,22 @@ function ProfileForm({
   start,
   presets,
   envKeyActive,
+  keyGone,
   onCancel,
   onSaved,
 }: {
   start: FormStart;
   presets: LlmPreset[];
   envKeyActive: boolean;
+  /** The saved key is no longer in the system keychain. */
+  keyGone: boolean;
   onCancel: () => void;
   onSaved: (profile: LlmProfile, warnings: Hint[]) => void;
 }) {
   const { client, t, toast, lang } = useApp();
   const initial = "profile" in start ? start.profile : null;
   const startPreset = "preset" in start ? start.preset : null;
+  const focusKey = "profile" in start && start.setKey === true;
   // Once created, later saves update (a key that failed to save must not create a twin).
   const [saved, setSaved] = useState<LlmProfile | null>(initial);
   const [presetId, setPresetId] = useState(startPreset?.id ?? "");
@@ -477,47 +509,37 @@ function ProfileForm({
     if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
     if (caCertPath.trim()) input.caCertPath = caCertPath.trim();
     const created = !saved;
+    // The key travels with the save: the core stores both or neither.
+    if (sendsKey) {
+      input.apiKey = apiKey.trim();
+      if (allowPlain) input.allowPlainHttp = true;
+    }
     try {
       const result = saved
         ? await client.call("llmProfile.update", { profile: saved.id, changes: input })
         : await client.call("llmProfile.create", input);
       setSaved(result.profile);
       let profile = result.profile;
-      try {
-        if (sendsKey) {
-          profile = await client.call("llmProfile.setKey", {
-            profile: profile.id,
-            apiKey: apiKey.trim(),
-            ...(allowPlain ? { allowPlainHttp: true } : {}),
-          });
-        } else if (removeKey) {
+      if (removeKey && !sendsKey) {
+        try {
           // Without `apiKey` the key is removed from the keychain.
           profile = await client.call("llmProfile.setKey", { profile: profile.id });
+        } catch (e) {
+          setKeyError({ error: toClientError(e), outcome: "keyNotRemoved" });
+          return;
         }
-      } catch (e) {
-        // Nothing half-done without saying so: a new profile whose key could not be
-        // stored is taken back (it holds no key, so this needs no keychain); if even
-        // that fails, or the profile existed before, the form stays open and says what
-        // was saved. The typed key stays in the field for another try.
-        const keyFailure = toClientError(e);
-        let outcome: KeyError["outcome"] = removeKey ? "keyNotRemoved" : created ? "keyNotStored.savedWithoutKey" : "keyNotStored.changesSaved";
-        if (created) {
-          try {
-            await client.call("llmProfile.delete", { profile: profile.id });
-            setSaved(null);
-            outcome = "keyNotStored.notCreated";
-          } catch {
-            // The profile stays, without its key; the message says so.
-          }
-        }
-        setKeyError({ error: keyFailure, outcome });
-        return;
       }
       setApiKey("");
       toast(t("common.saved"));
       onSaved(profile, result.warnings);
     } catch (e) {
-      setError(toClientError(e));
+      const failure = toClientError(e);
+      // A refused key saved nothing; the typed key stays in its field for another try.
+      if (sendsKey && failure.code === "KEYCHAIN_UNAVAILABLE") {
+        setKeyError({ error: failure, outcome: created ? "keyNotStored.notCreated" : "keyNotStored.nothingSaved" });
+      } else {
+        setError(failure);
+      }
     } finally {
       setSaving(false);
     }
@@ -570,7 +592,7 @@ function ProfileForm({
       </label>
       <label className="field">
         <span className="small muted">{t("library.name")}</span>
-        <input data-testid="profile-name" autoFocus value={name} onChange={(e) => setName(e.target.value)} />
+        <input data-testid="profile-name" autoFocus={!focusKey} value={name} onChange={(e) => setName(e.target.value)} />
       </label>
       <div className="field">
         <label className="small muted" htmlFor="profile-base-url">
@@ -688,11 +710,12 @@ function ProfileForm({
           <input
             id="profile-api-key"
             data-testid="profile-api-key"
+            autoFocus={focusKey}
             type="password"
             autoComplete="off"
             spellCheck={false}
             placeholder={
-              saved?.keyFingerprint && !removeKey
+              saved?.keyFingerprint && !removeKey && !keyGone
                 ? t("models.keyReplace", { fp: maskedFingerprint(saved.keyFingerprint) })
                 : keyRequired
                   ? t("models.keyPlaceholder")
@@ -718,7 +741,13 @@ function ProfileForm({
           )}
         </div>
         <span className="small muted">
-          {removeKey ? t("models.keyWillRemove") : saved?.keyFingerprint ? t("models.keyStoredHelp", { fp: maskedFingerprint(saved.keyFingerprint) }) : t("models.keyHelp")}
+          {removeKey
+            ? t("models.keyWillRemove")
+            : saved?.keyFingerprint && keyGone
+              ? t("models.keyGoneHelp", { fp: maskedFingerprint(saved.keyFingerprint) })
+              : saved?.keyFingerprint
+                ? t("models.keyStoredHelp", { fp: maskedFingerprint(saved.keyFingerprint) })
+                : t("models.keyHelp")}
         </span>
         {envKeyActive && <span className="small notice">{t("models.envKeyActive")}</span>}
       </div>
