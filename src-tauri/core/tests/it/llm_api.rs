@@ -484,3 +484,19 @@ fn a_key_gone_from_the_keychain_is_listed_and_stops_calls_before_sending() {
     assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["missingKeys"], json!([ids[1]]));
     assert_eq!(engine.call("llmProfile.test", json!({"profile": "hosted"})).unwrap()["ok"], true);
 }
+
+/// A profile that needs a key and never had one says so, without asking the keychain:
+/// with no keychain at all the person reads "no API key", not "keychain not available".
+#[test]
+fn a_profile_without_a_key_says_so_without_asking_the_keychain() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    let (engine, _dir) = engine_with(Arc::new(MemoryKeychain::unavailable()), None);
+    engine.call("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "m", "keyRequired": true})).unwrap();
+    let result = engine.call("llmProfile.test", json!({"profile": "local"})).unwrap();
+    let error = &result["error"];
+    assert_eq!((error["code"].as_str(), error["messageId"].as_str()), (Some("PROVIDER_AUTH"), Some("profile.key_missing")), "{error}");
+    assert_eq!(error["params"]["name"], "local");
+    assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "set_api_key"));
+    assert!(server.requests().is_empty());
+}
