@@ -256,6 +256,32 @@ describe("Settings → AI models", () => {
     expect(transport.callsTo("llmProfile.setKey")).toHaveLength(0);
   });
 
+  it("ticks “No key needed” for a custom server on this computer until the person decides", async () => {
+    const { transport } = backend([]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    const noKey = () => (screen.getByTestId("profile-no-key") as HTMLInputElement).checked;
+    expect(noKey()).toBe(false);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://127.0.0.1:47201/v1" } });
+    expect(noKey()).toBe(true);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "https://api.example.com/v1" } });
+    expect(noKey()).toBe(false);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://localhost:8080" } });
+    expect(noKey()).toBe(true);
+    // Once the person sets it, the URL no longer changes it.
+    fireEvent.click(screen.getByTestId("profile-no-key"));
+    expect(noKey()).toBe(false);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://127.0.0.1:47201/v1" } });
+    expect(noKey()).toBe(false);
+    fireEvent.click(screen.getByTestId("profile-no-key"));
+    fireEvent.change(screen.getByTestId("profile-name"), { target: { value: "Local" } });
+    fireEvent.change(screen.getByTestId("profile-model"), { target: { value: "m" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(transport.callsTo("llmProfile.create")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ keyRequired: false });
+  });
+
   it("warns before a key would travel over plain HTTP to another machine, and sends it only when confirmed", async () => {
     const { transport } = backend([]);
     renderModels(transport);

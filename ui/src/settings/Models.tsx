@@ -19,7 +19,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { describeError, describeHint, formatFullTime, formatTime, type MessageId } from "../i18n";
 import { DeleteButton } from "./DeleteButton";
-import { chatModel, keyTravelsInClear, maskedFingerprint, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
+import { chatModel, isLocalServer, keyTravelsInClear, maskedFingerprint, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
 
 type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
 
@@ -405,6 +405,9 @@ function ProfileForm({
   const [customModel, setCustomModel] = useState(false);
   const [embeddingModel, setEmbeddingModel] = useState(initial?.embeddingModel ?? "");
   const [keyRequired, setKeyRequired] = useState(initial?.keyRequired ?? startPreset?.keyRequired ?? true);
+  // A new custom profile follows its base URL (a server on this computer takes no key)
+  // until the person sets "No key needed" or picks a preset, which decide instead.
+  const [keyChoiceMade, setKeyChoiceMade] = useState(initial !== null || startPreset !== null);
   const [enabled, setEnabled] = useState((initial?.provider ?? "openai-compatible") !== "disabled");
   const [apiKey, setApiKey] = useState("");
   const [removeKey, setRemoveKey] = useState(false);
@@ -467,6 +470,7 @@ function ProfileForm({
     if (!preset) return;
     setBaseUrl(preset.baseUrl);
     setKeyRequired(preset.keyRequired);
+    setKeyChoiceMade(true);
     setJsonSchema(preset.supportsJsonSchema);
     setSchemaForm(preset.schemaForm);
     setToolLoading(preset.toolLoading);
@@ -605,7 +609,10 @@ function ProfileForm({
             placeholder="http://127.0.0.1:11434/v1"
             spellCheck={false}
             value={baseUrl}
-            onChange={(e) => setBaseUrl(e.target.value)}
+            onChange={(e) => {
+              setBaseUrl(e.target.value);
+              if (!keyChoiceMade) setKeyRequired(!isLocalServer(e.target.value));
+            }}
             onBlur={() => {
               if (baseUrl.trim() && models.state !== "loading") void loadModels(baseUrl);
             }}
@@ -699,7 +706,15 @@ function ProfileForm({
         </span>
       </div>
       <label className="check">
-        <input type="checkbox" data-testid="profile-no-key" checked={!keyRequired} onChange={(e) => setKeyRequired(!e.target.checked)} />
+        <input
+          type="checkbox"
+          data-testid="profile-no-key"
+          checked={!keyRequired}
+          onChange={(e) => {
+            setKeyRequired(!e.target.checked);
+            setKeyChoiceMade(true);
+          }}
+        />
         {t("models.noKeyNeededLabel")}
       </label>
       <div className="field">

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chatModel, fillDays, formatCost, keyTravelsInClear, maskedFingerprint, modelAfterListing, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
+import { chatModel, fillDays, formatCost, isLocalServer, keyTravelsInClear, maskedFingerprint, modelAfterListing, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
 
 describe("llm helpers", () => {
   it("warns about plain HTTP only to another machine (the core's rule)", () => {
@@ -77,5 +77,12 @@ describe("llm helpers", () => {
     expect(presetLabel("en", preset("llama-cpp", "llama.cpp server"))).toBe("llama.cpp server");
     expect(presetLabel("zh", preset("ollama", "Ollama"))).toBe("Ollama");
     expect(presetLabel("zh", preset("new-one", "Some New Provider"))).toBe("Some New Provider");
+  });
+});
+
+describe("isLocalServer", () => {
+  it("is true for a server on this computer only", () => {
+    for (const url of ["http://127.0.0.1:47201/v1", "http://localhost:11434", "https://LOCALHOST/v1", "http://[::1]:8080/v1", "http://a.localhost"]) expect(isLocalServer(url), url).toBe(true);
+    for (const url of ["https://api.openai.com/v1", "http://192.168.1.5:8000", "localhost:1234", "", "http://"]) expect(isLocalServer(url), url).toBe(false);
   });
 });

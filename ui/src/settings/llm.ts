@@ -12,13 +12,32 @@ import { has, translate, type Lang, type MessageId } from "../i18n";
 export function keyTravelsInClear(baseUrl: string): boolean {
   const url = baseUrl.trim().toLowerCase();
   if (!url.startsWith("http://")) return false;
-  const authority = url.slice("http://".length).split(/[/?#]/)[0] ?? "";
-  let host: string;
-  if (authority.startsWith("[")) host = authority.slice(1).split("]")[0] ?? "";
-  else host = authority.split(":")[0] ?? "";
-  if (host === "") return false;
-  const loopback = host === "localhost" || host.endsWith(".localhost") || host === "::1" || host.startsWith("127.");
-  return !loopback;
+  const host = hostOf(url);
+  return host !== "" && !isLoopbackHost(host);
+}
+
+/** The host of an http(s) URL, lower case, without brackets or port; "" when there is none. */
+function hostOf(baseUrl: string): string {
+  const url = baseUrl.trim().toLowerCase();
+  const scheme = /^https?:\/\//.exec(url);
+  if (!scheme) return "";
+  const authority = url.slice(scheme[0].length).split(/[/?#]/)[0] ?? "";
+  if (authority.startsWith("[")) return authority.slice(1).split("]")[0] ?? "";
+  return authority.split(":")[0] ?? "";
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || host.startsWith("127.");
+}
+
+/**
+ * True when `baseUrl` names a server on this computer (as the core's
+ * `llm::profile::is_loopback`): such a server usually takes no key, so a new custom
+ * profile starts with "No key needed" ticked for it.
+ */
+export function isLocalServer(baseUrl: string): boolean {
+  const host = hostOf(baseUrl);
+  return host !== "" && isLoopbackHost(host);
 }
 
 /** "••••abcd" from the stored fingerprint ("…abcd"); the key itself never comes back. */
