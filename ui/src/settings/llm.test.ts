@@ -15,6 +15,7 @@ describe("llm helpers", () => {
     check("http://api.example.com/v1", true);
     check("http://[fe80::1]:80/v1", true);
     check("http://localhost.evil.com/v1", true);
+    check("http://127.example.com/v1", true);
     check("", false);
   });
 
@@ -83,6 +84,6 @@ describe("llm helpers", () => {
 describe("isLocalServer", () => {
   it("is true for a server on this computer only", () => {
     for (const url of ["http://127.0.0.1:47201/v1", "http://localhost:11434", "https://LOCALHOST/v1", "http://[::1]:8080/v1", "http://a.localhost"]) expect(isLocalServer(url), url).toBe(true);
-    for (const url of ["https://api.openai.com/v1", "http://192.168.1.5:8000", "localhost:1234", "", "http://"]) expect(isLocalServer(url), url).toBe(false);
+    for (const url of ["https://api.openai.com/v1", "http://192.168.1.5:8000", "http://127.example.com", "http://127.0.0.1.nip.io", "localhost:1234", "", "http://"]) expect(isLocalServer(url), url).toBe(false);
   });
 });

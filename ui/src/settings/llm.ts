@@ -27,7 +27,8 @@ function hostOf(baseUrl: string): string {
 }
 
 function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || host.startsWith("127.");
+  // An address, not a name that starts like one: 127.example.com is another machine.
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /**
