@@ -50,6 +50,7 @@ export const en = {
   "problem.profile.name_taken": "A model profile named “{name}” already exists.",
   "problem.profile.key_missing": "The profile “{name}” has no API key; nothing was sent.",
   "problem.profile.key_gone": "The API key of “{name}” (ending {fp}) is no longer in the system keychain; nothing was sent.",
+  "problem.profile.local_server_down": "Nothing answers at {url}: the model server on this computer is not running, or listens on another port.",
   "problem.profile.bad_base_url": "The base URL is not usable: it must start with http:// or https://, name a host, and hold no spaces, query or password.",
   "problem.staging.moved": "The working copy changed since these proposals were staged; the staged set no longer applies.",
   "problem.staging.empty": "Nothing is staged in this session.",

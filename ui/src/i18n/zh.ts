@@ -51,6 +51,7 @@ export const zh: Messages = {
   "problem.profile.name_taken": "已有名为“{name}”的模型配置。",
   "problem.profile.key_missing": "配置“{name}”没有 API 密钥；没有发送任何内容。",
   "problem.profile.key_gone": "“{name}”的 API 密钥（末尾为 {fp}）已不在系统钥匙串中；没有发送任何内容。",
+  "problem.profile.local_server_down": "{url} 没有响应：本机的模型服务没有运行，或监听的是另一个端口。",
   "problem.profile.bad_base_url": "接口地址无法使用：须以 http:// 或 https:// 开头、包含主机名，且不能含空格、查询参数或密码。",
   "problem.staging.moved": "暂存这些建议之后，工作副本已经改变；暂存的修改不再适用。",
   "problem.staging.empty": "本会话没有暂存任何修改。",

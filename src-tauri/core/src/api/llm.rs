@@ -356,6 +356,19 @@ fn save_with_key(engine: &Engine, profile: &mut LlmProfile, key: Option<ApiKey>,
     Err(error.into())
 }
 
+/// A server on this computer that nobody answers for (no HTTP status at all) is not
+/// "down or overloaded, try later": nothing listens at its address. Worded so, with
+/// "check it is running" as the only hint. Any other error is returned as it is.
+fn local_server_down(error: ApiError, base_url: &str) -> ApiError {
+    let no_answer = error.code == ErrorCode::ProviderUnavailable && error.details.as_ref().is_some_and(|d| d.get("status").is_some_and(serde_json::Value::is_null));
+    if !no_answer || !crate::llm::profile::is_loopback(base_url) {
+        return error;
+    }
+    let mut error = error.problem("profile.local_server_down", &[("url", base_url)]);
+    error.hints.retain(|h| h.id != "retry_later");
+    error
+}
+
 fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Result<(), ApiError> {
     let taken = engine.store().scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
     if taken {
@@ -535,6 +548,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             if matches!(error.code, ErrorCode::NotFound | ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) {
                 return Err(error);
             }
+            let error = local_server_down(error, &profile.base_url);
             profile.health = Health::Failed;
             profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
             profile.last_latency_ms = None;
@@ -560,8 +574,9 @@ pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmMode
         }
         _ => return Err(ApiError::validation("profile", "Give either `profile` or `baseUrl`.")),
     };
+    let base_url = endpoint.base_url.clone();
     let client = engine.llm().client(endpoint)?;
-    let models = engine.llm().run(client.models(&Cancel::new()))??;
+    let models = engine.llm().run(client.models(&Cancel::new()))?.map_err(|e| local_server_down(e.into(), &base_url))?;
     Ok(LlmModelsResult { models })
 }
 

@@ -500,3 +500,22 @@ fn a_profile_without_a_key_says_so_without_asking_the_keychain() {
     assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "set_api_key"));
     assert!(server.requests().is_empty());
 }
+
+/// A server on this computer that is not running is worded as such ("nothing answers
+/// at …"), not as a provider that may be down or overloaded: in "load models" and in
+/// "test connection". A hosted URL keeps the general wording.
+#[test]
+fn a_local_server_that_is_not_running_says_so() {
+    let t = TestEngine::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let listed = t.engine.call("llmProfile.models", json!({"baseUrl": url})).unwrap_err();
+    assert_eq!((listed.code, listed.message_id.as_deref()), (ErrorCode::ProviderUnavailable, Some("profile.local_server_down")), "{listed:?}");
+    assert_eq!(listed.params.as_deref().and_then(|p| p.get("url")), Some(&url));
+    let hints: Vec<&str> = listed.hints.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(hints, vec!["check_server_running"]);
+    create(&t, "local", &url, json!({}));
+    let tested = t.ok("llmProfile.test", json!({"profile": "local"}));
+    assert_eq!(tested["error"]["messageId"], "profile.local_server_down", "{tested}");
+    assert_eq!(tested["error"]["params"]["url"], url.as_str());
+}
