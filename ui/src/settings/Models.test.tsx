@@ -373,7 +373,13 @@ describe("Settings → AI models", () => {
     expect(within(item("Kimi")).getByTestId("key-missing").textContent).toBe("未设置密钥");
     expect(within(item("Kimi")).getByTestId("profile-set-key").textContent).toBe("设置密钥");
     expect(within(item("Fine")).queryByTestId("profile-set-key")).toBeNull();
+    // Listing the models with the stored key fails for want of it: a short note, not the error again.
+    transport.on("llmProfile.models", () => {
+      throw { ...apiError("PROVIDER_AUTH", "The API key of the profile is no longer in the system keychain; nothing was sent."), details: { keyMissing: true } };
+    });
     fireEvent.click(within(item("DeepSeek")).getByTestId("profile-set-key"));
+    await waitFor(() => expect(screen.getByTestId("models-state").textContent).toBe("该服务器需要 API 密钥才会列出模型：请手动输入模型名称，或保存密钥后重新获取列表。"));
+    expect(screen.queryByTestId("models-error")).toBeNull();
     const key = screen.getByTestId("profile-api-key") as HTMLInputElement;
     expect(document.activeElement).toBe(key);
     // It does not claim the key is stored.

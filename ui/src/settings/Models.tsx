@@ -374,6 +374,14 @@ type KeyError = {
 
 const OTHER = "\u0000other";
 
+/** The list failed only for want of a key: asked without one (a URL being typed), or the
+ * profile's key is not set or gone from the keychain. The key field below says why. */
+function needsKeyToList(models: { error: ClientError; keyless: boolean }): boolean {
+  if (models.error.code !== "PROVIDER_AUTH") return false;
+  const details = models.error.details as { keyMissing?: boolean } | undefined;
+  return models.keyless || details?.keyMissing === true;
+}
+
 function ProfileForm({
   start,
   presets,
@@ -670,9 +678,9 @@ function ProfileForm({
           {models.state === "loading" && t("models.modelsLoading")}
           {models.state === "ok" && t(models.models.length === 1 ? "models.modelsFound.one" : "models.modelsFound", { n: models.models.length })}
           {models.state === "none" && t("models.modelsNone")}
-          {models.state === "failed" && (models.keyless && models.error.code === "PROVIDER_AUTH" ? t("models.modelsNeedKey") : t("models.modelsFailed"))}
+          {models.state === "failed" && (needsKeyToList(models) ? t("models.modelsNeedKey") : t("models.modelsFailed"))}
         </span>
-        {models.state === "failed" && !(models.keyless && models.error.code === "PROVIDER_AUTH") && (
+        {models.state === "failed" && !needsKeyToList(models) && (
           <div className="small warning" data-testid="models-error" data-code={models.error.code}>
             <ErrorText error={models.error} />
           </div>
