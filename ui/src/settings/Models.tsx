@@ -19,7 +19,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { describeError, describeHint, formatFullTime, formatTime, type MessageId } from "../i18n";
 import { DeleteButton } from "./DeleteButton";
-import { chatModel, isLocalServer, keyTravelsInClear, maskedFingerprint, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
+import { chatModel, isLocalServer, keyTravelsInClear, maskedFingerprint, modelLabel, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
 
 type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
 
@@ -281,7 +281,11 @@ function ProfileRow({
         </span>
       </div>
       <div className="small muted profile-meta">
-        <code>{p.baseUrl}</code> · {p.model} ·{" "}
+        <code>{p.baseUrl}</code> ·{" "}
+        <span data-testid="profile-model-name" title={p.model}>
+          {modelLabel(p.model)}
+        </span>{" "}
+        ·{" "}
         {p.keyFingerprint && keyGone && !envKeyActive ? (
           <span className="warning-text" data-testid="key-gone">
             {t("models.keyGone", { fp: maskedFingerprint(p.keyFingerprint) })}
@@ -336,7 +340,7 @@ function TestResult({ result }: { result: LlmTestResult }) {
   if (result.ok) {
     return (
       <p className="test-result test-ok" role="status" data-testid="test-result" data-ok="true">
-        ✓ {t("models.testOk", { model: result.modelId ?? result.profile.model, ms: result.latencyMs ?? 0 })}
+        ✓ {t("models.testOk", { model: modelLabel(result.modelId ?? result.profile.model), ms: result.latencyMs ?? 0 })}
       </p>
     );
   }
@@ -644,10 +648,10 @@ function ProfileForm({
               }}
             >
               {model === "" && <option value="">{t("models.pickModel")}</option>}
-              {model !== "" && !models.models.includes(model) && <option value={model}>{t("models.modelNotOffered", { model })}</option>}
+              {model !== "" && !models.models.includes(model) && <option value={model}>{t("models.modelNotOffered", { model: modelLabel(model) })}</option>}
               {models.models.map((m) => (
-                <option key={m} value={m}>
-                  {m}
+                <option key={m} value={m} title={m}>
+                  {modelLabel(m)}
                 </option>
               ))}
               <option value={OTHER}>{t("models.otherModel")}</option>

