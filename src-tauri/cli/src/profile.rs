@@ -121,7 +121,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
             } else {
                 None
             };
-            let params = json!({
+            let mut params = json!({
                 "name": args.name, "baseUrl": args.base_url, "model": args.model, "embeddingModel": args.embedding_model, "timeoutS": args.timeout,
                 "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens,
                 "inputPricePerMtok": args.input_price, "outputPricePerMtok": args.output_price, "keyRequired": key_required,
@@ -129,19 +129,12 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 "schemaForm": if args.json_schema.as_deref() == Some("json-object") { "jsonObject" } else { "responseFormat" },
                 "toolLoading": if args.tools.as_deref() == Some("on-demand") { "onDemand" } else { "all" },
             });
-            let mut saved = engine.call("llmProfile.create", params)?;
-            let id = s(&saved["profile"], "id").to_owned();
             if let Some(key) = key {
-                let params = json!({"profile": id, "apiKey": key, "allowPlainHttp": args.allow_plain_http});
-                match engine.call("llmProfile.setKey", params) {
-                    Ok(profile) => saved["profile"] = profile,
-                    Err(error) => {
-                        // Without its key the profile is not what was asked for.
-                        let _ = engine.call("llmProfile.delete", json!({"profile": id}));
-                        return Err(error.into());
-                    }
-                }
+                // One call: the core stores the key and the profile together or neither.
+                params["apiKey"] = json!(key);
+                params["allowPlainHttp"] = json!(args.allow_plain_http);
             }
+            let saved = engine.call("llmProfile.create", params)?;
             print_warnings(&saved);
             print(&saved, as_json, |saved| {
                 let p = &saved["profile"];
@@ -156,15 +149,14 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 if profiles.is_empty() {
                     println!("No LLM profiles yet. Add one with `inkstone-cli profile add --name N --base-url URL --model M`.");
                 }
+                let missing = list["missingKeys"].as_array().cloned().unwrap_or_default();
                 for p in &profiles {
                     let default = if p["isDefault"] == true { "*" } else { " " };
-                    let key = p["keyFingerprint"].as_str().map(|f| format!("key {f}")).unwrap_or_else(|| {
-                        if p["keyRequired"] == true {
-                            "no key".to_owned()
-                        } else {
-                            "no key needed".to_owned()
-                        }
-                    });
+                    let gone = missing.contains(&p["id"]);
+                    let key = p["keyFingerprint"]
+                        .as_str()
+                        .map(|f| if gone { format!("key {f} not in the keychain: set it with `profile set-key`") } else { format!("key {f}") })
+                        .unwrap_or_else(|| if p["keyRequired"] == true { "no key".to_owned() } else { "no key needed".to_owned() });
                     println!("{default} {:<20} {:<8} {:<30} {}  ({key})", s(p, "name"), s(p, "health"), s(p, "model"), s(p, "baseUrl"));
                 }
                 if list["envKeyActive"] == true {

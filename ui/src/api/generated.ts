@@ -907,7 +907,18 @@ schemaForm?: SchemaForm,
 /**
  * Which tool definitions a session sends (default `all`).
  */
-toolLoading?: ToolLoading, proxyUrl?: string, caCertPath?: string, };
+toolLoading?: ToolLoading, proxyUrl?: string, caCertPath?: string, 
+/**
+ * The profile's API key, saved with it in one step: to the OS keychain first, then
+ * the profile, and if either fails neither is kept. Absent or blank: the stored key
+ * (if any) is kept; removing one is `llmProfile.setKey` without a key. The key is
+ * never serialized, logged or echoed.
+ */
+apiKey?: ApiKey, 
+/**
+ * Confirms sending `apiKey` over plain HTTP to a host that is not this machine.
+ */
+allowPlainHttp?: boolean, };
 
 export type LlmProfileListResult = { 
 /**
@@ -917,7 +928,15 @@ profiles: Array<LlmProfile>,
 /**
  * True when `INKSTONE_LLM_API_KEY` supplies a key to every profile in this process.
  */
-envKeyActive: boolean, };
+envKeyActive: boolean, 
+/**
+ * Ids of profiles whose saved key is no longer in the system keychain (deleted
+ * outside the app, or the data came from another machine): a call with one fails
+ * before anything is sent until the key is set again. Empty while `envKeyActive`,
+ * and when the keychain cannot be read (test connection then says why). Absent
+ * when empty.
+ */
+missingKeys?: Array<string>, };
 
 export type LlmProfileRef = { profile: string, };
 

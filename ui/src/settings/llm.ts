@@ -12,13 +12,33 @@ import { has, translate, type Lang, type MessageId } from "../i18n";
 export function keyTravelsInClear(baseUrl: string): boolean {
   const url = baseUrl.trim().toLowerCase();
   if (!url.startsWith("http://")) return false;
-  const authority = url.slice("http://".length).split(/[/?#]/)[0] ?? "";
-  let host: string;
-  if (authority.startsWith("[")) host = authority.slice(1).split("]")[0] ?? "";
-  else host = authority.split(":")[0] ?? "";
-  if (host === "") return false;
-  const loopback = host === "localhost" || host.endsWith(".localhost") || host === "::1" || host.startsWith("127.");
-  return !loopback;
+  const host = hostOf(url);
+  return host !== "" && !isLoopbackHost(host);
+}
+
+/** The host of an http(s) URL, lower case, without brackets or port; "" when there is none. */
+function hostOf(baseUrl: string): string {
+  const url = baseUrl.trim().toLowerCase();
+  const scheme = /^https?:\/\//.exec(url);
+  if (!scheme) return "";
+  const authority = url.slice(scheme[0].length).split(/[/?#]/)[0] ?? "";
+  if (authority.startsWith("[")) return authority.slice(1).split("]")[0] ?? "";
+  return authority.split(":")[0] ?? "";
+}
+
+function isLoopbackHost(host: string): boolean {
+  // An address, not a name that starts like one: 127.example.com is another machine.
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * True when `baseUrl` names a server on this computer (as the core's
+ * `llm::profile::is_loopback`): such a server usually takes no key, so a new custom
+ * profile starts with "No key needed" ticked for it.
+ */
+export function isLocalServer(baseUrl: string): boolean {
+  const host = hostOf(baseUrl);
+  return host !== "" && isLoopbackHost(host);
 }
 
 /** "••••abcd" from the stored fingerprint ("…abcd"); the key itself never comes back. */
@@ -111,4 +131,16 @@ export function modelAfterListing(current: string, offered: string[], placeholde
 export function presetLabel(lang: Lang, preset: Pick<LlmPreset, "id" | "label">): string {
   const id = `preset.${preset.id}`;
   return has(lang, id) ? translate(lang, id as MessageId) : preset.label;
+}
+
+/**
+ * How a model id is shown. A local server may name its model by the file it loaded
+ * (llama.cpp: "/models/…/SmolLM2-135M-Instruct.Q4_1.gguf"): then the file name, which
+ * tells models apart where a long shared folder would fill the field. Other ids
+ * ("gpt-4o-mini", "Qwen/Qwen2.5-7B-Instruct") are shown as they are.
+ */
+export function modelLabel(id: string): string {
+  if (!/^(\/|~\/|[A-Za-z]:[\\/])/.test(id)) return id;
+  const name = id.split(/[\\/]/).filter((part) => part !== "").at(-1);
+  return name ?? id;
 }

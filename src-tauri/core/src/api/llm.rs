@@ -68,6 +68,17 @@ pub struct LlmProfileInput {
     #[serde(default)]
     #[ts(optional)]
     pub ca_cert_path: Option<String>,
+    /// The profile's API key, saved with it in one step: to the OS keychain first, then
+    /// the profile, and if either fails neither is kept. Absent or blank: the stored key
+    /// (if any) is kept; removing one is `llmProfile.setKey` without a key. The key is
+    /// never serialized, logged or echoed.
+    #[serde(default, skip_serializing)]
+    #[ts(optional)]
+    pub api_key: Option<ApiKey>,
+    /// Confirms sending `apiKey` over plain HTTP to a host that is not this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub allow_plain_http: Option<bool>,
 }
 
 /// A profile named by id or name.
@@ -138,6 +149,14 @@ pub struct LlmProfileListResult {
     pub profiles: Vec<LlmProfile>,
     /// True when `INKSTONE_LLM_API_KEY` supplies a key to every profile in this process.
     pub env_key_active: bool,
+    /// Ids of profiles whose saved key is no longer in the system keychain (deleted
+    /// outside the app, or the data came from another machine): a call with one fails
+    /// before anything is sent until the key is set again. Empty while `envKeyActive`,
+    /// and when the keychain cannot be read (test connection then says why). Absent
+    /// when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<String>>", optional)]
+    pub missing_keys: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -272,6 +291,84 @@ fn warnings(profile: &LlmProfile) -> Vec<Hint> {
     }
 }
 
+/// A key given with a save, trimmed and checked before anything is written: at most
+/// 4096 characters without control characters, and not sent unencrypted to another
+/// machine unless `allow_plain_http` confirms it. Blank is `None`. The errors never
+/// repeat the key.
+fn checked_key(profile: &LlmProfile, key: Option<ApiKey>, allow_plain_http: Option<bool>) -> Result<Option<ApiKey>, ApiError> {
+    let Some(key) = key.filter(|k| !k.is_blank()) else { return Ok(None) };
+    // Surrounding white space (a pasted line break) is not part of a key.
+    let key = ApiKey::new(key.expose().trim());
+    if key.expose().chars().count() > 4096 || key.expose().chars().any(char::is_control) {
+        return Err(ApiError::validation("apiKey", "The API key must be at most 4096 characters without line breaks or control characters."));
+    }
+    if key_would_travel_in_clear(&profile.base_url) && allow_plain_http != Some(true) {
+        let hint = plain_http_warning();
+        return Err(ApiError::validation("apiKey", "The key was not saved: this profile's URL would send it unencrypted to another machine.")
+            .hint(&hint.id, hint.message)
+            .hint("allow_plain_http", "To send it anyway (a trusted local network), confirm with allowPlainHttp."));
+    }
+    Ok(Some(key))
+}
+
+/// Saves a profile and, when given, its key as one operation: the key goes to the
+/// keychain first (a refusal writes nothing), then the profile to the store; if the
+/// store fails, the keychain entry is put back as it was (`previous`) and the record
+/// too (`before`, or no record for a new profile), since a failed sync may follow a
+/// commit. Nothing is left half made: no profile whose key was lost, no key without
+/// its profile.
+fn save_with_key(engine: &Engine, profile: &mut LlmProfile, key: Option<ApiKey>, before: Option<&LlmProfile>) -> Result<(), ApiError> {
+    let secrets = &engine.config().secrets;
+    let account = account_for_profile(&profile.id);
+    let mut previous = None;
+    if let Some(key) = &key {
+        if before.is_some_and(|b| b.key_fingerprint.is_some()) {
+            previous = secrets.get(&account)?;
+        }
+        secrets.set(&account, key)?;
+        profile.key_fingerprint = Some(key.fingerprint());
+        profile.health = Health::Unknown;
+        profile.last_error = None;
+    }
+    let mut batch = Batch::new();
+    batch.put(&*profile)?;
+    let Err(error) = engine.store().apply(batch, Durability::Durable) else { return Ok(()) };
+    if key.is_some() {
+        let mut undo = Batch::new();
+        let undone = match before {
+            Some(record) => undo.put(record).map(|_| ()),
+            None => {
+                undo.delete::<LlmProfile>(profile.id.as_bytes().to_vec());
+                Ok(())
+            }
+        };
+        if let Err(undo_error) = undone.and_then(|()| engine.store().apply(undo, Durability::Durable)) {
+            tracing::error!(profile = %profile.id, error = %undo_error, "the profile could not be put back after a failed save");
+        }
+        let restored = match &previous {
+            Some(old) => secrets.set(&account, old),
+            None => secrets.delete(&account),
+        };
+        if let Err(keychain_error) = restored {
+            tracing::error!(profile = %profile.id, error = %keychain_error, "the keychain entry could not be put back after a failed save");
+        }
+    }
+    Err(error.into())
+}
+
+/// A server on this computer that nobody answers for (no HTTP status at all) is not
+/// "down or overloaded, try later": nothing listens at its address. Worded so, with
+/// "check it is running" as the only hint. Any other error is returned as it is.
+fn local_server_down(error: ApiError, base_url: &str) -> ApiError {
+    let no_answer = error.code == ErrorCode::ProviderUnavailable && error.details.as_ref().is_some_and(|d| d.get("status").is_some_and(serde_json::Value::is_null));
+    if !no_answer || !crate::llm::profile::is_loopback(base_url) {
+        return error;
+    }
+    let mut error = error.problem("profile.local_server_down", &[("url", base_url)]);
+    error.hints.retain(|h| h.id != "retry_later");
+    error
+}
+
 fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Result<(), ApiError> {
     let taken = engine.store().scan::<LlmProfile>(b"")?.into_iter().any(|p| p.name.to_lowercase() == name.to_lowercase() && Some(p.id.as_str()) != except_id);
     if taken {
@@ -282,8 +379,9 @@ fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Resu
     Ok(())
 }
 
-pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfileSaved, ApiError> {
+pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmProfileSaved, ApiError> {
     let _guard = engine.write_lock();
+    let (key, allow_plain_http) = (input.api_key.take(), input.allow_plain_http.take());
     let now = engine.now();
     let mut profile = LlmProfile {
         id: engine.new_id("llm"),
@@ -314,29 +412,29 @@ pub(super) fn create(engine: &Engine, input: LlmProfileInput) -> Result<LlmProfi
     };
     fill(&mut profile, input)?;
     check_name_free(engine, &profile.name, None)?;
+    let key = checked_key(&profile, key, allow_plain_http)?;
     profile.is_default = engine.store().scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
-    let mut batch = Batch::new();
-    batch.put(&profile)?;
-    engine.store().apply(batch, Durability::Durable)?;
+    save_with_key(engine, &mut profile, key, None)?;
     let warnings = warnings(&profile);
     Ok(LlmProfileSaved { profile, warnings })
 }
 
 pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
     let _guard = engine.write_lock();
+    let mut changes = params.changes;
+    let (key, allow_plain_http) = (changes.api_key.take(), changes.allow_plain_http.take());
     let mut profile = engine.llm_profile(&params.profile)?;
-    let before = (profile.base_url.clone(), profile.model.clone());
-    fill(&mut profile, params.changes)?;
+    let stored = profile.clone();
+    fill(&mut profile, changes)?;
     check_name_free(engine, &profile.name, Some(&profile.id))?;
-    if before != (profile.base_url.clone(), profile.model.clone()) {
+    let key = checked_key(&profile, key, allow_plain_http)?;
+    if (&stored.base_url, &stored.model) != (&profile.base_url, &profile.model) {
         // The last test was of another endpoint.
         profile.health = Health::Unknown;
         profile.last_error = None;
     }
     profile.updated_at = engine.now();
-    let mut batch = Batch::new();
-    batch.put(&profile)?;
-    engine.store().apply(batch, Durability::Durable)?;
+    save_with_key(engine, &mut profile, key, Some(&stored))?;
     let warnings = warnings(&profile);
     Ok(LlmProfileSaved { profile, warnings })
 }
@@ -344,7 +442,22 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
 pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, ApiError> {
     let mut profiles = engine.store().scan::<LlmProfile>(b"")?;
     profiles.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()).then_with(|| a.id.cmp(&b.id)));
-    Ok(LlmProfileListResult { profiles, env_key_active: engine.config().env_api_key.is_some() })
+    let env_key_active = engine.config().env_api_key.is_some();
+    let mut missing_keys = Vec::new();
+    if !env_key_active {
+        // Only profiles with a saved key touch the keychain.
+        for profile in profiles.iter().filter(|p| p.key_fingerprint.is_some()) {
+            match engine.config().secrets.get(&account_for_profile(&profile.id)) {
+                Ok(Some(_)) => {}
+                Ok(None) => missing_keys.push(profile.id.clone()),
+                Err(error) => {
+                    tracing::debug!(%error, "the keychain could not be read to list profiles");
+                    break;
+                }
+            }
+        }
+    }
+    Ok(LlmProfileListResult { profiles, env_key_active, missing_keys })
 }
 
 pub(super) fn get(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
@@ -399,33 +512,17 @@ pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmP
 pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result<LlmProfile, ApiError> {
     let _guard = engine.write_lock();
     let mut profile = engine.llm_profile(&params.profile)?;
-    let account = account_for_profile(&profile.id);
-    match params.api_key.filter(|k| !k.is_blank()) {
-        Some(key) => {
-            if key.expose().chars().count() > 4096 || key.expose().chars().any(char::is_control) {
-                return Err(ApiError::validation("apiKey", "The API key must be at most 4096 characters without line breaks or control characters."));
-            }
-            if key_would_travel_in_clear(&profile.base_url) && params.allow_plain_http != Some(true) {
-                let hint = plain_http_warning();
-                return Err(ApiError::validation("apiKey", "The key was not saved: this profile's URL would send it unencrypted to another machine.")
-                    .hint(&hint.id, hint.message)
-                    .hint("allow_plain_http", "To send it anyway (a trusted local network), confirm with allowPlainHttp."));
-            }
-            let key = ApiKey::new(key.expose().trim());
-            engine.config().secrets.set(&account, &key)?;
-            profile.key_fingerprint = Some(key.fingerprint());
-        }
-        None => {
-            engine.config().secrets.delete(&account)?;
-            profile.key_fingerprint = None;
-        }
+    let stored = profile.clone();
+    let key = checked_key(&profile, params.api_key, params.allow_plain_http)?;
+    if key.is_none() {
+        // Refuse rather than say "no key" while one is still in the keychain.
+        engine.config().secrets.delete(&account_for_profile(&profile.id))?;
+        profile.key_fingerprint = None;
     }
     profile.health = Health::Unknown;
     profile.last_error = None;
     profile.updated_at = engine.now();
-    let mut batch = Batch::new();
-    batch.put(&profile)?;
-    engine.store().apply(batch, Durability::Durable)?;
+    save_with_key(engine, &mut profile, key, Some(&stored))?;
     Ok(profile)
 }
 
@@ -451,6 +548,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             if matches!(error.code, ErrorCode::NotFound | ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) {
                 return Err(error);
             }
+            let error = local_server_down(error, &profile.base_url);
             profile.health = Health::Failed;
             profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
             profile.last_latency_ms = None;
@@ -476,8 +574,9 @@ pub(super) fn models(engine: &Engine, params: LlmModelsParams) -> Result<LlmMode
         }
         _ => return Err(ApiError::validation("profile", "Give either `profile` or `baseUrl`.")),
     };
+    let base_url = endpoint.base_url.clone();
     let client = engine.llm().client(endpoint)?;
-    let models = engine.llm().run(client.models(&Cancel::new()))??;
+    let models = engine.llm().run(client.models(&Cancel::new()))?.map_err(|e| local_server_down(e.into(), &base_url))?;
     Ok(LlmModelsResult { models })
 }
 

@@ -217,6 +217,13 @@ impl MemoryKeychain {
         MemoryKeychain { entries: Mutex::default(), unavailable: true }
     }
 
+    /// The accounts that hold an entry, sorted: to prove a failed save left none behind.
+    pub fn accounts(&self) -> Vec<String> {
+        let mut accounts: Vec<String> = self.entries.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).keys().cloned().collect();
+        accounts.sort();
+        accounts
+    }
+
     fn check(&self) -> Result<std::sync::MutexGuard<'_, HashMap<String, String>>, KeychainError> {
         if self.unavailable {
             return Err(KeychainError::Unavailable { backend: "memory".to_owned(), detail: "switched off for this test".to_owned() });

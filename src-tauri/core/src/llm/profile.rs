@@ -269,7 +269,8 @@ pub fn host_of(base_url: &str) -> String {
 /// True when the host is this machine.
 pub fn is_loopback(base_url: &str) -> bool {
     let host = host_of(base_url);
-    host == "localhost" || host.ends_with(".localhost") || host == "::1" || host.starts_with("127.")
+    // An address, not a name that starts like one: `127.example.com` is another machine.
+    host == "localhost" || host.ends_with(".localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// True when a key sent to this URL would cross the network in clear text.
@@ -309,6 +310,10 @@ mod tests {
         assert!(!key_would_travel_in_clear("https://api.openai.com/v1"));
         assert!(key_would_travel_in_clear("http://192.168.1.20:11434/v1"));
         assert!(key_would_travel_in_clear("http://localhost.evil.com/v1"));
+        assert!(key_would_travel_in_clear("http://127.example.com/v1"), "a name, not the loopback address");
+        assert!(key_would_travel_in_clear("http://127.0.0.1.nip.io/v1"));
+        assert!(!key_would_travel_in_clear("http://127.1.2.3:9000/v1"));
+        assert!(!is_loopback("http://127.example.com") && is_loopback("http://[0:0:0:0:0:0:0:1]:80"));
     }
 
     #[test]

@@ -90,17 +90,30 @@ impl Runtime {
         if let Some(key) = &self.env_api_key {
             return Ok(Some(key.clone()));
         }
-        if profile.key_fingerprint.is_none() && !profile.key_required {
-            return Ok(None);
-        }
-        let stored = self.secrets.get(&account_for_profile(&profile.id))?;
-        match stored {
-            Some(key) => Ok(Some(key)),
-            None if profile.key_required => Err(ApiError::new(ErrorCode::ProviderAuth, format!("The profile \"{}\" has no API key; nothing was sent.", profile.name))
-                .hint("set_api_key", "Set the key in Settings → AI models, or with `inkstone-cli profile add … --api-key-stdin`.")
+        let Some(fingerprint) = &profile.key_fingerprint else {
+            if !profile.key_required {
+                return Ok(None);
+            }
+            // No key was ever saved: say that, not what the keychain might say.
+            return Err(ApiError::new(ErrorCode::ProviderAuth, format!("The profile \"{}\" has no API key; nothing was sent.", profile.name))
+                .problem("profile.key_missing", &[("name", &profile.name)])
+                .hint("set_api_key", format!("Set the key in Settings → AI models, or with `inkstone-cli profile set-key \"{}\"` (the key on standard input).", profile.name))
                 .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
-                .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
-            None => Ok(None),
+                .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true })));
+        };
+        match self.secrets.get(&account_for_profile(&profile.id))? {
+            Some(key) => Ok(Some(key)),
+            // A key was saved but is no longer in the keychain (deleted outside the app,
+            // or the data came from another machine): sending without it would only earn
+            // a 401, so nothing is sent.
+            None => Err(ApiError::new(
+                ErrorCode::ProviderAuth,
+                format!("The API key of the profile \"{}\" (ending {fingerprint}) is no longer in the system keychain; nothing was sent.", profile.name),
+            )
+            .problem("profile.key_gone", &[("name", &profile.name), ("fp", fingerprint)])
+            .hint("set_api_key", format!("Set the key again in Settings → AI models, or with `inkstone-cli profile set-key \"{}\"` (the key on standard input).", profile.name))
+            .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
+            .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
         }
     }
 

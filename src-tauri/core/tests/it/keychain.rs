@@ -58,11 +58,19 @@ fn a_profile_key_lives_in_the_secret_service_only() {
     let dir = tempfile::tempdir().unwrap();
     let config = EngineConfig::for_tests(dir.path()).with_secrets(Arc::new(OsKeychain::new(KeychainBackend::Platform)));
     let engine = Engine::open(config).unwrap();
-    let profile = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true})).unwrap();
+    // One call stores the key in the OS keychain and the profile in the store.
+    let profile = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true, "apiKey": KEY})).unwrap();
     let id = profile["profile"]["id"].as_str().unwrap().to_owned();
-    engine.call("llmProfile.setKey", json!({"profile": "p", "apiKey": KEY})).unwrap();
     assert_eq!(OsKeychain::new(KeychainBackend::Platform).get(&account_for_profile(&id)).unwrap(), Some(ApiKey::new(KEY)));
     assert_eq!(engine.call("llmProfile.test", json!({"profile": "p"})).unwrap()["ok"], true);
+    // Removed outside the app (`secret-tool clear`, say): listed as missing, and a test
+    // fails before sending anything rather than with the server's 401.
+    OsKeychain::new(KeychainBackend::Platform).delete(&account_for_profile(&id)).unwrap();
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["missingKeys"], json!([id]));
+    let failed = engine.call("llmProfile.test", json!({"profile": "p"})).unwrap();
+    assert_eq!(failed["error"]["messageId"], "profile.key_gone");
+    server.assert_calls(1);
+    engine.call("llmProfile.setKey", json!({"profile": "p", "apiKey": KEY})).unwrap();
     engine.call("llmProfile.delete", json!({"profile": "p"})).unwrap();
     assert_eq!(OsKeychain::new(KeychainBackend::Platform).get(&account_for_profile(&id)).unwrap(), None, "deleting the profile deletes its key");
     drop(engine);

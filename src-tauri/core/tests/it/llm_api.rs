@@ -36,8 +36,8 @@ fn profiles_are_created_normalised_listed_and_defaulted() {
     assert_eq!(duplicate.code, ErrorCode::Conflict);
     let bad = t.engine.call("llmProfile.create", json!({"name": "x", "baseUrl": "localhost:1234", "model": "m"})).unwrap_err();
     assert_eq!((bad.code, bad.details.unwrap()["field"].clone()), (ErrorCode::Validation, json!("baseUrl")));
-    let unknown = t.engine.call("llmProfile.create", json!({"name": "x", "baseUrl": "http://a.test", "model": "m", "apiKey": "sk-no"})).unwrap_err();
-    assert_eq!(unknown.code, ErrorCode::Validation, "a key is never taken with the profile");
+    let unknown = t.engine.call("llmProfile.create", json!({"name": "x", "baseUrl": "http://a.test", "model": "m", "apiKeys": "sk-no"})).unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::Validation, "unknown fields are refused");
 
     t.ok("llmProfile.setDefault", json!({"profile": "OpenAI"}));
     let list = t.ok("llmProfile.list", json!({}));
@@ -141,8 +141,8 @@ fn an_unavailable_keychain_is_reported_with_hints() {
     assert_eq!(hints, vec!["start_keyring", "use_env_key"]);
 }
 
-/// A new profile whose key the keychain refused is taken back by the UI: the refused key
-/// wrote nothing, and a profile without a key is deleted without touching the keychain.
+/// A profile without a key (made before a key could be set) is deleted without touching
+/// the keychain, so a refusing keychain never traps it.
 #[test]
 fn a_profile_whose_key_was_refused_can_be_taken_back_without_the_keychain() {
     let (engine, _dir) = engine_with(Arc::new(MemoryKeychain::unavailable()), None);
@@ -278,7 +278,9 @@ fn the_key_appears_nowhere_but_the_keychain() {
     };
     call("llmProfile.create", json!({"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true}));
     call("llmProfile.setKey", json!({"profile": "p", "apiKey": KEY}));
-    call("llmProfile.test", json!({"profile": "p"}));
+    call("llmProfile.create", json!({"name": "q", "baseUrl": server.base_url(), "model": "m", "keyRequired": true, "apiKey": KEY}));
+    call("llmProfile.create", json!({"name": "q", "baseUrl": server.base_url(), "model": "m", "apiKey": KEY}));
+    call("llmProfile.create", json!({"name": "r", "baseUrl": "http://10.1.1.1/v1", "model": "m", "apiKey": KEY}));
     call("llmProfile.test", json!({"profile": "p"}));
     call("llmProfile.test", json!({"profile": "p"}));
     call("llmProfile.models", json!({"profile": "p"}));
@@ -355,4 +357,165 @@ fn a_proxy_password_is_refused_and_stored_nowhere() {
     t.ok("export.run", json!({"path": export.display().to_string()}));
     t.engine.store().sync().unwrap();
     assert!(bytes_found(t.dir.path(), PASSWORD.as_bytes()).is_empty(), "the password is in the data folder or the export");
+}
+
+/// Creating a profile with its key is one call: the key lands in the keychain, the
+/// profile shows its fingerprint, and the key is nowhere in the answer.
+#[test]
+fn a_profile_is_created_with_its_key_in_one_call() {
+    const KEY: &str = "sk-one-call-0123456789abcd";
+    let server = ModelServer::start(vec![Reply::text("OK")]);
+    server.require_key(Some(KEY));
+    let keychain = Arc::new(MemoryKeychain::default());
+    let (engine, dir) = engine_with(keychain.clone(), None);
+    let saved = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true, "apiKey": format!("  {KEY}\n")})).unwrap();
+    assert!(!saved.to_string().contains(KEY), "the key is echoed: {saved}");
+    let id = saved["profile"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(saved["profile"]["keyFingerprint"], "…abcd");
+    assert_eq!(keychain.get(&account_for_profile(&id)).unwrap(), Some(ApiKey::new(KEY)), "stored trimmed");
+    assert_eq!(engine.call("llmProfile.test", json!({"profile": "p"})).unwrap()["ok"], true);
+    assert!(engine.call("llmProfile.list", json!({})).unwrap().get("missingKeys").is_none());
+
+    // An edit can carry a new key the same way; blank keeps the stored one.
+    const NEXT: &str = "sk-one-call-next-99999999wxyz";
+    let edited = engine
+        .call("llmProfile.update", json!({"profile": "p", "changes": {"name": "p", "baseUrl": server.base_url(), "model": "m", "keyRequired": true, "apiKey": NEXT}}))
+        .unwrap();
+    assert_eq!(edited["profile"]["keyFingerprint"], "…wxyz");
+    let kept = engine
+        .call("llmProfile.update", json!({"profile": "p", "changes": {"name": "p2", "baseUrl": server.base_url(), "model": "m", "keyRequired": true, "apiKey": "  "}}))
+        .unwrap();
+    assert_eq!(kept["profile"]["keyFingerprint"], "…wxyz");
+    assert_eq!(keychain.get(&account_for_profile(&id)).unwrap(), Some(ApiKey::new(NEXT)));
+    drop(engine);
+    assert_eq!(bytes_found(dir.path(), KEY.as_bytes()), Vec::<String>::new());
+    assert_eq!(bytes_found(dir.path(), NEXT.as_bytes()), Vec::<String>::new());
+}
+
+/// A key the keychain refuses, or that would travel in clear, writes no profile: the
+/// error is the keychain's own (worded, with its hints), and nothing is left to undo.
+#[test]
+fn a_refused_key_creates_no_profile() {
+    const KEY: &str = "sk-refused-0123456789abcd";
+    let (engine, dir) = engine_with(Arc::new(MemoryKeychain::unavailable()), None);
+    let error = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": "https://api.example.com", "model": "m", "apiKey": KEY})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::KeychainUnavailable);
+    assert_eq!(error.message_id.as_deref(), Some("keychain.unavailable"));
+    assert!(error.hints.iter().any(|h| h.id == "use_env_key"), "{error:?}");
+    assert!(!serde_json::to_string(&error).unwrap().contains(KEY));
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["profiles"], json!([]), "no profile without its key");
+
+    let keychain = Arc::new(MemoryKeychain::default());
+    let (engine, _dir2) = engine_with(keychain.clone(), None);
+    let clear = engine.call("llmProfile.create", json!({"name": "lan", "baseUrl": "http://192.168.7.7:8000/v1", "model": "m", "apiKey": KEY})).unwrap_err();
+    assert_eq!((clear.code, clear.details.as_ref().unwrap()["field"].as_str()), (ErrorCode::Validation, Some("apiKey")));
+    assert!(clear.hints.iter().any(|h| h.id == "plain_http_key"));
+    assert!(!serde_json::to_string(&clear).unwrap().contains(KEY));
+    assert_eq!((engine.call("llmProfile.list", json!({})).unwrap()["profiles"].clone(), keychain.accounts()), (json!([]), Vec::<String>::new()));
+    let allowed = engine.call("llmProfile.create", json!({"name": "lan", "baseUrl": "http://192.168.7.7:8000/v1", "model": "m", "apiKey": KEY, "allowPlainHttp": true})).unwrap();
+    assert_eq!(allowed["profile"]["keyFingerprint"], "…abcd");
+    drop(engine);
+    assert_eq!(bytes_found(dir.path(), KEY.as_bytes()), Vec::<String>::new());
+}
+
+/// The store failing after the key was written takes the key back (a new profile) or
+/// puts the previous key back (an edit). The failure is real: the database folder is
+/// moved away, so the durable sync after the commit cannot list it.
+#[test]
+fn a_store_failure_after_the_key_leaves_nothing_half_made() {
+    let keychain = Arc::new(MemoryKeychain::default());
+    let (engine, dir) = engine_with(keychain.clone(), None);
+    let db = dir.path().join("db");
+    let moved = dir.path().join("db-away");
+    std::fs::rename(&db, &moved).unwrap();
+    let error = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": "https://api.example.com", "model": "m", "apiKey": "sk-store-fails-0123456789"})).unwrap_err();
+    std::fs::rename(&moved, &db).unwrap();
+    assert_eq!(error.code, ErrorCode::Io, "{error:?}");
+    assert_eq!(keychain.accounts(), Vec::<String>::new(), "the key was taken back");
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["profiles"], json!([]), "and the profile too");
+
+    let saved = engine.call("llmProfile.create", json!({"name": "p", "baseUrl": "https://api.example.com", "model": "m", "apiKey": "sk-first-key-000000001111"})).unwrap();
+    let id = saved["profile"]["id"].as_str().unwrap().to_owned();
+    std::fs::rename(&db, &moved).unwrap();
+    let error = engine
+        .call(
+            "llmProfile.update",
+            json!({"profile": id, "changes": {"name": "renamed", "baseUrl": "https://api.example.com", "model": "m", "apiKey": "sk-second-key-00000002222"}}),
+        )
+        .unwrap_err();
+    std::fs::rename(&moved, &db).unwrap();
+    assert_eq!(error.code, ErrorCode::Io);
+    assert_eq!(keychain.get(&account_for_profile(&id)).unwrap(), Some(ApiKey::new("sk-first-key-000000001111")), "the previous key is back");
+    let profile = engine.call("llmProfile.get", json!({"profile": id})).unwrap();
+    assert_eq!((profile["name"].as_str(), profile["keyFingerprint"].as_str()), (Some("p"), Some("…1111")), "and the previous profile");
+}
+
+/// A key deleted outside the app (or left on another machine) is listed as missing, and
+/// a call with it fails before anything is sent, with a worded error and a hint, even
+/// for a profile that does not insist on a key.
+#[test]
+fn a_key_gone_from_the_keychain_is_listed_and_stops_calls_before_sending() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    let keychain = Arc::new(MemoryKeychain::default());
+    let (engine, _dir) = engine_with(keychain.clone(), None);
+    let hosted = engine
+        .call("llmProfile.create", json!({"name": "hosted", "baseUrl": server.base_url(), "model": "m", "keyRequired": true, "apiKey": "sk-gone-00000000000000aaaa"}))
+        .unwrap();
+    let local = engine
+        .call("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "m", "keyRequired": false, "apiKey": "sk-gone-00000000000000bbbb"}))
+        .unwrap();
+    let ids: Vec<String> = [&hosted, &local].iter().map(|s| s["profile"]["id"].as_str().unwrap().to_owned()).collect();
+    assert!(engine.call("llmProfile.list", json!({})).unwrap().get("missingKeys").is_none());
+    for id in &ids {
+        keychain.delete(&account_for_profile(id)).unwrap();
+    }
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["missingKeys"], json!(ids));
+    for name in ["hosted", "local"] {
+        let result = engine.call("llmProfile.test", json!({"profile": name})).unwrap();
+        assert_eq!(result["ok"], false);
+        let error = &result["error"];
+        assert_eq!((error["code"].as_str(), error["messageId"].as_str()), (Some("PROVIDER_AUTH"), Some("profile.key_gone")), "{error}");
+        assert_eq!(error["details"]["keyMissing"], true);
+        assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "set_api_key"));
+    }
+    assert!(server.requests().is_empty(), "nothing was sent without the key");
+    engine.call("llmProfile.setKey", json!({"profile": "hosted", "apiKey": "sk-back-again-000000cccc"})).unwrap();
+    assert_eq!(engine.call("llmProfile.list", json!({})).unwrap()["missingKeys"], json!([ids[1]]));
+    assert_eq!(engine.call("llmProfile.test", json!({"profile": "hosted"})).unwrap()["ok"], true);
+}
+
+/// A profile that needs a key and never had one says so, without asking the keychain:
+/// with no keychain at all the person reads "no API key", not "keychain not available".
+#[test]
+fn a_profile_without_a_key_says_so_without_asking_the_keychain() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    let (engine, _dir) = engine_with(Arc::new(MemoryKeychain::unavailable()), None);
+    engine.call("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "m", "keyRequired": true})).unwrap();
+    let result = engine.call("llmProfile.test", json!({"profile": "local"})).unwrap();
+    let error = &result["error"];
+    assert_eq!((error["code"].as_str(), error["messageId"].as_str()), (Some("PROVIDER_AUTH"), Some("profile.key_missing")), "{error}");
+    assert_eq!(error["params"]["name"], "local");
+    assert!(error["hints"].as_array().unwrap().iter().any(|h| h["id"] == "set_api_key"));
+    assert!(server.requests().is_empty());
+}
+
+/// A server on this computer that is not running is worded as such ("nothing answers
+/// at …"), not as a provider that may be down or overloaded: in "load models" and in
+/// "test connection". A hosted URL keeps the general wording.
+#[test]
+fn a_local_server_that_is_not_running_says_so() {
+    let t = TestEngine::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let listed = t.engine.call("llmProfile.models", json!({"baseUrl": url})).unwrap_err();
+    assert_eq!((listed.code, listed.message_id.as_deref()), (ErrorCode::ProviderUnavailable, Some("profile.local_server_down")), "{listed:?}");
+    assert_eq!(listed.params.as_deref().and_then(|p| p.get("url")), Some(&url));
+    let hints: Vec<&str> = listed.hints.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(hints, vec!["check_server_running"]);
+    create(&t, "local", &url, json!({}));
+    let tested = t.ok("llmProfile.test", json!({"profile": "local"}));
+    assert_eq!(tested["error"]["messageId"], "profile.local_server_down", "{tested}");
+    assert_eq!(tested["error"]["params"]["url"], url.as_str());
 }
