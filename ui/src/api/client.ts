@@ -47,15 +47,39 @@ export type EventOf<M extends StreamingMethod> = StreamingEvents[M]["data"];
 // ---------------------------------------------------------------------------
 // Typed client
 
+/** Methods after whose success the list of model profiles may read differently. */
+const PROFILE_WRITES: ReadonlySet<string> = new Set<MethodName>([
+  "llmProfile.create",
+  "llmProfile.update",
+  "llmProfile.delete",
+  "llmProfile.setKey",
+  "llmProfile.setDefault",
+  "llmProfile.setCompaction",
+]);
+
 export class ApiClient {
+  private readonly profileListeners = new Set<() => void>();
+
   constructor(readonly transport: Transport) {}
 
   async call<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+    let result: ResultOf<M>;
     try {
-      return (await this.transport.call(method, params)) as ResultOf<M>;
+      result = (await this.transport.call(method, params)) as ResultOf<M>;
     } catch (e) {
       throw toClientError(e);
     }
+    if (PROFILE_WRITES.has(method)) for (const listener of [...this.profileListeners]) listener();
+    return result;
+  }
+
+  /** Calls `listener` after each call through this client that changed the model
+   * profiles (Settings → Models adds one while the AI panel offers to set one up). */
+  onProfilesChanged(listener: () => void): () => void {
+    this.profileListeners.add(listener);
+    return () => {
+      this.profileListeners.delete(listener);
+    };
   }
 
   /** Runs a streaming method, giving `onEvent` the payload of each event it sends. */

@@ -2,10 +2,10 @@ import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testi
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { HarnessEvent } from "../api/client";
 import { apiError, FakeTransport } from "../api/fake";
-import type { CheckpointReason } from "../api/generated";
+import type { CheckpointReason, LlmProfile } from "../api/generated";
 import { makeCtx, WithCtx } from "../test-utils";
 import { AiPanel } from "./AiPanel";
-import { approvalRequested, assistant, compactBoundary, compactionFailed, compactionStarted, created, ev, resetSeq, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
+import { approvalRequested, assistant, compactBoundary, compactionFailed, compactionStarted, created, ev, profile, resetSeq, sessionView, turnEnded, turnStarted, user, view } from "./fixtures";
 import { Drafting } from "./store";
 import { type PanelSetup, setupPanel } from "./panelHarness";
 
@@ -45,6 +45,20 @@ describe("the AI panel", () => {
     expect(screen.queryByTestId("error-banner")).toBeNull();
     fireEvent.click(screen.getByTestId("ai-setup-open"));
     expect(onSetUp).toHaveBeenCalledOnce();
+  });
+
+  it("a profile added in Settings while the offer shows opens the panel, without Check again", async () => {
+    const profiles: LlmProfile[] = [];
+    const { transport, client } = setup({ profiles });
+    await screen.findByTestId("ai-setup");
+    transport.on("llmProfile.create", () => {
+      const made = profile();
+      profiles.push(made);
+      return { profile: made, warnings: [] };
+    });
+    await client.call("llmProfile.create", { name: "local", baseUrl: "http://127.0.0.1:11434/v1", model: "qwen", keyRequired: false });
+    await waitFor(() => expect(screen.queryByTestId("ai-setup")).toBeNull());
+    expect(screen.getByTestId("ai-panel").textContent).not.toContain("Set up a model");
   });
 
   it("says the same in Chinese", async () => {

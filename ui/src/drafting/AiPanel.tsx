@@ -58,6 +58,8 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
     // Once per showing of the panel: a profile made in Settings meanwhile shows up.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [drafting]);
+  // A profile added, changed or removed in Settings while the panel shows.
+  useEffect(() => drafting.followProfiles(), [drafting]);
 
   if ((snap.profiles === null || snap.sessions === null) && snap.error) {
     return (

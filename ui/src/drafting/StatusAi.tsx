@@ -4,6 +4,7 @@
 import { useEffect, useSyncExternalStore } from "react";
 import type { LlmProfile } from "../api/generated";
 import { useApp } from "../context";
+import { modelLabel } from "../settings/llm";
 import { contextFill, fillTitle } from "./ContextMeter";
 import type { Drafting, SessionStore } from "./store";
 
@@ -12,6 +13,7 @@ export function StatusAi({ drafting }: { drafting: Drafting }) {
   useEffect(() => {
     if (snap.profiles === null) void drafting.reloadProfiles();
   }, [drafting, snap.profiles]);
+  useEffect(() => drafting.followProfiles(), [drafting]);
   if (snap.active) return <SessionStatus store={snap.active} profiles={snap.profiles ?? []} />;
   const fallback = snap.profiles?.find((p) => p.isDefault) ?? null;
   return fallback ? <Model profile={fallback} /> : null;
@@ -45,7 +47,7 @@ function Model({ profile }: { profile: LlmProfile }) {
     <>
       <span aria-hidden="true">·</span>
       <span data-testid="status-model" className="status-shrink" title={`${profile.model}\n${t("status.modelOf", { profile: profile.name })}`}>
-        {profile.model}
+        {modelLabel(profile.model)}
       </span>
     </>
   );

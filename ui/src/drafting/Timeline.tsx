@@ -235,7 +235,9 @@ export const ItemView = memo(function ItemView({
                 ? t("ai.end.keyRejected")
                 : item.keyProblem === "missing"
                   ? t("ai.end.keyMissing")
-                  : t(`ai.end.${item.reason}` as MessageId)}
+                  : item.keyProblem === "gone"
+                    ? t("ai.end.keyGone")
+                    : t(`ai.end.${item.reason}` as MessageId)}
           </p>
           {item.hints.map((h) => (
             <p key={h.id} className="small muted">

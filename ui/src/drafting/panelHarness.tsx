@@ -102,5 +102,5 @@ export function setupPanel({
       />
     </WithCtx>,
   );
-  return { transport, flush, replace, drafting, onSetUp, ...utils };
+  return { transport, client: ctx.client, flush, replace, drafting, onSetUp, ...utils };
 }

@@ -605,6 +605,12 @@ export class Drafting {
     }
   }
 
+  /** Reads the profiles again whenever a call of this client changes them; returns
+   * the unsubscribe. */
+  followProfiles(): () => void {
+    return this.client.onProfilesChanged(() => void this.reloadProfiles());
+  }
+
   async reloadProfiles(): Promise<void> {
     try {
       const r = await this.client.call("llmProfile.list", {});

@@ -180,4 +180,11 @@ describe("folding the log into the panel's state", () => {
     expect(other.items.at(-1)).toMatchObject({ retry: false });
     expect(other.items[1]).toMatchObject({ keyProblem: null });
   });
+
+  it("a key that was never set and a key gone from the keychain are told apart", () => {
+    const end = (hint: string) =>
+      foldAll([ev(created()), ev(user("写一句")), ev(turnStarted()), ev(turnEnded("model_error", [{ id: hint, message: "…" }, { id: "use_env_key", message: "…" }]))]).items[1];
+    expect(end("set_api_key")).toMatchObject({ kind: "end", keyProblem: "missing" });
+    expect(end("set_api_key_again")).toMatchObject({ kind: "end", keyProblem: "gone" });
+  });
 });

@@ -74,12 +74,14 @@ export type Item =
 
 export type CompactionFailure = "failed" | "stopped" | "interrupted";
 
-export type KeyProblem = "rejected" | "missing";
+export type KeyProblem = "rejected" | "missing" | "gone";
 
 /** What the hints of a turn end say about the API key (core's PROVIDER_AUTH hints). */
 function keyProblemOf(hints: readonly Hint[]): KeyProblem | null {
   if (hints.some((h) => h.id === "check_api_key")) return "rejected";
   if (hints.some((h) => h.id === "set_api_key")) return "missing";
+  // A key was saved, and the keychain no longer has it (`profile.key_gone`).
+  if (hints.some((h) => h.id === "set_api_key_again")) return "gone";
   return null;
 }
 
