@@ -872,6 +872,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
               platforms={project.platforms}
               draft={optimize.draft}
               flush={flush}
+              onSetUpModel={onSetUpModel}
               onApplied={(result) => {
                 setDraftsKey((k) => k + 1);
                 if (result.results.some((r) => r.version != null)) {

@@ -31,6 +31,8 @@ export interface OptimizeDialogProps {
   /** After an apply wrote something: reload the project, drafts and history. */
   onApplied: (result: OptimizeApplyResult) => void;
   onClose: () => void;
+  /** Opens Settings → Models (offered when no model is set up). */
+  onSetUpModel?: () => void;
 }
 
 interface StageLine {
@@ -185,7 +187,7 @@ function TargetReview({
   );
 }
 
-export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose }: OptimizeDialogProps) {
+export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose, onSetUpModel }: OptimizeDialogProps) {
   const { client, t, toast, lang } = useApp();
   const [phase, setPhase] = useState<"form" | "running" | "review">("form");
   const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
@@ -217,6 +219,24 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     },
     [client],
   );
+
+  // With no model set up, say so before the person fills the form (and follow a
+  // profile made in Settings meanwhile). Unknown (the list failed): the run says why.
+  const [noModel, setNoModel] = useState(false);
+  useEffect(() => {
+    let live = true;
+    const read = () =>
+      void client
+        .call("llmProfile.list", {})
+        .then((r) => live && setNoModel(r.profiles.length === 0))
+        .catch(() => undefined);
+    read();
+    const unfollow = client.onProfilesChanged(read);
+    return () => {
+      live = false;
+      unfollow();
+    };
+  }, [client]);
 
   // A run of this kind that the app's closing interrupted, or that failed on a model
   // call, is offered for resuming (the steps it finished are reused).
@@ -423,6 +443,18 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
           </div>
         </div>
       )}
+      {noModel && (
+        <div className="warning" role="status" data-testid="optimize-no-model">
+          <p>{t("optimize.noModel")}</p>
+          {onSetUpModel && (
+            <div className="row end">
+              <button type="button" className="primary" data-testid="optimize-set-up-model" onClick={onSetUpModel}>
+                {t("ai.setup.open")}
+              </button>
+            </div>
+          )}
+        </div>
+      )}
       <p className="small muted">{t("optimize.intro")}</p>
       <fieldset disabled={!!draft}>
         <legend>{t("optimize.platforms")}</legend>
@@ -471,7 +503,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
         <button type="button" onClick={onClose}>
           {t("optimize.close")}
         </button>
-        <button type="button" className="primary" data-testid="optimize-start" disabled={chosen.length === 0} onClick={() => void start()}>
+        <button type="button" className="primary" data-testid="optimize-start" disabled={chosen.length === 0 || noModel} onClick={() => void start()}>
           {t("optimize.start")}
         </button>
       </div>
