@@ -27,25 +27,35 @@ pub fn data_dir() -> Option<PathBuf> {
 }
 
 /// Opens the engine for the desktop app. A failure (another instance holds the folder,
-/// damaged store, ...) is kept and returned by every call, so the window can explain it.
+/// damaged store, ...) is kept and returned by every call, so the window can explain it;
+/// a locked folder is tried again on the next call (see [`EngineState`]).
 pub fn open_engine(data_dir: Option<PathBuf>) -> EngineState {
     let Some(data_dir) = data_dir else {
-        return EngineState(Err(inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, "Cannot tell the OS data folder.")
+        return EngineState::new(Err(inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, "Cannot tell the OS data folder.")
             .hint("set_data_dir", "Set INKSTONE_DATA_DIR to a folder Inkstone may use.")));
     };
-    let config = EngineConfig::new(&data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
+    let first = logged(try_open(&data_dir));
+    EngineState::reopening(first, move || logged(try_open(&data_dir)))
+}
+
+fn logged(result: Result<Arc<Engine>, inkstone_core::ApiError>) -> Result<Arc<Engine>, inkstone_core::ApiError> {
+    if let Err(error) = &result {
+        tracing::error!(code = ?error.code, message = %error.message, "store did not open");
+    }
+    result
+}
+
+fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_core::ApiError> {
+    let config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
     match Engine::open(config) {
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "store opened");
             let engine = Arc::new(engine);
             // Accepted versions reach the team's workspace server in the background.
             engine.start_sync();
-            EngineState(Ok(engine))
+            Ok(engine)
         }
-        Err(error) => {
-            tracing::error!(code = ?error.code, message = %error.message, "store did not open");
-            EngineState(Err(error))
-        }
+        Err(error) => Err(error),
     }
 }
 
@@ -111,16 +121,17 @@ const RELAUNCH_ENV: &str = "INKSTONE_SINGLE_INSTANCE_RETRY";
 /// folder's single-instance name, so the holder is an instance on its way out (its exit
 /// backup and final sync) or the CLI; the CLI's error is shown once the wait is over.
 fn open_engine_waiting(data_dir: Option<PathBuf>, wait: Duration) -> EngineState {
+    let Some(data_dir) = data_dir else { return open_engine(None) };
     let deadline = std::time::Instant::now() + wait;
-    loop {
-        let state = open_engine(data_dir.clone());
-        match &state.0 {
+    let first = loop {
+        match try_open(&data_dir) {
             Err(error) if error.code == inkstone_core::ErrorCode::StoreLocked && std::time::Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(200));
             }
-            _ => return state,
+            result => break logged(result),
         }
-    }
+    };
+    EngineState::reopening(first, move || logged(try_open(&data_dir)))
 }
 
 /// Starts this program again (at most three times), for a launch that met an instance in
@@ -199,7 +210,7 @@ pub fn run() {
             }
             tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
             app.manage(open_engine_waiting(data_dir, LOCK_WAIT));
-            if let Ok(engine) = app.state::<EngineState>().0.clone() {
+            if let Some(engine) = app.state::<EngineState>().opened() {
                 // The daily backup generation, off the UI's path.
                 std::thread::spawn(move || auto_backup(&engine, "daily"));
             }
@@ -219,7 +230,7 @@ pub fn run() {
     };
     app.run(move |app, event| {
         if let tauri::RunEvent::Exit = event {
-            if let Some(Ok(engine)) = app.try_state::<EngineState>().map(|s| s.0.clone()) {
+            if let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.opened()) {
                 auto_backup(&engine, "exit");
                 // Tauri ends the process without dropping the engine, so the store's group
                 // commit would never sync the last second of autosaves: sync it here.

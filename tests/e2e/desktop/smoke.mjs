@@ -13,10 +13,10 @@
 // Prints `desktop-e2e: N passed, M failed`; exits non-zero on any failure.
 
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { assert, createSuite, killGroup, parseArgs, sleep, stopChild } from "../lib.mjs";
+import { dirname, join, resolve } from "node:path";
+import { assert, createSuite, killGroup, parseArgs, sleep, startChild, stopChild } from "../lib.mjs";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const KEY_ENTER = "\uE007";
@@ -398,6 +398,45 @@ async function main() {
       `window rect after relaunch ${JSON.stringify(reopened)}, before close ${JSON.stringify(placed)}`,
     );
   });
+
+  const cli = join(dirname(app), "inkstone-cli");
+  if (!existsSync(cli)) {
+    console.log(`# skip: the CLI-holds-the-folder step (no ${cli}; cargo build -p inkstone-cli)`);
+  } else {
+    await check("while the CLI serves the folder the window says so and what to do; Retry opens it once the CLI stops", async () => {
+      await endSession();
+      const hold = {};
+      const env = { ...process.env, INKSTONE_DATA_DIR: process.env.INKSTONE_DATA_DIR ?? "" };
+      // The app WebDriver just ended may still be letting go of the folder: try a few times.
+      let started = false;
+      for (let i = 0; i < 10 && !started; i++) {
+        try {
+          await startChild(suite, "inkstone-cli serve", cli, ["serve", "--port", "0"], env, /^(INKSTONE_URL=\S+)/, hold);
+          started = true;
+        } catch (e) {
+          if (hold.child) await stopChild(hold.child);
+          if (i === 9) throw e;
+          await sleep(500);
+        }
+      }
+      await newSession();
+      const banner = await waitFor("the error banner", () => find("[data-testid=error-banner]"), 30_000);
+      const code = await wd("GET", s(`/element/${banner}/attribute/data-code`));
+      const said = await text(banner);
+      await sleep(800);
+      screenshot("held-by-cli");
+      assert(code === "STORE_LOCKED", `banner code ${code}: ${said}`);
+      assert(/in use/.test(said) && /Close the other Inkstone window or command/.test(said), `the banner says: ${JSON.stringify(said)}`);
+      await stopChild(hold.child);
+      const retried = await exec(
+        "const b = Array.from(document.querySelectorAll('[data-testid=error-banner] button')).find((e) => e.textContent === 'Try again'); b && b.click(); return Boolean(b)",
+      );
+      assert(retried, "the banner has no Retry button");
+      await openProject(title);
+      await waitFor("the text once the CLI let go", async () => (await editorText()).includes(body), 20_000);
+      await assertNoBanner();
+    });
+  }
 
   if (!args.modelUrl) {
     console.log("# skip: the AI panel step (no --fake-model given to run.sh)");
