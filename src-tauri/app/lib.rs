@@ -1,15 +1,22 @@
 //! The desktop shell: one window over the UI, two generic commands that forward to
 //! `inkstone_core::api`, logging, and the automatic backups. No decisions live here.
+//!
+//! Around the window: one running app per data folder (a second launch brings the window
+//! to the front and exits), the window's size, position and maximised state kept between
+//! launches, and a close that first lets the UI save what was typed in the last moment.
 
 mod ipc;
 mod logging;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use inkstone_core::{Engine, EngineConfig};
 use serde_json::json;
-use tauri::{Manager, Runtime};
+use tauri::{Emitter, Manager, Runtime, WindowEvent};
+use tauri_plugin_window_state::{AppHandleExt, StateFlags};
 
 pub use ipc::EngineState;
 
@@ -20,32 +27,138 @@ pub fn data_dir() -> Option<PathBuf> {
 }
 
 /// Opens the engine for the desktop app. A failure (another instance holds the folder,
-/// damaged store, ...) is kept and returned by every call, so the window can explain it.
+/// damaged store, ...) is kept and returned by every call, so the window can explain it;
+/// a locked folder is tried again on the next call (see [`EngineState`]).
 pub fn open_engine(data_dir: Option<PathBuf>) -> EngineState {
     let Some(data_dir) = data_dir else {
-        return EngineState(Err(inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, "Cannot tell the OS data folder.")
+        return EngineState::new(Err(inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, "Cannot tell the OS data folder.")
             .hint("set_data_dir", "Set INKSTONE_DATA_DIR to a folder Inkstone may use.")));
     };
-    let config = EngineConfig::new(&data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
+    let first = logged(try_open(&data_dir));
+    EngineState::reopening(first, move || logged(try_open(&data_dir)))
+}
+
+fn logged(result: Result<Arc<Engine>, inkstone_core::ApiError>) -> Result<Arc<Engine>, inkstone_core::ApiError> {
+    if let Err(error) = &result {
+        tracing::error!(code = ?error.code, message = %error.message, "store did not open");
+    }
+    result
+}
+
+fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_core::ApiError> {
+    let config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
     match Engine::open(config) {
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "store opened");
             let engine = Arc::new(engine);
             // Accepted versions reach the team's workspace server in the background.
             engine.start_sync();
-            EngineState(Ok(engine))
+            Ok(engine)
         }
-        Err(error) => {
-            tracing::error!(code = ?error.code, message = %error.message, "store did not open");
-            EngineState(Err(error))
+        Err(error) => Err(error),
+    }
+}
+
+/// Registers the state and the commands; generic over the runtime so tests can
+/// drive it with Tauri's mock runtime and no display.
+pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>, state: EngineState) -> tauri::Builder<R> {
+    commands(builder).manage(state)
+}
+
+fn commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed])
+}
+
+/// Sent to the UI when the window is asked to close: save what is pending, then call
+/// `window_flushed`.
+pub const FLUSH_BEFORE_CLOSE: &str = "inkstone://flush-before-close";
+/// How long a close waits for the UI before the window goes anyway, so a stuck page can
+/// never keep the window open.
+const CLOSE_GRACE: Duration = Duration::from_secs(3);
+
+/// Set once a close was asked for; a second click on the close button waits with the first.
+#[derive(Default)]
+struct Closing(AtomicBool);
+
+/// The UI has saved what was pending: the window closes now.
+#[tauri::command]
+fn window_flushed<R: Runtime>(window: tauri::Window<R>) {
+    tracing::info!("the UI saved what was pending; closing the window");
+    close_now(&window);
+}
+
+fn close_now<R: Runtime>(window: &tauri::Window<R>) {
+    // The state file is written here too, not only at exit, so a crash later in the
+    // shutdown does not lose the window's place.
+    let _ = window.app_handle().save_window_state(StateFlags::all());
+    // Give up the single-instance name now, not after the exit backup: a launch in the
+    // meantime then opens a window of its own (waiting for the store lock) instead of
+    // handing over to a window that is gone.
+    tauri_plugin_single_instance::destroy(window.app_handle());
+    if let Err(error) = window.destroy() {
+        tracing::warn!(%error, "closing the window");
+    }
+}
+
+/// The single-instance identity: the canonical data folder, hashed (FNV-1a) into a D-Bus
+/// name element. Two launches on one folder meet; launches on different folders (each
+/// holding its own store lock) may run side by side.
+pub fn instance_id(data_dir: &Path) -> String {
+    let canonical = std::fs::create_dir_all(data_dir).and_then(|()| data_dir.canonicalize()).unwrap_or_else(|_| data_dir.to_path_buf());
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in canonical.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("studio.inkstone.desktop.folder_{hash:016x}")
+}
+
+/// How long a launch waits for the store lock of an instance that is still exiting.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+const RELAUNCH_ENV: &str = "INKSTONE_SINGLE_INSTANCE_RETRY";
+
+/// [`open_engine`], waiting up to `wait` while the folder is locked. This launch owns the
+/// folder's single-instance name, so the holder is an instance on its way out (its exit
+/// backup and final sync) or the CLI; the CLI's error is shown once the wait is over.
+fn open_engine_waiting(data_dir: Option<PathBuf>, wait: Duration) -> EngineState {
+    let Some(data_dir) = data_dir else { return open_engine(None) };
+    let deadline = std::time::Instant::now() + wait;
+    let first = loop {
+        match try_open(&data_dir) {
+            Err(error) if error.code == inkstone_core::ErrorCode::StoreLocked && std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            result => break logged(result),
+        }
+    };
+    EngineState::reopening(first, move || logged(try_open(&data_dir)))
+}
+
+/// Starts this program again (at most three times), for a launch that met an instance in
+/// the middle of exiting. Returns only when it may not.
+fn relaunch_after_race() {
+    let tries: u32 = std::env::var(RELAUNCH_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    if tries >= 3 {
+        return;
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        if let Ok(exe) = std::env::current_exe() {
+            let error = std::process::Command::new(exe).args(std::env::args_os().skip(1)).env(RELAUNCH_ENV, (tries + 1).to_string()).exec();
+            eprintln!("Inkstone could not start again: {error}");
         }
     }
 }
 
-/// Registers the state and the two commands; generic over the runtime so tests can
-/// drive it with Tauri's mock runtime and no display.
-pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>, state: EngineState) -> tauri::Builder<R> {
-    builder.manage(state).invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream])
+/// A second launch on the same data folder: bring the running window to the front.
+fn show_main_window<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let Some(window) = app.get_webview_window("main") else { return };
+    let _ = window.unminimize();
+    let _ = window.show();
+    let _ = window.set_focus();
+    tracing::info!("second launch: brought the running window to the front");
 }
 
 fn auto_backup(engine: &Engine, reason: &str) {
@@ -57,31 +170,74 @@ fn auto_backup(engine: &Engine, reason: &str) {
 }
 
 pub fn run() {
-    let state = open_engine(data_dir());
-    let engine_for_exit = state.0.clone().ok();
-    let builder = app_builder(tauri::Builder::default(), state).setup(|app| {
-        let log_dir = app.path().app_log_dir().unwrap_or_else(|_| std::env::temp_dir().join("inkstone-logs"));
-        if let Some(guard) = logging::init(&log_dir) {
-            app.manage(guard);
-        }
-        tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
-        if let Ok(engine) = app.state::<EngineState>().0.clone() {
-            // The daily backup generation, off the UI's path.
-            std::thread::spawn(move || auto_backup(&engine, "daily"));
-        }
-        Ok(())
-    });
+    let data_dir = data_dir();
+    let mut single_instance = tauri_plugin_single_instance::Builder::new().callback(|app, _argv, _cwd| show_main_window(app));
+    if let Some(dir) = &data_dir {
+        single_instance = single_instance.dbus_id(instance_id(dir));
+    }
+    // The single-instance plugin comes first: a second launch exits in its setup, before
+    // the store is touched or a window is made.
+    let builder = commands(tauri::Builder::default())
+        .plugin(single_instance.build())
+        .plugin(tauri_plugin_window_state::Builder::new().with_state_flags(StateFlags::SIZE | StateFlags::POSITION | StateFlags::MAXIMIZED).build())
+        .manage(Closing::default())
+        .on_window_event(|window, event| {
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                if window.state::<Closing>().0.swap(true, Ordering::SeqCst) {
+                    return;
+                }
+                tracing::info!("close requested: asking the UI to save first");
+                // The UI saves its pending text, then calls `window_flushed`; after the grace
+                // period the window closes regardless.
+                if let Err(error) = window.emit(FLUSH_BEFORE_CLOSE, ()) {
+                    tracing::warn!(%error, "asking the UI to save before closing");
+                    close_now(window);
+                    return;
+                }
+                let window = window.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(CLOSE_GRACE);
+                    tracing::warn!("the UI did not confirm its save in time; closing anyway");
+                    close_now(&window);
+                });
+            }
+        })
+        .setup(move |app| {
+            let log_dir = app.path().app_log_dir().unwrap_or_else(|_| std::env::temp_dir().join("inkstone-logs"));
+            if let Some(guard) = logging::init(&log_dir) {
+                app.manage(guard);
+            }
+            tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
+            app.manage(open_engine_waiting(data_dir, LOCK_WAIT));
+            if let Some(engine) = app.state::<EngineState>().opened() {
+                // The daily backup generation, off the UI's path.
+                std::thread::spawn(move || auto_backup(&engine, "daily"));
+            }
+            Ok(())
+        });
     let app = match builder.build(tauri::generate_context!()) {
         Ok(app) => app,
         Err(error) => {
+            // The running instance may have been exiting while this launch called it
+            // (D-Bus "NoReply"): start over a few times; then its name is free.
+            if error.to_string().contains("single-instance") {
+                relaunch_after_race();
+            }
             eprintln!("Inkstone could not start its window: {error}");
             std::process::exit(1);
         }
     };
-    app.run(move |_, event| {
+    app.run(move |app, event| {
         if let tauri::RunEvent::Exit = event {
-            if let Some(engine) = &engine_for_exit {
-                auto_backup(engine, "exit");
+            if let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.opened()) {
+                auto_backup(&engine, "exit");
+                // Tauri ends the process without dropping the engine, so the store's group
+                // commit would never sync the last second of autosaves: sync it here.
+                match engine.kernel().store().sync() {
+                    Ok(()) => tracing::info!("store synced to disk on exit"),
+                    Err(error) => tracing::error!(%error, "syncing the store on exit failed"),
+                }
             }
         }
     });

@@ -58,3 +58,22 @@ fn a_second_instance_on_the_same_data_dir_gets_a_clear_error_not_a_crash() {
     assert_eq!(error["code"], "STORE_LOCKED");
     assert_eq!(error["hints"][0]["id"], "close_other_instance");
 }
+
+#[test]
+fn a_folder_locked_at_launch_opens_on_the_next_call_once_the_other_process_lets_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let holder = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "inkstone-cli serve")).unwrap();
+    let app = app(dir.path());
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let error = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap_err();
+    assert_eq!(error["code"], "STORE_LOCKED");
+    assert!(error["message"].as_str().unwrap().contains("inkstone-cli serve"), "{error}");
+    // Still held: the retry gives the same clear error.
+    let again = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap_err();
+    assert_eq!(again["code"], "STORE_LOCKED");
+    drop(holder);
+    let listed = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap();
+    assert!(listed["projects"].as_array().unwrap().is_empty());
+    let created = invoke(&webview, "api_call", json!({"method": "project.create", "params": {"title": "后来"}})).unwrap();
+    assert_eq!(created["title"], "后来");
+}

@@ -128,15 +128,23 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     [client, showError],
   );
 
-  const loadLibrary = useCallback(async () => {
-    try {
-      const [b, tp] = await Promise.all([client.call("brandProfile.list", {}), client.call("template.list", {})]);
-      setBrands(b.brandProfiles);
-      setTemplates(tp.templates);
-    } catch (e) {
-      showError(e);
-    }
-  }, [client, showError]);
+  const loadLibrary = useCallback(
+    async function library(): Promise<void> {
+      try {
+        const [b, tp] = await Promise.all([client.call("brandProfile.list", {}), client.call("template.list", {})]);
+        setBrands(b.brandProfiles);
+        setTemplates(tp.templates);
+      } catch (e) {
+        // Retry reads the projects again too: a store held by another process (the CLI)
+        // failed both, and this banner is the one left on screen.
+        showError(e, () => {
+          void loadProjects();
+          void library();
+        });
+      }
+    },
+    [client, loadProjects, showError],
+  );
 
   useEffect(() => {
     void loadProjects();

@@ -2,6 +2,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./App";
 import { ApiClient, createDefaultTransport } from "./api/client";
+import { installCloseGuard } from "./lib/closeGuard";
 import { applyLang, applyTheme, initialLang, initialTheme } from "./lib/prefs";
 import "./styles.css";
 
@@ -11,6 +12,7 @@ applyLang(lang);
 applyTheme(theme);
 
 const client = new ApiClient(createDefaultTransport());
+installCloseGuard();
 const root = document.getElementById("root");
 if (root) {
   createRoot(root).render(

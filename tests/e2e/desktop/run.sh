@@ -31,8 +31,8 @@ if [ -n "$FAKE_MODEL" ]; then
   [ -x "$FAKE_MODEL" ] || { echo "run.sh: not an executable: $FAKE_MODEL" >&2; exit 2; }
 fi
 [ -x "$APP" ] || { echo "run.sh: not an executable: $APP" >&2; exit 2; }
-for tool in xvfb-run dbus-run-session WebKitWebDriver node import; do
-  command -v "$tool" >/dev/null || { echo "run.sh: missing $tool (apt: xvfb dbus webkit2gtk-driver nodejs imagemagick)" >&2; exit 2; }
+for tool in xvfb-run dbus-run-session WebKitWebDriver node import python3; do
+  command -v "$tool" >/dev/null || { echo "run.sh: missing $tool (apt: xvfb dbus webkit2gtk-driver nodejs imagemagick python3)" >&2; exit 2; }
 done
 
 if [ -z "${INKSTONE_E2E_INNER:-}" ]; then

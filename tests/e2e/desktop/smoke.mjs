@@ -6,13 +6,17 @@
 //
 // With --model-url (the scripted fake model server run.sh started), it also sends one task
 // from the AI panel and accepts a hunk of the proposal the scripted model makes.
+// Around the window: a second launch on the same data folder hands over and exits, one on
+// another folder runs beside it, a close (WM_DELETE_WINDOW through wm-close.py, as a
+// window manager's close button sends it) right after typing keeps the text, and the
+// window reopens where and as large as it was.
 // Prints `desktop-e2e: N passed, M failed`; exits non-zero on any failure.
 
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { assert, createSuite, parseArgs, sleep } from "../lib.mjs";
+import { dirname, join, resolve } from "node:path";
+import { assert, createSuite, killGroup, parseArgs, sleep, startChild, stopChild } from "../lib.mjs";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const KEY_ENTER = "\uE007";
@@ -196,6 +200,60 @@ function screenshot(name) {
   }
 }
 
+/** Launches the app a second time, outside WebDriver, as a double-click would. */
+function launchAgain(env) {
+  const child = spawn(app, [], { detached: true, stdio: ["ignore", "ignore", "pipe"], env });
+  suite.onCleanup(() => stopChild(child));
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d) => {
+    stderr = (stderr + d).slice(-2000);
+  });
+  const exited = new Promise((r) => child.once("exit", (code, signal) => r({ code, signal })));
+  return { child, exited, stderr: () => stderr };
+}
+
+/** Everything the app logged so far (its log folder lies under XDG_DATA_HOME). */
+function appLog() {
+  const root = process.env.XDG_DATA_HOME;
+  if (!root) return "";
+  let out = "";
+  for (const e of readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (e.isFile() && /^inkstone.*\.log$/.test(e.name)) out += readFileSync(join(e.parentPath ?? e.path, e.name), "utf8");
+  }
+  return out;
+}
+
+/** Asks the window to close as a window manager's close button does (WM_DELETE_WINDOW). */
+function wmClose() {
+  return execFileSync("python3", [join(import.meta.dirname, "wm-close.py"), "Inkstone"], { timeout: 10_000, encoding: "utf8" }).trim();
+}
+
+/** Waits until the window WebDriver drives is gone (the app has exited). */
+async function waitWindowGone(timeoutMs = 15_000) {
+  await waitFor(
+    "the window to close",
+    async () => {
+      try {
+        const h = await wd("GET", s("/window/handles"), undefined, 3000);
+        return Array.isArray(h) && h.length === 0;
+      } catch {
+        return true;
+      }
+    },
+    timeoutMs,
+    200,
+  );
+}
+
+async function openProject(title) {
+  await waitFor("the project after relaunch", async () => (await itemTexts()).some((x) => x.includes(title)), 20_000);
+  await exec(
+    "const b = Array.from(document.querySelectorAll('[data-testid=project-item] button')).find((e) => e.textContent.includes(arguments[0])); b && b.click(); return Boolean(b)",
+    [title],
+  );
+}
+
 // ---------------------------------------------------------------------------
 
 async function main() {
@@ -264,16 +322,121 @@ async function main() {
   await check("after relaunching the app the project, its text and its version are still there", async () => {
     await endSession();
     await newSession();
-    await waitFor("the project after relaunch", async () => (await itemTexts()).some((x) => x.includes(title)), 20_000);
-    await exec(
-      "const b = Array.from(document.querySelectorAll('[data-testid=project-item] button')).find((e) => e.textContent.includes(arguments[0])); b && b.click(); return Boolean(b)",
-      [title],
-    );
+    await openProject(title);
     await waitFor("the text after relaunch", async () => (await editorText()).includes(body), 20_000);
     await waitFor("version 1 after relaunch", async () => (await textOf("[data-testid=version-list]")).includes("desktop draft"));
     await sleep(1200);
     screenshot("relaunched");
   });
+
+  await check("a second launch on the same data folder brings the window to the front and exits", async () => {
+    const logBefore = appLog().split("second launch:").length;
+    const second = launchAgain(process.env);
+    const result = await Promise.race([second.exited, sleep(20_000).then(() => null)]);
+    if (!result) {
+      screenshot("second-launch-stayed");
+      killGroup(second.child, "SIGKILL");
+      throw new Error(`the second launch was still running after 20 s; stderr: ${second.stderr().slice(-300)}`);
+    }
+    assert(result.code === 0, `the second launch exited with ${JSON.stringify(result)}; stderr: ${second.stderr().slice(-300)}`);
+    await waitFor("the running window to log that it came to the front", async () => appLog().split("second launch:").length > logBefore, 5000);
+    const handles = await wd("GET", s("/window/handles"));
+    assert(handles.length === 1, `window handles: ${JSON.stringify(handles)}`);
+    assert((await editorText()).includes(body), "the running window lost its editor");
+    await assertNoBanner();
+  });
+
+  await check("a launch on another data folder runs beside it", async () => {
+    const other = mkdtempSync(join(tmpdir(), "inkstone-desktop-other-"));
+    try {
+      const beside = launchAgain({ ...process.env, INKSTONE_DATA_DIR: other });
+      const result = await Promise.race([beside.exited, sleep(6000).then(() => null)]);
+      assert(result === null, `the launch on another folder exited: ${JSON.stringify(result)}; stderr: ${beside.stderr().slice(-300)}`);
+      await stopChild(beside.child);
+      await Promise.race([beside.exited, sleep(5000)]);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  const rect = { x: 37, y: 23, width: 1003, height: 701 };
+  const late = " 夜来风雨声";
+  let placed = null;
+  let reopened = null;
+  await check("text typed just before the window is closed (as the close button does) is saved", async () => {
+    await wd("POST", s("/window/rect"), rect);
+    await waitFor("the new window size", async () => {
+      const r = await wd("GET", s("/window/rect"));
+      return r.width === rect.width && r.height === rect.height ? r : null;
+    });
+    placed = await wd("GET", s("/window/rect"));
+    const editor = await find("[data-testid=editor-content]");
+    await wd("POST", s(`/element/${editor}/click`), {});
+    await exec("const e = document.querySelector('[data-testid=editor-content]'); e.focus(); const r = document.createRange(); r.selectNodeContents(e); r.collapse(false); const sel = getSelection(); sel.removeAllRanges(); sel.addRange(r); return true");
+    await wd("POST", s(`/element/${editor}/value`), { text: late });
+    const state = await exec("return document.querySelector('[data-testid=save-state]').getAttribute('data-state')");
+    assert(state !== "saved", `the text was already saved before the close (${state}); the check would prove nothing`);
+    console.log(`# before closing: save state ${state}, editor ends ${JSON.stringify((await editorText()).slice(-20))}`);
+    const asked = wmClose(); // at once, well within the autosave delay
+    assert(asked === "1", `asked ${asked} windows to close`);
+    await waitWindowGone();
+    await endSession();
+    await newSession();
+    reopened = await wd("GET", s("/window/rect"));
+    await openProject(title);
+    await waitFor("the editor after relaunch", async () => (await editorText()).includes(body), 20_000);
+    const after = await editorText();
+    await sleep(1200);
+    screenshot("closed-and-reopened");
+    assert(after.includes(late.trim()), `the text typed before closing is missing: ${JSON.stringify(after.slice(-80))}`);
+  });
+
+  await check("the window reopens with the size and place it had when it was closed", async () => {
+    assert(placed && reopened, "the close-and-relaunch step did not get that far");
+    assert(
+      reopened.width === rect.width && reopened.height === rect.height && reopened.x === placed.x && reopened.y === placed.y,
+      `window rect after relaunch ${JSON.stringify(reopened)}, before close ${JSON.stringify(placed)}`,
+    );
+  });
+
+  const cli = join(dirname(app), "inkstone-cli");
+  if (!existsSync(cli)) {
+    console.log(`# skip: the CLI-holds-the-folder step (no ${cli}; cargo build -p inkstone-cli)`);
+  } else {
+    await check("while the CLI serves the folder the window says so and what to do; Retry opens it once the CLI stops", async () => {
+      await endSession();
+      const hold = {};
+      const env = { ...process.env, INKSTONE_DATA_DIR: process.env.INKSTONE_DATA_DIR ?? "" };
+      // The app WebDriver just ended may still be letting go of the folder: try a few times.
+      let started = false;
+      for (let i = 0; i < 10 && !started; i++) {
+        try {
+          await startChild(suite, "inkstone-cli serve", cli, ["serve", "--port", "0"], env, /^(INKSTONE_URL=\S+)/, hold);
+          started = true;
+        } catch (e) {
+          if (hold.child) await stopChild(hold.child);
+          if (i === 9) throw e;
+          await sleep(500);
+        }
+      }
+      await newSession();
+      const banner = await waitFor("the error banner", () => find("[data-testid=error-banner]"), 30_000);
+      const code = await wd("GET", s(`/element/${banner}/attribute/data-code`));
+      const said = await text(banner);
+      await sleep(800);
+      screenshot("held-by-cli");
+      assert(code === "STORE_LOCKED", `banner code ${code}: ${said}`);
+      assert(/in use/.test(said) && /Close the other Inkstone window or command/.test(said), `the banner says: ${JSON.stringify(said)}`);
+      await stopChild(hold.child);
+      const retried = await exec(
+        "const b = Array.from(document.querySelectorAll('[data-testid=error-banner] button')).find((e) => e.textContent === 'Try again'); b && b.click(); return Boolean(b)",
+      );
+      assert(retried, "the banner has no Retry button");
+      await openProject(title);
+      await waitFor("the text once the CLI let go", async () => (await editorText()).includes(body), 20_000);
+      await assertNoBanner();
+    });
+  }
 
   if (!args.modelUrl) {
     console.log("# skip: the AI panel step (no --fake-model given to run.sh)");

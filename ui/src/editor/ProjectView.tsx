@@ -18,6 +18,7 @@ import { HistoryPanel } from "../panels/HistoryPanel";
 import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
 import { type ConflictCause, ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
 import { merge3 } from "./merge";
+import { beforeClose } from "../lib/closeGuard";
 import { type Conflict, type SaveState, Saver } from "./saver";
 import { ConflictView } from "../sync/ConflictView";
 import { OTHER_WINDOW_MS, syncStoreFor, useSync } from "../sync/status";
@@ -213,15 +214,21 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     await saver.current?.flush();
   }, [readEditor]);
 
-  // Save what is pending when the project closes or the page goes away.
+  // Save what is pending when the project closes, the page goes away, or the desktop
+  // window is asked to close (the shell waits for this save).
   useEffect(() => {
     const onHide = () => {
       readEditor();
       void saver.current?.flush().catch(() => undefined);
     };
     window.addEventListener("pagehide", onHide);
+    const unregister = beforeClose(async () => {
+      readEditor();
+      await saver.current?.flush();
+    });
     return () => {
       window.removeEventListener("pagehide", onHide);
+      unregister();
       onHide();
     };
   }, [readEditor]);
