@@ -35,7 +35,7 @@ export {
 } from "./errors";
 export { createHttpTransport, type FetchFn, type HttpTransportOptions, takeToken, TOKEN_STORAGE_KEY, type TokenEnv } from "./http";
 export { type SseEvent, SseParser } from "./sse";
-export { createTauriTransport, type TauriDeps } from "./tauri";
+export { createTauriTransport, FLUSH_BEFORE_CLOSE, tauriCloseHandshake, type TauriDeps } from "./tauri";
 export type { StreamOptions, Transport } from "./transport";
 
 export type MethodName = keyof ApiMethods & string;

@@ -2,6 +2,7 @@
 // events arriving on a channel as `StreamEvent` values.
 
 import { Channel, invoke as tauriInvoke, isTauri } from "@tauri-apps/api/core";
+import { listen as tauriListen } from "@tauri-apps/api/event";
 import { toClientError } from "./errors";
 import type { StreamEvent } from "./generated";
 import { type Transport, withAbort } from "./transport";
@@ -50,5 +51,18 @@ export function createTauriTransport(deps: TauriDeps = realTauriDeps): Transport
         throw toClientError(e);
       }
     },
+  };
+}
+
+/** The event the desktop shell sends when the window is asked to close: the UI saves,
+ * then calls `window_flushed` (see lib/closeGuard.ts). */
+export const FLUSH_BEFORE_CLOSE = "inkstone://flush-before-close";
+
+/** The close handshake with the desktop shell; `null` outside the desktop app. */
+export function tauriCloseHandshake(): { listen: (event: string, handler: () => void) => Promise<unknown>; done: () => Promise<unknown> } | null {
+  if (!isTauri()) return null;
+  return {
+    listen: (event, handler) => tauriListen(event, handler),
+    done: () => tauriInvoke("window_flushed"),
   };
 }

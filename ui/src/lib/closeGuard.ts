@@ -3,10 +3,9 @@
 // after its own grace period, so a stuck page never keeps the window open). Open
 // editors register their flush here; text typed within the autosave delay survives.
 
-import { listen } from "@tauri-apps/api/event";
-import { invoke, isTauri } from "@tauri-apps/api/core";
+import { FLUSH_BEFORE_CLOSE, tauriCloseHandshake } from "../api/client";
 
-export const FLUSH_BEFORE_CLOSE = "inkstone://flush-before-close";
+export { FLUSH_BEFORE_CLOSE };
 
 type Flush = () => Promise<void>;
 const flushers = new Set<Flush>();
@@ -29,13 +28,8 @@ export interface CloseGuardDeps {
   done: () => Promise<unknown>;
 }
 
-const tauriDeps: CloseGuardDeps = {
-  listen: (event, handler) => listen(event, handler),
-  done: () => invoke("window_flushed"),
-};
-
 /** In the desktop app, answers the shell's close request once everything is saved. */
-export function installCloseGuard(deps: CloseGuardDeps | null = isTauri() ? tauriDeps : null): void {
+export function installCloseGuard(deps: CloseGuardDeps | null = tauriCloseHandshake()): void {
   if (!deps) return;
   void deps.listen(FLUSH_BEFORE_CLOSE, () => {
     void flushAll().then(() => deps.done().catch(() => undefined));
