@@ -374,6 +374,22 @@ impl<'a> Harness<'a> {
             .ok_or_else(|| ApiError::not_found("session", session_id).hint("list_sessions", "List the sessions with `inkstone-cli session list`."))
     }
 
+    /// Refuses a call that would change a session's work (send, approve, answer,
+    /// compact, stage, …) while its project is archived: `session.project_archived`.
+    pub(crate) fn check_project_open(&self, session: &Session) -> Result<(), ApiError> {
+        let project = crate::project::load(self.store(), &session.project_id)?;
+        if project.archived {
+            return Err(crate::project::archived_for_session(&project));
+        }
+        Ok(())
+    }
+
+    /// True while a turn of one of the project's sessions runs in this process.
+    pub(crate) fn project_has_running_turn(&self, project_id: &str) -> bool {
+        let logs = self.harness().logs.lock().unwrap_or_else(|p| p.into_inner());
+        logs.values().any(|live| matches!(live.owner, Owner::Session(_)) && &*live.project_id == project_id && live.is_running())
+    }
+
     /// The scope of a session's turns.
     pub(crate) fn session_scope(&self, session: &Session) -> Result<Scope, ApiError> {
         Ok(Scope::for_session(session, &self.workspace()?.id))

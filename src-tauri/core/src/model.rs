@@ -178,6 +178,18 @@ pub struct Version {
     pub source: String,
     pub author: String,
     pub message: Option<String>,
+    /// The language-neutral form of a `message` the core wrote itself (`restored_version`,
+    /// `autosnapshot_before_restore`, `restored_checkpoint`, `restored_checkpoint_unnamed`, `autosnapshot_before_checkpoint_unnamed`,
+    /// `autosnapshot_before_checkpoint`, `applied_staged`), with its values in
+    /// `message_params`; the UI words it in the person's language (the English `message`
+    /// stays for the CLI). Absent for a person's message, a proposal's summary, and
+    /// versions written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[ts(optional, type = "Record<string, string>")]
+    pub message_params: std::collections::BTreeMap<String, String>,
     pub origin: VersionOrigin,
     /// `sha256:` + hex of the title and source; equal content gives an equal hash.
     pub content_hash: String,
@@ -245,6 +257,13 @@ pub struct VersionSummary {
     pub title: String,
     pub author: String,
     pub message: Option<String>,
+    /// See [`Version::message_id`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub message_id: Option<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    #[ts(optional, type = "Record<string, string>")]
+    pub message_params: std::collections::BTreeMap<String, String>,
     pub origin: VersionOrigin,
     pub content_hash: String,
     pub created_at: Timestamp,
@@ -260,6 +279,8 @@ impl From<&Version> for VersionSummary {
             title: version.title.clone(),
             author: version.author.clone(),
             message: version.message.clone(),
+            message_id: version.message_id.clone(),
+            message_params: version.message_params.clone(),
             origin: version.origin.clone(),
             content_hash: version.content_hash.clone(),
             created_at: version.created_at,

@@ -18,6 +18,19 @@ pub fn load(store: &Store, project_id: &str) -> Result<Project, ApiError> {
     store.get::<Project>(project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", project_id))
 }
 
+/// The refusal of an AI or session action in a session whose project is archived:
+/// VALIDATION `session.project_archived`, with the hint to restore the project. An
+/// archived project is read-only for its sessions until it is restored.
+pub fn archived_for_session(project: &Project) -> ApiError {
+    ApiError::validation("sessionId", format!("The session's project \"{}\" is archived; restore the project first.", project.title))
+        .problem("session.project_archived", &[("project", &project.title)])
+        .hint_with(
+            "unarchive_project_first",
+            format!("Restore the project first: `inkstone-cli project unarchive {}`, or in the project list under Show archived.", project.id),
+            &[("project", &project.id)],
+        )
+}
+
 /// The project's brand profile, when it names one that exists.
 pub fn brand(store: &Store, project: &Project) -> Result<Option<BrandProfile>, ApiError> {
     match &project.brand_profile_id {

@@ -828,7 +828,7 @@ pub fn resolve(kernel: &Kernel, conflict_id: &str, choice: Choice) -> Result<Res
             kernel,
             &mut batch,
             &mut project,
-            crate::project::versions::NewVersion { title: &t, source: &s, origin: &origin, message: None },
+            crate::project::versions::NewVersion { title: &t, source: &s, origin: &origin, message: None, message_id: None, message_params: None },
         )?);
     }
     let origin = crate::model::VersionOrigin::SyncResolution { conflict_id: conflict.id.clone() };
@@ -836,7 +836,7 @@ pub fn resolve(kernel: &Kernel, conflict_id: &str, choice: Choice) -> Result<Res
         kernel,
         &mut batch,
         &mut project,
-        crate::project::versions::NewVersion { title: &title, source: &source, origin: &origin, message: None },
+        crate::project::versions::NewVersion { title: &title, source: &source, origin: &origin, message: None, message_id: None, message_params: None },
     )?;
     project.title = title;
     project.source = source;

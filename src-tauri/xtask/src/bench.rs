@@ -123,7 +123,12 @@ pub fn run(args: &[String]) -> Result<()> {
             let mut source = article(&mut rng, 5_000);
             for _ in 1..=n_versions {
                 let title = project.title.clone();
-                let version = versions::stage_next(kernel, &mut batch, &mut project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message: None })?;
+                let version = versions::stage_next(
+                    kernel,
+                    &mut batch,
+                    &mut project,
+                    NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message: None, message_id: None, message_params: None },
+                )?;
                 logical_bytes += version.source.len();
                 source = edit(&mut rng, &source);
             }
@@ -315,7 +320,12 @@ pub fn run_retrieval(args: &[String]) -> Result<()> {
             let mut project = project::new_project(kernel, new, now);
             let source = format!("{topic}的一些想法。{}", article(&mut rng, n_chars));
             let title = project.title.clone();
-            versions::stage_next(kernel, &mut batch, &mut project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message: None })?;
+            versions::stage_next(
+                kernel,
+                &mut batch,
+                &mut project,
+                NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message: None, message_id: None, message_params: None },
+            )?;
             project.source = source;
             batch.put(&project)?;
             ids.push(project.id);

@@ -2428,7 +2428,16 @@ export type Version = { id: string, projectId: string,
 /**
  * 1, 2, 3, ... per project, without gaps.
  */
-number: number, title: string, source: string, author: string, message: string | null, origin: VersionOrigin, 
+number: number, title: string, source: string, author: string, message: string | null, 
+/**
+ * The language-neutral form of a `message` the core wrote itself (`restored_version`,
+ * `autosnapshot_before_restore`, `restored_checkpoint`, `restored_checkpoint_unnamed`,
+ * `autosnapshot_before_checkpoint`, `applied_staged`), with its values in
+ * `message_params`; the UI words it in the person's language (the English `message`
+ * stays for the CLI). Absent for a person's message, a proposal's summary, and
+ * versions written before it existed.
+ */
+messageId?: string, messageParams?: Record<string, string>, origin: VersionOrigin, 
 /**
  * `sha256:` + hex of the title and source; equal content gives an equal hash.
  */
@@ -2472,7 +2481,11 @@ autosnapshot: VersionSummary | null,
  */
 restored: VersionSummary, };
 
-export type VersionSummary = { id: string, number: number, title: string, author: string, message: string | null, origin: VersionOrigin, contentHash: string, createdAt: string, 
+export type VersionSummary = { id: string, number: number, title: string, author: string, message: string | null, 
+/**
+ * See [`Version::message_id`].
+ */
+messageId?: string, messageParams?: Record<string, string>, origin: VersionOrigin, contentHash: string, createdAt: string, 
 /**
  * Characters in the source (Unicode scalar values).
  */

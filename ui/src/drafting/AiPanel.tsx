@@ -31,6 +31,11 @@ export interface AiPanelProps {
   workingCopy: WorkingCopy;
   /** Opens a cited source (any project) at its place. */
   onOpenSource?: (target: SourceTarget) => void;
+  /** The project is archived: its sessions are read-only until it is restored (the
+   * engine refuses sending, approving and answering with `session.project_archived`). */
+  projectArchived?: boolean;
+  /** Restores the archived project. */
+  onRestoreProject?: () => void;
 }
 
 export type AiMode = "sessions" | "ask";
@@ -41,7 +46,23 @@ function titleOf(task: string): string {
   return line.length > 60 ? `${line.slice(0, 60)}…` : line;
 }
 
-export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel, workingCopy, onOpenSource }: AiPanelProps) {
+/** In place of the composer (and of an approval or question) while the project is
+ * archived: why nothing can be sent, and the way out. */
+function ArchivedProjectNotice({ onRestore }: { onRestore?: () => void }) {
+  const { t } = useApp();
+  return (
+    <div className="composer archived-project" data-testid="ai-project-archived" role="status">
+      <p className="small muted">{t("ai.projectArchived.body")}</p>
+      {onRestore && (
+        <button type="button" className="small-btn" data-testid="ai-restore-project" onClick={onRestore}>
+          {t("ai.projectArchived.restore")}
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function AiPanel({ drafting, selectionText, getSelection, onReview, onSetUpModel, workingCopy, onOpenSource, projectArchived = false, onRestoreProject }: AiPanelProps) {
   const { t } = useApp();
   const [aiMode, setAiMode] = useState<AiMode>("sessions");
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
@@ -129,6 +150,8 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
           onOpenModels={onSetUpModel}
           workingCopy={workingCopy}
           modeSwitch={modeSwitch}
+          projectArchived={projectArchived}
+          onRestoreProject={onRestoreProject}
         />
       ) : (
         <>
@@ -139,24 +162,28 @@ export function AiPanel({ drafting, selectionText, getSelection, onReview, onSet
               <p className="muted">{t("ai.start.body")}</p>
             </div>
           </div>
-          <Composer
-            ref={composer}
-            selectionText={selectionText}
-            getSelection={getSelection}
-            dismissed={scopeDismissed}
-            onDismiss={setScopeDismissed}
-            mode={firstMode}
-            running={false}
-            onMode={setFirstMode}
-            onSend={async (task, selection) => {
-              const created = await drafting.create(titleOf(task), firstMode);
-              if (!created) return false;
-              // The engine checks the selection against the saved source: save first.
-              if (selection) await workingCopy.flush().catch(() => undefined);
-              void created.submit(task.trim(), undefined, selection);
-              return true;
-            }}
-          />
+          {projectArchived ? (
+            <ArchivedProjectNotice onRestore={onRestoreProject} />
+          ) : (
+            <Composer
+              ref={composer}
+              selectionText={selectionText}
+              getSelection={getSelection}
+              dismissed={scopeDismissed}
+              onDismiss={setScopeDismissed}
+              mode={firstMode}
+              running={false}
+              onMode={setFirstMode}
+              onSend={async (task, selection) => {
+                const created = await drafting.create(titleOf(task), firstMode);
+                if (!created) return false;
+                // The engine checks the selection against the saved source: save first.
+                if (selection) await workingCopy.flush().catch(() => undefined);
+                void created.submit(task.trim(), undefined, selection);
+                return true;
+              }}
+            />
+          )}
         </>
       )}
     </div>
@@ -174,6 +201,8 @@ function SessionView({
   onOpenModels,
   workingCopy,
   modeSwitch,
+  projectArchived,
+  onRestoreProject,
 }: {
   drafting: Drafting;
   store: SessionStore;
@@ -186,6 +215,8 @@ function SessionView({
   workingCopy: WorkingCopy;
   /** Sessions | Ask, at the start of the session bar. */
   modeSwitch: ReactNode;
+  projectArchived: boolean;
+  onRestoreProject?: () => void;
 }) {
   const { client, t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
@@ -262,7 +293,8 @@ function SessionView({
         </div>
       )}
       <Timeline store={store} onReview={onReview} onOpenModels={onOpenModels} />
-      {pendingApproval &&
+      {!projectArchived &&
+        pendingApproval &&
         (pendingApproval.tool === "exit_plan_mode" ? (
           <PlanPrompt key={pendingApproval.requestId} pending={pendingApproval} busy={busy} onDecide={(ok, note) => void store.resolveApproval(pendingApproval.requestId, ok, note)} />
         ) : (
@@ -278,7 +310,7 @@ function SessionView({
             }}
           />
         ))}
-      {pendingQuestion && (
+      {!projectArchived && pendingQuestion && (
         <QuestionPrompt key={pendingQuestion.questionId} pending={pendingQuestion} busy={busy} onAnswer={(a) => void store.answer(pendingQuestion.questionId, a)} />
       )}
       {open.length > 0 && (
@@ -292,18 +324,22 @@ function SessionView({
           ))}
         </div>
       )}
-      <Composer
-        ref={composer}
-        selectionText={selectionText}
-        getSelection={getSelection}
-        dismissed={scopeDismissed}
-        onDismiss={onScopeDismiss}
-        mode={mode}
-        running={running}
-        disabled={snap.timeline.archived}
-        onMode={onMode}
-        onSend={onSend}
-      />
+      {projectArchived ? (
+        <ArchivedProjectNotice onRestore={onRestoreProject} />
+      ) : (
+        <Composer
+          ref={composer}
+          selectionText={selectionText}
+          getSelection={getSelection}
+          dismissed={scopeDismissed}
+          onDismiss={onScopeDismiss}
+          mode={mode}
+          running={running}
+          disabled={snap.timeline.archived}
+          onMode={onMode}
+          onSend={onSend}
+        />
+      )}
     </>
   );
 }

@@ -165,6 +165,25 @@ describe("the long-session row", () => {
     await waitFor(() => expect(screen.getByTestId("intent-toggle").getAttribute("title")).toMatch(/^意图：tea culture · /));
   });
 
+  it("what the assistant will first ask is said inside the intent chip, so its arrival adds no line above the conversation", async () => {
+    const transport = new FakeTransport()
+      .on("session.intent", () => ({ intent: { platforms: [] }, clarification: { missing: ["platform", "length"], question: "Which platform, how long?" }, modelText: "" }))
+      .on("session.pins", () => pins)
+      .on("memory.list", () => ({ items: [], habits: [], budgetTokens: 800, usedTokens: 0 }));
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <LongSessionBar store={store} />
+      </WithCtx>,
+    );
+    const bar = screen.getByTestId("long-session");
+    const before = [...bar.children].map((c) => c.className);
+    const clarify = await screen.findByTestId("intent-clarify");
+    expect(clarify.closest("[data-testid=intent-toggle]")).toBe(screen.getByTestId("intent-toggle"));
+    expect(screen.getByTestId("intent-toggle").getAttribute("title")).toBe("意图：未设定 · 助手会先问清：发哪个平台、多长。");
+    expect([...bar.children].map((c) => c.className)).toEqual(before);
+  });
+
   it("the stylesheet wraps the row and ellipsizes the intent chip, so nothing leaves the panel", () => {
     const css = postcss.parse(readFileSync(join(__dirname, "..", "styles.css"), "utf8"));
     const decls = (selector: string) => {

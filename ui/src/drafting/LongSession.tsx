@@ -43,6 +43,7 @@ export function LongSessionBar({ store }: { store: SessionStore }) {
 
   const toggle = (which: Open) => setOpen((o) => (o === which ? null : which));
   const summary = intent ? intentSummary(t, intent.intent) : "";
+  const clarify = intent?.clarification ? t("ai.intent.clarify", { what: intent.clarification.missing.map((m) => t(`ai.intent.missing.${m}` as MessageId)).join(t("ai.intent.and")) }) : null;
   return (
     <div className="extras long-session" data-testid="long-session">
       {snap.timeline.truncated && (
@@ -50,14 +51,25 @@ export function LongSessionBar({ store }: { store: SessionStore }) {
           {t("ai.long.truncated")}
         </div>
       )}
-      {intent?.clarification && (
-        <p className="small line-warn" data-testid="intent-clarify">
-          {t("ai.intent.clarify", { what: intent.clarification.missing.map((m) => t(`ai.intent.missing.${m}` as MessageId)).join(t("ai.intent.and")) })}
-        </p>
-      )}
       <div className="extras-bar">
-        <button type="button" className="small-btn intent-chip" aria-expanded={open === "intent"} data-testid="intent-toggle" title={summary ? t("ai.intent.short", { summary }) : undefined} onClick={() => toggle("intent")}>
+        {/* What the assistant will first ask is said inside the intent chip (cut with it,
+            whole in its title), not on a line of its own: it arrives after the panel
+            opens, and a new line would push the conversation down. */}
+        <button
+          type="button"
+          className="small-btn intent-chip"
+          aria-expanded={open === "intent"}
+          data-testid="intent-toggle"
+          title={[summary ? t("ai.intent.short", { summary }) : clarify ? t("ai.intent.none") : "", clarify ?? ""].filter(Boolean).join(" · ") || undefined}
+          onClick={() => toggle("intent")}
+        >
           {summary ? t("ai.intent.short", { summary }) : t("ai.intent.none")}
+          {clarify && (
+            <span className="line-warn" data-testid="intent-clarify">
+              {" · "}
+              {clarify}
+            </span>
+          )}
         </button>
         <button type="button" className="small-btn" aria-expanded={open === "pins"} data-testid="pins-toggle" onClick={() => toggle("pins")}>
           {t("ai.pins.title", { n: pins?.pins.length ?? 0, pct: pins?.pinnedPercent ?? 0 })}

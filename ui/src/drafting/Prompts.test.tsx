@@ -135,6 +135,24 @@ describe("permission prompts", () => {
     expect((await screen.findByTestId("approval-why")).textContent).toBe("修改项目的操作都会先征得你的同意。");
   });
 
+  it("in an archived project the approval and the composer give way to the restore, in the person's language", async () => {
+    const { transport, onRestoreProject } = setupPanel({ log: asking("create_checkpoint", { label: "改结尾之前" }), status: "waitingForApproval", lang: "zh", project: { archived: true } });
+    const notice = await screen.findByTestId("ai-project-archived");
+    expect(notice.textContent).toContain(zh["ai.projectArchived.body"]);
+    expect(screen.queryByTestId("approval")).toBeNull();
+    expect(screen.queryByRole("textbox")).toBeNull();
+    fireEvent.click(within(notice).getByTestId("ai-restore-project"));
+    expect(onRestoreProject).toHaveBeenCalledTimes(1);
+    expect(transport.callsTo("session.resolveApproval")).toEqual([]);
+    expect(transport.callsTo("session.submit")).toEqual([]);
+    cleanup();
+    resetSeq();
+    setupPanel({ log: asking("create_checkpoint", { label: "x" }), status: "waitingForApproval", lang: "en" });
+    expect(await screen.findByTestId("approval")).toBeTruthy();
+    expect(screen.queryByTestId("ai-project-archived")).toBeNull();
+    expect(en["ai.projectArchived.restore"]).toBe("Restore project");
+  });
+
   it("a tool without a wording says it runs with the input shown, open", async () => {
     setupPanel({ log: asking("some_plugin_write", { a: 1 }, "`some_plugin_write` needs your approval (the workspace rule for `some_plugin_write`)."), status: "waitingForApproval" });
     const prompt = await screen.findByTestId("approval");

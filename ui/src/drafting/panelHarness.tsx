@@ -90,6 +90,7 @@ export function setupPanel({
   const onSetUp = vi.fn();
   const flush = vi.fn(async () => undefined);
   const replace = vi.fn();
+  const onRestoreProject = vi.fn();
   const utils = render(
     <WithCtx ctx={ctx}>
       <AiPanel
@@ -99,8 +100,10 @@ export function setupPanel({
         onReview={() => undefined}
         onSetUpModel={onSetUp}
         workingCopy={{ flush, revision: () => 3, replace }}
+        projectArchived={project?.archived === true}
+        onRestoreProject={onRestoreProject}
       />
     </WithCtx>,
   );
-  return { transport, client: ctx.client, flush, replace, drafting, onSetUp, ...utils };
+  return { transport, client: ctx.client, flush, replace, drafting, onSetUp, onRestoreProject, ...utils };
 }

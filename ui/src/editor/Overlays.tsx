@@ -6,6 +6,7 @@ import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { formatFullTime } from "../i18n";
 import { DiffView, type DiffMode } from "../panels/DiffView";
+import { versionMessage } from "../panels/HistoryPanel";
 import { merge3 } from "./merge";
 import type { Conflict } from "./saver";
 
@@ -170,7 +171,7 @@ export function VersionOverlay({
         {v && (
           <article className="version-view">
             <h1 className="doc-title">{v.title}</h1>
-            {v.message && <p className="muted">{v.message}</p>}
+            {versionMessage(t, v) && <p className="muted">{versionMessage(t, v)}</p>}
             <pre className="source-view" data-testid="version-source">
               {v.source}
             </pre>

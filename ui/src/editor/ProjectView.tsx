@@ -972,6 +972,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             onSetUpModel={() => onSetUpModel?.()}
             workingCopy={workingCopy}
             onOpenSource={onOpenSource}
+            projectArchived={project.archived}
+            onRestoreProject={() => void toggleArchive()}
           />
         )}
       </aside>

@@ -76,6 +76,50 @@ describe("HistoryPanel", () => {
     expect(screen.getAllByTestId("version-item")[0].querySelector(".version-msg")?.getAttribute("title")).toBe("恢复了检查点“产生 2 条建议的一轮开始前”");
   });
 
+  it("the messages the core wrote are worded from their id and values, whatever the English says", async () => {
+    const v = (number: number, origin: VersionSummary["origin"], message: string, messageId: string, messageParams: Record<string, string>): VersionSummary => ({
+      id: `ver_${number}`,
+      number,
+      title: "T",
+      author: "Lin",
+      message: `${message} (English the UI no longer reads)`,
+      messageId,
+      messageParams,
+      origin,
+      contentHash: "sha256:x",
+      createdAt: "2026-11-22T11:00:00Z",
+      nChars: 10,
+    });
+    const auto = { type: "autosnapshot" } as const;
+    const checkpoint = { type: "checkpoint", checkpointId: "chk_1" } as const;
+    const staged = { type: "aiProposal", proposalId: "prp_1", sessionId: "ses_1", model: "m" } as VersionSummary["origin"];
+    const list = [
+      v(7, staged, "Applied 2 staged AI proposals", "applied_staged", { count: "2", summaries: "改开头; 加结尾" }),
+      v(6, checkpoint, "Restored checkpoint", "restored_checkpoint", { label: "Before a turn that made 3 proposals", labelId: "turn_before", proposals: "3" }),
+      v(5, auto, "Unsaved changes kept before restoring checkpoint", "autosnapshot_before_checkpoint", { label: "上午的稿子" }),
+      v(4, auto, "Unsaved changes kept before restoring checkpoint", "autosnapshot_before_checkpoint_unnamed", {}),
+      v(3, { type: "restore", from: 1 }, "Restored version 1", "restored_version", { n: "1" }),
+      v(2, auto, "Unsaved changes kept before restoring version 1", "autosnapshot_before_restore", { n: "1" }),
+    ];
+    const transport = new FakeTransport().on("version.list", () => ({ versions: list }));
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <HistoryPanel projectId="p" head={7} onView={() => undefined} onDiff={() => undefined} onRestore={() => undefined} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(6));
+    const messages = screen.getAllByTestId("version-item").map((i) => i.querySelector(".version-msg")?.getAttribute("title"));
+    expect(messages).toEqual([
+      "应用了 2 个暂存的 AI 提议：改开头; 加结尾",
+      "恢复了检查点“产生 3 条建议的一轮开始前”",
+      "恢复检查点“上午的稿子”前自动保留的未保存内容",
+      "恢复检查点前自动保留的未保存内容",
+      "第 1 版的内容",
+      "恢复第 1 版前自动保留的未保存内容",
+    ]);
+    expect(screen.getByTestId("version-list").textContent).not.toMatch(/Restored|Unsaved|Applied|English/);
+  });
+
   it("virtualises 1,000 versions", async () => {
     const transport = new FakeTransport().on("version.list", () => ({ versions: versions(1000) }));
     render(

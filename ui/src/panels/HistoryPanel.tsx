@@ -4,7 +4,7 @@ import type { VersionSummary } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { VirtualList } from "../components/VirtualList";
 import { type T, useApp } from "../context";
-import { formatFullTime, formatTime } from "../i18n";
+import { formatFullTime, formatTime, has, type MessageId } from "../i18n";
 
 export interface HistoryPanelProps {
   projectId: string;
@@ -55,15 +55,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     }
   };
 
-  // The core words a few messages itself (in English): they are said in the person's language.
-  const message = (v: VersionSummary) => {
-    if (v.origin.type === "autosnapshot") return v.message?.includes("sync conflict") ? t("history.autosnapshotSyncMsg") : t("history.autosnapshotMsg");
-    if (v.origin.type === "restore") return t("history.restoreMsg", { n: v.origin.from });
-    if (v.origin.type === "syncResolution" && (!v.message || v.message === "Resolved a sync conflict")) return t("history.syncResolutionMsg");
-    if (v.origin.type === "pulled" && v.origin.remoteOrigin === "syncResolution" && !v.message) return t("history.syncResolutionMsg");
-    if (v.origin.type === "checkpoint") return checkpointMessage(t, v.message);
-    return v.message || <span className="muted">{t("history.nomessage")}</span>;
-  };
+  const message = (v: VersionSummary) => versionMessage(t, v) ?? <span className="muted">{t("history.nomessage")}</span>;
 
   const nowMs = now();
   return (
@@ -94,7 +86,7 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
                   {formatTime(lang, v.createdAt, nowMs)}
                 </time>
               </div>
-              <div className="version-msg small" title={v.origin.type === "checkpoint" ? checkpointMessage(t, v.message) : (v.message ?? "")}>
+              <div className="version-msg small" title={versionMessage(t, v) ?? ""}>
                 {message(v)}
                 <span className="muted"> · {v.author}</span>
               </div>
@@ -116,6 +108,46 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     </section>
   );
 });
+
+/** A version's message in the person's language, or null when it has none. The core
+ * writes a few messages itself: a version since `messageId` carries their id and values
+ * (worded here, `history.msg.<id>`, never the English `message`); older ones are
+ * recognised by their origin. A person's message and a proposal's summary are shown as
+ * written. */
+export function versionMessage(t: T, v: Pick<VersionSummary, "message" | "messageId" | "messageParams" | "origin">): string | null {
+  const p = v.messageParams ?? {};
+  const name = () => checkpointName(t, p.label ?? "", p.labelId, p);
+  switch (v.messageId) {
+    case "restored_version":
+      return t("history.restoreMsg", { n: p.n ?? "" });
+    case "autosnapshot_before_restore":
+      return t("history.msg.autosnapshot_before_restore", { n: p.n ?? "" });
+    case "restored_checkpoint":
+      return t("history.checkpointMsg", { name: name() });
+    case "restored_checkpoint_unnamed":
+      return t("history.checkpointMsgUnnamed");
+    case "autosnapshot_before_checkpoint":
+      return t("history.msg.autosnapshot_before_checkpoint", { name: name() });
+    case "autosnapshot_before_checkpoint_unnamed":
+      return t("history.msg.autosnapshot_before_checkpoint_unnamed");
+    case "applied_staged":
+      return t("history.msg.applied_staged", { count: p.count ?? "", summaries: p.summaries ?? "" });
+  }
+  // Stored before `messageId`: the origin says what the core wrote.
+  if (v.origin.type === "autosnapshot") return v.message?.includes("sync conflict") ? t("history.autosnapshotSyncMsg") : t("history.autosnapshotMsg");
+  if (v.origin.type === "restore") return t("history.restoreMsg", { n: v.origin.from });
+  if (v.origin.type === "syncResolution" && (!v.message || v.message === "Resolved a sync conflict")) return t("history.syncResolutionMsg");
+  if (v.origin.type === "pulled" && v.origin.remoteOrigin === "syncResolution" && !v.message) return t("history.syncResolutionMsg");
+  if (v.origin.type === "checkpoint") return checkpointMessage(t, v.message);
+  return v.message || null;
+}
+
+/** A checkpoint's name: the harness's labels (`labelId`) worded, a person's label as written. */
+function checkpointName(t: T, label: string, labelId: string | undefined, params: Record<string, string | undefined>): string {
+  const key = `ai.checkpoint.label.${labelId ?? ""}`;
+  if (labelId && has("en", key)) return t(key as MessageId, Object.fromEntries(Object.entries(params).map(([k, v]) => [k, v ?? ""])));
+  return label;
+}
 
 /** A checkpoint restore's version message, which the core writes in English
  * (`Restored checkpoint "<label>"`), in the person's language; the harness's own labels

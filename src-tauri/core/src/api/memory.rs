@@ -186,6 +186,7 @@ pub(super) fn set_intent(engine: &Engine, params: SessionSetIntentParams) -> Res
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived."));
     }
+    engine.harness().check_project_open(&session)?;
     let mut intent = params.intent;
     for (field, value) in [("intent.brand", &mut intent.brand), ("intent.product", &mut intent.product), ("intent.topic", &mut intent.topic)] {
         *value = match value.take() {

@@ -198,6 +198,11 @@ pub struct ProjectArchiveParams {
 pub(super) fn archive(engine: &Engine, params: ProjectArchiveParams) -> Result<Project, ApiError> {
     let _guard = engine.write_lock();
     let mut project = load(engine, &params.project_id)?;
+    if params.archived && !project.archived && engine.harness().project_has_running_turn(&project.id) {
+        return Err(ApiError::new(super::ErrorCode::Conflict, format!("A session of \"{}\" is running a turn.", project.title))
+            .problem("project.session_running", &[("project", &project.title)])
+            .hint("interrupt", "Interrupt it first."));
+    }
     let mut batch = Batch::new();
     if domain::stage_archive(engine, &mut batch, &mut project, params.archived)? {
         engine.store().apply(batch, Durability::Durable)?;

@@ -89,12 +89,14 @@ pub struct ConstraintRemoveParams {
     pub constraint_id: String,
 }
 
-/// The session `session_id`, refusing an archived one for a call that changes its work.
+/// The session `session_id`, refusing an archived one, or one whose project is
+/// archived, for a call that changes its work.
 fn open_session(engine: &Engine, session_id: &str) -> Result<Session, ApiError> {
     let session = engine.harness().load_session(session_id)?;
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived.").hint("new_session", "Start a new session."));
     }
+    engine.harness().check_project_open(&session)?;
     Ok(session)
 }
 

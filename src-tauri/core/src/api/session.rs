@@ -596,13 +596,7 @@ pub(super) fn archive(engine: &Engine, params: SessionArchiveParams) -> Result<S
     if !archived {
         let project = crate::project::load(engine.store(), &session.project_id)?;
         if project.archived {
-            return Err(ApiError::validation("sessionId", format!("The session's project \"{}\" is archived; restore the project first.", project.title))
-                .problem("session.project_archived", &[("project", &project.title)])
-                .hint_with(
-                    "unarchive_project_first",
-                    format!("Restore the project first: `inkstone-cli project unarchive {}`, or in the project list under Show archived.", project.id),
-                    &[("project", &project.id)],
-                ));
+            return Err(crate::project::archived_for_session(&project));
         }
     }
     session.archived = archived;
@@ -680,6 +674,7 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut 
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived."));
     }
+    engine.harness().check_project_open(&session)?;
     let live = engine.harness().live_session(session_id)?;
     if live.state.lock().unwrap_or_else(|p| p.into_inner()).mode == mode {
         return Ok(());

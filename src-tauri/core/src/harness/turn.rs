@@ -296,7 +296,7 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
     }
 }
 
-fn check_open(session: &Session) -> Result<(), ApiError> {
+fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived.")
             .hint_with(
@@ -306,14 +306,14 @@ fn check_open(session: &Session) -> Result<(), ApiError> {
             )
             .hint("new_session", "Start a new session."));
     }
-    Ok(())
+    engine.check_project_open(session)
 }
 
 /// Submits a user message (scoped to `selection`, already checked against the source
 /// by the caller): runs the turn now, or queues it behind the running one.
 pub(crate) fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, selection: Option<Selection>, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
-    check_open(&session)?;
+    check_open(engine, &session)?;
     let text = crate::error::required_text("text", text, MAX_MESSAGE_CHARS)?;
     let scope = engine.session_scope(&session)?;
     let live = engine.live_session(session_id)?;
@@ -340,7 +340,7 @@ pub(crate) fn resolve_approval(
     emit: Emit<'_>,
 ) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
-    check_open(&session)?;
+    check_open(engine, &session)?;
     let scope = engine.session_scope(&session)?;
     let live = engine.live_session(session_id)?;
     let claim = TurnClaim::take(&live)?;
@@ -394,7 +394,7 @@ pub(crate) fn resolve_approval(
 /// Records the user's answer to a pending question and continues the turn.
 pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id: &str, answer: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
-    check_open(&session)?;
+    check_open(engine, &session)?;
     let answer = crate::error::required_text("answer", answer, MAX_MESSAGE_CHARS)?;
     let scope = engine.session_scope(&session)?;
     let live = engine.live_session(session_id)?;
@@ -426,7 +426,7 @@ pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id
 /// result); validation when archived.
 pub(crate) fn compact_session(engine: Harness<'_>, session_id: &str, emit: Emit<'_>) -> Result<(super::compaction::Outcome, TurnStats), ApiError> {
     let session = engine.load_session(session_id)?;
-    check_open(&session)?;
+    check_open(engine, &session)?;
     let scope = engine.session_scope(&session)?;
     let live = engine.live_session(session_id)?;
     let _claim = TurnClaim::take(&live)?;

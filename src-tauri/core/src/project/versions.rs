@@ -1,6 +1,8 @@
 //! Versions: immutable, numbered snapshots of a project's working copy. [`stage_next`]
 //! is the one place that numbers versions.
 
+use std::collections::BTreeMap;
+
 use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
@@ -41,6 +43,9 @@ pub struct NewVersion<'a> {
     pub source: &'a str,
     pub origin: &'a VersionOrigin,
     pub message: Option<&'a str>,
+    /// The language-neutral form of a message the core wrote (see [`Version::message_id`]).
+    pub message_id: Option<&'a str>,
+    pub message_params: Option<&'a BTreeMap<String, String>>,
 }
 
 /// Adds the next version of `project` to `batch`: number `head + 1`, and moves the
@@ -67,6 +72,8 @@ fn stage_numbered(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new
         source: new.source.to_owned(),
         author: author.to_owned(),
         message: new.message.map(str::to_owned),
+        message_id: new.message_id.map(str::to_owned),
+        message_params: new.message_params.cloned().unwrap_or_default(),
         origin: new.origin.clone(),
         content_hash: content_hash(new.title, new.source),
         created_at: kernel.now(),
@@ -86,7 +93,8 @@ fn stage_numbered(kernel: &Kernel, batch: &mut Batch, project: &mut Project, new
 /// the activity entry to `batch`.
 pub fn stage_save(kernel: &Kernel, batch: &mut Batch, project: &mut Project, message: Option<&str>) -> Result<Version, ApiError> {
     let (title, source) = (project.title.clone(), project.source.clone());
-    let version = stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message })?;
+    let version =
+        stage_next(kernel, batch, project, NewVersion { title: &title, source: &source, origin: &VersionOrigin::Manual, message, message_id: None, message_params: None })?;
     let activity = kernel.activity(Some(&project.id), ActivityKind::VersionCreated, format!("Saved version {} of \"{}\"", version.number, project.title))?;
     batch.put(&*project)?.put(&activity)?;
     Ok(version)
@@ -112,6 +120,11 @@ pub struct RestoreContent<'a> {
     pub message: &'a str,
     /// The autosnapshot's message, when there are unsaved changes to keep.
     pub autosnapshot_message: &'a str,
+    /// The language-neutral ids of `message` and `autosnapshot_message`, and the values
+    /// both take (see [`Version::message_id`]).
+    pub message_id: &'a str,
+    pub autosnapshot_message_id: &'a str,
+    pub message_params: &'a BTreeMap<String, String>,
 }
 
 /// Adds a restore of `content` as a new version to `batch`: unsaved working-copy
@@ -132,11 +145,30 @@ pub fn stage_restore_content(kernel: &Kernel, batch: &mut Batch, project: &mut P
             kernel,
             batch,
             project,
-            NewVersion { title: &title, source: &source, origin: &VersionOrigin::Autosnapshot { conflict_id: None }, message: Some(content.autosnapshot_message) },
+            NewVersion {
+                title: &title,
+                source: &source,
+                origin: &VersionOrigin::Autosnapshot { conflict_id: None },
+                message: Some(content.autosnapshot_message),
+                message_id: Some(content.autosnapshot_message_id),
+                message_params: Some(content.message_params),
+            },
         )?;
         autosnapshot = Some(snapshot);
     }
-    let restored = stage_next(kernel, batch, project, NewVersion { title: content.title, source: content.source, origin: content.origin, message: Some(content.message) })?;
+    let restored = stage_next(
+        kernel,
+        batch,
+        project,
+        NewVersion {
+            title: content.title,
+            source: content.source,
+            origin: content.origin,
+            message: Some(content.message),
+            message_id: Some(content.message_id),
+            message_params: Some(content.message_params),
+        },
+    )?;
     project.title = restored.title.clone();
     project.source = restored.source.clone();
     project.revision += 1;
@@ -157,6 +189,9 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, project: &mut Project, 
             origin: &VersionOrigin::Restore { from: target.number },
             message: &format!("Restored version {}", target.number),
             autosnapshot_message: &format!("Unsaved changes kept before restoring version {}", target.number),
+            message_id: "restored_version",
+            autosnapshot_message_id: "autosnapshot_before_restore",
+            message_params: &BTreeMap::from([("n".to_owned(), target.number.to_string())]),
         },
     )?;
     let activity = kernel.activity(

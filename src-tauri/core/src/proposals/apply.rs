@@ -318,7 +318,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 kernel,
                 batch,
                 &mut project,
-                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message) },
+                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
             )?;
             // The sync issue stages the version's delivery job here, in this batch.
             batch.put(&project)?;
@@ -334,7 +334,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 kernel,
                 batch,
                 &mut project,
-                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message) },
+                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
             )?;
             batch.put(&project)?;
             accepted.version = Some(version);
@@ -358,7 +358,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                     kernel,
                     batch,
                     &mut project,
-                    NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message) },
+                    NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
                 )?;
                 accepted.version = Some(version);
             }

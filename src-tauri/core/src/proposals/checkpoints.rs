@@ -211,6 +211,9 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, checkpoint: &Checkpoint
             origin: &VersionOrigin::Checkpoint { checkpoint_id: checkpoint.id.clone() },
             message: &format!("Restored {named}"),
             autosnapshot_message: &format!("Unsaved changes kept before restoring {named}"),
+            message_id: if checkpoint.label.is_empty() { "restored_checkpoint_unnamed" } else { "restored_checkpoint" },
+            autosnapshot_message_id: if checkpoint.label.is_empty() { "autosnapshot_before_checkpoint_unnamed" } else { "autosnapshot_before_checkpoint" },
+            message_params: &checkpoint_message_params(checkpoint),
         },
     )?;
     let now_drafts = crate::project::drafts::list(store, &project.id)?;
@@ -249,4 +252,18 @@ pub fn stage_restore(kernel: &Kernel, batch: &mut Batch, checkpoint: &Checkpoint
         drafts_newer,
         staging_discarded,
     })
+}
+
+/// The values of a checkpoint restore's version messages: the label, and, for a label
+/// the harness named, its id (`labelId`) and values, so the UI words the name too.
+fn checkpoint_message_params(checkpoint: &Checkpoint) -> std::collections::BTreeMap<String, String> {
+    let mut params = std::collections::BTreeMap::new();
+    if !checkpoint.label.is_empty() {
+        params.insert("label".to_owned(), checkpoint.label.clone());
+    }
+    if let Some(id) = &checkpoint.label_id {
+        params.insert("labelId".to_owned(), id.clone());
+        params.extend(checkpoint.label_params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    params
 }

@@ -270,6 +270,7 @@ pub fn stage_apply(kernel: &Kernel, batch: &mut Batch, session_id: &str, expecte
     // Summaries only: the ids are in the version's origin, never in human text.
     let listed: Vec<String> = staged.iter().map(|(p, _)| p.summary.chars().take(80).collect::<String>()).collect();
     let message = format!("Applied {} staged AI proposals: {}", staged.len(), listed.join("; "));
+    let message_params = std::collections::BTreeMap::from([("count".to_owned(), staged.len().to_string()), ("summaries".to_owned(), listed.join("; "))]);
     project.source = text;
     project.revision += 1;
     let (title, source) = (project.title.clone(), project.source.clone());
@@ -277,7 +278,14 @@ pub fn stage_apply(kernel: &Kernel, batch: &mut Batch, session_id: &str, expecte
         kernel,
         batch,
         &mut project,
-        NewVersion { title: &title, source: &source, origin: &super::apply::version_origin(first), message: Some(&message) },
+        NewVersion {
+            title: &title,
+            source: &source,
+            origin: &super::apply::version_origin(first),
+            message: Some(&message),
+            message_id: Some("applied_staged"),
+            message_params: Some(&message_params),
+        },
     )?;
     // The sync issue stages the version's delivery job here, in this batch.
     batch.put(&project)?;

@@ -215,7 +215,14 @@ fn import(
             kernel,
             batch,
             target,
-            NewVersion { title: &server_version.title, source: &server_version.source, origin: &origin, message: server_version.message.as_deref() },
+            NewVersion {
+                title: &server_version.title,
+                source: &server_version.source,
+                origin: &origin,
+                message: server_version.message.as_deref(),
+                message_id: None,
+                message_params: None,
+            },
             &server_version.author,
         )?;
         link.server_head = server_version.number;

@@ -110,6 +110,27 @@ fn restore_keeps_unsaved_work_as_an_autosnapshot_first() {
     assert_eq!(t.ok("version.get", json!({"projectId": id, "number": 2}))["source"], "unsaved 未保存的修改");
     assert_eq!(result["restored"]["number"], 3);
     assert_eq!(t.ok("project.get", json!({"projectId": id}))["source"], "saved");
+    // The messages the core wrote carry their language-neutral form (the English stays
+    // for the CLI); a person's message has none.
+    let list = t.ok("version.list", json!({"projectId": id}))["versions"].clone();
+    let by_number = |n: u64| list.as_array().unwrap().iter().find(|v| v["number"] == n).unwrap().clone();
+    assert_eq!((by_number(2)["messageId"].clone(), by_number(2)["messageParams"].clone()), (json!("autosnapshot_before_restore"), json!({"n": "1"})));
+    assert_eq!((by_number(3)["messageId"].clone(), by_number(3)["messageParams"].clone()), (json!("restored_version"), json!({"n": "1"})));
+    assert_eq!(by_number(3)["message"], "Restored version 1");
+    assert_eq!(t.ok("version.get", json!({"projectId": id, "number": 3}))["messageId"], "restored_version");
+    let manual = by_number(1);
+    assert!(manual.get("messageId").is_none() && manual.get("messageParams").is_none(), "{manual}");
+}
+
+/// A version stored before `messageId` existed reads as one without it, and one without
+/// a core-written message is stored as before (no new fields).
+#[test]
+fn a_version_without_a_message_id_reads_and_writes_as_before() {
+    let old = json!({"id": "ver_1", "projectId": "prj_1", "number": 1, "title": "T", "source": "s", "author": "a",
+        "message": "Restored version 1", "origin": {"type": "restore", "from": 1}, "contentHash": "sha256:00", "createdAt": "2026-01-01T00:00:00Z"});
+    let version: inkstone_core::model::Version = serde_json::from_value(old.clone()).unwrap();
+    assert_eq!((version.message_id.as_deref(), version.message_params.len()), (None, 0));
+    assert_eq!(serde_json::to_value(&version).unwrap(), old);
 }
 
 #[test]

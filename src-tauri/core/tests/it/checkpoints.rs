@@ -96,6 +96,9 @@ fn a_restore_makes_new_versions_and_draft_revisions_and_keeps_history() {
     assert_eq!(&all[..3], &history[..], "history is never rewritten");
     assert_eq!(all[3]["source"], json!(unsaved));
     assert_eq!(all[3]["origin"]["type"], "autosnapshot");
+    assert_eq!(all[3]["messageId"], "autosnapshot_before_checkpoint");
+    assert_eq!(all[4]["messageId"], "restored_checkpoint");
+    assert_eq!(all[4]["messageParams"]["label"], cp["label"], "{}", all[4]);
     assert_eq!((all[4]["source"].as_str(), all[4]["title"].as_str()), (Some(SOURCE), Some("春天")));
     let project = fx.project();
     assert_eq!((project["source"].as_str(), project["head"].as_u64()), (Some(SOURCE), Some(5)));

@@ -884,6 +884,58 @@ fn session_api_lists_archives_and_refuses_bad_input() {
     assert!(view["timeline"].as_array().unwrap().len() >= 3);
 }
 
+/// A session whose project is archived is read-only until the project is restored:
+/// sending, approving a pending write, setting the mode or the intent and compacting
+/// are refused (VALIDATION `session.project_archived`, with the way out), nothing is
+/// written and no model is asked. Archiving a project while one of its sessions runs
+/// a turn is refused (CONFLICT `project.session_running`). Restored, it continues.
+#[test]
+fn a_session_of_an_archived_project_is_refused_until_the_project_is_restored() {
+    let h = setup(vec![Reply::tool_calls(&[("w1", "slow_write_note", r#"{"note":"x","ms":600}"#)]), Reply::text("saved"), Reply::text("继续")], json!({}));
+    let (result, _) = h.send("write");
+    let request = pending_request(&result);
+    h.t.ok("project.archive", json!({"projectId": h.project, "archived": true}));
+    let log_before = h.log();
+    let requests_before = h.server.chat_requests().len();
+    let refusals = [
+        ("session.submit", json!({"sessionId": h.session, "text": "再来"})),
+        ("session.resolveApproval", json!({"sessionId": h.session, "requestId": request, "approved": true})),
+        ("session.setMode", json!({"sessionId": h.session, "mode": "plan"})),
+        ("session.setIntent", json!({"sessionId": h.session, "intent": {"topic": "春天"}})),
+        ("session.compact", json!({"sessionId": h.session})),
+    ];
+    for (method, params) in refusals {
+        let error = h.stream(method, params).0.unwrap_err();
+        assert_eq!((error.code, error.message_id.as_deref()), (ErrorCode::Validation, Some("session.project_archived")), "{method}: {error:?}");
+        assert_eq!(error.params.as_ref().and_then(|p| p.get("project")).map(String::as_str), Some("春日"), "{method}");
+        assert!(error.hints.iter().any(|hint| hint.id == "unarchive_project_first" && hint.params.get("project") == Some(&h.project)), "{method}: {error:?}");
+    }
+    assert_eq!(h.log(), log_before, "a refused call wrote to the log");
+    assert_eq!(h.server.chat_requests().len(), requests_before, "a refused call asked the model");
+    assert_eq!(h.comments(), 0, "the write ran in an archived project");
+    assert_eq!(h.t.ok("session.get", json!({"sessionId": h.session}))["status"], "waitingForApproval");
+
+    // Restored, the write is asked again (archiving moved the project on: the approval
+    // was for the version before), and, approved, runs; while it runs, the project
+    // cannot be archived.
+    h.t.ok("project.archive", json!({"projectId": h.project, "archived": false}));
+    let (result, _) = h.approve(&request, true);
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let request = pending_request(&result);
+    let (result, refused) = std::thread::scope(|scope| {
+        let approving = scope.spawn(|| h.stream("session.resolveApproval", json!({"sessionId": h.session, "requestId": request, "approved": true})));
+        std::thread::sleep(Duration::from_millis(250));
+        let refused = h.t.engine.call("project.archive", json!({"projectId": h.project, "archived": true})).unwrap_err();
+        (approving.join().unwrap(), refused)
+    });
+    assert_eq!((refused.code, refused.message_id.as_deref()), (ErrorCode::Conflict, Some("project.session_running")), "{refused:?}");
+    assert_eq!(h.t.ok("project.get", json!({"projectId": h.project}))["archived"], false);
+    assert_eq!(result.0.unwrap()["reason"], "completed");
+    assert_eq!(h.comments(), 1);
+    let (result, _) = h.send("再来");
+    assert_eq!(result["reason"], "completed");
+}
+
 /// An archived session comes back with `session.archive {archived: false}`: it is
 /// listed and can be continued again, its log says so, and the model sees the whole
 /// conversation as before. Restoring one whose project is archived is refused with the

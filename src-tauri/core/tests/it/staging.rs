@@ -179,6 +179,8 @@ fn two_staged_proposals_compose_and_apply_as_exactly_one_version() {
     let message = version["message"].as_str().unwrap();
     assert!(message.contains(&p1.summary) && message.contains(&p2.summary), "the message lists every proposal by its summary: {message}");
     assert!(!message.contains("prp_") && !message.contains("ses_"), "no ids in human text: {message}");
+    assert_eq!(version["messageId"], "applied_staged");
+    assert_eq!(version["messageParams"], json!({"count": "2", "summaries": format!("{}; {}", p1.summary, p2.summary)}));
     assert_eq!(applied["version"]["number"], 2);
     let project = fx.project();
     assert_eq!(project["source"], json!(both_text));
