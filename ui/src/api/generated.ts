@@ -2431,7 +2431,7 @@ export type Version = { id: string, projectId: string,
 number: number, title: string, source: string, author: string, message: string | null, 
 /**
  * The language-neutral form of a `message` the core wrote itself (`restored_version`,
- * `autosnapshot_before_restore`, `restored_checkpoint`, `restored_checkpoint_unnamed`,
+ * `autosnapshot_before_restore`, `restored_checkpoint`, `restored_checkpoint_unnamed`, `autosnapshot_before_checkpoint_unnamed`,
  * `autosnapshot_before_checkpoint`, `applied_staged`), with its values in
  * `message_params`; the UI words it in the person's language (the English `message`
  * stays for the CLI). Absent for a person's message, a proposal's summary, and

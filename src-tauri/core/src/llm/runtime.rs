@@ -111,7 +111,10 @@ impl Runtime {
                 format!("The API key of the profile \"{}\" (ending {fingerprint}) is no longer in the system keychain; nothing was sent.", profile.name),
             )
             .problem("profile.key_gone", &[("name", &profile.name), ("fp", fingerprint)])
-            .hint("set_api_key_again", format!("Set the key again in Settings → AI models, or with `inkstone-cli profile set-key \"{}\"` (the key on standard input).", profile.name))
+            .hint(
+                "set_api_key_again",
+                format!("Set the key again in Settings → AI models, or with `inkstone-cli profile set-key \"{}\"` (the key on standard input).", profile.name),
+            )
             .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
             .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
         }
