@@ -183,7 +183,12 @@ export function VersionOverlay({
 }
 
 /** Where the newer text of a conflict came from. */
-export type ConflictCause = { kind: "teammate"; author: string; n: number } | { kind: "resolution"; n: number; author?: string } | { kind: "elsewhere" };
+export type ConflictCause =
+  | { kind: "teammate"; author: string; n: number }
+  | { kind: "resolution"; n: number; author?: string }
+  | { kind: "elsewhere" }
+  /** Text kept when the editor last went away unsaved, on a base that moved on since. */
+  | { kind: "kept" };
 
 export function ConflictOverlay({
   conflict,
@@ -216,13 +221,17 @@ export function ConflictOverlay({
       ? t("conflict.teammate.title", { author: cause.author, n: cause.n })
       : cause.kind === "resolution"
         ? t("conflict.resolution.title", { n: cause.n })
-        : t("conflict.title");
+        : cause.kind === "kept"
+          ? t("conflict.kept.title")
+          : t("conflict.title");
   const body =
     cause.kind === "teammate"
       ? t("conflict.teammate.body", { author: cause.author, n: cause.n })
       : cause.kind === "resolution"
         ? t("conflict.resolution.body", { n: cause.n })
-        : t("conflict.body");
+        : cause.kind === "kept"
+          ? t("conflict.kept.body")
+          : t("conflict.body");
   const theirsLabel =
     cause.kind === "teammate"
       ? t("conflict.theirsVersion", { author: cause.author, n: cause.n })
@@ -243,7 +252,7 @@ export function ConflictOverlay({
       <p className="pad">{body}</p>
       <div className="conflict-cols">
         <div className="conflict-col" data-testid="conflict-mine">
-          <h3>{cause.kind === "elsewhere" ? t("conflict.mine") : t("conflict.mineUnsaved")}</h3>
+          <h3>{cause.kind === "elsewhere" ? t("conflict.mine") : cause.kind === "kept" ? t("conflict.mineKept") : t("conflict.mineUnsaved")}</h3>
           <p className="conflict-doc-title">{conflict.mine.title}</p>
           <pre className="source-view">{conflict.mine.source}</pre>
         </div>

@@ -19,6 +19,7 @@ import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEd
 import { type ConflictCause, ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
 import { merge3 } from "./merge";
 import { beforeClose } from "../lib/closeGuard";
+import { dropKept, judgeKept, keepUnsaved, readKept } from "./kept";
 import { type Conflict, type SaveState, Saver } from "./saver";
 import { ConflictView } from "../sync/ConflictView";
 import { OTHER_WINDOW_MS, syncStoreFor, useSync } from "../sync/status";
@@ -132,6 +133,10 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const saver = useRef<Saver | null>(null);
   /** Set below: a stale save found a newer working copy. */
   const conflictFound = useRef<(c: Conflict) => void>(() => undefined);
+  // The conflict opened by text kept when the editor last went away (see kept.ts).
+  const keptConflict = useRef<Conflict | null>(null);
+  // The editor's first text when it is not the stored one (kept text restored).
+  const [startText, setStartText] = useState<string | null>(null);
   /** The head as this view last showed it. */
   const headRef = useRef(0);
   const readTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -160,6 +165,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           isComposing: () => editor.current?.isComposing() ?? false,
           onState: setSaveState,
           onSaved: (np) => {
+            // Text kept from an earlier closing is stored now (or resolved).
+            dropKept(np.id);
             setRevision(np.revision);
             setSaved({ revision: np.revision, source: np.source });
             // Tell the sidebar when the title changed, otherwise at most every 5 s.
@@ -173,14 +180,25 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           onConflict: (c) => conflictFound.current(c),
           onError: (e) => showError(e),
         });
+        // Text the editor could not store when it last went away comes back: as the
+        // unsaved edit it was, or as the person's side of a conflict with newer text.
+        const kept = judgeKept(readKept(projectId), p);
+        const shown = kept.kind === "none" ? { title: p.title, source: p.source } : kept.mine;
+        if (kept.kind === "none") dropKept(projectId);
         setProject(p);
-        setTitle(p.title);
+        setStartText(kept.kind === "none" ? null : shown.source);
+        setTitle(shown.title);
         reported.current = { title: p.title, at: Date.now() };
         setHead(p.head);
         setRevision(p.revision);
-        setWords(countWords(p.source));
-        setPreviewSource(p.source);
+        setWords(countWords(shown.source));
+        setPreviewSource(shown.source);
         setSaveState("saved");
+        if (kept.kind === "edit") saver.current.restoreKept(kept.mine, null);
+        if (kept.kind === "conflict") {
+          saver.current.restoreKept(kept.mine, kept.base);
+          keptConflict.current = saver.current.conflict;
+        }
       } catch (e) {
         if (live) setLoadError(e);
       }
@@ -215,15 +233,26 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   }, [readEditor]);
 
   // Save what is pending when the project closes, the page goes away, or the desktop
-  // window is asked to close (the shell waits for this save).
+  // window is asked to close (the shell waits for this save). Text that is not stored
+  // yet is first kept in this browser profile (kept.ts): a save that fails, waits in a
+  // conflict or is cut off by the closing loses nothing.
   useEffect(() => {
+    const keepPending = () => {
+      const s = saver.current;
+      if (!s) return;
+      const mine = s.current(); // reads the editor, so `dirty` knows the last keystroke
+      if (!(s.dirty || s.state === "conflict")) return;
+      keepUnsaved(s.projectId, { mine, base: s.base, keptAt: new Date().toISOString() });
+    };
     const onHide = () => {
       readEditor();
+      keepPending();
       void saver.current?.flush().catch(() => undefined);
     };
     window.addEventListener("pagehide", onHide);
     const unregister = beforeClose(async () => {
       readEditor();
+      keepPending();
       await saver.current?.flush();
     });
     return () => {
@@ -375,7 +404,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     conflictFound.current = (c: Conflict) => {
       const show = (why: ConflictCause) => {
         if (saver.current?.conflict?.theirs.revision !== c.theirs.revision) return; // a newer one follows
-        setCause(why);
+        setCause(keptConflict.current && saver.current.conflict === keptConflict.current ? { kind: "kept" } : why);
         setConflict(saver.current.conflict);
       };
       void client.call("project.get", { projectId }).then(
@@ -823,7 +852,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
             <MarkdownEditor
               ref={keepEditor}
               docKey={projectId}
-              initialText={project.source}
+              initialText={startText ?? project.source}
               ariaLabel={t("editor.label")}
               placeholder={t("editor.placeholder")}
               anchors={anchors}

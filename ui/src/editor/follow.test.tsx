@@ -171,6 +171,61 @@ afterEach(() => {
   cleanup();
   window.localStorage.removeItem("inkstone.panelTab");
   window.localStorage.removeItem("inkstone.lastProject");
+  // Text an unmounted editor kept (kept.ts): each test starts without.
+  for (const key of Object.keys(window.localStorage)) if (key.startsWith("inkstone.kept.")) window.localStorage.removeItem(key);
+});
+
+describe("text the editor could not store when it went away", () => {
+  it("a conflict left open when the window closes comes back as the same choice, and nothing was written meanwhile", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport, "zh");
+    const view = await openProject();
+    act(() => view.dispatch({ changes: { from: "# 春天的信".length, insert: "乙" } }));
+    const pulled = "# 春天的信\n\n第一段。\n" + A_PARAGRAPH;
+    b.pull("a", pulled);
+    await poll();
+    await screen.findByTestId("conflict");
+    // The window goes away with the choice open: the person's text was never stored.
+    cleanup();
+    expect(b.projects.get("a")!.source).toBe(pulled);
+    expect(b.transport.callsTo("project.update")).toHaveLength(0);
+    renderApp(b.transport, "zh");
+    await openProject();
+    const conflict = await screen.findByTestId("conflict");
+    await waitFor(() => expect(conflict.dataset.cause).toBe("kept"));
+    expect(conflict.textContent).toContain("上次关闭时你的文字");
+    expect(within(conflict).getByTestId("conflict-mine").textContent).toContain("# 春天的信乙");
+    expect(within(conflict).getByTestId("conflict-theirs").textContent).toContain("第四段：A 加的。");
+    expect(within(conflict).queryByTestId("conflict-keep-mine")).toBeNull();
+    // Keep both: a three-way merge on the base the text was written on.
+    fireEvent.click(within(conflict).getByTestId("conflict-keep-both"));
+    const merged = "# 春天的信乙\n\n第一段。\n" + A_PARAGRAPH;
+    await waitFor(() => expect(b.projects.get("a")!.source).toBe(merged));
+    await waitFor(() => expect(window.localStorage.getItem("inkstone.kept.a")).toBeNull());
+  });
+
+  it("a keystroke whose save the closing cut off is saved at the next opening; text already stored is not kept", async () => {
+    const b = team();
+    renderApp(b.transport);
+    const view = await openProject();
+    const before = b.projects.get("a")!.source;
+    act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: "最后一句。" } }));
+    // The closing page: kept at once; the save it starts is lost with the process.
+    b.transport.on("project.update", () => new Promise(() => undefined));
+    cleanup();
+    expect(b.projects.get("a")!.source).toBe(before);
+    expect(JSON.parse(window.localStorage.getItem("inkstone.kept.a")!).mine.source).toBe(before + "最后一句。");
+    const c = team();
+    Object.assign(c.projects.get("a")!, b.projects.get("a")!);
+    renderApp(c.transport);
+    await openProject();
+    await waitFor(() => expect(c.projects.get("a")!.source).toBe(before + "最后一句。"));
+    expect(screen.queryByTestId("conflict")).toBeNull();
+    expect(window.localStorage.getItem("inkstone.kept.a")).toBeNull();
+    // Closing with everything stored keeps nothing.
+    cleanup();
+    expect(window.localStorage.getItem("inkstone.kept.a")).toBeNull();
+  });
 });
 
 describe("the open project follows sync", () => {

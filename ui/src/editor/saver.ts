@@ -64,6 +64,11 @@ export class Saver {
     this.delayMs = opts.delayMs ?? 800;
   }
 
+  /** The project this saver stores. */
+  get projectId(): string {
+    return this.opts.project.id;
+  }
+
   get draft(): Draft {
     return this.latest;
   }
@@ -185,6 +190,32 @@ export class Saver {
     this.setState("conflict");
     this.opts.onConflict?.(this.conflict);
     return "conflict";
+  }
+
+  /**
+   * Text kept from when the editor last went away unsaved (see kept.ts), on the stored
+   * text as loaded. On the same base it is an unsaved edit, saved as usual; on a base
+   * that moved on it is the person's side of a conflict with the stored text.
+   */
+  restoreKept(mine: Draft, base: Draft | null) {
+    this.latest = { ...mine };
+    this.stale = false;
+    if (!base) {
+      if (this.dirty) {
+        this.setState("dirty");
+        this.schedule(0);
+      }
+      return;
+    }
+    this.clearTimer();
+    this.conflict = { mine: { ...mine }, theirs: { ...this.saved, revision: this.revision }, base: { ...base } };
+    this.setState("conflict");
+    this.opts.onConflict?.(this.conflict);
+  }
+
+  /** The stored text this editor's edits are written on. */
+  get base(): Draft {
+    return this.conflict ? { ...this.conflict.base } : { ...this.saved };
   }
 
   /** Take theirs: the working copy becomes theirs; returns it for the editor. */
