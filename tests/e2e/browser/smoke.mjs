@@ -688,6 +688,50 @@ async function main() {
     await noBanner();
   });
 
+  await check("a tab closed with a conflict open keeps the person's text; the next opening offers the same choice", async () => {
+    const open = async (p) => {
+      await p.goto(url, { waitUntil: "load" });
+      await p.locator("[data-testid=project-item]", { hasText: title }).click();
+      await tid("project-view", p).waitFor();
+    };
+    const closing = await context.newPage();
+    watch(closing);
+    await open(closing);
+    // This tab saves first; the other one types on the text it loaded and meets it.
+    await page.bringToFront();
+    await tid("editor-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.insertText("\n主标签页先存的");
+    await waitSaved();
+    await closing.bringToFront();
+    await tid("editor-content", closing).click();
+    await closing.keyboard.press("Control+End");
+    await closing.keyboard.insertText("\n关闭前没存的");
+    await tid("conflict", closing).waitFor();
+    // Closed with the choice open (pagehide keeps the text; nothing is written).
+    await closing.close({ runBeforeUnload: true });
+    const stored = (await call("project.get", { projectId })).source;
+    assert(stored.includes("主标签页先存的") && !stored.includes("关闭前没存的"), `written before choosing: ${JSON.stringify(stored.slice(-40))}`);
+    const again = await context.newPage();
+    watch(again);
+    await open(again);
+    const conflict = again.locator("[data-testid=conflict][data-cause=kept]");
+    await conflict.waitFor();
+    assert((await tid("conflict-mine", again).textContent()).includes("关闭前没存的"), "the kept side");
+    assert((await tid("conflict-theirs", again).textContent()).includes("主标签页先存的"), "the stored side");
+    assert((await tid("conflict-keep-mine", again).count()) === 0, "a 'keep mine' for kept text");
+    await tid("conflict-keep-both", again).click();
+    await conflict.waitFor({ state: "detached" });
+    await waitSaved(again);
+    const merged = (await call("project.get", { projectId })).source;
+    assert(merged.includes("主标签页先存的") && merged.includes("关闭前没存的"), `after keep both: ${JSON.stringify(merged.slice(-60))}`);
+    assert((await again.evaluate((id) => localStorage.getItem(`inkstone.kept.${id}`), projectId)) === null, "the kept text stays after it was stored");
+    await again.close();
+    await page.bringToFront();
+    await page.reload({ waitUntil: "load" });
+    await noBanner();
+  });
+
   await check("longest main-thread task while typing 1,000 characters into a 50,000-character document (measured)", async () => {
     const line = "春江潮水连海平，海上明月共潮生。The quick brown fox jumps over the lazy dog.\n\n";
     const big = line.repeat(Math.ceil(50_000 / line.length)).slice(0, 50_000);
