@@ -347,6 +347,14 @@ fn origin_text(origin: &Value) -> String {
         Some("restore") => format!("restore of v{}", origin["from"]),
         Some("aiProposal") => format!("AI proposal {} ({})", s(origin, "proposalId"), s(origin, "model")),
         Some("checkpoint") => format!("checkpoint {}", s(origin, "checkpointId")),
+        // A colleague's version: the server's number, and how their client made it when
+        // both sides carried that (a resolution of a sync conflict says so).
+        Some("pulled") => match origin["remoteOrigin"].as_str() {
+            Some("syncResolution") => format!("pulled resolution (server v{})", origin["serverNumber"]),
+            Some(kind) => format!("pulled {kind} (server v{})", origin["serverNumber"]),
+            None => format!("pulled (server v{})", origin["serverNumber"]),
+        },
+        Some("syncResolution") => "sync resolution".to_owned(),
         Some(other) => other.to_owned(),
         None => String::new(),
     }
@@ -748,4 +756,19 @@ fn media(engine: &Engine, command: MediaCommand) -> Result<Rendered, Failure> {
             Box::new(|r: &Value| r["media"].as_array().into_iter().flatten().for_each(|m| println!("{}  {}×{}  {}", s(m, "id"), m["width"], m["height"], s(m, "originalName")))),
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_text;
+    use serde_json::json;
+
+    #[test]
+    fn a_pulled_version_names_its_server_number_and_a_resolution_says_so() {
+        assert_eq!(origin_text(&json!({"type": "pulled", "serverNumber": 4, "pushedBy": "mem_a"})), "pulled (server v4)");
+        assert_eq!(origin_text(&json!({"type": "pulled", "serverNumber": 5, "pushedBy": "mem_a", "remoteOrigin": "syncResolution"})), "pulled resolution (server v5)");
+        assert_eq!(origin_text(&json!({"type": "pulled", "serverNumber": 6, "pushedBy": "mem_a", "remoteOrigin": "manual"})), "pulled manual (server v6)");
+        assert_eq!(origin_text(&json!({"type": "syncResolution", "conflictId": "cnf_1"})), "sync resolution");
+        assert_eq!(origin_text(&json!({"type": "restore", "from": 1})), "restore of v1");
+    }
 }
