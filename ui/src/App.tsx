@@ -4,7 +4,7 @@ import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit 
 import { ErrorBanner } from "./components/ErrorBanner";
 import { Sidebar } from "./components/Sidebar";
 import { SyncIndicator } from "./sync/SyncIndicator";
-import { syncStoreFor } from "./sync/status";
+import { OTHER_WINDOW_MS, syncStoreFor } from "./sync/status";
 import { AppCtx, type Ctx } from "./context";
 import { type Command, CommandPalette } from "./dialogs/CommandPalette";
 import { NewProjectDialog } from "./dialogs/NewProjectDialog";
@@ -155,16 +155,30 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, [client, loadProjects, loadLibrary]);
 
   // Sync may have brought projects (a first pull of a teammate's project, new heads):
-  // the list reads itself again, without a reload.
+  // the list reads itself again, without a reload. Another window of this data folder
+  // moves no sync marker: while connected, a poll reads the list again at most every
+  // OTHER_WINDOW_MS, as the open editor does.
   useEffect(() => {
     const store = syncStoreFor(client);
     let changes = store.getSnapshot().changes;
-    return store.subscribe(() => {
+    let readAt = Date.now();
+    const reload = () => {
+      readAt = Date.now();
+      void loadProjects(true);
+    };
+    const unsubscribe = store.subscribe(() => {
       const now = store.getSnapshot().changes;
       if (now === changes) return;
       changes = now;
-      void loadProjects(true);
+      reload();
     });
+    const unpoll = store.onPoll((snap) => {
+      if (snap.status?.connected && Date.now() - readAt >= OTHER_WINDOW_MS) reload();
+    });
+    return () => {
+      unsubscribe();
+      unpoll();
+    };
   }, [client, loadProjects]);
 
   const onProjectChanged = useCallback((p: Project) => {

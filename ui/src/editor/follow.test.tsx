@@ -360,6 +360,24 @@ describe("the open project follows sync", () => {
     expect(toasts()).toContain("Loaded the changes saved in another window");
   });
 
+  it("lists a project another window of the data folder created, at the same slower pace", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    await poll();
+    b.projects.set("c", { ...b.projects.get("a")!, id: "c", title: "另一个窗口建的项目" });
+    await poll();
+    expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).not.toContain("另一个窗口建的项目");
+    const later = Date.now() + OTHER_WINDOW_MS;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
+    try {
+      await poll();
+      await waitFor(() => expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).toContain("另一个窗口建的项目"));
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   it("a teammate's version that opens a sync conflict keeps the person's text, says so above the editor and opens the resolution from there", async () => {
     const b = team();
     const { poll } = renderApp(b.transport);
