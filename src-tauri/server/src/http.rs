@@ -208,40 +208,70 @@ async fn revoke(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(tok
     .await
 }
 
+/// A push checked and ready for the store: its caller, dedupe key, request and the
+/// hash of its body.
+struct CheckedPush {
+    caller: Caller,
+    key: String,
+    request: PushRequest,
+    payload_hash: String,
+}
+
+/// Authenticates and validates a push; nothing is written.
+fn check_push(state: &AppState, headers: &HeaderMap, project_id: &str, body: Result<Bytes, HttpError>) -> Result<CheckedPush, HttpError> {
+    let caller = caller(state, headers, Role::Editor)?;
+    let body = body?;
+    valid_id("projectId", project_id)?;
+    let key = headers
+        .get(IDEMPOTENCY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|k| !k.is_empty() && k.len() <= 200)
+        .ok_or_else(|| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push needs an `{IDEMPOTENCY_HEADER}` header of 1–200 characters.")))?;
+    let request: PushRequest =
+        serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
+    if request.versions.is_empty() || request.versions.len() > MAX_VERSIONS_PER_PUSH {
+        return Err(
+            HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push carries 1–{MAX_VERSIONS_PER_PUSH} versions.")).hint("Split the versions into several pushes.")
+        );
+    }
+    for (i, v) in request.versions.iter().enumerate() {
+        if v.client_id.is_empty() || !v.content_hash.starts_with("sha256:") || v.content_hash.len() != 71 {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: a client id and a `sha256:` content hash are required.")));
+        }
+        if v.origin.as_deref().is_some_and(|o| !inkstone_sync_proto::origin::well_formed(o)) {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: an origin is 1–32 ASCII letters (manual, syncResolution, ...).")));
+        }
+    }
+    Ok(CheckedPush { caller, key: key.to_owned(), request, payload_hash: sha256_hex(&body) })
+}
+
+fn push_response(outcome: PushOutcome) -> Response {
+    match outcome {
+        PushOutcome::Done(response) => (StatusCode::CREATED, Json(response)).into_response(),
+        PushOutcome::Replayed(response) => {
+            let mut r = (StatusCode::OK, Json(response)).into_response();
+            r.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+            r
+        }
+    }
+}
+
 async fn push(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(project_id): Path<String>, body: Result<Bytes, BytesRejection>) -> Result<Response, HttpError> {
     let body = body_bytes(body);
+    // A local store checks the token without waiting on a network, and the embedded one
+    // commits pushes in groups on its own thread: the request awaits its answer without
+    // holding a thread.
+    if state.storage.local() {
+        let push = check_push(&state, &headers, &project_id, body)?;
+        let Some(pending) = state.storage.submit_push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash) else {
+            return blocking(move || Ok(push_response(state.storage.push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash)?))).await;
+        };
+        let outcome = pending?.await.map_err(|_| HttpError::from(StorageError::Io("the store stopped before answering".into())))??;
+        return Ok(push_response(outcome));
+    }
     blocking(move || {
-        let caller = caller(&state, &headers, Role::Editor)?;
-        let body = body?;
-        valid_id("projectId", &project_id)?;
-        let key = headers
-            .get(IDEMPOTENCY_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .filter(|k| !k.is_empty() && k.len() <= 200)
-            .ok_or_else(|| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push needs an `{IDEMPOTENCY_HEADER}` header of 1–200 characters.")))?;
-        let request: PushRequest =
-            serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
-        if request.versions.is_empty() || request.versions.len() > MAX_VERSIONS_PER_PUSH {
-            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push carries 1–{MAX_VERSIONS_PER_PUSH} versions."))
-                .hint("Split the versions into several pushes."));
-        }
-        for (i, v) in request.versions.iter().enumerate() {
-            if v.client_id.is_empty() || !v.content_hash.starts_with("sha256:") || v.content_hash.len() != 71 {
-                return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: a client id and a `sha256:` content hash are required.")));
-            }
-            if v.origin.as_deref().is_some_and(|o| !inkstone_sync_proto::origin::well_formed(o)) {
-                return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: an origin is 1–32 ASCII letters (manual, syncResolution, ...).")));
-            }
-        }
-        let payload_hash = sha256_hex(&body);
-        match state.storage.push(&caller, &project_id, &request, key, &payload_hash)? {
-            PushOutcome::Done(response) => Ok((StatusCode::CREATED, Json(response)).into_response()),
-            PushOutcome::Replayed(response) => {
-                let mut r = (StatusCode::OK, Json(response)).into_response();
-                r.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
-                Ok(r)
-            }
-        }
+        let push = check_push(&state, &headers, &project_id, body)?;
+        Ok(push_response(state.storage.push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash)?))
     })
     .await
 }

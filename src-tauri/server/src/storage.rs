@@ -6,8 +6,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{mpsc, Arc, Mutex};
+
 use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::oneshot;
 
 use inkstone_sync_proto::{
     ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
@@ -84,6 +86,18 @@ pub trait Storage: Send + Sync {
     /// Pushes versions of a project, deduplicated by `key` (with `payload_hash` the
     /// hash of the request body).
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError>;
+    /// Hands a push to the store's group commit without waiting, when the store has
+    /// one (the embedded store): the answer arrives once the push is durable, and the
+    /// caller need not hold a thread meanwhile. None: call [`Storage::push`] on a
+    /// thread that may block.
+    fn submit_push(&self, _caller: &Caller, _project_id: &str, _request: &PushRequest, _key: &str, _payload_hash: &str) -> Option<Result<PendingPush, StorageError>> {
+        None
+    }
+    /// Whether reads and authentication answer from memory or a local file without
+    /// waiting on a network (the embedded store), so an async task may call them.
+    fn local(&self) -> bool {
+        false
+    }
     /// Versions after `cursor`, at most `limit`.
     fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError>;
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
@@ -91,6 +105,9 @@ pub trait Storage: Send + Sync {
     /// how many. The server runs it hourly.
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError>;
 }
+
+/// A push handed to a group commit ([`Storage::submit_push`]): its answer, once durable.
+pub type PendingPush = oneshot::Receiver<Result<PushOutcome, StorageError>>;
 
 /// What both storages support beyond the first protocol: they keep a version's origin.
 pub fn features() -> Vec<String> {
@@ -164,7 +181,24 @@ struct DedupeRecord {
 }
 
 /// The embedded store: sled under `data_dir`.
+///
+/// Pushes go through a group commit: one committer thread takes every push waiting at
+/// that moment, applies them in one sled transaction, in arrival order, each with its
+/// own result (a stale base or a reused key refuses that push alone), makes them
+/// durable with one sync and answers them; pushes arriving meanwhile wait for the next
+/// group. sled writes each transaction's batch to its log at once (two log writes, each
+/// waited for), so a transaction per push cost more than the rest of the push; one per
+/// group shares it, as the disk sync is shared. A push's caller need not hold a thread
+/// while it waits ([`Storage::submit_push`]).
 pub struct SledStorage {
+    inner: Arc<Sled>,
+    /// Hands pushes to the committer; None once closing.
+    pushes: Mutex<Option<mpsc::Sender<PushJob>>>,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+/// The trees and the sync state, shared by the callers and the commit threads.
+struct Sled {
     dir: PathBuf,
     db: sled::Db,
     workspaces: sled::Tree,
@@ -182,7 +216,31 @@ pub struct SledStorage {
     /// serialises the syncs.
     synced: Mutex<Synced>,
     /// Dedupe keys of pushes being processed.
-    in_flight: Mutex<HashSet<Vec<u8>>>,
+    in_flight: Arc<Mutex<HashSet<Vec<u8>>>>,
+    /// Group commits so far (each one transaction and one sync).
+    groups: AtomicU64,
+    /// Each workspace's highest cursor known durable: a pull shows no version before it
+    /// is durable, so nobody sees a version that a crash could still take back.
+    durable_cursors: Mutex<HashMap<String, u64>>,
+}
+
+/// One group commit takes pushes until it holds this many versions or this many bytes
+/// of text, so that a transaction stays small in memory (it holds every write until
+/// it commits).
+const GROUP_VERSIONS: usize = 1_000;
+const GROUP_BYTES: usize = 8 * 1024 * 1024;
+
+/// A push waiting for the committer. Its claim on the dedupe key is released just
+/// before its answer is sent.
+struct PushJob {
+    workspace_id: String,
+    pushed_by: String,
+    project_id: String,
+    request: PushRequest,
+    claim: InFlightClaim,
+    payload_hash: String,
+    at: u64,
+    reply: oneshot::Sender<Result<PushOutcome, StorageError>>,
 }
 
 /// What the last sync covered: the highest ticket, each file's stamp and each folder's
@@ -259,22 +317,22 @@ impl FileStamp {
 }
 
 /// A push's hold on its dedupe key; dropping it releases the key.
-struct InFlightClaim<'a> {
-    set: &'a Mutex<HashSet<Vec<u8>>>,
+struct InFlightClaim {
+    set: Arc<Mutex<HashSet<Vec<u8>>>>,
     key: Vec<u8>,
 }
 
-impl<'a> InFlightClaim<'a> {
-    fn take(set: &'a Mutex<HashSet<Vec<u8>>>, key: &[u8]) -> Result<InFlightClaim<'a>, StorageError> {
+impl InFlightClaim {
+    fn take(set: &Arc<Mutex<HashSet<Vec<u8>>>>, key: Vec<u8>) -> Result<InFlightClaim, StorageError> {
         let mut held = set.lock().map_err(|_| StorageError::Io("in-flight lock poisoned".into()))?;
-        if !held.insert(key.to_vec()) {
+        if !held.insert(key.clone()) {
             return Err(StorageError::InFlight);
         }
-        Ok(InFlightClaim { set, key: key.to_vec() })
+        Ok(InFlightClaim { set: set.clone(), key })
     }
 }
 
-impl Drop for InFlightClaim<'_> {
+impl Drop for InFlightClaim {
     fn drop(&mut self) {
         if let Ok(mut held) = self.set.lock() {
             held.remove(&self.key);
@@ -287,7 +345,7 @@ impl SledStorage {
         std::fs::create_dir_all(dir)?;
         let db = sled::Config::new().path(dir.join("db")).open()?;
         let tree = |name: &str| db.open_tree(name);
-        Ok(SledStorage {
+        let inner = Arc::new(Sled {
             dir: dir.join("db"),
             workspaces: tree("workspaces")?,
             members: tree("members")?,
@@ -301,14 +359,64 @@ impl SledStorage {
             db,
             written: AtomicU64::new(0),
             synced: Mutex::new(Synced::default()),
-            in_flight: Mutex::new(HashSet::new()),
-        })
-        .and_then(|storage| {
-            storage.forget_in_flight()?;
-            Ok(storage)
-        })
+            in_flight: Arc::new(Mutex::new(HashSet::new())),
+            groups: AtomicU64::new(0),
+            durable_cursors: Mutex::new(HashMap::new()),
+        });
+        inner.forget_in_flight()?;
+        // What the folder holds at open is what survived; all of it may be shown.
+        for entry in inner.cursors.iter() {
+            let (ws, cursor) = entry?;
+            let cursor = u64::from_be_bytes(cursor.as_ref().try_into().map_err(|_| StorageError::Io("damaged cursor record".into()))?);
+            inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.insert(String::from_utf8_lossy(&ws).into_owned(), cursor);
+        }
+        let (pushes, queued) = mpsc::channel::<PushJob>();
+        let committer = {
+            let inner = inner.clone();
+            std::thread::Builder::new().name("push-commit".into()).spawn(move || inner.commit_loop(&queued))?
+        };
+        Ok(SledStorage { inner, pushes: Mutex::new(Some(pushes)), threads: Mutex::new(vec![committer]) })
     }
+}
 
+impl SledStorage {
+    /// Claims the dedupe key in memory (one process holds the folder, so a push still in
+    /// flight is one of this process's) and hands the push to the committer.
+    fn queue_push(&self, caller: &Caller, project_id: &str, request: PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PendingPush, StorageError> {
+        let claim = InFlightClaim::take(&self.inner.in_flight, key(&[caller.workspace_id.as_bytes(), dedupe_key.as_bytes()]))?;
+        let (reply, answer) = oneshot::channel();
+        let job = PushJob {
+            workspace_id: caller.workspace_id.clone(),
+            pushed_by: caller.member.name.clone(),
+            project_id: project_id.to_owned(),
+            request,
+            claim,
+            payload_hash: payload_hash.to_owned(),
+            at: now_millis(),
+            reply,
+        };
+        let closing = || StorageError::Io("the store is closing".into());
+        self.pushes.lock().map_err(|_| StorageError::Io("push queue lock poisoned".into()))?.as_ref().ok_or_else(closing)?.send(job).map_err(|_| closing())?;
+        Ok(answer)
+    }
+}
+
+impl Drop for SledStorage {
+    /// Ends the committer once every push handed to it is answered, so the folder is
+    /// free when this returns.
+    fn drop(&mut self) {
+        if let Ok(mut pushes) = self.pushes.lock() {
+            pushes.take();
+        }
+        if let Ok(mut threads) = self.threads.lock() {
+            for thread in threads.drain(..) {
+                let _ = thread.join();
+            }
+        }
+    }
+}
+
+impl Sled {
     /// Builds before the in-memory claim wrote a dedupe marker before each push. One
     /// process holds the folder (sled locks it), so a marker still unfinished at open
     /// belongs to a push that died with its process and never committed: its key is
@@ -367,6 +475,63 @@ impl SledStorage {
         Ok(())
     }
 
+    /// The committer: each group of waiting pushes in one transaction and one sync,
+    /// then their answers. Ends when the store closes and the queue is empty.
+    fn commit_loop(&self, queued: &mpsc::Receiver<PushJob>) {
+        while let Ok(first) = queued.recv() {
+            let size = |job: &PushJob| (job.request.versions.len(), job.request.versions.iter().map(|v| v.source.len() + v.title.len()).sum::<usize>());
+            let (mut versions, mut bytes) = size(&first);
+            let mut group = vec![first];
+            while versions < GROUP_VERSIONS && bytes < GROUP_BYTES {
+                let Ok(job) = queued.try_recv() else { break };
+                let (v, b) = size(&job);
+                versions += v;
+                bytes += b;
+                group.push(job);
+            }
+            self.groups.fetch_add(1, Ordering::Relaxed);
+            // A failed transaction wrote nothing; a failed sync fails the group too (the
+            // clients send the pushes again, with the same keys).
+            let answers = self.apply(&group).and_then(|answers| self.durable().map(|()| answers));
+            let answers: Vec<Result<PushOutcome, StorageError>> = match answers {
+                Ok(answers) => answers,
+                Err(e) => group.iter().map(|_| Err(StorageError::Io(e.to_string()))).collect(),
+            };
+            if let Ok(mut durable) = self.durable_cursors.lock() {
+                for (job, answer) in group.iter().zip(&answers) {
+                    if let Ok(PushOutcome::Done(response)) = answer {
+                        let cursor = response.versions.iter().map(|v| v.cursor).max().unwrap_or(0);
+                        let known = durable.entry(job.workspace_id.clone()).or_insert(0);
+                        *known = (*known).max(cursor);
+                    }
+                }
+            }
+            for (job, answer) in group.into_iter().zip(answers) {
+                drop(job.claim);
+                let _ = job.reply.send(answer);
+            }
+        }
+    }
+
+    /// Applies `group` in one transaction, in order; each push sees the ones before it.
+    /// A push refused (stale base, reused key) writes nothing and gets its error; an
+    /// error of the store fails the whole group and writes nothing.
+    fn apply(&self, group: &[PushJob]) -> Result<Vec<Result<PushOutcome, StorageError>>, StorageError> {
+        (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe)
+            .transaction(|(heads, versions, changes, cursors, dedupe)| {
+                let mut answers = Vec::with_capacity(group.len());
+                for job in group {
+                    answers.push(match apply_push((heads, versions, changes, cursors, dedupe), job) {
+                        Ok(outcome) => Ok(outcome),
+                        Err(ConflictableTransactionError::Abort(refused)) => Err(refused),
+                        Err(other) => return Err(other),
+                    });
+                }
+                Ok(answers)
+            })
+            .map_err(tx_error)
+    }
+
     fn get<T: for<'de> Deserialize<'de>>(tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StorageError> {
         Ok(match tree.get(key)? {
             Some(bytes) => Some(serde_json::from_slice(&bytes)?),
@@ -408,44 +573,125 @@ fn tx_error(e: TransactionError<StorageError>) -> StorageError {
     }
 }
 
+type Trees<'a> = (
+    &'a sled::transaction::TransactionalTree,
+    &'a sled::transaction::TransactionalTree,
+    &'a sled::transaction::TransactionalTree,
+    &'a sled::transaction::TransactionalTree,
+    &'a sled::transaction::TransactionalTree,
+);
+
+/// One push inside a group's transaction: the key's earlier result, or the push and its
+/// result. Every refusal and every encoding happens before the first write, so an
+/// `Abort` leaves nothing of this push in the transaction.
+fn apply_push((heads, versions, changes, cursors, dedupe): Trees<'_>, job: &PushJob) -> Result<PushOutcome, ConflictableTransactionError<StorageError>> {
+    let (ws, project_id, request) = (job.workspace_id.as_str(), job.project_id.as_str(), &job.request);
+    if let Some(bytes) = dedupe.get(&job.claim.key)? {
+        let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
+        if record.payload_hash != job.payload_hash {
+            return Err(ConflictableTransactionError::Abort(StorageError::KeyReused));
+        }
+        if let Some(response) = record.response {
+            return Ok(PushOutcome::Replayed(response));
+        }
+    }
+    let head_at = key(&[ws.as_bytes(), project_id.as_bytes()]);
+    let head: Option<HeadRecord> = match heads.get(&head_at)? {
+        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(abort)?),
+        None => None,
+    };
+    let current = head.as_ref().map_or(0, |h| h.head);
+    if request.base != current {
+        let mut newer = Vec::new();
+        for number in request.base.saturating_add(1)..=current {
+            if let Some(bytes) = versions.get(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]))? {
+                newer.push(serde_json::from_slice::<ServerVersion>(&bytes).map_err(abort)?);
+            }
+        }
+        return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
+    }
+    let mut cursor = match cursors.get(ws.as_bytes())? {
+        Some(bytes) => u64::from_be_bytes(bytes.as_ref().try_into().map_err(abort)?),
+        None => 0,
+    };
+    let mut number = current;
+    let mut writes = Vec::with_capacity(request.versions.len());
+    let mut out = Vec::with_capacity(request.versions.len());
+    let mut title = head.map(|h| h.title).unwrap_or_default();
+    for v in &request.versions {
+        number += 1;
+        cursor += 1;
+        let version = ServerVersion {
+            project_id: project_id.to_owned(),
+            number,
+            client_id: v.client_id.clone(),
+            title: v.title.clone(),
+            source: v.source.clone(),
+            author: v.author.clone(),
+            message: v.message.clone(),
+            content_hash: v.content_hash.clone(),
+            created_at: v.created_at.clone(),
+            pushed_by: job.pushed_by.clone(),
+            cursor,
+            origin: v.origin.clone(),
+        };
+        let number_key = key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]);
+        let change = (key(&[ws.as_bytes(), &cursor.to_be_bytes()]), key(&[project_id.as_bytes(), &number.to_be_bytes()]));
+        writes.push((number_key, serde_json::to_vec(&version).map_err(abort)?, change));
+        title.clone_from(&v.title);
+        out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor });
+    }
+    let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
+    let head_record = serde_json::to_vec(&HeadRecord { head: number, title }).map_err(abort)?;
+    let done = serde_json::to_vec(&DedupeRecord { payload_hash: job.payload_hash.clone(), at: job.at, response: Some(response.clone()) }).map_err(abort)?;
+    for (number_key, version, (change_key, change)) in writes {
+        versions.insert(number_key, version)?;
+        changes.insert(change_key, change)?;
+    }
+    heads.insert(head_at, head_record)?;
+    cursors.insert(ws.as_bytes(), &cursor.to_be_bytes())?;
+    dedupe.insert(job.claim.key.as_slice(), done)?;
+    Ok(PushOutcome::Done(response))
+}
+
 impl Storage for SledStorage {
     fn create_workspace(&self, name: &str, owner_name: &str) -> Result<(String, IssuedToken), StorageError> {
         let id = format!("wsp_{}", random_hex(8)?);
-        self.workspaces.insert(id.as_bytes(), serde_json::to_vec(&WorkspaceRecord { id: id.clone(), name: name.to_owned() })?)?;
-        let token = self.issue(&id, owner_name, Role::Owner)?;
+        self.inner.workspaces.insert(id.as_bytes(), serde_json::to_vec(&WorkspaceRecord { id: id.clone(), name: name.to_owned() })?)?;
+        let token = self.inner.issue(&id, owner_name, Role::Owner)?;
         Ok((id, token))
     }
 
     fn invite(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
-        if self.workspaces.get(workspace_id.as_bytes())?.is_none() {
+        if self.inner.workspaces.get(workspace_id.as_bytes())?.is_none() {
             return Err(StorageError::NotFound(format!("workspace {workspace_id}")));
         }
-        self.issue(workspace_id, name, role)
+        self.inner.issue(workspace_id, name, role)
     }
 
     fn revoke(&self, workspace_id: &str, token_id: &str) -> Result<(), StorageError> {
         let missing = || StorageError::NotFound(format!("token {token_id}"));
-        let hash = self.token_ids.get(token_id.as_bytes())?.ok_or_else(missing)?;
-        let mut record: TokenRecord = Self::get(&self.tokens, &hash)?.ok_or_else(missing)?;
+        let hash = self.inner.token_ids.get(token_id.as_bytes())?.ok_or_else(missing)?;
+        let mut record: TokenRecord = Sled::get(&self.inner.tokens, &hash)?.ok_or_else(missing)?;
         if record.workspace_id != workspace_id {
             return Err(missing());
         }
         record.revoked = true;
-        self.tokens.insert(hash, serde_json::to_vec(&record)?)?;
-        self.durable()
+        self.inner.tokens.insert(hash, serde_json::to_vec(&record)?)?;
+        self.inner.durable()
     }
 
     fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError> {
-        let Some(record) = Self::get::<TokenRecord>(&self.tokens, sha256_hex(token.as_bytes()).as_bytes())? else { return Ok(None) };
+        let Some(record) = Sled::get::<TokenRecord>(&self.inner.tokens, sha256_hex(token.as_bytes()).as_bytes())? else { return Ok(None) };
         if record.revoked {
             return Ok(None);
         }
-        let Some(member) = self.member(&record.workspace_id, &record.member_id)? else { return Ok(None) };
+        let Some(member) = self.inner.member(&record.workspace_id, &record.member_id)? else { return Ok(None) };
         Ok(Some(Caller { token_id: record.token_id, workspace_id: record.workspace_id, member }))
     }
 
     fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
-        let record: WorkspaceRecord = Self::get(&self.workspaces, caller.workspace_id.as_bytes())?.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
+        let record: WorkspaceRecord = Sled::get(&self.inner.workspaces, caller.workspace_id.as_bytes())?.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
         Ok(WorkspaceInfo { id: record.id, name: record.name, me: caller.member.clone(), features: features() })
     }
 
@@ -453,6 +699,7 @@ impl Storage for SledStorage {
         let mut prefix = workspace_id.as_bytes().to_vec();
         prefix.push(0);
         let mut members: Vec<MemberEntry> = self
+            .inner
             .members
             .scan_prefix(prefix)
             .values()
@@ -462,9 +709,9 @@ impl Storage for SledStorage {
             })
             .collect::<Result<_, StorageError>>()?;
         // token_ids maps id → hash; tokens maps hash → record. A workspace has few tokens.
-        for entry in self.token_ids.iter() {
+        for entry in self.inner.token_ids.iter() {
             let (_, hash) = entry?;
-            let Some(record) = Self::get::<TokenRecord>(&self.tokens, &hash)? else { continue };
+            let Some(record) = Sled::get::<TokenRecord>(&self.inner.tokens, &hash)? else { continue };
             if record.workspace_id != workspace_id {
                 continue;
             }
@@ -479,91 +726,29 @@ impl Storage for SledStorage {
     }
 
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
-        let ws = caller.workspace_id.as_str();
-        let dedupe_at = key(&[ws.as_bytes(), dedupe_key.as_bytes()]);
-        let now = now_millis();
-        // 1. Claim the key in memory: one process holds the folder, so a push still in
-        //    flight is one of this process's threads. The claim is released once the
-        //    push's result is durable (or nothing was written).
-        let _claim = InFlightClaim::take(&self.in_flight, &dedupe_at)?;
-        // 2. The key's earlier result, or the push itself and its result, in one
-        //    transaction.
-        let head_at = key(&[ws.as_bytes(), project_id.as_bytes()]);
-        let pushed_by = caller.member.name.clone();
-        let result = (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe).transaction(|(heads, versions, changes, cursors, dedupe)| {
-            if let Some(bytes) = dedupe.get(&dedupe_at)? {
-                let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
-                if record.payload_hash != payload_hash {
-                    return Err(ConflictableTransactionError::Abort(StorageError::KeyReused));
-                }
-                if let Some(response) = record.response {
-                    return Ok(PushOutcome::Replayed(response));
-                }
-            }
-            let head: Option<HeadRecord> = match heads.get(&head_at)? {
-                Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(abort)?),
-                None => None,
-            };
-            let current = head.as_ref().map_or(0, |h| h.head);
-            if request.base != current {
-                let mut newer = Vec::new();
-                for number in request.base.saturating_add(1)..=current {
-                    if let Some(bytes) = versions.get(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]))? {
-                        newer.push(serde_json::from_slice::<ServerVersion>(&bytes).map_err(abort)?);
-                    }
-                }
-                return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
-            }
-            let mut cursor = match cursors.get(ws.as_bytes())? {
-                Some(bytes) => u64::from_be_bytes(bytes.as_ref().try_into().map_err(abort)?),
-                None => 0,
-            };
-            let mut number = current;
-            let mut out = Vec::new();
-            let mut title = head.map(|h| h.title).unwrap_or_default();
-            for v in &request.versions {
-                number += 1;
-                cursor += 1;
-                let version = ServerVersion {
-                    project_id: project_id.to_owned(),
-                    number,
-                    client_id: v.client_id.clone(),
-                    title: v.title.clone(),
-                    source: v.source.clone(),
-                    author: v.author.clone(),
-                    message: v.message.clone(),
-                    content_hash: v.content_hash.clone(),
-                    created_at: v.created_at.clone(),
-                    pushed_by: pushed_by.clone(),
-                    cursor,
-                    origin: v.origin.clone(),
-                };
-                versions.insert(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]), serde_json::to_vec(&version).map_err(abort)?)?;
-                changes.insert(key(&[ws.as_bytes(), &cursor.to_be_bytes()]), key(&[project_id.as_bytes(), &number.to_be_bytes()]))?;
-                title = v.title.clone();
-                out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor });
-            }
-            heads.insert(head_at.clone(), serde_json::to_vec(&HeadRecord { head: number, title: title.clone() }).map_err(abort)?)?;
-            cursors.insert(ws.as_bytes(), &cursor.to_be_bytes())?;
-            let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
-            let done = DedupeRecord { payload_hash: payload_hash.to_owned(), at: now, response: Some(response.clone()) };
-            dedupe.insert(dedupe_at.clone(), serde_json::to_vec(&done).map_err(abort)?)?;
-            Ok(PushOutcome::Done(response))
-        });
-        // A stale base or a failure wrote nothing; the claim's release frees the key.
-        // A replay is made durable too: the push that wrote it may have failed to sync.
-        let outcome = result.map_err(tx_error)?;
-        self.durable()?;
-        Ok(outcome)
+        // Waits on this thread: not for an async task (use `submit_push` there).
+        self.queue_push(caller, project_id, request.clone(), dedupe_key, payload_hash)?.blocking_recv().map_err(|_| StorageError::Io("the committer stopped".into()))?
+    }
+
+    fn submit_push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Option<Result<PendingPush, StorageError>> {
+        Some(self.queue_push(caller, project_id, request.clone(), dedupe_key, payload_hash))
+    }
+
+    fn local(&self) -> bool {
+        true
     }
 
     fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
-        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
-        let end = key(&[workspace_id.as_bytes(), &u64::MAX.to_be_bytes()]);
+        let durable = self.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
         let mut versions = Vec::new();
         let mut last = cursor;
         let mut more = false;
-        for entry in self.changes.range(start..=end) {
+        if durable <= cursor {
+            return Ok(ChangesResponse { versions, cursor: last, more, features: features() });
+        }
+        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
+        let end = key(&[workspace_id.as_bytes(), &durable.to_be_bytes()]);
+        for entry in self.inner.changes.range(start..=end) {
             let (k, v) = entry?;
             if versions.len() >= limit {
                 more = true;
@@ -572,7 +757,7 @@ impl Storage for SledStorage {
             let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
             let (project, number) = (&v[..at], &v[at + 1..]);
             let version: ServerVersion =
-                Self::get(&self.versions, &key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
+                Sled::get(&self.inner.versions, &key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
             last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
             versions.push(version);
         }
@@ -581,14 +766,14 @@ impl Storage for SledStorage {
 
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
         let head: HeadRecord =
-            Self::get(&self.heads, &key(&[workspace_id.as_bytes(), project_id.as_bytes()]))?.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
+            Sled::get(&self.inner.heads, &key(&[workspace_id.as_bytes(), project_id.as_bytes()]))?.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
         Ok(ProjectHead { project_id: project_id.to_owned(), head: head.head, title: head.title })
     }
 
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
         let before = now.saturating_sub(DEDUPE_KEEP_MILLIS);
         let mut old = Vec::new();
-        for entry in self.dedupe.iter() {
+        for entry in self.inner.dedupe.iter() {
             let (k, v) = entry?;
             let record: DedupeRecord = serde_json::from_slice(&v)?;
             if record.at < before {
@@ -596,10 +781,10 @@ impl Storage for SledStorage {
             }
         }
         for k in &old {
-            self.dedupe.remove(k)?;
+            self.inner.dedupe.remove(k)?;
         }
         if !old.is_empty() {
-            self.durable()?;
+            self.inner.durable()?;
         }
         Ok(old.len())
     }
@@ -608,6 +793,145 @@ impl Storage for SledStorage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use inkstone_sync_proto::PushVersion;
+
+    fn request(base: u32, ids: &[&str]) -> PushRequest {
+        let versions = ids
+            .iter()
+            .map(|id| PushVersion {
+                client_id: (*id).to_owned(),
+                title: format!("标题 {id}"),
+                source: format!("正文 {id}"),
+                author: "amy".into(),
+                message: None,
+                content_hash: format!("sha256:{}", "a".repeat(64)),
+                created_at: "2026-11-26T00:00:00Z".into(),
+                origin: None,
+            })
+            .collect();
+        PushRequest { base, versions }
+    }
+
+    fn owner(storage: &SledStorage) -> Caller {
+        let (_, issued) = storage.create_workspace("团队", "olive").unwrap();
+        storage.authenticate(&issued.token).unwrap().unwrap()
+    }
+
+    fn job(storage: &SledStorage, caller: &Caller, key_name: &str, hash: &str, request: PushRequest) -> (PushJob, PendingPush) {
+        let (reply, answer) = oneshot::channel();
+        let claim = InFlightClaim { set: storage.inner.in_flight.clone(), key: key(&[caller.workspace_id.as_bytes(), key_name.as_bytes()]) };
+        let job = PushJob {
+            workspace_id: caller.workspace_id.clone(),
+            pushed_by: caller.member.name.clone(),
+            project_id: "prj_a".into(),
+            request,
+            claim,
+            payload_hash: hash.into(),
+            at: now_millis(),
+            reply,
+        };
+        (job, answer)
+    }
+
+    fn done(answer: &Result<PushOutcome, StorageError>) -> &PushResponse {
+        match answer {
+            Ok(PushOutcome::Done(response)) => response,
+            other => panic!("expected a new push, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_group_applies_its_pushes_in_order_and_a_refused_one_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = SledStorage::open(dir.path()).unwrap();
+        let caller = owner(&storage);
+        let group: Vec<PushJob> = [
+            job(&storage, &caller, "ka", "h1", request(0, &["a1"])),
+            // Same base as the push before it in the group: stale, and told of a1.
+            job(&storage, &caller, "kb", "h2", request(0, &["b1"])),
+            job(&storage, &caller, "kc", "h3", request(1, &["c1", "c2"])),
+            // ka again with its payload: the original answer; with another: refused.
+            job(&storage, &caller, "ka", "h1", request(0, &["a1"])),
+            job(&storage, &caller, "ka", "other", request(3, &["x1"])),
+        ]
+        .into_iter()
+        .map(|(job, _)| job)
+        .collect();
+        let answers = storage.inner.apply(&group).unwrap();
+        assert_eq!(answers.len(), 5);
+        let first = done(&answers[0]).clone();
+        assert_eq!((first.head, first.versions[0].number, first.versions[0].cursor), (1, 1, 1));
+        match &answers[1] {
+            Err(StorageError::Stale(stale)) => {
+                assert_eq!((stale.base, stale.head), (0, 1));
+                assert_eq!(stale.newer.iter().map(|v| v.client_id.as_str()).collect::<Vec<_>>(), ["a1"]);
+            }
+            other => panic!("expected a stale base, got {other:?}"),
+        }
+        let third = done(&answers[2]);
+        assert_eq!(third.head, 3);
+        assert_eq!(third.versions.iter().map(|v| (v.number, v.cursor)).collect::<Vec<_>>(), [(2, 2), (3, 3)], "no number or cursor was taken by the stale push");
+        assert!(matches!(&answers[3], Ok(PushOutcome::Replayed(r)) if *r == first));
+        assert!(matches!(&answers[4], Err(StorageError::KeyReused)));
+
+        // (Straight from the tree: `apply` alone is not durable, so a pull shows none yet.)
+        let stored: Vec<(String, u32, u64)> =
+            storage.inner.versions.iter().values().map(|v| serde_json::from_slice::<ServerVersion>(&v.unwrap()).unwrap()).map(|v| (v.client_id, v.number, v.cursor)).collect();
+        assert_eq!(stored, [("a1".to_owned(), 1, 1), ("c1".to_owned(), 2, 2), ("c2".to_owned(), 3, 3)]);
+        assert_eq!(storage.inner.changes.len(), 3);
+        assert_eq!(storage.project(&caller.workspace_id, "prj_a").unwrap().head, 3);
+    }
+
+    /// Waits until `check` holds, at most 10 s.
+    fn eventually(what: &str, check: impl Fn() -> bool) {
+        let started = std::time::Instant::now();
+        while !check() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10), "timed out waiting: {what}");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn no_push_is_answered_before_its_group_is_durable_and_pushes_that_waited_share_one_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = SledStorage::open(dir.path()).unwrap();
+        let caller = owner(&storage);
+        let groups = || storage.inner.groups.load(Ordering::Relaxed);
+        let before = groups();
+        // Hold the sync: the committer applies the first push, then waits to sync it.
+        let held = storage.inner.synced.lock().unwrap();
+        let mut pending = vec![storage.queue_push(&caller, "prj_a", request(0, &["v1"]), "k1", "h1").unwrap()];
+        eventually("the committer takes the first push", || groups() == before + 1);
+        for i in 2..=9u32 {
+            pending.push(storage.queue_push(&caller, "prj_a", request(i - 1, &[&format!("v{i}")]), &format!("k{i}"), "h").unwrap());
+        }
+        assert!(matches!(storage.queue_push(&caller, "prj_a", request(0, &["v1"]), "k1", "h1"), Err(StorageError::InFlight)), "a key is held until its push is answered");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        for answer in &mut pending {
+            assert!(answer.try_recv().is_err(), "a push was answered before it was durable");
+        }
+        assert!(storage.changes(&caller.workspace_id, 0, 100).unwrap().versions.is_empty(), "a pull showed a version not yet durable");
+        drop(held);
+        let numbers: Vec<u32> = pending.into_iter().map(|answer| done(&answer.blocking_recv().unwrap()).head).collect();
+        assert_eq!(numbers, (1..=9).collect::<Vec<_>>());
+        assert_eq!(groups(), before + 2, "the eight pushes that waited for the first one's sync went in one group");
+        assert_eq!(storage.changes(&caller.workspace_id, 0, 100).unwrap().versions.len(), 9);
+        assert!(storage.queue_push(&caller, "prj_a", request(9, &["v10"]), "k1", "h10").is_ok(), "the key is free once answered");
+    }
+
+    #[test]
+    fn closing_the_store_answers_every_queued_push_and_frees_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = SledStorage::open(dir.path()).unwrap();
+        let caller = owner(&storage);
+        let pending: Vec<PendingPush> = (1..=20u32).map(|i| storage.queue_push(&caller, "prj_a", request(i - 1, &[&format!("v{i}")]), &format!("k{i}"), "h").unwrap()).collect();
+        drop(storage);
+        let heads: Vec<u32> = pending.into_iter().map(|answer| done(&answer.blocking_recv().unwrap()).head).collect();
+        assert_eq!(heads, (1..=20).collect::<Vec<_>>());
+        let reopened = SledStorage::open(dir.path()).unwrap();
+        assert_eq!(reopened.project(&caller.workspace_id, "prj_a").unwrap().head, 20);
+    }
 
     fn names(paths: &[&Path], root: &Path) -> Vec<String> {
         paths.iter().map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned()).collect()

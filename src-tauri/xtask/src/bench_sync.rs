@@ -1,4 +1,4 @@
-//! `cargo xtask bench sync [--versions 1000] [--clients 4] [--batch 1] [--no-pg]`: the workspace
+//! `cargo xtask bench sync [--versions 1000] [--clients 1,4,16,64] [--batch 1] [--no-pg]`: the workspace
 //! server's push rate over loopback, against a trivial axum echo endpoint measured in
 //! the same run with the same request bodies and the same HTTP client.
 //!
@@ -16,8 +16,8 @@
 //! same code as `cargo run --release -p inkstone-server --example bench-sync`.
 //!
 //! What bounds it: a push is acknowledged only once durable, so one client waits for a
-//! disk sync per push; concurrent pushes share syncs on the embedded store (group
-//! commit). On PostgreSQL the pushes of one workspace are ordered by its row lock,
+//! disk sync per push; concurrent pushes share one sled transaction and one sync on the
+//! embedded store (group commit, `SledStorage`). On PostgreSQL the pushes of one workspace are ordered by its row lock,
 //! which is held until the commit's WAL flush, so one workspace gets about one commit
 //! per disk sync however many clients push; other workspaces run in parallel.
 
@@ -166,7 +166,16 @@ async fn push_rate(storage: Arc<dyn Storage>, total: usize, clients: usize, batc
 
 pub fn run(args: &[String]) -> Result<()> {
     let total = arg(args, "--versions", 1000)?;
-    let many = arg(args, "--clients", 4)?.max(1);
+    let counts: Vec<usize> = match args.iter().position(|a| a == "--clients") {
+        Some(i) => args
+            .get(i + 1)
+            .context("missing value")?
+            .split(',')
+            .map(|n| n.trim().parse::<usize>().map(|n| n.max(1)))
+            .collect::<Result<_, _>>()
+            .context("--clients takes numbers, comma-separated")?,
+        None => vec![1, 4, 16, 64],
+    };
     let batch = arg(args, "--batch", 1)?.clamp(1, 100);
     let with_pg = !args.iter().any(|a| a == "--no-pg");
     if cfg!(debug_assertions) {
@@ -185,7 +194,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     println!("bench-sync: {total} versions (~1,000 characters each, {batch} per push) over loopback; every push durable before its answer");
     let versions = |rate: f64| if batch > 1 { format!(" ({:.0} versions/s)", rate * batch as f64) } else { String::new() };
-    for (round, clients) in [1, many].into_iter().enumerate() {
+    for (round, clients) in counts.into_iter().enumerate() {
         let echo = runtime.block_on(echo_rate(total, clients, batch, None))?;
         let synced_echo = runtime.block_on(echo_rate(total, clients, batch, Some(&dir.path().join(format!("echo-{round}.log")))))?;
         let (embedded, embedded_slowest) = runtime.block_on(push_rate(sled.clone(), total, clients, batch, round))?;

@@ -6,7 +6,7 @@
 //!   every migration is tested against. Refuses to overwrite it: the fixture must stay
 //!   what schema 1 wrote.
 //! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
-//! - `bench sync [--versions 1000] [--clients 4] [--no-pg]`: the workspace server's
+//! - `bench sync [--versions 1000] [--clients 1,4,16,64] [--batch 1] [--no-pg]`: the workspace server's
 //!   pushes per second (embedded store, PostgreSQL) beside an axum echo endpoint.
 //! - `bench-pipeline`: compile all five platforms for a 10,000-character article,
 //!   against plain `comrak::markdown_to_html` of the same text as the baseline.
