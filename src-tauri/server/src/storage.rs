@@ -7,9 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-
 use std::time::{SystemTime, UNIX_EPOCH};
-use tokio::sync::oneshot;
 
 use inkstone_sync_proto::{
     ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
@@ -17,11 +15,12 @@ use inkstone_sync_proto::{
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+use tokio::sync::oneshot;
 
 /// Dedupe keys are kept at least this long.
 pub const DEDUPE_KEEP_MILLIS: u64 = 30 * 24 * 3600 * 1000;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StorageError {
     #[error("not found: {0}")]
     NotFound(String),
@@ -194,7 +193,7 @@ pub struct SledStorage {
     inner: Arc<Sled>,
     /// Hands pushes to the committer; None once closing.
     pushes: Mutex<Option<mpsc::Sender<PushJob>>>,
-    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    committer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// The trees and the sync state, shared by the callers and the commit threads.
@@ -365,21 +364,22 @@ impl SledStorage {
         });
         inner.forget_in_flight()?;
         // What the folder holds at open is what survived; all of it may be shown.
-        for entry in inner.cursors.iter() {
-            let (ws, cursor) = entry?;
-            let cursor = u64::from_be_bytes(cursor.as_ref().try_into().map_err(|_| StorageError::Io("damaged cursor record".into()))?);
-            inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.insert(String::from_utf8_lossy(&ws).into_owned(), cursor);
+        {
+            let mut durable = inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?;
+            for entry in inner.cursors.iter() {
+                let (ws, cursor) = entry?;
+                let cursor = u64::from_be_bytes(cursor.as_ref().try_into().map_err(|_| StorageError::Io("damaged cursor record".into()))?);
+                durable.insert(String::from_utf8_lossy(&ws).into_owned(), cursor);
+            }
         }
         let (pushes, queued) = mpsc::channel::<PushJob>();
         let committer = {
             let inner = inner.clone();
             std::thread::Builder::new().name("push-commit".into()).spawn(move || inner.commit_loop(&queued))?
         };
-        Ok(SledStorage { inner, pushes: Mutex::new(Some(pushes)), threads: Mutex::new(vec![committer]) })
+        Ok(SledStorage { inner, pushes: Mutex::new(Some(pushes)), committer: Mutex::new(Some(committer)) })
     }
-}
 
-impl SledStorage {
     /// Claims the dedupe key in memory (one process holds the folder, so a push still in
     /// flight is one of this process's) and hands the push to the committer.
     fn queue_push(&self, caller: &Caller, project_id: &str, request: PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PendingPush, StorageError> {
@@ -408,10 +408,8 @@ impl Drop for SledStorage {
         if let Ok(mut pushes) = self.pushes.lock() {
             pushes.take();
         }
-        if let Ok(mut threads) = self.threads.lock() {
-            for thread in threads.drain(..) {
-                let _ = thread.join();
-            }
+        if let Some(committer) = self.committer.lock().ok().and_then(|mut c| c.take()) {
+            let _ = committer.join();
         }
     }
 }
@@ -495,7 +493,7 @@ impl Sled {
             let answers = self.apply(&group).and_then(|answers| self.durable().map(|()| answers));
             let answers: Vec<Result<PushOutcome, StorageError>> = match answers {
                 Ok(answers) => answers,
-                Err(e) => group.iter().map(|_| Err(StorageError::Io(e.to_string()))).collect(),
+                Err(e) => group.iter().map(|_| Err(e.clone())).collect(),
             };
             if let Ok(mut durable) = self.durable_cursors.lock() {
                 for (job, answer) in group.iter().zip(&answers) {
