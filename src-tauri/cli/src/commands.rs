@@ -444,6 +444,9 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
                 for p in r["projects"].as_array().into_iter().flatten() {
                     println!("{}  {}", s(p, "id"), s(p, "title"));
                 }
+                for link in r["skippedLinks"].as_array().into_iter().flatten() {
+                    println!("Skipped {} (a symbolic link; import what it points to by its own path)", link.as_str().unwrap_or_default());
+                }
             }),
         ),
         Command::Backup(BackupCommand::List) => (
@@ -451,7 +454,8 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
             Box::new(|r: &Value| {
                 println!("Backups in {}", s(r, "folder"));
                 for b in r["backups"].as_array().into_iter().flatten() {
-                    println!("{}  {} projects  {}", short_time(&b["manifest"]["exportedAt"]), b["manifest"]["counts"]["projects"], s(b, "path"));
+                    let kept = if b["beforeRestore"] == true { "  (made before a restore; kept until you delete it)" } else { "" };
+                    println!("{}  {} projects  {}{kept}", short_time(&b["manifest"]["exportedAt"]), b["manifest"]["counts"]["projects"], s(b, "path"));
                 }
             }),
         ),

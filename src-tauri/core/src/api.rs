@@ -83,7 +83,7 @@ impl Engine {
 
     /// Like [`Engine::call`], sending progress of long calls to `on_event`.
     pub fn call_stream(&self, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
-        let result = dispatch(self, method, params, on_event);
+        let result = check_ids(method, &params).and_then(|()| dispatch(self, method, params, on_event));
         if let Err(error) = &result {
             match error.code {
                 ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt => {
@@ -94,6 +94,58 @@ impl Engine {
         }
         result
     }
+}
+
+/// Parameters that name a record, with the prefix of its kind. Each one given (not
+/// null, not empty: an empty `brandProfileId` clears it) must be an id of that kind
+/// ([`crate::model::ids`]) before the method runs.
+const ID_PARAMS: &[(&str, &str)] = &[
+    ("projectId", "prj"),
+    ("sessionId", "ses"),
+    ("commentId", "cmt"),
+    ("proposalId", "prp"),
+    ("proposalIds", "prp"),
+    ("runId", "run"),
+    ("checkpointId", "chk"),
+    ("conflictId", "cnf"),
+    ("constraintId", "cns"),
+    ("memoryId", "mem"),
+    ("brandProfileId", "brd"),
+    ("templateId", "tpl"),
+    ("jobId", "job"),
+];
+
+/// The kind of record `id` names in the methods whose parameter is a plain `id`.
+fn plain_id_prefix(method: &str) -> Option<&'static str> {
+    match method.split('.').next()? {
+        "media" => Some("med"),
+        "brandProfile" => Some("brd"),
+        "template" => Some("tpl"),
+        _ => None,
+    }
+}
+
+/// Refuses a parameter that names a record by something that is not an id of its
+/// kind: a VALIDATION error naming the field, before anything runs.
+fn check_ids(method: &str, params: &Value) -> Result<(), ApiError> {
+    let Some(object) = params.as_object() else { return Ok(()) };
+    let prefix_of =
+        |field: &str| ID_PARAMS.iter().find(|(name, _)| *name == field).map(|(_, prefix)| *prefix).or_else(|| (field == "id").then(|| plain_id_prefix(method)).flatten());
+    for (field, value) in object {
+        let Some(prefix) = prefix_of(field) else { continue };
+        let ids: Vec<&str> = match value {
+            Value::String(id) => vec![id.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        for id in ids.into_iter().filter(|id| !id.is_empty()) {
+            if let Err(error) = crate::model::ids::check(id, Some(prefix)) {
+                let shown: String = id.chars().take(100).collect();
+                return Err(ApiError::validation(field, format!("`{field}`: {error}.")).problem("ids.not_an_id", &[("id", &shown)]));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, ApiError> {

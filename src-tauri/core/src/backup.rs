@@ -26,6 +26,23 @@
 //! harness/results.jsonl             large tool results, by content hash
 //! harness/permission-rules.json
 //! ```
+//!
+//! Record ids become folder and file names here, so every id is checked against the
+//! id grammar ([`crate::model::ids`]) before a path is built from it: on export (a
+//! store written before ids were checked could hold a bad one; the export stops and
+//! names it) and on import, where an id that is not an Inkstone id, a record that
+//! claims another project, or a media file that is not `<id>.<image extension>` or
+//! whose bytes do not match its hash makes the whole export invalid, before anything
+//! is written.
+//!
+//! Media files on import: each is checked first; after every record is read and the
+//! counts match, a file whose name is not in the data folder yet is written (a file
+//! no record refers to while the commit has not happened); one that is there with the
+//! same bytes is left; one that is there with other bytes is written beside it under
+//! `media/.staged-…/` and moved over the old one only after the store commits. A failed
+//! import or restore therefore leaves every media file the store refers to as it was.
+//! (A crash between the commit and the move leaves the previous bytes under that name
+//! and the new ones in the staging folder, never a half-written file.)
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,7 +56,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::harness::log::{ApprovalRecord, ContextSnapshot, Session, StoredResult, ToolExecution};
 use crate::harness::{Event, StoredRules};
 use crate::llm::profile::LlmProfile;
-use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
+use crate::model::{ids, Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, Timestamp, Version, Workspace};
 use crate::store::{keys, media_dir, write_file_durably, Batch, Durability, Record, Store, StoreError, SCHEMA_VERSION};
 use crate::usage::{Quotas, UsageRecord};
 
@@ -57,8 +74,30 @@ pub enum ExportError {
     DestinationExists(PathBuf),
     #[error("the data folder already holds projects or settings; import only into an empty data folder")]
     NotEmpty,
+    /// A record in the store has an id that cannot be a file name.
+    #[error("{what} in the store: {message}")]
+    UnsafeId { what: String, message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// `id` as a path component, after checking it against the id grammar.
+fn id_component<'a>(what: &str, id: &'a str, prefix: Option<&'static str>) -> Result<&'a str, ExportError> {
+    ids::check(id, prefix).map_err(|e| ExportError::UnsafeId { what: what.to_owned(), message: e.to_string() })?;
+    Ok(id)
+}
+
+/// Checks an id read from an export.
+fn imported_id(path: &Path, id: &str, prefix: Option<&'static str>) -> Result<(), ExportError> {
+    ids::check(id, prefix).map_err(|e| ExportError::Format { path: path.to_path_buf(), message: e.to_string() })
+}
+
+/// The image extensions media files are written with (`media.add`).
+const MEDIA_EXTENSIONS: &[&str] = &["png", "jpg", "gif", "webp"];
+
+/// Checks a media file name: `<id>.<image extension>`, so it is one plain file name.
+fn media_file_name_ok(file_name: &str) -> bool {
+    file_name.split_once('.').is_some_and(|(stem, ext)| ids::is_well_formed(stem) && MEDIA_EXTENSIONS.contains(&ext))
 }
 
 /// How many records of each kind an export holds.
@@ -149,6 +188,7 @@ fn export_section<R: Record>(store: &Store, root: &Path, layout: Layout) -> Resu
             let records = store.scan::<R>(b"")?;
             for record in &records {
                 let name = String::from_utf8_lossy(&record.key()).into_owned();
+                let name = id_component(&format!("A record of {dir}"), &name, None)?;
                 write(&root.join(dir).join(format!("{name}.json")), &json_bytes(record)?)?;
             }
             Ok(records.len() as u64)
@@ -183,7 +223,16 @@ fn export_section<R: Record>(store: &Store, root: &Path, layout: Layout) -> Resu
 
 fn import_section<R: Record>(src: &Path, layout: Layout, batch: &mut Batch) -> Result<u64, ExportError> {
     let records: Vec<R> = match layout {
-        Layout::FilePerRecord(dir) => json_files(&src.join(dir))?.iter().map(|path| read_json::<R>(path)).collect::<Result<_, _>>()?,
+        Layout::FilePerRecord(dir) => {
+            let mut records = Vec::new();
+            for path in json_files(&src.join(dir))? {
+                let record = read_json::<R>(&path)?;
+                // Its key (its id) names its file at the next export.
+                imported_id(&path, &String::from_utf8_lossy(&record.key()), None)?;
+                records.push(record);
+            }
+            records
+        }
         Layout::Lines { file, .. } | Layout::Prefixed { file, .. } => read_jsonl(&src.join(file))?,
         Layout::Single { file, .. } => {
             let path = src.join(file);
@@ -311,7 +360,7 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
     let projects = store.scan::<Project>(b"")?;
     let n_projects = projects.len() as u64;
     for (idx, project) in projects.iter().enumerate() {
-        let dir = root.join("projects").join(&project.id);
+        let dir = root.join("projects").join(id_component("A project", &project.id, Some("prj"))?);
         write(&dir.join("project.json"), &json_bytes(&without_source(project)?)?)?;
         write(&dir.join("source.md"), project.source.as_bytes())?;
         for version in store.scan::<Version>(&keys::project_prefix(&project.id))? {
@@ -338,7 +387,11 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
     let media = store.scan::<MediaAsset>(b"")?;
     let n_media = media.len() as u64;
     for (idx, asset) in media.iter().enumerate() {
-        write(&root.join("media").join(format!("{}.json", asset.id)), &json_bytes(asset)?)?;
+        let id = id_component("An image", &asset.id, Some("med"))?;
+        if !media_file_name_ok(&asset.file_name) {
+            return Err(ExportError::UnsafeId { what: format!("The image {id}"), message: format!("its file name {:?} is not `<id>.<image extension>`", asset.file_name) });
+        }
+        write(&root.join("media").join(format!("{id}.json")), &json_bytes(asset)?)?;
         let from = media_src.join(&asset.file_name);
         let to = root.join("media").join("files").join(&asset.file_name);
         if let Some(dir) = to.parent() {
@@ -350,7 +403,7 @@ fn write_export(store: &Store, root: &Path, exported_at: Timestamp, progress: &m
     }
 
     for session in store.scan::<Session>(b"")? {
-        let dir = root.join("sessions").join(&session.id);
+        let dir = root.join("sessions").join(id_component("A session", &session.id, Some("ses"))?);
         write(&dir.join("session.json"), &json_bytes(&session)?)?;
         let events = store.scan::<Event>(&keys::project_prefix(&session.id))?;
         counts.session_events += events.len() as u64;
@@ -444,8 +497,9 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
 }
 
 /// Reads an export into `store`, which must hold no user data. Every record is
-/// written in one transaction, durable before this returns; media files are copied
-/// into the data dir first.
+/// written in one transaction, durable before this returns; media files as the
+/// module documentation says (none the store refers to is changed unless the commit
+/// happens).
 pub fn import_from(store: &Store, src: &Path, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<ExportCounts, ExportError> {
     if !store.is_empty() {
         return Err(ExportError::NotEmpty);
@@ -455,7 +509,7 @@ pub fn import_from(store: &Store, src: &Path, progress: &mut dyn FnMut(&str, u64
 
 /// Replaces every record in `store` with an export's content, in one transaction: the
 /// deletion of what is there and the import commit together or not at all. Media
-/// files are only added (content-named, so nothing is overwritten).
+/// files as the module documentation says.
 pub fn replace_from(store: &Store, src: &Path, progress: &mut dyn FnMut(&str, u64, u64)) -> Result<ExportCounts, ExportError> {
     let mut batch = Batch::new();
     store.delete_all_user_records(&mut batch)?;
@@ -468,14 +522,18 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
     let workspace_path = src.join("workspace.json");
     if workspace_path.exists() {
         let workspace: Workspace = read_json(&workspace_path)?;
+        imported_id(&workspace_path, &workspace.id, Some("wsp"))?;
         batch.put(&workspace)?;
     }
     let project_dirs = entries(&src.join("projects"))?;
     let n_projects = project_dirs.len() as u64;
     for (idx, dir) in project_dirs.iter().enumerate() {
-        let project: Project = with_source(&dir.join("project.json"), &dir.join("source.md"))?;
+        let project_path = dir.join("project.json");
+        let project: Project = with_source(&project_path, &dir.join("source.md"))?;
+        imported_id(&project_path, &project.id, Some("prj"))?;
         for json_path in json_files(&dir.join("versions"))? {
             let version: Version = with_source(&json_path, &json_path.with_extension("md"))?;
+            imported_id(&json_path, &version.id, None)?;
             if version.project_id != project.id {
                 return Err(ExportError::Format { path: json_path, message: "the version belongs to another project".to_owned() });
             }
@@ -494,6 +552,10 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         if comments_path.exists() {
             let comments: Vec<Comment> = read_json(&comments_path)?;
             for comment in &comments {
+                imported_id(&comments_path, &comment.id, None)?;
+                if comment.project_id != project.id {
+                    return Err(ExportError::Format { path: comments_path, message: "a comment belongs to another project".to_owned() });
+                }
                 batch.put(comment)?;
             }
             counts.comments += comments.len() as u64;
@@ -502,24 +564,34 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
         counts.projects += 1;
         progress("import.projects", idx as u64 + 1, n_projects);
     }
-    let media_dest = media_dir(store.data_dir());
+    let mut media = Vec::new();
     for path in json_files(&src.join("media"))? {
         let asset: MediaAsset = read_json(&path)?;
-        if asset.file_name.contains(['/', '\\']) || asset.file_name.starts_with('.') {
-            return Err(ExportError::Format { path, message: format!("unsafe media file name {:?}", asset.file_name) });
+        imported_id(&path, &asset.id, Some("med"))?;
+        for project_id in &asset.project_ids {
+            imported_id(&path, project_id, Some("prj"))?;
+        }
+        if !media_file_name_ok(&asset.file_name) {
+            return Err(ExportError::Format { path, message: format!("unsafe media file name {:?} (not `<id>.<image extension>`)", asset.file_name) });
         }
         let from = src.join("media").join("files").join(&asset.file_name);
-        let bytes = fs::read(&from).map_err(io(&from))?;
-        let to = media_dest.join(&asset.file_name);
-        write_file_durably(&to, &bytes).map_err(io(&to))?;
+        media_bytes(&from, &asset)?;
         batch.put(&asset)?;
+        media.push((from, asset));
         counts.media += 1;
     }
     let sessions_dir = src.join("sessions");
     if sessions_dir.exists() {
         for dir in entries(&sessions_dir)?.into_iter().filter(|p| p.is_dir()) {
-            batch.put(&read_json::<Session>(&dir.join("session.json"))?)?;
+            let session_path = dir.join("session.json");
+            let session = read_json::<Session>(&session_path)?;
+            imported_id(&session_path, &session.id, Some("ses"))?;
+            imported_id(&session_path, &session.project_id, None)?;
+            batch.put(&session)?;
             for event in read_jsonl::<Event>(&dir.join("events.jsonl"))? {
+                if !event.key().starts_with(&keys::project_prefix(&session.id)) {
+                    return Err(ExportError::Format { path: dir.join("events.jsonl"), message: format!("event {} belongs to another session", event.sequence) });
+                }
                 batch.put(&event)?;
                 counts.session_events += 1;
             }
@@ -535,8 +607,95 @@ fn import_with(store: &Store, src: &Path, mut batch: Batch, progress: &mut dyn F
     if counts != manifest.counts {
         return Err(ExportError::Format { path: src.join("manifest.json"), message: format!("the manifest counts {:?} but the folder holds {:?}", manifest.counts, counts) });
     }
-    store.apply(batch, Durability::Durable)?;
+    let staged = MediaStaging::prepare(store.data_dir(), &media)?;
+    if let Err(error) = store.apply(batch, Durability::Durable) {
+        staged.abandon();
+        return Err(error.into());
+    }
+    staged.finish();
     Ok(counts)
+}
+
+/// A media file of an export, read and checked: a plain file (not a link), with the
+/// bytes its asset's hash names.
+fn media_bytes(from: &Path, asset: &MediaAsset) -> Result<Vec<u8>, ExportError> {
+    let meta = fs::symlink_metadata(from).map_err(io(from))?;
+    if !meta.is_file() {
+        return Err(ExportError::Format { path: from.to_path_buf(), message: "the media file is not a plain file".to_owned() });
+    }
+    let bytes = fs::read(from).map_err(io(from))?;
+    if crate::store::sha256_ref(&bytes) != asset.content_hash {
+        return Err(ExportError::Format { path: from.to_path_buf(), message: format!("the file's bytes do not match the image's hash {}", asset.content_hash) });
+    }
+    Ok(bytes)
+}
+
+/// The media files of an import, written so that a failed commit changes none the
+/// store refers to (see the module documentation).
+struct MediaStaging {
+    /// Files written under names that were free; removed when the commit fails.
+    created: Vec<PathBuf>,
+    /// The staging folder and the files in it, each with the name it replaces.
+    staged: Option<(PathBuf, Vec<(PathBuf, PathBuf)>)>,
+}
+
+impl MediaStaging {
+    fn prepare(data_dir: &Path, media: &[(PathBuf, MediaAsset)]) -> Result<MediaStaging, ExportError> {
+        let media_dest = media_dir(data_dir);
+        let mut staging = MediaStaging { created: Vec::new(), staged: None };
+        for (from, asset) in media {
+            let result = (|| {
+                let bytes = media_bytes(from, asset)?;
+                let to = media_dest.join(&asset.file_name);
+                match fs::read(&to) {
+                    Ok(existing) if existing == bytes => Ok(()),
+                    Ok(_) => {
+                        let (dir, files) = staging.staged.get_or_insert_with(|| (media_dest.join(format!(".staged-{}", std::process::id())), Vec::new()));
+                        let staged = dir.join(&asset.file_name);
+                        write_file_durably(&staged, &bytes).map_err(io(&staged))?;
+                        files.push((staged, to));
+                        Ok(())
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        write_file_durably(&to, &bytes).map_err(io(&to))?;
+                        staging.created.push(to);
+                        Ok(())
+                    }
+                    Err(e) => Err(ExportError::Io { path: to, source: e }),
+                }
+            })();
+            if let Err(error) = result {
+                staging.abandon();
+                return Err(error);
+            }
+        }
+        Ok(staging)
+    }
+
+    /// The commit failed: removes what was written.
+    fn abandon(self) {
+        for path in &self.created {
+            let _ = fs::remove_file(path);
+        }
+        if let Some((dir, _)) = &self.staged {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
+
+    /// The commit happened: moves the staged files over the ones they replace.
+    fn finish(self) {
+        let Some((dir, files)) = self.staged else { return };
+        for (staged, to) in &files {
+            if let Err(error) = fs::rename(staged, to) {
+                tracing::warn!(path = %to.display(), %error, "could not move an imported image into place; it stays in the staging folder");
+                return;
+            }
+        }
+        if let Some(parent) = dir.parent() {
+            let _ = fs::File::open(parent).and_then(|f| f.sync_all());
+        }
+        let _ = fs::remove_dir(&dir);
+    }
 }
 
 impl From<ExportError> for ApiError {
@@ -553,6 +712,9 @@ impl From<ExportError> for ApiError {
                 .problem("import.not_empty", &[])
                 .hint("use_empty_data_dir", "Import into a new data folder: `inkstone-cli --data-dir <new folder> import <export>`.")
                 .hint("import_markdown_instead", "To add Markdown files as new projects, use `inkstone-cli import-md <folder>`."),
+            ExportError::UnsafeId { what, message } => {
+                ApiError::new(ErrorCode::StoreCorrupt, format!("{what} has an id that cannot be a file name, so nothing was written: {message}."))
+            }
             ExportError::Store(error) => error.into(),
         }
     }

@@ -8,6 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub mod ids;
+
 /// A UTC timestamp; on the wire an RFC 3339 string.
 pub type Timestamp = DateTime<Utc>;
 

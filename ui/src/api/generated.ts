@@ -152,7 +152,12 @@ export type BackupAutoResult = {
  */
 backup: BackupInfo | null, };
 
-export type BackupInfo = { name: string, path: string, manifest: Manifest, };
+export type BackupInfo = { name: string, path: string, manifest: Manifest, 
+/**
+ * Made just before a restore: it holds the state the restore replaced, and is
+ * kept until the person deletes its folder (never rotated away).
+ */
+beforeRestore: boolean, };
 
 export type BackupListResult = { 
 /**
@@ -743,7 +748,12 @@ export type Hunk = { oldStart: number, oldLen: number, newStart: number, newLen:
 
 export type IdRef = { id: string, };
 
-export type ImportMarkdownResult = { projects: Array<ProjectSummary>, };
+export type ImportMarkdownResult = { projects: Array<ProjectSummary>, 
+/**
+ * Symbolic links in the chosen folder, skipped: a link can point anywhere, and
+ * what it points to is not part of the folder. Import their targets by path.
+ */
+skippedLinks: Array<string>, };
 
 export type ImportParams = { path: string, };
 

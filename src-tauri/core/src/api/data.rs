@@ -1,4 +1,13 @@
 //! Export, import and backups.
+//!
+//! Backups live in `<data>/backups/<time>/`, each a complete export. Which ones are
+//! kept: the [`BACKUPS_KEPT`] newest; every backup made just before a restore (named
+//! `<time>-before-restore`), since the state it holds was replaced and may be in no
+//! other backup; and, while a restore runs, the backup being restored. Everything
+//! else older is deleted after a new backup is written. Without restores the store
+//! only moves forward, so a newer backup holds what an older one held; a restore is
+//! the one step back, and the backup made before it is the one copy of what was
+//! replaced, so it stays until the person deletes its folder.
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +20,11 @@ use crate::model::{ActivityKind, ProjectSummary};
 use crate::project::NewProject;
 use crate::store::{Batch, Durability};
 
-/// Backups kept; older ones are deleted after a new one is written.
+/// Backups kept; older ones are deleted after a new one is written, except those made
+/// before a restore (see the module documentation).
 pub const BACKUPS_KEPT: usize = 5;
+/// The end of the name of a backup made just before a restore.
+pub const BEFORE_RESTORE_SUFFIX: &str = "-before-restore";
 /// An automatic daily backup is made when the newest is older than this.
 pub const DAILY_BACKUP_HOURS: i64 = 24;
 
@@ -65,7 +77,14 @@ pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn F
 #[serde(rename_all = "camelCase")]
 pub struct ImportMarkdownResult {
     pub projects: Vec<ProjectSummary>,
+    /// Symbolic links in the chosen folder, skipped: a link can point anywhere, and
+    /// what it points to is not part of the folder. Import their targets by path.
+    pub skipped_links: Vec<String>,
 }
+
+/// Largest Markdown file read, in bytes: [`MAX_SOURCE_CHARS`] characters of at most
+/// four bytes each, a heading and a byte-order mark.
+const MAX_MARKDOWN_BYTES: u64 = MAX_SOURCE_CHARS as u64 * 4 + 4096;
 
 /// Title and body of a Markdown file: the first line's `# ` heading becomes the title
 /// (and leaves the body); otherwise the file name does.
@@ -82,19 +101,32 @@ fn split_title(file_stem: &str, text: &str) -> (String, String) {
 }
 
 /// Imports a Markdown file, or every `.md`/`.markdown` file of a folder, as new
-/// projects, all in one transaction.
+/// projects, all in one transaction. In a folder only regular files are read:
+/// symbolic links are skipped and listed in the result (the path the person chose is
+/// used as given, link or not).
 pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportMarkdownResult, ApiError> {
     let path = PathBuf::from(required_text("path", &params.path, 4096)?);
+    let mut skipped_links = Vec::new();
+    let is_markdown = |p: &Path| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
     let files: Vec<PathBuf> = if path.is_dir() {
         let mut files = Vec::new();
         let entries = std::fs::read_dir(&path).map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())))?;
         for entry in entries {
-            let entry_path = entry.map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())))?.path();
-            if entry_path.is_file() && entry_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown")) {
+            let entry = entry.map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())))?;
+            let entry_path = entry.path();
+            // The entry's own type: a link is not followed.
+            let file_type = entry.file_type().map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", entry_path.display())))?;
+            if !is_markdown(&entry_path) {
+                continue;
+            }
+            if file_type.is_symlink() {
+                skipped_links.push(entry_path.display().to_string());
+            } else if file_type.is_file() {
                 files.push(entry_path);
             }
         }
         files.sort();
+        skipped_links.sort();
         files
     } else if path.is_file() {
         vec![path.clone()]
@@ -102,7 +134,12 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         return Err(ApiError::validation("path", format!("{} does not exist.", path.display())).hint("check_path", "Choose a Markdown file or a folder of them."));
     };
     if files.is_empty() {
-        return Err(ApiError::validation("path", format!("{} holds no .md files.", path.display())).hint("check_path", "Choose a Markdown file or a folder of them."));
+        let message = if skipped_links.is_empty() {
+            format!("{} holds no .md files.", path.display())
+        } else {
+            format!("{} holds no .md files but symbolic links, which are not followed: {}.", path.display(), skipped_links.join(", "))
+        };
+        return Err(ApiError::validation("path", message).hint("check_path", "Choose a Markdown file or a folder of them."));
     }
     let _guard = engine.write_lock();
     let mut batch = Batch::new();
@@ -110,7 +147,7 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
     let n_files = files.len() as u64;
     let mut progress = progress_sink(on_event);
     for (idx, file) in files.iter().enumerate() {
-        let bytes = std::fs::read(file).map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", file.display())))?;
+        let bytes = super::media::read_bounded("path", file, MAX_MARKDOWN_BYTES)?;
         let text = String::from_utf8(bytes)
             .map_err(|_| ApiError::validation("path", format!("{} is not UTF-8 text.", file.display())).hint("convert_to_utf8", "Save the file as UTF-8 and import it again."))?;
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -128,7 +165,7 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         progress("import.markdown", idx as u64 + 1, n_files);
     }
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(ImportMarkdownResult { projects })
+    Ok(ImportMarkdownResult { projects, skipped_links })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -137,6 +174,16 @@ pub struct BackupInfo {
     pub name: String,
     pub path: String,
     pub manifest: Manifest,
+    /// Made just before a restore: it holds the state the restore replaced, and is
+    /// kept until the person deletes its folder (never rotated away).
+    pub before_restore: bool,
+}
+
+impl BackupInfo {
+    fn new(name: String, path: &Path, manifest: Manifest) -> BackupInfo {
+        let before_restore = name.ends_with(BEFORE_RESTORE_SUFFIX);
+        BackupInfo { name, path: path.display().to_string(), manifest, before_restore }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -164,7 +211,7 @@ fn read_backups(engine: &Engine) -> Result<Vec<BackupInfo>, ApiError> {
                 continue;
             }
             if let Ok(manifest) = export::read_manifest(&path) {
-                backups.push(BackupInfo { name, path: path.display().to_string(), manifest });
+                backups.push(BackupInfo::new(name, &path, manifest));
             }
         }
     }
@@ -176,22 +223,43 @@ pub(super) fn list_backups(engine: &Engine, _: Empty) -> Result<BackupListResult
     Ok(BackupListResult { backups: read_backups(engine)?, folder: backups_dir(engine).display().to_string() })
 }
 
-fn write_backup(engine: &Engine, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupInfo, ApiError> {
+/// Why a backup is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Occasion {
+    /// On request, or an automatic generation.
+    Generation,
+    /// Just before a restore: named `…-before-restore`, never rotated away.
+    BeforeRestore,
+}
+
+/// Writes a backup and deletes the ones no longer kept. The caller holds the write
+/// lock, so the backup is one consistent state. `restoring`: the backup a restore is
+/// about to read, which the rotation must not delete.
+fn write_backup_locked(engine: &Engine, occasion: Occasion, restoring: Option<&str>, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupInfo, ApiError> {
     let now = engine.now();
     let dir = backups_dir(engine);
     std::fs::create_dir_all(&dir).map_err(|e| ApiError::new(ErrorCode::Io, format!("Cannot create {}: {e}", dir.display())))?;
-    let name = now.format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    let mut name = now.format("%Y%m%dT%H%M%S%.3fZ").to_string();
+    if occasion == Occasion::BeforeRestore {
+        name.push_str(BEFORE_RESTORE_SUFFIX);
+    }
     let path = dir.join(&name);
-    let manifest = {
-        let _guard = engine.write_lock();
-        export::export_to(engine.store(), &path, now, &mut progress_sink(on_event))?
-    };
+    let manifest = export::export_to(engine.store(), &path, now, &mut progress_sink(on_event))?;
     for old in read_backups(engine)?.into_iter().skip(BACKUPS_KEPT) {
+        if old.before_restore || Some(old.name.as_str()) == restoring {
+            continue;
+        }
         if let Err(error) = std::fs::remove_dir_all(&old.path) {
             tracing::warn!(path = %old.path, %error, "could not delete an old backup");
         }
     }
-    Ok(BackupInfo { name, path: path.display().to_string(), manifest })
+    Ok(BackupInfo::new(name, &path, manifest))
+}
+
+fn write_backup(engine: &Engine, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupInfo, ApiError> {
+    // Reads only; the write lock keeps the snapshot consistent across trees.
+    let _guard = engine.write_lock();
+    write_backup_locked(engine, Occasion::Generation, None, on_event)
 }
 
 pub(super) fn create_backup(engine: &Engine, _: Empty, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupInfo, ApiError> {
@@ -256,9 +324,13 @@ pub struct BackupRestoreResult {
 }
 
 /// Replaces everything in the store with a backup's content. The current state is
-/// first written as a new backup (so the restore itself can be undone), then the store
-/// is cleared and the backup imported, in one transaction.
+/// first written as a new backup (`…-before-restore`, kept until deleted by hand, so
+/// the restore itself can be undone), then the store is cleared and the backup
+/// imported, in one transaction. The rotation after the safety backup never deletes
+/// the backup being restored. One write lock covers both steps, so nothing written
+/// between them is missing from the safety backup.
 pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupRestoreResult, ApiError> {
+    let _guard = engine.write_lock();
     let backups = read_backups(engine)?;
     let restored = backups
         .into_iter()
@@ -266,8 +338,7 @@ pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_ev
         .ok_or_else(|| ApiError::not_found("backup", &params.name).hint("list_backups", "List backups with `inkstone-cli backup list`."))?;
     // Check the backup reads before touching anything.
     export::read_manifest(Path::new(&restored.path))?;
-    let safety_backup = write_backup(engine, on_event)?;
-    let _guard = engine.write_lock();
+    let safety_backup = write_backup_locked(engine, Occasion::BeforeRestore, Some(&restored.name), on_event)?;
     let counts = export::replace_from(engine.store(), Path::new(&restored.path), &mut progress_sink(on_event))?;
     Ok(BackupRestoreResult { restored, safety_backup, counts })
 }

@@ -115,10 +115,34 @@ fn store_bytes(engine: &Engine, project_id: &str, original_name: &str, bytes: &[
     Ok(asset)
 }
 
+/// Reads a file of at most `max_bytes` for a parameter (`field`) that names it. Only a
+/// regular file is read (a device such as `/dev/zero` or a pipe never ends); its size is
+/// checked from its metadata first, and at most `max_bytes + 1` bytes are read, so a
+/// file that grows meanwhile is refused too.
+pub(super) fn read_bounded(field: &str, path: &Path, max_bytes: u64) -> Result<Vec<u8>, ApiError> {
+    use std::io::Read;
+    let cannot_read =
+        |e: std::io::Error| ApiError::validation(field, format!("Cannot read {}: {e}", path.display())).hint("check_path", "Check the file path and that the file is readable.");
+    let too_large = |size: u64| ApiError::validation(field, format!("{} is {size} bytes; at most {max_bytes} are allowed.", path.display()));
+    let meta = std::fs::metadata(path).map_err(cannot_read)?;
+    if !meta.is_file() {
+        return Err(ApiError::validation(field, format!("{} is not a regular file.", path.display())).hint("check_path", "Check the file path and that the file is readable."));
+    }
+    if meta.len() > max_bytes {
+        return Err(too_large(meta.len()));
+    }
+    let file = std::fs::File::open(path).map_err(cannot_read)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(cannot_read)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 pub(super) fn add(engine: &Engine, params: MediaAddParams) -> Result<MediaAsset, ApiError> {
     let path = Path::new(&params.path);
-    let bytes = std::fs::read(path)
-        .map_err(|e| ApiError::validation("path", format!("Cannot read {}: {e}", path.display())).hint("check_path", "Check the file path and that the file is readable."))?;
+    let bytes = read_bounded("path", path, MAX_MEDIA_BYTES as u64)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| params.path.clone());
     store_bytes(engine, &params.project_id, &name, &bytes, params.alt_text)
 }

@@ -161,6 +161,13 @@ fn import(
     report: &mut CycleReport,
     push_conflict: Option<ConflictKind>,
 ) -> Result<(), ApiError> {
+    // The server's project id becomes a record id here and a folder name in every
+    // export and backup: one that is not an Inkstone id is refused before anything is
+    // written (the caller drops the batch).
+    if let Err(error) = crate::model::ids::check(project_id, Some("prj")) {
+        return Err(ApiError::validation("projectId", format!("The workspace server sent a version with a bad project id, so nothing was pulled: {error}."))
+            .problem("sync.bad_id", &[("id", &project_id.chars().take(100).collect::<String>())]));
+    }
     let store = kernel.store();
     let policy = kernel.config().sync.retry;
     let mut link = store.get::<ProjectLink>(project_id.as_bytes())?.unwrap_or_else(|| ProjectLink { project_id: project_id.to_owned(), server_head: 0, base_local: 0 });

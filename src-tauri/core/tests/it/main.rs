@@ -6,6 +6,7 @@ mod checkpoints;
 mod compaction;
 mod crash;
 mod data;
+mod data_boundaries;
 mod drafting_tools;
 mod drafts;
 mod harness;
