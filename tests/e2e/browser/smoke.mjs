@@ -398,6 +398,8 @@ async function main() {
     await page.getByRole("alertdialog").waitFor();
     await page.getByRole("alertdialog").locator("button.danger").click();
     await toast("Restored; the previous state is kept");
+    // The backup written before the restore is marked as kept.
+    await page.locator("[data-testid=backup-list] li", { hasText: "made before a restore" }).first().waitFor();
     await page.keyboard.press("Escape");
     await tid("settings").waitFor({ state: "detached" });
     await page.locator("[data-testid=project-item]", { hasText: title }).click();

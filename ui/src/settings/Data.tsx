@@ -111,6 +111,7 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
               void run(t("data.importing"), async (onP) => {
                 const r = await client.stream("import.markdown", { path: mdPath.trim() }, onP);
                 onDataChanged();
+                if (r.skippedLinks.length > 0) return t("data.skippedLinks", { n: r.projects.length, k: r.skippedLinks.length });
                 return t("data.imported", { n: r.projects.length });
               })
             }
@@ -151,6 +152,14 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
               <span>
                 {formatFullTime(lang, b.manifest.exportedAt)}{" "}
                 <span className="small muted">{t("data.backupCounts", { p: b.manifest.counts.projects, v: b.manifest.counts.versions })}</span>
+                {b.beforeRestore && (
+                  <>
+                    {" "}
+                    <span className="small muted" data-testid="backup-before-restore">
+                      {t("data.beforeRestore")}
+                    </span>
+                  </>
+                )}
               </span>
               <button type="button" className="link" onClick={() => setConfirm(b)}>
                 {t("data.restore")}
