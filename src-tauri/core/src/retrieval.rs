@@ -6,8 +6,9 @@
 //!   summary and body) and character unigrams and bigrams with positions (literal
 //!   matches, so one- and two-character Chinese queries and pasted titles always
 //!   hit). See `text` and `index`.
-//! - A query runs several retrievers; each candidate takes the best tier any of them
-//!   gives it, and reciprocal rank fusion orders it within the tier (`rank`).
+//! - A query runs several retrievers; a candidate holding the query's text literally
+//!   comes first, then each takes the best tier any of them gives it, and reciprocal
+//!   rank fusion orders it within the tier (`rank`).
 //! - Semantic search is optional: the default LLM profile's embedding model embeds
 //!   each document once per content (vectors cached in the store's `embeddings`
 //!   tree). Without one, or when the server fails, search is lexical and says so in

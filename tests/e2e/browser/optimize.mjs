@@ -12,7 +12,9 @@
 // drafts have new revisions and the history shows the new version. Then a run whose
 // server is killed mid-run (SIGKILL) is offered for resuming after a restart, and
 // resumes to its review asking the model only for the step it had not finished; and a
-// run whose model server refuses a step is offered for resuming in the same dialog.
+// run whose model server refuses a step is offered for resuming in the same dialog;
+// and a finished package left with "Decide later" is listed when the dialog opens
+// after a page reload, and reopens in its review.
 //
 // Prints `browser-e2e-optimize: N passed, M failed` and exits non-zero on any failure.
 
@@ -253,6 +255,45 @@ async function main() {
     assert(runs.runs[0].status === "ready" && runs.runs[0].resumable === false, `the resumed run: ${runs.runs[0].status}`);
     await tid("optimize-reject-all").click();
     await tid("optimize-review").waitFor({ state: "detached", timeout: 20_000 });
+  });
+
+  await check("a package left with “Decide later” is still reachable from the dialog after a reload", async () => {
+    await script(
+      text({ summary: "结尾再加一句。", changes: ["结尾加一句"], platforms: [{ platform: "zhihu", plan: "结尾" }, { platform: "x", plan: "两条" }] }),
+      text({ source: `${NEW_SOURCE}\n下周见。\n`, titles: ["周报写短的两个办法"], summary: "结尾加了一句。" }),
+      text({ text: "## 周报写短的办法\n\n周报越长，越没人读。\n\n下周见。\n", summary: "结尾加了一句。" }),
+      text({ text: "周报越长，越没人读。\n\n---\n\n下周见。", summary: "两条。" }),
+    );
+    await page.keyboard.press(`${mod}+Shift+O`);
+    await tid("optimize-dialog").waitFor();
+    assert((await tid("optimize-unreviewed").count()) === 0, "nothing waits for review yet");
+    await tid("optimize-start").click();
+    await tid("optimize-review").waitFor({ timeout: 30_000 });
+    await tid("optimize-later").click();
+    await tid("optimize-review").waitFor({ state: "detached" });
+    const [left] = (await call("optimize.list", { projectId: project.id })).runs;
+    assert(left.status === "ready", `the run is stored as ready: ${left.status}`);
+    await page.reload({ waitUntil: "commit" });
+    await page.locator(`[data-testid=project-item]`).filter({ hasText: "周报" }).locator("button").first().click();
+    await tid("project-view").waitFor();
+    await page.keyboard.press(`${mod}+Shift+O`);
+    const listed = tid("optimize-unreviewed");
+    await listed.waitFor();
+    const said = await listed.innerText();
+    assert(said.includes("等待你审阅") && said.includes("知乎"), `the dialog lists the package: ${said}`);
+    assert((await tid("optimize-unreviewed-run").getAttribute("data-run")) === left.id, "the listed run is the one left for later");
+    await shot("optimize-08-unreviewed-zh");
+    await tid("optimize-reopen").click();
+    await tid("optimize-review").waitFor();
+    for (const key of ["source", "zhihu", "x"]) await tid(`optimize-tab-${key}`).waitFor();
+    assert((await tid("optimize-title").innerText()).includes("周报写短的两个办法"), "the title candidates are back");
+    await tid("optimize-reject-all").click();
+    await tid("optimize-review").waitFor({ state: "detached", timeout: 20_000 });
+    await page.keyboard.press(`${mod}+Shift+O`);
+    await tid("optimize-dialog").waitFor();
+    await new Promise((r) => setTimeout(r, 500));
+    assert((await tid("optimize-unreviewed").count()) === 0, "a decided package is no longer listed");
+    await page.keyboard.press("Escape");
   });
 
   await check("no page errors", async () => {

@@ -1717,7 +1717,9 @@ risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport,
  * Why the candidate needs the person's eye: `over_limit: …`, `risky_terms: …`
  * (each banned, absolute or promising term the candidate still introduces after
  * another round, with its UTF-16 span into the candidate text or its title
- * candidate), `no_saved_draft`, `summary_withheld`.
+ * candidate), `dropped_titles` (title candidates the engine would refuse, each
+ * named by a `title_candidate` finding in `risks`), `no_saved_draft`,
+ * `summary_withheld`.
  */
 flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
 

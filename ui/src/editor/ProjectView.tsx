@@ -909,6 +909,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
               draft={optimize.draft}
               flush={flush}
               onSetUpModel={onSetUpModel}
+              onDraftsSaved={() => setDraftsKey((k) => k + 1)}
               onApplied={(result) => {
                 setDraftsKey((k) => k + 1);
                 if (result.results.some((r) => r.version != null)) {

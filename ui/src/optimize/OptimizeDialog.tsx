@@ -11,7 +11,7 @@ import type { FitReport, Goal, Intensity, OptimizeApplyResult, Platform, Proposa
 import { Dialog } from "../components/Dialog";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { type T, useApp } from "../context";
-import { describeFinding, describeFitPoint, describeLocation, has, type Lang, type MessageId } from "../i18n";
+import { describeFinding, describeFitPoint, describeLocation, formatTime, has, type Lang, type MessageId } from "../i18n";
 import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, MergeDiff } from "../drafting/MergeDiff";
 
 const PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
@@ -33,6 +33,8 @@ export interface OptimizeDialogProps {
   onClose: () => void;
   /** Opens Settings → Models (offered when no model is set up). */
   onSetUpModel?: () => void;
+  /** After the dialog saved compiled drafts: reload the drafts. */
+  onDraftsSaved?: () => void;
 }
 
 interface StageLine {
@@ -64,6 +66,15 @@ function stageState(t: T, lang: Lang, s: StageLine): string {
 function resumable(r: Run): boolean {
   return r.status === "interrupted" || (r.status === "failed" && r.resumable);
 }
+
+/** A finished run whose package still waits for the person ("Decide later", a reload):
+ * ready or partly applied, with a proposal still open. */
+export function unreviewed(r: Run): boolean {
+  return (r.status === "ready" || r.status === "partly_applied") && r.targets.some((x) => x.outcome === "pending" && (x.proposalId != null || x.titleProposalId != null));
+}
+
+/** How many unreviewed runs the dialog lists (newest first). */
+const MAX_UNREVIEWED = 5;
 
 function targetKey(t: RunTarget): string {
   return t.target.type === "draft" ? t.target.platform : "source";
@@ -187,7 +198,7 @@ function TargetReview({
   );
 }
 
-export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose, onSetUpModel }: OptimizeDialogProps) {
+export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose, onSetUpModel, onDraftsSaved }: OptimizeDialogProps) {
   const { client, t, toast, lang } = useApp();
   const [phase, setPhase] = useState<"form" | "running" | "review">("form");
   const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
@@ -239,21 +250,58 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   }, [client]);
 
   // A run of this kind that the app's closing interrupted, or that failed on a model
-  // call, is offered for resuming (the steps it finished are reused).
+  // call, is offered for resuming (the steps it finished are reused); finished runs
+  // whose package was left for later ("Decide later", a reload) are listed to review.
   const [interrupted, setInterrupted] = useState<Run | null>(null);
+  const [waiting, setWaiting] = useState<Run[]>([]);
   useEffect(() => {
     let live = true;
     client
       .call("optimize.list", { projectId })
       .then((r) => {
+        if (!live) return;
         const last = r.runs[0];
-        if (live && last && resumable(last) && (last.input.draft ?? null) === (draft ?? null)) setInterrupted(last);
+        if (last && resumable(last) && (last.input.draft ?? null) === (draft ?? null)) setInterrupted(last);
+        setWaiting(r.runs.filter((x) => unreviewed(x) && (x.input.draft ?? null) === (draft ?? null)).slice(0, MAX_UNREVIEWED));
       })
       .catch(() => undefined);
     return () => {
       live = false;
     };
   }, [client, projectId, draft]);
+
+  // The platforms without a saved draft: an adapted draft has nothing to apply to, so
+  // the run does not adapt them (no model call); said before the run, with the way to
+  // save the compiled drafts first.
+  const [saved, setSaved] = useState<Platform[] | null>(null);
+  const [savingDrafts, setSavingDrafts] = useState(false);
+  const readSaved = useCallback(
+    () =>
+      client.call("platformDraft.list", { projectId }).then(
+        (r) => setSaved(r.drafts.map((d) => d.platform)),
+        () => setSaved(null),
+      ),
+    [client, projectId],
+  );
+  useEffect(() => {
+    void readSaved();
+  }, [readSaved]);
+  const unsaved = saved === null || draft ? [] : chosen.filter((p) => !saved.includes(p));
+  const saveDrafts = async () => {
+    setSavingDrafts(true);
+    setError(null);
+    try {
+      await flush();
+      for (const platform of unsaved) await client.call("platformDraft.save", { projectId, platform });
+      await readSaved();
+      onDraftsSaved?.();
+      toast(t("optimize.draftsSaved"));
+    } catch (e) {
+      setError(toClientError(e));
+    } finally {
+      setSavingDrafts(false);
+    }
+  };
 
   const follow = async (begin: (onEvent: (event: HarnessEvent) => void) => Promise<Run>) => {
     setError(null);
@@ -392,7 +440,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
           <button type="button" data-testid="optimize-reject-all" disabled={busy} onClick={() => void apply(true)}>
             {t("optimize.rejectAll")}
           </button>
-          <button type="button" onClick={onClose}>
+          <button type="button" data-testid="optimize-later" onClick={onClose}>
             {t("optimize.later")}
           </button>
           <button type="button" className="primary" data-testid="optimize-apply" disabled={busy || !Object.values(selected).some(Boolean)} onClick={() => void apply()}>
@@ -443,6 +491,24 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
           </div>
         </div>
       )}
+      {waiting.length > 0 && (
+        <div className="warning" role="status" data-testid="optimize-unreviewed">
+          <p>{t("optimize.unreviewed")}</p>
+          <ul className="small">
+            {waiting.map((r) => (
+              <li key={r.id} data-testid="optimize-unreviewed-run" data-run={r.id}>
+                {t("optimize.unreviewedRun", {
+                  when: formatTime(lang, r.createdAt),
+                  platforms: r.input.platforms.map((p) => t(`platform.${p}` as MessageId)).join(lang === "zh" ? "、" : ", "),
+                })}{" "}
+                <button type="button" data-testid="optimize-reopen" onClick={() => void showRun(r).catch((e) => setError(toClientError(e)))}>
+                  {t("optimize.reviewRun")}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
       {noModel && (
         <div className="warning" role="status" data-testid="optimize-no-model">
           <p>{t("optimize.noModel")}</p>
@@ -470,6 +536,16 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
           </label>
         ))}
       </fieldset>
+      {unsaved.length > 0 && (
+        <div className="warning" role="status" data-testid="optimize-unsaved">
+          <p>{t("optimize.unsaved", { platforms: unsaved.map((p) => t(`platform.${p}` as MessageId)).join(lang === "zh" ? "、" : ", ") })}</p>
+          <div className="row end">
+            <button type="button" data-testid="optimize-save-drafts" disabled={savingDrafts} onClick={() => void saveDrafts()}>
+              {t("optimize.saveDrafts")}
+            </button>
+          </div>
+        </div>
+      )}
       <label>
         {t("optimize.goal")}{" "}
         <select value={goal} data-testid="optimize-goal" onChange={(e) => setGoal(e.target.value as Goal)}>

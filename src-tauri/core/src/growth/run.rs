@@ -10,9 +10,14 @@
 //! 2. a strategy: JSON validated against [`strategy_schema`], at most [`MAX_REPAIRS`]
 //!    repair round trips, then a clear failure;
 //! 3. title candidates and an optimized source (skipped for one draft); a candidate
-//!    over a target platform's title limit is flagged for that platform (never cut);
+//!    over a target platform's title limit is flagged for that platform (never cut); a
+//!    candidate the engine would refuse as a proposal (a line break, over 200
+//!    characters; rules the schema the model sees states too) is dropped and named
+//!    (`dropped_titles`), never the run's failure;
 //! 4. per platform: the deterministic compile of the optimized source, the adaptation
-//!    to the platform's audience profile (a model call), the draft profile's validator;
+//!    to the platform's audience profile (a model call; none for a platform without a
+//!    saved draft, which has nothing to apply it to: flagged `no_saved_draft`), the
+//!    draft profile's validator;
 //!    a candidate over a limit gets one more round, then is flagged (never cut); a
 //!    draft title over its limit is flagged at once (the candidate cannot change it;
 //!    the source step's title candidates can);
@@ -168,7 +173,9 @@ pub struct RunTarget {
     /// Why the candidate needs the person's eye: `over_limit: …`, `risky_terms: …`
     /// (each banned, absolute or promising term the candidate still introduces after
     /// another round, with its UTF-16 span into the candidate text or its title
-    /// candidate), `no_saved_draft`, `summary_withheld`.
+    /// candidate), `dropped_titles` (title candidates the engine would refuse, each
+    /// named by a `title_candidate` finding in `risks`), `no_saved_draft`,
+    /// `summary_withheld`.
     pub flags: Vec<String>,
     pub outcome: TargetOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -353,27 +360,72 @@ pub fn strategy_schema() -> Value {
     })
 }
 
-fn source_schema() -> Value {
+/// Why a platform without a saved draft has nothing to apply.
+const NO_SAVED_DRAFT: &str = "There is no saved draft for this platform to change, so it was not adapted; save the compiled draft in the Drafts tab, then run again.";
+
+/// Most title candidates a run offers.
+pub const MAX_TITLE_CANDIDATES: usize = 5;
+
+/// A title candidate is one line: no line break (what the proposals module enforces
+/// for every candidate). Anchored and plain, so a llama.cpp server can turn it into
+/// its grammar.
+pub const ONE_LINE_PATTERN: &str = "^[^\\n\\r]*$";
+
+/// The JSON schema of the source step, as the model sees it: every rule the engine
+/// enforces on what it proposes from the reply is here (a title candidate is one line
+/// of at most [`crate::api::MAX_TITLE_CHARS`] characters; a text at most
+/// [`proposals::MAX_TEXT_CHARS`]; a summary at most [`proposals::MAX_SUMMARY_CHARS`]).
+pub fn source_schema() -> Value {
     json!({
         "type": "object",
         "required": ["source", "titles", "summary"],
         "properties": {
-            "source": {"type": "string", "minLength": 1},
-            "titles": {"type": "array", "maxItems": 5, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
-            "summary": {"type": "string", "minLength": 1, "maxLength": 2000}
+            "source": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_TEXT_CHARS},
+            "titles": {"type": "array", "maxItems": MAX_TITLE_CANDIDATES, "items": {"type": "string", "minLength": 1, "maxLength": crate::api::MAX_TITLE_CHARS, "pattern": ONE_LINE_PATTERN}},
+            "summary": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_SUMMARY_CHARS}
         }
     })
 }
 
-fn platform_schema() -> Value {
+/// What the engine requires of a source reply before reading it: [`source_schema`]
+/// without the rules on single title candidates. A candidate that breaks one is
+/// dropped and named (`dropped_titles`), never a repair round for the whole reply nor
+/// the run's failure.
+fn source_reply_schema() -> Value {
+    let mut schema = source_schema();
+    schema["properties"]["titles"] = json!({"type": "array", "items": {"type": "string"}});
+    schema
+}
+
+/// The JSON schema of a platform step (the same bounds as the source's).
+pub fn platform_schema() -> Value {
     json!({
         "type": "object",
         "required": ["text", "summary"],
         "properties": {
-            "text": {"type": "string", "minLength": 1},
-            "summary": {"type": "string", "minLength": 1, "maxLength": 2000}
+            "text": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_TEXT_CHARS},
+            "summary": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_SUMMARY_CHARS}
         }
     })
+}
+
+/// Why the engine would refuse `title` as a title candidate (the proposals module's
+/// rules: one line, not empty, at most [`crate::api::MAX_TITLE_CHARS`] characters):
+/// the reason in English, and the id of its wording when it has one.
+fn title_problem(title: &str) -> Option<(String, Option<&'static str>)> {
+    let error = proposals::check_candidates(&[Candidate { text: title.to_owned(), rationale: String::new() }], crate::api::MAX_TITLE_CHARS).err()?;
+    Some(if title.contains(['\n', '\r']) {
+        ("a title is one line, and this one has a line break.".to_owned(), Some("title_candidate.dropped_line"))
+    } else if title.chars().count() > crate::api::MAX_TITLE_CHARS {
+        (format!("a title has at most {} characters, and this one has {}.", crate::api::MAX_TITLE_CHARS, title.chars().count()), Some("title_candidate.dropped_length"))
+    } else {
+        (error.message, None)
+    })
+}
+
+/// A title candidate as a place to name: its line breaks shown as ↵.
+fn shown_title(title: &str) -> String {
+    title.replace("\r\n", "↵").replace(['\n', '\r'], "↵")
 }
 
 fn summary_schema() -> Value {
@@ -603,7 +655,14 @@ impl Pipeline<'_, '_> {
     /// Asks for one JSON value matching `schema`: the instruction, then at most
     /// [`MAX_REPAIRS`] repair round trips, then a clear failure.
     fn json_step(&mut self, stage: &str, instruction: String, schema: &Value) -> Result<Value, Stop> {
-        let validator = Validator::new(schema).map_err(|e| ApiError::internal(e.to_string()))?;
+        self.json_step_checked(stage, instruction, schema, schema)
+    }
+
+    /// [`Self::json_step`] that shows the model (and its server) `schema` and repairs
+    /// only what breaks `checked`: a looser schema, when the caller deals with the
+    /// rest itself (a bad title candidate is dropped, not worth a round trip).
+    fn json_step_checked(&mut self, stage: &str, instruction: String, schema: &Value, checked: &Value) -> Result<Value, Stop> {
+        let validator = Validator::new(checked).map_err(|e| ApiError::internal(e.to_string()))?;
         self.append(EventBody::UserMessage {
             text: format!("{instruction}\n\nReply with only a JSON value matching this JSON schema:\n{schema}"),
             was_queued: false,
@@ -631,10 +690,13 @@ impl Pipeline<'_, '_> {
                 if cut_off {
                     error = error.hint("raise_output", "Raise the profile's maximum output tokens (Settings → AI models), or choose a model that answers more briefly.");
                 }
+                // What can help: another try, another model, or less to answer at once
+                // (restarting Inkstone cannot, so not the generic `retry` hint).
                 return Err(Stop::Failed(
                     error
-                        .hint("retry", "Start the optimization again; models often answer correctly on another try.")
+                        .hint("retry_optimize", "Start the optimization again; models often answer correctly on another try.")
                         .hint("other_model", "Or choose a model that follows JSON instructions more reliably (Settings → AI models).")
+                        .hint("smaller_input", "Or ask for less at once: fewer platforms per run, or a shorter article.")
                         .details(json!({"stage": stage, "problem": problem, "cutOff": cut_off})),
                 ));
             }
@@ -655,6 +717,10 @@ impl Pipeline<'_, '_> {
     /// `summary`, or its regeneration when it promises growth; a second promise
     /// withholds it (flagged).
     fn clean_summary(&mut self, stage: &str, summary: String, flags: &mut Vec<String>) -> Result<String, Stop> {
+        if summary.trim().is_empty() {
+            // Blank passes the schema's minLength but not the proposal's summary rule.
+            return Ok("The model gave no summary; review the changes themselves.".to_owned());
+        }
         let found = promises(self.h, &summary)?;
         if found.is_empty() {
             return Ok(summary);
@@ -677,9 +743,10 @@ impl Pipeline<'_, '_> {
     }
 }
 
-/// A source step's reply as read: the optimized source, the title candidates, and the
-/// findings each introduces (the source's, the titles').
-type SourceReply = (String, Vec<String>, Vec<Finding>, Vec<Finding>);
+/// A source step's reply as read: the optimized source, the title candidates, the
+/// findings each introduces (the source's, the titles'), and one finding per title
+/// candidate dropped because the engine would refuse it.
+type SourceReply = (String, Vec<String>, Vec<Finding>, Vec<Finding>, Vec<Finding>);
 
 /// The findings of the word checks ([`crate::quality::TERM_CHECKS`]): banned words,
 /// absolute terms, growth promises.
@@ -985,29 +1052,53 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     if p.run.input.draft.is_none() {
         p.stage("source", "started", "Writing the title candidates and the optimized source")?;
         let keep_title = p.run.input.constraints.keep_title;
-        let value = p.json_step(
+        let value = p.json_step_checked(
             "source",
             format!(
                 "Step 2: the optimized source. Follow your strategy. `source` is the whole optimized Markdown source; `titles` {}; `summary` says in one or two sentences what changed and why.",
-                if keep_title { "is an empty list (the title is kept)" } else { "holds up to 5 title candidates" }
+                if keep_title {
+                    "is an empty list (the title is kept)".to_owned()
+                } else {
+                    format!("holds up to {MAX_TITLE_CANDIDATES} title candidates, each one line (no line break) of at most {} characters", crate::api::MAX_TITLE_CHARS)
+                }
             ),
             &source_schema(),
+            &source_reply_schema(),
         )?;
         let before = crate::project::drafts::source_findings_of(h.kernel, project)?;
         let title_before = crate::project::drafts::source_findings_of(h.kernel, &Project { source: String::new(), ..project.clone() })?;
         // What a reply proposes, and the terms it introduces: into the source (spans into
-        // the optimized text) and into each title candidate.
+        // the optimized text) and into each title candidate. A candidate the engine
+        // would refuse (a line break, too long) is dropped, with a finding naming it.
         let read = |value: &Value| -> Result<SourceReply, ApiError> {
             let source = value["source"].as_str().unwrap_or_default().to_owned();
-            let mut titles: Vec<String> = if keep_title {
-                Vec::new()
-            } else {
-                value["titles"]
-                    .as_array()
-                    .map(|a| a.iter().filter_map(|t| t.as_str()).map(|t| t.trim().to_owned()).filter(|t| !t.is_empty() && t != &project.title).collect())
-                    .unwrap_or_default()
-            };
-            titles.dedup();
+            let mut titles: Vec<String> = Vec::new();
+            let mut dropped: Vec<Finding> = Vec::new();
+            let offered = if keep_title { Vec::new() } else { value["titles"].as_array().cloned().unwrap_or_default() };
+            for title in offered.iter().filter_map(|t| t.as_str()).map(str::trim).filter(|t| !t.is_empty() && *t != project.title) {
+                if titles.iter().any(|t| t == title) {
+                    continue;
+                }
+                let problem = match title_problem(title) {
+                    Some(problem) => Some(problem),
+                    None if titles.len() >= MAX_TITLE_CANDIDATES => {
+                        Some((format!("a run offers at most {MAX_TITLE_CANDIDATES} title candidates."), Some("title_candidate.dropped_count")))
+                    }
+                    None => None,
+                };
+                match problem {
+                    Some((problem, id)) => {
+                        let shown = shown_title(title);
+                        let mut finding = Finding::new("title_candidate", Severity::Warn, None, format!("Title candidate “{shown}” was dropped: {problem}"));
+                        if let Some(id) = id {
+                            finding = finding.worded(id, &[]);
+                        }
+                        finding.location = Some(format!("title candidate “{shown}”"));
+                        dropped.push(finding);
+                    }
+                    None => titles.push(title.to_owned()),
+                }
+            }
             let after = crate::project::drafts::source_findings_of(h.kernel, &Project { source: source.clone(), ..project.clone() })?;
             let risks = proposals::new_findings(&before, &after);
             let mut title_risks = Vec::new();
@@ -1020,22 +1111,24 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
                     }
                 }
             }
-            Ok((source, titles, risks, title_risks))
+            Ok((source, titles, risks, title_risks, dropped))
         };
-        let (mut new_source, mut titles, mut risks, mut title_risks) = read(&value)?;
+        let (mut new_source, mut titles, mut risks, mut title_risks, mut dropped) = read(&value)?;
         let mut summary = value["summary"].as_str().unwrap_or_default().to_owned();
         let mut flags = Vec::new();
         if !risky(&risks).is_empty() || !risky(&title_risks).is_empty() {
             let named = term_list(risky(&risks).into_iter().chain(risky(&title_risks)));
             p.stage("source", "repair", format!("risky terms: {named}"))?;
-            let again = p.json_step(
+            let again = p.json_step_checked(
                 "source",
                 format!(
-                    "Your reply introduces terms the original does not have that are restricted (absolute or superlative claims, banned words) or promise outcomes: {named}. Rewrite those sentences and titles without them (state what is true with its scope, or describe instead) and reply with the corrected JSON."
+                    "Your reply introduces terms the original does not have that are restricted (absolute or superlative claims, banned words) or promise outcomes: {named}. Rewrite those sentences and titles without them (state what is true with its scope, or describe instead; each title still one line of at most {} characters) and reply with the corrected JSON.",
+                    crate::api::MAX_TITLE_CHARS
                 ),
                 &source_schema(),
+                &source_reply_schema(),
             )?;
-            (new_source, titles, risks, title_risks) = read(&again)?;
+            (new_source, titles, risks, title_risks, dropped) = read(&again)?;
             summary = again["summary"].as_str().unwrap_or_default().to_owned();
             let still: Vec<Finding> = risky(&risks).into_iter().chain(risky(&title_risks)).cloned().collect();
             if !still.is_empty() {
@@ -1065,9 +1158,15 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             flags.insert(0, format!("over_limit: {}", title_over.join("; ")));
             p.stage("source", "flagged", format!("title candidates over a platform's limit: {}", title_over.join("; ")))?;
         }
+        if !dropped.is_empty() {
+            let named: Vec<String> = dropped.iter().map(|f| f.message.clone()).collect();
+            flags.push("dropped_titles".to_owned());
+            p.stage("source", "flagged", format!("{} title candidates dropped: {}", dropped.len(), named.join(" ")))?;
+        }
         p.run.titles = titles;
         let summary = p.clean_summary("source", summary, &mut flags)?;
         risks.extend(title_risks);
+        risks.extend(dropped);
         p.run.targets.push(RunTarget {
             target: Target::Source,
             proposal_id: None,
@@ -1114,6 +1213,25 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
                 (fit::report(&growth, &profile, &current.draft.title, &current.draft.content), proposals::draft_patch_text(&current.draft.content))
             }
         };
+        if saved.is_none() {
+            // Nothing to apply a candidate to: no model call is spent on it (the dialog
+            // says so before the run, and offers to save the compiled draft first).
+            p.stage(&stage, "flagged", format!("no saved {} draft: not adapted (save the compiled draft in the Drafts tab, then optimize again)", platform.as_str()))?;
+            p.run.targets.push(RunTarget {
+                target: Target::Draft { platform },
+                proposal_id: None,
+                title_proposal_id: None,
+                summary: format!("Not adapted: there is no saved {} draft to change.", platform.as_str()),
+                risks: Vec::new(),
+                fit_before: Some(fit_before),
+                fit_after: None,
+                flags: vec!["no_saved_draft".to_owned()],
+                outcome: TargetOutcome::Unavailable,
+                outcome_message: Some(NO_SAVED_DRAFT.to_owned()),
+            });
+            p.stage(&stage, "done", format!("{} skipped: no saved draft", platform.as_str()))?;
+            continue;
+        }
         let base_text = proposals::draft_patch_text(&base_content);
         let value = p.json_step(
             &stage,
@@ -1182,9 +1300,6 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
         findings.extend(new_words);
         let summary = p.clean_summary(&stage, summary, &mut flags)?;
         let fit_after = fit::report(&growth, &profile, &title, &content);
-        if saved.is_none() {
-            flags.push("no_saved_draft".to_owned());
-        }
         p.run.targets.push(RunTarget {
             target: Target::Draft { platform },
             proposal_id: None,
@@ -1271,11 +1386,8 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             }
             if target.proposal_id.is_none() && target.title_proposal_id.is_none() {
                 target.outcome = TargetOutcome::Unavailable;
-                target.outcome_message = Some(if target.flags.iter().any(|f| f == "no_saved_draft") {
-                    "There is no saved draft for this platform to change; save the compiled draft in the Drafts tab, then run again.".to_owned()
-                } else {
-                    "The candidate is the same as the current text.".to_owned()
-                });
+                target.outcome_message =
+                    Some(if target.flags.iter().any(|f| f == "no_saved_draft") { NO_SAVED_DRAFT.to_owned() } else { "The candidate is the same as the current text.".to_owned() });
             }
         }
         run.stage = "proposals".to_owned();

@@ -6,6 +6,14 @@
 //! match above title keywords or a strong semantic match, above tags and category,
 //! above the summary, above the body and the semantic floor); only within a tier do
 //! the RRF scores (k = 60, Cormack, Clarke and Büttcher, SIGIR 2009) order it.
+//!
+//! Above the tiers, a document that holds the query's text literally (in its title or
+//! its body, as the character n-gram phrase finds it) comes before every document
+//! that does not (seed 001: the literal match first). The keyword tiers are met by
+//! words, and a query's words are not its text: jieba may cut an unknown
+//! two-character query into its two characters, and the stop-word list drops one of
+//! them (大, 时, 点, ...), so "every keyword in the title" could hold for a title with
+//! one of the two characters and sink the only document that holds the term.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -60,6 +68,11 @@ pub enum Retriever {
 }
 
 impl Retriever {
+    /// Whether a document in this list holds the query's text itself.
+    fn is_literal(self) -> bool {
+        matches!(self, Retriever::TitleExact | Retriever::TitleLiteral | Retriever::BodyLiteral)
+    }
+
     /// The tier a document in this list reaches at `score`; `None` below the semantic
     /// floor.
     fn tier(self, score: f32) -> Option<Tier> {
@@ -90,11 +103,14 @@ pub struct Fused<K> {
     pub tier: Tier,
     /// The title equals the query: first within its tier.
     pub exact_title: bool,
+    /// The query's text occurs in the title or the body (a literal retriever found
+    /// it): before every candidate where it does not.
+    pub literal: bool,
     pub rrf: f64,
 }
 
-/// Every candidate of `lists` in final order: by tier, an exact title first within
-/// it, then by RRF score (each list contributing `1 / (k + rank)`, rank from 1),
+/// Every candidate of `lists` in final order: the literal matches first, then by
+/// tier, an exact title first within it, then by RRF score (each list contributing `1 / (k + rank)`, rank from 1),
 /// then by key so equal scores come out the same every time. A semantic candidate
 /// below the floor neither reaches a tier nor adds to a score.
 pub fn fuse<K: Clone + Eq + Hash + Ord>(lists: &[RankedList<K>]) -> Vec<Fused<K>> {
@@ -104,15 +120,21 @@ pub fn fuse<K: Clone + Eq + Hash + Ord>(lists: &[RankedList<K>]) -> Vec<Fused<K>
         for (key, score) in &list.docs {
             let Some(tier) = list.retriever.tier(*score) else { continue };
             rank += 1;
-            let entry = by_key.entry(key.clone()).or_insert_with(|| Fused { key: key.clone(), tier, exact_title: false, rrf: 0.0 });
+            let entry = by_key.entry(key.clone()).or_insert_with(|| Fused { key: key.clone(), tier, exact_title: false, literal: false, rrf: 0.0 });
             entry.tier = entry.tier.min(tier);
             entry.exact_title |= list.retriever == Retriever::TitleExact;
+            entry.literal |= list.retriever.is_literal();
             entry.rrf += 1.0 / (RRF_K + rank as f64);
         }
     }
     let mut out: Vec<Fused<K>> = by_key.into_values().collect();
     out.sort_by(|a, b| {
-        a.tier.cmp(&b.tier).then(b.exact_title.cmp(&a.exact_title)).then(b.rrf.partial_cmp(&a.rrf).unwrap_or(std::cmp::Ordering::Equal)).then_with(|| a.key.cmp(&b.key))
+        b.literal
+            .cmp(&a.literal)
+            .then(a.tier.cmp(&b.tier))
+            .then(b.exact_title.cmp(&a.exact_title))
+            .then(b.rrf.partial_cmp(&a.rrf).unwrap_or(std::cmp::Ordering::Equal))
+            .then_with(|| a.key.cmp(&b.key))
     });
     out
 }
@@ -169,6 +191,24 @@ mod tests {
         assert_eq!(fused[0].tier, Tier::TitleKeywords);
         // The dropped candidate did not take a rank: "weak" is rank 2 of its list.
         assert!((fused[2].rrf - 1.0 / 62.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_literal_match_in_the_body_outranks_keywords_and_meaning_without_it() {
+        // "时雨" cut into 时 (a stop word) and 雨: "every keyword in the title" holds
+        // for a title with 雨 alone; only one document holds the text.
+        let lists = [
+            list(Retriever::TitleKeywords, &["rain_in_title"]),
+            list(Retriever::Summary, &["rain_in_summary"]),
+            RankedList { retriever: Retriever::Semantic, docs: vec![("similar", 0.9)] },
+            list(Retriever::BodyWords, &["rain_in_title", "rain_in_summary", "holder"]),
+            list(Retriever::BodyLiteral, &["holder"]),
+        ];
+        let fused = fuse(&lists);
+        assert_eq!(order(&fused)[0], "holder");
+        assert!(fused[0].literal && !fused[1].literal);
+        assert_eq!(fused[0].tier, Tier::Body, "the tier still says where it matched");
+        assert_eq!(order(&fused)[1..], ["rain_in_title", "similar", "rain_in_summary"]);
     }
 
     #[test]

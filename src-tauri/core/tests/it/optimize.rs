@@ -219,7 +219,10 @@ fn a_strategy_still_malformed_after_two_repairs_fails_clearly_and_proposes_nothi
     assert_eq!(run["error"]["code"], "PROVIDER_BAD_RESPONSE");
     let message = run["error"]["message"].as_str().unwrap();
     assert!(message.contains("strategy is not valid after 2 repairs"), "{message}");
-    assert!(run["error"]["hints"].as_array().unwrap().iter().any(|h| h["id"] == "retry"));
+    // The real next steps: another try, another model, less at once; never the generic
+    // "restart Inkstone", which cannot help a model that answers wrongly.
+    let hints: Vec<&str> = run["error"]["hints"].as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap()).collect();
+    assert_eq!(hints, ["retry_optimize", "other_model", "smaller_input"], "{run:#}");
     assert_eq!(o.server.chat_requests().len(), 3, "three calls: the first and two repairs");
     assert!(o.proposals().is_empty());
     // A failed run cannot be applied.
@@ -598,4 +601,90 @@ fn a_run_the_model_server_failed_resumes_asking_only_for_the_step_that_failed() 
     assert_eq!((failed["status"].as_str(), failed["resumable"].as_bool()), (Some("failed"), Some(false)), "{failed:#}");
     let refused = o.t.engine.call_stream("optimize.resume", json!({"runId": failed["id"]}), &mut |_| {}).unwrap_err();
     assert_eq!(refused.code, inkstone_core::ErrorCode::Conflict);
+}
+
+/// A title candidate with a line break passes no schema the model is shown: the
+/// source step's schema (in the prompt and, for a server that takes one, in the
+/// request) says a candidate is one line of at most 200 characters.
+#[test]
+fn the_schema_the_model_sees_carries_every_rule_the_engine_enforces_on_a_candidate() {
+    let o = setup();
+    let changes = json!({"name": "fake", "baseUrl": o.server.base_url(), "model": "fake-model", "contextWindow": 65_536, "supportsJsonSchema": true});
+    o.t.ok("llmProfile.update", json!({"profile": "fake", "changes": changes}));
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"])]);
+    let (run, _) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    let requests = o.server.chat_requests();
+    let titles = &requests[1].body["response_format"]["json_schema"]["schema"]["properties"]["titles"];
+    assert_eq!(titles["items"]["pattern"], inkstone_core::growth::run::ONE_LINE_PATTERN, "{titles:#}");
+    // The pattern holds what the engine checks: no line break.
+    let pattern = regex_lite(inkstone_core::growth::run::ONE_LINE_PATTERN);
+    assert!(pattern("周报写短的三个办法") && !pattern("周报\n写短") && !pattern("周报\r写短"));
+    // The prompt states the schema in full, bounds included, and the rule in words.
+    let prompt = requests[1].body["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    let schema = inkstone_core::growth::run::source_schema();
+    assert!(prompt.contains(&schema.to_string()), "{prompt}");
+    assert_eq!(schema["properties"]["titles"]["items"]["maxLength"], 200);
+    assert_eq!(schema["properties"]["source"]["maxLength"], 1_000_000);
+    assert_eq!(schema["properties"]["summary"]["maxLength"], 2_000);
+    assert!(prompt.contains("each one line (no line break) of at most 200 characters"), "{prompt}");
+    let platform = inkstone_core::growth::run::platform_schema();
+    assert_eq!(platform["properties"]["text"]["maxLength"], 1_000_000);
+}
+
+/// The JSON-schema validator the engine uses, as a predicate on one string.
+fn regex_lite(pattern: &str) -> impl Fn(&str) -> bool {
+    let validator = inkstone_core::llm::structured::Validator::new(&json!({"type": "string", "pattern": pattern})).unwrap();
+    move |text: &str| validator.check(&json!(text)).is_ok()
+}
+
+/// One bad title candidate no longer fails a run whose every model call was paid for:
+/// it is dropped, the others are offered, and the review names what was dropped and
+/// why. No repair round is spent on it.
+#[test]
+fn a_title_candidate_with_a_line_break_is_dropped_and_named_and_the_run_is_ready() {
+    let o = setup();
+    let source = Reply::text(
+        &json!({"source": NEW_SOURCE, "titles": ["周报写短的三个办法", "周报写短\n的三个办法", "周报不必长"], "summary": "Strengthened the opening hook."}).to_string(),
+    );
+    o.push(vec![strategy(), source, zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"])]);
+    let (run, events) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    assert_eq!(run["titles"], json!(["周报写短的三个办法", "周报不必长"]));
+    assert_eq!(o.server.chat_requests().len(), 4, "no repair round for a title candidate");
+    let target = o.target(&run, "source");
+    assert_eq!(target["flags"], json!(["dropped_titles"]), "{target:#}");
+    let dropped: Vec<&Value> = target["risks"].as_array().unwrap().iter().filter(|r| r["check"] == "title_candidate").collect();
+    assert_eq!(dropped.len(), 1, "{target:#}");
+    assert_eq!(dropped[0]["location"], "title candidate “周报写短↵的三个办法”");
+    assert_eq!(dropped[0]["messageId"], "title_candidate.dropped_line");
+    assert!(dropped[0]["message"].as_str().unwrap().contains("one line"), "{:#}", dropped[0]);
+    assert!(stages(&events, "flagged").iter().any(|s| s.starts_with("source: 1 title candidates dropped")), "{:?}", stages(&events, "flagged"));
+    // The title proposal holds the two good ones, and one can be taken.
+    let proposal = o.t.ok("proposal.get", json!({"proposalId": target["titleProposalId"]}));
+    assert_eq!(proposal["payload"]["candidates"].as_array().unwrap().len(), 2);
+    let applied = o.t.ok("optimize.apply", json!({"runId": run["id"], "source": true, "title": "周报不必长"}));
+    assert_eq!(o.t.ok("project.get", json!({"projectId": o.project}))["title"], "周报不必长", "{applied:#}");
+}
+
+/// Optimizing a platform that has no saved draft spent a model call on a candidate
+/// that could never be applied, then hid it. Now the platform is not adapted (no call)
+/// and its target says why.
+#[test]
+fn a_platform_without_a_saved_draft_spends_no_model_call_and_says_why() {
+    let o = setup();
+    let project = o.t.ok("project.create", json!({"title": "周报", "source": SOURCE, "platforms": ["zhihu", "x"]}))["id"].as_str().unwrap().to_owned();
+    o.t.ok("platformDraft.save", json!({"projectId": project, "platform": "zhihu"}));
+    o.push(vec![strategy(), source_reply(), zhihu_reply()]);
+    let (result, events) = stream(&o.t.engine, "optimize.start", json!({"projectId": project, "goal": "completion", "intensity": "balanced"}));
+    let run = result.unwrap();
+    assert_eq!(run["status"], "ready", "{run:#}");
+    assert_eq!(o.server.chat_requests().len(), 3, "strategy, source, zhihu: nothing for x");
+    let x = o.target(&run, "x");
+    assert_eq!(x["flags"], json!(["no_saved_draft"]));
+    assert_eq!(x["outcome"], "unavailable");
+    assert!(x["proposalId"].is_null() && x["fitAfter"].is_null() && x["fitBefore"]["score"].is_u64(), "{x:#}");
+    assert!(x["outcomeMessage"].as_str().unwrap().contains("no saved draft"), "{x:#}");
+    assert!(stages(&events, "flagged").iter().any(|s| s.starts_with("platform:x: no saved x draft")), "{:?}", stages(&events, "flagged"));
+    assert!(o.target(&run, "zhihu")["proposalId"].is_string());
 }

@@ -584,3 +584,81 @@ fn english_words_match_their_other_forms() {
     assert_eq!(hit_projects(&search(&t, json!({"q": "新茶"}))), vec![tea.clone()]);
     assert_eq!(hit_projects(&search(&t, json!({"q": "茶"}))), vec![tea]);
 }
+
+/// Characters the generated corpora are written with: common ones, among them many
+/// that are Chinese stop words on their own (的, 大, 时, 点, 看, ...), which is where a
+/// two-character query used to lose its literal match.
+const CORPUS_CHARS: &str = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处府研";
+
+/// One generated document: its title, and its body of short paragraphs, one of which
+/// holds its two-character term.
+#[derive(Debug, Clone)]
+struct GeneratedDoc {
+    title: String,
+    body: String,
+    term: String,
+}
+
+fn generated_corpus(docs: usize) -> impl proptest::strategy::Strategy<Value = Vec<GeneratedDoc>> {
+    use proptest::prelude::*;
+    let chars: Vec<char> = CORPUS_CHARS.chars().collect();
+    let n = chars.len();
+    let text = move |range: std::ops::Range<usize>| proptest::collection::vec(0..n, range);
+    let doc = (text(3..8), proptest::collection::vec(text(12..30), 1..4), (0..n, 0..n), any::<proptest::sample::Index>(), any::<proptest::sample::Index>()).prop_map(
+        move |(title, paragraphs, (a, b), paragraph_at, at)| {
+            let word = |ix: &[usize]| ix.iter().map(|i| chars[*i]).collect::<String>();
+            let term: String = [chars[a], chars[b]].iter().collect();
+            let mut paragraphs: Vec<String> = paragraphs.iter().map(|p| word(p)).collect();
+            let p = paragraph_at.index(paragraphs.len());
+            let mut letters: Vec<char> = paragraphs[p].chars().collect();
+            let cut = at.index(letters.len() + 1);
+            letters.splice(cut..cut, term.chars());
+            paragraphs[p] = letters.into_iter().collect();
+            let body = paragraphs.iter().map(|p| format!("{p}。")).collect::<Vec<_>>().join("\n\n");
+            GeneratedDoc { title: word(&title), body, term }
+        },
+    );
+    proptest::collection::vec(doc, docs)
+}
+
+/// `text` with only its CJK characters: a literal match ignores punctuation, spaces
+/// and line breaks between the characters.
+fn letters(text: &str) -> String {
+    text.chars().filter(|c| c.is_alphabetic()).collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 3, max_shrink_iters: 0, failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// Seed 001's tiers put the literal match first: over a few hundred generated
+    /// Chinese documents, a two-character query whose text occurs in exactly one
+    /// document (in its title or its body) ranks that document first, above documents
+    /// holding only one of its characters, or both apart.
+    #[test]
+    fn a_query_whose_text_occurs_in_exactly_one_document_ranks_it_first(docs in generated_corpus(300)) {
+        let t = TestEngine::new();
+        let ids: Vec<String> = docs.iter().map(|d| create(&t, &d.title, &d.body)).collect();
+        wait(&t);
+        let texts: Vec<(String, String)> = docs.iter().map(|d| (letters(&d.title), letters(&d.body))).collect();
+        let mut asked = 0;
+        let mut wrong = Vec::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let holders: Vec<usize> = texts.iter().enumerate().filter(|(_, (title, body))| title.contains(&doc.term) || body.contains(&doc.term)).map(|(j, _)| j).collect();
+            if holders != [i] {
+                continue;
+            }
+            asked += 1;
+            let result = search(&t, json!({"q": doc.term}));
+            let first = &result["hits"][0];
+            if first["projectId"] != json!(ids[i]) {
+                let holder = result["hits"].as_array().unwrap().iter().position(|h| h["projectId"] == json!(ids[i]));
+                wrong.push(format!("{}: first {} ({}, tier {}), the holder at {holder:?}", doc.term, first["title"], first["snippet"]["text"], first["tier"]));
+            }
+            if asked == 80 {
+                break;
+            }
+        }
+        proptest::prop_assert!(asked >= 40, "only {asked} terms occur once");
+        proptest::prop_assert!(wrong.is_empty(), "{} of {asked} queries rank another document first:\n{}", wrong.len(), wrong.join("\n"));
+    }
+}
