@@ -421,6 +421,20 @@ export type ConstraintRemoveParams = { sessionId: string, constraintId: string, 
 
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
 
+export type ContextAllow = { term: string, 
+/**
+ * Allowed when one of these follows it directly.
+ */
+followedBy: Array<string>, 
+/**
+ * Allowed when it opens a sentence, line or list item and one of these follows it.
+ */
+openingFollowedBy: Array<string>, 
+/**
+ * Never allowed when one of these stands directly before it.
+ */
+notPrecededBy: Array<string>, };
+
 export type Deleted = { id: string, deleted: boolean, };
 
 export type DeliveryJob = { id: string, workspaceId: string, projectId: string, versionId: string, versionNumber: number, 
@@ -1643,7 +1657,11 @@ export type RiskList = { id: string, description: string, source: string, sugges
 /**
  * Industries (from a brand profile) in which a match blocks instead of warning.
  */
-strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
+strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, 
+/**
+ * Terms allowed by their context rather than by a longer word (an ordinal 第一).
+ */
+allowContext: Array<ContextAllow>, };
 
 export type Run = { id: string, projectId: string, profileId: string, 
 /**
