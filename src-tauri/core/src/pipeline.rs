@@ -340,6 +340,41 @@ pub fn html_visible_text(html: &str) -> String {
     out.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", " ").replace("&amp;", "&")
 }
 
+/// The images of `source` that live on this computer (every image URL that is not
+/// `http(s)://` or `data:`), in order of appearance, each once: `media/<file>` for the
+/// project's own media, or a path a pasted or imported file brought along.
+pub fn local_images(source: &str) -> Vec<String> {
+    fn walk<'a>(node: &'a comrak::nodes::AstNode<'a>, out: &mut Vec<String>) {
+        for child in node.children() {
+            if let comrak::nodes::NodeValue::Image(link) = &child.data.borrow().value {
+                let url = link.url.trim();
+                let lower = url.to_ascii_lowercase();
+                let remote = ["http://", "https://", "data:"].iter().any(|scheme| lower.starts_with(scheme));
+                if !url.is_empty() && !remote && !out.iter().any(|seen| seen == url) {
+                    out.push(url.to_owned());
+                }
+            }
+            walk(child, out);
+        }
+    }
+    let arena = comrak::Arena::new();
+    let mut out = Vec::new();
+    walk(markdown::parse(&arena, source), &mut out);
+    out
+}
+
+/// The finding for a local image the draft cannot show (not among the project's media,
+/// or its file is gone), one per platform.
+pub fn missing_image_finding(platform: Platform, image: &str) -> Finding {
+    let mut finding =
+        Finding::new("image.missing", Severity::Warn, Some(platform), format!("The image “{image}” is not among this project's media, so the draft has no image there."))
+            .worded("image.missing", &[("image", image)])
+            .at("body")
+            .suggest_worded("image.missing", "Add the image again (paste or drop it into the editor), or remove its reference from the source.");
+    finding.matched = Some(image.to_owned());
+    finding
+}
+
 /// The separator between X posts in a thread draft's patch text.
 pub const POST_SEPARATOR: &str = "\n\n---\n\n";
 
@@ -493,6 +528,8 @@ mod tests {
         ];
         let missing: Vec<_> = all.iter().filter(|id| !seen.contains(**id)).collect();
         assert!(missing.is_empty(), "not exercised: {missing:?}; seen {seen:?}");
+        // The compile of a project adds this one (it needs the project's media).
+        ui_wording::assert_worded(&missing_image_finding(Platform::Wechat, "images/a.png"));
     }
 
     /// A pasted Markdown file's `# Title` is not shown twice: every platform's draft
