@@ -474,6 +474,38 @@ describe("the window", () => {
     expect(transport.callsTo("project.list").length).toBeGreaterThanOrEqual(2);
   });
 
+  it("importing Markdown keeps the open project open and says which files were already here", async () => {
+    const { transport, projects } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" })]);
+    const imported = proj("m1", "散步", "2026-11-22T11:59:00Z");
+    transport
+      .on("backup.list", () => ({ backups: [], folder: "/data/backups" }))
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }))
+      .on("import.markdown", (_params, emit) => {
+        emit({ phase: "import.markdown", done: 2, total: 2 });
+        const first = !projects.has("m1");
+        projects.set("m1", imported);
+        return first ? { projects: [summary(imported)], skipped: [] } : { projects: [], skipped: [{ path: "/notes/walk.md", existing: summary(imported) }] };
+      });
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    fireEvent.click(items()[0].querySelector("button")!);
+    await waitFor(() => expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a"));
+    fireEvent.click(screen.getByTestId("open-settings"));
+    const dataTab = await screen.findByTestId("settings-data");
+    fireEvent.click(dataTab);
+    fireEvent.change(await screen.findByTestId("import-md-path"), { target: { value: "/notes/walk.md" } });
+    fireEvent.click(screen.getByTestId("import-md-run"));
+    await waitFor(() => expect(document.body.textContent).toContain("Imported 1 project"));
+    await waitFor(() => expect(items()).toHaveLength(2));
+    fireEvent.click(screen.getByTestId("import-md-run"));
+    await waitFor(() => expect(document.body.textContent).toContain("“散步” is already here, so it was not imported again"));
+    fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("settings")).toBeNull());
+    expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a");
+    expect((screen.getByTestId("title-input") as HTMLInputElement).value).toBe("春天");
+    expect(items()).toHaveLength(2);
+  });
+
   it("a reload reopens the last open project and keeps the sidebar hidden", async () => {
     const { transport } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" }), proj("b", "夏天", "2026-11-22T11:30:00Z")]);
     renderApp(transport);

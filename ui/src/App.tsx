@@ -444,11 +444,15 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             brands={brands}
             templates={templates}
             onLibraryChanged={() => void loadLibrary()}
-            onDataChanged={() => {
+            onDataChanged={(replaced) => {
               void loadProjects();
               void loadLibrary();
-              setSelectedId(null);
-              saveLastProject(null);
+              // An import adds projects: the open one stays open. A restore replaced
+              // everything, so the open project may be gone or older.
+              if (replaced) {
+                setSelectedId(null);
+                saveLastProject(null);
+              }
             }}
             onNewFromTemplate={(id) => {
               setSettings(null);

@@ -444,6 +444,10 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
                 for p in r["projects"].as_array().into_iter().flatten() {
                     println!("{}  {}", s(p, "id"), s(p, "title"));
                 }
+                for skipped in r["skipped"].as_array().into_iter().flatten() {
+                    let existing = &skipped["existing"];
+                    println!("Skipped {}: already imported as {}  {}", s(skipped, "path"), s(existing, "id"), s(existing, "title"));
+                }
             }),
         ),
         Command::Backup(BackupCommand::List) => (

@@ -757,7 +757,16 @@ export type Hunk = { oldStart: number, oldLen: number, newStart: number, newLen:
 
 export type IdRef = { id: string, };
 
-export type ImportMarkdownResult = { projects: Array<ProjectSummary>, };
+export type ImportMarkdownResult = { 
+/**
+ * The new projects, one per file imported.
+ */
+projects: Array<ProjectSummary>, 
+/**
+ * Files not imported because a project with the same title and text is already
+ * there (imported before, or earlier in this import).
+ */
+skipped: Array<SkippedImport>, };
 
 export type ImportParams = { path: string, };
 
@@ -2068,6 +2077,12 @@ messagesHash: string, messageCount: number, inputTokens: number, outputTokens: n
 export type Severity = "info" | "warn" | "block";
 
 export type SkippedDraft = { platform: Platform, reason: string, };
+
+export type SkippedImport = { path: string, 
+/**
+ * The project that already holds the file's title and text.
+ */
+existing: ProjectSummary, };
 
 export type Snippet = { text: string, highlights: Array<Anchor>, };
 

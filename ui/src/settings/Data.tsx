@@ -2,8 +2,8 @@
 // backups, each showing the progress its stream sends.
 
 import { useCallback, useEffect, useState } from "react";
-import type { BackupInfo, ProgressEvent } from "../api/generated";
-import { useApp } from "../context";
+import type { BackupInfo, ImportMarkdownResult, ProgressEvent } from "../api/generated";
+import { type Ctx, useApp } from "../context";
 import { formatFullTime, has, type MessageId } from "../i18n";
 
 function useStreamRunner() {
@@ -18,7 +18,20 @@ function useStreamRunner() {
   return { progress, setProgress, describe };
 }
 
-export function Data({ onDataChanged }: { onDataChanged: () => void }) {
+/** What an import of Markdown did: the projects it made, and the files it skipped
+ * because their project is already here (importing the same file again). */
+export function importedMarkdown(t: Ctx["t"], r: ImportMarkdownResult): string {
+  const made = t("data.imported", { n: r.projects.length });
+  const first = r.skipped[0];
+  if (!first) return made;
+  const skipped =
+    r.skipped.length === 1 ? t("data.skippedOne", { title: first.existing.title }) : t("data.skippedMany", { n: r.skipped.length, title: first.existing.title });
+  return r.projects.length === 0 ? skipped : `${made}. ${skipped}`;
+}
+
+/** `replaced`: everything was replaced (a restore), so what is open may be gone; an
+ * import only adds, and the open project stays open. */
+export function Data({ onDataChanged }: { onDataChanged: (replaced: boolean) => void }) {
   const { client, t, showError, toast, lang } = useApp();
   const [exportPath, setExportPath] = useState("");
   const [importPath, setImportPath] = useState("");
@@ -90,7 +103,7 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
             onClick={() =>
               void run(t("data.importing"), async (onP) => {
                 const r = await client.stream("import.run", { path: importPath.trim() }, onP);
-                onDataChanged();
+                onDataChanged(false);
                 return t("data.imported", { n: r.counts.projects });
               })
             }
@@ -110,8 +123,8 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
             onClick={() =>
               void run(t("data.importing"), async (onP) => {
                 const r = await client.stream("import.markdown", { path: mdPath.trim() }, onP);
-                onDataChanged();
-                return t("data.imported", { n: r.projects.length });
+                if (r.projects.length > 0) onDataChanged(false);
+                return importedMarkdown(t, r);
               })
             }
           >
@@ -175,7 +188,7 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
                 void run(t("data.restoring"), async (onP) => {
                   const r = await client.stream("backup.restore", { name: b.name }, onP);
                   await loadBackups();
-                  onDataChanged();
+                  onDataChanged(true);
                   return t("data.restored", { name: r.safetyBackup.name });
                 });
               }}

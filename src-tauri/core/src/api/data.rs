@@ -64,7 +64,20 @@ pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn F
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportMarkdownResult {
+    /// The new projects, one per file imported.
     pub projects: Vec<ProjectSummary>,
+    /// Files not imported because a project with the same title and text is already
+    /// there (imported before, or earlier in this import).
+    pub skipped: Vec<SkippedImport>,
+}
+
+/// A Markdown file left out of an import: its project is already there.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedImport {
+    pub path: String,
+    /// The project that already holds the file's title and text.
+    pub existing: ProjectSummary,
 }
 
 /// Title and body of a Markdown file: the first line's `# ` heading becomes the title
@@ -82,7 +95,9 @@ fn split_title(file_stem: &str, text: &str) -> (String, String) {
 }
 
 /// Imports a Markdown file, or every `.md`/`.markdown` file of a folder, as new
-/// projects, all in one transaction.
+/// projects, all in one transaction. A file whose title and text a project already
+/// holds is skipped and named in `skipped`: importing the same file twice makes no
+/// duplicate.
 pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportMarkdownResult, ApiError> {
     let path = PathBuf::from(required_text("path", &params.path, 4096)?);
     let files: Vec<PathBuf> = if path.is_dir() {
@@ -105,8 +120,13 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         return Err(ApiError::validation("path", format!("{} holds no .md files.", path.display())).hint("check_path", "Choose a Markdown file or a folder of them."));
     }
     let _guard = engine.write_lock();
+    // What is already here, to find a file imported before: a project with the same
+    // title and text (summaries first, so only same-titled projects' text is read).
+    let summaries = engine.store().scan::<ProjectSummary>(b"")?;
     let mut batch = Batch::new();
-    let mut projects = Vec::new();
+    let mut projects: Vec<ProjectSummary> = Vec::new();
+    let mut new_sources: Vec<String> = Vec::new();
+    let mut skipped = Vec::new();
     let n_files = files.len() as u64;
     let mut progress = progress_sink(on_event);
     for (idx, file) in files.iter().enumerate() {
@@ -121,14 +141,38 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         }
         let now = engine.now();
         let title = if title.trim().is_empty() { "Untitled".to_owned() } else { title };
+        let earlier = projects.iter().zip(&new_sources).find(|(p, text)| p.title == title && **text == source).map(|(p, _)| p.clone());
+        let existing = match earlier {
+            Some(summary) => Some(summary),
+            None => same_project(engine, &summaries, &title, &source)?,
+        };
+        if let Some(existing) = existing {
+            skipped.push(SkippedImport { path: file.display().to_string(), existing });
+            progress("import.markdown", idx as u64 + 1, n_files);
+            continue;
+        }
         let project = crate::project::new_project(engine, NewProject { title, source, ..NewProject::default() }, now);
         let activity = engine.activity(Some(&project.id), ActivityKind::Imported, format!("Imported {} as \"{}\"", file.display(), project.title))?;
         batch.put(&project)?.put(&activity)?;
         projects.push(ProjectSummary::from(&project));
+        new_sources.push(project.source.clone());
         progress("import.markdown", idx as u64 + 1, n_files);
     }
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(ImportMarkdownResult { projects })
+    if !projects.is_empty() {
+        engine.store().apply(batch, Durability::Durable)?;
+    }
+    Ok(ImportMarkdownResult { projects, skipped })
+}
+
+/// The project already holding `title` and `source`, if any.
+fn same_project(engine: &Engine, summaries: &[ProjectSummary], title: &str, source: &str) -> Result<Option<ProjectSummary>, ApiError> {
+    let n_chars = u32::try_from(source.chars().count()).unwrap_or(u32::MAX);
+    for summary in summaries.iter().filter(|s| s.title == title && s.n_chars == n_chars) {
+        if crate::project::load(engine.store(), &summary.id)?.source == source {
+            return Ok(Some(summary.clone()));
+        }
+    }
+    Ok(None)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
