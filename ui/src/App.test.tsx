@@ -474,6 +474,28 @@ describe("the window", () => {
     expect(transport.callsTo("project.list").length).toBeGreaterThanOrEqual(2);
   });
 
+  it("an address from an earlier serve launch says so over everything, not 'No projects yet'", async () => {
+    const refused = () => {
+      throw { code: "PERMISSION_DENIED", message: "Missing or wrong access token.", hints: [{ id: "use_launch_url", message: "x" }], messageId: "stale_address" };
+    };
+    const transport = new FakeTransport()
+      .on("project.list", refused)
+      .on("brandProfile.list", refused)
+      .on("template.list", refused)
+      .on("workspace.get", refused)
+      .on("sync.status", refused);
+    renderApp(transport, "zh");
+    const screenText = await screen.findByTestId("stale-address");
+    expect(screenText.getAttribute("role")).toBe("alert");
+    expect(screenText.textContent).toContain("这个地址来自之前的一次启动");
+    expect(screenText.textContent).toContain("inkstone-cli serve");
+    expect(screen.queryByTestId("empty-state")).toBeNull();
+    expect(screen.queryByTestId("sidebar")).toBeNull();
+    cleanup();
+    renderApp(transport, "en");
+    expect((await screen.findByTestId("stale-address")).textContent).toContain("This address is from an earlier launch");
+  });
+
   it("importing Markdown keeps the open project open and says which files were already here", async () => {
     const { transport, projects } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" })]);
     const imported = proj("m1", "散步", "2026-11-22T11:59:00Z");

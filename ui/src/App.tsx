@@ -71,6 +71,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [settings, setSettings] = useState<SettingsSection | null>(null);
   const [newDialog, setNewDialog] = useState<{ templateId?: string } | null>(null);
   const [error, setError] = useState<{ error: ClientError; retry?: () => void } | null>(null);
+  const [staleAddress, setStaleAddress] = useState(false);
+  useEffect(() => client.onStaleAddress(() => setStaleAddress(true)), [client]);
   const [toasts, setToasts] = useState<Toast[]>([]);
   const [brands, setBrands] = useState<BrandProfile[]>([]);
   const [templates, setTemplates] = useState<ContentTemplate[]>([]);
@@ -323,6 +325,17 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
 
   const ctx = useMemo<Ctx>(() => ({ client, lang, t, mod, now, toast, showError }), [client, lang, t, mod, now, toast, showError]);
+
+  // A page whose access token the backend refuses can do nothing: say so over everything.
+  if (staleAddress) {
+    return (
+      <main className="stale-address" role="alert" data-testid="stale-address">
+        <h1>{t("stale.title")}</h1>
+        <p>{t("stale.body")}</p>
+        <p className="muted small">{t("stale.why")}</p>
+      </main>
+    );
+  }
 
   return (
     <AppCtx.Provider value={ctx}>

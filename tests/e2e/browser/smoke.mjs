@@ -946,6 +946,32 @@ async function main() {
     await view.waitFor();
   });
 
+  await check("a page from an earlier launch (its stored token refused) says so over everything, in English and Chinese (screenshots)", async () => {
+    for (const [locale, text] of [
+      ["en-US", "This address is from an earlier launch"],
+      ["zh-CN", "这个地址来自之前的一次启动"],
+    ]) {
+      const other = await browser.newContext({ locale, colorScheme: "light", viewport: { width: 1280, height: 800 } });
+      other.setDefaultTimeout(STEP_TIMEOUT_MS);
+      try {
+        const p = await other.newPage();
+        await p.goto(url, { waitUntil: "load" });
+        await tid("new-project", p).waitFor();
+        // What a restart of `serve` leaves behind: the tab keeps the old launch's token.
+        await p.evaluate(() => window.sessionStorage.setItem("inkstone.token", "token-of-an-earlier-launch"));
+        await p.reload({ waitUntil: "load" });
+        const stale = tid("stale-address", p);
+        await stale.waitFor();
+        const shown = await stale.textContent();
+        assert(shown.includes(text) && shown.includes("inkstone-cli serve"), `stale-address says: ${shown}`);
+        assert((await tid("empty-state", p).count()) === 0, "the empty project list is shown as if there were no projects");
+        await shot(`32-stale-address-${locale}`, p);
+      } finally {
+        await other.close();
+      }
+    }
+  });
+
   await check("no page errors", async () => {
     // 401s provoked above on purpose, and the 409 of the provoked conflict, are logged by
     // Chromium as console errors; ignore those.
