@@ -230,6 +230,26 @@ describe("the window", () => {
     expect(screen.getByTestId("tab-ai").getAttribute("aria-selected")).toBe("true");
   });
 
+  it("opening a project puts the cursor in its text; Ctrl+J moves focus to the AI composer and back", async () => {
+    const { transport } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" })]);
+    transport
+      .on("llmProfile.list", () => ({ profiles: [{ id: "llm_1" } as never], envKeyActive: false }))
+      .on("session.list", () => ({ sessions: [] }))
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    fireEvent.click(items()[0].querySelector("button")!);
+    await screen.findByTestId("project-view", {}, { timeout: 5000 });
+    const content = () => screen.getByTestId("project-view").querySelector(".cm-content");
+    await waitFor(() => expect(content()?.contains(document.activeElement)).toBe(true), { timeout: 3000 });
+    key("j");
+    expect(screen.getByTestId("tab-ai").getAttribute("aria-selected")).toBe("true");
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId("composer-input")), { timeout: 3000 });
+    key("j");
+    expect(screen.getByTestId("tab-history").getAttribute("aria-selected")).toBe("true");
+    await waitFor(() => expect(content()?.contains(document.activeElement)).toBe(true));
+  });
+
   it("edits the title in place and autosaves it with the base revision", async () => {
     const { transport, projects } = backend([proj("a", "Draft", "2026-11-22T11:00:00Z", { revision: 5 })]);
     renderApp(transport);
@@ -330,6 +350,9 @@ describe("the window", () => {
     await waitFor(() => expect(screen.getByTestId("preview-zhihu").textContent).toContain("春天是最佳季节"));
     expect(screen.queryByTestId("draft-tab-wechat")).toBeNull();
     const view = EditorView.findFromDOM(screen.getByTestId("editor"))!;
+    // The opened project's editor has focus; happy-dom (unlike a browser) reports the
+    // selection change of a focused editor's dispatch synchronously, inside the update.
+    act(() => view.contentDOM.blur());
     act(() => view.dispatch({ changes: { from: 0, insert: "今年" } }));
     await waitFor(() => expect(screen.getByTestId("preview-zhihu").textContent).toContain("今年春天是最佳季节"), { timeout: 4000 });
     expect(transport.callsTo("pipeline.compile")).toHaveLength(2);

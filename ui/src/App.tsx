@@ -267,9 +267,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast]);
 
   // Global shortcuts. Nothing acts during an input-method composition.
-  const stateRef = useRef({ palette, settings, newDialog, selectedId });
+  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab });
   useLayoutEffect(() => {
-    stateRef.current = { palette, settings, newDialog, selectedId };
+    stateRef.current = { palette, settings, newDialog, selectedId, tab };
   });
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -314,7 +314,12 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         setSidebar((v) => !v);
       } else if (k === "j" && !e.shiftKey && s.selectedId) {
         e.preventDefault();
-        setTab((x) => (x === "ai" ? "history" : "ai"));
+        // Focus follows: into the AI panel's composer (a task typed next goes there, not
+        // into the article), and back into the editor when the panel goes.
+        const toAi = s.tab !== "ai";
+        setTab(toAi ? "ai" : "history");
+        if (toAi) view.current?.focusAi();
+        else view.current?.focusEditor();
       } else if (/^[1-4]$/.test(e.key) && s.selectedId) {
         e.preventDefault();
         setTab(TABS[Number(e.key) - 1]);

@@ -12,6 +12,7 @@ import { Drafting } from "../drafting/store";
 import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
 import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
+import { focusWhenShown } from "../lib/focus";
 import { createWordCounter } from "../lib/wordcount";
 import { CommentsPanel } from "../panels/CommentsPanel";
 import { HistoryPanel } from "../panels/HistoryPanel";
@@ -44,6 +45,9 @@ export interface ProjectViewHandle {
   focusComment(): void;
   toggleArchive(): void;
   focusEditor(): void;
+  /** Moves focus to the AI panel's composer (Ctrl/Cmd+J), once the panel shows it;
+   * until then to the panel's tab, so nothing typed meanwhile goes into the article. */
+  focusAi(): void;
   /** Closes the topmost overlay; false when none was open. */
   closeOverlay(): boolean;
   /** Stops the AI session's running turn; false when nothing ran. */
@@ -130,6 +134,15 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const keepEditor = useCallback((h: EditorHandle | null) => {
     if (h) editor.current = h;
   }, []);
+  // An opened project is ready to write in: the cursor goes into its text, unless the
+  // person has moved on to a dialog or a field meanwhile.
+  const focusOnOpen = useCallback(() => {
+    const active = document.activeElement;
+    if (!(active instanceof HTMLElement) || active === document.body) return true;
+    return !active.closest("[role=dialog], [role=alertdialog]") && !active.matches("input, textarea, select, [contenteditable=true]");
+  }, []);
+  const stopFocusAi = useRef<() => void>(() => undefined);
+  useEffect(() => () => stopFocusAi.current(), []);
   const saver = useRef<Saver | null>(null);
   /** Set below: a stale save found a newer working copy. */
   const conflictFound = useRef<(c: Conflict) => void>(() => undefined);
@@ -749,6 +762,13 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     },
     toggleArchive: () => void toggleArchive(),
     focusEditor: () => editor.current?.focus(),
+    focusAi: () => {
+      stopFocusAi.current();
+      // After the tab's panel has rendered.
+      setTimeout(() => {
+        stopFocusAi.current = focusWhenShown("[data-testid=ai-panel] [data-testid=composer-input]", document.querySelector<HTMLElement>("[data-testid=tab-ai]"));
+      }, 0);
+    },
     stopAi: () => drafting.stop(),
     compactAi: () => {
       onTab("ai");
@@ -859,6 +879,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
               onChange={onEditorChange}
               onImageFiles={onImages}
               onSelectionText={setSelectionText}
+              focusWhenReady={focusOnOpen}
             />
           </div>
           {preview && (
