@@ -867,6 +867,7 @@ export const en = {
   "ai.composer.placeholder": "What should change? Enter sends, Shift+Enter starts a new line.",
   "ai.composer.placeholderRunning": "A turn is running; what you send now waits for it.",
   "ai.composer.send": "Send",
+  "ai.composer.sendKey": "Enter",
   "ai.composer.queue": "Queue",
   "ai.scope.label": "Only the selection:",
   "ai.scope.remove": "Send without the selection",

@@ -868,6 +868,7 @@ export const zh: Messages = {
   "ai.composer.placeholder": "要改什么？Enter 发送，Shift+Enter 换行。",
   "ai.composer.placeholderRunning": "本轮尚未结束；现在发送的内容会排队等待。",
   "ai.composer.send": "发送",
+  "ai.composer.sendKey": "Enter",
   "ai.composer.queue": "排队发送",
   "ai.scope.label": "仅限选中内容：",
   "ai.scope.remove": "不附带选中内容",
