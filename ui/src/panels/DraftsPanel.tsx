@@ -223,7 +223,11 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
         }}
       >
         {targets.map((p) => {
-          const blocks = result?.drafts.find((d) => d.draft.platform === p)?.findings.some((f) => f.severity === "block");
+          // A must-fix finding of the source (a banned word, a strict-industry term)
+          // concerns every platform, as its draft's own ones concern it.
+          const blocks = [...(result?.findings ?? []).filter((f) => f.platform === null || f.platform === p), ...(result?.drafts.find((d) => d.draft.platform === p)?.findings ?? [])].some(
+            (f) => f.severity === "block",
+          );
           return (
             <button
               key={p}
