@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { en, type Messages } from "./en";
-import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, translate } from "./index";
+import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, profileName, translate } from "./index";
 import { zh } from "./zh";
 
 describe("i18n", () => {
@@ -89,6 +89,21 @@ describe("i18n", () => {
     const cta = { message: "x", suggestion: "y", messageId: "cta.missing", params: { brand: "山行", cta: "关注我们" }, suggestionId: "cta.missing" };
     expect(describeFinding("zh", cta)).toEqual({ message: "缺少品牌设定“山行”的行动号召：“关注我们”。", suggestion: "在文末附近加上它。" });
     expect(describeFinding("zh", { message: "Unknown wording.", suggestion: null, messageId: "no.such" })).toEqual({ message: "Unknown wording.", suggestion: null });
+  });
+
+  it("names profiles and risk lists by name, not by their ids", () => {
+    expect(profileName("en", "wechat@draft-v1")).toBe("WeChat draft rules v1");
+    expect(profileName("zh", "wechat@draft-v1")).toBe("微信公众号草稿规则 v1");
+    expect(profileName("en", "xiaohongshu@growth-v2")).toBe("Xiaohongshu audience profile v2");
+    expect(profileName("zh", "ad-law-zh@v2")).toBe("广告法用语表 v2");
+    expect(profileName("en", "growth-promise@v1+local.3")).toBe("growth-promise terms v1 (your override 3)");
+    expect(profileName("en", "zhihu@draft-v1+local.1")).toBe("Zhihu draft rules v1 (your override 1)");
+    // Not a profile id: as it is.
+    expect(profileName("en", "my-list@v1")).toBe("my-list@v1");
+    expect(profileName("zh", "gpt-4o")).toBe("gpt-4o");
+    const adLaw = { message: "x", suggestion: null, messageId: "ad_law", params: { term: "最佳", list: "ad-law-zh@v2" } };
+    expect(describeFinding("zh", adLaw).message).not.toContain("@");
+    expect(describeFinding("zh", adLaw).message).toContain("广告法用语表 v2");
   });
 
   it("words a limit's fix and a finding's place in either language", () => {

@@ -109,12 +109,31 @@ export function describeFinding(lang: Lang, f: WordedFinding): { message: string
   wordValue(lang, vars, "finding.field", "field");
   wordValue(lang, vars, "finding.unit", "unit");
   vars.route = vars.route ? translate(lang, "finding.limit.route", { route: describeRoute(lang, vars.route) }) : "";
+  if (vars.list) vars.list = profileName(lang, vars.list);
   const messageId = f.messageId ? `finding.${f.messageId}` : "";
   const fixId = f.suggestionId ? `finding.fix.${f.suggestionId}` : "";
   return {
     message: messageId && has(lang, messageId) ? translate(lang, messageId as MessageId, vars) : f.message,
     suggestion: f.suggestion === null ? null : fixId && has(lang, fixId) ? translate(lang, fixId as MessageId, vars) : f.suggestion,
   };
+}
+
+/** A profile or risk list by its name, not its id: `wechat@draft-v1` is "WeChat draft
+ * rules v1" / "微信公众号草稿规则 v1", an override (`…+local.2`) says it is the
+ * person's own. An id of another shape stays as it is. */
+export function profileName(lang: Lang, id: string): string {
+  const m = /^([a-z0-9-]+)@(?:(draft|growth)-)?v(\d+)(?:\+local\.(\d+))?$/.exec(id);
+  if (!m) return id;
+  const [, base = "", kind, version = "", local] = m;
+  let name: string | null = null;
+  if (kind) {
+    const platform = `platform.${base}`;
+    if (has(lang, platform)) name = translate(lang, `profile.${kind}` as MessageId, { platform: tables[lang][platform] ?? base, v: version });
+  } else if (has(lang, `profile.list.${base}`)) {
+    name = translate(lang, `profile.list.${base}` as MessageId, { v: version });
+  }
+  if (name === null) return id;
+  return local === undefined ? name : translate(lang, "profile.local", { name, n: local });
 }
 
 /** A platform's publishing route (`editor`, `image-text`, `app`, …) in the user's

@@ -40,6 +40,9 @@ describe("DraftsPanel", () => {
       "抖音",
       "小红书",
     ]);
+    // The profile by its name; its id stays for the tooltip.
+    expect(screen.getByTestId("draft-profile").textContent).toBe("微信公众号草稿规则 v1");
+    expect(screen.getByTestId("draft-profile").getAttribute("title")).toBe("wechat@draft-v1");
     // WeChat: the compiled HTML in a sandboxed frame at phone width.
     const frame = screen.getByTestId("preview-wechat").querySelector("iframe")!;
     expect(frame.getAttribute("sandbox")).toBe("");
