@@ -208,7 +208,8 @@ describe("the window", () => {
     await screen.findByTestId("project-view");
     expect((screen.getByTestId("title-input") as HTMLInputElement).value).toBe("春天");
     expect(screen.getByTestId("head").textContent).toBe("v2");
-    expect(screen.getByTestId("word-count").textContent).toBe("7 words");
+    // 春眠不觉晓 hello world: mostly Chinese, so characters (5 + 10), named so.
+    expect(screen.getByTestId("word-count").textContent).toBe("15 characters");
     expect(screen.getByTestId("save-state").textContent).toBe("Saved");
     expect(screen.getByTestId("tab-history").getAttribute("aria-selected")).toBe("true");
     key("4");

@@ -200,8 +200,10 @@ async function main() {
       if (!src.includes("夜来风雨声")) await sleep(200);
     }
     assert(src.includes(`${typed}\nSpring dawn 夜来风雨声。`), `stored source: ${JSON.stringify(src)}`);
-    // 本周 (2) + 春眠不觉晓处处闻啼鸟 (10) + Spring dawn (2) + 夜来风雨声 (5): CJK per character.
-    await tid("word-count").filter({ hasText: "19 words" }).waitFor();
+    // Mostly Chinese, so counted in characters as WeChat and Xiaohongshu count 字: 本周 (2,
+    // the heading mark not) + 春眠不觉晓，处处闻啼鸟。 (12) + Springdawn (10, the space not) +
+    // 夜来风雨声。 (6).
+    await tid("word-count").filter({ hasText: "30 characters" }).waitFor();
   });
 
   await check("an emptied title goes back to the stored one and says so", async () => {

@@ -13,7 +13,7 @@ import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
 import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
 import { focusWhenShown } from "../lib/focus";
-import { createWordCounter } from "../lib/wordcount";
+import { createTextCounter, type TextCount } from "../lib/wordcount";
 import { CommentsPanel } from "../panels/CommentsPanel";
 import { HistoryPanel } from "../panels/HistoryPanel";
 import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
@@ -105,7 +105,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const [draftsKey, setDraftsKey] = useState(0);
   /** The saved working-copy revision (drafts recompile when it changes). */
   const [revision, setRevision] = useState(0);
-  const [words, setWords] = useState(0);
+  const [words, setWords] = useState<TextCount>({ n: 0, unit: "words" });
   const [preview, setPreview] = useState(false);
   const [previewSource, setPreviewSource] = useState("");
   /** The source as last autosaved (for checking comments' anchors once per save). */
@@ -153,7 +153,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   /** The head as this view last showed it. */
   const headRef = useRef(0);
   const readTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const countWords = useMemo(() => createWordCounter(), []);
+  const countWords = useMemo(() => createTextCounter(), []);
   const reported = useRef({ title: "", at: 0 });
   const previewRef = useRef(preview);
   const changedRef = useRef(onProjectChanged);
@@ -895,7 +895,9 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           <span aria-hidden="true">·</span>
           <span data-testid="head">{head > 0 ? t("project.head", { n: head }) : t("project.head.none")}</span>
           <span aria-hidden="true">·</span>
-          <span data-testid="word-count">{t("status.words", { n: words.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}</span>
+          <span data-testid="word-count" data-unit={words.unit} title={t(words.unit === "chars" ? "status.chars.help" : "status.words.help")}>
+            {t(`status.${words.unit}${words.n === 1 ? ".one" : ""}` as MessageId, { n: words.n.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}
+          </span>
           <StatusAi drafting={drafting} />
           {busy && (
             <span className="busy" role="status" data-testid="busy">
