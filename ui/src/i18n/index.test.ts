@@ -20,6 +20,27 @@ describe("i18n", () => {
     expect(translate("zh", "ai.approval.applyWhat", { summary: "改", target: "正文", n: 1 })).toBe("将“改”写入正文：共 1 处修改，内容如下：");
   });
 
+  it("words counts by the language's plural rules: one and other in English, one form in Chinese", () => {
+    expect(translate("en", "data.imported", { n: 1 })).toBe("Imported 1 project");
+    expect(translate("en", "data.imported", { n: 2 })).toBe("Imported 2 projects");
+    expect(translate("en", "data.imported", { n: 0 })).toBe("Imported 0 projects");
+    expect(translate("zh", "data.imported", { n: 1 })).toBe("已导入 1 个项目");
+    expect(translate("en", "drafts.compiling", { n: 1 })).toBe("Compiling 1 platform draft…");
+    expect(translate("en", "ai.input.edits", { summary: "Fix", n: 1 })).toBe("“Fix”: 1 edit");
+    expect(translate("en", "ai.input.edits", { summary: "Fix", n: 2 })).toBe("“Fix”: 2 edits");
+    expect(translate("en", "data.backupCounts", { p: translate("en", "projects.count", { n: 1 }), v: translate("en", "data.versionCount", { n: 1 }) })).toBe("1 project, 1 version");
+    // The core's wordings carry counts as text; "(s)" is the English the core writes.
+    const images = (n: string) => describeFinding("en", { message: `${n} image(s): …`, suggestion: null, messageId: "wechat.images", params: { n } }).message;
+    expect(images("1")).toBe("1 image: WeChat needs it uploaded to its own image host (external image URLs are filtered).");
+    expect(images("3")).toBe("3 images: WeChat needs them uploaded to its own image host (external image URLs are filtered).");
+    expect(describeFinding("zh", { message: "", suggestion: null, messageId: "wechat.images", params: { n: "1" } }).message).toBe("1 张图片：微信需要先上传到它自己的图床（外部图片地址会被过滤）。");
+    // No English count wording is left without its singular ("version {n} conflicts" is a
+    // verb, not a count).
+    const verbs = new Set(["restore.done", "restore.doneSnapshot", "sync.conflictBar"]);
+    const counted = Object.entries(en).filter(([id, text]) => !/\.(one|other)$/.test(id) && !verbs.has(id) && /\{n\} \w+s\b|\(s\)/.test(text));
+    expect(counted.filter(([id]) => !(`${id}.one` in en)).map(([id]) => id)).toEqual([]);
+  });
+
   it("fills variables", () => {
     expect(translate("en", "project.head", { n: 12 })).toBe("v12");
     expect(translate("zh", "project.head", { n: 12 })).toBe("第 12 版");

@@ -20,10 +20,22 @@ export function has(lang: Lang, id: string): boolean {
   return Object.prototype.hasOwnProperty.call(tables[lang], id);
 }
 
+const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("en"), zh: new Intl.PluralRules("zh") };
+
+/** The count `n` names, when it is one: a number, or a value such as "3" (wordings of
+ * the core carry their values as text). */
+function countOf(n: string | number | undefined): number | null {
+  if (typeof n === "number") return n;
+  return typeof n === "string" && /^\d+$/.test(n) ? Number(n) : null;
+}
+
 export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
-  // A count of one reads "1 change", not "1 change(s)": `<id>.one` when the table has it.
-  const one = vars.n === 1 && has(lang, `${id}.one`) ? tables[lang][`${id}.one`] : undefined;
-  const template = one ?? tables[lang][id] ?? en[id] ?? id;
+  // A count reads "1 change" and "3 changes", not "1 change(s)": the form of `<id>.one`
+  // or `<id>.other` (by the language's plural rules) when the table has it.
+  const count = countOf(vars.n);
+  const form = count === null ? null : `${id}.${pluralRules[lang].select(count)}`;
+  const plural = form !== null && has(lang, form) ? tables[lang][form] : undefined;
+  const template = plural ?? tables[lang][id] ?? en[id] ?? id;
   return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
 }
 

@@ -163,7 +163,7 @@ export function Data({ onDataChanged }: { onDataChanged: (replaced: boolean) => 
             <li key={b.name} className="row between">
               <span>
                 {formatFullTime(lang, b.manifest.exportedAt)}{" "}
-                <span className="small muted">{t("data.backupCounts", { p: b.manifest.counts.projects, v: b.manifest.counts.versions })}</span>
+                <span className="small muted">{t("data.backupCounts", { p: t("projects.count", { n: b.manifest.counts.projects }), v: t("data.versionCount", { n: b.manifest.counts.versions }) })}</span>
               </span>
               <button type="button" className="link" onClick={() => setConfirm(b)}>
                 {t("data.restore")}
