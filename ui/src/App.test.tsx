@@ -208,7 +208,8 @@ describe("the window", () => {
     await screen.findByTestId("project-view");
     expect((screen.getByTestId("title-input") as HTMLInputElement).value).toBe("春天");
     expect(screen.getByTestId("head").textContent).toBe("v2");
-    expect(screen.getByTestId("word-count").textContent).toBe("7 words");
+    // 春眠不觉晓 hello world: mostly Chinese, so characters (5 + 10), named so.
+    expect(screen.getByTestId("word-count").textContent).toBe("15 characters");
     expect(screen.getByTestId("save-state").textContent).toBe("Saved");
     expect(screen.getByTestId("tab-history").getAttribute("aria-selected")).toBe("true");
     key("4");
@@ -228,6 +229,26 @@ describe("the window", () => {
     // Shortcuts do nothing while an input method composes.
     key("4", { isComposing: true });
     expect(screen.getByTestId("tab-ai").getAttribute("aria-selected")).toBe("true");
+  });
+
+  it("opening a project puts the cursor in its text; Ctrl+J moves focus to the AI composer and back", async () => {
+    const { transport } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" })]);
+    transport
+      .on("llmProfile.list", () => ({ profiles: [{ id: "llm_1" } as never], envKeyActive: false }))
+      .on("session.list", () => ({ sessions: [] }))
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    fireEvent.click(items()[0].querySelector("button")!);
+    await screen.findByTestId("project-view", {}, { timeout: 5000 });
+    const content = () => screen.getByTestId("project-view").querySelector(".cm-content");
+    await waitFor(() => expect(content()?.contains(document.activeElement)).toBe(true), { timeout: 3000 });
+    key("j");
+    expect(screen.getByTestId("tab-ai").getAttribute("aria-selected")).toBe("true");
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId("composer-input")), { timeout: 3000 });
+    key("j");
+    expect(screen.getByTestId("tab-history").getAttribute("aria-selected")).toBe("true");
+    await waitFor(() => expect(content()?.contains(document.activeElement)).toBe(true));
   });
 
   it("edits the title in place and autosaves it with the base revision", async () => {
@@ -330,6 +351,9 @@ describe("the window", () => {
     await waitFor(() => expect(screen.getByTestId("preview-zhihu").textContent).toContain("春天是最佳季节"));
     expect(screen.queryByTestId("draft-tab-wechat")).toBeNull();
     const view = EditorView.findFromDOM(screen.getByTestId("editor"))!;
+    // The opened project's editor has focus; happy-dom (unlike a browser) reports the
+    // selection change of a focused editor's dispatch synchronously, inside the update.
+    act(() => view.contentDOM.blur());
     act(() => view.dispatch({ changes: { from: 0, insert: "今年" } }));
     await waitFor(() => expect(screen.getByTestId("preview-zhihu").textContent).toContain("今年春天是最佳季节"), { timeout: 4000 });
     expect(transport.callsTo("pipeline.compile")).toHaveLength(2);
@@ -472,6 +496,60 @@ describe("the window", () => {
       fireEvent.click(within(banner).getByText("重试"));
     });
     expect(transport.callsTo("project.list").length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("an address from an earlier serve launch says so over everything, not 'No projects yet'", async () => {
+    const refused = () => {
+      throw { code: "PERMISSION_DENIED", message: "Missing or wrong access token.", hints: [{ id: "use_launch_url", message: "x" }], messageId: "stale_address" };
+    };
+    const transport = new FakeTransport()
+      .on("project.list", refused)
+      .on("brandProfile.list", refused)
+      .on("template.list", refused)
+      .on("workspace.get", refused)
+      .on("sync.status", refused);
+    renderApp(transport, "zh");
+    const screenText = await screen.findByTestId("stale-address");
+    expect(screenText.getAttribute("role")).toBe("alert");
+    expect(screenText.textContent).toContain("这个地址来自之前的一次启动");
+    expect(screenText.textContent).toContain("inkstone-cli serve");
+    expect(screen.queryByTestId("empty-state")).toBeNull();
+    expect(screen.queryByTestId("sidebar")).toBeNull();
+    cleanup();
+    renderApp(transport, "en");
+    expect((await screen.findByTestId("stale-address")).textContent).toContain("This address is from an earlier launch");
+  });
+
+  it("importing Markdown keeps the open project open and says which files were already here", async () => {
+    const { transport, projects } = backend([proj("a", "春天", "2026-11-22T11:00:00Z", { source: "春眠不觉晓" })]);
+    const imported = proj("m1", "散步", "2026-11-22T11:59:00Z");
+    transport
+      .on("backup.list", () => ({ backups: [], folder: "/data/backups" }))
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }))
+      .on("import.markdown", (_params, emit) => {
+        emit({ phase: "import.markdown", done: 2, total: 2 });
+        const first = !projects.has("m1");
+        projects.set("m1", imported);
+        return first ? { projects: [summary(imported)], skipped: [] } : { projects: [], skipped: [{ path: "/notes/walk.md", existing: summary(imported) }] };
+      });
+    renderApp(transport);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    fireEvent.click(items()[0].querySelector("button")!);
+    await waitFor(() => expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a"));
+    fireEvent.click(screen.getByTestId("open-settings"));
+    const dataTab = await screen.findByTestId("settings-data");
+    fireEvent.click(dataTab);
+    fireEvent.change(await screen.findByTestId("import-md-path"), { target: { value: "/notes/walk.md" } });
+    fireEvent.click(screen.getByTestId("import-md-run"));
+    await waitFor(() => expect(document.body.textContent).toContain("Imported 1 project"));
+    await waitFor(() => expect(items()).toHaveLength(2));
+    fireEvent.click(screen.getByTestId("import-md-run"));
+    await waitFor(() => expect(document.body.textContent).toContain("“散步” is already here, so it was not imported again"));
+    fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("settings")).toBeNull());
+    expect(screen.getByTestId("project-view").getAttribute("data-project")).toBe("a");
+    expect((screen.getByTestId("title-input") as HTMLInputElement).value).toBe("春天");
+    expect(items()).toHaveLength(2);
   });
 
   it("a reload reopens the last open project and keeps the sidebar hidden", async () => {

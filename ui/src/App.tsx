@@ -71,6 +71,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [settings, setSettings] = useState<SettingsSection | null>(null);
   const [newDialog, setNewDialog] = useState<{ templateId?: string } | null>(null);
   const [error, setError] = useState<{ error: ClientError; retry?: () => void } | null>(null);
+  const [staleAddress, setStaleAddress] = useState(false);
+  useEffect(() => client.onStaleAddress(() => setStaleAddress(true)), [client]);
   const [toasts, setToasts] = useState<Toast[]>([]);
   const [brands, setBrands] = useState<BrandProfile[]>([]);
   const [templates, setTemplates] = useState<ContentTemplate[]>([]);
@@ -265,9 +267,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast]);
 
   // Global shortcuts. Nothing acts during an input-method composition.
-  const stateRef = useRef({ palette, settings, newDialog, selectedId });
+  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab });
   useLayoutEffect(() => {
-    stateRef.current = { palette, settings, newDialog, selectedId };
+    stateRef.current = { palette, settings, newDialog, selectedId, tab };
   });
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -312,7 +314,12 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         setSidebar((v) => !v);
       } else if (k === "j" && !e.shiftKey && s.selectedId) {
         e.preventDefault();
-        setTab((x) => (x === "ai" ? "history" : "ai"));
+        // Focus follows: into the AI panel's composer (a task typed next goes there, not
+        // into the article), and back into the editor when the panel goes.
+        const toAi = s.tab !== "ai";
+        setTab(toAi ? "ai" : "history");
+        if (toAi) view.current?.focusAi();
+        else view.current?.focusEditor();
       } else if (/^[1-4]$/.test(e.key) && s.selectedId) {
         e.preventDefault();
         setTab(TABS[Number(e.key) - 1]);
@@ -323,6 +330,17 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
 
   const ctx = useMemo<Ctx>(() => ({ client, lang, t, mod, now, toast, showError }), [client, lang, t, mod, now, toast, showError]);
+
+  // A page whose access token the backend refuses can do nothing: say so over everything.
+  if (staleAddress) {
+    return (
+      <main className="stale-address" role="alert" data-testid="stale-address">
+        <h1>{t("stale.title")}</h1>
+        <p>{t("stale.body")}</p>
+        <p className="muted small">{t("stale.why")}</p>
+      </main>
+    );
+  }
 
   return (
     <AppCtx.Provider value={ctx}>
@@ -444,11 +462,15 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             brands={brands}
             templates={templates}
             onLibraryChanged={() => void loadLibrary()}
-            onDataChanged={() => {
+            onDataChanged={(replaced) => {
               void loadProjects();
               void loadLibrary();
-              setSelectedId(null);
-              saveLastProject(null);
+              // An import adds projects: the open one stays open. A restore replaced
+              // everything, so the open project may be gone or older.
+              if (replaced) {
+                setSelectedId(null);
+                saveLastProject(null);
+              }
             }}
             onNewFromTemplate={(id) => {
               setSettings(null);

@@ -447,6 +447,10 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
                 for link in r["skippedLinks"].as_array().into_iter().flatten() {
                     println!("Skipped {} (a symbolic link; import what it points to by its own path)", link.as_str().unwrap_or_default());
                 }
+                for skipped in r["skipped"].as_array().into_iter().flatten() {
+                    let existing = &skipped["existing"];
+                    println!("Skipped {}: already imported as {}  {}", s(skipped, "path"), s(existing, "id"), s(existing, "title"));
+                }
             }),
         ),
         Command::Backup(BackupCommand::List) => (

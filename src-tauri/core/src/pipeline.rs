@@ -255,26 +255,45 @@ fn field_name(field: LimitField) -> &'static str {
 pub struct Parsed<'a> {
     root: &'a comrak::nodes::AstNode<'a>,
     plain: text::PlainText,
+    /// The source opened with a `# ` heading repeating the title, left out of the drafts.
+    title_heading: Option<String>,
 }
 
 impl<'a> Parsed<'a> {
-    pub fn new(arena: &'a comrak::Arena<'a>, source: &str) -> Parsed<'a> {
+    /// Parses `source`; a first heading of level 1 that says the `title` again (a pasted
+    /// Markdown file's `# Title`) is left out, as `import.markdown` leaves it out, so no
+    /// platform shows the title twice.
+    pub fn new(arena: &'a comrak::Arena<'a>, source: &str, title: &str) -> Parsed<'a> {
         let root = markdown::parse(arena, source);
-        Parsed { root, plain: text::plain_text_of(root) }
+        let title_heading = root.first_child().and_then(|first| {
+            let heading = matches!(&first.data.borrow().value, comrak::nodes::NodeValue::Heading(h) if h.level == 1);
+            let text = markdown::inline_text(first);
+            (heading && !title.trim().is_empty() && same_words(&text, title)).then(|| {
+                first.detach();
+                text.trim().to_owned()
+            })
+        });
+        Parsed { root, plain: text::plain_text_of(root), title_heading }
     }
+}
+
+/// Equal but for case and white space (CJK titles are often spaced differently).
+fn same_words(a: &str, b: &str) -> bool {
+    let letters = |s: &str| s.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect::<String>();
+    letters(a) == letters(b)
 }
 
 /// Compiles the source for `profile.platform`.
 pub fn compile(profile: &DraftProfile, input: CompileInput<'_>) -> (Draft, Vec<Finding>) {
     let arena = comrak::Arena::new();
-    let parsed = Parsed::new(&arena, input.source);
+    let parsed = Parsed::new(&arena, input.source, input.title);
     compile_parsed(profile, input, &parsed)
 }
 
 /// Compiles several platforms from one parse of the source.
 pub fn compile_all(profiles: &[&DraftProfile], input: CompileInput<'_>) -> Vec<(Draft, Vec<Finding>)> {
     let arena = comrak::Arena::new();
-    let parsed = Parsed::new(&arena, input.source);
+    let parsed = Parsed::new(&arena, input.source, input.title);
     profiles.iter().map(|profile| compile_parsed(profile, input, &parsed)).collect()
 }
 
@@ -287,6 +306,19 @@ fn compile_parsed(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Pars
         Platform::Xiaohongshu => cards::compile_xiaohongshu(profile, input, parsed),
     };
     findings.extend(limit_findings(profile, LimitField::Images, |_| draft.n_images as usize, "number of images"));
+    if let Some(heading) = &parsed.title_heading {
+        findings.push(
+            Finding::new(
+                "title_heading",
+                Severity::Info,
+                Some(profile.platform),
+                format!("The source opens with the heading “{heading}”, which repeats the title; the draft shows the title once."),
+            )
+            .worded("title_heading", &[("heading", heading)])
+            .at("body")
+            .suggest_worded("title_heading", "Delete the heading from the source if you do not need it there."),
+        );
+    }
     (draft, findings)
 }
 
@@ -306,6 +338,41 @@ pub fn html_visible_text(html: &str) -> String {
     }
     out.push_str(rest);
     out.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&nbsp;", " ").replace("&amp;", "&")
+}
+
+/// The images of `source` that live on this computer (every image URL that is not
+/// `http(s)://` or `data:`), in order of appearance, each once: `media/<file>` for the
+/// project's own media, or a path a pasted or imported file brought along.
+pub fn local_images(source: &str) -> Vec<String> {
+    fn walk<'a>(node: &'a comrak::nodes::AstNode<'a>, out: &mut Vec<String>) {
+        for child in node.children() {
+            if let comrak::nodes::NodeValue::Image(link) = &child.data.borrow().value {
+                let url = link.url.trim();
+                let lower = url.to_ascii_lowercase();
+                let remote = ["http://", "https://", "data:"].iter().any(|scheme| lower.starts_with(scheme));
+                if !url.is_empty() && !remote && !out.iter().any(|seen| seen == url) {
+                    out.push(url.to_owned());
+                }
+            }
+            walk(child, out);
+        }
+    }
+    let arena = comrak::Arena::new();
+    let mut out = Vec::new();
+    walk(markdown::parse(&arena, source), &mut out);
+    out
+}
+
+/// The finding for a local image the draft cannot show (not among the project's media,
+/// or its file is gone), one per platform.
+pub fn missing_image_finding(platform: Platform, image: &str) -> Finding {
+    let mut finding =
+        Finding::new("image.missing", Severity::Warn, Some(platform), format!("The image “{image}” is not among this project's media, so the draft has no image there."))
+            .worded("image.missing", &[("image", image)])
+            .at("body")
+            .suggest_worded("image.missing", "Add the image again (paste or drop it into the editor), or remove its reference from the source.");
+    finding.matched = Some(image.to_owned());
+    finding
 }
 
 /// The separator between X posts in a thread draft's patch text.
@@ -457,8 +524,41 @@ mod tests {
             "format.tag",
             "format.attribute",
             "format.css_variable",
+            "title_heading",
         ];
         let missing: Vec<_> = all.iter().filter(|id| !seen.contains(**id)).collect();
         assert!(missing.is_empty(), "not exercised: {missing:?}; seen {seen:?}");
+        // The compile of a project adds this one (it needs the project's media).
+        ui_wording::assert_worded(&missing_image_finding(Platform::Wechat, "images/a.png"));
+    }
+
+    /// A pasted Markdown file's `# Title` is not shown twice: every platform's draft
+    /// leaves the heading that repeats the title out and says so; a different first
+    /// heading, or one further down, stays.
+    #[test]
+    fn a_first_heading_repeating_the_title_is_left_out_of_every_draft() {
+        let set = ProfileSet::builtin().unwrap();
+        let source = "# 散步的 三个 好处\n\n第一段正文。\n\n# 散步的 三个 好处\n\n结尾。";
+        for profile in set.drafts.values() {
+            let (draft, findings) = compile(profile, CompileInput { title: "散步的三个好处", source, tags: &[] });
+            let text = draft_patch_text(&draft.content);
+            assert_eq!(text.matches("散步的 三个 好处").count(), 1, "{:?}: only the later heading stays: {text}", profile.platform);
+            assert!(text.find("散步的 三个 好处") > text.find("第一段正文"), "{:?}: the body starts after the heading: {text}", profile.platform);
+            let noted: Vec<&Finding> = findings.iter().filter(|f| f.check == "title_heading").collect();
+            assert_eq!(noted.len(), 1, "{:?}", profile.platform);
+            assert_eq!(noted[0].platform, Some(profile.platform));
+            ui_wording::assert_worded(noted[0]);
+            // Another title: the heading is the article's own and stays.
+            let (draft, findings) = compile(profile, CompileInput { title: "散步", source, tags: &[] });
+            assert_eq!(draft_patch_text(&draft.content).matches("散步的 三个 好处").count(), 2, "{:?}", profile.platform);
+            assert!(findings.iter().all(|f| f.check != "title_heading"));
+        }
+        // English titles compare without case.
+        let wechat = &set.drafts[&Platform::Wechat];
+        let (draft, _) = compile(wechat, CompileInput { title: "Writing Short", source: "# Writing short\n\nShort sentences.", tags: &[] });
+        assert!(!draft_patch_text(&draft.content).contains("Writing short"));
+        let (draft, findings) = compile(wechat, CompileInput { title: "Writing", source: "# Writing short\n\nShort sentences.", tags: &[] });
+        assert!(draft_patch_text(&draft.content).contains("Writing short"), "a different heading stays");
+        assert!(findings.iter().all(|f| f.check != "title_heading"));
     }
 }

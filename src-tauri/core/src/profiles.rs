@@ -196,6 +196,27 @@ pub struct RiskList {
     pub strict_industries: Vec<String>,
     pub terms: Vec<String>,
     pub allow: Vec<String>,
+    /// Terms allowed by their context rather than by a longer word (an ordinal 第一).
+    #[serde(default)]
+    pub allow_context: Vec<ContextAllow>,
+}
+
+/// When a term is an ordinary word by what stands around it: "第一，散步让…" (it opens a
+/// sentence, a line or a list item and a pause follows), "第一个路口" (a measure word
+/// follows) — unless a scope before it makes it a claim again ("行业第一个", "全网第一").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContextAllow {
+    pub term: String,
+    /// Allowed when one of these follows it directly.
+    #[serde(default, alias = "followed_by")]
+    pub followed_by: Vec<String>,
+    /// Allowed when it opens a sentence, line or list item and one of these follows it.
+    #[serde(default, alias = "opening_followed_by")]
+    pub opening_followed_by: Vec<String>,
+    /// Never allowed when one of these stands directly before it.
+    #[serde(default, alias = "not_preceded_by")]
+    pub not_preceded_by: Vec<String>,
 }
 
 /// Every profile in force: built-ins with user overrides applied.
@@ -258,6 +279,8 @@ struct RiskFile {
     terms: Vec<String>,
     #[serde(default)]
     allow: Vec<String>,
+    #[serde(default)]
+    allow_context: Vec<ContextAllow>,
 }
 
 fn versioned_id(id: &str, override_version: Option<u32>) -> String {
@@ -348,6 +371,7 @@ impl ProfileSet {
                     strict_industries: f.strict_industries,
                     terms: f.terms,
                     allow: f.allow,
+                    allow_context: f.allow_context,
                 };
                 let base = f.id.clone();
                 self.risk_lists.retain(|l| l.id.split('+').next() != Some(base.as_str()));

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use crate::model::{Anchor, BrandProfile, Platform};
 use crate::pipeline::Finding;
-use crate::profiles::{RiskList, Severity};
+use crate::profiles::{ContextAllow, RiskList, Severity};
 
 /// What the checks read.
 pub struct CheckInput<'a> {
@@ -41,6 +41,27 @@ fn allowed(text: &str, start: usize, end: usize, allow: &[String]) -> bool {
     allow.iter().any(|word| occurrences(text, word).iter().any(|(s, e)| *s <= start && end <= *e))
 }
 
+/// True when `c` ends a clause or starts a line or list item, so a term after it opens
+/// a sentence ("原因有三：第一，…", "- 第一，…", a masked HTML tag).
+fn opens_clause(c: char) -> bool {
+    c.is_whitespace() || "。！？；：，、!?;:,（(「『“\"‘'-*+>#.)）".contains(c)
+}
+
+/// True when the match at `start..end` is an ordinary word by its context (a rule of
+/// the list's `allow_context` for this term).
+fn allowed_by_context(text: &str, start: usize, end: usize, rules: &[ContextAllow]) -> bool {
+    let before = &text[..start];
+    let after = &text[end..];
+    rules.iter().filter(|rule| text[start..end].eq_ignore_ascii_case(&rule.term)).any(|rule| {
+        if rule.not_preceded_by.iter().any(|scope| !scope.is_empty() && before.ends_with(scope.as_str())) {
+            return false;
+        }
+        let opens = before.chars().next_back().is_none_or(opens_clause);
+        rule.followed_by.iter().any(|next| !next.is_empty() && after.starts_with(next.as_str()))
+            || (opens && rule.opening_followed_by.iter().any(|next| !next.is_empty() && after.starts_with(next.as_str())))
+    })
+}
+
 /// How a word check words its findings: the English message for a term, the value
 /// its wording names besides the term (`brand` or `list`), and the suggestion (with its
 /// wording id when it is the built-in one).
@@ -67,18 +88,20 @@ fn list_suggestion_id<'a>(list: &RiskList, id: &'a str) -> Option<&'a str> {
     (!list.id.contains('+')).then_some(id)
 }
 
-fn word_findings(check: &str, severity: Severity, input: &CheckInput<'_>, terms: &[String], allow: &[String], wording: &Wording<'_>) -> Vec<Finding> {
+fn word_findings(check: &str, severity: Severity, input: &CheckInput<'_>, terms: &[String], allow: (&[String], &[ContextAllow]), wording: &Wording<'_>) -> Vec<Finding> {
+    let (allow, context) = allow;
+    let allowed = |text: &str, start: usize, end: usize| allowed(text, start, end, allow) || allowed_by_context(text, start, end, context);
     let mut findings = Vec::new();
     for term in terms {
         for (start, end) in occurrences(input.title, term) {
-            if !allowed(input.title, start, end, allow) {
+            if !allowed(input.title, start, end) {
                 let mut finding = wording.finding(check, severity, term).at("title");
                 finding.matched = Some(input.title[start..end].to_owned());
                 findings.push(finding);
             }
         }
         for (start, end) in occurrences(input.source, term) {
-            if !allowed(input.source, start, end, allow) {
+            if !allowed(input.source, start, end) {
                 let mut finding = wording.finding(check, severity, term);
                 finding.span = Some(Anchor { from: utf16(input.source, start), to: utf16(input.source, end) });
                 finding.matched = Some(input.source[start..end].to_owned());
@@ -163,7 +186,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
             Severity::Block,
             input,
             &brand.banned_words,
-            &[],
+            (&[], &[]),
             &Wording {
                 message: &|term| format!("“{term}” is on the banned-word list of brand profile “{}”.", brand.name),
                 named: ("brand", &brand.name),
@@ -179,7 +202,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
             severity,
             input,
             &list.terms,
-            &list.allow,
+            (&list.allow, &list.allow_context),
             &Wording {
                 message: &|term| format!("“{term}” is an absolute term restricted in advertising (China's Advertising Law, Art. 9; list {}).", list.id),
                 named: ("list", &list.id),
@@ -194,7 +217,7 @@ pub fn check(input: &CheckInput<'_>) -> Vec<Finding> {
             Severity::Block,
             input,
             &list.terms,
-            &list.allow,
+            (&list.allow, &list.allow_context),
             &Wording {
                 message: &|term| format!("“{term}” promises an outcome no one can guarantee (list {}).", list.id),
                 named: ("list", &list.id),
@@ -348,6 +371,35 @@ mod tests {
         );
         let matched: Vec<&str> = found.iter().filter(|f| f.0 == "ad_law").filter_map(|f| f.1.as_deref()).collect();
         assert_eq!(matched, vec!["最佳", "销量第一"]);
+    }
+
+    #[test]
+    fn ordinal_di_yi_is_not_a_claim_but_rankings_stay_flagged() {
+        let ad = |title: &str, source: &str| -> Vec<String> { run(title, source, None).into_iter().filter(|f| f.0 == "ad_law").filter_map(|f| f.1).collect() };
+        // Ordinals from real drafts: an enumeration opening a sentence, line or list
+        // item, and 第一 before a measure word.
+        let ordinals = [
+            "第一，散步让人慢下来。第二，散步让人看见街道。",
+            "走到第一个路口，向左转就是公园。",
+            "我的理由有三：第一，便宜；第二，近；第三，安静。",
+            "- 第一，早起十分钟\n- 第二，出门走一走",
+            "1. 第一、准备一双舒服的鞋",
+            "他是第一位走完全程的志愿者，也是创业第一年就来的同事。",
+            "看到题目，我的第一反应是先散步。",
+        ];
+        for source in ordinals {
+            assert_eq!(ad("", source), Vec::<String>::new(), "{source}");
+        }
+        assert_eq!(ad("第一，先学会散步", ""), Vec::<String>::new(), "a title opens a sentence too");
+        // True absolutes keep their finding.
+        assert_eq!(ad("", "全网第一的散步鞋，第一品牌，销量第一，值得信赖。"), vec!["全网第一", "第一品牌", "销量第一"]);
+        assert_eq!(ad("", "我们是行业第一，也是第一。"), vec!["第一", "第一"], "a ranking, not an ordinal");
+        assert_eq!(ad("", "国内第一个获批的同类产品。"), vec!["第一"], "a scope makes 第一个 a claim");
+        assert_eq!(ad("", "全网第一，不服来比。"), vec!["全网第一"]);
+        // A draft's HTML: the tag before it opens the paragraph.
+        let set = ProfileSet::builtin().unwrap();
+        let found = draft_findings("<p>第一，散步让人慢下来。</p><p>行业第一，就选我们。</p>", true, None, set.risk_list("ad-law-zh@v2"), None);
+        assert_eq!(found.iter().filter_map(|f| f.matched.as_deref()).collect::<Vec<_>>(), vec!["第一"]);
     }
 
     #[test]

@@ -134,6 +134,8 @@ async function main() {
   await check("with no model set up, the AI panel offers to set one up instead of an error", async () => {
     await page.goto(url, { waitUntil: "commit" });
     await openProject();
+    // An opened project is ready to write in: the cursor is in its text.
+    await page.waitForFunction(() => document.activeElement?.closest("[data-testid=editor-content]") !== null, null, { timeout: 5000 });
     await page.keyboard.press(`${mod}+j`);
     await tid("ai-setup").waitFor();
     assert((await tid("error-banner").count()) === 0, "an error is shown");
@@ -153,8 +155,18 @@ async function main() {
     await tid("composer-input").waitFor();
     await page.keyboard.press(`${mod}+j`);
     await tid("tab-history").and(page.locator("[aria-selected=true]")).waitFor();
+    // Focus follows the panel: back in the editor, then in the composer, so a task typed
+    // right after Ctrl+J goes to the assistant, not into the article.
+    await page.waitForFunction(() => document.activeElement?.closest("[data-testid=editor-content]") !== null, null, { timeout: 5000 });
+    const before = (await call("project.get", { projectId: project.id })).source;
     await page.keyboard.press(`${mod}+j`);
     await tid("composer-input").waitFor();
+    await page.waitForFunction(() => document.activeElement?.getAttribute("data-testid") === "composer-input", null, { timeout: 5000 });
+    await page.keyboard.type("把开头改短");
+    assert((await tid("composer-input").inputValue()) === "把开头改短", "the typed task is not in the composer");
+    assert(!(await tid("editor-content").textContent()).includes("把开头改短"), "the typed task went into the article");
+    await tid("composer-input").fill("");
+    assert((await call("project.get", { projectId: project.id })).source === before, "the article changed");
   });
 
   let sessionId;

@@ -200,8 +200,10 @@ async function main() {
       if (!src.includes("夜来风雨声")) await sleep(200);
     }
     assert(src.includes(`${typed}\nSpring dawn 夜来风雨声。`), `stored source: ${JSON.stringify(src)}`);
-    // 本周 (2) + 春眠不觉晓处处闻啼鸟 (10) + Spring dawn (2) + 夜来风雨声 (5): CJK per character.
-    await tid("word-count").filter({ hasText: "19 words" }).waitFor();
+    // Mostly Chinese, so counted in characters as WeChat and Xiaohongshu count 字: 本周 (2,
+    // the heading mark not) + 春眠不觉晓，处处闻啼鸟。 (12) + Springdawn (10, the space not) +
+    // 夜来风雨声。 (6).
+    await tid("word-count").filter({ hasText: "30 characters" }).waitFor();
   });
 
   await check("an emptied title goes back to the stored one and says so", async () => {
@@ -946,6 +948,32 @@ async function main() {
     await noBanner();
     await page.locator("[data-testid=project-item]", { hasText: title }).click();
     await view.waitFor();
+  });
+
+  await check("a page from an earlier launch (its stored token refused) says so over everything, in English and Chinese (screenshots)", async () => {
+    for (const [locale, text] of [
+      ["en-US", "This address is from an earlier launch"],
+      ["zh-CN", "这个地址来自之前的一次启动"],
+    ]) {
+      const other = await browser.newContext({ locale, colorScheme: "light", viewport: { width: 1280, height: 800 } });
+      other.setDefaultTimeout(STEP_TIMEOUT_MS);
+      try {
+        const p = await other.newPage();
+        await p.goto(url, { waitUntil: "load" });
+        await tid("new-project", p).waitFor();
+        // What a restart of `serve` leaves behind: the tab keeps the old launch's token.
+        await p.evaluate(() => window.sessionStorage.setItem("inkstone.token", "token-of-an-earlier-launch"));
+        await p.reload({ waitUntil: "load" });
+        const stale = tid("stale-address", p);
+        await stale.waitFor();
+        const shown = await stale.textContent();
+        assert(shown.includes(text) && shown.includes("inkstone-cli serve"), `stale-address says: ${shown}`);
+        assert((await tid("empty-state", p).count()) === 0, "the empty project list is shown as if there were no projects");
+        await shot(`32-stale-address-${locale}`, p);
+      } finally {
+        await other.close();
+      }
+    }
   });
 
   await check("no page errors", async () => {

@@ -8,6 +8,7 @@ import {
   type FetchFn,
   type HarnessEvent,
   SseParser,
+  STALE_ADDRESS,
   type StreamEvent,
   TOKEN_STORAGE_KEY,
   takeToken,
@@ -156,6 +157,26 @@ describe("HTTP transport: calls", () => {
     const client = new ApiClient(createHttpTransport({ token: "t", fetch: f.fn }));
     const err = await rejection(client.call("project.create", { title: "" }));
     expect(err).toEqual(body);
+  });
+
+  it("names a refused launch token (401) as a stale address and tells the listeners, for calls and streams", async () => {
+    const body = { code: "PERMISSION_DENIED", message: "Missing or wrong access token.", hints: [{ id: "use_launch_url", message: "Open the URL." }] };
+    const f = fakeFetch(() => json(401, body));
+    const client = new ApiClient(createHttpTransport({ token: "from-an-earlier-launch", fetch: f.fn }));
+    let told = 0;
+    const stop = client.onStaleAddress(() => told++);
+    const err = await rejection(client.call("project.list", {}));
+    expect(err.messageId).toBe(STALE_ADDRESS);
+    expect(err.code).toBe("PERMISSION_DENIED");
+    await rejection(client.stream("import.markdown", { path: "/x" }, () => undefined));
+    expect(told).toBe(2);
+    // Other refusals (403: a foreign Host or Origin) are not about the address's token.
+    const other = new ApiClient(createHttpTransport({ token: "t", fetch: fakeFetch(() => json(403, body)).fn }));
+    other.onStaleAddress(() => told++);
+    expect((await rejection(other.call("project.list", {}))).messageId).toBeUndefined();
+    stop();
+    await rejection(client.call("project.list", {}));
+    expect(told).toBe(2);
   });
 
   it("treats every non-200 status as an error, even 2xx ones", async () => {

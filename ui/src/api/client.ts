@@ -19,9 +19,9 @@ import type {
   StreamingMethod,
 } from "./generated";
 import { STREAM_EVENT_TYPES } from "./generated";
-import { createHttpTransport, takeToken } from "./http";
+import { createHttpTransport, STALE_ADDRESS, takeToken } from "./http";
 import { createTauriTransport, isTauri } from "./tauri";
-import { toClientError } from "./errors";
+import { type ClientError, toClientError } from "./errors";
 import type { StreamOptions, Transport } from "./transport";
 
 export type { ApiError, ApiMethods, HarnessEvent, Hint, ProgressEvent, StreamEvent, StreamingMethod };
@@ -33,7 +33,7 @@ export {
   offlineError,
   toClientError,
 } from "./errors";
-export { createHttpTransport, type FetchFn, type HttpTransportOptions, takeToken, TOKEN_STORAGE_KEY, type TokenEnv } from "./http";
+export { createHttpTransport, type FetchFn, type HttpTransportOptions, STALE_ADDRESS, takeToken, TOKEN_STORAGE_KEY, type TokenEnv } from "./http";
 export { type SseEvent, SseParser } from "./sse";
 export { createTauriTransport, FLUSH_BEFORE_CLOSE, tauriCloseHandshake, type TauriDeps } from "./tauri";
 export type { StreamOptions, Transport } from "./transport";
@@ -59,15 +59,33 @@ const PROFILE_WRITES: ReadonlySet<string> = new Set<MethodName>([
 
 export class ApiClient {
   private readonly profileListeners = new Set<() => void>();
+  private readonly staleListeners = new Set<() => void>();
 
   constructor(readonly transport: Transport) {}
+
+  /** The error a failed call rejects with; a refused launch token also tells the
+   * listeners of `onStaleAddress`, whichever part of the UI made the call. */
+  private failed(e: unknown): ClientError {
+    const error = toClientError(e);
+    if (error.messageId === STALE_ADDRESS) for (const listener of [...this.staleListeners]) listener();
+    return error;
+  }
+
+  /** Calls `listener` when the backend refuses this page's access token (browser mode:
+   * the address is from an earlier launch of `inkstone-cli serve`). */
+  onStaleAddress(listener: () => void): () => void {
+    this.staleListeners.add(listener);
+    return () => {
+      this.staleListeners.delete(listener);
+    };
+  }
 
   async call<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
     let result: ResultOf<M>;
     try {
       result = (await this.transport.call(method, params)) as ResultOf<M>;
     } catch (e) {
-      throw toClientError(e);
+      throw this.failed(e);
     }
     if (PROFILE_WRITES.has(method)) for (const listener of [...this.profileListeners]) listener();
     return result;
@@ -99,7 +117,7 @@ export class ApiClient {
     try {
       return (await this.transport.stream(method, params, deliver, options)) as ResultOf<M>;
     } catch (e) {
-      throw toClientError(e);
+      throw this.failed(e);
     }
   }
 }

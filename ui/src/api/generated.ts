@@ -152,12 +152,7 @@ export type BackupAutoResult = {
  */
 backup: BackupInfo | null, };
 
-export type BackupInfo = { name: string, path: string, manifest: Manifest, 
-/**
- * Made just before a restore: it holds the state the restore replaced, and is
- * kept until the person deletes its folder (never rotated away).
- */
-beforeRestore: boolean, };
+export type BackupInfo = { name: string, path: string, manifest: Manifest, };
 
 export type BackupListResult = { 
 /**
@@ -425,6 +420,20 @@ constraints: Array<Constraint>, };
 export type ConstraintRemoveParams = { sessionId: string, constraintId: string, };
 
 export type ContentTemplate = { id: string, name: string, titleTemplate: string, sourceTemplate: string, defaultPlatforms: Array<Platform>, tags: Array<string>, createdAt: string, updatedAt: string, };
+
+export type ContextAllow = { term: string, 
+/**
+ * Allowed when one of these follows it directly.
+ */
+followedBy: Array<string>, 
+/**
+ * Allowed when it opens a sentence, line or list item and one of these follows it.
+ */
+openingFollowedBy: Array<string>, 
+/**
+ * Never allowed when one of these stands directly before it.
+ */
+notPrecededBy: Array<string>, };
 
 export type Deleted = { id: string, deleted: boolean, };
 
@@ -748,12 +757,16 @@ export type Hunk = { oldStart: number, oldLen: number, newStart: number, newLen:
 
 export type IdRef = { id: string, };
 
-export type ImportMarkdownResult = { projects: Array<ProjectSummary>, 
+export type ImportMarkdownResult = { 
 /**
- * Symbolic links in the chosen folder, skipped: a link can point anywhere, and
- * what it points to is not part of the folder. Import their targets by path.
+ * The new projects, one per file imported.
  */
-skippedLinks: Array<string>, };
+projects: Array<ProjectSummary>, 
+/**
+ * Files not imported because a project with the same title and text is already
+ * there (imported before, or earlier in this import).
+ */
+skipped: Array<SkippedImport>, };
 
 export type ImportParams = { path: string, };
 
@@ -1653,7 +1666,11 @@ export type RiskList = { id: string, description: string, source: string, sugges
 /**
  * Industries (from a brand profile) in which a match blocks instead of warning.
  */
-strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, };
+strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>, 
+/**
+ * Terms allowed by their context rather than by a longer word (an ordinal 第一).
+ */
+allowContext: Array<ContextAllow>, };
 
 export type Run = { id: string, projectId: string, profileId: string, 
 /**
@@ -1717,9 +1734,7 @@ risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport,
  * Why the candidate needs the person's eye: `over_limit: …`, `risky_terms: …`
  * (each banned, absolute or promising term the candidate still introduces after
  * another round, with its UTF-16 span into the candidate text or its title
- * candidate), `dropped_titles` (title candidates the engine would refuse, each
- * named by a `title_candidate` finding in `risks`), `no_saved_draft`,
- * `summary_withheld`.
+ * candidate), `no_saved_draft`, `summary_withheld`.
  */
 flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
 
@@ -2062,6 +2077,12 @@ messagesHash: string, messageCount: number, inputTokens: number, outputTokens: n
 export type Severity = "info" | "warn" | "block";
 
 export type SkippedDraft = { platform: Platform, reason: string, };
+
+export type SkippedImport = { path: string, 
+/**
+ * The project that already holds the file's title and text.
+ */
+existing: ProjectSummary, };
 
 export type Snippet = { text: string, highlights: Array<Anchor>, };
 

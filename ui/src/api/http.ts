@@ -70,6 +70,10 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
   };
 }
 
+/** The problem id of a refused access token: the page's address (its `#token=`) is from
+ * an earlier launch of `inkstone-cli serve`, or carries no token at all. */
+export const STALE_ADDRESS = "stale_address";
+
 async function errorFromResponse(res: Response): Promise<ClientError> {
   let text: string;
   try {
@@ -77,13 +81,17 @@ async function errorFromResponse(res: Response): Promise<ClientError> {
   } catch (e) {
     return offlineError(e);
   }
+  let error: ClientError = internalError(`The backend answered with HTTP ${res.status}.`, { status: res.status });
   try {
     const body: unknown = JSON.parse(text);
-    if (isClientError(body)) return toClientError(body);
+    if (isClientError(body)) error = toClientError(body);
   } catch {
     // fall through
   }
-  return internalError(`The backend answered with HTTP ${res.status}.`, { status: res.status });
+  // 401 is the server's answer to a missing or wrong token only (every other refusal is
+  // 403 or a code's own status): the page must be opened from this launch's address.
+  if (res.status === 401) error.messageId ??= STALE_ADDRESS;
+  return error;
 }
 
 // ---------------------------------------------------------------------------

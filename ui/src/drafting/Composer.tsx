@@ -1,4 +1,5 @@
-// Writing a task. Enter sends, Shift+Enter starts a new line, Ctrl/Cmd+Enter sends too;
+// Writing a task. Enter sends (the button says so), Shift+Enter starts a new line,
+// Ctrl/Cmd+Enter sends too;
 // nothing acts in the middle of an input-method composition. With text selected in the
 // editor the task is scoped to it (a removable chip shows what goes along).
 import { forwardRef, useImperativeHandle, useRef, useState } from "react";
@@ -30,19 +31,21 @@ export const Composer = forwardRef<ComposerHandle, ComposerProps>(function Compo
   { selectionText, getSelection, dismissed, onDismiss, mode, running, disabled, onMode, onSend },
   ref,
 ) {
-  const { t, mod } = useApp();
+  const { t } = useApp();
   const [text, setText] = useState("");
   const area = useRef<HTMLTextAreaElement>(null);
   useImperativeHandle(ref, () => ({ focus: () => area.current?.focus() }));
 
-  const scoped = selectionText !== "" && dismissed !== selectionText;
+  // A selection of nothing but white space (an empty line) is no scope: no chip, and
+  // the task goes without one.
+  const scoped = selectionText.trim() !== "" && dismissed !== selectionText;
 
   const send = async () => {
     const task = text.trim();
     if (!task || disabled) return;
     const selection = scoped ? getSelection() : null;
     setText("");
-    const taken = await onSend(task, selection && selection.to > selection.from ? selection : null);
+    const taken = await onSend(task, selection && selection.to > selection.from && selection.text.trim() !== "" ? selection : null);
     if (taken === false) setText((now) => now || task);
     else onDismiss(selectionText);
   };
@@ -96,7 +99,7 @@ export const Composer = forwardRef<ComposerHandle, ComposerProps>(function Compo
         </button>
         <span className="spacer" />
         <button type="submit" className="primary" data-testid="send" disabled={disabled || !text.trim()}>
-          {running ? t("ai.composer.queue") : t("ai.composer.send")} <kbd className="on-accent">{`${mod}+Enter`}</kbd>
+          {running ? t("ai.composer.queue") : t("ai.composer.send")} <kbd className="on-accent">{t("ai.composer.sendKey")}</kbd>
         </button>
       </div>
     </form>

@@ -253,7 +253,7 @@ describe("reviewing a proposal", () => {
     setup(view({ newFindings: [worded, plain] }), "zh");
     const items = await screen.findAllByTestId("review-finding");
     expect(items.map((i) => i.textContent)).toEqual([
-      "“最佳”是广告中受限的绝对化用语（《广告法》第九条；词表 ad-law-zh@v2）。 — 补充范围和依据（谁测的、何时、与什么相比），或改用事实描述代替绝对化用语。",
+      "“最佳”是广告中受限的绝对化用语（《广告法》第九条；广告法用语表 v2）。 — 补充范围和依据（谁测的、何时、与什么相比），或改用事实描述代替绝对化用语。",
       "Something new.",
     ]);
   });

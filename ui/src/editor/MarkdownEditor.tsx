@@ -48,6 +48,8 @@ export interface MarkdownEditorProps {
   onImageFiles?: (files: File[], pos: number) => void;
   /** The selected text changed (empty when the selection is a cursor). */
   onSelectionText?: (text: string) => void;
+  /** Asked once the editor for a document is ready: true puts the cursor in it. */
+  focusWhenReady?: () => boolean;
 }
 
 // Markdown (CommonMark + GFM) straight from the Lezer parser: the same highlighting as
@@ -169,6 +171,7 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
     });
     viewRef.current = view;
     view.dispatch({ effects: setAnchors.of(propsRef.current.anchors) });
+    if (propsRef.current.focusWhenReady?.()) view.focus();
     return () => {
       // The destroyed view is kept: its last text stays readable for a final save.
       view.destroy();

@@ -12,7 +12,8 @@ import { Drafting } from "../drafting/store";
 import type { MessageId } from "../i18n";
 import { locateAnchor } from "../lib/anchors";
 import { altFromName, blobToBase64, imageMarkdown } from "../lib/files";
-import { createWordCounter } from "../lib/wordcount";
+import { focusWhenShown } from "../lib/focus";
+import { createTextCounter, type TextCount } from "../lib/wordcount";
 import { CommentsPanel } from "../panels/CommentsPanel";
 import { HistoryPanel } from "../panels/HistoryPanel";
 import { type AnchorMark, type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
@@ -44,6 +45,9 @@ export interface ProjectViewHandle {
   focusComment(): void;
   toggleArchive(): void;
   focusEditor(): void;
+  /** Moves focus to the AI panel's composer (Ctrl/Cmd+J), once the panel shows it;
+   * until then to the panel's tab, so nothing typed meanwhile goes into the article. */
+  focusAi(): void;
   /** Closes the topmost overlay; false when none was open. */
   closeOverlay(): boolean;
   /** Stops the AI session's running turn; false when nothing ran. */
@@ -101,7 +105,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const [draftsKey, setDraftsKey] = useState(0);
   /** The saved working-copy revision (drafts recompile when it changes). */
   const [revision, setRevision] = useState(0);
-  const [words, setWords] = useState(0);
+  const [words, setWords] = useState<TextCount>({ n: 0, unit: "words" });
   const [preview, setPreview] = useState(false);
   const [previewSource, setPreviewSource] = useState("");
   /** The source as last autosaved (for checking comments' anchors once per save). */
@@ -130,6 +134,15 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   const keepEditor = useCallback((h: EditorHandle | null) => {
     if (h) editor.current = h;
   }, []);
+  // An opened project is ready to write in: the cursor goes into its text, unless the
+  // person has moved on to a dialog or a field meanwhile.
+  const focusOnOpen = useCallback(() => {
+    const active = document.activeElement;
+    if (!(active instanceof HTMLElement) || active === document.body) return true;
+    return !active.closest("[role=dialog], [role=alertdialog]") && !active.matches("input, textarea, select, [contenteditable=true]");
+  }, []);
+  const stopFocusAi = useRef<() => void>(() => undefined);
+  useEffect(() => () => stopFocusAi.current(), []);
   const saver = useRef<Saver | null>(null);
   /** Set below: a stale save found a newer working copy. */
   const conflictFound = useRef<(c: Conflict) => void>(() => undefined);
@@ -140,7 +153,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   /** The head as this view last showed it. */
   const headRef = useRef(0);
   const readTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
-  const countWords = useMemo(() => createWordCounter(), []);
+  const countWords = useMemo(() => createTextCounter(), []);
   const reported = useRef({ title: "", at: 0 });
   const previewRef = useRef(preview);
   const changedRef = useRef(onProjectChanged);
@@ -749,6 +762,13 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     },
     toggleArchive: () => void toggleArchive(),
     focusEditor: () => editor.current?.focus(),
+    focusAi: () => {
+      stopFocusAi.current();
+      // After the tab's panel has rendered.
+      setTimeout(() => {
+        stopFocusAi.current = focusWhenShown("[data-testid=ai-panel] [data-testid=composer-input]", document.querySelector<HTMLElement>("[data-testid=tab-ai]"));
+      }, 0);
+    },
     stopAi: () => drafting.stop(),
     compactAi: () => {
       onTab("ai");
@@ -859,6 +879,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
               onChange={onEditorChange}
               onImageFiles={onImages}
               onSelectionText={setSelectionText}
+              focusWhenReady={focusOnOpen}
             />
           </div>
           {preview && (
@@ -874,7 +895,9 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           <span aria-hidden="true">·</span>
           <span data-testid="head">{head > 0 ? t("project.head", { n: head }) : t("project.head.none")}</span>
           <span aria-hidden="true">·</span>
-          <span data-testid="word-count">{t("status.words", { n: words.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}</span>
+          <span data-testid="word-count" data-unit={words.unit} title={t(words.unit === "chars" ? "status.chars.help" : "status.words.help")}>
+            {t(`status.${words.unit}${words.n === 1 ? ".one" : ""}` as MessageId, { n: words.n.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}
+          </span>
           <StatusAi drafting={drafting} />
           {busy && (
             <span className="busy" role="status" data-testid="busy">

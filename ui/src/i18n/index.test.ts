@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { en, type Messages } from "./en";
-import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, translate } from "./index";
+import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, profileName, translate } from "./index";
 import { zh } from "./zh";
 
 describe("i18n", () => {
@@ -18,6 +18,27 @@ describe("i18n", () => {
     expect(translate("en", "ai.review.rebaseConflicts", { n: 1 })).toBe("1 change overlapped your edits and was left out.");
     expect(translate("en", "ai.staging.bar", { n: 1 })).toBe("1 proposal staged, not applied yet");
     expect(translate("zh", "ai.approval.applyWhat", { summary: "改", target: "正文", n: 1 })).toBe("将“改”写入正文：共 1 处修改，内容如下：");
+  });
+
+  it("words counts by the language's plural rules: one and other in English, one form in Chinese", () => {
+    expect(translate("en", "data.imported", { n: 1 })).toBe("Imported 1 project");
+    expect(translate("en", "data.imported", { n: 2 })).toBe("Imported 2 projects");
+    expect(translate("en", "data.imported", { n: 0 })).toBe("Imported 0 projects");
+    expect(translate("zh", "data.imported", { n: 1 })).toBe("已导入 1 个项目");
+    expect(translate("en", "drafts.compiling", { n: 1 })).toBe("Compiling 1 platform draft…");
+    expect(translate("en", "ai.input.edits", { summary: "Fix", n: 1 })).toBe("“Fix”: 1 edit");
+    expect(translate("en", "ai.input.edits", { summary: "Fix", n: 2 })).toBe("“Fix”: 2 edits");
+    expect(translate("en", "data.backupCounts", { p: translate("en", "projects.count", { n: 1 }), v: translate("en", "data.versionCount", { n: 1 }) })).toBe("1 project, 1 version");
+    // The core's wordings carry counts as text; "(s)" is the English the core writes.
+    const images = (n: string) => describeFinding("en", { message: `${n} image(s): …`, suggestion: null, messageId: "wechat.images", params: { n } }).message;
+    expect(images("1")).toBe("1 image: WeChat needs it uploaded to its own image host (external image URLs are filtered).");
+    expect(images("3")).toBe("3 images: WeChat needs them uploaded to its own image host (external image URLs are filtered).");
+    expect(describeFinding("zh", { message: "", suggestion: null, messageId: "wechat.images", params: { n: "1" } }).message).toBe("1 张图片：微信需要先上传到它自己的图床（外部图片地址会被过滤）。");
+    // No English count wording is left without its singular ("version {n} conflicts" is a
+    // verb, not a count).
+    const verbs = new Set(["restore.done", "restore.doneSnapshot", "sync.conflictBar"]);
+    const counted = Object.entries(en).filter(([id, text]) => !/\.(one|other)$/.test(id) && !verbs.has(id) && /\{n\} \w+s\b|\(s\)/.test(text));
+    expect(counted.filter(([id]) => !(`${id}.one` in en)).map(([id]) => id)).toEqual([]);
   });
 
   it("fills variables", () => {
@@ -89,6 +110,21 @@ describe("i18n", () => {
     const cta = { message: "x", suggestion: "y", messageId: "cta.missing", params: { brand: "山行", cta: "关注我们" }, suggestionId: "cta.missing" };
     expect(describeFinding("zh", cta)).toEqual({ message: "缺少品牌设定“山行”的行动号召：“关注我们”。", suggestion: "在文末附近加上它。" });
     expect(describeFinding("zh", { message: "Unknown wording.", suggestion: null, messageId: "no.such" })).toEqual({ message: "Unknown wording.", suggestion: null });
+  });
+
+  it("names profiles and risk lists by name, not by their ids", () => {
+    expect(profileName("en", "wechat@draft-v1")).toBe("WeChat draft rules v1");
+    expect(profileName("zh", "wechat@draft-v1")).toBe("微信公众号草稿规则 v1");
+    expect(profileName("en", "xiaohongshu@growth-v2")).toBe("Xiaohongshu audience profile v2");
+    expect(profileName("zh", "ad-law-zh@v2")).toBe("广告法用语表 v2");
+    expect(profileName("en", "growth-promise@v1+local.3")).toBe("growth-promise terms v1 (your override 3)");
+    expect(profileName("en", "zhihu@draft-v1+local.1")).toBe("Zhihu draft rules v1 (your override 1)");
+    // Not a profile id: as it is.
+    expect(profileName("en", "my-list@v1")).toBe("my-list@v1");
+    expect(profileName("zh", "gpt-4o")).toBe("gpt-4o");
+    const adLaw = { message: "x", suggestion: null, messageId: "ad_law", params: { term: "最佳", list: "ad-law-zh@v2" } };
+    expect(describeFinding("zh", adLaw).message).not.toContain("@");
+    expect(describeFinding("zh", adLaw).message).toContain("广告法用语表 v2");
   });
 
   it("words a limit's fix and a finding's place in either language", () => {

@@ -20,10 +20,22 @@ export function has(lang: Lang, id: string): boolean {
   return Object.prototype.hasOwnProperty.call(tables[lang], id);
 }
 
+const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("en"), zh: new Intl.PluralRules("zh") };
+
+/** The count `n` names, when it is one: a number, or a value such as "3" (wordings of
+ * the core carry their values as text). */
+function countOf(n: string | number | undefined): number | null {
+  if (typeof n === "number") return n;
+  return typeof n === "string" && /^\d+$/.test(n) ? Number(n) : null;
+}
+
 export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
-  // A count of one reads "1 change", not "1 change(s)": `<id>.one` when the table has it.
-  const one = vars.n === 1 && has(lang, `${id}.one`) ? tables[lang][`${id}.one`] : undefined;
-  const template = one ?? tables[lang][id] ?? en[id] ?? id;
+  // A count reads "1 change" and "3 changes", not "1 change(s)": the form of `<id>.one`
+  // or `<id>.other` (by the language's plural rules) when the table has it.
+  const count = countOf(vars.n);
+  const form = count === null ? null : `${id}.${pluralRules[lang].select(count)}`;
+  const plural = form !== null && has(lang, form) ? tables[lang][form] : undefined;
+  const template = plural ?? tables[lang][id] ?? en[id] ?? id;
   return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
 }
 
@@ -109,12 +121,31 @@ export function describeFinding(lang: Lang, f: WordedFinding): { message: string
   wordValue(lang, vars, "finding.field", "field");
   wordValue(lang, vars, "finding.unit", "unit");
   vars.route = vars.route ? translate(lang, "finding.limit.route", { route: describeRoute(lang, vars.route) }) : "";
+  if (vars.list) vars.list = profileName(lang, vars.list);
   const messageId = f.messageId ? `finding.${f.messageId}` : "";
   const fixId = f.suggestionId ? `finding.fix.${f.suggestionId}` : "";
   return {
     message: messageId && has(lang, messageId) ? translate(lang, messageId as MessageId, vars) : f.message,
     suggestion: f.suggestion === null ? null : fixId && has(lang, fixId) ? translate(lang, fixId as MessageId, vars) : f.suggestion,
   };
+}
+
+/** A profile or risk list by its name, not its id: `wechat@draft-v1` is "WeChat draft
+ * rules v1" / "微信公众号草稿规则 v1", an override (`…+local.2`) says it is the
+ * person's own. An id of another shape stays as it is. */
+export function profileName(lang: Lang, id: string): string {
+  const m = /^([a-z0-9-]+)@(?:(draft|growth)-)?v(\d+)(?:\+local\.(\d+))?$/.exec(id);
+  if (!m) return id;
+  const [, base = "", kind, version = "", local] = m;
+  let name: string | null = null;
+  if (kind) {
+    const platform = `platform.${base}`;
+    if (has(lang, platform)) name = translate(lang, `profile.${kind}` as MessageId, { platform: tables[lang][platform] ?? base, v: version });
+  } else if (has(lang, `profile.list.${base}`)) {
+    name = translate(lang, `profile.list.${base}` as MessageId, { v: version });
+  }
+  if (name === null) return id;
+  return local === undefined ? name : translate(lang, "profile.local", { name, n: local });
 }
 
 /** A platform's publishing route (`editor`, `image-text`, `app`, …) in the user's

@@ -4,7 +4,7 @@ import { FakeTransport } from "../api/fake";
 import type { Platform } from "../api/generated";
 import { makeCtx, WithCtx } from "../test-utils";
 import { COMPILE_DEBOUNCE_MS, DraftsPanel, draftPlainText } from "./DraftsPanel";
-import { compiled, HTML } from "./drafts.fixture";
+import { compiled, finding, HTML } from "./drafts.fixture";
 
 function setup(platforms: Platform[] = [], lang: "en" | "zh" = "en") {
   let rev = 0;
@@ -40,6 +40,9 @@ describe("DraftsPanel", () => {
       "抖音",
       "小红书",
     ]);
+    // The profile by its name; its id stays for the tooltip.
+    expect(screen.getByTestId("draft-profile").textContent).toBe("微信公众号草稿规则 v1");
+    expect(screen.getByTestId("draft-profile").getAttribute("title")).toBe("wechat@draft-v1");
     // WeChat: the compiled HTML in a sandboxed frame at phone width.
     const frame = screen.getByTestId("preview-wechat").querySelector("iframe")!;
     expect(frame.getAttribute("sandbox")).toBe("");
@@ -69,6 +72,29 @@ describe("DraftsPanel", () => {
     // Other platforms: suggested tags as chips.
     fireEvent.click(screen.getByTestId("draft-tab-wechat"));
     expect(screen.getByTestId("draft-tags").textContent).toBe("#春天#写作");
+  });
+
+  it("marks every platform tab with a must-fix finding, the source's included", async () => {
+    const withBlock = (revision: number) => {
+      const r = compiled(revision);
+      return { ...r, findings: [...r.findings, finding({ check: "brand_banned_word", severity: "block", matched: "爆款", message: "banned" })] };
+    };
+    const transport = new FakeTransport()
+      .on("pipeline.compile", () => withBlock(1))
+      .on("platformDraft.list", () => ({ projectId: "p", sourceRevision: 1, drafts: [], findings: [] }));
+    render(
+      <WithCtx ctx={makeCtx(transport)}>
+        <DraftsPanel projectId="p" revision={1} platforms={[]} onJump={() => undefined} />
+      </WithCtx>,
+    );
+    await screen.findByTestId("preview-wechat");
+    const dotted = () => ["wechat", "zhihu", "x", "douyin", "xiaohongshu"].filter((p) => screen.getByTestId(`draft-tab-${p}`).querySelector(".dot-block"));
+    expect(dotted()).toEqual(["wechat", "zhihu", "x", "douyin", "xiaohongshu"]);
+    cleanup();
+    // Without it, only the platform whose draft has one.
+    setup();
+    await screen.findByTestId("preview-wechat");
+    expect(dotted()).toEqual(["x"]);
   });
 
   it("only shows the project's target platforms", async () => {

@@ -8,7 +8,7 @@ import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, Pl
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
 import { mediaUrl } from "../editor/Preview";
-import { describeFinding, describeLocation, describeRoute, type MessageId } from "../i18n";
+import { describeFinding, describeLocation, describeRoute, type MessageId, profileName } from "../i18n";
 import { asDraft, SavedDraftBar } from "./SavedDraft";
 
 export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
@@ -99,7 +99,7 @@ async function copyDraft(d: Draft): Promise<void> {
 const severityRank = { block: 0, warn: 1, info: 2 } as const;
 
 export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, platforms, onJump, onOptimize }: DraftsPanelProps) {
-  const { client, t, toast } = useApp();
+  const { client, lang, t, toast } = useApp();
   const targets = platforms.length > 0 ? ALL_PLATFORMS.filter((p) => platforms.includes(p)) : ALL_PLATFORMS;
   const [active, setActive] = useState<Platform>(targets[0] ?? "wechat");
   const [result, setResult] = useState<PipelineCompileResult | null>(null);
@@ -223,7 +223,11 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
         }}
       >
         {targets.map((p) => {
-          const blocks = result?.drafts.find((d) => d.draft.platform === p)?.findings.some((f) => f.severity === "block");
+          // A must-fix finding of the source (a banned word, a strict-industry term)
+          // concerns every platform, as its draft's own ones concern it.
+          const blocks = [...(result?.findings ?? []).filter((f) => f.platform === null || f.platform === p), ...(result?.drafts.find((d) => d.draft.platform === p)?.findings ?? [])].some(
+            (f) => f.severity === "block",
+          );
           return (
             <button
               key={p}
@@ -249,8 +253,8 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
       {compiled && (
         <>
           <div className="draft-bar">
-            <span className="small muted draft-profile" title={compiled.draft.profileId}>
-              {compiled.draft.profileId}
+            <span className="small muted draft-profile" data-testid="draft-profile" title={compiled.draft.profileId}>
+              {profileName(lang, compiled.draft.profileId)}
             </span>
             <span className="spacer" />
             {findings.length > 0 && (

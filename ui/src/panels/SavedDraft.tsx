@@ -7,7 +7,7 @@ import type { Draft, DraftContent, DraftStatus, PlatformDraft, PlatformDraftSave
 import { Dialog } from "../components/Dialog";
 import { ErrorBanner } from "../components/ErrorBanner";
 import { useApp } from "../context";
-import type { MessageId } from "../i18n";
+import { type MessageId, profileName } from "../i18n";
 import { DiffView } from "./DiffView";
 
 export const STATUSES: DraftStatus[] = ["draft", "ready", "publishing", "published"];
@@ -74,7 +74,7 @@ export interface SavedDraftProps {
 }
 
 export function SavedDraftBar({ projectId, sourceRevision, saved, platform, showSaved, onShowSaved, onChange }: SavedDraftProps) {
-  const { client, t, toast } = useApp();
+  const { client, lang, t, toast } = useApp();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
   const [choice, setChoice] = useState<PlatformDraftSaveResult | null>(null);
@@ -166,8 +166,8 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
           <div className="saved-row small muted">
             <span data-testid="draft-origin" title={saved.profileId}>
               {saved.sourceVersion > 0
-                ? t("savedDraft.origin", { v: saved.sourceVersion, p: saved.profileId })
-                : t("savedDraft.originWorking", { p: saved.profileId })}
+                ? t("savedDraft.origin", { v: saved.sourceVersion, p: profileName(lang, saved.profileId) })
+                : t("savedDraft.originWorking", { p: profileName(lang, saved.profileId) })}
             </span>
             {saved.handEdited && <span className="badge" data-testid="draft-hand-edited">{t("savedDraft.handEdited")}</span>}
             {stale && (

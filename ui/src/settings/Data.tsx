@@ -2,8 +2,8 @@
 // backups, each showing the progress its stream sends.
 
 import { useCallback, useEffect, useState } from "react";
-import type { BackupInfo, ProgressEvent } from "../api/generated";
-import { useApp } from "../context";
+import type { BackupInfo, ImportMarkdownResult, ProgressEvent } from "../api/generated";
+import { type Ctx, useApp } from "../context";
 import { formatFullTime, has, type MessageId } from "../i18n";
 
 function useStreamRunner() {
@@ -18,7 +18,20 @@ function useStreamRunner() {
   return { progress, setProgress, describe };
 }
 
-export function Data({ onDataChanged }: { onDataChanged: () => void }) {
+/** What an import of Markdown did: the projects it made, and the files it skipped
+ * because their project is already here (importing the same file again). */
+export function importedMarkdown(t: Ctx["t"], r: ImportMarkdownResult): string {
+  const made = t("data.imported", { n: r.projects.length });
+  const first = r.skipped[0];
+  const parts = r.projects.length === 0 && (first || r.skippedLinks.length > 0) ? [] : [made];
+  if (first) parts.push(r.skipped.length === 1 ? t("data.skippedOne", { title: first.existing.title }) : t("data.skippedMany", { n: r.skipped.length, title: first.existing.title }));
+  if (r.skippedLinks.length > 0) parts.push(t("data.linksSkipped", { n: r.skippedLinks.length }));
+  return parts.join(". ");
+}
+
+/** `replaced`: everything was replaced (a restore), so what is open may be gone; an
+ * import only adds, and the open project stays open. */
+export function Data({ onDataChanged }: { onDataChanged: (replaced: boolean) => void }) {
   const { client, t, showError, toast, lang } = useApp();
   const [exportPath, setExportPath] = useState("");
   const [importPath, setImportPath] = useState("");
@@ -90,7 +103,7 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
             onClick={() =>
               void run(t("data.importing"), async (onP) => {
                 const r = await client.stream("import.run", { path: importPath.trim() }, onP);
-                onDataChanged();
+                onDataChanged(false);
                 return t("data.imported", { n: r.counts.projects });
               })
             }
@@ -110,9 +123,8 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
             onClick={() =>
               void run(t("data.importing"), async (onP) => {
                 const r = await client.stream("import.markdown", { path: mdPath.trim() }, onP);
-                onDataChanged();
-                if (r.skippedLinks.length > 0) return t("data.skippedLinks", { n: r.projects.length, k: r.skippedLinks.length });
-                return t("data.imported", { n: r.projects.length });
+                if (r.projects.length > 0) onDataChanged(false);
+                return importedMarkdown(t, r);
               })
             }
           >
@@ -151,7 +163,7 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
             <li key={b.name} className="row between">
               <span>
                 {formatFullTime(lang, b.manifest.exportedAt)}{" "}
-                <span className="small muted">{t("data.backupCounts", { p: b.manifest.counts.projects, v: b.manifest.counts.versions })}</span>
+                <span className="small muted">{t("data.backupCounts", { p: t("projects.count", { n: b.manifest.counts.projects }), v: t("data.versionCount", { n: b.manifest.counts.versions }) })}</span>
                 {b.beforeRestore && (
                   <>
                     {" "}
@@ -184,7 +196,7 @@ export function Data({ onDataChanged }: { onDataChanged: () => void }) {
                 void run(t("data.restoring"), async (onP) => {
                   const r = await client.stream("backup.restore", { name: b.name }, onP);
                   await loadBackups();
-                  onDataChanged();
+                  onDataChanged(true);
                   return t("data.restored", { name: r.safetyBackup.name });
                 });
               }}

@@ -27,7 +27,7 @@ export interface SettingsProps {
   brands: BrandProfile[];
   templates: ContentTemplate[];
   onLibraryChanged: () => void;
-  onDataChanged: () => void;
+  onDataChanged: (replaced: boolean) => void;
   onNewFromTemplate: (id: string) => void;
   onClose: () => void;
 }

@@ -78,6 +78,8 @@ fn export_import_and_markdown_import_through_the_cli() {
     std::fs::write(md.join("two.md"), "two\n").unwrap();
     let imported = stdout(&run(&a, &["import-md", md.to_str().unwrap()]));
     assert!(imported.contains("第一篇") && imported.contains("two"), "{imported}");
+    let again = stdout(&run(&a, &["import-md", md.to_str().unwrap()]));
+    assert_eq!(again.matches("already imported as").count(), 2, "the same files again make no duplicates: {again}");
     let out = dir.path().join("export");
     assert!(stdout(&run(&a, &["export", out.to_str().unwrap()])).starts_with("Exported 2 projects"));
     assert!(stdout(&run(&b, &["import", out.to_str().unwrap()])).starts_with("Imported 2 projects"));

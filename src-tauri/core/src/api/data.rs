@@ -76,10 +76,23 @@ pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn F
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportMarkdownResult {
+    /// The new projects, one per file imported.
     pub projects: Vec<ProjectSummary>,
     /// Symbolic links in the chosen folder, skipped: a link can point anywhere, and
     /// what it points to is not part of the folder. Import their targets by path.
     pub skipped_links: Vec<String>,
+    /// Files not imported because a project with the same title and text is already
+    /// there (imported before, or earlier in this import).
+    pub skipped: Vec<SkippedImport>,
+}
+
+/// A Markdown file left out of an import: its project is already there.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedImport {
+    pub path: String,
+    /// The project that already holds the file's title and text.
+    pub existing: ProjectSummary,
 }
 
 /// Largest Markdown file read, in bytes: [`MAX_SOURCE_CHARS`] characters of at most
@@ -103,7 +116,9 @@ fn split_title(file_stem: &str, text: &str) -> (String, String) {
 /// Imports a Markdown file, or every `.md`/`.markdown` file of a folder, as new
 /// projects, all in one transaction. In a folder only regular files are read:
 /// symbolic links are skipped and listed in the result (the path the person chose is
-/// used as given, link or not).
+/// used as given, link or not). A file whose title and text a project already holds
+/// is skipped and named in `skipped`: importing the same file twice makes no
+/// duplicate.
 pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<ImportMarkdownResult, ApiError> {
     let path = PathBuf::from(required_text("path", &params.path, 4096)?);
     let mut skipped_links = Vec::new();
@@ -142,8 +157,13 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         return Err(ApiError::validation("path", message).hint("check_path", "Choose a Markdown file or a folder of them."));
     }
     let _guard = engine.write_lock();
+    // What is already here, to find a file imported before: a project with the same
+    // title and text (summaries first, so only same-titled projects' text is read).
+    let summaries = engine.store().scan::<ProjectSummary>(b"")?;
     let mut batch = Batch::new();
-    let mut projects = Vec::new();
+    let mut projects: Vec<ProjectSummary> = Vec::new();
+    let mut new_sources: Vec<String> = Vec::new();
+    let mut skipped = Vec::new();
     let n_files = files.len() as u64;
     let mut progress = progress_sink(on_event);
     for (idx, file) in files.iter().enumerate() {
@@ -158,14 +178,38 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
         }
         let now = engine.now();
         let title = if title.trim().is_empty() { "Untitled".to_owned() } else { title };
+        let earlier = projects.iter().zip(&new_sources).find(|(p, text)| p.title == title && **text == source).map(|(p, _)| p.clone());
+        let existing = match earlier {
+            Some(summary) => Some(summary),
+            None => same_project(engine, &summaries, &title, &source)?,
+        };
+        if let Some(existing) = existing {
+            skipped.push(SkippedImport { path: file.display().to_string(), existing });
+            progress("import.markdown", idx as u64 + 1, n_files);
+            continue;
+        }
         let project = crate::project::new_project(engine, NewProject { title, source, ..NewProject::default() }, now);
         let activity = engine.activity(Some(&project.id), ActivityKind::Imported, format!("Imported {} as \"{}\"", file.display(), project.title))?;
         batch.put(&project)?.put(&activity)?;
         projects.push(ProjectSummary::from(&project));
+        new_sources.push(project.source.clone());
         progress("import.markdown", idx as u64 + 1, n_files);
     }
-    engine.store().apply(batch, Durability::Durable)?;
-    Ok(ImportMarkdownResult { projects, skipped_links })
+    if !projects.is_empty() {
+        engine.store().apply(batch, Durability::Durable)?;
+    }
+    Ok(ImportMarkdownResult { projects, skipped_links, skipped })
+}
+
+/// The project already holding `title` and `source`, if any.
+fn same_project(engine: &Engine, summaries: &[ProjectSummary], title: &str, source: &str) -> Result<Option<ProjectSummary>, ApiError> {
+    let n_chars = u32::try_from(source.chars().count()).unwrap_or(u32::MAX);
+    for summary in summaries.iter().filter(|s| s.title == title && s.n_chars == n_chars) {
+        if crate::project::load(engine.store(), &summary.id)?.source == source {
+            return Ok(Some(summary.clone()));
+        }
+    }
+    Ok(None)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

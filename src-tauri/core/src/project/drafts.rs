@@ -7,7 +7,7 @@ use ts_rs::TS;
 use crate::diff::{diff_texts, TextDiffResult};
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
-use crate::model::{ActivityKind, BrandProfile, DraftContent, DraftStatus, Platform, PlatformDraft, Project};
+use crate::model::{ActivityKind, BrandProfile, DraftContent, DraftStatus, MediaAsset, Platform, PlatformDraft, Project};
 use crate::pipeline::{self, CompileInput, Draft, Finding};
 use crate::profiles::{DraftProfile, ProfileError, ProfileSet};
 use crate::quality::{self, CheckInput};
@@ -118,12 +118,36 @@ pub fn compile(kernel: &Kernel, project: &Project, platforms: Option<Vec<Platfor
         None => crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 5),
     };
     let selected = platforms.iter().map(|p| draft_profile(&set, *p)).collect::<Result<Vec<_>, _>>()?;
+    let missing = missing_images(kernel, project)?;
     let drafts = pipeline::compile_all(&selected, CompileInput { title: &project.title, source: &project.source, tags: &tags })
         .into_iter()
-        .map(|(draft, findings)| CompiledDraft { draft, findings })
+        .map(|(draft, mut findings)| {
+            findings.extend(missing.iter().map(|image| pipeline::missing_image_finding(draft.platform, image)));
+            CompiledDraft { draft, findings }
+        })
         .collect();
     let findings = source_findings(&set, project, brand.as_ref(), &platforms);
     Ok(PipelineCompileResult { project_id: project.id.clone(), revision: project.revision, drafts, tags, findings })
+}
+
+/// The local images of the project's source that no draft can show: a `media/<file>`
+/// with no asset of this project or no file on disk, or any other local path (a pasted
+/// file's `images/a.png`, which only `media/` can hold).
+fn missing_images(kernel: &Kernel, project: &Project) -> Result<Vec<String>, ApiError> {
+    let local = pipeline::local_images(&project.source);
+    if local.is_empty() {
+        return Ok(local);
+    }
+    let media_dir = crate::store::media_dir(&kernel.config().data_dir);
+    let assets: Vec<MediaAsset> = kernel.store().scan::<MediaAsset>(b"")?.into_iter().filter(|m| m.project_ids.contains(&project.id)).collect();
+    Ok(local
+        .into_iter()
+        .filter(|url| {
+            let Some(name) = url.strip_prefix("media/") else { return true };
+            let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+            !assets.iter().any(|asset| *asset.file_name == *name && media_dir.join(&asset.file_name).is_file())
+        })
+        .collect())
 }
 
 /// The saved draft of one platform, if any.

@@ -133,6 +133,46 @@ fn markdown_files_become_one_project_each() {
     assert_eq!(first["source"], "正文。\n");
 }
 
+/// Issue 29, 17l: importing the same file again makes no duplicate: the file is
+/// skipped and named with the project that holds it; a changed file is imported; two
+/// equal files in one folder make one project.
+#[test]
+fn importing_the_same_markdown_again_skips_it_and_says_which_project_has_it() {
+    let t = TestEngine::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("walk.md");
+    std::fs::write(&file, "# 散步\n\n正文。\n").unwrap();
+    let first = t.ok("import.markdown", json!({"path": file.display().to_string()}));
+    assert_eq!(first["projects"].as_array().unwrap().len(), 1);
+    assert_eq!(first["skipped"], json!([]));
+    let id = first["projects"][0]["id"].clone();
+    let marker = inkstone_core::backup::change_marker(t.engine.store()).unwrap();
+
+    let again = t.ok("import.markdown", json!({"path": file.display().to_string()}));
+    assert_eq!(again["projects"], json!([]));
+    assert_eq!(again["skipped"][0]["path"], file.display().to_string());
+    assert_eq!(again["skipped"][0]["existing"]["id"], id);
+    assert_eq!(inkstone_core::backup::change_marker(t.engine.store()).unwrap(), marker, "nothing written");
+    assert_eq!(t.ok("project.list", json!({}))["projects"].as_array().unwrap().len(), 1);
+
+    // A folder with the same file, a copy of it and a new one: only the new one.
+    std::fs::write(dir.path().join("walk-copy.md"), "# 散步\n\n正文。\n").unwrap();
+    std::fs::write(dir.path().join("zz-other.md"), "# 散步\n\n另一篇正文。\n").unwrap();
+    std::fs::write(dir.path().join("twin-a.md"), "# 双胞胎\n\n同一篇。\n").unwrap();
+    std::fs::write(dir.path().join("twin-b.md"), "# 双胞胎\n\n同一篇。\n").unwrap();
+    let folder = t.ok("import.markdown", json!({"path": dir.path().display().to_string()}));
+    let titles: Vec<&str> = folder["projects"].as_array().unwrap().iter().map(|p| p["excerpt"].as_str().unwrap()).collect();
+    assert_eq!(titles, vec!["同一篇。\n", "另一篇正文。\n"], "twin-a, then zz-other (same title, other text)");
+    let skipped: Vec<(String, String)> = folder["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (std::path::Path::new(s["path"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned(), s["existing"]["title"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(skipped, vec![("twin-b.md".to_owned(), "双胞胎".to_owned()), ("walk-copy.md".to_owned(), "散步".to_owned()), ("walk.md".to_owned(), "散步".to_owned())]);
+    assert_eq!(t.ok("project.list", json!({}))["projects"].as_array().unwrap().len(), 3);
+}
+
 #[test]
 fn automatic_backups_keep_five_generations_and_skip_when_unchanged() {
     let t = TestEngine::new();

@@ -173,6 +173,48 @@ mod through_the_api {
         }
     }
 
+    /// Issue 29, 17f: an image the project does not hold is not dropped silently: every
+    /// platform's draft gets a finding naming it (an unknown `media/` file, a path a
+    /// pasted file brought along, an asset whose file is gone), and an image that is
+    /// there gets none.
+    #[test]
+    fn a_missing_image_is_a_finding_on_every_platform() {
+        let t = TestEngine::new();
+        let project = t.ok("project.create", json!({"title": "散步", "source": "开头。"}));
+        let id = project["id"].as_str().unwrap();
+        let asset = t.ok("media.addBytes", json!({"projectId": id, "fileName": "dot.png", "dataBase64": inkstone_test_support::tiny_png_base64()}));
+        let gone = t.ok("media.addBytes", json!({"projectId": id, "fileName": "gone.gif", "dataBase64": "R0lGODlhAQABAAAAACH5BAEKAAEALAAAAAABAAEAAAICTAEAOw=="}));
+        let gone_file = t.data_dir().join("media").join(gone["fileName"].as_str().unwrap());
+        std::fs::remove_file(&gone_file).unwrap();
+        let source = format!(
+            "开头。\n\n![在](media/{})\n\n![不在](media/med_nothere.png)\n\n![粘贴带来的](images/walk.jpg)\n\n![文件没了](media/{})\n\n![网上的](https://example.com/a.png)\n",
+            asset["fileName"].as_str().unwrap(),
+            gone["fileName"].as_str().unwrap()
+        );
+        t.ok("project.update", json!({"projectId": id, "source": source}));
+        let compiled = t.ok("pipeline.compile", json!({"projectId": id}));
+        let drafts = compiled["drafts"].as_array().unwrap();
+        assert_eq!(drafts.len(), 5);
+        let expected = vec!["media/med_nothere.png".to_owned(), "images/walk.jpg".to_owned(), format!("media/{}", gone["fileName"].as_str().unwrap())];
+        for draft in drafts {
+            let missing: Vec<String> = draft["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["check"] == "image.missing")
+                .inspect(|f| {
+                    assert_eq!(f["platform"], draft["draft"]["platform"]);
+                    assert_eq!(f["severity"], "warn");
+                    assert_eq!(f["messageId"], "image.missing");
+                })
+                .map(|f| f["matched"].as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(missing, expected, "{}", draft["draft"]["platform"]);
+        }
+        let checked = t.ok("quality.check", json!({"projectId": id}));
+        assert_eq!(checked["findings"].as_array().unwrap().iter().filter(|f| f["check"] == "image.missing").count(), 15, "three images on five platforms");
+    }
+
     #[test]
     fn compile_check_measure_and_suggest_a_project() {
         let t = TestEngine::new();
