@@ -20,6 +20,8 @@ const connected: SyncStatus = {
   role: "editor",
   tokenFingerprint: "…9f3a",
   pending: 0,
+  localOnlyProjects: 0,
+  localOnlyVersions: 0,
   failed: 0,
   conflicts: 1,
   offline: false,
