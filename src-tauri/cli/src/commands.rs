@@ -417,7 +417,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
-        Command::Sync(command) => crate::sync::run(engine, command)?,
+        Command::Sync(command) => return crate::sync::run(engine, command, as_json),
         Command::Optimize(args) => return crate::optimize::run(engine, args, as_json),
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,

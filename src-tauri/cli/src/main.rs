@@ -2,7 +2,9 @@
 //! common ones, and `serve`, the same API over loopback HTTP for the browser UI.
 //!
 //! Exit codes: 0 success, 1 an API error (printed as JSON `{code, message, hints, details?, messageId?, params?}` on
-//! stderr), 2 bad usage.
+//! stderr), 2 bad usage, 3 the operation ran but failed (a session's turn ended with an
+//! error such as `context_too_long`, a sync push or pull that could not finish; its
+//! output is printed, then `{code, message}` on stderr).
 
 mod checkpoints;
 mod commands;
@@ -43,6 +45,11 @@ fn default_data_dir() -> Option<PathBuf> {
 enum Failure {
     Api(ApiError),
     Usage(String),
+    /// The call went through and said the operation failed (exit 3).
+    Failed {
+        code: String,
+        message: String,
+    },
 }
 
 impl From<ApiError> for Failure {
@@ -90,6 +97,10 @@ fn main() -> ExitCode {
         Err(Failure::Usage(message)) => {
             eprintln!("error: {message}\n\nFor more information, try '--help'.");
             ExitCode::from(2)
+        }
+        Err(Failure::Failed { code, message }) => {
+            eprintln!("{}", serde_json::json!({"code": code, "message": message}));
+            ExitCode::from(3)
         }
     }
 }

@@ -6,6 +6,7 @@ use std::io::Write;
 
 use clap::Subcommand;
 use inkstone_core::api::StreamEvent;
+use inkstone_core::harness::TurnEndReason;
 use inkstone_core::{ApiError, Engine};
 use serde_json::{json, Value};
 
@@ -141,6 +142,15 @@ fn streamed(engine: &Engine, method: &str, params: Value) -> Result<(), Failure>
     });
     let result = result?;
     let _ = writeln!(out, "{}", json!({"type": "result", "data": result}));
+    // A turn that ended with an error (the context too long, the model failing, a
+    // budget spent, ...) is a failed command, whatever it printed.
+    let reason = serde_json::from_value::<TurnEndReason>(result["reason"].clone()).ok();
+    if let Some(reason) = reason.filter(|r| r.failed()) {
+        return Err(Failure::Failed {
+            code: result["reason"].as_str().unwrap_or_default().to_owned(),
+            message: format!("The turn ended without finishing: {}.", reason.describe()),
+        });
+    }
     Ok(())
 }
 

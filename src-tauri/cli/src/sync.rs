@@ -1,7 +1,9 @@
 //! `inkstone-cli sync …`: connect this data folder to a workspace server and steer
-//! delivery. The invite token is only ever read from standard input, never from an
+//! delivery. The invite token is only ever read from standard input (or, for this
+//! process only and never stored, from `INKSTONE_WORKSPACE_TOKEN`), never from an
 //! argument, so it stays out of shell history and process lists. Each command is one
-//! API call. An invite's token is printed once and kept nowhere.
+//! API call. An invite's token is printed once and kept nowhere. A push or pull that
+//! could not finish prints what it did and exits 3.
 
 use std::io::Read;
 
@@ -14,13 +16,22 @@ use crate::Failure;
 
 #[derive(Debug, Subcommand)]
 pub enum SyncCommand {
-    /// Connect to a workspace server; the invite token is read from standard input.
+    /// Connect to a workspace server; the invite token is read from standard input
+    /// (unless INKSTONE_WORKSPACE_TOKEN is set: then that one is used and not stored).
     Connect {
         /// The server's URL, https://host[:port].
         server_url: String,
         /// Send the token over plain http:// to another machine anyway.
         #[arg(long)]
         allow_plain_http: bool,
+        /// Also send the versions of the projects made before connecting (without it
+        /// only versions saved from now on are sent; `sync status` counts the others).
+        #[arg(long)]
+        upload_existing: bool,
+        /// Your name on your versions, as colleagues see it (default: a name you chose
+        /// before, else your member name on the server).
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Where sync stands, with the delivery jobs.
     Status,
@@ -73,6 +84,9 @@ fn print_status(status: &Value) {
     let state = s(status, "state");
     if status["connected"] != true {
         println!("Not connected. Connect with `inkstone-cli sync connect <server-url>` (the invite token on standard input).");
+        if let (Some(projects @ 1..), Some(versions)) = (status["localOnlyProjects"].as_u64(), status["localOnlyVersions"].as_u64()) {
+            println!("{versions} versions of {projects} projects are local-only; `--upload-existing` sends them when you connect.");
+        }
         return;
     }
     println!(
@@ -84,6 +98,9 @@ fn print_status(status: &Value) {
         s(status, "tokenFingerprint")
     );
     println!("{} pending, {} failed, {} conflicts{}", status["pending"], status["failed"], status["conflicts"], if status["paused"] == true { ", paused" } else { "" });
+    if let (Some(projects @ 1..), Some(versions)) = (status["localOnlyProjects"].as_u64(), status["localOnlyVersions"].as_u64()) {
+        println!("{versions} versions of {projects} projects were made before connecting and stay local-only (reconnect with `--upload-existing` to send them)");
+    }
     if let Some(error) = status["lastError"].as_str() {
         println!("last error: {error}");
     }
@@ -141,11 +158,36 @@ fn print_disconnect(result: &Value) {
     }
 }
 
-pub fn run(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> {
+/// Runs `command`, prints its result (`--json`: as JSON), and fails (exit 3) when a
+/// push or pull could not finish, after printing what it did.
+pub fn run(engine: &Engine, command: SyncCommand, as_json: bool) -> Result<(), Failure> {
+    let runs_a_cycle = matches!(command, SyncCommand::Push | SyncCommand::Pull);
+    let (result, render) = rendered(engine, command)?;
+    if as_json {
+        crate::commands::print_json(&result);
+    } else {
+        render(&result);
+    }
+    if runs_a_cycle {
+        if let Some(message) = result["error"].as_str() {
+            return Err(Failure::Failed { code: result["errorCode"].as_str().unwrap_or("SYNC_FAILED").to_owned(), message: format!("Sync did not finish: {message}.") });
+        }
+    }
+    Ok(())
+}
+
+fn rendered(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> {
     Ok(match command {
-        SyncCommand::Connect { server_url, allow_plain_http } => {
-            let token = read_token()?;
-            (call(engine, "sync.connect", json!({"serverUrl": server_url, "token": token, "allowPlainHttp": allow_plain_http}))?, Box::new(print_status))
+        SyncCommand::Connect { server_url, allow_plain_http, upload_existing, name } => {
+            let mut params = json!({"serverUrl": server_url, "allowPlainHttp": allow_plain_http, "uploadExisting": upload_existing});
+            // The process's own token is used as it is (never stored); else stdin's.
+            if std::env::var("INKSTONE_WORKSPACE_TOKEN").map_or(true, |t| t.trim().is_empty()) {
+                params["token"] = json!(read_token()?);
+            }
+            if let Some(name) = name {
+                params["displayName"] = json!(name);
+            }
+            (call(engine, "sync.connect", params)?, Box::new(print_status))
         }
         SyncCommand::Status => (call(engine, "sync.status", json!({}))?, Box::new(print_status)),
         SyncCommand::Push => (call(engine, "sync.push", json!({}))?, Box::new(print_run)),

@@ -150,6 +150,7 @@ fn check_ids(method: &str, params: &Value) -> Result<(), ApiError> {
 
 fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, ApiError> {
     let params = if params.is_null() { Value::Object(Default::default()) } else { params };
+    refuse_control_characters(&params, &mut String::new())?;
     serde_path_to_error::deserialize(params).map_err(|error| {
         let path = error.path().to_string();
         let inner = error.into_inner().to_string();
@@ -163,6 +164,50 @@ fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, ApiError> {
         let message = if field.is_empty() { format!("Invalid parameters: {inner}") } else { format!("Invalid parameter `{field}`: {inner}") };
         ApiError::validation(&field, message).hint("check_params", "See `inkstone-cli methods` for each method's parameters.")
     })
+}
+
+/// One rule for text at every entry point: no C0 control character but tab, line feed
+/// and carriage return (U+0000 cannot be stored by the workspace server's PostgreSQL,
+/// and none of them is writing). Checked on the parameters before they are parsed, so
+/// every method refuses it alike, naming the field (`path` is the JSON path so far).
+fn refuse_control_characters(value: &Value, path: &mut String) -> Result<(), ApiError> {
+    let refuse = |path: &str, text: &str, c: char| {
+        let codepoint = format!("U+{:04X}", c as u32);
+        let field = if path.is_empty() { text.to_owned() } else { path.to_owned() };
+        ApiError::validation(&field, format!("`{field}` holds the control character {codepoint}; text may hold tabs and line breaks but no other control characters."))
+            .problem("text.control_character", &[("field", &field), ("codepoint", &codepoint)])
+    };
+    match value {
+        Value::String(text) => match inkstone_sync_proto::control_character(text) {
+            Some((_, c)) => Err(refuse(path, "params", c)),
+            None => Ok(()),
+        },
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                refuse_control_characters(item, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Object(fields) => {
+            for (name, item) in fields {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(name);
+                if let Some((_, c)) = inkstone_sync_proto::control_character(name) {
+                    return Err(refuse(path, "params", c));
+                }
+                refuse_control_characters(item, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+    }
 }
 
 fn to_json<R: Serialize>(result: R) -> Result<Value, ApiError> {

@@ -28,6 +28,9 @@ pub struct EngineConfig {
     /// A key for this process only, used before the keychain's (the binaries read it
     /// from `INKSTONE_LLM_API_KEY`); never written anywhere.
     pub env_api_key: Option<crate::llm::ApiKey>,
+    /// A workspace server token for this process only, used before the keychain's (the
+    /// binaries read it from `INKSTONE_WORKSPACE_TOKEN`); never written anywhere.
+    pub env_workspace_token: Option<crate::llm::ApiKey>,
     /// Retries of model calls (429 and 5xx only).
     pub llm_retry: crate::llm::retry::RetryPolicy,
     /// Seed of the retry jitter.
@@ -49,6 +52,7 @@ impl EngineConfig {
             group_commit_millis: 1000,
             secrets: Arc::new(crate::llm::keychain::OsKeychain::new(crate::llm::keychain::KeychainBackend::Platform)),
             env_api_key: None,
+            env_workspace_token: None,
             llm_retry: crate::llm::retry::RetryPolicy::default(),
             sync: crate::outbox::DeliverySettings::default(),
             jitter_seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64 ^ d.as_secs()).unwrap_or(1),
@@ -96,7 +100,8 @@ impl EngineConfig {
 impl EngineConfig {
     /// Applies what the binaries take from the environment, given as a lookup so core
     /// itself reads none: the OS user name as the first-run display name,
-    /// `INKSTONE_LLM_API_KEY` (a key for this process only, never stored) and
+    /// `INKSTONE_LLM_API_KEY` (a key for this process only, never stored),
+    /// `INKSTONE_WORKSPACE_TOKEN` (the workspace server's token, the same way) and
     /// `INKSTONE_KEYCHAIN=keyutils` (the Linux kernel keyring, whose keys vanish at
     /// reboot, only when asked for).
     pub fn with_env(mut self, env: impl Fn(&str) -> Option<String>) -> Self {
@@ -104,6 +109,7 @@ impl EngineConfig {
             self.default_display_name = name;
         }
         self.env_api_key = env("INKSTONE_LLM_API_KEY").filter(|k| !k.trim().is_empty()).map(|k| crate::llm::ApiKey::new(k.trim()));
+        self.env_workspace_token = env("INKSTONE_WORKSPACE_TOKEN").filter(|k| !k.trim().is_empty()).map(|k| crate::llm::ApiKey::new(k.trim()));
         if env("INKSTONE_KEYCHAIN").as_deref() == Some("keyutils") {
             self.secrets = Arc::new(crate::llm::keychain::OsKeychain::new(crate::llm::keychain::KeychainBackend::KernelKeyring));
         }

@@ -241,6 +241,13 @@ pub enum Event {
     Retry,
     /// The person resolved the job's conflict with the version numbered `by_version`.
     Superseded { by_version: u32 },
+    /// The version cannot travel as it is (its text holds a control character the
+    /// protocol refuses): failed before any send, with no base or batch, so it holds
+    /// nothing of its project back and a retry checks it afresh.
+    Unsendable { reason: String, code: String },
+    /// The push was refused for another version it carried: this one goes again in a
+    /// new push of its own (no base, no batch; the refused push stored nothing).
+    Unbatched,
 }
 
 /// Why an event does not apply to a job's state.
@@ -262,6 +269,8 @@ fn event_name(event: &Event) -> &'static str {
         Event::Restarted => "restarted",
         Event::Retry => "retry",
         Event::Superseded { .. } => "superseded",
+        Event::Unsendable { .. } => "unsendable",
+        Event::Unbatched => "unbatched",
     }
 }
 
@@ -299,6 +308,20 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
                 let wait = policy.backoff_millis(job.attempts, unit).max(retry_after_millis.unwrap_or(0));
                 next.state = JobState::RetryWait { until: now + chrono::Duration::milliseconds(i64::try_from(wait).unwrap_or(i64::MAX)) };
             }
+        }
+        (JobState::Pending | JobState::RetryWait { .. }, Event::Unsendable { reason, code }) => {
+            next.state = JobState::Failed;
+            next.base = None;
+            next.batch.clear();
+            next.with_origin = false;
+            next.last_error = Some(reason.clone());
+            next.last_error_code = Some(code.clone());
+        }
+        (JobState::Dispatched, Event::Unbatched) => {
+            next.state = JobState::Pending;
+            next.base = None;
+            next.batch.clear();
+            next.with_origin = false;
         }
         (JobState::Dispatched, Event::Permanent { reason, code }) => {
             next.state = JobState::Failed;
@@ -502,7 +525,7 @@ mod tests {
         /// finalized; a refused event changes nothing; attempts never exceed the
         /// maximum plus one; backoff never exceeds the cap (or Retry-After).
         #[test]
-        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..10, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
+        fn no_sequence_sends_a_finalized_job_or_exceeds_the_attempts(events in proptest::collection::vec(0u8..12, 0..60), units in proptest::collection::vec(0.0f64..1.0, 60)) {
             let policy = RetryPolicy { base_millis: 100, cap_millis: 1_000, max_attempts: 4 };
             let mut j = job();
             let mut now = 0;
@@ -519,7 +542,9 @@ mod tests {
                     6 => Event::Restarted,
                     7 => Event::Superseded { by_version: 9 },
                     8 => Event::Retry,
-                    _ => Event::StaleBase { server_head: 2 },
+                    9 => Event::StaleBase { server_head: 2 },
+                    10 => Event::Unsendable { reason: "U+0000".into(), code: "CONTROL_CHARACTER".into() },
+                    _ => Event::Unbatched,
                 };
                 if let Ok(next) = advance(&j, &event, at(now), &policy, units[i]) {
                     prop_assert!(!finalized || next.state == JobState::Finalized, "left finalized: {:?}", next.state);

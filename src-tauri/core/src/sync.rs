@@ -243,12 +243,18 @@ pub fn connection(kernel: &Kernel) -> Result<Option<Connection>, ApiError> {
     Ok(kernel.store().get::<Connection>(META_CONNECTION)?)
 }
 
-/// The server token from the keychain. Errors: CONFLICT when not connected or the
-/// keychain lost the token; KEYCHAIN_UNAVAILABLE.
+/// The server token: the process's `INKSTONE_WORKSPACE_TOKEN` first (never stored),
+/// then the keychain's. Errors: CONFLICT when the keychain lost the token;
+/// KEYCHAIN_UNAVAILABLE (its hints name `INKSTONE_WORKSPACE_TOKEN`).
 pub fn token(kernel: &Kernel) -> Result<ApiKey, ApiError> {
+    if let Some(token) = &kernel.config().env_workspace_token {
+        return Ok(token.clone());
+    }
     let workspace = kernel.workspace()?;
-    kernel.config().secrets.get(&token_account(&workspace.id))?.ok_or_else(|| {
-        ApiError::new(ErrorCode::Conflict, "The workspace server's token is not in the keychain.").hint("reconnect", "Connect again with the invite token (Settings → Workspace).")
+    kernel.config().secrets.get(&token_account(&workspace.id)).map_err(crate::llm::keychain::workspace_token_error)?.ok_or_else(|| {
+        ApiError::new(ErrorCode::Conflict, "The workspace server's token is not in the keychain.")
+            .hint("reconnect", "Connect again with the invite token (Settings → Workspace).")
+            .hint("use_env_token", "Or set INKSTONE_WORKSPACE_TOKEN for the process (it is never saved).")
     })
 }
 
@@ -286,11 +292,70 @@ pub fn set_paused(kernel: &Kernel, paused: bool) -> Result<(), ApiError> {
 /// How the last cycle went, kept in memory for the status.
 #[derive(Debug, Clone, Default)]
 pub struct Health {
+    /// A cycle ran in this process (else the status shows the stored [`LastFailure`]).
+    pub cycled: bool,
     /// The server could not be reached in the last cycle.
     pub offline: bool,
     pub last_error: Option<String>,
     pub last_error_code: Option<String>,
     pub last_contact_at: Option<Timestamp>,
+}
+
+/// The last cycle's failure, kept (a meta record) until a cycle succeeds, so that
+/// another process — `inkstone-cli sync status` after a failed `sync pull` — tells the
+/// same story as the one that ran it. Written only when the failure changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastFailure {
+    pub offline: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    pub at: Timestamp,
+}
+
+pub const META_LAST_FAILURE: &[u8] = b"sync_last_failure";
+
+impl Record for LastFailure {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_LAST_FAILURE.to_vec()
+    }
+}
+
+/// The health to show: this process's last cycle, else the stored failure of the last
+/// cycle any process ran (none: nothing failed since a cycle succeeded).
+pub fn health(kernel: &Kernel, runtime: &Runtime) -> Result<Health, ApiError> {
+    let health = runtime.health();
+    if health.cycled {
+        return Ok(health);
+    }
+    Ok(match kernel.store().get::<LastFailure>(META_LAST_FAILURE)? {
+        Some(failure) => Health { offline: failure.offline, last_error: failure.error, last_error_code: failure.error_code, ..health },
+        None => health,
+    })
+}
+
+/// Keeps the cycle's failure (or forgets the last one once a cycle succeeded); writes
+/// only when that changes.
+fn remember_failure(kernel: &Kernel, report: &CycleReport) -> Result<(), ApiError> {
+    let failed = report.offline || report.error.is_some();
+    let _guard = kernel.write_lock();
+    let stored = kernel.store().get::<LastFailure>(META_LAST_FAILURE)?;
+    let mut batch = Batch::new();
+    match (failed, stored) {
+        (true, Some(s)) if (s.offline, &s.error, &s.error_code) == (report.offline, &report.error, &report.error_code) => return Ok(()),
+        (true, _) => {
+            batch.put(&LastFailure { offline: report.offline, error: report.error.clone(), error_code: report.error_code.clone(), at: kernel.now() })?;
+        }
+        (false, Some(_)) => {
+            batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
+        }
+        (false, None) => return Ok(()),
+    }
+    kernel.store().apply(batch, Durability::Durable)?;
+    Ok(())
 }
 
 /// Counts of the jobs by what they mean to the person.
@@ -320,6 +385,14 @@ pub fn owed(state: &JobState) -> bool {
     }
 }
 
+/// True for a job that failed because its version cannot travel as it is (a control
+/// character in its text, refused by the protocol on every server): it needs the
+/// person's attention, but holds none of its project's later versions back, since
+/// resending it would never succeed.
+pub fn unsendable(job: &DeliveryJob) -> bool {
+    job.state == JobState::Failed && job.last_error_code.as_deref() == Some(inkstone_sync_proto::CODE_CONTROL_CHARACTER)
+}
+
 /// For each unfinished job that cannot go yet, the earlier job of its project it waits
 /// behind: one that failed or is held in a conflict. A project's pushes go in order,
 /// each on the one before, so the later ones wait until the person retries or
@@ -329,6 +402,7 @@ pub fn held_behind(jobs: &[DeliveryJob]) -> BTreeMap<String, String> {
     let mut held = BTreeMap::new();
     for job in jobs {
         match job.state {
+            JobState::Failed if unsendable(job) => {}
             JobState::Failed | JobState::Conflict { .. } => {
                 blocker_of_project.entry(&job.project_id).or_insert(&job.id);
             }
@@ -423,7 +497,9 @@ impl Runtime {
         }
         let transport = self.transport(kernel)?;
         let report = cycle::run(kernel, &transport, &mut jitter, what)?;
+        remember_failure(kernel, &report)?;
         let mut health = lock(&self.health);
+        health.cycled = true;
         health.offline = report.offline;
         health.last_error.clone_from(&report.error);
         health.last_error_code.clone_from(&report.error_code);
@@ -546,9 +622,38 @@ pub fn normalize_server_url(input: &str) -> Result<String, ApiError> {
 #[derive(Debug)]
 pub struct Connect<'a> {
     pub server_url: &'a str,
-    pub token: &'a ApiKey,
+    /// None: the process's `INKSTONE_WORKSPACE_TOKEN`.
+    pub token: Option<&'a ApiKey>,
     /// The person confirmed sending the token unencrypted to another machine.
     pub allow_plain_http: bool,
+    /// Also send the versions of every project that never reached a server
+    /// ([`local_only`]), as if each had been saved after connecting.
+    pub upload_existing: bool,
+    /// The person's name on their versions, comments and activity (the workspace's
+    /// display name). None keeps a name the person chose; a name never chosen (the
+    /// first-run default) becomes the member's name on the server.
+    pub display_name: Option<&'a str>,
+}
+
+/// The projects that have never been on a workspace server — no link to a server's
+/// history and no delivery job — with their versions that would be sent (accepted ones:
+/// no autosnapshot, nothing pulled), oldest first. Connecting with `upload_existing`
+/// sends them; the status counts them.
+pub fn local_only(kernel: &Kernel) -> Result<Vec<(String, Vec<crate::model::Version>)>, ApiError> {
+    let store = kernel.store();
+    let linked: std::collections::BTreeSet<String> = store.scan::<ProjectLink>(b"")?.into_iter().map(|l| l.project_id).collect();
+    let queued: std::collections::BTreeSet<String> = jobs(kernel)?.into_iter().map(|j| j.project_id).collect();
+    let mut out = Vec::new();
+    for project in store.scan::<crate::model::Project>(b"")? {
+        if project.head == 0 || linked.contains(&project.id) || queued.contains(&project.id) {
+            continue;
+        }
+        let versions: Vec<crate::model::Version> = crate::project::versions::list(store, &project.id)?.into_iter().filter(|v| crate::outbox::delivered(&v.origin)).collect();
+        if !versions.is_empty() {
+            out.push((project.id, versions));
+        }
+    }
+    Ok(out)
 }
 
 /// Links this data dir to a workspace server: checks the token with the server, keeps
@@ -566,7 +671,13 @@ pub struct Connect<'a> {
 /// workspace; KEYCHAIN_UNAVAILABLE.
 pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Result<Connection, ApiError> {
     let server_url = normalize_server_url(request.server_url)?;
-    let raw = request.token.expose().trim();
+    let env_token = kernel.config().env_workspace_token.as_ref();
+    let Some(given) = request.token.or(env_token) else {
+        return Err(ApiError::validation("token", "Connecting needs the invite token.")
+            .hint("use_env_token", "Give the invite token, or set INKSTONE_WORKSPACE_TOKEN for the process (it is never saved)."));
+    };
+    let raw = given.expose().trim();
+    let display_name = request.display_name.map(|name| crate::error::required_text("displayName", name, 100)).transpose()?;
     if raw.is_empty() || raw.chars().count() > 4096 || raw.chars().any(char::is_control) {
         return Err(ApiError::validation("token", "The invite token must be 1–4096 characters without line breaks."));
     }
@@ -623,7 +734,10 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
             .hint("other_data_dir", "Use another data folder for another team workspace."));
         }
     }
-    kernel.config().secrets.set(&token_account(&workspace.id), &token)?;
+    // The process's own token stays in the process; any other goes to the keychain.
+    if env_token.is_none_or(|env| env.expose().trim() != token.expose()) {
+        kernel.config().secrets.set(&token_account(&workspace.id), &token).map_err(crate::llm::keychain::workspace_token_error)?;
+    }
     let connection = Connection {
         server_url: server_url.clone(),
         remote_workspace_id: info.id,
@@ -645,10 +759,25 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
         }
     }
     workspace.server_url = Some(server_url);
+    // Who the person is to colleagues: the name they give, else (when they never
+    // chose one) the name the workspace knows them by.
+    match display_name {
+        Some(name) => workspace.display_name = name,
+        None if workspace.display_name == kernel.config().default_display_name => workspace.display_name.clone_from(&connection.member_name),
+        None => {}
+    }
+    if request.upload_existing {
+        for (_, versions) in local_only(kernel)? {
+            for version in &versions {
+                crate::outbox::stage_delivery(&mut batch, &workspace, version, kernel.new_id("job"))?;
+            }
+        }
+    }
     batch.put(&workspace)?.put(&connection)?;
+    batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
     kernel.store().apply(batch, Durability::Durable)?;
     // The last cycle's failure was the old connection's; the server just answered.
-    *lock(&runtime.health) = Health { last_contact_at: Some(kernel.now()), ..Health::default() };
+    *lock(&runtime.health) = Health { cycled: true, last_contact_at: Some(kernel.now()), ..Health::default() };
     runtime.wake();
     Ok(connection)
 }
@@ -704,6 +833,7 @@ pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result
         n_requeued += 1;
     }
     if n_requeued > 0 {
+        batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
         kernel.store().apply(batch, Durability::Durable)?;
         let mut health = lock(&runtime.health);
         health.last_error = None;

@@ -105,6 +105,12 @@ impl From<StorageError> for HttpError {
             }
             StorageError::KeyReused => HttpError::new(StatusCode::UNPROCESSABLE_ENTITY, "IDEMPOTENCY_KEY_REUSED", "This dedupe key was used for a different push.")
                 .hint("Use a new dedupe key for a new push."),
+            StorageError::VersionIdTaken(client_id) => HttpError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                inkstone_sync_proto::CODE_VERSION_ID_TAKEN,
+                format!("The workspace holds a version with the id {client_id} already; a push cannot reuse it."),
+            )
+            .hint("Push new versions under new ids."),
             StorageError::InFlight => {
                 HttpError::new(StatusCode::CONFLICT, "IN_FLIGHT", "A push with this dedupe key is still being processed.").hint("Retry the same request shortly.")
             }
@@ -241,8 +247,40 @@ fn check_push(state: &AppState, headers: &HeaderMap, project_id: &str, body: Res
         if v.origin.as_deref().is_some_and(|o| !inkstone_sync_proto::origin::well_formed(o)) {
             return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: an origin is 1–32 ASCII letters (manual, syncResolution, ...).")));
         }
+        refuse_control_characters(i, v)?;
+        if request.versions[..i].iter().any(|earlier| earlier.client_id == v.client_id) {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: the client id is in this push twice.")));
+        }
     }
     Ok(CheckedPush { caller, key: key.to_owned(), request, payload_hash: sha256_hex(&body) })
+}
+
+/// One rule on both storages: text with a C0 control character other than tab, LF and
+/// CR is refused (PostgreSQL cannot store U+0000 in text; the embedded store could, and
+/// the two must agree), with a code that tells the client not to send it again.
+fn refuse_control_characters(i: usize, v: &inkstone_sync_proto::PushVersion) -> Result<(), HttpError> {
+    let fields = [
+        ("clientId", Some(&v.client_id)),
+        ("title", Some(&v.title)),
+        ("source", Some(&v.source)),
+        ("author", Some(&v.author)),
+        ("message", v.message.as_ref()),
+        ("createdAt", Some(&v.created_at)),
+    ];
+    for (field, text) in fields {
+        if let Some((at, c)) = text.and_then(|t| inkstone_sync_proto::control_character(t)) {
+            return Err(HttpError::new(
+                StatusCode::BAD_REQUEST,
+                inkstone_sync_proto::CODE_CONTROL_CHARACTER,
+                format!(
+                    "versions[{i}].{field} holds the control character U+{:04X} at character {at}; text may hold tab and line breaks but no other control characters.",
+                    c as u32
+                ),
+            )
+            .hint("Remove the character from the version and save a new one; this version cannot be sent."));
+        }
+    }
+    Ok(())
 }
 
 fn push_response(outcome: PushOutcome) -> Response {

@@ -105,6 +105,14 @@ ALTER TABLE tokens ADD COLUMN issued_at BIGINT;
 ALTER TABLE versions ADD COLUMN origin TEXT;
 "#,
     ),
+    (
+        4,
+        r#"
+-- A push that reuses a version id the workspace holds is refused: found by this index.
+-- (Not UNIQUE: a database of an older server may hold an id twice already.)
+CREATE INDEX versions_client_id ON versions (workspace_id, client_id);
+"#,
+    ),
 ];
 
 /// The advisory lock id that serialises migrations (any constant; "inks" in ASCII).
@@ -444,6 +452,12 @@ impl Storage for Db {
                 let newer = rows.iter().map(version_from).collect();
                 return Err(Fail::Domain(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
             }
+            // A version id the workspace holds already is refused, whoever pushed it: a
+            // client recognises its own versions by id. (Under the workspace's lock.)
+            let ids: Vec<&str> = request.versions.iter().map(|v| v.client_id.as_str()).collect();
+            if let Some(row) = tx.query_opt("SELECT client_id FROM versions WHERE workspace_id = $1 AND client_id = ANY($2) LIMIT 1", &[&ws, &ids])? {
+                return Err(Fail::Domain(StorageError::VersionIdTaken(row.get(0))));
+            }
             let title = request.versions.last().map(|v| v.title.clone()).unwrap_or_default();
             let new_head = current + request.versions.len() as u32;
             if head.is_some() {
@@ -470,7 +484,8 @@ impl Storage for Db {
                         &v.client_id,
                         &v.title,
                         &v.source,
-                        &v.author,
+                        // Who pushed it, as the server knows them: never a claimed name.
+                        &caller.member.name,
                         &v.message,
                         &v.content_hash,
                         &v.created_at,

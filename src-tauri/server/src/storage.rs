@@ -30,6 +30,9 @@ pub enum StorageError {
     KeyReused,
     #[error("a request with this dedupe key is still in flight")]
     InFlight,
+    /// A push carries a version id the workspace holds already (pushed by anyone).
+    #[error("the version id {0} is taken")]
+    VersionIdTaken(String),
     #[error("storage failed: {0}")]
     Io(String),
 }
@@ -209,6 +212,9 @@ struct Sled {
     changes: sled::Tree,
     cursors: sled::Tree,
     dedupe: sled::Tree,
+    /// `workspace \0 client id` → `project \0 number`: which version holds a client id,
+    /// so a push that reuses one is refused (filled from `versions` at open when empty).
+    client_ids: sled::Tree,
     /// Tickets of writes waiting to be durable (taken after the write).
     written: AtomicU64,
     /// The highest ticket known durable and what the folder held at that sync; its lock
@@ -355,6 +361,7 @@ impl SledStorage {
             changes: tree("changes")?,
             cursors: tree("cursors")?,
             dedupe: tree("dedupe")?,
+            client_ids: tree("client_ids")?,
             db,
             written: AtomicU64::new(0),
             synced: Mutex::new(Synced::default()),
@@ -363,6 +370,7 @@ impl SledStorage {
             durable_cursors: Mutex::new(HashMap::new()),
         });
         inner.forget_in_flight()?;
+        inner.index_client_ids()?;
         // What the folder holds at open is what survived; all of it may be shown.
         {
             let mut durable = inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?;
@@ -435,6 +443,24 @@ impl Sled {
             self.durable()?;
         }
         Ok(())
+    }
+
+    /// A store written before the client-id index gets it from its versions (the first
+    /// holder of an id keeps it).
+    fn index_client_ids(&self) -> Result<(), StorageError> {
+        if !self.client_ids.is_empty() || self.versions.is_empty() {
+            return Ok(());
+        }
+        for entry in self.versions.iter() {
+            let (k, v) = entry?;
+            let version: ServerVersion = serde_json::from_slice(&v)?;
+            let ws = &k[..k.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged version key".into()))?];
+            let at = key(&[ws, version.client_id.as_bytes()]);
+            if self.client_ids.get(&at)?.is_none() {
+                self.client_ids.insert(at, key(&[version.project_id.as_bytes(), &version.number.to_be_bytes()]))?;
+            }
+        }
+        self.durable()
     }
 
     /// Flushes sled, then fdatasyncs sled's log file and every other file of the
@@ -515,11 +541,11 @@ impl Sled {
     /// A push refused (stale base, reused key) writes nothing and gets its error; an
     /// error of the store fails the whole group and writes nothing.
     fn apply(&self, group: &[PushJob]) -> Result<Vec<Result<PushOutcome, StorageError>>, StorageError> {
-        (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe)
-            .transaction(|(heads, versions, changes, cursors, dedupe)| {
+        (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe, &self.client_ids)
+            .transaction(|(heads, versions, changes, cursors, dedupe, client_ids)| {
                 let mut answers = Vec::with_capacity(group.len());
                 for job in group {
-                    answers.push(match apply_push((heads, versions, changes, cursors, dedupe), job) {
+                    answers.push(match apply_push((heads, versions, changes, cursors, dedupe, client_ids), job) {
                         Ok(outcome) => Ok(outcome),
                         Err(ConflictableTransactionError::Abort(refused)) => Err(refused),
                         Err(other) => return Err(other),
@@ -577,12 +603,13 @@ type Trees<'a> = (
     &'a sled::transaction::TransactionalTree,
     &'a sled::transaction::TransactionalTree,
     &'a sled::transaction::TransactionalTree,
+    &'a sled::transaction::TransactionalTree,
 );
 
 /// One push inside a group's transaction: the key's earlier result, or the push and its
 /// result. Every refusal and every encoding happens before the first write, so an
 /// `Abort` leaves nothing of this push in the transaction.
-fn apply_push((heads, versions, changes, cursors, dedupe): Trees<'_>, job: &PushJob) -> Result<PushOutcome, ConflictableTransactionError<StorageError>> {
+fn apply_push((heads, versions, changes, cursors, dedupe, client_ids): Trees<'_>, job: &PushJob) -> Result<PushOutcome, ConflictableTransactionError<StorageError>> {
     let (ws, project_id, request) = (job.workspace_id.as_str(), job.project_id.as_str(), &job.request);
     if let Some(bytes) = dedupe.get(&job.claim.key)? {
         let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
@@ -608,6 +635,13 @@ fn apply_push((heads, versions, changes, cursors, dedupe): Trees<'_>, job: &Push
         }
         return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
     }
+    // A version id the workspace holds already is refused, whoever pushed it: a client
+    // recognises its own versions by id, so a reused one would pass for theirs.
+    for v in &request.versions {
+        if client_ids.get(key(&[ws.as_bytes(), v.client_id.as_bytes()]))?.is_some() {
+            return Err(ConflictableTransactionError::Abort(StorageError::VersionIdTaken(v.client_id.clone())));
+        }
+    }
     let mut cursor = match cursors.get(ws.as_bytes())? {
         Some(bytes) => u64::from_be_bytes(bytes.as_ref().try_into().map_err(abort)?),
         None => 0,
@@ -625,7 +659,8 @@ fn apply_push((heads, versions, changes, cursors, dedupe): Trees<'_>, job: &Push
             client_id: v.client_id.clone(),
             title: v.title.clone(),
             source: v.source.clone(),
-            author: v.author.clone(),
+            // Who pushed it, as the server knows them: never the name a client claims.
+            author: job.pushed_by.clone(),
             message: v.message.clone(),
             content_hash: v.content_hash.clone(),
             created_at: v.created_at.clone(),
@@ -634,22 +669,28 @@ fn apply_push((heads, versions, changes, cursors, dedupe): Trees<'_>, job: &Push
             origin: v.origin.clone(),
         };
         let number_key = key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]);
-        let change = (key(&[ws.as_bytes(), &cursor.to_be_bytes()]), key(&[project_id.as_bytes(), &number.to_be_bytes()]));
-        writes.push((number_key, serde_json::to_vec(&version).map_err(abort)?, change));
+        let change = (key(&[ws.as_bytes(), &cursor.to_be_bytes()]), change_value(project_id, number));
+        writes.push((number_key, serde_json::to_vec(&version).map_err(abort)?, change, (key(&[ws.as_bytes(), v.client_id.as_bytes()]), change_value(project_id, number))));
         title.clone_from(&v.title);
         out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor });
     }
     let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
     let head_record = serde_json::to_vec(&HeadRecord { head: number, title }).map_err(abort)?;
     let done = serde_json::to_vec(&DedupeRecord { payload_hash: job.payload_hash.clone(), at: job.at, response: Some(response.clone()) }).map_err(abort)?;
-    for (number_key, version, (change_key, change)) in writes {
+    for (number_key, version, (change_key, change), (id_key, id_value)) in writes {
         versions.insert(number_key, version)?;
         changes.insert(change_key, change)?;
+        client_ids.insert(id_key, id_value)?;
     }
     heads.insert(head_at, head_record)?;
     cursors.insert(ws.as_bytes(), &cursor.to_be_bytes())?;
     dedupe.insert(job.claim.key.as_slice(), done)?;
     Ok(PushOutcome::Done(response))
+}
+
+/// `project \0 number`: where a change or a client id points.
+fn change_value(project_id: &str, number: u32) -> Vec<u8> {
+    key(&[project_id.as_bytes(), &number.to_be_bytes()])
 }
 
 impl Storage for SledStorage {
@@ -879,6 +920,22 @@ mod tests {
         assert_eq!(stored, [("a1".to_owned(), 1, 1), ("c1".to_owned(), 2, 2), ("c2".to_owned(), 3, 3)]);
         assert_eq!(storage.inner.changes.len(), 3);
         assert_eq!(storage.project(&caller.workspace_id, "prj_a").unwrap().head, 3);
+    }
+
+    #[test]
+    fn a_store_from_before_the_client_id_index_gets_it_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = SledStorage::open(dir.path()).unwrap();
+        let caller = owner(&storage);
+        storage.push(&caller, "prj_a", &request(0, &["a1"]), "k1", "h1").unwrap();
+        // As a build before the index left it.
+        storage.inner.client_ids.clear().unwrap();
+        storage.inner.durable().unwrap();
+        drop(storage);
+        let reopened = SledStorage::open(dir.path()).unwrap();
+        assert_eq!(reopened.inner.client_ids.len(), 1);
+        assert!(matches!(reopened.push(&caller, "prj_b", &request(0, &["a1"]), "k2", "h2"), Err(StorageError::VersionIdTaken(id)) if id == "a1"));
+        assert!(reopened.push(&caller, "prj_b", &request(0, &["b1"]), "k3", "h3").is_ok());
     }
 
     /// Waits until `check` holds, at most 10 s.

@@ -37,6 +37,22 @@ pub mod origin {
     }
 }
 
+/// The error code of a push refused for text the protocol does not carry: a C0 control
+/// character other than tab, line feed and carriage return (U+0000 among them, which
+/// PostgreSQL cannot store in text). Both storages refuse it with `400`, so a client
+/// marks the version as needing attention instead of retrying it.
+pub const CODE_CONTROL_CHARACTER: &str = "CONTROL_CHARACTER";
+/// The error code of a push that reuses a version id (`clientId`) the workspace holds
+/// already: `422`, never a silent skip (a client recognises its own versions by id).
+pub const CODE_VERSION_ID_TAKEN: &str = "VERSION_ID_TAKEN";
+
+/// The first character of `text` that the protocol refuses (a C0 control other than
+/// tab, LF and CR), with its index in characters; None when there is none. The app's
+/// API and the server apply the same rule.
+pub fn control_character(text: &str) -> Option<(usize, char)> {
+    text.chars().enumerate().find(|(_, c)| (*c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+}
+
 /// A member's role in a workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -340,6 +356,14 @@ mod tests {
         assert_eq!(old_client.versions[0].number, 2);
         // A version without an origin is written as before.
         assert_eq!(serde_json::to_value(&old).unwrap(), server_json(None));
+    }
+
+    #[test]
+    fn control_characters_but_tab_and_line_breaks_are_refused() {
+        assert_eq!(control_character("标题\t正文\r\n"), None);
+        assert_eq!(control_character("ab\u{0}c"), Some((2, '\u{0}')));
+        assert_eq!(control_character("文\u{1b}[0m"), Some((1, '\u{1b}')));
+        assert_eq!(control_character("\u{7f}\u{85}"), None, "only C0 controls");
     }
 
     #[test]

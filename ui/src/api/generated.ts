@@ -2222,12 +2222,23 @@ export type SyncConnectParams = {
 serverUrl: string, 
 /**
  * The invite token (kept in the OS keychain; only its fingerprint is stored).
+ * Absent: the process's `INKSTONE_WORKSPACE_TOKEN`, which is never stored.
  */
-token: ApiKey, 
+token?: ApiKey, 
 /**
  * Confirms sending the token over plain http:// to another machine.
  */
-allowPlainHttp?: boolean, };
+allowPlainHttp?: boolean, 
+/**
+ * Also send the versions of the projects made before connecting (the status's
+ * `localOnlyVersions`); without it only versions saved from now on are sent.
+ */
+uploadExisting?: boolean, 
+/**
+ * The person's name as colleagues see it on their versions. Absent: a name they
+ * chose stays; one never chosen becomes their member name on the server.
+ */
+displayName?: string, };
 
 export type SyncDisconnectResult = { workspaceName: string, 
 /**
@@ -2303,7 +2314,16 @@ jobId?: string, };
 
 export type SyncRevokeMemberParams = { tokenId: string, };
 
-export type SyncRunResult = { pushed: number, pulled: number, newConflicts: number, status: SyncStatus, };
+export type SyncRunResult = { pushed: number, pulled: number, newConflicts: number, 
+/**
+ * This run's failure (the server unreachable, a refusal), in English; absent when
+ * it went through. The CLI exits non-zero on it.
+ */
+error?: string, 
+/**
+ * Its code (the codes of `SyncStatus::last_error_code`).
+ */
+errorCode?: string, status: SyncStatus, };
 
 export type SyncState = "notConnected" | "paused" | "conflict" | "offline" | "failed" | "pending" | "synced";
 
@@ -2315,7 +2335,12 @@ tokenFingerprint?: string,
 /**
  * Jobs still to reach the server (pending, sent, waiting to retry).
  */
-pending: number, failed: number, 
+pending: number, 
+/**
+ * Projects never sent to a server (no job, no server history), and their
+ * versions: connecting with `uploadExisting` sends them, else they stay here.
+ */
+localOnlyProjects: number, localOnlyVersions: number, failed: number, 
 /**
  * Open conflicts.
  */

@@ -61,6 +61,8 @@ function team() {
     memberName: "Boris",
     role: "editor",
     pending: 0,
+    localOnlyProjects: 0,
+    localOnlyVersions: 0,
     failed: 0,
     conflicts: conflicts.length,
     offline: false,

@@ -134,6 +134,8 @@ describe("workspace members", () => {
       role: "owner",
       tokenFingerprint: "…9f3a",
       pending: 2,
+      localOnlyProjects: 0,
+      localOnlyVersions: 0,
       failed: 0,
       conflicts: 0,
       offline: false,

@@ -4,7 +4,7 @@
 // token leaves the keychain; unsynced versions stay, paused). A plain http:// URL to
 // another machine needs an explicit confirmation.
 
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { toClientError, type ClientError } from "../api/client";
 import type { MemberRole } from "../api/generated";
 import { ErrorBanner } from "../components/ErrorBanner";
@@ -27,6 +27,23 @@ export function WorkspaceSync() {
   const [error, setError] = useState<ClientError | null>(null);
   const [busy, setBusy] = useState(false);
   const [askingDisconnect, setAskingDisconnect] = useState(false);
+  // Connecting asks who the person is to colleagues, and whether the projects made
+  // before go too (they stay local-only otherwise).
+  const [name, setName] = useState("");
+  const [uploadExisting, setUploadExisting] = useState(false);
+  useEffect(() => {
+    let live = true;
+    client
+      .call("workspace.get", {})
+      .then((w) => {
+        if (live) setName((typed) => typed || w.displayName);
+      })
+      .catch(() => {});
+    return () => {
+      live = false;
+    };
+  }, [client]);
+  const localOnly = status?.localOnlyVersions ?? 0;
   // The connection's URL until the person types another.
   const url = typedUrl ?? status?.serverUrl ?? "";
   const plain = keyTravelsInClear(url.trim());
@@ -47,7 +64,16 @@ export function WorkspaceSync() {
   };
   const connect = () =>
     act(async () => {
-      await store.apply(await client.call("sync.connect", { serverUrl: url.trim(), token: token.trim(), ...(plain && allowPlain ? { allowPlainHttp: true } : {}) }));
+      await store.apply(
+        await client.call("sync.connect", {
+          serverUrl: url.trim(),
+          token: token.trim(),
+          ...(plain && allowPlain ? { allowPlainHttp: true } : {}),
+          ...(name.trim() ? { displayName: name.trim() } : {}),
+          ...(uploadExisting && localOnly > 0 ? { uploadExisting: true } : {}),
+        }),
+      );
+      setUploadExisting(false);
       setToken("");
       setTypedUrl(null);
       void store.changed();
@@ -109,6 +135,11 @@ export function WorkspaceSync() {
           {t(owed === 1 ? "sync.keptJobs.one" : "sync.keptJobs", { n: owed })}
         </p>
       )}
+      {status?.connected && localOnly > 0 && (
+        <p className="small muted" data-testid="sync-local-only">
+          {t("sync.localOnly", { n: localOnly, projects: status.localOnlyProjects })}
+        </p>
+      )}
       {status?.connected && <WorkspaceMembers key={status.tokenFingerprint} />}
       <label className="field">
         <span className="small muted">{t("sync.serverUrl")}</span>
@@ -137,6 +168,20 @@ export function WorkspaceSync() {
         />
         <span className="small muted">{t("sync.tokenHelp")}</span>
       </label>
+      {!status?.connected && (
+        <label className="field">
+          <span className="small muted">{t("sync.yourName")}</span>
+          <input data-testid="sync-display-name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />
+          <span className="small muted">{t("sync.yourNameHelp")}</span>
+        </label>
+      )}
+      {!status?.connected && localOnly > 0 && (
+        <label className="check" data-testid="sync-upload-existing-row">
+          <input type="checkbox" data-testid="sync-upload-existing" checked={uploadExisting} onChange={(e) => setUploadExisting(e.target.checked)} />
+          {t("sync.uploadExisting", { n: localOnly, projects: status?.localOnlyProjects ?? 0 })}
+          <span className="small muted">{t("sync.uploadExistingHelp")}</span>
+        </label>
+      )}
       {plain && (
         <div className="warning plain-http" role="alert" data-testid="sync-plain-http">
           <p>{t("hint.plain_http")}</p>

@@ -20,6 +20,8 @@ const connected: SyncStatus = {
   role: "editor",
   tokenFingerprint: "…9f3a",
   pending: 0,
+  localOnlyProjects: 0,
+  localOnlyVersions: 0,
   failed: 0,
   conflicts: 1,
   offline: false,
@@ -142,6 +144,30 @@ describe("sync", () => {
     await screen.findByTestId("sync-connection");
     expect(transport.callsTo("sync.connect")[1]).toEqual({ serverUrl: "http://192.168.1.5:8787", token: "isk_good", allowPlainHttp: true });
     expect((screen.getByTestId("sync-token") as HTMLInputElement).value).toBe("");
+  });
+
+  it("connecting asks for the person's name and offers to send the projects made before", async () => {
+    let status: SyncStatus = { ...connected, connected: false, state: "notConnected", jobs: [], conflicts: 0, localOnlyProjects: 2, localOnlyVersions: 5 };
+    const transport = new FakeTransport()
+      .on("sync.status", () => status)
+      .on("workspace.get", () => ({ id: "w", name: "w", displayName: "墨石", serverUrl: null, createdAt: "" }))
+      .on("sync.connect", () => (status = { ...connected, state: "synced", conflicts: 0, jobs: [], localOnlyProjects: 0, localOnlyVersions: 0 }));
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <WorkspaceSync />
+      </WithCtx>,
+    );
+    // The name colleagues will see, as it is now; the offer says how much would go.
+    await waitFor(() => expect((screen.getByTestId("sync-display-name") as HTMLInputElement).value).toBe("墨石"));
+    expect(screen.getByTestId("sync-upload-existing-row").textContent).toContain("2 个项目的 5 个版本");
+    fireEvent.change(screen.getByTestId("sync-display-name"), { target: { value: "李墨" } });
+    fireEvent.click(screen.getByTestId("sync-upload-existing"));
+    fireEvent.change(screen.getByTestId("sync-url"), { target: { value: "https://team.example" } });
+    fireEvent.change(screen.getByTestId("sync-token"), { target: { value: "isk_good" } });
+    fireEvent.click(screen.getByTestId("sync-connect"));
+    await screen.findByTestId("sync-connection");
+    expect(transport.callsTo("sync.connect")).toEqual([{ serverUrl: "https://team.example", token: "isk_good", displayName: "李墨", uploadExisting: true }]);
+    expect(screen.queryByTestId("sync-upload-existing")).toBeNull();
   });
 
   it("the sidebar and Settings show one state: connect, pause, offline and back, members read again", async () => {

@@ -9,6 +9,7 @@ mod proposal;
 mod serve;
 mod session;
 mod sync;
+mod sync_exit;
 
 use std::path::Path;
 use std::process::{Command, Output};

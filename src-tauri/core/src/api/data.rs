@@ -172,6 +172,13 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
             .map_err(|_| ApiError::validation("path", format!("{} is not UTF-8 text.", file.display())).hint("convert_to_utf8", "Save the file as UTF-8 and import it again."))?;
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let (title, source) = split_title(&stem, &text);
+        // The API's rule for text (see `api::refuse_control_characters`), for a file.
+        if let Some((at, c)) = inkstone_sync_proto::control_character(&text) {
+            let codepoint = format!("U+{:04X}", c as u32);
+            let field = file.display().to_string();
+            return Err(ApiError::validation("path", format!("{field} holds the control character {codepoint} at character {at}; nothing was imported."))
+                .problem("text.control_character", &[("field", &field), ("codepoint", &codepoint)]));
+        }
         let title: String = title.chars().take(MAX_TITLE_CHARS).collect();
         if source.chars().count() > MAX_SOURCE_CHARS {
             return Err(ApiError::validation("path", format!("{} is longer than {MAX_SOURCE_CHARS} characters.", file.display())));

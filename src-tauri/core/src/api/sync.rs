@@ -18,11 +18,24 @@ pub struct SyncConnectParams {
     /// `https://host[:port]` of the workspace server.
     pub server_url: String,
     /// The invite token (kept in the OS keychain; only its fingerprint is stored).
-    pub token: ApiKey,
+    /// Absent: the process's `INKSTONE_WORKSPACE_TOKEN`, which is never stored.
+    #[serde(default)]
+    #[ts(optional)]
+    pub token: Option<ApiKey>,
     /// Confirms sending the token over plain http:// to another machine.
     #[serde(default)]
     #[ts(optional)]
     pub allow_plain_http: Option<bool>,
+    /// Also send the versions of the projects made before connecting (the status's
+    /// `localOnlyVersions`); without it only versions saved from now on are sent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub upload_existing: Option<bool>,
+    /// The person's name as colleagues see it on their versions. Absent: a name they
+    /// chose stays; one never chosen becomes their member name on the server.
+    #[serde(default)]
+    #[ts(optional)]
+    pub display_name: Option<String>,
 }
 
 /// Where sync stands.
@@ -50,6 +63,10 @@ pub struct SyncStatus {
     pub token_fingerprint: Option<String>,
     /// Jobs still to reach the server (pending, sent, waiting to retry).
     pub pending: u32,
+    /// Projects never sent to a server (no job, no server history), and their
+    /// versions: connecting with `uploadExisting` sends them, else they stay here.
+    pub local_only_projects: u32,
+    pub local_only_versions: u32,
     pub failed: u32,
     /// Open conflicts.
     pub conflicts: u32,
@@ -102,6 +119,15 @@ pub struct SyncRunResult {
     pub pushed: u32,
     pub pulled: u32,
     pub new_conflicts: u32,
+    /// This run's failure (the server unreachable, a refusal), in English; absent when
+    /// it went through. The CLI exits non-zero on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error: Option<String>,
+    /// Its code (the codes of `SyncStatus::last_error_code`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub error_code: Option<String>,
     pub status: SyncStatus,
 }
 
@@ -162,7 +188,8 @@ pub struct SyncResolveResult {
 pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
     let connection = sync::connection(engine)?;
     let paused = sync::is_paused(engine)?;
-    let health = engine.sync_runtime().health();
+    let health = sync::health(engine, engine.sync_runtime())?;
+    let cycle_failed = health.last_error.is_some();
     let all = sync::jobs(engine)?;
     let pending = all.iter().filter(|j| sync::unsynced(&j.state)).count() as u32;
     let failed = all.iter().filter(|j| j.state == JobState::Failed).count() as u32;
@@ -175,8 +202,16 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         cycle => cycle,
     };
     let connected = connection.is_some();
+    let local_only = sync::local_only(engine)?;
     Ok(SyncStatus {
-        state: sync::overall(connected, paused, open, failed, pending, health.offline),
+        local_only_projects: local_only.len() as u32,
+        local_only_versions: local_only.iter().map(|(_, versions)| versions.len() as u32).sum(),
+        // A cycle that failed with nothing waiting to explain it (a pull refused) is a
+        // failure too, until a cycle succeeds: never "synced".
+        state: match sync::overall(connected, paused, open, failed, pending, health.offline) {
+            sync::SyncState::Synced if cycle_failed => sync::SyncState::Failed,
+            state => state,
+        },
         connected,
         paused,
         server_url: connection.as_ref().map(|c| c.server_url.clone()),
@@ -198,7 +233,17 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
 }
 
 pub(super) fn connect(engine: &Engine, params: SyncConnectParams) -> Result<SyncStatus, ApiError> {
-    sync::connect(engine, engine.sync_runtime(), sync::Connect { server_url: &params.server_url, token: &params.token, allow_plain_http: params.allow_plain_http == Some(true) })?;
+    sync::connect(
+        engine,
+        engine.sync_runtime(),
+        sync::Connect {
+            server_url: &params.server_url,
+            token: params.token.as_ref(),
+            allow_plain_http: params.allow_plain_http == Some(true),
+            upload_existing: params.upload_existing == Some(true),
+            display_name: params.display_name.as_deref(),
+        },
+    )?;
     status_of(engine)
 }
 
@@ -213,7 +258,14 @@ fn run(engine: &Engine, what: sync::cycle::What) -> Result<SyncRunResult, ApiErr
             .hint("resume", "Resume sync first (`inkstone-cli sync resume`)."));
     }
     let report = engine.sync_runtime().run(engine, what)?;
-    Ok(SyncRunResult { pushed: report.pushed, pulled: report.pulled, new_conflicts: report.new_conflicts, status: status_of(engine)? })
+    Ok(SyncRunResult {
+        pushed: report.pushed,
+        pulled: report.pulled,
+        new_conflicts: report.new_conflicts,
+        error: report.error.clone().or_else(|| report.offline.then(|| "the server could not be reached".to_owned())),
+        error_code: report.error_code.clone().or_else(|| report.offline.then(|| "UNREACHABLE".to_owned())),
+        status: status_of(engine)?,
+    })
 }
 
 pub(super) fn push(engine: &Engine, _: Empty) -> Result<SyncRunResult, ApiError> {

@@ -72,6 +72,46 @@ pub enum TurnEndReason {
     EngineFault,
 }
 
+impl TurnEndReason {
+    /// True when the turn ended on an error rather than with an answer, a question or
+    /// a request for approval (or the person stopping it): a command-line `send` that
+    /// ends so has failed.
+    pub fn failed(self) -> bool {
+        match self {
+            TurnEndReason::Completed | TurnEndReason::BlockedOnApproval | TurnEndReason::BlockedOnQuestion | TurnEndReason::Interrupted | TurnEndReason::ChurnDetected => false,
+            TurnEndReason::MaxModelTurns
+            | TurnEndReason::BudgetExceeded
+            | TurnEndReason::CircuitBreaker
+            | TurnEndReason::LoopDetected
+            | TurnEndReason::ContextTooLong
+            | TurnEndReason::FixedContextTooLong
+            | TurnEndReason::ModelError
+            | TurnEndReason::Restarted
+            | TurnEndReason::EngineFault => true,
+        }
+    }
+
+    /// The reason in a few English words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TurnEndReason::Completed => "completed",
+            TurnEndReason::BlockedOnApproval => "waiting for an approval",
+            TurnEndReason::BlockedOnQuestion => "waiting for an answer",
+            TurnEndReason::Interrupted => "interrupted",
+            TurnEndReason::MaxModelTurns => "the model-turn limit for one message was reached",
+            TurnEndReason::BudgetExceeded => "the session's budget is spent",
+            TurnEndReason::CircuitBreaker => "the same failure happened three times in a row",
+            TurnEndReason::LoopDetected => "the model repeated the same tool call",
+            TurnEndReason::ChurnDetected => "the proposals kept rewriting the same passage",
+            TurnEndReason::ContextTooLong => "the conversation no longer fits the model's context window",
+            TurnEndReason::FixedContextTooLong => "the instructions and tools alone do not fit the model's context window",
+            TurnEndReason::ModelError => "the model call failed",
+            TurnEndReason::Restarted => "the process stopped in the middle of the turn",
+            TurnEndReason::EngineFault => "an internal failure",
+        }
+    }
+}
+
 /// Who changed the session's intent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

@@ -41,11 +41,13 @@ impl From<KeychainError> for ApiError {
             KeychainError::Unavailable { backend, detail } => ApiError::new(ErrorCode::KeychainUnavailable, message)
                 .problem("keychain.unavailable", &[("backend", &backend)])
                 .hint("start_keyring", "On Linux, run a Secret Service provider (GNOME Keyring or KWallet) in your desktop session.")
+                .hint("use_kernel_keyring", KERNEL_KEYRING_HINT)
                 .hint("use_env_key", env_hint)
                 .details(serde_json::json!({ "backend": backend, "detail": detail })),
             KeychainError::Denied { backend, detail } => ApiError::new(ErrorCode::KeychainUnavailable, message)
                 .problem("keychain.denied", &[("backend", &backend)])
                 .hint("unlock_keyring", "Unlock the keychain (log in to the desktop session) and try again.")
+                .hint("use_kernel_keyring", KERNEL_KEYRING_HINT)
                 .hint("use_env_key", env_hint)
                 .details(serde_json::json!({ "backend": backend, "detail": detail })),
             KeychainError::BadEntry { backend, detail } => ApiError::new(ErrorCode::KeychainUnavailable, message)
@@ -54,6 +56,22 @@ impl From<KeychainError> for ApiError {
                 .details(serde_json::json!({ "backend": backend, "detail": detail })),
         }
     }
+}
+
+/// How to keep secrets without a desktop session on Linux.
+const KERNEL_KEYRING_HINT: &str = "On Linux without a desktop session, set INKSTONE_KEYCHAIN=keyutils to use the kernel keyring (its entries vanish at reboot).";
+
+/// A keychain failure while keeping the workspace server's token: as for model keys,
+/// but the process-only way out is `INKSTONE_WORKSPACE_TOKEN` (`INKSTONE_LLM_API_KEY`
+/// is for model keys and would not help).
+pub fn workspace_token_error(error: KeychainError) -> ApiError {
+    let mut error = ApiError::from(error);
+    for hint in &mut error.hints {
+        if hint.id == "use_env_key" {
+            *hint = crate::error::Hint::new("use_env_token", "Without a usable keychain, set INKSTONE_WORKSPACE_TOKEN for the process instead (it is never saved).");
+        }
+    }
+    error
 }
 
 fn capitalize(text: &str) -> String {

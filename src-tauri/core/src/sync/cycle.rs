@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion, FEATURE_VERSION_ORIGIN, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
+use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion, CODE_CONTROL_CHARACTER, FEATURE_VERSION_ORIGIN, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
 
 use super::transport::{Failure, PushAnswer, Transport};
 use super::{connection, token, ConflictKind, ConflictSide, ConflictState, Connection, Jitter, ProjectLink, SyncConflict};
@@ -204,12 +204,15 @@ fn import(
             continue;
         }
         base_before_theirs.get_or_insert(link.base_local);
+        // Who wrote it is who pushed it, as the server records them (the token's
+        // member), never the name the pushing client claimed.
+        let author = if server_version.pushed_by.trim().is_empty() { server_version.author.as_str() } else { server_version.pushed_by.as_str() };
         let target = match &mut project {
             Some(target) => target,
             None => {
                 let mut created = crate::project::new_project(kernel, crate::project::NewProject { title: server_version.title.clone(), ..Default::default() }, now);
                 created.id = project_id.to_owned();
-                let activity = kernel.activity(Some(project_id), ActivityKind::ProjectCreated, format!("Pulled project \"{}\" by {}", created.title, server_version.author))?;
+                let activity = kernel.activity(Some(project_id), ActivityKind::ProjectCreated, format!("Pulled project \"{}\" by {author}", created.title))?;
                 batch.put(&activity)?;
                 project.insert(created)
             }
@@ -230,7 +233,7 @@ fn import(
                 message_id: None,
                 message_params: None,
             },
-            &server_version.author,
+            author,
         )?;
         link.server_head = server_version.number;
         link.base_local = version.number;
@@ -358,6 +361,10 @@ fn push(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
             if super::is_paused(kernel)? {
                 return Ok(());
             }
+            // A version that cannot travel waits for the person, not the ones after it.
+            if super::unsendable(&job) {
+                continue;
+            }
             if !outbox::due(&job, kernel.now()) {
                 if matches!(job.state, JobState::RetryWait { .. }) {
                     report.waiting += 1;
@@ -420,6 +427,10 @@ fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize, wit
             break;
         }
         let wire = wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?, with_origin);
+        // It fails on its own when its turn comes, holding nothing back.
+        if refused_text(&wire).is_some() {
+            break;
+        }
         let bytes = wire_bytes(&wire);
         if bytes > room {
             break;
@@ -459,6 +470,25 @@ fn wire_version(version: &Version, with_origin: bool) -> PushVersion {
     }
 }
 
+/// Why the protocol refuses `version`'s text (a C0 control character other than tab and
+/// line breaks, as every server checks since; PostgreSQL cannot store U+0000), naming
+/// the field; None when it may travel. The app's API refuses such text at input, but a
+/// version saved by an older build may hold it.
+fn refused_text(version: &PushVersion) -> Option<String> {
+    let fields = [
+        ("clientId", Some(&version.client_id)),
+        ("title", Some(&version.title)),
+        ("source", Some(&version.source)),
+        ("author", Some(&version.author)),
+        ("message", version.message.as_ref()),
+        ("createdAt", Some(&version.created_at)),
+    ];
+    fields.into_iter().find_map(|(field, text)| {
+        let (at, c) = inkstone_sync_proto::control_character(text?)?;
+        Some(format!("the version's {field} holds the control character U+{:04X} at character {at}, which cannot be sent; remove it and save a new version", c as u32))
+    })
+}
+
 fn wire_bytes(version: &PushVersion) -> usize {
     serde_json::to_vec(version).map_or(usize::MAX, |bytes| bytes.len() + 1)
 }
@@ -482,7 +512,21 @@ fn send(
     let first_send = job.base.is_none();
     // The first send decides whether the push carries origins; a resend does the same.
     let with_origin = if first_send { connection.server_takes_origin } else { job.with_origin };
-    let mut wire = vec![wire_version(&versions::load(store, &job.project_id, job.version_number)?, with_origin)];
+    let leader_version = wire_version(&versions::load(store, &job.project_id, job.version_number)?, with_origin);
+    if let Some(reason) = refused_text(&leader_version) {
+        // Never sent (again): it fails here, and the project's next versions go on.
+        let _guard = kernel.write_lock();
+        let mut batch = Batch::new();
+        let unsendable = Event::Unsendable { reason, code: CODE_CONTROL_CHARACTER.to_owned() };
+        let mut current = store.get::<DeliveryJob>(job.id.as_bytes())?.unwrap_or_else(|| job.clone());
+        if current.state == JobState::Dispatched {
+            current = advance(&current, &Event::Restarted, kernel, &policy, 0.0)?;
+        }
+        batch.put(&advance(&current, &unsendable, kernel, &policy, 0.0)?)?;
+        store.apply(batch, Durability::Durable)?;
+        return Ok(true);
+    }
+    let mut wire = vec![leader_version];
     let carried: Vec<(DeliveryJob, PushVersion)> = if first_send {
         gather_batch(kernel, later, wire_bytes(&wire[0]), with_origin)?
     } else {
@@ -574,8 +618,21 @@ fn send(
             report.contacted = true;
             let reason = report.noted(&failure);
             let code = failure.code().to_owned();
-            for one in &dispatched {
-                batch.put(&advance_at(one, &Event::Permanent { reason: reason.clone(), code: code.clone() }, now, &policy, 0.0)?)?;
+            // Refused for a control character in one of the versions (a push fixed
+            // before this build checked): that one fails; the others go again in new
+            // pushes, since the refused one stored nothing.
+            let offending: Vec<bool> = if code == CODE_CONTROL_CHARACTER {
+                dispatched
+                    .iter()
+                    .map(|one| versions::load(store, &one.project_id, one.version_number).map(|v| refused_text(&wire_version(&v, false)).is_some()))
+                    .collect::<Result<_, _>>()?
+            } else {
+                Vec::new()
+            };
+            let split = offending.iter().any(|o| *o);
+            for (i, one) in dispatched.iter().enumerate() {
+                let event = if split && !offending[i] { Event::Unbatched } else { Event::Permanent { reason: reason.clone(), code: code.clone() } };
+                batch.put(&advance_at(one, &event, now, &policy, 0.0)?)?;
             }
             false
         }

@@ -244,7 +244,12 @@ pub fn disconnect(kernel: &Kernel, runtime: &Runtime) -> Result<Disconnected, Ap
     let _guard = kernel.write_lock();
     let connection = connected(kernel)?;
     let mut workspace = kernel.workspace()?;
-    kernel.config().secrets.delete(&token_account(&workspace.id))?;
+    match kernel.config().secrets.delete(&token_account(&workspace.id)) {
+        Ok(()) => {}
+        // No keychain at all, and the token came from the process: nothing was kept.
+        Err(crate::llm::keychain::KeychainError::Unavailable { .. }) if kernel.config().env_workspace_token.is_some() => {}
+        Err(error) => return Err(crate::llm::keychain::workspace_token_error(error)),
+    }
     let kept_jobs = super::jobs(kernel)?.iter().filter(|j| owed(&j.state)).count() as u32;
     let mut paused = kernel.store().get::<Paused>(crate::outbox::META_PAUSED)?.unwrap_or_default();
     if !paused.workspaces.contains(&workspace.id) {
@@ -254,6 +259,7 @@ pub fn disconnect(kernel: &Kernel, runtime: &Runtime) -> Result<Disconnected, Ap
     let previous = PreviousConnection { connection: connection.clone(), disconnected_at: kernel.now() };
     let mut batch = Batch::new();
     batch.delete::<Connection>(super::META_CONNECTION.to_vec());
+    batch.delete::<super::LastFailure>(super::META_LAST_FAILURE.to_vec());
     batch.put(&workspace)?.put(&previous)?.put(&paused)?;
     kernel.store().apply(batch, Durability::Durable)?;
     *lock(&runtime.health) = super::Health::default();

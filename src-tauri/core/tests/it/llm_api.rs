@@ -138,7 +138,7 @@ fn an_unavailable_keychain_is_reported_with_hints() {
     let error = engine.call("llmProfile.setKey", json!({"profile": "p", "apiKey": "sk-0123456789abcdef"})).unwrap_err();
     assert_eq!(error.code, ErrorCode::KeychainUnavailable);
     let hints: Vec<&str> = error.hints.iter().map(|h| h.id.as_str()).collect();
-    assert_eq!(hints, vec!["start_keyring", "use_env_key"]);
+    assert_eq!(hints, vec!["start_keyring", "use_kernel_keyring", "use_env_key"]);
 }
 
 /// A profile without a key (made before a key could be set) is deleted without touching

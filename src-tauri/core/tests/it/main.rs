@@ -24,5 +24,6 @@ mod search;
 mod staging;
 mod store;
 mod sync;
+mod sync_hardening;
 mod tidy;
 mod x_count;

@@ -168,7 +168,9 @@ impl Client {
     }
 
     pub fn connect(&self, url: &str, token: &str) -> Value {
-        self.ok("sync.connect", json!({"serverUrl": url, "token": token}))
+        // The person gives their name as they connect (else a name never chosen would
+        // become their member name).
+        self.ok("sync.connect", json!({"serverUrl": url, "token": token, "displayName": self.name}))
     }
 
     /// Closes the engine and opens the same data dir again (same keychain).
@@ -228,7 +230,11 @@ fn a_version_reaches_the_server_exactly_once_and_colleagues_pull_it_with_its_aut
     assert_eq!(alice.ok("sync.push", json!({}))["pushed"], 0);
     let on_server = server.versions(&ws);
     assert_eq!(on_server.len(), 1);
-    assert_eq!((on_server[0].number, on_server[0].author.as_str(), on_server[0].pushed_by.as_str()), (1, "Alice", "alice"));
+    assert_eq!(
+        (on_server[0].number, on_server[0].author.as_str(), on_server[0].pushed_by.as_str()),
+        (1, "alice", "alice"),
+        "the author is the member who pushed, not the name the client claims"
+    );
     let job = &alice.jobs()[0];
     assert_eq!((&job.state, job.server_number, job.base), (&JobState::Finalized, Some(1), Some(0)));
 
@@ -237,7 +243,7 @@ fn a_version_reaches_the_server_exactly_once_and_colleagues_pull_it_with_its_aut
     assert_eq!(pulled["pulled"], 1);
     let theirs = bob.versions(&project);
     assert_eq!(theirs.len(), 1);
-    assert_eq!((theirs[0]["author"].as_str(), theirs[0]["origin"]["type"].as_str(), theirs[0]["origin"]["pushedBy"].as_str()), (Some("Alice"), Some("pulled"), Some("alice")));
+    assert_eq!((theirs[0]["author"].as_str(), theirs[0]["origin"]["type"].as_str(), theirs[0]["origin"]["pushedBy"].as_str()), (Some("alice"), Some("pulled"), Some("alice")));
     assert_eq!(theirs[0]["source"], "第一行\n第二行\n第三行\n");
     let working = bob.ok("project.get", json!({"projectId": project}));
     assert_eq!((working["source"].as_str(), working["title"].as_str()), (Some("第一行\n第二行\n第三行\n"), Some("春")));
@@ -250,7 +256,7 @@ fn a_version_reaches_the_server_exactly_once_and_colleagues_pull_it_with_its_aut
     assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
     assert_eq!(alice.ok("sync.pull", json!({}))["pulled"], 1);
     let mine = alice.versions(&project);
-    assert_eq!(mine.iter().map(|v| v["author"].as_str().unwrap()).collect::<Vec<_>>(), ["Alice", "Bob"]);
+    assert_eq!(mine.iter().map(|v| v["author"].as_str().unwrap()).collect::<Vec<_>>(), ["Alice", "bob"]);
     assert_eq!(alice.ok("project.get", json!({"projectId": project}))["source"], "第一行\n第二行\n第三行\n第四行\n");
     assert_eq!(server.versions(&ws).iter().map(|v| v.number).collect::<Vec<_>>(), [1, 2]);
 }
@@ -311,7 +317,7 @@ fn a_stale_push_becomes_a_conflict_and_its_resolution_is_pushed_on_the_new_base(
     let history = bob.versions(&project);
     assert_eq!(
         history.iter().map(|v| (v["author"].as_str().unwrap(), v["source"].as_str().unwrap())).collect::<Vec<_>>(),
-        [("Alice", base), ("Bob", "甲\n乙\n丙\n丁\n戊\n己改\n"), ("Alice", "甲改\n乙\n丙\n丁\n戊\n己\n")]
+        [("alice", base), ("Bob", "甲\n乙\n丙\n丁\n戊\n己改\n"), ("alice", "甲改\n乙\n丙\n丁\n戊\n己\n")]
     );
     let conflicts = bob.ok("sync.conflicts", json!({}))["conflicts"].as_array().unwrap().clone();
     assert_eq!(conflicts.len(), 1);
@@ -327,7 +333,7 @@ fn a_stale_push_becomes_a_conflict_and_its_resolution_is_pushed_on_the_new_base(
     assert!(matches!(bob.jobs()[0].state, JobState::Superseded { by_version: 4 }));
     assert_eq!(bob.ok("sync.push", json!({}))["pushed"], 1);
     let on_server = server.versions(&ws);
-    assert_eq!(on_server.iter().map(|v| (v.number, v.author.as_str())).collect::<Vec<_>>(), [(1, "Alice"), (2, "Alice"), (3, "Bob")]);
+    assert_eq!(on_server.iter().map(|v| (v.number, v.author.as_str())).collect::<Vec<_>>(), [(1, "alice"), (2, "alice"), (3, "bob")]);
     assert_eq!(on_server[2].source, "甲改\n乙\n丙\n丁\n戊\n己改\n");
     assert_eq!(bob.ok("sync.status", json!({}))["state"], "synced");
     // Resolving twice is refused.
