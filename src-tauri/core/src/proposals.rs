@@ -38,6 +38,8 @@ pub const PROMPT_VERSION: &str = "drafting@1";
 pub const MAX_SUMMARY_CHARS: usize = 2_000;
 /// Longest text a proposal may produce, in characters.
 pub const MAX_TEXT_CHARS: usize = 1_000_000;
+/// Most characters of a title candidate (a project title's bound).
+pub const MAX_TITLE_CANDIDATE_CHARS: usize = 200;
 pub use crate::pipeline::{draft_patch_text, POST_SEPARATOR};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -706,7 +708,7 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
             introduced = new_findings(&before, &findings);
         }
         (Target::Source, ProposalKind::TitleCandidates, Payload::Candidates { candidates }) => {
-            check_candidates(candidates, 200)?;
+            check_candidates(candidates, MAX_TITLE_CANDIDATE_CHARS)?;
             base.text_hash = Some(text_hash(&project.title));
             let before = source_findings(kernel, &project, &project.title, "")?;
             for candidate in candidates {

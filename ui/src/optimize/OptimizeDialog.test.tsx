@@ -207,3 +207,28 @@ describe("a platform without a saved draft", () => {
     await waitFor(() => expect(screen.queryByTestId("optimize-unsaved")).toBeNull());
   });
 });
+
+describe("a run whose model kept answering invalid JSON", () => {
+  it("gives the real next steps, never restarting Inkstone", async () => {
+    for (const [lang, again, fewer] of [
+      ["en", "Start the optimization again", "fewer platforms"],
+      ["zh", "重新开始一次优化", "少选几个平台"],
+    ] as const) {
+      const { transport } = setupRuns([], lang);
+      const hints = [
+        { id: "retry_optimize", message: "Start the optimization again; models often answer correctly on another try." },
+        { id: "other_model", message: "Or choose a model that follows JSON instructions more reliably (Settings → AI models)." },
+        { id: "smaller_input", message: "Or ask for less at once: fewer platforms per run, or a shorter article." },
+      ];
+      const message = "The model's strategy is not valid after 2 repairs: the reply holds no JSON value. Nothing was proposed or applied.";
+      transport.on("optimize.start", () => run({ status: "failed", targets: [], error: { code: "PROVIDER_BAD_RESPONSE", message, hints } }));
+      await waitFor(() => expect((screen.getByTestId("optimize-start") as HTMLButtonElement).disabled).toBe(false));
+      fireEvent.click(screen.getByTestId("optimize-start"));
+      const banner = await screen.findByTestId("error-banner");
+      expect(banner.textContent).toContain(again);
+      expect(banner.textContent).toContain(fewer);
+      expect(banner.textContent).not.toMatch(/restart|重启/i);
+      cleanup();
+    }
+  });
+});

@@ -373,7 +373,7 @@ pub const ONE_LINE_PATTERN: &str = "^[^\\n\\r]*$";
 
 /// The JSON schema of the source step, as the model sees it: every rule the engine
 /// enforces on what it proposes from the reply is here (a title candidate is one line
-/// of at most [`crate::api::MAX_TITLE_CHARS`] characters; a text at most
+/// of at most [`proposals::MAX_TITLE_CANDIDATE_CHARS`] characters; a text at most
 /// [`proposals::MAX_TEXT_CHARS`]; a summary at most [`proposals::MAX_SUMMARY_CHARS`]).
 pub fn source_schema() -> Value {
     json!({
@@ -381,7 +381,7 @@ pub fn source_schema() -> Value {
         "required": ["source", "titles", "summary"],
         "properties": {
             "source": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_TEXT_CHARS},
-            "titles": {"type": "array", "maxItems": MAX_TITLE_CANDIDATES, "items": {"type": "string", "minLength": 1, "maxLength": crate::api::MAX_TITLE_CHARS, "pattern": ONE_LINE_PATTERN}},
+            "titles": {"type": "array", "maxItems": MAX_TITLE_CANDIDATES, "items": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_TITLE_CANDIDATE_CHARS, "pattern": ONE_LINE_PATTERN}},
             "summary": {"type": "string", "minLength": 1, "maxLength": proposals::MAX_SUMMARY_CHARS}
         }
     })
@@ -410,14 +410,14 @@ pub fn platform_schema() -> Value {
 }
 
 /// Why the engine would refuse `title` as a title candidate (the proposals module's
-/// rules: one line, not empty, at most [`crate::api::MAX_TITLE_CHARS`] characters):
+/// rules: one line, not empty, at most [`proposals::MAX_TITLE_CANDIDATE_CHARS`] characters):
 /// the reason in English, and the id of its wording when it has one.
 fn title_problem(title: &str) -> Option<(String, Option<&'static str>)> {
-    let error = proposals::check_candidates(&[Candidate { text: title.to_owned(), rationale: String::new() }], crate::api::MAX_TITLE_CHARS).err()?;
+    let error = proposals::check_candidates(&[Candidate { text: title.to_owned(), rationale: String::new() }], proposals::MAX_TITLE_CANDIDATE_CHARS).err()?;
     Some(if title.contains(['\n', '\r']) {
         ("a title is one line, and this one has a line break.".to_owned(), Some("title_candidate.dropped_line"))
-    } else if title.chars().count() > crate::api::MAX_TITLE_CHARS {
-        (format!("a title has at most {} characters, and this one has {}.", crate::api::MAX_TITLE_CHARS, title.chars().count()), Some("title_candidate.dropped_length"))
+    } else if title.chars().count() > proposals::MAX_TITLE_CANDIDATE_CHARS {
+        (format!("a title has at most {} characters, and this one has {}.", proposals::MAX_TITLE_CANDIDATE_CHARS, title.chars().count()), Some("title_candidate.dropped_length"))
     } else {
         (error.message, None)
     })
@@ -1059,7 +1059,7 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
                 if keep_title {
                     "is an empty list (the title is kept)".to_owned()
                 } else {
-                    format!("holds up to {MAX_TITLE_CANDIDATES} title candidates, each one line (no line break) of at most {} characters", crate::api::MAX_TITLE_CHARS)
+                    format!("holds up to {MAX_TITLE_CANDIDATES} title candidates, each one line (no line break) of at most {} characters", proposals::MAX_TITLE_CANDIDATE_CHARS)
                 }
             ),
             &source_schema(),
@@ -1123,7 +1123,7 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
                 "source",
                 format!(
                     "Your reply introduces terms the original does not have that are restricted (absolute or superlative claims, banned words) or promise outcomes: {named}. Rewrite those sentences and titles without them (state what is true with its scope, or describe instead; each title still one line of at most {} characters) and reply with the corrected JSON.",
-                    crate::api::MAX_TITLE_CHARS
+                    proposals::MAX_TITLE_CANDIDATE_CHARS
                 ),
                 &source_schema(),
                 &source_reply_schema(),
