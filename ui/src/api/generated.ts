@@ -152,7 +152,12 @@ export type BackupAutoResult = {
  */
 backup: BackupInfo | null, };
 
-export type BackupInfo = { name: string, path: string, manifest: Manifest, };
+export type BackupInfo = { name: string, path: string, manifest: Manifest, 
+/**
+ * Made just before a restore: it holds the state the restore replaced, and is
+ * kept until the person deletes its folder (never rotated away).
+ */
+beforeRestore: boolean, };
 
 export type BackupListResult = { 
 /**
@@ -762,6 +767,11 @@ export type ImportMarkdownResult = {
  * The new projects, one per file imported.
  */
 projects: Array<ProjectSummary>, 
+/**
+ * Symbolic links in the chosen folder, skipped: a link can point anywhere, and
+ * what it points to is not part of the folder. Import their targets by path.
+ */
+skippedLinks: Array<string>, 
 /**
  * Files not imported because a project with the same title and text is already
  * there (imported before, or earlier in this import).
@@ -1734,7 +1744,9 @@ risks: Array<Finding>, fitBefore?: FitReport, fitAfter?: FitReport,
  * Why the candidate needs the person's eye: `over_limit: …`, `risky_terms: …`
  * (each banned, absolute or promising term the candidate still introduces after
  * another round, with its UTF-16 span into the candidate text or its title
- * candidate), `no_saved_draft`, `summary_withheld`.
+ * candidate), `dropped_titles` (title candidates the engine would refuse, each
+ * named by a `title_candidate` finding in `risks`), `no_saved_draft`,
+ * `summary_withheld`.
  */
 flags: Array<string>, outcome: TargetOutcome, outcomeMessage?: string, };
 
