@@ -83,15 +83,19 @@ impl RepetitionGuard {
         None
     }
 
-    /// The length of a piece the run's tail repeats [`REPEATS`] times in a row.
+    /// The length of a piece the run's tail repeats [`REPEATS`] times in a row: the
+    /// shortest such piece, and only when it is a phrase (a run of one character, a
+    /// divider of dashes, is not a loop of sentences).
     fn periodic_tail(&self) -> Option<usize> {
         let run = &self.run;
         let longest = MAX_PERIOD_CHARS.min(run.len() / REPEATS as usize);
-        (MIN_SENTENCE_CHARS..=longest).find(|&period| {
-            let span = period * REPEATS as usize;
-            let tail = &run[run.len() - span..];
-            tail.iter().enumerate().skip(period).all(|(i, c)| *c == tail[i - period])
-        })
+        (1..=longest)
+            .find(|&period| {
+                let span = period * REPEATS as usize;
+                let tail = &run[run.len() - span..];
+                tail.iter().enumerate().skip(period).all(|(i, c)| *c == tail[i - period])
+            })
+            .filter(|period| *period >= MIN_SENTENCE_CHARS)
     }
 }
 
@@ -130,6 +134,9 @@ mod tests {
         }
         text.push_str(&"是的。".repeat(50));
         text.push_str(&"| --- | --- |\n".repeat(12));
+        // One character many times (a divider, a long word in a test) is no loop.
+        text.push_str(&"长".repeat(400));
+        text.push_str(&"-".repeat(300));
         assert_eq!(feed(&text, 4), None);
     }
 }
