@@ -58,6 +58,9 @@ pub struct AddArgs {
     /// Seconds to wait for the answer to start and between chunks (default 60).
     #[arg(long)]
     timeout: Option<u32>,
+    /// Your figure for the model's context window (tokens); it wins over the server's.
+    /// Without it, the server's own figure is read (llama.cpp /props, Ollama, LM Studio,
+    /// vLLM) when the profile is added or tested.
     #[arg(long)]
     context_window: Option<u32>,
     #[arg(long)]
@@ -101,6 +104,26 @@ fn print(value: &Value, as_json: bool, text: impl FnOnce(&Value)) {
 
 fn s<'a>(value: &'a Value, key: &str) -> &'a str {
     value[key].as_str().unwrap_or("")
+}
+
+/// A profile's context window and where it comes from: "4096 tokens (from llama.cpp
+/// /props n_ctx)", "8192 tokens (set by you; the server says 4096, from …)".
+fn window_text(p: &Value) -> String {
+    let tokens = p["contextWindow"].as_u64().unwrap_or(0);
+    let server = &p["serverWindow"];
+    let source = serde_json::from_value::<inkstone_core::llm::window::WindowSource>(server["source"].clone()).ok();
+    let said = match (server["tokens"].as_u64(), source) {
+        (Some(n), Some(source)) => Some((n, source.describe(), source.is_exact())),
+        _ => None,
+    };
+    match (p["contextWindowOrigin"].as_str(), said) {
+        (Some("server"), Some((_, from, _))) => format!("{tokens} tokens (from {from})"),
+        (Some("assumed"), Some((n, from, _))) => format!("{tokens} tokens (assumed; the model's maximum is {n}, from {from})"),
+        (Some("assumed"), None) => format!("{tokens} tokens (assumed; `profile test` asks the server)"),
+        (_, Some((n, from, true))) if n != tokens => format!("{tokens} tokens (set by you; the server says {n}, from {from})"),
+        (_, Some((_, from, _))) => format!("{tokens} tokens (set by you; the server agrees, from {from})"),
+        (_, None) => format!("{tokens} tokens (set by you)"),
+    }
 }
 
 fn print_warnings(saved: &Value) {
@@ -158,6 +181,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                         .map(|f| if gone { format!("key {f} not in the keychain: set it with `profile set-key`") } else { format!("key {f}") })
                         .unwrap_or_else(|| if p["keyRequired"] == true { "no key".to_owned() } else { "no key needed".to_owned() });
                     println!("{default} {:<20} {:<8} {:<30} {}  ({key})", s(p, "name"), s(p, "health"), s(p, "model"), s(p, "baseUrl"));
+                    println!("  {:<20} context window {}", "", window_text(p));
                 }
                 if list["envKeyActive"] == true {
                     println!("INKSTONE_LLM_API_KEY is set: every profile uses it in this process.");
@@ -175,7 +199,9 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
             }
             if !as_json {
                 println!("ok: {} answered as {} in {} ms", s(&result["profile"], "name"), s(&result, "modelId"), result["latencyMs"]);
+                println!("context window: {}", window_text(&result["profile"]));
             }
+            print_warnings(&result);
         }
         ProfileCommand::Default { name } => {
             let profile = engine.call("llmProfile.setDefault", json!({"profile": name}))?;

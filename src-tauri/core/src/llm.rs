@@ -21,12 +21,14 @@ pub mod client;
 pub mod error;
 pub mod keychain;
 pub mod profile;
+pub mod repetition;
 pub mod retry;
 pub mod runtime;
 pub mod sse;
 pub mod stream;
 pub mod structured;
 pub mod transport;
+pub mod window;
 
 use std::time::Duration;
 

@@ -154,6 +154,9 @@ struct State {
     fallback: Option<Reply>,
     requests: Vec<RecordedRequest>,
     models: Vec<String>,
+    /// Fixed answers for other routes, by method and path (a llama.cpp `/props`, an
+    /// Ollama `/api/show`): `(status, JSON body)`.
+    routes: std::collections::HashMap<(String, String), (u16, Value)>,
     required_key: Option<String>,
     /// Streams whose client went away before the stream ended.
     disconnects: u64,
@@ -233,6 +236,13 @@ impl ModelServer {
     /// carries `Bearer <key>`.
     pub fn require_key(&self, key: Option<&str>) {
         lock(&self.state).required_key = key.map(str::to_owned);
+    }
+
+    /// Answers `method path` (such as `GET /props`) with `status` and `body` from now
+    /// on, as the server that answer was recorded from would; it replaces the built-in
+    /// `/v1/models` answer too.
+    pub fn set_route(&self, method: &str, path: &str, status: u16, body: Value) {
+        lock(&self.state).routes.insert((method.to_ascii_uppercase(), path.to_owned()), (status, body));
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -406,7 +416,7 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
     }
     let body_json: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let (reply, required_key, models) = {
+    let (reply, required_key, models, route) = {
         let mut state = lock(&state);
         state.requests.push(RecordedRequest { method: method.to_string(), path: path.clone(), authorization: authorization.clone(), body: body_json.clone() });
         let is_call = path.ends_with("/chat/completions") || path.ends_with("/embeddings");
@@ -419,7 +429,8 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         } else {
             None
         };
-        (reply, state.required_key.clone(), state.models.clone())
+        let route = state.routes.get(&(method.as_str().to_owned(), path.clone())).cloned();
+        (reply, state.required_key.clone(), state.models.clone(), route)
     };
     if let Some(key) = required_key {
         let given = authorization.as_deref().and_then(|a| a.strip_prefix("Bearer ")).unwrap_or("");
@@ -430,6 +441,9 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
                 &[],
             );
         }
+    }
+    if let Some((status, body)) = route {
+        return json_response(status, &body, &[]);
     }
     if path.ends_with("/models") && method == Method::GET {
         let data: Vec<Value> = models.iter().map(|m| json!({"id": m, "object": "model", "owned_by": "inkstone-test"})).collect();

@@ -884,7 +884,21 @@ baseUrl: string, model: string,
  * The model the server's `/embeddings` answers with, for semantic search. Absent:
  * search is lexical only (and says so).
  */
-embeddingModel?: string, timeoutS: number, contextWindow: number, maxOutputTokens?: number, 
+embeddingModel?: string, timeoutS: number, 
+/**
+ * The window every budget uses: the person's figure when they set one, else the
+ * one the server reported, else a cautious default ([`LlmProfile::context_window_origin`]).
+ */
+contextWindow: number, 
+/**
+ * Where `context_window` comes from.
+ */
+contextWindowOrigin: WindowOrigin, 
+/**
+ * The window the server reported when the profile was last tested (absent: not
+ * asked yet, or the server does not say).
+ */
+serverWindow?: ServerWindow, maxOutputTokens?: number, 
 /**
  * Price per million input tokens, for cost in usage records (any currency, the
  * same for every profile of a workspace).
@@ -926,7 +940,9 @@ embeddingModel?: string,
  */
 timeoutS?: number, 
 /**
- * Default 8192.
+ * The person's figure, which wins over the server's. Absent: the window the
+ * server states (read when the profile is tested, and when a server on this
+ * computer is saved), else 8192 until it is asked.
  */
 contextWindow?: number, maxOutputTokens?: number, inputPricePerMtok?: number, outputPricePerMtok?: number, 
 /**
@@ -1001,7 +1017,11 @@ export type LlmTestResult = { ok: boolean, profile: LlmProfile,
 /**
  * The model id the server reported.
  */
-modelId?: string, latencyMs?: number, error?: ApiError, };
+modelId?: string, latencyMs?: number, error?: ApiError, 
+/**
+ * What the person should know: the profile's window disagrees with the server's.
+ */
+warnings?: Array<Hint>, };
 
 export type LocalServer = { preset: LlmPreset, models: Array<string>, };
 
@@ -1872,6 +1892,10 @@ export type Segment = { text: string, emphasized: boolean, };
 
 export type Selection = { from: number, to: number, text: string, };
 
+export type ServerKind = "llamaCpp" | "ollama" | "lmStudio" | "vllm";
+
+export type ServerWindow = { tokens: number, source: WindowSource, server: ServerKind, detectedAt: string, };
+
 export type Session = { id: string, projectId: string, title: string, 
 /**
  * The LLM profile id every model call of the session uses.
@@ -2560,6 +2584,10 @@ messageId?: string, messageParams?: Record<string, string>, origin: VersionOrigi
  * Characters in the source (Unicode scalar values).
  */
 nChars: number, };
+
+export type WindowOrigin = "person" | "server" | "assumed";
+
+export type WindowSource = "llamaCppProps" | "ollamaRunning" | "ollamaNumCtx" | "ollamaModelMax" | "lmStudioLoaded" | "lmStudioModelMax" | "vllmMaxModelLen";
 
 export type Workspace = { id: string, name: string, 
 /**

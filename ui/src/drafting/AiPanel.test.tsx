@@ -205,6 +205,16 @@ describe("the AI panel", () => {
     await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "全文更口语" }]));
   });
 
+  it("a running turn shows its elapsed seconds, counting while it runs", async () => {
+    let clock = 1_000_000;
+    const log = [ev(created()), ev(user("改")), ev(turnStarted())];
+    setup({ log, status: "running", lang: "zh", now: () => clock });
+    await screen.findByTestId("working");
+    expect(screen.getByTestId("turn-elapsed").textContent?.trim()).toBe("0 秒");
+    clock += 83_000;
+    await waitFor(() => expect(screen.getByTestId("turn-elapsed").textContent?.trim()).toBe("83 秒"), { timeout: 2500 });
+  });
+
   it("while a turn runs, Stop is shown and interrupts it; an error end shows its hint in the person's language", async () => {
     const log = [ev(created()), ev(user("改")), ev(turnStarted())];
     const { transport } = setup({ log, status: "running", lang: "zh" });

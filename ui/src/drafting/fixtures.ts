@@ -83,6 +83,7 @@ export function profile(over: Partial<LlmProfile> = {}): LlmProfile {
     model: "fake-model",
     timeoutS: 60,
     contextWindow: 8000,
+    contextWindowOrigin: "person",
     keyRequired: false,
     supportsJsonSchema: false,
     schemaForm: "responseFormat",

@@ -25,6 +25,8 @@ export interface PanelSetup {
   /** A local model server answering on its usual port (the setup offer names it). */
   localServer?: boolean;
   toast?: (message: string) => void;
+  /** The clock (default: a fixed instant). */
+  now?: () => number;
 }
 
 export function testProject(over: Partial<Project> = {}): Project {
@@ -58,6 +60,7 @@ export function setupPanel({
   project,
   localServer = false,
   toast,
+  now,
 }: PanelSetup = {}) {
   const transport = new FakeTransport();
   transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
@@ -85,7 +88,7 @@ export function setupPanel({
     return sessionView({ session: s, mode: p.mode ?? "default" });
   });
   transport.on("session.rename", ({ sessionId, title }) => sessionView({ session: session({ id: sessionId, title }) }));
-  const ctx = makeCtx(transport, lang, toast ? { toast } : {});
+  const ctx = makeCtx(transport, lang, { ...(toast ? { toast } : {}), ...(now ? { now } : {}) });
   const drafting = new Drafting(ctx.client, "prj_1");
   const onSetUp = vi.fn();
   const flush = vi.fn(async () => undefined);

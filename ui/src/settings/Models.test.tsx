@@ -40,6 +40,7 @@ function profile(over: Partial<LlmProfile> = {}): LlmProfile {
     model: "deepseek-chat",
     timeoutS: 60,
     contextWindow: 8192,
+    contextWindowOrigin: "person",
     keyRequired: true,
     supportsJsonSchema: false,
     schemaForm: "responseFormat",
@@ -174,9 +175,10 @@ describe("Settings → AI models", () => {
         schemaForm: "responseFormat",
         toolLoading: "onDemand",
         timeoutS: 60,
-        contextWindow: 8192,
       },
     ]);
+    // No window is filled in for a local server: the core reads the server's own.
+    expect(transport.callsTo("llmProfile.create")[0]).not.toHaveProperty("contextWindow");
     expect(transport.callsTo("llmProfile.setKey")).toEqual([]);
   });
 
@@ -540,6 +542,38 @@ describe("Settings → AI models", () => {
     expect(result.textContent).toContain("Check the API key of this profile; set it again if it changed.");
     expect(within(item("DeepSeek")).getByTestId("health").textContent).toBe("Failing");
     expect(transport.callsTo("llmProfile.test")).toEqual([{ profile: "llm_1" }, { profile: "llm_1" }]);
+  });
+
+  it("shows each profile's context window and where it comes from, and warns when the person's figure disagrees with the server's", async () => {
+    const llama = { tokens: 4096, source: "llamaCppProps" as const, server: "llamaCpp" as const, detectedAt: "2026-11-22T12:00:00Z" };
+    const { transport } = backend([
+      profile({ name: "Read", contextWindow: 4096, contextWindowOrigin: "server", serverWindow: llama }),
+      profile({ id: "llm_2", name: "Mine", isDefault: false, contextWindow: 8192, contextWindowOrigin: "person", serverWindow: llama }),
+      profile({ id: "llm_3", name: "Guess", isDefault: false, contextWindow: 8192, contextWindowOrigin: "assumed" }),
+    ]);
+    transport.on("llmProfile.test", ({ profile: id }) => ({
+      ok: true,
+      profile: profile({ id, name: "Mine", isDefault: false, health: "ok", contextWindow: 8192, contextWindowOrigin: "person", serverWindow: llama }),
+      modelId: "default",
+      latencyMs: 5,
+      warnings: [{ id: "window_disagrees", message: "english", params: { configured: "8192", server: "4096", source: "llama.cpp /props n_ctx" } }],
+    }));
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(3));
+    expect(within(item("Read")).getByTestId("profile-window").textContent).toBe("Context window 4096 tokens, as the server says (llama.cpp /props).");
+    const mine = within(item("Mine")).getByTestId("profile-window");
+    expect(mine.getAttribute("data-disagrees")).toBe("true");
+    expect(mine.textContent).toBe("Context window 8192 tokens, set by you, but the server says 4096 (llama.cpp /props). Clear the figure to use the server’s.");
+    expect(within(item("Guess")).getByTestId("profile-window").textContent).toContain("assumed to be 8192 tokens");
+    fireEvent.click(within(item("Mine")).getByTestId("profile-test"));
+    await waitFor(() => expect(within(item("Mine")).getByTestId("test-warning").textContent).toBe(
+      "The profile’s context window is 8192 tokens, but the server (llama.cpp /props n_ctx) says 4096. Clear the figure to use the server’s, or change the server.",
+    ));
+    // Editing a profile whose window the server gave leaves the field empty (nothing is pinned).
+    fireEvent.click(within(item("Read")).getByTestId("profile-edit"));
+    const field = screen.getByLabelText("Context window (tokens)") as HTMLInputElement;
+    expect(field.value).toBe("");
+    expect(field.placeholder).toBe("From the server: 4096");
   });
 
   it("shows a failed test's hints in Chinese from their ids", async () => {

@@ -308,6 +308,7 @@ function ProfileRow({
           </>
         )}
       </div>
+      <WindowLine profile={p} />
       <div className="small muted">
         {p.lastTestedAt
           ? t(p.health === "ok" && p.lastLatencyMs !== undefined ? "models.testedOk" : "models.testedAt", {
@@ -335,13 +336,50 @@ function ProfileRow({
   );
 }
 
+/** A profile's context window and where it comes from; a warning when the person's
+ * figure and the server's differ. */
+function WindowLine({ profile: p }: { profile: LlmProfile }) {
+  const { t } = useApp();
+  const server = p.serverWindow;
+  const source = server ? t(`models.windowSource.${server.source}` as MessageId) : "";
+  const origin = p.contextWindowOrigin;
+  const exact = server !== undefined && server.source !== "ollamaModelMax" && server.source !== "lmStudioModelMax";
+  if (origin === "person" && server && exact && server.tokens !== p.contextWindow) {
+    return (
+      <div className="small warning-text" data-testid="profile-window" data-origin={origin} data-disagrees="true">
+        {t("models.windowDisagrees", { configured: p.contextWindow, server: server.tokens, source })}
+      </div>
+    );
+  }
+  const text =
+    origin === "server" && server
+      ? t("models.windowServer", { tokens: p.contextWindow, source })
+      : origin === "assumed"
+        ? server
+          ? t("models.windowAssumedMax", { tokens: p.contextWindow, max: server.tokens, source })
+          : t("models.windowAssumed", { tokens: p.contextWindow })
+        : t("models.windowPerson", { tokens: p.contextWindow });
+  return (
+    <div className="small muted" data-testid="profile-window" data-origin={origin}>
+      {text}
+    </div>
+  );
+}
+
 function TestResult({ result }: { result: LlmTestResult }) {
   const { t, lang } = useApp();
   if (result.ok) {
     return (
-      <p className="test-result test-ok" role="status" data-testid="test-result" data-ok="true">
-        ✓ {t("models.testOk", { model: modelLabel(result.modelId ?? result.profile.model), ms: result.latencyMs ?? 0 })}
-      </p>
+      <>
+        <p className="test-result test-ok" role="status" data-testid="test-result" data-ok="true">
+          ✓ {t("models.testOk", { model: modelLabel(result.modelId ?? result.profile.model), ms: result.latencyMs ?? 0 })}
+        </p>
+        {(result.warnings ?? []).map((w) => (
+          <p key={w.id} className="small warning-text" data-testid="test-warning" data-id={w.id}>
+            {describeHint(lang, w)}
+          </p>
+        ))}
+      </>
     );
   }
   const error = result.error ?? { code: "INTERNAL" as const, message: "", hints: [] };
@@ -425,7 +463,9 @@ function ProfileForm({
   const [removeKey, setRemoveKey] = useState(false);
   const [allowPlain, setAllowPlain] = useState(false);
   const [timeoutS, setTimeoutS] = useState(String(initial?.timeoutS ?? 60));
-  const [contextWindow, setContextWindow] = useState(String(initial?.contextWindow ?? 8192));
+  // Empty unless the person set a figure: the server's own is read then (never a guess
+  // such as 8,192 filled in for a llama.cpp server started with a smaller window).
+  const [contextWindow, setContextWindow] = useState(initial && initial.contextWindowOrigin === "person" ? String(initial.contextWindow) : "");
   const [maxOutput, setMaxOutput] = useState(initial?.maxOutputTokens?.toString() ?? "");
   const [priceIn, setPriceIn] = useState(initial?.inputPricePerMtok?.toString() ?? "");
   const [priceOut, setPriceOut] = useState(initial?.outputPricePerMtok?.toString() ?? "");
@@ -798,7 +838,13 @@ function ProfileForm({
           </label>
           <div className="grid-2">
             <NumberField label={t("models.timeout")} value={timeoutS} onChange={setTimeoutS} bad={numbers.timeoutS === null} />
-            <NumberField label={t("models.contextWindow")} value={contextWindow} onChange={setContextWindow} bad={numbers.contextWindow === null} />
+            <NumberField
+              label={t("models.contextWindow")}
+              value={contextWindow}
+              onChange={setContextWindow}
+              bad={numbers.contextWindow === null}
+              placeholder={initial?.serverWindow ? t("models.contextWindowServer", { tokens: initial.serverWindow.tokens }) : t("models.contextWindowAuto")}
+            />
             <NumberField label={t("models.maxOutput")} value={maxOutput} onChange={setMaxOutput} bad={numbers.maxOutputTokens === null} placeholder={t("models.optional")} />
             <span />
             <NumberField label={t("models.priceIn")} value={priceIn} onChange={setPriceIn} bad={numbers.inputPricePerMtok === null} placeholder={t("models.optional")} step="any" />

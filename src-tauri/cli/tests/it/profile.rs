@@ -105,3 +105,26 @@ fn a_key_only_from_stdin_into_the_keychain() {
     assert!(found.is_empty(), "the key is in {found:?}");
     assert!(!String::from_utf8_lossy(&output.stderr).contains(KEY));
 }
+
+#[test]
+fn list_and_test_show_the_window_the_server_states_and_warn_when_mine_differs() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    // llama.cpp's /props as a server started with -c 4096 answers it.
+    let props = std::fs::read_to_string(inkstone_test_support::fixtures_dir().join("llm-servers/llama-cpp-props.json")).unwrap();
+    let props: Value = serde_json::from_str(&props).unwrap();
+    server.set_route("GET", "/props", 200, props["body"].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "llama", "--base-url", &server.base_url(), "--model", "default", "--no-key"]);
+    json_ok(data, &["profile", "add", "--name", "mine", "--base-url", &server.base_url(), "--model", "default", "--no-key", "--context-window", "8192"]);
+    let list = stdout(&run(data, &["profile", "list"]));
+    assert!(list.contains("context window 4096 tokens (from llama.cpp /props n_ctx)"), "{list}");
+    assert!(list.contains("context window 8192 tokens (set by you)"), "{list}");
+
+    let tested = run(data, &["profile", "test", "mine"]);
+    assert!(tested.status.success(), "{}", String::from_utf8_lossy(&tested.stderr));
+    assert!(stdout(&tested).contains("context window: 8192 tokens (set by you; the server says 4096, from llama.cpp /props n_ctx)"), "{}", stdout(&tested));
+    let warning = String::from_utf8_lossy(&tested.stderr).into_owned();
+    assert!(warning.starts_with("warning: The profile's context window is 8192 tokens, but the server (llama.cpp /props n_ctx) says 4096"), "{warning}");
+}

@@ -34,7 +34,9 @@ pub struct LlmProfileInput {
     #[serde(default)]
     #[ts(optional)]
     pub timeout_s: Option<u32>,
-    /// Default 8192.
+    /// The person's figure, which wins over the server's. Absent: the window the
+    /// server states (read when the profile is tested, and when a server on this
+    /// computer is saved), else 8192 until it is asked.
     #[serde(default)]
     #[ts(optional)]
     pub context_window: Option<u32>,
@@ -182,6 +184,10 @@ pub struct LlmTestResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub error: Option<ApiError>,
+    /// What the person should know: the profile's window disagrees with the server's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<Hint>>", optional)]
+    pub warnings: Vec<Hint>,
 }
 
 /// Lists a server's models: of a saved profile, or of a base URL being typed in
@@ -218,7 +224,6 @@ pub struct LlmDetectLocalResult {
 }
 
 const DEFAULT_TIMEOUT_S: u32 = 60;
-const DEFAULT_CONTEXT_WINDOW: u32 = 8192;
 
 fn plain_http_warning() -> Hint {
     Hint::new("plain_http_key", "This URL uses plain HTTP to another machine: the API key would cross the network unencrypted. Use https:// if the server offers it.")
@@ -254,11 +259,11 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
         return Err(ApiError::validation("timeoutS", "`timeoutS` must be between 1 and 3600 seconds."));
     }
     profile.timeout_s = timeout_s;
-    let context_window = input.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW);
-    if context_window < 256 {
+    if input.context_window.is_some_and(|w| w < 256) {
         return Err(ApiError::validation("contextWindow", "`contextWindow` must be at least 256 tokens."));
     }
-    profile.context_window = context_window;
+    profile.settle_window(input.context_window);
+    let context_window = profile.context_window;
     if let Some(max) = input.max_output_tokens {
         if max == 0 || max > context_window {
             return Err(ApiError::validation("maxOutputTokens", "`maxOutputTokens` must be between 1 and the context window."));
@@ -284,10 +289,66 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
 }
 
 fn warnings(profile: &LlmProfile) -> Vec<Hint> {
+    let mut warnings = Vec::new();
     if profile.key_required && key_would_travel_in_clear(&profile.base_url) {
-        vec![plain_http_warning()]
-    } else {
-        Vec::new()
+        warnings.push(plain_http_warning());
+    }
+    warnings.extend(profile.window_disagreement());
+    warnings
+}
+
+/// How long one question about the window may take: a server that answers at all
+/// answers these at once.
+const WINDOW_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Asks a server on this computer for its window when a profile is saved without the
+/// person's figure, so a budget never runs on a guess the server could have
+/// corrected (a llama.cpp server started with `-c 4096`). Another machine is asked
+/// when the profile is tested. Nothing is asked, and `None` returned, otherwise.
+/// Only a server that takes no key is asked (nothing goes to a server that wants one
+/// before its key is there).
+fn window_on_save(engine: &Engine, input: &LlmProfileInput, has_key: bool) -> Option<crate::llm::window::ServerWindow> {
+    let (base_url, model, person) = (&input.base_url, &input.model, input.context_window);
+    let base_url = normalize_base_url(base_url).ok()?;
+    let local = crate::llm::profile::is_loopback(&base_url);
+    let keyless = !input.key_required.unwrap_or(!local) && !has_key && input.api_key.as_ref().is_none_or(ApiKey::is_blank);
+    if person.is_some() || !local || !keyless {
+        return None;
+    }
+    let probe = LlmProfile { base_url, model: model.trim().to_owned(), ca_cert_path: None, proxy_url: None, ..blank_profile(engine.now()) };
+    engine.llm().detect_window(&probe, None, WINDOW_PROBE_TIMEOUT, engine.now()).ok().flatten()
+}
+
+/// A profile with nothing set yet, as `create` starts one.
+fn blank_profile(now: crate::model::Timestamp) -> LlmProfile {
+    LlmProfile {
+        id: String::new(),
+        name: String::new(),
+        provider: Provider::OpenaiCompatible,
+        base_url: String::new(),
+        model: String::new(),
+        embedding_model: None,
+        timeout_s: DEFAULT_TIMEOUT_S,
+        context_window: crate::llm::profile::ASSUMED_CONTEXT_WINDOW,
+        context_window_origin: crate::llm::window::WindowOrigin::Assumed,
+        server_window: None,
+        max_output_tokens: None,
+        input_price_per_mtok: None,
+        output_price_per_mtok: None,
+        key_required: true,
+        key_fingerprint: None,
+        supports_json_schema: false,
+        schema_form: crate::llm::profile::SchemaForm::ResponseFormat,
+        tool_loading: crate::llm::profile::ToolLoading::All,
+        proxy_url: None,
+        ca_cert_path: None,
+        is_default: false,
+        health: Health::Unknown,
+        last_tested_at: None,
+        last_latency_ms: None,
+        last_error: None,
+        created_at: now,
+        updated_at: now,
     }
 }
 
@@ -380,36 +441,11 @@ fn check_name_free(engine: &Engine, name: &str, except_id: Option<&str>) -> Resu
 }
 
 pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmProfileSaved, ApiError> {
+    // Asked before the write lock: a slow server must not hold up other writes.
+    let server_window = window_on_save(engine, &input, false);
     let _guard = engine.write_lock();
     let (key, allow_plain_http) = (input.api_key.take(), input.allow_plain_http.take());
-    let now = engine.now();
-    let mut profile = LlmProfile {
-        id: engine.new_id("llm"),
-        name: String::new(),
-        provider: Provider::OpenaiCompatible,
-        base_url: String::new(),
-        model: String::new(),
-        embedding_model: None,
-        timeout_s: DEFAULT_TIMEOUT_S,
-        context_window: DEFAULT_CONTEXT_WINDOW,
-        max_output_tokens: None,
-        input_price_per_mtok: None,
-        output_price_per_mtok: None,
-        key_required: true,
-        key_fingerprint: None,
-        supports_json_schema: false,
-        schema_form: crate::llm::profile::SchemaForm::ResponseFormat,
-        tool_loading: crate::llm::profile::ToolLoading::All,
-        proxy_url: None,
-        ca_cert_path: None,
-        is_default: false,
-        health: Health::Unknown,
-        last_tested_at: None,
-        last_latency_ms: None,
-        last_error: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let mut profile = LlmProfile { id: engine.new_id("llm"), server_window, ..blank_profile(engine.now()) };
     fill(&mut profile, input)?;
     check_name_free(engine, &profile.name, None)?;
     let key = checked_key(&profile, key, allow_plain_http)?;
@@ -420,11 +456,22 @@ pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmP
 }
 
 pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
+    let before = engine.llm_profile(&params.profile)?;
+    let moved = normalize_base_url(&params.changes.base_url).ok().as_deref() != Some(before.base_url.as_str()) || params.changes.model.trim() != before.model;
+    // Another endpoint's window says nothing about this one: asked again (before the
+    // write lock), or forgotten.
+    let asked = if moved || before.server_window.is_none() { window_on_save(engine, &params.changes, before.key_fingerprint.is_some()) } else { None };
     let _guard = engine.write_lock();
     let mut changes = params.changes;
     let (key, allow_plain_http) = (changes.api_key.take(), changes.allow_plain_http.take());
     let mut profile = engine.llm_profile(&params.profile)?;
     let stored = profile.clone();
+    if moved {
+        profile.server_window = None;
+    }
+    if asked.is_some() {
+        profile.server_window = asked;
+    }
     fill(&mut profile, changes)?;
     check_name_free(engine, &profile.name, Some(&profile.id))?;
     let key = checked_key(&profile, key, allow_plain_http)?;
@@ -532,17 +579,36 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
     request.max_output_tokens = Some(8);
     let call = ModelCall { profile: &profile.id, purpose: "test_connection", session_id: None, run_id: None };
     let outcome = engine.kernel().model_chat(call, &request, &mut |_| {}, &Cancel::new());
+    // After the test call, which makes Ollama and LM Studio load the model: a loaded
+    // model's window is the one requests get. Not when no key could be had (nothing is
+    // sent without one) or nothing listens.
+    let unreachable = outcome.as_ref().err().is_some_and(|e| {
+        matches!(e.code, ErrorCode::ProviderAuth | ErrorCode::KeychainUnavailable | ErrorCode::Offline | ErrorCode::Validation | ErrorCode::QuotaExceeded)
+            || (e.code == ErrorCode::ProviderUnavailable && e.details.as_ref().is_some_and(|d| d.get("status").is_some_and(serde_json::Value::is_null)))
+    });
+    let detected = if unreachable {
+        None
+    } else {
+        let key = engine.llm().resolve_key(&profile).ok().flatten();
+        engine.llm().detect_window(&profile, key, WINDOW_PROBE_TIMEOUT, engine.now()).ok().flatten()
+    };
     let _guard = engine.write_lock();
     // Reload: the profile may have changed while the request was out.
     let mut profile = engine.llm_profile(&profile.id)?;
     profile.last_tested_at = Some(engine.now());
+    if detected.is_some() {
+        let person = (profile.context_window_origin == crate::llm::window::WindowOrigin::Person).then_some(profile.context_window);
+        profile.server_window = detected;
+        profile.settle_window(person);
+    }
+    let warnings: Vec<Hint> = profile.window_disagreement().into_iter().collect();
     let result = match outcome {
         Ok(reply) => {
             let latency_ms = reply.latency.as_millis() as u64;
             profile.health = Health::Ok;
             profile.last_error = None;
             profile.last_latency_ms = Some(latency_ms);
-            LlmTestResult { ok: true, profile: profile.clone(), model_id: Some(reply.model), latency_ms: Some(latency_ms), error: None }
+            LlmTestResult { ok: true, profile: profile.clone(), model_id: Some(reply.model), latency_ms: Some(latency_ms), error: None, warnings }
         }
         Err(error) => {
             if matches!(error.code, ErrorCode::NotFound | ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) {
@@ -552,7 +618,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.health = Health::Failed;
             profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
             profile.last_latency_ms = None;
-            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error) }
+            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error), warnings }
         }
     };
     let mut batch = Batch::new();

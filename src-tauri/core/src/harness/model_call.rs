@@ -519,7 +519,9 @@ pub const CUT_OFF_BY_ERROR: &str = "error";
 /// connection (the stream broke or stopped, the server went away), rather than being
 /// stopped by an error the provider sent.
 fn connection_lost(error: &ApiError) -> bool {
+    // A reply stopped because the model repeated itself did not lose its connection.
     matches!(error.code, ErrorCode::ProviderBadResponse | ErrorCode::ProviderUnavailable | ErrorCode::Offline | ErrorCode::Timeout)
+        && error.message_id.as_deref() != Some("model.repetition")
 }
 
 /// The hints of a turn whose answer broke off midway: the connection was lost (so

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::error::{classify_status, LlmError};
+use super::repetition::RepetitionGuard;
 use super::retry::{Jitter, RetryPolicy};
 use super::sse::SseParser;
 use super::stream::{Assembled, StreamAssembler};
@@ -162,6 +163,10 @@ impl LlmClient {
             // Scrubbed at once, so not even the retry log below can show the key.
             let result = self.chat_attempt(&body, on_event, cancel, &mut emitted).await.map_err(|e| e.scrub(self.secret()));
             match result {
+                // A finished reply with nothing in it is said as such, not shown as silence.
+                Ok(assembled) if assembled.text.trim().is_empty() && assembled.reasoning.trim().is_empty() && assembled.tool_calls.is_empty() => {
+                    return Err(LlmError::EmptyReply { finish: finish_text(&assembled.finish_reason) });
+                }
                 Ok(assembled) => return Ok(self.response(request, assembled, *attempts, started.elapsed())),
                 Err(error) => {
                     if emitted || matches!(error, LlmError::Cancelled) || !self.backoff(*attempts, &error, cancel).await? {
@@ -226,6 +231,9 @@ impl LlmClient {
             let trimmed = whole.trim_ascii_start();
             if trimmed.starts_with(b"data:") {
                 for event in super::sse::parse_all(&whole) {
+                    if event.event.as_deref() == Some("error") {
+                        return Err(assembler.push_error_event(&event.data));
+                    }
                     assembler.push_data(&event.data, &mut events)?;
                 }
             } else {
@@ -243,6 +251,7 @@ impl LlmClient {
         }
         let mut parser = SseParser::new();
         let mut failed: Option<LlmError> = None;
+        let (mut answer_guard, mut reasoning_guard) = (RepetitionGuard::new(), RepetitionGuard::new());
         // One cancel future for the whole stream, not one per chunk.
         let cancelled = cancel.cancelled();
         tokio::pin!(cancelled);
@@ -254,9 +263,11 @@ impl LlmClient {
             };
             // Each event goes to the assembler as borrowed text, straight from the
             // parser's buffer; the first bad one stops the stream.
-            let mut sink = |_: Option<&str>, data: &str| {
+            let mut sink = |event: Option<&str>, data: &str| {
                 if failed.is_none() {
-                    if let Err(error) = assembler.push_data(data, &mut events) {
+                    if event == Some("error") {
+                        failed = Some(assembler.push_error_event(data));
+                    } else if let Err(error) = assembler.push_data(data, &mut events) {
                         failed = Some(error);
                     }
                 }
@@ -275,8 +286,18 @@ impl LlmClient {
                 return Err(error);
             }
             for event in events.drain(..) {
+                let repeated = match &event {
+                    ChatEvent::TextDelta(text) => answer_guard.push(text),
+                    ChatEvent::ReasoningDelta(text) => reasoning_guard.push(text),
+                    ChatEvent::ToolCallStarted { .. } => None,
+                };
                 *emitted = true;
                 on_event(event);
+                if let Some(repeated) = repeated {
+                    // Dropping the response closes the connection: the server stops.
+                    tracing::info!(times = repeated.times, "the model repeated itself; its answer was stopped");
+                    return Err(LlmError::Repetition { excerpt: repeated.excerpt, times: repeated.times });
+                }
             }
             if ended || assembler.is_done() {
                 break;
@@ -384,6 +405,52 @@ impl LlmClient {
         Ok(out)
     }
 
+    /// The model's context window as the server states it, asking each server family
+    /// where it says it (see [`super::window`]): llama.cpp's `/props`, vLLM's
+    /// `max_model_len` in `/models`, LM Studio's `/api/v0/models`, Ollama's `/api/ps`
+    /// (a running model) and `/api/show`. `None` when no answer says it (a hosted API);
+    /// failures are not errors here, only an unknown window.
+    pub async fn detect_window(&self, cancel: &Cancel) -> Option<(u32, super::window::WindowSource)> {
+        use super::window;
+        let root = window::server_root(&self.endpoint.base_url);
+        let model = self.endpoint.model.as_str();
+        if let Some(found) = self.json_at(&format!("{root}/props"), None, cancel).await.as_ref().and_then(window::from_llama_props) {
+            return Some(found);
+        }
+        if let Some(found) = self.json_at(&self.url("models"), None, cancel).await.and_then(|v| window::from_vllm_models(&v, model)) {
+            return Some(found);
+        }
+        if let Some(found) = self.json_at(&format!("{root}/api/v0/models"), None, cancel).await.and_then(|v| window::from_lm_studio(&v, model)) {
+            return Some(found);
+        }
+        if let Some(found) = self.json_at(&format!("{root}/api/ps"), None, cancel).await.and_then(|v| window::from_ollama_ps(&v, model)) {
+            return Some(found);
+        }
+        let show = serde_json::to_vec(&json!({ "model": model })).ok()?;
+        self.json_at(&format!("{root}/api/show"), Some(show), cancel).await.as_ref().and_then(window::from_ollama_show)
+    }
+
+    /// The JSON a URL answers with (a GET, or a POST of `body`), or `None` for any
+    /// failure.
+    async fn json_at(&self, url: &str, body: Option<Vec<u8>>, cancel: &Cancel) -> Option<Value> {
+        let key = self.endpoint.api_key.as_ref();
+        let response = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return None,
+            response = async {
+                match body {
+                    Some(body) => self.http.post_json(url, key, body).await,
+                    None => self.http.get(url, key).await,
+                }
+            } => response.ok()?,
+        };
+        if !(200..300).contains(&response.status) {
+            return None;
+        }
+        let whole = read_all(response, cancel).await.ok()?;
+        serde_json::from_slice(&whole).ok()
+    }
+
     /// The model ids the server offers (`GET /models`), sorted.
     pub async fn models(&self, cancel: &Cancel) -> Result<Vec<String>, LlmError> {
         let response = self.send("models", None, cancel).await.map_err(|e| e.scrub(self.secret()))?;
@@ -398,6 +465,18 @@ impl LlmClient {
         ids.sort();
         ids.dedup();
         Ok(ids)
+    }
+}
+
+/// A finish reason as servers write it.
+fn finish_text(reason: &super::FinishReason) -> String {
+    use super::FinishReason;
+    match reason {
+        FinishReason::Stop => "stop".to_owned(),
+        FinishReason::Length => "length".to_owned(),
+        FinishReason::ToolCalls => "tool_calls".to_owned(),
+        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::Other(other) => other.clone(),
     }
 }
 

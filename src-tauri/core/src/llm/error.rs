@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::window::{suggested_window, ServerKind};
 use crate::error::{ApiError, ErrorCode};
 
 /// Longest provider message kept, in characters.
@@ -34,9 +35,22 @@ pub enum LlmError {
     /// Another 4xx: the provider refused the request as it was.
     #[error("the provider refused the request (HTTP {status}): {message}")]
     Rejected { status: u16, message: String },
-    /// The prompt does not fit the model's context window.
-    #[error("the request is longer than the model's context window: {message}")]
-    ContextTooLong { message: String },
+    /// The prompt does not fit the model's context window. The numbers are the
+    /// server's, when its answer says them; `server` is the family whose wording it was
+    /// (or, set by the runtime, the profile's detected server).
+    #[error("the request is longer than the model's context window{}: {message}", overflow_figures(*prompt_tokens, *window))]
+    ContextTooLong { message: String, prompt_tokens: Option<u64>, window: Option<u64>, server: Option<ServerKind> },
+    /// A stream that ended before the reply was finished, with no error in it: the
+    /// server stopped without saying why (its own log does).
+    #[error("the server ended the answer before it was finished: {detail}")]
+    Incomplete { detail: String },
+    /// The server finished a reply that holds nothing: no text, no reasoning, no tool
+    /// call.
+    #[error("the model sent an empty reply (finish reason: {finish})")]
+    EmptyReply { finish: String },
+    /// The model kept writing the same sentence; generation was stopped.
+    #[error("the model repeated itself ({times} times: \"{excerpt}\"), so its answer was stopped")]
+    Repetition { excerpt: String, times: u32 },
     /// The answer is not what an OpenAI-compatible server sends: malformed JSON, a
     /// broken stream, a stream without a finish, an embedding count that does not match.
     #[error("the provider's answer is not usable: {detail}")]
@@ -71,6 +85,9 @@ impl LlmError {
             | LlmError::NotFound { .. }
             | LlmError::Rejected { .. }
             | LlmError::ContextTooLong { .. }
+            | LlmError::Incomplete { .. }
+            | LlmError::EmptyReply { .. }
+            | LlmError::Repetition { .. }
             | LlmError::BadResponse { .. }
             | LlmError::InvalidOutput { .. }
             | LlmError::Timeout { .. }
@@ -100,7 +117,10 @@ impl LlmError {
             LlmError::Unavailable { status, message } => LlmError::Unavailable { status, message: clean(message) },
             LlmError::NotFound { message } => LlmError::NotFound { message: clean(message) },
             LlmError::Rejected { status, message } => LlmError::Rejected { status, message: clean(message) },
-            LlmError::ContextTooLong { message } => LlmError::ContextTooLong { message: clean(message) },
+            LlmError::ContextTooLong { message, prompt_tokens, window, server } => LlmError::ContextTooLong { message: clean(message), prompt_tokens, window, server },
+            LlmError::Incomplete { detail } => LlmError::Incomplete { detail: clean(detail) },
+            LlmError::EmptyReply { finish } => LlmError::EmptyReply { finish },
+            LlmError::Repetition { excerpt, times } => LlmError::Repetition { excerpt: clean(excerpt), times },
             LlmError::BadResponse { detail } => LlmError::BadResponse { detail: clean(detail) },
             LlmError::InvalidOutput { attempts, detail } => LlmError::InvalidOutput { attempts, detail: clean(detail) },
             LlmError::Timeout { after } => LlmError::Timeout { after },
@@ -125,12 +145,18 @@ pub fn shorten(text: &str) -> String {
 
 /// The `{message, type, code}` of an OpenAI-style error body, tolerating the variants
 /// servers send (`{"error": "text"}`, `{"message": ...}`, `{"detail": ...}`, codes as
-/// numbers).
+/// numbers, vLLM's `{"object": "error", ...}`, Ollama's message that holds its runner's
+/// whole JSON error as text), with the token counts of a context overflow when the body
+/// or its wording gives them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProviderError {
     pub message: String,
     pub kind: String,
     pub code: String,
+    /// The prompt's tokens as the server counted them.
+    pub prompt_tokens: Option<u64>,
+    /// The window the server has for the request.
+    pub window: Option<u64>,
 }
 
 impl ProviderError {
@@ -142,7 +168,14 @@ impl ProviderError {
             _ => String::new(),
         };
         if let Value::String(message) = error {
-            return ProviderError { message: message.clone(), ..ProviderError::default() };
+            // Ollama wraps its runner's (llama.cpp's) JSON error in a string.
+            if let Some(inner) = message.trim_start().starts_with('{').then(|| serde_json::from_str::<Value>(message).ok()).flatten() {
+                let inner = ProviderError::from_value(&inner);
+                if !inner.message.is_empty() {
+                    return inner;
+                }
+            }
+            return ProviderError { message: message.clone(), ..ProviderError::default() }.with_counts_from_message();
         }
         let mut message = text(error.get("message"));
         if message.is_empty() {
@@ -151,14 +184,32 @@ impl ProviderError {
         if message.is_empty() {
             message = text(value.get("detail"));
         }
-        ProviderError { message, kind: text(error.get("type")), code: text(error.get("code")) }
+        if message.trim_start().starts_with('{') {
+            if let Ok(inner) = serde_json::from_str::<Value>(&message) {
+                let inner = ProviderError::from_value(&inner);
+                if !inner.message.is_empty() {
+                    return inner;
+                }
+            }
+        }
+        let count = |key: &str| error.get(key).and_then(Value::as_u64);
+        ProviderError { message, kind: text(error.get("type")), code: text(error.get("code")), prompt_tokens: count("n_prompt_tokens"), window: count("n_ctx") }
+            .with_counts_from_message()
     }
 
     pub fn from_body(body: &[u8]) -> ProviderError {
         match serde_json::from_slice::<Value>(body) {
             Ok(value) => ProviderError::from_value(&value),
-            Err(_) => ProviderError { message: String::from_utf8_lossy(body).into_owned(), ..ProviderError::default() },
+            Err(_) => ProviderError { message: String::from_utf8_lossy(body).into_owned(), ..ProviderError::default() }.with_counts_from_message(),
         }
+    }
+
+    /// Fills the counts the message states and the body's fields did not.
+    fn with_counts_from_message(mut self) -> ProviderError {
+        let (prompt, window) = overflow_counts(&self.message);
+        self.prompt_tokens = self.prompt_tokens.or(prompt);
+        self.window = self.window.or(window);
+        self
     }
 
     fn mentions_context_overflow(&self) -> bool {
@@ -167,11 +218,13 @@ impl ProviderError {
         let message = self.message.to_ascii_lowercase();
         code == "context_length_exceeded"
             || kind == "context_length_exceeded"
+            || kind == "exceed_context_size_error"
             || code == "string_above_max_length"
             || [
                 "maximum context length",
                 "context length",
                 "context window",
+                "context size",
                 "contextwindowexceeded",
                 "too many tokens",
                 "prompt is too long",
@@ -179,13 +232,68 @@ impl ProviderError {
                 "exceeds the context",
                 "reduce the length",
                 "range of input length",
+                // llama.cpp before it named the context: a prompt longer than a batch.
+                "input is too large to process",
             ]
             .iter()
             .any(|needle| message.contains(needle))
     }
 
+    /// The server family whose wording this is, when it is recognisable.
+    fn server(&self) -> Option<ServerKind> {
+        let message = self.message.to_ascii_lowercase();
+        if self.kind == "exceed_context_size_error" || message.contains("available context size") || message.contains("physical batch size") {
+            Some(ServerKind::LlamaCpp)
+        } else if message.contains("input length exceeds the context length") {
+            Some(ServerKind::Ollama)
+        } else if self.kind == "BadRequestError" || message.contains("however, you requested") || message.contains("in the messages,") {
+            Some(ServerKind::Vllm)
+        } else {
+            None
+        }
+    }
+
+    fn context_too_long(&self, message: String) -> LlmError {
+        LlmError::ContextTooLong { message, prompt_tokens: self.prompt_tokens, window: self.window, server: self.server() }
+    }
+
     fn is_insufficient_quota(&self) -> bool {
         self.code == "insufficient_quota" || self.kind == "insufficient_quota" || self.message.contains("exceeded your current quota")
+    }
+}
+
+/// The prompt tokens and the window an overflow message states, in the wordings of
+/// llama.cpp ("request (4519 tokens) exceeds the available context size (4096
+/// tokens)"), vLLM and OpenAI ("maximum context length is 4096 tokens. However, you
+/// requested 5000 tokens (4519 in the messages, 481 in the completion)", "your messages
+/// resulted in 5000 tokens", "your request has 4519 input tokens").
+pub fn overflow_counts(message: &str) -> (Option<u64>, Option<u64>) {
+    static PATTERNS: std::sync::OnceLock<[regex::Regex; 5]> = std::sync::OnceLock::new();
+    let [llama, max_len, in_messages, resulted, request_has] = PATTERNS.get_or_init(|| {
+        let re = |p: &str| regex::Regex::new(p).unwrap_or_else(|e| panic!("overflow pattern: {e}"));
+        [
+            re(r"(?i)request \(([\d,]+) tokens\) exceeds the available context size \(([\d,]+) tokens\)"),
+            re(r"(?i)maximum (?:context|input|prompt) length is ([\d,]+)"),
+            re(r"(?i)\(([\d,]+) in the messages"),
+            re(r"(?i)(?:messages resulted in|you requested) ([\d,]+) tokens"),
+            re(r"(?i)request has ([\d,]+) input tokens"),
+        ]
+    });
+    let number = |m: Option<regex::Match<'_>>| m.and_then(|m| m.as_str().replace(',', "").parse::<u64>().ok());
+    if let Some(c) = llama.captures(message) {
+        return (number(c.get(1)), number(c.get(2)));
+    }
+    let window = max_len.captures(message).and_then(|c| number(c.get(1)));
+    let prompt = in_messages.captures(message).or_else(|| request_has.captures(message)).or_else(|| resulted.captures(message)).and_then(|c| number(c.get(1)));
+    (prompt, window)
+}
+
+fn overflow_figures(prompt_tokens: Option<u64>, window: Option<u64>) -> String {
+    match (prompt_tokens, window) {
+        (Some(prompt), Some(window)) => format!(" ({prompt} prompt tokens, a window of {window})"),
+        (None, Some(window)) => format!(" (a window of {window})"),
+        (Some(prompt), None) => format!(" ({prompt} prompt tokens)"),
+        (None, None) => String::new(),
     }
 }
 
@@ -200,10 +308,10 @@ pub fn classify_status(status: u16, body: &[u8], retry_after: Option<Duration>) 
         429 => LlmError::RateLimited { retry_after, message },
         404 => LlmError::NotFound { message },
         408 => LlmError::Timeout { after: Duration::ZERO },
-        413 => LlmError::ContextTooLong { message },
-        400..=499 if provider.mentions_context_overflow() => LlmError::ContextTooLong { message },
+        413 => provider.context_too_long(message),
+        400..=499 if provider.mentions_context_overflow() => provider.context_too_long(message),
         400..=499 => LlmError::Rejected { status, message },
-        500..=599 if provider.mentions_context_overflow() => LlmError::ContextTooLong { message },
+        500..=599 if provider.mentions_context_overflow() => provider.context_too_long(message),
         _ => LlmError::Unavailable { status: Some(status), message },
     }
 }
@@ -220,7 +328,7 @@ pub fn classify_stream_error(value: &Value) -> LlmError {
         .filter(|s| (400..600).contains(s));
     let message = if provider.message.is_empty() { "an error arrived in the stream".to_owned() } else { shorten(&provider.message) };
     if provider.mentions_context_overflow() {
-        return LlmError::ContextTooLong { message };
+        return provider.context_too_long(message);
     }
     if provider.is_insufficient_quota() {
         return LlmError::InsufficientQuota { message };
@@ -229,7 +337,7 @@ pub fn classify_stream_error(value: &Value) -> LlmError {
         Some(status) => classify_status(status, value.to_string().as_bytes(), None),
         None if provider.kind.contains("rate_limit") || provider.code.contains("rate_limit") => LlmError::RateLimited { retry_after: None, message },
         None if provider.kind.contains("server_error") || provider.kind.contains("overloaded") => LlmError::Unavailable { status: Some(500), message },
-        None => LlmError::BadResponse { detail: format!("an error arrived in the stream: {message}") },
+        None => LlmError::Incomplete { detail: format!("the server reported an error in the stream: {message}") },
     }
 }
 
@@ -264,9 +372,29 @@ impl From<LlmError> for ApiError {
             LlmError::Rejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
                 .hint("check_model_options", "The server refused the request as sent; check the model name and that the server supports this kind of request (for example tools).")
                 .details(serde_json::json!({ "status": status })),
-            LlmError::ContextTooLong { .. } => {
-                ApiError::new(ErrorCode::ContextTooLong, message).hint("shorten_context", "Shorten the input or compact the session, or use a model with a larger context window.")
+            LlmError::ContextTooLong { prompt_tokens, window, server, .. } => context_too_long(message, prompt_tokens, window, server),
+            LlmError::Incomplete { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
+                .problem("model.incomplete", &[])
+                .hint("retry_connection", "If it worked before, try again; the connection may have been cut.")
+                .hint(
+                    "check_server_running",
+                    "For a local server (Ollama, LM Studio, llama.cpp, vLLM), check that it is running and listening on the profile's address; its log says why it stopped.",
+                ),
+            LlmError::EmptyReply { ref finish } => {
+                let error = ApiError::new(ErrorCode::ProviderBadResponse, message)
+                    .problem("model.empty_reply", &[("finish", finish)])
+                    .hint("retry_empty", "Try again; a model sometimes ends at once. If it keeps answering nothing, check the server's log or try another model.")
+                    .details(serde_json::json!({ "emptyReply": true, "finishReason": finish }));
+                if finish == "length" {
+                    error.hint("raise_max_output", "The reply stopped at the output limit before any text: raise the profile's output limit, or use a model that thinks less.")
+                } else {
+                    error
+                }
             }
+            LlmError::Repetition { ref excerpt, times } => ApiError::new(ErrorCode::ProviderBadResponse, message)
+                .problem("model.repetition", &[("times", &times.to_string()), ("excerpt", excerpt)])
+                .hint("retry_repetition", "Try again; if the model keeps repeating itself, lower its temperature, raise its repeat penalty, or use another model.")
+                .details(serde_json::json!({ "repetition": true, "times": times })),
             LlmError::BadResponse { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .hint("check_compatible", "Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1).")
                 .hint("retry_connection", "If it worked before, try again; the connection may have been cut."),
@@ -285,6 +413,33 @@ impl From<LlmError> for ApiError {
             LlmError::Cancelled => ApiError::new(ErrorCode::Cancelled, message),
             LlmError::Config { .. } => ApiError::new(ErrorCode::Validation, message).hint("check_profile", "Check the profile's base URL, proxy and certificate settings."),
         }
+    }
+}
+
+/// CONTEXT_TOO_LONG with the server's numbers and the choices: fewer platforms, a
+/// smaller selection, or a larger window, said for the server that has it.
+fn context_too_long(message: String, prompt_tokens: Option<u64>, window: Option<u64>, server: Option<ServerKind>) -> ApiError {
+    let prompt = prompt_tokens.map(|n| n.to_string()).unwrap_or_default();
+    let window_text = window.map(|n| n.to_string()).unwrap_or_default();
+    let mut error = ApiError::new(ErrorCode::ContextTooLong, message);
+    if prompt_tokens.is_some() && window.is_some() {
+        error = error.problem("model.context_too_long", &[("prompt", &prompt), ("window", &window_text)]);
+    }
+    let error = error
+        .hint("fewer_platforms", "Optimize for fewer platforms at once.")
+        .hint("smaller_selection", "Select a smaller part of the text, or shorten the input or compact the session.")
+        .details(serde_json::json!({ "promptTokens": prompt_tokens, "contextWindow": window, "server": server.map(ServerKind::id) }));
+    // A window that holds the prompt and a reply of a quarter of it.
+    let wanted = suggested_window(prompt_tokens.map_or(window.unwrap_or(4096) * 2, |p| p + p / 4)).to_string();
+    match server {
+        Some(server) => error.hint_with(&format!("larger_window_{}", server.id()), server.larger_window_advice(wanted.parse().unwrap_or(8192)), &[("tokens", &wanted)]),
+        None => error.hint_with(
+            "larger_window",
+            format!(
+                "Or use a larger window ({wanted} tokens or more): llama.cpp -c/--ctx-size, Ollama num_ctx or OLLAMA_CONTEXT_LENGTH, LM Studio's Context Length when loading the model, vLLM --max-model-len; for a hosted model, one with a larger context window."
+            ),
+            &[("tokens", &wanted)],
+        ),
     }
 }
 
@@ -326,13 +481,13 @@ mod tests {
         check(
             400,
             json!({"error": {"message": "This model's maximum context length is 8192 tokens", "code": "context_length_exceeded"}}),
-            LlmError::ContextTooLong { message: "This model's maximum context length is 8192 tokens".into() },
+            LlmError::ContextTooLong { message: "This model's maximum context length is 8192 tokens".into(), prompt_tokens: None, window: Some(8192), server: None },
         );
         // LiteLLM: no code, only the message says so.
         check(
             400,
             json!({"error": {"message": "litellm.ContextWindowExceededError: too long", "type": null, "code": "400"}}),
-            LlmError::ContextTooLong { message: "litellm.ContextWindowExceededError: too long".into() },
+            LlmError::ContextTooLong { message: "litellm.ContextWindowExceededError: too long".into(), prompt_tokens: None, window: None, server: None },
         );
         check(
             400,
@@ -343,6 +498,27 @@ mod tests {
         check(503, json!({"detail": "overloaded"}), LlmError::Unavailable { status: Some(503), message: "overloaded".into() });
         assert_eq!(classify_status(502, b"<html>Bad gateway</html>", None), LlmError::Unavailable { status: Some(502), message: "<html>Bad gateway</html>".into() });
         assert_eq!(classify_status(500, b"", None), LlmError::Unavailable { status: Some(500), message: "HTTP 500".into() });
+    }
+
+    #[test]
+    fn overflow_counts_in_each_servers_words() {
+        assert_eq!(overflow_counts("request (4519 tokens) exceeds the available context size (4096 tokens), try increasing it"), (Some(4519), Some(4096)));
+        assert_eq!(
+            overflow_counts("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4519 in the messages, 481 in the completion)."),
+            (Some(4519), Some(4096))
+        );
+        assert_eq!(
+            overflow_counts("'max_tokens' or 'max_completion_tokens' is too large: 1000. This model's maximum context length is 4096 tokens and your request has 3500 input tokens (1000 > 4096 - 3500)."),
+            (Some(3500), Some(4096))
+        );
+        assert_eq!(overflow_counts("This model's maximum context length is 128,000 tokens. However, your messages resulted in 130,412 tokens."), (Some(130412), Some(128000)));
+        assert_eq!(overflow_counts("the input length exceeds the context length"), (None, None));
+        // Ollama's own error for an over-long input is an overflow said for Ollama.
+        let ollama = classify_status(400, br#"{"error":"the input length exceeds the context length"}"#, None);
+        assert!(matches!(ollama, LlmError::ContextTooLong { server: Some(ServerKind::Ollama), .. }), "{ollama:?}");
+        let batch = classify_status(500, br#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#, None);
+        assert!(matches!(batch, LlmError::ContextTooLong { server: Some(ServerKind::LlamaCpp), .. }), "{batch:?}");
+        assert!(!batch.is_retryable());
     }
 
     #[test]
@@ -368,7 +544,7 @@ mod tests {
     fn stream_errors_are_classified() {
         assert_eq!(classify_stream_error(&json!({"error": {"message": "boom", "type": "server_error"}})), LlmError::Unavailable { status: Some(500), message: "boom".into() });
         assert_eq!(classify_stream_error(&json!({"error": {"message": "slow down", "code": 429}})), LlmError::RateLimited { retry_after: None, message: "slow down".into() });
-        assert!(matches!(classify_stream_error(&json!({"error": {"message": "weird"}})), LlmError::BadResponse { .. }));
+        assert!(matches!(classify_stream_error(&json!({"error": {"message": "weird"}})), LlmError::Incomplete { .. }));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::window::{ServerWindow, WindowOrigin};
 use crate::model::Timestamp;
 use crate::store::{Kind, Record};
 
@@ -50,7 +51,17 @@ pub struct LlmProfile {
     #[ts(optional)]
     pub embedding_model: Option<String>,
     pub timeout_s: u32,
+    /// The window every budget uses: the person's figure when they set one, else the
+    /// one the server reported, else a cautious default ([`LlmProfile::context_window_origin`]).
     pub context_window: u32,
+    /// Where `context_window` comes from.
+    #[serde(default)]
+    pub context_window_origin: WindowOrigin,
+    /// The window the server reported when the profile was last tested (absent: not
+    /// asked yet, or the server does not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server_window: Option<ServerWindow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub max_output_tokens: Option<u32>,
@@ -131,7 +142,46 @@ pub enum ToolLoading {
     OnDemand,
 }
 
+/// The window a profile assumes when nobody set one and its server has not said (a
+/// hosted model, or a server not tested yet). Testing the profile replaces it with the
+/// server's figure where the server says one.
+pub const ASSUMED_CONTEXT_WINDOW: u32 = 8192;
+
 impl LlmProfile {
+    /// Sets `context_window` from the person's figure (`Some`) or, without one, from the
+    /// server's report (an upper bound such as a model's trained maximum is not taken
+    /// above the assumed window).
+    pub fn settle_window(&mut self, person: Option<u32>) {
+        (self.context_window, self.context_window_origin) = match (person, self.server_window) {
+            (Some(tokens), _) => (tokens, WindowOrigin::Person),
+            (None, Some(server)) if server.source.is_exact() => (server.tokens, WindowOrigin::Server),
+            (None, Some(server)) => (server.tokens.min(ASSUMED_CONTEXT_WINDOW), WindowOrigin::Assumed),
+            (None, None) => (ASSUMED_CONTEXT_WINDOW, WindowOrigin::Assumed),
+        };
+    }
+
+    /// When the person's window and the server's differ: a warning naming both.
+    pub fn window_disagreement(&self) -> Option<crate::error::Hint> {
+        let server = self.server_window?;
+        if self.context_window_origin != WindowOrigin::Person || !server.source.is_exact() || server.tokens == self.context_window {
+            return None;
+        }
+        let (mine, theirs) = (self.context_window.to_string(), server.tokens.to_string());
+        let consequence = if self.context_window > server.tokens {
+            "requests that fit the profile's figure will be refused by the server"
+        } else {
+            "the profile uses less of the window than the server has"
+        };
+        Some(crate::error::Hint::with(
+            "window_disagrees",
+            format!(
+                "The profile's context window is {mine} tokens, but the server ({}) says {theirs}: {consequence}. Clear the figure to use the server's, or change the server.",
+                server.source.describe()
+            ),
+            &[("configured", &mine), ("server", &theirs), ("source", server.source.describe())],
+        ))
+    }
+
     /// The response format asking this profile's server for JSON matching `schema`, or
     /// plain text when the server cannot be asked (the schema then goes in the prompt).
     pub fn response_format(&self, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {

@@ -18,6 +18,7 @@ use super::client::Embeddings;
 use super::keychain::{account_for_profile, SecretStore};
 use super::profile::{LlmProfile, Provider};
 use super::retry::{Jitter, RetryPolicy};
+use super::window::ServerWindow;
 use super::{estimate_request_tokens, ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Usage};
 use crate::clock::{Clock, IdSource};
 use crate::error::{ApiError, ErrorCode};
@@ -143,11 +144,13 @@ impl Runtime {
             );
         }
         let api_key = self.resolve_key(&profile)?;
+        let limited = with_output_limit(request, call.purpose, &profile);
+        let request = limited.as_ref().unwrap_or(request);
         check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
         let client = self.client(endpoint(&profile, api_key)?)?;
         let started = std::time::Instant::now();
         let mut sent = 0;
-        let result = self.run(client.chat_counting(request, on_event, cancel, &mut sent))?;
+        let result = self.run(client.chat_counting(request, on_event, cancel, &mut sent))?.map_err(|error| with_profile_server(error, &profile));
         let latency_ms = started.elapsed().as_millis() as u64;
         let (model, usage, attempts, outcome) = match &result {
             Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
@@ -156,6 +159,17 @@ impl Runtime {
         let metered = Metered { profile: &profile, call, model, usage, attempts, outcome, latency_ms };
         record_usage(store, clock, ids, metered)?;
         Ok(result?)
+    }
+
+    /// The window `profile`'s server states for its model (see
+    /// [`LlmClient::detect_window`]), asked with at most `timeout` per request. Nothing
+    /// is metered: no model is called.
+    pub fn detect_window(&self, profile: &LlmProfile, api_key: Option<ApiKey>, timeout: Duration, now: crate::model::Timestamp) -> Result<Option<ServerWindow>, ApiError> {
+        let mut endpoint = endpoint(profile, api_key)?;
+        endpoint.timeout = endpoint.timeout.min(timeout);
+        let client = self.client(endpoint)?;
+        let found = self.run(client.detect_window(&Cancel::new()))?;
+        Ok(found.map(|(tokens, source)| ServerWindow { tokens, source, server: source.server(), detected_at: now }))
     }
 
     /// Embeds `inputs` with the embedding model of exactly the profile named in `call`,
@@ -207,6 +221,52 @@ impl Runtime {
         };
         record_usage(store, clock, ids, Metered { profile: &profile, call, model, usage, attempts, outcome, latency_ms })?;
         Ok(result?)
+    }
+}
+
+/// The output limit a call's purpose needs, when the caller set none: a connection
+/// test a few tokens, a reranking a short list, an answer a few paragraphs. A local
+/// model writes a few tokens a second, so an unbounded step can run for many minutes.
+/// (Drafting, optimize and compaction set their own limits.)
+pub fn purpose_output_limit(purpose: &str) -> Option<u32> {
+    match purpose {
+        "test_connection" => Some(16),
+        "ask_rerank" => Some(256),
+        "ask" => Some(1024),
+        "title" => Some(64),
+        _ => None,
+    }
+}
+
+/// `request` with an output limit fitted to its purpose and to the profile: the
+/// purpose's limit when none was set, never above the profile's `max_output_tokens`,
+/// and, when the window is known, never more than the window leaves after the prompt
+/// (vLLM refuses a request whose prompt plus `max_tokens` exceeds its window). `None`
+/// when the request stays as it is.
+fn with_output_limit(request: &ChatRequest, purpose: &str, profile: &LlmProfile) -> Option<ChatRequest> {
+    let mut limit = request.max_output_tokens.or_else(|| purpose_output_limit(purpose));
+    if let Some(max) = profile.max_output_tokens {
+        limit = Some(limit.map_or(max, |l| l.min(max)));
+    }
+    if let Some(wanted) = limit {
+        // Room the window leaves (estimates run low for some scripts: a tenth spare).
+        let prompt = estimate_request_tokens(request);
+        let room = u64::from(profile.context_window).saturating_sub(prompt + prompt / 10);
+        if room >= 256 && u64::from(wanted) > room {
+            limit = Some(room as u32);
+        }
+    }
+    (limit != request.max_output_tokens).then(|| ChatRequest { max_output_tokens: limit, ..request.clone() })
+}
+
+/// A context overflow said for the profile's server when its window was read from
+/// the server (Ollama words its runner's llama.cpp error; the profile knows better).
+fn with_profile_server(error: super::LlmError, profile: &LlmProfile) -> super::LlmError {
+    match (error, profile.server_window) {
+        (super::LlmError::ContextTooLong { message, prompt_tokens, window, server }, known) => {
+            super::LlmError::ContextTooLong { message, prompt_tokens, window, server: known.map(|w| w.server).or(server) }
+        }
+        (other, _) => other,
     }
 }
 

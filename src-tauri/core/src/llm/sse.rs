@@ -127,6 +127,16 @@ impl SseParser {
                 self.has_data = true;
             }
             "event" => self.event = Some(value.to_owned()),
+            // Not SSE, but what llama.cpp's server writes for an error once a stream is
+            // open (`error: {...}`): kept as an `error` event rather than lost.
+            "error" => {
+                if self.has_data {
+                    self.dispatch(sink);
+                }
+                self.event = Some("error".to_owned());
+                self.data.push_str(value);
+                self.has_data = true;
+            }
             // `id` and `retry` only matter for reconnecting, which a completion never does.
             _ => {}
         }

@@ -227,6 +227,15 @@ impl StreamAssembler {
         true
     }
 
+    /// Takes the data of an SSE `error` event or field: llama.cpp's server sends an error
+    /// that happens once the stream is open (a prompt longer than the window) as
+    /// `error: {"code": 400, "message": ..., "type": ...}`, a line other SSE readers skip.
+    pub fn push_error_event(&mut self, data: &str) -> LlmError {
+        let value: Value = serde_json::from_str(data.trim()).unwrap_or_else(|_| Value::String(data.trim().to_owned()));
+        let wrapped = if value.get("error").is_some() { value } else { serde_json::json!({ "error": value }) };
+        classify_stream_error(&wrapped)
+    }
+
     /// Takes one parsed chunk (also used for a whole non-streamed completion, whose
     /// choices carry `message` instead of `delta`).
     pub fn push_chunk(&mut self, chunk: &Value, out: &mut Vec<ChatEvent>) -> Result<(), LlmError> {
@@ -351,7 +360,7 @@ impl StreamAssembler {
             Some(reason) => reason,
             None if self.done && !self.calls.is_empty() => FinishReason::ToolCalls,
             None if self.done => FinishReason::Stop,
-            None => return Err(LlmError::BadResponse { detail: "the stream ended before the reply was finished".to_owned() }),
+            None => return Err(LlmError::Incomplete { detail: "the stream stopped without a finish reason or [DONE]".to_owned() }),
         };
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (idx, call) in self.calls.into_iter().enumerate() {
@@ -489,7 +498,7 @@ mod tests {
         let error = body(&[delta(json!({"content": "a"})), json!({"error": {"message": "upstream failed", "type": "server_error"}})]);
         assert_eq!(assemble_body(&error).unwrap_err(), LlmError::Unavailable { status: Some(500), message: "upstream failed".into() });
         let cut = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n";
-        assert!(matches!(assemble_body(cut).unwrap_err(), LlmError::BadResponse { .. }));
+        assert!(matches!(assemble_body(cut).unwrap_err(), LlmError::Incomplete { .. }), "a stream that stops without a finish is incomplete, not incompatible");
         assert!(matches!(assemble_body(b"data: {not json\n\n").unwrap_err(), LlmError::BadResponse { .. }));
         // A finish reason without [DONE] is complete (many servers close right away).
         let no_done = format!("data: {}\n\ndata: {}\n\n", delta(json!({"content": "a"})), finish("length"));

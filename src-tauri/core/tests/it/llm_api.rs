@@ -219,7 +219,7 @@ fn a_call_uses_exactly_its_profile_and_records_it() {
     let call = ModelCall { profile: "first", purpose: "optimize", session_id: None, run_id: Some("run_7") };
     let error = t.engine.model_chat(call, &ChatRequest::new(vec![Message::user("x")]), &mut |_| {}, &Cancel::new()).unwrap_err();
     assert_eq!(error.code, ErrorCode::ProviderUnavailable);
-    assert!(second.requests().is_empty(), "no silent fallback to another profile");
+    assert!(second.chat_requests().is_empty(), "no silent fallback to another profile (its window was read when it was saved, no more)");
     let record = &t.ok("usage.list", json!({}))["records"][0];
     assert_eq!((record["profileName"].as_str(), record["runId"].as_str(), record["purpose"].as_str()), (Some("first"), Some("run_7"), Some("optimize")));
     first.assert_calls(3);
@@ -519,4 +519,102 @@ fn a_local_server_that_is_not_running_says_so() {
     let tested = t.ok("llmProfile.test", json!({"profile": "local"}));
     assert_eq!(tested["error"]["messageId"], "profile.local_server_down", "{tested}");
     assert_eq!(tested["error"]["params"]["url"], url.as_str());
+}
+
+/// A recorded server answer from `tests/fixtures/llm-servers/`: its status and body.
+fn recorded(name: &str) -> (u16, Value) {
+    let path = inkstone_test_support::fixtures_dir().join("llm-servers").join(name);
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap();
+    (value["status"].as_u64().unwrap() as u16, value["body"].clone())
+}
+
+/// A fake server that answers `routes` (method, path, fixture) as the real one did.
+fn server_answering(routes: &[(&str, &str, &str)]) -> ModelServer {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    for (method, path, fixture) in routes {
+        let (status, body) = recorded(fixture);
+        server.set_route(method, path, status, body);
+    }
+    server
+}
+
+#[test]
+fn the_window_is_read_from_each_server_family_at_save_and_test() {
+    // (server, its recorded answers, the model, the window, its source, origin)
+    type Routes<'a> = Vec<(&'a str, &'a str, &'a str)>;
+    let cases: Vec<(&str, Routes<'_>, &str, u64, &str, &str)> = vec![
+        ("llama.cpp", vec![("GET", "/props", "llama-cpp-props.json")], "default", 4096, "llamaCppProps", "server"),
+        ("Ollama, running", vec![("GET", "/api/ps", "ollama-ps.json"), ("POST", "/api/show", "ollama-show.json")], "qwen2.5:7b", 4096, "ollamaRunning", "server"),
+        ("Ollama, num_ctx", vec![("POST", "/api/show", "ollama-show-num-ctx.json")], "qwen2.5:7b", 16384, "ollamaNumCtx", "server"),
+        // The trained maximum only bounds the window: the cautious default stays.
+        ("Ollama, the model's maximum", vec![("POST", "/api/show", "ollama-show.json")], "qwen2.5:7b", 8192, "ollamaModelMax", "assumed"),
+        ("LM Studio", vec![("GET", "/api/v0/models", "lm-studio-models.json")], "qwen2.5-7b-instruct", 4096, "lmStudioLoaded", "server"),
+        ("vLLM", vec![("GET", "/v1/models", "vllm-models.json")], "Qwen/Qwen2.5-7B-Instruct", 32768, "vllmMaxModelLen", "server"),
+    ];
+    for (label, routes, model, window, source, origin) in cases {
+        let server = server_answering(&routes);
+        let t = TestEngine::new();
+        // Saved without a figure: the server on this computer is asked at once.
+        let saved = t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": model}));
+        let profile = &saved["profile"];
+        assert_eq!(profile["contextWindow"], window, "{label}: {profile}");
+        assert_eq!((profile["contextWindowOrigin"].as_str(), profile["serverWindow"]["source"].as_str()), (Some(origin), Some(source)), "{label}");
+        assert_eq!(saved["warnings"], json!([]), "{label}");
+        // The test asks again, after the model answered.
+        let tested = t.ok("llmProfile.test", json!({"profile": "local"}));
+        assert_eq!(tested["ok"], true, "{label}");
+        assert_eq!((tested["profile"]["contextWindow"].as_u64(), tested["profile"]["serverWindow"]["source"].as_str()), (Some(window), Some(source)), "{label}");
+        assert!(tested.get("warnings").is_none(), "{label}: {tested}");
+        server.assert_calls(1);
+    }
+    // A server that says nothing (a hosted API): the assumed figure, and no warning.
+    let server = server_answering(&[]);
+    let t = TestEngine::new();
+    let saved = t.ok("llmProfile.create", json!({"name": "plain", "baseUrl": server.base_url(), "model": "fake-model"}));
+    assert_eq!((saved["profile"]["contextWindow"].as_u64(), saved["profile"]["contextWindowOrigin"].as_str()), (Some(8192), Some("assumed")));
+    assert!(saved["profile"].get("serverWindow").is_none());
+}
+
+#[test]
+fn the_persons_window_wins_and_a_disagreement_is_warned() {
+    let server = server_answering(&[("GET", "/props", "llama-cpp-props.json")]);
+    let t = TestEngine::new();
+    let saved = t.ok("llmProfile.create", json!({"name": "llama", "baseUrl": server.base_url(), "model": "default", "contextWindow": 8192}));
+    assert_eq!((saved["profile"]["contextWindow"].as_u64(), saved["profile"]["contextWindowOrigin"].as_str()), (Some(8192), Some("person")));
+    let tested = t.ok("llmProfile.test", json!({"profile": "llama"}));
+    assert_eq!(tested["profile"]["contextWindow"], 8192, "the person's figure wins");
+    assert_eq!(tested["profile"]["serverWindow"]["tokens"], 4096);
+    let warning = &tested["warnings"][0];
+    assert_eq!(warning["id"], "window_disagrees");
+    assert_eq!((warning["params"]["configured"].as_str(), warning["params"]["server"].as_str()), (Some("8192"), Some("4096")));
+    assert!(warning["message"].as_str().unwrap().contains("llama.cpp /props n_ctx"), "{warning}");
+    // Saving again keeps warning while the figures differ; clearing the figure takes the server's.
+    let again = t.ok("llmProfile.update", json!({"profile": "llama", "changes": {"name": "llama", "baseUrl": server.base_url(), "model": "default", "contextWindow": 8192}}));
+    assert_eq!(again["warnings"][0]["id"], "window_disagrees");
+    let cleared = t.ok("llmProfile.update", json!({"profile": "llama", "changes": {"name": "llama", "baseUrl": server.base_url(), "model": "default"}}));
+    assert_eq!((cleared["profile"]["contextWindow"].as_u64(), cleared["profile"]["contextWindowOrigin"].as_str()), (Some(4096), Some("server")));
+    assert_eq!(cleared["warnings"], json!([]));
+    // A figure that agrees is no warning.
+    let agreed = t.ok("llmProfile.update", json!({"profile": "llama", "changes": {"name": "llama", "baseUrl": server.base_url(), "model": "default", "contextWindow": 4096}}));
+    assert_eq!(agreed["warnings"], json!([]));
+}
+
+#[test]
+fn an_overflow_names_the_numbers_and_how_to_enlarge_the_profiles_server() {
+    let server = server_answering(&[("GET", "/api/ps", "ollama-ps.json")]);
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "ollama", "baseUrl": server.base_url(), "model": "qwen2.5:7b"}));
+    let (status, body) = recorded("ollama-overflow.json");
+    server.push(Reply::error(status, body));
+    let call = ModelCall { profile: "ollama", purpose: "optimize", session_id: None, run_id: Some("run_1") };
+    let error = t.engine.model_chat(call, &ChatRequest::new(vec![Message::user("a long article")]), &mut |_| {}, &Cancel::new()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::ContextTooLong);
+    let details = error.details.clone().unwrap();
+    assert_eq!((details["promptTokens"].as_u64(), details["contextWindow"].as_u64(), details["server"].as_str()), (Some(8889), Some(4096), Some("ollama")));
+    let ids: Vec<&str> = error.hints.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["fewer_platforms", "smaller_selection", "larger_window_ollama"], "Ollama's wrapped llama.cpp wording is said for Ollama");
+    let larger = error.hints.last().unwrap();
+    assert!(larger.message.contains("OLLAMA_CONTEXT_LENGTH=16384") && larger.message.contains("num_ctx 16384"), "{}", larger.message);
+    assert!(!error.message.contains("OpenAI-compatible"), "{}", error.message);
 }

@@ -346,3 +346,109 @@ fn lists_models() {
     let models = runtime().block_on(client(&server).models(&Cancel::new())).unwrap();
     assert_eq!(models, vec!["llama3.1:8b", "qwen2.5:7b"]);
 }
+
+/// A recorded server answer from `tests/fixtures/llm-servers/`: its status and body.
+fn recorded(name: &str) -> (u16, serde_json::Value) {
+    let path = inkstone_test_support::fixtures_dir().join("llm-servers").join(name);
+    let value: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap();
+    (value["status"].as_u64().unwrap() as u16, value["body"].clone())
+}
+
+fn hint_ids(error: &ApiError) -> Vec<String> {
+    error.hints.iter().map(|h| h.id.clone()).collect()
+}
+
+#[test]
+fn each_server_familys_context_overflow_is_context_too_long_with_its_numbers() {
+    let stream = std::fs::read_to_string(inkstone_test_support::fixtures_dir().join("llm-servers/llama-cpp-overflow-stream.txt")).unwrap();
+    let reply = |name: &str| {
+        let (status, body) = recorded(name);
+        Reply::error(status, body)
+    };
+    // (the answer, prompt tokens, window, the larger-window hint for its server)
+    type Case<'a> = (&'a str, Reply, Option<u64>, Option<u64>, &'a str);
+    let cases: Vec<Case<'_>> = vec![
+        ("llama.cpp 400", reply("llama-cpp-overflow.json"), Some(4519), Some(4096), "larger_window_llamaCpp"),
+        ("llama.cpp error line in an open stream", Reply::Raw { status: 200, content_type: "text/event-stream".into(), body: stream }, None, None, "larger_window_llamaCpp"),
+        ("llama.cpp batch, 500", reply("llama-cpp-batch.json"), None, None, "larger_window_llamaCpp"),
+        ("Ollama, the runner's error wrapped", reply("ollama-overflow.json"), Some(8889), Some(4096), "larger_window_llamaCpp"),
+        ("vLLM", reply("vllm-overflow.json"), Some(4519), Some(4096), "larger_window_vllm"),
+        ("OpenAI", reply("openai-overflow.json"), Some(130412), Some(128000), "larger_window"),
+    ];
+    for (label, reply, prompt, window, larger) in cases {
+        let (error, server) = error_of(reply);
+        assert!(matches!(error, LlmError::ContextTooLong { .. }), "{label}: {error:?}");
+        let api: ApiError = error.into();
+        assert_eq!(api.code, ErrorCode::ContextTooLong, "{label}");
+        let details = api.details.clone().unwrap();
+        assert_eq!((details["promptTokens"].as_u64(), details["contextWindow"].as_u64()), (prompt, window), "{label}");
+        let ids = hint_ids(&api);
+        assert_eq!(ids, ["fewer_platforms", "smaller_selection", larger], "{label}");
+        if let (Some(prompt), Some(window)) = (prompt, window) {
+            assert!(api.message.contains(&format!("{prompt} prompt tokens, a window of {window}")), "{label}: {}", api.message);
+            assert_eq!(api.params.as_ref().unwrap()["window"], window.to_string(), "{label}");
+        }
+        // A recognisable body is never "check the URL".
+        assert!(!ids.iter().any(|id| id == "check_base_url" || id == "check_compatible"), "{label}: {ids:?}");
+        server.assert_calls(1);
+    }
+    // The hint names a window that holds the prompt, for the server that needs it.
+    let (error, _server) = error_of(reply("llama-cpp-overflow.json"));
+    let api: ApiError = error.into();
+    let larger = api.hints.last().unwrap();
+    assert_eq!(larger.params["tokens"], "8192");
+    assert!(larger.message.contains("-c 8192"), "{}", larger.message);
+}
+
+#[test]
+fn check_the_url_only_when_the_url_is_the_problem() {
+    let (not_found, _s) = error_of(Reply::error(404, json!({"error": {"message": "404 page not found"}})));
+    assert!(hint_ids(&not_found.into()).contains(&"check_base_url".to_owned()));
+    let (html, _s) = error_of(Reply::Raw { status: 200, content_type: "text/html".into(), body: "<html>router login</html>".into() });
+    assert!(hint_ids(&html.into()).contains(&"check_compatible".to_owned()));
+    for reply in [
+        Reply::error(400, json!({"error": {"code": 400, "message": "tools param requires --jinja flag", "type": "invalid_request_error"}})),
+        Reply::error(500, json!({"error": {"code": 500, "message": "llama_decode failed", "type": "server_error"}})),
+        Reply::Cut { content: String::new() },
+        Reply::StreamError { content: String::new(), error: json!({"message": "model crashed", "type": "invalid_request_error"}) },
+    ] {
+        let label = format!("{reply:?}");
+        let (error, _s) = error_of(reply);
+        let ids = hint_ids(&error.into());
+        assert!(!ids.iter().any(|id| id == "check_base_url" || id == "check_compatible"), "{label}: {ids:?}");
+    }
+}
+
+#[test]
+fn an_empty_reply_is_said_as_such_with_a_retry_hint() {
+    let (error, server) = error_of(Reply::text(""));
+    assert_eq!(error, LlmError::EmptyReply { finish: "stop".into() });
+    let api: ApiError = error.into();
+    assert_eq!((api.code, api.message_id.as_deref()), (ErrorCode::ProviderBadResponse, Some("model.empty_reply")));
+    assert_eq!(hint_ids(&api), ["retry_empty"]);
+    server.assert_calls(1);
+    let (error, _server) =
+        error_of(Reply::Text { content: String::new(), reasoning: None, chunk_chars: 3, usage: Usage::Fixed { input: 900, output: 0 }, finish: "length".into() });
+    assert_eq!(hint_ids(&error.into()), ["retry_empty", "raise_max_output"]);
+    // Reasoning without an answer is not empty: the model said something.
+    let server = ModelServer::start(vec![Reply::reasoning("想了很久", "")]);
+    let reply = chat(&client(&server), &ask("q")).0.unwrap();
+    assert_eq!(reply.reasoning, "想了很久");
+}
+
+#[test]
+fn a_looping_reply_is_stopped_with_a_notice() {
+    let sentence = "春天来了，花园里的花都开了，真是美丽的景色。";
+    let looping = format!("好的。{}", sentence.repeat(40));
+    let server = ModelServer::start(vec![Reply::paced(Duration::from_millis(1), Reply::text_with(&looping, 4, Usage::Counted))]);
+    let (result, events) = chat(&client(&server), &ask("写一段"));
+    let error = result.unwrap_err();
+    assert!(matches!(&error, LlmError::Repetition { times: 8, excerpt } if excerpt.starts_with("春天来了")), "{error:?}");
+    let shown: String = events.iter().filter_map(|e| if let ChatEvent::TextDelta(t) = e { Some(t.as_str()) } else { None }).collect();
+    assert!(shown.chars().count() < looping.chars().count() / 3, "the stream was stopped early: {} of {} characters", shown.chars().count(), looping.chars().count());
+    let api: ApiError = error.into();
+    assert_eq!((api.code, api.message_id.as_deref()), (ErrorCode::ProviderBadResponse, Some("model.repetition")));
+    assert_eq!(api.params.as_ref().unwrap()["times"], "8");
+    assert_eq!(hint_ids(&api), ["retry_repetition"]);
+    server.assert_calls(1);
+}
