@@ -152,7 +152,7 @@ function ApplyProposalDetail({ pending, onSeen }: { pending: PendingApproval; on
         </p>
       )}
       {change?.detail && <p className="prompt-input">{change.detail}</p>}
-      {total > 0 && <DiffView diff={shown} mode="inline" identicalLabel={t("ai.proposal.noChange")} />}
+      {/* Above the diff and sticky, so the next page is always at hand. */}
       {pages > 1 && (
         <div className="prompt-pager row" data-testid="approval-pager">
           <button type="button" disabled={page === 0} data-testid="approval-prev" onClick={() => go(page - 1)}>
@@ -166,6 +166,7 @@ function ApplyProposalDetail({ pending, onSeen }: { pending: PendingApproval; on
           </button>
         </div>
       )}
+      {total > 0 && <DiffView diff={shown} mode="inline" identicalLabel={t("ai.proposal.noChange")} />}
       {pages > 1 && seen.size < pages && (
         <p className="small muted" data-testid="approval-see-all">
           {t("ai.approval.seeAll", { n: total })}
