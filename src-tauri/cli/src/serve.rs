@@ -4,14 +4,17 @@
 //!   with the code's HTTP status.
 //! - `POST /api/stream/<method>`: Server-Sent Events: `progress` events, then one
 //!   `result` or `error` event.
-//! - `GET /media/<file>`: the data folder's images, for previews.
+//! - `GET /media/<file>`: the data folder's images (with the token, like the API; the
+//!   UI itself reads images through `media.read`).
 //! - everything else: the built UI (`ui/dist`), with `index.html` as the fallback.
 //!
 //! Security: binds 127.0.0.1 only; every request must name this server in `Host` (no
 //! DNS rebinding) and, when it carries an `Origin`, come from this server's origin; every
-//! API request must carry the per-launch token as `Authorization: Bearer`. The token is
-//! printed once in the launch URL's fragment (never sent to the server in a URL, so it
-//! never reaches a log) and never logged.
+//! API and media request must carry the per-launch token as `Authorization: Bearer`.
+//! The token is printed once in the launch URL's fragment (never sent to the server in
+//! a URL, so it never reaches a log) and never logged. Every response carries the
+//! desktop window's Content-Security-Policy (`tauri.conf.json`, `app.security.csp`),
+//! so a page in the browser may load and connect to nothing but this server.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -59,6 +62,14 @@ fn refuse(status: StatusCode, code: ErrorCode, message: &str, hint: (&str, &str)
     (status, Json(error)).into_response()
 }
 
+/// The desktop window's Content-Security-Policy, read from `tauri.conf.json` (built in),
+/// so browser mode sends exactly the policy the desktop window has.
+fn desktop_csp() -> Result<HeaderValue> {
+    let config: Value = serde_json::from_str(include_str!("../../../tauri.conf.json")).context("reading the built-in tauri.conf.json")?;
+    let csp = config["app"]["security"]["csp"].as_str().context("tauri.conf.json has no app.security.csp")?;
+    HeaderValue::from_str(csp).context("the Content-Security-Policy is not a valid header value")
+}
+
 /// Constant-time comparison, so the token cannot be guessed byte by byte from timing.
 fn same_token(given: &[u8], expected: &[u8]) -> bool {
     given.len() == expected.len() && given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
@@ -87,7 +98,8 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
             );
         }
     }
-    if request.uri().path().starts_with("/api/") {
+    let path = request.uri().path();
+    if path.starts_with("/api/") || path == "/media" || path.starts_with("/media/") {
         let token = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok()).and_then(|h| h.strip_prefix("Bearer ")).unwrap_or("");
         if !same_token(token.as_bytes(), state.token.as_bytes()) {
             return refuse(
@@ -207,6 +219,7 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
         .with_context(|| format!("cannot listen on 127.0.0.1:{}; is another server using it? Try --port 0", args.port))?;
     let port = listener.local_addr()?.port();
     let token = new_token()?;
+    let csp = desktop_csp()?;
     let data_dir = engine.config().data_dir.clone();
     let engine = Arc::new(engine);
     // serve is long-lived: it delivers versions to the workspace server in the
@@ -233,12 +246,16 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
     }
     let app = app
         .layer(middleware::from_fn_with_state(Arc::clone(&state), guard))
-        .layer(axum::middleware::map_response(|mut response: Response| async move {
-            let headers: &mut HeaderMap = response.headers_mut();
-            headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-            headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-            response
+        .layer(axum::middleware::map_response(move |mut response: Response| {
+            let csp = csp.clone();
+            async move {
+                let headers: &mut HeaderMap = response.headers_mut();
+                headers.insert(header::CONTENT_SECURITY_POLICY, csp);
+                headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                headers.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+                headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+                response
+            }
         }))
         .with_state(Arc::clone(&state));
     let url = format!("http://127.0.0.1:{port}/#token={token}");

@@ -100,6 +100,10 @@ export type ApprovalChange = { proposalId: string, kind: ProposalKind, summary: 
 hunks: Array<ApprovalHunk>, 
 /**
  * Selected hunks left out of `hunks` because the list would not fit the log line.
+ * Only logs written before every hunk had to be listed carry a non-zero count
+ * (kept so they replay): a change whose hunks cannot all be listed is no longer
+ * put to the person in a prompt (the call is answered with a tool error that
+ * sends them to the review panel).
  */
 omittedHunks: number, 
 /**
@@ -113,7 +117,24 @@ detail?: string,
  * meanwhile moves it up by one); absent for a draft, a comment reply, settings
  * that leave the title, or an artifact.
  */
-createsVersion?: number, };
+createsVersion?: number, 
+/**
+ * `sha256:` of everything the approval applies: the proposal id with the sorted
+ * content hashes of every selected hunk (or, without hunks, its payload's hash),
+ * the material of the call's bound input hash. Deciding checks it against the
+ * proposal as it is then: a different hash refuses the approval as stale.
+ * Absent in logs written before.
+ */
+hunkSetHash?: string, 
+/**
+ * How many hunks the approval applies (all listed in `hunks`). Absent before.
+ */
+totalHunks?: number, 
+/**
+ * The size of the change: UTF-8 bytes of the selected hunks' old and new lines.
+ * Absent before.
+ */
+totalBytes?: number, };
 
 export type ApprovalHunk = { id: string, 
 /**

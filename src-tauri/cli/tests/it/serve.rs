@@ -144,3 +144,55 @@ fn serve_binds_loopback_only() {
         assert!(local.starts_with("0100007F:"), "listening on {local}, not 127.0.0.1");
     }
 }
+
+/// The desktop window's policy, from the repository's `tauri.conf.json`.
+fn desktop_csp() -> String {
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tauri.conf.json")).unwrap()).unwrap();
+    config["app"]["security"]["csp"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn every_response_carries_the_desktop_windows_content_security_policy() {
+    // Issue 29 item 6: browser mode sent no Content-Security-Policy.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let http = client();
+    let csp = desktop_csp();
+    // The UI in a browser talks to this server: the policy must let it.
+    assert!(csp.split(';').any(|d| d.trim().starts_with("connect-src") && d.contains("'self'")), "{csp}");
+    assert!(csp.split(';').any(|d| d.trim().starts_with("img-src") && !d.contains("https:") && !d.contains('*')), "no remote images: {csp}");
+    let responses = [
+        ("index", http.get(format!("{}/", server.base)).send().unwrap()),
+        ("a client-side route", http.get(format!("{}/some/route", server.base)).send().unwrap()),
+        ("an API call", http.post(format!("{}/api/project.list", server.base)).bearer_auth(&server.token).json(&json!({})).send().unwrap()),
+        ("a refused API call", http.post(format!("{}/api/project.list", server.base)).json(&json!({})).send().unwrap()),
+    ];
+    for (what, response) in responses {
+        let header = response.headers().get("content-security-policy").map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(header.as_deref(), Some(csp.as_str()), "{what}");
+    }
+}
+
+#[test]
+fn media_needs_the_token_too() {
+    // Issue 29 item 9: `/media/*` answered without the token.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let http = client();
+    let call =
+        |method: &str, params: Value| -> Value { http.post(format!("{}/api/{method}", server.base)).bearer_auth(&server.token).json(&params).send().unwrap().json().unwrap() };
+    let project = call("project.create", json!({"title": "图"}));
+    let asset = call("media.addBytes", json!({"projectId": project["id"], "fileName": "dot.png", "dataBase64": inkstone_test_support::tiny_png_base64()}));
+    let url = format!("{}/media/{}", server.base, asset["fileName"].as_str().unwrap());
+    let refused = http.get(&url).send().unwrap();
+    assert_eq!(refused.status(), 401, "no token");
+    let error: Value = refused.json().unwrap();
+    assert_eq!(error["code"], "PERMISSION_DENIED");
+    assert!(!error["hints"].as_array().unwrap().is_empty(), "{error}");
+    assert_eq!(http.get(&url).bearer_auth("0".repeat(64)).send().unwrap().status(), 401, "wrong token");
+    assert_eq!(http.get(format!("{}/media/", server.base)).send().unwrap().status(), 401, "the folder");
+    assert_eq!(http.get(format!("{}/media", server.base)).send().unwrap().status(), 401, "the folder without its slash");
+    let allowed = http.get(&url).bearer_auth(&server.token).send().unwrap();
+    assert_eq!(allowed.status(), 200);
+    assert!(allowed.bytes().unwrap().starts_with(b"\x89PNG"));
+}

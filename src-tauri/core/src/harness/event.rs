@@ -158,8 +158,29 @@ pub struct ApprovalChange {
     /// The selected hunks, in the proposal's order.
     pub hunks: Vec<ApprovalHunk>,
     /// Selected hunks left out of `hunks` because the list would not fit the log line.
+    /// Only logs written before every hunk had to be listed carry a non-zero count
+    /// (kept so they replay): a change whose hunks cannot all be listed is no longer
+    /// put to the person in a prompt (the call is answered with a tool error that
+    /// sends them to the review panel).
     #[serde(default)]
     pub omitted_hunks: u32,
+    /// `sha256:` of everything the approval applies: the proposal id with the sorted
+    /// content hashes of every selected hunk (or, without hunks, its payload's hash),
+    /// the material of the call's bound input hash. Deciding checks it against the
+    /// proposal as it is then: a different hash refuses the approval as stale.
+    /// Absent in logs written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hunk_set_hash: Option<String>,
+    /// How many hunks the approval applies (all listed in `hunks`). Absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub total_hunks: Option<u32>,
+    /// The size of the change: UTF-8 bytes of the selected hunks' old and new lines.
+    /// Absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub total_bytes: Option<u64>,
     /// For a proposal without hunks: what would be made (the reply, the chosen
     /// candidates, the settings).
     #[serde(default, skip_serializing_if = "Option::is_none")]

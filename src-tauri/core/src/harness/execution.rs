@@ -712,8 +712,27 @@ fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> Result<Resul
     hashes.sort_unstable();
     let payload = if proposal.hunks.is_empty() { Some(sha256_ref(&serde_json::to_vec(&proposal.payload).unwrap_or_default())) } else { None };
     let material = json!({"proposal": id, "hunkHashes": hashes, "payload": payload});
-    let change = approval_change(&proposal, &selected, input, creates_version);
+    let change = match approval_change(&proposal, &selected, input, creates_version, hunk_set_hash(&material)) {
+        Ok(change) => change,
+        Err(message) => return Ok(Err(message)),
+    };
     Ok(Ok(ProposalBinding { target_version, material, change }))
+}
+
+/// The hash of everything an approval of `material` (see [`bind_proposal`]) applies.
+fn hunk_set_hash(material: &Value) -> String {
+    sha256_ref(material.to_string().as_bytes())
+}
+
+/// The hunk-set hash a pending `apply_proposal` call (its raw arguments) would apply
+/// now: `Ok(None)` when it cannot apply any more (the turn answers it when it goes on).
+pub(crate) fn current_hunk_set_hash(store: &Store, project_id: &str, arguments: &str) -> Result<Option<String>, ApiError> {
+    let raw = if arguments.trim().is_empty() { "{}" } else { arguments };
+    let Ok(input) = serde_json::from_str::<Value>(raw) else { return Ok(None) };
+    Ok(match bind_proposal(store, project_id, &normalize(&input))? {
+        Ok(binding) => binding.change.hunk_set_hash,
+        Err(_) => None,
+    })
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -727,9 +746,12 @@ fn short(text: &str, max: usize) -> String {
 }
 
 /// What the person is shown with the approval request: the proposal, its target and
-/// the selected hunks' diffs, within [`CHANGE_BYTES`] (diffs left out from the end
-/// first, then hunks, counted in `omitted_hunks`).
-fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value, creates_version: Option<u32>) -> ApprovalChange {
+/// every selected hunk, within [`CHANGE_BYTES`] (the diffs of the first hunks that
+/// fit; the UI reads the others from the proposal by id). When even the bare list of
+/// the selected hunks does not fit, the change is not put to the person in a prompt:
+/// `Err` is the tool error that says so and sends them to the review panel, so a
+/// prompt never shows fewer hunks than the approval applies.
+fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value, creates_version: Option<u32>, hunk_set_hash: String) -> Result<ApprovalChange, String> {
     let choices: Vec<&str> = input["choices"].as_array().map(|c| c.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     let detail = match &proposal.payload {
         Payload::Text { .. } => None,
@@ -740,6 +762,7 @@ fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Valu
         Payload::Outline { outline } => Some(format!("Record the outline as accepted (nothing official changes): {outline}")),
         Payload::Checklist { items } => Some(format!("Record the checklist of {} items as accepted (nothing official changes).", items.len())),
     };
+    let total_bytes: u64 = selected.iter().map(|h| (h.old_text.len() + h.new_text.len()) as u64).sum();
     let mut change = ApprovalChange {
         proposal_id: proposal.id.clone(),
         kind: proposal.kind,
@@ -749,30 +772,41 @@ fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Valu
         omitted_hunks: 0,
         detail: detail.map(|d| short(&d, 4_000)),
         creates_version,
+        hunk_set_hash: Some(hunk_set_hash),
+        total_hunks: Some(u32::try_from(selected.len()).unwrap_or(u32::MAX)),
+        total_bytes: Some(total_bytes),
     };
-    let mut used = serde_json::to_vec(&change).map(|v| v.len()).unwrap_or(CHANGE_BYTES);
+    let bare: Vec<ApprovalHunk> = selected.iter().map(|h| ApprovalHunk { id: h.id.clone(), content_hash: h.content_hash.clone(), display: None }).collect();
+    let bare_bytes: Vec<usize> = bare.iter().map(|h| serde_json::to_vec(h).map(|v| v.len()).unwrap_or(CHANGE_BYTES) + 1).collect();
+    let base = serde_json::to_vec(&change).map(|v| v.len()).unwrap_or(CHANGE_BYTES);
+    let listed: usize = base + bare_bytes.iter().sum::<usize>();
+    if listed > CHANGE_BYTES {
+        // How many hunks one prompt can list, for the model to apply in parts.
+        let mut room = CHANGE_BYTES.saturating_sub(base);
+        let fit = bare_bytes.iter().take_while(|b| room.checked_sub(**b).map(|left| room = left).is_some()).count();
+        let kib = total_bytes.div_ceil(1024);
+        return Err(format!(
+            "Proposal {id} is too large to put to the person in an approval prompt: its {n} selected hunks ({kib} KiB of changed text) cannot all be shown there, and a person only approves what they are shown. Nothing was applied. Tell the person to review proposal {id} in the review panel, where they see every hunk and accept what they choose; or apply it in parts by naming at most {fit} hunks in `hunks` per call.",
+            id = proposal.id,
+            n = selected.len(),
+        ));
+    }
+    // The diffs of the first hunks that fit; once one does not, the rest are listed
+    // without theirs, so the shown diffs are a prefix of the selection.
+    let mut used = listed;
     let mut showing = true;
-    for hunk in selected {
-        let bare = ApprovalHunk { id: hunk.id.clone(), content_hash: hunk.content_hash.clone(), display: None };
-        let bare_bytes = serde_json::to_vec(&bare).map(|v| v.len()).unwrap_or(CHANGE_BYTES) + 1;
+    for ((hunk, bare), bare_bytes) in selected.iter().zip(bare).zip(bare_bytes) {
         if showing {
             let shown = ApprovalHunk { display: Some(hunk.display.clone()), ..bare.clone() };
             let bytes = serde_json::to_vec(&shown).map(|v| v.len()).unwrap_or(CHANGE_BYTES) + 1;
-            if used + bytes <= CHANGE_BYTES {
-                used += bytes;
+            if used - bare_bytes + bytes <= CHANGE_BYTES {
+                used = used - bare_bytes + bytes;
                 change.hunks.push(shown);
                 continue;
             }
-            // Once one diff does not fit, the rest are listed without theirs, so the
-            // shown diffs are a prefix of the selection.
             showing = false;
         }
-        if used + bare_bytes <= CHANGE_BYTES {
-            used += bare_bytes;
-            change.hunks.push(bare);
-        } else {
-            change.omitted_hunks += 1;
-        }
+        change.hunks.push(bare);
     }
-    change
+    Ok(change)
 }

@@ -329,6 +329,12 @@ pub(crate) fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, 
     }
 }
 
+/// The note of an approval refused because the change moved since it was shown.
+const STALE_CHANGE_NOTE: &str =
+    "Not applied: the proposal's change is no longer the one shown when approval was asked (a hunk was rejected, the proposal was replaced, or its base moved).";
+/// Its id, for the UI to word.
+pub(crate) const STALE_CHANGE_NOTE_ID: &str = "stale_change";
+
 /// Records the user's decision on a pending approval and continues the turn.
 pub(crate) fn resolve_approval(
     engine: Harness<'_>,
@@ -350,6 +356,22 @@ pub(crate) fn resolve_approval(
             .hint("show_session", "See what the session waits for with `inkstone-cli session show`.")
             .details(json!({"requestId": request_id})));
     };
+    // The change the person was shown is bound by its hunk-set hash: when the
+    // proposal no longer yields the same set (the person rejected a hunk meanwhile, a
+    // newer proposal replaced it, its base moved), the approval is refused as stale and
+    // recorded as such; the turn goes on and the call asks again with the change as it
+    // is now (or is answered with why it cannot apply).
+    // A request logged before every hunk had to be listed, which left some out, is
+    // refused the same way: the person was not shown all it applies.
+    let stale = match pending.change.as_deref() {
+        Some(change) if approved && change.omitted_hunks > 0 => true,
+        Some(super::event::ApprovalChange { hunk_set_hash: Some(shown), .. }) if approved => {
+            let arguments = live.lock_state().open_calls.iter().find(|c| c.id == pending.tool_use_id).map(|c| c.arguments.clone()).unwrap_or_default();
+            super::execution::current_hunk_set_hash(engine.store(), &scope.project_id, &arguments)?.as_deref() != Some(shown.as_str())
+        }
+        _ => false,
+    };
+    let (approved, note, note_id) = if stale { (false, STALE_CHANGE_NOTE, Some(STALE_CHANGE_NOTE_ID.to_owned())) } else { (approved, note, None) };
     let record = ApprovalRecord {
         request_id: pending.request_id.clone(),
         session_id: scope.owner.session_id().unwrap_or_default().to_owned(),
@@ -371,12 +393,12 @@ pub(crate) fn resolve_approval(
     let event = engine.append_event(
         &live,
         meta.clone(),
-        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned(), note_id: None },
+        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned(), note_id },
         extra,
         Durability::Durable,
     )?;
     emit(&event);
-    if !approved {
+    if !approved && !stale {
         let message = if note.is_empty() { "The user denied this call.".to_owned() } else { format!("The user denied this call: {note}") };
         let content = json!({"error": "permission_denied", "message": message}).to_string();
         let event = engine.append_event(

@@ -822,3 +822,136 @@ fn search_tools_find_history_the_workspace_and_platform_examples_through_the_ind
     }
     d.assert_replay_matches_live();
 }
+
+/// `n` paragraphs, and a rewrite changing every one of them (so `n` hunks); the last
+/// one gains a link.
+fn many_paragraphs(n: usize) -> (String, String) {
+    let source: String = (1..=n).map(|i| format!("第{i}段：早起写作。\n\n")).collect();
+    let rewrite: String = (1..=n)
+        .map(|i| if i == n { format!("第{i}段：早起写作，[点这里领取](https://phish.example/login)。\n\n") } else { format!("第{i}段：早起写作，改过。\n\n") })
+        .collect();
+    (source, rewrite)
+}
+
+/// The model proposes `input` (a result too long to be inline); returns the id.
+fn model_proposes_large(d: &D, input: Value) -> String {
+    d.push(vec![calls(&[call("p1", "propose_source_patch", input)]), Reply::text("提好了")]);
+    let (result, _) = d.send("改一改");
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(d.result("p1").0, "success");
+    let proposals = d.proposals();
+    assert_eq!(proposals.len(), 1);
+    proposals[0].id.clone()
+}
+
+#[test]
+fn a_change_too_large_to_show_in_a_prompt_is_not_put_to_approval_and_the_review_panel_applies_it() {
+    // Issue 29 item 2: the record listed 54 of 800 hunks and the approved apply wrote
+    // all 800, the last one's phishing link included.
+    let (source, rewrite) = many_paragraphs(800);
+    let d = setup(&source);
+    let id = model_proposes_large(&d, json!({"summary": "全部改写", "rewrite": rewrite}));
+    let proposal = d.proposal(&id);
+    assert_eq!(proposal.hunks.len(), 800);
+    assert!(proposal.hunks[799].new_text.contains("https://phish.example/login"));
+    let versions = d.versions().len();
+    d.push(vec![calls(&[call("a1", "apply_proposal", json!({"proposalId": id}))]), Reply::text("请在审阅面板里看")]);
+    let (result, events) = d.send("应用吧");
+    // Every approval asked for lists every hunk it would apply; this one asks none.
+    for event in &events {
+        if let EventBody::ApprovalRequested { change: Some(change), .. } = &event.body {
+            panic!("asked approval of a change listing {} of 800 hunks ({} omitted)", change.hunks.len(), change.omitted_hunks);
+        }
+    }
+    assert_eq!(result["reason"], "completed", "{result}");
+    let (status, content) = d.result("a1");
+    assert_eq!(status, "tool_error");
+    assert!(content.contains("too large") && content.contains("review panel") && content.contains("800 selected hunks"), "{content}");
+    assert!(content.contains("at most") && content.contains("`hunks`"), "says how to apply it in parts: {content}");
+    assert_eq!(d.source(), source, "nothing applied");
+    assert_eq!(d.versions().len(), versions);
+    assert_eq!(d.proposal(&id).status, ProposalStatus::Proposed);
+    // The model was told, in its next request.
+    assert!(d.server.chat_requests().last().unwrap().body.to_string().contains("too large to put to the person"));
+    // The person reviews it and accepts it there.
+    let revision = d.t.ok("project.get", json!({"projectId": d.project}))["revision"].as_u64().unwrap();
+    d.t.ok("proposal.accept", json!({"proposalId": id, "expectedBase": revision}));
+    assert_eq!(d.source(), rewrite);
+    d.assert_replay_matches_live();
+}
+
+#[test]
+fn a_prompt_lists_every_hunk_it_applies_with_the_count_size_and_hunk_set_hash() {
+    // More hunks than their diffs fit one log line, few enough to list them all.
+    let (source, rewrite) = many_paragraphs(150);
+    let d = setup(&source);
+    let id = model_proposes_large(&d, json!({"summary": "全部改写", "rewrite": rewrite}));
+    let proposal = d.proposal(&id);
+    assert_eq!(proposal.hunks.len(), 150);
+    d.push(vec![calls(&[call("a1", "apply_proposal", json!({"proposalId": id}))]), Reply::text("已应用")]);
+    let (result, events) = d.send("应用吧");
+    assert_eq!(result["reason"], "blocked_on_approval", "{result}");
+    let request = pending_request(&result);
+    let (_, change, _) = approval_change(&events, &request);
+    let change = change.unwrap();
+    assert_eq!(change.omitted_hunks, 0);
+    assert_eq!(change.hunks.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), proposal.hunks.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), "every hunk listed");
+    assert!(change.hunks.iter().any(|h| h.display.is_none()), "this test needs diffs read from the proposal");
+    assert_eq!(change.total_hunks, Some(150));
+    let size: u64 = proposal.hunks.iter().map(|h| (h.old_text.len() + h.new_text.len()) as u64).sum();
+    assert_eq!(change.total_bytes, Some(size));
+    let hash = change.hunk_set_hash.clone().expect("bound to the hunk set");
+    assert!(hash.starts_with("sha256:"));
+    // The session view carries the same.
+    assert_eq!(result["session"]["pendingApproval"]["change"]["hunkSetHash"], json!(hash));
+    assert_eq!(result["session"]["pendingApproval"]["change"]["totalHunks"], json!(150));
+    let (result, _) = d.approve(&request);
+    assert_eq!(result["reason"], "completed");
+    assert_eq!(d.result("a1").0, "success");
+    assert_eq!(d.proposal(&id).accepted_hunks.len(), 150, "applies exactly what was listed");
+    assert_eq!(d.source(), rewrite);
+    d.assert_replay_matches_live();
+}
+
+#[test]
+fn an_approval_of_a_change_that_moved_since_the_prompt_is_refused_as_stale() {
+    let d = setup(POEM);
+    let id = model_proposes(&d, "p1", two_edits());
+    let h2 = d.proposal(&id).hunks[1].id.clone();
+    d.push(vec![calls(&[call("a1", "apply_proposal", json!({"proposalId": id}))]), Reply::text("好的")]);
+    let (result, events) = d.send("应用吧");
+    let first = pending_request(&result);
+    let shown = approval_change(&events, &first).1.unwrap().hunk_set_hash.unwrap();
+    // The person rejects a hunk in the review panel while the prompt is open.
+    reject(d.t.engine.kernel(), &Reject { proposal_id: id.clone(), hunks: Some(vec![h2]), reason: None }).unwrap();
+    let (result, events) = d.approve(&first);
+    let refused = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::ApprovalResolved { request_id, approved, note_id, .. } if *request_id == first => Some((*approved, note_id.clone())),
+            _ => None,
+        })
+        .expect("the decision is logged");
+    assert_eq!(refused, (false, Some("stale_change".to_owned())), "refused as stale, not approved");
+    assert_eq!(d.source(), POEM, "nothing applied");
+    // The call asks again, with the change as it is now.
+    assert_eq!(result["reason"], "blocked_on_approval");
+    let second = pending_request(&result);
+    assert_ne!(second, first);
+    let now = approval_change(&events, &second).1.unwrap();
+    assert_ne!(now.hunk_set_hash.as_deref(), Some(shown.as_str()));
+    assert_eq!(now.total_hunks, Some(1));
+    d.assert_replay_matches_live();
+}
+
+#[test]
+fn an_approval_request_logged_before_the_hunk_set_hash_still_replays() {
+    // A log line written before: 54 hunks listed, 746 omitted, no hash, count or size.
+    let line = json!({
+        "proposalId": "prp_old", "kind": "source_rewrite", "summary": "old", "target": {"type": "source"},
+        "hunks": [{"id": "hk_1", "contentHash": "sha256:00"}], "omittedHunks": 746
+    });
+    let change: ApprovalChange = serde_json::from_value(line).unwrap();
+    assert_eq!(change.omitted_hunks, 746);
+    assert_eq!((change.hunk_set_hash, change.total_hunks, change.total_bytes), (None, None, None));
+}
