@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use inkstone_sync_proto::{
     ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
+    MAX_PAGE_BYTES,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -97,8 +98,14 @@ pub trait Storage: Send + Sync {
     fn local(&self) -> bool {
         false
     }
-    /// Versions after `cursor`, at most `limit`.
-    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError>;
+    /// Versions after `cursor`, at most `limit`, whatever their size.
+    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+        self.changes_page(workspace_id, cursor, limit, usize::MAX)
+    }
+    /// Versions after `cursor`: at most `limit`, and at most `max_bytes` of them as JSON
+    /// (a single larger version comes alone), so an answer stays within what a client
+    /// reads and what the server holds in memory for it. What is left out is `more`.
+    fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError>;
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
     /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
     /// how many. The server runs it hourly.
@@ -107,6 +114,50 @@ pub trait Storage: Send + Sync {
 
 /// A push handed to a group commit ([`Storage::submit_push`]): its answer, once durable.
 pub type PendingPush = oneshot::Receiver<Result<PushOutcome, StorageError>>;
+
+/// Fills a page: at most `limit` versions and `max_bytes` of them, the first always.
+pub(crate) struct Page {
+    limit: usize,
+    max_bytes: usize,
+    count: usize,
+    bytes: usize,
+}
+
+impl Page {
+    pub(crate) fn new(limit: usize, max_bytes: usize) -> Page {
+        Page { limit: limit.max(1), max_bytes, count: 0, bytes: 0 }
+    }
+
+    /// Takes a version of `bytes` into the page unless it would pass a bound (a first
+    /// version is taken whatever its size); false: the page is full.
+    pub(crate) fn admit(&mut self, bytes: usize) -> bool {
+        if self.count >= self.limit || (self.count > 0 && self.bytes.saturating_add(bytes) > self.max_bytes) {
+            return false;
+        }
+        self.count += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        true
+    }
+}
+
+/// The length of `value` as JSON, counted without building it.
+pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
 
 /// What both storages support beyond the first protocol: they keep a version's origin.
 pub fn features() -> Vec<String> {
@@ -600,13 +651,20 @@ fn apply_push((heads, versions, changes, cursors, dedupe): Trees<'_>, job: &Push
     };
     let current = head.as_ref().map_or(0, |h| h.head);
     if request.base != current {
+        // At most a page of the newer versions: the client pulls the rest.
         let mut newer = Vec::new();
+        let mut page = Page::new(usize::MAX, MAX_PAGE_BYTES);
+        let mut more = false;
         for number in request.base.saturating_add(1)..=current {
             if let Some(bytes) = versions.get(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]))? {
+                if !page.admit(bytes.len()) {
+                    more = true;
+                    break;
+                }
                 newer.push(serde_json::from_slice::<ServerVersion>(&bytes).map_err(abort)?);
             }
         }
-        return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
+        return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer, more })));
     }
     let mut cursor = match cursors.get(ws.as_bytes())? {
         Some(bytes) => u64::from_be_bytes(bytes.as_ref().try_into().map_err(abort)?),
@@ -736,7 +794,7 @@ impl Storage for SledStorage {
         true
     }
 
-    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+    fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError> {
         let durable = self.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
         let mut versions = Vec::new();
         let mut last = cursor;
@@ -746,16 +804,20 @@ impl Storage for SledStorage {
         }
         let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
         let end = key(&[workspace_id.as_bytes(), &durable.to_be_bytes()]);
+        let mut page = Page::new(limit, max_bytes);
         for entry in self.inner.changes.range(start..=end) {
             let (k, v) = entry?;
-            if versions.len() >= limit {
+            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
+            let (project, number) = (&v[..at], &v[at + 1..]);
+            // The record is the version's JSON as the answer carries it: its length is
+            // known before it is decoded.
+            let record = self.inner.versions.get(key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
+            if !page.admit(record.len()) {
                 more = true;
                 break;
             }
-            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
-            let (project, number) = (&v[..at], &v[at + 1..]);
-            let version: ServerVersion =
-                Sled::get(&self.inner.versions, &key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
+            let version: ServerVersion = serde_json::from_slice(&record)?;
+            drop(record);
             last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
             versions.push(version);
         }
