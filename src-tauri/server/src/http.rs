@@ -476,7 +476,8 @@ async fn changes(State(state): State<Arc<AppState>>, Extension(who): Extension<C
     };
     let response = blocking(move || {
         let limit = query.limit.unwrap_or(100).clamp(1, 500);
-        Ok(Json(state.storage.changes_page(&caller.workspace_id, query.since, limit, MAX_PAGE_BYTES)?).into_response())
+        let page = state.storage.changes_json(&caller.workspace_id, query.since, limit, MAX_PAGE_BYTES)?;
+        Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], page).into_response())
     })
     .await?;
     Ok(response.map(|body| Body::new(Held { body, _permit: permit })))

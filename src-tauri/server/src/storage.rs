@@ -106,6 +106,13 @@ pub trait Storage: Send + Sync {
     /// (a single larger version comes alone), so an answer stays within what a client
     /// reads and what the server holds in memory for it. What is left out is `more`.
     fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError>;
+    /// [`Storage::changes_page`] as the JSON the server answers.
+    fn changes_json(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<Vec<u8>, StorageError> {
+        let page = self.changes_page(workspace_id, cursor, limit, max_bytes)?;
+        let mut out = Vec::with_capacity(json_len(&page));
+        serde_json::to_writer(&mut out, &page)?;
+        Ok(out)
+    }
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
     /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
     /// how many. The server runs it hourly.
@@ -274,6 +281,9 @@ struct Sled {
     durable_cursors: Mutex<HashMap<String, u64>>,
 }
 
+/// The embedded store's cache.
+const SLED_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// One group commit takes pushes until it holds this many versions or this many bytes
 /// of text, so that a transaction stays small in memory (it holds every write until
 /// it commits).
@@ -393,7 +403,9 @@ impl Drop for InFlightClaim {
 impl SledStorage {
     pub fn open(dir: &Path) -> Result<SledStorage, StorageError> {
         std::fs::create_dir_all(dir)?;
-        let db = sled::Config::new().path(dir.join("db")).open()?;
+        // sled caches up to 1 GiB by default; versions are read once per pull, so a
+        // small cache keeps the server's memory from growing with the data.
+        let db = sled::Config::new().path(dir.join("db")).cache_capacity(SLED_CACHE_BYTES).open()?;
         let tree = |name: &str| db.open_tree(name);
         let inner = Arc::new(Sled {
             dir: dir.join("db"),
@@ -586,6 +598,33 @@ impl Sled {
             Some(bytes) => Some(serde_json::from_slice(&bytes)?),
             None => None,
         })
+    }
+
+    /// A page of a workspace's version records after `cursor` (see
+    /// [`Storage::changes_page`]), the last cursor in it and whether more wait. A record's
+    /// length is known before it is decoded.
+    fn page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<(Vec<sled::IVec>, u64, bool), StorageError> {
+        let durable = self.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
+        let mut records = Vec::new();
+        let mut last = cursor;
+        if durable <= cursor {
+            return Ok((records, last, false));
+        }
+        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
+        let end = key(&[workspace_id.as_bytes(), &durable.to_be_bytes()]);
+        let mut page = Page::new(limit, max_bytes);
+        for entry in self.changes.range(start..=end) {
+            let (k, v) = entry?;
+            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
+            let (project, number) = (&v[..at], &v[at + 1..]);
+            let record = self.versions.get(key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
+            if !page.admit(record.len()) {
+                return Ok((records, last, true));
+            }
+            last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
+            records.push(record);
+        }
+        Ok((records, last, false))
     }
 
     fn member(&self, workspace_id: &str, member_id: &str) -> Result<Option<Member>, StorageError> {
@@ -795,33 +834,28 @@ impl Storage for SledStorage {
     }
 
     fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError> {
-        let durable = self.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
-        let mut versions = Vec::new();
-        let mut last = cursor;
-        let mut more = false;
-        if durable <= cursor {
-            return Ok(ChangesResponse { versions, cursor: last, more, features: features() });
-        }
-        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
-        let end = key(&[workspace_id.as_bytes(), &durable.to_be_bytes()]);
-        let mut page = Page::new(limit, max_bytes);
-        for entry in self.inner.changes.range(start..=end) {
-            let (k, v) = entry?;
-            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
-            let (project, number) = (&v[..at], &v[at + 1..]);
-            // The record is the version's JSON as the answer carries it: its length is
-            // known before it is decoded.
-            let record = self.inner.versions.get(key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
-            if !page.admit(record.len()) {
-                more = true;
-                break;
-            }
-            let version: ServerVersion = serde_json::from_slice(&record)?;
-            drop(record);
-            last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
-            versions.push(version);
-        }
+        let (records, last, more) = self.inner.page(workspace_id, cursor, limit, max_bytes)?;
+        let versions = records.iter().map(|record| serde_json::from_slice(record)).collect::<Result<Vec<ServerVersion>, _>>()?;
         Ok(ChangesResponse { versions, cursor: last, more, features: features() })
+    }
+
+    /// The stored records are the versions' JSON as the answer carries them: they go
+    /// into it as they are, never decoded and encoded again.
+    fn changes_json(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<Vec<u8>, StorageError> {
+        let (records, last, more) = self.inner.page(workspace_id, cursor, limit, max_bytes)?;
+        let around = serde_json::to_vec(&ChangesResponse { versions: Vec::new(), cursor: last, more, features: features() })?;
+        const HEAD: &[u8] = b"{\"versions\":[";
+        let tail = around.strip_prefix(HEAD).ok_or_else(|| StorageError::Io("a page does not begin with its versions".into()))?;
+        let mut out = Vec::with_capacity(HEAD.len() + records.iter().map(|r| r.len() + 1).sum::<usize>() + tail.len());
+        out.extend_from_slice(HEAD);
+        for (i, record) in records.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(record);
+        }
+        out.extend_from_slice(tail);
+        Ok(out)
     }
 
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
@@ -898,6 +932,21 @@ mod tests {
         match answer {
             Ok(PushOutcome::Done(response)) => response,
             other => panic!("expected a new push, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_page_as_json_is_the_page_encoded_and_stops_at_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = SledStorage::open(dir.path()).unwrap();
+        let caller = owner(&storage);
+        storage.push(&caller, "prj_a", &request(0, &["a1", "a2", "a3"]), "k", "h").unwrap();
+        let one = storage.changes_page(&caller.workspace_id, 0, 10, usize::MAX).unwrap().versions[0].clone();
+        let size = serde_json::to_vec(&one).unwrap().len();
+        for (limit, max_bytes, count, more) in [(10, usize::MAX, 3, false), (2, usize::MAX, 2, true), (10, 2 * size, 2, true), (10, 1, 1, true)] {
+            let page = storage.changes_page(&caller.workspace_id, 0, limit, max_bytes).unwrap();
+            assert_eq!((page.versions.len(), page.more), (count, more), "{limit} {max_bytes}");
+            assert_eq!(storage.changes_json(&caller.workspace_id, 0, limit, max_bytes).unwrap(), serde_json::to_vec(&page).unwrap());
         }
     }
 

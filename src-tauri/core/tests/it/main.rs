@@ -23,5 +23,6 @@ mod search;
 mod staging;
 mod store;
 mod sync;
+mod sync_paging;
 mod tidy;
 mod x_count;
