@@ -1,21 +1,37 @@
 //! The routes. Every one but `/v1/health` needs `Authorization: Bearer <token>`; the
 //! token names the workspace, so ids of another workspace are simply not found.
-//! Errors are `{code, message, hints}` with a 4xx or 5xx status; bad input writes
-//! nothing.
+//! Errors are `{code, message, hints}` with a 4xx or 5xx status, every one of them
+//! (the router's own refusals too: [`guard`] rewrites any other error body); bad
+//! input writes nothing.
+//!
+//! Before a handler reads anything, [`guard`] checks the token from the headers alone
+//! (a request without a valid one is refused before its body is read), the token's
+//! rate and the rate of requests without a valid token per client address. Bodies are
+//! read against a budget of bytes held at once across requests ([`Limits`]); requests
+//! and connections served at once are capped ([`serve`]), and pages of changes are
+//! built and sent a few at a time, so memory stays bounded however many clients pull.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::body::{Body, Bytes};
+use axum::extract::connect_info::Connected;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use axum::{Json, Router};
-use inkstone_sync_proto::{ErrorBody, InviteRequest, MembersResponse, PushRequest, Role, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
+use axum::serve::{IncomingStream, Listener};
+use axum::{Extension, Json, Router};
+use http_body_util::BodyExt;
+use inkstone_sync_proto::{ErrorBody, InviteRequest, MembersResponse, PushRequest, Role, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_PAGE_BYTES, MAX_VERSIONS_PER_PUSH};
 use serde::Deserialize;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::storage::{sha256_hex, Caller, PushOutcome, Storage, StorageError};
 
@@ -32,30 +48,112 @@ impl Default for RateLimit {
     }
 }
 
+/// What the server takes on at once, and from whom.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Connections served at once; further ones wait in the listen queue.
+    pub max_connections: usize,
+    /// Requests handled at once; further ones wait.
+    pub max_requests: usize,
+    /// Bytes of request bodies held at once across all requests (at least one largest
+    /// body); a body that finds no room within `busy_wait` is refused 503.
+    pub body_budget: usize,
+    /// How long a body may take to arrive (408 after).
+    pub body_timeout: Duration,
+    /// How long a request waits for room in the body budget or for a pull slot.
+    pub busy_wait: Duration,
+    /// Pages of changes built and sent at once; further pulls wait.
+    pub pulls: usize,
+    /// Requests without a valid token per client address (health checks, refused
+    /// tokens, unknown routes): over it, every request from the address is 429.
+    pub strangers: RateLimit,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 512,
+            max_requests: 256,
+            body_budget: 64 * 1024 * 1024,
+            body_timeout: Duration::from_secs(60),
+            busy_wait: Duration::from_secs(10),
+            pulls: 8,
+            strangers: RateLimit { per_second: 10.0, burst: 60.0 },
+        }
+    }
+}
+
+/// Token buckets by key: each holds up to `burst` and refills at `per_second`.
+struct Buckets<K> {
+    rate: RateLimit,
+    buckets: Mutex<HashMap<K, (f64, Instant)>>,
+}
+
+impl<K: std::hash::Hash + Eq> Buckets<K> {
+    fn new(rate: RateLimit) -> Buckets<K> {
+        Buckets { rate, buckets: Mutex::new(HashMap::new()) }
+    }
+
+    /// Refills `key`'s bucket; takes one when `take`. The seconds to wait when it is
+    /// empty (nothing taken then).
+    fn check(&self, key: K, take: bool) -> Option<u64> {
+        let Ok(mut buckets) = self.buckets.lock() else { return None };
+        let now = Instant::now();
+        if buckets.len() > 100_000 {
+            // Forget full buckets (the same as a new one) rather than grow without end.
+            let (rate, burst) = (self.rate.per_second, self.rate.burst);
+            buckets.retain(|_, (tokens, at)| *tokens + now.duration_since(*at).as_secs_f64() * rate < burst);
+        }
+        let (tokens, at) = buckets.entry(key).or_insert((self.rate.burst, now));
+        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * self.rate.per_second).min(self.rate.burst);
+        *at = now;
+        if *tokens >= 1.0 {
+            if take {
+                *tokens -= 1.0;
+            }
+            None
+        } else {
+            Some(((1.0 - *tokens) / self.rate.per_second.max(f64::MIN_POSITIVE)).ceil().clamp(1.0, 3600.0) as u64)
+        }
+    }
+}
+
 pub struct AppState {
     pub storage: Arc<dyn Storage>,
     pub rate: RateLimit,
-    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+    pub limits: Limits,
+    buckets: Buckets<String>,
+    /// Requests without a valid token, by client address (None: the address is not
+    /// known, as when the router is served without [`serve`]).
+    strangers: Buckets<Option<IpAddr>>,
+    /// The body budget in KiB.
+    body_budget: Arc<Semaphore>,
+    pulls: Arc<Semaphore>,
+    requests: Arc<Semaphore>,
 }
 
 impl AppState {
     pub fn new(storage: Arc<dyn Storage>, rate: RateLimit) -> Arc<AppState> {
-        Arc::new(AppState { storage, rate, buckets: Mutex::new(HashMap::new()) })
+        AppState::with_limits(storage, rate, Limits::default())
+    }
+
+    pub fn with_limits(storage: Arc<dyn Storage>, rate: RateLimit, limits: Limits) -> Arc<AppState> {
+        let budget_kib = limits.body_budget.max(MAX_BODY_BYTES).div_ceil(1024).min(Semaphore::MAX_PERMITS);
+        Arc::new(AppState {
+            storage,
+            rate,
+            limits,
+            buckets: Buckets::new(rate),
+            strangers: Buckets::new(limits.strangers),
+            body_budget: Arc::new(Semaphore::new(budget_kib)),
+            pulls: Arc::new(Semaphore::new(limits.pulls.max(1))),
+            requests: Arc::new(Semaphore::new(limits.max_requests.max(1))),
+        })
     }
 
     /// A token bucket per token. Returns the seconds to wait when empty.
     fn take(&self, token_id: &str) -> Option<u64> {
-        let Ok(mut buckets) = self.buckets.lock() else { return None };
-        let now = Instant::now();
-        let (tokens, at) = buckets.entry(token_id.to_owned()).or_insert((self.rate.burst, now));
-        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * self.rate.per_second).min(self.rate.burst);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            None
-        } else {
-            Some(((1.0 - *tokens) / self.rate.per_second).ceil().max(1.0) as u64)
-        }
+        self.buckets.check(token_id.to_owned(), true)
     }
 }
 
@@ -74,6 +172,19 @@ impl HttpError {
     fn hint(mut self, hint: &str) -> HttpError {
         self.body.hints.push(hint.to_owned());
         self
+    }
+
+    fn retry_after(mut self, seconds: u64) -> HttpError {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    fn busy(what: &str) -> HttpError {
+        HttpError::new(StatusCode::SERVICE_UNAVAILABLE, "BUSY", format!("The server is handling too many {what} at once.")).hint("Retry shortly.").retry_after(1)
+    }
+
+    fn too_large() -> HttpError {
+        HttpError::new(StatusCode::PAYLOAD_TOO_LARGE, "TOO_LARGE", format!("A request body holds at most {MAX_BODY_BYTES} bytes.")).hint("Push fewer versions at once.")
     }
 }
 
@@ -126,31 +237,67 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")
 }
 
-/// The caller of a request, rate-limited, with at least `role`.
-fn caller(state: &AppState, headers: &HeaderMap, role: Role) -> Result<Caller, HttpError> {
-    let unauthorized = || HttpError::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "A valid bearer token is required.").hint("Ask a workspace owner for an invite token.");
-    let token = bearer(headers).ok_or_else(unauthorized)?;
-    let caller = state.storage.authenticate(token)?.ok_or_else(unauthorized)?;
-    if let Some(seconds) = state.take(&caller.token_id) {
-        let mut e = HttpError::new(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", "Too many requests for this token.").hint("Wait as long as Retry-After says.");
-        e.retry_after = Some(seconds);
-        return Err(e);
-    }
+fn unauthorized() -> HttpError {
+    HttpError::new(StatusCode::UNAUTHORIZED, "UNAUTHORIZED", "A valid bearer token is required.").hint("Ask a workspace owner for an invite token.")
+}
+
+/// The caller [`guard`] authenticated, if they have at least `role`.
+fn caller(caller: Caller, role: Role) -> Result<Caller, HttpError> {
     if caller.member.role < role {
         return Err(HttpError::new(StatusCode::FORBIDDEN, "FORBIDDEN", format!("This needs the {} role; you are {}.", role.as_str(), caller.member.role.as_str())));
     }
     Ok(caller)
 }
 
-/// The body, or a 413/400 with a code when it is too large or unreadable.
-fn body_bytes(body: Result<Bytes, BytesRejection>) -> Result<Bytes, HttpError> {
-    body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            HttpError::new(StatusCode::PAYLOAD_TOO_LARGE, "TOO_LARGE", format!("A request body holds at most {MAX_BODY_BYTES} bytes.")).hint("Push fewer versions at once.")
-        } else {
-            HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The request body could not be read: {rejection}."))
+/// A body read whole, with its share of the body budget (held while it is in use).
+struct ReadBody {
+    bytes: Bytes,
+    _budget: OwnedSemaphorePermit,
+}
+
+/// Reads a request body: at most [`MAX_BODY_BYTES`] (a larger declared length is
+/// refused before a byte is read), within the body budget and the body timeout.
+async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<ReadBody, HttpError> {
+    let declared = match headers.get(header::CONTENT_LENGTH) {
+        Some(value) => Some(
+            value.to_str().ok().and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", "The Content-Length is not a number."))?,
+        ),
+        None => None,
+    };
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(HttpError::too_large());
+    }
+    // A body of unknown length may be as long as the longest.
+    let room = declared.map_or(MAX_BODY_BYTES, |n| n as usize);
+    let kib = u32::try_from(room.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let budget = match tokio::time::timeout(state.limits.busy_wait, state.body_budget.clone().acquire_many_owned(kib)).await {
+        Ok(Ok(permit)) => permit,
+        _ => return Err(HttpError::busy("uploads")),
+    };
+    let read = async move {
+        let mut body = body;
+        let mut bytes = Vec::with_capacity(room.min(MAX_BODY_BYTES));
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The request body could not be read: {e}.")))?;
+            if let Some(data) = frame.data_ref() {
+                if bytes.len() + data.len() > room {
+                    return Err(HttpError::too_large());
+                }
+                bytes.extend_from_slice(data);
+            }
         }
-    })
+        Ok(Bytes::from(bytes))
+    };
+    match tokio::time::timeout(state.limits.body_timeout, read).await {
+        Ok(bytes) => Ok(ReadBody { bytes: bytes?, _budget: budget }),
+        Err(_) => Err(HttpError::new(StatusCode::REQUEST_TIMEOUT, "TIMEOUT", "The request body did not arrive in time.").hint("Retry on a steadier connection.")),
+    }
+}
+
+fn path_id(what: &str, path: Result<Path<String>, PathRejection>) -> Result<String, HttpError> {
+    let Path(id) = path.map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("`{what}` could not be read: {e}.")))?;
+    valid_id(what, &id)?;
+    Ok(id)
 }
 
 fn valid_id(what: &str, id: &str) -> Result<(), HttpError> {
@@ -172,28 +319,28 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, HttpError>
     })?
 }
 
-async fn workspace(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, HttpError> {
+async fn workspace(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>) -> Result<Response, HttpError> {
     blocking(move || {
-        let caller = caller(&state, &headers, Role::Viewer)?;
+        let caller = caller(who, Role::Viewer)?;
         Ok(Json(state.storage.workspace(&caller)?).into_response())
     })
     .await
 }
 
-async fn members(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, HttpError> {
+async fn members(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>) -> Result<Response, HttpError> {
     blocking(move || {
-        let caller = caller(&state, &headers, Role::Viewer)?;
+        let caller = caller(who, Role::Viewer)?;
         Ok(Json(MembersResponse { members: state.storage.members(&caller.workspace_id)? }).into_response())
     })
     .await
 }
 
-async fn invite(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, HttpError> {
-    let body = body_bytes(body);
+async fn invite(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, headers: HeaderMap, body: Body) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Owner)?;
+    let body = read_body(&state, &headers, body).await?;
     blocking(move || {
-        let caller = caller(&state, &headers, Role::Owner)?;
-        let body = body?;
-        let request: InviteRequest = serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The invite is not valid: {e}.")))?;
+        let request: InviteRequest =
+            serde_json::from_slice(&body.bytes).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The invite is not valid: {e}.")))?;
         let name = request.name.trim();
         if name.is_empty() || name.chars().count() > 100 {
             return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", "A member's name is 1–100 characters."));
@@ -204,10 +351,10 @@ async fn invite(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Re
     .await
 }
 
-async fn revoke(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(token_id): Path<String>) -> Result<Response, HttpError> {
+async fn revoke(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, token_id: Result<Path<String>, PathRejection>) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Owner)?;
+    let token_id = path_id("tokenId", token_id)?;
     blocking(move || {
-        let caller = caller(&state, &headers, Role::Owner)?;
-        valid_id("tokenId", &token_id)?;
         state.storage.revoke(&caller.workspace_id, &token_id)?;
         Ok(StatusCode::NO_CONTENT.into_response())
     })
@@ -223,10 +370,8 @@ struct CheckedPush {
     payload_hash: String,
 }
 
-/// Authenticates and validates a push; nothing is written.
-fn check_push(state: &AppState, headers: &HeaderMap, project_id: &str, body: Result<Bytes, HttpError>) -> Result<CheckedPush, HttpError> {
-    let caller = caller(state, headers, Role::Editor)?;
-    let body = body?;
+/// Validates a push of an authenticated editor; nothing is written.
+fn check_push(caller: Caller, headers: &HeaderMap, project_id: &str, body: &Bytes) -> Result<CheckedPush, HttpError> {
     valid_id("projectId", project_id)?;
     let key = headers
         .get(IDEMPOTENCY_HEADER)
@@ -234,7 +379,7 @@ fn check_push(state: &AppState, headers: &HeaderMap, project_id: &str, body: Res
         .filter(|k| !k.is_empty() && k.len() <= 200)
         .ok_or_else(|| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push needs an `{IDEMPOTENCY_HEADER}` header of 1–200 characters.")))?;
     let request: PushRequest =
-        serde_json::from_slice(&body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
+        serde_json::from_slice(body).map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
     if request.versions.is_empty() || request.versions.len() > MAX_VERSIONS_PER_PUSH {
         return Err(
             HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push carries 1–{MAX_VERSIONS_PER_PUSH} versions.")).hint("Split the versions into several pushes.")
@@ -252,7 +397,7 @@ fn check_push(state: &AppState, headers: &HeaderMap, project_id: &str, body: Res
             return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: the client id is in this push twice.")));
         }
     }
-    Ok(CheckedPush { caller, key: key.to_owned(), request, payload_hash: sha256_hex(&body) })
+    Ok(CheckedPush { caller, key: key.to_owned(), request, payload_hash: sha256_hex(body) })
 }
 
 /// One rule on both storages: text with a C0 control character other than tab, LF and
@@ -294,21 +439,30 @@ fn push_response(outcome: PushOutcome) -> Response {
     }
 }
 
-async fn push(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(project_id): Path<String>, body: Result<Bytes, BytesRejection>) -> Result<Response, HttpError> {
-    let body = body_bytes(body);
-    // A local store checks the token without waiting on a network, and the embedded one
-    // commits pushes in groups on its own thread: the request awaits its answer without
-    // holding a thread.
+async fn push(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Caller>,
+    headers: HeaderMap,
+    project_id: Result<Path<String>, PathRejection>,
+    body: Body,
+) -> Result<Response, HttpError> {
+    // Who and where before the body: a refused push is not read.
+    let caller = caller(who, Role::Editor)?;
+    let project_id = path_id("projectId", project_id)?;
+    let body = read_body(&state, &headers, body).await?;
+    // The embedded store commits pushes in groups on its own thread: the request
+    // awaits its answer without holding a thread.
     if state.storage.local() {
-        let push = check_push(&state, &headers, &project_id, body)?;
+        let push = check_push(caller, &headers, &project_id, &body.bytes)?;
         let Some(pending) = state.storage.submit_push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash) else {
             return blocking(move || Ok(push_response(state.storage.push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash)?))).await;
         };
+        drop(body);
         let outcome = pending?.await.map_err(|_| HttpError::from(StorageError::Io("the store stopped before answering".into())))??;
         return Ok(push_response(outcome));
     }
     blocking(move || {
-        let push = check_push(&state, &headers, &project_id, body)?;
+        let push = check_push(caller, &headers, &project_id, &body.bytes)?;
         Ok(push_response(state.storage.push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash)?))
     })
     .await
@@ -322,26 +476,169 @@ struct ChangesQuery {
     limit: Option<usize>,
 }
 
-async fn changes(State(state): State<Arc<AppState>>, headers: HeaderMap, Query(query): Query<ChangesQuery>) -> Result<Response, HttpError> {
-    blocking(move || {
-        let caller = caller(&state, &headers, Role::Viewer)?;
-        let limit = query.limit.unwrap_or(100).clamp(1, 500);
-        Ok(Json(state.storage.changes(&caller.workspace_id, query.since, limit)?).into_response())
-    })
-    .await
+/// A response body that holds a permit until it is sent (or dropped).
+struct Held {
+    body: Body,
+    _permit: OwnedSemaphorePermit,
 }
 
-async fn project(State(state): State<Arc<AppState>>, headers: HeaderMap, Path(project_id): Path<String>) -> Result<Response, HttpError> {
-    blocking(move || {
-        let caller = caller(&state, &headers, Role::Viewer)?;
-        valid_id("projectId", &project_id)?;
-        Ok(Json(state.storage.project(&caller.workspace_id, &project_id)?).into_response())
+impl http_body::Body for Held {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<http_body::Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A page of changes: at most `limit` versions (100 unless asked, at most 500) and at
+/// most [`MAX_PAGE_BYTES`] of them (a larger version alone), built and sent a few at a
+/// time ([`Limits::pulls`]).
+async fn changes(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, query: Result<Query<ChangesQuery>, QueryRejection>) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Viewer)?;
+    let Query(query) = query.map_err(|e| {
+        HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The query is not valid: {}.", e.body_text()))
+            .hint("`since` is a cursor from an earlier answer (0 or more); `limit` is 1–500.")
+    })?;
+    let permit = match tokio::time::timeout(state.limits.busy_wait, state.pulls.clone().acquire_owned()).await {
+        Ok(Ok(permit)) => permit,
+        _ => return Err(HttpError::busy("pulls")),
+    };
+    let response = blocking(move || {
+        let limit = query.limit.unwrap_or(100).clamp(1, 500);
+        let page = state.storage.changes_json(&caller.workspace_id, query.since, limit, MAX_PAGE_BYTES)?;
+        Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], page).into_response())
     })
-    .await
+    .await?;
+    Ok(response.map(|body| Body::new(Held { body, _permit: permit })))
+}
+
+async fn project(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, project_id: Result<Path<String>, PathRejection>) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Viewer)?;
+    let project_id = path_id("projectId", project_id)?;
+    blocking(move || Ok(Json(state.storage.project(&caller.workspace_id, &project_id)?).into_response())).await
 }
 
 async fn not_found() -> HttpError {
     HttpError::new(StatusCode::NOT_FOUND, "NOT_FOUND", "There is no such endpoint.")
+}
+
+async fn method_not_allowed() -> HttpError {
+    HttpError::new(StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED", "This endpoint does not take that method.")
+}
+
+/// The client address a connection came from (set by [`serve`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub IpAddr);
+
+impl Connected<IncomingStream<'_, Capped>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, Capped>) -> Self {
+        Peer(stream.remote_addr().ip())
+    }
+}
+
+/// What every request passes first, before its body is read: the rate of requests
+/// without a valid token from its address, its token (from the headers alone) and the
+/// token's rate, and the cap on requests handled at once. The caller goes to the
+/// handler as an extension. Afterwards, an error that is not the JSON error shape (the
+/// router's own refusals) is rewritten into it.
+async fn guard(State(state): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
+    let peer = request.extensions().get::<ConnectInfo<Peer>>().map(|c| c.0 .0);
+    let answer = match admit(&state, peer, &mut request).await {
+        Ok(_slot) => next.run(request).await,
+        Err(error) => error.into_response(),
+    };
+    json_errors(answer).await
+}
+
+/// Lets a request in (see [`guard`]); the slot it holds among the requests handled at
+/// once.
+async fn admit(state: &Arc<AppState>, peer: Option<IpAddr>, request: &mut Request) -> Result<OwnedSemaphorePermit, HttpError> {
+    let stranger = |state: &AppState, take: bool| state.strangers.check(peer, take);
+    let over = |seconds: u64| {
+        HttpError::new(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", "Too many requests without a valid token from this address.")
+            .hint("Wait as long as Retry-After says.")
+            .retry_after(seconds)
+    };
+    if let Some(seconds) = stranger(state, false) {
+        return Err(over(seconds));
+    }
+    let slot = match tokio::time::timeout(state.limits.busy_wait, state.requests.clone().acquire_owned()).await {
+        Ok(Ok(slot)) => slot,
+        _ => return Err(HttpError::busy("requests")),
+    };
+    if request.uri().path() == "/v1/health" {
+        stranger(state, true);
+        return Ok(slot);
+    }
+    let Some(token) = bearer(request.headers()).map(str::to_owned) else {
+        stranger(state, true);
+        return Err(unauthorized());
+    };
+    let found = if state.storage.local() {
+        state.storage.authenticate(&token)?
+    } else {
+        let storage = state.storage.clone();
+        blocking(move || Ok(storage.authenticate(&token)?)).await?
+    };
+    let Some(caller) = found else {
+        stranger(state, true);
+        return Err(unauthorized());
+    };
+    if let Some(seconds) = state.take(&caller.token_id) {
+        return Err(HttpError::new(StatusCode::TOO_MANY_REQUESTS, "RATE_LIMITED", "Too many requests for this token.")
+            .hint("Wait as long as Retry-After says.")
+            .retry_after(seconds));
+    }
+    request.extensions_mut().insert(caller);
+    Ok(slot)
+}
+
+/// An error answer in the JSON error shape: one already in it stays; another (a
+/// refusal of the router or of hyper's extractors, in plain text or empty) is
+/// rewritten with a code for its status and its words as the message.
+async fn json_errors(answer: Response) -> Response {
+    let status = answer.status();
+    let is_json = answer.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return answer;
+    }
+    let (parts, body) = answer.into_parts();
+    let text = match http_body_util::Limited::new(body, 4096).collect().await {
+        Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).trim().chars().take(300).collect::<String>(),
+        Err(_) => String::new(),
+    };
+    let code = match status {
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY | StatusCode::UNSUPPORTED_MEDIA_TYPE | StatusCode::LENGTH_REQUIRED => "VALIDATION",
+        StatusCode::UNAUTHORIZED => "UNAUTHORIZED",
+        StatusCode::FORBIDDEN => "FORBIDDEN",
+        StatusCode::NOT_FOUND => "NOT_FOUND",
+        StatusCode::METHOD_NOT_ALLOWED => "METHOD_NOT_ALLOWED",
+        StatusCode::REQUEST_TIMEOUT => "TIMEOUT",
+        StatusCode::PAYLOAD_TOO_LARGE => "TOO_LARGE",
+        StatusCode::TOO_MANY_REQUESTS => "RATE_LIMITED",
+        StatusCode::SERVICE_UNAVAILABLE => "BUSY",
+        s if s.is_server_error() => "INTERNAL",
+        _ => "HTTP",
+    };
+    let message = if text.is_empty() { status.canonical_reason().unwrap_or("The request failed.").to_owned() } else { text };
+    let mut error = HttpError::new(status, code, message);
+    if let Some(seconds) = parts.headers.get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()) {
+        error = error.retry_after(seconds);
+    }
+    let mut rewritten = error.into_response();
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        rewritten.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    rewritten
 }
 
 /// The routes over `state`.
@@ -355,6 +652,88 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/projects/{project_id}/push", post(push))
         .route("/v1/changes", get(changes))
         .fallback(not_found)
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
+}
+
+/// A listener that serves at most a number of connections at once: it accepts the
+/// next one only when one of them has closed (the rest wait in the listen queue).
+pub struct Capped {
+    listener: tokio::net::TcpListener,
+    slots: Arc<Semaphore>,
+}
+
+impl Capped {
+    pub fn new(listener: tokio::net::TcpListener, max_connections: usize) -> Capped {
+        Capped { listener, slots: Arc::new(Semaphore::new(max_connections.max(1))) }
+    }
+}
+
+/// A connection holding its slot until it closes.
+pub struct Counted {
+    stream: tokio::net::TcpStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl tokio::io::AsyncRead for Counted {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Counted {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+impl Listener for Capped {
+    type Io = Counted;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Counted, SocketAddr) {
+        // Never closed: a permit always comes.
+        let slot = loop {
+            if let Ok(slot) = self.slots.clone().acquire_owned().await {
+                break slot;
+            }
+        };
+        loop {
+            match self.listener.accept().await {
+                Ok((stream, addr)) => {
+                    let _ = stream.set_nodelay(true);
+                    return (Counted { stream, _slot: slot }, addr);
+                }
+                // Out of file descriptors and the like: wait a little, as axum does.
+                Err(e) => {
+                    tracing::warn!("accepting a connection failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+/// Serves `state` on `listener` with its limits (connections, client addresses) until
+/// `shutdown` completes.
+pub async fn serve(listener: tokio::net::TcpListener, state: Arc<AppState>, shutdown: impl std::future::Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    let capped = Capped::new(listener, state.limits.max_connections);
+    axum::serve(capped, router(state).into_make_service_with_connect_info::<Peer>()).with_graceful_shutdown(shutdown).await
 }

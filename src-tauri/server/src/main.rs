@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use inkstone_server::http::{router, AppState, RateLimit};
+use inkstone_server::http::{serve, AppState, Limits, RateLimit};
 use inkstone_server::pg::PgStorage;
 use inkstone_server::proto::Role;
 use inkstone_server::storage::{SledStorage, Storage};
@@ -45,6 +45,9 @@ enum Command {
         /// Requests per token in a burst.
         #[arg(long, default_value_t = 200.0)]
         burst: f64,
+        /// Connections served at once (more wait to be accepted).
+        #[arg(long, default_value_t = Limits::default().max_connections)]
+        max_connections: usize,
     },
     /// Workspaces.
     #[command(subcommand)]
@@ -93,7 +96,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     match cli.command {
-        Command::Serve { addr, rate, burst } => {
+        Command::Serve { addr, rate, burst, max_connections } => {
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(async move {
                 // Dedupe keys older than 30 days are forgotten, hourly.
@@ -111,14 +114,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         }
                     }
                 });
-                let state = AppState::new(storage, RateLimit { per_second: rate, burst });
+                let state = AppState::with_limits(storage, RateLimit { per_second: rate, burst }, Limits { max_connections, ..Limits::default() });
                 let listener = tokio::net::TcpListener::bind(addr).await?;
                 println!("INKSTONE_SERVER_URL=http://{}", listener.local_addr()?);
-                axum::serve(listener, router(state))
-                    .with_graceful_shutdown(async {
-                        let _ = tokio::signal::ctrl_c().await;
-                    })
-                    .await?;
+                serve(listener, state, async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await?;
                 anyhow::Ok(())
             })?;
         }

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use inkstone_sync_proto::{
     ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
+    MAX_PAGE_BYTES,
 };
 use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
@@ -174,6 +175,41 @@ fn version_from(row: &Row) -> ServerVersion {
 
 const VERSION_COLUMNS: &str = "project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by, origin";
 
+/// A version's size as the database knows it without reading its text (the lengths
+/// of its texts, plus room for its numbers and field names). JSON escapes can make the
+/// answer longer: [`exact_page`] measures that.
+const VERSION_BYTES: &str = "(octet_length(title) + octet_length(source) + coalesce(octet_length(message), 0) + octet_length(client_id) + octet_length(author) \
+     + octet_length(content_hash) + octet_length(created_at) + octet_length(pushed_by) + coalesce(octet_length(origin), 0) + 200)::BIGINT";
+
+/// The last key (cursor or number, column 0) of rows `(key, size)` that fill a page,
+/// and whether rows were left out; None for no rows.
+fn page_end(sizes: &[Row], limit: usize, max_bytes: usize) -> (Option<i64>, bool) {
+    let mut page = crate::storage::Page::new(limit, max_bytes);
+    let mut end = None;
+    for row in sizes {
+        let bytes: i64 = row.get(1);
+        if !page.admit(usize::try_from(bytes).unwrap_or(usize::MAX)) {
+            return (end, true);
+        }
+        end = Some(row.get::<_, i64>(0));
+    }
+    (end, false)
+}
+
+/// The versions that fit `max_bytes` as JSON (the first always); true when some were
+/// cut.
+fn exact_page(versions: impl Iterator<Item = ServerVersion>, max_bytes: usize) -> (Vec<ServerVersion>, bool) {
+    let mut page = crate::storage::Page::new(usize::MAX, max_bytes);
+    let mut out = Vec::new();
+    for version in versions {
+        if !page.admit(crate::storage::json_len(&version)) {
+            return (out, true);
+        }
+        out.push(version);
+    }
+    (out, false)
+}
+
 /// The 64-bit advisory lock id of a workspace's dedupe key.
 fn key_lock(workspace_id: &str, key: &str) -> i64 {
     let hash = sha256_hex(format!("{workspace_id}\0{key}").as_bytes());
@@ -255,8 +291,8 @@ impl Storage for PgStorage {
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
         off_runtime(|| self.db()?.push(caller, project_id, request, key, payload_hash))
     }
-    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
-        off_runtime(|| self.db()?.changes(workspace_id, cursor, limit))
+    fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError> {
+        off_runtime(|| self.db()?.changes_page(workspace_id, cursor, limit, max_bytes))
     }
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
         off_runtime(|| self.db()?.project(workspace_id, project_id))
@@ -445,12 +481,24 @@ impl Storage for Db {
             let head = tx.query_opt("SELECT head, title FROM projects WHERE workspace_id = $1 AND project_id = $2", &[&ws, &project_id])?;
             let current = head.as_ref().map_or(0, |r| r.get::<_, i32>(0) as u32);
             if request.base != current {
-                let rows = tx.query(
-                    &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE workspace_id = $1 AND project_id = $2 AND number > $3 ORDER BY number"),
-                    &[&ws, &project_id, &(request.base.min(i32::MAX as u32) as i32)],
+                // At most a page of the newer versions (their sizes first, so the rest
+                // is never read): the client pulls the rest.
+                let base = request.base.min(i32::MAX as u32) as i32;
+                let sizes = tx.query(
+                    &format!("SELECT number::BIGINT, {VERSION_BYTES} FROM versions WHERE workspace_id = $1 AND project_id = $2 AND number > $3 ORDER BY number"),
+                    &[&ws, &project_id, &base],
                 )?;
-                let newer = rows.iter().map(version_from).collect();
-                return Err(Fail::Domain(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
+                let (upto, _) = page_end(&sizes, usize::MAX, MAX_PAGE_BYTES);
+                let rows = match upto {
+                    Some(upto) => tx.query(
+                        &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE workspace_id = $1 AND project_id = $2 AND number > $3 AND number <= $4 ORDER BY number"),
+                        &[&ws, &project_id, &base, &(upto as i32)],
+                    )?,
+                    None => Vec::new(),
+                };
+                let (newer, trimmed) = exact_page(rows.iter().map(version_from), MAX_PAGE_BYTES);
+                let more = trimmed || newer.len() < sizes.len();
+                return Err(Fail::Domain(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer, more })));
             }
             // A version id the workspace holds already is refused, whoever pushed it: a
             // client recognises its own versions by id. (Under the workspace's lock.)
@@ -506,17 +554,29 @@ impl Storage for Db {
         })
     }
 
-    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+    fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError> {
         let mut client = self.client()?;
         let after = cursor.min(i64::MAX as u64) as i64;
-        let rows = client
+        let limit = limit.clamp(1, i64::MAX as usize - 1);
+        // The sizes first (from the column headers: no text is read), then the rows
+        // that fit. Cursors are given in commit order (the workspace row is locked
+        // while a push numbers its versions), so the second read sees the same rows.
+        let sizes = client
             .query(
-                &format!("SELECT {VERSION_COLUMNS} FROM versions WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3"),
+                &format!("SELECT cursor, {VERSION_BYTES} FROM versions WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3"),
                 &[&workspace_id, &after, &(limit as i64 + 1)],
             )
             .map_err(db_error)?;
-        let more = rows.len() > limit;
-        let versions: Vec<ServerVersion> = rows.iter().take(limit).map(version_from).collect();
+        let (upto, mut more) = page_end(&sizes, limit, max_bytes);
+        let rows = match upto {
+            Some(upto) => client
+                .query(&format!("SELECT {VERSION_COLUMNS} FROM versions WHERE workspace_id = $1 AND cursor > $2 AND cursor <= $3 ORDER BY cursor"), &[&workspace_id, &after, &upto])
+                .map_err(db_error)?,
+            None => Vec::new(),
+        };
+        let (versions, trimmed) = exact_page(rows.iter().map(version_from), max_bytes);
+        drop(rows);
+        more |= trimmed;
         let last = versions.last().map_or(cursor, |v| v.cursor);
         Ok(ChangesResponse { versions, cursor: last, more, features: features() })
     }

@@ -11,6 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use inkstone_sync_proto::{
     ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
+    MAX_PAGE_BYTES,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -100,8 +101,21 @@ pub trait Storage: Send + Sync {
     fn local(&self) -> bool {
         false
     }
-    /// Versions after `cursor`, at most `limit`.
-    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError>;
+    /// Versions after `cursor`, at most `limit`, whatever their size.
+    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
+        self.changes_page(workspace_id, cursor, limit, usize::MAX)
+    }
+    /// Versions after `cursor`: at most `limit`, and at most `max_bytes` of them as JSON
+    /// (a single larger version comes alone), so an answer stays within what a client
+    /// reads and what the server holds in memory for it. What is left out is `more`.
+    fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError>;
+    /// [`Storage::changes_page`] as the JSON the server answers.
+    fn changes_json(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<Vec<u8>, StorageError> {
+        let page = self.changes_page(workspace_id, cursor, limit, max_bytes)?;
+        let mut out = Vec::with_capacity(json_len(&page));
+        serde_json::to_writer(&mut out, &page)?;
+        Ok(out)
+    }
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
     /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
     /// how many. The server runs it hourly.
@@ -110,6 +124,50 @@ pub trait Storage: Send + Sync {
 
 /// A push handed to a group commit ([`Storage::submit_push`]): its answer, once durable.
 pub type PendingPush = oneshot::Receiver<Result<PushOutcome, StorageError>>;
+
+/// Fills a page: at most `limit` versions and `max_bytes` of them, the first always.
+pub(crate) struct Page {
+    limit: usize,
+    max_bytes: usize,
+    count: usize,
+    bytes: usize,
+}
+
+impl Page {
+    pub(crate) fn new(limit: usize, max_bytes: usize) -> Page {
+        Page { limit: limit.max(1), max_bytes, count: 0, bytes: 0 }
+    }
+
+    /// Takes a version of `bytes` into the page unless it would pass a bound (a first
+    /// version is taken whatever its size); false: the page is full.
+    pub(crate) fn admit(&mut self, bytes: usize) -> bool {
+        if self.count >= self.limit || (self.count > 0 && self.bytes.saturating_add(bytes) > self.max_bytes) {
+            return false;
+        }
+        self.count += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+        true
+    }
+}
+
+/// The length of `value` as JSON, counted without building it.
+pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
 
 /// What both storages support beyond the first protocol: they keep a version's origin.
 pub fn features() -> Vec<String> {
@@ -228,6 +286,9 @@ struct Sled {
     /// is durable, so nobody sees a version that a crash could still take back.
     durable_cursors: Mutex<HashMap<String, u64>>,
 }
+
+/// The embedded store's cache.
+const SLED_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One group commit takes pushes until it holds this many versions or this many bytes
 /// of text, so that a transaction stays small in memory (it holds every write until
@@ -348,7 +409,9 @@ impl Drop for InFlightClaim {
 impl SledStorage {
     pub fn open(dir: &Path) -> Result<SledStorage, StorageError> {
         std::fs::create_dir_all(dir)?;
-        let db = sled::Config::new().path(dir.join("db")).open()?;
+        // sled caches up to 1 GiB by default; versions are read once per pull, so a
+        // small cache keeps the server's memory from growing with the data.
+        let db = sled::Config::new().path(dir.join("db")).cache_capacity(SLED_CACHE_BYTES).open()?;
         let tree = |name: &str| db.open_tree(name);
         let inner = Arc::new(Sled {
             dir: dir.join("db"),
@@ -563,6 +626,33 @@ impl Sled {
         })
     }
 
+    /// A page of a workspace's version records after `cursor` (see
+    /// [`Storage::changes_page`]), the last cursor in it and whether more wait. A record's
+    /// length is known before it is decoded.
+    fn page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<(Vec<sled::IVec>, u64, bool), StorageError> {
+        let durable = self.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
+        let mut records = Vec::new();
+        let mut last = cursor;
+        if durable <= cursor {
+            return Ok((records, last, false));
+        }
+        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
+        let end = key(&[workspace_id.as_bytes(), &durable.to_be_bytes()]);
+        let mut page = Page::new(limit, max_bytes);
+        for entry in self.changes.range(start..=end) {
+            let (k, v) = entry?;
+            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
+            let (project, number) = (&v[..at], &v[at + 1..]);
+            let record = self.versions.get(key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
+            if !page.admit(record.len()) {
+                return Ok((records, last, true));
+            }
+            last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
+            records.push(record);
+        }
+        Ok((records, last, false))
+    }
+
     fn member(&self, workspace_id: &str, member_id: &str) -> Result<Option<Member>, StorageError> {
         Self::get(&self.members, &key(&[workspace_id.as_bytes(), member_id.as_bytes()]))
     }
@@ -627,13 +717,20 @@ fn apply_push((heads, versions, changes, cursors, dedupe, client_ids): Trees<'_>
     };
     let current = head.as_ref().map_or(0, |h| h.head);
     if request.base != current {
+        // At most a page of the newer versions: the client pulls the rest.
         let mut newer = Vec::new();
+        let mut page = Page::new(usize::MAX, MAX_PAGE_BYTES);
+        let mut more = false;
         for number in request.base.saturating_add(1)..=current {
             if let Some(bytes) = versions.get(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]))? {
+                if !page.admit(bytes.len()) {
+                    more = true;
+                    break;
+                }
                 newer.push(serde_json::from_slice::<ServerVersion>(&bytes).map_err(abort)?);
             }
         }
-        return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer })));
+        return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer, more })));
     }
     // A version id the workspace holds already is refused, whoever pushed it: a client
     // recognises its own versions by id, so a reused one would pass for theirs.
@@ -777,30 +874,29 @@ impl Storage for SledStorage {
         true
     }
 
-    fn changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<ChangesResponse, StorageError> {
-        let durable = self.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
-        let mut versions = Vec::new();
-        let mut last = cursor;
-        let mut more = false;
-        if durable <= cursor {
-            return Ok(ChangesResponse { versions, cursor: last, more, features: features() });
-        }
-        let start = key(&[workspace_id.as_bytes(), &cursor.saturating_add(1).to_be_bytes()]);
-        let end = key(&[workspace_id.as_bytes(), &durable.to_be_bytes()]);
-        for entry in self.inner.changes.range(start..=end) {
-            let (k, v) = entry?;
-            if versions.len() >= limit {
-                more = true;
-                break;
-            }
-            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged change record".into()))?;
-            let (project, number) = (&v[..at], &v[at + 1..]);
-            let version: ServerVersion =
-                Sled::get(&self.inner.versions, &key(&[workspace_id.as_bytes(), project, number]))?.ok_or_else(|| StorageError::Io("a change names a missing version".into()))?;
-            last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged change key".into()))?);
-            versions.push(version);
-        }
+    fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError> {
+        let (records, last, more) = self.inner.page(workspace_id, cursor, limit, max_bytes)?;
+        let versions = records.iter().map(|record| serde_json::from_slice(record)).collect::<Result<Vec<ServerVersion>, _>>()?;
         Ok(ChangesResponse { versions, cursor: last, more, features: features() })
+    }
+
+    /// The stored records are the versions' JSON as the answer carries them: they go
+    /// into it as they are, never decoded and encoded again.
+    fn changes_json(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<Vec<u8>, StorageError> {
+        let (records, last, more) = self.inner.page(workspace_id, cursor, limit, max_bytes)?;
+        let around = serde_json::to_vec(&ChangesResponse { versions: Vec::new(), cursor: last, more, features: features() })?;
+        const HEAD: &[u8] = b"{\"versions\":[";
+        let tail = around.strip_prefix(HEAD).ok_or_else(|| StorageError::Io("a page does not begin with its versions".into()))?;
+        let mut out = Vec::with_capacity(HEAD.len() + records.iter().map(|r| r.len() + 1).sum::<usize>() + tail.len());
+        out.extend_from_slice(HEAD);
+        for (i, record) in records.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(record);
+        }
+        out.extend_from_slice(tail);
+        Ok(out)
     }
 
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
@@ -877,6 +973,21 @@ mod tests {
         match answer {
             Ok(PushOutcome::Done(response)) => response,
             other => panic!("expected a new push, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_page_as_json_is_the_page_encoded_and_stops_at_its_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = SledStorage::open(dir.path()).unwrap();
+        let caller = owner(&storage);
+        storage.push(&caller, "prj_a", &request(0, &["a1", "a2", "a3"]), "k", "h").unwrap();
+        let one = storage.changes_page(&caller.workspace_id, 0, 10, usize::MAX).unwrap().versions[0].clone();
+        let size = serde_json::to_vec(&one).unwrap().len();
+        for (limit, max_bytes, count, more) in [(10, usize::MAX, 3, false), (2, usize::MAX, 2, true), (10, 2 * size, 2, true), (10, 1, 1, true)] {
+            let page = storage.changes_page(&caller.workspace_id, 0, limit, max_bytes).unwrap();
+            assert_eq!((page.versions.len(), page.more), (count, more), "{limit} {max_bytes}");
+            assert_eq!(storage.changes_json(&caller.workspace_id, 0, limit, max_bytes).unwrap(), serde_json::to_vec(&page).unwrap());
         }
     }
 

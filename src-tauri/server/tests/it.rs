@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use common::{Rng, Store};
-use inkstone_server::http::{router, AppState, RateLimit};
+use inkstone_server::http::{router, AppState, Limits, RateLimit};
 use inkstone_server::proto::{IssuedToken, Role};
 use inkstone_server::storage::{Storage, DEDUPE_KEEP_MILLIS};
 use reqwest::{Client, StatusCode};
@@ -26,6 +26,11 @@ on_both_storages!(
     dedupe_keys_are_kept_30_days_then_forgotten,
     concurrent_pushes_through_two_servers_on_one_store,
     a_versions_origin_is_kept_and_returned_and_optional,
+    changes_come_in_pages_of_bytes_and_a_409_carries_at_most_a_page,
+    every_error_is_the_json_error_shape,
+    a_request_without_a_valid_token_is_refused_before_its_body_is_read,
+    requests_without_a_valid_token_are_rate_limited_per_address,
+    connections_are_capped_and_bodies_share_a_budget,
 );
 
 /// PostgreSQL's schema: migrations are recorded, run once however many servers start,
@@ -87,6 +92,18 @@ fn serve(storage: Arc<dyn Storage>, rate: RateLimit) -> Server {
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     runtime.spawn(async move { axum::serve(listener, router(state)).await });
+    Server { url, storage, _runtime: runtime }
+}
+
+/// A server as `inkstone-server serve` runs it: with its caps on connections and
+/// client addresses.
+fn start_limited(store: &Store, rate: RateLimit, limits: Limits) -> Server {
+    let storage = store.open();
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let state = AppState::with_limits(storage.clone(), rate, limits);
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    runtime.spawn(inkstone_server::http::serve(listener, state, std::future::pending()));
     Server { url, storage, _runtime: runtime }
 }
 
@@ -525,5 +542,227 @@ fn concurrent_pushes_through_two_servers_on_one_store(store: Store) {
                 assert_eq!(on_server.get(client_id), Some(&(project.clone(), *number, *cursor)), "{client_id} as acknowledged");
             }
         }
+    });
+}
+
+/// A source of about `bytes` bytes (ASCII lines, so its JSON is as long), marked `n`.
+fn long_text(n: usize, bytes: usize) -> String {
+    let line = format!("version {n}: a long article, line after line of it.\n");
+    line.repeat(bytes / line.len())
+}
+
+/// Versions of 3 MB and 8 MB: a page of changes holds at most `MAX_PAGE_BYTES` of
+/// them, a larger one comes alone, and every answer stays within what a client reads;
+/// a 409 carries at most one page of the newer versions and says there are more.
+fn changes_come_in_pages_of_bytes_and_a_409_carries_at_most_a_page(store: Store) {
+    use inkstone_server::proto::{MAX_ANSWER_BYTES, MAX_PAGE_BYTES};
+    let server = start(&store, RateLimit::default());
+    let (_, _, editor, viewer) = workspace(&server, "团队");
+    let url = server.url.clone();
+    block(async move {
+        let client = Client::new();
+        let sizes = [3_000_000, 3_000_000, 8_000_000, 3_000_000, 8_000_000, 3_000_000, 3_000_000, 3_000_000];
+        for (n, bytes) in sizes.iter().enumerate() {
+            let body = json!({"base": n, "versions": [version(&format!("v{n}"), &long_text(n, *bytes))]});
+            let (status, answer) = push(&client, &url, &editor.token, "prj_big", &format!("k{n}"), &body).await;
+            assert_eq!(status, StatusCode::CREATED, "{answer}");
+        }
+        // Page by page, as a client asks (200 at a time).
+        let mut since = 0;
+        let mut seen = Vec::new();
+        loop {
+            let response = client.get(format!("{url}/v1/changes?since={since}&limit=200")).bearer_auth(&viewer.token).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            let bytes = response.bytes().await.unwrap();
+            let page: Value = serde_json::from_slice(&bytes).unwrap();
+            let versions = page["versions"].as_array().unwrap();
+            assert!(!versions.is_empty());
+            assert!(bytes.len() <= MAX_ANSWER_BYTES, "an answer of {} bytes", bytes.len());
+            let held: usize = versions.iter().map(|v| v.to_string().len()).sum();
+            assert!(versions.len() == 1 || held <= MAX_PAGE_BYTES, "{} versions of {held} bytes in one page", versions.len());
+            seen.extend(versions.iter().map(|v| v["source"].as_str().unwrap().len()));
+            since = page["cursor"].as_u64().unwrap();
+            if page["more"] != true {
+                break;
+            }
+        }
+        let expected: Vec<usize> = sizes.iter().enumerate().map(|(n, b)| long_text(n, *b).len()).collect();
+        assert_eq!(seen, expected, "every version once, in order");
+        // A push on the first version's base: the 409 names the head, and carries the
+        // newer versions only up to a page.
+        let (status, error) = push(&client, &url, &editor.token, "prj_big", "stale", &json!({"base": 1, "versions": [version("x", "别的")]})).await;
+        assert_eq!((status, error["code"].as_str()), (StatusCode::CONFLICT, Some("STALE_BASE")));
+        let stale = &error["stale"];
+        assert_eq!((stale["base"].as_u64(), stale["head"].as_u64(), stale["more"].as_bool()), (Some(1), Some(8), Some(true)));
+        let newer = stale["newer"].as_array().unwrap();
+        assert_eq!(newer.iter().map(|v| v["number"].as_u64().unwrap()).collect::<Vec<_>>(), [2], "one page: the 3 MB version; the 8 MB one would pass it");
+        // On the head's base before: everything newer fits, and nothing more is said.
+        let (_, error) = push(&client, &url, &editor.token, "prj_big", "stale2", &json!({"base": 7, "versions": [version("x", "别的")]})).await;
+        assert_eq!(error["stale"]["newer"].as_array().unwrap().len(), 1);
+        assert!(error["stale"].get("more").is_none(), "{}", error["stale"]["head"]);
+    });
+}
+
+/// Every error the server answers is `{code, message, hints}` JSON, also the router's
+/// own refusals (a bad query, a method, an unknown route, bad JSON, a body too large).
+fn every_error_is_the_json_error_shape(store: Store) {
+    let server = start(&store, RateLimit::default());
+    let (_, owner, editor, _) = workspace(&server, "团队");
+    let url = server.url.clone();
+    block(async move {
+        let client = Client::new();
+        let t = &editor.token;
+        let cases: Vec<(&str, reqwest::RequestBuilder, StatusCode, &str)> = vec![
+            ("since=-1", client.get(format!("{url}/v1/changes?since=-1")).bearer_auth(t), StatusCode::BAD_REQUEST, "VALIDATION"),
+            ("since=x", client.get(format!("{url}/v1/changes?since=x&limit=2")).bearer_auth(t), StatusCode::BAD_REQUEST, "VALIDATION"),
+            ("limit=-3", client.get(format!("{url}/v1/changes?limit=-3")).bearer_auth(t), StatusCode::BAD_REQUEST, "VALIDATION"),
+            ("PUT on changes", client.put(format!("{url}/v1/changes")).bearer_auth(t), StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED"),
+            ("GET on push", client.get(format!("{url}/v1/projects/prj_a/push")).bearer_auth(t), StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED"),
+            ("DELETE on health", client.delete(format!("{url}/v1/health")), StatusCode::METHOD_NOT_ALLOWED, "METHOD_NOT_ALLOWED"),
+            ("unknown route", client.get(format!("{url}/v2/nothing")).bearer_auth(t), StatusCode::NOT_FOUND, "NOT_FOUND"),
+            ("unknown route, no token", client.get(format!("{url}/nothing")), StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
+            (
+                "bad JSON",
+                client.post(format!("{url}/v1/projects/prj_a/push")).bearer_auth(t).header("Idempotency-Key", "j").body("{not json"),
+                StatusCode::BAD_REQUEST,
+                "VALIDATION",
+            ),
+            ("bad invite", client.post(format!("{url}/v1/members")).bearer_auth(&owner.token).body("[1, 2"), StatusCode::BAD_REQUEST, "VALIDATION"),
+            ("bad path", client.get(format!("{url}/v1/projects/%FF%FE")).bearer_auth(t), StatusCode::BAD_REQUEST, "VALIDATION"),
+            (
+                "too large",
+                client.post(format!("{url}/v1/projects/prj_a/push")).bearer_auth(t).header("Idempotency-Key", "big").body(vec![b' '; 9 * 1024 * 1024]),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "TOO_LARGE",
+            ),
+            ("no token", client.get(format!("{url}/v1/workspace")), StatusCode::UNAUTHORIZED, "UNAUTHORIZED"),
+        ];
+        for (what, request, status, code) in cases {
+            let response = match request.send().await {
+                Ok(response) => response,
+                Err(e) => panic!("{what}: {e}"),
+            };
+            assert_eq!(response.status(), status, "{what}");
+            let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+            assert!(content_type.starts_with("application/json"), "{what}: {content_type}");
+            let body: Value = response.json().await.unwrap_or_else(|e| panic!("{what}: not JSON: {e}"));
+            assert_eq!(body["code"], code, "{what}: {body}");
+            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: {body}");
+            assert!(body["hints"].is_array(), "{what}: {body}");
+        }
+        let (_, changes) = get(&client, &url, t, "/v1/changes").await;
+        assert_eq!(changes["versions"], json!([]), "nothing was written");
+    });
+}
+
+/// Sends `head` on a raw connection and reads what comes back within `wait`.
+async fn raw(url: &str, head: &str, wait: std::time::Duration) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(url.trim_start_matches("http://")).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&answer);
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text[..end].lines().find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").and_then(|n| n.trim().parse::<usize>().ok()));
+                        if length.is_some_and(|n| answer.len() >= end + 4 + n) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    };
+    tokio::time::timeout(wait, read).await.ok()?;
+    Some(String::from_utf8_lossy(&answer).into_owned())
+}
+
+/// A push without a valid token, or from a viewer, is answered from its headers: the
+/// answer comes while the client has not sent a byte of its 8 MB body.
+fn a_request_without_a_valid_token_is_refused_before_its_body_is_read(store: Store) {
+    let server = start(&store, RateLimit::default());
+    let (_, _, _, viewer) = workspace(&server, "团队");
+    let url = server.url.clone();
+    block(async move {
+        let wait = std::time::Duration::from_secs(5);
+        for (token, status) in [("isk_wrong", "401"), (viewer.token.as_str(), "403")] {
+            let head = format!(
+                "POST /v1/projects/prj_a/push HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\nidempotency-key: k\r\ncontent-type: application/json\r\ncontent-length: 8000000\r\n\r\n"
+            );
+            let answer = raw(&url, &head, wait).await.unwrap_or_else(|| panic!("no answer without the body (expected {status})"));
+            assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{answer}");
+            assert!(answer.contains("\"code\""), "{answer}");
+        }
+        let head = "POST /v1/members HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 8000000\r\n\r\n";
+        let answer = raw(&url, head, wait).await.expect("no answer without the body");
+        assert!(answer.starts_with("HTTP/1.1 401") && answer.contains("UNAUTHORIZED"), "{answer}");
+    });
+}
+
+/// Requests without a valid token count against their address; over the rate they are
+/// 429 in the JSON shape with Retry-After, before any token is looked up.
+fn requests_without_a_valid_token_are_rate_limited_per_address(store: Store) {
+    let limits = Limits { strangers: RateLimit { per_second: 0.2, burst: 4.0 }, ..Limits::default() };
+    let server = start_limited(&store, RateLimit::default(), limits);
+    let (_, _, editor, _) = workspace(&server, "团队");
+    let url = server.url.clone();
+    block(async move {
+        let client = Client::new();
+        // A member's requests do not count.
+        for _ in 0..10 {
+            assert_eq!(get(&client, &url, &editor.token, "/v1/workspace").await.0, StatusCode::OK);
+        }
+        assert_eq!(client.get(format!("{url}/v1/health")).send().await.unwrap().status(), StatusCode::OK);
+        for _ in 0..3 {
+            assert_eq!(get(&client, &url, "isk_guess", "/v1/workspace").await.0, StatusCode::UNAUTHORIZED);
+        }
+        let response = client.get(format!("{url}/v1/workspace")).bearer_auth("isk_guess").send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(response.headers().get("retry-after").unwrap().to_str().unwrap().parse::<u64>().unwrap() >= 1);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["code"], "RATE_LIMITED");
+        assert_eq!(client.get(format!("{url}/v1/health")).send().await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+    });
+}
+
+/// At most `max_connections` are served at once (the next waits until one closes), and
+/// bodies being read share one budget of bytes: a body that finds no room is 503.
+fn connections_are_capped_and_bodies_share_a_budget(store: Store) {
+    use tokio::io::AsyncWriteExt;
+    let limits = Limits { max_connections: 2, body_budget: inkstone_server::proto::MAX_BODY_BYTES, busy_wait: std::time::Duration::from_millis(300), ..Limits::default() };
+    let server = start_limited(&store, RateLimit::default(), limits);
+    let (_, _, editor, _) = workspace(&server, "团队");
+    let url = server.url.clone();
+    block(async move {
+        let addr = url.trim_start_matches("http://").to_owned();
+        let client = Client::builder().timeout(std::time::Duration::from_millis(1500)).build().unwrap();
+        // Two connections held open: a third request waits.
+        let first = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let mut second = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(client.get(format!("{url}/v1/health")).send().await.is_err(), "a third connection was served");
+        drop(first);
+        assert_eq!(client.get(format!("{url}/v1/health")).send().await.unwrap().status(), StatusCode::OK);
+        // The second holds the whole body budget with a push it has not finished.
+        let head = format!(
+            "POST /v1/projects/prj_a/push HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\nidempotency-key: slow\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{{",
+            editor.token,
+            inkstone_server::proto::MAX_BODY_BYTES
+        );
+        second.write_all(head.as_bytes()).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let body = json!({"base": 0, "versions": [version("v1", "一")]});
+        let (status, error) = push(&client, &url, &editor.token, "prj_a", "k1", &body).await;
+        assert_eq!((status, error["code"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("BUSY")), "{error}");
+        drop(second);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let (status, answer) = push(&client, &url, &editor.token, "prj_a", "k1", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
     });
 }

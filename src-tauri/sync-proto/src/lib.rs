@@ -15,6 +15,18 @@ pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
 pub const MAX_VERSIONS_PER_PUSH: usize = 100;
 /// The largest request body, in bytes.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+/// The most bytes of versions a server puts in one answer (a page of changes, the
+/// newer versions of a 409): it stops before the version that would pass this, and
+/// sends a single version larger than this alone. Servers before it paged by count
+/// only.
+pub const MAX_PAGE_BYTES: usize = 4 * 1024 * 1024;
+/// The longest answer a client reads; it stops reading there. One version fits: a
+/// push body is at most [`MAX_BODY_BYTES`], and a version as the server answers it
+/// adds its numbers and names (well under [`ANSWER_ENVELOPE_BYTES`]).
+pub const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// Room for what an answer holds around its versions.
+pub const ANSWER_ENVELOPE_BYTES: usize = 64 * 1024;
+const _: () = assert!(MAX_BODY_BYTES + ANSWER_ENVELOPE_BYTES <= MAX_ANSWER_BYTES && MAX_PAGE_BYTES + ANSWER_ENVELOPE_BYTES <= MAX_ANSWER_BYTES);
 
 /// A server that lists this in `features` ([`WorkspaceInfo`], [`ChangesResponse`])
 /// keeps a version's [`PushVersion::origin`] and returns it on pull. A client sends an
@@ -150,8 +162,13 @@ pub struct StaleBase {
     pub project_id: String,
     pub base: u32,
     pub head: u32,
-    /// The server's versions after `base`, oldest first.
+    /// The server's versions after `base`, oldest first: at most one page of them
+    /// ([`MAX_PAGE_BYTES`]; older servers sent all).
     pub newer: Vec<ServerVersion>,
+    /// True when versions up to `head` were left out of `newer`: the client pulls them
+    /// (`/v1/changes`) before it decides. Absent from older servers (they sent all).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub more: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -364,6 +381,30 @@ mod tests {
         assert_eq!(control_character("ab\u{0}c"), Some((2, '\u{0}')));
         assert_eq!(control_character("文\u{1b}[0m"), Some((1, '\u{1b}')));
         assert_eq!(control_character("\u{7f}\u{85}"), None, "only C0 controls");
+    }
+
+    #[test]
+    fn a_409_that_left_versions_out_says_so_and_old_and_new_builds_read_each_other() {
+        #[derive(Debug, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct OldStaleBase {
+            project_id: String,
+            base: u32,
+            head: u32,
+            newer: Vec<OldServerVersion>,
+        }
+        let partial = StaleBase { project_id: "prj_1".into(), base: 1, head: 9, newer: vec![serde_json::from_value(server_json(None)).unwrap()], more: true };
+        let sent = serde_json::to_value(&partial).unwrap();
+        assert_eq!(sent["more"], true);
+        // An older client reads it (and takes the page it got; its next pull brings the rest).
+        let old: OldStaleBase = serde_json::from_value(sent).unwrap();
+        assert_eq!((old.head, old.newer.len()), (9, 1));
+        // An older server's 409 (all of them, no `more`) reads as complete.
+        let from_old: StaleBase = serde_json::from_value(json!({"projectId": "prj_1", "base": 1, "head": 2, "newer": [server_json(None)]})).unwrap();
+        assert!(!from_old.more);
+        // A complete one is written as before.
+        assert!(serde_json::to_value(StaleBase { more: false, ..partial }).unwrap().get("more").is_none());
     }
 
     #[test]

@@ -101,24 +101,42 @@ pub fn run(kernel: &Kernel, transport: &Transport, jitter: &mut Jitter, what: Wh
     let token = token(kernel)?;
     let mut report = CycleReport::default();
     if matches!(what, What::Pull | What::Both) {
-        pull(kernel, transport, &connection, &token, &mut report)?;
+        pull(kernel, transport, &connection, &token, &mut report, None)?;
     }
-    if matches!(what, What::Push | What::Both) && !report.offline {
+    if matches!(what, What::Push | What::Both) {
+        // A failed pull does not hold the pushes back: they go on the bases this client
+        // has (a stale one meets a 409). Whether the server is unreachable, they find
+        // out for themselves.
+        let pull_offline = std::mem::take(&mut report.offline);
         // As the pull left it (what the server said it supports).
         let connection = super::connection(kernel)?.ok_or_else(not_connected)?;
         push(kernel, transport, &connection, &token, jitter, &mut report)?;
+        report.offline |= pull_offline;
     }
     Ok(report)
 }
 
-fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, report: &mut CycleReport) -> Result<(), ApiError> {
+/// The most versions a page of changes is asked for.
+const PAGE_VERSIONS: usize = 200;
+
+/// Pulls the workspace's changes since the connection's cursor, page by page. A page
+/// too long to read (an older server pages by count only) is asked for again with
+/// fewer versions, down to one. `stale_project`: a 409 without all the newer versions
+/// of this project sent this pull; they come in as that push's conflict (see
+/// [`import`]). True when it pulled everything; a failure is in the report.
+fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, report: &mut CycleReport, stale_project: Option<&str>) -> Result<bool, ApiError> {
     let mut cursor = connection.cursor;
+    let mut limit = PAGE_VERSIONS;
     loop {
-        let changes = match transport.changes(&connection.server_url, token, cursor) {
+        let changes = match transport.changes(&connection.server_url, token, cursor, limit) {
             Ok(changes) => changes,
+            Err(Failure::Status { code, .. }) if code == super::transport::ANSWER_TOO_LARGE && limit > 1 => {
+                limit = (limit / 2).max(1);
+                continue;
+            }
             Err(failure) => {
                 report.failed(&failure);
-                return Ok(());
+                return Ok(false);
             }
         };
         report.contacted = true;
@@ -129,7 +147,8 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
             by_project.entry(version.project_id.as_str()).or_default().push(version);
         }
         for (project_id, versions) in by_project {
-            import(kernel, &mut batch, project_id, &versions, report, None)?;
+            let push_conflict = (stale_project == Some(project_id)).then_some(ConflictKind::Push);
+            import(kernel, &mut batch, project_id, &versions, report, push_conflict)?;
         }
         let mut stored = super::connection(kernel)?.ok_or_else(not_connected)?;
         stored.cursor = stored.cursor.max(changes.cursor);
@@ -138,7 +157,7 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
         batch.put(&stored)?;
         kernel.store().apply(batch, Durability::Durable)?;
         if !changes.more {
-            return Ok(());
+            return Ok(true);
         }
     }
 }
@@ -595,6 +614,14 @@ fn send(
             batch.put(&link)?;
             true
         }
+        PushAnswer::Stale(stale) if stale.more => {
+            // Not every newer version came with the 409: pull them (in pages), and
+            // they come in as this push's conflict; its jobs stay dispatched until then.
+            report.contacted = true;
+            drop(batch);
+            drop(_guard);
+            return follow_stale(kernel, transport, connection, token, &job.project_id, &dispatched, jitter, report);
+        }
         PushAnswer::Stale(stale) => {
             report.contacted = true;
             // `import` reads the jobs (dispatched, committed above) from the store.
@@ -639,4 +666,50 @@ fn send(
     };
     store.apply(batch, Durability::Durable)?;
     Ok(acked)
+}
+
+/// After a 409 that left newer versions out: pulls, so they come in as the push's
+/// conflict. When the pull brought none of the project's (they were here already), the
+/// conflict opens on the head this client holds, as after a complete 409. A failed
+/// pull sends the push's jobs to wait and retry as the same push. False: the project's
+/// next push waits.
+#[allow(clippy::too_many_arguments)]
+fn follow_stale(
+    kernel: &Kernel,
+    transport: &Transport,
+    connection: &Connection,
+    token: &ApiKey,
+    project_id: &str,
+    dispatched: &[DeliveryJob],
+    jitter: &mut Jitter,
+    report: &mut CycleReport,
+) -> Result<bool, ApiError> {
+    let connection = super::connection(kernel)?.unwrap_or_else(|| connection.clone());
+    let pulled = pull(kernel, transport, &connection, token, report, Some(project_id))?;
+    let store = kernel.store();
+    let _guard = kernel.write_lock();
+    let mut batch = Batch::new();
+    if pulled {
+        // The pull settled the push's jobs when it brought the project's newer versions.
+        let mut still_sent = false;
+        for one in dispatched {
+            still_sent |= store.get::<DeliveryJob>(one.id.as_bytes())?.is_some_and(|j| j.state == JobState::Dispatched);
+        }
+        if still_sent {
+            import(kernel, &mut batch, project_id, &[], report, Some(ConflictKind::Push))?;
+        }
+    } else {
+        let policy = kernel.config().sync.retry;
+        let now = kernel.now();
+        let unit = jitter.unit();
+        let (reason, code) = (report.error.clone().unwrap_or_default(), report.error_code.clone().unwrap_or_default());
+        for one in dispatched {
+            let Some(current) = store.get::<DeliveryJob>(one.id.as_bytes())? else { continue };
+            if current.state == JobState::Dispatched {
+                batch.put(&advance_at(&current, &Event::Transient { reason: reason.clone(), code: code.clone(), retry_after_millis: None }, now, &policy, unit)?)?;
+            }
+        }
+    }
+    store.apply(batch, Durability::Durable)?;
+    Ok(false)
 }

@@ -7,13 +7,16 @@
 
 use std::time::Duration;
 
-use inkstone_sync_proto::{ChangesResponse, ErrorBody, InviteRequest, IssuedToken, MembersResponse, PushRequest, PushResponse, StaleBase, WorkspaceInfo, IDEMPOTENCY_HEADER};
+use inkstone_sync_proto::{
+    ChangesResponse, ErrorBody, InviteRequest, IssuedToken, MembersResponse, PushRequest, PushResponse, StaleBase, WorkspaceInfo, IDEMPOTENCY_HEADER, MAX_ANSWER_BYTES,
+};
 use serde::de::DeserializeOwned;
 
 use crate::llm::ApiKey;
 
-/// The longest answer read.
-const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
+/// The code of an answer longer than [`MAX_ANSWER_BYTES`] (reading stopped there):
+/// an older server's page of changes can be; a smaller page is asked for then.
+pub const ANSWER_TOO_LARGE: &str = "ANSWER_TOO_LARGE";
 
 /// The code of an answer that is not the protocol's at all (not JSON: an HTML page,
 /// an empty body): something other than a workspace server answered.
@@ -56,7 +59,8 @@ impl Failure {
 pub enum PushAnswer {
     /// Numbered (201), or the original result of the same dedupe key (200).
     Accepted(PushResponse),
-    /// 409: the base is not the server's head; what the client has not seen.
+    /// 409: the base is not the server's head; what the client has not seen (with
+    /// `more`, only part of it or none: the client pulls the rest).
     Stale(StaleBase),
     /// Try again later: a network failure, 5xx, 429, or the same key still in flight.
     /// `unreachable`: no answer at all (the person is offline or the server is down).
@@ -108,14 +112,27 @@ impl Transport {
         let request = request.bearer_auth(token.expose()).header("connection", "close").header("accept", "application/json");
         self.runtime.block_on(async {
             let exchange = async {
-                let response = request.send().await.map_err(|e| Failure::Network(describe(&e)))?;
+                let mut response = request.send().await.map_err(|e| Failure::Network(describe(&e)))?;
                 let status = response.status().as_u16();
                 let after = retry_after(response.headers());
-                let body = response.bytes().await.map_err(|e| Failure::Network(describe(&e)))?;
-                if body.len() > MAX_ANSWER_BYTES {
-                    return Err(Failure::Network("the answer was too large".to_owned()));
+                let too_large = || Failure::Status {
+                    status,
+                    code: ANSWER_TOO_LARGE.to_owned(),
+                    message: format!("the server's answer was longer than {MAX_ANSWER_BYTES} bytes"),
+                    retry_after_millis: None,
+                };
+                // Reading stops at the bound: a longer answer is never held whole.
+                if response.content_length().is_some_and(|n| n > MAX_ANSWER_BYTES as u64) {
+                    return Err(too_large());
                 }
-                Ok((status, after, body.to_vec()))
+                let mut body = Vec::with_capacity(response.content_length().map_or(0, |n| n as usize));
+                while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Network(describe(&e)))? {
+                    if body.len() + chunk.len() > MAX_ANSWER_BYTES {
+                        return Err(too_large());
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok((status, after, body))
             };
             match tokio::time::timeout(self.timeout, exchange).await {
                 Ok(result) => result,
@@ -185,9 +202,10 @@ impl Transport {
         }
     }
 
-    /// The workspace's versions after `since`.
-    pub fn changes(&self, server_url: &str, token: &ApiKey, since: u64) -> Result<ChangesResponse, Failure> {
-        self.get(server_url, &format!("/v1/changes?since={since}&limit=200"), token)
+    /// The workspace's versions after `since`, at most `limit` (a server pages by
+    /// bytes as well; an older one by count only).
+    pub fn changes(&self, server_url: &str, token: &ApiKey, since: u64, limit: usize) -> Result<ChangesResponse, Failure> {
+        self.get(server_url, &format!("/v1/changes?since={since}&limit={limit}"), token)
     }
 
     /// Pushes versions of a project under a dedupe key.
@@ -208,6 +226,12 @@ impl Transport {
             .body(body);
         let (status, after, body) = match self.send(http, token) {
             Ok(answer) => answer,
+            // An older server's 409 carries every newer version, possibly more than is
+            // read: stale all the same; the client pulls them in pages.
+            Err(Failure::Status { status: 409, code, .. }) if code == ANSWER_TOO_LARGE => {
+                return PushAnswer::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: 0, newer: Vec::new(), more: true })
+            }
+            Err(failure @ Failure::Status { .. }) => return PushAnswer::Retry { failure, retry_after_millis: None, unreachable: false },
             Err(failure) => return PushAnswer::Retry { failure, retry_after_millis: None, unreachable: true },
         };
         if status == 200 || status == 201 {

@@ -25,5 +25,6 @@ mod staging;
 mod store;
 mod sync;
 mod sync_hardening;
+mod sync_paging;
 mod tidy;
 mod x_count;
