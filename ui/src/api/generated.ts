@@ -107,18 +107,6 @@ hunks: Array<ApprovalHunk>,
  */
 omittedHunks: number, 
 /**
- * For a proposal without hunks: what would be made (the reply, the chosen
- * candidates, the settings).
- */
-detail?: string, 
-/**
- * The version number accepting would save, when accepting saves a version (a
- * source change or a new title), as of the request (a version the person saves
- * meanwhile moves it up by one); absent for a draft, a comment reply, settings
- * that leave the title, or an artifact.
- */
-createsVersion?: number, 
-/**
  * `sha256:` of everything the approval applies: the proposal id with the sorted
  * content hashes of every selected hunk (or, without hunks, its payload's hash),
  * the material of the call's bound input hash. Deciding checks it against the
@@ -134,7 +122,19 @@ totalHunks?: number,
  * The size of the change: UTF-8 bytes of the selected hunks' old and new lines.
  * Absent before.
  */
-totalBytes?: number, };
+totalBytes?: number, 
+/**
+ * For a proposal without hunks: what would be made (the reply, the chosen
+ * candidates, the settings).
+ */
+detail?: string, 
+/**
+ * The version number accepting would save, when accepting saves a version (a
+ * source change or a new title), as of the request (a version the person saves
+ * meanwhile moves it up by one); absent for a draft, a comment reply, settings
+ * that leave the title, or an artifact.
+ */
+createsVersion?: number, };
 
 export type ApprovalHunk = { id: string, 
 /**
