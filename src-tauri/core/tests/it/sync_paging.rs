@@ -49,8 +49,11 @@ fn cluster() -> &'static TempCluster {
     }
 }
 
+/// Wraps the server's router, e.g. to answer as an older server would.
+type Layer = fn(Arc<dyn Storage>, axum::Router) -> axum::Router;
+
 /// None when the developer asked to skip PostgreSQL.
-fn serve(kind: Kind, layer: Option<fn(Arc<dyn Storage>, axum::Router) -> axum::Router>) -> Option<Served> {
+fn serve(kind: Kind, layer: Option<Layer>) -> Option<Served> {
     let (storage, dir): (Arc<dyn Storage>, _) = match kind {
         Kind::Sled => {
             let dir = tempfile::tempdir().unwrap();
