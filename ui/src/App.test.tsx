@@ -530,7 +530,7 @@ describe("the window", () => {
         emit({ phase: "import.markdown", done: 2, total: 2 });
         const first = !projects.has("m1");
         projects.set("m1", imported);
-        return first ? { projects: [summary(imported)], skipped: [] } : { projects: [], skipped: [{ path: "/notes/walk.md", existing: summary(imported) }] };
+        return first ? { projects: [summary(imported)], skipped: [], skippedLinks: [] } : { projects: [], skipped: [{ path: "/notes/walk.md", existing: summary(imported) }], skippedLinks: [] };
       });
     renderApp(transport);
     await waitFor(() => expect(items()).toHaveLength(1));

@@ -52,7 +52,7 @@ describe("Data", () => {
   it("says how many symbolic links a Markdown import skipped", async () => {
     const transport = new FakeTransport()
       .on("backup.list", () => ({ backups: [], folder: "/data/backups" }))
-      .on("import.markdown", (): ImportMarkdownResult => ({ projects: [], skippedLinks: ["/notes/a.md", "/notes/b.md"] }));
+      .on("import.markdown", (): ImportMarkdownResult => ({ projects: [], skippedLinks: ["/notes/a.md", "/notes/b.md"], skipped: [] }));
     const r = renderData(transport);
     fireEvent.change(screen.getByTestId("import-md-path"), { target: { value: "/notes" } });
     fireEvent.click(screen.getByTestId("import-md-run"));

@@ -23,10 +23,14 @@ function useStreamRunner() {
 export function importedMarkdown(t: Ctx["t"], r: ImportMarkdownResult): string {
   const made = t("data.imported", { n: r.projects.length });
   const first = r.skipped[0];
-  const parts = r.projects.length === 0 && (first || r.skippedLinks.length > 0) ? [] : [made];
-  if (first) parts.push(r.skipped.length === 1 ? t("data.skippedOne", { title: first.existing.title }) : t("data.skippedMany", { n: r.skipped.length, title: first.existing.title }));
-  if (r.skippedLinks.length > 0) parts.push(t("data.linksSkipped", { n: r.skippedLinks.length }));
-  return parts.join(". ");
+  let text = r.projects.length === 0 && first ? "" : made;
+  if (first) {
+    const skipped =
+      r.skipped.length === 1 ? t("data.skippedOne", { title: first.existing.title }) : t("data.skippedMany", { n: r.skipped.length, title: first.existing.title });
+    text = text ? `${text}. ${skipped}` : skipped;
+  }
+  if (r.skippedLinks.length > 0) text = `${text}; ${t("data.linksSkipped", { n: r.skippedLinks.length })}`;
+  return text;
 }
 
 /** `replaced`: everything was replaced (a restore), so what is open may be gone; an
