@@ -129,7 +129,9 @@ fn two_data_folders_sync_a_version_with_its_author_through_a_real_server() {
     assert!(stdout(&human).starts_with("synced: 团队"), "{}", stdout(&human));
     assert!(stdout(&human).contains("0 pending"), "{}", stdout(&human));
     let on_server = server.storage.changes(&ws, 0, 100).unwrap().versions;
-    assert_eq!(on_server.iter().map(|v| (v.number, v.author.as_str())).collect::<Vec<_>>(), [(1, "Alice")]);
+    // The server records who pushed: the token's member ("alice", as invited), not the
+    // name the client chose for itself.
+    assert_eq!(on_server.iter().map(|v| (v.number, v.author.as_str())).collect::<Vec<_>>(), [(1, "alice")]);
 
     // B: pull brings the version with its author.
     let connected = with_stdin(&b, &["--json", "sync", "connect", &server.url], &bob_token.token);
@@ -137,7 +139,7 @@ fn two_data_folders_sync_a_version_with_its_author_through_a_real_server() {
     let pulled = json_ok(&b, &["sync", "pull"]);
     assert_eq!(pulled["pulled"], 1);
     let version = json_ok(&b, &["call", "version.get", "--params", &format!(r#"{{"projectId":"{project}","number":1}}"#)]);
-    assert_eq!((version["author"].as_str(), version["source"].as_str(), version["origin"]["type"].as_str()), (Some("Alice"), Some("第一行\n第二行\n"), Some("pulled")));
+    assert_eq!((version["author"].as_str(), version["source"].as_str(), version["origin"]["type"].as_str()), (Some("alice"), Some("第一行\n第二行\n"), Some("pulled")));
 
     // Members: both, with roles; an editor may not invite.
     let members = run(&b, &["sync", "members"]);
