@@ -3,15 +3,20 @@
 //! output limit. The client feeds every streamed piece here and stops the stream when
 //! it trips.
 //!
-//! Two signs, either enough:
-//! - one sentence (at least [`MIN_SENTENCE_CHARS`] characters, ended by a sentence
-//!   mark or a line break) written [`REPEATS`] times in the reply;
+//! Three signs, any enough (sentences: at least [`MIN_SENTENCE_CHARS`] characters,
+//! ended by a sentence mark or a line break; shorter ones are not counted):
+//! - one sentence written [`REPEATS`] times in a row;
+//! - the last `2 × REPEATS` sentences are only one or two sentences over and over (a
+//!   loop of a pair);
 //! - text without sentence marks whose tail is one piece of at least
 //!   [`MIN_SENTENCE_CHARS`] characters repeated [`REPEATS`] times in a row.
+//!
+//! A refrain between other sentences ("Keep going." after every paragraph) is
+//! writing, not a loop, however often it comes.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 
-/// How many times one sentence may appear before the answer is stopped.
+/// How many times in a row one sentence may appear before the answer is stopped.
 pub const REPEATS: u32 = 8;
 /// Shorter sentences ("是的。", "- [ ]") repeat legitimately.
 pub const MIN_SENTENCE_CHARS: usize = 16;
@@ -29,7 +34,8 @@ pub struct Repeated {
 #[derive(Debug, Default)]
 pub struct RepetitionGuard {
     current: String,
-    counts: HashMap<String, u32>,
+    /// The last `2 × REPEATS` sentences, newest last.
+    recent: VecDeque<String>,
     /// Characters since the last sentence mark, for the tail check.
     run: Vec<char>,
     checked_at: usize,
@@ -62,10 +68,8 @@ impl RepetitionGuard {
                 self.run.clear();
                 self.checked_at = 0;
                 if sentence.chars().count() >= MIN_SENTENCE_CHARS {
-                    let count = self.counts.entry(sentence.clone()).or_insert(0);
-                    *count += 1;
-                    if *count >= REPEATS {
-                        return Some(Repeated { excerpt: excerpt(&sentence), times: *count });
+                    if let Some(hit) = self.note_sentence(sentence) {
+                        return Some(hit);
                     }
                 }
             } else {
@@ -79,6 +83,34 @@ impl RepetitionGuard {
                 let unit: String = self.run[self.run.len() - period..].iter().collect();
                 return Some(Repeated { excerpt: excerpt(unit.trim()), times: REPEATS });
             }
+        }
+        None
+    }
+
+    /// Records a finished sentence; `Some` when the recent ones are a loop.
+    fn note_sentence(&mut self, sentence: String) -> Option<Repeated> {
+        let window = 2 * REPEATS as usize;
+        if self.recent.len() == window {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(sentence);
+        let newest = self.recent.back()?;
+        let in_a_row = self.recent.iter().rev().take_while(|s| *s == newest).count();
+        if in_a_row >= REPEATS as usize {
+            return Some(Repeated { excerpt: excerpt(newest), times: REPEATS });
+        }
+        if self.recent.len() == window {
+            let mut distinct: Vec<&String> = Vec::new();
+            for s in &self.recent {
+                if !distinct.contains(&s) {
+                    distinct.push(s);
+                    if distinct.len() > 2 {
+                        return None;
+                    }
+                }
+            }
+            let times = self.recent.iter().filter(|s| *s == newest).count() as u32;
+            return Some(Repeated { excerpt: excerpt(newest), times });
         }
         None
     }
@@ -118,6 +150,19 @@ mod tests {
         assert!(hit.excerpt.starts_with("春天来了"), "{hit:?}");
         let english = "The quick brown fox jumps over the lazy dog. ".repeat(10);
         assert!(feed(&english, 5).is_some());
+    }
+
+    #[test]
+    fn a_pair_of_sentences_in_a_loop_trips() {
+        let text = "开头。".to_owned() + &"春天来了，花园里的花都开了，真是美丽的景色。我们一起去城南的公园里散步吧，你说好吗？".repeat(20);
+        assert!(feed(&text, 4).is_some());
+    }
+
+    #[test]
+    fn a_refrain_between_other_sentences_does_not() {
+        // The browser e2e's long stream: a sentence after every numbered paragraph.
+        let text: String = (1..=100).map(|i| format!("第{i}段：春天适合写作，每天写一点。Keep going, write daily. \n\n")).collect();
+        assert_eq!(feed(&text, 4), None);
     }
 
     #[test]
