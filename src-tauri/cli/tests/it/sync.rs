@@ -18,14 +18,15 @@ use serde_json::Value;
 
 use super::{cli, json_ok, run, stdout};
 
-struct Server {
-    url: String,
-    storage: Arc<SledStorage>,
+/// A workspace server on loopback for the CLI's sync tests (this file and `sync_exit`).
+pub(super) struct Server {
+    pub(super) url: String,
+    pub(super) storage: Arc<SledStorage>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Server {
-    fn start(dir: &Path) -> Server {
+    pub(super) fn start(dir: &Path) -> Server {
         let storage = Arc::new(SledStorage::open(dir).unwrap());
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let state = AppState::new(storage.clone() as Arc<dyn Storage>, RateLimit::default());
@@ -36,11 +37,18 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
+impl Server {
+    /// Stops answering (the server becomes unreachable).
+    pub(super) fn stop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_timeout(Duration::from_secs(2));
         }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

@@ -6,46 +6,14 @@
 
 use std::path::Path;
 use std::process::Output;
-use std::sync::Arc;
-use std::time::Duration;
 
-use inkstone_server::http::{router, AppState, RateLimit};
 use inkstone_server::proto::Role;
-use inkstone_server::storage::{SledStorage, Storage};
+use inkstone_server::storage::Storage;
 use inkstone_test_support::model_server::{ModelServer, Reply};
 use serde_json::{json, Value};
 
+use super::sync::Server;
 use super::{cli, json_ok, run, stdout};
-
-struct Server {
-    url: String,
-    storage: Arc<SledStorage>,
-    runtime: Option<tokio::runtime::Runtime>,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let storage = Arc::new(SledStorage::open(dir).unwrap());
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let state = AppState::new(storage.clone() as Arc<dyn Storage>, RateLimit::default());
-        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        runtime.spawn(async move { axum::serve(listener, router(state)).await });
-        Server { url, storage, runtime: Some(runtime) }
-    }
-
-    fn stop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(Duration::from_secs(2));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
 
 /// The CLI with the workspace token in its environment (and nothing on stdin).
 fn with_token(data: &Path, token: &str, args: &[&str]) -> Output {
