@@ -644,7 +644,9 @@ pub fn local_only(kernel: &Kernel) -> Result<Vec<(String, Vec<crate::model::Vers
     let linked: std::collections::BTreeSet<String> = store.scan::<ProjectLink>(b"")?.into_iter().map(|l| l.project_id).collect();
     let queued: std::collections::BTreeSet<String> = jobs(kernel)?.into_iter().map(|j| j.project_id).collect();
     let mut out = Vec::new();
-    for project in store.scan::<crate::model::Project>(b"")? {
+    // Summaries, not projects: the status asks on every poll, and only ids and heads
+    // are needed here, not every project's text.
+    for project in store.scan::<crate::model::ProjectSummary>(b"")? {
         if project.head == 0 || linked.contains(&project.id) || queued.contains(&project.id) {
             continue;
         }
