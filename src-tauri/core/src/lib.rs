@@ -5,10 +5,8 @@
 
 pub mod api;
 pub mod backup;
-pub mod clock;
 pub mod config;
 pub mod context;
-pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod growth;
@@ -17,20 +15,21 @@ pub mod intent;
 pub mod kernel;
 pub mod llm;
 pub mod memory;
-pub mod model;
 pub mod outbox;
-pub mod pipeline;
-pub mod profiles;
 pub mod project;
 pub mod prompts;
 pub mod proposals;
-pub mod quality;
 pub mod retrieval;
 pub mod store;
 pub mod suggest;
 pub mod sync;
 pub mod tools;
 pub mod usage;
+
+// The layers below, under the paths the rest of core (and its callers) name them by.
+pub use inkstone_model as model;
+pub use inkstone_model::clock;
+pub use inkstone_text::{diff, pipeline, profiles, quality};
 
 pub use config::EngineConfig;
 pub use engine::Engine;

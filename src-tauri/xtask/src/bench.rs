@@ -223,63 +223,15 @@ fn walk_size(dir: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// Compiling all five platforms for one 10,000-character mixed article, p50/p95,
-/// beside `comrak::markdown_to_html` of the same text measured in the same run.
+/// Compiling all five platforms for one 10,000-character mixed article beside one
+/// `comrak::markdown_to_html` of it in the same run: inkstone-text's own benchmark
+/// (`cargo bench -p inkstone-text --bench pipeline`, optimised), so it builds without the
+/// engine above the compilers. Arguments (`--samples N`) are passed on.
 pub fn run_pipeline(args: &[String]) -> Result<()> {
-    use inkstone_core::model::Platform;
-    use inkstone_core::pipeline::{compile, compile_all, CompileInput};
-    use inkstone_core::profiles::ProfileSet;
-
-    let n_samples = arg(args, "--samples", 200)?;
-    if cfg!(debug_assertions) {
-        println!("bench-pipeline: WARNING: a debug build; run `cargo run --release -p xtask -- bench-pipeline` for real figures");
-    }
-    let mut rng = Rng(0x5eed);
-    let mut source = String::from("# 长文标题\n\n");
-    let mut n_chars = 0;
-    let mut paragraph = 0;
-    while n_chars < 10_000 {
-        paragraph += 1;
-        let text = article(&mut rng, 180);
-        n_chars += text.chars().count();
-        match paragraph % 9 {
-            0 => source.push_str(&format!("## 第 {paragraph} 节\n\n")),
-            3 => source.push_str(&format!("- {}\n- **要点** 与 [链接](https://example.com/{paragraph})\n\n", &text)),
-            6 => source.push_str("```rust\nfn main() {\n    println!(\"你好\");\n}\n```\n\n"),
-            _ => {}
-        }
-        source.push_str(&text);
-        source.push_str("\n\n");
-    }
-    let profiles = ProfileSet::builtin()?;
-    let tags = vec!["写作".to_owned(), "效率".to_owned()];
-    let options = comrak::Options::default();
-    let all: Vec<_> = Platform::ALL.iter().filter_map(|p| profiles.draft(*p)).collect();
-    let mut baseline = Vec::new();
-    let mut all_five = Vec::new();
-    for _ in 0..n_samples {
-        let (html, elapsed) = time(|| comrak::markdown_to_html(&source, &options));
-        anyhow::ensure!(!html.is_empty());
-        baseline.push(elapsed);
-        let (n, elapsed) = time(|| compile_all(&all, CompileInput { title: "长文标题", source: &source, tags: &tags }).len());
-        let _ = n;
-        all_five.push(elapsed);
-    }
-    println!("bench-pipeline: article of {} characters", source.chars().count());
-    let ratio = |a: &mut Vec<Duration>, b: &mut Vec<Duration>| {
-        a.sort();
-        b.sort();
-        percentile(a, 0.5).as_secs_f64() / percentile(b, 0.5).as_secs_f64()
-    };
-    let r = ratio(&mut all_five.clone(), &mut baseline.clone());
-    for platform in Platform::ALL {
-        let Some(profile) = profiles.draft(platform) else { continue };
-        let samples = (0..n_samples.min(50)).map(|_| time(|| compile(profile, CompileInput { title: "长文标题", source: &source, tags: &tags })).1).collect();
-        report(&format!("  compile {platform:?} alone"), samples, None);
-    }
-    report("comrak::markdown_to_html (baseline)", baseline, None);
-    report("compile all five platforms", all_five, Some(5.0));
-    println!("bench-pipeline: p50 ratio all-five / baseline = {r:.2}×");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status =
+        std::process::Command::new(cargo).args(["bench", "-p", "inkstone-text", "--bench", "pipeline", "--", "--bench"]).args(args).status().context("running cargo bench")?;
+    anyhow::ensure!(status.success(), "the pipeline benchmark failed: {status}");
     Ok(())
 }
 

@@ -8,8 +8,9 @@
 //! - `bench [--projects N] [--versions N]`: the store benchmark (not run in CI).
 //! - `bench sync [--versions 1000] [--clients 1,4,16,64] [--batch 1] [--no-pg]`: the workspace server's
 //!   pushes per second (embedded store, PostgreSQL) beside an axum echo endpoint.
-//! - `bench-pipeline`: compile all five platforms for a 10,000-character article,
-//!   against plain `comrak::markdown_to_html` of the same text as the baseline.
+//! - `bench-pipeline [--samples N]`: compile all five platforms for a 10,000-character
+//!   article, against plain `comrak::markdown_to_html` of the same text as the baseline
+//!   (runs inkstone-text's `pipeline` benchmark, optimised).
 //! - `bench-retrieval [--docs N]`: search p50/p95 (lexical, fused) over 50,000
 //!   documents against a plain tantivy BM25 query, and save-to-searchable time.
 //! - `search-corpus [--check]`: write (or check) the search evaluation's fixture corpus

@@ -27,4 +27,3 @@ mod sync;
 mod sync_hardening;
 mod sync_paging;
 mod tidy;
-mod x_count;

@@ -13,14 +13,23 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The sources of core and of the crates below it (inkstone-model, inkstone-text).
+fn engine_sources() -> Vec<PathBuf> {
+    let core = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for src in [core.join("src"), core.join("../model/src"), core.join("../text/src")] {
+        rust_files(&src, &mut files);
+    }
+    files
+}
+
 /// The HTTP library stays behind `llm::transport` (model calls) and `sync::transport`
 /// (the workspace server), so timeouts, size limits, proxy and CA settings and error
 /// mapping cannot be bypassed by a third HTTP path.
 #[test]
 fn only_llm_transport_uses_reqwest() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let files = engine_sources();
     assert!(files.len() > 20, "the walk found the sources");
     let offenders: Vec<String> = files
         .iter()
@@ -31,7 +40,7 @@ fn only_llm_transport_uses_reqwest() {
                 code.contains("reqwest::") || code.contains("use reqwest")
             })
         })
-        .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
+        .map(|p| p.strip_prefix(&src).unwrap_or(p).display().to_string())
         .collect();
     assert!(offenders.is_empty(), "reqwest used outside llm/transport.rs and sync/transport.rs: {offenders:?}");
 }
@@ -41,23 +50,25 @@ fn only_llm_transport_uses_reqwest() {
 #[test]
 fn only_retrieval_uses_tantivy() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
+    let files = engine_sources();
     let offenders: Vec<String> = files
         .iter()
-        .filter(|p| !p.strip_prefix(&src).unwrap().starts_with("retrieval") && !p.ends_with("retrieval.rs"))
+        .filter(|p| !p.strip_prefix(&src).is_ok_and(|p| p.starts_with("retrieval")) && !p.ends_with("retrieval.rs"))
         .filter(|p| std::fs::read_to_string(p).unwrap().lines().any(|line| line.split("//").next().unwrap_or("").contains("tantivy::")))
-        .map(|p| p.strip_prefix(&src).unwrap().display().to_string())
+        .map(|p| p.strip_prefix(&src).unwrap_or(p).display().to_string())
         .collect();
     assert!(offenders.is_empty(), "tantivy used outside retrieval: {offenders:?}");
 }
 
 /// The layers of inkstone-core, bottom first. A module may import only modules listed
-/// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here.
+/// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here. `model` and
+/// `clock` are the inkstone-model crate, `diff`, `profiles`, `pipeline` and `quality`
+/// the inkstone-text crate, re-exported by core under these names (Cargo keeps those
+/// crates from importing core; [`TEXT_LAYERS`] orders the modules inside inkstone-text).
 const LAYERS: &[&str] = &[
     "error",
     "model",
-    "clock", // leaves
+    "clock", // leaves (inkstone-model)
     "store", // sled behind typed records
     "diff",
     "profiles",
@@ -140,18 +151,17 @@ fn code_of(path: &Path) -> String {
     text.lines().map(|line| line.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
 }
 
-/// Every import between core's modules goes downwards, so the module graph has no
-/// cycle and a new subsystem cannot quietly depend on the facade above it.
-#[test]
-fn modules_import_only_downwards() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+/// The imports in `src` (a crate's sources) that go upwards or sideways against
+/// `layers`, and the modules `layers` does not place.
+fn layer_violations(src: &Path, layers: &[&str]) -> (Vec<String>, Vec<String>) {
     let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    let rank = |module: &str| LAYERS.iter().position(|m| *m == module);
+    rust_files(src, &mut files);
+    assert!(!files.is_empty(), "the walk found the sources of {}", src.display());
+    let rank = |module: &str| layers.iter().position(|m| *m == module);
     let mut unplaced = Vec::new();
     let mut upward = Vec::new();
     for file in &files {
-        let relative = file.strip_prefix(&src).unwrap();
+        let relative = file.strip_prefix(src).unwrap();
         let first = relative.components().next().unwrap().as_os_str().to_string_lossy().into_owned();
         let module = first.trim_end_matches(".rs").to_owned();
         if module == "lib" {
@@ -168,14 +178,80 @@ fn modules_import_only_downwards() {
             match rank(&target) {
                 Some(other) if other < own => {}
                 Some(_) => upward.push(format!("{} imports `{target}` (layer {} above {module})", relative.display(), rank(&target).unwrap())),
-                None => upward.push(format!("{} names `crate::{target}`, which is not a module in LAYERS", relative.display())),
+                None => upward.push(format!("{} names `crate::{target}`, which is not a module in the layers", relative.display())),
             }
         }
     }
     unplaced.sort();
     unplaced.dedup();
+    (unplaced, upward)
+}
+
+/// Every import between core's modules goes downwards, so the module graph has no
+/// cycle and a new subsystem cannot quietly depend on the facade above it.
+#[test]
+fn modules_import_only_downwards() {
+    let (unplaced, upward) = layer_violations(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), LAYERS);
     assert!(unplaced.is_empty(), "modules without a layer (add them to LAYERS and ARCHITECTURE.md): {unplaced:?}");
     assert!(upward.is_empty(), "imports that go upwards or sideways:\n{}", upward.join("\n"));
+}
+
+/// The modules of inkstone-text, bottom first: the profiles the compilers read, the
+/// diffs, the compilers and measuring, the checks over compiled findings.
+const TEXT_LAYERS: &[&str] = &["profiles", "diff", "pipeline", "quality"];
+
+/// Inside inkstone-text, too, imports go downwards only.
+#[test]
+fn text_modules_import_only_downwards() {
+    let (unplaced, upward) = layer_violations(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../text/src"), TEXT_LAYERS);
+    assert!(unplaced.is_empty(), "inkstone-text modules without a layer (add them to TEXT_LAYERS): {unplaced:?}");
+    assert!(upward.is_empty(), "imports that go upwards or sideways in inkstone-text:\n{}", upward.join("\n"));
+}
+
+/// Every package `package` depends on, directly or not, for any target, from
+/// Cargo.lock (so no network and no `cargo metadata` run).
+fn locked_dependencies(package: &str) -> std::collections::BTreeSet<String> {
+    let lock = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.lock")).unwrap();
+    let lock: toml::Table = toml::from_str(&lock).unwrap();
+    let packages = lock["package"].as_array().unwrap();
+    let deps_of = |name: &str| -> Vec<String> {
+        // Two versions of one name are both followed: a superset is what the check needs.
+        packages
+            .iter()
+            .filter(|p| p["name"].as_str() == Some(name))
+            .flat_map(|p| p.get("dependencies").and_then(|d| d.as_array()).cloned().unwrap_or_default())
+            .map(|d| d.as_str().unwrap().split(' ').next().unwrap().to_owned())
+            .collect()
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut todo = deps_of(package);
+    while let Some(name) = todo.pop() {
+        if seen.insert(name.clone()) {
+            todo.extend(deps_of(&name));
+        }
+    }
+    seen
+}
+
+/// The pure layers build without the IO runtime, HTTP, the search index, the Chinese
+/// segmenter or the store: nothing inkstone-text or inkstone-model depends on, however
+/// indirectly, is one of them, so the compilers build and test on their own, and a
+/// change to them does not wait for those crates.
+#[test]
+fn the_text_and_model_crates_need_no_runtime_http_search_or_store() {
+    let heavy = ["tokio", "reqwest", "hyper", "tantivy", "jieba-rs", "sled", "keyring-core"];
+    let core = locked_dependencies("inkstone-core");
+    assert!(heavy.iter().all(|h| core.contains(*h)), "the walk sees core's own dependencies: {heavy:?}");
+    assert!(core.contains("inkstone-text") && core.contains("inkstone-model") && core.contains("comrak"));
+    for package in ["inkstone-text", "inkstone-model"] {
+        let deps = locked_dependencies(package);
+        assert!(!deps.is_empty());
+        let found: Vec<&str> = heavy.iter().copied().filter(|h| deps.contains(*h)).collect();
+        assert!(found.is_empty(), "{package} depends on {found:?}");
+        let inkstone: Vec<&String> = deps.iter().filter(|d| d.starts_with("inkstone-")).collect();
+        let allowed: &[&str] = if package == "inkstone-text" { &["inkstone-model"] } else { &[] };
+        assert!(inkstone.iter().all(|d| allowed.contains(&d.as_str())), "{package} depends on {inkstone:?}: only crates below it may be");
+    }
 }
 
 /// The check above catches what it must: an upward import, a grouped one, and one
@@ -238,8 +314,7 @@ fn call_arguments(after_paren: &str) -> Vec<String> {
 /// `Hint::with`, with the names of their values.
 fn hint_calls() -> Vec<HintCall> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    let files = engine_sources();
     let mut calls = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();

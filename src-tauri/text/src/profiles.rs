@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::Platform;
+use inkstone_model::Platform;
 
 const BUILTIN: &[(&str, &str)] = &[
     ("draft/wechat@draft-v1.toml", include_str!("../../../profiles/draft/wechat@draft-v1.toml")),

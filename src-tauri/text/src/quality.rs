@@ -5,9 +5,9 @@
 
 use std::sync::OnceLock;
 
-use crate::model::{Anchor, BrandProfile, Platform};
 use crate::pipeline::Finding;
 use crate::profiles::{ContextAllow, RiskList, Severity};
+use inkstone_model::{Anchor, BrandProfile, Platform};
 
 /// What the checks read.
 pub struct CheckInput<'a> {

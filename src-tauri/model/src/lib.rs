@@ -1,4 +1,6 @@
-//! Domain types. Plain data: no IO, no storage framing, no transport concerns.
+//! Domain types, and where time and ids come from ([`clock`]). Plain data: no IO, no
+//! storage framing, no transport concerns. The bottom layer: every other crate may use
+//! it, and it uses none of them.
 //!
 //! Records serialize in camelCase because the same shape is what the API returns for
 //! reads and what the export folder holds; the storage codec frames them separately
@@ -8,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+pub mod clock;
 pub mod ids;
 
 /// A UTC timestamp; on the wire an RFC 3339 string.

@@ -8,8 +8,9 @@ mod markdown;
 pub mod measure;
 mod text;
 mod thread;
-#[cfg(test)]
-pub(crate) mod ui_wording;
+#[cfg(any(test, feature = "ui-wording"))]
+#[doc(hidden)]
+pub mod ui_wording;
 mod wechat;
 mod zhihu;
 
@@ -18,9 +19,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{Anchor, Platform};
-pub use crate::model::{DraftContent, Post};
 use crate::profiles::{DraftProfile, Limit, LimitField, Severity, Unit};
+use inkstone_model::{Anchor, Platform};
+pub use inkstone_model::{DraftContent, Post};
 
 /// What a compiler reads.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +106,7 @@ impl Finding {
     /// Names the message's wording (`id`) and the values it shows.
     pub fn worded(mut self, id: &str, params: &[(&str, &str)]) -> Finding {
         self.message_id = Some(id.to_owned());
-        self.params = crate::error::values(params);
+        self.params = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         self
     }
 

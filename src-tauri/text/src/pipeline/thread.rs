@@ -99,7 +99,7 @@ fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], fin
             let pieces = if x_weighted_length(&token) > budget {
                 let word = token.chars().take(40).collect::<String>();
                 findings.push(
-                    Finding::new("x.word_cut", Severity::Warn, Some(crate::model::Platform::X), format!("“{word}” is longer than one post and was cut."))
+                    Finding::new("x.word_cut", Severity::Warn, Some(inkstone_model::Platform::X), format!("“{word}” is longer than one post and was cut."))
                         .worded("x.word_cut", &[("word", &word)])
                         .suggest_worded("x.word_cut", "Shorten the word or link, or move it to its own post."),
                 );

@@ -4,12 +4,13 @@
 //!
 //! Runs when `INKSTONE_TEST_TWITTER_TEXT=1` (`scripts/test` sets it); then a missing
 //! `node` or package is a failure, not a skip.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use inkstone_core::pipeline::measure::x_weighted_length;
+use inkstone_text::pipeline::measure::x_weighted_length;
 
 /// A seeded SplitMix64 stream: the strings only need to be varied and the same on
 /// every run, which twelve lines give without a dependency on a random-number crate.

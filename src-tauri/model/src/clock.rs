@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
-use crate::model::Timestamp;
+use crate::Timestamp;
 
 /// A source of the current time.
 pub trait Clock: Send + Sync {
