@@ -2,7 +2,7 @@
 //! without embeddings (what every user without an embedding model gets) over 50,000
 //! documents, the time until a saved version is searchable, and a plain tantivy BM25
 //! query over the same index in the same run as the baseline (the ratio is printed).
-//! Targets (issue 15): fused p95 < 20 ms; a save searchable < 1 s.
+//! Targets: fused p95 < 20 ms; a save searchable < 1 s.
 //!
 //! `cargo bench -p inkstone-core --bench retrieval` prints the figures; under
 //! `cargo test` (no `--bench` argument) it runs 600 documents as a smoke test.

@@ -2,7 +2,7 @@
 //! of ~5,000-character mixed Chinese/English articles (bulk, without per-write syncs),
 //! then times the everyday calls through the API and prints p50/p95.
 //!
-//! Targets (issue 2): open a project < 5 ms p95; create a version (durable) < 20 ms p95.
+//! Targets: open a project < 5 ms p95; create a version (durable) < 20 ms p95.
 //! Run with `cargo xtask bench --release` semantics: it re-invokes nothing; build it
 //! optimised with `cargo run --release -p xtask -- bench`.
 

@@ -1,4 +1,4 @@
-//! Sync hardened from outside (issue 29): one rule for control characters at the API
+//! Sync hardened from outside: one rule for control characters at the API
 //! and on the wire, the pusher as the author, a failure that outlives its process, the
 //! projects made before connecting, a token without a keychain, and the name colleagues
 //! see. Real engines against a real `inkstone-server` on loopback (sled).
