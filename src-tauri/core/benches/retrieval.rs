@@ -2,7 +2,7 @@
 //! without embeddings (what every user without an embedding model gets) over 50,000
 //! documents, the time until a saved version is searchable, and a plain tantivy BM25
 //! query over the same index in the same run as the baseline (the ratio is printed).
-//! Targets (issue 15): fused p95 < 20 ms; a save searchable < 1 s.
+//! Targets: fused p95 < 20 ms; a save searchable < 1 s.
 //!
 //! `cargo bench -p inkstone-core --bench retrieval` prints the figures; under
 //! `cargo test` (no `--bench` argument) it runs 600 documents as a smoke test.
@@ -13,22 +13,9 @@ use std::time::{Duration, Instant};
 use inkstone_core::project::{self, NewProject};
 use inkstone_core::retrieval::{Filter, SearchMode, SearchRequest, SearchScope};
 use inkstone_core::store::{Batch, Durability};
+use inkstone_test_support::Rng;
 use inkstone_test_support::TestEngine;
 use serde_json::json;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
 
 const WORDS: &[&str] = &[
     "咖啡",

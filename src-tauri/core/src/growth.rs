@@ -1,4 +1,4 @@
-//! One-click optimize (issue 13): [`run`], the optimization run (a harness log of its
+//! One-click optimize: [`run`], the optimization run (a harness log of its
 //! own, the pipeline from context snapshot to proposals, apply per target), and
 //! [`fit`], the deterministic platform-fit report — a score per platform computed
 //! from the growth profile's machine-checkable rules and the draft profile's limits,

@@ -1,4 +1,4 @@
-//! Session intent (seed 003): what the person is working on — brand, product, topic,
+//! Session intent: what the person is working on — brand, product, topic,
 //! output type, platforms, length — updated from each of their messages by rules
 //! (keyword tables, patterns, and jieba's segmentation for Chinese), never by a model
 //! call, so the same message always gives the same intent. Pure.

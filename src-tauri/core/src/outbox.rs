@@ -1,8 +1,8 @@
-//! The sync outbox (seed 004's conversation layer): one delivery job per accepted
+//! The sync outbox: one delivery job per accepted
 //! version of a workspace linked to a server, created in the same transaction as the
 //! version ([`stage_delivery`], called by `project::versions::stage_next`), so a version
 //! can never exist without its job. How a job travels (endpoint, credential) is the
-//! transport's business (issue 16's `sync` module); this module holds the records and a
+//! transport's business (the `sync` module); this module holds the records and a
 //! sans-IO state machine ([`advance`]): pending → dispatched → acked → finalized, with
 //! retry_wait (full-jitter exponential backoff that honours Retry-After), failed after
 //! the maximum attempts, conflict for a stale base, and pause/resume per workspace. A
@@ -31,7 +31,7 @@ pub enum JobState {
     Acked { number: u32 },
     /// The client recorded the server's number; nothing left to do.
     Finalized,
-    /// The server refused the base: the person resolves it (issue 16's conflict view).
+    /// The server refused the base: the person resolves it (sync's conflict view).
     Conflict { server_head: u32 },
     /// Given up: after the maximum attempts, or a permanent refusal.
     Failed,

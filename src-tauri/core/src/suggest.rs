@@ -243,7 +243,7 @@ mod tests {
         assert!(!words.iter().any(|w| w == "and" || w == "more"), "{words:?}");
     }
 
-    /// Issue 10, defect 2: a mostly Chinese article with one English sentence got
+    /// A mostly Chinese article with one English sentence once got
     /// `#every #example #compare` for X.
     #[test]
     fn a_chinese_article_gets_chinese_tags_only() {

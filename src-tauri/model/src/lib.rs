@@ -24,7 +24,7 @@ pub struct Workspace {
     pub name: String,
     /// The display name of the local user; the author of everything made here.
     pub display_name: String,
-    /// Set when the workspace is linked to a server (a later issue); `null` for local.
+    /// Set while the workspace is linked to a server (`sync.connect`); `null` for local.
     pub server_url: Option<String>,
     pub created_at: Timestamp,
 }

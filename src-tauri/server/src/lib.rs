@@ -4,16 +4,15 @@
 //! server's head only when its base is that head, and its dedupe key makes a retried
 //! push return the original result.
 //!
-//! - [`storage`]: the [`storage::Storage`] trait and the embedded sled store (an
-//!   acknowledged write is synced to disk, as in the app).
-//! - [`pg`]: the same trait on PostgreSQL (`serve --database-url`), for several
-//!   server processes on one database; versioned migrations run at start.
+//! - [`storage`]: the [`storage::Storage`] trait; [`storage::sled`], the embedded sled
+//!   store (an acknowledged write is synced to disk, as in the app); [`storage::pg`],
+//!   the same trait on PostgreSQL (`serve --database-url`), for several server
+//!   processes on one database; versioned migrations run at start.
 //! - [`http`]: the axum routes, limits and the error bodies.
 //! - [`pgtemp`]: a throwaway PostgreSQL cluster in a temporary folder, for the tests
 //!   and the benchmark.
 
 pub mod http;
-pub mod pg;
 pub mod pgtemp;
 pub mod storage;
 

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 use inkstone_server::http::{serve, AppState, Limits, RateLimit};
-use inkstone_server::pg::PgStorage;
 use inkstone_server::proto::Role;
+use inkstone_server::storage::pg::PgStorage;
 use inkstone_server::storage::{SledStorage, Storage};
 
 #[derive(Debug, Parser)]

@@ -38,14 +38,14 @@ on_both_storages!(
 #[test]
 fn pg_migrations_are_recorded_and_a_newer_schema_is_refused() {
     let Some(Store::Pg(url)) = Store::pg() else { return };
-    let first = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
-    let second = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
-    let known: Vec<i32> = inkstone_server::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
+    let first = inkstone_server::storage::pg::PgStorage::connect(&url, 2).unwrap();
+    let second = inkstone_server::storage::pg::PgStorage::connect(&url, 2).unwrap();
+    let known: Vec<i32> = inkstone_server::storage::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
     assert_eq!(first.applied_migrations().unwrap(), known);
     assert_eq!(second.applied_migrations().unwrap(), known, "a second start applies nothing again");
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client.execute("INSERT INTO schema_migrations (version) VALUES (9999)", &[]).unwrap();
-    let refused = inkstone_server::pg::PgStorage::connect(&url, 2).err().expect("a newer schema is refused");
+    let refused = inkstone_server::storage::pg::PgStorage::connect(&url, 2).err().expect("a newer schema is refused");
     assert!(refused.to_string().contains("9999"), "{refused}");
 }
 
@@ -56,7 +56,7 @@ fn pg_versions_of_an_older_schema_read_without_an_origin() {
     let Some(Store::Pg(url)) = Store::pg() else { return };
     let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     client.batch_execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())").unwrap();
-    for (version, sql) in inkstone_server::pg::MIGRATIONS.iter().filter(|(v, _)| *v <= 2) {
+    for (version, sql) in inkstone_server::storage::pg::MIGRATIONS.iter().filter(|(v, _)| *v <= 2) {
         client.batch_execute(sql).unwrap();
         client.execute("INSERT INTO schema_migrations (version) VALUES ($1)", &[version]).unwrap();
     }
@@ -68,8 +68,8 @@ fn pg_versions_of_an_older_schema_read_without_an_origin() {
              VALUES ('w1', 'prj_a', 1, 1, 'ver_1', '题', '文', 'amy', NULL, 'sha256:x', '2026-11-23T00:00:00Z', 'amy');",
         )
         .unwrap();
-    let storage = inkstone_server::pg::PgStorage::connect(&url, 2).unwrap();
-    let known: Vec<i32> = inkstone_server::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
+    let storage = inkstone_server::storage::pg::PgStorage::connect(&url, 2).unwrap();
+    let known: Vec<i32> = inkstone_server::storage::pg::MIGRATIONS.iter().map(|(v, _)| *v).collect();
     assert_eq!(storage.applied_migrations().unwrap(), known);
     let changes = storage.changes("w1", 0, 10).unwrap();
     assert_eq!((changes.versions.len(), changes.versions[0].origin.as_deref()), (1, None));

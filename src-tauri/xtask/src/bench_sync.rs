@@ -8,7 +8,7 @@
 //! flushed and synced; PostgreSQL: committed with `fsync` on). The PostgreSQL run
 //! starts a throwaway cluster (Debian's `postgresql` package); `--no-pg` leaves it out.
 //!
-//! Target (issue 16): the embedded store's pushes per second at least half the echo
+//! Target: the embedded store's pushes per second at least half the echo
 //! endpoint's requests per second. A second baseline, the echo endpoint appending each
 //! body to a file and fdatasyncing it before answering, shows what one disk sync per
 //! request leaves of the echo rate on this disk. Build it optimised:
@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 use inkstone_server::http::{router, AppState, RateLimit};
-use inkstone_server::pg::PgStorage;
 use inkstone_server::pgtemp::TempCluster;
+use inkstone_server::storage::pg::PgStorage;
 use inkstone_server::storage::{SledStorage, Storage};
 use serde_json::{json, Value};
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Browser-mode end-to-end test of what a person approves and what the page may load
-// (issue 29 items 2, 6 and 9): `inkstone-cli serve` + the scripted OpenAI-compatible
+// (every hunk of an approved change shown first, the window's Content-Security-Policy,
+// images only with the token): `inkstone-cli serve` + the scripted OpenAI-compatible
 // TEST server `inkstone-fake-model` (never a model) + Debian's Chromium via
 // playwright-core.
 //

@@ -153,7 +153,7 @@ fn desktop_csp() -> String {
 
 #[test]
 fn every_response_carries_the_desktop_windows_content_security_policy() {
-    // Issue 29 item 6: browser mode sent no Content-Security-Policy.
+    // Browser mode once sent no Content-Security-Policy.
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
     let http = client();
@@ -175,7 +175,7 @@ fn every_response_carries_the_desktop_windows_content_security_policy() {
 
 #[test]
 fn media_needs_the_token_too() {
-    // Issue 29 item 9: `/media/*` answered without the token.
+    // `/media/*` once answered without the token.
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
     let http = client();

@@ -1,8 +1,8 @@
 //! Accepting, rejecting and rebasing proposals. Accepting all or some hunks is one
 //! transaction: the base check (a moved base is a CONFLICT and nothing is written),
 //! the new version or draft revision, the proposal's status and the hunks taken, an
-//! activity entry and an audit record. The sync issue's delivery job joins the same
-//! batch in [`stage_accept`], right after the version is staged.
+//! activity entry and an audit record. The version's sync delivery job joins the same
+//! batch in [`stage_accept`], staged with the version.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -320,7 +320,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 &mut project,
                 NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
             )?;
-            // The sync issue stages the version's delivery job here, in this batch.
+            // `versions::stage_next` staged the version's sync delivery job in this batch too.
             batch.put(&project)?;
             accepted.version = Some(version);
         }

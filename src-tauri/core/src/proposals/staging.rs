@@ -287,7 +287,7 @@ pub fn stage_apply(kernel: &Kernel, batch: &mut Batch, session_id: &str, expecte
             message_params: Some(&message_params),
         },
     )?;
-    // The sync issue stages the version's delivery job here, in this batch.
+    // `versions::stage_next` staged the version's sync delivery job in this batch too.
     batch.put(&project)?;
     let person = kernel.author()?;
     let now = kernel.now();

@@ -9,7 +9,7 @@
 //!
 //! Above the tiers, a document that holds the query's text literally (in its title or
 //! its body, as the character n-gram phrase finds it) comes before every document
-//! that does not (seed 001: the literal match first). The keyword tiers are met by
+//! that does not (the literal match first). The keyword tiers are met by
 //! words, and a query's words are not its text: jieba may cut an unknown
 //! two-character query into its two characters, and the stop-word list drops one of
 //! them (大, 时, 点, ...), so "every keyword in the title" could hold for a title with

@@ -1,4 +1,4 @@
-//! HTTP to the workspace server: how a delivery travels (seed 004's transport layer).
+//! HTTP to the workspace server: how a delivery travels.
 //! The one module besides `llm::transport` that imports reqwest. It is its own small
 //! client rather than the model client's: the sync protocol needs its own headers
 //! (the dedupe key), one request per connection (a lost answer is then unambiguous),

@@ -133,7 +133,7 @@ fn markdown_files_become_one_project_each() {
     assert_eq!(first["source"], "正文。\n");
 }
 
-/// Issue 29, 17l: importing the same file again makes no duplicate: the file is
+/// Importing the same file again makes no duplicate: the file is
 /// skipped and named with the project that holds it; a changed file is imported; two
 /// equal files in one folder make one project.
 #[test]

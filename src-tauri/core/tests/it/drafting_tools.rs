@@ -846,7 +846,7 @@ fn model_proposes_large(d: &D, input: Value) -> String {
 
 #[test]
 fn a_change_too_large_to_show_in_a_prompt_is_not_put_to_approval_and_the_review_panel_applies_it() {
-    // Issue 29 item 2: the record listed 54 of 800 hunks and the approved apply wrote
+    // The record once listed 54 of 800 hunks and the approved apply wrote
     // all 800, the last one's phishing link included.
     let (source, rewrite) = many_paragraphs(800);
     let d = setup(&source);

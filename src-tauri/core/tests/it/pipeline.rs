@@ -6,7 +6,7 @@ mod through_the_api {
     use inkstone_test_support::TestEngine;
     use serde_json::json;
 
-    /// Issue 10, defect 2: the tags a compile and `pipeline.suggest` propose for a
+    /// The tags a compile and `pipeline.suggest` propose for a
     /// mostly Chinese article come from its Chinese, not from its one English sentence.
     #[test]
     fn tags_of_a_chinese_article_with_one_english_sentence_are_chinese() {
@@ -25,7 +25,7 @@ mod through_the_api {
         }
     }
 
-    /// Issue 29, 17f: an image the project does not hold is not dropped silently: every
+    /// An image the project does not hold is not dropped silently: every
     /// platform's draft gets a finding naming it (an unknown `media/` file, a path a
     /// pasted file brought along, an asset whose file is gone), and an image that is
     /// there gets none.

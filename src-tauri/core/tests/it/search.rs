@@ -305,7 +305,7 @@ fn the_functions_for_the_tools_return_compact_references() {
     assert_eq!(projects, vec![other.as_str()], "the platform's other projects only");
 }
 
-/// The evaluation's floor (issue 15): on the fixture corpus, fused search is at least
+/// The evaluation's floor: on the fixture corpus, fused search is at least
 /// as good as the better of lexical and semantic alone, and short Chinese queries and
 /// pasted titles never miss lexically. `cargo xtask eval-search` prints the table.
 #[test]
@@ -630,7 +630,7 @@ fn letters(text: &str) -> String {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 3, max_shrink_iters: 0, failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
 
-    /// Seed 001's tiers put the literal match first: over a few hundred generated
+    /// The tiers put the literal match first: over a few hundred generated
     /// Chinese documents, a two-character query whose text occurs in exactly one
     /// document (in its title or its body) ranks that document first, above documents
     /// holding only one of its characters, or both apart.

@@ -10,9 +10,9 @@ use std::sync::{Arc, OnceLock};
 use inkstone_core::outbox::JobState;
 use inkstone_core::sync::cycle::What;
 use inkstone_server::http::{router, AppState, RateLimit};
-use inkstone_server::pg::PgStorage;
 use inkstone_server::pgtemp::TempCluster;
 use inkstone_server::proto::Role;
+use inkstone_server::storage::pg::PgStorage;
 use inkstone_server::storage::{SledStorage, Storage};
 use serde_json::{json, Value};
 

@@ -61,7 +61,7 @@ fn only_retrieval_uses_tantivy() {
 }
 
 /// The layers of inkstone-core, bottom first. A module may import only modules listed
-/// before it (ARCHITECTURE.md, "Layers"); a new module must be placed here. `model` and
+/// before it (ARCHITECTURE.md, "Modules of inkstone-core"); a new module must be placed here. `model` and
 /// `clock` are the inkstone-model crate, `diff`, `profiles`, `pipeline` and `quality`
 /// the inkstone-text crate, re-exported by core under these names (Cargo keeps those
 /// crates from importing core; [`TEXT_LAYERS`] orders the modules inside inkstone-text).
@@ -398,4 +398,44 @@ fn the_hint_scan_reads_calls() {
         vec![r#""a""#.to_owned(), r#"format!("x (`y`), {z}", z = f(1, 2))"#.to_owned(), r#"&[("k", &v), ("m", "(n")]"#.to_owned(),]
     );
     assert_eq!(placeholders("Stage {proposal} in {session} (`{`)"), vec!["proposal", "session"]);
+}
+
+/// The longest ARCHITECTURE.md may grow: a map a newcomer reads in a minute. Behaviour
+/// belongs in module docs and `docs/design/`.
+const ARCHITECTURE_MAX_LINES: usize = 150;
+
+/// The repository paths a map names: every backticked token and link target that looks
+/// like a relative path (`dir/`, `dir/file.ext`). Code such as `//!` or `a::b` is not one.
+fn named_paths(map: &str) -> Vec<String> {
+    let path = regex::Regex::new(r"^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*/?$").unwrap();
+    let quoted = regex::Regex::new(r"`([^`\n]+)`|\]\(([^)\s]+)\)").unwrap();
+    let mut out: Vec<String> = quoted
+        .captures_iter(map)
+        .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_owned()))
+        .filter(|token| token.contains('/') && path.is_match(token))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// ARCHITECTURE.md stays a map: within its cap, and every path it names exists, so it
+/// cannot drift from the tree unnoticed.
+#[test]
+fn the_architecture_map_is_short_and_names_only_paths_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let map = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let lines = map.lines().count();
+    assert!(lines <= ARCHITECTURE_MAX_LINES, "ARCHITECTURE.md has {lines} lines, over its cap of {ARCHITECTURE_MAX_LINES}: move behaviour into module docs or docs/design/");
+    let paths = named_paths(&map);
+    assert!(paths.len() >= 10, "the scan found the map's paths ({paths:?})");
+    let gone: Vec<&String> = paths.iter().filter(|p| !root.join(p.as_str()).exists()).collect();
+    assert!(gone.is_empty(), "ARCHITECTURE.md names paths that do not exist: {gone:?}");
+}
+
+/// The path scan takes paths and links, and leaves code alone.
+#[test]
+fn the_map_scan_reads_paths() {
+    let map = "`src-tauri/core/` and [sync](docs/design/sync.md), `//!`, `a::b`, `store`, `<data>/index/`";
+    assert_eq!(named_paths(map), vec!["docs/design/sync.md".to_owned(), "src-tauri/core/".to_owned()]);
 }

@@ -8,8 +8,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use inkstone_server::pg::PgStorage;
 use inkstone_server::pgtemp::TempCluster;
+use inkstone_server::storage::pg::PgStorage;
 use inkstone_server::storage::{SledStorage, Storage};
 
 /// Where a test's data lives.

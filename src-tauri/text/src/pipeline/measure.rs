@@ -201,7 +201,7 @@ mod tests {
         assert_eq!(x_weighted_length(&"中".repeat(160)), 320);
     }
 
-    /// Issue 10: a URL next to CJK text or full-width punctuation ends where X ends
+    /// A URL next to CJK text or full-width punctuation ends where X ends
     /// it (figures from twitter-text 3.1.0 `parseTweet`).
     #[test]
     fn x_urls_do_not_swallow_neighbouring_cjk() {

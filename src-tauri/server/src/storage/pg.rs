@@ -25,7 +25,7 @@ use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
-use crate::storage::{features, new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+use super::{features, new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
 
 /// The schema, one step per version. Never edit a step that has shipped: add one.
 pub const MIGRATIONS: &[(i32, &str)] = &[
@@ -184,7 +184,7 @@ const VERSION_BYTES: &str = "(octet_length(title) + octet_length(source) + coale
 /// The last key (cursor or number, column 0) of rows `(key, size)` that fill a page,
 /// and whether rows were left out; None for no rows.
 fn page_end(sizes: &[Row], limit: usize, max_bytes: usize) -> (Option<i64>, bool) {
-    let mut page = crate::storage::Page::new(limit, max_bytes);
+    let mut page = super::Page::new(limit, max_bytes);
     let mut end = None;
     for row in sizes {
         let bytes: i64 = row.get(1);
@@ -199,10 +199,10 @@ fn page_end(sizes: &[Row], limit: usize, max_bytes: usize) -> (Option<i64>, bool
 /// The versions that fit `max_bytes` as JSON (the first always); true when some were
 /// cut.
 fn exact_page(versions: impl Iterator<Item = ServerVersion>, max_bytes: usize) -> (Vec<ServerVersion>, bool) {
-    let mut page = crate::storage::Page::new(usize::MAX, max_bytes);
+    let mut page = super::Page::new(usize::MAX, max_bytes);
     let mut out = Vec::new();
     for version in versions {
-        if !page.admit(crate::storage::json_len(&version)) {
+        if !page.admit(super::json_len(&version)) {
             return (out, true);
         }
         out.push(version);
