@@ -9,7 +9,7 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   // The build output, and the file `cargo xtask codegen` writes from the Rust types.
-  { ignores: ["dist/", "src/api/generated.ts"] },
+  { ignores: ["dist/", "src/shared/api/generated.ts"] },
   js.configs.recommended,
   tseslint.configs.recommended,
   reactHooks.configs.flat.recommended,

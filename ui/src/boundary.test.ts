@@ -1,36 +1,114 @@
 // @vitest-environment node
-// The client module is the only place the UI reaches the backend: its transports
-// (api/tauri.ts, api/http.ts) are the only files that touch the wire, and the rest of
-// the UI imports them through api/client.ts.
+// The UI's shape, checked. Three kinds of folder:
+// - shared/: the transport (shared/api), messages (shared/i18n), the design system
+//   (shared/ui) and small helpers (shared/lib). It imports nothing from app/ or features/.
+// - features/<name>/: one feature each. Another feature, or the app, imports it only
+//   through its face, features/<name>/index.ts; a path below the face is private.
+// - app/: the shell (window, routing, providers). Nothing imports it.
+// And the backend: only the transports behind shared/api/client.ts touch the wire.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join, posix, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const SRC = join(__dirname);
-const ALLOWED = new Set(["api/tauri.ts", "api/http.ts"]);
-const TRANSPORT_PIECES = /from\s+["'][./]*(?:api\/)?(?:tauri|http|sse|transport|errors)["']/;
+const ALLOWED = new Set(["shared/api/tauri.ts", "shared/api/http.ts"]);
+const TRANSPORT_PIECES = /from\s+["'](?:[^"']*\/)?(?:tauri|http|sse|transport|errors)["']/;
 
-function files(dir: string): string[] {
+function files(dir: string, withTests = false): string[] {
   return readdirSync(dir).flatMap((name) => {
     const p = join(dir, name);
-    if (statSync(p).isDirectory()) return files(p);
-    return /\.(ts|tsx)$/.test(name) && !/\.test\.(ts|tsx)$/.test(name) ? [p] : [];
+    if (statSync(p).isDirectory()) return files(p, withTests);
+    return /\.(ts|tsx)$/.test(name) && (withTests || !/\.test\.(ts|tsx)$/.test(name)) ? [p] : [];
   });
 }
+const relPath = (p: string) => relative(SRC, p).split("\\").join("/");
+
+/** Every relative module specifier in `text`: static imports and re-exports, `import("…")` and bare `import "…"`. */
+function specifiers(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)["'](\.[^"']*)["']/gm)) out.push(m[1]!);
+  return out;
+}
+
+type Part = { kind: "app" } | { kind: "shared" } | { kind: "feature"; name: string; rest: string } | { kind: "root" };
+function partOf(path: string): Part {
+  const [top, name, ...rest] = path.split("/");
+  if (top === "app") return { kind: "app" };
+  if (top === "shared") return { kind: "shared" };
+  if (top === "features" && name !== undefined) return { kind: "feature", name, rest: rest.join("/") };
+  return { kind: "root" };
+}
+const isFace = (rest: string) => rest === "" || /^index(\.tsx?)?$/.test(rest);
+
+/** The imports in `sources` (paths relative to ui/src) that break the layout's rules, as "file → specifier: why". */
+export function layoutOffenders(sources: { path: string; text: string }[]): string[] {
+  const offenders: string[] = [];
+  for (const { path, text } of sources) {
+    const from = partOf(path);
+    for (const spec of specifiers(text)) {
+      const target = posix.normalize(posix.join(posix.dirname(path), spec));
+      const to = partOf(target);
+      const why =
+        from.kind === "shared" && (to.kind === "feature" || to.kind === "app")
+          ? "shared code imports no feature and not the app"
+          : to.kind === "app" && from.kind !== "app"
+            ? "nothing imports the app"
+            : to.kind === "feature" && !(from.kind === "feature" && from.name === to.name) && !isFace(to.rest)
+              ? `another feature is reached only through its face, features/${to.name}/index.ts`
+              : null;
+      if (why) offenders.push(`${path} → ${spec}: ${why}`);
+    }
+  }
+  return offenders;
+}
+
+describe("layout", () => {
+  it("features reach each other and the app reaches features only through faces; shared code imports neither", () => {
+    const sources = files(SRC, true).map((p) => ({ path: relPath(p), text: readFileSync(p, "utf8") }));
+    expect(layoutOffenders(sources)).toEqual([]);
+  });
+
+  it("every feature has a face", () => {
+    const missing = readdirSync(join(SRC, "features")).filter((f) => !statSync(join(SRC, "features", f, "index.ts"), { throwIfNoEntry: false }));
+    expect(missing).toEqual([]);
+  });
+
+  it("the checker catches a feature reaching past another's face, a lazy import past it, and shared code importing a feature", () => {
+    const bad = [
+      { path: "features/drafting/Thing.tsx", text: 'import { DraftPreview } from "../drafts/DraftsPanel";\n' },
+      { path: "features/editor/View.tsx", text: 'const X = lazy(() => import("../review/ProposalReview"));\n' },
+      { path: "shared/ui/Widget.tsx", text: 'import { useSync } from "../../features/sync";\n' },
+      { path: "features/sync/Status.ts", text: 'import { App } from "../../app/App";\n' },
+      { path: "app/App.tsx", text: 'export { Settings } from "../features/settings/Settings";\n' },
+    ];
+    expect(layoutOffenders(bad)).toEqual([
+      "features/drafting/Thing.tsx → ../drafts/DraftsPanel: another feature is reached only through its face, features/drafts/index.ts",
+      "features/editor/View.tsx → ../review/ProposalReview: another feature is reached only through its face, features/review/index.ts",
+      "shared/ui/Widget.tsx → ../../features/sync: shared code imports no feature and not the app",
+      "features/sync/Status.ts → ../../app/App: nothing imports the app",
+      "app/App.tsx → ../features/settings/Settings: another feature is reached only through its face, features/settings/index.ts",
+    ]);
+    const good = [
+      { path: "features/drafting/Thing.tsx", text: 'import { DraftPreview } from "../drafts";\nimport { x } from "./store";\nimport { y } from "../../shared/ui/Dialog";\n' },
+      { path: "app/App.tsx", text: 'import { Settings } from "../features/settings";\nimport { z } from "../features/sync/index";\n' },
+    ];
+    expect(layoutOffenders(good)).toEqual([]);
+  });
+});
 
 describe("backend boundary", () => {
-  it("only the transports behind api/client.ts use fetch, EventSource, XMLHttpRequest or @tauri-apps/api", () => {
+  it("only the transports behind shared/api/client.ts use fetch, EventSource, XMLHttpRequest or @tauri-apps/api", () => {
     const offenders = files(SRC)
-      .map((p) => relative(SRC, p).split("\\").join("/"))
+      .map(relPath)
       .filter((rel) => !ALLOWED.has(rel))
       .filter((rel) => /\bfetch\s*\(|EventSource|XMLHttpRequest|@tauri-apps\/api/.test(readFileSync(join(SRC, rel), "utf8")));
     expect(offenders).toEqual([]);
   });
 
-  it("outside api/ the UI reaches the transports only through api/client.ts", () => {
+  it("outside shared/api/ the UI reaches the transports only through shared/api/client.ts", () => {
     const offenders = files(SRC)
-      .map((p) => relative(SRC, p).split("\\").join("/"))
-      .filter((rel) => !rel.startsWith("api/"))
+      .map(relPath)
+      .filter((rel) => !rel.startsWith("shared/api/"))
       .filter((rel) => TRANSPORT_PIECES.test(readFileSync(join(SRC, rel), "utf8")));
     expect(offenders).toEqual([]);
   });

@@ -1,6 +1,6 @@
 //! `cargo xtask <task>`: project chores that are code, not shell.
 //!
-//! - `codegen [--check]`: write `ui/src/api/generated.ts` from the Rust API types; with
+//! - `codegen [--check]`: write `ui/src/shared/api/generated.ts` from the Rust API types; with
 //!   `--check`, fail when the committed file is stale.
 //! - `fixture-store`: write `tests/fixtures/store-v1.tar.gz`, the first-schema store that
 //!   every migration is tested against. Refuses to overwrite it: the fixture must stay
@@ -54,7 +54,7 @@ fn main() -> Result<()> {
 }
 
 fn codegen(check: bool) -> Result<()> {
-    let path = repo_root().join("ui/src/api/generated.ts");
+    let path = repo_root().join("ui/src/shared/api/generated.ts");
     let fresh = inkstone_core::api::typescript::generated_file();
     if check {
         let current = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;

@@ -1,5 +1,5 @@
 //! TypeScript declarations for the UI, generated from the API's Rust types
-//! (`cargo xtask codegen` writes them to `ui/src/api/generated.ts`).
+//! (`cargo xtask codegen` writes them to `ui/src/shared/api/generated.ts`).
 
 use std::any::TypeId;
 use std::collections::HashSet;

@@ -266,7 +266,7 @@ mod tests {
     }
 
     /// The UI words `measured` from `message_id` and `params` with its `fit.measured.*`
-    /// templates (ui/src/i18n/en.ts; zh.ts must have the same ids, which its type
+    /// templates (ui/src/shared/i18n/en.ts; zh.ts must have the same ids, which its type
     /// enforces). Filled with each point's values, the English template must give
     /// exactly the English `measured`, for every wording the report makes.
     #[test]

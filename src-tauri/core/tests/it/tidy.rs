@@ -353,7 +353,7 @@ fn placeholders(wording: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every hint the core gives has a wording in the UI (`hint.<id>` in ui/src/i18n/en.ts;
+/// Every hint the core gives has a wording in the UI (`hint.<id>` in ui/src/shared/i18n/en.ts;
 /// zh.ts's type makes it carry every id), and so does every error that names its
 /// problem (`problem.<id>`), so a Chinese error banner or AI panel says what went wrong
 /// and what to do in Chinese. A wording that names values (`{session}`) is only used
@@ -361,7 +361,7 @@ fn placeholders(wording: &str) -> Vec<String> {
 #[test]
 fn every_hint_has_a_ui_wording() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let en = std::fs::read_to_string(root.join("../../ui/src/i18n/en.ts")).unwrap();
+    let en = std::fs::read_to_string(root.join("../../ui/src/shared/i18n/en.ts")).unwrap();
     let wording = |kind: &str, id: &str| {
         let key = format!("\"{kind}.{id}\": \"");
         en.split_once(&key).map(|(_, rest)| rest.split_once("\",\n").map(|(w, _)| w.to_owned()).unwrap_or_default())
@@ -386,7 +386,7 @@ fn every_hint_has_a_ui_wording() {
     assert!(calls.iter().filter(|c| c.kind == "problem").count() >= 12, "the scan found the errors' wordings");
     missing.sort();
     missing.dedup();
-    assert!(missing.is_empty(), "hints and errors without a `hint.<id>` or `problem.<id>` wording in ui/src/i18n/en.ts and zh.ts: {missing:?}");
+    assert!(missing.is_empty(), "hints and errors without a `hint.<id>` or `problem.<id>` wording in ui/src/shared/i18n/en.ts and zh.ts: {missing:?}");
     assert!(unfilled.is_empty(), "wordings with places their hints do not fill:\n{}", unfilled.join("\n"));
 }
 

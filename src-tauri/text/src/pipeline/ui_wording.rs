@@ -1,4 +1,4 @@
-//! Test support: the UI's English wordings (`ui/src/i18n/en.ts`), to check that what the
+//! Test support: the UI's English wordings (`ui/src/shared/i18n/en.ts`), to check that what the
 //! core says in English is exactly what the UI's wording says with the same values.
 //! The UI words findings and fit points from their wording id and values in the
 //! person's language; `zh.ts` has every id `en.ts` has (its type enforces that), so a
@@ -13,7 +13,7 @@ use crate::pipeline::Finding;
 pub fn en() -> &'static BTreeMap<String, String> {
     static TABLE: OnceLock<BTreeMap<String, String>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/i18n/en.ts");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ui/src/shared/i18n/en.ts");
         let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let mut table = BTreeMap::new();
         for line in text.lines() {
@@ -35,7 +35,7 @@ pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
     out
 }
 
-/// What the UI shows for `f` in English (as `describeFinding` in ui/src/i18n builds it):
+/// What the UI shows for `f` in English (as `describeFinding` in ui/src/shared/i18n builds it):
 /// its message and suggestion. Panics when a wording is missing.
 pub fn finding_in_english(f: &Finding) -> (String, Option<String>) {
     let en = en();

@@ -1,0 +1,484 @@
+import { lazy, Suspense, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { type ApiClient, type ClientError, toClientError } from "../shared/api/client";
+import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit } from "../shared/api/generated";
+import { ErrorBanner } from "../shared/ui/ErrorBanner";
+import { Sidebar } from "./Sidebar";
+import { SyncIndicator } from "../features/sync";
+import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
+import { AppCtx, type Ctx } from "../shared/context";
+import { type Command, CommandPalette } from "./CommandPalette";
+import { NewProjectDialog } from "./NewProjectDialog";
+import { Settings, type SettingsSection } from "../features/settings";
+import { LocalModelOffer } from "../features/settings";
+import type { SourceTarget } from "../features/drafting";
+import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
+import { type PanelTab, TABS } from "../features/editor";
+import { type Lang, type MessageId, modKeyLabel, translate } from "../shared/i18n";
+import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
+
+export interface AppProps {
+  client: ApiClient;
+  lang: Lang;
+  theme?: Theme;
+  /** For "3 minutes ago"; tests pin it. */
+  now?: () => number;
+  platform?: string;
+}
+
+// The editor (CodeMirror) loads while the project list is already usable.
+const ProjectView = lazy(() => loadProjectView().then((m) => ({ default: m.ProjectView })));
+
+interface Toast {
+  id: number;
+  text: string;
+}
+
+function summaryOf(p: Project): ProjectSummary {
+  const { source, ...rest } = p;
+  return { ...rest, excerpt: source.slice(0, 120), nChars: [...source].length };
+}
+
+const byRecent = (a: ProjectSummary, b: ProjectSummary) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt);
+
+/** The project to reopen at start: the last open one, if it is still listed and not
+ * archived; otherwise none (the normal empty state, no error). */
+export function projectToReopen(projects: readonly ProjectSummary[], saved: string | null = lastProject()): string | null {
+  if (!saved) return null;
+  const p = projects.find((x) => x.id === saved);
+  return p && !p.archived ? p.id : null;
+}
+
+export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform }: AppProps) {
+  const [lang, setLang] = useState<Lang>(initialLang);
+  const [theme, setTheme] = useState<Theme>(initialTheme);
+  const t = useCallback((id: MessageId, vars?: Record<string, string | number>) => translate(lang, id, vars), [lang]);
+  const mod = modKeyLabel(platform ?? (typeof navigator !== "undefined" ? navigator.platform : ""));
+
+  const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
+  const [showArchived, setShowArchived] = useState(false);
+  const [selectedId, setSelectedId] = useState<string | null>(null);
+  /** Where to show the project that a search hit opened. */
+  const [reveal, setReveal] = useState<Reveal | null>(null);
+  const openSource = useCallback((target: SourceTarget) => {
+    setSelectedId(target.projectId);
+    setReveal((r) => ({ projectId: target.projectId, span: target.span, version: target.version, commentId: target.commentId, seq: (r?.seq ?? 0) + 1 }));
+  }, []);
+  const openHit = useCallback((hit: SearchHit) => openSource(hit), [openSource]);
+  const [sidebar, setSidebar] = useState(initialSidebar);
+  const [tab, setTab] = useState<PanelTab>(() => initialPanelTab(TABS, "history"));
+  const [palette, setPalette] = useState(false);
+  const [settings, setSettings] = useState<SettingsSection | null>(null);
+  const [newDialog, setNewDialog] = useState<{ templateId?: string } | null>(null);
+  const [error, setError] = useState<{ error: ClientError; retry?: () => void } | null>(null);
+  const [staleAddress, setStaleAddress] = useState(false);
+  useEffect(() => client.onStaleAddress(() => setStaleAddress(true)), [client]);
+  const [toasts, setToasts] = useState<Toast[]>([]);
+  const [brands, setBrands] = useState<BrandProfile[]>([]);
+  const [templates, setTemplates] = useState<ContentTemplate[]>([]);
+  // Memoised so the sidebar (a memo component) does not re-render with every App render.
+  const syncSlot = useMemo(() => <SyncIndicator onOpenSettings={() => setSettings("workspace")} />, []);
+  const view = useRef<ProjectViewHandle>(null);
+  const toastId = useRef(0);
+  /** Until the first project list arrives, the last open project is still to reopen. */
+  const reopenPending = useRef(true);
+
+  useEffect(() => {
+    applyTheme(theme);
+  }, [theme]);
+  useEffect(() => {
+    applyLang(lang);
+  }, [lang]);
+  useEffect(() => {
+    savePanelTab(tab);
+  }, [tab]);
+  useEffect(() => {
+    saveSidebar(sidebar);
+  }, [sidebar]);
+  useEffect(() => {
+    // Only an open project is remembered: the start, before the reopen, is not a choice.
+    if (selectedId) saveLastProject(selectedId);
+  }, [selectedId]);
+
+  const toast = useCallback((text: string) => {
+    const id = ++toastId.current;
+    setToasts((l) => [...l.slice(-2), { id, text }]);
+    setTimeout(() => setToasts((l) => l.filter((x) => x.id !== id)), 4000);
+  }, []);
+  const showError = useCallback((e: unknown, retry?: () => void) => setError({ error: toClientError(e), retry }), []);
+
+  const loadProjects = useCallback(
+    function load(quiet = false): Promise<void> {
+      return client.call("project.list", { includeArchived: true }).then(
+        (r) => {
+          const list = r.projects.sort(byRecent);
+          setProjects(list);
+          if (reopenPending.current) {
+            reopenPending.current = false;
+            const reopen = projectToReopen(list);
+            // A project the person opened meanwhile stays open.
+            if (reopen) setSelectedId((cur) => cur ?? reopen);
+          }
+        },
+        (e) => {
+          setProjects((p) => p ?? []);
+          // A background refresh (after sync) that fails waits for the next one.
+          if (!quiet) showError(e, () => void load());
+        },
+      );
+    },
+    [client, showError],
+  );
+
+  const loadLibrary = useCallback(
+    async function library(): Promise<void> {
+      try {
+        const [b, tp] = await Promise.all([client.call("brandProfile.list", {}), client.call("template.list", {})]);
+        setBrands(b.brandProfiles);
+        setTemplates(tp.templates);
+      } catch (e) {
+        // Retry reads the projects again too: a store held by another process (the CLI)
+        // failed both, and this banner is the one left on screen.
+        showError(e, () => {
+          void loadProjects();
+          void library();
+        });
+      }
+    },
+    [client, loadProjects, showError],
+  );
+
+  useEffect(() => {
+    void loadProjects();
+    void loadLibrary();
+    // Fetch the editor's code in the background so opening a project is instant.
+    const idle = setTimeout(() => void loadProjectView(), 300);
+    return () => clearTimeout(idle);
+  }, [client, loadProjects, loadLibrary]);
+
+  // Sync may have brought projects (a first pull of a teammate's project, new heads):
+  // the list reads itself again, without a reload. Another window of this data folder
+  // moves no sync marker: while connected, a poll reads the list again at most every
+  // OTHER_WINDOW_MS, as the open editor does.
+  useEffect(() => {
+    const store = syncStoreFor(client);
+    let changes = store.getSnapshot().changes;
+    let readAt = Date.now();
+    const reload = () => {
+      readAt = Date.now();
+      void loadProjects(true);
+    };
+    const unsubscribe = store.subscribe(() => {
+      const now = store.getSnapshot().changes;
+      if (now === changes) return;
+      changes = now;
+      reload();
+    });
+    const unpoll = store.onPoll((snap) => {
+      if (snap.status?.connected && Date.now() - readAt >= OTHER_WINDOW_MS) reload();
+    });
+    return () => {
+      unsubscribe();
+      unpoll();
+    };
+  }, [client, loadProjects]);
+
+  const onProjectChanged = useCallback((p: Project) => {
+    setProjects((list) => {
+      const s = summaryOf(p);
+      const rest = (list ?? []).filter((x) => x.id !== p.id);
+      return [s, ...rest].sort(byRecent);
+    });
+  }, []);
+
+  const onCreated = useCallback(
+    (p: Project) => {
+      setNewDialog(null);
+      onProjectChanged(p);
+      setSelectedId(p.id);
+      toast(t("project.created", { title: p.title }));
+    },
+    [onProjectChanged, t, toast],
+  );
+
+  const changeLang = useCallback((l: Lang) => {
+    setLang(l);
+    saveLang(l);
+  }, []);
+  const changeTheme = useCallback((th: Theme) => {
+    setTheme(th);
+    saveTheme(th);
+  }, []);
+
+  const selectTab = useCallback((k: PanelTab) => setTab(k), []);
+  // What a palette command does to the open project; the view is only read when one runs.
+  const onView = useCallback((act: (v: ProjectViewHandle) => void) => {
+    if (view.current) act(view.current);
+  }, []);
+
+  const commands = useMemo<Command[]>(() => {
+    const en = (id: MessageId, vars?: Record<string, string | number>) => translate("en", id, vars);
+    const cmd = (id: string, msg: MessageId, run: () => void, shortcut?: string): Command => ({
+      id,
+      label: t(msg),
+      keywords: en(msg),
+      shortcut,
+      run,
+    });
+    const list: Command[] = [
+      cmd("new", "cmd.new", () => setNewDialog({}), `${mod}+N`),
+      cmd("sidebar", "cmd.sidebar", () => setSidebar((s) => !s), `${mod}+\\`),
+      cmd("settings", "cmd.settings", () => setSettings("general")),
+      cmd("lang", "cmd.lang", () => changeLang(lang === "zh" ? "en" : "zh")),
+      cmd("theme-light", "cmd.themeLight", () => changeTheme("light")),
+      cmd("theme-dark", "cmd.themeDark", () => changeTheme("dark")),
+      cmd("theme-system", "cmd.themeSystem", () => changeTheme("system")),
+      cmd("export", "cmd.export", () => setSettings("data")),
+      cmd("import", "cmd.import", () => setSettings("data")),
+      cmd("backups", "cmd.backups", () => setSettings("data")),
+      cmd("brands", "cmd.brands", () => setSettings("brands")),
+      cmd("templates", "cmd.templates", () => setSettings("templates")),
+      cmd("models", "cmd.models", () => setSettings("models")),
+      cmd("usage", "cmd.usage", () => setSettings("usage")),
+      cmd("archived", "cmd.archived", () => setShowArchived((s) => !s)),
+    ];
+    if (selectedId) {
+      list.unshift(
+        cmd("save", "cmd.save", () => onView((v) => v.openSaveVersion()), `${mod}+S`),
+        cmd("optimize", "ai.optimize", () => onView((v) => v.openOptimize()), `${mod}+Shift+O`),
+        cmd("preview", "cmd.preview", () => onView((v) => v.togglePreview())),
+        cmd("compare", "cmd.compare", () => onView((v) => v.compareWithHead())),
+        cmd("comment", "cmd.comment", () => onView((v) => v.focusComment())),
+        cmd("archive", "cmd.archive", () => onView((v) => v.toggleArchive())),
+        cmd("focus-editor", "cmd.focusEditor", () => onView((v) => v.focusEditor())),
+        cmd("compact-session", "cmd.compactSession", () => onView((v) => void (v.compactAi() || toast(t("ai.compact.unavailable"))))),
+        cmd("stop-ai", "cmd.stopAi", () => onView((v) => void (v.stopAi() || toast(t("ai.stop.nothing")))), "Esc"),
+        ...TABS.map((k, i) => cmd(`tab-${k}`, `cmd.tab.${k}` as MessageId, () => setTab(k), k === "ai" ? `${mod}+${i + 1} / ${mod}+J` : `${mod}+${i + 1}`)),
+      );
+    }
+    for (const tpl of templates) {
+      list.push({ id: `tpl-${tpl.id}`, label: t("cmd.fromTemplate", { name: tpl.name }), keywords: "template new", run: () => setNewDialog({ templateId: tpl.id }) });
+    }
+    for (const p of projects ?? []) {
+      if (p.archived && !showArchived) continue;
+      list.push({ id: `open-${p.id}`, label: t("cmd.open", { title: p.title }), keywords: "open project", run: () => setSelectedId(p.id) });
+    }
+    return list;
+  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast]);
+
+  // Global shortcuts. Nothing acts during an input-method composition.
+  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab });
+  useLayoutEffect(() => {
+    stateRef.current = { palette, settings, newDialog, selectedId, tab };
+  });
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.isComposing || e.keyCode === 229) return;
+      const s = stateRef.current;
+      const modKey = e.ctrlKey || e.metaKey;
+      const k = e.key.toLowerCase();
+      if (modKey && !e.altKey && !e.shiftKey && k === "k") {
+        e.preventDefault();
+        setPalette((p) => !p);
+        return;
+      }
+      if (e.key === "Escape") {
+        // A form or overlay inside handled it (closing itself, not everything).
+        if (e.defaultPrevented) return;
+        // The sync popover closes itself (its own listener), and only itself.
+        if (document.querySelector("[data-testid=sync-popover]")) return;
+        if (s.palette) setPalette(false);
+        else if (s.settings) setSettings(null);
+        else if (s.newDialog) setNewDialog(null);
+        // Esc stops the AI first when it runs, then closes what is open.
+        else if (view.current?.stopAi()) e.preventDefault();
+        else if (view.current?.closeOverlay()) e.preventDefault();
+        return;
+      }
+      if (s.palette || s.settings || s.newDialog) return;
+      if (!modKey || e.altKey) return;
+      if (k === "o" && e.shiftKey && s.selectedId) {
+        e.preventDefault();
+        view.current?.openOptimize();
+        return;
+      }
+      if (k === "s" && !e.shiftKey) {
+        e.preventDefault();
+        // In the save dialog, the dialog's own handler confirms.
+        if ((e.target as HTMLElement | null)?.dataset?.testid !== "version-message") view.current?.openSaveVersion();
+      } else if (k === "n" && !e.shiftKey) {
+        e.preventDefault();
+        setNewDialog({});
+      } else if (e.key === "\\" || e.code === "Backslash") {
+        e.preventDefault();
+        setSidebar((v) => !v);
+      } else if (k === "j" && !e.shiftKey && s.selectedId) {
+        e.preventDefault();
+        // Focus follows: into the AI panel's composer (a task typed next goes there, not
+        // into the article), and back into the editor when the panel goes.
+        const toAi = s.tab !== "ai";
+        setTab(toAi ? "ai" : "history");
+        if (toAi) view.current?.focusAi();
+        else view.current?.focusEditor();
+      } else if (/^[1-4]$/.test(e.key) && s.selectedId) {
+        e.preventDefault();
+        setTab(TABS[Number(e.key) - 1]);
+      }
+    };
+    window.addEventListener("keydown", onKey, true);
+    return () => window.removeEventListener("keydown", onKey, true);
+  }, []);
+
+  const ctx = useMemo<Ctx>(() => ({ client, lang, t, mod, now, toast, showError }), [client, lang, t, mod, now, toast, showError]);
+
+  // A page whose access token the backend refuses can do nothing: say so over everything.
+  if (staleAddress) {
+    return (
+      <main className="stale-address" role="alert" data-testid="stale-address">
+        <h1>{t("stale.title")}</h1>
+        <p>{t("stale.body")}</p>
+        <p className="muted small">{t("stale.why")}</p>
+      </main>
+    );
+  }
+
+  return (
+    <AppCtx.Provider value={ctx}>
+      <div className={`app ${sidebar ? "" : "no-sidebar"} ${selectedId ? "has-project" : ""} ${selectedId && (tab === "drafts" || tab === "ai") ? "wide-panel" : ""}`} data-testid="app">
+        {sidebar && (
+          <Sidebar
+            projects={projects}
+            selectedId={selectedId}
+            showArchived={showArchived}
+            sync={syncSlot}
+            onShowArchived={setShowArchived}
+            onSelect={setSelectedId}
+            onOpenHit={openHit}
+            onNew={() => setNewDialog({})}
+            onImport={() => setSettings("data")}
+            onSettings={() => setSettings("general")}
+          />
+        )}
+        {selectedId ? (
+          <Suspense
+            fallback={
+              <main className="center" aria-busy="true">
+                <p className="muted pad">{t("project.opening")}</p>
+              </main>
+            }
+          >
+            <ProjectView
+              key={selectedId}
+              ref={view}
+              projectId={selectedId}
+              reveal={reveal?.projectId === selectedId ? reveal : null}
+              tab={tab}
+              onTab={selectTab}
+              brands={brands}
+              onProjectChanged={onProjectChanged}
+              onSetUpModel={() => setSettings("models")}
+              onOpenSource={openSource}
+              leading={
+                sidebar ? undefined : (
+                  <button type="button" className="small-btn" data-testid="show-sidebar" title={`${mod}+\\`} onClick={() => setSidebar(true)}>
+                    {t("projects.heading")}
+                  </button>
+                )
+              }
+            />
+          </Suspense>
+        ) : (
+          <main className="center welcome-wrap">
+            {!sidebar && (
+              <div>
+                <button type="button" className="small-btn" data-testid="show-sidebar" onClick={() => setSidebar(true)}>
+                  {t("projects.heading")}
+                </button>
+              </div>
+            )}
+            <section className="welcome" data-testid="welcome">
+              <h2>{t("welcome.title")}</h2>
+              <p className="muted">{t("welcome.body")}</p>
+              <dl className="keys small">
+                <dt>
+                  <kbd>{mod}+N</kbd>
+                </dt>
+                <dd>{t("welcome.key.new")}</dd>
+                <dt>
+                  <kbd>{mod}+K</kbd>
+                </dt>
+                <dd>{t("welcome.key.palette")}</dd>
+                <dt>
+                  <kbd>{mod}+\</kbd>
+                </dt>
+                <dd>{t("cmd.sidebar")}</dd>
+              </dl>
+            </section>
+          </main>
+        )}
+        {error && (
+          <div className="error-float">
+            <ErrorBanner
+              error={error.error}
+              retry={
+                error.retry
+                  ? () => {
+                      const r = error.retry;
+                      setError(null);
+                      r?.();
+                    }
+                  : undefined
+              }
+              onDismiss={() => setError(null)}
+            />
+          </div>
+        )}
+        {!settings && <LocalModelOffer onSetUp={() => setSettings("models")} />}
+        <div className="toasts" role="status" aria-live="polite" data-testid="toasts">
+          {toasts.map((x) => (
+            <div key={x.id} className="toast" data-testid="toast">
+              {x.text}
+            </div>
+          ))}
+        </div>
+        {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
+        {newDialog && (
+          <NewProjectDialog
+            templates={templates}
+            brands={brands}
+            initialTemplateId={newDialog.templateId}
+            onCreated={onCreated}
+            onClose={() => setNewDialog(null)}
+          />
+        )}
+        {settings && (
+          <Settings
+            section={settings}
+            onSection={setSettings}
+            lang={lang}
+            theme={theme}
+            onLang={changeLang}
+            onTheme={changeTheme}
+            brands={brands}
+            templates={templates}
+            onLibraryChanged={() => void loadLibrary()}
+            onDataChanged={(replaced) => {
+              void loadProjects();
+              void loadLibrary();
+              // An import adds projects: the open one stays open. A restore replaced
+              // everything, so the open project may be gone or older.
+              if (replaced) {
+                setSelectedId(null);
+                saveLastProject(null);
+              }
+            }}
+            onNewFromTemplate={(id) => {
+              setSettings(null);
+              setNewDialog({ templateId: id });
+            }}
+            onClose={() => setSettings(null)}
+          />
+        )}
+      </div>
+    </AppCtx.Provider>
+  );
+}

@@ -1,0 +1,736 @@
+// The drafting state of one open project, outside React: the sessions, the one being
+// shown, its folded log (./timeline.ts), its proposals, and the message streaming in.
+//
+// Components read it through `useSyncExternalStore`. The streamed text has its own
+// subscription, notified at most once per animation frame, so while an answer streams
+// only the streaming message re-renders; the timeline re-renders when a logged event
+// arrives. The store lives as long as the project view, so a turn keeps streaming while
+// another right-hand tab is open.
+//
+// Events reach it from the call this window makes (`session.submit`,
+// `resolveApproval`, `answerQuestion`) and, when a turn runs that this window did not
+// start (after a reload, or in another window), from polling `session.events`. Either
+// way they are applied in sequence order; a gap is filled from the log first.
+
+import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../../shared/api/client";
+import type { Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView } from "../../shared/api/generated";
+import { lastSession, saveLastSession } from "../../shared/lib/prefs";
+import { emptyTimeline, fold, type TimelineState } from "./timeline";
+import type { Selection } from "./scope";
+
+type Listener = () => void;
+
+const PAGE = 1000;
+/** Tools whose successful run changes the project's working copy or settings. */
+const PROJECT_WRITES = ["apply_proposal", "update_project_metadata"];
+/** How often a followed turn's log is read, and the waits between tries while the
+ * backend cannot be reached (the last one repeats). Tests shorten them. */
+export const followTiming = { pollMs: 400, retryMs: [500, 1000, 2000, 4000, 8000, 15000], idleMs: 2500 };
+
+/** The app's own backend is gone (not a server the core talks to). */
+export function backendGone(error: ClientError | null): boolean {
+  return error?.code === "OFFLINE" && error.hints.some((h) => h.id === "offline.check_running");
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface Streaming {
+  text: string;
+  reasoning: string;
+}
+
+export interface SessionSnapshot {
+  session: Session;
+  timeline: TimelineState;
+  loaded: boolean;
+  /** Calls this window has open that drive a turn. */
+  driving: number;
+  /** A turn runs that this window follows by polling the log. */
+  following: boolean;
+  /** Following, but the backend does not answer: it is tried again with backoff. */
+  reconnecting: boolean;
+  error: ClientError | null;
+  proposals: ProposalView[];
+  /** The session's cost so far, from its usage records; null when no call was priced. */
+  cost: number | null;
+  /** Rejection reasons the model keeps to; null when the backend has no constraints. */
+  constraints: Constraint[] | null;
+  /** Oldest first; null when the backend has no checkpoints. */
+  checkpoints: Checkpoint[] | null;
+  /** Changes the session staged and has not applied; null when none (or no staging). */
+  staging: StagingView | null;
+  /** Counts what the person sent here (a task, a decision, an answer, a restore): the
+   * timeline scrolls to its end on each, wherever it was scrolled. */
+  reveal: number;
+  /** The context budget as the engine counts it (the reply's reserve, the fixed part);
+   * null until read, or when the backend cannot say. */
+  budget: SessionContextView | null;
+}
+
+export function isRunning(s: SessionSnapshot): boolean {
+  return s.timeline.turnOpen || s.timeline.compacting !== null || s.driving > 0 || s.following;
+}
+
+const schedule: (f: () => void) => void =
+  typeof requestAnimationFrame === "function" ? (f) => void requestAnimationFrame(f) : (f) => void setTimeout(f, 16);
+
+export class SessionStore {
+  private snapshot: SessionSnapshot;
+  private streaming: Streaming | null = null;
+  private listeners = new Set<Listener>();
+  private streamListeners = new Set<Listener>();
+  private streamQueued = false;
+  private pending = new Map<number, HarnessEvent>();
+  private catching: Promise<void> | null = null;
+  private disposed = false;
+  private proposalTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly client: ApiClient,
+    session: Session,
+    private readonly projectId: string,
+    /** The API methods the backend offers (checkpoints, constraints and staging are newer). */
+    private readonly methods: ReadonlySet<string> = new Set(),
+    /** Told when a step of a live turn wrote to the project (an approved apply_proposal). */
+    private readonly onProjectWrite: () => void = () => undefined,
+  ) {
+    this.snapshot = {
+      session,
+      timeline: emptyTimeline,
+      loaded: false,
+      driving: 0,
+      following: false,
+      reconnecting: false,
+      error: null,
+      proposals: [],
+      cost: null,
+      constraints: null,
+      checkpoints: null,
+      staging: null,
+      reveal: 0,
+      budget: null,
+    };
+  }
+
+  get id(): string {
+    return this.snapshot.session.id;
+  }
+
+  subscribe = (l: Listener): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  getSnapshot = (): SessionSnapshot => this.snapshot;
+  subscribeStream = (l: Listener): (() => void) => {
+    this.streamListeners.add(l);
+    return () => this.streamListeners.delete(l);
+  };
+  getStreaming = (): Streaming | null => this.streaming;
+
+  private set(change: Partial<SessionSnapshot>) {
+    if (this.disposed) return;
+    this.snapshot = { ...this.snapshot, ...change };
+    for (const l of this.listeners) l();
+  }
+
+  private setStreaming(next: Streaming | null) {
+    this.streaming = next;
+    if (this.streamQueued) return;
+    this.streamQueued = true;
+    schedule(() => {
+      this.streamQueued = false;
+      for (const l of this.streamListeners) l();
+    });
+  }
+
+  dispose() {
+    this.disposed = true;
+    if (this.proposalTimer) clearTimeout(this.proposalTimer);
+    this.listeners.clear();
+    this.streamListeners.clear();
+  }
+
+  /** Reads the whole log and, when a turn runs, follows it. */
+  async load(): Promise<void> {
+    try {
+      const view = await this.client.call("session.get", { sessionId: this.id });
+      this.set({ session: view.session });
+      await this.catchUp();
+      this.set({ loaded: true });
+      void this.refreshProposals();
+      void this.refreshCost();
+      void this.refreshExtras();
+      if (view.status === "running") void this.follow();
+      void this.watch();
+    } catch (e) {
+      this.set({ loaded: true, error: toClientError(e) });
+    }
+  }
+
+  private watching = false;
+
+  /** While nothing runs here, reads the log now and then (when the window is visible):
+   * a turn or a compaction another window or the API started shows up, and is followed. */
+  private async watch(): Promise<void> {
+    if (this.watching) return;
+    this.watching = true;
+    try {
+      while (!this.disposed) {
+        await sleep(followTiming.idleMs);
+        if (this.disposed) break;
+        const s = this.snapshot;
+        const hidden = typeof document !== "undefined" && document.visibilityState === "hidden";
+        if (hidden || isRunning(s) || s.timeline.archived) continue;
+        try {
+          await this.catchUp();
+        } catch {
+          continue;
+        }
+        const now = this.snapshot.timeline;
+        if (now.turnOpen || now.compacting) void this.follow();
+      }
+    } finally {
+      this.watching = false;
+    }
+  }
+
+  /** Applies events in sequence order; live-only ones go to the streaming message. */
+  ingest(events: readonly HarnessEvent[]) {
+    let timeline = this.snapshot.timeline;
+    let proposalsChanged = false;
+    let turnEnded = false;
+    for (const e of events) {
+      if (e.sequence === 0) {
+        if (e.kind === "assistant_delta") {
+          const s = this.streaming ?? { text: "", reasoning: "" };
+          this.setStreaming({ ...s, text: s.text + e.payload.text });
+        } else if (e.kind === "reasoning_delta") {
+          const s = this.streaming ?? { text: "", reasoning: "" };
+          this.setStreaming({ ...s, reasoning: s.reasoning + e.payload.text });
+        }
+        continue;
+      }
+      if (e.sequence > timeline.lastSequence) this.pending.set(e.sequence, e);
+    }
+    for (;;) {
+      const next = this.pending.get(timeline.lastSequence + 1);
+      if (!next) break;
+      this.pending.delete(next.sequence);
+      timeline = fold(timeline, next);
+      if (next.kind === "model_call_started" || next.kind === "assistant_message" || next.kind === "turn_ended") this.setStreaming(null);
+      if (next.kind === "tool_result" && timeline.proposalIds.length !== this.snapshot.timeline.proposalIds.length) proposalsChanged = true;
+      if (next.kind === "turn_ended") turnEnded = true;
+      // A write tool that ran changed the project under the editor (not when replaying
+      // the log at load: the editor loaded the project as it is now).
+      if (this.snapshot.loaded && next.kind === "tool_result" && next.payload.status === "success" && PROJECT_WRITES.includes(next.payload.tool)) this.onProjectWrite();
+    }
+    for (const seq of [...this.pending.keys()]) if (seq <= timeline.lastSequence) this.pending.delete(seq);
+    if (timeline !== this.snapshot.timeline) this.set({ timeline });
+    if (this.pending.size > 0) void this.catchUp();
+    if (proposalsChanged || turnEnded) this.scheduleProposals();
+    if (turnEnded) {
+      void this.refreshCost();
+      void this.refreshExtras();
+    }
+  }
+
+  /** Reads the log from the last applied event on. */
+  catchUp(): Promise<void> {
+    this.catching ??= (async () => {
+      try {
+        // The log may say it holds more than the page brought (the backend closed a turn
+        // a restart left open while answering): read once more then.
+        let again = true;
+        for (;;) {
+          const from = this.snapshot.timeline.lastSequence + 1;
+          const r = await this.client.call("session.events", { sessionId: this.id, from, limit: PAGE });
+          this.ingest(r.events);
+          if (this.disposed) break;
+          if (r.events.length === PAGE) continue;
+          if (again && r.lastSequence > this.snapshot.timeline.lastSequence) {
+            again = false;
+            continue;
+          }
+          break;
+        }
+      } finally {
+        this.catching = null;
+      }
+    })();
+    return this.catching;
+  }
+
+  /** Polls the log while a turn this window does not drive runs. While the backend
+   * cannot be reached it keeps trying, with backoff, and says so; once it answers again
+   * the log shows how the turn ended (a restart closes it). */
+  async follow(): Promise<void> {
+    if (this.snapshot.following || this.disposed) return;
+    this.set({ following: true });
+    let failures = 0;
+    try {
+      while (!this.disposed && this.snapshot.driving === 0) {
+        let done = false;
+        try {
+          await this.catchUp();
+          if (!this.snapshot.timeline.turnOpen && !this.snapshot.timeline.compacting) {
+            const view = await this.client.call("session.get", { sessionId: this.id });
+            done = view.status !== "running";
+          }
+        } catch (e) {
+          const error = toClientError(e);
+          this.set({ error, reconnecting: backendGone(error) });
+          if (!backendGone(error) && failures >= followTiming.retryMs.length) break;
+          await sleep(followTiming.retryMs[Math.min(failures, followTiming.retryMs.length - 1)]);
+          failures++;
+          continue;
+        }
+        if (failures > 0 || this.snapshot.reconnecting || backendGone(this.snapshot.error)) {
+          // Reached again: the lost connection is over.
+          failures = 0;
+          this.set({ reconnecting: false, ...(backendGone(this.snapshot.error) ? { error: null } : {}) });
+        }
+        if (done) break;
+        await sleep(followTiming.pollMs);
+      }
+    } finally {
+      this.set({ following: false, reconnecting: false });
+    }
+  }
+
+  private async drive(run: (onEvent: (e: HarnessEvent) => void) => Promise<{ session: SessionView }>): Promise<boolean> {
+    this.set({ driving: this.snapshot.driving + 1, error: null, reveal: this.snapshot.reveal + 1 });
+    let ok = true;
+    try {
+      const r = await run((e) => this.ingest([e]));
+      this.set({ session: r.session.session });
+    } catch (e) {
+      ok = false;
+      this.set({ error: toClientError(e) });
+    } finally {
+      this.set({ driving: this.snapshot.driving - 1 });
+      if (this.snapshot.driving === 0) this.setStreaming(null);
+    }
+    await this.catchUp().catch(() => undefined);
+    // The call broke off while a turn ran, or the backend went away: follow the log (once
+    // the backend is back, it says how the turn ended).
+    if (!ok && (this.snapshot.timeline.turnOpen || backendGone(this.snapshot.error))) void this.follow();
+    return ok;
+  }
+
+  /** Sends a task; `selection` scopes it to a range of the saved working copy (flush the
+   * editor first: the engine checks the range and text against the stored source). */
+  submit(text: string, mode?: Mode, selection?: Selection | null): Promise<boolean> {
+    const params = { sessionId: this.id, text, ...(mode ? { mode } : {}), ...(selection ? { selection } : {}) };
+    return this.drive((onEvent) => this.client.stream("session.submit", params, onEvent));
+  }
+
+  /** Summarises the earlier conversation now (Stop interrupts it): "compacted", "nothing"
+   * (only the latest turn is there: nothing older to summarise), "failed" (or stopped; the
+   * timeline says which), or null when the call failed (the error is shown). */
+  async compact(): Promise<"compacted" | "nothing" | "failed" | null> {
+    const before = this.snapshot.timeline.lastSequence;
+    let result: SessionCompactResult | null = null;
+    const ok = await this.drive(async (onEvent) => {
+      result = await this.client.stream("session.compact", { sessionId: this.id }, onEvent);
+      return result;
+    });
+    const r = result as SessionCompactResult | null;
+    void this.refreshBudget();
+    if (!ok || !r) return null;
+    if (r.compacted) return "compacted";
+    return this.snapshot.timeline.lastSequence === before ? "nothing" : "failed";
+  }
+
+  /** The context budget and compaction setting; null when the backend cannot say. */
+  async readContext(): Promise<SessionContextView | null> {
+    if (!this.methods.has("session.context")) return null;
+    try {
+      return await this.client.call("session.context", { sessionId: this.id });
+    } catch {
+      return null;
+    }
+  }
+
+  /** Reads the context budget again (after a turn, a compaction, a new setting). */
+  async refreshBudget(): Promise<void> {
+    const budget = await this.readContext();
+    if (budget) this.set({ budget });
+  }
+
+  /** Sets when the session compacts by itself (`undefined`: as its model's profile says). */
+  async setCompaction(threshold: CompactThreshold | undefined): Promise<SessionContextView | null> {
+    try {
+      const view = await this.client.call("session.setCompaction", { sessionId: this.id, ...(threshold ? { threshold } : {}) });
+      this.set({ budget: view });
+      await this.catchUp();
+      return view;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  resolveApproval(requestId: string, approved: boolean, note?: string): Promise<boolean> {
+    const params = note?.trim() ? { sessionId: this.id, requestId, approved, note: note.trim() } : { sessionId: this.id, requestId, approved };
+    return this.drive((onEvent) => this.client.stream("session.resolveApproval", params, onEvent));
+  }
+
+  answer(questionId: string, answer: string): Promise<boolean> {
+    return this.drive((onEvent) => this.client.stream("session.answerQuestion", { sessionId: this.id, questionId, answer }, onEvent));
+  }
+
+  async setMode(mode: Mode): Promise<void> {
+    try {
+      await this.client.call("session.setMode", { sessionId: this.id, mode });
+      await this.catchUp();
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  /** Stops the running turn; true when something was running. */
+  async interrupt(): Promise<boolean> {
+    try {
+      const r = await this.client.call("session.interrupt", { sessionId: this.id });
+      return r.interrupted;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  clearError() {
+    this.set({ error: null });
+  }
+
+  private scheduleProposals() {
+    if (this.proposalTimer) return;
+    this.proposalTimer = setTimeout(() => {
+      this.proposalTimer = null;
+      void this.refreshProposals();
+    }, 50);
+  }
+
+  async refreshProposals(): Promise<void> {
+    try {
+      const r = await this.client.call("proposal.list", { projectId: this.projectId, ownerId: this.id });
+      this.set({ proposals: r.proposals });
+    } catch {
+      // The list is shown again on the next turn; a failure here is not the person's to fix.
+    }
+  }
+
+  /** Replaces one proposal (after an accept, reject or rebase) without a round trip; a
+   * proposal just decided or rebased is not stale. */
+  putProposal(proposal: Proposal) {
+    const view: ProposalView = { ...proposal, stale: false, basedOnStaged: false };
+    const list = this.snapshot.proposals.filter((p) => p.id !== proposal.id);
+    this.set({ proposals: [view, ...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) });
+    // A rejection with a reason made a constraint; an accept may have emptied the staging.
+    void this.refreshExtras();
+  }
+
+  /** True when the backend offers `method`. */
+  offers(method: string): boolean {
+    return this.methods.has(method);
+  }
+
+  /** Constraints, checkpoints and staging, as far as the backend offers them. */
+  async refreshExtras(): Promise<void> {
+    const sessionId = this.id;
+    const has = (m: string) => this.methods.has(m);
+    try {
+      void this.refreshBudget();
+      const [constraints, checkpoints, staging] = await Promise.all([
+        has("constraint.list") ? this.client.call("constraint.list", { sessionId }).then((r) => r.constraints) : null,
+        has("checkpoint.list") ? this.client.call("checkpoint.list", { sessionId }).then((r) => r.checkpoints) : null,
+        has("session.staging") ? this.client.call("session.staging", { sessionId }).then((r) => (r.staging ? r : null)) : null,
+      ]);
+      this.set({ constraints, checkpoints, staging });
+    } catch {
+      // Shown again after the next turn; nothing here is the person's to fix.
+    }
+  }
+
+  async removeConstraint(constraintId: string): Promise<void> {
+    try {
+      await this.client.call("constraint.remove", { sessionId: this.id, constraintId });
+      this.set({ constraints: (this.snapshot.constraints ?? []).filter((c) => c.id !== constraintId) });
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  async createCheckpoint(label: string): Promise<void> {
+    try {
+      const c = await this.client.call("checkpoint.create", { sessionId: this.id, label });
+      this.set({ checkpoints: [...(this.snapshot.checkpoints ?? []), c] });
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  /** Restores a checkpoint: the project goes back to it (a new version) and the log says so. */
+  async restoreCheckpoint(checkpointId: string): Promise<CheckpointRestoreResult | null> {
+    try {
+      const r = await this.client.call("checkpoint.restore", { sessionId: this.id, checkpointId });
+      this.set({ reveal: this.snapshot.reveal + 1 });
+      this.ingest([r.event]);
+      await this.catchUp();
+      void this.refreshProposals();
+      return r;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  async applyStaging(expectedRevision: number): Promise<StagingApplied | null> {
+    try {
+      const r = await this.client.call("session.applyStaging", { sessionId: this.id, expectedRevision });
+      this.set({ staging: null });
+      void this.refreshProposals();
+      return r;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  async discardStaging(): Promise<void> {
+    try {
+      await this.client.call("session.discardStaging", { sessionId: this.id });
+      this.set({ staging: null });
+      void this.refreshProposals();
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  async refreshCost(): Promise<void> {
+    try {
+      const r = await this.client.call("usage.list", { limit: 1000 });
+      let cost: number | null = null;
+      for (const rec of r.records) {
+        if (rec.sessionId === this.id && rec.cost !== undefined) cost = (cost ?? 0) + rec.cost;
+      }
+      this.set({ cost });
+    } catch {
+      this.set({ cost: null });
+    }
+  }
+}
+
+/** A session in the list, with what only its log says. */
+export interface SessionInfo {
+  status: SessionView["status"];
+  lastActivity: string;
+}
+
+export interface DraftingSnapshot {
+  /** Null until loaded. */
+  sessions: Session[] | null;
+  info: Record<string, SessionInfo>;
+  active: SessionStore | null;
+  /** API methods the backend offers (checkpoints and constraints arrive later). */
+  methods: ReadonlySet<string>;
+  /** Null until loaded; empty means: offer to set a model up. */
+  profiles: LlmProfile[] | null;
+  error: ClientError | null;
+}
+
+/** The drafting sessions of one project. */
+export class Drafting {
+  private snapshot: DraftingSnapshot = { sessions: null, info: {}, active: null, methods: new Set(), profiles: null, error: null };
+  private listeners = new Set<Listener>();
+  private disposed = false;
+
+  private onProjectWrite: () => void = () => undefined;
+
+  /** The project view reloads the project when the assistant wrote to it. */
+  setProjectWriteHandler(handler: () => void) {
+    this.onProjectWrite = handler;
+  }
+
+  constructor(
+    private readonly client: ApiClient,
+    readonly projectId: string,
+  ) {}
+
+  subscribe = (l: Listener): (() => void) => {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  };
+  getSnapshot = (): DraftingSnapshot => this.snapshot;
+
+  private set(change: Partial<DraftingSnapshot>) {
+    if (this.disposed) return;
+    this.snapshot = { ...this.snapshot, ...change };
+    for (const l of this.listeners) l();
+  }
+
+  /** Stops the active session's work (the view closed). `revive` undoes it for a view
+   * that mounts again (React's development double-mount). */
+  dispose() {
+    this.snapshot.active?.dispose();
+    this.snapshot = { ...this.snapshot, active: null, sessions: null };
+    this.disposed = true;
+  }
+
+  revive() {
+    this.disposed = false;
+  }
+
+  /** Loads profiles, methods and sessions, and opens the latest session. */
+  async load(): Promise<void> {
+    try {
+      const [app, profiles, list] = await Promise.all([
+        this.client.call("app.info", {}),
+        this.client.call("llmProfile.list", {}),
+        this.client.call("session.list", { projectId: this.projectId }),
+      ]);
+      const methods = new Set(app.methods);
+      // Choose the session to resume before showing the list, so the panel does not
+      // flash the empty state: the one last open here, else the latest activity.
+      let resume: Session | undefined = list.sessions.find((s) => s.id === lastSession(this.projectId));
+      let info = this.snapshot.info;
+      if (!resume && list.sessions.length > 0) {
+        info = await this.readInfo(list.sessions);
+        resume = [...list.sessions].sort((a, b) => (info[b.id]?.lastActivity ?? b.updatedAt).localeCompare(info[a.id]?.lastActivity ?? a.updatedAt))[0];
+      }
+      this.set({ methods, profiles: profiles.profiles, sessions: list.sessions, info, error: null });
+      if (resume && !this.snapshot.active) this.open(resume);
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  /** Reads the profiles again whenever a call of this client changes them; returns
+   * the unsubscribe. */
+  followProfiles(): () => void {
+    return this.client.onProfilesChanged(() => void this.reloadProfiles());
+  }
+
+  async reloadProfiles(): Promise<void> {
+    try {
+      const r = await this.client.call("llmProfile.list", {});
+      this.set({ profiles: r.profiles });
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+    }
+  }
+
+  open(session: Session) {
+    if (this.snapshot.active?.id === session.id) return;
+    this.snapshot.active?.dispose();
+    const store = new SessionStore(this.client, session, this.projectId, this.snapshot.methods, () => this.onProjectWrite());
+    saveLastSession(this.projectId, session.id);
+    this.set({ active: store });
+    void store.load();
+  }
+
+  async create(title?: string, mode?: Mode): Promise<SessionStore | null> {
+    try {
+      const view = await this.client.call("session.create", { projectId: this.projectId, ...(title ? { title } : {}), ...(mode ? { mode } : {}) });
+      this.set({ sessions: [view.session, ...(this.snapshot.sessions ?? [])] });
+      this.open(view.session);
+      return this.snapshot.active;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return null;
+    }
+  }
+
+  async rename(sessionId: string, title: string): Promise<boolean> {
+    try {
+      const view = await this.client.call("session.rename", { sessionId, title });
+      this.set({ sessions: (this.snapshot.sessions ?? []).map((s) => (s.id === sessionId ? view.session : s)) });
+      return true;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  async archive(sessionId: string): Promise<boolean> {
+    try {
+      await this.client.call("session.archive", { sessionId });
+      const rest = (this.snapshot.sessions ?? []).filter((s) => s.id !== sessionId);
+      this.set({ sessions: rest });
+      if (this.snapshot.active?.id === sessionId) {
+        this.snapshot.active.dispose();
+        this.set({ active: null });
+        if (rest[0]) this.open(rest[0]);
+      }
+      return true;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  /** Brings an archived session back (`session.archive` with `archived: false`): it joins
+   * the list again and opens, read again from its log, ready to continue. */
+  async unarchive(sessionId: string): Promise<boolean> {
+    try {
+      const view = await this.client.call("session.archive", { sessionId, archived: false });
+      const rest = (this.snapshot.sessions ?? []).filter((s) => s.id !== sessionId);
+      const sessions = [...rest, view.session].sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+      this.set({ sessions });
+      if (this.snapshot.active?.id === sessionId) {
+        this.snapshot.active.dispose();
+        this.set({ active: null });
+      }
+      this.open(view.session);
+      return true;
+    } catch (e) {
+      this.set({ error: toClientError(e) });
+      return false;
+    }
+  }
+
+  /** Reads each session's state and last activity for the list (the newest 30). */
+  async describeSessions(): Promise<void> {
+    const info = await this.readInfo(this.snapshot.sessions ?? []);
+    this.set({ info });
+  }
+
+  private async readInfo(sessions: readonly Session[]): Promise<Record<string, SessionInfo>> {
+    const info: Record<string, SessionInfo> = { ...this.snapshot.info };
+    await Promise.all(
+      sessions.slice(0, 30).map(async (s) => {
+        try {
+          const view = await this.client.call("session.get", { sessionId: s.id });
+          const last = await this.client.call("session.events", { sessionId: s.id, from: Math.max(1, view.lastSequence), limit: 1 });
+          info[s.id] = { status: view.status, lastActivity: last.events[0]?.createdAt ?? s.updatedAt };
+        } catch {
+          // A session that cannot be read shows without its state.
+        }
+      }),
+    );
+    return info;
+  }
+
+  clearError() {
+    this.set({ error: null });
+  }
+
+  /** Compacts the active session now (the palette's action); false when none is open,
+   * something runs, or it is archived. */
+  compact(): boolean {
+    const store = this.snapshot.active;
+    if (!store) return false;
+    const s = store.getSnapshot();
+    if (isRunning(s) || s.timeline.archived) return false;
+    void store.compact();
+    return true;
+  }
+
+  /** Stops the active session's turn; true when one was running here. */
+  stop(): boolean {
+    const store = this.snapshot.active;
+    if (!store || !isRunning(store.getSnapshot())) return false;
+    void store.interrupt();
+    return true;
+  }
+}

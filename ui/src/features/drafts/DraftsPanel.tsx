@@ -1,0 +1,476 @@
+// Platform drafts: one sub-tab per target platform with a faithful preview, the findings
+// (each jumping to its place in the source), suggested tags and copy to clipboard.
+// Recompiles (debounced) whenever the saved working copy's revision changes.
+import MarkdownIt from "markdown-it";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type ClientError, toClientError } from "../../shared/api/client";
+import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, PlatformDraft } from "../../shared/api/generated";
+import { ErrorBanner } from "../../shared/ui/ErrorBanner";
+import { useApp } from "../../shared/context";
+import { mediaUrl } from "../../shared/ui/Preview";
+import { describeFinding, describeLocation, describeRoute, type MessageId, profileName } from "../../shared/i18n";
+import { asDraft, SavedDraftBar } from "./SavedDraft";
+
+export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
+export const X_LIMIT = 280;
+/** Delay after the last change before compiling again. */
+export const COMPILE_DEBOUNCE_MS = 400;
+/** A compile slower than this shows progress. */
+const SLOW_MS = 150;
+
+// Zhihu preview: markdown-it with raw HTML off (the draft cannot inject markup).
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
+md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
+  tokens[idx].attrSet("target", "_blank");
+  tokens[idx].attrSet("rel", "noopener noreferrer");
+  return self.renderToken(tokens, idx, options);
+};
+
+export interface DraftsPanelProps {
+  projectId: string;
+  /** The saved working-copy revision; a change recompiles. */
+  revision: number;
+  /** The project's target platforms; all five when empty. */
+  platforms: Platform[];
+  /** Selects a source range in the editor and scrolls to it. */
+  onJump: (from: number, to: number, matched?: string | null) => void;
+  /** "Optimize this draft": one-click optimize of this platform's saved draft. */
+  onOptimize?: (platform: Platform) => void;
+}
+
+/** What a draft looks like as plain text (the clipboard's text/plain). */
+export function draftPlainText(d: Draft): string {
+  const c = d.content;
+  switch (c.type) {
+    case "html":
+      return htmlToText(c.html);
+    case "markdown":
+      return c.markdown;
+    case "thread":
+      return c.posts.map((p) => p.text).join("\n\n");
+    case "card": {
+      const body = tagsInBody(c) ? c.body : `${c.body}\n\n${tagLine(c.tags)}`;
+      return d.title ? `${d.title}\n\n${body}` : body;
+    }
+  }
+}
+
+function tagLine(tags: string[]): string {
+  return tags.map((x) => `#${x}`).join(" ");
+}
+
+/** Whether a card's body already carries its topics (Douyin writes them into the
+ * caption, as the app shows them); then they are not shown or copied a second time. */
+function tagsInBody(c: { body: string; tags: string[] }): boolean {
+  return c.tags.length === 0 || c.body.includes(tagLine(c.tags));
+}
+
+function htmlToText(html: string): string {
+  if (typeof DOMParser === "undefined") return html.replace(/<[^>]*>/g, "");
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  // Block elements end a line; keep paragraphs apart.
+  for (const el of Array.from(doc.body.querySelectorAll("p,h1,h2,h3,h4,h5,h6,li,figure,blockquote,pre,tr,section > section"))) {
+    el.append("\n");
+  }
+  for (const br of Array.from(doc.body.querySelectorAll("br"))) br.replaceWith("\n");
+  return (doc.body.textContent ?? "").replace(/\n{3,}/g, "\n\n").trim();
+}
+
+async function copyDraft(d: Draft): Promise<void> {
+  const plain = draftPlainText(d);
+  const clip = navigator.clipboard;
+  if (!clip) throw new Error("clipboard unavailable");
+  if (d.content.type === "html" && typeof ClipboardItem !== "undefined" && clip.write) {
+    try {
+      await clip.write([
+        new ClipboardItem({
+          "text/html": new Blob([d.content.html], { type: "text/html" }),
+          "text/plain": new Blob([plain], { type: "text/plain" }),
+        }),
+      ]);
+      return;
+    } catch {
+      // fall back to plain text below
+    }
+  }
+  await clip.writeText(plain);
+}
+
+const severityRank = { block: 0, warn: 1, info: 2 } as const;
+
+export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, platforms, onJump, onOptimize }: DraftsPanelProps) {
+  const { client, lang, t, toast } = useApp();
+  const targets = platforms.length > 0 ? ALL_PLATFORMS.filter((p) => platforms.includes(p)) : ALL_PLATFORMS;
+  const [active, setActive] = useState<Platform>(targets[0] ?? "wechat");
+  const [result, setResult] = useState<PipelineCompileResult | null>(null);
+  const [error, setError] = useState<ClientError | null>(null);
+  const [slow, setSlow] = useState(false);
+  const seq = useRef(0);
+  const findingsRef = useRef<HTMLDivElement>(null);
+  const targetsKey = targets.join(",");
+  // Saved drafts per platform (null: none saved yet; absent: not loaded).
+  const [saved, setSaved] = useState<Partial<Record<Platform, PlatformDraft | null>>>({});
+  const [showSaved, setShowSaved] = useState(false);
+  // Each saved draft's own findings (what its text breaks as it stands).
+  const [savedFindings, setSavedFindings] = useState<Partial<Record<Platform, Finding[]>>>({});
+
+  // Another project, or another set of platforms, starts from its own state (adjusted
+  // while rendering, so nothing of the previous one shows for a frame).
+  const [shownProject, setShownProject] = useState(projectId);
+  if (shownProject !== projectId) {
+    setShownProject(projectId);
+    setSaved({});
+    setSavedFindings({});
+    setShowSaved(false);
+    setResult(null);
+  }
+  const [shownTargets, setShownTargets] = useState(targetsKey);
+  if (shownTargets !== targetsKey) {
+    setShownTargets(targetsKey);
+    if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
+  }
+
+  // The saved drafts and their own findings; read again after each change to one.
+  const [savedChanges, setSavedChanges] = useState(0);
+  useEffect(() => {
+    let live = true;
+    client
+      .call("platformDraft.list", { projectId })
+      .then((r) => {
+        if (!live) return;
+        const map: Partial<Record<Platform, PlatformDraft | null>> = {};
+        for (const p of ALL_PLATFORMS) map[p] = r.drafts.find((d) => d.platform === p) ?? null;
+        setSaved(map);
+        setSavedFindings(Object.fromEntries(r.findings.map((f) => [f.platform, f.findings])));
+      })
+      .catch((e: unknown) => live && setError(toClientError(e)));
+    return () => {
+      live = false;
+    };
+  }, [client, projectId, savedChanges]);
+
+  const compile = useCallback(async () => {
+    const n = ++seq.current;
+    const slowTimer = setTimeout(() => n === seq.current && setSlow(true), SLOW_MS);
+    try {
+      const r = await client.call("pipeline.compile", { projectId });
+      if (n !== seq.current) return;
+      setResult(r);
+      setError(null);
+    } catch (e) {
+      if (n === seq.current) setError(toClientError(e));
+    } finally {
+      clearTimeout(slowTimer);
+      if (n === seq.current) setSlow(false);
+    }
+  }, [client, projectId]);
+
+  // First compile at once; later ones debounced after the last change.
+  const first = useRef(true);
+  useEffect(() => {
+    first.current = true;
+  }, [projectId]);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      void compile();
+      return;
+    }
+    const timer = setTimeout(() => void compile(), COMPILE_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [compile, revision, targetsKey]);
+
+  const compiled: CompiledDraft | undefined = result?.drafts.find((d) => d.draft.platform === active);
+  const savedDraft = saved[active];
+  const shownSaved = showSaved && savedDraft ? savedDraft : null;
+  const shown: Draft | undefined = shownSaved ? asDraft(shownSaved) : compiled?.draft;
+  // A saved draft edited by hand, or compiled from an earlier text, is not the compile
+  // shown otherwise: its findings are its own text's, not the source's and the compile's.
+  const ownText = shownSaved !== null && (shownSaved.handEdited || (result !== null && shownSaved.sourceRevision !== result.revision));
+  const findings = useMemo(() => {
+    const all = ownText
+      ? [...(savedFindings[active] ?? [])]
+      : [...(result?.findings ?? []).filter((f) => f.platform === null || f.platform === active), ...(compiled?.findings ?? [])];
+    return all.sort((a, b) => severityRank[a.severity] - severityRank[b.severity]);
+  }, [result, compiled, active, ownText, savedFindings]);
+
+  const copy = async () => {
+    if (!shown) return;
+    try {
+      await copyDraft(shown);
+      toast(t("drafts.copied"));
+    } catch {
+      toast(t("drafts.copyFailed"));
+    }
+  };
+
+  const label = (p: Platform) => t(`platform.${p}` as MessageId);
+
+  return (
+    <section className="panel-body drafts" data-testid="drafts-panel" data-revision={result?.revision ?? ""}>
+      <div
+        className="subtabs"
+        role="tablist"
+        aria-label={t("drafts.platforms")}
+        onKeyDown={(e) => {
+          if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+          e.preventDefault();
+          const i = targets.indexOf(active);
+          const next = targets[(i + (e.key === "ArrowRight" ? 1 : targets.length - 1)) % targets.length];
+          if (!next) return;
+          setActive(next);
+          e.currentTarget.querySelector<HTMLButtonElement>(`[data-testid=draft-tab-${next}]`)?.focus();
+        }}
+      >
+        {targets.map((p) => {
+          // A must-fix finding of the source (a banned word, a strict-industry term)
+          // concerns every platform, as its draft's own ones concern it.
+          const blocks = [...(result?.findings ?? []).filter((f) => f.platform === null || f.platform === p), ...(result?.drafts.find((d) => d.draft.platform === p)?.findings ?? [])].some(
+            (f) => f.severity === "block",
+          );
+          return (
+            <button
+              key={p}
+              type="button"
+              role="tab"
+              aria-selected={p === active}
+              tabIndex={p === active ? 0 : -1}
+              data-testid={`draft-tab-${p}`}
+              onClick={() => setActive(p)}
+            >
+              {label(p)}
+              {blocks && <span className="dot dot-block" aria-label={t("drafts.severity.block")} />}
+            </button>
+          );
+        })}
+      </div>
+      {error && <ErrorBanner error={error} retry={() => void compile()} />}
+      {(slow || (!result && !error)) && (
+        <p className="busy pad small" role="status" data-testid="drafts-compiling">
+          <span className="spinner" aria-hidden="true" /> {t("drafts.compiling", { n: targets.length })}
+        </p>
+      )}
+      {compiled && (
+        <>
+          <div className="draft-bar">
+            <span className="small muted draft-profile" data-testid="draft-profile" title={compiled.draft.profileId}>
+              {profileName(lang, compiled.draft.profileId)}
+            </span>
+            <span className="spacer" />
+            {findings.length > 0 && (
+              <button
+                type="button"
+                className="link small"
+                data-testid="findings-summary"
+                onClick={() => findingsRef.current?.scrollIntoView({ block: "start", behavior: "smooth" })}
+              >
+                {(["block", "warn", "info"] as const)
+                  .map((sev) => [sev, findings.filter((f) => f.severity === sev).length] as const)
+                  .filter(([, n]) => n > 0)
+                  .map(([sev, n]) => (
+                    <span key={sev} className={`sev sev-${sev}`}>
+                      {t(`drafts.summary.${sev}` as MessageId, { n })}
+                    </span>
+                  ))}
+              </button>
+            )}
+            <button type="button" data-testid="draft-copy" onClick={() => void copy()}>
+              {t("drafts.copy")}
+            </button>
+            {onOptimize && savedDraft && (
+              <button type="button" data-testid="draft-optimize" onClick={() => onOptimize(active)}>
+                {t("optimize.thisDraft")}
+              </button>
+            )}
+          </div>
+          {savedDraft !== undefined && (
+            <SavedDraftBar
+              projectId={projectId}
+              sourceRevision={result?.revision ?? revision}
+              saved={savedDraft}
+              platform={active}
+              showSaved={showSaved}
+              onShowSaved={setShowSaved}
+              onChange={(d) => {
+                setSaved((m) => ({ ...m, [d.platform]: d }));
+                setSavedChanges((n) => n + 1);
+              }}
+            />
+          )}
+          {shown && <DraftPreview draft={shown} projectId={projectId} />}
+        </>
+      )}
+      {result && (
+        <>
+          {result.tags.length > 0 && shown?.content.type !== "card" && (
+            <div className="draft-section">
+              <h3 className="small muted">{t("drafts.tags")}</h3>
+              <ul className="chips" data-testid="draft-tags">
+                {result.tags.map((tag) => (
+                  <li key={tag} className="chip">
+                    #{tag}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+          <div className="draft-section" ref={findingsRef}>
+            <h3 className="small muted" data-testid="findings-title" data-own={ownText ? "saved" : "compile"}>
+              {t(ownText ? "drafts.savedFindings" : "drafts.findings", { n: findings.length })}
+            </h3>
+            {findings.length === 0 ? (
+              <p className="small muted" data-testid="findings-none">
+                {t("drafts.noFindings")}
+              </p>
+            ) : (
+              <ul className="findings" data-testid="findings">
+                {findings.map((f, i) => (
+                  <FindingItem key={`${f.check}-${i}-${f.span?.from ?? ""}`} f={f} onJump={onJump} />
+                ))}
+              </ul>
+            )}
+          </div>
+        </>
+      )}
+    </section>
+  );
+});
+
+function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: number, matched?: string | null) => void }) {
+  const { t, lang } = useApp();
+  const span = f.span;
+  const text = describeFinding(lang, f);
+  const head = (
+    <>
+      <span className={`sev sev-${f.severity}`}>{t(`drafts.severity.${f.severity}` as MessageId)}</span>
+      {f.matched && <span className="finding-matched">“{f.matched}”</span>}
+      {f.location && <span className="small muted">{describeLocation(lang, f.location)}</span>}
+      {f.route && <span className="small muted">({describeRoute(lang, f.route)})</span>}
+    </>
+  );
+  return (
+    <li
+      className={`finding finding-${f.severity}`}
+      data-testid="finding"
+      data-check={f.check}
+      data-severity={f.severity}
+      data-from={span?.from ?? ""}
+      data-to={span?.to ?? ""}
+    >
+      {span ? (
+        <button type="button" className="finding-head" title={t("drafts.jump")} data-testid="finding-jump" onClick={() => onJump(span.from, span.to, f.matched)}>
+          {head}
+        </button>
+      ) : (
+        <div className="finding-head">{head}</div>
+      )}
+      <p className="finding-msg small">{text.message}</p>
+      {text.suggestion && (
+        <p className="finding-fix small muted" title={f.params?.source ? t("drafts.limitSource", { source: f.params.source }) : undefined}>
+          → {text.suggestion}
+        </p>
+      )}
+    </li>
+  );
+}
+
+const MEDIA_SRC = /src="media\/([^"/?#]+)"/g;
+
+/** The HTML with `src="media/NAME"` images swapped for data URLs (for previews only). */
+function useMediaResolved(html: string, projectId: string): string {
+  const { client } = useApp();
+  // The resolved HTML, with what it was resolved from: a new input shows as it is until
+  // its images are read.
+  const from = `${projectId}\n${html}`;
+  const [resolved, setResolved] = useState<{ from: string; out: string } | null>(null);
+  useEffect(() => {
+    const names = [...new Set(Array.from(html.matchAll(MEDIA_SRC), (m) => m[1] ?? ""))];
+    if (names.length === 0) return;
+    let live = true;
+    void Promise.all(names.map(async (n) => [n, await mediaUrl(client, projectId, decodeURIComponent(n))] as const)).then((pairs) => {
+      if (!live) return;
+      const urls = new Map(pairs.filter((p): p is readonly [string, string] => p[1] !== null));
+      if (urls.size) setResolved({ from, out: html.replace(MEDIA_SRC, (m, n: string) => (urls.has(n) ? `src="${urls.get(n)}"` : m)) });
+    });
+    return () => {
+      live = false;
+    };
+  }, [html, client, projectId, from]);
+  return resolved?.from === from ? resolved.out : html;
+}
+
+function WechatPreview({ draft, html, projectId }: { draft: Draft; html: string; projectId: string }) {
+  const { t } = useApp();
+  const shown = useMediaResolved(html, projectId);
+  return (
+    <figure className="phone" data-testid="preview-wechat" aria-label={t("drafts.previewOf", { p: t("platform.wechat") })}>
+      <figcaption className="small muted">{t("drafts.previewNote")}</figcaption>
+      <div className="phone-screen">
+        <h1 className="wx-title">{draft.title}</h1>
+        <iframe title={t("drafts.previewOf", { p: t("platform.wechat") })} sandbox="" srcDoc={wechatDoc(shown)} width={375} height={520} />
+      </div>
+    </figure>
+  );
+}
+
+function ZhihuPreview({ draft, markdown, projectId }: { draft: Draft; markdown: string; projectId: string }) {
+  const rendered = useMemo(() => md.render(markdown), [markdown]);
+  const shown = useMediaResolved(rendered, projectId);
+  return (
+    <div className="zhihu-preview" data-testid="preview-zhihu">
+      <h1 className="zhihu-title">{draft.title}</h1>
+      <div
+        className="markdown-body"
+        // Safe: markdown-it escapes raw HTML (html: false) and refuses unsafe link schemes.
+        dangerouslySetInnerHTML={{ __html: shown }}
+      />
+    </div>
+  );
+}
+
+export function DraftPreview({ draft, projectId }: { draft: Draft; projectId: string }) {
+  const c = draft.content;
+  switch (c.type) {
+    case "html":
+      return <WechatPreview draft={draft} html={c.html} projectId={projectId} />;
+    case "markdown":
+      return <ZhihuPreview draft={draft} markdown={c.markdown} projectId={projectId} />;
+    case "thread":
+      return (
+        <ol className="thread" data-testid="preview-x">
+          {c.posts.map((p, i) => {
+            const over = p.weightedLength > X_LIMIT;
+            return (
+              <li key={i} className="post" data-testid="x-post">
+                <p className="post-text">{p.text}</p>
+                <p className={`post-count small ${over ? "over" : "muted"}`} data-testid="x-count" data-over={over}>
+                  {p.weightedLength}/{X_LIMIT}
+                </p>
+              </li>
+            );
+          })}
+        </ol>
+      );
+    case "card":
+      return (
+        <article className={`card card-${draft.platform}`} data-testid={`preview-${draft.platform}`}>
+          <h1 className="card-title">{draft.title}</h1>
+          <p className="card-body">{c.body}</p>
+          {!tagsInBody(c) && (
+            <p className="card-tags">
+              {c.tags.map((x) => (
+                <span key={x} className="card-tag">
+                  #{x}
+                </span>
+              ))}
+            </p>
+          )}
+        </article>
+      );
+  }
+}
+
+/** The compiled WeChat HTML as the phone shows it (the article body at 375 px). */
+function wechatDoc(html: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=375"><style>body{margin:0;padding:16px 8px;background:#fff}img{max-width:100%}</style></head><body>${html}</body></html>`;
+}

@@ -1,0 +1,120 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { apiError, FakeTransport } from "../../shared/api/fake";
+import type { DraftContent, PlatformDraft, PlatformDraftSaveResult } from "../../shared/api/generated";
+import { makeCtx, WithCtx } from "../../shared/testing/utils";
+import { DraftsPanel } from "./DraftsPanel";
+import { compiled, finding } from "./drafts.fixture";
+import { editableText, editedContent } from "./SavedDraft";
+
+afterEach(cleanup);
+
+describe("editable text of a draft", () => {
+  it("round-trips every kind of content", () => {
+    const thread: DraftContent = { type: "thread", posts: [{ text: "一", weightedLength: 2 }, { text: "two", weightedLength: 3 }] };
+    expect(editableText(thread)).toBe("一\n---\ntwo");
+    expect(editedContent(thread, "a\n---\n\nb\n----\nc", "")).toEqual({
+      type: "thread",
+      posts: ["a", "b", "c"].map((text) => ({ text, weightedLength: 0 })),
+    });
+    const card: DraftContent = { type: "card", body: "正文", tags: ["春天"] };
+    expect(editedContent(card, "新正文", "#春天， 写作 ,效率")).toEqual({ type: "card", body: "新正文", tags: ["春天", "写作", "效率"] });
+    expect(editedContent({ type: "html", html: "<p>a</p>", digest: "d" }, "<p>b</p>", "")).toEqual({ type: "html", html: "<p>b</p>", digest: "d" });
+  });
+});
+
+/** A small in-memory stand-in for the platformDraft.* methods, enough for the panel's flow. */
+function backend() {
+  const live = compiled(1);
+  const xDraft = live.drafts.find((d) => d.draft.platform === "x")!;
+  let saved: PlatformDraft | null = null;
+  const make = (revision: number, content: DraftContent, handEdited: boolean): PlatformDraft => ({
+    projectId: "p",
+    platform: "x",
+    revision,
+    status: saved?.status ?? "draft",
+    profileId: "x@draft-v1",
+    sourceRevision: 1,
+    sourceVersion: 0,
+    title: "标题",
+    content,
+    handEdited,
+    updatedAt: "2026-11-22T00:00:00Z",
+    updatedBy: "me",
+  });
+  const transport = new FakeTransport()
+    .on("pipeline.compile", () => live)
+    .on("platformDraft.list", () => ({
+      projectId: "p",
+      sourceRevision: 1,
+      drafts: saved ? [saved] : [],
+      // The draft's own text's findings, as the core reports them.
+      findings: saved ? [{ platform: "x" as const, findings: [finding({ check: "draft.empty", platform: "x", location: "body", message: "own text" })] }] : [],
+    }))
+    .on("platformDraft.save", (p): PlatformDraftSaveResult => {
+      if (saved?.handEdited && p.replaceRevision === undefined) {
+        return { outcome: "needsChoice", draft: saved, compiled: xDraft, diff: { identical: false, hunks: [{ oldStart: 1, oldLen: 1, newStart: 1, newLen: 1, lines: [{ kind: "delete", oldLine: 1, newLine: null, segments: [{ text: "mine", emphasized: true }] }, { kind: "insert", oldLine: null, newLine: 1, segments: [{ text: "fresh", emphasized: true }] }] }] } as never };
+      }
+      saved = make((saved?.revision ?? 0) + 1, xDraft.draft.content, false);
+      return { outcome: saved.revision === 1 ? "created" : "updated", draft: saved, compiled: xDraft };
+    })
+    .on("platformDraft.edit", (p) => {
+      if (!saved || p.baseRevision !== saved.revision) throw apiError("CONFLICT", "stale");
+      saved = make(saved.revision + 1, { type: "thread", posts: (p.content as Extract<DraftContent, { type: "thread" }>).posts.map((x) => ({ ...x, weightedLength: x.text.length })) }, true);
+      return { draft: saved, findings: [] };
+    })
+    .on("platformDraft.setStatus", (p) => {
+      if (!saved) throw apiError("NOT_FOUND", "none");
+      saved = { ...saved, status: p.status, revision: saved.revision + 1 };
+      return saved;
+    });
+  return { transport, current: () => saved };
+}
+
+describe("saved drafts in the drafts panel", () => {
+  it("saves, edits by hand, asks before a recompile replaces the edits, and locks while publishing", async () => {
+    const { transport, current } = backend();
+    const toasts: string[] = [];
+    render(
+      <WithCtx ctx={makeCtx(transport, "en", { toast: (s) => toasts.push(s) })}>
+        <DraftsPanel projectId="p" revision={1} platforms={["x"]} onJump={() => undefined} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("draft-save"));
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("1"));
+    expect(toasts).toEqual(["Draft saved (revision 1)"]);
+
+    fireEvent.click(screen.getByTestId("draft-edit"));
+    fireEvent.change(screen.getByTestId("draft-edit-text"), { target: { value: "mine\n---\nsecond" } });
+    fireEvent.keyDown(screen.getByTestId("draft-edit-text"), { key: "Enter", ctrlKey: true });
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("2"));
+    expect(screen.getByTestId("draft-hand-edited")).toBeTruthy();
+    expect(screen.getAllByTestId("x-post").map((p) => p.querySelector(".post-text")?.textContent)).toEqual(["mine", "second"]);
+    // The hand-edited draft is listed with its own text's findings, not the compile's.
+    await waitFor(() => expect(screen.getByTestId("findings-title").dataset.own).toBe("saved"));
+    expect(screen.getByTestId("findings-title").textContent).toBe("Findings of the saved draft (1)");
+    expect(screen.getAllByTestId("finding").map((f) => f.dataset.check)).toEqual(["draft.empty"]);
+
+    // A recompile shows the difference; keeping the edits writes nothing.
+    fireEvent.click(screen.getByTestId("draft-recompile"));
+    const dialog = await screen.findByTestId("draft-choice");
+    expect(within(dialog).getByTestId("diff").textContent).toContain("fresh");
+    fireEvent.click(within(dialog).getByTestId("draft-keep-edits"));
+    expect(current()?.revision).toBe(2);
+    // Choosing the compile replaces them, naming the revision it replaces.
+    fireEvent.click(screen.getByTestId("draft-recompile"));
+    fireEvent.click(within(await screen.findByTestId("draft-choice")).getByTestId("draft-use-compile"));
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("3"));
+    expect(transport.callsTo("platformDraft.save").at(-1)).toEqual({ projectId: "p", platform: "x", replaceRevision: 2 });
+    expect(screen.queryByTestId("draft-hand-edited")).toBeNull();
+    // The fresh compile is what is saved again: its findings and the source's show.
+    expect(screen.getByTestId("findings-title").dataset.own).toBe("compile");
+    expect(screen.getAllByTestId("finding").map((f) => f.dataset.check)).toContain("limit.post");
+
+    fireEvent.change(screen.getByTestId("draft-status"), { target: { value: "publishing" } });
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.status).toBe("publishing"));
+    expect(screen.getByTestId("draft-read-only")).toBeTruthy();
+    expect((screen.getByTestId("draft-edit") as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByTestId("draft-recompile") as HTMLButtonElement).disabled).toBe(true);
+  });
+});
