@@ -11,9 +11,15 @@
 //! the system message.
 //!
 //! Trimming, when the estimate (Chinese-aware, [`crate::llm::estimate_tokens`]) is over
-//! the budget, in this order: (1) cold references shrink to counts; (2) the source in
-//! the working set becomes an excerpt of its head with a note; (3) the comments go;
-//! (4) the excerpt shortens to a few lines (a small window with many tool schemas).
+//! the budget, in this order: (1) cold references shrink to counts; (2) the article
+//! goes by section ([`sections`]): the sections holding the selection, or those the
+//! person's message names, in full, with an outline (heading, size, a short lead) of
+//! the rest, which the model reads with `read_section`; (3) the comments go; (4) only
+//! the paragraphs around the selection with the outline; (5) the outline alone; (6)
+//! the source becomes an excerpt of its head with a note, then a few lines (a small
+//! window with many tool schemas). A form that says nothing more than a larger one
+//! (sections of an article without headings, paragraphs around no selection) is
+//! skipped. The selection itself is quoted in every form.
 //! The pinned layer is never trimmed: if it alone does not fit, the call is
 //! CONTEXT_TOO_LONG.
 //!
@@ -28,6 +34,8 @@ use crate::error::ApiError;
 use crate::llm::estimate_tokens;
 use crate::model::{BrandProfile, Comment, ContentTemplate, MediaAsset, Project, Version};
 use crate::store::{keys, Kind, Record, Store};
+
+pub mod sections;
 
 /// The permission mode of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
@@ -166,6 +174,9 @@ pub struct ContextInput<'a> {
     pub memory_left_out: usize,
     /// The selection the person's latest message is scoped to, if any.
     pub selection: Option<&'a Selection>,
+    /// The person's latest message: the sections whose headings it names are the ones
+    /// given in full when the article goes by section.
+    pub task: &'a str,
     /// The composed prompt layers around the digest; `None`: the built-in drafting
     /// prompt for `mode` on the whole article.
     pub prompt: Option<&'a crate::prompts::Composed>,
@@ -204,6 +215,7 @@ impl ContextRecords {
             memory: &[],
             memory_left_out: 0,
             selection,
+            task: "",
             prompt: None,
         }
     }
@@ -306,16 +318,96 @@ fn pinned(input: &ContextInput<'_>, prompt: &crate::prompts::Composed) -> String
     out
 }
 
-/// The working set; `excerpt`: at most this many characters of the source.
-fn working_set(input: &ContextInput<'_>, excerpt: Option<usize>, with_comments: bool) -> String {
+/// How the working set gives the article, from whole to smallest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Article {
+    /// The whole source.
+    Whole,
+    /// The sections that hold the selection (or that the task names) in full, an
+    /// outline of the rest.
+    Sections,
+    /// The paragraphs around the selection, an outline of the sections.
+    AroundSelection,
+    /// The outline only (the selection still quoted).
+    Outline,
+    /// At most this many characters of the head of the source.
+    Excerpt(usize),
+}
+
+/// The sections to give in full: those holding the selection, else those the task
+/// names.
+fn focus(input: &ContextInput<'_>, sections: &[sections::Section]) -> Vec<usize> {
+    if let Some(range) = selection_bytes(input) {
+        return sections::holding(sections, &range);
+    }
+    sections::named(sections, input.task)
+}
+
+/// The byte range of the selection in the source: at its offsets when the text is
+/// still there, else where its text is found once; `None` when it is gone.
+fn selection_bytes(input: &ContextInput<'_>) -> Option<std::ops::Range<usize>> {
+    let selection = input.selection?;
+    let source = &input.project.source;
+    if let (Some(start), Some(end)) = (byte_at_utf16(source, selection.from), byte_at_utf16(source, selection.to)) {
+        if source.get(start..end) == Some(selection.text.as_str()) {
+            return Some(start..end);
+        }
+    }
+    let at = source.find(&selection.text)?;
+    Some(at..at + selection.text.len())
+}
+
+/// Whether `article` applies to `input` (a form that would say nothing more than a
+/// larger one is skipped).
+fn applies(input: &ContextInput<'_>, article: Article) -> bool {
+    let sections = sections::split(&input.project.source);
+    match article {
+        Article::Whole | Article::Excerpt(_) => true,
+        Article::Sections => sections.len() > 1 && !focus(input, &sections).is_empty(),
+        Article::AroundSelection => selection_bytes(input).is_some(),
+        Article::Outline => sections.len() > 1,
+    }
+}
+
+/// The working set with the article given as `article`.
+fn working_set(input: &ContextInput<'_>, article: Article, with_comments: bool) -> String {
     let p = input.project;
     let mut out = format!("# Working set\ntitle: {}\n", p.title);
     let chars = p.source.chars().count();
-    if let Some(excerpt) = excerpt.filter(|n| chars > *n) {
-        let head: String = p.source.chars().take(excerpt).collect();
-        out.push_str(&format!("source (first {excerpt} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n", p.revision));
-    } else {
-        out.push_str(&format!("source ({chars} characters):\n{}\n", p.source));
+    let sections = sections::split(&p.source);
+    let read_on = format!("read_section {{sections: [numbers]}} reads any section in full; revision {}", p.revision);
+    match article {
+        Article::Excerpt(excerpt) if chars > excerpt => {
+            let head: String = p.source.chars().take(excerpt).collect();
+            out.push_str(&format!("source (first {excerpt} of {chars} characters; read_project_context has all of it, revision {}):\n{head}\n…\n", p.revision));
+        }
+        Article::Whole | Article::Excerpt(_) => out.push_str(&format!("source ({chars} characters):\n{}\n", p.source)),
+        Article::Sections => {
+            let full = focus(input, &sections);
+            out.push_str(&format!("source ({chars} characters) by section, as it does not fit whole; {read_on}.\noutline:\n{}", sections::outline(&p.source, &sections, &full)));
+            for section in sections.iter().filter(|s| full.contains(&s.number)) {
+                out.push_str(&format!("\n{}:\n{}\n", sections::title(section), p.source[section.range.clone()].trim_end()));
+            }
+        }
+        Article::AroundSelection => {
+            let range = selection_bytes(input).map(|r| sections::around(&p.source, &r)).unwrap_or(0..0);
+            let (before, after) = (p.source[..range.start].chars().count(), p.source[range.end..].chars().count());
+            if sections.len() > 1 {
+                out.push_str(&format!(
+                    "source ({chars} characters), as it does not fit whole: an outline and the paragraphs around the selection; {read_on}.\noutline:\n{}",
+                    sections::outline(&p.source, &sections, &[])
+                ));
+            } else {
+                out.push_str(&format!(
+                    "source ({chars} characters), as it does not fit whole: the paragraphs around the selection; read_project_context has all of it, revision {}.\n",
+                    p.revision
+                ));
+            }
+            out.push_str(&format!("\naround the selection ({before} characters before, {after} after):\n{}\n", p.source[range].trim_end()));
+        }
+        Article::Outline => {
+            out.push_str(&format!("source ({chars} characters) as an outline, as it does not fit whole; {read_on}.\noutline:\n{}", sections::outline(&p.source, &sections, &[])));
+        }
     }
     if let Some(selection) = input.selection {
         let chars = selection.text.chars().count();
@@ -323,8 +415,8 @@ fn working_set(input: &ContextInput<'_>, excerpt: Option<usize>, with_comments: 
             "\nselection (the person's latest message is about this part of the source; UTF-16 offsets {}–{} when it was sent):\n",
             selection.from, selection.to
         ));
-        match excerpt {
-            Some(_) if chars > SELECTION_EXCERPT_CHARS => {
+        match article {
+            Article::Excerpt(_) if chars > SELECTION_EXCERPT_CHARS => {
                 let head: String = selection.text.chars().take(SELECTION_EXCERPT_CHARS).collect();
                 out.push_str(&format!("{head}\n… (first {SELECTION_EXCERPT_CHARS} of {chars} characters)\n"));
             }
@@ -365,29 +457,41 @@ pub fn pinned_tokens(input: &ContextInput<'_>) -> u64 {
 
 /// Builds the snapshot within `budget_tokens`, trimming in the documented order.
 pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextSnapshot, TooLong> {
-    // (excerpt of the source, keep comments, counts-only refs) from full to smallest.
-    let steps =
-        [(None, true, false), (None, true, true), (Some(SOURCE_EXCERPT_CHARS), true, true), (Some(SOURCE_EXCERPT_CHARS), false, true), (Some(SHORT_EXCERPT_CHARS), false, true)];
+    // (the article's form, keep comments, counts-only refs) from full to smallest.
+    let steps = [
+        (Article::Whole, true, false),
+        (Article::Whole, true, true),
+        (Article::Sections, true, true),
+        (Article::Sections, false, true),
+        (Article::AroundSelection, false, true),
+        (Article::Outline, false, true),
+        (Article::Excerpt(SOURCE_EXCERPT_CHARS), true, true),
+        (Article::Excerpt(SOURCE_EXCERPT_CHARS), false, true),
+        (Article::Excerpt(SHORT_EXCERPT_CHARS), false, true),
+    ];
     let prompt = composed(input);
     let pinned = layer("pinned", pinned(input, &prompt), false);
     let summary = layer("session_summary", input.session_summary.to_owned(), false);
     let policy = layer("apply_policy", prompt.tail(), false);
-    let mut last_needed = 0;
-    for (excerpt, comments, counts) in steps {
+    let mut smallest = u64::MAX;
+    for (article, comments, counts) in steps {
+        if !applies(input, article) {
+            continue;
+        }
         let layers = vec![
             pinned.clone(),
-            layer("working_set", working_set(input, excerpt, comments), excerpt.is_some() || !comments),
+            layer("working_set", working_set(input, article, comments), article != Article::Whole || !comments),
             summary.clone(),
             layer("cold_refs", cold_refs(input, counts), counts),
             policy.clone(),
         ];
         let needed: u64 = layers.iter().map(|l| l.tokens).sum();
-        last_needed = needed;
+        smallest = smallest.min(needed);
         if needed <= budget_tokens {
             return Ok(snapshot(layers, &prompt));
         }
     }
-    Err(TooLong { needed: last_needed, budget: budget_tokens })
+    Err(TooLong { needed: smallest, budget: budget_tokens })
 }
 
 /// A snapshot of `layers` (the system message is their texts joined) made with
@@ -443,6 +547,7 @@ mod tests {
             memory: &[],
             memory_left_out: 0,
             selection: None,
+            task: "",
             prompt: None,
         }
     }
@@ -537,5 +642,63 @@ mod tests {
         assert_ne!(full.id, assemble(&input(&p), 100_000).unwrap().id);
         let trimmed = assemble(&with, 3_000).unwrap();
         assert!(trimmed.layers[1].trimmed && trimmed.layers[1].text.contains("offsets 20000–20006 when it was sent):\n第二段要改。"), "the selection stays when the source is cut");
+    }
+
+    /// An article of `n` sections of about 700 characters each, every paragraph named.
+    fn sectioned(n: usize) -> String {
+        let mut source = String::from("开篇的一段话，说明这篇文章写什么。\n\n");
+        for i in 1..=n {
+            source.push_str(&format!("## 第{i}节\n\n"));
+            for p in 1..=5 {
+                source.push_str(&format!("第{i}节第{p}段：{}\n\n", "山里的茶农清晨上山采茶，".repeat(10)));
+            }
+        }
+        source
+    }
+
+    #[test]
+    fn an_article_too_long_for_the_window_goes_by_section_with_the_selection_s_in_full() {
+        let source = sectioned(8);
+        let p = project(&source);
+        let text = format!("第5节第3段：{}", "山里的茶农清晨上山采茶，".repeat(10));
+        let from = source[..source.find(&text).unwrap()].encode_utf16().count() as u32;
+        let scope = selection(from, from + text.encode_utf16().count() as u32, &text);
+        let with = ContextInput { selection: Some(&scope), ..input(&p) };
+        let whole = assemble(&with, 100_000).unwrap();
+        assert!(!whole.layers[1].trimmed);
+        let budget = whole.layers.iter().map(|l| l.tokens).sum::<u64>() / 2;
+        let by_section = assemble(&with, budget).unwrap();
+        let ws = &by_section.layers[1].text;
+        assert!(by_section.layers[1].trimmed);
+        assert!(ws.contains("by section, as it does not fit whole; read_section {sections: [numbers]} reads any section in full; revision 3."), "{ws}");
+        assert!(ws.contains("§6 第5节 — given in full below"), "the selection's section is numbered in the outline: {ws}");
+        assert!(ws.contains("§3 第2节 — 7"), "the others are outlined with their size: {ws}");
+        for paragraph in 1..=5 {
+            assert!(ws.contains(&format!("第5节第{paragraph}段")), "the selection's section is there in full: {ws}");
+        }
+        assert!(!ws.contains("第4节第2段") && !ws.contains("第6节第2段"), "other sections are not: {ws}");
+        assert!(ws.contains(&format!("offsets {from}–")) && ws.matches(&text).count() == 2, "the selection is quoted as well");
+
+        // Less room: the paragraphs around the selection, then the outline alone.
+        let tight = by_section.layers.iter().map(|l| l.tokens).sum::<u64>() - 200;
+        let around = assemble(&with, tight).unwrap();
+        let ws = &around.layers[1].text;
+        assert!(ws.contains("the paragraphs around the selection") && ws.contains("第5节第2段") && ws.contains("第5节第4段") && !ws.contains("第5节第1段"), "{ws}");
+        assert!(ws.contains("§9 第8节 — 7"), "with the outline: {ws}");
+    }
+
+    #[test]
+    fn without_a_selection_the_sections_the_task_names_are_given_in_full() {
+        let source = sectioned(8);
+        let p = project(&source);
+        let task = "请把“第7节”改得更口语一些";
+        let with = ContextInput { task, ..input(&p) };
+        let whole: u64 = assemble(&with, 100_000).unwrap().layers.iter().map(|l| l.tokens).sum();
+        let ws = assemble(&with, whole / 2).unwrap().layers[1].text.clone();
+        assert!(ws.contains("§8 第7节 — given in full below") && ws.contains("第7节第5段"), "{ws}");
+        // Naming nothing: the outline alone, before a head excerpt.
+        let ws = assemble(&input(&p), whole / 2).unwrap().layers[1].text.clone();
+        assert!(ws.contains("as an outline") && !ws.contains("given in full"), "{ws}");
+        assert!(ws.lines().filter(|l| l.starts_with('§')).count() == 9, "{ws}");
     }
 }

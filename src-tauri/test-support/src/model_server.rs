@@ -162,6 +162,8 @@ struct State {
     disconnects: u64,
     /// Requests that found the script empty.
     unscripted: u64,
+    /// Posing as llama.cpp's server with this `n_ctx` (see `pose_as_llama_cpp`).
+    llama_ctx: Option<u64>,
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -243,6 +245,28 @@ impl ModelServer {
     /// `/v1/models` answer too.
     pub fn set_route(&self, method: &str, path: &str, status: u16, body: Value) {
         lock(&self.state).routes.insert((method.to_ascii_uppercase(), path.to_owned()), (status, body));
+    }
+
+    /// Poses as llama.cpp's server started with `-c n_ctx`: `GET /props` answers its
+    /// `default_generation_settings.n_ctx`, and a chat request whose prompt with its
+    /// `max_tokens` is over `n_ctx` is refused, as llama.cpp refuses an over-long
+    /// prompt (400, `exceed_context_size_error`, its words and counts), without using
+    /// up a scripted reply. Prompt tokens are counted as a tokenizer that gives each
+    /// Chinese character a token and other text a token per four characters would
+    /// ([`posed_prompt_tokens`]), and usage is reported in the same count. Stricter
+    /// than llama.cpp, which checks the prompt alone: a request must also leave its
+    /// reply the room it asks for.
+    pub fn pose_as_llama_cpp(&self, n_ctx: u64) {
+        let mut state = lock(&self.state);
+        state.llama_ctx = Some(n_ctx);
+        let props = json!({
+            "default_generation_settings": {"n_ctx": n_ctx, "params": {"n_predict": -1, "temperature": 0.8}},
+            "total_slots": 1,
+            "model_path": "/models/fake-model.gguf",
+            "chat_template": "{{ messages }}",
+            "build_info": "b0-inkstone-fake",
+        });
+        state.routes.insert(("GET".to_owned(), "/props".to_owned()), (200, props));
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -420,6 +444,17 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         let mut state = lock(&state);
         state.requests.push(RecordedRequest { method: method.to_string(), path: path.clone(), authorization: authorization.clone(), body: body_json.clone() });
         let is_call = path.ends_with("/chat/completions") || path.ends_with("/embeddings");
+        if let (Some(n_ctx), true) = (state.llama_ctx, path.ends_with("/chat/completions")) {
+            let prompt = posed_prompt_tokens(&body_json);
+            let wanted = body_json["max_tokens"].as_u64().or_else(|| body_json["max_completion_tokens"].as_u64()).unwrap_or(0);
+            if prompt + wanted > n_ctx {
+                return json_response(
+                    400,
+                    &json!({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": n_ctx}}),
+                    &[],
+                );
+            }
+        }
         let reply = if is_call {
             let next = state.script.pop_front().or_else(|| state.fallback.clone());
             if next.is_none() {
@@ -467,6 +502,11 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
     if path.ends_with("/embeddings") {
         return embeddings_response(&reply, &body_json);
     }
+    let mut body_json = body_json;
+    if lock(&state).llama_ctx.is_some() {
+        // Usage in the posed count (see `input_tokens`).
+        body_json[POSED_PROMPT_TOKENS] = json!(posed_prompt_tokens(&body_json));
+    }
     let stream = body_json["stream"].as_bool().unwrap_or(false);
     let include_usage = body_json["stream_options"]["include_usage"].as_bool().unwrap_or(false);
     let model = body_json["model"].as_str().unwrap_or("fake-model").to_owned();
@@ -501,7 +541,31 @@ fn count_tokens(text: &str) -> u64 {
     (text.chars().count() as u64).div_ceil(4)
 }
 
+/// Where a posing server puts its own count of a request's prompt for the usage it
+/// reports (in its copy of the body, never the recorded one).
+const POSED_PROMPT_TOKENS: &str = "__posedPromptTokens";
+
+/// A prompt's tokens as a server posing as llama.cpp counts them: each Chinese
+/// (wide) character a token, other text a token per four characters, four a message,
+/// and the tool definitions' JSON.
+pub fn posed_prompt_tokens(body: &Value) -> u64 {
+    let count = |text: &str| {
+        let wide = text.chars().filter(|c| matches!(*c as u32, 0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)).count() as u64;
+        wide + (text.chars().count() as u64 - wide).div_ceil(4)
+    };
+    let messages: u64 = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| 4 + count(m["content"].as_str().unwrap_or("")) + m["tool_calls"].as_array().map_or(0, |calls| count(&Value::Array(calls.clone()).to_string())))
+        .sum();
+    messages + body["tools"].as_array().map_or(0, |tools| count(&Value::Array(tools.clone()).to_string()))
+}
+
 fn input_tokens(body: &Value) -> u64 {
+    if let Some(posed) = body[POSED_PROMPT_TOKENS].as_u64() {
+        return posed;
+    }
     body["messages"].as_array().into_iter().flatten().map(|m| 4 + count_tokens(m["content"].as_str().unwrap_or(""))).sum()
 }
 

@@ -20,6 +20,7 @@
 
 mod bench;
 mod bench_sync;
+mod context_cost;
 mod fixture;
 mod search_corpus;
 
@@ -42,6 +43,7 @@ fn main() -> Result<()> {
         "fixture-store" => fixture::write(&repo_root().join("tests/fixtures/store-v1.tar.gz")),
         "bench" if rest.first().is_some_and(|a| a == "sync") => bench_sync::run(&rest[1..]),
         "bench" => bench::run(rest),
+        "context-cost" => context_cost::run(),
         "bench-pipeline" => bench::run_pipeline(rest),
         "bench-retrieval" => bench::run_retrieval(rest),
         "search-corpus" => search_corpus::run(&repo_root().join("tests/fixtures/search"), rest.iter().any(|a| a == "--check")),
@@ -49,7 +51,7 @@ fn main() -> Result<()> {
             print!("{}", inkstone_test_support::search_eval::table(&inkstone_test_support::search_eval::evaluate()));
             Ok(())
         }
-        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, search-corpus or eval-search"),
+        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, context-cost, search-corpus or eval-search"),
     }
 }
 

@@ -69,8 +69,8 @@ impl Turn<'_, '_> {
             return Ok(room);
         }
         let Ok(profile) = self.engine.llm_profile(&self.scope.profile_id) else { return Ok(u64::MAX) };
-        let max_output = reply_reserve(self.scope.limits.max_output_tokens, &profile);
-        let (messages, snapshot_id) = self.state(|s| (s.messages.clone(), s.last_snapshot_id.clone()));
+        let (messages, snapshot_id, selection) = self.state(|s| (s.messages.clone(), s.last_snapshot_id.clone(), s.selection.clone()));
+        let max_output = ReplyReserve::for_step(self.scope.limits.max_output_tokens, &profile, selection.as_ref()).wanted;
         let conversation_tokens = estimate_request_tokens(&ChatRequest::new(messages));
         let context_tokens = match snapshot_id {
             Some(id) => self.engine.store().get::<crate::context::ContextSnapshot>(id.as_bytes())?.map(|s| s.layers.iter().map(|l| l.tokens).sum::<u64>()).unwrap_or(0),
@@ -109,7 +109,6 @@ impl Turn<'_, '_> {
         }
         self.model_turns += 1;
         let registry = self.engine.harness().registry()?;
-        let max_output = reply_reserve(limits.max_output_tokens, &profile);
         let window = u64::from(profile.context_window);
         let engine = self.engine;
         let store = engine.store();
@@ -128,40 +127,56 @@ impl Turn<'_, '_> {
         // request fits (at most MAX_FAILURES attempts; the last one truncates).
         let mut attempts = 0u32;
         let mut nothing_to_compact = false;
-        let (mut request, snapshot, conversation_tokens) = loop {
+        let (mut request, snapshot, conversation_tokens, reserve) = loop {
             let (messages, mode, summary, pins, selection, threshold, warned, just_compacted) = self.state(|s| {
                 let pins: Vec<String> = s.pins.iter().map(|p| p.text.clone()).collect();
                 (s.messages.clone(), s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
             });
             let threshold = threshold.or(calibration.threshold).unwrap_or_default();
             let message_tokens = estimate_request_tokens(&ChatRequest::new(messages.clone()));
-            // The tool definitions this call sends (all, or on demand: see `offered`).
-            let tools = registry.offered(profile.tool_loading, &messages);
+            // The reply's reserve, sized to the step (see `ReplyReserve`).
+            let reserve = ReplyReserve::for_step(limits.max_output_tokens, &profile, selection.as_ref());
+            // The tool definitions this call sends: the largest set the profile's
+            // loading allows that fits its share of the window (see `offered_within`).
+            let (tool_set, tools) = registry.offered_within(profile.tool_loading, window, &messages);
+            let task = messages.iter().rev().find(|m| m.role == crate::llm::Role::User).map(|m| m.content.clone()).unwrap_or_default();
             let mut request = ChatRequest::new(messages);
             request.tools = tools;
-            request.max_output_tokens = Some(max_output);
             let conversation_tokens = estimate_request_tokens(&request);
-            let budget = window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens);
             let prompt = prompts.compose(&prompt_mode(mode), crate::prompts::Entry::Article);
             let input = crate::context::ContextInput {
                 intent: &extras.intent,
                 memory: &extras.memory,
                 memory_left_out: extras.memory_left_out,
                 prompt: Some(&prompt),
+                task: &task,
                 ..records.input(mode, &summary, &constraints, &pins, selection.as_ref())
             };
             // The fixed part of every request (the smallest system message the context
-            // can shrink to, and the tool definitions) with the reply's reserve: when
-            // that alone does not fit, no compaction can help, so none is tried.
-            let overhead = Overhead::of(&input, &request.tools, max_output, &calibration);
-            if overhead.total() > window {
-                return Ok(overhead.too_long(window, profile.tool_loading));
+            // can shrink to, and the tool definitions) with the least a reply may be
+            // left: when that alone does not fit, no compaction can help, so none is tried.
+            let overhead = Overhead::of(&input, &request.tools, reserve, window, &calibration);
+            if overhead.fixed_total() > window {
+                return Ok(overhead.too_long(window, tool_set));
             }
-            let assembled = assemble(&input, budget);
+            // The article and context fill what the conversation and the step's reply
+            // leave (in estimated tokens: the calibration says how the server counts);
+            // when even its smallest form leaves less than the reply wants, the reply
+            // gets what is left, never less than its floor.
+            let estimate_of = |calibrated: u64| (calibrated as f64 / calibration.ratio.max(0.1)) as u64;
+            let budget_with = |reply: u32| estimate_of(window.saturating_sub(u64::from(reply))).saturating_sub(conversation_tokens);
+            let assembled = match assemble(&input, budget_with(reserve.wanted)) {
+                Ok(snapshot) => Ok(snapshot),
+                Err(_) => assemble(&input, budget_with(reserve.floor)),
+            };
             let estimated = conversation_tokens + assembled.as_ref().map_or_else(|t| t.needed, |s| s.layers.iter().map(|l| l.tokens).sum());
             let calibrated = calibration.calibrated(estimated);
-            let fits = assembled.is_ok() && calibrated + u64::from(max_output) <= window;
-            let over = !just_compacted && threshold.percent().is_some_and(|p| calibrated * 100 >= u64::from(p) * window);
+            let fits = assembled.is_ok() && calibrated + u64::from(reserve.floor) <= window;
+            // An article given in part grows and shrinks with the room: the threshold
+            // and the warning look at what the conversation adds to its smallest form.
+            let article_trimmed = assembled.as_ref().is_ok_and(|s| s.layers.iter().any(|l| l.name == "working_set" && l.trimmed));
+            let filling = if article_trimmed { calibration.calibrated(conversation_tokens) + overhead.system_prompt_tokens } else { calibrated };
+            let over = !just_compacted && threshold.percent().is_some_and(|p| filling * 100 >= u64::from(p) * window);
             // Past the threshold: one attempt per call. Not fitting: until it fits
             // (the third failure in a row truncates, so this ends).
             let wanted = (over && attempts == 0) || !fits;
@@ -181,6 +196,13 @@ impl Turn<'_, '_> {
                 }
                 continue;
             }
+            // The reply may use what the window leaves, up to the session's and the
+            // profile's output limit; the step's reserve is what was kept for it.
+            // A tenth of the prompt is left spare: an estimate can run low, and a server
+            // such as vLLM refuses a prompt whose `max_tokens` overruns the window.
+            let left = window.saturating_sub(calibrated + calibrated / 10);
+            let max_output = reserve.cap.min(u32::try_from(left).unwrap_or(u32::MAX)).max(reserve.floor);
+            request.max_output_tokens = Some(max_output);
             let snapshot = match assembled {
                 Ok(snapshot) if fits => snapshot,
                 Ok(_) | Err(_) => {
@@ -193,8 +215,8 @@ impl Turn<'_, '_> {
                     return Ok(Flow::End(
                         TurnEndReason::ContextTooLong,
                         format!(
-                            "{what} the model's context window ({} tokens): the request takes about {calibrated} tokens (about {tool_tokens} of them tool definitions) with the reply's reserve of {max_output}.",
-                            profile.context_window
+                            "{what} the model's context window ({} tokens): the request takes about {calibrated} tokens (about {tool_tokens} of them tool definitions) with the reply's reserve of {}.",
+                            profile.context_window, reserve.floor
                         ),
                         {
                             let mut hints = vec![
@@ -202,7 +224,7 @@ impl Turn<'_, '_> {
                                 hint("compact", "Or pin what matters and compact the session."),
                                 hint("larger_context", "Or choose a model with a larger context window."),
                             ];
-                            if profile.tool_loading == crate::llm::profile::ToolLoading::All {
+                            if tool_set == super::tools::ToolSet::All {
                                 hints.push(hint(
                                     "tools_on_demand",
                                     "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
@@ -213,14 +235,14 @@ impl Turn<'_, '_> {
                     ));
                 }
             };
-            if calibrated * 100 >= u64::from(super::compaction::WARN_PERCENT) * window && !warned {
-                let percent = (calibrated * 100 / window.max(1)) as u32;
+            if filling * 100 >= u64::from(super::compaction::WARN_PERCENT) * window && !warned {
+                let percent = (filling * 100 / window.max(1)) as u32;
                 self.append_simple(
-                    EventBody::ContextWarning { estimated_tokens: calibrated, context_window: window, percent, compact_at_percent: threshold.percent() },
+                    EventBody::ContextWarning { estimated_tokens: filling, context_window: window, percent, compact_at_percent: threshold.percent() },
                     Durability::Grouped,
                 )?;
             }
-            break (request, snapshot, conversation_tokens);
+            break (request, snapshot, conversation_tokens, reserve);
         };
         let mut extra = Batch::new();
         if !store.contains(Kind::ContextSnapshots, snapshot.id.as_bytes())? {
@@ -229,7 +251,8 @@ impl Turn<'_, '_> {
         let layers: Vec<LayerEstimate> = snapshot.layers.iter().map(|l| LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
         let context_tokens = layers.iter().map(|l| l.tokens).sum::<u64>();
         let estimated_tokens = context_tokens + conversation_tokens;
-        self.result_room = Some(window.saturating_sub(u64::from(max_output)).saturating_sub(conversation_tokens).saturating_sub(context_tokens));
+        // Tool results may take what the step's reply does not need.
+        self.result_room = Some(window.saturating_sub(u64::from(reserve.wanted)).saturating_sub(conversation_tokens).saturating_sub(context_tokens));
         let snapshot_meta = Meta { context_snapshot_id: Some(snapshot.id.clone()), ..Meta::default() };
         self.append(
             snapshot_meta.clone(),
@@ -396,40 +419,50 @@ impl Turn<'_, '_> {
 pub(crate) struct Overhead {
     pub system_prompt_tokens: u64,
     pub tool_tokens: u64,
+    /// The step's reserve as far as the window leaves it after the fixed part (never
+    /// less than the floor).
     pub reply_reserve_tokens: u64,
+    /// The least the reply may be left ([`ReplyReserve::floor`]).
+    pub reply_floor_tokens: u64,
 }
 
 impl Overhead {
-    pub(crate) fn of(input: &crate::context::ContextInput<'_>, tools: &[crate::llm::ToolSpec], reply_reserve: u32, calibration: &super::compaction::ProfileContext) -> Overhead {
+    pub(crate) fn of(
+        input: &crate::context::ContextInput<'_>,
+        tools: &[crate::llm::ToolSpec],
+        reserve: ReplyReserve,
+        window: u64,
+        calibration: &super::compaction::ProfileContext,
+    ) -> Overhead {
         // With no room at all, `assemble` reports what its smallest form needs.
         let system = match assemble(input, 0) {
             Ok(snapshot) => snapshot.layers.iter().map(|l| l.tokens).sum(),
             Err(too_long) => too_long.needed,
         };
-        let mut tools_only = ChatRequest::new(Vec::new());
-        tools_only.tools = tools.to_vec();
-        Overhead {
-            system_prompt_tokens: calibration.calibrated(system),
-            tool_tokens: calibration.calibrated(estimate_request_tokens(&tools_only)),
-            reply_reserve_tokens: u64::from(reply_reserve),
-        }
+        let system_prompt_tokens = calibration.calibrated(system);
+        let tool_tokens = calibration.calibrated(super::tools::tool_tokens(tools));
+        let floor = u64::from(reserve.floor);
+        let left = window.saturating_sub(system_prompt_tokens + tool_tokens);
+        Overhead { system_prompt_tokens, tool_tokens, reply_reserve_tokens: u64::from(reserve.wanted).min(left).max(floor), reply_floor_tokens: floor }
     }
 
-    pub(crate) fn total(&self) -> u64 {
-        self.system_prompt_tokens + self.tool_tokens + self.reply_reserve_tokens
+    /// The fixed part with the least a reply may be left: over the window, nothing
+    /// can be sent.
+    pub(crate) fn fixed_total(&self) -> u64 {
+        self.system_prompt_tokens + self.tool_tokens + self.reply_floor_tokens
     }
 
     /// The end of a turn whose fixed part alone does not fit the window: said as such
     /// (not as a long conversation), with what would make room.
-    fn too_long(&self, window: u64, tool_loading: crate::llm::profile::ToolLoading) -> Flow {
-        let (system, tools, reserve) = (self.system_prompt_tokens.to_string(), self.tool_tokens.to_string(), self.reply_reserve_tokens.to_string());
+    fn too_long(&self, window: u64, tool_set: super::tools::ToolSet) -> Flow {
+        let (system, tools, reserve) = (self.system_prompt_tokens.to_string(), self.tool_tokens.to_string(), self.reply_floor_tokens.to_string());
         let window_text = window.to_string();
         let mut hints = vec![crate::error::Hint::with(
             "context_overhead",
             format!("The system prompt takes about {system} tokens and the tool definitions about {tools}; {reserve} are reserved for the reply, of a window of {window_text}."),
             &[("system", &system), ("tools", &tools), ("reserve", &reserve), ("window", &window_text)],
         )];
-        if tool_loading == crate::llm::profile::ToolLoading::All {
+        if tool_set == super::tools::ToolSet::All {
             hints.push(hint(
                 "tools_on_demand",
                 "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
@@ -467,14 +500,47 @@ pub(crate) fn session_overhead(engine: super::Harness<'_>, session: &super::Sess
         prompt: Some(&prompt),
         ..records.input(state.mode, &state.summary, &constraints, &pins, state.selection.as_ref())
     };
-    let tools = engine.harness().registry()?.offered(profile.tool_loading, &state.messages);
-    Ok(Overhead::of(&input, &tools, reply_reserve(session.limits.max_output_tokens, &profile), &calibration))
+    let window = u64::from(profile.context_window);
+    let (_, tools) = engine.harness().registry()?.offered_within(profile.tool_loading, window, &state.messages);
+    Ok(Overhead::of(&input, &tools, ReplyReserve::for_step(session.limits.max_output_tokens, &profile, state.selection.as_ref()), window, &calibration))
 }
 
-/// The tokens reserved for the reply: the session's and the profile's output limit,
-/// at most half the window.
-fn reply_reserve(session_max_output: u32, profile: &LlmProfile) -> u32 {
-    session_max_output.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 2).max(1)
+/// The least a drafting step's reply may be left: a tool call with a short summary,
+/// or a few sentences.
+pub const REPLY_FLOOR_TOKENS: u32 = 256;
+/// What a step's reply needs around the text it writes: its own words, a tool call's
+/// name, summary and quotes.
+pub const REPLY_BASE_TOKENS: u32 = 384;
+/// The text a step without a selection is sized to write: a paragraph or a section
+/// rewritten, or an answer. A longer rewrite goes in several steps (each proposal
+/// carries the earlier ones' hunks), and a window with room sends more (see
+/// [`ReplyReserve::cap`]).
+pub const OPEN_STEP_TOKENS: u32 = 1_024;
+
+/// The room kept for a drafting step's reply, sized to the step rather than to the
+/// window: an edit of a selection needs its quote and its replacement (twice the
+/// selection, a tenth spare) and the words around them; a step without one
+/// [`OPEN_STEP_TOKENS`]. The article and the context are fitted to leave it; when
+/// their smallest forms leave less, the reply gets what the window leaves, down to
+/// `floor`. The request's output limit is what the window leaves, up to `cap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ReplyReserve {
+    pub wanted: u32,
+    pub floor: u32,
+    /// The session's and the profile's output limit.
+    pub cap: u32,
+}
+
+impl ReplyReserve {
+    pub(crate) fn for_step(session_max_output: u32, profile: &LlmProfile, selection: Option<&crate::context::Selection>) -> ReplyReserve {
+        let cap = session_max_output.min(profile.max_output_tokens.unwrap_or(u32::MAX)).max(1);
+        let writes = match selection {
+            Some(selection) => u32::try_from(crate::llm::estimate_tokens(&selection.text) * 22 / 10).unwrap_or(u32::MAX),
+            None => OPEN_STEP_TOKENS,
+        };
+        let wanted = REPLY_BASE_TOKENS.saturating_add(writes).min(cap);
+        ReplyReserve { wanted, floor: REPLY_FLOOR_TOKENS.min(wanted), cap }
+    }
 }
 
 /// The longest a streamed answer waits before what arrived is checkpointed into the

@@ -490,32 +490,87 @@ impl Registry {
         self.tools.keys().cloned().collect()
     }
 
-    /// The tool definitions a request carries. With [`ToolLoading::All`], every tool but
-    /// `load_tools`. With [`ToolLoading::OnDemand`], the [`CORE_TOOLS`], the tools the
-    /// model loaded with `load_tools` in `messages` (so a compaction that summarises
-    /// those calls away unloads them; the model loads them again), and `load_tools`
-    /// itself, whose description lists what is left to load. Any registered tool may
-    /// still be called: loading only sends its definition.
-    pub fn offered(&self, loading: ToolLoading, messages: &[Message]) -> Vec<ToolSpec> {
+    /// The tool definitions a request carries. [`ToolSet::All`]: every tool but
+    /// `load_tools`. [`ToolSet::Core`] and [`ToolSet::Compact`]: that set's tools
+    /// ([`CORE_TOOLS`], [`COMPACT_TOOLS`]), the tools the model loaded with `load_tools`
+    /// in `messages` (so a compaction that summarises those calls away unloads them;
+    /// the model loads them again), and `load_tools` itself, whose description lists
+    /// what is left to load (with a first clause each for the core set, by name only
+    /// for the compact one). Any registered tool may still be called: loading only
+    /// sends its definition.
+    pub fn offered(&self, set: ToolSet, messages: &[Message]) -> Vec<ToolSpec> {
         let spec = |d: &ToolDefinition| ToolSpec { name: d.name.clone(), description: d.prompt.clone(), parameters: d.input_schema.clone() };
-        if loading == ToolLoading::All {
-            return self.definitions().filter(|d| d.name != LOAD_TOOLS).map(spec).collect();
-        }
+        let base: &[&str] = match set {
+            ToolSet::All => return self.definitions().filter(|d| d.name != LOAD_TOOLS).map(spec).collect(),
+            ToolSet::Core => CORE_TOOLS,
+            ToolSet::Compact => COMPACT_TOOLS,
+        };
         let loaded = loaded_tools(messages);
         let (sent, rest): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) =
-            self.definitions().filter(|d| d.name != LOAD_TOOLS).partition(|d| CORE_TOOLS.contains(&d.name.as_str()) || loaded.contains(&d.name));
+            self.definitions().filter(|d| d.name != LOAD_TOOLS).partition(|d| base.contains(&d.name.as_str()) || loaded.contains(&d.name));
         let mut tools: Vec<ToolSpec> = sent.into_iter().map(spec).collect();
         if let (Some(load), false) = (self.get(LOAD_TOOLS), rest.is_empty()) {
             let mut load = spec(&load.definition);
-            load.description.push_str("\nTools you can load:");
-            for d in rest {
-                load.description.push_str(&format!("\n- {}: {}", d.name, first_clause(&d.description)));
+            if set == ToolSet::Compact {
+                let names: Vec<&str> = rest.iter().map(|d| d.name.as_str()).collect();
+                load.description.push_str(&format!("\nTools you can load: {}.", names.join(", ")));
+            } else {
+                load.description.push_str("\nTools you can load:");
+                for d in rest {
+                    load.description.push_str(&format!("\n- {}: {}", d.name, first_clause(&d.description)));
+                }
             }
             tools.push(load);
         }
         tools
     }
+
+    /// The tool definitions of a request in a window of `window` tokens: the largest
+    /// set the profile's loading allows (`All`: every tool; `OnDemand`: the core set)
+    /// whose definitions take at most [`TOOL_SHARE_PERCENT`] of the window, else the
+    /// compact set, whatever its size (it is capped by a test at
+    /// [`COMPACT_TOOLS_MAX_TOKENS`]). So no window is refused for the tools a larger
+    /// one would carry.
+    pub fn offered_within(&self, loading: ToolLoading, window: u64, messages: &[Message]) -> (ToolSet, Vec<ToolSpec>) {
+        let sets: &[ToolSet] = match loading {
+            ToolLoading::All => &[ToolSet::All, ToolSet::Core],
+            ToolLoading::OnDemand => &[ToolSet::Core],
+        };
+        for set in sets {
+            let tools = self.offered(*set, messages);
+            if tool_tokens(&tools) * 100 <= window * TOOL_SHARE_PERCENT {
+                return (*set, tools);
+            }
+        }
+        (ToolSet::Compact, self.offered(ToolSet::Compact, messages))
+    }
 }
+
+/// The estimated tokens of `tools`' definitions in a request.
+pub fn tool_tokens(tools: &[ToolSpec]) -> u64 {
+    let mut request = crate::llm::ChatRequest::new(Vec::new());
+    request.tools = tools.to_vec();
+    crate::llm::estimate_request_tokens(&request)
+}
+
+/// Which tool definitions a request carries (see [`Registry::offered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSet {
+    /// Every tool.
+    All,
+    /// The core drafting tools and `load_tools` listing the rest with a clause each.
+    Core,
+    /// Read a section, search, propose an edit, and `load_tools` listing the rest by
+    /// name: for small windows.
+    Compact,
+}
+
+/// The most of a window the tool definitions may take before a smaller set is sent.
+pub const TOOL_SHARE_PERCENT: u64 = 25;
+
+/// The compact set's estimated tokens may not exceed this (a test says so): with a
+/// 2,048-token window it leaves the rest for the prompt, the article and the reply.
+pub const COMPACT_TOOLS_MAX_TOKENS: u64 = 600;
 
 /// The first clause of a description, at most 70 characters: enough to choose a tool
 /// to load, at a few tokens a tool.
@@ -536,6 +591,7 @@ pub const LOAD_TOOLS: &str = "load_tools";
 /// project's history, questions and plan mode.
 pub const CORE_TOOLS: &[&str] = &[
     "read_project_context",
+    "read_section",
     "read_versions",
     "read_stored_result",
     "search_project_history",
@@ -546,6 +602,10 @@ pub const CORE_TOOLS: &[&str] = &[
     "enter_plan_mode",
     "exit_plan_mode",
 ];
+
+/// The tools a model gets in full in a small window: read a section of the article,
+/// search the project's history, propose an edit.
+pub const COMPACT_TOOLS: &[&str] = &["read_section", "search_project_history", "propose_source_patch"];
 
 /// The names the assistant asked `load_tools` for in `messages`.
 pub fn loaded_tools(messages: &[Message]) -> BTreeSet<String> {
@@ -606,7 +666,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 34, "8 read, 2 stored results, 3 search, 7 propose, 5 check, 5 workflow, 5 write");
+        assert_eq!(registry.names().len(), 35, "9 read, 2 stored results, 3 search, 7 propose, 5 check, 5 workflow, 5 write");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();
@@ -626,13 +686,13 @@ mod tests {
             request.tools = tools.to_vec();
             crate::llm::estimate_request_tokens(&request)
         };
-        let all = registry.offered(ToolLoading::All, &[]);
-        assert_eq!(all.len(), 33, "every tool but load_tools");
-        let core = registry.offered(ToolLoading::OnDemand, &[]);
+        let all = registry.offered(ToolSet::All, &[]);
+        assert_eq!(all.len(), 34, "every tool but load_tools");
+        let core = registry.offered(ToolSet::Core, &[]);
         assert_eq!(core.len(), CORE_TOOLS.len() + 1);
         assert!(CORE_TOOLS.iter().all(|name| registry.get(name).is_some()), "every core tool exists");
         let listing = &core.iter().find(|t| t.name == LOAD_TOOLS).unwrap().description;
-        assert_eq!(listing.lines().filter(|l| l.starts_with("- ")).count(), 33 - CORE_TOOLS.len(), "{listing}");
+        assert_eq!(listing.lines().filter(|l| l.starts_with("- ")).count(), 34 - CORE_TOOLS.len(), "{listing}");
         let (all_tokens, core_tokens) = (tokens(&all), tokens(&core));
         println!("tool definitions: all {all_tokens} tokens, on demand {core_tokens} tokens\n{listing}");
         assert!(core_tokens * 2 < all_tokens, "on demand {core_tokens} tokens, all {all_tokens}");
@@ -640,10 +700,46 @@ mod tests {
         // A loaded tool is sent in full and leaves the listing; an unknown name is ignored.
         let call = crate::llm::ToolCall { id: "l1".into(), name: LOAD_TOOLS.into(), arguments: r#"{"names":["propose_tags"," read_comments ","nope"]}"#.into() };
         let messages = vec![Message { role: crate::llm::Role::Assistant, content: String::new(), tool_calls: vec![call], tool_call_id: None }];
-        let loaded = registry.offered(ToolLoading::OnDemand, &messages);
+        let loaded = registry.offered(ToolSet::Core, &messages);
         assert_eq!(loaded.len(), core.len() + 2);
         let listing = &loaded.iter().find(|t| t.name == LOAD_TOOLS).unwrap().description;
         assert!(!listing.contains("- propose_tags:") && !listing.contains("- read_comments:") && listing.contains("- propose_outline:"));
+    }
+
+    /// The compact set is what a 2k or 4k window carries: its size is stated
+    /// ([`COMPACT_TOOLS_MAX_TOKENS`]) and this fails when it grows past it.
+    #[test]
+    fn the_compact_set_reads_searches_and_proposes_within_its_stated_size() {
+        let mut registry = Registry::default();
+        for (definition, handler) in crate::tools::builtins() {
+            registry.register(definition, handler).unwrap();
+        }
+        let compact = registry.offered(ToolSet::Compact, &[]);
+        let names: Vec<&str> = compact.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["propose_source_patch", "read_section", "search_project_history", LOAD_TOOLS]);
+        let listing = &compact.last().unwrap().description;
+        for d in registry.definitions().filter(|d| !COMPACT_TOOLS.contains(&d.name.as_str()) && d.name != LOAD_TOOLS) {
+            assert!(listing.contains(&d.name), "{} can be loaded: {listing}", d.name);
+        }
+        let tokens = tool_tokens(&compact);
+        println!("compact tool set: {tokens} estimated tokens (cap {COMPACT_TOOLS_MAX_TOKENS})");
+        assert!(tokens <= COMPACT_TOOLS_MAX_TOKENS, "the compact set takes {tokens} tokens, over its cap of {COMPACT_TOOLS_MAX_TOKENS}");
+
+        // The set follows the window: every tool in 32k, the core set in 8k, the
+        // compact one in 4k and 2k; a profile loading on demand never gets all.
+        let set = |loading, window| registry.offered_within(loading, window, &[]).0;
+        assert_eq!([32_768, 8_192, 4_096, 2_048].map(|w| set(ToolLoading::All, w)), [ToolSet::All, ToolSet::Core, ToolSet::Compact, ToolSet::Compact]);
+        assert_eq!(set(ToolLoading::OnDemand, 128_000), ToolSet::Core);
+        for window in [2_048u64, 4_096, 8_192, 32_768] {
+            let (set, tools) = registry.offered_within(ToolLoading::All, window, &[]);
+            assert!(set == ToolSet::Compact || tool_tokens(&tools) * 100 <= window * TOOL_SHARE_PERCENT, "{window}: {set:?}");
+        }
+
+        // A tool loaded in a small window is sent in full from then on.
+        let call = crate::llm::ToolCall { id: "l1".into(), name: LOAD_TOOLS.into(), arguments: r#"{"names":["propose_title_candidates"]}"#.into() };
+        let messages = vec![Message { role: crate::llm::Role::Assistant, content: String::new(), tool_calls: vec![call], tool_call_id: None }];
+        let loaded = registry.offered(ToolSet::Compact, &messages);
+        assert!(loaded.iter().any(|t| t.name == "propose_title_candidates"));
     }
 
     #[test]
@@ -705,7 +801,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        let definitions = registry.offered(ToolLoading::All, &[]);
+        let definitions = registry.offered(ToolSet::All, &[]);
         for d in &definitions {
             assert!(cost(d) <= 200, "{}: {} estimated tokens", d.name, cost(d));
         }

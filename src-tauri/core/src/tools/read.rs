@@ -44,6 +44,31 @@ fn read_project_context(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, T
     Ok(out)
 }
 
+/// The most sections one `read_section` call returns.
+const MAX_SECTIONS_READ: usize = 5;
+
+/// Sections of the source in full, numbered as the working set's outline numbers them
+/// (with the session's staged proposals, as `read_project_context` reads it): how a
+/// model with a small window reads the article it was given by section.
+fn read_section(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let (project, staged) = super::effective_project(ctx)?;
+    let sections = crate::context::sections::split(&project.source);
+    let wanted: Vec<usize> = input["sections"].as_array().map(|a| a.iter().filter_map(|n| n.as_u64()).map(|n| n as usize).collect()).unwrap_or_default();
+    if let Some(missing) = wanted.iter().find(|n| **n == 0 || **n > sections.len()) {
+        return Err(ToolFailure::new(format!("There is no section {missing}: the source has sections 1 to {}.", sections.len())));
+    }
+    let out: Vec<Value> = sections
+        .iter()
+        .filter(|s| wanted.contains(&s.number))
+        .map(|s| json!({"section": s.number, "title": crate::context::sections::title(s), "text": &project.source[s.range.clone()]}))
+        .collect();
+    let mut result = json!({"revision": project.revision, "sectionCount": sections.len(), "sections": out});
+    if staged {
+        result["basedOn"] = json!("the source with this session's staged changes");
+    }
+    Ok(result)
+}
+
 fn read_publications(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
     let reads = ctx.reads();
     let project = reads.project(ctx.project_id)?;
@@ -198,6 +223,19 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
                 )
             },
             Arc::new(read_project_context),
+        ),
+        (
+            ToolDefinition {
+                input_schema: super::schema(json!({"sections": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1, "maxItems": MAX_SECTIONS_READ}}), &["sections"]),
+                max_result_chars: 200_000,
+                ..read_tool(
+                    "read_section",
+                    "Read sections of the article in full, by the numbers of the outline (§1, §2, …).",
+                    json!({}),
+                    "the sections' text",
+                )
+            },
+            Arc::new(read_section),
         ),
         (
             stored(

@@ -84,10 +84,20 @@ impl C {
     /// The tokens of the fixed part of a drafting request (system message, context
     /// layers and tool specs) as the scripted server reports them, read from the
     /// first request: windows in these tests are set relative to it, so a new tool
-    /// does not silently turn a roomy window into a full one.
+    /// does not silently turn a roomy window into a full one. The windows set from it
+    /// are small, so their requests carry the compact tool set (and `load_tools`
+    /// listing the rest by name): that set is what is counted.
     fn fixed_tokens(&self) -> u32 {
+        use inkstone_core::harness::tools::{COMPACT_TOOLS, LOAD_TOOLS};
         let first = self.server.chat_requests().into_iter().find(|r| !is_compaction(r)).expect("one drafting request was sent");
-        ((first.body["messages"].to_string().chars().count() + first.body["tools"].to_string().chars().count()) / 4) as u32
+        let definitions = self.t.engine.tool_definitions().unwrap();
+        let compact: Vec<Value> = definitions
+            .iter()
+            .filter(|d| COMPACT_TOOLS.contains(&d.name.as_str()) || d.name == LOAD_TOOLS)
+            .map(|d| json!({"type": "function", "function": {"name": d.name, "description": d.prompt, "parameters": d.input_schema}}))
+            .collect();
+        let listing: usize = definitions.iter().map(|d| d.name.len() + 2).sum();
+        ((first.body["messages"].to_string().chars().count() + Value::Array(compact).to_string().chars().count() + listing) / 4) as u32
     }
     fn boundaries(&self) -> Vec<Event> {
         self.log().into_iter().filter(|e| matches!(e.body, EventBody::CompactBoundary { .. })).collect()
@@ -333,7 +343,7 @@ fn pins_are_listed_counted_sent_verbatim_and_removable_and_thresholds_are_checke
     assert_eq!(view["threshold"], json!({"mode": "manual"}), "the session's overrides it");
     assert_eq!(view["warnPercent"], 70);
     // Manual only: past the threshold the panel is warned, nothing is compacted.
-    c.set_window(c.fixed_tokens() + 1_000);
+    c.set_window(c.fixed_tokens() + 500);
     for turn in 0..3 {
         c.send(&format!("Short {turn}: {}", "Tea. ".repeat(20)));
     }

@@ -791,40 +791,31 @@ fn context_too_long_ends_the_turn_with_a_hint_to_start_a_new_session() {
             json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": window, "toolLoading": loading}}),
         );
     };
-    // A 4K model sending every tool: the fixed part of a request (system prompt and
-    // tool definitions) with the reply's reserve does not fit. The meter says so before
-    // anything is sent, and the first message ends saying so, without a compaction.
-    profile(4096, "all");
+    // A 1k model: even the compact tool set with the smallest system message and the
+    // least a reply may be left does not fit. The meter says so before anything is
+    // sent, and the first message ends saying so, without a compaction.
+    profile(1024, "all");
     let context = h.t.ok("session.context", json!({"sessionId": h.session}));
-    let (fixed, reserve, tools, system) = (
-        context["fixedTokens"].as_u64().unwrap(),
-        context["replyReserveTokens"].as_u64().unwrap(),
-        context["toolTokens"].as_u64().unwrap(),
-        context["systemPromptTokens"].as_u64().unwrap(),
-    );
-    assert_eq!(reserve, 2048, "the reply's reserve is at most half the window: {context}");
-    assert_eq!(fixed, tools + system);
-    assert!(tools > 2_000, "every tool's definition: {context}");
+    let (fixed, reserve, tools) = (context["fixedTokens"].as_u64().unwrap(), context["replyReserveTokens"].as_u64().unwrap(), context["toolTokens"].as_u64().unwrap());
+    assert_eq!(reserve, 256, "the least a reply may be left, when nothing more is: {context}");
+    assert!(tools < 1_000, "the compact tool set: {context}");
+    assert!(fixed + reserve > 1024);
     assert_eq!(context["fixedFits"], false, "{context}");
-    assert_eq!(context["inputBudgetTokens"], 4096 - 2048);
     assert_eq!(context["estimatedTokens"], fixed, "a new session's meter shows what the first message carries: {context}");
     let (result, _) = h.send("改一下开头");
     assert_eq!(result["reason"], "fixed_context_too_long", "{result}");
     let (message, hints) = h.last_turn_end();
     assert!(message.contains("cannot hold the fixed part of a request"), "{message}");
     let ids: Vec<&str> = hints.iter().map(|h| h.id.as_str()).collect();
-    assert_eq!(ids, ["context_overhead", "tools_on_demand", "larger_context"]);
-    assert_eq!(hints[0].params.get("reserve").map(String::as_str), Some("2048"));
+    assert_eq!(ids, ["context_overhead", "larger_context"], "the compact set is already sent: no hint to load tools on demand");
+    assert_eq!(hints[0].params.get("reserve").map(String::as_str), Some("256"));
     h.server.assert_calls(0);
     assert!(!h.log().iter().any(|e| matches!(e.body, EventBody::CompactionStarted { .. })), "no summary calls for what no compaction can shrink");
 
-    // On demand the fixed part fits a larger window; a first message too long for it
-    // is then the request that does not fit, and nothing is compacted (there is
-    // nothing older to compact).
-    profile(4096, "onDemand");
-    let context = h.t.ok("session.context", json!({"sessionId": h.session}));
-    let needed = context["fixedTokens"].as_u64().unwrap() + context["replyReserveTokens"].as_u64().unwrap();
-    let window = needed + 200;
+    // A window the fixed part fits: a first message too long for it is then the
+    // request that does not fit, and nothing is compacted (there is nothing older to
+    // compact).
+    let window = fixed + reserve + 200;
     profile(window, "onDemand");
     let context = h.t.ok("session.context", json!({"sessionId": h.session}));
     assert_eq!(context["fixedFits"], true, "{context}");
@@ -1679,8 +1670,9 @@ fn a_profile_that_loads_tools_on_demand_sends_the_core_and_what_the_model_loaded
     let replayed = replay(log.iter());
     assert!(loaded_tools(replayed.messages()).contains("propose_tags"));
 
-    // Back to every tool: no load_tools in the request.
-    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model"}}));
+    // Back to every tool (in a window where they take at most a quarter): no
+    // load_tools in the request.
+    h.t.ok("llmProfile.update", json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": h.server.base_url(), "model": "fake-model", "contextWindow": 32768}}));
     h.server.push(Reply::text("all"));
     let (result, _) = h.send("全部");
     assert_eq!(result["reason"], "completed");
