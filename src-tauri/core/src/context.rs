@@ -672,7 +672,7 @@ mod tests {
         assert!(by_section.layers[1].trimmed);
         assert!(ws.contains("by section, as it does not fit whole; read_section {sections: [numbers]} reads any section in full; revision 3."), "{ws}");
         assert!(ws.contains("§6 第5节 — given in full below"), "the selection's section is numbered in the outline: {ws}");
-        assert!(ws.contains("§3 第2节 — 7"), "the others are outlined with their size: {ws}");
+        assert!(ws.contains("§3 第2节 — 653 characters: 第2节第1段："), "the others are outlined with their size and lead: {ws}");
         for paragraph in 1..=5 {
             assert!(ws.contains(&format!("第5节第{paragraph}段")), "the selection's section is there in full: {ws}");
         }
@@ -683,8 +683,14 @@ mod tests {
         let tight = by_section.layers.iter().map(|l| l.tokens).sum::<u64>() - 200;
         let around = assemble(&with, tight).unwrap();
         let ws = &around.layers[1].text;
-        assert!(ws.contains("the paragraphs around the selection") && ws.contains("第5节第2段") && ws.contains("第5节第4段") && !ws.contains("第5节第1段"), "{ws}");
-        assert!(ws.contains("§9 第8节 — 7"), "with the outline: {ws}");
+        assert!(
+            ws.contains("the paragraphs around the selection")
+                && ws.contains("第5节第2段")
+                && ws.contains("第5节第4段")
+                && !ws.contains("第5节第1段：山里的茶农清晨上山采茶，山里的茶农清晨"),
+            "{ws}"
+        );
+        assert!(ws.contains("§9 第8节 — 653 characters"), "with the outline: {ws}");
     }
 
     #[test]

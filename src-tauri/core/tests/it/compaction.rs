@@ -99,6 +99,12 @@ impl C {
         let listing: usize = definitions.iter().map(|d| d.name.len() + 2).sum();
         ((first.body["messages"].to_string().chars().count() + Value::Array(compact).to_string().chars().count() + listing) / 4) as u32
     }
+    /// The first drafting request's tokens with every tool it carried (a 32k window
+    /// carries them all).
+    fn first_request_tokens(&self) -> u32 {
+        let first = self.server.chat_requests().into_iter().find(|r| !is_compaction(r)).expect("one drafting request was sent");
+        ((first.body["messages"].to_string().chars().count() + first.body["tools"].to_string().chars().count()) / 4) as u32
+    }
     fn boundaries(&self) -> Vec<Event> {
         self.log().into_iter().filter(|e| matches!(e.body, EventBody::CompactBoundary { .. })).collect()
     }
@@ -200,7 +206,7 @@ fn a_stored_session_at_100_percent_compacts_without_being_sent_first() {
     let before = c.server.chat_requests().len();
     let used_before = c.t.ok("session.get", json!({"sessionId": c.session}));
     // The window shrinks under the stored session: it is now well past 100%.
-    let window = c.fixed_tokens() + 1_200;
+    let window = c.first_request_tokens() + 1_200;
     c.set_window(window);
     let estimate: u64 = c
         .log()
