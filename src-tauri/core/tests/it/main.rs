@@ -4,6 +4,7 @@
 mod api;
 mod checkpoints;
 mod compaction;
+mod compaction_range;
 mod crash;
 mod data;
 mod data_boundaries;
