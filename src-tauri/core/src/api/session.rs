@@ -307,6 +307,12 @@ pub struct SessionPins {
     pub context_window: u64,
     /// `pinnedTokens` as a share of the window, in percent.
     pub pinned_percent: u32,
+    /// The most `pinsTokens` may be: the pins' share of the room the window leaves
+    /// beside the fixed part of a request (0 when the profile cannot be read).
+    pub pin_budget_tokens: u64,
+    /// False when the pins take more than their budget: no message is sent (the turn
+    /// ends `pins_too_long`) until something is unpinned or the window is larger.
+    pub pins_fit: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -413,9 +419,14 @@ pub(super) fn pins(engine: &Engine, params: SessionRef) -> Result<SessionPins, A
     let (state, _) = engine.harness().session_state(&params.session_id)?;
     let window = u64::from(engine.llm_profile(&session.profile_id).map(|p| p.context_window).unwrap_or(0));
     let pinned_tokens = pinned_layer_tokens(engine, &session, &state)?;
-    let pins_tokens = state.pins.iter().map(|p| crate::llm::estimate_tokens(&p.text) + 1).sum();
+    let texts: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
+    let pins_tokens = compaction::pins_tokens(&texts);
     let pinned_percent = (pinned_tokens * 100).checked_div(window).unwrap_or(0) as u32;
-    Ok(SessionPins { pins: state.pins, pins_tokens, pinned_tokens, context_window: window, pinned_percent })
+    // Without a readable profile there is no window to hold the pins against.
+    let room = compaction::session_room(engine.harness(), &session, &state).ok();
+    let pin_budget_tokens = room.map_or(0, |r| r.pin_budget());
+    let pins_fit = room.is_none_or(|r| r.pins_over(&texts).is_none());
+    Ok(SessionPins { pins: state.pins, pins_tokens, pinned_tokens, context_window: window, pinned_percent, pin_budget_tokens, pins_fit })
 }
 
 pub(super) fn pin(engine: &Engine, params: SessionPinParams) -> Result<SessionPins, ApiError> {

@@ -17,8 +17,21 @@
 //!   cut at a user message so no tool call is separated from its result).
 //! - Failure: [`MAX_FAILURES`] failed attempts in a row fall back to a deterministic
 //!   truncation (the oldest messages go, a truncation note with a digest of the
-//!   person's dropped messages stays), and automatic compaction stays truncation-only
-//!   for [`COOLDOWN_USER_TURNS`] messages, then re-arms.
+//!   person's latest dropped messages stays), and automatic compaction stays
+//!   truncation-only for [`COOLDOWN_USER_TURNS`] messages, then re-arms.
+//! - A summary may be plain text: a server that cannot constrain its reply to a schema
+//!   is asked for prose, and prose is accepted from any server (the structured fields
+//!   are used when the reply has them).
+//! - Nothing that every later request carries can outgrow the window ([`Room`]): the
+//!   room a window leaves beside the fixed part of a request (the smallest system
+//!   prompt without pins or summary, the tool definitions, the reply's reserve) is
+//!   shared out. Pins take at most [`PIN_SHARE_PERCENT`] of it: a pin over that is
+//!   refused, instructions are carried out of compacted conversation only while they
+//!   fit, and a turn whose pins no longer fit (a smaller window) ends `pins_too_long`
+//!   saying which pins to remove. The summary layer, whether summarised, plain text or
+//!   a truncation note with its digest, takes at most [`SUMMARY_SHARE_PERCENT`] of it.
+//!   The rest is the conversation's: a message that fits it always gets an answer once
+//!   the earlier conversation is compacted, so no state refuses every later turn.
 //!
 //! Everything is an event (`compaction_started`, `compaction_failed`,
 //! `compact_boundary`), and replay folds a boundary exactly as the live loop does, so
@@ -31,7 +44,7 @@ use ts_rs::TS;
 use super::event::EventBody;
 use super::turn::TurnStats;
 use super::{Harness, Live, Scope};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::llm::profile::LlmProfile;
 use crate::llm::structured::{extract_json, Validator};
 use crate::llm::{estimate_request_tokens, estimate_tokens, ChatRequest, Message, ModelCall, Role};
@@ -58,8 +71,123 @@ const TOOL_PREVIEW_CHARS: usize = 600;
 const INSTRUCTION_MAX_CHARS: usize = 1_000;
 /// The digest of dropped messages a truncation keeps, in characters per message.
 const DIGEST_CHARS: usize = 160;
-/// The most characters of digest a truncation note keeps.
-const DIGEST_BUDGET_CHARS: usize = 4_000;
+/// The share of a window's free room (see [`Room`]) pins may take.
+pub const PIN_SHARE_PERCENT: u64 = 30;
+/// The share of a window's free room the session summary layer may take (and never
+/// more than [`SUMMARY_OUTPUT_TOKENS`]).
+pub const SUMMARY_SHARE_PERCENT: u64 = 20;
+/// The least room a window must leave beside the fixed part of a request for pins, a
+/// summary and a short message; a window that leaves less cannot hold a conversation
+/// at all (the turn ends `fixed_context_too_long`, nothing compacted).
+pub const MIN_FREE_TOKENS: u64 = 128;
+/// The estimated tokens of the pinned layer's heading over the pins.
+const PINS_HEADING_TOKENS: u64 = 20;
+/// The heading of every summary layer (the panel strips it when it shows the text).
+const SUMMARY_HEADING: &str = "# Earlier conversation (summarised; the full log is kept)";
+
+/// The room a context window leaves beside the fixed part of every request (the
+/// smallest system prompt without pins or summary, the tool definitions, the reply's
+/// reserve), and how it is shared: pins at most [`PIN_SHARE_PERCENT`], the summary
+/// layer at most [`SUMMARY_SHARE_PERCENT`], the conversation the rest (at least half).
+/// Pure: the caller works out the fixed part as the next request would.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Room {
+    /// Estimated tokens (as [`estimate_tokens`] counts, before calibration) free
+    /// beside the fixed part.
+    pub free_tokens: u64,
+}
+
+impl Room {
+    /// The room of `window` beside `fixed` (both calibrated tokens), in estimated
+    /// tokens for a profile whose calibration ratio is `ratio`.
+    pub fn new(window: u64, fixed: u64, ratio: f64) -> Room {
+        let free = window.saturating_sub(fixed);
+        Room { free_tokens: (free as f64 / ratio.max(0.1)).floor() as u64 }
+    }
+
+    /// The most estimated tokens the pins may take ([`pins_tokens`]).
+    pub fn pin_budget(self) -> u64 {
+        self.free_tokens * PIN_SHARE_PERCENT / 100
+    }
+
+    /// The most estimated tokens the session summary layer may take.
+    pub fn summary_budget(self) -> u64 {
+        (self.free_tokens * SUMMARY_SHARE_PERCENT / 100).min(u64::from(SUMMARY_OUTPUT_TOKENS))
+    }
+
+    /// The end of a turn (or the refusal of a pin) when `pins` are over the budget:
+    /// the message and what the person can do. `None` while they fit.
+    pub(crate) fn pins_over(self, pins: &[String]) -> Option<PinsTooLong> {
+        let needed = pins_tokens(pins);
+        let budget = self.pin_budget();
+        (needed > budget).then_some(PinsTooLong { needed, budget, free: self.free_tokens })
+    }
+}
+
+/// Pins that take more than their share of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PinsTooLong {
+    pub needed: u64,
+    pub budget: u64,
+    pub free: u64,
+}
+
+impl PinsTooLong {
+    pub(crate) fn message(self) -> String {
+        format!(
+            "The pinned items take about {} tokens, more than the {} this model's context window leaves for pins (of {} beside the system prompt, the tools and the reply's reserve); nothing was sent.",
+            self.needed, self.budget, self.free
+        )
+    }
+
+    pub(crate) fn hints(self) -> Vec<crate::error::Hint> {
+        let (needed, budget) = (self.needed.to_string(), self.budget.to_string());
+        vec![
+            crate::error::Hint::with(
+                "unpin",
+                format!("Unpin something in the AI panel (Pinned), or pin a shorter text: the pins take about {needed} tokens and {budget} fit."),
+                &[("tokens", &needed), ("budget", &budget)],
+            ),
+            crate::error::Hint::new("larger_context", "Or choose a model with a larger context window."),
+        ]
+    }
+
+    /// The refusal of a pin that would not fit.
+    pub(crate) fn error(self) -> ApiError {
+        let mut error = ApiError::new(ErrorCode::ContextTooLong, self.message().replace("; nothing was sent.", "; the pin was not added."))
+            .details(json!({"pinsTokens": self.needed, "pinBudgetTokens": self.budget}));
+        error.hints = self.hints();
+        error
+    }
+}
+
+/// The estimated tokens `pins` take in the pinned layer (their heading, one line each).
+pub fn pins_tokens(pins: &[String]) -> u64 {
+    if pins.is_empty() {
+        return 0;
+    }
+    PINS_HEADING_TOKENS + pins.iter().map(|p| estimate_tokens(p) + 1).sum::<u64>()
+}
+
+/// `text` cut to at most `max_tokens` estimated tokens at a character boundary, with
+/// "…" when it was cut.
+pub fn bound_text(text: &str, max_tokens: u64) -> String {
+    if estimate_tokens(text) <= max_tokens {
+        return text.to_owned();
+    }
+    let ends: Vec<usize> = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect();
+    // The longest prefix that fits with the ellipsis (a token of its own).
+    let (mut low, mut high) = (0usize, ends.len() - 1);
+    while low < high {
+        let middle = (low + high).div_ceil(2);
+        if estimate_tokens(&text[..ends[middle]]) < max_tokens {
+            low = middle;
+        } else {
+            high = middle - 1;
+        }
+    }
+    format!("{}…", text[..ends[low]].trim_end())
+}
 
 /// The first line of every summarising request's system message (tests tell these
 /// requests apart by it).
@@ -73,6 +201,13 @@ rejected_directions (list of {direction, reason}: what the person turned down an
 open_tasks (list of strings), active_artifacts (list of strings: drafts, platforms, sections being worked on), \
 source_refs (list of strings: stored result refs, version ids, sources quoted), next_step_hint (string). \
 Keep names, numbers, dates and quotes exact. Do not invent anything.";
+
+/// The prompt for a server that cannot constrain its reply to a schema: prose is asked
+/// for (small local models write it far more reliably than JSON).
+const COMPACTION_PROMPT_TEXT: &str = "You compact a drafting session's conversation. \
+Read the earlier summary (if any) and the conversation below, and write a short summary in plain text, in the conversation's language, no JSON: \
+what happened, what the person wants now, the changes they accepted and the directions they turned down (with their reasons), \
+open tasks, and the next step. Keep names, numbers, dates and quotes exact. Do not invent anything. Be brief.";
 
 /// When a session compacts by itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -393,7 +528,7 @@ fn transcript_lines(messages: &[Message]) -> Vec<String> {
 
 /// The session summary layer's text for a summary.
 pub fn render_summary(summary: &CompactionSummary) -> String {
-    let mut out = format!("# Earlier conversation (summarised; the full log is kept)\n{}\n", summary.summary.trim());
+    let mut out = format!("{SUMMARY_HEADING}\n{}\n", summary.summary.trim());
     if !summary.user_intent.trim().is_empty() {
         out.push_str(&format!("\nThe person wants: {}\n", summary.user_intent.trim()));
     }
@@ -420,28 +555,44 @@ pub fn render_summary(summary: &CompactionSummary) -> String {
     out
 }
 
-/// The truncation note: what was dropped, with a digest of the person's messages.
-fn truncation_text(previous: &str, dropped: &[Message]) -> (String, String) {
+/// The summary layer of a plain-text summary, within `budget` estimated tokens.
+fn render_plain(text: &str, budget: u64) -> String {
+    bound_text(&format!("{SUMMARY_HEADING}\n{}\n", text.trim()), budget)
+}
+
+/// The truncation note: what was dropped, with the earlier summary's head and a digest
+/// of the person's latest dropped messages, all within `budget` estimated tokens (the
+/// note itself is always there): a truncation after a truncation does not grow.
+fn truncation_text(previous: &str, dropped: &[Message], budget: u64) -> (String, String) {
     let note = format!(
-        "{} earlier messages were removed without a summary (summarising failed); the full log is kept and the person can read it. The person's instructions among them are pinned.",
+        "{} earlier messages were removed without a summary (summarising failed); the full log is kept and the person can read it. The person's instructions among them are pinned as far as the pins' budget allows.",
         dropped.len()
     );
-    let mut digest = String::new();
-    for m in dropped.iter().filter(|m| m.role == Role::User) {
-        let line: String = m.content.chars().take(DIGEST_CHARS).collect();
-        if digest.chars().count() + line.chars().count() > DIGEST_BUDGET_CHARS {
+    let heading = format!("# Truncated conversation\n{note}\n");
+    let mut left = budget.saturating_sub(estimate_tokens(&heading));
+    let mut text = String::new();
+    if !previous.trim().is_empty() && left / 2 > 8 {
+        text.push_str(&bound_text(previous.trim_end(), left / 2));
+        text.push('\n');
+        left = left.saturating_sub(estimate_tokens(&text));
+    }
+    text.push_str(&heading);
+    const DIGEST_HEADING: &str = "The person's latest earlier messages began:\n";
+    left = left.saturating_sub(estimate_tokens(DIGEST_HEADING));
+    let mut digest: Vec<String> = Vec::new();
+    for m in dropped.iter().rev().filter(|m| m.role == Role::User) {
+        let line = format!("- {}\n", m.content.chars().take(DIGEST_CHARS).collect::<String>().trim_end());
+        let tokens = estimate_tokens(&line);
+        if tokens > left {
             break;
         }
-        digest.push_str(&format!("- {line}\n"));
+        left -= tokens;
+        digest.push(line);
     }
-    let mut text = String::new();
-    if !previous.is_empty() {
-        text.push_str(previous);
-        text.push('\n');
-    }
-    text.push_str(&format!("# Truncated conversation\n{note}\n"));
     if !digest.is_empty() {
-        text.push_str(&format!("The person's earlier messages began:\n{digest}"));
+        text.push_str(DIGEST_HEADING);
+        digest.reverse();
+        text.push_str(&digest.concat());
     }
     (text, note)
 }
@@ -482,19 +633,26 @@ fn conversation_tokens(messages: &[Message], summary: &str) -> u64 {
 
 /// Compacts the conversation of `live`: summarises the messages before the cut with
 /// the scope's profile (or truncates, after [`MAX_FAILURES`] failures or during the
-/// cooldown), and appends the events. Errors: engine faults only; a failed model
-/// call or an invalid summary is an `Outcome::Failed`.
+/// cooldown), and appends the events. The new summary layer, whatever its form, takes
+/// at most `room`'s summary budget, and the person's instructions are carried into
+/// the pins only while they fit its pin budget. With nothing to cut, a summary layer
+/// over its budget (the window shrank, pins grew) is shortened in place. Errors:
+/// engine faults only; a failed model call or an invalid summary is an
+/// `Outcome::Failed`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn compact(
     engine: Harness<'_>,
     scope: &Scope,
     live: &Live,
     trigger: CompactionTrigger,
     keep: Keep,
+    room: Room,
     append: Append<'_>,
     stats: &mut TurnStats,
 ) -> Result<Outcome, ApiError> {
     let profile = engine.llm_profile(&scope.profile_id)?;
     let window = u64::from(profile.context_window);
+    let budget = room.summary_budget();
     let (messages, previous, failures, cooldown, pinned_texts) = {
         let state = live.lock_state();
         let pinned: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
@@ -505,51 +663,81 @@ pub(crate) fn compact(
         Keep::Recent(tokens) => tokens.min(window * KEEP_RECENT_PERCENT / 100),
     };
     let cut = cut_index(&messages, keep_tokens);
-    if cut == 0 {
-        return Ok(Outcome::Nothing);
-    }
     let tokens_before = conversation_tokens(&messages, &previous);
+    if cut == 0 {
+        // Nothing older than the latest turn; but a summary layer over its budget is
+        // what takes the room, and shortening it needs no model.
+        if estimate_tokens(&previous) <= budget {
+            return Ok(Outcome::Nothing);
+        }
+        let summary_text = bound_text(&previous, budget);
+        let tokens_after = conversation_tokens(&messages, &summary_text);
+        append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
+        append(
+            EventBody::CompactBoundary {
+                trigger,
+                mode: CompactionMode::Truncated,
+                summary: None,
+                summary_text,
+                kept_messages: messages.len() as u32,
+                compacted_messages: 0,
+                pinned_instructions: Vec::new(),
+                tokens_before,
+                tokens_after,
+                note: "The summary of earlier conversation was shortened to fit the model's context window.".to_owned(),
+                input_tokens: 0,
+                output_tokens: 0,
+            },
+            Durability::Durable,
+        )?;
+        return Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after });
+    }
     let (compacted, kept) = messages.split_at(cut);
     // A compaction never grows the conversation. Messages shorter than the truncation
     // note, with no earlier summary a new one could condense, gain nothing: no summary
     // is asked for.
-    if previous.is_empty() && conversation_tokens(kept, &truncation_text(&previous, compacted).0) >= tokens_before {
+    if previous.is_empty() && conversation_tokens(kept, &truncation_text(&previous, compacted, budget).0) >= tokens_before {
         return Ok(Outcome::Nothing);
     }
+    // The person's instructions go into the pins verbatim while the pins' budget has
+    // room; the others are in the summary (or the truncation's digest) like the rest.
     let mut instructions: Vec<String> = Vec::new();
+    let mut pins_after = pinned_texts.clone();
     for m in compacted.iter().filter(|m| m.role == Role::User && is_instruction(&m.content)) {
-        if !pinned_texts.contains(&m.content) && !instructions.contains(&m.content) {
-            instructions.push(m.content.clone());
+        if pins_after.contains(&m.content) {
+            continue;
         }
+        pins_after.push(m.content.clone());
+        if pins_tokens(&pins_after) > room.pin_budget() {
+            pins_after.pop();
+            continue;
+        }
+        instructions.push(m.content.clone());
     }
     append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
     let summarise = !(cooldown && trigger != CompactionTrigger::Manual);
     if summarise {
         let mut used = (0u64, 0u64);
-        match summarise_messages(engine, scope, live, &profile, &previous, compacted, stats, &mut used)? {
-            Ok(summary) if conversation_tokens(kept, &render_summary(&summary)) >= tokens_before => {
-                let consecutive = failures + 1;
-                let message = "The summary was not shorter than the messages it would replace; nothing was replaced.".to_owned();
-                append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
-                if consecutive < MAX_FAILURES {
-                    return Ok(Outcome::Failed { consecutive });
-                }
+        let summarised = summarise_messages(engine, scope, live, &profile, &previous, compacted, budget, stats, &mut used)?;
+        let failed = match summarised {
+            Ok(summary) if conversation_tokens(kept, &summary.text) >= tokens_before => {
+                (failures + 1, "The summary was not shorter than the messages it would replace; nothing was replaced.".to_owned())
             }
             Ok(summary) => {
-                let summary_text = render_summary(&summary);
-                let tokens_after = conversation_tokens(kept, &summary_text);
+                let tokens_after = conversation_tokens(kept, &summary.text);
+                let note = if summary.structured.is_some() { "Earlier conversation summarised" } else { "Earlier conversation summarised (plain text)" };
                 append(
                     EventBody::CompactBoundary {
                         trigger,
                         mode: CompactionMode::Summarized,
-                        summary: Some(Box::new(summary)),
-                        summary_text,
+                        summary: summary.structured.map(Box::new),
+                        summary_text: summary.text,
                         kept_messages: kept.len() as u32,
                         compacted_messages: compacted.len() as u32,
                         pinned_instructions: instructions,
                         tokens_before,
                         tokens_after,
-                        note: "Earlier conversation summarised".to_owned(),
+                        note: note.to_owned(),
                         input_tokens: used.0,
                         output_tokens: used.1,
                     },
@@ -557,16 +745,15 @@ pub(crate) fn compact(
                 )?;
                 return Ok(Outcome::Compacted { mode: CompactionMode::Summarized, tokens_before, tokens_after });
             }
-            Err(message) => {
-                let consecutive = if message == STOPPED { failures } else { failures + 1 };
-                append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
-                if consecutive < MAX_FAILURES {
-                    return Ok(Outcome::Failed { consecutive });
-                }
-            }
+            Err(message) => (if message == STOPPED { failures } else { failures + 1 }, message),
+        };
+        let (consecutive, message) = failed;
+        append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
+        if consecutive < MAX_FAILURES {
+            return Ok(Outcome::Failed { consecutive });
         }
     }
-    let (summary_text, note) = truncation_text(&previous, compacted);
+    let (summary_text, note) = truncation_text(&previous, compacted, budget);
     let tokens_after = conversation_tokens(kept, &summary_text);
     if tokens_after >= tokens_before {
         let message = "Truncating would not make the conversation shorter; nothing was replaced.".to_owned();
@@ -593,10 +780,46 @@ pub(crate) fn compact(
     Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after })
 }
 
+/// A summary the model gave: the summary layer's text (within its budget) and the
+/// structured fields when the reply had them.
+struct Summarised {
+    text: String,
+    structured: Option<CompactionSummary>,
+}
+
+/// Reads a summarising reply: a JSON summary that validates (or, leniently, one whose
+/// fields have the right types and a summary) is structured; prose is a plain-text
+/// summary. `Err`: nothing usable (empty, or JSON that broke off or has no summary).
+fn read_summary(reply: &str, validator: &Validator, budget: u64) -> Result<Summarised, String> {
+    let trimmed = reply.trim();
+    if trimmed.is_empty() {
+        return Err("The summary was empty.".to_owned());
+    }
+    if let Some(value) = extract_json(trimmed) {
+        let valid = validator.check(&value).is_ok();
+        if let Ok(summary) = serde_json::from_value::<CompactionSummary>(value.clone()) {
+            if valid || !summary.summary.trim().is_empty() {
+                return Ok(Summarised { text: bound_text(&render_summary(&summary), budget), structured: Some(summary) });
+            }
+        }
+        return match value.get("summary").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
+            Some(text) => Ok(Summarised { text: render_plain(text, budget), structured: None }),
+            None => Err("The summary broke its schema: it has no summary text.".to_owned()),
+        };
+    }
+    // JSON that broke off (the output limit, a grammar that gave up) is not prose.
+    if trimmed.starts_with('{') || trimmed.starts_with('[') || trimmed.starts_with("```json") {
+        return Err("The summary was JSON that broke off.".to_owned());
+    }
+    Ok(Summarised { text: render_plain(trimmed, budget), structured: None })
+}
+
 /// The summarising calls: the compacted messages in chunks that fit the window with
 /// the prompt, the summary so far and the output reserve; each chunk's summary feeds
-/// the next. `Ok(Err(message))`: the model failed or its answer broke the schema.
-/// `spent` adds up the tokens of every answered call, a rejected answer included.
+/// the next. A server that can constrain its reply to a schema is asked for the
+/// structured summary, any other for prose; either answer is taken. `Ok(Err(message))`:
+/// the model failed or its answer was unusable. `spent` adds up the tokens of every
+/// answered call, a rejected answer included.
 #[allow(clippy::too_many_arguments)]
 fn summarise_messages(
     engine: Harness<'_>,
@@ -605,18 +828,23 @@ fn summarise_messages(
     profile: &LlmProfile,
     previous: &str,
     messages: &[Message],
+    budget: u64,
     stats: &mut TurnStats,
     spent: &mut (u64, u64),
-) -> Result<Result<CompactionSummary, String>, ApiError> {
+) -> Result<Result<Summarised, String>, ApiError> {
     let window = u64::from(profile.context_window);
-    let output = SUMMARY_OUTPUT_TOKENS.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 4).max(1);
+    // Room for the summary the layer can take, and for a JSON object's field names.
+    let wanted = (budget + 128).min(u64::from(SUMMARY_OUTPUT_TOKENS)) as u32;
+    let output = wanted.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 4).max(1);
     let validator = Validator::new(&summary_schema()).map_err(|e| ApiError::internal(e.to_string()))?;
+    let response_format = profile.response_format("compaction", &summary_schema());
+    let prompt = if matches!(response_format, crate::llm::ResponseFormat::Text) { COMPACTION_PROMPT_TEXT } else { COMPACTION_PROMPT };
     let lines = transcript_lines(messages);
     let mut summary_so_far = previous.to_owned();
-    let mut result: Option<CompactionSummary> = None;
+    let mut result: Option<Summarised> = None;
     let mut index = 0;
     while index < lines.len() {
-        let fixed = estimate_tokens(COMPACTION_PROMPT) + estimate_tokens(&summary_so_far) + u64::from(output) + 64;
+        let fixed = estimate_tokens(prompt) + estimate_tokens(&summary_so_far) + u64::from(output) + 64;
         let room = window.saturating_sub(fixed);
         if room < 64 {
             return Ok(Err(format!("The context window ({window} tokens) is too small to summarise in.")));
@@ -629,9 +857,8 @@ fn summarise_messages(
             if used + tokens > room {
                 if chunk.is_empty() {
                     // One message larger than the room: its head.
-                    let keep = (room as usize).saturating_mul(2).max(1);
-                    chunk.push_str(&line.chars().take(keep).collect::<String>());
-                    chunk.push_str("…\n");
+                    chunk.push_str(&bound_text(line, room.saturating_sub(2)));
+                    chunk.push('\n');
                     index += 1;
                 }
                 break;
@@ -646,10 +873,10 @@ fn summarise_messages(
             user.push_str(&format!("# Earlier summary\n{summary_so_far}\n\n"));
         }
         user.push_str(&format!("# Conversation to summarise\n{chunk}"));
-        let mut request = ChatRequest::new(vec![Message::system(COMPACTION_PROMPT), Message::user(user)]);
+        let mut request = ChatRequest::new(vec![Message::system(prompt), Message::user(user)]);
         request.max_output_tokens = Some(output);
         request.temperature = Some(0.0);
-        request.response_format = profile.response_format("compaction", &summary_schema());
+        request.response_format = response_format.clone();
         let cancel = live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let call = ModelCall { profile: &scope.profile_id, purpose: "compaction", session_id: scope.owner.session_id(), run_id: scope.owner.run_id() };
         let started = std::time::Instant::now();
@@ -658,25 +885,34 @@ fn summarise_messages(
         stats.model_time += started.elapsed();
         let reply = match reply {
             Ok(reply) => reply,
-            Err(error) if matches!(error.code, crate::error::ErrorCode::Internal | crate::error::ErrorCode::StoreCorrupt | crate::error::ErrorCode::Io) => return Err(error),
+            Err(error) if matches!(error.code, ErrorCode::Internal | ErrorCode::StoreCorrupt | ErrorCode::Io) => return Err(error),
             // The person stopped it: closed as failed, not counted against the breaker.
-            Err(error) if error.code == crate::error::ErrorCode::Cancelled => return Ok(Err(STOPPED.to_owned())),
+            Err(error) if error.code == ErrorCode::Cancelled => return Ok(Err(STOPPED.to_owned())),
             Err(error) => return Ok(Err(format!("{:?}: {}", error.code, error.message))),
         };
         spent.0 += reply.usage.input_tokens;
         spent.1 += reply.usage.output_tokens;
-        let Some(value) = extract_json(&reply.text) else { return Ok(Err("The summary was not JSON.".to_owned())) };
-        if let Err(violations) = validator.check(&value) {
-            return Ok(Err(format!("The summary broke its schema: {violations}")));
-        }
-        let summary: CompactionSummary = match serde_json::from_value(value) {
-            Ok(summary) => summary,
-            Err(e) => return Ok(Err(format!("The summary broke its schema: {e}"))),
+        let summarised = match read_summary(&reply.text, &validator, budget) {
+            Ok(summarised) => summarised,
+            Err(message) => return Ok(Err(message)),
         };
-        summary_so_far = render_summary(&summary);
-        result = Some(summary);
+        summary_so_far = summarised.text.clone();
+        result = Some(summarised);
     }
     Ok(result.ok_or_else(|| "Nothing to summarise.".to_owned()))
+}
+
+/// The room of `session`'s next request (see [`Room`]), worked out as its model call
+/// would, without its pins and summary. Errors: the profile cannot be read, store
+/// errors.
+pub(crate) fn session_room(engine: Harness<'_>, session: &super::Session, state: &super::SessionState) -> Result<Room, ApiError> {
+    let mut bare = state.clone();
+    bare.pins.clear();
+    bare.summary.clear();
+    let overhead = super::model_call::session_overhead(engine, session, &bare)?;
+    let profile = engine.llm_profile(&session.profile_id)?;
+    let calibration = profile_context(engine.store(), &profile.id)?;
+    Ok(Room::new(u64::from(profile.context_window), overhead.total(), calibration.ratio))
 }
 
 /// The failure message of a compaction the person interrupted.
@@ -688,10 +924,22 @@ pub const MAX_PIN_CHARS: usize = 4_000;
 impl Harness<'_> {
     /// Pins a text for the rest of the session (verbatim in the pinned layer of every
     /// call; never summarised). Errors: NOT_FOUND, VALIDATION (empty, too long).
+    /// Errors also CONTEXT_TOO_LONG when the pins with this one would take more than
+    /// their share of the model's window ([`Room::pin_budget`]), with what to unpin.
     pub(crate) fn pin(&self, session_id: &str, text: &str) -> Result<super::Event, ApiError> {
         let text = crate::error::required_text("text", text, MAX_PIN_CHARS)?;
-        self.load_session(session_id)?;
+        let session = self.load_session(session_id)?;
         let live = self.live_session(session_id)?;
+        let state = live.lock_state().clone();
+        // Without a readable profile there is no window to measure against; the next
+        // turn says what is wrong with the profile.
+        if let Ok(room) = session_room(*self, &session, &state) {
+            let mut pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
+            pins.push(text.clone());
+            if let Some(over) = room.pins_over(&pins) {
+                return Err(over.error());
+            }
+        }
         let pin_id = self.new_id("pin");
         self.append_event(&live, super::Meta::default(), EventBody::PinAdded { pin_id, text, source: PinSource::Person }, crate::store::Batch::new(), Durability::Durable)
     }
@@ -774,6 +1022,69 @@ mod tests {
         c.learn(100, 10_000);
         assert_eq!(c.samples, 2, "noise is ignored");
         assert_eq!(c.calibrated(100), (100.0 * c.ratio).ceil() as u64);
+    }
+
+    #[test]
+    fn bound_text_cuts_at_a_character_within_the_budget() {
+        assert_eq!(bound_text("short", 10), "short");
+        let chinese = "春".repeat(500);
+        let cut = bound_text(&chinese, 100);
+        assert!(estimate_tokens(&cut) <= 100 && cut.ends_with('…') && cut.starts_with("春春"), "{cut}");
+        let english = "tea leaves ".repeat(400);
+        let cut = bound_text(&english, 50);
+        assert!(estimate_tokens(&cut) <= 50 && estimate_tokens(&cut) >= 45, "{}", estimate_tokens(&cut));
+        assert_eq!(bound_text("春眠不觉晓", 0), "…");
+    }
+
+    #[test]
+    fn a_truncation_after_truncations_stays_within_its_budget_and_quotes_the_latest_messages() {
+        let dropped: Vec<Message> = (0..40).flat_map(|i| [Message::user(format!("第{i}段：{}", "茶".repeat(600))), Message::assistant("好", Vec::new())]).collect();
+        let mut summary = String::new();
+        for budget in [300u64, 300, 300, 300, 120] {
+            let (text, note) = truncation_text(&summary, &dropped, budget);
+            assert!(estimate_tokens(&text) <= budget.max(estimate_tokens(&note) + 8), "{} > {budget}: {text}", estimate_tokens(&text));
+            assert!(text.contains("removed without a summary"));
+            summary = text;
+        }
+        let (text, _) = truncation_text("", &dropped, 400);
+        assert!(text.contains("- 第39段") && !text.contains("- 第0段"), "the latest dropped messages are quoted: {text}");
+        let (tiny, note) = truncation_text(&"x".repeat(10_000), &dropped, 10);
+        assert!(tiny.contains(&note) && !tiny.contains("xxx"), "a budget smaller than the note keeps the note alone: {tiny}");
+    }
+
+    #[test]
+    fn a_summary_may_be_json_lenient_json_or_prose_and_nothing_else() {
+        let validator = Validator::new(&summary_schema()).unwrap();
+        let full = json!({"summary": "Drafted.", "user_intent": "", "accepted_changes": [], "rejected_directions": [], "open_tasks": [], "active_artifacts": [], "source_refs": [], "next_step_hint": ""});
+        let read = read_summary(&full.to_string(), &validator, 500).unwrap();
+        assert!(read.structured.is_some() && read.text.contains("Drafted."));
+        let partial = read_summary(r#"{"summary": "Only a summary."}"#, &validator, 500).unwrap();
+        assert_eq!(partial.structured.map(|s| s.summary), Some("Only a summary.".to_owned()), "missing fields default");
+        let typed_wrong = read_summary(r#"{"summary": "Kept.", "open_tasks": "one task"}"#, &validator, 500).unwrap();
+        assert!(typed_wrong.structured.is_none() && typed_wrong.text.contains("Kept."), "the summary text of a JSON with wrong types");
+        let prose = read_summary("作者贴了三段春茶的文字。下一步：写第三节。", &validator, 500).unwrap();
+        assert!(prose.structured.is_none() && prose.text.starts_with(SUMMARY_HEADING) && prose.text.contains("写第三节"));
+        let long = read_summary(&"很长的摘要。".repeat(1_000), &validator, 200).unwrap();
+        assert!(estimate_tokens(&long.text) <= 200, "prose is bounded");
+        assert!(read_summary("  ", &validator, 500).is_err());
+        assert!(read_summary(r#"{"summary": "The person pas"#, &validator, 500).is_err(), "JSON that broke off is not prose");
+        assert!(read_summary(r#"{"open_tasks": []}"#, &validator, 500).is_err());
+    }
+
+    #[test]
+    fn the_room_is_shared_out_and_pins_over_their_share_are_said_with_what_to_do() {
+        let room = Room::new(6_000, 4_740, 1.0);
+        assert_eq!((room.free_tokens, room.pin_budget(), room.summary_budget()), (1_260, 378, 252));
+        assert_eq!(Room::new(131_072, 4_000, 1.0).summary_budget(), u64::from(SUMMARY_OUTPUT_TOKENS), "capped");
+        assert_eq!(Room::new(4_000, 5_000, 1.0).free_tokens, 0);
+        assert_eq!(Room::new(6_000, 4_000, 2.0).free_tokens, 1_000, "in estimated tokens");
+        assert!(room.pins_over(&["记住：发布日期是三月十二日。".to_owned()]).is_none());
+        let over = room.pins_over(&["长".repeat(400)]).unwrap();
+        assert_eq!((over.needed, over.budget), (421, 378));
+        let hints: Vec<String> = over.hints().into_iter().map(|h| h.id).collect();
+        assert_eq!(hints, ["unpin", "larger_context"]);
+        assert_eq!(over.error().code, ErrorCode::ContextTooLong);
+        assert_eq!(pins_tokens(&[]), 0);
     }
 
     #[test]

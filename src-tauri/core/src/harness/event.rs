@@ -64,6 +64,9 @@ pub enum TurnEndReason {
     /// The fixed part of every request (system prompt and tool definitions) with the
     /// reply's reserve does not fit the model's window: no compaction was tried.
     FixedContextTooLong,
+    /// The pins take more than their share of the model's window: nothing was sent;
+    /// the person unpins something (or chooses a larger window).
+    PinsTooLong,
     /// The model call failed (provider error after retries).
     ModelError,
     /// The process stopped in the middle of the turn.
@@ -85,6 +88,7 @@ impl TurnEndReason {
             | TurnEndReason::LoopDetected
             | TurnEndReason::ContextTooLong
             | TurnEndReason::FixedContextTooLong
+            | TurnEndReason::PinsTooLong
             | TurnEndReason::ModelError
             | TurnEndReason::Restarted
             | TurnEndReason::EngineFault => true,
@@ -105,6 +109,7 @@ impl TurnEndReason {
             TurnEndReason::ChurnDetected => "the proposals kept rewriting the same passage",
             TurnEndReason::ContextTooLong => "the conversation no longer fits the model's context window",
             TurnEndReason::FixedContextTooLong => "the instructions and tools alone do not fit the model's context window",
+            TurnEndReason::PinsTooLong => "the pinned items take more than their share of the model's context window",
             TurnEndReason::ModelError => "the model call failed",
             TurnEndReason::Restarted => "the process stopped in the middle of the turn",
             TurnEndReason::EngineFault => "an internal failure",

@@ -127,7 +127,7 @@ impl Turn<'_, '_> {
         // request fits (at most MAX_FAILURES attempts; the last one truncates).
         let mut attempts = 0u32;
         let mut nothing_to_compact = false;
-        let (mut request, snapshot, conversation_tokens, reserve) = loop {
+        let (mut request, snapshot, conversation_tokens, reserve, shares) = loop {
             let (messages, mode, summary, pins, selection, threshold, warned, just_compacted) = self.state(|s| {
                 let pins: Vec<String> = s.pins.iter().map(|p| p.text.clone()).collect();
                 (s.messages.clone(), s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
@@ -155,9 +155,15 @@ impl Turn<'_, '_> {
             // The fixed part of every request (the smallest system message the context
             // can shrink to, and the tool definitions) with the least a reply may be
             // left: when that alone does not fit, no compaction can help, so none is tried.
-            let overhead = Overhead::of(&input, &request.tools, reserve, window, &calibration);
-            if overhead.fixed_total() > window {
+            // Pins and the summary are left out of it: they have budgets of their own
+            // in the room it leaves (`compaction::Room`), which the person is told of.
+            let overhead = Overhead::of(&crate::context::ContextInput { pins: &[], session_summary: "", ..input }, &request.tools, reserve, window, &calibration);
+            if overhead.fixed_total() + super::compaction::MIN_FREE_TOKENS > window {
                 return Ok(overhead.too_long(window, tool_set));
+            }
+            let shares = super::compaction::Room::new(window, overhead.fixed_total(), calibration.ratio);
+            if let Some(over) = shares.pins_over(&pins) {
+                return Ok(Flow::End(TurnEndReason::PinsTooLong, over.message(), over.hints()));
             }
             // The article and context fill what the conversation and the step's reply
             // leave (in estimated tokens: the calibration says how the server counts);
@@ -188,7 +194,7 @@ impl Turn<'_, '_> {
                 let fixed = estimated.saturating_sub(message_tokens);
                 let room = (target as f64 / calibration.ratio.max(0.1)) as u64;
                 let keep = if fits { super::compaction::Keep::Recent(room.saturating_sub(fixed)) } else { super::compaction::Keep::LatestTurn };
-                if self.compact(super::compaction::CompactionTrigger::Auto, keep)? == super::compaction::Outcome::Nothing {
+                if self.compact(super::compaction::CompactionTrigger::Auto, keep, shares)? == super::compaction::Outcome::Nothing {
                     nothing_to_compact = true;
                 }
                 if self.live.interrupted() {
@@ -220,6 +226,7 @@ impl Turn<'_, '_> {
                         ),
                         {
                             let mut hints = vec![
+                                hint("shorter_message", "Send a shorter message, or paste long material in parts: the earlier conversation is compacted first."),
                                 hint("new_session", "Start a new session; the project and its versions are kept."),
                                 hint("compact", "Or pin what matters and compact the session."),
                                 hint("larger_context", "Or choose a model with a larger context window."),
@@ -242,7 +249,7 @@ impl Turn<'_, '_> {
                     Durability::Grouped,
                 )?;
             }
-            break (request, snapshot, conversation_tokens, reserve);
+            break (request, snapshot, conversation_tokens, reserve, shares);
         };
         let mut extra = Batch::new();
         if !store.contains(Kind::ContextSnapshots, snapshot.id.as_bytes())? {
@@ -367,7 +374,7 @@ impl Turn<'_, '_> {
             // fits: one reactive compaction, then exactly one retry.
             Err(error) if error.code == ErrorCode::ContextTooLong && !self.reactive_used => {
                 self.reactive_used = true;
-                self.compact(super::compaction::CompactionTrigger::Reactive, super::compaction::Keep::LatestTurn)?;
+                self.compact(super::compaction::CompactionTrigger::Reactive, super::compaction::Keep::LatestTurn, shares)?;
                 self.model_call()
             }
             // The answer broke off after some of it arrived (the server died, the

@@ -114,12 +114,17 @@ impl Turn<'_, '_> {
     }
 
     /// Compacts the conversation within this turn (its events carry the turn id).
-    pub(super) fn compact(&mut self, trigger: super::compaction::CompactionTrigger, keep: super::compaction::Keep) -> Result<super::compaction::Outcome, ApiError> {
+    pub(super) fn compact(
+        &mut self,
+        trigger: super::compaction::CompactionTrigger,
+        keep: super::compaction::Keep,
+        room: super::compaction::Room,
+    ) -> Result<super::compaction::Outcome, ApiError> {
         let (engine, scope, live) = (self.engine, self.scope, self.live);
         let mut stats = TurnStats::default();
         let outcome = {
             let mut append = |body: EventBody, durability: Durability| self.append_simple(body, durability);
-            super::compaction::compact(engine, scope, live, trigger, keep, &mut append, &mut stats)
+            super::compaction::compact(engine, scope, live, trigger, keep, room, &mut append, &mut stats)
         };
         self.stats.model_calls += stats.model_calls;
         self.stats.model_time += stats.model_time;
@@ -465,7 +470,9 @@ pub(crate) fn compact_session(engine: Harness<'_>, session_id: &str, emit: Emit<
         emit(&event);
         Ok(event)
     };
-    let outcome = super::compaction::compact(engine, &scope, &live, super::compaction::CompactionTrigger::Manual, super::compaction::Keep::LatestTurn, &mut append, &mut stats)?;
+    let room = super::compaction::session_room(engine, &session, &live.lock_state().clone())?;
+    let outcome =
+        super::compaction::compact(engine, &scope, &live, super::compaction::CompactionTrigger::Manual, super::compaction::Keep::LatestTurn, room, &mut append, &mut stats)?;
     stats.total_time = began.elapsed();
     Ok((outcome, stats))
 }

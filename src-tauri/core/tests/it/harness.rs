@@ -825,7 +825,7 @@ fn context_too_long_ends_the_turn_with_a_hint_to_start_a_new_session() {
     assert!(message.starts_with("This"), "{message}");
     assert!(message.contains("of them tool definitions"), "{message}");
     let ids: Vec<&str> = hints.iter().map(|h| h.id.as_str()).collect();
-    assert_eq!(ids, ["new_session", "compact", "larger_context"], "on demand, the hint to load tools on demand is not given again");
+    assert_eq!(ids, ["shorter_message", "new_session", "compact", "larger_context"], "on demand, the hint to load tools on demand is not given again");
     h.server.assert_calls(0);
 }
 

@@ -5,6 +5,7 @@ mod api;
 mod budget;
 mod checkpoints;
 mod compaction;
+mod compaction_range;
 mod crash;
 mod data;
 mod data_boundaries;

@@ -131,7 +131,7 @@ describe("a compaction summary", () => {
 });
 
 describe("the long-session row", () => {
-  const pins: SessionPins = { pins: [], pinsTokens: 0, pinnedTokens: 250, contextWindow: 8192, pinnedPercent: 3 };
+  const pins: SessionPins = { pins: [], pinsTokens: 0, pinnedTokens: 250, contextWindow: 8192, pinnedPercent: 3, pinBudgetTokens: 900, pinsFit: true };
   function mount(lang: Lang) {
     const transport = new FakeTransport()
       .on("session.intent", () => ({
@@ -182,6 +182,50 @@ describe("the long-session row", () => {
     expect(clarify.closest("[data-testid=intent-toggle]")).toBe(screen.getByTestId("intent-toggle"));
     expect(screen.getByTestId("intent-toggle").getAttribute("title")).toBe("意图：未设定 · 助手会先问清：发哪个平台、多长。");
     expect([...bar.children].map((c) => c.className)).toEqual(before);
+  });
+
+  it("pins over their budget are said in the pin list, with what to do, in the person's language", async () => {
+    const over: SessionPins = {
+      pins: [{ id: "pin_1", text: "记住：品牌名写作山茶社。".repeat(40), source: "person" }],
+      pinsTokens: 520,
+      pinnedTokens: 900,
+      contextWindow: 4096,
+      pinnedPercent: 22,
+      pinBudgetTokens: 230,
+      pinsFit: false,
+    };
+    for (const [lang, text] of [
+      ["en", "The pins take about 520 tokens and only 230 fit this model’s window"],
+      ["zh", "固定内容约占 520 词元，该模型的窗口只放得下 230"],
+    ] as const) {
+      const transport = new FakeTransport()
+        .on("session.intent", () => ({ intent: { platforms: [] }, modelText: "" }))
+        .on("session.pins", () => over)
+        .on("memory.list", () => ({ items: [], habits: [], budgetTokens: 800, usedTokens: 0 }));
+      const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+      render(
+        <WithCtx ctx={makeCtx(transport, lang)}>
+          <LongSessionBar store={store} />
+        </WithCtx>,
+      );
+      await waitFor(() => expect(screen.getByTestId("pins-toggle").textContent).toMatch(/1/));
+      fireEvent.click(screen.getByTestId("pins-toggle"));
+      expect((await screen.findByTestId("pins-over")).textContent).toContain(text);
+      cleanup();
+    }
+    const fits = new FakeTransport()
+      .on("session.intent", () => ({ intent: { platforms: [] }, modelText: "" }))
+      .on("session.pins", () => ({ ...over, pinsFit: true }))
+      .on("memory.list", () => ({ items: [], habits: [], budgetTokens: 800, usedTokens: 0 }));
+    render(
+      <WithCtx ctx={makeCtx(fits, "en")}>
+        <LongSessionBar store={new SessionStore(new ApiClient(fits), session(), "prj_1")} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getByTestId("pins-toggle").textContent).toMatch(/1/));
+    fireEvent.click(screen.getByTestId("pins-toggle"));
+    expect(screen.getByTestId("pins-budget")).toBeTruthy();
+    expect(screen.queryByTestId("pins-over")).toBeNull();
   });
 
   it("the stylesheet wraps the row and ellipsizes the intent chip, so nothing leaves the panel", () => {

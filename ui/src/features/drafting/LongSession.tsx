@@ -71,7 +71,7 @@ export function LongSessionBar({ store }: { store: SessionStore }) {
             </span>
           )}
         </button>
-        <button type="button" className="small-btn" aria-expanded={open === "pins"} data-testid="pins-toggle" onClick={() => toggle("pins")}>
+        <button type="button" className={pins && !pins.pinsFit ? "small-btn line-warn" : "small-btn"} aria-expanded={open === "pins"} data-testid="pins-toggle" onClick={() => toggle("pins")}>
           {t("ai.pins.title", { n: pins?.pins.length ?? 0, pct: pins?.pinnedPercent ?? 0 })}
         </button>
         <button type="button" className="small-btn" aria-expanded={open === "memory"} data-testid="memory-toggle" onClick={() => toggle("memory")}>
@@ -219,6 +219,11 @@ function PinList({ pins, onPin, onUnpin }: { pins: SessionPins; onPin: (text: st
       <li className="small muted" data-testid="pins-budget">
         {t("ai.pins.budget", { tokens: pins.pinnedTokens, window: pins.contextWindow, pct: pins.pinnedPercent })}
       </li>
+      {!pins.pinsFit && (
+        <li className="small line-warn" role="alert" data-testid="pins-over">
+          {t("ai.pins.over", { tokens: pins.pinsTokens, budget: pins.pinBudgetTokens })}
+        </li>
+      )}
       {pins.pins.length === 0 && <li className="small muted">{t("ai.pins.none")}</li>}
       {pins.pins.map((p) => (
         <li key={p.id} className="extras-item" data-testid="pin">

@@ -364,6 +364,8 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       const retry = RETRYABLE_ENDS.includes(p.reason) ? s.lastTask : null;
       const keyProblem = p.reason === "model_error" ? keyProblemOf(p.hints) : null;
       if (!QUIET_ENDS.includes(p.reason) && !saidStopped) push({ kind: "end", key, reason: p.reason, message: p.message, hints: p.hints, cutOff, retry, keyProblem });
+      // The pin list reads its budget again, so it shows what to unpin.
+      if (p.reason === "pins_too_long") s.longSessionSeq = event.sequence;
       break;
     }
     case "session_archived":

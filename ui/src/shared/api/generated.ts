@@ -2064,7 +2064,17 @@ pinnedTokens: number, contextWindow: number,
 /**
  * `pinnedTokens` as a share of the window, in percent.
  */
-pinnedPercent: number, };
+pinnedPercent: number, 
+/**
+ * The most `pinsTokens` may be: the pins' share of the room the window leaves
+ * beside the fixed part of a request (0 when the profile cannot be read).
+ */
+pinBudgetTokens: number, 
+/**
+ * False when the pins take more than their budget: no message is sent (the turn
+ * ends `pins_too_long`) until something is unpinned or the window is larger.
+ */
+pinsFit: boolean, };
 
 export type SessionRef = { sessionId: string, };
 
@@ -2481,7 +2491,7 @@ export type ToolLoading = "all" | "onDemand";
 
 export type ToolStatus = "success" | "unknown_tool" | "schema_violation" | "permission_denied" | "timeout" | "interrupted" | "tool_error" | "loop_detected" | "cancelled" | "tool_forbidden" | "blocked" | "denied";
 
-export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "fixed_context_too_long" | "model_error" | "restarted" | "engine_fault";
+export type TurnEndReason = "completed" | "blocked_on_approval" | "blocked_on_question" | "interrupted" | "max_model_turns" | "budget_exceeded" | "circuit_breaker" | "loop_detected" | "churn_detected" | "context_too_long" | "fixed_context_too_long" | "pins_too_long" | "model_error" | "restarted" | "engine_fault";
 
 export type TurnTimings = { modelCalls: number, modelMicros: number, durableSyncs: number, syncMicros: number, totalMicros: number, 
 /**
