@@ -126,6 +126,32 @@ fn window_text(p: &Value) -> String {
     }
 }
 
+/// The structured-output form a profile uses and how it was learnt: "json_object with
+/// a schema (the server took it at the test; it refused json_schema: HTTP 500 …)".
+fn form_text(p: &Value) -> String {
+    let name = |form: &str| match form {
+        "responseFormat" => "response_format json_schema",
+        "jsonObject" => "response_format json_object with a schema",
+        _ => "JSON instructions in the prompt",
+    };
+    let found = &p["structuredForm"];
+    let Some(form) = found["form"].as_str() else {
+        let assumed = if p["supportsJsonSchema"] == true { name(s(p, "schemaForm")) } else { name("instructions") };
+        return format!("{assumed} (from the profile's settings; `profile test` asks the server)");
+    };
+    let how = match s(found, "source") {
+        "test" => "the server took it at the test",
+        "refusal" => "used since the server refused the form before it",
+        _ => "from the profile's settings",
+    };
+    let refused: Vec<String> = found["refused"].as_array().into_iter().flatten().map(|r| format!("{} (HTTP {}: {})", name(s(r, "form")), r["status"], s(r, "message"))).collect();
+    if refused.is_empty() {
+        format!("{} ({how})", name(form))
+    } else {
+        format!("{} ({how}; it refused {})", name(form), refused.join("; "))
+    }
+}
+
 fn print_warnings(saved: &Value) {
     for warning in saved["warnings"].as_array().into_iter().flatten() {
         eprintln!("warning: {}", s(warning, "message"));
@@ -200,6 +226,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
             if !as_json {
                 println!("ok: {} answered as {} in {} ms", s(&result["profile"], "name"), s(&result, "modelId"), result["latencyMs"]);
                 println!("context window: {}", window_text(&result["profile"]));
+                println!("structured output: {}", form_text(&result["profile"]));
             }
             print_warnings(&result);
         }

@@ -164,6 +164,59 @@ struct State {
     unscripted: u64,
     /// Posing as llama.cpp's server with this `n_ctx` (see `pose_as_llama_cpp`).
     llama_ctx: Option<u64>,
+    /// Response formats the posed server refuses, each as its server words it.
+    refusals: Vec<Refusal>,
+    /// The window of a posed llama.cpp server: a longer prompt is refused.
+    llama_cpp_window: Option<u64>,
+}
+
+/// How a real server refuses a `response_format` type it does not take: the type, the
+/// HTTP status and the body it answers with (each from the server's own source or its
+/// users' reports, cited at the constructor).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub format_type: String,
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Refusal {
+    /// llama.cpp's server before it took `json_schema` (and ik_llama.cpp's until 2025):
+    /// `oaicompat_completion_params_parse` throws a `std::runtime_error`, which the
+    /// server answers as a 500 `server_error`.
+    pub fn llama_cpp_json_schema() -> Refusal {
+        Refusal {
+            format_type: "json_schema".to_owned(),
+            status: 500,
+            body: json!({"error": {"code": 500, "message": "response_format type must be one of \"text\" or \"json_object\", but got: json_schema", "type": "server_error"}}),
+        }
+    }
+
+    /// DeepSeek's chat API, which takes `json_object` only.
+    pub fn deepseek_json_schema() -> Refusal {
+        Refusal {
+            format_type: "json_schema".to_owned(),
+            status: 400,
+            body: json!({"error": {"message": "This response_format type is unavailable now", "type": "invalid_request_error", "param": null, "code": "invalid_request_error"}}),
+        }
+    }
+
+    /// LM Studio's server, which takes `json_schema` and `text` only.
+    pub fn lm_studio_json_object() -> Refusal {
+        Refusal { format_type: "json_object".to_owned(), status: 400, body: json!({"error": "'response_format.type' must be 'json_schema' or 'text'"}) }
+    }
+}
+
+/// Tokens of a prompt as the posed server counts them: a wide (CJK) character is a
+/// token, other text about four characters a token, and each message four more.
+pub fn prompt_tokens(body: &Value) -> u64 {
+    let count = |text: &str| {
+        let wide = text.chars().filter(|c| matches!(*c as u32, 0x2E80..=0x9FFF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFF00..=0xFFEF)).count() as u64;
+        wide + (text.chars().count() as u64 - wide).div_ceil(4)
+    };
+    let messages: u64 = body["messages"].as_array().into_iter().flatten().map(|m| 4 + count(m["content"].as_str().unwrap_or(""))).sum();
+    let tools: u64 = body["tools"].as_array().into_iter().flatten().map(|t| count(&t.to_string())).sum();
+    messages + tools
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -267,6 +320,22 @@ impl ModelServer {
             "build_info": "b0-inkstone-fake",
         });
         state.routes.insert(("GET".to_owned(), "/props".to_owned()), (200, props));
+    }
+
+    /// Refuses requests whose `response_format` is of the refusal's type, as that
+    /// server does (before anything is generated; the script is not consumed).
+    pub fn refuse(&self, refusal: Refusal) {
+        lock(&self.state).refusals.push(refusal);
+    }
+
+    /// Poses as a llama.cpp server started with `-c n_ctx` (one slot): a chat request
+    /// whose prompt has `n_ctx` tokens or more is refused with llama.cpp's 400
+    /// `exceed_context_size_error`, before anything is generated (the script is not
+    /// consumed), and `GET /props` says the window.
+    pub fn pose_llama_cpp_window(&self, n_ctx: u64) {
+        let mut state = lock(&self.state);
+        state.llama_cpp_window = Some(n_ctx);
+        state.routes.insert(("GET".to_owned(), "/props".to_owned()), (200, json!({"default_generation_settings": {"n_ctx": n_ctx}, "total_slots": 1})));
     }
 
     pub fn set_models(&self, models: &[&str]) {
@@ -454,6 +523,23 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
                     &[],
                 );
             }
+        }
+        let format_type = body_json["response_format"]["type"].as_str().unwrap_or("");
+        let refused = if path.ends_with("/chat/completions") {
+            let refusal = state.refusals.iter().find(|r| r.format_type == format_type).map(|r| (r.status, r.body.clone()));
+            let tokens = prompt_tokens(&body_json);
+            let overflow = state.llama_cpp_window.filter(|n_ctx| tokens >= *n_ctx).map(|n_ctx| {
+                (
+                    400,
+                    json!({"error": {"code": 400, "message": format!("request ({tokens} tokens) exceeds the available context size ({n_ctx} tokens), try increasing it"), "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": n_ctx}}),
+                )
+            });
+            refusal.or(overflow)
+        } else {
+            None
+        };
+        if let Some((status, body)) = refused {
+            return json_response(status, &body, &[]);
         }
         let reply = if is_call {
             let next = state.script.pop_front().or_else(|| state.fallback.clone());

@@ -128,3 +128,22 @@ fn list_and_test_show_the_window_the_server_states_and_warn_when_mine_differs() 
     let warning = String::from_utf8_lossy(&tested.stderr).into_owned();
     assert!(warning.starts_with("warning: The profile's context window is 8192 tokens, but the server (llama.cpp /props n_ctx) says 4096"), "{warning}");
 }
+
+#[test]
+fn test_shows_the_structured_output_form_the_server_took_and_what_it_refused() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("{\"ok\": true}"));
+    // A llama.cpp server from before json_schema, refusing it as it does.
+    server.refuse(inkstone_test_support::model_server::Refusal::llama_cpp_json_schema());
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "llama", "--base-url", &server.base_url(), "--model", "default", "--no-key"]);
+    let tested = run(data, &["profile", "test", "llama"]);
+    assert!(tested.status.success(), "{}", String::from_utf8_lossy(&tested.stderr));
+    let out = stdout(&tested);
+    assert!(
+        out.contains("structured output: response_format json_object with a schema (the server took it at the test; it refused response_format json_schema (HTTP 500: "),
+        "{out}"
+    );
+    assert!(out.contains("must be one of \"text\" or \"json_object\""), "{out}");
+}

@@ -11,7 +11,7 @@ use ts_rs::TS;
 use super::{required_text, ApiError, Deleted, Empty, Engine, ErrorCode, Hint};
 use crate::llm::keychain::account_for_profile;
 use crate::llm::profile::{check_proxy_url, key_would_travel_in_clear, normalize_base_url, presets, BadUrl, Health, LlmPreset, LlmProfile, ProfileError, Provider};
-use crate::llm::{ApiKey, Cancel, ChatRequest, Endpoint, Message, ModelCall};
+use crate::llm::{ApiKey, Cancel, Endpoint};
 use crate::store::{Batch, Durability};
 
 /// The editable fields of a profile. Absent optional fields take their defaults.
@@ -339,6 +339,7 @@ fn blank_profile(now: crate::model::Timestamp) -> LlmProfile {
         key_fingerprint: None,
         supports_json_schema: false,
         schema_form: crate::llm::profile::SchemaForm::ResponseFormat,
+        structured_form: None,
         tool_loading: crate::llm::profile::ToolLoading::All,
         proxy_url: None,
         ca_cert_path: None,
@@ -467,7 +468,9 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
     let mut profile = engine.llm_profile(&params.profile)?;
     let stored = profile.clone();
     if moved {
+        // What another server took says nothing about this one.
         profile.server_window = None;
+        profile.structured_form = None;
     }
     if asked.is_some() {
         profile.server_window = asked;
@@ -575,10 +578,8 @@ pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result
 
 pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResult, ApiError> {
     let profile = engine.llm_profile(&params.profile)?;
-    let mut request = ChatRequest::new(vec![Message::user("Reply with the word OK.")]);
-    request.max_output_tokens = Some(8);
-    let call = ModelCall { profile: &profile.id, purpose: "test_connection", session_id: None, run_id: None };
-    let outcome = engine.kernel().model_chat(call, &request, &mut |_| {}, &Cancel::new());
+    // The test call also finds the structured-output form the server takes.
+    let (outcome, form) = engine.llm().test_connection(engine.store(), engine.config().clock.as_ref(), engine.config().ids.as_ref(), &profile, engine.now());
     // After the test call, which makes Ollama and LM Studio load the model: a loaded
     // model's window is the one requests get. Not when no key could be had (nothing is
     // sent without one) or nothing listens.
@@ -596,6 +597,9 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
     // Reload: the profile may have changed while the request was out.
     let mut profile = engine.llm_profile(&profile.id)?;
     profile.last_tested_at = Some(engine.now());
+    if form.is_some() {
+        profile.structured_form = form;
+    }
     if detected.is_some() {
         let person = (profile.context_window_origin == crate::llm::window::WindowOrigin::Person).then_some(profile.context_window);
         profile.server_window = detected;

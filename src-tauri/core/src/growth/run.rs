@@ -360,6 +360,36 @@ pub fn strategy_schema() -> Value {
     })
 }
 
+/// The JSON schema of a later strategy batch: the plans of its platforms only.
+fn strategy_platforms_schema() -> Value {
+    let mut schema = strategy_schema();
+    schema["required"] = json!(["platforms"]);
+    schema["properties"] = json!({"platforms": schema["properties"]["platforms"].clone()});
+    schema
+}
+
+/// The strategy as a step that comes after it is told it: the summary, the changes
+/// and the plans (only `platform`'s, when given). A step sends only its own
+/// conversation, so this is how the strategy reaches it.
+fn strategy_digest(strategy: &Value, platform: Option<Platform>) -> String {
+    let changes: Vec<&str> = strategy["changes"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let plans: Vec<String> = strategy["platforms"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|plan| platform.is_none_or(|p| plan["platform"].as_str().is_some_and(|name| name.eq_ignore_ascii_case(p.as_str()))))
+        .map(|plan| format!("{}: {}", plan["platform"].as_str().unwrap_or_default(), plan["plan"].as_str().unwrap_or_default()))
+        .collect();
+    let mut out = strategy["summary"].as_str().unwrap_or_default().to_owned();
+    if !changes.is_empty() {
+        out.push_str(&format!(" Changes: {}.", changes.join("; ")));
+    }
+    if !plans.is_empty() {
+        out.push_str(&format!(" Plans: {}.", plans.join("; ")));
+    }
+    out
+}
+
 /// Why a platform without a saved draft has nothing to apply.
 const NO_SAVED_DRAFT: &str = "There is no saved draft for this platform to change, so it was not adapted; save the compiled draft in the Drafts tab, then run again.";
 
@@ -495,12 +525,85 @@ struct Pipeline<'a, 'e> {
     system: String,
     snapshot_id: String,
     model_turns: u32,
+    /// The current step's reply reserve: the room its requests leave in the window for
+    /// the reply, sized to what the step writes.
     max_output: u32,
+    /// The output limit of the latest request ([`Self::output_limit`]).
+    limit: u32,
     emit: &'e mut dyn FnMut(&Event),
     replay: Option<Replay>,
     /// The run's profile: how its server is asked for a JSON schema, if it can be.
     profile: crate::llm::profile::LlmProfile,
+    /// The pieces each step's system message is made of.
+    parts: Parts,
+    /// The current step's system message and its conversation (its instruction, the
+    /// replies and the repair asks): a step sends only its own, so each request is
+    /// sized to what its step needs, not to the run so far.
+    step_system: String,
+    step: Vec<Message>,
 }
+
+/// The snapshot's pieces, to give each step the part of it that step needs: the
+/// context layers (pinned, working set, summary, references), the saved drafts and the
+/// written rules per platform, and the apply policy.
+#[derive(Default)]
+struct Parts {
+    head: Vec<crate::context::ContextLayer>,
+    drafts: Vec<(Platform, String)>,
+    rules: Vec<(Platform, String)>,
+    policy: Option<crate::context::ContextLayer>,
+    /// The working set holds an excerpt of the source, not all of it.
+    source_trimmed: bool,
+}
+
+/// How much of the snapshot a step's system message holds, from all of it to the least
+/// the step can work with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// The whole snapshot (every platform's draft and rules).
+    Whole,
+    /// The context layers, and only these platforms' drafts and rules.
+    Platforms,
+    /// The context layers and these platforms' rules, no drafts.
+    RulesOnly,
+    /// The context layers alone (the article, the project, the brand).
+    Context,
+    /// The pinned layer (rules, project, brand) and these platforms' rules only: for a
+    /// step whose instruction holds the text it works on.
+    Least,
+}
+
+impl Parts {
+    fn system(&self, whole: &str, cut: Cut, platforms: &[Platform]) -> String {
+        if cut == Cut::Whole {
+            return whole.to_owned();
+        }
+        let mut texts: Vec<String> = self.head.iter().filter(|l| cut != Cut::Least || l.name == "pinned").map(|l| l.text.clone()).collect();
+        if cut == Cut::Platforms {
+            let drafts: Vec<&String> = self.drafts.iter().filter(|(p, _)| platforms.contains(p)).map(|(_, t)| t).collect();
+            if !drafts.is_empty() {
+                texts.push(format!("# Saved platform drafts\n{}", drafts.into_iter().map(String::as_str).collect::<String>()));
+            }
+        }
+        let rules: Vec<&String> = self.rules.iter().filter(|(p, _)| cut != Cut::Context && platforms.contains(p)).map(|(_, t)| t).collect();
+        if !rules.is_empty() {
+            texts.push(format!("# The target platforms' written rules\n{}", rules.into_iter().map(String::as_str).collect::<String>()));
+        }
+        texts.extend(self.policy.iter().map(|l| l.text.clone()));
+        texts.retain(|t| !t.is_empty());
+        texts.join("\n")
+    }
+}
+
+/// Reply reserves, in estimated tokens: each step's fits its purpose (a strategy of a
+/// few lines per platform, a summary, a rewrite about as long as what it rewrites).
+const STRATEGY_RESERVE: u32 = 320;
+const STRATEGY_RESERVE_PER_PLATFORM: u32 = 160;
+const SUMMARY_RESERVE: u32 = 320;
+/// Besides the rewritten text: the summary (and, for the source, the titles).
+const REWRITE_EXTRA: u32 = 320;
+/// The least reserve any step gets.
+const MIN_RESERVE: u32 = 256;
 
 impl Pipeline<'_, '_> {
     fn append(&mut self, body: EventBody) -> Result<(), ApiError> {
@@ -571,17 +674,19 @@ impl Pipeline<'_, '_> {
         if self.live.interrupted() {
             return Err(Stop::Cancelled);
         }
+        let messages = self.fitted_messages()?;
+        self.limit = self.output_limit(&messages);
         if let Some(reply) = self.replayed_reply()? {
             self.model_turns += 1;
+            self.step.push(Message::assistant(reply.0.clone(), Vec::new()));
             return Ok(reply);
         }
         self.model_turns += 1;
-        let messages = self.live.state.lock().unwrap_or_else(|p| p.into_inner()).messages.clone();
         let hash = messages_hash(&messages);
         let count = messages.len() as u32;
         self.append(EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash: hash, message_count: count })?;
-        let mut request = ChatRequest::new(std::iter::once(Message::system(self.system.clone())).chain(messages).collect());
-        request.max_output_tokens = Some(self.max_output);
+        let mut request = ChatRequest::new(std::iter::once(Message::system(self.step_system.clone())).chain(messages).collect());
+        request.max_output_tokens = Some(self.limit);
         if let Some((name, schema)) = schema {
             request.response_format = self.profile.response_format(name, schema);
         }
@@ -630,6 +735,7 @@ impl Pipeline<'_, '_> {
                     input_tokens: reply.usage.input_tokens,
                     output_tokens: reply.usage.output_tokens,
                 })?;
+                self.step.push(Message::assistant(reply.text.clone(), Vec::new()));
                 Ok((reply.text, reply.finish_reason == crate::llm::FinishReason::Length))
             }
             Err(error) if error.code == ErrorCode::Cancelled || self.live.interrupted() => {
@@ -663,11 +769,9 @@ impl Pipeline<'_, '_> {
     /// rest itself (a bad title candidate is dropped, not worth a round trip).
     fn json_step_checked(&mut self, stage: &str, instruction: String, schema: &Value, checked: &Value) -> Result<Value, Stop> {
         let validator = Validator::new(checked).map_err(|e| ApiError::internal(e.to_string()))?;
-        self.append(EventBody::UserMessage {
-            text: format!("{instruction}\n\nReply with only a JSON value matching this JSON schema:\n{schema}"),
-            was_queued: false,
-            selection: None,
-        })?;
+        let text = format!("{instruction}\n\nReply with only a JSON value matching this JSON schema:\n{schema}");
+        self.append(EventBody::UserMessage { text: text.clone(), was_queued: false, selection: None })?;
+        self.step.push(Message::user(text));
         let mut repairs = 0;
         let name = stage.split(':').next().unwrap_or(stage).to_owned();
         loop {
@@ -702,16 +806,94 @@ impl Pipeline<'_, '_> {
             }
             repairs += 1;
             self.stage(stage, "repair", format!("repair {repairs} of {MAX_REPAIRS}: {problem}"))?;
-            self.append(EventBody::UserMessage {
-                text: format!("That reply is not valid: {problem}. Reply again with only the corrected JSON, matching the schema."),
-                was_queued: false,
-                selection: None,
-            })?;
+            let text = format!("That reply is not valid: {problem}. Reply again with only the corrected JSON, matching the schema.");
+            self.append(EventBody::UserMessage { text: text.clone(), was_queued: false, selection: None })?;
+            self.step.push(Message::user(text));
         }
     }
 
+    /// Starts a step: the first of `cuts` whose system message leaves room for the
+    /// step's instruction (about `ask_tokens`) and a reply of `reserve` tokens within
+    /// the window, and a conversation of its own. CONTEXT_TOO_LONG, with the numbers
+    /// of the least of them, when none does.
+    fn begin_step(&mut self, what: &str, cuts: &[Cut], platforms: &[Platform], ask_tokens: u64, reserve: u32) -> Result<(), Stop> {
+        self.max_output = reserve;
+        self.step.clear();
+        let window = u64::from(self.profile.context_window);
+        let mut needed = 0;
+        for cut in cuts {
+            let system = self.parts.system(&self.system, *cut, platforms);
+            needed = request_tokens(&system, &[]) + ask_tokens;
+            if needed + u64::from(reserve) <= window {
+                self.step_system = system;
+                return Ok(());
+            }
+        }
+        Err(self.too_long(what, needed))
+    }
+
+    /// Whether a step of `cuts` fits (see [`Self::begin_step`]), without starting it.
+    fn fits(&self, cuts: &[Cut], platforms: &[Platform], ask_tokens: u64, reserve: u32) -> bool {
+        let window = u64::from(self.profile.context_window);
+        cuts.iter().any(|cut| request_tokens(&self.parts.system(&self.system, *cut, platforms), &[]) + ask_tokens + u64::from(reserve) <= window)
+    }
+
+    /// The step's conversation as the next request sends it: all of it when it fits
+    /// with the reply reserve, else the instruction and the latest ask only (earlier
+    /// failed replies left out: the ask says what was wrong with them).
+    fn fitted_messages(&self) -> Result<Vec<Message>, Stop> {
+        let window = u64::from(self.profile.context_window);
+        let reserve = u64::from(self.max_output);
+        let needed = request_tokens(&self.step_system, &self.step);
+        if needed + reserve <= window || self.step.len() < 3 {
+            return if needed + reserve <= window { Ok(self.step.clone()) } else { Err(self.too_long(&self.run.stage.clone(), needed)) };
+        }
+        let short: Vec<Message> = self.step.first().into_iter().chain(self.step.last()).cloned().collect();
+        let needed = request_tokens(&self.step_system, &short);
+        if needed + reserve <= window {
+            Ok(short)
+        } else {
+            Err(self.too_long(&self.run.stage.clone(), needed))
+        }
+    }
+
+    /// CONTEXT_TOO_LONG for a step that cannot fit the window even cut down: the
+    /// numbers, and the choices (fewer platforms, a smaller input, a larger window said
+    /// for the profile's server).
+    fn too_long(&self, what: &str, prompt_tokens: u64) -> Stop {
+        let window = u64::from(self.profile.context_window);
+        let message = format!(
+            "the optimization's {what} step needs about {} tokens ({prompt_tokens} of prompt, {} for its reply), and the window is {window} tokens; nothing was sent",
+            prompt_tokens + u64::from(self.max_output),
+            self.max_output
+        );
+        let error = crate::llm::LlmError::ContextTooLong {
+            message,
+            prompt_tokens: Some(prompt_tokens + u64::from(self.max_output)),
+            window: Some(window),
+            server: self.profile.server_window.map(|w| w.server),
+        };
+        Stop::Failed(ApiError::from(error).details(json!({
+            "promptTokens": prompt_tokens + u64::from(self.max_output),
+            "replyReserve": self.max_output,
+            "contextWindow": window,
+            "stage": what,
+            "server": self.profile.server_window.map(|w| w.server.id()),
+        })))
+    }
+
     fn cut_off_problem(&self) -> String {
-        format!("the reply was cut off at the output limit ({} tokens) before its JSON ended; keep every value shorter", self.max_output)
+        format!("the reply was cut off at the output limit ({} tokens) before its JSON ended; keep every value shorter", self.limit)
+    }
+
+    /// The output limit of a request of the step's system and `messages`: the room the
+    /// window leaves, up to the profile's output limit (8,192 when it sets none), and
+    /// never less than the step's reserve (which [`Self::begin_step`] made room for).
+    /// A small window gets the reserve its step needs; a large one the usual limit.
+    fn output_limit(&self, messages: &[Message]) -> u32 {
+        let room = u64::from(self.profile.context_window).saturating_sub(request_tokens(&self.step_system, messages));
+        let cap = u64::from(self.profile.max_output_tokens.unwrap_or(8_192));
+        (room.min(cap) as u32).max(self.max_output)
     }
 
     /// `summary`, or its regeneration when it promises growth; a second promise
@@ -726,6 +908,8 @@ impl Pipeline<'_, '_> {
             return Ok(summary);
         }
         self.stage(stage, "repair", format!("the summary promises an outcome ({}); asking for another", found.join(", ")))?;
+        let smaller = SUMMARY_RESERVE.min(self.max_output).max(MIN_RESERVE);
+        let reserve = std::mem::replace(&mut self.max_output, smaller);
         let value = self.json_step(
             stage,
             format!(
@@ -733,7 +917,9 @@ impl Pipeline<'_, '_> {
                 found.join(", ")
             ),
             &summary_schema(),
-        )?;
+        );
+        self.max_output = reserve;
+        let value = value?;
         let again = value["summary"].as_str().unwrap_or_default().to_owned();
         if promises(self.h, &again)?.is_empty() {
             return Ok(again);
@@ -741,6 +927,19 @@ impl Pipeline<'_, '_> {
         flags.push("summary_withheld".to_owned());
         Ok("The model's summary was withheld because it promised an outcome; review the changes themselves.".to_owned())
     }
+}
+
+/// The estimated prompt tokens of a request of `system` and `messages`.
+fn request_tokens(system: &str, messages: &[Message]) -> u64 {
+    let request = ChatRequest::new(std::iter::once(Message::system(system)).chain(messages.iter().cloned()).collect());
+    crate::llm::estimate_request_tokens(&request)
+}
+
+/// A reply reserve of `tokens`, within the profile's output limit and at least
+/// [`MIN_RESERVE`].
+fn reserve_of(profile: &crate::llm::profile::LlmProfile, tokens: u64) -> u32 {
+    let cap = profile.max_output_tokens.unwrap_or(8_192);
+    (tokens.min(u64::from(u32::MAX)) as u32).max(MIN_RESERVE).min(cap.max(1))
 }
 
 /// A source step's reply as read: the optimized source, the title candidates, the
@@ -931,9 +1130,24 @@ pub(crate) fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event))
 /// Runs the pipeline of `run` (fresh, or replaying an interrupted run's log) and
 /// records its end.
 fn execute(h: Harness<'_>, live: &Live, run: Run, profile: &crate::llm::profile::LlmProfile, replay: Option<Replay>, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
-    let max_output = profile.max_output_tokens.unwrap_or(8_192).min(profile.context_window / 2).max(1);
+    let max_output = reserve_of(profile, u64::from(STRATEGY_RESERVE));
     let started = std::time::Instant::now();
-    let mut pipeline = Pipeline { h, live, run, system: String::new(), snapshot_id: String::new(), model_turns: 0, max_output, emit, replay, profile: profile.clone() };
+    let mut pipeline = Pipeline {
+        h,
+        live,
+        run,
+        system: String::new(),
+        snapshot_id: String::new(),
+        model_turns: 0,
+        max_output,
+        limit: max_output,
+        emit,
+        replay,
+        profile: profile.clone(),
+        parts: Parts::default(),
+        step_system: String::new(),
+        step: Vec::new(),
+    };
     let outcome = run_pipeline(&mut pipeline, profile.context_window);
     let mut run = pipeline.run.clone();
     if run.model.is_empty() {
@@ -992,18 +1206,23 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     let prompt: Composed = prompts.compose(&mode, entry);
     let constraints = p.run.input.constraints.texts();
     let input = crate::context::ContextInput { prompt: Some(&prompt), ..records.input(crate::context::Mode::Plan, "", &constraints, &[], None) };
-    let budget = u64::from(window).saturating_sub(u64::from(p.max_output));
-    let assembled = crate::context::assemble(&input, budget).map_err(|too| {
-        ApiError::new(ErrorCode::ContextTooLong, format!("The project does not fit the model's context window ({} tokens needed, {} available).", too.needed, too.budget))
-            .hint("larger_context", "Choose a model with a larger context window.")
-    })?;
+    // The context layers take what the smallest step leaves; each step then takes the
+    // part of the snapshot it needs ([`Parts`]).
+    let budget = u64::from(window).saturating_sub(u64::from(MIN_RESERVE));
+    p.max_output = MIN_RESERVE;
+    let assembled = crate::context::assemble(&input, budget).map_err(|too| p.too_long("snapshot", too.needed))?;
     let mut layers = assembled.layers;
     let policy = layers.pop();
+    p.parts.source_trimmed = layers.iter().any(|l| l.name == "working_set" && l.trimmed);
+    p.parts.head = layers.clone();
+    p.parts.policy = policy.clone();
     let mut drafts_text = String::from("# Saved platform drafts\n");
     for draft in &found.saved {
         let text = proposals::draft_patch_text(&draft.content);
         let head: String = text.chars().take(1_500).collect();
-        drafts_text.push_str(&format!("## {} (revision {}, {:?})\ntitle: {}\n{head}\n", draft.platform.as_str(), draft.revision, draft.status, draft.title));
+        let entry = format!("## {} (revision {}, {:?})\ntitle: {}\n{head}\n", draft.platform.as_str(), draft.revision, draft.status, draft.title);
+        drafts_text.push_str(&entry);
+        p.parts.drafts.push((draft.platform, entry));
     }
     if found.saved.is_empty() {
         drafts_text.push_str("none\n");
@@ -1012,7 +1231,9 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     let mut rules = String::from("# The target platforms' written rules\n");
     for platform in &p.run.input.platforms {
         let growth = set.growth.get(platform).ok_or_else(|| ApiError::internal(format!("no growth profile for {}", platform.as_str())))?;
-        rules.push_str(&platform_rules(growth, crate::project::drafts::draft_profile(&set, *platform)?));
+        let entry = platform_rules(growth, crate::project::drafts::draft_profile(&set, *platform)?);
+        rules.push_str(&entry);
+        p.parts.rules.push((*platform, entry));
     }
     layers.push(crate::context::named_layer("platform_rules", rules));
     layers.extend(policy);
@@ -1034,16 +1255,46 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
 
     // 2. The strategy.
     p.stage("strategy", "started", "Planning the changes")?;
-    let platforms: Vec<&str> = p.run.input.platforms.iter().map(|x| x.as_str()).collect();
-    let strategy = p.json_step(
-        "strategy",
-        format!(
-            "Step 1 of the optimization: the strategy. For the goal and intensity above, list the changes you will make to the article and, for each target platform ({}), the plan for its draft.",
-            platforms.join(", ")
-        ),
-        &strategy_schema(),
-    )?;
-    p.run.strategy = Some(strategy);
+    // One request for every platform when it fits the window; else the platforms in
+    // batches that fit (one each at the least), the later ones asking only for their
+    // plans.
+    let all = p.run.input.platforms.clone();
+    let schema_tokens = crate::llm::estimate_tokens(&strategy_schema().to_string()) + 80;
+    let profile = p.profile.clone();
+    let strategy_reserve = |n: usize| reserve_of(&profile, u64::from(STRATEGY_RESERVE + STRATEGY_RESERVE_PER_PLATFORM * n as u32));
+    // The strategy needs the article: never cut to the least.
+    let cuts = [Cut::Whole, Cut::Platforms, Cut::RulesOnly];
+    let mut batches: Vec<Vec<Platform>> = Vec::new();
+    let mut rest = all.clone();
+    while !rest.is_empty() {
+        let mut size = rest.len();
+        while size > 1 && !p.fits(if batches.is_empty() && size == all.len() { &cuts } else { &cuts[1..] }, &rest[..size], schema_tokens, strategy_reserve(size)) {
+            size -= 1;
+        }
+        batches.push(rest.drain(..size).collect());
+    }
+    let mut strategy = Value::Null;
+    for (idx, batch) in batches.iter().enumerate() {
+        let names: Vec<&str> = batch.iter().map(|x| x.as_str()).collect();
+        let whole = batches.len() == 1;
+        p.begin_step("strategy", if whole { &cuts } else { &cuts[1..] }, batch, schema_tokens, strategy_reserve(batch.len()))?;
+        if idx == 0 {
+            let instruction = format!(
+                "Step 1 of the optimization: the strategy. For the goal and intensity above, list the changes you will make to the article and, for each target platform ({}), the plan for its draft.",
+                names.join(", ")
+            );
+            strategy = p.json_step("strategy", instruction, &strategy_schema())?;
+        } else {
+            p.stage("strategy", "batch", format!("plans for {} (batch {} of {}, to fit the model's window)", names.join(", "), idx + 1, batches.len()))?;
+            let instruction =
+                format!("Step 1 of the optimization, continued: the plan for the drafts of {} only. The strategy so far: {}", names.join(", "), strategy_digest(&strategy, None));
+            let more = p.json_step("strategy", instruction, &strategy_platforms_schema())?;
+            if let (Some(plans), Some(more)) = (strategy["platforms"].as_array_mut(), more["platforms"].as_array()) {
+                plans.extend(more.iter().cloned());
+            }
+        }
+    }
+    p.run.strategy = Some(strategy.clone());
     p.stage("strategy", "done", "strategy valid")?;
 
     // 3. Titles and the optimized source.
@@ -1052,19 +1303,27 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
     if p.run.input.draft.is_none() {
         p.stage("source", "started", "Writing the title candidates and the optimized source")?;
         let keep_title = p.run.input.constraints.keep_title;
-        let value = p.json_step_checked(
-            "source",
-            format!(
-                "Step 2: the optimized source. Follow your strategy. `source` is the whole optimized Markdown source; `titles` {}; `summary` says in one or two sentences what changed and why.",
-                if keep_title {
-                    "is an empty list (the title is kept)".to_owned()
-                } else {
-                    format!("holds up to {MAX_TITLE_CANDIDATES} title candidates, each one line (no line break) of at most {} characters", proposals::MAX_TITLE_CANDIDATE_CHARS)
-                }
-            ),
-            &source_schema(),
-            &source_reply_schema(),
-        )?;
+        let instruction = format!(
+            "Step 2: the optimized source. Follow your strategy. `source` is the whole optimized Markdown source; `titles` {}; `summary` says in one or two sentences what changed and why.\n\nYour strategy: {}",
+            if keep_title {
+                "is an empty list (the title is kept)".to_owned()
+            } else {
+                format!("holds up to {MAX_TITLE_CANDIDATES} title candidates, each one line (no line break) of at most {} characters", proposals::MAX_TITLE_CANDIDATE_CHARS)
+            },
+            strategy_digest(&strategy, None)
+        );
+        // The reply is the whole source again, with its titles and summary.
+        let source_tokens = crate::llm::estimate_tokens(&project.source);
+        let reserve = reserve_of(&p.profile, source_tokens + source_tokens / 4 + u64::from(REWRITE_EXTRA));
+        let ask = crate::llm::estimate_tokens(&instruction) + crate::llm::estimate_tokens(&source_schema().to_string()) + 40;
+        if p.parts.source_trimmed {
+            // Rewriting an excerpt would propose deleting the rest.
+            p.max_output = reserve;
+            let needed = request_tokens(&p.system, &[]) + source_tokens + ask;
+            return Err(p.too_long("source", needed));
+        }
+        p.begin_step("source", &[Cut::Whole, Cut::RulesOnly, Cut::Context], &all, ask, reserve)?;
+        let value = p.json_step_checked("source", instruction, &source_schema(), &source_reply_schema())?;
         let before = crate::project::drafts::source_findings_of(h.kernel, project)?;
         let title_before = crate::project::drafts::source_findings_of(h.kernel, &Project { source: String::new(), ..project.clone() })?;
         // What a reply proposes, and the terms it introduces: into the source (spans into
@@ -1233,16 +1492,19 @@ fn run_pipeline(p: &mut Pipeline<'_, '_>, window: u32) -> Result<(), Stop> {
             continue;
         }
         let base_text = proposals::draft_patch_text(&base_content);
-        let value = p.json_step(
-            &stage,
-            format!(
-                "Step 3 ({}): adapt this draft to the platform's audience profile and rules (see \"{}\" in the context), following your strategy. {} Keep every limit; if something must go, rewrite rather than cut mid-sentence. `summary` says what changed and why.\n\nThe draft:\n{base_text}",
-                platform.as_str(),
-                growth.platform.as_str(),
-                format_note(&base_content)
-            ),
-            &platform_schema(),
-        )?;
+        let instruction = format!(
+            "Step 3 ({}): adapt this draft to the platform's audience profile and rules (see \"{}\" in the context), following your strategy. {} Keep every limit; if something must go, rewrite rather than cut mid-sentence. `summary` says what changed and why.\n\nYour strategy: {}\n\nThe draft:\n{base_text}",
+            platform.as_str(),
+            growth.platform.as_str(),
+            format_note(&base_content),
+            strategy_digest(&strategy, Some(platform))
+        );
+        // One platform per request: its rules, its draft, and a reply about as long.
+        let draft_tokens = crate::llm::estimate_tokens(&base_text);
+        let reserve = reserve_of(&p.profile, draft_tokens + draft_tokens / 4 + u64::from(REWRITE_EXTRA));
+        let ask = crate::llm::estimate_tokens(&instruction) + crate::llm::estimate_tokens(&platform_schema().to_string()) + 40;
+        p.begin_step(&stage, &[Cut::Whole, Cut::RulesOnly, Cut::Least], &[platform], ask, reserve)?;
+        let value = p.json_step(&stage, instruction, &platform_schema())?;
         let mut text = value["text"].as_str().unwrap_or_default().to_owned();
         let mut flags = Vec::new();
         let mut summary = value["summary"].as_str().unwrap_or_default().to_owned();

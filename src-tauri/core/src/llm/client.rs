@@ -326,7 +326,7 @@ impl LlmClient {
                 request.response_format = ResponseFormat::JsonSchema { name: schema_name.to_owned(), schema: schema.clone() };
             }
         } else {
-            request.messages.push(Message::system(format!("Reply with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}")));
+            request.messages.push(Message::system(super::structured::instructions(schema)));
         }
         let mut calls = 0u32;
         loop {

@@ -35,6 +35,11 @@ pub enum LlmError {
     /// Another 4xx: the provider refused the request as it was.
     #[error("the provider refused the request (HTTP {status}): {message}")]
     Rejected { status: u16, message: String },
+    /// The server does not take the `response_format` the request asked for (llama.cpp's
+    /// server before `json_schema`, DeepSeek, LM Studio for `json_object`): the form is
+    /// not sent to it again. Never retried: the same request gets the same answer.
+    #[error("the server does not take this structured-output form (HTTP {status}): {message}")]
+    FormRejected { status: u16, message: String },
     /// The prompt does not fit the model's context window. The numbers are the
     /// server's, when its answer says them; `server` is the family whose wording it was
     /// (or, set by the runtime, the profile's detected server).
@@ -84,6 +89,7 @@ impl LlmError {
             | LlmError::InsufficientQuota { .. }
             | LlmError::NotFound { .. }
             | LlmError::Rejected { .. }
+            | LlmError::FormRejected { .. }
             | LlmError::ContextTooLong { .. }
             | LlmError::Incomplete { .. }
             | LlmError::EmptyReply { .. }
@@ -117,6 +123,7 @@ impl LlmError {
             LlmError::Unavailable { status, message } => LlmError::Unavailable { status, message: clean(message) },
             LlmError::NotFound { message } => LlmError::NotFound { message: clean(message) },
             LlmError::Rejected { status, message } => LlmError::Rejected { status, message: clean(message) },
+            LlmError::FormRejected { status, message } => LlmError::FormRejected { status, message: clean(message) },
             LlmError::ContextTooLong { message, prompt_tokens, window, server } => LlmError::ContextTooLong { message: clean(message), prompt_tokens, window, server },
             LlmError::Incomplete { detail } => LlmError::Incomplete { detail: clean(detail) },
             LlmError::EmptyReply { finish } => LlmError::EmptyReply { finish },
@@ -257,6 +264,17 @@ impl ProviderError {
         LlmError::ContextTooLong { message, prompt_tokens: self.prompt_tokens, window: self.window, server: self.server() }
     }
 
+    /// Whether the server says it does not take the request's `response_format` type:
+    /// llama.cpp ("response_format type must be one of \"text\" or \"json_object\", but
+    /// got: json_schema"), DeepSeek ("This response_format type is unavailable now"),
+    /// LM Studio ("'response_format.type' must be 'json_schema' or 'text'"), and the
+    /// like. A message that names the field without refusing its type is not one.
+    fn refuses_response_format(&self) -> bool {
+        let message = self.message.to_ascii_lowercase();
+        message.contains("response_format")
+            && ["must be", "unavailable", "not supported", "unsupported", "is not allowed", "invalid value", "not available"].iter().any(|needle| message.contains(needle))
+    }
+
     fn is_insufficient_quota(&self) -> bool {
         self.code == "insufficient_quota" || self.kind == "insufficient_quota" || self.message.contains("exceeded your current quota")
     }
@@ -310,6 +328,8 @@ pub fn classify_status(status: u16, body: &[u8], retry_after: Option<Duration>) 
         408 => LlmError::Timeout { after: Duration::ZERO },
         413 => provider.context_too_long(message),
         400..=499 if provider.mentions_context_overflow() => provider.context_too_long(message),
+        // llama.cpp answers its refusal with a 500 (a thrown `runtime_error`).
+        400..=599 if provider.refuses_response_format() => LlmError::FormRejected { status, message },
         400..=499 => LlmError::Rejected { status, message },
         500..=599 if provider.mentions_context_overflow() => provider.context_too_long(message),
         _ => LlmError::Unavailable { status: Some(status), message },
@@ -372,6 +392,9 @@ impl From<LlmError> for ApiError {
             LlmError::Rejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
                 .hint("check_model_options", "The server refused the request as sent; check the model name and that the server supports this kind of request (for example tools).")
                 .details(serde_json::json!({ "status": status })),
+            LlmError::FormRejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
+                .hint("test_profile_form", "Test the profile (Settings → AI models, or `inkstone-cli profile test`): the test finds the structured-output form this server takes.")
+                .details(serde_json::json!({ "status": status, "formRejected": true })),
             LlmError::ContextTooLong { prompt_tokens, window, server, .. } => context_too_long(message, prompt_tokens, window, server),
             LlmError::Incomplete { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .problem("model.incomplete", &[])
@@ -459,6 +482,31 @@ mod tests {
 
     fn check(status: u16, body: Value, expected: LlmError) {
         assert_eq!(classify_status(status, body.to_string().as_bytes(), None), expected);
+    }
+
+    #[test]
+    fn a_refused_response_format_is_its_own_error_whatever_the_status() {
+        // llama.cpp's server before json_schema: a thrown runtime_error, so a 500.
+        let llama = json!({"error": {"code": 500, "message": "response_format type must be one of \"text\" or \"json_object\", but got: json_schema", "type": "server_error"}});
+        let refused = classify_status(500, llama.to_string().as_bytes(), None);
+        assert!(matches!(refused, LlmError::FormRejected { status: 500, .. }), "{refused:?}");
+        assert!(!refused.is_retryable(), "the same request gets the same refusal");
+        check(
+            400,
+            json!({"error": {"message": "This response_format type is unavailable now", "type": "invalid_request_error", "param": null, "code": "invalid_request_error"}}),
+            LlmError::FormRejected { status: 400, message: "This response_format type is unavailable now".into() },
+        );
+        check(
+            400,
+            json!({"error": "'response_format.type' must be 'json_schema' or 'text'"}),
+            LlmError::FormRejected { status: 400, message: "'response_format.type' must be 'json_schema' or 'text'".into() },
+        );
+        // Naming the field is not refusing it.
+        check(
+            500,
+            json!({"error": {"message": "failed to build a grammar for response_format"}}),
+            LlmError::Unavailable { status: Some(500), message: "failed to build a grammar for response_format".into() },
+        );
     }
 
     #[test]

@@ -78,11 +78,19 @@ pub struct LlmProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub key_fingerprint: Option<String>,
-    /// The server can constrain a reply to a JSON schema; [`LlmProfile::schema_form`] says
-    /// how it is asked.
+    /// Before the profile is tested: whether its server can be asked to constrain a reply
+    /// to a JSON schema, and how ([`LlmProfile::schema_form`]; a preset's or the
+    /// person's assumption). Testing the profile asks the server itself
+    /// ([`LlmProfile::structured_form`]), and what it found wins.
     pub supports_json_schema: bool,
     #[serde(default)]
     pub schema_form: SchemaForm,
+    /// The structured-output form the server was found to take (by the profile's test,
+    /// or from a refusal at work), with the forms it refused. Absent: not tested yet,
+    /// so the settings above are used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub structured_form: Option<StructuredForm>,
     /// Which tool definitions a drafting session sends with each request.
     #[serde(default)]
     pub tool_loading: ToolLoading,
@@ -126,6 +134,57 @@ pub enum SchemaForm {
     /// `response_format: {type: "json_object", schema}`: llama.cpp's server and
     /// llama-cpp-python (which refuses the other form).
     JsonObject,
+    /// No `response_format` at all: the schema is stated in the prompt, and the JSON is
+    /// found in whatever the model writes around it (a code fence, a sentence before it;
+    /// see [`super::structured::extract_json`]). For servers that take neither form.
+    Instructions,
+}
+
+impl SchemaForm {
+    /// The `response_format.type` this form sends (`None`: none is sent).
+    pub fn wire_type(self) -> Option<&'static str> {
+        match self {
+            SchemaForm::ResponseFormat => Some("json_schema"),
+            SchemaForm::JsonObject => Some("json_object"),
+            SchemaForm::Instructions => None,
+        }
+    }
+}
+
+/// Where the structured-output form in use comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum FormSource {
+    /// The profile's settings (a preset's or the person's): the server was not asked.
+    Settings,
+    /// Testing the profile: the first form the server took.
+    Test,
+    /// A model call at work was refused in the form before; the form after it is used
+    /// from then on.
+    Refusal,
+}
+
+/// A form the server refused, as it said so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FormRefusal {
+    pub form: SchemaForm,
+    pub status: u16,
+    pub message: String,
+}
+
+/// The structured-output form a profile's server takes, and how that was learnt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StructuredForm {
+    pub form: SchemaForm,
+    pub source: FormSource,
+    /// The forms the server refused, in the order they were tried; none of them is
+    /// sent to it again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<FormRefusal>>", optional)]
+    pub refused: Vec<FormRefusal>,
+    pub at: Timestamp,
 }
 
 /// Which tool definitions a drafting session sends the model with each request.
@@ -182,15 +241,63 @@ impl LlmProfile {
         ))
     }
 
-    /// The response format asking this profile's server for JSON matching `schema`, or
-    /// plain text when the server cannot be asked (the schema then goes in the prompt).
-    pub fn response_format(&self, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {
-        use crate::llm::ResponseFormat;
-        match (self.supports_json_schema, self.schema_form) {
-            (false, _) => ResponseFormat::Text,
-            (true, SchemaForm::ResponseFormat) => ResponseFormat::JsonSchema { name: name.to_owned(), schema: schema.clone() },
-            (true, SchemaForm::JsonObject) => ResponseFormat::JsonObjectSchema { schema: schema.clone() },
+    /// The structured-output form this profile's calls use, and where it comes from:
+    /// the one its server was found to take, else the settings' assumption.
+    pub fn schema_form_in_use(&self) -> (SchemaForm, FormSource) {
+        match (&self.structured_form, self.supports_json_schema) {
+            (Some(found), _) => (found.form, found.source),
+            (None, true) => (self.schema_form, FormSource::Settings),
+            (None, false) => (SchemaForm::Instructions, FormSource::Settings),
         }
+    }
+
+    /// The forms worth asking this profile's server, in order: the settings' form
+    /// first (most servers take what their preset says), then the others; never one the
+    /// server already refused. [`SchemaForm::Instructions`] is not asked: every server
+    /// takes a plain request.
+    pub fn forms_to_try(&self) -> Vec<SchemaForm> {
+        let refused: Vec<SchemaForm> = self.structured_form.iter().flat_map(|f| f.refused.iter().map(|r| r.form)).collect();
+        let first = if self.supports_json_schema { self.schema_form } else { SchemaForm::ResponseFormat };
+        let mut forms = vec![first];
+        for form in [SchemaForm::ResponseFormat, SchemaForm::JsonObject] {
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+        forms.retain(|f| *f != SchemaForm::Instructions && !refused.contains(f));
+        forms
+    }
+
+    /// Records that the server refused `form` at work: the next form worth trying is
+    /// used from now on (instructions in the prompt when none is left). Returns it.
+    pub fn record_refusal(&mut self, refusal: FormRefusal, now: Timestamp) -> SchemaForm {
+        let mut refused = self.structured_form.take().map(|f| f.refused).unwrap_or_default();
+        if !refused.iter().any(|r| r.form == refusal.form) {
+            refused.push(refusal);
+        }
+        self.structured_form = Some(StructuredForm { form: SchemaForm::Instructions, source: FormSource::Refusal, refused, at: now });
+        let next = self.forms_to_try().first().copied().unwrap_or(SchemaForm::Instructions);
+        if let Some(found) = &mut self.structured_form {
+            found.form = next;
+        }
+        next
+    }
+
+    /// The response format asking this profile's server for JSON matching `schema` in
+    /// the form it takes, or plain text when it takes none (the schema then goes in the
+    /// prompt, which every structured step writes anyway).
+    pub fn response_format(&self, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {
+        form_request(self.schema_form_in_use().0, name, schema)
+    }
+}
+
+/// The response format of `form` for a schema.
+pub fn form_request(form: SchemaForm, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {
+    use crate::llm::ResponseFormat;
+    match form {
+        SchemaForm::ResponseFormat => ResponseFormat::JsonSchema { name: name.to_owned(), schema: schema.clone() },
+        SchemaForm::JsonObject => ResponseFormat::JsonObjectSchema { schema: schema.clone() },
+        SchemaForm::Instructions => ResponseFormat::Text,
     }
 }
 

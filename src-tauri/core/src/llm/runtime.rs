@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use super::client::Embeddings;
 use super::keychain::{account_for_profile, SecretStore};
-use super::profile::{LlmProfile, Provider};
+use super::profile::{FormSource, LlmProfile, Provider, SchemaForm, StructuredForm};
 use super::retry::{Jitter, RetryPolicy};
 use super::window::ServerWindow;
 use super::{estimate_request_tokens, ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Usage};
@@ -144,21 +144,110 @@ impl Runtime {
             );
         }
         let api_key = self.resolve_key(&profile)?;
-        let limited = with_output_limit(request, call.purpose, &profile);
+        // Never a form the server refused: a caller holding an older copy of the
+        // profile gets the form the server takes.
+        let refused = |form: SchemaForm| profile.structured_form.as_ref().is_some_and(|f| f.refused.iter().any(|r| r.form == form));
+        let mut adapted: Option<ChatRequest> = match form_of(&request.response_format) {
+            Some(form) if refused(form) && call.purpose != TEST_PURPOSE => Some(in_form(request, profile.schema_form_in_use().0)),
+            _ => None,
+        };
+        loop {
+            let sent = adapted.as_ref().unwrap_or(request);
+            let outcome = self.chat_with(store, clock, ids, call, &profile, api_key.clone(), sent, on_event, cancel);
+            // A server that refuses the structured-output form at work (a profile not
+            // tested since its server changed): the form is recorded as refused, never
+            // sent to it again, and the call goes again in the next form. A test of the
+            // forms themselves takes the refusal as its answer.
+            let Err(error) = &outcome else { return outcome };
+            let Some(form) = form_of(&sent.response_format) else { return outcome };
+            if !is_form_refusal(error) || call.purpose == TEST_PURPOSE {
+                return outcome;
+            }
+            let status = error.details.as_ref().and_then(|d| d.get("status")).and_then(serde_json::Value::as_u64).unwrap_or(0) as u16;
+            let refusal = super::profile::FormRefusal { form, status, message: error.message.clone() };
+            let next = {
+                let _guard = store.write_lock();
+                let mut stored = load_profile(store, &profile.id)?;
+                let next = stored.record_refusal(refusal, clock.now());
+                let mut batch = Batch::new();
+                batch.put(&stored)?;
+                store.apply(batch, Durability::Durable)?;
+                next
+            };
+            tracing::info!(profile = %profile.id, ?form, ?next, "the server refused the structured-output form; using the next one");
+            adapted = Some(in_form(sent, next));
+        }
+    }
+
+    /// One metered call of `request` with `profile` (loaded and checked by the caller).
+    #[allow(clippy::too_many_arguments)]
+    fn chat_with(
+        &self,
+        store: &Store,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        call: ModelCall<'_>,
+        profile: &LlmProfile,
+        api_key: Option<ApiKey>,
+        request: &ChatRequest,
+        on_event: &mut (dyn FnMut(ChatEvent) + Send),
+        cancel: &Cancel,
+    ) -> Result<ChatResponse, ApiError> {
+        let limited = with_output_limit(request, call.purpose, profile);
         let request = limited.as_ref().unwrap_or(request);
         check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
-        let client = self.client(endpoint(&profile, api_key)?)?;
+        let client = self.client(endpoint(profile, api_key)?)?;
         let started = std::time::Instant::now();
         let mut sent = 0;
-        let result = self.run(client.chat_counting(request, on_event, cancel, &mut sent))?.map_err(|error| with_profile_server(error, &profile));
+        let result = self.run(client.chat_counting(request, on_event, cancel, &mut sent))?.map_err(|error| with_profile_server(error, profile));
         let latency_ms = started.elapsed().as_millis() as u64;
         let (model, usage, attempts, outcome) = match &result {
             Ok(reply) => (reply.model.clone(), reply.usage, reply.attempts, UsageOutcome::Ok),
             Err(error) => (profile.model.clone(), Usage::default(), sent.max(1), UsageOutcome::Error { code: ApiError::from(error.clone()).code }),
         };
-        let metered = Metered { profile: &profile, call, model, usage, attempts, outcome, latency_ms };
+        let metered = Metered { profile, call, model, usage, attempts, outcome, latency_ms };
         record_usage(store, clock, ids, metered)?;
         Ok(result?)
+    }
+
+    /// Tests `profile`'s connection and finds the structured-output form its server
+    /// takes, in the same call: the test asks for a tiny JSON value in each form worth
+    /// trying ([`LlmProfile::forms_to_try`]) until one is taken (one call for a server
+    /// that takes its settings' form); when every form is refused, the test goes as a
+    /// plain request and the schema will go in the prompt
+    /// ([`SchemaForm::Instructions`]). Taken means answered: whether the model's JSON
+    /// matches is the engine's to check (and repair) on every call. Returns the test's
+    /// outcome and, when the server answered, the form (`None` when it failed for
+    /// another reason). Each ask is a metered call of purpose `test_connection`.
+    pub fn test_connection(
+        &self,
+        store: &Store,
+        clock: &dyn Clock,
+        ids: &dyn IdSource,
+        profile: &LlmProfile,
+        now: crate::model::Timestamp,
+    ) -> (Result<ChatResponse, ApiError>, Option<StructuredForm>) {
+        let schema = serde_json::json!({"type": "object", "required": ["ok"], "properties": {"ok": {"type": "boolean"}}});
+        let call = ModelCall { profile: &profile.id, purpose: TEST_PURPOSE, session_id: None, run_id: None };
+        // Forms the server refused before are asked again: the test is where a server
+        // that changed shows it.
+        let fresh = LlmProfile { structured_form: None, ..profile.clone() };
+        let mut refused = Vec::new();
+        for form in fresh.forms_to_try().into_iter().chain([SchemaForm::Instructions]) {
+            let mut request = ChatRequest::new(vec![super::Message::user("Reply with the JSON object {\"ok\": true} and nothing else.")]);
+            request.max_output_tokens = Some(16);
+            request.response_format = super::profile::form_request(form, "connection_test", &schema);
+            match self.chat(store, clock, ids, call, &request, &mut |_| {}, &Cancel::new()) {
+                Ok(reply) => return (Ok(reply), Some(StructuredForm { form, source: FormSource::Test, refused, at: now })),
+                Err(error) if is_form_refusal(&error) => {
+                    let status = error.details.as_ref().and_then(|d| d.get("status")).and_then(serde_json::Value::as_u64).unwrap_or(0) as u16;
+                    refused.push(super::profile::FormRefusal { form, status, message: error.message });
+                }
+                Err(error) => return (Err(error), None),
+            }
+        }
+        // A plain request is never refused for its form.
+        (Err(ApiError::internal("the connection test ran out of forms")), None)
     }
 
     /// The window `profile`'s server states for its model (see
@@ -224,13 +313,51 @@ impl Runtime {
     }
 }
 
+/// The purpose of a connection test's calls, which also find the structured-output
+/// form the server takes ([`Runtime::test_connection`]).
+pub const TEST_PURPOSE: &str = "test_connection";
+
+/// Whether a call failed because the server does not take its structured-output form.
+fn is_form_refusal(error: &ApiError) -> bool {
+    error.details.as_ref().is_some_and(|d| d.get("formRejected").and_then(serde_json::Value::as_bool) == Some(true))
+}
+
+/// The form a request's response format is in (`None`: plain text).
+fn form_of(format: &super::ResponseFormat) -> Option<SchemaForm> {
+    match format {
+        super::ResponseFormat::Text => None,
+        super::ResponseFormat::JsonSchema { .. } => Some(SchemaForm::ResponseFormat),
+        super::ResponseFormat::JsonObjectSchema { .. } => Some(SchemaForm::JsonObject),
+    }
+}
+
+/// `request` asking for its schema in `form` instead. In
+/// [`SchemaForm::Instructions`] the schema is stated in the prompt unless a message
+/// already states it (every structured step of the engine does).
+fn in_form(request: &ChatRequest, form: SchemaForm) -> ChatRequest {
+    let (name, schema) = match &request.response_format {
+        super::ResponseFormat::JsonSchema { name, schema } => (name.clone(), schema.clone()),
+        super::ResponseFormat::JsonObjectSchema { schema } => ("reply".to_owned(), schema.clone()),
+        super::ResponseFormat::Text => return request.clone(),
+    };
+    let mut adapted = request.clone();
+    adapted.response_format = super::profile::form_request(form, &name, &schema);
+    if form == SchemaForm::Instructions {
+        let text = schema.to_string();
+        if !adapted.messages.iter().any(|m| m.content.contains(&text)) {
+            adapted.messages.push(super::Message::system(super::structured::instructions(&schema)));
+        }
+    }
+    adapted
+}
+
 /// The output limit a call's purpose needs, when the caller set none: a connection
 /// test a few tokens, a reranking a short list, an answer a few paragraphs. A local
 /// model writes a few tokens a second, so an unbounded step can run for many minutes.
 /// (Drafting, optimize and compaction set their own limits.)
 pub fn purpose_output_limit(purpose: &str) -> Option<u32> {
     match purpose {
-        "test_connection" => Some(16),
+        TEST_PURPOSE => Some(16),
         "ask_rerank" => Some(256),
         "ask" => Some(1024),
         "title" => Some(64),

@@ -1,6 +1,13 @@
 //! Structured output without trusting the model: find the JSON in a reply (the whole
-//! text, a fenced block, or the first balanced object or array) and validate it
-//! against a JSON schema (pure).
+//! text, a fenced block, or the first balanced object or array, after any reasoning
+//! the model wrote in `<think>` tags) and validate it against a JSON schema (pure).
+//!
+//! How the server is asked is the profile's structured-output form
+//! ([`super::profile::SchemaForm`]), found when the profile is tested
+//! ([`super::Runtime::find_schema_form`]): `json_schema`, llama.cpp's `json_object`
+//! with a schema, or [`instructions`] in the prompt for a server that takes neither.
+//! Whatever the form, every reply is extracted and validated here, and a reply that
+//! fails is sent back for repair: a server's constraint is a help, not the guarantee.
 
 use serde_json::Value;
 
@@ -49,8 +56,20 @@ impl Validator {
     }
 }
 
-/// The JSON value in a model's reply, if any.
+/// The instruction that asks for JSON matching `schema` when the server is not asked
+/// by a `response_format` ([`super::profile::SchemaForm::Instructions`]).
+pub fn instructions(schema: &Value) -> String {
+    format!("Reply with only a JSON value (no prose, no code fence) that matches this JSON schema:\n{schema}")
+}
+
+/// The JSON value in a model's reply, if any: the whole reply, else a fenced block,
+/// else the first balanced object or array that parses, each looked for after a
+/// closed `<think>…</think>` block (small local models often reason aloud first).
 pub fn extract_json(text: &str) -> Option<Value> {
+    let text = match text.rfind("</think>") {
+        Some(end) => &text[end + "</think>".len()..],
+        None => text,
+    };
     let trimmed = text.trim();
     if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
         if value.is_object() || value.is_array() {
@@ -125,6 +144,10 @@ mod tests {
         assert_eq!(extract_json("The answer is {\"t\": \"a } b\"} as asked."), Some(json!({"t": "a } b"})));
         assert_eq!(extract_json("no json here"), None);
         assert_eq!(extract_json("{broken"), None);
+        // What small local models write around the JSON when no response format holds them.
+        assert_eq!(extract_json("<think>The schema wants {ok}.</think>\n{\"ok\": true}"), Some(json!({"ok": true})));
+        assert_eq!(extract_json("Here is the JSON you asked for:\n\n```\n{\"ok\": true}\n```"), Some(json!({"ok": true})));
+        assert_eq!(extract_json("好的，结果如下：{\"summary\": \"改写了开头\"}。"), Some(json!({"summary": "改写了开头"})));
     }
 
     #[test]

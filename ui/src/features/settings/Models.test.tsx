@@ -576,6 +576,22 @@ describe("Settings → AI models", () => {
     expect(field.placeholder).toBe("From the server: 4096");
   });
 
+  it("shows the structured-output form each profile uses and how it was learnt", async () => {
+    const at = "2026-11-27T10:00:00Z";
+    const { transport } = backend([
+      profile({ name: "Tested", structuredForm: { form: "jsonObject", source: "test", refused: [{ form: "responseFormat", status: 500, message: "refused" }], at } }),
+      profile({ id: "llm_2", name: "Plain", isDefault: false, structuredForm: { form: "instructions", source: "refusal", refused: [{ form: "jsonObject", status: 400, message: "x" }], at } }),
+      profile({ id: "llm_3", name: "Untested", isDefault: false, supportsJsonSchema: true, schemaForm: "responseFormat" }),
+    ]);
+    renderModels(transport);
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(3));
+    const line = (name: string) => within(item(name)).getByTestId("profile-structured-form");
+    expect(line("Tested").textContent).toBe("Structured output: json_object with a schema, the form the server took when tested (it refused json_schema).");
+    expect(line("Plain").getAttribute("data-source")).toBe("refusal");
+    expect(line("Plain").textContent).toBe("Structured output: JSON instructions in the prompt, used since the server refused json_object with a schema.");
+    expect(line("Untested").textContent).toBe("Structured output: json_schema, assumed from the settings; test the profile to ask the server.");
+  });
+
   it("shows a failed test's hints in Chinese from their ids", async () => {
     const { transport } = backend([profile()]);
     transport.on("llmProfile.test", ({ profile: id }) => ({

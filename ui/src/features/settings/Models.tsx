@@ -309,6 +309,7 @@ function ProfileRow({
         )}
       </div>
       <WindowLine profile={p} />
+      <FormLine profile={p} />
       <div className="small muted">
         {p.lastTestedAt
           ? t(p.health === "ok" && p.lastLatencyMs !== undefined ? "models.testedOk" : "models.testedAt", {
@@ -361,6 +362,28 @@ function WindowLine({ profile: p }: { profile: LlmProfile }) {
         : t("models.windowPerson", { tokens: p.contextWindow });
   return (
     <div className="small muted" data-testid="profile-window" data-origin={origin}>
+      {text}
+    </div>
+  );
+}
+
+/** The structured-output form the profile's calls use, and how it was learnt: at the
+ * test, from a refusal at work, or assumed from the settings. */
+function FormLine({ profile: p }: { profile: LlmProfile }) {
+  const { t } = useApp();
+  const found = p.structuredForm;
+  const name = (form: SchemaForm) => t(`models.form.${form}` as MessageId);
+  const form: SchemaForm = found?.form ?? (p.supportsJsonSchema ? p.schemaForm : "instructions");
+  const refused = (found?.refused ?? []).map((r) => name(r.form)).join(", ");
+  const text = !found
+    ? t("models.formSettings", { form: name(form) })
+    : found.source === "refusal"
+      ? t("models.formRefusal", { form: name(form), refused })
+      : refused
+        ? t("models.formTestedRefused", { form: name(form), refused })
+        : t("models.formTested", { form: name(form) });
+  return (
+    <div className="small muted" data-testid="profile-structured-form" data-form={form} data-source={found?.source ?? "settings"}>
       {text}
     </div>
   );

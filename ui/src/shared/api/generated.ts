@@ -748,6 +748,10 @@ maxParagraphChars: number | null,
  */
 headingEveryChars: number | null, };
 
+export type FormRefusal = { form: SchemaForm, status: number, message: string, };
+
+export type FormSource = "settings" | "test" | "refusal";
+
 export type Goal = "recommendation" | "views" | "ctr" | "completion" | "engagement" | "conversion";
 
 export type GrowthProfile = { id: string, platform: Platform, audience: string, contentPreferences: Array<string>, titleRules: Array<string>, openingRules: Array<string>, structureRules: Array<string>, tagRules: Array<string>, ctaRules: Array<string>, riskRules: Array<string>, metricsFocus: Array<string>, 
@@ -930,10 +934,18 @@ inputPricePerMtok?: number, outputPricePerMtok?: number,
  */
 keyRequired: boolean, keyFingerprint?: string, 
 /**
- * The server can constrain a reply to a JSON schema; [`LlmProfile::schema_form`] says
- * how it is asked.
+ * Before the profile is tested: whether its server can be asked to constrain a reply
+ * to a JSON schema, and how ([`LlmProfile::schema_form`]; a preset's or the
+ * person's assumption). Testing the profile asks the server itself
+ * ([`LlmProfile::structured_form`]), and what it found wins.
  */
 supportsJsonSchema: boolean, schemaForm: SchemaForm, 
+/**
+ * The structured-output form the server was found to take (by the profile's test,
+ * or from a refusal at work), with the forms it refused. Absent: not tested yet,
+ * so the settings above are used.
+ */
+structuredForm?: StructuredForm, 
 /**
  * Which tool definitions a drafting session sends with each request.
  */
@@ -1795,7 +1807,7 @@ export type RunTimings = { totalMicros: number, modelMicros: number, modelCalls:
 
 export type SavedDraftFindings = { platform: Platform, findings: Array<Finding>, };
 
-export type SchemaForm = "responseFormat" | "jsonObject";
+export type SchemaForm = "responseFormat" | "jsonObject" | "instructions";
 
 export type SearchAskCancelParams = { requestId: string, };
 
@@ -2235,6 +2247,13 @@ diff: TextDiffResult,
 baselineMoved: boolean, };
 
 export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
+
+export type StructuredForm = { form: SchemaForm, source: FormSource, 
+/**
+ * The forms the server refused, in the order they were tried; none of them is
+ * sent to it again.
+ */
+refused?: Array<FormRefusal>, at: string, };
 
 export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>, 
 /**
