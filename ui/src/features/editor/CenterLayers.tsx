@@ -21,6 +21,7 @@ export function CenterLayers({
   projectId,
   project,
   session,
+  flush,
   conflict,
   cause,
   overlay,
@@ -42,6 +43,8 @@ export function CenterLayers({
   projectId: string;
   project: Project;
   session: ProjectSession;
+  /** Saves what is pending (stable: the overlays load after it). */
+  flush: () => Promise<void>;
   conflict: Conflict | null;
   cause: ConflictCause;
   overlay: Overlay;
@@ -61,7 +64,6 @@ export function CenterLayers({
   onRestoreAsk: (n: number) => void;
 }) {
   const { t } = useApp();
-  const flush = () => session.flush();
   const suspended = (node: ReactNode, label: MessageId) => <Suspense fallback={<p className="overlay muted pad">{t(label)}</p>}>{node}</Suspense>;
   return (
     <>

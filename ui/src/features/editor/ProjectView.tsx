@@ -247,6 +247,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           projectId={projectId}
           project={project}
           session={session}
+          flush={flush}
           conflict={s.conflict}
           cause={s.cause}
           overlay={overlay}

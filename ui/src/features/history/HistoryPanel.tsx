@@ -1,5 +1,6 @@
-import { memo, useCallback, useEffect, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
+import { memo, useEffect, useRef } from "react";
+import { toClientError } from "../../shared/api/client";
+import { useMethod } from "../../shared/api/query";
 import type { VersionSummary } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { VirtualList } from "../../shared/ui/VirtualList";
@@ -16,23 +17,19 @@ export interface HistoryPanelProps {
 }
 
 export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView, onDiff, onRestore }: HistoryPanelProps) {
-  const { client, t, lang, now, mod } = useApp();
-  const [versions, setVersions] = useState<VersionSummary[] | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
-
-  const load = useCallback(async () => {
-    try {
-      const r = await client.call("version.list", { projectId });
-      setVersions(r.versions);
-      setError(null);
-    } catch (e) {
-      setError(toClientError(e));
-    }
-  }, [client, projectId]);
-
+  const { t, lang, now, mod } = useApp();
+  // Read on each showing; a save of a version through this window refreshes it by itself
+  // (methods.ts), and a head that moved otherwise (sync, another window) reads it again.
+  const list = useMethod("version.list", { projectId }, { refetchOnMount: "always" });
+  const versions = list.data?.versions ?? null;
+  const error = list.error ? toClientError(list.error) : null;
+  const load = list.refetch;
+  const shownHead = useRef(head);
   useEffect(() => {
+    if (shownHead.current === head) return;
+    shownHead.current = head;
     void load();
-  }, [load, head]);
+  }, [head, load]);
 
   const origin = (v: VersionSummary): string => {
     switch (v.origin.type) {

@@ -1,14 +1,13 @@
 // Settings → AI models: the LLM profiles, their health, keys (write-only), presets,
 // the model picker and "test connection" with its result in place.
 
-import { useCallback, useEffect, useEffectEvent, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { ClientError } from "../../shared/api/client";
 import { toClientError } from "../../shared/api/client";
 import type {
   Hint,
   LlmPreset,
   LlmProfile,
-  LlmProfileInput,
   LlmProfileListResult,
   LlmTestResult,
   LocalServer,
@@ -19,13 +18,11 @@ import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { describeError, describeHint, formatFullTime, formatTime, type MessageId } from "../../shared/i18n";
 import { DeleteButton } from "./DeleteButton";
-import { chatModel, isLocalServer, keyTravelsInClear, maskedFingerprint, modelLabel, modelAfterListing, parseOptionalNumber, presetLabel } from "./llm";
+import { isLocalServer, maskedFingerprint, modelLabel, presetLabel } from "./llm";
+import { type FormStart, type ProfileFields, ProfileFormModel } from "./profileForm";
 
 type TestState = { state: "running" } | { state: "done"; result: LlmTestResult } | { state: "error"; error: ClientError };
 
-/** What the form starts from: a saved profile (`setKey`: opened to enter its key), a preset
- * (maybe a detected local server), or nothing. */
-type FormStart = { profile: LlmProfile; setKey?: boolean } | { preset: LlmPreset | null; models?: string[] };
 
 export function Models() {
   const { client, t, lang } = useApp();
@@ -422,21 +419,6 @@ function TestResult({ result }: { result: LlmTestResult }) {
 // ---------------------------------------------------------------------------
 // The add / edit form
 
-/** The server's model list: `none` when it answered with an empty one; `failed` with why
- * (`keyless`: asked without a key, as for a URL being typed). */
-type ModelList =
-  | { state: "idle" }
-  | { state: "loading" }
-  | { state: "ok"; models: string[] }
-  | { state: "none" }
-  | { state: "failed"; error: ClientError; keyless: boolean };
-
-/** A key the keychain refused (the core then saved nothing), or a key it did not remove. */
-type KeyError = {
-  error: ClientError;
-  outcome: "keyNotStored.notCreated" | "keyNotStored.nothingSaved" | "keyNotRemoved";
-};
-
 const OTHER = "\u0000other";
 
 /** The list failed only for want of a key: asked without one (a URL being typed), or the
@@ -464,164 +446,39 @@ function ProfileForm({
   onSaved: (profile: LlmProfile, warnings: Hint[]) => void;
 }) {
   const { client, t, toast, lang } = useApp();
-  const initial = "profile" in start ? start.profile : null;
-  const startPreset = "preset" in start ? start.preset : null;
+  const [form] = useState(() => new ProfileFormModel(client, start, presets, lang));
+  const st = useSyncExternalStore(form.subscribe, form.getSnapshot);
+  useEffect(() => form.start(), [form]);
+  const initial = form.initial;
   const focusKey = "profile" in start && start.setKey === true;
-  // Once created, later saves update (a key that failed to save must not create a twin).
-  const [saved, setSaved] = useState<LlmProfile | null>(initial);
-  const [presetId, setPresetId] = useState(startPreset?.id ?? "");
-  const [name, setName] = useState(initial?.name ?? (startPreset ? presetLabel(lang, startPreset) : ""));
-  const [baseUrl, setBaseUrl] = useState(initial?.baseUrl ?? startPreset?.baseUrl ?? "");
-  const [model, setModel] = useState<string>(
-    initial?.model ?? ("preset" in start ? chatModel(start.models ?? [], startPreset?.exampleModel) : undefined) ?? startPreset?.exampleModel ?? "",
-  );
-  const [customModel, setCustomModel] = useState(false);
-  const [embeddingModel, setEmbeddingModel] = useState(initial?.embeddingModel ?? "");
-  const [keyRequired, setKeyRequired] = useState(initial?.keyRequired ?? startPreset?.keyRequired ?? true);
-  // A new custom profile follows its base URL (a server on this computer takes no key)
-  // until the person sets "No key needed" or picks a preset, which decide instead.
-  const [keyChoiceMade, setKeyChoiceMade] = useState(initial !== null || startPreset !== null);
-  const [enabled, setEnabled] = useState((initial?.provider ?? "openai-compatible") !== "disabled");
-  const [apiKey, setApiKey] = useState("");
-  const [removeKey, setRemoveKey] = useState(false);
-  const [allowPlain, setAllowPlain] = useState(false);
-  const [timeoutS, setTimeoutS] = useState(String(initial?.timeoutS ?? 60));
-  // Empty unless the person set a figure: the server's own is read then (never a guess
-  // such as 8,192 filled in for a llama.cpp server started with a smaller window).
-  const [contextWindow, setContextWindow] = useState(initial && initial.contextWindowOrigin === "person" ? String(initial.contextWindow) : "");
-  const [maxOutput, setMaxOutput] = useState(initial?.maxOutputTokens?.toString() ?? "");
-  const [priceIn, setPriceIn] = useState(initial?.inputPricePerMtok?.toString() ?? "");
-  const [priceOut, setPriceOut] = useState(initial?.outputPricePerMtok?.toString() ?? "");
-  const [jsonSchema, setJsonSchema] = useState(initial?.supportsJsonSchema ?? startPreset?.supportsJsonSchema ?? false);
-  const [schemaForm, setSchemaForm] = useState<SchemaForm>(initial?.schemaForm ?? startPreset?.schemaForm ?? "responseFormat");
-  const [toolLoading, setToolLoading] = useState<ToolLoading>(initial?.toolLoading ?? startPreset?.toolLoading ?? "all");
-  const [proxyUrl, setProxyUrl] = useState(initial?.proxyUrl ?? "");
-  const [caCertPath, setCaCertPath] = useState(initial?.caCertPath ?? "");
-  // Editing: the picker is filled from the server straight away (see the effect below).
-  const [models, setModels] = useState<ModelList>(
-    initial
-      ? { state: "loading" }
-      : "preset" in start && start.models && start.models.length > 0
-        ? { state: "ok", models: start.models }
-        : { state: "idle" },
-  );
-  const [saving, setSaving] = useState(false);
-  const [error, setError] = useState<ClientError | null>(null);
-  const [keyError, setKeyError] = useState<KeyError | null>(null);
-  const modelsRequest = useRef(0);
-  // The chosen preset's usual model: a placeholder the server's list may replace.
-  const placeholderModel = presets.find((p) => p.id === presetId)?.exampleModel;
-
-  // Only the newest request's answer is kept. A failure says why; the model can still be typed.
-  const fetchModels = (url: string, placeholder = placeholderModel) => {
-    const request = ++modelsRequest.current;
-    // The saved profile's own endpoint lists with its stored key; a URL being typed, without one.
-    const params = saved && url.trim() === saved.baseUrl ? { profile: saved.id } : { baseUrl: url.trim() };
-    return client.call("llmProfile.models", params).then(
-      (r) => {
-        if (request !== modelsRequest.current) return;
-        setModels(r.models.length > 0 ? { state: "ok", models: r.models } : { state: "none" });
-        setModel((current) => modelAfterListing(current, r.models, placeholder));
-      },
-      (e: unknown) => {
-        if (request === modelsRequest.current) setModels({ state: "failed", error: toClientError(e), keyless: "baseUrl" in params });
-      },
-    );
-  };
-
-  const loadModels = (url: string, placeholder = placeholderModel) => {
-    setModels({ state: "loading" });
-    return fetchModels(url, placeholder);
-  };
-
-  const fillPicker = useEffectEvent(() => {
-    if (initial) void fetchModels(initial.baseUrl);
-  });
-  useEffect(() => fillPicker(), []);
-
-  const pickPreset = (id: string) => {
-    setPresetId(id);
-    const preset = presets.find((p) => p.id === id);
-    if (!preset) return;
-    setBaseUrl(preset.baseUrl);
-    setKeyRequired(preset.keyRequired);
-    setKeyChoiceMade(true);
-    setJsonSchema(preset.supportsJsonSchema);
-    setSchemaForm(preset.schemaForm);
-    setToolLoading(preset.toolLoading);
-    if (!name.trim() || presets.some((p) => p.label === name || presetLabel(lang, p) === name)) setName(presetLabel(lang, preset));
-    setModel(preset.exampleModel);
-    setCustomModel(false);
-    void loadModels(preset.baseUrl, preset.exampleModel);
-  };
-
-  const numbers = {
-    timeoutS: parseOptionalNumber(timeoutS),
-    contextWindow: parseOptionalNumber(contextWindow),
-    maxOutputTokens: parseOptionalNumber(maxOutput),
-    inputPricePerMtok: parseOptionalNumber(priceIn),
-    outputPricePerMtok: parseOptionalNumber(priceOut),
-  };
-  const badNumber = Object.values(numbers).some((n) => n === null);
-  const sendsKey = apiKey.trim() !== "";
-  const clearWarning = keyTravelsInClear(baseUrl) && (sendsKey || (keyRequired && !initial?.keyFingerprint));
-  const blockedByPlainHttp = sendsKey && keyTravelsInClear(baseUrl) && !allowPlain;
-  const canSave = name.trim() !== "" && baseUrl.trim() !== "" && model.trim() !== "" && !badNumber && !blockedByPlainHttp && !saving;
+  const { saved, presetId, name, baseUrl, model, customModel, embeddingModel, keyRequired, keyChoiceMade, enabled, apiKey, removeKey, allowPlain } = st;
+  const { timeoutS, contextWindow, maxOutput, priceIn, priceOut, jsonSchema, schemaForm, toolLoading, proxyUrl, caCertPath, models, saving, error, keyError } = st;
+  const field =
+    <K extends keyof ProfileFields>(k: K) =>
+    (v: ProfileFields[K]) =>
+      form.set(k, v);
+  const [setName, setBaseUrl, setModel, setCustomModel, setEmbeddingModel] = [field("name"), field("baseUrl"), field("model"), field("customModel"), field("embeddingModel")];
+  const [setKeyRequired, setKeyChoiceMade, setEnabled, setApiKey, setRemoveKey, setAllowPlain] = [
+    field("keyRequired"),
+    field("keyChoiceMade"),
+    field("enabled"),
+    field("apiKey"),
+    field("removeKey"),
+    field("allowPlain"),
+  ];
+  const [setTimeoutS, setContextWindow, setMaxOutput, setPriceIn, setPriceOut] = [field("timeoutS"), field("contextWindow"), field("maxOutput"), field("priceIn"), field("priceOut")];
+  const [setJsonSchema, setSchemaForm, setToolLoading, setProxyUrl, setCaCertPath] = [field("jsonSchema"), field("schemaForm"), field("toolLoading"), field("proxyUrl"), field("caCertPath")];
+  const setError = (_: null) => form.clearErrors();
+  const setKeyError = setError;
+  const loadModels = (url: string) => form.loadModels(url);
+  const pickPreset = (id: string) => form.pickPreset(id);
+  const { numbers, sendsKey, clearWarning, canSave } = form.derived(st);
 
   const save = async () => {
-    if (!canSave) return;
-    setSaving(true);
-    setError(null);
-    setKeyError(null);
-    const input: LlmProfileInput = {
-      name: name.trim(),
-      provider: enabled ? "openai-compatible" : "disabled",
-      baseUrl: baseUrl.trim(),
-      model: model.trim(),
-      ...(embeddingModel.trim() ? { embeddingModel: embeddingModel.trim() } : {}),
-      keyRequired,
-      supportsJsonSchema: jsonSchema,
-      schemaForm,
-      toolLoading,
-    };
-    for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
-    if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
-    if (caCertPath.trim()) input.caCertPath = caCertPath.trim();
-    const created = !saved;
-    // The key travels with the save: the core stores both or neither.
-    if (sendsKey) {
-      input.apiKey = apiKey.trim();
-      if (allowPlain) input.allowPlainHttp = true;
-    }
-    try {
-      const result = saved
-        ? await client.call("llmProfile.update", { profile: saved.id, changes: input })
-        : await client.call("llmProfile.create", input);
-      setSaved(result.profile);
-      let profile = result.profile;
-      if (removeKey && !sendsKey) {
-        try {
-          // Without `apiKey` the key is removed from the keychain.
-          profile = await client.call("llmProfile.setKey", { profile: profile.id });
-        } catch (e) {
-          setKeyError({ error: toClientError(e), outcome: "keyNotRemoved" });
-          return;
-        }
-      }
-      setApiKey("");
-      toast(t("common.saved"));
-      onSaved(profile, result.warnings);
-    } catch (e) {
-      const failure = toClientError(e);
-      // A refused key saved nothing; the typed key stays in its field for another try.
-      if (sendsKey && failure.code === "KEYCHAIN_UNAVAILABLE") {
-        setKeyError({ error: failure, outcome: created ? "keyNotStored.notCreated" : "keyNotStored.nothingSaved" });
-      } else {
-        setError(failure);
-      }
-    } finally {
-      setSaving(false);
-    }
+    const done = await form.save();
+    if (!done) return;
+    toast(t("common.saved"));
+    onSaved(done.profile, done.warnings);
   };
 
   // The server's models to pick from; a value it does not offer (typed, or saved
@@ -824,7 +681,7 @@ function ProfileForm({
               data-testid="profile-key-remove"
               aria-pressed={removeKey}
               disabled={sendsKey}
-              onClick={() => setRemoveKey((r) => !r)}
+              onClick={() => setRemoveKey(!removeKey)}
             >
               {t("models.keyRemove")}
             </button>

@@ -8,6 +8,7 @@
 // Rust method table). Tests pass their own transport (see ./fake.ts) or a fake
 // `fetch` / `invoke`. The rest of the UI imports from this module only.
 
+import { invalidatedBy } from "./methods";
 import type {
   ApiError,
   ApiMethods,
@@ -47,18 +48,8 @@ export type EventOf<M extends StreamingMethod> = StreamingEvents[M]["data"];
 // ---------------------------------------------------------------------------
 // Typed client
 
-/** Methods after whose success the list of model profiles may read differently. */
-const PROFILE_WRITES: ReadonlySet<string> = new Set<MethodName>([
-  "llmProfile.create",
-  "llmProfile.update",
-  "llmProfile.delete",
-  "llmProfile.setKey",
-  "llmProfile.setDefault",
-  "llmProfile.setCompaction",
-]);
-
 export class ApiClient {
-  private readonly profileListeners = new Set<() => void>();
+  private readonly invalidationListeners = new Set<(stale: readonly MethodName[] | "all") => void>();
   private readonly staleListeners = new Set<() => void>();
 
   constructor(readonly transport: Transport) {}
@@ -87,17 +78,26 @@ export class ApiClient {
     } catch (e) {
       throw this.failed(e);
     }
-    if (PROFILE_WRITES.has(method)) for (const listener of [...this.profileListeners]) listener();
+    const stale = invalidatedBy(method);
+    if (stale === "all" || stale.length > 0) for (const listener of [...this.invalidationListeners]) listener(stale);
     return result;
+  }
+
+  /** Calls `listener` after each successful write through this client with the reads
+   * it made stale, as methods.ts declares them. */
+  onInvalidated(listener: (stale: readonly MethodName[] | "all") => void): () => void {
+    this.invalidationListeners.add(listener);
+    return () => {
+      this.invalidationListeners.delete(listener);
+    };
   }
 
   /** Calls `listener` after each call through this client that changed the model
    * profiles (Settings → Models adds one while the AI panel offers to set one up). */
   onProfilesChanged(listener: () => void): () => void {
-    this.profileListeners.add(listener);
-    return () => {
-      this.profileListeners.delete(listener);
-    };
+    return this.onInvalidated((stale) => {
+      if (stale === "all" || stale.includes("llmProfile.list")) listener();
+    });
   }
 
   /** Runs a streaming method, giving `onEvent` the payload of each event it sends. */
