@@ -337,6 +337,15 @@ impl Turn<'_, '_> {
         self.stats.model_calls += 1;
         self.stats.model_time += started.elapsed();
 
+        // A server that refuses a request as too long and says how many tokens it
+        // counted (llama.cpp, vLLM, OpenAI) calibrates the estimate as usage does: its
+        // tokenizer may count far more than the estimate (Chinese on a small model),
+        // and without this the next request would be sized as wrongly again.
+        if let Err(error) = &result {
+            if let Some(reported) = error.details.as_ref().and_then(|d| d["promptTokens"].as_u64()).filter(|_| error.code == ErrorCode::ContextTooLong) {
+                self.learn(&profile.id, estimate_request_tokens(&request), reported)?;
+            }
+        }
         match result {
             Ok(reply) => {
                 if !reply.usage.estimated && reply.usage.input_tokens > 0 {

@@ -95,6 +95,15 @@ describe("folding the log into the panel's state", () => {
     expect(t.items.at(-1)).toMatchObject({ kind: "end", retry: null });
   });
 
+  it("pins too long for the window end the turn with what to unpin, and the pin list reads its budget again", () => {
+    const before = foldAll([ev(created()), ev(user("继续")), ev(turnStarted())]);
+    const s = fold(before, ev(turnEnded("pins_too_long", [{ id: "unpin", message: "Unpin something." }, { id: "larger_context", message: "Or a larger window." }])));
+    expect(s.items.at(-1)).toMatchObject({ kind: "end", reason: "pins_too_long", hints: [{ id: "unpin" }, { id: "larger_context" }], retry: null });
+    expect(s.longSessionSeq).toBeGreaterThan(before.longSessionSeq);
+    const other = fold(before, ev(turnEnded("context_too_long")));
+    expect(other.longSessionSeq).toBe(before.longSessionSeq);
+  });
+
   it("an answer a failed call cut off is kept and marked so, unlike one the person stopped", () => {
     const selection = { from: 3, to: 9, text: "第一段。" };
     const cut = assistant("写到一半");
