@@ -912,7 +912,7 @@ pub(crate) fn session_room(engine: Harness<'_>, session: &super::Session, state:
     let overhead = super::model_call::session_overhead(engine, session, &bare)?;
     let profile = engine.llm_profile(&session.profile_id)?;
     let calibration = profile_context(engine.store(), &profile.id)?;
-    Ok(Room::new(u64::from(profile.context_window), overhead.total(), calibration.ratio))
+    Ok(Room::new(u64::from(profile.context_window), overhead.fixed_total(), calibration.ratio))
 }
 
 /// The failure message of a compaction the person interrupted.
