@@ -128,7 +128,10 @@ pub enum SchemaForm {
     JsonObject,
 }
 
-/// Which tool definitions a drafting session sends the model with each request.
+/// Which tool definitions a drafting session sends the model with each request: the
+/// most it sends. A window too small for that set's definitions (more than a quarter
+/// of it) gets the next smaller one, down to the compact set
+/// (`harness::tools::Registry::offered_within`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolLoading {
