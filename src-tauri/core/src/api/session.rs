@@ -339,8 +339,10 @@ pub struct SessionContextView {
     pub percent: u32,
     /// The room for the request: the window less `replyReserveTokens`.
     pub input_budget_tokens: u64,
-    /// Kept free for the model's reply: the session's and the profile's output limit,
-    /// at most half the window.
+    /// Kept free for the model's reply, sized to the step (a selection's quote and
+    /// replacement, or a paragraph or section without one; within the session's and
+    /// the profile's output limit), never more than the window leaves after the fixed
+    /// part, never less than the 256-token floor.
     pub reply_reserve_tokens: u64,
     /// What every request carries whatever the conversation: `systemPromptTokens` +
     /// `toolTokens` (estimated, calibrated).
@@ -348,11 +350,13 @@ pub struct SessionContextView {
     /// The smallest system message the context can be trimmed to (prompt, pinned
     /// layer, summary, the smallest working set).
     pub system_prompt_tokens: u64,
-    /// The tool definitions sent (the profile's `toolLoading`: all, or on demand).
+    /// The tool definitions sent: the largest set the profile's `toolLoading` allows
+    /// that takes at most a quarter of the window (all, the core set), else the compact set.
     pub tool_tokens: u64,
-    /// False when the fixed part with the reply's reserve does not fit the window: no
-    /// message can be sent until tools load on demand or the window is larger (a turn
-    /// then ends `fixed_context_too_long` without any compaction).
+    /// False when the fixed part with the least a reply may be left does not fit the
+    /// window (even with the compact tool set): no message can be sent until the
+    /// window is larger (a turn then ends `fixed_context_too_long` without any
+    /// compaction).
     pub fixed_fits: bool,
     pub warn_percent: u32,
     /// The threshold in force (the session's, else the profile's, else 80%).

@@ -187,7 +187,10 @@ pub struct StructuredForm {
     pub at: Timestamp,
 }
 
-/// Which tool definitions a drafting session sends the model with each request.
+/// Which tool definitions a drafting session sends the model with each request: the
+/// most it sends. A window too small for that set's definitions (more than a quarter
+/// of it) gets the next smaller one, down to the compact set
+/// (`harness::tools::Registry::offered_within`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolLoading {

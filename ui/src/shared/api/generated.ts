@@ -1973,8 +1973,10 @@ percent: number,
  */
 inputBudgetTokens: number, 
 /**
- * Kept free for the model's reply: the session's and the profile's output limit,
- * at most half the window.
+ * Kept free for the model's reply, sized to the step (a selection's quote and
+ * replacement, or a paragraph or section without one; within the session's and
+ * the profile's output limit), never more than the window leaves after the fixed
+ * part, never less than the 256-token floor.
  */
 replyReserveTokens: number, 
 /**
@@ -1988,13 +1990,15 @@ fixedTokens: number,
  */
 systemPromptTokens: number, 
 /**
- * The tool definitions sent (the profile's `toolLoading`: all, or on demand).
+ * The tool definitions sent: the largest set the profile's `toolLoading` allows
+ * that takes at most a quarter of the window (all, the core set), else the compact set.
  */
 toolTokens: number, 
 /**
- * False when the fixed part with the reply's reserve does not fit the window: no
- * message can be sent until tools load on demand or the window is larger (a turn
- * then ends `fixed_context_too_long` without any compaction).
+ * False when the fixed part with the least a reply may be left does not fit the
+ * window (even with the compact tool set): no message can be sent until the
+ * window is larger (a turn then ends `fixed_context_too_long` without any
+ * compaction).
  */
 fixedFits: boolean, warnPercent: number, 
 /**
