@@ -13,22 +13,9 @@ use std::time::{Duration, Instant};
 use inkstone_core::project::{self, NewProject};
 use inkstone_core::retrieval::{Filter, SearchMode, SearchRequest, SearchScope};
 use inkstone_core::store::{Batch, Durability};
+use inkstone_test_support::Rng;
 use inkstone_test_support::TestEngine;
 use serde_json::json;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
 
 const WORDS: &[&str] = &[
     "咖啡",

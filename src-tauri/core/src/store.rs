@@ -1,12 +1,15 @@
-//! sled behind typed repositories. Nothing else in the workspace imports sled.
+//! sled behind typed repositories. Nothing else in the engine imports sled (the disk
+//! syncs are `inkstone-durable`'s, shared with the workspace server).
 //!
 //! Layout: one tree per record kind (never one per project). Keys are record ids, or
 //! `project_id 0x00 big-endian number` for ordered per-project records. Every value is
 //! framed and checksummed (`codec`).
 //!
 //! Durability contract (sled 0.34's `flush` on Linux is `sync_file_range`, which is not
-//! power-loss durable): a [`Durability::Durable`] write is flushed and then every file
-//! of the database and its folder is `fsync`ed before `apply` returns. A
+//! power-loss durable): a [`Durability::Durable`] write is flushed, then sled's log and
+//! every file of the database that changed since the last sync are `fdatasync`ed and
+//! every folder whose entries changed is `fsync`ed, before `apply` returns
+//! ([`GroupSync`]; concurrent syncs are shared). A
 //! [`Durability::Grouped`] write (autosave) marks the store dirty; a background thread
 //! syncs at most `group_commit_millis` later, so typing never waits on a disk sync.
 
@@ -21,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use inkstone_durable::{GroupSync, SyncError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -349,7 +353,8 @@ const META_WORKSPACE: &[u8] = b"workspace";
 /// When a write must be on disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
-    /// Synced to disk (flush + fsync of files and folder) before `apply` returns.
+    /// Synced to disk (flush, then the log and what changed, see [`GroupSync`]) before
+    /// `apply` returns.
     Durable,
     /// Synced by the group-commit thread within `group_commit_millis`.
     Grouped,
@@ -423,7 +428,8 @@ type Subscribers = Mutex<Vec<(Vec<Kind>, OnCommit)>>;
 /// State shared with the group-commit thread.
 struct Shared {
     db: sled::Db,
-    db_path: PathBuf,
+    /// The syncs of the database folder (shared with the workspace server's store).
+    disk: GroupSync,
     dirty: AtomicBool,
     syncs: AtomicU64,
     stop: Mutex<bool>,
@@ -434,34 +440,15 @@ impl Shared {
     fn sync_to_disk(&self) -> Result<(), StoreError> {
         self.dirty.store(false, Ordering::SeqCst);
         let started = std::time::Instant::now();
-        self.db.flush()?;
-        let flushed = started.elapsed();
-        fsync_tree(&self.db_path)?;
-        tracing::trace!(?flushed, total = ?started.elapsed(), "durable sync");
+        self.disk.sync(&self.db).map_err(|error| match error {
+            SyncError::Sled(e) => StoreError::from(e),
+            SyncError::Io(e) => StoreError::Io(e),
+            SyncError::Poisoned => StoreError::Database("the sync lock is poisoned".to_owned()),
+        })?;
+        tracing::trace!(took = ?started.elapsed(), "durable sync");
         self.syncs.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
-}
-
-/// `fdatasync` every file below `dir`, then `fsync` the folders, so new files' directory
-/// entries are durable too. (fdatasync includes the metadata needed to read the data
-/// back, such as a grown length; only times are skipped.)
-fn fsync_tree(dir: &Path) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let file_type = entry.file_type()?;
-        if file_type.is_dir() {
-            fsync_tree(&entry.path())?;
-        } else if file_type.is_file() {
-            match File::open(entry.path()) {
-                Ok(file) => file.sync_data()?,
-                // sled may remove a snapshot file between listing and opening.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    File::open(dir)?.sync_all()
 }
 
 /// The open database of one data dir. Holds the data dir's lock for its lifetime.
@@ -555,7 +542,8 @@ impl Store {
         for kind in Kind::ALL {
             trees.push(db.open_tree(kind.tree_name())?);
         }
-        let shared = Arc::new(Shared { db, db_path, dirty: AtomicBool::new(false), syncs: AtomicU64::new(0), stop: Mutex::new(false), wake: Condvar::new() });
+        let shared =
+            Arc::new(Shared { db, disk: GroupSync::new(&db_path), dirty: AtomicBool::new(false), syncs: AtomicU64::new(0), stop: Mutex::new(false), wake: Condvar::new() });
         let flusher = spawn_flusher(Arc::clone(&shared), options.group_commit_millis)?;
         let store = Store { shared, writes: Mutex::new(()), subscribers: Mutex::new(Vec::new()), trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
         migrate::run(&store)?;

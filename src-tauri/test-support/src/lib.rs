@@ -1,11 +1,15 @@
 //! Test helpers shared by the crates' tests: temporary data dirs with an engine on a
 //! fake clock and sequential ids, loaders for the fixtures in `tests/fixtures`, and
-//! the scripted OpenAI-compatible model server ([`model_server`]).
+//! the scripted OpenAI-compatible model server ([`model_server`]), and the seeded
+//! [`Rng`] of the randomized tests and benchmarks.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod embedder;
 pub mod model_server;
+mod rng;
 pub mod search_eval;
+
+pub use rng::Rng;
 
 use std::path::{Path, PathBuf};
 

@@ -14,19 +14,8 @@ use inkstone_core::project::versions::{self, NewVersion};
 use inkstone_core::project::{self, NewProject};
 use inkstone_core::store::{Batch, Durability};
 use inkstone_core::{Engine, EngineConfig};
+use inkstone_test_support::Rng;
 use serde_json::json;
-
-/// A small deterministic generator so runs are comparable.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 const PHRASES: &[&str] = &[
     "今天我们聊聊如何把一篇文章写得更清楚。",

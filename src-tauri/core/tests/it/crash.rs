@@ -13,23 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use inkstone_core::{Engine, EngineConfig};
+use inkstone_test_support::Rng;
 use serde_json::json;
-
-/// xorshift64*: a tiny deterministic generator, so a seed replays a run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 const CHILD_DIR: &str = "INKSTONE_CRASH_CHILD_DIR";
 const CHILD_SEED: &str = "INKSTONE_CRASH_CHILD_SEED";

@@ -13,6 +13,7 @@ use inkstone_core::llm::{Message, Role, ToolCall};
 use inkstone_core::store::{Batch, Durability};
 use inkstone_core::{Engine, EngineConfig, ErrorCode};
 use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
+use inkstone_test_support::Rng;
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
 
@@ -1209,18 +1210,6 @@ fn harness_loop_child() {
     println!("READY {session}");
     for i in 0.. {
         let _ = engine.call("session.submit", json!({"sessionId": session, "text": format!("m{i}")}));
-    }
-}
-
-/// xorshift64*, so a seed replays a run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
     }
 }
 

@@ -19,6 +19,7 @@ use inkstone_core::{Engine, EngineConfig};
 use inkstone_server::http::{router, AppState, RateLimit};
 use inkstone_server::proto::{Role, ServerVersion};
 use inkstone_server::storage::{SledStorage, Storage};
+use inkstone_test_support::Rng;
 use serde_json::{json, Value};
 
 /// A workspace server on loopback, in-process, on its own sled store.
@@ -202,6 +203,28 @@ impl Client {
     }
 }
 
+/// The start most sync tests share: a server on a fresh folder (dropped after the
+/// server, as the binding order below makes it), a workspace whose editors are the
+/// clients' names in lower case, and each client connected with its token, in order.
+pub struct Connected<const N: usize> {
+    pub server_dir: tempfile::TempDir,
+    pub server: Server,
+    pub ws: String,
+    pub clients: [Client; N],
+}
+
+pub fn connected<const N: usize>(names: [&str; N]) -> Connected<N> {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let members: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let (ws, tokens) = server.workspace(&members.iter().map(String::as_str).collect::<Vec<_>>());
+    let clients = names.map(Client::new);
+    for (client, token) in clients.iter().zip(&tokens) {
+        client.connect(&server.url, token);
+    }
+    Connected { server_dir, server, ws, clients }
+}
+
 fn until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
     while !done() {
@@ -263,11 +286,7 @@ fn a_version_reaches_the_server_exactly_once_and_colleagues_pull_it_with_its_aut
 
 #[test]
 fn offline_jobs_wait_and_go_when_the_server_is_back() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice"]);
-    let alice = Client::new("Alice");
-    alice.connect(&server.url, &tokens[0]);
+    let Connected { server_dir: _server_dir, mut server, ws, clients: [alice] } = connected(["Alice"]);
     let project = alice.new_project("离线", "一\n");
     server.stop();
     alice.save(&project, "一\n二\n");
@@ -292,13 +311,7 @@ fn offline_jobs_wait_and_go_when_the_server_is_back() {
 /// with both sides and the base; the clean merge resolves it as a new version.
 #[test]
 fn a_stale_push_becomes_a_conflict_and_its_resolution_is_pushed_on_the_new_base() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice", "bob"]);
-    let alice = Client::new("Alice");
-    let bob = Client::new("Bob");
-    alice.connect(&server.url, &tokens[0]);
-    bob.connect(&server.url, &tokens[1]);
+    let Connected { server_dir: _server_dir, server, ws, clients: [alice, bob] } = connected(["Alice", "Bob"]);
     let base = "甲\n乙\n丙\n丁\n戊\n己\n";
     let project = alice.new_project("合", base);
     alice.ok("version.create", json!({"projectId": project}));
@@ -402,13 +415,7 @@ fn an_older_server_gets_no_origin_and_an_upgraded_one_gets_them_after_a_pull() {
 
 #[test]
 fn overlapping_edits_need_the_merge_view_and_an_edited_resolution() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice", "bob"]);
-    let alice = Client::new("Alice");
-    let bob = Client::new("Bob");
-    alice.connect(&server.url, &tokens[0]);
-    bob.connect(&server.url, &tokens[1]);
+    let Connected { server_dir: _server_dir, server, ws, clients: [alice, bob] } = connected(["Alice", "Bob"]);
     let project = alice.new_project("叠", "一\n二\n三\n");
     alice.ok("version.create", json!({"projectId": project}));
     alice.ok("sync.push", json!({}));
@@ -434,13 +441,7 @@ fn overlapping_edits_need_the_merge_view_and_an_edited_resolution() {
 
 #[test]
 fn a_pulled_head_never_overwrites_an_edited_working_copy() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice", "bob"]);
-    let alice = Client::new("Alice");
-    let bob = Client::new("Bob");
-    alice.connect(&server.url, &tokens[0]);
-    bob.connect(&server.url, &tokens[1]);
+    let Connected { server_dir: _server_dir, server, ws, clients: [alice, bob] } = connected(["Alice", "Bob"]);
     let project = alice.new_project("草稿", "一\n二\n三\n四\n");
     alice.ok("version.create", json!({"projectId": project}));
     alice.ok("sync.push", json!({}));
@@ -486,13 +487,7 @@ fn a_pulled_head_never_overwrites_an_edited_working_copy() {
 /// reads projects again only when it moves. It is stored, so a restart keeps it.
 #[test]
 fn the_change_marker_moves_when_sync_changes_projects_and_only_then() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (_ws, tokens) = server.workspace(&["alice", "bob"]);
-    let alice = Client::new("Alice");
-    let mut bob = Client::new("Bob");
-    alice.connect(&server.url, &tokens[0]);
-    bob.connect(&server.url, &tokens[1]);
+    let Connected { server_dir: _server_dir, server: _server, ws: _, clients: [alice, mut bob] } = connected(["Alice", "Bob"]);
     let marker = |c: &Client| c.ok("sync.status", json!({}))["changes"].as_u64().expect("the status carries the marker");
     let start = marker(&bob);
     assert_eq!(marker(&bob), start, "polling moves nothing");
@@ -620,11 +615,7 @@ fn pause_holds_deliveries_and_resume_lets_the_thread_send_them() {
 
 #[test]
 fn a_restart_resumes_jobs_where_they_stopped() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let mut server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice"]);
-    let mut alice = Client::new("Alice");
-    alice.connect(&server.url, &tokens[0]);
+    let Connected { server_dir: _server_dir, mut server, ws, clients: [mut alice] } = connected(["Alice"]);
     let project = alice.new_project("重启", "一\n");
     alice.ok("version.create", json!({"projectId": project}));
     server.stop();
@@ -705,11 +696,7 @@ fn a_backlog_goes_in_batches_and_a_lost_answer_resends_the_same_push() {
 
 #[test]
 fn a_batch_stays_under_the_servers_body_limit() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice"]);
-    let alice = Client::new("Alice");
-    alice.connect(&server.url, &tokens[0]);
+    let Connected { server_dir: _server_dir, server, ws, clients: [alice] } = connected(["Alice"]);
     let project = alice.new_project("长稿", "起\n");
     alice.ok("sync.pause", json!({}));
     // Three versions near the longest source (1,000,000 characters, 3 MB in UTF-8
@@ -762,27 +749,6 @@ fn the_token_stays_in_the_keychain_and_plain_http_to_another_machine_needs_confi
 
 // ---------------------------------------------------------------------------------
 // Faults: a seeded loopback proxy between the clients and the server.
-
-/// xorshift64*: a seed replays a run.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// What the proxy does to one connection (one request: the client closes each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use inkstone_core::outbox::{DeliveryJob, JobState};
 use inkstone_core::store::{Batch, Durability};
 use serde_json::{json, Value};
 
-use super::sync::{Client, Server};
+use super::sync::{connected, Client, Connected, Server};
 
 fn error_of(client: &Client, method: &str, params: Value) -> inkstone_core::ApiError {
     client.call(method, params).expect_err("refused")
@@ -80,11 +80,7 @@ fn job_of(client: &Client, number: u64) -> DeliveryJob {
 /// by the server with that code: the version fails, the others go again alone.
 #[test]
 fn a_version_that_cannot_travel_fails_alone_and_the_later_ones_go() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["alice"]);
-    let alice = Client::new("Alice");
-    alice.connect(&server.url, &tokens[0]);
+    let Connected { server_dir: _server_dir, server, ws, clients: [alice] } = connected(["Alice"]);
     let project = alice.new_project("春", "一\n");
     alice.save(&project, "一\n二\n");
     corrupt(&alice, &project, 1, "一\u{0}二\n");
@@ -174,11 +170,7 @@ fn the_pusher_is_the_author_and_connecting_settles_the_name() {
 /// failure — in another process too — until a cycle succeeds.
 #[test]
 fn a_failure_outlives_its_process_until_a_cycle_succeeds() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (_, tokens) = server.workspace(&["alice"]);
-    let mut alice = Client::new("Alice");
-    alice.connect(&server.url, &tokens[0]);
+    let Connected { server_dir: _server_dir, server, ws: _, clients: [mut alice] } = connected(["Alice"]);
     assert_eq!(alice.ok("sync.pull", json!({})).get("error"), None);
     let addr = server.addr;
     let mut server = server;

@@ -1,13 +1,14 @@
 //! The embedded store: sled under the server's data folder, durable like the app's and
 //! group-committed. Every acknowledged write is flushed and its folder synced before the
-//! call returns (sled's own flush is not power-loss durable on Linux): see
-//! `Sled::durable`.
+//! call returns (sled's own flush is not power-loss durable on Linux), by the same
+//! [`GroupSync`] as the app's store: see `Sled::durable`.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
+use inkstone_durable::GroupSync;
 use inkstone_sync_proto::{
     ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
     MAX_PAGE_BYTES,
@@ -83,7 +84,6 @@ pub struct SledStorage {
 
 /// The trees and the sync state, shared by the callers and the commit threads.
 struct Sled {
-    dir: PathBuf,
     db: sled::Db,
     workspaces: sled::Tree,
     members: sled::Tree,
@@ -97,11 +97,8 @@ struct Sled {
     /// `workspace \0 client id` → `project \0 number`: which version holds a client id,
     /// so a push that reuses one is refused (filled from `versions` at open when empty).
     client_ids: sled::Tree,
-    /// Tickets of writes waiting to be durable (taken after the write).
-    written: AtomicU64,
-    /// The highest ticket known durable and what the folder held at that sync; its lock
-    /// serialises the syncs.
-    synced: Mutex<Synced>,
+    /// The database folder's syncs, shared by the callers and the committer.
+    disk: GroupSync,
     /// Dedupe keys of pushes being processed.
     in_flight: Arc<Mutex<HashSet<Vec<u8>>>>,
     /// Group commits so far (each one transaction and one sync).
@@ -131,79 +128,6 @@ struct PushJob {
     payload_hash: String,
     at: u64,
     reply: oneshot::Sender<Result<PushOutcome, StorageError>>,
-}
-
-/// What the last sync covered: the highest ticket, each file's stamp and each folder's
-/// entries as they were just before it.
-#[derive(Default)]
-struct Synced {
-    ticket: u64,
-    files: HashMap<PathBuf, FileStamp>,
-    folders: HashMap<PathBuf, Vec<std::ffi::OsString>>,
-}
-
-/// Identity, length and change times of a file: a file whose stamp is unchanged since
-/// the last sync has nothing new to sync.
-#[derive(PartialEq, Eq, Clone, Copy)]
-struct FileStamp {
-    inode: u64,
-    len: u64,
-    modified: i128,
-    changed: i128,
-}
-
-impl Synced {
-    /// The folder as it is now, to be synced under `ticket`. Stamps are read before
-    /// the sync: a change after the read is in the next one.
-    fn read(dir: &Path, ticket: u64) -> std::io::Result<Synced> {
-        fn walk(dir: &Path, into: &mut Synced) -> std::io::Result<()> {
-            let mut names = Vec::new();
-            for entry in std::fs::read_dir(dir)? {
-                let entry = entry?;
-                let meta = match entry.metadata() {
-                    Ok(meta) => meta,
-                    // sled may remove a snapshot file between listing and reading it.
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(e),
-                };
-                names.push(entry.file_name());
-                if meta.is_dir() {
-                    walk(&entry.path(), into)?;
-                } else if meta.is_file() {
-                    into.files.insert(entry.path(), FileStamp::of(&meta));
-                }
-            }
-            names.sort();
-            into.folders.insert(dir.to_path_buf(), names);
-            Ok(())
-        }
-        let mut now = Synced { ticket, ..Synced::default() };
-        walk(dir, &mut now)?;
-        Ok(now)
-    }
-
-    /// What a sync from `self` to `now` must cover: the log and every new or changed
-    /// file (fdatasync), then every folder whose entries changed (fsync).
-    fn to_sync<'a>(&self, now: &'a Synced, log: &Path) -> (Vec<&'a Path>, Vec<&'a Path>) {
-        let mut files: Vec<&Path> =
-            now.files.iter().filter(|(path, stamp)| path.as_path() == log || self.files.get(*path) != Some(*stamp)).map(|(path, _)| path.as_path()).collect();
-        let mut folders: Vec<&Path> = now.folders.iter().filter(|(path, names)| self.folders.get(*path) != Some(*names)).map(|(path, _)| path.as_path()).collect();
-        files.sort();
-        folders.sort();
-        (files, folders)
-    }
-}
-
-impl FileStamp {
-    fn of(meta: &std::fs::Metadata) -> FileStamp {
-        use std::os::unix::fs::MetadataExt;
-        FileStamp {
-            inode: meta.ino(),
-            len: meta.len(),
-            modified: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            changed: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        }
-    }
 }
 
 /// A push's hold on its dedupe key; dropping it releases the key.
@@ -238,7 +162,6 @@ impl SledStorage {
         let db = sled::Config::new().path(dir.join("db")).cache_capacity(SLED_CACHE_BYTES).open()?;
         let tree = |name: &str| db.open_tree(name);
         let inner = Arc::new(Sled {
-            dir: dir.join("db"),
             workspaces: tree("workspaces")?,
             members: tree("members")?,
             tokens: tree("tokens")?,
@@ -250,8 +173,7 @@ impl SledStorage {
             dedupe: tree("dedupe")?,
             client_ids: tree("client_ids")?,
             db,
-            written: AtomicU64::new(0),
-            synced: Mutex::new(Synced::default()),
+            disk: GroupSync::new(dir.join("db")),
             in_flight: Arc::new(Mutex::new(HashSet::new())),
             groups: AtomicU64::new(0),
             durable_cursors: Mutex::new(HashMap::new()),
@@ -350,40 +272,11 @@ impl Sled {
         self.durable()
     }
 
-    /// Flushes sled, then fdatasyncs sled's log file and every other file of the
-    /// database folder that changed since the last sync, and fsyncs each folder whose
-    /// entries changed (a new file, a rename, a removal). Call it after a write;
-    /// concurrent callers share one sync (group commit): a sync that began after this
-    /// write's ticket was taken covers it.
-    ///
-    /// sled's flush writes its log with `sync_file_range`, which neither flushes the
-    /// disk's cache nor commits a grown file's length, so the log is always synced.
-    /// Other files are written whole and never rewritten in place (`conf` at open,
-    /// snapshots and blobs as new files), so an unchanged stamp (inode, length, change
-    /// times) means nothing new; the first sync after open covers everything.
+    /// Makes every write so far durable: flushes sled, then syncs its log and whatever
+    /// else changed in the folder; concurrent callers share one sync (group commit).
+    /// See [`GroupSync::sync`].
     fn durable(&self) -> Result<(), StorageError> {
-        let ticket = self.written.fetch_add(1, Ordering::SeqCst) + 1;
-        let mut synced = self.synced.lock().map_err(|_| StorageError::Io("sync lock poisoned".into()))?;
-        if synced.ticket >= ticket {
-            return Ok(());
-        }
-        let covers = self.written.load(Ordering::SeqCst);
-        self.db.flush()?;
-        let now = Synced::read(&self.dir, covers)?;
-        let (files, folders) = synced.to_sync(&now, &self.dir.join("db"));
-        for path in files {
-            match std::fs::File::open(path) {
-                Ok(file) => file.sync_data()?,
-                // sled may remove a snapshot file between listing and opening it.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e.into()),
-            }
-        }
-        for path in folders {
-            std::fs::File::open(path)?.sync_all()?;
-        }
-        *synced = now;
-        Ok(())
+        self.disk.sync(&self.db).map_err(|e| StorageError::Io(e.to_string()))
     }
 
     /// The committer: each group of waiting pushes in one transaction and one sync,
@@ -890,7 +783,7 @@ mod tests {
         let groups = || storage.inner.groups.load(Ordering::Relaxed);
         let before = groups();
         // Hold the sync: the committer applies the first push, then waits to sync it.
-        let held = storage.inner.synced.lock().unwrap();
+        let held = storage.inner.disk.hold_for_tests();
         let mut pending = vec![storage.queue_push(&caller, "prj_a", request(0, &["v1"]), "k1", "h1").unwrap()];
         eventually("the committer takes the first push", || groups() == before + 1);
         for i in 2..=9u32 {
@@ -921,47 +814,5 @@ mod tests {
         assert_eq!(heads, (1..=20).collect::<Vec<_>>());
         let reopened = SledStorage::open(dir.path()).unwrap();
         assert_eq!(reopened.project(&caller.workspace_id, "prj_a").unwrap().head, 20);
-    }
-
-    fn names(paths: &[&Path], root: &Path) -> Vec<String> {
-        paths.iter().map(|p| p.strip_prefix(root).unwrap().to_string_lossy().into_owned()).collect()
-    }
-
-    #[test]
-    fn a_sync_covers_the_log_and_whatever_changed_since_the_last_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir(root.join("blobs")).unwrap();
-        std::fs::write(root.join("db"), b"log").unwrap();
-        std::fs::write(root.join("conf"), b"conf").unwrap();
-        let first = Synced::read(root, 1).unwrap();
-        let (files, folders) = Synced::default().to_sync(&first, &root.join("db"));
-        assert_eq!(names(&files, root), ["conf", "db"], "the first sync after open covers every file");
-        assert_eq!(names(&folders, root), ["", "blobs"]);
-
-        let same = Synced::read(root, 2).unwrap();
-        let (files, folders) = first.to_sync(&same, &root.join("db"));
-        assert_eq!(names(&files, root), ["db"], "the log is always synced; unchanged files are not");
-        assert!(folders.is_empty());
-
-        std::fs::write(root.join("snap.0001"), b"snapshot").unwrap();
-        std::fs::write(root.join("blobs/7"), b"blob").unwrap();
-        std::fs::write(root.join("conf"), b"conf, longer").unwrap();
-        let changed = Synced::read(root, 3).unwrap();
-        let (files, folders) = same.to_sync(&changed, &root.join("db"));
-        assert_eq!(names(&files, root), ["blobs/7", "conf", "db", "snap.0001"], "new and changed files are synced");
-        assert_eq!(names(&folders, root), ["", "blobs"], "folders that gained entries are synced");
-
-        std::fs::rename(root.join("snap.0001"), root.join("snap.0002")).unwrap();
-        let renamed = Synced::read(root, 4).unwrap();
-        let (files, folders) = changed.to_sync(&renamed, &root.join("db"));
-        assert_eq!(names(&files, root), ["db", "snap.0002"]);
-        assert_eq!(names(&folders, root), [""], "a rename changes the folder's entries");
-
-        std::fs::remove_file(root.join("snap.0002")).unwrap();
-        let removed = Synced::read(root, 5).unwrap();
-        let (files, folders) = renamed.to_sync(&removed, &root.join("db"));
-        assert_eq!(names(&files, root), ["db"]);
-        assert_eq!(names(&folders, root), [""], "a removal changes the folder's entries");
     }
 }
