@@ -256,6 +256,9 @@ fn field_name(field: LimitField) -> &'static str {
 pub struct Parsed<'a> {
     root: &'a comrak::nodes::AstNode<'a>,
     plain: text::PlainText,
+    /// The sentences of each plain block, split once (when first read) for the
+    /// compilers that read them.
+    sentences: Vec<std::cell::OnceCell<Vec<String>>>,
     /// The source opened with a `# ` heading repeating the title, left out of the drafts.
     title_heading: Option<String>,
 }
@@ -274,7 +277,14 @@ impl<'a> Parsed<'a> {
                 text.trim().to_owned()
             })
         });
-        Parsed { root, plain: text::plain_text_of(root), title_heading }
+        let plain = text::plain_text_of(root);
+        let sentences = plain.blocks.iter().map(|_| std::cell::OnceCell::new()).collect();
+        Parsed { root, plain, sentences, title_heading }
+    }
+
+    /// [`text::sentences`] of each block of the plain text, in order.
+    fn sentences(&self) -> impl Iterator<Item = &[String]> {
+        self.plain.blocks.iter().zip(&self.sentences).map(|(block, split)| split.get_or_init(|| text::sentences(block)).as_slice())
     }
 }
 

@@ -1,7 +1,7 @@
 //! Douyin image-text and Xiaohongshu notes: a title, a short body and topic tags.
 
 use super::measure::chars;
-use super::text::{join, sentences};
+use super::text::join;
 use super::{limit_findings, CompileInput, Draft, DraftContent, Finding, Parsed};
 use crate::profiles::{DraftProfile, LimitField, Severity};
 
@@ -42,9 +42,9 @@ pub fn compile_douyin<'a>(profile: &DraftProfile, input: CompileInput<'_>, parse
     let max_tags = profile.limits_for(LimitField::Tags).map(|l| l.max as usize).max().unwrap_or(10);
     let mut findings = Vec::new();
     let mut caption = String::new();
-    'blocks: for block in &plain.blocks {
-        for sentence in sentences(block) {
-            let candidate = if caption.is_empty() { sentence.clone() } else { join(&caption, &sentence) };
+    'blocks: for block in parsed.sentences() {
+        for sentence in block {
+            let candidate = if caption.is_empty() { sentence.clone() } else { join(&caption, sentence) };
             if chars(&candidate) > caption_chars {
                 findings.push(
                     Finding::new(
@@ -80,15 +80,22 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
     let paragraph_chars = profile.setting_u32("paragraph_chars").unwrap_or(80) as usize;
     let max_tags = profile.limits_for(LimitField::Tags).map(|l| l.max as usize).max().unwrap_or(10);
     let mut paragraphs: Vec<String> = Vec::new();
-    for block in &plain.blocks {
+    for block in parsed.sentences() {
         let mut current = String::new();
-        for sentence in sentences(block) {
-            let candidate = join(&current, &sentence);
-            if !current.is_empty() && chars(&candidate) > paragraph_chars {
+        let mut current_chars = 0;
+        for sentence in block {
+            let candidate = join(&current, sentence);
+            // `join` puts at most a space between: count the two sides once, not the
+            // whole paragraph again at every sentence.
+            let sentence_chars = chars(sentence);
+            let candidate_chars = current_chars + sentence_chars + (candidate.len() - current.len() - sentence.len());
+            if !current.is_empty() && candidate_chars > paragraph_chars {
                 paragraphs.push(std::mem::take(&mut current));
-                current = sentence;
+                current = sentence.clone();
+                current_chars = sentence_chars;
             } else {
                 current = candidate;
+                current_chars = candidate_chars;
             }
         }
         if !current.is_empty() {

@@ -32,9 +32,10 @@ pub fn inline_text<'a>(node: &'a AstNode<'a>) -> String {
 
 fn collect_text<'a>(node: &'a AstNode<'a>, out: &mut String) {
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
-            NodeValue::Text(text) => out.push_str(&text),
+            NodeValue::Text(text) => out.push_str(text),
             NodeValue::Code(code) => out.push_str(&code.literal),
             NodeValue::Math(math) => out.push_str(&math.literal),
             NodeValue::SoftBreak => out.push(' '),
@@ -55,18 +56,39 @@ pub fn utf16_offset(source: &str, byte: usize) -> u32 {
 }
 
 pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
+    let mut out = String::with_capacity(text.len() + 16);
+    push_escaped(&mut out, text);
     out
+}
+
+/// [`escape_html`] of `text`, borrowed when there is nothing to escape.
+pub fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'')) {
+        std::borrow::Cow::Owned(escape_html(text))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Appends [`escape_html`] of `text` to `out`.
+pub fn push_escaped(out: &mut String, text: &str) {
+    let mut copied = 0;
+    // The five are ASCII, so never a byte inside a multi-byte character: copy the runs
+    // between them whole.
+    for (at, byte) in text.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&text[copied..at]);
+        out.push_str(entity);
+        copied = at + 1;
+    }
+    out.push_str(&text[copied..]);
 }
 
 /// The host of an http(s) URL, lower-cased.
@@ -80,7 +102,8 @@ pub fn url_host(url: &str) -> Option<String> {
 /// be numbered where it first appears.
 pub fn collect_footnotes<'a>(node: &'a AstNode<'a>, out: &mut std::collections::BTreeMap<String, String>) {
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
             NodeValue::FootnoteDefinition(definition) => {
                 let text: Vec<String> = child.children().map(|c| inline_text(c).trim().to_owned()).filter(|t| !t.is_empty()).collect();

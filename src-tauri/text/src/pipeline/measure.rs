@@ -5,7 +5,7 @@ use unicode_normalization::UnicodeNormalization;
 mod x_emoji;
 mod x_url;
 
-use x_url::{may_hold_url, XUrl};
+use x_url::{may_follow_dot, may_hold_url, XUrl};
 
 /// X counts every URL as this many.
 pub const X_URL_WEIGHT: usize = 23;
@@ -46,15 +46,47 @@ fn may_hold_link(text: &str) -> bool {
 /// the combining marks, CJK ideographs, CJK and general punctuation without combining
 /// marks or singletons, fullwidth ASCII. Anything else takes the full check.
 fn surely_nfc(text: &str) -> bool {
-    text.chars().all(|c| {
-        let cp = c as u32;
-        cp < 0x300
-            || (0x4E00..=0x9FFF).contains(&cp)
-            || (0x3000..=0x3029).contains(&cp)
-            || (0x2010..=0x2027).contains(&cp)
-            || (0x2030..=0x205E).contains(&cp)
-            || (0xFF01..=0xFF5E).contains(&cp)
-    })
+    text.chars().all(surely_nfc_char)
+}
+
+#[inline]
+fn surely_nfc_char(c: char) -> bool {
+    let cp = c as u32;
+    cp < 0x300
+        || (0x4E00..=0x9FFF).contains(&cp)
+        || (0x3000..=0x3029).contains(&cp)
+        || (0x2010..=0x2027).contains(&cp)
+        || (0x2030..=0x205E).contains(&cp)
+        || (0xFF01..=0xFF5E).contains(&cp)
+}
+
+/// X's weighted length of `text` in one pass when it is plain: every character surely
+/// NFC, no `.` followed by what may start a TLD (so no URL, [`may_hold_url`]) and
+/// nothing that may start an emoji; `None` when it is not, and the full count must run.
+/// Exactly what [`x_weighted_length`] counts for such a text.
+pub fn x_plain_weight(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut total = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x80 {
+            // ASCII: weight 1, NFC, never an emoji's start (keycaps start at U+20E3).
+            if b == b'.' && text[i + 1..].chars().next().is_some_and(may_follow_dot) {
+                return None;
+            }
+            total += 1;
+            i += 1;
+            continue;
+        }
+        let c = text[i..].chars().next()?;
+        if !surely_nfc_char(c) || x_emoji::may_start_emoji(c) {
+            return None;
+        }
+        total += x_weight(c);
+        i += c.len_utf8();
+    }
+    Some(total)
 }
 
 /// X counts every emoji (a sequence twitter-text recognises, see `x_emoji`) as this many.
@@ -64,6 +96,12 @@ const X_EMOJI_WEIGHT: usize = 2;
 /// each (found by X's own rules, see `x_url`), emoji 2 each (the sequences X
 /// recognises, see `x_emoji`), other code points 1 or 2.
 pub fn x_weighted_length(text: &str) -> usize {
+    // Most text is plain: NFC, no URL, no emoji. One pass weighs it.
+    x_plain_weight(text).unwrap_or_else(|| x_full_weight(text))
+}
+
+/// [`x_weighted_length`] without the one-pass shortcut for plain text.
+fn x_full_weight(text: &str) -> usize {
     // Most text is already NFC and has no URL: skip the copy and the link scan then.
     let normalized;
     let text = if surely_nfc(text) || unicode_normalization::is_nfc_quick(text.chars()) == unicode_normalization::IsNormalized::Yes {
@@ -142,6 +180,17 @@ pub fn chars(text: &str) -> usize {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// The one-pass count of plain text is the full count, and it declines every
+        /// text it cannot count exactly (URLs, emoji, text to normalise).
+        #[test]
+        fn the_plain_count_is_the_full_count(text in "[a-z .。，中国公司例子😀\u{301}e#0-9:/\u{20E3}\u{FE0F}©]{0,40}") {
+            let full = x_full_weight(&text);
+            prop_assert!(x_plain_weight(&text).is_none_or(|plain| plain == full), "{text:?}");
+            prop_assert_eq!(x_weighted_length(&text), full);
+        }
+    }
 
     proptest! {
         /// The NFC shortcut only ever says yes to text that is NFC.

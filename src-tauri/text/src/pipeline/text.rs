@@ -32,9 +32,10 @@ pub fn plain_text_of<'a>(root: &'a AstNode<'a>) -> PlainText {
 fn inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText) -> String {
     let mut text = String::new();
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
-            NodeValue::Text(t) => text.push_str(&t),
+            NodeValue::Text(t) => text.push_str(t),
             NodeValue::Code(code) => text.push_str(&code.literal),
             NodeValue::Math(math) => text.push_str(&math.literal),
             NodeValue::SoftBreak => text.push(' '),
@@ -63,7 +64,8 @@ fn inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText) -> String {
 
 fn blocks<'a>(node: &'a AstNode<'a>, out: &mut PlainText) {
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
             NodeValue::Paragraph | NodeValue::Heading(_) | NodeValue::TableCell => {
                 let text = inline_with_urls(child, out);
@@ -109,41 +111,58 @@ fn is_terminator(c: char) -> bool {
 /// brackets after it) with its sentence. `.` ends a sentence only before whitespace,
 /// so URLs, decimals and abbreviations inside words stay whole.
 pub fn sentences(paragraph: &str) -> Vec<String> {
-    // Character indices covered by URLs, where nothing ends a sentence.
-    let mut in_url = Vec::new();
+    sentence_ranges(paragraph).map(|(start, end)| paragraph[start..end].to_owned()).collect()
+}
+
+/// The byte ranges of [`sentences`], each trimmed and not empty.
+fn sentence_ranges(paragraph: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    // URLs (in order, apart), where nothing ends a sentence.
     let urls = super::measure::url_ranges(paragraph);
-    for (byte, _) in paragraph.char_indices() {
-        in_url.push(urls.iter().any(|(start, end)| *start <= byte && byte < *end));
-    }
-    let chars: Vec<char> = paragraph.chars().collect();
-    let mut out = Vec::new();
-    let mut current = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        current.push(c);
-        let ends = !in_url[i] && (is_terminator(c) || (c == '.' && chars.get(i + 1).is_none_or(|n| n.is_whitespace())) || c == '\n');
-        if ends {
-            // Keep closing punctuation and repeated terminators with the sentence.
-            while let Some(&next) = chars.get(i + 1) {
-                if is_terminator(next) || matches!(next, '”' | '’' | '"' | '\'' | '）' | ')' | '」' | '』' | '】' | '.') {
-                    current.push(next);
-                    i += 1;
-                } else {
-                    break;
-                }
+    let mut next_url = 0;
+    let mut chars = paragraph.char_indices().peekable();
+    let mut start = 0;
+    let mut done = false;
+    std::iter::from_fn(move || loop {
+        let Some((at, c)) = chars.next() else {
+            if done {
+                return None;
             }
-            if !current.trim().is_empty() {
-                out.push(current.trim().to_owned());
-            }
-            current.clear();
+            done = true;
+            return trimmed(paragraph, start, paragraph.len());
+        };
+        while urls.get(next_url).is_some_and(|(_, end)| *end <= at) {
+            next_url += 1;
         }
-        i += 1;
-    }
-    if !current.trim().is_empty() {
-        out.push(current.trim().to_owned());
-    }
-    out
+        let in_url = urls.get(next_url).is_some_and(|(url_start, _)| *url_start <= at);
+        let ends = !in_url && (is_terminator(c) || (c == '.' && chars.peek().is_none_or(|(_, n)| n.is_whitespace())) || c == '\n');
+        if !ends {
+            continue;
+        }
+        // Keep closing punctuation and repeated terminators with the sentence.
+        let mut end = at + c.len_utf8();
+        while let Some(&(next_at, next)) = chars.peek() {
+            if is_terminator(next) || matches!(next, '”' | '’' | '"' | '\'' | '）' | ')' | '」' | '』' | '】' | '.') {
+                end = next_at + next.len_utf8();
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let sentence = trimmed(paragraph, start, end);
+        start = end;
+        if sentence.is_some() {
+            return sentence;
+        }
+    })
+}
+
+/// `text[start..end]` without the white space around it, unless nothing is left.
+fn trimmed(text: &str, start: usize, end: usize) -> Option<(usize, usize)> {
+    let piece = &text[start..end];
+    let trimmed = piece.trim_start();
+    let from = start + (piece.len() - trimmed.len());
+    let to = from + trimmed.trim_end().len();
+    (to > from).then_some((from, to))
 }
 
 /// True for CJK ideographs, kana, Hangul and full-width punctuation: text that needs no
@@ -168,6 +187,54 @@ pub fn join(left: &str, right: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// The splitter as first written, a character at a time: the reference the
+    /// one-pass splitter must agree with.
+    fn sentences_char_by_char(paragraph: &str) -> Vec<String> {
+        // Character indices covered by URLs, where nothing ends a sentence.
+        let mut in_url = Vec::new();
+        let urls = crate::pipeline::measure::url_ranges(paragraph);
+        for (byte, _) in paragraph.char_indices() {
+            in_url.push(urls.iter().any(|(start, end)| *start <= byte && byte < *end));
+        }
+        let chars: Vec<char> = paragraph.chars().collect();
+        let mut out = Vec::new();
+        let mut current = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            current.push(c);
+            let ends = !in_url[i] && (is_terminator(c) || (c == '.' && chars.get(i + 1).is_none_or(|n| n.is_whitespace())) || c == '\n');
+            if ends {
+                // Keep closing punctuation and repeated terminators with the sentence.
+                while let Some(&next) = chars.get(i + 1) {
+                    if is_terminator(next) || matches!(next, '”' | '’' | '"' | '\'' | '）' | ')' | '」' | '』' | '】' | '.') {
+                        current.push(next);
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                if !current.trim().is_empty() {
+                    out.push(current.trim().to_owned());
+                }
+                current.clear();
+            }
+            i += 1;
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_owned());
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn sentences_agree_with_the_char_by_char_splitter(text in r#"[a-z .。！？；…!?;”’)）」』】\n"'中文]{0,40}|[a-z .。]{0,10}https://a\.example/x\.y[a-z .。]{0,10}"#) {
+            prop_assert_eq!(sentences(&text), sentences_char_by_char(&text));
+        }
+    }
 
     #[test]
     fn sentences_split_at_chinese_and_english_punctuation_but_not_inside_urls() {

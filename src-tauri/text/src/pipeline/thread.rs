@@ -2,8 +2,8 @@
 //! boundaries, never inside a URL, hashtag or word; every post, numbering included,
 //! within the profile's weighted limit.
 
-use super::measure::{x_url_ranges, x_weighted_length};
-use super::text::{is_cjk, join, sentences};
+use super::measure::{x_plain_weight, x_url_ranges, x_weighted_length};
+use super::text::{is_cjk, join};
 use super::{to_u32, CompileInput, Draft, DraftContent, Finding, Parsed, Post};
 use crate::profiles::{DraftProfile, LimitField, Severity};
 
@@ -71,13 +71,13 @@ fn cut(token: &str, budget: usize) -> Vec<String> {
 /// Greedy packing of `units` (sentences or tokens) into posts of at most `budget`,
 /// measuring every candidate exactly. The fallback when the fast packing's estimate
 /// was off (a URL or an emoji sequence joined across a unit boundary).
-fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<String> {
+fn pack_exact(units: &[&str], budget: usize, separator_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<String> {
     let mut posts: Vec<String> = Vec::new();
     let mut current = String::new();
     for (idx, unit) in units.iter().enumerate() {
         let new_paragraph = separator_paragraph.get(idx).copied().unwrap_or(false);
         let candidate = if current.is_empty() {
-            unit.clone()
+            (*unit).to_owned()
         } else if new_paragraph {
             format!("{current}\n\n{unit}")
         } else {
@@ -91,7 +91,7 @@ fn pack_exact(units: &[String], budget: usize, separator_paragraph: &[bool], fin
             posts.push(std::mem::take(&mut current));
         }
         if x_weighted_length(unit) <= budget {
-            current = unit.clone();
+            current = (*unit).to_owned();
             continue;
         }
         // A sentence longer than a post: pack its tokens.
@@ -142,42 +142,73 @@ fn separator(left: Option<char>, right: Option<char>, new_paragraph: bool) -> &'
     }
 }
 
+/// A unit's weight, and whether it is plain ([`x_plain_weight`]): surely NFC, without
+/// anything that may start an emoji or a URL.
+#[derive(Clone, Copy)]
+struct Weight {
+    weight: usize,
+    plain: bool,
+}
+
+/// A post as [`pack_fast`] packed it: its text, its weight by addition, and whether that
+/// sum is surely its weight.
+struct Packed {
+    text: String,
+    weight: usize,
+    exact: bool,
+}
+
+impl Packed {
+    /// The post's weight: the sum when it is surely exact, else measured.
+    fn measured(&self) -> usize {
+        if self.exact {
+            self.weight
+        } else {
+            x_weighted_length(&self.text)
+        }
+    }
+}
+
 /// Fast greedy packing: each unit is weighed once and candidates are weighed by
 /// addition, which is exact unless something joins across a unit boundary; the caller
 /// verifies every post exactly and falls back to [`pack_exact`] when one is over.
-fn pack_fast(units: &[String], weights: &[usize], budget: usize, starts_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<String> {
-    let mut posts: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut current_weight = 0usize;
+///
+/// A post of plain units only is plain too, and its sum exact, unless a `.` ends one
+/// unit and the next follows with no separator (a CJK start, which may be a TLD's
+/// first letter): separators are ASCII without `.`, so the joins create no emoji, no
+/// combining sequence and no other place a URL may start. Such a post is `exact` and
+/// needs no second measuring.
+fn pack_fast(units: &[&str], weights: &[Weight], budget: usize, starts_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<Packed> {
+    let mut posts: Vec<Packed> = Vec::new();
+    let mut current = Packed { text: String::new(), weight: 0, exact: true };
     for (idx, unit) in units.iter().enumerate() {
-        let weight = weights[idx];
-        let sep = separator(current.chars().last(), unit.chars().next(), starts_paragraph.get(idx).copied().unwrap_or(false));
+        let Weight { weight, plain } = weights[idx];
+        let sep = separator(current.text.chars().last(), unit.chars().next(), starts_paragraph.get(idx).copied().unwrap_or(false));
         // Separators are ASCII ("", " ", "\n\n"): one unit of weight per byte.
-        if current_weight + sep.len() + weight <= budget {
-            current.push_str(sep);
-            current.push_str(unit);
-            current_weight += sep.len() + weight;
+        if current.weight + sep.len() + weight <= budget {
+            let joins_a_dot = sep.is_empty() && current.text.ends_with('.');
+            current.exact &= plain && !joins_a_dot;
+            current.text.push_str(sep);
+            current.text.push_str(unit);
+            current.weight += sep.len() + weight;
             continue;
         }
-        if !current.is_empty() {
-            posts.push(std::mem::take(&mut current));
-            current_weight = 0;
+        if !current.text.is_empty() {
+            posts.push(std::mem::replace(&mut current, Packed { text: String::new(), weight: 0, exact: true }));
         }
         if weight <= budget {
-            current.push_str(unit);
-            current_weight = weight;
+            current = Packed { text: (*unit).to_owned(), weight, exact: plain };
             continue;
         }
         // A sentence longer than a post: the exact packer handles its tokens.
         for piece in pack_exact(std::slice::from_ref(unit), budget, &[false], findings) {
-            if !current.is_empty() {
-                posts.push(std::mem::take(&mut current));
+            if !current.text.is_empty() {
+                posts.push(std::mem::replace(&mut current, Packed { text: String::new(), weight: 0, exact: true }));
             }
-            current_weight = x_weighted_length(&piece);
-            current = piece;
+            current = Packed { weight: x_weighted_length(&piece), text: piece, exact: false };
         }
     }
-    if !current.is_empty() {
+    if !current.text.is_empty() {
         posts.push(current);
     }
     posts
@@ -186,35 +217,42 @@ fn pack_fast(units: &[String], weights: &[usize], budget: usize, starts_paragrap
 pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Parsed<'a>) -> (Draft, Vec<Finding>) {
     let plain = &parsed.plain;
     let limit = post_limit(profile);
-    let mut units = Vec::new();
+    let mut units: Vec<&str> = Vec::new();
     let mut starts_paragraph = Vec::new();
-    for block in &plain.blocks {
-        for (idx, sentence) in sentences(block).into_iter().enumerate() {
+    for block in parsed.sentences() {
+        for (idx, sentence) in block.iter().enumerate() {
             units.push(sentence);
             starts_paragraph.push(idx == 0);
         }
     }
     let mut findings = Vec::new();
-    let weights: Vec<usize> = units.iter().map(|u| x_weighted_length(u)).collect();
+    let weights: Vec<Weight> = units
+        .iter()
+        .map(|u| match x_plain_weight(u) {
+            Some(weight) => Weight { weight, plain: true },
+            None => Weight { weight: x_weighted_length(u), plain: false },
+        })
+        .collect();
+    let total_weight: usize = weights.iter().map(|w| w.weight).sum();
     // Separators only add weight, so one post is possible only when the units fit.
-    let single = if weights.iter().sum::<usize>() <= limit { pack_fast(&units, &weights, limit, &starts_paragraph, &mut Vec::new()) } else { Vec::new() };
-    let single_weight = if single.len() == 1 { single.first().map(|t| x_weighted_length(t)) } else { None };
+    let single = if total_weight <= limit { pack_fast(&units, &weights, limit, &starts_paragraph, &mut Vec::new()) } else { Vec::new() };
+    let single_weight = if single.len() == 1 { single.first().map(Packed::measured) } else { None };
     let texts: Vec<(String, usize)> = if let Some(weight) = single_weight.filter(|w| *w <= limit) {
-        single.into_iter().map(|t| (t, weight)).collect()
+        single.into_iter().map(|p| (p.text, weight)).collect()
     } else if units.is_empty() {
         Vec::new()
     } else {
         // Reserve room for the numbering; start from the digits the post count will
         // likely need, and repack when it gains one more.
-        let total_weight: usize = weights.iter().sum();
         let estimate = total_weight.div_ceil(limit.saturating_sub(12).max(1));
         let mut digits = estimate.max(1).to_string().len() as u32;
         loop {
             let reserve = x_weighted_length(&numbering(profile, 10usize.pow(digits) - 1, 10usize.pow(digits) - 1));
             let budget = limit.saturating_sub(reserve).max(1);
             let mut attempt_findings = Vec::new();
-            let mut posts = pack_fast(&units, &weights, budget, &starts_paragraph, &mut attempt_findings);
-            let mut post_weights: Vec<usize> = posts.iter().map(|p| x_weighted_length(p)).collect();
+            let packed = pack_fast(&units, &weights, budget, &starts_paragraph, &mut attempt_findings);
+            let mut post_weights: Vec<usize> = packed.iter().map(Packed::measured).collect();
+            let mut posts: Vec<String> = packed.into_iter().map(|p| p.text).collect();
             if post_weights.iter().any(|w| *w > budget) {
                 attempt_findings.clear();
                 posts = pack_exact(&units, budget, &starts_paragraph, &mut attempt_findings);

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use comrak::nodes::{AstNode, ListType, NodeValue, TableAlignment};
 
-use super::markdown::{collect_footnotes, escape_html, inline_text, url_host};
+use super::markdown::{collect_footnotes, escape_html, escaped, inline_text, push_escaped, url_host};
 use super::{limit_findings, CompileInput, Draft, DraftContent, Finding, Parsed};
 use crate::profiles::{DraftProfile, LimitField, Severity};
 
@@ -56,9 +56,9 @@ struct Ctx<'p> {
     column_px: u32,
 }
 
-impl Ctx<'_> {
-    fn style(&self, element: &str) -> String {
-        escape_html(self.profile.style(element))
+impl<'p> Ctx<'p> {
+    fn style(&self, element: &str) -> std::borrow::Cow<'p, str> {
+        escaped(self.profile.style(element))
     }
 
     fn open(&self, tag: &str, element: &str) -> String {
@@ -80,19 +80,20 @@ fn spaces_to_nbsp(line: &str) -> String {
 
 fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String) {
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
-            NodeValue::Text(text) => out.push_str(&escape_html(&text)),
+            NodeValue::Text(text) => push_escaped(out, text),
             NodeValue::SoftBreak => out.push(' '),
             NodeValue::LineBreak => out.push_str("<br>"),
             NodeValue::Code(code) => {
                 out.push_str(&ctx.open("code", "code_inline"));
-                out.push_str(&escape_html(&code.literal));
+                push_escaped(out, &code.literal);
                 out.push_str("</code>");
             }
             NodeValue::Math(math) => {
                 out.push_str(&ctx.open("code", "code_inline"));
-                out.push_str(&escape_html(&math.literal));
+                push_escaped(out, &math.literal);
                 out.push_str("</code>");
             }
             NodeValue::Emph => {
@@ -129,7 +130,7 @@ fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String) {
                 // An image inside a paragraph: emitted as a figure by the block pass;
                 // inline images (in headings, tables) keep their alt text only.
                 let alt = inline_text(child);
-                out.push_str(&escape_html(&alt));
+                push_escaped(out, &alt);
                 let _ = link;
             }
             NodeValue::FootnoteReference(reference) => {
@@ -155,7 +156,8 @@ fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String) {
 fn lone_images<'a>(node: &'a AstNode<'a>) -> Option<Vec<(String, String)>> {
     let mut images = Vec::new();
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
             NodeValue::Image(link) => images.push((link.url.clone(), inline_text(child))),
             NodeValue::SoftBreak | NodeValue::LineBreak => {}
@@ -201,7 +203,8 @@ fn blocks<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
 /// Renders one block node.
 fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth: usize) {
     {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
             NodeValue::Paragraph => {
                 if let Some(images) = lone_images(child) {
@@ -246,12 +249,13 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
                     let indent = format!("{} padding-left: {}px;", ctx.profile.style("list_item"), 16 * (depth + 1));
                     let mut first = true;
                     for part in item.children() {
-                        let part_value = part.data.borrow().value.clone();
+                        let part_data = part.data.borrow();
+                        let part_value = &part_data.value;
                         match part_value {
                             NodeValue::Paragraph => {
                                 out.push_str(&format!("<p style=\"{}\">", escape_html(indent.trim())));
                                 if first {
-                                    out.push_str(&escape_html(&marker));
+                                    push_escaped(out, &marker);
                                 }
                                 inline(part, ctx, out);
                                 out.push_str("</p>");
@@ -291,7 +295,7 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
             NodeValue::Math(math) => {
                 out.push_str(&ctx.open("p", "p"));
                 out.push_str(&ctx.open("code", "code_inline"));
-                out.push_str(&escape_html(&math.literal));
+                push_escaped(out, &math.literal);
                 out.push_str("</code></p>");
             }
             NodeValue::Table(table) => {

@@ -21,13 +21,17 @@ struct Ctx {
 
 /// Escapes the characters that would change meaning in Markdown text.
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '|') {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut copied = 0;
+    // The marks are ASCII, never a byte inside a multi-byte character.
+    for (at, byte) in text.bytes().enumerate() {
+        if matches!(byte, b'\\' | b'*' | b'_' | b'`' | b'[' | b']' | b'<' | b'>' | b'|') {
+            out.push_str(&text[copied..at]);
             out.push('\\');
+            copied = at;
         }
-        out.push(c);
     }
+    out.push_str(&text[copied..]);
     out
 }
 
@@ -49,9 +53,10 @@ fn equation(ctx: &Ctx, tex: &str) -> String {
 
 fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx, out: &mut String) {
     for child in node.children() {
-        let value = child.data.borrow().value.clone();
+        let data = child.data.borrow();
+        let value = &data.value;
         match value {
-            NodeValue::Text(text) => out.push_str(&escape(&text)),
+            NodeValue::Text(text) => out.push_str(&escape(text)),
             NodeValue::SoftBreak => out.push('\n'),
             NodeValue::LineBreak => out.push_str("  \n"),
             NodeValue::Code(code) => {
@@ -139,7 +144,8 @@ fn blocks<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> String {
 }
 
 fn block<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> Option<String> {
-    let value = node.data.borrow().value.clone();
+    let data = node.data.borrow();
+    let value = &data.value;
     let text = match value {
         NodeValue::Paragraph => {
             let mut out = String::new();

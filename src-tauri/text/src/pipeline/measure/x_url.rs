@@ -169,7 +169,13 @@ fn is_ascii_domain_char(c: char) -> bool {
 /// character that occurs in some TLD. Ordinary prose (sentence-ending periods
 /// followed by a space, a line end or the end) skips the scan.
 pub fn may_hold_url(text: &str) -> bool {
-    text.match_indices('.').any(|(at, _)| text[at + 1..].chars().next().is_some_and(|c| tlds().letters.contains(&canon(c))))
+    text.match_indices('.').any(|(at, _)| text[at + 1..].chars().next().is_some_and(may_follow_dot))
+}
+
+/// True when `c`, after a `.`, may start a TLD: the test [`may_hold_url`] makes at
+/// each `.`.
+pub fn may_follow_dot(c: char) -> bool {
+    tlds().letters.contains(&canon(c))
 }
 
 /// The URLs X would count in `text` (already NFC), in order, not overlapping.
