@@ -113,6 +113,8 @@ export class ProjectSession {
   getSnapshot = (): ProjectSnapshot => this.snap;
 
   private set(patch: Partial<ProjectSnapshot>) {
+    // Nothing new, no render (as React's own state setter skips an equal value).
+    if ((Object.keys(patch) as (keyof ProjectSnapshot)[]).every((k) => Object.is(this.snap[k], patch[k]))) return;
     this.snap = { ...this.snap, ...patch };
     for (const l of this.listeners) l();
   }
