@@ -560,6 +560,9 @@ function ProfileForm({
       supportsJsonSchema: jsonSchema,
       schemaForm,
       toolLoading,
+      // Set from the command line (`profile add --temperature --seed`); the form keeps them.
+      ...(initial?.temperature !== undefined ? { temperature: initial.temperature } : {}),
+      ...(initial?.seed !== undefined ? { seed: initial.seed } : {}),
     };
     for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
     if (proxyUrl.trim()) input.proxyUrl = proxyUrl.trim();
