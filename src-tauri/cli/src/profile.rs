@@ -65,6 +65,13 @@ pub struct AddArgs {
     context_window: Option<u32>,
     #[arg(long)]
     max_output_tokens: Option<u32>,
+    /// The temperature of every request (0–2), over the one each step would choose
+    /// (for example 0 with --seed for reproducible answers from a local model).
+    #[arg(long)]
+    temperature: Option<f32>,
+    /// A seed sent with every request (llama.cpp, vLLM and OpenAI sample reproducibly with one).
+    #[arg(long)]
+    seed: Option<u32>,
     /// Price per million input tokens (for cost in usage).
     #[arg(long)]
     input_price: Option<f64>,
@@ -172,7 +179,7 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
             };
             let mut params = json!({
                 "name": args.name, "baseUrl": args.base_url, "model": args.model, "embeddingModel": args.embedding_model, "timeoutS": args.timeout,
-                "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens,
+                "contextWindow": args.context_window, "maxOutputTokens": args.max_output_tokens, "temperature": args.temperature, "seed": args.seed,
                 "inputPricePerMtok": args.input_price, "outputPricePerMtok": args.output_price, "keyRequired": key_required,
                 "supportsJsonSchema": args.json_schema.is_some(),
                 "schemaForm": if args.json_schema.as_deref() == Some("json-object") { "jsonObject" } else { "responseFormat" },

@@ -218,12 +218,15 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     pub max_output_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    /// Sent as `seed`: servers that sample reproducibly with one (llama.cpp, vLLM,
+    /// OpenAI) give the same reply to the same request.
+    pub seed: Option<u32>,
     pub response_format: ResponseFormat,
 }
 
 impl ChatRequest {
     pub fn new(messages: Vec<Message>) -> Self {
-        ChatRequest { messages, tools: Vec::new(), max_output_tokens: None, temperature: None, response_format: ResponseFormat::Text }
+        ChatRequest { messages, tools: Vec::new(), max_output_tokens: None, temperature: None, seed: None, response_format: ResponseFormat::Text }
     }
 }
 

@@ -43,6 +43,15 @@ pub struct LlmProfileInput {
     #[serde(default)]
     #[ts(optional)]
     pub max_output_tokens: Option<u32>,
+    /// Every request's temperature (0–2), over the one a step would choose; absent:
+    /// each step's own.
+    #[serde(default)]
+    #[ts(optional)]
+    pub temperature: Option<f32>,
+    /// A seed sent with every request (for reproducible sampling).
+    #[serde(default)]
+    #[ts(optional)]
+    pub seed: Option<u32>,
     #[serde(default)]
     #[ts(optional)]
     pub input_price_per_mtok: Option<f64>,
@@ -270,6 +279,11 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
         }
     }
     profile.max_output_tokens = input.max_output_tokens;
+    if input.temperature.is_some_and(|t| !(0.0..=2.0).contains(&t)) {
+        return Err(ApiError::validation("temperature", "`temperature` must be between 0 and 2."));
+    }
+    profile.temperature = input.temperature;
+    profile.seed = input.seed;
     profile.input_price_per_mtok = validate_price("inputPricePerMtok", input.input_price_per_mtok)?;
     profile.output_price_per_mtok = validate_price("outputPricePerMtok", input.output_price_per_mtok)?;
     profile.key_required = input.key_required.unwrap_or(!crate::llm::profile::is_loopback(&profile.base_url));
@@ -333,6 +347,8 @@ fn blank_profile(now: crate::model::Timestamp) -> LlmProfile {
         context_window_origin: crate::llm::window::WindowOrigin::Assumed,
         server_window: None,
         max_output_tokens: None,
+        temperature: None,
+        seed: None,
         input_price_per_mtok: None,
         output_price_per_mtok: None,
         key_required: true,
@@ -605,7 +621,20 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
         profile.server_window = detected;
         profile.settle_window(person);
     }
-    let warnings: Vec<Hint> = profile.window_disagreement().into_iter().collect();
+    let mut warnings: Vec<Hint> = profile.window_disagreement().into_iter().collect();
+    // The server answered but states no window anywhere Inkstone can read it
+    // (llama-cpp-python's server has no /props): every budget would run on a guess, so
+    // say so and how to end it, rather than show the guess as if it were known.
+    if !unreachable && profile.server_window.is_none() && profile.context_window_origin == crate::llm::window::WindowOrigin::Assumed {
+        let assumed = profile.context_window.to_string();
+        warnings.push(Hint::with(
+            "window_unknown",
+            format!(
+                "The server does not state its context window, so Inkstone assumes {assumed} tokens. Set the profile's context window to the size the server runs with (llama.cpp: -c; llama-cpp-python: --n_ctx; Ollama: num_ctx)."
+            ),
+            &[("assumed", &assumed)],
+        ));
+    }
     let result = match outcome {
         Ok(reply) => {
             let latency_ms = reply.latency.as_millis() as u64;

@@ -118,6 +118,9 @@ impl LlmClient {
         if let Some(temperature) = request.temperature {
             body["temperature"] = json!(temperature);
         }
+        if let Some(seed) = request.seed {
+            body["seed"] = json!(seed);
+        }
         match &request.response_format {
             ResponseFormat::Text => {}
             // Not `strict`: OpenAI's strict mode accepts only a subset of JSON Schema (every

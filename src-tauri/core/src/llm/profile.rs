@@ -65,6 +65,17 @@ pub struct LlmProfile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub max_output_tokens: Option<u32>,
+    /// The sampling temperature of every request to this model: the person's figure
+    /// for their model wins over the one a step would choose (a summary's 0, Ask's 0.2).
+    /// Absent: each step's own, else the server's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub temperature: Option<f32>,
+    /// A seed sent with every request, so a server that samples reproducibly with one
+    /// (llama.cpp, vLLM, OpenAI) answers the same request the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub seed: Option<u32>,
     /// Price per million input tokens, for cost in usage records (any currency, the
     /// same for every profile of a workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -195,6 +195,8 @@ impl Runtime {
     ) -> Result<ChatResponse, ApiError> {
         let limited = with_output_limit(request, call.purpose, profile);
         let request = limited.as_ref().unwrap_or(request);
+        let sampled = with_profile_sampling(request, &profile);
+        let request = sampled.as_ref().unwrap_or(request);
         check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
         let client = self.client(endpoint(profile, api_key)?)?;
         let started = std::time::Instant::now();
@@ -384,6 +386,15 @@ fn with_output_limit(request: &ChatRequest, purpose: &str, profile: &LlmProfile)
         }
     }
     (limit != request.max_output_tokens).then(|| ChatRequest { max_output_tokens: limit, ..request.clone() })
+}
+
+/// `request` with the profile's sampling settings: its temperature over the step's own
+/// (the person chose it for their model), its seed. `None` when the profile sets neither.
+fn with_profile_sampling(request: &ChatRequest, profile: &LlmProfile) -> Option<ChatRequest> {
+    if profile.temperature.is_none() && profile.seed.is_none() {
+        return None;
+    }
+    Some(ChatRequest { temperature: profile.temperature.or(request.temperature), seed: profile.seed.or(request.seed), ..request.clone() })
 }
 
 /// A context overflow said for the profile's server when its window was read from

@@ -618,3 +618,42 @@ fn an_overflow_names_the_numbers_and_how_to_enlarge_the_profiles_server() {
     assert!(larger.message.contains("OLLAMA_CONTEXT_LENGTH=16384") && larger.message.contains("num_ctx 16384"), "{}", larger.message);
     assert!(!error.message.contains("OpenAI-compatible"), "{}", error.message);
 }
+
+#[test]
+fn a_profiles_temperature_and_seed_go_with_every_request() {
+    let server = ModelServer::start(vec![Reply::text("one"), Reply::text("two")]);
+    let t = TestEngine::new();
+    create(&t, "seeded", &server.base_url(), json!({"temperature": 0.0, "seed": 4242}));
+    create(&t, "plain", &server.base_url(), json!({}));
+    // A step that chooses its own temperature (Ask's 0.2) gets the person's instead.
+    let mut request = ChatRequest::new(vec![Message::user("x")]);
+    request.temperature = Some(0.2);
+    for profile in ["seeded", "plain"] {
+        let call = ModelCall { profile, purpose: "ask", session_id: None, run_id: None };
+        t.engine.model_chat(call, &request, &mut |_| {}, &Cancel::new()).unwrap();
+    }
+    let bodies: Vec<Value> = server.chat_requests().into_iter().map(|r| r.body).collect();
+    assert_eq!((bodies[0]["temperature"].as_f64(), bodies[0]["seed"].as_u64()), (Some(0.0), Some(4242)));
+    assert_eq!((bodies[1]["temperature"].as_f64().map(|t| (t * 10.0).round()), bodies[1].get("seed")), (Some(2.0), None), "without them the step's own, and no seed");
+    let profile = t.ok("llmProfile.get", json!({"profile": "seeded"}));
+    assert_eq!((profile["temperature"].as_f64(), profile["seed"].as_u64()), (Some(0.0), Some(4242)));
+
+    let refused = t.engine.call("llmProfile.create", json!({"name": "hot", "baseUrl": server.base_url(), "model": "m", "temperature": 3.5})).unwrap_err();
+    assert_eq!((refused.code, refused.details.unwrap()["field"].clone()), (ErrorCode::Validation, json!("temperature")));
+}
+
+#[test]
+fn a_server_that_states_no_window_is_said_so_at_test_not_guessed_silently() {
+    // The scripted server answers chat but has no /props, /api/show or model list with
+    // a window (as llama-cpp-python's server).
+    let server = ModelServer::start(vec![Reply::text("OK"), Reply::text("OK")]);
+    let t = TestEngine::new();
+    create(&t, "unknown", &server.base_url(), json!({}));
+    create(&t, "mine", &server.base_url(), json!({"contextWindow": 4096}));
+    let result = t.ok("llmProfile.test", json!({"profile": "unknown"}));
+    assert_eq!((result["ok"].as_bool(), result["profile"]["contextWindowOrigin"].as_str()), (Some(true), Some("assumed")));
+    let warning = result["warnings"].as_array().unwrap().iter().find(|w| w["id"] == "window_unknown").cloned().unwrap_or_default();
+    assert_eq!(warning["params"]["assumed"], result["profile"]["contextWindow"].to_string(), "the assumed figure is named: {result}");
+    let result = t.ok("llmProfile.test", json!({"profile": "mine"}));
+    assert!(result["warnings"].as_array().is_none_or(Vec::is_empty), "the person's figure is no guess: {result}");
+}

@@ -224,6 +224,9 @@ export class ProfileFormModel {
       supportsJsonSchema: st.jsonSchema,
       schemaForm: st.schemaForm,
       toolLoading: st.toolLoading,
+      // Set from the command line (`profile add --temperature --seed`); the form keeps them.
+      ...(this.initial?.temperature !== undefined ? { temperature: this.initial.temperature } : {}),
+      ...(this.initial?.seed !== undefined ? { seed: this.initial.seed } : {}),
     };
     for (const [k, v] of Object.entries(numbers)) if (typeof v === "number") (input as Record<string, unknown>)[k] = v;
     if (st.proxyUrl.trim()) input.proxyUrl = st.proxyUrl.trim();

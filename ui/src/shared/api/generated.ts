@@ -925,6 +925,17 @@ contextWindowOrigin: WindowOrigin,
  */
 serverWindow?: ServerWindow, maxOutputTokens?: number, 
 /**
+ * The sampling temperature of every request to this model: the person's figure
+ * for their model wins over the one a step would choose (a summary's 0, Ask's 0.2).
+ * Absent: each step's own, else the server's default.
+ */
+temperature?: number, 
+/**
+ * A seed sent with every request, so a server that samples reproducibly with one
+ * (llama.cpp, vLLM, OpenAI) answers the same request the same way.
+ */
+seed?: number, 
+/**
  * Price per million input tokens, for cost in usage records (any currency, the
  * same for every profile of a workspace).
  */
@@ -977,7 +988,16 @@ timeoutS?: number,
  * server states (read when the profile is tested, and when a server on this
  * computer is saved), else 8192 until it is asked.
  */
-contextWindow?: number, maxOutputTokens?: number, inputPricePerMtok?: number, outputPricePerMtok?: number, 
+contextWindow?: number, maxOutputTokens?: number, 
+/**
+ * Every request's temperature (0–2), over the one a step would choose; absent:
+ * each step's own.
+ */
+temperature?: number, 
+/**
+ * A seed sent with every request (for reproducible sampling).
+ */
+seed?: number, inputPricePerMtok?: number, outputPricePerMtok?: number, 
 /**
  * Default: true unless the server is on this machine.
  */

@@ -651,6 +651,7 @@ export const en = {
   "hint.retry_empty": "Try again; a model sometimes ends at once. If it keeps answering nothing, check the server’s log or try another model.",
   "hint.raise_max_output": "The reply stopped at the output limit before any text: raise the profile’s output limit, or use a model that thinks less.",
   "hint.retry_repetition": "Try again; if the model keeps repeating itself, lower its temperature, raise its repeat penalty, or use another model.",
+  "hint.window_unknown": "The server does not state its context window, so Inkstone assumes {assumed} tokens. Set the profile’s context window to the size the server runs with (llama.cpp: -c; llama-cpp-python: --n_ctx; Ollama: num_ctx).",
   "hint.window_disagrees": "The profile’s context window is {configured} tokens, but the server ({source}) says {server}. Clear the figure to use the server’s, or change the server.",
   "hint.use_other_data_dir": "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.",
   "hint.accept_instead": "Accept or reject it on its own.",

@@ -652,6 +652,7 @@ export const zh: Messages = {
   "hint.retry_empty": "请再试一次；模型有时会立刻结束。如果一直没有内容，请查看服务器日志或换一个模型。",
   "hint.raise_max_output": "回复还没写出内容就到了输出上限：请调高此配置的输出上限，或换一个思考更少的模型。",
   "hint.retry_repetition": "请再试一次；如果模型仍在重复，请调低温度、调高重复惩罚，或换一个模型。",
+  "hint.window_unknown": "服务器没有说明它的上下文窗口，Inkstone 暂按 {assumed} 词元计算。请把此配置的上下文窗口设为服务器实际运行的大小（llama.cpp：-c；llama-cpp-python：--n_ctx；Ollama：num_ctx）。",
   "hint.window_disagrees": "此配置的上下文窗口是 {configured} 词元，但服务器（{source}）说是 {server}。清空该数值即可采用服务器的数值，或调整服务器。",
   "hint.use_other_data_dir": "或用 --data-dir 或 INKSTONE_DATA_DIR 选择其他数据文件夹。",
   "hint.accept_instead": "单独接受或拒绝它。",
