@@ -2669,7 +2669,7 @@ export type Workspace = { id: string, name: string,
  */
 displayName: string, 
 /**
- * Set when the workspace is linked to a server (a later issue); `null` for local.
+ * Set while the workspace is linked to a server (`sync.connect`); `null` for local.
  */
 serverUrl: string | null, createdAt: string, };
 
