@@ -195,7 +195,7 @@ impl Runtime {
     ) -> Result<ChatResponse, ApiError> {
         let limited = with_output_limit(request, call.purpose, profile);
         let request = limited.as_ref().unwrap_or(request);
-        let sampled = with_profile_sampling(request, &profile);
+        let sampled = with_profile_sampling(request, profile);
         let request = sampled.as_ref().unwrap_or(request);
         check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
         let client = self.client(endpoint(profile, api_key)?)?;
