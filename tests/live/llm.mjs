@@ -254,10 +254,12 @@ async function scoreSession(scenario, sessionId) {
         started = null;
         break;
       case "compact_boundary":
-        if (p.mode === "truncation") card.compactions.truncation++;
-        else card.compactions.summary++;
-        // A summary is a structured step: the engine validated its JSON.
-        if (p.mode !== "truncation") step("compaction summary", "first");
+        // `summarized` (a validated summary: a structured step) or `truncated`.
+        if (p.mode === "truncated") card.compactions.truncation++;
+        else {
+          card.compactions.summary++;
+          step("compaction summary", "first");
+        }
         break;
       case "compaction_failed":
         card.compactions.failed++;
