@@ -317,8 +317,10 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
             next.last_error = Some(reason.clone());
             next.last_error_code = Some(code.clone());
         }
+        // Refused for another version it carried: not this job's failed attempt.
         (JobState::Dispatched, Event::Unbatched) => {
             next.state = JobState::Pending;
+            next.attempts = job.attempts.saturating_sub(1);
             next.base = None;
             next.batch.clear();
             next.with_origin = false;
@@ -334,7 +336,12 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
             next.last_error_code = None;
         }
         (JobState::Acked { .. }, Event::Finalize) => next.state = JobState::Finalized,
-        (JobState::Dispatched, Event::Restarted) => next.state = JobState::Pending,
+        // In the air when the process stopped: sent again under the same key, and the
+        // attempt that got no answer is not counted (restarts cannot use up attempts).
+        (JobState::Dispatched, Event::Restarted) => {
+            next.state = JobState::Pending;
+            next.attempts = job.attempts.saturating_sub(1);
+        }
         // The same push again: the base and batch stay (see `Event::Retry`). The reason
         // stays too, until an answer replaces it.
         (JobState::Failed, Event::Retry) => {
