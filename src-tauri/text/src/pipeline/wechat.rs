@@ -452,44 +452,52 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
 
 /// Every tag and attribute of `html`, as the checks and tests see them.
 pub fn tags_and_attributes(html: &str) -> Vec<(String, Vec<String>)> {
-    let mut out = Vec::new();
+    tags(html).map(|(name, attributes)| (name.to_owned(), attributes.map(str::to_owned).collect())).collect()
+}
+
+/// [`tags_and_attributes`] borrowed from `html`: each opening tag's name and its
+/// attribute names, without copying them.
+fn tags(html: &str) -> impl Iterator<Item = (&str, impl Iterator<Item = &str>)> {
     let mut rest = html;
-    while let Some(start) = rest.find('<') {
+    std::iter::from_fn(move || loop {
+        let start = rest.find('<')?;
         rest = &rest[start + 1..];
-        let Some(end) = rest.find('>') else { break };
+        let end = rest.find('>')?;
         let inside = &rest[..end];
         rest = &rest[end + 1..];
         if inside.starts_with('/') {
             continue;
         }
-        let name: String = inside.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
-        let mut attributes = Vec::new();
-        let mut attrs = &inside[name.len()..];
-        while let Some(eq) = attrs.find("=\"") {
-            attributes.push(attrs[..eq].trim().to_owned());
+        // ASCII letters and digits are one byte each, and no byte of a longer
+        // character is one: the name's byte length is its character count.
+        let name_len = inside.bytes().take_while(u8::is_ascii_alphanumeric).count();
+        let mut attrs = &inside[name_len..];
+        let attributes = std::iter::from_fn(move || {
+            let eq = attrs.find("=\"")?;
+            let attribute = attrs[..eq].trim();
             let after = &attrs[eq + 2..];
             let close = after.find('"').unwrap_or(after.len());
             attrs = &after[(close + 1).min(after.len())..];
-        }
-        out.push((name, attributes));
-    }
-    out
+            Some(attribute)
+        });
+        return Some((&inside[..name_len], attributes));
+    })
 }
 
 /// Format validity: only allowed tags and attributes, no CSS variables.
 pub(super) fn format_findings(html: &str, profile: &DraftProfile) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (tag, attributes) in tags_and_attributes(html) {
+    for (tag, attributes) in tags(html) {
         match ALLOWED.iter().find(|(name, _)| *name == tag) {
             None => findings.push(
                 Finding::new("format.tag", Severity::Block, Some(profile.platform), format!("The output has a <{tag}> tag, which WeChat does not keep."))
-                    .worded("format.tag", &[("tag", &tag)]),
+                    .worded("format.tag", &[("tag", tag)]),
             ),
             Some((_, allowed)) => {
-                for attribute in attributes.iter().filter(|a| !allowed.contains(&a.as_str())) {
+                for attribute in attributes.filter(|a| !allowed.contains(a)) {
                     findings.push(
                         Finding::new("format.attribute", Severity::Block, Some(profile.platform), format!("<{tag}> has a `{attribute}` attribute, which WeChat strips."))
-                            .worded("format.attribute", &[("tag", &tag), ("attribute", attribute)]),
+                            .worded("format.attribute", &[("tag", tag), ("attribute", attribute)]),
                     );
                 }
             }
