@@ -79,6 +79,16 @@ pub fn x_plain_weight(text: &str) -> Option<usize> {
             i += 1;
             continue;
         }
+        // A three-byte character: decode it here; CJK ideographs (most of a Chinese
+        // text) are NFC, start no emoji and weigh 2, with no table to look at.
+        if (0xE0..0xF0).contains(&b) && i + 2 < bytes.len() {
+            let cp = (u32::from(b & 0x0F) << 12) | (u32::from(bytes[i + 1] & 0x3F) << 6) | u32::from(bytes[i + 2] & 0x3F);
+            if (0x4E00..=0x9FFF).contains(&cp) {
+                total += 2;
+                i += 3;
+                continue;
+            }
+        }
         let c = text[i..].chars().next()?;
         if !surely_nfc_char(c) || x_emoji::may_start_emoji(c) {
             return None;
