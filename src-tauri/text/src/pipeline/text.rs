@@ -171,13 +171,18 @@ pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FA1F)
 }
 
+/// True when [`join`] puts a space between `left` and `right`: neither is empty
+/// and neither side is CJK (nor `left` ends in white space).
+pub fn join_needs_space(left: &str, right: &str) -> bool {
+    !left.is_empty() && !left.ends_with(|c: char| is_cjk(c) || c.is_whitespace()) && !right.starts_with(|c: char| is_cjk(c))
+}
+
 /// Joins two pieces of text with a space unless either side is CJK.
 pub fn join(left: &str, right: &str) -> String {
     if left.is_empty() {
         return right.to_owned();
     }
-    let needs_space = !left.ends_with(|c: char| is_cjk(c) || c.is_whitespace()) && !right.starts_with(|c: char| is_cjk(c));
-    if needs_space {
+    if join_needs_space(left, right) {
         format!("{left} {right}")
     } else {
         format!("{left}{right}")
