@@ -118,36 +118,44 @@ pub fn sentences(paragraph: &str) -> Vec<String> {
 fn sentence_ranges(paragraph: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     // URLs (in order, apart), where nothing ends a sentence.
     let urls = super::measure::url_ranges(paragraph);
+    let bytes = paragraph.as_bytes();
     let mut next_url = 0;
-    let mut chars = paragraph.char_indices().peekable();
+    // The next byte to look at, and where the current sentence starts.
+    let mut pos = 0;
     let mut start = 0;
     let mut done = false;
     std::iter::from_fn(move || loop {
-        let Some((at, c)) = chars.next() else {
+        // Skip to the next byte that may start a character ending a sentence: the ASCII
+        // ones, or the lead byte of `…` (E2), `。` (E3) and the full-width `！？；` (EF).
+        // Those are never inside another character, so `at` is a character boundary.
+        let Some(at) = bytes[pos..].iter().position(|b| matches!(b, b'!' | b'?' | b';' | b'.' | b'\n' | 0xE2 | 0xE3 | 0xEF)).map(|skip| pos + skip) else {
             if done {
                 return None;
             }
             done = true;
+            pos = bytes.len();
             return trimmed(paragraph, start, paragraph.len());
         };
+        let c = paragraph[at..].chars().next()?;
+        pos = at + c.len_utf8();
         while urls.get(next_url).is_some_and(|(_, end)| *end <= at) {
             next_url += 1;
         }
         let in_url = urls.get(next_url).is_some_and(|(url_start, _)| *url_start <= at);
-        let ends = !in_url && (is_terminator(c) || (c == '.' && chars.peek().is_none_or(|(_, n)| n.is_whitespace())) || c == '\n');
+        let ends = !in_url && (is_terminator(c) || (c == '.' && paragraph[pos..].chars().next().is_none_or(char::is_whitespace)) || c == '\n');
         if !ends {
             continue;
         }
         // Keep closing punctuation and repeated terminators with the sentence.
-        let mut end = at + c.len_utf8();
-        while let Some(&(next_at, next)) = chars.peek() {
+        let mut end = pos;
+        for next in paragraph[pos..].chars() {
             if is_terminator(next) || matches!(next, '”' | '’' | '"' | '\'' | '）' | ')' | '」' | '』' | '】' | '.') {
-                end = next_at + next.len_utf8();
-                chars.next();
+                end += next.len_utf8();
             } else {
                 break;
             }
         }
+        pos = end;
         let sentence = trimmed(paragraph, start, end);
         start = end;
         if sentence.is_some() {
