@@ -69,8 +69,14 @@ fn blocks<'a>(node: &'a AstNode<'a>, out: &mut PlainText) {
         match value {
             NodeValue::Paragraph | NodeValue::Heading(_) | NodeValue::TableCell => {
                 let text = inline_with_urls(child, out);
-                if !text.trim().is_empty() {
-                    out.blocks.push(text.trim().to_owned());
+                let trimmed = text.trim();
+                if trimmed.len() == text.len() {
+                    // Nothing to trim (the usual case): keep the String as it is.
+                    if !text.is_empty() {
+                        out.blocks.push(text);
+                    }
+                } else if !trimmed.is_empty() {
+                    out.blocks.push(trimmed.to_owned());
                 }
             }
             NodeValue::List(list) => {

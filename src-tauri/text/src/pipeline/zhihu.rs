@@ -155,7 +155,8 @@ fn block<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> Option<String> {
         NodeValue::Paragraph => {
             let mut out = String::new();
             inline(node, ctx, &mut out);
-            format!("{out}\n")
+            out.push('\n');
+            out
         }
         NodeValue::Heading(heading) => {
             let mut out = String::new();
