@@ -44,7 +44,7 @@ pub fn compile_douyin<'a>(profile: &DraftProfile, input: CompileInput<'_>, parse
     let mut caption = String::new();
     'blocks: for block in parsed.sentences() {
         for sentence in block {
-            let candidate = if caption.is_empty() { sentence.clone() } else { join(&caption, sentence) };
+            let candidate = if caption.is_empty() { sentence.to_owned() } else { join(&caption, sentence) };
             if chars(&candidate) > caption_chars {
                 findings.push(
                     Finding::new(

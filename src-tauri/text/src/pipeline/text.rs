@@ -116,12 +116,16 @@ fn is_terminator(c: char) -> bool {
 /// Splits a paragraph into sentences, keeping each terminator (and closing quotes or
 /// brackets after it) with its sentence. `.` ends a sentence only before whitespace,
 /// so URLs, decimals and abbreviations inside words stay whole.
+///
+/// The compilers read [`sentence_ranges`] (through `Parsed`), without copies.
+#[cfg(test)]
 pub fn sentences(paragraph: &str) -> Vec<String> {
     sentence_ranges(paragraph).map(|(start, end)| paragraph[start..end].to_owned()).collect()
 }
 
-/// The byte ranges of [`sentences`], each trimmed and not empty.
-fn sentence_ranges(paragraph: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+/// The byte ranges of the sentences of `paragraph` (see `sentences`), each trimmed and
+/// not empty.
+pub fn sentence_ranges(paragraph: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     // URLs (in order, apart), where nothing ends a sentence.
     let urls = super::measure::url_ranges(paragraph);
     let bytes = paragraph.as_bytes();

@@ -231,7 +231,7 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     let mut units: Vec<&str> = Vec::new();
     let mut starts_paragraph = Vec::new();
     for block in parsed.sentences() {
-        for (idx, sentence) in block.iter().enumerate() {
+        for (idx, sentence) in block.enumerate() {
             units.push(sentence);
             starts_paragraph.push(idx == 0);
         }
