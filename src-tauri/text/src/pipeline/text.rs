@@ -31,6 +31,13 @@ pub fn plain_text_of<'a>(root: &'a AstNode<'a>) -> PlainText {
 
 fn inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText) -> String {
     let mut text = String::new();
+    push_inline_with_urls(node, out, &mut text);
+    text
+}
+
+/// Appends [`inline_with_urls`] of `node` to `text` (nested inlines write into the
+/// same buffer).
+fn push_inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText, text: &mut String) {
     for child in node.children() {
         let data = child.data.borrow();
         let value = &data.value;
@@ -56,10 +63,9 @@ fn inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText) -> String {
             }
             NodeValue::Image(_) => out.n_images += 1,
             NodeValue::HtmlInline(_) | NodeValue::FootnoteReference(_) => {}
-            _ => text.push_str(&inline_with_urls(child, out)),
+            _ => push_inline_with_urls(child, out, text),
         }
     }
-    text
 }
 
 fn blocks<'a>(node: &'a AstNode<'a>, out: &mut PlainText) {
