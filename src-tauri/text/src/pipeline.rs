@@ -258,7 +258,8 @@ pub struct Parsed<'a> {
     plain: text::PlainText,
     /// The sentences of each plain block, split once (when first read) for the
     /// compilers that read them.
-    sentences: Vec<std::cell::OnceCell<Vec<String>>>,
+    /// They are byte ranges of the block, not copies.
+    sentences: Vec<std::cell::OnceCell<Vec<(usize, usize)>>>,
     /// The source opened with a `# ` heading repeating the title, left out of the drafts.
     title_heading: Option<String>,
 }
@@ -283,8 +284,12 @@ impl<'a> Parsed<'a> {
     }
 
     /// [`text::sentences`] of each block of the plain text, in order.
-    fn sentences(&self) -> impl Iterator<Item = &[String]> {
-        self.plain.blocks.iter().zip(&self.sentences).map(|(block, split)| split.get_or_init(|| text::sentences(block)).as_slice())
+    fn sentences(&self) -> impl Iterator<Item = impl Iterator<Item = &str>> {
+        self.plain
+            .blocks
+            .iter()
+            .zip(&self.sentences)
+            .map(|(block, split)| split.get_or_init(|| text::sentence_ranges(block).collect()).iter().map(|&(start, end)| &block[start..end]))
     }
 }
 

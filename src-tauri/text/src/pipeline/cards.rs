@@ -1,7 +1,7 @@
 //! Douyin image-text and Xiaohongshu notes: a title, a short body and topic tags.
 
 use super::measure::chars;
-use super::text::join;
+use super::text::{join, join_needs_space};
 use super::{limit_findings, CompileInput, Draft, DraftContent, Finding, Parsed};
 use crate::profiles::{DraftProfile, LimitField, Severity};
 
@@ -44,7 +44,7 @@ pub fn compile_douyin<'a>(profile: &DraftProfile, input: CompileInput<'_>, parse
     let mut caption = String::new();
     'blocks: for block in parsed.sentences() {
         for sentence in block {
-            let candidate = if caption.is_empty() { sentence.clone() } else { join(&caption, sentence) };
+            let candidate = if caption.is_empty() { sentence.to_owned() } else { join(&caption, sentence) };
             if chars(&candidate) > caption_chars {
                 findings.push(
                     Finding::new(
@@ -84,17 +84,21 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
         let mut current = String::new();
         let mut current_chars = 0;
         for sentence in block {
-            let candidate = join(&current, sentence);
-            // `join` puts at most a space between: count the two sides once, not the
-            // whole paragraph again at every sentence.
+            // What `join(&current, sentence)` puts between (at most a space): count the
+            // two sides once and append in place, not the whole paragraph again at
+            // every sentence.
+            let space = join_needs_space(&current, sentence);
             let sentence_chars = chars(sentence);
-            let candidate_chars = current_chars + sentence_chars + (candidate.len() - current.len() - sentence.len());
+            let candidate_chars = current_chars + sentence_chars + usize::from(space);
             if !current.is_empty() && candidate_chars > paragraph_chars {
                 paragraphs.push(std::mem::take(&mut current));
-                current = sentence.clone();
+                current.push_str(sentence);
                 current_chars = sentence_chars;
             } else {
-                current = candidate;
+                if space {
+                    current.push(' ');
+                }
+                current.push_str(sentence);
                 current_chars = candidate_chars;
             }
         }

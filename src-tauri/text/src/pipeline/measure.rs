@@ -79,6 +79,16 @@ pub fn x_plain_weight(text: &str) -> Option<usize> {
             i += 1;
             continue;
         }
+        // A three-byte character: decode it here; CJK ideographs (most of a Chinese
+        // text) are NFC, start no emoji and weigh 2, with no table to look at.
+        if (0xE0..0xF0).contains(&b) && i + 2 < bytes.len() {
+            let cp = (u32::from(b & 0x0F) << 12) | (u32::from(bytes[i + 1] & 0x3F) << 6) | u32::from(bytes[i + 2] & 0x3F);
+            if (0x4E00..=0x9FFF).contains(&cp) {
+                total += 2;
+                i += 3;
+                continue;
+            }
+        }
         let c = text[i..].chars().next()?;
         if !surely_nfc_char(c) || x_emoji::may_start_emoji(c) {
             return None;
@@ -87,6 +97,16 @@ pub fn x_plain_weight(text: &str) -> Option<usize> {
         i += c.len_utf8();
     }
     Some(total)
+}
+
+/// X's weighted length of `text` when every character is one [`x_plain_weight`]
+/// accepts (surely NFC, none may start an emoji), as text joined from plain pieces
+/// with ASCII separators is, and `plain_sum` is the sum of the characters' weights:
+/// only a URL the joins made can change it, so find the URLs and count each as X
+/// does instead of its characters. Exactly what [`x_weighted_length`] counts for
+/// such a text, without its NFC and emoji passes.
+pub fn x_weight_of_plain_chars(text: &str, plain_sum: usize) -> usize {
+    x_url::x_urls(text).into_iter().fold(plain_sum, |total, url| total - text[url.start..url.end].chars().map(x_weight).sum::<usize>() + X_URL_WEIGHT + url.tail_weight)
 }
 
 /// X counts every emoji (a sequence twitter-text recognises, see `x_emoji`) as this many.
@@ -189,6 +209,26 @@ mod tests {
             let full = x_full_weight(&text);
             prop_assert!(x_plain_weight(&text).is_none_or(|plain| plain == full), "{text:?}");
             prop_assert_eq!(x_weighted_length(&text), full);
+        }
+    }
+
+    proptest! {
+        /// For text of plain characters, adding up the characters and replacing each
+        /// URL's is the full count (plain pieces joined, a `.` meeting a TLD).
+        #[test]
+        fn plain_characters_with_urls_count_as_the_full_count(text in "[a-z .。，中国公司例子0-9:/]{0,40}") {
+            prop_assume!(text.chars().all(|c| surely_nfc_char(c) && !x_emoji::may_start_emoji(c)));
+            let sum = text.chars().map(x_weight).sum::<usize>();
+            prop_assert_eq!(x_weight_of_plain_chars(&text, sum), x_full_weight(&text), "{:?}", text);
+        }
+    }
+
+    /// A `.` that ends one plain sentence before a TLD starting the next makes a URL.
+    #[test]
+    fn a_dot_joined_to_a_tld_counts_as_a_url() {
+        for text in ["concrete.公司很好", "see example.com now", "a.中国", "没有网址。"] {
+            let sum = text.chars().map(x_weight).sum::<usize>();
+            assert_eq!(x_weight_of_plain_chars(text, sum), x_weighted_length(text), "{text:?}");
         }
     }
 

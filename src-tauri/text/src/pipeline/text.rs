@@ -31,6 +31,13 @@ pub fn plain_text_of<'a>(root: &'a AstNode<'a>) -> PlainText {
 
 fn inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText) -> String {
     let mut text = String::new();
+    push_inline_with_urls(node, out, &mut text);
+    text
+}
+
+/// Appends [`inline_with_urls`] of `node` to `text` (nested inlines write into the
+/// same buffer).
+fn push_inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText, text: &mut String) {
     for child in node.children() {
         let data = child.data.borrow();
         let value = &data.value;
@@ -56,10 +63,9 @@ fn inline_with_urls<'a>(node: &'a AstNode<'a>, out: &mut PlainText) -> String {
             }
             NodeValue::Image(_) => out.n_images += 1,
             NodeValue::HtmlInline(_) | NodeValue::FootnoteReference(_) => {}
-            _ => text.push_str(&inline_with_urls(child, out)),
+            _ => push_inline_with_urls(child, out, text),
         }
     }
-    text
 }
 
 fn blocks<'a>(node: &'a AstNode<'a>, out: &mut PlainText) {
@@ -69,8 +75,14 @@ fn blocks<'a>(node: &'a AstNode<'a>, out: &mut PlainText) {
         match value {
             NodeValue::Paragraph | NodeValue::Heading(_) | NodeValue::TableCell => {
                 let text = inline_with_urls(child, out);
-                if !text.trim().is_empty() {
-                    out.blocks.push(text.trim().to_owned());
+                let trimmed = text.trim();
+                if trimmed.len() == text.len() {
+                    // Nothing to trim (the usual case): keep the String as it is.
+                    if !text.is_empty() {
+                        out.blocks.push(text);
+                    }
+                } else if !trimmed.is_empty() {
+                    out.blocks.push(trimmed.to_owned());
                 }
             }
             NodeValue::List(list) => {
@@ -110,44 +122,56 @@ fn is_terminator(c: char) -> bool {
 /// Splits a paragraph into sentences, keeping each terminator (and closing quotes or
 /// brackets after it) with its sentence. `.` ends a sentence only before whitespace,
 /// so URLs, decimals and abbreviations inside words stay whole.
+///
+/// The compilers read [`sentence_ranges`] (through `Parsed`), without copies.
+#[cfg(test)]
 pub fn sentences(paragraph: &str) -> Vec<String> {
     sentence_ranges(paragraph).map(|(start, end)| paragraph[start..end].to_owned()).collect()
 }
 
-/// The byte ranges of [`sentences`], each trimmed and not empty.
-fn sentence_ranges(paragraph: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+/// The byte ranges of the sentences of `paragraph` (see `sentences`), each trimmed and
+/// not empty.
+pub fn sentence_ranges(paragraph: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     // URLs (in order, apart), where nothing ends a sentence.
     let urls = super::measure::url_ranges(paragraph);
+    let bytes = paragraph.as_bytes();
     let mut next_url = 0;
-    let mut chars = paragraph.char_indices().peekable();
+    // The next byte to look at, and where the current sentence starts.
+    let mut pos = 0;
     let mut start = 0;
     let mut done = false;
     std::iter::from_fn(move || loop {
-        let Some((at, c)) = chars.next() else {
+        // Skip to the next byte that may start a character ending a sentence: the ASCII
+        // ones, or the lead byte of `…` (E2), `。` (E3) and the full-width `！？；` (EF).
+        // Those are never inside another character, so `at` is a character boundary.
+        let Some(at) = bytes[pos..].iter().position(|b| matches!(b, b'!' | b'?' | b';' | b'.' | b'\n' | 0xE2 | 0xE3 | 0xEF)).map(|skip| pos + skip) else {
             if done {
                 return None;
             }
             done = true;
+            pos = bytes.len();
             return trimmed(paragraph, start, paragraph.len());
         };
+        let c = paragraph[at..].chars().next()?;
+        pos = at + c.len_utf8();
         while urls.get(next_url).is_some_and(|(_, end)| *end <= at) {
             next_url += 1;
         }
         let in_url = urls.get(next_url).is_some_and(|(url_start, _)| *url_start <= at);
-        let ends = !in_url && (is_terminator(c) || (c == '.' && chars.peek().is_none_or(|(_, n)| n.is_whitespace())) || c == '\n');
+        let ends = !in_url && (is_terminator(c) || (c == '.' && paragraph[pos..].chars().next().is_none_or(char::is_whitespace)) || c == '\n');
         if !ends {
             continue;
         }
         // Keep closing punctuation and repeated terminators with the sentence.
-        let mut end = at + c.len_utf8();
-        while let Some(&(next_at, next)) = chars.peek() {
+        let mut end = pos;
+        for next in paragraph[pos..].chars() {
             if is_terminator(next) || matches!(next, '”' | '’' | '"' | '\'' | '）' | ')' | '」' | '』' | '】' | '.') {
-                end = next_at + next.len_utf8();
-                chars.next();
+                end += next.len_utf8();
             } else {
                 break;
             }
         }
+        pos = end;
         let sentence = trimmed(paragraph, start, end);
         start = end;
         if sentence.is_some() {
@@ -171,13 +195,18 @@ pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x2E80..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FA1F)
 }
 
+/// True when [`join`] puts a space between `left` and `right`: neither is empty
+/// and neither side is CJK (nor `left` ends in white space).
+pub fn join_needs_space(left: &str, right: &str) -> bool {
+    !left.is_empty() && !left.ends_with(|c: char| is_cjk(c) || c.is_whitespace()) && !right.starts_with(|c: char| is_cjk(c))
+}
+
 /// Joins two pieces of text with a space unless either side is CJK.
 pub fn join(left: &str, right: &str) -> String {
     if left.is_empty() {
         return right.to_owned();
     }
-    let needs_space = !left.ends_with(|c: char| is_cjk(c) || c.is_whitespace()) && !right.starts_with(|c: char| is_cjk(c));
-    if needs_space {
+    if join_needs_space(left, right) {
         format!("{left} {right}")
     } else {
         format!("{left}{right}")

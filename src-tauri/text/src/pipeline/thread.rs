@@ -2,7 +2,7 @@
 //! boundaries, never inside a URL, hashtag or word; every post, numbering included,
 //! within the profile's weighted limit.
 
-use super::measure::{x_plain_weight, x_url_ranges, x_weighted_length};
+use super::measure::{x_plain_weight, x_url_ranges, x_weight_of_plain_chars, x_weighted_length};
 use super::text::{is_cjk, join};
 use super::{to_u32, CompileInput, Draft, DraftContent, Finding, Parsed, Post};
 use crate::profiles::{DraftProfile, LimitField, Severity};
@@ -156,13 +156,23 @@ struct Packed {
     text: String,
     weight: usize,
     exact: bool,
+    /// Made of plain units only: when not `exact`, only a URL across a join (a `.`
+    /// meeting a TLD) can make the sum wrong.
+    plain: bool,
 }
 
 impl Packed {
-    /// The post's weight: the sum when it is surely exact, else measured.
+    fn empty() -> Packed {
+        Packed { text: String::new(), weight: 0, exact: true, plain: true }
+    }
+
+    /// The post's weight: the sum when it is surely exact, the sum with the URLs
+    /// counted as X counts them when its characters are plain, else measured.
     fn measured(&self) -> usize {
         if self.exact {
             self.weight
+        } else if self.plain {
+            x_weight_of_plain_chars(&self.text, self.weight)
         } else {
             x_weighted_length(&self.text)
         }
@@ -180,7 +190,7 @@ impl Packed {
 /// needs no second measuring.
 fn pack_fast(units: &[&str], weights: &[Weight], budget: usize, starts_paragraph: &[bool], findings: &mut Vec<Finding>) -> Vec<Packed> {
     let mut posts: Vec<Packed> = Vec::new();
-    let mut current = Packed { text: String::new(), weight: 0, exact: true };
+    let mut current = Packed::empty();
     for (idx, unit) in units.iter().enumerate() {
         let Weight { weight, plain } = weights[idx];
         let sep = separator(current.text.chars().last(), unit.chars().next(), starts_paragraph.get(idx).copied().unwrap_or(false));
@@ -188,24 +198,25 @@ fn pack_fast(units: &[&str], weights: &[Weight], budget: usize, starts_paragraph
         if current.weight + sep.len() + weight <= budget {
             let joins_a_dot = sep.is_empty() && current.text.ends_with('.');
             current.exact &= plain && !joins_a_dot;
+            current.plain &= plain;
             current.text.push_str(sep);
             current.text.push_str(unit);
             current.weight += sep.len() + weight;
             continue;
         }
         if !current.text.is_empty() {
-            posts.push(std::mem::replace(&mut current, Packed { text: String::new(), weight: 0, exact: true }));
+            posts.push(std::mem::replace(&mut current, Packed::empty()));
         }
         if weight <= budget {
-            current = Packed { text: (*unit).to_owned(), weight, exact: plain };
+            current = Packed { text: (*unit).to_owned(), weight, exact: plain, plain };
             continue;
         }
         // A sentence longer than a post: the exact packer handles its tokens.
         for piece in pack_exact(std::slice::from_ref(unit), budget, &[false], findings) {
             if !current.text.is_empty() {
-                posts.push(std::mem::replace(&mut current, Packed { text: String::new(), weight: 0, exact: true }));
+                posts.push(std::mem::replace(&mut current, Packed::empty()));
             }
-            current = Packed { weight: x_weighted_length(&piece), text: piece, exact: false };
+            current = Packed { weight: x_weighted_length(&piece), text: piece, exact: false, plain: false };
         }
     }
     if !current.text.is_empty() {
@@ -220,7 +231,7 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     let mut units: Vec<&str> = Vec::new();
     let mut starts_paragraph = Vec::new();
     for block in parsed.sentences() {
-        for (idx, sentence) in block.iter().enumerate() {
+        for (idx, sentence) in block.enumerate() {
             units.push(sentence);
             starts_paragraph.push(idx == 0);
         }

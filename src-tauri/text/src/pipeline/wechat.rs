@@ -62,7 +62,18 @@ impl<'p> Ctx<'p> {
     }
 
     fn open(&self, tag: &str, element: &str) -> String {
-        format!("<{tag} style=\"{}\">", self.style(element))
+        let mut out = String::new();
+        self.push_open(&mut out, tag, element);
+        out
+    }
+
+    /// Appends [`Ctx::open`] of `tag` to `out`, without a String of its own.
+    fn push_open(&self, out: &mut String, tag: &str, element: &str) {
+        out.push('<');
+        out.push_str(tag);
+        out.push_str(" style=\"");
+        push_escaped(out, self.profile.style(element));
+        out.push_str("\">");
     }
 
     fn reference(&mut self, label: &str, url: &str) -> usize {
@@ -87,27 +98,27 @@ fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String) {
             NodeValue::SoftBreak => out.push(' '),
             NodeValue::LineBreak => out.push_str("<br>"),
             NodeValue::Code(code) => {
-                out.push_str(&ctx.open("code", "code_inline"));
+                ctx.push_open(out, "code", "code_inline");
                 push_escaped(out, &code.literal);
                 out.push_str("</code>");
             }
             NodeValue::Math(math) => {
-                out.push_str(&ctx.open("code", "code_inline"));
+                ctx.push_open(out, "code", "code_inline");
                 push_escaped(out, &math.literal);
                 out.push_str("</code>");
             }
             NodeValue::Emph => {
-                out.push_str(&ctx.open("em", "em"));
+                ctx.push_open(out, "em", "em");
                 inline(child, ctx, out);
                 out.push_str("</em>");
             }
             NodeValue::Strong => {
-                out.push_str(&ctx.open("strong", "strong"));
+                ctx.push_open(out, "strong", "strong");
                 inline(child, ctx, out);
                 out.push_str("</strong>");
             }
             NodeValue::Strikethrough => {
-                out.push_str(&ctx.open("del", "del"));
+                ctx.push_open(out, "del", "del");
                 inline(child, ctx, out);
                 out.push_str("</del>");
             }
@@ -174,11 +185,11 @@ fn lone_images<'a>(node: &'a AstNode<'a>) -> Option<Vec<(String, String)>> {
 
 fn figure(url: &str, alt: &str, ctx: &mut Ctx<'_>, out: &mut String) {
     ctx.n_images += 1;
-    out.push_str(&ctx.open("figure", "figure"));
+    ctx.push_open(out, "figure", "figure");
     let img_style = format!("{} width: 100%; max-width: {}px;", ctx.profile.style("img"), ctx.column_px);
     out.push_str(&format!("<img src=\"{}\" alt=\"{}\" style=\"{}\">", escape_html(url), escape_html(alt), escape_html(img_style.trim())));
     if !alt.trim().is_empty() {
-        out.push_str(&ctx.open("figcaption", "figcaption"));
+        ctx.push_open(out, "figcaption", "figcaption");
         out.push_str(&escape_html(alt));
         out.push_str("</figcaption>");
     }
@@ -220,7 +231,7 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
                         mixed.push((link.url.clone(), inline_text(grandchild)));
                     }
                 }
-                out.push_str(&ctx.open("p", "p"));
+                ctx.push_open(out, "p", "p");
                 inline(child, ctx, out);
                 out.push_str("</p>");
                 for (url, alt) in mixed {
@@ -229,17 +240,17 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
             }
             NodeValue::Heading(heading) => {
                 let tag = format!("h{}", heading.level.clamp(1, 4));
-                out.push_str(&ctx.open(&tag, &tag));
+                ctx.push_open(out, &tag, &tag);
                 inline(child, ctx, out);
                 out.push_str(&format!("</{tag}>"));
             }
             NodeValue::BlockQuote | NodeValue::MultilineBlockQuote(_) | NodeValue::Alert(_) => {
-                out.push_str(&ctx.open("blockquote", "blockquote"));
+                ctx.push_open(out, "blockquote", "blockquote");
                 blocks(child, ctx, out, depth);
                 out.push_str("</blockquote>");
             }
             NodeValue::List(list) => {
-                out.push_str(&ctx.open("section", "list"));
+                ctx.push_open(out, "section", "list");
                 for (number, item) in (list.start.max(1)..).zip(child.children()) {
                     let task = match &item.data.borrow().value {
                         NodeValue::TaskItem(task) => Some(task.symbol),
@@ -278,11 +289,11 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
                 out.push_str("</section>");
             }
             NodeValue::CodeBlock(code) => {
-                out.push_str(&ctx.open("section", "code_block"));
+                ctx.push_open(out, "section", "code_block");
                 out.push_str("<code>");
                 let literal = code.literal.strip_suffix('\n').unwrap_or(&code.literal);
                 for line in literal.split('\n') {
-                    out.push_str(&ctx.open("span", "code_line"));
+                    ctx.push_open(out, "span", "code_line");
                     if line.is_empty() {
                         out.push_str("&nbsp;");
                     } else {
@@ -293,14 +304,14 @@ fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
                 out.push_str("</code></section>");
             }
             NodeValue::Math(math) => {
-                out.push_str(&ctx.open("p", "p"));
-                out.push_str(&ctx.open("code", "code_inline"));
+                ctx.push_open(out, "p", "p");
+                ctx.push_open(out, "code", "code_inline");
                 push_escaped(out, &math.literal);
                 out.push_str("</code></p>");
             }
             NodeValue::Table(table) => {
-                out.push_str(&ctx.open("section", "table_wrap"));
-                out.push_str(&ctx.open("table", "table"));
+                ctx.push_open(out, "section", "table_wrap");
+                ctx.push_open(out, "table", "table");
                 let mut in_head = false;
                 for (row_idx, row) in child.children().enumerate() {
                     let is_header = matches!(row.data.borrow().value, NodeValue::TableRow(true));
@@ -371,12 +382,12 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     let mut html = ctx.open("section", "root");
     html.push_str(&body);
     if !ctx.references.is_empty() {
-        html.push_str(&ctx.open("section", "references"));
-        html.push_str(&ctx.open("p", "references_heading"));
+        ctx.push_open(&mut html, "section", "references");
+        ctx.push_open(&mut html, "p", "references_heading");
         html.push_str(&escape_html(profile.setting_str("references_heading").unwrap_or("References")));
         html.push_str("</p>");
         for (idx, (label, url)) in ctx.references.iter().enumerate() {
-            html.push_str(&ctx.open("p", "reference_item"));
+            ctx.push_open(&mut html, "p", "reference_item");
             let entry = match (label.trim().is_empty() || label == url, url.is_empty()) {
                 (_, true) => format!("[{}] {label}", idx + 1),
                 (true, false) => format!("[{}] {url}", idx + 1),
@@ -452,44 +463,52 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
 
 /// Every tag and attribute of `html`, as the checks and tests see them.
 pub fn tags_and_attributes(html: &str) -> Vec<(String, Vec<String>)> {
-    let mut out = Vec::new();
+    tags(html).map(|(name, attributes)| (name.to_owned(), attributes.map(str::to_owned).collect())).collect()
+}
+
+/// [`tags_and_attributes`] borrowed from `html`: each opening tag's name and its
+/// attribute names, without copying them.
+fn tags(html: &str) -> impl Iterator<Item = (&str, impl Iterator<Item = &str>)> {
     let mut rest = html;
-    while let Some(start) = rest.find('<') {
+    std::iter::from_fn(move || loop {
+        let start = rest.find('<')?;
         rest = &rest[start + 1..];
-        let Some(end) = rest.find('>') else { break };
+        let end = rest.find('>')?;
         let inside = &rest[..end];
         rest = &rest[end + 1..];
         if inside.starts_with('/') {
             continue;
         }
-        let name: String = inside.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
-        let mut attributes = Vec::new();
-        let mut attrs = &inside[name.len()..];
-        while let Some(eq) = attrs.find("=\"") {
-            attributes.push(attrs[..eq].trim().to_owned());
+        // ASCII letters and digits are one byte each, and no byte of a longer
+        // character is one: the name's byte length is its character count.
+        let name_len = inside.bytes().take_while(u8::is_ascii_alphanumeric).count();
+        let mut attrs = &inside[name_len..];
+        let attributes = std::iter::from_fn(move || {
+            let eq = attrs.find("=\"")?;
+            let attribute = attrs[..eq].trim();
             let after = &attrs[eq + 2..];
             let close = after.find('"').unwrap_or(after.len());
             attrs = &after[(close + 1).min(after.len())..];
-        }
-        out.push((name, attributes));
-    }
-    out
+            Some(attribute)
+        });
+        return Some((&inside[..name_len], attributes));
+    })
 }
 
 /// Format validity: only allowed tags and attributes, no CSS variables.
 pub(super) fn format_findings(html: &str, profile: &DraftProfile) -> Vec<Finding> {
     let mut findings = Vec::new();
-    for (tag, attributes) in tags_and_attributes(html) {
+    for (tag, attributes) in tags(html) {
         match ALLOWED.iter().find(|(name, _)| *name == tag) {
             None => findings.push(
                 Finding::new("format.tag", Severity::Block, Some(profile.platform), format!("The output has a <{tag}> tag, which WeChat does not keep."))
-                    .worded("format.tag", &[("tag", &tag)]),
+                    .worded("format.tag", &[("tag", tag)]),
             ),
             Some((_, allowed)) => {
-                for attribute in attributes.iter().filter(|a| !allowed.contains(&a.as_str())) {
+                for attribute in attributes.filter(|a| !allowed.contains(a)) {
                     findings.push(
                         Finding::new("format.attribute", Severity::Block, Some(profile.platform), format!("<{tag}> has a `{attribute}` attribute, which WeChat strips."))
-                            .worded("format.attribute", &[("tag", &tag), ("attribute", attribute)]),
+                            .worded("format.attribute", &[("tag", tag), ("attribute", attribute)]),
                     );
                 }
             }

@@ -22,6 +22,12 @@ struct Ctx {
 /// Escapes the characters that would change meaning in Markdown text.
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
+    push_escape(&mut out, text);
+    out
+}
+
+/// Appends [`escape`] of `text` to `out`.
+fn push_escape(out: &mut String, text: &str) {
     let mut copied = 0;
     // The marks are ASCII, never a byte inside a multi-byte character.
     for (at, byte) in text.bytes().enumerate() {
@@ -32,7 +38,6 @@ fn escape(text: &str) -> String {
         }
     }
     out.push_str(&text[copied..]);
-    out
 }
 
 fn percent_encode(text: &str) -> String {
@@ -56,7 +61,7 @@ fn inline<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx, out: &mut String) {
         let data = child.data.borrow();
         let value = &data.value;
         match value {
-            NodeValue::Text(text) => out.push_str(&escape(text)),
+            NodeValue::Text(text) => push_escape(out, text),
             NodeValue::SoftBreak => out.push('\n'),
             NodeValue::LineBreak => out.push_str("  \n"),
             NodeValue::Code(code) => {
@@ -150,7 +155,8 @@ fn block<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx) -> Option<String> {
         NodeValue::Paragraph => {
             let mut out = String::new();
             inline(node, ctx, &mut out);
-            format!("{out}\n")
+            out.push('\n');
+            out
         }
         NodeValue::Heading(heading) => {
             let mut out = String::new();
