@@ -178,6 +178,109 @@ pub fn prompt(question: &str, sources: &[Source]) -> Vec<Message> {
     vec![Message::system(system), Message::user(user)]
 }
 
+/// The least an answer's reply is left when the window is small: a few sentences.
+pub const ASK_REPLY_FLOOR_TOKENS: u32 = 256;
+
+/// A request fitted to the profile's window: the sources sent (a prefix of those
+/// given, best first; the first cut at a sentence end when it does not fit whole),
+/// and the output limit left for the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    pub sources: Vec<Source>,
+    pub max_output: u32,
+    /// The prompt's tokens as the profile's server counts them (calibrated).
+    pub prompt_tokens: u64,
+}
+
+/// What fitting could not do: the least prompt that still answers (the question and
+/// one short source, or the question alone on the general route), in calibrated
+/// tokens, with the reply's floor, over the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    pub prompt_tokens: u64,
+    pub reply_floor: u32,
+    pub window: u64,
+}
+
+/// The shortest head of the best source sent when nothing longer fits, in characters
+/// (a source without a sentence end this early is cut here).
+const MIN_SOURCE_CHARS: usize = 120;
+
+/// Fits an answer's request to a `window` of tokens: the system prompt, the question,
+/// then `sources` best first while the prompt leaves the reply `wanted` tokens; the
+/// first source is cut at its last sentence end that fits rather than dropped (and,
+/// when not even its first sentence leaves `wanted`, the reply is given less, down to
+/// [`ASK_REPLY_FLOOR_TOKENS`]). `tokens` counts a request's prompt as the server will
+/// (the estimate, calibrated). With no sources (the general route), the question
+/// alone. The reply's limit is `wanted`, never more than the window leaves.
+pub fn fit(question: &str, sources: &[Source], window: u64, wanted: u32, tokens: &dyn Fn(&[Message]) -> u64) -> Result<Fitted, TooLong> {
+    let floor = ASK_REPLY_FLOOR_TOKENS.min(wanted);
+    let measure = |sent: &[Source]| {
+        let messages = if sources.is_empty() { prompt_general(question) } else { prompt(question, sent) };
+        tokens(&messages)
+    };
+    let fitted = |sent: Vec<Source>, prompt_tokens: u64| {
+        let left = window.saturating_sub(prompt_tokens);
+        Ok(Fitted { max_output: u64::from(wanted).min(left) as u32, sources: sent, prompt_tokens })
+    };
+    if sources.is_empty() {
+        let prompt_tokens = measure(&[]);
+        if prompt_tokens + u64::from(floor) > window {
+            return Err(TooLong { prompt_tokens, reply_floor: floor, window });
+        }
+        return fitted(Vec::new(), prompt_tokens);
+    }
+    let mut sent: Vec<Source> = Vec::new();
+    let mut prompt_tokens = 0;
+    for source in sources {
+        let mut trial = sent.clone();
+        trial.push(source.clone());
+        let needed = measure(&trial);
+        if needed + u64::from(wanted) > window {
+            break;
+        }
+        (sent, prompt_tokens) = (trial, needed);
+    }
+    if !sent.is_empty() {
+        return fitted(sent, prompt_tokens);
+    }
+    // Not even the best source fits whole: its longest head ending a sentence that
+    // leaves the reply what it wants, else what leaves the floor.
+    let heads = heads(&sources[0]);
+    for reserve in [wanted, floor] {
+        let best = heads.iter().rev().map(|head| (head, measure(std::slice::from_ref(head)))).find(|(_, needed)| needed + u64::from(reserve) <= window);
+        if let Some((head, needed)) = best {
+            return fitted(vec![head.clone()], needed);
+        }
+    }
+    let shortest = heads.first().map_or_else(|| measure(&sources[..1]), |head| measure(std::slice::from_ref(head)));
+    Err(TooLong { prompt_tokens: shortest, reply_floor: floor, window })
+}
+
+/// The heads of `source` that end a sentence, shortest first, each with its span
+/// narrowed to it (and a head of [`MIN_SOURCE_CHARS`] when no sentence ends that early).
+fn heads(source: &Source) -> Vec<Source> {
+    let mut ends: Vec<usize> = Vec::new();
+    let mut chars = 0;
+    for (at, c) in source.text.char_indices() {
+        chars += 1;
+        if chars == MIN_SOURCE_CHARS && ends.is_empty() {
+            ends.push(at + c.len_utf8());
+        }
+        if matches!(c, '。' | '！' | '？' | '；' | '.' | '!' | '?' | ';' | '\n') {
+            ends.push(at + c.len_utf8());
+        }
+    }
+    ends.dedup();
+    ends.into_iter()
+        .filter(|end| *end < source.text.len() && !source.text[..*end].trim().is_empty())
+        .map(|end| {
+            let text = source.text[..end].trim_end().to_owned();
+            Source { span: Anchor { from: source.span.from, to: source.span.from + utf16_len(&text) }, text, ..source.clone() }
+        })
+        .collect()
+}
+
 /// The messages that ask the model a general question, answered directly.
 pub fn prompt_general(question: &str) -> Vec<Message> {
     let system = "Answer the user's question directly and concisely from general knowledge. \
