@@ -547,6 +547,35 @@ mod tests {
         assert!(prompt[0].content.contains("at most 2") && prompt[1].content.contains("[5] 《标题5》 第5篇"));
     }
 
+    fn count(messages: &[Message]) -> u64 {
+        crate::llm::estimate_request_tokens(&crate::llm::ChatRequest::new(messages.to_vec()))
+    }
+
+    #[test]
+    fn fitting_adds_sources_best_first_cuts_the_first_at_a_sentence_and_keeps_the_reply() {
+        let long = "灯塔守夜人点灯。".repeat(60);
+        let sources: Vec<Source> = (1..=3).map(|n| source(n, &long, 10)).collect();
+        let base = count(&prompt("灯塔？", &[]));
+        // Room for two sources and the reply: two are sent, the output limit is 1,024.
+        let two = count(&prompt("灯塔？", &sources[..2]));
+        let fitted = fit("灯塔？", &sources, two + 1_100, 1_024, &count).unwrap();
+        assert_eq!((fitted.sources.len(), fitted.max_output), (2, 1_024));
+        // Room for part of one: its head, ending a sentence, with the span narrowed.
+        let fitted = fit("灯塔？", &sources, base + 200 + 1_024, 1_024, &count).unwrap();
+        let head = &fitted.sources[0];
+        assert!(head.text.ends_with('。') && long.starts_with(&head.text) && head.text.len() < long.len(), "{}", head.text);
+        assert_eq!(head.span, Anchor { from: 10, to: 10 + utf16_len(&head.text) });
+        assert!(fitted.prompt_tokens + u64::from(fitted.max_output) <= base + 200 + 1_024);
+        // Less than the reply wants: the reply gets what is left, down to its floor.
+        let fitted = fit("灯塔？", &sources, base + 300, 1_024, &count).unwrap();
+        assert!(fitted.max_output >= ASK_REPLY_FLOOR_TOKENS && fitted.prompt_tokens + u64::from(fitted.max_output) <= base + 300, "{fitted:?}");
+        // Not even a sentence with the floor: too long, nothing to send.
+        let too_long = fit("灯塔？", &sources, base + 100, 1_024, &count).unwrap_err();
+        assert!(too_long.prompt_tokens + u64::from(too_long.reply_floor) > too_long.window, "{too_long:?}");
+        // The general route: the question alone.
+        assert!(fit("什么是灯塔", &[], 4_096, 1_024, &count).unwrap().sources.is_empty());
+    }
+
     #[test]
     fn the_footer_counts_in_both_languages() {
         assert_eq!(footer(5, 2), "检索 5 篇，引用 2 篇 / retrieved 5, cited 2");
