@@ -192,18 +192,27 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     let candidates = if route == AskRoute::General { Vec::new() } else { candidates };
     let call = ModelCall { profile: &profile.id, purpose: "ask", session_id: None, run_id: None };
     let keep = limit as usize;
+    // Every request is sized to the profile's window, counted as its server counts
+    // (the estimate, calibrated by the usage it reported before).
+    let window = u64::from(profile.context_window);
+    let calibration = crate::harness::compaction::profile_context(engine.store(), &profile.id)?;
+    let tokens = |messages: &[crate::llm::Message]| calibration.calibrated(crate::llm::estimate_request_tokens(&ChatRequest::new(messages.to_vec())));
+    // The rerank shows as many candidates, best first, as leave its short reply room.
+    let rerank_reply = u64::from(crate::llm::runtime::purpose_output_limit("ask_rerank").unwrap_or(256));
+    let shown = (1..=candidates.len()).take_while(|k| tokens(&ask::rerank_prompt(&request.query, &candidates[..*k], keep)) + rerank_reply <= window).last().unwrap_or(0);
     // More documents than sources: the model picks the ones that answer the question;
     // a reply without a usable list keeps the retrieval order.
-    let (sources, reranked) = if candidates.len() > keep {
-        let mut rerank = ChatRequest::new(ask::rerank_prompt(&request.query, &candidates, keep));
+    let (sources, reranked) = if candidates.len() > keep && shown > keep {
+        let candidates = &candidates[..shown];
+        let mut rerank = ChatRequest::new(ask::rerank_prompt(&request.query, candidates, keep));
         rerank.temperature = Some(0.0);
         let reply = engine.model_chat(ModelCall { purpose: "ask_rerank", ..call }, &rerank, &mut |_| {}, cancel)?;
-        match ask::reranked(&reply.text, &candidates, keep) {
+        match ask::reranked(&reply.text, candidates, keep) {
             Some(picked) => (picked, true),
             None => (candidates.iter().take(keep).cloned().collect(), false),
         }
     } else {
-        (candidates.clone(), false)
+        (candidates.iter().take(keep).cloned().collect(), false)
     };
     let mut answer = Answer {
         answer: String::new(),
@@ -221,14 +230,22 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         route,
         route_chosen: params.route.is_some(),
     };
+    // Nothing of the person's matches: say so without asking a model.
+    if route == AskRoute::Material && sources.is_empty() {
+        return Ok(answer);
+    }
+    // The sources that fit with the answer's reply, best first; only these are sent,
+    // and only these can be cited.
+    let wanted = crate::llm::runtime::purpose_output_limit("ask").unwrap_or(1024).min(profile.max_output_tokens.unwrap_or(u32::MAX)).max(1);
+    let fitted = ask::fit(&request.query, &sources, window, wanted, &tokens).map_err(|too_long| ask_too_long(too_long, &profile))?;
+    let sources = fitted.sources;
     let messages = match route {
-        // Nothing of the person's matches: say so without asking a model.
-        AskRoute::Material if sources.is_empty() => return Ok(answer),
         AskRoute::Material => ask::prompt(&request.query, &sources),
         AskRoute::General => ask::prompt_general(&request.query),
     };
     let mut chat = ChatRequest::new(messages);
     chat.temperature = Some(0.2);
+    chat.max_output_tokens = Some(fitted.max_output);
     let response = engine.model_chat(call, &chat, &mut |_| {}, cancel)?;
     let checked = ask::check(&response.text, &sources);
     let mut cited: Vec<(&str, DocKind, Option<u32>, Option<&str>)> =
@@ -248,4 +265,29 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         index.cache_answer_by_meaning(context, vector, now, answer.clone());
     }
     Ok(answer)
+}
+
+/// CONTEXT_TOO_LONG for a question that cannot fit the window even with one short
+/// source: the numbers, and the choices (a shorter question, a larger window said for
+/// the profile's server). Nothing was sent.
+fn ask_too_long(too_long: ask::TooLong, profile: &LlmProfile) -> ApiError {
+    let ask::TooLong { prompt_tokens, reply_floor, window } = too_long;
+    let needed = prompt_tokens + u64::from(reply_floor);
+    let server = profile.server_window.map(|w| w.server);
+    let (needed_text, window_text) = (needed.to_string(), window.to_string());
+    let error = ApiError::new(
+        crate::error::ErrorCode::ContextTooLong,
+        format!(
+            "The question needs about {needed} tokens ({prompt_tokens} of prompt with the shortest source, {reply_floor} for the answer), and the model's context window is {window} tokens; nothing was sent."
+        ),
+    )
+    .problem("model.context_too_long", &[("prompt", &needed_text), ("window", &window_text)])
+    .hint("shorter_question", "Ask a shorter question.")
+    .details(serde_json::json!({
+        "promptTokens": needed,
+        "replyReserve": reply_floor,
+        "contextWindow": window,
+        "server": server.map(crate::llm::window::ServerKind::id),
+    }));
+    crate::llm::error::larger_window_hint(error, needed + needed / 4, server)
 }

@@ -452,10 +452,16 @@ fn context_too_long(message: String, prompt_tokens: Option<u64>, window: Option<
         .hint("fewer_platforms", "Optimize for fewer platforms at once.")
         .hint("smaller_selection", "Select a smaller part of the text, or shorten the input or compact the session.")
         .details(serde_json::json!({ "promptTokens": prompt_tokens, "contextWindow": window, "server": server.map(ServerKind::id) }));
-    // A window that holds the prompt and a reply of a quarter of it.
-    let wanted = suggested_window(prompt_tokens.map_or(window.unwrap_or(4096) * 2, |p| p + p / 4)).to_string();
+    larger_window_hint(error, prompt_tokens.map_or(window.unwrap_or(4096) * 2, |p| p + p / 4), server)
+}
+
+/// `error` with the hint of a larger window that holds `needed` tokens (rounded up to
+/// a power of two), said for the server that has it (or for every server).
+pub(crate) fn larger_window_hint(error: ApiError, needed: u64, server: Option<ServerKind>) -> ApiError {
+    let tokens = suggested_window(needed);
+    let wanted = tokens.to_string();
     match server {
-        Some(server) => error.hint_with(&format!("larger_window_{}", server.id()), server.larger_window_advice(wanted.parse().unwrap_or(8192)), &[("tokens", &wanted)]),
+        Some(server) => error.hint_with(&format!("larger_window_{}", server.id()), server.larger_window_advice(tokens), &[("tokens", &wanted)]),
         None => error.hint_with(
             "larger_window",
             format!(

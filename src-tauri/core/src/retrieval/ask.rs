@@ -178,6 +178,109 @@ pub fn prompt(question: &str, sources: &[Source]) -> Vec<Message> {
     vec![Message::system(system), Message::user(user)]
 }
 
+/// The least an answer's reply is left when the window is small: a few sentences.
+pub const ASK_REPLY_FLOOR_TOKENS: u32 = 256;
+
+/// A request fitted to the profile's window: the sources sent (a prefix of those
+/// given, best first; the first cut at a sentence end when it does not fit whole),
+/// and the output limit left for the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fitted {
+    pub sources: Vec<Source>,
+    pub max_output: u32,
+    /// The prompt's tokens as the profile's server counts them (calibrated).
+    pub prompt_tokens: u64,
+}
+
+/// What fitting could not do: the least prompt that still answers (the question and
+/// one short source, or the question alone on the general route), in calibrated
+/// tokens, with the reply's floor, over the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLong {
+    pub prompt_tokens: u64,
+    pub reply_floor: u32,
+    pub window: u64,
+}
+
+/// The shortest head of the best source sent when nothing longer fits, in characters
+/// (a source without a sentence end this early is cut here).
+const MIN_SOURCE_CHARS: usize = 120;
+
+/// Fits an answer's request to a `window` of tokens: the system prompt, the question,
+/// then `sources` best first while the prompt leaves the reply `wanted` tokens; the
+/// first source is cut at its last sentence end that fits rather than dropped (and,
+/// when not even its first sentence leaves `wanted`, the reply is given less, down to
+/// [`ASK_REPLY_FLOOR_TOKENS`]). `tokens` counts a request's prompt as the server will
+/// (the estimate, calibrated). With no sources (the general route), the question
+/// alone. The reply's limit is `wanted`, never more than the window leaves.
+pub fn fit(question: &str, sources: &[Source], window: u64, wanted: u32, tokens: &dyn Fn(&[Message]) -> u64) -> Result<Fitted, TooLong> {
+    let floor = ASK_REPLY_FLOOR_TOKENS.min(wanted);
+    let measure = |sent: &[Source]| {
+        let messages = if sources.is_empty() { prompt_general(question) } else { prompt(question, sent) };
+        tokens(&messages)
+    };
+    let fitted = |sent: Vec<Source>, prompt_tokens: u64| {
+        let left = window.saturating_sub(prompt_tokens);
+        Ok(Fitted { max_output: u64::from(wanted).min(left) as u32, sources: sent, prompt_tokens })
+    };
+    if sources.is_empty() {
+        let prompt_tokens = measure(&[]);
+        if prompt_tokens + u64::from(floor) > window {
+            return Err(TooLong { prompt_tokens, reply_floor: floor, window });
+        }
+        return fitted(Vec::new(), prompt_tokens);
+    }
+    let mut sent: Vec<Source> = Vec::new();
+    let mut prompt_tokens = 0;
+    for source in sources {
+        let mut trial = sent.clone();
+        trial.push(source.clone());
+        let needed = measure(&trial);
+        if needed + u64::from(wanted) > window {
+            break;
+        }
+        (sent, prompt_tokens) = (trial, needed);
+    }
+    if !sent.is_empty() {
+        return fitted(sent, prompt_tokens);
+    }
+    // Not even the best source fits whole: its longest head ending a sentence that
+    // leaves the reply what it wants, else what leaves the floor.
+    let heads = heads(&sources[0]);
+    for reserve in [wanted, floor] {
+        let best = heads.iter().rev().map(|head| (head, measure(std::slice::from_ref(head)))).find(|(_, needed)| needed + u64::from(reserve) <= window);
+        if let Some((head, needed)) = best {
+            return fitted(vec![head.clone()], needed);
+        }
+    }
+    let shortest = heads.first().map_or_else(|| measure(&sources[..1]), |head| measure(std::slice::from_ref(head)));
+    Err(TooLong { prompt_tokens: shortest, reply_floor: floor, window })
+}
+
+/// The heads of `source` that end a sentence, shortest first, each with its span
+/// narrowed to it (and a head of [`MIN_SOURCE_CHARS`] when no sentence ends that early).
+fn heads(source: &Source) -> Vec<Source> {
+    let mut ends: Vec<usize> = Vec::new();
+    let mut chars = 0;
+    for (at, c) in source.text.char_indices() {
+        chars += 1;
+        if chars == MIN_SOURCE_CHARS && ends.is_empty() {
+            ends.push(at + c.len_utf8());
+        }
+        if matches!(c, '。' | '！' | '？' | '；' | '.' | '!' | '?' | ';' | '\n') {
+            ends.push(at + c.len_utf8());
+        }
+    }
+    ends.dedup();
+    ends.into_iter()
+        .filter(|end| *end < source.text.len() && !source.text[..*end].trim().is_empty())
+        .map(|end| {
+            let text = source.text[..end].trim_end().to_owned();
+            Source { span: Anchor { from: source.span.from, to: source.span.from + utf16_len(&text) }, text, ..source.clone() }
+        })
+        .collect()
+}
+
 /// The messages that ask the model a general question, answered directly.
 pub fn prompt_general(question: &str) -> Vec<Message> {
     let system = "Answer the user's question directly and concisely from general knowledge. \
@@ -442,6 +545,35 @@ mod tests {
         assert_eq!(reranked("no idea", &candidates, 5), None);
         let prompt = rerank_prompt("水温", &candidates, 2);
         assert!(prompt[0].content.contains("at most 2") && prompt[1].content.contains("[5] 《标题5》 第5篇"));
+    }
+
+    fn count(messages: &[Message]) -> u64 {
+        crate::llm::estimate_request_tokens(&crate::llm::ChatRequest::new(messages.to_vec()))
+    }
+
+    #[test]
+    fn fitting_adds_sources_best_first_cuts_the_first_at_a_sentence_and_keeps_the_reply() {
+        let long = "灯塔守夜人点灯。".repeat(60);
+        let sources: Vec<Source> = (1..=3).map(|n| source(n, &long, 10)).collect();
+        let base = count(&prompt("灯塔？", &[]));
+        // Room for two sources and the reply: two are sent, the output limit is 1,024.
+        let two = count(&prompt("灯塔？", &sources[..2]));
+        let fitted = fit("灯塔？", &sources, two + 1_100, 1_024, &count).unwrap();
+        assert_eq!((fitted.sources.len(), fitted.max_output), (2, 1_024));
+        // Room for part of one: its head, ending a sentence, with the span narrowed.
+        let fitted = fit("灯塔？", &sources, base + 200 + 1_024, 1_024, &count).unwrap();
+        let head = &fitted.sources[0];
+        assert!(head.text.ends_with('。') && long.starts_with(&head.text) && head.text.len() < long.len(), "{}", head.text);
+        assert_eq!(head.span, Anchor { from: 10, to: 10 + utf16_len(&head.text) });
+        assert!(fitted.prompt_tokens + u64::from(fitted.max_output) <= base + 200 + 1_024);
+        // Less than the reply wants: the reply gets what is left, down to its floor.
+        let fitted = fit("灯塔？", &sources, base + 300, 1_024, &count).unwrap();
+        assert!(fitted.max_output >= ASK_REPLY_FLOOR_TOKENS && fitted.prompt_tokens + u64::from(fitted.max_output) <= base + 300, "{fitted:?}");
+        // Not even a sentence with the floor: too long, nothing to send.
+        let too_long = fit("灯塔？", &sources, base + 100, 1_024, &count).unwrap_err();
+        assert!(too_long.prompt_tokens + u64::from(too_long.reply_floor) > too_long.window, "{too_long:?}");
+        // The general route: the question alone.
+        assert!(fit("什么是灯塔", &[], 4_096, 1_024, &count).unwrap().sources.is_empty());
     }
 
     #[test]

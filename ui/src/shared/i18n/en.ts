@@ -641,6 +641,7 @@ export const en = {
   "hint.shorter_message": "Send a shorter message, or paste long material in parts: the earlier conversation is compacted first.",
   "hint.tools_on_demand": "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
   "hint.context_overhead": "The system prompt takes about {system} tokens and the tool definitions about {tools}; {reserve} are reserved for the reply, of a window of {window}.",
+  "hint.shorter_question": "Ask a shorter question.",
   "hint.fewer_platforms": "Optimize for fewer platforms at once.",
   "hint.smaller_selection": "Select a smaller part of the text, or shorten the input or compact the session.",
   "hint.larger_window": "Or use a larger window ({tokens} tokens or more): llama.cpp -c/--ctx-size, Ollama num_ctx or OLLAMA_CONTEXT_LENGTH, LM Studio’s Context Length when loading the model, vLLM --max-model-len; for a hosted model, one with a larger context window.",

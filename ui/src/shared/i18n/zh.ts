@@ -642,6 +642,7 @@ export const zh: Messages = {
   "hint.shorter_message": "发送更短的消息，或把长材料分几次粘贴：之前的对话会先被压缩。",
   "hint.tools_on_demand": "或者让这个模型按需加载工具（设置 → AI 模型）：每次请求可少带约 1,400 词元的工具定义。",
   "hint.context_overhead": "系统提示约占 {system} 词元，工具定义约 {tools}；另为回复预留 {reserve}，窗口共 {window}。",
+  "hint.shorter_question": "把问题问得短一些。",
   "hint.fewer_platforms": "一次少选几个平台进行优化。",
   "hint.smaller_selection": "选中更短的一段文字，或缩短输入、压缩会话。",
   "hint.larger_window": "或者使用更大的窗口（至少 {tokens} 词元）：llama.cpp 用 -c/--ctx-size，Ollama 用 num_ctx 或 OLLAMA_CONTEXT_LENGTH，LM Studio 在加载模型时调大“上下文长度”，vLLM 用 --max-model-len；云端模型请换一个上下文窗口更大的模型。",
