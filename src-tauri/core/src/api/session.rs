@@ -456,7 +456,7 @@ pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionCont
         Some(_) => Some(harness::session_overhead(engine.harness(), &session, &state)?),
         None => None,
     };
-    let (system_prompt_tokens, tool_tokens, reply_reserve_tokens) = overhead.as_ref().map_or((0, 0, 0), |o| (o.system_prompt_tokens, o.tool_tokens, o.reply_reserve_tokens));
+    let (system_prompt_tokens, tool_tokens, reply_reserve_tokens) = overhead.map_or((0, 0, 0), |o| (o.system_prompt_tokens, o.tool_tokens, o.reply_reserve_tokens));
     let fixed_tokens = system_prompt_tokens + tool_tokens;
     let input_budget = window.saturating_sub(reply_reserve_tokens);
     let estimated = calibration.calibrated(state.compaction.last_estimated_tokens).max(fixed_tokens);
@@ -469,9 +469,7 @@ pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionCont
         fixed_tokens,
         system_prompt_tokens,
         tool_tokens,
-        // As a turn decides: the fixed part with the reply's floor, and the least room
-        // the conversation needs (`compaction::MIN_FREE_TOKENS`).
-        fixed_fits: overhead.as_ref().is_none_or(|o| o.fixed_total() + compaction::MIN_FREE_TOKENS <= window),
+        fixed_fits: fixed_tokens + reply_reserve_tokens <= window,
         warn_percent: compaction::WARN_PERCENT,
         threshold: state.compaction.threshold.or(calibration.threshold).unwrap_or_default(),
         session_threshold: state.compaction.threshold,
