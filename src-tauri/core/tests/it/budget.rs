@@ -72,6 +72,18 @@ impl B {
         }
     }
 
+    /// The last turn's end: its message and hints.
+    fn last_turn_end(&self) -> (String, Vec<inkstone_core::error::Hint>) {
+        let log = self.t.engine.session_events(&self.session).unwrap();
+        log.into_iter()
+            .rev()
+            .find_map(|e| match e.body {
+                EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
+                _ => None,
+            })
+            .unwrap()
+    }
+
     fn tool_names(&self, i: usize) -> Vec<String> {
         let request = &self.requests()[i];
         let mut names: Vec<String> = request.body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect();
@@ -255,4 +267,30 @@ fn the_servers_tokenizer_seeds_the_calibration_so_the_first_request_fits_as_it_c
     let tested = plain.t.ok("llmProfile.test", json!({"profile": "local"}));
     assert!(tested.get("calibration").is_none(), "{tested}");
     assert!(plain.t.ok("llmProfile.context", json!({"profile": "local"})).get("seed").is_none());
+}
+
+/// llama-cpp-python answers a request longer than its window with HTTP 200 and then
+/// ends the stream without a word (its log says "Requested tokens (N) exceed context
+/// window"): on a request the calibrated estimate puts near the window, that is said
+/// as CONTEXT_TOO_LONG (likely) with the numbers and the server's own advice, not as
+/// a broken answer. Far from the window, a cut stream stays what it is.
+#[test]
+fn a_stream_cut_before_a_word_near_the_window_is_said_as_a_likely_overflow() {
+    let source = long_article();
+    let selected = paragraph(&source, "第5节第3段");
+    let b = setup(4_096, &source, vec![]);
+    b.server.set_fallback(Reply::Cut { content: String::new() });
+    let result = b.submit(json!({"text": "把这段改写得更简洁", "selection": b.selection(&selected)}));
+    assert_eq!(result["reason"], "context_too_long", "{result}");
+    let (message, hints) = b.last_turn_end();
+    assert!(message.starts_with("ContextTooLong") && message.contains("most likely because the request does not fit") && message.contains("a window of 4096"), "{message}");
+    let ids: Vec<&str> = hints.iter().map(|h| h.id.as_str()).collect();
+    assert!(ids.contains(&"larger_window_llamaCpp"), "the server's own advice: {ids:?}");
+
+    let small = setup(32_768, "# 春茶\n\n清明前后。", vec![]);
+    small.server.set_fallback(Reply::Cut { content: String::new() });
+    let result = small.submit(json!({"text": "改短一些"}));
+    assert_eq!(result["reason"], "model_error", "{result}");
+    let (message, _) = small.last_turn_end();
+    assert!(message.starts_with("ProviderBadResponse") && message.contains("before it was finished"), "{message}");
 }
