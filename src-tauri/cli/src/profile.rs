@@ -234,6 +234,18 @@ pub fn run(engine: &Engine, command: ProfileCommand, as_json: bool) -> Result<()
                 println!("ok: {} answered as {} in {} ms", s(&result["profile"], "name"), s(&result, "modelId"), result["latencyMs"]);
                 println!("context window: {}", window_text(&result["profile"]));
                 println!("structured output: {}", form_text(&result["profile"]));
+                if let Some(seed) = result["calibration"]["seed"].as_object() {
+                    let endpoint = match seed.get("endpoint").and_then(Value::as_str) {
+                        Some("llamaCppPython") => "llama-cpp-python /extras/tokenize",
+                        _ => "llama.cpp /tokenize",
+                    };
+                    println!(
+                        "token calibration: x{:.2} (the server's tokenizer, {endpoint}, counted {} tokens in a sample Inkstone estimates at {})",
+                        result["calibration"]["ratio"].as_f64().unwrap_or(1.0),
+                        seed.get("serverTokens").cloned().unwrap_or_default(),
+                        seed.get("estimatedTokens").cloned().unwrap_or_default()
+                    );
+                }
             }
             print_warnings(&result);
         }

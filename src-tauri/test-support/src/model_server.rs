@@ -168,6 +168,9 @@ struct State {
     refusals: Vec<Refusal>,
     /// The window of a posed llama.cpp server: a longer prompt is refused.
     llama_cpp_window: Option<u64>,
+    /// A tokenizer route (`/tokenize` or `/extras/tokenize`) counting each wide (CJK)
+    /// character as this many tokens (see `offer_tokenizer`).
+    tokenizer: Option<(String, u64)>,
 }
 
 /// How a real server refuses a `response_format` type it does not take: the type, the
@@ -320,6 +323,16 @@ impl ModelServer {
             "build_info": "b0-inkstone-fake",
         });
         state.routes.insert(("GET".to_owned(), "/props".to_owned()), (200, props));
+    }
+
+    /// Offers a tokenizer at `path` (from the root): llama.cpp's `/tokenize`
+    /// (`{"content"}`) or llama-cpp-python's `/extras/tokenize` (`{"input"}`), answering
+    /// `{"tokens": [...]}` with `per_wide` tokens for each wide (CJK) character and one
+    /// per four other characters, as a small model's tokenizer counts Chinese. A
+    /// server posing as llama.cpp ([`ModelServer::pose_as_llama_cpp`]) then counts
+    /// prompts the same way.
+    pub fn offer_tokenizer(&self, path: &str, per_wide: u64) {
+        lock(&self.state).tokenizer = Some((path.to_owned(), per_wide));
     }
 
     /// Refuses requests whose `response_format` is of the refusal's type, as that
@@ -514,7 +527,7 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         state.requests.push(RecordedRequest { method: method.to_string(), path: path.clone(), authorization: authorization.clone(), body: body_json.clone() });
         let is_call = path.ends_with("/chat/completions") || path.ends_with("/embeddings");
         if let (Some(n_ctx), true) = (state.llama_ctx, path.ends_with("/chat/completions")) {
-            let prompt = posed_prompt_tokens(&body_json);
+            let prompt = posed_prompt_tokens_with(&body_json, state.tokenizer.as_ref().map_or(1, |t| t.1));
             let wanted = body_json["max_tokens"].as_u64().or_else(|| body_json["max_completion_tokens"].as_u64()).unwrap_or(0);
             if prompt + wanted > n_ctx {
                 return json_response(
@@ -550,7 +563,14 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         } else {
             None
         };
-        let route = state.routes.get(&(method.as_str().to_owned(), path.clone())).cloned();
+        let mut route = state.routes.get(&(method.as_str().to_owned(), path.clone())).cloned();
+        if let Some((tokenize_path, per_wide)) = state.tokenizer.as_ref().filter(|(p, _)| *p == path && method == Method::POST) {
+            let field = if tokenize_path == "/tokenize" { "content" } else { "input" };
+            let text = body_json[field].as_str().unwrap_or("");
+            let wide = text.chars().filter(|c| is_wide(*c)).count() as u64;
+            let tokens = wide * per_wide + (text.chars().count() as u64 - wide).div_ceil(4);
+            route = Some((200, json!({"tokens": (0..tokens).map(|i| i % 50_000).collect::<Vec<u64>>()})));
+        }
         (reply, state.required_key.clone(), state.models.clone(), route)
     };
     if let Some(key) = required_key {
@@ -589,9 +609,13 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         return embeddings_response(&reply, &body_json);
     }
     let mut body_json = body_json;
-    if lock(&state).llama_ctx.is_some() {
+    let (posing, per_wide) = {
+        let state = lock(&state);
+        (state.llama_ctx.is_some(), state.tokenizer.as_ref().map_or(1, |t| t.1))
+    };
+    if posing {
         // Usage in the posed count (see `input_tokens`).
-        body_json[POSED_PROMPT_TOKENS] = json!(posed_prompt_tokens(&body_json));
+        body_json[POSED_PROMPT_TOKENS] = json!(posed_prompt_tokens_with(&body_json, per_wide));
     }
     let stream = body_json["stream"].as_bool().unwrap_or(false);
     let include_usage = body_json["stream_options"]["include_usage"].as_bool().unwrap_or(false);
@@ -631,13 +655,24 @@ fn count_tokens(text: &str) -> u64 {
 /// reports (in its copy of the body, never the recorded one).
 const POSED_PROMPT_TOKENS: &str = "__posedPromptTokens";
 
+/// A wide (CJK) character, as the posed tokenizers single them out.
+fn is_wide(c: char) -> bool {
+    matches!(c as u32, 0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)
+}
+
 /// A prompt's tokens as a server posing as llama.cpp counts them: each Chinese
 /// (wide) character a token, other text a token per four characters, four a message,
 /// and the tool definitions' JSON.
 pub fn posed_prompt_tokens(body: &Value) -> u64 {
+    posed_prompt_tokens_with(body, 1)
+}
+
+/// [`posed_prompt_tokens`] with `per_wide` tokens for each wide character (a server
+/// that offers a tokenizer counts prompts as its tokenizer does).
+pub fn posed_prompt_tokens_with(body: &Value, per_wide: u64) -> u64 {
     let count = |text: &str| {
-        let wide = text.chars().filter(|c| matches!(*c as u32, 0x1100..=0x115F | 0x2E80..=0x303E | 0x3041..=0x33FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)).count() as u64;
-        wide + (text.chars().count() as u64 - wide).div_ceil(4)
+        let wide = text.chars().filter(|c| is_wide(*c)).count() as u64;
+        wide * per_wide + (text.chars().count() as u64 - wide).div_ceil(4)
     };
     let messages: u64 = body["messages"]
         .as_array()

@@ -135,6 +135,8 @@ fn test_shows_the_structured_output_form_the_server_took_and_what_it_refused() {
     server.set_fallback(Reply::text("{\"ok\": true}"));
     // A llama.cpp server from before json_schema, refusing it as it does.
     server.refuse(inkstone_test_support::model_server::Refusal::llama_cpp_json_schema());
+    // Its tokenizer gives a Chinese character two tokens.
+    server.offer_tokenizer("/tokenize", 2);
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path();
     json_ok(data, &["profile", "add", "--name", "llama", "--base-url", &server.base_url(), "--model", "default", "--no-key"]);
@@ -146,4 +148,5 @@ fn test_shows_the_structured_output_form_the_server_took_and_what_it_refused() {
         "{out}"
     );
     assert!(out.contains("must be one of \"text\" or \"json_object\""), "{out}");
+    assert!(out.contains("token calibration: x1.") && out.contains("(the server's tokenizer, llama.cpp /tokenize, counted "), "{out}");
 }

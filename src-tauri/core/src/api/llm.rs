@@ -197,6 +197,11 @@ pub struct LlmTestResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<Hint>>", optional)]
     pub warnings: Vec<Hint>,
+    /// The token-estimate calibration, when this test seeded it from the server's own
+    /// tokenizer (its `seed` says the counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub calibration: Option<crate::harness::compaction::ProfileContext>,
 }
 
 /// Lists a server's models: of a saved profile, or of a base URL being typed in
@@ -603,13 +608,26 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
         matches!(e.code, ErrorCode::ProviderAuth | ErrorCode::KeychainUnavailable | ErrorCode::Offline | ErrorCode::Validation | ErrorCode::QuotaExceeded)
             || (e.code == ErrorCode::ProviderUnavailable && e.details.as_ref().is_some_and(|d| d.get("status").is_some_and(serde_json::Value::is_null)))
     });
-    let detected = if unreachable {
-        None
+    let (detected, counted) = if unreachable {
+        (None, None)
     } else {
         let key = engine.llm().resolve_key(&profile).ok().flatten();
-        engine.llm().detect_window(&profile, key, WINDOW_PROBE_TIMEOUT, engine.now()).ok().flatten()
+        let detected = engine.llm().detect_window(&profile, key.clone(), WINDOW_PROBE_TIMEOUT, engine.now()).ok().flatten();
+        // The server's tokenizer, where it offers one, says how it counts against the
+        // estimate (a small model's tokenizer may give a Chinese character two tokens).
+        let sample = crate::llm::window::TOKENIZER_SAMPLE;
+        let counted = engine.llm().count_tokens(&profile, key, WINDOW_PROBE_TIMEOUT, sample).ok().flatten();
+        (detected, counted.map(|(tokens, endpoint)| (tokens, endpoint, crate::llm::estimate_tokens(sample))))
     };
     let _guard = engine.write_lock();
+    let calibration = match counted {
+        Some((server_tokens, endpoint, estimated_tokens)) => {
+            let mut calibration = crate::harness::compaction::profile_context(engine.store(), &profile.id)?;
+            let seed = crate::harness::compaction::CalibrationSeed { endpoint, server_tokens, estimated_tokens, at: engine.now() };
+            calibration.seed_from_tokenizer(seed).then_some(calibration)
+        }
+        None => None,
+    };
     // Reload: the profile may have changed while the request was out.
     let mut profile = engine.llm_profile(&profile.id)?;
     profile.last_tested_at = Some(engine.now());
@@ -641,7 +659,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.health = Health::Ok;
             profile.last_error = None;
             profile.last_latency_ms = Some(latency_ms);
-            LlmTestResult { ok: true, profile: profile.clone(), model_id: Some(reply.model), latency_ms: Some(latency_ms), error: None, warnings }
+            LlmTestResult { ok: true, profile: profile.clone(), model_id: Some(reply.model), latency_ms: Some(latency_ms), error: None, warnings, calibration: calibration.clone() }
         }
         Err(error) => {
             if matches!(error.code, ErrorCode::NotFound | ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) {
@@ -651,11 +669,14 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.health = Health::Failed;
             profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
             profile.last_latency_ms = None;
-            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error), warnings }
+            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error), warnings, calibration: calibration.clone() }
         }
     };
     let mut batch = Batch::new();
     batch.put(&profile)?;
+    if let Some(calibration) = &calibration {
+        batch.put(calibration)?;
+    }
     engine.store().apply(batch, Durability::Durable)?;
     Ok(result)
 }

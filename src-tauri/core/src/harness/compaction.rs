@@ -356,6 +356,23 @@ pub struct ProfileContext {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub threshold: Option<CompactThreshold>,
+    /// The server's tokenizer count the ratio was seeded from at profile test (`None`:
+    /// learnt from usage alone, or not calibrated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub seed: Option<CalibrationSeed>,
+}
+
+/// A calibration read from the server's own tokenizer: it counted a fixed sample
+/// ([`crate::llm::window::TOKENIZER_SAMPLE`]) as `server_tokens` where the estimate
+/// says `estimated_tokens`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CalibrationSeed {
+    pub endpoint: crate::llm::window::TokenizerEndpoint,
+    pub server_tokens: u64,
+    pub estimated_tokens: u64,
+    pub at: crate::model::Timestamp,
 }
 
 const META_PROFILE_CONTEXT: &str = "profile_context/";
@@ -376,7 +393,7 @@ fn profile_context_key(profile_id: &str) -> Vec<u8> {
 
 impl ProfileContext {
     fn new(profile_id: &str) -> ProfileContext {
-        ProfileContext { profile_id: profile_id.to_owned(), ratio: 1.0, samples: 0, threshold: None }
+        ProfileContext { profile_id: profile_id.to_owned(), ratio: 1.0, samples: 0, threshold: None, seed: None }
     }
 
     /// An estimate corrected by the calibration.
@@ -397,6 +414,29 @@ impl ProfileContext {
         let weight = f64::from(self.samples.min(9));
         self.ratio = (self.ratio * weight + sample) / (weight + 1.0);
         self.samples = self.samples.saturating_add(1);
+    }
+}
+
+impl ProfileContext {
+    /// Seeds the ratio from the server's tokenizer count of the sample: before any
+    /// usage was learnt the count sets the ratio (as one sample, so the usage of real
+    /// calls refines it); after, it is folded in as one more observation. A count
+    /// outside ¼–4× of the estimate is ignored, as in [`ProfileContext::learn`].
+    /// Returns whether it was taken.
+    pub fn seed_from_tokenizer(&mut self, seed: CalibrationSeed) -> bool {
+        let (estimated, counted) = (seed.estimated_tokens, seed.server_tokens);
+        if estimated == 0 || !(0.25..=4.0).contains(&(counted as f64 / estimated as f64)) {
+            return false;
+        }
+        if self.samples == 0 || (self.seed.is_some() && self.samples == 1) {
+            // Untouched, or only the last test's seed: the new count replaces it.
+            self.ratio = counted as f64 / estimated as f64;
+            self.samples = 1;
+        } else {
+            self.learn(estimated, counted);
+        }
+        self.seed = Some(seed);
+        true
     }
 }
 

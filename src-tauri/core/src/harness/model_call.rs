@@ -337,6 +337,10 @@ impl Turn<'_, '_> {
         self.stats.model_calls += 1;
         self.stats.model_time += started.elapsed();
 
+        // A stream cut before a word arrived on a request near the window is most
+        // likely an overflow the server only logged (llama-cpp-python): said as one,
+        // so the turn compacts and retries, or ends saying the real cause.
+        let result = result.map_err(|error| likely_overflow(error, &request, &calibration, window, profile.server_window.map(|w| w.server)));
         // A server that refuses a request as too long and says how many tokens it
         // counted (llama.cpp, vLLM, OpenAI) calibrates the estimate as usage does: its
         // tokenizer may count far more than the estimate (Chinese on a small model),
@@ -425,6 +429,28 @@ impl Turn<'_, '_> {
             }
         }
     }
+}
+
+/// `error` said as a likely CONTEXT_TOO_LONG when the stream was cut off before any
+/// of the answer arrived (no text, no finish reason) and the request's calibrated
+/// estimate with its reply limit is at least 80% of the window; otherwise as it is.
+pub(crate) fn likely_overflow(
+    error: ApiError,
+    request: &ChatRequest,
+    calibration: &super::compaction::ProfileContext,
+    window: u64,
+    server: Option<crate::llm::window::ServerKind>,
+) -> ApiError {
+    let nothing_arrived = error.code == ErrorCode::ProviderBadResponse && error.details.as_ref().is_some_and(|d| d["nothingArrived"] == true);
+    if !nothing_arrived || window == 0 {
+        return error;
+    }
+    let prompt = calibration.calibrated(estimate_request_tokens(request));
+    let reply = u64::from(request.max_output_tokens.unwrap_or(0));
+    if (prompt + reply) * 5 < window * 4 {
+        return error;
+    }
+    crate::llm::error::likely_context_too_long(prompt, reply, window, server)
 }
 
 /// What every request of a session carries whatever its conversation: the smallest

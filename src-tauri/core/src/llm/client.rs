@@ -433,6 +433,26 @@ impl LlmClient {
         self.json_at(&format!("{root}/api/show"), Some(show), cancel).await.as_ref().and_then(window::from_ollama_show)
     }
 
+    /// `text`'s tokens as the server's own tokenizer counts them, where the server
+    /// offers one (relative to its root, not to `/v1`): llama.cpp's server
+    /// `POST /tokenize {"content"}`, llama-cpp-python's `POST /extras/tokenize
+    /// {"input"}`, each answering `{"tokens": [...]}`. `None` when neither answers.
+    pub async fn count_tokens(&self, text: &str, cancel: &Cancel) -> Option<(u64, super::window::TokenizerEndpoint)> {
+        use super::window::TokenizerEndpoint;
+        let root = super::window::server_root(&self.endpoint.base_url);
+        for endpoint in [TokenizerEndpoint::LlamaCpp, TokenizerEndpoint::LlamaCppPython] {
+            let (path, field) = endpoint.route();
+            let mut request = serde_json::Map::new();
+            request.insert(field.to_owned(), Value::from(text));
+            let Ok(body) = serde_json::to_vec(&request) else { continue };
+            let counted = self.json_at(&format!("{root}{path}"), Some(body), cancel).await.and_then(|v| v.get("tokens").and_then(Value::as_array).map(|t| t.len() as u64));
+            if let Some(tokens) = counted.filter(|n| *n > 0) {
+                return Some((tokens, endpoint));
+            }
+        }
+        None
+    }
+
     /// The JSON a URL answers with (a GET, or a POST of `body`), or `None` for any
     /// failure.
     async fn json_at(&self, url: &str, body: Option<Vec<u8>>, cancel: &Cancel) -> Option<Value> {

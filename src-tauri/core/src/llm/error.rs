@@ -47,8 +47,9 @@ pub enum LlmError {
     ContextTooLong { message: String, prompt_tokens: Option<u64>, window: Option<u64>, server: Option<ServerKind> },
     /// A stream that ended before the reply was finished, with no error in it: the
     /// server stopped without saying why (its own log does).
+    /// `nothing_arrived`: not a word of it (no text, reasoning or tool call) had come.
     #[error("the server ended the answer before it was finished: {detail}")]
-    Incomplete { detail: String },
+    Incomplete { detail: String, nothing_arrived: bool },
     /// The server finished a reply that holds nothing: no text, no reasoning, no tool
     /// call.
     #[error("the model sent an empty reply (finish reason: {finish})")]
@@ -125,7 +126,7 @@ impl LlmError {
             LlmError::Rejected { status, message } => LlmError::Rejected { status, message: clean(message) },
             LlmError::FormRejected { status, message } => LlmError::FormRejected { status, message: clean(message) },
             LlmError::ContextTooLong { message, prompt_tokens, window, server } => LlmError::ContextTooLong { message: clean(message), prompt_tokens, window, server },
-            LlmError::Incomplete { detail } => LlmError::Incomplete { detail: clean(detail) },
+            LlmError::Incomplete { detail, nothing_arrived } => LlmError::Incomplete { detail: clean(detail), nothing_arrived },
             LlmError::EmptyReply { finish } => LlmError::EmptyReply { finish },
             LlmError::Repetition { excerpt, times } => LlmError::Repetition { excerpt: clean(excerpt), times },
             LlmError::BadResponse { detail } => LlmError::BadResponse { detail: clean(detail) },
@@ -357,7 +358,7 @@ pub fn classify_stream_error(value: &Value) -> LlmError {
         Some(status) => classify_status(status, value.to_string().as_bytes(), None),
         None if provider.kind.contains("rate_limit") || provider.code.contains("rate_limit") => LlmError::RateLimited { retry_after: None, message },
         None if provider.kind.contains("server_error") || provider.kind.contains("overloaded") => LlmError::Unavailable { status: Some(500), message },
-        None => LlmError::Incomplete { detail: format!("the server reported an error in the stream: {message}") },
+        None => LlmError::Incomplete { detail: format!("the server reported an error in the stream: {message}"), nothing_arrived: false },
     }
 }
 
@@ -396,13 +397,14 @@ impl From<LlmError> for ApiError {
                 .hint("test_profile_form", "Test the profile (Settings → AI models, or `inkstone-cli profile test`): the test finds the structured-output form this server takes.")
                 .details(serde_json::json!({ "status": status, "formRejected": true })),
             LlmError::ContextTooLong { prompt_tokens, window, server, .. } => context_too_long(message, prompt_tokens, window, server),
-            LlmError::Incomplete { .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
+            LlmError::Incomplete { nothing_arrived, .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .problem("model.incomplete", &[])
                 .hint("retry_connection", "If it worked before, try again; the connection may have been cut.")
                 .hint(
                     "check_server_running",
                     "For a local server (Ollama, LM Studio, llama.cpp, vLLM), check that it is running and listening on the profile's address; its log says why it stopped.",
-                ),
+                )
+                .details(serde_json::json!({ "incomplete": true, "nothingArrived": nothing_arrived })),
             LlmError::EmptyReply { ref finish } => {
                 let error = ApiError::new(ErrorCode::ProviderBadResponse, message)
                     .problem("model.empty_reply", &[("finish", finish)])
@@ -470,6 +472,36 @@ pub(crate) fn larger_window_hint(error: ApiError, needed: u64, server: Option<Se
             &[("tokens", &wanted)],
         ),
     }
+}
+
+/// CONTEXT_TOO_LONG, likely: the server cut its stream before a word arrived, with no
+/// error, on a request whose calibrated estimate (`prompt_tokens`, with `reply_tokens`
+/// asked for the reply) is within reach of the `window`. llama-cpp-python answers an
+/// over-long request so (HTTP 200, then the stream ends; its log says "Requested tokens
+/// (N) exceed context window of 4096"). The figures are Inkstone's estimate, not the
+/// server's count, and say so (`details.estimated`, no `promptTokens` to learn from).
+pub fn likely_context_too_long(prompt_tokens: u64, reply_tokens: u64, window: u64, server: Option<ServerKind>) -> ApiError {
+    let message = format!(
+        "The server ended the answer before any of it arrived, most likely because the request does not fit the model's context window: about {prompt_tokens} prompt tokens (estimated) and {reply_tokens} for the reply, a window of {window}. The server's log says for sure."
+    );
+    let wanted = suggested_window(prompt_tokens + reply_tokens + (prompt_tokens + reply_tokens) / 4);
+    let mut error = context_too_long(message, None, Some(window), server);
+    // The advice for a larger window is sized to this request, not to twice the window.
+    if let Some(hint) = error.hints.iter_mut().find(|h| h.id.starts_with("larger_window")) {
+        *hint = match server {
+            Some(server) => crate::error::Hint::with(&format!("larger_window_{}", server.id()), server.larger_window_advice(wanted), &[("tokens", &wanted.to_string())]),
+            None => hint.clone(),
+        };
+    }
+    error.details(serde_json::json!({
+        "promptTokens": null,
+        "estimatedPromptTokens": prompt_tokens,
+        "replyTokens": reply_tokens,
+        "contextWindow": window,
+        "server": server.map(ServerKind::id),
+        "likely": true,
+        "estimated": true,
+    }))
 }
 
 fn capitalize(text: &str) -> String {

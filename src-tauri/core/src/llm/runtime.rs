@@ -263,6 +263,16 @@ impl Runtime {
         Ok(found.map(|(tokens, source)| ServerWindow { tokens, source, server: source.server(), detected_at: now }))
     }
 
+    /// `text`'s tokens as `profile`'s server counts them with its own tokenizer (see
+    /// [`LlmClient::count_tokens`]), asked with at most `timeout` per request; `None`
+    /// when the server offers no tokenizer. Nothing is metered: no model is called.
+    pub fn count_tokens(&self, profile: &LlmProfile, api_key: Option<ApiKey>, timeout: Duration, text: &str) -> Result<Option<(u64, super::window::TokenizerEndpoint)>, ApiError> {
+        let mut endpoint = endpoint(profile, api_key)?;
+        endpoint.timeout = endpoint.timeout.min(timeout);
+        let client = self.client(endpoint)?;
+        self.run(client.count_tokens(text, &Cancel::new()))
+    }
+
     /// Embeds `inputs` with the embedding model of exactly the profile named in `call`,
     /// after checking the quotas, and records the call's usage whatever its outcome
     /// (one record for the whole call, however many batches it took). `timeout`, when

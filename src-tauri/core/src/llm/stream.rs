@@ -360,7 +360,10 @@ impl StreamAssembler {
             Some(reason) => reason,
             None if self.done && !self.calls.is_empty() => FinishReason::ToolCalls,
             None if self.done => FinishReason::Stop,
-            None => return Err(LlmError::Incomplete { detail: "the stream stopped without a finish reason or [DONE]".to_owned() }),
+            None => {
+                let nothing_arrived = self.text.is_empty() && self.reasoning.is_empty() && self.calls.is_empty();
+                return Err(LlmError::Incomplete { detail: "the stream stopped without a finish reason or [DONE]".to_owned(), nothing_arrived });
+            }
         };
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (idx, call) in self.calls.into_iter().enumerate() {

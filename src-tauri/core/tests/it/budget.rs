@@ -10,7 +10,7 @@
 
 use inkstone_core::harness::tools::{COMPACT_TOOLS, LOAD_TOOLS};
 use inkstone_core::harness::EventBody;
-use inkstone_test_support::model_server::{posed_prompt_tokens, ModelServer, Reply};
+use inkstone_test_support::model_server::{posed_prompt_tokens, posed_prompt_tokens_with, ModelServer, Reply};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
 
@@ -29,10 +29,16 @@ struct B {
 /// A profile tested against a server posing as llama.cpp with `n_ctx` (so the window
 /// is the server's), a project of `source`, a session.
 fn setup(n_ctx: u64, source: &str, script: Vec<Reply>) -> B {
+    setup_with(n_ctx, source, script, |_| {})
+}
+
+/// [`setup`] with the server prepared by `prepare` before the profile is tested.
+fn setup_with(n_ctx: u64, source: &str, script: Vec<Reply>, prepare: impl FnOnce(&ModelServer)) -> B {
     let mut script = script;
     script.insert(0, Reply::text("OK"));
     let server = ModelServer::start(script);
     server.pose_as_llama_cpp(n_ctx);
+    prepare(&server);
     let t = TestEngine::new();
     t.ok("llmProfile.create", json!({"name": "local", "baseUrl": server.base_url(), "model": "fake-model", "keyRequired": false, "schemaForm": "jsonObject"}));
     let tested = t.ok("llmProfile.test", json!({"profile": "local"}));
@@ -64,6 +70,18 @@ impl B {
             let reply = request.body["max_tokens"].as_u64().unwrap_or(0);
             assert!(prompt + reply <= n_ctx, "request {i}: {prompt} prompt tokens + {reply} for the reply > {n_ctx}");
         }
+    }
+
+    /// The last turn's end: its message and hints.
+    fn last_turn_end(&self) -> (String, Vec<inkstone_core::error::Hint>) {
+        let log = self.t.engine.session_events(&self.session).unwrap();
+        log.into_iter()
+            .rev()
+            .find_map(|e| match e.body {
+                EventBody::TurnEnded { message, hints, .. } => Some((message, hints)),
+                _ => None,
+            })
+            .unwrap()
     }
 
     fn tool_names(&self, i: usize) -> Vec<String> {
@@ -215,4 +233,64 @@ fn a_long_article_goes_by_section_with_the_selection_in_full_and_the_model_reads
     let system = b.system(3);
     assert!(system.contains("§8 第7节 — given in full below") && system.contains(&paragraph(&source, "第7节第4段")), "{system}");
     assert!(!system.contains(&paragraph(&source, "第5节第3段")), "{system}");
+}
+
+/// A small model's tokenizer gives a Chinese character two tokens where the estimate
+/// counts one: the profile test reads that from the server's tokenizer
+/// (llama-cpp-python's `/extras/tokenize`), and the first drafting request already fits
+/// the window as the server counts it (on main's code it was about twice too long and
+/// refused).
+#[test]
+fn the_servers_tokenizer_seeds_the_calibration_so_the_first_request_fits_as_it_counts() {
+    let source = long_article();
+    let selected = paragraph(&source, "第5节第3段");
+    let b = setup_with(4_096, &source, vec![Reply::text("OK"), Reply::text("好的，这段可以更简洁。")], |server| server.offer_tokenizer("/extras/tokenize", 2));
+    let tested = b.t.ok("llmProfile.test", json!({"profile": "local"}));
+    let calibration = &tested["calibration"];
+    assert_eq!(calibration["seed"]["endpoint"], "llamaCppPython", "{tested}");
+    let ratio = calibration["ratio"].as_f64().unwrap();
+    assert!((1.4..=2.0).contains(&ratio), "the sample is Chinese and English prose: {calibration}");
+    let stored = b.t.ok("llmProfile.context", json!({"profile": "local"}));
+    assert_eq!(stored["seed"], calibration["seed"], "the seed is stored where profile_context reads it: {stored}");
+    let base = b.server.chat_requests().len();
+    let result = b.submit(json!({"text": "把这段改写得更简洁", "selection": b.selection(&selected)}));
+    assert_eq!(result["reason"], "completed", "{result}");
+    let requests = b.server.chat_requests().split_off(base);
+    assert_eq!(requests.len(), 1, "nothing refused, nothing retried");
+    for request in &requests {
+        let prompt = posed_prompt_tokens_with(&request.body, 2);
+        let reply = request.body["max_tokens"].as_u64().unwrap_or(0);
+        assert!(prompt + reply <= 4_096, "{prompt} prompt tokens (as the server counts) + {reply} for the reply > 4,096");
+    }
+    // A server without a tokenizer leaves the calibration as it was.
+    let plain = setup(4_096, "# 春茶", vec![Reply::text("OK")]);
+    let tested = plain.t.ok("llmProfile.test", json!({"profile": "local"}));
+    assert!(tested.get("calibration").is_none(), "{tested}");
+    assert!(plain.t.ok("llmProfile.context", json!({"profile": "local"})).get("seed").is_none());
+}
+
+/// llama-cpp-python answers a request longer than its window with HTTP 200 and then
+/// ends the stream without a word (its log says "Requested tokens (N) exceed context
+/// window"): on a request the calibrated estimate puts near the window, that is said
+/// as CONTEXT_TOO_LONG (likely) with the numbers and the server's own advice, not as
+/// a broken answer. Far from the window, a cut stream stays what it is.
+#[test]
+fn a_stream_cut_before_a_word_near_the_window_is_said_as_a_likely_overflow() {
+    let source = long_article();
+    let selected = paragraph(&source, "第5节第3段");
+    let b = setup(4_096, &source, vec![]);
+    b.server.set_fallback(Reply::Cut { content: String::new() });
+    let result = b.submit(json!({"text": "把这段改写得更简洁", "selection": b.selection(&selected)}));
+    assert_eq!(result["reason"], "context_too_long", "{result}");
+    let (message, hints) = b.last_turn_end();
+    assert!(message.starts_with("ContextTooLong") && message.contains("most likely because the request does not fit") && message.contains("a window of 4096"), "{message}");
+    let ids: Vec<&str> = hints.iter().map(|h| h.id.as_str()).collect();
+    assert!(ids.contains(&"larger_window_llamaCpp"), "the server's own advice: {ids:?}");
+
+    let small = setup(32_768, "# 春茶\n\n清明前后。", vec![]);
+    small.server.set_fallback(Reply::Cut { content: String::new() });
+    let result = small.submit(json!({"text": "改短一些"}));
+    assert_eq!(result["reason"], "model_error", "{result}");
+    let (message, _) = small.last_turn_end();
+    assert!(message.starts_with("ProviderBadResponse") && message.contains("before it was finished"), "{message}");
 }

@@ -247,6 +247,8 @@ export type BudgetView = { tokenBudget?: number, costBudget?: number, spent: Spe
  */
 exceeded: boolean, };
 
+export type CalibrationSeed = { endpoint: TokenizerEndpoint, serverTokens: number, estimatedTokens: number, at: string, };
+
 export type Candidate = { text: string, rationale: string, };
 
 export type CarriedEdits = { 
@@ -1074,7 +1076,12 @@ modelId?: string, latencyMs?: number, error?: ApiError,
 /**
  * What the person should know: the profile's window disagrees with the server's.
  */
-warnings?: Array<Hint>, };
+warnings?: Array<Hint>, 
+/**
+ * The token-estimate calibration, when this test seeded it from the server's own
+ * tokenizer (its `seed` says the counts).
+ */
+calibration?: ProfileContext, };
 
 export type LocalServer = { preset: LlmPreset, models: Array<string>, };
 
@@ -1450,7 +1457,12 @@ samples: number,
 /**
  * `None`: the default (80%).
  */
-threshold?: CompactThreshold, };
+threshold?: CompactThreshold, 
+/**
+ * The server's tokenizer count the ratio was seeded from at profile test (`None`:
+ * learnt from usage alone, or not calibrated).
+ */
+seed?: CalibrationSeed, };
 
 export type ProfileError = { code: ErrorCode, message: string, };
 
@@ -2527,6 +2539,8 @@ text: string,
  * or the model's own words (a message, a question, an answer).
  */
 textId?: string, params?: { [key in string]: string }, };
+
+export type TokenizerEndpoint = "llamaCpp" | "llamaCppPython";
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
