@@ -210,18 +210,6 @@ impl Refusal {
     }
 }
 
-/// Tokens of a prompt as the posed server counts them: a wide (CJK) character is a
-/// token, other text about four characters a token, and each message four more.
-pub fn prompt_tokens(body: &Value) -> u64 {
-    let count = |text: &str| {
-        let wide = text.chars().filter(|c| matches!(*c as u32, 0x2E80..=0x9FFF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFF00..=0xFFEF)).count() as u64;
-        wide + (text.chars().count() as u64 - wide).div_ceil(4)
-    };
-    let messages: u64 = body["messages"].as_array().into_iter().flatten().map(|m| 4 + count(m["content"].as_str().unwrap_or(""))).sum();
-    let tools: u64 = body["tools"].as_array().into_iter().flatten().map(|t| count(&t.to_string())).sum();
-    messages + tools
-}
-
 type Shared = Arc<Mutex<State>>;
 
 fn lock(state: &Shared) -> std::sync::MutexGuard<'_, State> {
@@ -540,7 +528,7 @@ async fn handle(state: Shared, method: Method, uri: Uri, headers: HeaderMap, bod
         let format_type = body_json["response_format"]["type"].as_str().unwrap_or("");
         let refused = if path.ends_with("/chat/completions") {
             let refusal = state.refusals.iter().find(|r| r.format_type == format_type).map(|r| (r.status, r.body.clone()));
-            let tokens = prompt_tokens(&body_json);
+            let tokens = posed_prompt_tokens(&body_json);
             let overflow = state.llama_cpp_window.filter(|n_ctx| tokens >= *n_ctx).map(|n_ctx| {
                 (
                     400,

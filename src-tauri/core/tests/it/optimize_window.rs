@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use inkstone_test_support::model_server::{prompt_tokens, ModelServer, Refusal, Reply, Responder};
+use inkstone_test_support::model_server::{posed_prompt_tokens, ModelServer, Refusal, Reply, Responder};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
 
@@ -102,7 +102,7 @@ impl Small {
     /// that prompt with the reply it allows.
     fn assert_within_window(&self) {
         for (idx, request) in self.server.chat_requests().iter().enumerate() {
-            let prompt = prompt_tokens(&request.body);
+            let prompt = posed_prompt_tokens(&request.body);
             let reply = request.body["max_tokens"].as_u64().unwrap_or(0);
             assert!(
                 prompt + reply <= WINDOW,
@@ -131,7 +131,7 @@ fn five_platforms_in_a_4096_window_go_one_platform_per_request_and_every_request
         assert_eq!(named, 1, "one platform's rules in a platform step: {system}");
     }
     // What one prompt for five platforms would have been does not fit this window.
-    let together: u64 = steps.iter().map(|b| prompt_tokens(b)).sum();
+    let together: u64 = steps.iter().map(|b| posed_prompt_tokens(b)).sum();
     assert!(together > WINDOW, "{together}");
     // The strategy was asked in batches that fit, and holds every platform's plan.
     let strategy_asks = requests.iter().filter(|r| last_user(&r.body).starts_with("Step 1")).count();
