@@ -615,9 +615,17 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
         let detected = engine.llm().detect_window(&profile, key.clone(), WINDOW_PROBE_TIMEOUT, engine.now()).ok().flatten();
         // The server's tokenizer, where it offers one, says how it counts against the
         // estimate (a small model's tokenizer may give a Chinese character two tokens).
-        let sample = crate::llm::window::TOKENIZER_SAMPLE;
-        let counted = engine.llm().count_tokens(&profile, key, WINDOW_PROBE_TIMEOUT, sample).ok().flatten();
-        (detected, counted.map(|(tokens, endpoint)| (tokens, endpoint, crate::llm::estimate_tokens(sample))))
+        // Each sample on its own, and the one the estimate undercounts most seeds the
+        // ratio: a budget may waste a little room on English, never overflow on Chinese.
+        let mut counted: Option<(u64, crate::llm::window::TokenizerEndpoint, u64)> = None;
+        for sample in crate::llm::window::TOKENIZER_SAMPLES {
+            let Some((tokens, endpoint)) = engine.llm().count_tokens(&profile, key.clone(), WINDOW_PROBE_TIMEOUT, sample).ok().flatten() else { break };
+            let estimated = crate::llm::estimate_tokens(sample);
+            if counted.is_none_or(|(t, _, e)| tokens * e > t * estimated) {
+                counted = Some((tokens, endpoint, estimated));
+            }
+        }
+        (detected, counted)
     };
     let _guard = engine.write_lock();
     let calibration = match counted {

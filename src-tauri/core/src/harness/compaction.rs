@@ -364,7 +364,8 @@ pub struct ProfileContext {
 }
 
 /// A calibration read from the server's own tokenizer: it counted a fixed sample
-/// ([`crate::llm::window::TOKENIZER_SAMPLE`]) as `server_tokens` where the estimate
+/// (the one of [`crate::llm::window::TOKENIZER_SAMPLES`] it undercounts most) as
+/// `server_tokens` where the estimate
 /// says `estimated_tokens`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]

@@ -431,9 +431,8 @@ impl Turn<'_, '_> {
     }
 }
 
-/// `error` said as a likely CONTEXT_TOO_LONG when the stream was cut off before any
-/// of the answer arrived (no text, no finish reason) and the request's calibrated
-/// estimate with its reply limit is at least 80% of the window; otherwise as it is.
+/// `error` said as a likely CONTEXT_TOO_LONG ([`crate::llm::error::likely_overflow`]),
+/// the request counted with the profile's calibration.
 pub(crate) fn likely_overflow(
     error: ApiError,
     request: &ChatRequest,
@@ -441,16 +440,8 @@ pub(crate) fn likely_overflow(
     window: u64,
     server: Option<crate::llm::window::ServerKind>,
 ) -> ApiError {
-    let nothing_arrived = error.code == ErrorCode::ProviderBadResponse && error.details.as_ref().is_some_and(|d| d["nothingArrived"] == true);
-    if !nothing_arrived || window == 0 {
-        return error;
-    }
     let prompt = calibration.calibrated(estimate_request_tokens(request));
-    let reply = u64::from(request.max_output_tokens.unwrap_or(0));
-    if (prompt + reply) * 5 < window * 4 {
-        return error;
-    }
-    crate::llm::error::likely_context_too_long(prompt, reply, window, server)
+    crate::llm::error::likely_overflow(error, prompt, u64::from(request.max_output_tokens.unwrap_or(0)), window, server)
 }
 
 /// What every request of a session carries whatever its conversation: the smallest

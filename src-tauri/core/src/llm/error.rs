@@ -504,6 +504,18 @@ pub fn likely_context_too_long(prompt_tokens: u64, reply_tokens: u64, window: u6
     }))
 }
 
+/// `error` said as a likely CONTEXT_TOO_LONG ([`likely_context_too_long`]) when the
+/// stream was cut off before any of the answer arrived (no text, no finish reason) and
+/// the request's calibrated estimate (`prompt_tokens`) with its reply limit is at least
+/// 80% of the window; otherwise as it is.
+pub fn likely_overflow(error: ApiError, prompt_tokens: u64, reply_tokens: u64, window: u64, server: Option<ServerKind>) -> ApiError {
+    let nothing_arrived = error.code == crate::error::ErrorCode::ProviderBadResponse && error.details.as_ref().is_some_and(|d| d["nothingArrived"] == true);
+    if !nothing_arrived || window == 0 || (prompt_tokens + reply_tokens) * 5 < window * 4 {
+        return error;
+    }
+    likely_context_too_long(prompt_tokens, reply_tokens, window, server)
+}
+
 fn capitalize(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {

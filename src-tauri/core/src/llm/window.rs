@@ -141,17 +141,22 @@ impl TokenizerEndpoint {
     }
 }
 
-/// The text a server's tokenizer counts at profile test to calibrate the estimate:
-/// prose as an article has it, Chinese and English, with punctuation and figures.
-pub const TOKENIZER_SAMPLE: &str = "春天的早晨，城市还没有完全醒来。街角的早餐店已经亮起了灯，蒸笼里冒出白色的热气，\
+/// The texts a server's tokenizer counts at profile test to calibrate the estimate:
+/// prose as an article has it, one Chinese and one English, with punctuation and
+/// figures. Each is counted on its own: a small model's tokenizer may give a Chinese
+/// character two or three tokens and an English word one, and one ratio over a mixed
+/// sample would undercount a Chinese article.
+pub const TOKENIZER_SAMPLES: [&str; 2] = [
+    "春天的早晨，城市还没有完全醒来。街角的早餐店已经亮起了灯，蒸笼里冒出白色的热气，\
 老板一边招呼客人，一边把刚出锅的包子装进纸袋。对很多写作者来说，这样的场景是灵感的来源：\
 普通人的生活里藏着最真实的故事。我们在写文章的时候，常常想要表达宏大的主题，却忘了细节才是打动读者的关键。\
-一篇好的文章，需要清晰的结构、准确的用词，以及真诚的态度。2024年的一项调查显示，超过六成的读者会在前三段决定是否继续阅读。\n\n\
-Writing for several platforms at once is harder than it looks. A long essay that reads well on a blog \
+一篇好的文章，需要清晰的结构、准确的用词，以及真诚的态度。2024年的一项调查显示，超过六成的读者会在前三段决定是否继续阅读。",
+    "Writing for several platforms at once is harder than it looks. A long essay that reads well on a blog \
 may need a shorter title, a sharper opening and fewer headings before it works as a newsletter or a \
 social post. Good editors keep the voice of the piece while they cut: they remove repetition, move the \
 strongest example to the top, and check every figure against its source. The goal is not to write more, \
-but to make each paragraph earn its place.";
+but to make each paragraph earn its place.",
+];
 
 /// A window the server reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

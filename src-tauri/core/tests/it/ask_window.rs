@@ -131,3 +131,24 @@ fn a_question_that_cannot_fit_with_one_short_source_is_context_too_long_and_send
     assert!(larger.message.contains("-c 4096"), "the least window suggested is 4,096: {}", larger.message);
     assert!(server.chat_requests().is_empty(), "nothing was sent");
 }
+
+/// llama-cpp-python answers a request longer than its window with HTTP 200 and a
+/// stream that ends before a word (the overflow is only in its log): an answer whose
+/// request fills the window is then said as a likely CONTEXT_TOO_LONG with the
+/// numbers, not as a broken answer that blames the server.
+#[test]
+fn an_answer_cut_before_a_word_near_the_window_is_a_likely_overflow() {
+    const WINDOW: u64 = 4096;
+    let (t, server) = engine(WINDOW);
+    for i in 0..5 {
+        t.ok("project.create", json!({"title": format!("灯塔守夜人的第{i}本日记"), "source": passage(i)}));
+    }
+    wait(&t);
+    server.set_fallback(Reply::Cut { content: String::new() });
+    let error = t.engine.call("search.ask", json!({"q": "我写的灯塔守夜人什么时候点灯"})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::ContextTooLong, "{error:?}");
+    let details = error.details.clone().unwrap();
+    assert_eq!(details["likely"], true, "{details}");
+    assert_eq!(details["contextWindow"], WINDOW, "{details}");
+    assert!(error.message.contains("most likely because the request does not fit"), "{}", error.message);
+}

@@ -249,7 +249,10 @@ fn the_servers_tokenizer_seeds_the_calibration_so_the_first_request_fits_as_it_c
     let calibration = &tested["calibration"];
     assert_eq!(calibration["seed"]["endpoint"], "llamaCppPython", "{tested}");
     let ratio = calibration["ratio"].as_f64().unwrap();
-    assert!((1.4..=2.0).contains(&ratio), "the sample is Chinese and English prose: {calibration}");
+    // Chinese and English are counted apart, and the Chinese sample (two tokens a
+    // character here, where the estimate says one) seeds the ratio: one ratio over the
+    // mixed sample (about 1.6) undercounts a Chinese article.
+    assert!((1.9..=2.0).contains(&ratio), "the Chinese sample seeds the ratio: {calibration}");
     let stored = b.t.ok("llmProfile.context", json!({"profile": "local"}));
     assert_eq!(stored["seed"], calibration["seed"], "the seed is stored where profile_context reads it: {stored}");
     let base = b.server.chat_requests().len();
