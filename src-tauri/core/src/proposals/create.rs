@@ -5,7 +5,7 @@
 use crate::diff::{self, Splice};
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
-use crate::model::{DraftContent, Project};
+use crate::model::{DraftContent, Project, Timestamp};
 use crate::pipeline::Finding;
 use crate::store::{Batch, Store};
 
@@ -59,6 +59,52 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
     let alternatives = open_alternatives(store, &project.id, &new)?;
     let (new, carried) = carry_edits(new, &alternatives);
     let summary = new.summary.clone();
+    let Checked { base, hunks: hunks_out, findings, introduced } = check_against_target(kernel, &project, &new)?;
+    let now = kernel.now();
+    let proposal = Proposal {
+        id: kernel.new_id("prp"),
+        project_id: project.id.clone(),
+        kind: new.kind,
+        target: new.target,
+        base,
+        summary,
+        hunks: hunks_out,
+        payload: new.payload,
+        findings,
+        new_findings: introduced,
+        origin: new.origin,
+        status: ProposalStatus::Proposed,
+        accepted_hunks: Vec::new(),
+        rejected_hunks: Vec::new(),
+        rejection_reason: None,
+        superseded_by: None,
+        superseded_reason: None,
+        carries: Vec::new(),
+        applied: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let mut proposal = proposal;
+    proposal.carries = carried_attribution(&proposal, &alternatives, &carried);
+    supersede(batch, alternatives, &carried, &proposal, now)?;
+    batch.put(&proposal)?;
+    Ok(proposal)
+}
+
+/// What a new proposal is computed against, with its hunks and the findings of the
+/// text it would produce: checked against the current state of its target, by kind.
+struct Checked {
+    base: Base,
+    hunks: Vec<ProposalHunk>,
+    findings: Vec<Finding>,
+    introduced: Vec<Finding>,
+}
+
+/// Checks `new` against its target in `project` (its payload fits its kind, a text
+/// changes something and is not too long, a draft is not publishing) and computes its
+/// base, hunks and findings.
+fn check_against_target(kernel: &Kernel, project: &Project, new: &NewProposal) -> Result<Checked, ApiError> {
+    let store = kernel.store();
     let mut base = Base { head: project.head, revision: project.revision, text_hash: None, draft_revision: None };
     let mut hunks_out = Vec::new();
     let (mut findings, mut introduced) = (Vec::new(), Vec::new());
@@ -146,35 +192,17 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
             return Err(ApiError::validation("kind", format!("A {} proposal cannot target {} with this payload.", kind.as_str(), target.key())));
         }
     }
-    let now = kernel.now();
-    let proposal = Proposal {
-        id: kernel.new_id("prp"),
-        project_id: project.id.clone(),
-        kind: new.kind,
-        target: new.target,
-        base,
-        summary,
-        hunks: hunks_out,
-        payload: new.payload,
-        findings,
-        new_findings: introduced,
-        origin: new.origin,
-        status: ProposalStatus::Proposed,
-        accepted_hunks: Vec::new(),
-        rejected_hunks: Vec::new(),
-        rejection_reason: None,
-        superseded_by: None,
-        superseded_reason: None,
-        carries: Vec::new(),
-        applied: None,
-        created_at: now,
-        updated_at: now,
-    };
-    let mut proposal = proposal;
+    Ok(Checked { base, hunks: hunks_out, findings, introduced })
+}
+
+/// What `proposal` carries of the `alternatives` it supersedes (`carried`: per
+/// alternative, the ids of the hunks it carries), attributed to where each edit came
+/// from: what an alternative carried itself stays attributed to its own origin.
+fn carried_attribution(proposal: &Proposal, alternatives: &[Proposal], carried: &[(String, Vec<String>)]) -> Vec<CarriedEdits> {
     // Hunk ids are the same in the new proposal: same base, same position and lines.
     let here = |id: &String| proposal.hunks.iter().any(|h| &h.id == id);
     let mut carries: Vec<CarriedEdits> = Vec::new();
-    for older in &alternatives {
+    for older in alternatives {
         let Some((_, ids)) = carried.iter().find(|(id, _)| id == &older.id) else { continue };
         // Flattened: what the older one carried is attributed to where it came from.
         for earlier in &older.carries {
@@ -189,7 +217,12 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
             carries.push(CarriedEdits { proposal_id: older.id.clone(), summary: older.summary.clone(), hunk_ids });
         }
     }
-    proposal.carries = carries;
+    carries
+}
+
+/// Marks each of `alternatives` superseded by `proposal` in `batch`, with why: merged
+/// (all its live hunks carried), overlapped (same base text) or replaced.
+fn supersede(batch: &mut Batch, alternatives: Vec<Proposal>, carried: &[(String, Vec<String>)], proposal: &Proposal, now: Timestamp) -> Result<(), ApiError> {
     for mut older in alternatives {
         let live = older.hunks.iter().filter(|h| !older.rejected_hunks.contains(&h.id)).count();
         older.superseded_reason = Some(match carried.iter().find(|(id, _)| id == &older.id) {
@@ -202,8 +235,7 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
         older.updated_at = now;
         batch.put(&older)?;
     }
-    batch.put(&proposal)?;
-    Ok(proposal)
+    Ok(())
 }
 
 /// The open proposals a new one supersedes: same target and kind family, from the same
