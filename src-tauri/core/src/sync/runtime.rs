@@ -1,0 +1,241 @@
+//! The engine's sync machinery: the delivery thread, the cycle lock and the last
+//! cycle's health.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::Duration;
+
+use crate::error::ApiError;
+use crate::kernel::Kernel;
+use crate::model::Timestamp;
+use crate::store::{Batch, Durability, Kind};
+
+use super::*;
+
+/// How the last cycle went, kept in memory for the status.
+#[derive(Debug, Clone, Default)]
+pub struct Health {
+    /// A cycle ran in this process (else the status shows the stored [`LastFailure`]).
+    pub cycled: bool,
+    /// The server could not be reached in the last cycle.
+    pub offline: bool,
+    pub last_error: Option<String>,
+    pub last_error_code: Option<String>,
+    pub last_contact_at: Option<Timestamp>,
+}
+
+/// The health to show: this process's last cycle, else the stored failure of the last
+/// cycle any process ran (none: nothing failed since a cycle succeeded).
+pub fn health(kernel: &Kernel, runtime: &Runtime) -> Result<Health, ApiError> {
+    let health = runtime.health();
+    if health.cycled {
+        return Ok(health);
+    }
+    Ok(match kernel.store().get::<LastFailure>(META_LAST_FAILURE)? {
+        Some(failure) => Health { offline: failure.offline, last_error: failure.error, last_error_code: failure.error_code, ..health },
+        None => health,
+    })
+}
+
+/// Keeps the cycle's failure (or forgets the last one once a cycle succeeded); writes
+/// only when that changes.
+fn remember_failure(kernel: &Kernel, report: &CycleReport) -> Result<(), ApiError> {
+    let failed = report.offline || report.error.is_some();
+    let _guard = kernel.write_lock();
+    let stored = kernel.store().get::<LastFailure>(META_LAST_FAILURE)?;
+    let mut batch = Batch::new();
+    match (failed, stored) {
+        (true, Some(s)) if (s.offline, &s.error, &s.error_code) == (report.offline, &report.error, &report.error_code) => return Ok(()),
+        (true, _) => {
+            batch.put(&LastFailure { offline: report.offline, error: report.error.clone(), error_code: report.error_code.clone(), at: kernel.now() })?;
+        }
+        (false, Some(_)) => {
+            batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
+        }
+        (false, None) => return Ok(()),
+    }
+    kernel.store().apply(batch, Durability::Durable)?;
+    Ok(())
+}
+
+/// A draw in [0, 1) from a seeded xorshift: the backoff's jitter (core reads no
+/// random source; the seed is the configuration's).
+#[derive(Debug)]
+pub struct Jitter(u64);
+
+impl Jitter {
+    pub fn new(seed: u64) -> Jitter {
+        Jitter(seed | 1)
+    }
+
+    pub fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The engine's sync machinery: the transport, the cycle lock, the last cycle's
+/// health and the delivery thread.
+pub struct Runtime {
+    transport: Mutex<Option<Arc<transport::Transport>>>,
+    /// Held for a whole cycle; holds the jitter source.
+    pub(crate) cycle: Mutex<Jitter>,
+    pub(crate) health: Mutex<Health>,
+    wake: Arc<(Mutex<bool>, Condvar)>,
+    stop: AtomicBool,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Dispatched jobs of a previous process are turned back to pending once.
+    resumed: AtomicBool,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("sync::Runtime").finish()
+    }
+}
+
+const THREAD_NAME: &str = "inkstone-sync";
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Runtime {
+    pub fn new(seed: u64) -> Runtime {
+        Runtime {
+            transport: Mutex::new(None),
+            cycle: Mutex::new(Jitter::new(seed)),
+            health: Mutex::new(Health::default()),
+            wake: Arc::new((Mutex::new(false), Condvar::new())),
+            stop: AtomicBool::new(false),
+            thread: Mutex::new(None),
+            resumed: AtomicBool::new(false),
+        }
+    }
+
+    /// The transport, built on first use.
+    pub fn transport(&self, kernel: &Kernel) -> Result<Arc<transport::Transport>, ApiError> {
+        let mut slot = lock(&self.transport);
+        if let Some(t) = slot.as_ref() {
+            return Ok(Arc::clone(t));
+        }
+        let t = Arc::new(transport::Transport::new(kernel.config().sync.timeout).map_err(|e| ApiError::internal(format!("the sync client could not start: {e}")))?);
+        *slot = Some(Arc::clone(&t));
+        Ok(t)
+    }
+
+    pub fn health(&self) -> Health {
+        lock(&self.health).clone()
+    }
+
+    /// Runs one cycle (pull, then push) under the cycle lock.
+    pub fn run(&self, kernel: &Kernel, what: cycle::What) -> Result<CycleReport, ApiError> {
+        let mut jitter = lock(&self.cycle);
+        if !self.resumed.swap(true, Ordering::SeqCst) {
+            cycle::resume_after_restart(kernel)?;
+        }
+        let transport = self.transport(kernel)?;
+        let report = cycle::run(kernel, &transport, &mut jitter, what)?;
+        remember_failure(kernel, &report)?;
+        let mut health = lock(&self.health);
+        health.cycled = true;
+        health.offline = report.offline;
+        health.last_error.clone_from(&report.error);
+        health.last_error_code.clone_from(&report.error_code);
+        if !report.offline && report.contacted {
+            health.last_contact_at = Some(kernel.now());
+        }
+        Ok(report)
+    }
+
+    /// Wakes the delivery thread (a version was committed, the person resumed).
+    pub fn wake(&self) {
+        let (flag, condvar) = &*self.wake;
+        *lock(flag) = true;
+        condvar.notify_all();
+    }
+
+    /// Starts the delivery thread for `owner` (held weakly: the thread ends with the
+    /// engine). `kernel_of` reaches the kernel and this runtime from the owner.
+    pub fn start<T: Send + Sync + 'static>(owner: &Arc<T>, parts: fn(&T) -> (&Kernel, &Runtime)) {
+        let (kernel, runtime) = parts(owner);
+        let mut thread = lock(&runtime.thread);
+        if thread.is_some() {
+            return;
+        }
+        let wake = Arc::clone(&runtime.wake);
+        // A committed version (its job) wakes the thread at once; the thread's own
+        // job updates do not.
+        kernel.store().subscribe(
+            &[Kind::Outbox],
+            Box::new(move |_| {
+                if std::thread::current().name() == Some(THREAD_NAME) {
+                    return true;
+                }
+                let (flag, condvar) = &*wake;
+                *lock(flag) = true;
+                condvar.notify_all();
+                true
+            }),
+        );
+        let weak: Weak<T> = Arc::downgrade(owner);
+        let wake = Arc::clone(&runtime.wake);
+        let poll = kernel.config().sync.poll;
+        let spawned = std::thread::Builder::new().name(THREAD_NAME.to_owned()).spawn(move || loop {
+            let wait = {
+                let Some(owner) = weak.upgrade() else { return };
+                let (kernel, runtime) = parts(&owner);
+                if runtime.stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let connected = matches!(connection(kernel), Ok(Some(_)));
+                if connected && !matches!(is_paused(kernel), Ok(true)) {
+                    let outcome = runtime.run(kernel, cycle::What::Both);
+                    // The server acknowledged this client's versions: pull once more at
+                    // once, so what colleagues pushed while they travelled arrives now,
+                    // not at the next poll. (Idle cycles push nothing: no extra load.)
+                    if matches!(&outcome, Ok(report) if report.pushed > 0 && !report.offline) {
+                        if let Err(error) = runtime.run(kernel, cycle::What::Pull) {
+                            tracing::warn!(code = ?error.code, "the pull after a push failed: {}", error.message);
+                        }
+                    }
+                    match outcome {
+                        Ok(report) if report.offline || report.waiting > 0 => poll.min(Duration::from_millis(500)),
+                        Ok(_) => poll,
+                        Err(error) => {
+                            tracing::warn!(code = ?error.code, "sync cycle failed: {}", error.message);
+                            poll
+                        }
+                    }
+                } else {
+                    poll
+                }
+            };
+            let (flag, condvar) = &*wake;
+            let mut woken = lock(flag);
+            if !*woken {
+                woken = condvar.wait_timeout(woken, wait).map(|(guard, _)| guard).unwrap_or_else(|poisoned| poisoned.into_inner().0);
+            }
+            *woken = false;
+        });
+        match spawned {
+            Ok(handle) => *thread = Some(handle),
+            Err(error) => tracing::error!("the sync thread could not start: {error}"),
+        }
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake();
+        if let Some(handle) = lock(&self.thread).take() {
+            // The thread may hold the last reference to its engine and drop it itself.
+            if handle.thread().id() != std::thread::current().id() {
+                let _ = handle.join();
+            }
+        }
+    }
+}
