@@ -61,9 +61,12 @@ pub fn placeholders(template: &str) -> Vec<String> {
 enum Part {
     Text(String),
     Arg(String),
-    Plural { count: String, branches: Vec<(String, Vec<Part>)> },
+    Plural { count: String, branches: Vec<Branch> },
     Hash,
 }
+
+/// A plural's branch: its selector (`one`, `=0`, …) and its message.
+type Branch = (String, Vec<Part>);
 
 /// The name of an argument at `at` (just after its `{`, spaces allowed around it) and
 /// what follows it: `}` or `, plural,`. Returns the name, whether it is a plural, and
@@ -128,7 +131,7 @@ const SELECTORS: [&str; 6] = ["zero", "one", "two", "few", "many", "other"];
 
 /// The branches of a plural from just after its `plural,`, and the index after its `}`;
 /// `None` when it is not one (its text is then shown as it is).
-fn plural(src: &str, at: usize) -> Option<(Vec<(String, Vec<Part>)>, usize)> {
+fn plural(src: &str, at: usize) -> Option<(Vec<Branch>, usize)> {
     let mut branches = Vec::new();
     let mut i = at;
     loop {
