@@ -520,7 +520,7 @@ mod tests {
 
     /// Every finding a compile or a draft check makes names its wording and values, and
     /// the UI's English wording with those values is exactly its English text; so the
-    /// Chinese UI can say each of them (zh.ts has every id en.ts has).
+    /// Chinese UI can say each of them (messages/zh has every id messages/en has).
     #[test]
     fn every_compile_finding_is_worded_as_the_ui_words_it() {
         let set = ProfileSet::builtin().unwrap();

@@ -149,7 +149,7 @@ pub fn stage(kernel: &Kernel, session_id: &str, proposal_id: &str, hunks: Option
         }
         if staging.entries.iter().any(|e| e.proposal_id == proposal.id) {
             return Err(ApiError::new(ErrorCode::Conflict, format!("Proposal {} is staged already.", proposal.id))
-                .hint("discard_staging", "To stage other hunks of it, discard the staged set and stage again.")
+                .action("discard_staging", &[("session", session_id)])
                 .details(serde_json::json!({"proposalId": proposal.id, "sessionId": session_id})));
         }
     }
@@ -164,7 +164,7 @@ pub fn stage(kernel: &Kernel, session_id: &str, proposal_id: &str, hunks: Option
         };
         return Err(ApiError::new(ErrorCode::Conflict, message)
             .hint("regenerate", "Ask the assistant for a new proposal over the session's working copy.")
-            .hint("discard_staging", "Or discard the staged set and review this proposal on its own.")
+            .action("discard_staging", &[("session", session_id)])
             .details(serde_json::json!({
                 "proposalId": proposal.id,
                 "sessionId": session_id,

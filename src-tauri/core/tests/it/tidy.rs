@@ -270,7 +270,7 @@ fn the_layer_check_sees_upward_imports() {
 /// A hint call in core's source, or an error's wording (`.problem("id", …)`): its id,
 /// whether it carries values, and their names.
 struct HintCall {
-    /// `hint` or `problem`: where its wording lives in en.ts.
+    /// `hint` or `problem`: the family of its wording in the catalog (`hint.<id>`).
     kind: &'static str,
     id: String,
     params: Option<Vec<String>>,
@@ -365,7 +365,9 @@ fn every_hint_has_a_ui_wording() {
             continue;
         };
         let given = call.params.clone().unwrap_or_default();
-        for name in inkstone_messages::placeholders(text) {
+        // The CLI words the same hint from `cli.hint.<id>` when it has one.
+        let cli = inkstone_messages::english(&format!("cli.{}.{}", call.kind, call.id)).unwrap_or_default();
+        for name in inkstone_messages::placeholders(text).into_iter().chain(inkstone_messages::placeholders(cli)) {
             if !given.contains(&name) {
                 unfilled.push(format!("{} ({}) gives no `{name}` for its wording", call.id, call.place));
             }
