@@ -1,12 +1,15 @@
 /// <reference types="vitest/config" />
 import { defineConfig } from "vite";
 import react from "@vitejs/plugin-react";
+import { fileURLToPath } from "node:url";
 
 export default defineConfig({
   base: "/",
   plugins: [react()],
   clearScreen: false,
-  server: { host: "127.0.0.1", port: 5173, strictPort: true },
+  // The message catalogs live at the repository root (messages/), shared with the core
+  // and the CLI; the dev server may serve them.
+  server: { host: "127.0.0.1", port: 5173, strictPort: true, fs: { allow: [".", fileURLToPath(new URL("../messages", import.meta.url))] } },
   build: {
     outDir: "dist",
     emptyOutDir: true,

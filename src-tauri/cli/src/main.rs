@@ -88,9 +88,13 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Api(error)) => {
+        Err(Failure::Api(mut error)) => {
             // The whole error as the API sends it: with its wording id and values
-            // (`messageId`, `params`) for a caller that words it.
+            // (`messageId`, `params`) for a caller that words it; its hints worded for
+            // the command line.
+            for hint in &mut error.hints {
+                word_for_cli(hint);
+            }
             eprintln!("{}", serde_json::to_string_pretty(&error).unwrap_or_else(|_| error.message.clone()));
             ExitCode::from(1)
         }
@@ -102,5 +106,14 @@ fn main() -> ExitCode {
             eprintln!("{}", serde_json::json!({"code": code, "message": message}));
             ExitCode::from(3)
         }
+    }
+}
+
+/// A hint as the command line says it: the engine names an action (its id and values);
+/// where the CLI has a command for it (`cli.hint.<id>` in messages/en/cli.json), the
+/// hint says that command instead of the window's wording.
+pub(crate) fn word_for_cli(hint: &mut inkstone_core::error::Hint) {
+    if let Some(text) = inkstone_messages::english_with(&format!("cli.hint.{}", hint.id), &hint.params) {
+        hint.message = text;
     }
 }

@@ -100,7 +100,13 @@ fn print_run(run: &Value) {
     if let Some(error) = run.get("error").filter(|e| !e.is_null()) {
         println!("error: {} {}", s(error, "code"), s(error, "message"));
         for hint in error["hints"].as_array().into_iter().flatten() {
-            println!("  hint: {}", s(hint, "message"));
+            match serde_json::from_value::<inkstone_core::error::Hint>(hint.clone()) {
+                Ok(mut hint) => {
+                    crate::word_for_cli(&mut hint);
+                    println!("  hint: {}", hint.message);
+                }
+                Err(_) => println!("  hint: {}", s(hint, "message")),
+            }
         }
     }
     let titles: Vec<&str> = run["titles"].as_array().into_iter().flatten().filter_map(|t| t.as_str()).collect();

@@ -162,7 +162,7 @@ fn parse_params<P: DeserializeOwned>(params: Value) -> Result<P, ApiError> {
             None => path,
         };
         let message = if field.is_empty() { format!("Invalid parameters: {inner}") } else { format!("Invalid parameter `{field}`: {inner}") };
-        ApiError::validation(&field, message).hint("check_params", "See `inkstone-cli methods` for each method's parameters.")
+        ApiError::validation(&field, message).action("check_params", &[])
     })
 }
 
@@ -219,7 +219,7 @@ fn unknown_method(method: &str) -> ApiError {
     close.truncate(6);
     let mut error = ApiError::new(ErrorCode::NotFound, format!("There is no API method `{method}`.")).details(serde_json::json!({ "resource": "method", "id": method }));
     error = if close.is_empty() {
-        error.hint("list_methods", "Run `inkstone-cli methods` to list every method.")
+        error.action("list_methods", &[])
     } else {
         let methods = close.join(", ");
         error.hint_with("similar_methods", format!("Methods of this resource: {methods}."), &[("methods", &methods)])

@@ -710,8 +710,8 @@ impl From<ExportError> for ApiError {
                 .hint("choose_new_folder", "Choose a folder name that does not exist yet; Inkstone creates it."),
             ExportError::NotEmpty => ApiError::new(ErrorCode::Conflict, "This data folder already holds projects; an export is imported only into an empty data folder.")
                 .problem("import.not_empty", &[])
-                .hint("use_empty_data_dir", "Import into a new data folder: `inkstone-cli --data-dir <new folder> import <export>`.")
-                .hint("import_markdown_instead", "To add Markdown files as new projects, use `inkstone-cli import-md <folder>`."),
+                .action("use_empty_data_dir", &[])
+                .action("import_markdown_instead", &[]),
             ExportError::UnsafeId { what, message } => {
                 ApiError::new(ErrorCode::StoreCorrupt, format!("{what} has an id that cannot be a file name, so nothing was written: {message}."))
             }

@@ -94,6 +94,18 @@ impl Hint {
     pub fn with(id: &str, message: impl Into<String>, params: &[(&str, &str)]) -> Self {
         Hint { id: id.to_owned(), message: message.into(), params: values(params) }
     }
+
+    /// What to do next as an action: its id and the values it needs (a session, a
+    /// profile's name). The engine does not word it for a transport: `message` is the
+    /// catalog's English `hint.<id>` (messages/en/errors.json, the window's wording),
+    /// and the CLI words the same action as a command from `cli.hint.<id>`
+    /// (messages/en/cli.json). The catalog test checks both exist and that the values
+    /// each names are given here.
+    pub fn action(id: &str, params: &[(&str, &str)]) -> Self {
+        let params = values(params);
+        let message = inkstone_messages::english_with(&format!("hint.{id}"), &params).unwrap_or_else(|| id.to_owned());
+        Hint { id: id.to_owned(), message, params }
+    }
 }
 
 /// A wording's values by name, as hints, errors and findings carry them.
@@ -143,6 +155,12 @@ impl ApiError {
     /// A hint that names particular values (see [`Hint::with`]).
     pub fn hint_with(mut self, id: &str, message: impl Into<String>, params: &[(&str, &str)]) -> Self {
         self.hints.push(Hint::with(id, message, params));
+        self
+    }
+
+    /// A hint that is an action (see [`Hint::action`]).
+    pub fn action(mut self, id: &str, params: &[(&str, &str)]) -> Self {
+        self.hints.push(Hint::action(id, params));
         self
     }
 

@@ -369,9 +369,7 @@ impl<'a> Harness<'a> {
     }
 
     pub(crate) fn load_session(&self, session_id: &str) -> Result<Session, ApiError> {
-        self.store()
-            .get::<Session>(session_id.as_bytes())?
-            .ok_or_else(|| ApiError::not_found("session", session_id).hint("list_sessions", "List the sessions with `inkstone-cli session list`."))
+        self.store().get::<Session>(session_id.as_bytes())?.ok_or_else(|| ApiError::not_found("session", session_id).action("list_sessions", &[]))
     }
 
     /// Refuses a call that would change a session's work (send, approve, answer,

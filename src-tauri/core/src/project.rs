@@ -24,11 +24,7 @@ pub fn load(store: &Store, project_id: &str) -> Result<Project, ApiError> {
 pub fn archived_for_session(project: &Project) -> ApiError {
     ApiError::validation("sessionId", format!("The session's project \"{}\" is archived; restore the project first.", project.title))
         .problem("session.project_archived", &[("project", &project.title)])
-        .hint_with(
-            "unarchive_project_first",
-            format!("Restore the project first: `inkstone-cli project unarchive {}`, or in the project list under Show archived.", project.id),
-            &[("project", &project.id)],
-        )
+        .action("unarchive_project_first", &[("project", &project.id)])
 }
 
 /// The project's brand profile, when it names one that exists.

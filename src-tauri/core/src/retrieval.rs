@@ -180,8 +180,7 @@ pub enum IndexError {
 impl From<IndexError> for ApiError {
     fn from(error: IndexError) -> Self {
         match error {
-            IndexError::Index(e) => ApiError::new(ErrorCode::Internal, format!("The search index failed: {e}"))
-                .hint("reindex", "Rebuild the search index with `inkstone-cli search --reindex` or Settings; your writing is not affected."),
+            IndexError::Index(e) => ApiError::new(ErrorCode::Internal, format!("The search index failed: {e}")).action("reindex", &[]),
             IndexError::Store(e) => e.into(),
             IndexError::Io(e) => {
                 ApiError::new(ErrorCode::Io, format!("The search index folder failed: {e}")).hint("check_disk", "Check that the disk is not full and the folder is writable.")

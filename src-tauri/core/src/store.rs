@@ -64,14 +64,7 @@ impl From<StoreError> for ApiError {
                 .hint("use_other_data_dir", "Or choose another data folder with --data-dir or INKSTONE_DATA_DIR.")
                 .details(serde_json::json!({ "dataDir": path, "holder": holder })),
             StoreError::Corrupt { path, detail } => ApiError::new(ErrorCode::StoreCorrupt, format!("The store in {} is damaged: {detail}", path.display()))
-                .hint_with(
-                    "restore_backup",
-                    format!(
-                        "Restore the newest backup from {}: move the damaged folder away and run `inkstone-cli --data-dir <new folder> import <backup folder>`.",
-                        path.join("backups").display()
-                    ),
-                    &[("folder", &path.join("backups").display().to_string())],
-                )
+                .action("restore_backup", &[("folder", &path.join("backups").display().to_string())])
                 .details(serde_json::json!({ "dataDir": path, "backupsDir": path.join("backups") })),
             StoreError::TooNew { path, found, supported } => ApiError::new(
                 ErrorCode::StoreTooNew,

@@ -103,16 +103,22 @@ impl Finding {
         }
     }
 
-    /// Names the message's wording (`id`) and the values it shows.
+    /// Names the message's wording (`id`) and the values it shows. The English
+    /// `message` becomes the catalog's wording (`finding.<id>` in messages/en/findings.json),
+    /// the text the UI shows in English, so a count reads "1 image" and "3 images".
     pub fn worded(mut self, id: &str, params: &[(&str, &str)]) -> Finding {
         self.message_id = Some(id.to_owned());
         self.params = params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        if let Some(english) = english_wording(&format!("finding.{id}"), &self.params) {
+            self.message = english;
+        }
         self
     }
 
-    /// A suggestion with a fixed wording `id` (its English `suggestion`).
+    /// A suggestion with a fixed wording `id`: the catalog's `finding.fix.<id>` filled with
+    /// the finding's values (call it after `worded`); `suggestion` when the catalog has none.
     pub fn suggest_worded(mut self, id: &str, suggestion: impl Into<String>) -> Finding {
-        self.suggestion = Some(suggestion.into());
+        self.suggestion = Some(english_wording(&format!("finding.fix.{id}"), &self.params).unwrap_or_else(|| suggestion.into()));
         self.suggestion_id = Some(id.to_owned());
         self
     }
@@ -126,6 +132,27 @@ impl Finding {
         self.suggestion = Some(suggestion.into());
         self
     }
+}
+
+/// A finding's wording `id` in English, as the UI words it (`describeFinding` in
+/// ui/src/shared/i18n): the values `field` and `unit` in their own words
+/// (`finding.field.*`, `finding.unit.*`) and a `route` as "on the … route".
+pub(crate) fn english_wording(id: &str, params: &BTreeMap<String, String>) -> Option<String> {
+    let template = inkstone_messages::english(id)?;
+    let mut values = params.clone();
+    for (key, table) in [("field", "finding.field"), ("unit", "finding.unit")] {
+        if let Some(value) = values.get(key).cloned() {
+            if let Some(worded) = inkstone_messages::english_with(&format!("{table}.{value}"), &values) {
+                values.insert(key.to_owned(), worded);
+            }
+        }
+    }
+    let route = match values.get("route") {
+        Some(route) => inkstone_messages::english_with("finding.limit.route", &BTreeMap::from([("route".to_owned(), route.clone())])).unwrap_or_default(),
+        None => String::new(),
+    };
+    values.insert("route".to_owned(), route);
+    Some(inkstone_messages::format(template, &values))
 }
 
 /// A length as a platform counts it, against its limits.
@@ -493,7 +520,7 @@ mod tests {
 
     /// Every finding a compile or a draft check makes names its wording and values, and
     /// the UI's English wording with those values is exactly its English text; so the
-    /// Chinese UI can say each of them (zh.ts has every id en.ts has).
+    /// Chinese UI can say each of them (messages/zh has every id messages/en has).
     #[test]
     fn every_compile_finding_is_worded_as_the_ui_words_it() {
         let set = ProfileSet::builtin().unwrap();

@@ -53,3 +53,19 @@ fn checkpoints_constraints_and_staging_through_the_cli() {
     assert_eq!(serde_json::from_slice::<Value>(&bad.stderr).unwrap()["code"], "NOT_FOUND");
     assert_eq!(run(data, &["checkpoint", "create", &session]).status.code(), Some(2), "a label is required");
 }
+
+/// The engine gives an action (the hint `stage` with the session); the CLI words it as
+/// the command to run, where the window says it in its own words.
+#[test]
+fn the_cli_words_the_engines_actions_as_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    json_ok(data, &["profile", "add", "--name", "local", "--base-url", "http://127.0.0.1:9/v1", "--model", "fake-model", "--no-key"]);
+    let project = json_ok(data, &["project", "create", "春天"])["id"].as_str().unwrap().to_owned();
+    let session = stdout(&run(data, &["session", "new", &project])).trim().to_owned();
+    let nothing = run(data, &["session", "apply-staging", &session]);
+    let error: Value = serde_json::from_slice(&nothing.stderr).unwrap();
+    let hint = &error["hints"][0];
+    assert_eq!((hint["id"].as_str(), hint["params"]["session"].as_str()), (Some("stage"), Some(session.as_str())));
+    assert_eq!(hint["message"].as_str(), Some(format!("Stage a proposal first (`inkstone-cli session stage {session} <proposal>`).").as_str()));
+}

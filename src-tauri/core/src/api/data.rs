@@ -383,10 +383,7 @@ pub struct BackupRestoreResult {
 pub(super) fn restore_backup(engine: &Engine, params: BackupRestoreParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<BackupRestoreResult, ApiError> {
     let _guard = engine.write_lock();
     let backups = read_backups(engine)?;
-    let restored = backups
-        .into_iter()
-        .find(|b| b.name == params.name)
-        .ok_or_else(|| ApiError::not_found("backup", &params.name).hint("list_backups", "List backups with `inkstone-cli backup list`."))?;
+    let restored = backups.into_iter().find(|b| b.name == params.name).ok_or_else(|| ApiError::not_found("backup", &params.name).action("list_backups", &[]))?;
     // Check the backup reads before touching anything.
     export::read_manifest(Path::new(&restored.path))?;
     let safety_backup = write_backup_locked(engine, Occasion::BeforeRestore, Some(&restored.name), on_event)?;

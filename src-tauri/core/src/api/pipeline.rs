@@ -51,7 +51,7 @@ pub(super) fn get_profile(engine: &Engine, params: IdRef) -> Result<PlatformProf
     if let Some(list) = set.risk_lists.iter().find(|l| matches(&l.id)) {
         return Ok(PlatformProfile::Risk(list.clone()));
     }
-    Err(ApiError::not_found("profile", &params.id).hint("list_profiles", "List profiles with `inkstone-cli profiles list`."))
+    Err(ApiError::not_found("profile", &params.id).action("list_platform_profiles", &[]))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

@@ -43,7 +43,7 @@ pub(super) fn load(engine: &Engine, project_id: &str) -> Result<Project, ApiErro
 fn check_brand_profile(engine: &Engine, field: &str, id: &str) -> Result<(), ApiError> {
     match engine.store().get::<BrandProfile>(id.as_bytes())? {
         Some(_) => Ok(()),
-        None => Err(ApiError::validation(field, format!("Brand profile {id} does not exist.")).hint("list_brand_profiles", "List brand profiles with `inkstone-cli brand list`.")),
+        None => Err(ApiError::validation(field, format!("Brand profile {id} does not exist.")).action("list_brand_profiles", &[])),
     }
 }
 
@@ -56,9 +56,12 @@ pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Pro
     let _guard = engine.write_lock();
     let now = engine.now();
     let template = match &params.template_id {
-        Some(id) => Some(engine.store().get::<ContentTemplate>(id.as_bytes())?.ok_or_else(|| {
-            ApiError::validation("templateId", format!("Template {id} does not exist.")).hint("list_templates", "List templates with `inkstone-cli template list`.")
-        })?),
+        Some(id) => Some(
+            engine
+                .store()
+                .get::<ContentTemplate>(id.as_bytes())?
+                .ok_or_else(|| ApiError::validation("templateId", format!("Template {id} does not exist.")).action("list_templates", &[]))?,
+        ),
         None => None,
     };
     let title = match (&params.title, &template) {

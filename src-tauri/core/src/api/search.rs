@@ -166,9 +166,12 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     let request = request(engine, SearchQueryParams { q: params.q, scope: params.scope, project_id: params.project_id, kinds: None, limit: Some(limit) })?;
     let profile: LlmProfile = match &params.profile {
         Some(name) => engine.llm_profile(name)?,
-        None => engine.store().scan::<LlmProfile>(b"")?.into_iter().find(|p| p.is_default).ok_or_else(|| {
-            ApiError::validation("profile", "There is no LLM profile to answer with.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`.")
-        })?,
+        None => engine
+            .store()
+            .scan::<LlmProfile>(b"")?
+            .into_iter()
+            .find(|p| p.is_default)
+            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to answer with.").action("add_profile", &[]))?,
     };
     let index = engine.search_index();
     // Everything an answer depends on but the question's wording.

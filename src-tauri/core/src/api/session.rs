@@ -559,9 +559,12 @@ pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<Ses
     let project = engine.store().get::<Project>(params.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &params.project_id))?;
     let profile: LlmProfile = match &params.profile {
         Some(name) => engine.llm_profile(name)?,
-        None => engine.store().scan::<LlmProfile>(b"")?.into_iter().find(|p| p.is_default).ok_or_else(|| {
-            ApiError::validation("profile", "There is no LLM profile to talk to.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`.")
-        })?,
+        None => engine
+            .store()
+            .scan::<LlmProfile>(b"")?
+            .into_iter()
+            .find(|p| p.is_default)
+            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to talk to.").action("add_profile", &[]))?,
     };
     let title = match &params.title {
         Some(title) => required_text("title", title, super::MAX_TITLE_CHARS)?,

@@ -253,9 +253,7 @@ pub(super) fn status(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> 
 
 fn run(engine: &Engine, what: sync::cycle::What) -> Result<SyncRunResult, ApiError> {
     if sync::is_paused(engine)? {
-        return Err(ApiError::new(crate::error::ErrorCode::Conflict, "Sync is paused for this workspace.")
-            .problem("sync.paused", &[])
-            .hint("resume", "Resume sync first (`inkstone-cli sync resume`)."));
+        return Err(ApiError::new(crate::error::ErrorCode::Conflict, "Sync is paused for this workspace.").problem("sync.paused", &[]).action("resume_sync", &[]));
     }
     let report = engine.sync_runtime().run(engine, what)?;
     Ok(SyncRunResult {

@@ -254,10 +254,7 @@ impl Record for Run {
 
 /// A run by id. Errors: NOT_FOUND.
 pub(crate) fn load(h: Harness<'_>, run_id: &str) -> Result<Run, ApiError> {
-    let run = h
-        .store()
-        .get::<Run>(run_id.as_bytes())?
-        .ok_or_else(|| ApiError::not_found("run", run_id).hint("list_runs", "List a project's runs with `inkstone-cli optimize list PROJECT`."))?;
+    let run = h.store().get::<Run>(run_id.as_bytes())?.ok_or_else(|| ApiError::not_found("run", run_id).action("list_runs", &[]))?;
     Ok(settle_orphan(h, run))
 }
 
@@ -1032,9 +1029,11 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
     }
     let profile = match profile {
         Some(name) => h.llm_profile(name)?,
-        None => store.scan::<crate::llm::profile::LlmProfile>(b"")?.into_iter().find(|p| p.is_default).ok_or_else(|| {
-            ApiError::validation("profile", "There is no LLM profile to talk to.").hint("add_profile", "Add one in Settings → AI models, or with `inkstone-cli profile add`.")
-        })?,
+        None => store
+            .scan::<crate::llm::profile::LlmProfile>(b"")?
+            .into_iter()
+            .find(|p| p.is_default)
+            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to talk to.").action("add_profile", &[]))?,
     };
     let mut input = input;
     if let Some(draft) = input.draft {

@@ -304,11 +304,7 @@ fn drive(engine: Harness<'_>, scope: &Scope, live: &Live, mut claim: TurnClaim<'
 fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived.")
-            .hint_with(
-                "unarchive_session",
-                format!("Restore it to continue: `inkstone-cli session unarchive {}`, or Restore in the session list.", session.id),
-                &[("session", &session.id)],
-            )
+            .action("unarchive_session", &[("session", &session.id)])
             .hint("new_session", "Start a new session."));
     }
     engine.check_project_open(session)
@@ -358,7 +354,7 @@ pub(crate) fn resolve_approval(
     let pending = live.lock_state().pending_approval.clone();
     let Some(pending) = pending.filter(|p| p.request_id == request_id) else {
         return Err(ApiError::new(ErrorCode::Conflict, format!("Approval request {request_id} is not pending (it was decided, superseded, or never asked)."))
-            .hint("show_session", "See what the session waits for with `inkstone-cli session show`.")
+            .action("show_session", &[("session", session_id)])
             .details(json!({"requestId": request_id})));
     };
     // The change the person was shown is bound by its hunk-set hash: when the

@@ -393,9 +393,9 @@ impl From<LlmError> for ApiError {
             LlmError::Rejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
                 .hint("check_model_options", "The server refused the request as sent; check the model name and that the server supports this kind of request (for example tools).")
                 .details(serde_json::json!({ "status": status })),
-            LlmError::FormRejected { status, .. } => ApiError::new(ErrorCode::ProviderRejected, message)
-                .hint("test_profile_form", "Test the profile (Settings → AI models, or `inkstone-cli profile test`): the test finds the structured-output form this server takes.")
-                .details(serde_json::json!({ "status": status, "formRejected": true })),
+            LlmError::FormRejected { status, .. } => {
+                ApiError::new(ErrorCode::ProviderRejected, message).action("test_profile_form", &[]).details(serde_json::json!({ "status": status, "formRejected": true }))
+            }
             LlmError::ContextTooLong { prompt_tokens, window, server, .. } => context_too_long(message, prompt_tokens, window, server),
             LlmError::Incomplete { nothing_arrived, .. } => ApiError::new(ErrorCode::ProviderBadResponse, message)
                 .problem("model.incomplete", &[])

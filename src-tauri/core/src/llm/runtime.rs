@@ -98,7 +98,7 @@ impl Runtime {
             // No key was ever saved: say that, not what the keychain might say.
             return Err(ApiError::new(ErrorCode::ProviderAuth, format!("The profile \"{}\" has no API key; nothing was sent.", profile.name))
                 .problem("profile.key_missing", &[("name", &profile.name)])
-                .hint("set_api_key", format!("Set the key in Settings → AI models, or with `inkstone-cli profile set-key \"{}\"` (the key on standard input).", profile.name))
+                .action("set_api_key", &[("profile", &profile.name)])
                 .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
                 .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true })));
         };
@@ -112,10 +112,7 @@ impl Runtime {
                 format!("The API key of the profile \"{}\" (ending {fingerprint}) is no longer in the system keychain; nothing was sent.", profile.name),
             )
             .problem("profile.key_gone", &[("name", &profile.name), ("fp", fingerprint)])
-            .hint(
-                "set_api_key_again",
-                format!("Set the key again in Settings → AI models, or with `inkstone-cli profile set-key \"{}\"` (the key on standard input).", profile.name),
-            )
+            .action("set_api_key_again", &[("profile", &profile.name)])
             .hint("use_env_key", "For headless use, set INKSTONE_LLM_API_KEY for the process.")
             .details(serde_json::json!({ "profileId": profile.id, "keyMissing": true }))),
         }
@@ -491,11 +488,7 @@ pub fn load_profile(store: &Store, name_or_id: &str) -> Result<LlmProfile, ApiEr
         return Ok(profile);
     }
     let wanted = name_or_id.trim().to_lowercase();
-    store
-        .scan::<LlmProfile>(b"")?
-        .into_iter()
-        .find(|p| p.name.to_lowercase() == wanted)
-        .ok_or_else(|| ApiError::not_found("LLM profile", name_or_id).hint("list_profiles", "List the profiles with `inkstone-cli profile list`."))
+    store.scan::<LlmProfile>(b"")?.into_iter().find(|p| p.name.to_lowercase() == wanted).ok_or_else(|| ApiError::not_found("LLM profile", name_or_id).action("list_profiles", &[]))
 }
 
 /// The stored quotas (none set: both `None`).

@@ -165,10 +165,7 @@ pub const MAX_DRAFT_CHARS: usize = 400_000;
 
 /// The saved draft of one platform. Errors: NOT_FOUND, with a hint to save one first.
 pub fn require(store: &Store, project_id: &str, platform: Platform) -> Result<PlatformDraft, ApiError> {
-    load(store, project_id, platform)?.ok_or_else(|| {
-        ApiError::not_found("platform draft", format!("{project_id}/{}", platform.as_str()))
-            .hint("compile_first", "Save a draft for this platform first (Drafts panel → Save draft, or `inkstone-cli draft save`).")
-    })
+    load(store, project_id, platform)?.ok_or_else(|| ApiError::not_found("platform draft", format!("{project_id}/{}", platform.as_str())).action("compile_first", &[]))
 }
 
 /// The CONFLICT of a draft write based on a stale revision.

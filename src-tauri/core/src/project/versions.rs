@@ -21,9 +21,9 @@ pub fn content_hash(title: &str, source: &str) -> String {
 
 /// Version `number` of a project. Errors: NOT_FOUND.
 pub fn load(store: &Store, project_id: &str, number: u32) -> Result<Version, ApiError> {
-    store.get::<Version>(&keys::version(project_id, number))?.ok_or_else(|| {
-        ApiError::not_found("version", format!("{number} of project {project_id}")).hint("list_versions", "List the project's versions with `inkstone-cli version list <project>`.")
-    })
+    store
+        .get::<Version>(&keys::version(project_id, number))?
+        .ok_or_else(|| ApiError::not_found("version", format!("{number} of project {project_id}")).action("list_versions", &[("project", project_id)]))
 }
 
 /// Every version of a project, oldest first.

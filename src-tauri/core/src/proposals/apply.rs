@@ -184,7 +184,7 @@ fn stale_conflict(store: &Store, proposal: &Proposal, reason: &str) -> Result<Ap
     let project = crate::project::load(store, &proposal.project_id)?;
     Ok(ApiError::new(ErrorCode::Conflict, format!("Proposal {} is stale: {reason}", proposal.id))
         .problem("proposal.stale", &[])
-        .hint("rebase", "Rebase it onto the current text (`inkstone-cli proposal rebase`), or ask for a new proposal.")
+        .action("rebase", &[("proposal", &proposal.id)])
         .hint("compare", "Compare the proposal with the current text before deciding.")
         .details(serde_json::json!({
             "proposalId": proposal.id,
@@ -202,12 +202,8 @@ fn based_on_staged(proposal: &Proposal) -> ApiError {
         ErrorCode::Conflict,
         format!("Proposal {} is based on changes staged in session {session} that are not applied yet; it cannot be accepted on its own.", proposal.id),
     )
-    .hint_with(
-        "stage_it",
-        format!("Stage it too (`inkstone-cli session stage {session} {}`) and apply the staged set as one version.", proposal.id),
-        &[("session", &session), ("proposal", &proposal.id)],
-    )
-    .hint_with("apply_staged", format!("Or apply the staged set first (`inkstone-cli session apply-staging {session}`), then accept this proposal."), &[("session", &session)])
+    .action("stage_it", &[("session", &session), ("proposal", &proposal.id)])
+    .action("apply_staged", &[("session", &session)])
     .details(serde_json::json!({"proposalId": proposal.id, "sessionId": session, "basedOnStaged": true}))
 }
 

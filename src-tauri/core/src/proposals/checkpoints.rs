@@ -83,9 +83,7 @@ pub fn list(store: &Store, owner_id: &str) -> Result<Vec<Checkpoint>, ApiError> 
 /// The checkpoint `id` of `owner_id`. Errors: NOT_FOUND.
 pub fn load(store: &Store, owner_id: &str, id: &str) -> Result<Checkpoint, ApiError> {
     let key = keys::child(owner_id, id);
-    store
-        .get::<Checkpoint>(&key)?
-        .ok_or_else(|| ApiError::not_found("checkpoint", id).hint("list_checkpoints", "List the session's checkpoints with `inkstone-cli checkpoint list <session>`."))
+    store.get::<Checkpoint>(&key)?.ok_or_else(|| ApiError::not_found("checkpoint", id).action("list_checkpoints", &[]))
 }
 
 /// A checkpoint of `project_id` for `owner_id` as the project stands now (reads only).

@@ -93,7 +93,7 @@ fn baseline_moved(store: &Store, staging: &Staging, project: &Project) -> Result
         format!("The working copy of project {} changed since the proposals of session {} were staged; the staged set no longer applies.", project.id, staging.session_id),
     )
     .problem("staging.moved", &[])
-    .hint("discard_staging", format!("Discard the staged set (`inkstone-cli session discard-staging {}`) and stage the proposals again on the current text.", staging.session_id))
+    .action("discard_staging", &[("session", &staging.session_id)])
     .hint("compare", "Compare the staged changes with the edits made since before deciding.")
     .details(serde_json::json!({
         "sessionId": staging.session_id,
@@ -106,7 +106,7 @@ fn baseline_moved(store: &Store, staging: &Staging, project: &Project) -> Result
 fn nothing_staged(session_id: &str) -> ApiError {
     ApiError::new(ErrorCode::Conflict, format!("Nothing is staged in session {session_id}."))
         .problem("staging.empty", &[])
-        .hint_with("stage", format!("Stage a proposal first (`inkstone-cli session stage {session_id} <proposal>`)."), &[("session", session_id)])
+        .action("stage", &[("session", session_id)])
         .details(serde_json::json!({"sessionId": session_id}))
 }
 
@@ -149,7 +149,7 @@ pub fn stage(kernel: &Kernel, session_id: &str, proposal_id: &str, hunks: Option
         }
         if staging.entries.iter().any(|e| e.proposal_id == proposal.id) {
             return Err(ApiError::new(ErrorCode::Conflict, format!("Proposal {} is staged already.", proposal.id))
-                .hint("discard_staging", "To stage other hunks of it, discard the staged set and stage again.")
+                .action("discard_staging", &[("session", session_id)])
                 .details(serde_json::json!({"proposalId": proposal.id, "sessionId": session_id})));
         }
     }
@@ -164,7 +164,7 @@ pub fn stage(kernel: &Kernel, session_id: &str, proposal_id: &str, hunks: Option
         };
         return Err(ApiError::new(ErrorCode::Conflict, message)
             .hint("regenerate", "Ask the assistant for a new proposal over the session's working copy.")
-            .hint("discard_staging", "Or discard the staged set and review this proposal on its own.")
+            .action("discard_staging", &[("session", session_id)])
             .details(serde_json::json!({
                 "proposalId": proposal.id,
                 "sessionId": session_id,
@@ -244,9 +244,7 @@ pub fn stage_apply(kernel: &Kernel, batch: &mut Batch, session_id: &str, expecte
     for entry in &staging.entries {
         let proposal = super::load(store, &entry.proposal_id)?;
         if proposal.status != ProposalStatus::Proposed {
-            return Err(
-                super::apply::not_open(&proposal).hint("discard_staging", format!("Discard the staged set (`inkstone-cli session discard-staging {session_id}`) and stage again."))
-            );
+            return Err(super::apply::not_open(&proposal).action("discard_staging", &[("session", session_id)]));
         }
         let Payload::Text { base_text, .. } = &proposal.payload else {
             return Err(ApiError::internal("a staged proposal holds no text"));

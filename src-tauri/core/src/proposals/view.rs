@@ -9,7 +9,7 @@ use super::*;
 
 /// The proposal `id`. Errors: NOT_FOUND.
 pub fn load(store: &Store, id: &str) -> Result<Proposal, ApiError> {
-    let missing = || ApiError::not_found("proposal", id).hint("list_proposals", "List the project's proposals with `inkstone-cli proposal list <project>`.");
+    let missing = || ApiError::not_found("proposal", id).action("list_proposals", &[]);
     let location = store.get::<ProposalLocation>(id.as_bytes())?.ok_or_else(missing)?;
     store.get::<Proposal>(&keys::child(&location.project_id, id))?.ok_or_else(missing)
 }

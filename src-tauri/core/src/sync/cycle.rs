@@ -65,9 +65,7 @@ impl CycleReport {
 }
 
 pub(crate) fn not_connected() -> ApiError {
-    ApiError::new(ErrorCode::Conflict, "This workspace is not connected to a workspace server.")
-        .problem("sync.not_connected", &[])
-        .hint("connect", "Connect in Settings → Workspace with the server's URL and your invite token (or `inkstone-cli sync connect`).")
+    ApiError::new(ErrorCode::Conflict, "This workspace is not connected to a workspace server.").problem("sync.not_connected", &[]).action("connect", &[])
 }
 
 /// After a restart: what was in the air goes back to pending (same dedupe key).

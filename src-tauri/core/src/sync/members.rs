@@ -112,11 +112,8 @@ fn member_view(entry: MemberEntry, connection: &Connection) -> SyncMember {
 
 /// The connection, or CONFLICT with the `connect` hint.
 fn connected(kernel: &Kernel) -> Result<Connection, ApiError> {
-    connection(kernel)?.ok_or_else(|| {
-        ApiError::new(ErrorCode::Conflict, "This data folder is not connected to a workspace server.")
-            .problem("sync.not_connected", &[])
-            .hint("connect", "Connect first with the server URL and an invite token (Settings → Workspace, or `inkstone-cli sync connect`).")
-    })
+    connection(kernel)?
+        .ok_or_else(|| ApiError::new(ErrorCode::Conflict, "This data folder is not connected to a workspace server.").problem("sync.not_connected", &[]).action("connect", &[]))
 }
 
 /// A membership request's failure in the API's terms.
@@ -192,7 +189,7 @@ pub fn revoke(kernel: &Kernel, runtime: &Runtime, token_id: &str) -> Result<(), 
     }
     let (connection, listed) = members(kernel, runtime)?;
     let Some(holder) = listed.iter().find(|m| m.tokens.iter().any(|t| t.token_id == token_id)) else {
-        return Err(ApiError::not_found("member token", token_id).hint("list_members", "List the members to see their token ids (`inkstone-cli sync members`)."));
+        return Err(ApiError::not_found("member token", token_id).action("list_members", &[]));
     };
     if holder.me {
         return Err(ApiError::validation("tokenId", "That is a token of your own membership; revoking it would lock this data folder out.")

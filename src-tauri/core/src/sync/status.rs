@@ -132,7 +132,7 @@ pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result
             let job = all
                 .iter()
                 .find(|j| j.id == job_id)
-                .ok_or_else(|| ApiError::not_found("delivery job", job_id).hint("list_jobs", "The sync status lists the delivery jobs (`inkstone-cli sync status`)."))?;
+                .ok_or_else(|| ApiError::not_found("delivery job", job_id).action("list_jobs", &[]))?;
             if job.state != JobState::Failed {
                 return Err(ApiError::new(ErrorCode::Conflict, format!("Delivery job {job_id} has not failed (it is {}); only a failed job is retried.", job.state.name()))
                     .problem("sync.not_failed", &[])

@@ -249,7 +249,7 @@ fn the_text_and_model_crates_need_no_runtime_http_search_or_store() {
         let found: Vec<&str> = heavy.iter().copied().filter(|h| deps.contains(*h)).collect();
         assert!(found.is_empty(), "{package} depends on {found:?}");
         let inkstone: Vec<&String> = deps.iter().filter(|d| d.starts_with("inkstone-")).collect();
-        let allowed: &[&str] = if package == "inkstone-text" { &["inkstone-model"] } else { &[] };
+        let allowed: &[&str] = if package == "inkstone-text" { &["inkstone-model", "inkstone-messages"] } else { &[] };
         assert!(inkstone.iter().all(|d| allowed.contains(&d.as_str())), "{package} depends on {inkstone:?}: only crates below it may be");
     }
 }
@@ -270,7 +270,7 @@ fn the_layer_check_sees_upward_imports() {
 /// A hint call in core's source, or an error's wording (`.problem("id", …)`): its id,
 /// whether it carries values, and their names.
 struct HintCall {
-    /// `hint` or `problem`: where its wording lives in en.ts.
+    /// `hint` or `problem`: the family of its wording in the catalog (`hint.<id>`).
     kind: &'static str,
     id: String,
     params: Option<Vec<String>>,
@@ -310,8 +310,8 @@ fn call_arguments(after_paren: &str) -> Vec<String> {
 }
 
 /// Every hint the core gives with a literal id: `.hint("id", …)`, the harness's
-/// `hint("id", …)`, `Hint::new("id", …)`, and the ones with values, `hint_with` and
-/// `Hint::with`, with the names of their values.
+/// `hint("id", …)`, `Hint::new("id", …)`, and the ones with values, `hint_with`,
+/// `Hint::with` and the actions (`.action("id", &[…])`), with the names of their values.
 fn hint_calls() -> Vec<HintCall> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let files = engine_sources();
@@ -319,11 +319,18 @@ fn hint_calls() -> Vec<HintCall> {
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        let names = [("hint(", false, "hint"), ("Hint::new(", false, "hint"), ("hint_with(", true, "hint"), ("Hint::with(", true, "hint"), ("problem(", true, "problem")];
+        let names = [
+            ("hint(", false, "hint"),
+            ("Hint::new(", false, "hint"),
+            ("hint_with(", true, "hint"),
+            ("Hint::with(", true, "hint"),
+            ("action(", true, "hint"),
+            ("problem(", true, "problem"),
+        ];
         for (name, with_values, kind) in names {
             for (at, _) in code.match_indices(name) {
                 let before = code[..at].chars().next_back().unwrap_or(' ');
-                if matches!(name, "hint(" | "problem(") && (before.is_alphanumeric() || before == '_') {
+                if matches!(name, "hint(" | "problem(" | "action(") && (before.is_alphanumeric() || before == '_') {
                     continue; // another function, such as `env_hint(`
                 }
                 let args = call_arguments(&code[at + name.len()..]);
@@ -342,40 +349,25 @@ fn hint_calls() -> Vec<HintCall> {
     calls
 }
 
-/// The `{name}` places of a wording.
-fn placeholders(wording: &str) -> Vec<String> {
-    wording
-        .split('{')
-        .skip(1)
-        .filter_map(|rest| rest.split_once('}'))
-        .map(|(name, _)| name.to_owned())
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_'))
-        .collect()
-}
-
-/// Every hint the core gives has a wording in the UI (`hint.<id>` in ui/src/shared/i18n/en.ts;
-/// zh.ts's type makes it carry every id), and so does every error that names its
-/// problem (`problem.<id>`), so a Chinese error banner or AI panel says what went wrong
-/// and what to do in Chinese. A wording that names values (`{session}`) is only used
-/// by calls that give them (`hint_with`, `problem`), at every place the id is given.
+/// Every hint the core gives has a wording in the message catalog (`hint.<id>` in
+/// messages/en/ and messages/zh/), and so does every error that names its problem
+/// (`problem.<id>`), so a Chinese error banner or AI panel says what went wrong and what
+/// to do in Chinese. A wording that names values (`{session}`) is only used by calls
+/// that give them (`hint_with`, `problem`), at every place the id is given.
 #[test]
 fn every_hint_has_a_ui_wording() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let en = std::fs::read_to_string(root.join("../../ui/src/shared/i18n/en.ts")).unwrap();
-    let wording = |kind: &str, id: &str| {
-        let key = format!("\"{kind}.{id}\": \"");
-        en.split_once(&key).map(|(_, rest)| rest.split_once("\",\n").map(|(w, _)| w.to_owned()).unwrap_or_default())
-    };
     let calls = hint_calls();
     let mut missing = Vec::new();
     let mut unfilled = Vec::new();
     for call in &calls {
-        let Some(text) = wording(call.kind, &call.id) else {
+        let Some(text) = inkstone_messages::english(&format!("{}.{}", call.kind, call.id)) else {
             missing.push(format!("{}.{} ({})", call.kind, call.id, call.place));
             continue;
         };
         let given = call.params.clone().unwrap_or_default();
-        for name in placeholders(&text) {
+        // The CLI words the same hint from `cli.hint.<id>` when it has one.
+        let cli = inkstone_messages::english(&format!("cli.{}.{}", call.kind, call.id)).unwrap_or_default();
+        for name in inkstone_messages::placeholders(text).into_iter().chain(inkstone_messages::placeholders(cli)) {
             if !given.contains(&name) {
                 unfilled.push(format!("{} ({}) gives no `{name}` for its wording", call.id, call.place));
             }
@@ -386,7 +378,7 @@ fn every_hint_has_a_ui_wording() {
     assert!(calls.iter().filter(|c| c.kind == "problem").count() >= 12, "the scan found the errors' wordings");
     missing.sort();
     missing.dedup();
-    assert!(missing.is_empty(), "hints and errors without a `hint.<id>` or `problem.<id>` wording in ui/src/shared/i18n/en.ts and zh.ts: {missing:?}");
+    assert!(missing.is_empty(), "hints and errors without a `hint.<id>` or `problem.<id>` wording in messages/en and messages/zh: {missing:?}");
     assert!(unfilled.is_empty(), "wordings with places their hints do not fill:\n{}", unfilled.join("\n"));
 }
 
@@ -397,7 +389,7 @@ fn the_hint_scan_reads_calls() {
         call_arguments(r#""a", format!("x (`y`), {z}", z = f(1, 2)), &[("k", &v), ("m", "(n")]) tail"#),
         vec![r#""a""#.to_owned(), r#"format!("x (`y`), {z}", z = f(1, 2))"#.to_owned(), r#"&[("k", &v), ("m", "(n")]"#.to_owned(),]
     );
-    assert_eq!(placeholders("Stage {proposal} in {session} (`{`)"), vec!["proposal", "session"]);
+    assert_eq!(inkstone_messages::placeholders("Stage {proposal} in {session} (`{`)"), vec!["proposal", "session"]);
 }
 
 /// The longest ARCHITECTURE.md may grow: a map a newcomer reads in a minute. Behaviour
@@ -438,4 +430,157 @@ fn the_architecture_map_is_short_and_names_only_paths_that_exist() {
 fn the_map_scan_reads_paths() {
     let map = "`src-tauri/core/` and [sync](docs/design/sync.md), `//!`, `a::b`, `store`, `<data>/index/`";
     assert_eq!(named_paths(map), vec!["docs/design/sync.md".to_owned(), "src-tauri/core/".to_owned()]);
+}
+
+/// One catalog file: its feature name and its ids with their texts.
+type CatalogFile = (String, std::collections::BTreeMap<String, String>);
+
+/// The message catalog of one language: messages/<lang>/<feature>.json.
+fn catalog(lang: &str) -> Vec<CatalogFile> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../messages").join(lang);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "json")).collect();
+    files.sort();
+    files
+        .iter()
+        .map(|path| {
+            let table = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (path.file_stem().unwrap().to_string_lossy().into_owned(), table)
+        })
+        .collect()
+}
+
+/// Every string literal in `code` (Rust or TypeScript, double-quoted), and the text of
+/// every template literal before its first `${` (an id built from a prefix).
+fn string_literals(code: &str) -> (Vec<String>, Vec<String>) {
+    let literal = regex::Regex::new(r#""((?:[^"\\\n]|\\.)*)""#).unwrap();
+    let template = regex::Regex::new(r"`([A-Za-z0-9_.]*)\$\{").unwrap();
+    (literal.captures_iter(code).map(|c| c[1].to_owned()).collect(), template.captures_iter(code).map(|c| c[1].to_owned()).collect())
+}
+
+fn ui_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            ui_sources(&path, out);
+        } else if (name.ends_with(".ts") || name.ends_with(".tsx")) && !name.contains(".test.") && !path.ends_with("testing/fake.ts") {
+            out.push(path);
+        }
+    }
+}
+
+/// The families of ids the core words (a hint, an error's problem, a finding, a fit
+/// point): an entry of one is used when the core names its id, whatever prefix the UI
+/// builds it from.
+const CORE_FAMILIES: [&str; 7] = ["cli.hint.", "hint.", "problem.", "finding.fix.", "finding.", "fit.measured.", "fit.rule."];
+
+/// The message catalog is one per language and complete: messages/zh has every file and
+/// id messages/en has and no other; a Chinese text names exactly the values its English
+/// does (a value the caller does not give would show as `{name}`); every id the core
+/// words (hints, problems, findings, fit points) and every literal id the UI names is in
+/// the catalog; and no entry is unused (by the UI, literally or through an id it builds
+/// from a prefix, or by the core).
+#[test]
+fn the_catalog_is_complete_in_both_languages_and_has_no_unused_entry() {
+    let (en, zh) = (catalog("en"), catalog("zh"));
+    let names = |c: &[CatalogFile]| c.iter().map(|(f, _)| f.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&en), names(&zh), "messages/en and messages/zh hold the same feature files");
+    let mut problems = Vec::new();
+    let mut all = std::collections::BTreeMap::new();
+    for ((feature, en_table), (_, zh_table)) in en.iter().zip(&zh) {
+        for id in en_table.keys().filter(|id| !zh_table.contains_key(*id)) {
+            problems.push(format!("{id} (messages/en/{feature}.json) has no Chinese in messages/zh/{feature}.json"));
+        }
+        for id in zh_table.keys().filter(|id| !en_table.contains_key(*id)) {
+            problems.push(format!("{id} is in messages/zh/{feature}.json but not in messages/en/{feature}.json"));
+        }
+        for (id, text) in en_table {
+            if let Some(chinese) = zh_table.get(id) {
+                let (want, got) = (inkstone_messages::placeholders(text), inkstone_messages::placeholders(chinese));
+                if want != got {
+                    problems.push(format!("{id}: the Chinese names the values {got:?}, the English {want:?}"));
+                }
+            }
+            if all.insert(id.clone(), feature.clone()).is_some() {
+                problems.push(format!("{id} is in two feature files"));
+            }
+        }
+    }
+    assert_eq!(inkstone_messages::IDS.len(), all.len(), "the compiled English catalog is the one on disk");
+
+    // What the Rust side names: every string literal of the engine, the CLI, the app
+    // shell and the server (ids of hints, problems, findings and fit points are
+    // literals, or built from a literal prefix such as `larger_window_{}`), and the hint
+    // calls with their ids.
+    let mut core_literals = std::collections::BTreeSet::new();
+    let mut rust = Vec::new();
+    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."), &mut rust);
+    for path in rust.iter().filter(|p| !p.components().any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "test-support" | "xtask" | "target")))) {
+        let text = std::fs::read_to_string(path).unwrap();
+        core_literals.extend(string_literals(text.split("#[cfg(test)]").next().unwrap_or("")).0);
+    }
+    let core_prefixes: Vec<String> =
+        core_literals.iter().filter_map(|l| l.split_once('{').map(|(prefix, _)| prefix.to_owned())).filter(|p| p.len() >= 3 && !p.contains(' ')).collect();
+    for call in hint_calls() {
+        let id = format!("{}.{}", call.kind, call.id);
+        if !all.contains_key(&id) {
+            problems.push(format!("{id} ({}) is not in the catalog", call.place));
+        }
+    }
+    // What the UI names: literal ids, and prefixes of ids it builds (`error.${code}`).
+    let ui = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src");
+    let mut files = Vec::new();
+    ui_sources(&ui, &mut files);
+    assert!(files.len() > 50, "the walk found the UI's sources");
+    let (mut ui_literals, mut ui_prefixes) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+    let id_shape = regex::Regex::new(r"^[a-z][A-Za-z0-9_]*(\.[A-Za-z0-9_@-]+)+$").unwrap();
+    for path in &files {
+        // Literal ids in `t("…")` are checked by tsc (MessageId); here they count as uses.
+        let (literals, prefixes) = string_literals(&std::fs::read_to_string(path).unwrap());
+        ui_literals.extend(literals.into_iter().filter(|l| id_shape.is_match(l) || !l.contains(' ')));
+        ui_prefixes.extend(prefixes.into_iter().filter(|p| p.contains('.')));
+    }
+    // The product's name: the i18n tests take it as their sample id.
+    let kept = ["app.name"];
+    for id in all.keys() {
+        let family = CORE_FAMILIES.iter().find(|f| id.starts_with(**f));
+        // A value's wording the UI looks up by its parent (`wordValue(…, "finding.unit", "unit")`).
+        let parent_named = id.rsplit_once('.').is_some_and(|(parent, _)| ui_literals.contains(parent));
+        let used = kept.contains(&id.as_str())
+            || ui_literals.contains(id)
+            || parent_named
+            || match family {
+                Some(f) => {
+                    let suffix = &id[f.len()..];
+                    // The core names it, or the UI's own client gives it (`offline.check_running`),
+                    // or it is a sub-wording the UI fills into a finding (`finding.field.${…}`).
+                    core_literals.contains(suffix)
+                        || core_prefixes.iter().any(|p| suffix.starts_with(p.as_str()))
+                        || ui_literals.contains(suffix)
+                        || ui_prefixes.iter().any(|p| p.len() > f.len() && id.starts_with(p.as_str()))
+                }
+                None => ui_prefixes.iter().any(|p| id.starts_with(p.as_str())),
+            };
+        if !used {
+            problems.push(format!("{id} (messages/en/{}.json) is used by neither the UI nor the core", all[id]));
+        }
+    }
+    assert!(problems.is_empty(), "the message catalog:\n{}", problems.join("\n"));
+}
+
+/// The engine says what to do as an action (a hint id and its values) and leaves the
+/// command to the transport: no string of core, inkstone-text or inkstone-model names
+/// `inkstone-cli`. The CLI words an action from `cli.hint.<id>` (messages/en/cli.json),
+/// the window from `hint.<id>`.
+#[test]
+fn no_engine_module_names_the_cli() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offenders = Vec::new();
+    for path in engine_sources() {
+        for literal in string_literals(&code_of(&path)).0.iter().filter(|l| l.contains("inkstone-cli")) {
+            offenders.push(format!("{}: \"{literal}\"", path.strip_prefix(root).unwrap().display()));
+        }
+    }
+    assert!(offenders.is_empty(), "the engine names CLI commands; give an action (`.action(id, &[values])`) and word it in messages/*/cli.json:\n{}", offenders.join("\n"));
+    assert_eq!(string_literals(r#"x.hint("a", "Run `inkstone-cli methods`.")"#).0, vec!["a".to_owned(), "Run `inkstone-cli methods`.".to_owned()], "the scan reads literals");
 }

@@ -314,8 +314,8 @@ function SessionView({
         <QuestionPrompt key={pendingQuestion.questionId} pending={pendingQuestion} busy={busy} onAnswer={(a) => void store.answer(pendingQuestion.questionId, a)} />
       )}
       {open.length > 0 && (
-        <div className="open-proposals" data-testid="open-proposals" aria-label={t(open.length === 1 ? "ai.proposals.open.one" : "ai.proposals.open", { n: open.length })}>
-          <p className="small muted">{t(open.length === 1 ? "ai.proposals.open.one" : "ai.proposals.open", { n: open.length })}</p>
+        <div className="open-proposals" data-testid="open-proposals" aria-label={t("ai.proposals.open", { n: open.length })}>
+          <p className="small muted">{t("ai.proposals.open", { n: open.length })}</p>
           {open.map((p) => (
             <button key={p.id} type="button" className="proposal-chip" data-testid="open-proposal" data-proposal={p.id} onClick={() => onReview(p.id)}>
               <span className="proposal-chip-title">{p.summary}</span>

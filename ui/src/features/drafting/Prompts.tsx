@@ -140,7 +140,7 @@ function ApplyProposalDetail({ pending, onSeen }: { pending: PendingApproval; on
   };
   return (
     <div className="prompt-detail" data-testid="approval-diff">
-      <p>{t(n === 1 ? "ai.approval.applyWhat.one" : "ai.approval.applyWhat", { summary, target: targetLabel(t, target), n })}</p>
+      <p>{t("ai.approval.applyWhat", { summary, target: targetLabel(t, target), n })}</p>
       {change?.totalBytes !== undefined && (
         <p className="small muted" data-testid="approval-totals">
           {t("ai.approval.totals", { n, size: sizeLabel(t, change.totalBytes) })}

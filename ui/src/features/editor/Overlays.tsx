@@ -265,7 +265,7 @@ export function ConflictOverlay({
       <p className="pad small muted" data-testid="conflict-merge-note">
         {merged.overlaps === 0
           ? t("conflict.mergeClean")
-          : t(merged.overlaps === 1 ? "conflict.mergeOverlaps.one" : "conflict.mergeOverlaps", { n: merged.overlaps })}
+          : t("conflict.mergeOverlaps", { n: merged.overlaps })}
       </p>
       <footer className="overlay-bar">
         <button type="button" className="primary" data-testid="conflict-keep-both" onClick={onKeepBoth}>

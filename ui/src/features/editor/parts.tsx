@@ -97,7 +97,7 @@ export function StatusBar({
       <span data-testid="head">{head > 0 ? t("project.head", { n: head }) : t("project.head.none")}</span>
       <span aria-hidden="true">·</span>
       <span data-testid="word-count" data-unit={words.unit} title={t(words.unit === "chars" ? "status.chars.help" : "status.words.help")}>
-        {t(`status.${words.unit}${words.n === 1 ? ".one" : ""}` as MessageId, { n: words.n.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}
+        {t(`status.${words.unit}` as MessageId, { n: words.n.toLocaleString(lang === "zh" ? "zh-CN" : "en") })}
       </span>
       <StatusAi drafting={drafting} />
       {busy && (

@@ -344,7 +344,7 @@ export class ProjectSession {
     const { t } = this.host;
     try {
       await s.resolveWith({ title: m.title, source: m.source });
-      this.host.toast(m.overlaps === 0 ? t("conflict.merged") : t(m.overlaps === 1 ? "conflict.keptBoth.one" : "conflict.keptBoth", { n: m.overlaps }));
+      this.host.toast(m.overlaps === 0 ? t("conflict.merged") : t("conflict.keptBoth", { n: m.overlaps }));
       const first = m.spans[0];
       if (first) this.editor?.select(first.from, first.to);
       else this.editor?.focus();

@@ -37,7 +37,7 @@ export function LocalModelOffer({ onSetUp }: { onSetUp: () => void }) {
     <aside className="local-offer" role="status" data-testid="local-offer" aria-label={t("localOffer.title")}>
       <p className="local-offer-title">{t("localOffer.title")}</p>
       <p className="small">
-        {t(found.models.length === 1 ? "localOffer.body.one" : "localOffer.body", { name: presetLabel(lang, found.preset), url: found.preset.baseUrl, n: found.models.length })}
+        {t("localOffer.body", { name: presetLabel(lang, found.preset), url: found.preset.baseUrl, n: found.models.length })}
       </p>
       <div className="local-offer-actions">
         <button type="button" className="primary" data-testid="local-offer-setup" onClick={() => { close(); onSetUp(); }}>

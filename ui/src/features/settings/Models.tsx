@@ -168,7 +168,7 @@ export function Models() {
               <div key={server.preset.id} className="row between detected" data-testid="detected-local">
                 <span>
                   {t("models.detected", { name: presetLabel(lang, server.preset), url: server.preset.baseUrl })}{" "}
-                  <span className="small muted">{t(server.models.length === 1 ? "models.detectedModels.one" : "models.detectedModels", { n: server.models.length })}</span>
+                  <span className="small muted">{t("models.detectedModels", { n: server.models.length })}</span>
                 </span>
                 <button type="button" className="primary" onClick={() => setForm({ preset: server.preset, models: server.models })}>
                   {t("models.useDetected")}
@@ -600,7 +600,7 @@ function ProfileForm({
         </div>
         <span className="small muted" role="status" data-testid="models-state">
           {models.state === "loading" && t("models.modelsLoading")}
-          {models.state === "ok" && t(models.models.length === 1 ? "models.modelsFound.one" : "models.modelsFound", { n: models.models.length })}
+          {models.state === "ok" && t("models.modelsFound", { n: models.models.length })}
           {models.state === "none" && t("models.modelsNone")}
           {models.state === "failed" && (needsKeyToList(models) ? t("models.modelsNeedKey") : t("models.modelsFailed"))}
         </span>

@@ -321,7 +321,7 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
         <div key={i} className="conflict-same">
           {head > 0 && <pre className="conflict-text">{lines.slice(0, head).join("")}</pre>}
           <button type="button" className="link conflict-fold" data-testid="conflict-fold" onClick={() => setExpanded((x) => new Set(x).add(i))}>
-            {t(hidden === 1 ? "sync.unchanged.one" : "sync.unchanged", { n: hidden })}
+            {t("sync.unchanged", { n: hidden })}
           </button>
           {tail > 0 && <pre className="conflict-text">{lines.slice(lines.length - tail).join("")}</pre>}
         </div>
@@ -384,7 +384,7 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
           <p className="small">{conflict.kind === "push" ? t("sync.conflictPush") : t("sync.conflictPull")}</p>
           {places > 0 ? (
             <div className="warning conflict-summary" data-testid="conflict-overlaps">
-              <p>{t(places === 1 ? "sync.overlaps.one" : "sync.overlaps", { n: places })}</p>
+              <p>{t("sync.overlaps", { n: places })}</p>
               <ol className="conflict-places" aria-label={t("sync.placesList")}>
                 {titleConflict && (
                   <li>
@@ -417,7 +417,7 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
           <div className="row conflict-tools">
             {autoChanges > 0 && (
               <span className="small muted" data-testid="conflict-auto">
-                {t(autoChanges === 1 ? "sync.autoMerged.one" : "sync.autoMerged", { n: autoChanges })}
+                {t("sync.autoMerged", { n: autoChanges })}
               </span>
             )}
             <span className="spacer" />
@@ -463,7 +463,7 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
           </button>
           {(undecided > 0 || !draft.title.trim()) && (
             <span className="small warning-text" data-testid="conflict-undecided">
-              {undecided > 0 ? t(undecided === 1 ? "sync.undecided.one" : "sync.undecided", { n: undecided }) : t("sync.titleRequired")}
+              {undecided > 0 ? t("sync.undecided", { n: undecided }) : t("sync.titleRequired")}
             </span>
           )}
           <span className="spacer" />

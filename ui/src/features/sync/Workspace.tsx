@@ -91,7 +91,7 @@ export function WorkspaceSync() {
       toast(
         done.keptJobs === 0
           ? t("sync.disconnected")
-          : t(done.keptJobs === 1 ? "sync.disconnectedKept.one" : "sync.disconnectedKept", { n: done.keptJobs }),
+          : t("sync.disconnectedKept", { n: done.keptJobs }),
       );
     });
   return (
@@ -132,7 +132,7 @@ export function WorkspaceSync() {
       )}
       {status && !status.connected && owed > 0 && (
         <p className="small warning" data-testid="sync-kept-jobs">
-          {t(owed === 1 ? "sync.keptJobs.one" : "sync.keptJobs", { n: owed })}
+          {t("sync.keptJobs", { n: owed })}
         </p>
       )}
       {status?.connected && localOnly > 0 && (

@@ -242,7 +242,7 @@ export function syncLabel(t: Translate, status: SyncStatus | null): string {
   if (state === "pending") return t("sync.state.pending", { n: status?.pending ?? 0 });
   if (state === "conflict") {
     const n = status?.conflicts ?? 0;
-    return t(n === 1 ? "sync.state.conflict.one" : "sync.state.conflict", { n });
+    return t("sync.state.conflict", { n });
   }
   // Disconnected with versions still owed to the workspace: they are not forgotten.
   if (state === "notConnected" && (status?.pending ?? 0) + (status?.failed ?? 0) > 0) {

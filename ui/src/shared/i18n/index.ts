@@ -1,9 +1,11 @@
-// A small message table keyed by id, in Simplified Chinese (./zh.ts) and English
-// (./en.ts, which defines the ids). Error codes map to `error.<CODE>`, hint ids to
-// `hint.<id>`; unknown ones fall back to the English text the backend sent.
+// The message catalogs (messages/<lang>/<feature>.json at the repository root) keyed by
+// id, in Simplified Chinese (./zh.ts) and English (./en.ts, which defines the ids). Error
+// codes map to `error.<CODE>`, hint ids to `hint.<id>`; unknown ones fall back to the
+// English text the backend sent.
 
 import type { ClientError } from "../api/client";
 import { en, type MessageId } from "./en";
+import { formatMessage } from "./format";
 import { zh } from "./zh";
 
 export type { MessageId, Messages } from "./en";
@@ -22,21 +24,11 @@ export function has(lang: Lang, id: string): boolean {
 
 const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("en"), zh: new Intl.PluralRules("zh") };
 
-/** The count `n` names, when it is one: a number, or a value such as "3" (wordings of
- * the core carry their values as text). */
-function countOf(n: string | number | undefined): number | null {
-  if (typeof n === "number") return n;
-  return typeof n === "string" && /^\d+$/.test(n) ? Number(n) : null;
-}
-
 export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
-  // A count reads "1 change" and "3 changes", not "1 change(s)": the form of `<id>.one`
-  // or `<id>.other` (by the language's plural rules) when the table has it.
-  const count = countOf(vars.n);
-  const form = count === null ? null : `${id}.${pluralRules[lang].select(count)}`;
-  const plural = form !== null && has(lang, form) ? tables[lang][form] : undefined;
-  const template = plural ?? tables[lang][id] ?? en[id] ?? id;
-  return template.replace(/\{(\w+)\}/g, (m, k: string) => (k in vars ? String(vars[k]) : m));
+  // A count reads "1 change" and "3 changes", not "1 change(s)": the catalogs word counts
+  // as ICU plurals, chosen by the language's plural rules (./format.ts).
+  const template = tables[lang][id] ?? en[id] ?? id;
+  return formatMessage(template, vars, pluralRules[lang]);
 }
 
 export interface DescribedError {
