@@ -12,13 +12,12 @@ pub(super) fn run(p: &mut Pipeline<'_, '_>) -> Result<(), Stop> {
     let found = p.found()?;
     let project = &found.project;
     let optimized = Project { source: p.made.source.clone(), ..project.clone() };
-    let platforms = p.run.input.platforms.clone();
-    let compiled = crate::project::drafts::compile(h.kernel, &optimized, Some(platforms.clone()), None)?.drafts;
-    let current = if platforms.iter().any(|x| !found.saved.iter().any(|d| d.platform == *x)) {
-        crate::project::drafts::compile(h.kernel, project, Some(platforms), None)?.drafts
-    } else {
-        Vec::new()
-    };
+    let mut platforms = p.run.input.platforms.clone();
+    platforms.sort();
+    // The profiles and the brand profile the snapshot loaded, not loaded again.
+    let compile = |project: &Project| crate::project::drafts::compile_drafts(h.kernel, &found.set, found.brand.as_ref(), project, &platforms, None).map(|(drafts, _)| drafts);
+    let compiled = compile(&optimized)?;
+    let current = if platforms.iter().any(|x| !found.saved.iter().any(|d| d.platform == *x)) { compile(project)? } else { Vec::new() };
     p.made.compiled = compiled;
     p.made.current = current;
     Ok(())

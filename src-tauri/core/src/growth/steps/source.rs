@@ -28,7 +28,6 @@ pub(super) fn run(p: &mut Pipeline<'_, '_>) -> Result<(), Stop> {
 /// Titles and the optimized source (the project's own source, unchanged, when the run
 /// optimizes one draft).
 fn rewrite(p: &mut Pipeline<'_, '_>, found: &Found) -> Result<(), Stop> {
-    let h = p.s.h;
     let set = &found.set;
     let project = &found.project;
     let all = p.run.input.platforms.clone();
@@ -58,8 +57,10 @@ fn rewrite(p: &mut Pipeline<'_, '_>, found: &Found) -> Result<(), Stop> {
         }
         p.begin_step("source", &[Cut::Whole, Cut::RulesOnly, Cut::Context], &all, ask, reserve)?;
         let value = p.json_step_checked("source", instruction, &source_schema(), &source_reply_schema())?;
-        let before = crate::project::drafts::source_findings_of(h.kernel, project)?;
-        let title_before = crate::project::drafts::source_findings_of(h.kernel, &Project { source: String::new(), ..project.clone() })?;
+        // The profiles and the brand profile the snapshot loaded, for every text.
+        let findings_of = |project: &Project| -> Result<Vec<Finding>, ApiError> { Ok(crate::project::drafts::source_findings_with(set, found.brand.as_ref(), project)) };
+        let before = findings_of(project)?;
+        let title_before = findings_of(&Project { source: String::new(), ..project.clone() })?;
         // What a reply proposes, and the terms it introduces: into the source (spans into
         // the optimized text) and into each title candidate. A candidate the engine
         // would refuse (a line break, too long) is dropped, with a finding naming it.
@@ -92,11 +93,11 @@ fn rewrite(p: &mut Pipeline<'_, '_>, found: &Found) -> Result<(), Stop> {
                     None => titles.push(title.to_owned()),
                 }
             }
-            let after = crate::project::drafts::source_findings_of(h.kernel, &Project { source: source.clone(), ..project.clone() })?;
+            let after = findings_of(&Project { source: source.clone(), ..project.clone() })?;
             let risks = proposals::new_findings(&before, &after);
             let mut title_risks = Vec::new();
             for title in &titles {
-                let after = crate::project::drafts::source_findings_of(h.kernel, &Project { title: title.clone(), source: String::new(), ..project.clone() })?;
+                let after = findings_of(&Project { title: title.clone(), source: String::new(), ..project.clone() })?;
                 for mut finding in proposals::new_findings(&title_before, &after) {
                     if finding.location.as_deref() == Some("title") {
                         finding.location = Some(format!("title candidate “{title}”"));
