@@ -1,11 +1,14 @@
 //! One-click optimize: [`run`], the optimization run (a harness log of its
-//! own, the pipeline from context snapshot to proposals, apply per target), and
+//! own, a fixed plan of steps in `steps/` from context snapshot to proposals, which
+//! the harness's script runs; `apply` per target), and
 //! [`fit`], the deterministic platform-fit report — a score per platform computed
 //! from the growth profile's machine-checkable rules and the draft profile's limits,
 //! each point explained. It measures fit to written rules, not growth, and says so.
 
+mod apply;
 pub mod fit;
 pub mod run;
+mod steps;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

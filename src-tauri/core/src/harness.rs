@@ -14,6 +14,8 @@
 //!   [`Owner`] (a session, or an optimization run) and a [`Purpose`]; `model_call`: one
 //!   model call of a turn (context, request, streaming); `execution`: the tool calls of
 //!   a turn (validation, permission, running, results).
+//! - `script`: a fixed plan of steps over a log (an optimization run), with the same
+//!   appends, model calls, metering and replay as a turn, and resume from its record.
 
 pub mod compaction;
 pub mod event;
@@ -22,6 +24,7 @@ pub mod log;
 mod model_call;
 pub mod permission;
 pub mod replay;
+pub(crate) mod script;
 pub mod tools;
 mod turn;
 

@@ -272,70 +272,12 @@ impl Turn<'_, '_> {
         self.append(snapshot_meta, EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash, message_count }, Batch::new(), Durability::Durable)?;
         request.messages.insert(0, Message::system(snapshot.system.clone()));
 
-        let cancel = self.live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let owner = &self.scope.owner;
         let call = ModelCall { profile: &self.scope.profile_id, purpose: self.scope.purpose.as_str(), session_id: owner.session_id(), run_id: owner.run_id() };
-        let started = Instant::now();
-        let mut partial = String::new();
-        let mut checkpoint_error: Option<ApiError> = None;
-        let engine = self.engine;
-        let live = self.live;
         let turn_id = self.turn_id.clone();
-        let emit = &mut self.emit;
-        let result = std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::channel::<ChatEvent>();
-            let request = &request;
-            let cancel = &cancel;
-            let handle = scope.spawn(move || {
-                engine.model_chat(
-                    call,
-                    request,
-                    &mut move |event| {
-                        let _ = tx.send(event);
-                    },
-                    cancel,
-                )
-            });
-            // The streamed text is checkpointed into the log as it arrives (bounded:
-            // at most every STREAM_CHECKPOINT_MILLIS, or when STREAM_CHECKPOINT_CHARS
-            // are waiting), so a killed process keeps what streamed. Durably: the
-            // group commit (a second by default) would double what a kill can lose,
-            // and one disk sync per half second of streaming costs little.
-            let mut checkpoint = StreamCheckpoint::default();
-            let mut last_saved = Instant::now();
-            let interval = Duration::from_millis(STREAM_CHECKPOINT_MILLIS);
-            loop {
-                match rx.recv_timeout(interval.saturating_sub(last_saved.elapsed()).max(Duration::from_millis(1))) {
-                    Ok(ChatEvent::TextDelta(text)) => {
-                        partial.push_str(&text);
-                        checkpoint.push(&text);
-                        emit(&engine.live_event(live, &turn_id, EventBody::AssistantDelta { text }));
-                    }
-                    Ok(ChatEvent::ReasoningDelta(text)) => emit(&engine.live_event(live, &turn_id, EventBody::ReasoningDelta { text })),
-                    Ok(ChatEvent::ToolCallStarted { .. }) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                }
-                let interval_passed = last_saved.elapsed() >= interval;
-                if checkpoint.due(interval_passed) {
-                    for text in checkpoint.take() {
-                        let meta = Meta { turn_id: Some(turn_id.clone()), ..Meta::default() };
-                        if let Err(error) = engine.append_event(live, meta, EventBody::AssistantStreamed { text }, Batch::new(), Durability::Durable) {
-                            checkpoint_error.get_or_insert(error);
-                        }
-                    }
-                }
-                if interval_passed {
-                    last_saved = Instant::now();
-                }
-            }
-            handle.join().unwrap_or_else(|_| Err(ApiError::internal("the model call stopped unexpectedly")))
-        });
-        if let Some(error) = checkpoint_error {
-            // The store failed under the stream: an engine fault, as for any append.
-            return Err(error);
-        }
+        let Streamed { result, partial, elapsed } = stream_reply(self.engine, self.live, &turn_id, call, &request, Checkpoints::IntoLog, self.emit)?;
         self.stats.model_calls += 1;
-        self.stats.model_time += started.elapsed();
+        self.stats.model_time += elapsed;
 
         // A stream cut before a word arrived on a request near the window is most
         // likely an overflow the server only logged (llama-cpp-python): said as one,
@@ -356,30 +298,14 @@ impl Turn<'_, '_> {
                     self.learn(&profile.id, estimate_request_tokens(&request), reply.usage.input_tokens)?;
                 }
                 let finished = reply.tool_calls.is_empty();
-                let body = EventBody::AssistantMessage {
-                    text: reply.text,
-                    tool_calls: reply.tool_calls,
-                    finish_reason: format!("{:?}", reply.finish_reason).to_lowercase(),
-                    interrupted: false,
-                    input_tokens: reply.usage.input_tokens,
-                    output_tokens: reply.usage.output_tokens,
-                };
-                self.append_simple(body, Durability::Grouped)?;
+                self.append_simple(answered(reply), Durability::Grouped)?;
                 if finished {
                     return Ok(Flow::End(TurnEndReason::Completed, String::new(), Vec::new()));
                 }
                 Ok(Flow::Continue)
             }
             Err(error) if error.code == ErrorCode::Cancelled || self.live.interrupted() => {
-                let body = EventBody::AssistantMessage {
-                    text: partial,
-                    tool_calls: Vec::new(),
-                    finish_reason: "interrupted".to_owned(),
-                    interrupted: true,
-                    input_tokens: 0,
-                    output_tokens: 0,
-                };
-                self.append_simple(body, Durability::Grouped)?;
+                self.append_simple(broken_off(partial, INTERRUPTED), Durability::Grouped)?;
                 Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the model was answering.".to_owned(), Vec::new()))
             }
             Err(error) if matches!(error.code, ErrorCode::Internal | ErrorCode::StoreCorrupt | ErrorCode::Io) => Err(error),
@@ -395,15 +321,7 @@ impl Turn<'_, '_> {
             // as cut off by the failure (`finish_reason` "error"), and the turn ends
             // saying what cut it off: mostly the lost connection.
             Err(error) if !partial.trim().is_empty() => {
-                let body = EventBody::AssistantMessage {
-                    text: partial,
-                    tool_calls: Vec::new(),
-                    finish_reason: CUT_OFF_BY_ERROR.to_owned(),
-                    interrupted: true,
-                    input_tokens: 0,
-                    output_tokens: 0,
-                };
-                self.append_simple(body, Durability::Grouped)?;
+                self.append_simple(broken_off(partial, CUT_OFF_BY_ERROR), Durability::Grouped)?;
                 if connection_lost(&error) {
                     return Ok(Flow::End(
                         TurnEndReason::ModelError,
@@ -429,6 +347,120 @@ impl Turn<'_, '_> {
             }
         }
     }
+}
+
+/// Whether a call's streamed text is checkpointed into the log as it arrives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checkpoints {
+    /// A drafting turn's: `assistant_streamed` events, so a killed process keeps what
+    /// streamed (the turn's resume shows it).
+    IntoLog,
+    /// A scripted step's: its resume asks again for a reply that did not finish, so a
+    /// half-streamed one is worth nothing to keep.
+    None,
+}
+
+/// What one streamed model call gave: the reply (or why there is none), the text that
+/// arrived before it ended, and how long it took.
+pub(crate) struct Streamed {
+    pub result: Result<crate::llm::ChatResponse, ApiError>,
+    pub partial: String,
+    pub elapsed: Duration,
+}
+
+/// The one way the harness calls a model: `request` through the metered
+/// `Kernel::model_chat` (quotas first, one usage record whatever the outcome), on its
+/// own thread so the stream's deltas reach `emit` live (under `turn_id`), cancelled by
+/// `live`'s cancel. The caller appends the reply, or what arrived, as its log needs.
+/// Errors: only the store's, from a checkpoint (the model's error is in `result`).
+pub(crate) fn stream_reply(
+    engine: super::Harness<'_>,
+    live: &super::Live,
+    turn_id: &str,
+    call: ModelCall<'_>,
+    request: &ChatRequest,
+    checkpoints: Checkpoints,
+    emit: &mut dyn FnMut(&super::Event),
+) -> Result<Streamed, ApiError> {
+    let cancel = live.cancel.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let started = Instant::now();
+    let mut partial = String::new();
+    let mut checkpoint_error: Option<ApiError> = None;
+    let result = std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<ChatEvent>();
+        let cancel = &cancel;
+        let handle = scope.spawn(move || {
+            engine.model_chat(
+                call,
+                request,
+                &mut move |event| {
+                    let _ = tx.send(event);
+                },
+                cancel,
+            )
+        });
+        // The streamed text is checkpointed into the log as it arrives (bounded:
+        // at most every STREAM_CHECKPOINT_MILLIS, or when STREAM_CHECKPOINT_CHARS
+        // are waiting), so a killed process keeps what streamed. Durably: the
+        // group commit (a second by default) would double what a kill can lose,
+        // and one disk sync per half second of streaming costs little.
+        let mut checkpoint = StreamCheckpoint::default();
+        let mut last_saved = Instant::now();
+        let interval = Duration::from_millis(STREAM_CHECKPOINT_MILLIS);
+        loop {
+            match rx.recv_timeout(interval.saturating_sub(last_saved.elapsed()).max(Duration::from_millis(1))) {
+                Ok(ChatEvent::TextDelta(text)) => {
+                    partial.push_str(&text);
+                    if checkpoints == Checkpoints::IntoLog {
+                        checkpoint.push(&text);
+                    }
+                    emit(&engine.live_event(live, turn_id, EventBody::AssistantDelta { text }));
+                }
+                Ok(ChatEvent::ReasoningDelta(text)) => emit(&engine.live_event(live, turn_id, EventBody::ReasoningDelta { text })),
+                Ok(ChatEvent::ToolCallStarted { .. }) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            let interval_passed = last_saved.elapsed() >= interval;
+            if checkpoint.due(interval_passed) {
+                for text in checkpoint.take() {
+                    let meta = Meta { turn_id: Some(turn_id.to_owned()), ..Meta::default() };
+                    if let Err(error) = engine.append_event(live, meta, EventBody::AssistantStreamed { text }, Batch::new(), Durability::Durable) {
+                        checkpoint_error.get_or_insert(error);
+                    }
+                }
+            }
+            if interval_passed {
+                last_saved = Instant::now();
+            }
+        }
+        handle.join().unwrap_or_else(|_| Err(ApiError::internal("the model call stopped unexpectedly")))
+    });
+    if let Some(error) = checkpoint_error {
+        // The store failed under the stream: an engine fault, as for any append.
+        return Err(error);
+    }
+    Ok(Streamed { result, partial, elapsed: started.elapsed() })
+}
+
+/// The `finish_reason` of an assistant message the person (or a cancel) stopped.
+pub(crate) const INTERRUPTED: &str = "interrupted";
+
+/// The log's record of a model call's reply.
+pub(crate) fn answered(reply: crate::llm::ChatResponse) -> EventBody {
+    EventBody::AssistantMessage {
+        text: reply.text,
+        tool_calls: reply.tool_calls,
+        finish_reason: format!("{:?}", reply.finish_reason).to_lowercase(),
+        interrupted: false,
+        input_tokens: reply.usage.input_tokens,
+        output_tokens: reply.usage.output_tokens,
+    }
+}
+
+/// The log's record of a reply that broke off (`finish_reason` [`INTERRUPTED`] or
+/// [`CUT_OFF_BY_ERROR`]): the text that had arrived.
+pub(crate) fn broken_off(partial: String, finish_reason: &str) -> EventBody {
+    EventBody::AssistantMessage { text: partial, tool_calls: Vec::new(), finish_reason: finish_reason.to_owned(), interrupted: true, input_tokens: 0, output_tokens: 0 }
 }
 
 /// `error` said as a likely CONTEXT_TOO_LONG ([`crate::llm::error::likely_overflow`]),

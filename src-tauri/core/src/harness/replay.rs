@@ -13,6 +13,11 @@ use super::compaction::{CompactionMode, CompactionState, Pin, PinSource};
 use super::event::{Event, EventBody, Mode, Selection, ToolStatus, TurnEndReason};
 use crate::llm::{Message, ToolCall};
 
+/// The `run_stage` state of a step that starts (a scripted run's; see `script`).
+pub const STEP_STARTED: &str = "started";
+/// The `run_stage` state of a step's later batch, a request of its own.
+pub const STEP_BATCH: &str = "batch";
+
 /// One line of the UI timeline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -346,6 +351,11 @@ impl SessionState {
             }
             EventBody::RunStarted { .. } => Some(worded("run_started", &[], "Optimization run started".to_owned())),
             EventBody::RunStage { stage, state, message } => {
+                // A scripted run's step (or a batch of one) sends only its own
+                // conversation: the model-visible messages start again with it.
+                if state == STEP_STARTED || state == STEP_BATCH {
+                    self.messages.clear();
+                }
                 Some(worded("run_stage", &[("stage", stage.clone()), ("state", state.clone())], format!("{stage} {state}: {}", short(message, 200))))
             }
             EventBody::RunEnded { status, message } => Some(worded("run_ended", &[("status", status.clone())], format!("Run {status}: {}", short(message, 200)))),

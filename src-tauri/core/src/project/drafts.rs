@@ -72,8 +72,13 @@ fn source_findings(set: &ProfileSet, project: &Project, brand: Option<&BrandProf
 pub fn source_findings_of(kernel: &Kernel, project: &Project) -> Result<Vec<Finding>, ApiError> {
     let set = profiles(kernel)?;
     let brand = crate::project::brand(kernel.store(), project)?;
-    let platforms = target_platforms(project, None);
-    Ok(source_findings(&set, project, brand.as_ref(), &platforms))
+    Ok(source_findings_with(&set, brand.as_ref(), project))
+}
+
+/// [`source_findings_of`] with the profiles and the brand profile already loaded (a
+/// caller that checks many texts loads them once).
+pub fn source_findings_with(set: &ProfileSet, brand: Option<&BrandProfile>, project: &Project) -> Vec<Finding> {
+    source_findings(set, project, brand, &target_platforms(project, None))
 }
 
 /// What a saved draft's own text breaks, as it stands: the platform's limits (and an
@@ -113,11 +118,26 @@ pub fn compile(kernel: &Kernel, project: &Project, platforms: Option<Vec<Platfor
     let set = profiles(kernel)?;
     let brand = crate::project::brand(kernel.store(), project)?;
     let platforms = target_platforms(project, platforms);
+    let (drafts, tags) = compile_drafts(kernel, &set, brand.as_ref(), project, &platforms, tags)?;
+    let findings = source_findings(&set, project, brand.as_ref(), &platforms);
+    Ok(PipelineCompileResult { project_id: project.id.clone(), revision: project.revision, drafts, tags, findings })
+}
+
+/// The drafts of [`compile`] alone (no source findings), with the profiles and the
+/// brand profile already loaded, and the tags used.
+pub fn compile_drafts(
+    kernel: &Kernel,
+    set: &ProfileSet,
+    brand: Option<&BrandProfile>,
+    project: &Project,
+    platforms: &[Platform],
+    tags: Option<Vec<String>>,
+) -> Result<(Vec<CompiledDraft>, Vec<String>), ApiError> {
     let tags = match tags {
         Some(tags) => tags,
-        None => crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 5),
+        None => crate::suggest::tags(&project.title, &project.source, brand.map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 5),
     };
-    let selected = platforms.iter().map(|p| draft_profile(&set, *p)).collect::<Result<Vec<_>, _>>()?;
+    let selected = platforms.iter().map(|p| draft_profile(set, *p)).collect::<Result<Vec<_>, _>>()?;
     let missing = missing_images(kernel, project)?;
     let drafts = pipeline::compile_all(&selected, CompileInput { title: &project.title, source: &project.source, tags: &tags })
         .into_iter()
@@ -126,8 +146,7 @@ pub fn compile(kernel: &Kernel, project: &Project, platforms: Option<Vec<Platfor
             CompiledDraft { draft, findings }
         })
         .collect();
-    let findings = source_findings(&set, project, brand.as_ref(), &platforms);
-    Ok(PipelineCompileResult { project_id: project.id.clone(), revision: project.revision, drafts, tags, findings })
+    Ok((drafts, tags))
 }
 
 /// The local images of the project's source that no draft can show: a `media/<file>`

@@ -688,3 +688,45 @@ fn a_platform_without_a_saved_draft_spends_no_model_call_and_says_why() {
     assert!(stages(&events, "flagged").iter().any(|s| s.starts_with("platform:x: no saved x draft")), "{:?}", stages(&events, "flagged"));
     assert!(o.target(&run, "zhihu")["proposalId"].is_string());
 }
+
+/// A run is a script over the harness: its log replays through the harness's own
+/// replay (`harness::replay`, the fold the live log uses), and at each model call the
+/// replayed model-visible messages are exactly what that call sent (its recorded
+/// hash, and the server's request without the system message): each step's own
+/// conversation, its repairs included. The usage records are the run's calls, one
+/// each, under the optimize purpose.
+#[test]
+fn an_optimize_runs_log_replays_through_the_harness_replay_to_what_each_model_call_sent() {
+    let o = setup();
+    o.push(vec![Reply::text("Here is my plan: shorter!"), strategy(), source_reply(), zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"])]);
+    let (run, _) = o.start(json!({}));
+    assert_eq!(run["status"], "ready", "{run:#}");
+    let log: Vec<Event> = serde_json::from_value(o.t.ok("optimize.events", json!({"runId": run["id"]}))["events"].clone()).unwrap();
+    let requests = o.server.chat_requests();
+    let mut calls = 0;
+    for (i, event) in log.iter().enumerate() {
+        let EventBody::ModelCallStarted { messages_hash, message_count, .. } = &event.body else { continue };
+        let replayed = inkstone_core::harness::replay(log[..i].iter());
+        assert_eq!(&replayed.messages_hash(), messages_hash, "call {calls}: the replayed messages are what it sent");
+        assert_eq!(replayed.messages().len(), *message_count as usize);
+        let sent: Vec<Value> = requests[calls].body["messages"].as_array().unwrap()[1..].to_vec();
+        let rebuilt: Vec<Value> = replayed.messages().iter().map(|m| json!({"role": m.role, "content": m.content})).collect();
+        let sent_plain: Vec<Value> = sent.iter().map(|m| json!({"role": m["role"], "content": m["content"]})).collect();
+        assert_eq!(rebuilt, sent_plain, "call {calls}");
+        calls += 1;
+    }
+    assert_eq!(calls, 5, "the strategy (with its repair), the source and two platforms");
+    assert_eq!(requests.len(), 5);
+    // The repaired strategy's second call carried its own conversation: the ask, the
+    // bad reply and the repair; a later step starts a conversation of its own.
+    assert_eq!(requests[1].body["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(requests[2].body["messages"].as_array().unwrap().len(), 2);
+    let whole = inkstone_core::harness::replay(log.iter());
+    assert!(!whole.state.model_call_open && whole.state.open_turn.is_none());
+    let kinds: Vec<&str> = whole.timeline().iter().map(|t| t.kind.as_str()).collect();
+    assert_eq!((kinds.first(), kinds.last()), (Some(&"run_started"), Some(&"run_ended")), "{kinds:?}");
+    let usage = o.t.ok("usage.list", json!({}));
+    let records: Vec<&Value> = usage["records"].as_array().unwrap().iter().filter(|r| r["runId"] == run["id"]).collect();
+    assert_eq!(records.len(), 5, "{usage:#}");
+    assert!(records.iter().all(|r| r["purpose"] == "optimize"), "{records:?}");
+}
