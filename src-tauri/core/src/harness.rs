@@ -22,6 +22,7 @@ pub mod log;
 mod model_call;
 pub mod permission;
 pub mod replay;
+pub mod timeline;
 pub mod tools;
 mod turn;
 

@@ -18,6 +18,7 @@ mod layering;
 mod llm_api;
 mod llm_client;
 mod long_session;
+mod merge_regions;
 mod optimize;
 mod optimize_eval;
 mod optimize_window;
