@@ -33,3 +33,4 @@ mod sync;
 mod sync_hardening;
 mod sync_paging;
 mod tidy;
+mod timeline;
