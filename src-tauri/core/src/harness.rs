@@ -25,6 +25,7 @@ mod model_call;
 pub mod permission;
 pub mod replay;
 pub(crate) mod script;
+pub mod timeline;
 pub mod tools;
 mod turn;
 

@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { App } from "./App";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
-import type { Project, SyncConflict, SyncStatus, Version, VersionOrigin } from "../shared/api/generated";
+import type { Project, SyncConflictView, SyncStatus, Version, VersionOrigin } from "../shared/api/generated";
+import { asSent } from "../shared/testing/mergeRegions";
 import type { Lang } from "../shared/i18n";
 import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
 import { NOW } from "../shared/testing/utils";
@@ -51,7 +52,7 @@ function team() {
   let contact = 0;
   /** The core's change marker: moves when sync changed projects. */
   let marker = 0;
-  let conflicts: SyncConflict[] = [];
+  let conflicts: SyncConflictView[] = [];
   const status = (): SyncStatus => ({
     state: conflicts.length > 0 ? "conflict" : "synced",
     connected: true,
@@ -118,7 +119,7 @@ function team() {
     contact++;
     marker++;
     conflicts = [
-      {
+      asSent({
         id: "cnf_1",
         projectId: id,
         kind: "pull",
@@ -130,7 +131,7 @@ function team() {
         jobIds: [],
         createdAt: "",
         updatedAt: "",
-      },
+      }),
     ];
   };
   return {

@@ -146,7 +146,32 @@ pub struct SyncConflictsParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncConflictListResult {
-    pub conflicts: Vec<SyncConflict>,
+    pub conflicts: Vec<SyncConflictView>,
+}
+
+/// A conflict with its merge as the merge view draws it: the source's regions and the
+/// title's merge, from the same fold the core resolves with (`sync::merge::regions`).
+/// Computed when read, never stored.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncConflictView {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub conflict: SyncConflict,
+    /// The source's three-way merge in base order.
+    pub regions: Vec<sync::merge::MergeRegion>,
+    /// The title when only one side changed it; absent when both did (a place to decide).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub merged_title: Option<String>,
+}
+
+impl From<SyncConflict> for SyncConflictView {
+    fn from(conflict: SyncConflict) -> Self {
+        let regions = sync::merge::regions(&conflict.base.source, &conflict.mine.source, &conflict.theirs.source);
+        let merged_title = sync::merge::merge_title(&conflict.base.title, &conflict.mine.title, &conflict.theirs.title);
+        SyncConflictView { conflict, regions, merged_title }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -297,6 +322,7 @@ pub(super) fn conflicts(engine: &Engine, params: SyncConflictsParams) -> Result<
         .into_iter()
         .filter(|c| all || c.state == sync::ConflictState::Open)
         .filter(|c| params.project_id.as_deref().is_none_or(|p| p == c.project_id))
+        .map(SyncConflictView::from)
         .collect();
     Ok(SyncConflictListResult { conflicts })
 }

@@ -204,6 +204,16 @@ fn overlapping_edits_need_the_merge_view_and_an_edited_resolution() {
     let conflict = bob.ok("sync.conflicts", json!({"projectId": project}))["conflicts"][0].clone();
     assert!(conflict.get("merged").is_none());
     assert_eq!(conflict["overlaps"], json!([{"baseStart": 1, "baseLen": 1, "mine": "二B\n", "theirs": "二A\n"}]));
+    // The merge view's regions come with it, from the fold that found the overlap.
+    assert_eq!(
+        conflict["regions"],
+        json!([
+            {"kind": "same", "baseStart": 0, "baseEnd": 1, "mineLine": 0, "base": "一\n", "mine": "一\n", "theirs": "一\n"},
+            {"kind": "conflict", "baseStart": 1, "baseEnd": 2, "mineLine": 1, "base": "二\n", "mine": "二B\n", "theirs": "二A\n"},
+            {"kind": "same", "baseStart": 2, "baseEnd": 3, "mineLine": 2, "base": "三\n", "mine": "三\n", "theirs": "三\n"},
+        ])
+    );
+    assert_eq!(conflict["mergedTitle"], "叠");
     let refused = bob.call("sync.resolve", json!({"conflictId": conflict["id"], "choice": "merged"})).unwrap_err();
     assert_eq!(refused.code, inkstone_core::ErrorCode::Conflict);
     assert_eq!(refused.hints[0].id, "merge_view");

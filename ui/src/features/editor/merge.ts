@@ -1,11 +1,11 @@
 // Keeping both sides in the editor: when a teammate's version (or a resolution) arrives
 // while the person has unsaved text, their text and the newer one are merged three-way
-// from the text both started from, with the same line merge as the sync conflict view
-// (../sync/merge3.ts, the core's rule). Edits that do not touch merge cleanly; where both
+// from the text both started from, by the core's line-merge rule (./lineMerge.ts). Edits that do not touch merge cleanly; where both
 // sides changed the same lines, both texts stay (the person's first) for the person to
 // tidy up, so nothing is dropped.
 
-import { compose, merge3 as mergeLines } from "../sync";
+import { compose } from "../sync";
+import { merge3 as mergeLines } from "./lineMerge";
 
 export interface Doc {
   title: string;

@@ -1,7 +1,7 @@
 // The project screen's smaller pieces: the top bar, the status bar, the sync-conflict bar
 // and the two dialogs (save a version, restore one).
 import { type ReactNode, useState } from "react";
-import type { BrandProfile, Project, SyncConflict } from "../../shared/api/generated";
+import type { BrandProfile, Project, SyncConflictView } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import type { TextCount } from "../../shared/lib/wordcount";
@@ -131,7 +131,7 @@ export function RestoreDialog({ n, onConfirm, onClose }: { n: number; onConfirm:
 export function SyncConflictBar({ projectId, flush }: { projectId: string; flush: () => Promise<void> }) {
   const { t } = useApp();
   const { snap, store } = useSync();
-  const [resolving, setResolving] = useState<SyncConflict | null>(null);
+  const [resolving, setResolving] = useState<SyncConflictView | null>(null);
   const c = snap.conflicts.find((x) => x.projectId === projectId && x.state === "open");
   return (
     <>

@@ -1,7 +1,8 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FakeTransport } from "../../shared/api/fake";
-import type { SyncConflict } from "../../shared/api/generated";
+import type { SyncConflict, SyncConflictView } from "../../shared/api/generated";
+import { asSent } from "../../shared/testing/mergeRegions";
 import type { Lang } from "../../shared/i18n";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
 import { ConflictView } from "./ConflictView";
@@ -15,9 +16,9 @@ const mine = "第一段。\n第二段，未保存的尾巴——我的版本。\
 const theirs = "第一段。\n第二段，Alice 的版本。\n第三段。\n第四段。\n第五段。\n第六段。\n第七段。\n第八段乙。\n第九段。\n第十段（Alice 改）。\n";
 
 let seq = 0;
-function makeConflict(over: Partial<SyncConflict> = {}): SyncConflict {
+function makeConflict(over: Partial<SyncConflict> = {}): SyncConflictView {
   seq += 1;
-  return {
+  return asSent({
     id: `cnf_${seq}`,
     projectId: "prj_1",
     kind: "push",
@@ -34,10 +35,10 @@ function makeConflict(over: Partial<SyncConflict> = {}): SyncConflict {
     createdAt: "",
     updatedAt: "",
     ...over,
-  };
+  });
 }
 
-function setup(conflict: SyncConflict, lang: Lang = "en") {
+function setup(conflict: SyncConflictView, lang: Lang = "en") {
   const transport = new FakeTransport().on("sync.resolve", () => ({ conflict: { ...conflict, state: "resolved", resolution: 4 }, version: { number: 4 } as never }));
   const onClose = vi.fn();
   const onResolved = vi.fn();

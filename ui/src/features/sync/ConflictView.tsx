@@ -8,19 +8,19 @@
 // person decides; every choice makes a new version and nothing is overwritten. Closing
 // (Esc or "decide later") writes nothing and keeps the choices for when it opens again.
 //
-// The core reports where edits overlap but neither the regions around them nor a merge
-// with overlaps left open, so the structure is computed here from base, mine and theirs
-// (./merge3.ts, the core's rule: edits that touch are never guessed apart).
+// The regions (and the title's merge) are the core's: `sync.conflicts` sends them from
+// the same three-way merge that decides whether the conflict merges cleanly, so this
+// view draws them and derives nothing (./result.ts only turns choices into text).
 
 import { diff } from "@codemirror/merge";
 import { type KeyboardEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { toClientError, type ClientError } from "../../shared/api/client";
-import type { SyncConflict, SyncResolveChoice } from "../../shared/api/generated";
+import type { SyncConflictView, SyncResolveChoice } from "../../shared/api/generated";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
-import { type Choice, chosenText, compose, mapRange, type Merge3, merge3, type OverlapSegment, type Range, type Side, splitLines, textChange, wholeOverlap } from "./merge3";
+import { type Choice, chosenText, compose, mapRange, type Merge3, type OverlapSegment, type Range, segmentsOf, type Side, textChange } from "./result";
 
 /** What the person has done in the view so far. */
 interface Draft {
@@ -41,17 +41,12 @@ interface Draft {
 // conflict is another merge).
 const drafts = new Map<string, Draft>();
 
-const draftKey = (c: SyncConflict) => `${c.id}@${c.updatedAt}`;
+const draftKey = (c: SyncConflictView) => `${c.id}@${c.updatedAt}`;
 
-/** The title merges when only one side changed it (the core's `merge_title`). */
-function titleMerge(c: SyncConflict): string | null {
-  const { base, mine, theirs } = c;
-  if (mine.title === theirs.title || base.title === mine.title) return theirs.title;
-  if (base.title === theirs.title) return mine.title;
-  return null;
-}
+/** The lines of `text`, each with its "\n", to fold unchanged ones away. */
+const splitLines = (text: string) => text.split(/(?<=\n)/).filter((l) => l !== "");
 
-function initialDraft(c: SyncConflict, m: Merge3, mergedTitle: string | null): Draft {
+function initialDraft(c: SyncConflictView, m: Merge3, mergedTitle: string | null): Draft {
   const { text, ranges } = c.merged && m.overlaps.length === 0 ? { text: c.merged.source, ranges: [] } : compose(m, []);
   return {
     text,
@@ -118,17 +113,11 @@ function offsetInBox(box: HTMLTextAreaElement, at: number): number {
   return top;
 }
 
-export function ConflictView({ conflict, onClose, onResolved }: { conflict: SyncConflict; onClose: () => void; onResolved: () => void }) {
+export function ConflictView({ conflict, onClose, onResolved }: { conflict: SyncConflictView; onClose: () => void; onResolved: () => void }) {
   const { client, t, toast } = useApp();
-  const mergedTitle = useMemo(() => titleMerge(conflict), [conflict]);
+  const mergedTitle = conflict.mergedTitle ?? null;
   const titleConflict = mergedTitle === null;
-  const merge = useMemo(() => {
-    const m = merge3(conflict.base.source, conflict.mine.source, conflict.theirs.source);
-    // The core found an overlap this merge does not see: the whole texts, never guessed apart.
-    if (!conflict.merged && !titleConflict && m.overlaps.length === 0 && conflict.mine.source !== conflict.theirs.source)
-      return wholeOverlap(conflict.base.source, conflict.mine.source, conflict.theirs.source);
-    return m;
-  }, [conflict, titleConflict]);
+  const merge = useMemo(() => segmentsOf(conflict.regions), [conflict]);
   const [draft, setDraft] = useState<Draft>(() => drafts.get(draftKey(conflict)) ?? initialDraft(conflict, merge, mergedTitle));
   const [expanded, setExpanded] = useState<Set<number>>(() => new Set());
   const [error, setError] = useState<ClientError | null>(null);

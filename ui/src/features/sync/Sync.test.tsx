@@ -1,7 +1,8 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { apiError, FakeTransport } from "../../shared/api/fake";
-import type { SyncConflict, SyncStatus } from "../../shared/api/generated";
+import type { SyncStatus } from "../../shared/api/generated";
+import { asSent } from "../../shared/testing/mergeRegions";
 import { WorkspaceSync } from "./Workspace";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
 import { SyncIndicator } from "./SyncIndicator";
@@ -42,7 +43,7 @@ const connected: SyncStatus = {
   ],
 };
 
-const conflict: SyncConflict = {
+const conflict = asSent({
   id: "cnf_1",
   projectId: "prj_1",
   kind: "push",
@@ -54,7 +55,7 @@ const conflict: SyncConflict = {
   jobIds: ["job_1"],
   createdAt: "",
   updatedAt: "",
-};
+});
 
 describe("sync", () => {
   it("shows the conflict state, lists the jobs and resolves with the edited merge", async () => {

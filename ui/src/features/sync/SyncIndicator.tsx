@@ -6,7 +6,7 @@
 
 import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
 import { toClientError, type ClientError } from "../../shared/api/client";
-import type { DeliveryJob, SyncConflict } from "../../shared/api/generated";
+import type { DeliveryJob, SyncConflictView } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { describeSyncProblem, type MessageId } from "../../shared/i18n";
@@ -26,7 +26,7 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
   const { snap, store } = useSync();
   const { status, conflicts } = snap;
   const [open, setOpen] = useState(false);
-  const [resolving, setResolving] = useState<SyncConflict | null>(null);
+  const [resolving, setResolving] = useState<SyncConflictView | null>(null);
   const [error, setError] = useState<ClientError | null>(null);
   const [busy, setBusy] = useState<"sync" | "pause" | "retry" | null>(null);
   const [titles, setTitles] = useState<Map<string, string>>(new Map());

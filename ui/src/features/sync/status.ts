@@ -21,14 +21,14 @@
 
 import { useSyncExternalStore } from "react";
 import type { ApiClient } from "../../shared/api/client";
-import type { SyncConflict, SyncStatus } from "../../shared/api/generated";
+import type { SyncConflictView, SyncStatus } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
 import { describeSyncProblem, type Lang, type MessageId } from "../../shared/i18n";
 
 export interface SyncSnapshot {
   status: SyncStatus | null;
   /** Open conflicts (fetched only when the status counts some). */
-  conflicts: SyncConflict[];
+  conflicts: SyncConflictView[];
   epoch: number;
   /** Moves only when sync changed projects (see the top of this file). */
   changes: number;
@@ -141,7 +141,7 @@ export class SyncStore {
     return this.refresh();
   }
 
-  private conflicts(): Promise<SyncConflict[]> {
+  private conflicts(): Promise<SyncConflictView[]> {
     return this.client.call("sync.conflicts", {}).then((r) => r.conflicts);
   }
 
@@ -157,7 +157,7 @@ export class SyncStore {
     }
   }
 
-  private publish(status: SyncStatus, conflicts: SyncConflict[]) {
+  private publish(status: SyncStatus, conflicts: SyncConflictView[]) {
     const prev = this.snap;
     const changed =
       this.forced ||

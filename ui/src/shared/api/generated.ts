@@ -147,6 +147,24 @@ contentHash: string,
  */
 display?: Hunk, };
 
+export type ApprovalPrompt = { requestId: string, toolUseId: string, tool: string, 
+/**
+ * The normalized input the tool would run with.
+ */
+input: unknown, 
+/**
+ * Why it asks, in English (logs written before `reasonId`).
+ */
+reason: string, 
+/**
+ * Why it asks: `rule`, `policy` or `write`.
+ */
+reasonId?: string, targetVersion?: number, 
+/**
+ * For a call that applies a proposal: exactly what would change.
+ */
+change?: ApprovalChange, };
+
 export type AskRoute = "material" | "general";
 
 export type AuditAction = "accepted" | "partially_accepted" | "rejected" | "hunks_rejected" | "rebased";
@@ -407,6 +425,10 @@ resolved: boolean, };
 
 export type CompactThreshold = { "mode": "auto", percent: number, } | { "mode": "manual" };
 
+export type Compacting = { trigger: CompactionTrigger, estimatedTokens: number, contextWindow: number, };
+
+export type CompactionFailure = "failed" | "stopped" | "interrupted";
+
 export type CompactionMode = "summarized" | "truncated";
 
 export type CompactionSummary = { summary: string, user_intent: string, accepted_changes: Array<AcceptedChange>, rejected_directions: Array<RejectedDirection>, open_tasks: Array<string>, active_artifacts: Array<string>, source_refs: Array<string>, next_step_hint: string, };
@@ -462,6 +484,8 @@ openingFollowedBy: Array<string>,
  * Never allowed when one of these stands directly before it.
  */
 notPrecededBy: Array<string>, };
+
+export type ContextEstimate = { estimatedTokens: number, layers: Array<LayerEstimate>, };
 
 export type Deleted = { id: string, deleted: boolean, };
 
@@ -820,6 +844,8 @@ export type Intensity = "conservative" | "balanced" | "aggressive";
 export type IntentSource = "message" | "person";
 
 export type JobState = { "state": "pending" } | { "state": "dispatched" } | { "state": "retryWait", until: string, } | { "state": "acked", number: number, } | { "state": "finalized" } | { "state": "conflict", server_head: number, } | { "state": "failed" } | { "state": "superseded", byVersion: number, };
+
+export type KeyProblem = "rejected" | "missing" | "gone";
 
 export type Keyword = { keyword: string, weight: number, };
 
@@ -1199,6 +1225,21 @@ export type MemoryStatus = "proposed" | "confirmed";
 
 export type MemoryUpdateParams = { memoryId: string, text: string, };
 
+export type MergeRegion = { kind: RegionKind, 
+/**
+ * 0-based lines `baseStart..baseEnd` of the base the region covers (equal for an
+ * insertion).
+ */
+baseStart: number, baseEnd: number, 
+/**
+ * The 0-based line of the person's text where the region starts.
+ */
+mineLine: number, 
+/**
+ * The region's text in the base, in the person's text and in the server's.
+ */
+base: string, mine: string, theirs: string, };
+
 export type MergedContent = { title: string, source: string, };
 
 export type MetadataChange = { title?: string, platforms?: Array<Platform>, 
@@ -1300,7 +1341,7 @@ export type OutputType = "copy" | "title_set" | "video_script" | "strategy_notes
 
 export type Overlap = { 
 /**
- * 0-based lines of the base the person's edit changes.
+ * 0-based lines of the base both sides changed (the whole conflict region).
  */
 baseStart: number, baseLen: number, 
 /**
@@ -1308,7 +1349,7 @@ baseStart: number, baseLen: number,
  */
 mine: string, 
 /**
- * What the server's side put over the lines it changed.
+ * What the server's side put there.
  */
 theirs: string, };
 
@@ -1702,6 +1743,8 @@ findings: Array<Finding>,
  */
 profileIds: Array<string>, };
 
+export type QuestionPrompt = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
+
 export type Quotas = { 
 /**
  * Input plus output tokens per UTC day.
@@ -1753,9 +1796,13 @@ conflicts: Array<RebaseConflict>,
  */
 carried: Array<[string, string]>, };
 
+export type RegionKind = "same" | "mine" | "theirs" | "both" | "conflict";
+
 export type Rejected = { proposal: Proposal, constraint?: Constraint, };
 
 export type RejectedDirection = { direction: string, reason: string, };
+
+export type RetryTask = { text: string, selection: Selection | null, };
 
 export type RiskList = { id: string, description: string, source: string, suggestion: string, 
 /**
@@ -2177,6 +2224,48 @@ export type SessionSubmitResult = {
  */
 queued: boolean, reason?: TurnEndReason, session: SessionView, timings?: TurnTimings, };
 
+export type SessionTimelineParams = { sessionId: string, 
+/**
+ * Only the items changed after this sequence (default: every item).
+ */
+since?: number, };
+
+export type SessionTimelineResult = { 
+/**
+ * The `since` of the request (0 without one): `timeline.items` are the items
+ * changed after it, in timeline order; every other field is the whole state.
+ */
+since: number, lastSequence: number, items: Array<TimelineEntry>, mode: Mode, 
+/**
+ * A turn started and has not ended.
+ */
+turnOpen: boolean, pendingApproval: ApprovalPrompt | null, pendingQuestion: QuestionPrompt | null, 
+/**
+ * Messages sent while a turn ran, not delivered yet.
+ */
+queued: Array<string>, context: ContextEstimate | null, inputTokens: number, outputTokens: number, archived: boolean, 
+/**
+ * Every proposal id a step of this session made, oldest first.
+ */
+proposalIds: Array<string>, 
+/**
+ * The last compaction truncated (summarising failed).
+ */
+truncated: boolean, 
+/**
+ * The sequence of the last event that changed the intent, pins or compaction
+ * (views that read them refetch).
+ */
+longSessionSeq: number, 
+/**
+ * The last task the person sent, as submitted (what Retry sends again).
+ */
+lastTask: RetryTask | null, compacting: Compacting | null, 
+/**
+ * Failed summaries in a row (a stopped or interrupted one does not count).
+ */
+compactionFailures: number, };
+
 export type SessionUnpinParams = { sessionId: string, pinId: string, };
 
 export type SessionView = { session: Session, status: SessionStatus, mode: Mode, lastSequence: number, pendingApproval?: PendingApproval, pendingQuestion?: PendingQuestion, 
@@ -2282,6 +2371,8 @@ diff: TextDiffResult,
  */
 baselineMoved: boolean, };
 
+export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "cancelled" | "denied" | "blocked";
+
 export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
 
 export type StructuredForm = { form: SchemaForm, source: FormSource, 
@@ -2329,7 +2420,45 @@ jobIds: Array<string>,
  */
 resolution?: number, createdAt: string, updatedAt: string, };
 
-export type SyncConflictListResult = { conflicts: Array<SyncConflict>, };
+export type SyncConflictListResult = { conflicts: Array<SyncConflictView>, };
+
+export type SyncConflictView = { 
+/**
+ * The source's three-way merge in base order.
+ */
+regions: Array<MergeRegion>, 
+/**
+ * The title when only one side changed it; absent when both did (a place to decide).
+ */
+mergedTitle?: string, id: string, projectId: string, kind: ConflictKind, state: ConflictState, 
+/**
+ * The common base: the last content both sides shared.
+ */
+base: ConflictSide, 
+/**
+ * The person's side.
+ */
+mine: ConflictSide, 
+/**
+ * The server's side.
+ */
+theirs: ConflictSide, 
+/**
+ * The three-way merge, when the edits do not overlap (title and source).
+ */
+merged?: MergedContent, 
+/**
+ * Where the edits overlap, for the merge view.
+ */
+overlaps: Array<Overlap>, 
+/**
+ * The delivery jobs the conflict holds back (superseded on resolving).
+ */
+jobIds: Array<string>, 
+/**
+ * The local version that resolved it.
+ */
+resolution?: number, createdAt: string, updatedAt: string, };
 
 export type SyncConflictsParams = { projectId?: string, 
 /**
@@ -2526,6 +2655,24 @@ export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletio
 identical: boolean, };
 
 export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
+
+export type TimelineEntry = { "kind": "user", key: string, changedAt: number, text: string, selection: Selection | null, wasQueued: boolean, retry: boolean, } | { "kind": "assistant", key: string, changedAt: number, text: string, interrupted: boolean, cutOff: boolean, } | { "kind": "tool", key: string, changedAt: number, toolUseId: string, name: string, args: string, state: StepState, status?: ToolStatus, result?: string, 
+/**
+ * Proposals the step made (from the envelope or its result).
+ */
+proposalIds: Array<string>, } | { "kind": "decision", key: string, changedAt: number, tool: string, approved: boolean, note: string, noteId: string | null, plan: boolean, } | { "kind": "answer", key: string, changedAt: number, question: string, answer: string, } | { "kind": "mode", key: string, changedAt: number, mode: Mode, by: string, } | { "kind": "end", key: string, changedAt: number, reason: TurnEndReason, message: string, hints: Array<Hint>, 
+/**
+ * The answer above broke off when the connection to the model was lost.
+ */
+cutOff: boolean, 
+/**
+ * The task of a turn the model failed: sent again as it was by Retry.
+ */
+retry: RetryTask | null, keyProblem: KeyProblem | null, } | { "kind": "archived", key: string, changedAt: number, } | { "kind": "unarchived", key: string, changedAt: number, } | { "kind": "rewound", key: string, changedAt: number, version: number, } | { "kind": "boundary", key: string, changedAt: number, mode: CompactionMode, note: string, summaryText: string, 
+/**
+ * The validated summary, by part (absent for a truncation).
+ */
+summary: CompactionSummary | null, compacted: number, tokensBefore: number, tokensAfter: number, } | { "kind": "compactionFailed", key: string, changedAt: number, consecutive: number, message: string, outcome: CompactionFailure, } | { "kind": "contextWarning", key: string, changedAt: number, percent: number, compactAt: number | null, };
 
 export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
 /**
@@ -2779,6 +2926,7 @@ export interface ApiMethods {
   "session.interrupt": { params: SessionRef; result: SessionInterruptResult };
   "session.setMode": { params: SessionSetModeParams; result: SessionView };
   "session.events": { params: SessionEventsParams; result: SessionEventsResult };
+  "session.timeline": { params: SessionTimelineParams; result: SessionTimelineResult };
   "session.pins": { params: SessionRef; result: SessionPins };
   "session.pin": { params: SessionPinParams; result: SessionPins };
   "session.unpin": { params: SessionUnpinParams; result: SessionPins };
@@ -2839,7 +2987,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

@@ -1,12 +1,11 @@
-// The three-way merge of a sync conflict, as the merge view shows it: the base, the
-// person's side ("mine") and the server's side ("theirs"), cut into segments in document
-// order. An edit only one side made is taken automatically; edits both sides made to the
-// same or adjacent lines of the base are an overlap the person decides (the core's rule,
-// src-tauri/core/src/sync/merge.rs: edits that touch are never guessed apart), unless both
-// sides wrote the same text there. The core reports overlaps but not the regions around
-// them, so the view computes the whole structure here from the three texts. Pure.
+// The line merge behind "keep both" in the editor: the person's unsaved text (which the
+// core has not seen) merged three-way with a newer version, by the core's rule (edits
+// that touch are never guessed apart: src-tauri/core/src/sync/merge.rs). It runs as the
+// overlay renders, on text still being typed; a sync conflict's merge view does not use
+// it: its regions come from the core (`sync.conflicts`). Pure.
 
 import { diff } from "@codemirror/merge";
+import type { Merge3, OverlapSegment, Segment, Side } from "../sync";
 
 /** The lines of `text`, each with its "\n" (the last one may lack it): joined, they are the text. */
 export function splitLines(text: string): string[] {
@@ -54,23 +53,6 @@ export function lineEdits(base: string[], other: string[]): LineEdit[] {
     return base.join("") === other.join("") ? [] : [{ start: 0, end: base.length, lines: other }];
   }
   return diff(a, b).map((c) => ({ start: c.fromA, end: c.toA, lines: other.slice(c.fromB, c.toB) }));
-}
-
-export type Side = "mine" | "theirs";
-
-export type Segment =
-  /** Base lines neither side changed. */
-  | { kind: "same"; baseStart: number; mineLine: number; text: string }
-  /** An edit taken as it is: one side's, or the same edit on both. */
-  | { kind: "auto"; side: Side | "both"; baseStart: number; mineLine: number; base: string; text: string }
-  /** Both sides changed these base lines differently: the person decides. */
-  | { kind: "overlap"; index: number; baseStart: number; baseEnd: number; mineLine: number; base: string; mine: string; theirs: string };
-
-export type OverlapSegment = Extract<Segment, { kind: "overlap" }>;
-
-export interface Merge3 {
-  segments: Segment[];
-  overlaps: OverlapSegment[];
 }
 
 interface Tagged extends LineEdit {
@@ -138,66 +120,4 @@ export function merge3(base: string, mine: string, theirs: string): Merge3 {
   }
   same(baseLines.length);
   return { segments, overlaps };
-}
-
-/** The whole texts as one overlap: what the view shows when the core reports overlaps
- * its own merge found but this one does not (never guessed apart). */
-export function wholeOverlap(base: string, mine: string, theirs: string): Merge3 {
-  const overlap: OverlapSegment = { kind: "overlap", index: 0, baseStart: 0, baseEnd: splitLines(base).length, mineLine: 0, base, mine, theirs };
-  return { segments: [overlap], overlaps: [overlap] };
-}
-
-export type Choice = "mine" | "theirs" | "both";
-
-/** What an overlap holds for a choice; "both" is mine, then theirs, each on its own lines. */
-export function chosenText(o: Pick<OverlapSegment, "mine" | "theirs">, choice: Choice): string {
-  if (choice === "mine") return o.mine;
-  if (choice === "theirs") return o.theirs;
-  if (!o.mine) return o.theirs;
-  if (!o.theirs) return o.mine;
-  return o.mine.endsWith("\n") ? o.mine + o.theirs : `${o.mine}\n${o.theirs}`;
-}
-
-/** Where each overlap sits in a result text: `[from, to)` in UTF-16 units. */
-export interface Range {
-  from: number;
-  to: number;
-}
-
-/** The result of a merge with a choice (or none yet: the person's side) per overlap,
- * and where each overlap's text lies in it. */
-export function compose(m: Merge3, choices: readonly (Choice | undefined)[]): { text: string; ranges: Range[] } {
-  let text = "";
-  const ranges: Range[] = [];
-  for (const s of m.segments) {
-    if (s.kind === "overlap") {
-      const from = text.length;
-      text += chosenText(s, choices[s.index] ?? "mine");
-      ranges.push({ from, to: text.length });
-    } else text += s.text;
-  }
-  return { text, ranges };
-}
-
-/** The one edit that turns `before` into `after`: `[from, oldTo)` became `[from, newTo)`. */
-export function textChange(before: string, after: string): { from: number; oldTo: number; newTo: number } | null {
-  if (before === after) return null;
-  const max = Math.min(before.length, after.length);
-  let from = 0;
-  while (from < max && before.charCodeAt(from) === after.charCodeAt(from)) from++;
-  let suffix = 0;
-  while (suffix < max - from && before.charCodeAt(before.length - 1 - suffix) === after.charCodeAt(after.length - 1 - suffix)) suffix++;
-  return { from, oldTo: before.length - suffix, newTo: after.length - suffix };
-}
-
-/** An overlap's range after an edit of the result, and whether the edit touched it. An
- * overlap's range starts at a line start and ends after its last "\n": typing at its
- * start edits its first line; typing at its end is the next line's. */
-export function mapRange(r: Range, change: { from: number; oldTo: number; newTo: number }, textLength: number): { range: Range; touched: boolean } {
-  const { from, oldTo, newTo } = change;
-  const delta = newTo - oldTo;
-  if (oldTo < r.from || (oldTo === r.from && from < oldTo)) return { range: { from: r.from + delta, to: r.to + delta }, touched: false };
-  const atEnd = from === r.to && r.from < r.to && r.to < textLength;
-  if (from > r.to || atEnd) return { range: r, touched: false };
-  return { range: { from: Math.min(r.from, from), to: Math.max(r.to + delta, newTo) }, touched: true };
 }

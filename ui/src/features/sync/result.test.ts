@@ -1,31 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { chosenText, compose, mapRange, merge3, splitLines, textChange } from "./merge3";
+import { regionsOf } from "../../shared/testing/mergeRegions";
+import { chosenText, compose, mapRange, segmentsOf, textChange } from "./result";
 
-const clean = (base: string, mine: string, theirs: string) => {
-  const m = merge3(base, mine, theirs);
-  return m.overlaps.length === 0 ? compose(m, []).text : null;
-};
+// Which lines merge and which conflict is the core's fold (its tests in
+// src-tauri/core/src/sync/merge.rs hold the cases that were here); these are the result
+// text the view makes of the core's regions.
+const merge3 = (base: string, mine: string, theirs: string) => segmentsOf(regionsOf(base, mine, theirs));
 
 describe("merge3", () => {
-  it("splits lines keeping their ends", () => {
-    expect(splitLines("a\nb")).toEqual(["a\n", "b"]);
-    expect(splitLines("a\n\n")).toEqual(["a\n", "\n"]);
-    expect(splitLines("")).toEqual([]);
-  });
-
-  it("merges edits apart and never edits that touch (the core's cases)", () => {
-    const base = "一\n二\n三\n四\n五\n";
-    expect(clean(base, "一改\n二\n三\n四\n五\n", "一\n二\n三\n四\n五改\n")).toBe("一改\n二\n三\n四\n五改\n");
-    expect(clean(base, "一\n二\n三\n四改\n五\n", "前\n前\n一\n二\n三\n四\n五\n")).toBe("前\n前\n一\n二\n三\n四改\n五\n");
-    expect(clean(base, "一\n二甲\n三\n四\n五\n", "一\n二乙\n三\n四\n五\n")).toBeNull();
-    // Adjacent lines touch: not guessed apart.
-    expect(clean(base, "一\n二甲\n三\n四\n五\n", "一\n二\n三乙\n四\n五\n")).toBeNull();
-    // The same edit on both sides is taken once.
-    expect(clean(base, "一\n二甲\n三\n四\n五改\n", "一\n二甲\n三\n四\n五\n")).toBe("一\n二甲\n三\n四\n五改\n");
-    // One side only: that side.
-    expect(clean(base, base, "x\n")).toBe("x\n");
-  });
-
   it("cuts an overlapping merge into places with both sides and the base", () => {
     const m = merge3("一\n二\n三\n四\n五\n", "一改\n二甲\n三\n四\n五\n", "一\n二乙\n三\n四\n五改\n");
     expect(m.overlaps).toEqual([{ kind: "overlap", index: 0, baseStart: 0, baseEnd: 2, mineLine: 0, base: "一\n二\n", mine: "一改\n二甲\n", theirs: "一\n二乙\n" }]);
