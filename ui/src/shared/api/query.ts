@@ -6,6 +6,7 @@
 // way. A failed write reaches the person through the app's one error path (showError)
 // unless the caller handles it.
 import { QueryClient, useMutation, useQuery } from "@tanstack/react-query";
+import { useCallback, useEffect } from "react";
 import { useApp } from "../context";
 import type { ApiClient, MethodName, ParamsOf, ResultOf } from "./client";
 import type { ReadMethod } from "./methods";
@@ -30,17 +31,68 @@ export function queryClientFor(client: ApiClient): QueryClient {
 /** The cache key of a read. */
 export const queryKey = <M extends ReadMethod>(method: M, params: ParamsOf<M>) => [method, params] as const;
 
-/** A read, cached and fetched again when a write makes it stale. `enabled: false` waits. */
-export function useMethod<M extends ReadMethod>(method: M, params: ParamsOf<M>, options: { enabled?: boolean; refetchOnMount?: boolean | "always" } = {}) {
-  const { client } = useApp();
-  return useQuery({ queryKey: queryKey(method, params), queryFn: () => client.call(method, params), ...options }, queryClientFor(client));
+export interface ReadOptions {
+  /** `false` waits (a read that needs something not there yet). */
+  enabled?: boolean;
+  /** Read again each time a component showing it mounts ("always", the default: the engine
+   * also changes things no write through this window made, such as a turn's memory items
+   * or a teammate's version); `false` keeps what the cache holds. */
+  refetchOnMount?: boolean | "always";
+  /** A failed read goes to the app's one error path (showError) instead of the caller's
+   * own banner. */
+  report?: boolean;
 }
 
-/** A write; a failure goes to the app's error banner unless `onError` takes it. */
+/** A read, cached and fetched again when a write makes it stale. */
+export function useMethod<M extends ReadMethod>(method: M, params: ParamsOf<M>, options: ReadOptions = {}) {
+  const { client, showError } = useApp();
+  const { report = false, refetchOnMount = "always", enabled } = options;
+  const query = useQuery({ queryKey: queryKey(method, params), queryFn: () => client.call(method, params), refetchOnMount, enabled }, queryClientFor(client));
+  const { error, refetch } = query;
+  useEffect(() => {
+    if (report && error) showError(error, () => void refetch());
+  }, [report, error, refetch, showError]);
+  return query;
+}
+
+/** The cache of the client in context: for a read one event, not a render, needs
+ * (`fetchQuery`), and for reads kept fresh by a push (`setQueryData`). */
+export function useQueryCache(): QueryClient {
+  return queryClientFor(useApp().client);
+}
+
+/** A write; a failure goes to the app's error banner unless `onError` takes it.
+ * `run(params)` resolves to the result, or to `undefined` after a failure was shown. */
 export function useWrite<M extends MethodName>(method: M, options: { onError?: (error: unknown) => void } = {}) {
   const { client, showError } = useApp();
-  return useMutation<ResultOf<M>, unknown, ParamsOf<M>>(
+  const mutation = useMutation<ResultOf<M>, unknown, ParamsOf<M>>(
     { mutationFn: (params) => client.call(method, params), onError: options.onError ?? ((e) => showError(e)) },
     queryClientFor(client),
   );
+  const { mutateAsync } = mutation;
+  const run = useCallback((params: ParamsOf<M>): Promise<ResultOf<M> | undefined> => mutateAsync(params).catch(() => undefined), [mutateAsync]);
+  return { ...mutation, run };
+}
+
+type AnyWrite = { [M in MethodName]: { method: M; params: ParamsOf<M> } }[MethodName];
+
+/** Any write, for a component that makes several: `write(method, params)` resolves to
+ * the result, or to `undefined` once a failure has gone to the app's error banner (or
+ * to `onError`). What each write makes stale is methods.ts's business, not the caller's. */
+export function useWrites(options: { onError?: (error: unknown) => void } = {}) {
+  const { client, showError } = useApp();
+  const mutation = useMutation<unknown, unknown, AnyWrite>(
+    { mutationFn: ({ method, params }) => client.call(method, params as never), onError: options.onError ?? ((e) => showError(e)) },
+    queryClientFor(client),
+  );
+  const { mutateAsync } = mutation;
+  const write = useCallback(
+    <M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M> | undefined> =>
+      mutateAsync({ method, params } as AnyWrite).then(
+        (r) => r as ResultOf<M>,
+        () => undefined,
+      ),
+    [mutateAsync],
+  );
+  return { write, pending: mutation.isPending };
 }
