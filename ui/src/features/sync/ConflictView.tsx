@@ -16,6 +16,7 @@ import { diff } from "@codemirror/merge";
 import { type KeyboardEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { toClientError, type ClientError } from "../../shared/api/client";
 import type { SyncConflict, SyncResolveChoice } from "../../shared/api/generated";
+import { useWrite } from "../../shared/api/query";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
@@ -119,7 +120,7 @@ function offsetInBox(box: HTMLTextAreaElement, at: number): number {
 }
 
 export function ConflictView({ conflict, onClose, onResolved }: { conflict: SyncConflict; onClose: () => void; onResolved: () => void }) {
-  const { client, t, toast } = useApp();
+  const { t, toast } = useApp();
   const mergedTitle = useMemo(() => titleMerge(conflict), [conflict]);
   const titleConflict = mergedTitle === null;
   const merge = useMemo(() => {
@@ -132,7 +133,8 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
   const [draft, setDraft] = useState<Draft>(() => drafts.get(draftKey(conflict)) ?? initialDraft(conflict, merge, mergedTitle));
   const [expanded, setExpanded] = useState<Set<number>>(() => new Set());
   const [error, setError] = useState<ClientError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const resolveWrite = useWrite("sync.resolve", { onError: (e) => setError(toClientError(e)) });
+  const busy = resolveWrite.isPending;
   const root = useRef<HTMLDivElement>(null);
 
   // Closing undecided keeps the draft; resolving forgets it.
@@ -189,19 +191,13 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
   };
 
   const resolve = async (choice: SyncResolveChoice) => {
-    setBusy(true);
     setError(null);
-    try {
-      const params = choice === "edited" ? { conflictId: conflict.id, choice, title: draft.title, source: draft.text } : { conflictId: conflict.id, choice };
-      const result = await client.call("sync.resolve", params);
-      resolved.current = true;
-      toast(t("sync.resolved", { n: result.version.number }));
-      onResolved();
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setBusy(false);
-    }
+    const params = choice === "edited" ? { conflictId: conflict.id, choice, title: draft.title, source: draft.text } : { conflictId: conflict.id, choice };
+    const result = await resolveWrite.run(params);
+    if (!result) return;
+    resolved.current = true;
+    toast(t("sync.resolved", { n: result.version.number }));
+    onResolved();
   };
 
   /** A place's text selected in the result, to edit it there. */
