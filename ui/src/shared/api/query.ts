@@ -5,7 +5,7 @@
 // hooks (the models in session.ts, store.ts, profileForm.ts) refresh the cache the same
 // way. A failed write reaches the person through the app's one error path (showError)
 // unless the caller handles it.
-import { QueryClient, useMutation, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, QueryClient, useMutation, useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect } from "react";
 import { useApp } from "../context";
 import type { ApiClient, MethodName, ParamsOf, ResultOf } from "./client";
@@ -14,10 +14,12 @@ import type { ReadMethod } from "./methods";
 const caches = new WeakMap<ApiClient, QueryClient>();
 
 /** The query cache of one client (made on first use; tests get a fresh one with each client). */
+// Each answer replaces the cached one as a whole (no structural sharing): an answer is
+// what the engine said, and a component shows it as it did before the cache existed.
 export function queryClientFor(client: ApiClient): QueryClient {
   let qc = caches.get(client);
   if (!qc) {
-    const made = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity, refetchOnWindowFocus: false } } });
+    const made = new QueryClient({ defaultOptions: { queries: { retry: false, staleTime: Infinity, refetchOnWindowFocus: false, structuralSharing: false } } });
     client.onInvalidated((stale) => {
       if (stale === "all") void made.invalidateQueries();
       else for (const method of stale) void made.invalidateQueries({ queryKey: [method] });
@@ -41,13 +43,18 @@ export interface ReadOptions {
   /** A failed read goes to the app's one error path (showError) instead of the caller's
    * own banner. */
   report?: boolean;
+  /** While the params' read runs, show the last params' answer (search as you type). */
+  keepPrevious?: boolean;
 }
 
 /** A read, cached and fetched again when a write makes it stale. */
 export function useMethod<M extends ReadMethod>(method: M, params: ParamsOf<M>, options: ReadOptions = {}) {
   const { client, showError } = useApp();
-  const { report = false, refetchOnMount = "always", enabled } = options;
-  const query = useQuery({ queryKey: queryKey(method, params), queryFn: () => client.call(method, params), refetchOnMount, enabled }, queryClientFor(client));
+  const { report = false, refetchOnMount = "always", enabled, keepPrevious = false } = options;
+  const query = useQuery(
+    { queryKey: queryKey(method, params), queryFn: () => client.call(method, params), refetchOnMount, enabled, placeholderData: keepPrevious ? keepPreviousData : undefined },
+    queryClientFor(client),
+  );
   const { error, refetch } = query;
   useEffect(() => {
     if (report && error) showError(error, () => void refetch());
