@@ -45,14 +45,21 @@ export interface ReadOptions {
   report?: boolean;
   /** While the params' read runs, show the last params' answer (search as you type). */
   keepPrevious?: boolean;
+  /** Runs before each read (a diff against the working copy saves the copy first); its
+   * failure does not stop the read. */
+  before?: () => Promise<void>;
 }
 
 /** A read, cached and fetched again when a write makes it stale. */
 export function useMethod<M extends ReadMethod>(method: M, params: ParamsOf<M>, options: ReadOptions = {}) {
   const { client, showError } = useApp();
-  const { report = false, refetchOnMount = "always", enabled, keepPrevious = false } = options;
+  const { report = false, refetchOnMount = "always", enabled, keepPrevious = false, before } = options;
+  const read = async () => {
+    if (before) await before().catch(() => undefined);
+    return client.call(method, params);
+  };
   const query = useQuery(
-    { queryKey: queryKey(method, params), queryFn: () => client.call(method, params), refetchOnMount, enabled, placeholderData: keepPrevious ? keepPreviousData : undefined },
+    { queryKey: queryKey(method, params), queryFn: read, refetchOnMount, enabled, placeholderData: keepPrevious ? keepPreviousData : undefined },
     queryClientFor(client),
   );
   const { error, refetch } = query;
