@@ -110,3 +110,17 @@ export function useWrites(options: { onError?: (error: unknown) => void } = {}) 
   );
   return { write, pending: mutation.isPending };
 }
+
+/** Puts a write's answer in the cache as the read it is (a write that answers with the
+ * state it made): a read of it still in flight, from the invalidation, is dropped first. */
+export function usePutRead() {
+  const cache = useQueryCache();
+  return useCallback(
+    async <M extends ReadMethod>(method: M, params: ParamsOf<M>, data: ResultOf<M>) => {
+      const key = queryKey(method, params);
+      await cache.cancelQueries({ queryKey: key });
+      cache.setQueryData(key, data);
+    },
+    [cache],
+  );
+}
