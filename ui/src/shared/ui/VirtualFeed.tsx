@@ -5,11 +5,7 @@
 // it stays where the reader is and offers a button back to the latest (saying so when
 // rows arrived meanwhile); a new `revealKey` (the person sent something) goes back to
 // the bottom and sticks there again. Short lists render every row, in normal flow.
-// The windowing and the measuring of rows are TanStack Virtual's (`@tanstack/react-virtual`);
-// this file keeps the reading from the bottom.
-import { useVirtualizer } from "@tanstack/react-virtual";
 import { type ReactNode, useCallback, useEffect, useLayoutEffect, useRef, useState } from "react";
-import { observeRectOrDefault } from "./VirtualList";
 
 export interface VirtualFeedProps<T> {
   items: readonly T[];
@@ -38,23 +34,14 @@ const NEAR_BOTTOM = 48;
 export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold = 40, overscan = 600, footer, label, testId, className, revealKey, jumpLabels }: VirtualFeedProps<T>) {
   const scroller = useRef<HTMLDivElement>(null);
   const content = useRef<HTMLDivElement>(null);
+  const [heights, setHeights] = useState<ReadonlyMap<string, number>>(() => new Map());
   const atBottom = useRef(true);
   // Scrolled away from the bottom (the button back shows), and rows arrived since.
   const [away, setAway] = useState(false);
   const [unseen, setUnseen] = useState(false);
   const seenRows = useRef(items.length);
+  const [view, setView] = useState({ top: 0, height: 800 });
   const virtual = items.length > threshold;
-  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual hands back functions the React Compiler cannot memoize; this component is not compiled
-  const virtualizer = useVirtualizer({
-    count: virtual ? items.length : 0,
-    getScrollElement: () => scroller.current,
-    estimateSize: () => estimate,
-    overscan: Math.max(1, Math.ceil(overscan / estimate)),
-    getItemKey: (i) => getKey(items[i]),
-    observeElementRect: observeRectOrDefault,
-    initialRect: { width: 0, height: 800 },
-    useFlushSync: false,
-  });
 
   const stickToBottom = useCallback(() => {
     const el = scroller.current;
@@ -88,13 +75,54 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
     const el = scroller.current;
     const inner = content.current;
     if (!el || !inner || typeof ResizeObserver === "undefined") return;
-    const ro = new ResizeObserver(stickToBottom);
+    const ro = new ResizeObserver(() => {
+      stickToBottom();
+      setView((v) => (v.height === el.clientHeight ? v : { ...v, height: el.clientHeight }));
+    });
     ro.observe(inner);
     ro.observe(el);
     return () => ro.disconnect();
   }, [stickToBottom]);
 
   useLayoutEffect(stickToBottom);
+
+  // One observer measures every rendered row of a virtual list.
+  const rowObserver = useRef<ResizeObserver | null>(null);
+  useEffect(() => {
+    if (typeof ResizeObserver === "undefined") return;
+    let frame = 0;
+    const measured = new Map<string, number>();
+    rowObserver.current = new ResizeObserver((entries) => {
+      for (const entry of entries) {
+        const key = (entry.target as HTMLElement).dataset.key;
+        const h = (entry.target as HTMLElement).offsetHeight;
+        if (key && h > 0) measured.set(key, h);
+      }
+      if (measured.size === 0 || frame) return;
+      // One state update per frame, however many rows resized.
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        const batch = new Map(measured);
+        measured.clear();
+        setHeights((old) => {
+          let next: Map<string, number> | null = null;
+          for (const [key, h] of batch) {
+            if (old.get(key) === h) continue;
+            next ??= new Map(old);
+            next.set(key, h);
+          }
+          return next ?? old;
+        });
+      });
+    });
+    return () => {
+      rowObserver.current?.disconnect();
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, []);
+  const measure = useCallback((el: HTMLDivElement | null) => {
+    if (el) rowObserver.current?.observe(el);
+  }, []);
 
   const onScroll = () => {
     const el = scroller.current;
@@ -106,6 +134,7 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
       setUnseen(false);
       seenRows.current = items.length;
     }
+    if (virtual) setView({ top: el.scrollTop, height: el.clientHeight });
   };
 
   let rows: ReactNode;
@@ -117,19 +146,31 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
       </div>
     ));
   } else {
-    total = virtualizer.getTotalSize();
-    const out: ReactNode[] = virtualizer.getVirtualItems().map((row) => (
-      <div
-        key={row.key}
-        ref={virtualizer.measureElement}
-        data-index={row.index}
-        role="listitem"
-        className="feed-row"
-        style={{ position: "absolute", top: 0, left: 0, right: 0, transform: `translateY(${row.start}px)` }}
-      >
-        {renderItem(items[row.index], row.index)}
-      </div>
-    ));
+    const tops: number[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      tops[i] = total;
+      total += heights.get(getKey(items[i])) ?? estimate;
+    }
+    const from = view.top - overscan;
+    const to = view.top + view.height + overscan;
+    // The first row that ends below `from` (tops are sorted).
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const end = mid + 1 < items.length ? tops[mid + 1] : total;
+      if (end <= from) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: ReactNode[] = [];
+    for (let i = lo; i < items.length && tops[i] < to; i++) {
+      const key = getKey(items[i]);
+      out.push(
+        <div key={key} ref={measure} data-key={key} role="listitem" className="feed-row" style={{ position: "absolute", top: tops[i], left: 0, right: 0 }}>
+          {renderItem(items[i], i)}
+        </div>,
+      );
+    }
     rows = out;
   }
 
