@@ -2,8 +2,9 @@
 // the person's messages, editable), the pinned context and its budget (pin, unpin), the
 // truncation banner, a compact boundary in the timeline (expandable to its summary),
 // and the hard stop of a spent budget (explained, and raisable here).
-import { useEffect, useState, useSyncExternalStore } from "react";
-import type { Platform, SessionIntent, SessionIntentView, SessionPins, BudgetView, OutputType, LengthUnit, CompactionSummary } from "../../shared/api/generated";
+import { useEffect, useRef, useState, useSyncExternalStore } from "react";
+import { useMethod, usePutRead, useWrites } from "../../shared/api/query";
+import type { Platform, SessionIntent, SessionPins, OutputType, LengthUnit, CompactionSummary } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { MemoryList } from "../memory";
@@ -18,28 +19,27 @@ type Open = "intent" | "pins" | "memory" | null;
 
 /** The bar above the timeline: intent, pins and memory toggles, and the truncation banner. */
 export function LongSessionBar({ store }: { store: SessionStore }) {
-  const { client, t, showError } = useApp();
+  const { t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const [open, setOpen] = useState<Open>(null);
-  const [intent, setIntent] = useState<SessionIntentView | null>(null);
-  const [pins, setPins] = useState<SessionPins | null>(null);
   const seq = snap.timeline.longSessionSeq;
   const sessionId = store.id;
-
+  // Read again when the log says either changed (`longSessionSeq`); a write below answers
+  // with the new state, which goes straight into the cache.
+  const intentRead = useMethod("session.intent", { sessionId });
+  const pinsRead = useMethod("session.pins", { sessionId });
+  const intent = intentRead.data ?? null;
+  const pins = pinsRead.data ?? null;
+  const [refetchIntent, refetchPins] = [intentRead.refetch, pinsRead.refetch];
+  const readSeq = useRef(seq);
   useEffect(() => {
-    let live = true;
-    client.call("session.intent", { sessionId }).then(
-      (v) => live && setIntent(v),
-      () => undefined,
-    );
-    client.call("session.pins", { sessionId }).then(
-      (v) => live && setPins(v),
-      () => undefined,
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, sessionId, seq]);
+    if (readSeq.current === seq) return;
+    readSeq.current = seq;
+    void refetchIntent();
+    void refetchPins();
+  }, [seq, refetchIntent, refetchPins]);
+  const { write } = useWrites();
+  const put = usePutRead();
 
   const toggle = (which: Open) => setOpen((o) => (o === which ? null : which));
   const summary = intent ? intentSummary(t, intent.intent) : "";
@@ -83,12 +83,10 @@ export function LongSessionBar({ store }: { store: SessionStore }) {
           key={seq}
           value={intent.intent}
           onSave={async (next) => {
-            try {
-              setIntent(await client.call("session.setIntent", { sessionId, intent: next }));
-              setOpen(null);
-            } catch (e) {
-              showError(e);
-            }
+            const now = await write("session.setIntent", { sessionId, intent: next });
+            if (!now) return;
+            await put("session.intent", { sessionId }, now);
+            setOpen(null);
           }}
         />
       )}
@@ -96,20 +94,13 @@ export function LongSessionBar({ store }: { store: SessionStore }) {
         <PinList
           pins={pins}
           onPin={async (text) => {
-            try {
-              setPins(await client.call("session.pin", { sessionId, text }));
-              return true;
-            } catch (e) {
-              showError(e);
-              return false;
-            }
+            const now = await write("session.pin", { sessionId, text });
+            if (now) await put("session.pins", { sessionId }, now);
+            return now !== undefined;
           }}
           onUnpin={async (pinId) => {
-            try {
-              setPins(await client.call("session.unpin", { sessionId, pinId }));
-            } catch (e) {
-              showError(e);
-            }
+            const now = await write("session.unpin", { sessionId, pinId });
+            if (now) await put("session.pins", { sessionId }, now);
           }}
         />
       )}
@@ -324,41 +315,32 @@ export function BoundaryLine({ item }: { item: Extract<Item, { kind: "boundary" 
 
 /** A spent budget: what stopped, and raising the session's or the project's budget here. */
 export function BudgetStop({ store }: { store: SessionStore }) {
-  const { client, t, showError } = useApp();
-  const [session, setSession] = useState<BudgetView | null>(null);
-  const [project, setProject] = useState<BudgetView | null>(null);
+  const { t } = useApp();
   const [tokens, setTokens] = useState("");
-  const [busy, setBusy] = useState(false);
   const projectId = useSyncExternalStore(store.subscribe, store.getSnapshot).session.projectId;
-  useEffect(() => {
-    let live = true;
-    void Promise.all([client.call("session.budget", { sessionId: store.id }), client.call("project.budget", { projectId })]).then(
-      ([s, p]) => {
-        if (!live) return;
-        setSession(s);
-        setProject(p);
-      },
-      () => undefined,
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, store.id, projectId]);
+  // Both budgets are shown together, once both are read; raising one answers with it.
+  const sessionRead = useMethod("session.budget", { sessionId: store.id });
+  const projectRead = useMethod("project.budget", { projectId });
+  const { write, pending: busy } = useWrites();
+  const put = usePutRead();
+  const session = sessionRead.data;
+  const project = projectRead.data;
   if (!session || !project) return null;
   const which = project.exceeded ? project : session;
   const raise = async () => {
     const n = Number.parseInt(tokens, 10);
     if (!(n > 0)) return;
-    setBusy(true);
-    try {
-      const budget = { tokenBudget: n, ...(which.costBudget ? { costBudget: which.costBudget } : {}) };
-      if (project.exceeded) setProject(await client.call("project.setBudget", { projectId, budget }));
-      else setSession(await client.call("session.setBudget", { sessionId: store.id, budget }));
-      void store.load();
-    } catch (e) {
-      showError(e);
+    const budget = { tokenBudget: n, ...(which.costBudget ? { costBudget: which.costBudget } : {}) };
+    if (project.exceeded) {
+      const now = await write("project.setBudget", { projectId, budget });
+      if (!now) return;
+      await put("project.budget", { projectId }, now);
+    } else {
+      const now = await write("session.setBudget", { sessionId: store.id, budget });
+      if (!now) return;
+      await put("session.budget", { sessionId: store.id }, now);
     }
-    setBusy(false);
+    void store.load();
   };
   return (
     <div className="budget-stop" data-testid="budget-stop">

@@ -1,7 +1,8 @@
 // What a turn waits for: a permission prompt (what changes and where, with the diff),
 // a plan to approve or send back, or a question with its options.
 import { useEffect, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
+import { useMethod } from "../../shared/api/query";
 import type { ApprovalChange, ProposalView, TextDiffResult } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
@@ -79,28 +80,19 @@ function sizeLabel(t: ReturnType<typeof useApp>["t"], bytes: number): string {
  * diffs read from the proposal), or from the proposal itself for an older log. Paged;
  * `onSeen(true)` once every page has been shown and the record lists every hunk. */
 function ApplyProposalDetail({ pending, onSeen }: { pending: PendingApproval; onSeen: (seen: boolean) => void }) {
-  const { client, t } = useApp();
+  const { t } = useApp();
   const input = asRecord(pending.input);
   const change = pending.change;
   const proposalId = change?.proposalId ?? (typeof input.proposalId === "string" ? input.proposalId : null);
   const named = change ? change.hunks.map((h) => h.id) : Array.isArray(input.hunks) ? input.hunks.filter((h): h is string => typeof h === "string") : undefined;
   const inline = change ? changeHunks(change) : null;
-  const [view, setView] = useState<ProposalView | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
   const [page, setPage] = useState(0);
   const [seen, setSeen] = useState<ReadonlySet<number>>(() => new Set([0]));
   const omitted = change?.omittedHunks ?? 0;
-  useEffect(() => {
-    if (!proposalId || inline || omitted > 0) return;
-    let live = true;
-    client.call("proposal.get", { proposalId }).then(
-      (v) => live && setView(v),
-      (e) => live && setError(toClientError(e)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, proposalId, inline, omitted]);
+  // The proposal is read only when the record does not carry its hunks.
+  const read = useMethod("proposal.get", { proposalId: proposalId ?? "" }, { enabled: !!proposalId && !inline && omitted === 0 });
+  const view = read.data ?? null;
+  const error = read.error ? toClientError(read.error) : null;
   let hunks: TextDiffResult["hunks"] | null = inline;
   // The record's hunks, by id, each the exact change it was bound to (same hash).
   let mismatch = false;

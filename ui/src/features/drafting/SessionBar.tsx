@@ -5,6 +5,7 @@
 // back so it can be continued.
 import { type ReactNode, useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { Session } from "../../shared/api/generated";
+import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { formatFullTime, formatTime } from "../../shared/i18n";
 import type { Drafting } from "./store";
@@ -139,21 +140,14 @@ function RenameForm({ session, onDone }: { session: Session; onDone: (title: str
 }
 
 function SessionList({ drafting, activeId, onClose, hint }: { drafting: Drafting; activeId: string | null; onClose: () => void; hint: string }) {
-  const { client, t, lang, now } = useApp();
+  const { t, lang, now } = useApp();
   const snap = useSyncExternalStore(drafting.subscribe, drafting.getSnapshot);
   const ref = useRef<HTMLDivElement>(null);
   // Archived sessions, once asked for (read-only: they open without a composer).
-  const [archived, setArchived] = useState<Session[] | null>(null);
   const [showArchived, setShowArchived] = useState(false);
-  const toggleArchived = () => {
-    const next = !showArchived;
-    setShowArchived(next);
-    if (next)
-      client.call("session.list", { projectId: drafting.projectId, includeArchived: true }).then(
-        (r) => setArchived(r.sessions.filter((s) => s.archived)),
-        () => setArchived([]),
-      );
-  };
+  const all = useMethod("session.list", { projectId: drafting.projectId, includeArchived: true }, { enabled: showArchived });
+  const archived = showArchived ? (all.data?.sessions.filter((s) => s.archived) ?? (all.isError ? [] : null)) : null;
+  const toggleArchived = () => setShowArchived(!showArchived);
   useEffect(() => {
     ref.current?.querySelector<HTMLButtonElement>("button[aria-current=true], button")?.focus();
     const onDown = (e: MouseEvent) => {

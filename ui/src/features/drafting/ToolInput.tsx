@@ -3,7 +3,7 @@
 // tools what they look at. The input as the tool receives it stays one click away,
 // under "Details". Used by the permission prompt; the timeline's step detail can use it
 // for the same wording.
-import { useEffect, useState } from "react";
+import { useMethod } from "../../shared/api/query";
 import type { Payload, Platform, Project } from "../../shared/api/generated";
 import { type T, useApp } from "../../shared/context";
 import type { Lang, MessageId } from "../../shared/i18n";
@@ -152,29 +152,22 @@ export function describeInput(t: T, lang: Lang, tool: string, raw: unknown, foun
 /** Looks up what makes a write's statement exact: the project (its title, the quoted
  * paragraph), the brand profile's and template's names, the checklist item's text. */
 function useLookups(tool: string, raw: unknown, projectId: string | undefined): Lookups {
-  const { client } = useApp();
-  const [found, setFound] = useState<Lookups>({});
   const input = asRecord(raw);
   const brandId = str(input.brandProfileId);
   const templateId = str(input.templateId);
   const proposalId = tool === "resolve_checklist_item" ? str(input.proposalId) : null;
   const needsProject = !!projectId && (tool === "update_project_metadata" ? !!str(input.title) : tool === "create_project_comment" && !!str(input.quote));
-  useEffect(() => {
-    let live = true;
-    const put = (change: Lookups) => live && setFound((f) => ({ ...f, ...change }));
-    // A lookup that fails leaves the statement with what the input says.
-    const ignore = () => undefined;
-    if (needsProject && projectId) client.call("project.get", { projectId }).then((project) => put({ project }), ignore);
-    if (tool === "update_project_metadata" && brandId) client.call("brandProfile.get", { id: brandId }).then((b) => put({ brandName: b.name }), ignore);
-    if (tool === "update_project_metadata" && templateId) client.call("template.get", { id: templateId }).then((tp) => put({ templateName: tp.name }), ignore);
-    if (proposalId)
-      client.call("proposal.get", { proposalId }).then((p) => {
-        if (p.payload.type === "checklist") put({ checklist: { summary: p.summary, items: p.payload.items } });
-      }, ignore);
-    return () => {
-      live = false;
-    };
-  }, [client, tool, projectId, needsProject, brandId, templateId, proposalId]);
+  const metadata = tool === "update_project_metadata";
+  // Cached reads; one that fails leaves the statement with what the input says.
+  const project = useMethod("project.get", { projectId: projectId ?? "" }, { enabled: needsProject, refetchOnMount: false }).data;
+  const brand = useMethod("brandProfile.get", { id: brandId ?? "" }, { enabled: metadata && !!brandId, refetchOnMount: false }).data;
+  const template = useMethod("template.get", { id: templateId ?? "" }, { enabled: metadata && !!templateId, refetchOnMount: false }).data;
+  const proposal = useMethod("proposal.get", { proposalId: proposalId ?? "" }, { enabled: !!proposalId, refetchOnMount: false }).data;
+  const found: Lookups = {};
+  if (needsProject && project) found.project = project;
+  if (metadata && brandId && brand) found.brandName = brand.name;
+  if (metadata && templateId && template) found.templateName = template.name;
+  if (proposal?.payload.type === "checklist") found.checklist = { summary: proposal.summary, items: proposal.payload.items };
   return found;
 }
 

@@ -1,7 +1,7 @@
 // Centre overlays: a version diff, a version view, and the conflict chooser.
-import { useEffect, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
-import type { Version, VersionDiffResult, VersionSummary } from "../../shared/api/generated";
+import { useState } from "react";
+import { toClientError } from "../../shared/api/client";
+import { useMethod } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { formatFullTime } from "../../shared/i18n";
@@ -26,42 +26,14 @@ export function DiffOverlay({
   onChange: (from: number, to: number | null) => void;
   onClose: () => void;
 }) {
-  const { client, t } = useApp();
+  const { t } = useApp();
   const [mode, setMode] = useState<DiffMode>("split");
-  const [result, setResult] = useState<VersionDiffResult | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
-  const [versions, setVersions] = useState<VersionSummary[]>([]);
-
-  useEffect(() => {
-    void client.call("version.list", { projectId }).then((r) => setVersions(r.versions), () => undefined);
-  }, [client, projectId]);
-
-  // A new pair of versions starts blank (set while rendering, so the old diff never shows
-  // under the new title).
-  const pair = `${projectId} ${from} ${to}`;
-  const [shownPair, setShownPair] = useState(pair);
-  if (shownPair !== pair) {
-    setShownPair(pair);
-    setResult(null);
-    setError(null);
-  }
-
-  useEffect(() => {
-    let live = true;
-    (async () => {
-      try {
-        if (to === null) await beforeLoad().catch(() => undefined);
-        const params = to === null ? { projectId, from } : { projectId, from, to };
-        const r = await client.call("version.diff", params);
-        if (live) setResult(r);
-      } catch (e) {
-        if (live) setError(toClientError(e));
-      }
-    })();
-    return () => {
-      live = false;
-    };
-  }, [client, projectId, from, to, beforeLoad]);
+  const versions = useMethod("version.list", { projectId }).data?.versions ?? [];
+  // Against the working copy, the copy is saved first so the diff shows what is on screen.
+  const diff = useMethod("version.diff", to === null ? { projectId, from } : { projectId, from, to }, { before: to === null ? beforeLoad : undefined });
+  // A new pair of versions starts blank, so the old diff never shows under the new title.
+  const result = diff.isPlaceholderData ? null : (diff.data ?? null);
+  const error = diff.error ? toClientError(diff.error) : null;
 
   const label = (n: number | null) => (n === null ? t("diff.working") : t("project.head", { n }));
   return (
@@ -137,18 +109,10 @@ export function VersionOverlay({
   onRestore: () => void;
   onClose: () => void;
 }) {
-  const { client, t, lang } = useApp();
-  const [v, setV] = useState<Version | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
-  const shown = `${projectId} ${number}`;
-  const [shownVersion, setShownVersion] = useState(shown);
-  if (shownVersion !== shown) {
-    setShownVersion(shown);
-    setV(null);
-  }
-  useEffect(() => {
-    client.call("version.get", { projectId, number }).then(setV, (e) => setError(toClientError(e)));
-  }, [client, projectId, number]);
+  const { t, lang } = useApp();
+  const read = useMethod("version.get", { projectId, number });
+  const v = read.data ?? null;
+  const error = read.error ? toClientError(read.error) : null;
   return (
     <section className="overlay" data-testid="version-overlay" aria-label={t("project.head", { n: number })}>
       <header className="overlay-bar">

@@ -1,8 +1,9 @@
 // The open project's comments for the comments panel: listed once when the project
 // opens, added at the editor's selection, resolved and deleted; their anchors placed in
 // the editor's live text, and the ones whose quoted text was deleted marked as lost.
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { useCallback, useMemo } from "react";
 import type { Comment, Project } from "../../shared/api/generated";
+import { queryKey, useMethod, useQueryCache, useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { locateAnchor } from "../../shared/lib/anchors";
 import type { AnchorMark, EditorHandle } from "./MarkdownEditor";
@@ -21,59 +22,51 @@ export function useComments({
   editor: () => EditorHandle | null;
   flush: () => Promise<void>;
 }) {
-  const { client, t, toast, showError } = useApp();
-  const [comments, setComments] = useState<Comment[] | null>(null);
-
-  useEffect(() => {
-    let live = true;
-    client.call("comment.list", { projectId }).then(
-      (r) => live && setComments(r.comments),
-      () => live && setComments([]),
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, projectId]);
+  const { t, toast, showError } = useApp();
+  // Read when the project opens; each write below makes it stale (methods.ts) and also
+  // shows its answer at once.
+  const list = useMethod("comment.list", { projectId });
+  const failed = list.isError;
+  const comments = useMemo(() => list.data?.comments ?? (failed ? [] : null), [list.data, failed]);
+  const cache = useQueryCache();
+  const put = useCallback(
+    (change: (list: Comment[]) => Comment[]) =>
+      cache.setQueryData(queryKey("comment.list", { projectId }), (old: { comments: Comment[] } | undefined) => ({ comments: change(old?.comments ?? []) })),
+    [cache, projectId],
+  );
+  const { write } = useWrites();
 
   const add = useCallback(
     async (body: string) => {
       try {
         await flush();
-        const sel = editor()?.getSelection() ?? { from: 0, to: 0 };
-        const params = sel.to > sel.from ? { projectId, body, anchor: { from: sel.from, to: sel.to } } : { projectId, body };
-        const c = await client.call("comment.add", params);
-        setComments((list) => [...(list ?? []), c]);
-        toast(t("comments.added"));
-        return true;
       } catch (e) {
         showError(e);
         return false;
       }
+      const sel = editor()?.getSelection() ?? { from: 0, to: 0 };
+      const params = sel.to > sel.from ? { projectId, body, anchor: { from: sel.from, to: sel.to } } : { projectId, body };
+      const c = await write("comment.add", params);
+      if (!c) return false;
+      put((list) => [...list.filter((x) => x.id !== c.id), c]);
+      toast(t("comments.added"));
+      return true;
     },
-    [client, flush, projectId, showError, t, toast, editor],
+    [write, put, flush, projectId, showError, t, toast, editor],
   );
 
   const resolve = useCallback(
     async (c: Comment, resolved: boolean) => {
-      try {
-        const nc = await client.call("comment.resolve", { projectId, commentId: c.id, resolved });
-        setComments((list) => (list ?? []).map((x) => (x.id === nc.id ? nc : x)));
-      } catch (e) {
-        showError(e);
-      }
+      const nc = await write("comment.resolve", { projectId, commentId: c.id, resolved });
+      if (nc) put((list) => list.map((x) => (x.id === nc.id ? nc : x)));
     },
-    [client, projectId, showError],
+    [write, put, projectId],
   );
   const remove = useCallback(
     async (c: Comment) => {
-      try {
-        await client.call("comment.delete", { projectId, commentId: c.id });
-        setComments((list) => (list ?? []).filter((x) => x.id !== c.id));
-      } catch (e) {
-        showError(e);
-      }
+      if (await write("comment.delete", { projectId, commentId: c.id })) put((list) => list.filter((x) => x.id !== c.id));
     },
-    [client, projectId, showError],
+    [write, put, projectId],
   );
   const jump = useCallback(
     (c: Comment) => {

@@ -2,41 +2,23 @@
 // proposed wait for the person (confirm or discard); the person adds, edits and
 // deletes their own; habits learnt from accepted work show where they came from and
 // can be removed. Used in the AI panel (with a project) and in Settings (workspace).
-import { useEffect, useState } from "react";
-import type { MemoryItem, MemoryListResult, MemoryScopeInput } from "../../shared/api/generated";
+import { useState } from "react";
+import type { MemoryItem, MemoryScopeInput } from "../../shared/api/generated";
+import { useMethod, useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 
 export function MemoryList({ projectId }: { projectId?: string }) {
-  const { client, t, showError } = useApp();
-  const [list, setList] = useState<MemoryListResult | null>(null);
+  const { t } = useApp();
+  // Read on each showing (a turn may have proposed items since); a write below makes it
+  // stale by itself (methods.ts).
+  const list = useMethod("memory.list", projectId ? { projectId } : {}, { report: true }).data ?? null;
+  const { write } = useWrites();
   const [text, setText] = useState("");
   const [scope, setScope] = useState<MemoryScopeInput>(projectId ? "project" : "workspace");
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
 
-  // Bumped after every change: the list is read again.
-  const [version, setVersion] = useState(0);
-  useEffect(() => {
-    let live = true;
-    client.call("memory.list", projectId ? { projectId } : {}).then(
-      (r) => live && setList(r),
-      (e: unknown) => live && showError(e),
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, projectId, showError, version]);
-
-  const act = async (run: () => Promise<unknown>) => {
-    try {
-      await run();
-      setVersion((v) => v + 1);
-      return true;
-    } catch (e) {
-      showError(e);
-      return false;
-    }
-  };
+  const act = async (run: () => Promise<unknown>) => (await run()) !== undefined;
   if (!list) return <p className="small muted pad-x">{t("ai.loading")}</p>;
   const scopeLabel = (m: MemoryItem) => (m.scope.type === "workspace" ? t("ai.memory.workspace") : t("ai.memory.project"));
   return (
@@ -53,7 +35,7 @@ export function MemoryList({ projectId }: { projectId?: string }) {
                 className="row grow"
                 onSubmit={(e) => {
                   e.preventDefault();
-                  void act(() => client.call("memory.update", { memoryId: m.id, text: editing.text })).then((ok) => ok && setEditing(null));
+                  void act(() => write("memory.update", { memoryId: m.id, text: editing.text })).then((ok) => ok && setEditing(null));
                 }}
               >
                 <input className="grow" autoFocus data-testid="memory-edit-text" value={editing.text} maxLength={500} onChange={(e) => setEditing({ id: m.id, text: e.target.value })} />
@@ -71,7 +53,7 @@ export function MemoryList({ projectId }: { projectId?: string }) {
                   <span className="small muted">{` · ${scopeLabel(m)}${m.origin.type === "model" ? ` · ${t("ai.memory.fromAssistant")}` : ""}`}</span>
                 </span>
                 {m.status === "proposed" && (
-                  <button type="button" className="small-btn primary" data-testid="memory-confirm" onClick={() => void act(() => client.call("memory.confirm", { memoryId: m.id }))}>
+                  <button type="button" className="small-btn primary" data-testid="memory-confirm" onClick={() => void act(() => write("memory.confirm", { memoryId: m.id }))}>
                     {t("ai.memory.confirm")}
                   </button>
                 )}
@@ -84,7 +66,7 @@ export function MemoryList({ projectId }: { projectId?: string }) {
                   aria-label={m.status === "proposed" ? t("ai.memory.discard") : t("ai.memory.delete")}
                   title={m.status === "proposed" ? t("ai.memory.discard") : t("ai.memory.delete")}
                   data-testid="memory-delete"
-                  onClick={() => void act(() => client.call("memory.delete", { memoryId: m.id }))}
+                  onClick={() => void act(() => write("memory.delete", { memoryId: m.id }))}
                 >
                   ×
                 </button>
@@ -98,7 +80,7 @@ export function MemoryList({ projectId }: { projectId?: string }) {
         onSubmit={(e) => {
           e.preventDefault();
           if (!text.trim()) return;
-          void act(() => client.call("memory.add", { scope, text, ...(scope === "project" && projectId ? { projectId } : {}) })).then((ok) => ok && setText(""));
+          void act(() => write("memory.add", { scope, text, ...(scope === "project" && projectId ? { projectId } : {}) })).then((ok) => ok && setText(""));
         }}
       >
         <input className="grow" data-testid="memory-text" placeholder={t("ai.memory.placeholder")} value={text} maxLength={500} onChange={(e) => setText(e.target.value)} />
@@ -127,7 +109,7 @@ export function MemoryList({ projectId }: { projectId?: string }) {
               aria-label={t("ai.memory.removeHabit")}
               title={t("ai.memory.removeHabit")}
               data-testid="habit-remove"
-              onClick={() => void act(() => client.call("memory.dismissHabit", { habitId: h.id }))}
+              onClick={() => void act(() => write("memory.dismissHabit", { habitId: h.id }))}
             >
               ×
             </button>

@@ -12,7 +12,7 @@ import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { type T, useApp } from "../../shared/context";
 import { describeFinding, describeFitPoint, describeLocation, formatTime, has, type Lang, type MessageId } from "../../shared/i18n";
-import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, MergeDiff } from "../review";
+import { type HunkAction, type HunkBarState, type HunkDecision, hunkBars, MergeDiff, useBarLabels } from "../review";
 
 const PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
 const GOALS: Goal[] = ["recommendation", "views", "ctr", "completion", "engagement", "conversion"];
@@ -135,29 +135,9 @@ function TargetReview({
 }) {
   const { t, lang } = useApp();
   const outcome = outcomeText(t, lang, target);
-  const bars = useMemo<HunkBarState[]>(
-    () =>
-      (proposal?.hunks ?? []).map((h, i, all) => ({
-        id: h.id,
-        index: i + 1,
-        total: all.length,
-        decision: decisions[h.id] ?? "accepted",
-        final: false,
-        findings: [],
-      })),
-    [proposal, decisions],
-  );
-  const labels = useMemo<BarLabels>(
-    () => ({
-      title: (index, total) => t("ai.review.hunk", { index, total }),
-      accept: t("ai.review.accept"),
-      reject: t("ai.review.reject"),
-      undo: t("ai.review.undo"),
-      accepted: t("ai.review.accepted"),
-      rejected: t("ai.review.rejectedOne"),
-    }),
-    [t],
-  );
+  // Optimize's hunks start accepted: the person rejects what they do not want.
+  const bars = useMemo<HunkBarState[]>(() => hunkBars(proposal?.hunks ?? [], decisions, { undecided: "accepted" }), [proposal, decisions]);
+  const labels = useBarLabels();
   return (
     <div className="optimize-target" data-testid={`optimize-target-${targetKey(target)}`} data-outcome={target.outcome}>
       <p data-testid="optimize-summary">{target.summary}</p>

@@ -10,7 +10,8 @@ import type { Accepted, Finding, PlatformDraft, ProposalView } from "../../share
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { describeFinding, type MessageId } from "../../shared/i18n";
-import { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, lineStarts, MergeDiff } from "./MergeDiff";
+import { hunkBars, useBarLabels } from "./bars";
+import { type HunkAction, type HunkBarState, type HunkDecision, lineStarts, MergeDiff } from "./MergeDiff";
 import { DraftProposalPreview } from "./DraftProposalPreview";
 import { targetLabel } from "../drafting";
 import type { SessionStore } from "../drafting";
@@ -244,28 +245,15 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
   const { byHunk, other } = useMemo(() => (view ? findingsByHunk(view) : { byHunk: new Map<string, Finding[]>(), other: [] }), [view]);
   const bars = useMemo<HunkBarState[]>(
     () =>
-      (view?.hunks ?? []).map((h, i, all) => ({
-        id: h.id,
-        index: i + 1,
-        total: all.length,
-        decision: decisions[h.id] ?? "pending",
-        final: !open || view?.rejectedHunks.includes(h.id) === true,
+      hunkBars(view?.hunks ?? [], decisions, {
+        undecided: "pending",
+        final: (h) => !open || view?.rejectedHunks.includes(h.id) === true,
         acceptBlocked: stale ? t("ai.review.staleAccept") : null,
-        findings: (byHunk.get(h.id) ?? []).map((f) => ({ severity: f.severity, ...describeFinding(lang, f) })),
-      })),
+        findings: (h) => (byHunk.get(h.id) ?? []).map((f) => ({ severity: f.severity, ...describeFinding(lang, f) })),
+      }),
     [view, decisions, open, stale, byHunk, lang, t],
   );
-  const labels = useMemo<BarLabels>(
-    () => ({
-      title: (index, total) => t("ai.review.hunk", { index, total }),
-      accept: t("ai.review.accept"),
-      reject: t("ai.review.reject"),
-      undo: t("ai.review.undo"),
-      accepted: t("ai.review.accepted"),
-      rejected: t("ai.review.rejectedOne"),
-    }),
-    [t],
-  );
+  const labels = useBarLabels();
 
   const acceptedLocal = Object.keys(decisions).filter((k) => decisions[k] === "accepted" && !view?.acceptedHunks.includes(k));
   const pendingCount = Object.values(decisions).filter((d) => d === "pending").length;

@@ -1,6 +1,7 @@
 import { memo, useEffect, useState } from "react";
-import type { SearchHit, SearchResults, Snippet } from "../../shared/api/generated";
+import type { SearchHit, Snippet } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
+import { useMethod } from "../../shared/api/query";
 
 /** How long typing pauses before the content search runs. */
 export const SEARCH_DEBOUNCE_MS = 200;
@@ -38,29 +39,17 @@ function place(t: ReturnType<typeof useApp>["t"], hit: SearchHit): string {
  * at the match.
  */
 export const ContentSearch = memo(function ContentSearch({ query, onOpen }: { query: string; onOpen: (hit: SearchHit) => void }) {
-  const { client, t } = useApp();
-  const [results, setResults] = useState<SearchResults | null>(null);
-  const [failed, setFailed] = useState(false);
+  const { t } = useApp();
   const q = query.trim();
-
+  // What was typed, once the typing paused.
+  const [asked, setAsked] = useState(q);
   useEffect(() => {
-    if (!q) return;
-    let live = true;
-    const timer = setTimeout(() => {
-      client.call("search.query", { q, limit: 20 }).then(
-        (r) => {
-          if (!live) return;
-          setResults(r);
-          setFailed(false);
-        },
-        () => live && setFailed(true),
-      );
-    }, SEARCH_DEBOUNCE_MS);
-    return () => {
-      live = false;
-      clearTimeout(timer);
-    };
-  }, [client, q]);
+    const timer = setTimeout(() => setAsked(q), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [q]);
+  const search = useMethod("search.query", { q: asked, limit: 20 }, { enabled: !!q && !!asked, keepPrevious: true });
+  const results = search.data ?? null;
+  const failed = search.isError;
 
   if (!q) return null;
   return (

@@ -2,6 +2,7 @@
 // the checks and (later) the drafting session use.
 
 import type { BrandProfile } from "../../shared/api/generated";
+import { useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { Library } from "./Library";
 
@@ -15,7 +16,8 @@ const splitList = (s: string) =>
     .filter(Boolean);
 
 export function Brands({ brands, onChanged }: { brands: BrandProfile[]; onChanged: () => void }) {
-  const { client, t } = useApp();
+  const { t } = useApp();
+  const { write } = useWrites();
   return (
     <Library<BrandProfile, BrandForm>
       kind="brand"
@@ -45,14 +47,14 @@ export function Brands({ brands, onChanged }: { brands: BrandProfile[]; onChange
           bannedWords: splitList(form.banned),
           cta: form.cta,
         };
-        if (!b) return client.call("brandProfile.create", profile);
+        if (!b) return write("brandProfile.create", profile);
         // Fields this form does not show keep their stored values.
-        return client.call("brandProfile.update", {
+        return write("brandProfile.update", {
           id: b.id,
           profile: { ...profile, linkStrategy: b.linkStrategy, defaultTags: b.defaultTags, industry: b.industry },
         });
       }}
-      remove={(b) => client.call("brandProfile.delete", { id: b.id })}
+      remove={(b) => write("brandProfile.delete", { id: b.id })}
       onChanged={onChanged}
     />
   );

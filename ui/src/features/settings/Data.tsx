@@ -1,7 +1,8 @@
 // Settings → Data: export, import (an Inkstone export or a folder of Markdown) and
 // backups, each showing the progress its stream sends.
 
-import { useCallback, useEffect, useState } from "react";
+import { useState } from "react";
+import { useMethod } from "../../shared/api/query";
 import type { BackupInfo, ImportMarkdownResult, ProgressEvent } from "../../shared/api/generated";
 import { type Ctx, useApp } from "../../shared/context";
 import { formatFullTime, has, type MessageId } from "../../shared/i18n";
@@ -40,28 +41,12 @@ export function Data({ onDataChanged }: { onDataChanged: (replaced: boolean) => 
   const [exportPath, setExportPath] = useState("");
   const [importPath, setImportPath] = useState("");
   const [mdPath, setMdPath] = useState("");
-  const [backups, setBackups] = useState<BackupInfo[] | null>(null);
-  const [folder, setFolder] = useState("");
   const [confirm, setConfirm] = useState<BackupInfo | null>(null);
   const { progress, setProgress, describe } = useStreamRunner();
-
-  const loadBackups = useCallback(
-    () =>
-      client.call("backup.list", {}).then(
-        (r) => {
-          setBackups(r.backups);
-          setFolder(r.folder);
-        },
-        (e) => {
-          setBackups([]);
-          showError(e);
-        },
-      ),
-    [client, showError],
-  );
-  useEffect(() => {
-    void loadBackups();
-  }, [loadBackups]);
+  // A backup made or restored makes the list stale (methods.ts): the cache reads it again.
+  const list = useMethod("backup.list", {}, { report: true });
+  const backups = list.data?.backups ?? (list.error ? [] : null);
+  const folder = list.data?.folder ?? "";
 
   const run = async (label: string, fn: (onP: (p: ProgressEvent) => void) => Promise<string>) => {
     setProgress({ label, p: null });
@@ -152,7 +137,6 @@ export function Data({ onDataChanged }: { onDataChanged: (replaced: boolean) => 
             onClick={() =>
               void run(t("data.backingUp"), async (onP) => {
                 const b = await client.stream("backup.create", {}, onP);
-                await loadBackups();
                 return t("data.backedUp", { name: b.name });
               })
             }
@@ -199,7 +183,6 @@ export function Data({ onDataChanged }: { onDataChanged: (replaced: boolean) => 
                 setConfirm(null);
                 void run(t("data.restoring"), async (onP) => {
                   const r = await client.stream("backup.restore", { name: b.name }, onP);
-                  await loadBackups();
                   onDataChanged(true);
                   return t("data.restored", { name: r.safetyBackup.name });
                 });

@@ -36,6 +36,7 @@ export interface LibraryProps<T extends LibraryRecord, F extends LibraryForm> {
   /** The muted text after a record's name in the list. */
   subtitle: (item: T) => string;
   /** Creates a record from the form (`item` null) or updates `item` with it. */
+  /** Resolves to `undefined` when the write failed (and the failure was shown). */
   save: (form: F, item: T | null) => Promise<unknown>;
   remove: (item: T) => Promise<unknown>;
   onChanged: () => void;
@@ -45,7 +46,7 @@ export interface LibraryProps<T extends LibraryRecord, F extends LibraryForm> {
 
 export function Library<T extends LibraryRecord, F extends LibraryForm>(props: LibraryProps<T, F>) {
   const { kind, fields } = props;
-  const { t, showError, toast } = useApp();
+  const { t, toast } = useApp();
   const [editing, setEditing] = useState<T | "new" | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
   const [form, setForm] = useState<F>(() => props.toForm(null));
@@ -54,25 +55,18 @@ export function Library<T extends LibraryRecord, F extends LibraryForm>(props: L
     setForm(props.toForm(item === "new" ? null : item));
   };
   const set = (key: keyof F, value: string) => setForm((f) => ({ ...f, [key]: value }));
+  // A failed write has been shown already (the data layer's one error path).
   const save = async () => {
     if (!editing) return;
-    try {
-      await props.save(form, editing === "new" ? null : editing);
-      setEditing(null);
-      props.onChanged();
-      toast(t("common.saved"));
-    } catch (e) {
-      showError(e);
-    }
+    if ((await props.save(form, editing === "new" ? null : editing)) === undefined) return;
+    setEditing(null);
+    props.onChanged();
+    toast(t("common.saved"));
   };
   const remove = async (item: T) => {
     setDeleting(null);
-    try {
-      await props.remove(item);
-      props.onChanged();
-    } catch (e) {
-      showError(e);
-    }
+    if ((await props.remove(item)) === undefined) return;
+    props.onChanged();
   };
   if (editing) {
     return (

@@ -1,37 +1,23 @@
 // First run: when no model profile exists and a model server (Ollama, LM Studio, ...)
 // answers on this computer, offer it once, without blocking anything.
-import { useEffect, useState } from "react";
-import type { LocalServer } from "../../shared/api/generated";
+import { useState } from "react";
+import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { dismissLocalOffer, localOfferDismissed } from "../../shared/lib/prefs";
 import { presetLabel } from "./llm";
 
 export function LocalModelOffer({ onSetUp }: { onSetUp: () => void }) {
-  const { client, t, lang } = useApp();
-  const [found, setFound] = useState<LocalServer | null>(null);
+  const { t, lang } = useApp();
+  const [dismissed, setDismissed] = useState(localOfferDismissed);
+  // An offer is optional: nothing is said when detection is not possible.
+  const profiles = useMethod("llmProfile.list", {}, { enabled: !dismissed });
+  const none = profiles.data?.profiles.length === 0;
+  const found = useMethod("llmProfile.detectLocal", {}, { enabled: !dismissed && none }).data?.found[0] ?? null;
 
-  useEffect(() => {
-    if (localOfferDismissed()) return;
-    let live = true;
-    void (async () => {
-      try {
-        const list = await client.call("llmProfile.list", {});
-        if (!live || list.profiles.length > 0) return;
-        const r = await client.call("llmProfile.detectLocal", {});
-        if (live && r.found[0]) setFound(r.found[0]);
-      } catch {
-        // An offer is optional: say nothing when detection is not possible.
-      }
-    })();
-    return () => {
-      live = false;
-    };
-  }, [client]);
-
-  if (!found) return null;
+  if (!found || dismissed || !none) return null;
   const close = () => {
     dismissLocalOffer();
-    setFound(null);
+    setDismissed(true);
   };
   return (
     <aside className="local-offer" role="status" data-testid="local-offer" aria-label={t("localOffer.title")}>

@@ -1,8 +1,9 @@
 // The settings dialog: one section at a time (general, models, usage, data, brand
 // profiles, templates), each in its own file here but for the short general one.
 
-import { useEffect, useState } from "react";
-import type { AppInfo, BrandProfile, ContentTemplate, Workspace } from "../../shared/api/generated";
+import { useState } from "react";
+import type { BrandProfile, ContentTemplate } from "../../shared/api/generated";
+import { useMethod, useWrite } from "../../shared/api/query";
 import { Dialog } from "../../shared/ui/Dialog";
 import { useApp } from "../../shared/context";
 import type { Lang, MessageId } from "../../shared/i18n";
@@ -70,25 +71,16 @@ export function Settings(props: SettingsProps) {
 }
 
 function General({ lang, theme, onLang, onTheme }: SettingsProps) {
-  const { client, t, showError, toast } = useApp();
-  const [ws, setWs] = useState<Workspace | null>(null);
-  const [info, setInfo] = useState<AppInfo | null>(null);
-  const [name, setName] = useState("");
-  useEffect(() => {
-    client.call("workspace.get", {}).then((w) => {
-      setWs(w);
-      setName(w.displayName);
-    }, showError);
-    client.call("app.info", {}).then(setInfo, showError);
-  }, [client, showError]);
+  const { t, toast } = useApp();
+  const ws = useMethod("workspace.get", {}, { report: true }).data ?? null;
+  const info = useMethod("app.info", {}, { report: true, refetchOnMount: false }).data ?? null;
+  // The stored name until the person types another.
+  const [typed, setName] = useState<string | null>(null);
+  const name = typed ?? ws?.displayName ?? "";
+  const update = useWrite("workspace.update");
   const saveName = async () => {
     if (!name.trim() || name === ws?.displayName) return;
-    try {
-      setWs(await client.call("workspace.update", { displayName: name.trim() }));
-      toast(t("settings.nameSaved"));
-    } catch (e) {
-      showError(e);
-    }
+    if (await update.run({ displayName: name.trim() })) toast(t("settings.nameSaved"));
   };
   return (
     <div className="form">

@@ -1,6 +1,7 @@
 // Settings → Templates: a title and a Markdown source to start new projects from.
 
 import type { ContentTemplate } from "../../shared/api/generated";
+import { useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { Library } from "./Library";
 
@@ -15,7 +16,8 @@ export function Templates({
   onChanged: () => void;
   onNew: (id: string) => void;
 }) {
-  const { client, t } = useApp();
+  const { t } = useApp();
+  const { write } = useWrites();
   return (
     <Library<ContentTemplate, TemplateForm>
       kind="template"
@@ -31,14 +33,14 @@ export function Templates({
       subtitle={(x) => x.titleTemplate}
       save={async (form, x) => {
         const template = { name: form.name.trim(), titleTemplate: form.titleTemplate, sourceTemplate: form.sourceTemplate };
-        if (!x) return client.call("template.create", template);
+        if (!x) return write("template.create", template);
         // Fields this form does not show keep their stored values.
-        return client.call("template.update", {
+        return write("template.update", {
           id: x.id,
           template: { ...template, defaultPlatforms: x.defaultPlatforms, tags: x.tags },
         });
       }}
-      remove={(x) => client.call("template.delete", { id: x.id })}
+      remove={(x) => write("template.delete", { id: x.id })}
       onChanged={onChanged}
       actions={(x) => (
         <button type="button" className="link" onClick={() => onNew(x.id)}>

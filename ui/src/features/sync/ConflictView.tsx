@@ -16,6 +16,7 @@ import { diff } from "@codemirror/merge";
 import { type KeyboardEvent, type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { toClientError, type ClientError } from "../../shared/api/client";
 import type { SyncConflictView, SyncResolveChoice } from "../../shared/api/generated";
+import { useWrite } from "../../shared/api/query";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
@@ -114,14 +115,15 @@ function offsetInBox(box: HTMLTextAreaElement, at: number): number {
 }
 
 export function ConflictView({ conflict, onClose, onResolved }: { conflict: SyncConflictView; onClose: () => void; onResolved: () => void }) {
-  const { client, t, toast } = useApp();
+  const { t, toast } = useApp();
   const mergedTitle = conflict.mergedTitle ?? null;
   const titleConflict = mergedTitle === null;
   const merge = useMemo(() => segmentsOf(conflict.regions), [conflict]);
   const [draft, setDraft] = useState<Draft>(() => drafts.get(draftKey(conflict)) ?? initialDraft(conflict, merge, mergedTitle));
   const [expanded, setExpanded] = useState<Set<number>>(() => new Set());
   const [error, setError] = useState<ClientError | null>(null);
-  const [busy, setBusy] = useState(false);
+  const resolveWrite = useWrite("sync.resolve", { onError: (e) => setError(toClientError(e)) });
+  const busy = resolveWrite.isPending;
   const root = useRef<HTMLDivElement>(null);
 
   // Closing undecided keeps the draft; resolving forgets it.
@@ -178,19 +180,13 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
   };
 
   const resolve = async (choice: SyncResolveChoice) => {
-    setBusy(true);
     setError(null);
-    try {
-      const params = choice === "edited" ? { conflictId: conflict.id, choice, title: draft.title, source: draft.text } : { conflictId: conflict.id, choice };
-      const result = await client.call("sync.resolve", params);
-      resolved.current = true;
-      toast(t("sync.resolved", { n: result.version.number }));
-      onResolved();
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setBusy(false);
-    }
+    const params = choice === "edited" ? { conflictId: conflict.id, choice, title: draft.title, source: draft.text } : { conflictId: conflict.id, choice };
+    const result = await resolveWrite.run(params);
+    if (!result) return;
+    resolved.current = true;
+    toast(t("sync.resolved", { n: result.version.number }));
+    onResolved();
   };
 
   /** A place's text selected in the result, to edit it there. */

@@ -5,7 +5,8 @@
 
 import { useCallback, useEffect, useRef, useState } from "react";
 import { toClientError, type ClientError } from "../../shared/api/client";
-import type { MemberRole, SyncInviteResult, SyncMembersResult } from "../../shared/api/generated";
+import type { MemberRole, SyncInviteResult } from "../../shared/api/generated";
+import { queryKey, useMethod, useQueryCache, useWrites } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
@@ -14,28 +15,21 @@ import { useSync } from "./status";
 const ROLES: MemberRole[] = ["editor", "viewer", "owner"];
 
 export function WorkspaceMembers() {
-  const { client, t, toast } = useApp();
-  const [list, setList] = useState<SyncMembersResult | null>(null);
-  /** Reading the list failed (the server away, say): read again when sync reaches it. */
-  const [loadError, setLoadError] = useState<ClientError | null>(null);
+  const { t, toast } = useApp();
+  // Reading the list may fail (the server away, say): it is read again when sync reaches it.
+  const members = useMethod("sync.members", {});
+  const refetch = members.refetch;
+  const load = useCallback(() => void refetch(), [refetch]);
+  const list = members.data ?? null;
+  const loadError = members.error ? toClientError(members.error) : null;
   /** An invite or a revoke failed. */
   const [error, setError] = useState<ClientError | null>(null);
+  const { write, pending: busy } = useWrites({ onError: (e) => setError(toClientError(e)) });
   const [name, setName] = useState("");
   const [role, setRole] = useState<MemberRole>("editor");
-  const [busy, setBusy] = useState(false);
   const [invited, setInvited] = useState<SyncInviteResult | null>(null);
   const [asking, setAsking] = useState<string | null>(null);
 
-  const load = useCallback(() => {
-    client.call("sync.members", {}).then(
-      (r) => {
-        setList(r);
-        setLoadError(null);
-      },
-      (e) => setLoadError(toClientError(e)),
-    );
-  }, [client]);
-  useEffect(load, [load]);
   // Each time sync reaches the server again, a list that could not be read is read again.
   const { snap } = useSync();
   const failedLoad = useRef(false);
@@ -44,33 +38,27 @@ export function WorkspaceMembers() {
   }, [loadError]);
   const reachable = snap.status?.connected === true && !snap.status.offline;
   useEffect(() => {
-    if (reachable && failedLoad.current) load();
-  }, [reachable, snap.epoch, load]);
+    if (reachable && failedLoad.current) void refetch();
+  }, [reachable, snap.epoch, refetch]);
 
+  // An invite makes the list stale (methods.ts): the cache reads it again.
   const invite = async () => {
-    setBusy(true);
     setError(null);
-    try {
-      const result = await client.call("sync.invite", { name: name.trim(), role });
-      setInvited(result);
-      setName("");
-      load();
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setBusy(false);
-    }
+    const result = await write("sync.invite", { name: name.trim(), role });
+    if (!result) return;
+    setInvited(result);
+    setName("");
   };
 
+  // A revoke answers with the list as it now is.
+  const cache = useQueryCache();
   const revoke = async (tokenId: string, who: string) => {
     setAsking(null);
     setError(null);
-    try {
-      setList(await client.call("sync.revokeMember", { tokenId }));
-      toast(t("sync.revokedToast", { name: who }));
-    } catch (e) {
-      setError(toClientError(e));
-    }
+    const now = await write("sync.revokeMember", { tokenId });
+    if (!now) return;
+    cache.setQueryData(queryKey("sync.members", {}), now);
+    toast(t("sync.revokedToast", { name: who }));
   };
 
   const copy = async (text: string) => {

@@ -4,13 +4,14 @@
 // pause/resume. The state comes from the window's one sync store (./status.ts), which
 // Settings → Workspace and the open project read as well.
 
-import { lazy, Suspense, useCallback, useEffect, useRef, useState } from "react";
-import { toClientError, type ClientError } from "../../shared/api/client";
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useMethod } from "../../shared/api/query";
 import type { DeliveryJob, SyncConflictView } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { describeSyncProblem, type MessageId } from "../../shared/i18n";
-import { syncLabel, syncProblem, useSync } from "./status";
+import { useSyncActions } from "./actions";
+import { syncLabel, syncProblem } from "./status";
 
 // The resolution view (and the line merge under it) loads when a conflict is opened,
 // keeping it out of the window's first bundle.
@@ -22,36 +23,31 @@ const FINISHED_SHOWN = 3;
 const FINISHED = new Set<DeliveryJob["state"]["state"]>(["acked", "finalized", "superseded"]);
 
 export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }) {
-  const { client, t, lang, toast } = useApp();
-  const { snap, store } = useSync();
+  const { t, lang, toast } = useApp();
+  const { act, busy, error, clear, togglePause: toggle, snap, store, client } = useSyncActions<"sync" | "pause" | "retry">();
   const { status, conflicts } = snap;
   const [open, setOpen] = useState(false);
   const [resolving, setResolving] = useState<SyncConflictView | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
-  const [busy, setBusy] = useState<"sync" | "pause" | "retry" | null>(null);
-  const [titles, setTitles] = useState<Map<string, string>>(new Map());
   const root = useRef<HTMLSpanElement>(null);
   const trigger = useRef<HTMLButtonElement>(null);
 
   // Job lines name their project: the titles are read when the popover opens and
   // whenever sync may have brought projects.
+  const projects = useMethod("project.list", { includeArchived: true }, { enabled: open });
+  const refetchProjects = projects.refetch;
+  const shownEpoch = useRef(snap.epoch);
   useEffect(() => {
-    if (!open) return;
-    let live = true;
-    client.call("project.list", { includeArchived: true }).then(
-      (r) => live && setTitles(new Map(r.projects.map((p) => [p.id, p.title]))),
-      () => undefined,
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, open, snap.epoch]);
+    if (!open || shownEpoch.current === snap.epoch) return;
+    shownEpoch.current = snap.epoch;
+    void refetchProjects();
+  }, [open, snap.epoch, refetchProjects]);
+  const titles = useMemo(() => new Map((projects.data?.projects ?? []).map((p) => [p.id, p.title])), [projects.data]);
 
   const close = useCallback((refocus: boolean) => {
     setOpen(false);
-    setError(null);
+    clear();
     if (refocus) trigger.current?.focus();
-  }, []);
+  }, [clear]);
 
   // Esc (wherever the focus is) and a click outside close the popover.
   useEffect(() => {
@@ -76,22 +72,7 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
   const problem = syncProblem(lang, status);
   const label = syncLabel(t, status);
 
-  const act = async (what: "sync" | "pause" | "retry", run: () => Promise<void>) => {
-    setBusy(what);
-    setError(null);
-    try {
-      await run();
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setBusy(null);
-    }
-  };
-
-  const togglePause = () =>
-    act("pause", async () => {
-      await store.apply(await client.call(status?.paused ? "sync.resume" : "sync.pause", {}));
-    });
+  const togglePause = () => toggle("pause");
 
   // Pull first (as the background cycle does), then push what waits.
   const syncNow = () =>
@@ -203,7 +184,7 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
               </ul>
             </>
           )}
-          {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+          {error && <ErrorBanner error={error} onDismiss={clear} />}
           <div className="row sync-actions">
             <button
               type="button"

@@ -4,45 +4,35 @@
 // token leaves the keychain; unsynced versions stay, paused). A plain http:// URL to
 // another machine needs an explicit confirmation.
 
-import { useEffect, useState } from "react";
-import { toClientError, type ClientError } from "../../shared/api/client";
+import { useState } from "react";
+import { useMethod } from "../../shared/api/query";
 import type { MemberRole } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
-import { syncLabel, syncProblem, useSync } from "./status";
+import { useSyncActions } from "./actions";
+import { syncLabel, syncProblem } from "./status";
 import { keyTravelsInClear } from "../settings";
 import { WorkspaceMembers } from "./Members";
 
 const ROLES: readonly string[] = ["owner", "editor", "viewer"] satisfies MemberRole[];
 
 export function WorkspaceSync() {
-  const { client, t, lang, toast } = useApp();
-  // The same state as the sidebar's: one store for the window.
-  const { snap, store } = useSync();
+  const { t, lang, toast } = useApp();
+  // The same state and actions as the sidebar's: one store for the window.
+  const { act: run, busy, error, clear, togglePause: toggle, snap, store, client } = useSyncActions<"act">();
   const status = snap.status;
   const [typedUrl, setTypedUrl] = useState<string | null>(null);
   const [token, setToken] = useState("");
   const [allowPlain, setAllowPlain] = useState(false);
-  const [error, setError] = useState<ClientError | null>(null);
-  const [busy, setBusy] = useState(false);
   const [askingDisconnect, setAskingDisconnect] = useState(false);
   // Connecting asks who the person is to colleagues, and whether the projects made
   // before go too (they stay local-only otherwise).
-  const [name, setName] = useState("");
+  const [typedName, setName] = useState<string | null>(null);
   const [uploadExisting, setUploadExisting] = useState(false);
-  useEffect(() => {
-    let live = true;
-    client
-      .call("workspace.get", {})
-      .then((w) => {
-        if (live) setName((typed) => typed || w.displayName);
-      })
-      .catch(() => {});
-    return () => {
-      live = false;
-    };
-  }, [client]);
+  // The workspace's display name until the person types another.
+  const workspace = useMethod("workspace.get", {}).data;
+  const name = typedName ?? workspace?.displayName ?? "";
   const localOnly = status?.localOnlyVersions ?? 0;
   // The connection's URL until the person types another.
   const url = typedUrl ?? status?.serverUrl ?? "";
@@ -51,17 +41,7 @@ export function WorkspaceSync() {
   const owed = (status?.pending ?? 0) + (status?.failed ?? 0);
   const roleName = (r: string | undefined) => (r && ROLES.includes(r) ? t(`sync.role.${r}` as MessageId) : (r ?? ""));
 
-  const act = async (run: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await run();
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const act = (action: () => Promise<void>) => run("act", action);
   const connect = () =>
     act(async () => {
       await store.apply(
@@ -79,10 +59,7 @@ export function WorkspaceSync() {
       void store.changed();
       toast(t("sync.connected"));
     });
-  const togglePause = () =>
-    act(async () => {
-      await store.apply(await client.call(status?.paused ? "sync.resume" : "sync.pause", {}));
-    });
+  const togglePause = () => toggle("act");
   const disconnect = () =>
     act(async () => {
       setAskingDisconnect(false);
@@ -109,13 +86,13 @@ export function WorkspaceSync() {
           )}
           <span className="small muted">{t("sync.tokenStored", { fp: status.tokenFingerprint ?? "" })}</span>
           <div className="row">
-            <button type="button" data-testid="settings-sync-pause" disabled={busy} onClick={() => void togglePause()}>
+            <button type="button" data-testid="settings-sync-pause" disabled={busy !== null} onClick={() => void togglePause()}>
               {status.paused ? t("sync.resume") : t("sync.pause")}
             </button>
             {askingDisconnect ? (
               <span role="group" className="row" aria-label={t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}>
                 <span className="small">{t("sync.disconnectConfirm", { name: status.workspaceName ?? "" })}</span>
-                <button type="button" className="danger" data-testid="settings-sync-disconnect-confirm" autoFocus disabled={busy} onClick={() => void disconnect()}>
+                <button type="button" className="danger" data-testid="settings-sync-disconnect-confirm" autoFocus disabled={busy !== null} onClick={() => void disconnect()}>
                   {t("sync.disconnect")}
                 </button>
                 <button type="button" onClick={() => setAskingDisconnect(false)}>
@@ -150,7 +127,7 @@ export function WorkspaceSync() {
           onChange={(e) => {
             setTypedUrl(e.target.value);
             // An error about the old address or token says nothing about the new one.
-            setError(null);
+            clear();
           }}
         />
       </label>
@@ -163,7 +140,7 @@ export function WorkspaceSync() {
           value={token}
           onChange={(e) => {
             setToken(e.target.value);
-            setError(null);
+            clear();
           }}
         />
         <span className="small muted">{t("sync.tokenHelp")}</span>
@@ -191,9 +168,9 @@ export function WorkspaceSync() {
           </label>
         </div>
       )}
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {error && <ErrorBanner error={error} onDismiss={clear} />}
       <div className="row">
-        <button type="button" className="primary" data-testid="sync-connect" disabled={busy || !url.trim() || !token.trim() || (plain && !allowPlain)} onClick={() => void connect()}>
+        <button type="button" className="primary" data-testid="sync-connect" disabled={busy !== null || !url.trim() || !token.trim() || (plain && !allowPlain)} onClick={() => void connect()}>
           {status?.connected ? t("sync.reconnect") : t("sync.connect")}
         </button>
       </div>

@@ -1,49 +1,30 @@
 // Settings → Usage: tokens and cost per day (plain SVG), tables by purpose and by
 // profile from `usage.report`, and the workspace quotas.
 
-import { useCallback, useEffect, useId, useState } from "react";
-import type { ClientError } from "../../shared/api/client";
+import { useId, useState } from "react";
 import { toClientError } from "../../shared/api/client";
-import type { Quotas, UsageReport, UsageRow, UsageTotals } from "../../shared/api/generated";
+import type { UsageRow, UsageTotals } from "../../shared/api/generated";
+import { useMethod } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { has, type MessageId } from "../../shared/i18n";
-import { fillDays, formatCost, formatTokens, monthStart, parseOptionalNumber, utcDay, windowStart } from "../settings";
+import { QuotaForm } from "./QuotaForm";
+import { fillDays, formatCost, formatTokens, monthStart, utcDay, windowStart } from "../settings";
 
 const WINDOWS = [7, 30, 90] as const;
 
 export function Usage() {
-  const { client, t, lang, now } = useApp();
+  const { t, lang, now } = useApp();
   const [nDays, setNDays] = useState<number>(30);
-  const [report, setReport] = useState<UsageReport | null>(null);
-  const [month, setMonth] = useState<UsageTotals | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
   const from = windowStart(now(), nDays);
-
-  const fetchReports = useCallback(
-    () =>
-      Promise.all([
-        client.call("usage.report", { from: new Date(from).toISOString() }),
-        client.call("usage.report", { from: new Date(monthStart(now())).toISOString() }),
-      ]).then(
-        ([r, m]) => {
-          setReport(r);
-          setMonth(m.totals);
-          setError(null);
-        },
-        (e) => setError(toClientError(e)),
-      ),
-    [client, from, now],
-  );
-  // A retry or a reload after saving clears the old error at once.
-  const load = () => {
-    setError(null);
-    return fetchReports();
-  };
-
-  useEffect(() => {
-    void fetchReports();
-  }, [fetchReports]);
+  // Saved quotas make both reports stale (methods.ts): the cache reads them again.
+  const windowed = useMethod("usage.report", { from: new Date(from).toISOString() });
+  const thisMonth = useMethod("usage.report", { from: new Date(monthStart(now())).toISOString() });
+  const report = windowed.data ?? null;
+  const month = thisMonth.data?.totals ?? null;
+  const failed = windowed.error ?? thisMonth.error;
+  const error = failed ? toClientError(failed) : null;
+  const load = () => Promise.all([windowed.refetch(), thisMonth.refetch()]);
 
   const days = report ? fillDays(report.byDay, from, nDays) : [];
   const today = utcDay(now());
@@ -115,7 +96,7 @@ export function Usage() {
           )}
         </>
       )}
-      <QuotaForm quotas={report?.quotas ?? null} todayTokens={todayTokens ? todayTokens.inputTokens + todayTokens.outputTokens : 0} monthCost={month?.cost ?? 0} onSaved={() => void load()} />
+      <QuotaForm quotas={report?.quotas ?? null} todayTokens={todayTokens ? todayTokens.inputTokens + todayTokens.outputTokens : 0} monthCost={month?.cost ?? 0} />
     </div>
   );
 }
@@ -268,108 +249,5 @@ function UsageTable({
         ))}
       </tbody>
     </table>
-  );
-}
-
-function QuotaForm({
-  quotas,
-  todayTokens,
-  monthCost,
-  onSaved,
-}: {
-  quotas: Quotas | null;
-  todayTokens: number;
-  monthCost: number;
-  onSaved: () => void;
-}) {
-  const { client, t, lang, toast } = useApp();
-  const [daily, setDaily] = useState("");
-  const [monthly, setMonthly] = useState("");
-  const [error, setError] = useState<ClientError | null>(null);
-  const [saving, setSaving] = useState(false);
-  // The fields follow the stored limits whenever a report brings them.
-  const [shownQuotas, setShownQuotas] = useState<Quotas | null>(null);
-  if (quotas && quotas !== shownQuotas) {
-    setShownQuotas(quotas);
-    setDaily(quotas.dailyTokens?.toString() ?? "");
-    setMonthly(quotas.monthlyCost?.toString() ?? "");
-  }
-  const dailyN = parseOptionalNumber(daily);
-  const monthlyN = parseOptionalNumber(monthly);
-  const invalid = dailyN === null || monthlyN === null || (dailyN !== undefined && !Number.isInteger(dailyN));
-  const unchanged = quotas !== null && dailyN === quotas.dailyTokens && monthlyN === quotas.monthlyCost;
-  const save = async () => {
-    if (invalid) return;
-    setSaving(true);
-    setError(null);
-    try {
-      const params: { dailyTokens?: number; monthlyCost?: number } = {};
-      if (dailyN !== undefined && dailyN !== null) params.dailyTokens = dailyN;
-      if (monthlyN !== undefined && monthlyN !== null) params.monthlyCost = monthlyN;
-      await client.call("usage.setQuotas", params);
-      toast(t("usage.quotasSaved"));
-      onSaved();
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setSaving(false);
-    }
-  };
-  return (
-    <form
-      className="form quotas"
-      data-testid="quotas"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void save();
-      }}
-    >
-      <h3 className="section-title">{t("usage.quotas")}</h3>
-      <p className="small muted">{t("usage.quotasHelp")}</p>
-      <div className="grid-2">
-        <label className="field">
-          <span className="small muted">{t("usage.dailyTokens")}</span>
-          <input
-            data-testid="quota-daily"
-            type="number"
-            min={0}
-            step={1}
-            placeholder={t("usage.noLimit")}
-            value={daily}
-            aria-invalid={dailyN === null || undefined}
-            onChange={(e) => setDaily(e.target.value)}
-          />
-          <span className="small muted">
-            {quotas?.dailyTokens !== undefined
-              ? t("usage.todayOf", { used: formatTokens(lang, todayTokens), limit: formatTokens(lang, quotas.dailyTokens) })
-              : t("usage.today", { used: formatTokens(lang, todayTokens) })}
-          </span>
-        </label>
-        <label className="field">
-          <span className="small muted">{t("usage.monthlyCost")}</span>
-          <input
-            data-testid="quota-monthly"
-            type="number"
-            min={0}
-            step="any"
-            placeholder={t("usage.noLimit")}
-            value={monthly}
-            aria-invalid={monthlyN === null || undefined}
-            onChange={(e) => setMonthly(e.target.value)}
-          />
-          <span className="small muted">
-            {quotas?.monthlyCost !== undefined
-              ? t("usage.monthOf", { used: formatCost(lang, monthCost), limit: formatCost(lang, quotas.monthlyCost) })
-              : t("usage.month", { used: formatCost(lang, monthCost) })}
-          </span>
-        </label>
-      </div>
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-      <div className="row end">
-        <button type="submit" data-testid="quota-save" disabled={invalid || unchanged || saving || quotas === null}>
-          {t("usage.saveQuotas")}
-        </button>
-      </div>
-    </form>
   );
 }

@@ -78,8 +78,7 @@ export class ApiClient {
     } catch (e) {
       throw this.failed(e);
     }
-    const stale = invalidatedBy(method);
-    if (stale === "all" || stale.length > 0) for (const listener of [...this.invalidationListeners]) listener(stale);
+    this.invalidated(method);
     return result;
   }
 
@@ -114,11 +113,20 @@ export class ApiClient {
       // this client does not know yet is left alone rather than mistyped.
       if (event.type === type) onEvent(event.data as EventOf<M>);
     };
+    let result: ResultOf<M>;
     try {
-      return (await this.transport.stream(method, params, deliver, options)) as ResultOf<M>;
+      result = (await this.transport.stream(method, params, deliver, options)) as ResultOf<M>;
     } catch (e) {
       throw this.failed(e);
     }
+    this.invalidated(method);
+    return result;
+  }
+
+  /** Tells the listeners which reads a successful call of `method` made stale. */
+  private invalidated(method: MethodName) {
+    const stale = invalidatedBy(method);
+    if (stale === "all" || stale.length > 0) for (const listener of [...this.invalidationListeners]) listener(stale);
   }
 }
 

@@ -80,8 +80,9 @@ export const METHODS = {
   "sync.conflicts": READ,
   "sync.resolve": { kind: "write", invalidates: ["sync.status", "sync.conflicts", "sync.members", "project.get", "project.list", "version.list"] },
   "sync.members": READ,
-  "sync.invite": { kind: "write", invalidates: [] },
-  "sync.revokeMember": { kind: "write", invalidates: ["sync.status", "sync.conflicts", "sync.members"] },
+  "sync.invite": { kind: "write", invalidates: ["sync.members"] },
+  // Answers with the members list as it now is, which the caller puts in the cache.
+  "sync.revokeMember": { kind: "write", invalidates: ["sync.status", "sync.conflicts"] },
   "sync.disconnect": { kind: "write", invalidates: ["sync.status", "sync.conflicts", "sync.members"] },
   "llmProfile.detectLocal": READ,
   "llmProfile.context": READ,

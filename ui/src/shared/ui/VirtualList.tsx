@@ -1,5 +1,8 @@
 // A fixed-row-height virtualised list: only the rows in view (plus a few) are in the DOM.
-import { type ReactNode, useEffect, useRef, useState } from "react";
+// The windowing is TanStack Virtual's (`@tanstack/react-virtual`); this file gives it the
+// list's look and roles.
+import { observeElementRect, useVirtualizer, type Virtualizer } from "@tanstack/react-virtual";
+import { type ReactNode, useRef } from "react";
 
 export interface VirtualListProps<T> {
   items: T[];
@@ -12,47 +15,34 @@ export interface VirtualListProps<T> {
   getKey: (item: T) => string;
 }
 
+/** The scroller's size, or 600 px tall before it has a layout (a list laid out in a
+ * hidden panel, or in a test's DOM), so the first rows render either way. */
+export function observeRectOrDefault<T extends Element>(instance: Virtualizer<T, Element>, cb: (rect: { width: number; height: number }) => void) {
+  return observeElementRect(instance, (rect) => cb(rect.height > 0 ? rect : { width: rect.width, height: 600 }));
+}
+
 export function VirtualList<T>({ items, rowHeight, overscan = 6, className, label, testId, renderRow, getKey }: VirtualListProps<T>) {
   const ref = useRef<HTMLDivElement>(null);
-  const [scrollTop, setScrollTop] = useState(0);
-  const [height, setHeight] = useState(600);
-
-  useEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    const measure = () => setHeight(el.clientHeight || 600);
-    measure();
-    if (typeof ResizeObserver === "undefined") return;
-    const ro = new ResizeObserver(measure);
-    ro.observe(el);
-    return () => ro.disconnect();
-  }, []);
-
-  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
-  const last = Math.min(items.length, Math.ceil((scrollTop + height) / rowHeight) + overscan);
-  const rows = [];
-  for (let i = first; i < last; i++) {
-    rows.push(
-      <div
-        key={getKey(items[i])}
-        role="listitem"
-        className="vrow"
-        style={{ position: "absolute", top: i * rowHeight, height: rowHeight, left: 0, right: 0 }}
-      >
-        {renderRow(items[i], i)}
-      </div>,
-    );
-  }
+  // eslint-disable-next-line react-hooks/incompatible-library -- TanStack Virtual hands back functions the React Compiler cannot memoize; this component is not compiled
+  const virtualizer = useVirtualizer({
+    count: items.length,
+    getScrollElement: () => ref.current,
+    estimateSize: () => rowHeight,
+    overscan,
+    getItemKey: (i) => getKey(items[i]),
+    observeElementRect: observeRectOrDefault,
+    initialRect: { width: 0, height: 600 },
+    useFlushSync: false,
+  });
   return (
-    <div
-      ref={ref}
-      className={`vlist ${className ?? ""}`}
-      role="list"
-      aria-label={label}
-      data-testid={testId}
-      onScroll={(e) => setScrollTop(e.currentTarget.scrollTop)}
-    >
-      <div style={{ position: "relative", height: items.length * rowHeight }}>{rows}</div>
+    <div ref={ref} className={`vlist ${className ?? ""}`} role="list" aria-label={label} data-testid={testId}>
+      <div style={{ position: "relative", height: virtualizer.getTotalSize() }}>
+        {virtualizer.getVirtualItems().map((row) => (
+          <div key={row.key} role="listitem" className="vrow" style={{ position: "absolute", top: row.start, height: rowHeight, left: 0, right: 0 }}>
+            {renderRow(items[row.index], row.index)}
+          </div>
+        ))}
+      </div>
     </div>
   );
 }
