@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install test: the desktop .deb as a person gets it.
 #
-#   tests/e2e/install/run.sh PATH/inkstone_<version>_amd64.deb [--shots DIR]
+#   tests/e2e/install/run.sh PATH/inkstone_<version>_amd64.deb [--server-deb PATH/inkstone-server_….deb] [--shots DIR]
 #
 # Installs the package with `apt-get install ./….deb` (needs root, as in CI), starts the
 # installed `inkstone` from PATH under Xvfb with a fresh HOME (no INKSTONE_DATA_DIR, no
@@ -9,18 +9,22 @@
 # screen and that the store goes to ~/.local/share/Inkstone, runs the installed
 # `inkstone-cli --version` and one command on the same data folder, removes the package
 # and checks that nothing of it is left on the system while the person's data folder is.
+# With --server-deb, also the workspace server's package: installed, its service user,
+# data folder and unit (disabled), a workspace made as that user, purged (data kept).
 # Refuses to run where Inkstone is already installed (it would replace a real install).
 # Prints `install-e2e: N passed, M failed`.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-usage() { echo "usage: $0 PATH/inkstone_VERSION_ARCH.deb [--shots DIR]" >&2; exit 2; }
+usage() { echo "usage: $0 PATH/inkstone_VERSION_ARCH.deb [--server-deb PATH] [--shots DIR]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 DEB="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; shift
 SHOTS=""
+SERVER_DEB=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --shots) [ $# -ge 2 ] || usage; SHOTS="$2"; shift 2 ;;
+    --server-deb) [ $# -ge 2 ] || usage; SERVER_DEB="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift 2 ;;
     *) usage ;;
   esac
 done
@@ -31,8 +35,14 @@ for tool in apt-get dpkg-deb xvfb-run dbus-run-session WebKitWebDriver node impo
 done
 PACKAGE="$(dpkg-deb -f "$DEB" Package)"
 VERSION="$(dpkg-deb -f "$DEB" Version)"
-if dpkg-query -W -f='${Status}' "$PACKAGE" 2>/dev/null | grep -q "installed"; then
-  echo "run.sh: $PACKAGE is already installed here; remove it first (this test installs and removes it)" >&2
+for p in "$PACKAGE" ${SERVER_DEB:+inkstone-server}; do
+  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "installed"; then
+    echo "run.sh: $p is already installed here; remove it first (this test installs and removes it)" >&2
+    exit 2
+  fi
+done
+if [ -n "$SERVER_DEB" ] && { getent passwd inkstone-server >/dev/null || [ -e /var/lib/inkstone-server ]; }; then
+  echo "run.sh: a user inkstone-server or /var/lib/inkstone-server exists here; this test makes and removes them" >&2
   exit 2
 fi
 
@@ -48,12 +58,17 @@ TEST_HOME="$TMP/home"
 mkdir -p "$TEST_HOME"
 DATA="$TEST_HOME/.local/share/Inkstone"
 installed=0
+server_installed=0
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM HUP
   if [ "$installed" = 1 ]; then
     apt-get purge -y -q "$PACKAGE" >/dev/null 2>&1 || true
   fi
+  if [ "$server_installed" = 1 ]; then
+    apt-get purge -y -q inkstone-server >/dev/null 2>&1 || true
+  fi
+  [ -n "$SERVER_DEB" ] && rm -rf /var/lib/inkstone-server
   rm -rf "$TMP"
   exit "$rc"
 }
@@ -138,6 +153,44 @@ fi
 # What else the app left in the home folder: its logs and WebKit's caches, per user, which
 # no package manager removes. Listed so a change there is seen.
 echo "# also in the fresh HOME: $(cd "$TEST_HOME" && find . -mindepth 3 -maxdepth 3 ! -path './.local/share/Inkstone' | sort | tr '\n' ' ')"
+
+# 5. The workspace server's package.
+if [ -n "$SERVER_DEB" ]; then
+  if apt-get install -y -q --no-install-recommends "$SERVER_DEB" >"$TMP/apt-server.log" 2>&1; then
+    server_installed=1
+    ok "apt-get install ./$(basename "$SERVER_DEB")"
+  else
+    fail "apt-get install ./$(basename "$SERVER_DEB"): $(tail -n 3 "$TMP/apt-server.log" | tr '\n' ' ')"
+  fi
+  dpkg-query -L inkstone-server >"$TMP/server-files" 2>/dev/null || true
+  unit=/lib/systemd/system/inkstone-server.service
+  owner="$(stat -c %U:%G /var/lib/inkstone-server 2>/dev/null || echo none)"
+  if getent passwd inkstone-server >/dev/null && [ "$owner" = inkstone-server:inkstone-server ] \
+    && grep -q '^User=inkstone-server$' "$unit" && grep -q '^ExecStart=/usr/bin/inkstone-server serve' "$unit" \
+    && ! ls /etc/systemd/system/*.wants/inkstone-server.service >/dev/null 2>&1; then
+    ok "the service user, /var/lib/inkstone-server ($owner) and the unit, installed disabled"
+  else
+    fail "server user / data folder ($owner) / unit / disabled"
+  fi
+  # What README.Debian tells the operator to do first, as the service's user.
+  if made="$(runuser -u inkstone-server -- inkstone-server --data-dir /var/lib/inkstone-server workspace create "安装测试" 2>&1)" \
+    && [ -n "$(ls -A /var/lib/inkstone-server)" ]; then
+    ok "inkstone-server workspace create as the service user writes /var/lib/inkstone-server"
+  else
+    fail "inkstone-server workspace create as inkstone-server: $made"
+  fi
+  apt-get purge -y -q inkstone-server >"$TMP/apt-server-purge.log" 2>&1 && server_installed=0
+  left=()
+  while IFS= read -r path; do
+    [ -e "$path" ] && [ ! -d "$path" ] && left+=("$path")
+  done <"$TMP/server-files"
+  if [ "$server_installed" = 0 ] && ((${#left[@]} == 0)) && ! getent passwd inkstone-server >/dev/null \
+    && [ -n "$(ls -A /var/lib/inkstone-server 2>/dev/null)" ]; then
+    ok "apt-get purge inkstone-server: its files and user are gone, the workspace data stays"
+  else
+    fail "after purging inkstone-server: left ${left[*]:-no files}; user $(getent passwd inkstone-server >/dev/null && echo kept || echo gone)"
+  fi
+fi
 
 echo "install-e2e: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
