@@ -4,10 +4,12 @@
 // with a fresh HOME and no INKSTONE_DATA_DIR, so the app uses its defaults:
 //
 //   node tests/e2e/install/window.mjs --app /usr/bin/inkstone --webdriver http://127.0.0.1:PORT \
-//       --data-dir ~/.local/share/Inkstone [--app-arg --appimage-extract-and-run] [--shots DIR]
+//       --data-dir ~/.local/share/Inkstone [--app-arg --appimage-extract-and-run | --app-arg FILE.md --expect-project TITLE] [--shots DIR]
 //
 // Checks that the window opens on the first-run screen, runs inside Tauri, shows no
-// error, and that the store was made in the expected data folder. Prints
+// error, and that the store was made in the expected data folder. With --expect-project
+// (a launch with a Markdown file, as "Open with Inkstone" does): that the file is there
+// as a project. Prints
 // `install-window: N passed, M failed`.
 
 import { execFileSync } from "node:child_process";
@@ -19,7 +21,7 @@ import { assert, createSuite, parseArgs, sleep } from "../lib.mjs";
 const args = parseArgs(process.argv.slice(2), {
   script: "window.mjs",
   usage: "node tests/e2e/install/window.mjs --app /usr/bin/inkstone --webdriver URL --data-dir DIR [--app-arg ARG] [--shots DIR]",
-  flags: { "--app": "app", "--webdriver": "webdriver", "--data-dir": "dataDir", "--app-arg": "appArg", "--shots": "shots" },
+  flags: { "--app": "app", "--webdriver": "webdriver", "--data-dir": "dataDir", "--app-arg": "appArg", "--expect-project": "expectProject", "--shots": "shots" },
   required: ["app", "webdriver", "dataDir"],
 });
 const base = args.webdriver.replace(/\/+$/, "");
@@ -81,6 +83,15 @@ await suite.run(async () => {
     assert(sessionId, "no session");
   });
   if (!opened) return;
+
+  if (args.expectProject) {
+    await suite.check(`"Open with Inkstone" (${args.appArg}) shows the file as the project "${args.expectProject}"`, async () => {
+      await waitFor("the opened file in the project list", () =>
+        exec("return Array.from(document.querySelectorAll('[data-testid=project-item]'), (e) => e.textContent || '').some((t) => t.includes(arguments[0]))", [args.expectProject]),
+      );
+    });
+    return;
+  }
 
   await suite.check("the window shows the first-run screen, inside Tauri, with no error", async () => {
     await waitFor("the first-run screen", () => exec("return Boolean(document.querySelector('[data-testid=empty-state]'))"));
