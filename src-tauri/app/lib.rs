@@ -173,11 +173,7 @@ fn auto_backup(engine: &Engine, reason: &str) {
 /// Inkstone" passes (the desktop entry's `Exec=inkstone %F`). Relative paths are taken
 /// from the launch's working folder.
 fn markdown_arguments(argv: &[String], cwd: &Path) -> Vec<PathBuf> {
-    argv.iter()
-        .skip(1)
-        .map(|arg| cwd.join(arg))
-        .filter(|path| path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown")))
-        .collect()
+    argv.iter().skip(1).map(|arg| cwd.join(arg)).filter(|path| path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"))).collect()
 }
 
 /// Opens those files the way Settings → Data's import does (`import.markdown`, which
