@@ -169,9 +169,34 @@ fn auto_backup(engine: &Engine, reason: &str) {
     }
 }
 
+/// The Markdown files among a launch's arguments: what a file manager's "Open with
+/// Inkstone" passes (the desktop entry's `Exec=inkstone %F`). Relative paths are taken
+/// from the launch's working folder.
+fn markdown_arguments(argv: &[String], cwd: &Path) -> Vec<PathBuf> {
+    argv.iter().skip(1).map(|arg| cwd.join(arg)).filter(|path| path.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"))).collect()
+}
+
+/// Opens those files the way Settings → Data's import does (`import.markdown`, which
+/// makes no second project of a file it imported before).
+fn open_markdown_files<R: Runtime>(app: &tauri::AppHandle<R>, files: Vec<PathBuf>) {
+    if files.is_empty() {
+        return;
+    }
+    let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.opened()) else { return };
+    for path in files {
+        match engine.call("import.markdown", json!({ "path": path })) {
+            Ok(_) => tracing::info!(path = %path.display(), "opened a Markdown file as a project"),
+            Err(error) => tracing::warn!(path = %path.display(), code = ?error.code, message = %error.message, "opening a Markdown file"),
+        }
+    }
+}
+
 pub fn run() {
     let data_dir = data_dir();
-    let mut single_instance = tauri_plugin_single_instance::Builder::new().callback(|app, _argv, _cwd| show_main_window(app));
+    let mut single_instance = tauri_plugin_single_instance::Builder::new().callback(|app, argv, cwd| {
+        open_markdown_files(app, markdown_arguments(&argv, Path::new(&cwd)));
+        show_main_window(app);
+    });
     if let Some(dir) = &data_dir {
         single_instance = single_instance.dbus_id(instance_id(dir));
     }
@@ -210,6 +235,9 @@ pub fn run() {
             }
             tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
             app.manage(open_engine_waiting(data_dir, LOCK_WAIT));
+            let argv: Vec<String> = std::env::args().collect();
+            let cwd = std::env::current_dir().unwrap_or_default();
+            open_markdown_files(app.handle(), markdown_arguments(&argv, &cwd));
             if let Some(engine) = app.state::<EngineState>().opened() {
                 // The daily backup generation, off the UI's path.
                 std::thread::spawn(move || auto_backup(&engine, "daily"));
@@ -241,4 +269,16 @@ pub fn run() {
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_with_passes_markdown_files_only_relative_to_the_launch_folder() {
+        let argv: Vec<String> = ["inkstone", "notes/a.md", "/abs/B.Markdown", "picture.png", "--flag", "c.txt"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(markdown_arguments(&argv, Path::new("/home/lin")), vec![PathBuf::from("/home/lin/notes/a.md"), PathBuf::from("/abs/B.Markdown")]);
+        assert!(markdown_arguments(&["inkstone".to_owned()], Path::new("/")).is_empty());
+    }
 }

@@ -90,7 +90,11 @@ DRIVER_PID=$!
 
 SMOKE_ARGS=(--app "$APP" --webdriver "http://127.0.0.1:$PORT" --shots "$SHOTS")
 if [ -n "$FAKE_MODEL" ]; then
-  setsid "$FAKE_MODEL" --addr 127.0.0.1:0 >"$TMP/model.out" 2>"$TMP/model.err" &
+  # On Ollama's usual port when it is free, so the first-run check sees it detected as a
+  # local server; elsewhere when a real server holds it.
+  MODEL_ADDR=127.0.0.1:0
+  node -e 'const s=require("net").createServer();s.once("error",()=>process.exit(1));s.listen(11434,"127.0.0.1",()=>s.close())' 2>/dev/null && MODEL_ADDR=127.0.0.1:11434
+  setsid "$FAKE_MODEL" --addr "$MODEL_ADDR" >"$TMP/model.out" 2>"$TMP/model.err" &
   MODEL_PID=$!
   MODEL_URL=""
   for _ in $(seq 1 100); do

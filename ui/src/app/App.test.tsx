@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { App, projectToReopen } from "./App";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
-import type { Comment, ContentTemplate, Project, ProjectSummary, Version } from "../shared/api/generated";
+import type { Comment, ContentTemplate, Project, ProjectCreateParams, ProjectSummary, Version } from "../shared/api/generated";
 import type { Lang } from "../shared/i18n";
 import { NOW } from "../shared/testing/utils";
 
@@ -169,6 +169,29 @@ describe("the window", () => {
     const empty = await screen.findByTestId("empty-state");
     expect(empty.textContent).toContain("还没有项目");
     expect(within(empty).getByText("导入文件夹")).toBeTruthy();
+  });
+
+  it("first run: the sample project is in the UI language, marked as a sample, and opens; one per click", async () => {
+    for (const [lang, mark, words] of [
+      ["zh", "示例 · ", "这是一个**示例项目**"],
+      ["en", "Sample · ", "This is a **sample project**"],
+    ] as const) {
+      const { transport } = backend();
+      const { unmount } = renderApp(transport, lang);
+      const empty = await screen.findByTestId("empty-state");
+      expect(within(empty).getByTestId("first-run-import")).toBeTruthy();
+      expect(within(empty).getByTestId("first-run-new")).toBeTruthy();
+      fireEvent.click(within(empty).getByTestId("first-run-sample"));
+      fireEvent.click(within(empty).getByTestId("first-run-sample"));
+      await waitFor(() => expect(items()[0]?.textContent).toContain(mark.trim()));
+      expect(document.querySelector(".app")?.classList.contains("has-project")).toBe(true);
+      const calls = transport.callsTo("project.create") as ProjectCreateParams[];
+      expect(calls).toHaveLength(1);
+      expect(calls[0].title?.startsWith(mark)).toBe(true);
+      expect(calls[0].source).toContain(words);
+      expect(calls[0].platforms).toContain("wechat");
+      unmount();
+    }
   });
 
   it("Ctrl+N opens the new-project dialog; a template fills the title; the project opens in the editor", async () => {

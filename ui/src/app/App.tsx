@@ -8,6 +8,7 @@ import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
 import { AppCtx, type Ctx } from "../shared/context";
 import { type Command, CommandPalette } from "./CommandPalette";
 import { NewProjectDialog } from "./NewProjectDialog";
+import { sampleProject } from "./samples";
 import { Settings, type SettingsSection } from "../features/settings";
 import { LocalModelOffer } from "../features/settings";
 import type { SourceTarget } from "../features/drafting";
@@ -200,6 +201,19 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     [onProjectChanged, t, toast],
   );
 
+  // First run: the sample project in the UI's language, opened at once.
+  const sampleBusy = useRef(false);
+  const createSample = useCallback(() => {
+    if (sampleBusy.current) return;
+    sampleBusy.current = true;
+    client
+      .call("project.create", sampleProject(lang))
+      .then(onCreated, (e) => showError(e))
+      .finally(() => {
+        sampleBusy.current = false;
+      });
+  }, [client, lang, onCreated, showError]);
+
   const changeLang = useCallback((l: Lang) => {
     setLang(l);
     saveLang(l);
@@ -354,6 +368,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             onSelect={setSelectedId}
             onOpenHit={openHit}
             onNew={() => setNewDialog({})}
+            onSample={createSample}
             onImport={() => setSettings("data")}
             onSettings={() => setSettings("general")}
           />

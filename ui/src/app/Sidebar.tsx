@@ -15,6 +15,8 @@ export interface SidebarProps {
   /** Opens a content search hit: its project, at the match. */
   onOpenHit: (hit: SearchHit) => void;
   onNew: () => void;
+  /** Creates the sample project in the UI language and opens it (first run). */
+  onSample: () => void;
   onImport: () => void;
   onSettings: () => void;
 }
@@ -28,6 +30,7 @@ export const Sidebar = memo(function Sidebar({
   onSelect,
   onOpenHit,
   onNew,
+  onSample,
   onImport,
   onSettings,
 }: SidebarProps) {
@@ -93,14 +96,18 @@ export const Sidebar = memo(function Sidebar({
         <div className="empty" data-testid="empty-state">
           <p className="empty-title">{t("empty.title")}</p>
           <p className="muted">{t("empty.body")}</p>
-          <div className="row">
-            <button type="button" className="primary" onClick={onNew}>
-              {t("new.label")}
+          <div className="row wrap">
+            <button type="button" className="primary" data-testid="first-run-sample" onClick={onSample}>
+              {t("empty.sample")}
             </button>
-            <button type="button" onClick={onImport}>
+            <button type="button" data-testid="first-run-import" onClick={onImport}>
               {t("empty.import")}
             </button>
+            <button type="button" data-testid="first-run-new" onClick={onNew}>
+              {t("empty.new")}
+            </button>
           </div>
+          <p className="muted small">{t("empty.sample.note")}</p>
           <p className="muted small">{t("empty.shortcut", { mod })}</p>
         </div>
       )}

@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// The installed app's first window, through WebKitWebDriver (raw W3C over fetch, as the
+// desktop smoke does). Started by tests/e2e/install/run.sh inside Xvfb and a session bus,
+// with a fresh HOME and no INKSTONE_DATA_DIR, so the app uses its defaults:
+//
+//   node tests/e2e/install/window.mjs --app /usr/bin/inkstone --webdriver http://127.0.0.1:PORT \
+//       --data-dir ~/.local/share/Inkstone [--app-arg --appimage-extract-and-run | --app-arg FILE.md --expect-project TITLE] [--shots DIR]
+//
+// Checks that the window opens on the first-run screen, runs inside Tauri, shows no
+// error, and that the store was made in the expected data folder. With --expect-project
+// (a launch with a Markdown file, as "Open with Inkstone" does): that the file is there
+// as a project. Prints
+// `install-window: N passed, M failed`.
+
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { assert, createSuite, parseArgs, sleep } from "../lib.mjs";
+
+const args = parseArgs(process.argv.slice(2), {
+  script: "window.mjs",
+  usage: "node tests/e2e/install/window.mjs --app /usr/bin/inkstone --webdriver URL --data-dir DIR [--app-arg ARG] [--shots DIR]",
+  flags: { "--app": "app", "--webdriver": "webdriver", "--data-dir": "dataDir", "--app-arg": "appArg", "--expect-project": "expectProject", "--shots": "shots" },
+  required: ["app", "webdriver", "dataDir"],
+});
+const base = args.webdriver.replace(/\/+$/, "");
+const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-install-shots-")));
+mkdirSync(shots, { recursive: true });
+const suite = createSuite({ script: "window.mjs", summary: "install-window", timeoutMs: 120_000, shots });
+let sessionId = null;
+
+async function wd(method, path, body, timeoutMs = 15_000) {
+  const init = { method, headers: {}, signal: AbortSignal.timeout(timeoutMs) };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(`${base}${path}`, init);
+  const json = JSON.parse(await res.text());
+  if (!res.ok || json.value?.error) throw new Error(`${method} ${path}: ${json.value?.error ?? res.status}: ${json.value?.message ?? ""}`);
+  return json.value;
+}
+const exec = (script, scriptArgs = []) => wd("POST", `/session/${sessionId}/execute/sync`, { script, args: scriptArgs });
+
+async function waitFor(what, fn, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
+    await sleep(200);
+  }
+}
+
+function screenshot(name) {
+  try {
+    execFileSync("import", ["-window", "root", join(shots, `${name}.png`)], { timeout: 10_000, stdio: "ignore" });
+  } catch (e) {
+    console.log(`# screenshot failed: ${e.message}`);
+  }
+}
+
+suite.onCleanup(async () => {
+  if (sessionId) await wd("DELETE", `/session/${sessionId}`, undefined, 10_000).catch((e) => console.log(`# closing session: ${e.message}`));
+});
+suite.onFailure = async () => {
+  screenshot("failed");
+  if (sessionId) console.log(`# page text: ${JSON.stringify(String(await exec("return document.body ? document.body.innerText : ''").catch(() => "")).slice(0, 400))}`);
+};
+
+await suite.run(async () => {
+  const opened = await suite.check(`the installed app (${args.app}) opens its window`, async () => {
+    await waitFor("WebKitWebDriver", async () => (await wd("GET", "/status", undefined, 2000))?.ready !== false);
+    const appArgs = args.appArg ? [args.appArg] : [];
+    const v = await wd("POST", "/session", { capabilities: { alwaysMatch: { "webkitgtk:browserOptions": { binary: args.app, args: appArgs } } } }, 60_000);
+    sessionId = v.sessionId;
+    assert(sessionId, "no session");
+  });
+  if (!opened) return;
+
+  if (args.expectProject) {
+    await suite.check(`"Open with Inkstone" (${args.appArg}) shows the file as the project "${args.expectProject}"`, async () => {
+      await waitFor("the opened file in the project list", () =>
+        exec("return Array.from(document.querySelectorAll('[data-testid=project-item]'), (e) => e.textContent || '').some((t) => t.includes(arguments[0]))", [args.expectProject]),
+      );
+    });
+    return;
+  }
+
+  await suite.check("the window shows the first-run screen, inside Tauri, with no error", async () => {
+    await waitFor("the first-run screen", () => exec("return Boolean(document.querySelector('[data-testid=empty-state]'))"));
+    assert((await exec("return Boolean(window.__TAURI_INTERNALS__)")) === true, "the page is not running inside Tauri");
+    const banner = await exec("const b = document.querySelector('[data-testid=error-banner]'); return b ? b.textContent : null");
+    assert(!banner, `error banner: ${banner}`);
+    const title = await wd("GET", `/session/${sessionId}/title`);
+    assert(/Inkstone/.test(title), `window title: ${title}`);
+    // WebKit's own rendering of the page (an X11 grab of a fresh HOME's first paint can
+    // still be blank when the DOM is ready).
+    await sleep(1000);
+    const png = await wd("GET", `/session/${sessionId}/screenshot`, undefined, 20_000);
+    writeFileSync(join(shots, "first-run.png"), Buffer.from(png, "base64"));
+  });
+
+  await suite.check(`the store is made in ${args.dataDir}`, async () => {
+    // The engine opens before the window; its store files are there once the page asked.
+    await waitFor("the data folder", () => existsSync(args.dataDir) && readdirSync(args.dataDir).length > 0, 10_000);
+    const listed = await exec("return window.__TAURI_INTERNALS__.invoke('api_call', { method: 'project.list', params: {} })");
+    assert(Array.isArray(listed?.projects ?? listed), `project.list answered ${JSON.stringify(listed).slice(0, 200)}`);
+    console.log(`# data folder: ${readdirSync(args.dataDir).join(", ")}`);
+  });
+});
