@@ -135,7 +135,7 @@ pub fn sniff(bytes: &[u8]) -> FileKind {
         return FileKind::Html;
     }
     let head = &bytes[..bytes.len().min(4096)];
-    let controls = head.iter().filter(|b| (**b < 0x09) || (0x0E..0x20).contains(*b) && **b != 0x1B).count();
+    let controls = head.iter().filter(|b| **b < 0x09 || ((0x0E..0x20).contains(*b) && **b != 0x1B)).count();
     if controls > 0 && !head.starts_with(&[0xFF, 0xFE]) && !head.starts_with(&[0xFE, 0xFF]) {
         return FileKind::Binary;
     }

@@ -183,10 +183,13 @@ pub fn read_value(field: &str, raw: &str, unit: MetricUnit, percent_scale: bool)
     Ok(Some(MetricValue { value, unit, qualifier: parsed.qualifier, raw: raw.trim().to_owned() }))
 }
 
+/// Canonical metrics and platform extras, by key.
+pub type MetricMaps = (BTreeMap<String, MetricValue>, BTreeMap<String, MetricValue>);
+
 /// Metrics typed by a person: canonical keys, or `extra.<name>` (kept as a count of the
 /// publication's platform). Not-reported values are left out. Errors: VALIDATION for an
 /// unknown key or a value that is not a number of the key's unit.
-pub fn read_manual(publication: &Publication, typed: &BTreeMap<String, String>) -> Result<(BTreeMap<String, MetricValue>, BTreeMap<String, MetricValue>), ApiError> {
+pub fn read_manual(publication: &Publication, typed: &BTreeMap<String, String>) -> Result<MetricMaps, ApiError> {
     if typed.len() > MAX_METRICS {
         return Err(ApiError::validation("metrics", format!("At most {MAX_METRICS} metrics in one snapshot.")));
     }

@@ -99,7 +99,7 @@ fn scaled(digits: &str, multiplier: f64) -> Option<f64> {
     let mantissa: u64 = format!("{int}{frac}").parse().ok()?;
     let power = 10f64.powi(i32::try_from(frac.len()).ok()?);
     let step = multiplier / power;
-    (step.fract() == 0.0 && mantissa < (1 << 53)).then(|| mantissa as f64 * step)
+    (step.fract() == 0.0 && mantissa < (1 << 53)).then_some(mantissa as f64 * step)
 }
 
 /// True for `1,234,567` (groups of three after the first), with `,` or `，`.

@@ -349,7 +349,7 @@ mod number_forms {
         let digits = n.to_string();
         let mut out = String::new();
         for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);
@@ -666,4 +666,23 @@ fn every_built_in_export_profile_loads_and_maps_to_known_keys() {
     assert!(profiles.iter().any(|p| p.id == "wechat-notified"
         && p.columns.get("总阅读人数").map(String::as_str) == Some("readers")
         && p.columns.get("总阅读次数").map(String::as_str) == Some("views")));
+}
+
+#[test]
+fn an_export_and_import_carry_publications_and_snapshots() {
+    let t = TestEngine::new();
+    let id = project(&t);
+    t.ok("version.create", json!({"projectId": id}));
+    let acc = t.ok("account.create", json!({"platform": "zhihu", "name": "墨砚"}));
+    let p = t.ok("publication.add", json!({"projectId": id, "platform": "zhihu", "details": {"accountId": acc["id"], "publishedAt": "2025-12-31 08:00"}}));
+    let s = t.ok("perf.add", json!({"publicationId": p["id"], "metrics": {"upvotes": "1.1k"}}));
+    let outside = tempfile::tempdir().unwrap();
+    let out = outside.path().join("export-out");
+    t.ok("export.run", json!({"path": out.display().to_string()}));
+    let other = TestEngine::new();
+    other.ok("import.run", json!({"path": out.display().to_string()}));
+    let view = other.ok("publication.get", json!({"publicationId": p["id"]}));
+    assert_eq!(view["publication"], t.ok("publication.get", json!({"publicationId": p["id"]}))["publication"]);
+    assert_eq!(view["latest"], s);
+    assert_eq!(other.ok("account.list", json!({}))["accounts"][0]["id"], acc["id"]);
 }
