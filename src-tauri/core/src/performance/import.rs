@@ -251,7 +251,7 @@ pub struct RowPreview {
     pub post_id: Option<String>,
     pub published_at: Option<Timestamp>,
     pub outcome: RowOutcome,
-    #[ts(type = "Record<string, MetricValue>")]
+    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub metrics: BTreeMap<String, MetricValue>,
     /// Marked private by the export (Douyin 自见).
     pub private: bool,

@@ -135,10 +135,10 @@ pub struct MetricSnapshot {
     pub window: SnapshotWindow,
     pub source: SnapshotSource,
     /// Canonical metrics; a key that was not reported is absent, never 0.
-    #[ts(type = "Record<string, MetricValue>")]
+    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub metrics: BTreeMap<String, MetricValue>,
     /// Numbers without a canonical key: `extra.<platform>.<name>`.
-    #[ts(type = "Record<string, MetricValue>")]
+    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub extras: BTreeMap<String, MetricValue>,
     pub created_at: Timestamp,
 }

@@ -1290,13 +1290,19 @@ ageHours: number, window: SnapshotWindow, source: SnapshotSource,
 /**
  * Canonical metrics; a key that was not reported is absent, never 0.
  */
-metrics: Record<string, MetricValue>, 
+metrics: { [key in string]: MetricValue }, 
 /**
  * Numbers without a canonical key: `extra.<platform>.<name>`.
  */
-extras: Record<string, MetricValue>, createdAt: string, };
+extras: { [key in string]: MetricValue }, createdAt: string, };
 
 export type MetricUnit = "count" | "ratio" | "seconds" | "fen";
+
+export type MetricValue = { value: number, unit: MetricUnit, qualifier: Qualifier, 
+/**
+ * The text it was read from, as written.
+ */
+raw: string, };
 
 export type Missing = "subject" | "platform" | "length";
 
@@ -1923,6 +1929,8 @@ export type PublicationRef = { publicationId: string, };
 
 export type PublicationView = { publication: Publication, latest: MetricSnapshot | null, snapshotCount: number, };
 
+export type Qualifier = "exact" | "lowerBound" | "rounded";
+
 export type QualityCheckParams = { projectId: string, platforms?: Array<Platform>, };
 
 export type QualityCheckResult = { projectId: string, revision: number, 
@@ -2006,7 +2014,7 @@ export type RowPreview = {
 /**
  * 1-based, as a spreadsheet numbers it.
  */
-row: number, title: string, postId: string | null, publishedAt: string | null, outcome: RowOutcome, metrics: Record<string, MetricValue>, 
+row: number, title: string, postId: string | null, publishedAt: string | null, outcome: RowOutcome, metrics: { [key in string]: MetricValue }, 
 /**
  * Marked private by the export (Douyin 自见).
  */
