@@ -81,6 +81,15 @@ pub enum Command {
     /// `optimize show RUN`, `optimize apply RUN [--platform P …] [--source]`,
     /// `optimize resume RUN`.
     Optimize(crate::optimize::OptimizeArgs),
+    /// Publishing accounts (platform, name, handle).
+    #[command(subcommand)]
+    Account(crate::performance::AccountCommand),
+    /// Publications: where and when a project's version went out.
+    #[command(subcommand)]
+    Publication(crate::performance::PublicationCommand),
+    /// Performance metrics of publications: add by hand, list, keys.
+    #[command(subcommand)]
+    Perf(crate::performance::PerfCommand),
     /// Checkpoints of a session: the project's state at a point, to go back to.
     #[command(subcommand)]
     Checkpoint(crate::checkpoints::CheckpointCommand),
@@ -419,6 +428,9 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),
         Command::Sync(command) => return crate::sync::run(engine, command, as_json),
         Command::Optimize(args) => return crate::optimize::run(engine, args, as_json),
+        Command::Account(command) => return crate::performance::account(engine, command, as_json),
+        Command::Publication(command) => return crate::performance::publication(engine, command, as_json),
+        Command::Perf(command) => return crate::performance::perf(engine, command, as_json),
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
         Command::Project(command) => project(engine, command)?,

@@ -10,6 +10,7 @@ mod checkpoints;
 mod commands;
 mod drafts;
 mod optimize;
+mod performance;
 mod profile;
 mod proposal;
 mod serve;

@@ -15,6 +15,7 @@ mod llm;
 mod media;
 mod memory;
 mod optimize;
+mod performance;
 mod pipeline;
 mod projects;
 mod proposals;
@@ -43,6 +44,7 @@ pub use llm::*;
 pub use media::*;
 pub use memory::*;
 pub use optimize::*;
+pub use performance::*;
 pub use pipeline::*;
 pub use projects::*;
 pub use proposals::*;
@@ -115,6 +117,8 @@ const ID_PARAMS: &[(&str, &str)] = &[
     ("brandProfileId", "brd"),
     ("templateId", "tpl"),
     ("jobId", "job"),
+    ("accountId", "acc"),
+    ("publicationId", "pub"),
 ];
 
 /// The kind of record `id` names in the methods whose parameter is a plain `id`.
@@ -417,6 +421,21 @@ api_methods! {
         "optimize.cancel" => optimize::cancel(OptimizeRunRef) -> OptimizeCancelResult;
         "optimize.apply" => optimize::apply(OptimizeApplyParams) -> OptimizeApplyResult;
         "optimize.events" => optimize::events(OptimizeRunRef) -> OptimizeEventsResult;
+        "account.create" => performance::create_account(AccountCreateParams) -> crate::performance::Account;
+        "account.list" => performance::list_accounts(Empty) -> AccountListResult;
+        "account.update" => performance::update_account(AccountUpdateParams) -> crate::performance::Account;
+        "account.delete" => performance::delete_account(AccountRef) -> Deleted;
+        "publication.add" => performance::add_publication(PublicationAddParams) -> crate::performance::Publication;
+        "publication.get" => performance::get_publication(PublicationRef) -> PublicationView;
+        "publication.list" => performance::list_publications(PublicationListParams) -> PublicationListResult;
+        "publication.edit" => performance::edit_publication(PublicationEditParams) -> crate::performance::Publication;
+        "publication.remove" => performance::remove_publication(PublicationRef) -> crate::performance::Publication;
+        "publication.restore" => performance::restore_publication(PublicationRef) -> crate::performance::Publication;
+        "publication.purge" => performance::purge_publication(PublicationPurgeParams) -> PublicationPurgeResult;
+        "perf.add" => performance::add_snapshot(PerfAddParams) -> crate::performance::metrics::MetricSnapshot;
+        "perf.list" => performance::list_snapshots(PublicationRef) -> PerfListResult;
+        "perf.keys" => performance::metric_keys(Empty) -> PerfKeysResult;
+        "perf.import" => performance::import(PerfImportParams) -> PerfImportResult;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);

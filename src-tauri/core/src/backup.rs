@@ -25,6 +25,7 @@
 //! harness/context-snapshots.jsonl   immutable context snapshots
 //! harness/results.jsonl             large tool results, by content hash
 //! harness/permission-rules.json
+//! performance/*.jsonl               accounts, publications, metric snapshots, imports
 //! ```
 //!
 //! Record ids become folder and file names here, so every id is checked against the
@@ -179,6 +180,10 @@ fn sections() -> Vec<Section> {
         section::<crate::memory::MemoryItem>(Layout::Lines { file: "memory/items.jsonl", always: false }, None),
         section::<crate::memory::HabitDismissal>(Layout::Prefixed { file: "memory/dismissed-habits.jsonl", prefix: crate::memory::META_DISMISSED_HABITS }, None),
         section::<crate::usage::ProjectBudget>(Layout::Lines { file: "usage/project-budgets.jsonl", always: false }, None),
+        section::<crate::performance::Account>(Layout::Lines { file: "performance/accounts.jsonl", always: false }, None),
+        section::<crate::performance::Publication>(Layout::Lines { file: "performance/publications.jsonl", always: false }, None),
+        section::<crate::performance::metrics::MetricSnapshot>(Layout::Lines { file: "performance/snapshots.jsonl", always: false }, None),
+        section::<crate::performance::import::ImportRecord>(Layout::Lines { file: "performance/imports.jsonl", always: false }, None),
     ]
 }
 

@@ -16,6 +16,7 @@ pub mod kernel;
 pub mod llm;
 pub mod memory;
 pub mod outbox;
+pub mod performance;
 pub mod project;
 pub mod prompts;
 pub mod proposals;

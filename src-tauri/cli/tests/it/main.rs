@@ -4,6 +4,7 @@
 mod checkpoints;
 mod commands;
 mod optimize;
+mod performance;
 mod profile;
 mod proposal;
 mod serve;

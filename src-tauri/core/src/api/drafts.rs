@@ -150,6 +150,11 @@ pub struct PlatformDraftSetStatusParams {
     #[serde(default)]
     #[ts(optional)]
     pub base_revision: Option<u32>,
+    /// With `status: published`: record the publication in the same write (its details
+    /// over the defaults: the version the draft was compiled from, its title, now).
+    #[serde(default)]
+    #[ts(optional)]
+    pub publication: Option<super::PublicationDetails>,
 }
 
 pub(super) fn set_status(engine: &Engine, params: PlatformDraftSetStatusParams) -> Result<PlatformDraft, ApiError> {
@@ -158,6 +163,14 @@ pub(super) fn set_status(engine: &Engine, params: PlatformDraftSetStatusParams) 
     let mut draft = require_draft(engine, &params.project_id, params.platform)?;
     let mut batch = Batch::new();
     domain::stage_set_status(engine, &mut batch, &project, &mut draft, params.status, params.base_revision)?;
+    if let Some(details) = params.publication {
+        if params.status != DraftStatus::Published {
+            return Err(ApiError::validation("publication", "A publication is recorded only when the draft is set to published.").problem("perf.publication_needs_published", &[]));
+        }
+        let default_version = Some(draft.source_version).filter(|n| *n > 0);
+        let details = super::PublicationDetails { title: details.title.or_else(|| Some(draft.title.clone()).filter(|t| !t.trim().is_empty())), ..details };
+        crate::performance::publications::stage_create(engine, &mut batch, &project, draft.platform, default_version, details.into())?;
+    }
     engine.store().apply(batch, Durability::Durable)?;
     Ok(draft)
 }

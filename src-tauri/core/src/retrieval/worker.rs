@@ -175,7 +175,11 @@ impl Worker {
             | Kind::Embeddings
             | Kind::Memory
             | Kind::ProjectBudgets
-            | Kind::OptimizeRuns => return Ok(None),
+            | Kind::OptimizeRuns
+            | Kind::PerfAccounts
+            | Kind::Publications
+            | Kind::MetricSnapshots
+            | Kind::PerfImports => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);
         self.writer.add_document(index::document(&fields, &doc))?;

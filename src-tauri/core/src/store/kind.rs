@@ -60,10 +60,18 @@ pub enum Kind {
     /// Optimization runs (one record each, by run id); their logs are in
     /// `SessionEvents` under the run id.
     OptimizeRuns,
+    /// Publishing accounts of the workspace (`performance`), by id.
+    PerfAccounts,
+    /// Publications (`performance`): a project's version published somewhere, by id.
+    Publications,
+    /// Metric snapshots, append-only: `publication_id 0x00 snapshot_id`.
+    MetricSnapshots,
+    /// Imports of platform exports, by the file's SHA-256 (re-importing changes nothing).
+    PerfImports,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 31] = [
+    pub(super) const ALL: [Kind; 35] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -95,6 +103,10 @@ impl Kind {
         Kind::SyncProjects,
         Kind::SyncConflicts,
         Kind::OptimizeRuns,
+        Kind::PerfAccounts,
+        Kind::Publications,
+        Kind::MetricSnapshots,
+        Kind::PerfImports,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -130,6 +142,10 @@ impl Kind {
             Kind::SyncProjects => "sync_projects",
             Kind::SyncConflicts => "sync_conflicts",
             Kind::OptimizeRuns => "optimize_runs",
+            Kind::PerfAccounts => "perf_accounts",
+            Kind::Publications => "publications",
+            Kind::MetricSnapshots => "metric_snapshots",
+            Kind::PerfImports => "perf_imports",
         }
     }
 
@@ -166,6 +182,10 @@ impl Kind {
             Kind::SyncProjects => 28,
             Kind::SyncConflicts => 29,
             Kind::OptimizeRuns => 30,
+            Kind::PerfAccounts => 31,
+            Kind::Publications => 32,
+            Kind::MetricSnapshots => 33,
+            Kind::PerfImports => 34,
         }
     }
 }

@@ -28,6 +28,7 @@ mod optimize;
 mod optimize_eval;
 mod optimize_window;
 mod outbox;
+mod performance;
 mod pipeline;
 mod proposals;
 mod search;

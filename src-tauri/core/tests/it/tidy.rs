@@ -89,9 +89,10 @@ const LAYERS: &[&str] = &[
     "memory",    // workspace and project memory, habits from accepted work
     "sync",      // team sync: transport, delivery, pull, conflicts
     "harness",
-    "tools",  // the agent runtime and the tools it runs
-    "growth", // one-click optimize: runs, the platform-fit report
-    "backup", // sits above every subsystem whose records it carries
+    "tools",       // the agent runtime and the tools it runs
+    "growth",      // one-click optimize: runs, the platform-fit report
+    "performance", // publications, metric snapshots, platform-export imports
+    "backup",      // sits above every subsystem whose records it carries
     "engine",
     "api", // the engine; the facade
 ];

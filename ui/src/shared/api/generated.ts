@@ -5,6 +5,28 @@ export type Accepted = { proposal: Proposal, version?: Version, draft?: Platform
 
 export type AcceptedChange = { proposal_id: string, version?: number, };
 
+export type Account = { id: string, platform: Platform, 
+/**
+ * What the person calls it ("Inkstone 官方号").
+ */
+name: string, 
+/**
+ * The platform's handle or id for it (`@inkstone`, a WeChat 原始 ID), when given.
+ */
+handle: string | null, createdAt: string, updatedAt: string, };
+
+export type AccountCreateParams = { platform: Platform, name: string, handle?: string, };
+
+export type AccountListResult = { accounts: Array<Account>, };
+
+export type AccountRef = { accountId: string, };
+
+export type AccountUpdateParams = { accountId: string, name?: string, 
+/**
+ * An empty handle clears it.
+ */
+handle?: string, };
+
 export type Activity = { id: string, projectId: string | null, actor: string, kind: ActivityKind, 
 /**
  * A short English description; the UI renders `kind` in the user's language.
@@ -24,6 +46,37 @@ projectId?: string,
 limit?: number, };
 
 export type ActivityListResult = { activities: Array<Activity>, };
+
+export type AiChange = { 
+/**
+ * The version the change made.
+ */
+versionNumber: number, 
+/**
+ * The accepted proposal; absent for a colleague's AI change pulled from the
+ * workspace server (their proposal stays on their machine).
+ */
+proposalId: string | null, 
+/**
+ * The proposal's kind (`source_patch`, `title_candidates`, ...) when it is here.
+ */
+proposalKind: string | null, 
+/**
+ * The drafting session it came from.
+ */
+sessionId: string | null, 
+/**
+ * The optimize run it came from.
+ */
+runId: string | null, 
+/**
+ * The model that proposed it, when known.
+ */
+model: string | null, 
+/**
+ * The member who pushed it, for a pulled change.
+ */
+pulledFrom: string | null, };
 
 export type Anchor = { from: number, to: number, };
 
@@ -531,6 +584,8 @@ export type DiffLine = { kind: LineKind, oldLine: number | null, newLine: number
  */
 segments: Array<Segment>, };
 
+export type Distribution = "organic" | "boosted" | "notified" | "unnotified" | "unknown";
+
 export type DocKind = "working" | "version" | "comment";
 
 export type Draft = { platform: Platform, 
@@ -830,6 +885,20 @@ skippedLinks: Array<string>,
 skipped: Array<SkippedImport>, };
 
 export type ImportParams = { path: string, };
+
+export type ImportPreview = { 
+/**
+ * `sha256:<hex>` of the file's bytes.
+ */
+fileSha256: string, 
+/**
+ * `x-content@v1`: the export profile that read it.
+ */
+importer: string, importerName: string, platform: Platform, encoding: string, 
+/**
+ * Set when this exact file was imported before: nothing more would be written.
+ */
+alreadyImported: string | null, rows: Array<RowPreview>, matched: number, unmatched: number, ambiguous: number, skipped: number, notUnderstood: number, };
 
 export type ImportResult = { counts: ExportCounts, };
 
@@ -1248,6 +1317,34 @@ export type MetadataChange = { title?: string, platforms?: Array<Platform>,
  */
 brandProfileId?: string | null, templateId?: string | null, };
 
+export type MetricKeyInfo = { key: string, unit: MetricUnit, 
+/**
+ * What it counts, in English (the UI words it by key).
+ */
+basis: string, };
+
+export type MetricSnapshot = { id: string, publicationId: string, projectId: string, platform: Platform, observedAt: string, 
+/**
+ * Hours from publishing to `observed_at`.
+ */
+ageHours: number, window: SnapshotWindow, source: SnapshotSource, 
+/**
+ * Canonical metrics; a key that was not reported is absent, never 0.
+ */
+metrics: { [key in string]: MetricValue }, 
+/**
+ * Numbers without a canonical key: `extra.<platform>.<name>`.
+ */
+extras: { [key in string]: MetricValue }, createdAt: string, };
+
+export type MetricUnit = "count" | "ratio" | "seconds" | "fen";
+
+export type MetricValue = { value: number, unit: MetricUnit, qualifier: Qualifier, 
+/**
+ * The text it was read from, as written.
+ */
+raw: string, };
+
 export type Missing = "subject" | "platform" | "length";
 
 export type Mode = "default" | "plan";
@@ -1367,6 +1464,60 @@ change?: ApprovalChange, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
+export type PerfAddParams = { publicationId: string, 
+/**
+ * Metric key → the number as the platform shows it (`1.2万`, `10w+`, `12.3%`); an
+ * empty or `-` value means "not reported" and is left out. `extra.<name>` keeps a
+ * number without a canonical key.
+ */
+metrics: Record<string, string>, 
+/**
+ * When the numbers were read: `2026-03-04 12:30` in the publication's time zone,
+ * or RFC 3339; now when absent.
+ */
+observedAt?: string, 
+/**
+ * Cumulative when absent.
+ */
+window?: SnapshotWindow, };
+
+export type PerfImportParams = { 
+/**
+ * A local export file (CLI); or `dataBase64` with `fileName` (the UI's file picker).
+ */
+path?: string, dataBase64?: string, fileName?: string, 
+/**
+ * Only try this platform's exports.
+ */
+platform?: Platform, 
+/**
+ * The person's decisions: row number → a publication id, or `skip`.
+ */
+assign?: Record<string, string>, 
+/**
+ * Write it. Without it (the default) the import is only previewed and nothing is
+ * written. A commit needs every row matched or skipped.
+ */
+commit?: boolean, };
+
+export type PerfImportResult = { preview: ImportPreview, 
+/**
+ * True when this call wrote the snapshots.
+ */
+committed: boolean, 
+/**
+ * The snapshots written by this call.
+ */
+snapshots: Array<string>, };
+
+export type PerfKeysResult = { keys: Array<MetricKeyInfo>, };
+
+export type PerfListResult = { publicationId: string, 
+/**
+ * Oldest observation first.
+ */
+snapshots: Array<MetricSnapshot>, };
+
 export type PermissionPolicy = "allow" | "ask" | "deny";
 
 export type PermissionRule = { tool: string, decision: PermissionPolicy, };
@@ -1476,7 +1627,12 @@ compiled: CompiledDraft,
  */
 diff?: TextDiffResult, };
 
-export type PlatformDraftSetStatusParams = { projectId: string, platform: Platform, status: DraftStatus, baseRevision?: number, };
+export type PlatformDraftSetStatusParams = { projectId: string, platform: Platform, status: DraftStatus, baseRevision?: number, 
+/**
+ * With `status: published`: record the publication in the same write (its details
+ * over the defaults: the version the draft was compiled from, its title, now).
+ */
+publication?: PublicationDetails, };
 
 export type PlatformFit = { platform: Platform, compiled: FitReport, saved?: FitReport, };
 
@@ -1731,6 +1887,91 @@ carries?: Array<CarriedEdits>, applied?: Applied, createdAt: string, updatedAt: 
 
 export type Provider = "disabled" | "openai-compatible";
 
+export type Publication = { id: string, projectId: string, platform: Platform, 
+/**
+ * The version that went out.
+ */
+versionNumber: number, versionId: string, accountId: string | null, url: string | null, 
+/**
+ * The platform's id of the post (a WeChat msgid, a note id, an X Post id, ...).
+ */
+platformPostId: string | null, 
+/**
+ * The title as published (rows of an export are matched on it).
+ */
+title: string, 
+/**
+ * When it went out, in UTC.
+ */
+publishedAt: string, 
+/**
+ * The IANA time zone it was published in (`Asia/Shanghai`), for showing and for
+ * reading the platform's local times.
+ */
+timeZone: string, format: PublicationFormat, distribution: Distribution, visibility: Visibility, 
+/**
+ * The accepted AI changes in versions after the previous publication of this
+ * project on this platform, up to and including `version_number` (all of them up
+ * to it for the first publication). Derived, never typed.
+ */
+aiChanges: Array<AiChange>, 
+/**
+ * The number of the version the previous publication on this platform carried, the
+ * base `ai_changes` counts from (absent for the first publication).
+ */
+previousVersionNumber: number | null, 
+/**
+ * Set while removed: hidden from lists and reports, its snapshots kept, until the
+ * removal is confirmed (`publication.purge`) or undone (`publication.restore`).
+ */
+removedAt: string | null, createdBy: string, createdAt: string, updatedAt: string, };
+
+export type PublicationAddParams = { projectId: string, platform: Platform, details?: PublicationDetails, };
+
+export type PublicationDetails = { versionNumber?: number, 
+/**
+ * An empty id clears the account (on edit).
+ */
+accountId?: string, url?: string, platformPostId?: string, title?: string, 
+/**
+ * `2026-03-04 12:30` in `timeZone`, or RFC 3339 with an offset.
+ */
+publishedAt?: string, 
+/**
+ * An IANA name (`Asia/Shanghai`, `UTC`).
+ */
+timeZone?: string, format?: PublicationFormat, distribution?: Distribution, visibility?: Visibility, };
+
+export type PublicationEditParams = { publicationId: string, details: PublicationDetails, };
+
+export type PublicationFormat = "article" | "answer" | "imageText" | "video" | "thread" | "post" | "other";
+
+export type PublicationListParams = { projectId?: string, platform?: Platform, 
+/**
+ * Removed publications too (they are left out otherwise).
+ */
+includeRemoved?: boolean, };
+
+export type PublicationListResult = { 
+/**
+ * Newest publishing time first.
+ */
+publications: Array<PublicationView>, };
+
+export type PublicationPurgeParams = { publicationId: string, 
+/**
+ * Must be `true`: the publication and its snapshots are deleted for good.
+ */
+confirm: boolean, };
+
+export type PublicationPurgeResult = { id: string, deleted: boolean, snapshotsDeleted: number, };
+
+export type PublicationRef = { publicationId: string, };
+
+export type PublicationView = { publication: Publication, latest: MetricSnapshot | null, snapshotCount: number, };
+
+export type Qualifier = "exact" | "lowerBound" | "rounded";
+
 export type QualityCheckParams = { projectId: string, platforms?: Array<Platform>, };
 
 export type QualityCheckResult = { projectId: string, revision: number, 
@@ -1813,6 +2054,18 @@ strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>,
  * Terms allowed by their context rather than by a longer word (an ordinal 第一).
  */
 allowContext: Array<ContextAllow>, };
+
+export type RowOutcome = { "status": "matched", publicationId: string, by: string, } | { "status": "ambiguous", candidates: Array<string>, } | { "status": "unmatched" } | { "status": "skipped" } | { "status": "notUnderstood", problem: string, };
+
+export type RowPreview = { 
+/**
+ * 1-based, as a spreadsheet numbers it.
+ */
+row: number, title: string, postId: string | null, publishedAt: string | null, outcome: RowOutcome, metrics: { [key in string]: MetricValue }, 
+/**
+ * Marked private by the export (Douyin 自见).
+ */
+private: boolean, };
 
 export type Run = { id: string, projectId: string, profileId: string, 
 /**
@@ -2287,6 +2540,10 @@ export type SkippedImport = { path: string,
  * The project that already holds the file's title and text.
  */
 existing: ProjectSummary, };
+
+export type SnapshotSource = { "type": "manual", author: string, } | { "type": "import", importId: string, fileSha256: string, importer: string, importerVersion: number, sheet: string | null, row: number, rawRow: Array<[string, string]>, } | { "type": "api", name: string, };
+
+export type SnapshotWindow = { "type": "cumulative" } | { "type": "period", start: string, end: string, } | { "type": "day", date: string, };
 
 export type Snippet = { text: string, highlights: Array<Anchor>, };
 
@@ -2820,6 +3077,8 @@ messageId?: string, messageParams?: Record<string, string>, origin: VersionOrigi
  */
 nChars: number, };
 
+export type Visibility = "public" | "private";
+
 export type WindowOrigin = "person" | "server" | "assumed";
 
 export type WindowSource = "llamaCppProps" | "ollamaRunning" | "ollamaNumCtx" | "ollamaModelMax" | "lmStudioLoaded" | "lmStudioModelMax" | "vllmMaxModelLen";
@@ -2971,6 +3230,21 @@ export interface ApiMethods {
   "optimize.cancel": { params: OptimizeRunRef; result: OptimizeCancelResult };
   "optimize.apply": { params: OptimizeApplyParams; result: OptimizeApplyResult };
   "optimize.events": { params: OptimizeRunRef; result: OptimizeEventsResult };
+  "account.create": { params: AccountCreateParams; result: Account };
+  "account.list": { params: Empty; result: AccountListResult };
+  "account.update": { params: AccountUpdateParams; result: Account };
+  "account.delete": { params: AccountRef; result: Deleted };
+  "publication.add": { params: PublicationAddParams; result: Publication };
+  "publication.get": { params: PublicationRef; result: PublicationView };
+  "publication.list": { params: PublicationListParams; result: PublicationListResult };
+  "publication.edit": { params: PublicationEditParams; result: Publication };
+  "publication.remove": { params: PublicationRef; result: Publication };
+  "publication.restore": { params: PublicationRef; result: Publication };
+  "publication.purge": { params: PublicationPurgeParams; result: PublicationPurgeResult };
+  "perf.add": { params: PerfAddParams; result: MetricSnapshot };
+  "perf.list": { params: PublicationRef; result: PerfListResult };
+  "perf.keys": { params: Empty; result: PerfKeysResult };
+  "perf.import": { params: PerfImportParams; result: PerfImportResult };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -2987,7 +3261,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

@@ -1,0 +1,314 @@
+//! Performance data from the command line: `account add|list|rename|delete`,
+//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys`.
+
+use clap::{Args, Subcommand};
+use inkstone_core::Engine;
+use serde_json::{json, Map, Value};
+
+use crate::commands::{call, print_json, s};
+use crate::Failure;
+
+#[derive(Debug, Subcommand)]
+pub enum AccountCommand {
+    /// Add a publishing account: `account add --platform wechat "墨砚官方号" --handle gh_123`.
+    Add {
+        #[arg(long)]
+        platform: String,
+        name: String,
+        #[arg(long)]
+        handle: Option<String>,
+    },
+    /// List the workspace's accounts.
+    List,
+    /// Rename an account or change its handle (`--handle ""` clears it).
+    Edit {
+        account: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[arg(long)]
+        handle: Option<String>,
+    },
+    /// Delete an account no publication names.
+    Delete { account: String },
+}
+
+/// The details of a publication; absent ones take the defaults (add) or stay (edit).
+#[derive(Debug, Args)]
+pub struct PublicationArgs {
+    /// The version that went out (default: the latest).
+    #[arg(long = "version")]
+    version_number: Option<u32>,
+    /// The account id (`acc_…`); `""` clears it on edit.
+    #[arg(long)]
+    account: Option<String>,
+    #[arg(long)]
+    url: Option<String>,
+    /// The platform's id of the post.
+    #[arg(long = "post-id")]
+    post_id: Option<String>,
+    #[arg(long)]
+    title: Option<String>,
+    /// `2026-03-04 12:30` in --tz (default: the platform's, Asia/Shanghai or UTC for x), or RFC 3339.
+    #[arg(long = "at")]
+    published_at: Option<String>,
+    #[arg(long = "tz")]
+    time_zone: Option<String>,
+    /// article, answer, imageText, video, thread, post or other.
+    #[arg(long)]
+    format: Option<String>,
+    /// organic, boosted, notified, unnotified or unknown.
+    #[arg(long)]
+    distribution: Option<String>,
+    /// public or private.
+    #[arg(long)]
+    visibility: Option<String>,
+}
+
+impl PublicationArgs {
+    fn details(self) -> Value {
+        let mut d = Map::new();
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(v) = value {
+                d.insert(key.to_owned(), v);
+            }
+        };
+        put("versionNumber", self.version_number.map(|n| json!(n)));
+        put("accountId", self.account.map(Value::String));
+        put("url", self.url.map(Value::String));
+        put("platformPostId", self.post_id.map(Value::String));
+        put("title", self.title.map(Value::String));
+        put("publishedAt", self.published_at.map(Value::String));
+        put("timeZone", self.time_zone.map(Value::String));
+        put("format", self.format.map(Value::String));
+        put("distribution", self.distribution.map(Value::String));
+        put("visibility", self.visibility.map(Value::String));
+        Value::Object(d)
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PublicationCommand {
+    /// Record that a project's version went out on a platform.
+    Add {
+        project: String,
+        #[arg(long)]
+        platform: String,
+        #[command(flatten)]
+        details: PublicationArgs,
+    },
+    /// List publications (of a project, or all), newest first, with their latest metrics.
+    List {
+        project: Option<String>,
+        #[arg(long)]
+        platform: Option<String>,
+        /// Removed publications too.
+        #[arg(long)]
+        removed: bool,
+    },
+    /// Show one publication with its latest metrics and AI changes.
+    Show { publication: String },
+    /// Change a publication's details.
+    Edit {
+        publication: String,
+        #[command(flatten)]
+        details: PublicationArgs,
+    },
+    /// Remove a publication: hidden, its metrics kept until `purge`.
+    Remove { publication: String },
+    /// Undo a removal.
+    Restore { publication: String },
+    /// Delete a removed publication and its metrics for good.
+    Purge {
+        publication: String,
+        /// Required: yes, delete it and its metrics.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PerfCommand {
+    /// Add metrics read by hand: `perf add PUB --metric views=1.2万 --metric read_completion=45%`.
+    Add {
+        publication: String,
+        /// KEY=VALUE, repeatable; see `perf keys`; `extra.NAME=VALUE` for another number.
+        #[arg(long = "metric", value_name = "KEY=VALUE", required = true)]
+        metrics: Vec<String>,
+        /// When the numbers were read (default: now).
+        #[arg(long = "at")]
+        observed_at: Option<String>,
+    },
+    /// A publication's snapshots, oldest first.
+    List { publication: String },
+    /// Import a platform's own export (CSV): every row is matched to a publication and
+    /// previewed; without --dry-run it is written when every row is matched or skipped.
+    /// Importing the same file again changes nothing.
+    Import {
+        file: std::path::PathBuf,
+        /// Only show what would happen.
+        #[arg(long)]
+        dry_run: bool,
+        /// Only try this platform's exports.
+        #[arg(long)]
+        platform: Option<String>,
+        /// ROW=PUBLICATION or ROW=skip, repeatable: the person's match for a row.
+        #[arg(long = "assign", value_name = "ROW=PUB|skip")]
+        assign: Vec<String>,
+    },
+    /// The metric keys, their units and what each counts.
+    Keys,
+}
+
+fn print_publication(p: &Value, latest: Option<&Value>) {
+    let removed = if p["removedAt"].is_string() { " (removed)" } else { "" };
+    let ai = p["aiChanges"].as_array().map_or(0, Vec::len);
+    println!(
+        "{}  {:<11} v{:<3} {}  {}  {} {} {}  AI changes: {ai}{removed}",
+        s(p, "id"),
+        s(p, "platform"),
+        p["versionNumber"],
+        s(p, "publishedAt"),
+        s(p, "title"),
+        s(p, "format"),
+        s(p, "distribution"),
+        s(p, "visibility")
+    );
+    if let Some(url) = p["url"].as_str() {
+        println!("    {url}");
+    }
+    if let Some(snapshot) = latest.filter(|l| l.is_object()) {
+        println!("    {}", metrics_line(snapshot));
+    }
+}
+
+fn metrics_line(snapshot: &Value) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for map in [&snapshot["metrics"], &snapshot["extras"]] {
+        for (key, m) in map.as_object().into_iter().flatten() {
+            parts.push(format!("{key}={}", s(m, "raw")));
+        }
+    }
+    format!("at {} (age {:.1} h): {}", s(snapshot, "observedAt"), snapshot["ageHours"].as_f64().unwrap_or(0.0), parts.join(" "))
+}
+
+fn print_import(r: &Value) {
+    let p = &r["preview"];
+    println!("{} ({}), {}", s(p, "importerName"), s(p, "importer"), s(p, "encoding"));
+    for row in p["rows"].as_array().into_iter().flatten() {
+        let o = &row["outcome"];
+        let what = match s(o, "status") {
+            "matched" => format!("→ {} (by {})", s(o, "publicationId"), s(o, "by")),
+            "ambiguous" => format!("ambiguous: {}", o["candidates"]),
+            "notUnderstood" => format!("not understood: {}", s(o, "problem")),
+            other => other.to_owned(),
+        };
+        println!("  row {:<5} {}  {what}", row["row"], s(row, "title"));
+    }
+    println!("matched {}, unmatched {}, ambiguous {}, skipped {}, not understood {}", p["matched"], p["unmatched"], p["ambiguous"], p["skipped"], p["notUnderstood"]);
+    if p["alreadyImported"].is_string() {
+        println!("This file was imported before ({}); nothing was written.", s(p, "alreadyImported"));
+    } else if r["committed"] == true {
+        println!("Imported: {} snapshot(s) written.", r["snapshots"].as_array().map_or(0, Vec::len));
+    } else {
+        println!("Nothing written (preview).");
+    }
+}
+
+fn metric_pairs(metrics: &[String]) -> Result<Value, Failure> {
+    let mut map = Map::new();
+    for pair in metrics {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(Failure::Usage(format!("--metric {pair:?}: write KEY=VALUE, e.g. views=1.2万")));
+        };
+        map.insert(key.trim().to_owned(), Value::String(value.trim().to_owned()));
+    }
+    Ok(Value::Object(map))
+}
+
+fn show(as_json: bool, value: &Value, text: impl Fn(&Value)) {
+    if as_json {
+        print_json(value);
+    } else {
+        text(value);
+    }
+}
+
+pub fn account(engine: &Engine, command: AccountCommand, as_json: bool) -> Result<(), Failure> {
+    let one = |a: &Value| println!("{}  {:<11} {}  {}", s(a, "id"), s(a, "platform"), s(a, "name"), s(a, "handle"));
+    match command {
+        AccountCommand::Add { platform, name, handle } => show(as_json, &call(engine, "account.create", json!({"platform": platform, "name": name, "handle": handle}))?, one),
+        AccountCommand::List => show(as_json, &call(engine, "account.list", json!({}))?, |r| r["accounts"].as_array().into_iter().flatten().for_each(one)),
+        AccountCommand::Edit { account, name, handle } => show(as_json, &call(engine, "account.update", json!({"accountId": account, "name": name, "handle": handle}))?, one),
+        AccountCommand::Delete { account } => show(as_json, &call(engine, "account.delete", json!({"accountId": account}))?, |r| println!("Deleted {}", s(r, "id"))),
+    }
+    Ok(())
+}
+
+pub fn publication(engine: &Engine, command: PublicationCommand, as_json: bool) -> Result<(), Failure> {
+    let one = |p: &Value| print_publication(p, None);
+    match command {
+        PublicationCommand::Add { project, platform, details } => {
+            show(as_json, &call(engine, "publication.add", json!({"projectId": project, "platform": platform, "details": details.details()}))?, one)
+        }
+        PublicationCommand::List { project, platform, removed } => {
+            let result = call(engine, "publication.list", json!({"projectId": project, "platform": platform, "includeRemoved": removed}))?;
+            show(as_json, &result, |r| {
+                let list = r["publications"].as_array().cloned().unwrap_or_default();
+                if list.is_empty() {
+                    println!("No publications. Add one with `inkstone-cli publication add PROJECT --platform P --url URL`.");
+                }
+                for v in &list {
+                    print_publication(&v["publication"], Some(&v["latest"]));
+                }
+            })
+        }
+        PublicationCommand::Show { publication } => show(as_json, &call(engine, "publication.get", json!({"publicationId": publication}))?, |v| {
+            print_publication(&v["publication"], Some(&v["latest"]));
+            for c in v["publication"]["aiChanges"].as_array().into_iter().flatten() {
+                println!("    v{} AI {} {} {}", c["versionNumber"], s(c, "proposalKind"), s(c, "proposalId"), s(c, "model"));
+            }
+        }),
+        PublicationCommand::Edit { publication, details } => {
+            show(as_json, &call(engine, "publication.edit", json!({"publicationId": publication, "details": details.details()}))?, one)
+        }
+        PublicationCommand::Remove { publication } => show(as_json, &call(engine, "publication.remove", json!({"publicationId": publication}))?, |p| {
+            println!("Removed {}; its metrics are kept until `inkstone-cli publication purge {} --yes`.", s(p, "id"), s(p, "id"))
+        }),
+        PublicationCommand::Restore { publication } => show(as_json, &call(engine, "publication.restore", json!({"publicationId": publication}))?, one),
+        PublicationCommand::Purge { publication, yes } => show(as_json, &call(engine, "publication.purge", json!({"publicationId": publication, "confirm": yes}))?, |r| {
+            println!("Deleted {} and {} snapshot(s).", s(r, "id"), r["snapshotsDeleted"])
+        }),
+    }
+    Ok(())
+}
+
+pub fn perf(engine: &Engine, command: PerfCommand, as_json: bool) -> Result<(), Failure> {
+    match command {
+        PerfCommand::Add { publication, metrics, observed_at } => {
+            let params = json!({"publicationId": publication, "metrics": metric_pairs(&metrics)?, "observedAt": observed_at});
+            show(as_json, &call(engine, "perf.add", params)?, |snap| println!("{}  {}", s(snap, "id"), metrics_line(snap)))
+        }
+        PerfCommand::List { publication } => show(as_json, &call(engine, "perf.list", json!({"publicationId": publication}))?, |r| {
+            for snap in r["snapshots"].as_array().into_iter().flatten() {
+                println!("{}  {}", s(snap, "id"), metrics_line(snap));
+            }
+        }),
+        PerfCommand::Import { file, dry_run, platform, assign } => {
+            let mut map = Map::new();
+            for pair in &assign {
+                let Some((row, choice)) = pair.split_once('=') else {
+                    return Err(Failure::Usage(format!("--assign {pair:?}: write ROW=PUBLICATION or ROW=skip")));
+                };
+                map.insert(row.trim().to_owned(), Value::String(choice.trim().to_owned()));
+            }
+            let params = json!({"path": file.display().to_string(), "platform": platform, "assign": map, "commit": !dry_run});
+            show(as_json, &call(engine, "perf.import", params)?, print_import)
+        }
+        PerfCommand::Keys => show(as_json, &call(engine, "perf.keys", json!({}))?, |r| {
+            for k in r["keys"].as_array().into_iter().flatten() {
+                println!("{:<26} {:<8} {}", s(k, "key"), s(k, "unit"), s(k, "basis"));
+            }
+        }),
+    }
+    Ok(())
+}

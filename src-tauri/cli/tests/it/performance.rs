@@ -1,0 +1,56 @@
+//! Performance data through the CLI binary: an account, a publication, metrics typed
+//! by hand, an X export imported (dry run first, then for real, then again: nothing
+//! more), and removal that keeps metrics until purged.
+
+use serde_json::json;
+
+use crate::{json_ok, run, stdout};
+
+#[test]
+fn publications_metrics_and_an_import_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let project = json_ok(data, &["project", "create", "春天", "--platform", "x"]);
+    let id = project["id"].as_str().unwrap();
+    json_ok(data, &["version", "create", id]);
+    let account = json_ok(data, &["account", "add", "--platform", "x", "inkstone", "--handle", "@inkstone"]);
+    let acc = account["id"].as_str().unwrap();
+    let p =
+        json_ok(data, &["publication", "add", id, "--platform", "x", "--account", acc, "--url", "https://x.com/inkstone/status/1798000000000000001", "--at", "2025-12-30 08:00"]);
+    let pid = p["id"].as_str().unwrap();
+    assert_eq!(p["timeZone"], "UTC");
+
+    let snap = json_ok(data, &["perf", "add", pid, "--metric", "impressions=1.2万", "--metric", "likes=-", "--metric", "platform_engagement_rate=3.3%"]);
+    assert_eq!(snap["metrics"]["impressions"]["qualifier"], "rounded");
+    assert!(snap["metrics"].get("likes").is_none());
+    let bad = run(data, &["perf", "add", pid, "--metric", "views=lots"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let usage = run(data, &["perf", "add", pid, "--metric", "views"]);
+    assert_eq!(usage.status.code(), Some(2));
+
+    let csv = dir.path().join("account_analytics_content_2026-06-01_2026-06-30.csv");
+    std::fs::write(
+        &csv,
+        "\u{feff}Post id,Date,Post text,Post Link,Impressions,Likes,Engagements,Bookmarks,Shares,New follows,Replies,Reposts,Profile visits,Detail Expands,URL Clicks,Hashtag Clicks,Permalink Clicks\r\n1798000000000000001,\"Fri, Jun 5, 2026\",春天,https://x.com/inkstone/status/1798000000000000001,\"12,345\",321,\"1,002\",45,6,7,8,9,10,11,12,0,3\r\n",
+    )
+    .unwrap();
+    let path = csv.to_str().unwrap();
+    let preview = stdout(&run(data, &["perf", "import", path, "--dry-run"]));
+    assert!(preview.contains("X content export") && preview.contains(pid) && preview.contains("Nothing written"), "{preview}");
+    assert_eq!(json_ok(data, &["perf", "list", pid])["snapshots"].as_array().unwrap().len(), 1, "a dry run writes nothing");
+    let done = json_ok(data, &["perf", "import", path]);
+    assert_eq!(done["committed"], true);
+    let again = stdout(&run(data, &["perf", "import", path]));
+    assert!(again.contains("imported before"), "{again}");
+    assert_eq!(json_ok(data, &["perf", "list", pid])["snapshots"].as_array().unwrap().len(), 2);
+
+    let listed = stdout(&run(data, &["publication", "list", id]));
+    assert!(listed.contains(pid) && listed.contains("impressions=12,345"), "{listed}");
+    let removed = stdout(&run(data, &["publication", "remove", pid]));
+    assert!(removed.contains("kept until"), "{removed}");
+    assert_eq!(run(data, &["publication", "purge", pid]).status.code(), Some(1), "purge needs --yes");
+    let purged = json_ok(data, &["publication", "purge", pid, "--yes"]);
+    assert_eq!(purged["snapshotsDeleted"], 2);
+    assert_eq!(json_ok(data, &["publication", "list", "--removed"])["publications"], json!([]));
+    json_ok(data, &["account", "delete", acc]);
+}

@@ -1,0 +1,478 @@
+//! Performance data: publishing accounts, publications, and metric snapshots typed by
+//! hand. See [`crate::performance`] for the rules (absent never 0, keys keep their
+//! basis, removal keeps metrics until confirmed, AI changes derived from versions).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::projects::load as load_project;
+use super::{required_text, ApiError, Deleted, Empty, Engine};
+use crate::error::{bounded_text, ErrorCode};
+use crate::model::Platform;
+use crate::performance::metrics::{self, MetricKeyInfo, MetricSnapshot, SnapshotSource, SnapshotWindow};
+use crate::performance::publications::{self, PublicationFields};
+use crate::performance::{self as domain, Account, Distribution, Publication, PublicationFormat, Visibility};
+use crate::store::{Batch, Durability};
+
+/// Longest account name or handle, in characters.
+pub const MAX_ACCOUNT_CHARS: usize = 100;
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AccountCreateParams {
+    pub platform: Platform,
+    pub name: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub handle: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AccountRef {
+    pub account_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AccountUpdateParams {
+    pub account_id: String,
+    #[serde(default)]
+    #[ts(optional)]
+    pub name: Option<String>,
+    /// An empty handle clears it.
+    #[serde(default)]
+    #[ts(optional)]
+    pub handle: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountListResult {
+    pub accounts: Vec<Account>,
+}
+
+fn handle(text: Option<&str>) -> Result<Option<String>, ApiError> {
+    match text.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(h) => Ok(Some(bounded_text("handle", h, MAX_ACCOUNT_CHARS)?)),
+    }
+}
+
+fn refuse_duplicate_account(accounts: &[Account], platform: Platform, name: &str, except: Option<&str>) -> Result<(), ApiError> {
+    if accounts.iter().any(|a| a.platform == platform && a.name == name && Some(a.id.as_str()) != except) {
+        return Err(ApiError::validation("name", format!("There is already a {} account named {name:?}.", platform.as_str()))
+            .problem("perf.account_exists", &[("name", name), ("platform", platform.as_str())]));
+    }
+    Ok(())
+}
+
+pub(super) fn create_account(engine: &Engine, params: AccountCreateParams) -> Result<Account, ApiError> {
+    let name = required_text("name", &params.name, MAX_ACCOUNT_CHARS)?;
+    let handle = handle(params.handle.as_deref())?;
+    let _guard = engine.write_lock();
+    refuse_duplicate_account(&domain::accounts(engine.store())?, params.platform, &name, None)?;
+    let now = engine.now();
+    let account = Account { id: engine.new_id("acc"), platform: params.platform, name, handle, created_at: now, updated_at: now };
+    let mut batch = Batch::new();
+    batch.put(&account)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(account)
+}
+
+pub(super) fn list_accounts(engine: &Engine, _params: Empty) -> Result<AccountListResult, ApiError> {
+    Ok(AccountListResult { accounts: domain::accounts(engine.store())? })
+}
+
+pub(super) fn update_account(engine: &Engine, params: AccountUpdateParams) -> Result<Account, ApiError> {
+    let name = params.name.as_deref().map(|n| required_text("name", n, MAX_ACCOUNT_CHARS)).transpose()?;
+    let new_handle = params.handle.as_deref().map(|h| handle(Some(h))).transpose()?;
+    let _guard = engine.write_lock();
+    let mut account = domain::load_account(engine.store(), &params.account_id)?;
+    if let Some(name) = name {
+        refuse_duplicate_account(&domain::accounts(engine.store())?, account.platform, &name, Some(&account.id))?;
+        account.name = name;
+    }
+    if let Some(h) = new_handle {
+        account.handle = h;
+    }
+    account.updated_at = engine.now();
+    let mut batch = Batch::new();
+    batch.put(&account)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(account)
+}
+
+/// Deletes an account no publication names. Errors: CONFLICT while one does.
+pub(super) fn delete_account(engine: &Engine, params: AccountRef) -> Result<Deleted, ApiError> {
+    let _guard = engine.write_lock();
+    let account = domain::load_account(engine.store(), &params.account_id)?;
+    let used = domain::all_publications(engine.store())?.iter().filter(|p| p.account_id.as_deref() == Some(account.id.as_str())).count();
+    if used > 0 {
+        let n = used.to_string();
+        return Err(ApiError::new(ErrorCode::Conflict, format!("Account {} is named by {used} publication(s); it cannot be deleted.", account.name))
+            .problem("perf.account_in_use", &[("account", &account.name), ("n", &n)])
+            .hint("reassign_publications", "Edit those publications to another account (or none) first.")
+            .details(serde_json::json!({ "accountId": account.id, "publications": used })));
+    }
+    let mut batch = Batch::new();
+    batch.delete::<Account>(account.id.as_bytes().to_vec());
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(Deleted { id: account.id, deleted: true })
+}
+
+/// What a person says about a publication. Absent fields take the defaults on add
+/// (the project's head version, its title, now, the platform's time zone, format and
+/// distribution, public) and stay as they are on edit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicationDetails {
+    #[serde(default)]
+    #[ts(optional)]
+    pub version_number: Option<u32>,
+    /// An empty id clears the account (on edit).
+    #[serde(default)]
+    #[ts(optional)]
+    pub account_id: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub url: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub platform_post_id: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub title: Option<String>,
+    /// `2026-03-04 12:30` in `timeZone`, or RFC 3339 with an offset.
+    #[serde(default)]
+    #[ts(optional)]
+    pub published_at: Option<String>,
+    /// An IANA name (`Asia/Shanghai`, `UTC`).
+    #[serde(default)]
+    #[ts(optional)]
+    pub time_zone: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub format: Option<PublicationFormat>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub distribution: Option<Distribution>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub visibility: Option<Visibility>,
+}
+
+impl From<PublicationDetails> for PublicationFields {
+    fn from(d: PublicationDetails) -> Self {
+        PublicationFields {
+            version_number: d.version_number,
+            account_id: d.account_id.map(Some),
+            url: d.url,
+            platform_post_id: d.platform_post_id,
+            title: d.title,
+            published_at: d.published_at,
+            time_zone: d.time_zone,
+            format: d.format,
+            distribution: d.distribution,
+            visibility: d.visibility,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicationAddParams {
+    pub project_id: String,
+    pub platform: Platform,
+    #[serde(default)]
+    #[ts(optional)]
+    pub details: Option<PublicationDetails>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicationEditParams {
+    pub publication_id: String,
+    pub details: PublicationDetails,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicationRef {
+    pub publication_id: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicationListParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub platform: Option<Platform>,
+    /// Removed publications too (they are left out otherwise).
+    #[serde(default)]
+    #[ts(optional)]
+    pub include_removed: Option<bool>,
+}
+
+/// A publication and its newest snapshot.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicationView {
+    pub publication: Publication,
+    pub latest: Option<MetricSnapshot>,
+    pub snapshot_count: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicationListResult {
+    /// Newest publishing time first.
+    pub publications: Vec<PublicationView>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PublicationPurgeParams {
+    pub publication_id: String,
+    /// Must be `true`: the publication and its snapshots are deleted for good.
+    pub confirm: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicationPurgeResult {
+    pub id: String,
+    pub deleted: bool,
+    pub snapshots_deleted: u32,
+}
+
+pub(super) fn add_publication(engine: &Engine, params: PublicationAddParams) -> Result<Publication, ApiError> {
+    let _guard = engine.write_lock();
+    let project = load_project(engine, &params.project_id)?;
+    let mut batch = Batch::new();
+    let publication = publications::stage_create(engine, &mut batch, &project, params.platform, None, params.details.unwrap_or_default().into())?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(publication)
+}
+
+fn view(engine: &Engine, publication: Publication) -> Result<PublicationView, ApiError> {
+    let snapshots = metrics::snapshots(engine.store(), &publication.id)?;
+    let snapshot_count = u32::try_from(snapshots.len()).unwrap_or(u32::MAX);
+    Ok(PublicationView { publication, latest: snapshots.into_iter().last(), snapshot_count })
+}
+
+pub(super) fn get_publication(engine: &Engine, params: PublicationRef) -> Result<PublicationView, ApiError> {
+    let publication = domain::load_publication(engine.store(), &params.publication_id)?;
+    view(engine, publication)
+}
+
+pub(super) fn list_publications(engine: &Engine, params: PublicationListParams) -> Result<PublicationListResult, ApiError> {
+    if let Some(project_id) = &params.project_id {
+        load_project(engine, project_id)?;
+    }
+    let include_removed = params.include_removed.unwrap_or(false);
+    let mut found: Vec<Publication> = domain::all_publications(engine.store())?
+        .into_iter()
+        .filter(|p| params.project_id.as_deref().is_none_or(|id| p.project_id == id))
+        .filter(|p| params.platform.is_none_or(|platform| p.platform == platform))
+        .filter(|p| include_removed || p.removed_at.is_none())
+        .collect();
+    found.sort_by(|a, b| b.published_at.cmp(&a.published_at).then_with(|| b.id.cmp(&a.id)));
+    Ok(PublicationListResult { publications: found.into_iter().map(|p| view(engine, p)).collect::<Result<_, _>>()? })
+}
+
+pub(super) fn edit_publication(engine: &Engine, params: PublicationEditParams) -> Result<Publication, ApiError> {
+    let _guard = engine.write_lock();
+    let publication = domain::load_publication(engine.store(), &params.publication_id)?;
+    let project = load_project(engine, &publication.project_id)?;
+    let mut batch = Batch::new();
+    let edited = publications::stage_edit(engine, &mut batch, &project, publication, params.details.into())?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(edited)
+}
+
+fn set_removed(engine: &Engine, id: &str, removed: bool) -> Result<Publication, ApiError> {
+    let _guard = engine.write_lock();
+    let publication = domain::load_publication(engine.store(), id)?;
+    if publication.removed_at.is_some() == removed {
+        return Ok(publication);
+    }
+    let project = load_project(engine, &publication.project_id)?;
+    let mut batch = Batch::new();
+    let written = publications::stage_set_removed(engine, &mut batch, &project, publication, removed)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(written)
+}
+
+/// Marks a publication removed: hidden from lists and reports, its snapshots kept until
+/// `publication.purge` confirms it, or `publication.restore` undoes it.
+pub(super) fn remove_publication(engine: &Engine, params: PublicationRef) -> Result<Publication, ApiError> {
+    set_removed(engine, &params.publication_id, true)
+}
+
+pub(super) fn restore_publication(engine: &Engine, params: PublicationRef) -> Result<Publication, ApiError> {
+    set_removed(engine, &params.publication_id, false)
+}
+
+/// Deletes a removed publication and its snapshots for good.
+pub(super) fn purge_publication(engine: &Engine, params: PublicationPurgeParams) -> Result<PublicationPurgeResult, ApiError> {
+    if !params.confirm {
+        return Err(ApiError::validation("confirm", "Deleting a publication and its metrics for good needs `confirm: true`.").problem("perf.purge_unconfirmed", &[]));
+    }
+    let _guard = engine.write_lock();
+    let publication = domain::load_publication(engine.store(), &params.publication_id)?;
+    let mut batch = Batch::new();
+    let n = publications::stage_purge(engine.store(), &mut batch, &publication)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(PublicationPurgeResult { id: publication.id, deleted: true, snapshots_deleted: u32::try_from(n).unwrap_or(u32::MAX) })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PerfAddParams {
+    pub publication_id: String,
+    /// Metric key → the number as the platform shows it (`1.2万`, `10w+`, `12.3%`); an
+    /// empty or `-` value means "not reported" and is left out. `extra.<name>` keeps a
+    /// number without a canonical key.
+    #[ts(type = "Record<string, string>")]
+    pub metrics: BTreeMap<String, String>,
+    /// When the numbers were read: `2026-03-04 12:30` in the publication's time zone,
+    /// or RFC 3339; now when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub observed_at: Option<String>,
+    /// Cumulative when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub window: Option<SnapshotWindow>,
+}
+
+pub(super) fn add_snapshot(engine: &Engine, params: PerfAddParams) -> Result<MetricSnapshot, ApiError> {
+    let _guard = engine.write_lock();
+    let publication = domain::load_publication(engine.store(), &params.publication_id)?;
+    if publication.removed_at.is_some() {
+        return Err(ApiError::validation("publicationId", format!("Publication {} is removed; restore it to add metrics.", publication.id))
+            .problem("perf.publication_removed", &[])
+            .action("restore_publication", &[("publication", &publication.id)]));
+    }
+    let (values, extras) = metrics::read_manual(&publication, &params.metrics)?;
+    let observed_at = match params.observed_at.as_deref().map(str::trim) {
+        None | Some("") => engine.now(),
+        Some(text) => publications::parse_time("observedAt", text, publications::time_zone("timeZone", &publication.time_zone)?)?,
+    };
+    if let Some(SnapshotWindow::Period { start, end }) = &params.window {
+        if start > end {
+            return Err(ApiError::validation("window", "The period ends before it starts."));
+        }
+    }
+    let source = SnapshotSource::Manual { author: engine.author()? };
+    let mut batch = Batch::new();
+    let snapshot = metrics::stage_snapshot(engine, &mut batch, &publication, observed_at, params.window.unwrap_or(SnapshotWindow::Cumulative), source, values, extras)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(snapshot)
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PerfListResult {
+    pub publication_id: String,
+    /// Oldest observation first.
+    pub snapshots: Vec<MetricSnapshot>,
+}
+
+pub(super) fn list_snapshots(engine: &Engine, params: PublicationRef) -> Result<PerfListResult, ApiError> {
+    let publication = domain::load_publication(engine.store(), &params.publication_id)?;
+    Ok(PerfListResult { snapshots: metrics::snapshots(engine.store(), &publication.id)?, publication_id: publication.id })
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PerfKeysResult {
+    pub keys: Vec<MetricKeyInfo>,
+}
+
+pub(super) fn metric_keys(_engine: &Engine, _params: Empty) -> Result<PerfKeysResult, ApiError> {
+    Ok(PerfKeysResult { keys: metrics::METRIC_KEYS.to_vec() })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PerfImportParams {
+    /// A local export file (CLI); or `dataBase64` with `fileName` (the UI's file picker).
+    #[serde(default)]
+    #[ts(optional)]
+    pub path: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub data_base64: Option<String>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub file_name: Option<String>,
+    /// Only try this platform's exports.
+    #[serde(default)]
+    #[ts(optional)]
+    pub platform: Option<Platform>,
+    /// The person's decisions: row number → a publication id, or `skip`.
+    #[serde(default)]
+    #[ts(optional, type = "Record<string, string>")]
+    pub assign: BTreeMap<u32, String>,
+    /// Write it. Without it (the default) the import is only previewed and nothing is
+    /// written. A commit needs every row matched or skipped.
+    #[serde(default)]
+    #[ts(optional)]
+    pub commit: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PerfImportResult {
+    pub preview: crate::performance::import::ImportPreview,
+    /// True when this call wrote the snapshots.
+    pub committed: bool,
+    /// The snapshots written by this call.
+    pub snapshots: Vec<String>,
+}
+
+/// Previews (default) or commits an import of a platform's own export.
+pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfImportResult, ApiError> {
+    use crate::performance::import as imports;
+    let (bytes, file_name) = match (&params.path, &params.data_base64) {
+        (Some(path), None) => {
+            let path = std::path::Path::new(path);
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            (super::media::read_bounded("path", path, imports::MAX_FILE_BYTES as u64)?, name)
+        }
+        (None, Some(data)) => {
+            use base64::Engine as _;
+            let bytes =
+                base64::engine::general_purpose::STANDARD.decode(data.trim()).map_err(|e| ApiError::validation("dataBase64", format!("`dataBase64` is not valid base64: {e}")))?;
+            (bytes, params.file_name.clone().unwrap_or_default())
+        }
+        _ => return Err(ApiError::validation("path", "Give the export as `path` or as `dataBase64`, one of the two.")),
+    };
+    let file_name = bounded_text("fileName", &file_name, 300)?;
+    let _guard = engine.write_lock();
+    let publications = domain::all_publications(engine.store())?;
+    let prepared = imports::preview(engine.store(), &bytes, params.platform, &publications, &params.assign)?;
+    let summary = prepared.summary.clone();
+    if !params.commit.unwrap_or(false) || prepared.already_imported.is_some() {
+        return Ok(PerfImportResult { preview: summary, committed: false, snapshots: Vec::new() });
+    }
+    let open: Vec<String> =
+        summary.rows.iter().filter(|r| !matches!(r.outcome, imports::RowOutcome::Matched { .. } | imports::RowOutcome::Skipped)).map(|r| r.row.to_string()).collect();
+    if !open.is_empty() {
+        let rows = open.join(", ");
+        return Err(ApiError::validation("assign", format!("Rows {rows} are not matched to a publication; match or skip each before importing."))
+            .problem("perf.rows_unresolved", &[("rows", &rows)])
+            .hint("match_or_skip_rows", "For each of those rows pick its publication, add the publication first, or skip the row; then import again."));
+    }
+    let mut batch = Batch::new();
+    let written = imports::stage_commit(engine, &mut batch, &file_name, prepared, &publications)?;
+    engine.store().apply(batch, Durability::Durable)?;
+    Ok(PerfImportResult { preview: summary, committed: true, snapshots: written.into_iter().map(|s| s.id).collect() })
+}

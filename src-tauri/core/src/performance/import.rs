@@ -1,0 +1,565 @@
+//! Import of a platform's own export. Which file it is, and how its headers map to
+//! metric keys, is data: one versioned file per export under `profiles/metrics/`
+//! (`x-content@v1.toml`, ...), embedded at build time, so a platform changing its
+//! export is a data change with a test, not new code.
+//!
+//! The file's kind is sniffed from its bytes, never its name: OLE/BIFF `.xls`
+//! (`D0 CF 11 E0`), `.xlsx` (`PK 03 04`), HTML (a leading `<`), otherwise text. Text
+//! is decoded by its BOM, then as strict UTF-8, then as GB18030 (what Excel on a Chinese
+//! Windows writes when a sheet is saved as CSV). The header row is found by a profile's
+//! signature in the first 20 rows, so a title row above it is fine.
+//!
+//! Rows are matched to publications of the profile's platform by post id (also the one
+//! in a post's URL), then by URL, then by title and publishing time (within 5 minutes,
+//! or the same day for an export that gives only the date). Each row of the preview
+//! says what would happen; nothing is written until the import is committed, in one
+//! batch, and a file already imported (by SHA-256) changes nothing.
+
+use std::collections::BTreeMap;
+
+use chrono::{NaiveDate, NaiveDateTime, TimeZone};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use super::metrics::{self, MetricSnapshot, MetricValue, SnapshotSource, SnapshotWindow};
+use super::Publication;
+use crate::error::{ApiError, ErrorCode};
+use crate::model::{Platform, Timestamp};
+use crate::store::{Kind, Record};
+
+const BUILTIN: &[(&str, &str)] = &[
+    ("x-content@v1.toml", include_str!("../../../../profiles/metrics/x-content@v1.toml")),
+    ("x-tweet-activity@v1.toml", include_str!("../../../../profiles/metrics/x-tweet-activity@v1.toml")),
+    ("x-account-overview@v1.toml", include_str!("../../../../profiles/metrics/x-account-overview@v1.toml")),
+    ("x-account-by-day-legacy@v1.toml", include_str!("../../../../profiles/metrics/x-account-by-day-legacy@v1.toml")),
+    ("douyin-works@v1.toml", include_str!("../../../../profiles/metrics/douyin-works@v1.toml")),
+    ("xiaohongshu-notes@v1.toml", include_str!("../../../../profiles/metrics/xiaohongshu-notes@v1.toml")),
+    ("wechat-notified@v1.toml", include_str!("../../../../profiles/metrics/wechat-notified@v1.toml")),
+];
+
+/// Largest file accepted, in bytes.
+pub const MAX_FILE_BYTES: usize = 20 * 1024 * 1024;
+/// Rows searched for the header.
+const HEADER_SEARCH_ROWS: usize = 20;
+/// Most rows one import reads.
+pub const MAX_ROWS: usize = 100_000;
+
+/// How an export's rows say which post they are.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowColumns {
+    pub post_id: Option<String>,
+    pub url: Option<String>,
+    pub title: Option<String>,
+    pub text: Option<String>,
+    pub published: Option<String>,
+    #[serde(default)]
+    pub published_formats: Vec<String>,
+    pub time_zone: Option<String>,
+    pub format: Option<String>,
+    pub private_when: Option<PrivateWhen>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivateWhen {
+    pub column: String,
+    pub values: Vec<String>,
+}
+
+/// One export's profile, as `profiles/metrics/<id>@v<version>.toml` holds it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportProfile {
+    pub id: String,
+    pub version: u32,
+    pub platform: Platform,
+    pub name: String,
+    /// Headers that must all be in the header row.
+    pub signature: Vec<String>,
+    /// Set for a file that is recognised but cannot be imported per post: why.
+    pub refuse: Option<String>,
+    pub window: Option<String>,
+    #[serde(default)]
+    pub row: RowColumns,
+    /// Header → metric key; `key:percent` when the column counts in percent.
+    #[serde(default)]
+    pub columns: BTreeMap<String, String>,
+}
+
+/// The built-in export profiles, checked. Errors: INTERNAL for a broken built-in file
+/// (a test loads them all).
+pub fn profiles() -> Result<Vec<ExportProfile>, ApiError> {
+    BUILTIN
+        .iter()
+        .map(|(file, text)| {
+            let profile: ExportProfile = toml::from_str(text).map_err(|e| ApiError::internal(format!("export profile {file}: {e}")))?;
+            if format!("{}@v{}.toml", profile.id, profile.version) != *file {
+                return Err(ApiError::internal(format!("export profile {file} names itself {}@v{}", profile.id, profile.version)));
+            }
+            for key in profile.columns.values() {
+                let key = key.split(':').next().unwrap_or("");
+                if metrics::metric_key(key).is_none() {
+                    return Err(ApiError::internal(format!("export profile {file} maps to {key:?}, which is not a metric key")));
+                }
+            }
+            Ok(profile)
+        })
+        .collect()
+}
+
+/// What the bytes of a file are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum FileKind {
+    /// OLE/BIFF: an old Excel `.xls`.
+    Xls,
+    /// A zip: `.xlsx`.
+    Xlsx,
+    Html,
+    Text,
+    /// Something else (an image, an archive, ...).
+    Binary,
+}
+
+/// Sniffs `bytes`.
+pub fn sniff(bytes: &[u8]) -> FileKind {
+    if bytes.starts_with(&[0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1]) {
+        return FileKind::Xls;
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return FileKind::Xlsx;
+    }
+    let start: Vec<u8> = bytes.iter().copied().skip_while(|b| b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)).take(1).collect();
+    if start.first() == Some(&b'<') {
+        return FileKind::Html;
+    }
+    let head = &bytes[..bytes.len().min(4096)];
+    let controls = head.iter().filter(|b| **b < 0x09 || ((0x0E..0x20).contains(*b) && **b != 0x1B)).count();
+    if controls > 0 && !head.starts_with(&[0xFF, 0xFE]) && !head.starts_with(&[0xFE, 0xFF]) {
+        return FileKind::Binary;
+    }
+    FileKind::Text
+}
+
+/// Decodes text: its BOM, else strict UTF-8, else GB18030. Returns the text and the
+/// encoding's name.
+pub fn decode(bytes: &[u8]) -> (String, &'static str) {
+    if let Some((encoding, bom)) = encoding_rs::Encoding::for_bom(bytes) {
+        let (text, _) = encoding.decode_without_bom_handling(&bytes[bom..]);
+        return (text.into_owned(), encoding.name());
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text.to_owned(), "UTF-8"),
+        Err(_) => {
+            let (text, _) = encoding_rs::GB18030.decode_without_bom_handling(bytes);
+            (text.into_owned(), "gb18030")
+        }
+    }
+}
+
+/// A table read from a file: its rows of cells, and the sheet's name when it has one.
+pub struct Table {
+    pub sheet: Option<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+fn not_an_export(message: String) -> ApiError {
+    ApiError::new(ErrorCode::Validation, message.clone())
+        .details(serde_json::json!({ "field": "file" }))
+        .problem("perf.not_an_export", &[("reason", &message)])
+        .hint("export_from_platform", "Download the export from the platform's data centre (数据中心 / Analytics) and import that file as it is.")
+}
+
+/// Reads `bytes` as a table. Errors: VALIDATION for a file that is not a table.
+pub fn read_table(bytes: &[u8]) -> Result<Table, ApiError> {
+    if bytes.is_empty() {
+        return Err(not_an_export("The file is empty.".to_owned()));
+    }
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(not_an_export(format!("The file is {} MB; exports are far smaller (at most {} MB are read).", bytes.len() / (1024 * 1024), MAX_FILE_BYTES / (1024 * 1024))));
+    }
+    match sniff(bytes) {
+        FileKind::Xls | FileKind::Xlsx | FileKind::Html => {
+            Err(ApiError::new(ErrorCode::Validation, "This build reads exports saved as CSV; spreadsheet (.xls, .xlsx) and HTML exports are not read yet.")
+                .details(serde_json::json!({ "field": "file" }))
+                .problem("perf.spreadsheet_not_yet", &[])
+                .hint("save_as_csv", "Open the file in a spreadsheet and save it as CSV (UTF-8), then import the CSV."))
+        }
+        FileKind::Binary => Err(not_an_export("The file is not a table: it holds binary data (an image, an archive or a damaged file).".to_owned())),
+        FileKind::Text => {
+            let (text, _) = decode(bytes);
+            let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
+            let mut rows = Vec::new();
+            for record in reader.records() {
+                let record = record.map_err(|e| not_an_export(format!("The file is not readable as CSV: {e}.")))?;
+                rows.push(record.iter().map(|c| c.trim().to_owned()).collect());
+                if rows.len() > MAX_ROWS + HEADER_SEARCH_ROWS {
+                    return Err(not_an_export(format!("The file has more than {MAX_ROWS} rows.")));
+                }
+            }
+            Ok(Table { sheet: None, rows })
+        }
+    }
+}
+
+/// The profile whose signature a header row in the first rows carries, and that row's
+/// index. Errors: VALIDATION naming what was expected, or the profile's refusal.
+pub fn recognise<'a>(table: &Table, profiles: &'a [ExportProfile], platform: Option<Platform>) -> Result<(&'a ExportProfile, usize), ApiError> {
+    for (index, row) in table.rows.iter().take(HEADER_SEARCH_ROWS).enumerate() {
+        for profile in profiles.iter().filter(|p| platform.is_none_or(|want| p.platform == want)) {
+            if profile.signature.iter().all(|h| row.iter().any(|cell| cell == h)) {
+                if let Some(reason) = &profile.refuse {
+                    return Err(ApiError::new(ErrorCode::Validation, reason.clone())
+                        .details(serde_json::json!({ "field": "file", "importer": profile.id }))
+                        .problem("perf.export_refused", &[("name", &profile.name)])
+                        .hint("export_per_post", "Export the per-post (content) file instead."));
+                }
+                return Ok((profile, index));
+            }
+        }
+    }
+    let expected: Vec<&str> = profiles.iter().filter(|p| p.refuse.is_none() && platform.is_none_or(|want| p.platform == want)).map(|p| p.name.as_str()).collect();
+    Err(not_an_export(format!("No known export header was found in the first {HEADER_SEARCH_ROWS} rows. Expected one of: {}.", expected.join("; "))))
+}
+
+/// What happens to one row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum RowOutcome {
+    /// A snapshot of this publication would be (or was) written.
+    #[serde(rename_all = "camelCase")]
+    Matched { publication_id: String, by: String },
+    /// Several publications fit; the person picks one (`assign`).
+    #[serde(rename_all = "camelCase")]
+    Ambiguous { candidates: Vec<String> },
+    /// No publication fits; the person picks one, adds one, or skips the row.
+    Unmatched,
+    /// The person chose to skip it.
+    Skipped,
+    /// A value or the time could not be read; `problem` says which.
+    NotUnderstood { problem: String },
+}
+
+/// One row of the preview.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RowPreview {
+    /// 1-based, as a spreadsheet numbers it.
+    pub row: u32,
+    pub title: String,
+    pub post_id: Option<String>,
+    pub published_at: Option<Timestamp>,
+    pub outcome: RowOutcome,
+    #[ts(as = "BTreeMap<String, MetricValue>")]
+    pub metrics: BTreeMap<String, MetricValue>,
+    /// Marked private by the export (Douyin 自见).
+    pub private: bool,
+}
+
+/// A row read, before matching.
+struct ReadRow {
+    row: u32,
+    title: String,
+    post_id: Option<String>,
+    url: Option<String>,
+    published_at: Option<Timestamp>,
+    date_only: bool,
+    metrics: BTreeMap<String, MetricValue>,
+    extras: BTreeMap<String, MetricValue>,
+    raw: Vec<(String, String)>,
+    private: bool,
+    problem: Option<String>,
+}
+
+fn column<'a>(headers: &[String], cells: &'a [String], name: Option<&String>) -> Option<&'a str> {
+    let name = name?;
+    let index = headers.iter().position(|h| h == name)?;
+    cells.get(index).map(String::as_str).filter(|c| !c.is_empty())
+}
+
+/// The numeric id at the end of an X or other post URL (`…/status/1234567890`).
+pub fn post_id_in_url(url: &str) -> Option<String> {
+    let path = url.split(['?', '#']).next()?.trim_end_matches('/');
+    let last = path.rsplit('/').next()?;
+    (path.contains("/status/") && !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit())).then(|| last.to_owned())
+}
+
+fn read_time(text: &str, formats: &[String], zone: chrono_tz::Tz) -> Option<(Timestamp, bool)> {
+    let text = text.trim();
+    for format in formats {
+        if format.contains("%z") {
+            if let Ok(t) = chrono::DateTime::parse_from_str(text, format) {
+                return Some((t.with_timezone(&chrono::Utc), false));
+            }
+        } else if format.contains("%H") {
+            if let Ok(naive) = NaiveDateTime::parse_from_str(text, format) {
+                return zone.from_local_datetime(&naive).earliest().map(|t| (t.with_timezone(&chrono::Utc), false));
+            }
+        } else if let Ok(date) = NaiveDate::parse_from_str(text, format) {
+            let naive = date.and_hms_opt(0, 0, 0)?;
+            return zone.from_local_datetime(&naive).earliest().map(|t| (t.with_timezone(&chrono::Utc), true));
+        }
+    }
+    None
+}
+
+fn read_rows(profile: &ExportProfile, table: &Table, header_index: usize) -> Vec<ReadRow> {
+    let headers = &table.rows[header_index];
+    let zone: chrono_tz::Tz = profile.row.time_zone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(chrono_tz::UTC);
+    let known: Vec<&String> =
+        [&profile.row.post_id, &profile.row.url, &profile.row.title, &profile.row.text, &profile.row.published, &profile.row.format].into_iter().flatten().collect();
+    let mut out = Vec::new();
+    for (index, cells) in table.rows.iter().enumerate().skip(header_index + 1) {
+        if cells.iter().all(String::is_empty) {
+            continue;
+        }
+        let row = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        let mut problem = None;
+        let mut metrics_out = BTreeMap::new();
+        let mut extras = BTreeMap::new();
+        for (h, header) in headers.iter().enumerate() {
+            let Some(cell) = cells.get(h) else { continue };
+            if header.is_empty() || known.contains(&header) {
+                continue;
+            }
+            if let Some(mapping) = profile.columns.get(header) {
+                let (key, percent) = mapping.split_once(':').map_or((mapping.as_str(), false), |(k, scale)| (k, scale == "percent"));
+                let Some(info) = metrics::metric_key(key) else { continue };
+                match metrics::read_value(header, cell, info.unit, percent) {
+                    Ok(Some(value)) => {
+                        // Two headers for one key (legacy `likes` / `favorites`): the first kept.
+                        metrics_out.entry(key.to_owned()).or_insert(value);
+                    }
+                    Ok(None) => {}
+                    Err(e) => problem = Some(e.message),
+                }
+            } else if let Ok(Some(value)) = metrics::read_value(header, cell, metrics::MetricUnit::Count, false) {
+                // Unmapped numbers are kept as the platform's extras; text is in the raw row.
+                extras.insert(format!("extra.{}.{header}", profile.platform.as_str()), value);
+            }
+        }
+        let title = column(headers, cells, profile.row.title.as_ref().or(profile.row.text.as_ref())).unwrap_or("").to_owned();
+        let url = column(headers, cells, profile.row.url.as_ref()).map(str::to_owned);
+        let mut post_id = column(headers, cells, profile.row.post_id.as_ref()).map(str::to_owned);
+        // A spreadsheet turns an 18-digit id into 1.23457E+18: take it from the link.
+        if post_id.as_deref().is_some_and(|id| !id.bytes().all(|b| b.is_ascii_digit())) {
+            post_id = url.as_deref().and_then(post_id_in_url);
+        }
+        let (published_at, date_only) = match column(headers, cells, profile.row.published.as_ref()) {
+            Some(text) => match read_time(text, &profile.row.published_formats, zone) {
+                Some((t, d)) => (Some(t), d),
+                None => {
+                    problem.get_or_insert_with(|| format!("{:?} is not a time this export writes.", text));
+                    (None, false)
+                }
+            },
+            None => (None, false),
+        };
+        let private = profile.row.private_when.as_ref().is_some_and(|p| column(headers, cells, Some(&p.column)).is_some_and(|v| p.values.iter().any(|x| x == v)));
+        let raw = headers.iter().zip(cells.iter()).filter(|(h, _)| !h.is_empty()).map(|(h, c)| (h.clone(), c.clone())).collect();
+        if problem.is_none() && metrics_out.is_empty() && extras.is_empty() {
+            problem = Some("The row holds no number.".to_owned());
+        }
+        out.push(ReadRow { row, title, post_id, url, published_at, date_only, metrics: metrics_out, extras, raw, private, problem });
+    }
+    out
+}
+
+fn normalized_url(url: &str) -> String {
+    url.trim().trim_end_matches('/').replacen("http://", "https://", 1)
+}
+
+/// The publications `row` fits, and how.
+fn candidates<'a>(row: &ReadRow, publications: &'a [Publication]) -> (Vec<&'a Publication>, &'static str) {
+    if let Some(id) = &row.post_id {
+        let found: Vec<&Publication> = publications
+            .iter()
+            .filter(|p| p.platform_post_id.as_deref() == Some(id.as_str()) || p.url.as_deref().and_then(post_id_in_url).as_deref() == Some(id.as_str()))
+            .collect();
+        if !found.is_empty() {
+            return (found, "postId");
+        }
+    }
+    if let Some(url) = &row.url {
+        let url = normalized_url(url);
+        let found: Vec<&Publication> = publications.iter().filter(|p| p.url.as_deref().map(normalized_url).as_deref() == Some(url.as_str())).collect();
+        if !found.is_empty() {
+            return (found, "url");
+        }
+    }
+    let (Some(at), false) = (row.published_at, row.title.is_empty()) else { return (Vec::new(), "") };
+    let title = row.title.trim();
+    let found: Vec<&Publication> = publications
+        .iter()
+        .filter(|p| p.title.trim() == title || (!p.title.trim().is_empty() && title.starts_with(p.title.trim())))
+        .filter(|p| if row.date_only { (p.published_at - at).num_hours().abs() < 24 && p.published_at >= at } else { (p.published_at - at).num_minutes().abs() <= 5 })
+        .collect();
+    (found, "titleAndTime")
+}
+
+/// The result of reading a file: what each row would do.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportPreview {
+    /// `sha256:<hex>` of the file's bytes.
+    pub file_sha256: String,
+    /// `x-content@v1`: the export profile that read it.
+    pub importer: String,
+    pub importer_name: String,
+    pub platform: Platform,
+    pub encoding: String,
+    /// Set when this exact file was imported before: nothing more would be written.
+    pub already_imported: Option<String>,
+    pub rows: Vec<RowPreview>,
+    pub matched: u32,
+    pub unmatched: u32,
+    pub ambiguous: u32,
+    pub skipped: u32,
+    pub not_understood: u32,
+}
+
+/// A committed import, by the file's hash: re-importing the file finds it.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportRecord {
+    pub id: String,
+    pub file_sha256: String,
+    pub file_name: String,
+    pub importer: String,
+    pub snapshots: Vec<String>,
+    pub created_at: Timestamp,
+}
+
+impl Record for ImportRecord {
+    const KIND: Kind = Kind::PerfImports;
+    fn key(&self) -> Vec<u8> {
+        self.file_sha256.as_bytes().to_vec()
+    }
+}
+
+/// What a person decided for rows: a publication id, or `skip`.
+pub type Assignments = BTreeMap<u32, String>;
+
+/// Reads `bytes`, recognises the export and previews every row against `publications`
+/// (live ones), with the person's `assign`ments applied. Writes nothing.
+pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platform>, publications: &[Publication], assign: &Assignments) -> Result<Prepared, ApiError> {
+    let table = read_table(bytes)?;
+    let all = profiles()?;
+    let (profile, header_index) = recognise(&table, &all, platform)?;
+    let file_sha256 = crate::store::sha256_ref(bytes);
+    let already = store.get::<ImportRecord>(file_sha256.as_bytes())?.map(|r| r.id);
+    let live: Vec<Publication> = publications.iter().filter(|p| p.removed_at.is_none() && p.platform == profile.platform).cloned().collect();
+    let (_, encoding) = if sniff(bytes) == FileKind::Text { decode(bytes) } else { (String::new(), "binary") };
+    let mut rows = Vec::new();
+    let mut counts = [0u32; 5];
+    for read in read_rows(profile, &table, header_index) {
+        let outcome = if assign.get(&read.row).is_some_and(|c| c == "skip") {
+            RowOutcome::Skipped
+        } else if let Some(problem) = &read.problem {
+            RowOutcome::NotUnderstood { problem: problem.clone() }
+        } else if let Some(choice) = assign.get(&read.row) {
+            if live.iter().any(|p| &p.id == choice) {
+                RowOutcome::Matched { publication_id: choice.clone(), by: "person".to_owned() }
+            } else {
+                return Err(ApiError::validation(
+                    &format!("assign.{}", read.row),
+                    format!("Row {}: {choice:?} is not a live {} publication.", read.row, profile.platform.as_str()),
+                )
+                .problem("perf.bad_assignment", &[("row", &read.row.to_string())]));
+            }
+        } else {
+            let (found, by) = candidates(&read, &live);
+            match found.len() {
+                0 => RowOutcome::Unmatched,
+                1 => RowOutcome::Matched { publication_id: found[0].id.clone(), by: by.to_owned() },
+                _ => RowOutcome::Ambiguous { candidates: found.iter().map(|p| p.id.clone()).collect() },
+            }
+        };
+        let slot = match outcome {
+            RowOutcome::Matched { .. } => 0,
+            RowOutcome::Unmatched => 1,
+            RowOutcome::Ambiguous { .. } => 2,
+            RowOutcome::Skipped => 3,
+            RowOutcome::NotUnderstood { .. } => 4,
+        };
+        counts[slot] += 1;
+        let preview =
+            RowPreview { row: read.row, title: read.title, post_id: read.post_id, published_at: read.published_at, outcome, metrics: read.metrics, private: read.private };
+        rows.push(PreparedRow { preview, extras: read.extras, raw: read.raw });
+    }
+    let summary = ImportPreview {
+        file_sha256,
+        importer: format!("{}@v{}", profile.id, profile.version),
+        importer_name: profile.name.clone(),
+        platform: profile.platform,
+        encoding: encoding.to_owned(),
+        already_imported: already.clone(),
+        rows: rows.iter().map(|r| r.preview.clone()).collect(),
+        matched: counts[0],
+        unmatched: counts[1],
+        ambiguous: counts[2],
+        skipped: counts[3],
+        not_understood: counts[4],
+    };
+    Ok(Prepared { summary, rows, profile: profile.clone(), already_imported: already })
+}
+
+/// A row ready to write: its preview, and what the snapshot keeps beside the metrics.
+pub struct PreparedRow {
+    pub preview: RowPreview,
+    pub extras: BTreeMap<String, MetricValue>,
+    pub raw: Vec<(String, String)>,
+}
+
+/// A file read and previewed.
+pub struct Prepared {
+    pub summary: ImportPreview,
+    pub rows: Vec<PreparedRow>,
+    pub profile: ExportProfile,
+    pub already_imported: Option<String>,
+}
+
+/// Adds a snapshot for every matched row of `prepared`, and the import's record, to
+/// `batch`.
+pub fn stage_commit(
+    kernel: &crate::kernel::Kernel,
+    batch: &mut crate::store::Batch,
+    file_name: &str,
+    prepared: Prepared,
+    publications: &[Publication],
+) -> Result<Vec<MetricSnapshot>, ApiError> {
+    let Prepared { summary, rows, profile, .. } = prepared;
+    let import_id = kernel.new_id("imp");
+    let observed_at = kernel.now();
+    let mut written = Vec::new();
+    for PreparedRow { preview: row, extras, raw } in rows {
+        let RowOutcome::Matched { publication_id, .. } = &row.outcome else { continue };
+        let Some(publication) = publications.iter().find(|p| &p.id == publication_id) else { continue };
+        let source = SnapshotSource::Import {
+            import_id: import_id.clone(),
+            file_sha256: summary.file_sha256.clone(),
+            importer: profile.id.clone(),
+            importer_version: profile.version,
+            sheet: None,
+            row: row.row,
+            raw_row: raw,
+        };
+        // An export read before the publication's recorded time (a wrong time typed by
+        // hand) is still an observation now; its age is then 0.
+        let observed = observed_at.max(publication.published_at);
+        // Every per-post export profile so far is cumulative (`window = "cumulative"`).
+        let window = SnapshotWindow::Cumulative;
+        written.push(metrics::stage_snapshot(kernel, batch, publication, observed, window, source, row.metrics, extras)?);
+    }
+    let record = ImportRecord {
+        id: import_id,
+        file_sha256: summary.file_sha256.clone(),
+        file_name: file_name.to_owned(),
+        importer: summary.importer.clone(),
+        snapshots: written.iter().map(|s| s.id.clone()).collect(),
+        created_at: observed_at,
+    };
+    batch.put(&record)?;
+    Ok(written)
+}
