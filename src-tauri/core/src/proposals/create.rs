@@ -5,7 +5,7 @@
 use crate::diff::{self, Splice};
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
-use crate::model::{DraftContent, Project};
+use crate::model::{DraftContent, Project, Timestamp};
 use crate::pipeline::Finding;
 use crate::store::{Batch, Store};
 
@@ -59,93 +59,7 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
     let alternatives = open_alternatives(store, &project.id, &new)?;
     let (new, carried) = carry_edits(new, &alternatives);
     let summary = new.summary.clone();
-    let mut base = Base { head: project.head, revision: project.revision, text_hash: None, draft_revision: None };
-    let mut hunks_out = Vec::new();
-    let (mut findings, mut introduced) = (Vec::new(), Vec::new());
-    match (&new.target, new.kind, &new.payload) {
-        (Target::Source, ProposalKind::SourcePatch | ProposalKind::SourceRewrite, Payload::Text { base_text, proposed_text }) => {
-            check_text(proposed_text)?;
-            if base_text == proposed_text {
-                return Err(nothing_changes());
-            }
-            base.text_hash = Some(text_hash(base_text));
-            hunks_out = hunks(base_text, proposed_text);
-            let before = source_findings(kernel, &project, &project.title, base_text)?;
-            findings = source_findings(kernel, &project, &project.title, proposed_text)?;
-            introduced = new_findings(&before, &findings);
-        }
-        (Target::Source, ProposalKind::TitleCandidates, Payload::Candidates { candidates }) => {
-            check_candidates(candidates, MAX_TITLE_CANDIDATE_CHARS)?;
-            base.text_hash = Some(text_hash(&project.title));
-            let before = source_findings(kernel, &project, &project.title, "")?;
-            for candidate in candidates {
-                let after = source_findings(kernel, &project, &candidate.text, "")?;
-                introduced.extend(new_findings(&before, &after));
-                findings.extend(after);
-            }
-        }
-        (Target::Draft { platform }, ProposalKind::DraftPatch, Payload::Text { base_text, proposed_text }) => {
-            let draft = crate::project::drafts::require(store, &project.id, *platform)?;
-            if draft.status == crate::model::DraftStatus::Publishing {
-                return Err(crate::project::drafts::read_only(&draft));
-            }
-            check_text(proposed_text)?;
-            if base_text == proposed_text {
-                return Err(nothing_changes());
-            }
-            base.draft_revision = Some(draft.revision);
-            base.text_hash = Some(text_hash(base_text));
-            hunks_out = hunks(base_text, proposed_text);
-            let set = crate::project::drafts::profiles(kernel)?;
-            let profile = crate::project::drafts::draft_profile(&set, *platform)?;
-            let mut before = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, base_text)));
-            findings = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, proposed_text)));
-            // The word checks on the draft's text too (spans into the proposed text), so a
-            // draft patch carries the banned or absolute terms it introduces.
-            let brand = crate::project::brand(store, &project)?;
-            let html = matches!(draft.content, DraftContent::Html { .. });
-            let words = |text: &str| crate::quality::draft_findings(text, html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1"));
-            before.extend(words(base_text));
-            findings.extend(words(proposed_text));
-            introduced = new_findings(&before, &findings);
-        }
-        (Target::Draft { platform }, ProposalKind::TagCandidates, Payload::Candidates { candidates }) => {
-            check_candidates(candidates, 100)?;
-            let draft = crate::project::drafts::require(store, &project.id, *platform)?;
-            if !matches!(draft.content, DraftContent::Card { .. }) {
-                return Err(ApiError::validation("target.platform", format!("{} drafts have no topic tags; tags belong to douyin and xiaohongshu drafts.", platform.as_str())));
-            }
-            base.draft_revision = Some(draft.revision);
-            base.text_hash = Some(text_hash(&tags_text(&draft)));
-        }
-        (Target::Comment { comment_id }, ProposalKind::CommentReply, Payload::CommentReply { comment_id: payload_comment, body }) => {
-            if comment_id != payload_comment {
-                return Err(ApiError::validation("payload.commentId", "The reply's comment is not the proposal's target."));
-            }
-            crate::project::comments::load(store, &project.id, comment_id)?;
-            crate::error::required_text("body", body, crate::project::comments::MAX_BODY_CHARS)?;
-        }
-        (Target::Metadata, ProposalKind::Metadata, Payload::Metadata { change }) => {
-            base.text_hash = Some(text_hash(&metadata_text(&project)));
-            if let Some(title) = &change.title {
-                crate::error::required_text("title", title, 200)?;
-            }
-            if change == &MetadataChange::default() {
-                return Err(nothing_changes());
-            }
-        }
-        (Target::Session, ProposalKind::Outline, Payload::Outline { outline }) => {
-            crate::error::required_text("outline", outline, 20_000)?;
-        }
-        (Target::Session, ProposalKind::Checklist, Payload::Checklist { items }) => {
-            if items.is_empty() {
-                return Err(ApiError::validation("payload.items", "A checklist has at least one item."));
-            }
-        }
-        (target, kind, _) => {
-            return Err(ApiError::validation("kind", format!("A {} proposal cannot target {} with this payload.", kind.as_str(), target.key())));
-        }
-    }
+    let Checked { base, hunks: hunks_out, findings, introduced } = check_against_target(kernel, &project, &new)?;
     let now = kernel.now();
     let proposal = Proposal {
         id: kernel.new_id("prp"),
@@ -171,10 +85,124 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
         updated_at: now,
     };
     let mut proposal = proposal;
+    proposal.carries = carried_attribution(&proposal, &alternatives, &carried);
+    supersede(batch, alternatives, &carried, &proposal, now)?;
+    batch.put(&proposal)?;
+    Ok(proposal)
+}
+
+/// What a new proposal is computed against, with its hunks and the findings of the
+/// text it would produce: checked against the current state of its target, by kind.
+struct Checked {
+    base: Base,
+    hunks: Vec<ProposalHunk>,
+    findings: Vec<Finding>,
+    introduced: Vec<Finding>,
+}
+
+/// Checks `new` against its target in `project` (its payload fits its kind, a text
+/// changes something and is not too long, a draft is not publishing) and computes its
+/// base, hunks and findings.
+fn check_against_target(kernel: &Kernel, project: &Project, new: &NewProposal) -> Result<Checked, ApiError> {
+    let store = kernel.store();
+    let mut base = Base { head: project.head, revision: project.revision, text_hash: None, draft_revision: None };
+    let mut hunks_out = Vec::new();
+    let (mut findings, mut introduced) = (Vec::new(), Vec::new());
+    match (&new.target, new.kind, &new.payload) {
+        (Target::Source, ProposalKind::SourcePatch | ProposalKind::SourceRewrite, Payload::Text { base_text, proposed_text }) => {
+            check_text(proposed_text)?;
+            if base_text == proposed_text {
+                return Err(nothing_changes());
+            }
+            base.text_hash = Some(text_hash(base_text));
+            hunks_out = hunks(base_text, proposed_text);
+            let before = source_findings(kernel, project, &project.title, base_text)?;
+            findings = source_findings(kernel, project, &project.title, proposed_text)?;
+            introduced = new_findings(&before, &findings);
+        }
+        (Target::Source, ProposalKind::TitleCandidates, Payload::Candidates { candidates }) => {
+            check_candidates(candidates, MAX_TITLE_CANDIDATE_CHARS)?;
+            base.text_hash = Some(text_hash(&project.title));
+            let before = source_findings(kernel, project, &project.title, "")?;
+            for candidate in candidates {
+                let after = source_findings(kernel, project, &candidate.text, "")?;
+                introduced.extend(new_findings(&before, &after));
+                findings.extend(after);
+            }
+        }
+        (Target::Draft { platform }, ProposalKind::DraftPatch, Payload::Text { base_text, proposed_text }) => {
+            let draft = crate::project::drafts::require(store, &project.id, *platform)?;
+            if draft.status == crate::model::DraftStatus::Publishing {
+                return Err(crate::project::drafts::read_only(&draft));
+            }
+            check_text(proposed_text)?;
+            if base_text == proposed_text {
+                return Err(nothing_changes());
+            }
+            base.draft_revision = Some(draft.revision);
+            base.text_hash = Some(text_hash(base_text));
+            hunks_out = hunks(base_text, proposed_text);
+            let set = crate::project::drafts::profiles(kernel)?;
+            let profile = crate::project::drafts::draft_profile(&set, *platform)?;
+            let mut before = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, base_text)));
+            findings = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, proposed_text)));
+            // The word checks on the draft's text too (spans into the proposed text), so a
+            // draft patch carries the banned or absolute terms it introduces.
+            let brand = crate::project::brand(store, project)?;
+            let html = matches!(draft.content, DraftContent::Html { .. });
+            let words = |text: &str| crate::quality::draft_findings(text, html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1"));
+            before.extend(words(base_text));
+            findings.extend(words(proposed_text));
+            introduced = new_findings(&before, &findings);
+        }
+        (Target::Draft { platform }, ProposalKind::TagCandidates, Payload::Candidates { candidates }) => {
+            check_candidates(candidates, 100)?;
+            let draft = crate::project::drafts::require(store, &project.id, *platform)?;
+            if !matches!(draft.content, DraftContent::Card { .. }) {
+                return Err(ApiError::validation("target.platform", format!("{} drafts have no topic tags; tags belong to douyin and xiaohongshu drafts.", platform.as_str())));
+            }
+            base.draft_revision = Some(draft.revision);
+            base.text_hash = Some(text_hash(&tags_text(&draft)));
+        }
+        (Target::Comment { comment_id }, ProposalKind::CommentReply, Payload::CommentReply { comment_id: payload_comment, body }) => {
+            if comment_id != payload_comment {
+                return Err(ApiError::validation("payload.commentId", "The reply's comment is not the proposal's target."));
+            }
+            crate::project::comments::load(store, &project.id, comment_id)?;
+            crate::error::required_text("body", body, crate::project::comments::MAX_BODY_CHARS)?;
+        }
+        (Target::Metadata, ProposalKind::Metadata, Payload::Metadata { change }) => {
+            base.text_hash = Some(text_hash(&metadata_text(project)));
+            if let Some(title) = &change.title {
+                crate::error::required_text("title", title, 200)?;
+            }
+            if change == &MetadataChange::default() {
+                return Err(nothing_changes());
+            }
+        }
+        (Target::Session, ProposalKind::Outline, Payload::Outline { outline }) => {
+            crate::error::required_text("outline", outline, 20_000)?;
+        }
+        (Target::Session, ProposalKind::Checklist, Payload::Checklist { items }) => {
+            if items.is_empty() {
+                return Err(ApiError::validation("payload.items", "A checklist has at least one item."));
+            }
+        }
+        (target, kind, _) => {
+            return Err(ApiError::validation("kind", format!("A {} proposal cannot target {} with this payload.", kind.as_str(), target.key())));
+        }
+    }
+    Ok(Checked { base, hunks: hunks_out, findings, introduced })
+}
+
+/// What `proposal` carries of the `alternatives` it supersedes (`carried`: per
+/// alternative, the ids of the hunks it carries), attributed to where each edit came
+/// from: what an alternative carried itself stays attributed to its own origin.
+fn carried_attribution(proposal: &Proposal, alternatives: &[Proposal], carried: &[(String, Vec<String>)]) -> Vec<CarriedEdits> {
     // Hunk ids are the same in the new proposal: same base, same position and lines.
     let here = |id: &String| proposal.hunks.iter().any(|h| &h.id == id);
     let mut carries: Vec<CarriedEdits> = Vec::new();
-    for older in &alternatives {
+    for older in alternatives {
         let Some((_, ids)) = carried.iter().find(|(id, _)| id == &older.id) else { continue };
         // Flattened: what the older one carried is attributed to where it came from.
         for earlier in &older.carries {
@@ -189,7 +217,12 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
             carries.push(CarriedEdits { proposal_id: older.id.clone(), summary: older.summary.clone(), hunk_ids });
         }
     }
-    proposal.carries = carries;
+    carries
+}
+
+/// Marks each of `alternatives` superseded by `proposal` in `batch`, with why: merged
+/// (all its live hunks carried), overlapped (same base text) or replaced.
+fn supersede(batch: &mut Batch, alternatives: Vec<Proposal>, carried: &[(String, Vec<String>)], proposal: &Proposal, now: Timestamp) -> Result<(), ApiError> {
     for mut older in alternatives {
         let live = older.hunks.iter().filter(|h| !older.rejected_hunks.contains(&h.id)).count();
         older.superseded_reason = Some(match carried.iter().find(|(id, _)| id == &older.id) {
@@ -202,8 +235,7 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
         older.updated_at = now;
         batch.put(&older)?;
     }
-    batch.put(&proposal)?;
-    Ok(proposal)
+    Ok(())
 }
 
 /// The open proposals a new one supersedes: same target and kind family, from the same
