@@ -116,16 +116,16 @@ fn check_against_target(kernel: &Kernel, project: &Project, new: &NewProposal) -
             }
             base.text_hash = Some(text_hash(base_text));
             hunks_out = hunks(base_text, proposed_text);
-            let before = source_findings(kernel, &project, &project.title, base_text)?;
-            findings = source_findings(kernel, &project, &project.title, proposed_text)?;
+            let before = source_findings(kernel, project, &project.title, base_text)?;
+            findings = source_findings(kernel, project, &project.title, proposed_text)?;
             introduced = new_findings(&before, &findings);
         }
         (Target::Source, ProposalKind::TitleCandidates, Payload::Candidates { candidates }) => {
             check_candidates(candidates, MAX_TITLE_CANDIDATE_CHARS)?;
             base.text_hash = Some(text_hash(&project.title));
-            let before = source_findings(kernel, &project, &project.title, "")?;
+            let before = source_findings(kernel, project, &project.title, "")?;
             for candidate in candidates {
-                let after = source_findings(kernel, &project, &candidate.text, "")?;
+                let after = source_findings(kernel, project, &candidate.text, "")?;
                 introduced.extend(new_findings(&before, &after));
                 findings.extend(after);
             }
@@ -148,7 +148,7 @@ fn check_against_target(kernel: &Kernel, project: &Project, new: &NewProposal) -
             findings = crate::pipeline::check_draft(profile, &draft.title, &crate::pipeline::normalize_content(with_patch_text(&draft.content, proposed_text)));
             // The word checks on the draft's text too (spans into the proposed text), so a
             // draft patch carries the banned or absolute terms it introduces.
-            let brand = crate::project::brand(store, &project)?;
+            let brand = crate::project::brand(store, project)?;
             let html = matches!(draft.content, DraftContent::Html { .. });
             let words = |text: &str| crate::quality::draft_findings(text, html, brand.as_ref(), set.risk_list("ad-law-zh@v2"), set.risk_list("growth-promise@v1"));
             before.extend(words(base_text));
@@ -172,7 +172,7 @@ fn check_against_target(kernel: &Kernel, project: &Project, new: &NewProposal) -
             crate::error::required_text("body", body, crate::project::comments::MAX_BODY_CHARS)?;
         }
         (Target::Metadata, ProposalKind::Metadata, Payload::Metadata { change }) => {
-            base.text_hash = Some(text_hash(&metadata_text(&project)));
+            base.text_hash = Some(text_hash(&metadata_text(project)));
             if let Some(title) = &change.title {
                 crate::error::required_text("title", title, 200)?;
             }
