@@ -153,16 +153,8 @@ impl Kernel {
     }
 
     /// The metered model call: [`crate::llm::Runtime::chat`] on this kernel's store,
-    /// clock and ids. A stream cut off before any of the answer arrived, on a request
-    /// that fills most of the profile's window, is said as the likely overflow it is
-    /// (llama-cpp-python reports an overflow only in its log), for every purpose.
+    /// clock and ids.
     pub fn model_chat(&self, call: ModelCall<'_>, request: &ChatRequest, on_event: &mut (dyn FnMut(ChatEvent) + Send), cancel: &Cancel) -> Result<ChatResponse, ApiError> {
-        self.llm.chat(&self.store, self.config.clock.as_ref(), self.config.ids.as_ref(), call, request, on_event, cancel).map_err(|error| {
-            let Ok(profile) = self.llm_profile(call.profile) else { return error };
-            let Ok(calibration) = crate::harness::compaction::profile_context(&self.store, &profile.id) else { return error };
-            let server = profile.server_window.map(|w| w.server);
-            let prompt = calibration.calibrated(crate::llm::estimate_request_tokens(request));
-            crate::llm::error::likely_overflow(error, prompt, u64::from(request.max_output_tokens.unwrap_or(0)), u64::from(profile.context_window), server)
-        })
+        self.llm.chat(&self.store, self.config.clock.as_ref(), self.config.ids.as_ref(), call, request, on_event, cancel)
     }
 }

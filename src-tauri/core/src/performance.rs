@@ -201,9 +201,7 @@ pub fn accounts(store: &Store) -> Result<Vec<Account>, ApiError> {
 
 /// The publication `id` (removed ones too). Errors: NOT_FOUND.
 pub fn load_publication(store: &Store, id: &str) -> Result<Publication, ApiError> {
-    store
-        .get::<Publication>(id.as_bytes())?
-        .ok_or_else(|| ApiError::not_found("publication", id).action("list_publications", &[]))
+    store.get::<Publication>(id.as_bytes())?.ok_or_else(|| ApiError::not_found("publication", id).action("list_publications", &[]))
 }
 
 /// Every publication, in creation order (removed ones too).

@@ -200,6 +200,13 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     let window = u64::from(profile.context_window);
     let calibration = crate::harness::compaction::profile_context(engine.store(), &profile.id)?;
     let tokens = |messages: &[crate::llm::Message]| calibration.calibrated(crate::llm::estimate_request_tokens(&ChatRequest::new(messages.to_vec())));
+    // A stream cut off before a word on a request that fills the window is said as the
+    // likely overflow it is (llama-cpp-python reports one only in its log).
+    let server = profile.server_window.map(|w| w.server);
+    let likely_overflow = |error: ApiError, request: &ChatRequest| {
+        let prompt = calibration.calibrated(crate::llm::estimate_request_tokens(request));
+        crate::llm::error::likely_overflow(error, prompt, u64::from(request.max_output_tokens.unwrap_or(0)), window, server)
+    };
     // The rerank shows as many candidates, best first, as leave its short reply room.
     let rerank_reply = u64::from(crate::llm::runtime::purpose_output_limit("ask_rerank").unwrap_or(256));
     let shown = (1..=candidates.len()).take_while(|k| tokens(&ask::rerank_prompt(&request.query, &candidates[..*k], keep)) + rerank_reply <= window).last().unwrap_or(0);
@@ -209,7 +216,7 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         let candidates = &candidates[..shown];
         let mut rerank = ChatRequest::new(ask::rerank_prompt(&request.query, candidates, keep));
         rerank.temperature = Some(0.0);
-        let reply = engine.model_chat(ModelCall { purpose: "ask_rerank", ..call }, &rerank, &mut |_| {}, cancel)?;
+        let reply = engine.model_chat(ModelCall { purpose: "ask_rerank", ..call }, &rerank, &mut |_| {}, cancel).map_err(|e| likely_overflow(e, &rerank))?;
         match ask::reranked(&reply.text, candidates, keep) {
             Some(picked) => (picked, true),
             None => (candidates.iter().take(keep).cloned().collect(), false),
@@ -249,7 +256,7 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     let mut chat = ChatRequest::new(messages);
     chat.temperature = Some(0.2);
     chat.max_output_tokens = Some(fitted.max_output);
-    let response = engine.model_chat(call, &chat, &mut |_| {}, cancel)?;
+    let response = engine.model_chat(call, &chat, &mut |_| {}, cancel).map_err(|e| likely_overflow(e, &chat))?;
     let checked = ask::check(&response.text, &sources);
     let mut cited: Vec<(&str, DocKind, Option<u32>, Option<&str>)> =
         checked.citations.iter().map(|c| (c.project_id.as_str(), c.kind, c.version, c.comment_id.as_deref())).collect();

@@ -90,6 +90,9 @@ pub(super) struct Pipeline<'a, 'e> {
     pub step: Vec<Message>,
     pub found: Option<Found>,
     pub made: Made,
+    /// How the profile's server counts against the estimate (its calibration ratio,
+    /// seeded from its tokenizer at profile test): every fit is checked as it counts.
+    pub ratio: f64,
 }
 
 /// The snapshot's pieces, to give each step the part of it that step needs: the
@@ -157,6 +160,7 @@ pub(super) const MIN_RESERVE: u32 = 256;
 impl<'a, 'e> Pipeline<'a, 'e> {
     pub(super) fn new(s: Script<'a, 'e>, run: Run, profile: &crate::llm::profile::LlmProfile) -> Pipeline<'a, 'e> {
         let max_output = reserve_of(profile, u64::from(STRATEGY_RESERVE));
+        let ratio = crate::harness::compaction::profile_context(s.h.store(), &profile.id).map_or(1.0, |c| c.ratio).max(0.1);
         Pipeline {
             s,
             run,
@@ -169,6 +173,7 @@ impl<'a, 'e> Pipeline<'a, 'e> {
             step: Vec::new(),
             found: None,
             made: Made::default(),
+            ratio,
         }
     }
 
@@ -274,7 +279,7 @@ impl<'a, 'e> Pipeline<'a, 'e> {
         let mut needed = 0;
         for cut in cuts {
             let system = self.parts.system(&self.system, *cut, platforms);
-            needed = request_tokens(&system, &[]) + ask_tokens;
+            needed = self.counted(request_tokens(&system, &[]) + ask_tokens);
             if needed + u64::from(reserve) <= window {
                 self.step_system = system;
                 return Ok(());
@@ -286,7 +291,7 @@ impl<'a, 'e> Pipeline<'a, 'e> {
     /// Whether a step of `cuts` fits (see [`Self::begin_step`]), without starting it.
     pub(super) fn fits(&self, cuts: &[Cut], platforms: &[Platform], ask_tokens: u64, reserve: u32) -> bool {
         let window = u64::from(self.profile.context_window);
-        cuts.iter().any(|cut| request_tokens(&self.parts.system(&self.system, *cut, platforms), &[]) + ask_tokens + u64::from(reserve) <= window)
+        cuts.iter().any(|cut| self.counted(request_tokens(&self.parts.system(&self.system, *cut, platforms), &[]) + ask_tokens) + u64::from(reserve) <= window)
     }
 
     /// The step's conversation as the next request sends it: all of it when it fits
@@ -295,12 +300,12 @@ impl<'a, 'e> Pipeline<'a, 'e> {
     fn fitted_messages(&self) -> Result<Vec<Message>, Stop> {
         let window = u64::from(self.profile.context_window);
         let reserve = u64::from(self.max_output);
-        let needed = request_tokens(&self.step_system, &self.step);
+        let needed = self.counted(request_tokens(&self.step_system, &self.step));
         if needed + reserve <= window || self.step.len() < 3 {
             return if needed + reserve <= window { Ok(self.step.clone()) } else { Err(self.too_long(&self.run.stage.clone(), needed)) };
         }
         let short: Vec<Message> = self.step.first().into_iter().chain(self.step.last()).cloned().collect();
-        let needed = request_tokens(&self.step_system, &short);
+        let needed = self.counted(request_tokens(&self.step_system, &short));
         if needed + reserve <= window {
             Ok(short)
         } else {
@@ -333,6 +338,12 @@ impl<'a, 'e> Pipeline<'a, 'e> {
         })))
     }
 
+    /// An estimate (as [`crate::llm::estimate_tokens`] counts) as the profile's server
+    /// counts it.
+    pub(super) fn counted(&self, estimate: u64) -> u64 {
+        (estimate as f64 * self.ratio).ceil() as u64
+    }
+
     fn cut_off_problem(&self) -> String {
         format!("the reply was cut off at the output limit ({} tokens) before its JSON ended; keep every value shorter", self.limit)
     }
@@ -342,7 +353,7 @@ impl<'a, 'e> Pipeline<'a, 'e> {
     /// never less than the step's reserve (which [`Self::begin_step`] made room for).
     /// A small window gets the reserve its step needs; a large one the usual limit.
     fn output_limit(&self, messages: &[Message]) -> u32 {
-        let room = u64::from(self.profile.context_window).saturating_sub(request_tokens(&self.step_system, messages));
+        let room = u64::from(self.profile.context_window).saturating_sub(self.counted(request_tokens(&self.step_system, messages)));
         let cap = u64::from(self.profile.max_output_tokens.unwrap_or(8_192));
         (room.min(cap) as u32).max(self.max_output)
     }

@@ -202,6 +202,15 @@ impl<'a, 'e> Script<'a, 'e> {
     /// One model call of `system` and `messages` (the step's conversation), its reply
     /// limited to `max_output` tokens, with the server asked for `response_format` when
     /// given. While a record lasts, the recorded reply.
+    /// `error` said as a likely CONTEXT_TOO_LONG when the stream was cut off before a
+    /// word on a request that fills the profile's window (llama-cpp-python reports an
+    /// overflow only in its log), as a drafting turn says it.
+    fn likely_overflow(&self, error: ApiError, request: &ChatRequest) -> ApiError {
+        let Ok(profile) = self.h.kernel.llm_profile(&self.profile_id) else { return error };
+        let Ok(calibration) = super::compaction::profile_context(self.h.store(), &profile.id) else { return error };
+        super::model_call::likely_overflow(error, request, &calibration, u64::from(profile.context_window), profile.server_window.map(|w| w.server))
+    }
+
     pub(crate) fn model_call(&mut self, system: &str, messages: Vec<Message>, max_output: u32, response_format: Option<ResponseFormat>) -> Result<Reply, Stop> {
         self.check_interrupt()?;
         if let Some(reply) = self.recorded_reply()? {
@@ -237,7 +246,7 @@ impl<'a, 'e> Script<'a, 'e> {
             }
             Err(error) => {
                 self.model_failed = true;
-                Err(Stop::Failed(error))
+                Err(Stop::Failed(self.likely_overflow(error, &request)))
             }
         }
     }

@@ -129,10 +129,7 @@ pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result
             if job_id.is_empty() || job_id.len() > 100 {
                 return Err(ApiError::validation("jobId", "A job id is 1–100 characters, as the sync status lists it."));
             }
-            let job = all
-                .iter()
-                .find(|j| j.id == job_id)
-                .ok_or_else(|| ApiError::not_found("delivery job", job_id).action("list_jobs", &[]))?;
+            let job = all.iter().find(|j| j.id == job_id).ok_or_else(|| ApiError::not_found("delivery job", job_id).action("list_jobs", &[]))?;
             if job.state != JobState::Failed {
                 return Err(ApiError::new(ErrorCode::Conflict, format!("Delivery job {job_id} has not failed (it is {}); only a failed job is retried.", job.state.name()))
                     .problem("sync.not_failed", &[])

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use inkstone_test_support::model_server::{posed_prompt_tokens, ModelServer, Refusal, Reply, Responder};
+use inkstone_test_support::model_server::{posed_prompt_tokens, posed_prompt_tokens_with, ModelServer, Refusal, Reply, Responder};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
 
@@ -161,4 +161,32 @@ fn an_article_too_long_for_the_window_ends_with_the_numbers_and_the_choices() {
     assert!(larger["message"].as_str().unwrap().contains("-c "), "{larger:#}");
     // Nothing the server would refuse was sent.
     small.assert_within_window();
+}
+
+/// A small model's tokenizer gives a Chinese character two tokens where the estimate
+/// counts one: once profile test has read that from the server's tokenizer, every
+/// optimize step is sized as the server counts, so no request it sends is longer than
+/// the window (before, the steps were sized by the raw estimate and the server refused
+/// them, or llama-cpp-python cut them off without a word).
+#[test]
+fn optimize_sizes_its_steps_as_the_servers_tokenizer_counts() {
+    let source = article(26);
+    let small = small_window(&source);
+    small.server.offer_tokenizer("/tokenize", 2);
+    let tested = small.t.ok("llmProfile.test", json!({"profile": "llama"}));
+    assert!(tested["calibration"]["ratio"].as_f64().unwrap() > 1.9, "{tested:#}");
+    let base = small.server.chat_requests().len();
+    let run = small.optimize();
+    let requests = small.server.chat_requests().split_off(base);
+    assert!(!requests.is_empty() || run["status"] == "failed", "{run:#}");
+    for (idx, request) in requests.iter().enumerate() {
+        let prompt = posed_prompt_tokens_with(&request.body, 2);
+        let reply = request.body["max_tokens"].as_u64().unwrap_or(0);
+        assert!(prompt + reply <= WINDOW, "request {idx}: {prompt} prompt tokens (as the server counts) + {reply} for the reply > {WINDOW}");
+    }
+    // It ends ready, or with CONTEXT_TOO_LONG said before sending: never a refusal.
+    if run["status"] != "ready" {
+        assert_eq!(run["error"]["code"], "CONTEXT_TOO_LONG", "{run:#}");
+        assert!(run["error"]["message"].as_str().unwrap().contains("nothing was sent"), "{run:#}");
+    }
 }

@@ -81,7 +81,7 @@ fn adapt_all(p: &mut Pipeline<'_, '_>, found: &Found) -> Result<(), Stop> {
             strategy_digest(&strategy, Some(platform))
         );
         // One platform per request: its rules, its draft, and a reply about as long.
-        let draft_tokens = crate::llm::estimate_tokens(&base_text);
+        let draft_tokens = p.counted(crate::llm::estimate_tokens(&base_text));
         let reserve = reserve_of(&p.profile, draft_tokens + draft_tokens / 4 + u64::from(REWRITE_EXTRA));
         let ask = crate::llm::estimate_tokens(&instruction) + crate::llm::estimate_tokens(&platform_schema().to_string()) + 40;
         p.begin_step(&stage, &[Cut::Whole, Cut::RulesOnly, Cut::Least], &[platform], ask, reserve)?;

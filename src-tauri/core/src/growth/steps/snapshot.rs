@@ -30,9 +30,10 @@ pub(super) fn run(p: &mut Pipeline<'_, '_>) -> Result<(), Stop> {
     let input = crate::context::ContextInput { prompt: Some(&prompt), ..records.input(crate::context::Mode::Plan, "", &constraints, &[], None) };
     // The context layers take what the smallest step leaves; each step then takes the
     // part of the snapshot it needs ([`Parts`]).
-    let budget = u64::from(window).saturating_sub(u64::from(MIN_RESERVE));
+    // The layers are counted by the estimate: the room as the server counts it, scaled.
+    let budget = (u64::from(window).saturating_sub(u64::from(MIN_RESERVE)) as f64 / p.ratio) as u64;
     p.max_output = MIN_RESERVE;
-    let assembled = crate::context::assemble(&input, budget).map_err(|too| p.too_long("snapshot", too.needed))?;
+    let assembled = crate::context::assemble(&input, budget).map_err(|too| p.too_long("snapshot", p.counted(too.needed)))?;
     let mut layers = assembled.layers;
     let policy = layers.pop();
     p.parts.source_trimmed = layers.iter().any(|l| l.name == "working_set" && l.trimmed);

@@ -47,12 +47,13 @@ fn rewrite(p: &mut Pipeline<'_, '_>, found: &Found) -> Result<(), Stop> {
         );
         // The reply is the whole source again, with its titles and summary.
         let source_tokens = crate::llm::estimate_tokens(&project.source);
-        let reserve = reserve_of(&p.profile, source_tokens + source_tokens / 4 + u64::from(REWRITE_EXTRA));
+        let written = p.counted(source_tokens);
+        let reserve = reserve_of(&p.profile, written + written / 4 + u64::from(REWRITE_EXTRA));
         let ask = crate::llm::estimate_tokens(&instruction) + crate::llm::estimate_tokens(&source_schema().to_string()) + 40;
         if p.parts.source_trimmed {
             // Rewriting an excerpt would propose deleting the rest.
             p.max_output = reserve;
-            let needed = request_tokens(&p.system, &[]) + source_tokens + ask;
+            let needed = p.counted(request_tokens(&p.system, &[]) + source_tokens + ask);
             return Err(p.too_long("source", needed));
         }
         p.begin_step("source", &[Cut::Whole, Cut::RulesOnly, Cut::Context], &all, ask, reserve)?;
