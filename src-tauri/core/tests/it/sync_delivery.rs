@@ -83,7 +83,7 @@ fn pause_holds_deliveries_and_resume_lets_the_thread_send_them() {
     assert_eq!((paused["paused"].as_bool(), paused["state"].as_str()), (Some(true), Some("paused")));
     alice.save(&project, "一\n二\n");
     let refused = alice.call("sync.push", json!({})).unwrap_err();
-    assert_eq!((refused.code, refused.hints[0].id.as_str()), (inkstone_core::ErrorCode::Conflict, "resume"));
+    assert_eq!((refused.code, refused.hints[0].id.as_str()), (inkstone_core::ErrorCode::Conflict, "resume_sync"));
     std::thread::sleep(Duration::from_millis(400));
     assert_eq!(server.versions(&ws).len(), 1, "nothing goes while paused");
     assert_eq!(alice.jobs()[1].state, JobState::Pending);
