@@ -15,6 +15,25 @@ export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/**
+ * Polls `fn` every `everyMs` until it returns something truthy (its value) or
+ * `timeoutMs` pass (an error naming `what` and the last error `fn` threw).
+ */
+export async function waitFor(what, fn, timeoutMs = 15_000, everyMs = 150) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
+    await sleep(everyMs);
+  }
+}
+
 export function assert(cond, msg) {
   if (!cond) throw new Error(msg);
 }

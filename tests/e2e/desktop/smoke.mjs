@@ -16,7 +16,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { assert, createSuite, killGroup, parseArgs, sleep, startChild, stopChild } from "../lib.mjs";
+import { assert, createSuite, killGroup, parseArgs, sleep, startChild, stopChild, waitFor } from "../lib.mjs";
 
 const ELEMENT = "element-6066-11e4-a52e-4f735466cecf";
 const KEY_ENTER = "\uE007";
@@ -80,20 +80,6 @@ async function wd(method, path, body, timeoutMs = 15_000) {
 
 const s = (path) => `/session/${sessionId}${path}`;
 
-async function waitFor(what, fn, timeoutMs = 15_000, everyMs = 150) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
-    await sleep(everyMs);
-  }
-}
 
 async function findAll(css) {
   const v = await wd("POST", s("/elements"), { using: "css selector", value: css });

@@ -16,7 +16,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { assert, createSuite, parseArgs, sleep } from "../lib.mjs";
+import { assert, createSuite, parseArgs, sleep, waitFor as waitUntil } from "../lib.mjs";
 
 const args = parseArgs(process.argv.slice(2), {
   script: "window.mjs",
@@ -43,20 +43,8 @@ async function wd(method, path, body, timeoutMs = 15_000) {
 }
 const exec = (script, scriptArgs = []) => wd("POST", `/session/${sessionId}/execute/sync`, { script, args: scriptArgs });
 
-async function waitFor(what, fn, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? ` (${last.message})` : ""}`);
-    await sleep(200);
-  }
-}
+/** This suite waits longer (a freshly installed app's first start) and polls less often. */
+const waitFor = (what, fn, timeoutMs = 20_000) => waitUntil(what, fn, timeoutMs, 200);
 
 function screenshot(name) {
   try {
