@@ -45,8 +45,14 @@ fn logged(result: Result<Arc<Engine>, inkstone_core::ApiError>) -> Result<Arc<En
     result
 }
 
+/// The folder the log files go to, once logging started; Help shows it.
+static LOG_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
 fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_core::ApiError> {
-    let config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
+    let mut config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
+    if let Some(dir) = LOG_DIR.get() {
+        config = config.with_log_dir(dir);
+    }
     match Engine::open(config) {
         Ok(engine) => {
             tracing::info!(data_dir = %data_dir.display(), "store opened");
@@ -66,8 +72,36 @@ pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>, state: EngineState) -
 }
 
 fn commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed])
+    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder])
 }
+
+/// Help → About's "Open": shows the data folder or the log folder in the system's file
+/// manager. Only those two folders, named by the engine, can be opened this way.
+#[tauri::command]
+fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<(), inkstone_core::ApiError> {
+    let bad = |message: &str| inkstone_core::ApiError::new(inkstone_core::ErrorCode::Validation, message);
+    let folder = match which.as_str() {
+        "data" => state.opened().map(|e| e.config().data_dir.clone()).or_else(data_dir),
+        "logs" => LOG_DIR.get().cloned(),
+        _ => return Err(bad("Only the data folder and the log folder can be opened.")),
+    };
+    let Some(folder) = folder.filter(|f| f.is_dir()) else { return Err(bad("That folder does not exist yet.")) };
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if cfg!(windows) {
+        "explorer"
+    } else {
+        "xdg-open"
+    };
+    std::process::Command::new(opener).arg(&folder).spawn().map(drop).map_err(|error| {
+        tracing::warn!(%error, opener, "opening a folder");
+        inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, format!("The system could not open the folder ({opener} failed); its path is shown to copy."))
+    })
+}
+
+/// Sent to the UI when a file given to a second launch became a project: the UI reads
+/// the project list again and opens it.
+pub const OPENED_PROJECT: &str = "inkstone://opened-project";
 
 /// Sent to the UI when the window is asked to close: save what is pending, then call
 /// `window_flushed`.
@@ -185,7 +219,13 @@ fn open_markdown_files<R: Runtime>(app: &tauri::AppHandle<R>, files: Vec<PathBuf
     let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.opened()) else { return };
     for path in files {
         match engine.call("import.markdown", json!({ "path": path })) {
-            Ok(_) => tracing::info!(path = %path.display(), "opened a Markdown file as a project"),
+            Ok(result) => {
+                tracing::info!(path = %path.display(), "opened a Markdown file as a project");
+                let id = result.pointer("/projects/0/id").cloned().unwrap_or(serde_json::Value::Null);
+                if let Err(error) = app.emit(OPENED_PROJECT, json!({ "projectId": id })) {
+                    tracing::warn!(%error, "telling the window about an opened file");
+                }
+            }
             Err(error) => tracing::warn!(path = %path.display(), code = ?error.code, message = %error.message, "opening a Markdown file"),
         }
     }
@@ -232,6 +272,7 @@ pub fn run() {
             let log_dir = app.path().app_log_dir().unwrap_or_else(|_| std::env::temp_dir().join("inkstone-logs"));
             if let Some(guard) = logging::init(&log_dir) {
                 app.manage(guard);
+                let _ = LOG_DIR.set(log_dir.clone());
             }
             tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
             app.manage(open_engine_waiting(data_dir, LOCK_WAIT));

@@ -77,3 +77,17 @@ fn a_folder_locked_at_launch_opens_on_the_next_call_once_the_other_process_lets_
     let created = invoke(&webview, "api_call", json!({"method": "project.create", "params": {"title": "后来"}})).unwrap();
     assert_eq!(created["title"], "后来");
 }
+
+#[test]
+fn reveal_folder_opens_only_the_data_and_log_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    for which in ["/etc", "../", "media", ""] {
+        let error = invoke(&webview, "reveal_folder", json!({"which": which})).unwrap_err();
+        assert_eq!(error["code"], "VALIDATION", "{which}: {error}");
+    }
+    // No logging was started in this process, so there is no log folder to open.
+    let error = invoke(&webview, "reveal_folder", json!({"which": "logs"})).unwrap_err();
+    assert_eq!(error["code"], "VALIDATION");
+}

@@ -10,6 +10,7 @@
 mod comments;
 mod data;
 mod drafts;
+mod help;
 mod library;
 mod llm;
 mod media;
@@ -39,6 +40,7 @@ pub use crate::error::{ApiError, ErrorCode, Hint};
 pub use comments::*;
 pub use data::*;
 pub use drafts::*;
+pub use help::ProblemReport;
 pub use library::*;
 pub use llm::*;
 pub use media::*;
@@ -293,6 +295,7 @@ macro_rules! api_methods {
 api_methods! {
     plain {
         "app.info" => workspace::app_info(Empty) -> AppInfo;
+        "app.report" => help::report(Empty) -> ProblemReport;
         "workspace.get" => workspace::get(Empty) -> crate::model::Workspace;
         "workspace.update" => workspace::update(WorkspaceUpdateParams) -> crate::model::Workspace;
         "project.create" => projects::create(ProjectCreateParams) -> crate::model::Project;

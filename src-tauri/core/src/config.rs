@@ -37,6 +37,9 @@ pub struct EngineConfig {
     pub jitter_seed: u64,
     /// How the sync transport delivers versions to the workspace server.
     pub sync: crate::outbox::DeliverySettings,
+    /// Where this process writes its log files, if it does (the desktop app); Help shows
+    /// it and "Report a problem" reads its last lines.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl EngineConfig {
@@ -55,6 +58,7 @@ impl EngineConfig {
             env_workspace_token: None,
             llm_retry: crate::llm::retry::RetryPolicy::default(),
             sync: crate::outbox::DeliverySettings::default(),
+            log_dir: None,
             jitter_seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64 ^ d.as_secs()).unwrap_or(1),
         }
     }
@@ -93,6 +97,12 @@ impl EngineConfig {
 
     pub fn with_display_name(mut self, name: impl Into<String>) -> Self {
         self.default_display_name = name.into();
+        self
+    }
+
+    /// Names the folder this process writes its log files to.
+    pub fn with_log_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.log_dir = Some(dir.into());
         self
     }
 }

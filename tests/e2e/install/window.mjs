@@ -102,4 +102,18 @@ await suite.run(async () => {
     assert(Array.isArray(listed?.projects ?? listed), `project.list answered ${JSON.stringify(listed).slice(0, 200)}`);
     console.log(`# data folder: ${readdirSync(args.dataDir).join(", ")}`);
   });
+
+  await suite.check("Help → About names the data folder and the log folder; Report a problem carries the log's last lines", async () => {
+    await exec("document.querySelector('[data-testid=open-help]').click()");
+    const text = (id) => exec("const e = document.querySelector(`[data-testid=${arguments[0]}]`); return e ? (e.value ?? e.textContent) : null", [id]);
+    const data = await waitFor("Help → About", () => text("help-path-data"));
+    assert(data.replace(/\/+$/, "") === args.dataDir.replace(/\/+$/, ""), `About names ${data}, not ${args.dataDir}`);
+    const logs = await text("help-path-logs");
+    assert(logs && existsSync(logs) && readdirSync(logs).some((f) => f.startsWith("inkstone")), `the log folder ${logs} holds no inkstone log`);
+    await exec("document.querySelector('[data-testid=help-report]').click()");
+    const report = await waitFor("the problem report", () => text("help-report-text"));
+    assert(/^Inkstone \d+\.\d+\.\d+/.test(report), `report starts ${report.slice(0, 60)}`);
+    assert(report.includes("Inkstone started"), `the report carries no log line: ${report.slice(0, 400)}`);
+    console.log(`# log folder: ${logs}`);
+  });
 });

@@ -259,7 +259,7 @@ describe("the window", () => {
     transport
       .on("llmProfile.list", () => ({ profiles: [{ id: "llm_1" } as never], envKeyActive: false }))
       .on("session.list", () => ({ sessions: [] }))
-      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", os: "Linux", schemaVersion: 2, methods: [], streamingMethods: [] }));
     renderApp(transport);
     await waitFor(() => expect(items()).toHaveLength(1));
     fireEvent.click(items()[0].querySelector("button")!);
@@ -453,6 +453,23 @@ describe("the window", () => {
     expect(screen.queryByTestId("palette")).toBeNull();
   });
 
+  it("F1 and Ctrl+/ open the shortcut list from anywhere, Esc closes it; Help in the sidebar opens About", async () => {
+    const { transport } = backend();
+    transport.on("app.info", () => ({ version: "9.9.9", dataDir: "/d", os: "Linux", schemaVersion: 3, methods: [], streamingMethods: [] }));
+    renderApp(transport);
+    await screen.findByTestId("empty-state");
+    fireEvent.keyDown(window, { key: "F1" });
+    await screen.findByTestId("help-shortcuts-body");
+    fireEvent.keyDown(window, { key: "Escape" });
+    await waitFor(() => expect(screen.queryByTestId("help")).toBeNull());
+    fireEvent.keyDown(window, { key: "/", ctrlKey: true });
+    await screen.findByTestId("help-shortcuts-body");
+    fireEvent.keyDown(window, { key: "/", ctrlKey: true });
+    await waitFor(() => expect(screen.queryByTestId("help")).toBeNull());
+    fireEvent.click(screen.getByTestId("open-help"));
+    expect((await screen.findByTestId("help-version")).textContent).toBe("9.9.9");
+  });
+
   it("archives the open project from the palette; it moves behind the archived filter", async () => {
     const { transport } = backend([proj("a", "Draft", "2026-11-22T11:00:00Z")]);
     renderApp(transport);
@@ -490,7 +507,7 @@ describe("the window", () => {
 
   it("switching language in settings re-renders the UI in Chinese", async () => {
     const { transport } = backend();
-    transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));
+    transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", os: "Linux", schemaVersion: 2, methods: [], streamingMethods: [] }));
     renderApp(transport);
     await screen.findByTestId("empty-state");
     fireEvent.click(screen.getByTestId("open-settings"));
@@ -548,7 +565,7 @@ describe("the window", () => {
     const imported = proj("m1", "散步", "2026-11-22T11:59:00Z");
     transport
       .on("backup.list", () => ({ backups: [], folder: "/data/backups" }))
-      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }))
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", os: "Linux", schemaVersion: 2, methods: [], streamingMethods: [] }))
       .on("import.markdown", (_params, emit) => {
         emit({ phase: "import.markdown", done: 2, total: 2 });
         const first = !projects.has("m1");

@@ -1,5 +1,5 @@
 import { lazy, Suspense, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
-import { type ApiClient, type ClientError, toClientError } from "../shared/api/client";
+import { type ApiClient, type ClientError, onOpenedProject, toClientError } from "../shared/api/client";
 import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit } from "../shared/api/generated";
 import { ErrorBanner } from "../shared/ui/ErrorBanner";
 import { Sidebar } from "./Sidebar";
@@ -11,6 +11,7 @@ import { NewProjectDialog } from "./NewProjectDialog";
 import { sampleProject } from "./samples";
 import { Settings, type SettingsSection } from "../features/settings";
 import { LocalModelOffer } from "../features/settings";
+import { HelpDialog, type HelpTab } from "../features/help";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
@@ -69,6 +70,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [tab, setTab] = useState<PanelTab>(() => initialPanelTab(TABS, "history"));
   const [palette, setPalette] = useState(false);
   const [settings, setSettings] = useState<SettingsSection | null>(null);
+  const [help, setHelp] = useState<HelpTab | null>(null);
   const [newDialog, setNewDialog] = useState<{ templateId?: string } | null>(null);
   const [error, setError] = useState<{ error: ClientError; retry?: () => void } | null>(null);
   const [staleAddress, setStaleAddress] = useState(false);
@@ -183,6 +185,18 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     };
   }, [client, loadProjects]);
 
+  // A Markdown file given to a later launch became a project (the desktop shell imported
+  // it): the list reads itself again and the project opens.
+  useEffect(
+    () =>
+      onOpenedProject((projectId) => {
+        void loadProjects(true).then(() => {
+          if (projectId) setSelectedId(projectId);
+        });
+      }),
+    [loadProjects],
+  );
+
   const onProjectChanged = useCallback((p: Project) => {
     setProjects((list) => {
       const s = summaryOf(p);
@@ -254,6 +268,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       cmd("models", "cmd.models", () => setSettings("models")),
       cmd("usage", "cmd.usage", () => setSettings("usage")),
       cmd("archived", "cmd.archived", () => setShowArchived((s) => !s)),
+      cmd("help", "cmd.help", () => setHelp("shortcuts"), `F1 / ${mod}+/`),
+      cmd("about", "cmd.about", () => setHelp("about")),
+      cmd("report", "cmd.report", () => setHelp("report")),
     ];
     if (selectedId) {
       list.unshift(
@@ -280,9 +297,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast]);
 
   // Global shortcuts. Nothing acts during an input-method composition.
-  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab });
+  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab, help });
   useLayoutEffect(() => {
-    stateRef.current = { palette, settings, newDialog, selectedId, tab };
+    stateRef.current = { palette, settings, newDialog, selectedId, tab, help };
   });
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -295,12 +312,20 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         setPalette((p) => !p);
         return;
       }
+      // The shortcut list, from anywhere (F1, or Mod+/ where F1 is taken).
+      if ((e.key === "F1" && !modKey) || (modKey && !e.altKey && e.key === "/")) {
+        e.preventDefault();
+        setPalette(false);
+        setHelp((h) => (h === "shortcuts" ? null : "shortcuts"));
+        return;
+      }
       if (e.key === "Escape") {
         // A form or overlay inside handled it (closing itself, not everything).
         if (e.defaultPrevented) return;
         // The sync popover closes itself (its own listener), and only itself.
         if (document.querySelector("[data-testid=sync-popover]")) return;
         if (s.palette) setPalette(false);
+        else if (s.help) setHelp(null);
         else if (s.settings) setSettings(null);
         else if (s.newDialog) setNewDialog(null);
         // Esc stops the AI first when it runs, then closes what is open.
@@ -308,7 +333,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         else if (view.current?.closeOverlay()) e.preventDefault();
         return;
       }
-      if (s.palette || s.settings || s.newDialog) return;
+      if (s.palette || s.settings || s.newDialog || s.help) return;
       if (!modKey || e.altKey) return;
       if (k === "o" && e.shiftKey && s.selectedId) {
         e.preventDefault();
@@ -371,6 +396,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             onSample={createSample}
             onImport={() => setSettings("data")}
             onSettings={() => setSettings("general")}
+            onHelp={() => setHelp("about")}
           />
         )}
         {selectedId ? (
@@ -455,6 +481,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             </div>
           ))}
         </div>
+        {help && <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />}
         {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
         {newDialog && (
           <NewProjectDialog

@@ -19,6 +19,7 @@ export interface SidebarProps {
   onSample: () => void;
   onImport: () => void;
   onSettings: () => void;
+  onHelp: () => void;
 }
 
 export const Sidebar = memo(function Sidebar({
@@ -33,6 +34,7 @@ export const Sidebar = memo(function Sidebar({
   onSample,
   onImport,
   onSettings,
+  onHelp,
 }: SidebarProps) {
   const { t, lang, now, mod } = useApp();
   const [query, setQuery] = useState("");
@@ -115,6 +117,9 @@ export const Sidebar = memo(function Sidebar({
       <footer className="sidebar-footer">
         <button type="button" className="link" data-testid="open-settings" onClick={onSettings}>
           ⚙ {t("settings.title")}
+        </button>
+        <button type="button" className="link" data-testid="open-help" title="F1" onClick={onHelp}>
+          ? {t("help.button")}
         </button>
         {sync}
       </footer>

@@ -45,6 +45,12 @@ pub(super) fn update(engine: &Engine, params: WorkspaceUpdateParams) -> Result<W
 pub struct AppInfo {
     pub version: String,
     pub data_dir: String,
+    /// Where this process writes its log files; absent when it writes none (the CLI and
+    /// `serve` log to their terminal).
+    #[ts(optional)]
+    pub log_dir: Option<String>,
+    /// The operating system, as it names itself.
+    pub os: String,
     pub schema_version: u32,
     pub methods: Vec<String>,
     pub streaming_methods: Vec<String>,
@@ -54,6 +60,8 @@ pub(super) fn app_info(engine: &Engine, _: Empty) -> Result<AppInfo, ApiError> {
     Ok(AppInfo {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         data_dir: engine.config().data_dir.display().to_string(),
+        log_dir: engine.config().log_dir.as_ref().map(|d| d.display().to_string()),
+        os: format!("{} ({}/{})", super::help::os_name(), std::env::consts::OS, std::env::consts::ARCH),
         schema_version: engine.store().schema_version()?.unwrap_or(crate::store::SCHEMA_VERSION),
         methods: METHODS.iter().map(|m| m.to_string()).collect(),
         streaming_methods: STREAMING_METHODS.iter().map(|m| m.to_string()).collect(),

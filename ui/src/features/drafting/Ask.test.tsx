@@ -181,7 +181,7 @@ describe("Ask", () => {
 
   it("is a mode of the AI panel, reachable by buttons that say which is on", async () => {
     const transport = new FakeTransport()
-      .on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods: [], streamingMethods: [] }))
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/d", os: "Linux", schemaVersion: 3, methods: [], streamingMethods: [] }))
       .on("llmProfile.list", () => ({ profiles: [profile()], envKeyActive: false }))
       .on("session.list", () => ({ sessions: [] }))
       .on("search.ask", () => answer());

@@ -63,7 +63,7 @@ export function setupPanel({
   now,
 }: PanelSetup = {}) {
   const transport = new FakeTransport();
-  transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", schemaVersion: 3, methods, streamingMethods: [] }));
+  transport.on("app.info", () => ({ version: "0.1.0", dataDir: "/d", os: "Linux", schemaVersion: 3, methods, streamingMethods: [] }));
   transport.on("llmProfile.list", () => ({ profiles, envKeyActive: false }));
   transport.on("llmProfile.detectLocal", () => ({
     found: localServer

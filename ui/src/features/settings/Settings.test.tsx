@@ -63,7 +63,7 @@ describe("Settings", () => {
   it("words the brand form's call to action and the app's data format in the person's language", async () => {
     const transport = new FakeTransport()
       .on("workspace.get", () => ({ id: "ws_1", displayName: "墨石", members: [] }) as never)
-      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", schemaVersion: 2, methods: [], streamingMethods: [] }));
+      .on("app.info", () => ({ version: "0.1.0", dataDir: "/data/ink", os: "Linux", schemaVersion: 2, methods: [], streamingMethods: [] }));
     renderSettings(transport, "general", {}, "zh");
     await waitFor(() => expect(screen.getByTestId("app-about").textContent).toBe("Inkstone 0.1.0 · 数据格式第 2 版"));
     expect(document.body.textContent).not.toContain("schema");

@@ -136,7 +136,16 @@ messageId?: string, params?: { [key in string]: string }, };
 
 export type ApiKey = string;
 
-export type AppInfo = { version: string, dataDir: string, schemaVersion: number, methods: Array<string>, streamingMethods: Array<string>, };
+export type AppInfo = { version: string, dataDir: string, 
+/**
+ * Where this process writes its log files; absent when it writes none (the CLI and
+ * `serve` log to their terminal).
+ */
+logDir?: string, 
+/**
+ * The operating system, as it names itself.
+ */
+os: string, schemaVersion: number, methods: Array<string>, streamingMethods: Array<string>, };
 
 export type Applied = { version?: number, draftRevision?: number, commentId?: string, 
 /**
@@ -1642,6 +1651,24 @@ export type PlatformProfileListResult = { drafts: Array<DraftProfile>, growth: A
 
 export type Post = { text: string, weightedLength: number, };
 
+export type ProblemReport = { 
+/**
+ * The whole report, ready to copy.
+ */
+text: string, 
+/**
+ * The log file the lines come from; absent when this process keeps no log file.
+ */
+logFile?: string, 
+/**
+ * How many log lines it carries.
+ */
+logLines: number, 
+/**
+ * How many of them had something that looked like a secret replaced.
+ */
+scrubbedLines: number, };
+
 export type ProfileContext = { profileId: string, 
 /**
  * Reported input tokens ÷ estimated input tokens (1.0 until calibrated).
@@ -3102,6 +3129,7 @@ displayName?: string, };
 /** Every API method with its parameter and result types. */
 export interface ApiMethods {
   "app.info": { params: Empty; result: AppInfo };
+  "app.report": { params: Empty; result: ProblemReport };
   "workspace.get": { params: Empty; result: Workspace };
   "workspace.update": { params: WorkspaceUpdateParams; result: Workspace };
   "project.create": { params: ProjectCreateParams; result: Project };
@@ -3261,7 +3289,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

@@ -15,6 +15,7 @@ const READ = { kind: "read" } as const;
 
 export const METHODS = {
   "app.info": READ,
+  "app.report": READ,
   "workspace.get": READ,
   "workspace.update": { kind: "write", invalidates: ["workspace.get"] },
   "project.create": { kind: "write", invalidates: ["project.get", "project.list", "project.budget", "sync.status"] },

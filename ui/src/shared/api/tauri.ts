@@ -66,3 +66,29 @@ export function tauriCloseHandshake(): { listen: (event: string, handler: () => 
     done: () => tauriInvoke("window_flushed"),
   };
 }
+
+/** Sent by the desktop shell when a Markdown file given to a later launch became a
+ * project: the UI reads the project list again and opens it. */
+export const OPENED_PROJECT = "inkstone://opened-project";
+
+/** Listens for files opened by a later launch; a no-op outside the desktop app. */
+export function onOpenedProject(handler: (projectId: string | null) => void): () => void {
+  if (!isTauri()) return () => undefined;
+  let stop: (() => void) | null = null;
+  let stopped = false;
+  void tauriListen<{ projectId?: string | null }>(OPENED_PROJECT, (event) => handler(event.payload?.projectId ?? null)).then((unlisten) => {
+    if (stopped) unlisten();
+    else stop = unlisten;
+  });
+  return () => {
+    stopped = true;
+    stop?.();
+  };
+}
+
+/** Shows the data folder or the log folder in the system's file manager; `null` outside
+ * the desktop app (the browser cannot open folders: Help shows the path to copy). */
+export function folderOpener(): ((which: "data" | "logs") => Promise<unknown>) | null {
+  if (!isTauri()) return null;
+  return (which) => tauriInvoke("reveal_folder", { which }).catch((e: unknown) => Promise.reject(toClientError(e)));
+}
