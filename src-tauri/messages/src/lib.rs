@@ -43,15 +43,53 @@ enum Rules {
 }
 
 fn format_by(template: &str, values: &BTreeMap<String, String>, rules: Rules) -> String {
+    format_without_plurals(template, values).unwrap_or_else(|| format_by_parts(template, values, rules))
+}
+
+/// [`format_by`] through the template's parts, plurals and all.
+fn format_by_parts(template: &str, values: &BTreeMap<String, String>, rules: Rules) -> String {
     let (parts, end) = parse(template, 0, false);
     let mut out = String::new();
     render(&parts, values, "#", rules, &mut out);
     if end < template.len() {
         // A stray `}` is text; so is what follows it.
         out.push('}');
-        out.push_str(&format_by(&template[end + 1..], values, rules));
+        out.push_str(&format_by_parts(&template[end + 1..], values, rules));
     }
     out
+}
+
+/// [`format_by`] of a template without a plural (most of them), in one pass without
+/// building its parts: the same output, since outside a plural `#` is text, a stray `}`
+/// is text and a `{` that starts no argument is text. `None` at the first plural (the
+/// caller then takes the full path).
+fn format_without_plurals(template: &str, values: &BTreeMap<String, String>) -> Option<String> {
+    let mut out = String::with_capacity(template.len() + 32);
+    let mut i = 0;
+    while let Some(skip) = template[i..].find('{') {
+        let at = i + skip;
+        out.push_str(&template[i..at]);
+        match argument(template, at + 1) {
+            Some((_, true, _)) => return None,
+            Some((name, false, next)) => {
+                match values.get(&name) {
+                    Some(value) => out.push_str(value),
+                    None => {
+                        out.push('{');
+                        out.push_str(&name);
+                        out.push('}');
+                    }
+                }
+                i = next;
+            }
+            None => {
+                out.push('{');
+                i = at + 1;
+            }
+        }
+    }
+    out.push_str(&template[i..]);
+    Some(out)
 }
 
 /// The names of the values a template uses, plural counts included.
@@ -239,6 +277,29 @@ mod tests {
         assert_eq!(format(plain, &values(&[])), plain);
         assert_eq!(format("{n, plural, one {unclosed", &values(&[("n", "1")])), "{n, plural, one {unclosed");
         assert!(placeholders(plain).is_empty());
+    }
+
+    /// The one-pass path for templates without plurals says what the parts say, for
+    /// every message of the catalog and for the odd cases (stray braces, `#`, a `{`
+    /// that starts no argument, a plural that is not one).
+    #[test]
+    fn the_one_pass_path_formats_as_the_parts_do() {
+        let odd = ["a } b {x} c", "{ x }#{y}", "{}{x", "{n, plural, one {unclosed", "x {n, plural, one {a} other {b}} {y}", "}}{{x}}"];
+        let catalog = IDS.iter().filter_map(|(id, _)| english(id));
+        for template in catalog.chain(odd) {
+            let mut all = BTreeMap::new();
+            for (i, name) in placeholders(template).into_iter().enumerate() {
+                all.insert(name, i.to_string());
+            }
+            all.insert("x".to_owned(), "X".to_owned());
+            for values in [BTreeMap::new(), all] {
+                let parts = format_by_parts(template, &values, Rules::English);
+                if let Some(fast) = format_without_plurals(template, &values) {
+                    assert_eq!(fast, parts, "{template:?}");
+                }
+                assert_eq!(format(template, &values), parts, "{template:?}");
+            }
+        }
     }
 
     #[test]

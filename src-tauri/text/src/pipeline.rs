@@ -289,6 +289,8 @@ pub struct Parsed<'a> {
     sentences: Vec<std::cell::OnceCell<Vec<(usize, usize)>>>,
     /// The source opened with a `# ` heading repeating the title, left out of the drafts.
     title_heading: Option<String>,
+    /// The characters of the plain blocks joined by line ends, counted once.
+    body_chars: std::cell::OnceCell<usize>,
 }
 
 impl<'a> Parsed<'a> {
@@ -307,7 +309,16 @@ impl<'a> Parsed<'a> {
         });
         let plain = text::plain_text_of(root);
         let sentences = plain.blocks.iter().map(|_| std::cell::OnceCell::new()).collect();
-        Parsed { root, plain, sentences, title_heading }
+        Parsed { root, plain, sentences, title_heading, body_chars: std::cell::OnceCell::new() }
+    }
+
+    /// The length in `unit` of the plain blocks joined by line ends (the body as the
+    /// long-form platforms count it); in characters without joining them, once per run.
+    fn body_length(&self, unit: Unit) -> usize {
+        match unit {
+            Unit::Chars => *self.body_chars.get_or_init(|| self.plain.blocks.iter().map(|b| measure::chars(b)).sum::<usize>() + self.plain.blocks.len().saturating_sub(1)),
+            _ => length_in(unit, &self.plain.blocks.join("\n")),
+        }
     }
 
     /// [`text::sentences`] of each block of the plain text, in order.

@@ -80,8 +80,11 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
     let paragraph_chars = profile.setting_u32("paragraph_chars").unwrap_or(80) as usize;
     let max_tags = profile.limits_for(LimitField::Tags).map(|l| l.max as usize).max().unwrap_or(10);
     let mut paragraphs: Vec<String> = Vec::new();
+    // Room for a paragraph of the usual length (CJK takes three bytes a character), so
+    // it is not grown sentence by sentence.
+    let room = 3 * paragraph_chars + 64;
     for block in parsed.sentences() {
-        let mut current = String::new();
+        let mut current = String::with_capacity(room);
         let mut current_chars = 0;
         for sentence in block {
             // What `join(&current, sentence)` puts between (at most a space): count the
@@ -91,7 +94,7 @@ pub fn compile_xiaohongshu<'a>(profile: &DraftProfile, input: CompileInput<'_>, 
             let sentence_chars = chars(sentence);
             let candidate_chars = current_chars + sentence_chars + usize::from(space);
             if !current.is_empty() && candidate_chars > paragraph_chars {
-                paragraphs.push(std::mem::take(&mut current));
+                paragraphs.push(std::mem::replace(&mut current, String::with_capacity(room)));
                 current.push_str(sentence);
                 current_chars = sentence_chars;
             } else {

@@ -153,7 +153,8 @@ fn x_full_weight(text: &str) -> usize {
 fn weigh_with_entities(text: &str, urls: Vec<XUrl>) -> usize {
     let mut urls = urls.into_iter().peekable();
     let mut emoji = x_emoji::Emoji::new(text);
-    let mut next_emoji = emoji.next();
+    // No emoji without a character that may start one (as `x_full_weight` counts).
+    let mut next_emoji = if text.chars().any(x_emoji::may_start_emoji) { emoji.next() } else { None };
     let mut total = 0;
     let mut pos = 0;
     while pos < text.len() {

@@ -2,6 +2,8 @@
 //! boundaries, never inside a URL, hashtag or word; every post, numbering included,
 //! within the profile's weighted limit.
 
+use std::fmt::Write as _;
+
 use super::measure::{x_plain_weight, x_url_ranges, x_weight_of_plain_chars, x_weighted_length};
 use super::text::{is_cjk, join};
 use super::{to_u32, CompileInput, Draft, DraftContent, Finding, Parsed, Post};
@@ -12,7 +14,26 @@ fn post_limit(profile: &DraftProfile) -> usize {
 }
 
 fn numbering(profile: &DraftProfile, n: usize, total: usize) -> String {
-    profile.setting_str("numbering").unwrap_or(" {n}/{total}").replace("{n}", &n.to_string()).replace("{total}", &total.to_string())
+    let template = profile.setting_str("numbering").unwrap_or(" {n}/{total}");
+    // `{n}` then `{total}` replaced, in one pass: a number cannot make a `{total}`.
+    let mut out = String::with_capacity(template.len() + 8);
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        if let Some(after) = rest.strip_prefix("{n}") {
+            let _ = write!(out, "{n}");
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("{total}") {
+            let _ = write!(out, "{total}");
+            rest = after;
+        } else {
+            out.push('{');
+            rest = &rest[1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Splits a sentence too long for one post into tokens that must stay whole: URLs,

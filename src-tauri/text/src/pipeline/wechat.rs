@@ -401,7 +401,6 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
     html.push_str("</section>");
 
     let plain = &parsed.plain;
-    let body_text = plain.blocks.join("\n");
     let digest_chars = profile.setting_u32("digest_default_chars").unwrap_or(54) as usize;
     // The digest is the opening text as a reader sees it: without URLs.
     let without_urls = |block: &str| -> String {
@@ -424,7 +423,7 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
 
     let mut findings = limit_findings(profile, LimitField::Title, |unit| super::length_in(unit, input.title), "title");
     findings.extend(limit_findings(profile, LimitField::Digest, |unit| super::length_in(unit, &digest), "digest"));
-    findings.extend(limit_findings(profile, LimitField::Body, |unit| super::length_in(unit, &body_text), "body"));
+    findings.extend(limit_findings(profile, LimitField::Body, |unit| parsed.body_length(unit), "body"));
     if ctx.n_external > 0 {
         findings.push(
             Finding::new(

@@ -251,10 +251,8 @@ pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Par
             markdown.push('\n');
         }
     }
-    let plain = &parsed.plain;
-    let body_text = plain.blocks.join("\n");
     let mut findings = limit_findings(profile, LimitField::Title, |unit| super::length_in(unit, input.title), "title");
-    findings.extend(limit_findings(profile, LimitField::Body, |unit| super::length_in(unit, &body_text), "body"));
+    findings.extend(limit_findings(profile, LimitField::Body, |unit| parsed.body_length(unit), "body"));
     if ctx.n_local_images > 0 {
         findings.push(
             Finding::new(

@@ -138,7 +138,9 @@ impl Iterator for Emoji<'_> {
 
     fn next(&mut self) -> Option<(usize, usize)> {
         let text = self.text;
-        let found = text[self.from..].char_indices().find_map(|(offset, _)| {
+        // Only a character that is some sequence's first can start a match (the bitmap
+        // says so for the BMP without searching the table).
+        let found = text[self.from..].char_indices().filter(|(_, c)| starts_a_sequence(*c)).find_map(|(offset, _)| {
             let start = self.from + offset;
             match_at(text, start).map(|end| (start, end))
         });
