@@ -1,6 +1,7 @@
 //! `inkstone-cli proposal …`: the person's side of AI proposals. `show` prints the
 //! hunks as a diff with their ids; `accept` takes all or some of them (`--hunk`), and
-//! needs the revision the person reviewed (`--base`, shown by `show`).
+//! needs the revision the person reviewed (`--base`, shown by `show`); `why` lists what
+//! the assistant had read before it proposed the change.
 
 use clap::Subcommand;
 use inkstone_core::Engine;
@@ -50,6 +51,35 @@ pub enum ProposalCommand {
     },
     /// Carry a stale proposal onto the current text (hunks that overlap your edits are reported, never merged).
     Rebase { proposal: String },
+    /// Why this change: what the assistant had read before it proposed it (search hits,
+    /// memory, tool results, pins, the selection, links), for every hunk or one.
+    Why {
+        proposal: String,
+        /// Only the sources this hunk came with.
+        #[arg(long)]
+        hunk: Option<String>,
+    },
+}
+
+/// One source of `proposal why`, on one line: its kind, where it can be opened, and
+/// what the assistant read there.
+fn source_line(entry: &Value) -> String {
+    let source = &entry["source"];
+    let hunks: Vec<&str> = entry["hunkIds"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let hunks = if hunks.is_empty() { String::new() } else { format!("  [{}]", hunks.join(", ")) };
+    let line = match s(source, "type") {
+        "searchHit" => format!("search hit   {}  {}: {}", s(source, "reference"), s(source, "title"), s(source, "snippet")),
+        "memory" => format!("memory       {}  {}", s(source, "memoryId"), s(source, "text")),
+        "toolResult" => {
+            let stored = source["resultRef"].as_str().map(|r| format!(", stored as {r}")).unwrap_or_default();
+            format!("tool result  {} ({} event {}{stored})", s(source, "tool"), s(source, "ownerId"), source["sequence"])
+        }
+        "pin" => format!("pin          {}  {}", s(source, "pinId"), s(source, "text")),
+        "selection" => format!("selection    {}-{}  {}", source["span"]["from"], source["span"]["to"], s(source, "text")),
+        "link" => format!("link         {}", s(source, "url")),
+        other => other.to_owned(),
+    };
+    format!("{line}{hunks}")
 }
 
 fn non_empty(values: Vec<String>) -> Value {
@@ -167,6 +197,22 @@ pub fn run(engine: &Engine, command: ProposalCommand, as_json: bool) -> Result<(
                 if let Some(c) = result["constraint"].as_object() {
                     println!("The assistant will follow this from now on: {}", c["text"].as_str().unwrap_or(""));
                 }
+            }
+        }
+        ProposalCommand::Why { proposal, hunk } => {
+            let result = call(engine, "proposal.why", json!({"proposalId": proposal, "hunkId": hunk}))?;
+            if as_json {
+                print_json(&result);
+                return Ok(());
+            }
+            let sources = result["sources"].as_array().cloned().unwrap_or_default();
+            match (sources.is_empty(), hunk) {
+                (true, _) => println!("No sources were recorded for this change."),
+                (false, Some(hunk)) => println!("Hunk {hunk} of {} was proposed after reading:", s(&result, "proposalId")),
+                (false, None) => println!("{} was proposed after reading:", s(&result, "proposalId")),
+            }
+            for entry in &sources {
+                println!("  {}", source_line(entry));
             }
         }
         ProposalCommand::Rebase { proposal } => {

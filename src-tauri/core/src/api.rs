@@ -419,6 +419,7 @@ api_methods! {
         "proposal.reject" => proposals::reject(ProposalRejectParams) -> crate::proposals::apply::Rejected;
         "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
+        "proposal.why" => proposals::why(ProposalWhyParams) -> ProposalWhyResult;
         "optimize.get" => optimize::get(OptimizeRunRef) -> crate::growth::run::Run;
         "optimize.list" => optimize::list(OptimizeListParams) -> OptimizeListResult;
         "optimize.cancel" => optimize::cancel(OptimizeRunRef) -> OptimizeCancelResult;

@@ -23,6 +23,7 @@ mod execution;
 pub mod log;
 mod model_call;
 pub mod permission;
+pub mod provenance;
 pub mod replay;
 pub(crate) mod script;
 pub mod timeline;

@@ -502,7 +502,7 @@ mod tests {
             (O::Manual, true),
             (O::Restore { from: 1 }, true),
             (O::Checkpoint { checkpoint_id: "chk_1".into() }, true),
-            (O::AiProposal { proposal_id: "prp_1".into(), session_id: None, run_id: None, model: "m".into(), profile_id: "p".into() }, true),
+            (O::AiProposal { proposal_id: "prp_1".into(), session_id: None, run_id: None, model: "m".into(), profile_id: "p".into(), sources: Vec::new() }, true),
             (O::SyncResolution { conflict_id: "cnf_1".into() }, true),
             (O::Autosnapshot { conflict_id: None }, false),
             (O::Autosnapshot { conflict_id: Some("cnf_1".into()) }, false),

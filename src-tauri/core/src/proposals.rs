@@ -40,8 +40,8 @@ pub(crate) use create::check_candidates;
 pub use create::{create, new_findings, resolve_checklist_item, stage_create, NewProposal};
 pub use edits::{apply_edits, Edit, EditError};
 pub use record::{
-    hunks, Applied, Base, Candidate, CarriedEdits, ChecklistItem, MetadataChange, Origin, Payload, Proposal, ProposalHunk, ProposalKind, ProposalLocation, ProposalStatus,
-    ProposalView, Staleness, SupersededReason, Target,
+    hunks, Applied, Base, Candidate, CarriedEdits, ChecklistItem, HunkSources, MetadataChange, Origin, Payload, Proposal, ProposalHunk, ProposalKind, ProposalLocation,
+    ProposalStatus, ProposalView, Staleness, SupersededReason, Target,
 };
 pub(crate) use view::current_text;
 pub use view::{list, load, staleness, text_hash, view, with_patch_text};

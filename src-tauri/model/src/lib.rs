@@ -231,6 +231,11 @@ pub enum VersionOrigin {
         run_id: Option<String>,
         model: String,
         profile_id: String,
+        /// What the model had read before it proposed the accepted hunks (see
+        /// [`ProvenanceSource`]); empty in versions made before provenance was recorded.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<ProvenanceSource>>", optional)]
+        sources: Vec<ProvenanceSource>,
     },
     /// A checkpoint of a session was restored; `checkpoint_id` names it.
     #[serde(rename_all = "camelCase")]
@@ -251,6 +256,59 @@ pub enum VersionOrigin {
     /// The person resolved a sync conflict (`conflict_id`) with this content.
     #[serde(rename_all = "camelCase")]
     SyncResolution { conflict_id: String },
+}
+
+/// Something the model had read (in the turn that proposed a change, or in an earlier
+/// turn still in its context, summarised or not) before it proposed the change:
+/// the answer to "Why this change?". Each names where it can be opened again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ProvenanceSource {
+    /// A tool's result: event `sequence` of the log of `owner_id` (a session or a run)
+    /// holds what the model was sent; a large result is in the result store under
+    /// `result_ref`.
+    #[serde(rename_all = "camelCase")]
+    ToolResult {
+        tool: String,
+        tool_use_id: String,
+        owner_id: String,
+        sequence: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        result_ref: Option<String>,
+    },
+    /// A search hit a search tool returned: the document (`project_id`, the version or
+    /// comment), the span, and the snippet the model read.
+    #[serde(rename_all = "camelCase")]
+    SearchHit {
+        tool: String,
+        tool_use_id: String,
+        /// As the tool gave it (`prj_…@v3:10-20`).
+        reference: String,
+        project_id: String,
+        title: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        version: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        comment_id: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        span: Option<Anchor>,
+        snippet: String,
+    },
+    /// A confirmed memory item in the call's context.
+    #[serde(rename_all = "camelCase")]
+    Memory { memory_id: String, text: String },
+    /// A text pinned in the session (by the person, or an instruction of theirs
+    /// carried out of compacted conversation).
+    #[serde(rename_all = "camelCase")]
+    Pin { pin_id: String, text: String },
+    /// The part of the source the person's message was scoped to.
+    Selection { span: Anchor, text: String },
+    /// A link the person pasted into a message.
+    Link { url: String },
 }
 
 /// A version without its source, for lists.

@@ -418,6 +418,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
               onProjectChanged={onProjectChanged}
               onSetUpModel={() => setSettings("models")}
               onOpenSource={openSource}
+              onOpenMemory={() => setSettings("memory")}
               leading={
                 sidebar ? undefined : (
                   <button type="button" className="small-btn" data-testid="show-sidebar" title={`${mod}+\\`} onClick={() => setSidebar(true)}>

@@ -2,6 +2,7 @@
 //! make them) is listed, shown as a diff with hunk ids, accepted in part, and the
 //! version it made names it.
 
+use inkstone_core::model::{Anchor, ProvenanceSource};
 use inkstone_core::proposals::{self, Edit, NewProposal, Origin, Payload, ProposalKind, Target};
 use inkstone_core::{Engine, EngineConfig};
 
@@ -78,4 +79,57 @@ fn seed_proposal_after(data: &std::path::Path, project_id: &str) -> String {
     )
     .unwrap()
     .id
+}
+
+#[test]
+fn why_lists_the_sources_of_a_hunk_and_refuses_an_unknown_hunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let source = data.join("a.md");
+    std::fs::write(&source, "今天天气很好。\n\n中间一段。\n\n第二段。\n\n第三段。\n\n第四段。\n\n我们去公园散步。\n").unwrap();
+    let id = json_ok(data, &["project", "create", "春天", "--source-file", source.to_str().unwrap()])["id"].as_str().unwrap().to_owned();
+    let proposal = {
+        let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
+        let project = inkstone_core::project::load(engine.store(), &id).unwrap();
+        let proposed = proposals::apply_edits(&project.source, &[Edit { find: "公园".into(), replace: "湖边".into() }]).unwrap();
+        let sources = vec![
+            ProvenanceSource::SearchHit {
+                tool: "search_workspace".into(),
+                tool_use_id: "s1".into(),
+                reference: "prj_lake@v2:3-7".into(),
+                project_id: "prj_lake".into(),
+                title: "湖边笔记".into(),
+                version: Some(2),
+                comment_id: None,
+                span: Some(Anchor { from: 3, to: 7 }),
+                snippet: "湖边的柳树".into(),
+            },
+            ProvenanceSource::Memory { memory_id: "mem_1".into(), text: "这个账号喜欢写湖".into() },
+        ];
+        let origin =
+            Origin { session_id: Some("ses_cli".into()), model: "scripted".into(), profile_id: "llm_x".into(), prompt_version: "drafting@1".into(), sources, ..Origin::default() };
+        let new = NewProposal {
+            project_id: id.clone(),
+            kind: ProposalKind::SourcePatch,
+            target: Target::Source,
+            summary: "湖边".into(),
+            payload: Payload::Text { base_text: project.source, proposed_text: proposed },
+            origin,
+        };
+        proposals::create(engine.kernel(), new).unwrap()
+    };
+    let hunk = proposal.hunks[0].id.clone();
+
+    let why = stdout(&run(data, &["proposal", "why", &proposal.id, "--hunk", &hunk]));
+    assert!(why.starts_with(&format!("Hunk {hunk} of {} was proposed after reading:", proposal.id)), "{why}");
+    assert!(why.contains(&format!("search hit   prj_lake@v2:3-7  湖边笔记: 湖边的柳树  [{hunk}]")), "{why}");
+    assert!(why.contains(&format!("memory       mem_1  这个账号喜欢写湖  [{hunk}]")), "{why}");
+    let as_json = json_ok(data, &["proposal", "why", &proposal.id]);
+    assert_eq!(as_json["sources"][0]["source"]["span"], serde_json::json!({"from": 3, "to": 7}));
+    assert_eq!(as_json["sources"][1]["source"]["memoryId"], "mem_1");
+
+    let unknown = run(data, &["proposal", "why", &proposal.id, "--hunk", "hk_nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(stderr.contains("NOT_FOUND") && stderr.contains(&hunk), "the hint names the hunks: {stderr}");
 }

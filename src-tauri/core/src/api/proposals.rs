@@ -137,3 +137,67 @@ pub(super) fn audit(engine: &Engine, params: ProposalAuditParams) -> Result<Prop
     load_project(engine, &params.project_id)?;
     Ok(ProposalAuditResult { records: apply::audit(engine.store(), &params.project_id)? })
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProposalWhyParams {
+    pub proposal_id: String,
+    /// Only the sources this hunk came with.
+    #[serde(default)]
+    #[ts(optional)]
+    pub hunk_id: Option<String>,
+}
+
+/// One source of a proposal, with the hunks that came with it.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct WhySource {
+    pub source: crate::model::ProvenanceSource,
+    /// The hunks that came with it (empty for a proposal without hunks).
+    pub hunk_ids: Vec<String>,
+    /// For a tool result: the text the model was sent, as its log holds it (a large
+    /// result's preview and reference), when the log still has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content: Option<String>,
+}
+
+/// "Why this change?": what the model had read before it proposed the change.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProposalWhyResult {
+    pub proposal_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub hunk_id: Option<String>,
+    /// Oldest read first.
+    pub sources: Vec<WhySource>,
+}
+
+pub(super) fn why(engine: &Engine, params: ProposalWhyParams) -> Result<ProposalWhyResult, ApiError> {
+    let proposal = proposals::load(engine.store(), &params.proposal_id)?;
+    if let Some(hunk_id) = &params.hunk_id {
+        if !proposal.hunks.iter().any(|h| &h.id == hunk_id) {
+            let ids = proposal.hunks.iter().map(|h| h.id.as_str()).collect::<Vec<_>>().join(", ");
+            return Err(ApiError::not_found("hunk", hunk_id).hint_with("hunk_ids", format!("The proposal's hunks are: {ids}."), &[("ids", &ids)]));
+        }
+    }
+    let mut sources = Vec::new();
+    for source in &proposal.origin.sources {
+        let hunk_ids: Vec<String> = proposal.hunks.iter().filter(|h| proposal.sources_of_hunk(&h.id).contains(&source)).map(|h| h.id.clone()).collect();
+        if params.hunk_id.as_ref().is_some_and(|wanted| !hunk_ids.contains(wanted)) {
+            continue;
+        }
+        let content = match source {
+            crate::model::ProvenanceSource::ToolResult { owner_id, sequence, .. } => {
+                engine.store().get::<crate::harness::Event>(&crate::store::keys::session_event(owner_id, *sequence))?.and_then(|event| match event.body {
+                    crate::harness::EventBody::ToolResult { content, .. } => Some(content),
+                    _ => None,
+                })
+            }
+            _ => None,
+        };
+        sources.push(WhySource { source: source.clone(), hunk_ids, content });
+    }
+    Ok(ProposalWhyResult { proposal_id: proposal.id, hunk_id: params.hunk_id, sources })
+}

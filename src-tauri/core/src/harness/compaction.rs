@@ -694,10 +694,10 @@ pub(crate) fn compact(
     let profile = engine.llm_profile(&scope.profile_id)?;
     let window = u64::from(profile.context_window);
     let budget = room.summary_budget();
-    let (messages, previous, failures, cooldown, pinned_texts) = {
+    let (messages, previous, failures, cooldown, pinned_texts, sources) = {
         let state = live.lock_state();
         let pinned: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
-        (state.messages.clone(), state.summary.clone(), state.compaction.consecutive_failures, state.compaction.in_cooldown(), pinned)
+        (state.messages.clone(), state.summary.clone(), state.compaction.consecutive_failures, state.compaction.in_cooldown(), pinned, state.sources.clone())
     };
     let keep_tokens = match keep {
         Keep::LatestTurn => 0,
@@ -728,6 +728,7 @@ pub(crate) fn compact(
                 note: "The summary of earlier conversation was shortened to fit the model's context window.".to_owned(),
                 input_tokens: 0,
                 output_tokens: 0,
+                sources: Some(sources.clone()),
             },
             Durability::Durable,
         )?;
@@ -781,6 +782,7 @@ pub(crate) fn compact(
                         note: note.to_owned(),
                         input_tokens: used.0,
                         output_tokens: used.1,
+                        sources: Some(sources.clone()),
                     },
                     Durability::Durable,
                 )?;
@@ -815,6 +817,7 @@ pub(crate) fn compact(
             note,
             input_tokens: 0,
             output_tokens: 0,
+            sources: Some(sources),
         },
         Durability::Durable,
     )?;

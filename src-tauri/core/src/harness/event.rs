@@ -438,6 +438,13 @@ pub enum EventBody {
         input_tokens: u64,
         #[serde(default)]
         output_tokens: u64,
+        /// What the model had read so far (see `harness::provenance`): the summary
+        /// keeps these references, so a proposal after the boundary still names them.
+        /// Absent in logs written before provenance was kept (the fold then keeps what
+        /// it had).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        sources: Option<Vec<crate::model::ProvenanceSource>>,
     },
     /// The person pinned a text: in the pinned context of every later call, verbatim.
     #[serde(rename_all = "camelCase")]

@@ -421,7 +421,8 @@ impl Turn<'_, '_> {
         let engine = self.engine;
         let live = self.live;
         let turn_scope = self.scope;
-        let (mode, sequence, snapshot_id) = self.state(|s| (s.mode, s.last_sequence, s.last_snapshot_id.clone()));
+        let (mode, sequence, snapshot_id, read_sources, pins) = self.state(|s| (s.mode, s.last_sequence, s.last_snapshot_id.clone(), s.sources.clone(), s.pins.clone()));
+        let (read_sources, pins) = (read_sources.as_slice(), pins.as_slice());
         // The model that answers this turn, for the origin of proposals.
         let model = self.engine.llm_profile(&self.scope.profile_id).map(|p| p.model).unwrap_or_default();
         let (turn_sequence, proposals_made) = (self.turn_sequence, &self.proposals_made);
@@ -455,6 +456,8 @@ impl Turn<'_, '_> {
                         approval: run.approval.as_deref(),
                         target_version: run.target_version,
                         tool_names,
+                        sources: read_sources,
+                        pins,
                     };
                     // A panicking tool is a failed call, not a failed turn.
                     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (run.tool.handler)(&ctx, &run.input)))

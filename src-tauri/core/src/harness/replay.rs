@@ -123,6 +123,9 @@ pub struct SessionState {
     pub compaction: CompactionState,
     /// The session's intent (the last `intent_updated`).
     pub intent: crate::intent::SessionIntent,
+    /// What the model has read and still has in context, raw or summarised (see
+    /// `harness::provenance`), oldest first.
+    pub sources: Vec<crate::model::ProvenanceSource>,
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -168,6 +171,7 @@ impl SessionState {
                 self.compaction.user_turns += 1;
                 self.messages.push(Message::user(text.clone()));
                 self.selection = selection.clone();
+                super::provenance::remember(&mut self.sources, super::provenance::of_message(text, selection.as_ref()));
                 if let Some(pos) = self.queued.iter().position(|q| &q.text == text && &q.selection == selection) {
                     self.queued.remove(pos);
                 }
@@ -213,8 +217,11 @@ impl SessionState {
             EventBody::ToolDecision { tool, decision, .. } => {
                 Some(worded("tool_decision", &[("tool", tool.clone()), ("decision", decision.clone())], format!("{tool}: {decision}")))
             }
-            EventBody::ToolResult { tool, status, content, .. } => {
+            EventBody::ToolResult { tool, status, content, result_ref, .. } => {
                 let id = event.tool_use_id.clone().unwrap_or_default();
+                let owner = event.session_id.as_deref().or(event.run_id.as_deref()).unwrap_or_default();
+                let read = super::provenance::of_tool_result(owner, event.sequence, &id, tool, *status, content, result_ref.as_deref());
+                super::provenance::remember(&mut self.sources, read);
                 self.messages.push(Message::tool_result(id.clone(), content.clone()));
                 self.open_calls.retain(|c| c.id != id);
                 if self.pending_approval.as_ref().is_some_and(|p| p.tool_use_id == id) {
@@ -305,7 +312,10 @@ impl SessionState {
                 self.compaction.consecutive_failures = *consecutive;
                 Some(worded("compaction_failed", &[("consecutive", consecutive.to_string())], format!("Compaction failed ({consecutive} in a row): {}", short(message, 200))))
             }
-            EventBody::CompactBoundary { mode, summary_text, kept_messages, pinned_instructions, note, input_tokens, output_tokens, .. } => {
+            EventBody::CompactBoundary { mode, summary_text, kept_messages, pinned_instructions, note, input_tokens, output_tokens, sources, .. } => {
+                if let Some(sources) = sources {
+                    self.sources = sources.clone();
+                }
                 self.input_tokens += input_tokens;
                 self.output_tokens += output_tokens;
                 let keep = (*kept_messages as usize).min(self.messages.len());

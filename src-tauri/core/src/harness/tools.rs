@@ -176,6 +176,10 @@ pub struct ToolContext<'a> {
     /// The target version the call was decided for (and an approval bound to), per
     /// the tool's [`BaseVersionPolicy`].
     pub target_version: Option<u64>,
+    /// What the model had read when it asked for this call (`harness::provenance`),
+    /// and the session's pins.
+    pub sources: &'a [crate::model::ProvenanceSource],
+    pub pins: &'a [super::Pin],
 }
 
 impl<'a> ToolContext<'a> {
@@ -204,6 +208,11 @@ impl<'a> ToolContext<'a> {
     /// Where a proposal made by this call comes from: the owner, the turn, the call,
     /// the context snapshot, the model, the profile and the prompt version.
     pub fn origin(&self) -> Origin {
+        let snapshot = self.context_snapshot_id.and_then(|id| self.kernel.store().get::<crate::context::ContextSnapshot>(id.as_bytes()).ok().flatten());
+        let mut sources = self.sources.to_vec();
+        if let Some(snapshot) = &snapshot {
+            super::provenance::remember(&mut sources, super::provenance::of_call_context(&snapshot.system, self.pins, &self.memory_in_scope()));
+        }
         Origin {
             session_id: self.owner.session_id().map(str::to_owned),
             run_id: self.owner.run_id().map(str::to_owned),
@@ -213,13 +222,21 @@ impl<'a> ToolContext<'a> {
             model: self.model.to_owned(),
             profile_id: self.profile_id.to_owned(),
             prompt_version: crate::proposals::PROMPT_VERSION.to_owned(),
-            prompt_layers: self
-                .context_snapshot_id
-                .and_then(|id| self.kernel.store().get::<crate::context::ContextSnapshot>(id.as_bytes()).ok().flatten())
-                .map(|s| s.prompt_layers)
-                .unwrap_or_default(),
+            prompt_layers: snapshot.map(|s| s.prompt_layers).unwrap_or_default(),
             rebased_from: None,
+            sources,
         }
+    }
+
+    /// The memory items of this call's project and workspace (any status; the
+    /// provenance keeps the confirmed ones its context held). Unreadable memory is
+    /// left out: provenance never fails a proposal.
+    fn memory_in_scope(&self) -> Vec<crate::memory::MemoryItem> {
+        let mut items = crate::memory::list(self.kernel.store(), self.project_id).unwrap_or_default();
+        if let Ok(workspace) = self.kernel.workspace() {
+            items.extend(crate::memory::list(self.kernel.store(), &workspace.id).unwrap_or_default());
+        }
+        items
     }
 
     /// Records a proposal for the person to review (in its own durable transaction);

@@ -250,13 +250,17 @@ fn actor_names(kernel: &Kernel, actor: &Actor) -> Result<(String, String, Option
     })
 }
 
-pub(super) fn version_origin(proposal: &Proposal) -> VersionOrigin {
+/// The origin of a version made by accepting `taken` of `proposal`'s hunks (none: a
+/// proposal without hunks, or all of them): with the sources those hunks came with.
+pub(super) fn version_origin(proposal: &Proposal, taken: &[super::ProposalHunk]) -> VersionOrigin {
+    let sources = if taken.is_empty() { proposal.origin.sources.clone() } else { proposal.sources_of_hunks(&taken.iter().map(|h| h.id.clone()).collect::<Vec<_>>()) };
     VersionOrigin::AiProposal {
         proposal_id: proposal.id.clone(),
         session_id: proposal.origin.session_id.clone(),
         run_id: proposal.origin.run_id.clone(),
         model: proposal.origin.model.clone(),
         profile_id: proposal.origin.profile_id.clone(),
+        sources,
     }
 }
 
@@ -314,7 +318,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 kernel,
                 batch,
                 &mut project,
-                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
+                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal, &taken), message: Some(&message), message_id: None, message_params: None },
             )?;
             // `versions::stage_next` staged the version's sync delivery job in this batch too.
             batch.put(&project)?;
@@ -330,7 +334,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 kernel,
                 batch,
                 &mut project,
-                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
+                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal, &[]), message: Some(&message), message_id: None, message_params: None },
             )?;
             batch.put(&project)?;
             accepted.version = Some(version);
@@ -354,7 +358,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                     kernel,
                     batch,
                     &mut project,
-                    NewVersion { title: &title, source: &source, origin: &version_origin(&proposal), message: Some(&message), message_id: None, message_params: None },
+                    NewVersion { title: &title, source: &source, origin: &version_origin(&proposal, &[]), message: Some(&message), message_id: None, message_params: None },
                 )?;
                 accepted.version = Some(version);
             }

@@ -81,11 +81,13 @@ pub fn stage_create(kernel: &Kernel, batch: &mut Batch, new: NewProposal) -> Res
         superseded_reason: None,
         carries: Vec::new(),
         applied: None,
+        hunk_sources: Vec::new(),
         created_at: now,
         updated_at: now,
     };
     let mut proposal = proposal;
     proposal.carries = carried_attribution(&proposal, &alternatives, &carried);
+    attribute_sources(&mut proposal, &alternatives, &carried);
     supersede(batch, alternatives, &carried, &proposal, now)?;
     batch.put(&proposal)?;
     Ok(proposal)
@@ -193,6 +195,38 @@ fn check_against_target(kernel: &Kernel, project: &Project, new: &NewProposal) -
         }
     }
     Ok(Checked { base, hunks: hunks_out, findings, introduced })
+}
+
+/// Which sources each hunk of `proposal` came with: its own hunks with every source of
+/// the call that proposed it, a hunk carried from an earlier proposal (the same id: the
+/// same change of the same base text) with that proposal's sources for it, added to
+/// the proposal's list. Nothing is listed when no hunk was carried: every hunk then
+/// came with all of them.
+fn attribute_sources(proposal: &mut Proposal, alternatives: &[Proposal], carried: &[(String, Vec<String>)]) {
+    if carried.is_empty() {
+        return;
+    }
+    let own: Vec<u32> = (0..proposal.origin.sources.len() as u32).collect();
+    let mut listed = Vec::with_capacity(proposal.hunks.len());
+    for hunk in &proposal.hunks {
+        let from = carried.iter().find(|(_, ids)| ids.contains(&hunk.id)).and_then(|(id, _)| alternatives.iter().find(|p| &p.id == id));
+        let indices = match from {
+            None => own.clone(),
+            Some(older) => older
+                .sources_of_hunk(&hunk.id)
+                .into_iter()
+                .map(|source| match proposal.origin.sources.iter().position(|s| s == source) {
+                    Some(i) => i as u32,
+                    None => {
+                        proposal.origin.sources.push(source.clone());
+                        (proposal.origin.sources.len() - 1) as u32
+                    }
+                })
+                .collect(),
+        };
+        listed.push(HunkSources { hunk_id: hunk.id.clone(), sources: indices });
+    }
+    proposal.hunk_sources = listed;
 }
 
 /// What `proposal` carries of the `alternatives` it supersedes (`carried`: per

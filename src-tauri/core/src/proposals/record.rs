@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::diff::{self, Hunk, Splice};
-use crate::model::{Platform, Timestamp};
+use crate::model::{Platform, ProvenanceSource, Timestamp};
 use crate::pipeline::Finding;
 use crate::store::{keys, sha256_ref, Batch, Kind, Record};
 
@@ -263,6 +263,13 @@ pub struct Origin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rebased_from: Option<String>,
+    /// What the model had read before it proposed this (`harness::provenance`): the
+    /// sources of every hunk, each once; [`Proposal::hunk_sources`] says which hunk
+    /// came with which. Empty in proposals made before provenance was recorded, and in
+    /// those no model read anything for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<ProvenanceSource>>", optional)]
+    pub sources: Vec<ProvenanceSource>,
 }
 
 impl Origin {
@@ -301,6 +308,15 @@ pub struct CarriedEdits {
     pub summary: String,
     /// Its hunks, by their ids in the carrying proposal.
     pub hunk_ids: Vec<String>,
+}
+
+/// The sources one hunk came with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HunkSources {
+    pub hunk_id: String,
+    /// Indices into the proposal's `origin.sources`.
+    pub sources: Vec<u32>,
 }
 
 /// What accepting a proposal made.
@@ -366,6 +382,12 @@ pub struct Proposal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub applied: Option<Applied>,
+    /// Per hunk, which of `origin.sources` it came with (their indices): a hunk carried
+    /// from an earlier proposal keeps the sources of the call that proposed it. A hunk
+    /// not listed came with all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<HunkSources>>", optional)]
+    pub hunk_sources: Vec<HunkSources>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -435,6 +457,30 @@ pub struct ProposalView {
 }
 
 impl Proposal {
+    /// The sources hunk `hunk_id` came with (all of the proposal's when it is not
+    /// listed in `hunk_sources`).
+    pub fn sources_of_hunk(&self, hunk_id: &str) -> Vec<&ProvenanceSource> {
+        match self.hunk_sources.iter().find(|h| h.hunk_id == hunk_id) {
+            Some(listed) => listed.sources.iter().filter_map(|&i| self.origin.sources.get(i as usize)).collect(),
+            None => self.origin.sources.iter().collect(),
+        }
+    }
+
+    /// The sources of the hunks `hunk_ids`, each once, in the proposal's order (all of
+    /// them for a proposal without hunks).
+    pub fn sources_of_hunks(&self, hunk_ids: &[String]) -> Vec<ProvenanceSource> {
+        if self.hunks.is_empty() {
+            return self.origin.sources.clone();
+        }
+        let mut out: Vec<ProvenanceSource> = Vec::new();
+        for source in self.origin.sources.iter() {
+            if hunk_ids.iter().any(|id| self.sources_of_hunk(id).contains(&source)) && !out.contains(source) {
+                out.push(source.clone());
+            }
+        }
+        out
+    }
+
     /// The status as its wire name (`proposed`, `superseded`, ...).
     pub fn status_name(&self) -> &'static str {
         match self.status {

@@ -279,7 +279,7 @@ pub fn stage_apply(kernel: &Kernel, batch: &mut Batch, session_id: &str, expecte
         NewVersion {
             title: &title,
             source: &source,
-            origin: &super::apply::version_origin(first),
+            origin: &super::apply::version_origin(first, &[]),
             message: Some(&message),
             message_id: Some("applied_staged"),
             message_params: Some(&message_params),

@@ -31,6 +31,7 @@ mod outbox;
 mod performance;
 mod pipeline;
 mod proposals;
+mod provenance;
 mod search;
 mod staging;
 mod store;

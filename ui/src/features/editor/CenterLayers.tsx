@@ -7,6 +7,7 @@ import type { MessageId } from "../../shared/i18n";
 import type { Drafting } from "../drafting";
 import { loadOptimizeDialog } from "../optimize";
 import { loadProposalReview } from "../review";
+import type { SourceTarget } from "../drafting";
 import { type ConflictCause, ConflictOverlay, DiffOverlay, VersionOverlay } from "./Overlays";
 import type { Conflict } from "./saver";
 import type { ProjectSession } from "./session";
@@ -39,6 +40,8 @@ export function CenterLayers({
   onDraftsChanged,
   focusEditor,
   onRestoreAsk,
+  onOpenSource,
+  onOpenMemory,
 }: {
   projectId: string;
   project: Project;
@@ -62,6 +65,8 @@ export function CenterLayers({
   onDraftsChanged: () => void;
   focusEditor: () => void;
   onRestoreAsk: (n: number) => void;
+  onOpenSource?: (target: SourceTarget) => void;
+  onOpenMemory?: () => void;
 }) {
   const { t } = useApp();
   const suspended = (node: ReactNode, label: MessageId) => <Suspense fallback={<p className="overlay muted pad">{t(label)}</p>}>{node}</Suspense>;
@@ -111,6 +116,8 @@ export function CenterLayers({
           onAccepted={onAccepted}
           onRegenerate={onRegenerate}
           onClose={closeReview}
+          onOpenSource={onOpenSource}
+          onOpenMemory={onOpenMemory}
         />,
         "ai.loading",
       )}

@@ -28,7 +28,7 @@ export type { ProjectViewHandle, ProjectViewProps, Reveal } from "./screen";
 
 
 export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(function ProjectView(
-  { projectId, reveal, tab, onTab, brands, onProjectChanged, leading, onSetUpModel, onOpenSource },
+  { projectId, reveal, tab, onTab, brands, onProjectChanged, leading, onSetUpModel, onOpenSource, onOpenMemory },
   ref,
 ) {
   const { client, t, toast } = useApp();
@@ -265,6 +265,8 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           onDraftsChanged={() => setDraftsKey((k) => k + 1)}
           focusEditor={() => editor.current?.focus()}
           onRestoreAsk={setRestoreAsk}
+          onOpenSource={onOpenSource}
+          onOpenMemory={onOpenMemory}
         />
       </main>
       <SidePanel
@@ -288,6 +290,7 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
         onSetUpModel={() => onSetUpModel?.()}
         workingCopy={workingCopy}
         onOpenSource={onOpenSource}
+        onOpenMemory={onOpenMemory}
         onRestoreProject={() => void session.toggleArchive()}
       />
       {saveDialog && (

@@ -27,6 +27,8 @@ export interface SidePanelProps extends Pick<AiProps, "drafting" | "selectionTex
   onView: (n: number) => void;
   onDiff: (from: number, to: number | null) => void;
   onRestore: (n: number) => void;
+  /** Opens Settings → Memory (from "Why this change?"). */
+  onOpenMemory?: () => void;
   comments: ReturnType<typeof useComments>;
   onJump: (from: number, to: number, matched?: string | null) => void;
   onOptimize: (platform: Platform) => void;
@@ -53,6 +55,7 @@ export function SidePanel({
   onSetUpModel,
   workingCopy,
   onOpenSource,
+  onOpenMemory,
   onRestoreProject,
 }: SidePanelProps) {
   const { t, mod } = useApp();
@@ -65,7 +68,7 @@ export function SidePanel({
           </button>
         ))}
       </div>
-      {tab === "history" && <HistoryPanel projectId={projectId} head={head} onView={onView} onDiff={onDiff} onRestore={onRestore} />}
+      {tab === "history" && <HistoryPanel projectId={projectId} head={head} onView={onView} onDiff={onDiff} onRestore={onRestore} onOpenSource={onOpenSource} onOpenMemory={onOpenMemory} />}
       {tab === "comments" && (
         <CommentsPanel
           comments={comments.comments}

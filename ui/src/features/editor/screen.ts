@@ -52,4 +52,6 @@ export interface ProjectViewProps {
   onSetUpModel?: () => void;
   /** Opens a project (this one or another) at a place: an Ask citation's source. */
   onOpenSource?: (target: SourceTarget) => void;
+  /** Opens Settings → Memory ("Why this change?" naming a memory item). */
+  onOpenMemory?: () => void;
 }

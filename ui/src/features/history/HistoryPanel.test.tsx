@@ -170,4 +170,38 @@ describe("HistoryPanel", () => {
     expect(resolution.querySelector(".version-msg")!.textContent).toBe("解决了一个同步冲突 · Boris");
     expect(snapshot.querySelector(".version-msg")!.textContent).toBe("解决同步冲突前自动保留的未保存内容 · Boris");
   });
+  it("opens “Why this change?” from an AI version and lists what the model read, in Chinese too", async () => {
+    const ai: VersionSummary = {
+      id: "ver_2",
+      number: 2,
+      title: "T",
+      author: "Lin",
+      message: "写明采摘时节",
+      origin: { type: "aiProposal", proposalId: "prp_9", model: "m", profileId: "llm_1", sources: [{ type: "memory", memoryId: "mem_1", text: "写明采摘时节" }] },
+      contentHash: "sha256:x",
+      createdAt: "2026-11-22T11:00:00Z",
+      nChars: 10,
+    };
+    const asked: unknown[] = [];
+    const transport = new FakeTransport()
+      .on("version.list", () => ({ versions: [ai, { ...ai, id: "ver_1", number: 1, origin: { type: "manual" } }] }))
+      .on("proposal.why", (p) => {
+        asked.push(p);
+        return { proposalId: "prp_9", sources: [{ source: { type: "memory", memoryId: "mem_1", text: "提到茶叶时写明采摘时节" }, hunkIds: ["hk_1"] }] };
+      });
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <HistoryPanel projectId="p" head={2} onView={() => undefined} onDiff={() => undefined} onRestore={() => undefined} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getAllByTestId("version-item")).toHaveLength(2));
+    expect(screen.getAllByTestId("version-why")).toHaveLength(1);
+    fireEvent.click(screen.getByTestId("version-why"));
+    await waitFor(() => expect(screen.getAllByTestId("why-source")).toHaveLength(1));
+    expect(asked).toEqual([{ proposalId: "prp_9" }]);
+    expect(screen.getByTestId("history-why").textContent).toContain("记忆");
+    expect(screen.getByTestId("history-why").textContent).toContain("提到茶叶时写明采摘时节");
+    fireEvent.click(screen.getByTestId("history-why-close"));
+    expect(screen.queryByTestId("history-why")).toBeNull();
+  });
 });

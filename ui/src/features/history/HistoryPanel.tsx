@@ -1,4 +1,4 @@
-import { memo, useEffect, useRef } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import { toClientError } from "../../shared/api/client";
 import { useMethod } from "../../shared/api/query";
 import type { VersionSummary } from "../../shared/api/generated";
@@ -6,6 +6,8 @@ import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { VirtualList } from "../../shared/ui/VirtualList";
 import { type T, useApp } from "../../shared/context";
 import { formatFullTime, formatTime, has, type MessageId } from "../../shared/i18n";
+import { WhyThisChange } from "../review";
+import type { SourceTarget } from "../drafting";
 
 export interface HistoryPanelProps {
   projectId: string;
@@ -14,10 +16,16 @@ export interface HistoryPanelProps {
   onView: (n: number) => void;
   onDiff: (from: number, to: number | null) => void;
   onRestore: (n: number) => void;
+  /** Opens a source of "Why this change?" (a search hit's document at its span). */
+  onOpenSource?: (target: SourceTarget) => void;
+  /** Opens Settings → Memory. */
+  onOpenMemory?: () => void;
 }
 
-export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView, onDiff, onRestore }: HistoryPanelProps) {
+export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView, onDiff, onRestore, onOpenSource, onOpenMemory }: HistoryPanelProps) {
   const { t, lang, now, mod } = useApp();
+  /** The AI proposal whose sources are shown ("Why this change?"), by the version that accepted it. */
+  const [why, setWhy] = useState<{ proposalId: string; number: number } | null>(null);
   // Read on each showing; a save of a version through this window refreshes it by itself
   // (methods.ts), and a head that moved otherwise (sync, another window) reads it again.
   const list = useMethod("version.list", { projectId }, { refetchOnMount: "always" });
@@ -59,6 +67,17 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
     <section className="panel-body history" data-testid="history-panel">
       {error && <ErrorBanner error={error} retry={() => void load()} />}
       {versions === null && !error && <p className="muted pad">{t("history.loading")}</p>}
+      {why && (
+        <div className="pad-x why-history" data-testid="history-why" data-number={why.number}>
+          <div className="row">
+            <strong className="grow">{t("project.head", { n: why.number })}</strong>
+            <button type="button" className="link" data-testid="history-why-close" onClick={() => setWhy(null)}>
+              {t("common.close")}
+            </button>
+          </div>
+          <WhyThisChange key={why.proposalId} proposalId={why.proposalId} onOpenSource={onOpenSource} onOpenMemory={onOpenMemory} initiallyOpen />
+        </div>
+      )}
       {versions && versions.length === 0 && (
         <div className="empty" data-testid="history-empty">
           <p className="empty-title">{t("history.empty.title")}</p>
@@ -97,6 +116,16 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
                 <button type="button" className="link" data-testid="version-restore" onClick={() => onRestore(v.number)}>
                   {t("history.restore")}
                 </button>
+                {v.origin.type === "aiProposal" && (
+                  <button
+                    type="button"
+                    className="link"
+                    data-testid="version-why"
+                    onClick={() => v.origin.type === "aiProposal" && setWhy({ proposalId: v.origin.proposalId, number: v.number })}
+                  >
+                    {t("review.why.title")}
+                  </button>
+                )}
               </div>
             </div>
           )}

@@ -14,7 +14,8 @@ import { hunkBars, useBarLabels } from "./bars";
 import { type HunkAction, type HunkBarState, type HunkDecision, lineStarts, MergeDiff } from "./MergeDiff";
 import { DraftProposalPreview } from "./DraftProposalPreview";
 import { targetLabel } from "../drafting";
-import type { SessionStore } from "../drafting";
+import type { SessionStore, SourceTarget } from "../drafting";
+import { WhyThisChange } from "./WhyThisChange";
 import { ProposalBadge } from "../drafting";
 
 export interface ProposalReviewProps {
@@ -30,6 +31,10 @@ export interface ProposalReviewProps {
   /** Asks the session for a new proposal on the current text. */
   onRegenerate: (view: ProposalView) => void;
   onClose: () => void;
+  /** Opens a source of "Why this change?" (a search hit's document at its span). */
+  onOpenSource?: (target: SourceTarget) => void;
+  /** Opens Settings → Memory. */
+  onOpenMemory?: () => void;
 }
 
 type Mode = "inline" | "split";
@@ -64,7 +69,7 @@ function payload_is_text(view: ProposalView): boolean {
   return view.payload.type === "text";
 }
 
-export function ProposalReview({ proposalId, store, flush, revision, currentText, onAccepted, onRegenerate, onClose }: ProposalReviewProps) {
+export function ProposalReview({ proposalId, store, flush, revision, currentText, onAccepted, onRegenerate, onClose, onOpenSource, onOpenMemory }: ProposalReviewProps) {
   const { client, t, lang } = useApp();
   const [id, setId] = useState(proposalId);
   const [view, setView] = useState<ProposalView | null>(null);
@@ -356,6 +361,11 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
         <p className="small muted pad-x" data-testid="carries">
           {t("ai.proposal.carries", { summary: view.carries.map((c) => c.summary).join("；") })}
         </p>
+      )}
+      {view && (
+        <div className="pad-x">
+          <WhyThisChange key={view.id} proposalId={view.id} onOpenSource={onOpenSource} onOpenMemory={onOpenMemory} />
+        </div>
       )}
       {conflicts > 0 && (
         <p className="notice small" role="status" data-testid="rebase-conflicts">

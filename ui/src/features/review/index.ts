@@ -4,3 +4,4 @@ export { hunkBars, useBarLabels } from "./bars";
 export { type BarLabels, type HunkAction, type HunkBarState, type HunkDecision, MergeDiff } from "./MergeDiff";
 /** The review dialog, loaded on demand. */
 export const loadProposalReview = () => import("./ProposalReview");
+export { WhyThisChange, type WhyThisChangeProps } from "./WhyThisChange";

@@ -723,7 +723,14 @@ note: string,
  * What the summarising calls used (zero for a truncation without any); they
  * count against the session's budget like any other call.
  */
-inputTokens: number, outputTokens: number, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+inputTokens: number, outputTokens: number, 
+/**
+ * What the model had read so far (see `harness::provenance`): the summary
+ * keeps these references, so a proposal after the boundary still names them.
+ * Absent in logs written before provenance was kept (the fold then keeps what
+ * it had).
+ */
+sources?: Array<ProvenanceSource>, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -874,6 +881,12 @@ export type Health = "unknown" | "ok" | "failed";
 export type Hint = { id: string, message: string, params?: { [key in string]: string }, };
 
 export type Hunk = { oldStart: number, oldLen: number, newStart: number, newLen: number, lines: Array<DiffLine>, };
+
+export type HunkSources = { hunkId: string, 
+/**
+ * Indices into the proposal's `origin.sources`.
+ */
+sources: Array<number>, };
 
 export type IdRef = { id: string, };
 
@@ -1441,7 +1454,14 @@ promptLayers: Array<string>,
 /**
  * The proposal this one was rebased from.
  */
-rebasedFrom?: string, };
+rebasedFrom?: string, 
+/**
+ * What the model had read before it proposed this (`harness::provenance`): the
+ * sources of every hunk, each once; [`Proposal::hunk_sources`] says which hunk
+ * came with which. Empty in proposals made before provenance was recorded, and in
+ * those no model read anything for.
+ */
+sources?: Array<ProvenanceSource>, };
 
 export type OutputType = "copy" | "title_set" | "video_script" | "strategy_notes" | "analysis" | "critique";
 
@@ -1791,7 +1811,13 @@ supersededReason?: SupersededReason,
  * carries (hunks that touch none of its own); those proposals are superseded by
  * this one, and the carried hunks stay separately acceptable here.
  */
-carries?: Array<CarriedEdits>, applied?: Applied, createdAt: string, updatedAt: string, };
+carries?: Array<CarriedEdits>, applied?: Applied, 
+/**
+ * Per hunk, which of `origin.sources` it came with (their indices): a hunk carried
+ * from an earlier proposal keeps the sources of the call that proposed it. A hunk
+ * not listed came with all of them.
+ */
+hunkSources?: Array<HunkSources>, createdAt: string, updatedAt: string, };
 
 export type ProposalAcceptParams = { proposalId: string, 
 /**
@@ -1910,7 +1936,31 @@ supersededReason?: SupersededReason,
  * carries (hunks that touch none of its own); those proposals are superseded by
  * this one, and the carried hunks stay separately acceptable here.
  */
-carries?: Array<CarriedEdits>, applied?: Applied, createdAt: string, updatedAt: string, };
+carries?: Array<CarriedEdits>, applied?: Applied, 
+/**
+ * Per hunk, which of `origin.sources` it came with (their indices): a hunk carried
+ * from an earlier proposal keeps the sources of the call that proposed it. A hunk
+ * not listed came with all of them.
+ */
+hunkSources?: Array<HunkSources>, createdAt: string, updatedAt: string, };
+
+export type ProposalWhyParams = { proposalId: string, 
+/**
+ * Only the sources this hunk came with.
+ */
+hunkId?: string, };
+
+export type ProposalWhyResult = { proposalId: string, hunkId?: string, 
+/**
+ * Oldest read first.
+ */
+sources: Array<WhySource>, };
+
+export type ProvenanceSource = { "type": "toolResult", tool: string, toolUseId: string, ownerId: string, sequence: number, resultRef?: string, } | { "type": "searchHit", tool: string, toolUseId: string, 
+/**
+ * As the tool gave it (`prj_…@v3:10-20`).
+ */
+reference: string, projectId: string, title: string, version?: number, commentId?: string, span?: Anchor, snippet: string, } | { "type": "memory", memoryId: string, text: string, } | { "type": "pin", pinId: string, text: string, } | { "type": "selection", span: Anchor, text: string, } | { "type": "link", url: string, };
 
 export type Provider = "disabled" | "openai-compatible";
 
@@ -3080,7 +3130,12 @@ export type VersionListResult = {
  */
 versions: Array<VersionSummary>, };
 
-export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot", conflictId?: string, } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, remoteOrigin?: string, } | { "type": "syncResolution", conflictId: string, };
+export type VersionOrigin = { "type": "manual" } | { "type": "restore", from: number, } | { "type": "autosnapshot", conflictId?: string, } | { "type": "aiProposal", proposalId: string, sessionId?: string, runId?: string, model: string, profileId: string, 
+/**
+ * What the model had read before it proposed the accepted hunks (see
+ * [`ProvenanceSource`]); empty in versions made before provenance was recorded.
+ */
+sources?: Array<ProvenanceSource>, } | { "type": "checkpoint", checkpointId: string, } | { "type": "pulled", serverNumber: number, pushedBy: string, remoteOrigin?: string, } | { "type": "syncResolution", conflictId: string, };
 
 export type VersionRef = { projectId: string, number: number, };
 
@@ -3105,6 +3160,17 @@ messageId?: string, messageParams?: Record<string, string>, origin: VersionOrigi
 nChars: number, };
 
 export type Visibility = "public" | "private";
+
+export type WhySource = { source: ProvenanceSource, 
+/**
+ * The hunks that came with it (empty for a proposal without hunks).
+ */
+hunkIds: Array<string>, 
+/**
+ * For a tool result: the text the model was sent, as its log holds it (a large
+ * result's preview and reference), when the log still has it.
+ */
+content?: string, };
 
 export type WindowOrigin = "person" | "server" | "assumed";
 
@@ -3253,6 +3319,7 @@ export interface ApiMethods {
   "proposal.reject": { params: ProposalRejectParams; result: Rejected };
   "proposal.rebase": { params: ProposalRef; result: Rebased };
   "proposal.audit": { params: ProposalAuditParams; result: ProposalAuditResult };
+  "proposal.why": { params: ProposalWhyParams; result: ProposalWhyResult };
   "optimize.get": { params: OptimizeRunRef; result: Run };
   "optimize.list": { params: OptimizeListParams; result: OptimizeListResult };
   "optimize.cancel": { params: OptimizeRunRef; result: OptimizeCancelResult };
@@ -3289,7 +3356,11 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
+<<<<<<< HEAD
 export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+=======
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+>>>>>>> wt-provenance
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

@@ -140,6 +140,7 @@ export const METHODS = {
   "proposal.reject": { kind: "write", invalidates: ["proposal.list", "proposal.get", "proposal.audit"] },
   "proposal.rebase": { kind: "write", invalidates: ["proposal.list", "proposal.get", "proposal.audit"] },
   "proposal.audit": READ,
+  "proposal.why": READ,
   "optimize.get": READ,
   "optimize.list": READ,
   "optimize.cancel": { kind: "write", invalidates: ["optimize.get", "optimize.list", "optimize.events"] },

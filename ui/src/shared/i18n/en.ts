@@ -18,9 +18,10 @@ import sync from "../../../../messages/en/sync.json";
 import comments from "../../../../messages/en/comments.json";
 import search from "../../../../messages/en/search.json";
 import usage from "../../../../messages/en/usage.json";
+import review from "../../../../messages/en/review.json";
 import help from "../../../../messages/en/help.json";
 
-export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...help };
+export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help };
 
 export type MessageId = keyof typeof en;
 

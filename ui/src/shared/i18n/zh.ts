@@ -15,6 +15,7 @@ import sync from "../../../../messages/zh/sync.json";
 import comments from "../../../../messages/zh/comments.json";
 import search from "../../../../messages/zh/search.json";
 import usage from "../../../../messages/zh/usage.json";
+import review from "../../../../messages/zh/review.json";
 import help from "../../../../messages/zh/help.json";
 
-export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...help };
+export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help };

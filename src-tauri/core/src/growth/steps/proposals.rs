@@ -28,6 +28,7 @@ pub(super) fn run(p: &mut Pipeline<'_, '_>) -> Result<(), Stop> {
         prompt_version,
         prompt_layers: p.run.prompt_layers.clone(),
         rebased_from: None,
+        sources: Vec::new(),
     };
     let titles = p.run.titles.clone();
     let run_snapshot = p.run.clone();
