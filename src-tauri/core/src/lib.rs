@@ -8,7 +8,6 @@ pub mod backup;
 pub mod config;
 pub mod context;
 pub mod engine;
-pub mod error;
 pub mod growth;
 pub mod harness;
 pub mod intent;
@@ -21,15 +20,16 @@ pub mod project;
 pub mod prompts;
 pub mod proposals;
 pub mod retrieval;
-pub mod store;
 pub mod suggest;
 pub mod sync;
 pub mod tools;
 pub mod usage;
 
 // The layers below, under the paths the rest of core (and its callers) name them by.
+pub use inkstone_error as error;
 pub use inkstone_model as model;
 pub use inkstone_model::clock;
+pub use inkstone_store as store;
 pub use inkstone_text::{diff, pipeline, profiles, quality};
 
 pub use config::EngineConfig;

@@ -13,16 +13,16 @@ use crate::profiles::{DraftProfile, ProfileError, ProfileSet};
 use crate::quality::{self, CheckInput};
 use crate::store::{keys, Batch, Store};
 
-impl From<ProfileError> for ApiError {
-    fn from(error: ProfileError) -> Self {
-        ApiError::validation("profiles", error.to_string())
-            .hint("fix_profile_override", "Fix or remove the file in the data folder's profiles/ folder; the built-in profiles apply without it.")
-    }
+/// A data folder's profile override that does not load. (A function, not `From`: both
+/// `ProfileError` and `ApiError` are other crates' types.)
+fn profile_error(error: ProfileError) -> ApiError {
+    ApiError::validation("profiles", error.to_string())
+        .hint("fix_profile_override", "Fix or remove the file in the data folder's profiles/ folder; the built-in profiles apply without it.")
 }
 
 /// The platform profiles: the built-in ones with the data folder's overrides.
 pub fn profiles(kernel: &Kernel) -> Result<ProfileSet, ApiError> {
-    Ok(ProfileSet::load(&kernel.config().data_dir.join("profiles"))?)
+    ProfileSet::load(&kernel.config().data_dir.join("profiles")).map_err(profile_error)
 }
 
 /// The draft profile of `platform`.

@@ -13,11 +13,12 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The sources of core and of the crates below it (inkstone-model, inkstone-text).
+/// The sources of core and of the crates below it (inkstone-model, inkstone-text,
+/// inkstone-error, inkstone-store, inkstone-llm).
 fn engine_sources() -> Vec<PathBuf> {
     let core = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for src in [core.join("src"), core.join("../model/src"), core.join("../text/src")] {
+    for src in ["src", "../model/src", "../text/src", "../error/src", "../store/src", "../llm/src"].map(|dir| core.join(dir)) {
         rust_files(&src, &mut files);
     }
     files
@@ -31,9 +32,10 @@ fn only_llm_transport_uses_reqwest() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let files = engine_sources();
     assert!(files.len() > 20, "the walk found the sources");
+    assert!(files.iter().any(|p| p.ends_with("llm/src/transport.rs")), "the walk sees inkstone-llm");
     let offenders: Vec<String> = files
         .iter()
-        .filter(|p| !p.ends_with("llm/transport.rs") && !p.ends_with("sync/transport.rs"))
+        .filter(|p| !p.ends_with("llm/src/transport.rs") && !p.ends_with("core/src/sync/transport.rs"))
         .filter(|p| {
             std::fs::read_to_string(p).unwrap().lines().any(|line| {
                 let code = line.split("//").next().unwrap_or("");
@@ -63,8 +65,10 @@ fn only_retrieval_uses_tantivy() {
 /// The layers of inkstone-core, bottom first. A module may import only modules listed
 /// before it (ARCHITECTURE.md, "Modules of inkstone-core"); a new module must be placed here. `model` and
 /// `clock` are the inkstone-model crate, `diff`, `profiles`, `pipeline` and `quality`
-/// the inkstone-text crate, re-exported by core under these names (Cargo keeps those
-/// crates from importing core; [`TEXT_LAYERS`] orders the modules inside inkstone-text).
+/// the inkstone-text crate, `error` inkstone-error and `store` inkstone-store,
+/// re-exported by core under these names (Cargo keeps those crates from importing core;
+/// [`TEXT_LAYERS`] orders the modules inside inkstone-text). `llm` is inkstone-llm's
+/// client with core's metered `llm::runtime` on top.
 const LAYERS: &[&str] = &[
     "error",
     "model",
@@ -253,6 +257,111 @@ fn the_text_and_model_crates_need_no_runtime_http_search_or_store() {
         let allowed: &[&str] = if package == "inkstone-text" { &["inkstone-model", "inkstone-messages"] } else { &[] };
         assert!(inkstone.iter().all(|d| allowed.contains(&d.as_str())), "{package} depends on {inkstone:?}: only crates below it may be");
     }
+}
+
+/// The layers under the engine stay light too: the store needs no async runtime, HTTP,
+/// search index or segmenter, and the model client no search index, segmenter or
+/// compilers, so a change to either rebuilds neither of those.
+#[test]
+fn the_store_and_llm_crates_need_only_what_they_are_for() {
+    let store = locked_dependencies("inkstone-store");
+    assert!(store.contains("sled") && store.contains("inkstone-durable"), "the walk sees the store's own dependencies");
+    let found: Vec<&str> = ["tokio", "reqwest", "hyper", "tantivy", "jieba-rs", "keyring-core", "comrak"].into_iter().filter(|h| store.contains(*h)).collect();
+    assert!(found.is_empty(), "inkstone-store depends on {found:?}");
+    let llm = locked_dependencies("inkstone-llm");
+    assert!(llm.contains("reqwest") && llm.contains("inkstone-store"), "the walk sees the client's own dependencies");
+    let found: Vec<&str> = ["tantivy", "jieba-rs", "comrak", "inkstone-text"].into_iter().filter(|h| llm.contains(*h)).collect();
+    assert!(found.is_empty(), "inkstone-llm depends on {found:?}");
+}
+
+/// The workspace's crates, bottom first. A crate may depend (outside its tests) only on
+/// crates listed before it; a new crate must be placed here and in ARCHITECTURE.md.
+/// Cargo refuses a cycle, so an upward import cannot compile once the lower crate is a
+/// dependency of the upper one; this order also rules out the sideways ones Cargo
+/// would accept (inkstone-store on inkstone-llm, inkstone-text on inkstone-store).
+const CRATE_LAYERS: &[&str] = &[
+    "inkstone-model",
+    "inkstone-messages",
+    "inkstone-error",
+    "inkstone-text",
+    "inkstone-durable",
+    "inkstone-sync-proto",
+    "inkstone-store",
+    "inkstone-llm",
+    "inkstone-core",
+    "inkstone-server",
+    "inkstone-test-support",
+    "inkstone-cli",
+    "inkstone",
+    "xtask",
+];
+
+/// Each workspace member's package name and the names of its dependencies outside its
+/// tests (`[dependencies]`, for every target), from the manifests.
+fn workspace_manifests() -> Vec<(String, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let read = |path: &Path| -> toml::Table { toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap() };
+    let workspace = read(&root.join("Cargo.toml"));
+    let members = workspace["workspace"]["members"].as_array().unwrap();
+    members
+        .iter()
+        .map(|member| {
+            let manifest = read(&root.join(member.as_str().unwrap()).join("Cargo.toml"));
+            let name = manifest["package"]["name"].as_str().unwrap().to_owned();
+            let mut tables: Vec<&toml::Table> = manifest.get("dependencies").and_then(|d| d.as_table()).into_iter().collect();
+            if let Some(targets) = manifest.get("target").and_then(|t| t.as_table()) {
+                tables.extend(targets.values().filter_map(|t| t.get("dependencies").and_then(|d| d.as_table())));
+            }
+            (name, tables.iter().flat_map(|t| t.keys().cloned()).collect())
+        })
+        .collect()
+}
+
+/// Cargo holds the direction between crates: each depends only on crates below it.
+#[test]
+fn crates_depend_only_downwards() {
+    let manifests = workspace_manifests();
+    assert!(manifests.len() >= CRATE_LAYERS.len(), "the walk found the members");
+    let rank = |name: &str| CRATE_LAYERS.iter().position(|c| *c == name);
+    let mut problems = Vec::new();
+    for (name, dependencies) in &manifests {
+        let Some(own) = rank(name) else {
+            problems.push(format!("{name} has no place in CRATE_LAYERS"));
+            continue;
+        };
+        for dependency in dependencies.iter().filter(|d| d.starts_with("inkstone")) {
+            match rank(dependency) {
+                Some(other) if other < own => {}
+                _ => problems.push(format!("{name} depends on {dependency}, which is not below it")),
+            }
+        }
+    }
+    assert!(problems.is_empty(), "crate dependencies against CRATE_LAYERS:\n{}", problems.join("\n"));
+}
+
+/// What the source scans above check per file, per crate: only these crates name the
+/// HTTP client, the search index, the store's engine and the keychain (tests may use
+/// them to drive the real thing; their `[dev-dependencies]` are not counted).
+#[test]
+fn only_their_crates_name_http_search_sled_and_the_keychain() {
+    let allowed: &[(&str, &[&str])] = &[
+        // Model calls; the workspace server's client (`sync::transport`); a benchmark client.
+        ("reqwest", &["inkstone-llm", "inkstone-core", "xtask"]),
+        // The search index, behind core's `retrieval`.
+        ("tantivy", &["inkstone-core"]),
+        // The client's store, the disk syncs it shares with the server, the server's store.
+        ("sled", &["inkstone-store", "inkstone-durable", "inkstone-server"]),
+        // The API keys of LLM profiles (the keychain itself is `inkstone-llm::keychain`).
+        ("keyring-core", &["inkstone-llm"]),
+    ];
+    let manifests = workspace_manifests();
+    let mut problems = Vec::new();
+    for (library, crates) in allowed {
+        let naming: Vec<&str> = manifests.iter().filter(|(_, deps)| deps.iter().any(|d| d == library)).map(|(name, _)| name.as_str()).collect();
+        assert!(!naming.is_empty(), "the walk sees {library}");
+        problems.extend(naming.iter().filter(|name| !crates.contains(name)).map(|name| format!("{name} depends on {library}")));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// The check above catches what it must: an upward import, a grouped one, and one

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::ApiKey;
-use crate::error::{ApiError, ErrorCode};
+use inkstone_error::{ApiError, ErrorCode};
 
 /// The keychain "service" every Inkstone entry is filed under.
 pub const SERVICE: &str = "inkstone";
@@ -68,7 +68,7 @@ pub fn workspace_token_error(error: KeychainError) -> ApiError {
     let mut error = ApiError::from(error);
     for hint in &mut error.hints {
         if hint.id == "use_env_key" {
-            *hint = crate::error::Hint::new("use_env_token", "Without a usable keychain, set INKSTONE_WORKSPACE_TOKEN for the process instead (it is never saved).");
+            *hint = inkstone_error::Hint::new("use_env_token", "Without a usable keychain, set INKSTONE_WORKSPACE_TOKEN for the process instead (it is never saved).");
         }
     }
     error

@@ -1,6 +1,6 @@
 //! Reads: typed records by key, prefix and range, each checked as it is decoded.
 
-use crate::model::Workspace;
+use inkstone_model::Workspace;
 
 use super::record::{SchemaVersion, META_SCHEMA_VERSION, META_WORKSPACE};
 use super::*;

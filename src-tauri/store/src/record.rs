@@ -4,7 +4,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, ProjectSummary, Version, Workspace};
+use inkstone_model::{Activity, BrandProfile, Comment, ContentTemplate, MediaAsset, PlatformDraft, Project, ProjectSummary, Version, Workspace};
 
 use super::*;
 
@@ -36,7 +36,7 @@ pub mod keys {
     }
 
     /// `project_id 0x00 platform`: one draft per platform.
-    pub fn platform_draft(project_id: &str, platform: crate::model::Platform) -> Vec<u8> {
+    pub fn platform_draft(project_id: &str, platform: inkstone_model::Platform) -> Vec<u8> {
         let mut key = project_prefix(project_id);
         key.extend_from_slice(platform.as_str().as_bytes());
         key

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use crate::model::Timestamp;
+use inkstone_model::Timestamp;
 
 /// A local model server family, for reading its window and for saying how to enlarge it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::window::{ServerWindow, WindowOrigin};
-use crate::model::Timestamp;
-use crate::store::{Kind, Record};
+use inkstone_model::Timestamp;
+use inkstone_store::{Kind, Record};
 
 /// Whether a profile may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -30,7 +30,7 @@ pub enum Health {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileError {
-    pub code: crate::error::ErrorCode,
+    pub code: inkstone_error::ErrorCode,
     pub message: String,
 }
 
@@ -234,7 +234,7 @@ impl LlmProfile {
     }
 
     /// When the person's window and the server's differ: a warning naming both.
-    pub fn window_disagreement(&self) -> Option<crate::error::Hint> {
+    pub fn window_disagreement(&self) -> Option<inkstone_error::Hint> {
         let server = self.server_window?;
         if self.context_window_origin != WindowOrigin::Person || !server.source.is_exact() || server.tokens == self.context_window {
             return None;
@@ -245,7 +245,7 @@ impl LlmProfile {
         } else {
             "the profile uses less of the window than the server has"
         };
-        Some(crate::error::Hint::with(
+        Some(inkstone_error::Hint::with(
             "window_disagrees",
             format!(
                 "The profile's context window is {mine} tokens, but the server ({}) says {theirs}: {consequence}. Clear the figure to use the server's, or change the server.",
@@ -300,14 +300,14 @@ impl LlmProfile {
     /// The response format asking this profile's server for JSON matching `schema` in
     /// the form it takes, or plain text when it takes none (the schema then goes in the
     /// prompt, which every structured step writes anyway).
-    pub fn response_format(&self, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {
+    pub fn response_format(&self, name: &str, schema: &serde_json::Value) -> crate::ResponseFormat {
         form_request(self.schema_form_in_use().0, name, schema)
     }
 }
 
 /// The response format of `form` for a schema.
-pub fn form_request(form: SchemaForm, name: &str, schema: &serde_json::Value) -> crate::llm::ResponseFormat {
-    use crate::llm::ResponseFormat;
+pub fn form_request(form: SchemaForm, name: &str, schema: &serde_json::Value) -> crate::ResponseFormat {
+    use crate::ResponseFormat;
     match form {
         SchemaForm::ResponseFormat => ResponseFormat::JsonSchema { name: name.to_owned(), schema: schema.clone() },
         SchemaForm::JsonObject => ResponseFormat::JsonObjectSchema { schema: schema.clone() },

@@ -7,7 +7,7 @@
 //! old data (see the `migration` tests).
 
 use super::{Batch, Durability, Store, StoreError, SCHEMA_VERSION};
-use crate::model::Project;
+use inkstone_model::Project;
 
 /// A step migrates a store from version `n` to `n + 1`; `STEPS[0]` goes from 1 to 2.
 type Step = fn(&Store) -> Result<(), StoreError>;

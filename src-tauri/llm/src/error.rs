@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::window::{suggested_window, ServerKind};
-use crate::error::{ApiError, ErrorCode};
+use inkstone_error::{ApiError, ErrorCode};
 
 /// Longest provider message kept, in characters.
 const MAX_MESSAGE_CHARS: usize = 500;
@@ -459,7 +459,7 @@ fn context_too_long(message: String, prompt_tokens: Option<u64>, window: Option<
 
 /// `error` with the hint of a larger window that holds `needed` tokens (rounded up to
 /// a power of two), said for the server that has it (or for every server).
-pub(crate) fn larger_window_hint(error: ApiError, needed: u64, server: Option<ServerKind>) -> ApiError {
+pub fn larger_window_hint(error: ApiError, needed: u64, server: Option<ServerKind>) -> ApiError {
     let tokens = suggested_window(needed);
     let wanted = tokens.to_string();
     match server {
@@ -489,7 +489,7 @@ pub fn likely_context_too_long(prompt_tokens: u64, reply_tokens: u64, window: u6
     // The advice for a larger window is sized to this request, not to twice the window.
     if let Some(hint) = error.hints.iter_mut().find(|h| h.id.starts_with("larger_window")) {
         *hint = match server {
-            Some(server) => crate::error::Hint::with(&format!("larger_window_{}", server.id()), server.larger_window_advice(wanted), &[("tokens", &wanted.to_string())]),
+            Some(server) => inkstone_error::Hint::with(&format!("larger_window_{}", server.id()), server.larger_window_advice(wanted), &[("tokens", &wanted.to_string())]),
             None => hint.clone(),
         };
     }
@@ -509,7 +509,7 @@ pub fn likely_context_too_long(prompt_tokens: u64, reply_tokens: u64, window: u6
 /// the request's calibrated estimate (`prompt_tokens`) with its reply limit is at least
 /// 80% of the window; otherwise as it is.
 pub fn likely_overflow(error: ApiError, prompt_tokens: u64, reply_tokens: u64, window: u64, server: Option<ServerKind>) -> ApiError {
-    let nothing_arrived = error.code == crate::error::ErrorCode::ProviderBadResponse && error.details.as_ref().is_some_and(|d| d["nothingArrived"] == true);
+    let nothing_arrived = error.code == inkstone_error::ErrorCode::ProviderBadResponse && error.details.as_ref().is_some_and(|d| d["nothingArrived"] == true);
     if !nothing_arrived || window == 0 || (prompt_tokens + reply_tokens) * 5 < window * 4 {
         return error;
     }

@@ -25,10 +25,10 @@ mod write;
 
 use std::path::PathBuf;
 
-use crate::error::{ApiError, ErrorCode};
 pub use batch::{Batch, Change, Committed, Durability, OnCommit};
 pub use codec::CodecError;
 pub use files::{media_dir, sha256_ref, write_file_durably};
+use inkstone_error::{ApiError, ErrorCode};
 pub use kind::Kind;
 pub use open::{Store, StoreOptions};
 pub use record::{keys, Record};

@@ -1,6 +1,7 @@
-//! The one error type every transport returns. A leaf: it imports no other module, and
-//! each module maps its own errors into it (`impl From<StoreError> for ApiError` lives in
-//! `store`, provider errors in `llm::error`).
+//! The one error type every transport returns. A leaf crate: it depends only on the
+//! English catalog, and each layer above maps its own errors into it (`impl
+//! From<StoreError> for ApiError` lives in `inkstone-store`, provider errors in
+//! `inkstone-llm`'s `error`). Core re-exports it as `inkstone_core::error`.
 //!
 //! Core writes `message` in English and
 //! gives each hint a stable id; the UI renders code and hint ids in the user's language.
