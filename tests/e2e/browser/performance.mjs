@@ -10,7 +10,8 @@
 // metrics (`10w+` kept as a lower bound, `-` shown as "—" and stored as absent); enters
 // a metric by hand (`3.6w`) and sees the trend over age; re-imports the same file and is
 // told nothing changes; sets a saved Zhihu draft to published, which asks for the
-// publication's details and records it; and the panel in Chinese. Screenshots in both
+// publication's details and records it; opens the before/after report (association, not
+// causation; not enough data on one post); and the panel in Chinese. Screenshots in both
 // languages.
 //
 // Prints `browser-e2e-performance: N passed, M failed` and exits non-zero on any failure.
@@ -67,7 +68,14 @@ async function main() {
   const open = async (locale) => {
     const context = await browser.newContext({ locale, colorScheme: "light", viewport: { width: 1440, height: 900 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
-    await context.addInitScript(() => window.localStorage.setItem("inkstone.localModelOffer", "dismissed"));
+    // Init scripts run in every frame; a draft's sandboxed preview frame has no storage.
+    await context.addInitScript(() => {
+      try {
+        window.localStorage.setItem("inkstone.localModelOffer", "dismissed");
+      } catch {
+        // the sandboxed preview
+      }
+    });
     const page = await context.newPage();
     page.on("pageerror", (e) => pageErrors.push(String(e)));
     page.on("console", (m) => {
@@ -127,20 +135,25 @@ async function main() {
     assert(snaps[0].metrics.impressions.qualifier === "lowerBound" && snaps[0].metrics.impressions.raw === "10w+", JSON.stringify(snaps[0].metrics.impressions));
     assert(!("shares" in snaps[0].metrics), "'-' was stored as a number");
     assert(snaps[0].source.type === "import" && snaps[0].source.row === 3, JSON.stringify(snaps[0].source).slice(0, 200));
-    await tid("perf-toggle").click();
+    // A publication just added opens with its metrics.
+    if ((await tid("perf-toggle").getAttribute("aria-expanded")) !== "true") await tid("perf-toggle").click();
     await tid("perf-snapshots").waitFor();
     const shares = await page.locator("[data-testid=perf-snapshot] [data-metric=shares]").allTextContents();
     assert(JSON.stringify(shares) === JSON.stringify(["—"]), `shares shown as ${shares}`);
   });
 
-  await check("a metric entered by hand (3.6w) is a second snapshot; the trend over age shows", async () => {
+  await check("a metric entered by hand (3.6w), observed a day before the import, is a second snapshot; the trend over age shows", async () => {
     await tid("perf-entry-views").fill("3.6w");
+    const imported = (await call("perf.list", { publicationId })).snapshots[0];
+    const dayBefore = new Date(Date.parse(imported.observedAt) - 24 * 3600_000).toISOString();
+    await tid("perf-entry-observed").fill(dayBefore);
     await tid("perf-entry-save").click();
     await page.locator("[data-testid=perf-snapshot]").nth(1).waitFor();
     const snaps = (await call("perf.list", { publicationId })).snapshots;
     assert(snaps.length === 2, `snapshots: ${snaps.length}`);
     const manual = snaps.find((s) => s.source.type === "manual");
     assert(manual.metrics.views.value === 36000 && manual.metrics.views.qualifier === "rounded", JSON.stringify(manual.metrics));
+    assert(Math.abs(imported.ageHours - manual.ageHours - 24) < 0.01, `ages ${imported.ageHours} and ${manual.ageHours}`);
     assert(Object.keys(manual.metrics).length === 1, "only the typed metric is recorded");
     await page.locator("[data-testid=perf-trend][data-metric=views]").waitFor();
     await shot("perf-03-metrics-en-light");
@@ -176,6 +189,18 @@ async function main() {
     await page.locator("[data-testid=perf-group][data-platform=zhihu]").waitFor();
   });
 
+  await check("the before/after report says association, not causation, and gives no number on too few posts", async () => {
+    await tid("perf-report-open").click();
+    await tid("perf-report").waitFor();
+    await tid("perf-report-platform").selectOption("xiaohongshu");
+    await tid("perf-report-association").filter({ hasText: "Association, not causation" }).waitFor();
+    await tid("perf-report-not-enough").waitFor();
+    assert((await tid("perf-report-with").innerText()).includes("Not enough data"), await tid("perf-report-with").innerText());
+    await shot("perf-06-report-en-light");
+    await page.keyboard.press("Escape");
+    await tid("perf-report").waitFor({ state: "detached" });
+  });
+
   await check("the panel and the import preview in Chinese", async () => {
     await page.context().close();
     page = await open("zh-CN");
@@ -187,11 +212,15 @@ async function main() {
     await tid("perf-snapshots").waitFor();
     const head = await page.locator("[data-testid=perf-snapshots] thead").innerText();
     assert(head.includes("曝光") && head.includes("发布后"), `headings: ${head}`);
-    await shot("perf-06-metrics-zh-light");
+    await shot("perf-07-metrics-zh-light");
     await tid("perf-import-open-dialog").click();
     await tid("perf-import-file").setInputFiles(FIXTURE);
     await tid("perf-import-already").filter({ hasText: "之前导入过" }).waitFor();
-    await shot("perf-07-reimport-zh-light");
+    await shot("perf-08-reimport-zh-light");
+    await page.keyboard.press("Escape");
+    await tid("perf-report-open").click();
+    await tid("perf-report-association").filter({ hasText: "不代表因果" }).waitFor();
+    await shot("perf-09-report-zh-light");
   });
 
   await check("no page errors", async () => {

@@ -10,12 +10,18 @@ import type { MessageId } from "../../shared/i18n";
 import { blobToBase64 } from "../../shared/lib/files";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { formatMetric, localTime, PLATFORMS } from "./format";
+import { formatMetric, localTime, PLATFORMS, USUAL_METRICS } from "./format";
 import { metricName } from "./Metrics";
 
 interface Picked {
   fileName: string;
   dataBase64: string;
+}
+
+/** Where a metric comes in the platform's usual order (others after, alphabetically). */
+function usualRank(platform: Platform, key: string): number {
+  const i = USUAL_METRICS[platform].indexOf(key);
+  return i >= 0 ? i : 100;
 }
 
 /** True when a row still needs the person's choice before a commit. */
@@ -158,8 +164,9 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
                       <td>{r.row}</td>
                       <td className="perf-title-cell">{r.title || "—"}</td>
                       <td>{r.publishedAt ? localTime(r.publishedAt, preview.platform === "x" ? "UTC" : "Asia/Shanghai") : "—"}</td>
-                      <td>
+                      <td className="perf-title-cell">
                         {Object.entries(r.metrics)
+                          .sort(([a], [b]) => usualRank(preview.platform, a) - usualRank(preview.platform, b))
                           .slice(0, 3)
                           .map(([k, v]) => `${metricName(t, k)} ${formatMetric(lang, v)}`)
                           .join(" · ")}

@@ -21,7 +21,7 @@ export function PublicationMetrics({ publication }: { publication: Publication }
   const list = useMethod("perf.list", { publicationId: publication.id });
   const error = list.error ? toClientError(list.error) : null;
   const snapshots = byAge(list.data?.snapshots ?? []);
-  const keys = reportedKeys(publication.platform, snapshots);
+  const keys = reportedKeys(publication.platform, snapshots, true);
   const source = (s: MetricSnapshot) =>
     s.source.type === "import" ? t("perf.source.import", { row: s.source.row }) : s.source.type === "manual" ? t("perf.source.manual") : t("perf.source.api");
   return (
@@ -71,7 +71,8 @@ export function PublicationMetrics({ publication }: { publication: Publication }
           </div>
           <div className="perf-trends" data-testid="perf-trends">
             {keys
-              .filter((k) => snapshots.filter((s) => s.metrics[k]).length >= 2)
+              // A trend needs two ages: snapshots read at one moment are one point.
+              .filter((k) => new Set(snapshots.filter((s) => s.metrics[k]).map((s) => s.ageHours)).size >= 2)
               .map((k) => (
                 <Trend key={k} metric={k} snapshots={snapshots} />
               ))}
@@ -116,8 +117,8 @@ function Trend({ metric, snapshots }: { metric: string; snapshots: MetricSnapsho
       <svg viewBox={`-4 -4 ${W + 8} ${H + 8}`} width="100%" role="img" aria-labelledby={`${titleId} ${descId}`}>
         <desc id={descId}>{summary}</desc>
         <polyline className="perf-line" fill="none" points={points.map((p) => `${x(p.age)},${y(p.v.value)}`).join(" ")} />
-        {points.map((p) => (
-          <circle key={p.age} className="perf-dot" cx={x(p.age)} cy={y(p.v.value)} r={2.5}>
+        {points.map((p, i) => (
+          <circle key={i} className="perf-dot" cx={x(p.age)} cy={y(p.v.value)} r={2.5}>
             <title>{`${formatAge(lang, p.age)}: ${formatMetric(lang, p.v)}`}</title>
           </circle>
         ))}

@@ -14,6 +14,7 @@ import { formatMetric, localTime, PLATFORMS, reportedKeys } from "./format";
 import { ImportDialog } from "./ImportDialog";
 import { metricName, PublicationMetrics } from "./Metrics";
 import { PublicationForm } from "./PublicationForm";
+import { ReportDialog } from "./Report";
 
 export interface PerformancePanelProps {
   projectId: string;
@@ -36,6 +37,7 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
   const removed = all.filter((v) => v.publication.removedAt);
   const [editing, setEditing] = useState<Editing>(null);
   const [importing, setImporting] = useState(false);
+  const [reporting, setReporting] = useState(false);
   const [purging, setPurging] = useState<Publication | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [formError, setFormError] = useState<ClientError | null>(null);
@@ -59,16 +61,19 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
 
   return (
     <section className="panel-body perf" data-testid="perf-panel">
-      <div className="row between pad-x">
-        <span className="small muted">{t("perf.panel.help")}</span>
-        <span className="row">
+      <div className="perf-head pad-x">
+        <p className="small muted">{t("perf.panel.help")}</p>
+        <div className="perf-actions">
+          <button type="button" className="small-btn" data-testid="perf-report-open" onClick={() => setReporting(true)}>
+            {t("perf.report.button")}
+          </button>
           <button type="button" className="small-btn" data-testid="perf-import-open-dialog" onClick={() => setImporting(true)}>
             {t("perf.import.button")}
           </button>
           <button type="button" className="small-btn primary" data-testid="perf-add" onClick={() => setEditing({ kind: "add" })}>
             {t("perf.add")}
           </button>
-        </span>
+        </div>
       </div>
       {loadError && <ErrorBanner error={loadError} retry={() => void list.refetch()} />}
       {list.isPending && !loadError && (
@@ -146,6 +151,7 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
         />
       )}
       {importing && <ImportDialog publications={all} onClose={() => setImporting(false)} />}
+      {reporting && <ReportDialog projectId={projectId} platform={byPlatform[0]?.platform ?? firstPlatform} onClose={() => setReporting(false)} />}
       {purging && (
         <Dialog title={t("perf.purge.title")} onClose={() => setPurging(null)} testId="perf-purge-confirm">
           <p className="small">{t("perf.purge.body", { title: purging.title })}</p>
@@ -228,7 +234,7 @@ function PublicationItem({
             </span>
           ))
         ) : (
-          <span className="muted">{t("perf.noSnapshots")}</span>
+          !open && <span className="muted">{t("perf.noSnapshots")}</span>
         )}
       </div>
       {open && <PublicationMetrics publication={p} />}

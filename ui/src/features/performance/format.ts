@@ -78,11 +78,13 @@ export function defaultZone(platform: Platform): string {
   return platform === "x" ? "UTC" : "Asia/Shanghai";
 }
 
-/** The metric keys any of `snapshots` reports, the platform's usual ones first. */
-export function reportedKeys(platform: Platform, snapshots: MetricSnapshot[]): string[] {
+/** The metric keys any of `snapshots` reports, the platform's usual ones first; with
+ * `withUsual`, the usual ones also when none reports them (a table's columns, where
+ * what was not reported shows as "—"). */
+export function reportedKeys(platform: Platform, snapshots: MetricSnapshot[], withUsual = false): string[] {
   const seen = new Set<string>();
   for (const s of snapshots) for (const k of Object.keys(s.metrics)) seen.add(k);
-  const usual = USUAL_METRICS[platform].filter((k) => seen.has(k));
+  const usual = USUAL_METRICS[platform].filter((k) => withUsual || seen.has(k));
   const rest = [...seen].filter((k) => !usual.includes(k)).sort();
   return [...usual, ...rest];
 }
