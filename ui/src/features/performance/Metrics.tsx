@@ -94,11 +94,14 @@ function Trend({ metric, snapshots }: { metric: string; snapshots: MetricSnapsho
   const titleId = useId();
   const descId = useId();
   const points = snapshots.filter((s) => s.metrics[metric]).map((s) => ({ age: s.ageHours, v: s.metrics[metric] }));
-  const maxAge = Math.max(...points.map((p) => p.age), 1);
+  // The x axis spans the observed ages (not from publishing), so two readings a day
+  // apart, months after publishing, are not squeezed into one edge.
+  const minAge = Math.min(...points.map((p) => p.age));
+  const span = Math.max(Math.max(...points.map((p) => p.age)) - minAge, 1e-9);
   const values = points.map((p) => p.v.value);
   const lo = Math.min(...values, 0);
   const hi = Math.max(...values, lo + 1e-9);
-  const x = (age: number) => (age / maxAge) * W;
+  const x = (age: number) => ((age - minAge) / span) * W;
   const y = (v: number) => H - ((v - lo) / (hi - lo)) * H;
   const first = points[0];
   const last = points[points.length - 1];
