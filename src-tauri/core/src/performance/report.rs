@@ -152,6 +152,10 @@ pub struct BeforeAfterReport {
     pub points: Vec<ReportPoint>,
 }
 
+/// A measured post of a comparable group: its value and its multiple (when it had a
+/// baseline).
+type Measured = (f64, Option<f64>);
+
 /// The value at `q` (0–1) of sorted `values`, by linear interpolation between ranks
 /// (of the observed multiples; nothing is interpolated in time).
 pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
@@ -193,7 +197,7 @@ pub fn before_after(query: &ReportQuery, publications: &[Publication], snapshots
     let mut excluded: BTreeMap<Exclusion, u32> = BTreeMap::new();
     // Measured posts of each comparable group (account, format), oldest first, with
     // their values: the baselines of later posts.
-    let mut history: std::collections::HashMap<(Option<String>, PublicationFormat), Vec<(f64, Option<f64>)>> = std::collections::HashMap::new();
+    let mut history: std::collections::HashMap<(Option<String>, PublicationFormat), Vec<Measured>> = std::collections::HashMap::new();
     let mut points = Vec::new();
     let mut after_weak_post = 0;
     let empty = Vec::new();
