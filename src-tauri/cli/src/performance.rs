@@ -1,5 +1,5 @@
 //! Performance data from the command line: `account add|list|rename|delete`,
-//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys`.
+//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys|import|report`.
 
 use clap::{Args, Subcommand};
 use inkstone_core::Engine;
@@ -157,6 +157,21 @@ pub enum PerfCommand {
     },
     /// The metric keys, their units and what each counts.
     Keys,
+    /// The before/after report on accepted AI changes (an association, not a cause):
+    /// each post as a multiple of its account's median at the same age.
+    Report {
+        #[arg(long)]
+        platform: String,
+        /// Only this project's publications.
+        #[arg(long)]
+        project: Option<String>,
+        /// A metric key (default: the platform's reach count).
+        #[arg(long)]
+        metric: Option<String>,
+        /// 24h, 72h or 7d (default 24h).
+        #[arg(long)]
+        age: Option<String>,
+    },
 }
 
 fn print_publication(p: &Value, latest: Option<&Value>) {
@@ -309,6 +324,26 @@ pub fn perf(engine: &Engine, command: PerfCommand, as_json: bool) -> Result<(), 
                 println!("{:<26} {:<8} {}", s(k, "key"), s(k, "unit"), s(k, "basis"));
             }
         }),
+        PerfCommand::Report { platform, project, metric, age } => {
+            let params = json!({"platform": platform, "projectId": project, "metric": metric, "bucket": age});
+            show(as_json, &call(engine, "perf.report", params)?, |r| {
+                println!("Association, not causation. {} at {}, as a multiple of the account's median:", s(r, "metric"), s(r, "bucket"));
+                for (label, side) in [("with AI changes", &r["withAi"]), ("without", &r["withoutAi"])] {
+                    match side["medianMultiple"].as_f64() {
+                        Some(m) => println!(
+                            "  {label:<16} n={:<4} median {m:.2}x  (p30-p70 {:.2}x-{:.2}x)",
+                            side["n"],
+                            side["p30"].as_f64().unwrap_or(0.0),
+                            side["p70"].as_f64().unwrap_or(0.0)
+                        ),
+                        None => println!("  {label:<16} n={:<4} not enough data (at least 3 needed)", side["n"]),
+                    }
+                }
+                if r["afterWeakPost"].as_u64().unwrap_or(0) > 0 {
+                    println!("  {} post(s) with AI changes followed an unusually weak post (regression to the mean).", r["afterWeakPost"]);
+                }
+            })
+        }
     }
     Ok(())
 }

@@ -440,6 +440,7 @@ api_methods! {
         "perf.list" => performance::list_snapshots(PublicationRef) -> PerfListResult;
         "perf.keys" => performance::metric_keys(Empty) -> PerfKeysResult;
         "perf.import" => performance::import(PerfImportParams) -> PerfImportResult;
+        "perf.report" => performance::report(PerfReportParams) -> crate::performance::report::BeforeAfterReport;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);

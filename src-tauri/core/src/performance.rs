@@ -20,6 +20,7 @@ pub mod import;
 pub mod metrics;
 pub mod numbers;
 pub mod publications;
+pub mod report;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

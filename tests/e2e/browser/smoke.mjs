@@ -844,9 +844,9 @@ async function main() {
       }
       // Every right-panel tab, chosen by a click at its centre; the header is checked
       // against each panel width (Drafts and AI are wider).
-      for (const k of ["history", "comments", "ai", "drafts"]) {
+      for (const k of ["history", "comments", "performance", "ai", "drafts"]) {
         const g = await layout();
-        assert(g.header >= 4 && g.tabs === 4, `${lang}: found ${g.header} header controls and ${g.tabs} tabs`);
+        assert(g.header >= 4 && g.tabs === 5, `${lang}: found ${g.header} header controls and ${g.tabs} tabs`);
         assert(g.overlaps.length === 0, `${lang}, ${k}: overlapping ${g.overlaps.join(", ")}`);
         assert(g.outside.length === 0, `${lang}, ${k}: outside the editor column ${g.outside.join(", ")}`);
         assert(g.unclickable.length === 0, `${lang}, ${k}: covered tabs ${g.unclickable.join(", ")}`);

@@ -358,7 +358,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         setTab(toAi ? "ai" : "history");
         if (toAi) view.current?.focusAi();
         else view.current?.focusEditor();
-      } else if (/^[1-4]$/.test(e.key) && s.selectedId) {
+      } else if (/^[1-5]$/.test(e.key) && s.selectedId) {
         e.preventDefault();
         setTab(TABS[Number(e.key) - 1]);
       }

@@ -476,3 +476,52 @@ pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfIm
     engine.store().apply(batch, Durability::Durable)?;
     Ok(PerfImportResult { preview: summary, committed: true, snapshots: written.into_iter().map(|s| s.id).collect() })
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PerfReportParams {
+    pub platform: Platform,
+    /// Only this project's publications (the baselines still come from the account).
+    #[serde(default)]
+    #[ts(optional)]
+    pub project_id: Option<String>,
+    /// A canonical metric key; the platform's reach count (`readers`, `impressions`,
+    /// `views`) when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub metric: Option<String>,
+    /// `24h` when absent.
+    #[serde(default)]
+    #[ts(optional)]
+    pub bucket: Option<crate::performance::report::AgeBucket>,
+    /// Also boosted and unknown-traffic posts (left out by default).
+    #[serde(default)]
+    #[ts(optional)]
+    pub include_boosted: Option<bool>,
+}
+
+/// The before/after report on accepted AI changes: an association, never a cause.
+pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate::performance::report::BeforeAfterReport, ApiError> {
+    use crate::performance::report::{self as reports, AgeBucket, ReportQuery};
+    if let Some(project_id) = &params.project_id {
+        load_project(engine, project_id)?;
+    }
+    let metric = params.metric.unwrap_or_else(|| reports::default_metric(params.platform).to_owned());
+    if metrics::metric_key(&metric).is_none() {
+        let shown: String = metric.chars().take(60).collect();
+        return Err(ApiError::validation("metric", format!("{shown:?} is not a metric key.")).problem("perf.unknown_metric", &[("key", &shown)]).action("list_metric_keys", &[]));
+    }
+    let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == params.platform && p.removed_at.is_none()).collect();
+    let mut snapshots = BTreeMap::new();
+    for p in &publications {
+        snapshots.insert(p.id.clone(), metrics::snapshots(engine.store(), &p.id)?);
+    }
+    let query = ReportQuery {
+        platform: params.platform,
+        project_id: params.project_id,
+        metric,
+        bucket: params.bucket.unwrap_or(AgeBucket::H24),
+        include_boosted: params.include_boosted.unwrap_or(false),
+    };
+    Ok(reports::before_after(&query, &publications, &snapshots))
+}

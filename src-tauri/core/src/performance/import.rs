@@ -4,7 +4,9 @@
 //! export is a data change with a test, not new code.
 //!
 //! The file's kind is sniffed from its bytes, never its name: OLE/BIFF `.xls`
-//! (`D0 CF 11 E0`), `.xlsx` (`PK 03 04`), HTML (a leading `<`), otherwise text. Text
+//! (`D0 CF 11 E0`), `.xlsx` (`PK 03 04`), HTML (a leading `<`), otherwise text. The
+//! spreadsheets are read with `calamine` (its first sheet holding a cell; date cells
+//! become `2026-03-05 20:00:00` text, so a profile's time formats read them). Text
 //! is decoded by its BOM, then as strict UTF-8, then as GB18030 (what Excel on a Chinese
 //! Windows writes when a sheet is saved as CSV). The header row is found by a profile's
 //! signature in the first 20 rows, so a title row above it is fine.
@@ -17,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use calamine::Reader as _;
 use chrono::{NaiveDate, NaiveDateTime, TimeZone};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -180,12 +183,18 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, ApiError> {
         return Err(not_an_export(format!("The file is {} MB; exports are far smaller (at most {} MB are read).", bytes.len() / (1024 * 1024), MAX_FILE_BYTES / (1024 * 1024))));
     }
     match sniff(bytes) {
-        FileKind::Xls | FileKind::Xlsx | FileKind::Html => {
-            Err(ApiError::new(ErrorCode::Validation, "This build reads exports saved as CSV; spreadsheet (.xls, .xlsx) and HTML exports are not read yet.")
-                .details(serde_json::json!({ "field": "file" }))
-                .problem("perf.spreadsheet_not_yet", &[])
-                .hint("save_as_csv", "Open the file in a spreadsheet and save it as CSV (UTF-8), then import the CSV."))
+        FileKind::Xlsx => {
+            let workbook = calamine::Xlsx::new(std::io::Cursor::new(bytes)).map_err(|e| not_an_export(format!("The file is an .xlsx spreadsheet that cannot be read ({e}).")))?;
+            spreadsheet(workbook)
         }
+        FileKind::Xls => {
+            let workbook = calamine::Xls::new(std::io::Cursor::new(bytes)).map_err(|e| not_an_export(format!("The file is an .xls spreadsheet that cannot be read ({e}).")))?;
+            spreadsheet(workbook)
+        }
+        FileKind::Html => Err(ApiError::new(ErrorCode::Validation, "This build reads exports saved as CSV, .xlsx or .xls; HTML tables saved as .xls are not read yet.")
+            .details(serde_json::json!({ "field": "file" }))
+            .problem("perf.spreadsheet_not_yet", &[])
+            .hint("save_as_csv", "Open the file in a spreadsheet and save it as CSV (UTF-8), then import the CSV.")),
         FileKind::Binary => Err(not_an_export("The file is not a table: it holds binary data (an image, an archive or a damaged file).".to_owned())),
         FileKind::Text => {
             let (text, _) = decode(bytes);
@@ -201,6 +210,40 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, ApiError> {
             Ok(Table { sheet: None, rows })
         }
     }
+}
+
+/// The first sheet of `workbook` that holds a cell, as text cells: a date cell as
+/// `2026-03-05 20:00:00`, a number as Rust writes it (`1200`, `0.112`, never an
+/// exponent), an error cell (`#N/A`) as empty. Errors: VALIDATION for an unreadable
+/// sheet, an empty workbook or more than [`MAX_ROWS`] rows.
+fn spreadsheet<R: std::io::Read + std::io::Seek, W: calamine::Reader<R>>(mut workbook: W) -> Result<Table, ApiError>
+where
+    W::Error: std::fmt::Display,
+{
+    for name in workbook.sheet_names() {
+        let range = workbook.worksheet_range(&name).map_err(|e| not_an_export(format!("Sheet {name:?} cannot be read ({e}).")))?;
+        if range.is_empty() {
+            continue;
+        }
+        if range.height() > MAX_ROWS + HEADER_SEARCH_ROWS {
+            return Err(not_an_export(format!("The file has more than {MAX_ROWS} rows.")));
+        }
+        let rows = range
+            .rows()
+            .map(|cells| {
+                cells
+                    .iter()
+                    .map(|cell| match cell {
+                        calamine::Data::DateTime(d) => d.as_datetime().map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string()).unwrap_or_default(),
+                        calamine::Data::Error(_) => String::new(),
+                        other => other.to_string().trim().to_owned(),
+                    })
+                    .collect()
+            })
+            .collect();
+        return Ok(Table { sheet: Some(name), rows });
+    }
+    Err(not_an_export("The spreadsheet holds no cells.".to_owned()))
 }
 
 /// The profile whose signature a header row in the first rows carries, and that row's
@@ -450,7 +493,12 @@ pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platf
     let file_sha256 = crate::store::sha256_ref(bytes);
     let already = store.get::<ImportRecord>(file_sha256.as_bytes())?.map(|r| r.id);
     let live: Vec<Publication> = publications.iter().filter(|p| p.removed_at.is_none() && p.platform == profile.platform).cloned().collect();
-    let (_, encoding) = if sniff(bytes) == FileKind::Text { decode(bytes) } else { (String::new(), "binary") };
+    let encoding = match sniff(bytes) {
+        FileKind::Text => decode(bytes).1,
+        FileKind::Xlsx => "xlsx",
+        FileKind::Xls => "xls",
+        FileKind::Html | FileKind::Binary => "binary",
+    };
     let mut rows = Vec::new();
     let mut counts = [0u32; 5];
     for read in read_rows(profile, &table, header_index) {
@@ -502,7 +550,7 @@ pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platf
         skipped: counts[3],
         not_understood: counts[4],
     };
-    Ok(Prepared { summary, rows, profile: profile.clone(), already_imported: already })
+    Ok(Prepared { summary, rows, profile: profile.clone(), already_imported: already, sheet: table.sheet.clone() })
 }
 
 /// A row ready to write: its preview, and what the snapshot keeps beside the metrics.
@@ -518,6 +566,8 @@ pub struct Prepared {
     pub rows: Vec<PreparedRow>,
     pub profile: ExportProfile,
     pub already_imported: Option<String>,
+    /// The sheet the rows came from (a spreadsheet's).
+    pub sheet: Option<String>,
 }
 
 /// Adds a snapshot for every matched row of `prepared`, and the import's record, to
@@ -529,7 +579,7 @@ pub fn stage_commit(
     prepared: Prepared,
     publications: &[Publication],
 ) -> Result<Vec<MetricSnapshot>, ApiError> {
-    let Prepared { summary, rows, profile, .. } = prepared;
+    let Prepared { summary, rows, profile, sheet, .. } = prepared;
     let import_id = kernel.new_id("imp");
     let observed_at = kernel.now();
     let mut written = Vec::new();
@@ -541,7 +591,7 @@ pub fn stage_commit(
             file_sha256: summary.file_sha256.clone(),
             importer: profile.id.clone(),
             importer_version: profile.version,
-            sheet: None,
+            sheet: sheet.clone(),
             row: row.row,
             raw_row: raw,
         };

@@ -686,3 +686,162 @@ fn an_export_and_import_carry_publications_and_snapshots() {
     assert_eq!(view["latest"], s);
     assert_eq!(other.ok("account.list", json!({}))["accounts"][0]["id"], acc["id"]);
 }
+
+/// A publication of a project of its own on X (account `account`), published on
+/// 2026-01-`day` 08:00 UTC, with AI changes or not, and one snapshot `age_hours` later.
+#[allow(clippy::too_many_arguments)]
+fn measured_post(t: &TestEngine, account: &str, day: u32, ai: bool, distribution: &str, age_hours: i64, metrics: Value) -> String {
+    let id = project(t);
+    if ai {
+        accept_ai_patch(t, &id, "天气很好", "天气不错");
+    } else {
+        t.ok("version.create", json!({"projectId": id}));
+    }
+    let published = chrono::NaiveDate::from_ymd_opt(2026, 1, day).unwrap().and_hms_opt(8, 0, 0).unwrap().and_utc();
+    let p =
+        t.ok("publication.add", json!({"projectId": id, "platform": "x", "details": {"accountId": account, "publishedAt": published.to_rfc3339(), "distribution": distribution}}));
+    assert_eq!(!p["aiChanges"].as_array().unwrap().is_empty(), ai);
+    let observed = published + chrono::Duration::hours(age_hours);
+    t.ok("perf.add", json!({"publicationId": p["id"], "metrics": metrics, "observedAt": observed.to_rfc3339()}));
+    p["id"].as_str().unwrap().to_owned()
+}
+
+/// The report on a data set computed by hand: each post's multiple of the median of the
+/// account's previous comparable posts at 24 h, the bands, the gates and their counts,
+/// and the regression-to-the-mean warning.
+#[test]
+fn the_before_after_report_compares_multiples_of_the_accounts_own_median_at_one_age() {
+    let t = TestEngine::new();
+    let acc = t.ok("account.create", json!({"platform": "x", "name": "墨砚"}))["id"].as_str().unwrap().to_owned();
+    let post = |day, ai, views: &str| measured_post(&t, &acc, day, ai, "organic", 30, json!({"impressions": views}));
+    // Baselines: the first three have no earlier posts to compare with.
+    for day in 1..=3 {
+        post(day, false, "1000");
+    }
+    let p4 = post(4, true, "2000"); // 2000 / median(1000 ×3) = 2.0
+    post(5, false, "1000"); // 1.0
+    post(6, true, "3000"); // 3.0
+    post(7, false, "400"); // 0.4: an unusually weak post…
+    post(8, true, "4000"); // …right before an AI change: 4000 / 1000 = 4.0, flagged
+    post(9, false, "1200"); // median of 8 earlier = 1000: 1.2
+    measured_post(&t, &acc, 10, true, "boosted", 30, json!({"impressions": "9000"}));
+    measured_post(&t, &acc, 11, false, "organic", 10, json!({"impressions": "5000"})); // observed at 10 h only
+    post(12, false, "50"); // under the floor
+    measured_post(&t, &acc, 13, true, "organic", 30, json!({"likes": "80"})); // another basis: never compared
+
+    let r = t.ok("perf.report", json!({"platform": "x"}));
+    assert_eq!(r["metric"], "impressions");
+    assert_eq!(r["bucket"], "24h");
+    let close = |v: &Value, want: f64| assert!((v.as_f64().unwrap() - want).abs() < 1e-9, "{v} != {want}");
+    assert_eq!(r["withAi"]["n"], 3);
+    close(&r["withAi"]["medianMultiple"], 3.0);
+    close(&r["withAi"]["p30"], 2.6);
+    close(&r["withAi"]["p70"], 3.4);
+    assert_eq!(r["withoutAi"]["n"], 3);
+    close(&r["withoutAi"]["medianMultiple"], 1.0);
+    close(&r["withoutAi"]["p30"], 0.76);
+    close(&r["withoutAi"]["p70"], 1.08);
+    assert_eq!(r["enoughData"], true);
+    assert_eq!(r["excluded"], json!({"boosted": 1, "noSnapshotAtAge": 1, "metricNotReported": 1, "underFloor": 1, "noBaseline": 3}));
+    assert_eq!(r["afterWeakPost"], 1);
+    let p4_point = r["points"].as_array().unwrap().iter().find(|p| p["publicationId"] == p4.as_str()).unwrap().clone();
+    assert_eq!(p4_point["baseline"], 1000.0);
+    assert_eq!(p4_point["multiple"], 2.0);
+    assert_eq!(p4_point["ageHours"], 30.0);
+
+    // At 72 h nothing was observed: no number on either side.
+    let later = t.ok("perf.report", json!({"platform": "x", "bucket": "72h"}));
+    assert_eq!(later["enoughData"], false);
+    assert_eq!(later["withAi"], json!({"n": 0, "medianMultiple": null, "p30": null, "p70": null}));
+    assert_eq!(later["excluded"]["noSnapshotAtAge"], 12);
+    // Boosted posts only when asked for.
+    assert_eq!(t.ok("perf.report", json!({"platform": "x", "includeBoosted": true}))["withAi"]["n"], 4);
+    // One project's posts: one side of one, not enough data, the baseline still the account's.
+    let one = t.ok("perf.report", json!({"platform": "x", "projectId": t.ok("publication.get", json!({"publicationId": p4}))["publication"]["projectId"]}));
+    assert_eq!(one["withAi"], json!({"n": 1, "medianMultiple": null, "p30": null, "p70": null}));
+    assert_eq!(one["points"][0]["multiple"], 2.0);
+    assert_eq!(err(&t, "perf.report", json!({"platform": "x", "metric": "vibes"})).code, ErrorCode::Validation);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Whatever the snapshots hold, a report's points all carry the asked key's value
+    /// from a snapshot inside the bucket's window, and its sides count only those.
+    #[test]
+    fn the_report_never_compares_other_keys_or_ages(posts in proptest::collection::vec((0u8..3, 0i64..400, 1u32..100_000, proptest::bool::ANY), 0..24)) {
+        use inkstone_core::performance::metrics::{MetricSnapshot, MetricUnit, MetricValue, SnapshotSource, SnapshotWindow};
+        use inkstone_core::performance::report::{before_after, AgeBucket, ReportQuery};
+        use inkstone_core::performance::{Distribution, Publication, PublicationFormat, Visibility};
+        let start = chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z").unwrap().with_timezone(&chrono::Utc);
+        let keys = ["impressions", "likes", "views"];
+        let mut publications = Vec::new();
+        let mut snapshots = std::collections::BTreeMap::new();
+        for (i, (key, age, value, ai)) in posts.iter().enumerate() {
+            let id = format!("pub_{i:03}");
+            let published_at = start + chrono::Duration::days(i as i64);
+            publications.push(Publication {
+                id: id.clone(), project_id: "prj".into(), platform: inkstone_core::model::Platform::X, version_number: 1, version_id: "ver".into(),
+                account_id: None, url: None, platform_post_id: None, title: id.clone(), published_at, time_zone: "UTC".into(), format: PublicationFormat::Post,
+                distribution: Distribution::Organic, visibility: Visibility::Public,
+                ai_changes: if *ai { vec![inkstone_core::performance::AiChange { version_number: 1, proposal_id: None, proposal_kind: None, session_id: None, run_id: None, model: None, pulled_from: None }] } else { Vec::new() },
+                previous_version_number: None, removed_at: None, created_by: "me".into(), created_at: published_at, updated_at: published_at,
+            });
+            let metric = MetricValue { value: f64::from(*value), unit: MetricUnit::Count, qualifier: inkstone_core::performance::numbers::Qualifier::Exact, raw: value.to_string() };
+            snapshots.insert(id.clone(), vec![MetricSnapshot {
+                id: format!("snp_{i:03}"), publication_id: id, project_id: "prj".into(), platform: inkstone_core::model::Platform::X,
+                observed_at: published_at + chrono::Duration::hours(*age), age_hours: *age as f64, window: SnapshotWindow::Cumulative,
+                source: SnapshotSource::Manual { author: "me".into() },
+                metrics: [(keys[*key as usize].to_owned(), metric)].into_iter().collect(), extras: Default::default(), created_at: published_at,
+            }]);
+        }
+        for bucket in [AgeBucket::H24, AgeBucket::H72, AgeBucket::D7] {
+            let query = ReportQuery { platform: inkstone_core::model::Platform::X, project_id: None, metric: "impressions".into(), bucket, include_boosted: false };
+            let report = before_after(&query, &publications, &snapshots);
+            for point in &report.points {
+                let snapshot = &snapshots[&point.publication_id][0];
+                proptest::prop_assert!(snapshot.metrics.contains_key("impressions"));
+                proptest::prop_assert!(point.age_hours >= bucket.hours() && point.age_hours < bucket.hours() * 1.5);
+            }
+            let compared = report.points.iter().filter(|p| p.excluded.is_none() && p.multiple.is_some()).count() as u32;
+            proptest::prop_assert_eq!(report.with_ai.n + report.without_ai.n, compared);
+            proptest::prop_assert_eq!(report.enough_data, report.with_ai.n >= 3 && report.without_ai.n >= 3);
+        }
+    }
+}
+
+/// The Xiaohongshu list as the platform downloads it, an .xlsx (tests/fixtures/performance,
+/// written by its committed generator `make_xlsx.py`): the same rows as the CSV, numbers
+/// as numeric cells, read through calamine with the CSV's header search and mapping; the
+/// sheet is recorded in each snapshot's source. A truncated .xlsx writes nothing.
+#[test]
+fn an_xlsx_export_is_read_like_its_csv() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/performance");
+    let xlsx = std::fs::read(fixtures.join("xiaohongshu-notes.xlsx")).unwrap();
+    let csv = std::fs::read(fixtures.join("xiaohongshu-notes.csv")).unwrap();
+    let t = TestEngine::new();
+    let id = project(&t);
+    t.ok("version.create", json!({"projectId": id}));
+    let p = t.ok("publication.add", json!({"projectId": id, "platform": "xiaohongshu", "details": {"publishedAt": "2026-03-05 20:00:05"}}));
+    let from_xlsx = import(&t, &xlsx, json!({})).unwrap()["preview"].clone();
+    let from_csv = import(&t, &csv, json!({})).unwrap()["preview"].clone();
+    assert_eq!(from_xlsx["importer"], "xiaohongshu-notes@v1");
+    assert_eq!(from_xlsx["encoding"], "xlsx");
+    assert_eq!(from_xlsx["rows"], from_csv["rows"], "the same rows, metrics, units, qualifiers and outcomes");
+    let row = &from_xlsx["rows"][0];
+    assert_eq!(row["row"], 3, "the title row above the header is skipped");
+    assert_eq!(row["outcome"]["publicationId"], p["id"]);
+    assert_eq!(row["metrics"]["likes"], json!({"value": 1200.0, "unit": "count", "qualifier": "exact", "raw": "1200"}), "a numeric cell");
+    assert_eq!(row["metrics"]["impressions"]["qualifier"], "lowerBound");
+    assert!(row["metrics"].get("shares").is_none(), "`-` is absent, never 0");
+
+    let before = counts(&t);
+    let truncated = &xlsx[..xlsx.len() / 2];
+    let e = import(&t, truncated, json!({"commit": true})).unwrap_err();
+    assert_eq!(e.message_id.as_deref(), Some("perf.not_an_export"));
+    assert_eq!(counts(&t), before);
+
+    let done = import(&t, &xlsx, json!({"commit": true, "assign": {"4": "skip"}})).unwrap();
+    assert_eq!(done["committed"], true);
+    let snaps = t.ok("perf.list", json!({"publicationId": p["id"]}))["snapshots"].clone();
+    assert_eq!(snaps[0]["source"]["sheet"], "笔记列表明细表");
+}

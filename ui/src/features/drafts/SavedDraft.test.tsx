@@ -118,3 +118,60 @@ describe("saved drafts in the drafts panel", () => {
     expect((screen.getByTestId("draft-recompile") as HTMLButtonElement).disabled).toBe(true);
   });
 });
+
+describe("setting a draft to published", () => {
+  it("asks for the publication's details, defaults filled, and records it in the same write", async () => {
+    const { transport, current } = backend();
+    transport.on("account.list", () => ({ accounts: [] }));
+    const toasts: string[] = [];
+    render(
+      <WithCtx ctx={makeCtx(transport, "en", { toast: (s) => toasts.push(s) })}>
+        <DraftsPanel projectId="p" revision={1} platforms={["x"]} onJump={() => undefined} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("draft-save"));
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("1"));
+    fireEvent.change(screen.getByTestId("draft-status"), { target: { value: "published" } });
+    const dialog = await screen.findByTestId("publish-dialog");
+    // Nothing is written until the person confirms.
+    expect(transport.callsTo("platformDraft.setStatus")).toEqual([]);
+    expect((within(dialog).getByTestId("pub-title") as HTMLInputElement).value).toBe("标题");
+    // Now (2026-11-22T12:00Z) in X's zone, UTC.
+    expect((within(dialog).getByTestId("pub-time") as HTMLInputElement).value).toBe("2026-11-22 12:00");
+    expect((within(dialog).getByTestId("pub-zone") as HTMLInputElement).value).toBe("UTC");
+    fireEvent.change(within(dialog).getByTestId("pub-url"), { target: { value: "https://x.com/me/status/1" } });
+    fireEvent.click(within(dialog).getByTestId("pub-save"));
+    await waitFor(() => expect(transport.calls.map((c) => c.method)).toContain("platformDraft.setStatus"));
+    await waitFor(() => expect(screen.queryByTestId("publish-dialog")).toBeNull());
+    const call = transport.callsTo("platformDraft.setStatus")[0] as { status: string; publication: Record<string, unknown> };
+    expect(call.status).toBe("published");
+    expect(call.publication).toMatchObject({ url: "https://x.com/me/status/1", title: "标题", publishedAt: "2026-11-22 12:00", timeZone: "UTC", format: "post", distribution: "organic", visibility: "public" });
+    expect(current()?.status).toBe("published");
+    expect(toasts.at(-1)).toBe("Marked published; the publication is recorded.");
+  });
+
+  it("a refused publication keeps the dialog open with the error and the status unchanged; skipping sets the status only", async () => {
+    const { transport, current } = backend();
+    transport.on("account.list", () => ({ accounts: [] }));
+    const real = transport.handlers["platformDraft.setStatus"]!;
+    transport.on("platformDraft.setStatus", (p, emit) => {
+      if (p.publication) throw apiError("VALIDATION", "`url` must be a web address starting with https:// or http://.");
+      return real(p, emit);
+    });
+    render(
+      <WithCtx ctx={makeCtx(transport)}>
+        <DraftsPanel projectId="p" revision={1} platforms={["x"]} onJump={() => undefined} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("draft-save"));
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("1"));
+    fireEvent.change(screen.getByTestId("draft-status"), { target: { value: "published" } });
+    const dialog = await screen.findByTestId("publish-dialog");
+    fireEvent.click(within(dialog).getByTestId("pub-save"));
+    await waitFor(() => expect(within(dialog).getByRole("alert")).toBeTruthy());
+    expect(current()?.status).toBe("draft");
+    fireEvent.click(within(dialog).getByTestId("pub-skip"));
+    await waitFor(() => expect(current()?.status).toBe("published"));
+    expect(transport.callsTo("platformDraft.setStatus").at(-1)).toEqual({ projectId: "p", platform: "x", status: "published", baseRevision: 1 });
+  });
+});

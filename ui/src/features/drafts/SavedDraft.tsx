@@ -9,6 +9,8 @@ import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { type MessageId, profileName } from "../../shared/i18n";
 import { DiffView } from "../../shared/ui/DiffView";
+import type { PublicationDetails } from "../../shared/api/generated";
+import { PublishDialog } from "../performance";
 
 export const STATUSES: DraftStatus[] = ["draft", "ready", "publishing", "published"];
 const POST_SEPARATOR = "\n---\n";
@@ -114,12 +116,42 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
       toast(t(`savedDraft.outcome.${r.outcome}` as MessageId, { n: r.draft.revision }));
     });
 
-  const setStatus = (status: DraftStatus) =>
-    saved &&
-    run(async () => {
+  // Setting a draft to published asks for the publication's details first; the status
+  // and the publication are one write (`publication` of platformDraft.setStatus).
+  const [publishing, setPublishing] = useState(false);
+  const [publishError, setPublishError] = useState<ClientError | null>(null);
+  const setStatus = (status: DraftStatus) => {
+    if (!saved) return;
+    if (status === "published" && saved.status !== "published") {
+      setPublishError(null);
+      setPublishing(true);
+      return;
+    }
+    void run(async () => {
       const d = await client.call("platformDraft.setStatus", { projectId, platform, status, baseRevision: saved.revision });
       onChange(d);
     });
+  };
+  const publish = async (details: PublicationDetails | null) => {
+    if (!saved) return;
+    setBusy(true);
+    try {
+      const d = await client.call("platformDraft.setStatus", {
+        projectId,
+        platform,
+        status: "published",
+        baseRevision: saved.revision,
+        ...(details ? { publication: details } : {}),
+      });
+      onChange(d);
+      setPublishing(false);
+      if (details) toast(t("savedDraft.publicationRecorded"));
+    } catch (e) {
+      setPublishError(toClientError(e));
+    } finally {
+      setBusy(false);
+    }
+  };
 
   const readOnly = saved?.status === "publishing";
   const stale = saved !== null && saved.sourceRevision < sourceRevision;
@@ -153,7 +185,7 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
                 data-testid="draft-status"
                 value={saved.status}
                 disabled={busy}
-                onChange={(e) => void setStatus(e.target.value as DraftStatus)}
+                onChange={(e) => setStatus(e.target.value as DraftStatus)}
               >
                 {STATUSES.map((s) => (
                   <option key={s} value={s}>
@@ -208,6 +240,18 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
             onChange(d);
             setEditing(false);
           }}
+        />
+      )}
+      {publishing && saved && (
+        <PublishDialog
+          platform={saved.platform}
+          defaultVersion={saved.sourceVersion}
+          defaultTitle={saved.title}
+          busy={busy}
+          error={publishError}
+          onDismissError={() => setPublishError(null)}
+          onConfirm={(details) => void publish(details)}
+          onCancel={() => setPublishing(false)}
         />
       )}
       {choice && saved && (

@@ -1,4 +1,4 @@
-// The project screen's right-hand panel: its tabs, and History, Comments, Drafts or the AI panel.
+// The project screen's right-hand panel: its tabs, and History, Comments, Drafts, the AI panel or Performance.
 import { type ComponentProps, lazy, Suspense } from "react";
 import type { Platform, Project } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
@@ -7,6 +7,7 @@ import { CommentsPanel } from "../comments";
 import { AiPanel } from "../drafting";
 import { loadDraftsPanel } from "../drafts";
 import { HistoryPanel } from "../history";
+import { PerformancePanel } from "../performance";
 import { type PanelTab, TABS } from "./tabs";
 import type { useComments } from "./useComments";
 
@@ -69,6 +70,7 @@ export function SidePanel({
         ))}
       </div>
       {tab === "history" && <HistoryPanel projectId={projectId} head={head} onView={onView} onDiff={onDiff} onRestore={onRestore} onOpenSource={onOpenSource} onOpenMemory={onOpenMemory} />}
+      {tab === "performance" && <PerformancePanel projectId={projectId} head={head} title={project.title} platforms={project.platforms} />}
       {tab === "comments" && (
         <CommentsPanel
           comments={comments.comments}

@@ -1,2 +1,2 @@
-export type PanelTab = "drafts" | "ai" | "history" | "comments";
-export const TABS: PanelTab[] = ["drafts", "ai", "history", "comments"];
+export type PanelTab = "drafts" | "ai" | "history" | "comments" | "performance";
+export const TABS: PanelTab[] = ["drafts", "ai", "history", "comments", "performance"];

@@ -30,7 +30,7 @@ export const SHORTCUTS: ShortcutGroup[] = [
     items: [
       { keys: "Mod+S", what: "help.key.save" },
       { keys: "Mod+Shift+O", what: "help.key.optimize" },
-      { keys: "Mod+1 … Mod+4", what: "help.key.tabs" },
+      { keys: "Mod+1 … Mod+5", what: "help.key.tabs" },
       { keys: "Mod+J", what: "help.key.ai" },
     ],
   },

@@ -178,6 +178,7 @@ describe("Settings", () => {
     expect(screen.getAllByRole("tab").map((b) => b.textContent)).toEqual([
       "General",
       "Workspace",
+      "Accounts",
       "AI models",
       "Usage",
       "Memory",

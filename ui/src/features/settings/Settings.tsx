@@ -15,8 +15,9 @@ import { Models } from "./Models";
 import { Templates } from "./Templates";
 import { Usage } from "../usage";
 import { WorkspaceSync } from "../sync";
+import { Accounts } from "../performance";
 
-export type SettingsSection = "general" | "workspace" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "workspace" | "accounts" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -35,7 +36,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "workspace", "models", "usage", "memory", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "workspace", "accounts", "models", "usage", "memory", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -56,6 +57,7 @@ export function Settings(props: SettingsProps) {
         <div className="settings-body">
           {props.section === "general" && <General {...props} />}
           {props.section === "workspace" && <WorkspaceSync />}
+          {props.section === "accounts" && <Accounts />}
           {props.section === "models" && <Models />}
           {props.section === "usage" && <Usage />}
           {props.section === "memory" && <MemoryList />}

@@ -47,6 +47,8 @@ limit?: number, };
 
 export type ActivityListResult = { activities: Array<Activity>, };
 
+export type AgeBucket = "24h" | "72h" | "7d";
+
 export type AiChange = { 
 /**
  * The version the change made.
@@ -298,6 +300,26 @@ textHash?: string,
  * The draft's revision, for a draft target.
  */
 draftRevision?: number, };
+
+export type BeforeAfterReport = { platform: Platform, projectId: string | null, metric: string, unit: MetricUnit | null, bucket: AgeBucket, withAi: ReportSide, withoutAi: ReportSide, 
+/**
+ * True when both sides have enough posts to show a number.
+ */
+enoughData: boolean, 
+/**
+ * Publications left out, by reason.
+ */
+excluded: { [key in string]: number }, 
+/**
+ * Posts with AI changes that came right after an unusually weak post of the same
+ * account (multiple under 0.5): their rise may be regression to the mean.
+ */
+afterWeakPost: number, 
+/**
+ * Every measured publication, oldest first: the account's level over time (each
+ * point's baseline) is visible from them.
+ */
+points: Array<ReportPoint>, };
 
 export type BrandProfile = { id: string, name: string, voice: string, targetAudience: string, bannedWords: Array<string>, cta: string, linkStrategy: string, defaultTags: Array<string>, industry: string, createdAt: string, updatedAt: string, };
 
@@ -731,6 +753,8 @@ inputTokens: number, outputTokens: number,
  * it had).
  */
 sources?: Array<ProvenanceSource>, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
+
+export type Exclusion = "boosted" | "private" | "noSnapshotAtAge" | "metricNotReported" | "underFloor" | "noBaseline";
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
 
@@ -1547,6 +1571,25 @@ export type PerfListResult = { publicationId: string,
  */
 snapshots: Array<MetricSnapshot>, };
 
+export type PerfReportParams = { platform: Platform, 
+/**
+ * Only this project's publications (the baselines still come from the account).
+ */
+projectId?: string, 
+/**
+ * A canonical metric key; the platform's reach count (`readers`, `impressions`,
+ * `views`) when absent.
+ */
+metric?: string, 
+/**
+ * `24h` when absent.
+ */
+bucket?: AgeBucket, 
+/**
+ * Also boosted and unknown-traffic posts (left out by default).
+ */
+includeBoosted?: boolean, };
+
 export type PermissionPolicy = "allow" | "ask" | "deny";
 
 export type PermissionRule = { tool: string, decision: PermissionPolicy, };
@@ -2119,6 +2162,34 @@ export type RegionKind = "same" | "mine" | "theirs" | "both" | "conflict";
 export type Rejected = { proposal: Proposal, constraint?: Constraint, };
 
 export type RejectedDirection = { direction: string, reason: string, };
+
+export type ReportPoint = { publicationId: string, projectId: string, title: string, publishedAt: string, accountId: string | null, format: PublicationFormat, 
+/**
+ * Its version carries accepted AI changes.
+ */
+ai: boolean, 
+/**
+ * The snapshot measured (evidence) and its age in hours.
+ */
+snapshotId: string, ageHours: number, value: number, 
+/**
+ * The median of the account's previous comparable posts at the same age.
+ */
+baseline: number | null, 
+/**
+ * `value / baseline`.
+ */
+multiple: number | null, 
+/**
+ * Excluded, and why (a point with a baseline can still be excluded for the floor).
+ */
+excluded: Exclusion | null, };
+
+export type ReportSide = { n: number, 
+/**
+ * Absent when `n` is under [`MIN_PER_SIDE`]: not enough data.
+ */
+medianMultiple: number | null, p30: number | null, p70: number | null, };
 
 export type RetryTask = { text: string, selection: Selection | null, };
 
@@ -3340,6 +3411,7 @@ export interface ApiMethods {
   "perf.list": { params: PublicationRef; result: PerfListResult };
   "perf.keys": { params: Empty; result: PerfKeysResult };
   "perf.import": { params: PerfImportParams; result: PerfImportResult };
+  "perf.report": { params: PerfReportParams; result: BeforeAfterReport };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -3356,7 +3428,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

@@ -20,8 +20,9 @@ import search from "../../../../messages/en/search.json";
 import usage from "../../../../messages/en/usage.json";
 import review from "../../../../messages/en/review.json";
 import help from "../../../../messages/en/help.json";
+import performance from "../../../../messages/en/performance.json";
 
-export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help };
+export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance };
 
 export type MessageId = keyof typeof en;
 

@@ -17,5 +17,6 @@ import search from "../../../../messages/zh/search.json";
 import usage from "../../../../messages/zh/usage.json";
 import review from "../../../../messages/zh/review.json";
 import help from "../../../../messages/zh/help.json";
+import performance from "../../../../messages/zh/performance.json";
 
-export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help };
+export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance };

@@ -1,0 +1,207 @@
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, describe, expect, it } from "vitest";
+import { FakeTransport } from "../../shared/api/fake";
+import type { ImportPreview, MetricSnapshot, MetricValue, PerfImportParams, Publication, RowPreview } from "../../shared/api/generated";
+import { makeCtx, WithCtx } from "../../shared/testing/utils";
+import { formatMetric } from "./format";
+import { PerformancePanel } from "./PerformancePanel";
+
+afterEach(cleanup);
+
+const count = (value: number, raw: string, qualifier: MetricValue["qualifier"] = "exact"): MetricValue => ({ value, unit: "count", qualifier, raw });
+
+function publication(over: Partial<Publication> = {}): Publication {
+  return {
+    id: "pub_1",
+    projectId: "p",
+    platform: "x",
+    versionNumber: 2,
+    versionId: "ver_2",
+    accountId: null,
+    url: "https://x.com/me/status/1798000000000000001",
+    platformPostId: null,
+    title: "春天来了",
+    publishedAt: "2026-06-05T08:00:00Z",
+    timeZone: "UTC",
+    format: "post",
+    distribution: "organic",
+    visibility: "public",
+    aiChanges: [{ versionNumber: 2, proposalId: "prp_1", proposalKind: "source_patch", sessionId: "ses_1", runId: null, model: "m", pulledFrom: null }],
+    previousVersionNumber: null,
+    removedAt: null,
+    createdBy: "me",
+    createdAt: "2026-06-05T08:00:00Z",
+    updatedAt: "2026-06-05T08:00:00Z",
+    ...over,
+  };
+}
+
+function snapshot(id: string, ageHours: number, metrics: Record<string, MetricValue>): MetricSnapshot {
+  return {
+    id,
+    publicationId: "pub_1",
+    projectId: "p",
+    platform: "x",
+    observedAt: new Date(Date.parse("2026-06-05T08:00:00Z") + ageHours * 3600_000).toISOString(),
+    ageHours,
+    window: { type: "cumulative" },
+    source: { type: "manual", author: "me" },
+    metrics,
+    extras: {},
+    createdAt: "2026-06-06T00:00:00Z",
+  };
+}
+
+describe("numbers as shown", () => {
+  it("absent is a dash, never 0; bounds and rounding keep their marks; rates are percents", () => {
+    expect(formatMetric("en", undefined)).toBe("—");
+    expect(formatMetric("en", count(0, "0"))).toBe("0");
+    expect(formatMetric("en", count(100000, "10w+", "lowerBound"))).toBe("100,000+");
+    expect(formatMetric("en", count(12000, "1.2万", "rounded"))).toBe("≈12,000");
+    expect(formatMetric("en", { value: 0.123, unit: "ratio", qualifier: "exact", raw: "12.3%" })).toBe("12.3%");
+    expect(formatMetric("zh", { value: 4150, unit: "fen", qualifier: "exact", raw: "4150" })).toBe("¥41.50");
+  });
+});
+
+describe("PerformancePanel", () => {
+  it("lists publications by platform with their latest metrics, and a publication's snapshots by age with '—' for what was not reported", async () => {
+    // Observed later but younger: the table orders by age since publishing.
+    const older = snapshot("snp_2", 72, { impressions: count(5000, "5000"), likes: count(90, "90") });
+    const younger = snapshot("snp_1", 24, { impressions: count(1200, "1.2k", "rounded") });
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [{ publication: publication(), latest: older, snapshotCount: 2 }] }))
+      .on("perf.list", () => ({ publicationId: "pub_1", snapshots: [older, younger] }));
+    render(
+      <WithCtx ctx={makeCtx(transport)}>
+        <PerformancePanel projectId="p" head={2} title="春天来了" platforms={["x"]} />
+      </WithCtx>,
+    );
+    const item = await screen.findByTestId("perf-item");
+    expect(screen.getByTestId("perf-group").dataset.platform).toBe("x");
+    expect(within(item).getByTestId("perf-ai-changes").textContent).toBe("1 AI change");
+    expect(within(item).getByTestId("perf-latest").textContent).toContain("Impressions 5,000");
+    fireEvent.click(within(item).getByTestId("perf-toggle"));
+    const rows = await screen.findAllByTestId("perf-snapshot");
+    expect(rows.map((r) => r.querySelector("td")?.textContent)).toEqual(["24 h", "3 d"]);
+    const likes = rows.map((r) => r.querySelector("[data-metric=likes]")?.textContent);
+    expect(likes).toEqual(["—", "90"]);
+    expect(rows[0].querySelector("[data-metric=impressions]")?.textContent).toBe("≈1,200");
+    // A trend for the metric seen twice, none for the one seen once.
+    expect(screen.getAllByTestId("perf-trend").map((f) => f.dataset.metric)).toEqual(["impressions"]);
+  });
+
+  it("manual entry sends the numbers as typed, leaving empty fields out", async () => {
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [{ publication: publication(), latest: null, snapshotCount: 0 }] }))
+      .on("perf.list", () => ({ publicationId: "pub_1", snapshots: [] }))
+      .on("perf.add", (p) => snapshot("snp_9", 30, { impressions: count(12000, p.metrics.impressions, "rounded") }));
+    render(
+      <WithCtx ctx={makeCtx(transport, "zh")}>
+        <PerformancePanel projectId="p" head={2} title="t" platforms={["x"]} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("perf-toggle"));
+    expect((await screen.findByTestId("perf-no-snapshots")).textContent).toBe("还没有数据。");
+    fireEvent.change(screen.getByTestId("perf-entry-impressions"), { target: { value: "1.2万" } });
+    fireEvent.change(screen.getByTestId("perf-entry-likes"), { target: { value: "  " } });
+    fireEvent.click(screen.getByTestId("perf-entry-save"));
+    await waitFor(() => expect(transport.callsTo("perf.add")).toHaveLength(1));
+    expect(transport.callsTo("perf.add")[0]).toEqual({ publicationId: "pub_1", metrics: { impressions: "1.2万" } });
+  });
+
+  it("an empty project teaches; removed publications can be restored or deleted for good after a confirmation", async () => {
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [{ publication: publication({ removedAt: "2026-06-07T00:00:00Z" }), latest: null, snapshotCount: 3 }] }))
+      .on("publication.restore", () => publication())
+      .on("publication.purge", (p) => ({ id: p.publicationId, deleted: true, snapshotsDeleted: 3 }));
+    render(
+      <WithCtx ctx={makeCtx(transport)}>
+        <PerformancePanel projectId="p" head={2} title="t" platforms={["x"]} />
+      </WithCtx>,
+    );
+    expect(await screen.findByTestId("perf-empty")).toBeTruthy();
+    expect(screen.getByTestId("perf-removed-item").textContent).toContain("3 snapshots");
+    fireEvent.click(screen.getByTestId("perf-purge"));
+    const confirm = await screen.findByTestId("perf-purge-confirm");
+    expect(transport.callsTo("publication.purge")).toEqual([]);
+    fireEvent.click(within(confirm).getByTestId("perf-purge-yes"));
+    await waitFor(() => expect(transport.callsTo("publication.purge")).toEqual([{ publicationId: "pub_1", confirm: true }]));
+    fireEvent.click(screen.getByTestId("perf-restore"));
+    await waitFor(() => expect(transport.callsTo("publication.restore")).toEqual([{ publicationId: "pub_1" }]));
+  });
+});
+
+describe("importing an export", () => {
+  const row = (n: number, outcome: RowPreview["outcome"]): RowPreview => ({
+    row: n,
+    title: `post ${n}`,
+    postId: null,
+    publishedAt: "2026-06-05T00:00:00Z",
+    outcome,
+    metrics: { impressions: count(100 * n, String(100 * n)) },
+    private: false,
+  });
+  const previewOf = (assign: Record<string, string>, already: string | null): ImportPreview => {
+    const second: RowPreview["outcome"] = assign["3"] === "skip" ? { status: "skipped" } : { status: "unmatched" };
+    const rows = [row(2, { status: "matched", publicationId: "pub_1", by: "postId" }), row(3, second)];
+    return {
+      fileSha256: "sha256:ab",
+      importer: "x-content@v1",
+      importerName: "X content export",
+      platform: "x",
+      encoding: "UTF-8",
+      alreadyImported: already,
+      rows,
+      matched: 1,
+      unmatched: second.status === "unmatched" ? 1 : 0,
+      ambiguous: 0,
+      skipped: second.status === "skipped" ? 1 : 0,
+      notUnderstood: 0,
+    };
+  };
+
+  it("previews, asks for the open rows, commits once; a re-import says it was imported already", async () => {
+    let imported: string | null = null;
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [{ publication: publication(), latest: null, snapshotCount: 0 }] }))
+      .on("perf.import", (p: PerfImportParams) => {
+        const preview = previewOf(p.assign ?? {}, imported);
+        if (p.commit && !imported) {
+          imported = "imp_1";
+          return { preview, committed: true, snapshots: ["snp_1"] };
+        }
+        return { preview, committed: false, snapshots: [] };
+      });
+    const toasts: string[] = [];
+    render(
+      <WithCtx ctx={makeCtx(transport, "en", { toast: (s) => toasts.push(s) })}>
+        <PerformancePanel projectId="p" head={2} title="t" platforms={["x"]} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("perf-import-open-dialog"));
+    const dialog = await screen.findByTestId("perf-import");
+    const file = new File(["Post id,Date\n"], "account_analytics_content.csv", { type: "text/csv" });
+    fireEvent.change(within(dialog).getByTestId("perf-import-file"), { target: { files: [file] } });
+    await within(dialog).findByTestId("perf-import-summary");
+    expect(transport.callsTo("perf.import")[0]).toMatchObject({ fileName: "account_analytics_content.csv", assign: {}, commit: false });
+    expect(within(dialog).getAllByTestId("perf-import-row").map((r) => r.dataset.status)).toEqual(["matched", "unmatched"]);
+    const commit = within(dialog).getByTestId("perf-import-commit") as HTMLButtonElement;
+    expect(commit.disabled).toBe(true);
+    expect(within(dialog).getByTestId("perf-import-open").textContent).toBe("1 row needs a choice");
+    fireEvent.change(within(dialog).getAllByTestId("perf-import-choice")[1], { target: { value: "skip" } });
+    await waitFor(() => expect(within(dialog).getAllByTestId("perf-import-row")[1].dataset.status).toBe("skipped"));
+    expect(commit.disabled).toBe(false);
+    expect(commit.textContent).toBe("Import 1 row");
+    fireEvent.click(commit);
+    await waitFor(() => expect(screen.queryByTestId("perf-import")).toBeNull());
+    expect(transport.callsTo("perf.import").at(-1)).toMatchObject({ assign: { "3": "skip" }, commit: true });
+    expect(toasts).toEqual(["Imported 1 snapshot"]);
+
+    // The same file again: the preview says so and offers no commit.
+    fireEvent.click(screen.getByTestId("perf-import-open-dialog"));
+    const again = await screen.findByTestId("perf-import");
+    fireEvent.change(within(again).getByTestId("perf-import-file"), { target: { files: [file] } });
+    expect((await within(again).findByTestId("perf-import-already")).textContent).toBe("This file was imported before. Importing it again changes nothing.");
+    expect(within(again).queryByTestId("perf-import-commit")).toBeNull();
+  });
+});

@@ -1,0 +1,7 @@
+// Performance data: a project's publications and their metrics, imports of platform
+// exports, the workspace's accounts, and the dialog that records a publication when a
+// draft is set to published.
+// This face is the only module other features and the app import (see boundary.test.ts).
+export { PerformancePanel } from "./PerformancePanel";
+export { PublishDialog } from "./PublicationForm";
+export { Accounts } from "./Accounts";
