@@ -7,6 +7,7 @@
 //! this makes check-then-write sequences, such as the CONFLICT check of
 //! `project.update`, atomic) and as one store transaction.
 
+mod activity;
 mod comments;
 mod data;
 mod drafts;
@@ -36,6 +37,7 @@ use ts_rs::TS;
 
 use crate::error::{bounded_text, required_text};
 pub use crate::error::{ApiError, ErrorCode, Hint};
+pub use activity::*;
 pub use comments::*;
 pub use data::*;
 pub use drafts::*;
@@ -416,6 +418,8 @@ api_methods! {
         "proposal.reject" => proposals::reject(ProposalRejectParams) -> crate::proposals::apply::Rejected;
         "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
+        "aiActivity.list" => activity::list(AiActivityListParams) -> crate::activity::ActivityPage;
+        "aiActivity.export" => activity::export(AiActivityExportParams) -> AiActivityExportResult;
         "optimize.get" => optimize::get(OptimizeRunRef) -> crate::growth::run::Run;
         "optimize.list" => optimize::list(OptimizeListParams) -> OptimizeListResult;
         "optimize.cancel" => optimize::cancel(OptimizeRunRef) -> OptimizeCancelResult;
