@@ -157,3 +157,37 @@ fn bad_filters_are_refused_and_unknown_projects_are_not_found() {
     assert_eq!(export["nRows"], 0);
     assert_eq!(export["csv"].as_str().unwrap().lines().count(), 1);
 }
+
+#[test]
+fn an_export_carries_the_audit_records_and_importing_them_rebuilds_the_activity_index() {
+    let a = setup();
+    let rejected = a.proposes("p1", "处处闻啼鸟", "处处闻鸟啼");
+    a.t.ok("proposal.reject", json!({"proposalId": rejected, "reason": "保持原样"}));
+    let before = a.rows(json!({}));
+    assert_eq!(before.len(), 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("export");
+    a.t.ok("export.run", json!({"path": path.display().to_string()}));
+    // The index is not in the export: it is derived, not recorded twice.
+    let files: Vec<String> = walk(&path).into_iter().map(|p| p.strip_prefix(&path).unwrap().display().to_string()).collect();
+    assert!(files.iter().any(|f| f == "proposals/audit.jsonl"), "{files:?}");
+    assert!(!files.iter().any(|f| f.contains("index") && f.contains("audit")), "{files:?}");
+    let target = TestEngine::new();
+    target.ok("import.run", json!({"path": path.display().to_string()}));
+    let after = target.ok("aiActivity.list", json!({}))["rows"].as_array().unwrap().clone();
+    let strip = |rows: &[Value]| rows.iter().map(|r| (r["proposalId"].clone(), r["reason"].clone(), r["tokens"].clone(), r["model"].clone())).collect::<Vec<_>>();
+    assert_eq!(strip(&after), strip(&before));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
