@@ -180,6 +180,7 @@ describe("Settings", () => {
       "Workspace",
       "AI models",
       "Usage",
+      "AI activity",
       "Memory",
       "Data & backups",
       "Brand profiles",

@@ -18,8 +18,9 @@ import sync from "../../../../messages/en/sync.json";
 import comments from "../../../../messages/en/comments.json";
 import search from "../../../../messages/en/search.json";
 import usage from "../../../../messages/en/usage.json";
+import activity from "../../../../messages/en/activity.json";
 
-export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage };
+export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...activity };
 
 export type MessageId = keyof typeof en;
 

@@ -15,5 +15,6 @@ import sync from "../../../../messages/zh/sync.json";
 import comments from "../../../../messages/zh/comments.json";
 import search from "../../../../messages/zh/search.json";
 import usage from "../../../../messages/zh/usage.json";
+import activity from "../../../../messages/zh/activity.json";
 
-export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage };
+export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...activity };
