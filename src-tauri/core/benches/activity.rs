@@ -73,44 +73,46 @@ fn main() {
         let person = if i % 1000 == 7 { people[9].clone() } else { people[i % 9].clone() };
         // 1 in 100 is a rejection.
         let action = if i % 100 == 3 { AuditAction::Rejected } else { AuditAction::Accepted };
-        batch.put(&AuditRecord {
-            id: format!("aud_b{i:09}"),
-            project_id: proposal.project_id.clone(),
-            proposal_id: proposal.id.clone(),
-            kind: ProposalKind::SourcePatch,
-            action,
-            hunks: proposal.hunks.iter().map(|h| h.id.clone()).collect(),
-            hunk_hashes: proposal.hunks.iter().map(|h| h.content_hash.clone()).collect(),
-            choices: Vec::new(),
-            actor: person,
-            via: "person".into(),
-            approval_request_id: None,
-            origin: proposal.origin.clone(),
-            version: (action == AuditAction::Accepted).then_some(2),
-            draft_revision: None,
-            reason: (action == AuditAction::Rejected).then(|| "保持原样".to_owned()),
-            at,
-        })
-        .unwrap();
+        batch
+            .put(&AuditRecord {
+                id: format!("aud_b{i:09}"),
+                project_id: proposal.project_id.clone(),
+                proposal_id: proposal.id.clone(),
+                kind: ProposalKind::SourcePatch,
+                action,
+                hunks: proposal.hunks.iter().map(|h| h.id.clone()).collect(),
+                hunk_hashes: proposal.hunks.iter().map(|h| h.content_hash.clone()).collect(),
+                choices: Vec::new(),
+                actor: person,
+                via: "person".into(),
+                approval_request_id: None,
+                origin: proposal.origin.clone(),
+                version: (action == AuditAction::Accepted).then_some(2),
+                draft_revision: None,
+                reason: (action == AuditAction::Rejected).then(|| "保持原样".to_owned()),
+                at,
+            })
+            .unwrap();
         batch.put(&proposal).unwrap();
-        batch.put(&UsageRecord {
-            id: format!("use_b{i:09}"),
-            at,
-            profile_id: profile.clone(),
-            profile_name: "基准".into(),
-            model: proposal.origin.model.clone(),
-            purpose: "optimize".into(),
-            session_id: None,
-            run_id: Some(run_id),
-            input_tokens: 1_200,
-            output_tokens: 300,
-            tokens_estimated: false,
-            cost: Some(0.002),
-            latency_ms: 900,
-            attempts: 1,
-            outcome: UsageOutcome::Ok,
-        })
-        .unwrap();
+        batch
+            .put(&UsageRecord {
+                id: format!("use_b{i:09}"),
+                at,
+                profile_id: profile.clone(),
+                profile_name: "基准".into(),
+                model: proposal.origin.model.clone(),
+                purpose: "optimize".into(),
+                session_id: None,
+                run_id: Some(run_id),
+                input_tokens: 1_200,
+                output_tokens: 300,
+                tokens_estimated: false,
+                cost: Some(0.002),
+                latency_ms: 900,
+                attempts: 1,
+                outcome: UsageOutcome::Ok,
+            })
+            .unwrap();
         if batch.len() >= 20_000 {
             kernel.store().apply(std::mem::take(&mut batch), Durability::Grouped).unwrap();
         }

@@ -107,7 +107,7 @@ fn accepted_rejected_and_approved_changes_each_appear_once_with_model_prompts_ac
 
     // Filters.
     let decided = |d: &str| a.rows(json!({"decision": d})).iter().map(|r| r["proposalId"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
-    assert_eq!(decided("rejected"), [rejected.clone()]);
+    assert_eq!(decided("rejected"), std::slice::from_ref(&rejected));
     assert_eq!(decided("accepted"), [approved.clone(), accepted.clone()]);
     assert_eq!(a.rows(json!({"projectId": a.project})).len(), 3);
     assert_eq!(a.rows(json!({"model": "fake-model"})).len(), 3);
