@@ -90,6 +90,9 @@ pub enum Command {
     /// Performance metrics of publications: add by hand, list, keys.
     #[command(subcommand)]
     Perf(crate::performance::PerfCommand),
+    /// AI changes accepted or rejected: who, why, through what, which model; CSV export.
+    #[command(subcommand)]
+    AiActivity(crate::activity::AiActivityCommand),
     /// Checkpoints of a session: the project's state at a point, to go back to.
     #[command(subcommand)]
     Checkpoint(crate::checkpoints::CheckpointCommand),
@@ -431,6 +434,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::Account(command) => return crate::performance::account(engine, command, as_json),
         Command::Publication(command) => return crate::performance::publication(engine, command, as_json),
         Command::Perf(command) => return crate::performance::perf(engine, command, as_json),
+        Command::AiActivity(command) => crate::activity::run(engine, command)?,
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
         Command::Project(command) => project(engine, command)?,

@@ -6,6 +6,7 @@
 //! error such as `context_too_long`, a sync push or pull that could not finish; its
 //! output is printed, then `{code, message}` on stderr).
 
+mod activity;
 mod checkpoints;
 mod commands;
 mod drafts;

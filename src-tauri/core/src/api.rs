@@ -7,6 +7,7 @@
 //! this makes check-then-write sequences, such as the CONFLICT check of
 //! `project.update`, atomic) and as one store transaction.
 
+mod activity;
 mod comments;
 mod data;
 mod drafts;
@@ -37,6 +38,7 @@ use ts_rs::TS;
 
 use crate::error::{bounded_text, required_text};
 pub use crate::error::{ApiError, ErrorCode, Hint};
+pub use activity::*;
 pub use comments::*;
 pub use data::*;
 pub use drafts::*;
@@ -420,6 +422,8 @@ api_methods! {
         "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
         "proposal.why" => proposals::why(ProposalWhyParams) -> ProposalWhyResult;
+        "aiActivity.list" => activity::list(AiActivityListParams) -> crate::activity::ActivityPage;
+        "aiActivity.export" => activity::export(AiActivityExportParams) -> AiActivityExportResult;
         "optimize.get" => optimize::get(OptimizeRunRef) -> crate::growth::run::Run;
         "optimize.list" => optimize::list(OptimizeListParams) -> OptimizeListResult;
         "optimize.cancel" => optimize::cancel(OptimizeRunRef) -> OptimizeCancelResult;

@@ -41,6 +41,7 @@ impl Engine {
     /// STORE_TOO_NEW, IO.
     pub fn open(config: EngineConfig) -> Result<Engine, ApiError> {
         let kernel = Kernel::open(config)?;
+        crate::activity::index_existing(kernel.store(), kernel.now())?;
         let sync = crate::sync::Runtime::new(kernel.config().jitter_seed);
         Ok(Engine { sync, kernel, harness: harness::Runtime::new(crate::tools::builtins()) })
     }

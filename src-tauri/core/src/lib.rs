@@ -3,6 +3,7 @@
 //!
 //! Start at [`api::Engine`]: `Engine::open(EngineConfig)` then `engine.call(method, params)`.
 
+pub mod activity;
 pub mod api;
 pub mod backup;
 pub mod config;

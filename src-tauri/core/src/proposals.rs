@@ -18,6 +18,7 @@
 //!   apply the staged set as one version.
 
 pub mod apply;
+pub mod audit_index;
 pub mod checkpoints;
 pub mod churn;
 mod create;

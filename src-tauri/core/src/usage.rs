@@ -58,6 +58,41 @@ impl Record for UsageRecord {
         // Ids are sortable, so the tree is in call order.
         self.id.as_bytes().to_vec()
     }
+
+    /// A call of a session or run is indexed by its owner in the same transaction, so
+    /// the activity view finds the calls behind a proposal without reading every call.
+    fn derived(&self, batch: &mut crate::store::Batch) -> Result<(), crate::store::StoreError> {
+        if let Some(owner_id) = self.session_id.as_deref().or(self.run_id.as_deref()) {
+            batch.put(&UsageByOwner { owner_id: owner_id.to_owned(), usage_id: self.id.clone() })?;
+        }
+        Ok(())
+    }
+}
+
+/// Index entry: a usage record of a session or run (`owner_id 0x00 usage_id`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageByOwner {
+    pub owner_id: String,
+    pub usage_id: String,
+}
+
+impl Record for UsageByOwner {
+    const KIND: Kind = Kind::UsageIndex;
+    fn key(&self) -> Vec<u8> {
+        crate::store::keys::child(&self.owner_id, &self.usage_id)
+    }
+}
+
+/// The usage records of a session or run, in call order.
+pub fn by_owner(store: &crate::store::Store, owner_id: &str) -> Result<Vec<UsageRecord>, crate::store::StoreError> {
+    let mut out = Vec::new();
+    for entry in store.scan::<UsageByOwner>(&crate::store::keys::project_prefix(owner_id))? {
+        if let Some(record) = store.get::<UsageRecord>(entry.usage_id.as_bytes())? {
+            out.push(record);
+        }
+    }
+    Ok(out)
 }
 
 /// A project's limits on model use, across all its sessions (and their compactions).

@@ -68,10 +68,17 @@ pub enum Kind {
     MetricSnapshots,
     /// Imports of platform exports, by the file's SHA-256 (re-importing changes nothing).
     PerfImports,
+    /// The AI activity index, derived from `ProposalAudit` (accepts and rejects only):
+    /// `scope 0x00 time(u64 BE) audit_id`, one entry per scope (everything, the
+    /// project, the person, the model), so a filtered page reads newest-first and stops.
+    AuditIndex,
+    /// Usage records by their session or run, derived from `UsageRecords`:
+    /// `owner_id 0x00 usage_id`.
+    UsageIndex,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 35] = [
+    pub(super) const ALL: [Kind; 37] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -107,6 +114,8 @@ impl Kind {
         Kind::Publications,
         Kind::MetricSnapshots,
         Kind::PerfImports,
+        Kind::AuditIndex,
+        Kind::UsageIndex,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -146,6 +155,8 @@ impl Kind {
             Kind::Publications => "publications",
             Kind::MetricSnapshots => "metric_snapshots",
             Kind::PerfImports => "perf_imports",
+            Kind::AuditIndex => "proposal_audit_index",
+            Kind::UsageIndex => "usage_index",
         }
     }
 
@@ -186,6 +197,8 @@ impl Kind {
             Kind::Publications => 32,
             Kind::MetricSnapshots => 33,
             Kind::PerfImports => 34,
+            Kind::AuditIndex => 35,
+            Kind::UsageIndex => 36,
         }
     }
 }

@@ -57,6 +57,18 @@ impl Store {
         Ok(out)
     }
 
+    /// The records with keys in `[from, to)`, newest key first, handed to `visit` until it
+    /// returns `false`: a page of an ordered index reads only what it shows.
+    pub fn visit_range_rev<R: Record>(&self, from: &[u8], to: &[u8], mut visit: impl FnMut(R) -> bool) -> Result<(), StoreError> {
+        for item in self.tree(R::KIND).range(from..to).rev() {
+            let (key, bytes) = item?;
+            if !visit(self.decode(&key, &bytes)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// True when a record is stored under `key`.
     pub fn contains(&self, kind: Kind, key: &[u8]) -> Result<bool, StoreError> {
         Ok(self.tree(kind).contains_key(key)?)

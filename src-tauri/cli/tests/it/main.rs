@@ -1,6 +1,7 @@
 //! inkstone-cli through its real binary: commands, exit codes, and `serve` over HTTP.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod activity;
 mod checkpoints;
 mod commands;
 mod optimize;

@@ -112,6 +112,11 @@ impl Record for AuditRecord {
     fn key(&self) -> Vec<u8> {
         keys::child(&self.project_id, &self.id)
     }
+
+    /// Accepts and rejects are indexed for the activity view in the same transaction.
+    fn derived(&self, batch: &mut Batch) -> Result<(), crate::store::StoreError> {
+        super::audit_index::stage(self, batch)
+    }
 }
 
 /// The audit trail of a project, oldest first.

@@ -169,6 +169,8 @@ impl Worker {
             | Kind::Proposals
             | Kind::ProposalIndex
             | Kind::ProposalAudit
+            | Kind::AuditIndex
+            | Kind::UsageIndex
             | Kind::Constraints
             | Kind::Checkpoints
             | Kind::Staging

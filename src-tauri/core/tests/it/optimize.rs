@@ -370,6 +370,34 @@ fn apply_per_platform_makes_draft_revisions_and_versions_with_an_audit_and_a_mov
 }
 
 #[test]
+fn an_applied_run_appears_in_the_ai_activity_with_its_run_model_prompts_and_tokens() {
+    let o = setup();
+    o.push(vec![strategy(), source_reply(), zhihu_reply(), x_reply(&["周报越长，越没人读。", "先写结论。"])]);
+    let (run, _) = o.start(json!({}));
+    let run_id = run["id"].as_str().unwrap().to_owned();
+    o.t.ok("optimize.apply", json!({"runId": run_id, "platforms": ["zhihu"]}));
+    let rows = o.t.ok("aiActivity.list", json!({"filter": {"projectId": o.project}}))["rows"].as_array().unwrap().clone();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    let row = &rows[0];
+    assert_eq!(row["proposalId"], o.target(&run, "zhihu")["proposalId"]);
+    assert_eq!(row["through"], json!({"type": "optimizeRun", "runId": run_id}));
+    assert_eq!(row["decision"], "accepted");
+    assert_eq!(row["target"], json!({"type": "draft", "platform": "zhihu"}));
+    assert_eq!(row["draftRevision"], 2);
+    assert_eq!((row["model"]["model"].as_str(), row["model"]["profileName"].as_str()), (Some("fake-model"), Some("fake")));
+    let layers: Vec<&str> = row["promptLayers"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(layers.contains(&"mode.optimize@v1"), "{layers:?}");
+    // A run proposes every target together: its tokens are the run's four calls.
+    assert_eq!((row["tokens"]["scope"].as_str(), row["tokens"]["calls"].as_u64()), (Some("run"), Some(4)), "{row:#}");
+    // Rejecting the rest lists each rejection too.
+    o.t.ok("optimize.apply", json!({"runId": run_id, "rejectAll": true}));
+    let rejected = o.t.ok("aiActivity.list", json!({"filter": {"decision": "rejected"}}))["rows"].as_array().unwrap().clone();
+    let kinds: Vec<&str> = rejected.iter().map(|r| r["proposalKind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.len(), 3, "the source patch, its title candidates and the X draft: {kinds:?}");
+    assert!(rejected.iter().all(|r| r["through"]["runId"] == json!(run_id)));
+}
+
+#[test]
 fn bad_input_is_refused_and_writes_nothing() {
     let o = setup();
     let error = o.t.engine.call("optimize.start", json!({"projectId": o.project, "goal": "fame"})).unwrap_err();

@@ -96,6 +96,7 @@ const LAYERS: &[&str] = &[
     "tools",       // the agent runtime and the tools it runs
     "growth",      // one-click optimize: runs, the platform-fit report
     "performance", // publications, metric snapshots, platform-export imports
+    "activity",    // the AI activity view over audit, usage and session records
     "backup",      // sits above every subsystem whose records it carries
     "engine",
     "api", // the engine; the facade

@@ -25,6 +25,22 @@ function versions(n: number): VersionSummary[] {
 afterEach(() => cleanup());
 
 describe("HistoryPanel", () => {
+  it("opens the project's AI activity in its place and goes back to the versions", async () => {
+    const transport = new FakeTransport()
+      .on("version.list", () => ({ versions: versions(1) }))
+      .on("aiActivity.list", () => ({ rows: [], truncated: false }));
+    render(
+      <WithCtx ctx={makeCtx(transport)}>
+        <HistoryPanel projectId="prj_7" head={1} onView={() => undefined} onDiff={() => undefined} onRestore={() => undefined} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("history-ai-activity"));
+    await screen.findByTestId("ai-activity-empty");
+    expect(transport.callsTo("aiActivity.list")).toEqual([{ filter: { projectId: "prj_7" }, limit: 500 }]);
+    fireEvent.click(screen.getByTestId("history-versions"));
+    await screen.findByTestId("version-list");
+  });
+
   it("shows number, message, author and origin, and wires the actions", async () => {
     const transport = new FakeTransport().on("version.list", () => ({ versions: versions(3) }));
     const seen: string[] = [];

@@ -8,6 +8,7 @@ import { type T, useApp } from "../../shared/context";
 import { formatFullTime, formatTime, has, type MessageId } from "../../shared/i18n";
 import { WhyThisChange } from "../review";
 import type { SourceTarget } from "../drafting";
+import { AiActivity } from "../activity";
 
 export interface HistoryPanelProps {
   projectId: string;
@@ -62,9 +63,29 @@ export const HistoryPanel = memo(function HistoryPanel({ projectId, head, onView
 
   const message = (v: VersionSummary) => versionMessage(t, v) ?? <span className="muted">{t("history.nomessage")}</span>;
 
+  const [activity, setActivity] = useState(false);
   const nowMs = now();
+  // The project's AI activity takes the panel's place until "Back to versions".
+  if (activity) {
+    return (
+      <section className="panel-body history" data-testid="history-panel">
+        <div className="row between pad">
+          <strong>{t("aiActivity.title")}</strong>
+          <button type="button" className="link" data-testid="history-versions" onClick={() => setActivity(false)}>
+            {t("aiActivity.back")}
+          </button>
+        </div>
+        <AiActivity projectId={projectId} />
+      </section>
+    );
+  }
   return (
     <section className="panel-body history" data-testid="history-panel">
+      <div className="row end pad">
+        <button type="button" className="link" data-testid="history-ai-activity" onClick={() => setActivity(true)}>
+          {t("aiActivity.open")}
+        </button>
+      </div>
       {error && <ErrorBanner error={error} retry={() => void load()} />}
       {versions === null && !error && <p className="muted pad">{t("history.loading")}</p>}
       {why && (

@@ -181,6 +181,7 @@ describe("Settings", () => {
       "Accounts",
       "AI models",
       "Usage",
+      "AI activity",
       "Memory",
       "Data & backups",
       "Brand profiles",

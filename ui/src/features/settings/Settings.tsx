@@ -1,5 +1,5 @@
-// The settings dialog: one section at a time (general, models, usage, data, brand
-// profiles, templates), each in its own file here but for the short general one.
+// The settings dialog: one section at a time (general, models, usage, the workspace's
+// AI activity, data, brand profiles, templates), each in its own file here but for the short general one.
 
 import { useState } from "react";
 import type { BrandProfile, ContentTemplate } from "../../shared/api/generated";
@@ -14,10 +14,11 @@ import { Data } from "./Data";
 import { Models } from "./Models";
 import { Templates } from "./Templates";
 import { Usage } from "../usage";
+import { AiActivity } from "../activity";
 import { WorkspaceSync } from "../sync";
 import { Accounts } from "../performance";
 
-export type SettingsSection = "general" | "workspace" | "accounts" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "workspace" | "accounts" | "models" | "usage" | "aiActivity" | "memory" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -36,7 +37,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "workspace", "accounts", "models", "usage", "memory", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "workspace", "accounts", "models", "usage", "aiActivity", "memory", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -60,6 +61,7 @@ export function Settings(props: SettingsProps) {
           {props.section === "accounts" && <Accounts />}
           {props.section === "models" && <Models />}
           {props.section === "usage" && <Usage />}
+          {props.section === "aiActivity" && <AiActivity />}
           {props.section === "memory" && <MemoryList />}
           {props.section === "data" && <Data onDataChanged={props.onDataChanged} />}
           {props.section === "brands" && <Brands brands={props.brands} onChanged={props.onLibraryChanged} />}

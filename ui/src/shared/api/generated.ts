@@ -48,6 +48,78 @@ limit?: number, };
 export type ActivityListResult = { activities: Array<Activity>, };
 
 export type AgeBucket = "24h" | "72h" | "7d";
+export type ActivityPage = { rows: Array<ActivityRow>, 
+/**
+ * More rows match than the limit let through: narrow the filters or the dates.
+ */
+truncated: boolean, };
+
+export type ActivityRow = { 
+/**
+ * The audit record's id (for a synced row, the server version's id).
+ */
+id: string, at: string, source: RowSource, projectId: string, projectTitle?: string, 
+/**
+ * The version an accept made.
+ */
+version?: number, 
+/**
+ * The draft revision an accept of a draft proposal made.
+ */
+draftRevision?: number, proposalId: string, proposalKind?: ProposalKind, target?: Target, decision: Decision, 
+/**
+ * Only some hunks were accepted or rejected.
+ */
+partial: boolean, 
+/**
+ * The hunks accepted or rejected (empty when a whole proposal was rejected at
+ * once; see `n_hunks`). Open the diff with `proposal.get` and these ids.
+ */
+hunks: Array<string>, 
+/**
+ * How many hunks the decision covered.
+ */
+nHunks: number, 
+/**
+ * How many hunks the proposal had, when known.
+ */
+nHunksTotal?: number, 
+/**
+ * The person who accepted or rejected (for `apply_proposal`, who approved).
+ */
+actor: string, reason?: string, through: Through, model: ModelUsed, promptVersion?: string, 
+/**
+ * Every prompt layer of the call that made it, in order.
+ */
+promptLayers: Array<string>, contextSnapshotId?: string, tokens?: TokensUsed, };
+
+export type AiActivityExportParams = { filter?: AiActivityFilter, };
+
+export type AiActivityExportResult = { csv: string, nRows: number, };
+
+export type AiActivityFilter = { 
+/**
+ * One project's rows; absent: the whole workspace.
+ */
+projectId?: string, 
+/**
+ * The person who accepted or rejected.
+ */
+person?: string, 
+/**
+ * The model id.
+ */
+model?: string, 
+/**
+ * `[from, to)`.
+ */
+from?: string, to?: string, decision?: Decision, };
+
+export type AiActivityListParams = { filter?: AiActivityFilter, 
+/**
+ * Most rows, newest first: default 200, at most 1000.
+ */
+limit?: number, };
 
 export type AiChange = { 
 /**
@@ -570,6 +642,8 @@ openingFollowedBy: Array<string>,
 notPrecededBy: Array<string>, };
 
 export type ContextEstimate = { estimatedTokens: number, layers: Array<LayerEstimate>, };
+
+export type Decision = "accepted" | "rejected";
 
 export type Deleted = { id: string, deleted: boolean, };
 
@@ -1395,6 +1469,12 @@ export type Missing = "subject" | "platform" | "length";
 
 export type Mode = "default" | "plan";
 
+export type ModelUsed = { profileId: string, 
+/**
+ * Absent when the profile was deleted and no call recorded its name.
+ */
+profileName?: string, providerHost?: string, model: string, };
+
 export type NoticeCode = "semanticOff" | "semanticFailed" | "indexBuilding";
 
 export type OptimizeApplyParams = { runId: string, 
@@ -2214,6 +2294,8 @@ row: number, title: string, postId: string | null, publishedAt: string | null, o
  * Marked private by the export (Douyin 自见).
  */
 private: boolean, };
+
+export type RowSource = { "type": "local" } | { "type": "synced", pushedBy: string, serverNumber: number, };
 
 export type Run = { id: string, projectId: string, profileId: string, 
 /**
@@ -3059,6 +3141,8 @@ export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletio
  */
 identical: boolean, };
 
+export type Through = { "type": "draftingSession", sessionId: string, } | { "type": "optimizeRun", runId: string, } | { "type": "applyProposal", sessionId?: string, approvalRequestId?: string, } | { "type": "other" };
+
 export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
 export type TimelineEntry = { "kind": "user", key: string, changedAt: number, text: string, selection: Selection | null, wasQueued: boolean, retry: boolean, } | { "kind": "assistant", key: string, changedAt: number, text: string, interrupted: boolean, cutOff: boolean, } | { "kind": "tool", key: string, changedAt: number, toolUseId: string, name: string, args: string, state: StepState, status?: ToolStatus, result?: string, 
@@ -3093,6 +3177,23 @@ text: string,
 textId?: string, params?: { [key in string]: string }, };
 
 export type TokenizerEndpoint = "llamaCpp" | "llamaCppPython";
+
+export type TokensScope = "turn" | "run";
+
+export type TokensUsed = { calls: number, inputTokens: number, outputTokens: number, 
+/**
+ * Some call had no usage from the server; its counts are estimates.
+ */
+estimated: boolean, 
+/**
+ * Absent when no call had a price.
+ */
+cost?: number, 
+/**
+ * `turn`: the calls of the session turn that proposed it; `run`: every call of the
+ * optimize run, which proposes all its targets together.
+ */
+scope: TokensScope, };
 
 export type ToolCall = { id: string, name: string, arguments: string, };
 
@@ -3391,6 +3492,8 @@ export interface ApiMethods {
   "proposal.rebase": { params: ProposalRef; result: Rebased };
   "proposal.audit": { params: ProposalAuditParams; result: ProposalAuditResult };
   "proposal.why": { params: ProposalWhyParams; result: ProposalWhyResult };
+  "aiActivity.list": { params: AiActivityListParams; result: ActivityPage };
+  "aiActivity.export": { params: AiActivityExportParams; result: AiActivityExportResult };
   "optimize.get": { params: OptimizeRunRef; result: Run };
   "optimize.list": { params: OptimizeListParams; result: OptimizeListResult };
   "optimize.cancel": { params: OptimizeRunRef; result: OptimizeCancelResult };
@@ -3428,7 +3531,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "aiActivity.list", "aiActivity.export", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

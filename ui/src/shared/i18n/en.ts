@@ -21,8 +21,9 @@ import usage from "../../../../messages/en/usage.json";
 import review from "../../../../messages/en/review.json";
 import help from "../../../../messages/en/help.json";
 import performance from "../../../../messages/en/performance.json";
+import activity from "../../../../messages/en/activity.json";
 
-export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance };
+export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance, ...activity };
 
 export type MessageId = keyof typeof en;
 

@@ -18,5 +18,6 @@ import usage from "../../../../messages/zh/usage.json";
 import review from "../../../../messages/zh/review.json";
 import help from "../../../../messages/zh/help.json";
 import performance from "../../../../messages/zh/performance.json";
+import activity from "../../../../messages/zh/activity.json";
 
-export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance };
+export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance, ...activity };

@@ -1,0 +1,89 @@
+//! The activity as CSV: one line per row, UTF-8 with a byte-order mark so spreadsheet
+//! programs (Excel) read Chinese titles and reasons correctly; the `csv` crate quotes.
+
+use super::{ActivityRow, Decision};
+
+/// The header line, in column order.
+pub const CSV_HEADER: [&str; 22] = [
+    "at",
+    "project_id",
+    "project_title",
+    "version",
+    "draft_revision",
+    "proposal_id",
+    "proposal_kind",
+    "decision",
+    "partial",
+    "hunks",
+    "n_hunks",
+    "actor",
+    "reason",
+    "through",
+    "session_or_run",
+    "profile",
+    "provider_host",
+    "model",
+    "prompt_layers",
+    "context_snapshot",
+    "tokens_in_out",
+    "cost",
+];
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A cell a spreadsheet would read as a formula (`=`, `+`, `-`, `@` first) gets a
+/// leading apostrophe, so a title or a reason cannot run as one when the file opens.
+fn defused(cell: &str) -> std::borrow::Cow<'_, str> {
+    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
+}
+
+/// The rows as CSV bytes (BOM, header, one record per row).
+///
+/// Errors: an `Internal` error only if the CSV writer fails on memory.
+pub fn csv_bytes(rows: &[ActivityRow]) -> Result<Vec<u8>, crate::error::ApiError> {
+    let internal = |e: csv::Error| crate::error::ApiError::internal(format!("The CSV writer failed: {e}"));
+    let mut writer = csv::WriterBuilder::new().from_writer(BOM.to_vec());
+    writer.write_record(CSV_HEADER).map_err(internal)?;
+    for row in rows {
+        let owner = match &row.through {
+            super::Through::DraftingSession { session_id } => session_id.clone(),
+            super::Through::OptimizeRun { run_id } => run_id.clone(),
+            super::Through::ApplyProposal { session_id, .. } => session_id.clone().unwrap_or_default(),
+            super::Through::Other => String::new(),
+        };
+        let opt = |n: Option<u32>| n.map(|n| n.to_string()).unwrap_or_default();
+        let record = [
+            row.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            row.project_id.clone(),
+            row.project_title.clone().unwrap_or_default(),
+            opt(row.version),
+            opt(row.draft_revision),
+            row.proposal_id.clone(),
+            row.proposal_kind.map(|k| k.as_str().to_owned()).unwrap_or_default(),
+            match row.decision {
+                Decision::Accepted => "accepted".to_owned(),
+                Decision::Rejected => "rejected".to_owned(),
+            },
+            row.partial.to_string(),
+            row.hunks.join(" "),
+            row.n_hunks.to_string(),
+            row.actor.clone(),
+            row.reason.clone().unwrap_or_default(),
+            row.through.as_str().to_owned(),
+            owner,
+            row.model.profile_name.clone().unwrap_or_else(|| row.model.profile_id.clone()),
+            row.model.provider_host.clone().unwrap_or_default(),
+            row.model.model.clone(),
+            row.prompt_layers.join(" "),
+            row.context_snapshot_id.clone().unwrap_or_default(),
+            row.tokens.as_ref().map(|t| format!("{}/{}", t.input_tokens, t.output_tokens)).unwrap_or_default(),
+            row.tokens.as_ref().and_then(|t| t.cost).map(|c| format!("{c:.6}")).unwrap_or_default(),
+        ];
+        writer.write_record(record.iter().map(|cell| defused(cell).into_owned())).map_err(internal)?;
+    }
+    writer.into_inner().map_err(|e| crate::error::ApiError::internal(format!("The CSV writer failed: {e}")))
+}

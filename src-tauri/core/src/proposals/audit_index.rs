@@ -1,0 +1,98 @@
+//! The AI activity index over the audit trail: every accept or reject of an AI
+//! proposal, newest first, under four scopes (everything, its project, its person,
+//! its model), so the activity view reads one page of one scope and stops. It is
+//! derived from [`AuditRecord`] by [`Record::derived`], so it is written in the same
+//! transaction as the record it indexes; a backup carries only the audit records and
+//! importing them writes the index again.
+
+use serde::{Deserialize, Serialize};
+
+use super::apply::{AuditAction, AuditRecord};
+use crate::model::Timestamp;
+use crate::store::{Batch, Kind, Record, StoreError};
+
+/// The scopes one audit record is indexed under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope<'a> {
+    All,
+    Project(&'a str),
+    Person(&'a str),
+    Model(&'a str),
+}
+
+impl Scope<'_> {
+    /// `scope 0x00`: the prefix of the scope's keys. Names are escaped so a 0x00 in a
+    /// name cannot reach into the time part.
+    pub fn prefix(self) -> Vec<u8> {
+        let (tag, name) = match self {
+            Scope::All => ("*", ""),
+            Scope::Project(id) => ("p", id),
+            Scope::Person(name) => ("a", name),
+            Scope::Model(model) => ("m", model),
+        };
+        let mut key = Vec::with_capacity(2 + name.len() + 1);
+        key.extend_from_slice(tag.as_bytes());
+        key.push(b':');
+        key.extend(name.bytes().filter(|b| *b != 0));
+        key.push(0);
+        key
+    }
+}
+
+/// Milliseconds since the epoch as big-endian bytes that sort like the times (the sign
+/// bit flipped).
+pub fn time_key(at: Timestamp) -> [u8; 8] {
+    ((at.timestamp_millis() as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+/// One index entry: enough to filter without reading the audit record, and its key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditIndexEntry {
+    /// The key prefix of the scope ([`Scope::prefix`]), as text.
+    pub scope: String,
+    pub at: Timestamp,
+    pub audit_id: String,
+    pub project_id: String,
+    pub actor: String,
+    pub model: String,
+    pub action: AuditAction,
+}
+
+impl Record for AuditIndexEntry {
+    const KIND: Kind = Kind::AuditIndex;
+    fn key(&self) -> Vec<u8> {
+        let mut key = self.scope.as_bytes().to_vec();
+        key.extend_from_slice(&time_key(self.at));
+        key.extend_from_slice(self.audit_id.as_bytes());
+        key
+    }
+}
+
+/// True for the actions the activity view lists (a rebase is neither an accept nor a
+/// reject: it carries a proposal over, and the later decision is listed).
+pub fn is_decision(action: AuditAction) -> bool {
+    match action {
+        AuditAction::Accepted | AuditAction::PartiallyAccepted | AuditAction::Rejected | AuditAction::HunksRejected => true,
+        AuditAction::Rebased => false,
+    }
+}
+
+/// Stages the index entries of `record` (see [`AuditRecord`]'s `derived`).
+pub(super) fn stage(record: &AuditRecord, batch: &mut Batch) -> Result<(), StoreError> {
+    if !is_decision(record.action) {
+        return Ok(());
+    }
+    for scope in [Scope::All, Scope::Project(&record.project_id), Scope::Person(&record.actor), Scope::Model(&record.origin.model)] {
+        batch.put(&AuditIndexEntry {
+            scope: String::from_utf8_lossy(&scope.prefix()).into_owned(),
+            at: record.at,
+            audit_id: record.id.clone(),
+            project_id: record.project_id.clone(),
+            actor: record.actor.clone(),
+            model: record.origin.model.clone(),
+            action: record.action,
+        })?;
+    }
+    Ok(())
+}
