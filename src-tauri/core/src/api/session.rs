@@ -177,6 +177,11 @@ pub struct SessionResolveApprovalParams {
     pub session_id: String,
     pub request_id: String,
     pub approved: bool,
+    /// With an approval: also store the "always allow" rule the prompt offered, in
+    /// this scope (refused for a tool that always asks).
+    #[serde(default)]
+    #[ts(optional)]
+    pub always: Option<crate::harness::AllowScope>,
     #[serde(default)]
     #[ts(optional)]
     pub note: Option<String>,
@@ -677,7 +682,7 @@ pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalPa
     let decided_by = engine.author()?;
     let note = params.note.unwrap_or_default();
     let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
-    let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, params.approved, &note, &decided_by, &mut emit)?;
+    let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, params.approved, params.always, &note, &decided_by, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
