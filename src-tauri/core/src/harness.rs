@@ -43,7 +43,7 @@ pub use model_call::{STREAM_CHECKPOINT_CHARS, STREAM_CHECKPOINT_MILLIS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState, TimelineItem};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
-pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, SubmitOutcome, TurnStats};
+pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, Answer, SubmitOutcome, TurnStats};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;

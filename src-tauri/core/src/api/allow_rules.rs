@@ -146,7 +146,7 @@ pub(super) fn preview(engine: &Engine, params: AllowRulePreviewParams) -> Result
     let registry = harness.harness().registry()?;
     let calls = workspace_calls(engine)?;
     let mut matched = allow_rule::would_have_matched(&rule, |name| registry.get(name).map(|t| &t.definition), &calls);
-    matched.sort_by(|a, b| b.at.cmp(&a.at));
+    matched.sort_by_key(|call| std::cmp::Reverse(call.at));
     let total = matched.len() as u64;
     let mut titles: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut matches = Vec::new();

@@ -338,12 +338,20 @@ const STALE_CHANGE_NOTE: &str =
 pub(crate) const STALE_CHANGE_NOTE_ID: &str = "stale_change";
 
 /// Records the user's decision on a pending approval and continues the turn.
+/// The person's answer to a permission prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Deny,
+    AllowOnce,
+    /// Allow, and store the "always allow" rule the prompt offered, in this scope.
+    AllowAlways(super::AllowScope),
+}
+
 pub(crate) fn resolve_approval(
     engine: Harness<'_>,
     session_id: &str,
     request_id: &str,
-    approved: bool,
-    always: Option<super::AllowScope>,
+    answer: Answer,
     note: &str,
     decided_by: &str,
     emit: Emit<'_>,
@@ -360,14 +368,12 @@ pub(crate) fn resolve_approval(
             .details(json!({"requestId": request_id})));
     };
     // "Always allow" only where the prompt offered it: never for a tool that always
-    // asks (the offer is absent), never with a denial. Refused before anything is written.
-    let offer = match (always, &pending.offer) {
-        (None, _) => None,
-        (Some(_), _) if !approved => {
-            return Err(ApiError::new(ErrorCode::Validation, "\"always\" goes with an approval; a denial makes no rule.".to_owned()).details(json!({"requestId": request_id})));
-        }
-        (Some(scope_choice), Some(offer)) => Some((scope_choice, offer.clone())),
-        (Some(_), None) => {
+    // asks (the offer is absent). Refused before anything is written.
+    let (approved, offer) = match (answer, &pending.offer) {
+        (Answer::Deny, _) => (false, None),
+        (Answer::AllowOnce, _) => (true, None),
+        (Answer::AllowAlways(scope_choice), Some(offer)) => (true, Some((scope_choice, offer.clone()))),
+        (Answer::AllowAlways(_), None) => {
             return Err(ApiError::new(ErrorCode::Validation, format!("`{}` always asks: this request cannot be allowed always, only once.", pending.tool))
                 .details(json!({"requestId": request_id, "tool": pending.tool})));
         }

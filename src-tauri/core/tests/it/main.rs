@@ -1,6 +1,7 @@
 //! inkstone-core's integration tests: the engine through its public API, one binary.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod allow_rules;
 mod api;
 mod ask_window;
 mod budget;

@@ -12,11 +12,12 @@ import { MemoryList } from "../memory";
 import { Brands } from "./Brands";
 import { Data } from "./Data";
 import { Models } from "./Models";
+import { Permissions } from "./Permissions";
 import { Templates } from "./Templates";
 import { Usage } from "../usage";
 import { WorkspaceSync } from "../sync";
 
-export type SettingsSection = "general" | "workspace" | "models" | "usage" | "memory" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "workspace" | "models" | "usage" | "memory" | "permissions" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -35,7 +36,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "workspace", "models", "usage", "memory", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "workspace", "models", "usage", "memory", "permissions", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -59,6 +60,7 @@ export function Settings(props: SettingsProps) {
           {props.section === "models" && <Models />}
           {props.section === "usage" && <Usage />}
           {props.section === "memory" && <MemoryList />}
+          {props.section === "permissions" && <Permissions />}
           {props.section === "data" && <Data onDataChanged={props.onDataChanged} />}
           {props.section === "brands" && <Brands brands={props.brands} onChanged={props.onLibraryChanged} />}
           {props.section === "templates" && (
