@@ -28,7 +28,7 @@ export function Permissions() {
           {t("settings.permissions.none")}
         </p>
       ) : (
-        <table className="usage-table" data-testid="permissions-rules">
+        <table className="usage-table permissions-table" data-testid="permissions-rules">
           <thead>
             <tr>
               <th scope="col">{t("settings.permissions.tool")}</th>
@@ -55,27 +55,29 @@ export function Permissions() {
                   <td data-testid="permission-used" data-count={rule.allowedCount}>
                     {t("settings.permissions.usedCount", { n: rule.allowedCount, last: rule.lastAllowedAt ? formatFullTime(lang, rule.lastAllowedAt) : "" })}
                   </td>
-                  <td className="row">
-                    {narrower.length > 0 && (
-                      <select
-                        aria-label={t("settings.permissions.narrow")}
-                        data-testid="permission-narrow"
-                        value=""
-                        onChange={(e) => {
-                          if (e.target.value) void narrow(rule, e.target.value as AllowScope);
-                        }}
-                      >
-                        <option value="">{t("settings.permissions.narrow")}…</option>
-                        {narrower.map((s) => (
-                          <option key={s} value={s}>
-                            {scopeLabel(t, s)}
-                          </option>
-                        ))}
-                      </select>
-                    )}
-                    <button type="button" data-testid="permission-remove" onClick={() => void remove(rule)}>
-                      {t("settings.permissions.remove")}
-                    </button>
+                  <td>
+                    <div className="row">
+                      {narrower.length > 0 && (
+                        <select
+                          aria-label={t("settings.permissions.narrow")}
+                          data-testid="permission-narrow"
+                          value=""
+                          onChange={(e) => {
+                            if (e.target.value) void narrow(rule, e.target.value as AllowScope);
+                          }}
+                        >
+                          <option value="">{t("settings.permissions.narrow")}…</option>
+                          {narrower.map((s) => (
+                            <option key={s} value={s}>
+                              {scopeLabel(t, s)}
+                            </option>
+                          ))}
+                        </select>
+                      )}
+                      <button type="button" data-testid="permission-remove" onClick={() => void remove(rule)}>
+                        {t("settings.permissions.remove")}
+                      </button>
+                    </div>
                   </td>
                 </tr>
               );
