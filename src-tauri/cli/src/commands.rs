@@ -99,6 +99,9 @@ pub enum Command {
     /// Constraints of a session: your rejection reasons the assistant keeps to.
     #[command(subcommand)]
     Constraint(crate::checkpoints::ConstraintCommand),
+    /// "Always allow" rules: list, narrow, remove.
+    #[command(subcommand)]
+    Rules(crate::rules::RulesCommand),
     /// Search the content of projects, versions and comments (not only titles).
     Search {
         /// Words, a phrase or a pasted title; omit with --reindex.
@@ -437,6 +440,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
         Command::AiActivity(command) => crate::activity::run(engine, command)?,
         Command::Checkpoint(command) => crate::checkpoints::checkpoint(engine, command)?,
         Command::Constraint(command) => crate::checkpoints::constraint(engine, command)?,
+        Command::Rules(command) => crate::rules::rules(engine, command)?,
         Command::Project(command) => project(engine, command)?,
         Command::Draft(command) => crate::drafts::draft(engine, command)?,
         Command::Check { project, platforms } => crate::drafts::check(engine, project, platforms)?,

@@ -14,6 +14,7 @@ mod optimize;
 mod performance;
 mod profile;
 mod proposal;
+mod rules;
 mod serve;
 mod session;
 mod sync;

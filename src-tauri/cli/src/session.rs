@@ -43,7 +43,14 @@ pub enum SessionCommand {
         select: Option<String>,
     },
     /// Approve a pending request; the turn continues.
-    Approve { session: String, request: String },
+    Approve {
+        session: String,
+        request: String,
+        /// Also allow such calls from now on, in this scope: session, project or
+        /// workspace (refused for tools that always ask).
+        #[arg(long)]
+        always: Option<String>,
+    },
     /// Deny a pending request; the turn continues.
     Deny {
         session: String,
@@ -195,8 +202,12 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
             }
             streamed(engine, "session.submit", params)?;
         }
-        SessionCommand::Approve { session, request } => {
-            streamed(engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": true}))?;
+        SessionCommand::Approve { session, request, always } => {
+            let mut params = json!({"sessionId": session, "requestId": request, "approved": true});
+            if let Some(scope) = always {
+                params["always"] = json!(scope);
+            }
+            streamed(engine, "session.resolveApproval", params)?;
         }
         SessionCommand::Deny { session, request, note } => {
             streamed(engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": false, "note": note.unwrap_or_default()}))?;

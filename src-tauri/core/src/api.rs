@@ -8,6 +8,7 @@
 //! `project.update`, atomic) and as one store transaction.
 
 mod activity;
+mod allow_rules;
 mod comments;
 mod data;
 mod drafts;
@@ -39,6 +40,7 @@ use ts_rs::TS;
 use crate::error::{bounded_text, required_text};
 pub use crate::error::{ApiError, ErrorCode, Hint};
 pub use activity::*;
+pub use allow_rules::*;
 pub use comments::*;
 pub use data::*;
 pub use drafts::*;
@@ -415,6 +417,10 @@ api_methods! {
         "search.askCancel" => search::ask_cancel(SearchAskCancelParams) -> SearchAskCancelResult;
         "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;
+        "allowRule.preview" => allow_rules::preview(AllowRulePreviewParams) -> AllowRulePreview;
+        "allowRule.list" => allow_rules::list(Empty) -> AllowRuleListResult;
+        "allowRule.narrow" => allow_rules::narrow(AllowRuleNarrowParams) -> AllowRuleView;
+        "allowRule.remove" => allow_rules::remove(AllowRuleRef) -> Deleted;
         "proposal.list" => proposals::list(ProposalListParams) -> ProposalListResult;
         "proposal.get" => proposals::get(ProposalRef) -> crate::proposals::ProposalView;
         "proposal.accept" => proposals::accept(ProposalAcceptParams) -> crate::proposals::apply::Accepted;

@@ -25,6 +25,7 @@
 //! harness/context-snapshots.jsonl   immutable context snapshots
 //! harness/results.jsonl             large tool results, by content hash
 //! harness/permission-rules.json
+//! harness/allow-rules.jsonl         "always allow" rules, with their counts
 //! performance/*.jsonl               accounts, publications, metric snapshots, imports
 //! ```
 //!
@@ -173,6 +174,7 @@ fn sections() -> Vec<Section> {
         section::<crate::proposals::staging::Staging>(Layout::Lines { file: "proposals/staging.jsonl", always: false }, None),
         section::<crate::outbox::DeliveryJob>(Layout::Lines { file: "sync/outbox.jsonl", always: false }, None),
         section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
+        section::<crate::harness::AllowRule>(Layout::Prefixed { file: "harness/allow-rules.jsonl", prefix: crate::harness::allow_rule::META_ALLOW_RULES }, None),
         section::<crate::harness::compaction::ProfileContext>(
             Layout::Prefixed { file: "harness/profile-context.jsonl", prefix: crate::harness::compaction::META_PROFILE_CONTEXT_PREFIX },
             None,

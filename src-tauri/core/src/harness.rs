@@ -17,6 +17,7 @@
 //! - `script`: a fixed plan of steps over a log (an optimization run), with the same
 //!   appends, model calls, metering and replay as a turn, and resume from its record.
 
+pub mod allow_rule;
 pub mod compaction;
 pub mod event;
 mod execution;
@@ -34,6 +35,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+pub use allow_rule::{AllowRule, AllowScope};
 pub use compaction::{CompactThreshold, CompactionMode, CompactionTrigger, Pin};
 pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, IntentSource, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
@@ -42,7 +44,7 @@ pub use model_call::{STREAM_CHECKPOINT_CHARS, STREAM_CHECKPOINT_MILLIS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState, TimelineItem};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
-pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, SubmitOutcome, TurnStats};
+pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, Answer, SubmitOutcome, TurnStats};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
@@ -363,6 +365,11 @@ impl<'a> Harness<'a> {
 
     pub(crate) fn permission_rules(&self) -> Result<Vec<PermissionRule>, ApiError> {
         Ok(self.store().get::<StoredRules>(META_PERMISSION_RULES)?.map(|r| r.rules).unwrap_or_default())
+    }
+
+    /// The stored "always allow" rules (every scope; the matcher checks the place).
+    pub(crate) fn allow_rules(&self) -> Result<Vec<AllowRule>, ApiError> {
+        Ok(self.store().scan::<AllowRule>(allow_rule::META_ALLOW_RULES)?)
     }
 
     pub(crate) fn set_permission_rules(&self, rules: Vec<PermissionRule>) -> Result<(), ApiError> {

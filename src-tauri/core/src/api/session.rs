@@ -177,6 +177,11 @@ pub struct SessionResolveApprovalParams {
     pub session_id: String,
     pub request_id: String,
     pub approved: bool,
+    /// With an approval: also store the "always allow" rule the prompt offered, in
+    /// this scope (refused for a tool that always asks).
+    #[serde(default)]
+    #[ts(optional)]
+    pub always: Option<crate::harness::AllowScope>,
     #[serde(default)]
     #[ts(optional)]
     pub note: Option<String>,
@@ -677,7 +682,13 @@ pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalPa
     let decided_by = engine.author()?;
     let note = params.note.unwrap_or_default();
     let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
-    let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, params.approved, &note, &decided_by, &mut emit)?;
+    let answer = match (params.approved, params.always) {
+        (false, None) => harness::Answer::Deny,
+        (true, None) => harness::Answer::AllowOnce,
+        (true, Some(scope)) => harness::Answer::AllowAlways(scope),
+        (false, Some(_)) => return Err(ApiError::validation("always", "\"always\" goes with an approval; a denial makes no rule.")),
+    };
+    let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, answer, &note, &decided_by, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 

@@ -282,6 +282,11 @@ pub enum EventBody {
         tool: String,
         decision: String,
         reason: String,
+        /// The "always allow" rule that allowed it (its count was updated in the
+        /// same write as this event).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        rule_id: Option<String>,
     },
     /// A tool result (or failure) as the model sees it: `content` is the exact text
     /// sent; a large result is stored in the result store under `resultRef`.
@@ -323,11 +328,20 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
         change: Option<Box<ApprovalChange>>,
+        /// What "always allow" would store (tool and argument pattern), when the tool
+        /// offers it; absent for the tools that always ask and in older logs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        offer: Option<super::allow_rule::AllowOffer>,
     },
     #[serde(rename_all = "camelCase")]
     ApprovalResolved {
         request_id: String,
         approved: bool,
+        /// The "always allow" rule the person made with this answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        rule_id: Option<String>,
         decided_by: String,
         /// The person's note, or (with `noteId`) the engine's English reason.
         note: String,

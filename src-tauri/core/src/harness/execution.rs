@@ -79,6 +79,7 @@ enum Prepared {
         reason: String,
         reason_id: &'static str,
         change: Option<Box<ApprovalChange>>,
+        offer: Option<super::allow_rule::AllowOffer>,
     },
     Question {
         call: ToolCall,
@@ -101,6 +102,7 @@ impl Turn<'_, '_> {
         call: ToolCall,
         rules: &[super::PermissionRule],
         approvals: &[ApprovalRecord],
+        allow_rules: &[super::AllowRule],
         revision: Option<u64>,
     ) -> Result<Prepared, ApiError> {
         if PERSON_ONLY_ACTIONS.contains(&call.name.as_str()) {
@@ -175,6 +177,7 @@ impl Turn<'_, '_> {
         };
         let mode = self.state(|s| s.mode);
         let facts = CallFacts {
+            input: &normalized,
             input_hash: &hash,
             target_version,
             idempotency_key: &key,
@@ -182,20 +185,35 @@ impl Turn<'_, '_> {
             project_id: &self.scope.project_id,
             owner: &self.scope.owner,
         };
-        let mut decision = decide(&tool.definition, facts, mode, rules, approvals);
+        let mut decision = decide(&tool.definition, facts, mode, rules, approvals, allow_rules);
         // A write that already ran (or began) here under the same scoped key is not run
         // again: its recorded result is the answer, so there is nothing to approve.
         if tool.definition.is_write() && matches!(decision, Decision::Ask { .. }) && self.engine.store().contains(Kind::ToolExecutions, key.as_bytes())? {
             decision = Decision::Allow {
                 reason: "already executed in this session under the same idempotency key: the recorded result is returned and nothing runs again".to_owned(),
                 approval: None,
+                rule: None,
             };
         }
+        // A call an "always allow" rule allowed counts on the rule in the same write as
+        // the decision event (read fresh: another session may have counted meanwhile).
+        let mut extra = Batch::new();
+        let rule_id = match &decision {
+            Decision::Allow { rule: Some(rule_id), .. } => {
+                if let Some(mut rule) = self.engine.store().get::<super::AllowRule>(&super::AllowRule::key_for(rule_id))? {
+                    rule.allowed_count += 1;
+                    rule.last_allowed_at = Some(self.engine.now());
+                    extra.put(&rule)?;
+                }
+                Some(rule_id.clone())
+            }
+            _ => None,
+        };
         let meta = Meta { tool_use_id: Some(call.id.clone()), ..Meta::default() };
         self.append(
             meta,
-            EventBody::ToolDecision { tool: name.clone(), decision: decision.name().to_owned(), reason: decision.reason().to_owned() },
-            Batch::new(),
+            EventBody::ToolDecision { tool: name.clone(), decision: decision.name().to_owned(), reason: decision.reason().to_owned(), rule_id },
+            extra,
             Durability::Grouped,
         )?;
         Ok(match decision {
@@ -206,7 +224,8 @@ impl Turn<'_, '_> {
                 Prepared::Immediate { call, tool: name, status, message: format!("Permission denied: {reason}") }
             }
             Decision::Ask { reason, reason_id } => {
-                Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason, reason_id, change }
+                let offer = super::allow_rule::AllowOffer::for_call(&tool.definition, &normalized);
+                Prepared::Approval { call, tool: name, normalized, input_hash: hash, target_version, idempotency_key: key, reason, reason_id, change, offer }
             }
             Decision::Allow { .. } if name == "ask_user_question" => Prepared::Question {
                 call,
@@ -224,6 +243,7 @@ impl Turn<'_, '_> {
         // For `load_tools`: the names every handler of this reply's calls may see.
         let tool_names = registry.names();
         let rules = self.engine.permission_rules()?;
+        let allow_rules = self.engine.allow_rules()?;
         // Only this owner's approvals: an approval never crosses sessions or runs.
         let approvals: Vec<ApprovalRecord> = self.engine.store().scan::<ApprovalRecord>(&ApprovalRecord::owner_prefix(&self.scope.owner))?;
         let revision = self.engine.store().get::<Project>(self.scope.project_id.as_bytes())?.map(|p| p.revision);
@@ -234,7 +254,7 @@ impl Turn<'_, '_> {
                 self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
                 return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
             }
-            match self.prepare(&registry, call, &rules, &approvals, revision)? {
+            match self.prepare(&registry, call, &rules, &approvals, &allow_rules, revision)? {
                 Prepared::Run(run) if run.tool.definition.concurrency == Concurrency::ParallelSafe && !run.tool.definition.is_write() => parallel.push(run),
                 prepared => {
                     self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
@@ -250,7 +270,7 @@ impl Turn<'_, '_> {
                             self.breaker = breaker;
                         }
                         Prepared::Run(run) => self.run_batch(vec![run], &tool_names)?,
-                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason, reason_id, change } => {
+                        Prepared::Approval { call, tool, normalized, input_hash, target_version, idempotency_key, reason, reason_id, change, offer } => {
                             let request_id = self.engine.new_id("apr");
                             let mut input = normalized;
                             if input.to_string().len() > 8 * 1024 {
@@ -269,6 +289,7 @@ impl Turn<'_, '_> {
                                     reason,
                                     reason_id: Some(reason_id.to_owned()),
                                     change,
+                                    offer,
                                 },
                                 Batch::new(),
                                 Durability::Durable,

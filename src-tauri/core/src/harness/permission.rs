@@ -3,12 +3,15 @@
 //! deny. Deny beats ask beats allow; a rule can only make a decision stricter, and an
 //! approval only turns an `ask` into an `allow` when it was asked in the same workspace,
 //! project and owner (session or run), matches the exact tool, input hash, target
-//! version and idempotency key, and has not been used by an execution yet. Nothing
-//! turns a deny into an allow.
+//! version and idempotency key, and has not been used by an execution yet. A person's
+//! "always allow" rule ([`super::allow_rule`]) turns only the tool's own ask into an
+//! allow, for a tool that offers it and a call its scope and pattern match; a workspace
+//! rule that asks, a deny and plan mode still win. Nothing turns a deny into an allow.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::allow_rule::{self, AllowRule, CallPlace};
 use super::event::Mode;
 use super::log::ApprovalRecord;
 use super::tools::ToolDefinition;
@@ -35,8 +38,9 @@ pub struct PermissionRule {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     /// `approval`: the request id of the approval that allowed it, which running the
-    /// call uses up.
-    Allow { reason: String, approval: Option<String> },
+    /// call uses up; `rule`: the id of the "always allow" rule that allowed it, whose
+    /// count the call's decision event updates.
+    Allow { reason: String, approval: Option<String>, rule: Option<String> },
     Ask {
         reason: String,
         /// Why it asks, for the UI to word: `rule` (a workspace rule), `policy` (the
@@ -69,6 +73,8 @@ impl Decision {
 /// The call being decided.
 #[derive(Debug, Clone, Copy)]
 pub struct CallFacts<'a> {
+    /// The normalized input (what "always allow" patterns match).
+    pub input: &'a serde_json::Value,
     pub input_hash: &'a str,
     pub target_version: Option<u64>,
     pub idempotency_key: &'a str,
@@ -78,7 +84,7 @@ pub struct CallFacts<'a> {
 }
 
 /// Decides one tool call.
-pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[PermissionRule], approvals: &[ApprovalRecord]) -> Decision {
+pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[PermissionRule], approvals: &[ApprovalRecord], allow_rules: &[AllowRule]) -> Decision {
     // Plan mode: reads, proposals, validation and workflow only. Enforced here, not by
     // the prompt.
     if mode == Mode::Plan && tool.is_write() {
@@ -104,7 +110,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
     }
     match effective {
         PermissionPolicy::Deny => Decision::Deny { reason: format!("`{}` is denied by {source}.", tool.name), plan_mode: false },
-        PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name), approval: None },
+        PermissionPolicy::Allow => Decision::Allow { reason: format!("`{}` is allowed by {source}.", tool.name), approval: None, rule: None },
         PermissionPolicy::Ask => {
             let approved = approvals.iter().find(|a| {
                 a.approved
@@ -117,8 +123,19 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
                     && a.target_version == call.target_version
                     && a.idempotency_key == call.idempotency_key
             });
+            let place = CallPlace { workspace_id: call.workspace_id, project_id: call.project_id, owner_id: call.owner.id() };
+            // A workspace rule that asks (or denies) is never loosened by a person's
+            // standing rule, even where the tool's own policy asks as well.
+            let rule_asks = rules.iter().any(|r| (r.tool == tool.name || r.tool == "*") && r.decision >= PermissionPolicy::Ask);
+            let standing = if rule_asks { None } else { allow_rules.iter().find(|rule| allow_rule::matches(rule, tool, call.input, place)) };
             if let Some(approval) = approved {
-                Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned(), approval: Some(approval.request_id.clone()) }
+                Decision::Allow { reason: "approved by the user for exactly this input and target version".to_owned(), approval: Some(approval.request_id.clone()), rule: None }
+            } else if let Some(rule) = standing {
+                Decision::Allow {
+                    reason: format!("allowed by the user's rule {} (always allow `{}` in {})", rule.id, rule.tool, rule.scope.as_str()),
+                    approval: None,
+                    rule: Some(rule.id.clone()),
+                }
             } else {
                 Decision::Ask { reason: format!("`{}` needs your approval ({source}).", tool.name), reason_id: source_id }
             }
@@ -130,6 +147,7 @@ pub fn decide(tool: &ToolDefinition, call: CallFacts<'_>, mode: Mode, rules: &[P
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::harness::allow_rule::AllowScope;
     use crate::harness::tools::Capability;
 
     fn def(name: &str) -> ToolDefinition {
@@ -147,8 +165,10 @@ mod tests {
 
     static SESSION: std::sync::LazyLock<Owner> = std::sync::LazyLock::new(|| Owner::Session("ses_1".into()));
 
+    static INPUT: std::sync::LazyLock<serde_json::Value> = std::sync::LazyLock::new(|| serde_json::json!({}));
+
     fn facts() -> CallFacts<'static> {
-        CallFacts { input_hash: "h1", target_version: Some(3), idempotency_key: "k1", workspace_id: "wsp_1", project_id: "prj_1", owner: &SESSION }
+        CallFacts { input: &INPUT, input_hash: "h1", target_version: Some(3), idempotency_key: "k1", workspace_id: "wsp_1", project_id: "prj_1", owner: &SESSION }
     }
 
     fn approval(hash: &str, version: Option<u64>, key: &str, approved: bool) -> ApprovalRecord {
@@ -171,27 +191,27 @@ mod tests {
 
     #[test]
     fn reads_are_allowed_and_writes_ask() {
-        assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &[], &[]).name(), "allow");
-        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[]).name(), "ask");
+        assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &[], &[], &[]).name(), "allow");
+        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[], &[]).name(), "ask");
     }
 
     #[test]
     fn plan_mode_denies_writes_whatever_the_rules_and_approvals() {
         let allow_all = [PermissionRule { tool: "*".into(), decision: PermissionPolicy::Allow }];
         let approvals = [approval("h1", Some(3), "k1", true)];
-        assert_eq!(decide(&write_tool(), facts(), Mode::Plan, &allow_all, &approvals).name(), "deny");
-        assert_eq!(decide(&def("read_versions"), facts(), Mode::Plan, &[], &[]).name(), "allow");
-        assert_eq!(decide(&def("exit_plan_mode"), facts(), Mode::Plan, &[], &[]).name(), "ask");
+        assert_eq!(decide(&write_tool(), facts(), Mode::Plan, &allow_all, &approvals, &[]).name(), "deny");
+        assert_eq!(decide(&def("read_versions"), facts(), Mode::Plan, &[], &[], &[]).name(), "allow");
+        assert_eq!(decide(&def("exit_plan_mode"), facts(), Mode::Plan, &[], &[], &[]).name(), "ask");
     }
 
     #[test]
     fn deny_beats_ask_beats_allow_and_rules_never_loosen() {
         let rules = [PermissionRule { tool: "write_x".into(), decision: PermissionPolicy::Allow }, PermissionRule { tool: "*".into(), decision: PermissionPolicy::Ask }];
-        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &rules, &[]).name(), "ask", "allow rule cannot loosen ask");
-        assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &rules, &[]).name(), "ask", "ask beats allow");
+        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &rules, &[], &[]).name(), "ask", "allow rule cannot loosen ask");
+        assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &rules, &[], &[]).name(), "ask", "ask beats allow");
         let deny = [PermissionRule { tool: "read_versions".into(), decision: PermissionPolicy::Deny }, rules[0].clone()];
         let approvals = [approval("h1", Some(3), "k1", true)];
-        assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &deny, &approvals).name(), "deny");
+        assert_eq!(decide(&def("read_versions"), facts(), Mode::Default, &deny, &approvals, &[]).name(), "deny");
     }
 
     #[test]
@@ -201,20 +221,20 @@ mod tests {
             other => panic!("{other:?}"),
         };
         // The tool's own policy, a workspace rule, a write whose policy allowed it.
-        assert_eq!(why(decide(&write_tool(), facts(), Mode::Default, &[], &[])), "policy");
+        assert_eq!(why(decide(&write_tool(), facts(), Mode::Default, &[], &[], &[])), "policy");
         let ask_reads = [PermissionRule { tool: "read_versions".into(), decision: PermissionPolicy::Ask }];
-        assert_eq!(why(decide(&def("read_versions"), facts(), Mode::Default, &ask_reads, &[])), "rule");
+        assert_eq!(why(decide(&def("read_versions"), facts(), Mode::Default, &ask_reads, &[], &[])), "rule");
         let mut allowed_write = write_tool();
         allowed_write.permission = PermissionPolicy::Allow;
-        assert_eq!(why(decide(&allowed_write, facts(), Mode::Default, &[], &[])), "write");
+        assert_eq!(why(decide(&allowed_write, facts(), Mode::Default, &[], &[], &[])), "write");
     }
 
     #[test]
     fn approvals_bind_to_input_version_and_key() {
         let exact = [approval("h1", Some(3), "k1", true)];
-        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &exact).name(), "allow");
+        assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &exact, &[]).name(), "allow");
         for other in [approval("h2", Some(3), "k1", true), approval("h1", Some(4), "k1", true), approval("h1", Some(3), "k2", true), approval("h1", Some(3), "k1", false)] {
-            assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[other]).name(), "ask");
+            assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], &[other], &[]).name(), "ask");
         }
     }
 
@@ -222,8 +242,8 @@ mod tests {
     fn approvals_bind_to_workspace_project_and_owner_and_are_used_once() {
         let exact = approval("h1", Some(3), "k1", true);
         assert_eq!(
-            decide(&write_tool(), facts(), Mode::Default, &[], std::slice::from_ref(&exact)),
-            Decision::Allow { reason: "approved by the user for exactly this input and target version".into(), approval: Some("apr_1".into()) }
+            decide(&write_tool(), facts(), Mode::Default, &[], std::slice::from_ref(&exact), &[]),
+            Decision::Allow { reason: "approved by the user for exactly this input and target version".into(), approval: Some("apr_1".into()), rule: None }
         );
         let elsewhere = [
             ApprovalRecord { project_id: "prj_2".into(), ..exact.clone() },
@@ -235,7 +255,135 @@ mod tests {
             ApprovalRecord { workspace_id: String::new(), project_id: String::new(), ..exact },
         ];
         for other in elsewhere {
-            assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], std::slice::from_ref(&other)).name(), "ask", "{other:?}");
+            assert_eq!(decide(&write_tool(), facts(), Mode::Default, &[], std::slice::from_ref(&other), &[]).name(), "ask", "{other:?}");
+        }
+    }
+
+    fn rule(tool: &str, scope: AllowScope, pattern: &[(&str, &str)]) -> AllowRule {
+        AllowRule {
+            id: "rul_1".into(),
+            workspace_id: "wsp_1".into(),
+            tool: tool.into(),
+            scope,
+            pattern: pattern.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            project_id: "prj_1".into(),
+            owner_id: "ses_1".into(),
+            request_id: "apr_1".into(),
+            created_by: "me".into(),
+            created_at: chrono::DateTime::from_timestamp_millis(0).unwrap(),
+            allowed_count: 0,
+            last_allowed_at: None,
+        }
+    }
+
+    #[test]
+    fn an_always_allow_rule_turns_only_the_tools_own_ask_into_allow() {
+        let input = serde_json::json!({"proposalId": "prp_1", "itemId": "i1"});
+        let call = CallFacts { input: &input, ..facts() };
+        let resolve = def("resolve_checklist_item");
+        let allow = [rule("resolve_checklist_item", AllowScope::Project, &[("proposalId", "prp_1")])];
+        assert_eq!(
+            decide(&resolve, call, Mode::Default, &[], &[], &allow),
+            Decision::Allow { reason: "allowed by the user's rule rul_1 (always allow `resolve_checklist_item` in project)".into(), approval: None, rule: Some("rul_1".into()) }
+        );
+        // Another proposal, plan mode, a workspace rule that asks or denies: no.
+        let other = serde_json::json!({"proposalId": "prp_2", "itemId": "i1"});
+        assert_eq!(decide(&resolve, CallFacts { input: &other, ..facts() }, Mode::Default, &[], &[], &allow).name(), "ask");
+        assert_eq!(decide(&resolve, call, Mode::Plan, &[], &[], &allow).name(), "deny");
+        for decision in [PermissionPolicy::Ask, PermissionPolicy::Deny] {
+            let rules = [PermissionRule { tool: "resolve_checklist_item".into(), decision }];
+            assert_ne!(decide(&resolve, call, Mode::Default, &rules, &[], &allow).name(), "allow", "{decision:?}");
+        }
+    }
+
+    #[test]
+    fn always_ask_tools_never_offer_and_a_stored_rule_for_one_allows_nothing() {
+        for name in ["apply_proposal", "update_project_metadata", "exit_plan_mode", "request_permission"] {
+            let tool = def(name);
+            assert!(!tool.offers_always_allow(), "{name}");
+            assert_eq!(crate::harness::allow_rule::AllowOffer::for_call(&tool, &INPUT), None);
+            let allow = [rule(name, AllowScope::Workspace, &[])];
+            assert_ne!(decide(&tool, facts(), Mode::Default, &[], &[], &allow).name(), "allow", "{name}");
+        }
+        let mut destructive = write_tool();
+        destructive.destructive = true;
+        assert!(!destructive.offers_always_allow());
+        let mut high = write_tool();
+        high.risk = crate::harness::tools::RiskLevel::High;
+        assert!(!high.offers_always_allow());
+        for name in ["create_checkpoint", "create_project_comment", "resolve_checklist_item"] {
+            assert!(def(name).offers_always_allow(), "{name}");
+        }
+        // A read allowed by its policy offers nothing: there is nothing to allow.
+        assert!(!def("read_versions").offers_always_allow());
+    }
+
+    mod preview_equals_engine {
+        use super::*;
+        use crate::harness::allow_rule::{would_have_matched, PastCall};
+        use proptest::prelude::*;
+
+        const TOOLS: &[&str] = &["resolve_checklist_item", "create_checkpoint", "create_project_comment", "apply_proposal", "exit_plan_mode", "read_versions"];
+        const IDS: &[&str] = &["1", "2", "3"];
+        const VALUES: &[&str] = &["prp_1", "prp_2", "prp_12", "a*b", "x"];
+        const GLOBS: &[&str] = &["prp_1", "prp_*", "*", "*2", "a\\*b", "a*b", "x"];
+
+        fn past_call() -> impl Strategy<Value = PastCall> {
+            (0..TOOLS.len(), 0..IDS.len(), 0..IDS.len(), 0..IDS.len(), proptest::option::of(0..VALUES.len()), proptest::option::of(0..VALUES.len())).prop_map(
+                |(tool, ws, prj, ses, proposal, label)| {
+                    let mut input = serde_json::Map::new();
+                    if let Some(v) = proposal {
+                        input.insert("proposalId".into(), serde_json::Value::String(VALUES[v].into()));
+                    }
+                    if let Some(v) = label {
+                        input.insert("label".into(), serde_json::Value::String(VALUES[v].into()));
+                    }
+                    PastCall {
+                        tool: TOOLS[tool].into(),
+                        input: serde_json::Value::Object(input),
+                        workspace_id: format!("wsp_{}", IDS[ws]),
+                        project_id: format!("prj_{}", IDS[prj]),
+                        owner_id: format!("ses_{}", IDS[ses]),
+                        at: chrono::DateTime::from_timestamp_millis(0).unwrap(),
+                    }
+                },
+            )
+        }
+
+        fn allow_rule() -> impl Strategy<Value = AllowRule> {
+            (0..TOOLS.len(), 0..3usize, proptest::option::of(0..GLOBS.len()), proptest::option::of(0..GLOBS.len()), 0..IDS.len(), 0..IDS.len()).prop_map(
+                |(tool, scope, proposal, label, prj, ses)| {
+                    let mut pattern: Vec<(&str, &str)> = Vec::new();
+                    if let Some(g) = proposal {
+                        pattern.push(("proposalId", GLOBS[g]));
+                    }
+                    if let Some(g) = label {
+                        pattern.push(("label", GLOBS[g]));
+                    }
+                    AllowRule { project_id: format!("prj_{}", IDS[prj]), owner_id: format!("ses_{}", IDS[ses]), ..rule(TOOLS[tool], AllowScope::ALL[scope], &pattern) }
+                },
+            )
+        }
+
+        proptest! {
+            /// The calls a prompt lists as "would have matched" are exactly the calls
+            /// the permission engine allows with only that rule stored: each past call
+            /// goes through `decide` in its own place (workspace, project, owner), and
+            /// is allowed by that rule iff the preview listed it.
+            #[test]
+            fn would_have_matched_is_exactly_what_the_engine_allows(rule in allow_rule(), calls in proptest::collection::vec(past_call(), 0..40)) {
+                let tools: Vec<ToolDefinition> = TOOLS.iter().map(|n| def(n)).collect();
+                let tool_of = |name: &str| tools.iter().find(|t| t.name == name);
+                let listed: Vec<*const PastCall> = would_have_matched(&rule, tool_of, &calls).into_iter().map(|c| c as *const PastCall).collect();
+                let allowed: Vec<*const PastCall> = calls.iter().filter(|call| {
+                    let owner = Owner::Session(call.owner_id.clone());
+                    let hash = crate::harness::tools::input_hash(&call.input);
+                    let facts = CallFacts { input: &call.input, input_hash: &hash, target_version: None, idempotency_key: "k", workspace_id: &call.workspace_id, project_id: &call.project_id, owner: &owner };
+                    let decision = decide(tool_of(&call.tool).unwrap(), facts, Mode::Default, &[], &[], std::slice::from_ref(&rule));
+                    matches!(decision, Decision::Allow { rule: Some(ref id), .. } if *id == rule.id)
+                }).map(|c| c as *const PastCall).collect();
+                prop_assert_eq!(listed, allowed);
+            }
         }
     }
 }

@@ -65,6 +65,10 @@ pub struct PendingApproval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub change: Option<Box<super::event::ApprovalChange>>,
+    /// What "always allow" would store, when the tool offers it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub offer: Option<super::allow_rule::AllowOffer>,
 }
 
 /// A question waiting for the user's answer.
@@ -233,7 +237,7 @@ impl SessionState {
                 let status = wire(status);
                 Some(worded("tool_result", &[("tool", tool.clone()), ("status", status.clone())], format!("{tool} → {status}")))
             }
-            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, reason_id, change, .. } => {
+            EventBody::ApprovalRequested { request_id, tool, input_hash, target_version, idempotency_key, reason, reason_id, change, offer, .. } => {
                 self.last_block_event_id = Some(event.event_id.clone());
                 self.pending_approval = Some(PendingApproval {
                     request_id: request_id.clone(),
@@ -245,6 +249,7 @@ impl SessionState {
                     reason: reason.clone(),
                     reason_id: reason_id.clone(),
                     change: change.clone(),
+                    offer: offer.clone(),
                 });
                 Some(worded("approval_needed", &[("tool", tool.clone()), ("why", reason_id.clone().unwrap_or_default())], format!("Approval needed for {tool}: {reason}")))
             }

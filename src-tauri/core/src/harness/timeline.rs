@@ -261,6 +261,11 @@ pub struct ApprovalPrompt {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub change: Option<Box<ApprovalChange>>,
+    /// What "always allow" would store (tool and argument pattern), when the tool
+    /// offers it; the person picks the scope (`permissionRule.preview` shows its width).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub offer: Option<super::allow_rule::AllowOffer>,
 }
 
 /// A question waiting for the person's answer.
@@ -491,7 +496,7 @@ pub fn fold(state: &mut Timeline, event: &Event) {
                 state.pending_question = None;
             }
         }
-        EventBody::ApprovalRequested { request_id, tool, input, target_version, reason, reason_id, change, .. } => {
+        EventBody::ApprovalRequested { request_id, tool, input, target_version, reason, reason_id, change, offer, .. } => {
             state.pending_approval = Some(ApprovalPrompt {
                 request_id: request_id.clone(),
                 tool_use_id: tool_use_id.unwrap_or_default().to_owned(),
@@ -501,6 +506,7 @@ pub fn fold(state: &mut Timeline, event: &Event) {
                 reason_id: reason_id.clone(),
                 target_version: *target_version,
                 change: change.clone(),
+                offer: offer.clone(),
             });
             state.set_step(tool_use_id, sequence, |_| StepState::Waiting);
         }

@@ -80,6 +80,9 @@ pub enum BaseVersionPolicy {
 /// the registry refuses a tool of such a name.
 pub const PERSON_ONLY_ACTIONS: &[&str] = &["accept_proposal", "reject_proposal", "proposal_accept", "proposal_reject", "proposal.accept", "proposal.reject", "rebase_proposal"];
 
+/// Tools that ask every time: no "always allow" is offered or honoured for them.
+pub const ALWAYS_ASK_TOOLS: &[&str] = &["apply_proposal", "update_project_metadata", "exit_plan_mode", "request_permission"];
+
 /// Everything the harness knows about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -120,6 +123,23 @@ impl ToolDefinition {
     /// most once per idempotency key, and is the only kind whose handler can write.
     pub fn is_write(&self) -> bool {
         self.capability == Capability::Write || !self.read_only || self.destructive
+    }
+
+    /// True when a person may answer this tool's prompt with "always allow"
+    /// ([`super::allow_rule`]): a tool that asks by itself. Never for the tools that must ask every time: applying a
+    /// proposal (bound to the exact hunks), changing the project's settings, a plan, a
+    /// permission request, and anything destructive or of high risk. The permission
+    /// engine checks this too, so a stored rule for such a tool allows nothing.
+    pub fn offers_always_allow(&self) -> bool {
+        // Only a tool that asks by itself: a rule has nothing to allow for a tool its
+        // policy allows, and never loosens one its policy denies.
+        let asks_by_itself = match self.permission {
+            PermissionPolicy::Ask => true,
+            PermissionPolicy::Allow => self.is_write(),
+            PermissionPolicy::Deny => false,
+        };
+        asks_by_itself
+            && !(ALWAYS_ASK_TOOLS.contains(&self.name.as_str()) || self.destructive || self.risk == RiskLevel::High || self.base_version == BaseVersionPolicy::ProposalTarget)
     }
 
     /// Why the registry refuses this definition, if it does: a tool that may change

@@ -227,6 +227,7 @@ fn close_blocks(engine: Harness<'_>, live: &Live, emit: Emit<'_>) -> Result<(), 
             EventBody::ApprovalResolved {
                 request_id: pending.request_id,
                 approved: false,
+                rule_id: None,
                 decided_by: "user".to_owned(),
                 note: "Superseded by a new message.".to_owned(),
                 note_id: Some("superseded_by_new_message".to_owned()),
@@ -337,11 +338,20 @@ const STALE_CHANGE_NOTE: &str =
 pub(crate) const STALE_CHANGE_NOTE_ID: &str = "stale_change";
 
 /// Records the user's decision on a pending approval and continues the turn.
+/// The person's answer to a permission prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Deny,
+    AllowOnce,
+    /// Allow, and store the "always allow" rule the prompt offered, in this scope.
+    AllowAlways(super::AllowScope),
+}
+
 pub(crate) fn resolve_approval(
     engine: Harness<'_>,
     session_id: &str,
     request_id: &str,
-    approved: bool,
+    answer: Answer,
     note: &str,
     decided_by: &str,
     emit: Emit<'_>,
@@ -356,6 +366,17 @@ pub(crate) fn resolve_approval(
         return Err(ApiError::new(ErrorCode::Conflict, format!("Approval request {request_id} is not pending (it was decided, superseded, or never asked)."))
             .action("show_session", &[("session", session_id)])
             .details(json!({"requestId": request_id})));
+    };
+    // "Always allow" only where the prompt offered it: never for a tool that always
+    // asks (the offer is absent). Refused before anything is written.
+    let (approved, offer) = match (answer, &pending.offer) {
+        (Answer::Deny, _) => (false, None),
+        (Answer::AllowOnce, _) => (true, None),
+        (Answer::AllowAlways(scope_choice), Some(offer)) => (true, Some((scope_choice, offer.clone()))),
+        (Answer::AllowAlways(_), None) => {
+            return Err(ApiError::new(ErrorCode::Validation, format!("`{}` always asks: this request cannot be allowed always, only once.", pending.tool))
+                .details(json!({"requestId": request_id, "tool": pending.tool})));
+        }
     };
     // The change the person was shown is bound by its hunk-set hash: when the
     // proposal no longer yields the same set (the person rejected a hunk meanwhile, a
@@ -390,11 +411,33 @@ pub(crate) fn resolve_approval(
     };
     let mut extra = Batch::new();
     extra.put(&record)?;
+    // The rule is stored with the answer, in one write; a stale change makes none.
+    let rule_id = match offer {
+        Some((scope_choice, offer)) if approved => {
+            let rule = super::AllowRule {
+                id: engine.new_id("rul"),
+                workspace_id: scope.workspace_id.clone(),
+                tool: offer.tool,
+                scope: scope_choice,
+                pattern: offer.pattern,
+                project_id: scope.project_id.clone(),
+                owner_id: scope.owner.id().to_owned(),
+                request_id: pending.request_id.clone(),
+                created_by: decided_by.to_owned(),
+                created_at: engine.now(),
+                allowed_count: 0,
+                last_allowed_at: None,
+            };
+            extra.put(&rule)?;
+            Some(rule.id)
+        }
+        _ => None,
+    };
     let meta = Meta { tool_use_id: Some(pending.tool_use_id.clone()), ..Meta::default() };
     let event = engine.append_event(
         &live,
         meta.clone(),
-        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, decided_by: decided_by.to_owned(), note: note.to_owned(), note_id },
+        EventBody::ApprovalResolved { request_id: request_id.to_owned(), approved, rule_id, decided_by: decided_by.to_owned(), note: note.to_owned(), note_id },
         extra,
         Durability::Durable,
     )?;

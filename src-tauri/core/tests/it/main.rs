@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod activity;
+mod allow_rules;
 mod api;
 mod ask_window;
 mod budget;

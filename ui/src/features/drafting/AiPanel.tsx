@@ -303,10 +303,11 @@ function SessionView({
             pending={pendingApproval}
             busy={busy}
             projectId={drafting.projectId}
-            onDecide={async (ok, note) => {
+            sessionId={store.id}
+            onDecide={async (ok, note, always) => {
               // What the tool writes builds on what is on screen: save pending typing first.
               if (ok) await workingCopy.flush().catch(() => undefined);
-              void store.resolveApproval(pendingApproval.requestId, ok, note);
+              void store.resolveApproval(pendingApproval.requestId, ok, note, always);
             }}
           />
         ))}

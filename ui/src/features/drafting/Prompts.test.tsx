@@ -120,6 +120,44 @@ describe("permission prompts", () => {
     expect(within(prompt).queryByTestId("approval-why")).toBeNull();
   });
 
+  it("offers always allow with the rule and the matches of the scope picked, and answers with that scope", async () => {
+    const offer = { tool: "resolve_checklist_item", pattern: { proposalId: "prp_9" } };
+    const log = asking("resolve_checklist_item", { proposalId: "prp_9", itemId: "i2" });
+    // The engine's offer rides on the request event.
+    Object.assign(log[4]!.payload as object, { offer });
+    const { transport } = setupPanel({ log, status: "waitingForApproval" });
+    transport.on("proposal.get", () => view({ id: "prp_9", kind: "checklist", summary: "Ready?", payload: { type: "checklist", items: [] } }));
+    const previews: string[] = [];
+    transport.on("allowRule.preview", ({ scope }) => {
+      previews.push(scope);
+      const n = scope === "workspace" ? 3 : 1;
+      const match = { tool: "resolve_checklist_item", at: "2026-01-01T00:00:00Z", projectId: "prj_1", projectTitle: "春晓", ownerId: "ses_1", fields: { proposalId: "prp_9" } };
+      return { tool: "resolve_checklist_item", scope, pattern: offer.pattern, projectId: "prj_1", ownerId: "ses_1", matches: Array.from({ length: n }, () => match), total: n };
+    });
+    let answered: unknown = null;
+    transport.on("session.resolveApproval", (params) => {
+      answered = params;
+      return { queued: false, reason: "completed" as const, session: sessionView() };
+    });
+    const box = await screen.findByTestId("always-allow");
+    expect(within(box).getByTestId("always-rule").textContent).toBe("Rule it would store: always allow “Tick off a checklist item” — This drafting session — for proposalId = prp_9.");
+    await waitFor(() => expect(within(box).getByTestId("always-total").textContent).toBe("It would have matched 1 earlier call in this workspace:"));
+    expect(within(box).getByTestId("always-match").textContent).toContain("春晓 · proposalId = prp_9");
+    fireEvent.click(within(box).getByTestId("always-scope-workspace"));
+    await waitFor(() => expect(within(box).getByTestId("always-total").textContent).toBe("It would have matched 3 earlier calls in this workspace:"));
+    expect(within(box).getAllByTestId("always-match")).toHaveLength(3);
+    expect(previews).toEqual(["session", "workspace"]);
+    fireEvent.click(within(box).getByTestId("allow-always"));
+    await waitFor(() => expect(answered).toEqual({ sessionId: "ses_1", requestId: "req_1", approved: true, always: "workspace" }));
+  });
+
+  it("never offers always allow where the engine offers no rule (applying a change, a permission request)", async () => {
+    setupPanel({ log: asking("request_permission", { permission: "发布" }), status: "waitingForApproval", lang: "zh" });
+    await screen.findByTestId("approval");
+    expect(screen.queryByTestId("always-allow")).toBeNull();
+    expect(screen.queryByTestId("allow-always")).toBeNull();
+  });
+
   it("why the engine asks is worded from the core's reason id, whatever the English says", async () => {
     const withId = (reasonId: string) => {
       const log = asking("update_project_metadata", { title: "新标题" }, "needs approval (text the UI no longer reads)");

@@ -3,11 +3,12 @@
 import { useEffect, useState } from "react";
 import { toClientError } from "../../shared/api/client";
 import { useMethod } from "../../shared/api/query";
-import type { ApprovalChange, ProposalView, TextDiffResult } from "../../shared/api/generated";
+import type { AllowScope, ApprovalChange, ProposalView, TextDiffResult } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { DiffView } from "../../shared/ui/DiffView";
+import { AlwaysAllow } from "./AlwaysAllow";
 import { Markdown } from "./Markdown";
 import { toolLabel } from "./Timeline";
 import { ToolInput } from "./ToolInput";
@@ -188,12 +189,16 @@ export function ApprovalPrompt({
   busy,
   onDecide,
   projectId,
+  sessionId,
 }: {
   pending: PendingApproval;
   busy: boolean;
-  onDecide: (approved: boolean, note: string) => void;
+  /** `always`: allow, and store the offered "always allow" rule in that scope. */
+  onDecide: (approved: boolean, note: string, always?: AllowScope) => void;
   /** The project the session works on (to say where a write lands). */
   projectId?: string;
+  /** The session asked in (to preview an "always allow" rule). */
+  sessionId?: string;
 }) {
   const { t, lang } = useApp();
   const why = pending.tool === "request_permission" ? null : whyAsked(t, pending.reason, pending.reasonId);
@@ -255,6 +260,10 @@ export function ApprovalPrompt({
             {t("ai.approval.deny")}…
           </button>
         </div>
+      )}
+      {/* Only where the engine offers a rule: never for a change, a plan, or a permission request. */}
+      {!denying && pending.offer && sessionId && (
+        <AlwaysAllow sessionId={sessionId} requestId={pending.requestId} offer={pending.offer} busy={busy} onAllowAlways={(scope) => onDecide(true, "", scope)} />
       )}
     </section>
   );

@@ -2,6 +2,7 @@
 // Its state lives in store.ts (a plain model, outside React).
 // This face is the only module other features and the app import (see boundary.test.ts).
 export { AiPanel } from "./AiPanel";
+export { ALLOW_SCOPES, patternLabel, scopeLabel } from "./AlwaysAllow";
 export { type SourceTarget } from "./Ask";
 export { targetLabel } from "./Prompts";
 export { StatusAi } from "./StatusAi";

@@ -13,7 +13,7 @@
 // way they are applied in sequence order; a gap is filled from the log first.
 
 import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../../shared/api/client";
-import type { Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView } from "../../shared/api/generated";
+import type { AllowScope, Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView } from "../../shared/api/generated";
 import { lastSession, saveLastSession } from "../../shared/lib/prefs";
 import { emptyTimeline, fold, type TimelineState } from "./timeline";
 import type { Selection } from "./scope";
@@ -370,8 +370,9 @@ export class SessionStore {
     }
   }
 
-  resolveApproval(requestId: string, approved: boolean, note?: string): Promise<boolean> {
-    const params = note?.trim() ? { sessionId: this.id, requestId, approved, note: note.trim() } : { sessionId: this.id, requestId, approved };
+  /** `always`: with an approval, also store the prompt's "always allow" rule in that scope. */
+  resolveApproval(requestId: string, approved: boolean, note?: string, always?: AllowScope): Promise<boolean> {
+    const params = { sessionId: this.id, requestId, approved, ...(note?.trim() ? { note: note.trim() } : {}), ...(always && approved ? { always } : {}) };
     return this.drive((onEvent) => this.client.stream("session.resolveApproval", params, onEvent));
   }
 

@@ -6,7 +6,7 @@
 // message (see ./store.ts).
 
 import type { HarnessEvent } from "../../shared/api/client";
-import type { ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../../shared/api/generated";
+import type { AllowOffer, ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, Hint, LayerEstimate, Mode, ToolStatus, TurnEndReason } from "../../shared/api/generated";
 import { parseTask, type Selection } from "./scope";
 
 /** A tool step as the timeline shows it. */
@@ -114,6 +114,8 @@ export interface PendingApproval {
   targetVersion?: number;
   /** For a call that applies a proposal: exactly what would change (the approval is bound to it). */
   change?: ApprovalChange;
+  /** What "always allow" would store (tool and pattern); absent for tools that always ask. */
+  offer?: AllowOffer;
 }
 
 export interface PendingQuestion {
@@ -320,6 +322,7 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
         ...(p.reasonId !== undefined ? { reasonId: p.reasonId } : {}),
         ...(p.targetVersion !== undefined ? { targetVersion: p.targetVersion } : {}),
         ...(p.change ? { change: p.change } : {}),
+        ...(p.offer ? { offer: p.offer } : {}),
       };
       s.items = updateTool(s.items, event.toolUseId, (step) => ({ ...step, state: "waiting" }));
       break;

@@ -1,7 +1,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
 import { FakeTransport } from "../../shared/api/fake";
-import type { BrandProfile, ContentTemplate, ExportResult } from "../../shared/api/generated";
+import type { AllowRuleView, BrandProfile, ContentTemplate, ExportResult } from "../../shared/api/generated";
 import type { Lang } from "../../shared/i18n";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
 import { Settings, type SettingsProps, type SettingsSection } from "./Settings";
@@ -183,9 +183,56 @@ describe("Settings", () => {
       "Usage",
       "AI activity",
       "Memory",
+      "Permissions",
       "Data & backups",
       "Brand profiles",
       "Templates",
+    ]);
+  });
+
+  it("Permissions lists each rule with its scope and use, narrows it and removes it", async () => {
+    const rule: AllowRuleView = {
+      id: "rul_1",
+      workspaceId: "wsp_1",
+      tool: "create_checkpoint",
+      scope: "project",
+      pattern: {},
+      projectId: "prj_1",
+      projectTitle: "春晓",
+      ownerId: "ses_1",
+      requestId: "apr_1",
+      createdBy: "me",
+      createdAt: "2026-01-01T00:00:00Z",
+      allowedCount: 3,
+      lastAllowedAt: "2026-01-02T00:00:00Z",
+    };
+    let rules = [rule];
+    const written: unknown[] = [];
+    const transport = new FakeTransport()
+      .on("allowRule.list", () => ({ rules }))
+      .on("allowRule.narrow", (p) => {
+        written.push(p);
+        rules = [{ ...rule, scope: p.scope ?? rule.scope }];
+        return rules[0]!;
+      })
+      .on("allowRule.remove", (p) => {
+        written.push(p);
+        rules = [];
+        return { id: p.ruleId, deleted: true };
+      });
+    renderSettings(transport, "permissions", {}, "zh");
+    const row = await screen.findByTestId("permission-rule");
+    expect(row.textContent).toContain("本项目 · 位于 春晓");
+    expect(row.textContent).toContain("任意输入");
+    expect(within(row).getByTestId("permission-used").textContent).toMatch(/^3 次，最近一次 /);
+    fireEvent.change(within(row).getByTestId("permission-narrow"), { target: { value: "session" } });
+    await waitFor(() => expect(screen.getByTestId("permission-rule").getAttribute("data-scope")).toBe("session"));
+    expect(screen.queryByTestId("permission-narrow")).toBeNull();
+    fireEvent.click(screen.getByTestId("permission-remove"));
+    await screen.findByTestId("permissions-none");
+    expect(written).toEqual([
+      { ruleId: "rul_1", scope: "session" },
+      { ruleId: "rul_1" },
     ]);
   });
 

@@ -12,13 +12,14 @@ import { MemoryList } from "../memory";
 import { Brands } from "./Brands";
 import { Data } from "./Data";
 import { Models } from "./Models";
+import { Permissions } from "./Permissions";
 import { Templates } from "./Templates";
 import { Usage } from "../usage";
 import { AiActivity } from "../activity";
 import { WorkspaceSync } from "../sync";
 import { Accounts } from "../performance";
 
-export type SettingsSection = "general" | "workspace" | "accounts" | "models" | "usage" | "aiActivity" | "memory" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "workspace" | "accounts" | "models" | "usage" | "aiActivity" | "memory" | "permissions" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -37,7 +38,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "workspace", "accounts", "models", "usage", "aiActivity", "memory", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "workspace", "accounts", "models", "usage", "aiActivity", "memory", "permissions", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -63,6 +64,7 @@ export function Settings(props: SettingsProps) {
           {props.section === "usage" && <Usage />}
           {props.section === "aiActivity" && <AiActivity />}
           {props.section === "memory" && <MemoryList />}
+          {props.section === "permissions" && <Permissions />}
           {props.section === "data" && <Data onDataChanged={props.onDataChanged} />}
           {props.section === "brands" && <Brands brands={props.brands} onChanged={props.onLibraryChanged} />}
           {props.section === "templates" && (

@@ -152,6 +152,68 @@ model: string | null,
  */
 pulledFrom: string | null, };
 
+export type AllowOffer = { tool: string, pattern: { [key in string]: string }, };
+
+export type AllowRuleListResult = { 
+/**
+ * Newest first.
+ */
+rules: Array<AllowRuleView>, };
+
+export type AllowRuleNarrowParams = { ruleId: string, 
+/**
+ * A scope no wider than the rule's.
+ */
+scope?: AllowScope, 
+/**
+ * A pattern no wider than the rule's: its fields kept (same glob, or a glob in
+ * place of `*`), more fields allowed.
+ */
+pattern?: { [key in string]: string }, };
+
+export type AllowRulePreview = { tool: string, scope: AllowScope, pattern: { [key in string]: string }, projectId: string, ownerId: string, 
+/**
+ * The most recent matching calls of the workspace, newest first (at most
+ * [`PREVIEW_LIMIT`]).
+ */
+matches: Array<MatchedCall>, 
+/**
+ * Every matching call.
+ */
+total: number, };
+
+export type AllowRulePreviewParams = { sessionId: string, 
+/**
+ * The pending approval request whose "always allow" is previewed.
+ */
+requestId: string, scope: AllowScope, };
+
+export type AllowRuleRef = { ruleId: string, };
+
+export type AllowRuleView = { projectTitle?: string, 
+/**
+ * `rul_…`.
+ */
+id: string, workspaceId: string, tool: string, scope: AllowScope, 
+/**
+ * Input field → glob (`*` any run of characters, `\*` a star); empty: any input.
+ */
+pattern: { [key in string]: string }, 
+/**
+ * Where it was made: the project and the session (or run) id.
+ */
+projectId: string, ownerId: string, 
+/**
+ * The approval request it was made from.
+ */
+requestId: string, createdBy: string, createdAt: string, 
+/**
+ * Calls it allowed, and when it last did; written with the call's decision event.
+ */
+allowedCount: number, lastAllowedAt?: string, };
+
+export type AllowScope = "session" | "project" | "workspace";
+
 export type Anchor = { from: number, to: number, };
 
 export type Answer = { 
@@ -299,7 +361,12 @@ reasonId?: string, targetVersion?: number,
 /**
  * For a call that applies a proposal: exactly what would change.
  */
-change?: ApprovalChange, };
+change?: ApprovalChange, 
+/**
+ * What "always allow" would store (tool and argument pattern), when the tool
+ * offers it; the person picks the scope (`permissionRule.preview` shows its width).
+ */
+offer?: AllowOffer, };
 
 export type AskRoute = "material" | "general";
 
@@ -743,7 +810,12 @@ selection?: Selection, } } | { "kind": "message_queued", "payload": { text: stri
  * The id of every prompt layer of the call, in order (see `crate::prompts`);
  * empty in logs written before prompts were versioned.
  */
-promptLayers: Array<string>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "assistant_streamed", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
+promptLayers: Array<string>, } } | { "kind": "model_call_started", "payload": { modelTurn: number, messagesHash: string, messageCount: number, } } | { "kind": "assistant_delta", "payload": { text: string, } } | { "kind": "assistant_streamed", "payload": { text: string, } } | { "kind": "reasoning_delta", "payload": { text: string, } } | { "kind": "assistant_message", "payload": { text: string, toolCalls: Array<ToolCall>, finishReason: string, interrupted: boolean, inputTokens: number, outputTokens: number, } } | { "kind": "tool_decision", "payload": { tool: string, decision: string, reason: string, 
+/**
+ * The "always allow" rule that allowed it (its count was updated in the
+ * same write as this event).
+ */
+ruleId?: string, } } | { "kind": "tool_result", "payload": { tool: string, status: ToolStatus, content: string, resultRef?: string, 
 /**
  * True when an earlier execution's stored result was returned instead of
  * running a write again.
@@ -767,7 +839,16 @@ reasonId?: string,
  * proposal, its target and the selected hunks' diffs), which the approval is
  * bound to.
  */
-change?: ApprovalChange, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, decidedBy: string, 
+change?: ApprovalChange, 
+/**
+ * What "always allow" would store (tool and argument pattern), when the tool
+ * offers it; absent for the tools that always ask and in older logs.
+ */
+offer?: AllowOffer, } } | { "kind": "approval_resolved", "payload": { requestId: string, approved: boolean, 
+/**
+ * The "always allow" rule the person made with this answer.
+ */
+ruleId?: string, decidedBy: string, 
 /**
  * The person's note, or (with `noteId`) the engine's English reason.
  */
@@ -1307,6 +1388,16 @@ export type Manifest = { format: string, formatVersion: number, schemaVersion: n
  */
 changeMarker: string, counts: ExportCounts, };
 
+export type MatchedCall = { tool: string, at: string, projectId: string, 
+/**
+ * The project's title, when the project is still there.
+ */
+projectTitle?: string, 
+/**
+ * The session (or run) it was made in.
+ */
+ownerId: string, fields: { [key in string]: string }, };
+
 export type Measurement = { platform: Platform, field: LimitField, unit: Unit, 
 /**
  * The length in `unit` (for X: the weighted length).
@@ -1593,7 +1684,11 @@ reasonId?: string,
 /**
  * For a call that applies a proposal: exactly what would change.
  */
-change?: ApprovalChange, };
+change?: ApprovalChange, 
+/**
+ * What "always allow" would store, when the tool offers it.
+ */
+offer?: AllowOffer, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
@@ -2662,7 +2757,12 @@ export type SessionRenameParams = { sessionId: string,
  */
 title: string, };
 
-export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, note?: string, };
+export type SessionResolveApprovalParams = { sessionId: string, requestId: string, approved: boolean, 
+/**
+ * With an approval: also store the "always allow" rule the prompt offered, in
+ * this scope (refused for a tool that always asks).
+ */
+always?: AllowScope, note?: string, };
 
 export type SessionSetBudgetParams = { sessionId: string, budget: BudgetInput, };
 
@@ -3485,6 +3585,10 @@ export interface ApiMethods {
   "search.askCancel": { params: SearchAskCancelParams; result: SearchAskCancelResult };
   "permissionRules.get": { params: Empty; result: PermissionRules };
   "permissionRules.set": { params: PermissionRules; result: PermissionRules };
+  "allowRule.preview": { params: AllowRulePreviewParams; result: AllowRulePreview };
+  "allowRule.list": { params: Empty; result: AllowRuleListResult };
+  "allowRule.narrow": { params: AllowRuleNarrowParams; result: AllowRuleView };
+  "allowRule.remove": { params: AllowRuleRef; result: Deleted };
   "proposal.list": { params: ProposalListParams; result: ProposalListResult };
   "proposal.get": { params: ProposalRef; result: ProposalView };
   "proposal.accept": { params: ProposalAcceptParams; result: Accepted };
@@ -3531,7 +3635,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "aiActivity.list", "aiActivity.export", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "aiActivity.list", "aiActivity.export", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
