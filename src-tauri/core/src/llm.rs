@@ -37,7 +37,7 @@ use ts_rs::TS;
 
 pub use client::{Cancel, LlmClient};
 pub use error::LlmError;
-pub use runtime::{endpoint, load_profile, quotas, ModelCall, Runtime};
+pub use runtime::{check_policy, endpoint, load_profile, quotas, ModelCall, Runtime};
 
 /// An API key. Debug and Display print only a fingerprint; it has no `Serialize`, so
 /// it cannot end up in a stored record, a log line written with `?` or an API result.

@@ -30,6 +30,7 @@ mod optimize_window;
 mod outbox;
 mod performance;
 mod pipeline;
+mod policy;
 mod proposals;
 mod search;
 mod staging;
