@@ -68,6 +68,37 @@ pub enum SyncCommand {
     /// Disconnect this data folder: the token leaves the keychain; unsynced versions
     /// stay, paused; nothing local is lost.
     Disconnect,
+    /// The workspace policy that owners set and every app enforces.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// The policy this app enforces (asked of the server when it can be; else the one
+    /// last seen), who set it, and your spending this month.
+    Show,
+    /// Set the whole policy (owners only); what is left out takes its default.
+    Set {
+        /// Which model providers projects may use: `any`, `local` (a server on this
+        /// computer) or hosts separated by commas.
+        #[arg(long, default_value = "any")]
+        providers: String,
+        /// Whether performance history may enter AI context.
+        #[arg(long, value_parser = ["on", "off"], default_value = "on")]
+        performance_context: String,
+        /// Each member's AI cost per calendar month, in US dollars.
+        #[arg(long)]
+        monthly_cap_usd: Option<f64>,
+        /// Each member's AI tokens per calendar month.
+        #[arg(long)]
+        monthly_cap_tokens: Option<u64>,
+        /// Whether members' AI activity is shared with owners.
+        #[arg(long, value_parser = ["on", "off"], default_value = "off")]
+        share_activity: String,
+    },
 }
 
 fn read_token() -> Result<String, Failure> {
@@ -150,6 +181,39 @@ fn print_invite(result: &Value) {
     );
 }
 
+fn print_policy(result: &Value) {
+    let Some(cached) = result.get("policy").filter(|p| p.is_object()) else {
+        println!("No workspace policy: not connected, or the workspace server is older and keeps none. Nothing limits AI calls but your own quotas.");
+        return;
+    };
+    let policy = &cached["policy"];
+    let providers = match s(&policy["providers"], "kind") {
+        "local" => "local only (a server on this computer)".to_owned(),
+        "hosts" => format!("only {}", policy["providers"]["hosts"].as_array().into_iter().flatten().filter_map(Value::as_str).collect::<Vec<_>>().join(", ")),
+        _ => "any".to_owned(),
+    };
+    let on_off = |v: &Value| if v == true { "on" } else { "off" };
+    println!("Workspace policy of {}", s(cached, "workspaceName"));
+    match (cached["setBy"].as_str(), cached["setAt"].as_str()) {
+        (Some(by), Some(at)) => println!("  set by {by} on {}", &at[..at.len().min(10)]),
+        _ => println!("  never set: the defaults"),
+    }
+    println!("  providers:            {providers}");
+    println!("  performance context:  {}", on_off(&policy["performanceContext"]));
+    let spent = &result["spent"];
+    match policy["monthlyCapUsd"].as_f64() {
+        Some(cap) => println!("  monthly cap (USD):    {cap:.2} per member; you spent {:.4} this month", spent["costUsd"].as_f64().unwrap_or(0.0)),
+        None => println!("  monthly cap (USD):    none"),
+    }
+    if let Some(cap) = policy["monthlyCapTokens"].as_u64() {
+        println!("  monthly cap (tokens): {cap} per member; you used {} this month", spent["tokens"]);
+    }
+    println!("  share AI activity:    {}", on_off(&policy["shareActivity"]));
+    if result["fresh"] != true {
+        println!("The server could not be reached: this is the policy last seen (read {}), which this app keeps to.", s(cached, "fetchedAt"));
+    }
+}
+
 fn print_disconnect(result: &Value) {
     println!("Disconnected from {}. The token was removed from the keychain; your projects and versions are untouched.", s(result, "workspaceName"));
     match result["keptJobs"].as_u64() {
@@ -205,5 +269,21 @@ fn rendered(engine: &Engine, command: SyncCommand) -> Result<Rendered, Failure> 
         SyncCommand::Invite { name, role } => (call(engine, "sync.invite", json!({"name": name, "role": role}))?, Box::new(print_invite)),
         SyncCommand::Revoke { token_id } => (call(engine, "sync.revokeMember", json!({"tokenId": token_id}))?, Box::new(print_members)),
         SyncCommand::Disconnect => (call(engine, "sync.disconnect", json!({}))?, Box::new(print_disconnect)),
+        SyncCommand::Policy { command: PolicyCommand::Show } => (call(engine, "sync.policy", json!({}))?, Box::new(print_policy)),
+        SyncCommand::Policy { command: PolicyCommand::Set { providers, performance_context, monthly_cap_usd, monthly_cap_tokens, share_activity } } => {
+            let providers = match providers.trim() {
+                "any" => json!({"kind": "any"}),
+                "local" => json!({"kind": "local"}),
+                hosts => json!({"kind": "hosts", "hosts": hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).collect::<Vec<_>>()}),
+            };
+            let mut params = json!({"providers": providers, "performanceContext": performance_context == "on", "shareActivity": share_activity == "on"});
+            if let Some(cap) = monthly_cap_usd {
+                params["monthlyCapUsd"] = json!(cap);
+            }
+            if let Some(cap) = monthly_cap_tokens {
+                params["monthlyCapTokens"] = json!(cap);
+            }
+            (call(engine, "sync.setPolicy", params)?, Box::new(print_policy))
+        }
     })
 }

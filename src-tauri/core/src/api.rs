@@ -368,6 +368,8 @@ api_methods! {
         "sync.invite" => sync::invite(SyncInviteParams) -> SyncInviteResult;
         "sync.revokeMember" => sync::revoke_member(SyncRevokeMemberParams) -> SyncMembersResult;
         "sync.disconnect" => sync::disconnect(Empty) -> SyncDisconnectResult;
+        "sync.policy" => sync::policy(Empty) -> crate::sync::policy::PolicyStanding;
+        "sync.setPolicy" => sync::set_policy(SyncSetPolicyParams) -> crate::sync::policy::PolicyStanding;
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
         "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
         "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;

@@ -173,6 +173,8 @@ fn sections() -> Vec<Section> {
         section::<crate::proposals::checkpoints::Checkpoint>(Layout::Lines { file: "proposals/checkpoints.jsonl", always: false }, None),
         section::<crate::proposals::staging::Staging>(Layout::Lines { file: "proposals/staging.jsonl", always: false }, None),
         section::<crate::outbox::DeliveryJob>(Layout::Lines { file: "sync/outbox.jsonl", always: false }, None),
+        // The workspace policy last seen: a restored data folder keeps to it offline.
+        section::<crate::policy::CachedPolicy>(Layout::Single { file: "sync/policy.json", key: crate::policy::META_POLICY }, None),
         section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
         section::<crate::harness::AllowRule>(Layout::Prefixed { file: "harness/allow-rules.jsonl", prefix: crate::harness::allow_rule::META_ALLOW_RULES }, None),
         section::<crate::harness::compaction::ProfileContext>(

@@ -17,6 +17,7 @@ pub mod llm;
 pub mod memory;
 pub mod outbox;
 pub mod performance;
+pub mod policy;
 pub mod project;
 pub mod prompts;
 pub mod proposals;

@@ -8,4 +8,4 @@ pub use inkstone_llm::*;
 
 pub mod runtime;
 
-pub use runtime::{endpoint, load_profile, quotas, ModelCall, Runtime};
+pub use runtime::{check_policy, endpoint, load_profile, quotas, ModelCall, Runtime};

@@ -28,6 +28,7 @@ mod connect;
 pub mod cycle;
 pub mod members;
 pub mod merge;
+pub mod policy;
 mod records;
 mod resolve;
 mod runtime;

@@ -26,6 +26,9 @@ pub enum ErrorCode {
     ProviderUnavailable,
     ContextTooLong,
     QuotaExceeded,
+    /// The workspace policy its owners set refuses the call (a provider it does not
+    /// allow, a member's monthly cap); nothing was sent.
+    PolicyRefused,
     KeychainUnavailable,
     Offline,
     Timeout,
@@ -58,7 +61,7 @@ impl ErrorCode {
             ErrorCode::NotFound => 404,
             ErrorCode::Validation => 400,
             ErrorCode::Conflict | ErrorCode::ReadOnly => 409,
-            ErrorCode::PermissionDenied | ErrorCode::ToolForbidden => 403,
+            ErrorCode::PermissionDenied | ErrorCode::ToolForbidden | ErrorCode::PolicyRefused => 403,
             ErrorCode::ProviderAuth => 502,
             ErrorCode::ProviderRateLimited | ErrorCode::QuotaExceeded => 429,
             ErrorCode::ProviderUnavailable | ErrorCode::Offline => 503,

@@ -29,7 +29,9 @@ use axum::routing::{delete, get, post};
 use axum::serve::{IncomingStream, Listener};
 use axum::{Extension, Json, Router};
 use http_body_util::BodyExt;
-use inkstone_sync_proto::{ErrorBody, InviteRequest, MembersResponse, PushRequest, Role, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_PAGE_BYTES, MAX_VERSIONS_PER_PUSH};
+use inkstone_sync_proto::{
+    ErrorBody, InviteRequest, MembersResponse, PolicyRecord, PushRequest, Role, WorkspacePolicy, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_PAGE_BYTES, MAX_VERSIONS_PER_PUSH,
+};
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -361,6 +363,35 @@ async fn revoke(State(state): State<Arc<AppState>>, Extension(who): Extension<Ca
     .await
 }
 
+/// The workspace's policy, for every member (apps enforce it): the default, with no
+/// setter, until an owner sets one.
+async fn policy(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Viewer)?;
+    blocking(move || {
+        let record = state.storage.policy(&caller.workspace_id)?.unwrap_or(PolicyRecord { policy: WorkspacePolicy::default(), set_by: None, set_at: None });
+        Ok(Json(record).into_response())
+    })
+    .await
+}
+
+/// Replaces the workspace's policy (owners only; an editor or viewer is refused before
+/// the body is read). Answers the stored record, with the owner and the time.
+async fn set_policy(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, headers: HeaderMap, body: Body) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Owner)?;
+    let body = read_body(&state, &headers, body).await?;
+    blocking(move || {
+        let policy: WorkspacePolicy = serde_json::from_slice(&body.bytes)
+            .map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The policy is not valid JSON of the right shape: {e}.")))?;
+        if let Some((field, message)) = policy.invalid() {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("{field}: {message}")));
+        }
+        let record = PolicyRecord { policy, set_by: Some(caller.member.clone()), set_at: Some(crate::storage::now_millis()) };
+        state.storage.set_policy(&caller.workspace_id, &record)?;
+        Ok(Json(record).into_response())
+    })
+    .await
+}
+
 /// A push checked and ready for the store: its caller, dedupe key, request and the
 /// hash of its body.
 struct CheckedPush {
@@ -651,6 +682,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/projects/{project_id}", get(project))
         .route("/v1/projects/{project_id}/push", post(push))
         .route("/v1/changes", get(changes))
+        .route("/v1/policy", get(policy).put(set_policy))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))

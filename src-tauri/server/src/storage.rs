@@ -17,7 +17,7 @@ pub use self::sled::SledStorage;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, Role, StaleBase, WorkspaceInfo};
+use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, MemberEntry, PolicyRecord, ProjectHead, PushRequest, PushResponse, Role, StaleBase, WorkspaceInfo};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
@@ -121,6 +121,11 @@ pub trait Storage: Send + Sync {
         Ok(out)
     }
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError>;
+    /// The workspace's policy as an owner last set it; None: never set.
+    fn policy(&self, workspace_id: &str) -> Result<Option<PolicyRecord>, StorageError>;
+    /// Replaces the workspace's policy (durable before it returns). The caller checked
+    /// the setter is an owner and the policy is valid.
+    fn set_policy(&self, workspace_id: &str, record: &PolicyRecord) -> Result<(), StorageError>;
     /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
     /// how many. The server runs it hourly.
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError>;
@@ -173,9 +178,10 @@ pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
     }
 }
 
-/// What both storages support beyond the first protocol: they keep a version's origin.
+/// What both storages support beyond the first protocol: they keep a version's origin
+/// and the workspace's policy.
 pub fn features() -> Vec<String> {
-    vec![inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned()]
+    vec![inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned(), inkstone_sync_proto::FEATURE_WORKSPACE_POLICY.to_owned()]
 }
 
 /// `sha256` hex of `bytes`.

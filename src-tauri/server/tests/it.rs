@@ -31,6 +31,7 @@ on_both_storages!(
     a_request_without_a_valid_token_is_refused_before_its_body_is_read,
     requests_without_a_valid_token_are_rate_limited_per_address,
     connections_are_capped_and_bodies_share_a_budget,
+    owners_set_the_policy_every_member_reads_it_and_nobody_else_touches_it,
 );
 
 /// PostgreSQL's schema: migrations are recorded, run once however many servers start,
@@ -73,7 +74,7 @@ fn pg_versions_of_an_older_schema_read_without_an_origin() {
     assert_eq!(storage.applied_migrations().unwrap(), known);
     let changes = storage.changes("w1", 0, 10).unwrap();
     assert_eq!((changes.versions.len(), changes.versions[0].origin.as_deref()), (1, None));
-    assert_eq!(changes.features, ["versionOrigin"]);
+    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy"]);
 }
 
 struct Server {
@@ -199,7 +200,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         let client = Client::new();
         let (status, info) = get(&client, &url, &token, "/v1/workspace").await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(info["features"], json!(["versionOrigin"]));
+        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy"]));
         let mut resolution = version("v2", "二");
         resolution["origin"] = json!("syncResolution");
         let body = json!({"base": 0, "versions": [version("v1", "一"), resolution]});
@@ -208,7 +209,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         // The same key and payload replays; the origin is part of the payload.
         assert_eq!(push(&client, &url, &token, "prj_o", "o1", &body).await.0, StatusCode::OK);
         let (_, changes) = get(&client, &url, &token, "/v1/changes?since=0").await;
-        assert_eq!(changes["features"], json!(["versionOrigin"]));
+        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy"]));
         let versions = changes["versions"].as_array().unwrap();
         assert!(versions[0].get("origin").is_none(), "no origin sent, none returned: {}", versions[0]);
         assert_eq!(versions[1]["origin"], "syncResolution");
@@ -783,5 +784,75 @@ fn connections_are_capped_and_bodies_share_a_budget(store: Store) {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         let (status, answer) = push(&client, &url, &editor.token, "prj_a", "k1", &body).await;
         assert_eq!(status, StatusCode::CREATED, "{answer}");
+    });
+}
+
+async fn put_policy(client: &Client, url: &str, token: &str, body: &Value) -> (StatusCode, Value) {
+    let response = client.put(format!("{url}/v1/policy")).bearer_auth(token).json(body).send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// The policy's matrix: every member reads it (the default until set), only an owner
+/// sets it, bad input changes nothing, another workspace's tokens see their own, and a
+/// restart keeps it. The server lists the feature.
+fn owners_set_the_policy_every_member_reads_it_and_nobody_else_touches_it(store: Store) {
+    let server = start(&store, RateLimit { per_second: 10_000.0, burst: 10_000.0 });
+    let (_, owner, editor, viewer) = workspace(&server, "A");
+    let (_, other_owner, _, _) = workspace(&server, "B");
+    let url = server.url.clone();
+    let (owner_token, editor_token) = (owner.token.clone(), editor.token.clone());
+    block(async move {
+        let client = Client::new();
+        let (_, info) = get(&client, &url, &viewer.token, "/v1/workspace").await;
+        assert!(info["features"].as_array().unwrap().iter().any(|f| f == "workspacePolicy"), "{info}");
+        for token in [&owner.token, &editor.token, &viewer.token] {
+            let (status, record) = get(&client, &url, token, "/v1/policy").await;
+            assert_eq!(status, StatusCode::OK);
+            assert_eq!(record, json!({"policy": {"providers": {"kind": "any"}, "performanceContext": true, "shareActivity": false}}));
+        }
+        let wanted = json!({"providers": {"kind": "hosts", "hosts": ["llm.corp.example"]}, "performanceContext": false, "monthlyCapUsd": 5.0, "shareActivity": true});
+        for token in [&editor.token, &viewer.token] {
+            let (status, error) = put_policy(&client, &url, token, &wanted).await;
+            assert_eq!((status, error["code"].as_str()), (StatusCode::FORBIDDEN, Some("FORBIDDEN")), "{error}");
+        }
+        let (status, _) = put_policy(&client, &url, "isk_nonsense", &wanted).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        for bad in [
+            json!({"providers": {"kind": "hosts", "hosts": []}, "performanceContext": true, "shareActivity": false}),
+            json!({"providers": {"kind": "hosts", "hosts": ["https://x.example"]}, "performanceContext": true, "shareActivity": false}),
+            json!({"providers": {"kind": "any"}, "performanceContext": true, "shareActivity": false, "monthlyCapUsd": -3}),
+            json!({"providers": {"kind": "everywhere"}, "performanceContext": true, "shareActivity": false}),
+            json!({"providers": {"kind": "any"}, "performanceContext": true, "shareActivity": false, "surprise": 1}),
+        ] {
+            let (status, error) = put_policy(&client, &url, &owner.token, &bad).await;
+            assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("VALIDATION")), "{bad}: {error}");
+        }
+        let (_, unchanged) = get(&client, &url, &viewer.token, "/v1/policy").await;
+        assert!(unchanged.get("setBy").is_none(), "refused input changed the policy: {unchanged}");
+
+        let (status, record) = put_policy(&client, &url, &owner.token, &wanted).await;
+        assert_eq!(status, StatusCode::OK, "{record}");
+        assert_eq!(record["policy"], wanted);
+        assert_eq!((record["setBy"]["name"].as_str(), record["setBy"]["role"].as_str()), (Some("olive"), Some("owner")));
+        assert!(record["setAt"].as_u64().is_some_and(|ms| ms > 1_700_000_000_000));
+        for token in [&editor.token, &viewer.token] {
+            assert_eq!(get(&client, &url, token, "/v1/policy").await.1, record);
+        }
+        // Another workspace's owner sets and reads only its own.
+        let (_, theirs) = get(&client, &url, &other_owner.token, "/v1/policy").await;
+        assert!(theirs.get("setBy").is_none(), "A's policy reached B: {theirs}");
+        let (status, _) = put_policy(&client, &url, &other_owner.token, &json!({"providers": {"kind": "local"}, "performanceContext": true, "shareActivity": false})).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(get(&client, &url, &viewer.token, "/v1/policy").await.1, record, "B's owner changed A's policy");
+    });
+    drop(server);
+    // Durable: a new server over the same data has it.
+    let server = start(&store, RateLimit::default());
+    let url = server.url.clone();
+    block(async move {
+        let (status, record) = get(&Client::new(), &url, &editor_token, "/v1/policy").await;
+        assert_eq!((status, record["policy"]["providers"]["kind"].as_str(), record["policy"]["monthlyCapUsd"].as_f64()), (StatusCode::OK, Some("hosts"), Some(5.0)));
+        let _ = owner_token;
     });
 }

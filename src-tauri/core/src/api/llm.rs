@@ -335,6 +335,8 @@ fn window_on_save(engine: &Engine, input: &LlmProfileInput, has_key: bool) -> Op
         return None;
     }
     let probe = LlmProfile { base_url, model: model.trim().to_owned(), ca_cert_path: None, proxy_url: None, ..blank_profile(engine.now()) };
+    // Nothing goes to a server the workspace policy does not allow, not even a probe.
+    crate::llm::check_policy(engine.store(), engine.config().clock.as_ref(), &probe, 0).ok()?;
     engine.llm().detect_window(&probe, None, WINDOW_PROBE_TIMEOUT, engine.now()).ok().flatten()
 }
 
@@ -605,8 +607,10 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
     // model's window is the one requests get. Not when no key could be had (nothing is
     // sent without one) or nothing listens.
     let unreachable = outcome.as_ref().err().is_some_and(|e| {
-        matches!(e.code, ErrorCode::ProviderAuth | ErrorCode::KeychainUnavailable | ErrorCode::Offline | ErrorCode::Validation | ErrorCode::QuotaExceeded)
-            || (e.code == ErrorCode::ProviderUnavailable && e.details.as_ref().is_some_and(|d| d.get("status").is_some_and(serde_json::Value::is_null)))
+        matches!(
+            e.code,
+            ErrorCode::ProviderAuth | ErrorCode::KeychainUnavailable | ErrorCode::Offline | ErrorCode::Validation | ErrorCode::QuotaExceeded | ErrorCode::PolicyRefused
+        ) || (e.code == ErrorCode::ProviderUnavailable && e.details.as_ref().is_some_and(|d| d.get("status").is_some_and(serde_json::Value::is_null)))
     });
     let (detected, counted) = if unreachable {
         (None, None)

@@ -408,3 +408,45 @@ pub(super) fn disconnect(engine: &Engine, _: Empty) -> Result<SyncDisconnectResu
     let done = sync::members::disconnect(engine, engine.sync_runtime())?;
     Ok(SyncDisconnectResult { workspace_name: done.workspace_name, kept_jobs: done.kept_jobs, status: status_of(engine)? })
 }
+
+/// The workspace policy to set (owners only), whole: what is left out takes its
+/// default (any provider, performance history allowed, no cap, activity not shared).
+#[derive(Debug, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SyncSetPolicyParams {
+    #[serde(default)]
+    #[ts(optional)]
+    pub providers: Option<crate::policy::ProviderRule>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub performance_context: Option<bool>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub monthly_cap_usd: Option<f64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub monthly_cap_tokens: Option<u64>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub share_activity: Option<bool>,
+}
+
+pub(super) fn policy(engine: &Engine, _: Empty) -> Result<sync::policy::PolicyStanding, ApiError> {
+    sync::policy::show(engine, engine.sync_runtime())
+}
+
+pub(super) fn set_policy(engine: &Engine, params: SyncSetPolicyParams) -> Result<sync::policy::PolicyStanding, ApiError> {
+    let defaults = crate::policy::Policy::default();
+    let providers = match params.providers.unwrap_or(defaults.providers) {
+        crate::policy::ProviderRule::Hosts { hosts } => crate::policy::ProviderRule::Hosts { hosts: hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect() },
+        other => other,
+    };
+    let policy = crate::policy::Policy {
+        providers,
+        performance_context: params.performance_context.unwrap_or(defaults.performance_context),
+        monthly_cap_usd: params.monthly_cap_usd,
+        monthly_cap_tokens: params.monthly_cap_tokens,
+        share_activity: params.share_activity.unwrap_or(defaults.share_activity),
+    };
+    sync::policy::set(engine, engine.sync_runtime(), policy)
+}

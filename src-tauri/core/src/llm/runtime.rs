@@ -4,7 +4,8 @@
 //!
 //! - uses exactly the profile it names (never another one, never a fallback);
 //! - resolves the key (the process's `INKSTONE_LLM_API_KEY`, else the OS keychain);
-//! - checks the quotas before anything is sent (QUOTA_EXCEEDED sends nothing);
+//! - checks the workspace policy (POLICY_REFUSED) and the quotas (QUOTA_EXCEEDED)
+//!   before anything is sent: a refused call sends nothing;
 //! - leaves exactly one usage record, whatever the outcome.
 //!
 //! It sits in `llm` so that callers need no `api`: it takes the store, the clock and
@@ -194,7 +195,9 @@ impl Runtime {
         let request = limited.as_ref().unwrap_or(request);
         let sampled = with_profile_sampling(request, profile);
         let request = sampled.as_ref().unwrap_or(request);
-        check_quota(store, clock, estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0)))?;
+        let needed = estimate_request_tokens(request) + u64::from(request.max_output_tokens.unwrap_or(0));
+        check_policy(store, clock, profile, needed)?;
+        check_quota(store, clock, needed)?;
         let client = self.client(endpoint(profile, api_key)?)?;
         let started = std::time::Instant::now();
         let mut sent = 0;
@@ -301,7 +304,9 @@ impl Runtime {
                 .hint("set_embedding_model", "Set an embedding model for the profile in Settings → AI models."));
         };
         let api_key = self.resolve_key(&profile)?;
-        check_quota(store, clock, inputs.iter().map(|i| super::estimate_tokens(i)).sum())?;
+        let needed = inputs.iter().map(|i| super::estimate_tokens(i)).sum();
+        check_policy(store, clock, &profile, needed)?;
+        check_quota(store, clock, needed)?;
         let mut endpoint = endpoint(&profile, api_key)?;
         endpoint.model = embedding_model.clone();
         if let Some(timeout) = timeout {
@@ -494,6 +499,18 @@ pub fn load_profile(store: &Store, name_or_id: &str) -> Result<LlmProfile, ApiEr
 /// The stored quotas (none set: both `None`).
 pub fn quotas(store: &Store) -> Result<Quotas, ApiError> {
     Ok(store.get::<Quotas>(META_QUOTAS)?.unwrap_or_default())
+}
+
+/// Refuses a call to `profile`'s server needing about `needed_tokens` when the
+/// workspace policy this app last saw forbids it (the provider's host, the member's
+/// monthly cap). Nothing is read but one meta record unless the policy caps spending.
+pub fn check_policy(store: &Store, clock: &dyn Clock, profile: &LlmProfile, needed_tokens: u64) -> Result<(), ApiError> {
+    let Some(cached) = store.get::<crate::policy::CachedPolicy>(crate::policy::META_POLICY)? else { return Ok(()) };
+    let host = super::profile::host_of(&profile.base_url);
+    let to = crate::policy::Destination { host: &host, loopback: super::profile::is_loopback(&profile.base_url) };
+    let spent =
+        if crate::policy::caps_spending(&cached.policy) { crate::policy::month_spent(&store.scan::<UsageRecord>(b"")?, clock.now()) } else { crate::policy::MonthSpent::default() };
+    crate::policy::check(&cached.policy, to, spent, needed_tokens).map_err(|refused| crate::policy::refused(refused, &cached))
 }
 
 /// Refuses a call needing about `needed_tokens` when it would break a quota.

@@ -128,6 +128,9 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
     let token = ApiKey::new(raw);
     let transport = runtime.transport(kernel)?;
     let info = transport.workspace(&server_url, &token).map_err(server_failed)?;
+    // The workspace's policy comes with the connection (a server that has one).
+    let has_policy = super::policy::keeps_policy(&info.features);
+    let fetched_policy = if has_policy { transport.policy(&server_url, &token).ok() } else { None };
     let _guard = kernel.write_lock();
     let mut workspace = kernel.workspace()?;
     let previous = members::previous(kernel)?;
@@ -212,6 +215,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
             }
         }
     }
+    super::policy::stage(&mut batch, has_policy, fetched_policy.map(|record| super::policy::cached(record, &connection, kernel.now())))?;
     batch.put(&workspace)?.put(&connection)?;
     batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
     kernel.store().apply(batch, Durability::Durable)?;

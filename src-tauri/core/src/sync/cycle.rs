@@ -155,6 +155,9 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
         batch.put(&stored)?;
         kernel.store().apply(batch, Durability::Durable)?;
         if !changes.more {
+            drop(_guard);
+            // The policy as the server has it now (kept when it cannot be read).
+            super::policy::refresh(kernel, transport, connection, token, super::policy::keeps_policy(&changes.features))?;
             return Ok(true);
         }
     }

@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use inkstone_sync_proto::{
-    ChangesResponse, ErrorBody, InviteRequest, IssuedToken, MembersResponse, PushRequest, PushResponse, StaleBase, WorkspaceInfo, IDEMPOTENCY_HEADER, MAX_ANSWER_BYTES,
+    ChangesResponse, ErrorBody, InviteRequest, IssuedToken, MembersResponse, PolicyRecord, PushRequest, PushResponse, StaleBase, WorkspaceInfo, WorkspacePolicy,
+    IDEMPOTENCY_HEADER, MAX_ANSWER_BYTES,
 };
 use serde::de::DeserializeOwned;
 
@@ -197,6 +198,23 @@ impl Transport {
         let (status, after, body) = self.send(self.client.delete(Transport::url(server_url, &format!("/v1/tokens/{token_id}"))), token)?;
         if (200..300).contains(&status) {
             Ok(())
+        } else {
+            Err(Transport::error(status, after, &body))
+        }
+    }
+
+    /// The workspace's policy (a server that lists `workspacePolicy`).
+    pub fn policy(&self, server_url: &str, token: &ApiKey) -> Result<PolicyRecord, Failure> {
+        self.get(server_url, "/v1/policy", token)
+    }
+
+    /// Replaces the workspace's policy (owners only); the answer is the stored record.
+    pub fn set_policy(&self, server_url: &str, token: &ApiKey, policy: &WorkspacePolicy) -> Result<PolicyRecord, Failure> {
+        let body = serde_json::to_vec(policy).map_err(|e| Failure::Network(format!("the policy could not be encoded: {e}")))?;
+        let http = self.client.put(Transport::url(server_url, "/v1/policy")).header("content-type", "application/json").body(body);
+        let (status, after, body) = self.send(http, token)?;
+        if (200..300).contains(&status) {
+            Transport::json(status, &body)
         } else {
             Err(Transport::error(status, after, &body))
         }

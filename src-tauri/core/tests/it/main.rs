@@ -32,6 +32,7 @@ mod optimize_window;
 mod outbox;
 mod performance;
 mod pipeline;
+mod policy;
 mod proposals;
 mod provenance;
 mod search;

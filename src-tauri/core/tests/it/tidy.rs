@@ -82,6 +82,7 @@ const LAYERS: &[&str] = &[
     "suggest",
     "intent", // session intent from the person's messages (rules + jieba)
     "usage",  // pure subsystems
+    "policy", // the workspace policy as last seen, and the check before a model call
     "outbox", // sync delivery jobs and their state machine
     "llm",
     "retrieval", // local search: the index, its thread, embeddings

@@ -18,8 +18,8 @@
 use std::time::Duration;
 
 use inkstone_sync_proto::{
-    ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
-    MAX_PAGE_BYTES,
+    ChangesResponse, IssuedToken, Member, MemberEntry, PolicyRecord, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry,
+    WorkspaceInfo, MAX_PAGE_BYTES,
 };
 use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
@@ -112,6 +112,17 @@ ALTER TABLE versions ADD COLUMN origin TEXT;
 -- A push that reuses a version id the workspace holds is refused: found by this index.
 -- (Not UNIQUE: a database of an older server may hold an id twice already.)
 CREATE INDEX versions_client_id ON versions (workspace_id, client_id);
+"#,
+    ),
+    (
+        5,
+        r#"
+-- The workspace's policy as its owners last set it (JSON of PolicyRecord: the policy,
+-- who set it and when). No row: never set.
+CREATE TABLE policies (
+    workspace_id TEXT PRIMARY KEY REFERENCES workspaces (id),
+    record TEXT NOT NULL
+);
 "#,
     ),
 ];
@@ -296,6 +307,12 @@ impl Storage for PgStorage {
     }
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
         off_runtime(|| self.db()?.project(workspace_id, project_id))
+    }
+    fn policy(&self, workspace_id: &str) -> Result<Option<PolicyRecord>, StorageError> {
+        off_runtime(|| self.db()?.policy(workspace_id))
+    }
+    fn set_policy(&self, workspace_id: &str, record: &PolicyRecord) -> Result<(), StorageError> {
+        off_runtime(|| self.db()?.set_policy(workspace_id, record))
     }
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
         off_runtime(|| self.db()?.prune_dedupe(now))
@@ -586,6 +603,23 @@ impl Storage for Db {
         let row = client.query_opt("SELECT head, title FROM projects WHERE workspace_id = $1 AND project_id = $2", &[&workspace_id, &project_id]).map_err(db_error)?;
         let row = row.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
         Ok(ProjectHead { project_id: project_id.to_owned(), head: row.get::<_, i32>(0) as u32, title: row.get(1) })
+    }
+
+    fn policy(&self, workspace_id: &str) -> Result<Option<PolicyRecord>, StorageError> {
+        let mut client = self.client()?;
+        let row = client.query_opt("SELECT record FROM policies WHERE workspace_id = $1", &[&workspace_id]).map_err(db_error)?;
+        row.map(|r| serde_json::from_str::<PolicyRecord>(r.get(0)).map_err(StorageError::from)).transpose()
+    }
+
+    fn set_policy(&self, workspace_id: &str, record: &PolicyRecord) -> Result<(), StorageError> {
+        let text = serde_json::to_string(record)?;
+        self.transaction(|tx| {
+            if tx.query_opt("SELECT 1 FROM workspaces WHERE id = $1", &[&workspace_id])?.is_none() {
+                return Err(Fail::Domain(StorageError::NotFound(format!("workspace {workspace_id}"))));
+            }
+            tx.execute("INSERT INTO policies (workspace_id, record) VALUES ($1, $2) ON CONFLICT (workspace_id) DO UPDATE SET record = EXCLUDED.record", &[&workspace_id, &text])?;
+            Ok(())
+        })
     }
 
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {

@@ -10,8 +10,8 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use inkstone_durable::GroupSync;
 use inkstone_sync_proto::{
-    ChangesResponse, IssuedToken, Member, MemberEntry, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo,
-    MAX_PAGE_BYTES,
+    ChangesResponse, IssuedToken, Member, MemberEntry, PolicyRecord, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry,
+    WorkspaceInfo, MAX_PAGE_BYTES,
 };
 use serde::{Deserialize, Serialize};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
@@ -97,6 +97,8 @@ struct Sled {
     /// `workspace \0 client id` → `project \0 number`: which version holds a client id,
     /// so a push that reuses one is refused (filled from `versions` at open when empty).
     client_ids: sled::Tree,
+    /// `workspace` → its policy as JSON ([`PolicyRecord`]).
+    policies: sled::Tree,
     /// The database folder's syncs, shared by the callers and the committer.
     disk: GroupSync,
     /// Dedupe keys of pushes being processed.
@@ -172,6 +174,7 @@ impl SledStorage {
             cursors: tree("cursors")?,
             dedupe: tree("dedupe")?,
             client_ids: tree("client_ids")?,
+            policies: tree("policies")?,
             db,
             disk: GroupSync::new(dir.join("db")),
             in_flight: Arc::new(Mutex::new(HashSet::new())),
@@ -620,6 +623,18 @@ impl Storage for SledStorage {
         let head: HeadRecord =
             Sled::get(&self.inner.heads, &key(&[workspace_id.as_bytes(), project_id.as_bytes()]))?.ok_or_else(|| StorageError::NotFound(format!("project {project_id}")))?;
         Ok(ProjectHead { project_id: project_id.to_owned(), head: head.head, title: head.title })
+    }
+
+    fn policy(&self, workspace_id: &str) -> Result<Option<PolicyRecord>, StorageError> {
+        Sled::get(&self.inner.policies, workspace_id.as_bytes())
+    }
+
+    fn set_policy(&self, workspace_id: &str, record: &PolicyRecord) -> Result<(), StorageError> {
+        if self.inner.workspaces.get(workspace_id.as_bytes())?.is_none() {
+            return Err(StorageError::NotFound(format!("workspace {workspace_id}")));
+        }
+        self.inner.policies.insert(workspace_id.as_bytes(), serde_json::to_vec(record)?)?;
+        self.inner.durable()
     }
 
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {

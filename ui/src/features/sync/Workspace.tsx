@@ -14,6 +14,7 @@ import { useSyncActions } from "./actions";
 import { syncLabel, syncProblem } from "./status";
 import { keyTravelsInClear } from "../settings";
 import { WorkspaceMembers } from "./Members";
+import { WorkspacePolicy } from "./Policy";
 
 const ROLES: readonly string[] = ["owner", "editor", "viewer"] satisfies MemberRole[];
 
@@ -118,6 +119,7 @@ export function WorkspaceSync() {
         </p>
       )}
       {status?.connected && <WorkspaceMembers key={status.tokenFingerprint} />}
+      {status?.connected && <WorkspacePolicy key={`policy-${status.tokenFingerprint}`} />}
       <label className="field">
         <span className="small muted">{t("sync.serverUrl")}</span>
         <input
