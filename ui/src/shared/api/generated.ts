@@ -47,7 +47,6 @@ limit?: number, };
 
 export type ActivityListResult = { activities: Array<Activity>, };
 
-export type AgeBucket = "24h" | "72h" | "7d";
 export type ActivityPage = { rows: Array<ActivityRow>, 
 /**
  * More rows match than the limit let through: narrow the filters or the dates.
@@ -92,6 +91,8 @@ actor: string, reason?: string, through: Through, model: ModelUsed, promptVersio
  * Every prompt layer of the call that made it, in order.
  */
 promptLayers: Array<string>, contextSnapshotId?: string, tokens?: TokensUsed, };
+
+export type AgeBucket = "24h" | "72h" | "7d";
 
 export type AiActivityExportParams = { filter?: AiActivityFilter, };
 
@@ -488,6 +489,20 @@ export type BudgetView = { tokenBudget?: number, costBudget?: number, spent: Spe
  */
 exceeded: boolean, };
 
+export type CachedPolicy = { 
+/**
+ * The server's id of the workspace it belongs to.
+ */
+workspaceId: string, workspaceName: string, policy: Policy, 
+/**
+ * The owner who set it last (None: never set, the defaults).
+ */
+setBy?: string, setAt?: string, 
+/**
+ * When this app last read it from the server.
+ */
+fetchedAt: string, };
+
 export type CalibrationSeed = { endpoint: TokenizerEndpoint, serverTokens: number, estimatedTokens: number, at: string, };
 
 export type Candidate = { text: string, rationale: string, };
@@ -788,7 +803,7 @@ export type DraftStatus = "draft" | "ready" | "publishing" | "published";
 
 export type Empty = Record<symbol, never>;
 
-export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
+export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "POLICY_REFUSED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
 export type Event = { eventId: string, sequence: number, sessionId?: string, runId?: string, 
 /**
@@ -1566,6 +1581,8 @@ export type ModelUsed = { profileId: string,
  */
 profileName?: string, providerHost?: string, model: string, };
 
+export type MonthSpent = { tokens: number, costUsd: number, };
+
 export type NoticeCode = "semanticOff" | "semanticFailed" | "indexBuilding";
 
 export type OptimizeApplyParams = { runId: string, 
@@ -1887,6 +1904,43 @@ export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "
 
 export type PlatformProfileListResult = { drafts: Array<DraftProfile>, growth: Array<GrowthProfile>, riskLists: Array<RiskList>, };
 
+export type Policy = { providers: ProviderRule, 
+/**
+ * Whether performance history may enter AI context.
+ */
+performanceContext: boolean, 
+/**
+ * Each member's AI cost per UTC calendar month (US dollars, at the profiles' prices).
+ */
+monthlyCapUsd?: number, 
+/**
+ * Each member's AI tokens (input + output) per UTC calendar month.
+ */
+monthlyCapTokens?: number, 
+/**
+ * Whether members' AI activity travels to the server for owners to see.
+ */
+shareActivity: boolean, };
+
+export type PolicyStanding = { 
+/**
+ * The policy this app enforces; None: none (not connected, or an older server).
+ */
+policy?: CachedPolicy, 
+/**
+ * Whether the person may change it (an owner, connected to a server that has it).
+ */
+canSet: boolean, 
+/**
+ * Whether the server was asked just now and answered; false: the policy shown is
+ * the last one seen (offline).
+ */
+fresh: boolean, 
+/**
+ * What the person spent this calendar month (for the caps).
+ */
+spent: MonthSpent, };
+
 export type Post = { text: string, weightedLength: number, };
 
 export type ProblemReport = { 
@@ -2181,6 +2235,8 @@ export type ProvenanceSource = { "type": "toolResult", tool: string, toolUseId: 
 reference: string, projectId: string, title: string, version?: number, commentId?: string, span?: Anchor, snippet: string, } | { "type": "memory", memoryId: string, text: string, } | { "type": "pin", pinId: string, text: string, } | { "type": "selection", span: Anchor, text: string, } | { "type": "link", url: string, };
 
 export type Provider = "disabled" | "openai-compatible";
+
+export type ProviderRule = { "kind": "any" } | { "kind": "local" } | { "kind": "hosts", hosts: Array<string>, };
 
 export type Publication = { id: string, projectId: string, platform: Platform, 
 /**
@@ -3163,6 +3219,8 @@ error?: string,
  */
 errorCode?: string, status: SyncStatus, };
 
+export type SyncSetPolicyParams = { providers?: ProviderRule, performanceContext?: boolean, monthlyCapUsd?: number, monthlyCapTokens?: number, shareActivity?: boolean, };
+
 export type SyncState = "notConnected" | "paused" | "conflict" | "offline" | "failed" | "pending" | "synced";
 
 export type SyncStatus = { state: SyncState, connected: boolean, paused: boolean, serverUrl?: string, workspaceName?: string, memberName?: string, role?: string, 
@@ -3536,6 +3594,8 @@ export interface ApiMethods {
   "sync.invite": { params: SyncInviteParams; result: SyncInviteResult };
   "sync.revokeMember": { params: SyncRevokeMemberParams; result: SyncMembersResult };
   "sync.disconnect": { params: Empty; result: SyncDisconnectResult };
+  "sync.policy": { params: Empty; result: PolicyStanding };
+  "sync.setPolicy": { params: SyncSetPolicyParams; result: PolicyStanding };
   "llmProfile.detectLocal": { params: Empty; result: LlmDetectLocalResult };
   "llmProfile.context": { params: LlmProfileRef; result: ProfileContext };
   "llmProfile.setCompaction": { params: LlmProfileSetCompactionParams; result: ProfileContext };
@@ -3635,7 +3695,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "aiActivity.list", "aiActivity.export", "proposal.why", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
