@@ -228,6 +228,11 @@ export function ApprovalPrompt({
           )}
         </>
       )}
+      {/* Only where the engine offers a rule: never for a change, a plan, or a permission request. The
+          buttons come last: they stay on screen at the prompt's foot while it scrolls. */}
+      {!denying && pending.offer && sessionId && (
+        <AlwaysAllow sessionId={sessionId} requestId={pending.requestId} offer={pending.offer} busy={busy} onAllowAlways={(scope) => onDecide(true, "", scope)} />
+      )}
       {denying ? (
         <form
           className="prompt-actions"
@@ -260,10 +265,6 @@ export function ApprovalPrompt({
             {t("ai.approval.deny")}…
           </button>
         </div>
-      )}
-      {/* Only where the engine offers a rule: never for a change, a plan, or a permission request. */}
-      {!denying && pending.offer && sessionId && (
-        <AlwaysAllow sessionId={sessionId} requestId={pending.requestId} offer={pending.offer} busy={busy} onAllowAlways={(scope) => onDecide(true, "", scope)} />
       )}
     </section>
   );
