@@ -8,7 +8,7 @@ import { useMethod, useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { PLATFORMS } from "./format";
+import { PlatformOptions } from "./PlatformOptions";
 
 export function Accounts() {
   const { t } = useApp();
@@ -66,11 +66,7 @@ export function Accounts() {
         <label className="field small">
           {t("perf.field.platform")}
           <select data-testid="account-platform" value={platform} onChange={(e) => setPlatform(e.target.value as Platform)}>
-            {PLATFORMS.map((p) => (
-              <option key={p} value={p}>
-                {t(`platform.${p}` as MessageId)}
-              </option>
-            ))}
+            <PlatformOptions />
           </select>
         </label>
         <label className="field small">

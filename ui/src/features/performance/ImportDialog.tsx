@@ -10,7 +10,8 @@ import type { MessageId } from "../../shared/i18n";
 import { blobToBase64 } from "../../shared/lib/files";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { formatMetric, localTime, PLATFORMS, USUAL_METRICS } from "./format";
+import { formatMetric, localTime, USUAL_METRICS } from "./format";
+import { PlatformOptions } from "./PlatformOptions";
 import { metricName } from "./Metrics";
 
 interface Picked {
@@ -116,11 +117,7 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
             {t("perf.field.platform")}
             <select data-testid="perf-import-platform" value={platform} onChange={(e) => setPlatform(e.target.value as Platform | "")}>
               <option value="">{t("perf.import.anyPlatform")}</option>
-              {PLATFORMS.map((p) => (
-                <option key={p} value={p}>
-                  {t(`platform.${p}` as MessageId)}
-                </option>
-              ))}
+              <PlatformOptions />
             </select>
           </label>
         </div>

@@ -9,7 +9,8 @@ import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { defaultZone, localTime, PLATFORMS } from "./format";
+import { defaultZone, localTime } from "./format";
+import { PlatformOptions } from "./PlatformOptions";
 
 const FORMATS: PublicationFormat[] = ["article", "answer", "imageText", "video", "thread", "post", "other"];
 const DISTRIBUTIONS: Distribution[] = ["organic", "boosted", "notified", "unnotified", "unknown"];
@@ -96,11 +97,7 @@ export function PublicationForm(props: PublicationFormProps) {
           <label className="field small">
             {t("perf.field.platform")}
             <select data-testid="pub-platform" value={platform} disabled={props.platformFixed} onChange={(ev) => choosePlatform(ev.target.value as Platform)}>
-              {PLATFORMS.map((p) => (
-                <option key={p} value={p}>
-                  {t(`platform.${p}` as MessageId)}
-                </option>
-              ))}
+              <PlatformOptions />
             </select>
           </label>
           <label className="field small">

@@ -11,7 +11,8 @@ import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { formatMetric, localTime, PLATFORMS, USUAL_METRICS } from "./format";
+import { formatMetric, localTime, USUAL_METRICS } from "./format";
+import { PlatformOptions } from "./PlatformOptions";
 import { metricName } from "./Metrics";
 
 const BUCKETS: AgeBucket[] = ["24h", "72h", "7d"];
@@ -57,11 +58,7 @@ export function ReportDialog({ projectId, platform: first, onClose }: { projectI
                 setMetric(DEFAULT_METRIC[p]);
               }}
             >
-              {PLATFORMS.map((p) => (
-                <option key={p} value={p}>
-                  {t(`platform.${p}` as MessageId)}
-                </option>
-              ))}
+              <PlatformOptions />
             </select>
           </label>
           <label className="field small">
