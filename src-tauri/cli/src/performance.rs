@@ -154,7 +154,13 @@ pub enum PerfCommand {
         /// ROW=PUBLICATION or ROW=skip, repeatable: the person's match for a row.
         #[arg(long = "assign", value_name = "ROW=PUB|skip")]
         assign: Vec<String>,
+        /// For an account's daily export (公众号 用户分析): the account its days go to
+        /// (default: the platform's only account).
+        #[arg(long)]
+        account: Option<String>,
     },
+    /// An account's days (followers), as its daily exports reported them.
+    AccountDays { account: String },
     /// The metric keys, their units and what each counts.
     Keys,
     /// The before/after report on accepted AI changes (an association, not a cause):
@@ -215,6 +221,7 @@ fn print_import(r: &Value) {
             "matched" => format!("→ {} (by {})", s(o, "publicationId"), s(o, "by")),
             "ambiguous" => format!("ambiguous: {}", o["candidates"]),
             "notUnderstood" => format!("not understood: {}", s(o, "problem")),
+            "accountDay" => format!("→ {} on {}", s(o, "accountId"), s(o, "date")),
             other => other.to_owned(),
         };
         println!("  row {:<5} {}  {what}", row["row"], s(row, "title"));
@@ -308,7 +315,7 @@ pub fn perf(engine: &Engine, command: PerfCommand, as_json: bool) -> Result<(), 
                 println!("{}  {}", s(snap, "id"), metrics_line(snap));
             }
         }),
-        PerfCommand::Import { file, dry_run, platform, assign } => {
+        PerfCommand::Import { file, dry_run, platform, assign, account } => {
             let mut map = Map::new();
             for pair in &assign {
                 let Some((row, choice)) = pair.split_once('=') else {
@@ -316,9 +323,24 @@ pub fn perf(engine: &Engine, command: PerfCommand, as_json: bool) -> Result<(), 
                 };
                 map.insert(row.trim().to_owned(), Value::String(choice.trim().to_owned()));
             }
-            let params = json!({"path": file.display().to_string(), "platform": platform, "assign": map, "commit": !dry_run});
+            let params = json!({"path": file.display().to_string(), "platform": platform, "assign": map, "commit": !dry_run, "accountId": account});
             show(as_json, &call(engine, "perf.import", params)?, print_import)
         }
+        PerfCommand::AccountDays { account } => show(as_json, &call(engine, "perf.accountDays", json!({"accountId": account}))?, |r| {
+            println!("{} ({})", s(&r["account"], "name"), s(&r["account"], "platform"));
+            for day in r["days"].as_array().into_iter().flatten() {
+                let m = &day["metrics"];
+                let n = |k: &str| m[k]["value"].as_f64().map_or("—".to_owned(), |v| v.to_string());
+                println!(
+                    "  {}  followers {:>8}  new {:>6}  lost {:>6}  net {:>6}",
+                    s(day, "date"),
+                    n("followers_total"),
+                    n("followers_new"),
+                    n("followers_lost"),
+                    n("followers_net")
+                );
+            }
+        }),
         PerfCommand::Keys => show(as_json, &call(engine, "perf.keys", json!({}))?, |r| {
             for k in r["keys"].as_array().into_iter().flatten() {
                 println!("{:<26} {:<8} {}", s(k, "key"), s(k, "unit"), s(k, "basis"));

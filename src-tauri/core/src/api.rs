@@ -452,6 +452,7 @@ api_methods! {
         "perf.list" => performance::list_snapshots(PublicationRef) -> PerfListResult;
         "perf.keys" => performance::metric_keys(Empty) -> PerfKeysResult;
         "perf.import" => performance::import(PerfImportParams) -> PerfImportResult;
+        "perf.accountDays" => performance::account_days(AccountRef) -> PerfAccountDaysResult;
         "perf.report" => performance::report(PerfReportParams) -> crate::performance::report::BeforeAfterReport;
     }
     streaming {

@@ -54,3 +54,23 @@ fn publications_metrics_and_an_import_through_the_cli() {
     assert_eq!(json_ok(data, &["publication", "list", "--removed"])["publications"], json!([]));
     json_ok(data, &["account", "delete", acc]);
 }
+
+/// WeChat 用户分析 (an HTML table saved as .xls) through the CLI: it needs the account
+/// when there are two WeChat accounts, then becomes that account's days.
+#[test]
+fn an_account_export_becomes_the_accounts_days_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/performance/wechat-user-analysis.xls");
+    let path = fixture.to_str().unwrap();
+    let a = json_ok(data, &["account", "add", "--platform", "wechat", "墨砚官方号"]);
+    json_ok(data, &["account", "add", "--platform", "wechat", "墨砚小号"]);
+    let refused = run(data, &["perf", "import", path]);
+    assert_eq!(refused.status.code(), Some(1), "two WeChat accounts: which one?");
+    let acc = a["id"].as_str().unwrap();
+    let preview = stdout(&run(data, &["perf", "import", path, "--account", acc, "--dry-run"]));
+    assert!(preview.contains("公众号 用户分析") && preview.contains(&format!("→ {acc} on 2026-03-02")), "{preview}");
+    assert_eq!(json_ok(data, &["perf", "import", path, "--account", acc])["snapshots"].as_array().unwrap().len(), 3);
+    let days = stdout(&run(data, &["perf", "account-days", acc]));
+    assert!(days.contains("2026-03-03") && days.contains("1209") && days.contains("—"), "{days}");
+}

@@ -421,6 +421,11 @@ pub struct PerfImportParams {
     #[serde(default)]
     #[ts(optional, type = "Record<string, string>")]
     pub assign: BTreeMap<u32, String>,
+    /// The account an account export's days go to (WeChat 用户分析); without it, the
+    /// platform's only account.
+    #[serde(default)]
+    #[ts(optional)]
+    pub account_id: Option<String>,
     /// Write it. Without it (the default) the import is only previewed and nothing is
     /// written. A commit needs every row matched or skipped.
     #[serde(default)]
@@ -458,10 +463,25 @@ pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfIm
     let file_name = bounded_text("fileName", &file_name, 300)?;
     let _guard = engine.write_lock();
     let publications = domain::all_publications(engine.store())?;
-    let prepared = imports::preview(engine.store(), &bytes, params.platform, &publications, &params.assign)?;
+    let prepared = imports::preview_for(engine.store(), &bytes, params.platform, &publications, &params.assign, params.account_id.as_deref())?;
     let summary = prepared.summary.clone();
     if !params.commit.unwrap_or(false) || prepared.already_imported.is_some() {
         return Ok(PerfImportResult { preview: summary, committed: false, snapshots: Vec::new() });
+    }
+    if summary.target == imports::ExportTarget::Account {
+        if summary.account_id.is_none() {
+            let platform = summary.platform.as_str();
+            return Err(ApiError::validation(
+                "accountId",
+                format!("This file is an account's daily export ({}); say which {platform} account it belongs to.", summary.importer_name),
+            )
+            .problem("perf.account_export_needs_account", &[("name", &summary.importer_name), ("platform", platform)])
+            .action("pick_platform_account", &[]));
+        }
+        let mut batch = Batch::new();
+        let written = imports::stage_account_commit(engine, &mut batch, &file_name, prepared)?;
+        engine.store().apply(batch, Durability::Durable)?;
+        return Ok(PerfImportResult { preview: summary, committed: true, snapshots: written.into_iter().map(|s| s.id).collect() });
     }
     let open: Vec<String> =
         summary.rows.iter().filter(|r| !matches!(r.outcome, imports::RowOutcome::Matched { .. } | imports::RowOutcome::Skipped)).map(|r| r.row.to_string()).collect();
@@ -524,4 +544,21 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
         include_boosted: params.include_boosted.unwrap_or(false),
     };
     Ok(reports::before_after(&query, &publications, &snapshots))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct PerfAccountDaysResult {
+    pub account: crate::performance::Account,
+    /// The latest observation of each day, oldest first.
+    pub days: Vec<crate::performance::account_days::AccountSnapshot>,
+}
+
+/// An account's days (followers), as account exports reported them.
+pub(super) fn account_days(engine: &Engine, params: AccountRef) -> Result<PerfAccountDaysResult, ApiError> {
+    use crate::performance::account_days;
+    let account = domain::load_account(engine.store(), &params.account_id)?;
+    let all = account_days::snapshots(engine.store(), &account.id)?;
+    let days = account_days::days(&all).into_iter().cloned().collect();
+    Ok(PerfAccountDaysResult { account, days })
 }

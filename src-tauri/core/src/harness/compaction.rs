@@ -881,13 +881,14 @@ fn summarise_messages(
     let wanted = (budget + 128).min(u64::from(SUMMARY_OUTPUT_TOKENS)) as u32;
     let output = wanted.min(profile.max_output_tokens.unwrap_or(u32::MAX)).min(profile.context_window / 4).max(1);
     let validator = Validator::new(&summary_schema()).map_err(|e| ApiError::internal(e.to_string()))?;
-    let response_format = profile.response_format("compaction", &summary_schema());
-    let prompt = if matches!(response_format, crate::llm::ResponseFormat::Text) { COMPACTION_PROMPT_TEXT } else { COMPACTION_PROMPT };
+    let mut response_format = profile.response_format("compaction", &summary_schema());
+    let mut prompt = if matches!(response_format, crate::llm::ResponseFormat::Text) { COMPACTION_PROMPT_TEXT } else { COMPACTION_PROMPT };
     let lines = transcript_lines(messages);
     let mut summary_so_far = previous.to_owned();
     let mut result: Option<Summarised> = None;
     let mut index = 0;
     while index < lines.len() {
+        let chunk_start = index;
         let fixed = estimate_tokens(prompt) + estimate_tokens(&summary_so_far) + u64::from(output) + 64;
         let room = window.saturating_sub(fixed);
         if room < 64 {
@@ -938,6 +939,15 @@ fn summarise_messages(
         spent.1 += reply.usage.output_tokens;
         let summarised = match read_summary(&reply.text, &validator, budget) {
             Ok(summarised) => summarised,
+            // A server that accepts a schema but whose model answers JSON without the
+            // summary (small local models do): the same chunk once more, asking for
+            // prose, before the attempt counts as failed.
+            Err(_) if !matches!(response_format, crate::llm::ResponseFormat::Text) => {
+                response_format = crate::llm::ResponseFormat::Text;
+                prompt = COMPACTION_PROMPT_TEXT;
+                index = chunk_start;
+                continue;
+            }
             Err(message) => return Ok(Err(message)),
         };
         summary_so_far = summarised.text.clone();

@@ -38,6 +38,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("douyin-works@v1.toml", include_str!("../../../../profiles/metrics/douyin-works@v1.toml")),
     ("xiaohongshu-notes@v1.toml", include_str!("../../../../profiles/metrics/xiaohongshu-notes@v1.toml")),
     ("wechat-notified@v1.toml", include_str!("../../../../profiles/metrics/wechat-notified@v1.toml")),
+    ("wechat-user-analysis@v1.toml", include_str!("../../../../profiles/metrics/wechat-user-analysis@v1.toml")),
 ];
 
 /// Largest file accepted, in bytes.
@@ -88,6 +89,21 @@ pub struct ExportProfile {
     /// Header → metric key; `key:percent` when the column counts in percent.
     #[serde(default)]
     pub columns: BTreeMap<String, String>,
+    /// What one row is: a post (the default) or one day of an account.
+    #[serde(default)]
+    pub target: ExportTarget,
+}
+
+/// What one row of an export describes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum ExportTarget {
+    /// A post: the row becomes a metric snapshot of its publication.
+    #[default]
+    Posts,
+    /// A day of one account (WeChat 用户分析): the row becomes an account snapshot;
+    /// the `published` column is the day.
+    Account,
 }
 
 /// The built-in export profiles, checked. Errors: INTERNAL for a broken built-in file
@@ -191,10 +207,7 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, ApiError> {
             let workbook = calamine::Xls::new(std::io::Cursor::new(bytes)).map_err(|e| not_an_export(format!("The file is an .xls spreadsheet that cannot be read ({e}).")))?;
             spreadsheet(workbook)
         }
-        FileKind::Html => Err(ApiError::new(ErrorCode::Validation, "This build reads exports saved as CSV, .xlsx or .xls; HTML tables saved as .xls are not read yet.")
-            .details(serde_json::json!({ "field": "file" }))
-            .problem("perf.spreadsheet_not_yet", &[])
-            .hint("save_as_csv", "Open the file in a spreadsheet and save it as CSV (UTF-8), then import the CSV.")),
+        FileKind::Html => html_table(&decode(bytes).0),
         FileKind::Binary => Err(not_an_export("The file is not a table: it holds binary data (an image, an archive or a damaged file).".to_owned())),
         FileKind::Text => {
             let (text, _) = decode(bytes);
@@ -246,6 +259,135 @@ where
     Err(not_an_export("The spreadsheet holds no cells.".to_owned()))
 }
 
+/// The rows of the HTML tables in `text` (WeChat saves its 用户分析 export as an HTML
+/// `<table>` with an `.xls` name): one row per `<tr>`, one cell per `<td>`/`<th>`, its
+/// text with whitespace collapsed, and `rowspan`/`colspan` spread so that every row has
+/// its header's columns (the export's header spans two rows). html5ever's tokenizer
+/// reads the markup as a browser would (entities, unquoted attributes, unclosed
+/// cells); the rows need no tree. Errors: VALIDATION when there is no table row, or more
+/// than [`MAX_ROWS`].
+fn html_table(text: &str) -> Result<Table, ApiError> {
+    use html5ever::tendril::StrTendril;
+    use html5ever::tokenizer::{BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts};
+    use std::cell::RefCell;
+
+    /// A cell as written: its text and how far it spans.
+    struct Cell {
+        text: String,
+        rows: usize,
+        cols: usize,
+    }
+    #[derive(Default)]
+    struct Rows {
+        rows: Vec<Vec<Cell>>,
+        row: Option<Vec<Cell>>,
+        cell: Option<Cell>,
+    }
+    impl Rows {
+        fn close_cell(&mut self) {
+            if let Some(cell) = self.cell.take() {
+                self.row.get_or_insert_with(Vec::new).push(cell);
+            }
+        }
+        fn close_row(&mut self) {
+            self.close_cell();
+            if let Some(row) = self.row.take() {
+                self.rows.push(row);
+            }
+        }
+    }
+    struct Sink(RefCell<Rows>);
+    fn span(tag: &Tag, name: &str) -> usize {
+        tag.attrs.iter().find(|a| &*a.name.local == name).and_then(|a| a.value.trim().parse::<usize>().ok()).unwrap_or(1).clamp(1, 100)
+    }
+    impl TokenSink for Sink {
+        type Handle = ();
+        fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+            let mut rows = self.0.borrow_mut();
+            match token {
+                Token::TagToken(tag) => match (tag.kind, &*tag.name) {
+                    // An empty `<tr>` is a row too: a cell above may span into it.
+                    (TagKind::StartTag, "tr") => {
+                        rows.close_row();
+                        rows.row = Some(Vec::new());
+                    }
+                    (TagKind::StartTag, "td" | "th") => {
+                        rows.close_cell();
+                        rows.cell = Some(Cell { text: String::new(), rows: span(&tag, "rowspan"), cols: span(&tag, "colspan") });
+                    }
+                    (TagKind::StartTag, "br") | (TagKind::StartTag, "p") => {
+                        if let Some(cell) = rows.cell.as_mut() {
+                            cell.text.push(' ');
+                        }
+                    }
+                    (TagKind::EndTag, "td" | "th") => rows.close_cell(),
+                    (TagKind::EndTag, "tr" | "table" | "tbody" | "thead") => rows.close_row(),
+                    _ => {}
+                },
+                Token::CharacterTokens(text) => {
+                    if let Some(cell) = rows.cell.as_mut() {
+                        cell.text.push_str(&text);
+                    }
+                }
+                _ => {}
+            }
+            TokenSinkResult::Continue
+        }
+    }
+
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(text));
+    let tokenizer = Tokenizer::new(Sink(RefCell::new(Rows::default())), TokenizerOpts::default());
+    let _ = tokenizer.feed(&input);
+    tokenizer.end();
+    let mut written = std::mem::take(&mut *tokenizer.sink.0.borrow_mut());
+    written.close_row();
+    if written.rows.len() > MAX_ROWS + HEADER_SEARCH_ROWS {
+        return Err(not_an_export(format!("The file has more than {MAX_ROWS} rows.")));
+    }
+    // Spread the spans: `carried[c]` is the text a cell above still covers in column c,
+    // and for how many more rows.
+    let mut carried: Vec<Option<(String, usize)>> = Vec::new();
+    let mut rows = Vec::with_capacity(written.rows.len());
+    for cells in written.rows {
+        let mut row: Vec<String> = Vec::new();
+        let mut cells = cells.into_iter().peekable();
+        let mut column = 0;
+        while cells.peek().is_some() || carried.iter().skip(column).any(Option::is_some) {
+            if let Some(Some((text, left))) = carried.get_mut(column) {
+                row.push(text.clone());
+                *left -= 1;
+                if *left == 0 {
+                    carried[column] = None;
+                }
+                column += 1;
+                continue;
+            }
+            let Some(cell) = cells.next() else {
+                row.push(String::new());
+                column += 1;
+                continue;
+            };
+            let text = cell.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            for _ in 0..cell.cols {
+                if cell.rows > 1 {
+                    if carried.len() <= column {
+                        carried.resize(column + 1, None);
+                    }
+                    carried[column] = Some((text.clone(), cell.rows - 1));
+                }
+                row.push(text.clone());
+                column += 1;
+            }
+        }
+        rows.push(row);
+    }
+    if rows.iter().all(|r| r.iter().all(String::is_empty)) {
+        return Err(not_an_export("The file is an HTML page without a table (the 用户分析 export is a table saved with an .xls name).".to_owned()));
+    }
+    Ok(Table { sheet: None, rows })
+}
+
 /// The profile whose signature a header row in the first rows carries, and that row's
 /// index. Errors: VALIDATION naming what was expected, or the profile's refusal.
 pub fn recognise<'a>(table: &Table, profiles: &'a [ExportProfile], platform: Option<Platform>) -> Result<(&'a ExportProfile, usize), ApiError> {
@@ -282,6 +424,14 @@ pub enum RowOutcome {
     Skipped,
     /// A value or the time could not be read; `problem` says which.
     NotUnderstood { problem: String },
+    /// An account export's day: an account snapshot of `account_id` would be (or was)
+    /// written for `date`.
+    #[serde(rename_all = "camelCase")]
+    AccountDay {
+        account_id: String,
+        #[ts(type = "string")]
+        date: NaiveDate,
+    },
 }
 
 /// One row of the preview.
@@ -354,7 +504,9 @@ fn read_rows(profile: &ExportProfile, table: &Table, header_index: usize) -> Vec
         [&profile.row.post_id, &profile.row.url, &profile.row.title, &profile.row.text, &profile.row.published, &profile.row.format].into_iter().flatten().collect();
     let mut out = Vec::new();
     for (index, cells) in table.rows.iter().enumerate().skip(header_index + 1) {
-        if cells.iter().all(String::is_empty) {
+        // A blank row, or the header again (a header cell spanning two rows is spread
+        // over both).
+        if cells.iter().all(String::is_empty) || cells == headers {
             continue;
         }
         let row = u32::try_from(index + 1).unwrap_or(u32::MAX);
@@ -451,6 +603,11 @@ pub struct ImportPreview {
     pub importer: String,
     pub importer_name: String,
     pub platform: Platform,
+    /// Posts (each row a publication's snapshot) or one account's days.
+    pub target: ExportTarget,
+    /// For an account export: the account its days are written to (the one given, or the
+    /// platform's only account); `None` until the person says which.
+    pub account_id: Option<String>,
     pub encoding: String,
     /// Set when this exact file was imported before: nothing more would be written.
     pub already_imported: Option<String>,
@@ -487,6 +644,20 @@ pub type Assignments = BTreeMap<u32, String>;
 /// Reads `bytes`, recognises the export and previews every row against `publications`
 /// (live ones), with the person's `assign`ments applied. Writes nothing.
 pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platform>, publications: &[Publication], assign: &Assignments) -> Result<Prepared, ApiError> {
+    preview_for(store, bytes, platform, publications, assign, None)
+}
+
+/// [`preview`], with the account an account export's days go to (`account_id`; without
+/// it, the platform's only account, if it has exactly one). Errors also VALIDATION for
+/// an account that is not one of the export platform's.
+pub fn preview_for(
+    store: &crate::store::Store,
+    bytes: &[u8],
+    platform: Option<Platform>,
+    publications: &[Publication],
+    assign: &Assignments,
+    account_id: Option<&str>,
+) -> Result<Prepared, ApiError> {
     let table = read_table(bytes)?;
     let all = profiles()?;
     let (profile, header_index) = recognise(&table, &all, platform)?;
@@ -497,8 +668,18 @@ pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platf
         FileKind::Text => decode(bytes).1,
         FileKind::Xlsx => "xlsx",
         FileKind::Xls => "xls",
-        FileKind::Html | FileKind::Binary => "binary",
+        FileKind::Html => decode(bytes).1,
+        FileKind::Binary => "binary",
     };
+    let account = match (profile.target, account_id) {
+        (ExportTarget::Posts, _) => None,
+        (ExportTarget::Account, Some(id)) => Some(super::publications::account_for(store, id, profile.platform)?.id),
+        (ExportTarget::Account, None) => {
+            let mine: Vec<super::Account> = super::accounts(store)?.into_iter().filter(|a| a.platform == profile.platform).collect();
+            (mine.len() == 1).then(|| mine[0].id.clone())
+        }
+    };
+    let zone: chrono_tz::Tz = profile.row.time_zone.as_deref().and_then(|z| z.parse().ok()).unwrap_or(chrono_tz::UTC);
     let mut rows = Vec::new();
     let mut counts = [0u32; 5];
     for read in read_rows(profile, &table, header_index) {
@@ -506,6 +687,12 @@ pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platf
             RowOutcome::Skipped
         } else if let Some(problem) = &read.problem {
             RowOutcome::NotUnderstood { problem: problem.clone() }
+        } else if profile.target == ExportTarget::Account {
+            match (&account, read.published_at) {
+                (Some(account_id), Some(at)) => RowOutcome::AccountDay { account_id: account_id.clone(), date: at.with_timezone(&zone).date_naive() },
+                (None, Some(_)) => RowOutcome::Unmatched,
+                (_, None) => RowOutcome::NotUnderstood { problem: "The row has no day.".to_owned() },
+            }
         } else if let Some(choice) = assign.get(&read.row) {
             if live.iter().any(|p| &p.id == choice) {
                 RowOutcome::Matched { publication_id: choice.clone(), by: "person".to_owned() }
@@ -525,7 +712,7 @@ pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platf
             }
         };
         let slot = match outcome {
-            RowOutcome::Matched { .. } => 0,
+            RowOutcome::Matched { .. } | RowOutcome::AccountDay { .. } => 0,
             RowOutcome::Unmatched => 1,
             RowOutcome::Ambiguous { .. } => 2,
             RowOutcome::Skipped => 3,
@@ -541,6 +728,8 @@ pub fn preview(store: &crate::store::Store, bytes: &[u8], platform: Option<Platf
         importer: format!("{}@v{}", profile.id, profile.version),
         importer_name: profile.name.clone(),
         platform: profile.platform,
+        target: profile.target,
+        account_id: account.clone(),
         encoding: encoding.to_owned(),
         already_imported: already.clone(),
         rows: rows.iter().map(|r| r.preview.clone()).collect(),
@@ -609,6 +798,52 @@ pub fn stage_commit(
         importer: summary.importer.clone(),
         snapshots: written.iter().map(|s| s.id.clone()).collect(),
         created_at: observed_at,
+    };
+    batch.put(&record)?;
+    Ok(written)
+}
+
+/// Adds an account snapshot for every day of an account export, and the import's
+/// record, to `batch`.
+pub fn stage_account_commit(
+    kernel: &crate::kernel::Kernel,
+    batch: &mut crate::store::Batch,
+    file_name: &str,
+    prepared: Prepared,
+) -> Result<Vec<super::account_days::AccountSnapshot>, ApiError> {
+    let Prepared { summary, rows, profile, sheet, .. } = prepared;
+    let import_id = kernel.new_id("imp");
+    let now = kernel.now();
+    let mut written = Vec::new();
+    for PreparedRow { preview: row, raw, .. } in rows {
+        let RowOutcome::AccountDay { account_id, date } = &row.outcome else { continue };
+        let snapshot = super::account_days::AccountSnapshot {
+            id: kernel.new_id("asn"),
+            account_id: account_id.clone(),
+            platform: profile.platform,
+            date: *date,
+            source: SnapshotSource::Import {
+                import_id: import_id.clone(),
+                file_sha256: summary.file_sha256.clone(),
+                importer: profile.id.clone(),
+                importer_version: profile.version,
+                sheet: sheet.clone(),
+                row: row.row,
+                raw_row: raw,
+            },
+            metrics: row.metrics,
+            created_at: now,
+        };
+        batch.put(&snapshot)?;
+        written.push(snapshot);
+    }
+    let record = ImportRecord {
+        id: import_id,
+        file_sha256: summary.file_sha256.clone(),
+        file_name: file_name.to_owned(),
+        importer: summary.importer.clone(),
+        snapshots: written.iter().map(|s| s.id.clone()).collect(),
+        created_at: now,
     };
     batch.put(&record)?;
     Ok(written)

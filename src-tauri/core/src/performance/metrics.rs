@@ -88,6 +88,11 @@ pub const METRIC_KEYS: &[MetricKeyInfo] = &[
     key("avg_watch_s", MetricUnit::Seconds, "average watch time (人均观看时长, 平均播放时长)"),
     key("avg_read_s", MetricUnit::Seconds, "average read time (平均停留时长)"),
     key("tips_fen", MetricUnit::Fen, "WeChat 赞赏, in fen"),
+    // An account's day (account snapshots, never a post's): followers.
+    key("followers_total", MetricUnit::Count, "an account's followers at the end of the day (累积关注人数)"),
+    key("followers_new", MetricUnit::Count, "an account's new followers that day (新关注人数)"),
+    key("followers_lost", MetricUnit::Count, "an account's followers lost that day (取消关注人数)"),
+    key("followers_net", MetricUnit::Count, "an account's net follower change that day (净增关注人数)"),
 ];
 
 /// The canonical key `name`, if it is one.

@@ -114,7 +114,7 @@ fn version_of(store: &Store, project: &Project, number: u32) -> Result<Version, 
     versions::load(store, &project.id, number)
 }
 
-fn account_for(store: &Store, id: &str, platform: Platform) -> Result<Account, ApiError> {
+pub(crate) fn account_for(store: &Store, id: &str, platform: Platform) -> Result<Account, ApiError> {
     let account = super::load_account(store, id).map_err(|e| ApiError { details: Some(serde_json::json!({ "field": "accountId", "id": id })), ..e })?;
     if account.platform != platform {
         return Err(ApiError::validation("accountId", format!("Account {} is a {} account, not {}.", account.name, account.platform.as_str(), platform.as_str()))

@@ -171,6 +171,7 @@ impl Worker {
             | Kind::ProposalAudit
             | Kind::AuditIndex
             | Kind::UsageIndex
+            | Kind::AccountSnapshots
             | Kind::Constraints
             | Kind::Checkpoints
             | Kind::Staging

@@ -242,6 +242,44 @@ fn a_stored_session_at_100_percent_compacts_without_being_sent_first() {
     assert_replay_matches_sent(&c.t, &c.server, &c.session);
 }
 
+/// A server that takes a schema, with a model that answers it with JSON lacking the
+/// summary (SmolLM2 on llama.cpp does): the same chunk is asked again for prose, and
+/// that prose is the summary; the attempt does not count as failed.
+#[test]
+fn json_without_a_summary_is_asked_again_as_prose_before_it_counts_as_failed() {
+    let c = setup(32_000);
+    let schema_profile = |window: u32| {
+        json!({"profile": "fake", "changes": {"name": "fake", "baseUrl": c.server.base_url(), "model": "fake-model", "contextWindow": window,
+            "supportsJsonSchema": true, "schemaForm": "responseFormat"}})
+    };
+    c.t.ok("llmProfile.update", schema_profile(32_000));
+    for turn in 0..8 {
+        c.send(&format!("Section {turn}: {}", "The harvest begins when the buds open on the upper terraces. ".repeat(20)));
+    }
+    c.server.set_fallback(Reply::Computed(Responder(Arc::new(|body: &Value| {
+        let system = body["messages"][0]["content"].as_str().unwrap_or("");
+        if system.starts_with(COMPACTION_PROMPT_HEAD) {
+            return match body.get("response_format") {
+                Some(_) => Reply::text(r#"{"notes": "tea", "open_tasks": []}"#),
+                None => Reply::text("The person drafted eight sections about the spring harvest on the upper terraces."),
+            };
+        }
+        Reply::text("Noted; the draft continues.")
+    }))));
+    c.t.ok("llmProfile.update", schema_profile(c.fixed_tokens() + 700));
+    let before = c.server.chat_requests().len();
+    let result = c.send("Continue.");
+    assert_eq!(result["reason"], "completed");
+    let compactions: Vec<bool> = c.server.chat_requests()[before..].iter().filter(|r| is_compaction(r)).map(|r| r.body.get("response_format").is_some()).collect();
+    assert!(compactions.len() >= 2 && compactions[0] && !compactions[1], "the schema first, then the same chunk as prose: {compactions:?}");
+    assert!(!c.log().iter().any(|e| matches!(e.body, EventBody::CompactionFailed { .. })), "the prose retry is not a failure");
+    let boundary = c.boundaries().pop().expect("the session compacted");
+    let EventBody::CompactBoundary { mode, note, summary_text, .. } = &boundary.body else { unreachable!() };
+    assert_eq!(*mode, inkstone_core::harness::CompactionMode::Summarized);
+    assert!(note.contains("plain text"), "{note}");
+    assert!(summary_text.contains("eight sections about the spring harvest"), "{summary_text}");
+}
+
 #[test]
 fn three_failed_summaries_fall_back_to_truncation_once_and_the_cooldown_only_truncates() {
     let c = setup(32_000);

@@ -69,9 +69,21 @@ fn the_model_turn_limit_ends_the_turn() {
 #[test]
 fn interrupt_during_generation_closes_the_reply_as_interrupted() {
     let h = setup(vec![Reply::Stall { content: "我正在写".to_owned() }], json!({}));
-    let (result, _) = std::thread::scope(|scope| {
-        let sender = scope.spawn(|| h.stream("session.submit", json!({"sessionId": h.session, "text": "write"})));
-        std::thread::sleep(Duration::from_millis(300));
+    // Interrupt once the first streamed word has arrived (not after a fixed pause, which
+    // a loaded machine can outrun): the stalled stream then holds the connection open.
+    let (first_word, arrived) = std::sync::mpsc::channel();
+    let h = &h;
+    let result = std::thread::scope(|scope| {
+        let sender = scope.spawn(move || {
+            h.engine().call_stream("session.submit", json!({"sessionId": h.session, "text": "write"}), &mut |event| {
+                if let inkstone_core::api::StreamEvent::Harness(event) = event {
+                    if matches!(event.body, EventBody::AssistantDelta { .. }) {
+                        let _ = first_word.send(());
+                    }
+                }
+            })
+        });
+        arrived.recv_timeout(Duration::from_secs(60)).expect("the first word streams");
         let interrupted = h.t.ok("session.interrupt", json!({"sessionId": h.session}));
         assert_eq!(interrupted["interrupted"], true);
         sender.join().unwrap()

@@ -845,3 +845,76 @@ fn an_xlsx_export_is_read_like_its_csv() {
     let snaps = t.ok("perf.list", json!({"publicationId": p["id"]}))["snapshots"].clone();
     assert_eq!(snaps[0]["source"]["sheet"], "笔记列表明细表");
 }
+
+/// The same 小红书 list as an old Excel workbook (OLE/BIFF8, written by xlwt): sniffed by
+/// its bytes and read through calamine exactly as its CSV.
+#[test]
+fn a_biff_xls_export_is_read_like_its_csv() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/performance");
+    let xls = std::fs::read(fixtures.join("xiaohongshu-notes.xls")).unwrap();
+    let csv = std::fs::read(fixtures.join("xiaohongshu-notes.csv")).unwrap();
+    let t = TestEngine::new();
+    let id = project(&t);
+    t.ok("version.create", json!({"projectId": id}));
+    t.ok("publication.add", json!({"projectId": id, "platform": "xiaohongshu", "details": {"publishedAt": "2026-03-05 20:00:05"}}));
+    let from_xls = import(&t, &xls, json!({})).unwrap()["preview"].clone();
+    let from_csv = import(&t, &csv, json!({})).unwrap()["preview"].clone();
+    assert_eq!(from_xls["encoding"], "xls");
+    assert_eq!(from_xls["importer"], "xiaohongshu-notes@v1");
+    assert_eq!(from_xls["rows"], from_csv["rows"], "the same rows, metrics, units, qualifiers and outcomes");
+    assert!(from_xls["rows"][0]["metrics"].get("shares").is_none(), "`-` is absent, never 0");
+}
+
+/// WeChat 用户分析: an HTML table saved as `.xls`, its header spanning two rows. Each row
+/// is a day of the account (an account snapshot, never a post's number); the account is
+/// the platform's only one, or the one the person picks; `-` is absent; the same file
+/// again changes nothing.
+#[test]
+fn a_wechat_user_analysis_html_xls_becomes_days_of_the_account() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/performance");
+    let html = std::fs::read(fixtures.join("wechat-user-analysis.xls")).unwrap();
+    let t = TestEngine::new();
+    let before = counts(&t);
+    // No WeChat account yet: the preview says so and a commit is refused.
+    let preview = import(&t, &html, json!({})).unwrap()["preview"].clone();
+    assert_eq!(preview["importer"], "wechat-user-analysis@v1");
+    assert_eq!(preview["target"], "account");
+    assert_eq!(preview["encoding"], "UTF-8");
+    assert_eq!(preview["accountId"], Value::Null);
+    assert_eq!(preview["rows"].as_array().unwrap().len(), 3, "the header's second row is not a day");
+    assert_eq!(preview["unmatched"], 3);
+    let e = import(&t, &html, json!({"commit": true})).unwrap_err();
+    assert_eq!(e.message_id.as_deref(), Some("perf.account_export_needs_account"));
+    assert_eq!(counts(&t), before);
+    assert_eq!(t.engine.kernel().store().count(Kind::AccountSnapshots), 0);
+
+    let a = t.ok("account.create", json!({"platform": "wechat", "name": "墨砚官方号"}));
+    let x = t.ok("account.create", json!({"platform": "x", "name": "@inkstone"}));
+    let wrong = import(&t, &html, json!({"accountId": x["id"]})).unwrap_err();
+    assert_eq!(wrong.message_id.as_deref(), Some("perf.account_platform"), "an X account cannot take WeChat days");
+    let preview = import(&t, &html, json!({})).unwrap()["preview"].clone();
+    assert_eq!(preview["accountId"], a["id"], "the platform's only account");
+    let rows = preview["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["outcome"], json!({"status": "accountDay", "accountId": a["id"], "date": "2026-03-01"}));
+    assert_eq!(rows[0]["metrics"]["followers_total"], json!({"value": 1204.0, "unit": "count", "qualifier": "exact", "raw": "1,204"}));
+    assert_eq!(rows[1]["metrics"]["followers_net"]["value"], -3.0);
+    assert_eq!(rows[2]["metrics"]["followers_new"]["value"], 8.0, "an &nbsp; after the number");
+    assert!(rows[2]["metrics"].get("followers_lost").is_none() && rows[2]["metrics"].get("followers_net").is_none(), "`-` is absent, never 0");
+
+    let done = import(&t, &html, json!({"commit": true, "fileName": "user_analysis.xls"})).unwrap();
+    assert_eq!(done["committed"], true);
+    assert_eq!(done["snapshots"].as_array().unwrap().len(), 3);
+    assert_eq!(counts(&t)[1..], [0, 0], "no publication and no post snapshot");
+    let days = t.ok("perf.accountDays", json!({"accountId": a["id"]}));
+    let dates: Vec<&str> = days["days"].as_array().unwrap().iter().map(|d| d["date"].as_str().unwrap()).collect();
+    assert_eq!(dates, ["2026-03-01", "2026-03-02", "2026-03-03"]);
+    assert_eq!(days["days"][0]["source"]["importer"], "wechat-user-analysis");
+    assert_eq!(days["days"][0]["source"]["rawRow"][4], json!(["累积关注人数", "1,204"]));
+    let again = import(&t, &html, json!({"commit": true})).unwrap();
+    assert_eq!(again["committed"], false);
+    assert!(again["preview"]["alreadyImported"].is_string());
+    assert_eq!(t.engine.kernel().store().count(Kind::AccountSnapshots), 3, "the same file again changes nothing");
+    // An HTML page without a table is not an export.
+    let e = import(&t, b"<html><body><p>hello</p></body></html>", json!({})).unwrap_err();
+    assert_eq!(e.message_id.as_deref(), Some("perf.not_an_export"));
+}

@@ -1,6 +1,7 @@
 // The workspace's publishing accounts (platform, name, handle): a small list that
 // publications name. An account a publication names cannot be deleted (the engine says
-// which to reassign first).
+// which to reassign first). An account with imported days (公众号 用户分析) shows its
+// latest follower count.
 import { useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import type { Platform } from "../../shared/api/generated";
@@ -9,6 +10,21 @@ import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { PlatformOptions } from "./PlatformOptions";
+
+/** The latest imported day of an account's followers, when it has one. */
+function Followers({ accountId }: { accountId: string }) {
+  const { t, lang } = useApp();
+  const days = useMethod("perf.accountDays", { accountId }).data?.days ?? [];
+  const latest = [...days].reverse().find((d) => d.metrics.followers_total);
+  if (!latest) return null;
+  const total = new Intl.NumberFormat(lang).format(latest.metrics.followers_total.value);
+  return (
+    <span className="small muted" data-testid="account-followers">
+      {" · "}
+      {t("perf.accounts.followers", { total, date: latest.date, n: days.length })}
+    </span>
+  );
+}
 
 export function Accounts() {
   const { t } = useApp();
@@ -48,6 +64,7 @@ export function Accounts() {
                 {a.name}
                 {a.handle && <span className="muted"> {a.handle}</span>}
                 <span className="small muted"> · {t(`platform.${a.platform}` as MessageId)}</span>
+                <Followers accountId={a.id} />
               </span>
               <button type="button" className="link danger-link" data-testid="account-delete" disabled={pending} onClick={() => void write("account.delete", { accountId: a.id })}>
                 {t("perf.accounts.delete")}

@@ -1,10 +1,12 @@
 // Import of a platform's own export: choose the file, see what each row would do
 // (matched, unmatched, ambiguous, not understood), match or skip the open rows, then
 // commit in one write. Nothing is written before the commit; a file imported before
-// says so and changes nothing.
+// says so and changes nothing. An account's daily export (公众号 用户分析) has no
+// publications to match: its rows are days of the account the person picks.
 import { useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import type { PerfImportResult, Platform, PublicationView, RowPreview } from "../../shared/api/generated";
+import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { blobToBase64 } from "../../shared/lib/files";
@@ -34,15 +36,23 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
   const { client, t, lang, toast } = useApp();
   const [file, setFile] = useState<Picked | null>(null);
   const [platform, setPlatform] = useState<Platform | "">("");
+  const [account, setAccount] = useState("");
+  const accountList = useMethod("account.list", {});
   const [assign, setAssign] = useState<Record<string, string>>({});
   const [result, setResult] = useState<PerfImportResult | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
 
-  const run = async (picked: Picked, choices: Record<string, string>, commit: boolean) => {
+  const run = async (picked: Picked, choices: Record<string, string>, commit: boolean, accountId = account) => {
     setBusy(true);
     try {
-      const r = await client.call("perf.import", { ...picked, ...(platform ? { platform } : {}), assign: choices, commit });
+      const r = await client.call("perf.import", {
+        ...picked,
+        ...(platform ? { platform } : {}),
+        ...(accountId ? { accountId } : {}),
+        assign: choices,
+        commit,
+      });
       setResult(r);
       setError(null);
       if (r.committed) {
@@ -86,6 +96,12 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
   const live = publications.filter((p) => !p.publication.removedAt && p.publication.platform === preview?.platform);
   const open = preview ? preview.rows.filter(isOpen).length : 0;
   const already = preview?.alreadyImported ?? null;
+  const days = preview?.target === "account";
+  const platformAccounts = (accountList.data?.accounts ?? []).filter((a) => a.platform === preview?.platform);
+  const pickAccount = (id: string) => {
+    setAccount(id);
+    if (file) void run(file, assign, false, id);
+  };
 
   const outcome = (r: RowPreview): string => {
     switch (r.outcome.status) {
@@ -99,6 +115,8 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
         return t("perf.import.skipped");
       case "notUnderstood":
         return r.outcome.problem;
+      case "accountDay":
+        return t("perf.import.accountDay");
     }
   };
   const current = (r: RowPreview): string =>
@@ -143,24 +161,44 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
                 {t("perf.import.already")}
               </p>
             )}
+            {days && !already && (
+              <label className="field small">
+                {t("perf.import.account")}
+                <select data-testid="perf-import-account" value={preview.accountId ?? ""} disabled={busy} onChange={(e) => pickAccount(e.target.value)}>
+                  <option value="">{t("perf.import.choose")}</option>
+                  {platformAccounts.map((a) => (
+                    <option key={a.id} value={a.id}>
+                      {a.name}
+                    </option>
+                  ))}
+                </select>
+                {platformAccounts.length === 0 && <span className="muted">{t("perf.import.noAccount")}</span>}
+              </label>
+            )}
             <div className="perf-table-wrap">
               <table className="perf-table small" data-testid="perf-import-rows">
                 <thead>
                   <tr>
                     <th scope="col">{t("perf.import.row")}</th>
-                    <th scope="col">{t("perf.field.title")}</th>
-                    <th scope="col">{t("perf.field.publishedAt")}</th>
+                    {!days && <th scope="col">{t("perf.field.title")}</th>}
+                    <th scope="col">{days ? t("perf.import.day") : t("perf.field.publishedAt")}</th>
                     <th scope="col">{t("perf.import.metrics")}</th>
                     <th scope="col">{t("perf.import.outcome")}</th>
-                    <th scope="col">{t("perf.import.choice")}</th>
+                    {!days && <th scope="col">{t("perf.import.choice")}</th>}
                   </tr>
                 </thead>
                 <tbody>
                   {preview.rows.map((r) => (
                     <tr key={r.row} data-testid="perf-import-row" data-status={r.outcome.status}>
                       <td>{r.row}</td>
-                      <td className="perf-title-cell">{r.title || "—"}</td>
-                      <td>{r.publishedAt ? localTime(r.publishedAt, preview.platform === "x" ? "UTC" : "Asia/Shanghai") : "—"}</td>
+                      {!days && <td className="perf-title-cell">{r.title || "—"}</td>}
+                      <td>
+                        {r.outcome.status === "accountDay"
+                          ? r.outcome.date
+                          : r.publishedAt
+                            ? localTime(r.publishedAt, preview.platform === "x" ? "UTC" : "Asia/Shanghai").slice(0, days ? 10 : undefined)
+                            : "—"}
+                      </td>
                       <td className="perf-title-cell">
                         {Object.entries(r.metrics)
                           .sort(([a], [b]) => usualRank(preview.platform, a) - usualRank(preview.platform, b))
@@ -169,6 +207,7 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
                           .join(" · ")}
                       </td>
                       <td>{outcome(r)}</td>
+                      {!days && (
                       <td>
                         {!already && (
                           <select
@@ -189,6 +228,7 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
                           </select>
                         )}
                       </td>
+                      )}
                     </tr>
                   ))}
                 </tbody>
@@ -199,11 +239,11 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
         <div className="draft-actions">
           {preview && open > 0 && !already && (
             <span className="small muted" data-testid="perf-import-open">
-              {t("perf.import.open", { n: open })}
+              {days && !preview.accountId ? t("perf.import.pickAccount") : t("perf.import.open", { n: open })}
             </span>
           )}
           <span className="spacer" />
-          {preview && open > 0 && !already && (
+          {preview && open > 0 && !already && !(days && !preview.accountId) && (
             <button type="button" data-testid="perf-import-skip-open" disabled={busy} onClick={skipOpen}>
               {t("perf.import.skipOpen")}
             </button>

@@ -149,6 +149,8 @@ describe("importing an export", () => {
       importer: "x-content@v1",
       importerName: "X content export",
       platform: "x",
+      target: "posts",
+      accountId: null,
       encoding: "UTF-8",
       alreadyImported: already,
       rows,
@@ -203,5 +205,69 @@ describe("importing an export", () => {
     fireEvent.change(within(again).getByTestId("perf-import-file"), { target: { files: [file] } });
     expect((await within(again).findByTestId("perf-import-already")).textContent).toBe("This file was imported before. Importing it again changes nothing.");
     expect(within(again).queryByTestId("perf-import-commit")).toBeNull();
+  });
+
+  it("an account's daily export asks for the account, shows days, and commits them", async () => {
+    const day = (n: number, accountId: string | null): RowPreview => ({
+      row: n,
+      title: "",
+      postId: null,
+      publishedAt: `2026-03-0${n - 2}T16:00:00Z`,
+      outcome: accountId ? { status: "accountDay", accountId, date: `2026-03-0${n - 1}` } : { status: "unmatched" },
+      metrics: { followers_total: count(1200 + n, String(1200 + n)) },
+      private: false,
+    });
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [] }))
+      .on("account.list", () => ({
+        accounts: [
+          { id: "acc_w", platform: "wechat", name: "墨砚官方号", handle: null, createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z" },
+          { id: "acc_x", platform: "x", name: "@inkstone", handle: null, createdAt: "2026-01-01T00:00:00Z", updatedAt: "2026-01-01T00:00:00Z" },
+        ],
+      }))
+      .on("perf.import", (p: PerfImportParams) => {
+        const accountId = p.accountId ?? null;
+        const rows = [day(3, accountId), day(4, accountId)];
+        const preview: ImportPreview = {
+          fileSha256: "sha256:cd",
+          importer: "wechat-user-analysis@v1",
+          importerName: "公众号 用户分析",
+          platform: "wechat",
+          target: "account",
+          accountId,
+          encoding: "UTF-8",
+          alreadyImported: null,
+          rows,
+          matched: accountId ? 2 : 0,
+          unmatched: accountId ? 0 : 2,
+          ambiguous: 0,
+          skipped: 0,
+          notUnderstood: 0,
+        };
+        return { preview, committed: Boolean(p.commit), snapshots: p.commit ? ["asn_1", "asn_2"] : [] };
+      });
+    render(
+      <WithCtx ctx={makeCtx(transport, "en")}>
+        <PerformancePanel projectId="p" head={2} title="t" platforms={["wechat"]} />
+      </WithCtx>,
+    );
+    fireEvent.click(await screen.findByTestId("perf-import-open-dialog"));
+    const dialog = await screen.findByTestId("perf-import");
+    const file = new File(["<html><table></table></html>"], "user_analysis.xls");
+    fireEvent.change(within(dialog).getByTestId("perf-import-file"), { target: { files: [file] } });
+    await within(dialog).findByTestId("perf-import-summary");
+    expect(within(dialog).getByTestId("perf-import-open").textContent).toBe("Pick the account these days belong to");
+    expect(within(dialog).queryAllByTestId("perf-import-choice")).toEqual([]);
+    expect(within(dialog).queryByTestId("perf-import-skip-open")).toBeNull();
+    const picker = within(dialog).getByTestId("perf-import-account") as HTMLSelectElement;
+    await waitFor(() => expect([...picker.options].map((o) => o.value)).toEqual(["", "acc_w"]));
+    fireEvent.change(picker, { target: { value: "acc_w" } });
+    await waitFor(() => expect(within(dialog).getAllByTestId("perf-import-row").map((r) => r.dataset.status)).toEqual(["accountDay", "accountDay"]));
+    expect(within(dialog).getAllByTestId("perf-import-row")[0].textContent).toContain("2026-03-02");
+    const commit = within(dialog).getByTestId("perf-import-commit") as HTMLButtonElement;
+    expect(commit.disabled).toBe(false);
+    fireEvent.click(commit);
+    await waitFor(() => expect(screen.queryByTestId("perf-import")).toBeNull());
+    expect(transport.callsTo("perf.import").at(-1)).toMatchObject({ accountId: "acc_w", commit: true });
   });
 });

@@ -21,6 +21,17 @@ export type AccountListResult = { accounts: Array<Account>, };
 
 export type AccountRef = { accountId: string, };
 
+export type AccountSnapshot = { id: string, accountId: string, platform: Platform, 
+/**
+ * The day it covers, in the export's time zone (Beijing for WeChat).
+ */
+date: string, source: SnapshotSource, 
+/**
+ * `followers_total`, `followers_new`, `followers_lost`, `followers_net`: those the
+ * export reported (absent, never 0, when it did not).
+ */
+metrics: { [key in string]: MetricValue }, createdAt: string, };
+
 export type AccountUpdateParams = { accountId: string, name?: string, 
 /**
  * An empty handle clears it.
@@ -936,6 +947,8 @@ path: string, };
 
 export type ExportResult = { path: string, manifest: Manifest, };
 
+export type ExportTarget = "posts" | "account";
+
 export type Finding = { 
 /**
  * A stable id: `limit.title`, `ad_law`, `link_policy`, ...
@@ -1110,7 +1123,16 @@ fileSha256: string,
 /**
  * `x-content@v1`: the export profile that read it.
  */
-importer: string, importerName: string, platform: Platform, encoding: string, 
+importer: string, importerName: string, platform: Platform, 
+/**
+ * Posts (each row a publication's snapshot) or one account's days.
+ */
+target: ExportTarget, 
+/**
+ * For an account export: the account its days are written to (the one given, or the
+ * platform's only account); `None` until the person says which.
+ */
+accountId: string | null, encoding: string, 
 /**
  * Set when this exact file was imported before: nothing more would be written.
  */
@@ -1709,6 +1731,12 @@ offer?: AllowOffer, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
+export type PerfAccountDaysResult = { account: Account, 
+/**
+ * The latest observation of each day, oldest first.
+ */
+days: Array<AccountSnapshot>, };
+
 export type PerfAddParams = { publicationId: string, 
 /**
  * Metric key → the number as the platform shows it (`1.2万`, `10w+`, `12.3%`); an
@@ -1739,6 +1767,11 @@ platform?: Platform,
  * The person's decisions: row number → a publication id, or `skip`.
  */
 assign?: Record<string, string>, 
+/**
+ * The account an account export's days go to (WeChat 用户分析); without it, the
+ * platform's only account.
+ */
+accountId?: string, 
 /**
  * Write it. Without it (the default) the import is only previewed and nothing is
  * written. A commit needs every row matched or skipped.
@@ -2434,7 +2467,7 @@ strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>,
  */
 allowContext: Array<ContextAllow>, };
 
-export type RowOutcome = { "status": "matched", publicationId: string, by: string, } | { "status": "ambiguous", candidates: Array<string>, } | { "status": "unmatched" } | { "status": "skipped" } | { "status": "notUnderstood", problem: string, };
+export type RowOutcome = { "status": "matched", publicationId: string, by: string, } | { "status": "ambiguous", candidates: Array<string>, } | { "status": "unmatched" } | { "status": "skipped" } | { "status": "notUnderstood", problem: string, } | { "status": "accountDay", accountId: string, date: string, };
 
 export type RowPreview = { 
 /**
@@ -3678,6 +3711,7 @@ export interface ApiMethods {
   "perf.list": { params: PublicationRef; result: PerfListResult };
   "perf.keys": { params: Empty; result: PerfKeysResult };
   "perf.import": { params: PerfImportParams; result: PerfImportResult };
+  "perf.accountDays": { params: AccountRef; result: PerfAccountDaysResult };
   "perf.report": { params: PerfReportParams; result: BeforeAfterReport };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
@@ -3695,7 +3729,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.accountDays", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
