@@ -295,9 +295,7 @@ macro_rules! api_methods {
         /// The `StreamEvent`s a streaming method sends beside its own, as above.
         fn stream_also_signatures(cfg: &ts_rs::Config) -> Vec<(&'static str, &'static str, String)> {
             use ts_rs::TS;
-            let mut out = Vec::new();
-            $( $( out.push(($sname, stringify!($xvariant), <$xevent as TS>::name(cfg))); )* )*
-            out
+            vec![ $( $( ($sname, stringify!($xvariant), <$xevent as TS>::name(cfg)), )* )* ]
         }
 
         fn visit_method_types(visitor: &mut impl ts_rs::TypeVisitor) {
