@@ -149,6 +149,7 @@ async fn api_stream(State(state): State<Arc<AppState>>, Path(method): Path<Strin
             let sse = match event {
                 StreamEvent::Progress(progress) => Event::default().event("progress").json_data(progress),
                 StreamEvent::Harness(harness_event) => Event::default().event("harness").json_data(harness_event),
+                StreamEvent::Timeline(patch) => Event::default().event("timeline").json_data(patch),
             };
             if let Ok(event) = sse {
                 let _ = progress_sender.send(event);

@@ -77,12 +77,14 @@ pub struct ProgressEvent {
 
 /// A message on a stream: progress while the call runs. The call's result or error
 /// ends the stream and is delivered by the transport.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", content = "data", rename_all = "camelCase")]
 pub enum StreamEvent {
     Progress(ProgressEvent),
     /// A harness event of a session (live deltas carry sequence 0).
     Harness(Box<crate::harness::Event>),
+    /// What that event changed in the session's timeline (sent after it).
+    Timeline(Box<crate::harness::timeline::TimelinePatch>),
 }
 
 impl Engine {
@@ -242,11 +244,12 @@ fn unknown_method(method: &str) -> ApiError {
 /// Declares the method table once: dispatch, the method list and the TypeScript
 /// method map all come from it. A streaming method also names the one `StreamEvent`
 /// variant it sends and that variant's payload type (`sends Progress(ProgressEvent)`),
-/// which codegen turns into the UI's method-to-event map.
+/// which codegen turns into the UI's method-to-event map, and any it sends beside it
+/// (`also Timeline(...)`, codegen's `StreamingAlso`).
 macro_rules! api_methods {
     (
         plain { $( $name:literal => $module:ident :: $handler:ident ( $params:ty ) -> $result:ty ; )* }
-        streaming { $( $sname:literal => $smodule:ident :: $shandler:ident ( $sparams:ty ) -> $sresult:ty , sends $svariant:ident ( $sevent:ty ) ; )* }
+        streaming { $( $sname:literal => $smodule:ident :: $shandler:ident ( $sparams:ty ) -> $sresult:ty , sends $svariant:ident ( $sevent:ty ) $( also $xvariant:ident ( $xevent:ty ) )* ; )* }
     ) => {
         /// Every API method, in declaration order.
         pub const METHODS: &[&str] = &[$($name,)* $($sname,)*];
@@ -255,7 +258,7 @@ macro_rules! api_methods {
 
         // A declared payload must be exactly what its variant carries: this fails to
         // compile when `sends Variant(Type)` names another type.
-        $( const _: fn($sevent) -> StreamEvent = StreamEvent::$svariant; )*
+        $( const _: fn($sevent) -> StreamEvent = StreamEvent::$svariant; $( const _: fn($xevent) -> StreamEvent = StreamEvent::$xvariant; )* )*
 
         fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
             match method {
@@ -265,7 +268,7 @@ macro_rules! api_methods {
                     // The UI trusts the declaration to type its callbacks; every test run
                     // checks that the handler keeps to it.
                     let mut declared_only = |event: StreamEvent| {
-                        debug_assert!(matches!(event, StreamEvent::$svariant(_)), "{} sent an event it does not declare", $sname);
+                        debug_assert!(matches!(event, StreamEvent::$svariant(_) $( | StreamEvent::$xvariant(_) )*), "{} sent an event it does not declare", $sname);
                         on_event(event)
                     };
                     to_json::<$sresult>($smodule::$shandler(engine, params, &mut declared_only)?)
@@ -289,9 +292,15 @@ macro_rules! api_methods {
             vec![ $( ($sname, stringify!($svariant), <$sevent as TS>::name(cfg)), )* ]
         }
 
+        /// The `StreamEvent`s a streaming method sends beside its own, as above.
+        fn stream_also_signatures(cfg: &ts_rs::Config) -> Vec<(&'static str, &'static str, String)> {
+            use ts_rs::TS;
+            vec![ $( $( ($sname, stringify!($xvariant), <$xevent as TS>::name(cfg)), )* )* ]
+        }
+
         fn visit_method_types(visitor: &mut impl ts_rs::TypeVisitor) {
             $( visitor.visit::<$params>(); visitor.visit::<$result>(); )*
-            $( visitor.visit::<$sparams>(); visitor.visit::<$sresult>(); visitor.visit::<$sevent>(); )*
+            $( visitor.visit::<$sparams>(); visitor.visit::<$sresult>(); visitor.visit::<$sevent>(); $( visitor.visit::<$xevent>(); )* )*
         }
     };
 }
@@ -462,10 +471,10 @@ api_methods! {
         "backup.create" => data::create_backup(Empty) -> BackupInfo, sends Progress(ProgressEvent);
         "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult, sends Progress(ProgressEvent);
         "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult, sends Progress(ProgressEvent);
-        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
-        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
-        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>);
-        "session.compact" => session::compact(SessionRef) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>);
+        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
+        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
+        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
+        "session.compact" => session::compact(SessionRef) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
         "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
         "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
     }

@@ -4,9 +4,10 @@
 //!   are logged and which the model sees.
 //! - [`log`]: sessions, the append-only event log (one sled tree, `session 0x00 seq`),
 //!   the content-addressed result store, context snapshots, approvals, executions.
-//! - [`replay`]: a log → the UI timeline, the model-visible messages (with a stable
-//!   hash) and the state the loop resumes from. The live loop folds every event it
-//!   appends with the same function, so live and replayed messages cannot drift.
+//! - [`replay`]: a log → the model-visible messages (with a stable hash), the state
+//!   the loop resumes from and the drafting panel's timeline ([`timeline`], folded in
+//!   the same pass). The live loop folds every event it appends with the same
+//!   function, so live and replayed messages, and what the panel draws, cannot drift.
 //! - [`tools`]: definitions, validators (JSON schema, errors with JSON pointers) and
 //!   the built-in read and workflow tools.
 //! - [`permission`]: the pure permission engine.
@@ -42,7 +43,7 @@ pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MA
 pub(crate) use model_call::session_overhead;
 pub use model_call::{STREAM_CHECKPOINT_CHARS, STREAM_CHECKPOINT_MILLIS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
-pub use replay::{messages_hash, replay, rewound_note, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState, TimelineItem};
+pub use replay::{messages_hash, replay, rewound_note, LogLine, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
 pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, Answer, SubmitOutcome, TurnStats};
 
@@ -561,6 +562,22 @@ impl<'a> Harness<'a> {
     /// The live log of `owner_id` if this process holds it.
     pub(crate) fn live_if_loaded(&self, owner_id: &str) -> Option<Arc<Live>> {
         self.harness().logs.lock().unwrap_or_else(|p| p.into_inner()).get(owner_id).cloned()
+    }
+
+    /// Reads a session's timeline (the panel's fold, kept in its live state) under its
+    /// lock, copying only what `read` picks.
+    pub(crate) fn with_timeline<T>(&self, session_id: &str, read: impl FnOnce(&timeline::Timeline) -> T) -> Result<T, ApiError> {
+        let live = self.live_session(session_id)?;
+        let state = live.lock_state();
+        Ok(read(&state.timeline))
+    }
+
+    /// The timeline patch `event` (just logged, or live) makes for the reader of one
+    /// stream, if this process holds the session.
+    pub(crate) fn timeline_patch(&self, session_id: &str, feed: &mut timeline::LiveFeed, event: &Event) -> Option<timeline::TimelinePatch> {
+        let live = self.live_if_loaded(session_id)?;
+        let state = live.lock_state();
+        feed.patch(&state.timeline, event)
     }
 
     pub(crate) fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {

@@ -8,7 +8,7 @@ use ts_rs::TS;
 use super::{required_text, ApiError, Empty, Engine, StreamEvent};
 use crate::context::Selection;
 use crate::harness::compaction::{self, CompactThreshold, CompactionMode, Outcome, Pin};
-use crate::harness::{self, Event, EventBody, Limits, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TimelineItem, TurnEndReason, TurnStats};
+use crate::harness::{self, Event, EventBody, Limits, LogLine, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TurnEndReason, TurnStats};
 use crate::llm::profile::LlmProfile;
 use crate::model::Project;
 use crate::store::{Batch, Durability};
@@ -143,7 +143,7 @@ pub struct SessionView {
     pub output_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub timeline: Option<Vec<TimelineItem>>,
+    pub timeline: Option<Vec<LogLine>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -395,8 +395,21 @@ fn timings(stats: &TurnStats) -> TurnTimings {
     }
 }
 
+/// Sends each event of a session on the stream, then the timeline patch it makes
+/// (`StreamEvent::Timeline`): a reader of the stream keeps the panel's items without
+/// folding the log, and the text streaming now updates one item.
+fn session_stream<'a>(engine: &'a Engine, session_id: &'a str, on_event: &'a mut dyn FnMut(StreamEvent)) -> impl FnMut(&Event) + 'a {
+    let mut feed = harness::timeline::LiveFeed::default();
+    move |event: &Event| {
+        on_event(StreamEvent::Harness(Box::new(event.clone())));
+        if let Some(patch) = engine.harness().timeline_patch(session_id, &mut feed, event) {
+            on_event(StreamEvent::Timeline(Box::new(patch)));
+        }
+    }
+}
+
 pub(super) fn compact(engine: &Engine, params: SessionRef, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionCompactResult, ApiError> {
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let mut emit = session_stream(engine, &params.session_id, on_event);
     let (outcome, stats) = harness::compact_session(engine.harness(), &params.session_id, &mut emit)?;
     let session = view(engine, &params.session_id, false)?;
     let (compacted, mode, tokens_before, tokens_after) = match outcome {
@@ -521,7 +534,7 @@ fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<Sessio
         last_turn_end: state.last_turn_end,
         input_tokens: state.input_tokens,
         output_tokens: state.output_tokens,
-        timeline: with_timeline.then(|| state.timeline.clone()),
+        timeline: with_timeline.then(|| state.lines.clone()),
         session,
     })
 }
@@ -668,7 +681,7 @@ pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mu
     if let Some(mode) = params.mode {
         set_mode_inner(engine, &params.session_id, mode, on_event)?;
     }
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let mut emit = session_stream(engine, &params.session_id, on_event);
     let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, params.selection, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
@@ -681,7 +694,7 @@ pub(super) fn interrupt(engine: &Engine, params: SessionRef) -> Result<SessionIn
 pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
     let decided_by = engine.author()?;
     let note = params.note.unwrap_or_default();
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let mut emit = session_stream(engine, &params.session_id, on_event);
     let answer = match (params.approved, params.always) {
         (false, None) => harness::Answer::Deny,
         (true, None) => harness::Answer::AllowOnce,
@@ -693,7 +706,7 @@ pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalPa
 }
 
 pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let mut emit = session_stream(engine, &params.session_id, on_event);
     let outcome = harness::answer_question(engine.harness(), &params.session_id, &params.question_id, &params.answer, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
@@ -709,7 +722,7 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut 
         return Ok(());
     }
     let event = engine.harness().append_event(&live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
-    on_event(StreamEvent::Harness(Box::new(event)));
+    session_stream(engine, session_id, on_event)(&event);
     Ok(())
 }
 

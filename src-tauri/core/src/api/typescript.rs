@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use ts_rs::{Config, TypeVisitor, TS};
 
-use super::{method_signatures, stream_event_signatures, visit_method_types, ApiError, StreamEvent, METHODS, STREAMING_METHODS};
+use super::{method_signatures, stream_also_signatures, stream_event_signatures, visit_method_types, ApiError, StreamEvent, METHODS, STREAMING_METHODS};
 
 /// Collects the declaration of every named type reachable from the method table.
 struct Declarations<'a> {
@@ -76,7 +76,12 @@ fn stream_event_map(cfg: &Config) -> String {
     for (name, variant, _) in &signatures {
         out.push_str(&format!("  \"{name}\": \"{}\",\n", variant_tag(variant)));
     }
-    out.push_str("};\n");
+    out.push_str("};\n\n");
+    out.push_str("/** The `StreamEvent`s a streaming method sends beside its own (a session's timeline patches). */\nexport interface StreamingAlso {\n");
+    for (name, variant, payload) in &stream_also_signatures(cfg) {
+        out.push_str(&format!("  \"{name}\": {};\n", stream_event_member(variant, payload)));
+    }
+    out.push_str("}\n");
     out
 }
 

@@ -1,7 +1,8 @@
-//! Replay: folding a log into the UI timeline, the model-visible messages and the
-//! session state the turn loop resumes from. The live loop applies each event it
-//! appends with the same [`SessionState::apply`], so what the model was sent and what a
-//! replay rebuilds come from one function.
+//! Replay: folding a log into the session state the turn loop resumes from — the
+//! model-visible messages, what waits for the person — and the drafting panel's
+//! timeline ([`super::timeline::fold`], kept in [`SessionState::timeline`]). The live
+//! loop applies each event it appends with the same [`SessionState::apply`], so what the
+//! model was sent, what a replay rebuilds and what the panel draws come from one pass.
 
 use std::collections::BTreeMap;
 
@@ -18,10 +19,12 @@ pub const STEP_STARTED: &str = "started";
 /// The `run_stage` state of a step's later batch, a request of its own.
 pub const STEP_BATCH: &str = "batch";
 
-/// One line of the UI timeline.
+/// One line of a log as text, an event at a time (`session.get` with `timeline`, the
+/// CLI's `session show`, an optimization run's log): a map of each event, not a fold;
+/// the drafting panel draws [`super::timeline::TimelineItem`]s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
-pub struct TimelineItem {
+pub struct LogLine {
     pub sequence: u64,
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,7 +97,10 @@ pub struct SessionState {
     pub last_sequence: u64,
     pub mode: Mode,
     pub messages: Vec<Message>,
-    pub timeline: Vec<TimelineItem>,
+    /// Each logged event as a line of text.
+    pub lines: Vec<LogLine>,
+    /// The drafting panel's timeline: the one fold of the log for the screen.
+    pub timeline: super::timeline::Timeline,
     /// The tool calls of the last assistant message that have no result yet.
     pub open_calls: Vec<ToolCall>,
     pub pending_approval: Option<PendingApproval>,
@@ -153,7 +159,8 @@ impl SessionState {
         if event.sequence > 0 {
             self.last_sequence = event.sequence;
         }
-        let item = |text: String, text_id: Option<&str>, params: &[(&str, String)]| TimelineItem {
+        super::timeline::fold(&mut self.timeline, event);
+        let item = |text: String, text_id: Option<&str>, params: &[(&str, String)]| LogLine {
             sequence: event.sequence,
             kind: event.kind_name().to_owned(),
             turn_id: event.turn_id.clone(),
@@ -376,7 +383,7 @@ impl SessionState {
             EventBody::RunEnded { status, message } => Some(worded("run_ended", &[("status", status.clone())], format!("Run {status}: {}", short(message, 200)))),
         };
         if let Some(item) = item {
-            self.timeline.push(item);
+            self.lines.push(item);
         }
     }
 
@@ -417,7 +424,10 @@ pub struct Replay {
 }
 
 impl Replay {
-    pub fn timeline(&self) -> &[TimelineItem] {
+    pub fn lines(&self) -> &[LogLine] {
+        &self.state.lines
+    }
+    pub fn timeline(&self) -> &super::timeline::Timeline {
         &self.state.timeline
     }
     pub fn messages(&self) -> &[Message] {
@@ -428,7 +438,7 @@ impl Replay {
     }
 }
 
-/// Rebuilds the UI timeline and the model-visible messages from a log.
+/// Rebuilds the session state (the panel's timeline, the model-visible messages) from a log.
 pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Replay {
     let mut state = SessionState::default();
     for event in events {
@@ -486,7 +496,7 @@ mod tests {
         assert_eq!(messages.len(), 2);
         assert_eq!(messages[1], Message::user(rewound_note("chk_1", 1, 4)));
         assert!(messages[1].content.contains("chk_1") && messages[1].content.contains("version 4"));
-        let item = replayed.timeline().last().unwrap();
+        let item = replayed.lines().last().unwrap();
         assert_eq!((item.sequence, item.kind.as_str()), (3, "rewound"));
         // Replay is the live fold: folding the events one by one gives the same state.
         let mut live = SessionState::default();
@@ -520,7 +530,7 @@ mod tests {
         ];
         let replayed = replay(log.iter());
         type Line<'a> = (Option<&'a str>, Vec<(&'a str, &'a str)>);
-        let lines: Vec<Line<'_>> = replayed.timeline().iter().map(|i| (i.text_id.as_deref(), i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())).collect();
+        let lines: Vec<Line<'_>> = replayed.lines().iter().map(|i| (i.text_id.as_deref(), i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())).collect();
         assert_eq!(
             lines,
             [
@@ -533,10 +543,10 @@ mod tests {
                 (Some("unarchived"), vec![]),
             ]
         );
-        assert_eq!(replayed.timeline()[1].text, "改短一点");
-        let json = serde_json::to_value(&replayed.timeline()[3]).unwrap();
+        assert_eq!(replayed.lines()[1].text, "改短一点");
+        let json = serde_json::to_value(&replayed.lines()[3]).unwrap();
         assert_eq!(json["textId"], "tool_result");
         assert_eq!(json["params"]["status"], "permission_denied");
-        assert!(replayed.timeline()[1].params.is_empty() && serde_json::to_value(&replayed.timeline()[1]).unwrap().get("textId").is_none());
+        assert!(replayed.lines()[1].params.is_empty() && serde_json::to_value(&replayed.lines()[1]).unwrap().get("textId").is_none());
     }
 }

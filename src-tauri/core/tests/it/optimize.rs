@@ -751,7 +751,7 @@ fn an_optimize_runs_log_replays_through_the_harness_replay_to_what_each_model_ca
     assert_eq!(requests[2].body["messages"].as_array().unwrap().len(), 2);
     let whole = inkstone_core::harness::replay(log.iter());
     assert!(!whole.state.model_call_open && whole.state.open_turn.is_none());
-    let kinds: Vec<&str> = whole.timeline().iter().map(|t| t.kind.as_str()).collect();
+    let kinds: Vec<&str> = whole.lines().iter().map(|t| t.kind.as_str()).collect();
     assert_eq!((kinds.first(), kinds.last()), (Some(&"run_started"), Some(&"run_ended")), "{kinds:?}");
     let usage = o.t.ok("usage.list", json!({}));
     let records: Vec<&Value> = usage["records"].as_array().unwrap().iter().filter(|r| r["runId"] == run["id"]).collect();

@@ -1,10 +1,13 @@
 //! `session.timeline` through the API on a real session (scripted model over loopback,
-//! real sled): the entries are the core's fold of the stored log, a reader that held an
-//! earlier answer catches up with the entries changed since it, and bad input is refused.
+//! real sled): the items are the core's fold of the stored log, a reader that held an
+//! earlier answer catches up with the items changed since it, a long timeline comes in
+//! pages, the live stream's patches keep a reader's items equal to the fold (each
+//! streamed answer one item), and bad input is refused.
 
-use inkstone_core::harness::timeline::fold_all;
+use inkstone_core::api::StreamEvent;
+use inkstone_core::harness::timeline::{fold_all, TimelinePatch};
 use inkstone_core::ErrorCode;
-use inkstone_test_support::model_server::{ModelServer, Reply};
+use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
 
@@ -66,4 +69,96 @@ fn the_timeline_is_the_fold_of_the_log_and_catches_a_reader_up() {
     assert_eq!(error.code, ErrorCode::NotFound);
     let error = t.engine.call("session.timeline", json!({"sessionId": session, "from": 3})).unwrap_err();
     assert_eq!(error.code, ErrorCode::Validation);
+}
+
+/// The patches a streaming call sent, in order.
+fn patches(t: &TestEngine, method: &str, params: Value) -> Vec<TimelinePatch> {
+    let mut out = Vec::new();
+    t.engine
+        .call_stream(method, params, &mut |event| {
+            if let StreamEvent::Timeline(patch) = event {
+                out.push(*patch);
+            }
+        })
+        .unwrap();
+    out
+}
+
+/// A reader of the stream: drops, puts by key, appends the streaming text.
+fn read(reader: &mut Vec<Value>, patch: &TimelinePatch) {
+    for key in &patch.removed {
+        reader.retain(|item| item["key"] != json!(key));
+    }
+    for item in &patch.items {
+        let item = serde_json::to_value(item).unwrap();
+        match reader.iter_mut().find(|held| held["key"] == item["key"]) {
+            Some(slot) => *slot = item,
+            None => reader.push(item),
+        }
+    }
+    if let Some(append) = patch.append.as_ref().filter(|a| !a.reasoning) {
+        match reader.iter_mut().find(|held| held["key"] == json!(append.key)) {
+            Some(held) => held["text"] = json!(format!("{}{}", held["text"].as_str().unwrap(), append.text)),
+            None => reader.push(json!({"kind": "assistant", "key": append.key, "changedAt": 0, "text": append.text, "streaming": true, "interrupted": false, "cutOff": false})),
+        }
+    }
+}
+
+#[test]
+fn the_live_stream_sends_timeline_patches_that_keep_a_reader_at_the_fold() {
+    let server = ModelServer::start(vec![Reply::tool_calls(&[("c1", "read_project_context", "{}")]), Reply::text_with("山上的春茶，清明前采。", 2, Usage::Counted)]);
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 32000}));
+    let project = t.ok("project.create", json!({"title": "春茶", "source": "# 春茶\n\n山上的春茶。"}))["id"].as_str().unwrap().to_owned();
+    let session = t.ok("session.create", json!({"projectId": project}))["session"]["id"].as_str().unwrap().to_owned();
+    let sent = patches(&t, "session.submit", json!({"sessionId": session, "text": "读一下再写一句"}));
+    let mut reader = Vec::new();
+    let mut lengths = Vec::new();
+    for patch in &sent {
+        read(&mut reader, patch);
+        lengths.push(reader.len());
+    }
+    let now = t.ok("session.timeline", json!({"sessionId": session}));
+    assert_eq!(Value::Array(reader), now["items"], "the patches bring the reader to the fold");
+    let kinds: Vec<&str> = now["items"].as_array().unwrap().iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["user", "tool", "assistant"]);
+    assert_eq!(now["items"][2]["text"], "山上的春茶，清明前采。");
+    assert_eq!(now["items"][2]["streaming"], false);
+    // The streamed answer arrived in pieces, each appended to that answer's one item.
+    let appends: Vec<&str> = sent.iter().filter_map(|p| p.append.as_ref()).map(|a| a.key.as_str()).collect();
+    assert!(appends.len() >= 5, "the answer streamed in pieces: {appends:?}");
+    assert!(appends.iter().all(|key| *key == now["items"][2]["key"]), "{appends:?}");
+    // The last patch carries the state after the turn.
+    let state = sent.last().unwrap().state.as_ref().unwrap();
+    assert!(!state.turn_open && state.streaming_key.is_none());
+    assert_eq!(state.last_sequence, now["lastSequence"].as_u64().unwrap());
+    assert!(lengths.windows(2).all(|w| w[1] >= w[0]));
+}
+
+#[test]
+fn a_long_timeline_comes_in_pages_from_the_latest() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("好。"));
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 32000}));
+    let project = t.ok("project.create", json!({"title": "春茶", "source": "# 春茶"}))["id"].as_str().unwrap().to_owned();
+    let session = t.ok("session.create", json!({"projectId": project}))["session"]["id"].as_str().unwrap().to_owned();
+    for n in 0..3 {
+        stream(&t.engine, "session.submit", json!({"sessionId": session, "text": format!("第{n}句")})).0.unwrap();
+    }
+    let whole = t.ok("session.timeline", json!({"sessionId": session}));
+    let items = whole["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 6);
+    assert_eq!(whole["earlier"], 0);
+    let last_two = t.ok("session.timeline", json!({"sessionId": session, "limit": 2}));
+    assert_eq!(last_two["items"], json!(items[4..]));
+    assert_eq!(last_two["earlier"], 4);
+    let before = t.ok("session.timeline", json!({"sessionId": session, "limit": 2, "before": items[4]["key"]}));
+    assert_eq!(before["items"], json!(items[2..4]));
+    assert_eq!(before["earlier"], 2);
+    assert_eq!(before["lastSequence"], whole["lastSequence"], "every page carries the whole state");
+    for bad in [json!({"sessionId": session, "limit": 0}), json!({"sessionId": session, "limit": 1001}), json!({"sessionId": session, "before": "999999"})] {
+        let error = t.engine.call("session.timeline", bad).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Validation);
+    }
 }

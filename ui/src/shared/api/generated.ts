@@ -1418,6 +1418,19 @@ calibration?: ProfileContext, };
 
 export type LocalServer = { preset: LlmPreset, models: Array<string>, };
 
+export type LogLine = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
+/**
+ * A short text for the timeline: the person's or the model's words, or (with
+ * `textId`) the engine's English wording of what happened.
+ */
+text: string, 
+/**
+ * What happened, for a client to word in the person's language (`session_started`,
+ * `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
+ * or the model's own words (a message, a question, an answer).
+ */
+textId?: string, params?: { [key in string]: string }, };
+
 export type Manifest = { format: string, formatVersion: number, schemaVersion: number, exportedAt: string, 
 /**
  * Marks the store's state at export time (newest activity and newest project
@@ -2900,14 +2913,27 @@ export type SessionTimelineParams = { sessionId: string,
 /**
  * Only the items changed after this sequence (default: every item).
  */
-since?: number, };
+since?: number, 
+/**
+ * Only the items before the item with this key (the page before one held).
+ */
+before?: string, 
+/**
+ * At most this many items, the latest (1 to 1000; default 1000).
+ */
+limit?: number, };
 
 export type SessionTimelineResult = { 
 /**
- * The `since` of the request (0 without one): `timeline.items` are the items
- * changed after it, in timeline order; every other field is the whole state.
+ * The `since` of the request (0 without one): `items` are the items changed after
+ * it, in timeline order; `state` is the whole state.
  */
-since: number, lastSequence: number, items: Array<TimelineEntry>, mode: Mode, 
+since: number, items: Array<TimelineItem>, 
+/**
+ * Items that match and are before this page (ask again with `before` = the key of
+ * the first item here).
+ */
+earlier: number, lastSequence: number, mode: Mode, 
 /**
  * A turn started and has not ended.
  */
@@ -2936,7 +2962,12 @@ lastTask: RetryTask | null, compacting: Compacting | null,
 /**
  * Failed summaries in a row (a stopped or interrupted one does not count).
  */
-compactionFailures: number, };
+compactionFailures: number, 
+/**
+ * The key the answer of the model call in progress has (and its item keeps when
+ * the answer is logged): live text deltas append to it.
+ */
+streamingKey: string | null, };
 
 export type SessionUnpinParams = { sessionId: string, pinId: string, };
 
@@ -2948,7 +2979,7 @@ queued: Array<string>, lastTurnEnd?: TurnEndReason,
 /**
  * The hash of the model-visible messages (`sha256:...`).
  */
-messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<TimelineItem>, };
+messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<LogLine>, };
 
 export type Severity = "info" | "warn" | "block";
 
@@ -3049,7 +3080,7 @@ baselineMoved: boolean, };
 
 export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "cancelled" | "denied" | "blocked";
 
-export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
+export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event } | { "type": "timeline", "data": TimelinePatch };
 
 export type StructuredForm = { form: SchemaForm, source: FormSource, 
 /**
@@ -3326,6 +3357,8 @@ export type TemplateUpdateParams = { id: string,
  */
 template: TemplateInput, };
 
+export type TextAppend = { key: string, text: string, reasoning: boolean, };
+
 export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletions: number, 
 /**
  * True when both texts are equal (then `hunks` is empty).
@@ -3336,7 +3369,7 @@ export type Through = { "type": "draftingSession", sessionId: string, } | { "typ
 
 export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
-export type TimelineEntry = { "kind": "user", key: string, changedAt: number, text: string, selection: Selection | null, wasQueued: boolean, retry: boolean, } | { "kind": "assistant", key: string, changedAt: number, text: string, interrupted: boolean, cutOff: boolean, } | { "kind": "tool", key: string, changedAt: number, toolUseId: string, name: string, args: string, state: StepState, status?: ToolStatus, result?: string, 
+export type TimelineItem = { "kind": "user", key: string, changedAt: number, text: string, selection: Selection | null, wasQueued: boolean, retry: boolean, } | { "kind": "assistant", key: string, changedAt: number, text: string, streaming: boolean, interrupted: boolean, cutOff: boolean, } | { "kind": "tool", key: string, changedAt: number, toolUseId: string, name: string, args: string, state: StepState, status?: ToolStatus, result?: string, 
 /**
  * Proposals the step made (from the envelope or its result).
  */
@@ -3354,18 +3387,56 @@ retry: RetryTask | null, keyProblem: KeyProblem | null, } | { "kind": "archived"
  */
 summary: CompactionSummary | null, compacted: number, tokensBefore: number, tokensAfter: number, } | { "kind": "compactionFailed", key: string, changedAt: number, consecutive: number, message: string, outcome: CompactionFailure, } | { "kind": "contextWarning", key: string, changedAt: number, percent: number, compactAt: number | null, };
 
-export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
+export type TimelinePatch = { 
 /**
- * A short text for the timeline: the person's or the model's words, or (with
- * `textId`) the engine's English wording of what happened.
+ * The sequence of the logged event (0 for a live delta).
  */
-text: string, 
+sequence: number, items: Array<TimelineItem>, 
 /**
- * What happened, for a client to word in the person's language (`session_started`,
- * `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
- * or the model's own words (a message, a question, an answer).
+ * Items the reader made from deltas that the logged answer does not keep (an answer
+ * that turned out to be only tool calls).
  */
-textId?: string, params?: { [key in string]: string }, };
+removed: Array<string>, append: TextAppend | null, 
+/**
+ * The state after a logged event (none for a delta).
+ */
+state: TimelineState | null, };
+
+export type TimelineState = { lastSequence: number, mode: Mode, 
+/**
+ * A turn started and has not ended.
+ */
+turnOpen: boolean, pendingApproval: ApprovalPrompt | null, pendingQuestion: QuestionPrompt | null, 
+/**
+ * Messages sent while a turn ran, not delivered yet.
+ */
+queued: Array<string>, context: ContextEstimate | null, inputTokens: number, outputTokens: number, archived: boolean, 
+/**
+ * Every proposal id a step of this session made, oldest first.
+ */
+proposalIds: Array<string>, 
+/**
+ * The last compaction truncated (summarising failed).
+ */
+truncated: boolean, 
+/**
+ * The sequence of the last event that changed the intent, pins or compaction
+ * (views that read them refetch).
+ */
+longSessionSeq: number, 
+/**
+ * The last task the person sent, as submitted (what Retry sends again).
+ */
+lastTask: RetryTask | null, compacting: Compacting | null, 
+/**
+ * Failed summaries in a row (a stopped or interrupted one does not count).
+ */
+compactionFailures: number, 
+/**
+ * The key the answer of the model call in progress has (and its item keeps when
+ * the answer is logged): live text deltas append to it.
+ */
+streamingKey: string | null, };
 
 export type TokenizerEndpoint = "llamaCpp" | "llamaCppPython";
 
@@ -3766,3 +3837,11 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "optimize.start": "harness",
   "optimize.resume": "harness",
 };
+
+/** The `StreamEvent`s a streaming method sends beside its own (a session's timeline patches). */
+export interface StreamingAlso {
+  "session.submit": { "type": "timeline", "data": TimelinePatch };
+  "session.resolveApproval": { "type": "timeline", "data": TimelinePatch };
+  "session.answerQuestion": { "type": "timeline", "data": TimelinePatch };
+  "session.compact": { "type": "timeline", "data": TimelinePatch };
+}
