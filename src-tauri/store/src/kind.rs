@@ -75,10 +75,13 @@ pub enum Kind {
     /// Usage records by their session or run, derived from `UsageRecords`:
     /// `owner_id 0x00 usage_id`.
     UsageIndex,
+    /// Performance records (accounts, publications, snapshots) owed to the workspace
+    /// server: `kind 0x00 id`, one entry per record however often it changed.
+    PerfOutbox,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 37] = [
+    pub(super) const ALL: [Kind; 38] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -116,6 +119,7 @@ impl Kind {
         Kind::PerfImports,
         Kind::AuditIndex,
         Kind::UsageIndex,
+        Kind::PerfOutbox,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -157,6 +161,7 @@ impl Kind {
             Kind::PerfImports => "perf_imports",
             Kind::AuditIndex => "proposal_audit_index",
             Kind::UsageIndex => "usage_index",
+            Kind::PerfOutbox => "perf_outbox",
         }
     }
 
@@ -199,6 +204,7 @@ impl Kind {
             Kind::PerfImports => 34,
             Kind::AuditIndex => 35,
             Kind::UsageIndex => 36,
+            Kind::PerfOutbox => 37,
         }
     }
 }
