@@ -155,6 +155,60 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
     Ok(Some(job))
 }
 
+/// A performance record (account, publication, metric snapshot) owed to the workspace
+/// server, staged in the batch that wrote the record, so a crash never loses one. One
+/// entry per record (`kind 0x00 id`): a later write replaces the entry, and the record
+/// is read as it is when the entry goes (its newest state). `edit` tells a write that
+/// arrived during a send from the one sent: an ack removes the entry only when its
+/// `edit` is still the one sent. Resends are harmless: the server keeps one row per
+/// record, last writer wins (a snapshot is written once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PerfDelivery {
+    pub kind: inkstone_sync_proto::PerfKind,
+    pub id: String,
+    /// The project of a publication or snapshot (kept for a deletion, whose record is gone).
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// The publication of a snapshot (its key's first part).
+    #[serde(default)]
+    pub publication_id: Option<String>,
+    /// Set when the record was deleted for good: the server is told so at this time.
+    #[serde(default)]
+    pub deleted_at: Option<Timestamp>,
+    /// A new id per write.
+    pub edit: String,
+    /// Sends that failed so far.
+    #[serde(default)]
+    pub attempts: u32,
+    #[serde(default)]
+    pub last_error: Option<String>,
+    pub queued_at: Timestamp,
+}
+
+impl Record for PerfDelivery {
+    const KIND: Kind = Kind::PerfOutbox;
+    fn key(&self) -> Vec<u8> {
+        perf_delivery_key(self.kind, &self.id)
+    }
+}
+
+/// The key of a record's [`PerfDelivery`].
+pub fn perf_delivery_key(kind: inkstone_sync_proto::PerfKind, id: &str) -> Vec<u8> {
+    crate::store::keys::child(kind.as_str(), id)
+}
+
+/// Adds (or replaces) the delivery of a performance record to `batch` when `workspace`
+/// is linked to a server; does nothing otherwise. The caller stages the record's
+/// write in the same batch.
+pub fn stage_perf_delivery(batch: &mut Batch, workspace: &Workspace, delivery: PerfDelivery) -> Result<(), StoreError> {
+    if workspace.server_url.is_none() {
+        return Ok(());
+    }
+    batch.put(&delivery)?;
+    Ok(())
+}
+
 /// The `Idempotency-Key` of the push that `job` leads: its own key when it goes
 /// alone, its key and the count when it carries a batch. The batch is fixed at the
 /// first send, so the key and the payload are the same on every resend.

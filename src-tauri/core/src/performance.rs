@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod numbers;
 pub mod publications;
 pub mod report;
+pub mod sync;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

@@ -507,6 +507,51 @@ struct ChangesQuery {
     limit: Option<usize>,
 }
 
+/// Stores a push of performance records (editors and owners; a viewer is refused before
+/// the body is read). Each record is checked before anything is written; the answer
+/// acks each in order (`applied: false` for a resend or a beaten write).
+async fn perf_push(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, headers: HeaderMap, body: Body) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Editor)?;
+    let body = read_body(&state, &headers, body).await?;
+    blocking(move || {
+        let request: inkstone_sync_proto::PerfPushRequest = serde_json::from_slice(&body.bytes)
+            .map_err(|e| HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The push is not valid JSON of the right shape: {e}.")))?;
+        if request.records.is_empty() || request.records.len() > inkstone_sync_proto::MAX_PERF_RECORDS_PER_PUSH {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("A push carries 1–{} records.", inkstone_sync_proto::MAX_PERF_RECORDS_PER_PUSH))
+                .hint("Split the records into several pushes."));
+        }
+        for (i, record) in request.records.iter().enumerate() {
+            if let Some(why) = record.invalid() {
+                return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("records[{i}]: {why}")));
+            }
+            // PostgreSQL cannot store U+0000; both storages refuse what the protocol does.
+            if let Some((at, c)) = record.body.as_deref().and_then(inkstone_sync_proto::control_character) {
+                return Err(HttpError::new(
+                    StatusCode::BAD_REQUEST,
+                    inkstone_sync_proto::CODE_CONTROL_CHARACTER,
+                    format!("records[{i}].body holds the control character U+{:04X} at character {at}.", c as u32),
+                ));
+            }
+        }
+        Ok(Json(state.storage.perf_push(&caller, &request.records)?).into_response())
+    })
+    .await
+}
+
+/// The workspace's performance records written after `since` (every member).
+async fn perf_changes(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, query: Result<Query<ChangesQuery>, QueryRejection>) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Viewer)?;
+    let Query(query) = query.map_err(|e| {
+        HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The query is not valid: {}.", e.body_text()))
+            .hint("`since` is a cursor from an earlier answer (0 or more); `limit` is 1–500.")
+    })?;
+    blocking(move || {
+        let limit = query.limit.unwrap_or(200).clamp(1, 500);
+        Ok(Json(state.storage.perf_changes(&caller.workspace_id, query.since, limit)?).into_response())
+    })
+    .await
+}
+
 /// A response body that holds a permit until it is sent (or dropped).
 struct Held {
     body: Body,
@@ -683,6 +728,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/projects/{project_id}/push", post(push))
         .route("/v1/changes", get(changes))
         .route("/v1/policy", get(policy).put(set_policy))
+        .route("/v1/perf", get(perf_changes).post(perf_push))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))

@@ -17,7 +17,10 @@ pub use self::sled::SledStorage;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use inkstone_sync_proto::{ChangesResponse, IssuedToken, Member, MemberEntry, PolicyRecord, ProjectHead, PushRequest, PushResponse, Role, StaleBase, WorkspaceInfo};
+use inkstone_sync_proto::{
+    ChangesResponse, IssuedToken, Member, MemberEntry, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead, PushRequest, PushResponse, Role,
+    StaleBase, WorkspaceInfo,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
@@ -126,9 +129,51 @@ pub trait Storage: Send + Sync {
     /// Replaces the workspace's policy (durable before it returns). The caller checked
     /// the setter is an owner and the policy is valid.
     fn set_policy(&self, workspace_id: &str, record: &PolicyRecord) -> Result<(), StorageError>;
+    /// Stores a push of performance records (checked by the caller: [`PerfRecord::invalid`]),
+    /// in order, each by [`perf_decision`], in one transaction, durable before it
+    /// returns. A record written gets the workspace's next performance cursor; one
+    /// already held or beaten changes nothing (so a resend is a no-op).
+    fn perf_push(&self, caller: &Caller, records: &[PerfRecord]) -> Result<PerfPushResponse, StorageError>;
+    /// The latest write of each performance record written after `cursor`, at most
+    /// `limit`, oldest first.
+    fn perf_changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<PerfChangesResponse, StorageError>;
     /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
     /// how many. The server runs it hourly.
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError>;
+}
+
+/// What a storage does with a pushed performance record, given the record it holds
+/// under the same (kind, id) (`held`: its stamp and whether it is deleted) and, for a
+/// snapshot, whether its publication is deleted on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerfDecision {
+    /// Store it (a new record or a later write), with a new cursor.
+    Write,
+    /// Store it and delete the publication's snapshots (a confirmed removal).
+    WriteAndDropSnapshots,
+    /// Change nothing: a resend, an older write, a snapshot held already (snapshots
+    /// are append-only: never replaced), or a snapshot of a deleted publication.
+    Keep,
+}
+
+/// The one rule both storages apply: accounts and publications are last-writer-wins
+/// by [`PerfRecord::stamp`] (a deletion is a write too, so a stale edit arriving after
+/// it does not bring the record back); a snapshot is written once.
+pub fn perf_decision(incoming: &PerfRecord, held: Option<((u64, &str), bool)>, publication_deleted: bool) -> PerfDecision {
+    match incoming.kind {
+        PerfKind::Snapshot => {
+            if held.is_some() || publication_deleted {
+                PerfDecision::Keep
+            } else {
+                PerfDecision::Write
+            }
+        }
+        PerfKind::Account | PerfKind::Publication => match held {
+            Some((stamp, _)) if incoming.stamp() <= stamp => PerfDecision::Keep,
+            _ if incoming.deleted && incoming.kind == PerfKind::Publication => PerfDecision::WriteAndDropSnapshots,
+            _ => PerfDecision::Write,
+        },
+    }
 }
 
 /// A push handed to a group commit ([`Storage::submit_push`]): its answer, once durable.
@@ -178,10 +223,10 @@ pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
     }
 }
 
-/// What both storages support beyond the first protocol: they keep a version's origin
-/// and the workspace's policy.
+/// What both storages support beyond the first protocol: they keep a version's origin,
+/// the workspace's policy and its performance data.
 pub fn features() -> Vec<String> {
-    vec![inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned(), inkstone_sync_proto::FEATURE_WORKSPACE_POLICY.to_owned()]
+    vec![inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned(), inkstone_sync_proto::FEATURE_WORKSPACE_POLICY.to_owned(), inkstone_sync_proto::FEATURE_PERFORMANCE_DATA.to_owned()]
 }
 
 /// `sha256` hex of `bytes`.

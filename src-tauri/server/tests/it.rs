@@ -32,6 +32,7 @@ on_both_storages!(
     requests_without_a_valid_token_are_rate_limited_per_address,
     connections_are_capped_and_bodies_share_a_budget,
     owners_set_the_policy_every_member_reads_it_and_nobody_else_touches_it,
+    performance_records_editors_write_members_read_last_writer_wins_snapshots_once,
 );
 
 /// PostgreSQL's schema: migrations are recorded, run once however many servers start,
@@ -74,7 +75,7 @@ fn pg_versions_of_an_older_schema_read_without_an_origin() {
     assert_eq!(storage.applied_migrations().unwrap(), known);
     let changes = storage.changes("w1", 0, 10).unwrap();
     assert_eq!((changes.versions.len(), changes.versions[0].origin.as_deref()), (1, None));
-    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy"]);
+    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy", "performanceData"]);
 }
 
 struct Server {
@@ -200,7 +201,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         let client = Client::new();
         let (status, info) = get(&client, &url, &token, "/v1/workspace").await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy"]));
+        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy", "performanceData"]));
         let mut resolution = version("v2", "二");
         resolution["origin"] = json!("syncResolution");
         let body = json!({"base": 0, "versions": [version("v1", "一"), resolution]});
@@ -209,7 +210,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         // The same key and payload replays; the origin is part of the payload.
         assert_eq!(push(&client, &url, &token, "prj_o", "o1", &body).await.0, StatusCode::OK);
         let (_, changes) = get(&client, &url, &token, "/v1/changes?since=0").await;
-        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy"]));
+        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy", "performanceData"]));
         let versions = changes["versions"].as_array().unwrap();
         assert!(versions[0].get("origin").is_none(), "no origin sent, none returned: {}", versions[0]);
         assert_eq!(versions[1]["origin"], "syncResolution");
@@ -854,5 +855,128 @@ fn owners_set_the_policy_every_member_reads_it_and_nobody_else_touches_it(store:
         let (status, record) = get(&Client::new(), &url, &editor_token, "/v1/policy").await;
         assert_eq!((status, record["policy"]["providers"]["kind"].as_str(), record["policy"]["monthlyCapUsd"].as_f64()), (StatusCode::OK, Some("hosts"), Some(5.0)));
         let _ = owner_token;
+    });
+}
+
+async fn perf_post(client: &Client, url: &str, token: &str, body: &Value) -> (StatusCode, Value) {
+    let response = client.post(format!("{url}/v1/perf")).bearer_auth(token).json(body).send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+fn perf(kind: &str, id: &str, at: u64, body: &str) -> Value {
+    let edit = format!("sha256:{}", inkstone_server::storage::sha256_hex(body.as_bytes()));
+    let mut record = json!({"kind": kind, "id": id, "updatedAt": at, "editId": edit, "body": body});
+    match kind {
+        "publication" => record["projectId"] = json!("prj_1"),
+        "snapshot" => {
+            record["projectId"] = json!("prj_1");
+            record["publicationId"] = json!("pub_1");
+        }
+        _ => {}
+    }
+    record
+}
+
+/// Performance data's matrix: editors and owners write, viewers only read, no token
+/// nothing, another workspace sees none of it; accounts and publications are
+/// last-writer-wins by (updatedAt, editId) whatever order writes arrive in, a resend
+/// changes nothing (no new cursor), a snapshot is never replaced, a deleted publication
+/// takes its snapshots and refuses new ones, and a restart keeps it all.
+fn performance_records_editors_write_members_read_last_writer_wins_snapshots_once(store: Store) {
+    let server = start(&store, RateLimit { per_second: 10_000.0, burst: 10_000.0 });
+    let (_, owner, editor, viewer) = workspace(&server, "A");
+    let (_, other_owner, _, _) = workspace(&server, "B");
+    let url = server.url.clone();
+    let viewer_token = viewer.token.clone();
+    block(async move {
+        let client = Client::new();
+        let (_, info) = get(&client, &url, &viewer.token, "/v1/workspace").await;
+        assert!(info["features"].as_array().unwrap().iter().any(|f| f == "performanceData"), "{info}");
+        let account = perf("account", "acc_1", 10, r#"{"name":"官方号"}"#);
+        // A viewer and a stranger cannot write; bad records are refused whole.
+        let (status, error) = perf_post(&client, &url, &viewer.token, &json!({"records": [account]})).await;
+        assert_eq!((status, error["code"].as_str()), (StatusCode::FORBIDDEN, Some("FORBIDDEN")), "{error}");
+        assert_eq!(perf_post(&client, &url, "isk_nonsense", &json!({"records": [account]})).await.0, StatusCode::UNAUTHORIZED);
+        for bad in [
+            json!({"records": []}),
+            json!({"records": [perf("publication", "pub 1", 1, "{}")]}),
+            json!({"records": [{"kind": "account", "id": "acc_2", "updatedAt": 1, "editId": "nope", "body": "{}"}]}),
+            json!({"records": [perf("snapshot", "snp_1", 1, "{}"), {"kind": "snapshot", "id": "snp_2", "projectId": "prj_1", "updatedAt": 1, "editId": format!("sha256:{}", "a".repeat(64)), "deleted": true}]}),
+            json!({"records": [perf("account", "acc_2", 1, "{\"n\":\"\u{0}\"}")]}),
+            json!({"records": [account], "extra": true}),
+        ] {
+            let (status, error) = perf_post(&client, &url, &owner.token, &bad).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {error}");
+        }
+        let (_, empty) = get(&client, &url, &viewer.token, "/v1/perf?since=0").await;
+        assert_eq!(empty["records"], json!([]), "a refused push wrote something");
+
+        // The editor writes an account, a publication and two snapshots.
+        let first = json!({"records": [account, perf("publication", "pub_1", 20, r#"{"title":"v1"}"#), perf("snapshot", "snp_1", 30, r#"{"views":1}"#), perf("snapshot", "snp_2", 40, r#"{"views":2}"#)]});
+        let (status, acks) = perf_post(&client, &url, &editor.token, &first).await;
+        assert_eq!(status, StatusCode::OK, "{acks}");
+        assert!(acks["acks"].as_array().unwrap().iter().all(|a| a["applied"] == true), "{acks}");
+        // The same push again (a lost answer, retried): nothing new.
+        let (_, again) = perf_post(&client, &url, &editor.token, &first).await;
+        assert!(again["acks"].as_array().unwrap().iter().all(|a| a["applied"] == false), "{again}");
+        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=0").await;
+        assert_eq!(page["records"].as_array().unwrap().len(), 4, "{page}");
+        assert_eq!(page["cursor"], 4, "a resend took cursors: {page}");
+        assert_eq!(page["records"][1]["createdBy"], "eddie");
+        // A snapshot is never replaced, not even by its own id with other numbers.
+        let (_, kept) = perf_post(&client, &url, &owner.token, &json!({"records": [perf("snapshot", "snp_1", 99, r#"{"views":1000}"#)]})).await;
+        assert_eq!(kept["acks"][0]["applied"], false);
+        // Last writer wins: a later edit by the owner, then an older one arriving late.
+        let (_, newer) = perf_post(&client, &url, &owner.token, &json!({"records": [perf("publication", "pub_1", 50, r#"{"title":"v3"}"#)]})).await;
+        assert_eq!(newer["acks"][0]["applied"], true);
+        let (_, older) = perf_post(&client, &url, &editor.token, &json!({"records": [perf("publication", "pub_1", 45, r#"{"title":"v2"}"#)]})).await;
+        assert_eq!(older["acks"][0]["applied"], false);
+        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=4").await;
+        let records = page["records"].as_array().unwrap();
+        assert_eq!(records.len(), 1, "{page}");
+        assert_eq!(
+            (records[0]["record"]["body"].as_str(), records[0]["createdBy"].as_str(), records[0]["pushedBy"].as_str()),
+            (Some(r#"{"title":"v3"}"#), Some("eddie"), Some("olive"))
+        );
+        // Paging: a limit of 1 walks the whole log, each record once at its latest write.
+        let mut since = 0;
+        let mut seen = Vec::new();
+        loop {
+            let (_, page) = get(&client, &url, &viewer.token, &format!("/v1/perf?since={since}&limit=1")).await;
+            for r in page["records"].as_array().unwrap() {
+                seen.push(r["record"]["id"].as_str().unwrap().to_owned());
+            }
+            since = page["cursor"].as_u64().unwrap();
+            if page["more"] != true {
+                break;
+            }
+        }
+        assert_eq!(seen, ["acc_1", "snp_1", "snp_2", "pub_1"]);
+        // Another workspace sees and touches none of it.
+        let (_, theirs) = get(&client, &url, &other_owner.token, "/v1/perf?since=0").await;
+        assert_eq!(theirs["records"], json!([]));
+        let (_, written) = perf_post(&client, &url, &other_owner.token, &json!({"records": [perf("publication", "pub_1", 999, r#"{"title":"B's"}"#)]})).await;
+        assert_eq!(written["acks"][0]["applied"], true, "B has its own pub_1");
+        // A confirmed removal deletes the publication and its snapshots; a snapshot sent
+        // after it is not kept, nor is an older edit.
+        let tombstone = json!({"kind": "publication", "id": "pub_1", "projectId": "prj_1", "updatedAt": 60, "editId": format!("sha256:{}", "d".repeat(64)), "deleted": true});
+        let (status, gone) =
+            perf_post(&client, &url, &editor.token, &json!({"records": [tombstone, perf("snapshot", "snp_3", 61, r#"{"views":3}"#), perf("publication", "pub_1", 55, "{}")]}))
+                .await;
+        assert_eq!(status, StatusCode::OK, "{gone}");
+        let applied: Vec<bool> = gone["acks"].as_array().unwrap().iter().map(|a| a["applied"].as_bool().unwrap()).collect();
+        assert_eq!(applied, [true, false, false]);
+        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=0").await;
+        let ids: Vec<&str> = page["records"].as_array().unwrap().iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["acc_1", "pub_1"], "{page}");
+        assert_eq!(page["records"][1]["record"]["deleted"], true);
+    });
+    drop(server);
+    let server = start(&store, RateLimit::default());
+    let url = server.url.clone();
+    block(async move {
+        let (_, page) = get(&Client::new(), &url, &viewer_token, "/v1/perf?since=0").await;
+        assert_eq!(page["records"].as_array().unwrap().len(), 2, "{page}");
     });
 }

@@ -78,10 +78,13 @@ pub enum Kind {
     /// Daily account snapshots (`performance`: followers), append-only:
     /// `account_id 0x00 date 0x00 snapshot_id`.
     AccountSnapshots,
+    /// Performance records (accounts, publications, snapshots) owed to the workspace
+    /// server: `kind 0x00 id`, one entry per record however often it changed.
+    PerfOutbox,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 38] = [
+    pub(super) const ALL: [Kind; 39] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -120,6 +123,7 @@ impl Kind {
         Kind::AuditIndex,
         Kind::UsageIndex,
         Kind::AccountSnapshots,
+        Kind::PerfOutbox,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -162,6 +166,7 @@ impl Kind {
             Kind::AuditIndex => "proposal_audit_index",
             Kind::UsageIndex => "usage_index",
             Kind::AccountSnapshots => "account_snapshots",
+            Kind::PerfOutbox => "perf_outbox",
         }
     }
 
@@ -205,6 +210,7 @@ impl Kind {
             Kind::AuditIndex => 35,
             Kind::UsageIndex => 36,
             Kind::AccountSnapshots => 37,
+            Kind::PerfOutbox => 38,
         }
     }
 }

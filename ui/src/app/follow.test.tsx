@@ -62,6 +62,8 @@ function team() {
     memberName: "Boris",
     role: "editor",
     pending: 0,
+    perfPending: 0,
+    perfUnavailable: false,
     localOnlyProjects: 0,
     localOnlyVersions: 0,
     failed: 0,

@@ -78,6 +78,7 @@ pub(super) fn create_account(engine: &Engine, params: AccountCreateParams) -> Re
     let account = Account { id: engine.new_id("acc"), platform: params.platform, name, handle, created_at: now, updated_at: now };
     let mut batch = Batch::new();
     batch.put(&account)?;
+    domain::sync::stage_delivery(engine, &mut batch, inkstone_sync_proto::PerfKind::Account, &account.id, None, None)?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(account)
 }
@@ -101,6 +102,7 @@ pub(super) fn update_account(engine: &Engine, params: AccountUpdateParams) -> Re
     account.updated_at = engine.now();
     let mut batch = Batch::new();
     batch.put(&account)?;
+    domain::sync::stage_delivery(engine, &mut batch, inkstone_sync_proto::PerfKind::Account, &account.id, None, None)?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(account)
 }
@@ -119,6 +121,8 @@ pub(super) fn delete_account(engine: &Engine, params: AccountRef) -> Result<Dele
     }
     let mut batch = Batch::new();
     batch.delete::<Account>(account.id.as_bytes().to_vec());
+    let deleted_at = engine.now().max(account.updated_at + chrono::Duration::milliseconds(1));
+    domain::sync::stage_delivery(engine, &mut batch, inkstone_sync_proto::PerfKind::Account, &account.id, None, Some(deleted_at))?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(Deleted { id: account.id, deleted: true })
 }
@@ -327,7 +331,7 @@ pub(super) fn purge_publication(engine: &Engine, params: PublicationPurgeParams)
     let _guard = engine.write_lock();
     let publication = domain::load_publication(engine.store(), &params.publication_id)?;
     let mut batch = Batch::new();
-    let n = publications::stage_purge(engine.store(), &mut batch, &publication)?;
+    let n = publications::stage_purge(engine, &mut batch, &publication)?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(PublicationPurgeResult { id: publication.id, deleted: true, snapshots_deleted: u32::try_from(n).unwrap_or(u32::MAX) })
 }

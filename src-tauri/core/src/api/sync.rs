@@ -63,6 +63,12 @@ pub struct SyncStatus {
     pub token_fingerprint: Option<String>,
     /// Jobs still to reach the server (pending, sent, waiting to retry).
     pub pending: u32,
+    /// Performance records (accounts, publications, metric snapshots) still to reach
+    /// the server.
+    pub perf_pending: u32,
+    /// Connected to a server that keeps no performance data (older than this app):
+    /// publications and metrics stay in this data folder.
+    pub perf_unavailable: bool,
     /// Projects never sent to a server (no job, no server history), and their
     /// versions: connecting with `uploadExisting` sends them, else they stay here.
     pub local_only_projects: u32,
@@ -228,7 +234,10 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
     };
     let connected = connection.is_some();
     let local_only = sync::local_only(engine)?;
+    let perf = crate::performance::sync::standing(engine)?;
     Ok(SyncStatus {
+        perf_pending: perf.pending,
+        perf_unavailable: perf.unavailable,
         local_only_projects: local_only.len() as u32,
         local_only_versions: local_only.iter().map(|(_, versions)| versions.len() as u32).sum(),
         // A cycle that failed with nothing waiting to explain it (a pull refused) is a

@@ -260,6 +260,7 @@ pub fn stage_snapshot(
         created_at: kernel.now(),
     };
     batch.put(&snapshot)?;
+    super::sync::stage_delivery(kernel, batch, inkstone_sync_proto::PerfKind::Snapshot, &snapshot.id, Some((&snapshot.project_id, Some(&snapshot.publication_id))), None)?;
     Ok(snapshot)
 }
 

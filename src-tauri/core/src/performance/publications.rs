@@ -209,14 +209,14 @@ pub fn stage_create(
         updated_at: now,
     };
     apply_fields(kernel, project, &mut publication, PublicationFields { version_number: None, ..fields })?;
-    stage_group(kernel, batch, project, std::slice::from_ref(&publication)).map(|mut written| written.remove(0))
+    stage_written(kernel, batch, project, publication)
 }
 
 /// `publication` with `fields` applied, added to `batch` with its group re-derived.
 pub fn stage_edit(kernel: &Kernel, batch: &mut Batch, project: &Project, mut publication: Publication, fields: PublicationFields) -> Result<Publication, ApiError> {
     apply_fields(kernel, project, &mut publication, fields)?;
     publication.updated_at = kernel.now();
-    stage_group(kernel, batch, project, std::slice::from_ref(&publication)).map(|mut written| written.remove(0))
+    stage_written(kernel, batch, project, publication)
 }
 
 /// Marks `publication` removed (or, with `removed = false`, restores it), its group
@@ -225,11 +225,34 @@ pub fn stage_set_removed(kernel: &Kernel, batch: &mut Batch, project: &Project, 
     let now = kernel.now();
     publication.removed_at = removed.then_some(now);
     publication.updated_at = now;
+    stage_written(kernel, batch, project, publication)
+}
+
+/// A person's write of `publication`: its group re-derived, and its delivery to the
+/// workspace server staged in the same batch.
+fn stage_written(kernel: &Kernel, batch: &mut Batch, project: &Project, publication: Publication) -> Result<Publication, ApiError> {
+    super::sync::stage_delivery(kernel, batch, inkstone_sync_proto::PerfKind::Publication, &publication.id, Some((&publication.project_id, None)), None)?;
     stage_group(kernel, batch, project, std::slice::from_ref(&publication)).map(|mut written| written.remove(0))
 }
 
+/// Publications pulled from the workspace server (their groups re-derived here), staged
+/// without a delivery: they are never sent back.
+pub(crate) fn stage_pulled(kernel: &Kernel, batch: &mut Batch, project: &Project, pulled: &[Publication]) -> Result<Vec<Publication>, ApiError> {
+    let mut written = Vec::new();
+    let mut by_platform: std::collections::BTreeMap<Platform, Vec<Publication>> = std::collections::BTreeMap::new();
+    for publication in pulled {
+        by_platform.entry(publication.platform).or_default().push(publication.clone());
+    }
+    for group in by_platform.values() {
+        written.extend(stage_group(kernel, batch, project, group)?);
+    }
+    Ok(written)
+}
+
 /// Deletes a removed publication and every snapshot of it; returns how many snapshots.
-pub fn stage_purge(store: &Store, batch: &mut Batch, publication: &Publication) -> Result<usize, ApiError> {
+/// The workspace server is told (in the same batch), and drops them too.
+pub fn stage_purge(kernel: &Kernel, batch: &mut Batch, publication: &Publication) -> Result<usize, ApiError> {
+    let store = kernel.store();
     if publication.removed_at.is_none() {
         return Err(ApiError::validation("publicationId", format!("Publication {} is not removed; remove it first, then confirm.", publication.id))
             .problem("perf.purge_not_removed", &[])
@@ -239,8 +262,13 @@ pub fn stage_purge(store: &Store, batch: &mut Batch, publication: &Publication) 
     let snapshots = store.scan::<super::metrics::MetricSnapshot>(&prefix)?;
     for snapshot in &snapshots {
         batch.delete::<super::metrics::MetricSnapshot>(crate::store::Record::key(snapshot));
+        // A snapshot not yet sent need not go: the deletion takes it on the server.
+        batch.delete::<crate::outbox::PerfDelivery>(crate::outbox::perf_delivery_key(inkstone_sync_proto::PerfKind::Snapshot, &snapshot.id));
     }
     batch.delete::<Publication>(publication.id.as_bytes().to_vec());
+    // Deleted after its last write, whatever the clock says, so the deletion wins.
+    let deleted_at = kernel.now().max(publication.updated_at + chrono::Duration::milliseconds(1));
+    super::sync::stage_delivery(kernel, batch, inkstone_sync_proto::PerfKind::Publication, &publication.id, Some((&publication.project_id, None)), Some(deleted_at))?;
     Ok(snapshots.len())
 }
 

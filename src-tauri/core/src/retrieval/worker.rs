@@ -182,7 +182,8 @@ impl Worker {
             | Kind::PerfAccounts
             | Kind::Publications
             | Kind::MetricSnapshots
-            | Kind::PerfImports => return Ok(None),
+            | Kind::PerfImports
+            | Kind::PerfOutbox => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);
         self.writer.add_document(index::document(&fields, &doc))?;

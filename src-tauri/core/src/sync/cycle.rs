@@ -35,6 +35,10 @@ pub struct CycleReport {
     pub pulled: u32,
     /// Versions the server acknowledged.
     pub pushed: u32,
+    /// Performance records (accounts, publications, snapshots) the server took, and
+    /// those a pull changed here.
+    pub perf_pushed: u32,
+    pub perf_pulled: u32,
     /// Conflicts opened.
     pub new_conflicts: u32,
     /// Jobs waiting out a backoff.
@@ -151,6 +155,7 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
         let mut stored = super::connection(kernel)?.ok_or_else(not_connected)?;
         stored.cursor = stored.cursor.max(changes.cursor);
         stored.server_takes_origin = changes.features.iter().any(|f| f == FEATURE_VERSION_ORIGIN);
+        stored.server_keeps_performance = changes.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_PERFORMANCE_DATA);
         cursor = stored.cursor;
         batch.put(&stored)?;
         kernel.store().apply(batch, Durability::Durable)?;

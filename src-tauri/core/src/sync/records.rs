@@ -32,6 +32,11 @@ pub struct Connection {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(skip)]
     pub server_takes_origin: bool,
+    /// The server keeps the workspace's performance data (`performanceData`, said at
+    /// connect or at the last pull): publications, accounts and snapshots travel.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub server_keeps_performance: bool,
 }
 
 pub const META_CONNECTION: &[u8] = b"sync_connection";

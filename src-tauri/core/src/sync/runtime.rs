@@ -76,9 +76,14 @@ impl Jitter {
     }
 }
 
+/// A part of every cycle that lives above `sync` (the performance data's push and
+/// pull), run after the versions' halves under the cycle lock. The engine hands it over.
+pub type CyclePart = fn(&Kernel, &transport::Transport, cycle::What, &mut CycleReport) -> Result<(), ApiError>;
+
 /// The engine's sync machinery: the transport, the cycle lock, the last cycle's
 /// health and the delivery thread.
 pub struct Runtime {
+    part: Option<CyclePart>,
     transport: Mutex<Option<Arc<transport::Transport>>>,
     /// Held for a whole cycle; holds the jitter source.
     pub(crate) cycle: Mutex<Jitter>,
@@ -105,6 +110,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Runtime {
     pub fn new(seed: u64) -> Runtime {
         Runtime {
+            part: None,
             transport: Mutex::new(None),
             cycle: Mutex::new(Jitter::new(seed)),
             health: Mutex::new(Health::default()),
@@ -113,6 +119,12 @@ impl Runtime {
             thread: Mutex::new(None),
             resumed: AtomicBool::new(false),
         }
+    }
+
+    /// This runtime with `part` run at the end of every cycle.
+    pub fn with_part(mut self, part: CyclePart) -> Runtime {
+        self.part = Some(part);
+        self
     }
 
     /// The transport, built on first use.
@@ -137,7 +149,10 @@ impl Runtime {
             cycle::resume_after_restart(kernel)?;
         }
         let transport = self.transport(kernel)?;
-        let report = cycle::run(kernel, &transport, &mut jitter, what)?;
+        let mut report = cycle::run(kernel, &transport, &mut jitter, what)?;
+        if let Some(part) = self.part {
+            part(kernel, &transport, what, &mut report)?;
+        }
         remember_failure(kernel, &report)?;
         let mut health = lock(&self.health);
         health.cycled = true;
@@ -169,7 +184,7 @@ impl Runtime {
         // A committed version (its job) wakes the thread at once; the thread's own
         // job updates do not.
         kernel.store().subscribe(
-            &[Kind::Outbox],
+            &[Kind::Outbox, Kind::PerfOutbox],
             Box::new(move |_| {
                 if std::thread::current().name() == Some(THREAD_NAME) {
                     return true;

@@ -220,6 +220,29 @@ impl Transport {
         }
     }
 
+    /// The workspace's performance records written after `since`, at most `limit`
+    /// (a server that lists `performanceData`).
+    pub fn perf_changes(&self, server_url: &str, token: &ApiKey, since: u64, limit: usize) -> Result<inkstone_sync_proto::PerfChangesResponse, Failure> {
+        self.get(server_url, &format!("/v1/perf?since={since}&limit={limit}"), token)
+    }
+
+    /// Pushes performance records; each is acked in order.
+    pub fn perf_push(&self, server_url: &str, token: &ApiKey, request: &inkstone_sync_proto::PerfPushRequest) -> Result<inkstone_sync_proto::PerfPushResponse, Failure> {
+        let body = serde_json::to_vec(request).map_err(|e| Failure::Status {
+            status: 0,
+            code: "ENCODE".to_owned(),
+            message: format!("the push could not be encoded: {e}"),
+            retry_after_millis: None,
+        })?;
+        let http = self.client.post(Transport::url(server_url, "/v1/perf")).header("content-type", "application/json").body(body);
+        let (status, after, body) = self.send(http, token)?;
+        if (200..300).contains(&status) {
+            Transport::json(status, &body)
+        } else {
+            Err(Transport::error(status, after, &body))
+        }
+    }
+
     /// The workspace's versions after `since`, at most `limit` (a server pages by
     /// bytes as well; an older one by count only).
     pub fn changes(&self, server_url: &str, token: &ApiKey, since: u64, limit: usize) -> Result<ChangesResponse, Failure> {

@@ -46,5 +46,6 @@ mod sync_faults;
 mod sync_hardening;
 mod sync_members;
 mod sync_paging;
+mod sync_perf;
 mod tidy;
 mod timeline;

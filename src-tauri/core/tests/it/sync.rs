@@ -99,6 +99,11 @@ async fn as_old_server(request: axum::extract::Request, next: axum::middleware::
     use axum::body::{to_bytes, Body};
     use axum::response::IntoResponse;
     let (parts, body) = request.into_parts();
+    // It had no performance data routes.
+    if parts.uri.path().starts_with("/v1/perf") {
+        let refusal = json!({"code": "NOT_FOUND", "message": "There is no such route.", "hints": []});
+        return (axum::http::StatusCode::NOT_FOUND, axum::Json(refusal)).into_response();
+    }
     let bytes = to_bytes(body, usize::MAX).await.unwrap();
     let carries_origin = serde_json::from_slice::<Value>(&bytes).is_ok_and(|v| v["versions"].as_array().is_some_and(|vs| vs.iter().any(|x| x.get("origin").is_some())));
     if parts.method == axum::http::Method::POST && carries_origin {
@@ -334,11 +339,15 @@ impl Proxy {
                     Fault::DelayAnswer(_) => "delayAnswer",
                 };
                 *tally.lock().unwrap().entry(name).or_insert(0) += 1;
-                let (seen_posts, lose, post_delay) = (seen_posts.clone(), lose.clone(), post_delay.clone());
+                let (seen_posts, lose, post_delay, tally) = (seen_posts.clone(), lose.clone(), post_delay.clone(), tally.clone());
                 tokio::spawn(async move {
                     use std::sync::atomic::Ordering::SeqCst;
                     use tokio::io::AsyncWriteExt;
                     let Some(request) = read_request(&mut client).await else { return };
+                    // Performance pushes that met a fault that loses or repeats them.
+                    if request.starts_with(b"POST /v1/perf") && matches!(fault, Fault::Reset | Fault::DropAnswer | Fault::Duplicate) {
+                        *tally.lock().unwrap().entry("perfPushFaulted").or_insert(0) += 1;
+                    }
                     if request.starts_with(b"POST") {
                         seen_posts.fetch_add(1, SeqCst);
                         let delay = post_delay.load(SeqCst);

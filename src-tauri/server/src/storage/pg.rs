@@ -18,14 +18,14 @@
 use std::time::Duration;
 
 use inkstone_sync_proto::{
-    ChangesResponse, IssuedToken, Member, MemberEntry, PolicyRecord, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerVersion, StaleBase, TokenEntry,
-    WorkspaceInfo, MAX_PAGE_BYTES,
+    ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead, PushRequest, PushResponse,
+    PushedVersion, Role, ServerPerfRecord, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo, MAX_PAGE_BYTES,
 };
 use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
-use super::{features, new_token, now_millis, random_hex, sha256_hex, Caller, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+use super::{features, new_token, now_millis, perf_decision, random_hex, sha256_hex, Caller, PerfDecision, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
 
 /// The schema, one step per version. Never edit a step that has shipped: add one.
 pub const MIGRATIONS: &[(i32, &str)] = &[
@@ -125,7 +125,62 @@ CREATE TABLE policies (
 );
 "#,
     ),
+    (
+        6,
+        r#"
+-- The workspace's performance data (accounts, publications, metric snapshots): one
+-- row per record, its latest write, at its own cursor (taken under the workspace row's
+-- lock, like the versions' cursors). `body` is the app's record as JSON text, NULL for
+-- a deleted account or publication (kept, so an older write cannot bring it back).
+ALTER TABLE workspaces ADD COLUMN perf_cursor BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE perf_records (
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id),
+    kind TEXT NOT NULL CHECK (kind IN ('account', 'publication', 'snapshot')),
+    id TEXT NOT NULL,
+    project_id TEXT,
+    publication_id TEXT,
+    updated_at BIGINT NOT NULL,
+    edit_id TEXT NOT NULL,
+    deleted BOOLEAN NOT NULL,
+    body TEXT,
+    created_by TEXT NOT NULL,
+    pushed_by TEXT NOT NULL,
+    cursor BIGINT NOT NULL CHECK (cursor > 0),
+    PRIMARY KEY (workspace_id, kind, id),
+    UNIQUE (workspace_id, cursor)
+);
+CREATE INDEX perf_records_snapshots ON perf_records (workspace_id, publication_id) WHERE kind = 'snapshot';
+"#,
+    ),
 ];
+
+fn perf_kind(text: &str) -> PerfKind {
+    match text {
+        "account" => PerfKind::Account,
+        "publication" => PerfKind::Publication,
+        _ => PerfKind::Snapshot,
+    }
+}
+
+const PERF_COLUMNS: &str = "kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor";
+
+fn perf_from(row: &Row) -> ServerPerfRecord {
+    ServerPerfRecord {
+        record: PerfRecord {
+            kind: perf_kind(row.get(0)),
+            id: row.get(1),
+            project_id: row.get(2),
+            publication_id: row.get(3),
+            updated_at: row.get::<_, i64>(4) as u64,
+            edit_id: row.get(5),
+            deleted: row.get(6),
+            body: row.get(7),
+        },
+        created_by: row.get(8),
+        pushed_by: row.get(9),
+        cursor: row.get::<_, i64>(10) as u64,
+    }
+}
 
 /// The advisory lock id that serialises migrations (any constant; "inks" in ASCII).
 const MIGRATION_LOCK: i64 = 0x696e_6b73;
@@ -313,6 +368,12 @@ impl Storage for PgStorage {
     }
     fn set_policy(&self, workspace_id: &str, record: &PolicyRecord) -> Result<(), StorageError> {
         off_runtime(|| self.db()?.set_policy(workspace_id, record))
+    }
+    fn perf_push(&self, caller: &Caller, records: &[PerfRecord]) -> Result<PerfPushResponse, StorageError> {
+        off_runtime(|| self.db()?.perf_push(caller, records))
+    }
+    fn perf_changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<PerfChangesResponse, StorageError> {
+        off_runtime(|| self.db()?.perf_changes(workspace_id, cursor, limit))
     }
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
         off_runtime(|| self.db()?.prune_dedupe(now))
@@ -620,6 +681,68 @@ impl Storage for Db {
             tx.execute("INSERT INTO policies (workspace_id, record) VALUES ($1, $2) ON CONFLICT (workspace_id) DO UPDATE SET record = EXCLUDED.record", &[&workspace_id, &text])?;
             Ok(())
         })
+    }
+
+    fn perf_push(&self, caller: &Caller, records: &[PerfRecord]) -> Result<PerfPushResponse, StorageError> {
+        let ws = caller.workspace_id.as_str();
+        let by = caller.member.name.as_str();
+        self.transaction(|tx| {
+            // The workspace's order: its row stays locked until this commits, so cursors
+            // are committed in the order they are given.
+            let Some(row) = tx.query_opt("SELECT perf_cursor FROM workspaces WHERE id = $1 FOR UPDATE", &[&ws])? else {
+                return Err(Fail::Domain(StorageError::NotFound("workspace".into())));
+            };
+            let mut cursor: i64 = row.get(0);
+            let mut acks = Vec::with_capacity(records.len());
+            for record in records {
+                let kind = record.kind.as_str();
+                let held = tx.query_opt("SELECT updated_at, edit_id, deleted, created_by FROM perf_records WHERE workspace_id = $1 AND kind = $2 AND id = $3", &[&ws, &kind, &record.id])?;
+                let held_stamp = held.as_ref().map(|r| ((r.get::<_, i64>(0) as u64), r.get::<_, String>(1), r.get::<_, bool>(2)));
+                let publication_deleted = match (record.kind, &record.publication_id) {
+                    (PerfKind::Snapshot, Some(publication)) => tx
+                        .query_opt("SELECT deleted FROM perf_records WHERE workspace_id = $1 AND kind = 'publication' AND id = $2", &[&ws, publication])?
+                        .is_some_and(|r| r.get::<_, bool>(0)),
+                    _ => false,
+                };
+                let decision = perf_decision(record, held_stamp.as_ref().map(|(at, edit, deleted)| ((*at, edit.as_str()), *deleted)), publication_deleted);
+                if decision == PerfDecision::Keep {
+                    acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: false });
+                    continue;
+                }
+                if decision == PerfDecision::WriteAndDropSnapshots {
+                    tx.execute("DELETE FROM perf_records WHERE workspace_id = $1 AND kind = 'snapshot' AND publication_id = $2", &[&ws, &record.id])?;
+                }
+                cursor += 1;
+                let created_by: String = held.as_ref().map_or_else(|| by.to_owned(), |r| r.get(3));
+                let updated_at = record.updated_at.min(i64::MAX as u64) as i64;
+                tx.execute(
+                    "INSERT INTO perf_records (workspace_id, kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                     ON CONFLICT (workspace_id, kind, id) DO UPDATE SET project_id = EXCLUDED.project_id, publication_id = EXCLUDED.publication_id, \
+                     updated_at = EXCLUDED.updated_at, edit_id = EXCLUDED.edit_id, deleted = EXCLUDED.deleted, body = EXCLUDED.body, pushed_by = EXCLUDED.pushed_by, cursor = EXCLUDED.cursor",
+                    &[&ws, &kind, &record.id, &record.project_id, &record.publication_id, &updated_at, &record.edit_id, &record.deleted, &record.body, &created_by, &by, &cursor],
+                )?;
+                acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: true });
+            }
+            tx.execute("UPDATE workspaces SET perf_cursor = $2 WHERE id = $1", &[&ws, &cursor])?;
+            Ok(PerfPushResponse { acks })
+        })
+    }
+
+    fn perf_changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<PerfChangesResponse, StorageError> {
+        let mut client = self.client()?;
+        let after = cursor.min(i64::MAX as u64) as i64;
+        let limit = limit.clamp(1, i64::MAX as usize - 1);
+        let rows = client
+            .query(
+                &format!("SELECT {PERF_COLUMNS} FROM perf_records WHERE workspace_id = $1 AND cursor > $2 ORDER BY cursor LIMIT $3"),
+                &[&workspace_id, &after, &(limit as i64 + 1)],
+            )
+            .map_err(db_error)?;
+        let more = rows.len() > limit;
+        let records: Vec<ServerPerfRecord> = rows.iter().take(limit).map(perf_from).collect();
+        let last = records.last().map_or(cursor, |r| r.cursor);
+        Ok(PerfChangesResponse { records, cursor: last, more })
     }
 
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {

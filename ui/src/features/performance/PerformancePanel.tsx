@@ -225,6 +225,12 @@ function PublicationItem({
             </a>
           </>
         )}
+        {p.createdBy && (
+          <>
+            {" · "}
+            <span data-testid="perf-added-by">{t("perf.addedBy", { name: p.createdBy })}</span>
+          </>
+        )}
       </div>
       <div className="small perf-latest" data-testid="perf-latest">
         {latest ? (

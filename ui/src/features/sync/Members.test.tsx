@@ -134,6 +134,8 @@ describe("workspace members", () => {
       role: "owner",
       tokenFingerprint: "…9f3a",
       pending: 2,
+      perfPending: 0,
+      perfUnavailable: false,
       localOnlyProjects: 0,
       localOnlyVersions: 0,
       failed: 0,

@@ -21,6 +21,8 @@ const connected: SyncStatus = {
   role: "editor",
   tokenFingerprint: "…9f3a",
   pending: 0,
+  perfPending: 0,
+  perfUnavailable: false,
   localOnlyProjects: 0,
   localOnlyVersions: 0,
   failed: 0,
@@ -220,6 +222,23 @@ describe("sync", () => {
     expect(screen.getByTestId("sync-connection-state").textContent).toBe("已同步");
     expect(screen.queryByTestId("settings-sync-problem")).toBeNull();
     await waitFor(() => expect(screen.getByTestId("sync-member-list").textContent).toContain("bob"));
+  });
+
+  it("counts performance data still to send, and says when the server keeps none", async () => {
+    let status: SyncStatus = { ...connected, state: "synced", conflicts: 0, jobs: [], perfPending: 3 };
+    const transport = new FakeTransport().on("sync.status", () => status).on("project.list", () => ({ projects: [] }));
+    const ctx = makeCtx(transport, "en");
+    render(
+      <WithCtx ctx={ctx}>
+        <SyncIndicator onOpenSettings={() => undefined} />
+      </WithCtx>,
+    );
+    await waitFor(() => expect(screen.getByTestId("sync-status").dataset.state).toBe("synced"));
+    fireEvent.click(screen.getByTestId("sync-status"));
+    expect(screen.getByTestId("sync-perf").textContent).toBe("3 publication, account or metric records still to send.");
+    status = { ...status, perfPending: 3, perfUnavailable: true };
+    await act(() => syncStoreFor(ctx.client).refresh());
+    expect(screen.getByTestId("sync-perf").textContent).toContain("keeps no performance data");
   });
 
   it("Settings says a save at once and keeps unsent versions in sight after disconnecting", async () => {

@@ -176,6 +176,15 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
             {unfinished.length === 0 && <li className="muted small">{t("sync.noJobs")}</li>}
             {unfinished.map(jobLine)}
           </ul>
+          {status.perfUnavailable ? (
+            <p className="muted small" data-testid="sync-perf">
+              {t("sync.perf.unavailable")}
+            </p>
+          ) : status.perfPending > 0 ? (
+            <p className="muted small" data-testid="sync-perf">
+              {t("sync.perf.pending", { n: status.perfPending })}
+            </p>
+          ) : null}
           {finished.length > 0 && (
             <>
               <h4 className="small muted sync-subheading">{t("sync.recent")}</h4>

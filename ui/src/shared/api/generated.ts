@@ -3297,6 +3297,16 @@ tokenFingerprint?: string,
  */
 pending: number, 
 /**
+ * Performance records (accounts, publications, metric snapshots) still to reach
+ * the server.
+ */
+perfPending: number, 
+/**
+ * Connected to a server that keeps no performance data (older than this app):
+ * publications and metrics stay in this data folder.
+ */
+perfUnavailable: boolean, 
+/**
  * Projects never sent to a server (no job, no server history), and their
  * versions: connecting with `uploadExisting` sends them, else they stay here.
  */

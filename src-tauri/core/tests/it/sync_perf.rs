@@ -1,0 +1,290 @@
+//! Performance data travels with the workspace: two data folders through a real
+//! server (and a seeded faulty proxy) end with the same accounts, publications and
+//! snapshots, each exactly once; edits are last-writer-wins the same way everywhere;
+//! a confirmed removal travels; an older server leaves the data here, says so, and
+//! sends it all once the server is updated.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use inkstone_core::sync::cycle::What;
+use inkstone_test_support::Rng;
+use serde_json::{json, Value};
+
+use inkstone_server::storage::Storage;
+
+use super::sync::*;
+
+fn cycle(client: &Client, what: What) {
+    client.engine.sync_runtime().run(client.engine.kernel(), what).unwrap_or_else(|e| panic!("{}: {e:?}", client.name));
+}
+
+fn status(client: &Client) -> Value {
+    client.ok("sync.status", json!({}))
+}
+
+/// Cycles every client without faults until nothing is owed, then pulls once more each.
+fn settle_perf(run: &str, clients: &[&Client]) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let mut busy = false;
+        for client in clients {
+            cycle(client, What::Both);
+            let s = status(client);
+            busy |= s["perfPending"] != 0 || s["pending"] != 0;
+        }
+        if !busy {
+            for client in clients {
+                cycle(client, What::Pull);
+            }
+            return;
+        }
+        assert!(Instant::now() < deadline, "{run}: the clients did not settle: {:?}", clients.iter().map(|c| status(c)).collect::<Vec<_>>());
+    }
+}
+
+/// What a data folder shows of the workspace's performance data: each publication
+/// (by id) with what the person typed, the content of the version it
+/// names, and its snapshots (by id) with their numbers.
+fn seen(client: &Client) -> BTreeMap<String, (Value, BTreeMap<String, Value>)> {
+    let list = client.ok("publication.list", json!({"includeRemoved": true}));
+    let mut out = BTreeMap::new();
+    for entry in list["publications"].as_array().unwrap() {
+        let p = &entry["publication"];
+        let id = p["id"].as_str().unwrap().to_owned();
+        let version = client.ok("version.get", json!({"projectId": p["projectId"], "number": p["versionNumber"]}));
+        let facts = json!({
+            "title": p["title"], "url": p["url"], "platform": p["platform"], "accountId": p["accountId"],
+            "publishedAt": p["publishedAt"], "removedAt": p["removedAt"], "updatedAt": p["updatedAt"], "content": version["contentHash"],
+        });
+        let snapshots = client.ok("perf.list", json!({"publicationId": id}))["snapshots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["id"].as_str().unwrap().to_owned(), s["metrics"].clone()))
+            .collect::<BTreeMap<_, _>>();
+        out.insert(id, (facts, snapshots));
+    }
+    out
+}
+
+fn accounts(client: &Client) -> Vec<Value> {
+    client.ok("account.list", json!({}))["accounts"].as_array().unwrap().clone()
+}
+
+fn perf_fault_run(seed: u64) -> BTreeMap<&'static str, u32> {
+    let run = format!("run {seed} (replay with INKSTONE_PERF_FAULT_SEED={seed})");
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b"]);
+    let proxy = Proxy::start(server.addr, seed);
+    let clients: Vec<Client> = ["A", "B"].iter().map(|n| Client::new(n)).collect();
+    for (client, token) in clients.iter().zip(&tokens) {
+        let mut tries = 0;
+        while client.call("sync.connect", json!({"serverUrl": proxy.url, "token": token, "displayName": client.name})).is_err() {
+            tries += 1;
+            assert!(tries < 50, "{run}: cannot connect");
+        }
+    }
+    // A shared project, on the server, in both folders.
+    let shared = clients[0].new_project("共享", "一\n二\n");
+    clients[0].ok("version.create", json!({"projectId": shared}));
+    let mut tries = 0;
+    while clients[0].ok("sync.push", json!({}))["status"]["pending"] != 0 {
+        tries += 1;
+        assert!(tries < 100, "{run}: the shared project did not reach the server");
+    }
+    while !clients[1].ok("project.list", json!({}))["projects"].as_array().unwrap().iter().any(|p| p["id"] == shared.as_str()) {
+        let _ = clients[1].call("sync.pull", json!({}));
+    }
+    let made_snapshots: Mutex<BTreeSet<String>> = Mutex::default();
+    let made_publications: Mutex<BTreeMap<String, usize>> = Mutex::default();
+    std::thread::scope(|scope| {
+        for (i, client) in clients.iter().enumerate() {
+            let (shared, run, made_snapshots, made_publications) = (shared.clone(), run.clone(), &made_snapshots, &made_publications);
+            scope.spawn(move || {
+                let mut rng = Rng::new(seed ^ ((i as u64 + 1) * 0x9e37));
+                let account = client.ok("account.create", json!({"platform": "wechat", "name": format!("{} 的号", client.name)}))["id"].as_str().unwrap().to_owned();
+                let mut mine: Vec<String> = Vec::new();
+                for step in 0..(4 + rng.below(4)) {
+                    match (rng.below(4), mine.is_empty()) {
+                        (0, _) | (_, true) => {
+                            let details =
+                                json!({"accountId": account, "url": format!("https://mp.weixin.qq.com/s/{}{step}", client.name), "title": format!("{} 第{step}篇", client.name)});
+                            let p = client.ok("publication.add", json!({"projectId": shared, "platform": "wechat", "details": details}));
+                            let id = p["id"].as_str().unwrap().to_owned();
+                            made_publications.lock().unwrap().insert(id.clone(), i);
+                            mine.push(id);
+                        }
+                        (1, false) => {
+                            let target = &mine[rng.below(mine.len() as u64) as usize];
+                            client.ok("publication.edit", json!({"publicationId": target, "details": {"title": format!("{} 改{step}", client.name)}}));
+                        }
+                        _ => {
+                            // A snapshot of any publication this folder can see (a
+                            // colleague's too, once pulled).
+                            let visible: Vec<String> = client.ok("publication.list", json!({}))["publications"]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .map(|e| e["publication"]["id"].as_str().unwrap().to_owned())
+                                .collect();
+                            let target = &visible[rng.below(visible.len() as u64) as usize];
+                            let views = format!("{}", 100 + rng.below(10_000));
+                            let s = client.ok("perf.add", json!({"publicationId": target, "metrics": {"views": views, "likes": "1.2万"}}));
+                            made_snapshots.lock().unwrap().insert(s["id"].as_str().unwrap().to_owned());
+                        }
+                    }
+                    for _ in 0..(1 + rng.below(2)) {
+                        client.engine.sync_runtime().run(client.engine.kernel(), What::Both).unwrap_or_else(|e| panic!("{run}: {e:?}"));
+                    }
+                }
+            });
+        }
+    });
+    proxy.faults(false);
+    let refs: Vec<&Client> = clients.iter().collect();
+    settle_perf(&run, &refs);
+
+    // Both folders hold the same records, and every one that was made.
+    let (a, b) = (seen(&clients[0]), seen(&clients[1]));
+    assert_eq!(a, b, "{run}: the folders differ");
+    let publications: BTreeSet<String> = a.keys().cloned().collect();
+    assert_eq!(publications, made_publications.lock().unwrap().keys().cloned().collect::<BTreeSet<_>>(), "{run}: publications lost or made up");
+    let snapshots: Vec<String> = a.values().flat_map(|(_, s)| s.keys().cloned()).collect();
+    assert_eq!(snapshots.iter().cloned().collect::<BTreeSet<_>>(), *made_snapshots.lock().unwrap(), "{run}: snapshots lost or made up");
+    assert_eq!(snapshots.len(), made_snapshots.lock().unwrap().len(), "{run}: a snapshot twice");
+    assert_eq!(accounts(&clients[0]), accounts(&clients[1]), "{run}: accounts differ");
+    assert_eq!(accounts(&clients[0]).len(), 2);
+    // A colleague's publication says who added it: the member who pushed it.
+    for (id, maker) in made_publications.lock().unwrap().iter() {
+        let other = &clients[1 - maker];
+        let got = other.ok("publication.get", json!({"publicationId": id}));
+        assert_eq!(got["publication"]["createdBy"], ["a", "b"][*maker], "{run}: {id}");
+    }
+    // The server holds each record once.
+    let page = server.storage.perf_changes(&ws, 0, 1_000_000).unwrap();
+    let mut ids = BTreeSet::new();
+    for record in &page.records {
+        assert!(ids.insert((record.record.kind, record.record.id.clone())), "{run}: {} twice on the server", record.record.id);
+    }
+    assert_eq!(ids.len(), 2 + made_publications.lock().unwrap().len() + made_snapshots.lock().unwrap().len(), "{run}");
+    let counts = proxy.counts.lock().unwrap().clone();
+    counts
+}
+
+/// `INKSTONE_PERF_FAULT_RUNS` (default 3) seeded runs; `INKSTONE_PERF_FAULT_SEED`
+/// replays one.
+#[test]
+fn two_data_folders_through_a_faulty_network_hold_the_same_performance_data_each_record_once() {
+    let runs: u64 = std::env::var("INKSTONE_PERF_FAULT_RUNS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let seeds: Vec<u64> = match std::env::var("INKSTONE_PERF_FAULT_SEED").ok().and_then(|s| s.parse().ok()) {
+        Some(seed) => vec![seed],
+        None => (1..=runs).collect(),
+    };
+    let mut totals: BTreeMap<&'static str, u32> = BTreeMap::new();
+    for seed in &seeds {
+        for (fault, n) in perf_fault_run(*seed) {
+            *totals.entry(fault).or_insert(0) += n;
+        }
+    }
+    eprintln!("perf sync faults: {} runs, connections by fault: {totals:?}", seeds.len());
+    assert!(totals.get("perfPushFaulted").copied().unwrap_or(0) > 0, "no performance push met a lost or repeated request");
+}
+
+/// Edits of one publication in two folders end the same in both: the later write
+/// (`updatedAt`, then the edit's hash) wins, whoever syncs first. A confirmed removal
+/// takes the publication and its snapshots from the other folder and the server.
+#[test]
+fn edits_are_last_writer_wins_everywhere_and_a_confirmed_removal_travels() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b"]);
+    let b_clock = std::sync::Arc::new(inkstone_core::clock::FakeClock::new(1000));
+    let a_clock = std::sync::Arc::new(inkstone_core::clock::FakeClock::new(1000));
+    let a = Client::with("A", |config| config.clock = a_clock.clone());
+    let b = Client::with("B", |config| config.clock = b_clock.clone());
+    a.connect(&server.url, &tokens[0]);
+    b.connect(&server.url, &tokens[1]);
+    let project = a.new_project("稿", "正文\n");
+    a.ok("version.create", json!({"projectId": project}));
+    let p = a.ok("publication.add", json!({"projectId": project, "platform": "zhihu", "details": {"title": "初"}}))["id"].as_str().unwrap().to_owned();
+    let kept = a.ok("perf.add", json!({"publicationId": p, "metrics": {"upvotes": "12"}}))["id"].as_str().unwrap().to_owned();
+    cycle(&a, What::Both);
+    assert_eq!(status(&a)["perfPending"], 0);
+    cycle(&b, What::Both);
+    let theirs = b.ok("publication.get", json!({"publicationId": p}))["publication"].clone();
+    assert_eq!((theirs["title"].as_str(), theirs["createdBy"].as_str()), (Some("初"), Some("a")), "{theirs}");
+    // B's copy names B's own local version of the same content.
+    assert_eq!(b.ok("version.get", json!({"projectId": project, "number": theirs["versionNumber"]}))["source"], "正文\n");
+
+    // Both edit; B's edit is the later one (its clock moved on), yet A syncs last.
+    a.ok("publication.edit", json!({"publicationId": p, "details": {"title": "A 的改"}}));
+    b_clock.advance_millis(3_600_000);
+    b.ok("publication.edit", json!({"publicationId": p, "details": {"title": "B 的改"}}));
+    cycle(&b, What::Both);
+    cycle(&a, What::Both);
+    cycle(&b, What::Both);
+    for client in [&a, &b] {
+        let got = client.ok("publication.get", json!({"publicationId": p}));
+        assert_eq!(got["publication"]["title"], "B 的改", "{}", client.name);
+        assert_eq!(status(client)["perfPending"], 0, "{}", client.name);
+    }
+    // A snapshot is never replaced: B holds A's as A wrote it.
+    let list = b.ok("perf.list", json!({"publicationId": p}));
+    assert_eq!(list["snapshots"][0]["id"], kept.as_str());
+    assert_eq!(list["snapshots"][0]["metrics"]["upvotes"]["value"], 12.0);
+
+    // A removes it (recoverable: it travels as an edit), then confirms. (A removal is
+    // a write like any other: A's clock must be past B's edit for it to win.)
+    a_clock.advance_millis(7_200_000);
+    a.ok("publication.remove", json!({"publicationId": p}));
+    cycle(&a, What::Both);
+    cycle(&b, What::Both);
+    assert!(b.ok("publication.list", json!({}))["publications"].as_array().unwrap().is_empty(), "a removed publication is hidden in B too");
+    a.ok("publication.purge", json!({"publicationId": p, "confirm": true}));
+    cycle(&a, What::Both);
+    cycle(&b, What::Both);
+    assert!(b.call("publication.get", json!({"publicationId": p})).is_err(), "the confirmed removal did not reach B");
+    assert_eq!(b.engine.store().count(inkstone_core::store::Kind::MetricSnapshots), 0);
+    let on_server = server.storage.perf_changes(&ws, 0, 1000).unwrap();
+    assert!(on_server.records.iter().all(|r| r.record.kind != inkstone_sync_proto::PerfKind::Snapshot), "the server kept a purged publication's snapshot");
+}
+
+/// An older server (no `performanceData`): the app keeps working, never asks it, says
+/// sync of performance data is unavailable and keeps what it owes; once the server is
+/// updated, everything goes, and a folder connected later receives it.
+#[test]
+fn an_older_server_leaves_performance_data_here_and_says_so_until_it_is_updated() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start_old(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b"]);
+    let a = Client::new("A");
+    a.connect(&server.url, &tokens[0]);
+    let project = a.new_project("稿", "正文\n");
+    a.ok("version.create", json!({"projectId": project}));
+    let account = a.ok("account.create", json!({"platform": "x", "name": "官方号"}))["id"].as_str().unwrap().to_owned();
+    let p = a.ok("publication.add", json!({"projectId": project, "platform": "x", "details": {"accountId": account}}))["id"].as_str().unwrap().to_owned();
+    a.ok("perf.add", json!({"publicationId": p, "metrics": {"impressions": "2.5k"}}));
+    for _ in 0..3 {
+        let pushed = a.ok("sync.push", json!({}));
+        assert!(pushed.get("error").is_none(), "an older server is not an error: {pushed}");
+    }
+    let s = status(&a);
+    assert_eq!((s["perfUnavailable"].as_bool(), s["perfPending"].as_u64(), s["pending"].as_u64()), (Some(true), Some(3), Some(0)), "{s}");
+    assert_eq!(s["state"], "synced", "versions still sync: {s}");
+    assert!(a.ok("perf.report", json!({"platform": "x"})).is_object(), "the local views keep working");
+
+    // The server is updated in place: the next cycle sends what was owed.
+    let server = server.restart();
+    cycle(&a, What::Both);
+    let s = status(&a);
+    assert_eq!((s["perfUnavailable"].as_bool(), s["perfPending"].as_u64()), (Some(false), Some(0)), "{s}");
+    assert_eq!(server.storage.perf_changes(&ws, 0, 100).unwrap().records.len(), 3);
+    let b = Client::new("B");
+    b.connect(&server.url, &tokens[1]);
+    cycle(&b, What::Both);
+    assert_eq!(seen(&a), seen(&b));
+    assert_eq!(accounts(&a), accounts(&b));
+}
