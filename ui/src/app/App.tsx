@@ -16,6 +16,7 @@ import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
 import { type Lang, type MessageId, modKeyLabel, translate } from "../shared/i18n";
+import { firstScreenShown, markStartup } from "../shared/lib/startup";
 import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
 
 export interface AppProps {
@@ -113,6 +114,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     function load(quiet = false): Promise<void> {
       return client.call("project.list", { includeArchived: true }).then(
         (r) => {
+          markStartup("page.list");
           const list = r.projects.sort(byRecent);
           setProjects(list);
           if (reopenPending.current) {
@@ -151,12 +153,18 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   );
 
   useEffect(() => {
+    markStartup("page.mounted");
     void loadProjects();
     void loadLibrary();
     // Fetch the editor's code in the background so opening a project is instant.
     const idle = setTimeout(() => void loadProjectView(), 300);
     return () => clearTimeout(idle);
   }, [client, loadProjects, loadLibrary]);
+
+  // The first screen is the project list: once it is painted, the shell hears of it.
+  useEffect(() => {
+    if (projects !== null) firstScreenShown();
+  }, [projects]);
 
   // Sync may have brought projects (a first pull of a teammate's project, new heads):
   // the list reads itself again, without a reload. Another window of this data folder
