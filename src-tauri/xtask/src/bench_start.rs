@@ -21,7 +21,8 @@
 //! default 1), `--projects N` (start on a data folder holding N projects instead of an
 //! empty one), `--no-build` (use the binaries in target/release as they are),
 //! `--inkstone PATH` (measure that build of the app instead, e.g. one kept from before a
-//! change; implies nothing about building).
+//! change; implies nothing about building), `--debug` (debug builds instead: only for
+//! a quick look when a release build cannot be had; its figures are not the target's).
 //!
 //! Not run in CI (CI only compiles this): it needs Xvfb and dbus-run-session, and release
 //! builds of both apps (the first takes many minutes).
@@ -51,10 +52,11 @@ struct Options {
     projects: usize,
     build: bool,
     inkstone: Option<PathBuf>,
+    debug: bool,
 }
 
 fn options(args: &[String]) -> Result<Options> {
-    let mut options = Options { runs: 7, warmup: 1, projects: 0, build: true, inkstone: None };
+    let mut options = Options { runs: 7, warmup: 1, projects: 0, build: true, inkstone: None, debug: false };
     let mut i = 0;
     while i < args.len() {
         let number =
@@ -73,6 +75,7 @@ fn options(args: &[String]) -> Result<Options> {
                 i += 1;
             }
             "--no-build" => options.build = false,
+            "--debug" => options.debug = true,
             "--inkstone" => {
                 options.inkstone = Some(PathBuf::from(args.get(i + 1).context("--inkstone needs a path")?));
                 i += 1;
@@ -122,10 +125,11 @@ pub fn run(args: &[String]) -> Result<()> {
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     if options.build {
-        build(&root, &target)?;
+        build(&root, &target, options.debug)?;
     }
-    let inkstone = options.inkstone.clone().unwrap_or_else(|| target.join("release/inkstone"));
-    let minimal = target.join("release/minimal-tauri");
+    let profile = if options.debug { "debug" } else { "release" };
+    let inkstone = options.inkstone.clone().unwrap_or_else(|| target.join(profile).join("inkstone"));
+    let minimal = target.join(profile).join("minimal-tauri");
     let inkstone = inkstone.canonicalize().with_context(|| format!("{} is missing: run without --no-build", inkstone.display()))?;
     for binary in [&inkstone, &minimal] {
         if !binary.is_file() {
@@ -135,6 +139,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let seed = if options.projects > 0 { Some(seed_data(options.projects)?) } else { None };
 
     let xvfb = Xvfb::start()?;
+    if options.debug {
+        println!("bench-start: WARNING: debug builds (--debug); the target is measured on release builds");
+    }
     println!(
         "bench-start: {} against the minimal app, {} alternating pairs (+{} warm-up) on display {}, {} data folder per launch",
         inkstone.display(),
@@ -188,15 +195,16 @@ fn check(status: std::io::Result<std::process::ExitStatus>, what: &str) -> Resul
 
 /// The UI, then both apps, optimised, into the same target folder (the minimal app is
 /// its own workspace, so no CI build compiles it).
-fn build(root: &Path, target: &Path) -> Result<()> {
+fn build(root: &Path, target: &Path, debug: bool) -> Result<()> {
+    let release: &[&str] = if debug { &[] } else { &["--release"] };
     println!("bench-start: building the UI (npm --prefix ui run build)");
     check(Command::new("npm").args(["--prefix", "ui", "run", "build"]).current_dir(root).stdout(Stdio::null()).status(), "npm --prefix ui run build")?;
     println!("bench-start: building Inkstone (cargo build --release -p inkstone)");
-    check(cargo().args(["build", "--release", "--locked", "-p", "inkstone"]).current_dir(root).status(), "cargo build --release -p inkstone")?;
+    check(cargo().arg("build").args(release).args(["--locked", "-p", "inkstone"]).current_dir(root).status(), "cargo build -p inkstone")?;
     println!("bench-start: building the minimal Tauri 2 app (tests/bench/minimal-tauri)");
     check(
-        cargo().args(["build", "--release", "--locked", "--manifest-path", "tests/bench/minimal-tauri/Cargo.toml", "--target-dir"]).arg(target).current_dir(root).status(),
-        "cargo build --release of tests/bench/minimal-tauri",
+        cargo().arg("build").args(release).args(["--locked", "--manifest-path", "tests/bench/minimal-tauri/Cargo.toml", "--target-dir"]).arg(target).current_dir(root).status(),
+        "cargo build of tests/bench/minimal-tauri",
     )
 }
 

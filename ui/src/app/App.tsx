@@ -490,7 +490,11 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             </div>
           ))}
         </div>
-        {help && <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />}
+        {help && (
+          <Suspense fallback={null}>
+            <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />
+          </Suspense>
+        )}
         {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
         {newDialog && (
           <NewProjectDialog
@@ -502,32 +506,34 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
           />
         )}
         {settings && (
-          <Settings
-            section={settings}
-            onSection={setSettings}
-            lang={lang}
-            theme={theme}
-            onLang={changeLang}
-            onTheme={changeTheme}
-            brands={brands}
-            templates={templates}
-            onLibraryChanged={() => void loadLibrary()}
-            onDataChanged={(replaced) => {
-              void loadProjects();
-              void loadLibrary();
-              // An import adds projects: the open one stays open. A restore replaced
-              // everything, so the open project may be gone or older.
-              if (replaced) {
-                setSelectedId(null);
-                saveLastProject(null);
-              }
-            }}
-            onNewFromTemplate={(id) => {
-              setSettings(null);
-              setNewDialog({ templateId: id });
-            }}
-            onClose={() => setSettings(null)}
-          />
+          <Suspense fallback={null}>
+            <Settings
+              section={settings}
+              onSection={setSettings}
+              lang={lang}
+              theme={theme}
+              onLang={changeLang}
+              onTheme={changeTheme}
+              brands={brands}
+              templates={templates}
+              onLibraryChanged={() => void loadLibrary()}
+              onDataChanged={(replaced) => {
+                void loadProjects();
+                void loadLibrary();
+                // An import adds projects: the open one stays open. A restore replaced
+                // everything, so the open project may be gone or older.
+                if (replaced) {
+                  setSelectedId(null);
+                  saveLastProject(null);
+                }
+              }}
+              onNewFromTemplate={(id) => {
+                setSettings(null);
+                setNewDialog({ templateId: id });
+              }}
+              onClose={() => setSettings(null)}
+            />
+          </Suspense>
         )}
       </div>
     </AppCtx.Provider>
