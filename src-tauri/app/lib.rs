@@ -284,8 +284,13 @@ pub fn run() {
             let cwd = std::env::current_dir().unwrap_or_default();
             open_markdown_files(app.handle(), markdown_arguments(&argv, &cwd));
             if let Some(engine) = app.state::<EngineState>().opened() {
-                // The daily backup generation, off the UI's path.
-                std::thread::spawn(move || auto_backup(&engine, "daily"));
+                // The daily backup generation, off the UI's path and after the first
+                // screen: it reads the whole store and would compete with the window's
+                // start for the disk and the CPU.
+                std::thread::spawn(move || {
+                    startup::wait_for_first_screen(Duration::from_secs(10));
+                    auto_backup(&engine, "daily");
+                });
             }
             startup::mark("setup_done");
             Ok(())

@@ -6,12 +6,22 @@
 //! that file.
 
 use std::io::Write;
-use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
 static MARKS: Mutex<Vec<(&str, f64)>> = Mutex::new(Vec::new());
+/// Set once the first screen is painted; background start-up work waits for it.
+static SHOWN: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+
+/// Waits until the first screen is painted, or `at_most` (a page that never reports
+/// must not keep the work from running).
+pub fn wait_for_first_screen(at_most: Duration) {
+    let (shown, changed) = &SHOWN;
+    let guard = shown.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = changed.wait_timeout_while(guard, at_most, |shown| !*shown);
+}
 
 fn epoch_ms() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64() * 1000.0).unwrap_or(0.0)
@@ -26,6 +36,8 @@ pub fn mark(name: &'static str) {
 #[tauri::command]
 pub fn startup_done(marks: Option<Map<String, Value>>) {
     let painted = epoch_ms();
+    *SHOWN.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    SHOWN.1.notify_all();
     let mut all = marks.unwrap_or_default();
     all.retain(|_, v| v.is_f64() || v.is_u64());
     let shell = MARKS.lock().unwrap_or_else(|p| p.into_inner()).clone();
