@@ -7,6 +7,7 @@
 
 mod ipc;
 mod logging;
+mod startup;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,7 +73,7 @@ pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>, state: EngineState) -
 }
 
 fn commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder])
+    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder, startup::startup_done])
 }
 
 /// Help → About's "Open": shows the data folder or the log folder in the system's file
@@ -232,6 +233,7 @@ fn open_markdown_files<R: Runtime>(app: &tauri::AppHandle<R>, files: Vec<PathBuf
 }
 
 pub fn run() {
+    startup::mark("main");
     let data_dir = data_dir();
     let mut single_instance = tauri_plugin_single_instance::Builder::new().callback(|app, argv, cwd| {
         open_markdown_files(app, markdown_arguments(&argv, Path::new(&cwd)));
@@ -269,6 +271,7 @@ pub fn run() {
             }
         })
         .setup(move |app| {
+            startup::mark("setup");
             let log_dir = app.path().app_log_dir().unwrap_or_else(|_| std::env::temp_dir().join("inkstone-logs"));
             if let Some(guard) = logging::init(&log_dir) {
                 app.manage(guard);
@@ -276,13 +279,20 @@ pub fn run() {
             }
             tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
             app.manage(open_engine_waiting(data_dir, LOCK_WAIT));
+            startup::mark("engine");
             let argv: Vec<String> = std::env::args().collect();
             let cwd = std::env::current_dir().unwrap_or_default();
             open_markdown_files(app.handle(), markdown_arguments(&argv, &cwd));
             if let Some(engine) = app.state::<EngineState>().opened() {
-                // The daily backup generation, off the UI's path.
-                std::thread::spawn(move || auto_backup(&engine, "daily"));
+                // The daily backup generation, off the UI's path and after the first
+                // screen: it reads the whole store and would compete with the window's
+                // start for the disk and the CPU.
+                std::thread::spawn(move || {
+                    startup::wait_for_first_screen(Duration::from_secs(10));
+                    auto_backup(&engine, "daily");
+                });
             }
+            startup::mark("setup_done");
             Ok(())
         });
     let app = match builder.build(tauri::generate_context!()) {

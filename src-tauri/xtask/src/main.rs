@@ -13,12 +13,18 @@
 //!   (runs inkstone-text's `pipeline` benchmark, optimised).
 //! - `bench-retrieval [--docs N]`: search p50/p95 (lexical, fused) over 50,000
 //!   documents against a plain tantivy BM25 query, and save-to-searchable time.
+//! - `bench-start [--runs N] [--warmup N] [--projects N] [--no-build]`: cold start of the
+//!   desktop app (first screen with the project list painted; memory of the app and its
+//!   WebKit processes at 5 s) beside a minimal Tauri 2 app (`tests/bench/minimal-tauri/`),
+//!   release builds, alternating launches under Xvfb; prints medians, the ratio and
+//!   Inkstone's startup profile. Run by hand, not in CI.
 //! - `search-corpus [--check]`: write (or check) the search evaluation's fixture corpus
 //!   in `tests/fixtures/search/` from a fixed seed.
 //! - `eval-search`: score search on that corpus (lexical, semantic with the scripted
 //!   embedding model, fused): nDCG@10 and recall@20 per query class.
 
 mod bench;
+mod bench_start;
 mod bench_sync;
 mod context_cost;
 mod fixture;
@@ -46,12 +52,13 @@ fn main() -> Result<()> {
         "context-cost" => context_cost::run(),
         "bench-pipeline" => bench::run_pipeline(rest),
         "bench-retrieval" => bench::run_retrieval(rest),
+        "bench-start" => bench_start::run(rest),
         "search-corpus" => search_corpus::run(&repo_root().join("tests/fixtures/search"), rest.iter().any(|a| a == "--check")),
         "eval-search" => {
             print!("{}", inkstone_test_support::search_eval::table(&inkstone_test_support::search_eval::evaluate()));
             Ok(())
         }
-        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, context-cost, search-corpus or eval-search"),
+        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, bench-start, context-cost, search-corpus or eval-search"),
     }
 }
 

@@ -1,12 +1,20 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { EditorView } from "@codemirror/view";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { App, projectToReopen } from "./App";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
 import type { Comment, ContentTemplate, Project, ProjectCreateParams, ProjectSummary, Version } from "../shared/api/generated";
 import type { Lang } from "../shared/i18n";
 import { NOW } from "../shared/testing/utils";
+import { loadProjectView } from "../features/editor";
+import { loadSettings } from "../features/settings";
+
+// The project screen and the settings load on demand (not on the first screen); load
+// them once up front, so a test's wait measures the app, not the first transform.
+beforeAll(async () => {
+  await Promise.all([loadProjectView(), loadSettings()]);
+}, 60_000);
 
 function proj(id: string, title: string, updatedAt: string, over: Partial<Project> = {}): Project {
   return {

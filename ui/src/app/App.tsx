@@ -16,6 +16,7 @@ import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
 import { type Lang, type MessageId, modKeyLabel, translate } from "../shared/i18n";
+import { firstScreenShown, markStartup } from "../shared/lib/startup";
 import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
 
 export interface AppProps {
@@ -113,6 +114,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     function load(quiet = false): Promise<void> {
       return client.call("project.list", { includeArchived: true }).then(
         (r) => {
+          markStartup("page.list");
           const list = r.projects.sort(byRecent);
           setProjects(list);
           if (reopenPending.current) {
@@ -151,12 +153,18 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   );
 
   useEffect(() => {
+    markStartup("page.mounted");
     void loadProjects();
     void loadLibrary();
     // Fetch the editor's code in the background so opening a project is instant.
     const idle = setTimeout(() => void loadProjectView(), 300);
     return () => clearTimeout(idle);
   }, [client, loadProjects, loadLibrary]);
+
+  // The first screen is the project list: once it is painted, the shell hears of it.
+  useEffect(() => {
+    if (projects !== null) firstScreenShown();
+  }, [projects]);
 
   // Sync may have brought projects (a first pull of a teammate's project, new heads):
   // the list reads itself again, without a reload. Another window of this data folder
@@ -482,7 +490,11 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             </div>
           ))}
         </div>
-        {help && <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />}
+        {help && (
+          <Suspense fallback={null}>
+            <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />
+          </Suspense>
+        )}
         {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
         {newDialog && (
           <NewProjectDialog
@@ -494,32 +506,34 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
           />
         )}
         {settings && (
-          <Settings
-            section={settings}
-            onSection={setSettings}
-            lang={lang}
-            theme={theme}
-            onLang={changeLang}
-            onTheme={changeTheme}
-            brands={brands}
-            templates={templates}
-            onLibraryChanged={() => void loadLibrary()}
-            onDataChanged={(replaced) => {
-              void loadProjects();
-              void loadLibrary();
-              // An import adds projects: the open one stays open. A restore replaced
-              // everything, so the open project may be gone or older.
-              if (replaced) {
-                setSelectedId(null);
-                saveLastProject(null);
-              }
-            }}
-            onNewFromTemplate={(id) => {
-              setSettings(null);
-              setNewDialog({ templateId: id });
-            }}
-            onClose={() => setSettings(null)}
-          />
+          <Suspense fallback={null}>
+            <Settings
+              section={settings}
+              onSection={setSettings}
+              lang={lang}
+              theme={theme}
+              onLang={changeLang}
+              onTheme={changeTheme}
+              brands={brands}
+              templates={templates}
+              onLibraryChanged={() => void loadLibrary()}
+              onDataChanged={(replaced) => {
+                void loadProjects();
+                void loadLibrary();
+                // An import adds projects: the open one stays open. A restore replaced
+                // everything, so the open project may be gone or older.
+                if (replaced) {
+                  setSelectedId(null);
+                  saveLastProject(null);
+                }
+              }}
+              onNewFromTemplate={(id) => {
+                setSettings(null);
+                setNewDialog({ templateId: id });
+              }}
+              onClose={() => setSettings(null)}
+            />
+          </Suspense>
         )}
       </div>
     </AppCtx.Provider>

@@ -3,7 +3,7 @@
 // over a teammate's version.
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { EditorView } from "@codemirror/view";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { App } from "./App";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
@@ -11,6 +11,13 @@ import type { Project, SyncConflictView, SyncStatus, Version, VersionOrigin } fr
 import { asSent } from "../shared/testing/mergeRegions";
 import type { Lang } from "../shared/i18n";
 import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
+import { loadProjectView } from "../features/editor";
+
+// The project screen loads on demand; load it once up front, so a test's wait measures
+// the app, not the first transform.
+beforeAll(async () => {
+  await loadProjectView();
+}, 60_000);
 import { NOW } from "../shared/testing/utils";
 
 const A_PARAGRAPH = "第四段：A 加的。\n";

@@ -5,6 +5,9 @@ import { ApiClient, createDefaultTransport } from "../shared/api/client";
 import { installCloseGuard } from "../shared/lib/closeGuard";
 import { applyLang, applyTheme, initialLang, initialTheme } from "../shared/lib/prefs";
 import "./styles.css";
+import { markStartup } from "../shared/lib/startup";
+
+markStartup("page.main");
 
 const lang = initialLang(navigator.language);
 const theme = initialTheme();

@@ -1,6 +1,6 @@
 // The project screen's smaller pieces: the top bar, the status bar, the sync-conflict bar
 // and the two dialogs (save a version, restore one).
-import { type ReactNode, useState } from "react";
+import { type ReactNode, Suspense, useState } from "react";
 import type { BrandProfile, Project, SyncConflictView } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
@@ -152,15 +152,17 @@ export function SyncConflictBar({ projectId, flush }: { projectId: string; flush
         </div>
       )}
       {resolving && (
-        <ConflictView
-          conflict={resolving}
-          onClose={() => setResolving(null)}
-          onResolved={() => {
-            setResolving(null);
-            // The editor, History and the list follow the resolution.
-            void store.changed();
-          }}
-        />
+        <Suspense fallback={null}>
+          <ConflictView
+            conflict={resolving}
+            onClose={() => setResolving(null)}
+            onResolved={() => {
+              setResolving(null);
+              // The editor, History and the list follow the resolution.
+              void store.changed();
+            }}
+          />
+        </Suspense>
       )}
     </>
   );

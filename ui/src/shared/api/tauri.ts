@@ -86,6 +86,13 @@ export function onOpenedProject(handler: (projectId: string | null) => void): ()
   };
 }
 
+/** Tells the desktop shell the first screen is painted, with the page's marks (see
+ * lib/startup.ts); nothing outside the desktop app. */
+export function reportStartup(marks: Record<string, number>): Promise<unknown> {
+  if (!isTauri()) return Promise.resolve();
+  return tauriInvoke("startup_done", { marks });
+}
+
 /** Shows the data folder or the log folder in the system's file manager; `null` outside
  * the desktop app (the browser cannot open folders: Help shows the path to copy). */
 export function folderOpener(): ((which: "data" | "logs") => Promise<unknown>) | null {

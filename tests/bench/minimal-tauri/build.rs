@@ -1,0 +1,5 @@
+fn main() {
+    println!("cargo:rerun-if-changed=dist");
+    println!("cargo:rerun-if-changed=tauri.conf.json");
+    tauri_build::build();
+}
