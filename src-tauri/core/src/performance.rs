@@ -16,6 +16,7 @@
 //!
 //! Writes add records to a [`Batch`]; the API holds the write lock and commits once.
 
+pub mod context;
 pub mod import;
 pub mod metrics;
 pub mod numbers;

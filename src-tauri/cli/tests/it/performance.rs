@@ -54,3 +54,18 @@ fn publications_metrics_and_an_import_through_the_cli() {
     assert_eq!(json_ok(data, &["publication", "list", "--removed"])["publications"], json!([]));
     json_ok(data, &["account", "delete", acc]);
 }
+
+#[test]
+fn the_performance_context_setting_is_read_and_set_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let shown = stdout(&run(data, &["perf", "context"]));
+    assert!(shown.contains("Use performance history in AI context: on"), "on by default: {shown}");
+    let off = json_ok(data, &["perf", "context", "off"]);
+    assert_eq!(off, json!({"enabled": false, "setting": false, "decidedByPolicy": false}));
+    assert!(stdout(&run(data, &["perf", "context"])).contains("context: off"));
+    assert_eq!(run(data, &["perf", "context", "maybe"]).status.code(), Some(2), "only on or off");
+    assert_eq!(json_ok(data, &["perf", "context", "on"])["enabled"], true);
+    let summary = stdout(&run(data, &["perf", "summary", "--platform", "x"]));
+    assert!(summary.contains("Not enough eligible posts on x"), "{summary}");
+}

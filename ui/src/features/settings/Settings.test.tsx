@@ -179,6 +179,7 @@ describe("Settings", () => {
       "General",
       "Workspace",
       "Accounts",
+      "Performance",
       "AI models",
       "Usage",
       "AI activity",
