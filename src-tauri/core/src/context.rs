@@ -569,7 +569,26 @@ mod tests {
             selection: None,
             task: "",
             prompt: None,
+            performance: "",
         }
+    }
+
+    #[test]
+    fn the_performance_summary_is_a_layer_of_its_own_only_when_given_and_a_note_in_the_smallest_form() {
+        let p = project("春眠不觉晓。");
+        let none = assemble(&input(&p), 100_000).unwrap();
+        assert!(none.layers.iter().all(|l| l.name != PERFORMANCE_LAYER), "no layer without a summary");
+        let summary = "# Performance history\n## performance: x\n- 2.00× \"春\"\nevidence: snp_1\n";
+        let with = ContextInput { performance: summary, ..input(&p) };
+        let snapshot = assemble(&with, 100_000).unwrap();
+        let names: Vec<&str> = snapshot.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["pinned", "working_set", "session_summary", "cold_refs", PERFORMANCE_LAYER, "apply_policy"]);
+        assert!(snapshot.system.contains(summary) && snapshot.id != none.id);
+        // A long source in a small window: the smallest form leaves a note for the tool.
+        let long = project(&"长".repeat(20_000));
+        let small = assemble(&ContextInput { performance: &summary.repeat(40), ..input(&long) }, 900).unwrap();
+        let layer = small.layers.iter().find(|l| l.name == PERFORMANCE_LAYER).unwrap();
+        assert!(layer.trimmed && layer.text.contains("read_performance"), "{}", layer.text);
     }
 
     #[test]
