@@ -1,5 +1,5 @@
 //! Performance data from the command line: `account add|list|rename|delete`,
-//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys|import|report`.
+//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys|import|report|summary|context`.
 
 use clap::{Args, Subcommand};
 use inkstone_core::Engine;
@@ -178,6 +178,31 @@ pub enum PerfCommand {
         #[arg(long)]
         age: Option<String>,
     },
+    /// The summary the AI reads of a platform: its strongest and weakest eligible posts
+    /// as multiples of the account's usual (an association, not a cause).
+    Summary {
+        #[arg(long)]
+        platform: String,
+    },
+    /// Whether performance history is used in AI context: `perf context` shows it,
+    /// `perf context on|off` sets it (a workspace policy that turns it off decides).
+    Context {
+        #[arg(value_parser = ["on", "off"])]
+        set: Option<String>,
+    },
+}
+
+fn print_context_state(r: &Value) {
+    let word = |on: bool| if on { "on" } else { "off" };
+    println!("Use performance history in AI context: {}", word(r["enabled"] == true));
+    if r["decidedByPolicy"] == true {
+        println!(
+            "  decided by the policy of the workspace \"{}\" (set by {}); your own setting ({}) applies when the policy allows it",
+            s(r, "policyWorkspace"),
+            s(r, "policySetBy"),
+            word(r["setting"] == true)
+        );
+    }
 }
 
 fn print_publication(p: &Value, latest: Option<&Value>) {
@@ -346,6 +371,20 @@ pub fn perf(engine: &Engine, command: PerfCommand, as_json: bool) -> Result<(), 
                 println!("{:<26} {:<8} {}", s(k, "key"), s(k, "unit"), s(k, "basis"));
             }
         }),
+        PerfCommand::Summary { platform } => show(as_json, &call(engine, "perf.summary", json!({"platform": platform}))?, |r| {
+            if r["text"].as_str().is_some_and(|t| !t.is_empty()) {
+                print!("{}", s(r, "text"));
+            } else {
+                println!("Not enough eligible posts on {} to compare ({} eligible).", s(r, "platform"), r["eligible"]);
+            }
+        }),
+        PerfCommand::Context { set } => {
+            let result = match set {
+                Some(on) => call(engine, "perf.setContextSetting", json!({"enabled": on == "on"}))?,
+                None => call(engine, "perf.contextSetting", json!({}))?,
+            };
+            show(as_json, &result, print_context_state)
+        }
         PerfCommand::Report { platform, project, metric, age } => {
             let params = json!({"platform": platform, "projectId": project, "metric": metric, "bucket": age});
             show(as_json, &call(engine, "perf.report", params)?, |r| {

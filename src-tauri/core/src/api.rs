@@ -463,6 +463,9 @@ api_methods! {
         "perf.import" => performance::import(PerfImportParams) -> PerfImportResult;
         "perf.accountDays" => performance::account_days(AccountRef) -> PerfAccountDaysResult;
         "perf.report" => performance::report(PerfReportParams) -> crate::performance::report::BeforeAfterReport;
+        "perf.summary" => performance::summary(PerfSummaryParams) -> crate::performance::context::PerformanceSummary;
+        "perf.contextSetting" => performance::context_setting(Empty) -> crate::performance::context::ContextState;
+        "perf.setContextSetting" => performance::set_context_setting(PerfSetContextParams) -> crate::performance::context::ContextState;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);

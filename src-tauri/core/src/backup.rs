@@ -175,6 +175,10 @@ fn sections() -> Vec<Section> {
         section::<crate::outbox::DeliveryJob>(Layout::Lines { file: "sync/outbox.jsonl", always: false }, None),
         // The workspace policy last seen: a restored data folder keeps to it offline.
         section::<crate::policy::CachedPolicy>(Layout::Single { file: "sync/policy.json", key: crate::policy::META_POLICY }, None),
+        section::<crate::performance::context::ContextSetting>(
+            Layout::Single { file: "performance/context-setting.json", key: crate::performance::context::META_CONTEXT_SETTING },
+            None,
+        ),
         section::<StoredRules>(Layout::Single { file: "harness/permission-rules.json", key: crate::harness::META_PERMISSION_RULES }, None),
         section::<crate::harness::AllowRule>(Layout::Prefixed { file: "harness/allow-rules.jsonl", prefix: crate::harness::allow_rule::META_ALLOW_RULES }, None),
         section::<crate::harness::compaction::ProfileContext>(

@@ -7,7 +7,10 @@
 //! reasons they gave when rejecting proposals, verbatim, and what they pinned or instructed,
 //! verbatim), `working_set` (title, source, open comments), `session_summary` (the
 //! summary of compacted conversation, empty until the first compaction),
-//! `cold_refs` (ids only), `apply_policy` (the prompt's last layer). The recent turns are the conversation itself, sent after
+//! `cold_refs` (ids only), `performance` (the performance summaries of the project's
+//! platforms, only when the setting and the workspace policy allow it and there is
+//! something to say; a note in the smallest form), `apply_policy` (the prompt's last
+//! layer). The recent turns are the conversation itself, sent after
 //! the system message.
 //!
 //! Trimming, when the estimate (Chinese-aware, [`crate::llm::estimate_tokens`]) is over
@@ -180,6 +183,10 @@ pub struct ContextInput<'a> {
     /// The composed prompt layers around the digest; `None`: the built-in drafting
     /// prompt for `mode` on the whole article.
     pub prompt: Option<&'a crate::prompts::Composed>,
+    /// The performance summaries of the project's platforms (`performance::context`),
+    /// "" when the setting or the workspace policy is off or there is nothing to say.
+    /// Its own layer, `performance`, before the apply policy.
+    pub performance: &'a str,
 }
 
 /// The typed records a model call's context is built from, read in one place so the
@@ -217,6 +224,7 @@ impl ContextRecords {
             selection,
             task: "",
             prompt: None,
+            performance: "",
         }
     }
 }
@@ -243,6 +251,10 @@ pub struct TooLong {
 }
 
 const SOURCE_EXCERPT_CHARS: usize = 1_500;
+/// The layer of the performance summaries.
+pub const PERFORMANCE_LAYER: &str = "performance";
+/// What the performance layer says when the window leaves no room for it.
+const PERFORMANCE_LEFT_OUT: &str = "# Performance history\n(left out for room; read_performance {platform} reads a platform's summary)\n";
 /// The excerpt of the last trimming step.
 const SHORT_EXCERPT_CHARS: usize = 300;
 
@@ -478,13 +490,21 @@ pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextS
         if !applies(input, article) {
             continue;
         }
-        let layers = vec![
+        let mut layers = vec![
             pinned.clone(),
             layer("working_set", working_set(input, article, comments), article != Article::Whole || !comments),
             summary.clone(),
             layer("cold_refs", cold_refs(input, counts), counts),
-            policy.clone(),
         ];
+        if !input.performance.is_empty() {
+            // The smallest form leaves the history to `read_performance`.
+            if article == Article::Excerpt(SHORT_EXCERPT_CHARS) {
+                layers.push(layer(PERFORMANCE_LAYER, PERFORMANCE_LEFT_OUT.to_owned(), true));
+            } else {
+                layers.push(layer(PERFORMANCE_LAYER, input.performance.to_owned(), false));
+            }
+        }
+        layers.push(policy.clone());
         let needed: u64 = layers.iter().map(|l| l.tokens).sum();
         smallest = smallest.min(needed);
         if needed <= budget_tokens {
@@ -549,7 +569,26 @@ mod tests {
             selection: None,
             task: "",
             prompt: None,
+            performance: "",
         }
+    }
+
+    #[test]
+    fn the_performance_summary_is_a_layer_of_its_own_only_when_given_and_a_note_in_the_smallest_form() {
+        let p = project("春眠不觉晓。");
+        let none = assemble(&input(&p), 100_000).unwrap();
+        assert!(none.layers.iter().all(|l| l.name != PERFORMANCE_LAYER), "no layer without a summary");
+        let summary = "# Performance history\n## performance: x\n- 2.00× \"春\"\nevidence: snp_1\n";
+        let with = ContextInput { performance: summary, ..input(&p) };
+        let snapshot = assemble(&with, 100_000).unwrap();
+        let names: Vec<&str> = snapshot.layers.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["pinned", "working_set", "session_summary", "cold_refs", PERFORMANCE_LAYER, "apply_policy"]);
+        assert!(snapshot.system.contains(summary) && snapshot.id != none.id);
+        // A long source in a small window: the smallest form leaves a note for the tool.
+        let long = project(&"长".repeat(20_000));
+        let small = assemble(&ContextInput { performance: &summary.repeat(40), ..input(&long) }, 900).unwrap();
+        let layer = small.layers.iter().find(|l| l.name == PERFORMANCE_LAYER).unwrap();
+        assert!(layer.trimmed && layer.text.contains("read_performance"), "{}", layer.text);
     }
 
     #[test]

@@ -60,6 +60,9 @@ pub struct ContextExtras {
     pub clarification: Option<crate::intent::Clarification>,
     pub memory: Vec<String>,
     pub memory_left_out: usize,
+    /// The performance summaries of the project's platforms (every platform when it
+    /// names none), "" when the setting or the workspace policy is off.
+    pub performance: String,
 }
 
 /// What the project tells the intent rules.
@@ -80,7 +83,9 @@ pub fn context_extras(
 ) -> Result<ContextExtras, ApiError> {
     let clarification = crate::intent::clarification(intent, &intent_hints(records));
     let (memory, memory_left_out) = crate::memory::for_context(store, workspace_id, &records.project.id, crate::memory::CONTEXT_BUDGET_TOKENS)?;
-    Ok(ContextExtras { intent: crate::intent::render(intent, clarification.as_ref()), clarification, memory, memory_left_out })
+    let platforms = if records.project.platforms.is_empty() { crate::model::Platform::ALL.to_vec() } else { records.project.platforms.clone() };
+    let performance = crate::performance::context::layer_text(store, &platforms)?;
+    Ok(ContextExtras { intent: crate::intent::render(intent, clarification.as_ref()), clarification, memory, memory_left_out, performance })
 }
 
 /// Workspace permission rules, kept in the meta tree.

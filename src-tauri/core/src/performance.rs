@@ -17,6 +17,7 @@
 //! Writes add records to a [`Batch`]; the API holds the write lock and commits once.
 
 pub mod account_days;
+pub mod context;
 pub mod import;
 pub mod metrics;
 pub mod numbers;

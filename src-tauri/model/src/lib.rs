@@ -309,6 +309,17 @@ pub enum ProvenanceSource {
     Selection { span: Anchor, text: String },
     /// A link the person pasted into a message.
     Link { url: String },
+    /// The summary of a platform's strongest and weakest posts the model read: in its
+    /// call's context, or as the result of the `read_performance` tool call
+    /// `tool_use_id`. `snapshot_ids` are the metric snapshots it rests on (evidence).
+    #[serde(rename_all = "camelCase")]
+    PerformanceSummary {
+        platform: Platform,
+        snapshot_ids: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        tool_use_id: Option<String>,
+    },
 }
 
 /// A version without its source, for lists.

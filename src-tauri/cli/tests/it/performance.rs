@@ -74,3 +74,18 @@ fn an_account_export_becomes_the_accounts_days_through_the_cli() {
     let days = stdout(&run(data, &["perf", "account-days", acc]));
     assert!(days.contains("2026-03-03") && days.contains("1209") && days.contains("—"), "{days}");
 }
+
+#[test]
+fn the_performance_context_setting_is_read_and_set_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let shown = stdout(&run(data, &["perf", "context"]));
+    assert!(shown.contains("Use performance history in AI context: on"), "on by default: {shown}");
+    let off = json_ok(data, &["perf", "context", "off"]);
+    assert_eq!(off, json!({"enabled": false, "setting": false, "decidedByPolicy": false}));
+    assert!(stdout(&run(data, &["perf", "context"])).contains("context: off"));
+    assert_eq!(run(data, &["perf", "context", "maybe"]).status.code(), Some(2), "only on or off");
+    assert_eq!(json_ok(data, &["perf", "context", "on"])["enabled"], true);
+    let summary = stdout(&run(data, &["perf", "summary", "--platform", "x"]));
+    assert!(summary.contains("Not enough eligible posts on x"), "{summary}");
+}

@@ -566,3 +566,43 @@ pub(super) fn account_days(engine: &Engine, params: AccountRef) -> Result<PerfAc
     let days = account_days::days(&all).into_iter().cloned().collect();
     Ok(PerfAccountDaysResult { account, days })
 }
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PerfSummaryParams {
+    pub platform: Platform,
+}
+
+/// The performance summary of a platform, as the AI reads it (`read_performance`, the
+/// context's `performance` layer): shown to the person whatever the setting says.
+pub(super) fn summary(engine: &Engine, params: PerfSummaryParams) -> Result<crate::performance::context::PerformanceSummary, ApiError> {
+    crate::performance::context::summary(engine.store(), params.platform)
+}
+
+/// Whether performance history may enter AI context, and who decides.
+pub(super) fn context_setting(engine: &Engine, _: Empty) -> Result<crate::performance::context::ContextState, ApiError> {
+    crate::performance::context::state(engine.store())
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PerfSetContextParams {
+    /// "Use performance history in AI context".
+    pub enabled: bool,
+}
+
+/// Sets "use performance history in AI context". Errors: POLICY_REFUSED while the
+/// workspace policy turns it off (the setting is then the policy's, read-only; nothing
+/// is written).
+pub(super) fn set_context_setting(engine: &Engine, params: PerfSetContextParams) -> Result<crate::performance::context::ContextState, ApiError> {
+    use crate::performance::context::{self as perf_context, ContextSetting};
+    let _guard = engine.write_lock();
+    let state = perf_context::state(engine.store())?;
+    if state.decided_by_policy {
+        return Err(perf_context::refused(&state));
+    }
+    let mut batch = Batch::new();
+    batch.put(&ContextSetting { enabled: params.enabled, updated_at: engine.now() })?;
+    engine.store().apply(batch, Durability::Durable)?;
+    perf_context::state(engine.store())
+}

@@ -150,6 +150,7 @@ impl Turn<'_, '_> {
                 memory_left_out: extras.memory_left_out,
                 prompt: Some(&prompt),
                 task: &task,
+                performance: &extras.performance,
                 ..records.input(mode, &summary, &constraints, &pins, selection.as_ref())
             };
             // The fixed part of every request (the smallest system message the context
@@ -563,6 +564,7 @@ pub(crate) fn session_overhead(engine: super::Harness<'_>, session: &super::Sess
         memory: &extras.memory,
         memory_left_out: extras.memory_left_out,
         prompt: Some(&prompt),
+        performance: &extras.performance,
         ..records.input(state.mode, &state.summary, &constraints, &pins, state.selection.as_ref())
     };
     let window = u64::from(profile.context_window);

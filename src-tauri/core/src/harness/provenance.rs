@@ -8,7 +8,9 @@
 //! `compact_boundary` event keeps the list ([`EventBody::CompactBoundary`]'s
 //! `sources`), so a proposal made after any number of compactions still names what
 //! was read before them. At the moment of a proposal the call adds what its system
-//! message held: the pins and the confirmed memory items in its context snapshot.
+//! message held: the pins, the confirmed memory items and the performance summaries
+//! in its context snapshot. A `read_performance` result is kept as the summary it read
+//! (its platform and evidence), not as a bare tool result.
 //!
 //! The list is bounded ([`MAX_SOURCES`], the newest kept), so a boundary event stays
 //! within the log's line limit however long the session.
@@ -64,6 +66,11 @@ pub(crate) fn of_tool_result(owner_id: &str, sequence: u64, tool_use_id: &str, t
     if status != ToolStatus::Success || !is_reading(tool) {
         return Vec::new();
     }
+    if tool == "read_performance" {
+        if let Some(source) = performance_result(tool_use_id, content) {
+            return vec![source];
+        }
+    }
     if tool.starts_with("search_") {
         if let Some(hits) = serde_json::from_str::<Value>(content).ok().and_then(|v| v.get("results").and_then(Value::as_array).cloned()) {
             return hits.iter().filter_map(|hit| search_hit(tool, tool_use_id, hit)).collect();
@@ -92,6 +99,32 @@ fn search_hit(tool: &str, tool_use_id: &str, hit: &Value) -> Option<ProvenanceSo
         span,
         snippet: clip(&text("snippet").unwrap_or_default(), SOURCE_TEXT_CHARS),
     })
+}
+
+/// A `read_performance` result (`{platform, snapshotIds, …}`) as the summary it read.
+fn performance_result(tool_use_id: &str, content: &str) -> Option<ProvenanceSource> {
+    let value: Value = serde_json::from_str(content).ok()?;
+    let platform = serde_json::from_value(value.get("platform")?.clone()).ok()?;
+    let snapshot_ids = value.get("snapshotIds").and_then(Value::as_array).map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default();
+    Some(ProvenanceSource::PerformanceSummary { platform, snapshot_ids, tool_use_id: Some(tool_use_id.to_owned()) })
+}
+
+/// The performance summaries a call's system message held (its `performance` layer,
+/// one `## performance: <platform>` block each, with its evidence line).
+pub(crate) fn of_performance_context(system: &str) -> Vec<ProvenanceSource> {
+    use crate::performance::context::{EVIDENCE_PREFIX, PLATFORM_HEADING};
+    let mut out = Vec::new();
+    for block in system.split(PLATFORM_HEADING).skip(1) {
+        let name = block.lines().next().unwrap_or("").trim();
+        let Some(platform) = crate::model::Platform::ALL.into_iter().find(|p| p.as_str() == name) else { continue };
+        let snapshot_ids = block
+            .lines()
+            .find_map(|l| l.strip_prefix(EVIDENCE_PREFIX))
+            .map(|ids| ids.split(", ").map(|id| id.trim().to_owned()).filter(|id| !id.is_empty()).collect())
+            .unwrap_or_default();
+        out.push(ProvenanceSource::PerformanceSummary { platform, snapshot_ids, tool_use_id: None });
+    }
+    out
 }
 
 /// The sources a person's message adds: its selection and the links in it.
@@ -132,6 +165,7 @@ pub(crate) fn of_call_context(system: &str, pins: &[super::Pin], memory: &[crate
             .filter(|m| m.status == crate::memory::MemoryStatus::Confirmed && system.contains(&m.text))
             .map(|m| ProvenanceSource::Memory { memory_id: m.id.clone(), text: clip(&m.text, SOURCE_TEXT_CHARS) }),
     );
+    out.extend(of_performance_context(system));
     out
 }
 

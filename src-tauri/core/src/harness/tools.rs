@@ -421,6 +421,18 @@ impl Reads<'_> {
         crate::proposals::staging::load(self.store(), session_id)
     }
 
+    /// The performance summary of `platform` (`performance::context`).
+    ///
+    /// Errors: POLICY_REFUSED when the workspace policy keeps performance history out
+    /// of AI context, PERMISSION_DENIED when the person's setting does; store errors.
+    pub fn performance_summary(&self, platform: Platform) -> Result<crate::performance::context::PerformanceSummary, ApiError> {
+        let state = crate::performance::context::state(self.store())?;
+        if !state.enabled {
+            return Err(crate::performance::context::refused(&state));
+        }
+        crate::performance::context::summary(self.store(), platform)
+    }
+
     /// A stored large tool result by its reference (`sha256:…`).
     pub fn stored_result(&self, reference: &str) -> Result<Option<String>, ApiError> {
         Ok(self.store().get::<super::log::StoredResult>(reference.as_bytes())?.map(|r| r.content))

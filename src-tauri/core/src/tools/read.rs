@@ -193,6 +193,23 @@ fn read_stored_result(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, Too
     }))
 }
 
+fn read_performance(ctx: &ToolContext<'_>, input: &Value) -> Result<Value, ToolFailure> {
+    let platform: Platform = serde_json::from_value(input["platform"].clone()).map_err(|e| ToolFailure::new(format!("`platform`: {e}")))?;
+    let summary = ctx.reads().performance_summary(platform)?;
+    let mut out = json!({
+        "platform": platform, "metric": summary.metric, "basis": summary.basis, "bucket": summary.bucket,
+        "eligible": summary.eligible, "summary": summary.text, "snapshotIds": summary.snapshot_ids(),
+    });
+    if summary.text.is_empty() {
+        out["note"] = json!(format!(
+            "Not enough eligible posts on {} to compare ({} eligible; boosted, private, unknown-traffic and tiny posts, and posts without three earlier comparable ones, are left out).",
+            platform.as_str(),
+            summary.eligible
+        ));
+    }
+    Ok(out)
+}
+
 pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
     let stored = |name: &str, description: &str| ToolDefinition {
         input_schema: super::schema(
@@ -268,6 +285,19 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
         (
             read_tool("read_brand_profile", "Read the brand profile of the project: voice, audience, banned words, CTA, link strategy, default tags.", json!({}), "the brand profile or null"),
             Arc::new(read_brand_profile),
+        ),
+        (
+            ToolDefinition {
+                input_schema: super::schema(json!({"platform": super::platform_schema()}), &["platform"]),
+                max_result_chars: 6_000,
+                ..read_tool(
+                    "read_performance",
+                    "Read how the person's own posts did on a platform: the strongest and weakest eligible posts (title, length, posting time, format, the multiple of the account's usual and its basis, the snapshots as evidence, measured or manual). An association, never a cause. Refused when the person or the workspace policy keeps performance history out of AI context.",
+                    json!({}),
+                    "a platform's performance summary",
+                )
+            },
+            Arc::new(read_performance),
         ),
         (read_tool("read_templates", "List the content templates of the workspace.", json!({}), "templates"), Arc::new(read_templates)),
         (

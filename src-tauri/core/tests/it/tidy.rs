@@ -89,16 +89,16 @@ const LAYERS: &[&str] = &[
     "config",
     "kernel", // the model runtime, configuration, the kernel
     "project",
-    "context",   // the project domain's reads and writes; context assembly
-    "proposals", // the reviewable change model and its apply transaction
-    "memory",    // workspace and project memory, habits from accepted work
-    "sync",      // team sync: transport, delivery, pull, conflicts
+    "context",     // the project domain's reads and writes; context assembly
+    "proposals",   // the reviewable change model and its apply transaction
+    "memory",      // workspace and project memory, habits from accepted work
+    "sync",        // team sync: transport, delivery, pull, conflicts
+    "performance", // publications, metric snapshots, platform-export imports, the AI's summary
     "harness",
-    "tools",       // the agent runtime and the tools it runs
-    "growth",      // one-click optimize: runs, the platform-fit report
-    "performance", // publications, metric snapshots, platform-export imports
-    "activity",    // the AI activity view over audit, usage and session records
-    "backup",      // sits above every subsystem whose records it carries
+    "tools",    // the agent runtime and the tools it runs
+    "growth",   // one-click optimize: runs, the platform-fit report
+    "activity", // the AI activity view over audit, usage and session records
+    "backup",   // sits above every subsystem whose records it carries
     "engine",
     "api", // the engine; the facade
 ];

@@ -5,3 +5,4 @@
 export { PerformancePanel } from "./PerformancePanel";
 export { PublishDialog } from "./PublicationForm";
 export { Accounts } from "./Accounts";
+export { PerformanceContextSetting } from "./ContextSetting";

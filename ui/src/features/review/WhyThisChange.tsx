@@ -1,5 +1,6 @@
 // "Why this change?": what the model had read before it proposed a change (search
-// hits, memory, tool results, pins, the selection, links), from `proposal.why`. A
+// hits, memory, tool results, pins, the selection, links, performance summaries), from
+// `proposal.why`. A
 // disclosure button opens the list; each source opens where it came from: a search
 // hit or the selection opens the document at its span, a memory item opens Memory, a
 // tool result shows what the model was sent, a link opens in the browser.
@@ -35,6 +36,8 @@ function sourceText(source: ProvenanceSource): string {
       return source.url;
     case "toolResult":
       return source.tool;
+    case "performanceSummary":
+      return `${source.platform} · ${source.snapshotIds.join(", ")}`;
   }
 }
 
@@ -87,6 +90,7 @@ export function WhyThisChange({ proposalId, hunkId, onOpenSource, onOpenMemory, 
         );
       case "pin":
       case "selection":
+      case "performanceSummary":
         return null;
     }
   };

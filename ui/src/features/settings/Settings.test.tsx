@@ -179,6 +179,7 @@ describe("Settings", () => {
       "General",
       "Workspace",
       "Accounts",
+      "Performance",
       "AI models",
       "Usage",
       "AI activity",
@@ -188,6 +189,40 @@ describe("Settings", () => {
       "Brand profiles",
       "Templates",
     ]);
+  });
+
+  it("Performance switches performance history in AI context, and is read-only when the workspace policy turns it off", async () => {
+    let enabled = true;
+    const sets: boolean[] = [];
+    const transport = new FakeTransport()
+      .on("perf.contextSetting", () => ({ enabled, setting: enabled, decidedByPolicy: false }))
+      .on("perf.setContextSetting", (p) => {
+        sets.push(p.enabled);
+        enabled = p.enabled;
+        return { enabled, setting: enabled, decidedByPolicy: false };
+      });
+    renderSettings(transport, "performance");
+    const toggle = (await screen.findByTestId("perf-context-toggle")) as HTMLInputElement;
+    await waitFor(() => expect(toggle.checked).toBe(true));
+    expect(screen.getByTestId("perf-context").textContent).toContain("Use performance history in AI context");
+    fireEvent.click(toggle);
+    await waitFor(() => expect(sets).toEqual([false]));
+    await waitFor(() => expect((screen.getByTestId("perf-context-toggle") as HTMLInputElement).checked).toBe(false));
+    cleanup();
+
+    const byPolicy = new FakeTransport().on("perf.contextSetting", () => ({
+      enabled: false,
+      setting: true,
+      decidedByPolicy: true,
+      policyWorkspace: "团队",
+      policySetBy: "Olga",
+    }));
+    renderSettings(byPolicy, "performance", {}, "zh");
+    await waitFor(() => expect(screen.getByTestId("perf-context-policy").textContent).toContain("团队"));
+    const locked = screen.getByTestId("perf-context-toggle") as HTMLInputElement;
+    expect(locked.disabled).toBe(true);
+    expect(locked.checked).toBe(false);
+    expect(screen.getByTestId("perf-context").textContent).toContain("在 AI 上下文中使用表现数据");
   });
 
   it("Permissions lists each rule with its scope and use, narrows it and removes it", async () => {

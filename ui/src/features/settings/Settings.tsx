@@ -1,4 +1,5 @@
-// The settings dialog: one section at a time (general, models, usage, the workspace's
+// The settings dialog: one section at a time (general, workspace, accounts, performance
+// history in AI context, models, usage, the workspace's
 // AI activity, data, brand profiles, templates), each in its own file here but for the short general one.
 
 import { useState } from "react";
@@ -17,9 +18,9 @@ import { Templates } from "./Templates";
 import { Usage } from "../usage";
 import { AiActivity } from "../activity";
 import { WorkspaceSync } from "../sync";
-import { Accounts } from "../performance";
+import { Accounts, PerformanceContextSetting } from "../performance";
 
-export type SettingsSection = "general" | "workspace" | "accounts" | "models" | "usage" | "aiActivity" | "memory" | "permissions" | "data" | "brands" | "templates";
+export type SettingsSection = "general" | "workspace" | "accounts" | "performance" | "models" | "usage" | "aiActivity" | "memory" | "permissions" | "data" | "brands" | "templates";
 
 export interface SettingsProps {
   section: SettingsSection;
@@ -38,7 +39,7 @@ export interface SettingsProps {
 
 export function Settings(props: SettingsProps) {
   const { t } = useApp();
-  const sections: SettingsSection[] = ["general", "workspace", "accounts", "models", "usage", "aiActivity", "memory", "permissions", "data", "brands", "templates"];
+  const sections: SettingsSection[] = ["general", "workspace", "accounts", "performance", "models", "usage", "aiActivity", "memory", "permissions", "data", "brands", "templates"];
   return (
     <Dialog title={t("settings.title")} onClose={props.onClose} testId="settings" wide>
       <div className="settings">
@@ -60,6 +61,7 @@ export function Settings(props: SettingsProps) {
           {props.section === "general" && <General {...props} />}
           {props.section === "workspace" && <WorkspaceSync />}
           {props.section === "accounts" && <Accounts />}
+          {props.section === "performance" && <PerformanceContextSetting />}
           {props.section === "models" && <Models />}
           {props.section === "usage" && <Usage />}
           {props.section === "aiActivity" && <AiActivity />}

@@ -28,7 +28,8 @@ pub(super) fn run(p: &mut Pipeline<'_, '_>) -> Result<(), Stop> {
         prompt_version,
         prompt_layers: p.run.prompt_layers.clone(),
         rebased_from: None,
-        sources: Vec::new(),
+        // The performance summaries the run's snapshot held (the model read them).
+        sources: crate::harness::provenance::of_performance_context(&p.system),
     };
     let titles = p.run.titles.clone();
     let run_snapshot = p.run.clone();

@@ -27,7 +27,10 @@ pub(super) fn run(p: &mut Pipeline<'_, '_>) -> Result<(), Stop> {
     let mode = crate::prompts::Mode::Optimize { goal: p.run.input.goal, intensity: p.run.input.intensity, constraints: p.run.input.constraints.texts() };
     let prompt: Composed = prompts.compose(&mode, entry);
     let constraints = p.run.input.constraints.texts();
-    let input = crate::context::ContextInput { prompt: Some(&prompt), ..records.input(crate::context::Mode::Plan, "", &constraints, &[], None) };
+    // The target platforms' performance summaries, when the setting and the workspace
+    // policy allow them (a layer of their own in the snapshot).
+    let performance = crate::performance::context::layer_text(store, &p.run.input.platforms)?;
+    let input = crate::context::ContextInput { prompt: Some(&prompt), performance: &performance, ..records.input(crate::context::Mode::Plan, "", &constraints, &[], None) };
     // The context layers take what the smallest step leaves; each step then takes the
     // part of the snapshot it needs ([`Parts`]).
     // The layers are counted by the estimate: the room as the server counts it, scaled.
