@@ -48,3 +48,4 @@ mod sync_members;
 mod sync_paging;
 mod tidy;
 mod timeline;
+mod update;
