@@ -29,9 +29,12 @@ pub enum Failure {
 /// What a feed request got: `None` for 204 No Content (a dynamic server's "no update").
 pub type FeedAnswer = Option<Vec<u8>>;
 
-fn describe(error: &reqwest::Error) -> String {
+/// The error and its causes, without the URL: a distributor's feed URL may carry a
+/// token in its query, and this text reaches the API's error message.
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
     let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&error);
     while let Some(inner) = source {
         text.push_str(": ");
         text.push_str(&inner.to_string());
@@ -42,7 +45,7 @@ fn describe(error: &reqwest::Error) -> String {
 
 fn client_and_runtime(connect: Duration) -> Result<(reqwest::Client, tokio::runtime::Runtime), Failure> {
     let client =
-        reqwest::Client::builder().connect_timeout(connect).user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION"))).build().map_err(|e| Failure::Unreachable(describe(&e)))?;
+        reqwest::Client::builder().connect_timeout(connect).user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION"))).build().map_err(|e| Failure::Unreachable(describe(e)))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Failure::Unreachable(e.to_string()))?;
     Ok((client, runtime))
 }
@@ -52,7 +55,7 @@ pub fn feed(url: &str, deadline: Duration) -> Result<FeedAnswer, Failure> {
     let (client, runtime) = client_and_runtime(deadline)?;
     runtime.block_on(async {
         let exchange = async {
-            let mut response = client.get(url).header("accept", "application/json").send().await.map_err(|e| Failure::Unreachable(describe(&e)))?;
+            let mut response = client.get(url).header("accept", "application/json").send().await.map_err(|e| Failure::Unreachable(describe(e)))?;
             let status = response.status().as_u16();
             if status == 204 {
                 return Ok(None);
@@ -61,7 +64,7 @@ pub fn feed(url: &str, deadline: Duration) -> Result<FeedAnswer, Failure> {
                 return Err(Failure::Status(status));
             }
             let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Unreachable(describe(&e)))? {
+            while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Unreachable(describe(e)))? {
                 if body.len() + chunk.len() > MAX_FEED_BYTES {
                     return Err(Failure::TooLarge(MAX_FEED_BYTES as u64));
                 }
@@ -80,7 +83,7 @@ pub fn download(url: &str, connect: Duration, deadline: Duration, sink: &mut dyn
     let (client, runtime) = client_and_runtime(connect)?;
     runtime.block_on(async {
         let exchange = async {
-            let mut response = client.get(url).send().await.map_err(|e| Failure::Unreachable(describe(&e)))?;
+            let mut response = client.get(url).send().await.map_err(|e| Failure::Unreachable(describe(e)))?;
             let status = response.status().as_u16();
             if !(200..300).contains(&status) {
                 return Err(Failure::Status(status));
@@ -89,7 +92,7 @@ pub fn download(url: &str, connect: Duration, deadline: Duration, sink: &mut dyn
                 return Err(Failure::TooLarge(length));
             }
             let mut total = 0u64;
-            while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Unreachable(describe(&e)))? {
+            while let Some(chunk) = response.chunk().await.map_err(|e| Failure::Unreachable(describe(e)))? {
                 total += chunk.len() as u64;
                 if total > MAX_ARTIFACT_BYTES {
                     return Err(Failure::TooLarge(total));
