@@ -53,7 +53,7 @@ static LOG_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 /// names in `APPIMAGE` (the one an update replaces). A build from source is `Other`.
 fn installation() -> inkstone_core::update::Installation {
     use inkstone_core::update::Installation;
-    use tauri::utils::platform::{bundle_type, BundleType};
+    use tauri::utils::{config::BundleType, platform::bundle_type};
     match bundle_type() {
         Some(BundleType::AppImage) => match std::env::var_os("APPIMAGE").filter(|p| !p.is_empty()) {
             Some(path) => Installation::AppImage { path: PathBuf::from(path) },
