@@ -49,8 +49,26 @@ fn logged(result: Result<Arc<Engine>, inkstone_core::ApiError>) -> Result<Arc<En
 /// The folder the log files go to, once logging started; Help shows it.
 static LOG_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
+/// How this copy was installed, for updates: the mark Tauri's bundler writes into the
+/// binary it packs (`.deb`, `.rpm`, AppImage), and for an AppImage the file its runtime
+/// names in `APPIMAGE` (the one an update replaces). A build from source is `Other`.
+fn installation() -> inkstone_core::update::Installation {
+    use inkstone_core::update::Installation;
+    use tauri::utils::{config::BundleType, platform::bundle_type};
+    match bundle_type() {
+        Some(BundleType::AppImage) => match std::env::var_os("APPIMAGE").filter(|p| !p.is_empty()) {
+            Some(path) => Installation::AppImage { path: PathBuf::from(path) },
+            None => Installation::Other,
+        },
+        Some(BundleType::Deb) => Installation::Deb,
+        Some(BundleType::Rpm) => Installation::Rpm,
+        _ => std::env::current_exe().ok().and_then(|exe| inkstone_core::update::installation_from_packages(&exe)).unwrap_or(Installation::Other),
+    }
+}
+
 fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_core::ApiError> {
     let mut config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
+    config.update.installation = installation();
     if let Some(dir) = LOG_DIR.get() {
         config = config.with_log_dir(dir);
     }
@@ -73,7 +91,16 @@ pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>, state: EngineState) -
 }
 
 fn commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder, startup::startup_done])
+    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder, startup::startup_done, restart_app])
+}
+
+/// After `update.install` put a verified AppImage in place: start again, into it. The
+/// window saves what is pending before it asks; the exit backup and the store's sync
+/// run as on any exit.
+#[tauri::command]
+fn restart_app<R: Runtime>(app: tauri::AppHandle<R>) {
+    tracing::info!("restarting into the updated AppImage");
+    app.request_restart();
 }
 
 /// Help → About's "Open": shows the data folder or the log folder in the system's file

@@ -25,6 +25,9 @@ pub enum Command {
     },
     /// List every API method.
     Methods,
+    /// Updates: `update check` asks the update feed what it offers.
+    #[command(subcommand)]
+    Update(crate::update::UpdateCommand),
     /// Projects.
     #[command(subcommand)]
     Project(ProjectCommand),
@@ -429,6 +432,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
             return Ok(());
         }
         Command::Serve(_) => return Err(Failure::Usage("serve is handled by main".to_owned())),
+        Command::Update(_) => return Err(Failure::Usage("update is handled by main".to_owned())),
         Command::Profile(command) => return crate::profile::run(engine, command, as_json),
         Command::Session(command) => return crate::session::run(engine, command, as_json),
         Command::Proposal(command) => return crate::proposal::run(engine, command, as_json),

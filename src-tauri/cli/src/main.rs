@@ -18,6 +18,7 @@ mod rules;
 mod serve;
 mod session;
 mod sync;
+mod update;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -81,6 +82,11 @@ fn main() -> ExitCode {
         inkstone_core::api::METHODS.iter().for_each(|m| println!("{m}"));
         return ExitCode::SUCCESS;
     }
+    let cli = match cli.command {
+        // Asks the feed without the data folder, so it works while the app holds it.
+        commands::Command::Update(command) => return exit(update::run(command, cli.json)),
+        _ => cli,
+    };
     let holder = match &cli.command {
         commands::Command::Serve(_) => "inkstone-cli serve",
         _ => "inkstone-cli",
@@ -89,6 +95,10 @@ fn main() -> ExitCode {
         commands::Command::Serve(args) => serve::run(engine, args).map_err(|e| Failure::Api(ApiError::new(inkstone_core::ErrorCode::Io, format!("serve failed: {e:#}")))),
         command => commands::run(&engine, command, cli.json),
     });
+    exit(result)
+}
+
+fn exit(result: Result<(), Failure>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Api(mut error)) => {

@@ -28,6 +28,7 @@ mod session;
 mod sync;
 mod timeline;
 pub mod typescript;
+mod update;
 mod usage;
 mod versions;
 mod workspace;
@@ -59,6 +60,7 @@ pub use search::*;
 pub use session::*;
 pub use sync::*;
 pub use timeline::{SessionTimelineParams, SessionTimelineResult};
+pub use update::*;
 pub use usage::*;
 pub use versions::*;
 pub use workspace::*;
@@ -309,6 +311,8 @@ api_methods! {
     plain {
         "app.info" => workspace::app_info(Empty) -> AppInfo;
         "app.report" => help::report(Empty) -> ProblemReport;
+        "update.check" => update::check(Empty) -> UpdateCheck;
+        "update.install" => update::install(UpdateInstallParams) -> UpdateInstalled;
         "workspace.get" => workspace::get(Empty) -> crate::model::Workspace;
         "workspace.update" => workspace::update(WorkspaceUpdateParams) -> crate::model::Workspace;
         "project.create" => projects::create(ProjectCreateParams) -> crate::model::Project;

@@ -40,6 +40,9 @@ pub struct EngineConfig {
     /// Where this process writes its log files, if it does (the desktop app); Help shows
     /// it and "Report a problem" reads its last lines.
     pub log_dir: Option<PathBuf>,
+    /// Where updates come from and how this installation takes them: the feed and key
+    /// built in (`packaging/update/`), told only, until the shell says more.
+    pub update: crate::update::UpdateSettings,
 }
 
 impl EngineConfig {
@@ -59,6 +62,7 @@ impl EngineConfig {
             llm_retry: crate::llm::retry::RetryPolicy::default(),
             sync: crate::outbox::DeliverySettings::default(),
             log_dir: None,
+            update: crate::update::UpdateSettings::built_in(),
             jitter_seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos() as u64 ^ d.as_secs()).unwrap_or(1),
         }
     }
@@ -77,6 +81,8 @@ impl EngineConfig {
                 max_retry_after: std::time::Duration::from_secs(2),
             },
             jitter_seed: 1,
+            // Tests contact only a feed they start themselves.
+            update: crate::update::UpdateSettings::off(),
             // The fake clock steps a second per reading, so a backoff is always over
             // by the next cycle: tests give up only after many attempts.
             sync: crate::outbox::DeliverySettings {
@@ -113,13 +119,17 @@ impl EngineConfig {
     /// `INKSTONE_LLM_API_KEY` (a key for this process only, never stored),
     /// `INKSTONE_WORKSPACE_TOKEN` (the workspace server's token, the same way) and
     /// `INKSTONE_KEYCHAIN=keyutils` (the Linux kernel keyring, whose keys vanish at
-    /// reboot, only when asked for).
+    /// reboot, only when asked for) and `INKSTONE_UPDATE_FEED` (the update feed instead of
+    /// the built-in one; empty turns updates off).
     pub fn with_env(mut self, env: impl Fn(&str) -> Option<String>) -> Self {
         if let Some(name) = os_user_name(&env) {
             self.default_display_name = name;
         }
         self.env_api_key = env("INKSTONE_LLM_API_KEY").filter(|k| !k.trim().is_empty()).map(|k| crate::llm::ApiKey::new(k.trim()));
         self.env_workspace_token = env("INKSTONE_WORKSPACE_TOKEN").filter(|k| !k.trim().is_empty()).map(|k| crate::llm::ApiKey::new(k.trim()));
+        if let Some(feed) = env("INKSTONE_UPDATE_FEED") {
+            self.update.feed_url = crate::update::configured_url(&feed);
+        }
         if env("INKSTONE_KEYCHAIN").as_deref() == Some("keyutils") {
             self.secrets = Arc::new(crate::llm::keychain::OsKeychain::new(crate::llm::keychain::KeychainBackend::KernelKeyring));
         }

@@ -25,6 +25,7 @@ pub mod retrieval;
 pub mod suggest;
 pub mod sync;
 pub mod tools;
+pub mod update;
 pub mod usage;
 
 // The layers below, under the paths the rest of core (and its callers) name them by.

@@ -41,6 +41,9 @@ pub enum ErrorCode {
     ProviderRejected,
     /// The caller cancelled the call.
     Cancelled,
+    /// A downloaded update does not verify against the key built into the app (or the
+    /// app carries none); nothing was installed.
+    SignatureInvalid,
     /// The target is read-only in its current state (a `publishing` platform draft).
     ReadOnly,
     /// The data folder is held by another Inkstone process.
@@ -70,6 +73,7 @@ impl ErrorCode {
             ErrorCode::Timeout => 504,
             ErrorCode::ProviderBadResponse | ErrorCode::ProviderNotFound | ErrorCode::ProviderRejected => 502,
             ErrorCode::Cancelled => 499,
+            ErrorCode::SignatureInvalid => 422,
             ErrorCode::StoreLocked => 423,
             ErrorCode::StoreCorrupt | ErrorCode::StoreTooNew | ErrorCode::Io | ErrorCode::Internal => 500,
         }

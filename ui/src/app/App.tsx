@@ -12,6 +12,7 @@ import { sampleProject } from "./samples";
 import { Settings, type SettingsSection } from "../features/settings";
 import { LocalModelOffer } from "../features/settings";
 import { HelpDialog, type HelpTab } from "../features/help";
+import { UpdateNotice } from "../features/updates";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
@@ -483,6 +484,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
           </div>
         )}
         {!settings && <LocalModelOffer onSetUp={() => setSettings("models")} />}
+        {!help && <UpdateNotice onDetails={() => setHelp("about")} />}
         <div className="toasts" role="status" aria-live="polite" data-testid="toasts">
           {toasts.map((x) => (
             <div key={x.id} className="toast" data-testid="toast">

@@ -13,6 +13,7 @@ mod serve;
 mod session;
 mod sync;
 mod sync_exit;
+mod update;
 
 use std::path::Path;
 use std::process::{Command, Output};

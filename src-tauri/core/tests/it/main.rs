@@ -50,3 +50,4 @@ mod sync_paging;
 mod sync_perf;
 mod tidy;
 mod timeline;
+mod update;

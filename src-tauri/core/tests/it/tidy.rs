@@ -24,8 +24,8 @@ fn engine_sources() -> Vec<PathBuf> {
     files
 }
 
-/// The HTTP library stays behind `llm::transport` (model calls) and `sync::transport`
-/// (the workspace server), so timeouts, size limits, proxy and CA settings and error
+/// The HTTP library stays behind `llm::transport` (model calls), `sync::transport`
+/// (the workspace server) and `update::transport` (the update feed), so timeouts, size limits, proxy and CA settings and error
 /// mapping cannot be bypassed by a third HTTP path.
 #[test]
 fn only_llm_transport_uses_reqwest() {
@@ -35,7 +35,7 @@ fn only_llm_transport_uses_reqwest() {
     assert!(files.iter().any(|p| p.ends_with("llm/src/transport.rs")), "the walk sees inkstone-llm");
     let offenders: Vec<String> = files
         .iter()
-        .filter(|p| !p.ends_with("llm/src/transport.rs") && !p.ends_with("core/src/sync/transport.rs"))
+        .filter(|p| !p.ends_with("llm/src/transport.rs") && !p.ends_with("core/src/sync/transport.rs") && !p.ends_with("core/src/update/transport.rs"))
         .filter(|p| {
             std::fs::read_to_string(p).unwrap().lines().any(|line| {
                 let code = line.split("//").next().unwrap_or("");
@@ -44,7 +44,7 @@ fn only_llm_transport_uses_reqwest() {
         })
         .map(|p| p.strip_prefix(&src).unwrap_or(p).display().to_string())
         .collect();
-    assert!(offenders.is_empty(), "reqwest used outside llm/transport.rs and sync/transport.rs: {offenders:?}");
+    assert!(offenders.is_empty(), "reqwest used outside llm/transport.rs, sync/transport.rs and update/transport.rs: {offenders:?}");
 }
 
 /// The search engine stays behind `retrieval`: the index is rebuilt from the store, and
@@ -84,6 +84,7 @@ const LAYERS: &[&str] = &[
     "usage",  // pure subsystems
     "policy", // the workspace policy as last seen, and the check before a model call
     "outbox", // sync delivery jobs and their state machine
+    "update", // the update feed, signatures, the AppImage's replacement
     "llm",
     "retrieval", // local search: the index, its thread, embeddings
     "config",

@@ -8,6 +8,7 @@ import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
+import { UpdateSection } from "../updates";
 import type { MessageId } from "../../shared/i18n";
 import { keysFor, SHORTCUTS } from "./shortcuts";
 
@@ -98,6 +99,7 @@ function About() {
       </dl>
       <p className="muted small">{t("help.about.note")}</p>
       {error !== null && <ErrorBanner error={toClientError(error)} onDismiss={() => setError(null)} />}
+      <UpdateSection />
     </section>
   );
 }

@@ -36,7 +36,7 @@ export {
 } from "./errors";
 export { createHttpTransport, type FetchFn, type HttpTransportOptions, STALE_ADDRESS, takeToken, TOKEN_STORAGE_KEY, type TokenEnv } from "./http";
 export { type SseEvent, SseParser } from "./sse";
-export { createTauriTransport, FLUSH_BEFORE_CLOSE, folderOpener, onOpenedProject, OPENED_PROJECT, reportStartup, tauriCloseHandshake, type TauriDeps } from "./tauri";
+export { appRestarter, createTauriTransport, FLUSH_BEFORE_CLOSE, folderOpener, onOpenedProject, OPENED_PROJECT, reportStartup, tauriCloseHandshake, type TauriDeps } from "./tauri";
 export type { StreamOptions, Transport } from "./transport";
 
 export type MethodName = keyof ApiMethods & string;

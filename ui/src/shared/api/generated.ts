@@ -725,24 +725,6 @@ notPrecededBy: Array<string>, };
 
 export type ContextEstimate = { estimatedTokens: number, layers: Array<LayerEstimate>, };
 
-export type ContextState = { 
-/**
- * What applies: the setting, unless the workspace policy turns it off.
- */
-enabled: boolean, 
-/**
- * The person's own setting (on when never set).
- */
-setting: boolean, 
-/**
- * True when the workspace policy turns it off (the setting is then read-only).
- */
-decidedByPolicy: boolean, 
-/**
- * The workspace whose policy decides, and the owner who set it, when it does.
- */
-policyWorkspace?: string, policySetBy?: string, };
-
 export type Decision = "accepted" | "rejected";
 
 export type Deleted = { id: string, deleted: boolean, };
@@ -821,7 +803,7 @@ export type DraftStatus = "draft" | "ready" | "publishing" | "published";
 
 export type Empty = Record<symbol, never>;
 
-export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "POLICY_REFUSED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
+export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "POLICY_REFUSED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "SIGNATURE_INVALID" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
 export type Event = { eventId: string, sequence: number, sessionId?: string, runId?: string, 
 /**
@@ -941,8 +923,6 @@ inputTokens: number, outputTokens: number,
  * it had).
  */
 sources?: Array<ProvenanceSource>, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
-
-export type Evidence = "measured" | "manual";
 
 export type Exclusion = "boosted" | "private" | "noSnapshotAtAge" | "metricNotReported" | "underFloor" | "noBaseline";
 
@@ -1802,28 +1782,6 @@ bucket?: AgeBucket,
  */
 includeBoosted?: boolean, };
 
-export type PerfSetContextParams = { 
-/**
- * "Use performance history in AI context".
- */
-enabled: boolean, };
-
-export type PerfSummaryParams = { platform: Platform, };
-
-export type PerformanceSummary = { platform: Platform, 
-/**
- * The metric key compared (the platform's reach count) and what it counts.
- */
-metric: string, basis: string, bucket: AgeBucket, 
-/**
- * Eligible posts (the report's gates passed, with a multiple).
- */
-eligible: number, strongest: Array<SummaryPost>, weakest: Array<SummaryPost>, 
-/**
- * The text the model reads (empty when there is nothing to say).
- */
-text: string, };
-
 export type PermissionPolicy = "allow" | "ask" | "deny";
 
 export type PermissionRule = { tool: string, decision: PermissionPolicy, };
@@ -2274,7 +2232,7 @@ export type ProvenanceSource = { "type": "toolResult", tool: string, toolUseId: 
 /**
  * As the tool gave it (`prj_…@v3:10-20`).
  */
-reference: string, projectId: string, title: string, version?: number, commentId?: string, span?: Anchor, snippet: string, } | { "type": "memory", memoryId: string, text: string, } | { "type": "pin", pinId: string, text: string, } | { "type": "selection", span: Anchor, text: string, } | { "type": "link", url: string, } | { "type": "performanceSummary", platform: Platform, snapshotIds: Array<string>, toolUseId?: string, };
+reference: string, projectId: string, title: string, version?: number, commentId?: string, span?: Anchor, snippet: string, } | { "type": "memory", memoryId: string, text: string, } | { "type": "pin", pinId: string, text: string, } | { "type": "selection", span: Anchor, text: string, } | { "type": "link", url: string, };
 
 export type Provider = "disabled" | "openai-compatible";
 
@@ -3073,28 +3031,6 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  */
 titleFits: Array<Measurement>, };
 
-export type SummaryPost = { publicationId: string, 
-/**
- * The title as published, clipped.
- */
-title: string, 
-/**
- * Characters of the published version's source, when that version is here.
- */
-length: number | null, 
-/**
- * When it went out, in its own time zone (`2026-03-04 Wed 20:30 Asia/Shanghai`).
- */
-posted: string, format: PublicationFormat, 
-/**
- * Its value over the account's usual (see [`report`]).
- */
-multiple: number, value: number, baseline: number, ageHours: number, 
-/**
- * The snapshot it was measured by.
- */
-snapshotIds: Array<string>, evidence: Evidence, };
-
 export type SupersededReason = "merged" | "overlapped" | "replaced" | "rebased";
 
 export type SyncConflict = { id: string, projectId: string, kind: ConflictKind, state: ConflictState, 
@@ -3433,6 +3369,31 @@ harnessMicros: number, };
 
 export type Unit = "chars" | "x_weighted" | "xhs_units" | "count";
 
+export type UpdateCheck = { "type": "off" } | { "type": "upToDate", currentVersion: string, latestVersion: string, } | { "type": "available", currentVersion: string, version: string, 
+/**
+ * What changed, as the feed says it.
+ */
+notes?: string, pubDate?: string, how: UpdateHow, };
+
+export type UpdateHow = { "type": "install" } | { "type": "packageManager", package: string, url?: string, } | { "type": "download", url?: string, };
+
+export type UpdateInstallParams = { 
+/**
+ * The version the person was shown: anything else the feed offers now is refused
+ * (`CONFLICT`).
+ */
+version: string, };
+
+export type UpdateInstalled = { version: string, 
+/**
+ * The AppImage that now holds the new version.
+ */
+path: string, bytes: number, 
+/**
+ * Always true: the running program is still the old one until it starts again.
+ */
+restartNeeded: boolean, };
+
 export type UsageListParams = { 
 /**
  * Default 100, at most 1000.
@@ -3590,6 +3551,8 @@ displayName?: string, };
 export interface ApiMethods {
   "app.info": { params: Empty; result: AppInfo };
   "app.report": { params: Empty; result: ProblemReport };
+  "update.check": { params: Empty; result: UpdateCheck };
+  "update.install": { params: UpdateInstallParams; result: UpdateInstalled };
   "workspace.get": { params: Empty; result: Workspace };
   "workspace.update": { params: WorkspaceUpdateParams; result: Workspace };
   "project.create": { params: ProjectCreateParams; result: Project };
@@ -3743,9 +3706,6 @@ export interface ApiMethods {
   "perf.keys": { params: Empty; result: PerfKeysResult };
   "perf.import": { params: PerfImportParams; result: PerfImportResult };
   "perf.report": { params: PerfReportParams; result: BeforeAfterReport };
-  "perf.summary": { params: PerfSummaryParams; result: PerformanceSummary };
-  "perf.contextSetting": { params: Empty; result: ContextState };
-  "perf.setContextSetting": { params: PerfSetContextParams; result: ContextState };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -3762,7 +3722,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "perf.summary", "perf.contextSetting", "perf.setContextSetting", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "update.check", "update.install", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 

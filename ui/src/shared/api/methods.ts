@@ -16,6 +16,9 @@ const READ = { kind: "read" } as const;
 export const METHODS = {
   "app.info": READ,
   "app.report": READ,
+  "update.check": READ,
+  // The running version is still the old one after an install: the check's answer stands.
+  "update.install": { kind: "write", invalidates: [] },
   "workspace.get": READ,
   "workspace.update": { kind: "write", invalidates: ["workspace.get"] },
   "project.create": { kind: "write", invalidates: ["project.get", "project.list", "project.budget", "sync.status"] },

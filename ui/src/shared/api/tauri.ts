@@ -93,6 +93,13 @@ export function reportStartup(marks: Record<string, number>): Promise<unknown> {
   return tauriInvoke("startup_done", { marks });
 }
 
+/** Starts the desktop app again, into an update `update.install` put in place; `null`
+ * outside the desktop app (a browser tab has nothing to restart). */
+export function appRestarter(): (() => Promise<unknown>) | null {
+  if (!isTauri()) return null;
+  return () => tauriInvoke("restart_app").catch((e: unknown) => Promise.reject(toClientError(e)));
+}
+
 /** Shows the data folder or the log folder in the system's file manager; `null` outside
  * the desktop app (the browser cannot open folders: Help shows the path to copy). */
 export function folderOpener(): ((which: "data" | "logs") => Promise<unknown>) | null {

@@ -22,8 +22,9 @@ import review from "../../../../messages/en/review.json";
 import help from "../../../../messages/en/help.json";
 import performance from "../../../../messages/en/performance.json";
 import activity from "../../../../messages/en/activity.json";
+import updates from "../../../../messages/en/updates.json";
 
-export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance, ...activity };
+export const en = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance, ...activity, ...updates };
 
 export type MessageId = keyof typeof en;
 

@@ -19,5 +19,6 @@ import review from "../../../../messages/zh/review.json";
 import help from "../../../../messages/zh/help.json";
 import performance from "../../../../messages/zh/performance.json";
 import activity from "../../../../messages/zh/activity.json";
+import updates from "../../../../messages/zh/updates.json";
 
-export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance, ...activity };
+export const zh: Messages = { ...app, ...editor, ...history, ...drafts, ...findings, ...errors, ...drafting, ...optimize, ...settings, ...sync, ...comments, ...search, ...usage, ...review, ...help, ...performance, ...activity, ...updates };

@@ -50,6 +50,15 @@ export function dismissLocalOffer() {
   write(LOCAL_OFFER_KEY, "dismissed");
 }
 
+// The update notice, dismissed for one version: a newer one shows again.
+const UPDATE_NOTICE_KEY = "inkstone.updateNoticeDismissed";
+export function updateNoticeDismissed(version: string): boolean {
+  return read(UPDATE_NOTICE_KEY) === version;
+}
+export function dismissUpdateNotice(version: string) {
+  write(UPDATE_NOTICE_KEY, version);
+}
+
 export function initialLang(osLanguage: string | undefined): Lang {
   const saved = read(LANG_KEY);
   return saved === "zh" || saved === "en" ? saved : detectLang(osLanguage);
