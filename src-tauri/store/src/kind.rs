@@ -75,10 +75,14 @@ pub enum Kind {
     /// Usage records by their session or run, derived from `UsageRecords`:
     /// `owner_id 0x00 usage_id`.
     UsageIndex,
+    /// Running totals of the usage records by UTC calendar month (`2026-11`) and day
+    /// (`2026-11-27`), written in the same batch as each record (`usage::stage_call`)
+    /// and rebuilt from the records on import and when an older folder opens.
+    UsageTotals,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 37] = [
+    pub(super) const ALL: [Kind; 38] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -116,6 +120,7 @@ impl Kind {
         Kind::PerfImports,
         Kind::AuditIndex,
         Kind::UsageIndex,
+        Kind::UsageTotals,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -157,6 +162,7 @@ impl Kind {
             Kind::PerfImports => "perf_imports",
             Kind::AuditIndex => "proposal_audit_index",
             Kind::UsageIndex => "usage_index",
+            Kind::UsageTotals => "usage_totals",
         }
     }
 
@@ -199,6 +205,7 @@ impl Kind {
             Kind::PerfImports => 34,
             Kind::AuditIndex => 35,
             Kind::UsageIndex => 36,
+            Kind::UsageTotals => 37,
         }
     }
 }

@@ -171,6 +171,7 @@ impl Worker {
             | Kind::ProposalAudit
             | Kind::AuditIndex
             | Kind::UsageIndex
+            | Kind::UsageTotals
             | Kind::Constraints
             | Kind::Checkpoints
             | Kind::Staging

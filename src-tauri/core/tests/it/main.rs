@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod activity;
+mod activity_index;
 mod allow_rules;
 mod api;
 mod ask_window;
@@ -48,3 +49,4 @@ mod sync_members;
 mod sync_paging;
 mod tidy;
 mod timeline;
+mod usage_totals;

@@ -507,6 +507,22 @@ export type CalibrationSeed = { endpoint: TokenizerEndpoint, serverTokens: numbe
 
 export type Candidate = { text: string, rationale: string, };
 
+export type CapLevel = "none" | "under" | "near" | "reached";
+
+export type CapStanding = { 
+/**
+ * The UTC calendar month, `2026-11`.
+ */
+month: string, spent: MonthSpent, capUsd?: number, capTokens?: number, level: CapLevel, 
+/**
+ * The workspace whose policy sets the cap.
+ */
+workspaceName?: string, 
+/**
+ * The owner who set the policy, and when.
+ */
+setBy?: string, setAt?: string, };
+
 export type CarriedEdits = { 
 /**
  * The earlier proposal (now superseded: `merged` when all its hunks are carried,
@@ -3602,6 +3618,7 @@ export interface ApiMethods {
   "usage.report": { params: UsageReportParams; result: UsageReport };
   "usage.list": { params: UsageListParams; result: UsageListResult };
   "usage.getQuotas": { params: Empty; result: Quotas };
+  "usage.standing": { params: Empty; result: CapStanding };
   "usage.setQuotas": { params: QuotasSetParams; result: Quotas };
   "session.create": { params: SessionCreateParams; result: SessionView };
   "session.list": { params: SessionListParams; result: SessionListResult };
@@ -3695,7 +3712,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.standing", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
