@@ -129,6 +129,9 @@ fn main() {
         ("a rare person (1 in 1,000)", json!({"person": people[9]})),
         ("rejected only (1 in 100)", json!({"decision": "rejected"})),
         ("project + rejected", json!({"projectId": projects[3], "decision": "rejected"})),
+        ("person + rejected", json!({"person": people[4], "decision": "rejected"})),
+        ("model + rejected", json!({"model": "model-2", "decision": "rejected"})),
+        ("accepted only (99 in 100)", json!({"decision": "accepted"})),
         ("before a date, in the middle", json!({"to": mid})),
         ("project + model nobody used", json!({"projectId": projects[7], "model": "model-9"})),
     ];

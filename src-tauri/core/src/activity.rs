@@ -47,6 +47,14 @@ pub enum Decision {
 }
 
 impl Decision {
+    /// Its word in the index's decision scopes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Accepted => "accepted",
+            Decision::Rejected => "rejected",
+        }
+    }
+
     fn of(action: AuditAction) -> Option<Decision> {
         match action {
             AuditAction::Accepted | AuditAction::PartiallyAccepted => Some(Decision::Accepted),
@@ -227,11 +235,15 @@ pub struct ActivityPage {
 /// The index entries that match `query`, newest first: one scope's keys between the
 /// dates, the other filters checked on the entries, stopping after the limit.
 fn matching_entries(store: &Store, query: &Query) -> Result<(Vec<AuditIndexEntry>, bool), StoreError> {
-    let scope = match (&query.project_id, &query.person, &query.model) {
-        (Some(project_id), _, _) => Scope::Project(project_id),
-        (None, Some(person), _) => Scope::Person(person),
-        (None, None, Some(model)) => Scope::Model(model),
-        (None, None, None) => Scope::All,
+    let scope = match (query.decision.map(Decision::name), &query.project_id, &query.person, &query.model) {
+        (None, Some(project_id), _, _) => Scope::Project(project_id),
+        (None, None, Some(person), _) => Scope::Person(person),
+        (None, None, None, Some(model)) => Scope::Model(model),
+        (None, None, None, None) => Scope::All,
+        (Some(decision), Some(project_id), _, _) => Scope::DecisionProject(decision, project_id),
+        (Some(decision), None, Some(person), _) => Scope::DecisionPerson(decision, person),
+        (Some(decision), None, None, Some(model)) => Scope::DecisionModel(decision, model),
+        (Some(decision), None, None, None) => Scope::Decision(decision),
     };
     let prefix = scope.prefix();
     let mut from = prefix.clone();
@@ -411,8 +423,9 @@ pub fn list(store: &Store, query: &Query) -> Result<ActivityPage, ApiError> {
     Ok(ActivityPage { rows, truncated })
 }
 
-/// Meta key: the activity indexes were built over the records written before them.
-const META_INDEXED: &[u8] = b"activity_indexed_v1";
+/// Meta key: the activity indexes (v2: with the decision scopes) and the usage totals
+/// were built over the records written before them.
+const META_INDEXED: &[u8] = b"activity_indexed_v2";
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Indexed {
@@ -427,8 +440,9 @@ impl Record for Indexed {
 }
 
 /// Writes the index entries of audit and usage records stored before the indexes
-/// existed, once per data folder (rewriting a record writes its derived entries; the
-/// records themselves are unchanged). Called when the engine opens.
+/// existed, and the usage records' monthly and daily totals, once per data folder and
+/// index version (rewriting a record writes its derived entries; the records themselves
+/// are unchanged). Called when the engine opens.
 pub fn index_existing(store: &Store, now: Timestamp) -> Result<(), StoreError> {
     if store.get::<Indexed>(META_INDEXED)?.is_some() {
         return Ok(());
@@ -438,9 +452,11 @@ pub fn index_existing(store: &Store, now: Timestamp) -> Result<(), StoreError> {
     for record in store.scan::<AuditRecord>(b"")? {
         batch.put(&record)?;
     }
-    for record in store.scan::<UsageRecord>(b"")? {
-        batch.put(&record)?;
+    let usage = store.scan::<UsageRecord>(b"")?;
+    for record in &usage {
+        batch.put(record)?;
     }
+    crate::usage::stage_totals(store, &mut batch, &usage)?;
     batch.put(&Indexed { at: now })?;
     store.apply(batch, Durability::Durable)
 }

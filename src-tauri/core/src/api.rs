@@ -389,6 +389,7 @@ api_methods! {
         "usage.report" => usage::report(UsageReportParams) -> crate::usage::UsageReport;
         "usage.list" => usage::list(UsageListParams) -> UsageListResult;
         "usage.getQuotas" => usage::get_quotas(Empty) -> crate::usage::Quotas;
+        "usage.standing" => usage::standing(Empty) -> crate::policy::CapStanding;
         "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> crate::usage::Quotas;
         "session.create" => session::create(SessionCreateParams) -> SessionView;
         "session.list" => session::list(SessionListParams) -> SessionListResult;

@@ -160,7 +160,12 @@ fn sections() -> Vec<Section> {
         section::<BrandProfile>(Layout::FilePerRecord("brand-profiles"), Some(|c| &mut c.brand_profiles)),
         section::<ContentTemplate>(Layout::FilePerRecord("templates"), Some(|c| &mut c.templates)),
         section::<LlmProfile>(Layout::FilePerRecord("llm-profiles"), Some(|c| &mut c.llm_profiles)),
-        section::<UsageRecord>(Layout::Lines { file: "usage/records.jsonl", always: false }, Some(|c| &mut c.usage_records)),
+        Section {
+            layout: Layout::Lines { file: "usage/records.jsonl", always: false },
+            count: Some(|c| &mut c.usage_records),
+            export: export_section::<UsageRecord>,
+            import: import_usage,
+        },
         section::<Quotas>(Layout::Single { file: "usage/quotas.json", key: crate::usage::META_QUOTAS }, None),
         section::<ApprovalRecord>(Layout::Lines { file: "harness/approvals.jsonl", always: false }, None),
         section::<ToolExecution>(Layout::Lines { file: "harness/executions.jsonl", always: false }, None),
@@ -232,6 +237,18 @@ fn export_section<R: Record>(store: &Store, root: &Path, layout: Layout) -> Resu
             None => Ok(0),
         },
     }
+}
+
+/// The usage records and, in the same batch, their monthly and daily running totals
+/// (derived data: an export does not carry them).
+fn import_usage(src: &Path, layout: Layout, batch: &mut Batch) -> Result<u64, ExportError> {
+    let Layout::Lines { file, .. } = layout else { return import_section::<UsageRecord>(src, layout, batch) };
+    let records: Vec<UsageRecord> = read_jsonl(&src.join(file))?;
+    for record in &records {
+        batch.put(record)?;
+    }
+    crate::usage::stage_totals_of(batch, &records)?;
+    Ok(records.len() as u64)
 }
 
 fn import_section<R: Record>(src: &Path, layout: Layout, batch: &mut Batch) -> Result<u64, ExportError> {

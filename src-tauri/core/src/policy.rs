@@ -152,7 +152,7 @@ pub struct MonthSpent {
     pub cost_usd: f64,
 }
 
-/// The member's spend in `now`'s UTC calendar month.
+/// The member's spend in `now`'s UTC calendar month, summed over `records`.
 pub fn month_spent(records: &[UsageRecord], now: Timestamp) -> MonthSpent {
     let mut spent = MonthSpent::default();
     for record in records.iter().filter(|r| r.at.year() == now.year() && r.at.month() == now.month()) {
@@ -160,6 +160,18 @@ pub fn month_spent(records: &[UsageRecord], now: Timestamp) -> MonthSpent {
         spent.cost_usd += record.cost.unwrap_or(0.0);
     }
     spent
+}
+
+impl From<&crate::usage::UsageTotal> for MonthSpent {
+    fn from(total: &crate::usage::UsageTotal) -> Self {
+        MonthSpent { tokens: total.tokens, cost_usd: total.cost }
+    }
+}
+
+/// The member's spend in `now`'s UTC calendar month, from the running total (one read;
+/// equal to [`month_spent`] over every record, which tests compare it with).
+pub fn month_spent_stored(store: &crate::store::Store, now: Timestamp) -> Result<MonthSpent, crate::store::StoreError> {
+    Ok(MonthSpent::from(&crate::usage::total(store, &crate::usage::month_of(now))?))
 }
 
 /// Whether the policy lets a call of about `needed_tokens` go to `to`, given what the
@@ -184,6 +196,83 @@ pub fn check(policy: &Policy, to: Destination<'_>, spent: MonthSpent, needed_tok
 /// Whether the policy caps spending at all (only then are usage records read).
 pub fn caps_spending(policy: &Policy) -> bool {
     policy.monthly_cap_usd.is_some() || policy.monthly_cap_tokens.is_some()
+}
+
+/// How near the member is to the workspace's monthly cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum CapLevel {
+    /// No cap applies (no policy, or one without a cap).
+    None,
+    Under,
+    /// At least [`NEAR_CAP`] of a cap is spent.
+    Near,
+    /// A cap is spent: the next model call is refused.
+    Reached,
+}
+
+/// The share of a cap from which the meter warns.
+pub const NEAR_CAP: f64 = 0.8;
+
+/// The member's standing against the workspace's monthly cap, for the AI panel's meter
+/// (`usage.standing`): read from this app's cached policy and the month's running
+/// total, without asking the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CapStanding {
+    /// The UTC calendar month, `2026-11`.
+    pub month: String,
+    pub spent: MonthSpent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cap_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cap_tokens: Option<u64>,
+    pub level: CapLevel,
+    /// The workspace whose policy sets the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub workspace_name: Option<String>,
+    /// The owner who set the policy, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub set_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub set_at: Option<Timestamp>,
+}
+
+/// The standing of a member who spent `spent` in `month` under `cached` (None: no
+/// policy). `Reached` is exactly when [`check`] refuses a call for its cost, or any call
+/// for its tokens.
+pub fn standing(cached: Option<&CachedPolicy>, spent: MonthSpent, month: String) -> CapStanding {
+    let (cap_usd, cap_tokens) = cached.map_or((None, None), |c| (c.policy.monthly_cap_usd, c.policy.monthly_cap_tokens));
+    let reached = cap_usd.is_some_and(|cap| spent.cost_usd >= cap) || cap_tokens.is_some_and(|cap| spent.tokens >= cap);
+    let near = cap_usd.is_some_and(|cap| spent.cost_usd >= cap * NEAR_CAP) || cap_tokens.is_some_and(|cap| spent.tokens as f64 >= cap as f64 * NEAR_CAP);
+    let level = match (cap_usd.is_some() || cap_tokens.is_some(), reached, near) {
+        (false, _, _) => CapLevel::None,
+        (true, true, _) => CapLevel::Reached,
+        (true, false, true) => CapLevel::Near,
+        (true, false, false) => CapLevel::Under,
+    };
+    let capped = level != CapLevel::None;
+    CapStanding {
+        month,
+        spent,
+        cap_usd,
+        cap_tokens,
+        level,
+        workspace_name: cached.filter(|_| capped).map(|c| c.workspace_name.clone()),
+        set_by: cached.filter(|_| capped).and_then(|c| c.set_by.clone()),
+        set_at: cached.filter(|_| capped).and_then(|c| c.set_at),
+    }
+}
+
+/// [`standing`] read from the store: the cached policy and the month's running total.
+pub fn standing_stored(store: &crate::store::Store, now: Timestamp) -> Result<CapStanding, crate::store::StoreError> {
+    let cached = store.get::<CachedPolicy>(META_POLICY)?;
+    Ok(standing(cached.as_ref(), month_spent_stored(store, now)?, crate::usage::month_of(now)))
 }
 
 /// A refusal in the API's terms: POLICY_REFUSED, with the action naming the policy and
@@ -233,6 +322,37 @@ mod tests {
         assert_eq!(check(&capped, REMOTE, MonthSpent { tokens: 10, cost_usd: 1.0 }, 10), Err(PolicyRefused::CostCap { cap: 1.0, used: 1.0 }));
         assert_eq!(check(&capped, REMOTE, MonthSpent { tokens: 900, cost_usd: 0.0 }, 101), Err(PolicyRefused::TokenCap { cap: 1000, used: 900, needed: 101 }));
         assert!(!caps_spending(&Policy::default()) && caps_spending(&capped));
+    }
+
+    #[test]
+    fn the_standing_warns_near_the_cap_and_is_reached_exactly_when_the_check_refuses() {
+        let cached = |policy: Policy| CachedPolicy {
+            workspace_id: "wsp_1".into(),
+            workspace_name: "团队".into(),
+            policy,
+            set_by: Some("Olga".into()),
+            set_at: None,
+            fetched_at: "2026-11-01T00:00:00Z".parse().unwrap(),
+        };
+        let at = |cost_usd: f64, tokens: u64| MonthSpent { tokens, cost_usd };
+        assert_eq!(standing(None, at(100.0, 10), "2026-11".into()).level, CapLevel::None);
+        let uncapped = cached(Policy::default());
+        let shown = standing(Some(&uncapped), at(100.0, 10), "2026-11".into());
+        assert_eq!((shown.level, shown.set_by), (CapLevel::None, None), "no cap, no standing to show");
+        let usd = cached(Policy { monthly_cap_usd: Some(10.0), ..Policy::default() });
+        for (spent, level) in [(0.0, CapLevel::Under), (7.99, CapLevel::Under), (8.0, CapLevel::Near), (9.99, CapLevel::Near), (10.0, CapLevel::Reached), (12.0, CapLevel::Reached)]
+        {
+            let shown = standing(Some(&usd), at(spent, 0), "2026-11".into());
+            assert_eq!(shown.level, level, "{spent}");
+            assert_eq!(shown.level == CapLevel::Reached, check(&usd.policy, REMOTE, at(spent, 0), 0).is_err(), "{spent}");
+            assert_eq!((shown.set_by.as_deref(), shown.cap_usd), (Some("Olga"), Some(10.0)));
+        }
+        let tokens = cached(Policy { monthly_cap_tokens: Some(1000), ..Policy::default() });
+        for (used, level) in [(799, CapLevel::Under), (800, CapLevel::Near), (999, CapLevel::Near), (1000, CapLevel::Reached)] {
+            let shown = standing(Some(&tokens), at(0.0, used), "2026-11".into());
+            assert_eq!(shown.level, level, "{used}");
+            assert_eq!(shown.level == CapLevel::Reached, check(&tokens.policy, REMOTE, at(0.0, used), 1).is_err(), "{used}");
+        }
     }
 
     #[test]

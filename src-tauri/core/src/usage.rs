@@ -95,6 +95,122 @@ pub fn by_owner(store: &crate::store::Store, owner_id: &str) -> Result<Vec<Usage
     Ok(out)
 }
 
+/// The running total of the calls of one UTC calendar month (`2026-11`) or day
+/// (`2026-11-27`): what the policy's monthly cap and the quotas compare, read as one
+/// record instead of every call.
+///
+/// A data folder is one member's (every call it meters is its person's), so these are
+/// the member's totals. Each is updated in the same batch as the usage record it counts
+/// ([`stage_call`], under the write lock), so the two cannot disagree; an import writes
+/// them from the imported records in its own batch ([`stage_totals`]), and a folder
+/// written before they existed gets them when it opens (`activity::index_existing`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageTotal {
+    /// `YYYY-MM` or `YYYY-MM-DD` (UTC).
+    pub period: String,
+    pub calls: u64,
+    /// Input plus output tokens.
+    pub tokens: u64,
+    /// Sum of the priced calls' costs.
+    pub cost: f64,
+}
+
+impl Record for UsageTotal {
+    const KIND: Kind = Kind::UsageTotals;
+    fn key(&self) -> Vec<u8> {
+        self.period.as_bytes().to_vec()
+    }
+}
+
+impl UsageTotal {
+    fn add(&mut self, record: &UsageRecord) {
+        self.calls += 1;
+        self.tokens += record.input_tokens + record.output_tokens;
+        self.cost += record.cost.unwrap_or(0.0);
+    }
+
+    fn remove(&mut self, record: &UsageRecord) {
+        self.calls = self.calls.saturating_sub(1);
+        self.tokens = self.tokens.saturating_sub(record.input_tokens + record.output_tokens);
+        self.cost -= record.cost.unwrap_or(0.0);
+    }
+}
+
+/// The UTC calendar month of `at`: `2026-11`.
+pub fn month_of(at: Timestamp) -> String {
+    at.format("%Y-%m").to_string()
+}
+
+/// The UTC day of `at`: `2026-11-27`.
+pub fn day_of(at: Timestamp) -> String {
+    at.format("%Y-%m-%d").to_string()
+}
+
+/// The stored total of a period (zero when nothing was metered in it).
+pub fn total(store: &crate::store::Store, period: &str) -> Result<UsageTotal, crate::store::StoreError> {
+    Ok(store.get::<UsageTotal>(period.as_bytes())?.unwrap_or_else(|| UsageTotal { period: period.to_owned(), ..UsageTotal::default() }))
+}
+
+/// Stages a call's record and its month's and day's totals. The caller holds the write
+/// lock (the totals are read, added to and written back) and applies the batch. A record
+/// that replaces a stored one under the same id takes the stored one's part out first,
+/// so the totals stay the sum of the records whatever is put.
+pub fn stage_call(store: &crate::store::Store, batch: &mut crate::store::Batch, record: &UsageRecord) -> Result<(), crate::store::StoreError> {
+    let replaced = store.get::<UsageRecord>(&record.key())?;
+    batch.put(record)?;
+    let mut sums: BTreeMap<String, UsageTotal> = BTreeMap::new();
+    if let Some(old) = &replaced {
+        for period in [month_of(old.at), day_of(old.at)] {
+            let mut sum = total(store, &period)?;
+            sum.remove(old);
+            sums.insert(period, sum);
+        }
+    }
+    for period in [month_of(record.at), day_of(record.at)] {
+        let mut sum = match sums.remove(&period) {
+            Some(sum) => sum,
+            None => total(store, &period)?,
+        };
+        sum.add(record);
+        sums.insert(period, sum);
+    }
+    for sum in sums.values() {
+        if sum.calls == 0 {
+            batch.delete::<UsageTotal>(sum.key());
+        } else {
+            batch.put(sum)?;
+        }
+    }
+    Ok(())
+}
+
+/// Stages the totals of `records` (every usage record of the folder), replacing the
+/// stored ones: for a folder written before totals existed.
+pub fn stage_totals<'a>(store: &crate::store::Store, batch: &mut crate::store::Batch, records: impl IntoIterator<Item = &'a UsageRecord>) -> Result<(), crate::store::StoreError> {
+    for stale in store.scan::<UsageTotal>(b"")? {
+        batch.delete::<UsageTotal>(stale.key());
+    }
+    stage_totals_of(batch, records)
+}
+
+/// Stages the totals of `records`, every usage record a store will hold once `batch`
+/// is applied to one that holds no totals (an import: into an empty folder, or after
+/// the batch deleted every record). Sums in the order given (the store's, which is
+/// call order), as [`stage_call`] did.
+pub fn stage_totals_of<'a>(batch: &mut crate::store::Batch, records: impl IntoIterator<Item = &'a UsageRecord>) -> Result<(), crate::store::StoreError> {
+    let mut sums: BTreeMap<String, UsageTotal> = BTreeMap::new();
+    for record in records {
+        for period in [month_of(record.at), day_of(record.at)] {
+            sums.entry(period.clone()).or_insert_with(|| UsageTotal { period, ..UsageTotal::default() }).add(record);
+        }
+    }
+    for sum in sums.values() {
+        batch.put(sum)?;
+    }
+    Ok(())
+}
+
 /// A project's limits on model use, across all its sessions (and their compactions).
 /// `None` is no limit. A model call of a session whose project's budget is spent is
 /// not sent; the person raises the budget to go on.
@@ -214,16 +330,22 @@ fn same_month(a: &Timestamp, b: &Timestamp) -> bool {
 /// Checks a call that needs about `needed_tokens` against the quotas, given the
 /// records so far. Refusing is the caller's job: nothing is sent when this fails.
 pub fn check_quota(quotas: &Quotas, records: &[UsageRecord], now: Timestamp, needed_tokens: u64) -> Result<(), QuotaExceeded> {
+    let today_tokens: u64 = records.iter().filter(|r| same_day(&r.at, &now)).map(|r| r.input_tokens + r.output_tokens).sum();
+    let month_cost: f64 = records.iter().filter(|r| same_month(&r.at, &now)).filter_map(|r| r.cost).sum();
+    check_quota_spent(quotas, today_tokens, month_cost, needed_tokens)
+}
+
+/// [`check_quota`] given what today's and this month's calls add up to (the stored
+/// [`UsageTotal`]s, which `llm::Runtime` reads instead of every record).
+pub fn check_quota_spent(quotas: &Quotas, today_tokens: u64, month_cost: f64, needed_tokens: u64) -> Result<(), QuotaExceeded> {
     if let Some(limit) = quotas.daily_tokens {
-        let used: u64 = records.iter().filter(|r| same_day(&r.at, &now)).map(|r| r.input_tokens + r.output_tokens).sum();
-        if used + needed_tokens > limit {
-            return Err(QuotaExceeded::DailyTokens { limit, used, needed: needed_tokens });
+        if today_tokens + needed_tokens > limit {
+            return Err(QuotaExceeded::DailyTokens { limit, used: today_tokens, needed: needed_tokens });
         }
     }
     if let Some(limit) = quotas.monthly_cost {
-        let used: f64 = records.iter().filter(|r| same_month(&r.at, &now)).filter_map(|r| r.cost).sum();
-        if used >= limit {
-            return Err(QuotaExceeded::MonthlyCost { limit, used });
+        if month_cost >= limit {
+            return Err(QuotaExceeded::MonthlyCost { limit, used: month_cost });
         }
     }
     Ok(())

@@ -81,10 +81,14 @@ pub enum Kind {
     /// Performance records (accounts, publications, snapshots) owed to the workspace
     /// server: `kind 0x00 id`, one entry per record however often it changed.
     PerfOutbox,
+    /// Running totals of the usage records by UTC calendar month (`2026-11`) and day
+    /// (`2026-11-27`), written in the same batch as each record (`usage::stage_call`)
+    /// and rebuilt from the records on import and when an older folder opens.
+    UsageTotals,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 39] = [
+    pub(super) const ALL: [Kind; 40] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -124,6 +128,7 @@ impl Kind {
         Kind::UsageIndex,
         Kind::AccountSnapshots,
         Kind::PerfOutbox,
+        Kind::UsageTotals,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -167,6 +172,7 @@ impl Kind {
             Kind::UsageIndex => "usage_index",
             Kind::AccountSnapshots => "account_snapshots",
             Kind::PerfOutbox => "perf_outbox",
+            Kind::UsageTotals => "usage_totals",
         }
     }
 
@@ -211,6 +217,7 @@ impl Kind {
             Kind::UsageIndex => 36,
             Kind::AccountSnapshots => 37,
             Kind::PerfOutbox => 38,
+            Kind::UsageTotals => 39,
         }
     }
 }

@@ -65,6 +65,12 @@ pub(super) fn list(engine: &Engine, params: UsageListParams) -> Result<UsageList
     Ok(UsageListResult { records })
 }
 
+/// The member's standing against the workspace's monthly cap (no network: the policy
+/// last seen and this month's running total).
+pub(super) fn standing(engine: &Engine, _: Empty) -> Result<crate::policy::CapStanding, ApiError> {
+    Ok(crate::policy::standing_stored(engine.store(), engine.now())?)
+}
+
 pub(super) fn get_quotas(engine: &Engine, _: Empty) -> Result<Quotas, ApiError> {
     quotas(engine)
 }

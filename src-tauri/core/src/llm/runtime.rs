@@ -452,7 +452,8 @@ fn record_usage(store: &Store, clock: &dyn Clock, ids: &dyn IdSource, metered: M
     };
     let _guard = store.write_lock();
     let mut batch = Batch::new();
-    batch.put(&record)?;
+    // The record and the month's and day's running totals, in one transaction.
+    usage::stage_call(store, &mut batch, &record)?;
     // Metering is not worth a disk sync per call; the group commit covers it.
     store.apply(batch, Durability::Grouped)?;
     Ok(())
@@ -508,8 +509,8 @@ pub fn check_policy(store: &Store, clock: &dyn Clock, profile: &LlmProfile, need
     let Some(cached) = store.get::<crate::policy::CachedPolicy>(crate::policy::META_POLICY)? else { return Ok(()) };
     let host = super::profile::host_of(&profile.base_url);
     let to = crate::policy::Destination { host: &host, loopback: super::profile::is_loopback(&profile.base_url) };
-    let spent =
-        if crate::policy::caps_spending(&cached.policy) { crate::policy::month_spent(&store.scan::<UsageRecord>(b"")?, clock.now()) } else { crate::policy::MonthSpent::default() };
+    // The month's running total: one read, however many calls this month made.
+    let spent = if crate::policy::caps_spending(&cached.policy) { crate::policy::month_spent_stored(store, clock.now())? } else { crate::policy::MonthSpent::default() };
     crate::policy::check(&cached.policy, to, spent, needed_tokens).map_err(|refused| crate::policy::refused(refused, &cached))
 }
 
@@ -519,7 +520,9 @@ fn check_quota(store: &Store, clock: &dyn Clock, needed_tokens: u64) -> Result<(
     if quotas.daily_tokens.is_none() && quotas.monthly_cost.is_none() {
         return Ok(());
     }
-    let records = store.scan::<UsageRecord>(b"")?;
-    usage::check_quota(&quotas, &records, clock.now(), needed_tokens)?;
+    let now = clock.now();
+    let today = if quotas.daily_tokens.is_some() { usage::total(store, &usage::day_of(now))?.tokens } else { 0 };
+    let month = if quotas.monthly_cost.is_some() { usage::total(store, &usage::month_of(now))?.cost } else { 0.0 };
+    usage::check_quota_spent(&quotas, today, month, needed_tokens)?;
     Ok(())
 }

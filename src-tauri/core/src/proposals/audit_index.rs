@@ -1,6 +1,8 @@
 //! The AI activity index over the audit trail: every accept or reject of an AI
-//! proposal, newest first, under four scopes (everything, its project, its person,
-//! its model), so the activity view reads one page of one scope and stops. It is
+//! proposal, newest first, under eight scopes (everything, its project, its person,
+//! its model; its decision, alone and with each of the other three), so the activity
+//! view reads one page of one scope and stops. The decision scopes exist because a
+//! rare decision (rejections are few) filtered out of a common scope walked most of it. It is
 //! derived from [`AuditRecord`] by [`Record::derived`], so it is written in the same
 //! transaction as the record it indexes; a backup carries only the audit records and
 //! importing them writes the index again.
@@ -18,24 +20,49 @@ pub enum Scope<'a> {
     Project(&'a str),
     Person(&'a str),
     Model(&'a str),
+    /// `accepted` or `rejected` ([`decision_name`]).
+    Decision(&'a str),
+    DecisionProject(&'a str, &'a str),
+    DecisionPerson(&'a str, &'a str),
+    DecisionModel(&'a str, &'a str),
 }
 
 impl Scope<'_> {
     /// `scope 0x00`: the prefix of the scope's keys. Names are escaped so a 0x00 in a
     /// name cannot reach into the time part.
     pub fn prefix(self) -> Vec<u8> {
-        let (tag, name) = match self {
-            Scope::All => ("*", ""),
-            Scope::Project(id) => ("p", id),
-            Scope::Person(name) => ("a", name),
-            Scope::Model(model) => ("m", model),
+        // A compound scope's decision comes first and is one of two fixed words, so
+        // `dp:rejected:` + a name cannot be mistaken for another scope's key.
+        let (tag, decision, name) = match self {
+            Scope::All => ("*", None, ""),
+            Scope::Project(id) => ("p", None, id),
+            Scope::Person(name) => ("a", None, name),
+            Scope::Model(model) => ("m", None, model),
+            Scope::Decision(decision) => ("d", None, decision),
+            Scope::DecisionProject(decision, id) => ("dp", Some(decision), id),
+            Scope::DecisionPerson(decision, name) => ("da", Some(decision), name),
+            Scope::DecisionModel(decision, model) => ("dm", Some(decision), model),
         };
-        let mut key = Vec::with_capacity(2 + name.len() + 1);
+        let mut key = Vec::with_capacity(4 + decision.map_or(0, |d| d.len() + 1) + name.len());
         key.extend_from_slice(tag.as_bytes());
         key.push(b':');
+        if let Some(decision) = decision {
+            key.extend_from_slice(decision.as_bytes());
+            key.push(b':');
+        }
         key.extend(name.bytes().filter(|b| *b != 0));
         key.push(0);
         key
+    }
+}
+
+/// The decision scope's word for an action: `accepted` (all or some hunks) or
+/// `rejected` (all or some hunks); `None` for a rebase, which is not listed.
+pub fn decision_name(action: AuditAction) -> Option<&'static str> {
+    match action {
+        AuditAction::Accepted | AuditAction::PartiallyAccepted => Some("accepted"),
+        AuditAction::Rejected | AuditAction::HunksRejected => Some("rejected"),
+        AuditAction::Rebased => None,
     }
 }
 
@@ -72,18 +99,23 @@ impl Record for AuditIndexEntry {
 /// True for the actions the activity view lists (a rebase is neither an accept nor a
 /// reject: it carries a proposal over, and the later decision is listed).
 pub fn is_decision(action: AuditAction) -> bool {
-    match action {
-        AuditAction::Accepted | AuditAction::PartiallyAccepted | AuditAction::Rejected | AuditAction::HunksRejected => true,
-        AuditAction::Rebased => false,
-    }
+    decision_name(action).is_some()
 }
 
 /// Stages the index entries of `record` (see [`AuditRecord`]'s `derived`).
 pub(super) fn stage(record: &AuditRecord, batch: &mut Batch) -> Result<(), StoreError> {
-    if !is_decision(record.action) {
-        return Ok(());
-    }
-    for scope in [Scope::All, Scope::Project(&record.project_id), Scope::Person(&record.actor), Scope::Model(&record.origin.model)] {
+    let Some(decision) = decision_name(record.action) else { return Ok(()) };
+    let (project, person, model) = (record.project_id.as_str(), record.actor.as_str(), record.origin.model.as_str());
+    for scope in [
+        Scope::All,
+        Scope::Project(project),
+        Scope::Person(person),
+        Scope::Model(model),
+        Scope::Decision(decision),
+        Scope::DecisionProject(decision, project),
+        Scope::DecisionPerson(decision, person),
+        Scope::DecisionModel(decision, model),
+    ] {
         batch.put(&AuditIndexEntry {
             scope: String::from_utf8_lossy(&scope.prefix()).into_owned(),
             at: record.at,

@@ -172,6 +172,7 @@ impl Worker {
             | Kind::AuditIndex
             | Kind::UsageIndex
             | Kind::AccountSnapshots
+            | Kind::UsageTotals
             | Kind::Constraints
             | Kind::Checkpoints
             | Kind::Staging

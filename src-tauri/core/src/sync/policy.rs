@@ -107,8 +107,7 @@ pub fn show(kernel: &Kernel, runtime: &Runtime) -> Result<PolicyStanding, ApiErr
 
 fn standing(kernel: &Kernel, fresh: bool, can_set: bool) -> Result<PolicyStanding, ApiError> {
     let policy = kernel.store().get::<CachedPolicy>(META_POLICY)?;
-    let records = kernel.store().scan::<crate::usage::UsageRecord>(b"")?;
-    Ok(PolicyStanding { policy, can_set, fresh, spent: crate::policy::month_spent(&records, kernel.now()) })
+    Ok(PolicyStanding { policy, can_set, fresh, spent: crate::policy::month_spent_stored(kernel.store(), kernel.now())? })
 }
 
 /// Sets the workspace's policy (owners only) and keeps the server's answer.

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod activity;
+mod activity_index;
 mod allow_rules;
 mod api;
 mod ask_window;
@@ -51,3 +52,4 @@ mod sync_perf;
 mod tidy;
 mod timeline;
 mod update;
+mod usage_totals;

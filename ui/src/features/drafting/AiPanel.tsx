@@ -9,6 +9,7 @@ import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { AskView, type SourceTarget } from "./Ask";
 import { useApp } from "../../shared/context";
 import { Composer, type ComposerHandle } from "./Composer";
+import { CapStanding } from "./CapStanding";
 import { ContextMeter } from "./ContextMeter";
 import { ApprovalPrompt, PlanPrompt, QuestionPrompt } from "./Prompts";
 import type { Selection } from "./scope";
@@ -278,6 +279,7 @@ function SessionView({
             store={store}
             budget={snap.budget}
           />
+          <CapStanding spent={snap.timeline.inputTokens + snap.timeline.outputTokens} />
           {mode === "plan" && (
             <span className="badge badge-plan" data-testid="plan-badge">
               {t("ai.mode.planBadge")}
