@@ -719,6 +719,7 @@ mod tests {
                 content_hash: format!("sha256:{}", "a".repeat(64)),
                 created_at: "2026-11-26T00:00:00Z".into(),
                 origin: None,
+                ai: None,
             })
             .collect();
         PushRequest { base, versions }
