@@ -191,6 +191,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
         cursor: existing.as_ref().map_or(0, |c| c.cursor),
         connected_at: kernel.now(),
         server_takes_origin: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_VERSION_ORIGIN),
+        server_takes_ai: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_AI_ACTIVITY),
     };
     // A reconnect (often with a new token, after the old one was refused) sends what
     // failed again: the same pushes, under the same keys.

@@ -46,5 +46,6 @@ mod sync_faults;
 mod sync_hardening;
 mod sync_members;
 mod sync_paging;
+mod team_activity;
 mod tidy;
 mod timeline;
