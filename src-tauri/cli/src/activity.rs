@@ -1,6 +1,8 @@
 //! `inkstone-cli ai-activity …`: every AI change accepted or rejected, with who, why,
 //! through what and which model (`aiActivity.list`), and the same rows as a CSV file
-//! (`aiActivity.export`; the engine makes the CSV, this writes it).
+//! (`aiActivity.export`; the engine makes the CSV, this writes it). `--workspace` reads
+//! the workspace server's shared activity instead (owners: every member's; editors:
+//! their own).
 
 use std::path::PathBuf;
 
@@ -50,6 +52,10 @@ pub struct Filter {
     /// accepted or rejected.
     #[arg(long)]
     decision: Option<String>,
+    /// The workspace's shared AI activity, from the workspace server (owners see every
+    /// member's, editors their own) instead of this data folder's.
+    #[arg(long)]
+    workspace: bool,
 }
 
 /// A date is its midnight UTC; anything else goes to the engine as written, which
@@ -64,6 +70,12 @@ fn time(text: String) -> String {
 }
 
 impl Filter {
+    /// The call's parameters: the filter and the scope.
+    fn call_params(self) -> Value {
+        let scope = if self.workspace { "workspace" } else { "local" };
+        json!({"filter": self.params(), "scope": scope})
+    }
+
     fn params(self) -> Value {
         let mut filter = json!({});
         let fields = [
@@ -104,10 +116,11 @@ fn print_rows(page: &Value) {
             ("rejected", true) => "rejected (some hunks)",
             (decision, _) => decision,
         };
-        let made = match (row["version"].as_u64(), row["draftRevision"].as_u64()) {
-            (Some(version), _) => format!("v{version}"),
-            (None, Some(revision)) => format!("draft r{revision}"),
-            (None, None) => "-".to_owned(),
+        let made = match (row["version"].as_u64(), row["draftRevision"].as_u64(), row["source"]["serverNumber"].as_u64()) {
+            (Some(version), _, _) => format!("v{version}"),
+            (None, Some(revision), _) => format!("draft r{revision}"),
+            (None, None, Some(number)) => format!("server v{number}"),
+            (None, None, None) => "-".to_owned(),
         };
         let model = &row["model"];
         let host = model["providerHost"].as_str().map(|h| format!("@{h}")).unwrap_or_default();
@@ -136,14 +149,14 @@ fn print_rows(page: &Value) {
 pub fn run(engine: &Engine, command: AiActivityCommand) -> Result<Rendered, Failure> {
     Ok(match command {
         AiActivityCommand::List { filter, limit } => {
-            let mut params = json!({"filter": filter.params()});
+            let mut params = filter.call_params();
             if let Some(limit) = limit {
                 params["limit"] = json!(limit);
             }
             (call(engine, "aiActivity.list", params)?, Box::new(print_rows))
         }
         AiActivityCommand::Export { file, filter } => {
-            let result = call(engine, "aiActivity.export", json!({"filter": filter.params()}))?;
+            let result = call(engine, "aiActivity.export", filter.call_params())?;
             let csv = result["csv"].as_str().unwrap_or_default();
             // Written beside the target and renamed, so a failed write leaves no half file.
             let partial = file.with_extension("csv.partial");

@@ -427,6 +427,115 @@ pub fn list(store: &Store, query: &Query) -> Result<ActivityPage, ApiError> {
 /// were built over the records written before them.
 const META_INDEXED: &[u8] = b"activity_indexed_v2";
 
+/// Where the rows come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityScope {
+    /// This data folder's audit trail.
+    #[default]
+    Local,
+    /// The workspace server's: accepted AI versions whose origin detail members shared
+    /// (an owner sees every member's, an editor their own).
+    Workspace,
+}
+
+/// A server's entry as a row of the view: accepted, with the detail that travelled and
+/// nothing else (no tokens, context snapshot or reason; no local version number).
+fn synced_row(entry: inkstone_sync_proto::AiActivityEntry, local_title: Option<String>) -> ActivityRow {
+    use inkstone_sync_proto::AiThrough;
+    let ai = entry.ai;
+    let through = match ai.through {
+        AiThrough::DraftingSession { session_id } => Through::DraftingSession { session_id },
+        AiThrough::OptimizeRun { run_id } => Through::OptimizeRun { run_id },
+        AiThrough::ApplyProposal { session_id, approval_request_id } => Through::ApplyProposal { session_id, approval_request_id },
+        AiThrough::Other => Through::Other,
+    };
+    let at = i64::try_from(ai.accepted_at).ok().and_then(chrono::DateTime::from_timestamp_millis).unwrap_or_default();
+    ActivityRow {
+        id: entry.client_id,
+        at,
+        source: RowSource::Synced { pushed_by: entry.pushed_by.clone(), server_number: entry.number },
+        project_id: entry.project_id,
+        project_title: local_title.or(entry.project_title),
+        version: None,
+        draft_revision: None,
+        proposal_id: ai.proposal_id,
+        proposal_kind: None,
+        target: None,
+        decision: Decision::Accepted,
+        partial: ai.n_hunks_total.is_some_and(|total| ai.n_hunks < total),
+        hunks: Vec::new(),
+        n_hunks: ai.n_hunks,
+        n_hunks_total: ai.n_hunks_total,
+        // The member as the server knows them (who pushed the accept).
+        actor: entry.pushed_by,
+        reason: None,
+        through,
+        model: ModelUsed { profile_id: String::new(), profile_name: None, provider_host: ai.provider_host, model: ai.model },
+        prompt_version: ai.prompt_version,
+        prompt_layers: ai.prompt_layers,
+        context_snapshot_id: None,
+        tokens: None,
+    }
+}
+
+/// The most pages an export asks the server for.
+const MAX_EXPORT_PAGES: usize = 200;
+
+/// The workspace's rows that match `query`, newest first, from the workspace server
+/// (see [`ActivityScope::Workspace`]). Only accepts travel, so asking for rejections lists
+/// none. Without a limit (the export) it reads page after page.
+///
+/// Errors: those of `sync::ai_activity::list` (not connected, offline, a viewer).
+pub fn workspace(kernel: &crate::kernel::Kernel, runtime: &crate::sync::Runtime, query: &Query) -> Result<ActivityPage, ApiError> {
+    let millis = |at: Timestamp| u64::try_from(at.timestamp_millis()).unwrap_or(0);
+    let mut wire = inkstone_sync_proto::AiActivityQuery {
+        project: query.project_id.clone(),
+        person: query.person.clone(),
+        model: query.model.clone(),
+        since: query.from.map(millis),
+        until: query.to.map(millis),
+        limit: Some(query.limit.unwrap_or(inkstone_sync_proto::AI_ACTIVITY_MAX_LIMIT).min(inkstone_sync_proto::AI_ACTIVITY_MAX_LIMIT)),
+    };
+    let mut entries: Vec<inkstone_sync_proto::AiActivityEntry> = Vec::new();
+    let mut truncated = false;
+    for _ in 0..MAX_EXPORT_PAGES {
+        let page = crate::sync::ai_activity::list(kernel, runtime, &wire)?;
+        if query.decision == Some(Decision::Rejected) {
+            break;
+        }
+        let oldest = page.entries.last().map(|e| e.ai.accepted_at);
+        let before = entries.len();
+        for entry in page.entries {
+            if !entries.iter().any(|seen| seen.cursor == entry.cursor) {
+                entries.push(entry);
+            }
+        }
+        truncated = page.truncated;
+        // A page: done. The export: the next page ends after the oldest accept seen
+        // (rows of that same millisecond come again and are skipped).
+        let (Some(oldest), true, None) = (oldest, page.truncated, query.limit) else { break };
+        if entries.len() == before {
+            break;
+        }
+        wire.until = Some(oldest.saturating_add(1));
+    }
+    let mut titles = HashMap::new();
+    let mut rows = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let title = match titles.get(&entry.project_id) {
+            Some(title) => Clone::clone(title),
+            None => {
+                let title = kernel.store().get::<ProjectSummary>(entry.project_id.as_bytes())?.map(|p| p.title);
+                titles.insert(entry.project_id.clone(), title.clone());
+                title
+            }
+        };
+        rows.push(synced_row(entry, title));
+    }
+    Ok(ActivityPage { rows, truncated })
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 struct Indexed {
     at: Timestamp,

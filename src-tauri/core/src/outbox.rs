@@ -90,6 +90,11 @@ pub struct DeliveryJob {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(skip)]
     pub with_origin: bool,
+    /// The first send carried the versions' AI origin detail (the server keeps it and
+    /// the workspace policy shared activity then); resends do the same. As `batch`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub with_ai: bool,
     /// The number the server gave the version, once acknowledged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -145,6 +150,7 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
         base: None,
         batch: Vec::new(),
         with_origin: false,
+        with_ai: false,
         server_number: None,
         last_error: None,
         last_error_code: None,
@@ -368,6 +374,7 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
             next.base = None;
             next.batch.clear();
             next.with_origin = false;
+            next.with_ai = false;
             next.last_error = Some(reason.clone());
             next.last_error_code = Some(code.clone());
         }
@@ -378,6 +385,7 @@ pub fn advance(job: &DeliveryJob, event: &Event, now: Timestamp, policy: &RetryP
             next.base = None;
             next.batch.clear();
             next.with_origin = false;
+            next.with_ai = false;
         }
         (JobState::Dispatched, Event::Permanent { reason, code }) => {
             next.state = JobState::Failed;
@@ -483,6 +491,7 @@ mod tests {
             base: None,
             batch: Vec::new(),
             with_origin: false,
+            with_ai: false,
             server_number: None,
             last_error: None,
             last_error_code: None,

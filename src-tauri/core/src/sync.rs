@@ -24,6 +24,7 @@
 //! - [`Runtime`] is the engine's delivery thread and the cycle lock: one cycle (pull,
 //!   then push) at a time, whether the thread or an API call runs it.
 
+pub mod ai_activity;
 mod connect;
 pub mod cycle;
 pub mod members;

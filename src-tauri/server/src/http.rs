@@ -30,7 +30,8 @@ use axum::serve::{IncomingStream, Listener};
 use axum::{Extension, Json, Router};
 use http_body_util::BodyExt;
 use inkstone_sync_proto::{
-    ErrorBody, InviteRequest, MembersResponse, PolicyRecord, PushRequest, Role, WorkspacePolicy, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_PAGE_BYTES, MAX_VERSIONS_PER_PUSH,
+    AiActivityQuery, ErrorBody, InviteRequest, MembersResponse, PolicyRecord, PushRequest, Role, WorkspacePolicy, IDEMPOTENCY_HEADER, MAX_BODY_BYTES, MAX_PAGE_BYTES,
+    MAX_VERSIONS_PER_PUSH,
 };
 use serde::Deserialize;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -424,6 +425,9 @@ fn check_push(caller: Caller, headers: &HeaderMap, project_id: &str, body: &Byte
             return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: an origin is 1–32 ASCII letters (manual, syncResolution, ...).")));
         }
         refuse_control_characters(i, v)?;
+        if let Some((field, message)) = v.ai.as_ref().and_then(|ai| ai.invalid()) {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}].ai.{field}: {message}")));
+        }
         if request.versions[..i].iter().any(|earlier| earlier.client_id == v.client_id) {
             return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("versions[{i}]: the client id is in this push twice.")));
         }
@@ -459,6 +463,23 @@ fn refuse_control_characters(i: usize, v: &inkstone_sync_proto::PushVersion) -> 
     Ok(())
 }
 
+/// A version's AI origin detail is kept only while the workspace's policy shares AI
+/// activity (an app sends it only then; one whose policy is stale may still): otherwise
+/// it is dropped and the versions are kept as they are. The payload hash stays the
+/// body's, so a retry of the same push is still the same push.
+fn keep_ai_only_when_shared(storage: &dyn Storage, push: &mut CheckedPush) -> Result<(), HttpError> {
+    if push.request.versions.iter().all(|v| v.ai.is_none()) {
+        return Ok(());
+    }
+    let shared = storage.policy(&push.caller.workspace_id)?.is_some_and(|record| record.policy.share_activity);
+    if !shared {
+        for v in &mut push.request.versions {
+            v.ai = None;
+        }
+    }
+    Ok(())
+}
+
 fn push_response(outcome: PushOutcome) -> Response {
     match outcome {
         PushOutcome::Done(response) => (StatusCode::CREATED, Json(response)).into_response(),
@@ -484,7 +505,8 @@ async fn push(
     // The embedded store commits pushes in groups on its own thread: the request
     // awaits its answer without holding a thread.
     if state.storage.local() {
-        let push = check_push(caller, &headers, &project_id, &body.bytes)?;
+        let mut push = check_push(caller, &headers, &project_id, &body.bytes)?;
+        keep_ai_only_when_shared(state.storage.as_ref(), &mut push)?;
         let Some(pending) = state.storage.submit_push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash) else {
             return blocking(move || Ok(push_response(state.storage.push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash)?))).await;
         };
@@ -493,7 +515,8 @@ async fn push(
         return Ok(push_response(outcome));
     }
     blocking(move || {
-        let push = check_push(caller, &headers, &project_id, &body.bytes)?;
+        let mut push = check_push(caller, &headers, &project_id, &body.bytes)?;
+        keep_ai_only_when_shared(state.storage.as_ref(), &mut push)?;
         Ok(push_response(state.storage.push(&push.caller, &project_id, &push.request, &push.key, &push.payload_hash)?))
     })
     .await
@@ -595,6 +618,29 @@ async fn changes(State(state): State<Arc<AppState>>, Extension(who): Extension<C
     })
     .await?;
     Ok(response.map(|body| Body::new(Held { body, _permit: permit })))
+}
+
+/// The workspace's AI activity: owners see every member's rows, editors their own;
+/// viewers are refused (before anything is read).
+async fn ai_activity(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, query: Result<Query<AiActivityQuery>, QueryRejection>) -> Result<Response, HttpError> {
+    let caller = caller(who, Role::Editor)?;
+    let Query(query) = query.map_err(|e| {
+        HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The query is not valid: {}.", e.body_text()))
+            .hint("Filters: project, person, model (text), since and until (Unix milliseconds), limit (1–1000).")
+    })?;
+    if let Some(project) = &query.project {
+        valid_id("project", project)?;
+    }
+    if let (Some(since), Some(until)) = (query.since, query.until) {
+        if since >= until {
+            return Err(HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", "`until` must be later than `since`."));
+        }
+    }
+    blocking(move || {
+        let only = (caller.member.role < Role::Owner).then_some(caller.member.id.as_str());
+        Ok(Json(state.storage.ai_activity(&caller.workspace_id, only, &query)?).into_response())
+    })
+    .await
 }
 
 async fn project(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, project_id: Result<Path<String>, PathRejection>) -> Result<Response, HttpError> {
@@ -729,6 +775,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/changes", get(changes))
         .route("/v1/policy", get(policy).put(set_policy))
         .route("/v1/perf", get(perf_changes).post(perf_push))
+        .route("/v1/ai-activity", get(ai_activity))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))

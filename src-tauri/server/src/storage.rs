@@ -18,8 +18,8 @@ pub use self::sled::SledStorage;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use inkstone_sync_proto::{
-    ChangesResponse, IssuedToken, Member, MemberEntry, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead, PushRequest, PushResponse, Role,
-    StaleBase, WorkspaceInfo,
+    AiActivityEntry, AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord,
+    PolicyRecord, ProjectHead, PushRequest, PushResponse, Role, StaleBase, WorkspaceInfo,
 };
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -137,6 +137,10 @@ pub trait Storage: Send + Sync {
     /// The latest write of each performance record written after `cursor`, at most
     /// `limit`, oldest first.
     fn perf_changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<PerfChangesResponse, StorageError>;
+    /// The accepted AI versions whose origin detail was pushed, newest first (by the
+    /// accept's time), filtered by `query`, and by the pushing member when
+    /// `only_member` names one (an editor sees their own); at most `query.page()`.
+    fn ai_activity(&self, workspace_id: &str, only_member: Option<&str>, query: &AiActivityQuery) -> Result<AiActivityResponse, StorageError>;
     /// Forgets dedupe keys older than [`DEDUPE_KEEP_MILLIS`] at `now` (Unix ms); returns
     /// how many. The server runs it hourly.
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError>;
@@ -224,9 +228,23 @@ pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
 }
 
 /// What both storages support beyond the first protocol: they keep a version's origin,
-/// the workspace's policy and its performance data.
+/// the workspace's policy, its performance data and the AI origin detail of versions.
 pub fn features() -> Vec<String> {
-    vec![inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned(), inkstone_sync_proto::FEATURE_WORKSPACE_POLICY.to_owned(), inkstone_sync_proto::FEATURE_PERFORMANCE_DATA.to_owned()]
+    vec![
+        inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned(),
+        inkstone_sync_proto::FEATURE_WORKSPACE_POLICY.to_owned(),
+        inkstone_sync_proto::FEATURE_PERFORMANCE_DATA.to_owned(),
+        inkstone_sync_proto::FEATURE_AI_ACTIVITY.to_owned(),
+    ]
+}
+
+/// Matching entries as a page: newest accept first (then the newest cursor), at most
+/// `limit`, `truncated` when more matched.
+pub(crate) fn ai_page(mut entries: Vec<AiActivityEntry>, limit: usize) -> AiActivityResponse {
+    entries.sort_by(|a, b| b.ai.accepted_at.cmp(&a.ai.accepted_at).then(b.cursor.cmp(&a.cursor)));
+    let truncated = entries.len() > limit;
+    entries.truncate(limit);
+    AiActivityResponse { entries, truncated }
 }
 
 /// `sha256` hex of `bytes`.

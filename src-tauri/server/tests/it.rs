@@ -33,6 +33,7 @@ on_both_storages!(
     connections_are_capped_and_bodies_share_a_budget,
     owners_set_the_policy_every_member_reads_it_and_nobody_else_touches_it,
     performance_records_editors_write_members_read_last_writer_wins_snapshots_once,
+    ai_origin_detail_is_kept_apart_owners_see_the_workspace_editors_their_own,
 );
 
 /// PostgreSQL's schema: migrations are recorded, run once however many servers start,
@@ -75,7 +76,7 @@ fn pg_versions_of_an_older_schema_read_without_an_origin() {
     assert_eq!(storage.applied_migrations().unwrap(), known);
     let changes = storage.changes("w1", 0, 10).unwrap();
     assert_eq!((changes.versions.len(), changes.versions[0].origin.as_deref()), (1, None));
-    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy", "performanceData"]);
+    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy", "performanceData", "aiActivity"]);
 }
 
 struct Server {
@@ -201,7 +202,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         let client = Client::new();
         let (status, info) = get(&client, &url, &token, "/v1/workspace").await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy", "performanceData"]));
+        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy", "performanceData", "aiActivity"]));
         let mut resolution = version("v2", "二");
         resolution["origin"] = json!("syncResolution");
         let body = json!({"base": 0, "versions": [version("v1", "一"), resolution]});
@@ -210,7 +211,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         // The same key and payload replays; the origin is part of the payload.
         assert_eq!(push(&client, &url, &token, "prj_o", "o1", &body).await.0, StatusCode::OK);
         let (_, changes) = get(&client, &url, &token, "/v1/changes?since=0").await;
-        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy", "performanceData"]));
+        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy", "performanceData", "aiActivity"]));
         let versions = changes["versions"].as_array().unwrap();
         assert!(versions[0].get("origin").is_none(), "no origin sent, none returned: {}", versions[0]);
         assert_eq!(versions[1]["origin"], "syncResolution");
@@ -356,7 +357,11 @@ fn no_request_crosses_a_workspace(store: Store) {
     block(async move {
         let client = Client::new();
         // Workspace B has a project and versions; A has its own.
-        let body = json!({"base": 0, "versions": [version("b1", "B 的秘密")]});
+        let shared = json!({"providers": {"kind": "any"}, "performanceContext": true, "shareActivity": true});
+        assert_eq!(put_policy(&client, &url, &b_owner.token, &shared).await.0, StatusCode::OK);
+        let mut b1 = version("b1", "B 的秘密");
+        b1["ai"] = ai_detail("B 的秘密模型", 1_795_000_000_000);
+        let body = json!({"base": 0, "versions": [b1]});
         assert_eq!(push(&client, &url, &b_editor.token, "prj_b", "kb", &body).await.0, StatusCode::CREATED);
         let body = json!({"base": 0, "versions": [version("a1", "A 的文字")]});
         assert_eq!(push(&client, &url, &a_editor.token, "prj_a", "ka", &body).await.0, StatusCode::CREATED);
@@ -364,7 +369,7 @@ fn no_request_crosses_a_workspace(store: Store) {
         let mut rng = Rng(seed | 1);
         for round in 0..300 {
             let (caller, role) = a_tokens[(rng.next() % 3) as usize];
-            let endpoint = rng.next() % 6;
+            let endpoint = rng.next() % 7;
             let key = format!("iso{round}");
             let (status, body) = match endpoint {
                 0 => get(&client, &url, &caller.token, "/v1/projects/prj_b").await,
@@ -375,6 +380,7 @@ fn no_request_crosses_a_workspace(store: Store) {
                 }
                 3 => get(&client, &url, &caller.token, "/v1/changes?since=0").await,
                 4 => get(&client, &url, &caller.token, "/v1/members").await,
+                5 => get(&client, &url, &caller.token, "/v1/ai-activity").await,
                 _ => get(&client, &url, &caller.token, "/v1/workspace").await,
             };
             let text = body.to_string();
@@ -390,6 +396,12 @@ fn no_request_crosses_a_workspace(store: Store) {
                 3 => {
                     assert_eq!(status, StatusCode::OK);
                     assert!(body["versions"].as_array().unwrap().iter().all(|v| v["source"] != "B 的秘密"));
+                }
+                5 if role == Role::Viewer => assert_eq!(status, StatusCode::FORBIDDEN),
+                5 => {
+                    assert_eq!(status, StatusCode::OK);
+                    // A shares nothing: B's detail (its model "B 的秘密模型") never shows.
+                    assert_eq!(body["entries"], json!([]), "round {round}: B's activity reached A");
                 }
                 4 => {
                     assert_eq!(status, StatusCode::OK);
@@ -978,5 +990,131 @@ fn performance_records_editors_write_members_read_last_writer_wins_snapshots_onc
     block(async move {
         let (_, page) = get(&Client::new(), &url, &viewer_token, "/v1/perf?since=0").await;
         assert_eq!(page["records"].as_array().unwrap().len(), 2, "{page}");
+    });
+}
+
+/// An AI origin detail as an app sends it.
+fn ai_detail(model: &str, accepted_at: u64) -> Value {
+    json!({"acceptedBy": "本地名", "acceptedAt": accepted_at, "model": model, "providerHost": "127.0.0.1", "promptVersion": "drafting@3",
+        "promptLayers": ["system@3", "brand@1"], "proposalId": "prp_1", "nHunks": 2, "nHunksTotal": 3, "through": {"type": "draftingSession", "sessionId": "ses_1"}})
+}
+
+async fn ai_activity(client: &Client, url: &str, token: &str, query: &str) -> (StatusCode, Value) {
+    get(client, url, token, &format!("/v1/ai-activity{query}")).await
+}
+
+fn entry_models(page: &Value) -> Vec<String> {
+    page["entries"].as_array().unwrap().iter().map(|e| format!("{}:{}", e["pushedBy"].as_str().unwrap(), e["ai"]["model"].as_str().unwrap())).collect()
+}
+
+/// The AI origin detail of pushed versions: kept with the version while the workspace
+/// shares activity (dropped otherwise), never carried by a pull, bounded, and read back
+/// whole through `GET /v1/ai-activity` — owners see every member's rows, editors their
+/// own, viewers and tokens that are not the workspace's are refused; the filters apply
+/// on both storages alike; a restart keeps it.
+fn ai_origin_detail_is_kept_apart_owners_see_the_workspace_editors_their_own(store: Store) {
+    let server = start(&store, RateLimit { per_second: 10_000.0, burst: 10_000.0 });
+    let (id, owner, editor, viewer) = workspace(&server, "A");
+    let bella = server.storage.invite(&id, "bella", Role::Editor).unwrap();
+    let (_, other_owner, _, _) = workspace(&server, "B");
+    let url = server.url.clone();
+    let (owner_token, editor_token) = (owner.token.clone(), editor.token.clone());
+    let (t1, t2) = (1_795_000_000_000_u64, 1_795_000_100_000_u64);
+    block(async move {
+        let client = Client::new();
+        let (_, info) = get(&client, &url, &viewer.token, "/v1/workspace").await;
+        assert!(info["features"].as_array().unwrap().iter().any(|f| f == "aiActivity"), "{info}");
+        // Sharing is off by default: a detail sent anyway is not kept (the version is).
+        let mut v0 = version("v0", "零");
+        v0["ai"] = ai_detail("early-model", t1 - 1);
+        assert_eq!(push(&client, &url, &editor.token, "prj_a", "k0", &json!({"base": 0, "versions": [v0]})).await.0, StatusCode::CREATED);
+        assert_eq!(entry_models(&ai_activity(&client, &url, &owner.token, "").await.1), Vec::<String>::new());
+        let shared = json!({"providers": {"kind": "any"}, "performanceContext": true, "shareActivity": true});
+        assert_eq!(put_policy(&client, &url, &owner.token, &shared).await.0, StatusCode::OK);
+
+        // eddie's AI change, bella's AI change, and eddie's manual version (no detail,
+        // as an older app sends it).
+        let mut v1 = version("v1", "一");
+        v1["ai"] = ai_detail("model-one", t1);
+        assert_eq!(push(&client, &url, &editor.token, "prj_a", "k1", &json!({"base": 1, "versions": [v1.clone()]})).await.0, StatusCode::CREATED);
+        let mut v2 = version("v2", "二");
+        v2["ai"] = ai_detail("model-two", t2);
+        v2["ai"]["through"] = json!({"type": "applyProposal", "approvalRequestId": "apr_1"});
+        assert_eq!(push(&client, &url, &bella.token, "prj_a", "k2", &json!({"base": 2, "versions": [v2.clone()]})).await.0, StatusCode::CREATED);
+        assert_eq!(push(&client, &url, &editor.token, "prj_a", "k3", &json!({"base": 3, "versions": [version("v3", "三")]})).await.0, StatusCode::CREATED);
+        // A bad detail refuses the push; nothing is written.
+        for bad in [json!({"model": ""}), json!({"acceptedBy": "a\u{0}b"}), json!({"promptLayers": vec!["x"; 51]})] {
+            let mut v = version("vbad", "坏");
+            v["ai"] = ai_detail("m", t2);
+            for (k, value) in bad.as_object().unwrap() {
+                v["ai"][k] = value.clone();
+            }
+            let (status, error) = push(&client, &url, &editor.token, "prj_a", "kbad", &json!({"base": 4, "versions": [v]})).await;
+            assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("VALIDATION")), "{bad}: {error}");
+        }
+        assert_eq!(get(&client, &url, &viewer.token, "/v1/projects/prj_a").await.1["head"], 4);
+
+        // A pull never carries the detail: every member reads versions.
+        let (_, changes) = get(&client, &url, &viewer.token, "/v1/changes?since=0").await;
+        assert_eq!(changes["versions"].as_array().unwrap().len(), 4);
+        assert!(!changes.to_string().contains("model-one"), "{changes}");
+
+        // The owner: the workspace's rows, newest accept first, each detail whole.
+        let (status, page) = ai_activity(&client, &url, &owner.token, "").await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert_eq!(entry_models(&page), ["bella:model-two", "eddie:model-one"]);
+        assert_eq!(page["truncated"], false);
+        let first = &page["entries"][0];
+        assert_eq!(first["ai"], v2["ai"], "the detail round-trips");
+        assert_eq!(
+            (first["projectId"].as_str(), first["projectTitle"].as_str(), first["number"].as_u64(), first["clientId"].as_str()),
+            (Some("prj_a"), Some("标题"), Some(3), Some("v2"))
+        );
+        assert_eq!(first["memberId"], bella.member.id);
+        assert_eq!(page["entries"][1]["ai"], v1["ai"]);
+        // The filters.
+        for (query, wanted) in [
+            ("?person=eddie", vec!["eddie:model-one"]),
+            ("?model=model-two", vec!["bella:model-two"]),
+            ("?project=prj_a", vec!["bella:model-two", "eddie:model-one"]),
+            ("?project=prj_other", vec![]),
+            (&format!("?since={t2}"), vec!["bella:model-two"]),
+            (&format!("?until={t2}"), vec!["eddie:model-one"]),
+            (&format!("?since={t1}&until={}", t2 + 1), vec!["bella:model-two", "eddie:model-one"]),
+        ] {
+            assert_eq!(entry_models(&ai_activity(&client, &url, &owner.token, query).await.1), wanted, "{query}");
+        }
+        let (_, one) = ai_activity(&client, &url, &owner.token, "?limit=1").await;
+        assert_eq!((entry_models(&one), one["truncated"].as_bool()), (vec!["bella:model-two".to_owned()], Some(true)));
+        for bad in ["?since=5&until=5", "?limit=many", "?project=a%20b", "?surprise=1"] {
+            let (status, error) = ai_activity(&client, &url, &owner.token, bad).await;
+            assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("VALIDATION")), "{bad}: {error}");
+        }
+        // An editor: their own rows only, whatever they ask.
+        assert_eq!(entry_models(&ai_activity(&client, &url, &editor.token, "").await.1), ["eddie:model-one"]);
+        assert_eq!(entry_models(&ai_activity(&client, &url, &editor.token, "?person=bella").await.1), Vec::<String>::new());
+        assert_eq!(entry_models(&ai_activity(&client, &url, &bella.token, "").await.1), ["bella:model-two"]);
+        // A viewer is refused, a token of no workspace too; another workspace's owner
+        // sees only theirs (none).
+        let (status, error) = ai_activity(&client, &url, &viewer.token, "").await;
+        assert_eq!((status, error["code"].as_str()), (StatusCode::FORBIDDEN, Some("FORBIDDEN")), "{error}");
+        assert_eq!(ai_activity(&client, &url, "isk_nonsense", "").await.0, StatusCode::UNAUTHORIZED);
+        let (status, theirs) = ai_activity(&client, &url, &other_owner.token, "").await;
+        assert_eq!((status, entry_models(&theirs)), (StatusCode::OK, vec![]));
+        // Sharing turned off: later details are not kept, earlier ones stay.
+        let off = json!({"providers": {"kind": "any"}, "performanceContext": true, "shareActivity": false});
+        assert_eq!(put_policy(&client, &url, &owner.token, &off).await.0, StatusCode::OK);
+        let mut v5 = version("v5", "五");
+        v5["ai"] = ai_detail("model-five", t2 + 5);
+        assert_eq!(push(&client, &url, &editor.token, "prj_a", "k5", &json!({"base": 4, "versions": [v5]})).await.0, StatusCode::CREATED);
+        assert_eq!(entry_models(&ai_activity(&client, &url, &owner.token, "").await.1), ["bella:model-two", "eddie:model-one"]);
+    });
+    drop(server);
+    let server = start(&store, RateLimit::default());
+    let url = server.url.clone();
+    block(async move {
+        let client = Client::new();
+        assert_eq!(entry_models(&ai_activity(&client, &url, &owner_token, "").await.1), ["bella:model-two", "eddie:model-one"]);
+        assert_eq!(entry_models(&ai_activity(&client, &url, &editor_token, "").await.1), ["eddie:model-one"]);
     });
 }

@@ -80,3 +80,62 @@ fn list_filter_and_export_ai_changes() {
         assert!(matches!(error["code"].as_str(), Some("VALIDATION" | "NOT_FOUND")), "{bad:?}: {error}");
     }
 }
+
+/// `ai-activity list|export --workspace`: a member's accepted AI change, pushed while the
+/// workspace shares activity, listed and exported from the owner's data folder with the
+/// member's name and the model; not connected, it says to connect.
+#[test]
+fn the_workspace_scope_lists_and_exports_a_members_ai_changes() {
+    use super::sync::Server;
+    use inkstone_server::proto::Role;
+    use inkstone_server::storage::Storage;
+    use std::io::Write;
+
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, olive) = server.storage.create_workspace("团队", "olive").unwrap();
+    let bob = server.storage.invite(&ws, "bob", Role::Editor).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+
+    let out = run(&a, &["--json", "ai-activity", "list", "--workspace"]);
+    assert_eq!(out.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&out.stderr).unwrap();
+    assert_eq!((error["code"].as_str(), error["hints"][0]["id"].as_str()), (Some("CONFLICT"), Some("connect")), "{error}");
+    if std::env::var("INKSTONE_TEST_SECRET_SERVICE").as_deref() != Ok("1") {
+        return;
+    }
+    let connect = |data: &std::path::Path, token: &str| {
+        let mut child = crate::cli(data)
+            .args(["sync", "connect", &server.url])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(format!("{token}\n").as_bytes()).unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    };
+    connect(&a, &olive.token);
+    json_ok(&a, &["sync", "policy", "set", "--providers", "any", "--performance-context", "on", "--share-activity", "on"]);
+    connect(&b, &bob.token);
+    json_ok(&b, &["sync", "pull"]);
+    let source = dir.path().join("s.md");
+    std::fs::write(&source, "今天天气很好。\n").unwrap();
+    let project = json_ok(&b, &["project", "create", "春天", "--source-file", source.to_str().unwrap()])["id"].as_str().unwrap().to_owned();
+    let accepted = seed(&b, &project, "很好", "不错");
+    let revision = json_ok(&b, &["project", "show", &project])["revision"].to_string();
+    run(&b, &["proposal", "accept", &accepted, "--base", &revision]);
+    json_ok(&b, &["sync", "push"]);
+
+    let listed = stdout(&run(&a, &["ai-activity", "list", "--workspace"]));
+    assert!(listed.contains("server v") && listed.contains(&accepted) && listed.contains("by bob"), "{listed}");
+    assert!(listed.contains("model scripted-model"), "{listed}");
+    assert_eq!(json_ok(&a, &["ai-activity", "list", "--workspace", "--person", "olive"])["rows"].as_array().unwrap().len(), 0);
+    let file = dir.path().join("团队.csv");
+    let wrote = stdout(&run(&a, &["ai-activity", "export", file.to_str().unwrap(), "--workspace"]));
+    assert_eq!(wrote, format!("Wrote 1 AI changes to {}\n", file.display()));
+    let bytes = std::fs::read(&file).unwrap();
+    assert!(bytes.starts_with(b"\xEF\xBB\xBF") && String::from_utf8_lossy(&bytes).contains("bob"));
+}

@@ -6,7 +6,7 @@ use ts_rs::TS;
 
 use super::projects::load as load_project;
 use super::{ApiError, Engine};
-use crate::activity::{self, ActivityPage, Decision, Query};
+use crate::activity::{self, ActivityPage, ActivityScope, Decision, Query};
 use crate::model::Timestamp;
 
 /// Which rows to list; every filter is exact, an absent one is any.
@@ -43,6 +43,11 @@ pub struct AiActivityListParams {
     #[serde(default)]
     #[ts(optional)]
     pub filter: Option<AiActivityFilter>,
+    /// `local` (this data folder, the default) or `workspace` (the workspace server's
+    /// shared activity: owners see every member's, editors their own).
+    #[serde(default)]
+    #[ts(optional)]
+    pub scope: Option<ActivityScope>,
     /// Most rows, newest first: default 200, at most 1000.
     #[serde(default)]
     #[ts(optional)]
@@ -55,6 +60,9 @@ pub struct AiActivityExportParams {
     #[serde(default)]
     #[ts(optional)]
     pub filter: Option<AiActivityFilter>,
+    #[serde(default)]
+    #[ts(optional)]
+    pub scope: Option<ActivityScope>,
 }
 
 /// Every matching row as CSV: UTF-8 with a byte-order mark (so Excel reads Chinese),
@@ -66,7 +74,7 @@ pub struct AiActivityExportResult {
     pub n_rows: u32,
 }
 
-fn query(engine: &Engine, filter: AiActivityFilter, limit: Option<usize>) -> Result<Query, ApiError> {
+fn query(engine: &Engine, filter: AiActivityFilter, limit: Option<usize>, scope: ActivityScope) -> Result<Query, ApiError> {
     let blank = |field: &str, value: &Option<String>| match value {
         Some(text) if text.trim().is_empty() => Err(ApiError::validation(field, format!("`{field}` is empty; leave it out to list every {field}."))),
         _ => Ok(()),
@@ -78,8 +86,17 @@ fn query(engine: &Engine, filter: AiActivityFilter, limit: Option<usize>) -> Res
             return Err(ApiError::validation("to", "`to` must be later than `from`."));
         }
     }
-    if let Some(project_id) = &filter.project_id {
-        load_project(engine, project_id)?;
+    match (&filter.project_id, scope) {
+        (Some(project_id), ActivityScope::Local) => {
+            load_project(engine, project_id)?;
+        }
+        // A workspace's project may not be in this data folder: its id's form only.
+        (Some(project_id), ActivityScope::Workspace) => {
+            if project_id.is_empty() || project_id.len() > 100 || !project_id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                return Err(ApiError::validation("projectId", "`projectId` is 1–100 letters, digits, `_` or `-`."));
+            }
+        }
+        (None, _) => {}
     }
     Ok(Query { project_id: filter.project_id, person: filter.person, model: filter.model, from: filter.from, to: filter.to, decision: filter.decision, limit })
 }
@@ -90,13 +107,22 @@ pub(super) fn list(engine: &Engine, params: AiActivityListParams) -> Result<Acti
         Some(n) if n >= 1 && n as usize <= activity::MAX_LIMIT => n as usize,
         Some(_) => return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {}.", activity::MAX_LIMIT))),
     };
-    let query = query(engine, params.filter.unwrap_or_default(), Some(limit))?;
-    activity::list(engine.store(), &query)
+    let scope = params.scope.unwrap_or_default();
+    let query = query(engine, params.filter.unwrap_or_default(), Some(limit), scope)?;
+    read(engine, &query, scope)
+}
+
+fn read(engine: &Engine, query: &Query, scope: ActivityScope) -> Result<ActivityPage, ApiError> {
+    match scope {
+        ActivityScope::Local => activity::list(engine.store(), query),
+        ActivityScope::Workspace => activity::workspace(engine, engine.sync_runtime(), query),
+    }
 }
 
 pub(super) fn export(engine: &Engine, params: AiActivityExportParams) -> Result<AiActivityExportResult, ApiError> {
-    let query = query(engine, params.filter.unwrap_or_default(), None)?;
-    let page = activity::list(engine.store(), &query)?;
+    let scope = params.scope.unwrap_or_default();
+    let query = query(engine, params.filter.unwrap_or_default(), None, scope)?;
+    let page = read(engine, &query, scope)?;
     let bytes = activity::csv_bytes(&page.rows)?;
     let csv = String::from_utf8(bytes).map_err(|_| ApiError::internal("The CSV is not UTF-8."))?;
     Ok(AiActivityExportResult { csv, n_rows: u32::try_from(page.rows.len()).unwrap_or(u32::MAX) })

@@ -156,6 +156,7 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
         stored.cursor = stored.cursor.max(changes.cursor);
         stored.server_takes_origin = changes.features.iter().any(|f| f == FEATURE_VERSION_ORIGIN);
         stored.server_keeps_performance = changes.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_PERFORMANCE_DATA);
+        stored.server_takes_ai = changes.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_AI_ACTIVITY);
         cursor = stored.cursor;
         batch.put(&stored)?;
         kernel.store().apply(batch, Durability::Durable)?;
@@ -438,7 +439,7 @@ fn hold_with_open_conflict(kernel: &Kernel, project_id: &str) -> Result<bool, Ap
 /// `later` (the project's next unfinished jobs as the cycle began, in order, read
 /// again here), those never sent, up to `max_batch` versions and within the server's
 /// body limit.
-fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize, with_origin: bool) -> Result<Vec<(DeliveryJob, PushVersion)>, ApiError> {
+fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize, with_origin: bool, with_ai: bool) -> Result<Vec<(DeliveryJob, PushVersion)>, ApiError> {
     let max_batch = kernel.config().sync.max_batch.clamp(1, MAX_VERSIONS_PER_PUSH);
     // Room for the JSON around the versions and the headers.
     let mut room = MAX_BODY_BYTES.saturating_sub(4 * 1024).saturating_sub(leader_bytes);
@@ -451,7 +452,7 @@ fn gather_batch(kernel: &Kernel, later: &[DeliveryJob], leader_bytes: usize, wit
         if job.state != JobState::Pending || job.base.is_some() || job.attempts > 0 {
             break;
         }
-        let wire = wire_version(&versions::load(kernel.store(), &job.project_id, job.version_number)?, with_origin);
+        let wire = wire_version(kernel.store(), &versions::load(kernel.store(), &job.project_id, job.version_number)?, with_origin, with_ai)?;
         // It fails on its own when its turn comes, holding nothing back.
         if refused_text(&wire).is_some() {
             break;
@@ -481,9 +482,11 @@ fn wire_origin(origin: &VersionOrigin) -> Option<&'static str> {
 }
 
 /// The version as a push carries it; its origin only when `with_origin` (the server
-/// keeps origins and the push's first send carried them).
-fn wire_version(version: &Version, with_origin: bool) -> PushVersion {
-    PushVersion {
+/// keeps origins and the push's first send carried them), its AI origin detail only
+/// when `with_ai` (the server keeps it and the first send shared it).
+fn wire_version(store: &crate::store::Store, version: &Version, with_origin: bool, with_ai: bool) -> Result<PushVersion, ApiError> {
+    Ok(PushVersion {
+        ai: if with_ai { super::ai_activity::of(store, version)? } else { None },
         origin: if with_origin { wire_origin(&version.origin).map(str::to_owned) } else { None },
         client_id: version.id.clone(),
         title: version.title.clone(),
@@ -492,7 +495,7 @@ fn wire_version(version: &Version, with_origin: bool) -> PushVersion {
         message: version.message.clone(),
         content_hash: version.content_hash.clone(),
         created_at: version.created_at.to_rfc3339(),
-    }
+    })
 }
 
 /// Why the protocol refuses `version`'s text (a C0 control character other than tab and
@@ -537,7 +540,9 @@ fn send(
     let first_send = job.base.is_none();
     // The first send decides whether the push carries origins; a resend does the same.
     let with_origin = if first_send { connection.server_takes_origin } else { job.with_origin };
-    let leader_version = wire_version(&versions::load(store, &job.project_id, job.version_number)?, with_origin);
+    // And whether it carries AI origin detail: the server keeps it and the policy shares.
+    let with_ai = if first_send { super::ai_activity::sharing(store, connection.server_takes_ai)? } else { job.with_ai };
+    let leader_version = wire_version(store, &versions::load(store, &job.project_id, job.version_number)?, with_origin, with_ai)?;
     if let Some(reason) = refused_text(&leader_version) {
         // Never sent (again): it fails here, and the project's next versions go on.
         let _guard = kernel.write_lock();
@@ -553,13 +558,13 @@ fn send(
     }
     let mut wire = vec![leader_version];
     let carried: Vec<(DeliveryJob, PushVersion)> = if first_send {
-        gather_batch(kernel, later, wire_bytes(&wire[0]), with_origin)?
+        gather_batch(kernel, later, wire_bytes(&wire[0]), with_origin, with_ai)?
     } else {
         // A resend carries what the first send carried, whatever state it is in now.
         let mut carried = Vec::with_capacity(job.batch.len());
         for id in &job.batch {
             let member = store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id)))?;
-            let version = wire_version(&versions::load(store, &member.project_id, member.version_number)?, with_origin);
+            let version = wire_version(store, &versions::load(store, &member.project_id, member.version_number)?, with_origin, with_ai)?;
             carried.push((member, version));
         }
         carried
@@ -588,6 +593,7 @@ fn send(
             if i == 0 {
                 next.batch = members.iter().map(|m| m.id.clone()).collect();
                 next.with_origin = with_origin;
+                next.with_ai = with_ai;
             }
             batch.put(&next)?;
             moved.push(next);
@@ -657,7 +663,7 @@ fn send(
             let offending: Vec<bool> = if code == CODE_CONTROL_CHARACTER {
                 dispatched
                     .iter()
-                    .map(|one| versions::load(store, &one.project_id, one.version_number).map(|v| refused_text(&wire_version(&v, false)).is_some()))
+                    .map(|one| versions::load(store, &one.project_id, one.version_number).and_then(|v| Ok(refused_text(&wire_version(store, &v, false, false)?).is_some())))
                     .collect::<Result<_, _>>()?
             } else {
                 Vec::new()

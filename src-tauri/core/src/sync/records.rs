@@ -37,6 +37,11 @@ pub struct Connection {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(skip)]
     pub server_keeps_performance: bool,
+    /// The server keeps versions' AI origin detail (`aiActivity`, at connect or the
+    /// last pull): while the workspace policy shares activity, pushes carry it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub server_takes_ai: bool,
 }
 
 pub const META_CONNECTION: &[u8] = b"sync_connection";

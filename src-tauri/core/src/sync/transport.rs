@@ -243,6 +243,16 @@ impl Transport {
         }
     }
 
+    /// The workspace's AI activity as the server shows it to this token's member.
+    pub fn ai_activity(&self, server_url: &str, token: &ApiKey, query: &inkstone_sync_proto::AiActivityQuery) -> Result<inkstone_sync_proto::AiActivityResponse, Failure> {
+        let (status, after, body) = self.send(self.client.get(Transport::url(server_url, "/v1/ai-activity")).query(query), token)?;
+        if (200..300).contains(&status) {
+            Transport::json(status, &body)
+        } else {
+            Err(Transport::error(status, after, &body))
+        }
+    }
+
     /// The workspace's versions after `since`, at most `limit` (a server pages by
     /// bytes as well; an older one by count only).
     pub fn changes(&self, server_url: &str, token: &ApiKey, since: u64, limit: usize) -> Result<ChangesResponse, Failure> {

@@ -49,6 +49,7 @@ mod sync_hardening;
 mod sync_members;
 mod sync_paging;
 mod sync_perf;
+mod team_activity;
 mod tidy;
 mod timeline;
 mod update;

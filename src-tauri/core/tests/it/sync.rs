@@ -48,13 +48,22 @@ impl Server {
         Server::serve_at(dir, "127.0.0.1:0".parse().unwrap(), true)
     }
 
+    /// A server from before the `aiActivity` feature (origins and policy, no AI detail).
+    pub fn start_before_ai_activity(dir: &Path) -> Server {
+        Server::serve_with(dir, "127.0.0.1:0".parse().unwrap(), |app| app.layer(axum::middleware::from_fn(as_server_before_ai_activity)))
+    }
+
     fn serve_at(dir: &Path, addr: SocketAddr, old: bool) -> Server {
+        Server::serve_with(dir, addr, |app| if old { app.layer(axum::middleware::from_fn(as_old_server)) } else { app })
+    }
+
+    fn serve_with(dir: &Path, addr: SocketAddr, wrap: impl FnOnce(axum::Router) -> axum::Router) -> Server {
         let storage = Arc::new(SledStorage::open(dir).unwrap());
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let state = AppState::new(storage.clone() as Arc<dyn Storage>, RateLimit { per_second: 100_000.0, burst: 100_000.0 });
         let listener = runtime.block_on(tokio::net::TcpListener::bind(addr)).unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = if old { router(state).layer(axum::middleware::from_fn(as_old_server)) } else { router(state) };
+        let app = wrap(router(state));
         runtime.spawn(async move { axum::serve(listener, app).await });
         Server { url: format!("http://{addr}"), addr, storage, runtime: Some(runtime), dir: dir.to_owned() }
     }
@@ -124,6 +133,32 @@ async fn as_old_server(request: axum::extract::Request, next: axum::middleware::
         }
     }
     strip(&mut value);
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    axum::response::Response::from_parts(parts, Body::from(serde_json::to_vec(&value).unwrap()))
+}
+
+/// What a server from before `aiActivity` did: it refused a push whose versions carry
+/// `ai` (unknown field), had no `/v1/ai-activity`, and listed no such feature.
+async fn as_server_before_ai_activity(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::body::{to_bytes, Body};
+    use axum::response::IntoResponse;
+    let (parts, body) = request.into_parts();
+    let bytes = to_bytes(body, usize::MAX).await.unwrap();
+    let carries_ai = serde_json::from_slice::<Value>(&bytes).is_ok_and(|v| v["versions"].as_array().is_some_and(|vs| vs.iter().any(|x| x.get("ai").is_some())));
+    if parts.method == axum::http::Method::POST && carries_ai {
+        let refusal = json!({"code": "VALIDATION", "message": "The push is not valid JSON of the right shape: unknown field `ai`.", "hints": []});
+        return (axum::http::StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response();
+    }
+    if parts.uri.path() == "/v1/ai-activity" {
+        return (axum::http::StatusCode::NOT_FOUND, axum::Json(json!({"code": "NOT_FOUND", "message": "There is no such endpoint.", "hints": []}))).into_response();
+    }
+    let answer = next.run(axum::extract::Request::from_parts(parts, Body::from(bytes))).await;
+    let (mut parts, body) = answer.into_parts();
+    let bytes = to_bytes(body, usize::MAX).await.unwrap();
+    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else { return axum::response::Response::from_parts(parts, Body::from(bytes)) };
+    if let Some(features) = value.get_mut("features").and_then(Value::as_array_mut) {
+        features.retain(|f| f != "aiActivity");
+    }
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
     axum::response::Response::from_parts(parts, Body::from(serde_json::to_vec(&value).unwrap()))
 }

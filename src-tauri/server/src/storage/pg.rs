@@ -18,8 +18,8 @@
 use std::time::Duration;
 
 use inkstone_sync_proto::{
-    ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead, PushRequest, PushResponse,
-    PushedVersion, Role, ServerPerfRecord, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo, MAX_PAGE_BYTES,
+    AiActivityEntry, AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord,
+    PolicyRecord, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerPerfRecord, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo, MAX_PAGE_BYTES,
 };
 use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
@@ -150,6 +150,31 @@ CREATE TABLE perf_records (
     UNIQUE (workspace_id, cursor)
 );
 CREATE INDEX perf_records_snapshots ON perf_records (workspace_id, publication_id) WHERE kind = 'snapshot';
+"#,
+    ),
+    (
+        7,
+        r#"
+-- The AI origin detail of an accepted AI version, pushed while the workspace shares AI
+-- activity (JSON of AiOrigin: who accepted, model, provider host, prompt layers,
+-- proposal, hunks, through what; never prompts or transcripts). Kept apart from the
+-- version: a pull never carries it.
+CREATE TABLE ai_activity (
+    workspace_id TEXT NOT NULL,
+    cursor BIGINT NOT NULL,
+    project_id TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    client_id TEXT NOT NULL,
+    member_id TEXT NOT NULL,
+    pushed_by TEXT NOT NULL,
+    model TEXT NOT NULL,
+    -- Unix milliseconds of the accept.
+    accepted_at BIGINT NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (workspace_id, cursor),
+    FOREIGN KEY (workspace_id, project_id, number) REFERENCES versions (workspace_id, project_id, number)
+);
+CREATE INDEX ai_activity_at ON ai_activity (workspace_id, accepted_at DESC, cursor DESC);
 "#,
     ),
 ];
@@ -359,6 +384,9 @@ impl Storage for PgStorage {
     }
     fn changes_page(&self, workspace_id: &str, cursor: u64, limit: usize, max_bytes: usize) -> Result<ChangesResponse, StorageError> {
         off_runtime(|| self.db()?.changes_page(workspace_id, cursor, limit, max_bytes))
+    }
+    fn ai_activity(&self, workspace_id: &str, only_member: Option<&str>, query: &AiActivityQuery) -> Result<AiActivityResponse, StorageError> {
+        off_runtime(|| self.db()?.ai_activity(workspace_id, only_member, query))
     }
     fn project(&self, workspace_id: &str, project_id: &str) -> Result<ProjectHead, StorageError> {
         off_runtime(|| self.db()?.project(workspace_id, project_id))
@@ -595,6 +623,10 @@ impl Storage for Db {
                 "INSERT INTO versions (workspace_id, project_id, number, cursor, client_id, title, source, author, message, content_hash, created_at, pushed_by, origin) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             )?;
+            let insert_ai = tx.prepare(
+                "INSERT INTO ai_activity (workspace_id, cursor, project_id, number, client_id, member_id, pushed_by, model, accepted_at, detail) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )?;
             let mut number = current;
             let mut out = Vec::with_capacity(request.versions.len());
             for v in &request.versions {
@@ -619,6 +651,11 @@ impl Storage for Db {
                         &v.origin,
                     ],
                 )?;
+                if let Some(ai) = &v.ai {
+                    let detail = serde_json::to_string(ai).map_err(StorageError::from)?;
+                    let at = ai.accepted_at.min(i64::MAX as u64) as i64;
+                    tx.execute(&insert_ai, &[&ws, &cursor, &project_id, &(number as i32), &v.client_id, &caller.member.id, &caller.member.name, &ai.model, &at, &detail])?;
+                }
                 out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor: cursor as u64 });
             }
             tx.execute("UPDATE workspaces SET cursor = $2 WHERE id = $1", &[&ws, &cursor])?;
@@ -743,6 +780,38 @@ impl Storage for Db {
         let records: Vec<ServerPerfRecord> = rows.iter().take(limit).map(perf_from).collect();
         let last = records.last().map_or(cursor, |r| r.cursor);
         Ok(PerfChangesResponse { records, cursor: last, more })
+    }
+
+    fn ai_activity(&self, workspace_id: &str, only_member: Option<&str>, query: &AiActivityQuery) -> Result<AiActivityResponse, StorageError> {
+        let mut client = self.client()?;
+        let limit = query.page();
+        let since = query.since.map(|s| s.min(i64::MAX as u64) as i64);
+        let until = query.until.map(|u| u.min(i64::MAX as u64) as i64);
+        let rows = client
+            .query(
+                "SELECT a.project_id, p.title, a.number, a.client_id, a.cursor, a.member_id, a.pushed_by, a.detail \
+                 FROM ai_activity a LEFT JOIN projects p ON p.workspace_id = a.workspace_id AND p.project_id = a.project_id \
+                 WHERE a.workspace_id = $1 AND ($2::TEXT IS NULL OR a.member_id = $2) AND ($3::TEXT IS NULL OR a.project_id = $3) \
+                 AND ($4::TEXT IS NULL OR a.pushed_by = $4) AND ($5::TEXT IS NULL OR a.model = $5) \
+                 AND ($6::BIGINT IS NULL OR a.accepted_at >= $6) AND ($7::BIGINT IS NULL OR a.accepted_at < $7) \
+                 ORDER BY a.accepted_at DESC, a.cursor DESC LIMIT $8",
+                &[&workspace_id, &only_member, &query.project, &query.person, &query.model, &since, &until, &(limit as i64 + 1)],
+            )
+            .map_err(db_error)?;
+        let mut entries = Vec::with_capacity(rows.len());
+        for row in &rows {
+            entries.push(AiActivityEntry {
+                project_id: row.get(0),
+                project_title: row.get(1),
+                number: row.get::<_, i32>(2) as u32,
+                client_id: row.get(3),
+                cursor: row.get::<_, i64>(4) as u64,
+                member_id: row.get(5),
+                pushed_by: row.get(6),
+                ai: serde_json::from_str(row.get(7))?,
+            });
+        }
+        Ok(super::ai_page(entries, limit))
     }
 
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {

@@ -10,8 +10,8 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use inkstone_durable::GroupSync;
 use inkstone_sync_proto::{
-    ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead, PushRequest, PushResponse,
-    PushedVersion, Role, ServerPerfRecord, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo, MAX_PAGE_BYTES,
+    AiActivityEntry, AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord,
+    PolicyRecord, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerPerfRecord, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo, MAX_PAGE_BYTES,
 };
 use serde::{Deserialize, Serialize};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
@@ -114,6 +114,9 @@ struct Sled {
     /// Performance pushes one at a time, and pulls never between a write and its sync
     /// (so nobody sees a record a crash could take back).
     perf_lock: Mutex<()>,
+    /// `workspace \0 cursor` → an accepted AI version's origin detail as JSON
+    /// ([`AiActivityEntry`], without the project's title), written with the version.
+    ai_activity: sled::Tree,
     /// The database folder's syncs, shared by the callers and the committer.
     disk: GroupSync,
     /// Dedupe keys of pushes being processed.
@@ -139,6 +142,7 @@ const GROUP_BYTES: usize = 8 * 1024 * 1024;
 struct PushJob {
     workspace_id: String,
     pushed_by: String,
+    member_id: String,
     project_id: String,
     request: PushRequest,
     claim: InFlightClaim,
@@ -195,6 +199,7 @@ impl SledStorage {
             perf_cursors: tree("perf_cursors")?,
             perf_snapshots: tree("perf_snapshots")?,
             perf_lock: Mutex::new(()),
+            ai_activity: tree("ai_activity")?,
             db,
             disk: GroupSync::new(dir.join("db")),
             in_flight: Arc::new(Mutex::new(HashSet::new())),
@@ -228,6 +233,7 @@ impl SledStorage {
         let job = PushJob {
             workspace_id: caller.workspace_id.clone(),
             pushed_by: caller.member.name.clone(),
+            member_id: caller.member.id.clone(),
             project_id: project_id.to_owned(),
             request,
             claim,
@@ -344,11 +350,11 @@ impl Sled {
     /// A push refused (stale base, reused key) writes nothing and gets its error; an
     /// error of the store fails the whole group and writes nothing.
     fn apply(&self, group: &[PushJob]) -> Result<Vec<Result<PushOutcome, StorageError>>, StorageError> {
-        (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe, &self.client_ids)
-            .transaction(|(heads, versions, changes, cursors, dedupe, client_ids)| {
+        (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe, &self.client_ids, &self.ai_activity)
+            .transaction(|(heads, versions, changes, cursors, dedupe, client_ids, ai_activity)| {
                 let mut answers = Vec::with_capacity(group.len());
                 for job in group {
-                    answers.push(match apply_push((heads, versions, changes, cursors, dedupe, client_ids), job) {
+                    answers.push(match apply_push((heads, versions, changes, cursors, dedupe, client_ids, ai_activity), job) {
                         Ok(outcome) => Ok(outcome),
                         Err(ConflictableTransactionError::Abort(refused)) => Err(refused),
                         Err(other) => return Err(other),
@@ -434,12 +440,13 @@ type Trees<'a> = (
     &'a sled::transaction::TransactionalTree,
     &'a sled::transaction::TransactionalTree,
     &'a sled::transaction::TransactionalTree,
+    &'a sled::transaction::TransactionalTree,
 );
 
 /// One push inside a group's transaction: the key's earlier result, or the push and its
 /// result. Every refusal and every encoding happens before the first write, so an
 /// `Abort` leaves nothing of this push in the transaction.
-fn apply_push((heads, versions, changes, cursors, dedupe, client_ids): Trees<'_>, job: &PushJob) -> Result<PushOutcome, ConflictableTransactionError<StorageError>> {
+fn apply_push((heads, versions, changes, cursors, dedupe, client_ids, ai_activity): Trees<'_>, job: &PushJob) -> Result<PushOutcome, ConflictableTransactionError<StorageError>> {
     let (ws, project_id, request) = (job.workspace_id.as_str(), job.project_id.as_str(), &job.request);
     if let Some(bytes) = dedupe.get(&job.claim.key)? {
         let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
@@ -487,6 +494,7 @@ fn apply_push((heads, versions, changes, cursors, dedupe, client_ids): Trees<'_>
     let mut writes = Vec::with_capacity(request.versions.len());
     let mut out = Vec::with_capacity(request.versions.len());
     let mut title = head.map(|h| h.title).unwrap_or_default();
+    let mut details = Vec::new();
     for v in &request.versions {
         number += 1;
         cursor += 1;
@@ -507,6 +515,19 @@ fn apply_push((heads, versions, changes, cursors, dedupe, client_ids): Trees<'_>
         };
         let number_key = key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]);
         let change = (key(&[ws.as_bytes(), &cursor.to_be_bytes()]), change_value(project_id, number));
+        if let Some(ai) = &v.ai {
+            let entry = AiActivityEntry {
+                project_id: project_id.to_owned(),
+                project_title: None,
+                number,
+                client_id: v.client_id.clone(),
+                cursor,
+                member_id: job.member_id.clone(),
+                pushed_by: job.pushed_by.clone(),
+                ai: ai.clone(),
+            };
+            details.push((change.0.clone(), serde_json::to_vec(&entry).map_err(abort)?));
+        }
         writes.push((number_key, serde_json::to_vec(&version).map_err(abort)?, change, (key(&[ws.as_bytes(), v.client_id.as_bytes()]), change_value(project_id, number))));
         title.clone_from(&v.title);
         out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor });
@@ -518,6 +539,9 @@ fn apply_push((heads, versions, changes, cursors, dedupe, client_ids): Trees<'_>
         versions.insert(number_key, version)?;
         changes.insert(change_key, change)?;
         client_ids.insert(id_key, id_value)?;
+    }
+    for (at, entry) in details {
+        ai_activity.insert(at, entry)?;
     }
     heads.insert(head_at, head_record)?;
     cursors.insert(ws.as_bytes(), &cursor.to_be_bytes())?;
@@ -782,6 +806,26 @@ impl Storage for SledStorage {
         Ok(PerfChangesResponse { records, cursor: last, more: false })
     }
 
+    fn ai_activity(&self, workspace_id: &str, only_member: Option<&str>, query: &AiActivityQuery) -> Result<AiActivityResponse, StorageError> {
+        // Only what is durable, as a pull shows it.
+        let durable = self.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
+        let mut prefix = workspace_id.as_bytes().to_vec();
+        prefix.push(0);
+        let mut entries = Vec::new();
+        for item in self.inner.ai_activity.scan_prefix(&prefix) {
+            let (_, value) = item?;
+            let entry: AiActivityEntry = serde_json::from_slice(&value)?;
+            if entry.cursor <= durable && only_member.is_none_or(|m| entry.member_id == m) && query.matches(&entry) {
+                entries.push(entry);
+            }
+        }
+        let mut page = super::ai_page(entries, query.page());
+        for entry in &mut page.entries {
+            entry.project_title = Sled::get::<HeadRecord>(&self.inner.heads, &key(&[workspace_id.as_bytes(), entry.project_id.as_bytes()]))?.map(|h| h.title);
+        }
+        Ok(page)
+    }
+
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
         let before = now.saturating_sub(DEDUPE_KEEP_MILLIS);
         let mut old = Vec::new();
@@ -820,6 +864,7 @@ mod tests {
                 content_hash: format!("sha256:{}", "a".repeat(64)),
                 created_at: "2026-11-26T00:00:00Z".into(),
                 origin: None,
+                ai: None,
             })
             .collect();
         PushRequest { base, versions }
@@ -836,6 +881,7 @@ mod tests {
         let job = PushJob {
             workspace_id: caller.workspace_id.clone(),
             pushed_by: caller.member.name.clone(),
+            member_id: caller.member.id.clone(),
             project_id: "prj_a".into(),
             request,
             claim,

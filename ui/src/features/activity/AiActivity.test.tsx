@@ -79,6 +79,38 @@ function renderView(tr: FakeTransport, lang: Lang = "en", projectId?: string) {
 }
 
 describe("AI activity", () => {
+  it("reads the workspace's shared activity when asked, showing a teammate's change without a local diff", async () => {
+    const synced = row({
+      id: "ver_9",
+      source: { type: "synced", pushedBy: "Bea", serverNumber: 7 },
+      actor: "Bea",
+      version: undefined,
+      hunks: [],
+      nHunks: 2,
+      nHunksTotal: 2,
+      tokens: undefined,
+      contextSnapshotId: undefined,
+      model: { profileId: "", providerHost: "127.0.0.1", model: "fake-model" },
+    });
+    const tr = transport([synced]);
+    const toasts: string[] = [];
+    render(
+      <WithCtx ctx={makeCtx(tr, "zh", { toast: (t) => toasts.push(t) })}>
+        <AiActivity scope="workspace" />
+      </WithCtx>,
+    );
+    const rows = await screen.findAllByTestId("ai-activity-row");
+    expect(tr.callsTo("aiActivity.list")).toEqual([{ filter: {}, limit: 500, scope: "workspace" }]);
+    expect(rows[0].textContent).toContain("服务器第 7 版");
+    expect(within(rows[0]).getByTestId("row-actor").textContent).toContain("Bea");
+    expect(within(rows[0]).getByTestId("row-model").textContent).toBe("fake-model@127.0.0.1");
+    fireEvent.click(rows[0]);
+    expect((await screen.findByTestId("ai-activity-synced")).textContent).toContain("prp_1");
+    expect(tr.callsTo("proposal.get")).toEqual([]);
+    fireEvent.click(screen.getByTestId("ai-activity-export"));
+    await waitFor(() => expect(tr.callsTo("aiActivity.export")).toEqual([{ filter: {}, scope: "workspace" }]));
+  });
+
   it("lists each change with its decision, model, through what, tokens and reason", async () => {
     const tr = transport();
     renderView(tr, "en", "prj_1");

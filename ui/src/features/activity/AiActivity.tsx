@@ -5,7 +5,7 @@
 
 import { useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { toClientError } from "../../shared/api/client";
-import type { ActivityRow, AiActivityFilter, Decision, TextDiffResult } from "../../shared/api/generated";
+import type { ActivityRow, ActivityScope, AiActivityFilter, Decision, TextDiffResult } from "../../shared/api/generated";
 import { useMethod } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { DiffView } from "../../shared/ui/DiffView";
@@ -18,6 +18,9 @@ export const PAGE = 500;
 export interface AiActivityProps {
   /** One project's activity; absent: the workspace's, with a project filter. */
   projectId?: string;
+  /** `local` (this data folder, the default) or `workspace` (the workspace server's
+   * shared activity: owners see every member's, editors their own). */
+  scope?: ActivityScope;
 }
 
 interface Filters {
@@ -44,11 +47,13 @@ export function toFilter(f: Filters, projectId?: string): AiActivityFilter {
   return filter;
 }
 
-export function AiActivity({ projectId }: AiActivityProps) {
+export function AiActivity({ projectId, scope = "local" }: AiActivityProps) {
   const { t, client, toast, showError } = useApp();
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const filter = useMemo(() => toFilter(filters, projectId), [filters, projectId]);
-  const list = useMethod("aiActivity.list", { filter, limit: PAGE }, { keepPrevious: true });
+  // The workspace's activity says so; the local one is the engine's default.
+  const scoped = scope === "workspace" ? { scope } : {};
+  const list = useMethod("aiActivity.list", { filter, limit: PAGE, ...scoped }, { keepPrevious: true });
   const projects = useMethod("project.list", {}, { enabled: projectId === undefined });
   const page = list.data ?? null;
   const error = list.error ? toClientError(list.error) : null;
@@ -93,7 +98,7 @@ export function AiActivity({ projectId }: AiActivityProps) {
   const exportCsv = async () => {
     setExporting(true);
     try {
-      const result = await client.call("aiActivity.export", { filter });
+      const result = await client.call("aiActivity.export", { filter, ...scoped });
       const blob = new Blob([result.csv], { type: "text/csv;charset=utf-8" });
       const url = URL.createObjectURL(blob);
       const link = document.createElement("a");
@@ -110,8 +115,8 @@ export function AiActivity({ projectId }: AiActivityProps) {
   };
 
   return (
-    <section className="ai-activity form" data-testid="ai-activity">
-      <p className="small muted">{t("aiActivity.help")}</p>
+    <section className="ai-activity form" data-testid={scope === "workspace" ? "ai-activity-workspace" : "ai-activity"}>
+      <p className="small muted">{t(scope === "workspace" ? "aiActivity.workspaceHelp" : "aiActivity.help")}</p>
       <div className="row wrap ai-activity-filters" data-testid="ai-activity-filters">
         {projectId === undefined && (
           <label className="field">
@@ -222,7 +227,14 @@ function decisionLabel(row: ActivityRow): MessageId {
 
 function Row({ row, showProject }: { row: ActivityRow; showProject: boolean }) {
   const { t, lang, now } = useApp();
-  const made = row.version != null ? t("aiActivity.version", { n: row.version }) : row.draftRevision != null ? t("aiActivity.draftRevision", { n: row.draftRevision }) : null;
+  const made =
+    row.version != null
+      ? t("aiActivity.version", { n: row.version })
+      : row.draftRevision != null
+        ? t("aiActivity.draftRevision", { n: row.draftRevision })
+        : row.source.type === "synced"
+          ? t("aiActivity.serverVersion", { n: row.source.serverNumber })
+          : null;
   const model = [row.model.model, row.model.providerHost ? `@${row.model.providerHost}` : "", row.model.profileName ? ` (${row.model.profileName})` : ""].join("");
   const tokens = row.tokens
     ? t(row.tokens.scope === "run" ? "aiActivity.tokensRun" : "aiActivity.tokens", {
@@ -244,7 +256,7 @@ function Row({ row, showProject }: { row: ActivityRow; showProject: boolean }) {
         </time>
       </div>
       <div className="small">
-        {t("aiActivity.by", { person: row.actor })} · {t(`aiActivity.through.${row.through.type}` as MessageId)} · <code data-testid="row-model">{model}</code>
+        <span data-testid="row-actor">{t("aiActivity.by", { person: row.actor })}</span> · {t(`aiActivity.through.${row.through.type}` as MessageId)} · <code data-testid="row-model">{model}</code>
         {tokens && <span className="muted"> · {tokens}</span>}
         {row.tokens?.cost != null && <span className="muted"> · {row.tokens.cost.toFixed(4)}</span>}
       </div>
@@ -257,8 +269,24 @@ function Row({ row, showProject }: { row: ActivityRow; showProject: boolean }) {
   );
 }
 
-/** The hunks of the change, from the stored proposal. */
+/** The hunks of the change, from the stored proposal; for a teammate's change (its
+ * detail came through the workspace server), what travelled: the prompt layers. */
 function RowDiff({ row }: { row: ActivityRow }) {
+  if (row.source.type === "synced") return <SyncedDetail row={row} />;
+  return <LocalDiff row={row} />;
+}
+
+function SyncedDetail({ row }: { row: ActivityRow }) {
+  const { t } = useApp();
+  return (
+    <div className="ai-activity-diff" data-testid="ai-activity-synced" onClick={(e) => e.stopPropagation()}>
+      {row.promptLayers.length > 0 && <p className="small muted">{t("aiActivity.prompts", { layers: row.promptLayers.join(", ") })}</p>}
+      <p className="small muted">{t("aiActivity.syncedDetail", { proposal: row.proposalId, n: row.nHunksTotal ?? row.nHunks })}</p>
+    </div>
+  );
+}
+
+function LocalDiff({ row }: { row: ActivityRow }) {
   const { t } = useApp();
   const proposal = useMethod("proposal.get", { proposalId: row.proposalId });
   if (proposal.error) {

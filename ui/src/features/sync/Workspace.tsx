@@ -15,6 +15,7 @@ import { syncLabel, syncProblem } from "./status";
 import { keyTravelsInClear } from "../settings";
 import { WorkspaceMembers } from "./Members";
 import { WorkspacePolicy } from "./Policy";
+import { AiActivity } from "../activity";
 
 const ROLES: readonly string[] = ["owner", "editor", "viewer"] satisfies MemberRole[];
 
@@ -120,6 +121,13 @@ export function WorkspaceSync() {
       )}
       {status?.connected && <WorkspaceMembers key={status.tokenFingerprint} />}
       {status?.connected && <WorkspacePolicy key={`policy-${status.tokenFingerprint}`} />}
+      {status?.connected && (status.role === "owner" || status.role === "editor") && (
+        <section className="field" data-testid="workspace-ai-activity" aria-label={t("aiActivity.workspace.title")} key={`activity-${status.tokenFingerprint}`}>
+          <h3 className="small">{t("aiActivity.workspace.title")}</h3>
+          <p className="small muted">{t(status.role === "owner" ? "aiActivity.workspace.owner" : "aiActivity.workspace.editor")}</p>
+          <AiActivity scope="workspace" />
+        </section>
+      )}
       <label className="field">
         <span className="small muted">{t("sync.serverUrl")}</span>
         <input

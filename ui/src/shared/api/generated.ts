@@ -103,9 +103,11 @@ actor: string, reason?: string, through: Through, model: ModelUsed, promptVersio
  */
 promptLayers: Array<string>, contextSnapshotId?: string, tokens?: TokensUsed, };
 
+export type ActivityScope = "local" | "workspace";
+
 export type AgeBucket = "24h" | "72h" | "7d";
 
-export type AiActivityExportParams = { filter?: AiActivityFilter, };
+export type AiActivityExportParams = { filter?: AiActivityFilter, scope?: ActivityScope, };
 
 export type AiActivityExportResult = { csv: string, nRows: number, };
 
@@ -128,6 +130,11 @@ model?: string,
 from?: string, to?: string, decision?: Decision, };
 
 export type AiActivityListParams = { filter?: AiActivityFilter, 
+/**
+ * `local` (this data folder, the default) or `workspace` (the workspace server's
+ * shared activity: owners see every member's, editors their own).
+ */
+scope?: ActivityScope, 
 /**
  * Most rows, newest first: default 200, at most 1000.
  */
