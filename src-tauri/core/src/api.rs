@@ -453,6 +453,8 @@ api_methods! {
         "perf.keys" => performance::metric_keys(Empty) -> PerfKeysResult;
         "perf.import" => performance::import(PerfImportParams) -> PerfImportResult;
         "perf.report" => performance::report(PerfReportParams) -> crate::performance::report::BeforeAfterReport;
+        "perf.dashboard" => performance::dashboard(PerfDashboardParams) -> crate::performance::dashboard::Dashboard;
+        "perf.export" => performance::export(PerfExportParams) -> PerfExportResult;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);

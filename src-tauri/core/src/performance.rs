@@ -16,6 +16,8 @@
 //!
 //! Writes add records to a [`Batch`]; the API holds the write lock and commits once.
 
+pub mod dashboard;
+pub mod export;
 pub mod import;
 pub mod metrics;
 pub mod numbers;

@@ -75,10 +75,14 @@ pub enum Kind {
     /// Usage records by their session or run, derived from `UsageRecords`:
     /// `owner_id 0x00 usage_id`.
     UsageIndex,
+    /// One entry per canonical metric of each metric snapshot, derived from
+    /// `MetricSnapshots`: `platform 0x00 metric 0x00 publication_id 0x00 snapshot_id`, so
+    /// the dashboard reads one platform's values of one key without decoding snapshots.
+    MetricPoints,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 37] = [
+    pub(super) const ALL: [Kind; 38] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -116,6 +120,7 @@ impl Kind {
         Kind::PerfImports,
         Kind::AuditIndex,
         Kind::UsageIndex,
+        Kind::MetricPoints,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -157,6 +162,7 @@ impl Kind {
             Kind::PerfImports => "perf_imports",
             Kind::AuditIndex => "proposal_audit_index",
             Kind::UsageIndex => "usage_index",
+            Kind::MetricPoints => "metric_points",
         }
     }
 
@@ -199,6 +205,7 @@ impl Kind {
             Kind::PerfImports => 34,
             Kind::AuditIndex => 35,
             Kind::UsageIndex => 36,
+            Kind::MetricPoints => 37,
         }
     }
 }

@@ -239,6 +239,9 @@ pub fn stage_purge(store: &Store, batch: &mut Batch, publication: &Publication) 
     let snapshots = store.scan::<super::metrics::MetricSnapshot>(&prefix)?;
     for snapshot in &snapshots {
         batch.delete::<super::metrics::MetricSnapshot>(crate::store::Record::key(snapshot));
+        for key in super::metrics::point_keys(snapshot) {
+            batch.delete::<super::metrics::MetricPoint>(key);
+        }
     }
     batch.delete::<Publication>(publication.id.as_bytes().to_vec());
     Ok(snapshots.len())

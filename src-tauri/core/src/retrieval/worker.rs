@@ -181,6 +181,7 @@ impl Worker {
             | Kind::PerfAccounts
             | Kind::Publications
             | Kind::MetricSnapshots
+            | Kind::MetricPoints
             | Kind::PerfImports => return Ok(None),
         };
         self.delete_doc(&doc.doc_id);

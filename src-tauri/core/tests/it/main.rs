@@ -31,6 +31,7 @@ mod optimize_eval;
 mod optimize_window;
 mod outbox;
 mod performance;
+mod performance_dashboard;
 mod pipeline;
 mod policy;
 mod proposals;
