@@ -137,6 +137,7 @@ describe("the performance dashboard", () => {
     fireEvent.change(within(view).getByTestId("perf-dash-platform"), { target: { value: "wechat" } });
     fireEvent.change(within(view).getByTestId("perf-dash-account"), { target: { value: "acc_w" } });
     fireEvent.change(within(view).getByTestId("perf-dash-format"), { target: { value: "article" } });
+    await waitFor(() => expect(transport.callsTo("perf.dashboard").at(-1)).toMatchObject({ format: "article" }));
     fireEvent.click(within(view).getByTestId("perf-dash-sort-metric:readers"));
     fireEvent.change(within(view).getByTestId("perf-dash-metric"), { target: { value: "views" } });
     fireEvent.change(within(view).getByTestId("perf-dash-age"), { target: { value: "24h" } });
@@ -155,7 +156,7 @@ describe("the performance dashboard", () => {
     expect(within(view).getByTestId("perf-dash-grouped").textContent).toContain("within each platform");
     // The same header again turns the order around.
     fireEvent.click(within(view).getByTestId("perf-dash-sort-metric:readers"));
-    await waitFor(() => expect(transport.callsTo("perf.dashboard").at(-1)?.descending).toBe(false));
+    await waitFor(() => expect((transport.callsTo("perf.dashboard").at(-1) as PerfDashboardParams).descending).toBe(false));
     fireEvent.click(within(view).getByTestId("perf-dash-export"));
     await waitFor(() => expect(transport.callsTo("perf.export")).toHaveLength(1));
     expect(transport.callsTo("perf.export")[0]).toEqual({

@@ -60,7 +60,8 @@ export function PerformanceDashboard({ onClose }: { onClose: () => void }) {
   const [metric, setMetric] = useState("");
   const [age, setAge] = useState<AgeBucket | "">("");
   const base = toParams(filters, sort, descending);
-  const read = useMethod("perf.dashboard", { ...base, limit, ...(metric ? { metric } : {}), ...(age ? { age } : {}) });
+  // The last answer stays on screen while the next filter's is read.
+  const read = useMethod("perf.dashboard", { ...base, limit, ...(metric ? { metric } : {}), ...(age ? { age } : {}) }, { keepPrevious: true });
   const accounts = useMethod("account.list", {});
   const error = read.error ? toClientError(read.error) : null;
   const board: Dashboard | undefined = read.data;

@@ -725,6 +725,44 @@ notPrecededBy: Array<string>, };
 
 export type ContextEstimate = { estimatedTokens: number, layers: Array<LayerEstimate>, };
 
+export type Dashboard = { 
+/**
+ * The page of the table.
+ */
+rows: Array<DashboardRow>, 
+/**
+ * Publications matching the filters.
+ */
+total: number, 
+/**
+ * Canonical metric keys any row of this page reports, in canonical order: the
+ * table's columns (every row's, for an export).
+ */
+metricKeys: Array<string>, 
+/**
+ * The rows are ordered by a metric within each platform (platforms are not
+ * compared).
+ */
+groupedByPlatform: boolean, interval: Interval, age: AgeBucket | null, 
+/**
+ * One per platform among the matching publications, in [`PLATFORM_ORDER`].
+ */
+medians: Array<PlatformMedians>, 
+/**
+ * Cells with at least one publication.
+ */
+postingTimes: Array<PostingCell>, };
+
+export type DashboardRow = { publication: Publication, 
+/**
+ * The account's name, when the publication names an account.
+ */
+accountName: string | null, 
+/**
+ * Each canonical metric's newest observed value; a key never reported is absent.
+ */
+latest: { [key in string]: LatestMetric }, snapshotCount: number, };
+
 export type Decision = "accepted" | "rejected";
 
 export type Deleted = { id: string, deleted: boolean, };
@@ -1128,11 +1166,19 @@ export type Intensity = "conservative" | "balanced" | "aggressive";
 
 export type IntentSource = "message" | "person";
 
+export type Interval = "week" | "month";
+
 export type JobState = { "state": "pending" } | { "state": "dispatched" } | { "state": "retryWait", until: string, } | { "state": "acked", number: number, } | { "state": "finalized" } | { "state": "conflict", server_head: number, } | { "state": "failed" } | { "state": "superseded", byVersion: number, };
 
 export type KeyProblem = "rejected" | "missing" | "gone";
 
 export type Keyword = { keyword: string, weight: number, };
+
+export type LatestMetric = { snapshotId: string, observedAt: string, ageHours: number, value: number, unit: MetricUnit, qualifier: Qualifier, 
+/**
+ * The text it was read from, as written.
+ */
+raw: string, };
 
 export type LayerEstimate = { layer: string, tokens: number, 
 /**
@@ -1467,6 +1513,16 @@ export type MediaReadResult = { asset: MediaAsset,
  */
 dataBase64: string, };
 
+export type MedianPoint = { 
+/**
+ * The period's first day (a Monday, or the 1st), in the publications' time zones.
+ */
+period: string, 
+/**
+ * Publications published in the period that have a value.
+ */
+n: number, median: number, };
+
 export type MemberRole = "owner" | "editor" | "viewer";
 
 export type MemberToken = { tokenId: string, revoked: boolean, issuedAt?: string, };
@@ -1726,6 +1782,58 @@ observedAt?: string,
  */
 window?: SnapshotWindow, };
 
+export type PerfDashboardParams = { 
+/**
+ * One project's publications (a project's table).
+ */
+projectId?: string, platform?: Platform, accountId?: string, format?: PublicationFormat, 
+/**
+ * Published at or after this time.
+ */
+from?: string, 
+/**
+ * Published before this time.
+ */
+to?: string, 
+/**
+ * `publishedAt` (default), `title`, `platform`, `account`, `format`, or
+ * `metric:<key>` (ordered within each platform: platforms are not compared).
+ */
+sort?: string, 
+/**
+ * Newest or largest first; true when absent.
+ */
+descending?: boolean, 
+/**
+ * Rows skipped before the page.
+ */
+offset?: number, 
+/**
+ * Rows of the page: 200 when absent, at most 1000.
+ */
+limit?: number, 
+/**
+ * The metric key of the medians; each platform's reach count when absent.
+ */
+metric?: string, 
+/**
+ * The medians at this age (`24h`, `72h`, `7d`); each publication's latest value
+ * when absent.
+ */
+age?: AgeBucket, 
+/**
+ * `week` or `month`; by week when the publications span at most 26 weeks.
+ */
+interval?: Interval, };
+
+export type PerfExportParams = { dashboard?: PerfDashboardParams, report?: PerfReportParams, };
+
+export type PerfExportResult = { csv: string, nRows: number, 
+/**
+ * `dashboard` or `report`.
+ */
+table: string, };
+
 export type PerfImportParams = { 
 /**
  * A local export file (CLI); or `dataBase64` with `fileName` (the UI's file picker).
@@ -1900,6 +2008,17 @@ publication?: PublicationDetails, };
 
 export type PlatformFit = { platform: Platform, compiled: FitReport, saved?: FitReport, };
 
+export type PlatformMedians = { platform: Platform, metric: string, unit: MetricUnit | null, 
+/**
+ * Periods with at least one value, oldest first.
+ */
+points: Array<MedianPoint>, 
+/**
+ * Publications of the platform (matching the filters) without a value of the
+ * metric (not reported, or no snapshot at the age asked).
+ */
+withoutValue: number, };
+
 export type PlatformProfile = { "type": "draft", "profile": DraftProfile } | { "type": "growth", "profile": GrowthProfile } | { "type": "risk", "profile": RiskList };
 
 export type PlatformProfileListResult = { drafts: Array<DraftProfile>, growth: Array<GrowthProfile>, riskLists: Array<RiskList>, };
@@ -1942,6 +2061,16 @@ fresh: boolean,
 spent: MonthSpent, };
 
 export type Post = { text: string, weightedLength: number, };
+
+export type PostingCell = { 
+/**
+ * 0 is Monday, 6 Sunday.
+ */
+weekday: number, 
+/**
+ * 0–23, in the publication's own time zone.
+ */
+hour: number, count: number, };
 
 export type ProblemReport = { 
 /**
@@ -3679,6 +3808,8 @@ export interface ApiMethods {
   "perf.keys": { params: Empty; result: PerfKeysResult };
   "perf.import": { params: PerfImportParams; result: PerfImportResult };
   "perf.report": { params: PerfReportParams; result: BeforeAfterReport };
+  "perf.dashboard": { params: PerfDashboardParams; result: Dashboard };
+  "perf.export": { params: PerfExportParams; result: PerfExportResult };
   "export.run": { params: ExportParams; result: ExportResult };
   "import.run": { params: ImportParams; result: ImportResult };
   "import.markdown": { params: ImportParams; result: ImportMarkdownResult };
@@ -3695,7 +3826,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "perf.dashboard", "perf.export", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
