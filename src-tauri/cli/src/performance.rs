@@ -1,7 +1,8 @@
 //! Performance data from the command line: `account add|list|rename|delete`,
-//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys|import|report|summary|context`.
+//! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys|import|account-days|report|dashboard|export|summary|context`.
 
 use clap::{Args, Subcommand};
+use inkstone_core::api::{ApiError, ErrorCode};
 use inkstone_core::Engine;
 use serde_json::{json, Map, Value};
 
@@ -190,6 +191,170 @@ pub enum PerfCommand {
         #[arg(value_parser = ["on", "off"])]
         set: Option<String>,
     },
+    /// The workspace dashboard: publications with their latest metrics (absent is "—",
+    /// never 0), each platform's median of a metric over time, and when you post.
+    Dashboard {
+        #[command(flatten)]
+        filter: DashboardFilter,
+        /// publishedAt (default), title, platform, account, format or metric:KEY (a metric
+        /// orders publications within each platform; platforms are not compared).
+        #[arg(long)]
+        sort: Option<String>,
+        /// Oldest or smallest first.
+        #[arg(long)]
+        ascending: bool,
+        /// Rows shown (default 200, at most 1000).
+        #[arg(long)]
+        limit: Option<u32>,
+        /// The medians' metric key (default: each platform's reach count).
+        #[arg(long)]
+        metric: Option<String>,
+        /// The medians at an age: 24h, 72h or 7d (default: the latest value).
+        #[arg(long)]
+        age: Option<String>,
+    },
+    /// Write a performance table as CSV (UTF-8 with a BOM, for Excel): the dashboard's
+    /// publications with the filters given (a project's with --project), or with
+    /// --report the before/after report's points. Without FILE the CSV goes to stdout.
+    Export {
+        file: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        filter: DashboardFilter,
+        /// The before/after report's points instead (needs --platform).
+        #[arg(long)]
+        report: bool,
+        /// The report's metric key.
+        #[arg(long)]
+        metric: Option<String>,
+        /// The report's age: 24h, 72h or 7d.
+        #[arg(long)]
+        age: Option<String>,
+    },
+}
+
+/// The dashboard's filters.
+#[derive(Debug, Args)]
+pub struct DashboardFilter {
+    /// One project's publications.
+    #[arg(long)]
+    project: Option<String>,
+    #[arg(long)]
+    platform: Option<String>,
+    /// An account id (`acc_…`).
+    #[arg(long)]
+    account: Option<String>,
+    /// article, answer, imageText, video, thread, post or other.
+    #[arg(long)]
+    format: Option<String>,
+    /// Published from this date (YYYY-MM-DD, UTC) or time (RFC 3339).
+    #[arg(long)]
+    since: Option<String>,
+    /// Published before this date (YYYY-MM-DD, UTC) or time (RFC 3339).
+    #[arg(long)]
+    until: Option<String>,
+}
+
+/// A date is its midnight UTC; anything else goes to the engine as written, which
+/// refuses what is not a time.
+fn time(text: String) -> String {
+    let is_date = text.len() == 10 && text.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    if is_date {
+        format!("{text}T00:00:00Z")
+    } else {
+        text
+    }
+}
+
+impl DashboardFilter {
+    fn params(self) -> Map<String, Value> {
+        let mut params = Map::new();
+        let fields = [
+            ("projectId", self.project),
+            ("platform", self.platform),
+            ("accountId", self.account),
+            ("format", self.format),
+            ("from", self.since.map(time)),
+            ("to", self.until.map(time)),
+        ];
+        for (key, value) in fields {
+            if let Some(value) = value {
+                params.insert(key.to_owned(), Value::String(value));
+            }
+        }
+        params
+    }
+}
+
+const WEEKDAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+
+fn print_dashboard(d: &Value) {
+    let rows = d["rows"].as_array().cloned().unwrap_or_default();
+    let keys: Vec<String> = d["metricKeys"].as_array().into_iter().flatten().filter_map(|k| k.as_str().map(str::to_owned)).collect();
+    if rows.is_empty() {
+        println!("No publications match.");
+    }
+    for row in &rows {
+        let p = &row["publication"];
+        let account = row["accountName"].as_str().map(|a| format!("  {a}")).unwrap_or_default();
+        println!("{}  {:<11} {}  {}{account}  {}", s(p, "id"), s(p, "platform"), s(p, "publishedAt"), s(p, "format"), s(p, "title"));
+        let values: Vec<String> = keys
+            .iter()
+            .filter(|k| row["latest"][k.as_str()].is_object() || crate::performance::usual(s(p, "platform")).contains(&k.as_str()))
+            .map(|k| match row["latest"][k.as_str()]["raw"].as_str() {
+                Some(raw) => format!("{k}={raw}"),
+                None => format!("{k}=—"),
+            })
+            .collect();
+        if !values.is_empty() {
+            println!("    {}", values.join(" "));
+        }
+    }
+    println!("{} of {} publications shown{}.", rows.len(), d["total"], if d["groupedByPlatform"] == true { ", ordered within each platform" } else { "" });
+    let age = d["age"].as_str().map(|a| format!(" at {a}")).unwrap_or_else(|| " (latest values)".to_owned());
+    for m in d["medians"].as_array().into_iter().flatten() {
+        let points: Vec<String> = m["points"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|p| {
+                format!(
+                    "{} {} (n={})",
+                    s(p, "period"),
+                    p["median"].as_f64().map(|v| format!("{v:.6}").trim_end_matches('0').trim_end_matches('.').to_owned()).unwrap_or_default(),
+                    p["n"]
+                )
+            })
+            .collect();
+        let without = m["withoutValue"].as_u64().filter(|n| *n > 0).map(|n| format!("; {n} without a value")).unwrap_or_default();
+        println!(
+            "median {} {}{age} by {}: {}{without}",
+            s(m, "platform"),
+            s(m, "metric"),
+            s(d, "interval"),
+            if points.is_empty() { "no data".to_owned() } else { points.join(", ") }
+        );
+    }
+    let cells: Vec<String> = d["postingTimes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| format!("{} {:02}:00 ×{}", WEEKDAYS.get(c["weekday"].as_u64().unwrap_or(0) as usize).unwrap_or(&"?"), c["hour"].as_u64().unwrap_or(0), c["count"]))
+        .collect();
+    if !cells.is_empty() {
+        println!("posted (day and hour in each publication's time zone): {}", cells.join(", "));
+    }
+}
+
+/// The metrics a platform usually shows, as the window's table does.
+pub fn usual(platform: &str) -> &'static [&'static str] {
+    match platform {
+        "wechat" => &["readers", "views"],
+        "zhihu" => &["views", "upvotes"],
+        "x" => &["impressions", "likes"],
+        "douyin" => &["views", "likes"],
+        "xiaohongshu" => &["impressions", "views"],
+        _ => &[],
+    }
 }
 
 fn print_context_state(r: &Value) {
@@ -404,6 +569,44 @@ pub fn perf(engine: &Engine, command: PerfCommand, as_json: bool) -> Result<(), 
                     println!("  {} post(s) with AI changes followed an unusually weak post (regression to the mean).", r["afterWeakPost"]);
                 }
             })
+        }
+        PerfCommand::Dashboard { filter, sort, ascending, limit, metric, age } => {
+            let mut params = filter.params();
+            let extra = [("sort", sort.map(Value::String)), ("metric", metric.map(Value::String)), ("age", age.map(Value::String)), ("limit", limit.map(|n| json!(n)))];
+            for (key, value) in extra {
+                if let Some(value) = value {
+                    params.insert(key.to_owned(), value);
+                }
+            }
+            if ascending {
+                params.insert("descending".to_owned(), Value::Bool(false));
+            }
+            show(as_json, &call(engine, "perf.dashboard", Value::Object(params))?, print_dashboard)
+        }
+        PerfCommand::Export { file, filter, report, metric, age } => {
+            let params = if report {
+                let f = filter.params();
+                json!({"report": {"platform": f.get("platform"), "projectId": f.get("projectId"), "metric": metric, "bucket": age}})
+            } else {
+                json!({"dashboard": Value::Object(filter.params())})
+            };
+            let result = call(engine, "perf.export", params)?;
+            let csv = result["csv"].as_str().unwrap_or_default();
+            match file {
+                None => {
+                    use std::io::Write as _;
+                    std::io::stdout().write_all(csv.as_bytes()).map_err(|e| Failure::Api(ApiError::new(ErrorCode::Io, format!("Cannot write the CSV: {e}"))))?;
+                }
+                Some(file) => {
+                    // Written beside the target and renamed, so a failed write leaves no half file.
+                    let partial = file.with_extension("csv.partial");
+                    std::fs::write(&partial, csv.as_bytes())
+                        .and_then(|()| std::fs::rename(&partial, &file))
+                        .map_err(|e| Failure::Api(ApiError::new(ErrorCode::Io, format!("Cannot write {}: {e}", file.display()))))?;
+                    let summary = json!({"path": file.display().to_string(), "nRows": result["nRows"], "table": result["table"]});
+                    show(as_json, &summary, |r| println!("Wrote {} rows of the {} to {}", r["nRows"], s(r, "table"), s(r, "path")));
+                }
+            }
         }
     }
     Ok(())

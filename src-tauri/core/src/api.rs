@@ -471,6 +471,8 @@ api_methods! {
         "perf.summary" => performance::summary(PerfSummaryParams) -> crate::performance::context::PerformanceSummary;
         "perf.contextSetting" => performance::context_setting(Empty) -> crate::performance::context::ContextState;
         "perf.setContextSetting" => performance::set_context_setting(PerfSetContextParams) -> crate::performance::context::ContextState;
+        "perf.dashboard" => performance::dashboard(PerfDashboardParams) -> crate::performance::dashboard::Dashboard;
+        "perf.export" => performance::export(PerfExportParams) -> PerfExportResult;
     }
     streaming {
         "export.run" => data::export(ExportParams) -> ExportResult, sends Progress(ProgressEvent);

@@ -42,6 +42,7 @@ impl Engine {
     pub fn open(config: EngineConfig) -> Result<Engine, ApiError> {
         let kernel = Kernel::open(config)?;
         crate::activity::index_existing(kernel.store(), kernel.now())?;
+        crate::performance::metrics::index_existing(kernel.store(), kernel.now())?;
         let sync = crate::sync::Runtime::new(kernel.config().jitter_seed).with_part(crate::performance::sync::cycle_part);
         Ok(Engine { sync, kernel, harness: harness::Runtime::new(crate::tools::builtins()) })
     }

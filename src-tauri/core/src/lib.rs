@@ -22,6 +22,7 @@ pub mod project;
 pub mod prompts;
 pub mod proposals;
 pub mod retrieval;
+pub mod spreadsheet;
 pub mod suggest;
 pub mod sync;
 pub mod tools;

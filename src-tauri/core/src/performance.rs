@@ -18,6 +18,8 @@
 
 pub mod account_days;
 pub mod context;
+pub mod dashboard;
+pub mod export;
 pub mod import;
 pub mod metrics;
 pub mod numbers;

@@ -85,10 +85,14 @@ pub enum Kind {
     /// (`2026-11-27`), written in the same batch as each record (`usage::stage_call`)
     /// and rebuilt from the records on import and when an older folder opens.
     UsageTotals,
+    /// One entry per canonical metric of each metric snapshot, derived from
+    /// `MetricSnapshots`: `platform 0x00 metric 0x00 publication_id 0x00 snapshot_id`, so
+    /// the dashboard reads one platform's values of one key without decoding snapshots.
+    MetricPoints,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 40] = [
+    pub(super) const ALL: [Kind; 41] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -129,6 +133,7 @@ impl Kind {
         Kind::AccountSnapshots,
         Kind::PerfOutbox,
         Kind::UsageTotals,
+        Kind::MetricPoints,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -173,6 +178,7 @@ impl Kind {
             Kind::AccountSnapshots => "account_snapshots",
             Kind::PerfOutbox => "perf_outbox",
             Kind::UsageTotals => "usage_totals",
+            Kind::MetricPoints => "metric_points",
         }
     }
 
@@ -218,6 +224,7 @@ impl Kind {
             Kind::AccountSnapshots => 37,
             Kind::PerfOutbox => 38,
             Kind::UsageTotals => 39,
+            Kind::MetricPoints => 40,
         }
     }
 }

@@ -11,12 +11,14 @@
 // a metric by hand (`3.6w`) and sees the trend over age; re-imports the same file and is
 // told nothing changes; sets a saved Zhihu draft to published, which asks for the
 // publication's details and records it; opens the before/after report (association, not
-// causation; not enough data on one post); and the panel in Chinese. Screenshots in both
-// languages.
+// causation; not enough data on one post); opens the workspace dashboard (Ctrl+Shift+D),
+// filters it to Xiaohongshu, sees that platform's median chart and the posting grid, and
+// exports the table as CSV (a BOM, the lower bound said so, nothing absent written as 0);
+// and the panel and the dashboard in Chinese. Screenshots in both languages.
 //
 // Prints `browser-e2e-performance: N passed, M failed` and exits non-zero on any failure.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, ROOT, startChild, uiDistOrExit } from "../lib.mjs";
@@ -201,6 +203,41 @@ async function main() {
     await tid("perf-report").waitFor({ state: "detached" });
   });
 
+  await check("the workspace dashboard (Ctrl+Shift+D): filtered to Xiaohongshu, its median chart and posting grid, the table exported as CSV", async () => {
+    await page.keyboard.press("Control+Shift+D");
+    await tid("perf-dashboard").waitFor();
+    await page.locator("[data-testid=perf-dash-row]").nth(1).waitFor();
+    assert((await page.locator("[data-testid=perf-dash-row]").count()) === 2, "both publications are listed");
+    await tid("perf-dash-platform").selectOption("xiaohongshu");
+    await page.locator("[data-testid=perf-dash-row][data-platform=zhihu]").waitFor({ state: "detached" });
+    assert((await page.locator("[data-testid=perf-dash-row]").count()) === 1, "the filter left one row");
+    const row = page.locator(`[data-testid=perf-dash-row][data-id='${publicationId}']`);
+    assert((await row.locator("[data-metric=impressions]").innerText()) === "100,000+", await row.innerText());
+    // Shares were '-' in the export: absent, shown as a dash.
+    assert((await row.locator("[data-metric=shares]").count()) === 0 || (await row.locator("[data-metric=shares]").innerText()) === "—", "shares shown as a number");
+    const chart = page.locator("[data-testid=perf-dash-chart][data-platform=xiaohongshu]");
+    await chart.waitFor();
+    assert((await chart.getAttribute("data-points")) === "1", `points: ${await chart.getAttribute("data-points")}`);
+    assert((await page.locator("[data-testid=perf-dash-chart]").count()) === 1, "a chart for a platform filtered out");
+    // Published Thursday 2026-03-05 20:00:05 Beijing time: one post in that slot.
+    assert((await page.locator("[data-testid=perf-dash-slot]").evaluateAll((cells) => cells.map((c) => `${c.dataset.slot}:${c.textContent}`))).join() === "3-20:1", "posting grid");
+    await shot("perf-10-dashboard-en-light");
+    const [download] = await Promise.all([page.waitForEvent("download"), tid("perf-dash-export").click()]);
+    const file = join(shots, "performance-dashboard.csv");
+    await download.saveAs(file);
+    const bytes = readFileSync(file);
+    assert(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf, "the CSV starts with a BOM");
+    const lines = bytes.toString("utf8").slice(1).trim().split(/\r?\n/);
+    assert(lines.length === 2, `lines: ${lines.length}`);
+    const header = lines[0].split(",");
+    const cells = lines[1].split(",");
+    const at = (name) => cells[header.indexOf(name)];
+    assert(at("platform") === "xiaohongshu" && at("impressions") === "100000" && at("qualified").includes("impressions:lower_bound"), lines.join(" | "));
+    assert(!header.includes("shares") || at("shares") === "", "an absent value was written");
+    await tid("perf-dash-close").click();
+    await tid("perf-dashboard").waitFor({ state: "detached" });
+  });
+
   await check("the panel and the import preview in Chinese", async () => {
     await page.context().close();
     page = await open("zh-CN");
@@ -221,6 +258,17 @@ async function main() {
     await tid("perf-report-open").click();
     await tid("perf-report-association").filter({ hasText: "不代表因果" }).waitFor();
     await shot("perf-09-report-zh-light");
+  });
+
+  await check("the dashboard in Chinese, from the sidebar", async () => {
+    await page.keyboard.press("Escape");
+    await tid("perf-report").waitFor({ state: "detached" });
+    await tid("open-dashboard").click();
+    await tid("perf-dashboard").waitFor();
+    await page.locator("#perf-dash-title", { hasText: "数据看板" }).waitFor();
+    await page.locator("[data-testid=perf-dash-chart]").first().waitFor();
+    assert((await tid("perf-dash-posting").innerText()).includes("周四"), "the weekdays in Chinese");
+    await shot("perf-11-dashboard-zh-light");
   });
 
   await check("no page errors", async () => {

@@ -13,6 +13,7 @@ import { Settings, type SettingsSection } from "../features/settings";
 import { LocalModelOffer } from "../features/settings";
 import { HelpDialog, type HelpTab } from "../features/help";
 import { UpdateNotice } from "../features/updates";
+import { PerformanceDashboard } from "../features/performance";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
@@ -61,9 +62,12 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
   const [showArchived, setShowArchived] = useState(false);
   const [selectedId, setSelectedId] = useState<string | null>(null);
+  /** The performance dashboard fills the centre while open; opening a project closes it. */
+  const [dashboard, setDashboard] = useState(false);
   /** Where to show the project that a search hit opened. */
   const [reveal, setReveal] = useState<Reveal | null>(null);
   const openSource = useCallback((target: SourceTarget) => {
+    setDashboard(false);
     setSelectedId(target.projectId);
     setReveal((r) => ({ projectId: target.projectId, span: target.span, version: target.version, commentId: target.commentId, seq: (r?.seq ?? 0) + 1 }));
   }, []);
@@ -247,6 +251,10 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
 
   const selectTab = useCallback((k: PanelTab) => setTab(k), []);
+  const openProject = useCallback((id: string) => {
+    setDashboard(false);
+    setSelectedId(id);
+  }, []);
   // What a palette command does to the open project; the view is only read when one runs.
   const onView = useCallback((act: (v: ProjectViewHandle) => void) => {
     if (view.current) act(view.current);
@@ -276,6 +284,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       cmd("templates", "cmd.templates", () => setSettings("templates")),
       cmd("models", "cmd.models", () => setSettings("models")),
       cmd("usage", "cmd.usage", () => setSettings("usage")),
+      cmd("dashboard", "cmd.dashboard", () => setDashboard(true), `${mod}+Shift+D`),
       cmd("archived", "cmd.archived", () => setShowArchived((s) => !s)),
       cmd("help", "cmd.help", () => setHelp("shortcuts"), `F1 / ${mod}+/`),
       cmd("about", "cmd.about", () => setHelp("about")),
@@ -300,15 +309,15 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     }
     for (const p of projects ?? []) {
       if (p.archived && !showArchived) continue;
-      list.push({ id: `open-${p.id}`, label: t("cmd.open", { title: p.title }), keywords: "open project", run: () => setSelectedId(p.id) });
+      list.push({ id: `open-${p.id}`, label: t("cmd.open", { title: p.title }), keywords: "open project", run: () => openProject(p.id) });
     }
     return list;
-  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast]);
+  }, [t, mod, lang, selectedId, templates, projects, showArchived, changeLang, changeTheme, onView, toast, openProject]);
 
   // Global shortcuts. Nothing acts during an input-method composition.
-  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab, help });
+  const stateRef = useRef({ palette, settings, newDialog, selectedId, tab, help, dashboard });
   useLayoutEffect(() => {
-    stateRef.current = { palette, settings, newDialog, selectedId, tab, help };
+    stateRef.current = { palette, settings, newDialog, selectedId, tab, help, dashboard };
   });
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -337,6 +346,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
         else if (s.help) setHelp(null);
         else if (s.settings) setSettings(null);
         else if (s.newDialog) setNewDialog(null);
+        else if (s.dashboard) setDashboard(false);
         // Esc stops the AI first when it runs, then closes what is open.
         else if (view.current?.stopAi()) e.preventDefault();
         else if (view.current?.closeOverlay()) e.preventDefault();
@@ -344,6 +354,11 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       }
       if (s.palette || s.settings || s.newDialog || s.help) return;
       if (!modKey || e.altKey) return;
+      if (k === "d" && e.shiftKey) {
+        e.preventDefault();
+        setDashboard((d) => !d);
+        return;
+      }
       if (k === "o" && e.shiftKey && s.selectedId) {
         e.preventDefault();
         view.current?.openOptimize();
@@ -399,16 +414,29 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             showArchived={showArchived}
             sync={syncSlot}
             onShowArchived={setShowArchived}
-            onSelect={setSelectedId}
+            onSelect={openProject}
             onOpenHit={openHit}
             onNew={() => setNewDialog({})}
             onSample={createSample}
             onImport={() => setSettings("data")}
             onSettings={() => setSettings("general")}
             onHelp={() => setHelp("about")}
+            onDashboard={() => setDashboard(true)}
+            dashboardOpen={dashboard}
           />
         )}
-        {selectedId ? (
+        {dashboard ? (
+          <main className="center perf-dash-wrap">
+            {!sidebar && (
+              <div>
+                <button type="button" className="small-btn" data-testid="show-sidebar" onClick={() => setSidebar(true)}>
+                  {t("projects.heading")}
+                </button>
+              </div>
+            )}
+            <PerformanceDashboard onClose={() => setDashboard(false)} />
+          </main>
+        ) : selectedId ? (
           <Suspense
             fallback={
               <main className="center" aria-busy="true">

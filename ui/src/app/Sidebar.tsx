@@ -20,6 +20,9 @@ export interface SidebarProps {
   onImport: () => void;
   onSettings: () => void;
   onHelp: () => void;
+  /** Opens the workspace's performance dashboard. */
+  onDashboard: () => void;
+  dashboardOpen: boolean;
 }
 
 export const Sidebar = memo(function Sidebar({
@@ -35,6 +38,8 @@ export const Sidebar = memo(function Sidebar({
   onImport,
   onSettings,
   onHelp,
+  onDashboard,
+  dashboardOpen,
 }: SidebarProps) {
   const { t, lang, now, mod } = useApp();
   const [query, setQuery] = useState("");
@@ -115,6 +120,9 @@ export const Sidebar = memo(function Sidebar({
       )}
       {projects && projects.length > 0 && shown.length === 0 && <p className="muted small pad">{t("projects.nomatch")}</p>}
       <footer className="sidebar-footer">
+        <button type="button" className="link" data-testid="open-dashboard" aria-current={dashboardOpen ? "page" : undefined} title={`${mod}+Shift+D`} onClick={onDashboard}>
+          ▤ {t("sidebar.dashboard")}
+        </button>
         <button type="button" className="link" data-testid="open-settings" onClick={onSettings}>
           ⚙ {t("settings.title")}
         </button>

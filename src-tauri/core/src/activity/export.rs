@@ -1,5 +1,5 @@
-//! The activity as CSV: one line per row, UTF-8 with a byte-order mark so spreadsheet
-//! programs (Excel) read Chinese titles and reasons correctly; the `csv` crate quotes.
+//! The activity as CSV: one line per row, written by [`crate::spreadsheet`] (UTF-8 with
+//! a byte-order mark so Excel reads Chinese titles and reasons, quoted, formulas defused).
 
 use super::{ActivityRow, Decision};
 
@@ -29,25 +29,11 @@ pub const CSV_HEADER: [&str; 22] = [
     "cost",
 ];
 
-const BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// A cell a spreadsheet would read as a formula (`=`, `+`, `-`, `@` first) gets a
-/// leading apostrophe, so a title or a reason cannot run as one when the file opens.
-fn defused(cell: &str) -> std::borrow::Cow<'_, str> {
-    if cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        std::borrow::Cow::Owned(format!("'{cell}"))
-    } else {
-        std::borrow::Cow::Borrowed(cell)
-    }
-}
-
 /// The rows as CSV bytes (BOM, header, one record per row).
 ///
 /// Errors: an `Internal` error only if the CSV writer fails on memory.
 pub fn csv_bytes(rows: &[ActivityRow]) -> Result<Vec<u8>, crate::error::ApiError> {
-    let internal = |e: csv::Error| crate::error::ApiError::internal(format!("The CSV writer failed: {e}"));
-    let mut writer = csv::WriterBuilder::new().from_writer(BOM.to_vec());
-    writer.write_record(CSV_HEADER).map_err(internal)?;
+    let mut lines = Vec::with_capacity(rows.len());
     for row in rows {
         let owner = match &row.through {
             super::Through::DraftingSession { session_id } => session_id.clone(),
@@ -83,7 +69,7 @@ pub fn csv_bytes(rows: &[ActivityRow]) -> Result<Vec<u8>, crate::error::ApiError
             row.tokens.as_ref().map(|t| format!("{}/{}", t.input_tokens, t.output_tokens)).unwrap_or_default(),
             row.tokens.as_ref().and_then(|t| t.cost).map(|c| format!("{c:.6}")).unwrap_or_default(),
         ];
-        writer.write_record(record.iter().map(|cell| defused(cell).into_owned())).map_err(internal)?;
+        lines.push(record.into_iter().map(crate::spreadsheet::Cell::Text).collect());
     }
-    writer.into_inner().map_err(|e| crate::error::ApiError::internal(format!("The CSV writer failed: {e}")))
+    crate::spreadsheet::csv_bytes(&CSV_HEADER, lines)
 }

@@ -153,6 +153,109 @@ impl Record for MetricSnapshot {
     fn key(&self) -> Vec<u8> {
         keys::child(&self.publication_id, &self.id)
     }
+
+    /// Each canonical metric is indexed as a [`MetricPoint`] in the same transaction.
+    fn derived(&self, batch: &mut Batch) -> Result<(), crate::store::StoreError> {
+        for (key, value) in &self.metrics {
+            batch.put(&MetricPoint::of(self, key, value))?;
+        }
+        Ok(())
+    }
+}
+
+/// One canonical metric of one snapshot, derived from [`MetricSnapshot`] (never written
+/// alone): `platform 0x00 metric 0x00 publication_id 0x00 snapshot_id`, so the
+/// dashboard reads one platform's values of one key (for its medians and its sort)
+/// without decoding whole snapshots and their raw rows. Short field names: tens of
+/// thousands are read per query. A backup carries the snapshots; importing them writes
+/// the points again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricPoint {
+    #[serde(rename = "l")]
+    pub platform: crate::model::Platform,
+    #[serde(rename = "k")]
+    pub metric: String,
+    #[serde(rename = "p")]
+    pub publication_id: String,
+    #[serde(rename = "s")]
+    pub snapshot_id: String,
+    #[serde(rename = "o")]
+    pub observed_at: Timestamp,
+    #[serde(rename = "a")]
+    pub age_hours: f64,
+    #[serde(rename = "v")]
+    pub value: f64,
+    /// A one-day window (not a total).
+    #[serde(rename = "d", default, skip_serializing_if = "std::ops::Not::not")]
+    pub day_window: bool,
+}
+
+impl MetricPoint {
+    fn of(snapshot: &MetricSnapshot, metric: &str, value: &MetricValue) -> MetricPoint {
+        MetricPoint {
+            platform: snapshot.platform,
+            metric: metric.to_owned(),
+            publication_id: snapshot.publication_id.clone(),
+            snapshot_id: snapshot.id.clone(),
+            observed_at: snapshot.observed_at,
+            age_hours: snapshot.age_hours,
+            value: value.value,
+            day_window: matches!(snapshot.window, SnapshotWindow::Day { .. }),
+        }
+    }
+
+    /// `platform 0x00 metric 0x00`: the prefix of one platform's points of one key.
+    pub fn prefix(platform: crate::model::Platform, metric: &str) -> Vec<u8> {
+        let mut key = keys::project_prefix(platform.as_str());
+        key.extend(metric.bytes().filter(|b| *b != 0));
+        key.push(0);
+        key
+    }
+}
+
+impl Record for MetricPoint {
+    const KIND: Kind = Kind::MetricPoints;
+    fn key(&self) -> Vec<u8> {
+        let mut key = MetricPoint::prefix(self.platform, &self.metric);
+        key.extend_from_slice(&keys::child(&self.publication_id, &self.snapshot_id));
+        key
+    }
+}
+
+/// The keys of `snapshot`'s points (to delete them with it).
+pub fn point_keys(snapshot: &MetricSnapshot) -> Vec<Vec<u8>> {
+    snapshot.metrics.iter().map(|(key, value)| MetricPoint::of(snapshot, key, value).key()).collect()
+}
+
+/// Meta key: the metric points were built over the snapshots written before them.
+const META_POINTS: &[u8] = b"metric_points_v1";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct PointsIndexed {
+    at: Timestamp,
+}
+
+impl Record for PointsIndexed {
+    const KIND: Kind = Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        META_POINTS.to_vec()
+    }
+}
+
+/// Writes the points of snapshots stored before the index existed, once per data folder
+/// (rewriting a snapshot writes its points; the snapshot is unchanged). Called when the
+/// engine opens.
+pub fn index_existing(store: &crate::store::Store, now: Timestamp) -> Result<(), crate::store::StoreError> {
+    if store.get::<PointsIndexed>(META_POINTS)?.is_some() {
+        return Ok(());
+    }
+    let _guard = store.write_lock();
+    let mut batch = Batch::new();
+    for snapshot in store.scan::<MetricSnapshot>(b"")? {
+        batch.put(&snapshot)?;
+    }
+    batch.put(&PointsIndexed { at: now })?;
+    store.apply(batch, crate::store::Durability::Durable)
 }
 
 /// Longest extra name, in characters.

@@ -183,6 +183,7 @@ impl Worker {
             | Kind::PerfAccounts
             | Kind::Publications
             | Kind::MetricSnapshots
+            | Kind::MetricPoints
             | Kind::PerfImports
             | Kind::PerfOutbox => return Ok(None),
         };

@@ -33,6 +33,7 @@ mod optimize_window;
 mod outbox;
 mod performance;
 mod performance_context;
+mod performance_dashboard;
 mod pipeline;
 mod policy;
 mod proposals;

@@ -72,8 +72,9 @@ fn only_retrieval_uses_tantivy() {
 const LAYERS: &[&str] = &[
     "error",
     "model",
-    "clock", // leaves (inkstone-model)
-    "store", // sled behind typed records
+    "clock",       // leaves (inkstone-model)
+    "store",       // sled behind typed records
+    "spreadsheet", // CSV for spreadsheets: BOM, quoting, formulas defused
     "diff",
     "profiles",
     "prompts", // versioned layered prompt files and their composer

@@ -21,6 +21,7 @@ export const SHORTCUTS: ShortcutGroup[] = [
       { keys: "Mod+K", what: "help.key.palette" },
       { keys: "Mod+N", what: "help.key.new" },
       { keys: "Mod+\\", what: "help.key.sidebar" },
+      { keys: "Mod+Shift+D", what: "help.key.dashboard" },
       { keys: "F1 / Mod+/", what: "help.key.help" },
       { keys: "Esc", what: "help.key.close" },
     ],

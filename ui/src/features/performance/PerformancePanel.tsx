@@ -15,6 +15,7 @@ import { ImportDialog } from "./ImportDialog";
 import { metricName, PublicationMetrics } from "./Metrics";
 import { PublicationForm } from "./PublicationForm";
 import { ReportDialog } from "./Report";
+import { useCsvExport } from "./useCsvExport";
 
 export interface PerformancePanelProps {
   projectId: string;
@@ -42,6 +43,7 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
   const [open, setOpen] = useState<string | null>(null);
   const [formError, setFormError] = useState<ClientError | null>(null);
   const { write, pending } = useWrites();
+  const { exportCsv, exporting } = useCsvExport();
   const { write: formWrite, pending: formPending } = useWrites({ onError: (e) => setFormError(toClientError(e)) });
 
   const submit = async (platform: Platform, details: PublicationDetails) => {
@@ -64,6 +66,15 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
       <div className="perf-head pad-x">
         <p className="small muted">{t("perf.panel.help")}</p>
         <div className="perf-actions">
+          <button
+            type="button"
+            className="small-btn"
+            data-testid="perf-export"
+            disabled={exporting || live.length === 0}
+            onClick={() => void exportCsv({ dashboard: { projectId } }, "publications")}
+          >
+            {exporting ? t("perf.export.busy") : t("perf.export.button")}
+          </button>
           <button type="button" className="small-btn" data-testid="perf-report-open" onClick={() => setReporting(true)}>
             {t("perf.report.button")}
           </button>

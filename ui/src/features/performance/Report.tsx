@@ -14,6 +14,7 @@ import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { formatMetric, localTime, USUAL_METRICS } from "./format";
 import { PlatformOptions } from "./PlatformOptions";
 import { metricName } from "./Metrics";
+import { useCsvExport } from "./useCsvExport";
 
 const BUCKETS: AgeBucket[] = ["24h", "72h", "7d"];
 const DEFAULT_METRIC: Record<Platform, string> = { wechat: "readers", x: "impressions", xiaohongshu: "impressions", zhihu: "views", douyin: "views" };
@@ -30,6 +31,7 @@ export function ReportDialog({ projectId, platform: first, onClose }: { projectI
   const error = read.error ? toClientError(read.error) : null;
   const r: BeforeAfterReport | undefined = read.data;
   const metrics = [...new Set([DEFAULT_METRIC[platform], ...USUAL_METRICS[platform]])];
+  const { exportCsv, exporting } = useCsvExport();
 
   const sideRow = (label: string, s: ReportSide, testId: string) => (
     <tr data-testid={testId}>
@@ -160,6 +162,14 @@ export function ReportDialog({ projectId, platform: first, onClose }: { projectI
         <div className="draft-actions">
           <span className="small muted">{t("perf.report.oneThing")}</span>
           <span className="spacer" />
+          <button
+            type="button"
+            data-testid="perf-report-export"
+            disabled={exporting || !r || r.points.length === 0}
+            onClick={() => void exportCsv({ report: { platform, metric, bucket, ...(wholeAccount ? {} : { projectId }) } }, "before-after")}
+          >
+            {exporting ? t("perf.export.busy") : t("perf.export.button")}
+          </button>
           <button type="button" onClick={onClose}>
             {t("perf.close")}
           </button>
