@@ -21,6 +21,17 @@ export type AccountListResult = { accounts: Array<Account>, };
 
 export type AccountRef = { accountId: string, };
 
+export type AccountSnapshot = { id: string, accountId: string, platform: Platform, 
+/**
+ * The day it covers, in the export's time zone (Beijing for WeChat).
+ */
+date: string, source: SnapshotSource, 
+/**
+ * `followers_total`, `followers_new`, `followers_lost`, `followers_net`: those the
+ * export reported (absent, never 0, when it did not).
+ */
+metrics: { [key in string]: MetricValue }, createdAt: string, };
+
 export type AccountUpdateParams = { accountId: string, name?: string, 
 /**
  * An empty handle clears it.
@@ -92,9 +103,11 @@ actor: string, reason?: string, through: Through, model: ModelUsed, promptVersio
  */
 promptLayers: Array<string>, contextSnapshotId?: string, tokens?: TokensUsed, };
 
+export type ActivityScope = "local" | "workspace";
+
 export type AgeBucket = "24h" | "72h" | "7d";
 
-export type AiActivityExportParams = { filter?: AiActivityFilter, };
+export type AiActivityExportParams = { filter?: AiActivityFilter, scope?: ActivityScope, };
 
 export type AiActivityExportResult = { csv: string, nRows: number, };
 
@@ -117,6 +130,11 @@ model?: string,
 from?: string, to?: string, decision?: Decision, };
 
 export type AiActivityListParams = { filter?: AiActivityFilter, 
+/**
+ * `local` (this data folder, the default) or `workspace` (the workspace server's
+ * shared activity: owners see every member's, editors their own).
+ */
+scope?: ActivityScope, 
 /**
  * Most rows, newest first: default 200, at most 1000.
  */
@@ -507,6 +525,22 @@ export type CalibrationSeed = { endpoint: TokenizerEndpoint, serverTokens: numbe
 
 export type Candidate = { text: string, rationale: string, };
 
+export type CapLevel = "none" | "under" | "near" | "reached";
+
+export type CapStanding = { 
+/**
+ * The UTC calendar month, `2026-11`.
+ */
+month: string, spent: MonthSpent, capUsd?: number, capTokens?: number, level: CapLevel, 
+/**
+ * The workspace whose policy sets the cap.
+ */
+workspaceName?: string, 
+/**
+ * The owner who set the policy, and when.
+ */
+setBy?: string, setAt?: string, };
+
 export type CarriedEdits = { 
 /**
  * The earlier proposal (now superseded: `merged` when all its hunks are carried,
@@ -725,6 +759,24 @@ notPrecededBy: Array<string>, };
 
 export type ContextEstimate = { estimatedTokens: number, layers: Array<LayerEstimate>, };
 
+export type ContextState = { 
+/**
+ * What applies: the setting, unless the workspace policy turns it off.
+ */
+enabled: boolean, 
+/**
+ * The person's own setting (on when never set).
+ */
+setting: boolean, 
+/**
+ * True when the workspace policy turns it off (the setting is then read-only).
+ */
+decidedByPolicy: boolean, 
+/**
+ * The workspace whose policy decides, and the owner who set it, when it does.
+ */
+policyWorkspace?: string, policySetBy?: string, };
+
 export type Dashboard = { 
 /**
  * The page of the table.
@@ -841,7 +893,7 @@ export type DraftStatus = "draft" | "ready" | "publishing" | "published";
 
 export type Empty = Record<symbol, never>;
 
-export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "POLICY_REFUSED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
+export type ErrorCode = "NOT_FOUND" | "VALIDATION" | "CONFLICT" | "PERMISSION_DENIED" | "TOOL_FORBIDDEN" | "PROVIDER_AUTH" | "PROVIDER_RATE_LIMITED" | "PROVIDER_UNAVAILABLE" | "CONTEXT_TOO_LONG" | "QUOTA_EXCEEDED" | "POLICY_REFUSED" | "KEYCHAIN_UNAVAILABLE" | "OFFLINE" | "TIMEOUT" | "PROVIDER_BAD_RESPONSE" | "PROVIDER_NOT_FOUND" | "PROVIDER_REJECTED" | "CANCELLED" | "SIGNATURE_INVALID" | "READ_ONLY" | "STORE_LOCKED" | "STORE_CORRUPT" | "STORE_TOO_NEW" | "IO" | "INTERNAL";
 
 export type Event = { eventId: string, sequence: number, sessionId?: string, runId?: string, 
 /**
@@ -962,6 +1014,8 @@ inputTokens: number, outputTokens: number,
  */
 sources?: Array<ProvenanceSource>, } } | { "kind": "pin_added", "payload": { pinId: string, text: string, source: PinSource, } } | { "kind": "pin_removed", "payload": { pinId: string, } } | { "kind": "intent_updated", "payload": { intent: SessionIntent, by: IntentSource, } } | { "kind": "run_started", "payload": { projectId: string, profile: string, } } | { "kind": "run_stage", "payload": { stage: string, state: string, message: string, } } | { "kind": "run_ended", "payload": { status: string, message: string, } } | { "kind": "compaction_setting_changed", "payload": { threshold?: CompactThreshold, } });
 
+export type Evidence = "measured" | "manual";
+
 export type Exclusion = "boosted" | "private" | "noSnapshotAtAge" | "metricNotReported" | "underFloor" | "noBaseline";
 
 export type ExportCounts = { projects: number, versions: number, comments: number, activities: number, brandProfiles: number, templates: number, media: number, llmProfiles: number, usageRecords: number, platformDrafts: number, sessions: number, sessionEvents: number, };
@@ -973,6 +1027,8 @@ export type ExportParams = {
 path: string, };
 
 export type ExportResult = { path: string, manifest: Manifest, };
+
+export type ExportTarget = "posts" | "account";
 
 export type Finding = { 
 /**
@@ -1148,7 +1204,16 @@ fileSha256: string,
 /**
  * `x-content@v1`: the export profile that read it.
  */
-importer: string, importerName: string, platform: Platform, encoding: string, 
+importer: string, importerName: string, platform: Platform, 
+/**
+ * Posts (each row a publication's snapshot) or one account's days.
+ */
+target: ExportTarget, 
+/**
+ * For an account export: the account its days are written to (the one given, or the
+ * platform's only account); `None` until the person says which.
+ */
+accountId: string | null, encoding: string, 
 /**
  * Set when this exact file was imported before: nothing more would be written.
  */
@@ -1441,6 +1506,19 @@ warnings?: Array<Hint>,
 calibration?: ProfileContext, };
 
 export type LocalServer = { preset: LlmPreset, models: Array<string>, };
+
+export type LogLine = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
+/**
+ * A short text for the timeline: the person's or the model's words, or (with
+ * `textId`) the engine's English wording of what happened.
+ */
+text: string, 
+/**
+ * What happened, for a client to word in the person's language (`session_started`,
+ * `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
+ * or the model's own words (a message, a question, an answer).
+ */
+textId?: string, params?: { [key in string]: string }, };
 
 export type Manifest = { format: string, formatVersion: number, schemaVersion: number, exportedAt: string, 
 /**
@@ -1765,6 +1843,12 @@ offer?: AllowOffer, };
 
 export type PendingQuestion = { questionId: string, toolUseId: string, question: string, options: Array<string>, };
 
+export type PerfAccountDaysResult = { account: Account, 
+/**
+ * The latest observation of each day, oldest first.
+ */
+days: Array<AccountSnapshot>, };
+
 export type PerfAddParams = { publicationId: string, 
 /**
  * Metric key → the number as the platform shows it (`1.2万`, `10w+`, `12.3%`); an
@@ -1848,6 +1932,11 @@ platform?: Platform,
  */
 assign?: Record<string, string>, 
 /**
+ * The account an account export's days go to (WeChat 用户分析); without it, the
+ * platform's only account.
+ */
+accountId?: string, 
+/**
  * Write it. Without it (the default) the import is only previewed and nothing is
  * written. A commit needs every row matched or skipped.
  */
@@ -1889,6 +1978,28 @@ bucket?: AgeBucket,
  * Also boosted and unknown-traffic posts (left out by default).
  */
 includeBoosted?: boolean, };
+
+export type PerfSetContextParams = { 
+/**
+ * "Use performance history in AI context".
+ */
+enabled: boolean, };
+
+export type PerfSummaryParams = { platform: Platform, };
+
+export type PerformanceSummary = { platform: Platform, 
+/**
+ * The metric key compared (the platform's reach count) and what it counts.
+ */
+metric: string, basis: string, bucket: AgeBucket, 
+/**
+ * Eligible posts (the report's gates passed, with a multiple).
+ */
+eligible: number, strongest: Array<SummaryPost>, weakest: Array<SummaryPost>, 
+/**
+ * The text the model reads (empty when there is nothing to say).
+ */
+text: string, };
 
 export type PermissionPolicy = "allow" | "ask" | "deny";
 
@@ -2361,7 +2472,7 @@ export type ProvenanceSource = { "type": "toolResult", tool: string, toolUseId: 
 /**
  * As the tool gave it (`prj_…@v3:10-20`).
  */
-reference: string, projectId: string, title: string, version?: number, commentId?: string, span?: Anchor, snippet: string, } | { "type": "memory", memoryId: string, text: string, } | { "type": "pin", pinId: string, text: string, } | { "type": "selection", span: Anchor, text: string, } | { "type": "link", url: string, };
+reference: string, projectId: string, title: string, version?: number, commentId?: string, span?: Anchor, snippet: string, } | { "type": "memory", memoryId: string, text: string, } | { "type": "pin", pinId: string, text: string, } | { "type": "selection", span: Anchor, text: string, } | { "type": "link", url: string, } | { "type": "performanceSummary", platform: Platform, snapshotIds: Array<string>, toolUseId?: string, };
 
 export type Provider = "disabled" | "openai-compatible";
 
@@ -2563,7 +2674,7 @@ strictIndustries: Array<string>, terms: Array<string>, allow: Array<string>,
  */
 allowContext: Array<ContextAllow>, };
 
-export type RowOutcome = { "status": "matched", publicationId: string, by: string, } | { "status": "ambiguous", candidates: Array<string>, } | { "status": "unmatched" } | { "status": "skipped" } | { "status": "notUnderstood", problem: string, };
+export type RowOutcome = { "status": "matched", publicationId: string, by: string, } | { "status": "ambiguous", candidates: Array<string>, } | { "status": "unmatched" } | { "status": "skipped" } | { "status": "notUnderstood", problem: string, } | { "status": "accountDay", accountId: string, date: string, };
 
 export type RowPreview = { 
 /**
@@ -2996,14 +3107,27 @@ export type SessionTimelineParams = { sessionId: string,
 /**
  * Only the items changed after this sequence (default: every item).
  */
-since?: number, };
+since?: number, 
+/**
+ * Only the items before the item with this key (the page before one held).
+ */
+before?: string, 
+/**
+ * At most this many items, the latest (1 to 1000; default 1000).
+ */
+limit?: number, };
 
 export type SessionTimelineResult = { 
 /**
- * The `since` of the request (0 without one): `timeline.items` are the items
- * changed after it, in timeline order; every other field is the whole state.
+ * The `since` of the request (0 without one): `items` are the items changed after
+ * it, in timeline order; `state` is the whole state.
  */
-since: number, lastSequence: number, items: Array<TimelineEntry>, mode: Mode, 
+since: number, items: Array<TimelineItem>, 
+/**
+ * Items that match and are before this page (ask again with `before` = the key of
+ * the first item here).
+ */
+earlier: number, lastSequence: number, mode: Mode, 
 /**
  * A turn started and has not ended.
  */
@@ -3032,7 +3156,12 @@ lastTask: RetryTask | null, compacting: Compacting | null,
 /**
  * Failed summaries in a row (a stopped or interrupted one does not count).
  */
-compactionFailures: number, };
+compactionFailures: number, 
+/**
+ * The key the answer of the model call in progress has (and its item keeps when
+ * the answer is logged): live text deltas append to it.
+ */
+streamingKey: string | null, };
 
 export type SessionUnpinParams = { sessionId: string, pinId: string, };
 
@@ -3044,7 +3173,7 @@ queued: Array<string>, lastTurnEnd?: TurnEndReason,
 /**
  * The hash of the model-visible messages (`sha256:...`).
  */
-messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<TimelineItem>, };
+messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<LogLine>, };
 
 export type Severity = "info" | "warn" | "block";
 
@@ -3145,7 +3274,7 @@ baselineMoved: boolean, };
 
 export type StepState = "queued" | "running" | "waiting" | "done" | "failed" | "cancelled" | "denied" | "blocked";
 
-export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event };
+export type StreamEvent = { "type": "progress", "data": ProgressEvent } | { "type": "harness", "data": Event } | { "type": "timeline", "data": TimelinePatch };
 
 export type StructuredForm = { form: SchemaForm, source: FormSource, 
 /**
@@ -3159,6 +3288,28 @@ export type SuggestResult = { tags: Array<string>, keywords: Array<Keyword>,
  * How the title fits each platform's title limits.
  */
 titleFits: Array<Measurement>, };
+
+export type SummaryPost = { publicationId: string, 
+/**
+ * The title as published, clipped.
+ */
+title: string, 
+/**
+ * Characters of the published version's source, when that version is here.
+ */
+length: number | null, 
+/**
+ * When it went out, in its own time zone (`2026-03-04 Wed 20:30 Asia/Shanghai`).
+ */
+posted: string, format: PublicationFormat, 
+/**
+ * Its value over the account's usual (see [`report`]).
+ */
+multiple: number, value: number, baseline: number, ageHours: number, 
+/**
+ * The snapshot it was measured by.
+ */
+snapshotIds: Array<string>, evidence: Evidence, };
 
 export type SupersededReason = "merged" | "overlapped" | "replaced" | "rebased";
 
@@ -3362,6 +3513,16 @@ tokenFingerprint?: string,
  */
 pending: number, 
 /**
+ * Performance records (accounts, publications, metric snapshots) still to reach
+ * the server.
+ */
+perfPending: number, 
+/**
+ * Connected to a server that keeps no performance data (older than this app):
+ * publications and metrics stay in this data folder.
+ */
+perfUnavailable: boolean, 
+/**
  * Projects never sent to a server (no job, no server history), and their
  * versions: connecting with `uploadExisting` sends them, else they stay here.
  */
@@ -3422,6 +3583,8 @@ export type TemplateUpdateParams = { id: string,
  */
 template: TemplateInput, };
 
+export type TextAppend = { key: string, text: string, reasoning: boolean, };
+
 export type TextDiffResult = { hunks: Array<Hunk>, nInsertions: number, nDeletions: number, 
 /**
  * True when both texts are equal (then `hunks` is empty).
@@ -3432,7 +3595,7 @@ export type Through = { "type": "draftingSession", sessionId: string, } | { "typ
 
 export type Tier = "title" | "titleKeywords" | "tags" | "summary" | "body";
 
-export type TimelineEntry = { "kind": "user", key: string, changedAt: number, text: string, selection: Selection | null, wasQueued: boolean, retry: boolean, } | { "kind": "assistant", key: string, changedAt: number, text: string, interrupted: boolean, cutOff: boolean, } | { "kind": "tool", key: string, changedAt: number, toolUseId: string, name: string, args: string, state: StepState, status?: ToolStatus, result?: string, 
+export type TimelineItem = { "kind": "user", key: string, changedAt: number, text: string, selection: Selection | null, wasQueued: boolean, retry: boolean, } | { "kind": "assistant", key: string, changedAt: number, text: string, streaming: boolean, interrupted: boolean, cutOff: boolean, } | { "kind": "tool", key: string, changedAt: number, toolUseId: string, name: string, args: string, state: StepState, status?: ToolStatus, result?: string, 
 /**
  * Proposals the step made (from the envelope or its result).
  */
@@ -3450,18 +3613,56 @@ retry: RetryTask | null, keyProblem: KeyProblem | null, } | { "kind": "archived"
  */
 summary: CompactionSummary | null, compacted: number, tokensBefore: number, tokensAfter: number, } | { "kind": "compactionFailed", key: string, changedAt: number, consecutive: number, message: string, outcome: CompactionFailure, } | { "kind": "contextWarning", key: string, changedAt: number, percent: number, compactAt: number | null, };
 
-export type TimelineItem = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
+export type TimelinePatch = { 
 /**
- * A short text for the timeline: the person's or the model's words, or (with
- * `textId`) the engine's English wording of what happened.
+ * The sequence of the logged event (0 for a live delta).
  */
-text: string, 
+sequence: number, items: Array<TimelineItem>, 
 /**
- * What happened, for a client to word in the person's language (`session_started`,
- * `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
- * or the model's own words (a message, a question, an answer).
+ * Items the reader made from deltas that the logged answer does not keep (an answer
+ * that turned out to be only tool calls).
  */
-textId?: string, params?: { [key in string]: string }, };
+removed: Array<string>, append: TextAppend | null, 
+/**
+ * The state after a logged event (none for a delta).
+ */
+state: TimelineState | null, };
+
+export type TimelineState = { lastSequence: number, mode: Mode, 
+/**
+ * A turn started and has not ended.
+ */
+turnOpen: boolean, pendingApproval: ApprovalPrompt | null, pendingQuestion: QuestionPrompt | null, 
+/**
+ * Messages sent while a turn ran, not delivered yet.
+ */
+queued: Array<string>, context: ContextEstimate | null, inputTokens: number, outputTokens: number, archived: boolean, 
+/**
+ * Every proposal id a step of this session made, oldest first.
+ */
+proposalIds: Array<string>, 
+/**
+ * The last compaction truncated (summarising failed).
+ */
+truncated: boolean, 
+/**
+ * The sequence of the last event that changed the intent, pins or compaction
+ * (views that read them refetch).
+ */
+longSessionSeq: number, 
+/**
+ * The last task the person sent, as submitted (what Retry sends again).
+ */
+lastTask: RetryTask | null, compacting: Compacting | null, 
+/**
+ * Failed summaries in a row (a stopped or interrupted one does not count).
+ */
+compactionFailures: number, 
+/**
+ * The key the answer of the model call in progress has (and its item keeps when
+ * the answer is logged): live text deltas append to it.
+ */
+streamingKey: string | null, };
 
 export type TokenizerEndpoint = "llamaCpp" | "llamaCppPython";
 
@@ -3497,6 +3698,31 @@ export type TurnTimings = { modelCalls: number, modelMicros: number, durableSync
 harnessMicros: number, };
 
 export type Unit = "chars" | "x_weighted" | "xhs_units" | "count";
+
+export type UpdateCheck = { "type": "off" } | { "type": "upToDate", currentVersion: string, latestVersion: string, } | { "type": "available", currentVersion: string, version: string, 
+/**
+ * What changed, as the feed says it.
+ */
+notes?: string, pubDate?: string, how: UpdateHow, };
+
+export type UpdateHow = { "type": "install" } | { "type": "packageManager", package: string, url?: string, } | { "type": "download", url?: string, };
+
+export type UpdateInstallParams = { 
+/**
+ * The version the person was shown: anything else the feed offers now is refused
+ * (`CONFLICT`).
+ */
+version: string, };
+
+export type UpdateInstalled = { version: string, 
+/**
+ * The AppImage that now holds the new version.
+ */
+path: string, bytes: number, 
+/**
+ * Always true: the running program is still the old one until it starts again.
+ */
+restartNeeded: boolean, };
 
 export type UsageListParams = { 
 /**
@@ -3655,6 +3881,8 @@ displayName?: string, };
 export interface ApiMethods {
   "app.info": { params: Empty; result: AppInfo };
   "app.report": { params: Empty; result: ProblemReport };
+  "update.check": { params: Empty; result: UpdateCheck };
+  "update.install": { params: UpdateInstallParams; result: UpdateInstalled };
   "workspace.get": { params: Empty; result: Workspace };
   "workspace.update": { params: WorkspaceUpdateParams; result: Workspace };
   "project.create": { params: ProjectCreateParams; result: Project };
@@ -3731,6 +3959,7 @@ export interface ApiMethods {
   "usage.report": { params: UsageReportParams; result: UsageReport };
   "usage.list": { params: UsageListParams; result: UsageListResult };
   "usage.getQuotas": { params: Empty; result: Quotas };
+  "usage.standing": { params: Empty; result: CapStanding };
   "usage.setQuotas": { params: QuotasSetParams; result: Quotas };
   "session.create": { params: SessionCreateParams; result: SessionView };
   "session.list": { params: SessionListParams; result: SessionListResult };
@@ -3807,7 +4036,11 @@ export interface ApiMethods {
   "perf.list": { params: PublicationRef; result: PerfListResult };
   "perf.keys": { params: Empty; result: PerfKeysResult };
   "perf.import": { params: PerfImportParams; result: PerfImportResult };
+  "perf.accountDays": { params: AccountRef; result: PerfAccountDaysResult };
   "perf.report": { params: PerfReportParams; result: BeforeAfterReport };
+  "perf.summary": { params: PerfSummaryParams; result: PerformanceSummary };
+  "perf.contextSetting": { params: Empty; result: ContextState };
+  "perf.setContextSetting": { params: PerfSetContextParams; result: ContextState };
   "perf.dashboard": { params: PerfDashboardParams; result: Dashboard };
   "perf.export": { params: PerfExportParams; result: PerfExportResult };
   "export.run": { params: ExportParams; result: ExportResult };
@@ -3826,7 +4059,7 @@ export interface ApiMethods {
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.report", "perf.dashboard", "perf.export", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "update.check", "update.install", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.standing", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.accountDays", "perf.report", "perf.summary", "perf.contextSetting", "perf.setContextSetting", "perf.dashboard", "perf.export", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
 export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume"];
 
@@ -3863,3 +4096,11 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "optimize.start": "harness",
   "optimize.resume": "harness",
 };
+
+/** The `StreamEvent`s a streaming method sends beside its own (a session's timeline patches). */
+export interface StreamingAlso {
+  "session.submit": { "type": "timeline", "data": TimelinePatch };
+  "session.resolveApproval": { "type": "timeline", "data": TimelinePatch };
+  "session.answerQuestion": { "type": "timeline", "data": TimelinePatch };
+  "session.compact": { "type": "timeline", "data": TimelinePatch };
+}
