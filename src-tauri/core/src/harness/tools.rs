@@ -715,7 +715,7 @@ mod tests {
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();
         }
-        assert_eq!(registry.names().len(), 35, "9 read, 2 stored results, 3 search, 7 propose, 5 check, 5 workflow, 5 write");
+        assert_eq!(registry.names().len(), 36, "10 read, 2 stored results, 3 search, 7 propose, 5 check, 5 workflow, 5 write");
         let ask = registry.get("ask_user_question").unwrap();
         assert!(ask.validate(&json!({"question": "Which title?"})).is_ok());
         let problems = ask.validate(&json!({"question": 3})).unwrap_err();
@@ -736,12 +736,12 @@ mod tests {
             crate::llm::estimate_request_tokens(&request)
         };
         let all = registry.offered(ToolSet::All, &[]);
-        assert_eq!(all.len(), 34, "every tool but load_tools");
+        assert_eq!(all.len(), 35, "every tool but load_tools");
         let core = registry.offered(ToolSet::Core, &[]);
         assert_eq!(core.len(), CORE_TOOLS.len() + 1);
         assert!(CORE_TOOLS.iter().all(|name| registry.get(name).is_some()), "every core tool exists");
         let listing = &core.iter().find(|t| t.name == LOAD_TOOLS).unwrap().description;
-        assert_eq!(listing.lines().filter(|l| l.starts_with("- ")).count(), 34 - CORE_TOOLS.len(), "{listing}");
+        assert_eq!(listing.lines().filter(|l| l.starts_with("- ")).count(), 35 - CORE_TOOLS.len(), "{listing}");
         let (all_tokens, core_tokens) = (tokens(&all), tokens(&core));
         println!("tool definitions: all {all_tokens} tokens, on demand {core_tokens} tokens\n{listing}");
         assert!(core_tokens * 2 < all_tokens, "on demand {core_tokens} tokens, all {all_tokens}");
@@ -855,8 +855,9 @@ mod tests {
             assert!(cost(d) <= 200, "{}: {} estimated tokens", d.name, cost(d));
         }
         let total: u64 = definitions.iter().map(cost).sum();
-        // 33 tools; raised from 2,800 when search, memory and optimize landed (prompts trimmed first).
-        assert!(total <= 2_900, "{total} estimated tokens");
+        // 35 tools; raised from 2,800 when search, memory and optimize landed, and from
+        // 2,900 when read_performance (with its platform enum) did (prompts trimmed first).
+        assert!(total <= 3_000, "{total} estimated tokens");
     }
 
     #[test]

@@ -292,7 +292,7 @@ pub(super) fn tools() -> Vec<(ToolDefinition, ToolHandler)> {
                 max_result_chars: 6_000,
                 ..read_tool(
                     "read_performance",
-                    "Read how the person's own posts did on a platform: the strongest and weakest eligible posts (title, length, posting time, format, the multiple of the account's usual and its basis, the snapshots as evidence, measured or manual). An association, never a cause. Refused when the person or the workspace policy keeps performance history out of AI context.",
+                    "How the person's posts did on a platform: the strongest and weakest, each as a multiple of the account's usual, with snapshot ids. An association, never a cause. Refused while performance history is kept out of AI context.",
                     json!({}),
                     "a platform's performance summary",
                 )
