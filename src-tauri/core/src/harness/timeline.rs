@@ -432,6 +432,26 @@ impl Timeline {
 }
 
 /// Applies one event. Live-only events (sequence 0) leave the state as it is.
+/// The item `key` among the latest items. Items are pushed in the order of the events
+/// that make them (a key starts with its event's sequence), so the search stops at the
+/// first item made before `key`'s event: an answer whose call left no item costs a few
+/// steps, not a walk over the whole session (a 100,000-event replay).
+fn recent_mut<'a>(items: &'a mut [TimelineItem], key: &str) -> Option<&'a mut TimelineItem> {
+    let made = |k: &str| k.split(':').next().and_then(|n| n.parse::<u64>().ok());
+    let target = made(key);
+    for item in items.iter_mut().rev() {
+        if item.key() == key {
+            return Some(item);
+        }
+        if let (Some(target), Some(at)) = (target, made(item.key())) {
+            if at < target {
+                return None;
+            }
+        }
+    }
+    None
+}
+
 pub fn fold(timeline: &mut Timeline, event: &Event) {
     let sequence = event.sequence;
     if sequence == 0 {
@@ -467,7 +487,7 @@ pub fn fold(timeline: &mut Timeline, event: &Event) {
         EventBody::ModelCallStarted { .. } => timeline.state.streaming_key = Some(key),
         EventBody::AssistantStreamed { text } => {
             if let Some(streaming_key) = timeline.state.streaming_key.clone() {
-                match timeline.items.iter_mut().rev().find(|item| item.key() == streaming_key) {
+                match recent_mut(&mut timeline.items, &streaming_key) {
                     Some(TimelineItem::Assistant { text: shown, changed_at, .. }) => {
                         shown.push_str(text);
                         *changed_at = sequence;
@@ -492,7 +512,7 @@ pub fn fold(timeline: &mut Timeline, event: &Event) {
             let answer = TimelineItem::Assistant { key: key.clone(), changed_at: sequence, text: text.clone(), streaming: false, interrupted: *interrupted, cut_off };
             // The streamed item becomes the answer (empty when the answer is only tool
             // calls: items are never removed, and an empty answer draws nothing).
-            match timeline.items.iter_mut().rev().find(|item| item.key() == key) {
+            match recent_mut(&mut timeline.items, &key) {
                 Some(slot) => *slot = answer,
                 None if !text.trim().is_empty() || *interrupted => timeline.items.push(answer),
                 None => {}
@@ -596,7 +616,7 @@ pub fn fold(timeline: &mut Timeline, event: &Event) {
             timeline.state.compacting = None;
             // An answer the log kept only in part (the process stopped mid-stream) streams no more.
             if let Some(streaming_key) = timeline.state.streaming_key.take() {
-                if let Some(TimelineItem::Assistant { streaming, interrupted, changed_at, .. }) = timeline.items.iter_mut().rev().find(|item| item.key() == streaming_key) {
+                if let Some(TimelineItem::Assistant { streaming, interrupted, changed_at, .. }) = recent_mut(&mut timeline.items, &streaming_key) {
                     *streaming = false;
                     *interrupted = true;
                     *changed_at = sequence;
