@@ -62,10 +62,10 @@ fn publication(i: usize, project_id: &str, platform: Platform, account_id: &str,
         title: format!("第 {i} 篇：春天来了"),
         published_at,
         time_zone: if platform == Platform::X { "UTC".into() } else { "Asia/Shanghai".into() },
-        format: if i % 4 == 0 { PublicationFormat::Video } else { PublicationFormat::default_for(platform) },
-        distribution: if i % 17 == 0 { Distribution::Boosted } else { Distribution::default_for(platform) },
+        format: if i.is_multiple_of(4) { PublicationFormat::Video } else { PublicationFormat::default_for(platform) },
+        distribution: if i.is_multiple_of(17) { Distribution::Boosted } else { Distribution::default_for(platform) },
         visibility: Visibility::Public,
-        ai_changes: if i % 3 == 0 {
+        ai_changes: if i.is_multiple_of(3) {
             vec![AiChange {
                 version_number: 1,
                 proposal_id: Some(format!("prp_b{i}")),
