@@ -59,7 +59,8 @@ impl Kernel {
         )?;
         let store = Arc::new(store);
         let llm = Arc::new(crate::llm::Runtime::new(config.secrets.clone(), config.env_api_key.clone(), config.llm_retry, config.jitter_seed));
-        let services = crate::retrieval::Services { llm: Arc::clone(&llm), clock: Arc::clone(&config.clock), ids: Arc::clone(&config.ids) };
+        let embedder = crate::retrieval::MeteredEmbedder { llm: Arc::clone(&llm), clock: Arc::clone(&config.clock), ids: Arc::clone(&config.ids) };
+        let services = crate::retrieval::Services { embedder: Arc::new(embedder) };
         let search = crate::retrieval::SearchIndex::open(Arc::clone(&store), services)?;
         let kernel = Kernel { search, store, config, llm, requests: Mutex::new(HashMap::new()) };
         kernel.ensure_workspace()?;

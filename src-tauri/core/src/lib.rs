@@ -23,7 +23,6 @@ pub mod prompts;
 pub mod proposals;
 pub mod retrieval;
 pub mod spreadsheet;
-pub mod suggest;
 pub mod sync;
 pub mod tools;
 pub mod update;
@@ -35,6 +34,8 @@ pub use inkstone_model as model;
 pub use inkstone_model::clock;
 pub use inkstone_store as store;
 pub use inkstone_text::{diff, pipeline, profiles, quality};
+// Keyword suggestions live beside the search index, which shares their segmenter.
+pub use inkstone_search::suggest;
 
 pub use config::EngineConfig;
 pub use engine::Engine;

@@ -14,11 +14,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// The sources of core and of the crates below it (inkstone-model, inkstone-text,
-/// inkstone-error, inkstone-store, inkstone-llm).
+/// inkstone-error, inkstone-store, inkstone-llm, inkstone-search).
 fn engine_sources() -> Vec<PathBuf> {
     let core = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for src in ["src", "../model/src", "../text/src", "../error/src", "../store/src", "../llm/src"].map(|dir| core.join(dir)) {
+    for src in ["src", "../model/src", "../text/src", "../error/src", "../store/src", "../llm/src", "../search/src"].map(|dir| core.join(dir)) {
         rust_files(&src, &mut files);
     }
     files
@@ -47,19 +47,19 @@ fn only_llm_transport_uses_reqwest() {
     assert!(offenders.is_empty(), "reqwest used outside llm/transport.rs, sync/transport.rs and update/transport.rs: {offenders:?}");
 }
 
-/// The search engine stays behind `retrieval`: the index is rebuilt from the store, and
-/// nothing else may come to depend on its files.
+/// The search engine and the Chinese segmenter stay inside inkstone-search (core's
+/// `retrieval` and `suggest` re-export it): the index is rebuilt from the store, and
+/// nothing else may come to depend on its files or on jieba's dictionary.
 #[test]
-fn only_retrieval_uses_tantivy() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+fn only_the_search_crate_uses_tantivy_and_jieba() {
+    let search = Path::new(env!("CARGO_MANIFEST_DIR")).join("../search/src");
     let files = engine_sources();
-    let offenders: Vec<String> = files
-        .iter()
-        .filter(|p| !p.strip_prefix(&src).is_ok_and(|p| p.starts_with("retrieval")) && !p.ends_with("retrieval.rs"))
-        .filter(|p| std::fs::read_to_string(p).unwrap().lines().any(|line| line.split("//").next().unwrap_or("").contains("tantivy::")))
-        .map(|p| p.strip_prefix(&src).unwrap_or(p).display().to_string())
-        .collect();
-    assert!(offenders.is_empty(), "tantivy used outside retrieval: {offenders:?}");
+    assert!(files.iter().any(|p| p.ends_with("search/src/query.rs")), "the walk sees inkstone-search");
+    let names = |p: &PathBuf, library: &str| std::fs::read_to_string(p).unwrap().lines().any(|line| line.split("//").next().unwrap_or("").contains(library));
+    assert!(files.iter().any(|p| names(p, "tantivy::")) && files.iter().any(|p| names(p, "jieba_rs::")), "the walk sees tantivy and jieba");
+    let offenders: Vec<String> =
+        files.iter().filter(|p| !p.starts_with(&search)).filter(|p| names(p, "tantivy::") || names(p, "jieba_rs::")).map(|p| p.display().to_string()).collect();
+    assert!(offenders.is_empty(), "tantivy or jieba used outside inkstone-search: {offenders:?}");
 }
 
 /// The layers of inkstone-core, bottom first. A module may import only modules listed
@@ -68,7 +68,8 @@ fn only_retrieval_uses_tantivy() {
 /// the inkstone-text crate, `error` inkstone-error and `store` inkstone-store,
 /// re-exported by core under these names (Cargo keeps those crates from importing core;
 /// [`TEXT_LAYERS`] orders the modules inside inkstone-text). `llm` is inkstone-llm's
-/// client with core's metered `llm::runtime` on top.
+/// client with core's metered `llm::runtime` on top; `suggest` is inkstone-search's, and
+/// `retrieval` is inkstone-search with core's metered embedder on top.
 const LAYERS: &[&str] = &[
     "error",
     "model",
@@ -80,14 +81,14 @@ const LAYERS: &[&str] = &[
     "prompts", // versioned layered prompt files and their composer
     "pipeline",
     "quality",
-    "suggest",
-    "intent", // session intent from the person's messages (rules + jieba)
-    "usage",  // pure subsystems
-    "policy", // the workspace policy as last seen, and the check before a model call
-    "outbox", // sync delivery jobs and their state machine
-    "update", // the update feed, signatures, the AppImage's replacement
+    "suggest", // keyword suggestions (inkstone-search, which shares jieba with the index)
+    "intent",  // session intent from the person's messages (rules + jieba)
+    "usage",   // pure subsystems
+    "policy",  // the workspace policy as last seen, and the check before a model call
+    "outbox",  // sync delivery jobs and their state machine
+    "update",  // the update feed, signatures, the AppImage's replacement
     "llm",
-    "retrieval", // local search: the index, its thread, embeddings
+    "retrieval", // local search (inkstone-search) and the metered door it embeds through
     "config",
     "kernel", // the model runtime, configuration, the kernel
     "project",
@@ -292,6 +293,7 @@ const CRATE_LAYERS: &[&str] = &[
     "inkstone-sync-proto",
     "inkstone-store",
     "inkstone-llm",
+    "inkstone-search",
     "inkstone-core",
     "inkstone-server",
     "inkstone-test-support",
@@ -351,8 +353,10 @@ fn only_their_crates_name_http_search_sled_and_the_keychain() {
     let allowed: &[(&str, &[&str])] = &[
         // Model calls; the workspace server's client (`sync::transport`); a benchmark client.
         ("reqwest", &["inkstone-llm", "inkstone-core", "xtask"]),
-        // The search index, behind core's `retrieval`.
-        ("tantivy", &["inkstone-core"]),
+        // The search index and the Chinese segmenter (core re-exports them as `retrieval`
+        // and `suggest`).
+        ("tantivy", &["inkstone-search"]),
+        ("jieba-rs", &["inkstone-search"]),
         // The client's store, the disk syncs it shares with the server, the server's store.
         ("sled", &["inkstone-store", "inkstone-durable", "inkstone-server"]),
         // The API keys of LLM profiles (the keychain itself is `inkstone-llm::keychain`).

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::llm::{Cancel, ModelCall};
 use crate::model::Platform;
 use crate::store::{Batch, Durability};
 
@@ -80,8 +79,7 @@ impl Worker {
                 continue;
             }
             let texts: Vec<String> = chunk.iter().map(|(_, t, _)| t.clone()).collect();
-            let call = ModelCall { profile: &profile.id, purpose: "search_index", session_id: None, run_id: None };
-            match services.llm.embed(&store, services.clock.as_ref(), services.ids.as_ref(), call, &texts, None, &Cancel::new()) {
+            match services.embedder.embed(&store, &profile.id, "search_index", &texts, None) {
                 Ok(embeddings) => {
                     let mut batch = Batch::new();
                     for ((doc, _, hash), vector) in chunk.iter().zip(embeddings.vectors) {

@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use tantivy::collector::TopDocs;
 use tantivy::{DocAddress, TantivyDocument};
 
-use crate::llm::{Cancel, ModelCall};
 use crate::model::{Anchor, ProjectSummary};
 
 use super::doc::{comment_id, version_id, working_id};
@@ -144,17 +143,7 @@ impl SearchIndex {
         if let Some(vector) = self.shared.query_vectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&key) {
             return Ok(vector.clone());
         }
-        let services = &self.shared.services;
-        let call = ModelCall { profile: profile_id, purpose: "search", session_id: None, run_id: None };
-        let embeddings = services.llm.embed(
-            &self.shared.store,
-            services.clock.as_ref(),
-            services.ids.as_ref(),
-            call,
-            std::slice::from_ref(&key.1),
-            Some(QUERY_EMBED_TIMEOUT),
-            &Cancel::new(),
-        )?;
+        let embeddings = self.shared.services.embedder.embed(&self.shared.store, profile_id, "search", std::slice::from_ref(&key.1), Some(QUERY_EMBED_TIMEOUT))?;
         let vector = semantic::unit(embeddings.vectors.into_iter().next().unwrap_or_default());
         let mut cache = self.shared.query_vectors.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if cache.len() >= 512 {

@@ -12,7 +12,7 @@ use jieba_rs::{Jieba, KeywordExtract, KeywordExtractConfig, TfIdf};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::pipeline::plain_text;
+use inkstone_text::pipeline::plain_text;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
