@@ -98,7 +98,7 @@ export function WorkspacePolicy() {
                   <input data-testid="sync-policy-hosts" value={draft.hosts} placeholder="api.example.com, llm.corp" onChange={(e) => setDraft({ ...draft, hosts: e.target.value })} />
                 </label>
               )}
-              <label className="row">
+              <label className="check">
                 <input type="checkbox" data-testid="sync-policy-performance" checked={draft.performanceContext} onChange={(e) => setDraft({ ...draft, performanceContext: e.target.checked })} />
                 <span>{t("sync.policy.performanceContext")}</span>
               </label>
@@ -107,7 +107,7 @@ export function WorkspacePolicy() {
                 <input data-testid="sync-policy-cap-input" inputMode="decimal" value={draft.capUsd} placeholder={t("sync.policy.noCap")} onChange={(e) => setDraft({ ...draft, capUsd: e.target.value })} />
               </label>
               <p className="small muted">{t("sync.policy.spent", { spent: data.spent.costUsd.toFixed(2) })}</p>
-              <label className="row">
+              <label className="check">
                 <input type="checkbox" data-testid="sync-policy-share" checked={draft.shareActivity} onChange={(e) => setDraft({ ...draft, shareActivity: e.target.checked })} />
                 <span>{t("sync.policy.shareActivity")}</span>
               </label>

@@ -241,6 +241,40 @@ describe("sync", () => {
     expect(screen.getByTestId("sync-perf").textContent).toContain("keeps no performance data");
   });
 
+  it("the workspace's AI activity: an editor sees the list of their own, a viewer is told why there is none", async () => {
+    for (const [role, lang] of [["editor", "en"], ["viewer", "en"], ["viewer", "zh"]] as const) {
+      const asked: string[] = [];
+      const transport = new FakeTransport()
+        .on("sync.status", () => ({ ...connected, state: "synced", conflicts: 0, jobs: [], role }))
+        .on("sync.members", () => ({ workspaceName: "团队", role, canManage: false, members: [] }))
+        .on("sync.policy", () => ({ canSet: false, fresh: true, spent: { tokens: 0, costUsd: 0 } }))
+        .on("aiActivity.list", (params) => {
+          asked.push(JSON.stringify(params));
+          return { rows: [], truncated: false };
+        })
+        .on("project.list", () => ({ projects: [] }));
+      render(
+        <WithCtx ctx={makeCtx(transport, lang)}>
+          <WorkspaceSync />
+        </WithCtx>,
+      );
+      await screen.findByTestId("sync-connection");
+      if (role === "editor") {
+        expect((await screen.findByTestId("workspace-ai-activity")).textContent).toContain("Your own accepted AI changes");
+        await waitFor(() => expect(asked).toHaveLength(1));
+        expect(JSON.parse(asked[0])).toMatchObject({ scope: "workspace" });
+        expect(screen.queryByTestId("workspace-ai-activity-viewer")).toBeNull();
+      } else {
+        const said = (await screen.findByTestId("workspace-ai-activity-viewer")).textContent ?? "";
+        expect(said).toContain(lang === "en" ? "you are a viewer" : "你是查看者");
+        expect(screen.queryByTestId("workspace-ai-activity")).toBeNull();
+        // A viewer's view asks the server nothing it would refuse.
+        expect(asked).toEqual([]);
+      }
+      cleanup();
+    }
+  });
+
   it("Settings says a save at once and keeps unsent versions in sight after disconnecting", async () => {
     let status: SyncStatus = { ...connected, state: "synced", conflicts: 0, jobs: [] };
     const transport = new FakeTransport()

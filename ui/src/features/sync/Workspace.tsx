@@ -128,6 +128,12 @@ export function WorkspaceSync() {
           <AiActivity scope="workspace" />
         </section>
       )}
+      {status?.connected && status.role === "viewer" && (
+        <section className="field" data-testid="workspace-ai-activity-viewer" aria-label={t("aiActivity.workspace.title")}>
+          <h3 className="small">{t("aiActivity.workspace.title")}</h3>
+          <p className="small muted">{t("aiActivity.workspace.viewer")}</p>
+        </section>
+      )}
       <label className="field">
         <span className="small muted">{t("sync.serverUrl")}</span>
         <input
