@@ -1101,7 +1101,7 @@ fn pg_performance_records_of_schema_7_survive_migration_8() {
     let member = storage.invite("w1", "amy", Role::Editor).unwrap();
     let caller = storage.authenticate(&member.token).unwrap().unwrap();
     let day: inkstone_server::proto::PerfRecord = serde_json::from_value(perf("accountSnapshot", "asn_1", 30, "{}")).unwrap();
-    let acks = storage.perf_push(&caller, &[day.clone()]).unwrap();
+    let acks = storage.perf_push(&caller, std::slice::from_ref(&day)).unwrap();
     assert!(acks.acks[0].applied);
     let after = storage.perf_changes("w1", 2, 10).unwrap();
     assert_eq!((after.records.len(), after.records[0].record.clone(), after.cursor), (1, day, 3));
