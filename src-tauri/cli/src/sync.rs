@@ -135,6 +135,17 @@ fn print_status(status: &Value) {
     if let Some(error) = status["lastError"].as_str() {
         println!("last error: {error}");
     }
+    if status["perfUnavailable"] == true {
+        println!("performance data: this server keeps none (it is older); publications and metrics stay here");
+    } else if let Some(n @ 1..) = status["perfPending"].as_u64() {
+        println!("performance data: {n} records still to send");
+    }
+    if let Some(n @ 1..) = status["perfAccountDaysLocal"].as_u64() {
+        println!("performance data: {n} account days stay here (this server is older and keeps no account days)");
+    }
+    if let Some(n @ 1..) = status["perfConflicts"].as_u64() {
+        println!("performance data: {n} snapshots differ from the server's copy under the same id (each side keeps its own; not sent again)");
+    }
     for job in status["jobs"].as_array().into_iter().flatten().take(30) {
         let server = job["serverNumber"].as_u64().map(|n| format!(" → server v{n}")).unwrap_or_default();
         let why = match (s(&job["state"], "state"), job["heldBy"].as_str()) {

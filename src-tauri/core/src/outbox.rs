@@ -161,7 +161,7 @@ pub fn stage_delivery(batch: &mut Batch, workspace: &Workspace, version: &Versio
     Ok(Some(job))
 }
 
-/// A performance record (account, publication, metric snapshot) owed to the workspace
+/// A performance record (account, publication, metric or account snapshot) owed to the workspace
 /// server, staged in the batch that wrote the record, so a crash never loses one. One
 /// entry per record (`kind 0x00 id`): a later write replaces the entry, and the record
 /// is read as it is when the entry goes (its newest state). `edit` tells a write that
@@ -179,6 +179,9 @@ pub struct PerfDelivery {
     /// The publication of a snapshot (its key's first part).
     #[serde(default)]
     pub publication_id: Option<String>,
+    /// The account of an account snapshot (its key's first part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
     /// Set when the record was deleted for good: the server is told so at this time.
     #[serde(default)]
     pub deleted_at: Option<Timestamp>,
@@ -189,6 +192,10 @@ pub struct PerfDelivery {
     pub attempts: u32,
     #[serde(default)]
     pub last_error: Option<String>,
+    /// The server holds other content under this append-only id (its ack said so):
+    /// never sent again, and counted in the status until the record is gone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conflict: bool,
     pub queued_at: Timestamp,
 }
 

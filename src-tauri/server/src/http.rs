@@ -561,16 +561,40 @@ async fn perf_push(State(state): State<Arc<AppState>>, Extension(who): Extension
     .await
 }
 
-/// The workspace's performance records written after `since` (every member).
-async fn perf_changes(State(state): State<Arc<AppState>>, Extension(who): Extension<Caller>, query: Result<Query<ChangesQuery>, QueryRejection>) -> Result<Response, HttpError> {
+#[derive(Debug, Deserialize)]
+struct PerfChangesQuery {
+    #[serde(default)]
+    since: u64,
+    #[serde(default)]
+    limit: Option<usize>,
+    /// Kinds beyond the first three the reader knows, comma-separated
+    /// (`accountSnapshot`).
+    #[serde(default)]
+    include: Option<String>,
+}
+
+/// The workspace's performance records written after `since` (every member). Account
+/// snapshots only for a reader that asks for them (`include=accountSnapshot`): an
+/// older app would refuse a page with a kind it does not know. The page's cursor and
+/// `more` are the storage's, so a reader that does not ask still moves past them.
+async fn perf_changes(
+    State(state): State<Arc<AppState>>,
+    Extension(who): Extension<Caller>,
+    query: Result<Query<PerfChangesQuery>, QueryRejection>,
+) -> Result<Response, HttpError> {
     let caller = caller(who, Role::Viewer)?;
     let Query(query) = query.map_err(|e| {
         HttpError::new(StatusCode::BAD_REQUEST, "VALIDATION", format!("The query is not valid: {}.", e.body_text()))
             .hint("`since` is a cursor from an earlier answer (0 or more); `limit` is 1–500.")
     })?;
+    let with_days = query.include.as_deref().is_some_and(|kinds| kinds.split(',').any(|k| k.trim() == inkstone_sync_proto::PERF_INCLUDE_ACCOUNT_SNAPSHOTS));
     blocking(move || {
         let limit = query.limit.unwrap_or(200).clamp(1, 500);
-        Ok(Json(state.storage.perf_changes(&caller.workspace_id, query.since, limit)?).into_response())
+        let mut page = state.storage.perf_changes(&caller.workspace_id, query.since, limit)?;
+        if !with_days {
+            page.records.retain(|r| r.record.kind != inkstone_sync_proto::PerfKind::AccountSnapshot);
+        }
+        Ok(Json(page).into_response())
     })
     .await
 }

@@ -18,7 +18,7 @@ pub use self::sled::SledStorage;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use inkstone_sync_proto::{
-    AiActivityEntry, AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord,
+    AiActivityEntry, AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord,
     PolicyRecord, ProjectHead, PushRequest, PushResponse, Role, StaleBase, WorkspaceInfo,
 };
 use serde::{Deserialize, Serialize};
@@ -155,29 +155,38 @@ pub enum PerfDecision {
     Write,
     /// Store it and delete the publication's snapshots (a confirmed removal).
     WriteAndDropSnapshots,
-    /// Change nothing: a resend, an older write, a snapshot held already (snapshots
-    /// are append-only: never replaced), or a snapshot of a deleted publication.
+    /// Change nothing: a resend, an older write, a snapshot held already with the same
+    /// content, or a snapshot of a deleted publication.
     Keep,
+    /// Change nothing, and say so: the server holds other content under this
+    /// append-only id (snapshots are written once, never replaced).
+    Conflict,
 }
 
 /// The one rule both storages apply: accounts and publications are last-writer-wins
 /// by [`PerfRecord::stamp`] (a deletion is a write too, so a stale edit arriving after
-/// it does not bring the record back); a snapshot is written once.
+/// it does not bring the record back); a snapshot (of a publication or of an account)
+/// is written once: the same content again is a resend, other content a conflict.
 pub fn perf_decision(incoming: &PerfRecord, held: Option<((u64, &str), bool)>, publication_deleted: bool) -> PerfDecision {
     match incoming.kind {
-        PerfKind::Snapshot => {
-            if held.is_some() || publication_deleted {
-                PerfDecision::Keep
-            } else {
-                PerfDecision::Write
-            }
-        }
+        PerfKind::Snapshot | PerfKind::AccountSnapshot => match held {
+            // `editId` is the SHA-256 of the body: another one is other content.
+            Some(((_, edit), _)) if edit != incoming.edit_id => PerfDecision::Conflict,
+            Some(_) => PerfDecision::Keep,
+            None if publication_deleted => PerfDecision::Keep,
+            None => PerfDecision::Write,
+        },
         PerfKind::Account | PerfKind::Publication => match held {
             Some((stamp, _)) if incoming.stamp() <= stamp => PerfDecision::Keep,
             _ if incoming.deleted && incoming.kind == PerfKind::Publication => PerfDecision::WriteAndDropSnapshots,
             _ => PerfDecision::Write,
         },
     }
+}
+
+/// The ack of a record `decision` wrote nothing for.
+pub(crate) fn perf_unapplied(record: &PerfRecord, decision: PerfDecision) -> PerfAck {
+    PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: false, conflict: decision == PerfDecision::Conflict }
 }
 
 /// A push handed to a group commit ([`Storage::submit_push`]): its answer, once durable.
@@ -228,13 +237,15 @@ pub(crate) fn json_len<T: Serialize>(value: &T) -> usize {
 }
 
 /// What both storages support beyond the first protocol: they keep a version's origin,
-/// the workspace's policy, its performance data and the AI origin detail of versions.
+/// the workspace's policy, its performance data (accounts' days too) and the AI origin
+/// detail of versions.
 pub fn features() -> Vec<String> {
     vec![
         inkstone_sync_proto::FEATURE_VERSION_ORIGIN.to_owned(),
         inkstone_sync_proto::FEATURE_WORKSPACE_POLICY.to_owned(),
         inkstone_sync_proto::FEATURE_PERFORMANCE_DATA.to_owned(),
         inkstone_sync_proto::FEATURE_AI_ACTIVITY.to_owned(),
+        inkstone_sync_proto::FEATURE_ACCOUNT_SNAPSHOTS.to_owned(),
     ]
 }
 

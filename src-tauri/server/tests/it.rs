@@ -33,6 +33,7 @@ on_both_storages!(
     connections_are_capped_and_bodies_share_a_budget,
     owners_set_the_policy_every_member_reads_it_and_nobody_else_touches_it,
     performance_records_editors_write_members_read_last_writer_wins_snapshots_once,
+    account_snapshots_are_written_once_a_changed_copy_is_a_conflict_and_only_readers_that_ask_get_them,
     ai_origin_detail_is_kept_apart_owners_see_the_workspace_editors_their_own,
 );
 
@@ -76,7 +77,7 @@ fn pg_versions_of_an_older_schema_read_without_an_origin() {
     assert_eq!(storage.applied_migrations().unwrap(), known);
     let changes = storage.changes("w1", 0, 10).unwrap();
     assert_eq!((changes.versions.len(), changes.versions[0].origin.as_deref()), (1, None));
-    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy", "performanceData", "aiActivity"]);
+    assert_eq!(changes.features, ["versionOrigin", "workspacePolicy", "performanceData", "aiActivity", "accountSnapshots"]);
 }
 
 struct Server {
@@ -202,7 +203,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         let client = Client::new();
         let (status, info) = get(&client, &url, &token, "/v1/workspace").await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy", "performanceData", "aiActivity"]));
+        assert_eq!(info["features"], json!(["versionOrigin", "workspacePolicy", "performanceData", "aiActivity", "accountSnapshots"]));
         let mut resolution = version("v2", "二");
         resolution["origin"] = json!("syncResolution");
         let body = json!({"base": 0, "versions": [version("v1", "一"), resolution]});
@@ -211,7 +212,7 @@ fn a_versions_origin_is_kept_and_returned_and_optional(store: Store) {
         // The same key and payload replays; the origin is part of the payload.
         assert_eq!(push(&client, &url, &token, "prj_o", "o1", &body).await.0, StatusCode::OK);
         let (_, changes) = get(&client, &url, &token, "/v1/changes?since=0").await;
-        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy", "performanceData", "aiActivity"]));
+        assert_eq!(changes["features"], json!(["versionOrigin", "workspacePolicy", "performanceData", "aiActivity", "accountSnapshots"]));
         let versions = changes["versions"].as_array().unwrap();
         assert!(versions[0].get("origin").is_none(), "no origin sent, none returned: {}", versions[0]);
         assert_eq!(versions[1]["origin"], "syncResolution");
@@ -885,6 +886,7 @@ fn perf(kind: &str, id: &str, at: u64, body: &str) -> Value {
             record["projectId"] = json!("prj_1");
             record["publicationId"] = json!("pub_1");
         }
+        "accountSnapshot" => record["accountId"] = json!("acc_1"),
         _ => {}
     }
     record
@@ -938,7 +940,8 @@ fn performance_records_editors_write_members_read_last_writer_wins_snapshots_onc
         assert_eq!(page["records"][1]["createdBy"], "eddie");
         // A snapshot is never replaced, not even by its own id with other numbers.
         let (_, kept) = perf_post(&client, &url, &owner.token, &json!({"records": [perf("snapshot", "snp_1", 99, r#"{"views":1000}"#)]})).await;
-        assert_eq!(kept["acks"][0]["applied"], false);
+        assert_eq!((&kept["acks"][0]["applied"], &kept["acks"][0]["conflict"]), (&json!(false), &json!(true)), "other content under a snapshot's id is a conflict: {kept}");
+        assert!(again["acks"].as_array().unwrap().iter().all(|a| a.get("conflict").is_none()), "a resend is no conflict: {again}");
         // Last writer wins: a later edit by the owner, then an older one arriving late.
         let (_, newer) = perf_post(&client, &url, &owner.token, &json!({"records": [perf("publication", "pub_1", 50, r#"{"title":"v3"}"#)]})).await;
         assert_eq!(newer["acks"][0]["applied"], true);
@@ -991,6 +994,117 @@ fn performance_records_editors_write_members_read_last_writer_wins_snapshots_onc
         let (_, page) = get(&Client::new(), &url, &viewer_token, "/v1/perf?since=0").await;
         assert_eq!(page["records"].as_array().unwrap().len(), 2, "{page}");
     });
+}
+
+/// Accounts' days (`accountSnapshots`): an account snapshot names its account only; it
+/// is written once (a resend changes nothing, other content under its id is a conflict
+/// said in the ack, and the first copy stays); a page carries them only to a reader
+/// that asks (`include=accountSnapshot`), while every reader's cursor moves past them;
+/// viewers cannot write them; a restart keeps them.
+fn account_snapshots_are_written_once_a_changed_copy_is_a_conflict_and_only_readers_that_ask_get_them(store: Store) {
+    let server = start(&store, RateLimit { per_second: 10_000.0, burst: 10_000.0 });
+    let (_, owner, editor, viewer) = workspace(&server, "A");
+    let (_, other_owner, _, _) = workspace(&server, "B");
+    let url = server.url.clone();
+    let viewer_token = viewer.token.clone();
+    let day = |id: &str, followers: u32| perf("accountSnapshot", id, 30, &format!(r#"{{"date":"2026-03-01","followers_total":{followers}}}"#));
+    block(async move {
+        let client = Client::new();
+        let (_, info) = get(&client, &url, &viewer.token, "/v1/workspace").await;
+        assert!(info["features"].as_array().unwrap().iter().any(|f| f == "accountSnapshots"), "{info}");
+        // Refused whole: a day naming a project or no account, a deleted day, a viewer.
+        let mut with_project = day("asn_1", 1);
+        with_project["projectId"] = json!("prj_1");
+        let mut without_account = day("asn_1", 1);
+        without_account.as_object_mut().unwrap().remove("accountId");
+        let deleted = json!({"kind": "accountSnapshot", "id": "asn_1", "accountId": "acc_1", "updatedAt": 1, "editId": format!("sha256:{}", "a".repeat(64)), "deleted": true});
+        for bad in [with_project, without_account, deleted] {
+            let (status, error) = perf_post(&client, &url, &owner.token, &json!({"records": [perf("account", "acc_1", 10, "{}"), bad]})).await;
+            assert_eq!((status, error["code"].as_str()), (StatusCode::BAD_REQUEST, Some("VALIDATION")), "{error}");
+        }
+        assert_eq!(perf_post(&client, &url, &viewer.token, &json!({"records": [day("asn_1", 1)]})).await.0, StatusCode::FORBIDDEN);
+        let (_, empty) = get(&client, &url, &viewer.token, "/v1/perf?since=0&include=accountSnapshot").await;
+        assert_eq!(empty["records"], json!([]), "a refused push wrote something");
+
+        // The editor sends the account and two days; the same push again changes nothing.
+        let first = json!({"records": [perf("account", "acc_1", 10, r#"{"name":"官方号"}"#), day("asn_1", 1204), day("asn_2", 1201)]});
+        let (status, acks) = perf_post(&client, &url, &editor.token, &first).await;
+        assert_eq!(status, StatusCode::OK, "{acks}");
+        assert!(acks["acks"].as_array().unwrap().iter().all(|a| a["applied"] == true && a.get("conflict").is_none()), "{acks}");
+        let (_, again) = perf_post(&client, &url, &editor.token, &first).await;
+        assert!(again["acks"].as_array().unwrap().iter().all(|a| a["applied"] == false && a.get("conflict").is_none()), "a resend: {again}");
+        // Other numbers under a day's id: not kept, and said to be a conflict.
+        let (status, clash) = perf_post(&client, &url, &owner.token, &json!({"records": [day("asn_1", 9999), day("asn_3", 1190)]})).await;
+        assert_eq!(status, StatusCode::OK, "{clash}");
+        assert_eq!(clash["acks"][0], json!({"kind": "accountSnapshot", "id": "asn_1", "editId": day("asn_1", 9999)["editId"], "applied": false, "conflict": true}));
+        assert_eq!((&clash["acks"][1]["applied"], clash["acks"][1].get("conflict")), (&json!(true), None), "the rest of the push is kept: {clash}");
+
+        // A reader that asks sees each day once, as first written, naming its account.
+        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=0&include=accountSnapshot").await;
+        let records = page["records"].as_array().unwrap();
+        let ids: Vec<&str> = records.iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["acc_1", "asn_1", "asn_2", "asn_3"], "{page}");
+        assert_eq!(records[1]["record"]["body"], day("asn_1", 1204)["body"]);
+        assert_eq!((records[1]["record"]["accountId"].as_str(), records[1]["createdBy"].as_str()), (Some("acc_1"), Some("eddie")));
+        assert_eq!(page["cursor"], 4, "a resend or a conflict took a cursor: {page}");
+        // A reader that does not ask (an older app) gets none of them, and moves past them.
+        let (_, old) = get(&client, &url, &viewer.token, "/v1/perf?since=0").await;
+        let ids: Vec<&str> = old["records"].as_array().unwrap().iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
+        assert_eq!((ids, &old["cursor"], &old["more"]), (vec!["acc_1"], &json!(4), &json!(false)), "{old}");
+        let (_, paged) = get(&client, &url, &viewer.token, "/v1/perf?since=1&limit=2").await;
+        assert_eq!((paged["records"].as_array().unwrap().len(), &paged["cursor"], &paged["more"]), (0, &json!(3), &json!(true)), "{paged}");
+        // Another workspace sees none of it.
+        let (_, theirs) = get(&client, &url, &other_owner.token, "/v1/perf?since=0&include=accountSnapshot").await;
+        assert_eq!(theirs["records"], json!([]));
+    });
+    drop(server);
+    let server = start(&store, RateLimit::default());
+    let url = server.url.clone();
+    block(async move {
+        let (_, page) = get(&Client::new(), &url, &viewer_token, "/v1/perf?since=0&include=accountSnapshot").await;
+        assert_eq!(page["records"].as_array().unwrap().len(), 4, "{page}");
+        assert_eq!(page["records"][1]["record"]["body"], day("asn_1", 1204)["body"], "the first copy after a restart");
+    });
+}
+
+/// A database an older server wrote (schema 7: performance data, no account days) is
+/// migrated at start: its performance records read back as they were, and it then
+/// keeps account days.
+#[test]
+fn pg_performance_records_of_schema_7_survive_migration_8() {
+    let Some(Store::Pg(url)) = Store::pg() else { return };
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    client.batch_execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())").unwrap();
+    for (version, sql) in inkstone_server::storage::pg::MIGRATIONS.iter().filter(|(v, _)| *v <= 7) {
+        client.batch_execute(sql).unwrap();
+        client.execute("INSERT INTO schema_migrations (version) VALUES ($1)", &[version]).unwrap();
+    }
+    let edit = format!("sha256:{}", "a".repeat(64));
+    client.execute("INSERT INTO workspaces (id, name, cursor, perf_cursor) VALUES ('w1', '团队', 0, 2)", &[]).unwrap();
+    client
+        .execute(
+            "INSERT INTO perf_records (workspace_id, kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor) VALUES              ('w1', 'account', 'acc_1', NULL, NULL, 10, $1, false, '{}', 'amy', 'amy', 1), ('w1', 'snapshot', 'snp_1', 'prj_1', 'pub_1', 20, $1, false, '{}', 'amy', 'amy', 2)",
+            &[&edit],
+        )
+        .unwrap();
+    let refused = client.execute(
+        "INSERT INTO perf_records (workspace_id, kind, id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor) VALUES ('w1', 'accountSnapshot', 'asn_0', 1, $1, false, '{}', 'amy', 'amy', 3)",
+        &[&edit],
+    );
+    assert!(refused.is_err(), "schema 7 has no account snapshots");
+    drop(client);
+    let storage = inkstone_server::storage::pg::PgStorage::connect(&url, 2).unwrap();
+    assert_eq!(storage.applied_migrations().unwrap().last(), Some(&8));
+    let before = storage.perf_changes("w1", 0, 10).unwrap();
+    let kinds: Vec<(&str, Option<&str>)> = before.records.iter().map(|r| (r.record.kind.as_str(), r.record.account_id.as_deref())).collect();
+    assert_eq!(kinds, [("account", None), ("snapshot", None)]);
+    let member = storage.invite("w1", "amy", Role::Editor).unwrap();
+    let caller = storage.authenticate(&member.token).unwrap().unwrap();
+    let day: inkstone_server::proto::PerfRecord = serde_json::from_value(perf("accountSnapshot", "asn_1", 30, "{}")).unwrap();
+    let acks = storage.perf_push(&caller, std::slice::from_ref(&day)).unwrap();
+    assert!(acks.acks[0].applied);
+    let after = storage.perf_changes("w1", 2, 10).unwrap();
+    assert_eq!((after.records.len(), after.records[0].record.clone(), after.cursor), (1, day, 3));
 }
 
 /// An AI origin detail as an app sends it.

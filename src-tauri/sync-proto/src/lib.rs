@@ -45,6 +45,17 @@ pub const FEATURE_WORKSPACE_POLICY: &str = "workspacePolicy";
 /// asks and still syncs versions.
 pub const FEATURE_PERFORMANCE_DATA: &str = "performanceData";
 
+/// A server that lists this in `features` (beside [`FEATURE_PERFORMANCE_DATA`]) also
+/// keeps accounts' days ([`PerfKind::AccountSnapshot`]: followers per day, as an
+/// account-level export reports them). An app sends them only to such a server, and
+/// asks for them on `GET /v1/perf` with `include=accountSnapshot`
+/// ([`PERF_INCLUDE_ACCOUNT_SNAPSHOTS`]); without it the server leaves them out of the
+/// page (an older app's `PerfKind` has no such kind and would refuse the page).
+pub const FEATURE_ACCOUNT_SNAPSHOTS: &str = "accountSnapshots";
+
+/// The `include` value of `GET /v1/perf` that asks for account snapshots too.
+pub const PERF_INCLUDE_ACCOUNT_SNAPSHOTS: &str = "accountSnapshot";
+
 /// The most records one performance push may carry.
 pub const MAX_PERF_RECORDS_PER_PUSH: usize = 200;
 /// The largest body of one performance record, in bytes.
@@ -60,6 +71,9 @@ pub enum PerfKind {
     Publication,
     /// A metric snapshot: append-only, never replaced once the server holds its id.
     Snapshot,
+    /// An account's day (an account snapshot): append-only like a metric snapshot.
+    /// Only for a server with [`FEATURE_ACCOUNT_SNAPSHOTS`].
+    AccountSnapshot,
 }
 
 impl PerfKind {
@@ -68,7 +82,14 @@ impl PerfKind {
             PerfKind::Account => "account",
             PerfKind::Publication => "publication",
             PerfKind::Snapshot => "snapshot",
+            PerfKind::AccountSnapshot => "accountSnapshot",
         }
+    }
+
+    /// Append-only: written once, never replaced or deleted on its own. The same id
+    /// again with the same content is a resend; with other content, a conflict.
+    pub fn append_only(self) -> bool {
+        matches!(self, PerfKind::Snapshot | PerfKind::AccountSnapshot)
     }
 }
 
@@ -93,6 +114,10 @@ pub struct PerfRecord {
     /// The publication of a snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publication_id: Option<String>,
+    /// The account of an account snapshot (absent otherwise, so an older server, which
+    /// never receives an account snapshot, never meets the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub account_id: Option<String>,
     /// Unix milliseconds of the write (the record's own `updatedAt`).
     pub updated_at: u64,
     /// `sha256:` + hex of `body` (of the id for a deletion): breaks a tie of
@@ -117,21 +142,24 @@ impl PerfRecord {
         if !id_ok(&self.id) {
             return Some("`id` must be 1–100 letters, digits, `_` or `-`.".into());
         }
-        if self.project_id.as_deref().is_some_and(|p| !id_ok(p)) || self.publication_id.as_deref().is_some_and(|p| !id_ok(p)) {
-            return Some("`projectId` and `publicationId` must be 1–100 letters, digits, `_` or `-`.".into());
+        if [&self.project_id, &self.publication_id, &self.account_id].into_iter().any(|p| p.as_deref().is_some_and(|p| !id_ok(p))) {
+            return Some("`projectId`, `publicationId` and `accountId` must be 1–100 letters, digits, `_` or `-`.".into());
         }
         if !self.edit_id.starts_with("sha256:") || self.edit_id.len() != 71 {
             return Some("`editId` must be sha256: and 64 hex digits.".into());
         }
-        match (self.kind, &self.project_id, &self.publication_id) {
-            (PerfKind::Account, None, None) | (PerfKind::Publication, Some(_), None) | (PerfKind::Snapshot, Some(_), Some(_)) => {}
-            _ => return Some("An account names no project, a publication names its project, a snapshot its project and publication.".into()),
+        match (self.kind, &self.project_id, &self.publication_id, &self.account_id) {
+            (PerfKind::Account, None, None, None)
+            | (PerfKind::Publication, Some(_), None, None)
+            | (PerfKind::Snapshot, Some(_), Some(_), None)
+            | (PerfKind::AccountSnapshot, None, None, Some(_)) => {}
+            _ => return Some("An account names no project, a publication names its project, a snapshot its project and publication, an account snapshot only its account.".into()),
         }
         match (&self.body, self.deleted) {
             (Some(body), false) if body.len() <= MAX_PERF_BODY_BYTES => None,
             (Some(_), false) => Some(format!("A record's body is at most {MAX_PERF_BODY_BYTES} bytes.")),
-            (None, true) if self.kind != PerfKind::Snapshot => None,
-            (None, true) => Some("A snapshot is never deleted on its own (it goes with its publication).".into()),
+            (None, true) if !self.kind.append_only() => None,
+            (None, true) => Some("A snapshot is never deleted on its own (it goes with its publication or account).".into()),
             _ => Some("A record has a body, or is deleted and has none.".into()),
         }
     }
@@ -154,6 +182,11 @@ pub struct PerfAck {
     /// True when this write is now the server's record; false when the server holds
     /// it already (a resend), a later write, or the record was deleted.
     pub applied: bool,
+    /// True when the server holds other content under this append-only id (a snapshot
+    /// is written once): this write was not kept, and resending it never will be.
+    /// Absent from older servers' acks (they kept the first silently).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conflict: bool,
 }
 
 /// The answer to `POST /v1/perf`, one ack per record in order.
@@ -924,6 +957,7 @@ mod tests {
             id: "pub_1".into(),
             project_id: Some("prj_1".into()),
             publication_id: None,
+            account_id: None,
             updated_at: 5,
             edit_id: hash('a'),
             deleted: false,
@@ -948,10 +982,26 @@ mod tests {
             PerfRecord { deleted: true, ..publication.clone() },
             PerfRecord { body: Some("x".repeat(MAX_PERF_BODY_BYTES + 1)), ..publication.clone() },
             PerfRecord { kind: PerfKind::Snapshot, publication_id: Some("pub_1".into()), body: None, deleted: true, ..publication.clone() },
+            PerfRecord { account_id: Some("acc_1".into()), ..publication.clone() },
+            PerfRecord { kind: PerfKind::AccountSnapshot, ..publication.clone() },
+            PerfRecord { kind: PerfKind::AccountSnapshot, project_id: None, ..publication.clone() },
+            PerfRecord { kind: PerfKind::AccountSnapshot, project_id: None, account_id: Some("acc 1".into()), ..publication.clone() },
+            PerfRecord { kind: PerfKind::AccountSnapshot, project_id: None, account_id: Some("acc_1".into()), body: None, deleted: true, ..publication.clone() },
         ] {
             assert!(bad.invalid().is_some(), "{bad:?}");
         }
         assert_eq!(PerfRecord { body: None, deleted: true, ..publication.clone() }.invalid(), None, "a publication may be deleted");
+        // An account snapshot names its account only; on the wire as `accountSnapshot`.
+        let day = PerfRecord { kind: PerfKind::AccountSnapshot, project_id: None, account_id: Some("acc_1".into()), ..publication.clone() };
+        assert_eq!(day.invalid(), None);
+        let wire = serde_json::to_value(&day).unwrap();
+        assert_eq!((wire["kind"].as_str(), wire["accountId"].as_str(), wire.get("projectId")), (Some(PERF_INCLUDE_ACCOUNT_SNAPSHOTS), Some("acc_1"), None));
+        assert!(PerfKind::AccountSnapshot.append_only() && PerfKind::Snapshot.append_only() && !PerfKind::Account.append_only());
+        // An ack's conflict is absent unless set, and an older server's ack reads without it.
+        let ack = PerfAck { kind: PerfKind::Snapshot, id: "snp_1".into(), edit_id: hash('a'), applied: false, conflict: false };
+        assert!(serde_json::to_value(&ack).unwrap().get("conflict").is_none());
+        let old: PerfAck = serde_json::from_value(json!({"kind": "snapshot", "id": "snp_1", "editId": hash('a'), "applied": false})).unwrap();
+        assert_eq!(old, ack);
         // An unknown field is refused, as every push's is.
         assert!(serde_json::from_value::<PerfPushRequest>(json!({"records": [], "more": 1})).is_err());
     }

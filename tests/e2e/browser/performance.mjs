@@ -14,7 +14,9 @@
 // causation; not enough data on one post); opens the workspace dashboard (Ctrl+Shift+D),
 // filters it to Xiaohongshu, sees that platform's median chart and the posting grid, and
 // exports the table as CSV (a BOM, the lower bound said so, nothing absent written as 0);
-// and the panel and the dashboard in Chinese. Screenshots in both languages.
+// turns "use performance history in AI context" off in Settings → Performance and finds
+// it off after a reload, then (in Chinese) on again and still on after a reload; and the
+// panel and the dashboard in Chinese. Screenshots in both languages.
 //
 // Prints `browser-e2e-performance: N passed, M failed` and exits non-zero on any failure.
 
@@ -238,6 +240,29 @@ async function main() {
     await tid("perf-dashboard").waitFor({ state: "detached" });
   });
 
+  await check("Settings → Performance: the AI-context switch turned off stays off after a reload", async () => {
+    const before = await call("perf.contextSetting", {});
+    assert(before.enabled === true && before.decidedByPolicy === false, `a local workspace starts with it on: ${JSON.stringify(before)}`);
+    await tid("open-settings").click();
+    await tid("settings-performance").click();
+    const toggle = tid("perf-context-toggle");
+    await page.locator("[data-testid=perf-context]", { hasText: "Use performance history in AI context" }).waitFor();
+    assert(await toggle.isChecked(), "the switch shows it on");
+    await toggle.click();
+    await page.locator("[data-testid=perf-context-toggle]:not(:checked):not([disabled])").waitFor();
+    const stored = await call("perf.contextSetting", {});
+    assert(stored.enabled === false && stored.setting === false, `stored: ${JSON.stringify(stored)}`);
+    await shot("perf-12-context-off-en-light");
+    await page.reload({ waitUntil: "commit" });
+    await tid("open-settings").click();
+    await tid("settings-performance").click();
+    await page.locator("[data-testid=perf-context-toggle]:not([disabled])").waitFor();
+    assert(!(await tid("perf-context-toggle").isChecked()), "the switch is on again after a reload");
+    assert(!(await tid("perf-context-policy").count()), "a local workspace has no policy deciding it");
+    await page.keyboard.press("Escape");
+    await tid("settings").waitFor({ state: "detached" });
+  });
+
   await check("the panel and the import preview in Chinese", async () => {
     await page.context().close();
     page = await open("zh-CN");
@@ -269,6 +294,25 @@ async function main() {
     await page.locator("[data-testid=perf-dash-chart]").first().waitFor();
     assert((await tid("perf-dash-posting").innerText()).includes("周四"), "the weekdays in Chinese");
     await shot("perf-11-dashboard-zh-light");
+  });
+
+  await check("设置 → 数据: the switch is still off in Chinese; turned on again, it stays on after a reload", async () => {
+    await page.reload({ waitUntil: "commit" });
+    await tid("open-settings").click();
+    await tid("settings-performance").click();
+    await page.locator("[data-testid=perf-context]", { hasText: "在 AI 上下文中使用表现数据" }).waitFor();
+    await page.locator("[data-testid=perf-context-toggle]:not([disabled])").waitFor();
+    assert(!(await tid("perf-context-toggle").isChecked()), "the switch turned off in English shows on in Chinese");
+    assert((await tid("perf-context").innerText()).includes("原始导出行绝不会发送"), "the help in Chinese");
+    await shot("perf-13-context-off-zh-light");
+    await tid("perf-context-toggle").click();
+    await page.locator("[data-testid=perf-context-toggle]:checked:not([disabled])").waitFor();
+    assert((await call("perf.contextSetting", {})).enabled === true, "turning it on was not stored");
+    await page.reload({ waitUntil: "commit" });
+    await tid("open-settings").click();
+    await tid("settings-performance").click();
+    await page.locator("[data-testid=perf-context-toggle]:not([disabled])").waitFor();
+    assert(await tid("perf-context-toggle").isChecked(), "the switch is off again after a reload");
   });
 
   await check("no page errors", async () => {

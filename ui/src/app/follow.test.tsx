@@ -71,6 +71,8 @@ function team() {
     pending: 0,
     perfPending: 0,
     perfUnavailable: false,
+    perfAccountDaysLocal: 0,
+    perfConflicts: 0,
     localOnlyProjects: 0,
     localOnlyVersions: 0,
     failed: 0,

@@ -63,12 +63,18 @@ pub struct SyncStatus {
     pub token_fingerprint: Option<String>,
     /// Jobs still to reach the server (pending, sent, waiting to retry).
     pub pending: u32,
-    /// Performance records (accounts, publications, metric snapshots) still to reach
-    /// the server.
+    /// Performance records (accounts, publications, metric snapshots, accounts' days)
+    /// still to reach the server.
     pub perf_pending: u32,
     /// Connected to a server that keeps no performance data (older than this app):
     /// publications and metrics stay in this data folder.
     pub perf_unavailable: bool,
+    /// Accounts' days (followers per day) that stay in this data folder: the server
+    /// keeps performance data but not them (it is older than this app).
+    pub perf_account_days_local: u32,
+    /// Snapshots the server holds with other content under the same id: each copy
+    /// keeps its own, and they are not sent again.
+    pub perf_conflicts: u32,
     /// Projects never sent to a server (no job, no server history), and their
     /// versions: connecting with `uploadExisting` sends them, else they stay here.
     pub local_only_projects: u32,
@@ -238,6 +244,8 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
     Ok(SyncStatus {
         perf_pending: perf.pending,
         perf_unavailable: perf.unavailable,
+        perf_account_days_local: perf.days_local,
+        perf_conflicts: perf.conflicts,
         local_only_projects: local_only.len() as u32,
         local_only_versions: local_only.iter().map(|(_, versions)| versions.len() as u32).sum(),
         // A cycle that failed with nothing waiting to explain it (a pull refused) is a

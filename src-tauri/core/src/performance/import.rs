@@ -835,6 +835,7 @@ pub fn stage_account_commit(
             created_at: now,
         };
         batch.put(&snapshot)?;
+        super::sync::stage_day_delivery(kernel, batch, &snapshot)?;
         written.push(snapshot);
     }
     let record = ImportRecord {

@@ -1,7 +1,8 @@
 //! Performance data travels with the workspace: the client half of the server's
-//! `performanceData` feature. Accounts, publications and metric snapshots go to the
-//! workspace server like versions and come back into every data folder of the
-//! workspace, so a team sees one dashboard.
+//! `performanceData` feature. Accounts, publications, metric snapshots and accounts'
+//! days (account snapshots, with `accountSnapshots`) go to the workspace server like
+//! versions and come back into every data folder of the workspace, so a team sees one
+//! dashboard.
 //!
 //! - Every write of a record stages its [`PerfDelivery`] in the same batch
 //!   ([`stage_delivery`]), so a crash loses none. One entry per record: it is sent as
@@ -10,7 +11,10 @@
 //!   `(updatedAt, editId)` (`editId` the SHA-256 of the record as the wire carries it),
 //!   the rule the server applies too (`inkstone_server::storage::perf_decision`), so
 //!   every copy ends on the same record; a confirmed removal is a write that deletes.
-//!   A snapshot is append-only: written once, never replaced on either side.
+//!   A snapshot (of a publication or of an account) is append-only: written once,
+//!   never replaced on either side. The server acks the same content again as a
+//!   resend; other content under the same id as a conflict: the entry stays, marked,
+//!   is never sent again, and the status counts it.
 //! - A publication names its version as the server knows it (the pushing client's
 //!   version id and the server's number), so it goes only once its version is on the
 //!   server (it waits otherwise), and a receiving data folder maps it to its own
@@ -19,7 +23,9 @@
 //! - Pulled records are written without a delivery (never sent back) and move the
 //!   sync change marker.
 //! - A server without the feature (older) is never asked: the data stays here, and
-//!   the status says sync of performance data is unavailable.
+//!   the status says sync of performance data is unavailable. A server with it but
+//!   without `accountSnapshots` gets everything but accounts' days, which wait here
+//!   (the status counts them) until it has it; they are never asked for on a pull.
 //! - This runs as the last part of a sync cycle ([`cycle_part`], handed to
 //!   `sync::Runtime` by the engine: `sync` sits below `performance`).
 
@@ -29,6 +35,7 @@ use inkstone_sync_proto::{PerfKind, PerfPushRequest, PerfRecord, ServerPerfRecor
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::account_days::AccountSnapshot;
 use super::metrics::MetricSnapshot;
 use super::{Account, Distribution, Publication, PublicationFormat, Visibility};
 use crate::error::ApiError;
@@ -52,6 +59,10 @@ pub struct PerfSyncState {
     pub cursor: u64,
     /// The records written before the connection were queued once.
     pub queued_existing: bool,
+    /// The accounts' days written before this was kept (or before the connection)
+    /// were queued once: builds before account days travelled staged none.
+    #[serde(default)]
+    pub queued_account_days: bool,
 }
 
 pub const META_PERF_SYNC: &[u8] = b"perf_sync";
@@ -73,14 +84,52 @@ pub fn stage_delivery(kernel: &Kernel, batch: &mut Batch, kind: PerfKind, id: &s
         id: id.to_owned(),
         project_id: parent.map(|(project, _)| project.to_owned()),
         publication_id: parent.and_then(|(_, publication)| publication.map(str::to_owned)),
+        account_id: None,
         deleted_at: deleted,
         edit: kernel.new_id("pde"),
         attempts: 0,
         last_error: None,
+        conflict: false,
         queued_at: now,
     };
     stage_perf_delivery(batch, &workspace, delivery)?;
     Ok(())
+}
+
+/// Stages the delivery of an account's day written in `batch` (nothing when the
+/// workspace is not linked to a server).
+pub fn stage_day_delivery(kernel: &Kernel, batch: &mut Batch, day: &AccountSnapshot) -> Result<(), ApiError> {
+    let workspace = kernel.workspace()?;
+    let delivery = PerfDelivery {
+        kind: PerfKind::AccountSnapshot,
+        id: day.id.clone(),
+        project_id: None,
+        publication_id: None,
+        account_id: Some(day.account_id.clone()),
+        deleted_at: None,
+        edit: kernel.new_id("pde"),
+        attempts: 0,
+        last_error: None,
+        conflict: false,
+        queued_at: kernel.now(),
+    };
+    stage_perf_delivery(batch, &workspace, delivery)?;
+    Ok(())
+}
+
+/// Accounts' days read once per account during a push (an account's days sit under
+/// its id, by date: one scan serves all of them).
+#[derive(Default)]
+struct Days(HashMap<String, HashMap<String, AccountSnapshot>>);
+
+impl Days {
+    fn get(&mut self, store: &Store, account_id: &str, id: &str) -> Result<Option<AccountSnapshot>, ApiError> {
+        if !self.0.contains_key(account_id) {
+            let all = super::account_days::snapshots(store, account_id)?.into_iter().map(|d| (d.id.clone(), d)).collect();
+            self.0.insert(account_id.to_owned(), all);
+        }
+        Ok(self.0.get(account_id).and_then(|days| days.get(id)).cloned())
+    }
 }
 
 /// A publication as the wire carries it: without what each data folder derives
@@ -187,36 +236,55 @@ enum Outgoing {
     Gone,
 }
 
-fn outgoing(store: &Store, numbers: &ServerNumbers, entry: &PerfDelivery, waiting_publications: &[String]) -> Result<Outgoing, ApiError> {
+/// What a push may send.
+struct Sending<'a> {
+    numbers: &'a ServerNumbers,
+    /// Publications whose entries wait: their snapshots wait too.
+    waiting_publications: Vec<String>,
+    /// The server keeps accounts' days.
+    days_travel: bool,
+    days: Days,
+}
+
+fn outgoing(store: &Store, sending: &mut Sending<'_>, entry: &PerfDelivery) -> Result<Outgoing, ApiError> {
+    if entry.conflict || (entry.kind == PerfKind::AccountSnapshot && !sending.days_travel) {
+        return Ok(Outgoing::Wait);
+    }
     if let Some(at) = entry.deleted_at {
         return Ok(Outgoing::Send(PerfRecord {
             kind: entry.kind,
             id: entry.id.clone(),
             project_id: entry.project_id.clone(),
             publication_id: None,
+            account_id: None,
             updated_at: millis(at),
             edit_id: edit_id(&format!("deleted {}", entry.id)),
             deleted: true,
             body: None,
         }));
     }
-    let (body, updated_at, project_id, publication_id) = match entry.kind {
+    let (body, updated_at, project_id, publication_id, account_id) = match entry.kind {
         PerfKind::Account => {
             let Some(account) = store.get::<Account>(entry.id.as_bytes())? else { return Ok(Outgoing::Gone) };
-            (to_json(&account)?, account.updated_at, None, None)
+            (to_json(&account)?, account.updated_at, None, None, None)
         }
         PerfKind::Publication => {
             let Some(publication) = store.get::<Publication>(entry.id.as_bytes())? else { return Ok(Outgoing::Gone) };
-            let Some(wire) = wire_publication(store, numbers, &publication)? else { return Ok(Outgoing::Wait) };
-            (to_json(&wire)?, publication.updated_at, Some(publication.project_id), None)
+            let Some(wire) = wire_publication(store, sending.numbers, &publication)? else { return Ok(Outgoing::Wait) };
+            (to_json(&wire)?, publication.updated_at, Some(publication.project_id), None, None)
         }
         PerfKind::Snapshot => {
             let Some(publication_id) = entry.publication_id.as_deref() else { return Ok(Outgoing::Gone) };
-            if waiting_publications.iter().any(|p| p == publication_id) {
+            if sending.waiting_publications.iter().any(|p| p == publication_id) {
                 return Ok(Outgoing::Wait);
             }
             let Some(snapshot) = store.get::<MetricSnapshot>(&keys::child(publication_id, &entry.id))? else { return Ok(Outgoing::Gone) };
-            (to_json(&snapshot)?, snapshot.created_at, Some(snapshot.project_id), Some(snapshot.publication_id))
+            (to_json(&snapshot)?, snapshot.created_at, Some(snapshot.project_id), Some(snapshot.publication_id), None)
+        }
+        PerfKind::AccountSnapshot => {
+            let Some(account_id) = entry.account_id.as_deref() else { return Ok(Outgoing::Gone) };
+            let Some(day) = sending.days.get(store, account_id, &entry.id)? else { return Ok(Outgoing::Gone) };
+            (to_json(&day)?, day.created_at, None, None, Some(day.account_id))
         }
     };
     Ok(Outgoing::Send(PerfRecord {
@@ -224,6 +292,7 @@ fn outgoing(store: &Store, numbers: &ServerNumbers, entry: &PerfDelivery, waitin
         id: entry.id.clone(),
         project_id,
         publication_id,
+        account_id,
         updated_at: millis(updated_at),
         edit_id: edit_id(&body),
         deleted: false,
@@ -231,8 +300,8 @@ fn outgoing(store: &Store, numbers: &ServerNumbers, entry: &PerfDelivery, waitin
     }))
 }
 
-/// Every owed record's entry, accounts first, then publications, then snapshots (the
-/// keys sort so).
+/// Every owed record's entry, accounts first, then accounts' days, publications,
+/// snapshots (the keys sort so).
 pub fn deliveries(store: &Store) -> Result<Vec<PerfDelivery>, ApiError> {
     Ok(store.scan::<PerfDelivery>(b"")?)
 }
@@ -240,36 +309,61 @@ pub fn deliveries(store: &Store) -> Result<Vec<PerfDelivery>, ApiError> {
 /// What the status says of performance data.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PerfStanding {
-    /// Records still to reach the server.
+    /// Records still to reach the server (those that can go to it).
     pub pending: u32,
     /// Connected to a server that keeps no performance data (older).
     pub unavailable: bool,
+    /// Accounts' days that stay here: the server keeps performance data but not them
+    /// (older than `accountSnapshots`).
+    pub days_local: u32,
+    /// Records the server holds with other content under the same id (never sent again).
+    pub conflicts: u32,
 }
 
 pub fn standing(kernel: &Kernel) -> Result<PerfStanding, ApiError> {
     let connection = crate::sync::connection(kernel)?;
-    let pending = kernel.store().count(Kind::PerfOutbox) as u32;
-    Ok(PerfStanding { pending, unavailable: connection.is_some_and(|c| !c.server_keeps_performance) })
+    let unavailable = connection.as_ref().is_some_and(|c| !c.server_keeps_performance);
+    let days_held = connection.as_ref().is_some_and(|c| c.server_keeps_performance && !c.server_keeps_account_days);
+    let mut standing = PerfStanding { unavailable, ..PerfStanding::default() };
+    for entry in deliveries(kernel.store())? {
+        if entry.conflict {
+            standing.conflicts += 1;
+        } else if days_held && entry.kind == PerfKind::AccountSnapshot {
+            standing.days_local += 1;
+        } else {
+            standing.pending += 1;
+        }
+    }
+    Ok(standing)
 }
 
 /// Queues every record written before this data folder was connected (once per
 /// workspace): they belong to the workspace too. A resend of what the server holds
-/// changes nothing there.
-fn queue_existing(kernel: &Kernel) -> Result<(), ApiError> {
+/// changes nothing there. `days_only`: the rest was queued by a build before accounts'
+/// days travelled; only the days are.
+fn queue_existing(kernel: &Kernel, days_only: bool) -> Result<(), ApiError> {
     let store = kernel.store();
     let _guard = kernel.write_lock();
     let mut batch = Batch::new();
     for account in super::accounts(store)? {
-        stage_delivery(kernel, &mut batch, PerfKind::Account, &account.id, None, None)?;
+        if !days_only {
+            stage_delivery(kernel, &mut batch, PerfKind::Account, &account.id, None, None)?;
+        }
+        for day in super::account_days::snapshots(store, &account.id)? {
+            stage_day_delivery(kernel, &mut batch, &day)?;
+        }
     }
-    for publication in super::all_publications(store)? {
-        stage_delivery(kernel, &mut batch, PerfKind::Publication, &publication.id, Some((&publication.project_id, None)), None)?;
-        for snapshot in super::metrics::snapshots(store, &publication.id)? {
-            stage_delivery(kernel, &mut batch, PerfKind::Snapshot, &snapshot.id, Some((&snapshot.project_id, Some(&snapshot.publication_id))), None)?;
+    if !days_only {
+        for publication in super::all_publications(store)? {
+            stage_delivery(kernel, &mut batch, PerfKind::Publication, &publication.id, Some((&publication.project_id, None)), None)?;
+            for snapshot in super::metrics::snapshots(store, &publication.id)? {
+                stage_delivery(kernel, &mut batch, PerfKind::Snapshot, &snapshot.id, Some((&snapshot.project_id, Some(&snapshot.publication_id))), None)?;
+            }
         }
     }
     if let Some(mut state) = store.get::<PerfSyncState>(META_PERF_SYNC)? {
         state.queued_existing = true;
+        state.queued_account_days = true;
         batch.put(&state)?;
     }
     store.apply(batch, Durability::Durable)?;
@@ -290,7 +384,7 @@ pub fn cycle_part(kernel: &Kernel, transport: &Transport, what: What, report: &m
         match stored {
             Some(state) if state.remote_workspace_id == connection.remote_workspace_id => state,
             _ => {
-                let fresh = PerfSyncState { remote_workspace_id: connection.remote_workspace_id.clone(), cursor: 0, queued_existing: false };
+                let fresh = PerfSyncState { remote_workspace_id: connection.remote_workspace_id.clone(), cursor: 0, queued_existing: false, queued_account_days: false };
                 let mut batch = Batch::new();
                 batch.put(&fresh)?;
                 kernel.store().apply(batch, Durability::Durable)?;
@@ -298,8 +392,8 @@ pub fn cycle_part(kernel: &Kernel, transport: &Transport, what: What, report: &m
             }
         }
     };
-    if !state.queued_existing {
-        queue_existing(kernel)?;
+    if !state.queued_existing || !state.queued_account_days {
+        queue_existing(kernel, state.queued_existing)?;
     }
     if matches!(what, What::Push | What::Both) {
         push(kernel, transport, &connection, &token, report)?;
@@ -316,15 +410,15 @@ const PUSH_BYTES: usize = 6 * 1024 * 1024;
 fn push(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, report: &mut CycleReport) -> Result<(), ApiError> {
     let store = kernel.store();
     let numbers = ServerNumbers::read(store)?;
-    let mut waiting_publications = Vec::new();
+    let mut may = Sending { numbers: &numbers, waiting_publications: Vec::new(), days_travel: connection.server_keeps_account_days, days: Days::default() };
     let mut gone = Vec::new();
     let mut sending: Vec<(PerfDelivery, PerfRecord)> = Vec::new();
     for entry in deliveries(store)? {
-        match outgoing(store, &numbers, &entry, &waiting_publications)? {
+        match outgoing(store, &mut may, &entry)? {
             Outgoing::Send(record) => sending.push((entry, record)),
             Outgoing::Wait => {
                 if entry.kind == PerfKind::Publication {
-                    waiting_publications.push(entry.id.clone());
+                    may.waiting_publications.push(entry.id.clone());
                 }
             }
             Outgoing::Gone => gone.push(entry),
@@ -366,7 +460,14 @@ fn push(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
                     if let Some(ack) = acked {
                         report.perf_pushed += u32::from(ack.applied);
                         // A write that came during the send stays owed.
-                        if store.get::<PerfDelivery>(&entry.key())?.is_some_and(|e| e.edit == entry.edit) {
+                        let Some(mut current) = store.get::<PerfDelivery>(&entry.key())?.filter(|e| e.edit == entry.edit) else { continue };
+                        if ack.conflict {
+                            // Kept, marked, never sent again: the status counts it.
+                            tracing::warn!(kind = record.kind.as_str(), id = %record.id, "the server holds other content under this id; not sent again");
+                            current.conflict = true;
+                            current.last_error = Some("the server holds other content under this id (written once, never replaced)".to_owned());
+                            batch.put(&current)?;
+                        } else {
                             batch.delete::<PerfDelivery>(entry.key());
                         }
                     }
@@ -400,7 +501,7 @@ const PAGE_RECORDS: usize = 200;
 fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: &ApiKey, report: &mut CycleReport) -> Result<(), ApiError> {
     loop {
         let Some(mut state) = kernel.store().get::<PerfSyncState>(META_PERF_SYNC)? else { return Ok(()) };
-        let page = match transport.perf_changes(&connection.server_url, token, state.cursor, PAGE_RECORDS) {
+        let page = match transport.perf_changes(&connection.server_url, token, state.cursor, PAGE_RECORDS, connection.server_keeps_account_days) {
             Ok(page) => page,
             Err(failure) => {
                 report.offline |= matches!(failure, Failure::Network(_));
@@ -539,6 +640,18 @@ fn apply_page(kernel: &Kernel, batch: &mut Batch, records: &[ServerPerfRecord]) 
                 // Append-only: one held here already is never replaced.
                 if store.get::<MetricSnapshot>(&snapshot.key())?.is_none() {
                     batch.put(&snapshot)?;
+                    changed += 1;
+                }
+            }
+            PerfKind::AccountSnapshot => {
+                let Some(day) = decode::<AccountSnapshot>(server) else {
+                    tracing::warn!(id = %record.id, "a pulled account day could not be read; skipped");
+                    continue;
+                };
+                // Append-only too; kept even before its account arrives (it shows once
+                // the account is here).
+                if store.get::<AccountSnapshot>(&day.key())?.is_none() {
+                    batch.put(&day)?;
                     changed += 1;
                 }
             }

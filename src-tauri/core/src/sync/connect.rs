@@ -193,6 +193,7 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
         server_takes_origin: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_VERSION_ORIGIN),
         server_keeps_performance: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_PERFORMANCE_DATA),
         server_takes_ai: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_AI_ACTIVITY),
+        server_keeps_account_days: info.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_ACCOUNT_SNAPSHOTS),
     };
     // A reconnect (often with a new token, after the old one was refused) sends what
     // failed again: the same pushes, under the same keys.

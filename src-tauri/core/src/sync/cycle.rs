@@ -157,6 +157,7 @@ fn pull(kernel: &Kernel, transport: &Transport, connection: &Connection, token: 
         stored.server_takes_origin = changes.features.iter().any(|f| f == FEATURE_VERSION_ORIGIN);
         stored.server_keeps_performance = changes.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_PERFORMANCE_DATA);
         stored.server_takes_ai = changes.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_AI_ACTIVITY);
+        stored.server_keeps_account_days = changes.features.iter().any(|f| f == inkstone_sync_proto::FEATURE_ACCOUNT_SNAPSHOTS);
         cursor = stored.cursor;
         batch.put(&stored)?;
         kernel.store().apply(batch, Durability::Durable)?;

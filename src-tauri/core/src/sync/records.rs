@@ -42,6 +42,11 @@ pub struct Connection {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     #[ts(skip)]
     pub server_takes_ai: bool,
+    /// The server keeps accounts' days too (`accountSnapshots`, at connect or the last
+    /// pull): account snapshots travel. Without it they stay in this data folder.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(skip)]
+    pub server_keeps_account_days: bool,
 }
 
 pub const META_CONNECTION: &[u8] = b"sync_connection";

@@ -222,8 +222,10 @@ impl Transport {
 
     /// The workspace's performance records written after `since`, at most `limit`
     /// (a server that lists `performanceData`).
-    pub fn perf_changes(&self, server_url: &str, token: &ApiKey, since: u64, limit: usize) -> Result<inkstone_sync_proto::PerfChangesResponse, Failure> {
-        self.get(server_url, &format!("/v1/perf?since={since}&limit={limit}"), token)
+    /// `with_days`: ask for accounts' days too (a server with `accountSnapshots`).
+    pub fn perf_changes(&self, server_url: &str, token: &ApiKey, since: u64, limit: usize, with_days: bool) -> Result<inkstone_sync_proto::PerfChangesResponse, Failure> {
+        let include = if with_days { format!("&include={}", inkstone_sync_proto::PERF_INCLUDE_ACCOUNT_SNAPSHOTS) } else { String::new() };
+        self.get(server_url, &format!("/v1/perf?since={since}&limit={limit}{include}"), token)
     }
 
     /// Pushes performance records; each is acked in order.

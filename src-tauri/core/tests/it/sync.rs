@@ -53,6 +53,11 @@ impl Server {
         Server::serve_with(dir, "127.0.0.1:0".parse().unwrap(), |app| app.layer(axum::middleware::from_fn(as_server_before_ai_activity)))
     }
 
+    /// A server from before `accountSnapshots` (performance data, no accounts' days).
+    pub fn start_before_account_days(dir: &Path) -> Server {
+        Server::serve_with(dir, "127.0.0.1:0".parse().unwrap(), |app| app.layer(axum::middleware::from_fn(as_server_before_account_days)))
+    }
+
     fn serve_at(dir: &Path, addr: SocketAddr, old: bool) -> Server {
         Server::serve_with(dir, addr, |app| if old { app.layer(axum::middleware::from_fn(as_old_server)) } else { app })
     }
@@ -158,6 +163,30 @@ async fn as_server_before_ai_activity(request: axum::extract::Request, next: axu
     let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else { return axum::response::Response::from_parts(parts, Body::from(bytes)) };
     if let Some(features) = value.get_mut("features").and_then(Value::as_array_mut) {
         features.retain(|f| f != "aiActivity");
+    }
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    axum::response::Response::from_parts(parts, Body::from(serde_json::to_vec(&value).unwrap()))
+}
+
+/// What a server from before `accountSnapshots` did: its `PerfKind` had no
+/// `accountSnapshot`, so a push carrying one was refused whole (400, as serde words an
+/// unknown variant); it did not list the feature, and it held no days to send.
+async fn as_server_before_account_days(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::body::{to_bytes, Body};
+    use axum::response::IntoResponse;
+    let (parts, body) = request.into_parts();
+    let bytes = to_bytes(body, usize::MAX).await.unwrap();
+    let carries_day = serde_json::from_slice::<Value>(&bytes).is_ok_and(|v| v["records"].as_array().is_some_and(|rs| rs.iter().any(|r| r["kind"] == "accountSnapshot")));
+    if parts.method == axum::http::Method::POST && parts.uri.path() == "/v1/perf" && carries_day {
+        let refusal = json!({"code": "VALIDATION", "message": "The push is not valid JSON of the right shape: unknown variant `accountSnapshot`.", "hints": []});
+        return (axum::http::StatusCode::BAD_REQUEST, axum::Json(refusal)).into_response();
+    }
+    let answer = next.run(axum::extract::Request::from_parts(parts, Body::from(bytes))).await;
+    let (mut parts, body) = answer.into_parts();
+    let bytes = to_bytes(body, usize::MAX).await.unwrap();
+    let Ok(mut value) = serde_json::from_slice::<Value>(&bytes) else { return axum::response::Response::from_parts(parts, Body::from(bytes)) };
+    if let Some(features) = value.get_mut("features").and_then(Value::as_array_mut) {
+        features.retain(|f| f != "accountSnapshots");
     }
     parts.headers.remove(axum::http::header::CONTENT_LENGTH);
     axum::response::Response::from_parts(parts, Body::from(serde_json::to_vec(&value).unwrap()))

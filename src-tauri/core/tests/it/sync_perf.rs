@@ -2,7 +2,9 @@
 //! server (and a seeded faulty proxy) end with the same accounts, publications and
 //! snapshots, each exactly once; edits are last-writer-wins the same way everywhere;
 //! a confirmed removal travels; an older server leaves the data here, says so, and
-//! sends it all once the server is updated.
+//! sends it all once the server is updated. Accounts' days (a WeChat 用户分析 import)
+//! travel the same way: once each, a changed copy under the same id is a conflict the
+//! status counts, and a server from before them leaves them here and says so.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
@@ -287,4 +289,143 @@ fn an_older_server_leaves_performance_data_here_and_says_so_until_it_is_updated(
     cycle(&b, What::Both);
     assert_eq!(seen(&a), seen(&b));
     assert_eq!(accounts(&a), accounts(&b));
+}
+
+fn user_analysis_file() -> Vec<u8> {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/performance");
+    std::fs::read(fixtures.join("wechat-user-analysis.xls")).unwrap()
+}
+
+/// Imports the WeChat 用户分析 fixture into the folder's WeChat account; its day ids.
+fn import_days(client: &Client, account: &str) -> Vec<String> {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(user_analysis_file());
+    let done = client.ok("perf.import", json!({"dataBase64": data, "fileName": "用户分析.xls", "accountId": account, "commit": true}));
+    assert_eq!(done["committed"], true, "{done}");
+    done["snapshots"].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_owned()).collect()
+}
+
+fn days(client: &Client, account: &str) -> Value {
+    client.ok("perf.accountDays", json!({"accountId": account}))["days"].clone()
+}
+
+fn server_days(server: &Server, ws: &str) -> Vec<inkstone_server::proto::ServerPerfRecord> {
+    let all = server.storage.perf_changes(ws, 0, 100_000).unwrap().records;
+    all.into_iter().filter(|r| r.record.kind == inkstone_sync_proto::PerfKind::AccountSnapshot).collect()
+}
+
+/// Forgets that the days were queued, as a data folder of a build before account days
+/// travelled (it staged none): the next cycle queues every day this folder holds.
+fn as_if_upgraded(client: &Client) {
+    use inkstone_core::performance::sync::{PerfSyncState, META_PERF_SYNC};
+    use inkstone_core::store::{Batch, Durability};
+    let store = client.engine.store();
+    let mut state = store.get::<PerfSyncState>(META_PERF_SYNC).unwrap().unwrap();
+    state.queued_account_days = false;
+    let mut batch = Batch::new();
+    batch.put(&state).unwrap();
+    store.apply(batch, Durability::Durable).unwrap();
+}
+
+/// A imports a WeChat 用户分析 file into its account and syncs; B syncs and sees the same
+/// days of the same account. Each day is on the server once; resending them all (a
+/// folder upgraded from a build that kept days local: A its own, B the pulled ones)
+/// changes nothing and is no conflict. A copy of a day changed under its id is refused
+/// as a conflict: the status counts it, it is not sent again, the server and B keep the
+/// first copy.
+#[test]
+fn accounts_days_from_an_import_reach_a_colleague_once_and_a_changed_copy_is_a_conflict() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b"]);
+    let (a, b) = (Client::new("A"), Client::new("B"));
+    a.connect(&server.url, &tokens[0]);
+    b.connect(&server.url, &tokens[1]);
+    let account = a.ok("account.create", json!({"platform": "wechat", "name": "墨砚官方号"}))["id"].as_str().unwrap().to_owned();
+    let made = import_days(&a, &account);
+    assert_eq!(made.len(), 3);
+    assert_eq!(status(&a)["perfPending"], 4, "the account and its three days are owed");
+    cycle(&a, What::Both);
+    let s = status(&a);
+    assert_eq!((s["perfPending"].as_u64(), s["perfAccountDaysLocal"].as_u64(), s["perfConflicts"].as_u64()), (Some(0), Some(0), Some(0)), "{s}");
+    cycle(&b, What::Both);
+    assert_eq!(accounts(&a), accounts(&b));
+    let theirs = days(&b, &account);
+    assert_eq!(theirs, days(&a, &account), "B sees A's days as A holds them");
+    let dates: Vec<&str> = theirs.as_array().unwrap().iter().map(|d| d["date"].as_str().unwrap()).collect();
+    assert_eq!(dates, ["2026-03-01", "2026-03-02", "2026-03-03"]);
+    assert_eq!(theirs[0]["metrics"]["followers_total"]["value"], 1204.0);
+    assert!(theirs[2]["metrics"].get("followers_lost").is_none(), "absent stays absent, never 0");
+    assert_eq!(server_days(&server, &ws).len(), 3);
+    assert_eq!(status(&b)["perfPending"], 0, "pulled days are not sent back");
+
+    // Everything again, from both folders: nothing new on the server, no conflict.
+    let top = server.storage.perf_changes(&ws, 0, 100_000).unwrap().cursor;
+    for client in [&a, &b] {
+        as_if_upgraded(client);
+        cycle(client, What::Both);
+        let s = status(client);
+        assert_eq!((s["perfPending"].as_u64(), s["perfConflicts"].as_u64()), (Some(0), Some(0)), "{}: {s}", client.name);
+    }
+    assert_eq!(server.storage.perf_changes(&ws, 0, 100_000).unwrap().cursor, top, "a resend took a cursor");
+
+    // A's copy of a day changes under its id (a hand-edited or restored data folder).
+    {
+        use inkstone_core::performance::account_days::{snapshots, AccountSnapshot};
+        use inkstone_core::store::{Batch, Durability};
+        let kernel = a.engine.kernel();
+        let mut day: AccountSnapshot = snapshots(kernel.store(), &account).unwrap().into_iter().find(|d| d.id == made[0]).unwrap();
+        day.metrics.get_mut("followers_total").unwrap().value = 9999.0;
+        let mut batch = Batch::new();
+        batch.put(&day).unwrap();
+        inkstone_core::performance::sync::stage_day_delivery(kernel, &mut batch, &day).unwrap();
+        kernel.store().apply(batch, Durability::Durable).unwrap();
+    }
+    for _ in 0..3 {
+        cycle(&a, What::Both);
+    }
+    let s = status(&a);
+    assert_eq!((s["perfConflicts"].as_u64(), s["perfPending"].as_u64(), s["state"].as_str()), (Some(1), Some(0), Some("synced")), "{s}");
+    assert_eq!(server.storage.perf_changes(&ws, 0, 100_000).unwrap().cursor, top, "a conflict wrote something, or was sent again");
+    let held = server_days(&server, &ws);
+    assert!(held.iter().all(|r| !r.record.body.as_deref().unwrap().contains("9999")), "the server replaced a day");
+    cycle(&b, What::Both);
+    assert_eq!(days(&b, &account)[0]["metrics"]["followers_total"]["value"], 1204.0, "B keeps the first copy");
+}
+
+/// A server from before accounts' days (it keeps performance data, not days): the days
+/// stay here and the status says so, with no error and no resend loop, while the
+/// account and the rest still travel; once the server is updated they go, and a
+/// colleague sees them.
+#[test]
+fn a_server_before_account_days_leaves_them_here_and_says_so_until_it_is_updated() {
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start_before_account_days(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b"]);
+    let a = Client::new("A");
+    a.connect(&server.url, &tokens[0]);
+    let account = a.ok("account.create", json!({"platform": "wechat", "name": "墨砚官方号"}))["id"].as_str().unwrap().to_owned();
+    import_days(&a, &account);
+    for _ in 0..3 {
+        let pushed = a.ok("sync.push", json!({}));
+        assert!(pushed.get("error").is_none(), "an older server is not an error: {pushed}");
+    }
+    let s = status(&a);
+    assert_eq!(
+        (s["perfUnavailable"].as_bool(), s["perfAccountDaysLocal"].as_u64(), s["perfPending"].as_u64(), s["state"].as_str(), s.get("lastError")),
+        (Some(false), Some(3), Some(0), Some("synced"), None),
+        "{s}"
+    );
+    let on_server = server.storage.perf_changes(&ws, 0, 100).unwrap().records;
+    assert_eq!(on_server.iter().map(|r| r.record.kind.as_str()).collect::<Vec<_>>(), ["account"], "only the account went");
+
+    let server = server.restart();
+    cycle(&a, What::Both);
+    let s = status(&a);
+    assert_eq!((s["perfAccountDaysLocal"].as_u64(), s["perfPending"].as_u64()), (Some(0), Some(0)), "{s}");
+    assert_eq!(server_days(&server, &ws).len(), 3);
+    let b = Client::new("B");
+    b.connect(&server.url, &tokens[1]);
+    cycle(&b, What::Both);
+    assert_eq!(days(&b, &account), days(&a, &account));
 }

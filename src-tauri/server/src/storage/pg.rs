@@ -25,7 +25,7 @@ use postgres::error::SqlState;
 use postgres::{NoTls, Row, Transaction};
 use r2d2_postgres::PostgresConnectionManager;
 
-use super::{features, new_token, now_millis, perf_decision, random_hex, sha256_hex, Caller, PerfDecision, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+use super::{features, new_token, now_millis, perf_decision, perf_unapplied, random_hex, sha256_hex, Caller, PerfDecision, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
 
 /// The schema, one step per version. Never edit a step that has shipped: add one.
 pub const MIGRATIONS: &[(i32, &str)] = &[
@@ -177,17 +177,29 @@ CREATE TABLE ai_activity (
 CREATE INDEX ai_activity_at ON ai_activity (workspace_id, accepted_at DESC, cursor DESC);
 "#,
     ),
+    (
+        8,
+        r#"
+-- Accounts' days (`accountSnapshots`): a fourth kind of performance record, append-only
+-- like a metric snapshot, naming its account (NULL for the other kinds). Rows of the
+-- first three kinds are unchanged.
+ALTER TABLE perf_records DROP CONSTRAINT perf_records_kind_check;
+ALTER TABLE perf_records ADD CONSTRAINT perf_records_kind_check CHECK (kind IN ('account', 'publication', 'snapshot', 'accountSnapshot'));
+ALTER TABLE perf_records ADD COLUMN account_id TEXT;
+"#,
+    ),
 ];
 
 fn perf_kind(text: &str) -> PerfKind {
     match text {
         "account" => PerfKind::Account,
         "publication" => PerfKind::Publication,
+        "accountSnapshot" => PerfKind::AccountSnapshot,
         _ => PerfKind::Snapshot,
     }
 }
 
-const PERF_COLUMNS: &str = "kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor";
+const PERF_COLUMNS: &str = "kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor, account_id";
 
 fn perf_from(row: &Row) -> ServerPerfRecord {
     ServerPerfRecord {
@@ -196,6 +208,7 @@ fn perf_from(row: &Row) -> ServerPerfRecord {
             id: row.get(1),
             project_id: row.get(2),
             publication_id: row.get(3),
+            account_id: row.get(11),
             updated_at: row.get::<_, i64>(4) as u64,
             edit_id: row.get(5),
             deleted: row.get(6),
@@ -742,8 +755,8 @@ impl Storage for Db {
                     _ => false,
                 };
                 let decision = perf_decision(record, held_stamp.as_ref().map(|(at, edit, deleted)| ((*at, edit.as_str()), *deleted)), publication_deleted);
-                if decision == PerfDecision::Keep {
-                    acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: false });
+                if matches!(decision, PerfDecision::Keep | PerfDecision::Conflict) {
+                    acks.push(perf_unapplied(record, decision));
                     continue;
                 }
                 if decision == PerfDecision::WriteAndDropSnapshots {
@@ -753,13 +766,13 @@ impl Storage for Db {
                 let created_by: String = held.as_ref().map_or_else(|| by.to_owned(), |r| r.get(3));
                 let updated_at = record.updated_at.min(i64::MAX as u64) as i64;
                 tx.execute(
-                    "INSERT INTO perf_records (workspace_id, kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
-                     ON CONFLICT (workspace_id, kind, id) DO UPDATE SET project_id = EXCLUDED.project_id, publication_id = EXCLUDED.publication_id, \
+                    "INSERT INTO perf_records (workspace_id, kind, id, project_id, publication_id, updated_at, edit_id, deleted, body, created_by, pushed_by, cursor, account_id) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                     ON CONFLICT (workspace_id, kind, id) DO UPDATE SET project_id = EXCLUDED.project_id, publication_id = EXCLUDED.publication_id, account_id = EXCLUDED.account_id, \
                      updated_at = EXCLUDED.updated_at, edit_id = EXCLUDED.edit_id, deleted = EXCLUDED.deleted, body = EXCLUDED.body, pushed_by = EXCLUDED.pushed_by, cursor = EXCLUDED.cursor",
-                    &[&ws, &kind, &record.id, &record.project_id, &record.publication_id, &updated_at, &record.edit_id, &record.deleted, &record.body, &created_by, &by, &cursor],
+                    &[&ws, &kind, &record.id, &record.project_id, &record.publication_id, &updated_at, &record.edit_id, &record.deleted, &record.body, &created_by, &by, &cursor, &record.account_id],
                 )?;
-                acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: true });
+                acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: true, conflict: false });
             }
             tx.execute("UPDATE workspaces SET perf_cursor = $2 WHERE id = $1", &[&ws, &cursor])?;
             Ok(PerfPushResponse { acks })

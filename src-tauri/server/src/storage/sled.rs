@@ -18,7 +18,8 @@ use sled::transaction::{ConflictableTransactionError, TransactionError, Transact
 use tokio::sync::oneshot;
 
 use super::{
-    features, new_token, now_millis, perf_decision, random_hex, sha256_hex, Caller, Page, PendingPush, PerfDecision, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS,
+    features, new_token, now_millis, perf_decision, perf_unapplied, random_hex, sha256_hex, Caller, Page, PendingPush, PerfDecision, PushOutcome, Storage, StorageError,
+    DEDUPE_KEEP_MILLIS,
 };
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
@@ -800,8 +801,8 @@ impl Storage for SledStorage {
                 _ => false,
             };
             let decision = perf_decision(record, held.as_ref().map(|h| (h.record.stamp(), h.record.deleted)), publication_deleted);
-            if decision == PerfDecision::Keep {
-                acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: false });
+            if matches!(decision, PerfDecision::Keep | PerfDecision::Conflict) {
+                acks.push(perf_unapplied(record, decision));
                 continue;
             }
             if let Some(held) = &held {
@@ -827,7 +828,7 @@ impl Storage for SledStorage {
             cursor += 1;
             let created_by = held.as_ref().map_or_else(|| caller.member.name.clone(), |h| h.created_by.clone());
             written.insert(record_key, ServerPerfRecord { record: record.clone(), created_by, pushed_by: caller.member.name.clone(), cursor });
-            acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: true });
+            acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: true, conflict: false });
         }
         if written.is_empty() && dropped.is_empty() {
             return Ok(PerfPushResponse { acks });

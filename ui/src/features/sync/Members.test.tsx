@@ -136,6 +136,8 @@ describe("workspace members", () => {
       pending: 2,
       perfPending: 0,
       perfUnavailable: false,
+      perfAccountDaysLocal: 0,
+      perfConflicts: 0,
       localOnlyProjects: 0,
       localOnlyVersions: 0,
       failed: 0,

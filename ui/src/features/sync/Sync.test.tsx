@@ -23,6 +23,8 @@ const connected: SyncStatus = {
   pending: 0,
   perfPending: 0,
   perfUnavailable: false,
+  perfAccountDaysLocal: 0,
+  perfConflicts: 0,
   localOnlyProjects: 0,
   localOnlyVersions: 0,
   failed: 0,
@@ -239,6 +241,16 @@ describe("sync", () => {
     status = { ...status, perfPending: 3, perfUnavailable: true };
     await act(() => syncStoreFor(ctx.client).refresh());
     expect(screen.getByTestId("sync-perf").textContent).toContain("keeps no performance data");
+    expect(screen.queryByTestId("sync-perf-days")).toBeNull();
+    expect(screen.queryByTestId("sync-perf-conflicts")).toBeNull();
+    // A server from before account days: they stay here; a snapshot the server holds
+    // otherwise is said too.
+    status = { ...status, perfPending: 0, perfUnavailable: false, perfAccountDaysLocal: 1, perfConflicts: 2 };
+    await act(() => syncStoreFor(ctx.client).refresh());
+    expect(screen.getByTestId("sync-perf-days").textContent).toBe(
+      "1 day of account followers stays on this computer: this workspace server is older than this app and keeps no account days.",
+    );
+    expect(screen.getByTestId("sync-perf-conflicts").textContent).toContain("2 snapshots differ from the server's copy");
   });
 
   it("the workspace's AI activity: an editor sees the list of their own, a viewer is told why there is none", async () => {

@@ -185,6 +185,16 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
               {t("sync.perf.pending", { n: status.perfPending })}
             </p>
           ) : null}
+          {status.perfAccountDaysLocal > 0 && (
+            <p className="muted small" data-testid="sync-perf-days">
+              {t("sync.perf.daysLocal", { n: status.perfAccountDaysLocal })}
+            </p>
+          )}
+          {status.perfConflicts > 0 && (
+            <p className="small" role="status" data-testid="sync-perf-conflicts">
+              {t("sync.perf.conflicts", { n: status.perfConflicts })}
+            </p>
+          )}
           {finished.length > 0 && (
             <>
               <h4 className="small muted sync-subheading">{t("sync.recent")}</h4>

@@ -3513,8 +3513,8 @@ tokenFingerprint?: string,
  */
 pending: number, 
 /**
- * Performance records (accounts, publications, metric snapshots) still to reach
- * the server.
+ * Performance records (accounts, publications, metric snapshots, accounts' days)
+ * still to reach the server.
  */
 perfPending: number, 
 /**
@@ -3522,6 +3522,16 @@ perfPending: number,
  * publications and metrics stay in this data folder.
  */
 perfUnavailable: boolean, 
+/**
+ * Accounts' days (followers per day) that stay in this data folder: the server
+ * keeps performance data but not them (it is older than this app).
+ */
+perfAccountDaysLocal: number, 
+/**
+ * Snapshots the server holds with other content under the same id: each copy
+ * keeps its own, and they are not sent again.
+ */
+perfConflicts: number, 
 /**
  * Projects never sent to a server (no job, no server history), and their
  * versions: connecting with `uploadExisting` sends them, else they stay here.
