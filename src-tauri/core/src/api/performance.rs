@@ -537,7 +537,6 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
     }
     let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == params.platform && p.removed_at.is_none()).collect();
     // The key's points and the snapshots' stamps: no snapshot (with its raw row) is decoded.
-    let observed = reports::load_observations(engine.store(), params.platform, &metric)?;
     let query = ReportQuery {
         platform: params.platform,
         project_id: params.project_id,
@@ -545,6 +544,7 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
         bucket: params.bucket.unwrap_or(AgeBucket::H24),
         include_boosted: params.include_boosted.unwrap_or(false),
     };
+    let observed = reports::load_observations(engine.store(), params.platform, &query.metric, &publications, &[query.bucket])?;
     Ok(reports::before_after_observed(&query, &publications, &observed))
 }
 

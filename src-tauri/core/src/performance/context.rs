@@ -299,7 +299,7 @@ pub fn summary(store: &Store, platform: Platform) -> Result<PerformanceSummary, 
 /// and the snapshot and version of the posts shown only.
 fn summary_of(store: &Store, platform: Platform, publications: &[Publication]) -> Result<PerformanceSummary, ApiError> {
     let publications: Vec<Publication> = publications.iter().filter(|p| p.platform == platform && p.removed_at.is_none()).cloned().collect();
-    let observations = report::load_observations(store, platform, report::default_metric(platform))?;
+    let observations = report::load_observations(store, platform, report::default_metric(platform), &publications, &[AgeBucket::H24, AgeBucket::H72, AgeBucket::D7])?;
     let mut details = |p: &Publication, snapshot_id: &str| -> Result<Option<(Evidence, Option<u32>)>, ApiError> {
         let Some(snapshot) = store.get::<MetricSnapshot>(&crate::store::keys::child(&p.id, snapshot_id))? else { return Ok(None) };
         let length = match crate::project::versions::load(store, &p.project_id, p.version_number) {

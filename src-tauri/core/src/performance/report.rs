@@ -16,7 +16,8 @@
 //! snapshot's id, its age and the key's value when it reports it. The store's reads
 //! ([`load_observations`]) take them from the `MetricPoint` index (the key's points and
 //! the snapshots' stamps), never decoding a snapshot with its raw row; [`before_after`]
-//! takes them from whole snapshots (tests), with the same result.
+//! takes them from whole snapshots (tests), with the same result. The stamps are read
+//! only for publications without a point of the key in the bucket's window.
 
 use std::collections::BTreeMap;
 
@@ -205,30 +206,38 @@ pub fn observations_of(snapshots: &BTreeMap<String, Vec<MetricSnapshot>>, metric
         .collect()
 }
 
-/// The observations of `metric` on `platform`, from the `MetricPoint` index: every
-/// snapshot's stamp, with the key's value where the snapshot has a point of it.
+/// The observations of `metric` on `platform` that the report at `buckets` needs, from
+/// the `MetricPoint` index: the key's points, and for a live publication of
+/// `publications` without a point in a bucket's window its snapshots' stamps (was it
+/// observed then at all?). Where a point is in the window the stamps change nothing:
+/// the first observation reporting the key is a point.
 ///
 /// Errors: store errors.
-pub fn load_observations(store: &crate::store::Store, platform: Platform, metric: &str) -> Result<Observations, crate::store::StoreError> {
+pub fn load_observations(
+    store: &crate::store::Store,
+    platform: Platform,
+    metric: &str,
+    publications: &[Publication],
+    buckets: &[AgeBucket],
+) -> Result<Observations, crate::store::StoreError> {
     let mut observed: Observations = std::collections::HashMap::new();
-    // Snapshot id → (publication, position) of its observation.
-    let mut at: std::collections::HashMap<String, (String, usize)> = std::collections::HashMap::new();
-    for stamp in store.scan::<MetricPoint>(&MetricPoint::prefix(platform, STAMP))? {
-        let list = observed.entry(stamp.publication_id.clone()).or_default();
-        at.insert(stamp.snapshot_id.clone(), (stamp.publication_id, list.len()));
-        list.push(Observation { snapshot_id: stamp.snapshot_id, age_hours: stamp.age_hours, value: None });
-    }
-    if metric == STAMP {
-        return Ok(observed);
-    }
     for point in store.scan::<MetricPoint>(&MetricPoint::prefix(platform, metric))? {
-        match at.get(&point.snapshot_id) {
-            Some((publication, i)) => {
-                if let Some(o) = observed.get_mut(publication).and_then(|l| l.get_mut(*i)) {
-                    o.value = Some(point.value);
-                }
+        observed.entry(point.publication_id).or_default().push(Observation { snapshot_id: point.snapshot_id, age_hours: point.age_hours, value: Some(point.value) });
+    }
+    let stamps = MetricPoint::prefix(platform, STAMP);
+    for p in publications.iter().filter(|p| p.platform == platform && p.removed_at.is_none()) {
+        let seen = observed.get(&p.id);
+        let unmeasured = buckets.iter().any(|b| !seen.is_some_and(|list| list.iter().any(|o| o.age_hours >= b.hours() && o.age_hours < b.hours() * 1.5)));
+        if !unmeasured {
+            continue;
+        }
+        let mut range = stamps.clone();
+        range.extend_from_slice(&crate::store::keys::project_prefix(&p.id));
+        let list = observed.entry(p.id.clone()).or_default();
+        for stamp in store.scan::<MetricPoint>(&range)? {
+            if !list.iter().any(|o| o.snapshot_id == stamp.snapshot_id) {
+                list.push(Observation { snapshot_id: stamp.snapshot_id, age_hours: stamp.age_hours, value: None });
             }
-            None => observed.entry(point.publication_id).or_default().push(Observation { snapshot_id: point.snapshot_id, age_hours: point.age_hours, value: Some(point.value) }),
         }
     }
     Ok(observed)
