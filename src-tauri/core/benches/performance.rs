@@ -8,11 +8,16 @@
 //!   row kept, as imports write them): p50/p95 per query the view makes (target p95 under
 //!   50 ms), and the CSV export of every row;
 //! - the before/after report (`perf.report`) on the same data, per platform and age
-//!   (target p95 under 100 ms).
+//!   (target p95 under 100 ms);
+//! - the AI's performance summary (`perf.summary`, per platform) and the context layer
+//!   a model call builds from it (`performance::context::layer_text` over the five
+//!   platforms, as for a project that names none).
 //!
 //! `cargo bench -p inkstone-core --bench performance` prints the figures; under
 //! `cargo test` (no `--bench` argument) it runs on 300 rows and 200 publications as a
-//! smoke test.
+//! smoke test. `PERF_BENCH_ROUNDS=n` sets the rounds per query (60 with `--bench`): a
+//! debug build's relative figures need fewer; `PERF_BENCH_CLOCK=cpu` times by this
+//! thread's CPU time instead of the wall clock (figures on a loaded machine).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
@@ -31,6 +36,33 @@ fn percentile(values: &mut [Duration], p: f64) -> Duration {
     values.sort();
     let index = ((values.len() as f64 - 1.0) * p).round() as usize;
     values[index]
+}
+
+/// This thread's CPU time (Linux: `/proc/thread-self/schedstat`, in ns).
+fn cpu_now() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse::<u64>().ok().map(Duration::from_nanos)
+}
+
+/// A stopwatch on the clock the run asked for: wall time, or with `PERF_BENCH_CLOCK=cpu`
+/// this thread's CPU time (a debug build's relative figures on a loaded machine).
+struct Watch {
+    wall: Instant,
+    cpu: Option<Duration>,
+}
+
+impl Watch {
+    fn start() -> Watch {
+        let cpu = if std::env::var("PERF_BENCH_CLOCK").as_deref() == Ok("cpu") { cpu_now() } else { None };
+        Watch { wall: Instant::now(), cpu }
+    }
+
+    fn elapsed(&self) -> Duration {
+        match (self.cpu, cpu_now()) {
+            (Some(began), Some(now)) => now.saturating_sub(began),
+            _ => self.wall.elapsed(),
+        }
+    }
 }
 
 fn ms(d: Duration) -> f64 {
@@ -174,7 +206,7 @@ fn time(t: &TestEngine, rounds: usize, method: &str, params: &Value) -> (Duratio
     let mut times = Vec::with_capacity(rounds);
     let mut last = Value::Null;
     for _ in 0..rounds {
-        let began = Instant::now();
+        let began = Watch::start();
         last = t.ok(method, params.clone());
         times.push(began.elapsed());
     }
@@ -219,11 +251,11 @@ fn bench_import(n_rows: usize) {
     let path = t.data_dir().join("account_analytics_content_2026-01-01_2026-07-31.csv");
     std::fs::write(&path, &csv).unwrap();
     let params = json!({"path": path.display().to_string()});
-    let began = Instant::now();
+    let began = Watch::start();
     let preview = t.ok("perf.import", params.clone());
     let preview_time = began.elapsed();
     assert_eq!(preview["preview"]["matched"], n_rows as u64, "every row matched by its post id");
-    let began = Instant::now();
+    let began = Watch::start();
     let committed = t.ok("perf.import", json!({"path": path.display().to_string(), "commit": true}));
     let commit_time = began.elapsed();
     assert_eq!(committed["committed"], true);
@@ -239,6 +271,7 @@ fn bench_import(n_rows: usize) {
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let (n_rows, n_publications, rounds) = if full { (10_000usize, 5_000usize, 60usize) } else { (300, 200, 2) };
+    let rounds = std::env::var("PERF_BENCH_ROUNDS").ok().and_then(|r| r.parse::<usize>().ok()).filter(|r| *r > 0).unwrap_or(rounds);
 
     // `PERF_BENCH_SKIP_IMPORT=1` measures the dashboard and the report only.
     if std::env::var_os("PERF_BENCH_SKIP_IMPORT").is_none() {
@@ -283,7 +316,7 @@ fn main() {
         println!("perf.dashboard {name:<32} rows {:>4} of {:>5}  p50 {:>7.2} ms  p95 {:>7.2} ms", board["rows"].as_array().unwrap().len(), board["total"], ms(p50), ms(p95));
     }
     println!("perf.dashboard worst p95: {:.2} ms (target < 50 ms)", ms(worst));
-    let began = Instant::now();
+    let began = Watch::start();
     let export = t.ok("perf.export", json!({"dashboard": {}}));
     println!("perf.export of the whole dashboard: {} rows, {:.1} MB, {:.0} ms", export["nRows"], export["csv"].as_str().unwrap().len() as f64 / 1e6, ms(began.elapsed()));
 
@@ -308,4 +341,62 @@ fn main() {
     worst = worst.max(p95);
     println!("perf.report x, one project                                          p50 {:>7.2} ms  p95 {:>7.2} ms", ms(p50), ms(p95));
     println!("perf.report worst p95: {:.2} ms (target < 100 ms)", ms(worst));
+    // Where a report's time goes: the publications, the key's points and the
+    // snapshots' stamps it reads, and (for comparison) every snapshot of the platform,
+    // which it read before the point index.
+    {
+        use inkstone_core::performance::{all_publications, metrics, report};
+        let store = t.engine.kernel().store();
+        let w = Watch::start();
+        let publications: Vec<Publication> = all_publications(store).unwrap().into_iter().filter(|p| p.platform == Platform::X).collect();
+        let publications_time = w.elapsed();
+        let w = Watch::start();
+        let observed = report::load_observations(store, Platform::X, "impressions", &publications, &[report::AgeBucket::H24]).unwrap();
+        let index_time = w.elapsed();
+        let w = Watch::start();
+        let snapshots: BTreeMap<String, Vec<MetricSnapshot>> = publications.iter().map(|p| (p.id.clone(), metrics::snapshots(store, &p.id).unwrap())).collect();
+        let snapshots_time = w.elapsed();
+        let query = report::ReportQuery { platform: Platform::X, project_id: None, metric: "impressions".into(), bucket: report::AgeBucket::H24, include_boosted: false };
+        let w = Watch::start();
+        let from_index = report::before_after_observed(&query, &publications, &observed);
+        let compute_time = w.elapsed();
+        assert_eq!(from_index, report::before_after(&query, &publications, &snapshots), "the index and the snapshots give one report");
+        println!(
+            "perf.report x 24h, its parts: every publication decoded {:.0} ms; the key's points (and the stamps of posts without one at 24 h) {:.0} ms (the platform's whole snapshots, as before: {:.0} ms); the report itself {:.0} ms",
+            ms(publications_time),
+            ms(index_time),
+            ms(snapshots_time),
+            ms(compute_time)
+        );
+    }
+
+    let mut worst = Duration::ZERO;
+    for platform in PLATFORMS {
+        let (p50, p95, summary) = time(&t, rounds, "perf.summary", &json!({"platform": platform.as_str()}));
+        worst = worst.max(p95);
+        assert!(!summary["text"].as_str().unwrap().is_empty(), "the summary of {} says something", platform.as_str());
+        println!(
+            "perf.summary {:<12} eligible {:>4} at {:<4}  p50 {:>7.2} ms  p95 {:>7.2} ms",
+            platform.as_str(),
+            summary["eligible"],
+            summary["bucket"].as_str().unwrap(),
+            ms(p50),
+            ms(p95)
+        );
+    }
+    println!("perf.summary worst p95: {:.2} ms", ms(worst));
+    let store = t.engine.kernel().store();
+    let mut times = Vec::with_capacity(rounds);
+    let mut text = String::new();
+    for _ in 0..rounds {
+        let began = Watch::start();
+        text = inkstone_core::performance::context::layer_text(store, &PLATFORMS).unwrap();
+        times.push(began.elapsed());
+    }
+    println!(
+        "performance context layer (five platforms, once per model call): {} chars  p50 {:>7.2} ms  p95 {:>7.2} ms",
+        text.chars().count(),
+        ms(percentile(&mut times, 0.5)),
+        ms(percentile(&mut times, 0.95))
+    );
 }

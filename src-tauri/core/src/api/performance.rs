@@ -536,10 +536,7 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
         return Err(ApiError::validation("metric", format!("{shown:?} is not a metric key.")).problem("perf.unknown_metric", &[("key", &shown)]).action("list_metric_keys", &[]));
     }
     let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == params.platform && p.removed_at.is_none()).collect();
-    let mut snapshots = BTreeMap::new();
-    for p in &publications {
-        snapshots.insert(p.id.clone(), metrics::snapshots(engine.store(), &p.id)?);
-    }
+    // The key's points and the snapshots' stamps: no snapshot (with its raw row) is decoded.
     let query = ReportQuery {
         platform: params.platform,
         project_id: params.project_id,
@@ -547,7 +544,8 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
         bucket: params.bucket.unwrap_or(AgeBucket::H24),
         include_boosted: params.include_boosted.unwrap_or(false),
     };
-    Ok(reports::before_after(&query, &publications, &snapshots))
+    let observed = reports::load_observations(engine.store(), params.platform, &query.metric, &publications, &[query.bucket])?;
+    Ok(reports::before_after_observed(&query, &publications, &observed))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -741,7 +739,23 @@ fn load_dashboard(engine: &Engine, query: &crate::performance::dashboard::Dashbo
     // and only the page's snapshots: a dashboard query never decodes every snapshot.
     let mut points = std::collections::HashMap::new();
     for (platform, key) in board::needed_points(query, &matching) {
-        let list = store.scan::<MetricPoint>(&MetricPoint::prefix(platform, &key))?;
+        let prefix = MetricPoint::prefix(platform, &key);
+        let mine: Vec<&str> = matching.iter().filter(|p| p.platform == platform).map(|p| p.id.as_str()).collect();
+        let all = publications.iter().filter(|p| p.platform == platform).count();
+        // A filter that keeps few of the platform's publications (a project, an account,
+        // a quarter) reads their points only, a range each; otherwise the key's points
+        // of the platform are read in one pass.
+        let list = if mine.len() * 4 < all {
+            let mut list = Vec::new();
+            for id in mine {
+                let mut range = prefix.clone();
+                range.extend_from_slice(&crate::store::keys::project_prefix(id));
+                list.extend(store.scan::<MetricPoint>(&range)?);
+            }
+            list
+        } else {
+            store.scan::<MetricPoint>(&prefix)?
+        };
         points.insert((platform, key), list);
     }
     let accounts = domain::accounts(store)?;

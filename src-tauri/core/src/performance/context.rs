@@ -15,18 +15,21 @@
 //! Raw export rows never enter it: a snapshot's `raw_row`, a metric's `raw` text and the
 //! platform extras are not read. The text stays within [`SUMMARY_BUDGET_TOKENS`].
 //!
+//! What it reads: the publications once per call (for every platform of the layer), the
+//! platform's reach key from the `MetricPoint` index once (the three ages are measured
+//! over the same observations), and only for the posts it shows their snapshot (to
+//! label it measured or manual) and their version (for its length).
+//!
 //! The setting "use performance history in AI context" is a meta record
 //! ([`ContextSetting`], on when absent); a cached workspace policy whose
 //! `performance_context` is off overrides it, offline as every policy check.
-
-use std::collections::BTreeMap;
 
 use chrono::{Datelike, Timelike};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::metrics::{self, MetricSnapshot, SnapshotSource};
-use super::report::{self, AgeBucket, ReportPoint, ReportQuery};
+use super::report::{self, AgeBucket, Observations, ReportPoint, ReportQuery};
 use super::{Publication, PublicationFormat};
 use crate::error::{ApiError, ErrorCode};
 use crate::model::{Platform, Timestamp};
@@ -108,9 +111,22 @@ impl PerformanceSummary {
 pub struct SummaryInput<'a> {
     pub platform: Platform,
     pub publications: &'a [Publication],
-    pub snapshots: &'a BTreeMap<String, Vec<MetricSnapshot>>,
-    /// Characters of each publication's version, by publication id.
-    pub lengths: &'a BTreeMap<String, u32>,
+    /// Each publication's observations of the platform's reach key
+    /// ([`report::default_metric`]), by publication id.
+    pub observations: &'a Observations,
+}
+
+/// What the summary says of a shown post beyond the report: how its snapshot was
+/// observed and the length of its version (`None`: the snapshot is not there, and the
+/// post is left out).
+pub type PostDetails<'a> = dyn FnMut(&Publication, &str) -> Result<Option<(Evidence, Option<u32>)>, ApiError> + 'a;
+
+/// The evidence of `snapshot`.
+pub fn evidence_of(snapshot: &MetricSnapshot) -> Evidence {
+    match snapshot.source {
+        SnapshotSource::Manual { .. } => Evidence::Manual,
+        SnapshotSource::Import { .. } | SnapshotSource::Api { .. } => Evidence::Measured,
+    }
 }
 
 fn clip(text: &str, max: usize) -> String {
@@ -154,26 +170,23 @@ fn bucket_name(bucket: AgeBucket) -> &'static str {
     }
 }
 
-fn post(point: &ReportPoint, input: &SummaryInput<'_>) -> Option<SummaryPost> {
-    let p = input.publications.iter().find(|p| p.id == point.publication_id)?;
-    let snapshot = input.snapshots.get(&p.id)?.iter().find(|s| s.id == point.snapshot_id)?;
-    let evidence = match snapshot.source {
-        SnapshotSource::Manual { .. } => Evidence::Manual,
-        SnapshotSource::Import { .. } | SnapshotSource::Api { .. } => Evidence::Measured,
-    };
-    Some(SummaryPost {
+fn post(point: &ReportPoint, input: &SummaryInput<'_>, details: &mut PostDetails<'_>) -> Result<Option<SummaryPost>, ApiError> {
+    let Some(p) = input.publications.iter().find(|p| p.id == point.publication_id) else { return Ok(None) };
+    let Some((evidence, length)) = details(p, &point.snapshot_id)? else { return Ok(None) };
+    let (Some(multiple), Some(baseline)) = (point.multiple, point.baseline) else { return Ok(None) };
+    Ok(Some(SummaryPost {
         publication_id: p.id.clone(),
         title: clip(&p.title, TITLE_CHARS),
-        length: input.lengths.get(&p.id).copied(),
+        length,
         posted: posted(p),
         format: p.format,
-        multiple: point.multiple?,
+        multiple,
         value: point.value,
-        baseline: point.baseline?,
+        baseline,
         age_hours: point.age_hours,
-        snapshot_ids: vec![snapshot.id.clone()],
+        snapshot_ids: vec![point.snapshot_id.clone()],
         evidence,
-    })
+    }))
 }
 
 fn line(post: &SummaryPost, metric: &str) -> String {
@@ -221,15 +234,18 @@ fn text(summary: &PerformanceSummary, per_side: usize) -> String {
     out
 }
 
-/// The summary of `input.platform`: pure over the records given.
-pub fn summarize(input: &SummaryInput<'_>) -> PerformanceSummary {
+/// The summary of `input.platform`: pure over the records given and what `details`
+/// says of the posts shown.
+///
+/// Errors: what `details` returns.
+pub fn summarize(input: &SummaryInput<'_>, details: &mut PostDetails<'_>) -> Result<PerformanceSummary, ApiError> {
     let metric = report::default_metric(input.platform).to_owned();
     let basis = metrics::metric_key(&metric).map(|k| k.basis.to_owned()).unwrap_or_default();
     // The age with the most eligible posts (the earliest on a tie).
     let mut best: Option<(AgeBucket, Vec<ReportPoint>)> = None;
     for bucket in [AgeBucket::H24, AgeBucket::H72, AgeBucket::D7] {
         let query = ReportQuery { platform: input.platform, project_id: None, metric: metric.clone(), bucket, include_boosted: false };
-        let report = report::before_after(&query, input.publications, input.snapshots);
+        let report = report::before_after_observed(&query, input.publications, input.observations);
         let eligible: Vec<ReportPoint> = report.points.into_iter().filter(|p| p.excluded.is_none() && p.multiple.is_some()).collect();
         if best.as_ref().is_none_or(|(_, b)| eligible.len() > b.len()) {
             best = Some((bucket, eligible));
@@ -239,8 +255,14 @@ pub fn summarize(input: &SummaryInput<'_>) -> PerformanceSummary {
     eligible.sort_by(|a, b| b.multiple.unwrap_or(0.0).total_cmp(&a.multiple.unwrap_or(0.0)).then_with(|| a.publication_id.cmp(&b.publication_id)));
     // Two sides that do not overlap: a post is either strong or weak.
     let per_side = (eligible.len() / 2).min(POSTS_PER_SIDE);
-    let strongest: Vec<SummaryPost> = eligible.iter().take(per_side).filter_map(|p| post(p, input)).collect();
-    let weakest: Vec<SummaryPost> = eligible.iter().rev().take(per_side).filter_map(|p| post(p, input)).collect();
+    let mut strongest = Vec::new();
+    for p in eligible.iter().take(per_side) {
+        strongest.extend(post(p, input, details)?);
+    }
+    let mut weakest = Vec::new();
+    for p in eligible.iter().rev().take(per_side) {
+        weakest.extend(post(p, input, details)?);
+    }
     let mut summary = PerformanceSummary {
         platform: input.platform,
         metric,
@@ -262,23 +284,31 @@ pub fn summarize(input: &SummaryInput<'_>) -> PerformanceSummary {
     }
     summary.strongest.truncate(shown);
     summary.weakest.truncate(shown);
-    summary
+    Ok(summary)
 }
 
 /// The summary of `platform` over the workspace's live publications.
 ///
 /// Errors: store errors.
 pub fn summary(store: &Store, platform: Platform) -> Result<PerformanceSummary, ApiError> {
-    let publications: Vec<Publication> = super::all_publications(store)?.into_iter().filter(|p| p.platform == platform && p.removed_at.is_none()).collect();
-    let mut snapshots = BTreeMap::new();
-    let mut lengths = BTreeMap::new();
-    for p in &publications {
-        snapshots.insert(p.id.clone(), metrics::snapshots(store, &p.id)?);
-        if let Ok(version) = crate::project::versions::load(store, &p.project_id, p.version_number) {
-            lengths.insert(p.id.clone(), u32::try_from(version.source.chars().count()).unwrap_or(u32::MAX));
-        }
-    }
-    Ok(summarize(&SummaryInput { platform, publications: &publications, snapshots: &snapshots, lengths: &lengths }))
+    summary_of(store, platform, &super::all_publications(store)?)
+}
+
+/// The summary of `platform` over `publications` (all of the workspace's; the live
+/// ones of the platform are used): the reach key's observations from the point index,
+/// and the snapshot and version of the posts shown only.
+fn summary_of(store: &Store, platform: Platform, publications: &[Publication]) -> Result<PerformanceSummary, ApiError> {
+    let publications: Vec<Publication> = publications.iter().filter(|p| p.platform == platform && p.removed_at.is_none()).cloned().collect();
+    let observations = report::load_observations(store, platform, report::default_metric(platform), &publications, &[AgeBucket::H24, AgeBucket::H72, AgeBucket::D7])?;
+    let mut details = |p: &Publication, snapshot_id: &str| -> Result<Option<(Evidence, Option<u32>)>, ApiError> {
+        let Some(snapshot) = store.get::<MetricSnapshot>(&crate::store::keys::child(&p.id, snapshot_id))? else { return Ok(None) };
+        let length = match crate::project::versions::load(store, &p.project_id, p.version_number) {
+            Ok(version) => Some(u32::try_from(version.source.chars().count()).unwrap_or(u32::MAX)),
+            Err(_) => None,
+        };
+        Ok(Some((evidence_of(&snapshot), length)))
+    };
+    summarize(&SummaryInput { platform, publications: &publications, observations: &observations }, &mut details)
 }
 
 /// The summaries of `platforms` joined for the context layer ("" when the setting or
@@ -289,9 +319,11 @@ pub fn layer_text(store: &Store, platforms: &[Platform]) -> Result<String, ApiEr
     if !state(store)?.enabled {
         return Ok(String::new());
     }
+    // The publications once for every platform of the layer.
+    let publications = super::all_publications(store)?;
     let mut parts = Vec::new();
     for platform in platforms {
-        let s = summary(store, *platform)?;
+        let s = summary_of(store, *platform, &publications)?;
         if !s.text.is_empty() {
             parts.push(s.text);
         }

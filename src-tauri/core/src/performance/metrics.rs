@@ -154,11 +154,13 @@ impl Record for MetricSnapshot {
         keys::child(&self.publication_id, &self.id)
     }
 
-    /// Each canonical metric is indexed as a [`MetricPoint`] in the same transaction.
+    /// Each canonical metric is indexed as a [`MetricPoint`], and the snapshot itself as
+    /// a stamp ([`MetricPoint::stamp`]), in the same transaction.
     fn derived(&self, batch: &mut Batch) -> Result<(), crate::store::StoreError> {
         for (key, value) in &self.metrics {
             batch.put(&MetricPoint::of(self, key, value))?;
         }
+        batch.put(&MetricPoint::stamp(self))?;
         Ok(())
     }
 }
@@ -169,6 +171,11 @@ impl Record for MetricSnapshot {
 /// without decoding whole snapshots and their raw rows. Short field names: tens of
 /// thousands are read per query. A backup carries the snapshots; importing them writes
 /// the points again.
+///
+/// Each snapshot also has a stamp: a point under the empty key ([`STAMP`], never a
+/// metric key) with value 0, whatever the snapshot reports, so the before/after report
+/// tells "not observed at that age" from "observed, but the metric not reported"
+/// without decoding snapshots.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricPoint {
     #[serde(rename = "l")]
@@ -190,7 +197,24 @@ pub struct MetricPoint {
     pub day_window: bool,
 }
 
+/// The key of snapshot stamps in the point index (see [`MetricPoint`]).
+pub const STAMP: &str = "";
+
 impl MetricPoint {
+    /// The stamp of `snapshot`: its publication, id, time and age, under [`STAMP`].
+    fn stamp(snapshot: &MetricSnapshot) -> MetricPoint {
+        MetricPoint {
+            platform: snapshot.platform,
+            metric: STAMP.to_owned(),
+            publication_id: snapshot.publication_id.clone(),
+            snapshot_id: snapshot.id.clone(),
+            observed_at: snapshot.observed_at,
+            age_hours: snapshot.age_hours,
+            value: 0.0,
+            day_window: matches!(snapshot.window, SnapshotWindow::Day { .. }),
+        }
+    }
+
     fn of(snapshot: &MetricSnapshot, metric: &str, value: &MetricValue) -> MetricPoint {
         MetricPoint {
             platform: snapshot.platform,
@@ -222,13 +246,14 @@ impl Record for MetricPoint {
     }
 }
 
-/// The keys of `snapshot`'s points (to delete them with it).
+/// The keys of `snapshot`'s points and its stamp (to delete them with it).
 pub fn point_keys(snapshot: &MetricSnapshot) -> Vec<Vec<u8>> {
-    snapshot.metrics.iter().map(|(key, value)| MetricPoint::of(snapshot, key, value).key()).collect()
+    snapshot.metrics.iter().map(|(key, value)| MetricPoint::of(snapshot, key, value).key()).chain([MetricPoint::stamp(snapshot).key()]).collect()
 }
 
-/// Meta key: the metric points were built over the snapshots written before them.
-const META_POINTS: &[u8] = b"metric_points_v1";
+/// Meta key: the metric points (v2: with the snapshots' stamps) were built over the
+/// snapshots written before them.
+const META_POINTS: &[u8] = b"metric_points_v2";
 
 #[derive(Debug, Serialize, Deserialize)]
 struct PointsIndexed {

@@ -10,14 +10,21 @@
 //! age; the last [`BASELINE_POSTS`], at least [`MIN_BASELINE`]). Boosted, unknown-traffic
 //! and private posts, posts younger than the bucket and posts under the floor are left
 //! out and counted. A side with fewer than [`MIN_PER_SIDE`] posts gets no number ("not
-//! enough data"). Pure: the API loads the records and calls [`before_after`].
+//! enough data"). Pure: the API loads the records and calls [`before_after_observed`].
+//!
+//! What a publication's snapshots are to the report is [`Observation`]s of one key: a
+//! snapshot's id, its age and the key's value when it reports it. The store's reads
+//! ([`load_observations`]) take them from the `MetricPoint` index (the key's points and
+//! the snapshots' stamps), never decoding a snapshot with its raw row; [`before_after`]
+//! takes them from whole snapshots (tests), with the same result. The stamps are read
+//! only for publications without a point of the key in the bucket's window.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::metrics::{MetricSnapshot, MetricUnit};
+use super::metrics::{MetricPoint, MetricSnapshot, MetricUnit, STAMP};
 use super::{Distribution, Publication, PublicationFormat, Visibility};
 use crate::model::{Platform, Timestamp};
 
@@ -176,21 +183,87 @@ fn side(mut multiples: Vec<f64>) -> ReportSide {
     ReportSide { n, median_multiple: quantile(&multiples, 0.5), p30: quantile(&multiples, 0.3), p70: quantile(&multiples, 0.7) }
 }
 
-/// The first snapshot in the bucket's window reporting `metric`, and the one in the
-/// window at all (to tell "not observed then" from "not reported").
-fn at_age<'a>(snapshots: &'a [MetricSnapshot], metric: &str, bucket: AgeBucket) -> Result<&'a MetricSnapshot, Exclusion> {
+/// One snapshot of a publication as the report reads it: which one, at what age, and
+/// the asked key's value when the snapshot reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub snapshot_id: String,
+    pub age_hours: f64,
+    pub value: Option<f64>,
+}
+
+/// Observations of one key, by publication id.
+pub type Observations = std::collections::HashMap<String, Vec<Observation>>;
+
+/// The observations of `metric` in whole snapshots, by publication id.
+pub fn observations_of(snapshots: &BTreeMap<String, Vec<MetricSnapshot>>, metric: &str) -> Observations {
+    snapshots
+        .iter()
+        .map(|(id, list)| {
+            let seen = list.iter().map(|s| Observation { snapshot_id: s.id.clone(), age_hours: s.age_hours, value: s.metrics.get(metric).map(|m| m.value) }).collect();
+            (id.clone(), seen)
+        })
+        .collect()
+}
+
+/// The observations of `metric` on `platform` that the report at `buckets` needs, from
+/// the `MetricPoint` index: the key's points, and for a live publication of
+/// `publications` without a point in a bucket's window its snapshots' stamps (was it
+/// observed then at all?). Where a point is in the window the stamps change nothing:
+/// the first observation reporting the key is a point.
+///
+/// Errors: store errors.
+pub fn load_observations(
+    store: &crate::store::Store,
+    platform: Platform,
+    metric: &str,
+    publications: &[Publication],
+    buckets: &[AgeBucket],
+) -> Result<Observations, crate::store::StoreError> {
+    let mut observed: Observations = std::collections::HashMap::new();
+    for point in store.scan::<MetricPoint>(&MetricPoint::prefix(platform, metric))? {
+        observed.entry(point.publication_id).or_default().push(Observation { snapshot_id: point.snapshot_id, age_hours: point.age_hours, value: Some(point.value) });
+    }
+    let stamps = MetricPoint::prefix(platform, STAMP);
+    for p in publications.iter().filter(|p| p.platform == platform && p.removed_at.is_none()) {
+        let seen = observed.get(&p.id);
+        let unmeasured = buckets.iter().any(|b| !seen.is_some_and(|list| list.iter().any(|o| o.age_hours >= b.hours() && o.age_hours < b.hours() * 1.5)));
+        if !unmeasured {
+            continue;
+        }
+        let mut range = stamps.clone();
+        range.extend_from_slice(&crate::store::keys::project_prefix(&p.id));
+        let list = observed.entry(p.id.clone()).or_default();
+        for stamp in store.scan::<MetricPoint>(&range)? {
+            if !list.iter().any(|o| o.snapshot_id == stamp.snapshot_id) {
+                list.push(Observation { snapshot_id: stamp.snapshot_id, age_hours: stamp.age_hours, value: None });
+            }
+        }
+    }
+    Ok(observed)
+}
+
+/// The first observation in the bucket's window reporting the key (by age, then id),
+/// its value; or why there is none: nothing observed in the window, or not reported.
+fn at_age(observed: &[Observation], bucket: AgeBucket) -> Result<(&Observation, f64), Exclusion> {
     let (from, to) = (bucket.hours(), bucket.hours() * 1.5);
-    let mut in_window: Vec<&MetricSnapshot> = snapshots.iter().filter(|s| s.age_hours >= from && s.age_hours < to).collect();
-    in_window.sort_by(|a, b| a.age_hours.total_cmp(&b.age_hours).then_with(|| a.id.cmp(&b.id)));
+    let mut in_window: Vec<&Observation> = observed.iter().filter(|s| s.age_hours >= from && s.age_hours < to).collect();
+    in_window.sort_by(|a, b| a.age_hours.total_cmp(&b.age_hours).then_with(|| a.snapshot_id.cmp(&b.snapshot_id)));
     if in_window.is_empty() {
         return Err(Exclusion::NoSnapshotAtAge);
     }
-    in_window.into_iter().find(|s| s.metrics.contains_key(metric)).ok_or(Exclusion::MetricNotReported)
+    in_window.into_iter().find_map(|s| s.value.map(|v| (s, v))).ok_or(Exclusion::MetricNotReported)
 }
 
 /// The before/after report over `publications` (live ones of the platform are used) and
 /// their snapshots by publication id.
 pub fn before_after(query: &ReportQuery, publications: &[Publication], snapshots: &BTreeMap<String, Vec<MetricSnapshot>>) -> BeforeAfterReport {
+    before_after_observed(query, publications, &observations_of(snapshots, &query.metric))
+}
+
+/// The before/after report over `publications` (live ones of the platform are used) and
+/// their observations of the query's key by publication id.
+pub fn before_after_observed(query: &ReportQuery, publications: &[Publication], observed: &Observations) -> BeforeAfterReport {
     let unit = super::metrics::metric_key(&query.metric).map(|k| k.unit);
     let mut live: Vec<&Publication> = publications.iter().filter(|p| p.platform == query.platform && p.removed_at.is_none()).collect();
     live.sort_by(|a, b| a.published_at.cmp(&b.published_at).then_with(|| a.id.cmp(&b.id)));
@@ -210,15 +283,14 @@ pub fn before_after(query: &ReportQuery, publications: &[Publication], snapshots
         } else {
             None
         };
-        let measured = at_age(snapshots.get(&p.id).unwrap_or(&empty), &query.metric, query.bucket);
+        let measured = at_age(observed.get(&p.id).unwrap_or(&empty), query.bucket);
         let exclusion = gate.or(measured.as_ref().err().copied());
-        let Ok(snapshot) = measured else {
+        let Ok((snapshot, value)) = measured else {
             if reported {
                 *excluded.entry(exclusion.unwrap_or(Exclusion::NoSnapshotAtAge)).or_default() += 1;
             }
             continue;
         };
-        let value = snapshot.metrics[&query.metric].value;
         let under_floor = unit == Some(MetricUnit::Count) && value < COUNT_FLOOR;
         let group = history.entry((p.account_id.clone(), p.format)).or_default();
         let mut previous: Vec<f64> = group.iter().rev().take(BASELINE_POSTS).map(|(v, _)| *v).collect();
@@ -248,7 +320,7 @@ pub fn before_after(query: &ReportQuery, publications: &[Publication], snapshots
             account_id: p.account_id.clone(),
             format: p.format,
             ai,
-            snapshot_id: snapshot.id.clone(),
+            snapshot_id: snapshot.snapshot_id.clone(),
             age_hours: snapshot.age_hours,
             value,
             baseline,

@@ -587,6 +587,9 @@ fn apply_page(kernel: &Kernel, batch: &mut Batch, records: &[ServerPerfRecord]) 
                         for snapshot in super::metrics::snapshots(store, &publication.id)? {
                             batch.delete::<MetricSnapshot>(snapshot.key());
                             batch.delete::<PerfDelivery>(perf_delivery_key(PerfKind::Snapshot, &snapshot.id));
+                            for key in super::metrics::point_keys(&snapshot) {
+                                batch.delete::<super::metrics::MetricPoint>(key);
+                            }
                         }
                         batch.delete::<Publication>(publication.id.as_bytes().to_vec());
                         batch.delete::<PerfDelivery>(perf_delivery_key(PerfKind::Publication, &publication.id));

@@ -659,6 +659,44 @@ fn a_xiaohongshu_list_with_a_title_row_above_the_header_is_read() {
     assert_eq!(import(&t, &exports::xiaohongshu(), json!({"assign": {"3": "pub_nope"}})).unwrap_err().message_id.as_deref(), Some("perf.bad_assignment"));
 }
 
+/// Which publication each row of the fixture exports fits, and by which rule, when
+/// several fit (ambiguous) and when none does: the matcher's index (by post id, URL,
+/// publishing time) finds what the scan of every publication found.
+#[test]
+fn rows_of_the_fixture_exports_match_ambiguously_or_not_at_all_as_before() {
+    let t = TestEngine::new();
+    let id = project(&t);
+    t.ok("version.create", json!({"projectId": id}));
+    let add = |platform: &str, details: Value| t.ok("publication.add", json!({"projectId": id, "platform": platform, "details": details}))["id"].clone();
+    // X: row 2 by the id in a URL; row 3's id is on two publications.
+    let by_url = add("x", json!({"url": "https://x.com/inkstone/status/1798000000000000001/", "publishedAt": "2026-06-01 08:00"}));
+    let twin_a = add("x", json!({"platformPostId": "1798000000000000002", "publishedAt": "2026-06-06 08:00"}));
+    let twin_b = add("x", json!({"platformPostId": "1798000000000000002", "url": "https://x.com/inkstone/status/1798000000000000002", "publishedAt": "2026-06-06 09:00"}));
+    let rows = import(&t, &exports::x_content(), json!({})).unwrap()["preview"]["rows"].clone();
+    assert_eq!(rows[0]["outcome"], json!({"status": "matched", "publicationId": by_url, "by": "postId"}));
+    assert_eq!(rows[1]["outcome"], json!({"status": "ambiguous", "candidates": [twin_a, twin_b]}));
+
+    // Douyin: 春天来了 twice within five minutes of the row (ambiguous), once six minutes
+    // off and once under another title (neither fits); the 自见 row fits nothing.
+    let spring_a = add("douyin", json!({"title": "春天来了", "publishedAt": "2026-03-05 20:04"}));
+    add("douyin", json!({"title": "春天来了", "publishedAt": "2026-03-05 20:06"}));
+    let spring_b = add("douyin", json!({"title": "春天来了 #春天", "publishedAt": "2026-03-05 19:57"}));
+    add("douyin", json!({"title": "夏天", "publishedAt": "2026-03-05 20:00"}));
+    let pv = import(&t, &exports::douyin_gb18030(), json!({})).unwrap()["preview"].clone();
+    assert_eq!(pv["rows"][0]["outcome"], json!({"status": "ambiguous", "candidates": [spring_a, spring_b]}));
+    assert_eq!(pv["rows"][1]["outcome"], json!({"status": "unmatched"}));
+    assert_eq!((pv["matched"].clone(), pv["ambiguous"].clone(), pv["unmatched"].clone()), (json!(0), json!(1), json!(1)));
+    // The person's pick settles it.
+    let picked = import(&t, &exports::douyin_gb18030(), json!({"assign": {"2": spring_b, "3": "skip"}})).unwrap()["preview"].clone();
+    assert_eq!(picked["rows"][0]["outcome"], json!({"status": "matched", "publicationId": spring_b, "by": "person"}));
+
+    // Xiaohongshu: by title and time to the second, in Beijing time.
+    let note = add("xiaohongshu", json!({"title": "春天", "publishedAt": "2026-03-05 20:00:05"}));
+    add("xiaohongshu", json!({"title": "春天", "publishedAt": "2026-03-05 20:07:00"}));
+    let pv = import(&t, &exports::xiaohongshu(), json!({})).unwrap()["preview"].clone();
+    assert_eq!(pv["rows"][0]["outcome"], json!({"status": "matched", "publicationId": note, "by": "titleAndTime"}));
+}
+
 #[test]
 fn every_built_in_export_profile_loads_and_maps_to_known_keys() {
     let profiles = inkstone_core::performance::import::profiles().unwrap();
@@ -761,6 +799,60 @@ fn the_before_after_report_compares_multiples_of_the_accounts_own_median_at_one_
     assert_eq!(one["withAi"], json!({"n": 1, "medianMultiple": null, "p30": null, "p70": null}));
     assert_eq!(one["points"][0]["multiple"], 2.0);
     assert_eq!(err(&t, "perf.report", json!({"platform": "x", "metric": "vibes"})).code, ErrorCode::Validation);
+}
+
+/// The report reads the `MetricPoint` index (the key's points and each snapshot's stamp),
+/// not whole snapshots: on posts observed at many ages, some snapshots reporting other
+/// keys or only platform extras, it says exactly what the report over the stored
+/// snapshots says, for every key and age; a purged publication takes its points and
+/// stamps with it.
+#[test]
+fn the_report_read_from_the_point_index_equals_the_report_over_whole_snapshots() {
+    use inkstone_core::performance::report::{before_after, AgeBucket, ReportQuery};
+    let t = TestEngine::new();
+    let acc = t.ok("account.create", json!({"platform": "x", "name": "墨砚"}))["id"].as_str().unwrap().to_owned();
+    let ages = [10i64, 26, 30, 80, 100, 170, 200, 260];
+    let mut ids = Vec::new();
+    for day in 1..=16u32 {
+        let n = day as usize;
+        let metrics = match n % 4 {
+            0 => json!({"likes": format!("{}", 10 * n)}),
+            1 => json!({"impressions": format!("{}", 500 + 97 * n), "likes": format!("{}", 3 * n)}),
+            _ => json!({"impressions": format!("{}", 900 + 131 * (n % 7))}),
+        };
+        let id = measured_post(&t, &acc, day, n.is_multiple_of(3), if n == 5 { "boosted" } else { "organic" }, ages[n % ages.len()], metrics);
+        let published = chrono::NaiveDate::from_ymd_opt(2026, 1, day).unwrap().and_hms_opt(8, 0, 0).unwrap().and_utc();
+        // A second observation: only a platform extra, or another key, at another age.
+        let (age, more) =
+            if n.is_multiple_of(2) { (ages[(n + 3) % ages.len()], json!({"extra.Detail Expands": "7"})) } else { (ages[(n + 5) % ages.len()], json!({"impressions": "2,345"})) };
+        t.ok("perf.add", json!({"publicationId": id, "metrics": more, "observedAt": (published + chrono::Duration::hours(age)).to_rfc3339()}));
+        ids.push(id);
+    }
+    let store = t.engine.kernel().store();
+    let compare = |store: &inkstone_core::store::Store| {
+        let publications: Vec<inkstone_core::performance::Publication> = store.scan(b"").unwrap();
+        let snapshots = publications.iter().map(|p| (p.id.clone(), inkstone_core::performance::metrics::snapshots(store, &p.id).unwrap())).collect();
+        for metric in ["impressions", "likes", "views"] {
+            for (bucket, name) in [(AgeBucket::H24, "24h"), (AgeBucket::H72, "72h"), (AgeBucket::D7, "7d")] {
+                for include_boosted in [false, true] {
+                    let api = t.ok("perf.report", json!({"platform": "x", "metric": metric, "bucket": name, "includeBoosted": include_boosted}));
+                    let query = ReportQuery { platform: inkstone_core::model::Platform::X, project_id: None, metric: metric.into(), bucket, include_boosted };
+                    assert_eq!(api, serde_json::to_value(before_after(&query, &publications, &snapshots)).unwrap(), "{metric} at {name}");
+                }
+            }
+        }
+    };
+    compare(store);
+    let r = t.ok("perf.report", json!({"platform": "x", "bucket": "24h"}));
+    assert!(r["excluded"]["metricNotReported"].as_u64().unwrap() > 0 && r["points"].as_array().unwrap().len() > 3, "the data set reaches every rule: {r}");
+
+    let points = store.count(Kind::MetricPoints);
+    let snapshots = t.ok("perf.list", json!({"publicationId": ids[0]}))["snapshots"].as_array().unwrap().clone();
+    let metrics: usize = snapshots.iter().map(|s| s["metrics"].as_object().unwrap().len()).sum();
+    t.ok("publication.remove", json!({"publicationId": ids[0]}));
+    t.ok("publication.purge", json!({"publicationId": ids[0], "confirm": true}));
+    assert_eq!(store.count(Kind::MetricPoints), points - metrics - snapshots.len(), "its points and one stamp per snapshot are deleted with it");
+    compare(store);
 }
 
 proptest::proptest! {
