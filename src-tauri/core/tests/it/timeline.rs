@@ -193,8 +193,8 @@ fn a_reader_gets_the_events_or_the_patches_it_asked_for_one_message_per_event() 
     let project = t.ok("project.create", json!({"title": "春茶", "source": "# 春茶"}))["id"].as_str().unwrap().to_owned();
     let session = t.ok("session.create", json!({"projectId": project}))["session"]["id"].as_str().unwrap().to_owned();
 
-    let (live, logged, patches) = messages(&t, "session.submit", json!({"sessionId": session, "text": "写"}));
-    assert_eq!(patches, 0, "a reader of events gets no patches");
+    let (live, logged, no_patches) = messages(&t, "session.submit", json!({"sessionId": session, "text": "写"}));
+    assert_eq!(no_patches, 0, "a reader of events gets no patches");
     assert_eq!(live, DELTAS, "the answer streamed in {DELTAS} pieces");
     let (live_after, logged_after, patches_after) = messages(&t, "session.submit", json!({"sessionId": session, "text": "再写", "timeline": true}));
     assert_eq!((live_after, logged_after), (0, 0), "a reader of patches gets no raw events");

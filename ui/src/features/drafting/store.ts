@@ -77,6 +77,11 @@ export function isRunning(s: SessionSnapshot): boolean {
   return s.timeline.turnOpen || s.timeline.compacting !== null || s.driving > 0 || s.following;
 }
 
+/** An answer the model is still sending (the list shows it once it is logged). */
+function isStreaming(item: Item): boolean {
+  return item.kind === "assistant" && item.streaming;
+}
+
 /** A step of a tool that writes to the project, done. */
 function isProjectWrite(item: Item): boolean {
   return item.kind === "tool" && item.status === "success" && PROJECT_WRITES.includes(item.name);
@@ -214,8 +219,9 @@ export class SessionStore {
     const stream = this.streaming;
     let projectWrote = false;
     for (const item of items) {
-      // The answer streaming here is drawn from its deltas until it is logged.
-      if (stream && item.key === stream.key && item.kind === "assistant" && item.streaming) continue;
+      // An answer still streaming is drawn from its deltas (by the window that drives the
+      // turn) until it is logged; a window that follows the turn shows it once logged.
+      if (isStreaming(item)) continue;
       const at = held.findIndex((i) => i.key === item.key);
       if (at >= 0) {
         const old = held[at];
@@ -253,11 +259,8 @@ export class SessionStore {
       if (append.reasoning) {
         this.setStreaming({ key: append.key, text: s?.text ?? "", reasoning: (s?.reasoning ?? "") + append.text });
       } else {
-        // Text the timeline already holds for this answer (read while it streamed) comes first.
-        const held = s ? null : this.snapshot.timeline.items.find((i) => i.key === append.key);
-        const base = s ? s.text : held?.kind === "assistant" ? held.text : "";
-        if (held) this.set({ timeline: { ...this.snapshot.timeline, items: this.snapshot.timeline.items.filter((i) => i !== held) } });
-        this.setStreaming({ key: append.key, text: base + append.text, reasoning: s?.reasoning ?? "" });
+        // Each model call streams under its own key, from its first delta on this stream.
+        this.setStreaming({ key: append.key, text: (s?.text ?? "") + append.text, reasoning: s?.reasoning ?? "" });
       }
     }
     if (patch.items.length > 0 || patch.removed.length > 0 || patch.state) this.merge(patch.items, patch.state, patch.removed);
@@ -273,7 +276,7 @@ export class SessionStore {
           const r = await this.client.call("session.timeline", { sessionId: this.id, limit: PAGE });
           if (this.disposed) return;
           const { since: _since, items, earlier, ...state } = r;
-          this.set({ timeline: { ...state, items, earlier } });
+          this.set({ timeline: { ...state, items: items.filter((i) => !isStreaming(i)), earlier } });
           return;
         }
         const since = this.snapshot.timeline.lastSequence;
@@ -298,7 +301,7 @@ export class SessionStore {
         if (this.disposed) return;
         const now = this.snapshot.timeline;
         const known = new Set(now.items.map((i) => i.key));
-        this.set({ timeline: { ...now, items: [...r.items.filter((i) => !known.has(i.key)), ...now.items], earlier: r.earlier } });
+        this.set({ timeline: { ...now, items: [...r.items.filter((i) => !known.has(i.key) && !isStreaming(i)), ...now.items], earlier: r.earlier } });
         // Items of that page may have changed since the held state: read what changed.
         if (r.lastSequence > now.lastSequence) await this.catchUp();
       } catch (e) {
