@@ -73,9 +73,8 @@ fn the_timeline_is_the_fold_of_the_log_and_catches_a_reader_up() {
 }
 
 /// The patches a streaming call sent, in order.
-fn patches(t: &TestEngine, method: &str, params: Value) -> Vec<TimelinePatch> {
+fn patches(t: &TestEngine, method: &str, mut params: Value) -> Vec<TimelinePatch> {
     let mut out = Vec::new();
-    let mut params = params;
     params["timeline"] = json!(true);
     t.engine
         .call_stream(method, params, &mut |event| match event {
