@@ -484,7 +484,7 @@ api_methods! {
         "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
         "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
         "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
-        "session.compact" => session::compact(SessionRef) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
+        "session.compact" => session::compact(SessionCompactParams) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
         "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
         "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
     }

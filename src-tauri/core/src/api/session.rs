@@ -1,6 +1,7 @@
 //! Harness sessions over the API (`session.*`, `permissionRules.*`). The turn loop
 //! itself is in `crate::harness`; these methods check parameters, start or continue
-//! turns, and stream every event (`StreamEvent::Harness`).
+//! turns, and stream every event: as itself (`StreamEvent::Harness`, the default) or as
+//! the timeline patch it makes (`StreamEvent::Timeline`, with `timeline: true`).
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -169,6 +170,12 @@ pub struct SessionSubmitParams {
     #[serde(default)]
     #[ts(optional)]
     pub mode: Option<Mode>,
+    /// Stream the panel's timeline instead of the log: `true` sends only
+    /// `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+    /// the logged and live `StreamEvent::Harness` events. One message per event either way.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timeline: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -185,6 +192,12 @@ pub struct SessionResolveApprovalParams {
     #[serde(default)]
     #[ts(optional)]
     pub note: Option<String>,
+    /// Stream the panel's timeline instead of the log: `true` sends only
+    /// `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+    /// the logged and live `StreamEvent::Harness` events. One message per event either way.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timeline: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -193,6 +206,25 @@ pub struct SessionAnswerParams {
     pub session_id: String,
     pub question_id: String,
     pub answer: String,
+    /// Stream the panel's timeline instead of the log: `true` sends only
+    /// `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+    /// the logged and live `StreamEvent::Harness` events. One message per event either way.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timeline: Option<bool>,
+}
+
+/// `session.compact`: the session, and how the stream reads (as for a submit).
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionCompactParams {
+    pub session_id: String,
+    /// Stream the panel's timeline instead of the log: `true` sends only
+    /// `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+    /// the logged and live `StreamEvent::Harness` events. One message per event either way.
+    #[serde(default)]
+    #[ts(optional)]
+    pub timeline: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -395,21 +427,42 @@ fn timings(stats: &TurnStats) -> TurnTimings {
     }
 }
 
-/// Sends each event of a session on the stream, then the timeline patch it makes
-/// (`StreamEvent::Timeline`): a reader of the stream keeps the panel's items without
-/// folding the log, and the text streaming now updates one item.
-fn session_stream<'a>(engine: &'a Engine, session_id: &'a str, on_event: &'a mut dyn FnMut(StreamEvent)) -> impl FnMut(&Event) + 'a {
-    let mut feed = harness::timeline::LiveFeed::default();
-    move |event: &Event| {
-        on_event(StreamEvent::Harness(Box::new(event.clone())));
-        if let Some(patch) = engine.harness().timeline_patch(session_id, &mut feed, event) {
-            on_event(StreamEvent::Timeline(Box::new(patch)));
+/// What a reader of a session's stream asked for: the log's events (the CLI, scripts)
+/// or the panel's timeline patches (the window). Never both: each event is one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Feed {
+    Events,
+    Timeline,
+}
+
+impl Feed {
+    fn of(timeline: Option<bool>) -> Self {
+        if timeline.unwrap_or(false) {
+            Feed::Timeline
+        } else {
+            Feed::Events
         }
     }
 }
 
-pub(super) fn compact(engine: &Engine, params: SessionRef, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionCompactResult, ApiError> {
-    let mut emit = session_stream(engine, &params.session_id, on_event);
+/// Sends each event of a session on the stream as the reader asked: the event itself
+/// (`StreamEvent::Harness`), or the timeline patch it makes (`StreamEvent::Timeline`), so
+/// a reader of patches keeps the panel's items without folding the log and the text
+/// streaming now updates one item.
+fn session_stream<'a>(engine: &'a Engine, session_id: &'a str, feed: Feed, on_event: &'a mut dyn FnMut(StreamEvent)) -> impl FnMut(&Event) + 'a {
+    let mut live = harness::timeline::LiveFeed::default();
+    move |event: &Event| match feed {
+        Feed::Events => on_event(StreamEvent::Harness(Box::new(event.clone()))),
+        Feed::Timeline => {
+            if let Some(patch) = engine.harness().timeline_patch(session_id, &mut live, event) {
+                on_event(StreamEvent::Timeline(Box::new(patch)));
+            }
+        }
+    }
+}
+
+pub(super) fn compact(engine: &Engine, params: SessionCompactParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionCompactResult, ApiError> {
+    let mut emit = session_stream(engine, &params.session_id, Feed::of(params.timeline), on_event);
     let (outcome, stats) = harness::compact_session(engine.harness(), &params.session_id, &mut emit)?;
     let session = view(engine, &params.session_id, false)?;
     let (compacted, mode, tokens_before, tokens_after) = match outcome {
@@ -678,10 +731,11 @@ pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mu
         let project = crate::project::load(engine.store(), &session.project_id)?;
         selection.check(&project.source)?;
     }
+    let feed = Feed::of(params.timeline);
     if let Some(mode) = params.mode {
-        set_mode_inner(engine, &params.session_id, mode, on_event)?;
+        set_mode_inner(engine, &params.session_id, mode, feed, on_event)?;
     }
-    let mut emit = session_stream(engine, &params.session_id, on_event);
+    let mut emit = session_stream(engine, &params.session_id, feed, on_event);
     let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, params.selection, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
@@ -694,7 +748,7 @@ pub(super) fn interrupt(engine: &Engine, params: SessionRef) -> Result<SessionIn
 pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
     let decided_by = engine.author()?;
     let note = params.note.unwrap_or_default();
-    let mut emit = session_stream(engine, &params.session_id, on_event);
+    let mut emit = session_stream(engine, &params.session_id, Feed::of(params.timeline), on_event);
     let answer = match (params.approved, params.always) {
         (false, None) => harness::Answer::Deny,
         (true, None) => harness::Answer::AllowOnce,
@@ -706,12 +760,12 @@ pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalPa
 }
 
 pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    let mut emit = session_stream(engine, &params.session_id, on_event);
+    let mut emit = session_stream(engine, &params.session_id, Feed::of(params.timeline), on_event);
     let outcome = harness::answer_question(engine.harness(), &params.session_id, &params.question_id, &params.answer, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
-fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
+fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, feed: Feed, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
     let session = engine.harness().load_session(session_id)?;
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived."));
@@ -722,12 +776,12 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, on_event: &mut 
         return Ok(());
     }
     let event = engine.harness().append_event(&live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
-    session_stream(engine, session_id, on_event)(&event);
+    session_stream(engine, session_id, feed, on_event)(&event);
     Ok(())
 }
 
 pub(super) fn set_mode(engine: &Engine, params: SessionSetModeParams) -> Result<SessionView, ApiError> {
-    set_mode_inner(engine, &params.session_id, params.mode, &mut |_| {})?;
+    set_mode_inner(engine, &params.session_id, params.mode, Feed::Events, &mut |_| {})?;
     view(engine, &params.session_id, false)
 }
 

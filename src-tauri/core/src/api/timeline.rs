@@ -6,7 +6,8 @@
 //! after it (to replace by key or append) with the whole state around them. Paged: at
 //! most `limit` items, the latest ones; `before` (an item key) asks for the page before
 //! it. While a turn streams, the same items reach the caller of `session.submit` (and of
-//! the other turn-driving methods) as `StreamEvent::Timeline` patches.
+//! the other turn-driving methods) that asks for them (`timeline: true`) as
+//! `StreamEvent::Timeline` patches, instead of the log's events.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;

@@ -2,7 +2,8 @@
 //! real sled): the items are the core's fold of the stored log, a reader that held an
 //! earlier answer catches up with the items changed since it, a long timeline comes in
 //! pages, the live stream's patches keep a reader's items equal to the fold (each
-//! streamed answer one item), and bad input is refused.
+//! streamed answer one item), a reader gets the log's events or the patches as it asked
+//! (one message per event, never both), and bad input is refused.
 
 use inkstone_core::api::StreamEvent;
 use inkstone_core::harness::timeline::{fold_all, TimelinePatch};
@@ -72,13 +73,13 @@ fn the_timeline_is_the_fold_of_the_log_and_catches_a_reader_up() {
 }
 
 /// The patches a streaming call sent, in order.
-fn patches(t: &TestEngine, method: &str, params: Value) -> Vec<TimelinePatch> {
+fn patches(t: &TestEngine, method: &str, mut params: Value) -> Vec<TimelinePatch> {
     let mut out = Vec::new();
+    params["timeline"] = json!(true);
     t.engine
-        .call_stream(method, params, &mut |event| {
-            if let StreamEvent::Timeline(patch) = event {
-                out.push(*patch);
-            }
+        .call_stream(method, params, &mut |event| match event {
+            StreamEvent::Timeline(patch) => out.push(*patch),
+            other => panic!("a reader of patches got {other:?}"),
         })
         .unwrap();
     out
@@ -161,4 +162,52 @@ fn a_long_timeline_comes_in_pages_from_the_latest() {
         let error = t.engine.call("session.timeline", bad).unwrap_err();
         assert_eq!(error.code, ErrorCode::Validation);
     }
+}
+
+/// Every message a streaming call sent: (live events, logged events, patches).
+fn messages(t: &TestEngine, method: &str, params: Value) -> (usize, usize, usize) {
+    let (mut live, mut logged, mut patches) = (0, 0, 0);
+    t.engine
+        .call_stream(method, params, &mut |event| match event {
+            StreamEvent::Harness(event) if event.sequence == 0 => live += 1,
+            StreamEvent::Harness(_) => logged += 1,
+            StreamEvent::Timeline(_) => patches += 1,
+            StreamEvent::Progress(_) => panic!("a session sends no progress"),
+        })
+        .unwrap();
+    (live, logged, patches)
+}
+
+/// A streamed answer of N deltas reaches the window as N + (logged events) messages, not
+/// twice that: the window asks for patches (`timeline: true`) and gets no raw events;
+/// the CLI and scripts ask for nothing and get the events alone, as before patches existed.
+#[test]
+fn a_reader_gets_the_events_or_the_patches_it_asked_for_one_message_per_event() {
+    const DELTAS: usize = 40;
+    let answer: String = "春茶清香。".repeat(DELTAS);
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text_with(&answer, 5, Usage::Counted));
+    let t = TestEngine::new();
+    t.ok("llmProfile.create", json!({"name": "fake", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 32000}));
+    let project = t.ok("project.create", json!({"title": "春茶", "source": "# 春茶"}))["id"].as_str().unwrap().to_owned();
+    let session = t.ok("session.create", json!({"projectId": project}))["session"]["id"].as_str().unwrap().to_owned();
+
+    let (live, logged, no_patches) = messages(&t, "session.submit", json!({"sessionId": session, "text": "写"}));
+    assert_eq!(no_patches, 0, "a reader of events gets no patches");
+    assert_eq!(live, DELTAS, "the answer streamed in {DELTAS} pieces");
+    let (live_after, logged_after, patches_after) = messages(&t, "session.submit", json!({"sessionId": session, "text": "再写", "timeline": true}));
+    assert_eq!((live_after, logged_after), (0, 0), "a reader of patches gets no raw events");
+    // One patch per event: a delta is one `append`, a logged event one put.
+    assert_eq!(patches_after, live + logged);
+    let sent = patches(&t, "session.submit", json!({"sessionId": session, "text": "三写"}));
+    assert_eq!(sent.iter().filter(|p| p.append.is_some()).count(), live, "each delta is one append");
+    // Before the opt-in, the window got every event and its patch: twice the messages.
+    eprintln!("one answer of {live} deltas, {logged} logged events: {} messages before (event + patch each), {patches_after} after", 2 * (live + logged));
+
+    // The other turn-driving methods take the same choice; an unknown one is refused.
+    let error = t.engine.call("session.compact", json!({"sessionId": session, "patches": true})).unwrap_err();
+    assert_eq!(error.code, ErrorCode::Validation);
+    let (_, compact_logged, compact_patches) = messages(&t, "session.compact", json!({"sessionId": session, "timeline": true}));
+    assert_eq!(compact_logged, 0);
+    assert!(compact_patches > 0);
 }

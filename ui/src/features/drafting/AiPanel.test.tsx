@@ -98,7 +98,7 @@ describe("the AI panel", () => {
     fireEvent.click(screen.getByTestId("plan-return"));
     fireEvent.change(screen.getByTestId("plan-comment"), { target: { value: "不要加号召" } });
     fireEvent.click(screen.getByTestId("plan-return-confirm"));
-    await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_1", approved: false, note: "不要加号召" }]));
+    await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_1", approved: false, note: "不要加号召", timeline: true }]));
   });
 
   it("a permission prompt for apply_proposal shows exactly what changes and where; allow once saves typing first", async () => {
@@ -144,7 +144,7 @@ describe("the AI panel", () => {
     expect(prompt.textContent).not.toContain("version 7");
     expect(within(prompt).getByTestId("approval-diff").querySelector(".diff-em")?.textContent).toBe("今天就写吧。");
     fireEvent.click(screen.getByTestId("allow-once"));
-    await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_2", approved: true }]));
+    await waitFor(() => expect(transport.callsTo("session.resolveApproval")).toEqual([{ sessionId: "ses_1", requestId: "req_2", approved: true, timeline: true }]));
     expect(flush).toHaveBeenCalled();
   });
 
@@ -160,7 +160,7 @@ describe("the AI panel", () => {
     const { transport } = setup({ log, status: "waitingForAnswer" });
     await screen.findByTestId("question");
     fireEvent.click(screen.getAllByTestId("question-option")[1]);
-    await waitFor(() => expect(transport.callsTo("session.answerQuestion")).toEqual([{ sessionId: "ses_1", questionId: "q_1", answer: "直接" }]));
+    await waitFor(() => expect(transport.callsTo("session.answerQuestion")).toEqual([{ sessionId: "ses_1", questionId: "q_1", answer: "直接", timeline: true }]));
   });
 
   it("Enter sends outside an IME composition, Shift+Enter does not; the selection goes with the task, typed, after a save", async () => {
@@ -176,7 +176,7 @@ describe("the AI panel", () => {
     expect(transport.callsTo("session.submit")).toHaveLength(0);
     fireEvent.keyDown(input, { key: "Enter" });
     await waitFor(() => expect(transport.callsTo("session.submit")).toHaveLength(1));
-    expect(transport.callsTo("session.submit")[0]).toEqual({ sessionId: "ses_1", text: "改短", selection });
+    expect(transport.callsTo("session.submit")[0]).toEqual({ sessionId: "ses_1", text: "改短", selection, timeline: true });
     // The engine checks the range against the saved source: the editor saved first.
     expect(flush).toHaveBeenCalledTimes(1);
   });
@@ -202,7 +202,7 @@ describe("the AI panel", () => {
     expect(screen.queryByTestId("scope-chip")).toBeNull();
     fireEvent.change(input, { target: { value: "全文更口语" } });
     fireEvent.keyDown(input, { key: "Enter", ctrlKey: true });
-    await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "全文更口语" }]));
+    await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "全文更口语", timeline: true }]));
   });
 
   it("a running turn shows its elapsed seconds, counting while it runs", async () => {
@@ -264,7 +264,7 @@ describe("the AI panel", () => {
     expect(end.textContent).not.toContain("The model could not answer.");
     expect(end.textContent).toContain("The text that arrived is kept; try again for the whole answer.");
     fireEvent.click(within(end).getByTestId("turn-retry"));
-    await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "写一句", selection }]));
+    await waitFor(() => expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "写一句", selection, timeline: true }]));
     cleanup();
     resetSeq();
     setup({ log: log.map((e) => ({ ...e })), lang: "zh" });
@@ -380,7 +380,7 @@ describe("the AI panel", () => {
     act(() => finish());
     await screen.findByTestId("compact-boundary");
     expect(screen.queryByTestId("compacting")).toBeNull();
-    expect(transport.callsTo("session.compact")).toEqual([{ sessionId: "ses_1" }]);
+    expect(transport.callsTo("session.compact")).toEqual([{ sessionId: "ses_1", timeline: true }]);
     // Nothing older than the latest turn: no events, and a word why.
     transport.on("session.compact", () => ({ compacted: false, consecutiveFailures: 0, session: sessionView(), timings: {} as never }));
     await waitFor(() => expect((screen.getByTestId("compact-now") as HTMLButtonElement).disabled).toBe(false));

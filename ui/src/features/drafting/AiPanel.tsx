@@ -1,5 +1,5 @@
 // The AI panel of the right-hand side: the project's drafting sessions. A view of the
-// session's event log (see ./store.ts and ./timeline.ts): the timeline, what the turn
+// session's timeline as the engine folds it (see ./store.ts): the timeline, what the turn
 // waits for, the proposals it made, the context meter, and the composer. With no model
 // set up it offers to set one up instead. Its other mode, Ask (./Ask.tsx), answers
 // questions from the person's own writing with citations.

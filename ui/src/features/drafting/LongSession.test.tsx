@@ -12,7 +12,8 @@ import { compactBoundary, ev, resetSeq, session } from "../../shared/testing/fix
 import { BoundaryLine, LongSessionBar } from "./LongSession";
 import { SessionStore } from "./store";
 import { MemoryList } from "../memory";
-import { fold, emptyTimeline } from "./timeline";
+import { fold } from "./testLog";
+import { emptyTimeline } from "./timeline";
 import type { HarnessEvent } from "../../shared/api/client";
 
 afterEach(() => cleanup());

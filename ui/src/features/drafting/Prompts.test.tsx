@@ -148,7 +148,7 @@ describe("permission prompts", () => {
     expect(within(box).getAllByTestId("always-match")).toHaveLength(3);
     expect(previews).toEqual(["session", "workspace"]);
     fireEvent.click(within(box).getByTestId("allow-always"));
-    await waitFor(() => expect(answered).toEqual({ sessionId: "ses_1", requestId: "req_1", approved: true, always: "workspace" }));
+    await waitFor(() => expect(answered).toEqual({ sessionId: "ses_1", requestId: "req_1", approved: true, always: "workspace", timeline: true }));
   });
 
   it("never offers always allow where the engine offers no rule (applying a change, a permission request)", async () => {

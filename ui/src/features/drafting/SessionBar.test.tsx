@@ -1,6 +1,7 @@
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { created, ev, resetSeq, session, sessionView, turnStarted, user } from "../../shared/testing/fixtures";
+import { serveLog } from "./testLog";
 import { setupPanel } from "./panelHarness";
 
 afterEach(() => {
@@ -76,6 +77,7 @@ describe("the session bar", () => {
     transport.on("session.events", ({ sessionId, from = 1 }) =>
       sessionId === old.id ? { events: archivedLog.filter((e) => e.sequence >= from), lastSequence: archivedLog.length } : { events: [], lastSequence: 0 },
     );
+    serveLog(transport, (sessionId) => (sessionId === old.id ? archivedLog : []));
     transport.on("session.archive", ({ sessionId, archived }) => {
       expect(sessionId).toBe(old.id);
       old = session({ ...old, archived: archived ?? true });

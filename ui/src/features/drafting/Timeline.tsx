@@ -3,7 +3,7 @@
 // in and the messages queued behind the running turn. Rows are memoised on their
 // (immutable) items and the list is virtualised; the streaming message subscribes to
 // the stream on its own, so while an answer streams only it re-renders.
-import { memo, useEffect, useState, useSyncExternalStore } from "react";
+import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import type { ProposalView } from "../../shared/api/generated";
 import { VirtualFeed } from "../../shared/ui/VirtualFeed";
 import { useApp } from "../../shared/context";
@@ -385,8 +385,10 @@ export function Timeline({ store, onReview, onOpenModels }: { store: SessionStor
   const { t } = useApp();
   const snap = useSyncExternalStore(store.subscribe, store.getSnapshot);
   const running = isRunning(snap);
+  // An answer that was only tool calls keeps its (empty) item: it draws nothing.
+  const items = useMemo(() => snap.timeline.items.filter((i) => i.kind !== "assistant" || i.text.trim() !== "" || i.interrupted), [snap.timeline.items]);
   // Retry belongs to the latest turn only, and only while nothing runs.
-  const last = snap.timeline.items.at(-1);
+  const last = items.at(-1);
   const retry = last?.kind === "end" && last.retry && !running && !snap.timeline.archived ? last.retry : null;
   const onRetry = retry ? () => void store.submit(retry.text, undefined, retry.selection) : undefined;
   // A conversation too long for the model: compacting it is the way on.
@@ -403,7 +405,16 @@ export function Timeline({ store, onReview, onOpenModels }: { store: SessionStor
       ))}
     </>
   );
-  if (snap.loaded && snap.timeline.items.length === 0 && !running && snap.timeline.queued.length === 0) {
+  const earlier = snap.timeline.earlier;
+  const header =
+    earlier > 0 ? (
+      <div className="feed-earlier">
+        <button type="button" className="small-btn" data-testid="timeline-earlier" onClick={() => void store.loadEarlier()}>
+          {t("ai.feed.earlier", { n: earlier })}
+        </button>
+      </div>
+    ) : null;
+  if (snap.loaded && items.length === 0 && earlier === 0 && !running && snap.timeline.queued.length === 0) {
     return (
       <div className="feed" data-testid="timeline">
         <div className="empty small">
@@ -415,13 +426,15 @@ export function Timeline({ store, onReview, onOpenModels }: { store: SessionStor
   }
   return (
     <VirtualFeed
-      items={snap.timeline.items}
+      items={items}
       getKey={(item) => item.key}
       renderItem={(item) => (
         <ItemView item={item} store={store} onReview={onReview} onRetry={item === last ? onRetry : undefined} onCompact={item === last ? onCompact : undefined} onOpenModels={onOpenModels} />
       )}
       estimate={48}
       footer={footer}
+      header={header}
+      onNearTop={earlier > 0 ? () => void store.loadEarlier() : undefined}
       label={t("ai.timeline")}
       testId="timeline"
       revealKey={snap.reveal}

@@ -11,6 +11,7 @@ import { AiPanel } from "./AiPanel";
 import { profile, session, sessionView } from "../../shared/testing/fixtures";
 import type { Selection } from "./scope";
 import { Drafting } from "./store";
+import { serveLog } from "./testLog";
 
 export interface PanelSetup {
   profiles?: LlmProfile[];
@@ -74,6 +75,7 @@ export function setupPanel({
   const made: Session[] = [];
   transport.on("session.get", ({ sessionId }) => sessionView({ session: [...made, ...(sessions ?? [])].find((s) => s.id === sessionId) ?? session(), status, lastSequence: log.length }));
   transport.on("session.events", ({ from = 1 }) => ({ events: log.filter((e) => e.sequence >= from), lastSequence: log.length }));
+  serveLog(transport, log);
   transport.on("proposal.list", () => ({ proposals }));
   transport.on("usage.list", () => ({ records: [] }));
   transport.on("session.interrupt", () => ({ interrupted: true }));

@@ -4,15 +4,16 @@ import { ApiClient } from "../../shared/api/client";
 import { FakeTransport } from "../../shared/api/fake";
 import { offlineError } from "../../shared/api/errors";
 import { assistant, compactBoundary, compactionStarted, created, delta, ev, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "../../shared/testing/fixtures";
-import { followTiming, isRunning, SessionStore } from "./store";
+import { followTiming, isRunning, PAGE, SessionStore } from "./store";
+import { serveLog } from "./testLog";
 
 beforeEach(() => resetSeq());
 
-/** A transport whose log is `log` (session.events pages through it). */
+/** A transport whose log is `log` (session.timeline answers its fold). */
 function backend(log: HarnessEvent[], status: "idle" | "running" = "idle") {
   const transport = new FakeTransport();
   transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
-  transport.on("session.events", ({ from = 1, limit = 1000 }) => ({ events: log.filter((e) => e.sequence >= from).slice(0, limit), lastSequence: log.length }));
+  serveLog(transport, log);
   transport.on("proposal.list", () => ({ proposals: [] }));
   transport.on("usage.list", () => ({ records: [] }));
   return transport;
@@ -32,19 +33,32 @@ describe("the session store", () => {
     expect(isRunning(s)).toBe(false);
   });
 
-  it("applies events in order, filling a gap from the log, and ignores repeats", async () => {
-    const log = [ev(created()), ev(user("一")), ev(turnStarted()), ev(assistant("答"))];
+  it("reads the latest page first, earlier pages when asked, and then only what changed", async () => {
+    const log = [ev(created())];
+    for (let n = 0; n < PAGE; n++) log.push(ev(user(`第${n}句`)), ev(turnStarted()), ev(assistant(`答${n}`)), ev(turnEnded("completed")));
     const transport = backend(log);
     const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
-    store.ingest([log[0]]);
-    // Event 4 arrives before 2 and 3 (another window's stream): it waits, and the gap is read.
-    store.ingest([log[3]]);
-    await frame();
-    expect(store.getSnapshot().timeline.lastSequence).toBe(4);
-    expect(transport.callsTo("session.events")).toEqual([{ sessionId: "ses_1", from: 2, limit: 1000 }]);
-    const before = store.getSnapshot();
-    store.ingest([log[1], log[3]]);
-    expect(store.getSnapshot()).toBe(before);
+    await store.load();
+    let s = store.getSnapshot();
+    expect(s.timeline.items).toHaveLength(PAGE);
+    expect(s.timeline.earlier).toBe(PAGE);
+    expect(s.timeline.items[0]).toMatchObject({ kind: "user", text: `第${PAGE / 2}句` });
+    expect(transport.callsTo("session.timeline")).toEqual([{ sessionId: "ses_1", limit: PAGE }]);
+    await store.loadEarlier();
+    s = store.getSnapshot();
+    expect(s.timeline.items).toHaveLength(2 * PAGE);
+    expect(s.timeline.earlier).toBe(0);
+    expect(s.timeline.items[0]).toMatchObject({ kind: "user", text: "第0句" });
+    expect(transport.callsTo("session.timeline")[1]).toEqual({ sessionId: "ses_1", before: `${2 + (PAGE / 2) * 4}`, limit: PAGE });
+    // Another turn logged elsewhere: only the items changed since the held sequence come.
+    const since = s.timeline.lastSequence;
+    log.push(ev(user("再来")), ev(turnStarted()));
+    await store.catchUp();
+    expect(transport.callsTo("session.timeline").at(-1)).toEqual({ sessionId: "ses_1", since });
+    s = store.getSnapshot();
+    expect(s.timeline.items).toHaveLength(2 * PAGE + 1);
+    expect(s.timeline.items.at(-1)).toMatchObject({ kind: "user", text: "再来" });
+    expect(s.timeline.turnOpen).toBe(true);
   });
 
   it("streams deltas to their own subscribers only, and drops them when the message lands", async () => {
@@ -53,16 +67,19 @@ describe("the session store", () => {
     let streamRenders = 0;
     store.subscribe(() => timelineRenders++);
     store.subscribeStream(() => streamRenders++);
-    store.ingest([ev(created()), ev(user("写")), ev(turnStarted())]);
+    const state = { ...store.getSnapshot().timeline, lastSequence: 4, turnOpen: true, streamingKey: "4" };
+    store.applyPatch({ sequence: 4, items: [{ kind: "user", key: "2", changedAt: 2, text: "写", selection: null, wasQueued: false, retry: false }], removed: [], append: null, state });
     const afterLogged = timelineRenders;
-    for (const piece of ["春", "天", "来", "了"]) store.ingest([ev(delta(piece), {}, true)]);
+    for (const piece of ["春", "天", "来", "了"]) store.applyPatch({ sequence: 0, items: [], removed: [], append: { key: "4", text: piece, reasoning: false }, state: null });
     expect(store.getStreaming()?.text).toBe("春天来了");
     expect(timelineRenders).toBe(afterLogged);
     await frame();
     // Four deltas in one frame: one notification.
     expect(streamRenders).toBe(1);
-    store.ingest([ev(assistant("春天来了"))]);
+    const answer = { kind: "assistant" as const, key: "4", changedAt: 5, text: "春天来了", streaming: false, interrupted: false, cutOff: false };
+    store.applyPatch({ sequence: 5, items: [answer], removed: [], append: null, state: { ...state, lastSequence: 5, streamingKey: null } });
     expect(store.getStreaming()).toBeNull();
+    expect(store.getSnapshot().timeline.items.map((i) => i.kind)).toEqual(["user", "assistant"]);
   });
 
   it("drives a turn through session.submit and follows the stream's events", async () => {
@@ -80,7 +97,8 @@ describe("the session store", () => {
     const s = store.getSnapshot();
     expect(s.driving).toBe(0);
     expect(s.timeline.items.map((i) => i.kind)).toEqual(["user", "assistant"]);
-    expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "改" }]);
+    // The window asks for the timeline's patches, not the log's events.
+    expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "改", timeline: true }]);
   });
 
   it("after a reload mid-turn it polls the log until the turn ends", async () => {
@@ -114,9 +132,10 @@ describe("the session store", () => {
         down = true;
         throw offlineError("stream broke");
       });
-      transport.on("session.events", ({ from = 1 }) => {
+      const timeline = transport.handlers["session.timeline"];
+      transport.on("session.timeline", (params, emit) => {
         if (down) throw offlineError("connection refused");
-        return { events: log.filter((e) => e.sequence >= from), lastSequence: log.length };
+        return timeline!(params, emit);
       });
       transport.on("session.get", () => {
         if (down) throw offlineError("connection refused");
@@ -144,23 +163,6 @@ describe("the session store", () => {
     } finally {
       Object.assign(followTiming, saved);
     }
-  });
-
-  it("reads the log again when it says it holds more than the page brought", async () => {
-    const log = [ev(created()), ev(user("改")), ev(turnStarted())];
-    const transport = backend(log);
-    let reads = 0;
-    // The first read closes the turn after scanning (as a backend does on its first use after a restart).
-    transport.on("session.events", ({ from = 1 }) => {
-      const events = log.filter((e) => e.sequence >= from);
-      if (reads++ === 0) log.push(ev(turnEnded("restarted")));
-      return { events, lastSequence: log.length };
-    });
-    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
-    await store.load();
-    const s = store.getSnapshot();
-    expect(s.timeline.turnOpen).toBe(false);
-    expect(s.timeline.items.at(-1)).toMatchObject({ kind: "end", reason: "restarted" });
   });
 
   it("while idle it reads the log now and then: a compaction the API started shows, runs and ends", async () => {

@@ -1,26 +1,30 @@
 // The drafting state of one open project, outside React: the sessions, the one being
-// shown, its folded log (./timeline.ts), its proposals, and the message streaming in.
+// shown, its timeline as the engine folds it (`session.timeline`; see ./timeline.ts),
+// its proposals, and the message streaming in.
 //
 // Components read it through `useSyncExternalStore`. The streamed text has its own
 // subscription, notified at most once per animation frame, so while an answer streams
-// only the streaming message re-renders; the timeline re-renders when a logged event
-// arrives. The store lives as long as the project view, so a turn keeps streaming while
-// another right-hand tab is open.
+// only the streaming message re-renders; the timeline re-renders when an item changes.
+// The store lives as long as the project view, so a turn keeps streaming while another
+// right-hand tab is open.
 //
-// Events reach it from the call this window makes (`session.submit`,
-// `resolveApproval`, `answerQuestion`) and, when a turn runs that this window did not
-// start (after a reload, or in another window), from polling `session.events`. Either
-// way they are applied in sequence order; a gap is filled from the log first.
+// Items reach it from the call this window makes (`session.submit`, `resolveApproval`,
+// `answerQuestion`, `compact`), which asks for the timeline's patches instead of the
+// log's events (one message per event), and, when a turn runs that this window did not
+// start (after a reload, or in another window), from polling `session.timeline` for the
+// items changed since the last sequence it holds. The latest page comes first; earlier
+// pages are read as the person scrolls up.
 
-import { type ApiClient, type ClientError, type HarnessEvent, toClientError } from "../../shared/api/client";
-import type { AllowScope, Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView } from "../../shared/api/generated";
+import { type ApiClient, type ClientError, type TimelinePatch, toClientError } from "../../shared/api/client";
+import type { AllowScope, Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView, TimelineState } from "../../shared/api/generated";
 import { lastSession, saveLastSession } from "../../shared/lib/prefs";
-import { emptyTimeline, fold, type TimelineState } from "./timeline";
+import { emptyTimeline, type Item, madeAt, type TimelineView } from "./timeline";
 import type { Selection } from "./scope";
 
 type Listener = () => void;
 
-const PAGE = 1000;
+/** Items per page of the timeline (the latest first, earlier ones as the person scrolls up). */
+export const PAGE = 200;
 /** Tools whose successful run changes the project's working copy or settings. */
 const PROJECT_WRITES = ["apply_proposal", "update_project_metadata"];
 /** How often a followed turn's log is read, and the waits between tries while the
@@ -35,13 +39,15 @@ export function backendGone(error: ClientError | null): boolean {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Streaming {
+  /** The key the answer's item has (and keeps when the answer is logged). */
+  key: string;
   text: string;
   reasoning: string;
 }
 
 export interface SessionSnapshot {
   session: Session;
-  timeline: TimelineState;
+  timeline: TimelineView;
   loaded: boolean;
   /** Calls this window has open that drive a turn. */
   driving: number;
@@ -71,6 +77,16 @@ export function isRunning(s: SessionSnapshot): boolean {
   return s.timeline.turnOpen || s.timeline.compacting !== null || s.driving > 0 || s.following;
 }
 
+/** An answer the model is still sending (the list shows it once it is logged). */
+function isStreaming(item: Item): boolean {
+  return item.kind === "assistant" && item.streaming;
+}
+
+/** A step of a tool that writes to the project, done. */
+function isProjectWrite(item: Item): boolean {
+  return item.kind === "tool" && item.status === "success" && PROJECT_WRITES.includes(item.name);
+}
+
 const schedule: (f: () => void) => void =
   typeof requestAnimationFrame === "function" ? (f) => void requestAnimationFrame(f) : (f) => void setTimeout(f, 16);
 
@@ -80,8 +96,8 @@ export class SessionStore {
   private listeners = new Set<Listener>();
   private streamListeners = new Set<Listener>();
   private streamQueued = false;
-  private pending = new Map<number, HarnessEvent>();
   private catching: Promise<void> | null = null;
+  private paging: Promise<void> | null = null;
   private disposed = false;
   private proposalTimer: ReturnType<typeof setTimeout> | null = null;
 
@@ -194,70 +210,107 @@ export class SessionStore {
     }
   }
 
-  /** Applies events in sequence order; live-only ones go to the streaming message. */
-  ingest(events: readonly HarnessEvent[]) {
-    let timeline = this.snapshot.timeline;
-    let proposalsChanged = false;
-    let turnEnded = false;
-    for (const e of events) {
-      if (e.sequence === 0) {
-        if (e.kind === "assistant_delta") {
-          const s = this.streaming ?? { text: "", reasoning: "" };
-          this.setStreaming({ ...s, text: s.text + e.payload.text });
-        } else if (e.kind === "reasoning_delta") {
-          const s = this.streaming ?? { text: "", reasoning: "" };
-          this.setStreaming({ ...s, reasoning: s.reasoning + e.payload.text });
-        }
-        continue;
+  /** Takes `items` (put by key: replaced, or added after the held ones) and the state
+   * after them; `removed` items are dropped. Items of a page not read yet stay unread. */
+  private merge(items: readonly Item[], state: TimelineState | null, removed: readonly string[] = []) {
+    const before = this.snapshot.timeline;
+    let held = before.items;
+    if (removed.length > 0) held = held.filter((i) => !removed.includes(i.key));
+    const stream = this.streaming;
+    let projectWrote = false;
+    for (const item of items) {
+      // An answer still streaming is drawn from its deltas (by the window that drives the
+      // turn) until it is logged; a window that follows the turn shows it once logged.
+      if (isStreaming(item)) continue;
+      const at = held.findIndex((i) => i.key === item.key);
+      if (at >= 0) {
+        const old = held[at];
+        if (isProjectWrite(item) && !isProjectWrite(old)) projectWrote = true;
+        held = [...held.slice(0, at), item, ...held.slice(at + 1)];
+      } else if (before.earlier > 0 && held.length > 0 && madeAt(item.key) < madeAt(held[0].key)) {
+        // In a page before the one held: read with that page.
+      } else {
+        if (isProjectWrite(item)) projectWrote = true;
+        held = [...held, item];
       }
-      if (e.sequence > timeline.lastSequence) this.pending.set(e.sequence, e);
+      if (stream && item.key === stream.key) this.setStreaming(null);
     }
-    for (;;) {
-      const next = this.pending.get(timeline.lastSequence + 1);
-      if (!next) break;
-      this.pending.delete(next.sequence);
-      timeline = fold(timeline, next);
-      if (next.kind === "model_call_started" || next.kind === "assistant_message" || next.kind === "turn_ended") this.setStreaming(null);
-      if (next.kind === "tool_result" && timeline.proposalIds.length !== this.snapshot.timeline.proposalIds.length) proposalsChanged = true;
-      if (next.kind === "turn_ended") turnEnded = true;
-      // A write tool that ran changed the project under the editor (not when replaying
-      // the log at load: the editor loaded the project as it is now).
-      if (this.snapshot.loaded && next.kind === "tool_result" && next.payload.status === "success" && PROJECT_WRITES.includes(next.payload.tool)) this.onProjectWrite();
-    }
-    for (const seq of [...this.pending.keys()]) if (seq <= timeline.lastSequence) this.pending.delete(seq);
-    if (timeline !== this.snapshot.timeline) this.set({ timeline });
-    if (this.pending.size > 0) void this.catchUp();
-    if (proposalsChanged || turnEnded) this.scheduleProposals();
+    let next: TimelineView = held === before.items ? before : { ...before, items: held };
+    if (state && state.lastSequence >= before.lastSequence) next = { ...next, ...state, items: held, earlier: before.earlier };
+    if (next === before) return;
+    if (state && this.streaming && state.streamingKey !== this.streaming.key) this.setStreaming(null);
+    this.set({ timeline: next });
+    // A write tool that ran changed the project under the editor (not when reading the
+    // timeline at load: the editor loaded the project as it is now).
+    if (this.snapshot.loaded && projectWrote) this.onProjectWrite();
+    const turnEnded = before.turnOpen && !next.turnOpen;
+    if (next.proposalIds.length !== before.proposalIds.length || turnEnded) this.scheduleProposals();
     if (turnEnded) {
       void this.refreshCost();
       void this.refreshExtras();
     }
   }
 
-  /** Reads the log from the last applied event on. */
+  /** Applies one patch of the stream this window drives, in the order sent. */
+  applyPatch(patch: TimelinePatch) {
+    const append = patch.append;
+    if (append) {
+      const s = this.streaming?.key === append.key ? this.streaming : null;
+      if (append.reasoning) {
+        this.setStreaming({ key: append.key, text: s?.text ?? "", reasoning: (s?.reasoning ?? "") + append.text });
+      } else {
+        // Each model call streams under its own key, from its first delta on this stream.
+        this.setStreaming({ key: append.key, text: (s?.text ?? "") + append.text, reasoning: s?.reasoning ?? "" });
+      }
+    }
+    if (patch.items.length > 0 || patch.removed.length > 0 || patch.state) this.merge(patch.items, patch.state, patch.removed);
+  }
+
+  /** Reads the timeline: the latest page at first, then the items changed since the
+   * last sequence held. */
   catchUp(): Promise<void> {
     this.catching ??= (async () => {
       try {
-        // The log may say it holds more than the page brought (the backend closed a turn
-        // a restart left open while answering): read once more then.
-        let again = true;
-        for (;;) {
-          const from = this.snapshot.timeline.lastSequence + 1;
-          const r = await this.client.call("session.events", { sessionId: this.id, from, limit: PAGE });
-          this.ingest(r.events);
-          if (this.disposed) break;
-          if (r.events.length === PAGE) continue;
-          if (again && r.lastSequence > this.snapshot.timeline.lastSequence) {
-            again = false;
-            continue;
-          }
-          break;
+        const first = !this.snapshot.loaded && this.snapshot.timeline.lastSequence === 0 && this.snapshot.timeline.items.length === 0;
+        if (first) {
+          const r = await this.client.call("session.timeline", { sessionId: this.id, limit: PAGE });
+          if (this.disposed) return;
+          const { since: _since, items, earlier, ...state } = r;
+          this.set({ timeline: { ...state, items: items.filter((i) => !isStreaming(i)), earlier } });
+          return;
         }
+        const since = this.snapshot.timeline.lastSequence;
+        const r = await this.client.call("session.timeline", { sessionId: this.id, since });
+        if (this.disposed) return;
+        const { since: _since, items, earlier: _earlier, ...state } = r;
+        this.merge(items, state);
       } finally {
         this.catching = null;
       }
     })();
     return this.catching;
+  }
+
+  /** Reads the page of items before the first one held (the person scrolled up). */
+  loadEarlier(): Promise<void> {
+    const held = this.snapshot.timeline;
+    if (held.earlier === 0 || held.items.length === 0) return Promise.resolve();
+    this.paging ??= (async () => {
+      try {
+        const r = await this.client.call("session.timeline", { sessionId: this.id, before: held.items[0].key, limit: PAGE });
+        if (this.disposed) return;
+        const now = this.snapshot.timeline;
+        const known = new Set(now.items.map((i) => i.key));
+        this.set({ timeline: { ...now, items: [...r.items.filter((i) => !known.has(i.key) && !isStreaming(i)), ...now.items], earlier: r.earlier } });
+        // Items of that page may have changed since the held state: read what changed.
+        if (r.lastSequence > now.lastSequence) await this.catchUp();
+      } catch (e) {
+        this.set({ error: toClientError(e) });
+      } finally {
+        this.paging = null;
+      }
+    })();
+    return this.paging;
   }
 
   /** Polls the log while a turn this window does not drive runs. While the backend
@@ -297,11 +350,11 @@ export class SessionStore {
     }
   }
 
-  private async drive(run: (onEvent: (e: HarnessEvent) => void) => Promise<{ session: SessionView }>): Promise<boolean> {
+  private async drive(run: (onPatch: (p: TimelinePatch) => void) => Promise<{ session: SessionView }>): Promise<boolean> {
     this.set({ driving: this.snapshot.driving + 1, error: null, reveal: this.snapshot.reveal + 1 });
     let ok = true;
     try {
-      const r = await run((e) => this.ingest([e]));
+      const r = await run((p) => this.applyPatch(p));
       this.set({ session: r.session.session });
     } catch (e) {
       ok = false;
@@ -321,7 +374,7 @@ export class SessionStore {
    * editor first: the engine checks the range and text against the stored source). */
   submit(text: string, mode?: Mode, selection?: Selection | null): Promise<boolean> {
     const params = { sessionId: this.id, text, ...(mode ? { mode } : {}), ...(selection ? { selection } : {}) };
-    return this.drive((onEvent) => this.client.stream("session.submit", params, onEvent));
+    return this.drive((onPatch) => this.client.streamTimeline("session.submit", params, onPatch));
   }
 
   /** Summarises the earlier conversation now (Stop interrupts it): "compacted", "nothing"
@@ -330,8 +383,8 @@ export class SessionStore {
   async compact(): Promise<"compacted" | "nothing" | "failed" | null> {
     const before = this.snapshot.timeline.lastSequence;
     let result: SessionCompactResult | null = null;
-    const ok = await this.drive(async (onEvent) => {
-      result = await this.client.stream("session.compact", { sessionId: this.id }, onEvent);
+    const ok = await this.drive(async (onPatch) => {
+      result = await this.client.streamTimeline("session.compact", { sessionId: this.id }, onPatch);
       return result;
     });
     const r = result as SessionCompactResult | null;
@@ -373,11 +426,11 @@ export class SessionStore {
   /** `always`: with an approval, also store the prompt's "always allow" rule in that scope. */
   resolveApproval(requestId: string, approved: boolean, note?: string, always?: AllowScope): Promise<boolean> {
     const params = { sessionId: this.id, requestId, approved, ...(note?.trim() ? { note: note.trim() } : {}), ...(always && approved ? { always } : {}) };
-    return this.drive((onEvent) => this.client.stream("session.resolveApproval", params, onEvent));
+    return this.drive((onPatch) => this.client.streamTimeline("session.resolveApproval", params, onPatch));
   }
 
   answer(questionId: string, answer: string): Promise<boolean> {
-    return this.drive((onEvent) => this.client.stream("session.answerQuestion", { sessionId: this.id, questionId, answer }, onEvent));
+    return this.drive((onPatch) => this.client.streamTimeline("session.answerQuestion", { sessionId: this.id, questionId, answer }, onPatch));
   }
 
   async setMode(mode: Mode): Promise<void> {
@@ -476,7 +529,6 @@ export class SessionStore {
     try {
       const r = await this.client.call("checkpoint.restore", { sessionId: this.id, checkpointId });
       this.set({ reveal: this.snapshot.reveal + 1 });
-      this.ingest([r.event]);
       await this.catchUp();
       void this.refreshProposals();
       return r;

@@ -1,4 +1,5 @@
 // @vitest-environment node
+import type { TimelinePatch } from "./generated";
 import { describe, expect, it } from "vitest";
 import {
   ApiClient,
@@ -469,5 +470,26 @@ describe("Tauri transport", () => {
     const res = await new ApiClient(t).stream("session.submit", { sessionId: "ses_1", text: "改短一点" }, (e) => seen.push(e));
     expect(res).toEqual(submitted);
     expect(seen).toEqual(harnessEvents);
+  });
+
+  it("asks a turn for the timeline's patches and hands on those alone", async () => {
+    let asked: unknown = null;
+    const patch: TimelinePatch = { sequence: 0, items: [], removed: [], append: { key: "4", text: "春", reasoning: false }, state: null };
+    const t = createTauriTransport({
+      invoke: async (_cmd, a) => {
+        asked = a?.params;
+        const ch = a?.onEvent as { onmessage: (m: unknown) => void };
+        ch.onmessage({ type: "timeline", data: patch });
+        // An event of another type (a backend that sends both) is not handed on.
+        ch.onmessage({ type: "harness", data: harnessEvents[0] });
+        return submitted;
+      },
+      makeChannel: () => ({ onmessage: () => undefined }),
+    });
+    const seen: TimelinePatch[] = [];
+    const res = await new ApiClient(t).streamTimeline("session.submit", { sessionId: "ses_1", text: "改短一点" }, (p) => seen.push(p));
+    expect(res).toEqual(submitted);
+    expect(asked).toEqual({ sessionId: "ses_1", text: "改短一点", timeline: true });
+    expect(seen).toEqual([patch]);
   });
 });

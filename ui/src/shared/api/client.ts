@@ -16,8 +16,10 @@ import type {
   Hint,
   ProgressEvent,
   StreamEvent,
+  StreamingAlso,
   StreamingEvents,
   StreamingMethod,
+  TimelinePatch,
 } from "./generated";
 import { STREAM_EVENT_TYPES } from "./generated";
 import { createHttpTransport, STALE_ADDRESS, takeToken } from "./http";
@@ -25,7 +27,9 @@ import { createTauriTransport, isTauri } from "./tauri";
 import { type ClientError, toClientError } from "./errors";
 import type { StreamOptions, Transport } from "./transport";
 
-export type { ApiError, ApiMethods, HarnessEvent, Hint, ProgressEvent, StreamEvent, StreamingMethod };
+export type { ApiError, ApiMethods, HarnessEvent, Hint, ProgressEvent, StreamEvent, StreamingMethod, TimelinePatch };
+/** The methods that stream a session's timeline as patches when asked (`timeline: true`). */
+export type TimelineMethod = keyof StreamingAlso & StreamingMethod;
 export {
   type ClientError,
   type ClientErrorCode,
@@ -116,6 +120,28 @@ export class ApiClient {
     let result: ResultOf<M>;
     try {
       result = (await this.transport.stream(method, params, deliver, options)) as ResultOf<M>;
+    } catch (e) {
+      throw this.failed(e);
+    }
+    this.invalidated(method);
+    return result;
+  }
+
+  /** Runs a turn-driving method asking for the session's timeline patches instead of
+   * its log's events (`timeline: true`): the engine then sends one patch per event and
+   * no raw event, so each streamed delta reaches the window once. */
+  async streamTimeline<M extends TimelineMethod>(
+    method: M,
+    params: ParamsOf<M>,
+    onPatch: (patch: TimelinePatch) => void,
+    options?: StreamOptions,
+  ): Promise<ResultOf<M>> {
+    const deliver = (event: StreamEvent) => {
+      if (event.type === "timeline") onPatch(event.data);
+    };
+    let result: ResultOf<M>;
+    try {
+      result = (await this.transport.stream(method, { ...params, timeline: true }, deliver, options)) as ResultOf<M>;
     } catch (e) {
       throw this.failed(e);
     }

@@ -2888,7 +2888,13 @@ export type Session = { id: string, projectId: string, title: string,
  */
 profileId: string, limits: Limits, archived: boolean, createdAt: string, updatedAt: string, };
 
-export type SessionAnswerParams = { sessionId: string, questionId: string, answer: string, };
+export type SessionAnswerParams = { sessionId: string, questionId: string, answer: string, 
+/**
+ * Stream the panel's timeline instead of the log: `true` sends only
+ * `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+ * the logged and live `StreamEvent::Harness` events. One message per event either way.
+ */
+timeline?: boolean, };
 
 export type SessionApplyStagingParams = { sessionId: string, 
 /**
@@ -2901,6 +2907,14 @@ export type SessionArchiveParams = { sessionId: string,
  * `false` brings an archived session back (it can be continued again); default `true`.
  */
 archived?: boolean, };
+
+export type SessionCompactParams = { sessionId: string, 
+/**
+ * Stream the panel's timeline instead of the log: `true` sends only
+ * `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+ * the logged and live `StreamEvent::Harness` events. One message per event either way.
+ */
+timeline?: boolean, };
 
 export type SessionCompactResult = { 
 /**
@@ -3058,7 +3072,13 @@ export type SessionResolveApprovalParams = { sessionId: string, requestId: strin
  * With an approval: also store the "always allow" rule the prompt offered, in
  * this scope (refused for a tool that always asks).
  */
-always?: AllowScope, note?: string, };
+always?: AllowScope, note?: string, 
+/**
+ * Stream the panel's timeline instead of the log: `true` sends only
+ * `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+ * the logged and live `StreamEvent::Harness` events. One message per event either way.
+ */
+timeline?: boolean, };
 
 export type SessionSetBudgetParams = { sessionId: string, budget: BudgetInput, };
 
@@ -3095,7 +3115,13 @@ selection?: Selection,
 /**
  * Switch the mode first.
  */
-mode?: Mode, };
+mode?: Mode, 
+/**
+ * Stream the panel's timeline instead of the log: `true` sends only
+ * `StreamEvent::Timeline` patches (each live delta one `append`), the default only
+ * the logged and live `StreamEvent::Harness` events. One message per event either way.
+ */
+timeline?: boolean, };
 
 export type SessionSubmitResult = { 
 /**
@@ -4062,7 +4088,7 @@ export interface ApiMethods {
   "session.submit": { params: SessionSubmitParams; result: SessionSubmitResult };
   "session.resolveApproval": { params: SessionResolveApprovalParams; result: SessionSubmitResult };
   "session.answerQuestion": { params: SessionAnswerParams; result: SessionSubmitResult };
-  "session.compact": { params: SessionRef; result: SessionCompactResult };
+  "session.compact": { params: SessionCompactParams; result: SessionCompactResult };
   "optimize.start": { params: OptimizeStartParams; result: Run };
   "optimize.resume": { params: OptimizeRunRef; result: Run };
 }

@@ -19,6 +19,11 @@ export interface VirtualFeedProps<T> {
   overscan?: number;
   /** After the rows, inside the scroller (the streaming message, prompts). */
   footer?: ReactNode;
+  /** Before the rows, inside the scroller (what reads the earlier rows). */
+  header?: ReactNode;
+  /** Called while the reader is near the top (to read earlier rows, which then go
+   * above the ones shown without moving them). */
+  onNearTop?: () => void;
   label: string;
   testId?: string;
   className?: string;
@@ -30,8 +35,9 @@ export interface VirtualFeedProps<T> {
 }
 
 const NEAR_BOTTOM = 48;
+const NEAR_TOP = 200;
 
-export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold = 40, overscan = 600, footer, label, testId, className, revealKey, jumpLabels }: VirtualFeedProps<T>) {
+export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold = 40, overscan = 600, footer, header, onNearTop, label, testId, className, revealKey, jumpLabels }: VirtualFeedProps<T>) {
   const scroller = useRef<HTMLDivElement>(null);
   const content = useRef<HTMLDivElement>(null);
   const [heights, setHeights] = useState<ReadonlyMap<string, number>>(() => new Map());
@@ -86,6 +92,17 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
 
   useLayoutEffect(stickToBottom);
 
+  // Rows read in above the first one shown keep the reader where they were.
+  const firstKey = items.length > 0 ? getKey(items[0]) : null;
+  const previous = useRef({ firstKey, height: 0 });
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const was = previous.current;
+    if (!atBottom.current && was.firstKey !== null && firstKey !== was.firstKey && el.scrollHeight > was.height) el.scrollTop += el.scrollHeight - was.height;
+    previous.current = { firstKey, height: el.scrollHeight };
+  });
+
   // One observer measures every rendered row of a virtual list.
   const rowObserver = useRef<ResizeObserver | null>(null);
   useEffect(() => {
@@ -135,6 +152,7 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
       seenRows.current = items.length;
     }
     if (virtual) setView({ top: el.scrollTop, height: el.clientHeight });
+    if (onNearTop && el.scrollTop < NEAR_TOP) onNearTop();
   };
 
   let rows: ReactNode;
@@ -177,6 +195,7 @@ export function VirtualFeed<T>({ items, getKey, renderItem, estimate, threshold 
   return (
     <div ref={scroller} className={`feed ${className ?? ""}`} onScroll={onScroll} data-testid={testId}>
       <div ref={content}>
+        {header}
         <div role="list" aria-label={label} style={virtual ? { position: "relative", height: total } : undefined}>
           {rows}
         </div>
