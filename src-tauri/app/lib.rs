@@ -239,12 +239,13 @@ fn markdown_arguments(argv: &[String], cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// Opens those files the way Settings → Data's import does (`import.markdown`, which
-/// makes no second project of a file it imported before).
+/// makes no second project of a file it imported before), once the engine is open (so
+/// not on the main thread).
 fn open_markdown_files<R: Runtime>(app: &tauri::AppHandle<R>, files: Vec<PathBuf>) {
     if files.is_empty() {
         return;
     }
-    let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.opened()) else { return };
+    let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.wait_opened()) else { return };
     for path in files {
         match engine.call("import.markdown", json!({ "path": path })) {
             Ok(result) => {
@@ -263,7 +264,11 @@ pub fn run() {
     startup::mark("main");
     let data_dir = data_dir();
     let mut single_instance = tauri_plugin_single_instance::Builder::new().callback(|app, argv, cwd| {
-        open_markdown_files(app, markdown_arguments(&argv, Path::new(&cwd)));
+        let files = markdown_arguments(&argv, Path::new(&cwd));
+        if !files.is_empty() {
+            let app = app.clone();
+            std::thread::spawn(move || open_markdown_files(&app, files));
+        }
         show_main_window(app);
     });
     if let Some(dir) = &data_dir {
@@ -275,6 +280,10 @@ pub fn run() {
         .plugin(single_instance.build())
         .plugin(tauri_plugin_window_state::Builder::new().with_state_flags(StateFlags::SIZE | StateFlags::POSITION | StateFlags::MAXIMIZED).build())
         .manage(Closing::default())
+        .on_page_load(|_, payload| match payload.event() {
+            tauri::webview::PageLoadEvent::Started => startup::mark("page_load_started"),
+            tauri::webview::PageLoadEvent::Finished => startup::mark("page_load_finished"),
+        })
         .on_window_event(|window, event| {
             if let WindowEvent::CloseRequested { api, .. } = event {
                 api.prevent_close();
@@ -305,20 +314,28 @@ pub fn run() {
                 let _ = LOG_DIR.set(log_dir.clone());
             }
             tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
-            app.manage(open_engine_waiting(data_dir, LOCK_WAIT));
-            startup::mark("engine");
+            // The store and the search index open on a thread of their own while the
+            // window is made and the page starts; the page's first calls wait for them.
             let argv: Vec<String> = std::env::args().collect();
             let cwd = std::env::current_dir().unwrap_or_default();
-            open_markdown_files(app.handle(), markdown_arguments(&argv, &cwd));
-            if let Some(engine) = app.state::<EngineState>().opened() {
-                // The daily backup generation, off the UI's path and after the first
-                // screen: it reads the whole store and would compete with the window's
-                // start for the disk and the CPU.
-                std::thread::spawn(move || {
+            let state = EngineState::open_in_background(move || {
+                startup::mark("engine_open_start");
+                let state = open_engine_waiting(data_dir, LOCK_WAIT);
+                startup::mark("engine");
+                state
+            });
+            app.manage(state.clone());
+            let handle = app.handle().clone();
+            std::thread::spawn(move || {
+                open_markdown_files(&handle, markdown_arguments(&argv, &cwd));
+                if let Some(engine) = state.wait_opened() {
+                    // The daily backup generation, off the UI's path and after the first
+                    // screen: it reads the whole store and would compete with the window's
+                    // start for the disk and the CPU.
                     startup::wait_for_first_screen(Duration::from_secs(10));
                     auto_backup(&engine, "daily");
-                });
-            }
+                }
+            });
             startup::mark("setup_done");
             Ok(())
         });
@@ -335,8 +352,13 @@ pub fn run() {
         }
     };
     app.run(move |app, event| {
+        if let tauri::RunEvent::Ready = event {
+            startup::mark("event_loop");
+        }
         if let tauri::RunEvent::Exit = event {
-            if let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.opened()) {
+            // An exit while the engine is still opening waits for it: the backup and the
+            // sync below still run.
+            if let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.wait_opened()) {
                 auto_backup(&engine, "exit");
                 // Tauri ends the process without dropping the engine, so the store's group
                 // commit would never sync the last second of autosaves: sync it here.

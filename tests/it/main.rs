@@ -91,3 +91,36 @@ fn reveal_folder_opens_only_the_data_and_log_folders() {
     let error = invoke(&webview, "reveal_folder", json!({"which": "logs"})).unwrap_err();
     assert_eq!(error["code"], "VALIDATION");
 }
+
+/// The window starts while the store and the search index open on a thread of their own:
+/// a call that arrives before the engine is open waits for it and succeeds, not fails.
+#[test]
+fn a_call_that_arrives_before_the_engine_is_open_waits_for_it_and_succeeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = inkstone_app::EngineState::pending();
+    let app = inkstone_app::app_builder(mock_builder(), state.clone()).build(mock_context(noop_assets())).unwrap();
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let early = std::thread::spawn(move || invoke(&webview, "api_call", json!({"method": "project.create", "params": {"title": "早到"}})));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!early.is_finished(), "the call returned before the engine was open");
+    assert!(state.opened().is_none());
+    state.settle(inkstone_app::open_engine(Some(dir.path().to_path_buf())));
+    let created = early.join().unwrap().expect("the early call succeeds once the engine is open");
+    assert_eq!(created["title"], "早到");
+    assert_eq!(state.opened().unwrap().call("project.list", json!({})).unwrap()["projects"][0]["id"], created["id"]);
+}
+
+/// Opening in the background ends the same way as opening in place: a folder another
+/// process holds gives its clear error to the waiting call.
+#[test]
+fn a_locked_folder_opened_in_the_background_still_gives_its_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let _holder = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "inkstone-cli serve")).unwrap();
+    let path = dir.path().to_path_buf();
+    let state = inkstone_app::EngineState::open_in_background(move || inkstone_app::open_engine(Some(path)));
+    let app = inkstone_app::app_builder(mock_builder(), state).build(mock_context(noop_assets())).unwrap();
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    let error = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap_err();
+    assert_eq!(error["code"], "STORE_LOCKED");
+    assert_eq!(error["hints"][0]["id"], "close_other_instance");
+}

@@ -199,7 +199,7 @@ fn build(root: &Path, target: &Path, debug: bool) -> Result<()> {
     let release: &[&str] = if debug { &[] } else { &["--release"] };
     println!("bench-start: building the UI (npm --prefix ui run build)");
     check(Command::new("npm").args(["--prefix", "ui", "run", "build"]).current_dir(root).stdout(Stdio::null()).status(), "npm --prefix ui run build")?;
-    println!("bench-start: building Inkstone (cargo build --release -p inkstone)");
+    println!("bench-start: building Inkstone (cargo build{} -p inkstone)", if debug { "" } else { " --release" });
     check(cargo().arg("build").args(release).args(["--locked", "-p", "inkstone"]).current_dir(root).status(), "cargo build -p inkstone")?;
     println!("bench-start: building the minimal Tauri 2 app (tests/bench/minimal-tauri)");
     check(
