@@ -20,6 +20,5 @@ export default defineConfig({
     environment: "happy-dom",
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
-    setupFiles: ["src/shared/i18n/testSetup.ts"],
   },
 });

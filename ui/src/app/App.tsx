@@ -17,7 +17,7 @@ import { PerformanceDashboard } from "../features/performance";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
-import { type Lang, type MessageId, loadMessages, messagesLoaded, modKeyLabel, translate } from "../shared/i18n";
+import { type Lang, type MessageId, modKeyLabel, translate } from "../shared/i18n";
 import { firstScreenShown, markStartup } from "../shared/lib/startup";
 import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
 
@@ -242,13 +242,8 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, [client, lang, onCreated, showError]);
 
   const changeLang = useCallback((l: Lang) => {
-    // The other language's catalog loads on the first switch to it.
-    const apply = () => {
-      setLang(l);
-      saveLang(l);
-    };
-    if (messagesLoaded(l)) apply();
-    else loadMessages(l).then(apply, apply);
+    setLang(l);
+    saveLang(l);
   }, []);
   const changeTheme = useCallback((th: Theme) => {
     setTheme(th);

@@ -2,53 +2,24 @@
 // id, in Simplified Chinese (./zh.ts) and English (./en.ts, which defines the ids). Error
 // codes map to `error.<CODE>`, hint ids to `hint.<id>`; unknown ones fall back to the
 // English text the backend sent.
-//
-// Each language's catalog is its own chunk, loaded on demand (`loadMessages`): the first
-// screen parses only the active language's table (main.tsx waits for it before the first
-// render), and the other loads when the person switches to it.
 
 import type { ClientError } from "../api/client";
-import type { MessageId } from "./en";
+import { en, type MessageId } from "./en";
 import { formatMessage } from "./format";
+import { zh } from "./zh";
 
 export type { MessageId, Messages } from "./en";
 
 export type Lang = "en" | "zh";
 
-const tables: Partial<Record<Lang, Record<string, string>>> = {};
-const loading: Partial<Record<Lang, Promise<void>>> = {};
-
-/** Loads `lang`'s catalog (once); `translate` words nothing in it before that. */
-export function loadMessages(lang: Lang): Promise<void> {
-  if (tables[lang]) return Promise.resolve();
-  const table = lang === "zh" ? import("./zh").then((m) => m.zh) : import("./en").then((m) => m.en);
-  return (loading[lang] ??= table.then(
-    (t: Record<string, string>) => {
-      tables[lang] = t;
-    },
-    (error: unknown) => {
-      delete loading[lang];
-      throw error;
-    },
-  ));
-}
-
-/** Whether `lang`'s catalog is loaded. */
-export function messagesLoaded(lang: Lang): boolean {
-  return tables[lang] !== undefined;
-}
-
-/** `lang`'s table, empty until it is loaded. */
-function table(lang: Lang): Record<string, string> {
-  return tables[lang] ?? {};
-}
+const tables: Record<Lang, Record<string, string>> = { en, zh };
 
 export function detectLang(language: string | undefined | null): Lang {
   return (language ?? "").toLowerCase().startsWith("zh") ? "zh" : "en";
 }
 
 export function has(lang: Lang, id: string): boolean {
-  return Object.prototype.hasOwnProperty.call(table(lang), id);
+  return Object.prototype.hasOwnProperty.call(tables[lang], id);
 }
 
 const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("en"), zh: new Intl.PluralRules("zh") };
@@ -56,7 +27,7 @@ const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("
 export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
   // A count reads "1 change" and "3 changes", not "1 change(s)": the catalogs word counts
   // as ICU plurals, chosen by the language's plural rules (./format.ts).
-  const template = table(lang)[id] ?? table("en")[id] ?? id;
+  const template = tables[lang][id] ?? en[id] ?? id;
   return formatMessage(template, vars, pluralRules[lang]);
 }
 
@@ -83,7 +54,7 @@ export function describeError(lang: Lang, error: ClientError): DescribedError {
   }
   const codeId = backendGone(error) ? "error.BACKEND_OFFLINE" : `error.${error.code}`;
   const known = has(lang, codeId);
-  const title = known ? table(lang)[codeId] : error.message;
+  const title = known ? tables[lang][codeId] : error.message;
   const details: string[] = [];
   // The backend's message is English and specific; show it under the headline in English.
   if (known && lang === "en" && error.message && error.message !== title) details.push(error.message);
@@ -161,7 +132,7 @@ export function profileName(lang: Lang, id: string): string {
   let name: string | null = null;
   if (kind) {
     const platform = `platform.${base}`;
-    if (has(lang, platform)) name = translate(lang, `profile.${kind}` as MessageId, { platform: table(lang)[platform] ?? base, v: version });
+    if (has(lang, platform)) name = translate(lang, `profile.${kind}` as MessageId, { platform: tables[lang][platform] ?? base, v: version });
   } else if (has(lang, `profile.list.${base}`)) {
     name = translate(lang, `profile.list.${base}` as MessageId, { v: version });
   }
@@ -173,7 +144,7 @@ export function profileName(lang: Lang, id: string): string {
  * language; the id itself when the UI has no wording for it. */
 export function describeRoute(lang: Lang, route: string): string {
   const id = `finding.route.${route}`;
-  return has(lang, id) ? table(lang)[id] : route;
+  return has(lang, id) ? tables[lang][id] : route;
 }
 
 /** Where a finding is (`title`, `post 3`, `title candidate “…” (x)`), in the user's
@@ -182,13 +153,13 @@ export function describeLocation(lang: Lang, location: string): string {
   const post = /^post (\d+)$/.exec(location);
   if (post) return translate(lang, "finding.field.post", { post: post[1] });
   const field = `finding.field.${location}`;
-  if (has(lang, field)) return table(lang)[field];
+  if (has(lang, field)) return tables[lang][field];
   const candidate = /^title candidate “(.*)”(?: \((\w+)\))?$/s.exec(location);
   if (candidate) {
     const [, title, platform] = candidate;
     if (platform === undefined) return translate(lang, "finding.location.titleCandidate", { title });
     const name = `platform.${platform}`;
-    return translate(lang, "finding.location.titleCandidateOn", { title, platform: has(lang, name) ? table(lang)[name] : platform });
+    return translate(lang, "finding.location.titleCandidateOn", { title, platform: has(lang, name) ? tables[lang][name] : platform });
   }
   return location;
 }
@@ -226,7 +197,7 @@ export function describeFitPoint(lang: Lang, p: WordedFitPoint): { measured: str
 export function describeSyncProblem(lang: Lang, code: string | undefined, message: string): { title: string; detail: string | null } {
   const id = `sync.problem.${code ?? ""}`;
   if (!code || !has(lang, id)) return { title: message, detail: null };
-  return { title: table(lang)[id], detail: lang === "en" ? message : null };
+  return { title: tables[lang][id], detail: lang === "en" ? message : null };
 }
 
 export function modKeyLabel(platform: string | undefined | null): string {
