@@ -165,6 +165,21 @@ export function startChild(suite, label, command, commandArgs, env, pattern, hol
   });
 }
 
+/**
+ * Starts the scripted OpenAI-compatible server (`inkstone-fake-model`) on a free loopback
+ * port. Resolves with its `/v1` URL and `script(...replies)`, which appends replies to its
+ * queue (POST /_test/script).
+ */
+export async function startFakeModel(suite, path) {
+  const url = await startChild(suite, "inkstone-fake-model", path, ["--addr", "127.0.0.1:0"], { ...process.env, RUST_BACKTRACE: "1" }, /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)$/);
+  const origin = new URL(url).origin;
+  const script = async (...replies) => {
+    const res = await fetch(`${origin}/_test/script`, { method: "POST", body: JSON.stringify(replies) });
+    assert(res.status === 200, `scripting the fake model: ${res.status} ${await res.text()}`);
+  };
+  return { url, origin, script };
+}
+
 /** Calls the API of `inkstone-cli serve` from the test (not the page) with the launch token. */
 export async function api(origin, token, method, params = {}) {
   const res = await fetch(`${origin}/api/${method}`, {

@@ -21,7 +21,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, startChild, uiDistOrExit } from "../lib.mjs";
+import { api, assert, closeBrowser, createSuite, launchChromium, parseArgs, playwrightChromium, startChild, startFakeModel, uiDistOrExit } from "../lib.mjs";
 
 const TOTAL_TIMEOUT_MS = 240_000;
 const STEP_TIMEOUT_MS = 15_000;
@@ -61,16 +61,12 @@ const SOURCE = [
 ].join("\n");
 
 async function main() {
-  let modelUrl;
+  let model;
   const fakeOk = await check("the fake model server starts", async () => {
-    modelUrl = await startChild(suite, "inkstone-fake-model", fakeModelPath, ["--addr", "127.0.0.1:0"], { ...process.env, RUST_BACKTRACE: "1" }, /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)$/);
+    model = await startFakeModel(suite, fakeModelPath);
   });
   if (!fakeOk) return;
-  const modelOrigin = new URL(modelUrl).origin;
-  const script = async (...replies) => {
-    const res = await fetch(`${modelOrigin}/_test/script`, { method: "POST", body: JSON.stringify(replies) });
-    assert(res.status === 200, `scripting the fake model: ${res.status} ${await res.text()}`);
-  };
+  const { url: modelUrl, origin: modelOrigin, script } = model;
   const chatRequests = async () => (await (await fetch(`${modelOrigin}/_test/requests`)).json()).requests;
   const toolCall = (id, name, input) => ({ type: "toolCalls", calls: [{ id, name, arguments: JSON.stringify(input) }] });
 

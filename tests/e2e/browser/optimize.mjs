@@ -21,7 +21,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { api, assert, closeBrowser, createSuite, killGroup, launchChromium, parseArgs, playwrightChromium, startChild, uiDistOrExit } from "../lib.mjs";
+import { api, assert, closeBrowser, createSuite, killGroup, launchChromium, parseArgs, playwrightChromium, startChild, startFakeModel, uiDistOrExit } from "../lib.mjs";
 
 const TOTAL_TIMEOUT_MS = 180_000;
 /** Three Latin letters in a row: an English word where Chinese was expected. */
@@ -53,16 +53,12 @@ const NEW_SOURCE = ["# 周报写短的办法", "", "周报越长，越没人读�
 const text = (value) => ({ type: "text", content: JSON.stringify(value) });
 
 async function main() {
-  let modelUrl;
+  let model;
   const fakeOk = await check("the fake model server starts", async () => {
-    modelUrl = await startChild(suite, "inkstone-fake-model", fakeModelPath, ["--addr", "127.0.0.1:0"], { ...process.env, RUST_BACKTRACE: "1" }, /^listening on (http:\/\/127\.0\.0\.1:\d+\/v1)$/);
+    model = await startFakeModel(suite, fakeModelPath);
   });
   if (!fakeOk) return;
-  const modelOrigin = new URL(modelUrl).origin;
-  const script = async (...replies) => {
-    const res = await fetch(`${modelOrigin}/_test/script`, { method: "POST", body: JSON.stringify(replies) });
-    assert(res.status === 200, `scripting the fake model: ${res.status} ${await res.text()}`);
-  };
+  const { url: modelUrl, origin: modelOrigin, script } = model;
 
   let url;
   const serve = { child: null };
