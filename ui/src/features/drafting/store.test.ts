@@ -101,6 +101,28 @@ describe("the session store", () => {
     expect(transport.callsTo("session.submit")).toEqual([{ sessionId: "ses_1", text: "改", timeline: true }]);
   });
 
+  it("a turn submitted while the session's first page is read keeps the streamed state", async () => {
+    const transport = backend([]);
+    let release: () => void = () => undefined;
+    const empty = { since: 0, items: [], earlier: 0, lastSequence: 0 };
+    // The first page is read before the turn starts, and answers after its patches came.
+    transport.on("session.timeline", async () => {
+      await new Promise<void>((r) => (release = r));
+      return { ...store.getSnapshot().timeline, ...empty, turnOpen: false, pendingApproval: null };
+    });
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    const loading = store.load();
+    await frame();
+    const state = { ...store.getSnapshot().timeline, lastSequence: 3, turnOpen: true };
+    store.applyPatch({ sequence: 3, items: [{ kind: "user", key: "2", changedAt: 2, text: "存个检查点", selection: null, wasQueued: false, retry: false }], removed: [], append: null, state });
+    release();
+    await loading;
+    const s = store.getSnapshot();
+    expect(s.timeline.lastSequence).toBe(3);
+    expect(s.timeline.turnOpen).toBe(true);
+    expect(s.timeline.items).toMatchObject([{ kind: "user", text: "存个检查点" }]);
+  });
+
   it("after a reload mid-turn it polls the log until the turn ends", async () => {
     const log = [ev(created()), ev(user("改")), ev(turnStarted())];
     let status: "running" | "idle" = "running";

@@ -276,6 +276,16 @@ export class SessionStore {
           const r = await this.client.call("session.timeline", { sessionId: this.id, limit: PAGE });
           if (this.disposed) return;
           const { since: _since, items, earlier, ...state } = r;
+          const now = this.snapshot.timeline;
+          // A turn this window started right after opening the session may have streamed
+          // patches while the page was read: the page is older than them, so it is merged
+          // (the newer state stays) rather than put in their place.
+          if (now.lastSequence > 0 || now.items.length > 0) {
+            const known = new Set(now.items.map((i) => i.key));
+            this.set({ timeline: { ...now, earlier } });
+            this.merge(state.lastSequence >= now.lastSequence ? items : items.filter((i) => !known.has(i.key)), state);
+            return;
+          }
           this.set({ timeline: { ...state, items: items.filter((i) => !isStreaming(i)), earlier } });
           return;
         }
