@@ -232,7 +232,11 @@ export function createSuite({ script, summary, timeoutMs, shots }) {
         return true;
       } catch (e) {
         failed++;
-        console.log(`FAIL - ${name}: ${String(e?.message ?? e).split("\n")[0]}`);
+        const lines = String(e?.message ?? e).split("\n");
+        console.log(`FAIL - ${name}: ${lines[0]}`);
+        // Playwright's call log names what was awaited: the one line a CI log needs.
+        const awaited = lines.find((l) => /waiting for /.test(l));
+        if (awaited) console.log(`#      ${awaited.replace(/\x1b\[[0-9;]*m/g, "").trim()}`);
         try {
           await suite.onFailure?.(`FAIL-${failed}`);
         } catch {

@@ -86,7 +86,12 @@ async function main() {
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(String(e)));
   const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
-  suite.onFailure = shot;
+  suite.onFailure = async (name) => {
+    // CI keeps the log, not the screenshots: say what the AI panel showed.
+    const panel = await page.locator("[data-testid=ai-panel]").first().innerText({ timeout: 2_000 }).catch(() => "(no AI panel)");
+    console.log(`#      AI panel: ${panel.replace(/\s+/g, " ").slice(0, 600)}`);
+    await shot(name);
+  };
   const tid = (id) => page.locator(`[data-testid=${id}]`);
   const mod = process.platform === "darwin" ? "Meta" : "Control";
   const waitIdle = () => tid("stop").waitFor({ state: "detached" });
