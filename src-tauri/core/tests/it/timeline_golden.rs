@@ -387,12 +387,18 @@ fn the_ui_tests_timeline_fold_answers_are_the_cores() {
     let stored: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("the golden file; write it with INKSTONE_UPDATE_FIXTURES=1")).unwrap();
     let (stored_cases, now_cases) = (stored["cases"].as_array().unwrap(), now["cases"].as_array().unwrap());
     for (stored_case, now_case) in stored_cases.iter().zip(now_cases) {
-        for field in ["name", "about", "events", "pages", "patches"] {
-            assert_eq!(
-                stored_case[field], now_case[field],
-                "{}: the golden file's `{field}` is not what the core answers (if the change is meant, rewrite it with INKSTONE_UPDATE_FIXTURES=1 and make testLog.ts agree)",
-                now_case["name"]
-            );
+        let name = now_case["name"].as_str().unwrap();
+        assert_eq!(stored_case["events"], now_case["events"], "{name}: the golden file's events are not this test's");
+        for field in ["pages", "patches"] {
+            let (stored_rows, now_rows) = (stored_case[field].as_array().unwrap(), now_case[field].as_array().unwrap());
+            for (at, (stored_row, now_row)) in stored_rows.iter().zip(now_rows).enumerate() {
+                // Compact JSON on both sides, so a failure reads as the file does.
+                assert_eq!(
+                    serde_json::to_string(stored_row).unwrap(),
+                    serde_json::to_string(now_row).unwrap(),
+                    "{name}: {field}[{at}] of the golden file (left) is not what the core answers (right). If the change is meant, rewrite the file with INKSTONE_UPDATE_FIXTURES=1 and make ui/src/features/drafting/testLog.ts agree (its golden test)"
+                );
+            }
         }
     }
     assert_eq!(stored, now, "the golden file's cases are not this test's cases");
