@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use inkstone_core::api::{timeline_page, SessionTimelineParams};
 use inkstone_core::harness::timeline::{fold, LiveFeed, Timeline};
-use inkstone_core::harness::Event;
+use inkstone_core::harness::{Event, EventBody};
 use serde_json::{json, Value};
 
 fn golden_path() -> PathBuf {
@@ -188,6 +188,7 @@ fn cases() -> Vec<(&'static str, &'static str, Log)> {
             .user("改")
             .turn()
             .answer("", json!([call("c1", "apply_proposal", json!({})), call("c2", "read_versions", json!({})), call("c3", "read_versions", json!({}))]), "tool_calls", false)
+            .tool("tool_decision", json!({"tool": "apply_proposal", "decision": "deny", "reason": "plan mode"}), "c1")
             .result("c1", "apply_proposal", "blocked", "plan mode")
             .result("c2", "read_versions", "timeout", "took too long")
             .ended("max_model_turns", json!([]));
@@ -243,6 +244,8 @@ fn cases() -> Vec<(&'static str, &'static str, Log)> {
                 .said("继续写。")
                 .ended("completed", json!([]))
                 .ev("pin_added", json!({"pinId": "pin_1", "text": "用短句", "source": "person"}))
+                .ev("pin_removed", json!({"pinId": "pin_1"}))
+                .ev("compaction_setting_changed", json!({"threshold": {"mode": "auto", "percent": 70}}))
                 .ev("compact_boundary", json!({"trigger": "auto", "mode": "truncated", "summaryText": "- 继续", "keptMessages": 2, "compactedMessages": 6, "pinnedInstructions": ["用短句"], "tokensBefore": 3000, "tokensAfter": 900, "note": "removed without a summary"}))
                 .ev("context_warning", json!({"estimatedTokens": 23000, "contextWindow": 32768, "percent": 75}))
                 .ev("compaction_started", json!({"trigger": "auto", "estimatedTokens": 26000, "contextWindow": 32768}));
@@ -404,10 +407,89 @@ fn the_ui_tests_timeline_fold_answers_are_the_cores() {
     assert_eq!(stored, now, "the golden file's cases are not this test's cases");
 }
 
-/// The golden logs are worth holding the UI to: every kind of item the panel draws, and
-/// every step state, appears in them.
+/// Whether a drafting session's log holds this kind of event (an optimization run's own
+/// events are not a timeline). No wildcard: a new kind fails to compile here until it is
+/// decided, and if a session logs it, a golden log must have it (the test below).
+fn in_a_session_log(body: &EventBody) -> bool {
+    match body {
+        EventBody::SessionCreated { .. }
+        | EventBody::UserMessage { .. }
+        | EventBody::MessageQueued { .. }
+        | EventBody::TurnStarted {}
+        | EventBody::ContextAssembled { .. }
+        | EventBody::ModelCallStarted { .. }
+        | EventBody::AssistantDelta { .. }
+        | EventBody::AssistantStreamed { .. }
+        | EventBody::ReasoningDelta { .. }
+        | EventBody::AssistantMessage { .. }
+        | EventBody::ToolDecision { .. }
+        | EventBody::ToolResult { .. }
+        | EventBody::ApprovalRequested { .. }
+        | EventBody::ApprovalResolved { .. }
+        | EventBody::QuestionAsked { .. }
+        | EventBody::QuestionAnswered { .. }
+        | EventBody::ModeChanged { .. }
+        | EventBody::TurnEnded { .. }
+        | EventBody::SessionArchived {}
+        | EventBody::SessionUnarchived {}
+        | EventBody::Rewound { .. }
+        | EventBody::ContextWarning { .. }
+        | EventBody::CompactionStarted { .. }
+        | EventBody::CompactionFailed { .. }
+        | EventBody::CompactBoundary { .. }
+        | EventBody::PinAdded { .. }
+        | EventBody::PinRemoved { .. }
+        | EventBody::CompactionSettingChanged { .. }
+        | EventBody::IntentUpdated { .. } => true,
+        EventBody::RunStarted { .. } | EventBody::RunStage { .. } | EventBody::RunEnded { .. } => false,
+    }
+}
+
+/// The kinds a session logs, as named in the log (kept beside `in_a_session_log`).
+const SESSION_KINDS: [&str; 29] = [
+    "session_created",
+    "user_message",
+    "message_queued",
+    "turn_started",
+    "context_assembled",
+    "model_call_started",
+    "assistant_delta",
+    "assistant_streamed",
+    "reasoning_delta",
+    "assistant_message",
+    "tool_decision",
+    "tool_result",
+    "approval_requested",
+    "approval_resolved",
+    "question_asked",
+    "question_answered",
+    "mode_changed",
+    "turn_ended",
+    "session_archived",
+    "session_unarchived",
+    "rewound",
+    "context_warning",
+    "compaction_started",
+    "compaction_failed",
+    "compact_boundary",
+    "pin_added",
+    "pin_removed",
+    "compaction_setting_changed",
+    "intent_updated",
+];
+
+/// The golden logs are worth holding the UI to: every kind of event a session logs, every
+/// kind of item the panel draws and every step state appears in them.
 #[test]
-fn the_golden_logs_make_every_kind_of_item_and_step_state() {
+fn the_golden_logs_hold_every_event_kind_item_kind_and_step_state() {
+    let logs = cases();
+    for event in logs.iter().flat_map(|(_, _, log)| &log.events) {
+        let kind = event.body.kind_name();
+        assert_eq!(in_a_session_log(&event.body), SESSION_KINDS.contains(&kind), "{kind}: SESSION_KINDS and in_a_session_log disagree");
+    }
+    for kind in SESSION_KINDS {
+        assert!(logs.iter().any(|(_, _, log)| log.events.iter().any(|e| e.body.kind_name() == kind)), "no golden log has a `{kind}` event");
+    }
     let doc = golden();
     let mut kinds: Vec<String> = Vec::new();
     let mut states: Vec<String> = Vec::new();
