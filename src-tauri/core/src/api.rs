@@ -59,7 +59,7 @@ pub use proposals_session::*;
 pub use search::*;
 pub use session::*;
 pub use sync::*;
-pub use timeline::{SessionTimelineParams, SessionTimelineResult};
+pub use timeline::{page as timeline_page, SessionTimelineParams, SessionTimelineResult};
 pub use update::*;
 pub use usage::*;
 pub use versions::*;

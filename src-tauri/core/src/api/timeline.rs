@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{ApiError, Engine};
-use crate::harness::timeline::{TimelineItem, TimelineState};
+use crate::harness::timeline::{Timeline, TimelineItem, TimelineState};
 
 /// The most items one page holds (and the default).
 pub const MAX_TIMELINE_PAGE: u32 = 1000;
@@ -52,28 +52,39 @@ pub struct SessionTimelineResult {
 }
 
 pub(super) fn get(engine: &Engine, params: SessionTimelineParams) -> Result<SessionTimelineResult, ApiError> {
+    // Refused before the session is read: reading it may close a turn a restart left open.
+    limit_of(&params)?;
+    engine.harness().load_session(&params.session_id)?;
+    // Read from the session's live state (its first read after a restart closes the turn
+    // the old process left open, `turn_ended: restarted`, which the fold then includes).
+    engine.harness().with_timeline(&params.session_id, |timeline| page(timeline, &params))?
+}
+
+/// The page of `timeline` that `params` asks for (its `sessionId` is not read): pure, so
+/// the UI's tests can be held to the same paging (`tests/it/timeline_golden.rs`).
+///
+/// # Errors
+/// `VALIDATION` for a `limit` outside 1 to 1000, or a `before` that names no item.
+pub fn page(timeline: &Timeline, params: &SessionTimelineParams) -> Result<SessionTimelineResult, ApiError> {
+    let limit = limit_of(params)?;
+    let since = params.since.unwrap_or(0);
+    let end = match &params.before {
+        Some(key) => timeline.items.iter().position(|item| item.key() == key),
+        None => Some(timeline.items.len()),
+    };
+    let Some(end) = end else {
+        return Err(ApiError::validation("before", "No item of this session's timeline has this key."));
+    };
+    let matching: Vec<&TimelineItem> = timeline.items[..end].iter().filter(|item| item.changed_at() > since).collect();
+    let first = matching.len().saturating_sub(limit as usize);
+    let items = matching[first..].iter().map(|item| (*item).clone()).collect();
+    Ok(SessionTimelineResult { since, items, earlier: u32::try_from(first).unwrap_or(u32::MAX), state: timeline.state.clone() })
+}
+
+fn limit_of(params: &SessionTimelineParams) -> Result<u32, ApiError> {
     let limit = params.limit.unwrap_or(MAX_TIMELINE_PAGE);
     if !(1..=MAX_TIMELINE_PAGE).contains(&limit) {
         return Err(ApiError::validation("limit", format!("A page holds 1 to {MAX_TIMELINE_PAGE} items.")));
     }
-    engine.harness().load_session(&params.session_id)?;
-    let since = params.since.unwrap_or(0);
-    // Read from the session's live state (its first read after a restart closes the turn
-    // the old process left open, `turn_ended: restarted`, which the fold then includes).
-    let page = engine.harness().with_timeline(&params.session_id, |timeline| {
-        let end = match &params.before {
-            Some(key) => timeline.items.iter().position(|item| item.key() == key),
-            None => Some(timeline.items.len()),
-        };
-        end.map(|end| {
-            let matching: Vec<&TimelineItem> = timeline.items[..end].iter().filter(|item| item.changed_at() > since).collect();
-            let first = matching.len().saturating_sub(limit as usize);
-            let items = matching[first..].iter().map(|item| (*item).clone()).collect();
-            (items, u32::try_from(first).unwrap_or(u32::MAX), timeline.state.clone())
-        })
-    })?;
-    let Some((items, earlier, state)) = page else {
-        return Err(ApiError::validation("before", "No item of this session's timeline has this key."));
-    };
-    Ok(SessionTimelineResult { since, items, earlier, state })
+    Ok(limit)
 }

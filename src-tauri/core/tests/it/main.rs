@@ -53,5 +53,6 @@ mod sync_perf;
 mod team_activity;
 mod tidy;
 mod timeline;
+mod timeline_golden;
 mod update;
 mod usage_totals;

@@ -2,11 +2,14 @@
 // log and answers `session.timeline` and the turn streams' patches from it, so a test
 // describes a session by its events, as the engine logs them. The engine's fold
 // (`src-tauri/core/src/harness/timeline.rs`, with its Rust tests, the former tests of
-// this fold) is what the app draws; this copy only has to give the same items for the
-// small logs the tests write, and the browser suites run the app against the engine.
+// this fold) is what the app draws. This copy is held to it: `__golden__/timeline.json`
+// holds logs with the core's pages and live patches for them (written and checked by
+// src-tauri/core/tests/it/timeline_golden.rs), and testLog.golden.test.ts checks that
+// this file answers each exactly so. One leniency the core does not have: a test's log
+// may leave out a model call's start, and its deltas then stream into the next sequence.
 
 import type { HarnessEvent, StreamEvent } from "../../shared/api/client";
-import type { FakeTransport } from "../../shared/api/fake";
+import { apiError, type FakeTransport } from "../../shared/api/fake";
 import type { Hint, SessionTimelineResult, TimelinePatch, ToolStatus, TurnEndReason } from "../../shared/api/generated";
 import { parseTask } from "./scope";
 import type { Item, StepState, TimelineView } from "./timeline";
@@ -66,6 +69,16 @@ export function proposalIdsIn(content: string): string[] {
   if (Array.isArray(v.proposals)) for (const p of v.proposals) add(typeof p === "object" && p !== null ? (p as Record<string, unknown>).id : p);
   if (Array.isArray(v.proposalIds)) for (const id of v.proposalIds) add(id);
   return out;
+}
+
+/** The item `key`, to change, if the timeline holds it. */
+function updateKeyed(items: Item[], key: string, change: (item: Item) => Item): Item[] | null {
+  let at = items.length - 1;
+  while (at >= 0 && items[at].key !== key) at--;
+  if (at < 0) return null;
+  const next = items.slice();
+  next[at] = change(items[at]);
+  return next;
 }
 
 function updateTool(items: Item[], toolUseId: string | undefined, sequence: number, change: (step: Extract<Item, { kind: "tool" }>) => Item): Item[] {
@@ -138,6 +151,16 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
     case "assistant_delta":
     case "reasoning_delta":
       break;
+    case "assistant_streamed": {
+      // The text of the answer streaming now that reached the log: its one item.
+      const streamingKey = s.streamingKey;
+      if (streamingKey === null) break;
+      const text = event.payload.text;
+      s.items =
+        updateKeyed(s.items, streamingKey, (item) => (item.kind === "assistant" ? { ...item, text: item.text + text, changedAt } : item)) ??
+        [...s.items, { kind: "assistant", key: streamingKey, changedAt, text, streaming: true, interrupted: false, cutOff: false }];
+      break;
+    }
     case "assistant_message": {
       const p = event.payload;
       s.inputTokens += p.inputTokens;
@@ -145,7 +168,12 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       const cutOff = p.interrupted && p.finishReason === CUT_OFF_BY_ERROR;
       const answerKey = s.streamingKey ?? key;
       s.streamingKey = null;
-      if (p.text.trim() || p.interrupted) push({ kind: "assistant", key: answerKey, changedAt, text: p.text, streaming: false, interrupted: p.interrupted, cutOff });
+      const answer: Item = { kind: "assistant", key: answerKey, changedAt, text: p.text, streaming: false, interrupted: p.interrupted, cutOff };
+      // The streamed item becomes the answer (empty when the answer is only tool calls:
+      // items are never removed, and an empty answer draws nothing).
+      const replaced = updateKeyed(s.items, answerKey, () => answer);
+      if (replaced) s.items = replaced;
+      else if (p.text.trim() || p.interrupted) push(answer);
       for (const call of p.toolCalls) {
         push({ kind: "tool", key: `${answerKey}:${call.id}`, changedAt, toolUseId: call.id, name: call.name, args: call.arguments, state: "queued", proposalIds: [] });
       }
@@ -214,8 +242,12 @@ export function fold(state: TimelineState, event: HarnessEvent): TimelineState {
       const p = event.payload;
       s.turnOpen = false;
       s.compacting = null;
-      // A turn blocked on the person keeps its waiting step; any other end settles the rest.
+      // An answer the log kept only in part (the process stopped mid-stream) streams no more.
+      if (s.streamingKey !== null) {
+        s.items = updateKeyed(s.items, s.streamingKey, (item) => (item.kind === "assistant" ? { ...item, streaming: false, interrupted: true, changedAt } : item)) ?? s.items;
+      }
       s.streamingKey = null;
+      // A turn blocked on the person keeps its waiting step; any other end settles the rest.
       if (p.reason !== "blocked_on_approval" && p.reason !== "blocked_on_question") s.items = settleSteps(s.items, changedAt);
       // An answer cut short already says it stopped; the end line would repeat it.
       const last = s.items.at(-1);
@@ -287,26 +319,44 @@ export function foldAll(events: readonly HarnessEvent[], from: TimelineState = e
   return s;
 }
 
-/** A log's fold as `session.timeline` answers (`since`, `before`, `limit` as the engine reads them). */
+/** The most items one page holds (the core's `MAX_TIMELINE_PAGE`). */
+const MAX_TIMELINE_PAGE = 1000;
+
+/** A log's fold as `session.timeline` answers (`since`, `before`, `limit` as the engine
+ * reads them, and refuses as it does). */
 function timelineOf(log: readonly HarnessEvent[], params: { since?: number; before?: string; limit?: number }): SessionTimelineResult {
+  const limit = params.limit ?? MAX_TIMELINE_PAGE;
+  if (limit < 1 || limit > MAX_TIMELINE_PAGE) throw apiError("VALIDATION", `A page holds 1 to ${MAX_TIMELINE_PAGE} items.`);
   const { items, ...state } = foldAll([...log].sort((a, b) => a.sequence - b.sequence));
   const since = params.since ?? 0;
   const end = params.before === undefined ? items.length : items.findIndex((i) => i.key === params.before);
-  const matching = items.slice(0, Math.max(end, 0)).filter((i) => i.changedAt > since);
-  const first = Math.max(0, matching.length - (params.limit ?? 1000));
+  if (end < 0) throw apiError("VALIDATION", "No item of this session's timeline has this key.");
+  const matching = items.slice(0, end).filter((i) => i.changedAt > since);
+  const first = Math.max(0, matching.length - limit);
   return { ...state, since, items: matching.slice(first), earlier: first };
 }
 
+/** What one live stream's reader holds beyond the log: the keys of the items it made
+ * or grew from deltas (the engine's `LiveFeed`). */
+type Feed = { appended: string[] };
+
 /** What one event changes for a reader of patches (the engine's `LiveFeed`, for these tests). */
-function patchOf(log: readonly HarnessEvent[], event: HarnessEvent): TimelinePatch | null {
+function patchOf(log: readonly HarnessEvent[], event: HarnessEvent, feed: Feed): TimelinePatch | null {
   const { items, ...state } = foldAll(log);
   if (event.sequence === 0) {
     if (event.kind !== "assistant_delta" && event.kind !== "reasoning_delta") return null;
     // A test's log may leave out the model call's start: the answer then takes the next sequence.
     const key = state.streamingKey ?? String(state.lastSequence + 1);
-    return { sequence: 0, items: [], removed: [], append: { key, text: event.payload.text, reasoning: event.kind === "reasoning_delta" }, state: null };
+    const reasoning = event.kind === "reasoning_delta";
+    if (!reasoning && !feed.appended.includes(key)) feed.appended.push(key);
+    return { sequence: 0, items: [], removed: [], append: { key, text: event.payload.text, reasoning }, state: null };
   }
-  return { sequence: event.sequence, items: items.filter((i) => i.changedAt === event.sequence), removed: [], append: null, state };
+  // A checkpoint of text the reader already has from deltas is not sent back shorter.
+  const checkpoint = event.kind === "assistant_streamed";
+  const changed = items.filter((i) => i.changedAt === event.sequence && !(checkpoint && feed.appended.includes(i.key)));
+  // Once no answer streams, an item the reader made from deltas that the log does not keep goes.
+  const removed = state.streamingKey === null ? feed.appended.splice(0).filter((key) => !items.some((i) => i.key === key)) : [];
+  return { sequence: event.sequence, items: changed, removed, append: null, state };
 }
 
 /** Serves `log` (which the test may add to) as the engine would: `session.timeline`, and
@@ -320,6 +370,7 @@ export function serveLog(transport: FakeTransport, logs: HarnessEvent[] | ((sess
     const asked = params as { timeline?: boolean; sessionId?: string };
     if (!asked.timeline) return stream(method, params, onEvent, options);
     const log = logOf(asked.sessionId ?? "");
+    const feed: Feed = { appended: [] };
     return stream(
       method,
       params,
@@ -330,6 +381,7 @@ export function serveLog(transport: FakeTransport, logs: HarnessEvent[] | ((sess
         const patch = patchOf(
           log.filter((held) => held.sequence <= e.sequence || e.sequence === 0),
           e,
+          feed,
         );
         if (patch) onEvent({ type: "timeline", data: patch });
       },
