@@ -17,7 +17,7 @@ import { PerformanceDashboard } from "../features/performance";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
-import { type Lang, type MessageId, modKeyLabel, translate } from "../shared/i18n";
+import { type Lang, loadMessages, type MessageId, messagesLoaded, modKeyLabel, translate, useMessagesGeneration } from "../shared/i18n";
 import { firstScreenShown, markStartup } from "../shared/lib/startup";
 import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
 
@@ -56,7 +56,11 @@ export function projectToReopen(projects: readonly ProjectSummary[], saved: stri
 export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform }: AppProps) {
   const [lang, setLang] = useState<Lang>(initialLang);
   const [theme, setTheme] = useState<Theme>(initialTheme);
-  const t = useCallback((id: MessageId, vars?: Record<string, string | number>) => translate(lang, id, vars), [lang]);
+  // A catalog's arrival gives `t` a new identity, so everything worded from it (the
+  // context's consumers, the editor's placeholder) words itself again.
+  const messages = useMessagesGeneration();
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- what `translate` returns changes when a catalog arrives
+  const t = useCallback((id: MessageId, vars?: Record<string, string | number>) => translate(lang, id, vars), [lang, messages]);
   const mod = modKeyLabel(platform ?? (typeof navigator !== "undefined" ? navigator.platform : ""));
 
   const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
@@ -241,9 +245,18 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       });
   }, [client, lang, onCreated, showError]);
 
+  // The other language's catalog loads on the first switch to it; the switch shows once it
+  // is in (a catalog that fails to load still switches: ids show, as at start).
+  const langWanted = useRef(initialLang);
   const changeLang = useCallback((l: Lang) => {
-    setLang(l);
+    langWanted.current = l;
     saveLang(l);
+    const apply = () => {
+      // Two quick switches: the last one wins, whichever catalog arrives last.
+      if (langWanted.current === l) setLang(l);
+    };
+    if (messagesLoaded(l)) apply();
+    else loadMessages(l).then(apply, apply);
   }, []);
   const changeTheme = useCallback((th: Theme) => {
     setTheme(th);
@@ -261,11 +274,10 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
 
   const commands = useMemo<Command[]>(() => {
-    const en = (id: MessageId, vars?: Record<string, string | number>) => translate("en", id, vars);
     const cmd = (id: string, msg: MessageId, run: () => void, shortcut?: string): Command => ({
       id,
       label: t(msg),
-      keywords: en(msg),
+      name: msg,
       shortcut,
       run,
     });
