@@ -6,14 +6,13 @@ import { Sidebar } from "./Sidebar";
 import { SyncIndicator } from "../features/sync";
 import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
 import { AppCtx, type Ctx } from "../shared/context";
-import { type Command, CommandPalette } from "./CommandPalette";
-import { NewProjectDialog } from "./NewProjectDialog";
+import type { Command } from "./CommandPalette";
 import { sampleProject } from "./samples";
 import { Settings, type SettingsSection } from "../features/settings";
 import { LocalModelOffer } from "../features/settings";
 import { HelpDialog, type HelpTab } from "../features/help";
 import { UpdateNotice } from "../features/updates";
-import { PerformanceDashboard } from "../features/performance";
+import { loadPerformanceDashboard, PerformanceDashboard } from "../features/performance";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
@@ -32,6 +31,11 @@ export interface AppProps {
 
 // The editor (CodeMirror) loads while the project list is already usable.
 const ProjectView = lazy(() => loadProjectView().then((m) => ({ default: m.ProjectView })));
+// Not on the first screen either: the palette (Ctrl+K) and the new-project dialog (Ctrl+N).
+const loadCommandPalette = () => import("./CommandPalette");
+const CommandPalette = lazy(() => loadCommandPalette().then((m) => ({ default: m.CommandPalette })));
+const loadNewProjectDialog = () => import("./NewProjectDialog");
+const NewProjectDialog = lazy(() => loadNewProjectDialog().then((m) => ({ default: m.NewProjectDialog })));
 
 interface Toast {
   id: number;
@@ -165,8 +169,14 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     markStartup("page.mounted");
     void loadProjects();
     void loadLibrary();
-    // Fetch the editor's code in the background so opening a project is instant.
-    const idle = setTimeout(() => void loadProjectView(), 300);
+    // Fetch the code of what is not on the first screen in the background, so opening a
+    // project, the palette, a new project or the dashboard is instant.
+    const idle = setTimeout(() => {
+      void loadProjectView();
+      void loadCommandPalette();
+      void loadNewProjectDialog();
+      void loadPerformanceDashboard();
+    }, 300);
     return () => clearTimeout(idle);
   }, [client, loadProjects, loadLibrary]);
 
@@ -446,7 +456,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
                 </button>
               </div>
             )}
-            <PerformanceDashboard onClose={() => setDashboard(false)} />
+            <Suspense fallback={<p className="muted pad" aria-busy="true" />}>
+              <PerformanceDashboard onClose={() => setDashboard(false)} />
+            </Suspense>
           </main>
         ) : selectedId ? (
           <Suspense
@@ -537,15 +549,21 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />
           </Suspense>
         )}
-        {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
+        {palette && (
+          <Suspense fallback={null}>
+            <CommandPalette commands={commands} onClose={() => setPalette(false)} />
+          </Suspense>
+        )}
         {newDialog && (
-          <NewProjectDialog
-            templates={templates}
-            brands={brands}
-            initialTemplateId={newDialog.templateId}
-            onCreated={onCreated}
-            onClose={() => setNewDialog(null)}
-          />
+          <Suspense fallback={null}>
+            <NewProjectDialog
+              templates={templates}
+              brands={brands}
+              initialTemplateId={newDialog.templateId}
+              onCreated={onCreated}
+              onClose={() => setNewDialog(null)}
+            />
+          </Suspense>
         )}
         {settings && (
           <Suspense fallback={null}>
