@@ -20,5 +20,6 @@ export default defineConfig({
     environment: "happy-dom",
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
+    setupFiles: ["src/shared/i18n/testSetup.ts"],
   },
 });

@@ -5,7 +5,9 @@ import { App, projectToReopen } from "./App";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
 import type { Comment, ContentTemplate, Project, ProjectCreateParams, ProjectSummary, Version } from "../shared/api/generated";
-import type { Lang } from "../shared/i18n";
+import { type Lang, replaceCatalogForTest } from "../shared/i18n";
+import { en } from "../shared/i18n/en";
+import { zh } from "../shared/i18n/zh";
 import { NOW } from "../shared/testing/utils";
 import { loadProjectView } from "../features/editor";
 import { loadSettings } from "../features/settings";
@@ -525,6 +527,43 @@ describe("the window", () => {
     expect(screen.getByTestId("sidebar").querySelector("h1")?.textContent).toBe("项目");
     fireEvent.change(screen.getByTestId("theme-select"), { target: { value: "dark" } });
     expect(document.documentElement.dataset.theme).toBe("dark");
+  });
+
+  it("a switch to a language whose catalog is not loaded yet shows once it arrives, everywhere: the editor's placeholder and name too; the palette finds an English name before the English catalog is in", async () => {
+    // The window started in Chinese: only the Chinese catalog is loaded. The English one
+    // arrives when the test says.
+    let arrive: (table: Record<string, string>) => void = () => undefined;
+    const restore = replaceCatalogForTest("en", () => new Promise((resolve) => (arrive = resolve)));
+    try {
+      const { transport } = backend([proj("a", "春天", "2026-11-22T11:00:00Z")]);
+      renderApp(transport, "zh");
+      await waitFor(() => expect(items()).toHaveLength(1));
+      fireEvent.click(items()[0].querySelector("button")!);
+      await screen.findByTestId("project-view");
+      const placeholder = () => document.querySelector(".cm-placeholder")?.textContent;
+      const editorName = () => screen.getByTestId("editor-content").getAttribute("aria-label");
+      await waitFor(() => expect(placeholder()).toBe(zh["editor.placeholder"]));
+      expect(editorName()).toBe(zh["editor.label"]);
+
+      // "language" is the English name of the switch: it is found and chosen although the
+      // English catalog is still on its way, and nothing shows message ids meanwhile.
+      key("k");
+      const input = await screen.findByTestId("palette-input");
+      fireEvent.change(input, { target: { value: "language" } });
+      fireEvent.keyDown(input, { key: "Enter" });
+      await new Promise((r) => setTimeout(r, 20));
+      expect(screen.getByTestId("sidebar").querySelector("h1")?.textContent).toBe("项目");
+      expect(placeholder()).toBe(zh["editor.placeholder"]);
+
+      await act(async () => arrive(en));
+      await waitFor(() => expect(screen.getByTestId("sidebar").querySelector("h1")?.textContent).toBe("Projects"));
+      // The editor is not rebuilt, yet it speaks English too.
+      await waitFor(() => expect(placeholder()).toBe(en["editor.placeholder"]));
+      expect(editorName()).toBe(en["editor.label"]);
+      expect(document.documentElement.lang).toBe("en");
+    } finally {
+      await restore();
+    }
   });
 
   it("shows errors from their code and hint ids in the user's language", async () => {

@@ -6,18 +6,17 @@ import { Sidebar } from "./Sidebar";
 import { SyncIndicator } from "../features/sync";
 import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
 import { AppCtx, type Ctx } from "../shared/context";
-import { type Command, CommandPalette } from "./CommandPalette";
-import { NewProjectDialog } from "./NewProjectDialog";
+import type { Command } from "./CommandPalette";
 import { sampleProject } from "./samples";
 import { Settings, type SettingsSection } from "../features/settings";
 import { LocalModelOffer } from "../features/settings";
 import { HelpDialog, type HelpTab } from "../features/help";
 import { UpdateNotice } from "../features/updates";
-import { PerformanceDashboard } from "../features/performance";
+import { loadPerformanceDashboard, PerformanceDashboard } from "../features/performance";
 import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
-import { type Lang, type MessageId, modKeyLabel, translate } from "../shared/i18n";
+import { type Lang, loadMessages, type MessageId, messagesLoaded, modKeyLabel, translate, useMessagesGeneration } from "../shared/i18n";
 import { firstScreenShown, markStartup } from "../shared/lib/startup";
 import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
 
@@ -32,6 +31,11 @@ export interface AppProps {
 
 // The editor (CodeMirror) loads while the project list is already usable.
 const ProjectView = lazy(() => loadProjectView().then((m) => ({ default: m.ProjectView })));
+// Not on the first screen either: the palette (Ctrl+K) and the new-project dialog (Ctrl+N).
+const loadCommandPalette = () => import("./CommandPalette");
+const CommandPalette = lazy(() => loadCommandPalette().then((m) => ({ default: m.CommandPalette })));
+const loadNewProjectDialog = () => import("./NewProjectDialog");
+const NewProjectDialog = lazy(() => loadNewProjectDialog().then((m) => ({ default: m.NewProjectDialog })));
 
 interface Toast {
   id: number;
@@ -56,7 +60,11 @@ export function projectToReopen(projects: readonly ProjectSummary[], saved: stri
 export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform }: AppProps) {
   const [lang, setLang] = useState<Lang>(initialLang);
   const [theme, setTheme] = useState<Theme>(initialTheme);
-  const t = useCallback((id: MessageId, vars?: Record<string, string | number>) => translate(lang, id, vars), [lang]);
+  // A catalog's arrival gives `t` a new identity, so everything worded from it (the
+  // context's consumers, the editor's placeholder) words itself again.
+  const messages = useMessagesGeneration();
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- what `translate` returns changes when a catalog arrives
+  const t = useCallback((id: MessageId, vars?: Record<string, string | number>) => translate(lang, id, vars), [lang, messages]);
   const mod = modKeyLabel(platform ?? (typeof navigator !== "undefined" ? navigator.platform : ""));
 
   const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
@@ -161,8 +169,14 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     markStartup("page.mounted");
     void loadProjects();
     void loadLibrary();
-    // Fetch the editor's code in the background so opening a project is instant.
-    const idle = setTimeout(() => void loadProjectView(), 300);
+    // Fetch the code of what is not on the first screen in the background, so opening a
+    // project, the palette, a new project or the dashboard is instant.
+    const idle = setTimeout(() => {
+      void loadProjectView();
+      void loadCommandPalette();
+      void loadNewProjectDialog();
+      void loadPerformanceDashboard();
+    }, 300);
     return () => clearTimeout(idle);
   }, [client, loadProjects, loadLibrary]);
 
@@ -241,9 +255,18 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       });
   }, [client, lang, onCreated, showError]);
 
+  // The other language's catalog loads on the first switch to it; the switch shows once it
+  // is in (a catalog that fails to load still switches: ids show, as at start).
+  const langWanted = useRef(initialLang);
   const changeLang = useCallback((l: Lang) => {
-    setLang(l);
+    langWanted.current = l;
     saveLang(l);
+    const apply = () => {
+      // Two quick switches: the last one wins, whichever catalog arrives last.
+      if (langWanted.current === l) setLang(l);
+    };
+    if (messagesLoaded(l)) apply();
+    else loadMessages(l).then(apply, apply);
   }, []);
   const changeTheme = useCallback((th: Theme) => {
     setTheme(th);
@@ -261,11 +284,10 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   }, []);
 
   const commands = useMemo<Command[]>(() => {
-    const en = (id: MessageId, vars?: Record<string, string | number>) => translate("en", id, vars);
     const cmd = (id: string, msg: MessageId, run: () => void, shortcut?: string): Command => ({
       id,
       label: t(msg),
-      keywords: en(msg),
+      name: msg,
       shortcut,
       run,
     });
@@ -434,7 +456,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
                 </button>
               </div>
             )}
-            <PerformanceDashboard onClose={() => setDashboard(false)} />
+            <Suspense fallback={<p className="muted pad" aria-busy="true" />}>
+              <PerformanceDashboard onClose={() => setDashboard(false)} />
+            </Suspense>
           </main>
         ) : selectedId ? (
           <Suspense
@@ -525,15 +549,21 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             <HelpDialog tab={help} onTab={setHelp} onClose={() => setHelp(null)} />
           </Suspense>
         )}
-        {palette && <CommandPalette commands={commands} onClose={() => setPalette(false)} />}
+        {palette && (
+          <Suspense fallback={null}>
+            <CommandPalette commands={commands} onClose={() => setPalette(false)} />
+          </Suspense>
+        )}
         {newDialog && (
-          <NewProjectDialog
-            templates={templates}
-            brands={brands}
-            initialTemplateId={newDialog.templateId}
-            onCreated={onCreated}
-            onClose={() => setNewDialog(null)}
-          />
+          <Suspense fallback={null}>
+            <NewProjectDialog
+              templates={templates}
+              brands={brands}
+              initialTemplateId={newDialog.templateId}
+              onCreated={onCreated}
+              onClose={() => setNewDialog(null)}
+            />
+          </Suspense>
         )}
         {settings && (
           <Suspense fallback={null}>

@@ -1,11 +1,16 @@
-import { useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { useApp } from "../shared/context";
+import { loadMessages, type MessageId, messagesLoaded, translate, useMessagesGeneration } from "../shared/i18n";
 
 export interface Command {
   id: string;
   label: string;
-  /** Extra words to match (e.g. the English name in the Chinese UI). */
+  /** Extra words to match. */
   keywords?: string;
+  /** Its name's id: the English name matches too, in every language (a person who knows
+   * the English word finds the command in the Chinese UI). Read while filtering, as the
+   * English catalog may arrive after the palette opened. */
+  name?: MessageId;
   shortcut?: string;
   run: () => void;
 }
@@ -14,7 +19,8 @@ export function filterCommands(commands: Command[], query: string): Command[] {
   const words = query.trim().toLowerCase().split(/\s+/).filter(Boolean);
   if (!words.length) return commands;
   return commands.filter((c) => {
-    const hay = `${c.label} ${c.keywords ?? ""}`.toLowerCase();
+    const english = c.name && messagesLoaded("en") ? translate("en", c.name) : "";
+    const hay = `${c.label} ${c.keywords ?? ""} ${english}`.toLowerCase();
     return words.every((w) => hay.includes(w));
   });
 }
@@ -23,11 +29,32 @@ export function CommandPalette({ commands, onClose }: { commands: Command[]; onC
   const { t } = useApp();
   const [query, setQuery] = useState("");
   const [active, setActive] = useState(0);
-  const shown = useMemo(() => filterCommands(commands, query), [commands, query]);
+  // The English names come with the English catalog, loaded when the palette first opens
+  // in another language; the list filters again when it arrives.
+  const generation = useMessagesGeneration();
+  useEffect(() => void loadMessages("en").catch(() => undefined), []);
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the English names arrive with a catalog
+  const shown = useMemo(() => filterCommands(commands, query), [commands, query, generation]);
   const run = (c: Command | undefined) => {
     if (!c) return;
     onClose();
     setTimeout(c.run, 0);
+  };
+  // Enter before the English catalog is in: the choice waits for it (an English word typed
+  // in the Chinese UI would match nothing yet).
+  const waiting = useRef(false);
+  const runChosen = () => {
+    if (messagesLoaded("en")) return run(shown[active]);
+    if (waiting.current) return;
+    waiting.current = true;
+    const q = query;
+    const at = active;
+    void loadMessages("en")
+      .catch(() => undefined)
+      .then(() => {
+        const now = filterCommands(commands, q);
+        run(now[Math.min(at, now.length - 1)]);
+      });
   };
   return (
     <div className="backdrop palette-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
@@ -55,7 +82,7 @@ export function CommandPalette({ commands, onClose }: { commands: Command[]; onC
               setActive((a) => Math.max(a - 1, 0));
             } else if (e.key === "Enter") {
               e.preventDefault();
-              run(shown[active]);
+              runChosen();
             } else if (e.key === "Escape") {
               e.preventDefault();
               e.stopPropagation();

@@ -4,7 +4,7 @@
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
 import { defaultHighlightStyle, defineLanguageFacet, HighlightStyle, Language, syntaxHighlighting } from "@codemirror/language";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
-import { Annotation, EditorState, type Extension, RangeSet, StateEffect, StateField } from "@codemirror/state";
+import { Annotation, Compartment, EditorState, type Extension, RangeSet, StateEffect, StateField } from "@codemirror/state";
 import {
   Decoration,
   type DecorationSet,
@@ -112,6 +112,20 @@ const theme = EditorView.theme({
   ".cm-placeholder": { color: "var(--fg-muted)" },
 });
 
+/** The editor's words (its placeholder and its name for screen readers), in the UI's
+ * language. They live in a compartment each, reconfigured when the language changes (or a
+ * catalog arrives): the editor itself is not rebuilt, so the text, the cursor and the undo
+ * history stay. (A compartment is only a key: every editor's state holds its own.) */
+const placeholderSlot = new Compartment();
+const labelSlot = new Compartment();
+
+function wording(placeholder: string | undefined, ariaLabel: string): { placeholder: Extension; label: Extension } {
+  return {
+    placeholder: placeholder ? cmPlaceholder(placeholder) : [],
+    label: EditorView.contentAttributes.of({ "aria-label": ariaLabel }),
+  };
+}
+
 export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(function MarkdownEditor(props, ref) {
   const host = useRef<HTMLDivElement>(null);
   const viewRef = useRef<EditorView | null>(null);
@@ -120,6 +134,7 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
 
   useEffect(() => {
     if (!host.current) return;
+    const words = wording(propsRef.current.placeholder, propsRef.current.ariaLabel);
     const extensions: Extension[] = [
       history(),
       drawSelection(),
@@ -131,8 +146,9 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
       keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, indentWithTab]),
       anchorField,
       theme,
+      labelSlot.of(words.label),
+      placeholderSlot.of(words.placeholder),
       EditorView.contentAttributes.of({
-        "aria-label": propsRef.current.ariaLabel,
         "aria-multiline": "true",
         "data-testid": "editor-content",
         spellcheck: "false",
@@ -164,7 +180,6 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
         },
       }),
     ];
-    if (propsRef.current.placeholder) extensions.push(cmPlaceholder(propsRef.current.placeholder));
     const view = new EditorView({
       state: EditorState.create({ doc: propsRef.current.initialText, extensions }),
       parent: host.current,
@@ -178,6 +193,13 @@ export const MarkdownEditor = forwardRef<EditorHandle, MarkdownEditorProps>(func
     };
     // A new document key means a new editor state.
   }, [props.docKey]);
+
+  useEffect(() => {
+    const view = viewRef.current;
+    if (!view) return;
+    const words = wording(props.placeholder, props.ariaLabel);
+    view.dispatch({ effects: [placeholderSlot.reconfigure(words.placeholder), labelSlot.reconfigure(words.label)] });
+  }, [props.placeholder, props.ariaLabel]);
 
   useEffect(() => {
     viewRef.current?.dispatch({ effects: setAnchors.of(props.anchors) });

@@ -1,9 +1,37 @@
 import { describe, expect, it } from "vitest";
 import { en, type Messages } from "./en";
-import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, profileName, translate } from ".";
+import { describeError, describeFinding, describeHint, describeFitPoint, describeLocation, detectLang, formatTime, loadMessages, messagesGeneration, messagesLoaded, onMessages, profileName, replaceCatalogForTest, translate } from ".";
 import { zh } from "./zh";
 
 describe("i18n", () => {
+  it("a catalog loads once, on demand; its arrival moves the generation and is heard; a failed load is tried again", async () => {
+    let calls = 0;
+    let fail = true;
+    const restore = replaceCatalogForTest("zh", async () => {
+      calls++;
+      if (fail) throw new Error("chunk missing");
+      return zh;
+    });
+    try {
+      expect(messagesLoaded("zh")).toBe(false);
+      // Before it arrives the Chinese words are the English ones, never ids.
+      expect(translate("zh", "projects.heading")).toBe(en["projects.heading"]);
+      await expect(loadMessages("zh")).rejects.toThrow("chunk missing");
+      fail = false;
+      const heard: number[] = [];
+      const stop = onMessages(() => heard.push(messagesGeneration()));
+      const before = messagesGeneration();
+      await Promise.all([loadMessages("zh"), loadMessages("zh")]);
+      await loadMessages("zh");
+      stop();
+      expect(calls).toBe(2);
+      expect(heard).toEqual([before + 1]);
+      expect(translate("zh", "projects.heading")).toBe(zh["projects.heading"]);
+    } finally {
+      await restore();
+    }
+  });
+
   it("follows the browser language", () => {
     expect(detectLang("zh-CN")).toBe("zh");
     expect(detectLang("zh-Hant-TW")).toBe("zh");

@@ -2,24 +2,106 @@
 // id, in Simplified Chinese (./zh.ts) and English (./en.ts, which defines the ids). Error
 // codes map to `error.<CODE>`, hint ids to `hint.<id>`; unknown ones fall back to the
 // English text the backend sent.
+//
+// Each language's catalog is its own chunk, loaded on demand (`loadMessages`): the first
+// screen parses only the active language's table (main.tsx waits for it before the first
+// render), and the other loads when the person switches to it (the switch waits for it).
+// Every arrival of a catalog moves a generation (`messagesGeneration`) that whatever words
+// text outside a React render subscribes to (`onMessages`), so nothing keeps the wording
+// it had before a catalog came: the app's `t` changes with it (so every component, and
+// the CodeMirror extensions fed from it, re-render or reconfigure), and the command
+// palette's English keywords, read while filtering, appear once the English catalog is in.
 
+import { useSyncExternalStore } from "react";
 import type { ClientError } from "../api/client";
-import { en, type MessageId } from "./en";
+import type { MessageId } from "./en";
 import { formatMessage } from "./format";
-import { zh } from "./zh";
 
 export type { MessageId, Messages } from "./en";
 
 export type Lang = "en" | "zh";
 
-const tables: Record<Lang, Record<string, string>> = { en, zh };
+type Table = Record<string, string>;
+
+const loaders: Record<Lang, () => Promise<Table>> = {
+  en: () => import("./en").then((m) => m.en),
+  zh: () => import("./zh").then((m) => m.zh),
+};
+const tables: Partial<Record<Lang, Table>> = {};
+const loading: Partial<Record<Lang, Promise<void>>> = {};
+let generation = 0;
+const listeners = new Set<() => void>();
+
+function arrived(lang: Lang, table: Table) {
+  tables[lang] = table;
+  generation += 1;
+  for (const listener of [...listeners]) listener();
+}
+
+/** Loads `lang`'s catalog (once; a failed load is tried again on the next call). Until it
+ * is in, `translate` words `lang` from the English table if that is loaded, else shows
+ * ids, so callers wait for this before showing `lang`. */
+export function loadMessages(lang: Lang): Promise<void> {
+  if (tables[lang]) return Promise.resolve();
+  return (loading[lang] ??= loaders[lang]().then(
+    (table) => {
+      delete loading[lang];
+      arrived(lang, table);
+    },
+    (error: unknown) => {
+      delete loading[lang];
+      throw error;
+    },
+  ));
+}
+
+/** Whether `lang`'s catalog is loaded. */
+export function messagesLoaded(lang: Lang): boolean {
+  return tables[lang] !== undefined;
+}
+
+/** Grows by one each time a catalog arrives. */
+export function messagesGeneration(): number {
+  return generation;
+}
+
+/** Calls `listener` each time a catalog arrives; returns the unsubscribe. */
+export function onMessages(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** The catalogs' generation in a React component: it re-renders when a catalog arrives. */
+export function useMessagesGeneration(): number {
+  return useSyncExternalStore(onMessages, messagesGeneration);
+}
+
+/** Test seam: makes `lang`'s catalog unloaded and loaded by `load` instead of its chunk
+ * (a test decides when it arrives). Returns the undo, which puts the real catalog back. */
+export function replaceCatalogForTest(lang: Lang, load: () => Promise<Table>): () => Promise<void> {
+  const real = loaders[lang];
+  delete tables[lang];
+  delete loading[lang];
+  loaders[lang] = load;
+  return () => {
+    loaders[lang] = real;
+    delete tables[lang];
+    delete loading[lang];
+    return loadMessages(lang);
+  };
+}
+
+/** `lang`'s table, empty until it is loaded. */
+function table(lang: Lang): Table {
+  return tables[lang] ?? {};
+}
 
 export function detectLang(language: string | undefined | null): Lang {
   return (language ?? "").toLowerCase().startsWith("zh") ? "zh" : "en";
 }
 
 export function has(lang: Lang, id: string): boolean {
-  return Object.prototype.hasOwnProperty.call(tables[lang], id);
+  return Object.prototype.hasOwnProperty.call(table(lang), id);
 }
 
 const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("en"), zh: new Intl.PluralRules("zh") };
@@ -27,7 +109,7 @@ const pluralRules: Record<Lang, Intl.PluralRules> = { en: new Intl.PluralRules("
 export function translate(lang: Lang, id: MessageId, vars: Record<string, string | number> = {}): string {
   // A count reads "1 change" and "3 changes", not "1 change(s)": the catalogs word counts
   // as ICU plurals, chosen by the language's plural rules (./format.ts).
-  const template = tables[lang][id] ?? en[id] ?? id;
+  const template = table(lang)[id] ?? table("en")[id] ?? id;
   return formatMessage(template, vars, pluralRules[lang]);
 }
 
@@ -54,7 +136,7 @@ export function describeError(lang: Lang, error: ClientError): DescribedError {
   }
   const codeId = backendGone(error) ? "error.BACKEND_OFFLINE" : `error.${error.code}`;
   const known = has(lang, codeId);
-  const title = known ? tables[lang][codeId] : error.message;
+  const title = known ? table(lang)[codeId] : error.message;
   const details: string[] = [];
   // The backend's message is English and specific; show it under the headline in English.
   if (known && lang === "en" && error.message && error.message !== title) details.push(error.message);
@@ -132,7 +214,7 @@ export function profileName(lang: Lang, id: string): string {
   let name: string | null = null;
   if (kind) {
     const platform = `platform.${base}`;
-    if (has(lang, platform)) name = translate(lang, `profile.${kind}` as MessageId, { platform: tables[lang][platform] ?? base, v: version });
+    if (has(lang, platform)) name = translate(lang, `profile.${kind}` as MessageId, { platform: table(lang)[platform] ?? base, v: version });
   } else if (has(lang, `profile.list.${base}`)) {
     name = translate(lang, `profile.list.${base}` as MessageId, { v: version });
   }
@@ -144,7 +226,7 @@ export function profileName(lang: Lang, id: string): string {
  * language; the id itself when the UI has no wording for it. */
 export function describeRoute(lang: Lang, route: string): string {
   const id = `finding.route.${route}`;
-  return has(lang, id) ? tables[lang][id] : route;
+  return has(lang, id) ? table(lang)[id] : route;
 }
 
 /** Where a finding is (`title`, `post 3`, `title candidate “…” (x)`), in the user's
@@ -153,13 +235,13 @@ export function describeLocation(lang: Lang, location: string): string {
   const post = /^post (\d+)$/.exec(location);
   if (post) return translate(lang, "finding.field.post", { post: post[1] });
   const field = `finding.field.${location}`;
-  if (has(lang, field)) return tables[lang][field];
+  if (has(lang, field)) return table(lang)[field];
   const candidate = /^title candidate “(.*)”(?: \((\w+)\))?$/s.exec(location);
   if (candidate) {
     const [, title, platform] = candidate;
     if (platform === undefined) return translate(lang, "finding.location.titleCandidate", { title });
     const name = `platform.${platform}`;
-    return translate(lang, "finding.location.titleCandidateOn", { title, platform: has(lang, name) ? tables[lang][name] : platform });
+    return translate(lang, "finding.location.titleCandidateOn", { title, platform: has(lang, name) ? table(lang)[name] : platform });
   }
   return location;
 }
@@ -197,7 +279,7 @@ export function describeFitPoint(lang: Lang, p: WordedFitPoint): { measured: str
 export function describeSyncProblem(lang: Lang, code: string | undefined, message: string): { title: string; detail: string | null } {
   const id = `sync.problem.${code ?? ""}`;
   if (!code || !has(lang, id)) return { title: message, detail: null };
-  return { title: tables[lang][id], detail: lang === "en" ? message : null };
+  return { title: table(lang)[id], detail: lang === "en" ? message : null };
 }
 
 export function modKeyLabel(platform: string | undefined | null): string {
