@@ -69,6 +69,13 @@ export function useMethod<M extends ReadMethod>(method: M, params: ParamsOf<M>, 
   return query;
 }
 
+/** A read outside a render (an event, an effect that needs the answer once, a helper
+ * with no component): the cached answer while no write made it stale, else fetched and
+ * cached, so it is refreshed by the same invalidations as `useMethod`. */
+export function fetchRead<M extends ReadMethod>(client: ApiClient, method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+  return queryClientFor(client).fetchQuery({ queryKey: queryKey(method, params), queryFn: () => client.call(method, params) });
+}
+
 /** The cache of the client in context: for a read one event, not a render, needs
  * (`fetchQuery`), and for reads kept fresh by a push (`setQueryData`). */
 export function useQueryCache(): QueryClient {
