@@ -8,6 +8,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, type HarnessEvent, toClientError } from "../../shared/api/client";
 import type { FitReport, Goal, Intensity, OptimizeApplyResult, Platform, ProposalView, Run, RunTarget } from "../../shared/api/generated";
+import { readFresh, useCalls } from "../../shared/api/query";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { type T, useApp } from "../../shared/context";
@@ -180,6 +181,7 @@ function TargetReview({
 
 export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose, onSetUpModel, onDraftsSaved }: OptimizeDialogProps) {
   const { client, t, toast, lang } = useApp();
+  const { call } = useCalls();
   const [phase, setPhase] = useState<"form" | "running" | "review">("form");
   const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
   const [goal, setGoal] = useState<Goal>("recommendation");
@@ -201,7 +203,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
       setRun(r);
       const loaded: Record<string, ProposalView> = {};
       for (const target of r.targets) {
-        if (target.proposalId) loaded[targetKey(target)] = await client.call("proposal.get", { proposalId: target.proposalId });
+        if (target.proposalId) loaded[targetKey(target)] = await readFresh(client, "proposal.get", { proposalId: target.proposalId });
       }
       setProposals(loaded);
       setSelected(Object.fromEntries(r.targets.filter((x) => x.outcome === "pending" && x.proposalId).map((x) => [targetKey(x), true])));
@@ -217,8 +219,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   useEffect(() => {
     let live = true;
     const read = () =>
-      void client
-        .call("llmProfile.list", {})
+      void readFresh(client, "llmProfile.list", {})
         .then((r) => live && setNoModel(r.profiles.length === 0))
         .catch(() => undefined);
     read();
@@ -236,8 +237,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   const [waiting, setWaiting] = useState<Run[]>([]);
   useEffect(() => {
     let live = true;
-    client
-      .call("optimize.list", { projectId })
+    readFresh(client, "optimize.list", { projectId })
       .then((r) => {
         if (!live) return;
         const last = r.runs[0];
@@ -257,7 +257,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   const [savingDrafts, setSavingDrafts] = useState(false);
   const readSaved = useCallback(
     () =>
-      client.call("platformDraft.list", { projectId }).then(
+      readFresh(client, "platformDraft.list", { projectId }).then(
         (r) => setSaved(r.drafts.map((d) => d.platform)),
         () => setSaved(null),
       ),
@@ -272,7 +272,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     setError(null);
     try {
       await flush();
-      for (const platform of unsaved) await client.call("platformDraft.save", { projectId, platform });
+      for (const platform of unsaved) await call("platformDraft.save", { projectId, platform });
       await readSaved();
       onDraftsSaved?.();
       toast(t("optimize.draftsSaved"));
@@ -320,7 +320,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
 
   const discard = async (r: Run) => {
     try {
-      await client.call("optimize.cancel", { runId: r.id });
+      await call("optimize.cancel", { runId: r.id });
       setInterrupted(null);
       toast(t("optimize.discarded"));
     } catch (e) {
@@ -329,7 +329,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   };
 
   const cancel = async () => {
-    if (runId.current) await client.call("optimize.cancel", { runId: runId.current }).catch(() => undefined);
+    if (runId.current) await call("optimize.cancel", { runId: runId.current }).catch(() => undefined);
   };
 
   const apply = async (rejectAll = false) => {
@@ -344,7 +344,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
         if (rejected.length > 0) hunks[view.id] = view.hunks.filter((h) => d[h.id] !== "rejected").map((h) => h.id);
       }
       const chosenPlatforms = PLATFORMS.filter((p) => selected[p]);
-      const result = await client.call("optimize.apply", {
+      const result = await call("optimize.apply", {
         runId: run.id,
         rejectAll,
         source: !rejectAll && (selected.source === true || title !== ""),
