@@ -2,6 +2,7 @@ import { useState } from "react";
 import type { BrandProfile, ContentTemplate, Project } from "../shared/api/generated";
 import { Dialog } from "../shared/ui/Dialog";
 import { useApp } from "../shared/context";
+import { useWrite } from "../shared/api/query";
 
 export function NewProjectDialog({
   templates,
@@ -16,7 +17,8 @@ export function NewProjectDialog({
   onCreated: (p: Project) => void;
   onClose: () => void;
 }) {
-  const { client, t, showError } = useApp();
+  const { t } = useApp();
+  const createProject = useWrite("project.create");
   const [title, setTitle] = useState("");
   const [templateId, setTemplateId] = useState(initialTemplateId ?? "");
   const [brandId, setBrandId] = useState("");
@@ -26,17 +28,14 @@ export function NewProjectDialog({
   const create = async () => {
     if (!canCreate) return;
     setBusy(true);
-    try {
-      const params: { title?: string; templateId?: string; brandProfileId?: string } = {};
-      if (title.trim()) params.title = title.trim();
-      if (templateId) params.templateId = templateId;
-      if (brandId) params.brandProfileId = brandId;
-      const p = await client.call("project.create", params);
-      onCreated(p);
-    } catch (e) {
-      showError(e);
-      setBusy(false);
-    }
+    const params: { title?: string; templateId?: string; brandProfileId?: string } = {};
+    if (title.trim()) params.title = title.trim();
+    if (templateId) params.templateId = templateId;
+    if (brandId) params.brandProfileId = brandId;
+    // A failure has gone to the app's error banner; the dialog stays open to try again.
+    const p = await createProject.run(params);
+    if (p) onCreated(p);
+    else setBusy(false);
   };
 
   return (

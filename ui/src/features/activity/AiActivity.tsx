@@ -5,6 +5,8 @@
 
 import { useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import { toClientError } from "../../shared/api/client";
+import { saveCsv } from "../../shared/lib/files";
+import { exportActivity } from "./data";
 import type { ActivityRow, ActivityScope, AiActivityFilter, Decision, TextDiffResult } from "../../shared/api/generated";
 import { useMethod } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
@@ -98,14 +100,8 @@ export function AiActivity({ projectId, scope = "local" }: AiActivityProps) {
   const exportCsv = async () => {
     setExporting(true);
     try {
-      const result = await client.call("aiActivity.export", { filter, ...scoped });
-      const blob = new Blob([result.csv], { type: "text/csv;charset=utf-8" });
-      const url = URL.createObjectURL(blob);
-      const link = document.createElement("a");
-      link.href = url;
-      link.download = `ai-activity-${new Date().toISOString().slice(0, 10)}.csv`;
-      link.click();
-      URL.revokeObjectURL(url);
+      const result = await exportActivity(client, { filter, ...scoped });
+      saveCsv(result.csv, "ai-activity");
       toast(t("aiActivity.exported", { n: result.nRows }));
     } catch (e) {
       showError(e, () => void exportCsv());

@@ -7,6 +7,7 @@ import { type ReactNode, useEffect, useRef, useState, useSyncExternalStore } fro
 import type { LocalServer, Mode } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { AskView, type SourceTarget } from "./Ask";
+import { readFresh, useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { Composer, type ComposerHandle } from "./Composer";
 import { CapStanding } from "./CapStanding";
@@ -249,7 +250,7 @@ function SessionView({
     const title = titleOf(task);
     const id = store.id;
     if (!title) return;
-    const project = await client.call("project.get", { projectId: drafting.projectId }).catch(() => null);
+    const project = await readFresh(client, "project.get", { projectId: drafting.projectId }).catch(() => null);
     const current = drafting.getSnapshot().sessions?.find((s) => s.id === id)?.title;
     if (project && current === project.title && title !== current) await drafting.rename(id, title);
   };
@@ -349,18 +350,9 @@ function SessionView({
 
 /** No model yet: set one up, and offer a model server found on this computer. */
 function ModelSetupOffer({ onSetUp, onRecheck }: { onSetUp: () => void; onRecheck: () => void }) {
-  const { client, t } = useApp();
-  const [found, setFound] = useState<LocalServer[] | null>(null);
-  useEffect(() => {
-    let live = true;
-    client.call("llmProfile.detectLocal", {}).then(
-      (r) => live && setFound(r.found),
-      () => live && setFound([]),
-    );
-    return () => {
-      live = false;
-    };
-  }, [client]);
+  const { t } = useApp();
+  const detect = useMethod("llmProfile.detectLocal", {});
+  const found: LocalServer[] | null = detect.isPending ? null : (detect.data?.found ?? []);
   return (
     <div className="empty" data-testid="ai-setup">
       <p className="empty-title">{t("ai.setup.title")}</p>

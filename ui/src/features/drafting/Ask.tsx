@@ -6,6 +6,7 @@ import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import type { Answer, AskRoute, Source } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
+import { askLibrary, cancelAsk } from "./data";
 import { useApp } from "../../shared/context";
 import { renderAssistantMarkdown } from "./Markdown";
 
@@ -127,7 +128,7 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
     setStopped(false);
     setError(null);
     try {
-      const result = await client.call("search.ask", {
+      const result = await askLibrary(client, {
         q: text,
         requestId,
         ...(options.projectOnly ? { projectId } : {}),
@@ -153,7 +154,7 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
     request.current++;
     setBusy(false);
     setStopped(true);
-    client.call("search.askCancel", { requestId }).catch(() => undefined);
+    cancelAsk(client, requestId).catch(() => undefined);
   }, [client]);
 
   // Esc stops a running question (before anything else Esc would close).

@@ -3,6 +3,7 @@
 // to, and changes the assistant staged but did not apply.
 import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
+import { readFresh } from "../../shared/api/query";
 import type { Checkpoint, DiffLine, Hunk, Project, ProposalView, TextDiffResult, VersionSummary } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { type T, useApp } from "../../shared/context";
@@ -182,17 +183,17 @@ interface RestorePlan {
 async function planRestore(client: ReturnType<typeof useApp>["client"], c: Checkpoint, flush: () => Promise<void>): Promise<RestorePlan> {
   await flush().catch(() => undefined);
   const projectId = c.projectId;
-  const [project, list] = await Promise.all([client.call("project.get", { projectId }), client.call("version.list", { projectId })]);
+  const [project, list] = await Promise.all([readFresh(client, "project.get", { projectId }), readFresh(client, "version.list", { projectId })]);
   let unsaved: boolean;
   if (project.head > 0) {
-    const d = await client.call("version.diff", { projectId, from: project.head });
+    const d = await readFresh(client, "version.diff", { projectId, from: project.head });
     unsaved = !d.diff.identical || d.titleChanged;
   } else unsaved = project.source !== "" || project.title !== "";
   let diff: TextDiffResult;
   let title: RestorePlan["title"] = null;
   if (c.workingSource === undefined && c.head > 0) {
     // The checkpoint's text is its head version's: the engine's word-level diff, turned round.
-    const d = await client.call("version.diff", { projectId, from: c.head });
+    const d = await readFresh(client, "version.diff", { projectId, from: c.head });
     diff = reverseDiff(d.diff);
     if (d.titleChanged) title = { from: d.newTitle, to: d.oldTitle };
   } else {

@@ -4,7 +4,8 @@
 import MarkdownIt from "markdown-it";
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
-import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, PlatformDraft } from "../../shared/api/generated";
+import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, PlatformDraft, PlatformDraftListResult } from "../../shared/api/generated";
+import { queryKey, readFresh, useMethod, useQueryCache } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { mediaUrl } from "../../shared/ui/Preview";
@@ -109,18 +110,14 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
   const findingsRef = useRef<HTMLDivElement>(null);
   const targetsKey = targets.join(",");
   // Saved drafts per platform (null: none saved yet; absent: not loaded).
-  const [saved, setSaved] = useState<Partial<Record<Platform, PlatformDraft | null>>>({});
   const [showSaved, setShowSaved] = useState(false);
   // Each saved draft's own findings (what its text breaks as it stands).
-  const [savedFindings, setSavedFindings] = useState<Partial<Record<Platform, Finding[]>>>({});
 
   // Another project, or another set of platforms, starts from its own state (adjusted
   // while rendering, so nothing of the previous one shows for a frame).
   const [shownProject, setShownProject] = useState(projectId);
   if (shownProject !== projectId) {
     setShownProject(projectId);
-    setSaved({});
-    setSavedFindings({});
     setShowSaved(false);
     setResult(null);
   }
@@ -130,33 +127,31 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
     if (!targets.includes(active)) setActive(targets[0] ?? "wechat");
   }
 
-  // The saved drafts and their own findings; read again after each change to one.
-  const [savedChanges, setSavedChanges] = useState(0);
-  useEffect(() => {
-    let live = true;
-    client
-      .call("platformDraft.list", { projectId })
-      .then((r) => {
-        if (!live) return;
-        const map: Partial<Record<Platform, PlatformDraft | null>> = {};
-        for (const p of ALL_PLATFORMS) map[p] = r.drafts.find((d) => d.platform === p) ?? null;
-        setSaved(map);
-        setSavedFindings(Object.fromEntries(r.findings.map((f) => [f.platform, f.findings])));
-      })
-      .catch((e: unknown) => live && setError(toClientError(e)));
-    return () => {
-      live = false;
-    };
-  }, [client, projectId, savedChanges]);
+  // The saved drafts and their own findings: a cached read, read again after each write
+  // to a draft (methods.ts); a draft just changed shows at once (put in the cache).
+  const draftsKey = queryKey("platformDraft.list", { projectId });
+  const drafts = useMethod("platformDraft.list", { projectId });
+  const cache = useQueryCache();
+  const { saved, savedFindings } = useMemo(() => {
+    const r = drafts.data;
+    const map: Partial<Record<Platform, PlatformDraft | null>> = {};
+    if (r) for (const p of ALL_PLATFORMS) map[p] = r.drafts.find((d) => d.platform === p) ?? null;
+    const findings: Partial<Record<Platform, Finding[]>> = r ? Object.fromEntries(r.findings.map((f) => [f.platform, f.findings])) : {};
+    return { saved: map, savedFindings: findings };
+  }, [drafts.data]);
+  // A failed read shows in the panel's one banner, until a compile answers after it.
+  const [compiledAt, setCompiledAt] = useState(0);
+  const listError = drafts.error && drafts.errorUpdatedAt > compiledAt ? toClientError(drafts.error) : null;
 
   const compile = useCallback(async () => {
     const n = ++seq.current;
     const slowTimer = setTimeout(() => n === seq.current && setSlow(true), SLOW_MS);
     try {
-      const r = await client.call("pipeline.compile", { projectId });
+      const r = await readFresh(client, "pipeline.compile", { projectId });
       if (n !== seq.current) return;
       setResult(r);
       setError(null);
+      setCompiledAt(Date.now());
     } catch (e) {
       if (n === seq.current) setError(toClientError(e));
     } finally {
@@ -244,8 +239,8 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
           );
         })}
       </div>
-      {error && <ErrorBanner error={error} retry={() => void compile()} />}
-      {(slow || (!result && !error)) && (
+      {(error ?? listError) && <ErrorBanner error={(error ?? listError)!} retry={() => void compile()} />}
+      {(slow || (!result && !error && !listError)) && (
         <p className="busy pad small" role="status" data-testid="drafts-compiling">
           <span className="spinner" aria-hidden="true" /> {t("drafts.compiling", { n: targets.length })}
         </p>
@@ -291,10 +286,9 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
               platform={active}
               showSaved={showSaved}
               onShowSaved={setShowSaved}
-              onChange={(d) => {
-                setSaved((m) => ({ ...m, [d.platform]: d }));
-                setSavedChanges((n) => n + 1);
-              }}
+              onChange={(d) =>
+                cache.setQueryData<PlatformDraftListResult>(draftsKey, (r) => r && { ...r, drafts: [...r.drafts.filter((x) => x.platform !== d.platform), d] })
+              }
             />
           )}
           {shown && <DraftPreview draft={shown} projectId={projectId} />}

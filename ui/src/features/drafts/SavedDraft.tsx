@@ -3,6 +3,7 @@
 // overwrite without the person's choice). A `publishing` draft is read-only.
 import { useEffect, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
+import { useCalls } from "../../shared/api/query";
 import type { Draft, DraftContent, DraftStatus, PlatformDraft, PlatformDraftSaveResult } from "../../shared/api/generated";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
@@ -76,7 +77,8 @@ export interface SavedDraftProps {
 }
 
 export function SavedDraftBar({ projectId, sourceRevision, saved, platform, showSaved, onShowSaved, onChange }: SavedDraftProps) {
-  const { client, lang, t, toast } = useApp();
+  const { lang, t, toast } = useApp();
+  const { call } = useCalls();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<ClientError | null>(null);
   const [choice, setChoice] = useState<PlatformDraftSaveResult | null>(null);
@@ -105,7 +107,7 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
 
   const save = (replaceRevision?: number) =>
     run(async () => {
-      const r = await client.call("platformDraft.save", { projectId, platform, ...(replaceRevision !== undefined ? { replaceRevision } : {}) });
+      const r = await call("platformDraft.save", { projectId, platform, ...(replaceRevision !== undefined ? { replaceRevision } : {}) });
       if (r.outcome === "needsChoice") {
         setChoice(r);
         return;
@@ -128,7 +130,7 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
       return;
     }
     void run(async () => {
-      const d = await client.call("platformDraft.setStatus", { projectId, platform, status, baseRevision: saved.revision });
+      const d = await call("platformDraft.setStatus", { projectId, platform, status, baseRevision: saved.revision });
       onChange(d);
     });
   };
@@ -136,7 +138,7 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
     if (!saved) return;
     setBusy(true);
     try {
-      const d = await client.call("platformDraft.setStatus", {
+      const d = await call("platformDraft.setStatus", {
         projectId,
         platform,
         status: "published",
@@ -273,7 +275,8 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
 }
 
 function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCancel: () => void; onSaved: (d: PlatformDraft) => void }) {
-  const { client, t } = useApp();
+  const { t } = useApp();
+  const { call } = useCalls();
   const [title, setTitle] = useState(saved.title);
   const [text, setText] = useState(() => editableText(saved.content));
   const [tags, setTags] = useState(() => (saved.content.type === "card" ? saved.content.tags.join(", ") : ""));
@@ -285,7 +288,7 @@ function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCan
   const submit = async () => {
     setBusy(true);
     try {
-      const r = await client.call("platformDraft.edit", {
+      const r = await call("platformDraft.edit", {
         projectId: saved.projectId,
         platform: saved.platform,
         baseRevision: saved.revision,

@@ -5,181 +5,25 @@
 // summary, the risks, flags and the fit report before → after; "apply selected" takes
 // the chosen targets, each in its own transaction (a moved target is a conflict for it
 // alone). Nothing changes until then.
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { type ClientError, type HarnessEvent, toClientError } from "../../shared/api/client";
-import type { FitReport, Goal, Intensity, OptimizeApplyResult, Platform, ProposalView, Run, RunTarget } from "../../shared/api/generated";
+import type { Goal, Intensity, Platform, ProposalView, Run } from "../../shared/api/generated";
+import { readFresh, useCalls } from "../../shared/api/query";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { type T, useApp } from "../../shared/context";
-import { describeFinding, describeFitPoint, describeLocation, formatTime, has, type Lang, type MessageId } from "../../shared/i18n";
-import { type HunkAction, type HunkBarState, type HunkDecision, hunkBars, MergeDiff, useBarLabels } from "../review";
+import { useApp } from "../../shared/context";
+import { formatTime, type MessageId } from "../../shared/i18n";
+import type { HunkDecision } from "../review";
 
-const PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
-const GOALS: Goal[] = ["recommendation", "views", "ctr", "completion", "engagement", "conversion"];
-const INTENSITIES: Intensity[] = ["conservative", "balanced", "aggressive"];
-const CONSTRAINTS = ["keepVoice", "keepTitle", "keepStructure", "avoidClickbait"] as const;
-type ConstraintKey = (typeof CONSTRAINTS)[number];
+import { CONSTRAINTS, type ConstraintKey, GOALS, INTENSITIES, MAX_UNREVIEWED, type OptimizeDialogProps, PLATFORMS, resumable, type StageLine, stageLabel, stageState, targetKey, unreviewed } from "./run";
+import { RunReview } from "./RunReview";
 
-export interface OptimizeDialogProps {
-  projectId: string;
-  /** The project's platforms (the default targets). */
-  platforms: Platform[];
-  /** "Optimize this draft": only this platform. */
-  draft?: Platform | null;
-  /** Saves the editor's pending text first, so the run reads what is on screen. */
-  flush: () => Promise<void>;
-  /** After an apply wrote something: reload the project, drafts and history. */
-  onApplied: (result: OptimizeApplyResult) => void;
-  onClose: () => void;
-  /** Opens Settings → Models (offered when no model is set up). */
-  onSetUpModel?: () => void;
-  /** After the dialog saved compiled drafts: reload the drafts. */
-  onDraftsSaved?: () => void;
-}
-
-interface StageLine {
-  stage: string;
-  state: string;
-  message: string;
-}
-
-/** "Adapting (X)" for `platform:x`. */
-function stageLabel(t: T, stage: string): string {
-  const [name, detail] = stage.split(":");
-  const platform = detail && (PLATFORMS as string[]).includes(detail) ? t(`platform.${detail}` as MessageId) : detail;
-  return t(`optimize.stage.${name}` as MessageId) + (platform ? ` (${platform})` : "");
-}
-
-/** A stage's line after its name: "done", or what it is doing. English shows the run's
- * own specific words; other languages the state's wording (the specifics, such as the
- * terms still flagged, are in the review). */
-function stageState(t: T, lang: Lang, s: StageLine): string {
-  if (s.state === "done") return t("optimize.done");
-  // The stage's name says what it does ("Adapting (WeChat)"); its own start line only
-  // repeats it, with the platform's id.
-  if (s.state === "started" && s.stage !== "resume") return t("optimize.state.started");
-  const id = `optimize.state.${s.state}`;
-  return lang === "en" || !has(lang, id) ? s.message : t(id as MessageId);
-}
-
-/** Whether `optimize.resume` can take the run up again. */
-function resumable(r: Run): boolean {
-  return r.status === "interrupted" || (r.status === "failed" && r.resumable);
-}
-
-/** A finished run whose package still waits for the person ("Decide later", a reload):
- * ready or partly applied, with a proposal still open. */
-export function unreviewed(r: Run): boolean {
-  return (r.status === "ready" || r.status === "partly_applied") && r.targets.some((x) => x.outcome === "pending" && (x.proposalId != null || x.titleProposalId != null));
-}
-
-/** How many unreviewed runs the dialog lists (newest first). */
-const MAX_UNREVIEWED = 5;
-
-function targetKey(t: RunTarget): string {
-  return t.target.type === "draft" ? t.target.platform : "source";
-}
-
-function FitTable({ before, after }: { before?: FitReport; after?: FitReport }) {
-  const { t, lang } = useApp();
-  if (!before && !after) return null;
-  const points = (after ?? before)!.points;
-  return (
-    <div className="fit" data-testid="fit-report">
-      <p>
-        <strong>{t("optimize.fit")}</strong>{" "}
-        <span data-testid="fit-scores">
-          {before?.score ?? "–"} → {after?.score ?? "–"}
-        </span>
-      </p>
-      <table className="small">
-        <tbody>
-          {points.map((p) => {
-            const b = before?.points.find((x) => x.check === p.check);
-            const text = describeFitPoint(lang, p);
-            return (
-              <tr key={p.check} data-check={p.check}>
-                <td>{b ? (b.passed ? "✓" : "✗") : "–"} → {p.passed ? "✓" : "✗"}</td>
-                <td>{text.measured}</td>
-                <td className="muted" title={text.ruleDetail ?? undefined}>
-                  {text.rule}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      <p className="small muted">{t("optimize.fitDisclaimer")}</p>
-    </div>
-  );
-}
-
-/** Why a target has nothing to apply, or why applying it failed; null when neither. */
-function outcomeText(t: T, lang: Lang, target: RunTarget): string | null {
-  if (target.outcome === "unavailable") return target.flags.includes("no_saved_draft") ? null : t("optimize.outcome.same");
-  if (target.outcome === "conflict") return t("optimize.outcome.conflict");
-  if (!target.outcomeMessage) return null;
-  return lang === "en" ? target.outcomeMessage : t("optimize.outcome.failed");
-}
-
-function TargetReview({
-  target,
-  proposal,
-  decisions,
-  onDecide,
-}: {
-  target: RunTarget;
-  proposal: ProposalView | null;
-  decisions: Record<string, HunkDecision>;
-  onDecide: (hunk: string, action: HunkAction) => void;
-}) {
-  const { t, lang } = useApp();
-  const outcome = outcomeText(t, lang, target);
-  // Optimize's hunks start accepted: the person rejects what they do not want.
-  const bars = useMemo<HunkBarState[]>(() => hunkBars(proposal?.hunks ?? [], decisions, { undecided: "accepted" }), [proposal, decisions]);
-  const labels = useBarLabels();
-  return (
-    <div className="optimize-target" data-testid={`optimize-target-${targetKey(target)}`} data-outcome={target.outcome}>
-      <p data-testid="optimize-summary">{target.summary}</p>
-      {target.flags.length > 0 && (
-        <ul className="small" data-testid="optimize-flags">
-          {target.flags.map((f) => (
-            <li key={f} className="warn">
-              {/* The flags' details are the findings listed under them, worded there. */}
-              {f.startsWith("over_limit")
-                ? t("optimize.flag.overLimit")
-                : f.startsWith("risky_terms")
-                  ? t("optimize.flag.riskyTerms")
-                  : t(`optimize.flag.${f}` as MessageId)}
-            </li>
-          ))}
-        </ul>
-      )}
-      {outcome && (
-        <p className="small muted" data-testid="optimize-outcome">
-          {outcome}
-        </p>
-      )}
-      {target.risks.length > 0 && (
-        <ul className="small" data-testid="optimize-risks">
-          {target.risks.map((r, i) => (
-            <li key={i} className={r.severity === "block" ? "error" : "warn"}>
-              {r.matched ? <mark>{r.matched}</mark> : null} {describeFinding(lang, r).message}
-              {r.location ? <span className="muted"> ({describeLocation(lang, r.location)})</span> : null}
-            </li>
-          ))}
-        </ul>
-      )}
-      {proposal && proposal.payload.type === "text" && (
-        <MergeDiff a={proposal.payload.baseText} b={proposal.payload.proposedText} hunks={proposal.hunks} mode="inline" bars={bars} labels={labels} onAct={onDecide} ariaLabel={t("optimize.diff")} />
-      )}
-      <FitTable before={target.fitBefore} after={target.fitAfter} />
-    </div>
-  );
-}
+export { unreviewed };
+export type { OptimizeDialogProps };
 
 export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose, onSetUpModel, onDraftsSaved }: OptimizeDialogProps) {
   const { client, t, toast, lang } = useApp();
+  const { call } = useCalls();
   const [phase, setPhase] = useState<"form" | "running" | "review">("form");
   const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
   const [goal, setGoal] = useState<Goal>("recommendation");
@@ -201,7 +45,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
       setRun(r);
       const loaded: Record<string, ProposalView> = {};
       for (const target of r.targets) {
-        if (target.proposalId) loaded[targetKey(target)] = await client.call("proposal.get", { proposalId: target.proposalId });
+        if (target.proposalId) loaded[targetKey(target)] = await readFresh(client, "proposal.get", { proposalId: target.proposalId });
       }
       setProposals(loaded);
       setSelected(Object.fromEntries(r.targets.filter((x) => x.outcome === "pending" && x.proposalId).map((x) => [targetKey(x), true])));
@@ -217,8 +61,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   useEffect(() => {
     let live = true;
     const read = () =>
-      void client
-        .call("llmProfile.list", {})
+      void readFresh(client, "llmProfile.list", {})
         .then((r) => live && setNoModel(r.profiles.length === 0))
         .catch(() => undefined);
     read();
@@ -236,8 +79,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   const [waiting, setWaiting] = useState<Run[]>([]);
   useEffect(() => {
     let live = true;
-    client
-      .call("optimize.list", { projectId })
+    readFresh(client, "optimize.list", { projectId })
       .then((r) => {
         if (!live) return;
         const last = r.runs[0];
@@ -257,7 +99,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   const [savingDrafts, setSavingDrafts] = useState(false);
   const readSaved = useCallback(
     () =>
-      client.call("platformDraft.list", { projectId }).then(
+      readFresh(client, "platformDraft.list", { projectId }).then(
         (r) => setSaved(r.drafts.map((d) => d.platform)),
         () => setSaved(null),
       ),
@@ -272,7 +114,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     setError(null);
     try {
       await flush();
-      for (const platform of unsaved) await client.call("platformDraft.save", { projectId, platform });
+      for (const platform of unsaved) await call("platformDraft.save", { projectId, platform });
       await readSaved();
       onDraftsSaved?.();
       toast(t("optimize.draftsSaved"));
@@ -320,7 +162,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
 
   const discard = async (r: Run) => {
     try {
-      await client.call("optimize.cancel", { runId: r.id });
+      await call("optimize.cancel", { runId: r.id });
       setInterrupted(null);
       toast(t("optimize.discarded"));
     } catch (e) {
@@ -329,7 +171,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   };
 
   const cancel = async () => {
-    if (runId.current) await client.call("optimize.cancel", { runId: runId.current }).catch(() => undefined);
+    if (runId.current) await call("optimize.cancel", { runId: runId.current }).catch(() => undefined);
   };
 
   const apply = async (rejectAll = false) => {
@@ -344,7 +186,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
         if (rejected.length > 0) hunks[view.id] = view.hunks.filter((h) => d[h.id] !== "rejected").map((h) => h.id);
       }
       const chosenPlatforms = PLATFORMS.filter((p) => selected[p]);
-      const result = await client.call("optimize.apply", {
+      const result = await call("optimize.apply", {
         runId: run.id,
         rejectAll,
         source: !rejectAll && (selected.source === true || title !== ""),
@@ -366,68 +208,24 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   };
 
   if (phase === "review" && run) {
-    const current = run.targets.find((x) => targetKey(x) === tab) ?? run.targets[0];
     return (
-      <Dialog title={t("optimize.reviewTitle")} onClose={onClose} testId="optimize-review" wide>
-        {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-        <div role="tablist" className="tabs">
-          {run.targets.map((target) => {
-            const key = targetKey(target);
-            return (
-              <button key={key} type="button" role="tab" aria-selected={key === tab} data-testid={`optimize-tab-${key}`} onClick={() => setTab(key)}>
-                {key === "source" ? t("optimize.source") : t(`platform.${key}` as MessageId)}
-              </button>
-            );
-          })}
-        </div>
-        {current && (
-          <>
-            <label className="small">
-              <input
-                type="checkbox"
-                data-testid={`optimize-select-${targetKey(current)}`}
-                disabled={current.outcome !== "pending" || !current.proposalId}
-                checked={selected[targetKey(current)] === true}
-                onChange={(e) => setSelected((s) => ({ ...s, [targetKey(current)]: e.target.checked }))}
-              />{" "}
-              {t("optimize.include")}
-            </label>
-            {current.target.type === "source" && run.titles.length > 0 && (
-              <label className="small">
-                {t("optimize.title")}{" "}
-                <select value={title} data-testid="optimize-title" onChange={(e) => setTitle(e.target.value)}>
-                  <option value="">{t("optimize.keepTitle")}</option>
-                  {run.titles.map((x) => (
-                    <option key={x} value={x}>
-                      {x}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            )}
-            <TargetReview
-              key={targetKey(current)}
-              target={current}
-              proposal={proposals[targetKey(current)] ?? null}
-              decisions={decisions[targetKey(current)] ?? {}}
-              onDecide={(hunk, action) =>
-                setDecisions((d) => ({ ...d, [targetKey(current)]: { ...(d[targetKey(current)] ?? {}), [hunk]: action === "reject" ? "rejected" : "accepted" } }))
-              }
-            />
-          </>
-        )}
-        <div className="row end">
-          <button type="button" data-testid="optimize-reject-all" disabled={busy} onClick={() => void apply(true)}>
-            {t("optimize.rejectAll")}
-          </button>
-          <button type="button" data-testid="optimize-later" onClick={onClose}>
-            {t("optimize.later")}
-          </button>
-          <button type="button" className="primary" data-testid="optimize-apply" disabled={busy || !Object.values(selected).some(Boolean)} onClick={() => void apply()}>
-            {t("optimize.applySelected")}
-          </button>
-        </div>
-      </Dialog>
+      <RunReview
+        run={run}
+        tab={tab}
+        setTab={setTab}
+        proposals={proposals}
+        decisions={decisions}
+        setDecisions={setDecisions}
+        selected={selected}
+        setSelected={setSelected}
+        title={title}
+        setTitle={setTitle}
+        busy={busy}
+        error={error}
+        setError={setError}
+        apply={apply}
+        onClose={onClose}
+      />
     );
   }
 

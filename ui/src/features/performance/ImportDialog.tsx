@@ -6,7 +6,7 @@
 import { useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import type { PerfImportResult, Platform, PublicationView, RowPreview } from "../../shared/api/generated";
-import { useMethod } from "../../shared/api/query";
+import { useCalls, useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { blobToBase64 } from "../../shared/lib/files";
@@ -33,7 +33,8 @@ export function isOpen(r: RowPreview): boolean {
 }
 
 export function ImportDialog({ publications, onClose }: { publications: PublicationView[]; onClose: () => void }) {
-  const { client, t, lang, toast } = useApp();
+  const { t, lang, toast } = useApp();
+  const { call } = useCalls();
   const [file, setFile] = useState<Picked | null>(null);
   const [platform, setPlatform] = useState<Platform | "">("");
   const [account, setAccount] = useState("");
@@ -46,7 +47,7 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
   const run = async (picked: Picked, choices: Record<string, string>, commit: boolean, accountId = account) => {
     setBusy(true);
     try {
-      const r = await client.call("perf.import", {
+      const r = await call("perf.import", {
         ...picked,
         ...(platform ? { platform } : {}),
         ...(accountId ? { accountId } : {}),

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import type { PerfExportParams } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
+import { saveCsv } from "../../shared/lib/files";
 
 export function useCsvExport() {
   const { client, t, toast, showError } = useApp();
@@ -11,13 +12,7 @@ export function useCsvExport() {
     setExporting(true);
     try {
       const result = await client.call("perf.export", params);
-      const blob = new Blob([result.csv], { type: "text/csv;charset=utf-8" });
-      const url = URL.createObjectURL(blob);
-      const link = document.createElement("a");
-      link.href = url;
-      link.download = `${name}-${new Date().toISOString().slice(0, 10)}.csv`;
-      link.click();
-      URL.revokeObjectURL(url);
+      saveCsv(result.csv, name);
       toast(t("perf.export.done", { n: result.nRows }));
     } catch (e) {
       showError(e, () => void exportCsv(params, name));

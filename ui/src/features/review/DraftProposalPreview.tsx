@@ -4,6 +4,7 @@
 // are measured by the engine, as X counts them, so the counters are the real ones.
 import { useEffect, useMemo, useState } from "react";
 import type { DraftContent, PlatformDraft } from "../../shared/api/generated";
+import { fetchRead } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { DraftPreview } from "../drafts";
@@ -20,7 +21,7 @@ export function DraftProposalPreview({ draft, proposedText }: { draft: PlatformD
   useEffect(() => {
     if (content.type !== "thread") return;
     let live = true;
-    void Promise.all(content.posts.map((p) => client.call("pipeline.measure", { platform: "x", field: "post", text: p.text }).then((m) => m.weightedLength))).then(
+    void Promise.all(content.posts.map((p) => fetchRead(client, "pipeline.measure", { platform: "x", field: "post", text: p.text }).then((m) => m.weightedLength))).then(
       (lengths) => live && setWeights({ for: content, lengths }),
       () => undefined,
     );

@@ -47,7 +47,9 @@ function setup(v: ProposalView, lang: Lang = "en", methods: string[] = [], draft
   transport.on("platformDraft.get", () => draft);
   transport.on("pipeline.measure", (p) => ({ platform: "x", field: "post", unit: "x_weighted", weightedLength: [...p.text].length * 2, limit: 280, valid: true, checks: [] }));
   let current = v;
-  transport.on("proposal.get", () => current);
+  // The engine answers for the proposal asked about: after a rebase, the new one.
+  let rebased: ProposalView | null = null;
+  transport.on("proposal.get", (p) => (rebased && p.proposalId === rebased.id ? rebased : current));
   transport.on("proposal.accept", (p) => {
     current = { ...current, status: p.hunks && p.hunks.length < current.hunks.length ? "partially_accepted" : "accepted", acceptedHunks: p.hunks ?? current.hunks.map((h) => h.id) };
     return { proposal: current };
@@ -57,7 +59,10 @@ function setup(v: ProposalView, lang: Lang = "en", methods: string[] = [], draft
     current = { ...current, rejectedHunks: rejected, status: rejected.length === current.hunks.length ? "rejected" : "proposed", ...(p.reason ? { rejectionReason: p.reason } : {}) };
     return { proposal: current };
   });
-  transport.on("proposal.rebase", () => ({ previous: { ...current, status: "superseded" }, proposal: proposal({ id: "prp_2", origin: { ...current.origin, rebasedFrom: current.id } }), conflicts: [], carried: [] }));
+  transport.on("proposal.rebase", () => {
+    rebased = { ...proposal({ id: "prp_2", origin: { ...current.origin, rebasedFrom: current.id } }), stale: false, basedOnStaged: false };
+    return { previous: { ...current, status: "superseded" }, proposal: rebased, conflicts: [], carried: [] };
+  });
   const onAccepted = vi.fn();
   const onRegenerate = vi.fn();
   const onClose = vi.fn();

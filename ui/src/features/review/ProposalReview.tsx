@@ -7,7 +7,9 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import type { Accepted, Finding, PlatformDraft, ProposalView } from "../../shared/api/generated";
+import { useCalls } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
+import { draftRevision, readProposal } from "./data";
 import { useApp } from "../../shared/context";
 import { describeFinding, type MessageId } from "../../shared/i18n";
 import { hunkBars, useBarLabels } from "./bars";
@@ -71,6 +73,7 @@ function payload_is_text(view: ProposalView): boolean {
 
 export function ProposalReview({ proposalId, store, flush, revision, currentText, onAccepted, onRegenerate, onClose, onOpenSource, onOpenMemory }: ProposalReviewProps) {
   const { client, t, lang } = useApp();
+  const { call } = useCalls();
   const [id, setId] = useState(proposalId);
   const [view, setView] = useState<ProposalView | null>(null);
   const [error, setError] = useState<ClientError | null>(null);
@@ -98,12 +101,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
 
   // The proposal as it stands, and for a draft target the draft's status (a ready or
   // published draft needs the person's confirmation).
-  const fetchView = useCallback(async (): Promise<{ view: ProposalView; draft: PlatformDraft | null }> => {
-    const v = await client.call("proposal.get", { proposalId: id });
-    if (v.target.type !== "draft") return { view: v, draft: null };
-    const d = await client.call("platformDraft.get", { projectId: v.projectId, platform: v.target.platform });
-    return { view: v, draft: d };
-  }, [client, id]);
+  const fetchView = useCallback(() => readProposal(client, id), [client, id]);
 
   const load = useCallback(async () => {
     try {
@@ -160,11 +158,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
 
   const expectedBase = useCallback(async (v: ProposalView): Promise<number> => {
     await flush();
-    if (v.target.type === "draft") {
-      const d = await client.call("platformDraft.get", { projectId: v.projectId, platform: v.target.platform });
-      return d.revision;
-    }
-    return revision();
+    return (await draftRevision(client, v)) ?? revision();
   }, [client, flush, revision]);
 
   const run = useCallback(
@@ -196,19 +190,19 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
           ...(choices.length ? { choices } : {}),
           ...(confirmFinal ? { confirmFinal: true } : {}),
         };
-        const r = await client.call("proposal.accept", params);
+        const r = await call("proposal.accept", params);
         show({ ...r.proposal, stale: false, basedOnStaged: false });
         store?.putProposal(r.proposal);
         onAccepted(r);
       }),
-    [run, t, expectedBase, choices, confirmFinal, client, show, store, onAccepted],
+    [run, t, expectedBase, choices, confirmFinal, call, show, store, onAccepted],
   );
 
   const reject = useCallback(
     (v: ProposalView, hunk: string | null, why: string) =>
       run(t("ai.review.rejecting"), async () => {
         const params = { proposalId: v.id, ...(hunk ? { hunks: [hunk] } : {}), ...(why.trim() ? { reason: why.trim() } : {}) };
-        const r = await client.call("proposal.reject", params);
+        const r = await call("proposal.reject", params);
         const next = { ...r.proposal, stale: v.stale, basedOnStaged: v.basedOnStaged };
         setView(next);
         store?.putProposal(r.proposal);
@@ -223,7 +217,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
         });
         if (hunk) focusNext(hunk);
       }),
-    [run, t, client, store, accept, focusNext],
+    [run, t, call, store, accept, focusNext],
   );
 
   const onAct = useCallback(
@@ -271,7 +265,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
     run(t("ai.review.staging"), async () => {
       if (!view || !view.origin.sessionId) return;
       const hunks = acceptedLocal.length > 0 ? acceptedLocal : undefined;
-      await client.call("session.stage", { sessionId: view.origin.sessionId, proposalId: view.id, hunks });
+      await call("session.stage", { sessionId: view.origin.sessionId, proposalId: view.id, hunks });
       await store?.refreshExtras();
       onClose();
     });
@@ -280,7 +274,7 @@ export function ProposalReview({ proposalId, store, flush, revision, currentText
     run(t("ai.review.rebasing"), async () => {
       if (!view) return;
       await flush();
-      const r = await client.call("proposal.rebase", { proposalId: view.id });
+      const r = await call("proposal.rebase", { proposalId: view.id });
       store?.putProposal(r.previous);
       store?.putProposal(r.proposal);
       setConflicts(r.conflicts.length);

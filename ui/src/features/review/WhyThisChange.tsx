@@ -4,9 +4,10 @@
 // disclosure button opens the list; each source opens where it came from: a search
 // hit or the selection opens the document at its span, a memory item opens Memory, a
 // tool result shows what the model was sent, a link opens in the browser.
-import { useEffect, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
-import type { ProposalWhyResult, ProvenanceSource, WhySource } from "../../shared/api/generated";
+import { useState } from "react";
+import { toClientError } from "../../shared/api/client";
+import type { ProvenanceSource, WhySource } from "../../shared/api/generated";
+import { useMethod } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
@@ -42,23 +43,15 @@ function sourceText(source: ProvenanceSource): string {
 }
 
 export function WhyThisChange({ proposalId, hunkId, onOpenSource, onOpenMemory, initiallyOpen = false }: WhyThisChangeProps) {
-  const { client, t } = useApp();
+  const { t } = useApp();
   const [open, setOpen] = useState(initiallyOpen);
-  const [result, setResult] = useState<ProposalWhyResult | null>(null);
-  const [error, setError] = useState<ClientError | null>(null);
   const [shown, setShown] = useState<number | null>(null);
-
-  useEffect(() => {
-    if (!open || result) return;
-    let live = true;
-    client.call("proposal.why", hunkId ? { proposalId, hunkId } : { proposalId }).then(
-      (r) => live && setResult(r),
-      (e: unknown) => live && setError(toClientError(e)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, open, proposalId, hunkId, result]);
+  // Read once the list is first opened; a proposal's sources do not change, so the
+  // cached answer stands when it opens again.
+  const why = useMethod("proposal.why", hunkId ? { proposalId, hunkId } : { proposalId }, { enabled: open, refetchOnMount: false });
+  const result = why.data ?? null;
+  const [dismissed, setDismissed] = useState<unknown>(null);
+  const error = why.error && why.error !== dismissed ? toClientError(why.error) : null;
 
   const openButton = (entry: WhySource, index: number) => {
     const source = entry.source;
@@ -102,7 +95,7 @@ export function WhyThisChange({ proposalId, hunkId, onOpenSource, onOpenMemory, 
       </button>
       {open && (
         <div id={`why-${proposalId}`} role="region" aria-label={t("review.why.title")}>
-          {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+          {error && <ErrorBanner error={error} onDismiss={() => setDismissed(why.error)} />}
           {!result && !error && <p className="muted">{t("ai.loading")}</p>}
           {result && result.sources.length === 0 && <p className="muted" data-testid="why-none">{t("review.why.none")}</p>}
           {result && result.sources.length > 0 && (

@@ -24,7 +24,7 @@ const FINISHED = new Set<DeliveryJob["state"]["state"]>(["acked", "finalized", "
 
 export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }) {
   const { t, lang, toast } = useApp();
-  const { act, busy, error, clear, togglePause: toggle, snap, store, client } = useSyncActions<"sync" | "pause" | "retry">();
+  const { act, busy, error, clear, togglePause: toggle, snap, store } = useSyncActions<"sync" | "pause" | "retry">();
   const { status, conflicts } = snap;
   const [open, setOpen] = useState(false);
   const [resolving, setResolving] = useState<SyncConflictView | null>(null);
@@ -87,7 +87,7 @@ export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }
   // A failed version goes again (with the failed ones of its project before it), or all of them.
   const retry = (jobId?: string) =>
     act("retry", async () => {
-      await store.apply(await client.call("sync.retry", jobId ? { jobId } : {}));
+      await store.retry(jobId);
       toast(t("sync.retried"));
     });
 

@@ -22,7 +22,7 @@ const ROLES: readonly string[] = ["owner", "editor", "viewer"] satisfies MemberR
 export function WorkspaceSync() {
   const { t, lang, toast } = useApp();
   // The same state and actions as the sidebar's: one store for the window.
-  const { act: run, busy, error, clear, togglePause: toggle, snap, store, client } = useSyncActions<"act">();
+  const { act: run, busy, error, clear, togglePause: toggle, snap, store } = useSyncActions<"act">();
   const status = snap.status;
   const [typedUrl, setTypedUrl] = useState<string | null>(null);
   const [token, setToken] = useState("");
@@ -46,32 +46,24 @@ export function WorkspaceSync() {
   const act = (action: () => Promise<void>) => run("act", action);
   const connect = () =>
     act(async () => {
-      await store.apply(
-        await client.call("sync.connect", {
-          serverUrl: url.trim(),
-          token: token.trim(),
-          ...(plain && allowPlain ? { allowPlainHttp: true } : {}),
-          ...(name.trim() ? { displayName: name.trim() } : {}),
-          ...(uploadExisting && localOnly > 0 ? { uploadExisting: true } : {}),
-        }),
-      );
+      await store.connect({
+        serverUrl: url.trim(),
+        token: token.trim(),
+        ...(plain && allowPlain ? { allowPlainHttp: true } : {}),
+        ...(name.trim() ? { displayName: name.trim() } : {}),
+        ...(uploadExisting && localOnly > 0 ? { uploadExisting: true } : {}),
+      });
       setUploadExisting(false);
       setToken("");
       setTypedUrl(null);
-      void store.changed();
       toast(t("sync.connected"));
     });
   const togglePause = () => toggle("act");
   const disconnect = () =>
     act(async () => {
       setAskingDisconnect(false);
-      const done = await client.call("sync.disconnect", {});
-      await store.apply(done.status);
-      toast(
-        done.keptJobs === 0
-          ? t("sync.disconnected")
-          : t("sync.disconnectedKept", { n: done.keptJobs }),
-      );
+      const kept = await store.disconnect();
+      toast(kept === 0 ? t("sync.disconnected") : t("sync.disconnectedKept", { n: kept }));
     });
   return (
     <div className="form" data-testid="settings-workspace-body">

@@ -6,11 +6,9 @@ import { useMutation } from "@tanstack/react-query";
 import { useCallback, useState } from "react";
 import { toClientError, type ClientError } from "../../shared/api/client";
 import { useQueryCache } from "../../shared/api/query";
-import { useApp } from "../../shared/context";
 import { useSync } from "./status";
 
 export function useSyncActions<K extends string>() {
-  const { client } = useApp();
   const { snap, store } = useSync();
   const [error, setError] = useState<ClientError | null>(null);
   const action = useMutation<void, unknown, { what: K; run: () => Promise<void> }>(
@@ -27,8 +25,8 @@ export function useSyncActions<K extends string>() {
   /** Pause or resume, whichever the state is not. */
   const togglePause = (what: K) =>
     act(what, async () => {
-      await store.apply(await client.call(snap.status?.paused ? "sync.resume" : "sync.pause", {}));
+      await store.setPaused(!snap.status?.paused);
     });
   const clear = useCallback(() => setError(null), []);
-  return { act, busy, error, clear, togglePause, store, snap, client };
+  return { act, busy, error, clear, togglePause, store, snap };
 }

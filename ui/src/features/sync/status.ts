@@ -21,7 +21,7 @@
 
 import { useSyncExternalStore } from "react";
 import type { ApiClient } from "../../shared/api/client";
-import type { SyncConflictView, SyncStatus } from "../../shared/api/generated";
+import type { SyncConflictView, SyncConnectParams, SyncStatus } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
 import { describeSyncProblem, type Lang, type MessageId } from "../../shared/i18n";
 
@@ -70,6 +70,31 @@ export class SyncStore {
     const pushed = pulled.status.offline ? pulled : await this.client.call("sync.push", {});
     await this.apply(pushed.status);
     return { pulled: pulled.pulled, pushed: pushed === pulled ? 0 : pushed.pushed, offline: pushed.status.offline };
+  }
+
+  /** A failed version goes again (with the failed ones of its project before it), or all
+   * of them; the state shows at once. */
+  async retry(jobId?: string): Promise<void> {
+    await this.apply(await this.client.call("sync.retry", jobId ? { jobId } : {}));
+  }
+
+  /** Pauses or resumes sync; the state shows at once. */
+  async setPaused(paused: boolean): Promise<void> {
+    await this.apply(await this.client.call(paused ? "sync.pause" : "sync.resume", {}));
+  }
+
+  /** Connects to a workspace server; the state shows at once, and everyone reads again. */
+  async connect(params: SyncConnectParams): Promise<void> {
+    await this.apply(await this.client.call("sync.connect", params));
+    void this.changed();
+  }
+
+  /** Disconnects (the token leaves the keychain; unsynced versions stay, paused):
+   * answers how many versions were kept. */
+  async disconnect(): Promise<number> {
+    const done = await this.client.call("sync.disconnect", {});
+    await this.apply(done.status);
+    return done.keptJobs;
   }
 
   /** The window regained focus: sync now, quietly, when connected and not paused (at most

@@ -200,6 +200,9 @@ export const METHODS = {
 /** The methods that only read: the ones a query may cache. */
 export type ReadMethod = { [M in Name]: (typeof METHODS)[M] extends { kind: "read" } ? M : never }[Name];
 
+/** The methods that change the engine. */
+export type WriteMethod = Exclude<Name, ReadMethod>;
+
 /** The reads a successful call of `method` makes stale: none for a read. */
 export function invalidatedBy(method: Name): readonly Name[] | "all" {
   const nature: MethodNature = METHODS[method];

@@ -9,7 +9,7 @@ import { keepPreviousData, QueryClient, useMutation, useQuery } from "@tanstack/
 import { useCallback, useEffect } from "react";
 import { useApp } from "../context";
 import type { ApiClient, MethodName, ParamsOf, ResultOf } from "./client";
-import type { ReadMethod } from "./methods";
+import type { ReadMethod, WriteMethod } from "./methods";
 
 const caches = new WeakMap<ApiClient, QueryClient>();
 
@@ -69,6 +69,19 @@ export function useMethod<M extends ReadMethod>(method: M, params: ParamsOf<M>, 
   return query;
 }
 
+/** A read outside a render (an event, an effect that needs the answer once, a helper
+ * with no component): the cached answer while no write made it stale, else fetched and
+ * cached, so it is refreshed by the same invalidations as `useMethod`. */
+export function fetchRead<M extends ReadMethod>(client: ApiClient, method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+  return queryClientFor(client).fetchQuery({ queryKey: queryKey(method, params), queryFn: () => client.call(method, params) });
+}
+
+/** A read that must be the engine's answer now, not the cache's (a proposal turns stale
+ * with edits that no declared write marks): always fetched, and the cache updated. */
+export function readFresh<M extends ReadMethod>(client: ApiClient, method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+  return queryClientFor(client).fetchQuery({ queryKey: queryKey(method, params), queryFn: () => client.call(method, params), staleTime: 0 });
+}
+
 /** The cache of the client in context: for a read one event, not a render, needs
  * (`fetchQuery`), and for reads kept fresh by a push (`setQueryData`). */
 export function useQueryCache(): QueryClient {
@@ -123,4 +136,19 @@ export function usePutRead() {
     },
     [cache],
   );
+}
+
+/** Writes for a flow that handles its own failure (a conflict reloads what it shows, a
+ * dialog keeps its error beside the form): `call(method, params)` rejects with the error
+ * instead of sending it to the banner. The cached reads each write makes stale are still
+ * methods.ts's business. */
+export function useCalls() {
+  const { client } = useApp();
+  const mutation = useMutation<unknown, unknown, AnyWrite>({ mutationFn: ({ method, params }) => client.call(method, params as never) }, queryClientFor(client));
+  const { mutateAsync } = mutation;
+  const call = useCallback(
+    <M extends WriteMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> => mutateAsync({ method, params } as AnyWrite) as Promise<ResultOf<M>>,
+    [mutateAsync],
+  );
+  return { call, pending: mutation.isPending };
 }

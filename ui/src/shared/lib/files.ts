@@ -21,3 +21,14 @@ export function imageMarkdown(alt: string, fileName: string): string {
 export function altFromName(name: string): string {
   return name.replace(/\.[^.]+$/, "").replace(/[_-]+/g, " ").trim() || "image";
 }
+
+/** Saves CSV text the engine wrote as `<name>-<today>.csv` through the browser's download. */
+export function saveCsv(csv: string, name: string): void {
+  const blob = new Blob([csv], { type: "text/csv;charset=utf-8" });
+  const url = URL.createObjectURL(blob);
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = `${name}-${new Date().toISOString().slice(0, 10)}.csv`;
+  link.click();
+  URL.revokeObjectURL(url);
+}

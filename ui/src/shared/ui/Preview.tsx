@@ -4,6 +4,7 @@
 import MarkdownIt from "markdown-it";
 import { memo, useEffect, useMemo, useRef } from "react";
 import type { ApiClient } from "../api/client";
+import { fetchRead } from "../api/query";
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
 const defaultImage = md.renderer.rules.image!;
@@ -27,26 +28,19 @@ export function renderMarkdown(source: string): string {
   return md.render(source);
 }
 
-/** fileName -> data URL, shared by every preview of this page. */
-const mediaCache = new Map<string, Promise<string | null>>();
-
+/** A project image as a data URL, or null when the project has no such file. The media
+ * list and the bytes are reads in the query cache, shared by every preview of the page
+ * and read again after a write adds media (methods.ts). */
 export async function mediaUrl(client: ApiClient, projectId: string, fileName: string): Promise<string | null> {
-  const key = `${projectId}/${fileName}`;
-  let p = mediaCache.get(key);
-  if (!p) {
-    p = (async () => {
-      const list = await client.call("media.list", { projectId });
-      const asset = list.media.find((a) => a.fileName === fileName);
-      if (!asset) return null;
-      const r = await client.call("media.read", { id: asset.id });
-      return `data:${r.asset.mimeType};base64,${r.dataBase64}`;
-    })().catch(() => {
-      mediaCache.delete(key);
-      return null;
-    });
-    mediaCache.set(key, p);
+  try {
+    const list = await fetchRead(client, "media.list", { projectId });
+    const asset = list.media.find((a) => a.fileName === fileName);
+    if (!asset) return null;
+    const r = await fetchRead(client, "media.read", { id: asset.id });
+    return `data:${r.asset.mimeType};base64,${r.dataBase64}`;
+  } catch {
+    return null;
   }
-  return p;
 }
 
 /** Puts a visible placeholder with the image's alt text where a project image is missing. */
