@@ -292,8 +292,13 @@ pub fn dashboard(
     let mut by_publication: HashMap<(Platform, &str), HashMap<&str, Vec<&MetricPoint>>> = HashMap::new();
     for ((platform, key), list) in points {
         let entry = by_publication.entry((*platform, key.as_str())).or_default();
-        for point in list.iter().filter(|p| wanted.contains(p.publication_id.as_str())) {
-            entry.entry(point.publication_id.as_str()).or_default().push(point);
+        // The store returns a publication's points together (its id leads their keys):
+        // one lookup per publication, not per point. Correct in any order.
+        for run in list.chunk_by(|a, b| a.publication_id == b.publication_id) {
+            let id = run[0].publication_id.as_str();
+            if wanted.contains(id) {
+                entry.entry(id).or_default().extend(run.iter());
+            }
         }
     }
     let no_points: Vec<&MetricPoint> = Vec::new();
@@ -370,11 +375,12 @@ pub fn dashboard(
         }),
         SortKey::Format => ordered.sort_by(|a, b| directed(format_name(a.format).cmp(format_name(b.format))).then_with(|| tie(a, b))),
         SortKey::Metric(key) => {
-            let values: HashMap<&str, Option<f64>> = ordered.iter().map(|p| (p.id.as_str(), value_of(p.platform, key, &p.id, None))).collect();
-            ordered.sort_by(|a, b| {
+            // Each value read once, beside its publication (no lookup per comparison).
+            let mut keyed: Vec<(Option<f64>, &Publication)> = ordered.iter().map(|p| (value_of(p.platform, key, &p.id, None), *p)).collect();
+            keyed.sort_by(|(value_a, a), (value_b, b)| {
                 platform_rank(a.platform)
                     .cmp(&platform_rank(b.platform))
-                    .then_with(|| match (values[a.id.as_str()], values[b.id.as_str()]) {
+                    .then_with(|| match (*value_a, *value_b) {
                         (Some(x), Some(y)) => directed(x.total_cmp(&y)),
                         // Absent is not 0: it sorts after every value, in either direction.
                         (Some(_), None) => std::cmp::Ordering::Less,
@@ -383,6 +389,7 @@ pub fn dashboard(
                     })
                     .then_with(|| tie(a, b))
             });
+            ordered = keyed.into_iter().map(|(_, p)| p).collect();
         }
     }
     let total = u32::try_from(ordered.len()).unwrap_or(u32::MAX);
