@@ -996,7 +996,7 @@ fn performance_records_editors_write_members_read_last_writer_wins_snapshots_onc
         assert_eq!(status, StatusCode::OK, "{gone}");
         let applied: Vec<bool> = gone["acks"].as_array().unwrap().iter().map(|a| a["applied"].as_bool().unwrap()).collect();
         assert_eq!(applied, [true, true, false], "a day before the deletion in the same push is applied, then dropped with the others");
-        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=0").await;
+        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=0&include=accountSnapshot").await;
         let ids: Vec<&str> = page["records"].as_array().unwrap().iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
         assert_eq!(ids, ["pub_1", "acc_1"], "the deleted account's days stayed: {page}");
         assert_eq!(page["records"][1]["record"]["deleted"], true);
