@@ -17,6 +17,7 @@
 //! Writes add records to a [`Batch`]; the API holds the write lock and commits once.
 
 pub mod account_days;
+pub mod cache;
 pub mod context;
 pub mod dashboard;
 pub mod export;

@@ -184,6 +184,7 @@ impl Worker {
             | Kind::Publications
             | Kind::MetricSnapshots
             | Kind::MetricPoints
+            | Kind::SnapshotMetrics
             | Kind::PerfImports
             | Kind::PerfOutbox => return Ok(None),
         };

@@ -148,15 +148,17 @@ pub trait Storage: Send + Sync {
 
 /// What a storage does with a pushed performance record, given the record it holds
 /// under the same (kind, id) (`held`: its stamp and whether it is deleted) and, for a
-/// snapshot, whether its publication is deleted on the server.
+/// snapshot, whether its parent (a publication's snapshot: the publication; an
+/// account's day: the account) is deleted on the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PerfDecision {
     /// Store it (a new record or a later write), with a new cursor.
     Write,
-    /// Store it and delete the publication's snapshots (a confirmed removal).
+    /// Store it and delete the snapshots under it (a publication's confirmed removal:
+    /// its snapshots; an account's deletion: its days).
     WriteAndDropSnapshots,
     /// Change nothing: a resend, an older write, a snapshot held already with the same
-    /// content, or a snapshot of a deleted publication.
+    /// content, or a snapshot of a deleted publication or account.
     Keep,
     /// Change nothing, and say so: the server holds other content under this
     /// append-only id (snapshots are written once, never replaced).
@@ -167,18 +169,18 @@ pub enum PerfDecision {
 /// by [`PerfRecord::stamp`] (a deletion is a write too, so a stale edit arriving after
 /// it does not bring the record back); a snapshot (of a publication or of an account)
 /// is written once: the same content again is a resend, other content a conflict.
-pub fn perf_decision(incoming: &PerfRecord, held: Option<((u64, &str), bool)>, publication_deleted: bool) -> PerfDecision {
+pub fn perf_decision(incoming: &PerfRecord, held: Option<((u64, &str), bool)>, parent_deleted: bool) -> PerfDecision {
     match incoming.kind {
         PerfKind::Snapshot | PerfKind::AccountSnapshot => match held {
             // `editId` is the SHA-256 of the body: another one is other content.
             Some(((_, edit), _)) if edit != incoming.edit_id => PerfDecision::Conflict,
             Some(_) => PerfDecision::Keep,
-            None if publication_deleted => PerfDecision::Keep,
+            None if parent_deleted => PerfDecision::Keep,
             None => PerfDecision::Write,
         },
         PerfKind::Account | PerfKind::Publication => match held {
             Some((stamp, _)) if incoming.stamp() <= stamp => PerfDecision::Keep,
-            _ if incoming.deleted && incoming.kind == PerfKind::Publication => PerfDecision::WriteAndDropSnapshots,
+            _ if incoming.deleted => PerfDecision::WriteAndDropSnapshots,
             _ => PerfDecision::Write,
         },
     }

@@ -986,6 +986,23 @@ fn performance_records_editors_write_members_read_last_writer_wins_snapshots_onc
         let ids: Vec<&str> = page["records"].as_array().unwrap().iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
         assert_eq!(ids, ["acc_1", "pub_1"], "{page}");
         assert_eq!(page["records"][1]["record"]["deleted"], true);
+        // Deleting an account deletes its days, and a day sent after it is not kept.
+        let days = json!({"records": [perf("accountSnapshot", "day_1", 62, r#"{"followers_total":1}"#), perf("accountSnapshot", "day_2", 63, r#"{"followers_total":2}"#)]});
+        let (_, kept) = perf_post(&client, &url, &editor.token, &days).await;
+        assert!(kept["acks"].as_array().unwrap().iter().all(|a| a["applied"] == true), "{kept}");
+        let account_tombstone = json!({"kind": "account", "id": "acc_1", "updatedAt": 70, "editId": format!("sha256:{}", "e".repeat(64)), "deleted": true});
+        let (status, gone) =
+            perf_post(&client, &url, &editor.token, &json!({"records": [perf("accountSnapshot", "day_3", 64, r#"{"followers_total":3}"#), account_tombstone, perf("accountSnapshot", "day_4", 71, r#"{"followers_total":4}"#)]})).await;
+        assert_eq!(status, StatusCode::OK, "{gone}");
+        let applied: Vec<bool> = gone["acks"].as_array().unwrap().iter().map(|a| a["applied"].as_bool().unwrap()).collect();
+        assert_eq!(applied, [true, true, false], "a day before the deletion in the same push is applied, then dropped with the others");
+        let (_, page) = get(&client, &url, &viewer.token, "/v1/perf?since=0&include=accountSnapshot").await;
+        let ids: Vec<&str> = page["records"].as_array().unwrap().iter().map(|r| r["record"]["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["pub_1", "acc_1"], "the deleted account's days stayed: {page}");
+        assert_eq!(page["records"][1]["record"]["deleted"], true);
+        // A day of the deleted account resent later is not kept either.
+        let (_, late) = perf_post(&client, &url, &owner.token, &json!({"records": [perf("accountSnapshot", "day_1", 62, r#"{"followers_total":1}"#)]})).await;
+        assert_eq!(late["acks"][0]["applied"], false, "{late}");
     });
     drop(server);
     let server = start(&store, RateLimit::default());

@@ -89,10 +89,15 @@ pub enum Kind {
     /// `MetricSnapshots`: `platform 0x00 metric 0x00 publication_id 0x00 snapshot_id`, so
     /// the dashboard reads one platform's values of one key without decoding snapshots.
     MetricPoints,
+    /// A metric snapshot's canonical metrics without its source (no raw export row),
+    /// derived from `MetricSnapshots` under the same key (`publication_id 0x00
+    /// snapshot_id`), so the dashboard's rows read a publication's latest values without
+    /// decoding whole snapshots.
+    SnapshotMetrics,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 41] = [
+    pub(super) const ALL: [Kind; 42] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -134,6 +139,7 @@ impl Kind {
         Kind::PerfOutbox,
         Kind::UsageTotals,
         Kind::MetricPoints,
+        Kind::SnapshotMetrics,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -179,6 +185,7 @@ impl Kind {
             Kind::PerfOutbox => "perf_outbox",
             Kind::UsageTotals => "usage_totals",
             Kind::MetricPoints => "metric_points",
+            Kind::SnapshotMetrics => "snapshot_metrics",
         }
     }
 
@@ -225,6 +232,7 @@ impl Kind {
             Kind::PerfOutbox => 38,
             Kind::UsageTotals => 39,
             Kind::MetricPoints => 40,
+            Kind::SnapshotMetrics => 41,
         }
     }
 }

@@ -45,6 +45,9 @@ pub struct Store {
     pub(super) shared: Arc<Shared>,
     pub(super) writes: Mutex<()>,
     pub(super) subscribers: Subscribers,
+    /// Per kind (by [`Kind::index`]): how many committed batches touched it, so a
+    /// reader can keep what it derived from a kind until the kind changes.
+    pub(super) generations: Vec<AtomicU64>,
     pub(super) trees: Vec<sled::Tree>,
     pub(super) data_dir: PathBuf,
     pub(super) flusher: Option<JoinHandle<()>>,
@@ -133,7 +136,16 @@ impl Store {
         let shared =
             Arc::new(Shared { db, disk: GroupSync::new(&db_path), dirty: AtomicBool::new(false), syncs: AtomicU64::new(0), stop: Mutex::new(false), wake: Condvar::new() });
         let flusher = spawn_flusher(Arc::clone(&shared), options.group_commit_millis)?;
-        let store = Store { shared, writes: Mutex::new(()), subscribers: Mutex::new(Vec::new()), trees, data_dir: data_dir.to_path_buf(), flusher: Some(flusher), _lock: lock };
+        let store = Store {
+            shared,
+            writes: Mutex::new(()),
+            subscribers: Mutex::new(Vec::new()),
+            generations: Kind::ALL.iter().map(|_| AtomicU64::new(0)).collect(),
+            trees,
+            data_dir: data_dir.to_path_buf(),
+            flusher: Some(flusher),
+            _lock: lock,
+        };
         migrate::run(&store)?;
         Ok(store)
     }

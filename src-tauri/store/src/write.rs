@@ -40,6 +40,12 @@ impl Store {
             Err(sled::transaction::TransactionError::Abort(())) => return Err(StoreError::Database("transaction aborted".to_owned())),
             Err(sled::transaction::TransactionError::Storage(e)) => return Err(e.into()),
         }
+        // Bumped after the commit: a reader that took a kind's generation before reading
+        // it can only have read data as new as that generation or newer, so what it
+        // keeps under that generation is never staler than the number says.
+        for kind in &kinds {
+            self.generations[kind.index()].fetch_add(1, Ordering::SeqCst);
+        }
         self.notify(&kinds, batch.ops);
         match durability {
             Durability::Durable => self.shared.sync_to_disk(),
@@ -67,6 +73,12 @@ impl Store {
         }
         let committed: Committed = Arc::new(ops);
         subscribers.retain(|(wanted, on_commit)| !wanted.iter().any(|k| kinds.contains(k)) || on_commit(Arc::clone(&committed)));
+    }
+
+    /// How many committed batches touched `kind` since the store opened. Take it before
+    /// reading the kind: equal numbers later mean nothing of the kind changed since.
+    pub fn generation(&self, kind: Kind) -> u64 {
+        self.generations[kind.index()].load(Ordering::SeqCst)
     }
 
     /// Syncs everything written so far to disk now.

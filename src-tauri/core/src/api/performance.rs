@@ -107,7 +107,8 @@ pub(super) fn update_account(engine: &Engine, params: AccountUpdateParams) -> Re
     Ok(account)
 }
 
-/// Deletes an account no publication names. Errors: CONFLICT while one does.
+/// Deletes an account no publication names, with its days. Errors: CONFLICT while one
+/// does.
 pub(super) fn delete_account(engine: &Engine, params: AccountRef) -> Result<Deleted, ApiError> {
     let _guard = engine.write_lock();
     let account = domain::load_account(engine.store(), &params.account_id)?;
@@ -121,6 +122,9 @@ pub(super) fn delete_account(engine: &Engine, params: AccountRef) -> Result<Dele
     }
     let mut batch = Batch::new();
     batch.delete::<Account>(account.id.as_bytes().to_vec());
+    // Its days go with it, in the same batch; a day not yet sent need not go (the
+    // deletion drops the account's days on the server too).
+    domain::account_days::stage_delete_all(&mut batch, engine.store(), &account.id)?;
     let deleted_at = engine.now().max(account.updated_at + chrono::Duration::milliseconds(1));
     domain::sync::stage_delivery(engine, &mut batch, inkstone_sync_proto::PerfKind::Account, &account.id, None, Some(deleted_at))?;
     engine.store().apply(batch, Durability::Durable)?;
@@ -733,33 +737,38 @@ fn load_dashboard(engine: &Engine, query: &crate::performance::dashboard::Dashbo
     use crate::performance::dashboard as board;
     use crate::performance::metrics::MetricPoint;
     let store = engine.store();
-    let publications = domain::all_publications(store)?;
+    let cache = engine.kernel().perf_cache();
+    let publications = cache.publications(store)?;
     let matching = board::matching(query, &publications);
     // Only the points of the keys the medians and the sort use, one platform at a time,
-    // and only the page's snapshots: a dashboard query never decodes every snapshot.
+    // and only the page's compact snapshot metrics: a dashboard query never decodes a
+    // snapshot.
     let mut points = std::collections::HashMap::new();
     for (platform, key) in board::needed_points(query, &matching) {
-        let prefix = MetricPoint::prefix(platform, &key);
         let mine: Vec<&str> = matching.iter().filter(|p| p.platform == platform).map(|p| p.id.as_str()).collect();
         let all = publications.iter().filter(|p| p.platform == platform).count();
         // A filter that keeps few of the platform's publications (a project, an account,
-        // a quarter) reads their points only, a range each; otherwise the key's points
-        // of the platform are read in one pass.
-        let list = if mine.len() * 4 < all {
-            let mut list = Vec::new();
-            for id in mine {
-                let mut range = prefix.clone();
-                range.extend_from_slice(&crate::store::keys::project_prefix(id));
-                list.extend(store.scan::<MetricPoint>(&range)?);
+        // a quarter) reads their points only, a range each, unless the key's points of
+        // the platform are already in memory; otherwise they are read in one pass and
+        // kept until the points change.
+        let list = match cache.cached_points(store, platform, &key) {
+            Some(list) => list,
+            None if mine.len() * 4 < all => {
+                let prefix = MetricPoint::prefix(platform, &key);
+                let mut list = Vec::new();
+                for id in mine {
+                    let mut range = prefix.clone();
+                    range.extend_from_slice(&crate::store::keys::project_prefix(id));
+                    list.extend(store.scan::<MetricPoint>(&range)?);
+                }
+                std::sync::Arc::new(list)
             }
-            list
-        } else {
-            store.scan::<MetricPoint>(&prefix)?
+            None => cache.points(store, platform, &key)?,
         };
         points.insert((platform, key), list);
     }
     let accounts = domain::accounts(store)?;
-    board::dashboard(query, &matching, &points, &accounts, &mut |id| metrics::snapshots(store, id))
+    board::dashboard(query, &matching, &points, &accounts, &mut |id| metrics::snapshot_metrics(store, id))
 }
 
 /// The workspace dashboard: publications with their latest metrics, each platform's

@@ -53,6 +53,17 @@ pub fn snapshots(store: &Store, account_id: &str) -> Result<Vec<AccountSnapshot>
     Ok(all)
 }
 
+/// Adds to `batch` the deletion of every day of `account_id` and of their deliveries
+/// owed to the server (an account's deletion takes its days on the server too).
+pub fn stage_delete_all(batch: &mut crate::store::Batch, store: &Store, account_id: &str) -> Result<usize, ApiError> {
+    let all = store.scan::<AccountSnapshot>(&keys::project_prefix(account_id))?;
+    for day in &all {
+        batch.delete::<AccountSnapshot>(day.key());
+        batch.delete::<crate::outbox::PerfDelivery>(crate::outbox::perf_delivery_key(inkstone_sync_proto::PerfKind::AccountSnapshot, &day.id));
+    }
+    Ok(all.len())
+}
+
 /// The latest observation of each day, oldest day first.
 pub fn days(all: &[AccountSnapshot]) -> Vec<&AccountSnapshot> {
     let mut by_day: BTreeMap<NaiveDate, &AccountSnapshot> = BTreeMap::new();

@@ -22,7 +22,7 @@ use chrono::{Datelike, NaiveDate, Timelike};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::metrics::{metric_key, MetricPoint, MetricSnapshot, MetricUnit, MetricValue, SnapshotWindow, METRIC_KEYS};
+use super::metrics::{metric_key, MetricPoint, MetricSnapshot, MetricUnit, MetricValue, SnapshotMetrics, SnapshotWindow, METRIC_KEYS};
 use super::report::{default_metric, quantile, AgeBucket};
 use super::{Account, Publication, PublicationFormat};
 use crate::model::{Platform, Timestamp};
@@ -188,6 +188,24 @@ pub fn latest_metrics(snapshots: &[MetricSnapshot]) -> BTreeMap<String, LatestMe
     latest
 }
 
+/// What [`latest_metrics`] says of the snapshots `records` were derived from (their
+/// compact metrics: see [`SnapshotMetrics`]): each canonical key's newest value.
+pub fn latest_of(records: &[SnapshotMetrics]) -> BTreeMap<String, LatestMetric> {
+    let mut latest: BTreeMap<String, LatestMetric> = BTreeMap::new();
+    for record in records.iter().filter(|r| !r.day_window) {
+        for (key, value) in &record.metrics {
+            let newer = latest.get(key).is_none_or(|l| (record.observed_at, &record.snapshot_id) >= (l.observed_at, &l.snapshot_id));
+            if newer {
+                latest.insert(
+                    key.clone(),
+                    LatestMetric { value: value.clone(), snapshot_id: record.snapshot_id.clone(), observed_at: record.observed_at, age_hours: record.age_hours },
+                );
+            }
+        }
+    }
+    latest
+}
+
 /// A publication's value of one key from its points: the newest observation (one-day
 /// windows left out), or with `age` the first in `[age, age × 1.5)`, as the before/after
 /// report measures.
@@ -258,23 +276,29 @@ fn platform_rank(platform: Platform) -> usize {
 }
 
 /// The dashboard over `matching` (from [`matching`]), the points of the pairs
-/// [`needed_points`] names (by pair), and the workspace's accounts. The rows of the page
-/// read their snapshots through `snapshots_of` (a publication id → its snapshots), so
-/// only the page's snapshots are decoded. Errors: what `snapshots_of` returns.
+/// [`needed_points`] names (by pair; a list may hold other publications' points too),
+/// and the workspace's accounts. The rows of the page read their snapshots' compact
+/// metrics through `metrics_of` (a publication id → its [`SnapshotMetrics`]), so only
+/// the page's are decoded. Errors: what `metrics_of` returns.
 pub fn dashboard(
     query: &DashboardQuery,
     matching: &[&Publication],
-    points: &HashMap<(Platform, String), Vec<MetricPoint>>,
+    points: &HashMap<(Platform, String), std::sync::Arc<Vec<MetricPoint>>>,
     accounts: &[Account],
-    snapshots_of: &mut dyn FnMut(&str) -> Result<Vec<MetricSnapshot>, crate::error::ApiError>,
+    metrics_of: &mut dyn FnMut(&str) -> Result<Vec<SnapshotMetrics>, crate::error::ApiError>,
 ) -> Result<Dashboard, crate::error::ApiError> {
     let wanted: std::collections::HashSet<&str> = matching.iter().map(|p| p.id.as_str()).collect();
     // Each pair's points by publication.
     let mut by_publication: HashMap<(Platform, &str), HashMap<&str, Vec<&MetricPoint>>> = HashMap::new();
     for ((platform, key), list) in points {
         let entry = by_publication.entry((*platform, key.as_str())).or_default();
-        for point in list.iter().filter(|p| wanted.contains(p.publication_id.as_str())) {
-            entry.entry(point.publication_id.as_str()).or_default().push(point);
+        // The store returns a publication's points together (its id leads their keys):
+        // one lookup per publication, not per point. Correct in any order.
+        for run in list.chunk_by(|a, b| a.publication_id == b.publication_id) {
+            let id = run[0].publication_id.as_str();
+            if wanted.contains(id) {
+                entry.entry(id).or_default().extend(run.iter());
+            }
         }
     }
     let no_points: Vec<&MetricPoint> = Vec::new();
@@ -351,11 +375,12 @@ pub fn dashboard(
         }),
         SortKey::Format => ordered.sort_by(|a, b| directed(format_name(a.format).cmp(format_name(b.format))).then_with(|| tie(a, b))),
         SortKey::Metric(key) => {
-            let values: HashMap<&str, Option<f64>> = ordered.iter().map(|p| (p.id.as_str(), value_of(p.platform, key, &p.id, None))).collect();
-            ordered.sort_by(|a, b| {
+            // Each value read once, beside its publication (no lookup per comparison).
+            let mut keyed: Vec<(Option<f64>, &Publication)> = ordered.iter().map(|p| (value_of(p.platform, key, &p.id, None), *p)).collect();
+            keyed.sort_by(|(value_a, a), (value_b, b)| {
                 platform_rank(a.platform)
                     .cmp(&platform_rank(b.platform))
-                    .then_with(|| match (values[a.id.as_str()], values[b.id.as_str()]) {
+                    .then_with(|| match (*value_a, *value_b) {
                         (Some(x), Some(y)) => directed(x.total_cmp(&y)),
                         // Absent is not 0: it sorts after every value, in either direction.
                         (Some(_), None) => std::cmp::Ordering::Less,
@@ -364,16 +389,17 @@ pub fn dashboard(
                     })
                     .then_with(|| tie(a, b))
             });
+            ordered = keyed.into_iter().map(|(_, p)| p).collect();
         }
     }
     let total = u32::try_from(ordered.len()).unwrap_or(u32::MAX);
     let mut rows = Vec::new();
     for p in ordered.into_iter().skip(query.offset).take(query.limit.unwrap_or(usize::MAX)) {
-        let own = snapshots_of(&p.id)?;
+        let own = metrics_of(&p.id)?;
         rows.push(DashboardRow {
             publication: p.clone(),
             account_name: account_of(p).map(str::to_owned),
-            latest: latest_metrics(&own),
+            latest: latest_of(&own),
             snapshot_count: u32::try_from(own.len()).unwrap_or(u32::MAX),
         });
     }

@@ -261,12 +261,9 @@ pub fn stage_purge(kernel: &Kernel, batch: &mut Batch, publication: &Publication
     let prefix = super::snapshot_prefix(&publication.id);
     let snapshots = store.scan::<super::metrics::MetricSnapshot>(&prefix)?;
     for snapshot in &snapshots {
-        batch.delete::<super::metrics::MetricSnapshot>(crate::store::Record::key(snapshot));
+        super::metrics::delete_snapshot(batch, snapshot);
         // A snapshot not yet sent need not go: the deletion takes it on the server.
         batch.delete::<crate::outbox::PerfDelivery>(crate::outbox::perf_delivery_key(inkstone_sync_proto::PerfKind::Snapshot, &snapshot.id));
-        for key in super::metrics::point_keys(snapshot) {
-            batch.delete::<super::metrics::MetricPoint>(key);
-        }
     }
     batch.delete::<Publication>(publication.id.as_bytes().to_vec());
     // Deleted after its last write, whatever the clock says, so the deletion wins.

@@ -562,7 +562,9 @@ fn apply_page(kernel: &Kernel, batch: &mut Batch, records: &[ServerPerfRecord]) 
                     continue;
                 }
                 if record.deleted {
-                    if local.is_some() {
+                    // Its days go with it, as on the server.
+                    let days = super::account_days::stage_delete_all(batch, store, &record.id)?;
+                    if local.is_some() || days > 0 {
                         batch.delete::<Account>(record.id.as_bytes().to_vec());
                         changed += 1;
                     }
@@ -585,11 +587,8 @@ fn apply_page(kernel: &Kernel, batch: &mut Batch, records: &[ServerPerfRecord]) 
                 if record.deleted {
                     if let Some(publication) = local {
                         for snapshot in super::metrics::snapshots(store, &publication.id)? {
-                            batch.delete::<MetricSnapshot>(snapshot.key());
+                            super::metrics::delete_snapshot(batch, &snapshot);
                             batch.delete::<PerfDelivery>(perf_delivery_key(PerfKind::Snapshot, &snapshot.id));
-                            for key in super::metrics::point_keys(&snapshot) {
-                                batch.delete::<super::metrics::MetricPoint>(key);
-                            }
                         }
                         batch.delete::<Publication>(publication.id.as_bytes().to_vec());
                         batch.delete::<PerfDelivery>(perf_delivery_key(PerfKind::Publication, &publication.id));
@@ -652,8 +651,10 @@ fn apply_page(kernel: &Kernel, batch: &mut Batch, records: &[ServerPerfRecord]) 
                     continue;
                 };
                 // Append-only too; kept even before its account arrives (it shows once
-                // the account is here).
-                if store.get::<AccountSnapshot>(&day.key())?.is_none() {
+                // the account is here), but not once the account was deleted here and
+                // the deletion is still on its way to the server.
+                let account_deleted_here = store.get::<PerfDelivery>(&perf_delivery_key(PerfKind::Account, &day.account_id))?.is_some_and(|d| d.deleted_at.is_some());
+                if !account_deleted_here && store.get::<AccountSnapshot>(&day.key())?.is_none() {
                     batch.put(&day)?;
                     changed += 1;
                 }

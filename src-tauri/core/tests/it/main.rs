@@ -34,6 +34,7 @@ mod outbox;
 mod performance;
 mod performance_context;
 mod performance_dashboard;
+mod performance_dashboard_index;
 mod pipeline;
 mod policy;
 mod proposals;

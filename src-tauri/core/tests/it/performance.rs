@@ -1010,3 +1010,26 @@ fn a_wechat_user_analysis_html_xls_becomes_days_of_the_account() {
     let e = import(&t, b"<html><body><p>hello</p></body></html>", json!({})).unwrap_err();
     assert_eq!(e.message_id.as_deref(), Some("perf.not_an_export"));
 }
+
+/// Deleting an account deletes its days (followers per day) in the same write: none is
+/// left behind under an account that no longer exists.
+#[test]
+fn deleting_an_account_deletes_its_days() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/performance");
+    let html = std::fs::read(fixtures.join("wechat-user-analysis.xls")).unwrap();
+    let t = TestEngine::new();
+    let gone = t.ok("account.create", json!({"platform": "wechat", "name": "墨砚官方号"}));
+    let kept = t.ok("account.create", json!({"platform": "wechat", "name": "墨砚小号"}));
+    import(&t, &html, json!({"commit": true, "accountId": gone["id"]})).unwrap();
+    // Another file (the same days saved again, one byte more) for the other account.
+    let mut again = html.clone();
+    again.push(b'\n');
+    import(&t, &again, json!({"commit": true, "accountId": kept["id"], "fileName": "again.xls"})).unwrap();
+    let store = t.engine.kernel().store();
+    assert_eq!(store.count(Kind::AccountSnapshots), 6);
+    t.ok("account.delete", json!({"accountId": gone["id"]}));
+    let left = inkstone_core::performance::account_days::snapshots(store, gone["id"].as_str().unwrap()).unwrap();
+    assert!(left.is_empty(), "the deleted account's days stayed: {left:?}");
+    assert_eq!(store.count(Kind::AccountSnapshots), 3, "the other account's days stay");
+    assert_eq!(t.ok("perf.accountDays", json!({"accountId": kept["id"]}))["days"].as_array().unwrap().len(), 3);
+}

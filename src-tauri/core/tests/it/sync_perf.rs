@@ -429,3 +429,42 @@ fn a_server_before_account_days_leaves_them_here_and_says_so_until_it_is_updated
     cycle(&b, What::Both);
     assert_eq!(days(&b, &account), days(&a, &account));
 }
+
+/// Deleting an account takes its days with it everywhere: here at once, on the server
+/// when the deletion arrives, and in a colleague's folder when it syncs. A colleague who
+/// still sends the days (queued before it heard of the deletion) does not bring them
+/// back: the server keeps no day of a deleted account.
+#[test]
+fn a_deleted_accounts_days_go_here_on_the_server_and_at_a_colleagues_and_do_not_come_back() {
+    use inkstone_core::store::Kind;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (ws, tokens) = server.workspace(&["a", "b"]);
+    let (a, b) = (Client::new("A"), Client::new("B"));
+    a.connect(&server.url, &tokens[0]);
+    b.connect(&server.url, &tokens[1]);
+    let account = a.ok("account.create", json!({"platform": "wechat", "name": "墨砚官方号"}))["id"].as_str().unwrap().to_owned();
+    import_days(&a, &account);
+    cycle(&a, What::Both);
+    cycle(&b, What::Both);
+    assert_eq!(days(&b, &account).as_array().unwrap().len(), 3);
+    assert_eq!(server_days(&server, &ws).len(), 3);
+
+    a.ok("account.delete", json!({"accountId": account}));
+    assert_eq!(a.engine.store().count(Kind::AccountSnapshots), 0, "the days stayed here");
+    assert_eq!(status(&a)["perfPending"], 1, "only the account's deletion is owed");
+    cycle(&a, What::Both);
+    assert!(server_days(&server, &ws).is_empty(), "the server kept the deleted account's days");
+
+    // B still sends its copies of the days (as a folder that queues every day it holds).
+    as_if_upgraded(&b);
+    cycle(&b, What::Both);
+    cycle(&b, What::Both);
+    assert_eq!(b.engine.store().count(Kind::AccountSnapshots), 0, "B kept the deleted account's days");
+    assert!(accounts(&b).is_empty());
+    assert!(server_days(&server, &ws).is_empty(), "B's copies brought the days back to the server");
+    cycle(&a, What::Both);
+    assert_eq!(a.engine.store().count(Kind::AccountSnapshots), 0, "the days came back here");
+    let s = status(&b);
+    assert_eq!((s["perfPending"].as_u64(), s["perfConflicts"].as_u64()), (Some(0), Some(0)), "{s}");
+}

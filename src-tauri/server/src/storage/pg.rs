@@ -748,19 +748,30 @@ impl Storage for Db {
                 let kind = record.kind.as_str();
                 let held = tx.query_opt("SELECT updated_at, edit_id, deleted, created_by FROM perf_records WHERE workspace_id = $1 AND kind = $2 AND id = $3", &[&ws, &kind, &record.id])?;
                 let held_stamp = held.as_ref().map(|r| ((r.get::<_, i64>(0) as u64), r.get::<_, String>(1), r.get::<_, bool>(2)));
-                let publication_deleted = match (record.kind, &record.publication_id) {
-                    (PerfKind::Snapshot, Some(publication)) => tx
-                        .query_opt("SELECT deleted FROM perf_records WHERE workspace_id = $1 AND kind = 'publication' AND id = $2", &[&ws, publication])?
-                        .is_some_and(|r| r.get::<_, bool>(0)),
-                    _ => false,
+                let parent = match (record.kind, &record.publication_id, &record.account_id) {
+                    (PerfKind::Snapshot, Some(publication), _) => Some(("publication", publication)),
+                    (PerfKind::AccountSnapshot, _, Some(account)) => Some(("account", account)),
+                    _ => None,
                 };
-                let decision = perf_decision(record, held_stamp.as_ref().map(|(at, edit, deleted)| ((*at, edit.as_str()), *deleted)), publication_deleted);
+                let parent_deleted = match parent {
+                    Some((parent_kind, parent_id)) => tx
+                        .query_opt("SELECT deleted FROM perf_records WHERE workspace_id = $1 AND kind = $2 AND id = $3", &[&ws, &parent_kind, parent_id])?
+                        .is_some_and(|r| r.get::<_, bool>(0)),
+                    None => false,
+                };
+                let decision = perf_decision(record, held_stamp.as_ref().map(|(at, edit, deleted)| ((*at, edit.as_str()), *deleted)), parent_deleted);
                 if matches!(decision, PerfDecision::Keep | PerfDecision::Conflict) {
                     acks.push(perf_unapplied(record, decision));
                     continue;
                 }
-                if decision == PerfDecision::WriteAndDropSnapshots {
-                    tx.execute("DELETE FROM perf_records WHERE workspace_id = $1 AND kind = 'snapshot' AND publication_id = $2", &[&ws, &record.id])?;
+                match (decision, record.kind) {
+                    (PerfDecision::WriteAndDropSnapshots, PerfKind::Account) => {
+                        tx.execute("DELETE FROM perf_records WHERE workspace_id = $1 AND kind = 'accountSnapshot' AND account_id = $2", &[&ws, &record.id])?;
+                    }
+                    (PerfDecision::WriteAndDropSnapshots, _) => {
+                        tx.execute("DELETE FROM perf_records WHERE workspace_id = $1 AND kind = 'snapshot' AND publication_id = $2", &[&ws, &record.id])?;
+                    }
+                    _ => {}
                 }
                 cursor += 1;
                 let created_by: String = held.as_ref().map_or_else(|| by.to_owned(), |r| r.get(3));

@@ -789,18 +789,22 @@ impl Storage for SledStorage {
                 None if dropped.contains(&record_key) => None,
                 None => Sled::get(&inner.perf, &record_key)?,
             };
-            let publication_deleted = match (&record.kind, &record.publication_id) {
-                (PerfKind::Snapshot, Some(publication)) => {
-                    let publication_key = key(&[ws, PerfKind::Publication.as_str().as_bytes(), publication.as_bytes()]);
-                    let publication: Option<ServerPerfRecord> = match written.get(&publication_key) {
-                        Some(r) => Some(r.clone()),
-                        None => Sled::get(&inner.perf, &publication_key)?,
-                    };
-                    publication.is_some_and(|p| p.record.deleted)
-                }
-                _ => false,
+            let parent = match (&record.kind, &record.publication_id, &record.account_id) {
+                (PerfKind::Snapshot, Some(publication), _) => Some(key(&[ws, PerfKind::Publication.as_str().as_bytes(), publication.as_bytes()])),
+                (PerfKind::AccountSnapshot, _, Some(account)) => Some(key(&[ws, PerfKind::Account.as_str().as_bytes(), account.as_bytes()])),
+                _ => None,
             };
-            let decision = perf_decision(record, held.as_ref().map(|h| (h.record.stamp(), h.record.deleted)), publication_deleted);
+            let parent_deleted = match parent {
+                Some(parent_key) => {
+                    let parent: Option<ServerPerfRecord> = match written.get(&parent_key) {
+                        Some(r) => Some(r.clone()),
+                        None => Sled::get(&inner.perf, &parent_key)?,
+                    };
+                    parent.is_some_and(|p| p.record.deleted)
+                }
+                None => false,
+            };
+            let decision = perf_decision(record, held.as_ref().map(|h| (h.record.stamp(), h.record.deleted)), parent_deleted);
             if matches!(decision, PerfDecision::Keep | PerfDecision::Conflict) {
                 acks.push(perf_unapplied(record, decision));
                 continue;
@@ -808,7 +812,29 @@ impl Storage for SledStorage {
             if let Some(held) = &held {
                 dropped_log.push(key(&[ws, &held.cursor.to_be_bytes()]));
             }
-            if decision == PerfDecision::WriteAndDropSnapshots {
+            if decision == PerfDecision::WriteAndDropSnapshots && record.kind == PerfKind::Account {
+                // An account's days have no index of their own (an account is deleted
+                // rarely): the workspace's days are read and those of the account go,
+                // the ones this push wrote too.
+                let prefix = key(&[ws, PerfKind::AccountSnapshot.as_str().as_bytes(), b""]);
+                for entry in inner.perf.scan_prefix(&prefix) {
+                    let (day_key, _) = entry?;
+                    let Some(day) = Sled::get::<ServerPerfRecord>(&inner.perf, &day_key)? else { continue };
+                    if day.record.account_id.as_deref() == Some(record.id.as_str()) {
+                        dropped_log.push(key(&[ws, &day.cursor.to_be_bytes()]));
+                        dropped.insert(day_key.to_vec());
+                    }
+                }
+                let written_days: Vec<Vec<u8>> = written
+                    .iter()
+                    .filter(|(_, r)| r.record.kind == PerfKind::AccountSnapshot && r.record.account_id.as_deref() == Some(record.id.as_str()))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for day_key in written_days {
+                    written.remove(&day_key);
+                    dropped.insert(day_key);
+                }
+            } else if decision == PerfDecision::WriteAndDropSnapshots {
                 let prefix = key(&[ws, record.id.as_bytes(), b""]);
                 for entry in inner.perf_snapshots.scan_prefix(&prefix) {
                     let (k, _) = entry?;
