@@ -14,18 +14,15 @@ use inkstone_model::Platform;
 use inkstone_text::pipeline::{compile, compile_all, CompileInput};
 use inkstone_text::profiles::ProfileSet;
 
-/// A small deterministic generator so runs are comparable (xtask's store benchmark
-/// writes its articles from the same phrases).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
+/// The workspace's seeded generator, so runs are comparable (xtask's store benchmark
+/// writes its articles from the same phrases): the file of `inkstone-test-support`,
+/// included rather than depended on, since that crate sits above the engine and this
+/// crate's benchmark must build without tokio, tantivy or sled. (Its unit test compiles
+/// here without a harness to run it: hence `unused_imports`.)
+#[allow(dead_code, unused_imports)]
+#[path = "../../test-support/src/rng.rs"]
+mod rng;
+use rng::Rng;
 
 const PHRASES: &[&str] = &[
     "今天我们聊聊如何把一篇文章写得更清楚。",

@@ -20,9 +20,13 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
-struct Rng(u64);
+/// splitmix64, not the workspace's xorshift `Rng` (`inkstone_test_support::Rng`): the
+/// committed corpus in `tests/fixtures/search/` is this generator's output, and
+/// `search-corpus --check` holds it to that, so changing the generator would rewrite
+/// the corpus and move the search evaluation's figures.
+struct SplitMix64(u64);
 
-impl Rng {
+impl SplitMix64 {
     /// splitmix64: fixed, portable, good enough for choosing words.
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -320,7 +324,7 @@ impl Doc {
     }
 }
 
-fn three<'a>(rng: &mut Rng, words: &[&'a str]) -> [&'a str; 3] {
+fn three<'a>(rng: &mut SplitMix64, words: &[&'a str]) -> [&'a str; 3] {
     let a = rng.pick(words);
     let mut b = rng.pick(words);
     while b == a {
@@ -333,7 +337,7 @@ fn three<'a>(rng: &mut Rng, words: &[&'a str]) -> [&'a str; 3] {
     [a, b, c]
 }
 
-fn documents(rng: &mut Rng) -> Vec<Doc> {
+fn documents(rng: &mut SplitMix64) -> Vec<Doc> {
     let mut docs = Vec::new();
     let mut titles = std::collections::BTreeSet::new();
     for (topic_idx, topic) in TOPICS.iter().enumerate() {
@@ -412,7 +416,7 @@ fn literal_judgements(docs: &[Doc], needle: &str) -> BTreeMap<String, u32> {
         .collect()
 }
 
-fn queries(rng: &mut Rng, docs: &[Doc]) -> Vec<Query> {
+fn queries(rng: &mut SplitMix64, docs: &[Doc]) -> Vec<Query> {
     let mut out: Vec<Query> = Vec::new();
     let mut push = |class: &'static str, q: String, judgements: BTreeMap<String, u32>| {
         if judgements.values().any(|g| *g > 0) && !out.iter().any(|x| x.q == q) {
@@ -491,7 +495,7 @@ fn lexicon() -> Vec<Vec<String>> {
 
 /// The files, by name.
 fn files() -> Result<BTreeMap<&'static str, String>> {
-    let mut rng = Rng(20_261_123);
+    let mut rng = SplitMix64(20_261_123);
     let docs = documents(&mut rng);
     let queries = queries(&mut rng, &docs);
     if docs.len() < 300 || queries.len() < 100 {

@@ -396,10 +396,17 @@ impl Turn<'_, '_> {
         if runs.is_empty() {
             return Ok(());
         }
-        // A write with a recorded execution is not run again.
-        let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(runs.len());
+        let reused = self.claim_executions(&runs)?;
+        let outcomes = self.run_concurrently(&runs, &reused, tool_names);
+        self.append_batch_results(runs, reused, outcomes)
+    }
+
+    /// Before anything runs: each write's execution marker (durable before the write
+    /// begins) and the approval it uses up, in one transaction per call. A write with a
+    /// recorded execution is not run again: its record is returned in its place.
+    fn claim_executions(&mut self, runs: &[Run]) -> Result<Vec<Option<ToolExecution>>, ApiError> {
         let mut reused: Vec<Option<ToolExecution>> = Vec::with_capacity(runs.len());
-        for run in &runs {
+        for run in runs {
             let previous = if run.tool.definition.is_write() { self.engine.store().get::<ToolExecution>(run.idempotency_key.as_bytes())? } else { None };
             let mut batch = Batch::new();
             if previous.is_none() && run.tool.definition.is_write() {
@@ -435,8 +442,15 @@ impl Turn<'_, '_> {
                 self.stats.sync_time += started.elapsed();
             }
             reused.push(previous);
-            outcomes.push(None);
         }
+        Ok(reused)
+    }
+
+    /// Runs the calls not `reused`, each on its own thread, until each answers, the
+    /// person interrupts (a cancellable tool is stopped) or the turn's tool timeout
+    /// passes. Returns each call's outcome by index (None for a reused one).
+    fn run_concurrently(&self, runs: &[Run], reused: &[Option<ToolExecution>], tool_names: &[String]) -> Vec<Option<Outcome>> {
+        let mut outcomes: Vec<Option<Outcome>> = runs.iter().map(|_| None).collect();
         let timeout = Duration::from_millis(self.scope.limits.tool_timeout_ms);
         let flags: Vec<AtomicBool> = runs.iter().map(|_| AtomicBool::new(false)).collect();
         let engine = self.engine;
@@ -532,6 +546,13 @@ impl Turn<'_, '_> {
                 }
             }
         });
+        outcomes
+    }
+
+    /// Appends each call's result in request order: a reused execution's recorded
+    /// result (or, for a write whose outcome is unknown, that it was not run again),
+    /// else its outcome; a successful plan-mode tool changes the mode.
+    fn append_batch_results(&mut self, runs: Vec<Run>, mut reused: Vec<Option<ToolExecution>>, mut outcomes: Vec<Option<Outcome>>) -> Result<(), ApiError> {
         for (index, run) in runs.into_iter().enumerate() {
             if let Some(previous) = reused[index].take() {
                 let meta = Meta { tool_use_id: Some(run.call.id.clone()), ..Meta::default() };

@@ -16,6 +16,16 @@ use crate::llm::profile::LlmProfile;
 use crate::llm::{estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall};
 use crate::store::{Batch, Durability, Kind};
 
+/// A request sized to the window, with what sized it: its context snapshot, the
+/// conversation's estimated tokens, the reply's reserve and the room's shares.
+struct SizedRequest {
+    request: ChatRequest,
+    snapshot: crate::context::ContextSnapshot,
+    conversation_tokens: u64,
+    reserve: ReplyReserve,
+    shares: super::compaction::Room,
+}
+
 impl Turn<'_, '_> {
     fn budget_check(&self, profile: &LlmProfile) -> Option<Flow> {
         let limits = &self.scope.limits;
@@ -108,11 +118,36 @@ impl Turn<'_, '_> {
             return Ok(flow);
         }
         self.model_turns += 1;
+        let window = u64::from(profile.context_window);
+        let calibration = super::compaction::profile_context(self.engine.store(), &profile.id)?;
+        let mut sized = match self.sized_request(&profile, &calibration)? {
+            Ok(sized) => sized,
+            Err(end) => return Ok(end),
+        };
+        self.record_call(&mut sized, window)?;
+        let SizedRequest { request, shares, .. } = sized;
+
+        let owner = &self.scope.owner;
+        let call = ModelCall { profile: &self.scope.profile_id, purpose: self.scope.purpose.as_str(), session_id: owner.session_id(), run_id: owner.run_id() };
+        let turn_id = self.turn_id.clone();
+        let Streamed { result, partial, elapsed } = stream_reply(self.engine, self.live, &turn_id, call, &request, Checkpoints::IntoLog, self.emit)?;
+        self.stats.model_calls += 1;
+        self.stats.model_time += elapsed;
+        self.settle(result, partial, &request, &profile, &calibration, shares)
+    }
+
+    /// The request of the next call, sized to the window: the context gathered and
+    /// assembled into what the conversation and the reply leave, and the conversation
+    /// compacted first past the threshold (once per call) or until the request fits (at
+    /// most `MAX_FAILURES` attempts; the last one truncates). `Ok(Err(end))`: the turn
+    /// ends instead (the fixed part or the pins do not fit, the person stopped it, or
+    /// the request does not fit even at its smallest).
+    fn sized_request(&mut self, profile: &LlmProfile, calibration: &super::compaction::ProfileContext) -> Result<Result<SizedRequest, Flow>, ApiError> {
+        let limits = self.scope.limits.clone();
         let registry = self.engine.harness().registry()?;
         let window = u64::from(profile.context_window);
         let engine = self.engine;
         let store = engine.store();
-        let calibration = super::compaction::profile_context(store, &profile.id)?;
 
         // Context: typed records only (no profiles, settings or keys).
         let records = gather(store, &self.scope.project_id)?;
@@ -123,11 +158,9 @@ impl Turn<'_, '_> {
         let extras = super::context_extras(store, &self.scope.workspace_id, &records, &intent)?;
         // The versioned prompt layers (with the data folder's overrides).
         let prompts = crate::prompts::PromptSet::load(&engine.config().data_dir.join("prompts"))?;
-        // The coordinator: compact past the threshold (once per call), or until the
-        // request fits (at most MAX_FAILURES attempts; the last one truncates).
         let mut attempts = 0u32;
         let mut nothing_to_compact = false;
-        let (mut request, snapshot, conversation_tokens, reserve, shares) = loop {
+        loop {
             let (messages, mode, summary, pins, selection, threshold, warned, just_compacted) = self.state(|s| {
                 let pins: Vec<String> = s.pins.iter().map(|p| p.text.clone()).collect();
                 (s.messages.clone(), s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
@@ -135,7 +168,7 @@ impl Turn<'_, '_> {
             let threshold = threshold.or(calibration.threshold).unwrap_or_default();
             let message_tokens = estimate_request_tokens(&ChatRequest::new(messages.clone()));
             // The reply's reserve, sized to the step (see `ReplyReserve`).
-            let reserve = ReplyReserve::for_step(limits.max_output_tokens, &profile, selection.as_ref());
+            let reserve = ReplyReserve::for_step(limits.max_output_tokens, profile, selection.as_ref());
             // The tool definitions this call sends: the largest set the profile's
             // loading allows that fits its share of the window (see `offered_within`).
             let (tool_set, tools) = registry.offered_within(profile.tool_loading, window, &messages);
@@ -158,13 +191,13 @@ impl Turn<'_, '_> {
             // left: when that alone does not fit, no compaction can help, so none is tried.
             // Pins and the summary are left out of it: they have budgets of their own
             // in the room it leaves (`compaction::Room`), which the person is told of.
-            let overhead = Overhead::of(&crate::context::ContextInput { pins: &[], session_summary: "", ..input }, &request.tools, reserve, window, &calibration);
+            let overhead = Overhead::of(&crate::context::ContextInput { pins: &[], session_summary: "", ..input }, &request.tools, reserve, window, calibration);
             if overhead.fixed_total() + super::compaction::MIN_FREE_TOKENS > window {
-                return Ok(overhead.too_long(window, tool_set));
+                return Ok(Err(overhead.too_long(window, tool_set)));
             }
             let shares = super::compaction::Room::new(window, overhead.fixed_total(), calibration.ratio);
             if let Some(over) = shares.pins_over(&pins) {
-                return Ok(Flow::End(TurnEndReason::PinsTooLong, over.message(), over.hints()));
+                return Ok(Err(Flow::End(TurnEndReason::PinsTooLong, over.message(), over.hints())));
             }
             // The article and context fill what the conversation and the step's reply
             // leave (in estimated tokens: the calibration says how the server counts);
@@ -199,7 +232,7 @@ impl Turn<'_, '_> {
                     nothing_to_compact = true;
                 }
                 if self.live.interrupted() {
-                    return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the session was compacting.".to_owned(), Vec::new()));
+                    return Ok(Err(Flow::End(TurnEndReason::Interrupted, "Stopped by the user while the session was compacting.".to_owned(), Vec::new())));
                 }
                 continue;
             }
@@ -212,36 +245,7 @@ impl Turn<'_, '_> {
             request.max_output_tokens = Some(max_output);
             let snapshot = match assembled {
                 Ok(snapshot) if fits => snapshot,
-                Ok(_) | Err(_) => {
-                    // A first message names what takes the room; a longer session has outgrown it.
-                    let first_turn = self.state(|s| s.last_turn_end.is_none());
-                    let what = if first_turn { "This request does not fit" } else { "This session no longer fits" };
-                    let mut tools_only = ChatRequest::new(Vec::new());
-                    tools_only.tools = request.tools.clone();
-                    let tool_tokens = estimate_request_tokens(&tools_only);
-                    return Ok(Flow::End(
-                        TurnEndReason::ContextTooLong,
-                        format!(
-                            "{what} the model's context window ({} tokens): the request takes about {calibrated} tokens (about {tool_tokens} of them tool definitions) with the reply's reserve of {}.",
-                            profile.context_window, reserve.floor
-                        ),
-                        {
-                            let mut hints = vec![
-                                hint("shorter_message", "Send a shorter message, or paste long material in parts: the earlier conversation is compacted first."),
-                                hint("new_session", "Start a new session; the project and its versions are kept."),
-                                hint("compact", "Or pin what matters and compact the session."),
-                                hint("larger_context", "Or choose a model with a larger context window."),
-                            ];
-                            if tool_set == super::tools::ToolSet::All {
-                                hints.push(hint(
-                                    "tools_on_demand",
-                                    "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
-                                ));
-                            }
-                            hints
-                        },
-                    ));
-                }
+                Ok(_) | Err(_) => return Ok(Err(self.does_not_fit(&request, calibrated, profile, reserve.floor, tool_set))),
             };
             if filling * 100 >= u64::from(super::compaction::WARN_PERCENT) * window && !warned {
                 let percent = (filling * 100 / window.max(1)) as u32;
@@ -250,11 +254,53 @@ impl Turn<'_, '_> {
                     Durability::Grouped,
                 )?;
             }
-            break (request, snapshot, conversation_tokens, reserve, shares);
-        };
+            return Ok(Ok(SizedRequest { request, snapshot, conversation_tokens, reserve, shares }));
+        }
+    }
+
+    /// The end of a turn whose request does not fit the window even at its smallest:
+    /// what takes the room, and what the person can do.
+    fn does_not_fit(&self, request: &ChatRequest, calibrated: u64, profile: &LlmProfile, reserve_floor: u32, tool_set: super::tools::ToolSet) -> Flow {
+        // A first message names what takes the room; a longer session has outgrown it.
+        let first_turn = self.state(|s| s.last_turn_end.is_none());
+        let what = if first_turn { "This request does not fit" } else { "This session no longer fits" };
+        let mut tools_only = ChatRequest::new(Vec::new());
+        tools_only.tools = request.tools.clone();
+        let tool_tokens = estimate_request_tokens(&tools_only);
+        Flow::End(
+            TurnEndReason::ContextTooLong,
+            format!(
+                "{what} the model's context window ({} tokens): the request takes about {calibrated} tokens (about {tool_tokens} of them tool definitions) with the reply's reserve of {}.",
+                profile.context_window, reserve_floor
+            ),
+            {
+                let mut hints = vec![
+                    hint("shorter_message", "Send a shorter message, or paste long material in parts: the earlier conversation is compacted first."),
+                    hint("new_session", "Start a new session; the project and its versions are kept."),
+                    hint("compact", "Or pin what matters and compact the session."),
+                    hint("larger_context", "Or choose a model with a larger context window."),
+                ];
+                if tool_set == super::tools::ToolSet::All {
+                    hints.push(hint(
+                        "tools_on_demand",
+                        "Or let this model load tools on demand (Settings → AI models): each request then carries about 1,400 fewer tokens of tool definitions.",
+                    ));
+                }
+                hints
+            },
+        )
+    }
+
+    /// Records what the call sends (its context snapshot, then that the call started),
+    /// sets the room tool results may take, and puts the system message first.
+    fn record_call(&mut self, sized: &mut SizedRequest, window: u64) -> Result<(), ApiError> {
+        let SizedRequest { request, snapshot, conversation_tokens, reserve, .. } = sized;
+        let (snapshot, conversation_tokens, reserve) = (&*snapshot, *conversation_tokens, *reserve);
+        let engine = self.engine;
+        let store = engine.store();
         let mut extra = Batch::new();
         if !store.contains(Kind::ContextSnapshots, snapshot.id.as_bytes())? {
-            extra.put(&snapshot)?;
+            extra.put(snapshot)?;
         }
         let layers: Vec<LayerEstimate> = snapshot.layers.iter().map(|l| LayerEstimate { layer: l.name.clone(), tokens: l.tokens, trimmed: l.trimmed }).collect();
         let context_tokens = layers.iter().map(|l| l.tokens).sum::<u64>();
@@ -272,31 +318,39 @@ impl Turn<'_, '_> {
         let message_count = request.messages.len() as u32;
         self.append(snapshot_meta, EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash, message_count }, Batch::new(), Durability::Durable)?;
         request.messages.insert(0, Message::system(snapshot.system.clone()));
+        Ok(())
+    }
 
-        let owner = &self.scope.owner;
-        let call = ModelCall { profile: &self.scope.profile_id, purpose: self.scope.purpose.as_str(), session_id: owner.session_id(), run_id: owner.run_id() };
-        let turn_id = self.turn_id.clone();
-        let Streamed { result, partial, elapsed } = stream_reply(self.engine, self.live, &turn_id, call, &request, Checkpoints::IntoLog, self.emit)?;
-        self.stats.model_calls += 1;
-        self.stats.model_time += elapsed;
-
+    /// What the reply (or its failure) makes of the turn: the reply appended and the
+    /// calibration taught, an interrupt or a broken-off answer kept, one reactive
+    /// compaction and retry on a refusal as too long, or the end with what to do.
+    fn settle(
+        &mut self,
+        result: Result<crate::llm::ChatResponse, ApiError>,
+        partial: String,
+        request: &ChatRequest,
+        profile: &LlmProfile,
+        calibration: &super::compaction::ProfileContext,
+        shares: super::compaction::Room,
+    ) -> Result<Flow, ApiError> {
+        let window = u64::from(profile.context_window);
         // A stream cut before a word arrived on a request near the window is most
         // likely an overflow the server only logged (llama-cpp-python): said as one,
         // so the turn compacts and retries, or ends saying the real cause.
-        let result = result.map_err(|error| likely_overflow(error, &request, &calibration, window, profile.server_window.map(|w| w.server)));
+        let result = result.map_err(|error| likely_overflow(error, request, calibration, window, profile.server_window.map(|w| w.server)));
         // A server that refuses a request as too long and says how many tokens it
         // counted (llama.cpp, vLLM, OpenAI) calibrates the estimate as usage does: its
         // tokenizer may count far more than the estimate (Chinese on a small model),
         // and without this the next request would be sized as wrongly again.
         if let Err(error) = &result {
             if let Some(reported) = error.details.as_ref().and_then(|d| d["promptTokens"].as_u64()).filter(|_| error.code == ErrorCode::ContextTooLong) {
-                self.learn(&profile.id, estimate_request_tokens(&request), reported)?;
+                self.learn(&profile.id, estimate_request_tokens(request), reported)?;
             }
         }
         match result {
             Ok(reply) => {
                 if !reply.usage.estimated && reply.usage.input_tokens > 0 {
-                    self.learn(&profile.id, estimate_request_tokens(&request), reply.usage.input_tokens)?;
+                    self.learn(&profile.id, estimate_request_tokens(request), reply.usage.input_tokens)?;
                 }
                 let finished = reply.tool_calls.is_empty();
                 self.append_simple(answered(reply), Durability::Grouped)?;

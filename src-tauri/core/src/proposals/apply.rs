@@ -269,17 +269,11 @@ pub(super) fn version_origin(proposal: &Proposal, taken: &[super::ProposalHunk])
     }
 }
 
-/// Stages an accept into `batch` (the caller holds the write lock and commits once).
-///
-/// Errors: NOT_FOUND; CONFLICT when the proposal is not open, its base moved, or
-/// `expected_base` is not the target's revision (nothing is staged); READ_ONLY for a
-/// publishing draft, or a ready/published draft without `confirm_final` (and always
-/// for the model); VALIDATION for bad hunk ids or choices.
-pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Result<Accepted, ApiError> {
-    let store = kernel.store();
-    let mut proposal = load(store, &request.proposal_id)?;
+/// Refuses a proposal that cannot be accepted as it stands: not open, aimed at a
+/// publishing draft, stale, or based on a change only staged.
+fn refuse_unacceptable(store: &Store, proposal: &Proposal) -> Result<(), ApiError> {
     if proposal.status != ProposalStatus::Proposed {
-        return Err(not_open(&proposal));
+        return Err(not_open(proposal));
     }
     // A publishing draft refuses before anything else is considered.
     if let Target::Draft { platform } = &proposal.target {
@@ -289,19 +283,32 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
             }
         }
     }
-    let stale = staleness(store, &proposal)?;
+    let stale = staleness(store, proposal)?;
     if stale.stale {
-        return Err(stale_conflict(store, &proposal, stale.reason.as_deref().unwrap_or("its base moved."))?);
+        return Err(stale_conflict(store, proposal, stale.reason.as_deref().unwrap_or("its base moved."))?);
     }
     if stale.based_on_staged {
-        return Err(based_on_staged(&proposal));
+        return Err(based_on_staged(proposal));
     }
-    let mut project = crate::project::load(store, &proposal.project_id)?;
-    let (actor, via, approval) = actor_names(kernel, &request.actor)?;
+    Ok(())
+}
+
+/// Stages what accepting `proposal` changes in its target (a version of the source or
+/// the title, the metadata, a draft's revision, a comment's reply; nothing for a
+/// session artifact) into `batch` and `accepted`. Returns the hunks taken and the
+/// candidates chosen. Errors: those of [`stage_accept`] about the target.
+fn stage_change(
+    kernel: &Kernel,
+    batch: &mut Batch,
+    request: &Accept,
+    proposal: &Proposal,
+    project: &mut Project,
+    accepted: &mut Accepted,
+) -> Result<(Vec<super::ProposalHunk>, Vec<String>), ApiError> {
+    let store = kernel.store();
     // The proposal's summary only: its id is in the version's origin (`aiProposal`),
     // never in human text.
     let message = proposal.summary.chars().take(120).collect::<String>();
-    let mut accepted = Accepted { proposal: proposal.clone(), version: None, draft: None, comment: None, project: None };
     let mut taken: Vec<super::ProposalHunk> = Vec::new();
     let mut choices: Vec<String> = Vec::new();
     let check_project_base = |project: &Project| {
@@ -313,8 +320,8 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
     };
     match (&proposal.target, &proposal.payload) {
         (Target::Source, Payload::Text { base_text, .. }) => {
-            check_project_base(&project)?;
-            taken = selected_hunks(&proposal, request.hunks.as_deref())?.into_iter().cloned().collect();
+            check_project_base(project)?;
+            taken = selected_hunks(proposal, request.hunks.as_deref())?.into_iter().cloned().collect();
             let new_source = apply_hunks(base_text, &taken)?;
             project.source = new_source;
             project.revision += 1;
@@ -322,15 +329,15 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
             let version = crate::project::versions::stage_next(
                 kernel,
                 batch,
-                &mut project,
-                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal, &taken), message: Some(&message), message_id: None, message_params: None },
+                project,
+                NewVersion { title: &title, source: &source, origin: &version_origin(proposal, &taken), message: Some(&message), message_id: None, message_params: None },
             )?;
             // `versions::stage_next` staged the version's sync delivery job in this batch too.
-            batch.put(&project)?;
+            batch.put(&*project)?;
             accepted.version = Some(version);
         }
         (Target::Source, Payload::Candidates { candidates }) => {
-            check_project_base(&project)?;
+            check_project_base(project)?;
             choices = pick(candidates, request.choices.as_deref(), true)?;
             project.title = choices[0].clone();
             project.revision += 1;
@@ -338,14 +345,14 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
             let version = crate::project::versions::stage_next(
                 kernel,
                 batch,
-                &mut project,
-                NewVersion { title: &title, source: &source, origin: &version_origin(&proposal, &[]), message: Some(&message), message_id: None, message_params: None },
+                project,
+                NewVersion { title: &title, source: &source, origin: &version_origin(proposal, &[]), message: Some(&message), message_id: None, message_params: None },
             )?;
-            batch.put(&project)?;
+            batch.put(&*project)?;
             accepted.version = Some(version);
         }
         (Target::Metadata, Payload::Metadata { change }) => {
-            check_project_base(&project)?;
+            check_project_base(project)?;
             let title_changes = change.title.as_ref().is_some_and(|t| *t != project.title);
             let changes = crate::project::ProjectChanges {
                 title: change.title.clone(),
@@ -353,7 +360,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 platforms: change.platforms.clone(),
                 brand_profile_id: change.brand_profile_id.clone(),
             };
-            crate::project::stage_update(kernel, batch, &mut project, changes)?;
+            crate::project::stage_update(kernel, batch, project, changes)?;
             if let Some(template_id) = &change.template_id {
                 project.template_id = template_id.clone();
             }
@@ -362,12 +369,12 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
                 let version = crate::project::versions::stage_next(
                     kernel,
                     batch,
-                    &mut project,
-                    NewVersion { title: &title, source: &source, origin: &version_origin(&proposal, &[]), message: Some(&message), message_id: None, message_params: None },
+                    project,
+                    NewVersion { title: &title, source: &source, origin: &version_origin(proposal, &[]), message: Some(&message), message_id: None, message_params: None },
                 )?;
                 accepted.version = Some(version);
             }
-            batch.put(&project)?;
+            batch.put(&*project)?;
         }
         (Target::Draft { platform }, payload) => {
             let mut draft = crate::project::drafts::require(store, &project.id, *platform)?;
@@ -377,7 +384,7 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
             check_final(&draft, request)?;
             let content = match payload {
                 Payload::Text { base_text, .. } => {
-                    taken = selected_hunks(&proposal, request.hunks.as_deref())?.into_iter().cloned().collect();
+                    taken = selected_hunks(proposal, request.hunks.as_deref())?.into_iter().cloned().collect();
                     with_patch_text(&draft.content, &apply_hunks(base_text, &taken)?)
                 }
                 Payload::Candidates { candidates } => {
@@ -395,12 +402,29 @@ pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Res
         }
         (Target::Comment { comment_id }, Payload::CommentReply { body, .. }) => {
             let parent = crate::project::comments::load(store, &project.id, comment_id)?;
-            accepted.comment = Some(crate::project::comments::stage_reply(kernel, batch, &project, &parent, body.clone())?);
+            accepted.comment = Some(crate::project::comments::stage_reply(kernel, batch, project, &parent, body.clone())?);
         }
         // Artifacts: accepting records the person's decision; nothing official changes.
         (Target::Session, Payload::Outline { .. } | Payload::Checklist { .. }) => {}
         _ => return Err(ApiError::internal("The proposal's target and payload do not fit together.")),
     }
+    Ok((taken, choices))
+}
+
+/// Stages an accept into `batch` (the caller holds the write lock and commits once).
+///
+/// Errors: NOT_FOUND; CONFLICT when the proposal is not open, its base moved, or
+/// `expected_base` is not the target's revision (nothing is staged); READ_ONLY for a
+/// publishing draft, or a ready/published draft without `confirm_final` (and always
+/// for the model); VALIDATION for bad hunk ids or choices.
+pub fn stage_accept(kernel: &Kernel, batch: &mut Batch, request: &Accept) -> Result<Accepted, ApiError> {
+    let store = kernel.store();
+    let mut proposal = load(store, &request.proposal_id)?;
+    refuse_unacceptable(store, &proposal)?;
+    let mut project = crate::project::load(store, &proposal.project_id)?;
+    let (actor, via, approval) = actor_names(kernel, &request.actor)?;
+    let mut accepted = Accepted { proposal: proposal.clone(), version: None, draft: None, comment: None, project: None };
+    let (taken, choices) = stage_change(kernel, batch, request, &proposal, &mut project, &mut accepted)?;
     let partial = !proposal.hunks.is_empty() && taken.len() < proposal.hunks.len();
     let now = kernel.now();
     proposal.status = if partial { ProposalStatus::PartiallyAccepted } else { ProposalStatus::Accepted };

@@ -335,12 +335,7 @@ fn as_if_upgraded(client: &Client) {
 /// first copy.
 #[test]
 fn accounts_days_from_an_import_reach_a_colleague_once_and_a_changed_copy_is_a_conflict() {
-    let server_dir = tempfile::tempdir().unwrap();
-    let server = Server::start(server_dir.path());
-    let (ws, tokens) = server.workspace(&["a", "b"]);
-    let (a, b) = (Client::new("A"), Client::new("B"));
-    a.connect(&server.url, &tokens[0]);
-    b.connect(&server.url, &tokens[1]);
+    let Connected { server_dir: _server_dir, server, ws, clients: [a, b] } = connected(["A", "B"]);
     let account = a.ok("account.create", json!({"platform": "wechat", "name": "墨砚官方号"}))["id"].as_str().unwrap().to_owned();
     let made = import_days(&a, &account);
     assert_eq!(made.len(), 3);

@@ -550,6 +550,62 @@ fn the_map_scan_reads_paths() {
     assert_eq!(named_paths(map), vec!["docs/design/sync.md".to_owned(), "src-tauri/core/".to_owned()]);
 }
 
+/// The most lines a Rust source file of the workspace may hold (files under `tests/`,
+/// `benches/` and `examples/` aside; a file's own unit tests count). Past it a file
+/// almost always carries more than one concern: make it a face with a file per part
+/// (as `sync`, `proposals`, `server/src/storage/sled/` are) rather than raise the cap.
+const SOURCE_MAX_LINES: usize = 900;
+
+/// The files over the cap today, each with why it is still one file. An entry whose
+/// file shrank under the cap must go.
+const SOURCE_OVER_CAP: &[(&str, &str)] = &[
+    ("core/src/harness/timeline.rs", "the panel's items and their fold, being reworked on another branch; to be split along item kinds after it lands"),
+    (
+        "core/src/performance/import.rs",
+        "the metric imports (CSV, .xlsx/.xls, HTML-as-.xls and the profile mapping), being reworked on another branch; to be split by format after it lands",
+    ),
+];
+
+/// Every Rust source file under `src-tauri/` that is not a test, bench or example,
+/// relative to `src-tauri/`.
+fn workspace_sources() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut out: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .filter_map(|path| {
+            let relative = path.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+            let skipped = relative.split('/').any(|part| matches!(part, "tests" | "benches" | "examples" | "target"));
+            (!skipped).then_some((relative, path))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// No source file grows past [`SOURCE_MAX_LINES`] but the listed ones, and the list
+/// holds only files still over it.
+#[test]
+fn no_source_file_grows_past_its_cap() {
+    let sources = workspace_sources();
+    assert!(sources.len() > 100 && sources.iter().any(|(name, _)| name == "core/src/lib.rs"), "the walk found the workspace's sources");
+    let mut over = Vec::new();
+    for (name, path) in &sources {
+        let lines = std::fs::read_to_string(path).unwrap().lines().count();
+        if lines > SOURCE_MAX_LINES && !SOURCE_OVER_CAP.iter().any(|(listed, _)| listed == name) {
+            over.push(format!("{name}: {lines} lines"));
+        }
+    }
+    assert!(over.is_empty(), "over the cap of {SOURCE_MAX_LINES} lines (split the file along its concerns): {over:?}");
+    for (listed, why) in SOURCE_OVER_CAP {
+        assert!(!why.is_empty());
+        let path = sources.iter().find(|(name, _)| name == listed).map(|(_, path)| path).unwrap_or_else(|| panic!("{listed} is listed over the cap but does not exist"));
+        let lines = std::fs::read_to_string(path).unwrap().lines().count();
+        assert!(lines > SOURCE_MAX_LINES, "{listed} has {lines} lines, within the cap: take it off SOURCE_OVER_CAP");
+    }
+}
+
 /// One catalog file: its feature name and its ids with their texts.
 type CatalogFile = (String, std::collections::BTreeMap<String, String>);
 

@@ -10,17 +10,18 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use inkstone_durable::GroupSync;
 use inkstone_sync_proto::{
-    AiActivityEntry, AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfAck, PerfChangesResponse, PerfKind, PerfPushResponse, PerfRecord,
-    PolicyRecord, ProjectHead, PushRequest, PushResponse, PushedVersion, Role, ServerPerfRecord, ServerVersion, StaleBase, TokenEntry, WorkspaceInfo, MAX_PAGE_BYTES,
+    AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfChangesResponse, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead,
+    PushRequest, PushResponse, Role, ServerVersion, TokenEntry, WorkspaceInfo,
 };
 use serde::{Deserialize, Serialize};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
 use tokio::sync::oneshot;
 
-use super::{
-    features, new_token, now_millis, perf_decision, perf_unapplied, random_hex, sha256_hex, Caller, Page, PendingPush, PerfDecision, PushOutcome, Storage, StorageError,
-    DEDUPE_KEEP_MILLIS,
-};
+use super::{features, new_token, now_millis, random_hex, sha256_hex, Caller, Page, PendingPush, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+
+mod activity;
+mod perf;
+mod push;
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -309,23 +310,6 @@ impl Sled {
         self.durable()
     }
 
-    /// Fills `ai_activity_by_time` from `ai_activity` once (a folder written before the
-    /// index existed); idempotent: an entry is its row's key and fields, so writing it
-    /// again changes nothing, and the marker is set only after every row is indexed.
-    fn index_ai_activity(&self) -> Result<(), StorageError> {
-        if self.db.get(AI_ACTIVITY_INDEXED)?.is_some() {
-            return Ok(());
-        }
-        for item in self.ai_activity.iter() {
-            let (k, v) = item?;
-            let entry: AiActivityEntry = serde_json::from_slice(&v)?;
-            let ws = &k[..k.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged ai activity key".into()))?];
-            self.ai_activity_by_time.insert(activity_index_key(ws, entry.ai.accepted_at, entry.cursor), activity_index_value(&entry))?;
-        }
-        self.db.insert(AI_ACTIVITY_INDEXED, &[1u8][..])?;
-        self.durable()
-    }
-
     /// Makes every write so far durable: flushes sled, then syncs its log and whatever
     /// else changed in the folder; concurrent callers share one sync (group commit).
     /// See [`GroupSync::sync`].
@@ -369,25 +353,6 @@ impl Sled {
                 let _ = job.reply.send(answer);
             }
         }
-    }
-
-    /// Applies `group` in one transaction, in order; each push sees the ones before it.
-    /// A push refused (stale base, reused key) writes nothing and gets its error; an
-    /// error of the store fails the whole group and writes nothing.
-    fn apply(&self, group: &[PushJob]) -> Result<Vec<Result<PushOutcome, StorageError>>, StorageError> {
-        (&self.heads, &self.versions, &self.changes, &self.cursors, &self.dedupe, &self.client_ids, &self.ai_activity, &self.ai_activity_by_time)
-            .transaction(|(heads, versions, changes, cursors, dedupe, client_ids, ai_activity, ai_activity_by_time)| {
-                let mut answers = Vec::with_capacity(group.len());
-                for job in group {
-                    answers.push(match apply_push((heads, versions, changes, cursors, dedupe, client_ids, ai_activity, ai_activity_by_time), job) {
-                        Ok(outcome) => Ok(outcome),
-                        Err(ConflictableTransactionError::Abort(refused)) => Err(refused),
-                        Err(other) => return Err(other),
-                    });
-                }
-                Ok(answers)
-            })
-            .map_err(tx_error)
     }
 
     fn get<T: for<'de> Deserialize<'de>>(tree: &sled::Tree, key: &[u8]) -> Result<Option<T>, StorageError> {
@@ -456,185 +421,6 @@ fn tx_error(e: TransactionError<StorageError>) -> StorageError {
         TransactionError::Abort(e) => e,
         TransactionError::Storage(e) => StorageError::Io(e.to_string()),
     }
-}
-
-type Trees<'a> = (
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-    &'a sled::transaction::TransactionalTree,
-);
-
-/// One push inside a group's transaction: the key's earlier result, or the push and its
-/// result. Every refusal and every encoding happens before the first write, so an
-/// `Abort` leaves nothing of this push in the transaction.
-fn apply_push(
-    (heads, versions, changes, cursors, dedupe, client_ids, ai_activity, ai_activity_by_time): Trees<'_>,
-    job: &PushJob,
-) -> Result<PushOutcome, ConflictableTransactionError<StorageError>> {
-    let (ws, project_id, request) = (job.workspace_id.as_str(), job.project_id.as_str(), &job.request);
-    if let Some(bytes) = dedupe.get(&job.claim.key)? {
-        let record: DedupeRecord = serde_json::from_slice(&bytes).map_err(abort)?;
-        if record.payload_hash != job.payload_hash {
-            return Err(ConflictableTransactionError::Abort(StorageError::KeyReused));
-        }
-        if let Some(response) = record.response {
-            return Ok(PushOutcome::Replayed(response));
-        }
-    }
-    let head_at = key(&[ws.as_bytes(), project_id.as_bytes()]);
-    let head: Option<HeadRecord> = match heads.get(&head_at)? {
-        Some(bytes) => Some(serde_json::from_slice(&bytes).map_err(abort)?),
-        None => None,
-    };
-    let current = head.as_ref().map_or(0, |h| h.head);
-    if request.base != current {
-        // At most a page of the newer versions: the client pulls the rest.
-        let mut newer = Vec::new();
-        let mut page = Page::new(usize::MAX, MAX_PAGE_BYTES);
-        let mut more = false;
-        for number in request.base.saturating_add(1)..=current {
-            if let Some(bytes) = versions.get(key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]))? {
-                if !page.admit(bytes.len()) {
-                    more = true;
-                    break;
-                }
-                newer.push(serde_json::from_slice::<ServerVersion>(&bytes).map_err(abort)?);
-            }
-        }
-        return Err(ConflictableTransactionError::Abort(StorageError::Stale(StaleBase { project_id: project_id.to_owned(), base: request.base, head: current, newer, more })));
-    }
-    // A version id the workspace holds already is refused, whoever pushed it: a client
-    // recognises its own versions by id, so a reused one would pass for theirs.
-    for v in &request.versions {
-        if client_ids.get(key(&[ws.as_bytes(), v.client_id.as_bytes()]))?.is_some() {
-            return Err(ConflictableTransactionError::Abort(StorageError::VersionIdTaken(v.client_id.clone())));
-        }
-    }
-    let mut cursor = match cursors.get(ws.as_bytes())? {
-        Some(bytes) => u64::from_be_bytes(bytes.as_ref().try_into().map_err(abort)?),
-        None => 0,
-    };
-    let mut number = current;
-    let mut writes = Vec::with_capacity(request.versions.len());
-    let mut out = Vec::with_capacity(request.versions.len());
-    let mut title = head.map(|h| h.title).unwrap_or_default();
-    let mut details = Vec::new();
-    for v in &request.versions {
-        number += 1;
-        cursor += 1;
-        let version = ServerVersion {
-            project_id: project_id.to_owned(),
-            number,
-            client_id: v.client_id.clone(),
-            title: v.title.clone(),
-            source: v.source.clone(),
-            // Who pushed it, as the server knows them: never the name a client claims.
-            author: job.pushed_by.clone(),
-            message: v.message.clone(),
-            content_hash: v.content_hash.clone(),
-            created_at: v.created_at.clone(),
-            pushed_by: job.pushed_by.clone(),
-            cursor,
-            origin: v.origin.clone(),
-        };
-        let number_key = key(&[ws.as_bytes(), project_id.as_bytes(), &number.to_be_bytes()]);
-        let change = (key(&[ws.as_bytes(), &cursor.to_be_bytes()]), change_value(project_id, number));
-        if let Some(ai) = &v.ai {
-            let entry = AiActivityEntry {
-                project_id: project_id.to_owned(),
-                project_title: None,
-                number,
-                client_id: v.client_id.clone(),
-                cursor,
-                member_id: job.member_id.clone(),
-                pushed_by: job.pushed_by.clone(),
-                ai: ai.clone(),
-            };
-            let index = (activity_index_key(ws.as_bytes(), entry.ai.accepted_at, cursor), activity_index_value(&entry));
-            details.push((change.0.clone(), serde_json::to_vec(&entry).map_err(abort)?, index));
-        }
-        writes.push((number_key, serde_json::to_vec(&version).map_err(abort)?, change, (key(&[ws.as_bytes(), v.client_id.as_bytes()]), change_value(project_id, number))));
-        title.clone_from(&v.title);
-        out.push(PushedVersion { client_id: v.client_id.clone(), number, cursor });
-    }
-    let response = PushResponse { project_id: project_id.to_owned(), head: number, versions: out };
-    let head_record = serde_json::to_vec(&HeadRecord { head: number, title }).map_err(abort)?;
-    let done = serde_json::to_vec(&DedupeRecord { payload_hash: job.payload_hash.clone(), at: job.at, response: Some(response.clone()) }).map_err(abort)?;
-    for (number_key, version, (change_key, change), (id_key, id_value)) in writes {
-        versions.insert(number_key, version)?;
-        changes.insert(change_key, change)?;
-        client_ids.insert(id_key, id_value)?;
-    }
-    for (at, entry, (index_key, index_value)) in details {
-        ai_activity.insert(at, entry)?;
-        ai_activity_by_time.insert(index_key, index_value)?;
-    }
-    heads.insert(head_at, head_record)?;
-    cursors.insert(ws.as_bytes(), &cursor.to_be_bytes())?;
-    dedupe.insert(job.claim.key.as_slice(), done)?;
-    Ok(PushOutcome::Done(response))
-}
-
-/// The default tree's key saying `ai_activity_by_time` holds every `ai_activity` row.
-const AI_ACTIVITY_INDEXED: &[u8] = b"ai_activity_by_time indexed v1";
-
-/// `workspace \0 !acceptedAt !cursor`: ascending key order is newest accept first, then
-/// newest cursor, the order of a page.
-fn activity_index_key(ws: &[u8], accepted_at: u64, cursor: u64) -> Vec<u8> {
-    key(&[ws, &[(!accepted_at).to_be_bytes(), (!cursor).to_be_bytes()].concat()])
-}
-
-/// What a page's filters test, length-prefixed (u32 BE) so any text survives:
-/// project, member id, pusher's name, model.
-fn activity_index_value(entry: &AiActivityEntry) -> Vec<u8> {
-    let mut out = Vec::new();
-    for field in [&entry.project_id, &entry.member_id, &entry.pushed_by, &entry.ai.model] {
-        out.extend_from_slice(&(field.len() as u32).to_be_bytes());
-        out.extend_from_slice(field.as_bytes());
-    }
-    out
-}
-
-/// [`activity_index_value`] read back.
-struct ActivityIndexValue<'a> {
-    project_id: &'a [u8],
-    member_id: &'a [u8],
-    pushed_by: &'a [u8],
-    model: &'a [u8],
-}
-
-impl<'a> ActivityIndexValue<'a> {
-    fn read(bytes: &'a [u8]) -> Result<ActivityIndexValue<'a>, StorageError> {
-        let damaged = || StorageError::Io("damaged ai activity index entry".into());
-        let mut rest = bytes;
-        let mut fields: [&'a [u8]; 4] = [&[]; 4];
-        for field in &mut fields {
-            let len = u32::from_be_bytes(rest.get(..4).ok_or_else(damaged)?.try_into().map_err(|_| damaged())?) as usize;
-            *field = rest.get(4..4 + len).ok_or_else(damaged)?;
-            rest = &rest[4 + len..];
-        }
-        let [project_id, member_id, pushed_by, model] = fields;
-        Ok(ActivityIndexValue { project_id, member_id, pushed_by, model })
-    }
-
-    /// Whether the row passes `query`'s filters other than its dates (the walk's bounds)
-    /// and, for an editor, is theirs.
-    fn passes(&self, only_member: Option<&str>, query: &AiActivityQuery) -> bool {
-        only_member.is_none_or(|m| self.member_id == m.as_bytes())
-            && query.project.as_ref().is_none_or(|p| self.project_id == p.as_bytes())
-            && query.person.as_ref().is_none_or(|p| self.pushed_by == p.as_bytes())
-            && query.model.as_ref().is_none_or(|m| self.model == m.as_bytes())
-    }
-}
-
-/// `project \0 number`: where a change or a client id points.
-fn change_value(project_id: &str, number: u32) -> Vec<u8> {
-    key(&[project_id.as_bytes(), &number.to_be_bytes()])
 }
 
 impl Storage for SledStorage {
@@ -765,194 +551,15 @@ impl Storage for SledStorage {
     }
 
     fn perf_push(&self, caller: &Caller, records: &[PerfRecord]) -> Result<PerfPushResponse, StorageError> {
-        let inner = &self.inner;
-        let _one_at_a_time = inner.perf_lock.lock().map_err(|_| StorageError::Io("perf lock poisoned".into()))?;
-        let ws = caller.workspace_id.as_bytes();
-        if inner.workspaces.get(ws)?.is_none() {
-            return Err(StorageError::NotFound(format!("workspace {}", caller.workspace_id)));
-        }
-        // Decide every record against what is held (and what this push wrote before
-        // it) first; then write it all in one transaction and sync once.
-        let mut cursor = match inner.perf_cursors.get(ws)? {
-            Some(v) => u64::from_be_bytes(v.as_ref().try_into().map_err(|_| StorageError::Io("damaged perf cursor".into()))?),
-            None => 0,
-        };
-        let mut written: HashMap<Vec<u8>, ServerPerfRecord> = HashMap::new();
-        let mut dropped_log: Vec<Vec<u8>> = Vec::new();
-        let mut dropped: HashSet<Vec<u8>> = HashSet::new();
-        let mut dropped_index: Vec<Vec<u8>> = Vec::new();
-        let mut acks = Vec::with_capacity(records.len());
-        for record in records {
-            let record_key = key(&[ws, record.kind.as_str().as_bytes(), record.id.as_bytes()]);
-            let held: Option<ServerPerfRecord> = match written.get(&record_key) {
-                Some(r) => Some(r.clone()),
-                None if dropped.contains(&record_key) => None,
-                None => Sled::get(&inner.perf, &record_key)?,
-            };
-            let parent = match (&record.kind, &record.publication_id, &record.account_id) {
-                (PerfKind::Snapshot, Some(publication), _) => Some(key(&[ws, PerfKind::Publication.as_str().as_bytes(), publication.as_bytes()])),
-                (PerfKind::AccountSnapshot, _, Some(account)) => Some(key(&[ws, PerfKind::Account.as_str().as_bytes(), account.as_bytes()])),
-                _ => None,
-            };
-            let parent_deleted = match parent {
-                Some(parent_key) => {
-                    let parent: Option<ServerPerfRecord> = match written.get(&parent_key) {
-                        Some(r) => Some(r.clone()),
-                        None => Sled::get(&inner.perf, &parent_key)?,
-                    };
-                    parent.is_some_and(|p| p.record.deleted)
-                }
-                None => false,
-            };
-            let decision = perf_decision(record, held.as_ref().map(|h| (h.record.stamp(), h.record.deleted)), parent_deleted);
-            if matches!(decision, PerfDecision::Keep | PerfDecision::Conflict) {
-                acks.push(perf_unapplied(record, decision));
-                continue;
-            }
-            if let Some(held) = &held {
-                dropped_log.push(key(&[ws, &held.cursor.to_be_bytes()]));
-            }
-            if decision == PerfDecision::WriteAndDropSnapshots && record.kind == PerfKind::Account {
-                // An account's days have no index of their own (an account is deleted
-                // rarely): the workspace's days are read and those of the account go,
-                // the ones this push wrote too.
-                let prefix = key(&[ws, PerfKind::AccountSnapshot.as_str().as_bytes(), b""]);
-                for entry in inner.perf.scan_prefix(&prefix) {
-                    let (day_key, _) = entry?;
-                    let Some(day) = Sled::get::<ServerPerfRecord>(&inner.perf, &day_key)? else { continue };
-                    if day.record.account_id.as_deref() == Some(record.id.as_str()) {
-                        dropped_log.push(key(&[ws, &day.cursor.to_be_bytes()]));
-                        dropped.insert(day_key.to_vec());
-                    }
-                }
-                let written_days: Vec<Vec<u8>> = written
-                    .iter()
-                    .filter(|(_, r)| r.record.kind == PerfKind::AccountSnapshot && r.record.account_id.as_deref() == Some(record.id.as_str()))
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                for day_key in written_days {
-                    written.remove(&day_key);
-                    dropped.insert(day_key);
-                }
-            } else if decision == PerfDecision::WriteAndDropSnapshots {
-                let prefix = key(&[ws, record.id.as_bytes(), b""]);
-                for entry in inner.perf_snapshots.scan_prefix(&prefix) {
-                    let (k, _) = entry?;
-                    dropped_index.push(k.to_vec());
-                    let snapshot_id = &k[prefix.len()..];
-                    let snapshot_key = key(&[ws, PerfKind::Snapshot.as_str().as_bytes(), snapshot_id]);
-                    let held_snapshot = match written.remove(&snapshot_key) {
-                        Some(r) => Some(r),
-                        None => Sled::get::<ServerPerfRecord>(&inner.perf, &snapshot_key)?,
-                    };
-                    if let Some(snapshot) = held_snapshot {
-                        dropped_log.push(key(&[ws, &snapshot.cursor.to_be_bytes()]));
-                    }
-                    dropped.insert(snapshot_key);
-                }
-            }
-            cursor += 1;
-            let created_by = held.as_ref().map_or_else(|| caller.member.name.clone(), |h| h.created_by.clone());
-            written.insert(record_key, ServerPerfRecord { record: record.clone(), created_by, pushed_by: caller.member.name.clone(), cursor });
-            acks.push(PerfAck { kind: record.kind, id: record.id.clone(), edit_id: record.edit_id.clone(), applied: true, conflict: false });
-        }
-        if written.is_empty() && dropped.is_empty() {
-            return Ok(PerfPushResponse { acks });
-        }
-        let mut encoded = Vec::with_capacity(written.len());
-        for (record_key, record) in &written {
-            encoded.push((record_key.clone(), serde_json::to_vec(record)?, record));
-        }
-        (&inner.perf, &inner.perf_log, &inner.perf_cursors, &inner.perf_snapshots)
-            .transaction(|(perf, perf_log, perf_cursors, perf_snapshots)| {
-                for old in &dropped_log {
-                    perf_log.remove(old.as_slice())?;
-                }
-                for snapshot_key in &dropped {
-                    perf.remove(snapshot_key.as_slice())?;
-                }
-                for (record_key, bytes, record) in &encoded {
-                    // A snapshot whose publication was dropped in this push is not kept.
-                    if dropped.contains(record_key) {
-                        continue;
-                    }
-                    perf.insert(record_key.as_slice(), bytes.as_slice())?;
-                    perf_log.insert(key(&[ws, &record.cursor.to_be_bytes()]), key(&[record.record.kind.as_str().as_bytes(), record.record.id.as_bytes()]))?;
-                    if let (PerfKind::Snapshot, Some(publication)) = (record.record.kind, &record.record.publication_id) {
-                        perf_snapshots.insert(key(&[ws, publication.as_bytes(), record.record.id.as_bytes()]), &[][..])?;
-                    }
-                }
-                for index_key in &dropped_index {
-                    perf_snapshots.remove(index_key.as_slice())?;
-                }
-                perf_cursors.insert(ws, &cursor.to_be_bytes())?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        inner.durable()?;
-        Ok(PerfPushResponse { acks })
+        self.inner.perf_push(caller, records)
     }
 
     fn perf_changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<PerfChangesResponse, StorageError> {
-        let inner = &self.inner;
-        let _not_mid_write = inner.perf_lock.lock().map_err(|_| StorageError::Io("perf lock poisoned".into()))?;
-        let ws = workspace_id.as_bytes();
-        let start = key(&[ws, &cursor.saturating_add(1).to_be_bytes()]);
-        let end = key(&[ws, &u64::MAX.to_be_bytes()]);
-        let mut records = Vec::new();
-        let mut last = cursor;
-        for entry in inner.perf_log.range(start..=end) {
-            if records.len() >= limit.max(1) {
-                return Ok(PerfChangesResponse { records, cursor: last, more: true });
-            }
-            let (k, v) = entry?;
-            let at = v.iter().position(|b| *b == 0).ok_or_else(|| StorageError::Io("damaged perf log record".into()))?;
-            let record: ServerPerfRecord =
-                Sled::get(&inner.perf, &key(&[ws, &v[..at], &v[at + 1..]]))?.ok_or_else(|| StorageError::Io("the perf log names a missing record".into()))?;
-            last = u64::from_be_bytes(k[k.len() - 8..].try_into().map_err(|_| StorageError::Io("damaged perf log key".into()))?);
-            records.push(record);
-        }
-        Ok(PerfChangesResponse { records, cursor: last, more: false })
+        self.inner.perf_changes(workspace_id, cursor, limit)
     }
 
     fn ai_activity(&self, workspace_id: &str, only_member: Option<&str>, query: &AiActivityQuery) -> Result<AiActivityResponse, StorageError> {
-        // Only what is durable, as a pull shows it.
-        let durable = self.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
-        let limit = query.page();
-        let ws = workspace_id.as_bytes();
-        // `[since, until)` in accept time is a range of the index: the newest allowed
-        // accept (until - 1) first, the oldest (since) last.
-        let newest = match query.until {
-            Some(0) => return Ok(AiActivityResponse { entries: Vec::new(), truncated: false }),
-            Some(until) => until - 1,
-            None => u64::MAX,
-        };
-        let oldest = query.since.unwrap_or(0);
-        if oldest > newest {
-            return Ok(AiActivityResponse { entries: Vec::new(), truncated: false });
-        }
-        let start = activity_index_key(ws, newest, u64::MAX);
-        let end = activity_index_key(ws, oldest, 0);
-        let mut entries = Vec::new();
-        for item in self.inner.ai_activity_by_time.range(start..=end) {
-            let (k, v) = item?;
-            let damaged = || StorageError::Io("damaged ai activity index key".into());
-            let cursor = !u64::from_be_bytes(k.get(k.len().saturating_sub(8)..).ok_or_else(damaged)?.try_into().map_err(|_| damaged())?);
-            if cursor > durable || !ActivityIndexValue::read(&v)?.passes(only_member, query) {
-                continue;
-            }
-            let row = self.inner.ai_activity.get(key(&[ws, &cursor.to_be_bytes()]))?.ok_or_else(|| StorageError::Io("the ai activity index names a missing row".into()))?;
-            entries.push(serde_json::from_slice::<AiActivityEntry>(&row)?);
-            // One more than the page tells whether more matched.
-            if entries.len() > limit {
-                break;
-            }
-        }
-        let mut page = super::ai_page(entries, limit);
-        for entry in &mut page.entries {
-            entry.project_title = Sled::get::<HeadRecord>(&self.inner.heads, &key(&[workspace_id.as_bytes(), entry.project_id.as_bytes()]))?.map(|h| h.title);
-        }
-        Ok(page)
+        self.inner.ai_activity_page(workspace_id, only_member, query)
     }
 
     fn prune_dedupe(&self, now: u64) -> Result<usize, StorageError> {
@@ -979,7 +586,7 @@ impl Storage for SledStorage {
 mod tests {
     use super::*;
 
-    use inkstone_sync_proto::{AiOrigin, AiThrough, PushVersion, Role};
+    use inkstone_sync_proto::PushVersion;
 
     fn request(base: u32, ids: &[&str]) -> PushRequest {
         let versions = ids
@@ -1099,184 +706,6 @@ mod tests {
         assert_eq!(reopened.inner.client_ids.len(), 1);
         assert!(matches!(reopened.push(&caller, "prj_b", &request(0, &["a1"]), "k2", "h2"), Err(StorageError::VersionIdTaken(id)) if id == "a1"));
         assert!(reopened.push(&caller, "prj_b", &request(0, &["b1"]), "k3", "h3").is_ok());
-    }
-
-    /// The query as it was before the index: every row of the workspace read, filtered,
-    /// sorted. Kept for tests, which compare the two.
-    fn ai_activity_full_scan(storage: &SledStorage, workspace_id: &str, only_member: Option<&str>, query: &AiActivityQuery) -> Result<AiActivityResponse, StorageError> {
-        let durable = storage.inner.durable_cursors.lock().map_err(|_| StorageError::Io("cursor lock poisoned".into()))?.get(workspace_id).copied().unwrap_or(0);
-        let mut prefix = workspace_id.as_bytes().to_vec();
-        prefix.push(0);
-        let mut entries = Vec::new();
-        for item in storage.inner.ai_activity.scan_prefix(&prefix) {
-            let (_, value) = item?;
-            let entry: AiActivityEntry = serde_json::from_slice(&value)?;
-            if entry.cursor <= durable && only_member.is_none_or(|m| entry.member_id == m) && query.matches(&entry) {
-                entries.push(entry);
-            }
-        }
-        let mut page = crate::storage::ai_page(entries, query.page());
-        for entry in &mut page.entries {
-            entry.project_title = Sled::get::<HeadRecord>(&storage.inner.heads, &key(&[workspace_id.as_bytes(), entry.project_id.as_bytes()]))?.map(|h| h.title);
-        }
-        Ok(page)
-    }
-
-    /// A small generator, so the rows differ from run to run only by the seed.
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (self.0 >> 33) % n
-        }
-    }
-
-    fn ai_version(id: &str, name: &str, at: u64, model: &str) -> PushVersion {
-        PushVersion {
-            client_id: id.to_owned(),
-            title: format!("标题 {id}"),
-            source: format!("正文 {id}"),
-            author: name.to_owned(),
-            message: None,
-            content_hash: format!("sha256:{}", "a".repeat(64)),
-            created_at: "2026-11-26T00:00:00Z".into(),
-            origin: Some("aiProposal".into()),
-            ai: Some(AiOrigin {
-                accepted_by: name.to_owned(),
-                accepted_at: at,
-                model: model.to_owned(),
-                provider_host: None,
-                prompt_version: None,
-                prompt_layers: Vec::new(),
-                proposal_id: format!("prp_{id}"),
-                n_hunks: 1,
-                n_hunks_total: None,
-                through: AiThrough::DraftingSession { session_id: "ses_1".into() },
-            }),
-        }
-    }
-
-    /// Pushes generated AI versions (three members, three projects, three models, accept
-    /// times out of cursor order and often equal, a few versions without AI origin)
-    /// into a new workspace; the callers, owner first.
-    fn seeded(storage: &SledStorage, seed: u64, n: usize) -> Vec<Caller> {
-        let (workspace, issued) = storage.create_workspace("团队", "olive").unwrap();
-        let mut callers = vec![storage.authenticate(&issued.token).unwrap().unwrap()];
-        for name in ["ed", "rare"] {
-            let token = storage.invite(&workspace, name, Role::Editor).unwrap().token;
-            callers.push(storage.authenticate(&token).unwrap().unwrap());
-        }
-        let mut rng = Lcg(seed);
-        let mut heads = [0u32; 3];
-        let mut made = 0;
-        let mut push = 0;
-        while made < n {
-            let who = match rng.below(10) {
-                0 => 2,
-                1..=4 => 1,
-                _ => 0,
-            };
-            let project = rng.below(3) as usize;
-            let count = 1 + rng.below(8) as usize;
-            let versions: Vec<PushVersion> = (0..count)
-                .map(|i| {
-                    let id = format!("v{seed}_{}", made + i);
-                    let mut v = ai_version(&id, &callers[who].member.name, 1_000 + rng.below(200) * 10, &format!("model-{}", rng.below(3)));
-                    if rng.below(20) == 0 {
-                        v.ai = None;
-                    }
-                    v
-                })
-                .collect();
-            made += count;
-            push += 1;
-            let request = PushRequest { base: heads[project], versions };
-            let key = format!("k{push}");
-            match storage.push(&callers[who], &format!("prj_{project}"), &request, &key, &key).unwrap() {
-                PushOutcome::Done(response) => heads[project] = response.head,
-                other => panic!("push: {other:?}"),
-            }
-        }
-        callers
-    }
-
-    /// Every filter alone and a few together, each at a page that truncates and one that
-    /// does not.
-    fn queries() -> Vec<AiActivityQuery> {
-        let none = AiActivityQuery { project: None, person: None, model: None, since: None, until: None, limit: None };
-        let mut out = vec![
-            none.clone(),
-            AiActivityQuery { person: Some("ed".into()), ..none.clone() },
-            AiActivityQuery { person: Some("rare".into()), ..none.clone() },
-            AiActivityQuery { person: Some("nobody".into()), ..none.clone() },
-            AiActivityQuery { model: Some("model-1".into()), ..none.clone() },
-            AiActivityQuery { project: Some("prj_2".into()), ..none.clone() },
-            AiActivityQuery { since: Some(1_500), ..none.clone() },
-            AiActivityQuery { until: Some(1_500), ..none.clone() },
-            AiActivityQuery { since: Some(1_300), until: Some(1_700), ..none.clone() },
-            AiActivityQuery { since: Some(1_500), until: Some(1_510), ..none.clone() },
-            AiActivityQuery { since: Some(1_700), until: Some(1_300), ..none.clone() },
-            AiActivityQuery { until: Some(0), ..none.clone() },
-            AiActivityQuery { since: Some(0), until: Some(u64::MAX), ..none.clone() },
-            AiActivityQuery { person: Some("ed".into()), model: Some("model-2".into()), project: Some("prj_0".into()), since: Some(1_200), ..none.clone() },
-        ];
-        for q in out.clone() {
-            for limit in [1, 7, 1_000] {
-                out.push(AiActivityQuery { limit: Some(limit), ..q.clone() });
-            }
-        }
-        out
-    }
-
-    fn assert_index_matches_full_scan(storage: &SledStorage, callers: &[Caller]) {
-        let ws = &callers[0].workspace_id;
-        let mut compared = 0;
-        for query in queries() {
-            // An owner's view, then each editor's own rows.
-            for only in [None, Some(callers[1].member.id.as_str()), Some(callers[2].member.id.as_str())] {
-                let indexed = storage.ai_activity(ws, only, &query).unwrap();
-                let scanned = ai_activity_full_scan(storage, ws, only, &query).unwrap();
-                assert_eq!(indexed, scanned, "query {query:?} for {only:?}");
-                compared += usize::from(!scanned.entries.is_empty());
-            }
-        }
-        // The comparison is not vacuous.
-        assert!(compared > 50, "only {compared} non-empty pages");
-    }
-
-    #[test]
-    fn the_indexed_ai_activity_query_answers_as_the_full_scan_did() {
-        for seed in [1, 7, 42] {
-            let dir = tempfile::tempdir().unwrap();
-            let storage = SledStorage::open(dir.path()).unwrap();
-            let callers = seeded(&storage, seed, 600);
-            // Another workspace's rows stay out of this one's pages.
-            seeded(&storage, seed + 100, 50);
-            assert_index_matches_full_scan(&storage, &callers);
-        }
-    }
-
-    #[test]
-    fn a_store_from_before_the_ai_activity_index_gets_it_at_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = SledStorage::open(dir.path()).unwrap();
-        let callers = seeded(&storage, 3, 300);
-        let rows = storage.inner.ai_activity.len();
-        assert_eq!(storage.inner.ai_activity_by_time.len(), rows);
-        // As a build before the index left it.
-        storage.inner.ai_activity_by_time.clear().unwrap();
-        storage.inner.db.remove(AI_ACTIVITY_INDEXED).unwrap();
-        storage.inner.durable().unwrap();
-        drop(storage);
-        let reopened = SledStorage::open(dir.path()).unwrap();
-        assert_eq!(reopened.inner.ai_activity_by_time.len(), rows);
-        assert_index_matches_full_scan(&reopened, &callers);
-        // Opening again indexes nothing twice.
-        drop(reopened);
-        let again = SledStorage::open(dir.path()).unwrap();
-        assert_eq!(again.inner.ai_activity_by_time.len(), rows);
-        assert_index_matches_full_scan(&again, &callers);
     }
 
     /// Waits until `check` holds, at most 10 s.

@@ -77,13 +77,10 @@ macro_rules! on_both_storages {
     };
 }
 
-/// xorshift64*: a seeded generator, so a failing seed replays.
-pub struct Rng(pub u64);
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
+/// The workspace's seeded generator (xorshift64*, so a failing seed replays): the file
+/// of `inkstone-test-support`, included rather than depended on, since that crate
+/// builds the whole engine and the server's tests need none of it.
+#[path = "../../../test-support/src/rng.rs"]
+mod rng;
+#[allow(unused_imports)] // `pushers` draws no numbers
+pub use rng::Rng;
