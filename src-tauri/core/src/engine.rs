@@ -18,6 +18,8 @@ pub struct Engine {
     sync: crate::sync::Runtime,
     kernel: Kernel,
     harness: harness::Runtime,
+    /// What the performance dashboard reads on every query, until the store changes it.
+    perf_cache: crate::performance::cache::Cache,
 }
 
 impl std::fmt::Debug for Engine {
@@ -34,6 +36,11 @@ impl Deref for Engine {
 }
 
 impl Engine {
+    /// The performance dashboard's read cache.
+    pub fn perf_cache(&self) -> &crate::performance::cache::Cache {
+        &self.perf_cache
+    }
+
     /// Opens the data dir named by `config`, creating the store and the local
     /// workspace on first use, with the built-in tools registered.
     ///
@@ -44,7 +51,7 @@ impl Engine {
         crate::activity::index_existing(kernel.store(), kernel.now())?;
         crate::performance::metrics::index_existing(kernel.store(), kernel.now())?;
         let sync = crate::sync::Runtime::new(kernel.config().jitter_seed).with_part(crate::performance::sync::cycle_part);
-        Ok(Engine { sync, kernel, harness: harness::Runtime::new(crate::tools::builtins()) })
+        Ok(Engine { sync, kernel, harness: harness::Runtime::new(crate::tools::builtins()), perf_cache: Default::default() })
     }
 
     /// The sync machinery: the cycle lock, the transport and the delivery thread.

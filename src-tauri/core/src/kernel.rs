@@ -23,8 +23,6 @@ pub struct Kernel {
     /// The cancel signals of the calls running under a caller's request id (Ask), so
     /// another call can stop them.
     requests: Mutex<HashMap<String, Cancel>>,
-    /// What the performance dashboard reads on every query, until the store changes it.
-    perf_cache: crate::performance::cache::Cache,
 }
 
 /// A running request's cancel signal, registered under its id until dropped.
@@ -64,7 +62,7 @@ impl Kernel {
         let embedder = crate::retrieval::MeteredEmbedder { llm: Arc::clone(&llm), clock: Arc::clone(&config.clock), ids: Arc::clone(&config.ids) };
         let services = crate::retrieval::Services { embedder: Arc::new(embedder) };
         let search = crate::retrieval::SearchIndex::open(Arc::clone(&store), services)?;
-        let kernel = Kernel { search, store, config, llm, requests: Mutex::new(HashMap::new()), perf_cache: Default::default() };
+        let kernel = Kernel { search, store, config, llm, requests: Mutex::new(HashMap::new()) };
         kernel.ensure_workspace()?;
         Ok(kernel)
     }
@@ -106,11 +104,6 @@ impl Kernel {
 
     pub fn store(&self) -> &Store {
         &self.store
-    }
-
-    /// The performance dashboard's read cache.
-    pub fn perf_cache(&self) -> &crate::performance::cache::Cache {
-        &self.perf_cache
     }
 
     pub fn config(&self) -> &EngineConfig {

@@ -737,7 +737,7 @@ fn load_dashboard(engine: &Engine, query: &crate::performance::dashboard::Dashbo
     use crate::performance::dashboard as board;
     use crate::performance::metrics::MetricPoint;
     let store = engine.store();
-    let cache = engine.kernel().perf_cache();
+    let cache = engine.perf_cache();
     let publications = cache.publications(store)?;
     let matching = board::matching(query, &publications);
     // Only the points of the keys the medians and the sort use, one platform at a time,
