@@ -8,7 +8,8 @@ import { ApiClient } from "../../shared/api/client";
 import { hunk, proposal, session, view } from "../../shared/testing/fixtures";
 import { SessionStore } from "../drafting";
 import { hunkChanges } from "./MergeDiff";
-import { findingsByHunk, ProposalReview } from "./ProposalReview";
+import { ProposalReview } from "./ProposalReview";
+import { findingsByHunk } from "./review";
 
 afterEach(() => cleanup());
 
