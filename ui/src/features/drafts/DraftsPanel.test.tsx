@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { FakeTransport } from "../../shared/api/fake";
 import type { Platform } from "../../shared/api/generated";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
-import { COMPILE_DEBOUNCE_MS, DraftsPanel, draftPlainText } from "./DraftsPanel";
+import { COMPILE_DEBOUNCE_MS, DraftsPanel } from "./DraftsPanel";
+import { draftPlainText } from "./draftText";
 import { compiled, finding, HTML } from "./drafts.fixture";
 
 function setup(platforms: Platform[] = [], lang: "en" | "zh" = "en") {

@@ -1,31 +1,24 @@
 // Platform drafts: one sub-tab per target platform with a faithful preview, the findings
 // (each jumping to its place in the source), suggested tags and copy to clipboard.
 // Recompiles (debounced) whenever the saved working copy's revision changes.
-import MarkdownIt from "markdown-it";
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import type { CompiledDraft, Draft, Finding, PipelineCompileResult, Platform, PlatformDraft, PlatformDraftListResult } from "../../shared/api/generated";
 import { queryKey, readFresh, useMethod, useQueryCache } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
-import { mediaUrl } from "../../shared/ui/Preview";
-import { describeFinding, describeLocation, describeRoute, type MessageId, profileName } from "../../shared/i18n";
+import { type MessageId, profileName } from "../../shared/i18n";
 import { asDraft, SavedDraftBar } from "./SavedDraft";
+import { copyDraft } from "./draftText";
+import { DraftPreview } from "./DraftPreview";
+import { FindingItem } from "./FindingItem";
+
 
 export const ALL_PLATFORMS: Platform[] = ["wechat", "zhihu", "x", "douyin", "xiaohongshu"];
-export const X_LIMIT = 280;
 /** Delay after the last change before compiling again. */
 export const COMPILE_DEBOUNCE_MS = 400;
 /** A compile slower than this shows progress. */
 const SLOW_MS = 150;
-
-// Zhihu preview: markdown-it with raw HTML off (the draft cannot inject markup).
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false });
-md.renderer.rules.link_open = (tokens, idx, options, _env, self) => {
-  tokens[idx].attrSet("target", "_blank");
-  tokens[idx].attrSet("rel", "noopener noreferrer");
-  return self.renderToken(tokens, idx, options);
-};
 
 export interface DraftsPanelProps {
   projectId: string;
@@ -39,63 +32,6 @@ export interface DraftsPanelProps {
   onOptimize?: (platform: Platform) => void;
 }
 
-/** What a draft looks like as plain text (the clipboard's text/plain). */
-export function draftPlainText(d: Draft): string {
-  const c = d.content;
-  switch (c.type) {
-    case "html":
-      return htmlToText(c.html);
-    case "markdown":
-      return c.markdown;
-    case "thread":
-      return c.posts.map((p) => p.text).join("\n\n");
-    case "card": {
-      const body = tagsInBody(c) ? c.body : `${c.body}\n\n${tagLine(c.tags)}`;
-      return d.title ? `${d.title}\n\n${body}` : body;
-    }
-  }
-}
-
-function tagLine(tags: string[]): string {
-  return tags.map((x) => `#${x}`).join(" ");
-}
-
-/** Whether a card's body already carries its topics (Douyin writes them into the
- * caption, as the app shows them); then they are not shown or copied a second time. */
-function tagsInBody(c: { body: string; tags: string[] }): boolean {
-  return c.tags.length === 0 || c.body.includes(tagLine(c.tags));
-}
-
-function htmlToText(html: string): string {
-  if (typeof DOMParser === "undefined") return html.replace(/<[^>]*>/g, "");
-  const doc = new DOMParser().parseFromString(html, "text/html");
-  // Block elements end a line; keep paragraphs apart.
-  for (const el of Array.from(doc.body.querySelectorAll("p,h1,h2,h3,h4,h5,h6,li,figure,blockquote,pre,tr,section > section"))) {
-    el.append("\n");
-  }
-  for (const br of Array.from(doc.body.querySelectorAll("br"))) br.replaceWith("\n");
-  return (doc.body.textContent ?? "").replace(/\n{3,}/g, "\n\n").trim();
-}
-
-async function copyDraft(d: Draft): Promise<void> {
-  const plain = draftPlainText(d);
-  const clip = navigator.clipboard;
-  if (!clip) throw new Error("clipboard unavailable");
-  if (d.content.type === "html" && typeof ClipboardItem !== "undefined" && clip.write) {
-    try {
-      await clip.write([
-        new ClipboardItem({
-          "text/html": new Blob([d.content.html], { type: "text/html" }),
-          "text/plain": new Blob([plain], { type: "text/plain" }),
-        }),
-      ]);
-      return;
-    } catch {
-      // fall back to plain text below
-    }
-  }
-  await clip.writeText(plain);
-}
 
 const severityRank = { block: 0, warn: 1, info: 2 } as const;
 
@@ -329,142 +265,3 @@ export const DraftsPanel = memo(function DraftsPanel({ projectId, revision, plat
     </section>
   );
 });
-
-function FindingItem({ f, onJump }: { f: Finding; onJump: (from: number, to: number, matched?: string | null) => void }) {
-  const { t, lang } = useApp();
-  const span = f.span;
-  const text = describeFinding(lang, f);
-  const head = (
-    <>
-      <span className={`sev sev-${f.severity}`}>{t(`drafts.severity.${f.severity}` as MessageId)}</span>
-      {f.matched && <span className="finding-matched">“{f.matched}”</span>}
-      {f.location && <span className="small muted">{describeLocation(lang, f.location)}</span>}
-      {f.route && <span className="small muted">({describeRoute(lang, f.route)})</span>}
-    </>
-  );
-  return (
-    <li
-      className={`finding finding-${f.severity}`}
-      data-testid="finding"
-      data-check={f.check}
-      data-severity={f.severity}
-      data-from={span?.from ?? ""}
-      data-to={span?.to ?? ""}
-    >
-      {span ? (
-        <button type="button" className="finding-head" title={t("drafts.jump")} data-testid="finding-jump" onClick={() => onJump(span.from, span.to, f.matched)}>
-          {head}
-        </button>
-      ) : (
-        <div className="finding-head">{head}</div>
-      )}
-      <p className="finding-msg small">{text.message}</p>
-      {text.suggestion && (
-        <p className="finding-fix small muted" title={f.params?.source ? t("drafts.limitSource", { source: f.params.source }) : undefined}>
-          → {text.suggestion}
-        </p>
-      )}
-    </li>
-  );
-}
-
-const MEDIA_SRC = /src="media\/([^"/?#]+)"/g;
-
-/** The HTML with `src="media/NAME"` images swapped for data URLs (for previews only). */
-function useMediaResolved(html: string, projectId: string): string {
-  const { client } = useApp();
-  // The resolved HTML, with what it was resolved from: a new input shows as it is until
-  // its images are read.
-  const from = `${projectId}\n${html}`;
-  const [resolved, setResolved] = useState<{ from: string; out: string } | null>(null);
-  useEffect(() => {
-    const names = [...new Set(Array.from(html.matchAll(MEDIA_SRC), (m) => m[1] ?? ""))];
-    if (names.length === 0) return;
-    let live = true;
-    void Promise.all(names.map(async (n) => [n, await mediaUrl(client, projectId, decodeURIComponent(n))] as const)).then((pairs) => {
-      if (!live) return;
-      const urls = new Map(pairs.filter((p): p is readonly [string, string] => p[1] !== null));
-      if (urls.size) setResolved({ from, out: html.replace(MEDIA_SRC, (m, n: string) => (urls.has(n) ? `src="${urls.get(n)}"` : m)) });
-    });
-    return () => {
-      live = false;
-    };
-  }, [html, client, projectId, from]);
-  return resolved?.from === from ? resolved.out : html;
-}
-
-function WechatPreview({ draft, html, projectId }: { draft: Draft; html: string; projectId: string }) {
-  const { t } = useApp();
-  const shown = useMediaResolved(html, projectId);
-  return (
-    <figure className="phone" data-testid="preview-wechat" aria-label={t("drafts.previewOf", { p: t("platform.wechat") })}>
-      <figcaption className="small muted">{t("drafts.previewNote")}</figcaption>
-      <div className="phone-screen">
-        <h1 className="wx-title">{draft.title}</h1>
-        <iframe title={t("drafts.previewOf", { p: t("platform.wechat") })} sandbox="" srcDoc={wechatDoc(shown)} width={375} height={520} />
-      </div>
-    </figure>
-  );
-}
-
-function ZhihuPreview({ draft, markdown, projectId }: { draft: Draft; markdown: string; projectId: string }) {
-  const rendered = useMemo(() => md.render(markdown), [markdown]);
-  const shown = useMediaResolved(rendered, projectId);
-  return (
-    <div className="zhihu-preview" data-testid="preview-zhihu">
-      <h1 className="zhihu-title">{draft.title}</h1>
-      <div
-        className="markdown-body"
-        // Safe: markdown-it escapes raw HTML (html: false) and refuses unsafe link schemes.
-        dangerouslySetInnerHTML={{ __html: shown }}
-      />
-    </div>
-  );
-}
-
-export function DraftPreview({ draft, projectId }: { draft: Draft; projectId: string }) {
-  const c = draft.content;
-  switch (c.type) {
-    case "html":
-      return <WechatPreview draft={draft} html={c.html} projectId={projectId} />;
-    case "markdown":
-      return <ZhihuPreview draft={draft} markdown={c.markdown} projectId={projectId} />;
-    case "thread":
-      return (
-        <ol className="thread" data-testid="preview-x">
-          {c.posts.map((p, i) => {
-            const over = p.weightedLength > X_LIMIT;
-            return (
-              <li key={i} className="post" data-testid="x-post">
-                <p className="post-text">{p.text}</p>
-                <p className={`post-count small ${over ? "over" : "muted"}`} data-testid="x-count" data-over={over}>
-                  {p.weightedLength}/{X_LIMIT}
-                </p>
-              </li>
-            );
-          })}
-        </ol>
-      );
-    case "card":
-      return (
-        <article className={`card card-${draft.platform}`} data-testid={`preview-${draft.platform}`}>
-          <h1 className="card-title">{draft.title}</h1>
-          <p className="card-body">{c.body}</p>
-          {!tagsInBody(c) && (
-            <p className="card-tags">
-              {c.tags.map((x) => (
-                <span key={x} className="card-tag">
-                  #{x}
-                </span>
-              ))}
-            </p>
-          )}
-        </article>
-      );
-  }
-}
-
-/** The compiled WeChat HTML as the phone shows it (the article body at 375 px). */
-function wechatDoc(html: string): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=375"><style>body{margin:0;padding:16px 8px;background:#fff}img{max-width:100%}</style></head><body>${html}</body></html>`;
-}
