@@ -174,7 +174,6 @@ const LONG_COMPONENTS_ALLOWED: Record<string, string> = {
   "features/editor/ProjectView.tsx": "not split yet",
   "features/optimize/OptimizeDialog.tsx": "not split yet",
   "features/performance/Dashboard.tsx": "not split yet",
-  "features/sync/ConflictView.tsx": "not split yet",
 };
 
 const lineCount = (text: string) => text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
