@@ -18,7 +18,8 @@ import { SessionBar } from "./SessionBar";
 import { LongSessionBar } from "./LongSession";
 import { SessionExtras, type WorkingCopy } from "./SessionExtras";
 import { type Drafting, isRunning, type SessionStore } from "./store";
-import { ProposalBadge, Timeline } from "./Timeline";
+import { Timeline } from "./Timeline";
+import { ProposalBadge } from "./ToolStep";
 
 export interface AiPanelProps {
   drafting: Drafting;

@@ -9,7 +9,7 @@ import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { formatFullTime } from "../../shared/i18n";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { toolLabel } from "./Timeline";
+import { toolLabel } from "./stepText";
 
 type T = ReturnType<typeof useApp>["t"];
 

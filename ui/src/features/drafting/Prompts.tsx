@@ -10,7 +10,7 @@ import type { MessageId } from "../../shared/i18n";
 import { DiffView } from "../../shared/ui/DiffView";
 import { AlwaysAllow } from "./AlwaysAllow";
 import { Markdown } from "./Markdown";
-import { toolLabel } from "./Timeline";
+import { toolLabel } from "./stepText";
 import { ToolInput } from "./ToolInput";
 import type { PendingApproval, PendingQuestion } from "./timeline";
 

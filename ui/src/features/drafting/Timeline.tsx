@@ -3,147 +3,17 @@
 // in and the messages queued behind the running turn. Rows are memoised on their
 // (immutable) items and the list is virtualised; the streaming message subscribes to
 // the stream on its own, so while an answer streams only it re-renders.
-import { memo, useEffect, useMemo, useState, useSyncExternalStore } from "react";
-import type { ProposalView } from "../../shared/api/generated";
+import { memo, useMemo, useSyncExternalStore } from "react";
 import { VirtualFeed } from "../../shared/ui/VirtualFeed";
 import { useApp } from "../../shared/context";
-import type { T } from "../../shared/context";
-import { describeHint, has, type Lang, type MessageId, translate } from "../../shared/i18n";
+import { describeHint, type MessageId } from "../../shared/i18n";
 import { BoundaryLine, BudgetStop } from "./LongSession";
-import { ToolArgs } from "./ToolInput";
-import { Markdown, StreamingMarkdown } from "./Markdown";
+import { Markdown } from "./Markdown";
+import { decisionNote, toolLabel } from "./stepText";
+import { StreamingMessage } from "./StreamingMessage";
+import { ToolStep } from "./ToolStep";
 import { isRunning, type SessionStore } from "./store";
-import type { Item, StepState } from "./timeline";
-
-const PREVIEW_CHARS = 4000;
-
-/** The tool's name in the person's language, or as the model knows it. */
-export function toolLabel(t: T, lang: "en" | "zh", name: string): string {
-  const id = `ai.tool.${name}`;
-  return has(lang, id) ? t(id as MessageId) : name;
-}
-
-/** JSON pretty-printed when it is JSON, cut to a preview. */
-export function preview(text: string): string {
-  let out = text;
-  try {
-    out = JSON.stringify(JSON.parse(text), null, 2);
-  } catch {
-    // Not JSON: show it as it is.
-  }
-  return out.length > PREVIEW_CHARS ? `${out.slice(0, PREVIEW_CHARS)}…` : out;
-}
-
-/** A one-line summary of a call's arguments: its first short string field. */
-/** The keys whose text says what a step does, first to last (a platform id is worded). */
-const SUMMARY_KEYS = ["summary", "label", "question", "query", "title", "permission", "text", "body"];
-
-function argSummary(t: T, lang: Lang, args: string): string {
-  const cut = (value: string) => (value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  try {
-    const v = (JSON.parse(args) ?? {}) as Record<string, unknown>;
-    for (const key of SUMMARY_KEYS) {
-      const value = v[key];
-      if (typeof value === "string" && value.trim()) return cut(value);
-    }
-    // An id the core defines is said in the person's language, never as the id.
-    if (typeof v.platform === "string" && has(lang, `platform.${v.platform}`)) return t(`platform.${v.platform}` as MessageId);
-    for (const [key, value] of Object.entries(v)) {
-      if (key !== "platform" && typeof value === "string" && value.trim()) return cut(value);
-    }
-  } catch {
-    // Arguments the model sent broken are shown in full when expanded.
-  }
-  return "";
-}
-
-const STATE_ICON: Record<StepState, string> = {
-  queued: "○",
-  running: "◔",
-  waiting: "◆",
-  done: "✓",
-  failed: "✕",
-  cancelled: "⊘",
-  denied: "⊖",
-  blocked: "⊘",
-};
-
-/** A decision's note: the core's worded reason (`ai.approval.note.<id>`), else the
- * person's own words. */
-function decisionNote(lang: Lang, noteId: string | null, note: string): string {
-  const id = noteId ? `ai.approval.note.${noteId}` : "";
-  return id && has(lang, id) ? translate(lang, id as MessageId) : note;
-}
-
-export function StateIcon({ state }: { state: StepState }) {
-  const { t } = useApp();
-  return (
-    <span className={`step-icon step-${state}`} role="img" aria-label={t(`ai.step.${state}` as MessageId)} title={t(`ai.step.${state}` as MessageId)}>
-      {STATE_ICON[state]}
-    </span>
-  );
-}
-
-function ProposalChip({ store, id, onReview }: { store: SessionStore; id: string; onReview: (id: string) => void }) {
-  const { t } = useApp();
-  const view = useSyncExternalStore(store.subscribe, () => store.getSnapshot().proposals.find((p) => p.id === id));
-  return (
-    <button type="button" className="proposal-chip" data-testid="proposal-chip" data-proposal={id} onClick={() => onReview(id)}>
-      <span className="proposal-chip-title">{view?.summary ?? t("ai.proposal.loading")}</span>
-      {view && <ProposalBadge view={view} />}
-    </button>
-  );
-}
-
-export function ProposalBadge({ view }: { view: ProposalView }) {
-  const { t } = useApp();
-  if (view.status === "proposed" && view.stale) {
-    return (
-      <span className="badge badge-warn" data-testid="proposal-stale">
-        {t("ai.proposal.stale")}
-      </span>
-    );
-  }
-  return (
-    <span className={`badge badge-${view.status}`} data-testid="proposal-status" data-status={view.status}>
-      {t(`ai.proposal.status.${view.status}` as MessageId)}
-    </span>
-  );
-}
-
-function ToolStep({ item, store, onReview }: { item: Extract<Item, { kind: "tool" }>; store: SessionStore; onReview: (id: string) => void }) {
-  const { t, lang } = useApp();
-  const [open, setOpen] = useState(false);
-  const summary = argSummary(t, lang, item.args);
-  return (
-    <div className={`step step-${item.state}`} data-testid="tool-step" data-tool={item.name} data-state={item.state}>
-      <button type="button" className="step-line" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
-        <StateIcon state={item.state} />
-        <span className="step-name">{toolLabel(t, lang, item.name)}</span>
-        {summary && <span className="step-arg muted">{summary}</span>}
-        <span className="step-state muted small">{t(`ai.step.${item.state}` as MessageId)}</span>
-      </button>
-      {open && (
-        <div className="step-detail" data-testid="tool-detail">
-          <p className="small muted">{t("ai.step.input")}</p>
-          <ToolArgs tool={item.name} args={item.args} />
-          {item.result !== undefined && (
-            <>
-              <p className="small muted">
-                {t("ai.step.result")}
-                {item.status && item.status !== "success" ? ` · ${t(`ai.status.${item.status}` as MessageId)}` : ""}
-              </p>
-              <pre>{preview(item.result)}</pre>
-            </>
-          )}
-        </div>
-      )}
-      {item.proposalIds.map((id) => (
-        <ProposalChip key={id} store={store} id={id} onReview={onReview} />
-      ))}
-    </div>
-  );
-}
+import type { Item } from "./timeline";
 
 export const ItemView = memo(function ItemView({
   item,
@@ -297,89 +167,6 @@ export const ItemView = memo(function ItemView({
   }
 });
 
-/** Seconds since `running` last became true, counting every second while it stays so
- * (a local model can take minutes: the person sees that it is still going). */
-function useElapsedSeconds(running: boolean): number {
-  const { now } = useApp();
-  const [started, setStarted] = useState<number | null>(null);
-  const [tick, setTick] = useState(0);
-  if (running && started === null) setStarted(now());
-  if (!running && started !== null) setStarted(null);
-  useEffect(() => {
-    if (!running) return;
-    const timer = setInterval(() => setTick((n) => n + 1), 1000);
-    return () => clearInterval(timer);
-  }, [running]);
-  void tick;
-  return started === null ? 0 : Math.max(0, Math.floor((now() - started) / 1000));
-}
-
-function Elapsed({ seconds }: { seconds: number }) {
-  const { t } = useApp();
-  return (
-    <span className="small muted elapsed" data-testid="turn-elapsed">
-      {" "}
-      {t("ai.elapsed", { s: seconds })}
-    </span>
-  );
-}
-
-function StreamingMessage({
-  store,
-  running,
-  following,
-  reconnecting,
-  compacting,
-}: {
-  store: SessionStore;
-  running: boolean;
-  following: boolean;
-  reconnecting: boolean;
-  compacting: boolean;
-}) {
-  const { t } = useApp();
-  const streaming = useSyncExternalStore(store.subscribeStream, store.getStreaming);
-  const elapsed = useElapsedSeconds(running);
-  if (compacting && !reconnecting) {
-    // Summarising can take a while with a local model: say what runs, and offer Stop here.
-    return (
-      <div className="line muted working compacting" role="status" data-testid="compacting">
-        <span className="spinner" aria-hidden="true" /> {t("ai.compacting")}
-        <Elapsed seconds={elapsed} />
-        <button type="button" className="small-btn" data-testid="compacting-stop" onClick={() => void store.interrupt()}>
-          {t("ai.stop")}
-        </button>
-      </div>
-    );
-  }
-  if (streaming && (streaming.text || streaming.reasoning)) {
-    return (
-      <div className="msg msg-assistant msg-live" data-testid="live-message" aria-live="off">
-        {streaming.reasoning && !streaming.text && <p className="small muted">{t("ai.thinking")}</p>}
-        <StreamingMarkdown text={streaming.text} />
-        {running && (
-          <p className="small muted">
-            <Elapsed seconds={elapsed} />
-          </p>
-        )}
-      </div>
-    );
-  }
-  if (!running) return null;
-  if (reconnecting) {
-    return (
-      <p className="line muted working" role="status" data-testid="reconnecting">
-        <span className="spinner" aria-hidden="true" /> {t("ai.reconnecting")}
-      </p>
-    );
-  }
-  return (
-    <p className="line muted working" role="status" data-testid="working">
-      <span className="spinner" aria-hidden="true" /> {following ? t("ai.workingElsewhere") : t("ai.working")}
-      <Elapsed seconds={elapsed} />
-    </p>
-  );
-}
 
 export function Timeline({ store, onReview, onOpenModels }: { store: SessionStore; onReview: (id: string) => void; onOpenModels?: () => void }) {
   const { t } = useApp();

@@ -6,6 +6,6 @@ export { ALLOW_SCOPES, patternLabel, scopeLabel } from "./AlwaysAllow";
 export { type SourceTarget } from "./Ask";
 export { targetLabel } from "./Prompts";
 export { StatusAi } from "./StatusAi";
-export { ProposalBadge } from "./Timeline";
+export { ProposalBadge } from "./ToolStep";
 export { type Selection } from "./scope";
 export { Drafting, SessionStore } from "./store";
