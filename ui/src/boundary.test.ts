@@ -168,7 +168,6 @@ const LONG_COMPONENTS_ALLOWED: Record<string, string> = {
   "features/drafting/Ask.tsx": "not split yet",
   "features/drafting/LongSession.tsx": "not split yet",
   "features/drafting/Prompts.tsx": "not split yet",
-  "features/drafting/SessionExtras.tsx": "not split yet",
   "features/drafts/SavedDraft.tsx": "not split yet",
   "features/editor/ProjectView.tsx": "not split yet",
   "features/optimize/OptimizeDialog.tsx": "not split yet",

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Checkpoint, CheckpointReason, DiffLine, TextDiffResult, VersionSummary } from "../../shared/api/generated";
 import { assistant, created, ev, resetSeq, turnEnded, turnStarted, user, view } from "../../shared/testing/fixtures";
 import { setupPanel, testProject } from "./panelHarness";
-import { lineDiff, reverseDiff } from "./SessionExtras";
+import { lineDiff, reverseDiff } from "./checkpoint";
 
 afterEach(() => {
   cleanup();
