@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FakeTransport } from "../../shared/api/fake";
 import type { Dashboard, DashboardRow, PerfDashboardParams, Publication } from "../../shared/api/generated";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
-import { NO_FILTERS, PerformanceDashboard, toParams } from "./Dashboard";
+import { PerformanceDashboard } from "./Dashboard";
+import { NO_FILTERS, toParams } from "./dashboardFilters";
 
 afterEach(cleanup);
 beforeEach(() => {

@@ -5,51 +5,25 @@
 // scale so no two bases share an axis; and when the person posts (day of week × hour,
 // in each publication's own time zone). The engine computes all of it
 // (`perf.dashboard`); the CSV is the engine's too (`perf.export`).
-import { useId, useState } from "react";
+import { useState } from "react";
 import { toClientError } from "../../shared/api/client";
-import type { AgeBucket, Dashboard, DashboardRow, PerfDashboardParams, Platform, PlatformMedians, PostingCell, PublicationFormat } from "../../shared/api/generated";
+import type { AgeBucket, Dashboard, Platform, PublicationFormat } from "../../shared/api/generated";
 import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { ABSENT, formatMetric, localTime, PLATFORMS, USUAL_METRICS } from "./format";
+import { MedianChart, PostingTimes } from "./DashboardCharts";
+import { type DashboardFilters, NO_FILTERS, toParams } from "./dashboardFilters";
+import { PLATFORMS, USUAL_METRICS } from "./format";
 import { metricName } from "./Metrics";
 import { PlatformOptions } from "./PlatformOptions";
+import { PublicationTable } from "./PublicationTable";
 import { useCsvExport } from "./useCsvExport";
 
 const PAGE = 200;
 const MAX_ROWS = 1000;
 const FORMATS: PublicationFormat[] = ["article", "answer", "imageText", "video", "thread", "post", "other"];
 const AGES: AgeBucket[] = ["24h", "72h", "7d"];
-const WEEKDAYS = [0, 1, 2, 3, 4, 5, 6] as const;
-const HOURS = Array.from({ length: 24 }, (_, h) => h);
-
-export interface DashboardFilters {
-  platform: Platform | "";
-  accountId: string;
-  format: PublicationFormat | "";
-  /** `YYYY-MM-DD`, both days included; local days of this computer. */
-  from: string;
-  to: string;
-}
-
-export const NO_FILTERS: DashboardFilters = { platform: "", accountId: "", format: "", from: "", to: "" };
-
-/** The engine's parameters for `filters`: a date is the local midnight it starts, and
- * the range's last day is included (the engine's `to` is exclusive). */
-export function toParams(filters: DashboardFilters, sort: string, descending: boolean): PerfDashboardParams {
-  const params: PerfDashboardParams = { sort, descending };
-  if (filters.platform) params.platform = filters.platform;
-  if (filters.accountId) params.accountId = filters.accountId;
-  if (filters.format) params.format = filters.format;
-  if (filters.from) params.from = new Date(`${filters.from}T00:00:00`).toISOString();
-  if (filters.to) {
-    const end = new Date(`${filters.to}T00:00:00`);
-    end.setDate(end.getDate() + 1);
-    params.to = end.toISOString();
-  }
-  return params;
-}
 
 export function PerformanceDashboard({ onClose }: { onClose: () => void }) {
   const { t } = useApp();
@@ -205,193 +179,5 @@ export function PerformanceDashboard({ onClose }: { onClose: () => void }) {
         </>
       )}
     </section>
-  );
-}
-
-const W = 240;
-const H = 64;
-
-/** One platform's median per period: its own scale, its own metric, n on each point. */
-function MedianChart({ medians }: { medians: PlatformMedians }) {
-  const { t, lang } = useApp();
-  const titleId = useId();
-  const descId = useId();
-  const points = medians.points;
-  const unit = medians.unit ?? "count";
-  const show = (v: number) => formatMetric(lang, { value: v, unit, qualifier: "exact", raw: "" });
-  const name = `${t(`platform.${medians.platform}` as MessageId)} · ${metricName(t, medians.metric)}`;
-  if (points.length === 0) {
-    return (
-      <figure className="chart perf-dash-chart" data-testid="perf-dash-chart" data-platform={medians.platform} data-points={0}>
-        <figcaption className="small">{name}</figcaption>
-        <p className="small muted">{t("perf.dash.noValues", { n: medians.withoutValue })}</p>
-      </figure>
-    );
-  }
-  const values = points.map((p) => p.median);
-  const lo = Math.min(...values, 0);
-  const hi = Math.max(...values, lo + 1e-9);
-  const x = (i: number) => (points.length === 1 ? W / 2 : (i / (points.length - 1)) * W);
-  const y = (v: number) => H - ((v - lo) / (hi - lo)) * H;
-  const summary = t("perf.dash.chartSummary", {
-    periods: points.length,
-    first: points[0].period,
-    last: points[points.length - 1].period,
-    from: show(points[0].median),
-    to: show(points[points.length - 1].median),
-    max: show(hi),
-  });
-  return (
-    <figure className="chart perf-dash-chart" data-testid="perf-dash-chart" data-platform={medians.platform} data-points={points.length}>
-      <figcaption id={titleId} className="small">
-        {name}
-      </figcaption>
-      <svg viewBox={`-4 -14 ${W + 8} ${H + 30}`} width="100%" role="img" aria-labelledby={`${titleId} ${descId}`}>
-        <desc id={descId}>{summary}</desc>
-        <line className="axis" x1={0} x2={W} y1={H + 0.5} y2={H + 0.5} />
-        <text className="tick" x={0} y={-4}>
-          {show(hi)}
-        </text>
-        <polyline className="perf-line" fill="none" points={points.map((p, i) => `${x(i)},${y(p.median)}`).join(" ")} />
-        {points.map((p, i) => (
-          <circle key={p.period} className="perf-dot" cx={x(i)} cy={y(p.median)} r={2.5} data-testid="perf-dash-point">
-            <title>{t("perf.dash.pointTitle", { period: p.period, median: show(p.median), n: p.n })}</title>
-          </circle>
-        ))}
-        <text className="tick" x={0} y={H + 14}>
-          {points[0].period}
-        </text>
-        {points.length > 1 && (
-          <text className="tick" x={W} y={H + 14} textAnchor="end">
-            {points[points.length - 1].period}
-          </text>
-        )}
-      </svg>
-      {medians.withoutValue > 0 && <span className="small muted">{t("perf.dash.withoutValue", { n: medians.withoutValue })}</span>}
-    </figure>
-  );
-}
-
-/** Day of week × hour, with counts; a darker cell holds more posts. */
-function PostingTimes({ cells }: { cells: PostingCell[] }) {
-  const { t } = useApp();
-  const count = (d: number, h: number) => cells.find((c) => c.weekday === d && c.hour === h)?.count ?? 0;
-  const max = Math.max(1, ...cells.map((c) => c.count));
-  return (
-    <section className="perf-dash-posting" data-testid="perf-dash-posting">
-      <h3 className="small">{t("perf.dash.posting")}</h3>
-      <p className="small muted">{t("perf.dash.postingHelp")}</p>
-      <div className="perf-table-wrap">
-        <table className="perf-posting small">
-          <thead>
-            <tr>
-              <th scope="col" />
-              {HOURS.map((h) => (
-                <th key={h} scope="col">
-                  {h}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {WEEKDAYS.map((d) => (
-              <tr key={d}>
-                <th scope="row">{t(`perf.dash.weekday.${d}` as MessageId)}</th>
-                {HOURS.map((h) => {
-                  const n = count(d, h);
-                  return (
-                    <td
-                      key={h}
-                      data-testid={n > 0 ? "perf-dash-slot" : undefined}
-                      data-slot={`${d}-${h}`}
-                      className={n > 0 ? `heat-${Math.ceil((n / max) * 4)}` : undefined}
-                      title={t("perf.dash.slotTitle", { day: t(`perf.dash.weekday.${d}` as MessageId), hour: h, n })}
-                    >
-                      {n > 0 ? n : ""}
-                    </td>
-                  );
-                })}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </section>
-  );
-}
-
-function SortHeader({ id, label, sort, descending, onSort }: { id: string; label: string; sort: string; descending: boolean; onSort: (k: string) => void }) {
-  const active = sort === id;
-  return (
-    <th scope="col" aria-sort={active ? (descending ? "descending" : "ascending") : "none"}>
-      <button type="button" className="link" data-testid={`perf-dash-sort-${id}`} onClick={() => onSort(id)}>
-        {label}
-        {active ? (descending ? " ↓" : " ↑") : ""}
-      </button>
-    </th>
-  );
-}
-
-function PublicationTable({ board, sort, descending, onSort }: { board: Dashboard; sort: string; descending: boolean; onSort: (k: string) => void }) {
-  const { t, lang } = useApp();
-  const head = (id: string, label: string) => <SortHeader id={id} label={label} sort={sort} descending={descending} onSort={onSort} />;
-  return (
-    <section className="perf-dash-table">
-      {board.groupedByPlatform && (
-        <p className="small muted" data-testid="perf-dash-grouped">
-          {t("perf.dash.grouped")}
-        </p>
-      )}
-      <div className="perf-table-wrap">
-        <table className="perf-table small" data-testid="perf-dash-table">
-          <thead>
-            <tr>
-              {head("publishedAt", t("perf.field.publishedAt"))}
-              {head("title", t("perf.field.title"))}
-              {head("platform", t("perf.field.platform"))}
-              {head("account", t("perf.field.account"))}
-              {head("format", t("perf.field.format"))}
-              {board.metricKeys.map((k) => (
-                <SortHeader key={k} id={`metric:${k}`} label={metricName(t, k)} sort={sort} descending={descending} onSort={onSort} />
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {board.rows.map((r) => (
-              <Row key={r.publication.id} row={r} keys={board.metricKeys} lang={lang} />
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </section>
-  );
-}
-
-function Row({ row, keys, lang }: { row: DashboardRow; keys: string[]; lang: "en" | "zh" }) {
-  const { t } = useApp();
-  const p = row.publication;
-  return (
-    <tr data-testid="perf-dash-row" data-id={p.id} data-platform={p.platform}>
-      <td title={p.timeZone}>{localTime(p.publishedAt, p.timeZone)}</td>
-      <td className="perf-title-cell">
-        {p.title}
-        {p.aiChanges.length > 0 && (
-          <span className="badge" title={t("perf.aiChanges.help")}>
-            {t("perf.aiChanges", { n: p.aiChanges.length })}
-          </span>
-        )}
-      </td>
-      <td>{t(`platform.${p.platform}` as MessageId)}</td>
-      <td>{row.accountName ?? ABSENT}</td>
-      <td>{t(`perf.format.${p.format}` as MessageId)}</td>
-      {keys.map((k) => {
-        const v = row.latest[k];
-        return (
-          <td key={k} data-metric={k} title={v ? t("perf.dash.cellTitle", { raw: v.raw, time: localTime(v.observedAt, p.timeZone) }) : t("perf.notReported")}>
-            {formatMetric(lang, v)}
-          </td>
-        );
-      })}
-    </tr>
   );
 }
