@@ -169,7 +169,6 @@ const LONG_COMPONENTS_ALLOWED: Record<string, string> = {
   "features/drafting/Prompts.tsx": "not split yet",
   "features/drafts/SavedDraft.tsx": "not split yet",
   "features/editor/ProjectView.tsx": "not split yet",
-  "features/optimize/OptimizeDialog.tsx": "not split yet",
 };
 
 const lineCount = (text: string) => text.split("\n").length - (text.endsWith("\n") ? 1 : 0);

@@ -12,17 +12,19 @@ import { readFresh, useCalls } from "../../shared/api/query";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
-import { formatTime, type MessageId } from "../../shared/i18n";
+import type { MessageId } from "../../shared/i18n";
 import type { HunkDecision } from "../review";
-
-import { CONSTRAINTS, type ConstraintKey, GOALS, INTENSITIES, MAX_UNREVIEWED, type OptimizeDialogProps, PLATFORMS, resumable, type StageLine, stageLabel, stageState, targetKey, unreviewed } from "./run";
+import { InterruptedRun, NoModel, UnreviewedRuns, UnsavedDrafts } from "./FormNotices";
+import { type ConstraintKey, keptHunks, MAX_UNREVIEWED, type OptimizeDialogProps, PLATFORMS, resumable, type StageLine, targetKey, unreviewed } from "./run";
+import { PlatformChoice, RunOptions } from "./RunOptions";
+import { RunProgress } from "./RunProgress";
 import { RunReview } from "./RunReview";
 
 export { unreviewed };
 export type { OptimizeDialogProps };
 
 export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, onClose, onSetUpModel, onDraftsSaved }: OptimizeDialogProps) {
-  const { client, t, toast, lang } = useApp();
+  const { client, t, toast } = useApp();
   const { call } = useCalls();
   const [phase, setPhase] = useState<"form" | "running" | "review">("form");
   const [chosen, setChosen] = useState<Platform[]>(draft ? [draft] : platforms.length > 0 ? platforms : PLATFORMS);
@@ -179,12 +181,7 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     setBusy(true);
     setError(null);
     try {
-      const hunks: Record<string, string[]> = {};
-      for (const [key, view] of Object.entries(proposals)) {
-        const d = decisions[key] ?? {};
-        const rejected = view.hunks.filter((h) => d[h.id] === "rejected");
-        if (rejected.length > 0) hunks[view.id] = view.hunks.filter((h) => d[h.id] !== "rejected").map((h) => h.id);
-      }
+      const hunks = keptHunks(proposals, decisions);
       const chosenPlatforms = PLATFORMS.filter((p) => selected[p]);
       const result = await call("optimize.apply", {
         runId: run.id,
@@ -229,130 +226,18 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
     );
   }
 
-  if (phase === "running") {
-    return (
-      <Dialog title={t("optimize.running")} onClose={() => void cancel()} testId="optimize-progress">
-        <ol className="stages" data-testid="optimize-stages" aria-live="polite">
-          {stages
-            .filter((s) => s.state !== "started" || !stages.some((x) => x.stage === s.stage && x.state === "done"))
-            .map((s, i) => (
-              <li key={i} data-state={s.state}>
-                {stageLabel(t, s.stage)} — {stageState(t, lang, s)}
-              </li>
-            ))}
-        </ol>
-        <p className="muted small">
-          <span className="spinner" aria-hidden="true" /> {t("optimize.wait")}
-        </p>
-        <div className="row end">
-          <button type="button" data-testid="optimize-cancel" onClick={() => void cancel()}>
-            {t("optimize.cancel")}
-          </button>
-        </div>
-      </Dialog>
-    );
-  }
+  if (phase === "running") return <RunProgress stages={stages} onCancel={() => void cancel()} />;
 
   return (
     <Dialog title={draft ? t("optimize.draftTitle", { platform: t(`platform.${draft}` as MessageId) }) : t("optimize.title.dialog")} onClose={onClose} testId="optimize-dialog">
       {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-      {interrupted && (
-        <div className="warning" role="status" data-testid="optimize-interrupted">
-          <p>{t(interrupted.status === "failed" ? "optimize.failedResumable" : "optimize.interrupted", { stage: stageLabel(t, interrupted.stage) })}</p>
-          <div className="row end">
-            <button type="button" data-testid="optimize-discard" onClick={() => void discard(interrupted)}>
-              {t("optimize.discard")}
-            </button>
-            <button type="button" className="primary" data-testid="optimize-resume" onClick={() => void resume(interrupted)}>
-              {t("optimize.resume")}
-            </button>
-          </div>
-        </div>
-      )}
-      {waiting.length > 0 && (
-        <div className="warning" role="status" data-testid="optimize-unreviewed">
-          <p>{t("optimize.unreviewed")}</p>
-          <ul className="small">
-            {waiting.map((r) => (
-              <li key={r.id} data-testid="optimize-unreviewed-run" data-run={r.id}>
-                {t("optimize.unreviewedRun", {
-                  when: formatTime(lang, r.createdAt),
-                  platforms: r.input.platforms.map((p) => t(`platform.${p}` as MessageId)).join(lang === "zh" ? "、" : ", "),
-                })}{" "}
-                <button type="button" data-testid="optimize-reopen" onClick={() => void showRun(r).catch((e) => setError(toClientError(e)))}>
-                  {t("optimize.reviewRun")}
-                </button>
-              </li>
-            ))}
-          </ul>
-        </div>
-      )}
-      {noModel && (
-        <div className="warning" role="status" data-testid="optimize-no-model">
-          <p>{t("optimize.noModel")}</p>
-          {onSetUpModel && (
-            <div className="row end">
-              <button type="button" className="primary" data-testid="optimize-set-up-model" onClick={onSetUpModel}>
-                {t("ai.setup.open")}
-              </button>
-            </div>
-          )}
-        </div>
-      )}
+      {interrupted && <InterruptedRun run={interrupted} onDiscard={() => void discard(interrupted)} onResume={() => void resume(interrupted)} />}
+      {waiting.length > 0 && <UnreviewedRuns runs={waiting} onReopen={(r) => void showRun(r).catch((e) => setError(toClientError(e)))} />}
+      {noModel && <NoModel onSetUpModel={onSetUpModel} />}
       <p className="small muted">{t("optimize.intro")}</p>
-      <fieldset disabled={!!draft}>
-        <legend>{t("optimize.platforms")}</legend>
-        {PLATFORMS.map((p) => (
-          <label key={p} className="inline">
-            <input
-              type="checkbox"
-              data-testid={`optimize-platform-${p}`}
-              checked={chosen.includes(p)}
-              onChange={(e) => setChosen((c) => (e.target.checked ? [...c, p] : c.filter((x) => x !== p)))}
-            />{" "}
-            {t(`platform.${p}` as MessageId)}
-          </label>
-        ))}
-      </fieldset>
-      {unsaved.length > 0 && (
-        <div className="warning" role="status" data-testid="optimize-unsaved">
-          <p>{t("optimize.unsaved", { platforms: unsaved.map((p) => t(`platform.${p}` as MessageId)).join(lang === "zh" ? "、" : ", ") })}</p>
-          <div className="row end">
-            <button type="button" data-testid="optimize-save-drafts" disabled={savingDrafts} onClick={() => void saveDrafts()}>
-              {t("optimize.saveDrafts")}
-            </button>
-          </div>
-        </div>
-      )}
-      <label>
-        {t("optimize.goal")}{" "}
-        <select value={goal} data-testid="optimize-goal" onChange={(e) => setGoal(e.target.value as Goal)}>
-          {GOALS.map((g) => (
-            <option key={g} value={g}>
-              {t(`optimize.goal.${g}` as MessageId)}
-            </option>
-          ))}
-        </select>
-      </label>
-      <p className="small muted">{t(`optimize.goalHelp.${goal}` as MessageId)}</p>
-      <fieldset>
-        <legend>{t("optimize.intensity")}</legend>
-        {INTENSITIES.map((i) => (
-          <label key={i} className="block">
-            <input type="radio" name="intensity" data-testid={`optimize-intensity-${i}`} checked={intensity === i} onChange={() => setIntensity(i)} /> {t(`optimize.intensity.${i}` as MessageId)}
-            <span className="small muted"> — {t(`optimize.intensityHelp.${i}` as MessageId)}</span>
-          </label>
-        ))}
-      </fieldset>
-      <fieldset>
-        <legend>{t("optimize.constraints")}</legend>
-        {CONSTRAINTS.map((c) => (
-          <label key={c} className="block">
-            <input type="checkbox" data-testid={`optimize-constraint-${c}`} checked={constraints[c]} onChange={(e) => setConstraints((x) => ({ ...x, [c]: e.target.checked }))} />{" "}
-            {t(`optimize.constraint.${c}` as MessageId)}
-          </label>
-        ))}
-      </fieldset>
+      <PlatformChoice disabled={!!draft} chosen={chosen} onChosen={setChosen} />
+      {unsaved.length > 0 && <UnsavedDrafts platforms={unsaved} saving={savingDrafts} onSave={() => void saveDrafts()} />}
+      <RunOptions goal={goal} onGoal={setGoal} intensity={intensity} onIntensity={setIntensity} constraints={constraints} onConstraints={setConstraints} />
       <div className="row end">
         <button type="button" onClick={onClose}>
           {t("optimize.close")}

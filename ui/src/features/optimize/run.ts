@@ -1,6 +1,7 @@
 // The optimize run's plain parts, outside React: the choices the form offers, the
 // stage lines' wording, which runs can be resumed or still wait for review.
-import type { Goal, Intensity, OptimizeApplyResult, Platform, Run, RunTarget } from "../../shared/api/generated";
+import type { Goal, Intensity, OptimizeApplyResult, Platform, ProposalView, Run, RunTarget } from "../../shared/api/generated";
+import type { HunkDecision } from "../review";
 import type { T } from "../../shared/context";
 import { has, type Lang, type MessageId } from "../../shared/i18n";
 
@@ -68,4 +69,16 @@ export const MAX_UNREVIEWED = 5;
 
 export function targetKey(t: RunTarget): string {
   return t.target.type === "draft" ? t.target.platform : "source";
+}
+
+/** For each target's proposal (by target key) with a hunk rejected, the hunks kept (by
+ * proposal id): what `optimize.apply` takes; a proposal with none rejected is taken whole. */
+export function keptHunks(proposals: Record<string, ProposalView>, decisions: Record<string, Record<string, HunkDecision>>): Record<string, string[]> {
+  const hunks: Record<string, string[]> = {};
+  for (const [key, view] of Object.entries(proposals)) {
+    const d = decisions[key] ?? {};
+    const rejected = view.hunks.filter((h) => d[h.id] === "rejected");
+    if (rejected.length > 0) hunks[view.id] = view.hunks.filter((h) => d[h.id] !== "rejected").map((h) => h.id);
+  }
+  return hunks;
 }
