@@ -6,7 +6,8 @@
 import { useEffect, useRef, useState, useSyncExternalStore } from "react";
 import type { Mode } from "../../shared/api/generated";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
-import { AskView, type SourceTarget } from "./Ask";
+import { AskView } from "./Ask";
+import type { SourceTarget } from "./citations";
 import { useApp } from "../../shared/context";
 import { Composer, type ComposerHandle } from "./Composer";
 import { ArchivedProjectNotice, ModelSetupOffer } from "./PanelNotices";

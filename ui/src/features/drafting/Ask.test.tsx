@@ -5,7 +5,8 @@ import type { Answer, SearchAskParams } from "../../shared/api/generated";
 import type { Lang } from "../../shared/i18n";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
 import { AiPanel } from "./AiPanel";
-import { answerHtml, AskView } from "./Ask";
+import { AskView } from "./Ask";
+import { answerHtml } from "./citations";
 import { profile } from "../../shared/testing/fixtures";
 import { Drafting } from "./store";
 

@@ -3,7 +3,7 @@
 // This face is the only module other features and the app import (see boundary.test.ts).
 export { AiPanel } from "./AiPanel";
 export { ALLOW_SCOPES, patternLabel, scopeLabel } from "./AlwaysAllow";
-export { type SourceTarget } from "./Ask";
+export { type SourceTarget } from "./citations";
 export { targetLabel } from "./Prompts";
 export { StatusAi } from "./StatusAi";
 export { ProposalBadge } from "./ToolStep";
