@@ -8,7 +8,8 @@ import { queryKey, readFresh, useMethod, useQueryCache } from "../../shared/api/
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { type MessageId, profileName } from "../../shared/i18n";
-import { asDraft, SavedDraftBar } from "./SavedDraft";
+import { asDraft } from "./draftContent";
+import { SavedDraftBar } from "./SavedDraft";
 import { copyDraft } from "./draftText";
 import { DraftPreview } from "./DraftPreview";
 import { FindingItem } from "./FindingItem";

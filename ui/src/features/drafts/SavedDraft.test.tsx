@@ -5,7 +5,7 @@ import type { DraftContent, PlatformDraft, PlatformDraftSaveResult } from "../..
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
 import { DraftsPanel } from "./DraftsPanel";
 import { compiled, finding } from "./drafts.fixture";
-import { editableText, editedContent } from "./SavedDraft";
+import { editableText, editedContent } from "./draftContent";
 
 afterEach(cleanup);
 

@@ -1,10 +1,10 @@
 // The saved draft of one platform: its revision, status and origin, saving a compile,
 // editing by hand, and choosing between hand edits and a fresh compile (never an
 // overwrite without the person's choice). A `publishing` draft is read-only.
-import { useEffect, useRef, useState } from "react";
+import { useState } from "react";
 import { type ClientError, toClientError } from "../../shared/api/client";
 import { useCalls } from "../../shared/api/query";
-import type { Draft, DraftContent, DraftStatus, PlatformDraft, PlatformDraftSaveResult } from "../../shared/api/generated";
+import type { DraftStatus, PlatformDraft, PlatformDraftSaveResult } from "../../shared/api/generated";
 import { Dialog } from "../../shared/ui/Dialog";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
@@ -12,57 +12,9 @@ import { type MessageId, profileName } from "../../shared/i18n";
 import { DiffView } from "../../shared/ui/DiffView";
 import type { PublicationDetails } from "../../shared/api/generated";
 import { PublishDialog } from "../performance";
+import { DraftEditor } from "./DraftEditor";
 
 export const STATUSES: DraftStatus[] = ["draft", "ready", "publishing", "published"];
-const POST_SEPARATOR = "\n---\n";
-
-/** A saved draft in the shape the previews take. */
-export function asDraft(d: PlatformDraft): Draft {
-  return { platform: d.platform, profileId: d.profileId, title: d.title, content: d.content, nImages: 0, nLinks: 0 };
-}
-
-/** The part of a draft a person edits as text. */
-export function editableText(c: DraftContent): string {
-  switch (c.type) {
-    case "html":
-      return c.html;
-    case "markdown":
-      return c.markdown;
-    case "thread":
-      return c.posts.map((p) => p.text).join(POST_SEPARATOR);
-    case "card":
-      return c.body;
-  }
-}
-
-/** The content with its text (and, for cards, tags) replaced by the edit. */
-export function editedContent(c: DraftContent, text: string, tags: string): DraftContent {
-  switch (c.type) {
-    case "html":
-      return { ...c, html: text };
-    case "markdown":
-      return { ...c, markdown: text };
-    case "thread":
-      return {
-        type: "thread",
-        posts: text
-          .split(/\n-{3,}\n/)
-          .map((p) => p.trim())
-          .filter((p) => p.length > 0)
-          .map((p) => ({ text: p, weightedLength: 0 })),
-      };
-    case "card":
-      return {
-        type: "card",
-        body: text,
-        tags: tags
-          .split(/[,，\s]+/)
-          .map((x) => x.replace(/^#/, "").trim())
-          .filter((x) => x.length > 0),
-      };
-  }
-}
-
 export interface SavedDraftProps {
   projectId: string;
   /** The project's working-copy revision now. */
@@ -271,82 +223,5 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
         </Dialog>
       )}
     </div>
-  );
-}
-
-function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCancel: () => void; onSaved: (d: PlatformDraft) => void }) {
-  const { t } = useApp();
-  const { call } = useCalls();
-  const [title, setTitle] = useState(saved.title);
-  const [text, setText] = useState(() => editableText(saved.content));
-  const [tags, setTags] = useState(() => (saved.content.type === "card" ? saved.content.tags.join(", ") : ""));
-  const [error, setError] = useState<ClientError | null>(null);
-  const [busy, setBusy] = useState(false);
-  const area = useRef<HTMLTextAreaElement>(null);
-  useEffect(() => area.current?.focus(), []);
-
-  const submit = async () => {
-    setBusy(true);
-    try {
-      const r = await call("platformDraft.edit", {
-        projectId: saved.projectId,
-        platform: saved.platform,
-        baseRevision: saved.revision,
-        title,
-        content: editedContent(saved.content, text, tags),
-      });
-      onSaved(r.draft);
-    } catch (e) {
-      setError(toClientError(e));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const hint = t(`savedDraft.editHint.${saved.content.type}` as MessageId);
-  return (
-    <form
-      className="draft-editor"
-      data-testid="draft-editor"
-      onSubmit={(e) => {
-        e.preventDefault();
-        void submit();
-      }}
-      onKeyDown={(e) => {
-        if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-          e.preventDefault();
-          void submit();
-        } else if (e.key === "Escape" && !e.nativeEvent.isComposing) {
-          e.preventDefault();
-          onCancel();
-        }
-      }}
-    >
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
-      <label className="small">
-        {t("savedDraft.title")}
-        <input data-testid="draft-edit-title" value={title} onChange={(e) => setTitle(e.target.value)} />
-      </label>
-      <label className="small">
-        {hint}
-        <textarea ref={area} data-testid="draft-edit-text" rows={12} value={text} onChange={(e) => setText(e.target.value)} spellCheck={false} />
-      </label>
-      {saved.content.type === "card" && (
-        <label className="small">
-          {t("savedDraft.tags")}
-          <input data-testid="draft-edit-tags" value={tags} onChange={(e) => setTags(e.target.value)} />
-        </label>
-      )}
-      <div className="draft-actions">
-        <span className="small muted">{t("savedDraft.editKeys")}</span>
-        <span className="spacer" />
-        <button type="button" onClick={onCancel}>
-          {t("savedDraft.cancel")}
-        </button>
-        <button type="submit" className="primary" data-testid="draft-edit-save" disabled={busy}>
-          {t("savedDraft.saveEdit")}
-        </button>
-      </div>
-    </form>
   );
 }
