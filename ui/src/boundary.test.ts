@@ -164,7 +164,6 @@ export const COMPONENT_MAX_LINES = 300;
 const LONG_COMPONENTS_ALLOWED: Record<string, string> = {
   "app/App.tsx": "the shell is being reshaped by another change (see DIRECT_CALLS_ALLOWED) and splits with it",
   "features/drafting/LongSession.tsx": "not split yet",
-  "features/drafting/Prompts.tsx": "not split yet",
   "features/editor/ProjectView.tsx": "not split yet",
 };
 

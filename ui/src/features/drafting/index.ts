@@ -4,7 +4,7 @@
 export { AiPanel } from "./AiPanel";
 export { ALLOW_SCOPES, patternLabel, scopeLabel } from "./AlwaysAllow";
 export { type SourceTarget } from "./citations";
-export { targetLabel } from "./Prompts";
+export { targetLabel } from "./approval";
 export { StatusAi } from "./StatusAi";
 export { ProposalBadge } from "./ToolStep";
 export { type Selection } from "./scope";
