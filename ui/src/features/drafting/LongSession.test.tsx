@@ -9,7 +9,8 @@ import type { MemoryItem, MemoryListResult, SessionPins } from "../../shared/api
 import type { Lang } from "../../shared/i18n";
 import { makeCtx, WithCtx } from "../../shared/testing/utils";
 import { compactBoundary, ev, resetSeq, session } from "../../shared/testing/fixtures";
-import { BoundaryLine, LongSessionBar } from "./LongSession";
+import { LongSessionBar } from "./LongSession";
+import { BoundaryLine } from "./BoundaryLine";
 import { SessionStore } from "./store";
 import { MemoryList } from "../memory";
 import { fold } from "./testLog";

@@ -7,7 +7,7 @@ import { memo, useMemo, useSyncExternalStore } from "react";
 import { VirtualFeed } from "../../shared/ui/VirtualFeed";
 import { useApp } from "../../shared/context";
 import { describeHint, type MessageId } from "../../shared/i18n";
-import { BoundaryLine, BudgetStop } from "./LongSession";
+import { BoundaryLine, BudgetStop } from "./BoundaryLine";
 import { Markdown } from "./Markdown";
 import { decisionNote, toolLabel } from "./stepText";
 import { StreamingMessage } from "./StreamingMessage";
