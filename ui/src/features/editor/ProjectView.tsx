@@ -1,22 +1,18 @@
 // One open project: title, editor (+ preview), status bar, right panel, overlays. The
 // project's state (saving, kept text, conflicts, following sync) is a ProjectSession
 // (session.ts); this component renders it and holds only what is on screen.
-import { type ReactNode, forwardRef, lazy, Suspense, useCallback, useEffect, useImperativeHandle, useRef, useState } from "react";
+import { forwardRef, useCallback, useEffect, useImperativeHandle, useRef, useState } from "react";
 import type { Accepted, Platform, Project, ProposalView } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
-import type { MessageId } from "../../shared/i18n";
 import { locateAnchor } from "../../shared/lib/anchors";
 import { focusWhenShown } from "../../shared/lib/focus";
 import type { Selection } from "../drafting";
-import { type EditorHandle, MarkdownEditor } from "./MarkdownEditor";
+import type { EditorHandle } from "./MarkdownEditor";
+import { DocumentPane } from "./DocumentPane";
 import { CenterLayers, type Overlay } from "./CenterLayers";
 import { RestoreDialog, SaveVersionDialog, StatusBar, SyncConflictBar, TopBar } from "./parts";
 import { useDrafting, useProjectSession } from "./useProjectSession";
-import { TitleField } from "./TitleField";
 import { useComments } from "./useComments";
-
-// The preview (and its Markdown renderer) loads on first use, keeping startup small.
-const Preview = lazy(() => import("../../shared/ui/Preview").then((m) => ({ default: m.Preview })));
 
 import type { PanelTab } from "./tabs";
 import type { ProjectViewHandle, ProjectViewProps } from "./screen";
@@ -25,7 +21,6 @@ import { SidePanel } from "./SidePanel";
 export type { PanelTab };
 
 export type { ProjectViewHandle, ProjectViewProps, Reveal } from "./screen";
-
 
 export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(function ProjectView(
   { projectId, reveal, tab, onTab, brands, onProjectChanged, leading, onSetUpModel, onOpenSource, onOpenMemory },
@@ -65,7 +60,6 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   }, []);
   const stopFocusAi = useRef<() => void>(() => undefined);
   useEffect(() => () => stopFocusAi.current(), []);
-
 
   const flush = useCallback(() => session.flush(), [session]);
   const [currentEditor] = useState(() => () => editor.current);
@@ -119,7 +113,6 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
   // checkpoint, applied staged changes): the editor shows it, the saver builds on it.
   const replaceProject = useCallback((p: Project, message: string) => session.replace(p, message), [session]);
   const [workingCopy] = useState(() => ({ flush, revision: revisionNow, replace: replaceProject }));
-
 
   const onAccepted = useCallback(
     (accepted: Accepted) => {
@@ -201,7 +194,6 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
     );
   }
 
-  const suspended = (node: ReactNode, className: string, label: MessageId) => <Suspense fallback={<p className={className}>{t(label)}</p>}>{node}</Suspense>;
   return (
     <>
       <main className="center" data-testid="project-view" data-project={projectId}>
@@ -216,32 +208,21 @@ export const ProjectView = forwardRef<ProjectViewHandle, ProjectViewProps>(funct
           onSaveVersion={() => setSaveDialog(true)}
         />
         <SyncConflictBar projectId={projectId} flush={flush} />
-        <div className={`doc ${preview ? "with-preview" : ""}`}>
-          <div className="doc-source">
-            <TitleField
-              value={s.title}
-              label={t("title.label")}
-              placeholder={t("title.placeholder")}
-              onChange={(v) => session.setTitle(v)}
-              onEnter={() => editor.current?.focus()}
-              onBlur={() => session.titleBlurred()}
-            />
-            <MarkdownEditor
-              ref={keepEditor}
-              docKey={projectId}
-              initialText={s.startText ?? project.source}
-              ariaLabel={t("editor.label")}
-              placeholder={t("editor.placeholder")}
-              anchors={comments.anchors}
-              onChange={onEditorChange}
-              onImageFiles={onImages}
-              onSelectionText={setSelectionText}
-              focusWhenReady={focusOnOpen}
-            />
-          </div>
-          {preview &&
-            suspended(<Preview client={client} projectId={projectId} source={s.previewSource} label={t("preview.label")} missingImage={missingImage} />, "preview muted", "preview.loading")}
-        </div>
+        <DocumentPane
+          projectId={projectId}
+          project={project}
+          s={s}
+          session={session}
+          preview={preview}
+          editorRef={keepEditor}
+          anchors={comments.anchors}
+          onEditorChange={onEditorChange}
+          onImages={onImages}
+          onSelectionText={setSelectionText}
+          focusWhenReady={focusOnOpen}
+          focusEditor={() => editor.current?.focus()}
+          missingImage={missingImage}
+        />
         <StatusBar saveState={s.saveState} cause={s.cause} head={s.head} words={s.words} busy={s.busy} drafting={drafting} />
         <CenterLayers
           projectId={projectId}
