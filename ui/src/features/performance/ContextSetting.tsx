@@ -2,8 +2,7 @@
 // and drafting sessions may read a short summary of each platform's strongest and
 // weakest posts (never raw export rows). A workspace policy that turns it off decides
 // instead: the switch is then read-only and says whose policy it is.
-import { useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import { useMethod, useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
@@ -11,20 +10,18 @@ import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 export function PerformanceContextSetting() {
   const { t } = useApp();
   const state = useMethod("perf.contextSetting", {});
-  const [error, setError] = useState<ClientError | null>(null);
-  const { write, pending } = useWrites({ onError: (e) => setError(toClientError(e)) });
+  // A failed change goes to the app's one error banner (the data layer's default).
+  const { write, pending } = useWrites();
   const data = state.data ?? null;
   const byPolicy = data?.decidedByPolicy ?? false;
 
   const set = async (enabled: boolean) => {
-    setError(null);
     await write("perf.setContextSetting", { enabled });
   };
 
   return (
     <div className="form" data-testid="perf-context">
       {state.error && <ErrorBanner error={toClientError(state.error)} retry={() => void state.refetch()} />}
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       <label className="row">
         <input
           type="checkbox"

@@ -5,7 +5,7 @@
 // refuses them anyway). Offline, it is the policy last seen, which this app keeps to.
 
 import { useState } from "react";
-import { toClientError, type ClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import type { Policy, ProviderRule } from "../../shared/api/generated";
 import { queryKey, useMethod, useQueryCache, useWrites } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
@@ -31,8 +31,8 @@ export function WorkspacePolicy() {
   const standing = useMethod("sync.policy", {});
   const data = standing.data ?? null;
   const cached = data?.policy ?? null;
-  const [error, setError] = useState<ClientError | null>(null);
-  const { write, pending } = useWrites({ onError: (e) => setError(toClientError(e)) });
+  // A failed save goes to the app's one error banner (the data layer's default).
+  const { write, pending } = useWrites();
   // The owner's edits over the policy as read; none: the policy as it is.
   const [edited, setDraft] = useState<Draft | null>(null);
   const draft = edited ?? (cached ? draftOf(cached.policy) : null);
@@ -44,7 +44,6 @@ export function WorkspacePolicy() {
 
   const save = async () => {
     if (!draft) return;
-    setError(null);
     const providers: ProviderRule =
       draft.kind === "hosts" ? { kind: "hosts", hosts: draft.hosts.split(",").map((h) => h.trim()).filter((h) => h !== "") } : { kind: draft.kind };
     const cap = draft.capUsd.trim() === "" ? undefined : Number(draft.capUsd);
@@ -119,7 +118,6 @@ export function WorkspacePolicy() {
           {!data.canSet && <p className="small muted">{t("sync.policy.ownersSet")}</p>}
         </>
       )}
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
     </section>
   );
 }

@@ -1,10 +1,8 @@
 // Settings → Usage → quotas: the workspace's daily token and monthly cost limits, with
 // what today and this month used so far.
 import { useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
 import type { Quotas } from "../../shared/api/generated";
 import { useWrite } from "../../shared/api/query";
-import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { formatCost, formatTokens, parseOptionalNumber } from "../settings";
 
@@ -20,8 +18,8 @@ export function QuotaForm({
   const { t, lang, toast } = useApp();
   const [daily, setDaily] = useState("");
   const [monthly, setMonthly] = useState("");
-  const [error, setError] = useState<ClientError | null>(null);
-  const setQuotas = useWrite("usage.setQuotas", { onError: (e) => setError(toClientError(e)) });
+  // A failed save goes to the app's one error banner (the data layer's default).
+  const setQuotas = useWrite("usage.setQuotas");
   const saving = setQuotas.isPending;
   // The fields follow the stored limits whenever a report brings them.
   const [shownQuotas, setShownQuotas] = useState<Quotas | null>(null);
@@ -37,7 +35,6 @@ export function QuotaForm({
   // Saving makes the reports stale (methods.ts): they bring the stored limits back here.
   const save = async () => {
     if (invalid) return;
-    setError(null);
     const params: { dailyTokens?: number; monthlyCost?: number } = {};
     if (dailyN !== undefined && dailyN !== null) params.dailyTokens = dailyN;
     if (monthlyN !== undefined && monthlyN !== null) params.monthlyCost = monthlyN;
@@ -92,7 +89,6 @@ export function QuotaForm({
           </span>
         </label>
       </div>
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       <div className="row end">
         <button type="submit" data-testid="quota-save" disabled={invalid || unchanged || saving || quotas === null}>
           {t("usage.saveQuotas")}
