@@ -14,7 +14,7 @@ describe("quota form", () => {
     const showError = vi.fn();
     render(
       <WithCtx ctx={makeCtx(transport, "en", { showError })}>
-        <QuotaForm quotas={{ dailyTokens: null, monthlyCost: null }} todayTokens={0} monthCost={0} />
+        <QuotaForm quotas={{}} todayTokens={0} monthCost={0} />
       </WithCtx>,
     );
     fireEvent.change(screen.getByTestId("quota-daily"), { target: { value: "1000" } });
