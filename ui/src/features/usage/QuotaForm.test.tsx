@@ -9,7 +9,7 @@ afterEach(() => cleanup());
 describe("quota form", () => {
   it("a failed save reaches the person through the app's one error path, not a banner of its own", async () => {
     const transport = new FakeTransport().on("usage.setQuotas", () => {
-      throw apiError("INVALID_PARAMS", "dailyTokens: too large");
+      throw apiError("VALIDATION", "dailyTokens: too large");
     });
     const showError = vi.fn();
     render(
@@ -20,7 +20,7 @@ describe("quota form", () => {
     fireEvent.change(screen.getByTestId("quota-daily"), { target: { value: "1000" } });
     fireEvent.click(screen.getByTestId("quota-save"));
     await waitFor(() => expect(showError).toHaveBeenCalledTimes(1));
-    expect(showError.mock.calls[0]![0]).toMatchObject({ code: "INVALID_PARAMS" });
+    expect(showError.mock.calls[0]![0]).toMatchObject({ code: "VALIDATION" });
     expect(screen.queryByTestId("error-banner")).toBeNull();
   });
 });
