@@ -143,9 +143,12 @@ pub async fn api_call(state: tauri::State<'_, EngineState>, method: String, para
 pub async fn api_stream(state: tauri::State<'_, EngineState>, method: String, params: Value, on_event: Channel<StreamEvent>) -> Result<Value, ApiError> {
     let state = state.inner().clone();
     blocking(move || {
-        state.engine()?.call_stream(&method, params, &mut |event| {
-            if let Err(error) = on_event.send(event) {
+        // A send fails once the window is gone: a subscription (`sync.watch`) ends then.
+        state.engine()?.call_stream_while(&method, params, &mut |event| match on_event.send(event) {
+            Ok(()) => true,
+            Err(error) => {
                 tracing::debug!(%error, "the window stopped listening to a stream");
+                false
             }
         })
     })

@@ -306,9 +306,9 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
             let params = parse_params(&params)?;
             if stream {
                 let mut out = std::io::stdout().lock();
-                let result = engine.call_stream(&method, params, &mut |event| {
-                    let _ = writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default());
-                });
+                // A closed stdout (a reader that stopped) ends a subscription.
+                let result = engine
+                    .call_stream_while(&method, params, &mut |event| writeln!(out, "{}", serde_json::to_string(&event).unwrap_or_default()).and_then(|()| out.flush()).is_ok());
                 let _ = writeln!(out, "{}", json!({"type": "result", "data": result?}));
                 return Ok(());
             }

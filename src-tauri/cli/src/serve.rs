@@ -2,8 +2,10 @@
 //!
 //! - `POST /api/<method>`: JSON params in, JSON result out; errors are `ApiError` JSON
 //!   with the code's HTTP status.
-//! - `POST /api/stream/<method>`: Server-Sent Events: `progress` events, then one
-//!   `result` or `error` event.
+//! - `POST /api/stream/<method>`: Server-Sent Events: each event named by its
+//!   `StreamEvent` type (`progress`, `harness`, `syncStatus`, ...), then one `result` or
+//!   `error` event. A subscription (`sync.watch`) ends when the page closes its stream
+//!   (the next send finds no receiver) or the server shuts down.
 //! - `GET /media/<file>`: the data folder's images (with the token, like the API; the
 //!   UI itself reads images through `media.read`).
 //! - everything else: the built UI (`ui/dist`), with `index.html` as the fallback.
@@ -145,14 +147,17 @@ async fn api_stream(State(state): State<Arc<AppState>>, Path(method): Path<Strin
     let engine = Arc::clone(&state.engine);
     tokio::task::spawn_blocking(move || {
         let progress_sender = sender.clone();
-        let result = engine.call_stream(&method, params, &mut |event| {
+        let result = engine.call_stream_while(&method, params, &mut |event| {
             let sse = match event {
                 StreamEvent::Progress(progress) => Event::default().event("progress").json_data(progress),
                 StreamEvent::Harness(harness_event) => Event::default().event("harness").json_data(harness_event),
                 StreamEvent::Timeline(patch) => Event::default().event("timeline").json_data(patch),
+                StreamEvent::SyncStatus(status) => Event::default().event("syncStatus").json_data(status),
             };
-            if let Ok(event) = sse {
-                let _ = progress_sender.send(event);
+            // The page still listens while the response's body is open.
+            match sse {
+                Ok(event) => progress_sender.send(event).is_ok(),
+                Err(_) => !progress_sender.is_closed(),
             }
         });
         let last = match result {
@@ -274,7 +279,14 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
         let _ = stdout.write_all(banner.as_bytes());
         let _ = stdout.flush();
     }
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving")?;
+    let closing = Arc::clone(&state.engine);
+    let shutdown = async move {
+        shutdown_signal().await;
+        // Open subscriptions (`sync.watch`) would keep their responses, and so the
+        // graceful shutdown, open for ever: they end now, answering their last status.
+        closing.sync_runtime().close_watches();
+    };
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await.context("serving")?;
     // Dropping the engine syncs pending autosaves.
     drop(state);
     Ok(())

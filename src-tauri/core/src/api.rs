@@ -87,6 +87,8 @@ pub enum StreamEvent {
     Harness(Box<crate::harness::Event>),
     /// What that event changed in the session's timeline (sent after it).
     Timeline(Box<crate::harness::timeline::TimelinePatch>),
+    /// The sync status, as `sync.status` answers it (`sync.watch` sends it on change).
+    SyncStatus(Box<SyncStatus>),
 }
 
 impl Engine {
@@ -97,6 +99,16 @@ impl Engine {
 
     /// Like [`Engine::call`], sending progress of long calls to `on_event`.
     pub fn call_stream(&self, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
+        self.call_stream_while(method, params, &mut |event| {
+            on_event(event);
+            true
+        })
+    }
+
+    /// Like [`Engine::call_stream`], where `on_event` answers whether anyone still
+    /// listens: a subscription (`sync.watch`) ends when it answers `false`. A transport
+    /// that can tell (a closed event stream, a closed window) calls this.
+    pub fn call_stream_while(&self, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent) -> bool) -> Result<Value, ApiError> {
         let result = check_ids(method, &params).and_then(|()| dispatch(self, method, params, on_event));
         if let Err(error) = &result {
             match error.code {
@@ -252,17 +264,22 @@ macro_rules! api_methods {
     (
         plain { $( $name:literal => $module:ident :: $handler:ident ( $params:ty ) -> $result:ty ; )* }
         streaming { $( $sname:literal => $smodule:ident :: $shandler:ident ( $sparams:ty ) -> $sresult:ty , sends $svariant:ident ( $sevent:ty ) $( also $xvariant:ident ( $xevent:ty ) )* ; )* }
+        subscriptions { $( $wname:literal => $wmodule:ident :: $whandler:ident ( $wparams:ty ) -> $wresult:ty , sends $wvariant:ident ( $wevent:ty ) ; )* }
     ) => {
         /// Every API method, in declaration order.
-        pub const METHODS: &[&str] = &[$($name,)* $($sname,)*];
+        pub const METHODS: &[&str] = &[$($name,)* $($sname,)* $($wname,)*];
         /// Methods that send events on a stream (each declares which, see `sends`).
-        pub const STREAMING_METHODS: &[&str] = &[$($sname,)*];
+        pub const STREAMING_METHODS: &[&str] = &[$($sname,)* $($wname,)*];
+        /// Streaming methods that run until nobody listens (or the engine closes): their
+        /// handler hears whether each event still had a listener.
+        pub const SUBSCRIPTIONS: &[&str] = &[$($wname,)*];
 
         // A declared payload must be exactly what its variant carries: this fails to
         // compile when `sends Variant(Type)` names another type.
         $( const _: fn($sevent) -> StreamEvent = StreamEvent::$svariant; $( const _: fn($xevent) -> StreamEvent = StreamEvent::$xvariant; )* )*
+        $( const _: fn($wevent) -> StreamEvent = StreamEvent::$wvariant; )*
 
-        fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Value, ApiError> {
+        fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent) -> bool) -> Result<Value, ApiError> {
             match method {
                 $( $name => { let params: $params = parse_params(params)?; to_json::<$result>($module::$handler(engine, params)?) } )*
                 $( $sname => {
@@ -271,9 +288,17 @@ macro_rules! api_methods {
                     // checks that the handler keeps to it.
                     let mut declared_only = |event: StreamEvent| {
                         debug_assert!(matches!(event, StreamEvent::$svariant(_) $( | StreamEvent::$xvariant(_) )*), "{} sent an event it does not declare", $sname);
-                        on_event(event)
+                        on_event(event);
                     };
                     to_json::<$sresult>($smodule::$shandler(engine, params, &mut declared_only)?)
+                } )*
+                $( $wname => {
+                    let params: $wparams = parse_params(params)?;
+                    let mut declared_only = |event: StreamEvent| {
+                        debug_assert!(matches!(event, StreamEvent::$wvariant(_)), "{} sent an event it does not declare", $wname);
+                        on_event(event)
+                    };
+                    to_json::<$wresult>($wmodule::$whandler(engine, params, &mut declared_only)?)
                 } )*
                 _ => Err(unknown_method(method)),
             }
@@ -284,6 +309,7 @@ macro_rules! api_methods {
             vec![
                 $( ($name, <$params as TS>::name(cfg), <$result as TS>::name(cfg)), )*
                 $( ($sname, <$sparams as TS>::name(cfg), <$sresult as TS>::name(cfg)), )*
+                $( ($wname, <$wparams as TS>::name(cfg), <$wresult as TS>::name(cfg)), )*
             ]
         }
 
@@ -291,7 +317,7 @@ macro_rules! api_methods {
         /// TypeScript name of that variant's payload.
         fn stream_event_signatures(cfg: &ts_rs::Config) -> Vec<(&'static str, &'static str, String)> {
             use ts_rs::TS;
-            vec![ $( ($sname, stringify!($svariant), <$sevent as TS>::name(cfg)), )* ]
+            vec![ $( ($sname, stringify!($svariant), <$sevent as TS>::name(cfg)), )* $( ($wname, stringify!($wvariant), <$wevent as TS>::name(cfg)), )* ]
         }
 
         /// The `StreamEvent`s a streaming method sends beside its own, as above.
@@ -303,6 +329,7 @@ macro_rules! api_methods {
         fn visit_method_types(visitor: &mut impl ts_rs::TypeVisitor) {
             $( visitor.visit::<$params>(); visitor.visit::<$result>(); )*
             $( visitor.visit::<$sparams>(); visitor.visit::<$sresult>(); visitor.visit::<$sevent>(); $( visitor.visit::<$xevent>(); )* )*
+            $( visitor.visit::<$wparams>(); visitor.visit::<$wresult>(); visitor.visit::<$wevent>(); )*
         }
     };
 }
@@ -487,6 +514,9 @@ api_methods! {
         "session.compact" => session::compact(SessionCompactParams) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
         "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
         "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
+    }
+    subscriptions {
+        "sync.watch" => sync::watch(Empty) -> SyncStatus, sends SyncStatus(Box<SyncStatus>);
     }
 }
 

@@ -50,5 +50,5 @@ pub use records::{
 };
 pub use resolve::{resolve, Choice, Resolved};
 pub(crate) use runtime::lock;
-pub use runtime::{health, CyclePart, Health, Jitter, Runtime};
+pub use runtime::{health, Changes, CyclePart, Health, Jitter, Runtime, Waited};
 pub use status::{conflicts, held_behind, is_paused, job_counts, jobs, overall, owed, retry, set_paused, unsendable, unsynced, SyncState};

@@ -18,7 +18,8 @@
 // editor at once, named, and his next keystroke keeps her paragraph (and his version
 // reaches her editor the same way); the sync popover names projects, syncs now and
 // closes on Esc; disconnecting asks first, says what was kept, and leaves the project
-// untouched. While sync brings nothing, the open editor polls the status only (no
+// untouched. While sync brings nothing, the window reads nothing at all: the engine
+// pushes the status over the one open `sync.watch` stream (no `sync.status` poll, no
 // project re-read); a conflict Boris resolves reaches Olga's open editor labelled a
 // resolution (toast, History; the server holds the origin); and Olga's window regaining
 // focus syncs at once (Boris's next version is in her editor without a pull of hers).
@@ -308,7 +309,8 @@ async function main() {
     });
     await pageB.goto(urlB, { waitUntil: "commit" });
     await tidB("sync-status").waitFor();
-    // Connected behind the page's back: the window's sync poll notices and the list follows.
+    // Connected behind the page's back: the engine pushes the new status to the window's
+    // subscription and the list follows.
     await callB("sync.connect", { serverUrl, token: invite.token });
     await pageB.locator("[data-testid=project-item]", { hasText: "春天的信" }).waitFor({ timeout: 20_000 });
     await pageB.locator("[data-testid=project-item]", { hasText: "春天的信" }).click();
@@ -433,21 +435,23 @@ async function main() {
       await pageB.unroute("**/api/project.update");
     });
 
-    await check("while sync brings nothing, Olga's open editor polls the status only: no project re-read until the change marker moves", async () => {
-      const seen = { status: 0, project: 0 };
+    await check("while sync brings nothing, Olga's window reads nothing: no sync.status poll, no new subscription, no project re-read", async () => {
+      const seen = { status: 0, watch: 0, project: 0 };
       const count = (request) => {
         const path = new URL(request.url()).pathname;
         if (path === "/api/sync.status") seen.status++;
+        if (path === "/api/stream/sync.watch") seen.watch++;
         if (path === "/api/project.get") seen.project++;
       };
       page.on("request", count);
       try {
         const marker = (await call("sync.status", {})).changes;
-        await sleep(11_000);
-        assert(seen.status >= 2, `sync.status polls in 11 s: ${seen.status}`);
+        await sleep(6_000);
         assert((await call("sync.status", {})).changes === marker, "the marker moved while nothing came");
-        assert(seen.project === 0, `project.get during ${seen.status} unchanged polls: ${seen.project}`);
-        console.log(`# idle 11 s: ${seen.status} sync.status polls, ${seen.project} project reads`);
+        assert(seen.status === 0, `sync.status reads while idle: ${seen.status}`);
+        assert(seen.watch === 0, `sync.watch subscriptions opened while idle: ${seen.watch}`);
+        assert(seen.project === 0, `project.get while idle: ${seen.project}`);
+        console.log(`# idle 6 s: ${seen.status} sync.status reads, ${seen.watch} new subscriptions, ${seen.project} project reads`);
       } finally {
         page.off("request", count);
       }

@@ -108,6 +108,41 @@ fn streams_arrive_as_server_sent_events() {
     assert!(failing.contains("event: error") && failing.contains("VALIDATION"), "{failing}");
 }
 
+/// `sync.watch` over SSE: the status at once, a change pushed on the same open stream
+/// with no other request, and a shutdown that ends the stream (with its `result`)
+/// instead of waiting for ever on it.
+#[test]
+fn sync_status_is_pushed_on_one_open_stream_and_shutdown_ends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    let http = client();
+    let watch = http.post(format!("{}/api/stream/sync.watch", server.base)).bearer_auth(&server.token).json(&json!({})).send().unwrap();
+    assert_eq!(watch.status(), 200);
+    let mut lines = BufReader::new(watch).lines();
+    let mut next = |name: &str| -> Value {
+        let mut event = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            if let Some(found) = line.strip_prefix("event: ") {
+                event = found.to_owned();
+            } else if let Some(data) = line.strip_prefix("data: ") {
+                assert_eq!(event, name, "{data}");
+                return serde_json::from_str(data).unwrap();
+            }
+        }
+        panic!("the stream ended before a `{name}` event");
+    };
+    let first = next("syncStatus");
+    assert_eq!((first["connected"].as_bool(), first["localOnlyVersions"].as_u64()), (Some(false), Some(0)));
+    let call =
+        |method: &str, params: Value| -> Value { http.post(format!("{}/api/{method}", server.base)).bearer_auth(&server.token).json(&params).send().unwrap().json().unwrap() };
+    let project = call("project.create", json!({"title": "推", "source": "一"}));
+    call("version.create", json!({"projectId": project["id"]}));
+    assert_eq!(next("syncStatus")["localOnlyVersions"], 1, "the new version's status is pushed");
+    server.stop();
+    assert_eq!(next("result")["localOnlyVersions"], 1, "shutdown ends the watch with its last status");
+}
+
 #[test]
 fn requests_without_the_right_token_host_or_origin_are_refused() {
     let dir = tempfile::tempdir().unwrap();

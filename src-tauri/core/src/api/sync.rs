@@ -39,7 +39,7 @@ pub struct SyncConnectParams {
 }
 
 /// Where sync stands.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncStatus {
     pub state: SyncState,
@@ -291,6 +291,47 @@ pub(super) fn connect(engine: &Engine, params: SyncConnectParams) -> Result<Sync
 
 pub(super) fn status(engine: &Engine, _: Empty) -> Result<SyncStatus, ApiError> {
     status_of(engine)
+}
+
+/// How long a watch stays silent before it sends its last status again. Nothing is
+/// read then: the resend is how a watch learns that its listener left (the transport
+/// answers that nobody listens), so a closed window or tab does not hold a thread for
+/// longer than this. It also keeps an idle stream open through proxies.
+pub const WATCH_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(25);
+
+/// `sync.watch`: sends the status at once, then again each time it changed (a commit
+/// of what it reads, a cycle that went offline, came back or reached the server), read
+/// once per change and sent only when it differs from the last one sent. It never
+/// reads on a timer: it waits on [`sync::Changes`]. Ends when the listener is gone or
+/// the engine closes, answering the last status it read.
+pub(super) fn watch(engine: &Engine, _: Empty, on_event: &mut dyn FnMut(super::StreamEvent) -> bool) -> Result<SyncStatus, ApiError> {
+    let changes = engine.sync_runtime().changes(engine);
+    // The count is taken before the read: a change during the read wakes the next wait.
+    let mut seen = changes.count();
+    let mut last = status_of(engine)?;
+    if !on_event(super::StreamEvent::SyncStatus(Box::new(last.clone()))) {
+        return Ok(last);
+    }
+    loop {
+        match changes.wait(seen, WATCH_KEEPALIVE) {
+            sync::Waited::Closed => return Ok(last),
+            sync::Waited::Quiet => {
+                if !on_event(super::StreamEvent::SyncStatus(Box::new(last.clone()))) {
+                    return Ok(last);
+                }
+            }
+            sync::Waited::Moved(count) => {
+                seen = count;
+                let status = status_of(engine)?;
+                if status != last {
+                    last = status;
+                    if !on_event(super::StreamEvent::SyncStatus(Box::new(last.clone()))) {
+                        return Ok(last);
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn run(engine: &Engine, what: sync::cycle::What) -> Result<SyncRunResult, ApiError> {

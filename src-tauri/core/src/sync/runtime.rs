@@ -1,5 +1,5 @@
-//! The engine's sync machinery: the delivery thread, the cycle lock and the last
-//! cycle's health.
+//! The engine's sync machinery: the delivery thread, the cycle lock, the last
+//! cycle's health, and [`Changes`], which wakes whoever watches the status.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -76,6 +76,61 @@ impl Jitter {
     }
 }
 
+/// What a watcher of the sync status learns when it waits (see [`Changes::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// What the status shows may have changed: the count it reached.
+    Moved(u64),
+    /// Nothing moved for the whole wait.
+    Quiet,
+    /// The engine is closing: every watcher ends.
+    Closed,
+}
+
+/// A count moved whenever what the sync status shows may have changed: a commit that
+/// touched a kind the status reads (the outboxes, the sync records, versions, the
+/// connection and pause in `Meta`), or a cycle that changed the in-memory health. A
+/// watcher waits on it instead of reading the status again and again; the count only
+/// says "read again", the status itself is read by the watcher.
+#[derive(Debug, Default)]
+pub struct Changes {
+    state: Mutex<(u64, bool)>,
+    moved: Condvar,
+}
+
+/// The kinds whose commits may change the status (`api::sync::status_of` reads them).
+const STATUS_KINDS: &[Kind] = &[Kind::Meta, Kind::Outbox, Kind::PerfOutbox, Kind::SyncProjects, Kind::SyncConflicts, Kind::Versions];
+
+impl Changes {
+    /// The count now.
+    pub fn count(&self) -> u64 {
+        lock(&self.state).0
+    }
+
+    /// Moves the count and wakes every waiter.
+    pub fn bump(&self) {
+        lock(&self.state).0 += 1;
+        self.moved.notify_all();
+    }
+
+    /// Ends every wait, now and later (the engine is closing).
+    pub fn close(&self) {
+        lock(&self.state).1 = true;
+        self.moved.notify_all();
+    }
+
+    /// Waits until the count passes `seen`, or `at_most` passes, or the engine closes.
+    pub fn wait(&self, seen: u64, at_most: Duration) -> Waited {
+        let guard = lock(&self.state);
+        let (guard, _) = self.moved.wait_timeout_while(guard, at_most, |(count, closed)| *count == seen && !*closed).unwrap_or_else(|poisoned| poisoned.into_inner());
+        match *guard {
+            (_, true) => Waited::Closed,
+            (count, false) if count != seen => Waited::Moved(count),
+            _ => Waited::Quiet,
+        }
+    }
+}
+
 /// A part of every cycle that lives above `sync` (the performance data's push and
 /// pull), run after the versions' halves under the cycle lock. The engine hands it over.
 pub type CyclePart = fn(&Kernel, &transport::Transport, cycle::What, &mut CycleReport) -> Result<(), ApiError>;
@@ -93,6 +148,9 @@ pub struct Runtime {
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Dispatched jobs of a previous process are turned back to pending once.
     resumed: AtomicBool,
+    changes: Arc<Changes>,
+    /// The store tells `changes` of its commits (subscribed on the first watch).
+    changes_hooked: AtomicBool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -118,7 +176,39 @@ impl Runtime {
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
             resumed: AtomicBool::new(false),
+            changes: Arc::new(Changes::default()),
+            changes_hooked: AtomicBool::new(false),
         }
+    }
+
+    /// What wakes a watcher of the status. The first call subscribes it to the store's
+    /// commits of the kinds the status reads (held weakly: the subscription ends with
+    /// the runtime), so an engine nobody watches pays nothing.
+    pub fn changes(&self, kernel: &Kernel) -> Arc<Changes> {
+        if !self.changes_hooked.swap(true, Ordering::SeqCst) {
+            let weak = Arc::downgrade(&self.changes);
+            kernel.store().subscribe(
+                STATUS_KINDS,
+                Box::new(move |_| match weak.upgrade() {
+                    Some(changes) => {
+                        changes.bump();
+                        true
+                    }
+                    None => false,
+                }),
+            );
+        }
+        Arc::clone(&self.changes)
+    }
+
+    /// Ends every watch of the status (a server shutting down lets its streams go).
+    pub fn close_watches(&self) {
+        self.changes.close();
+    }
+
+    /// The in-memory health changed outside a cycle (a retry forgot the last failure).
+    pub(crate) fn health_changed(&self) {
+        self.changes.bump();
     }
 
     /// This runtime with `part` run at the end of every cycle.
@@ -155,12 +245,20 @@ impl Runtime {
         }
         remember_failure(kernel, &report)?;
         let mut health = lock(&self.health);
+        let before = (health.cycled, health.offline, health.last_error.clone(), health.last_error_code.clone(), health.last_contact_at);
         health.cycled = true;
         health.offline = report.offline;
         health.last_error.clone_from(&report.error);
         health.last_error_code.clone_from(&report.error_code);
         if !report.offline && report.contacted {
             health.last_contact_at = Some(kernel.now());
+        }
+        let moved = before != (health.cycled, health.offline, health.last_error.clone(), health.last_error_code.clone(), health.last_contact_at);
+        drop(health);
+        // Going offline, coming back and reaching the server change the status without
+        // a commit: the watchers hear of it here.
+        if moved {
+            self.changes.bump();
         }
         Ok(report)
     }
@@ -245,6 +343,7 @@ impl Runtime {
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        self.changes.close();
         self.wake();
         if let Some(handle) = lock(&self.thread).take() {
             // The thread may hold the last reference to its engine and drop it itself.

@@ -156,6 +156,8 @@ pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result
         let mut health = lock(&runtime.health);
         health.last_error = None;
         health.last_error_code = None;
+        drop(health);
+        runtime.health_changed();
     }
     runtime.wake();
     Ok(n_requeued)

@@ -51,6 +51,7 @@ mod sync_hardening;
 mod sync_members;
 mod sync_paging;
 mod sync_perf;
+mod sync_watch;
 mod team_activity;
 mod tidy;
 mod timeline;

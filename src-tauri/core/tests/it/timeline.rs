@@ -173,6 +173,7 @@ fn messages(t: &TestEngine, method: &str, params: Value) -> (usize, usize, usize
             StreamEvent::Harness(_) => logged += 1,
             StreamEvent::Timeline(_) => patches += 1,
             StreamEvent::Progress(_) => panic!("a session sends no progress"),
+            StreamEvent::SyncStatus(_) => panic!("a session sends no sync status"),
         })
         .unwrap();
     (live, logged, patches)

@@ -1,15 +1,22 @@
 // The one source of the sync state for the whole window: the sidebar's indicator,
-// Settings → Workspace and the open project read the same snapshot. It polls
-// `sync.status` while anything listens (faster while versions are on their way), and
-// every action that changes the state (connect, disconnect, pause, resume, a saved
-// version, a resolution, "sync now") hands its result here or asks for a refresh.
+// Settings → Workspace and the open project read the same snapshot. While anything
+// listens it holds one `sync.watch` subscription open: the engine pushes the status at
+// once and again each time it changes (a commit of what it reads, a cycle that went
+// offline, came back or reached the server); nothing here reads it on a timer. Every
+// action that changes the state (connect, disconnect, pause, resume, a resolution,
+// "sync now") also hands its result here, so it shows before the push arrives.
+//
+// A lost subscription (the engine restarted, `serve` stopped, the network between a
+// browser and `serve` dropped) opens again after a backoff of RECONNECT_MIN_MS doubling
+// to RECONNECT_MAX_MS: that timer is the one place the engine cannot push (nothing
+// reaches a window whose stream is gone). The snapshot keeps what it last showed
+// meanwhile; the first event of the new subscription is the status then.
 //
 // `changes` moves when sync changed projects: the core's change marker
 // (`SyncStatus.changes`, moved by a pulled version, a conflict opened, moved on or
 // resolved, in any window of the data folder) moved, the connection came or went, the
 // open conflicts changed, or someone says so (`changed`). The project list and the
-// open project read themselves again then, and only then: a poll that finds the
-// marker where it was costs one small status read.
+// open project read themselves again then, and only then.
 //
 // When the window regains focus (the person is back), it syncs now, quietly — the path
 // of the sidebar's "Sync now" — at most every FOCUS_SYNC_MIN_MS, and only while
@@ -34,11 +41,14 @@ export interface SyncSnapshot {
   changes: number;
 }
 
-export const POLL_MS = 5000;
-/** While versions are on their way, so "synced" shows soon after they arrive. */
-export const BUSY_POLL_MS = 1500;
-/** While connected, the open project also reads itself this often: another window of
- * the data folder saves its working copy without moving the change marker. */
+/** A lost subscription opens again after this long, doubling with each failure… */
+export const RECONNECT_MIN_MS = 1000;
+/** …up to this long. */
+export const RECONNECT_MAX_MS = 30_000;
+/** While connected, the open project also reads itself at most this often when a status
+ * arrives (the engine's watch sends its last status again after 25 quiet seconds):
+ * another window of the data folder saves its working copy without moving the change
+ * marker. */
 export const OTHER_WINDOW_MS = 30_000;
 /** A window that regains focus syncs now at most this often. */
 export const FOCUS_SYNC_MIN_MS = 10_000;
@@ -54,7 +64,13 @@ export class SyncStore {
   private snap: SyncSnapshot = { status: null, conflicts: [], epoch: 0, changes: 0 };
   private readonly listeners = new Set<() => void>();
   private readonly pollers = new Set<(s: SyncSnapshot) => void>();
-  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The open subscription (aborted when nothing listens any more). */
+  private watching: AbortController | null = null;
+  /** The reconnect after a lost subscription. */
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private failures = 0;
+  /** Pushed statuses are shown in the order they came, each after its conflicts. */
+  private pushes: Promise<void> = Promise.resolve();
   private inflight: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
   private forced = false;
@@ -126,7 +142,7 @@ export class SyncStore {
     };
   };
 
-  /** Called after every poll or refresh, changed or not (the open project checks itself then). */
+  /** Called after every pushed status or read, changed or not (the open project checks itself then). */
   onPoll(poller: (s: SyncSnapshot) => void): () => void {
     this.pollers.add(poller);
     this.start();
@@ -157,7 +173,6 @@ export class SyncStore {
   async apply(status: SyncStatus): Promise<void> {
     const conflicts = status.conflicts > 0 ? await this.conflicts().catch(() => this.snap.conflicts) : [];
     this.publish(status, conflicts);
-    this.schedule();
   }
 
   /** Sync may have changed projects (a resolution, "sync now"): everyone reads again. */
@@ -176,10 +191,41 @@ export class SyncStore {
       const conflicts = status.conflicts > 0 ? await this.conflicts() : [];
       this.publish(status, conflicts);
     } catch {
-      // The status is a hint, not an action: a failed read tries again at the next poll.
-    } finally {
-      this.schedule();
+      // The status is a hint, not an action: the subscription brings the next one.
     }
+  }
+
+  /** True while a subscription is open or about to open again. */
+  get subscribed(): boolean {
+    return this.watching !== null;
+  }
+
+  /** Opens the subscription; when it ends while anything still listens, opens it again
+   * after the backoff. */
+  private watch() {
+    const controller = new AbortController();
+    this.watching = controller;
+    const onStatus = (status: SyncStatus) => {
+      if (this.watching !== controller) return;
+      this.failures = 0;
+      this.pushes = this.pushes.then(() => this.apply(status)).catch(() => undefined);
+    };
+    this.client.stream("sync.watch", {}, onStatus, { signal: controller.signal }).then(
+      () => this.lost(controller),
+      () => this.lost(controller),
+    );
+  }
+
+  /** The subscription ended (the engine closed it, or the transport failed): unless
+   * it was let go on purpose, it opens again after the backoff. The snapshot stays. */
+  private lost(controller: AbortController) {
+    if (this.watching !== controller || controller.signal.aborted) return;
+    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** this.failures);
+    this.failures += 1;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.watching === controller) this.watch();
+    }, delay);
   }
 
   private publish(status: SyncStatus, conflicts: SyncConflictView[]) {
@@ -201,37 +247,21 @@ export class SyncStore {
     for (const p of [...this.pollers]) p(this.snap);
   }
 
-  private busy(): boolean {
-    const s = this.snap.status;
-    return Boolean(s && s.connected && !s.paused && s.pending > 0);
-  }
-
   private start() {
     if (!this.focusHooked && typeof window !== "undefined") {
       window.addEventListener("focus", this.onFocus);
       this.focusHooked = true;
     }
-    if (this.timer || this.inflight) return;
-    void this.refresh();
-  }
-
-  private schedule() {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.listeners.size === 0 && this.pollers.size === 0) return;
-    this.timer = setTimeout(
-      () => {
-        this.timer = null;
-        void this.refresh();
-      },
-      this.busy() ? BUSY_POLL_MS : POLL_MS,
-    );
+    if (!this.watching) this.watch();
   }
 
   private stopIfIdle() {
     if (this.listeners.size > 0 || this.pollers.size > 0) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.watching?.abort();
+    this.watching = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.failures = 0;
     if (this.focusHooked) {
       window.removeEventListener("focus", this.onFocus);
       this.focusHooked = false;

@@ -2,6 +2,11 @@
 // method's own parameter and result types; unhandled methods reject with NOT_FOUND. A
 // streaming method's handler sends its declared events through `emit`, which wraps each
 // in the StreamEvent the real transports carry.
+//
+// A test that handles `sync.status` but not `sync.watch` gets the engine's watch as its
+// first moment: the subscription sends what `sync.status` answers, then stays open
+// (sending nothing) until the caller aborts it. A test that pushes statuses itself, or
+// makes the subscription fail, handles `sync.watch`.
 
 import type {
   ClientError,
@@ -15,6 +20,7 @@ import type {
   Transport,
 } from "./client";
 import { STREAM_EVENT_TYPES } from "./generated";
+import { abortError } from "./errors";
 
 /** What a handler may send: the method's event payload, or nothing for a plain method. */
 type EmitOf<M extends MethodName> = M extends StreamingMethod ? EventOf<M> : never;
@@ -51,9 +57,19 @@ export class FakeTransport implements Transport {
     method: string,
     params: unknown,
     onEvent: (event: StreamEvent) => void,
-    _options?: StreamOptions,
+    options?: StreamOptions,
   ): Promise<unknown> {
     const type = (STREAM_EVENT_TYPES as Record<string, StreamEvent["type"] | undefined>)[method];
+    if (method === "sync.watch" && !this.handlers["sync.watch"] && this.handlers["sync.status"]) {
+      this.calls.push({ method: "sync.watch", params });
+      const status = await (this.handlers["sync.status"] as (p: unknown, emit: () => void) => unknown)({}, () => undefined);
+      onEvent({ type: "syncStatus", data: status } as StreamEvent);
+      return new Promise((_, reject) => {
+        const signal = options?.signal;
+        if (signal?.aborted) reject(abortError());
+        signal?.addEventListener("abort", () => reject(abortError()), { once: true });
+      });
+    }
     return this.run(method, params, (data) => {
       if (type === undefined) throw new Error(`${method} declares no stream events`);
       onEvent({ type, data } as StreamEvent);

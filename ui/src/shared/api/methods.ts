@@ -76,6 +76,8 @@ export const METHODS = {
   "llmProfile.models": READ,
   "sync.connect": { kind: "write", invalidates: ["sync.status", "sync.conflicts", "sync.members", "sync.policy", "perf.contextSetting", "usage.standing"] },
   "sync.status": READ,
+  // A subscription: the status pushed each time it changes (the sync store listens).
+  "sync.watch": READ,
   "sync.push": { kind: "write", invalidates: [] },
   "sync.pull": { kind: "write", invalidates: ["sync.status", "sync.conflicts", "sync.members", "sync.policy", "perf.contextSetting", "usage.standing", "project.get", "project.list", "version.list"] },
   "sync.pause": { kind: "write", invalidates: ["sync.status", "sync.conflicts", "sync.members"] },
