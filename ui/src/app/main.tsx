@@ -2,7 +2,7 @@ import { applyLang, applyTheme, initialLang, initialTheme } from "../shared/lib/
 import "./styles.css";
 import { markStartup } from "../shared/lib/startup";
 import { loadMessages } from "../shared/i18n";
-import { ApiClient, createDefaultTransport } from "../shared/api/client";
+import { startClient } from "./start";
 
 markStartup("page.main");
 
@@ -20,9 +20,7 @@ applyTheme(theme);
 // fails is read again by the window, which shows that error as it always did.
 const app = import("./mount");
 const messages = loadMessages(lang).catch(() => undefined);
-const client = new ApiClient(createDefaultTransport());
-const firstProjects = client.call("project.list", { includeArchived: true });
-firstProjects.catch(() => undefined);
+const { client, firstProjects } = startClient();
 const root = document.getElementById("root");
 if (root) {
   void Promise.all([app, messages]).then(([{ mount }]) => {
