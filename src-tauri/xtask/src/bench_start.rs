@@ -21,7 +21,9 @@
 //! default 1), `--projects N` (start on a data folder holding N projects instead of an
 //! empty one), `--no-build` (use the binaries in target/release as they are),
 //! `--inkstone PATH` (measure that build of the app instead, e.g. one kept from before a
-//! change; implies nothing about building), `--debug` (debug builds instead: only for
+//! change; implies nothing about building), `--baseline PATH` (also measure that build,
+//! e.g. the one from before a change, in the same run: the three apps take turns, and
+//! the report gives its figures and profile beside the others'), `--debug` (debug builds instead: only for
 //! a quick look when a release build cannot be had; its figures are not the target's).
 //!
 //! Not run in CI (CI only compiles this): it needs Xvfb and dbus-run-session, and release
@@ -52,11 +54,12 @@ struct Options {
     projects: usize,
     build: bool,
     inkstone: Option<PathBuf>,
+    baseline: Option<PathBuf>,
     debug: bool,
 }
 
 fn options(args: &[String]) -> Result<Options> {
-    let mut options = Options { runs: 7, warmup: 1, projects: 0, build: true, inkstone: None, debug: false };
+    let mut options = Options { runs: 7, warmup: 1, projects: 0, build: true, inkstone: None, baseline: None, debug: false };
     let mut i = 0;
     while i < args.len() {
         let number =
@@ -80,7 +83,11 @@ fn options(args: &[String]) -> Result<Options> {
                 options.inkstone = Some(PathBuf::from(args.get(i + 1).context("--inkstone needs a path")?));
                 i += 1;
             }
-            other => bail!("bench-start: unknown option {other:?}; try --runs N, --warmup N, --projects N, --no-build, --inkstone PATH"),
+            "--baseline" => {
+                options.baseline = Some(PathBuf::from(args.get(i + 1).context("--baseline needs a path")?));
+                i += 1;
+            }
+            other => bail!("bench-start: unknown option {other:?}; try --runs N, --warmup N, --projects N, --no-build, --inkstone PATH, --baseline PATH"),
         }
         i += 1;
     }
@@ -93,6 +100,8 @@ fn options(args: &[String]) -> Result<Options> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 enum Which {
     Minimal,
+    /// `--baseline`: another build of Inkstone (e.g. from before a change).
+    Baseline,
     Inkstone,
 }
 
@@ -100,6 +109,7 @@ impl Which {
     fn name(self) -> &'static str {
         match self {
             Which::Minimal => "minimal Tauri 2 app",
+            Which::Baseline => "Inkstone (baseline)",
             Which::Inkstone => "Inkstone",
         }
     }
@@ -136,6 +146,10 @@ pub fn run(args: &[String]) -> Result<()> {
             bail!("{} is missing: run without --no-build", binary.display());
         }
     }
+    let baseline = match &options.baseline {
+        Some(path) => Some(path.canonicalize().with_context(|| format!("the baseline {} is missing", path.display()))?),
+        None => None,
+    };
     let seed = if options.projects > 0 { Some(seed_data(options.projects)?) } else { None };
 
     let xvfb = Xvfb::start()?;
@@ -150,12 +164,25 @@ pub fn run(args: &[String]) -> Result<()> {
         xvfb.display,
         if options.projects > 0 { format!("a copy of a {}-project", options.projects) } else { "a fresh".to_owned() }
     );
+    if let Some(baseline) = &baseline {
+        println!("bench-start: baseline {} in the same rounds", baseline.display());
+    }
+    // The apps of a round, turn about: each goes first as often as the others.
+    let mut apps = vec![Which::Minimal, Which::Inkstone];
+    if baseline.is_some() {
+        apps.insert(1, Which::Baseline);
+    }
     let mut samples: HashMap<Which, Vec<Sample>> = HashMap::new();
     for pair in 0..options.warmup + options.runs {
-        let order = if pair % 2 == 0 { [Which::Minimal, Which::Inkstone] } else { [Which::Inkstone, Which::Minimal] };
+        let mut order = apps.clone();
+        order.rotate_left(pair % apps.len());
         for which in order {
-            let binary = if which == Which::Inkstone { &inkstone } else { &minimal };
-            let seed = if which == Which::Inkstone { seed.as_ref().map(|s| s.path()) } else { None };
+            let binary = match which {
+                Which::Inkstone => &inkstone,
+                Which::Baseline => baseline.as_ref().unwrap_or(&inkstone),
+                Which::Minimal => &minimal,
+            };
+            let seed = if which == Which::Minimal { None } else { seed.as_ref().map(|s| s.path()) };
             let sample = launch(binary, &xvfb.display, seed).with_context(|| format!("launching {}", which.name()))?;
             let counted = pair >= options.warmup;
             println!(
@@ -455,8 +482,9 @@ fn report(samples: &HashMap<Which, Vec<Sample>>) {
     let out = &mut std::io::stdout().lock();
     let empty = Vec::new();
     let of = |which: Which| samples.get(&which).unwrap_or(&empty);
+    let shown: Vec<Which> = [Which::Minimal, Which::Baseline, Which::Inkstone].into_iter().filter(|w| *w != Which::Baseline || samples.contains_key(w)).collect();
     let _ = writeln!(out, "\n{:<22} {:>4} {:>30} {:>30} {:>30}", "", "n", "first screen ms (med/min/max)", "RSS MiB at 5 s (med/min/max)", "PSS MiB at 5 s (med/min/max)");
-    for which in [Which::Minimal, Which::Inkstone] {
+    for &which in &shown {
         let s = of(which);
         let t = stats(s.iter().map(|x| x.first_screen_ms));
         let r = stats(s.iter().map(|x| mib(x.rss_kib)));
@@ -472,13 +500,15 @@ fn report(samples: &HashMap<Which, Vec<Sample>>) {
         );
     }
     let median = |which: Which, f: &dyn Fn(&Sample) -> f64| stats(of(which).iter().map(f)).median;
-    let time_ratio = median(Which::Inkstone, &|x| x.first_screen_ms) / median(Which::Minimal, &|x| x.first_screen_ms);
-    let rss_ratio = median(Which::Inkstone, &|x| x.rss_kib as f64) / median(Which::Minimal, &|x| x.rss_kib as f64);
-    let pss_ratio = median(Which::Inkstone, &|x| x.pss_kib as f64) / median(Which::Minimal, &|x| x.pss_kib as f64);
-    let verdict = if time_ratio <= TARGET_RATIO { "met" } else { "MISSED" };
-    let _ = writeln!(out, "ratio Inkstone / minimal: first screen {time_ratio:.2}× (target ≤ {TARGET_RATIO}×: {verdict}), RSS {rss_ratio:.2}×, PSS {pss_ratio:.2}×");
+    for &which in shown.iter().filter(|w| **w != Which::Minimal) {
+        let time_ratio = median(which, &|x| x.first_screen_ms) / median(Which::Minimal, &|x| x.first_screen_ms);
+        let rss_ratio = median(which, &|x| x.rss_kib as f64) / median(Which::Minimal, &|x| x.rss_kib as f64);
+        let pss_ratio = median(which, &|x| x.pss_kib as f64) / median(Which::Minimal, &|x| x.pss_kib as f64);
+        let verdict = if time_ratio <= TARGET_RATIO { "met" } else { "MISSED" };
+        let _ = writeln!(out, "ratio {} / minimal: first screen {time_ratio:.2}× (target ≤ {TARGET_RATIO}×: {verdict}), RSS {rss_ratio:.2}×, PSS {pss_ratio:.2}×", which.name());
+    }
 
-    for which in [Which::Minimal, Which::Inkstone] {
+    for &which in &shown {
         let s = of(which);
         let mut names: Vec<&String> = s.iter().flat_map(|x| x.marks.keys()).collect();
         names.sort();

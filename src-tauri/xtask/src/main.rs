@@ -13,7 +13,7 @@
 //!   (runs inkstone-text's `pipeline` benchmark, optimised).
 //! - `bench-retrieval [--docs N]`: search p50/p95 (lexical, fused) over 50,000
 //!   documents against a plain tantivy BM25 query, and save-to-searchable time.
-//! - `bench-start [--runs N] [--warmup N] [--projects N] [--no-build]`: cold start of the
+//! - `bench-start [--runs N] [--warmup N] [--projects N] [--no-build] [--baseline PATH]`: cold start of the
 //!   desktop app (first screen with the project list painted; memory of the app and its
 //!   WebKit processes at 5 s) beside a minimal Tauri 2 app (`tests/bench/minimal-tauri/`),
 //!   release builds, alternating launches under Xvfb; prints medians, the ratio and

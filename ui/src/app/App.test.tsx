@@ -690,3 +690,47 @@ describe("the window", () => {
     expect(projectToReopen([], "a")).toBeNull();
   });
 });
+
+describe("the first screen", () => {
+  it("takes the project list main.tsx already asked for, instead of asking again", async () => {
+    const { transport } = backend([proj("a", "Launch post", "2026-11-22T11:57:00Z")]);
+    const firstProjects = Promise.resolve({ projects: [summary(proj("a", "Launch post", "2026-11-22T11:57:00Z"))] });
+    render(<App client={new ApiClient(transport)} lang="en" now={() => NOW} platform="Linux x86_64" firstProjects={firstProjects} />);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    expect(transport.callsTo("project.list")).toHaveLength(0);
+  });
+
+  it("a list asked for early that failed is read again, and a failure then shows as from any read", async () => {
+    const { transport } = backend([proj("a", "Launch post", "2026-11-22T11:57:00Z")]);
+    const failed = Promise.reject(apiError("INTERNAL", "early read failed"));
+    render(<App client={new ApiClient(transport)} lang="en" now={() => NOW} platform="Linux x86_64" firstProjects={failed} />);
+    await waitFor(() => expect(items()).toHaveLength(1));
+    expect(transport.callsTo("project.list")).toHaveLength(1);
+    expect(screen.queryByTestId("error-banner")).toBeNull();
+    cleanup();
+
+    transport.on("project.list", () => {
+      throw apiError("STORE_LOCKED", "locked by pid 7", [{ id: "close_other_instance", message: "x", params: {} }]);
+    });
+    render(<App client={new ApiClient(transport)} lang="en" now={() => NOW} platform="Linux x86_64" firstProjects={Promise.reject(apiError("STORE_LOCKED", "locked"))} />);
+    expect((await screen.findByTestId("error-banner")).textContent).toContain(en["hint.close_other_instance"]);
+  });
+
+  it("what the list does not need (brands, templates, the local model offer) is asked for only once the list is painted", async () => {
+    const { transport } = backend([proj("a", "Launch post", "2026-11-22T11:57:00Z")]);
+    let release: (r: { projects: ProjectSummary[] }) => void = () => undefined;
+    const held = new Promise<{ projects: ProjectSummary[] }>((resolve) => {
+      release = resolve;
+    });
+    transport.on("llmProfile.list", () => ({ profiles: [], envKeyActive: false }));
+    render(<App client={new ApiClient(transport)} lang="en" now={() => NOW} platform="Linux x86_64" firstProjects={held} />);
+    await screen.findByTestId("sidebar");
+    await new Promise((r) => setTimeout(r, 50));
+    for (const method of ["brandProfile.list", "template.list", "llmProfile.list"] as const) expect(transport.callsTo(method), method).toHaveLength(0);
+    release({ projects: [summary(proj("a", "Launch post", "2026-11-22T11:57:00Z"))] });
+    await waitFor(() => expect(items()).toHaveLength(1));
+    await waitFor(() => {
+      for (const method of ["brandProfile.list", "template.list", "llmProfile.list"] as const) expect(transport.callsTo(method), method).toHaveLength(1);
+    });
+  });
+});

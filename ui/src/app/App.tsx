@@ -1,6 +1,6 @@
 import { lazy, Suspense, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { type ApiClient, type ClientError, onOpenedProject, toClientError } from "../shared/api/client";
-import type { BrandProfile, ContentTemplate, Project, ProjectSummary, SearchHit } from "../shared/api/generated";
+import type { BrandProfile, ContentTemplate, Project, ProjectListResult, ProjectSummary, SearchHit } from "../shared/api/generated";
 import { ErrorBanner } from "../shared/ui/ErrorBanner";
 import { Sidebar } from "./Sidebar";
 import { SyncIndicator } from "../features/sync";
@@ -17,7 +17,7 @@ import type { SourceTarget } from "../features/drafting";
 import { loadProjectView, type ProjectViewHandle, type Reveal } from "../features/editor";
 import { type PanelTab, TABS } from "../features/editor";
 import { type Lang, loadMessages, type MessageId, messagesLoaded, modKeyLabel, translate, useMessagesGeneration } from "../shared/i18n";
-import { firstScreenShown, markStartup } from "../shared/lib/startup";
+import { afterFirstScreen, firstScreenShown, markStartup } from "../shared/lib/startup";
 import { applyLang, applyTheme, initialPanelTab, initialSidebar, lastProject, saveLang, saveLastProject, savePanelTab, saveSidebar, saveTheme, type Theme } from "../shared/lib/prefs";
 
 export interface AppProps {
@@ -27,6 +27,10 @@ export interface AppProps {
   /** For "3 minutes ago"; tests pin it. */
   now?: () => number;
   platform?: string;
+  /** `project.list {includeArchived: true}`, already asked for by main.tsx while the
+   * window's code loaded: the first read of the list takes it instead of asking again
+   * (and asks again if it failed, so errors show as from any read). */
+  firstProjects?: Promise<ProjectListResult>;
 }
 
 // The editor (CodeMirror) loads while the project list is already usable.
@@ -57,7 +61,7 @@ export function projectToReopen(projects: readonly ProjectSummary[], saved: stri
   return p && !p.archived ? p.id : null;
 }
 
-export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform }: AppProps) {
+export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform, firstProjects }: AppProps) {
   const [lang, setLang] = useState<Lang>(initialLang);
   const [theme, setTheme] = useState<Theme>(initialTheme);
   // A catalog's arrival gives `t` a new identity, so everything worded from it (the
@@ -98,6 +102,9 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   const toastId = useRef(0);
   /** Until the first project list arrives, the last open project is still to reopen. */
   const reopenPending = useRef(true);
+  const primedProjects = useRef(firstProjects);
+  /** The first screen (the project list) is painted: what it does not need starts now. */
+  const [shown, setShown] = useState(false);
 
   useEffect(() => {
     applyTheme(theme);
@@ -125,7 +132,10 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
 
   const loadProjects = useCallback(
     function load(quiet = false): Promise<void> {
-      return client.call("project.list", { includeArchived: true }).then(
+      const read = () => client.call("project.list", { includeArchived: true });
+      const primed = primedProjects.current;
+      primedProjects.current = undefined;
+      return (primed ? primed.catch(read) : read()).then(
         (r) => {
           markStartup("page.list");
           const list = r.projects.sort(byRecent);
@@ -168,9 +178,21 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
   useEffect(() => {
     markStartup("page.mounted");
     void loadProjects();
+  }, [client, loadProjects]);
+
+  // The first screen is the project list: once it is painted, the shell hears of it, and
+  // what the list does not need starts: the brands and templates, the local model offer,
+  // and (a moment later) the code of what is not on the first screen, so opening a
+  // project, the palette, a new project or the dashboard is instant.
+  const listed = projects !== null;
+  useEffect(() => {
+    if (!listed) return;
+    firstScreenShown();
+    return afterFirstScreen(() => setShown(true));
+  }, [listed]);
+  useEffect(() => {
+    if (!shown) return;
     void loadLibrary();
-    // Fetch the code of what is not on the first screen in the background, so opening a
-    // project, the palette, a new project or the dashboard is instant.
     const idle = setTimeout(() => {
       void loadProjectView();
       void loadCommandPalette();
@@ -178,12 +200,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
       void loadPerformanceDashboard();
     }, 300);
     return () => clearTimeout(idle);
-  }, [client, loadProjects, loadLibrary]);
-
-  // The first screen is the project list: once it is painted, the shell hears of it.
-  useEffect(() => {
-    if (projects !== null) firstScreenShown();
-  }, [projects]);
+  }, [shown, loadLibrary]);
 
   // Sync may have brought projects (a first pull of a teammate's project, new heads):
   // the list reads itself again, without a reload. Another window of this data folder
@@ -535,7 +552,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
             />
           </div>
         )}
-        {!settings && <LocalModelOffer onSetUp={() => setSettings("models")} />}
+        {shown && !settings && <LocalModelOffer onSetUp={() => setSettings("models")} />}
         {!help && <UpdateNotice onDetails={() => setHelp("about")} />}
         <div className="toasts" role="status" aria-live="polite" data-testid="toasts">
           {toasts.map((x) => (

@@ -1,19 +1,15 @@
 // The window's React tree, mounted by main.tsx once this module and the active language's
-// catalog are both in (they load side by side).
+// catalog are both in (they load side by side, with the first project list's call).
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { App } from "./App";
-import { ApiClient, createDefaultTransport } from "../shared/api/client";
+import { App, type AppProps } from "./App";
 import { installCloseGuard } from "../shared/lib/closeGuard";
-import type { Lang } from "../shared/i18n";
-import type { Theme } from "../shared/lib/prefs";
 
-export function mount(root: HTMLElement, lang: Lang, theme: Theme) {
-  const client = new ApiClient(createDefaultTransport());
+export function mount(root: HTMLElement, props: Pick<AppProps, "client" | "lang" | "theme" | "firstProjects">) {
   installCloseGuard();
   createRoot(root).render(
     <StrictMode>
-      <App client={client} lang={lang} theme={theme} />
+      <App {...props} />
     </StrictMode>,
   );
 }

@@ -7,6 +7,8 @@ import { reportStartup } from "../api/client";
 
 const marks: Record<string, number> = {};
 let reported = false;
+let painted = false;
+const waiting = new Set<() => void>();
 
 function epochMs(): number {
   return performance.timeOrigin + performance.now();
@@ -34,6 +36,23 @@ export function firstScreenShown(send: (marks: Record<string, number>) => Promis
       if (scripts.length) marks["page.js_fetched"] = performance.timeOrigin + Math.max(...scripts.map((e) => e.responseEnd));
       marks["page.navigation"] = performance.timeOrigin;
       void send({ ...marks }).catch(() => undefined);
+      painted = true;
+      for (const run of [...waiting]) run();
+      waiting.clear();
     }, 0),
   );
+}
+
+/** Runs `run` once the first screen is painted (see `firstScreenShown`); at once (in a
+ * task of its own) when it already is. Work the first screen does not need waits for it,
+ * so it neither delays that frame nor competes with it for the CPU. Returns a cancel. */
+export function afterFirstScreen(run: () => void): () => void {
+  if (painted) {
+    const timer = setTimeout(run, 0);
+    return () => clearTimeout(timer);
+  }
+  waiting.add(run);
+  return () => {
+    waiting.delete(run);
+  };
 }
