@@ -98,14 +98,14 @@ fn run() -> i32 {
                 Err(e) => fail(&format!("extracting: {e}")),
             }
         }
-        Some("--appimage-extract-and-run") => extract_and_run(&image, &args[1..]),
+        Some("--appimage-extract-and-run") => guarded(|| extract_and_run(&image, &args[1..])),
         Some("--appimage-mount") => mount_and_wait(&image),
         Some(other) if other.starts_with("--appimage-") => fail(&format!("unknown option {other}; see --appimage-help")),
-        _ if std::env::var_os("APPIMAGE_EXTRACT_AND_RUN").is_some_and(|v| v == "1") => extract_and_run(&image, &args),
-        _ => match mount_and_run(&image, &args) {
+        _ if std::env::var_os("APPIMAGE_EXTRACT_AND_RUN").is_some_and(|v| v == "1") => guarded(|| extract_and_run(&image, &args)),
+        _ => guarded(|| match mount_and_run(&image, &args) {
             Some(code) => code,
             None => extract_and_run(&image, &args),
-        },
+        }),
     }
 }
 
@@ -369,6 +369,51 @@ fn find_in_path(name: &str) -> Option<PathBuf> {
 
 // ---------------------------------------------------------------------------------------
 // Running AppRun, passing signals on.
+
+/// Runs `work` (extract or mount, run AppRun, clean up) in a child process and exits
+/// with its code, passing signals on to it. The child is told (PR_SET_PDEATHSIG) when
+/// this process dies, so even a SIGKILL of the AppImage's process (what WebKitWebDriver
+/// does at the end of a session) stops the app and removes its folder: the child passes
+/// the SIGTERM on to AppRun and cleans up once it has exited.
+fn guarded(work: impl FnOnce() -> i32) -> i32 {
+    // SAFETY: getpid and fork; the runtime has started no thread, so the child may run
+    // ordinary code.
+    let parent = unsafe { libc::getpid() };
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return work();
+    }
+    if pid == 0 {
+        forward_signals();
+        // SAFETY: prctl and getppid on this process.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+        if unsafe { libc::getppid() } != parent {
+            TERMINATED.store(libc::SIGTERM, Ordering::SeqCst);
+        }
+        let code = work();
+        let _ = io::Write::flush(&mut io::stdout());
+        // SAFETY: ends the child without running the parent's atexit handlers twice.
+        unsafe { libc::_exit(code) };
+    }
+    CHILD.store(pid, Ordering::SeqCst);
+    forward_signals();
+    let mut status: libc::c_int = 0;
+    loop {
+        // SAFETY: waits for our own child.
+        let waited = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if waited == pid {
+            break;
+        }
+        if waited < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return fail("lost the runtime's child process");
+        }
+    }
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    }
+}
 
 /// The pid of the process signals are passed on to (0: none yet).
 static CHILD: AtomicI32 = AtomicI32::new(0);

@@ -1,6 +1,7 @@
 //! The runtime as an AppImage: this crate's binary with a squashfs image made by
 //! `mksquashfs` (squashfs-tools, which scripts/lib.sh installs) appended, run as a
 //! person runs an AppImage.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -104,4 +105,31 @@ fn a_file_without_an_image_is_refused() {
     let out = Command::new(RUNTIME).arg("--appimage-offset").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not an AppImage"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_sigkilled_appimage_still_stops_its_app_and_removes_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let mark = dir.path().join("app-pid");
+    let path = appimage(dir.path(), &format!("#!/bin/sh\necho $$ > {}\nexec sleep 60\n", mark.display()));
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for args in [&["--appimage-extract-and-run"][..], &[][..]] {
+        let _ = std::fs::remove_file(&mark);
+        let mut child = Command::new(&path).args(args).env("TMPDIR", &tmp).spawn().unwrap();
+        let started = std::time::Instant::now();
+        while !mark.exists() || std::fs::read_to_string(&mark).unwrap().trim().is_empty() {
+            assert!(started.elapsed().as_secs() < 20, "AppRun did not start");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let app: i32 = std::fs::read_to_string(&mark).unwrap().trim().parse().unwrap();
+        assert!(!leftovers(&tmp).is_empty(), "{args:?}: the image is extracted or mounted while the app runs");
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let started = std::time::Instant::now();
+        while !leftovers(&tmp).is_empty() || Path::new(&format!("/proc/{app}")).exists() {
+            assert!(started.elapsed().as_secs() < 10, "{args:?}: left {:?}, app alive {}", leftovers(&tmp), Path::new(&format!("/proc/{app}")).exists());
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
