@@ -78,7 +78,7 @@ if (cd "$TMP/extract" && "$APPIMAGE" --appimage-extract >/dev/null 2>"$TMP/extra
   if [ -x "$root/AppRun" ] && [ -x "$root/usr/bin/inkstone" ] && [ "$cli_version" = "inkstone-cli $VERSION" ] \
     && grep -q '^MimeType=.*text/markdown' "$root/inkstone.desktop" && grep -q '^Icon=inkstone$' "$root/inkstone.desktop" \
     && [ "$(readlink "$root/.DirIcon")" = inkstone.png ] && [ -f "$root/inkstone.png" ] \
-    && grep -qa __TAURI_BUNDLE_TYPE_VAR_APP "$root/usr/bin/inkstone" && ! grep -qa __TAURI_BUNDLE_TYPE_VAR_DEB "$root/usr/bin/inkstone"; then
+    && [ "$(python3 "$HERE/../../../packaging/linux/bundle-type.py" "$root/usr/bin/inkstone")" = APP ]; then
     ok "--appimage-extract: AppRun, the app marked as an AppImage's, $cli_version, the desktop entry (text/markdown), inkstone.png and .DirIcon"
   else
     fail "the extracted AppDir: $(cd "$root" && ls -A | tr '\n' ' '); inkstone-cli --version '$cli_version'"
