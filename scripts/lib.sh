@@ -13,7 +13,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 # screenshots (imagemagick's import), the keychain tests (gnome-keyring's Secret
 # Service, keyutils' kernel keyring), and the workspace server's PostgreSQL tests
 # (postgresql: they start a throwaway cluster in a temporary folder; no service needed),
-# and the live lane's Python venv (python3-venv; see ensure_llama_venv).
+# and the live lane's Python venv (python3-venv; see ensure_llama_venv), and mksquashfs
+# for the AppImage (squashfs-tools; scripts/package).
 APT_PACKAGES=(
   build-essential pkg-config curl file libssl-dev
   libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
@@ -21,6 +22,7 @@ APT_PACKAGES=(
   gnome-keyring libsecret-tools keyutils
   postgresql
   python3 python3-venv
+  squashfs-tools
 )
 
 ensure_apt_packages() {

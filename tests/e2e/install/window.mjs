@@ -4,7 +4,11 @@
 // with a fresh HOME and no INKSTONE_DATA_DIR, so the app uses its defaults:
 //
 //   node tests/e2e/install/window.mjs --app /usr/bin/inkstone --webdriver http://127.0.0.1:PORT \
-//       --data-dir ~/.local/share/Inkstone [--app-arg --appimage-extract-and-run | --app-arg FILE.md --expect-project TITLE] [--shots DIR]
+//       --data-dir ~/.local/share/Inkstone [--app-arg ARG]… [--expect-project TITLE] [--shots DIR]
+//
+// --app-arg may be given more than once: an AppImage is driven with
+// `--app-arg --appimage-extract-and-run` (its runtime extracts it and starts the app with
+// the remaining arguments), "Open with" with `--app-arg FILE.md --expect-project TITLE`.
 //
 // Checks that the window opens on the first-run screen, runs inside Tauri, shows no
 // error, and that the store was made in the expected data folder. With --expect-project
@@ -24,6 +28,8 @@ const args = parseArgs(process.argv.slice(2), {
   flags: { "--app": "app", "--webdriver": "webdriver", "--data-dir": "dataDir", "--app-arg": "appArg", "--expect-project": "expectProject", "--shots": "shots" },
   required: ["app", "webdriver", "dataDir"],
 });
+// Every --app-arg, in order (parseArgs keeps only the last of a repeated flag).
+const appArgs = process.argv.slice(2).flatMap((a, i, all) => (a === "--app-arg" && i + 1 < all.length ? [all[i + 1]] : []));
 const base = args.webdriver.replace(/\/+$/, "");
 const shots = resolve(args.shots ?? mkdtempSync(join(tmpdir(), "inkstone-install-shots-")));
 mkdirSync(shots, { recursive: true });
@@ -65,7 +71,6 @@ suite.onFailure = async () => {
 await suite.run(async () => {
   const opened = await suite.check(`the installed app (${args.app}) opens its window`, async () => {
     await waitFor("WebKitWebDriver", async () => (await wd("GET", "/status", undefined, 2000))?.ready !== false);
-    const appArgs = args.appArg ? [args.appArg] : [];
     const v = await wd("POST", "/session", { capabilities: { alwaysMatch: { "webkitgtk:browserOptions": { binary: args.app, args: appArgs } } } }, 60_000);
     sessionId = v.sessionId;
     assert(sessionId, "no session");
@@ -73,7 +78,7 @@ await suite.run(async () => {
   if (!opened) return;
 
   if (args.expectProject) {
-    await suite.check(`"Open with Inkstone" (${args.appArg}) shows the file as the project "${args.expectProject}"`, async () => {
+    await suite.check(`"Open with Inkstone" (${appArgs.join(" ")}) shows the file as the project "${args.expectProject}"`, async () => {
       await waitFor("the opened file in the project list", () =>
         exec("return Array.from(document.querySelectorAll('[data-testid=project-item]'), (e) => e.textContent || '').some((t) => t.includes(arguments[0]))", [args.expectProject]),
       );

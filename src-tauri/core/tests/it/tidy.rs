@@ -299,6 +299,7 @@ const CRATE_LAYERS: &[&str] = &[
     "inkstone-test-support",
     "inkstone-cli",
     "inkstone",
+    "inkstone-appimage-runtime",
     "xtask",
 ];
 

@@ -315,3 +315,85 @@ fn a_deb_or_rpm_installation_is_told_where_the_new_version_is_and_installs_nothi
     assert_eq!((error.code, error.message_id.as_deref()), (ErrorCode::SignatureInvalid, Some("update.no_key")));
     assert_eq!(std::fs::read(&keyless.appimage).unwrap(), OLD);
 }
+
+/// Inkstone's AppImage runtime as `cargo build` left it beside this test's binary
+/// (`target/debug/inkstone-appimage-runtime`; `cargo build --workspace` and
+/// `cargo test --workspace` build it).
+fn appimage_runtime() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let runtime = exe.parent().and_then(Path::parent).unwrap().join("inkstone-appimage-runtime");
+    assert!(runtime.is_file(), "{} is missing: cargo build -p inkstone-appimage-runtime", runtime.display());
+    runtime
+}
+
+/// A real AppImage as scripts/package makes one: the runtime with `AI\x02` at offset 8,
+/// then a squashfs image (mksquashfs, gzip) whose AppRun runs the image's
+/// `usr/bin/inkstone-cli --version`, which says `version`.
+fn real_appimage(dir: &Path, version: &str) -> Vec<u8> {
+    let appdir = dir.join(format!("AppDir-{version}"));
+    std::fs::create_dir_all(appdir.join("usr/bin")).unwrap();
+    let write = |path: &str, text: String| {
+        std::fs::write(appdir.join(path), text).unwrap();
+        std::fs::set_permissions(appdir.join(path), std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    write("AppRun", "#!/bin/sh\nexec \"$APPDIR/usr/bin/inkstone-cli\" \"$@\"\n".to_owned());
+    write("usr/bin/inkstone-cli", format!("#!/bin/sh\necho \"inkstone-cli {version} $*\"\n"));
+    let image = dir.join(format!("image-{version}.squashfs"));
+    let made = std::process::Command::new("mksquashfs")
+        .arg(&appdir)
+        .arg(&image)
+        .args(["-comp", "gzip", "-all-root", "-noappend", "-no-progress", "-quiet"])
+        .status()
+        .expect("mksquashfs (apt-get install squashfs-tools)");
+    assert!(made.success());
+    let mut bytes = std::fs::read(appimage_runtime()).unwrap();
+    bytes[8..11].copy_from_slice(b"AI\x02");
+    bytes.extend(std::fs::read(&image).unwrap());
+    bytes
+}
+
+/// Runs the AppImage at `path` the way a system without FUSE does; what it printed, and
+/// what its runtime left in its TMPDIR.
+fn run_appimage(path: &Path, tmp: &Path) -> (String, Vec<String>) {
+    std::fs::create_dir_all(tmp).unwrap();
+    let out = std::process::Command::new(path).args(["--appimage-extract-and-run", "--version"]).env("TMPDIR", tmp).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let left = std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), left)
+}
+
+#[test]
+fn a_real_appimage_is_replaced_by_a_newer_signed_one_that_then_runs_and_a_bad_signature_changes_nothing() {
+    let server = FeedServer::start();
+    let signer = Signer::new();
+    let s = setup(Some(server.url("/latest.json")), signer.public_key_file(), as_appimage);
+    let work = tempfile::tempdir().unwrap();
+    let old = real_appimage(work.path(), "0.1.0");
+    let new = real_appimage(work.path(), "0.2.0");
+    std::fs::write(&s.appimage, &old).unwrap();
+    let tmp = work.path().join("tmp");
+    assert_eq!(run_appimage(&s.appimage, &tmp), ("inkstone-cli 0.1.0 --version\n".to_owned(), vec![]));
+    server.route("/Inkstone_0.2.0_amd64.AppImage", 200, new.clone());
+
+    // Signed by another key, or changed after signing: refused, the AppImage untouched.
+    let mut tampered = new.clone();
+    let last = tampered.len() - 1;
+    tampered[last] ^= 1;
+    for (problem, signature) in [("update.other_key", Signer::new().sign(&new, "0.2.0")), ("update.bad_signature", signer.sign(&tampered, "0.2.0"))] {
+        server.route("/latest.json", 200, feed("0.2.0", &server.url("/Inkstone_0.2.0_amd64.AppImage"), &signature));
+        let error = s.engine.call("update.install", json!({"version": "0.2.0"})).unwrap_err();
+        assert_eq!((error.code, error.message_id.as_deref()), (ErrorCode::SignatureInvalid, Some(problem)), "{error:?}");
+        assert_eq!(std::fs::read(&s.appimage).unwrap(), old, "{problem}: the AppImage is untouched");
+        assert_eq!(folder(&s.appimage), vec!["Inkstone_0.1.0_amd64.AppImage"]);
+        assert_eq!(run_appimage(&s.appimage, &tmp).0, "inkstone-cli 0.1.0 --version\n");
+    }
+
+    // Signed with the built-in key: the file is replaced and the new version runs from it.
+    server.route("/latest.json", 200, feed("0.2.0", &server.url("/Inkstone_0.2.0_amd64.AppImage"), &signer.sign(&new, "0.2.0")));
+    let installed = s.engine.call("update.install", json!({"version": "0.2.0"})).unwrap();
+    assert_eq!((installed["version"].as_str(), installed["bytes"].as_u64()), (Some("0.2.0"), Some(new.len() as u64)));
+    assert_eq!(std::fs::read(&s.appimage).unwrap(), new);
+    assert_eq!(std::fs::metadata(&s.appimage).unwrap().permissions().mode() & 0o777, 0o755);
+    assert_eq!(folder(&s.appimage), vec!["Inkstone_0.1.0_amd64.AppImage"]);
+    assert_eq!(run_appimage(&s.appimage, &tmp), ("inkstone-cli 0.2.0 --version\n".to_owned(), vec![]), "the new version runs and cleans up");
+}
