@@ -18,12 +18,16 @@
 //!   WebKit processes at 5 s) beside a minimal Tauri 2 app (`tests/bench/minimal-tauri/`),
 //!   release builds, alternating launches under Xvfb; prints medians, the ratio and
 //!   Inkstone's startup profile. Run by hand, not in CI.
+//! - `bench-build [--runs N] [--sites text,harness,store,cli] [--no-test]`: rebuild time of
+//!   `inkstone-cli` after a one-line change in a compiler, the harness and the store, and
+//!   `cargo test -p inkstone-text`'s wall time. Edits and restores the sources; by hand.
 //! - `search-corpus [--check]`: write (or check) the search evaluation's fixture corpus
 //!   in `tests/fixtures/search/` from a fixed seed.
 //! - `eval-search`: score search on that corpus (lexical, semantic with the scripted
 //!   embedding model, fused): nDCG@10 and recall@20 per query class.
 
 mod bench;
+mod bench_build;
 mod bench_start;
 mod bench_sync;
 mod context_cost;
@@ -53,12 +57,15 @@ fn main() -> Result<()> {
         "bench-pipeline" => bench::run_pipeline(rest),
         "bench-retrieval" => bench::run_retrieval(rest),
         "bench-start" => bench_start::run(rest),
+        "bench-build" => bench_build::run(rest),
         "search-corpus" => search_corpus::run(&repo_root().join("tests/fixtures/search"), rest.iter().any(|a| a == "--check")),
         "eval-search" => {
             print!("{}", inkstone_test_support::search_eval::table(&inkstone_test_support::search_eval::evaluate()));
             Ok(())
         }
-        other => bail!("unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, bench-start, context-cost, search-corpus or eval-search"),
+        other => bail!(
+            "unknown task {other:?}; try codegen, fixture-store, bench, bench-pipeline, bench-retrieval, bench-start, bench-build, context-cost, search-corpus or eval-search"
+        ),
     }
 }
 
