@@ -36,6 +36,22 @@ impl Store {
         Ok(out)
     }
 
+    /// The records whose key starts with `prefix` and whose view `H` passes `keep`, in key
+    /// order. `H` names a few of the record's fields and is decoded first (the others are
+    /// skipped over, not built); the whole record is decoded only when kept. A filter over
+    /// large records (a proposal's texts) thus costs little more than what it tests.
+    pub fn scan_where<R: Record, H: serde::de::DeserializeOwned>(&self, prefix: &[u8], keep: impl Fn(&H) -> bool) -> Result<Vec<R>, StoreError> {
+        let mut out = Vec::new();
+        for item in self.tree(R::KIND).scan_prefix(prefix) {
+            let (key, bytes) = item?;
+            let view: H = codec::decode(&bytes).map_err(|e| self.corrupt(R::KIND, &key, e))?;
+            if keep(&view) {
+                out.push(self.decode(&key, &bytes)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// The records whose key starts with `prefix` and is at least `from`, in key order.
     pub fn scan_from<R: Record>(&self, prefix: &[u8], from: &[u8]) -> Result<Vec<R>, StoreError> {
         self.scan_from_limit(prefix, from, usize::MAX)

@@ -7,7 +7,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
 use crate::model::{DraftContent, Project, Timestamp};
 use crate::pipeline::Finding;
-use crate::store::{Batch, Store};
+use crate::store::{keys, Batch, Store};
 
 use super::view::{metadata_text, tags_text};
 use super::*;
@@ -282,16 +282,27 @@ fn open_alternatives(store: &Store, project_id: &str, new: &NewProposal) -> Resu
         Some(staged) => staged.entries.into_iter().map(|e| e.proposal_id).collect(),
         None => Vec::new(),
     };
-    Ok(list(store, project_id)?
-        .into_iter()
-        .filter(|older| {
-            older.status == ProposalStatus::Proposed
-                && older.target.key() == new.target.key()
-                && older.kind.family() == new.kind.family()
-                && older.origin.owner_id() == Some(owner)
-                && !staged.contains(&older.id)
-        })
-        .collect())
+    // Each candidate's small fields are read first: a project holds every proposal ever
+    // made, with whole texts, and decoding them all made each new proposal slower than the
+    // last (an optimize run's profile spent a fifth of its time here).
+    let (target, family) = (new.target.key(), new.kind.family());
+    Ok(store.scan_where::<Proposal, AlternativeView>(&keys::project_prefix(project_id), |older| {
+        older.status == ProposalStatus::Proposed
+            && older.target.key() == target
+            && older.kind.family() == family
+            && older.origin.owner_id() == Some(owner)
+            && !staged.contains(&older.id)
+    })?)
+}
+
+/// The fields of a stored [`Proposal`] that decide whether it is an open alternative.
+#[derive(serde::Deserialize)]
+struct AlternativeView {
+    id: String,
+    kind: ProposalKind,
+    target: Target,
+    origin: Origin,
+    status: ProposalStatus,
 }
 
 fn same_base_text(a: &Payload, b: &Payload) -> bool {

@@ -93,3 +93,25 @@ fn a_store_from_a_newer_build_is_refused() {
         other => panic!("expected TooNew, got {other:?}"),
     }
 }
+
+/// `scan_where` tests a small view of each record and returns whole records only for
+/// those it keeps; a damaged record is `Corrupt` there too.
+#[test]
+fn a_filtered_scan_keeps_what_its_view_passes() {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: String,
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path(), &options("first")).unwrap();
+    let mut batch = Batch::new();
+    batch.put(&workspace()).unwrap();
+    store.apply(batch, Durability::Durable).unwrap();
+    let kept: Vec<Workspace> = store.scan_where::<Workspace, Named>(b"workspace", |w| w.name == "书房").unwrap();
+    assert_eq!(kept, vec![workspace()]);
+    let none: Vec<Workspace> = store.scan_where::<Workspace, Named>(b"workspace", |w| w.name == "别处").unwrap();
+    assert!(none.is_empty());
+    store.damage_record_for_tests(Kind::Meta, b"workspace").unwrap();
+    let damaged = store.scan_where::<Workspace, Named>(b"workspace", |_| true);
+    assert!(matches!(damaged, Err(StoreError::Corrupt { .. })), "{damaged:?}");
+}
