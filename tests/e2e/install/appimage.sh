@@ -99,7 +99,9 @@ fi
 sed 's/^/#   /' "$TMP/window.log"
 
 # 4. Nothing left behind but the person's data: no extracted folder, no process.
-for _ in $(seq 1 100); do pgrep -f "$APPIMAGE" >/dev/null || break; sleep 0.1; done
+# xvfb-run ends its Xvfb (whose -auth file is under TMPDIR) without waiting for it, so
+# wait for everything the check below looks for, not only the AppImage.
+for _ in $(seq 1 100); do pgrep -f "$APPIMAGE|$APP_TMP" >/dev/null || break; sleep 0.1; done
 left="$(cd "$APP_TMP" && ls -A)"
 running="$(pgrep -af "$APPIMAGE|$APP_TMP" || true)"
 if [ -z "$left" ] && [ -z "$running" ]; then
