@@ -1,7 +1,8 @@
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { EditorView } from "@codemirror/view";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { App, projectToReopen } from "./App";
+import { App } from "./App";
+import { projectToReopen } from "./projects";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
 import type { Comment, ContentTemplate, Project, ProjectCreateParams, ProjectSummary, Version } from "../shared/api/generated";
