@@ -48,6 +48,7 @@ export function AskView({ projectId, onOpenSource }: { projectId: string; onOpen
   const [routeChoice, setRouteChoice] = useState<RouteChoice>("auto");
   const [projectOnly, setProjectOnly] = useState(false);
   const [busy, setBusy] = useState(false);
+  // A failed question keeps its error beside the question, with a retry (no write).
   const [error, setError] = useState<ClientError | null>(null);
   const [answer, setAnswer] = useState<Answer | null>(null);
   /** The question the answer on screen is for (the field may have changed since). */

@@ -1,21 +1,18 @@
 // Editing a saved draft by hand: its title and text (and a card's topics), saved as a
 // new revision marked hand-edited.
 import { useEffect, useRef, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
 import type { PlatformDraft } from "../../shared/api/generated";
 import { useCalls } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
-import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { editableText, editedContent } from "./draftContent";
 
 export function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft; onCancel: () => void; onSaved: (d: PlatformDraft) => void }) {
-  const { t } = useApp();
+  const { t, showError } = useApp();
   const { call } = useCalls();
   const [title, setTitle] = useState(saved.title);
   const [text, setText] = useState(() => editableText(saved.content));
   const [tags, setTags] = useState(() => (saved.content.type === "card" ? saved.content.tags.join(", ") : ""));
-  const [error, setError] = useState<ClientError | null>(null);
   const [busy, setBusy] = useState(false);
   const area = useRef<HTMLTextAreaElement>(null);
   useEffect(() => area.current?.focus(), []);
@@ -32,7 +29,8 @@ export function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft
       });
       onSaved(r.draft);
     } catch (e) {
-      setError(toClientError(e));
+      // To the app's one error banner; the editor stays open with what was typed.
+      showError(e);
     } finally {
       setBusy(false);
     }
@@ -57,7 +55,6 @@ export function DraftEditor({ saved, onCancel, onSaved }: { saved: PlatformDraft
         }
       }}
     >
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       <label className="small">
         {t("savedDraft.title")}
         <input data-testid="draft-edit-title" value={title} onChange={(e) => setTitle(e.target.value)} />

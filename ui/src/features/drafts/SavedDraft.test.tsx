@@ -2,7 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-li
 import { afterEach, describe, expect, it } from "vitest";
 import { apiError, FakeTransport } from "../../shared/api/fake";
 import type { DraftContent, PlatformDraft, PlatformDraftSaveResult } from "../../shared/api/generated";
-import { makeCtx, WithCtx } from "../../shared/testing/utils";
+import { makeCtx, WithAppErrors, WithCtx } from "../../shared/testing/utils";
 import { DraftsPanel } from "./DraftsPanel";
 import { compiled, finding } from "./drafts.fixture";
 import { editableText, editedContent } from "./draftContent";
@@ -120,6 +120,40 @@ describe("saved drafts in the drafts panel", () => {
 });
 
 describe("setting a draft to published", () => {
+  it("a failed save and a refused hand edit go to the app's one banner; the editor stays open with the typed text", async () => {
+    const { transport } = backend();
+    const save = transport.handlers["platformDraft.save"]!;
+    let saveFails = true;
+    transport.on("platformDraft.save", (p, emit) => {
+      if (saveFails) throw apiError("STORE_LOCKED", "The data folder is open in another Inkstone.");
+      return save(p, emit);
+    });
+    transport.on("platformDraft.edit", () => {
+      throw apiError("CONFLICT", "The draft changed since it was opened.");
+    });
+    render(
+      <WithAppErrors ctx={makeCtx(transport)}>
+        <DraftsPanel projectId="p" revision={1} platforms={["x"]} onJump={() => undefined} />
+      </WithAppErrors>,
+    );
+    const appBanner = () => within(screen.getByTestId("app-error")).findByTestId("error-banner");
+    const ownBanner = () => within(screen.getByTestId("under-test")).queryByTestId("error-banner");
+    fireEvent.click(await screen.findByTestId("draft-save"));
+    expect((await appBanner()).dataset.code).toBe("STORE_LOCKED");
+    expect(ownBanner()).toBeNull();
+    expect(screen.getByTestId("saved-draft").dataset.revision).toBe("");
+
+    saveFails = false;
+    fireEvent.click(screen.getByTestId("draft-save"));
+    await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("1"));
+    fireEvent.click(screen.getByTestId("draft-edit"));
+    fireEvent.change(screen.getByTestId("draft-edit-text"), { target: { value: "mine" } });
+    fireEvent.click(screen.getByTestId("draft-edit-save"));
+    await waitFor(async () => expect((await appBanner()).dataset.code).toBe("CONFLICT"));
+    expect(ownBanner()).toBeNull();
+    expect((screen.getByTestId("draft-edit-text") as HTMLTextAreaElement).value).toBe("mine");
+  });
+
   it("asks for the publication's details, defaults filled, and records it in the same write", async () => {
     const { transport, current } = backend();
     transport.on("account.list", () => ({ accounts: [] }));
@@ -150,7 +184,7 @@ describe("setting a draft to published", () => {
     expect(toasts.at(-1)).toBe("Marked published; the publication is recorded.");
   });
 
-  it("a refused publication keeps the dialog open with the error and the status unchanged; skipping sets the status only", async () => {
+  it("a refused publication keeps the dialog open, its error in the app's one banner and the status unchanged; skipping sets the status only", async () => {
     const { transport, current } = backend();
     transport.on("account.list", () => ({ accounts: [] }));
     const real = transport.handlers["platformDraft.setStatus"]!;
@@ -159,16 +193,18 @@ describe("setting a draft to published", () => {
       return real(p, emit);
     });
     render(
-      <WithCtx ctx={makeCtx(transport)}>
+      <WithAppErrors ctx={makeCtx(transport)}>
         <DraftsPanel projectId="p" revision={1} platforms={["x"]} onJump={() => undefined} />
-      </WithCtx>,
+      </WithAppErrors>,
     );
     fireEvent.click(await screen.findByTestId("draft-save"));
     await waitFor(() => expect(screen.getByTestId("saved-draft").dataset.revision).toBe("1"));
     fireEvent.change(screen.getByTestId("draft-status"), { target: { value: "published" } });
     const dialog = await screen.findByTestId("publish-dialog");
     fireEvent.click(within(dialog).getByTestId("pub-save"));
-    await waitFor(() => expect(within(dialog).getByRole("alert")).toBeTruthy());
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).dataset.code).toBe("VALIDATION");
+    expect(within(dialog).queryByRole("alert")).toBeNull();
+    expect(screen.getByTestId("publish-dialog")).toBe(dialog);
     expect(current()?.status).toBe("draft");
     fireEvent.click(within(dialog).getByTestId("pub-skip"));
     await waitFor(() => expect(current()?.status).toBe("published"));

@@ -2,11 +2,9 @@
 // editing by hand, and choosing between hand edits and a fresh compile (never an
 // overwrite without the person's choice). A `publishing` draft is read-only.
 import { useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
 import { useCalls } from "../../shared/api/query";
 import type { DraftStatus, PlatformDraft, PlatformDraftSaveResult } from "../../shared/api/generated";
 import { Dialog } from "../../shared/ui/Dialog";
-import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { type MessageId, profileName } from "../../shared/i18n";
 import { DiffView } from "../../shared/ui/DiffView";
@@ -29,29 +27,27 @@ export interface SavedDraftProps {
 }
 
 export function SavedDraftBar({ projectId, sourceRevision, saved, platform, showSaved, onShowSaved, onChange }: SavedDraftProps) {
-  const { lang, t, toast } = useApp();
+  const { lang, t, toast, showError } = useApp();
   const { call } = useCalls();
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ClientError | null>(null);
   const [choice, setChoice] = useState<PlatformDraftSaveResult | null>(null);
   const [editing, setEditing] = useState(false);
 
-  // Another draft starts without the last one's error or open editor.
+  // Another draft starts without the last one's open editor.
   const draftOf = `${projectId} ${platform}`;
   const [shownDraftOf, setShownDraftOf] = useState(draftOf);
   if (shownDraftOf !== draftOf) {
     setShownDraftOf(draftOf);
-    setError(null);
     setEditing(false);
   }
 
+  // A failed save or status change goes to the app's one error banner.
   const run = async (f: () => Promise<void>) => {
     setBusy(true);
     try {
       await f();
-      setError(null);
     } catch (e) {
-      setError(toClientError(e));
+      showError(e);
     } finally {
       setBusy(false);
     }
@@ -73,11 +69,9 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
   // Setting a draft to published asks for the publication's details first; the status
   // and the publication are one write (`publication` of platformDraft.setStatus).
   const [publishing, setPublishing] = useState(false);
-  const [publishError, setPublishError] = useState<ClientError | null>(null);
   const setStatus = (status: DraftStatus) => {
     if (!saved) return;
     if (status === "published" && saved.status !== "published") {
-      setPublishError(null);
       setPublishing(true);
       return;
     }
@@ -101,7 +95,9 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
       setPublishing(false);
       if (details) toast(t("savedDraft.publicationRecorded"));
     } catch (e) {
-      setPublishError(toClientError(e));
+      // To the app's one error banner (above the dialog); the dialog stays open with
+      // what was typed.
+      showError(e);
     } finally {
       setBusy(false);
     }
@@ -112,7 +108,6 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
 
   return (
     <div className="saved-draft" data-testid="saved-draft" data-revision={saved?.revision ?? ""} data-status={saved?.status ?? ""}>
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       {saved === null ? (
         <div className="saved-row">
           <span className="small muted">{t("savedDraft.none")}</span>
@@ -202,8 +197,6 @@ export function SavedDraftBar({ projectId, sourceRevision, saved, platform, show
           defaultVersion={saved.sourceVersion}
           defaultTitle={saved.title}
           busy={busy}
-          error={publishError}
-          onDismissError={() => setPublishError(null)}
           onConfirm={(details) => void publish(details)}
           onCancel={() => setPublishing(false)}
         />

@@ -52,6 +52,7 @@ function About() {
   const { t, toast } = useApp();
   const info = useMethod("app.info", {}, { refetchOnMount: false });
   const open = folderOpener();
+  // A folder that would not open is said here, in the dialog beside its path (no write).
   const [error, setError] = useState<unknown>(null);
   if (info.error) return <ErrorBanner error={toClientError(info.error)} retry={() => void info.refetch()} />;
   const i = info.data;

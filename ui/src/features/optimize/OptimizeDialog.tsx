@@ -32,6 +32,8 @@ export function OptimizeDialog({ projectId, platforms, draft, flush, onApplied, 
   const [intensity, setIntensity] = useState<Intensity>("balanced");
   const [constraints, setConstraints] = useState<Record<ConstraintKey, boolean>>({ keepVoice: true, keepTitle: false, keepStructure: false, avoidClickbait: true });
   const [stages, setStages] = useState<StageLine[]>([]);
+  // Kept in the dialog on purpose: a run's failure or an apply's conflict is read with the
+  // run it belongs to, and a conflict reloads what the dialog shows.
   const [error, setError] = useState<ClientError | null>(null);
   const [run, setRun] = useState<Run | null>(null);
   const [tab, setTab] = useState<string>("source");

@@ -3,7 +3,7 @@
 // which to reassign first). An account with imported days (公众号 用户分析) shows its
 // latest follower count.
 import { useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import type { Platform } from "../../shared/api/generated";
 import { useMethod, useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
@@ -29,8 +29,9 @@ function Followers({ accountId }: { accountId: string }) {
 export function Accounts() {
   const { t } = useApp();
   const list = useMethod("account.list", {});
-  const [error, setError] = useState<ClientError | null>(null);
-  const { write, pending } = useWrites({ onError: (e) => setError(toClientError(e)) });
+  // A failed add or delete (an account a publication names, say) goes to the app's one
+  // error banner (the data layer's default), with the engine's hint.
+  const { write, pending } = useWrites();
   const [platform, setPlatform] = useState<Platform>("wechat");
   const [name, setName] = useState("");
   const [handle, setHandle] = useState("");
@@ -42,7 +43,6 @@ export function Accounts() {
     if (r) {
       setName("");
       setHandle("");
-      setError(null);
     }
   };
 
@@ -50,7 +50,6 @@ export function Accounts() {
     <div className="form" data-testid="accounts">
       <p className="small muted">{t("perf.accounts.help")}</p>
       {loadError && <ErrorBanner error={loadError} retry={() => void list.refetch()} />}
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       {list.data && accounts.length === 0 && (
         <p className="muted small" data-testid="accounts-empty">
           {t("perf.accounts.empty")}

@@ -42,6 +42,8 @@ export function ImportDialog({ publications, onClose }: { publications: Publicat
   const [assign, setAssign] = useState<Record<string, string>>({});
   const [result, setResult] = useState<PerfImportResult | null>(null);
   const [busy, setBusy] = useState(false);
+  // Kept beside the form on purpose (not the app's banner): the import is a dialog whose
+  // error names the file or the rows to fix before the next preview or commit.
   const [error, setError] = useState<ClientError | null>(null);
 
   const run = async (picked: Picked, choices: Record<string, string>, commit: boolean, accountId = account) => {

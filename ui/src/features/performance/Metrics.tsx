@@ -3,7 +3,7 @@
 // age, and manual entry of the platform's usual metrics in the forms the platform shows
 // them (`1.2万`, `10w+`, `12.3%`; the engine reads them).
 import { useId, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import type { MetricSnapshot, Publication } from "../../shared/api/generated";
 import { useMethod, useWrite } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
@@ -135,15 +135,15 @@ function ManualEntry({ publication }: { publication: Publication }) {
   const { t, toast } = useApp();
   const [values, setValues] = useState<Record<string, string>>({});
   const [observedAt, setObservedAt] = useState("");
-  const [error, setError] = useState<ClientError | null>(null);
-  const add = useWrite("perf.add", { onError: (e) => setError(toClientError(e)) });
+  // A refused entry (a number the engine cannot read, say) goes to the app's one error
+  // banner (the data layer's default); the fields keep what was typed.
+  const add = useWrite("perf.add");
   const keys = USUAL_METRICS[publication.platform];
   const removed = publication.removedAt !== null && publication.removedAt !== undefined;
   const submit = async () => {
     const metrics = Object.fromEntries(Object.entries(values).filter(([, v]) => v.trim() !== ""));
     const r = await add.run({ publicationId: publication.id, metrics, ...(observedAt.trim() ? { observedAt } : {}) });
     if (r) {
-      setError(null);
       setValues({});
       setObservedAt("");
       toast(t("perf.added", { n: Object.keys(r.metrics).length + Object.keys(r.extras).length }));
@@ -160,7 +160,6 @@ function ManualEntry({ publication }: { publication: Publication }) {
       }}
     >
       <p className="small">{t("perf.entry.title")}</p>
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
       <div className="perf-grid">
         {keys.map((k) => (
           <label key={k} className="field small">

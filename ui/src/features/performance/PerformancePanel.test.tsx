@@ -1,8 +1,8 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it } from "vitest";
-import { FakeTransport } from "../../shared/api/fake";
+import { apiError, FakeTransport } from "../../shared/api/fake";
 import type { ImportPreview, MetricSnapshot, MetricValue, PerfImportParams, Publication, RowPreview } from "../../shared/api/generated";
-import { makeCtx, WithCtx } from "../../shared/testing/utils";
+import { makeCtx, WithAppErrors, WithCtx } from "../../shared/testing/utils";
 import { formatMetric } from "./format";
 import { PerformancePanel } from "./PerformancePanel";
 
@@ -107,6 +107,49 @@ describe("PerformancePanel", () => {
     fireEvent.click(screen.getByTestId("perf-entry-save"));
     await waitFor(() => expect(transport.callsTo("perf.add")).toHaveLength(1));
     expect(transport.callsTo("perf.add")[0]).toEqual({ publicationId: "pub_1", metrics: { impressions: "1.2万" } });
+  });
+
+  it("a refused publication goes to the app's one banner; the form stays open with what was typed and has no banner of its own", async () => {
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [] }))
+      .on("account.list", () => ({ accounts: [] }))
+      .on("publication.add", () => {
+        throw apiError("VALIDATION", "`url` must be a web address starting with https:// or http://.");
+      });
+    render(
+      <WithAppErrors ctx={makeCtx(transport, "en")}>
+        <PerformancePanel projectId="p" head={2} title="春天来了" platforms={["x"]} />
+      </WithAppErrors>,
+    );
+    await screen.findByTestId("perf-empty");
+    fireEvent.click(screen.getByTestId("perf-add"));
+    const form = await screen.findByTestId("perf-form");
+    fireEvent.change(within(form).getByTestId("pub-url"), { target: { value: "x.com/me" } });
+    fireEvent.click(within(form).getByTestId("pub-save"));
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).dataset.code).toBe("VALIDATION");
+    expect(within(screen.getByTestId("under-test")).queryByTestId("error-banner")).toBeNull();
+    expect(screen.getByTestId("perf-form")).toBe(form);
+    expect((within(form).getByTestId("pub-url") as HTMLInputElement).value).toBe("x.com/me");
+  });
+
+  it("a refused manual entry goes to the app's one banner and keeps the typed numbers", async () => {
+    const transport = new FakeTransport()
+      .on("publication.list", () => ({ publications: [{ publication: publication(), latest: null, snapshotCount: 0 }] }))
+      .on("perf.list", () => ({ publicationId: "pub_1", snapshots: [] }))
+      .on("perf.add", () => {
+        throw apiError("VALIDATION", "`impressions` is not a number: lots.");
+      });
+    render(
+      <WithAppErrors ctx={makeCtx(transport, "en")}>
+        <PerformancePanel projectId="p" head={2} title="t" platforms={["x"]} />
+      </WithAppErrors>,
+    );
+    fireEvent.click(await screen.findByTestId("perf-toggle"));
+    fireEvent.change(await screen.findByTestId("perf-entry-impressions"), { target: { value: "lots" } });
+    fireEvent.click(screen.getByTestId("perf-entry-save"));
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).dataset.code).toBe("VALIDATION");
+    expect(within(screen.getByTestId("under-test")).queryByTestId("error-banner")).toBeNull();
+    expect((screen.getByTestId("perf-entry-impressions") as HTMLInputElement).value).toBe("lots");
   });
 
   it("an empty project teaches; removed publications can be restored or deleted for good after a confirmation", async () => {

@@ -3,7 +3,7 @@
 // publications, removing one (kept, with its metrics, until the removal is confirmed),
 // and importing a platform's own export.
 import { memo, useState } from "react";
-import { type ClientError, toClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import type { Platform, Publication, PublicationDetails, PublicationView } from "../../shared/api/generated";
 import { useMethod, useWrites } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
@@ -41,10 +41,11 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
   const [reporting, setReporting] = useState(false);
   const [purging, setPurging] = useState<Publication | null>(null);
   const [open, setOpen] = useState<string | null>(null);
-  const [formError, setFormError] = useState<ClientError | null>(null);
   const { write, pending } = useWrites();
   const { exportCsv, exporting } = useCsvExport();
-  const { write: formWrite, pending: formPending } = useWrites({ onError: (e) => setFormError(toClientError(e)) });
+  // The form's save fails to the app's one error banner (the data layer's default); the
+  // form stays open with what was typed.
+  const { write: formWrite, pending: formPending } = useWrites();
 
   const submit = async (platform: Platform, details: PublicationDetails) => {
     const r =
@@ -53,7 +54,6 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
         : await formWrite("publication.add", { projectId, platform, details });
     if (r) {
       setEditing(null);
-      setFormError(null);
       setOpen(r.id);
     }
   };
@@ -152,13 +152,8 @@ export const PerformancePanel = memo(function PerformancePanel({ projectId, head
           defaultVersion={head}
           defaultTitle={title}
           busy={formPending}
-          error={formError}
-          onDismissError={() => setFormError(null)}
           onSubmit={(p, d) => void submit(p, d)}
-          onCancel={() => {
-            setEditing(null);
-            setFormError(null);
-          }}
+          onCancel={() => setEditing(null)}
         />
       )}
       {importing && <ImportDialog publications={all} onClose={() => setImporting(false)} />}

@@ -2,13 +2,11 @@
 // them when a draft is set to published. Defaults are filled (the version, the title,
 // now in the platform's time zone); the engine checks every field.
 import { useState } from "react";
-import type { ClientError } from "../../shared/api/client";
 import type { Distribution, Platform, Publication, PublicationDetails, PublicationFormat, Visibility } from "../../shared/api/generated";
 import { useMethod } from "../../shared/api/query";
 import { useApp } from "../../shared/context";
 import type { MessageId } from "../../shared/i18n";
 import { Dialog } from "../../shared/ui/Dialog";
-import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { defaultZone, localTime } from "./format";
 import { PlatformOptions } from "./PlatformOptions";
 
@@ -34,8 +32,8 @@ export interface PublicationFormProps {
   defaultVersion: number;
   defaultTitle: string;
   busy: boolean;
-  error: ClientError | null;
-  onDismissError: () => void;
+  /** A failed save is the caller's to report: it goes to the app's one error banner
+   * (which shows above this dialog), and the form stays open with what was typed. */
   onSubmit: (platform: Platform, details: PublicationDetails) => void;
   onCancel: () => void;
   /** The draft-publishing dialog offers to set the status without recording. */
@@ -92,7 +90,6 @@ export function PublicationForm(props: PublicationFormProps) {
           submit();
         }}
       >
-        {props.error && <ErrorBanner error={props.error} onDismiss={props.onDismissError} />}
         <div className="perf-grid">
           <label className="field small">
             {t("perf.field.platform")}
@@ -193,8 +190,6 @@ export function PublishDialog({
   defaultVersion,
   defaultTitle,
   busy,
-  error,
-  onDismissError,
   onConfirm,
   onCancel,
 }: {
@@ -202,8 +197,6 @@ export function PublishDialog({
   defaultVersion: number;
   defaultTitle: string;
   busy: boolean;
-  error: ClientError | null;
-  onDismissError: () => void;
   onConfirm: (details: PublicationDetails | null) => void;
   onCancel: () => void;
 }) {
@@ -217,8 +210,6 @@ export function PublishDialog({
       defaultVersion={defaultVersion}
       defaultTitle={defaultTitle}
       busy={busy}
-      error={error}
-      onDismissError={onDismissError}
       onSubmit={(_, details) => onConfirm(details)}
       onSkip={() => onConfirm(null)}
       onCancel={onCancel}

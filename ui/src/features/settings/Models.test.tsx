@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { apiError, FakeTransport } from "../../shared/api/fake";
 import type { LlmPreset, LlmProfile, LlmProfileInput } from "../../shared/api/generated";
 import type { Lang } from "../../shared/i18n";
-import { makeCtx, WithCtx } from "../../shared/testing/utils";
+import { makeCtx, WithAppErrors, WithCtx } from "../../shared/testing/utils";
 import { Models } from "./Models";
 
 afterEach(() => cleanup());
@@ -665,6 +665,44 @@ describe("Settings → AI models", () => {
     await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
     expect(transport.callsTo("llmProfile.delete")).toEqual([{ profile: "llm_1" }]);
     expect(profiles().map((p) => p.name)).toEqual(["Kimi"]);
+  });
+
+  it("a refused save goes to the app's one banner; the form stays open with what was typed and has no banner of its own", async () => {
+    const { transport } = backend([profile()]);
+    transport.on("llmProfile.update", () => {
+      throw apiError("VALIDATION", "`baseUrl` is not a web address.");
+    });
+    render(
+      <WithAppErrors ctx={makeCtx(transport, "en")}>
+        <Models />
+      </WithAppErrors>,
+    );
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(1));
+    fireEvent.click(screen.getByTestId("profile-edit"));
+    fireEvent.change(screen.getByTestId("profile-name"), { target: { value: "DeepSeek 2" } });
+    fireEvent.click(screen.getByTestId("profile-save"));
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).dataset.code).toBe("VALIDATION");
+    expect(within(screen.getByTestId("under-test")).queryByTestId("error-banner")).toBeNull();
+    expect(screen.queryByTestId("key-error")).toBeNull();
+    expect((screen.getByTestId("profile-name") as HTMLInputElement).value).toBe("DeepSeek 2");
+    expect((screen.getByTestId("profile-save") as HTMLButtonElement).disabled).toBe(false);
+  });
+
+  it("a refused default or delete goes to the app's one banner, not the row", async () => {
+    const { transport } = backend([profile(), profile({ id: "llm_2", name: "Kimi", isDefault: false })]);
+    transport.on("llmProfile.setDefault", () => {
+      throw apiError("STORE_LOCKED", "The data folder is open in another Inkstone.");
+    });
+    render(
+      <WithAppErrors ctx={makeCtx(transport, "en")}>
+        <Models />
+      </WithAppErrors>,
+    );
+    await waitFor(() => expect(screen.getAllByTestId("profile-item")).toHaveLength(2));
+    fireEvent.click(within(item("Kimi")).getByTestId("profile-default"));
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).dataset.code).toBe("STORE_LOCKED");
+    expect(within(screen.getByTestId("under-test")).queryByTestId("error-banner")).toBeNull();
+    expect(item("Kimi").textContent).not.toContain("Default");
   });
 
   it("shows a load error with a retry", async () => {

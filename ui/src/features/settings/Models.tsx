@@ -2,9 +2,9 @@
 // the model picker and "test connection" with its result in place.
 
 import { useEffect, useRef, useState } from "react";
-import { toClientError, type ClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import type { Hint, LlmProfile, LlmProfileListResult, LocalServer } from "../../shared/api/generated";
-import { queryKey, useCalls, useMethod, useQueryCache } from "../../shared/api/query";
+import { queryKey, useCalls, useMethod, useQueryCache, useWrites } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { describeHint } from "../../shared/i18n";
@@ -25,11 +25,13 @@ export function Models() {
   const cache = useQueryCache();
   const setList = (f: (l: LlmProfileListResult | null) => LlmProfileListResult | null) =>
     cache.setQueryData<LlmProfileListResult>(queryKey("llmProfile.list", {}), (l) => f(l ?? null) ?? undefined);
+  // "Test connection" keeps its outcome in the row (a failure is the test's result);
+  // setting the default and deleting fail to the app's one error banner.
   const { call } = useCalls();
+  const { write } = useWrites();
   const [form, setForm] = useState<FormStart | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
   const [tests, setTests] = useState<Record<string, TestState>>({});
-  const [rowError, setRowError] = useState<{ id: string; error: ClientError } | null>(null);
   const [notice, setNotice] = useState<Hint[]>([]);
   // Where keyboard focus goes when the form or a deleted row goes away.
   const newButton = useRef<HTMLButtonElement>(null);
@@ -57,16 +59,6 @@ export function Models() {
       setTests((s) => ({ ...s, [profile.id]: { state: "done", result } }));
     } catch (e) {
       setTests((s) => ({ ...s, [profile.id]: { state: "error", error: toClientError(e) } }));
-    }
-  };
-
-  const act = async (profileId: string, fn: () => Promise<unknown>) => {
-    setRowError(null);
-    try {
-      // The write makes the list stale (methods.ts): it is read again.
-      await fn();
-    } catch (e) {
-      setRowError({ id: profileId, error: toClientError(e) });
     }
   };
 
@@ -159,18 +151,18 @@ export function Models() {
               test={tests[p.id]}
               keyGone={(list.missingKeys ?? []).includes(p.id)}
               envKeyActive={list.envKeyActive}
-              error={rowError?.id === p.id ? rowError.error : null}
               deleting={deleting === p.id}
               onTest={() => void test(p)}
               onEdit={() => setForm({ profile: p })}
               onSetKey={() => setForm({ profile: p, setKey: true })}
-              onDefault={() => void act(p.id, () => call("llmProfile.setDefault", { profile: p.id }))}
+              // Each write makes the list stale (methods.ts): it is read again.
+              onDefault={() => void write("llmProfile.setDefault", { profile: p.id })}
               onAskDelete={() => setDeleting(p.id)}
               onCancelDelete={() => setDeleting(null)}
               onDelete={() => {
                 setDeleting(null);
                 setRefocus(true);
-                void act(p.id, () => call("llmProfile.delete", { profile: p.id }));
+                void write("llmProfile.delete", { profile: p.id });
               }}
             />
           ))}

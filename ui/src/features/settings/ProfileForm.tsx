@@ -2,7 +2,6 @@
 // the fields, the model list and the save; the sections are in ProfileParts.tsx.
 import { useEffect, useState, useSyncExternalStore } from "react";
 import type { Hint, LlmPreset, LlmProfile } from "../../shared/api/generated";
-import { ErrorBanner } from "../../shared/ui/ErrorBanner";
 import { useApp } from "../../shared/context";
 import { isLocalServer, presetLabel } from "./llm";
 import { type FormStart, type ProfileFields, ProfileFormModel } from "./profileForm";
@@ -24,13 +23,13 @@ export function ProfileForm({
   onCancel: () => void;
   onSaved: (profile: LlmProfile, warnings: Hint[]) => void;
 }) {
-  const { client, t, toast, lang } = useApp();
+  const { client, t, toast, lang, showError } = useApp();
   const [form] = useState(() => new ProfileFormModel(client, start, presets, lang));
   const st = useSyncExternalStore(form.subscribe, form.getSnapshot);
   useEffect(() => form.start(), [form]);
   const initial = form.initial;
   const focusKey = "profile" in start && start.setKey === true;
-  const { presetId, name, baseUrl, embeddingModel, keyRequired, keyChoiceMade, allowPlain, models, saving, error, keyError } = st;
+  const { presetId, name, baseUrl, embeddingModel, keyRequired, keyChoiceMade, allowPlain, models, saving, keyError } = st;
   const field =
     <K extends keyof ProfileFields>(k: K) =>
     (v: ProfileFields[K]) =>
@@ -43,14 +42,16 @@ export function ProfileForm({
     field("keyChoiceMade"),
     field("allowPlain"),
   ];
-  const setError = (_: null) => form.clearErrors();
-  const setKeyError = setError;
   const pickPreset = (id: string) => form.pickPreset(id);
   const loadModels = (url: string) => form.loadModels(url);
   const { sendsKey, clearWarning, canSave } = form.derived(st);
 
   const save = async () => {
-    const done = await form.save();
+    // A failed save goes to the app's one error banner; the form stays with what was typed.
+    const done = await form.save().catch((e: unknown) => {
+      showError(e);
+      return null;
+    });
     if (!done) return;
     toast(t("common.saved"));
     onSaved(done.profile, done.warnings);
@@ -176,13 +177,14 @@ export function ProfileForm({
         </div>
       )}
       <AdvancedFields form={form} st={st} />
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
+      {/* A key the keychain refused stays beside the form on purpose: it says what was and
+          was not saved, and the typed key waits in its field for another try. */}
       {keyError && (
         <div className="error-banner" role="alert" data-testid="key-error" data-outcome={keyError.outcome} data-code={keyError.error.code}>
           <p className="error-title">{t(`models.${keyError.outcome}`)}</p>
           <ErrorText error={keyError.error} />
           <div className="error-actions">
-            <button type="button" onClick={() => setKeyError(null)}>
+            <button type="button" onClick={() => form.clearKeyError()}>
               {t("error.dismiss")}
             </button>
           </div>

@@ -14,7 +14,6 @@ export function ProfileRow({
   test,
   keyGone,
   envKeyActive,
-  error,
   deleting,
   onTest,
   onEdit,
@@ -29,7 +28,6 @@ export function ProfileRow({
   /** Its saved key is no longer in the system keychain. */
   keyGone: boolean;
   envKeyActive: boolean;
-  error: ClientError | null;
   deleting: boolean;
   onTest: () => void;
   onEdit: () => void;
@@ -125,8 +123,9 @@ export function ProfileRow({
         </p>
       )}
       {test?.state === "done" && <TestResult result={test.result} />}
+      {/* The connection test's failure is its result, shown in the row it tested (with
+          a retry), as a passing test's is; a failed write goes to the app's banner. */}
       {test?.state === "error" && <ErrorBanner error={test.error} retry={onTest} />}
-      {error && <ErrorBanner error={error} />}
     </li>
   );
 }

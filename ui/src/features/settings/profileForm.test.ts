@@ -58,6 +58,20 @@ describe("ProfileFormModel", () => {
     expect(form.derived().canSave).toBe(true);
   });
 
+  it("a save refused for another reason rejects with the error for the caller to report, and keeps the fields", async () => {
+    const transport = new FakeTransport().on("llmProfile.create", () => {
+      throw apiError("VALIDATION", "`model` is empty.");
+    });
+    const form = new ProfileFormModel(new ApiClient(transport), { preset: null }, [], "en");
+    form.set("name", "Work");
+    form.set("baseUrl", "https://api.example.com/v1");
+    form.set("model", "gpt-x");
+    form.set("apiKey", "sk-secret");
+    await expect(form.save()).rejects.toMatchObject({ code: "VALIDATION" });
+    expect(form.getSnapshot()).toMatchObject({ name: "Work", apiKey: "sk-secret", saved: null, keyError: null, saving: false });
+    expect("error" in form.getSnapshot()).toBe(false);
+  });
+
   it("creates once, then updates the same profile: a key the keychain refused saved nothing and stays typed", async () => {
     let keychainWorks = false;
     const transport = new FakeTransport()

@@ -61,7 +61,9 @@ export interface ProfileFormState extends ProfileFields {
   saved: LlmProfile | null;
   models: ModelList;
   saving: boolean;
-  error: ClientError | null;
+  /** A key the keychain did not take or could not remove: said beside the key field,
+   * with what was and was not saved. Any other failure of a save is the caller's to
+   * report (`save` rejects with it). */
   keyError: KeyError | null;
 }
 
@@ -111,7 +113,6 @@ export class ProfileFormModel {
           ? { state: "ok", models: start.models }
           : { state: "idle" },
       saving: false,
-      error: null,
       keyError: null,
     };
   }
@@ -130,8 +131,8 @@ export class ProfileFormModel {
   set<K extends keyof ProfileFields>(field: K, value: ProfileFields[K]) {
     this.patch({ [field]: value } as Pick<ProfileFields, K>);
   }
-  clearErrors() {
-    this.patch({ error: null, keyError: null });
+  clearKeyError() {
+    this.patch({ keyError: null });
   }
 
   /** The editing form's picker is filled from the server when it opens. */
@@ -208,12 +209,14 @@ export class ProfileFormModel {
     return { numbers, badNumber, sendsKey, clearWarning, blockedByPlainHttp, canSave };
   }
 
-  /** Saves the profile; the stored profile and the core's warnings, or null when it was not saved (the state says why). */
+  /** Saves the profile: the stored profile and the core's warnings, or null when it was
+   * not saved and the state says why (the form cannot be saved, or `keyError`). Rejects
+   * with any other failure, which the form sends to the app's one error banner. */
   async save(): Promise<{ profile: LlmProfile; warnings: Hint[] } | null> {
     const st = this.st;
     const { numbers, sendsKey, canSave } = this.derived(st);
     if (!canSave) return null;
-    this.patch({ saving: true, error: null, keyError: null });
+    this.patch({ saving: true, keyError: null });
     const input: LlmProfileInput = {
       name: st.name.trim(),
       provider: st.enabled ? "openai-compatible" : "disabled",
@@ -259,10 +262,9 @@ export class ProfileFormModel {
       // A refused key saved nothing; the typed key stays in its field for another try.
       if (sendsKey && failure.code === "KEYCHAIN_UNAVAILABLE") {
         this.patch({ keyError: { error: failure, outcome: created ? "keyNotStored.notCreated" : "keyNotStored.nothingSaved" } });
-      } else {
-        this.patch({ error: failure });
+        return null;
       }
-      return null;
+      throw failure;
     } finally {
       this.patch({ saving: false });
     }

@@ -33,6 +33,8 @@ export function ConflictView({ conflict, onClose, onResolved }: { conflict: Sync
   const titleConflict = mergedTitle === null;
   const merge = useMemo(() => segmentsOf(conflict.regions), [conflict]);
   const [draft, setDraft] = useState<Draft>(() => drafts.get(draftKey(conflict)) ?? initialDraft(conflict, merge, mergedTitle));
+  // Kept beside the resolution on purpose: the conflict view is a dialog, and a refused
+  // resolve is read with the merge it refuses, which stays as chosen for another try.
   const [error, setError] = useState<ClientError | null>(null);
   const resolveWrite = useWrite("sync.resolve", { onError: (e) => setError(toClientError(e)) });
   const busy = resolveWrite.isPending;

@@ -1,8 +1,8 @@
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { apiError, FakeTransport } from "../../shared/api/fake";
 import type { SyncMember, SyncMembersResult, SyncStatus } from "../../shared/api/generated";
-import { makeCtx, WithCtx } from "../../shared/testing/utils";
+import { makeCtx, WithAppErrors, WithCtx } from "../../shared/testing/utils";
 import { WorkspaceMembers } from "./Members";
 import { WorkspaceSync } from "./Workspace";
 
@@ -107,20 +107,37 @@ describe("workspace members", () => {
     expect(screen.getByTestId("sync-members").textContent).toContain("只有所有者可以邀请和撤销成员");
   });
 
-  it("shows the server's refusal with its hint and keeps the form", async () => {
+  it("shows the server's refusal with its hint in the app's one banner and keeps the form", async () => {
     const transport = new FakeTransport().on("sync.members", () => owned).on("sync.invite", () => {
       throw apiError("PERMISSION_DENIED", "Only a workspace owner can invite members.", [{ id: "owner_only", message: "Ask an owner." }]);
     });
     render(
-      <WithCtx ctx={makeCtx(transport, "zh")}>
+      <WithAppErrors ctx={makeCtx(transport, "zh")}>
         <WorkspaceMembers />
-      </WithCtx>,
+      </WithAppErrors>,
     );
     fireEvent.change(await screen.findByTestId("sync-invite-name"), { target: { value: "mallory" } });
     fireEvent.click(screen.getByTestId("sync-invite"));
-    expect((await screen.findByTestId("error-banner")).textContent).toContain("只有工作区所有者可以执行此操作");
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).textContent).toContain("只有工作区所有者可以执行此操作");
+    expect(within(screen.getByTestId("under-test")).queryByTestId("error-banner")).toBeNull();
     expect(screen.queryByTestId("sync-invite-token")).toBeNull();
     expect((screen.getByTestId("sync-invite-name") as HTMLInputElement).value).toBe("mallory");
+  });
+
+  it("a failed revoke goes to the app's one banner, and the member stays listed", async () => {
+    const transport = new FakeTransport().on("sync.members", () => owned).on("sync.revokeMember", () => {
+      throw apiError("OFFLINE", "The sync server cannot be reached.", []);
+    });
+    render(
+      <WithAppErrors ctx={makeCtx(transport, "en")}>
+        <WorkspaceMembers />
+      </WithAppErrors>,
+    );
+    fireEvent.click(await screen.findByTestId("sync-revoke-mem_e"));
+    fireEvent.click(screen.getByTestId("sync-revoke-mem_e-confirm"));
+    expect((await within(screen.getByTestId("app-error")).findByTestId("error-banner")).dataset.code).toBe("OFFLINE");
+    expect(within(screen.getByTestId("under-test")).queryByTestId("error-banner")).toBeNull();
+    expect(screen.getByTestId("sync-member-mem_e").textContent).not.toContain("revoked");
   });
 
   it("disconnects after a confirmation and says how many versions were kept", async () => {

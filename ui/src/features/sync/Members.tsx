@@ -4,7 +4,7 @@
 // The server decides who may: a refusal shows as an error with its hint.
 
 import { useCallback, useEffect, useRef, useState } from "react";
-import { toClientError, type ClientError } from "../../shared/api/client";
+import { toClientError } from "../../shared/api/client";
 import type { MemberRole, SyncInviteResult } from "../../shared/api/generated";
 import { queryKey, useMethod, useQueryCache, useWrites } from "../../shared/api/query";
 import { ErrorBanner } from "../../shared/ui/ErrorBanner";
@@ -22,9 +22,9 @@ export function WorkspaceMembers() {
   const load = useCallback(() => void refetch(), [refetch]);
   const list = members.data ?? null;
   const loadError = members.error ? toClientError(members.error) : null;
-  /** An invite or a revoke failed. */
-  const [error, setError] = useState<ClientError | null>(null);
-  const { write, pending: busy } = useWrites({ onError: (e) => setError(toClientError(e)) });
+  // A failed invite or revoke (a refusal with its hint) goes to the app's one error
+  // banner (the data layer's default); the form keeps what was typed.
+  const { write, pending: busy } = useWrites();
   const [name, setName] = useState("");
   const [role, setRole] = useState<MemberRole>("editor");
   const [invited, setInvited] = useState<SyncInviteResult | null>(null);
@@ -43,7 +43,6 @@ export function WorkspaceMembers() {
 
   // An invite makes the list stale (methods.ts): the cache reads it again.
   const invite = async () => {
-    setError(null);
     const result = await write("sync.invite", { name: name.trim(), role });
     if (!result) return;
     setInvited(result);
@@ -54,7 +53,6 @@ export function WorkspaceMembers() {
   const cache = useQueryCache();
   const revoke = async (tokenId: string, who: string) => {
     setAsking(null);
-    setError(null);
     const now = await write("sync.revokeMember", { tokenId });
     if (!now) return;
     cache.setQueryData(queryKey("sync.members", {}), now);
@@ -149,7 +147,6 @@ export function WorkspaceMembers() {
           </button>
         </div>
       )}
-      {error && <ErrorBanner error={error} onDismiss={() => setError(null)} />}
     </section>
   );
 }

@@ -24,6 +24,8 @@ const FINISHED = new Set<DeliveryJob["state"]["state"]>(["acked", "finalized", "
 
 export function SyncIndicator({ onOpenSettings }: { onOpenSettings: () => void }) {
   const { t, lang, toast } = useApp();
+  // A failed sync, pause or retry shows in the popover that started it (it is the
+  // popover's status report, read beside the state it describes).
   const { act, busy, error, clear, togglePause: toggle, snap, store } = useSyncActions<"sync" | "pause" | "retry">();
   const { status, conflicts } = snap;
   const [open, setOpen] = useState(false);

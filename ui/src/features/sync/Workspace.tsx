@@ -22,6 +22,8 @@ const ROLES: readonly string[] = ["owner", "editor", "viewer"] satisfies MemberR
 export function WorkspaceSync() {
   const { t, lang, toast } = useApp();
   // The same state and actions as the sidebar's: one store for the window.
+  // The connect form keeps its error beside the address and token on purpose: the error
+  // is about what was typed and goes when either changes.
   const { act: run, busy, error, clear, togglePause: toggle, snap, store } = useSyncActions<"act">();
   const status = snap.status;
   const [typedUrl, setTypedUrl] = useState<string | null>(null);

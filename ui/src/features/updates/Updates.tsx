@@ -63,6 +63,8 @@ export function UpdateSection() {
   const { t } = useApp();
   const check = useMethod("update.check", {}, { refetchOnMount: false });
   const [installed, setInstalled] = useState<UpdateInstalled | null>(null);
+  // Kept beside the install button on purpose: Help → About is a dialog, and a failed
+  // install or restart is read with the update it is about.
   const [installError, setInstallError] = useState<unknown>(null);
   const install = useWrite("update.install", { onError: setInstallError });
   const restart = appRestarter();
