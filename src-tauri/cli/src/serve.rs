@@ -282,9 +282,9 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
     let closing = Arc::clone(&state.engine);
     let shutdown = async move {
         shutdown_signal().await;
-        // Open subscriptions (`sync.watch`) would keep their responses, and so the
-        // graceful shutdown, open for ever: they end now, answering their last status.
-        closing.sync_runtime().close_watches();
+        // Open subscriptions (`sync.watch`, `session.watch`) would keep their responses,
+        // and so the graceful shutdown, open for ever: they end now.
+        closing.close_watches();
     };
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await.context("serving")?;
     // Dropping the engine syncs pending autosaves.

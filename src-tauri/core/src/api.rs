@@ -59,7 +59,7 @@ pub use proposals_session::*;
 pub use search::*;
 pub use session::*;
 pub use sync::*;
-pub use timeline::{page as timeline_page, SessionTimelineParams, SessionTimelineResult};
+pub use timeline::{page as timeline_page, SessionTimelineParams, SessionTimelineResult, SessionWatchEnd, SessionWatchParams, SessionWatchResult};
 pub use update::*;
 pub use usage::*;
 pub use versions::*;
@@ -517,6 +517,7 @@ api_methods! {
     }
     subscriptions {
         "sync.watch" => sync::watch(Empty) -> SyncStatus, sends SyncStatus(Box<SyncStatus>);
+        "session.watch" => timeline::watch(SessionWatchParams) -> SessionWatchResult, sends Timeline(Box<crate::harness::timeline::TimelinePatch>);
     }
 }
 

@@ -20,6 +20,10 @@ pub struct Engine {
     harness: harness::Runtime,
     /// What the performance dashboard reads on every query, until the store changes it.
     perf_cache: crate::performance::cache::Cache,
+    /// Moved by every commit of session events: what `session.watch` waits on (the
+    /// store tells it once the first watch asks, see [`Engine::log_changes`]).
+    log_changes: std::sync::Arc<crate::sync::Changes>,
+    log_changes_hooked: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -51,7 +55,14 @@ impl Engine {
         crate::activity::index_existing(kernel.store(), kernel.now())?;
         crate::performance::metrics::index_existing(kernel.store(), kernel.now())?;
         let sync = crate::sync::Runtime::new(kernel.config().jitter_seed).with_part(crate::performance::sync::cycle_part);
-        Ok(Engine { sync, kernel, harness: harness::Runtime::new(crate::tools::builtins()), perf_cache: Default::default() })
+        Ok(Engine {
+            sync,
+            kernel,
+            harness: harness::Runtime::new(crate::tools::builtins()),
+            perf_cache: Default::default(),
+            log_changes: Default::default(),
+            log_changes_hooked: Default::default(),
+        })
     }
 
     /// The sync machinery: the cycle lock, the transport and the delivery thread.
@@ -64,6 +75,34 @@ impl Engine {
     /// binaries (the desktop app, `serve`) start it; one-shot CLI commands do not.
     pub fn start_sync(self: &std::sync::Arc<Self>) {
         crate::sync::Runtime::start(self, |engine: &Engine| (&engine.kernel, &engine.sync));
+    }
+
+    /// What wakes a watcher of a session's log (`session.watch`): a count moved by every
+    /// committed session event, of any session (the watcher reads its own session's
+    /// state to see whether it grew). The first call subscribes it to the store (held
+    /// weakly), so an engine nobody watches pays nothing.
+    pub(crate) fn log_changes(&self) -> std::sync::Arc<crate::sync::Changes> {
+        if !self.log_changes_hooked.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let weak = std::sync::Arc::downgrade(&self.log_changes);
+            self.kernel.store().subscribe(
+                &[crate::store::Kind::SessionEvents],
+                Box::new(move |_| match weak.upgrade() {
+                    Some(changes) => {
+                        changes.bump();
+                        true
+                    }
+                    None => false,
+                }),
+            );
+        }
+        std::sync::Arc::clone(&self.log_changes)
+    }
+
+    /// Ends every subscription (`sync.watch`, `session.watch`), now and later: a server
+    /// shutting down lets its open streams go.
+    pub fn close_watches(&self) {
+        self.sync.close_watches();
+        self.log_changes.close();
     }
 
     pub fn kernel(&self) -> &Kernel {

@@ -569,6 +569,12 @@ impl<'a> Harness<'a> {
         self.harness().logs.lock().unwrap_or_else(|p| p.into_inner()).get(owner_id).cloned()
     }
 
+    /// True while a turn of the session runs in this process (its claim is held: from
+    /// before its start is logged until after its end is).
+    pub(crate) fn turn_running(&self, session_id: &str) -> Result<bool, ApiError> {
+        Ok(self.live_session(session_id)?.is_running())
+    }
+
     /// Reads a session's timeline (the panel's fold, kept in its live state) under its
     /// lock, copying only what `read` picks.
     pub(crate) fn with_timeline<T>(&self, session_id: &str, read: impl FnOnce(&timeline::Timeline) -> T) -> Result<T, ApiError> {

@@ -3,14 +3,14 @@
 // over a teammate's version.
 import { act, cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { EditorView } from "@codemirror/view";
-import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
 import type { Project, SyncConflictView, SyncStatus, Version, VersionOrigin } from "../shared/api/generated";
 import { asSent } from "../shared/testing/mergeRegions";
 import type { Lang } from "../shared/i18n";
-import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
+import { syncStoreFor } from "../features/sync";
 import { loadProjectView } from "../features/editor";
 
 // The project screen loads on demand; load it once up front, so a test's wait measures
@@ -59,6 +59,8 @@ function team() {
   let contact = 0;
   /** The core's change marker: moves when sync changed projects. */
   let marker = 0;
+  /** The core's local-change marker: moves on every commit of a project or a version. */
+  let local = 0;
   let conflicts: SyncConflictView[] = [];
   const status = (): SyncStatus => ({
     state: conflicts.length > 0 ? "conflict" : "synced",
@@ -80,6 +82,7 @@ function team() {
     offline: false,
     lastContactAt: `2026-11-22T12:00:${String(contact).padStart(2, "0")}Z`,
     changes: marker,
+    localChanges: local,
     jobs: [],
   });
   const get = (id: string) => {
@@ -96,6 +99,7 @@ function team() {
         throw { ...apiError("CONFLICT", "stale"), details: { current: { title: p.title, source: p.source, revision: p.revision } } };
       }
       Object.assign(p, { source: source ?? p.source, title: title ?? p.title, revision: p.revision + 1 });
+      local++;
       return { ...p };
     })
     .on("version.get", ({ projectId, number }) => {
@@ -119,6 +123,7 @@ function team() {
     versions.set(id, [...(versions.get(id) ?? []), version(p, author, origin)]);
     contact++;
     marker++;
+    local++;
   };
   /** A teammate's version under the person's saved edits: the core keeps the working copy and opens a conflict. */
   const pullUnder = (id: string, source: string) => {
@@ -129,6 +134,7 @@ function team() {
     p.head += 1;
     contact++;
     marker++;
+    local++;
     conflicts = [
       asSent({
         id: "cnf_1",
@@ -151,10 +157,17 @@ function team() {
     pullUnder,
     /** A background cycle reached the server and brought nothing. */
     cycle: () => contact++,
-    /** Another window of the data folder saved the working copy (sync moved nothing). */
+    /** Another window of the data folder saved the working copy (sync moved nothing;
+     * the local-change marker moved). */
     otherWindow: (id: string, source: string) => {
       const p = get(id);
       Object.assign(p, { source, revision: p.revision + 1 });
+      local++;
+    },
+    /** Another window of the data folder made a project. */
+    otherWindowCreated: (p: Project) => {
+      projects.set(p.id, p);
+      local++;
     },
     pull: (id: string, source: string) => land(id, source, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" }),
     resolve: (id: string, source: string) => land(id, source, "Boris", { type: "syncResolution", conflictId: "cnf_1" }),
@@ -353,43 +366,26 @@ describe("the open project follows sync", () => {
     await waitFor(() => expect(b.transport.callsTo("project.list").length).toBeGreaterThan(lists));
   });
 
-  it("still follows another window of the data folder, at a slower pace", async () => {
+  it("follows another window of the data folder as soon as the engine pushes its save", async () => {
     const b = team();
     const { poll } = renderApp(b.transport);
     await openProject();
     await poll();
-    const gets = b.transport.callsTo("project.get").length;
     b.otherWindow("a", "另一个窗口写的。\n");
+    // The next pushed status carries the moved local-change marker: no timer waits.
     await poll();
-    expect(b.transport.callsTo("project.get")).toHaveLength(gets);
-    // Half a minute later, a poll reads the project again and the editor follows.
-    const later = Date.now() + OTHER_WINDOW_MS;
-    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
-    try {
-      await poll();
-      await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
-    } finally {
-      clock.mockRestore();
-    }
+    await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
     expect(toasts()).toContain("Loaded the changes saved in another window");
   });
 
-  it("lists a project another window of the data folder created, at the same slower pace", async () => {
+  it("lists a project another window of the data folder created, on the same push", async () => {
     const b = team();
     const { poll } = renderApp(b.transport);
     await openProject();
     await poll();
-    b.projects.set("c", { ...b.projects.get("a")!, id: "c", title: "另一个窗口建的项目" });
+    b.otherWindowCreated({ ...b.projects.get("a")!, id: "c", title: "另一个窗口建的项目" });
     await poll();
-    expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).not.toContain("另一个窗口建的项目");
-    const later = Date.now() + OTHER_WINDOW_MS;
-    const clock = vi.spyOn(Date, "now").mockImplementation(() => later);
-    try {
-      await poll();
-      await waitFor(() => expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).toContain("另一个窗口建的项目"));
-    } finally {
-      clock.mockRestore();
-    }
+    await waitFor(() => expect(screen.getAllByTestId("project-item").map((x) => x.textContent).join()).toContain("另一个窗口建的项目"));
   });
 
   it("a teammate's version that opens a sync conflict keeps the person's text, says so above the editor and opens the resolution from there", async () => {

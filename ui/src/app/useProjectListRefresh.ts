@@ -1,32 +1,19 @@
-// Sync may have brought projects (a first pull of a teammate's project, new heads):
-// the list reads itself again, without a reload. Another window of this data folder
-// moves no sync marker: while connected, a poll reads the list again at most every
-// OTHER_WINDOW_MS, as the open editor does.
+// Sync may have brought projects (a first pull of a teammate's project, new heads), or
+// another window of this data folder saved one (the engine pushes its local-change
+// marker): the list reads itself again, without a reload.
 import { useEffect } from "react";
 import type { ApiClient } from "../shared/api/client";
-import { OTHER_WINDOW_MS, syncStoreFor } from "../features/sync";
+import { syncStoreFor } from "../features/sync";
 
 export function useProjectListRefresh(client: ApiClient, loadProjects: (quiet?: boolean) => Promise<void>) {
   useEffect(() => {
     const store = syncStoreFor(client);
-    let changes = store.getSnapshot().changes;
-    let readAt = Date.now();
-    const reload = () => {
-      readAt = Date.now();
+    let { changes, local } = store.getSnapshot();
+    return store.subscribe(() => {
+      const now = store.getSnapshot();
+      if (now.changes === changes && now.local === local) return;
+      ({ changes, local } = now);
       void loadProjects(true);
-    };
-    const unsubscribe = store.subscribe(() => {
-      const now = store.getSnapshot().changes;
-      if (now === changes) return;
-      changes = now;
-      reload();
     });
-    const unpoll = store.onPoll((snap) => {
-      if (snap.status?.connected && Date.now() - readAt >= OTHER_WINDOW_MS) reload();
-    });
-    return () => {
-      unsubscribe();
-      unpoll();
-    };
   }, [client, loadProjects]);
 }

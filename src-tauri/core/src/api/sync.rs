@@ -104,6 +104,11 @@ pub struct SyncStatus {
     /// folder's projects — a colleague's version pulled in, a conflict opened, moved
     /// on or resolved. Cheap to poll: the UI reads projects again only when it moves.
     pub changes: u64,
+    /// The local-change marker: moves whenever a project or version record of this data
+    /// folder was committed in this process since the first `sync.watch` (another
+    /// window's save, a version the API made). The windows read their projects again
+    /// when it moves; its value means nothing across processes.
+    pub local_changes: u64,
     /// Unfinished jobs, then the 20 most recently finished, newest first.
     pub jobs: Vec<DeliveryJob>,
     /// The jobs that cannot go yet, by id, each with the id of the earlier job of its
@@ -269,6 +274,7 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         last_error_code,
         last_contact_at: health.last_contact_at,
         changes: sync::change_marker(engine)?,
+        local_changes: engine.sync_runtime().local_changes(),
         held_by: sync::held_behind(&all),
         jobs,
     })

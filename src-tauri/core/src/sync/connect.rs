@@ -223,7 +223,8 @@ pub fn connect(kernel: &Kernel, runtime: &Runtime, request: Connect<'_>) -> Resu
     batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
     kernel.store().apply(batch, Durability::Durable)?;
     // The last cycle's failure was the old connection's; the server just answered.
-    *lock(&runtime.health) = Health { cycled: true, last_contact_at: Some(kernel.now()), ..Health::default() };
+    // A cycle still running on the old connection does not undo this (the ticket).
+    runtime.set_health(|health| *health = Health { cycled: true, last_contact_at: Some(kernel.now()), ..Health::default() });
     runtime.wake();
     Ok(connection)
 }

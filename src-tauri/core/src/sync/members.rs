@@ -259,6 +259,6 @@ pub fn disconnect(kernel: &Kernel, runtime: &Runtime) -> Result<Disconnected, Ap
     batch.delete::<super::LastFailure>(super::META_LAST_FAILURE.to_vec());
     batch.put(&workspace)?.put(&previous)?.put(&paused)?;
     kernel.store().apply(batch, Durability::Durable)?;
-    *lock(&runtime.health) = super::Health::default();
+    runtime.set_health(|health| *health = super::Health::default());
     Ok(Disconnected { workspace_name: connection.remote_workspace_name, kept_jobs })
 }

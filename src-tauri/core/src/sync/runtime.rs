@@ -1,7 +1,7 @@
 //! The engine's sync machinery: the delivery thread, the cycle lock, the last
 //! cycle's health, and [`Changes`], which wakes whoever watches the status.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
@@ -22,6 +22,10 @@ pub struct Health {
     pub last_error: Option<String>,
     pub last_error_code: Option<String>,
     pub last_contact_at: Option<Timestamp>,
+    /// The ticket ([`Runtime::ticket`]) of what set this health: a cycle that took an
+    /// older ticket (it began before a reconnect, a retry or a newer cycle) does not
+    /// overwrite it.
+    pub as_of: u64,
 }
 
 /// The health to show: this process's last cycle, else the stored failure of the last
@@ -96,10 +100,14 @@ pub enum Waited {
 pub struct Changes {
     state: Mutex<(u64, bool)>,
     moved: Condvar,
+    /// Moved by every commit of a project or a version record, whoever made it (see
+    /// [`Runtime::local_changes`]).
+    local: AtomicU64,
 }
 
-/// The kinds whose commits may change the status (`api::sync::status_of` reads them).
-const STATUS_KINDS: &[Kind] = &[Kind::Meta, Kind::Outbox, Kind::PerfOutbox, Kind::SyncProjects, Kind::SyncConflicts, Kind::Versions];
+/// The kinds whose commits may change the status (`api::sync::status_of` reads them;
+/// projects for its local-change marker).
+const STATUS_KINDS: &[Kind] = &[Kind::Meta, Kind::Outbox, Kind::PerfOutbox, Kind::SyncProjects, Kind::SyncConflicts, Kind::Versions, Kind::Projects];
 
 impl Changes {
     /// The count now.
@@ -151,6 +159,8 @@ pub struct Runtime {
     changes: Arc<Changes>,
     /// The store tells `changes` of its commits (subscribed on the first watch).
     changes_hooked: AtomicBool,
+    /// The last ticket given out (see [`Runtime::ticket`]).
+    tickets: AtomicU64,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -178,6 +188,7 @@ impl Runtime {
             resumed: AtomicBool::new(false),
             changes: Arc::new(Changes::default()),
             changes_hooked: AtomicBool::new(false),
+            tickets: AtomicU64::new(0),
         }
     }
 
@@ -189,8 +200,11 @@ impl Runtime {
             let weak = Arc::downgrade(&self.changes);
             kernel.store().subscribe(
                 STATUS_KINDS,
-                Box::new(move |_| match weak.upgrade() {
+                Box::new(move |committed| match weak.upgrade() {
                     Some(changes) => {
+                        if committed.iter().any(|change| matches!(change.kind, Kind::Projects | Kind::Versions)) {
+                            changes.local.fetch_add(1, Ordering::SeqCst);
+                        }
                         changes.bump();
                         true
                     }
@@ -201,14 +215,18 @@ impl Runtime {
         Arc::clone(&self.changes)
     }
 
+    /// The local-change marker: moved by every commit of a project or a version record
+    /// in this process (a working copy saved, a version made, a project created or
+    /// archived, by any window, the API or sync), counted from the first watch on. A
+    /// window that sees it move in a pushed status reads its projects again: another
+    /// window's save reaches it as a push, not at a timer.
+    pub fn local_changes(&self) -> u64 {
+        self.changes.local.load(Ordering::SeqCst)
+    }
+
     /// Ends every watch of the status (a server shutting down lets its streams go).
     pub fn close_watches(&self) {
         self.changes.close();
-    }
-
-    /// The in-memory health changed outside a cycle (a retry forgot the last failure).
-    pub(crate) fn health_changed(&self) {
-        self.changes.bump();
     }
 
     /// This runtime with `part` run at the end of every cycle.
@@ -228,13 +246,33 @@ impl Runtime {
         Ok(t)
     }
 
+    /// A number larger than every one given before: what changes the health takes
+    /// one when it begins, so an update is applied only over an older one.
+    pub(crate) fn ticket(&self) -> u64 {
+        self.tickets.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Sets the health outside a cycle (a connect, a retry, a disconnect): `change`
+    /// runs on it under a new ticket, so no cycle begun before overwrites it; the
+    /// watchers hear of it.
+    pub(crate) fn set_health(&self, change: impl FnOnce(&mut Health)) {
+        let mut health = lock(&self.health);
+        change(&mut health);
+        health.as_of = self.ticket();
+        drop(health);
+        self.changes.bump();
+    }
+
     pub fn health(&self) -> Health {
         lock(&self.health).clone()
     }
 
-    /// Runs one cycle (pull, then push) under the cycle lock.
+    /// Runs one cycle (pull, then push) under the cycle lock. Its health replaces the
+    /// shown one only if nothing newer set that since the cycle began: a cycle begun
+    /// against the old connection or before a retry does not undo them.
     pub fn run(&self, kernel: &Kernel, what: cycle::What) -> Result<CycleReport, ApiError> {
         let mut jitter = lock(&self.cycle);
+        let started = self.ticket();
         if !self.resumed.swap(true, Ordering::SeqCst) {
             cycle::resume_after_restart(kernel)?;
         }
@@ -243,9 +281,23 @@ impl Runtime {
         if let Some(part) = self.part {
             part(kernel, &transport, what, &mut report)?;
         }
-        remember_failure(kernel, &report)?;
+        self.apply_health(kernel, started, &report)?;
+        Ok(report)
+    }
+
+    /// The health a cycle that began at ticket `started` reports, unless something
+    /// newer was applied meanwhile (then the cycle's report is stale and ignored, its
+    /// failure not stored either).
+    fn apply_health(&self, kernel: &Kernel, started: u64, report: &CycleReport) -> Result<(), ApiError> {
+        if lock(&self.health).as_of > started {
+            return Ok(());
+        }
+        remember_failure(kernel, report)?;
         let mut health = lock(&self.health);
-        let before = (health.cycled, health.offline, health.last_error.clone(), health.last_error_code.clone(), health.last_contact_at);
+        if health.as_of > started {
+            return Ok(());
+        }
+        let before = health.clone();
         health.cycled = true;
         health.offline = report.offline;
         health.last_error.clone_from(&report.error);
@@ -253,14 +305,16 @@ impl Runtime {
         if !report.offline && report.contacted {
             health.last_contact_at = Some(kernel.now());
         }
-        let moved = before != (health.cycled, health.offline, health.last_error.clone(), health.last_error_code.clone(), health.last_contact_at);
+        health.as_of = started;
+        let moved = (before.cycled, before.offline, &before.last_error, &before.last_error_code, before.last_contact_at)
+            != (health.cycled, health.offline, &health.last_error, &health.last_error_code, health.last_contact_at);
         drop(health);
         // Going offline, coming back and reaching the server change the status without
         // a commit: the watchers hear of it here.
         if moved {
             self.changes.bump();
         }
-        Ok(report)
+        Ok(())
     }
 
     /// Wakes the delivery thread (a version was committed, the person resumed).

@@ -153,11 +153,10 @@ pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result
     if n_requeued > 0 {
         batch.delete::<LastFailure>(META_LAST_FAILURE.to_vec());
         kernel.store().apply(batch, Durability::Durable)?;
-        let mut health = lock(&runtime.health);
-        health.last_error = None;
-        health.last_error_code = None;
-        drop(health);
-        runtime.health_changed();
+        runtime.set_health(|health| {
+            health.last_error = None;
+            health.last_error_code = None;
+        });
     }
     runtime.wake();
     Ok(n_requeued)

@@ -40,6 +40,7 @@ mod policy;
 mod proposals;
 mod provenance;
 mod search;
+mod session_watch;
 mod staging;
 mod store;
 mod structured_form;

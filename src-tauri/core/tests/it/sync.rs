@@ -333,6 +333,11 @@ pub struct Proxy {
     pub lose_post_answers: Arc<std::sync::atomic::AtomicUsize>,
     /// POSTs wait this long before they go on to the server.
     pub post_delay_ms: Arc<std::sync::atomic::AtomicU64>,
+    /// While on, each request is held (counted in `held`) until [`Proxy::release`],
+    /// then its connection is closed unanswered: a cycle caught mid-flight, on cue.
+    holding: Arc<std::sync::atomic::AtomicBool>,
+    pub held: Arc<std::sync::atomic::AtomicUsize>,
+    released: Arc<tokio::sync::Semaphore>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -378,6 +383,10 @@ impl Proxy {
         let lose_post_answers: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
         let post_delay_ms: Arc<std::sync::atomic::AtomicU64> = Arc::default();
         let (on, tally, seen_posts, lose, post_delay) = (faults_on.clone(), counts.clone(), posts.clone(), lose_post_answers.clone(), post_delay_ms.clone());
+        let holding: Arc<std::sync::atomic::AtomicBool> = Arc::default();
+        let held: Arc<std::sync::atomic::AtomicUsize> = Arc::default();
+        let released = Arc::new(tokio::sync::Semaphore::new(0));
+        let (hold_on, held_count, release) = (holding.clone(), held.clone(), released.clone());
         runtime.spawn(async move {
             loop {
                 let Ok((mut client, _)) = listener.accept().await else { return };
@@ -404,10 +413,18 @@ impl Proxy {
                 };
                 *tally.lock().unwrap().entry(name).or_insert(0) += 1;
                 let (seen_posts, lose, post_delay, tally) = (seen_posts.clone(), lose.clone(), post_delay.clone(), tally.clone());
+                let (hold_on, held_count, release) = (hold_on.clone(), held_count.clone(), release.clone());
                 tokio::spawn(async move {
                     use std::sync::atomic::Ordering::SeqCst;
                     use tokio::io::AsyncWriteExt;
                     let Some(request) = read_request(&mut client).await else { return };
+                    if hold_on.load(SeqCst) {
+                        held_count.fetch_add(1, SeqCst);
+                        if let Ok(permit) = release.acquire().await {
+                            permit.forget();
+                        }
+                        return;
+                    }
                     // Performance pushes that met a fault that loses or repeats them.
                     if request.starts_with(b"POST /v1/perf") && matches!(fault, Fault::Reset | Fault::DropAnswer | Fault::Duplicate) {
                         *tally.lock().unwrap().entry("perfPushFaulted").or_insert(0) += 1;
@@ -451,7 +468,17 @@ impl Proxy {
                 });
             }
         });
-        Proxy { url, faults_on, counts, posts, lose_post_answers, post_delay_ms, runtime: Some(runtime) }
+        Proxy { url, faults_on, counts, posts, lose_post_answers, post_delay_ms, holding, held, released, runtime: Some(runtime) }
+    }
+
+    /// Holds every request from now on (see `held`), or stops holding new ones.
+    pub fn hold(&self, on: bool) {
+        self.holding.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Closes every held request unanswered (the client sees the server vanish).
+    pub fn release(&self) {
+        self.released.add_permits(self.held.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     pub fn faults(&self, on: bool) {

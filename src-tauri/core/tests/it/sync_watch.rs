@@ -119,17 +119,25 @@ fn an_unchanged_status_is_not_sent_again_and_a_gone_listener_ends_the_watch() {
     });
     let first = events.recv_timeout(Duration::from_secs(5)).expect("the status at once");
     assert!(!first.connected);
-    // A project's working copy is no part of the status: its commit sends nothing.
-    alice.new_project("无关", "一\n");
+    // A template is no part of the status: its commit sends nothing.
+    alice.ok("template.create", json!({"name": "周报", "sourceTemplate": "## 本周\n"}));
     assert!(events.recv_timeout(Duration::from_millis(500)).is_err(), "a commit that changes nothing shown sends nothing");
-    // A version is (a project with versions not sent anywhere yet).
+    // A project saved (here: made) moves the local-change marker: the other windows
+    // read their projects again on that push, not at a timer.
     let project = alice.new_project("本地", "一\n");
+    let saved = events.recv_timeout(Duration::from_secs(5)).expect("a saved project moves the local-change marker");
+    assert!(saved.local_changes > first.local_changes, "{} then {}", first.local_changes, saved.local_changes);
+    let mut after = saved.clone();
+    // A version moves it too, and is counted (a project with versions not sent anywhere yet).
     alice.ok("version.create", json!({"projectId": project}));
-    let after = events.recv_timeout(Duration::from_secs(5)).expect("the new local-only version is pushed");
+    while after.local_only_versions == 0 {
+        after = events.recv_timeout(Duration::from_secs(5)).expect("the new local-only version is pushed");
+    }
     assert_eq!(after.local_only_versions, 1);
+    assert!(after.local_changes > saved.local_changes);
+    while events.recv_timeout(Duration::from_millis(300)).is_ok() {}
     // The listener leaves: the next send finds nobody and the watch ends by itself.
     drop(events);
-    let project = alice.new_project("再来", "一\n");
     alice.ok("version.create", json!({"projectId": project}));
     let answer = thread.join().unwrap().expect("a watch whose listener left answers its last status");
     assert_eq!(answer["localOnlyVersions"], 2);
@@ -150,4 +158,49 @@ fn bad_parameters_are_refused_before_anything_is_sent() {
     alice.engine.sync_runtime().close_watches();
     let answer = alice.engine.call_stream_while("sync.watch", json!({}), &mut |_| true).expect("a closed engine's watch ends");
     assert_eq!(answer["connected"], false);
+}
+
+/// A cycle begun on the old connection that ends after a reconnect does not put its
+/// health over the reconnect's: the pull is held mid-flight on the old route, the
+/// person reconnects through another, and only then does the old route vanish.
+#[test]
+fn a_cycle_begun_before_a_reconnect_does_not_overwrite_the_newer_health() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let server_dir = tempfile::tempdir().unwrap();
+    let server = Server::start(server_dir.path());
+    let (_ws, tokens) = server.workspace(&["alice"]);
+    let old_route = Proxy::start(server.addr, 1);
+    old_route.faults(false);
+    let new_route = Proxy::start(server.addr, 2);
+    new_route.faults(false);
+    // No delivery thread: the test runs every cycle itself.
+    let alice = Client::new("Alice");
+    alice.connect(&old_route.url, &tokens[0]);
+
+    old_route.hold(true);
+    let engine = Arc::clone(&alice.engine);
+    let stale = std::thread::spawn(move || engine.call("sync.pull", json!({})));
+    until("the pull held on the old route", Duration::from_secs(10), || old_route.held.load(SeqCst) >= 1);
+    alice.connect(&new_route.url, &tokens[0]);
+    let reconnected = alice.ok("sync.status", json!({}));
+    assert_eq!((reconnected["offline"].clone(), reconnected["lastError"].clone()), (json!(false), json!(null)));
+
+    // The old route closes the held request unanswered: that cycle ends offline, last.
+    old_route.release();
+    let ran = stale.join().unwrap().expect("an unreachable server is a report, not an error");
+    assert!(!ran["error"].is_null(), "the stale cycle itself saw the server vanish: {ran}");
+    let after = alice.ok("sync.status", json!({}));
+    assert_eq!(
+        (after["offline"].clone(), after["lastError"].clone(), after["state"].clone()),
+        (json!(false), json!(null), json!("synced")),
+        "the older cycle's health does not overwrite the reconnect's: {after}"
+    );
+    // The next cycle, begun after the reconnect, is applied as usual.
+    new_route.hold(true);
+    let engine = Arc::clone(&alice.engine);
+    let failing = std::thread::spawn(move || engine.call("sync.pull", json!({})));
+    until("the pull held on the new route", Duration::from_secs(10), || new_route.held.load(SeqCst) >= 1);
+    new_route.release();
+    failing.join().unwrap().unwrap();
+    assert_eq!(alice.ok("sync.status", json!({}))["offline"], true, "a newer cycle's health is shown");
 }

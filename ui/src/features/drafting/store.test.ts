@@ -142,7 +142,6 @@ describe("the session store", () => {
 
   it("a backend that goes away mid-turn is tried again with backoff; once back, the turn shows closed", async () => {
     const saved = { ...followTiming };
-    followTiming.pollMs = 5;
     followTiming.retryMs = [10, 20];
     try {
       const log = [ev(created()), ev(user("改")), ev(turnStarted())];
@@ -187,9 +186,76 @@ describe("the session store", () => {
     }
   });
 
+  it("a turn run elsewhere is pushed as it is logged: no read of the log while it runs", async () => {
+    const log = [ev(created()), ev(user("改")), ev(turnStarted())];
+    let status: "running" | "idle" = "running";
+    const transport = backend(log, "running");
+    transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    await store.load();
+    await frame();
+    expect(store.getSnapshot().following).toBe(true);
+    expect(transport.callsTo("session.watch")).toEqual([{ sessionId: "ses_1", since: 3 }]);
+    const reads = transport.callsTo("session.timeline").length;
+    // Quiet for over a second: nothing is read (the old follow read the log every 400 ms).
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(transport.callsTo("session.timeline")).toHaveLength(reads);
+    expect(transport.callsTo("session.get")).toHaveLength(1);
+    // Another window's turn logs its answer: it shows within a frame, pushed.
+    log.push(ev(assistant("改好了")));
+    await frame();
+    expect(store.getSnapshot().timeline.items.at(-1)).toMatchObject({ kind: "assistant", text: "改好了" });
+    expect(transport.callsTo("session.timeline")).toHaveLength(reads);
+    log.push(ev(turnEnded("completed")));
+    status = "idle";
+    await new Promise((r) => setTimeout(r, 150));
+    const s = store.getSnapshot();
+    expect(s.following).toBe(false);
+    expect(isRunning(s)).toBe(false);
+    expect(transport.callsTo("session.watch")).toHaveLength(1);
+    store.dispose();
+  });
+
+  it("a watch that breaks is opened again after a backoff, from the sequence held", async () => {
+    const saved = { ...followTiming };
+    followTiming.retryMs = [10, 20];
+    try {
+      const log = [ev(created()), ev(user("改")), ev(turnStarted())];
+      const transport = backend(log, "running");
+      let breaks = 1;
+      const stream = transport.stream.bind(transport);
+      transport.stream = (method, params, onEvent, options) => {
+        if (method === "session.watch" && breaks > 0) {
+          breaks--;
+          transport.calls.push({ method: "session.watch", params });
+          return Promise.reject(offlineError("connection refused"));
+        }
+        return stream(method, params, onEvent, options);
+      };
+      const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+      await store.load();
+      await new Promise((r) => setTimeout(r, 60));
+      expect(transport.callsTo("session.watch")).toEqual([
+        { sessionId: "ses_1", since: 3 },
+        { sessionId: "ses_1", since: 3 },
+      ]);
+      expect(store.getSnapshot().following).toBe(true);
+      expect(store.getSnapshot().reconnecting).toBe(false);
+      log.push(ev(assistant("好")));
+      await frame();
+      expect(store.getSnapshot().timeline.items.at(-1)).toMatchObject({ kind: "assistant", text: "好" });
+      // Disposed (the project closed): the watch is let go.
+      store.dispose();
+      await frame();
+      log.push(ev(turnEnded("completed")));
+      expect(transport.callsTo("session.watch")).toHaveLength(2);
+    } finally {
+      Object.assign(followTiming, saved);
+    }
+  });
+
   it("while idle it reads the log now and then: a compaction the API started shows, runs and ends", async () => {
     const saved = { ...followTiming };
-    followTiming.pollMs = 5;
     followTiming.idleMs = 10;
     try {
       const log = [ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))];

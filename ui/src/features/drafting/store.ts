@@ -11,9 +11,9 @@
 // Items reach it from the call this window makes (`session.submit`, `resolveApproval`,
 // `answerQuestion`, `compact`), which asks for the timeline's patches instead of the
 // log's events (one message per event), and, when a turn runs that this window did not
-// start (after a reload, or in another window), from polling `session.timeline` for the
-// items changed since the last sequence it holds. The latest page comes first; earlier
-// pages are read as the person scrolls up.
+// start (after a reload, or in another window), from `session.watch`: the engine pushes
+// the items the log gains as they are logged, until the turn ends. The latest page
+// comes first; earlier pages are read as the person scrolls up.
 
 import { type ApiClient, type ClientError, type TimelinePatch, toClientError } from "../../shared/api/client";
 import type { AllowScope, Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView, TimelineState } from "../../shared/api/generated";
@@ -27,9 +27,11 @@ type Listener = () => void;
 export const PAGE = 200;
 /** Tools whose successful run changes the project's working copy or settings. */
 const PROJECT_WRITES = ["apply_proposal", "update_project_metadata"];
-/** How often a followed turn's log is read, and the waits between tries while the
- * backend cannot be reached (the last one repeats). Tests shorten them. */
-export const followTiming = { pollMs: 400, retryMs: [500, 1000, 2000, 4000, 8000, 15000], idleMs: 2500 };
+/** The waits between tries to follow a turn while the backend cannot be reached (the
+ * last one repeats), and how often an idle session's log is read for a turn started
+ * elsewhere. A followed turn itself is pushed (`session.watch`), never polled. Tests
+ * shorten them. */
+export const followTiming = { retryMs: [500, 1000, 2000, 4000, 8000, 15000], idleMs: 2500 };
 
 /** The app's own backend is gone (not a server the core talks to). */
 export function backendGone(error: ClientError | null): boolean {
@@ -51,7 +53,7 @@ export interface SessionSnapshot {
   loaded: boolean;
   /** Calls this window has open that drive a turn. */
   driving: number;
-  /** A turn runs that this window follows by polling the log. */
+  /** A turn runs that this window follows (the engine pushes what its log gains). */
   following: boolean;
   /** Following, but the backend does not answer: it is tried again with backoff. */
   reconnecting: boolean;
@@ -100,6 +102,8 @@ export class SessionStore {
   private paging: Promise<void> | null = null;
   private disposed = false;
   private proposalTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Lets go of the `session.watch` a followed turn holds open. */
+  private followAbort: AbortController | null = null;
 
   constructor(
     private readonly client: ApiClient,
@@ -161,6 +165,7 @@ export class SessionStore {
 
   dispose() {
     this.disposed = true;
+    this.followAbort?.abort();
     if (this.proposalTimer) clearTimeout(this.proposalTimer);
     this.listeners.clear();
     this.streamListeners.clear();
@@ -323,45 +328,60 @@ export class SessionStore {
     return this.paging;
   }
 
-  /** Polls the log while a turn this window does not drive runs. While the backend
-   * cannot be reached it keeps trying, with backoff, and says so; once it answers again
-   * the log shows how the turn ended (a restart closes it). */
+  /** Follows a turn this window does not drive: reads what changed, then holds a
+   * `session.watch` open, through which the engine pushes what the log gains until the
+   * turn ends. While the backend cannot be reached it keeps trying, with backoff, and
+   * says so; once it answers again the log shows how the turn ended (a restart closes
+   * it). */
   async follow(): Promise<void> {
     if (this.snapshot.following || this.disposed) return;
     this.set({ following: true });
     let failures = 0;
+    const stopped = () => this.disposed || this.snapshot.driving > 0;
     try {
-      while (!this.disposed && this.snapshot.driving === 0) {
-        let done = false;
+      while (!stopped()) {
         try {
           await this.catchUp();
           if (!this.snapshot.timeline.turnOpen && !this.snapshot.timeline.compacting) {
             const view = await this.client.call("session.get", { sessionId: this.id });
-            done = view.status !== "running";
+            if (view.status !== "running") {
+              this.reached(failures);
+              break;
+            }
           }
+          failures = this.reached(failures);
+          if (stopped()) break;
+          const controller = new AbortController();
+          this.followAbort = controller;
+          await this.client.stream("session.watch", { sessionId: this.id, since: this.snapshot.timeline.lastSequence }, (patch) => this.applyPatch(patch), { signal: controller.signal });
         } catch (e) {
+          if (stopped()) break;
           const error = toClientError(e);
           this.set({ error, reconnecting: backendGone(error) });
           if (!backendGone(error) && failures >= followTiming.retryMs.length) break;
           await sleep(followTiming.retryMs[Math.min(failures, followTiming.retryMs.length - 1)]);
           failures++;
-          continue;
+        } finally {
+          this.followAbort = null;
         }
-        if (failures > 0 || this.snapshot.reconnecting || backendGone(this.snapshot.error)) {
-          // Reached again: the lost connection is over.
-          failures = 0;
-          this.set({ reconnecting: false, ...(backendGone(this.snapshot.error) ? { error: null } : {}) });
-        }
-        if (done) break;
-        await sleep(followTiming.pollMs);
       }
     } finally {
       this.set({ following: false, reconnecting: false });
     }
   }
 
+  /** The backend answered while following: a lost connection is over. */
+  private reached(failures: number): number {
+    if (failures > 0 || this.snapshot.reconnecting || backendGone(this.snapshot.error)) {
+      this.set({ reconnecting: false, ...(backendGone(this.snapshot.error) ? { error: null } : {}) });
+    }
+    return 0;
+  }
+
   private async drive(run: (onPatch: (p: TimelinePatch) => void) => Promise<{ session: SessionView }>): Promise<boolean> {
     this.set({ driving: this.snapshot.driving + 1, error: null, reveal: this.snapshot.reveal + 1 });
+    // This window drives now: its own stream brings the patches.
+    this.followAbort?.abort();
     let ok = true;
     try {
       const r = await run((p) => this.applyPatch(p));

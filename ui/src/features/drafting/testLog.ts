@@ -9,7 +9,7 @@
 // may leave out a model call's start, and its deltas then stream into the next sequence.
 
 import type { HarnessEvent, StreamEvent } from "../../shared/api/client";
-import { apiError, type FakeTransport } from "../../shared/api/fake";
+import { abortError, apiError, type FakeTransport } from "../../shared/api/fake";
 import type { Hint, SessionTimelineResult, TimelinePatch, ToolStatus, TurnEndReason } from "../../shared/api/generated";
 import { parseTask } from "./scope";
 import type { Item, StepState, TimelineView } from "./timeline";
@@ -359,15 +359,79 @@ function patchOf(log: readonly HarnessEvent[], event: HarnessEvent, feed: Feed):
   return { sequence: event.sequence, items: changed, removed, append: null, state };
 }
 
-/** Serves `log` (which the test may add to) as the engine would: `session.timeline`, and
+/** The engine's pause before a watch looks again at a turn whose end is logged but which
+ * still holds the session (`TURN_RELEASE` in api/timeline.rs). */
+const TURN_RELEASE_MS = 50;
+
+/** Serves `log` (which the test may add to) as the engine would: `session.timeline`;
  * each event a turn-driving handler emits as the patch it makes, for a caller that asks
- * for patches (`timeline: true`); an emitted logged event joins the log. */
+ * for patches (`timeline: true`), an emitted logged event joining the log; and
+ * `session.watch`, which pushes what the log gains (a test's `log.push` included, as
+ * the engine hears of every commit) until no turn runs: none is open in the log and
+ * `session.get`, when handled, does not say running. */
 export function serveLog(transport: FakeTransport, logs: HarnessEvent[] | ((sessionId: string) => HarnessEvent[])): FakeTransport {
   const logOf = (sessionId: string) => (typeof logs === "function" ? logs(sessionId) : logs);
   transport.on("session.timeline", (params) => timelineOf(logOf(params.sessionId), params));
   const stream = transport.stream.bind(transport);
+  const watchers = new Set<() => void>();
+  const hooked = new WeakSet<HarnessEvent[]>();
+  const hear = (log: HarnessEvent[]) => {
+    if (hooked.has(log)) return;
+    hooked.add(log);
+    const push = log.push.bind(log);
+    log.push = (...events: HarnessEvent[]) => {
+      const n = push(...events);
+      for (const watcher of [...watchers]) watcher();
+      return n;
+    };
+  };
+  const running = async (sessionId: string) => {
+    const get = transport.handlers["session.get"];
+    if (!get) return false;
+    const view = await get({ sessionId }, () => undefined);
+    return view.status === "running";
+  };
+  const watch = (params: { sessionId: string; since?: number }, onEvent: (event: StreamEvent) => void, signal?: AbortSignal) =>
+    new Promise<unknown>((resolve, reject) => {
+      const log = logOf(params.sessionId);
+      let sent = params.since ?? 0;
+      let first = true;
+      const stop = () => {
+        watchers.delete(look);
+        signal?.removeEventListener("abort", abort);
+      };
+      const abort = () => {
+        stop();
+        reject(abortError());
+      };
+      function look() {
+        const { since: _since, items, earlier: _earlier, ...state } = timelineOf(log, { since: sent });
+        if (first || state.lastSequence > sent) {
+          onEvent({ type: "timeline", data: { sequence: state.lastSequence, items, removed: [], append: null, state } });
+          sent = state.lastSequence;
+        }
+        first = false;
+        if (state.turnOpen || state.compacting) return;
+        void running(params.sessionId).then((claimed) => {
+          if (!watchers.has(look)) return;
+          if (!claimed) {
+            stop();
+            resolve({ lastSequence: sent, ended: "turnEnded" });
+          } else setTimeout(() => watchers.has(look) && look(), TURN_RELEASE_MS);
+        });
+      }
+      if (signal?.aborted) return reject(abortError());
+      signal?.addEventListener("abort", abort, { once: true });
+      hear(log);
+      watchers.add(look);
+      look();
+    });
   transport.stream = (method, params, onEvent, options) => {
-    const asked = params as { timeline?: boolean; sessionId?: string };
+    const asked = params as { timeline?: boolean; sessionId?: string; since?: number };
+    if (method === "session.watch" && !transport.handlers["session.watch"]) {
+      transport.calls.push({ method: "session.watch", params });
+      return watch({ sessionId: asked.sessionId ?? "", since: asked.since }, onEvent, options?.signal);
+    }
     if (!asked.timeline) return stream(method, params, onEvent, options);
     const log = logOf(asked.sessionId ?? "");
     const feed: Feed = { appended: [] };

@@ -10,7 +10,7 @@ import type { Project } from "../../shared/api/generated";
 import type { MessageId } from "../../shared/i18n";
 import { altFromName, blobToBase64, imageMarkdown } from "../../shared/lib/files";
 import { createTextCounter, type TextCount } from "../../shared/lib/wordcount";
-import { OTHER_WINDOW_MS, syncStoreFor } from "../sync";
+import { syncStoreFor } from "../sync";
 import { dropKept, judgeKept, keepUnsaved, readKept } from "./kept";
 import { merge3 } from "./merge";
 import type { ConflictCause } from "./Overlays";
@@ -509,22 +509,19 @@ export class ProjectSession {
   }
 
   /**
-   * Follows sync's polls: whenever sync changed projects (the status's change marker
-   * moved), and while connected at most every OTHER_WINDOW_MS otherwise (another window
-   * of this data folder saves the working copy without moving the marker; a save here
-   * meets the newer text at once anyway). Returns the way to stop.
+   * Follows the pushed sync status: whenever sync changed projects (the status's change
+   * marker moved) or a project or version was saved in this data folder (the local-change
+   * marker moved: another window's save, the API's version; a save of this window reads
+   * back as "same"). Returns the way to stop.
    */
   followSync(): () => void {
     const store = syncStoreFor(this.client);
-    let changes = store.getSnapshot().changes;
-    let readAt = this.now();
+    let { changes, local } = store.getSnapshot();
     return store.onPoll((snap) => {
-      const moved = snap.changes !== changes;
+      const moved = snap.changes !== changes || snap.local !== local;
       changes = snap.changes;
-      if (moved || (snap.status?.connected && this.now() - readAt >= OTHER_WINDOW_MS)) {
-        readAt = this.now();
-        void this.follow();
-      }
+      local = snap.local;
+      if (moved) void this.follow();
     });
   }
 

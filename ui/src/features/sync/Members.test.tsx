@@ -161,6 +161,7 @@ describe("workspace members", () => {
       conflicts: 0,
       offline: false,
       changes: 0,
+      localChanges: 0,
       jobs: [],
     };
     const transport = new FakeTransport()

@@ -31,6 +31,7 @@ const connected: SyncStatus = {
   conflicts: 1,
   offline: false,
   changes: 0,
+  localChanges: 0,
   jobs: [
     {
       id: "job_1",

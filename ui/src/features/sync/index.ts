@@ -8,4 +8,4 @@ export const ConflictView = lazy(() => import("./ConflictView").then((m) => ({ d
 export { SyncIndicator } from "./SyncIndicator";
 export { WorkspaceSync } from "./Workspace";
 export { compose, type Merge3, type OverlapSegment, type Segment, type Side } from "./result";
-export { OTHER_WINDOW_MS, syncStoreFor, useSync } from "./status";
+export { syncStoreFor, useSync } from "./status";

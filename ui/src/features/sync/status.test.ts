@@ -29,6 +29,7 @@ const synced: SyncStatus = {
   conflicts: 0,
   offline: false,
   changes: 0,
+  localChanges: 0,
   jobs: [],
 };
 
@@ -79,6 +80,21 @@ describe("the sync store", () => {
     await vi.waitFor(() => expect(store.getSnapshot().changes).toBe(before + 1));
     subscriptions[0].emit({ ...synced, changes: 1, conflicts: 1, state: "conflict" });
     await vi.waitFor(() => expect(transport.callsTo("sync.conflicts")).toHaveLength(1));
+    stop();
+  });
+
+  it("moves `local`, not `changes`, when a pushed status carries a moved local-change marker", async () => {
+    const { subscriptions, store } = watchable();
+    const stop = store.subscribe(() => undefined);
+    await vi.waitFor(() => expect(subscriptions).toHaveLength(1));
+    subscriptions[0].emit(synced);
+    await vi.waitFor(() => expect(store.getSnapshot().status).not.toBeNull());
+    const before = store.getSnapshot();
+    // Another window saved a project: the engine pushes the status with the marker moved.
+    subscriptions[0].emit({ ...synced, localChanges: 3 });
+    await vi.waitFor(() => expect(store.getSnapshot().local).toBe(before.local + 1));
+    expect(store.getSnapshot().changes).toBe(before.changes);
+    expect(store.getSnapshot().epoch).toBe(before.epoch);
     stop();
   });
 

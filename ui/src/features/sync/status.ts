@@ -23,6 +23,12 @@
 // connected and not paused: colleagues' versions are there at once instead of at the
 // next background pull (every 30 s). Nothing of it runs while the window sits idle.
 //
+// `local` moves when the engine's local-change marker (`SyncStatus.localChanges`) moved:
+// a project or version of this data folder was saved, by this window, another window
+// or the API. It reaches every window as a push (the watch sends the status when the
+// marker moved), so the project list and the open project read themselves again then,
+// with no timer.
+//
 // `epoch` moves with `changes` and also whenever a cycle reached the server again
 // (what waits for the server to answer — a list that failed to load — tries then).
 
@@ -39,17 +45,14 @@ export interface SyncSnapshot {
   epoch: number;
   /** Moves only when sync changed projects (see the top of this file). */
   changes: number;
+  /** Moves when a project or version was saved in this data folder, here or elsewhere. */
+  local: number;
 }
 
 /** A lost subscription opens again after this long, doubling with each failure… */
 export const RECONNECT_MIN_MS = 1000;
 /** …up to this long. */
 export const RECONNECT_MAX_MS = 30_000;
-/** While connected, the open project also reads itself at most this often when a status
- * arrives (the engine's watch sends its last status again after 25 quiet seconds):
- * another window of the data folder saves its working copy without moving the change
- * marker. */
-export const OTHER_WINDOW_MS = 30_000;
 /** A window that regains focus syncs now at most this often. */
 export const FOCUS_SYNC_MIN_MS = 10_000;
 
@@ -61,7 +64,7 @@ export interface SyncNowResult {
 }
 
 export class SyncStore {
-  private snap: SyncSnapshot = { status: null, conflicts: [], epoch: 0, changes: 0 };
+  private snap: SyncSnapshot = { status: null, conflicts: [], epoch: 0, changes: 0, local: 0 };
   private readonly listeners = new Set<() => void>();
   private readonly pollers = new Set<(s: SyncSnapshot) => void>();
   /** The open subscription (aborted when nothing listens any more). */
@@ -238,9 +241,10 @@ export class SyncStore {
           prev.status.conflicts !== status.conflicts ||
           prev.conflicts.map((c) => c.id + c.updatedAt).join() !== conflicts.map((c) => c.id + c.updatedAt).join()));
     const moved = changed || (prev.status !== null && prev.status.lastContactAt !== status.lastContactAt);
+    const saved = prev.status !== null && prev.status.localChanges !== status.localChanges;
     this.forced = false;
-    const next: SyncSnapshot = { status, conflicts, epoch: prev.epoch + (moved ? 1 : 0), changes: prev.changes + (changed ? 1 : 0) };
-    if (moved || JSON.stringify(prev.status) !== JSON.stringify(status) || JSON.stringify(prev.conflicts) !== JSON.stringify(conflicts)) {
+    const next: SyncSnapshot = { status, conflicts, epoch: prev.epoch + (moved ? 1 : 0), changes: prev.changes + (changed ? 1 : 0), local: prev.local + (saved ? 1 : 0) };
+    if (moved || saved || JSON.stringify(prev.status) !== JSON.stringify(status) || JSON.stringify(prev.conflicts) !== JSON.stringify(conflicts)) {
       this.snap = next;
       for (const l of [...this.listeners]) l();
     }

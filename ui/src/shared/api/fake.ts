@@ -22,6 +22,9 @@ import type {
 import { STREAM_EVENT_TYPES } from "./generated";
 import { abortError } from "./errors";
 
+/** What a transport rejects with when its caller aborted (for fakes built on this one). */
+export { abortError };
+
 /** What a handler may send: the method's event payload, or nothing for a plain method. */
 type EmitOf<M extends MethodName> = M extends StreamingMethod ? EventOf<M> : never;
 

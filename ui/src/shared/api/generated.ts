@@ -3201,6 +3201,21 @@ queued: Array<string>, lastTurnEnd?: TurnEndReason,
  */
 messagesHash: string, messageCount: number, inputTokens: number, outputTokens: number, timeline?: Array<LogLine>, };
 
+export type SessionWatchEnd = "turnEnded" | "listenerGone" | "closed";
+
+export type SessionWatchParams = { sessionId: string, 
+/**
+ * The last sequence the caller holds: the first patch brings the items changed
+ * after it (default: every item). At most the log's last sequence.
+ */
+since?: number, };
+
+export type SessionWatchResult = { 
+/**
+ * The last sequence the patches sent reach.
+ */
+lastSequence: number, ended: SessionWatchEnd, };
+
 export type Severity = "info" | "warn" | "block";
 
 export type SkippedDraft = { platform: Platform, reason: string, };
@@ -3590,6 +3605,13 @@ lastErrorCode?: string, lastContactAt?: string,
  * on or resolved. Cheap to poll: the UI reads projects again only when it moves.
  */
 changes: number, 
+/**
+ * The local-change marker: moves whenever a project or version record of this data
+ * folder was committed in this process since the first `sync.watch` (another
+ * window's save, a version the API made). The windows read their projects again
+ * when it moves; its value means nothing across processes.
+ */
+localChanges: number, 
 /**
  * Unfinished jobs, then the 20 most recently finished, newest first.
  */
@@ -4092,13 +4114,14 @@ export interface ApiMethods {
   "optimize.start": { params: OptimizeStartParams; result: Run };
   "optimize.resume": { params: OptimizeRunRef; result: Run };
   "sync.watch": { params: Empty; result: SyncStatus };
+  "session.watch": { params: SessionWatchParams; result: SessionWatchResult };
 }
 
 export type ApiMethod = keyof ApiMethods;
 
-export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "update.check", "update.install", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.standing", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.accountDays", "perf.report", "perf.summary", "perf.contextSetting", "perf.setContextSetting", "perf.dashboard", "perf.export", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume", "sync.watch"];
+export const API_METHODS: readonly ApiMethod[] = ["app.info", "app.report", "update.check", "update.install", "workspace.get", "workspace.update", "project.create", "project.get", "project.list", "project.update", "project.archive", "version.create", "version.get", "version.list", "version.restore", "version.diff", "comment.add", "comment.list", "comment.resolve", "comment.delete", "activity.list", "brandProfile.create", "brandProfile.get", "brandProfile.list", "brandProfile.update", "brandProfile.delete", "template.create", "template.get", "template.list", "template.update", "template.delete", "media.add", "media.addBytes", "media.get", "media.list", "media.read", "backup.list", "platformProfile.list", "platformProfile.get", "pipeline.compile", "pipeline.measure", "pipeline.suggest", "pipeline.fit", "platformDraft.list", "platformDraft.get", "platformDraft.save", "platformDraft.edit", "platformDraft.setStatus", "quality.check", "llmProfile.presets", "llmProfile.list", "llmProfile.get", "llmProfile.create", "llmProfile.update", "llmProfile.delete", "llmProfile.setDefault", "llmProfile.setKey", "llmProfile.test", "llmProfile.models", "sync.connect", "sync.status", "sync.push", "sync.pull", "sync.pause", "sync.resume", "sync.retry", "sync.conflicts", "sync.resolve", "sync.members", "sync.invite", "sync.revokeMember", "sync.disconnect", "sync.policy", "sync.setPolicy", "llmProfile.detectLocal", "llmProfile.context", "llmProfile.setCompaction", "usage.report", "usage.list", "usage.getQuotas", "usage.standing", "usage.setQuotas", "session.create", "session.list", "session.get", "session.archive", "session.rename", "session.interrupt", "session.setMode", "session.events", "session.timeline", "session.pins", "session.pin", "session.unpin", "session.context", "session.setCompaction", "session.intent", "session.setIntent", "session.budget", "session.setBudget", "project.budget", "project.setBudget", "memory.list", "memory.add", "memory.update", "memory.confirm", "memory.delete", "memory.dismissHabit", "session.stage", "session.staging", "session.discardStaging", "session.applyStaging", "checkpoint.create", "checkpoint.list", "checkpoint.restore", "constraint.list", "constraint.remove", "search.query", "search.reindex", "search.status", "search.ask", "search.askCancel", "permissionRules.get", "permissionRules.set", "allowRule.preview", "allowRule.list", "allowRule.narrow", "allowRule.remove", "proposal.list", "proposal.get", "proposal.accept", "proposal.reject", "proposal.rebase", "proposal.audit", "proposal.why", "aiActivity.list", "aiActivity.export", "optimize.get", "optimize.list", "optimize.cancel", "optimize.apply", "optimize.events", "account.create", "account.list", "account.update", "account.delete", "publication.add", "publication.get", "publication.list", "publication.edit", "publication.remove", "publication.restore", "publication.purge", "perf.add", "perf.list", "perf.keys", "perf.import", "perf.accountDays", "perf.report", "perf.summary", "perf.contextSetting", "perf.setContextSetting", "perf.dashboard", "perf.export", "export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume", "sync.watch", "session.watch"];
 
-export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume", "sync.watch"];
+export const STREAMING_METHODS: readonly ApiMethod[] = ["export.run", "import.run", "import.markdown", "backup.create", "backup.auto", "backup.restore", "session.submit", "session.resolveApproval", "session.answerQuestion", "session.compact", "optimize.start", "optimize.resume", "sync.watch", "session.watch"];
 
 /** The `StreamEvent` each streaming method sends (its `type` and its `data`). */
 export interface StreamingEvents {
@@ -4115,6 +4138,7 @@ export interface StreamingEvents {
   "optimize.start": { "type": "harness", "data": Event };
   "optimize.resume": { "type": "harness", "data": Event };
   "sync.watch": { "type": "syncStatus", "data": SyncStatus };
+  "session.watch": { "type": "timeline", "data": TimelinePatch };
 }
 
 export type StreamingMethod = keyof StreamingEvents;
@@ -4134,6 +4158,7 @@ export const STREAM_EVENT_TYPES: { readonly [M in StreamingMethod]: StreamingEve
   "optimize.start": "harness",
   "optimize.resume": "harness",
   "sync.watch": "syncStatus",
+  "session.watch": "timeline",
 };
 
 /** The `StreamEvent`s a streaming method sends beside its own (a session's timeline patches). */

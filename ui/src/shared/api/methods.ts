@@ -110,6 +110,9 @@ export const METHODS = {
   "session.setMode": { kind: "write", invalidates: ["session.list", "session.get", "session.events", "session.timeline", "session.pins", "session.context", "session.intent", "session.budget", "session.staging"] },
   "session.events": READ,
   "session.timeline": READ,
+  // A subscription: what a session's log gains, pushed until its turn ends (a window
+  // following a turn it does not drive listens).
+  "session.watch": READ,
   "session.pins": READ,
   "session.pin": { kind: "write", invalidates: ["session.list", "session.get", "session.events", "session.timeline", "session.pins", "session.context", "session.intent", "session.budget", "session.staging"] },
   "session.unpin": { kind: "write", invalidates: ["session.list", "session.get", "session.events", "session.timeline", "session.pins", "session.context", "session.intent", "session.budget", "session.staging"] },
