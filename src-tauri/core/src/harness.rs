@@ -496,13 +496,13 @@ impl<'a> Harness<'a> {
             model_visible,
             body,
         };
-        let size = serde_json::to_vec(&event).map(|v| v.len()).unwrap_or(usize::MAX);
+        // Serialized once: the batch's bytes are what the limit measures.
+        let mut batch = extra;
+        let size = batch.put_measured(&event)?;
         if size > MAX_EVENT_BYTES {
             return Err(ApiError::new(ErrorCode::Validation, format!("A `{}` event would be {size} bytes; log lines are at most {MAX_EVENT_BYTES}.", event.kind_name()))
                 .hint("shorten_message", "Send a shorter message, or split it."));
         }
-        let mut batch = extra;
-        batch.put(&event)?;
         self.store().apply(batch, durability)?;
         state.apply(&event);
         Ok(event)

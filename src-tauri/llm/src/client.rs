@@ -89,6 +89,12 @@ impl LlmClient {
         Ok(LlmClient { http: Http::new(&endpoint)?, endpoint, policy, jitter })
     }
 
+    /// A client for `endpoint` that sends with `http`, which must have been built for
+    /// the endpoint's settings ([`super::transport::HttpCache::get`]).
+    pub fn with_http(endpoint: Endpoint, http: Http, policy: RetryPolicy, jitter: Arc<Jitter>) -> LlmClient {
+        LlmClient { http, endpoint, policy, jitter }
+    }
+
     pub fn endpoint(&self) -> &Endpoint {
         &self.endpoint
     }

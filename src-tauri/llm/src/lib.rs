@@ -295,8 +295,68 @@ fn is_wide(c: char) -> bool {
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
     let messages: u64 =
         request.messages.iter().map(|m| 4 + estimate_tokens(&m.content) + m.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<u64>()).sum();
-    let tools: u64 = request.tools.iter().map(|t| estimate_tokens(&t.description) + estimate_tokens(&t.parameters.to_string())).sum();
-    messages + tools
+    messages + estimate_tools_tokens(&request.tools)
+}
+
+/// The estimated tokens of tool definitions in a request (their part of
+/// [`estimate_request_tokens`]).
+pub fn estimate_tools_tokens(tools: &[ToolSpec]) -> u64 {
+    tools.iter().map(|t| estimate_tokens(&t.description) + estimate_json_tokens(&t.parameters)).sum()
+}
+
+/// [`estimate_tokens`] of `value`'s compact JSON (`value.to_string()`), counted
+/// without writing it out: every model call estimates the tool schemas several times.
+pub fn estimate_json_tokens(value: &serde_json::Value) -> u64 {
+    let mut counts = JsonChars::default();
+    counts.value(value);
+    counts.wide + counts.other.div_ceil(4)
+}
+
+/// The wide and other characters of a value's compact JSON.
+#[derive(Default)]
+struct JsonChars {
+    wide: u64,
+    other: u64,
+}
+
+impl JsonChars {
+    fn value(&mut self, value: &serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::Null => self.other += 4,
+            Value::Bool(true) => self.other += 4,
+            Value::Bool(false) => self.other += 5,
+            // ASCII digits, sign, point and exponent, as serde_json writes them.
+            Value::Number(n) => self.other += serde_json::to_string(n).map_or(0, |s| s.len() as u64),
+            Value::String(s) => self.string(s),
+            Value::Array(items) => {
+                // Brackets and the commas between items.
+                self.other += 2 + items.len().saturating_sub(1) as u64;
+                items.iter().for_each(|item| self.value(item));
+            }
+            Value::Object(map) => {
+                // Braces, the commas between entries and each entry's colon.
+                self.other += 2 + map.len().saturating_sub(1) as u64 + map.len() as u64;
+                for (key, item) in map {
+                    self.string(key);
+                    self.value(item);
+                }
+            }
+        }
+    }
+
+    /// A JSON string: its quotes, and each character as serde_json escapes it.
+    fn string(&mut self, text: &str) {
+        self.other += 2;
+        for c in text.chars() {
+            match c {
+                '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => self.other += 2,
+                c if (c as u32) < 0x20 => self.other += 6,
+                c if is_wide(c) => self.wide += 1,
+                _ => self.other += 1,
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -311,6 +371,71 @@ mod tests {
         assert_eq!(format!("{key:?}"), "ApiKey(…WXYZ)");
         assert_eq!(ApiKey::new("short").fingerprint(), "…t");
         assert_eq!(ApiKey::new("").fingerprint(), "…");
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::{json, Value};
+        // Quotes, backslashes, every kind of control character, wide and narrow text.
+        let text = proptest::collection::vec(
+            prop::sample::select(vec![
+                'a',
+                'Z',
+                ' ',
+                '"',
+                '\\',
+                '/',
+                '\n',
+                '\r',
+                '\t',
+                '\u{8}',
+                '\u{c}',
+                '\u{1}',
+                '\u{1f}',
+                '\u{7f}',
+                '中',
+                '，',
+                'ア',
+                '한',
+                'é',
+                '😀',
+                '\u{20001}',
+            ]),
+            0..12,
+        )
+        .prop_map(|chars| chars.into_iter().collect::<String>());
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            any::<f64>().prop_map(|n| json!(n)),
+            text.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((text.clone(), inner), 0..6).prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn json_is_estimated_as_its_compact_text(value in json_value()) {
+            proptest::prop_assert_eq!(estimate_json_tokens(&value), estimate_tokens(&value.to_string()), "{}", value);
+        }
+    }
+
+    #[test]
+    fn tool_schemas_are_estimated_as_before() {
+        let schema = serde_json::json!({"type": "object", "required": ["quote"], "properties": {"quote": {"type": "string", "description": "原文 \"exact\"\n", "maxLength": 2000, "minimum": -1.5}}, "additionalProperties": false});
+        let tools = vec![ToolSpec { name: "edit".to_owned(), description: "Propose an edit: 修改".to_owned(), parameters: schema.clone() }];
+        let expected = estimate_tokens("Propose an edit: 修改") + estimate_tokens(&schema.to_string());
+        assert_eq!(estimate_tools_tokens(&tools), expected);
+        let mut request = ChatRequest::new(vec![Message::user("你好")]);
+        request.tools = tools;
+        assert_eq!(estimate_request_tokens(&request), 4 + 2 + expected);
     }
 
     #[test]

@@ -33,6 +33,17 @@ impl Batch {
         Ok(self)
     }
 
+    /// [`Batch::put`], answering the size of the record's JSON (what a size limit
+    /// is checked against), so a caller that limits records needs no second
+    /// serialization to measure one.
+    pub fn put_measured<R: Record>(&mut self, record: &R) -> Result<usize, StoreError> {
+        let bytes = codec::encode(record).map_err(|e| StoreError::Database(e.to_string()))?;
+        let size = codec::payload_len(&bytes);
+        self.ops.push(Change { kind: R::KIND, key: record.key(), value: Some(bytes) });
+        record.derived(self)?;
+        Ok(size)
+    }
+
     pub fn delete<R: Record>(&mut self, key: Vec<u8>) -> &mut Self {
         self.ops.push(Change { kind: R::KIND, key, value: None });
         self

@@ -38,6 +38,11 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The payload's length in a frame made by [`frame`].
+pub fn payload_len(framed: &[u8]) -> usize {
+    framed.len().saturating_sub(HEADER_LEN)
+}
+
 /// Checks the frame and returns the payload.
 pub fn unframe(bytes: &[u8]) -> Result<&[u8], CodecError> {
     if bytes.len() < HEADER_LEN {

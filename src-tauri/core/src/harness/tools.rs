@@ -312,9 +312,7 @@ impl Registry {
 
 /// The estimated tokens of `tools`' definitions in a request.
 pub fn tool_tokens(tools: &[ToolSpec]) -> u64 {
-    let mut request = crate::llm::ChatRequest::new(Vec::new());
-    request.tools = tools.to_vec();
-    crate::llm::estimate_request_tokens(&request)
+    crate::llm::estimate_tools_tokens(tools)
 }
 
 /// Which tool definitions a request carries (see [`Registry::offered`]).

@@ -19,6 +19,7 @@ use super::client::Embeddings;
 use super::keychain::{account_for_profile, SecretStore};
 use super::profile::{FormSource, LlmProfile, Provider, SchemaForm, StructuredForm};
 use super::retry::{Jitter, RetryPolicy};
+use super::transport::HttpCache;
 use super::window::ServerWindow;
 use super::{estimate_request_tokens, ApiKey, Cancel, ChatEvent, ChatRequest, ChatResponse, Endpoint, LlmClient, Usage};
 use crate::clock::{Clock, IdSource};
@@ -49,6 +50,8 @@ pub struct Runtime {
     retry: RetryPolicy,
     secrets: Arc<dyn SecretStore>,
     env_api_key: Option<ApiKey>,
+    /// One HTTP client per network settings, kept across calls.
+    http: HttpCache,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -59,7 +62,7 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     pub fn new(secrets: Arc<dyn SecretStore>, env_api_key: Option<ApiKey>, retry: RetryPolicy, jitter_seed: u64) -> Self {
-        Runtime { runtime: OnceLock::new(), jitter: OnceLock::new(), jitter_seed, retry, secrets, env_api_key }
+        Runtime { runtime: OnceLock::new(), jitter: OnceLock::new(), jitter_seed, retry, secrets, env_api_key, http: HttpCache::default() }
     }
 
     /// Runs `future` to completion from synchronous code. From inside another async
@@ -80,10 +83,19 @@ impl Runtime {
         Ok(runtime.block_on(future))
     }
 
-    /// A client for `endpoint` with the engine's retry policy and shared jitter.
+    /// A client for `endpoint` with the engine's retry policy and shared jitter. Its
+    /// HTTP client is the one kept for the endpoint's network settings (timeout, proxy,
+    /// CA certificate), built on first use: a profile whose settings changed gets a new
+    /// one.
     pub fn client(&self, endpoint: Endpoint) -> Result<LlmClient, ApiError> {
         let jitter = self.jitter.get_or_init(|| Arc::new(Jitter::new(self.jitter_seed)));
-        Ok(LlmClient::new(endpoint, self.retry, Arc::clone(jitter))?)
+        let http = self.http.get(&endpoint)?;
+        Ok(LlmClient::with_http(endpoint, http, self.retry, Arc::clone(jitter)))
+    }
+
+    /// How many HTTP clients this runtime built (one per network settings in use).
+    pub fn http_clients_built(&self) -> u64 {
+        self.http.built()
     }
 
     /// The key for a profile: the process's `INKSTONE_LLM_API_KEY` first, then the OS

@@ -657,3 +657,95 @@ fn a_server_that_states_no_window_is_said_so_at_test_not_guessed_silently() {
     let result = t.ok("llmProfile.test", json!({"profile": "mine"}));
     assert!(result["warnings"].as_array().is_none_or(Vec::is_empty), "the person's figure is no guess: {result}");
 }
+
+/// A proxy on loopback that refuses every request (403, so nothing is retried) and
+/// records each request's first line. Stops when dropped.
+struct RefusingProxy {
+    url: String,
+    lines: Arc<Mutex<Vec<String>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl RefusingProxy {
+    fn start() -> RefusingProxy {
+        use std::io::{BufRead, BufReader};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (seen, stopped) = (Arc::clone(&lines), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut head = Vec::new();
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    head.push(line.trim_end().to_owned());
+                }
+                seen.lock().unwrap().extend(head.into_iter().take(1));
+                let _ = stream.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            }
+        });
+        RefusingProxy { url, lines, stop }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+}
+
+impl Drop for RefusingProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(self.url.trim_start_matches("http://"));
+    }
+}
+
+/// Model calls share one HTTP client per network settings (built once: it loads the
+/// system's root certificates), and a profile whose proxy changed sends through the
+/// new proxy from its next call, never on the client of its old settings.
+#[test]
+fn a_changed_profile_gets_a_new_http_client() {
+    let server = ModelServer::start(vec![]);
+    server.set_fallback(Reply::text("OK"));
+    let t = TestEngine::new();
+    create(&t, "p", &server.base_url(), json!({"contextWindow": 8192}));
+    let call = ModelCall { profile: "p", purpose: "ask", session_id: None, run_id: None };
+    let chat = || t.engine.model_chat(call, &ChatRequest::new(vec![Message::user("x")]), &mut |_| {}, &Cancel::new());
+    chat().unwrap();
+    let built = t.engine.llm().http_clients_built();
+    chat().unwrap();
+    chat().unwrap();
+    assert_eq!(t.engine.llm().http_clients_built(), built, "the same settings use the kept client");
+    assert_eq!(server.chat_requests().len(), 3);
+
+    let proxy = RefusingProxy::start();
+    let changes = |proxy: Option<&str>| {
+        let mut changes = json!({"name": "p", "baseUrl": server.base_url(), "model": "fake-model", "contextWindow": 8192});
+        if let Some(proxy) = proxy {
+            changes["proxyUrl"] = json!(proxy);
+        }
+        json!({"profile": "p", "changes": changes})
+    };
+    t.ok("llmProfile.update", changes(Some(&proxy.url)));
+    let refused = chat().unwrap_err();
+    assert_eq!(refused.code, ErrorCode::ProviderAuth, "the proxy's 403: {refused:?}");
+    let chat_url = format!("{}/chat/completions", server.base_url());
+    assert!(proxy.lines().iter().any(|l| l.starts_with("POST ") && l.contains(&chat_url)), "the call went through the new proxy: {:?}", proxy.lines());
+    assert_eq!(server.chat_requests().len(), 3, "nothing went straight to the server");
+    assert!(t.engine.llm().http_clients_built() > built);
+
+    // Back without the proxy: straight to the server again, on the client kept for it.
+    t.ok("llmProfile.update", changes(None));
+    let built = t.engine.llm().http_clients_built();
+    assert_eq!(chat().unwrap().text, "OK");
+    assert_eq!(server.chat_requests().len(), 4);
+    assert_eq!(t.engine.llm().http_clients_built(), built);
+}
