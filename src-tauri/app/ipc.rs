@@ -1,10 +1,10 @@
-//! The two generic commands. They forward to `inkstone_core::api` and decide nothing:
+//! The two generic commands. They forward to `inkstone_api::api` and decide nothing:
 //! every decision lives in core, so the desktop, the CLI and `serve` behave alike.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use inkstone_core::api::StreamEvent;
-use inkstone_core::{ApiError, Engine, ErrorCode};
+use inkstone_api::api::StreamEvent;
+use inkstone_api::{ApiError, Engine, ErrorCode};
 use serde_json::Value;
 use tauri::ipc::Channel;
 

@@ -1,5 +1,5 @@
 //! The desktop shell: one window over the UI, two generic commands that forward to
-//! `inkstone_core::api`, logging, and the automatic backups. No decisions live here.
+//! `inkstone_api::api`, logging, and the automatic backups. No decisions live here.
 //!
 //! Around the window: one running app per data folder (a second launch brings the window
 //! to the front and exits), the window's size, position and maximised state kept between
@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use inkstone_core::{Engine, EngineConfig};
+use inkstone_api::{Engine, EngineConfig};
 use serde_json::json;
 use tauri::{Emitter, Manager, Runtime, WindowEvent};
 use tauri_plugin_window_state::{AppHandleExt, StateFlags};
@@ -32,14 +32,15 @@ pub fn data_dir() -> Option<PathBuf> {
 /// a locked folder is tried again on the next call (see [`EngineState`]).
 pub fn open_engine(data_dir: Option<PathBuf>) -> EngineState {
     let Some(data_dir) = data_dir else {
-        return EngineState::new(Err(inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, "Cannot tell the OS data folder.")
-            .hint("set_data_dir", "Set INKSTONE_DATA_DIR to a folder Inkstone may use.")));
+        return EngineState::new(Err(
+            inkstone_api::ApiError::new(inkstone_api::ErrorCode::Io, "Cannot tell the OS data folder.").hint("set_data_dir", "Set INKSTONE_DATA_DIR to a folder Inkstone may use.")
+        ));
     };
     let first = logged(try_open(&data_dir));
     EngineState::reopening(first, move || logged(try_open(&data_dir)))
 }
 
-fn logged(result: Result<Arc<Engine>, inkstone_core::ApiError>) -> Result<Arc<Engine>, inkstone_core::ApiError> {
+fn logged(result: Result<Arc<Engine>, inkstone_api::ApiError>) -> Result<Arc<Engine>, inkstone_api::ApiError> {
     if let Err(error) = &result {
         tracing::error!(code = ?error.code, message = %error.message, "store did not open");
     }
@@ -52,8 +53,8 @@ static LOG_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 /// How this copy was installed, for updates: the mark Tauri's bundler writes into the
 /// binary it packs (`.deb`, `.rpm`, AppImage), and for an AppImage the file its runtime
 /// names in `APPIMAGE` (the one an update replaces). A build from source is `Other`.
-fn installation() -> inkstone_core::update::Installation {
-    use inkstone_core::update::Installation;
+fn installation() -> inkstone_api::update::Installation {
+    use inkstone_api::update::Installation;
     use tauri::utils::{config::BundleType, platform::bundle_type};
     match bundle_type() {
         Some(BundleType::AppImage) => match std::env::var_os("APPIMAGE").filter(|p| !p.is_empty()) {
@@ -62,11 +63,11 @@ fn installation() -> inkstone_core::update::Installation {
         },
         Some(BundleType::Deb) => Installation::Deb,
         Some(BundleType::Rpm) => Installation::Rpm,
-        _ => std::env::current_exe().ok().and_then(|exe| inkstone_core::update::installation_from_packages(&exe)).unwrap_or(Installation::Other),
+        _ => std::env::current_exe().ok().and_then(|exe| inkstone_api::update::installation_from_packages(&exe)).unwrap_or(Installation::Other),
     }
 }
 
-fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_core::ApiError> {
+fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_api::ApiError> {
     let mut config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
     config.update.installation = installation();
     if let Some(dir) = LOG_DIR.get() {
@@ -106,8 +107,8 @@ fn restart_app<R: Runtime>(app: tauri::AppHandle<R>) {
 /// Help → About's "Open": shows the data folder or the log folder in the system's file
 /// manager. Only those two folders, named by the engine, can be opened this way.
 #[tauri::command]
-fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<(), inkstone_core::ApiError> {
-    let bad = |message: &str| inkstone_core::ApiError::new(inkstone_core::ErrorCode::Validation, message);
+fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<(), inkstone_api::ApiError> {
+    let bad = |message: &str| inkstone_api::ApiError::new(inkstone_api::ErrorCode::Validation, message);
     let folder = match which.as_str() {
         "data" => state.opened().map(|e| e.config().data_dir.clone()).or_else(data_dir),
         "logs" => LOG_DIR.get().cloned(),
@@ -123,7 +124,7 @@ fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<
     };
     std::process::Command::new(opener).arg(&folder).spawn().map(drop).map_err(|error| {
         tracing::warn!(%error, opener, "opening a folder");
-        inkstone_core::ApiError::new(inkstone_core::ErrorCode::Io, format!("The system could not open the folder ({opener} failed); its path is shown to copy."))
+        inkstone_api::ApiError::new(inkstone_api::ErrorCode::Io, format!("The system could not open the folder ({opener} failed); its path is shown to copy."))
     })
 }
 
@@ -187,7 +188,7 @@ fn open_engine_waiting(data_dir: Option<PathBuf>, wait: Duration) -> EngineState
     let deadline = std::time::Instant::now() + wait;
     let first = loop {
         match try_open(&data_dir) {
-            Err(error) if error.code == inkstone_core::ErrorCode::StoreLocked && std::time::Instant::now() < deadline => {
+            Err(error) if error.code == inkstone_api::ErrorCode::StoreLocked && std::time::Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(200));
             }
             result => break logged(result),

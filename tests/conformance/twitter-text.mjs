@@ -1,6 +1,6 @@
 // Reads JSON strings, one per line, on stdin and prints twitter-text's
 // `parseTweet(text).weightedLength` for each, one per line: X's own count (config v3),
-// which src-tauri/core/tests/it/x_count.rs compares with Inkstone's. Uses the
+// which src-tauri/api/tests/it/x_count.rs compares with Inkstone's. Uses the
 // twitter-text package installed in ui/node_modules (a dev dependency of the UI).
 import { createRequire } from 'node:module';
 

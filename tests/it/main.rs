@@ -62,7 +62,7 @@ fn a_second_instance_on_the_same_data_dir_gets_a_clear_error_not_a_crash() {
 #[test]
 fn a_folder_locked_at_launch_opens_on_the_next_call_once_the_other_process_lets_go() {
     let dir = tempfile::tempdir().unwrap();
-    let holder = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "inkstone-cli serve")).unwrap();
+    let holder = inkstone_api::Engine::open(inkstone_api::EngineConfig::new(dir.path(), "inkstone-cli serve")).unwrap();
     let app = app(dir.path());
     let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
     let error = invoke(&webview, "api_call", json!({"method": "project.list", "params": {}})).unwrap_err();
@@ -115,7 +115,7 @@ fn a_call_that_arrives_before_the_engine_is_open_waits_for_it_and_succeeds() {
 #[test]
 fn a_locked_folder_opened_in_the_background_still_gives_its_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let _holder = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path(), "inkstone-cli serve")).unwrap();
+    let _holder = inkstone_api::Engine::open(inkstone_api::EngineConfig::new(dir.path(), "inkstone-cli serve")).unwrap();
     let path = dir.path().to_path_buf();
     let state = inkstone_app::EngineState::open_in_background(move || inkstone_app::open_engine(Some(path)));
     let app = inkstone_app::app_builder(mock_builder(), state).build(mock_context(noop_assets())).unwrap();

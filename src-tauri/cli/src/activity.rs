@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use inkstone_core::api::{ApiError, ErrorCode};
-use inkstone_core::Engine;
+use inkstone_api::api::{ApiError, ErrorCode};
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, s, short_time, Rendered};

@@ -3,7 +3,7 @@
 //! left (list, remove). Each is one API call.
 
 use clap::Subcommand;
-use inkstone_core::Engine;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, s, short_time, Rendered};

@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use inkstone_core::api::StreamEvent;
-use inkstone_core::Engine;
+use inkstone_api::api::StreamEvent;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::project::{comment, project, version, CommentCommand, ProjectCommand, VersionCommand};
@@ -317,7 +317,7 @@ pub fn run(engine: &Engine, command: Command, as_json: bool) -> Result<(), Failu
             return Ok(());
         }
         Command::Methods => {
-            for method in inkstone_core::api::METHODS {
+            for method in inkstone_api::api::METHODS {
                 println!("{method}");
             }
             return Ok(());

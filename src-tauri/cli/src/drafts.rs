@@ -2,7 +2,7 @@
 //! profiles they use.
 
 use clap::Subcommand;
-use inkstone_core::Engine;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, print_json, s, Rendered};

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use inkstone_core::{ApiError, Engine, EngineConfig};
+use inkstone_api::{ApiError, Engine, EngineConfig};
 
 #[derive(Debug, Parser)]
 #[command(name = "inkstone-cli", version, about = "Inkstone from the command line: projects, versions, comments, export, and `serve` for the browser UI.")]
@@ -81,7 +81,7 @@ fn main() -> ExitCode {
         .init();
     if matches!(cli.command, commands::Command::Methods) {
         // Needs no data folder, so it works while the app holds it.
-        inkstone_core::api::METHODS.iter().for_each(|m| println!("{m}"));
+        inkstone_api::api::METHODS.iter().for_each(|m| println!("{m}"));
         return ExitCode::SUCCESS;
     }
     let cli = match cli.command {
@@ -94,7 +94,7 @@ fn main() -> ExitCode {
         _ => "inkstone-cli",
     };
     let result = open_engine(cli.data_dir.clone(), holder).and_then(|engine| match cli.command {
-        commands::Command::Serve(args) => serve::run(engine, args).map_err(|e| Failure::Api(ApiError::new(inkstone_core::ErrorCode::Io, format!("serve failed: {e:#}")))),
+        commands::Command::Serve(args) => serve::run(engine, args).map_err(|e| Failure::Api(ApiError::new(inkstone_api::ErrorCode::Io, format!("serve failed: {e:#}")))),
         command => commands::run(&engine, command, cli.json),
     });
     exit(result)
@@ -127,7 +127,7 @@ fn exit(result: Result<(), Failure>) -> ExitCode {
 /// A hint as the command line says it: the engine names an action (its id and values);
 /// where the CLI has a command for it (`cli.hint.<id>` in messages/en/cli.json), the
 /// hint says that command instead of the window's wording.
-pub(crate) fn word_for_cli(hint: &mut inkstone_core::error::Hint) {
+pub(crate) fn word_for_cli(hint: &mut inkstone_api::error::Hint) {
     if let Some(text) = inkstone_messages::english_with(&format!("cli.hint.{}", hint.id), &hint.params) {
         hint.message = text;
     }

@@ -7,8 +7,8 @@
 use std::io::Write;
 
 use clap::{Args, Subcommand};
-use inkstone_core::api::StreamEvent;
-use inkstone_core::Engine;
+use inkstone_api::api::StreamEvent;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, print_json, s};
@@ -100,7 +100,7 @@ fn print_run(run: &Value) {
     if let Some(error) = run.get("error").filter(|e| !e.is_null()) {
         println!("error: {} {}", s(error, "code"), s(error, "message"));
         for hint in error["hints"].as_array().into_iter().flatten() {
-            match serde_json::from_value::<inkstone_core::error::Hint>(hint.clone()) {
+            match serde_json::from_value::<inkstone_api::error::Hint>(hint.clone()) {
                 Ok(mut hint) => {
                     crate::word_for_cli(&mut hint);
                     println!("  hint: {}", hint.message);

@@ -2,8 +2,8 @@
 //! `publication add|list|show|edit|remove|restore|purge`, `perf add|list|keys|import|account-days|report|dashboard|export|summary|context`.
 
 use clap::{Args, Subcommand};
-use inkstone_core::api::{ApiError, ErrorCode};
-use inkstone_core::Engine;
+use inkstone_api::api::{ApiError, ErrorCode};
+use inkstone_api::Engine;
 use serde_json::{json, Map, Value};
 
 use crate::commands::{call, print_json, s};

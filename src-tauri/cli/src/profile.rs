@@ -5,7 +5,7 @@
 use std::io::Read;
 
 use clap::{Args, Subcommand};
-use inkstone_core::{ApiError, Engine};
+use inkstone_api::{ApiError, Engine};
 use serde_json::{json, Value};
 
 use crate::Failure;
@@ -118,7 +118,7 @@ fn s<'a>(value: &'a Value, key: &str) -> &'a str {
 fn window_text(p: &Value) -> String {
     let tokens = p["contextWindow"].as_u64().unwrap_or(0);
     let server = &p["serverWindow"];
-    let source = serde_json::from_value::<inkstone_core::llm::window::WindowSource>(server["source"].clone()).ok();
+    let source = serde_json::from_value::<inkstone_api::llm::window::WindowSource>(server["source"].clone()).ok();
     let said = match (server["tokens"].as_u64(), source) {
         (Some(n), Some(source)) => Some((n, source.describe(), source.is_exact())),
         _ => None,

@@ -4,7 +4,7 @@
 //! the assistant had read before it proposed the change.
 
 use clap::Subcommand;
-use inkstone_core::Engine;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, print_json, s};

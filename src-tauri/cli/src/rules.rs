@@ -4,7 +4,7 @@
 //! last did; narrow or remove one. Each is one API call.
 
 use clap::Subcommand;
-use inkstone_core::Engine;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, s, short_time, Rendered};

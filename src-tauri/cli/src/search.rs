@@ -1,6 +1,6 @@
 //! `search` and `ask`: the project library's search and its sourced answers.
 
-use inkstone_core::Engine;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, s, Rendered};

@@ -32,8 +32,8 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use inkstone_core::api::StreamEvent;
-use inkstone_core::{ApiError, Engine, ErrorCode};
+use inkstone_api::api::StreamEvent;
+use inkstone_api::{ApiError, Engine, ErrorCode};
 use serde_json::Value;
 use tower_http::services::{ServeDir, ServeFile};
 
@@ -240,7 +240,7 @@ async fn serve(engine: Engine, args: ServeArgs) -> Result<()> {
     let mut app = Router::new()
         .route("/api/stream/{method}", post(api_stream))
         .route("/api/{method}", post(api_call))
-        .nest_service("/media", ServeDir::new(inkstone_core::store::media_dir(&data_dir)));
+        .nest_service("/media", ServeDir::new(inkstone_api::store::media_dir(&data_dir)));
     let ui_dir = find_ui_dir(args.ui_dir);
     match &ui_dir {
         Some(dir) => {

@@ -5,9 +5,9 @@
 use std::io::Write;
 
 use clap::Subcommand;
-use inkstone_core::api::StreamEvent;
-use inkstone_core::harness::TurnEndReason;
-use inkstone_core::{ApiError, Engine};
+use inkstone_api::api::StreamEvent;
+use inkstone_api::harness::TurnEndReason;
+use inkstone_api::{ApiError, Engine};
 use serde_json::{json, Value};
 
 use crate::commands::{call, print_diff, print_json, s};

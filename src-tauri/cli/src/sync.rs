@@ -8,7 +8,7 @@
 use std::io::Read;
 
 use clap::Subcommand;
-use inkstone_core::Engine;
+use inkstone_api::Engine;
 use serde_json::{json, Value};
 
 use crate::commands::{call, s, Rendered};

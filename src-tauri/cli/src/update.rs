@@ -4,9 +4,9 @@
 //! signature); a `.deb` or `.rpm` is updated by the package manager.
 
 use clap::Subcommand;
-use inkstone_core::api::{UpdateCheck, UpdateHow};
-use inkstone_core::update::UpdateSettings;
-use inkstone_core::EngineConfig;
+use inkstone_api::api::{UpdateCheck, UpdateHow};
+use inkstone_api::update::UpdateSettings;
+use inkstone_api::EngineConfig;
 
 use crate::Failure;
 
@@ -22,7 +22,7 @@ pub enum UpdateCommand {
 fn settings() -> UpdateSettings {
     let config = EngineConfig::new(std::env::temp_dir(), "inkstone-cli").with_env(|key| std::env::var(key).ok());
     let mut settings = config.update;
-    if let Some(installation) = std::env::current_exe().ok().and_then(|exe| inkstone_core::update::installation_from_packages(&exe)) {
+    if let Some(installation) = std::env::current_exe().ok().and_then(|exe| inkstone_api::update::installation_from_packages(&exe)) {
         settings.installation = installation;
     }
     settings
@@ -32,7 +32,7 @@ pub fn run(command: UpdateCommand, as_json: bool) -> Result<(), Failure> {
     match command {
         UpdateCommand::Check => {
             let settings = settings();
-            let answer = inkstone_core::api::update_check(&settings)?;
+            let answer = inkstone_api::api::update_check(&settings)?;
             if as_json {
                 println!("{}", serde_json::to_string_pretty(&answer).unwrap_or_default());
                 return Ok(());

@@ -1,17 +1,9 @@
-//! The Inkstone engine: domain model, sled store, text diffs and the API facade that
-//! the desktop shell, the CLI and the HTTP mode all call. No GUI, no HTTP server.
-//!
-//! Start at [`api::Engine`]: `Engine::open(EngineConfig)` then `engine.call(method, params)`.
+//! The Inkstone domain: projects, versions, proposals, memory, usage, policy, team sync,
+//! performance data and updates over the store, with the kernel (store, configuration,
+//! metered model runtime, search index) they share. No agent, no API: the agent runtime
+//! and the engine that the shells call (`inkstone-api`) sit above this crate.
 
-pub mod activity;
-pub mod api;
-pub mod backup;
 pub mod config;
-pub mod context;
-pub mod engine;
-pub mod growth;
-pub mod harness;
-pub mod intent;
 pub mod kernel;
 pub mod llm;
 pub mod memory;
@@ -19,12 +11,10 @@ pub mod outbox;
 pub mod performance;
 pub mod policy;
 pub mod project;
-pub mod prompts;
 pub mod proposals;
 pub mod retrieval;
 pub mod spreadsheet;
 pub mod sync;
-pub mod tools;
 pub mod update;
 pub mod usage;
 
@@ -38,6 +28,5 @@ pub use inkstone_text::{diff, pipeline, profiles, quality};
 pub use inkstone_search::suggest;
 
 pub use config::EngineConfig;
-pub use engine::Engine;
 pub use error::{ApiError, ErrorCode};
 pub use kernel::Kernel;

@@ -37,7 +37,7 @@ pub const MAX_TEXT_CHARS: usize = 1_000_000;
 pub const MAX_TITLE_CANDIDATE_CHARS: usize = 200;
 pub use crate::pipeline::{draft_patch_text, POST_SEPARATOR};
 
-pub(crate) use create::check_candidates;
+pub use create::check_candidates;
 pub use create::{create, new_findings, resolve_checklist_item, stage_create, NewProposal};
 pub use edits::{apply_edits, Edit, EditError};
 pub use record::{

@@ -279,7 +279,7 @@ pub struct Quotas {
     pub monthly_cost: Option<f64>,
 }
 
-pub(crate) const META_QUOTAS: &[u8] = b"llm_quotas";
+pub const META_QUOTAS: &[u8] = b"llm_quotas";
 
 impl Record for Quotas {
     const KIND: Kind = Kind::Meta;

@@ -13,7 +13,7 @@ pub use rng::Rng;
 
 use std::path::{Path, PathBuf};
 
-use inkstone_core::{Engine, EngineConfig};
+use inkstone_api::{Engine, EngineConfig};
 use serde_json::Value;
 
 /// A temporary data dir with an open engine; both go away on drop.

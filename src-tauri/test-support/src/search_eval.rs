@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use inkstone_core::retrieval::eval::{mean, ndcg_at, recall_at, Judgements};
-use inkstone_core::retrieval::{DocKind, Filter, SearchMode, SearchRequest, SearchScope};
+use inkstone_api::retrieval::eval::{mean, ndcg_at, recall_at, Judgements};
+use inkstone_api::retrieval::{DocKind, Filter, SearchMode, SearchRequest, SearchScope};
 use serde_json::{json, Value};
 
 use crate::model_server::{ModelServer, Reply};

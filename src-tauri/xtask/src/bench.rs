@@ -9,11 +9,11 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use inkstone_core::model::VersionOrigin;
-use inkstone_core::project::versions::{self, NewVersion};
-use inkstone_core::project::{self, NewProject};
-use inkstone_core::store::{Batch, Durability};
-use inkstone_core::{Engine, EngineConfig};
+use inkstone_api::model::VersionOrigin;
+use inkstone_api::project::versions::{self, NewVersion};
+use inkstone_api::project::{self, NewProject};
+use inkstone_api::store::{Batch, Durability};
+use inkstone_api::{Engine, EngineConfig};
 use inkstone_test_support::Rng;
 use serde_json::json;
 
@@ -232,7 +232,7 @@ pub fn run_pipeline(args: &[String]) -> Result<()> {
 /// ratio of each to it, and the time from a saved version to its being searchable
 /// (target under 1 s). Build it optimised: `cargo run --release -p xtask -- bench-retrieval`.
 pub fn run_retrieval(args: &[String]) -> Result<()> {
-    use inkstone_core::retrieval::{Filter, SearchMode, SearchRequest, SearchScope};
+    use inkstone_api::retrieval::{Filter, SearchMode, SearchRequest, SearchScope};
 
     let n_docs = arg(args, "--docs", 50_000)?;
     let n_chars = arg(args, "--chars", 600)?;
@@ -327,7 +327,7 @@ pub fn run_retrieval(args: &[String]) -> Result<()> {
         engine.call("project.update", json!({"projectId": id, "source": source}))?;
         let saved_at = Instant::now();
         let version = engine.call("version.create", json!({"projectId": id}))?["number"].as_u64();
-        let filter = Filter { project_id: Some(id.clone()), kinds: vec![inkstone_core::retrieval::DocKind::Version], ..Filter::default() };
+        let filter = Filter { project_id: Some(id.clone()), kinds: vec![inkstone_api::retrieval::DocKind::Version], ..Filter::default() };
         let find = SearchRequest { query: marker.clone(), scope: SearchScope::Project, filter, limit: 5, mode: SearchMode::Lexical };
         loop {
             let found = index.search(&find).map_err(|e| anyhow::anyhow!("{e:?}"))?;

@@ -1,5 +1,5 @@
 //! `cargo xtask bench-build`: how long `inkstone-cli` takes to rebuild after a one-line
-//! change in a compiler (inkstone-text), in the harness (core) and in the store, and how
+//! change in a compiler (inkstone-text), in the harness and in the store, and how
 //! long `cargo test -p inkstone-text` takes.
 //!
 //! Each sample adds one statement (`std::hint::black_box(<n>);`, a new `n` each time, so
@@ -25,7 +25,7 @@ struct Site {
 
 const SITES: &[Site] = &[
     Site { name: "text (a compiler)", file: "src-tauri/text/src/pipeline/wechat.rs", opens: "fn spaces_to_nbsp(line: &str) -> String {" },
-    Site { name: "harness (core)", file: "src-tauri/core/src/harness/turn.rs", opens: "fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {" },
+    Site { name: "harness", file: "src-tauri/api/src/harness/turn.rs", opens: "fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {" },
     Site { name: "store", file: "src-tauri/store/src/write.rs", opens: "    pub fn generation(&self, kind: Kind) -> u64 {" },
     Site { name: "cli only (compile+link)", file: "src-tauri/cli/src/main.rs", opens: "fn main() -> ExitCode {" },
 ];

@@ -238,7 +238,7 @@ fn build(root: &Path, target: &Path, debug: bool) -> Result<()> {
 /// A data folder holding `n` projects (made through the API), copied for every launch.
 fn seed_data(n: usize) -> Result<tempfile::TempDir> {
     let dir = tempfile::tempdir()?;
-    let engine = inkstone_core::Engine::open(inkstone_core::EngineConfig::new(dir.path().join("Inkstone"), "bench-start"))?;
+    let engine = inkstone_api::Engine::open(inkstone_api::EngineConfig::new(dir.path().join("Inkstone"), "bench-start"))?;
     for i in 0..n {
         let source = format!("# Draft {i}\n\n今天我们聊聊如何把一篇文章写得更清楚。Clear writing starts with a clear question.\n");
         engine.call("project.create", serde_json::json!({ "title": format!("Draft {i}"), "source": source }))?;

@@ -14,8 +14,8 @@
 //! turn's end reason and the fixed part `session.context` reports.
 
 use anyhow::{Context, Result};
-use inkstone_core::api::StreamEvent;
-use inkstone_core::llm::estimate_tokens;
+use inkstone_api::api::StreamEvent;
+use inkstone_api::llm::estimate_tokens;
 use inkstone_test_support::model_server::{ModelServer, Reply};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use inkstone_core::{Engine, EngineConfig};
+use inkstone_api::{Engine, EngineConfig};
 use serde_json::json;
 
 pub fn write(dest: &Path) -> Result<()> {

@@ -71,7 +71,7 @@ fn main() -> Result<()> {
 
 fn codegen(check: bool) -> Result<()> {
     let path = repo_root().join("ui/src/shared/api/generated.ts");
-    let fresh = inkstone_core::api::typescript::generated_file();
+    let fresh = inkstone_api::api::typescript::generated_file();
     if check {
         let current = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
         if current != fresh {

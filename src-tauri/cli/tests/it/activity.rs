@@ -2,15 +2,15 @@
 //! proposal listed with who, why and which model; the filters; the CSV file with its
 //! BOM; bad filters refused with exit code 1.
 
-use inkstone_core::proposals::{self, Edit, NewProposal, Origin, Payload, ProposalKind, Target};
-use inkstone_core::{Engine, EngineConfig};
+use inkstone_api::proposals::{self, Edit, NewProposal, Origin, Payload, ProposalKind, Target};
+use inkstone_api::{Engine, EngineConfig};
 use serde_json::Value;
 
 use crate::{json_ok, run, stdout};
 
 fn seed(data: &std::path::Path, project_id: &str, find: &str, replace: &str) -> String {
     let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
-    let project = inkstone_core::project::load(engine.store(), project_id).unwrap();
+    let project = inkstone_api::project::load(engine.store(), project_id).unwrap();
     let proposed = proposals::apply_edits(&project.source, &[Edit { find: find.into(), replace: replace.into() }]).unwrap();
     let origin = Origin {
         session_id: Some("ses_cli".into()),

@@ -33,7 +33,7 @@ fn call_reaches_every_method_and_methods_lists_them() {
     let created = json_ok(dir.path(), &["call", "project.create", "--params", r#"{"title":"via call"}"#]);
     assert_eq!(created["title"], "via call");
     let methods = stdout(&run(dir.path(), &["methods"]));
-    for method in inkstone_core::api::METHODS {
+    for method in inkstone_api::api::METHODS {
         assert!(methods.lines().any(|l| l == *method), "{method}");
     }
     let streamed = stdout(&run(dir.path(), &["call", "export.run", "--stream", "--params", &json!({"path": dir.path().join("out").display().to_string()}).to_string()]));

@@ -2,15 +2,15 @@
 //! make them) is listed, shown as a diff with hunk ids, accepted in part, and the
 //! version it made names it.
 
-use inkstone_core::model::{Anchor, ProvenanceSource};
-use inkstone_core::proposals::{self, Edit, NewProposal, Origin, Payload, ProposalKind, Target};
-use inkstone_core::{Engine, EngineConfig};
+use inkstone_api::model::{Anchor, ProvenanceSource};
+use inkstone_api::proposals::{self, Edit, NewProposal, Origin, Payload, ProposalKind, Target};
+use inkstone_api::{Engine, EngineConfig};
 
 use crate::{json_ok, run, stdout};
 
 fn seed_proposal(data: &std::path::Path, project_id: &str) -> String {
     let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
-    let project = inkstone_core::project::load(engine.store(), project_id).unwrap();
+    let project = inkstone_api::project::load(engine.store(), project_id).unwrap();
     let edits = [Edit { find: "很好".into(), replace: "不错".into() }, Edit { find: "公园".into(), replace: "湖边".into() }];
     let proposed = proposals::apply_edits(&project.source, &edits).unwrap();
     let proposal = proposals::create(
@@ -64,7 +64,7 @@ fn list_show_accept_part_and_reject_with_a_reason() {
 
 fn seed_proposal_after(data: &std::path::Path, project_id: &str) -> String {
     let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
-    let project = inkstone_core::project::load(engine.store(), project_id).unwrap();
+    let project = inkstone_api::project::load(engine.store(), project_id).unwrap();
     let proposed = proposals::apply_edits(&project.source, &[Edit { find: "今天".into(), replace: "昨天".into() }]).unwrap();
     proposals::create(
         engine.kernel(),
@@ -90,7 +90,7 @@ fn why_lists_the_sources_of_a_hunk_and_refuses_an_unknown_hunk() {
     let id = json_ok(data, &["project", "create", "春天", "--source-file", source.to_str().unwrap()])["id"].as_str().unwrap().to_owned();
     let proposal = {
         let engine = Engine::open(EngineConfig::new(data.to_path_buf(), "test")).unwrap();
-        let project = inkstone_core::project::load(engine.store(), &id).unwrap();
+        let project = inkstone_api::project::load(engine.store(), &id).unwrap();
         let proposed = proposals::apply_edits(&project.source, &[Edit { find: "公园".into(), replace: "湖边".into() }]).unwrap();
         let sources = vec![
             ProvenanceSource::SearchHit {

@@ -365,7 +365,7 @@ fn check_text(text: &str) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub(crate) fn check_candidates(candidates: &[Candidate], max_chars: usize) -> Result<(), ApiError> {
+pub fn check_candidates(candidates: &[Candidate], max_chars: usize) -> Result<(), ApiError> {
     if candidates.is_empty() || candidates.len() > 20 {
         return Err(ApiError::validation("candidates", "Give between 1 and 20 candidates."));
     }

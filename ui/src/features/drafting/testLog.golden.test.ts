@@ -2,7 +2,7 @@
 // answers for them. This holds that test fold to the core's: `__golden__/timeline.json`
 // holds representative logs with what the core answers for each (every page of
 // `session.timeline` asked, and the patch the live stream sends for each event), written
-// and checked by the core's own test (src-tauri/core/tests/it/timeline_golden.rs). A
+// and checked by the core's own test (src-tauri/api/tests/it/timeline_golden.rs). A
 // change to the core's fold fails that test; a change to testLog.ts that answers
 // otherwise fails this one.
 

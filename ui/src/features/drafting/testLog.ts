@@ -1,10 +1,10 @@
 // For the drafting tests only: a backend for the FakeTransport that keeps a session's
 // log and answers `session.timeline` and the turn streams' patches from it, so a test
 // describes a session by its events, as the engine logs them. The engine's fold
-// (`src-tauri/core/src/harness/timeline.rs`, with its Rust tests, the former tests of
+// (`src-tauri/api/src/harness/timeline.rs`, with its Rust tests, the former tests of
 // this fold) is what the app draws. This copy is held to it: `__golden__/timeline.json`
 // holds logs with the core's pages and live patches for them (written and checked by
-// src-tauri/core/tests/it/timeline_golden.rs), and testLog.golden.test.ts checks that
+// src-tauri/api/tests/it/timeline_golden.rs), and testLog.golden.test.ts checks that
 // this file answers each exactly so. One leniency the core does not have: a test's log
 // may leave out a model call's start, and its deltas then stream into the next sequence.
 

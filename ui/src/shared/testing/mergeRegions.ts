@@ -1,6 +1,6 @@
 // Sync conflicts as `sync.conflicts` sends them, for tests: the merge regions and title
 // merge of each come from ./merge-regions.json, which the core's own test
-// (src-tauri/core/tests/it/merge_regions.rs) holds to the core's three-way merge. A
+// (src-tauri/api/tests/it/merge_regions.rs) holds to the core's three-way merge. A
 // conflict whose sides are not in that file is an error: add the case there and let the
 // core fill in its merge (INKSTONE_UPDATE_FIXTURES=1), never write one by hand.
 
