@@ -6,10 +6,10 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use inkstone_core::api::StreamEvent;
-use inkstone_core::harness::timeline::TimelinePatch;
-use inkstone_core::harness::EventBody;
-use inkstone_core::ErrorCode;
+use inkstone_api::api::StreamEvent;
+use inkstone_api::harness::timeline::TimelinePatch;
+use inkstone_api::harness::EventBody;
+use inkstone_api::ErrorCode;
 use inkstone_test_support::model_server::{ModelServer, Reply};
 use inkstone_test_support::TestEngine;
 use serde_json::{json, Value};
@@ -29,7 +29,7 @@ fn drive<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     t: &'env TestEngine,
     session: &'env str,
-) -> std::thread::ScopedJoinHandle<'scope, Result<Value, inkstone_core::ApiError>> {
+) -> std::thread::ScopedJoinHandle<'scope, Result<Value, inkstone_api::ApiError>> {
     let (first_word, arrived) = mpsc::channel();
     let driver = scope.spawn(move || {
         t.engine.call_stream("session.submit", json!({"sessionId": session, "text": "写一句"}), &mut |event| {
