@@ -210,9 +210,12 @@ fn replaying_100_000_events_is_fast_and_deterministic() {
     assert!(replayed.messages().len() > 59_000);
     assert_eq!(replayed.state.last_sequence, 100_000);
     assert!(replayed.state.open_turn.is_none() && replayed.state.open_calls.is_empty());
-    // Debug build: sled and the codec dominate (the bench times the release build).
+    // Debug build: sled and the codec dominate. The speed target is the harness bench's
+    // (release, `cargo bench --bench harness`); a debug build's wall clock under a loaded
+    // test run says little (6–12 s seen on a 2-core machine for the same binary), so this
+    // bound only catches a replay gone pathological (quadratic would take hours).
     eprintln!("100,000 events: written in {wrote:?}, read back in {read:?}, replayed in {elapsed:?}");
-    assert!(elapsed < Duration::from_secs(5), "replay {elapsed:?} (debug build)");
+    assert!(elapsed < Duration::from_secs(60), "replay {elapsed:?} (debug build)");
     let _ = Usage::Counted;
 }
 
