@@ -366,18 +366,6 @@ describe("the open project follows sync", () => {
     await waitFor(() => expect(b.transport.callsTo("project.list").length).toBeGreaterThan(lists));
   });
 
-  it("follows another window of the data folder as soon as the engine pushes its save", async () => {
-    const b = team();
-    const { poll } = renderApp(b.transport);
-    await openProject();
-    await poll();
-    b.otherWindow("a", "另一个窗口写的。\n");
-    // The next pushed status carries the moved local-change marker: no timer waits.
-    await poll();
-    await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
-    expect(toasts()).toContain("Loaded the changes saved in another window");
-  });
-
   it("lists a project another window of the data folder created, on the same push", async () => {
     const b = team();
     const { poll } = renderApp(b.transport);

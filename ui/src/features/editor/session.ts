@@ -510,17 +510,20 @@ export class ProjectSession {
 
   /**
    * Follows the pushed sync status: whenever sync changed projects (the status's change
-   * marker moved) or a project or version was saved in this data folder (the local-change
-   * marker moved: another window's save, the API's version; a save of this window reads
-   * back as "same"). Returns the way to stop.
+   * marker moved). Another window's save is met at this window's next save. Returns the
+   * way to stop.
    */
   followSync(): () => void {
     const store = syncStoreFor(this.client);
-    let { changes, local } = store.getSnapshot();
+    let { changes } = store.getSnapshot();
     return store.onPoll((snap) => {
-      const moved = snap.changes !== changes || snap.local !== local;
+      // Only sync's marker: following another window's saves at once (the local marker)
+      // made a second tab adopt the first's text instead of meeting it as a CONFLICT at
+      // its next save, which the browser smoke suite asserts. Until that flow is settled,
+      // the local marker moves the project list only; a save here still meets the newer
+      // text as a conflict, never an overwrite.
+      const moved = snap.changes !== changes;
       changes = snap.changes;
-      local = snap.local;
       if (moved) void this.follow();
     });
   }
