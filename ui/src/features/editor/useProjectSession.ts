@@ -61,7 +61,13 @@ export function useDrafting(client: ApiClient, projectId: string, session: Proje
   }, [drafting]);
   // A turn or compaction started somewhere (another window, the API): the engine pushes
   // it in the sync status every window holds open, and the open session follows it.
-  useEffect(() => syncStoreFor(client).onPoll((snap) => snap.status && drafting.sessionActivity(snap.status.sessionActivity)), [client, drafting]);
+  // The marker shown now is where this view starts from: the next push that moves it is news.
+  useEffect(() => {
+    const sync = syncStoreFor(client);
+    const shown = sync.getSnapshot().status;
+    if (shown) drafting.sessionActivity(shown.sessionActivity);
+    return sync.onPoll((snap) => snap.status && drafting.sessionActivity(snap.status.sessionActivity));
+  }, [client, drafting]);
   // The assistant applied an approved change: show the project as it is now.
   useEffect(() => {
     drafting.setProjectWriteHandler(() => void session.reload((p) => (p.head > 0 ? t("ai.applied", { n: p.head }) : t("ai.review.acceptedNoVersion"))));
