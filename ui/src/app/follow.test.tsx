@@ -416,12 +416,13 @@ describe("the open project follows sync", () => {
     expect(b.transport.callsTo("project.update").at(-1)).toMatchObject({ projectId: "a", baseRevision: 2 });
   });
 
-  it("does not read the project again for its own saves while the person types", async () => {
+  it("does not read the project or the list again for its own saves while the person types", async () => {
     const b = team();
     const { poll } = renderApp(b.transport);
     const view = await openProject();
     await poll();
     const gets = b.transport.callsTo("project.get").length;
+    const lists = b.transport.callsTo("project.list").length;
     for (const word of ["一", "二", "三"]) {
       const saves = b.transport.callsTo("project.update").length;
       act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: word } }));
@@ -432,11 +433,13 @@ describe("the open project follows sync", () => {
     await act(() => new Promise((r) => setTimeout(r, 50)));
     expect(b.projects.get("a")!.source.endsWith("一二三")).toBe(true);
     expect(b.transport.callsTo("project.get")).toHaveLength(gets);
-    // Another window's save of the same project is read (and adopted).
+    expect(b.transport.callsTo("project.list")).toHaveLength(lists);
+    // Another window's save of the same project is read (and adopted), and listed.
     b.otherWindow("a", "另一个窗口写的。\n");
     await poll();
     await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
     expect(b.transport.callsTo("project.get").length).toBeGreaterThan(gets);
+    await waitFor(() => expect(b.transport.callsTo("project.list").length).toBeGreaterThan(lists));
   });
 
   it("lists a project another window of the data folder created, on the same push", async () => {

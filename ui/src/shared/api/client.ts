@@ -55,6 +55,8 @@ export type EventOf<M extends StreamingMethod> = StreamingEvents[M]["data"];
 export class ApiClient {
   private readonly invalidationListeners = new Set<(stale: readonly MethodName[] | "all") => void>();
   private readonly staleListeners = new Set<() => void>();
+  /** The working-copy revision each project was last saved at through this client. */
+  private readonly saved = new Map<string, number>();
 
   constructor(readonly transport: Transport) {}
 
@@ -82,8 +84,18 @@ export class ApiClient {
     } catch (e) {
       throw this.failed(e);
     }
+    if (method === "project.update") {
+      const p = result as ResultOf<"project.update">;
+      this.saved.set(p.id, p.revision);
+    }
     this.invalidated(method);
     return result;
+  }
+
+  /** Whether a pushed local change (`SyncStatus.lastLocalChange`) is a save this window
+   * made through this client: its own autosave, which it need not read back. */
+  savedHere(change: { projectId: string; revision: number } | null | undefined): boolean {
+    return change != null && this.saved.get(change.projectId) === change.revision;
   }
 
   /** Calls `listener` after each successful write through this client with the reads
