@@ -16,12 +16,17 @@ export function useProjectListRefresh(client: ApiClient, loadProjects: (quiet?: 
       const before = localCount;
       localCount = now.status?.localChanges ?? localCount;
       if (now.changes === changes && now.local === local) return;
-      const onlyOwnSave = now.changes === changes && before !== null && localCount === before + 1 && client.savedHere(now.status?.lastLocalChange);
+      const oneLocalChange = now.changes === changes && before !== null && localCount === before + 1;
+      const change = now.status?.lastLocalChange;
       ({ changes, local } = now);
       // This window's own autosave, and nothing else since the last push: the open
       // project already shows it in the list (onProjectChanged), so typing reads no list.
-      if (onlyOwnSave) return;
-      void loadProjects(true);
+      // The push can come before the save's answer: that is waited for first.
+      void (async () => {
+        if (oneLocalChange) await client.savesSettled();
+        if (oneLocalChange && client.savedHere(change)) return;
+        await loadProjects(true);
+      })();
     });
   }, [client, loadProjects]);
 }
