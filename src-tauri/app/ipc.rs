@@ -1,12 +1,14 @@
 //! The two generic commands. They forward to `inkstone_api::api` and decide nothing:
 //! every decision lives in core, so the desktop, the CLI and `serve` behave alike.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use inkstone_api::api::StreamEvent;
 use inkstone_api::{ApiError, Engine, ErrorCode};
 use serde_json::Value;
 use tauri::ipc::Channel;
+use tauri::Runtime;
 
 type Reopen = Box<dyn Fn() -> Result<Arc<Engine>, ApiError> + Send + Sync>;
 
@@ -139,18 +141,99 @@ pub async fn api_call(state: tauri::State<'_, EngineState>, method: String, para
     blocking(move || state.engine()?.call(&method, params)).await
 }
 
+/// The pages each webview loaded, counted by label. A stream remembers the load it
+/// began under and ends at its next event once a newer page loaded in its webview: a
+/// reload leaves the old page's subscriptions (`sync.watch`, `session.watch`) without a
+/// listener, yet Tauri's channel to the webview still takes their events, so without
+/// this their threads would stay until the window closed. A subscription sends at least
+/// every 25 seconds (its keepalive), so it ends within that of the reload.
+#[derive(Clone, Debug, Default)]
+pub struct PageLoads(Arc<Mutex<HashMap<String, u64>>>);
+
+impl PageLoads {
+    /// A page began loading in the webview `label` (the first, a reload, a navigation).
+    pub fn started(&self, label: &str) {
+        *lock(&self.0).entry(label.to_owned()).or_default() += 1;
+    }
+
+    /// The page now shown in the webview `label`, as a stream begun now holds it.
+    pub fn page(&self, label: &str) -> Page {
+        Page { loads: self.clone(), label: label.to_owned(), load: self.load(label) }
+    }
+
+    fn load(&self, label: &str) -> u64 {
+        lock(&self.0).get(label).copied().unwrap_or(0)
+    }
+}
+
+/// One page load of one webview (see [`PageLoads`]).
+#[derive(Debug)]
+pub struct Page {
+    loads: PageLoads,
+    label: String,
+    load: u64,
+}
+
+impl Page {
+    /// Whether this page is still the one its webview shows (no newer page loaded there).
+    pub fn shown(&self) -> bool {
+        self.loads.load(&self.label) == self.load
+    }
+}
+
 #[tauri::command]
-pub async fn api_stream(state: tauri::State<'_, EngineState>, method: String, params: Value, on_event: Channel<StreamEvent>) -> Result<Value, ApiError> {
+pub async fn api_stream<R: Runtime>(
+    webview: tauri::Webview<R>,
+    state: tauri::State<'_, EngineState>,
+    pages: tauri::State<'_, PageLoads>,
+    method: String,
+    params: Value,
+    on_event: Channel<StreamEvent>,
+) -> Result<Value, ApiError> {
     let state = state.inner().clone();
+    let page = pages.page(webview.label());
     blocking(move || {
-        // A send fails once the window is gone: a subscription (`sync.watch`) ends then.
-        state.engine()?.call_stream_while(&method, params, &mut |event| match on_event.send(event) {
-            Ok(()) => true,
-            Err(error) => {
-                tracing::debug!(%error, "the window stopped listening to a stream");
-                false
+        // A send fails once the window is gone, and a page that reloaded since the stream
+        // began no longer listens: a subscription (`sync.watch`) ends then.
+        state.engine()?.call_stream_while(&method, params, &mut |event| {
+            if !page.shown() {
+                tracing::debug!("a stream of a page that has since reloaded ends");
+                return false;
+            }
+            match on_event.send(event) {
+                Ok(()) => true,
+                Err(error) => {
+                    tracing::debug!(%error, "the window stopped listening to a stream");
+                    false
+                }
             }
         })
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageLoads;
+
+    #[test]
+    fn a_stream_ends_once_a_newer_page_loaded_in_its_own_webview_only() {
+        let loads = PageLoads::default();
+        // Streams may begin before the first load is counted (none is seen yet).
+        let early = loads.page("main");
+        loads.started("main");
+        let first = loads.page("main");
+        let other = loads.page("settings");
+        assert!(!early.shown(), "the first load is newer than a stream begun before it");
+        assert!(first.shown());
+        // The main window reloads: its old page's streams end; another webview's do not.
+        loads.started("main");
+        assert!(!first.shown());
+        assert!(other.shown());
+        let second = loads.page("main");
+        assert!(second.shown());
+        loads.started("settings");
+        assert!(second.shown());
+        assert!(!other.shown());
+    }
 }

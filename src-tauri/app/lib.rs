@@ -19,7 +19,7 @@ use serde_json::json;
 use tauri::{Emitter, Manager, Runtime, WindowEvent};
 use tauri_plugin_window_state::{AppHandleExt, StateFlags};
 
-pub use ipc::EngineState;
+pub use ipc::{EngineState, Page, PageLoads};
 
 /// The data folder: `INKSTONE_DATA_DIR`, else `<OS data dir>/Inkstone` (shared with
 /// `inkstone-cli`).
@@ -92,7 +92,7 @@ pub fn app_builder<R: Runtime>(builder: tauri::Builder<R>, state: EngineState) -
 }
 
 fn commands<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder, startup::startup_done, restart_app])
+    builder.manage(PageLoads::default()).invoke_handler(tauri::generate_handler![ipc::api_call, ipc::api_stream, window_flushed, reveal_folder, startup::startup_done, restart_app])
 }
 
 /// After `update.install` put a verified AppImage in place: start again, into it. The
@@ -281,8 +281,12 @@ pub fn run() {
         .plugin(single_instance.build())
         .plugin(tauri_plugin_window_state::Builder::new().with_state_flags(StateFlags::SIZE | StateFlags::POSITION | StateFlags::MAXIMIZED).build())
         .manage(Closing::default())
-        .on_page_load(|_, payload| match payload.event() {
-            tauri::webview::PageLoadEvent::Started => startup::mark("page_load_started"),
+        .on_page_load(|webview, payload| match payload.event() {
+            tauri::webview::PageLoadEvent::Started => {
+                // The streams of the page it replaces end (see `PageLoads`).
+                webview.state::<PageLoads>().started(webview.label());
+                startup::mark("page_load_started");
+            }
             tauri::webview::PageLoadEvent::Finished => startup::mark("page_load_finished"),
         })
         .on_window_event(|window, event| {

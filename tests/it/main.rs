@@ -124,3 +124,29 @@ fn a_locked_folder_opened_in_the_background_still_gives_its_clear_error() {
     assert_eq!(error["code"], "STORE_LOCKED");
     assert_eq!(error["hints"][0]["id"], "close_other_instance");
 }
+
+/// A reload leaves the old page's subscriptions without a listener, yet the webview's
+/// channel still takes their events: each stream ends at its next event once a newer
+/// page loaded in its webview, instead of holding its thread until the window closes.
+#[test]
+fn a_stream_begun_by_a_page_that_has_since_reloaded_ends_at_its_next_event() {
+    use tauri::Manager;
+    let dir = tempfile::tempdir().unwrap();
+    let app = app(dir.path());
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
+    app.state::<inkstone_app::PageLoads>().started("main");
+    let watching = webview.clone();
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(invoke(&watching, "api_stream", json!({"method": "sync.watch", "params": {}, "onEvent": "__CHANNEL__:7"})));
+    });
+    // The watch is open: a save pushes its status, and the page still listens.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    invoke(&webview, "api_call", json!({"method": "project.create", "params": {"title": "重载前"}})).unwrap();
+    assert!(ended.recv_timeout(std::time::Duration::from_millis(700)).is_err(), "the watch of the shown page goes on");
+    // The page reloads; the next push finds the page that began the watch gone.
+    app.state::<inkstone_app::PageLoads>().started("main");
+    invoke(&webview, "api_call", json!({"method": "project.create", "params": {"title": "重载后"}})).unwrap();
+    let answer = ended.recv_timeout(std::time::Duration::from_secs(10)).expect("the old page's watch ended with the next event").unwrap();
+    assert!(answer["localChanges"].is_u64(), "it answers the last status it read: {answer}");
+}

@@ -24,6 +24,10 @@ pub struct Engine {
     /// store tells it once the first watch asks, see [`Engine::log_changes`]).
     log_changes: std::sync::Arc<crate::sync::Changes>,
     log_changes_hooked: std::sync::atomic::AtomicBool,
+    /// Moved by every turn or compaction that starts in a session: the session-activity
+    /// marker of the pushed sync status (see [`Engine::session_activity`]).
+    session_starts: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    session_starts_hooked: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -62,6 +66,8 @@ impl Engine {
             perf_cache: Default::default(),
             log_changes: Default::default(),
             log_changes_hooked: Default::default(),
+            session_starts: Default::default(),
+            session_starts_hooked: Default::default(),
         })
     }
 
@@ -96,6 +102,39 @@ impl Engine {
             );
         }
         std::sync::Arc::clone(&self.log_changes)
+    }
+
+    /// The session-activity marker: moved whenever a turn or a compaction starts in any
+    /// session of this data folder in this process (by any window, the API or a queued
+    /// message), counted from the first call on. It moves the sync status's watchers
+    /// too, so every window is pushed it: a drafting panel showing an idle session reads
+    /// the session again when it moves and follows a turn that now runs
+    /// (`session.watch`), instead of reading the log on a timer. Its value means nothing
+    /// across processes.
+    pub(crate) fn session_activity(&self) -> u64 {
+        use std::sync::atomic::Ordering;
+        if !self.session_starts_hooked.swap(true, Ordering::SeqCst) {
+            let starts = std::sync::Arc::downgrade(&self.session_starts);
+            let status = std::sync::Arc::downgrade(&self.sync.changes(&self.kernel));
+            self.kernel.store().subscribe(
+                &[crate::store::Kind::SessionEvents],
+                Box::new(move |committed| {
+                    let (Some(starts), Some(status)) = (starts.upgrade(), status.upgrade()) else { return false };
+                    // Decoded on the writer's thread: a few small records per commit, and
+                    // only the start of a turn or compaction wakes anyone.
+                    let started = committed.iter().any(|change| {
+                        matches!(change.record::<Event>(), Some(Ok(event)) if event.session_id.is_some()
+                            && matches!(event.body, harness::EventBody::TurnStarted {} | harness::EventBody::CompactionStarted { .. }))
+                    });
+                    if started {
+                        starts.fetch_add(1, Ordering::SeqCst);
+                        status.bump();
+                    }
+                    true
+                }),
+            );
+        }
+        self.session_starts.load(Ordering::SeqCst)
     }
 
     /// Ends every subscription (`sync.watch`, `session.watch`), now and later: a server

@@ -439,6 +439,32 @@ async function main() {
     await waitIdle();
   });
 
+  await check("a turn started in another tab shows here while this tab sits idle: pushed, not polled", async () => {
+    const other = await context.newPage();
+    other.on("pageerror", (e) => pageErrors.push(`other tab: ${e}`));
+    await other.goto(url, { waitUntil: "commit" });
+    await other.locator(`[data-testid=project-item]`).filter({ hasText: "春天的写作计划" }).locator("button").first().click();
+    await other.locator("[data-testid=composer-input]").waitFor();
+    // Idle here: the log is not read at all (the panel used to read it every 2.5 s).
+    const reads = [];
+    const onRequest = (r) => {
+      if (/\/api\/session\.(timeline|get|events)$/.test(new URL(r.url()).pathname)) reads.push(r.url());
+    };
+    page.on("request", onRequest);
+    await sleep(3000);
+    assert(reads.length === 0, `an idle panel read the log: ${reads.join(", ")}`);
+    await script({ type: "stall", content: "另一个标签页在写，" });
+    await other.locator("[data-testid=composer-input]").fill("在另一个标签页里写");
+    await other.keyboard.press("Enter");
+    // This tab hears of it from the engine's push and follows the turn.
+    await tid("working").filter({ hasText: "A turn is running" }).waitFor({ timeout: 5000 });
+    await tid("msg-user").filter({ hasText: "在另一个标签页里写" }).waitFor();
+    page.off("request", onRequest);
+    await other.locator("[data-testid=stop]").click();
+    await waitIdle();
+    await other.close();
+  });
+
   await check("the context meter shows the window by layer; tokens and cost show against the session", async () => {
     const used = Number(await tid("context-meter").getAttribute("data-used"));
     assert(used > 0, `context used: ${used}`);

@@ -107,6 +107,34 @@ async function main() {
   };
   const editorText = (p = page) => p.evaluate(() => document.querySelector("[data-testid=editor-content]")?.textContent ?? "");
   const waitSaved = (p = page) => p.locator("[data-testid=save-state][data-state=saved]").waitFor();
+  // Holds a tab's autosaves on their way until released: its edit is not stored yet
+  // while another tab saves the same project. That is the race a stale-tab conflict
+  // comes from, made certain here (a tab with nothing unsaved takes another tab's save
+  // at once, so only unsaved text can meet it); the held save then reaches the server
+  // on its old revision and is refused as a CONFLICT, never written over the newer text.
+  const holdSaves = async (p) => {
+    let arrived;
+    let release;
+    const onTheWay = new Promise((resolve) => (arrived = resolve));
+    const released = new Promise((resolve) => (release = resolve));
+    const going = [];
+    const hold = (route) => {
+      arrived();
+      const sent = released.then(() => route.continue());
+      going.push(sent);
+      return sent;
+    };
+    await p.route("**/api/project.update", hold);
+    return {
+      onTheWay,
+      release: async () => {
+        release();
+        // Unrouted only once every held save went on (unrouting first would drop them).
+        await Promise.all(going);
+        await p.unroute("**/api/project.update", hold);
+      },
+    };
+  };
   // Waits for toasts to fade so screenshots show the screen itself.
   const calm = (p = page) => p.waitForFunction(() => !document.querySelector("[data-testid=toast]"), null, { timeout: 8000 });
   const toast = (text, p = page) => p.locator("[data-testid=toast]", { hasText: text }).first().waitFor();
@@ -665,14 +693,20 @@ async function main() {
     await other.goto(url, { waitUntil: "load" });
     await other.locator("[data-testid=project-item]", { hasText: title }).click();
     await tid("project-view", other).waitFor();
-    await tid("editor-content", other).click();
-    await other.keyboard.press("Control+End");
-    await other.keyboard.insertText("\n另一个标签页的修改");
-    await waitSaved(other);
+    // This tab's edit is on its way, not stored, when the other tab saves.
+    const held = await holdSaves(page);
     await page.bringToFront();
     await tid("editor-content").click();
     await page.keyboard.press("Control+End");
     await page.keyboard.insertText("\n这个标签页的修改");
+    await held.onTheWay;
+    await other.bringToFront();
+    await tid("editor-content", other).click();
+    await other.keyboard.press("Control+End");
+    await other.keyboard.insertText("\n另一个标签页的修改");
+    await waitSaved(other);
+    await held.release();
+    await page.bringToFront();
     await tid("conflict").waitFor();
     const mine = await tid("conflict-mine").textContent();
     const theirs = await tid("conflict-theirs").textContent();
@@ -701,16 +735,21 @@ async function main() {
     const closing = await context.newPage();
     watch(closing);
     await open(closing);
-    // This tab saves first; the other one types on the text it loaded and meets it.
+    // The other tab types on the text it loaded; its edit is on its way, not stored,
+    // when this tab saves first, and it meets this tab's text.
+    const held = await holdSaves(closing);
+    await closing.bringToFront();
+    await tid("editor-content", closing).click();
+    await closing.keyboard.press("Control+End");
+    await closing.keyboard.insertText("\n关闭前没存的");
+    await held.onTheWay;
     await page.bringToFront();
     await tid("editor-content").click();
     await page.keyboard.press("Control+End");
     await page.keyboard.insertText("\n主标签页先存的");
     await waitSaved();
+    await held.release();
     await closing.bringToFront();
-    await tid("editor-content", closing).click();
-    await closing.keyboard.press("Control+End");
-    await closing.keyboard.insertText("\n关闭前没存的");
     await tid("conflict", closing).waitFor();
     // Closed with the choice open (pagehide keeps the text; nothing is written).
     await closing.close({ runBeforeUnload: true });
@@ -756,14 +795,27 @@ async function main() {
       }).observe({ type: "longtask", buffered: false });
     });
     const chars = "写作abc文字de".repeat(112).slice(0, 1000);
+    // Every autosave is pushed to every window, this one too: the typing editor must not
+    // read its own save back (the push names the revision it just stored).
+    const reads = { save: 0, get: 0, list: 0 };
+    const onRequest = (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path === "/api/project.update") reads.save++;
+      if (path === "/api/project.get") reads.get++;
+      if (path === "/api/project.list") reads.list++;
+    };
+    page.on("request", onRequest);
     const t0 = Date.now();
     await page.keyboard.type(chars, { delay: 0 });
     const typingMs = Date.now() - t0;
     await waitSaved();
+    await sleep(300);
+    page.off("request", onRequest);
     const { longest, tasks } = await page.evaluate(() => ({ longest: window.__longest, tasks: window.__tasks }));
     console.log(
-      `# measured: typing 1,000 characters into a 50,000-character document took ${typingMs} ms; longest main-thread task ${Math.round(longest)} ms (${tasks} tasks over 50 ms)`,
+      `# measured: typing 1,000 characters into a 50,000-character document took ${typingMs} ms; longest main-thread task ${Math.round(longest)} ms (${tasks} tasks over 50 ms); ${reads.save} autosaves, ${reads.get} project reads, ${reads.list} list reads`,
     );
+    assert(reads.save > 0 && reads.get === 0, `the typing editor read its project back ${reads.get} times over ${reads.save} autosaves`);
     const stored = (await call("project.get", { projectId: p.id })).source;
     assert(stored.length === 51_000, `stored length ${stored.length}`);
   });

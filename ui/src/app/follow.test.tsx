@@ -61,6 +61,12 @@ function team() {
   let marker = 0;
   /** The core's local-change marker: moves on every commit of a project or a version. */
   let local = 0;
+  /** The project record the last local change wrote (the core's `lastLocalChange`). */
+  let lastLocal: { projectId: string; revision: number } | undefined;
+  const wrote = (p: Project) => {
+    local++;
+    lastLocal = { projectId: p.id, revision: p.revision };
+  };
   let conflicts: SyncConflictView[] = [];
   const status = (): SyncStatus => ({
     state: conflicts.length > 0 ? "conflict" : "synced",
@@ -83,6 +89,8 @@ function team() {
     lastContactAt: `2026-11-22T12:00:${String(contact).padStart(2, "0")}Z`,
     changes: marker,
     localChanges: local,
+    sessionActivity: 0,
+    ...(lastLocal ? { lastLocalChange: lastLocal } : {}),
     jobs: [],
   });
   const get = (id: string) => {
@@ -99,7 +107,7 @@ function team() {
         throw { ...apiError("CONFLICT", "stale"), details: { current: { title: p.title, source: p.source, revision: p.revision } } };
       }
       Object.assign(p, { source: source ?? p.source, title: title ?? p.title, revision: p.revision + 1 });
-      local++;
+      wrote(p);
       return { ...p };
     })
     .on("version.get", ({ projectId, number }) => {
@@ -123,7 +131,7 @@ function team() {
     versions.set(id, [...(versions.get(id) ?? []), version(p, author, origin)]);
     contact++;
     marker++;
-    local++;
+    wrote(p);
   };
   /** A teammate's version under the person's saved edits: the core keeps the working copy and opens a conflict. */
   const pullUnder = (id: string, source: string) => {
@@ -134,7 +142,7 @@ function team() {
     p.head += 1;
     contact++;
     marker++;
-    local++;
+    wrote(p);
     conflicts = [
       asSent({
         id: "cnf_1",
@@ -162,12 +170,12 @@ function team() {
     otherWindow: (id: string, source: string) => {
       const p = get(id);
       Object.assign(p, { source, revision: p.revision + 1 });
-      local++;
+      wrote(p);
     },
     /** Another window of the data folder made a project. */
     otherWindowCreated: (p: Project) => {
       projects.set(p.id, p);
-      local++;
+      wrote(p);
     },
     pull: (id: string, source: string) => land(id, source, "Olga", { type: "pulled", serverNumber: 2, pushedBy: "mem_olga" }),
     resolve: (id: string, source: string) => land(id, source, "Boris", { type: "syncResolution", conflictId: "cnf_1" }),
@@ -362,6 +370,74 @@ describe("the open project follows sync", () => {
     b.pull("a", "# 春天的信\n\n第一段。\n" + A_PARAGRAPH);
     await poll();
     await waitFor(() => expect(editorText()).toContain("第四段：A 加的。"));
+    expect(b.transport.callsTo("project.get").length).toBeGreaterThan(gets);
+    await waitFor(() => expect(b.transport.callsTo("project.list").length).toBeGreaterThan(lists));
+  });
+
+  it("adopts another window's save at once when nothing is unsaved here, saying so quietly", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    await openProject();
+    await poll();
+    b.otherWindow("a", "另一个窗口写的。\n");
+    // The next pushed status carries the moved local-change marker: no timer waits.
+    await poll();
+    await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
+    expect(toasts()).toContain("Loaded the changes saved in another window");
+    expect(screen.queryByTestId("conflict")).toBeNull();
+    // The next keystroke is saved on the adopted text: no conflict, nothing lost.
+    const view = EditorView.findFromDOM(screen.getByTestId("editor"))!;
+    act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: "再写一句。" } }));
+    await waitFor(() => expect(b.projects.get("a")!.source).toBe("另一个窗口写的。\n再写一句。"), { timeout: 3000 });
+    expect(screen.queryByTestId("conflict")).toBeNull();
+  });
+
+  it("with unsaved text, another window's save is not adopted: both versions wait in the conflict view, and mine wins only when chosen", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    const view = await openProject();
+    await poll();
+    const before = b.projects.get("a")!.source;
+    // A keystroke the autosave has not sent yet, when the other window saves.
+    act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: "这个窗口的修改。" } }));
+    b.otherWindow("a", "另一个窗口写的。\n");
+    await poll();
+    const conflict = await screen.findByTestId("conflict");
+    expect(conflict.dataset.cause).toBe("elsewhere");
+    expect(within(conflict).getByTestId("conflict-mine").textContent).toContain("这个窗口的修改。");
+    expect(within(conflict).getByTestId("conflict-theirs").textContent).toContain("另一个窗口写的。");
+    expect(editorText()).toBe((before + "这个窗口的修改。").replaceAll("\n", ""));
+    // Nothing is written over the other window's text while the person chooses.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(b.transport.callsTo("project.update")).toHaveLength(0);
+    expect(b.projects.get("a")!.source).toBe("另一个窗口写的。\n");
+    fireEvent.click(within(conflict).getByTestId("conflict-keep-mine"));
+    await waitFor(() => expect(b.projects.get("a")!.source).toBe(before + "这个窗口的修改。"));
+    expect(b.transport.callsTo("project.update").at(-1)).toMatchObject({ projectId: "a", baseRevision: 2 });
+  });
+
+  it("does not read the project or the list again for its own saves while the person types", async () => {
+    const b = team();
+    const { poll } = renderApp(b.transport);
+    const view = await openProject();
+    await poll();
+    const gets = b.transport.callsTo("project.get").length;
+    const lists = b.transport.callsTo("project.list").length;
+    for (const word of ["一", "二", "三"]) {
+      const saves = b.transport.callsTo("project.update").length;
+      act(() => view.dispatch({ changes: { from: view.state.doc.length, insert: word } }));
+      await waitFor(() => expect(b.transport.callsTo("project.update").length).toBeGreaterThan(saves), { timeout: 3000 });
+      // Each save is pushed to every window, this one too: the local marker moved.
+      await poll();
+    }
+    await act(() => new Promise((r) => setTimeout(r, 50)));
+    expect(b.projects.get("a")!.source.endsWith("一二三")).toBe(true);
+    expect(b.transport.callsTo("project.get")).toHaveLength(gets);
+    expect(b.transport.callsTo("project.list")).toHaveLength(lists);
+    // Another window's save of the same project is read (and adopted), and listed.
+    b.otherWindow("a", "另一个窗口写的。\n");
+    await poll();
+    await waitFor(() => expect(editorText()).toBe("另一个窗口写的。"));
     expect(b.transport.callsTo("project.get").length).toBeGreaterThan(gets);
     await waitFor(() => expect(b.transport.callsTo("project.list").length).toBeGreaterThan(lists));
   });

@@ -109,6 +109,17 @@ pub struct SyncStatus {
     /// window's save, a version the API made). The windows read their projects again
     /// when it moves; its value means nothing across processes.
     pub local_changes: u64,
+    /// The session-activity marker: moves whenever a turn or a compaction starts in a
+    /// session of this data folder in this process (in any window, by the API). A window
+    /// showing an idle session reads it again when it moves, and follows a turn that now
+    /// runs; its value means nothing across processes.
+    pub session_activity: u64,
+    /// The project the last local change wrote, at the revision it wrote (absent before
+    /// one). An editor that holds that project at that revision (its own save) reads
+    /// nothing when `localChanges` moves; otherwise it reads the project again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_local_change: Option<LocalChange>,
     /// Unfinished jobs, then the 20 most recently finished, newest first.
     pub jobs: Vec<DeliveryJob>,
     /// The jobs that cannot go yet, by id, each with the id of the earlier job of its
@@ -117,6 +128,15 @@ pub struct SyncStatus {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub held_by: BTreeMap<String, String>,
+}
+
+/// A project record a local change wrote (see `SyncStatus::last_local_change`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalChange {
+    pub project_id: String,
+    /// Its working-copy revision after the change.
+    pub revision: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -275,6 +295,8 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         last_contact_at: health.last_contact_at,
         changes: sync::change_marker(engine)?,
         local_changes: engine.sync_runtime().local_changes(),
+        session_activity: engine.session_activity(),
+        last_local_change: engine.sync_runtime().last_local_change().map(|(project_id, revision)| LocalChange { project_id, revision }),
         held_by: sync::held_behind(&all),
         jobs,
     })

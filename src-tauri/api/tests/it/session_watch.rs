@@ -173,3 +173,45 @@ fn bad_parameters_are_refused_and_an_idle_session_ends_at_once() {
     assert_eq!(patches.len(), 1);
     assert!(!patches[0].state.as_ref().unwrap().turn_open);
 }
+
+#[test]
+fn a_turn_started_anywhere_is_pushed_to_every_window_as_session_activity() {
+    // A window showing an idle session learns that a turn started elsewhere from the
+    // sync status it already holds open (its session-activity marker), not from reading
+    // the log on a timer; the turn itself is then followed through `session.watch`.
+    let (t, _server, session) = stalled_session();
+    std::thread::scope(|scope| {
+        let (sender, statuses) = mpsc::channel();
+        let watcher = scope.spawn(|| {
+            let sender = sender;
+            t.engine.call_stream_while("sync.watch", json!({}), &mut |event| match event {
+                StreamEvent::SyncStatus(status) => sender.send(*status).is_ok(),
+                other => panic!("sync.watch sent {other:?}"),
+            })
+        });
+        let first = statuses.recv_timeout(Duration::from_secs(10)).expect("the status at once");
+        // Nothing starts: nothing is pushed.
+        assert!(statuses.recv_timeout(Duration::from_millis(500)).is_err());
+
+        let driver = drive(scope, &t, &session);
+        let started = loop {
+            let status = statuses.recv_timeout(Duration::from_secs(10)).expect("a turn start is pushed");
+            if status.session_activity != first.session_activity {
+                break status;
+            }
+        };
+        assert_eq!(started.session_activity, first.session_activity + 1, "one start, one move");
+        // What the window reads on that push shows the turn running, to follow.
+        assert_eq!(t.ok("session.timeline", json!({"sessionId": session, "since": 0}))["turnOpen"], true);
+
+        // The rest of the turn (its streamed text logged, its interruption, its end) does
+        // not move the marker: the turn's own watch brings those.
+        assert_eq!(t.ok("session.interrupt", json!({"sessionId": session}))["interrupted"], true);
+        assert_eq!(driver.join().unwrap().unwrap()["reason"], "interrupted");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(statuses.try_iter().all(|status| status.session_activity == started.session_activity));
+
+        t.engine.close_watches();
+        watcher.join().unwrap().expect("the watch ends with the engine");
+    });
+}

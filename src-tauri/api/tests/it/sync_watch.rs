@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use inkstone_api::api::{StreamEvent, SyncStatus};
+use inkstone_api::api::{LocalChange, StreamEvent, SyncStatus};
 use inkstone_api::llm::keychain::MemoryKeychain;
 use inkstone_api::{Engine, ErrorCode};
 use serde_json::json;
@@ -127,6 +127,22 @@ fn an_unchanged_status_is_not_sent_again_and_a_gone_listener_ends_the_watch() {
     let project = alice.new_project("本地", "一\n");
     let saved = events.recv_timeout(Duration::from_secs(5)).expect("a saved project moves the local-change marker");
     assert!(saved.local_changes > first.local_changes, "{} then {}", first.local_changes, saved.local_changes);
+    assert!(first.last_local_change.is_none(), "no project written yet: {:?}", first.last_local_change);
+    // It names the project written and its revision: an editor that just stored that
+    // revision knows the push is its own save and reads nothing.
+    let mut saved = saved;
+    while saved.last_local_change.is_none() {
+        saved = events.recv_timeout(Duration::from_secs(5)).expect("the project's own push");
+    }
+    let revision = alice.ok("project.get", json!({"projectId": project}))["revision"].as_u64().unwrap();
+    assert_eq!(saved.last_local_change, Some(LocalChange { project_id: project.clone(), revision }));
+    let updated = alice.ok("project.update", json!({"projectId": project, "baseRevision": revision, "source": "一\n二\n"}));
+    let mut pushed = events.recv_timeout(Duration::from_secs(5)).expect("the save is pushed");
+    while pushed.last_local_change.as_ref().map(|c| c.revision) != updated["revision"].as_u64() {
+        pushed = events.recv_timeout(Duration::from_secs(5)).expect("the save's revision is pushed");
+    }
+    assert_eq!(pushed.last_local_change.as_ref().unwrap().project_id, project);
+    let saved = pushed;
     let mut after = saved.clone();
     // A version moves it too, and is counted (a project with versions not sent anywhere yet).
     alice.ok("version.create", json!({"projectId": project}));

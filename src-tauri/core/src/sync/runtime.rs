@@ -103,6 +103,9 @@ pub struct Changes {
     /// Moved by every commit of a project or a version record, whoever made it (see
     /// [`Runtime::local_changes`]).
     local: AtomicU64,
+    /// The project record the last such commit wrote: its id and revision (see
+    /// [`Runtime::last_local_change`]).
+    last_local: Mutex<Option<(String, u64)>>,
 }
 
 /// The kinds whose commits may change the status (`api::sync::status_of` reads them;
@@ -203,6 +206,12 @@ impl Runtime {
                 Box::new(move |committed| match weak.upgrade() {
                     Some(changes) => {
                         if committed.iter().any(|change| matches!(change.kind, Kind::Projects | Kind::Versions)) {
+                            // The summary, not the project: it has no text to decode on
+                            // the writer's thread, and every project write writes it.
+                            let project = committed.iter().rev().find_map(|change| change.record::<crate::model::ProjectSummary>().and_then(Result::ok));
+                            if let Some(project) = project {
+                                *lock(&changes.last_local) = Some((project.id, project.revision));
+                            }
                             changes.local.fetch_add(1, Ordering::SeqCst);
                         }
                         changes.bump();
@@ -222,6 +231,14 @@ impl Runtime {
     /// window's save reaches it as a push, not at a timer.
     pub fn local_changes(&self) -> u64 {
         self.changes.local.load(Ordering::SeqCst)
+    }
+
+    /// The project record the last local change wrote, as its id and working-copy
+    /// revision (None before one). A window that just saved that project at that
+    /// revision knows the pushed change is its own, and reads nothing; any other value
+    /// may hide another window's save, and is read.
+    pub fn last_local_change(&self) -> Option<(String, u64)> {
+        lock(&self.changes.last_local).clone()
     }
 
     /// Ends every watch of the status (a server shutting down lets its streams go).

@@ -1,10 +1,10 @@
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { HarnessEvent } from "../../shared/api/client";
 import { ApiClient } from "../../shared/api/client";
 import { FakeTransport } from "../../shared/api/fake";
 import { offlineError } from "../../shared/api/errors";
 import { assistant, compactBoundary, compactionStarted, created, delta, ev, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "../../shared/testing/fixtures";
-import { followTiming, isRunning, PAGE, SessionStore } from "./store";
+import { Drafting, followTiming, isRunning, PAGE, SessionStore } from "./store";
 import { serveLog } from "./testLog";
 
 beforeEach(() => resetSeq());
@@ -254,33 +254,74 @@ describe("the session store", () => {
     }
   });
 
-  it("while idle it reads the log now and then: a compaction the API started shows, runs and ends", async () => {
-    const saved = { ...followTiming };
-    followTiming.idleMs = 10;
+  it("while idle nothing reads the log: a compaction the API starts is pushed (the session-activity marker), followed and ends", async () => {
+    const log = [ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))];
+    let status: "idle" | "running" = "idle";
+    const transport = backend(log);
+    transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    const logReads = () => transport.calls.filter((c) => ["session.timeline", "session.get", "session.watch"].includes(c.method)).length;
+    vi.useFakeTimers();
     try {
-      const log = [ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))];
-      let status: "idle" | "running" = "idle";
-      const transport = backend(log);
-      transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
-      const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
       await store.load();
-      expect(isRunning(store.getSnapshot())).toBe(false);
-      status = "running";
-      log.push(ev(compactionStarted("manual")));
-      await new Promise((r) => setTimeout(r, 60));
-      let s = store.getSnapshot();
-      expect(s.timeline.compacting).not.toBeNull();
-      expect(isRunning(s)).toBe(true);
-      log.push(ev(compactBoundary()));
-      status = "idle";
-      await new Promise((r) => setTimeout(r, 60));
-      s = store.getSnapshot();
-      expect(s.timeline.compacting).toBeNull();
-      expect(s.timeline.items.at(-1)).toMatchObject({ kind: "boundary" });
-      expect(isRunning(s)).toBe(false);
-      store.dispose();
+      const read = logReads();
+      // Half a minute idle: no read of the log at all (the old panel read it every 2.5 s).
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(logReads()).toBe(read);
     } finally {
-      Object.assign(followTiming, saved);
+      vi.useRealTimers();
     }
+    expect(isRunning(store.getSnapshot())).toBe(false);
+    status = "running";
+    log.push(ev(compactionStarted("manual")));
+    expect(store.getSnapshot().timeline.compacting).toBeNull();
+    // The engine pushes that something started: the store reads what changed and follows.
+    await store.noticeActivity();
+    let s = store.getSnapshot();
+    expect(s.timeline.compacting).not.toBeNull();
+    expect(isRunning(s)).toBe(true);
+    await frame();
+    expect(transport.callsTo("session.watch")).toHaveLength(1);
+    log.push(ev(compactBoundary()));
+    status = "idle";
+    await new Promise((r) => setTimeout(r, 60));
+    s = store.getSnapshot();
+    expect(s.timeline.compacting).toBeNull();
+    expect(s.timeline.items.at(-1)).toMatchObject({ kind: "boundary" });
+    expect(isRunning(s)).toBe(false);
+    store.dispose();
   });
+
+  it("the drafting store hands a moved session-activity marker to the open session, and only a moved one", async () => {
+    const log = [ev(created()), ev(user("改")), ev(turnStarted()), ev(assistant("好")), ev(turnEnded("completed"))];
+    let status: "idle" | "running" = "idle";
+    const transport = backend(log);
+    transport.on("session.get", () => sessionView({ status, lastSequence: log.length }));
+    const drafting = new Drafting(new ApiClient(transport), "prj_1");
+    drafting.open(session());
+    await frame();
+    const store = drafting.getSnapshot().active!;
+    expect(store.getSnapshot().loaded).toBe(true);
+    const reads = transport.callsTo("session.timeline").length;
+    // The first marker seen is where the window starts from; the same one again is no news.
+    drafting.sessionActivity(4);
+    drafting.sessionActivity(4);
+    await frame();
+    expect(transport.callsTo("session.timeline")).toHaveLength(reads);
+    // Another window submits: its turn starts, and the marker moves.
+    status = "running";
+    log.push(ev(user("再改")), ev(turnStarted()));
+    drafting.sessionActivity(5);
+    await frame();
+    expect(store.getSnapshot().following).toBe(true);
+    expect(store.getSnapshot().timeline.items.at(-1)).toMatchObject({ kind: "user", text: "再改" });
+    log.push(ev(assistant("改好了")), ev(turnEnded("completed")));
+    status = "idle";
+    await new Promise((r) => setTimeout(r, 150));
+    expect(store.getSnapshot().following).toBe(false);
+    expect(store.getSnapshot().timeline.items.at(-1)).toMatchObject({ kind: "assistant", text: "改好了" });
+    expect(isRunning(store.getSnapshot())).toBe(false);
+    drafting.dispose();
+  });
+
 });

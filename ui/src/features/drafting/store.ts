@@ -12,8 +12,12 @@
 // `answerQuestion`, `compact`), which asks for the timeline's patches instead of the
 // log's events (one message per event), and, when a turn runs that this window did not
 // start (after a reload, or in another window), from `session.watch`: the engine pushes
-// the items the log gains as they are logged, until the turn ends. The latest page
-// comes first; earlier pages are read as the person scrolls up.
+// the items the log gains as they are logged, until the turn ends. A turn or compaction
+// that starts elsewhere while the session is idle here is pushed too: the sync status
+// every window holds open carries a session-activity marker (`SyncStatus.sessionActivity`),
+// and when it moves the store reads what changed and follows what now runs
+// (`noticeActivity`). Nothing reads the log on a timer. The latest page comes first;
+// earlier pages are read as the person scrolls up.
 
 import { type ApiClient, type ClientError, type TimelinePatch, toClientError } from "../../shared/api/client";
 import type { AllowScope, Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView, TimelineState } from "../../shared/api/generated";
@@ -28,10 +32,10 @@ export const PAGE = 200;
 /** Tools whose successful run changes the project's working copy or settings. */
 const PROJECT_WRITES = ["apply_proposal", "update_project_metadata"];
 /** The waits between tries to follow a turn while the backend cannot be reached (the
- * last one repeats), and how often an idle session's log is read for a turn started
- * elsewhere. A followed turn itself is pushed (`session.watch`), never polled. Tests
- * shorten them. */
-export const followTiming = { retryMs: [500, 1000, 2000, 4000, 8000, 15000], idleMs: 2500 };
+ * last one repeats): the one timer left, since nothing reaches a window whose stream is
+ * gone. A followed turn is pushed (`session.watch`), and so is a turn that starts
+ * elsewhere (`noticeActivity`); nothing is polled. Tests shorten them. */
+export const followTiming = { retryMs: [500, 1000, 2000, 4000, 8000, 15000] };
 
 /** The app's own backend is gone (not a server the core talks to). */
 export function backendGone(error: ClientError | null): boolean {
@@ -182,37 +186,45 @@ export class SessionStore {
       void this.refreshCost();
       void this.refreshExtras();
       if (view.status === "running") void this.follow();
-      void this.watch();
     } catch (e) {
       this.set({ loaded: true, error: toClientError(e) });
     }
   }
 
-  private watching = false;
+  /** A turn or compaction started somewhere while this was following or driving: looked
+   * at again once that is over (it may be one this window does not know of). */
+  private recheck = false;
 
-  /** While nothing runs here, reads the log now and then (when the window is visible):
-   * a turn or a compaction another window or the API started shows up, and is followed. */
-  private async watch(): Promise<void> {
-    if (this.watching) return;
-    this.watching = true;
-    try {
-      while (!this.disposed) {
-        await sleep(followTiming.idleMs);
-        if (this.disposed) break;
-        const s = this.snapshot;
-        const hidden = typeof document !== "undefined" && document.visibilityState === "hidden";
-        if (hidden || isRunning(s) || s.timeline.archived) continue;
-        try {
-          await this.catchUp();
-        } catch {
-          continue;
-        }
-        const now = this.snapshot.timeline;
-        if (now.turnOpen || now.compacting) void this.follow();
-      }
-    } finally {
-      this.watching = false;
+  /**
+   * The engine pushed that a turn or a compaction started in some session (the sync
+   * status's session-activity marker moved): if nothing runs here, reads what this
+   * session's log gained and follows a turn or compaction that now runs. A window that
+   * follows or drives already hears of its session's log; it looks again when done.
+   */
+  async noticeActivity(): Promise<void> {
+    const s = this.snapshot;
+    if (this.disposed || !s.loaded || s.timeline.archived) return;
+    if (isRunning(s)) {
+      this.recheck = true;
+      return;
     }
+    try {
+      // A read already under way may have begun before the start: read after it.
+      if (this.catching) await this.catching;
+      await this.catchUp();
+    } catch {
+      // The next push, or the person's next action, reads again.
+      return;
+    }
+    const now = this.snapshot.timeline;
+    if (now.turnOpen || now.compacting) void this.follow();
+  }
+
+  /** What started while this was busy is looked at now. */
+  private recheckActivity() {
+    if (!this.recheck || this.disposed) return;
+    this.recheck = false;
+    void this.noticeActivity();
   }
 
   /** Takes `items` (put by key: replaced, or added after the held ones) and the state
@@ -367,6 +379,7 @@ export class SessionStore {
       }
     } finally {
       this.set({ following: false, reconnecting: false });
+      this.recheckActivity();
     }
   }
 
@@ -397,6 +410,7 @@ export class SessionStore {
     // The call broke off while a turn ran, or the backend went away: follow the log (once
     // the backend is back, it says how the turn ended).
     if (!ok && (this.snapshot.timeline.turnOpen || backendGone(this.snapshot.error))) void this.follow();
+    else if (this.snapshot.driving === 0) this.recheckActivity();
     return ok;
   }
 
@@ -662,6 +676,18 @@ export class Drafting {
 
   revive() {
     this.disposed = false;
+  }
+
+  /** The last session-activity marker the engine pushed (null before the first). */
+  private activity: number | null = null;
+
+  /** Hands on a pushed sync status's session-activity marker (`SyncStatus.sessionActivity`):
+   * when it moved, a turn or compaction started somewhere, and the open session looks
+   * whether it is its own (`SessionStore.noticeActivity`). */
+  sessionActivity(marker: number) {
+    const moved = this.activity !== null && marker !== this.activity;
+    this.activity = marker;
+    if (moved && !this.disposed) void this.snapshot.active?.noticeActivity();
   }
 
   /** Loads profiles, methods and sessions, and opens the latest session. */

@@ -6,7 +6,7 @@
 // it against a fake transport and a plain-object editor.
 
 import { type ApiClient, toClientError } from "../../shared/api/client";
-import type { Project } from "../../shared/api/generated";
+import type { LocalChange, Project } from "../../shared/api/generated";
 import type { MessageId } from "../../shared/i18n";
 import { altFromName, blobToBase64, imageMarkdown } from "../../shared/lib/files";
 import { createTextCounter, type TextCount } from "../../shared/lib/wordcount";
@@ -91,6 +91,8 @@ export class ProjectSession {
   private readTimer: ReturnType<typeof setTimeout> | null = null;
   private reported = { title: "", at: 0 };
   private following = false;
+  /** A change was pushed while `follow` read: it reads again once done. */
+  private followAgain = false;
   private preview = false;
   /** Bumped by each `open`, so a load that an unmount or a newer open overtook is dropped. */
   private generation = 0;
@@ -458,8 +460,14 @@ export class ProjectSession {
    */
   async follow(): Promise<void> {
     const s = this.saver;
-    if (!s || this.following) return;
+    if (!s) return;
+    if (this.following) {
+      // A newer change than the one being read may have come: read once more after it.
+      this.followAgain = true;
+      return;
+    }
     this.following = true;
+    this.followAgain = false;
     const { t } = this.host;
     try {
       await s.whenIdle();
@@ -502,30 +510,48 @@ export class ProjectSession {
         this.set({ revision: p.revision });
       }
     } catch {
-      // A failed read is retried at the next poll.
+      // A failed read is retried at the next push.
     } finally {
       this.following = false;
+      if (this.followAgain) void this.follow();
     }
   }
 
   /**
-   * Follows the pushed sync status: whenever sync changed projects (the status's change
-   * marker moved). Another window's save is met at this window's next save. Returns the
-   * way to stop.
+   * Follows the pushed sync status: whenever sync changed projects (its change marker
+   * moved), and whenever a project was saved in this data folder (the local-change
+   * marker moved: another window, the API, or this editor itself). Returns the way to
+   * stop.
    */
   followSync(): () => void {
     const store = syncStoreFor(this.client);
-    let { changes } = store.getSnapshot();
+    let { changes, local } = store.getSnapshot();
     return store.onPoll((snap) => {
-      // Only sync's marker: following another window's saves at once (the local marker)
-      // made a second tab adopt the first's text instead of meeting it as a CONFLICT at
-      // its next save, which the browser smoke suite asserts. Until that flow is settled,
-      // the local marker moves the project list only; a save here still meets the newer
-      // text as a conflict, never an overwrite.
-      const moved = snap.changes !== changes;
+      const synced = snap.changes !== changes;
+      const saved = snap.local !== local;
       changes = snap.changes;
-      if (moved) void this.follow();
+      local = snap.local;
+      if (synced) void this.follow();
+      else if (saved) void this.followLocal(snap.status?.lastLocalChange ?? null);
     });
+  }
+
+  /**
+   * A project was saved in this data folder; the push names the last project record
+   * written and its revision. This editor's own save (this project at the revision it
+   * just stored) reads nothing, so typing costs no read per autosave. Anything else is
+   * read and followed (`follow`): another window's newer text is adopted at once when
+   * nothing is unsaved here; with unsaved text it is not, and both sides wait in the
+   * conflict view, where "keep mine" wins only when chosen.
+   */
+  private async followLocal(change: LocalChange | null): Promise<void> {
+    const s = this.saver;
+    if (!s) return;
+    // A save of this editor may be on its way: compare with what it stored.
+    await s.whenIdle();
+    if (this.saver !== s) return;
+    if (change && change.projectId === this.projectId && change.revision <= s.revision) return;
+    await this.follow();
   }
 
   /** The view went away: a load still on its way is dropped, the read timer stops. The

@@ -7,6 +7,7 @@ import type { Project } from "../../shared/api/generated";
 import { useApp } from "../../shared/context";
 import { beforeClose } from "../../shared/lib/closeGuard";
 import { Drafting } from "../drafting";
+import { syncStoreFor } from "../sync";
 import { ProjectSession, type SessionHost } from "./session";
 
 /** Hands the session's calls to the latest callbacks the view rendered with. */
@@ -58,6 +59,15 @@ export function useDrafting(client: ApiClient, projectId: string, session: Proje
     drafting.revive();
     return () => drafting.dispose();
   }, [drafting]);
+  // A turn or compaction started somewhere (another window, the API): the engine pushes
+  // it in the sync status every window holds open, and the open session follows it.
+  // The marker shown now is where this view starts from: the next push that moves it is news.
+  useEffect(() => {
+    const sync = syncStoreFor(client);
+    const shown = sync.getSnapshot().status;
+    if (shown) drafting.sessionActivity(shown.sessionActivity);
+    return sync.onPoll((snap) => snap.status && drafting.sessionActivity(snap.status.sessionActivity));
+  }, [client, drafting]);
   // The assistant applied an approved change: show the project as it is now.
   useEffect(() => {
     drafting.setProjectWriteHandler(() => void session.reload((p) => (p.head > 0 ? t("ai.applied", { n: p.head }) : t("ai.review.acceptedNoVersion"))));

@@ -30,6 +30,7 @@ const synced: SyncStatus = {
   offline: false,
   changes: 0,
   localChanges: 0,
+  sessionActivity: 0,
   jobs: [],
 };
 

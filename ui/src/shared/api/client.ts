@@ -55,6 +55,10 @@ export type EventOf<M extends StreamingMethod> = StreamingEvents[M]["data"];
 export class ApiClient {
   private readonly invalidationListeners = new Set<(stale: readonly MethodName[] | "all") => void>();
   private readonly staleListeners = new Set<() => void>();
+  /** The working-copy revision each project was last saved at through this client. */
+  private readonly saved = new Map<string, number>();
+  /** The saves through this client still on their way. */
+  private readonly saving = new Set<Promise<unknown>>();
 
   constructor(readonly transport: Transport) {}
 
@@ -77,13 +81,34 @@ export class ApiClient {
 
   async call<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
     let result: ResultOf<M>;
+    const sent = this.transport.call(method, params);
+    if (method === "project.update") {
+      this.saving.add(sent);
+      void sent.finally(() => this.saving.delete(sent)).catch(() => undefined);
+    }
     try {
-      result = (await this.transport.call(method, params)) as ResultOf<M>;
+      result = (await sent) as ResultOf<M>;
     } catch (e) {
       throw this.failed(e);
     }
+    if (method === "project.update") {
+      const p = result as ResultOf<"project.update">;
+      this.saved.set(p.id, p.revision);
+    }
     this.invalidated(method);
     return result;
+  }
+
+  /** Resolves once no save through this client is on its way: the push of a save can
+   * arrive before its answer. */
+  async savesSettled(): Promise<void> {
+    while (this.saving.size > 0) await Promise.allSettled([...this.saving]);
+  }
+
+  /** Whether a pushed local change (`SyncStatus.lastLocalChange`) is a save this window
+   * made through this client: its own autosave, which it need not read back. */
+  savedHere(change: { projectId: string; revision: number } | null | undefined): boolean {
+    return change != null && this.saved.get(change.projectId) === change.revision;
   }
 
   /** Calls `listener` after each successful write through this client with the reads

@@ -1505,6 +1505,12 @@ warnings?: Array<Hint>,
  */
 calibration?: ProfileContext, };
 
+export type LocalChange = { projectId: string, 
+/**
+ * Its working-copy revision after the change.
+ */
+revision: number, };
+
 export type LocalServer = { preset: LlmPreset, models: Array<string>, };
 
 export type LogLine = { sequence: number, kind: string, turnId?: string, toolUseId?: string, 
@@ -3612,6 +3618,19 @@ changes: number,
  * when it moves; its value means nothing across processes.
  */
 localChanges: number, 
+/**
+ * The session-activity marker: moves whenever a turn or a compaction starts in a
+ * session of this data folder in this process (in any window, by the API). A window
+ * showing an idle session reads it again when it moves, and follows a turn that now
+ * runs; its value means nothing across processes.
+ */
+sessionActivity: number, 
+/**
+ * The project the last local change wrote, at the revision it wrote (absent before
+ * one). An editor that holds that project at that revision (its own save) reads
+ * nothing when `localChanges` moves; otherwise it reads the project again.
+ */
+lastLocalChange?: LocalChange, 
 /**
  * Unfinished jobs, then the 20 most recently finished, newest first.
  */
