@@ -1,7 +1,9 @@
-import { applyLang, applyTheme, initialLang, initialTheme } from "../shared/lib/prefs";
+import { applyLang, applyTheme, initialLang, initialSidebar, initialPanelTab, initialTheme, lastProject } from "../shared/lib/prefs";
 import "./styles.css";
-import { markStartup } from "../shared/lib/startup";
-import { loadMessages } from "../shared/i18n";
+import { afterFirstScreen, markStartup, staticFrameShown } from "../shared/lib/startup";
+import { loadMessages, modKeyLabel } from "../shared/i18n";
+import type { ProjectListResult } from "../shared/api/generated";
+import { firstFrame, showFirstFrame } from "./firstFrame";
 import { startClient } from "./start";
 
 markStartup("page.main");
@@ -23,8 +25,31 @@ const messages = loadMessages(lang).catch(() => undefined);
 const { client, firstProjects } = startClient();
 const root = document.getElementById("root");
 if (root) {
-  void Promise.all([app, messages]).then(([{ mount }]) => {
+  let mounted = false;
+  let firstList: ProjectListResult | undefined;
+  /** The static first frame, once it is in the page, painted. */
+  let framePainted: Promise<void> | undefined;
+  // The list usually arrives well before React and the shell have loaded and rendered:
+  // the entry paints it at once as a plain first frame of the shell (./firstFrame.ts),
+  // which React replaces. With the sidebar hidden the list is not on the first screen.
+  void firstProjects.then(
+    (list) => {
+      firstList = list;
+      if (mounted || !initialSidebar()) return;
+      const mod = modKeyLabel(navigator.platform);
+      const takeOver = showFirstFrame(root, firstFrame({ lang, list, mod, now: Date.now(), lastProject: lastProject(), panelTab: initialPanelTab(["drafts", "ai"], "") }));
+      markStartup("page.static");
+      framePainted = staticFrameShown();
+      afterFirstScreen(takeOver);
+    },
+    () => undefined,
+  );
+  void Promise.all([app, messages]).then(async ([{ mount }]) => {
     markStartup("page.messages");
-    mount(root, { client, lang, theme, firstProjects });
+    // React's render is one long task: a static frame already in the page goes to the
+    // screen first. Without one, React mounts in this same step (so none comes after).
+    if (framePainted) await framePainted;
+    mounted = true;
+    mount(root, { client, lang, theme, firstProjects, firstList });
   });
 }
