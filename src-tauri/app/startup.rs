@@ -1,7 +1,8 @@
 //! How long the start took. The shell marks its own steps (main, setup, the engine
 //! opened); the page marks its own and calls `startup_done` once the first screen (the
-//! project list) is painted. The log then says how long that took; with
-//! `INKSTONE_STARTUP_MARK=<file>` (set by `cargo xtask bench-start`), one JSON line
+//! project list) is painted (and again once React has taken over from the entry's static
+//! first frame, with the marks set since). The log then says how long that took; with
+//! `INKSTONE_STARTUP_MARK=<file>` (set by `cargo xtask bench-start`), one JSON line per call,
 //! `{"pid":…,"painted_us":…,"marks":{name: ms since the Unix epoch}}` is appended to
 //! that file.
 
@@ -36,7 +37,10 @@ pub fn mark(name: &'static str) {
 #[tauri::command]
 pub fn startup_done(marks: Option<Map<String, Value>>) {
     let painted = epoch_ms();
-    *SHOWN.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+    // The page may call again (the entry painted a static first frame, then React took
+    // over): the first call is the first screen; later ones only add their marks as
+    // another line of the mark file.
+    let first = !std::mem::replace(&mut *SHOWN.0.lock().unwrap_or_else(|p| p.into_inner()), true);
     SHOWN.1.notify_all();
     let mut all = marks.unwrap_or_default();
     all.retain(|_, v| v.is_f64() || v.is_u64());
@@ -44,7 +48,7 @@ pub fn startup_done(marks: Option<Map<String, Value>>) {
     for (name, at) in &shell {
         all.insert(format!("rust.{name}"), (*at).into());
     }
-    if let Some((_, main)) = shell.iter().find(|(name, _)| *name == "main") {
+    if let Some((_, main)) = shell.iter().find(|(name, _)| *name == "main").filter(|_| first) {
         tracing::info!(ms = (painted - main).round(), "first screen painted");
     }
     let Some(path) = std::env::var_os("INKSTONE_STARTUP_MARK") else { return };

@@ -3,6 +3,7 @@ import { EditorView } from "@codemirror/view";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { App } from "./App";
 import { projectToReopen } from "./projects";
+import { firstFrame } from "./firstFrame";
 import { ApiClient } from "../shared/api/client";
 import { apiError, FakeTransport } from "../shared/api/fake";
 import type { Comment, ContentTemplate, Project, ProjectCreateParams, ProjectSummary, Version } from "../shared/api/generated";
@@ -699,6 +700,35 @@ describe("the first screen", () => {
     render(<App client={new ApiClient(transport)} lang="en" now={() => NOW} platform="Linux x86_64" firstProjects={firstProjects} />);
     await waitFor(() => expect(items()).toHaveLength(1));
     expect(transport.callsTo("project.list")).toHaveLength(0);
+  });
+
+  it("with the list already in, the first render matches the entry's static first frame: nothing moves when React takes over", async () => {
+    // The markup both show, without what only one has: the shell's test ids, input state
+    // and sync indicator (last in the footer), the frame's replay attributes.
+    const shape = (root: Element) => {
+      const copy = root.cloneNode(true) as Element;
+      copy.querySelectorAll(".sync-indicator").forEach((e) => e.remove());
+      for (const e of [copy, ...copy.querySelectorAll("*")]) {
+        for (const name of [...e.getAttributeNames()]) if (/^data-testid$|^data-first-frame|^readonly$|^value$|^checked$/.test(name)) e.removeAttribute(name);
+      }
+      return copy.outerHTML.replaceAll("<!---->", "");
+    };
+    for (const [lang, projects, lastOpen] of [
+      ["en", [proj("a", "Launch <b>post</b>", "2026-11-22T11:57:00Z", { head: 2 }), proj("b", "Older", "2026-11-01T10:00:00Z"), proj("c", "Old", "2026-10-01T10:00:00Z", { archived: true })], null],
+      ["zh", [proj("a", "发布文案", "2026-11-22T11:57:00Z")], null],
+      ["en", [], null],
+      ["zh", [], null],
+    ] as const) {
+      if (lastOpen) window.localStorage.setItem("inkstone.lastProject", lastOpen);
+      const { transport } = backend([...projects]);
+      const list = { projects: projects.map(summary) };
+      const frame = firstFrame({ lang, list: { projects: projects.map(summary) }, mod: "Ctrl", now: NOW, lastProject: lastOpen, panelTab: null });
+      const { container } = render(<App client={new ApiClient(transport)} lang={lang} now={() => NOW} platform="Linux x86_64" firstProjects={Promise.resolve(list)} firstList={list} />);
+      const app = container.querySelector('[data-testid="app"]') as Element;
+      expect(shape(app.querySelector("aside") as Element), `${lang} ${projects.length}`).toBe(shape(frame.querySelector("aside") as Element));
+      expect(shape(app.querySelector("main") as Element)).toBe(shape(frame.querySelector("main") as Element));
+      cleanup();
+    }
   });
 
   it("a list asked for early that failed is read again, and a failure then shows as from any read", async () => {

@@ -22,6 +22,7 @@ import { useFirstScreen } from "./useFirstScreen";
 import { useLanguageAndTheme } from "./useLanguageAndTheme";
 import { useLibrary } from "./useLibrary";
 import { useNotices } from "./useNotices";
+import { projectToReopen } from "./projects";
 import { useProjectList, useSampleProject } from "./useProjectList";
 import { useProjectListRefresh } from "./useProjectListRefresh";
 import { useShortcuts } from "./useShortcuts";
@@ -37,14 +38,18 @@ export interface AppProps {
    * window's code loaded: the first read of the list takes it instead of asking again
    * (and asks again if it failed, so errors show as from any read). */
   firstProjects?: Promise<ProjectListResult>;
+  /** That list, when it has already arrived: the first render shows it (and the project
+   * it reopens), so React's first frame matches the entry's static one (firstFrame.ts)
+   * instead of showing "Loading" in its place. */
+  firstList?: ProjectListResult;
 }
 
-export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform, firstProjects }: AppProps) {
+export function App({ client, lang: initialLang, theme: initialTheme = "system", now = Date.now, platform, firstProjects, firstList }: AppProps) {
   const { lang, theme, t, changeLang, changeTheme } = useLanguageAndTheme(initialLang, initialTheme);
   const mod = modKeyLabel(platform ?? (typeof navigator !== "undefined" ? navigator.platform : ""));
 
   const [showArchived, setShowArchived] = useState(false);
-  const [selectedId, setSelectedId] = useState<string | null>(null);
+  const [selectedId, setSelectedId] = useState<string | null>(() => (firstList ? projectToReopen(firstList.projects) : null));
   /** The performance dashboard fills the centre while open; opening a project closes it. */
   const [dashboard, setDashboard] = useState(false);
   /** Where to show the project that a search hit opened. */
@@ -79,7 +84,7 @@ export function App({ client, lang: initialLang, theme: initialTheme = "system",
     if (selectedId) saveLastProject(selectedId);
   }, [selectedId]);
 
-  const { projects, loadProjects, onProjectChanged } = useProjectList(client, firstProjects, showError, setSelectedId);
+  const { projects, loadProjects, onProjectChanged } = useProjectList(client, firstProjects, firstList, showError, setSelectedId);
   const { brands, templates, loadLibrary } = useLibrary(client, loadProjects, showError);
   /** The first screen (the project list) is painted: what it does not need starts now. */
   const shown = useFirstScreen(projects !== null, loadLibrary);

@@ -5,7 +5,7 @@ import { createRoot } from "react-dom/client";
 import { App, type AppProps } from "./App";
 import { installCloseGuard } from "../shared/lib/closeGuard";
 
-export function mount(root: HTMLElement, props: Pick<AppProps, "client" | "lang" | "theme" | "firstProjects">) {
+export function mount(root: HTMLElement, props: Pick<AppProps, "client" | "lang" | "theme" | "firstProjects" | "firstList">) {
   installCloseGuard();
   createRoot(root).render(
     <StrictMode>

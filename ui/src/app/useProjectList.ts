@@ -14,12 +14,14 @@ type ShowError = (e: unknown, retry?: () => void) => void;
 export function useProjectList(
   client: ApiClient,
   firstProjects: Promise<ProjectListResult> | undefined,
+  firstList: ProjectListResult | undefined,
   showError: ShowError,
   setSelectedId: Dispatch<SetStateAction<string | null>>,
 ) {
-  const [projects, setProjects] = useState<ProjectSummary[] | null>(null);
-  /** Until the first project list arrives, the last open project is still to reopen. */
-  const reopenPending = useRef(true);
+  const [projects, setProjects] = useState<ProjectSummary[] | null>(() => (firstList ? [...firstList.projects].sort(byRecent) : null));
+  /** Until the first project list arrives, the last open project is still to reopen (App
+   * reopened it with its first render when the list was already in). */
+  const reopenPending = useRef(firstList === undefined);
   const primedProjects = useRef(firstProjects);
 
   const loadProjects = useCallback(
