@@ -25,7 +25,7 @@ struct Site {
 
 const SITES: &[Site] = &[
     Site { name: "text (a compiler)", file: "src-tauri/text/src/pipeline/wechat.rs", opens: "fn spaces_to_nbsp(line: &str) -> String {" },
-    Site { name: "harness", file: "src-tauri/api/src/harness/turn.rs", opens: "fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {" },
+    Site { name: "harness", file: "src-tauri/agent/src/harness/turn.rs", opens: "fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {" },
     Site { name: "store", file: "src-tauri/store/src/write.rs", opens: "    pub fn generation(&self, kind: Kind) -> u64 {" },
     Site { name: "cli only (compile+link)", file: "src-tauri/cli/src/main.rs", opens: "fn main() -> ExitCode {" },
 ];

@@ -26,7 +26,7 @@ function asking(tool: string, input: unknown, reason = `\`${tool}\` needs your a
   ];
 }
 
-// Every tool the core registers (src-tauri/api/src/tools/*.rs), by name.
+// Every tool the core registers (src-tauri/agent/src/tools/*.rs), by name.
 const TOOLS = [
   "read_project_context",
   "read_stored_result",

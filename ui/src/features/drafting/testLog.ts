@@ -1,7 +1,7 @@
 // For the drafting tests only: a backend for the FakeTransport that keeps a session's
 // log and answers `session.timeline` and the turn streams' patches from it, so a test
 // describes a session by its events, as the engine logs them. The engine's fold
-// (`src-tauri/api/src/harness/timeline.rs`, with its Rust tests, the former tests of
+// (`src-tauri/agent/src/harness/timeline.rs`, with its Rust tests, the former tests of
 // this fold) is what the app draws. This copy is held to it: `__golden__/timeline.json`
 // holds logs with the core's pages and live patches for them (written and checked by
 // src-tauri/api/tests/it/timeline_golden.rs), and testLog.golden.test.ts checks that

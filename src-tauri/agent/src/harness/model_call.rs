@@ -536,7 +536,7 @@ pub(crate) fn likely_overflow(
 /// the room reserved for the reply (estimated tokens, calibrated for the profile).
 /// `session.context` reports the same parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Overhead {
+pub struct Overhead {
     pub system_prompt_tokens: u64,
     pub tool_tokens: u64,
     /// The step's reserve as far as the window leaves it after the fixed part (never
@@ -602,7 +602,7 @@ impl Overhead {
 /// The fixed part of the next request of `session` (see [`Overhead`]), worked out as
 /// the next model call would: its context input, the tools its profile's loading
 /// offers for the conversation, the reply reserve of its limits and profile.
-pub(crate) fn session_overhead(engine: super::Harness<'_>, session: &super::Session, state: &super::SessionState) -> Result<Overhead, ApiError> {
+pub fn session_overhead(engine: super::Harness<'_>, session: &super::Session, state: &super::SessionState) -> Result<Overhead, ApiError> {
     let store = engine.store();
     let profile = engine.llm_profile(&session.profile_id)?;
     let calibration = super::compaction::profile_context(store, &profile.id)?;

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-pub(crate) use super::apply::apply;
+pub use super::apply::apply;
 pub use super::apply::{target_name, AppliedTarget, ApplySelection};
 pub use super::steps::{platform_schema, source_schema, strategy_schema, MAX_REPAIRS, MAX_TITLE_CANDIDATES, ONE_LINE_PATTERN};
 
@@ -252,13 +252,13 @@ impl Record for Run {
 }
 
 /// A run by id. Errors: NOT_FOUND.
-pub(crate) fn load(h: Harness<'_>, run_id: &str) -> Result<Run, ApiError> {
+pub fn load(h: Harness<'_>, run_id: &str) -> Result<Run, ApiError> {
     let run = h.store().get::<Run>(run_id.as_bytes())?.ok_or_else(|| ApiError::not_found("run", run_id).action("list_runs", &[]))?;
     Ok(settle_orphan(h, run))
 }
 
 /// The runs of a project, newest first.
-pub(crate) fn list(h: Harness<'_>, project_id: &str) -> Result<Vec<Run>, ApiError> {
+pub fn list(h: Harness<'_>, project_id: &str) -> Result<Vec<Run>, ApiError> {
     crate::project::load(h.store(), project_id)?;
     let mut runs: Vec<Run> = h.store().scan::<Run>(b"")?.into_iter().filter(|r| r.project_id == project_id).map(|r| settle_orphan(h, r)).collect();
     runs.sort_by(|a, b| b.id.cmp(&a.id));
@@ -302,7 +302,7 @@ fn settle_orphan(h: Harness<'_>, mut run: Run) -> Run {
 
 /// Asks a running run to stop, or discards an interrupted one. `false` when it is
 /// neither running in this process nor interrupted.
-pub(crate) fn cancel(h: Harness<'_>, run_id: &str) -> Result<bool, ApiError> {
+pub fn cancel(h: Harness<'_>, run_id: &str) -> Result<bool, ApiError> {
     let mut run = load(h, run_id)?;
     if run.status == RunStatus::Interrupted || (run.status == RunStatus::Failed && run.resumable) {
         // Discarding an interrupted (or resumable failed) run: it will not be resumed.
@@ -330,7 +330,7 @@ pub(crate) fn cancel(h: Harness<'_>, run_id: &str) -> Result<bool, ApiError> {
 /// Starts and runs an optimization of `project_id`, streaming the run's events to
 /// `emit`. Returns the finished run (ready, failed or cancelled); the errors are the
 /// input's (VALIDATION, NOT_FOUND) and engine faults.
-pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, input: RunInput, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
+pub fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, input: RunInput, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
     let store = h.store();
     let project = crate::project::load(store, project_id)?;
     if project.archived {
@@ -399,7 +399,7 @@ pub(crate) fn start(h: Harness<'_>, project_id: &str, profile: Option<&str>, inp
 ///
 /// Errors: NOT_FOUND; CONFLICT when the run is not interrupted (running here, or
 /// finished).
-pub(crate) fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
+pub fn resume(h: Harness<'_>, run_id: &str, emit: &mut dyn FnMut(&Event)) -> Result<Run, ApiError> {
     let mut run = load(h, run_id)?;
     let failed = run.status == RunStatus::Failed && run.resumable;
     if run.status != RunStatus::Interrupted && !failed {

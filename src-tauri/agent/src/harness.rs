@@ -40,12 +40,12 @@ pub use allow_rule::{AllowRule, AllowScope};
 pub use compaction::{CompactThreshold, CompactionMode, CompactionTrigger, Pin};
 pub use event::{ApprovalChange, ApprovalHunk, Event, EventBody, IntentSource, LayerEstimate, Mode, ToolStatus, TurnEndReason};
 pub use log::{ApprovalRecord, ContextLayer, ContextSnapshot, Limits, Session, MAX_EVENT_BYTES, PREVIEW_CHARS};
-pub(crate) use model_call::session_overhead;
+pub use model_call::session_overhead;
 pub use model_call::{STREAM_CHECKPOINT_CHARS, STREAM_CHECKPOINT_MILLIS};
 pub use permission::{Decision, PermissionPolicy, PermissionRule};
 pub use replay::{messages_hash, replay, rewound_note, LogLine, PendingApproval, PendingQuestion, QueuedMessage, Replay, SessionState};
 pub use tools::{Reads, Registry, ToolContext, ToolDefinition, ToolFailure, ToolHandler};
-pub(crate) use turn::{answer_question, compact_session, resolve_approval, submit_message, Answer, SubmitOutcome, TurnStats};
+pub use turn::{answer_question, compact_session, resolve_approval, submit_message, Answer, SubmitOutcome, TurnStats};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
@@ -90,11 +90,11 @@ pub fn context_extras(
 
 /// Workspace permission rules, kept in the meta tree.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct StoredRules {
+pub struct StoredRules {
     pub(crate) rules: Vec<PermissionRule>,
 }
 
-pub(crate) const META_PERMISSION_RULES: &[u8] = b"permission_rules";
+pub const META_PERMISSION_RULES: &[u8] = b"permission_rules";
 
 impl Record for StoredRules {
     const KIND: crate::store::Kind = crate::store::Kind::Meta;
@@ -186,7 +186,7 @@ impl Scope {
 /// One log as this process holds it: its owner and scope ids (which every appended
 /// event carries), its state (the fold of its log), whether a turn is running, and the
 /// interrupt signal.
-pub(crate) struct Live {
+pub struct Live {
     pub owner: Owner,
     /// Shared by every event this process appends (events hold a reference, not a copy).
     pub workspace_id: Arc<str>,
@@ -229,14 +229,14 @@ impl Live {
 /// The right to run turns on one log: taken when a turn starts, released when it is
 /// dropped, so every path out of a turn (an answer, an error, a panic unwinding)
 /// releases it.
-pub(crate) struct TurnClaim<'a> {
+pub struct TurnClaim<'a> {
     live: &'a Live,
     held: bool,
 }
 
 impl<'a> TurnClaim<'a> {
     /// Takes the claim. Errors: CONFLICT when a turn runs.
-    pub(crate) fn take(live: &'a Live) -> Result<TurnClaim<'a>, ApiError> {
+    pub fn take(live: &'a Live) -> Result<TurnClaim<'a>, ApiError> {
         let mut running = live.lock_running();
         if *running {
             return Err(ApiError::new(ErrorCode::Conflict, "A turn of this session is running.")
@@ -297,7 +297,7 @@ impl Runtime {
     }
 
     /// Registers a tool (see `Engine::register_tool`).
-    pub(crate) fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
+    pub fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
         let mut guard = self.registry.write().unwrap_or_else(|p| p.into_inner());
         match &mut *guard {
             Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation(e.field(), e.to_string())),
@@ -305,7 +305,7 @@ impl Runtime {
         }
     }
 
-    pub(crate) fn registry(&self) -> Result<Registry, ApiError> {
+    pub fn registry(&self) -> Result<Registry, ApiError> {
         match &*self.registry.read().unwrap_or_else(|p| p.into_inner()) {
             Ok(registry) => Ok(registry.clone()),
             Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
@@ -315,7 +315,7 @@ impl Runtime {
 
 /// Where an event belongs and what it points at.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Meta {
+pub struct Meta {
     pub turn_id: Option<String>,
     pub parent_event_id: Option<String>,
     pub tool_use_id: Option<String>,
@@ -325,7 +325,7 @@ pub(crate) struct Meta {
 /// The harness bound to a kernel: what the turn loop and the session methods work
 /// with. Dereferences to the kernel.
 #[derive(Clone, Copy)]
-pub(crate) struct Harness<'a> {
+pub struct Harness<'a> {
     pub kernel: &'a Kernel,
     pub runtime: &'a Runtime,
 }
@@ -338,7 +338,7 @@ impl std::ops::Deref for Harness<'_> {
 }
 
 /// Every logged event of a session, in order.
-pub(crate) fn session_events(kernel: &Kernel, session_id: &str) -> Result<Vec<Event>, ApiError> {
+pub fn session_events(kernel: &Kernel, session_id: &str) -> Result<Vec<Event>, ApiError> {
     let mut events = kernel.store().scan::<Event>(&keys::project_prefix(session_id))?;
     share_envelope_ids(&mut events);
     Ok(events)
@@ -361,7 +361,7 @@ fn share_envelope_ids(events: &mut [Event]) {
 }
 
 impl<'a> Harness<'a> {
-    pub(crate) fn harness(&self) -> &'a Runtime {
+    pub fn harness(&self) -> &'a Runtime {
         self.runtime
     }
 
@@ -369,16 +369,16 @@ impl<'a> Harness<'a> {
         session_events(self.kernel, session_id)
     }
 
-    pub(crate) fn permission_rules(&self) -> Result<Vec<PermissionRule>, ApiError> {
+    pub fn permission_rules(&self) -> Result<Vec<PermissionRule>, ApiError> {
         Ok(self.store().get::<StoredRules>(META_PERMISSION_RULES)?.map(|r| r.rules).unwrap_or_default())
     }
 
     /// The stored "always allow" rules (every scope; the matcher checks the place).
-    pub(crate) fn allow_rules(&self) -> Result<Vec<AllowRule>, ApiError> {
+    pub fn allow_rules(&self) -> Result<Vec<AllowRule>, ApiError> {
         Ok(self.store().scan::<AllowRule>(allow_rule::META_ALLOW_RULES)?)
     }
 
-    pub(crate) fn set_permission_rules(&self, rules: Vec<PermissionRule>) -> Result<(), ApiError> {
+    pub fn set_permission_rules(&self, rules: Vec<PermissionRule>) -> Result<(), ApiError> {
         let _guard = self.write_lock();
         let mut batch = Batch::new();
         batch.put(&StoredRules { rules })?;
@@ -386,13 +386,13 @@ impl<'a> Harness<'a> {
         Ok(())
     }
 
-    pub(crate) fn load_session(&self, session_id: &str) -> Result<Session, ApiError> {
+    pub fn load_session(&self, session_id: &str) -> Result<Session, ApiError> {
         self.store().get::<Session>(session_id.as_bytes())?.ok_or_else(|| ApiError::not_found("session", session_id).action("list_sessions", &[]))
     }
 
     /// Refuses a call that would change a session's work (send, approve, answer,
     /// compact, stage, …) while its project is archived: `session.project_archived`.
-    pub(crate) fn check_project_open(&self, session: &Session) -> Result<(), ApiError> {
+    pub fn check_project_open(&self, session: &Session) -> Result<(), ApiError> {
         let project = crate::project::load(self.store(), &session.project_id)?;
         if project.archived {
             return Err(crate::project::archived_for_session(&project));
@@ -401,7 +401,7 @@ impl<'a> Harness<'a> {
     }
 
     /// True while a turn of one of the project's sessions runs in this process.
-    pub(crate) fn project_has_running_turn(&self, project_id: &str) -> bool {
+    pub fn project_has_running_turn(&self, project_id: &str) -> bool {
         let logs = self.harness().logs.lock().unwrap_or_else(|p| p.into_inner());
         logs.values().any(|live| matches!(live.owner, Owner::Session(_)) && &*live.project_id == project_id && live.is_running())
     }
@@ -412,7 +412,7 @@ impl<'a> Harness<'a> {
     }
 
     /// The live session, loading and (after a crash) repairing its log on first use.
-    pub(crate) fn live_session(&self, session_id: &str) -> Result<Arc<Live>, ApiError> {
+    pub fn live_session(&self, session_id: &str) -> Result<Arc<Live>, ApiError> {
         let session = self.load_session(session_id)?;
         let mut logs = self.harness().logs.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(live) = logs.get(session_id) {
@@ -429,7 +429,7 @@ impl<'a> Harness<'a> {
 
     /// Starts a new session's log: the session record and its first event in one
     /// transaction. Errors: store errors (then nothing is written).
-    pub(crate) fn start_session(&self, session: &Session, mode: Mode) -> Result<Event, ApiError> {
+    pub fn start_session(&self, session: &Session, mode: Mode) -> Result<Event, ApiError> {
         let live = Arc::new(Live::new(Owner::Session(session.id.clone()), self.workspace()?.id, session.project_id.clone(), SessionState::default()));
         let mut extra = Batch::new();
         extra.put(session)?;
@@ -442,7 +442,7 @@ impl<'a> Harness<'a> {
     /// Appends one event to a log (with `extra` records in the same transaction) and
     /// folds it into the live state. The envelope names the owner, project and
     /// workspace of `live`. Live-only kinds are refused.
-    pub(crate) fn append_event(&self, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
+    pub fn append_event(&self, live: &Live, meta: Meta, body: EventBody, extra: Batch, durability: Durability) -> Result<Event, ApiError> {
         let _guard = self.write_lock();
         self.append_locked(live, meta, body, extra, durability)
     }
@@ -451,7 +451,7 @@ impl<'a> Harness<'a> {
     /// under the same write lock: what `stage` checks cannot change before its records
     /// and the event that reports them commit, as one transaction. Nothing is written
     /// when `stage` fails.
-    pub(crate) fn append_staged<T>(
+    pub fn append_staged<T>(
         &self,
         live: &Live,
         meta: Meta,
@@ -530,7 +530,7 @@ impl<'a> Harness<'a> {
     }
 
     /// Asks the running turn of a session to stop. `false` when none runs here.
-    pub(crate) fn interrupt_session(&self, session_id: &str) -> Result<bool, ApiError> {
+    pub fn interrupt_session(&self, session_id: &str) -> Result<bool, ApiError> {
         let live = self.live_session(session_id)?;
         let running = live.is_running();
         if running {
@@ -541,7 +541,7 @@ impl<'a> Harness<'a> {
     }
 
     /// Sets the session's intent as the person edited it (no event when unchanged).
-    pub(crate) fn set_intent(&self, session_id: &str, intent: crate::intent::SessionIntent) -> Result<(), ApiError> {
+    pub fn set_intent(&self, session_id: &str, intent: crate::intent::SessionIntent) -> Result<(), ApiError> {
         let live = self.live_session(session_id)?;
         if live.lock_state().intent == intent {
             return Ok(());
@@ -571,13 +571,13 @@ impl<'a> Harness<'a> {
 
     /// True while a turn of the session runs in this process (its claim is held: from
     /// before its start is logged until after its end is).
-    pub(crate) fn turn_running(&self, session_id: &str) -> Result<bool, ApiError> {
+    pub fn turn_running(&self, session_id: &str) -> Result<bool, ApiError> {
         Ok(self.live_session(session_id)?.is_running())
     }
 
     /// Reads a session's timeline (the panel's fold, kept in its live state) under its
     /// lock, copying only what `read` picks.
-    pub(crate) fn with_timeline<T>(&self, session_id: &str, read: impl FnOnce(&timeline::Timeline) -> T) -> Result<T, ApiError> {
+    pub fn with_timeline<T>(&self, session_id: &str, read: impl FnOnce(&timeline::Timeline) -> T) -> Result<T, ApiError> {
         let live = self.live_session(session_id)?;
         let state = live.lock_state();
         Ok(read(&state.timeline))
@@ -585,13 +585,13 @@ impl<'a> Harness<'a> {
 
     /// The timeline patch `event` (just logged, or live) makes for the reader of one
     /// stream, if this process holds the session.
-    pub(crate) fn timeline_patch(&self, session_id: &str, feed: &mut timeline::LiveFeed, event: &Event) -> Option<timeline::TimelinePatch> {
+    pub fn timeline_patch(&self, session_id: &str, feed: &mut timeline::LiveFeed, event: &Event) -> Option<timeline::TimelinePatch> {
         let live = self.live_if_loaded(session_id)?;
         let state = live.lock_state();
         feed.patch(&state.timeline, event)
     }
 
-    pub(crate) fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {
+    pub fn session_state(&self, session_id: &str) -> Result<(SessionState, bool), ApiError> {
         let live = self.live_session(session_id)?;
         let running = live.is_running();
         let state = live.lock_state().clone();

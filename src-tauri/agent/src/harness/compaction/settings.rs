@@ -154,7 +154,7 @@ pub fn profile_context(store: &crate::store::Store, profile_id: &str) -> Result<
 
 impl Harness<'_> {
     /// Sets the session's own threshold (`None`: the profile's).
-    pub(crate) fn set_compaction_threshold(&self, session_id: &str, threshold: Option<CompactThreshold>) -> Result<(), ApiError> {
+    pub fn set_compaction_threshold(&self, session_id: &str, threshold: Option<CompactThreshold>) -> Result<(), ApiError> {
         let threshold = threshold.map(|t| t.check("threshold")).transpose()?;
         let live = self.live_session(session_id)?;
         if live.lock_state().compaction.threshold == threshold {

@@ -213,7 +213,7 @@ pub(crate) enum Keep {
 
 /// How a compaction ended.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Outcome {
+pub enum Outcome {
     /// Nothing older than the latest turn to compact.
     Nothing,
     Compacted {

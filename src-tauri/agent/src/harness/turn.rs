@@ -32,7 +32,7 @@ pub const MAX_MESSAGE_CHARS: usize = 20_000;
 
 /// How a submit ended.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum SubmitOutcome {
+pub enum SubmitOutcome {
     /// A turn was running; the message waits for its boundary.
     Queued,
     /// The turn (and any queued ones after it) ended.
@@ -41,7 +41,7 @@ pub(crate) enum SubmitOutcome {
 
 /// Where the time of a drive went.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct TurnStats {
+pub struct TurnStats {
     pub model_calls: u32,
     pub model_time: Duration,
     pub durable_syncs: u32,
@@ -313,7 +313,7 @@ fn check_open(engine: Harness<'_>, session: &Session) -> Result<(), ApiError> {
 
 /// Submits a user message (scoped to `selection`, already checked against the source
 /// by the caller): runs the turn now, or queues it behind the running one.
-pub(crate) fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, selection: Option<Selection>, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+pub fn submit_message(engine: Harness<'_>, session_id: &str, text: &str, selection: Option<Selection>, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(engine, &session)?;
     let text = crate::error::required_text("text", text, MAX_MESSAGE_CHARS)?;
@@ -340,22 +340,14 @@ pub(crate) const STALE_CHANGE_NOTE_ID: &str = "stale_change";
 /// Records the user's decision on a pending approval and continues the turn.
 /// The person's answer to a permission prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Answer {
+pub enum Answer {
     Deny,
     AllowOnce,
     /// Allow, and store the "always allow" rule the prompt offered, in this scope.
     AllowAlways(super::AllowScope),
 }
 
-pub(crate) fn resolve_approval(
-    engine: Harness<'_>,
-    session_id: &str,
-    request_id: &str,
-    answer: Answer,
-    note: &str,
-    decided_by: &str,
-    emit: Emit<'_>,
-) -> Result<SubmitOutcome, ApiError> {
+pub fn resolve_approval(engine: Harness<'_>, session_id: &str, request_id: &str, answer: Answer, note: &str, decided_by: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(engine, &session)?;
     let scope = engine.session_scope(&session)?;
@@ -458,7 +450,7 @@ pub(crate) fn resolve_approval(
 }
 
 /// Records the user's answer to a pending question and continues the turn.
-pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id: &str, answer: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
+pub fn answer_question(engine: Harness<'_>, session_id: &str, question_id: &str, answer: &str, emit: Emit<'_>) -> Result<SubmitOutcome, ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(engine, &session)?;
     let answer = crate::error::required_text("answer", answer, MAX_MESSAGE_CHARS)?;
@@ -490,7 +482,7 @@ pub(crate) fn answer_question(engine: Harness<'_>, session_id: &str, question_id
 /// being sent to a model. Errors: CONFLICT while a turn runs or while the session
 /// waits for an approval or an answer (a summary cannot split a call from its
 /// result); validation when archived.
-pub(crate) fn compact_session(engine: Harness<'_>, session_id: &str, emit: Emit<'_>) -> Result<(super::compaction::Outcome, TurnStats), ApiError> {
+pub fn compact_session(engine: Harness<'_>, session_id: &str, emit: Emit<'_>) -> Result<(super::compaction::Outcome, TurnStats), ApiError> {
     let session = engine.load_session(session_id)?;
     check_open(engine, &session)?;
     let scope = engine.session_scope(&session)?;

@@ -55,7 +55,7 @@ pub struct AppliedTarget {
 ///
 /// Errors: NOT_FOUND; VALIDATION for an empty selection or a platform not in the run;
 /// CONFLICT when the run is not ready (running, failed, cancelled).
-pub(crate) fn apply(h: Harness<'_>, run_id: &str, selection: &ApplySelection) -> Result<(Run, Vec<AppliedTarget>), ApiError> {
+pub fn apply(h: Harness<'_>, run_id: &str, selection: &ApplySelection) -> Result<(Run, Vec<AppliedTarget>), ApiError> {
     let mut run = load(h, run_id)?;
     if !matches!(run.status, RunStatus::Ready | RunStatus::PartlyApplied) {
         return Err(ApiError::new(ErrorCode::Conflict, format!("Run {} is {}; only a ready run can be applied.", run.id, run.status.as_str()))

@@ -46,7 +46,7 @@ impl Room {
 
     /// The end of a turn (or the refusal of a pin) when `pins` are over the budget:
     /// the message and what the person can do. `None` while they fit.
-    pub(crate) fn pins_over(self, pins: &[String]) -> Option<PinsTooLong> {
+    pub fn pins_over(self, pins: &[String]) -> Option<PinsTooLong> {
         let needed = pins_tokens(pins);
         let budget = self.pin_budget();
         (needed > budget).then_some(PinsTooLong { needed, budget, free: self.free_tokens })
@@ -55,7 +55,7 @@ impl Room {
 
 /// Pins that take more than their share of the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct PinsTooLong {
+pub struct PinsTooLong {
     pub needed: u64,
     pub budget: u64,
     pub free: u64,
@@ -140,7 +140,7 @@ pub struct Pin {
 /// The room of `session`'s next request (see [`Room`]), worked out as its model call
 /// would, without its pins and summary. Errors: the profile cannot be read, store
 /// errors.
-pub(crate) fn session_room(engine: Harness<'_>, session: &crate::harness::Session, state: &crate::harness::SessionState) -> Result<Room, ApiError> {
+pub fn session_room(engine: Harness<'_>, session: &crate::harness::Session, state: &crate::harness::SessionState) -> Result<Room, ApiError> {
     let mut bare = state.clone();
     bare.pins.clear();
     bare.summary.clear();
@@ -158,7 +158,7 @@ impl Harness<'_> {
     /// call; never summarised). Errors: NOT_FOUND, VALIDATION (empty, too long).
     /// Errors also CONTEXT_TOO_LONG when the pins with this one would take more than
     /// their share of the model's window ([`Room::pin_budget`]), with what to unpin.
-    pub(crate) fn pin(&self, session_id: &str, text: &str) -> Result<crate::harness::Event, ApiError> {
+    pub fn pin(&self, session_id: &str, text: &str) -> Result<crate::harness::Event, ApiError> {
         let text = crate::error::required_text("text", text, MAX_PIN_CHARS)?;
         let session = self.load_session(session_id)?;
         let live = self.live_session(session_id)?;
@@ -177,7 +177,7 @@ impl Harness<'_> {
     }
 
     /// Removes a pin (the person's, or a carried instruction). Errors: NOT_FOUND.
-    pub(crate) fn unpin(&self, session_id: &str, pin_id: &str) -> Result<crate::harness::Event, ApiError> {
+    pub fn unpin(&self, session_id: &str, pin_id: &str) -> Result<crate::harness::Event, ApiError> {
         let live = self.live_session(session_id)?;
         if !live.lock_state().pins.iter().any(|p| p.id == pin_id) {
             return Err(ApiError::not_found("pin", pin_id));
