@@ -212,10 +212,11 @@ fn replaying_100_000_events_is_fast_and_deterministic() {
     assert!(replayed.state.open_turn.is_none() && replayed.state.open_calls.is_empty());
     // Debug build: sled and the codec dominate. The speed target is the harness bench's
     // (release, `cargo bench --bench harness`); a debug build's wall clock under a loaded
-    // test run says little (6–12 s seen on a 2-core machine for the same binary), so this
-    // bound only catches a replay gone pathological (quadratic would take hours).
+    // test run says little (6–12 s seen on a 2-core machine for the same binary, 64 s
+    // with four builds beside it), so this bound only catches a replay gone
+    // pathological (quadratic would take hours).
     eprintln!("100,000 events: written in {wrote:?}, read back in {read:?}, replayed in {elapsed:?}");
-    assert!(elapsed < Duration::from_secs(60), "replay {elapsed:?} (debug build)");
+    assert!(elapsed < Duration::from_secs(600), "replay {elapsed:?} (debug build)");
     let _ = Usage::Counted;
 }
 
