@@ -160,6 +160,10 @@ async function main() {
     const sinceNav = await page.evaluate(() => Math.round(performance.now()));
     console.log(`# measured: launch to interactive project list ${sinceNav} ms after navigation start (${wall} ms wall clock)`);
     assert(!page.url().includes("token="), `token still in URL: ${page.url()}`);
+    // On Linux the first frame paints in fontconfig's generic families (styles.css:
+    // the named cross-platform stack held WebKitGTK's first paint).
+    const font = await page.evaluate(() => [document.documentElement.dataset.os, getComputedStyle(document.body).fontFamily]);
+    assert(font[0] === "linux" && font[1] === "sans-serif", `Linux font stack: ${JSON.stringify(font)}`);
     await noBanner();
     await shot("01-empty-en-light");
   });

@@ -4,6 +4,7 @@ import { afterFirstScreen, markStartup, staticFrameShown } from "../shared/lib/s
 import { loadMessages, modKeyLabel } from "../shared/i18n";
 import type { ProjectListResult } from "../shared/api/generated";
 import { firstFrame, showFirstFrame } from "./firstFrame";
+import { applyPlatformFonts } from "../shared/lib/platformFonts";
 import { startClient } from "./start";
 
 markStartup("page.main");
@@ -12,6 +13,7 @@ const lang = initialLang(navigator.language);
 const theme = initialTheme();
 applyLang(lang);
 applyTheme(theme);
+applyPlatformFonts(navigator.platform);
 
 // The first screen is the project list. This small entry asks for it first and, as soon
 // as it arrives, paints it as a plain static frame of the shell (./firstFrame.ts); then

@@ -21,9 +21,14 @@ export function markStartup(name: string): void {
   if (!(name in marks)) marks[name] = epochMs();
 }
 
-/** Once the frame after this one is painted, runs `then` (in a task of its own). */
-function afterPaint(then: () => void) {
-  requestAnimationFrame(() => setTimeout(then, 0));
+/** Once the frame after this one is painted, runs `then` (in a task of its own). Marks
+ * `frameMark` when that frame begins (its animation-frame callbacks run before its style,
+ * layout and paint), so the profile tells waiting for a frame from painting it. */
+function afterPaint(then: () => void, frameMark?: string) {
+  requestAnimationFrame(() => {
+    if (frameMark) markStartup(frameMark);
+    setTimeout(then, 0);
+  });
 }
 
 /** Records the page's own timings and tells the shell (the desktop app; nothing
@@ -53,7 +58,7 @@ export function staticFrameShown(send: (marks: Record<string, number>) => Promis
     afterPaint(() => {
       if (!reported) report(send);
       resolve();
-    }),
+    }, "page.static_frame"),
   );
 }
 
