@@ -239,11 +239,11 @@ pub struct SyncResolveParams {
 pub struct SyncResolveResult {
     pub conflict: SyncConflict,
     /// The resolution: the project's new head, delivered on the new base.
-    pub version: crate::model::Version,
+    pub version: super::dto::Version,
     /// Unsaved working-copy changes kept first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub autosnapshot: Option<crate::model::Version>,
+    pub autosnapshot: Option<super::dto::Version>,
 }
 
 /// The status as the UI shows it.
@@ -425,7 +425,7 @@ pub(super) fn resolve(engine: &Engine, params: SyncResolveParams) -> Result<Sync
     };
     let resolved = sync::resolve(engine, &params.conflict_id, choice)?;
     engine.sync_runtime().wake();
-    Ok(SyncResolveResult { conflict: resolved.conflict, version: resolved.version, autosnapshot: resolved.autosnapshot })
+    Ok(SyncResolveResult { conflict: resolved.conflict, version: (&resolved.version).into(), autosnapshot: resolved.autosnapshot.as_ref().map(Into::into) })
 }
 
 /// The connected workspace's members.

@@ -44,21 +44,17 @@ pub struct Accept {
 }
 
 /// What an accept made.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Accepted {
     pub proposal: Proposal,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub version: Option<Version>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft: Option<PlatformDraft>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub comment: Option<Comment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub project: Option<Project>,
 }
 

@@ -208,7 +208,7 @@ pub fn discard(kernel: &Kernel, session_id: &str) -> Result<Option<Staging>, Api
 }
 
 /// What applying a staged set made.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StagingApplied {
     /// The one new version (origin `aiProposal`, naming the first staged proposal).
