@@ -382,7 +382,7 @@ api_methods! {
         "backup.list" => data::list_backups(Empty) -> BackupListResult;
         "platformProfile.list" => pipeline::list_profiles(Empty) -> PlatformProfileListResult;
         "platformProfile.get" => pipeline::get_profile(IdRef) -> PlatformProfile;
-        "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> PipelineCompileResult;
+        "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> dto::PipelineCompileResult;
         "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> crate::pipeline::Measurement;
         "pipeline.suggest" => pipeline::suggest(ProjectRef) -> SuggestResult;
         "pipeline.fit" => pipeline::fit(PipelineCompileParams) -> FitReportResult;
@@ -415,8 +415,8 @@ api_methods! {
         "sync.invite" => sync::invite(SyncInviteParams) -> SyncInviteResult;
         "sync.revokeMember" => sync::revoke_member(SyncRevokeMemberParams) -> SyncMembersResult;
         "sync.disconnect" => sync::disconnect(Empty) -> SyncDisconnectResult;
-        "sync.policy" => sync::policy(Empty) -> crate::sync::policy::PolicyStanding;
-        "sync.setPolicy" => sync::set_policy(SyncSetPolicyParams) -> crate::sync::policy::PolicyStanding;
+        "sync.policy" => sync::policy(Empty) -> dto::PolicyStanding;
+        "sync.setPolicy" => sync::set_policy(SyncSetPolicyParams) -> dto::PolicyStanding;
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
         "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
         "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;

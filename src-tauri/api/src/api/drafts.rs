@@ -14,8 +14,7 @@ use super::{ApiError, Engine};
 use crate::diff::TextDiffResult;
 use crate::model::{DraftStatus, Platform, PlatformDraft};
 use crate::pipeline::{DraftContent, Finding};
-pub use crate::project::drafts::DraftSaveOutcome;
-use crate::project::drafts::{self as domain, CompiledDraft};
+use crate::project::drafts as domain;
 use crate::store::{Batch, Durability};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -79,11 +78,11 @@ pub struct PlatformDraftSaveParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformDraftSaveResult {
-    pub outcome: DraftSaveOutcome,
+    pub outcome: super::dto::DraftSaveOutcome,
     /// The saved draft after the call.
     pub draft: super::dto::PlatformDraft,
     /// The fresh compile and its findings.
-    pub compiled: CompiledDraft,
+    pub compiled: super::dto::CompiledDraft,
     /// Saved draft → fresh compile, when the outcome is `needsChoice`.
     #[ts(optional)]
     pub diff: Option<TextDiffResult>,
@@ -99,7 +98,7 @@ pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<P
     let mut batch = Batch::new();
     let saved = domain::stage_save(engine, &mut batch, &project, &compiled, params.replace_revision)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(PlatformDraftSaveResult { outcome: saved.outcome, draft: (&saved.draft).into(), compiled, diff: saved.diff })
+    Ok(PlatformDraftSaveResult { outcome: (&saved.outcome).into(), draft: (&saved.draft).into(), compiled: (&compiled).into(), diff: saved.diff })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
