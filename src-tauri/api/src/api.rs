@@ -451,8 +451,8 @@ api_methods! {
         "memory.confirm" => memory::confirm(MemoryRef) -> crate::memory::MemoryItem;
         "memory.delete" => memory::delete(MemoryRef) -> Deleted;
         "memory.dismissHabit" => memory::dismiss_habit(HabitRef) -> Deleted;
-        "session.stage" => proposals_session::stage(SessionStageParams) -> crate::proposals::staging::StagingView;
-        "session.staging" => proposals_session::get_staging(SessionRef) -> crate::proposals::staging::StagingView;
+        "session.stage" => proposals_session::stage(SessionStageParams) -> dto::StagingView;
+        "session.staging" => proposals_session::get_staging(SessionRef) -> dto::StagingView;
         "session.discardStaging" => proposals_session::discard_staging(SessionRef) -> StagingDiscardResult;
         "session.applyStaging" => proposals_session::apply_staging(SessionApplyStagingParams) -> dto::StagingApplied;
         "checkpoint.create" => proposals_session::create_checkpoint(CheckpointCreateParams) -> dto::Checkpoint;
@@ -472,10 +472,10 @@ api_methods! {
         "allowRule.narrow" => allow_rules::narrow(AllowRuleNarrowParams) -> AllowRuleView;
         "allowRule.remove" => allow_rules::remove(AllowRuleRef) -> Deleted;
         "proposal.list" => proposals::list(ProposalListParams) -> ProposalListResult;
-        "proposal.get" => proposals::get(ProposalRef) -> crate::proposals::ProposalView;
+        "proposal.get" => proposals::get(ProposalRef) -> dto::ProposalView;
         "proposal.accept" => proposals::accept(ProposalAcceptParams) -> dto::Accepted;
-        "proposal.reject" => proposals::reject(ProposalRejectParams) -> crate::proposals::apply::Rejected;
-        "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
+        "proposal.reject" => proposals::reject(ProposalRejectParams) -> dto::Rejected;
+        "proposal.rebase" => proposals::rebase(ProposalRef) -> dto::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
         "proposal.why" => proposals::why(ProposalWhyParams) -> ProposalWhyResult;
         "aiActivity.list" => activity::list(AiActivityListParams) -> crate::activity::ActivityPage;

@@ -7,11 +7,13 @@
 
 mod drafts;
 mod model;
+mod proposal_records;
 mod proposals;
 mod sync;
 
 pub use drafts::*;
 pub use model::*;
+pub use proposal_records::*;
 pub use proposals::*;
 pub use sync::*;
 
@@ -74,6 +76,31 @@ stored_only!(
     crate::sync::merge::RegionKind,
     crate::sync::merge::MergeRegion,
     crate::sync::policy::PolicyStanding,
+    crate::proposals::ProposalStatus,
+    crate::proposals::Base,
+    crate::proposals::ProposalHunk,
+    crate::proposals::Candidate,
+    crate::proposals::ChecklistItem,
+    crate::proposals::MetadataChange,
+    crate::proposals::Payload,
+    crate::proposals::Origin,
+    crate::proposals::SupersededReason,
+    crate::proposals::CarriedEdits,
+    crate::proposals::HunkSources,
+    crate::proposals::Applied,
+    crate::proposals::Proposal,
+    crate::proposals::Staleness,
+    crate::proposals::ProposalView,
+    crate::proposals::Edit,
+    crate::proposals::apply::AuditAction,
+    crate::proposals::apply::AuditRecord,
+    crate::proposals::apply::Constraint,
+    crate::proposals::apply::Rejected,
+    crate::proposals::apply::RebaseConflict,
+    crate::proposals::apply::Rebased,
+    crate::proposals::staging::StagedEntry,
+    crate::proposals::staging::Staging,
+    crate::proposals::staging::StagingView,
 );
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Deleted, Engine, ErrorCode};
 use crate::harness::{self, Event, EventBody, Session, TurnClaim};
-use crate::proposals::apply::Constraint;
+
 use crate::proposals::checkpoints::{self, Checkpoint, CheckpointReason};
 use crate::proposals::staging::{self, StagingApplied, StagingView};
 use crate::store::Durability;
@@ -79,7 +79,7 @@ pub struct CheckpointRestoreResult {
 #[serde(rename_all = "camelCase")]
 pub struct ConstraintListResult {
     /// Oldest first.
-    pub constraints: Vec<Constraint>,
+    pub constraints: Vec<super::dto::Constraint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -168,7 +168,7 @@ pub(super) fn restore_checkpoint(engine: &Engine, params: CheckpointRestoreParam
 
 pub(super) fn list_constraints(engine: &Engine, params: super::SessionRef) -> Result<ConstraintListResult, ApiError> {
     let session = engine.harness().load_session(&params.session_id)?;
-    Ok(ConstraintListResult { constraints: crate::proposals::apply::constraints(engine.store(), &session.id)? })
+    Ok(ConstraintListResult { constraints: crate::proposals::apply::constraints(engine.store(), &session.id)?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn remove_constraint(engine: &Engine, params: ConstraintRemoveParams) -> Result<Deleted, ApiError> {

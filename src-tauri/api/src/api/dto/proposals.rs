@@ -5,10 +5,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{Comment, PlatformDraft, Project, Version, VersionSummary};
+use super::{AuditRecord, Comment, PlatformDraft, Project, Proposal, Version, VersionSummary};
 use crate::model::{Platform, Timestamp};
-use crate::proposals::apply::AuditRecord;
-use crate::proposals::Proposal;
 /// What an accept made.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -130,7 +128,7 @@ pub struct CheckpointRestored {
 impl From<&crate::proposals::apply::Accepted> for Accepted {
     fn from(record: &crate::proposals::apply::Accepted) -> Self {
         Accepted {
-            proposal: record.proposal.clone(),
+            proposal: (&record.proposal).into(),
             version: record.version.as_ref().map(Into::into),
             draft: record.draft.as_ref().map(Into::into),
             comment: record.comment.as_ref().map(Into::into),
@@ -147,7 +145,12 @@ impl From<crate::proposals::apply::Accepted> for Accepted {
 
 impl From<&crate::proposals::staging::StagingApplied> for StagingApplied {
     fn from(record: &crate::proposals::staging::StagingApplied) -> Self {
-        StagingApplied { version: (&record.version).into(), project: (&record.project).into(), proposals: record.proposals.clone(), audit: record.audit.clone() }
+        StagingApplied {
+            version: (&record.version).into(),
+            project: (&record.project).into(),
+            proposals: record.proposals.iter().map(Into::into).collect(),
+            audit: record.audit.iter().map(Into::into).collect(),
+        }
     }
 }
 
