@@ -6,12 +6,14 @@
 //! that are done).
 
 mod drafts;
+mod harness;
 mod model;
 mod proposal_records;
 mod proposals;
 mod sync;
 
 pub use drafts::*;
+pub use harness::*;
 pub use model::*;
 pub use proposal_records::*;
 pub use proposals::*;
@@ -101,6 +103,12 @@ stored_only!(
     crate::proposals::staging::StagedEntry,
     crate::proposals::staging::Staging,
     crate::proposals::staging::StagingView,
+    crate::harness::AllowScope,
+    crate::harness::AllowRule,
+    crate::harness::PermissionRule,
+    crate::harness::Limits,
+    crate::harness::Session,
+    crate::harness::ApprovalRecord,
 );
 
 #[cfg(test)]
