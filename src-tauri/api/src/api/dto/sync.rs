@@ -456,7 +456,7 @@ impl From<&crate::sync::merge::MergeRegion> for MergeRegion {
 
 impl From<&crate::sync::policy::PolicyStanding> for PolicyStanding {
     fn from(record: &crate::sync::policy::PolicyStanding) -> Self {
-        PolicyStanding { policy: record.policy.clone(), can_set: record.can_set, fresh: record.fresh, spent: record.spent.clone() }
+        PolicyStanding { policy: record.policy.clone(), can_set: record.can_set, fresh: record.fresh, spent: record.spent }
     }
 }
 
