@@ -420,11 +420,11 @@ api_methods! {
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
         "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
         "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;
-        "usage.report" => usage::report(UsageReportParams) -> crate::usage::UsageReport;
+        "usage.report" => usage::report(UsageReportParams) -> dto::UsageReport;
         "usage.list" => usage::list(UsageListParams) -> UsageListResult;
-        "usage.getQuotas" => usage::get_quotas(Empty) -> crate::usage::Quotas;
-        "usage.standing" => usage::standing(Empty) -> crate::policy::CapStanding;
-        "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> crate::usage::Quotas;
+        "usage.getQuotas" => usage::get_quotas(Empty) -> dto::Quotas;
+        "usage.standing" => usage::standing(Empty) -> dto::CapStanding;
+        "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> dto::Quotas;
         "session.create" => session::create(SessionCreateParams) -> SessionView;
         "session.list" => session::list(SessionListParams) -> SessionListResult;
         "session.get" => session::get(SessionGetParams) -> SessionView;

@@ -11,6 +11,7 @@ mod model;
 mod proposal_records;
 mod proposals;
 mod sync;
+mod usage;
 
 pub use drafts::*;
 pub use harness::*;
@@ -18,6 +19,7 @@ pub use model::*;
 pub use proposal_records::*;
 pub use proposals::*;
 pub use sync::*;
+pub use usage::*;
 
 /// Fails to compile when a stored record named here implements `TS` again: then it
 /// could stand in the method table for its wire twin, and storage would decide the
@@ -109,6 +111,16 @@ stored_only!(
     crate::harness::Limits,
     crate::harness::Session,
     crate::harness::ApprovalRecord,
+    crate::usage::UsageOutcome,
+    crate::usage::UsageRecord,
+    crate::usage::ProjectBudget,
+    crate::usage::Spent,
+    crate::usage::Quotas,
+    crate::usage::UsageTotals,
+    crate::usage::UsageRow,
+    crate::usage::UsageReport,
+    crate::policy::CapLevel,
+    crate::policy::CapStanding,
 );
 
 #[cfg(test)]
