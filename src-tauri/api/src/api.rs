@@ -12,6 +12,7 @@ mod allow_rules;
 mod comments;
 mod data;
 mod drafts;
+pub mod dto;
 mod help;
 mod library;
 mod llm;
@@ -238,6 +239,12 @@ fn refuse_control_characters(value: &Value, path: &mut String) -> Result<(), Api
     }
 }
 
+/// A handler's answer in the method table's wire type: the identity for a type that is
+/// its own wire form, the wire twin's `From` copy for a record (see [`dto`]).
+fn wire<Record, Wire: From<Record>>(record: Record) -> Wire {
+    Wire::from(record)
+}
+
 fn to_json<R: Serialize>(result: R) -> Result<Value, ApiError> {
     serde_json::to_value(result).map_err(|e| ApiError::internal(format!("result does not serialize: {e}")))
 }
@@ -281,7 +288,7 @@ macro_rules! api_methods {
 
         fn dispatch(engine: &Engine, method: &str, params: Value, on_event: &mut dyn FnMut(StreamEvent) -> bool) -> Result<Value, ApiError> {
             match method {
-                $( $name => { let params: $params = parse_params(params)?; to_json::<$result>($module::$handler(engine, params)?) } )*
+                $( $name => { let params: $params = parse_params(params)?; to_json::<$result>(wire($module::$handler(engine, params)?)) } )*
                 $( $sname => {
                     let params: $sparams = parse_params(params)?;
                     // The UI trusts the declaration to type its callbacks; every test run
@@ -290,7 +297,7 @@ macro_rules! api_methods {
                         debug_assert!(matches!(event, StreamEvent::$svariant(_) $( | StreamEvent::$xvariant(_) )*), "{} sent an event it does not declare", $sname);
                         on_event(event);
                     };
-                    to_json::<$sresult>($smodule::$shandler(engine, params, &mut declared_only)?)
+                    to_json::<$sresult>(wire($smodule::$shandler(engine, params, &mut declared_only)?))
                 } )*
                 $( $wname => {
                     let params: $wparams = parse_params(params)?;
@@ -298,7 +305,7 @@ macro_rules! api_methods {
                         debug_assert!(matches!(event, StreamEvent::$wvariant(_)), "{} sent an event it does not declare", $wname);
                         on_event(event)
                     };
-                    to_json::<$wresult>($wmodule::$whandler(engine, params, &mut declared_only)?)
+                    to_json::<$wresult>(wire($wmodule::$whandler(engine, params, &mut declared_only)?))
                 } )*
                 _ => Err(unknown_method(method)),
             }
@@ -340,50 +347,50 @@ api_methods! {
         "app.report" => help::report(Empty) -> ProblemReport;
         "update.check" => update::check(Empty) -> UpdateCheck;
         "update.install" => update::install(UpdateInstallParams) -> UpdateInstalled;
-        "workspace.get" => workspace::get(Empty) -> crate::model::Workspace;
-        "workspace.update" => workspace::update(WorkspaceUpdateParams) -> crate::model::Workspace;
-        "project.create" => projects::create(ProjectCreateParams) -> crate::model::Project;
-        "project.get" => projects::get(ProjectRef) -> crate::model::Project;
+        "workspace.get" => workspace::get(Empty) -> dto::Workspace;
+        "workspace.update" => workspace::update(WorkspaceUpdateParams) -> dto::Workspace;
+        "project.create" => projects::create(ProjectCreateParams) -> dto::Project;
+        "project.get" => projects::get(ProjectRef) -> dto::Project;
         "project.list" => projects::list(ProjectListParams) -> ProjectListResult;
-        "project.update" => projects::update(ProjectUpdateParams) -> crate::model::Project;
-        "project.archive" => projects::archive(ProjectArchiveParams) -> crate::model::Project;
-        "version.create" => versions::create(VersionCreateParams) -> crate::model::Version;
-        "version.get" => versions::get(VersionRef) -> crate::model::Version;
+        "project.update" => projects::update(ProjectUpdateParams) -> dto::Project;
+        "project.archive" => projects::archive(ProjectArchiveParams) -> dto::Project;
+        "version.create" => versions::create(VersionCreateParams) -> dto::Version;
+        "version.get" => versions::get(VersionRef) -> dto::Version;
         "version.list" => versions::list(ProjectRef) -> VersionListResult;
         "version.restore" => versions::restore(VersionRef) -> VersionRestoreResult;
         "version.diff" => versions::diff(VersionDiffParams) -> VersionDiffResult;
-        "comment.add" => comments::add(CommentAddParams) -> crate::model::Comment;
+        "comment.add" => comments::add(CommentAddParams) -> dto::Comment;
         "comment.list" => comments::list(CommentListParams) -> CommentListResult;
-        "comment.resolve" => comments::resolve(CommentResolveParams) -> crate::model::Comment;
+        "comment.resolve" => comments::resolve(CommentResolveParams) -> dto::Comment;
         "comment.delete" => comments::delete(CommentRef) -> Deleted;
         "activity.list" => workspace::activities(ActivityListParams) -> ActivityListResult;
-        "brandProfile.create" => library::create_brand_profile(BrandProfileInput) -> crate::model::BrandProfile;
-        "brandProfile.get" => library::get_brand_profile(IdRef) -> crate::model::BrandProfile;
+        "brandProfile.create" => library::create_brand_profile(BrandProfileInput) -> dto::BrandProfile;
+        "brandProfile.get" => library::get_brand_profile(IdRef) -> dto::BrandProfile;
         "brandProfile.list" => library::list_brand_profiles(Empty) -> BrandProfileListResult;
-        "brandProfile.update" => library::update_brand_profile(BrandProfileUpdateParams) -> crate::model::BrandProfile;
+        "brandProfile.update" => library::update_brand_profile(BrandProfileUpdateParams) -> dto::BrandProfile;
         "brandProfile.delete" => library::delete_brand_profile(IdRef) -> Deleted;
-        "template.create" => library::create_template(TemplateInput) -> crate::model::ContentTemplate;
-        "template.get" => library::get_template(IdRef) -> crate::model::ContentTemplate;
+        "template.create" => library::create_template(TemplateInput) -> dto::ContentTemplate;
+        "template.get" => library::get_template(IdRef) -> dto::ContentTemplate;
         "template.list" => library::list_templates(Empty) -> TemplateListResult;
-        "template.update" => library::update_template(TemplateUpdateParams) -> crate::model::ContentTemplate;
+        "template.update" => library::update_template(TemplateUpdateParams) -> dto::ContentTemplate;
         "template.delete" => library::delete_template(IdRef) -> Deleted;
-        "media.add" => media::add(MediaAddParams) -> crate::model::MediaAsset;
-        "media.addBytes" => media::add_bytes(MediaAddBytesParams) -> crate::model::MediaAsset;
-        "media.get" => media::get(IdRef) -> crate::model::MediaAsset;
+        "media.add" => media::add(MediaAddParams) -> dto::MediaAsset;
+        "media.addBytes" => media::add_bytes(MediaAddBytesParams) -> dto::MediaAsset;
+        "media.get" => media::get(IdRef) -> dto::MediaAsset;
         "media.list" => media::list(MediaListParams) -> MediaListResult;
         "media.read" => media::read(IdRef) -> MediaReadResult;
         "backup.list" => data::list_backups(Empty) -> BackupListResult;
         "platformProfile.list" => pipeline::list_profiles(Empty) -> PlatformProfileListResult;
         "platformProfile.get" => pipeline::get_profile(IdRef) -> PlatformProfile;
-        "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> PipelineCompileResult;
+        "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> dto::PipelineCompileResult;
         "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> crate::pipeline::Measurement;
         "pipeline.suggest" => pipeline::suggest(ProjectRef) -> SuggestResult;
         "pipeline.fit" => pipeline::fit(PipelineCompileParams) -> FitReportResult;
         "platformDraft.list" => drafts::list(ProjectRef) -> PlatformDraftListResult;
-        "platformDraft.get" => drafts::get(PlatformDraftRef) -> crate::model::PlatformDraft;
+        "platformDraft.get" => drafts::get(PlatformDraftRef) -> dto::PlatformDraft;
         "platformDraft.save" => drafts::save(PlatformDraftSaveParams) -> PlatformDraftSaveResult;
         "platformDraft.edit" => drafts::edit(PlatformDraftEditParams) -> PlatformDraftEditResult;
-        "platformDraft.setStatus" => drafts::set_status(PlatformDraftSetStatusParams) -> crate::model::PlatformDraft;
+        "platformDraft.setStatus" => drafts::set_status(PlatformDraftSetStatusParams) -> dto::PlatformDraft;
         "quality.check" => pipeline::check(QualityCheckParams) -> QualityCheckResult;
         "llmProfile.presets" => llm::list_presets(Empty) -> LlmPresetListResult;
         "llmProfile.list" => llm::list(Empty) -> LlmProfileListResult;
@@ -408,16 +415,16 @@ api_methods! {
         "sync.invite" => sync::invite(SyncInviteParams) -> SyncInviteResult;
         "sync.revokeMember" => sync::revoke_member(SyncRevokeMemberParams) -> SyncMembersResult;
         "sync.disconnect" => sync::disconnect(Empty) -> SyncDisconnectResult;
-        "sync.policy" => sync::policy(Empty) -> crate::sync::policy::PolicyStanding;
-        "sync.setPolicy" => sync::set_policy(SyncSetPolicyParams) -> crate::sync::policy::PolicyStanding;
+        "sync.policy" => sync::policy(Empty) -> dto::PolicyStanding;
+        "sync.setPolicy" => sync::set_policy(SyncSetPolicyParams) -> dto::PolicyStanding;
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
         "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
         "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;
-        "usage.report" => usage::report(UsageReportParams) -> crate::usage::UsageReport;
+        "usage.report" => usage::report(UsageReportParams) -> dto::UsageReport;
         "usage.list" => usage::list(UsageListParams) -> UsageListResult;
-        "usage.getQuotas" => usage::get_quotas(Empty) -> crate::usage::Quotas;
-        "usage.standing" => usage::standing(Empty) -> crate::policy::CapStanding;
-        "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> crate::usage::Quotas;
+        "usage.getQuotas" => usage::get_quotas(Empty) -> dto::Quotas;
+        "usage.standing" => usage::standing(Empty) -> dto::CapStanding;
+        "usage.setQuotas" => usage::set_quotas(QuotasSetParams) -> dto::Quotas;
         "session.create" => session::create(SessionCreateParams) -> SessionView;
         "session.list" => session::list(SessionListParams) -> SessionListResult;
         "session.get" => session::get(SessionGetParams) -> SessionView;
@@ -444,11 +451,11 @@ api_methods! {
         "memory.confirm" => memory::confirm(MemoryRef) -> crate::memory::MemoryItem;
         "memory.delete" => memory::delete(MemoryRef) -> Deleted;
         "memory.dismissHabit" => memory::dismiss_habit(HabitRef) -> Deleted;
-        "session.stage" => proposals_session::stage(SessionStageParams) -> crate::proposals::staging::StagingView;
-        "session.staging" => proposals_session::get_staging(SessionRef) -> crate::proposals::staging::StagingView;
+        "session.stage" => proposals_session::stage(SessionStageParams) -> dto::StagingView;
+        "session.staging" => proposals_session::get_staging(SessionRef) -> dto::StagingView;
         "session.discardStaging" => proposals_session::discard_staging(SessionRef) -> StagingDiscardResult;
-        "session.applyStaging" => proposals_session::apply_staging(SessionApplyStagingParams) -> crate::proposals::staging::StagingApplied;
-        "checkpoint.create" => proposals_session::create_checkpoint(CheckpointCreateParams) -> crate::proposals::checkpoints::Checkpoint;
+        "session.applyStaging" => proposals_session::apply_staging(SessionApplyStagingParams) -> dto::StagingApplied;
+        "checkpoint.create" => proposals_session::create_checkpoint(CheckpointCreateParams) -> dto::Checkpoint;
         "checkpoint.list" => proposals_session::list_checkpoints(SessionRef) -> CheckpointListResult;
         "checkpoint.restore" => proposals_session::restore_checkpoint(CheckpointRestoreParams) -> CheckpointRestoreResult;
         "constraint.list" => proposals_session::list_constraints(SessionRef) -> ConstraintListResult;
@@ -465,10 +472,10 @@ api_methods! {
         "allowRule.narrow" => allow_rules::narrow(AllowRuleNarrowParams) -> AllowRuleView;
         "allowRule.remove" => allow_rules::remove(AllowRuleRef) -> Deleted;
         "proposal.list" => proposals::list(ProposalListParams) -> ProposalListResult;
-        "proposal.get" => proposals::get(ProposalRef) -> crate::proposals::ProposalView;
-        "proposal.accept" => proposals::accept(ProposalAcceptParams) -> crate::proposals::apply::Accepted;
-        "proposal.reject" => proposals::reject(ProposalRejectParams) -> crate::proposals::apply::Rejected;
-        "proposal.rebase" => proposals::rebase(ProposalRef) -> crate::proposals::apply::Rebased;
+        "proposal.get" => proposals::get(ProposalRef) -> dto::ProposalView;
+        "proposal.accept" => proposals::accept(ProposalAcceptParams) -> dto::Accepted;
+        "proposal.reject" => proposals::reject(ProposalRejectParams) -> dto::Rejected;
+        "proposal.rebase" => proposals::rebase(ProposalRef) -> dto::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
         "proposal.why" => proposals::why(ProposalWhyParams) -> ProposalWhyResult;
         "aiActivity.list" => activity::list(AiActivityListParams) -> crate::activity::ActivityPage;

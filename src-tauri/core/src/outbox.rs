@@ -12,13 +12,12 @@
 //! versions are delivered ([`delivered`]): an autosnapshot of unsaved work has no job.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::model::{Timestamp, Version, VersionOrigin, Workspace};
 use crate::store::{Batch, Kind, Record, StoreError};
 
 /// Where a job stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "camelCase")]
 pub enum JobState {
     /// Waiting to be sent.
@@ -59,7 +58,7 @@ impl JobState {
 }
 
 /// One version to deliver to one workspace server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryJob {
     pub id: String,
@@ -75,38 +74,31 @@ pub struct DeliveryJob {
     /// The server head the first send was based on; every resend carries the same
     /// base, so a resend is byte-for-byte the same push under the same dedupe key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub base: Option<u32>,
     /// The jobs (ids, in order) that the first send carried after this one: a backlog
     /// goes up to [`DeliverySettings::max_batch`] versions per push. Fixed with the
     /// base, so every resend is the same push under the same key ([`push_key`]). Only
     /// on the first job of a push; the others move through the states with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(optional, as = "Option<Vec<String>>")]
     pub batch: Vec<String>,
     /// The first send carried the versions' origins (the server said it keeps them);
     /// every resend does the same, so it stays the same push. Only on the first job of
     /// a push, as `batch`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(skip)]
     pub with_origin: bool,
     /// The first send carried the versions' AI origin detail (the server keeps it and
     /// the workspace policy shared activity then); resends do the same. As `batch`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(skip)]
     pub with_ai: bool,
     /// The number the server gave the version, once acknowledged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub server_number: Option<u32>,
     /// Why the last attempt failed, for the person (English).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub last_error: Option<String>,
     /// Its stable code, for the UI to word it (`UNREACHABLE`, `UNAUTHORIZED`, ...: the
     /// codes of `SyncStatus::last_error_code`). Absent on jobs of older builds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub last_error_code: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

@@ -199,7 +199,7 @@ pub fn caps_spending(policy: &Policy) -> bool {
 }
 
 /// How near the member is to the workspace's monthly cap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CapLevel {
     /// No cap applies (no policy, or one without a cap).
@@ -217,29 +217,24 @@ pub const NEAR_CAP: f64 = 0.8;
 /// The member's standing against the workspace's monthly cap, for the AI panel's meter
 /// (`usage.standing`): read from this app's cached policy and the month's running
 /// total, without asking the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CapStanding {
     /// The UTC calendar month, `2026-11`.
     pub month: String,
     pub spent: MonthSpent,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub cap_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub cap_tokens: Option<u64>,
     pub level: CapLevel,
     /// The workspace whose policy sets the cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub workspace_name: Option<String>,
     /// The owner who set the policy, and when.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub set_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub set_at: Option<Timestamp>,
 }
 

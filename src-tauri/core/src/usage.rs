@@ -7,14 +7,13 @@ use std::collections::BTreeMap;
 
 use chrono::Datelike;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ErrorCode;
 use crate::model::Timestamp;
 use crate::store::{Kind, Record};
 
 /// How a model call ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum UsageOutcome {
     Ok,
@@ -22,7 +21,7 @@ pub enum UsageOutcome {
 }
 
 /// One model call. Never holds a prompt, a reply or a key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRecord {
     pub id: String,
@@ -34,10 +33,8 @@ pub struct UsageRecord {
     /// What the call was for: `test_connection`, `drafting`, `optimize`, ...
     pub purpose: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub session_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub run_id: Option<String>,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -45,7 +42,6 @@ pub struct UsageRecord {
     pub tokens_estimated: bool,
     /// In the currency of the profile's prices; absent when it has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub cost: Option<f64>,
     pub latency_ms: u64,
     pub attempts: u32,
@@ -214,15 +210,13 @@ pub fn stage_totals_of<'a>(batch: &mut crate::store::Batch, records: impl IntoIt
 /// A project's limits on model use, across all its sessions (and their compactions).
 /// `None` is no limit. A model call of a session whose project's budget is spent is
 /// not sent; the person raises the budget to go on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectBudget {
     pub project_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub token_budget: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub cost_budget: Option<f64>,
 }
 
@@ -234,7 +228,7 @@ impl Record for ProjectBudget {
 }
 
 /// What a set of sessions spent: tokens (input + output) and cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Spent {
     pub tokens: u64,
@@ -266,16 +260,14 @@ pub fn budget_exceeded(what: &str, token_budget: Option<u64>, cost_budget: Optio
 }
 
 /// Workspace limits on model use. `None` is no limit.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Quotas {
     /// Input plus output tokens per UTC day.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub daily_tokens: Option<u64>,
     /// Cost per UTC calendar month, in the profiles' currency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub monthly_cost: Option<f64>,
 }
 
@@ -352,7 +344,7 @@ pub fn check_quota_spent(quotas: &Quotas, today_tokens: u64, month_cost: f64, ne
 }
 
 /// Totals of a group of calls.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageTotals {
     pub calls: u64,
@@ -387,7 +379,7 @@ impl UsageTotals {
 
 /// One row of a report: a key (a day `2026-01-31`, a profile name, a purpose) and
 /// its totals.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageRow {
     pub key: String,
@@ -395,7 +387,7 @@ pub struct UsageRow {
 }
 
 /// Usage grouped three ways.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageReport {
     /// Oldest day first.

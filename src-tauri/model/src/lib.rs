@@ -2,9 +2,10 @@
 //! storage framing, no transport concerns. The bottom layer: every other crate may use
 //! it, and it uses none of them.
 //!
-//! Records serialize in camelCase because the same shape is what the API returns for
-//! reads and what the export folder holds; the storage codec frames them separately
-//! (see `store::codec`). Write parameters are API-specific types in `api::methods`.
+//! Records serialize in camelCase, the shape the export folder holds; the storage codec
+//! frames them separately (see `store::codec`). What the API sends is decided in
+//! `inkstone-api` (`api::dto`): wire copies of these records, so a stored field can change
+//! without the UI noticing.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -17,7 +18,7 @@ pub mod ids;
 pub type Timestamp = DateTime<Utc>;
 
 /// The one local workspace. Later it can be linked to a workspace server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Workspace {
     pub id: String,
@@ -30,7 +31,7 @@ pub struct Workspace {
 }
 
 /// A piece of writing: a Markdown working copy plus its numbered versions.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Project {
     pub id: String,
@@ -52,7 +53,7 @@ pub struct Project {
 
 /// A project without its source: what lists show. Kept in its own tree, written with
 /// every project write, so listing 10,000 projects reads no article text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectSummary {
     pub id: String,
@@ -117,7 +118,7 @@ impl Platform {
 
 /// Where a platform draft stands. The person sets it until a publishing integration
 /// exists; a `publishing` draft is read-only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DraftStatus {
     Draft,
@@ -128,7 +129,7 @@ pub enum DraftStatus {
 
 /// A project's saved draft for one platform: a compile of the source, possibly edited
 /// by hand on top. Kept per (project, platform); every change bumps `revision`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformDraft {
     pub project_id: String,
@@ -172,7 +173,7 @@ pub struct Post {
 }
 
 /// An immutable snapshot of a project's title and source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Version {
     pub id: String,
@@ -190,10 +191,8 @@ pub struct Version {
     /// stays for the CLI). Absent for a person's message, a proposal's summary, and
     /// versions written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    #[ts(optional, type = "Record<string, string>")]
     pub message_params: std::collections::BTreeMap<String, String>,
     pub origin: VersionOrigin,
     /// `sha256:` + hex of the title and source; equal content gives an equal hash.
@@ -202,7 +201,7 @@ pub struct Version {
 }
 
 /// Why a version exists.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum VersionOrigin {
     /// A person saved it.
@@ -216,7 +215,6 @@ pub enum VersionOrigin {
     #[serde(rename_all = "camelCase")]
     Autosnapshot {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         conflict_id: Option<String>,
     },
     /// A person accepted (all or some hunks of) an AI proposal.
@@ -224,17 +222,14 @@ pub enum VersionOrigin {
     AiProposal {
         proposal_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         session_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         run_id: Option<String>,
         model: String,
         profile_id: String,
         /// What the model had read before it proposed the accepted hunks (see
         /// [`ProvenanceSource`]); empty in versions made before provenance was recorded.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[ts(as = "Option<Vec<ProvenanceSource>>", optional)]
         sources: Vec<ProvenanceSource>,
     },
     /// A checkpoint of a session was restored; `checkpoint_id` names it.
@@ -250,7 +245,6 @@ pub enum VersionOrigin {
         server_number: u32,
         pushed_by: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         remote_origin: Option<String>,
     },
     /// The person resolved a sync conflict (`conflict_id`) with this content.
@@ -323,7 +317,7 @@ pub enum ProvenanceSource {
 }
 
 /// A version without its source, for lists.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionSummary {
     pub id: String,
@@ -333,10 +327,8 @@ pub struct VersionSummary {
     pub message: Option<String>,
     /// See [`Version::message_id`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    #[ts(optional, type = "Record<string, string>")]
     pub message_params: std::collections::BTreeMap<String, String>,
     pub origin: VersionOrigin,
     pub content_hash: String,
@@ -372,7 +364,7 @@ pub struct Anchor {
     pub to: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     pub id: String,
@@ -385,14 +377,13 @@ pub struct Comment {
     pub author: String,
     /// The comment this one answers, for a reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub reply_to: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
 
 /// One state change, for the activity feed and the audit trail.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Activity {
     pub id: String,
@@ -404,7 +395,7 @@ pub struct Activity {
     pub created_at: Timestamp,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActivityKind {
     ProjectCreated,
@@ -435,7 +426,7 @@ pub enum ActivityKind {
 }
 
 /// How a brand speaks; used by checks and, later, by the model.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BrandProfile {
     pub id: String,
@@ -452,7 +443,7 @@ pub struct BrandProfile {
 }
 
 /// A starting point for new projects.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContentTemplate {
     pub id: String,
@@ -466,7 +457,7 @@ pub struct ContentTemplate {
 }
 
 /// An image kept under the data dir (`media/<id>.<ext>`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MediaAsset {
     pub id: String,

@@ -25,7 +25,7 @@ use crate::model::Timestamp;
 use crate::store::{Kind, Record};
 
 /// How far a rule reaches, from the narrowest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AllowScope {
     /// The drafting session (or run) the rule was made in.
@@ -49,7 +49,7 @@ impl AllowScope {
 }
 
 /// A stored "always allow" rule.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AllowRule {
     /// `rul_…`.
@@ -70,7 +70,6 @@ pub struct AllowRule {
     #[serde(default)]
     pub allowed_count: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub last_allowed_at: Option<Timestamp>,
 }
 

@@ -2,7 +2,6 @@
 //! content-addressed result store, context snapshots, approvals and executions.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::event::Event;
 use super::Owner;
@@ -21,7 +20,7 @@ pub const INLINE_RESULT_BYTES: usize = MAX_EVENT_BYTES - 4 * 1024;
 pub const EMPTY_RESULT_MARKER: &str = "{\"ok\":true,\"note\":\"The tool succeeded and returned nothing.\"}";
 
 /// Limits of a session; every one can be changed per session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Limits {
     /// Model calls per user message.
@@ -30,11 +29,9 @@ pub struct Limits {
     pub tool_timeout_ms: u64,
     /// Input plus output tokens over the whole session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub token_budget: Option<u64>,
     /// Cost over the whole session, in the profile's currency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub cost_budget: Option<f64>,
     /// Consecutive failures of the same kind that block the turn.
     pub breaker_threshold: u32,
@@ -51,7 +48,7 @@ impl Default for Limits {
 }
 
 /// A drafting session on one project.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
     pub id: String,
@@ -99,7 +96,7 @@ impl Record for StoredResult {
 /// A decision on a tool call, bound to what exactly was approved and where: the
 /// workspace, project and owner (session or run) it was asked in. It allows at most one
 /// execution: running the call records `consumed_by`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalRecord {
     pub request_id: String,
@@ -108,7 +105,6 @@ pub struct ApprovalRecord {
     pub session_id: String,
     /// The run asked in, when the owner is a run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub run_id: Option<String>,
     /// Empty in records written before approvals were scoped: those match nothing.
     #[serde(default)]
@@ -119,7 +115,6 @@ pub struct ApprovalRecord {
     pub tool: String,
     pub input_hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub target_version: Option<u64>,
     pub idempotency_key: String,
     pub approved: bool,
@@ -127,7 +122,6 @@ pub struct ApprovalRecord {
     pub decided_at: Timestamp,
     /// The tool call whose execution used this approval up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub consumed_by: Option<String>,
 }
 

@@ -27,7 +27,7 @@ pub enum PermissionPolicy {
 }
 
 /// A workspace rule: `tool` is a tool name or `*`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionRule {
     pub tool: String,

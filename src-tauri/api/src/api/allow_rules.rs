@@ -24,7 +24,7 @@ pub struct AllowRulePreviewParams {
     pub session_id: String,
     /// The pending approval request whose "always allow" is previewed.
     pub request_id: String,
-    pub scope: AllowScope,
+    pub scope: super::dto::AllowScope,
 }
 
 /// A past call a rule would have matched: where and when, and only its pinned ids
@@ -49,7 +49,7 @@ pub struct MatchedCall {
 #[serde(rename_all = "camelCase")]
 pub struct AllowRulePreview {
     pub tool: String,
-    pub scope: AllowScope,
+    pub scope: super::dto::AllowScope,
     pub pattern: BTreeMap<String, String>,
     pub project_id: String,
     pub owner_id: String,
@@ -64,7 +64,7 @@ pub struct AllowRulePreview {
 #[serde(rename_all = "camelCase")]
 pub struct AllowRuleView {
     #[serde(flatten)]
-    pub rule: AllowRule,
+    pub rule: super::dto::AllowRule,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub project_title: Option<String>,
@@ -90,7 +90,7 @@ pub struct AllowRuleNarrowParams {
     /// A scope no wider than the rule's.
     #[serde(default)]
     #[ts(optional)]
-    pub scope: Option<AllowScope>,
+    pub scope: Option<super::dto::AllowScope>,
     /// A pattern no wider than the rule's: its fields kept (same glob, or a glob in
     /// place of `*`), more fields allowed.
     #[serde(default)]
@@ -133,7 +133,7 @@ pub(super) fn preview(engine: &Engine, params: AllowRulePreviewParams) -> Result
         id: String::new(),
         workspace_id: engine.workspace()?.id,
         tool: offer.tool,
-        scope: params.scope,
+        scope: params.scope.into(),
         pattern: offer.pattern,
         project_id: session.project_id.clone(),
         owner_id: session.id.clone(),
@@ -168,7 +168,7 @@ pub(super) fn preview(engine: &Engine, params: AllowRulePreviewParams) -> Result
             fields: allow_rule::shown_fields(&call.input),
         });
     }
-    Ok(AllowRulePreview { tool: rule.tool, scope: rule.scope, pattern: rule.pattern, project_id: rule.project_id, owner_id: rule.owner_id, matches, total })
+    Ok(AllowRulePreview { tool: rule.tool, scope: (&rule.scope).into(), pattern: rule.pattern, project_id: rule.project_id, owner_id: rule.owner_id, matches, total })
 }
 
 /// Every stored rule, newest first.
@@ -178,7 +178,7 @@ pub(super) fn list(engine: &Engine, _: super::Empty) -> Result<AllowRuleListResu
     let mut out = Vec::with_capacity(rules.len());
     for rule in rules {
         let project_title = project_title(engine, &rule.project_id)?;
-        out.push(AllowRuleView { rule, project_title });
+        out.push(AllowRuleView { rule: (&rule).into(), project_title });
     }
     Ok(AllowRuleListResult { rules: out })
 }
@@ -192,7 +192,7 @@ pub(super) fn narrow(engine: &Engine, params: AllowRuleNarrowParams) -> Result<A
     if params.scope.is_none() && params.pattern.is_none() {
         return Err(ApiError::validation("scope", "Give a narrower scope or pattern."));
     }
-    let scope = params.scope.unwrap_or(rule.scope);
+    let scope = params.scope.map(AllowScope::from).unwrap_or(rule.scope);
     let pattern = params.pattern.clone().unwrap_or_else(|| rule.pattern.clone());
     for (field, glob) in &pattern {
         if field.trim().is_empty() || field.len() > 64 || glob.len() > 500 {
@@ -210,7 +210,7 @@ pub(super) fn narrow(engine: &Engine, params: AllowRuleNarrowParams) -> Result<A
     batch.put(&narrowed)?;
     engine.store().apply(batch, Durability::Durable)?;
     let project_title = project_title(engine, &narrowed.project_id)?;
-    Ok(AllowRuleView { rule: narrowed, project_title })
+    Ok(AllowRuleView { rule: (&narrowed).into(), project_title })
 }
 
 /// Removes a rule: its tool asks again. Errors: NOT_FOUND.

@@ -38,13 +38,13 @@ pub struct CommentListParams {
 #[serde(rename_all = "camelCase")]
 pub struct CommentListResult {
     /// Oldest first.
-    pub comments: Vec<Comment>,
+    pub comments: Vec<super::dto::Comment>,
 }
 
 pub(super) fn list(engine: &Engine, params: CommentListParams) -> Result<CommentListResult, ApiError> {
     load_project(engine, &params.project_id)?;
     let include_resolved = params.include_resolved.unwrap_or(true);
-    Ok(CommentListResult { comments: domain::list(engine.store(), &params.project_id, include_resolved)? })
+    Ok(CommentListResult { comments: domain::list(engine.store(), &params.project_id, include_resolved)?.iter().map(Into::into).collect() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

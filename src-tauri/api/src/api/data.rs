@@ -77,7 +77,7 @@ pub(super) fn import(engine: &Engine, params: ImportParams, on_event: &mut dyn F
 #[serde(rename_all = "camelCase")]
 pub struct ImportMarkdownResult {
     /// The new projects, one per file imported.
-    pub projects: Vec<ProjectSummary>,
+    pub projects: Vec<super::dto::ProjectSummary>,
     /// Symbolic links in the chosen folder, skipped: a link can point anywhere, and
     /// what it points to is not part of the folder. Import their targets by path.
     pub skipped_links: Vec<String>,
@@ -92,7 +92,7 @@ pub struct ImportMarkdownResult {
 pub struct SkippedImport {
     pub path: String,
     /// The project that already holds the file's title and text.
-    pub existing: ProjectSummary,
+    pub existing: super::dto::ProjectSummary,
 }
 
 /// Largest Markdown file read, in bytes: [`MAX_SOURCE_CHARS`] characters of at most
@@ -191,7 +191,7 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
             None => same_project(engine, &summaries, &title, &source)?,
         };
         if let Some(existing) = existing {
-            skipped.push(SkippedImport { path: file.display().to_string(), existing });
+            skipped.push(SkippedImport { path: file.display().to_string(), existing: (&existing).into() });
             progress("import.markdown", idx as u64 + 1, n_files);
             continue;
         }
@@ -205,7 +205,7 @@ pub(super) fn import_markdown(engine: &Engine, params: ImportParams, on_event: &
     if !projects.is_empty() {
         engine.store().apply(batch, Durability::Durable)?;
     }
-    Ok(ImportMarkdownResult { projects, skipped_links, skipped })
+    Ok(ImportMarkdownResult { projects: projects.iter().map(Into::into).collect(), skipped_links, skipped })
 }
 
 /// The project already holding `title` and `source`, if any.

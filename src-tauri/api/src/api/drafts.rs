@@ -14,8 +14,7 @@ use super::{ApiError, Engine};
 use crate::diff::TextDiffResult;
 use crate::model::{DraftStatus, Platform, PlatformDraft};
 use crate::pipeline::{DraftContent, Finding};
-pub use crate::project::drafts::DraftSaveOutcome;
-use crate::project::drafts::{self as domain, CompiledDraft};
+use crate::project::drafts as domain;
 use crate::store::{Batch, Durability};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -32,7 +31,7 @@ pub struct PlatformDraftListResult {
     /// The project's working-copy revision now; a draft whose `sourceRevision` is older
     /// was compiled from an earlier text.
     pub source_revision: u64,
-    pub drafts: Vec<PlatformDraft>,
+    pub drafts: Vec<super::dto::PlatformDraft>,
     /// Each saved draft's own findings: what its text breaks as it stands (limits, an
     /// empty body, banned and restricted words), in the order of `drafts`.
     pub findings: Vec<SavedDraftFindings>,
@@ -53,7 +52,7 @@ pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<PlatformDraftL
     let project = load_project(engine, &params.project_id)?;
     let drafts = domain::list(engine.store(), &project.id)?;
     let findings = drafts.iter().zip(domain::own_findings(engine, &project, &drafts)?).map(|(draft, findings)| SavedDraftFindings { platform: draft.platform, findings }).collect();
-    Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts, findings })
+    Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts: drafts.iter().map(Into::into).collect(), findings })
 }
 
 pub(super) fn get(engine: &Engine, params: PlatformDraftRef) -> Result<PlatformDraft, ApiError> {
@@ -79,11 +78,11 @@ pub struct PlatformDraftSaveParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformDraftSaveResult {
-    pub outcome: DraftSaveOutcome,
+    pub outcome: super::dto::DraftSaveOutcome,
     /// The saved draft after the call.
-    pub draft: PlatformDraft,
+    pub draft: super::dto::PlatformDraft,
     /// The fresh compile and its findings.
-    pub compiled: CompiledDraft,
+    pub compiled: super::dto::CompiledDraft,
     /// Saved draft → fresh compile, when the outcome is `needsChoice`.
     #[ts(optional)]
     pub diff: Option<TextDiffResult>,
@@ -99,7 +98,7 @@ pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<P
     let mut batch = Batch::new();
     let saved = domain::stage_save(engine, &mut batch, &project, &compiled, params.replace_revision)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(PlatformDraftSaveResult { outcome: saved.outcome, draft: saved.draft, compiled, diff: saved.diff })
+    Ok(PlatformDraftSaveResult { outcome: (&saved.outcome).into(), draft: (&saved.draft).into(), compiled: (&compiled).into(), diff: saved.diff })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -122,7 +121,7 @@ pub struct PlatformDraftEditParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformDraftEditResult {
-    pub draft: PlatformDraft,
+    pub draft: super::dto::PlatformDraft,
     /// What the edited draft breaks as it stands: the platform's limits, an empty body,
     /// banned and restricted words (see `platformDraft.list`).
     pub findings: Vec<Finding>,
@@ -138,7 +137,7 @@ pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<P
     // Typing in a draft autosaves like the source does: group-committed.
     engine.store().apply(batch, Durability::Grouped)?;
     let findings = domain::own_findings(engine, &project, std::slice::from_ref(&draft))?.pop().unwrap_or_default();
-    Ok(PlatformDraftEditResult { draft, findings })
+    Ok(PlatformDraftEditResult { draft: (&draft).into(), findings })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -146,7 +145,7 @@ pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<P
 pub struct PlatformDraftSetStatusParams {
     pub project_id: String,
     pub platform: Platform,
-    pub status: DraftStatus,
+    pub status: super::dto::DraftStatus,
     #[serde(default)]
     #[ts(optional)]
     pub base_revision: Option<u32>,
@@ -161,10 +160,11 @@ pub(super) fn set_status(engine: &Engine, params: PlatformDraftSetStatusParams) 
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
     let mut draft = require_draft(engine, &params.project_id, params.platform)?;
+    let status = DraftStatus::from(params.status);
     let mut batch = Batch::new();
-    domain::stage_set_status(engine, &mut batch, &project, &mut draft, params.status, params.base_revision)?;
+    domain::stage_set_status(engine, &mut batch, &project, &mut draft, status, params.base_revision)?;
     if let Some(details) = params.publication {
-        if params.status != DraftStatus::Published {
+        if status != DraftStatus::Published {
             return Err(ApiError::validation("publication", "A publication is recorded only when the draft is set to published.").problem("perf.publication_needs_published", &[]));
         }
         let default_version = Some(draft.source_version).filter(|n| *n > 0);

@@ -46,7 +46,7 @@ pub struct BrandProfileUpdateParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct BrandProfileListResult {
-    pub brand_profiles: Vec<BrandProfile>,
+    pub brand_profiles: Vec<super::dto::BrandProfile>,
 }
 
 fn word_list(field: &str, words: Option<Vec<String>>) -> Result<Vec<String>, ApiError> {
@@ -110,7 +110,7 @@ pub struct TemplateUpdateParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateListResult {
-    pub templates: Vec<ContentTemplate>,
+    pub templates: Vec<super::dto::ContentTemplate>,
 }
 
 fn fill_template(template: &mut ContentTemplate, input: TemplateInput) -> Result<(), ApiError> {
@@ -277,7 +277,7 @@ pub(super) fn get_brand_profile(engine: &Engine, params: IdRef) -> Result<BrandP
 }
 
 pub(super) fn list_brand_profiles(engine: &Engine, _: Empty) -> Result<BrandProfileListResult, ApiError> {
-    Ok(BrandProfileListResult { brand_profiles: list(engine)? })
+    Ok(BrandProfileListResult { brand_profiles: list::<BrandProfile>(engine)?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn update_brand_profile(engine: &Engine, params: BrandProfileUpdateParams) -> Result<BrandProfile, ApiError> {
@@ -299,7 +299,7 @@ pub(super) fn get_template(engine: &Engine, params: IdRef) -> Result<ContentTemp
 }
 
 pub(super) fn list_templates(engine: &Engine, _: Empty) -> Result<TemplateListResult, ApiError> {
-    Ok(TemplateListResult { templates: list(engine)? })
+    Ok(TemplateListResult { templates: list::<ContentTemplate>(engine)?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn update_template(engine: &Engine, params: TemplateUpdateParams) -> Result<ContentTemplate, ApiError> {

@@ -51,7 +51,7 @@ pub struct MediaListParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct MediaListResult {
-    pub media: Vec<MediaAsset>,
+    pub media: Vec<super::dto::MediaAsset>,
 }
 
 fn image_kind(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
@@ -161,7 +161,7 @@ pub(super) fn get(engine: &Engine, params: IdRef) -> Result<MediaAsset, ApiError
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct MediaReadResult {
-    pub asset: MediaAsset,
+    pub asset: super::dto::MediaAsset,
     /// The image bytes, base64-encoded, for previews where the file cannot be linked.
     pub data_base64: String,
 }
@@ -172,10 +172,10 @@ pub(super) fn read(engine: &Engine, params: IdRef) -> Result<MediaReadResult, Ap
     let bytes = std::fs::read(&path).map_err(|e| {
         ApiError::new(ErrorCode::Io, format!("Cannot read the image file {}: {e}", path.display())).hint("restore_image", "Restore the image from a backup, or add it again.")
     })?;
-    Ok(MediaReadResult { asset, data_base64: base64::engine::general_purpose::STANDARD.encode(bytes) })
+    Ok(MediaReadResult { asset: (&asset).into(), data_base64: base64::engine::general_purpose::STANDARD.encode(bytes) })
 }
 
 pub(super) fn list(engine: &Engine, params: MediaListParams) -> Result<MediaListResult, ApiError> {
-    let media = engine.store().scan::<MediaAsset>(b"")?.into_iter().filter(|m| params.project_id.as_ref().is_none_or(|p| m.project_ids.contains(p))).collect();
+    let media = engine.store().scan::<MediaAsset>(b"")?.iter().filter(|m| params.project_id.as_ref().is_none_or(|p| m.project_ids.contains(p))).map(Into::into).collect();
     Ok(MediaListResult { media })
 }

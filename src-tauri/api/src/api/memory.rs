@@ -246,7 +246,7 @@ pub struct BudgetView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub cost_budget: Option<f64>,
-    pub spent: Spent,
+    pub spent: super::dto::Spent,
     /// True when a limit is reached: the next model call is not sent.
     pub exceeded: bool,
 }
@@ -280,7 +280,7 @@ pub(super) fn session_budget(engine: &Engine, params: super::SessionRef) -> Resu
     let cost = profile.and_then(|p| crate::usage::cost(p.input_price_per_mtok, p.output_price_per_mtok, state.input_tokens, state.output_tokens)).unwrap_or(0.0);
     let spent = Spent { tokens, cost };
     let exceeded = crate::usage::budget_exceeded("session", session.limits.token_budget, session.limits.cost_budget, spent).is_some();
-    Ok(BudgetView { token_budget: session.limits.token_budget, cost_budget: session.limits.cost_budget, spent, exceeded })
+    Ok(BudgetView { token_budget: session.limits.token_budget, cost_budget: session.limits.cost_budget, spent: (&spent).into(), exceeded })
 }
 
 /// Sets (raises, lowers or removes) a session's budgets.
@@ -304,7 +304,7 @@ pub(super) fn project_budget(engine: &Engine, params: super::ProjectRef) -> Resu
     let budget = engine.store().get::<ProjectBudget>(project.id.as_bytes())?.unwrap_or_default();
     let spent = spent(engine, &project_sessions(engine, &project.id)?)?;
     let exceeded = crate::usage::budget_exceeded("project", budget.token_budget, budget.cost_budget, spent).is_some();
-    Ok(BudgetView { token_budget: budget.token_budget, cost_budget: budget.cost_budget, spent, exceeded })
+    Ok(BudgetView { token_budget: budget.token_budget, cost_budget: budget.cost_budget, spent: (&spent).into(), exceeded })
 }
 
 /// Sets (raises, lowers or removes) a project's budgets.

@@ -9,8 +9,8 @@ use super::{ApiError, Empty, Engine, IdRef};
 use crate::model::Platform;
 use crate::pipeline::{self, Finding, Measurement};
 use crate::profiles::{DraftProfile, GrowthProfile, LimitField, ProfileSet, RiskList};
+use crate::project::drafts::PipelineCompileResult;
 use crate::project::drafts::{self, draft_profile};
-pub use crate::project::drafts::{CompiledDraft, PipelineCompileResult};
 
 fn profiles(engine: &Engine) -> Result<ProfileSet, ApiError> {
     drafts::profiles(engine)

@@ -116,7 +116,7 @@ pub struct ProjectListParams {
 #[serde(rename_all = "camelCase")]
 pub struct ProjectListResult {
     /// Most recently updated first.
-    pub projects: Vec<ProjectSummary>,
+    pub projects: Vec<super::dto::ProjectSummary>,
 }
 
 pub(super) fn list(engine: &Engine, params: ProjectListParams) -> Result<ProjectListResult, ApiError> {
@@ -130,7 +130,7 @@ pub(super) fn list(engine: &Engine, params: ProjectListParams) -> Result<Project
         .filter(|p| query.as_ref().is_none_or(|q| p.title.to_lowercase().contains(q)))
         .collect();
     projects.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| b.id.cmp(&a.id)));
-    Ok(ProjectListResult { projects })
+    Ok(ProjectListResult { projects: projects.iter().map(Into::into).collect() })
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]

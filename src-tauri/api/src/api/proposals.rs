@@ -8,7 +8,7 @@ use ts_rs::TS;
 
 use super::projects::load as load_project;
 use super::{ApiError, Engine};
-use crate::proposals::apply::{self, Accept, Accepted, Actor, AuditRecord, Rebased, Reject, Rejected};
+use crate::proposals::apply::{self, Accept, Accepted, Actor, Rebased, Reject, Rejected};
 use crate::proposals::{self, ProposalKind, ProposalStatus, ProposalView};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -22,7 +22,7 @@ pub struct ProposalListParams {
     /// Only proposals in this status.
     #[serde(default)]
     #[ts(optional)]
-    pub status: Option<ProposalStatus>,
+    pub status: Option<super::dto::ProposalStatus>,
     #[serde(default)]
     #[ts(optional)]
     pub kind: Option<ProposalKind>,
@@ -32,21 +32,22 @@ pub struct ProposalListParams {
 #[serde(rename_all = "camelCase")]
 pub struct ProposalListResult {
     /// Newest first, with staleness computed now.
-    pub proposals: Vec<ProposalView>,
+    pub proposals: Vec<super::dto::ProposalView>,
 }
 
 pub(super) fn list(engine: &Engine, params: ProposalListParams) -> Result<ProposalListResult, ApiError> {
     load_project(engine, &params.project_id)?;
     let store = engine.store();
+    let status = params.status.map(ProposalStatus::from);
     let mut out = Vec::new();
     for proposal in proposals::list(store, &params.project_id)?.into_iter().rev() {
         if params.owner_id.as_deref().is_some_and(|owner| proposal.origin.owner_id() != Some(owner))
-            || params.status.is_some_and(|s| s != proposal.status)
+            || status.is_some_and(|s| s != proposal.status)
             || params.kind.is_some_and(|k| k != proposal.kind)
         {
             continue;
         }
-        out.push(proposals::view(store, proposal)?);
+        out.push(super::dto::ProposalView::from(&proposals::view(store, proposal)?));
     }
     Ok(ProposalListResult { proposals: out })
 }
@@ -130,12 +131,12 @@ pub struct ProposalAuditParams {
 #[serde(rename_all = "camelCase")]
 pub struct ProposalAuditResult {
     /// Oldest first.
-    pub records: Vec<AuditRecord>,
+    pub records: Vec<super::dto::AuditRecord>,
 }
 
 pub(super) fn audit(engine: &Engine, params: ProposalAuditParams) -> Result<ProposalAuditResult, ApiError> {
     load_project(engine, &params.project_id)?;
-    Ok(ProposalAuditResult { records: apply::audit(engine.store(), &params.project_id)? })
+    Ok(ProposalAuditResult { records: apply::audit(engine.store(), &params.project_id)?.iter().map(Into::into).collect() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

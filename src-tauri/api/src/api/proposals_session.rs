@@ -9,8 +9,8 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Deleted, Engine, ErrorCode};
 use crate::harness::{self, Event, EventBody, Session, TurnClaim};
-use crate::proposals::apply::Constraint;
-use crate::proposals::checkpoints::{self, Checkpoint, CheckpointReason, CheckpointRestored};
+
+use crate::proposals::checkpoints::{self, Checkpoint, CheckpointReason};
 use crate::proposals::staging::{self, StagingApplied, StagingView};
 use crate::store::Durability;
 
@@ -56,7 +56,7 @@ pub struct CheckpointCreateParams {
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointListResult {
     /// Oldest first.
-    pub checkpoints: Vec<Checkpoint>,
+    pub checkpoints: Vec<super::dto::Checkpoint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -70,7 +70,7 @@ pub struct CheckpointRestoreParams {
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointRestoreResult {
     #[serde(flatten)]
-    pub restored: CheckpointRestored,
+    pub restored: super::dto::CheckpointRestored,
     /// The `rewound` event appended to the session's log.
     pub event: Event,
 }
@@ -79,7 +79,7 @@ pub struct CheckpointRestoreResult {
 #[serde(rename_all = "camelCase")]
 pub struct ConstraintListResult {
     /// Oldest first.
-    pub constraints: Vec<Constraint>,
+    pub constraints: Vec<super::dto::Constraint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -136,7 +136,7 @@ pub(super) fn create_checkpoint(engine: &Engine, params: CheckpointCreateParams)
 
 pub(super) fn list_checkpoints(engine: &Engine, params: super::SessionRef) -> Result<CheckpointListResult, ApiError> {
     let session = engine.harness().load_session(&params.session_id)?;
-    Ok(CheckpointListResult { checkpoints: checkpoints::list(engine.store(), &session.id)? })
+    Ok(CheckpointListResult { checkpoints: checkpoints::list(engine.store(), &session.id)?.iter().map(Into::into).collect() })
 }
 
 /// Restores a checkpoint and tells the session: the restore's records and the
@@ -163,12 +163,12 @@ pub(super) fn restore_checkpoint(engine: &Engine, params: CheckpointRestoreParam
         let body = EventBody::Rewound { checkpoint_id: checkpoint.id.clone(), to_sequence: checkpoint.sequence, version: restored.version.number };
         Ok((body, restored))
     })?;
-    Ok(CheckpointRestoreResult { restored, event })
+    Ok(CheckpointRestoreResult { restored: (&restored).into(), event })
 }
 
 pub(super) fn list_constraints(engine: &Engine, params: super::SessionRef) -> Result<ConstraintListResult, ApiError> {
     let session = engine.harness().load_session(&params.session_id)?;
-    Ok(ConstraintListResult { constraints: crate::proposals::apply::constraints(engine.store(), &session.id)? })
+    Ok(ConstraintListResult { constraints: crate::proposals::apply::constraints(engine.store(), &session.id)?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn remove_constraint(engine: &Engine, params: ConstraintRemoveParams) -> Result<Deleted, ApiError> {

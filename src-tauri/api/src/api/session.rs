@@ -122,7 +122,7 @@ pub enum SessionStatus {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionView {
-    pub session: Session,
+    pub session: super::dto::Session,
     pub status: SessionStatus,
     pub mode: Mode,
     pub last_sequence: u64,
@@ -151,7 +151,7 @@ pub struct SessionView {
 #[serde(rename_all = "camelCase")]
 pub struct SessionListResult {
     /// Newest first.
-    pub sessions: Vec<Session>,
+    pub sessions: Vec<super::dto::Session>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -188,7 +188,7 @@ pub struct SessionResolveApprovalParams {
     /// this scope (refused for a tool that always asks).
     #[serde(default)]
     #[ts(optional)]
-    pub always: Option<crate::harness::AllowScope>,
+    pub always: Option<super::dto::AllowScope>,
     #[serde(default)]
     #[ts(optional)]
     pub note: Option<String>,
@@ -292,7 +292,7 @@ pub struct SessionInterruptResult {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PermissionRules {
-    pub rules: Vec<PermissionRule>,
+    pub rules: Vec<super::dto::PermissionRule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -588,7 +588,7 @@ fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<Sessio
         input_tokens: state.input_tokens,
         output_tokens: state.output_tokens,
         timeline: with_timeline.then(|| state.lines.clone()),
-        session,
+        session: (&session).into(),
     })
 }
 
@@ -661,7 +661,7 @@ pub(super) fn list(engine: &Engine, params: SessionListParams) -> Result<Session
         .filter(|s| params.project_id.as_ref().is_none_or(|p| &s.project_id == p))
         .collect();
     sessions.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
-    Ok(SessionListResult { sessions })
+    Ok(SessionListResult { sessions: sessions.iter().map(Into::into).collect() })
 }
 
 pub(super) fn get(engine: &Engine, params: SessionGetParams) -> Result<SessionView, ApiError> {
@@ -752,7 +752,7 @@ pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalPa
     let answer = match (params.approved, params.always) {
         (false, None) => harness::Answer::Deny,
         (true, None) => harness::Answer::AllowOnce,
-        (true, Some(scope)) => harness::Answer::AllowAlways(scope),
+        (true, Some(scope)) => harness::Answer::AllowAlways(scope.into()),
         (false, Some(_)) => return Err(ApiError::validation("always", "\"always\" goes with an approval; a denial makes no rule.")),
     };
     let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, answer, &note, &decided_by, &mut emit)?;
@@ -799,7 +799,7 @@ pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<Ses
 }
 
 pub(super) fn get_rules(engine: &Engine, _: Empty) -> Result<PermissionRules, ApiError> {
-    Ok(PermissionRules { rules: engine.harness().permission_rules()? })
+    Ok(PermissionRules { rules: engine.harness().permission_rules()?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn set_rules(engine: &Engine, params: PermissionRules) -> Result<PermissionRules, ApiError> {
@@ -808,6 +808,6 @@ pub(super) fn set_rules(engine: &Engine, params: PermissionRules) -> Result<Perm
             return Err(ApiError::validation(&format!("rules[{index}].tool"), "A rule names a tool or `*`."));
         }
     }
-    engine.harness().set_permission_rules(params.rules.clone())?;
+    engine.harness().set_permission_rules(params.rules.iter().map(PermissionRule::from).collect())?;
     Ok(params)
 }

@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto;
 use super::{ApiError, Empty, Engine};
 use crate::llm::ApiKey;
 use crate::outbox::{DeliveryJob, JobState};
-use crate::sync::members::{MemberRole, SyncMember};
-use crate::sync::{self, Choice, SyncConflict, SyncState};
+use crate::sync::{self, Choice, SyncConflict};
 
 #[derive(Debug, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -42,7 +42,7 @@ pub struct SyncConnectParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncStatus {
-    pub state: SyncState,
+    pub state: dto::SyncState,
     pub connected: bool,
     pub paused: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -121,7 +121,7 @@ pub struct SyncStatus {
     #[ts(optional)]
     pub last_local_change: Option<LocalChange>,
     /// Unfinished jobs, then the 20 most recently finished, newest first.
-    pub jobs: Vec<DeliveryJob>,
+    pub jobs: Vec<dto::DeliveryJob>,
     /// The jobs that cannot go yet, by id, each with the id of the earlier job of its
     /// project that it waits behind (failed, or held in a conflict): a project's
     /// versions go in order, so `sync.retry` or resolving the conflict lets them go.
@@ -194,9 +194,9 @@ pub struct SyncConflictListResult {
 pub struct SyncConflictView {
     #[serde(flatten)]
     #[ts(flatten)]
-    pub conflict: SyncConflict,
+    pub conflict: dto::SyncConflict,
     /// The source's three-way merge in base order.
-    pub regions: Vec<sync::merge::MergeRegion>,
+    pub regions: Vec<dto::MergeRegion>,
     /// The title when only one side changed it; absent when both did (a place to decide).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -207,7 +207,7 @@ impl From<SyncConflict> for SyncConflictView {
     fn from(conflict: SyncConflict) -> Self {
         let regions = sync::merge::regions(&conflict.base.source, &conflict.mine.source, &conflict.theirs.source);
         let merged_title = sync::merge::merge_title(&conflict.base.title, &conflict.mine.title, &conflict.theirs.title);
-        SyncConflictView { conflict, regions, merged_title }
+        SyncConflictView { conflict: (&conflict).into(), regions: regions.iter().map(Into::into).collect(), merged_title }
     }
 }
 
@@ -237,13 +237,13 @@ pub struct SyncResolveParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncResolveResult {
-    pub conflict: SyncConflict,
+    pub conflict: dto::SyncConflict,
     /// The resolution: the project's new head, delivered on the new base.
-    pub version: crate::model::Version,
+    pub version: super::dto::Version,
     /// Unsaved working-copy changes kept first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub autosnapshot: Option<crate::model::Version>,
+    pub autosnapshot: Option<super::dto::Version>,
 }
 
 /// The status as the UI shows it.
@@ -275,10 +275,10 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         local_only_versions: local_only.iter().map(|(_, versions)| versions.len() as u32).sum(),
         // A cycle that failed with nothing waiting to explain it (a pull refused) is a
         // failure too, until a cycle succeeds: never "synced".
-        state: match sync::overall(connected, paused, open, failed, pending, health.offline) {
+        state: dto::SyncState::from(&match sync::overall(connected, paused, open, failed, pending, health.offline) {
             sync::SyncState::Synced if cycle_failed => sync::SyncState::Failed,
             state => state,
-        },
+        }),
         connected,
         paused,
         server_url: connection.as_ref().map(|c| c.server_url.clone()),
@@ -298,7 +298,7 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         session_activity: engine.session_activity(),
         last_local_change: engine.sync_runtime().last_local_change().map(|(project_id, revision)| LocalChange { project_id, revision }),
         held_by: sync::held_behind(&all),
-        jobs,
+        jobs: jobs.iter().map(Into::into).collect(),
     })
 }
 
@@ -425,7 +425,7 @@ pub(super) fn resolve(engine: &Engine, params: SyncResolveParams) -> Result<Sync
     };
     let resolved = sync::resolve(engine, &params.conflict_id, choice)?;
     engine.sync_runtime().wake();
-    Ok(SyncResolveResult { conflict: resolved.conflict, version: resolved.version, autosnapshot: resolved.autosnapshot })
+    Ok(SyncResolveResult { conflict: (&resolved.conflict).into(), version: (&resolved.version).into(), autosnapshot: resolved.autosnapshot.as_ref().map(Into::into) })
 }
 
 /// The connected workspace's members.
@@ -436,21 +436,21 @@ pub struct SyncMembersResult {
     /// This data folder's role: only an owner invites and revokes.
     pub role: String,
     pub can_manage: bool,
-    pub members: Vec<SyncMember>,
+    pub members: Vec<dto::SyncMember>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SyncInviteParams {
     pub name: String,
-    pub role: MemberRole,
+    pub role: dto::MemberRole,
 }
 
 /// A new member and their invite token: shown this once, stored nowhere.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncInviteResult {
-    pub member: SyncMember,
+    pub member: dto::SyncMember,
     /// The invite token. Inkstone keeps no copy: share it over a safe channel.
     pub token: String,
 }
@@ -473,7 +473,12 @@ pub struct SyncDisconnectResult {
 
 fn members_result(engine: &Engine) -> Result<SyncMembersResult, ApiError> {
     let (connection, members) = sync::members::members(engine, engine.sync_runtime())?;
-    Ok(SyncMembersResult { workspace_name: connection.remote_workspace_name, can_manage: connection.role == "owner", role: connection.role, members })
+    Ok(SyncMembersResult {
+        workspace_name: connection.remote_workspace_name,
+        can_manage: connection.role == "owner",
+        role: connection.role,
+        members: members.iter().map(Into::into).collect(),
+    })
 }
 
 pub(super) fn members(engine: &Engine, _: Empty) -> Result<SyncMembersResult, ApiError> {
@@ -481,8 +486,8 @@ pub(super) fn members(engine: &Engine, _: Empty) -> Result<SyncMembersResult, Ap
 }
 
 pub(super) fn invite(engine: &Engine, params: SyncInviteParams) -> Result<SyncInviteResult, ApiError> {
-    let invited = sync::members::invite(engine, engine.sync_runtime(), &params.name, params.role)?;
-    Ok(SyncInviteResult { member: invited.member, token: invited.token })
+    let invited = sync::members::invite(engine, engine.sync_runtime(), &params.name, params.role.into())?;
+    Ok(SyncInviteResult { member: (&invited.member).into(), token: invited.token })
 }
 
 pub(super) fn revoke_member(engine: &Engine, params: SyncRevokeMemberParams) -> Result<SyncMembersResult, ApiError> {

@@ -33,7 +33,7 @@ pub struct UsageListParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct UsageListResult {
-    pub records: Vec<UsageRecord>,
+    pub records: Vec<super::dto::UsageRecord>,
 }
 
 /// New quotas; an absent or null limit removes it.
@@ -62,7 +62,7 @@ pub(super) fn list(engine: &Engine, params: UsageListParams) -> Result<UsageList
     let mut records = engine.store().scan::<UsageRecord>(b"")?;
     records.reverse();
     records.truncate(limit);
-    Ok(UsageListResult { records })
+    Ok(UsageListResult { records: records.iter().map(Into::into).collect() })
 }
 
 /// The member's standing against the workspace's monthly cap (no network: the policy

@@ -6,7 +6,7 @@ use ts_rs::TS;
 use super::projects::{load as load_project, ProjectRef};
 use super::{bounded_text, ApiError, Engine};
 use crate::diff::{diff_texts, TextDiffResult};
-use crate::model::{Project, Version, VersionSummary};
+use crate::model::{Version, VersionSummary};
 use crate::project::versions;
 use crate::store::{Batch, Durability};
 
@@ -55,22 +55,22 @@ pub(super) fn get(engine: &Engine, params: VersionRef) -> Result<Version, ApiErr
 #[serde(rename_all = "camelCase")]
 pub struct VersionListResult {
     /// Newest first.
-    pub versions: Vec<VersionSummary>,
+    pub versions: Vec<super::dto::VersionSummary>,
 }
 
 pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<VersionListResult, ApiError> {
     load_project(engine, &params.project_id)?;
-    Ok(VersionListResult { versions: versions::summaries(engine.store(), &params.project_id)? })
+    Ok(VersionListResult { versions: versions::summaries(engine.store(), &params.project_id)?.iter().map(Into::into).collect() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct VersionRestoreResult {
-    pub project: Project,
+    pub project: super::dto::Project,
     /// The version that kept unsaved working-copy changes, when there were any.
-    pub autosnapshot: Option<VersionSummary>,
+    pub autosnapshot: Option<super::dto::VersionSummary>,
     /// The new version whose content is the restored one's.
-    pub restored: VersionSummary,
+    pub restored: super::dto::VersionSummary,
 }
 
 /// Restores version N as a new version. Unsaved working-copy changes (a working copy
@@ -83,7 +83,9 @@ pub(super) fn restore(engine: &Engine, params: VersionRef) -> Result<VersionRest
     let mut batch = Batch::new();
     let staged = versions::stage_restore(engine, &mut batch, &mut project, &target)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(VersionRestoreResult { project, autosnapshot: staged.autosnapshot.as_ref().map(VersionSummary::from), restored: VersionSummary::from(&staged.restored) })
+    let autosnapshot = staged.autosnapshot.as_ref().map(VersionSummary::from);
+    let restored = VersionSummary::from(&staged.restored);
+    Ok(VersionRestoreResult { project: (&project).into(), autosnapshot: autosnapshot.as_ref().map(Into::into), restored: (&restored).into() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

@@ -84,7 +84,7 @@ pub struct ActivityListParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityListResult {
-    pub activities: Vec<Activity>,
+    pub activities: Vec<super::dto::Activity>,
 }
 
 pub(super) fn activities(engine: &Engine, params: ActivityListParams) -> Result<ActivityListResult, ApiError> {
@@ -95,8 +95,7 @@ pub(super) fn activities(engine: &Engine, params: ActivityListParams) -> Result<
     if let Some(project_id) = &params.project_id {
         bounded_text("projectId", project_id, 100)?;
     }
-    let mut activities: Vec<Activity> =
+    let activities: Vec<Activity> =
         engine.store().scan::<Activity>(b"")?.into_iter().rev().filter(|a| params.project_id.is_none() || a.project_id == params.project_id).take(limit as usize).collect();
-    activities.shrink_to_fit();
-    Ok(ActivityListResult { activities })
+    Ok(ActivityListResult { activities: activities.iter().map(Into::into).collect() })
 }

@@ -73,7 +73,7 @@ fn the_watch_pushes_pause_resume_a_delivered_version_and_going_offline() {
     let (alice, watch) = watched_client(&proxy.url, &tokens[0]);
     let status = |what: &str, wanted: &dyn Fn(&SyncStatus) -> bool| watch.until(what, Duration::from_secs(10), wanted);
 
-    status("connected and synced", &|s| s.connected && s.state == inkstone_api::sync::SyncState::Synced);
+    status("connected and synced", &|s| s.connected && s.state == inkstone_api::api::dto::SyncState::Synced);
     alice.ok("sync.pause", json!({}));
     status("paused", &|s| s.paused);
     alice.ok("sync.resume", json!({}));
@@ -84,7 +84,7 @@ fn the_watch_pushes_pause_resume_a_delivered_version_and_going_offline() {
     let project = alice.new_project("推送", "一\n");
     alice.ok("version.create", json!({"projectId": project}));
     status("the version's job", &|s| !s.jobs.is_empty());
-    status("the version delivered", &|s| s.pending == 0 && s.jobs.iter().all(|j| j.state == inkstone_api::outbox::JobState::Finalized));
+    status("the version delivered", &|s| s.pending == 0 && s.jobs.iter().all(|j| j.state == inkstone_api::api::dto::JobState::Finalized));
     assert_eq!(server.versions(&ws).len(), 1);
 
     // The server goes out of reach: the next cycle's health is pushed, no commit needed.
@@ -93,7 +93,7 @@ fn the_watch_pushes_pause_resume_a_delivered_version_and_going_offline() {
     status("offline", &|s| s.offline);
     proxy.faults(false);
     let _ = alice.call("sync.pull", json!({}));
-    let mut last = status("back online", &|s| !s.offline && s.state == inkstone_api::sync::SyncState::Synced);
+    let mut last = status("back online", &|s| !s.offline && s.state == inkstone_api::api::dto::SyncState::Synced);
 
     alice.engine.sync_runtime().close_watches();
     let mut watch = watch;

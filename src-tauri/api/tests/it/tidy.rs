@@ -772,3 +772,35 @@ fn no_engine_module_names_the_cli() {
     assert!(offenders.is_empty(), "the engine names CLI commands; give an action (`.action(id, &[values])`) and word it in messages/*/cli.json:\n{}", offenders.join("\n"));
     assert_eq!(string_literals(r#"x.hint("a", "Run `inkstone-cli methods`.")"#).0, vec!["a".to_owned(), "Run `inkstone-cli methods`.".to_owned()], "the scan reads literals");
 }
+
+/// The domain's folders and files whose records have their wire form in `inkstone-api`
+/// (`api::dto`): none of them names `ts_rs`, so a record there cannot be handed to the
+/// method table as its own wire type again, and a stored field can be renamed without
+/// the UI noticing. Grows as more records move; `api::dto`'s `stored_only!` list checks
+/// the same per type, at compile time.
+const WIRE_IN_API: &[&str] = &["../core/src/sync", "../core/src/outbox.rs", "../core/src/project", "../core/src/proposals", "../agent/src/harness/log.rs", "../core/src/usage.rs"];
+
+/// Files under [`WIRE_IN_API`] that still derive `TS`, with why.
+const WIRE_IN_API_EXCEPTIONS: &[(&str, &str)] =
+    &[("../core/src/proposals/record.rs", "`Target` and `ProposalKind` ride in the harness's approval events, whose wire form has not moved yet")];
+
+#[test]
+fn records_whose_wire_form_moved_to_the_api_do_not_name_ts_rs() {
+    let api = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for path in WIRE_IN_API.iter().map(|p| api.join(p)) {
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            files.push(path);
+        }
+    }
+    assert!(files.len() >= 20, "the walk found the domain's files");
+    let excepted: Vec<PathBuf> = WIRE_IN_API_EXCEPTIONS.iter().map(|(p, _)| api.join(p)).collect();
+    let offenders: Vec<String> =
+        files.iter().filter(|f| !excepted.contains(f)).filter(|f| code_of(f).contains("ts_rs")).map(|f| f.strip_prefix(api).unwrap_or(f).display().to_string()).collect();
+    assert!(offenders.is_empty(), "these files name ts_rs, though their records' wire form lives in api::dto: {offenders:?}");
+    for path in &excepted {
+        assert!(code_of(path).contains("ts_rs"), "{} no longer names ts_rs: drop it from WIRE_IN_API_EXCEPTIONS", path.display());
+    }
+}

@@ -2,7 +2,6 @@
 //! project's working copy that they are saved from.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::diff::{diff_texts, TextDiffResult};
 use crate::error::{ApiError, ErrorCode};
@@ -30,14 +29,14 @@ pub fn draft_profile(set: &ProfileSet, platform: Platform) -> Result<&DraftProfi
     set.draft(platform).ok_or_else(|| ApiError::internal(format!("no draft profile for {platform:?}")))
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompiledDraft {
     pub draft: Draft,
     pub findings: Vec<Finding>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PipelineCompileResult {
     pub project_id: String,
@@ -202,7 +201,7 @@ pub fn read_only(draft: &PlatformDraft) -> ApiError {
         .details(serde_json::json!({ "status": draft.status }))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DraftSaveOutcome {
     /// The first draft for this platform was saved.

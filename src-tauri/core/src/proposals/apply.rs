@@ -5,7 +5,6 @@
 //! batch in [`stage_accept`], staged with the version.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::{current_text, load, staleness, text_hash, with_patch_text, Origin, Payload, Proposal, ProposalKind, ProposalStatus, Target};
 use crate::diff::{self, Splice};
@@ -44,25 +43,21 @@ pub struct Accept {
 }
 
 /// What an accept made.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Accepted {
     pub proposal: Proposal,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub version: Option<Version>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft: Option<PlatformDraft>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub comment: Option<Comment>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub project: Option<Project>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditAction {
     Accepted,
@@ -74,7 +69,7 @@ pub enum AuditAction {
 
 /// Who accepted or rejected which hunks of what, from which model, profile, prompt
 /// version and context snapshot. Kept per project in creation order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuditRecord {
     pub id: String,
@@ -92,17 +87,13 @@ pub struct AuditRecord {
     /// `person` or `assistant` (an approved `apply_proposal`).
     pub via: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub approval_request_id: Option<String>,
     pub origin: Origin,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub version: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft_revision: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub reason: Option<String>,
     pub at: Timestamp,
 }
@@ -126,7 +117,7 @@ pub fn audit(store: &Store, project_id: &str) -> Result<Vec<AuditRecord>, ApiErr
 
 /// A durable constraint of a session or run: the person's reason for a rejection,
 /// shown to the model verbatim in every later turn until the person removes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Constraint {
     pub id: String,
@@ -540,12 +531,11 @@ pub struct Reject {
 }
 
 /// What a reject did.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Rejected {
     pub proposal: Proposal,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub constraint: Option<Constraint>,
 }
 
@@ -627,7 +617,7 @@ pub fn reject(kernel: &Kernel, request: &Reject) -> Result<Rejected, ApiError> {
 }
 
 /// A hunk of a stale proposal that overlaps an edit made since.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RebaseConflict {
     pub hunk_id: String,
@@ -642,7 +632,7 @@ pub struct RebaseConflict {
 }
 
 /// What a rebase made.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Rebased {
     /// The old proposal, now superseded.

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::kernel::Kernel;
@@ -16,7 +15,7 @@ use crate::project::versions::RestoreContent;
 use crate::store::{keys, Batch, Durability, Kind, Record, Store};
 
 /// Why a checkpoint exists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointReason {
     /// The person made it.
@@ -29,7 +28,7 @@ pub enum CheckpointReason {
     AfterTurn,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Checkpoint {
     pub id: String,
@@ -44,10 +43,8 @@ pub struct Checkpoint {
     /// in the person's language (`turn_before`, `turn_after`, with `labelParams`
     /// `proposals`). Absent for a person's or the assistant's label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub label_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub label_params: BTreeMap<String, String>,
     pub reason: CheckpointReason,
     /// The project's latest version number then (0: none yet).
@@ -56,10 +53,8 @@ pub struct Checkpoint {
     pub revision: u64,
     /// The working copy, when it differed from the head version (unsaved changes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub working_title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub working_source: Option<String>,
     /// Every saved draft as it stood (each carries its revision).
     pub drafts: Vec<PlatformDraft>,
@@ -135,7 +130,7 @@ pub fn create(kernel: &Kernel, owner_id: &str, project_id: &str, label: &str, re
 }
 
 /// A draft of the checkpoint that a restore did not put back, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SkippedDraft {
     pub platform: Platform,
@@ -143,7 +138,7 @@ pub struct SkippedDraft {
 }
 
 /// What a checkpoint restore staged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointRestored {
     pub checkpoint_id: String,
@@ -151,7 +146,6 @@ pub struct CheckpointRestored {
     pub project: Project,
     /// The version that keeps unsaved working-copy changes, when there were any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub autosnapshot: Option<VersionSummary>,
     /// The new version whose content is the checkpoint's (origin `checkpoint`).
     pub version: VersionSummary,

@@ -1,10 +1,9 @@
 //! Edits from the model, anchored by quoted text rather than line numbers.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 /// One edit of a text, anchored by quoted text: `find` must occur exactly once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Edit {
     pub find: String,

@@ -48,7 +48,7 @@ impl ProposalKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProposalStatus {
     Proposed,
@@ -88,7 +88,7 @@ impl Target {
 }
 
 /// What a proposal was computed against.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Base {
     /// The project's latest version number then.
@@ -98,16 +98,14 @@ pub struct Base {
     /// `sha256:` of the exact text the proposal changes (the source, the title, the
     /// draft's patch text, the settings), when it changes one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub text_hash: Option<String>,
     /// The draft's revision, for a draft target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft_revision: Option<u32>,
 }
 
 /// One change of a text proposal: a run of changed lines, without context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProposalHunk {
     /// Stable: derived from the change itself.
@@ -158,7 +156,7 @@ pub fn hunks(base: &str, proposed: &str) -> Vec<ProposalHunk> {
 }
 
 /// A candidate (a title, a tag) with why the model suggests it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Candidate {
     pub text: String,
@@ -167,42 +165,36 @@ pub struct Candidate {
 }
 
 /// One item of a publish-readiness checklist.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChecklistItem {
     pub id: String,
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub platform: Option<Platform>,
     pub blocking: bool,
     pub resolved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub note: Option<String>,
 }
 
 /// Project settings a metadata proposal sets; `None` leaves a field as it is.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetadataChange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub platforms: Option<Vec<Platform>>,
     /// `Some(None)` clears the brand profile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional, type = "string | null")]
     pub brand_profile_id: Option<Option<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional, type = "string | null")]
     pub template_id: Option<Option<String>>,
 }
 
 /// What a proposal holds besides its hunks, by kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Payload {
     /// Source patch, source rewrite, draft patch: the base text and the full proposed
@@ -233,24 +225,19 @@ pub enum Payload {
 }
 
 /// Where a proposal came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub session_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub run_id: Option<String>,
     /// The log sequence of the turn's start, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub turn: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub tool_use_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub context_snapshot_id: Option<String>,
     pub model: String,
     pub profile_id: String,
@@ -261,14 +248,12 @@ pub struct Origin {
     pub prompt_layers: Vec<String>,
     /// The proposal this one was rebased from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub rebased_from: Option<String>,
     /// What the model had read before it proposed this (`harness::provenance`): the
     /// sources of every hunk, each once; [`Proposal::hunk_sources`] says which hunk
     /// came with which. Empty in proposals made before provenance was recorded, and in
     /// those no model read anything for.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<ProvenanceSource>>", optional)]
     pub sources: Vec<ProvenanceSource>,
 }
 
@@ -280,7 +265,7 @@ impl Origin {
 }
 
 /// Why a proposal was superseded; the successor is `superseded_by`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SupersededReason {
     /// Its edits did not overlap a newer proposal's on the same base: the successor
@@ -298,7 +283,7 @@ pub enum SupersededReason {
 }
 
 /// The edits of an earlier proposal a newer one carries.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CarriedEdits {
     /// The earlier proposal (now superseded: `merged` when all its hunks are carried,
@@ -311,7 +296,7 @@ pub struct CarriedEdits {
 }
 
 /// The sources one hunk came with.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HunkSources {
     pub hunk_id: String,
@@ -320,17 +305,14 @@ pub struct HunkSources {
 }
 
 /// What accepting a proposal made.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Applied {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub version: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft_revision: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub comment_id: Option<String>,
     /// The candidates taken (titles, tags).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -339,7 +321,7 @@ pub struct Applied {
     pub at: Timestamp,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Proposal {
     pub id: String,
@@ -363,16 +345,13 @@ pub struct Proposal {
     #[serde(default)]
     pub rejected_hunks: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub rejection_reason: Option<String>,
     /// The proposal that superseded this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub superseded_by: Option<String>,
     /// Why it was superseded (absent in proposals superseded before the reason was
     /// recorded: read it as `replaced`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub superseded_reason: Option<SupersededReason>,
     /// Edits of earlier open proposals of the same session and base that this one also
     /// carries (hunks that touch none of its own); those proposals are superseded by
@@ -380,13 +359,11 @@ pub struct Proposal {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carries: Vec<CarriedEdits>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub applied: Option<Applied>,
     /// Per hunk, which of `origin.sources` it came with (their indices): a hunk carried
     /// from an earlier proposal keeps the sources of the call that proposed it. A hunk
     /// not listed came with all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<HunkSources>>", optional)]
     pub hunk_sources: Vec<HunkSources>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -420,13 +397,12 @@ impl Record for ProposalLocation {
 }
 
 /// Whether a proposal can still be applied as it is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Staleness {
     pub stale: bool,
     /// Why, for the person, when stale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub reason: Option<String>,
     /// Not stale, but written over the changes staged in its session (the session's
     /// effective source), not over the official working copy: it can be staged on top
@@ -442,14 +418,13 @@ impl Staleness {
 }
 
 /// A proposal with what is computed about it now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProposalView {
     #[serde(flatten)]
     pub proposal: Proposal,
     pub stale: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub stale_reason: Option<String>,
     /// See [`Staleness::based_on_staged`].
     #[serde(default)]

@@ -13,7 +13,6 @@
 //!   activity entry, one audit record per proposal, and drops the set.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::apply::{AuditAction, AuditRecord};
 use super::{text_hash, Applied, Payload, Proposal, ProposalHunk, ProposalKind, ProposalStatus, Target};
@@ -25,7 +24,7 @@ use crate::project::versions::NewVersion;
 use crate::store::{Batch, Durability, Kind, Record, Store};
 
 /// One staged proposal and the hunks of it that were staged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StagedEntry {
     pub proposal_id: String,
@@ -33,7 +32,7 @@ pub struct StagedEntry {
 }
 
 /// The staged set of one session (at most one record per session).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Staging {
     pub session_id: String,
@@ -208,7 +207,7 @@ pub fn discard(kernel: &Kernel, session_id: &str) -> Result<Option<Staging>, Api
 }
 
 /// What applying a staged set made.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StagingApplied {
     /// The one new version (origin `aiProposal`, naming the first staged proposal).
@@ -339,7 +338,7 @@ pub fn apply(kernel: &Kernel, session_id: &str, expected_revision: u64) -> Resul
 }
 
 /// A session's staged set as the person reviews it.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StagingView {
     /// The staged set (`null` when nothing is staged).

@@ -12,7 +12,6 @@
 //!   another workspace.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use inkstone_sync_proto::{InviteRequest, MemberEntry, Role};
 
@@ -25,7 +24,7 @@ use crate::outbox::Paused;
 use crate::store::{Batch, Durability, Kind, Record};
 
 /// A member's role, as the API takes and gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum MemberRole {
     Owner,
@@ -52,18 +51,17 @@ impl MemberRole {
 }
 
 /// One token of a member: its id, never the token.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberToken {
     pub token_id: String,
     pub revoked: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub issued_at: Option<Timestamp>,
 }
 
 /// A member of the connected workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncMember {
     pub member_id: String,
@@ -71,13 +69,11 @@ pub struct SyncMember {
     pub role: MemberRole,
     /// The newest token that still works, else the newest one: what `revoke` takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub token_id: Option<String>,
     /// Every token of the member, oldest first.
     pub tokens: Vec<MemberToken>,
     /// When the member's first token was issued (unknown for older servers' records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub joined_at: Option<Timestamp>,
     /// Every token of the member is revoked.
     pub revoked: bool,
@@ -85,7 +81,6 @@ pub struct SyncMember {
     pub me: bool,
     /// For `me`: `…` and the last characters of this folder's token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub token_fingerprint: Option<String>,
 }
 

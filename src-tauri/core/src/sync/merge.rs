@@ -6,12 +6,11 @@
 //! regions and [`merge3`]'s verdict is read off them, so the two never disagree.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::diff;
 
 /// Two edits of the same lines of the base.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Overlap {
     /// 0-based lines of the base both sides changed (the whole conflict region).
@@ -33,7 +32,7 @@ pub enum Merged {
 }
 
 /// Which side a region of the merge takes its text from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RegionKind {
     /// Lines neither side changed.
@@ -51,7 +50,7 @@ pub enum RegionKind {
 /// One region of a three-way merge, in base order. Regions cover the base without gaps,
 /// and the text each non-conflict region takes ([`MergeRegion::merged`]), joined, is the
 /// clean merge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MergeRegion {
     pub kind: RegionKind,

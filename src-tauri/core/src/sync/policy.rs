@@ -11,7 +11,6 @@
 
 use inkstone_sync_proto::{PolicyRecord, FEATURE_WORKSPACE_POLICY};
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::transport::{Failure, Transport};
 use super::{connection, token, Connection, Runtime};
@@ -65,11 +64,10 @@ pub(crate) fn refresh(kernel: &Kernel, transport: &Transport, connection: &Conne
 }
 
 /// The policy as the person sees it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PolicyStanding {
     /// The policy this app enforces; None: none (not connected, or an older server).
-    #[ts(optional)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<CachedPolicy>,
     /// Whether the person may change it (an owner, connected to a server that has it).

@@ -2,7 +2,6 @@
 //! link to the server's history, conflicts and the last cycle's failure.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::kernel::Kernel;
@@ -13,7 +12,7 @@ use super::*;
 
 /// The link of this data dir to a workspace server (a meta record). The token is in
 /// the keychain; this holds its fingerprint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Connection {
     pub server_url: String,
@@ -30,22 +29,18 @@ pub struct Connection {
     /// The server keeps versions' origins (it said so at connect or at the last pull):
     /// pushes carry them. An older server refuses fields it does not know.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(skip)]
     pub server_takes_origin: bool,
     /// The server keeps the workspace's performance data (`performanceData`, said at
     /// connect or at the last pull): publications, accounts and snapshots travel.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(skip)]
     pub server_keeps_performance: bool,
     /// The server keeps versions' AI origin detail (`aiActivity`, at connect or the
     /// last pull): while the workspace policy shares activity, pushes carry it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(skip)]
     pub server_takes_ai: bool,
     /// The server keeps accounts' days too (`accountSnapshots`, at connect or the last
     /// pull): account snapshots travel. Without it they stay in this data folder.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    #[ts(skip)]
     pub server_keeps_account_days: bool,
 }
 
@@ -91,7 +86,7 @@ pub(crate) fn stage_change_marker(kernel: &Kernel, batch: &mut Batch) -> Result<
 }
 
 /// Per project: what this client knows of the server's history.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectLink {
     pub project_id: String,
@@ -109,7 +104,7 @@ impl Record for ProjectLink {
 }
 
 /// What started a conflict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ConflictKind {
     /// The server refused a push: its head had moved.
@@ -118,7 +113,7 @@ pub enum ConflictKind {
     Pull,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ConflictState {
     Open,
@@ -126,7 +121,7 @@ pub enum ConflictState {
 }
 
 /// One side of a conflict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConflictSide {
     pub title: String,
@@ -134,16 +129,14 @@ pub struct ConflictSide {
     pub author: String,
     /// The local version holding it (none for an unsaved working copy or an empty base).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub local_number: Option<u32>,
     /// The server's number, when the server holds it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub server_number: Option<u32>,
 }
 
 /// A conflict for the person to resolve.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncConflict {
     pub id: String,
@@ -158,7 +151,6 @@ pub struct SyncConflict {
     pub theirs: ConflictSide,
     /// The three-way merge, when the edits do not overlap (title and source).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub merged: Option<MergedContent>,
     /// Where the edits overlap, for the merge view.
     pub overlaps: Vec<Overlap>,
@@ -166,13 +158,12 @@ pub struct SyncConflict {
     pub job_ids: Vec<String>,
     /// The local version that resolved it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub resolution: Option<u32>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MergedContent {
     pub title: String,

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::kernel::Kernel;
@@ -163,7 +162,7 @@ pub fn retry(kernel: &Kernel, runtime: &Runtime, job_id: Option<&str>) -> Result
 }
 
 /// The state the sidebar shows, most pressing first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SyncState {
     NotConnected,
