@@ -3,7 +3,7 @@
 //! five platforms on a 10,000-character article. The scripted model answers at once;
 //! its calls (HTTP on loopback included) are timed by the run and subtracted.
 //!
-//! `cargo bench -p inkstone-core --bench optimize` prints the figures; under
+//! `cargo bench -p inkstone-api --bench optimize` prints the figures; under
 //! `cargo test` (no `--bench` argument) it runs one round as a smoke test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
