@@ -282,7 +282,9 @@ impl Drop for TurnClaim<'_> {
 
 /// The harness of one engine: the tool registry and the sessions loaded so far.
 pub struct Runtime {
-    registry: RwLock<Result<Registry, tools::RefusedTool>>,
+    /// Shared: each model call reads it, and cloning the whole map per call showed in
+    /// the turn's profile; a registration copies it only while a call still holds it.
+    registry: RwLock<Result<Arc<Registry>, tools::RefusedTool>>,
     /// The logs loaded so far, by owner id.
     logs: Mutex<HashMap<String, Arc<Live>>>,
 }
@@ -293,21 +295,21 @@ impl Runtime {
     pub fn new(builtins: Vec<(ToolDefinition, ToolHandler)>) -> Runtime {
         let mut registry = Registry::default();
         let registered = builtins.into_iter().try_for_each(|(definition, handler)| registry.register(definition, handler));
-        Runtime { registry: RwLock::new(registered.map(|()| registry)), logs: Mutex::new(HashMap::new()) }
+        Runtime { registry: RwLock::new(registered.map(|()| Arc::new(registry))), logs: Mutex::new(HashMap::new()) }
     }
 
     /// Registers a tool (see `Engine::register_tool`).
     pub fn register_tool(&self, definition: ToolDefinition, handler: ToolHandler) -> Result<(), ApiError> {
         let mut guard = self.registry.write().unwrap_or_else(|p| p.into_inner());
         match &mut *guard {
-            Ok(registry) => registry.register(definition, handler).map_err(|e| ApiError::validation(e.field(), e.to_string())),
+            Ok(registry) => Arc::make_mut(registry).register(definition, handler).map_err(|e| ApiError::validation(e.field(), e.to_string())),
             Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
         }
     }
 
-    pub fn registry(&self) -> Result<Registry, ApiError> {
+    pub fn registry(&self) -> Result<Arc<Registry>, ApiError> {
         match &*self.registry.read().unwrap_or_else(|p| p.into_inner()) {
-            Ok(registry) => Ok(registry.clone()),
+            Ok(registry) => Ok(Arc::clone(registry)),
             Err(e) => Err(ApiError::internal(format!("the tool registry is broken: {e}"))),
         }
     }
