@@ -34,7 +34,7 @@ const SEED = 4242;
 /** The output limit of every step: small, so no step's reply runs long. */
 const MAX_OUTPUT_TOKENS = 192;
 /** One CLI command (a turn, a run, an answer) may take this long before it counts as hung
- * (five minutes: a turn on this model takes seconds on a quiet machine, minutes on a busy one). */
+ * (five minutes: a turn that fills the window takes 25-90 s on two quiet cores, minutes on a busy machine). */
 const COMMAND_TIMEOUT_MS = Number(process.env.INKSTONE_LIVE_COMMAND_TIMEOUT_MS ?? 300_000);
 /** A wording that blames the address: right only when the address is the problem. */
 const BLAMES_URL = /check (that )?the (address|url)|OpenAI-compatible API|usually ending in \/v1/i;
