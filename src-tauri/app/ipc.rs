@@ -112,6 +112,17 @@ impl EngineState {
         }
     }
 
+    /// The engine once it is open, waiting at most `wait` for the opening (None if it
+    /// failed or is still going on), without trying again.
+    pub fn engine_within(&self, wait: std::time::Duration) -> Option<Arc<Engine>> {
+        let slot = lock(&self.0.slot);
+        let (slot, _) = self.0.settled.wait_timeout_while(slot, wait, |slot| matches!(slot, Slot::Opening)).unwrap_or_else(|poisoned| poisoned.into_inner());
+        match &*slot {
+            Slot::Done(Ok(engine)) => Some(engine.clone()),
+            _ => None,
+        }
+    }
+
     /// The engine if it is open, without waiting or trying again.
     pub fn opened(&self) -> Option<Arc<Engine>> {
         match &*lock(&self.0.slot) {
@@ -215,6 +226,25 @@ pub async fn api_stream<R: Runtime>(
 #[cfg(test)]
 mod tests {
     use super::PageLoads;
+
+    #[test]
+    fn engine_within_gives_up_after_its_wait_and_wakes_when_the_opening_settles() {
+        use std::time::{Duration, Instant};
+        let pending = super::EngineState::pending();
+        let started = Instant::now();
+        assert!(pending.engine_within(Duration::from_millis(30)).is_none());
+        assert!(started.elapsed() >= Duration::from_millis(30), "it waited the whole time for an opening still going on");
+
+        let settling = pending.clone();
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            settling.settle(super::EngineState::new(Err(inkstone_api::ApiError::internal("no store"))));
+        });
+        let started = Instant::now();
+        assert!(pending.engine_within(Duration::from_secs(20)).is_none(), "a failed opening has no engine");
+        assert!(started.elapsed() < Duration::from_secs(10), "the settle woke the waiting call");
+        assert!(opener.join().is_ok(), "the opener thread panicked");
+    }
 
     #[test]
     fn a_stream_ends_once_a_newer_page_loaded_in_its_own_webview_only() {

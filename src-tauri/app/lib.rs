@@ -67,6 +67,30 @@ fn installation() -> inkstone_api::update::Installation {
     }
 }
 
+/// How long index.html may wait for the store to open before it goes out without the list.
+const FIRST_LIST_WAIT: Duration = Duration::from_millis(300);
+
+/// Puts the first project list into index.html as a JSON island
+/// (`<script type="application/json" id="first-projects">`, the result of `project.list`),
+/// so the page paints the list in the document's first frame. WebKitGTK's first composited
+/// frame takes a few hundred milliseconds to complete, and content that arrives after that
+/// frame began (the list over IPC) shows only in the frame after it. Not executed, so the CSP
+/// allows it; `<` is escaped, so no text in it can close the element. Without an open store
+/// in time the page asks over IPC as before.
+fn inline_first_projects(state: &EngineState, request: &tauri::http::Request<Vec<u8>>, response: &mut tauri::http::Response<std::borrow::Cow<'static, [u8]>>) {
+    let path = request.uri().path();
+    if path != "/" && path != "/index.html" {
+        return;
+    }
+    let Some(engine) = state.engine_within(FIRST_LIST_WAIT) else { return };
+    let Ok(list) = engine.call("project.list", serde_json::json!({ "includeArchived": true })) else { return };
+    let Ok(html) = std::str::from_utf8(response.body()) else { return };
+    let Some(at) = html.find("</head>") else { return };
+    let json = list.to_string().replace('<', "\\u003c");
+    let page = format!("{}<script type=\"application/json\" id=\"first-projects\">{json}</script>{}", &html[..at], &html[at..]);
+    *response.body_mut() = std::borrow::Cow::Owned(page.into_bytes());
+}
+
 fn try_open(data_dir: &Path) -> Result<Arc<Engine>, inkstone_api::ApiError> {
     let mut config = EngineConfig::new(data_dir, "Inkstone desktop").with_env(|key| std::env::var(key).ok());
     config.update.installation = installation();
@@ -330,6 +354,14 @@ pub fn run() {
                 state
             });
             app.manage(state.clone());
+            // The main window is made here rather than from the configuration, so that its
+            // index.html carries the first project list (see `inline_first_projects`).
+            if let Some(config) = app.config().app.windows.iter().find(|w| w.label == "main").cloned() {
+                let listing = state.clone();
+                tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
+                    .on_web_resource_request(move |request, response| inline_first_projects(&listing, &request, response))
+                    .build()?;
+            }
             let handle = app.handle().clone();
             std::thread::spawn(move || {
                 open_markdown_files(&handle, markdown_arguments(&argv, &cwd));
