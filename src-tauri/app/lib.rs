@@ -7,6 +7,7 @@
 
 mod ipc;
 mod logging;
+mod render;
 mod startup;
 
 use std::path::{Path, PathBuf};
@@ -287,6 +288,7 @@ fn open_markdown_files<R: Runtime>(app: &tauri::AppHandle<R>, files: Vec<PathBuf
 
 pub fn run() {
     startup::mark("main");
+    let compositing = render::apply();
     let data_dir = data_dir();
     let mut single_instance = tauri_plugin_single_instance::Builder::new().callback(|app, argv, cwd| {
         let files = markdown_arguments(&argv, Path::new(&cwd));
@@ -343,6 +345,7 @@ pub fn run() {
                 let _ = LOG_DIR.set(log_dir.clone());
             }
             tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
+            tracing::info!(compositing = compositing.describe(), "web view compositing");
             // The store and the search index open on a thread of their own while the
             // window is made and the page starts; the page's first calls wait for them.
             let argv: Vec<String> = std::env::args().collect();

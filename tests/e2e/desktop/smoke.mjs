@@ -265,6 +265,15 @@ async function main() {
     screenshot("empty");
   });
 
+  await check("the web view composites only where a GPU can: off without a render node, unless WebKitGTK's variables say otherwise", async () => {
+    const renderNode = existsSync("/dev/dri") && readdirSync("/dev/dri").some((name) => name.startsWith("renderD"));
+    const chosen = process.env.WEBKIT_FORCE_COMPOSITING_MODE !== undefined || process.env.WEBKIT_DISABLE_COMPOSITING_MODE !== undefined;
+    const want = chosen ? "as set by WEBKIT_FORCE_COMPOSITING_MODE" : renderNode ? "WebKitGTK's default" : "off: no GPU render node";
+    await waitFor("the log to record the compositing decision", async () => appLog().includes("web view compositing"), 5000);
+    const line = appLog().split("\n").find((l) => l.includes("web view compositing")) ?? "";
+    assert(line.includes(want), `expected the decision "${want}" (render node: ${renderNode}), the log says: ${line}`);
+  });
+
   await check("first run: a sample project (in the UI language, marked), import and an empty project are offered; the sample opens and compiles", async () => {
     assert(await find("[data-testid=first-run-import]"), "no import offer on the first-run screen");
     assert(await find("[data-testid=first-run-new]"), "no empty-project offer on the first-run screen");
