@@ -4,7 +4,7 @@
 //! project title, the run's usage) for the filters the view offers, including a rare
 //! person and a rare decision, and the time of a full CSV export.
 //!
-//! Then the workspace scope (issue 34, item 5): a workspace server (in-process, its sled
+//! Then the workspace scope: a workspace server (in-process, its sled
 //! store, HTTP on loopback) holding 100,000 members' accepted AI versions with their
 //! origin detail (100 projects, 10 members, one of them rare, 3 models), and an owner's
 //! engine asking `aiActivity.list {scope: workspace}` for a page as Settings → Workspace

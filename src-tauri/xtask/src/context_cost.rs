@@ -8,7 +8,7 @@
 //! estimated tokens (prompt layers, project digest and that short article), the tool
 //! definitions' estimated tokens, and the `max_tokens` it carried; the reply reserve
 //! is the one `session.context` reports (the room kept for the step's reply: before
-//! issue 30's budgeting the same figure as `max_tokens`, at most half the window;
+//! requests were budgeted to the window the same figure as `max_tokens`, at most half the window;
 //! since, sized to the step, while `max_tokens` is what the window then leaves, up to
 //! the session's limit). A window whose request was refused before sending prints the
 //! turn's end reason and the fixed part `session.context` reports.

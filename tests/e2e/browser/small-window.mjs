@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Browser-mode end-to-end test of a drafting turn in a small local model's window
-// (issue 30): `inkstone-cli serve` + the scripted TEST server `inkstone-fake-model`
+// Browser-mode end-to-end test of a drafting turn in a small local model's window:
+// `inkstone-cli serve` + the scripted TEST server `inkstone-fake-model`
 // posing as llama.cpp's server started with `-c 4096` (`--llama-ctx 4096`: `/props`
 // says n_ctx 4096, and a request whose prompt and reply limit are over it is refused
 // with llama.cpp's own overflow error, so this fails when budgeting breaks) +

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Browser-mode end-to-end test of the team's AI activity (issue 34, item 5): a real
+// Browser-mode end-to-end test of the team's AI activity: a real
 // `inkstone-server` (embedded store in a temporary folder), three `inkstone-cli serve`
 // on three data folders (each with its own kernel keyring for its server token when
 // keyctl is there), the scripted OpenAI-compatible TEST server `inkstone-fake-model`

@@ -1,4 +1,4 @@
-//! Every drafting request budgeted to the model's window (issue 30, item 2), through
+//! Every drafting request budgeted to the model's window, through
 //! the real harness against the scripted server over loopback, posing as llama.cpp's
 //! server with a small `n_ctx`: it refuses a request over the window with llama.cpp's
 //! own error, so a request that does not fit fails these tests. Rules: a 2,048-token

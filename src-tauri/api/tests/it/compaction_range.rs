@@ -1,4 +1,4 @@
-//! Compaction that cannot deadlock, over the whole range of windows (issue 30, item 3),
+//! Compaction that cannot deadlock, over the whole range of windows,
 //! against a scripted server on loopback posing as a small-window local model: it
 //! counts a request's tokens as the engine estimates them and refuses one over its
 //! window with llama.cpp's own error, answers summarising requests as told (JSON,

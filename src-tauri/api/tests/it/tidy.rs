@@ -804,3 +804,45 @@ fn records_whose_wire_form_moved_to_the_api_do_not_name_ts_rs() {
         assert!(code_of(path).contains("ts_rs"), "{} no longer names ts_rs: drop it from WIRE_IN_API_EXCEPTIONS", path.display());
     }
 }
+
+/// Code speaks of the product, not of where a requirement came from: no Rust file,
+/// tests and benchmarks included, cites an issue's or a source design's number.
+#[test]
+fn code_cites_no_issue_numbers_or_seeds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut cited = Vec::new();
+    for path in files.iter().filter(|p| !p.components().any(|c| c.as_os_str() == "target")) {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            if cites_provenance(line) {
+                cited.push(format!("{}:{}: {}", path.strip_prefix(&root).unwrap_or(path).display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(files.len() > 100, "the walk found the workspace's files");
+    assert!(cited.is_empty(), "say what the code does, not which issue or seed asked for it: {cited:#?}");
+}
+
+/// Whether a line cites an issue (the word, a space, a number, with or without `#`) or
+/// a seed (the word, a space, a zero-padded number).
+fn cites_provenance(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    ["issue ", "seed 0"].iter().any(|word| {
+        lower.match_indices(word).any(|(at, _)| {
+            let rest = &lower[at + word.len()..];
+            rest.strip_prefix('#').unwrap_or(rest).chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+    })
+}
+
+#[test]
+fn the_provenance_scan_reads_citations() {
+    // Built from pieces, so this file does not cite anything itself.
+    assert!(cites_provenance(concat!("//! Compaction (issue", " 30, item 3), against")));
+    assert!(cites_provenance(concat!("// see Issue", " #12")));
+    assert!(cites_provenance(concat!("/// the shape of seed", " 004's plan")));
+    assert!(!cites_provenance("/// an issue with the store; 30 seeds of randomness"));
+    assert!(!cites_provenance("let seed = 0x5eed;"));
+}
