@@ -85,9 +85,9 @@ pub struct ProgressEvent {
 pub enum StreamEvent {
     Progress(ProgressEvent),
     /// A harness event of a session (live deltas carry sequence 0).
-    Harness(Box<crate::harness::Event>),
+    Harness(Box<dto::Event>),
     /// What that event changed in the session's timeline (sent after it).
-    Timeline(Box<crate::harness::timeline::TimelinePatch>),
+    Timeline(Box<dto::TimelinePatch>),
     /// The sync status, as `sync.status` answers it (`sync.watch` sends it on change).
     SyncStatus(Box<SyncStatus>),
 }
@@ -418,8 +418,8 @@ api_methods! {
         "sync.policy" => sync::policy(Empty) -> dto::PolicyStanding;
         "sync.setPolicy" => sync::set_policy(SyncSetPolicyParams) -> dto::PolicyStanding;
         "llmProfile.detectLocal" => llm::detect_local(Empty) -> LlmDetectLocalResult;
-        "llmProfile.context" => llm::context(LlmProfileRef) -> crate::harness::compaction::ProfileContext;
-        "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> crate::harness::compaction::ProfileContext;
+        "llmProfile.context" => llm::context(LlmProfileRef) -> dto::ProfileContext;
+        "llmProfile.setCompaction" => llm::set_compaction(LlmProfileSetCompactionParams) -> dto::ProfileContext;
         "usage.report" => usage::report(UsageReportParams) -> dto::UsageReport;
         "usage.list" => usage::list(UsageListParams) -> UsageListResult;
         "usage.getQuotas" => usage::get_quotas(Empty) -> dto::Quotas;
@@ -515,16 +515,16 @@ api_methods! {
         "backup.create" => data::create_backup(Empty) -> BackupInfo, sends Progress(ProgressEvent);
         "backup.auto" => data::auto_backup(BackupAutoParams) -> BackupAutoResult, sends Progress(ProgressEvent);
         "backup.restore" => data::restore_backup(BackupRestoreParams) -> BackupRestoreResult, sends Progress(ProgressEvent);
-        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
-        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
-        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
-        "session.compact" => session::compact(SessionCompactParams) -> SessionCompactResult, sends Harness(Box<crate::harness::Event>) also Timeline(Box<crate::harness::timeline::TimelinePatch>);
-        "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
-        "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<crate::harness::Event>);
+        "session.submit" => session::submit(SessionSubmitParams) -> SessionSubmitResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
+        "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
+        "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
+        "session.compact" => session::compact(SessionCompactParams) -> SessionCompactResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
+        "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<dto::Event>);
+        "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<dto::Event>);
     }
     subscriptions {
         "sync.watch" => sync::watch(Empty) -> SyncStatus, sends SyncStatus(Box<SyncStatus>);
-        "session.watch" => timeline::watch(SessionWatchParams) -> SessionWatchResult, sends Timeline(Box<crate::harness::timeline::TimelinePatch>);
+        "session.watch" => timeline::watch(SessionWatchParams) -> SessionWatchResult, sends Timeline(Box<dto::TimelinePatch>);
     }
 }
 

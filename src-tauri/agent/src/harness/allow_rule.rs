@@ -18,7 +18,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use ts_rs::TS;
 
 use super::tools::ToolDefinition;
 use crate::model::Timestamp;
@@ -93,7 +92,7 @@ impl Record for AllowRule {
 
 /// What "always allow" would store for a prompt, carried by the prompt's event: the
 /// tool and the pattern; the person picks the scope when answering.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AllowOffer {
     pub tool: String,

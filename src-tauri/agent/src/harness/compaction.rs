@@ -46,7 +46,6 @@ pub use settings::*;
 pub use summary::*;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::event::EventBody;
 use super::turn::TurnStats;
@@ -88,7 +87,7 @@ pub const MIN_FREE_TOKENS: u64 = 128;
 /// The estimated tokens of the pinned layer's heading over the pins.
 const PINS_HEADING_TOKENS: u64 = 20;
 /// What started a compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionTrigger {
     /// The person asked (`session.compact`).
@@ -100,7 +99,7 @@ pub enum CompactionTrigger {
 }
 
 /// How the earlier conversation was replaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CompactionMode {
     /// By a validated summary.

@@ -3,7 +3,6 @@
 //! so a new kind cannot be added without deciding both.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 pub use super::compaction::{CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, PinSource};
 pub use crate::context::{Mode, Selection};
@@ -13,7 +12,7 @@ use crate::model::Timestamp;
 use crate::proposals::{ProposalKind, Target};
 
 /// How a tool call ended, as the model and the UI see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Success,
@@ -39,7 +38,7 @@ pub enum ToolStatus {
 }
 
 /// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TurnEndReason {
     /// The model finished its answer.
@@ -118,7 +117,7 @@ impl TurnEndReason {
 }
 
 /// Who changed the session's intent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IntentSource {
     /// Read from the person's message.
@@ -128,7 +127,7 @@ pub enum IntentSource {
 }
 
 /// An estimate of one context layer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LayerEstimate {
     pub layer: String,
@@ -138,7 +137,7 @@ pub struct LayerEstimate {
 }
 
 /// One hunk of a proposal an approval covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalHunk {
     pub id: String,
@@ -147,13 +146,12 @@ pub struct ApprovalHunk {
     /// The change with context and word-level emphasis; absent when the diffs of the
     /// selection are too large for one log line (then the review panel shows them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub display: Option<crate::diff::Hunk>,
 }
 
 /// What approving a call that applies a proposal would change: shown with the
 /// approval request, so the person approves the exact change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalChange {
     pub proposal_id: String,
@@ -175,33 +173,28 @@ pub struct ApprovalChange {
     /// proposal as it is then: a different hash refuses the approval as stale.
     /// Absent in logs written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub hunk_set_hash: Option<String>,
     /// How many hunks the approval applies (all listed in `hunks`). Absent before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub total_hunks: Option<u32>,
     /// The size of the change: UTF-8 bytes of the selected hunks' old and new lines.
     /// Absent before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub total_bytes: Option<u64>,
     /// For a proposal without hunks: what would be made (the reply, the chosen
     /// candidates, the settings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub detail: Option<String>,
     /// The version number accepting would save, when accepting saves a version (a
     /// source change or a new title), as of the request (a version the person saves
     /// meanwhile moves it up by one); absent for a draft, a comment reply, settings
     /// that leave the title, or an artifact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub creates_version: Option<u32>,
 }
 
 /// What happened. `kind` and `payload` in the envelope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
 pub enum EventBody {
     #[serde(rename_all = "camelCase")]
@@ -218,7 +211,6 @@ pub enum EventBody {
         /// The part of the source the message is scoped to (the model's working set
         /// shows it while this is the latest message).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         selection: Option<Selection>,
     },
     /// A message submitted while a turn ran; delivered at the next turn boundary.
@@ -226,7 +218,6 @@ pub enum EventBody {
     MessageQueued {
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         selection: Option<Selection>,
     },
     TurnStarted {},
@@ -285,7 +276,6 @@ pub enum EventBody {
         /// The "always allow" rule that allowed it (its count was updated in the
         /// same write as this event).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         rule_id: Option<String>,
     },
     /// A tool result (or failure) as the model sees it: `content` is the exact text
@@ -296,7 +286,6 @@ pub enum EventBody {
         status: ToolStatus,
         content: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         result_ref: Option<String>,
         /// True when an earlier execution's stored result was returned instead of
         /// running a write again.
@@ -308,11 +297,9 @@ pub enum EventBody {
         request_id: String,
         tool: String,
         /// The normalized input (a preview when large).
-        #[ts(type = "unknown")]
         input: serde_json::Value,
         input_hash: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         target_version: Option<u64>,
         idempotency_key: String,
         /// Why it asks, in English (for the model's log and the CLI).
@@ -320,18 +307,15 @@ pub enum EventBody {
         /// Why it asks, for the UI to word: `rule`, `policy` or `write`
         /// (`harness::permission::decide`); absent in logs written before.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         reason_id: Option<String>,
         /// For a call that applies a proposal: exactly what would change (the
         /// proposal, its target and the selected hunks' diffs), which the approval is
         /// bound to.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         change: Option<Box<ApprovalChange>>,
         /// What "always allow" would store (tool and argument pattern), when the tool
         /// offers it; absent for the tools that always ask and in older logs.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         offer: Option<super::allow_rule::AllowOffer>,
     },
     #[serde(rename_all = "camelCase")]
@@ -340,7 +324,6 @@ pub enum EventBody {
         approved: bool,
         /// The "always allow" rule the person made with this answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         rule_id: Option<String>,
         decided_by: String,
         /// The person's note, or (with `noteId`) the engine's English reason.
@@ -348,7 +331,6 @@ pub enum EventBody {
         /// Set when the engine resolved it, naming why for the UI to word:
         /// `superseded_by_new_message` (the person sent a new message instead).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         note_id: Option<String>,
     },
     #[serde(rename_all = "camelCase")]
@@ -397,7 +379,6 @@ pub enum EventBody {
         percent: u32,
         /// The share at which the session compacts by itself; absent when manual only.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         compact_at_percent: Option<u32>,
     },
     /// A compaction began (its model call, or a deterministic truncation, follows).
@@ -431,7 +412,6 @@ pub enum EventBody {
         mode: CompactionMode,
         /// The validated summary (absent for a truncation).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         summary: Option<Box<CompactionSummary>>,
         /// The text of the session summary layer from now on.
         summary_text: String,
@@ -457,7 +437,6 @@ pub enum EventBody {
         /// Absent in logs written before provenance was kept (the fold then keeps what
         /// it had).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         sources: Option<Vec<crate::model::ProvenanceSource>>,
     },
     /// The person pinned a text: in the pinned context of every later call, verbatim.
@@ -504,7 +483,6 @@ pub enum EventBody {
     #[serde(rename_all = "camelCase")]
     CompactionSettingChanged {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         threshold: Option<CompactThreshold>,
     },
 }
@@ -601,51 +579,38 @@ impl EventBody {
 }
 
 /// One event of a session's (or run's) log. Live-only events carry sequence 0.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Event {
     pub event_id: String,
     pub sequence: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub session_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub run_id: Option<String>,
     /// The project the owner works on. Set on every event appended since the envelope
     /// carried it; absent in older logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    #[ts(as = "Option<String>")]
     pub project_id: Option<std::sync::Arc<str>>,
     /// The workspace of the project. Set on every event appended since the envelope
     /// carried it; absent in older logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    #[ts(as = "Option<String>")]
     pub workspace_id: Option<std::sync::Arc<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub turn_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub parent_event_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub tool_use_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub context_snapshot_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub proposal_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub artifact_id: Option<String>,
     pub created_at: Timestamp,
     pub model_visible: bool,
     #[serde(flatten)]
-    #[ts(flatten)]
     pub body: EventBody,
 }
 

@@ -9,7 +9,6 @@
 //! rule that asks, a deny and plan mode still win. Nothing turns a deny into an allow.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::allow_rule::{self, AllowRule, CallPlace};
 use super::event::Mode;
@@ -18,7 +17,7 @@ use super::tools::ToolDefinition;
 use super::Owner;
 
 /// A decision, ordered from the most to the least permissive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PermissionPolicy {
     Allow,

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use ts_rs::TS;
 
 use super::compaction::{CompactionMode, CompactionState, Pin, PinSource};
 use super::event::{Event, EventBody, Mode, Selection, ToolStatus, TurnEndReason};
@@ -22,16 +21,14 @@ pub const STEP_BATCH: &str = "batch";
 /// One line of a log as text, an event at a time (`session.get` with `timeline`, the
 /// CLI's `session show`, an optimization run's log): a map of each event, not a fold;
 /// the drafting panel draws [`super::timeline::TimelineItem`]s.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogLine {
     pub sequence: u64,
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub turn_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub tool_use_id: Option<String>,
     /// A short text for the timeline: the person's or the model's words, or (with
     /// `textId`) the engine's English wording of what happened.
@@ -40,15 +37,13 @@ pub struct LogLine {
     /// `tool_result`, `archived`, …, with `params`); absent when `text` is the person's
     /// or the model's own words (a message, a question, an answer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub text_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub params: BTreeMap<String, String>,
 }
 
 /// An approval waiting for the user.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
     pub request_id: String,
@@ -56,26 +51,22 @@ pub struct PendingApproval {
     pub tool: String,
     pub input_hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub target_version: Option<u64>,
     pub idempotency_key: String,
     pub reason: String,
     /// Why it asks, for the UI to word (see `EventBody::ApprovalRequested`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub reason_id: Option<String>,
     /// For a call that applies a proposal: exactly what would change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub change: Option<Box<super::event::ApprovalChange>>,
     /// What "always allow" would store, when the tool offers it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub offer: Option<super::allow_rule::AllowOffer>,
 }
 
 /// A question waiting for the user's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingQuestion {
     pub question_id: String,

@@ -14,7 +14,6 @@
 //! or changed, never removed.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::event::{ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, Event, EventBody, LayerEstimate, Mode, Selection, ToolStatus, TurnEndReason};
 use super::model_call::CUT_OFF_BY_ERROR;
@@ -22,7 +21,7 @@ use crate::error::Hint;
 
 /// A tool step's state as the timeline shows it. `Denied`: the person said no;
 /// `Blocked`: plan mode or a permission rule did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepState {
     Queued,
@@ -48,7 +47,7 @@ pub fn step_state(status: ToolStatus) -> StepState {
 }
 
 /// Why a compaction attempt replaced nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CompactionFailure {
     /// It failed (the third in a row truncates).
@@ -60,7 +59,7 @@ pub enum CompactionFailure {
 }
 
 /// What a turn end's hints say about the API key (the `PROVIDER_AUTH` hints).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum KeyProblem {
     /// The provider refused the key.
@@ -72,7 +71,7 @@ pub enum KeyProblem {
 }
 
 /// A task as it was submitted (its text and typed selection), to send again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetryTask {
     pub text: String,
@@ -82,7 +81,7 @@ pub struct RetryTask {
 /// One line of the timeline. `key` is stable (the sequence of the event that made it,
 /// with the tool call's id for a step); `changedAt` is the sequence of the last event
 /// that changed it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum TimelineItem {
     /// `retry`: the task of the failed turn just above, sent again by Retry.
@@ -115,10 +114,8 @@ pub enum TimelineItem {
         args: String,
         state: StepState,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         status: Option<ToolStatus>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         result: Option<String>,
         /// Proposals the step made (from the envelope or its result).
         proposal_ids: Vec<String>,
@@ -243,37 +240,32 @@ impl TimelineItem {
 }
 
 /// A tool call waiting for the person's approval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalPrompt {
     pub request_id: String,
     pub tool_use_id: String,
     pub tool: String,
     /// The normalized input the tool would run with.
-    #[ts(type = "unknown")]
     pub input: serde_json::Value,
     /// Why it asks, in English (logs written before `reasonId`).
     pub reason: String,
     /// Why it asks: `rule`, `policy` or `write`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub reason_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub target_version: Option<u64>,
     /// For a call that applies a proposal: exactly what would change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub change: Option<Box<ApprovalChange>>,
     /// What "always allow" would store (tool and argument pattern), when the tool
     /// offers it; the person picks the scope (`permissionRule.preview` shows its width).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub offer: Option<super::allow_rule::AllowOffer>,
 }
 
 /// A question waiting for the person's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuestionPrompt {
     pub question_id: String,
@@ -283,7 +275,7 @@ pub struct QuestionPrompt {
 }
 
 /// The context estimate of the latest model call.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextEstimate {
     pub estimated_tokens: u64,
@@ -291,7 +283,7 @@ pub struct ContextEstimate {
 }
 
 /// A compaction under way (between `compaction_started` and its boundary or failure).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Compacting {
     pub trigger: CompactionTrigger,
@@ -300,18 +292,17 @@ pub struct Compacting {
 }
 
 /// The fold of a session's log up to `lastSequence`: its items, and the state around them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Timeline {
     pub items: Vec<TimelineItem>,
     #[serde(flatten)]
-    #[ts(flatten)]
     pub state: TimelineState,
 }
 
 /// What the panel shows around the items: the prompt waiting for the person, the mode,
 /// the context estimate, the tokens, what is queued, the answer streaming now.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineState {
     pub last_sequence: u64,
@@ -713,7 +704,7 @@ pub fn fold_all<'a>(events: impl IntoIterator<Item = &'a Event>) -> Timeline {
 
 /// Text for the item `key`: a live delta of the answer streaming now (or of its
 /// reasoning, which no item keeps).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextAppend {
     pub key: String,
@@ -725,7 +716,7 @@ pub struct TextAppend {
 /// the items to put (insert, or replace by key), the keys of items to drop, the text
 /// to append to the streaming item, and the state after the event. A reader that puts,
 /// drops and appends in order holds the fold of the log plus the text streaming now.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelinePatch {
     /// The sequence of the logged event (0 for a live delta).

@@ -11,14 +11,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use ts_rs::TS;
 
 use super::permission::PermissionPolicy;
 use crate::llm::profile::ToolLoading;
 use crate::llm::structured::{InvalidSchema, Validator};
 use crate::llm::{Message, ToolSpec};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Capability {
     Read,
@@ -28,7 +27,7 @@ pub enum Capability {
     Workflow,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RiskLevel {
     Low,
@@ -36,7 +35,7 @@ pub enum RiskLevel {
     High,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Concurrency {
     /// May run beside other parallel-safe calls.
@@ -45,7 +44,7 @@ pub enum Concurrency {
     Exclusive,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum InterruptBehavior {
     /// Stops at once on interrupt.
@@ -55,7 +54,7 @@ pub enum InterruptBehavior {
 }
 
 /// Which version of its target a tool's effect depends on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum BaseVersionPolicy {
     /// The tool does not depend on a target version.
@@ -78,7 +77,7 @@ pub const PERSON_ONLY_ACTIONS: &[&str] = &["accept_proposal", "reject_proposal",
 pub const ALWAYS_ASK_TOOLS: &[&str] = &["apply_proposal", "update_project_metadata", "exit_plan_mode", "request_permission"];
 
 /// Everything the harness knows about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDefinition {
     pub name: String,
@@ -87,9 +86,7 @@ pub struct ToolDefinition {
     pub description: String,
     /// For the model: sent as the tool's description.
     pub prompt: String,
-    #[ts(type = "unknown")]
     pub input_schema: Value,
-    #[ts(type = "unknown")]
     pub output_schema: Value,
     pub capability: Capability,
     pub risk: RiskLevel,

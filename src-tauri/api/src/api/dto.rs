@@ -5,20 +5,26 @@
 //! `inkstone-api` names `ts_rs` once its records have moved here (tidy checks the crates
 //! that are done).
 
+mod compaction;
 mod drafts;
+mod events;
 mod harness;
 mod model;
 mod proposal_records;
 mod proposals;
 mod sync;
+mod timeline;
 mod usage;
 
+pub use compaction::*;
 pub use drafts::*;
+pub use events::*;
 pub use harness::*;
 pub use model::*;
 pub use proposal_records::*;
 pub use proposals::*;
 pub use sync::*;
+pub use timeline::*;
 pub use usage::*;
 
 /// Fails to compile when a stored record named here implements `TS` again: then it
@@ -121,6 +127,48 @@ stored_only!(
     crate::usage::UsageReport,
     crate::policy::CapLevel,
     crate::policy::CapStanding,
+    crate::harness::event::ToolStatus,
+    crate::harness::event::TurnEndReason,
+    crate::harness::event::IntentSource,
+    crate::harness::event::LayerEstimate,
+    crate::harness::event::ApprovalHunk,
+    crate::harness::event::ApprovalChange,
+    crate::harness::event::EventBody,
+    crate::harness::event::Event,
+    crate::harness::replay::LogLine,
+    crate::harness::replay::PendingApproval,
+    crate::harness::replay::PendingQuestion,
+    crate::harness::timeline::StepState,
+    crate::harness::timeline::CompactionFailure,
+    crate::harness::timeline::KeyProblem,
+    crate::harness::timeline::RetryTask,
+    crate::harness::timeline::TimelineItem,
+    crate::harness::timeline::ApprovalPrompt,
+    crate::harness::timeline::QuestionPrompt,
+    crate::harness::timeline::ContextEstimate,
+    crate::harness::timeline::Compacting,
+    crate::harness::timeline::Timeline,
+    crate::harness::timeline::TimelineState,
+    crate::harness::timeline::TextAppend,
+    crate::harness::timeline::TimelinePatch,
+    crate::harness::compaction::CompactionTrigger,
+    crate::harness::compaction::CompactionMode,
+    crate::harness::compaction::PinSource,
+    crate::harness::compaction::Pin,
+    crate::harness::compaction::CompactThreshold,
+    crate::harness::compaction::ProfileContext,
+    crate::harness::compaction::CalibrationSeed,
+    crate::harness::compaction::AcceptedChange,
+    crate::harness::compaction::RejectedDirection,
+    crate::harness::compaction::CompactionSummary,
+    crate::harness::allow_rule::AllowOffer,
+    crate::harness::PermissionPolicy,
+    crate::harness::ToolDefinition,
+    crate::harness::tools::Capability,
+    crate::harness::tools::RiskLevel,
+    crate::harness::tools::Concurrency,
+    crate::harness::tools::InterruptBehavior,
+    crate::harness::tools::BaseVersionPolicy,
 );
 
 #[cfg(test)]
@@ -129,8 +177,12 @@ mod tests {
 
     use serde_json::json;
 
+    use crate::context::Selection;
+    use crate::error::Hint;
+    use crate::harness::compaction::{self, CompactionTrigger};
+    use crate::harness::{self, timeline};
     use crate::model::{self, Anchor, DraftContent, Platform, Post, ProvenanceSource, Timestamp};
-    use crate::proposals::checkpoints;
+    use crate::proposals::{checkpoints, ProposalKind, Target};
 
     fn at() -> Timestamp {
         "2026-01-02T03:04:05Z".parse().unwrap()
@@ -254,5 +306,181 @@ mod tests {
                 "sequence": 7, "createdAt": "2026-01-02T03:04:05Z"
             })
         );
+
+        let event = harness::Event {
+            event_id: "evt_1".into(),
+            sequence: 4,
+            session_id: Some("ses_1".into()),
+            run_id: None,
+            project_id: Some("prj_1".into()),
+            workspace_id: Some("wsp_1".into()),
+            turn_id: Some("trn_1".into()),
+            parent_event_id: None,
+            tool_use_id: Some("call_1".into()),
+            context_snapshot_id: None,
+            proposal_id: None,
+            artifact_id: None,
+            created_at: at(),
+            model_visible: true,
+            body: harness::EventBody::ToolResult {
+                tool: "read_project".into(),
+                status: harness::ToolStatus::SchemaViolation,
+                content: "{}".into(),
+                result_ref: None,
+                reused_execution: false,
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(super::Event::from(&event)).unwrap(),
+            json!({
+                "eventId": "evt_1", "sequence": 4, "sessionId": "ses_1", "projectId": "prj_1", "workspaceId": "wsp_1", "turnId": "trn_1",
+                "toolUseId": "call_1", "createdAt": "2026-01-02T03:04:05Z", "modelVisible": true,
+                "kind": "tool_result", "payload": {"tool": "read_project", "status": "schema_violation", "content": "{}", "reusedExecution": false}
+            })
+        );
+
+        let change = harness::ApprovalChange {
+            proposal_id: "prp_1".into(),
+            kind: ProposalKind::SourcePatch,
+            summary: "Tighter".into(),
+            target: Target::Source,
+            hunks: vec![harness::ApprovalHunk { id: "hk_1".into(), content_hash: "sha256:22".into(), display: None }],
+            omitted_hunks: 0,
+            hunk_set_hash: Some("sha256:33".into()),
+            total_hunks: Some(1),
+            total_bytes: Some(12),
+            detail: None,
+            creates_version: Some(3),
+        };
+        let asked = harness::EventBody::ApprovalRequested {
+            request_id: "apr_1".into(),
+            tool: "apply_proposal".into(),
+            input: json!({"proposalId": "prp_1"}),
+            input_hash: "sha256:11".into(),
+            target_version: Some(2),
+            idempotency_key: "idem_1".into(),
+            reason: "It writes.".into(),
+            reason_id: Some("write".into()),
+            change: Some(Box::new(change.clone())),
+            offer: None,
+        };
+        let change_json = json!({
+            "proposalId": "prp_1", "kind": "source_patch", "summary": "Tighter", "target": {"type": "source"},
+            "hunks": [{"id": "hk_1", "contentHash": "sha256:22"}], "omittedHunks": 0, "hunkSetHash": "sha256:33",
+            "totalHunks": 1, "totalBytes": 12, "createsVersion": 3
+        });
+        assert_eq!(
+            serde_json::to_value(super::EventBody::from(&asked)).unwrap(),
+            json!({
+                "kind": "approval_requested",
+                "payload": {
+                    "requestId": "apr_1", "tool": "apply_proposal", "input": {"proposalId": "prp_1"}, "inputHash": "sha256:11", "targetVersion": 2,
+                    "idempotencyKey": "idem_1", "reason": "It writes.", "reasonId": "write", "change": change_json
+                }
+            })
+        );
+
+        let tool = timeline::TimelineItem::Tool {
+            key: "5:call_1".into(),
+            changed_at: 6,
+            tool_use_id: "call_1".into(),
+            name: "propose_patch".into(),
+            args: "{}".into(),
+            state: timeline::StepState::Done,
+            status: Some(harness::ToolStatus::Success),
+            result: None,
+            proposal_ids: vec!["prp_1".into()],
+        };
+        let end = timeline::TimelineItem::End {
+            key: "7".into(),
+            changed_at: 7,
+            reason: harness::TurnEndReason::ModelError,
+            message: "The model call failed.".into(),
+            hints: vec![Hint::new("check_key", "Check the key.")],
+            cut_off: true,
+            retry: Some(timeline::RetryTask { text: "Shorter".into(), selection: Some(Selection { from: 0, to: 3, text: "One".into() }) }),
+            key_problem: Some(timeline::KeyProblem::Rejected),
+        };
+        let state = timeline::TimelineState {
+            last_sequence: 7,
+            pending_approval: Some(timeline::ApprovalPrompt {
+                request_id: "apr_1".into(),
+                tool_use_id: "call_2".into(),
+                tool: "apply_proposal".into(),
+                input: json!({}),
+                reason: "It writes.".into(),
+                reason_id: None,
+                target_version: None,
+                change: Some(Box::new(change)),
+                offer: None,
+            }),
+            context: Some(timeline::ContextEstimate { estimated_tokens: 900, layers: vec![harness::LayerEstimate { layer: "pinned".into(), tokens: 40, trimmed: false }] }),
+            compacting: Some(timeline::Compacting { trigger: CompactionTrigger::Manual, estimated_tokens: 900, context_window: 8000 }),
+            ..Default::default()
+        };
+        let patch = timeline::TimelinePatch {
+            sequence: 7,
+            items: vec![tool, end],
+            removed: vec!["live:1".into()],
+            append: Some(timeline::TextAppend { key: "8".into(), text: "Hi".into(), reasoning: false }),
+            state: Some(state),
+        };
+        assert_eq!(
+            serde_json::to_value(super::TimelinePatch::from(&patch)).unwrap(),
+            json!({
+                "sequence": 7,
+                "items": [
+                    {
+                        "kind": "tool", "key": "5:call_1", "changedAt": 6, "toolUseId": "call_1", "name": "propose_patch", "args": "{}",
+                        "state": "done", "status": "success", "proposalIds": ["prp_1"]
+                    },
+                    {
+                        "kind": "end", "key": "7", "changedAt": 7, "reason": "model_error", "message": "The model call failed.",
+                        "hints": [{"id": "check_key", "message": "Check the key."}], "cutOff": true,
+                        "retry": {"text": "Shorter", "selection": {"from": 0, "to": 3, "text": "One"}}, "keyProblem": "rejected"
+                    }
+                ],
+                "removed": ["live:1"],
+                "append": {"key": "8", "text": "Hi", "reasoning": false},
+                "state": {
+                    "lastSequence": 7, "mode": "default", "turnOpen": false,
+                    "pendingApproval": {
+                        "requestId": "apr_1", "toolUseId": "call_2", "tool": "apply_proposal", "input": {}, "reason": "It writes.", "change": change_json
+                    },
+                    "pendingQuestion": null, "queued": [],
+                    "context": {"estimatedTokens": 900, "layers": [{"layer": "pinned", "tokens": 40, "trimmed": false}]},
+                    "inputTokens": 0, "outputTokens": 0, "archived": false, "proposalIds": [], "truncated": false, "longSessionSeq": 0,
+                    "lastTask": null, "compacting": {"trigger": "manual", "estimatedTokens": 900, "contextWindow": 8000},
+                    "compactionFailures": 0, "streamingKey": null
+                }
+            })
+        );
+
+        let settings =
+            compaction::ProfileContext { profile_id: "p".into(), ratio: 1.25, samples: 3, threshold: Some(compaction::CompactThreshold::Auto { percent: 70 }), seed: None };
+        assert_eq!(
+            serde_json::to_value(super::ProfileContext::from(&settings)).unwrap(),
+            json!({"profileId": "p", "ratio": 1.25, "samples": 3, "threshold": {"mode": "auto", "percent": 70}})
+        );
+        let summary = compaction::CompactionSummary {
+            summary: "Short".into(),
+            user_intent: "A post".into(),
+            accepted_changes: vec![compaction::AcceptedChange { proposal_id: "prp_1".into(), version: Some(2) }],
+            rejected_directions: vec![compaction::RejectedDirection { direction: "Longer".into(), reason: "Too long".into() }],
+            open_tasks: vec!["Title".into()],
+            active_artifacts: Vec::new(),
+            source_refs: Vec::new(),
+            next_step_hint: "Ask".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(super::CompactionSummary::from(&summary)).unwrap(),
+            json!({
+                "summary": "Short", "user_intent": "A post", "accepted_changes": [{"proposal_id": "prp_1", "version": 2}],
+                "rejected_directions": [{"direction": "Longer", "reason": "Too long"}], "open_tasks": ["Title"], "active_artifacts": [],
+                "source_refs": [], "next_step_hint": "Ask"
+            })
+        );
+        let pin = compaction::Pin { id: "pin_1".into(), text: "Keep it short".into(), source: compaction::PinSource::Instruction };
+        assert_eq!(serde_json::to_value(super::Pin::from(&pin)).unwrap(), json!({"id": "pin_1", "text": "Keep it short", "source": "instruction"}));
     }
 }

@@ -100,7 +100,7 @@ pub struct LlmProfileSetCompactionParams {
     /// `{mode: "auto", percent}` (40–95) or `{mode: "manual"}`; absent: the default (80%).
     #[serde(default)]
     #[ts(optional)]
-    pub threshold: Option<crate::harness::compaction::CompactThreshold>,
+    pub threshold: Option<super::dto::CompactThreshold>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -201,7 +201,7 @@ pub struct LlmTestResult {
     /// tokenizer (its `seed` says the counts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub calibration: Option<crate::harness::compaction::ProfileContext>,
+    pub calibration: Option<super::dto::ProfileContext>,
 }
 
 /// Lists a server's models: of a saved profile, or of a base URL being typed in
@@ -671,7 +671,15 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.health = Health::Ok;
             profile.last_error = None;
             profile.last_latency_ms = Some(latency_ms);
-            LlmTestResult { ok: true, profile: profile.clone(), model_id: Some(reply.model), latency_ms: Some(latency_ms), error: None, warnings, calibration: calibration.clone() }
+            LlmTestResult {
+                ok: true,
+                profile: profile.clone(),
+                model_id: Some(reply.model),
+                latency_ms: Some(latency_ms),
+                error: None,
+                warnings,
+                calibration: calibration.as_ref().map(Into::into),
+            }
         }
         Err(error) => {
             if matches!(error.code, ErrorCode::NotFound | ErrorCode::Internal | ErrorCode::Io | ErrorCode::StoreCorrupt) {
@@ -681,7 +689,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.health = Health::Failed;
             profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
             profile.last_latency_ms = None;
-            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error), warnings, calibration: calibration.clone() }
+            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error), warnings, calibration: calibration.as_ref().map(Into::into) }
         }
     };
     let mut batch = Batch::new();
@@ -731,7 +739,7 @@ pub(super) fn context(engine: &Engine, params: LlmProfileRef) -> Result<crate::h
 }
 
 pub(super) fn set_compaction(engine: &Engine, params: LlmProfileSetCompactionParams) -> Result<crate::harness::compaction::ProfileContext, ApiError> {
-    crate::harness::compaction::set_profile_threshold(engine, &params.profile, params.threshold)
+    crate::harness::compaction::set_profile_threshold(engine, &params.profile, params.threshold.map(Into::into))
 }
 
 #[cfg(test)]

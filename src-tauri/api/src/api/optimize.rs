@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::Event;
 use super::{ApiError, Engine, StreamEvent};
 use crate::growth::run::{self, AppliedTarget, ApplySelection, Run, RunConstraints, RunInput};
-use crate::harness::Event;
 use crate::model::Platform;
 use crate::prompts::{Goal, Intensity};
 
@@ -119,12 +119,12 @@ pub(super) fn start(engine: &Engine, params: OptimizeStartParams, on_event: &mut
         constraints: params.constraints.unwrap_or_default(),
         draft: params.draft,
     };
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let mut emit = |event: &crate::harness::Event| on_event(StreamEvent::Harness(Box::new(event.into())));
     run::start(engine.harness(), &params.project_id, params.profile.as_deref(), input, &mut emit)
 }
 
 pub(super) fn resume(engine: &Engine, params: OptimizeRunRef, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Run, ApiError> {
-    let mut emit = |event: &Event| on_event(StreamEvent::Harness(Box::new(event.clone())));
+    let mut emit = |event: &crate::harness::Event| on_event(StreamEvent::Harness(Box::new(event.into())));
     run::resume(engine.harness(), &params.run_id, &mut emit)
 }
 
@@ -156,5 +156,5 @@ pub(super) fn apply(engine: &Engine, params: OptimizeApplyParams) -> Result<Opti
 
 pub(super) fn events(engine: &Engine, params: OptimizeRunRef) -> Result<OptimizeEventsResult, ApiError> {
     run::load(engine.harness(), &params.run_id)?;
-    Ok(OptimizeEventsResult { events: engine.session_events(&params.run_id)? })
+    Ok(OptimizeEventsResult { events: engine.session_events(&params.run_id)?.iter().map(Into::into).collect() })
 }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{required_text, ApiError, Deleted, Engine, ErrorCode};
-use crate::harness::{self, Event, EventBody, Session, TurnClaim};
+use crate::harness::{self, EventBody, Session, TurnClaim};
 
 use crate::proposals::checkpoints::{self, Checkpoint, CheckpointReason};
 use crate::proposals::staging::{self, StagingApplied, StagingView};
@@ -72,7 +72,7 @@ pub struct CheckpointRestoreResult {
     #[serde(flatten)]
     pub restored: super::dto::CheckpointRestored,
     /// The `rewound` event appended to the session's log.
-    pub event: Event,
+    pub event: super::dto::Event,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -163,7 +163,7 @@ pub(super) fn restore_checkpoint(engine: &Engine, params: CheckpointRestoreParam
         let body = EventBody::Rewound { checkpoint_id: checkpoint.id.clone(), to_sequence: checkpoint.sequence, version: restored.version.number };
         Ok((body, restored))
     })?;
-    Ok(CheckpointRestoreResult { restored: (&restored).into(), event })
+    Ok(CheckpointRestoreResult { restored: (&restored).into(), event: (&event).into() })
 }
 
 pub(super) fn list_constraints(engine: &Engine, params: super::SessionRef) -> Result<ConstraintListResult, ApiError> {

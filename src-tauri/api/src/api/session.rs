@@ -6,10 +6,12 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::{CompactThreshold, CompactionMode, Pin};
+use super::dto::{Event, LogLine, PendingApproval, PendingQuestion, TurnEndReason};
 use super::{required_text, ApiError, Empty, Engine, StreamEvent};
 use crate::context::Selection;
-use crate::harness::compaction::{self, CompactThreshold, CompactionMode, Outcome, Pin};
-use crate::harness::{self, Event, EventBody, Limits, LogLine, Mode, PendingApproval, PendingQuestion, PermissionRule, Session, SubmitOutcome, TurnEndReason, TurnStats};
+use crate::harness::compaction::{self, Outcome};
+use crate::harness::{self, EventBody, Limits, Mode, PermissionRule, Session, SubmitOutcome, TurnStats};
 use crate::llm::profile::LlmProfile;
 use crate::model::Project;
 use crate::store::{Batch, Durability};
@@ -449,13 +451,13 @@ impl Feed {
 /// (`StreamEvent::Harness`), or the timeline patch it makes (`StreamEvent::Timeline`), so
 /// a reader of patches keeps the panel's items without folding the log and the text
 /// streaming now updates one item.
-fn session_stream<'a>(engine: &'a Engine, session_id: &'a str, feed: Feed, on_event: &'a mut dyn FnMut(StreamEvent)) -> impl FnMut(&Event) + 'a {
+fn session_stream<'a>(engine: &'a Engine, session_id: &'a str, feed: Feed, on_event: &'a mut dyn FnMut(StreamEvent)) -> impl FnMut(&harness::Event) + 'a {
     let mut live = harness::timeline::LiveFeed::default();
-    move |event: &Event| match feed {
-        Feed::Events => on_event(StreamEvent::Harness(Box::new(event.clone()))),
+    move |event: &harness::Event| match feed {
+        Feed::Events => on_event(StreamEvent::Harness(Box::new(event.into()))),
         Feed::Timeline => {
             if let Some(patch) = engine.harness().timeline_patch(session_id, &mut live, event) {
-                on_event(StreamEvent::Timeline(Box::new(patch)));
+                on_event(StreamEvent::Timeline(Box::new((&patch).into())));
             }
         }
     }
@@ -467,7 +469,7 @@ pub(super) fn compact(engine: &Engine, params: SessionCompactParams, on_event: &
     let session = view(engine, &params.session_id, false)?;
     let (compacted, mode, tokens_before, tokens_after) = match outcome {
         Outcome::Nothing | Outcome::Failed { .. } => (false, None, None, None),
-        Outcome::Compacted { mode, tokens_before, tokens_after } => (true, Some(mode), Some(tokens_before), Some(tokens_after)),
+        Outcome::Compacted { mode, tokens_before, tokens_after } => (true, Some((&mode).into()), Some(tokens_before), Some(tokens_after)),
     };
     let (state, _) = engine.harness().session_state(&params.session_id)?;
     Ok(SessionCompactResult { compacted, mode, tokens_before, tokens_after, consecutive_failures: state.compaction.consecutive_failures, session, timings: timings(&stats) })
@@ -501,7 +503,7 @@ pub(super) fn pins(engine: &Engine, params: SessionRef) -> Result<SessionPins, A
     let room = compaction::session_room(engine.harness(), &session, &state).ok();
     let pin_budget_tokens = room.map_or(0, |r| r.pin_budget());
     let pins_fit = room.is_none_or(|r| r.pins_over(&texts).is_none());
-    Ok(SessionPins { pins: state.pins, pins_tokens, pinned_tokens, context_window: window, pinned_percent, pin_budget_tokens, pins_fit })
+    Ok(SessionPins { pins: state.pins.iter().map(Into::into).collect(), pins_tokens, pinned_tokens, context_window: window, pinned_percent, pin_budget_tokens, pins_fit })
 }
 
 pub(super) fn pin(engine: &Engine, params: SessionPinParams) -> Result<SessionPins, ApiError> {
@@ -542,9 +544,9 @@ pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionCont
         tool_tokens,
         fixed_fits: fixed_tokens + reply_reserve_tokens <= window,
         warn_percent: compaction::WARN_PERCENT,
-        threshold: state.compaction.threshold.or(calibration.threshold).unwrap_or_default(),
-        session_threshold: state.compaction.threshold,
-        profile_threshold: calibration.threshold,
+        threshold: (&state.compaction.threshold.or(calibration.threshold).unwrap_or_default()).into(),
+        session_threshold: state.compaction.threshold.as_ref().map(Into::into),
+        profile_threshold: calibration.threshold.as_ref().map(Into::into),
         calibration_ratio: calibration.ratio,
         calibration_samples: calibration.samples,
         compactions: state.compaction.compactions,
@@ -557,7 +559,7 @@ pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionCont
 
 pub(super) fn set_compaction(engine: &Engine, params: SessionSetCompactionParams) -> Result<SessionContextView, ApiError> {
     engine.harness().load_session(&params.session_id)?;
-    engine.harness().set_compaction_threshold(&params.session_id, params.threshold)?;
+    engine.harness().set_compaction_threshold(&params.session_id, params.threshold.map(Into::into))?;
     context(engine, SessionRef { session_id: params.session_id })
 }
 
@@ -581,13 +583,13 @@ fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<Sessio
         last_sequence: state.last_sequence,
         messages_hash: state.messages_hash(),
         message_count: state.messages.len() as u32,
-        pending_approval: state.pending_approval.clone(),
-        pending_question: state.pending_question.clone(),
+        pending_approval: state.pending_approval.as_ref().map(Into::into),
+        pending_question: state.pending_question.as_ref().map(Into::into),
         queued: state.queued.iter().map(|q| q.text.clone()).collect(),
-        last_turn_end: state.last_turn_end,
+        last_turn_end: state.last_turn_end.as_ref().map(Into::into),
         input_tokens: state.input_tokens,
         output_tokens: state.output_tokens,
-        timeline: with_timeline.then(|| state.lines.clone()),
+        timeline: with_timeline.then(|| state.lines.iter().map(Into::into).collect()),
         session: (&session).into(),
     })
 }
@@ -720,7 +722,7 @@ fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> R
     let session = view(engine, session_id, false)?;
     Ok(match outcome {
         SubmitOutcome::Queued => SessionSubmitResult { queued: true, reason: None, session, timings: None },
-        SubmitOutcome::Finished { reason, stats } => SessionSubmitResult { queued: false, reason: Some(reason), session, timings: Some(timings(&stats)) },
+        SubmitOutcome::Finished { reason, stats } => SessionSubmitResult { queued: false, reason: Some((&reason).into()), session, timings: Some(timings(&stats)) },
     })
 }
 
@@ -794,8 +796,8 @@ pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<Ses
     // The state first: its first read after a restart closes the turn the old process
     // left open (`turn_ended: restarted`), which this read must then include.
     let (state, _) = engine.harness().session_state(&params.session_id)?;
-    let events = engine.store().scan_from_limit::<Event>(&prefix, &start, limit)?;
-    Ok(SessionEventsResult { events, last_sequence: state.last_sequence })
+    let events = engine.store().scan_from_limit::<harness::Event>(&prefix, &start, limit)?;
+    Ok(SessionEventsResult { events: events.iter().map(Into::into).collect(), last_sequence: state.last_sequence })
 }
 
 pub(super) fn get_rules(engine: &Engine, _: Empty) -> Result<PermissionRules, ApiError> {

@@ -12,8 +12,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::{TimelineItem, TimelinePatch, TimelineState};
 use super::{ApiError, Engine, StreamEvent};
-use crate::harness::timeline::{Timeline, TimelineItem, TimelinePatch, TimelineState};
+use crate::harness::timeline::Timeline;
 use crate::sync::Waited;
 
 /// The most items one page holds (and the default).
@@ -76,10 +77,10 @@ pub fn page(timeline: &Timeline, params: &SessionTimelineParams) -> Result<Sessi
     let Some(end) = end else {
         return Err(ApiError::validation("before", "No item of this session's timeline has this key."));
     };
-    let matching: Vec<&TimelineItem> = timeline.items[..end].iter().filter(|item| item.changed_at() > since).collect();
+    let matching: Vec<&crate::harness::timeline::TimelineItem> = timeline.items[..end].iter().filter(|item| item.changed_at() > since).collect();
     let first = matching.len().saturating_sub(limit as usize);
-    let items = matching[first..].iter().map(|item| (*item).clone()).collect();
-    Ok(SessionTimelineResult { since, items, earlier: u32::try_from(first).unwrap_or(u32::MAX), state: timeline.state.clone() })
+    let items = matching[first..].iter().map(|item| TimelineItem::from(*item)).collect();
+    Ok(SessionTimelineResult { since, items, earlier: u32::try_from(first).unwrap_or(u32::MAX), state: (&timeline.state).into() })
 }
 
 fn limit_of(params: &SessionTimelineParams) -> Result<u32, ApiError> {
@@ -155,10 +156,10 @@ pub(super) fn watch(engine: &Engine, params: SessionWatchParams, on_event: &mut 
             let state = &timeline.state;
             let patch = (first || state.last_sequence > sent).then(|| TimelinePatch {
                 sequence: state.last_sequence,
-                items: timeline.items.iter().filter(|item| item.changed_at() > sent).cloned().collect(),
+                items: timeline.items.iter().filter(|item| item.changed_at() > sent).map(Into::into).collect(),
                 removed: Vec::new(),
                 append: None,
-                state: Some(state.clone()),
+                state: Some(state.into()),
             });
             (patch, state.turn_open || state.compacting.is_some())
         })?;

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use inkstone_api::api::StreamEvent;
+use inkstone_api::api::{dto, StreamEvent};
 use inkstone_api::harness::compaction::COMPACTION_PROMPT_HEAD;
 use inkstone_api::harness::{replay, Event, EventBody};
 use inkstone_api::llm::Role;
@@ -429,7 +429,7 @@ fn compaction_crash_child() {
     }
     let _ = engine.call_stream("session.compact", json!({"sessionId": session}), &mut |event| {
         if let StreamEvent::Harness(event) = event {
-            if matches!(event.body, EventBody::CompactionStarted { .. }) {
+            if matches!(event.body, dto::EventBody::CompactionStarted { .. }) {
                 println!("COMPACTING {session}");
             }
         }

@@ -5,6 +5,7 @@
 //! person's constraints reach the next model request; the person's actions are not
 //! the model's; plan mode, staged changes and the checkpoints around a turn.
 
+use inkstone_api::api::dto;
 use inkstone_api::harness::{ApprovalChange, Event, EventBody};
 use inkstone_api::proposals::apply::{audit, reject, Reject};
 use inkstone_api::proposals::checkpoints::{self, CheckpointReason};
@@ -52,7 +53,7 @@ impl D {
         }
     }
 
-    fn send(&self, text: &str) -> (Value, Vec<Event>) {
+    fn send(&self, text: &str) -> (Value, Vec<dto::Event>) {
         let (result, events) = stream(&self.t.engine, "session.submit", json!({"sessionId": self.session, "text": text}));
         (result.unwrap_or_else(|e| panic!("submit failed: {e:?}")), events)
     }
@@ -61,7 +62,7 @@ impl D {
         stream(&self.t.engine, "session.submit", json!({"sessionId": self.session, "text": text, "mode": "plan"})).0.unwrap()
     }
 
-    fn approve(&self, request_id: &str) -> (Value, Vec<Event>) {
+    fn approve(&self, request_id: &str) -> (Value, Vec<dto::Event>) {
         let (result, events) = stream(&self.t.engine, "session.resolveApproval", json!({"sessionId": self.session, "requestId": request_id, "approved": true}));
         (result.unwrap_or_else(|e| panic!("resolveApproval failed: {e:?}")), events)
     }
@@ -138,11 +139,11 @@ fn pending_request(result: &Value) -> String {
 }
 
 /// The change shown with approval request `request_id`.
-fn approval_change(events: &[Event], request_id: &str) -> (Option<u64>, Option<Box<ApprovalChange>>, String) {
+fn approval_change(events: &[dto::Event], request_id: &str) -> (Option<u64>, Option<Box<dto::ApprovalChange>>, String) {
     events
         .iter()
         .find_map(|e| match &e.body {
-            EventBody::ApprovalRequested { request_id: id, target_version, change, input_hash, reason_id, .. } if id == request_id => {
+            dto::EventBody::ApprovalRequested { request_id: id, target_version, change, input_hash, reason_id, .. } if id == request_id => {
                 // Why it asks, by an id the UI words (a write asks by its policy).
                 assert_eq!(reason_id.as_deref(), Some("policy"), "{request_id}");
                 Some((*target_version, change.clone(), input_hash.clone()))
@@ -859,7 +860,7 @@ fn a_change_too_large_to_show_in_a_prompt_is_not_put_to_approval_and_the_review_
     let (result, events) = d.send("应用吧");
     // Every approval asked for lists every hunk it would apply; this one asks none.
     for event in &events {
-        if let EventBody::ApprovalRequested { change: Some(change), .. } = &event.body {
+        if let dto::EventBody::ApprovalRequested { change: Some(change), .. } = &event.body {
             panic!("asked approval of a change listing {} of 800 hunks ({} omitted)", change.hunks.len(), change.omitted_hunks);
         }
     }
@@ -928,7 +929,7 @@ fn an_approval_of_a_change_that_moved_since_the_prompt_is_refused_as_stale() {
     let refused = events
         .iter()
         .find_map(|e| match &e.body {
-            EventBody::ApprovalResolved { request_id, approved, note_id, .. } if *request_id == first => Some((*approved, note_id.clone())),
+            dto::EventBody::ApprovalResolved { request_id, approved, note_id, .. } if *request_id == first => Some((*approved, note_id.clone())),
             _ => None,
         })
         .expect("the decision is logged");

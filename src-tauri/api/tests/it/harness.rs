@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use inkstone_api::api::StreamEvent;
+use inkstone_api::api::{dto, StreamEvent};
 use inkstone_api::harness::tools::{BaseVersionPolicy, Capability, Concurrency, InterruptBehavior, RiskLevel};
 use inkstone_api::harness::{replay, Event, EventBody, PermissionPolicy, ToolDefinition, ToolFailure, ToolHandler};
 use inkstone_api::llm::{Message, Role, ToolCall};
@@ -135,16 +135,16 @@ impl H {
     }
 
     /// Calls a streaming session method; returns its result and the events it sent.
-    pub(crate) fn stream(&self, method: &str, params: Value) -> (Result<Value, inkstone_api::ApiError>, Vec<Event>) {
+    pub(crate) fn stream(&self, method: &str, params: Value) -> (Result<Value, inkstone_api::ApiError>, Vec<dto::Event>) {
         stream(self.engine(), method, params)
     }
 
-    pub(crate) fn send(&self, text: &str) -> (Value, Vec<Event>) {
+    pub(crate) fn send(&self, text: &str) -> (Value, Vec<dto::Event>) {
         let (result, events) = self.stream("session.submit", json!({"sessionId": self.session, "text": text}));
         (result.unwrap_or_else(|e| panic!("submit failed: {e:?}")), events)
     }
 
-    pub(crate) fn approve(&self, request_id: &str, approved: bool) -> (Value, Vec<Event>) {
+    pub(crate) fn approve(&self, request_id: &str, approved: bool) -> (Value, Vec<dto::Event>) {
         let (result, events) = self.stream("session.resolveApproval", json!({"sessionId": self.session, "requestId": request_id, "approved": approved}));
         (result.unwrap_or_else(|e| panic!("resolveApproval failed: {e:?}")), events)
     }
@@ -221,7 +221,7 @@ pub(crate) fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, s
     assert_eq!(view["messagesHash"], json!(replay(log.iter()).messages_hash()));
 }
 
-pub(crate) fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_api::ApiError>, Vec<Event>) {
+pub(crate) fn stream(engine: &Engine, method: &str, params: Value) -> (Result<Value, inkstone_api::ApiError>, Vec<dto::Event>) {
     let mut events = Vec::new();
     let result = engine.call_stream(method, params, &mut |event| {
         if let StreamEvent::Harness(event) = event {
@@ -262,7 +262,7 @@ pub(crate) fn wire_messages(body: &Value) -> Vec<Message> {
         .collect()
 }
 
-pub(crate) fn kinds(events: &[Event]) -> Vec<&'static str> {
+pub(crate) fn kinds(events: &[dto::Event]) -> Vec<&'static str> {
     events.iter().filter(|e| e.sequence > 0).map(|e| e.kind_name()).collect()
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use inkstone_api::api::StreamEvent;
+use inkstone_api::api::{dto, StreamEvent};
 use inkstone_api::harness::{replay, Event, EventBody};
 use inkstone_api::llm::ToolCall;
 use inkstone_api::store::{Batch, Durability};
@@ -36,7 +36,7 @@ fn harness_crash_child() {
     };
     let result = engine.call_stream("session.submit", json!({"sessionId": session, "text": "go"}), &mut |event| {
         if let StreamEvent::Harness(event) = event {
-            if matches!(event.body, EventBody::AssistantDelta { .. }) {
+            if matches!(event.body, dto::EventBody::AssistantDelta { .. }) {
                 println!("STREAMING {session}");
             }
         }

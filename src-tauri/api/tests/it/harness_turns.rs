@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use inkstone_api::api::dto;
 use inkstone_api::harness::{Event, EventBody};
 use inkstone_api::llm::Role;
 use inkstone_api::ErrorCode;
@@ -17,7 +18,7 @@ fn a_plain_answer_streams_deltas_and_logs_the_completed_message() {
     let h = setup(vec![Reply::text("你好，我读过了。")], json!({}));
     let (result, events) = h.send("读一下这篇稿子");
     assert_eq!(result["reason"], "completed");
-    assert!(events.iter().any(|e| e.sequence == 0 && matches!(e.body, EventBody::AssistantDelta { .. })), "deltas are delivered live");
+    assert!(events.iter().any(|e| e.sequence == 0 && matches!(e.body, dto::EventBody::AssistantDelta { .. })), "deltas are delivered live");
     assert_eq!(kinds(&events), ["turn_started", "user_message", "context_assembled", "model_call_started", "assistant_message", "turn_ended"]);
     assert!(h.log().iter().all(|e| !matches!(e.body, EventBody::AssistantDelta { .. })), "the log keeps only the completed message");
     let from = h.t.ok("session.events", json!({"sessionId": h.session, "from": 3}));
@@ -77,7 +78,7 @@ fn interrupt_during_generation_closes_the_reply_as_interrupted() {
         let sender = scope.spawn(move || {
             h.engine().call_stream("session.submit", json!({"sessionId": h.session, "text": "write"}), &mut |event| {
                 if let inkstone_api::api::StreamEvent::Harness(event) = event {
-                    if matches!(event.body, EventBody::AssistantDelta { .. }) {
+                    if matches!(event.body, dto::EventBody::AssistantDelta { .. }) {
                         let _ = first_word.send(());
                     }
                 }
@@ -124,7 +125,7 @@ fn a_stream_that_breaks_off_keeps_the_text_so_far_marked_cut_off_by_the_failure(
     // interrupt keeps it, marked as cut off by the failure.
     let (result, events) = h.send("写一句");
     assert_eq!(result["reason"], "model_error");
-    assert!(events.iter().any(|e| e.sequence == 0 && matches!(e.body, EventBody::AssistantDelta { .. })), "the text streamed live first");
+    assert!(events.iter().any(|e| e.sequence == 0 && matches!(e.body, dto::EventBody::AssistantDelta { .. })), "the text streamed live first");
     assert_eq!(assistant(&h.log()), [("春眠不觉晓，处处".to_owned(), true, "error".to_owned())]);
     let (message, hints) = h.last_turn_end();
     assert!(message.starts_with("The connection to the model was lost during the answer"), "{message}");

@@ -31,7 +31,7 @@ fn setup(source: &str) -> S {
 }
 
 impl S {
-    fn send(&self, text: &str) -> (Value, Vec<inkstone_api::harness::Event>) {
+    fn send(&self, text: &str) -> (Value, Vec<inkstone_api::api::dto::Event>) {
         let (result, events) = stream(&self.t.engine, "session.submit", json!({"sessionId": self.session, "text": text}));
         (result.unwrap_or_else(|e| panic!("submit failed: {e:?}")), events)
     }
@@ -53,7 +53,10 @@ fn intent_is_read_from_messages_carried_across_a_pasted_link_model_visible_and_e
     let s = setup("");
     let (result, events) = s.send("帮我为山茶社品牌写一篇关于春茶上市的小红书文案，300字左右");
     assert_eq!(result["reason"], "completed");
-    assert!(events.iter().any(|e| matches!(&e.body, EventBody::IntentUpdated { by: IntentSource::Message, .. })), "the panel hears of the new intent");
+    assert!(
+        events.iter().any(|e| matches!(&e.body, inkstone_api::api::dto::EventBody::IntentUpdated { by: inkstone_api::api::dto::IntentSource::Message, .. })),
+        "the panel hears of the new intent"
+    );
     let system = s.last_system();
     for line in ["brand: 山茶社\n", "topic: 春茶上市\n", "output: copy\n", "platforms: xiaohongshu\n", "length: 300 characters\n"] {
         assert!(system.contains(line), "{line} in {system}");
@@ -213,7 +216,7 @@ fn session_and_project_budgets_stop_hard_explain_and_can_be_raised() {
     assert_eq!(result["reason"], "budget_exceeded");
     assert_eq!(s.server.chat_requests().len(), calls, "nothing was sent");
     let end = events.iter().find_map(|e| match &e.body {
-        EventBody::TurnEnded { message, hints, .. } => Some((message.clone(), hints.clone())),
+        inkstone_api::api::dto::EventBody::TurnEnded { message, hints, .. } => Some((message.clone(), hints.clone())),
         _ => None,
     });
     let (message, hints) = end.unwrap();
@@ -236,7 +239,7 @@ fn session_and_project_budgets_stop_hard_explain_and_can_be_raised() {
     let (result, events) = stream(&s.t.engine, "session.submit", json!({"sessionId": other, "text": "五"}));
     assert_eq!(result.unwrap()["reason"], "budget_exceeded");
     assert_eq!(s.server.chat_requests().len(), calls);
-    assert!(events.iter().any(|e| matches!(&e.body, EventBody::TurnEnded { hints, .. } if hints.iter().any(|h| h.id == "raise_project_budget"))));
+    assert!(events.iter().any(|e| matches!(&e.body, inkstone_api::api::dto::EventBody::TurnEnded { hints, .. } if hints.iter().any(|h| h.id == "raise_project_budget"))));
     assert_eq!(s.t.ok("project.budget", json!({"projectId": s.project}))["exceeded"], true);
     assert_eq!(s.error("project.setBudget", json!({"projectId": s.project, "budget": {"costBudget": -1.0}})), ErrorCode::Validation);
     s.t.ok("project.setBudget", json!({"projectId": s.project, "budget": {}}));
@@ -256,7 +259,7 @@ fn three_close_rewrites_of_one_passage_in_a_turn_stop_and_ask() {
     assert_eq!(s.server.chat_requests().len(), 3, "stopped after the third proposal");
     assert_eq!(s.server.remaining_script(), 1);
     let message = events.iter().find_map(|e| match &e.body {
-        EventBody::TurnEnded { message, .. } => Some(message.clone()),
+        inkstone_api::api::dto::EventBody::TurnEnded { message, .. } => Some(message.clone()),
         _ => None,
     });
     assert!(message.unwrap().contains("3 versions of the same passage (line 1)"));

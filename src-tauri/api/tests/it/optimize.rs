@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use inkstone_api::api::dto;
 use inkstone_api::harness::{Event, EventBody};
 use inkstone_test_support::model_server::{ModelServer, Reply};
 use inkstone_test_support::TestEngine;
@@ -58,7 +59,7 @@ impl O {
         }
     }
 
-    fn start(&self, extra: Value) -> (Value, Vec<Event>) {
+    fn start(&self, extra: Value) -> (Value, Vec<dto::Event>) {
         let mut params = json!({"projectId": self.project, "goal": "completion", "intensity": "balanced"});
         for (k, v) in extra.as_object().unwrap() {
             params[k] = v.clone();
@@ -81,11 +82,11 @@ impl O {
     }
 }
 
-fn stages(events: &[Event], state: &str) -> Vec<String> {
+fn stages(events: &[dto::Event], state: &str) -> Vec<String> {
     events
         .iter()
         .filter_map(|e| match &e.body {
-            EventBody::RunStage { stage, state: s, message } if s == state => Some(format!("{stage}: {message}")),
+            dto::EventBody::RunStage { stage, state: s, message } if s == state => Some(format!("{stage}: {message}")),
             _ => None,
         })
         .collect()

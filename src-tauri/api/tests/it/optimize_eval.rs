@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use inkstone_api::harness::{Event, EventBody};
+use inkstone_api::api::dto::{Event, EventBody};
 use inkstone_api::pipeline::Finding;
 use inkstone_api::profiles::ProfileSet;
 use inkstone_test_support::model_server::{ModelServer, Reply, Responder};

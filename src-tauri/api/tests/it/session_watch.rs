@@ -6,9 +6,8 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use inkstone_api::api::StreamEvent;
-use inkstone_api::harness::timeline::TimelinePatch;
-use inkstone_api::harness::EventBody;
+use inkstone_api::api::dto::TimelinePatch;
+use inkstone_api::api::{dto, StreamEvent};
 use inkstone_api::ErrorCode;
 use inkstone_test_support::model_server::{ModelServer, Reply};
 use inkstone_test_support::TestEngine;
@@ -34,7 +33,7 @@ fn drive<'scope, 'env>(
     let driver = scope.spawn(move || {
         t.engine.call_stream("session.submit", json!({"sessionId": session, "text": "写一句"}), &mut |event| {
             if let StreamEvent::Harness(event) = event {
-                if matches!(event.body, EventBody::AssistantDelta { .. }) {
+                if matches!(event.body, dto::EventBody::AssistantDelta { .. }) {
                     let _ = first_word.send(());
                 }
             }

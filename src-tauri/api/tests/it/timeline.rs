@@ -5,8 +5,9 @@
 //! streamed answer one item), a reader gets the log's events or the patches as it asked
 //! (one message per event, never both), and bad input is refused.
 
+use inkstone_api::api::dto::TimelinePatch;
 use inkstone_api::api::StreamEvent;
-use inkstone_api::harness::timeline::{fold_all, TimelinePatch};
+use inkstone_api::harness::timeline::fold_all;
 use inkstone_api::ErrorCode;
 use inkstone_test_support::model_server::{ModelServer, Reply, Usage};
 use inkstone_test_support::TestEngine;

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use ts_rs::TS;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::harness::event::EventBody;
@@ -119,7 +118,7 @@ pub fn bound_text(text: &str, max_tokens: u64) -> String {
 }
 
 /// Where a pin came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PinSource {
     /// `session.pin`.
@@ -129,7 +128,7 @@ pub enum PinSource {
 }
 
 /// A text in the pinned layer of every call, verbatim.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pin {
     pub id: String,

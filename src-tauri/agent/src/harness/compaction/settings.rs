@@ -3,7 +3,6 @@
 //! threshold.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::harness::event::EventBody;
@@ -13,7 +12,7 @@ use crate::store::{Durability, Kind, Record};
 use super::*;
 
 /// When a session compacts by itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "camelCase")]
 pub enum CompactThreshold {
     /// At `percent` of the context window (40–95).
@@ -50,7 +49,7 @@ impl Default for CompactThreshold {
 
 /// A profile's context settings: the calibration of the token estimate against the
 /// usage its server reports, and its compaction threshold.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileContext {
     pub profile_id: String,
@@ -60,12 +59,10 @@ pub struct ProfileContext {
     pub samples: u32,
     /// `None`: the default (80%).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub threshold: Option<CompactThreshold>,
     /// The server's tokenizer count the ratio was seeded from at profile test (`None`:
     /// learnt from usage alone, or not calibrated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub seed: Option<CalibrationSeed>,
 }
 
@@ -73,7 +70,7 @@ pub struct ProfileContext {
 /// (the one of [`crate::llm::window::TOKENIZER_SAMPLES`] it undercounts most) as
 /// `server_tokens` where the estimate
 /// says `estimated_tokens`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CalibrationSeed {
     pub endpoint: crate::llm::window::TokenizerEndpoint,

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use ts_rs::TS;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::harness::turn::TurnStats;
@@ -39,16 +38,15 @@ what happened, what the person wants now, the changes they accepted and the dire
 open tasks, and the next step. Keep names, numbers, dates and quotes exact. Do not invent anything. Be brief.";
 
 /// An accepted proposal and the version it made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AcceptedChange {
     pub proposal_id: String,
     #[serde(default)]
-    #[ts(optional)]
     pub version: Option<u64>,
 }
 
 /// A direction the person turned down, with their reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RejectedDirection {
     pub direction: String,
     #[serde(default)]
@@ -56,7 +54,7 @@ pub struct RejectedDirection {
 }
 
 /// The validated output of a summarising call (field names as the model writes them).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompactionSummary {
     pub summary: String,
     #[serde(default)]

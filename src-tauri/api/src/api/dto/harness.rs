@@ -1,12 +1,11 @@
 //! The wire form of the harness's stored sessions, "always allow" rules and
-//! permission rules (see [`super`]). The log's events have their own form still.
+//! permission rules, with what a prompt offers to allow always (see [`super`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::harness::PermissionPolicy;
 use crate::model::Timestamp;
 /// How far a rule reaches, from the narrowest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
@@ -124,7 +123,7 @@ impl From<&crate::harness::AllowRule> for AllowRule {
 
 impl From<&crate::harness::PermissionRule> for PermissionRule {
     fn from(record: &crate::harness::PermissionRule) -> Self {
-        PermissionRule { tool: record.tool.clone(), decision: record.decision }
+        PermissionRule { tool: record.tool.clone(), decision: (&record.decision).into() }
     }
 }
 
@@ -169,6 +168,50 @@ impl From<AllowScope> for crate::harness::AllowScope {
 
 impl From<&PermissionRule> for crate::harness::PermissionRule {
     fn from(rule: &PermissionRule) -> Self {
-        Self { tool: rule.tool.clone(), decision: rule.decision }
+        Self { tool: rule.tool.clone(), decision: rule.decision.into() }
+    }
+}
+
+/// What "always allow" would store for a prompt, carried by the prompt's event: the
+/// tool and the pattern; the person picks the scope when answering.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowOffer {
+    pub tool: String,
+    pub pattern: BTreeMap<String, String>,
+}
+
+/// A decision, ordered from the most to the least permissive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionPolicy {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl From<&crate::harness::allow_rule::AllowOffer> for AllowOffer {
+    fn from(record: &crate::harness::allow_rule::AllowOffer) -> Self {
+        AllowOffer { tool: record.tool.clone(), pattern: record.pattern.clone() }
+    }
+}
+
+impl From<&crate::harness::permission::PermissionPolicy> for PermissionPolicy {
+    fn from(record: &crate::harness::permission::PermissionPolicy) -> Self {
+        match record {
+            crate::harness::permission::PermissionPolicy::Allow => Self::Allow,
+            crate::harness::permission::PermissionPolicy::Ask => Self::Ask,
+            crate::harness::permission::PermissionPolicy::Deny => Self::Deny,
+        }
+    }
+}
+
+impl From<PermissionPolicy> for crate::harness::PermissionPolicy {
+    fn from(policy: PermissionPolicy) -> Self {
+        match policy {
+            PermissionPolicy::Allow => Self::Allow,
+            PermissionPolicy::Ask => Self::Ask,
+            PermissionPolicy::Deny => Self::Deny,
+        }
     }
 }
