@@ -11,7 +11,6 @@ pub mod run;
 mod steps;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::kernel::Kernel;
@@ -19,13 +18,12 @@ use crate::model::{Platform, Project};
 
 /// The fit report of each platform's draft: the fresh compile of the working copy, and
 /// the saved draft when there is one.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformFit {
     pub platform: Platform,
     pub compiled: fit::FitReport,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub saved: Option<fit::FitReport>,
 }
 

@@ -480,7 +480,7 @@ api_methods! {
         "proposal.why" => proposals::why(ProposalWhyParams) -> ProposalWhyResult;
         "aiActivity.list" => activity::list(AiActivityListParams) -> crate::activity::ActivityPage;
         "aiActivity.export" => activity::export(AiActivityExportParams) -> AiActivityExportResult;
-        "optimize.get" => optimize::get(OptimizeRunRef) -> crate::growth::run::Run;
+        "optimize.get" => optimize::get(OptimizeRunRef) -> dto::Run;
         "optimize.list" => optimize::list(OptimizeListParams) -> OptimizeListResult;
         "optimize.cancel" => optimize::cancel(OptimizeRunRef) -> OptimizeCancelResult;
         "optimize.apply" => optimize::apply(OptimizeApplyParams) -> OptimizeApplyResult;
@@ -519,8 +519,8 @@ api_methods! {
         "session.resolveApproval" => session::resolve_approval(SessionResolveApprovalParams) -> SessionSubmitResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
         "session.answerQuestion" => session::answer_question(SessionAnswerParams) -> SessionSubmitResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
         "session.compact" => session::compact(SessionCompactParams) -> SessionCompactResult, sends Harness(Box<dto::Event>) also Timeline(Box<dto::TimelinePatch>);
-        "optimize.start" => optimize::start(OptimizeStartParams) -> crate::growth::run::Run, sends Harness(Box<dto::Event>);
-        "optimize.resume" => optimize::resume(OptimizeRunRef) -> crate::growth::run::Run, sends Harness(Box<dto::Event>);
+        "optimize.start" => optimize::start(OptimizeStartParams) -> dto::Run, sends Harness(Box<dto::Event>);
+        "optimize.resume" => optimize::resume(OptimizeRunRef) -> dto::Run, sends Harness(Box<dto::Event>);
     }
     subscriptions {
         "sync.watch" => sync::watch(Empty) -> SyncStatus, sends SyncStatus(Box<SyncStatus>);

@@ -3,7 +3,6 @@
 //! a CONFLICT for that target alone and writes nothing for it.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::run::{load, Run, RunStatus, TargetOutcome};
 use crate::error::{ApiError, ErrorCode};
@@ -33,19 +32,16 @@ pub struct ApplySelection {
 }
 
 /// What applying did for one target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppliedTarget {
     pub target: Target,
     pub outcome: TargetOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub version: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft_revision: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub error: Option<ApiError>,
 }
 

@@ -8,7 +8,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::model::{DraftContent, Platform};
 use crate::pipeline::{self, Finding};
@@ -19,7 +18,7 @@ pub const DISCLAIMER: &str =
     "This score measures how the draft fits the platform's written rules (lengths, opening, structure, tags, call to action, links, limits). It does not predict reach or growth.";
 
 /// One point of the report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FitPoint {
     /// Stable: `title_length`, `hook`, `paragraphs`, `headings`, `tags`, `cta`, `links`, `limits`.
@@ -36,14 +35,11 @@ pub struct FitPoint {
     /// say it in the person's language; `measured` is the English. Absent in reports
     /// recorded before wordings existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub params: BTreeMap<String, String>,
     /// For `limits`: the blocking findings `measured` lists, each with its own wording.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<Finding>>", optional)]
     pub findings: Vec<Finding>,
 }
 
@@ -62,7 +58,7 @@ impl FitPoint {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FitReport {
     pub platform: Platform,

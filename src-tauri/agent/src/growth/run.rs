@@ -37,7 +37,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use ts_rs::TS;
 
 pub use super::apply::apply;
 pub use super::apply::{target_name, AppliedTarget, ApplySelection};
@@ -55,7 +54,7 @@ use crate::proposals::Target;
 use crate::store::{Batch, Durability, Kind, Record};
 
 /// What the person wants kept or avoided.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunConstraints {
     #[serde(default)]
@@ -89,7 +88,7 @@ impl RunConstraints {
 }
 
 /// A run's input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunInput {
     pub platforms: Vec<Platform>,
@@ -98,11 +97,10 @@ pub struct RunInput {
     pub constraints: RunConstraints,
     /// "Optimize this draft": only this platform's draft, the source unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft: Option<Platform>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
@@ -132,7 +130,7 @@ impl RunStatus {
 }
 
 /// What became of one target of the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TargetOutcome {
     /// Waiting for the person.
@@ -147,27 +145,23 @@ pub enum TargetOutcome {
 }
 
 /// One target of a run: the source or a platform draft.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunTarget {
     pub target: Target,
     /// The proposal to review (a source patch, or a draft patch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub proposal_id: Option<String>,
     /// The title candidates (source only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub title_proposal_id: Option<String>,
     /// What changed and why, in a sentence or two; never a promise.
     pub summary: String,
     /// Findings of the candidate: risky terms (with spans into the source), limits.
     pub risks: Vec<Finding>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub fit_before: Option<FitReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub fit_after: Option<FitReport>,
     /// Why the candidate needs the person's eye: `over_limit: …`, `risky_terms: …`
     /// (each banned, absolute or promising term the candidate still introduces after
@@ -178,12 +172,11 @@ pub struct RunTarget {
     pub flags: Vec<String>,
     pub outcome: TargetOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub outcome_message: Option<String>,
 }
 
 /// Why a run failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunError {
     pub code: ErrorCode,
@@ -193,7 +186,7 @@ pub struct RunError {
 
 /// Where a run's time went: all of it, and the model calls' share (the rest is the
 /// engine's overhead: snapshot, compiles, checks, fit reports, proposals, the log).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunTimings {
     pub total_micros: u64,
@@ -202,7 +195,7 @@ pub struct RunTimings {
 }
 
 /// An optimization run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
     pub id: String,
@@ -218,17 +211,14 @@ pub struct Run {
     pub base_revision: u64,
     pub base_head: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub snapshot_id: Option<String>,
     /// The id of every prompt layer the run's model calls used.
     pub prompt_layers: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional, type = "unknown")]
     pub strategy: Option<Value>,
     pub titles: Vec<String>,
     pub targets: Vec<RunTarget>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub error: Option<RunError>,
     /// Whether `optimize.resume` can take it up again, reusing the model's replies
     /// already recorded: a run the app's closing interrupted, or one that failed

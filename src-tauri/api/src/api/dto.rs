@@ -8,6 +8,7 @@
 mod compaction;
 mod drafts;
 mod events;
+mod growth;
 mod harness;
 mod model;
 mod proposal_records;
@@ -19,6 +20,7 @@ mod usage;
 pub use compaction::*;
 pub use drafts::*;
 pub use events::*;
+pub use growth::*;
 pub use harness::*;
 pub use model::*;
 pub use proposal_records::*;
@@ -169,6 +171,18 @@ stored_only!(
     crate::harness::tools::Concurrency,
     crate::harness::tools::InterruptBehavior,
     crate::harness::tools::BaseVersionPolicy,
+    crate::growth::run::RunConstraints,
+    crate::growth::run::RunInput,
+    crate::growth::run::RunStatus,
+    crate::growth::run::TargetOutcome,
+    crate::growth::run::RunTarget,
+    crate::growth::run::RunError,
+    crate::growth::run::RunTimings,
+    crate::growth::run::Run,
+    crate::growth::run::AppliedTarget,
+    crate::growth::fit::FitPoint,
+    crate::growth::fit::FitReport,
+    crate::growth::PlatformFit,
 );
 
 #[cfg(test)]
@@ -482,5 +496,85 @@ mod tests {
         );
         let pin = compaction::Pin { id: "pin_1".into(), text: "Keep it short".into(), source: compaction::PinSource::Instruction };
         assert_eq!(serde_json::to_value(super::Pin::from(&pin)).unwrap(), json!({"id": "pin_1", "text": "Keep it short", "source": "instruction"}));
+
+        let fit = crate::growth::fit::FitReport {
+            platform: Platform::X,
+            profile_ids: vec!["x@growth-v1".into()],
+            score: 60,
+            points: vec![crate::growth::fit::FitPoint {
+                check: "tags".into(),
+                passed: false,
+                weight: 10,
+                measured: "no tags".into(),
+                rule: "1-3 tags".into(),
+                message_id: Some("tags.missing".into()),
+                params: BTreeMap::new(),
+                findings: Vec::new(),
+            }],
+            disclaimer: "Fit, not growth.".into(),
+        };
+        let run = crate::growth::run::Run {
+            id: "run_1".into(),
+            project_id: "prj_1".into(),
+            profile_id: "p".into(),
+            model: "m".into(),
+            input: crate::growth::run::RunInput {
+                platforms: vec![Platform::X],
+                goal: Default::default(),
+                intensity: Default::default(),
+                constraints: crate::growth::run::RunConstraints { keep_voice: true, ..Default::default() },
+                draft: None,
+            },
+            status: crate::growth::run::RunStatus::PartlyApplied,
+            stage: "proposals".into(),
+            base_revision: 3,
+            base_head: 2,
+            snapshot_id: None,
+            prompt_layers: vec!["core@1".into()],
+            strategy: Some(json!({"angle": "short"})),
+            titles: Vec::new(),
+            targets: vec![crate::growth::run::RunTarget {
+                target: Target::Draft { platform: Platform::X },
+                proposal_id: Some("prp_1".into()),
+                title_proposal_id: None,
+                summary: "Shorter".into(),
+                risks: Vec::new(),
+                fit_before: Some(fit),
+                fit_after: None,
+                flags: vec!["no_saved_draft".into()],
+                outcome: crate::growth::run::TargetOutcome::Conflict,
+                outcome_message: None,
+            }],
+            error: None,
+            resumable: false,
+            disclaimer: "Fit, not growth.".into(),
+            timings: crate::growth::run::RunTimings { total_micros: 5, model_micros: 3, model_calls: 1 },
+            created_at: at(),
+            updated_at: at(),
+        };
+        let goal = serde_json::to_value(run.input.goal).unwrap();
+        let intensity = serde_json::to_value(run.input.intensity).unwrap();
+        assert_eq!(
+            serde_json::to_value(super::Run::from(&run)).unwrap(),
+            json!({
+                "id": "run_1", "projectId": "prj_1", "profileId": "p", "model": "m",
+                "input": {
+                    "platforms": ["x"], "goal": goal, "intensity": intensity,
+                    "constraints": {"keepVoice": true, "keepTitle": false, "keepStructure": false, "avoidClickbait": false}
+                },
+                "status": "partly_applied", "stage": "proposals", "baseRevision": 3, "baseHead": 2, "promptLayers": ["core@1"],
+                "strategy": {"angle": "short"}, "titles": [],
+                "targets": [{
+                    "target": {"type": "draft", "platform": "x"}, "proposalId": "prp_1", "summary": "Shorter", "risks": [],
+                    "fitBefore": {
+                        "platform": "x", "profileIds": ["x@growth-v1"], "score": 60, "disclaimer": "Fit, not growth.",
+                        "points": [{"check": "tags", "passed": false, "weight": 10, "measured": "no tags", "rule": "1-3 tags", "messageId": "tags.missing"}]
+                    },
+                    "flags": ["no_saved_draft"], "outcome": "conflict"
+                }],
+                "resumable": false, "disclaimer": "Fit, not growth.", "timings": {"totalMicros": 5, "modelMicros": 3, "modelCalls": 1},
+                "createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z"
+            })
+        );
     }
 }

@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::dto::Event;
+use super::dto::{AppliedTarget, Event, Run, RunConstraints};
 use super::{ApiError, Engine, StreamEvent};
-use crate::growth::run::{self, AppliedTarget, ApplySelection, Run, RunConstraints, RunInput};
+use crate::growth::run::{self, ApplySelection, RunInput};
 use crate::model::Platform;
 use crate::prompts::{Goal, Intensity};
 
@@ -116,24 +116,24 @@ pub(super) fn start(engine: &Engine, params: OptimizeStartParams, on_event: &mut
         platforms: params.platforms.unwrap_or_default(),
         goal: params.goal.unwrap_or_default(),
         intensity: params.intensity.unwrap_or_default(),
-        constraints: params.constraints.unwrap_or_default(),
+        constraints: params.constraints.map(Into::into).unwrap_or_default(),
         draft: params.draft,
     };
     let mut emit = |event: &crate::harness::Event| on_event(StreamEvent::Harness(Box::new(event.into())));
-    run::start(engine.harness(), &params.project_id, params.profile.as_deref(), input, &mut emit)
+    run::start(engine.harness(), &params.project_id, params.profile.as_deref(), input, &mut emit).map(Into::into)
 }
 
 pub(super) fn resume(engine: &Engine, params: OptimizeRunRef, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Run, ApiError> {
     let mut emit = |event: &crate::harness::Event| on_event(StreamEvent::Harness(Box::new(event.into())));
-    run::resume(engine.harness(), &params.run_id, &mut emit)
+    run::resume(engine.harness(), &params.run_id, &mut emit).map(Into::into)
 }
 
 pub(super) fn get(engine: &Engine, params: OptimizeRunRef) -> Result<Run, ApiError> {
-    run::load(engine.harness(), &params.run_id)
+    run::load(engine.harness(), &params.run_id).map(Into::into)
 }
 
 pub(super) fn list(engine: &Engine, params: OptimizeListParams) -> Result<OptimizeListResult, ApiError> {
-    Ok(OptimizeListResult { runs: run::list(engine.harness(), &params.project_id)? })
+    Ok(OptimizeListResult { runs: run::list(engine.harness(), &params.project_id)?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn cancel(engine: &Engine, params: OptimizeRunRef) -> Result<OptimizeCancelResult, ApiError> {
@@ -151,7 +151,7 @@ pub(super) fn apply(engine: &Engine, params: OptimizeApplyParams) -> Result<Opti
         confirm_final: params.confirm_final.unwrap_or(false),
     };
     let (run, results) = run::apply(engine.harness(), &params.run_id, &selection)?;
-    Ok(OptimizeApplyResult { run, results })
+    Ok(OptimizeApplyResult { run: run.into(), results: results.iter().map(Into::into).collect() })
 }
 
 pub(super) fn events(engine: &Engine, params: OptimizeRunRef) -> Result<OptimizeEventsResult, ApiError> {

@@ -148,13 +148,13 @@ pub(super) fn suggest(engine: &Engine, params: ProjectRef) -> Result<SuggestResu
 pub struct FitReportResult {
     pub project_id: String,
     pub revision: u64,
-    pub reports: Vec<crate::growth::PlatformFit>,
+    pub reports: Vec<super::dto::PlatformFit>,
     /// What the score measures, and what it does not.
     pub disclaimer: String,
 }
 
 pub(super) fn fit(engine: &Engine, params: PipelineCompileParams) -> Result<FitReportResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
-    let reports = crate::growth::fit_reports(engine, &project, params.platforms, params.tags)?;
+    let reports = crate::growth::fit_reports(engine, &project, params.platforms, params.tags)?.iter().map(Into::into).collect();
     Ok(FitReportResult { project_id: project.id, revision: project.revision, reports, disclaimer: crate::growth::fit::DISCLAIMER.to_owned() })
 }

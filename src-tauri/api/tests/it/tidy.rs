@@ -793,6 +793,8 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/harness/allow_rule.rs",
     "../agent/src/harness/permission.rs",
     "../agent/src/harness/tools.rs",
+    "../agent/src/growth.rs",
+    "../agent/src/growth",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.
