@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::model::Platform;
 
@@ -37,7 +36,7 @@ const BUILTIN: &[(&str, &str)] = &[
 ];
 
 /// The layers, in the order they are composed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     CoreIdentity,
@@ -69,7 +68,7 @@ impl Layer {
 }
 
 /// What an optimization run aims at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Goal {
     #[default]
@@ -106,7 +105,7 @@ impl Goal {
 }
 
 /// How much an optimization run may change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Intensity {
     Conservative,
@@ -153,7 +152,7 @@ pub enum Entry {
 }
 
 /// One composed layer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptLayer {
     pub layer: Layer,

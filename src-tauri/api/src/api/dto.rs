@@ -11,6 +11,7 @@ mod events;
 mod growth;
 mod harness;
 mod model;
+mod prompts;
 mod proposal_records;
 mod proposals;
 mod sync;
@@ -23,6 +24,7 @@ pub use events::*;
 pub use growth::*;
 pub use harness::*;
 pub use model::*;
+pub use prompts::*;
 pub use proposal_records::*;
 pub use proposals::*;
 pub use sync::*;
@@ -183,6 +185,10 @@ stored_only!(
     crate::growth::fit::FitPoint,
     crate::growth::fit::FitReport,
     crate::growth::PlatformFit,
+    crate::prompts::Layer,
+    crate::prompts::Goal,
+    crate::prompts::Intensity,
+    crate::prompts::PromptLayer,
 );
 
 #[cfg(test)]
@@ -552,14 +558,12 @@ mod tests {
             created_at: at(),
             updated_at: at(),
         };
-        let goal = serde_json::to_value(run.input.goal).unwrap();
-        let intensity = serde_json::to_value(run.input.intensity).unwrap();
         assert_eq!(
             serde_json::to_value(super::Run::from(&run)).unwrap(),
             json!({
                 "id": "run_1", "projectId": "prj_1", "profileId": "p", "model": "m",
                 "input": {
-                    "platforms": ["x"], "goal": goal, "intensity": intensity,
+                    "platforms": ["x"], "goal": "recommendation", "intensity": "balanced",
                     "constraints": {"keepVoice": true, "keepTitle": false, "keepStructure": false, "avoidClickbait": false}
                 },
                 "status": "partly_applied", "stage": "proposals", "baseRevision": 3, "baseHead": 2, "promptLayers": ["core@1"],

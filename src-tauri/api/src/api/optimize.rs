@@ -4,11 +4,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::dto::{AppliedTarget, Event, Run, RunConstraints};
+use super::dto::{AppliedTarget, Event, Goal, Intensity, Run, RunConstraints};
 use super::{ApiError, Engine, StreamEvent};
 use crate::growth::run::{self, ApplySelection, RunInput};
 use crate::model::Platform;
-use crate::prompts::{Goal, Intensity};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -114,8 +113,8 @@ pub struct OptimizeEventsResult {
 pub(super) fn start(engine: &Engine, params: OptimizeStartParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Run, ApiError> {
     let input = RunInput {
         platforms: params.platforms.unwrap_or_default(),
-        goal: params.goal.unwrap_or_default(),
-        intensity: params.intensity.unwrap_or_default(),
+        goal: params.goal.map(Into::into).unwrap_or_default(),
+        intensity: params.intensity.map(Into::into).unwrap_or_default(),
         constraints: params.constraints.map(Into::into).unwrap_or_default(),
         draft: params.draft,
     };

@@ -795,6 +795,7 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/harness/tools.rs",
     "../agent/src/growth.rs",
     "../agent/src/growth",
+    "../agent/src/prompts.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

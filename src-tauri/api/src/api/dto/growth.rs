@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::{Goal, Intensity};
 use crate::error::{ApiError, ErrorCode, Hint};
 use crate::model::{Platform, Timestamp};
 use crate::pipeline::Finding;
-use crate::prompts::{Goal, Intensity};
 use crate::proposals::Target;
 
 /// What the person wants kept or avoided.
@@ -252,7 +252,13 @@ impl From<RunConstraints> for crate::growth::run::RunConstraints {
 
 impl From<&crate::growth::run::RunInput> for RunInput {
     fn from(record: &crate::growth::run::RunInput) -> Self {
-        RunInput { platforms: record.platforms.clone(), goal: record.goal, intensity: record.intensity, constraints: (&record.constraints).into(), draft: record.draft }
+        RunInput {
+            platforms: record.platforms.clone(),
+            goal: record.goal.into(),
+            intensity: record.intensity.into(),
+            constraints: (&record.constraints).into(),
+            draft: record.draft,
+        }
     }
 }
 
