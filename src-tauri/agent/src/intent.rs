@@ -16,12 +16,11 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::model::Platform;
 
 /// What the person wants made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum OutputType {
     Copy,
@@ -51,7 +50,7 @@ impl OutputType {
 }
 
 /// The unit of a requested length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LengthUnit {
     Characters,
@@ -60,7 +59,7 @@ pub enum LengthUnit {
 }
 
 /// A requested length ("800 字", "300 words", "60 秒").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Length {
     pub value: u32,
@@ -68,7 +67,7 @@ pub struct Length {
 }
 
 /// What is missing before generating.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Missing {
     Subject,
@@ -77,7 +76,7 @@ pub enum Missing {
 }
 
 /// The question to ask before generating, when something cannot be inferred.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Clarification {
     pub missing: Vec<Missing>,
@@ -87,25 +86,20 @@ pub struct Clarification {
 
 /// The session's intent. Every field is optional: a session starts knowing nothing.
 /// Unknown fields are refused (it is also the `session.setIntent` parameter).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionIntent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub brand: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub product: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub topic: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub output_type: Option<OutputType>,
     #[serde(default)]
     pub platforms: Vec<Platform>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub length: Option<Length>,
 }
 

@@ -10,6 +10,7 @@ mod drafts;
 mod events;
 mod growth;
 mod harness;
+mod intent;
 mod model;
 mod prompts;
 mod proposal_records;
@@ -23,6 +24,7 @@ pub use drafts::*;
 pub use events::*;
 pub use growth::*;
 pub use harness::*;
+pub use intent::*;
 pub use model::*;
 pub use prompts::*;
 pub use proposal_records::*;
@@ -189,6 +191,12 @@ stored_only!(
     crate::prompts::Goal,
     crate::prompts::Intensity,
     crate::prompts::PromptLayer,
+    crate::intent::OutputType,
+    crate::intent::LengthUnit,
+    crate::intent::Length,
+    crate::intent::Missing,
+    crate::intent::Clarification,
+    crate::intent::SessionIntent,
 );
 
 #[cfg(test)]
@@ -502,6 +510,20 @@ mod tests {
         );
         let pin = compaction::Pin { id: "pin_1".into(), text: "Keep it short".into(), source: compaction::PinSource::Instruction };
         assert_eq!(serde_json::to_value(super::Pin::from(&pin)).unwrap(), json!({"id": "pin_1", "text": "Keep it short", "source": "instruction"}));
+
+        let intent = crate::intent::SessionIntent {
+            topic: Some("Tea".into()),
+            output_type: Some(crate::intent::OutputType::TitleSet),
+            platforms: vec![Platform::Wechat],
+            length: Some(crate::intent::Length { value: 800, unit: crate::intent::LengthUnit::Characters }),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_value(super::SessionIntent::from(&intent)).unwrap(),
+            json!({"topic": "Tea", "outputType": "title_set", "platforms": ["wechat"], "length": {"value": 800, "unit": "characters"}})
+        );
+        let clarification = crate::intent::Clarification { missing: vec![crate::intent::Missing::Subject], question: "About what?".into() };
+        assert_eq!(serde_json::to_value(super::Clarification::from(&clarification)).unwrap(), json!({"missing": ["subject"], "question": "About what?"}));
 
         let fit = crate::growth::fit::FitReport {
             platform: Platform::X,

@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::{Clarification, SessionIntent};
 use super::{ApiError, Deleted, Engine};
-use crate::intent::{Clarification, SessionIntent};
 use crate::memory::{Habit, HabitDismissal, MemoryItem, MemoryOrigin, MemoryScope, MemoryStatus};
 use crate::store::{Batch, Durability};
 use crate::usage::{ProjectBudget, Spent};
@@ -178,7 +178,7 @@ pub(super) fn intent(engine: &Engine, params: super::SessionRef) -> Result<Sessi
     let records = crate::context::gather(engine.store(), &session.project_id)?;
     let workspace = engine.workspace()?;
     let extras = crate::harness::context_extras(engine.store(), &workspace.id, &records, &state.intent)?;
-    Ok(SessionIntentView { intent: state.intent, clarification: extras.clarification, model_text: extras.intent })
+    Ok(SessionIntentView { intent: (&state.intent).into(), clarification: extras.clarification.as_ref().map(Into::into), model_text: extras.intent })
 }
 
 pub(super) fn set_intent(engine: &Engine, params: SessionSetIntentParams) -> Result<SessionIntentView, ApiError> {
@@ -187,7 +187,7 @@ pub(super) fn set_intent(engine: &Engine, params: SessionSetIntentParams) -> Res
         return Err(ApiError::validation("sessionId", "The session is archived."));
     }
     engine.harness().check_project_open(&session)?;
-    let mut intent = params.intent;
+    let mut intent = crate::intent::SessionIntent::from(params.intent);
     for (field, value) in [("intent.brand", &mut intent.brand), ("intent.product", &mut intent.product), ("intent.topic", &mut intent.topic)] {
         *value = match value.take() {
             Some(text) if text.trim().is_empty() => None,

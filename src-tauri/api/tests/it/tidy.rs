@@ -796,6 +796,7 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/growth.rs",
     "../agent/src/growth",
     "../agent/src/prompts.rs",
+    "../agent/src/intent.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

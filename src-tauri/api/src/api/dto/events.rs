@@ -437,7 +437,7 @@ pub enum EventBody {
     /// the pinned layer of the next call's context (the snapshot), not as a message.
     #[serde(rename_all = "camelCase")]
     IntentUpdated {
-        intent: crate::intent::SessionIntent,
+        intent: super::SessionIntent,
         by: IntentSource,
     },
     /// An optimization run began (the first event of a run's log).
@@ -821,7 +821,7 @@ impl From<&crate::harness::event::EventBody> for EventBody {
             },
             crate::harness::event::EventBody::PinAdded { pin_id, text, source } => Self::PinAdded { pin_id: pin_id.clone(), text: text.clone(), source: source.into() },
             crate::harness::event::EventBody::PinRemoved { pin_id } => Self::PinRemoved { pin_id: pin_id.clone() },
-            crate::harness::event::EventBody::IntentUpdated { intent, by } => Self::IntentUpdated { intent: intent.clone(), by: by.into() },
+            crate::harness::event::EventBody::IntentUpdated { intent, by } => Self::IntentUpdated { intent: intent.into(), by: by.into() },
             crate::harness::event::EventBody::RunStarted { project_id, profile } => Self::RunStarted { project_id: project_id.clone(), profile: profile.clone() },
             crate::harness::event::EventBody::RunStage { stage, state, message } => Self::RunStage { stage: stage.clone(), state: state.clone(), message: message.clone() },
             crate::harness::event::EventBody::RunEnded { status, message } => Self::RunEnded { status: status.clone(), message: message.clone() },
