@@ -117,7 +117,7 @@ impl Selection {
 }
 
 /// One layer of a context snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextLayer {
     /// `pinned`, `working_set`, `session_summary`, `cold_refs`.
@@ -128,7 +128,7 @@ pub struct ContextLayer {
 }
 
 /// The immutable context of a model call: the system message and its layers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextSnapshot {
     /// `ctx_<first 32 hex of sha256(system)>`: identical contexts share one snapshot.

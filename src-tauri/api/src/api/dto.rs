@@ -197,6 +197,8 @@ stored_only!(
     crate::intent::Missing,
     crate::intent::Clarification,
     crate::intent::SessionIntent,
+    crate::context::ContextLayer,
+    crate::context::ContextSnapshot,
 );
 
 #[cfg(test)]
