@@ -329,7 +329,7 @@ async function main() {
   });
 
   await check("typing in the editor autosaves", async () => {
-    const editor = await find("[data-testid=editor-content]");
+    const editor = await waitFor("the editor", () => find("[data-testid=editor-content]"));
     await wd("POST", s(`/element/${editor}/click`), {});
     await wd("POST", s(`/element/${editor}/value`), { text: body });
     await waitFor("the text in the editor", async () => (await editorText()).includes(body));
