@@ -3,9 +3,10 @@
 //! WebKitGTK composites a page with OpenGL. Where no GPU can be reached (no DRM render
 //! node: virtual machines, containers, remote desktops, a missing driver), that OpenGL is
 //! Mesa's software rasteriser, and compositing makes the first screen late without making
-//! anything smoother: measured on such a machine (Xvfb, llvmpipe), the project list
-//! reached the screen after about 2.1 s with compositing and about 0.6 s without, and the
-//! app with its WebKit processes held about 100 MiB less. So without a render node the app
+//! anything smoother: measured on such a machine (Xvfb, llvmpipe, `cargo xtask
+//! bench-start`), the project list reached the screen after 1.8–2.0 s with compositing
+//! and 0.6–0.7 s without (with the list already in index.html), and the app with its
+//! WebKit processes held about 100 MiB less. So without a render node the app
 //! turns compositing off (`WEBKIT_DISABLE_COMPOSITING_MODE=1`, read by WebKitGTK when it
 //! makes the web view), unless the person already chose either way with WebKitGTK's own
 //! variables: `WEBKIT_FORCE_COMPOSITING_MODE=1` keeps it on, and a set
