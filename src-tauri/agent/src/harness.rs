@@ -599,4 +599,13 @@ impl<'a> Harness<'a> {
         let state = live.lock_state().clone();
         Ok((state, running))
     }
+
+    /// Reads the session's state in place, with whether a turn is running: for a view
+    /// of a few of its fields, without copying its conversation and panel.
+    pub fn with_session_state<T>(&self, session_id: &str, read: impl FnOnce(&SessionState, bool) -> T) -> Result<T, ApiError> {
+        let live = self.live_session(session_id)?;
+        let running = live.is_running();
+        let state = live.lock_state();
+        Ok(read(&state, running))
+    }
 }

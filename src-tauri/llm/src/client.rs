@@ -115,8 +115,11 @@ impl LlmClient {
             body["stream_options"] = json!({ "include_usage": true });
         }
         if !request.tools.is_empty() {
-            body["tools"] =
-                request.tools.iter().map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } })).collect();
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters.value() } }))
+                .collect();
         }
         if let Some(max) = request.max_output_tokens {
             body["max_tokens"] = json!(max);

@@ -120,7 +120,62 @@ pub struct ToolSpec {
     pub name: String,
     pub description: String,
     #[ts(type = "unknown")]
-    pub parameters: serde_json::Value,
+    pub parameters: Schema,
+}
+
+/// A tool's input schema as a request carries it: shared, so a request clones it
+/// without copying the JSON, and estimated once, since every model call estimates its
+/// tool definitions. On the wire and in storage it is the plain JSON schema.
+#[derive(Clone)]
+pub struct Schema {
+    value: std::sync::Arc<serde_json::Value>,
+    tokens: u64,
+}
+
+impl Schema {
+    pub fn new(value: serde_json::Value) -> Schema {
+        let tokens = estimate_json_tokens(&value);
+        Schema { value: std::sync::Arc::new(value), tokens }
+    }
+
+    pub fn value(&self) -> &serde_json::Value {
+        &self.value
+    }
+
+    /// [`estimate_json_tokens`] of the schema.
+    pub fn tokens(&self) -> u64 {
+        self.tokens
+    }
+}
+
+impl From<serde_json::Value> for Schema {
+    fn from(value: serde_json::Value) -> Schema {
+        Schema::new(value)
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Schema) -> bool {
+        self.value == other.value
+    }
+}
+
+impl std::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+impl Serialize for Schema {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Schema {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Schema, D::Error> {
+        serde_json::Value::deserialize(deserializer).map(Schema::new)
+    }
 }
 
 /// A complete tool call as the model asked for it. `arguments` is the raw JSON text;
@@ -293,15 +348,25 @@ fn is_wide(c: char) -> bool {
 
 /// The estimated input tokens of a request (messages and tool schemas).
 pub fn estimate_request_tokens(request: &ChatRequest) -> u64 {
-    let messages: u64 =
-        request.messages.iter().map(|m| 4 + estimate_tokens(&m.content) + m.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<u64>()).sum();
-    messages + estimate_tools_tokens(&request.tools)
+    estimate_messages_tokens(&request.messages) + estimate_tools_tokens(&request.tools)
+}
+
+/// The estimated tokens of messages in a request (their part of
+/// [`estimate_request_tokens`]): so a caller need not build a request to count them.
+pub fn estimate_messages_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(estimate_message_tokens).sum()
+}
+
+/// The estimated tokens of one message in a request: its text, its tool calls and a
+/// few for the framing.
+pub fn estimate_message_tokens(message: &Message) -> u64 {
+    4 + estimate_tokens(&message.content) + message.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<u64>()
 }
 
 /// The estimated tokens of tool definitions in a request (their part of
 /// [`estimate_request_tokens`]).
 pub fn estimate_tools_tokens(tools: &[ToolSpec]) -> u64 {
-    tools.iter().map(|t| estimate_tokens(&t.description) + estimate_json_tokens(&t.parameters)).sum()
+    tools.iter().map(|t| estimate_tokens(&t.description) + t.parameters.tokens()).sum()
 }
 
 /// [`estimate_tokens`] of `value`'s compact JSON (`value.to_string()`), counted
@@ -430,12 +495,25 @@ mod tests {
     #[test]
     fn tool_schemas_are_estimated_as_before() {
         let schema = serde_json::json!({"type": "object", "required": ["quote"], "properties": {"quote": {"type": "string", "description": "原文 \"exact\"\n", "maxLength": 2000, "minimum": -1.5}}, "additionalProperties": false});
-        let tools = vec![ToolSpec { name: "edit".to_owned(), description: "Propose an edit: 修改".to_owned(), parameters: schema.clone() }];
+        let tools = vec![ToolSpec { name: "edit".to_owned(), description: "Propose an edit: 修改".to_owned(), parameters: Schema::new(schema.clone()) }];
         let expected = estimate_tokens("Propose an edit: 修改") + estimate_tokens(&schema.to_string());
         assert_eq!(estimate_tools_tokens(&tools), expected);
         let mut request = ChatRequest::new(vec![Message::user("你好")]);
         request.tools = tools;
         assert_eq!(estimate_request_tokens(&request), 4 + 2 + expected);
+    }
+
+    #[test]
+    fn a_schema_is_its_plain_json_on_the_wire_and_counted_once() {
+        let value = serde_json::json!({"type": "object", "properties": {"text": {"type": "string", "description": "正文"}}});
+        let schema = Schema::new(value.clone());
+        assert_eq!(serde_json::to_value(&schema).unwrap(), value);
+        let back: Schema = serde_json::from_value(value.clone()).unwrap();
+        assert_eq!(back, schema);
+        assert_eq!(back.tokens(), estimate_tokens(&value.to_string()));
+        let message = Message::assistant("好的", vec![ToolCall { id: "c1".to_owned(), name: "edit".to_owned(), arguments: "{}".to_owned() }]);
+        let messages = vec![Message::user("你好"), message];
+        assert_eq!(estimate_messages_tokens(&messages), estimate_request_tokens(&ChatRequest::new(messages.clone())));
     }
 
     #[test]

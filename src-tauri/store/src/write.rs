@@ -19,6 +19,36 @@ impl Store {
                 kinds.push(change.kind);
             }
         }
+        if let [change] = batch.ops.as_slice() {
+            // One key: sled writes it atomically by itself. A transaction would also
+            // seal and hand sled's log buffer to its writer threads (waking them all),
+            // which for the one-event appends of a turn cost more than the write.
+            let tree = self.tree(change.kind);
+            match &change.value {
+                Some(bytes) => tree.insert(change.key.as_slice(), bytes.as_slice())?,
+                None => tree.remove(change.key.as_slice())?,
+            };
+        } else {
+            self.commit(&kinds, &batch)?;
+        }
+        // Bumped after the commit: a reader that took a kind's generation before reading
+        // it can only have read data as new as that generation or newer, so what it
+        // keeps under that generation is never staler than the number says.
+        for kind in &kinds {
+            self.generations[kind.index()].fetch_add(1, Ordering::SeqCst);
+        }
+        self.notify(&kinds, batch.ops);
+        match durability {
+            Durability::Durable => self.shared.sync_to_disk(),
+            Durability::Grouped => {
+                self.shared.dirty.store(true, Ordering::SeqCst);
+                Ok(())
+            }
+        }
+    }
+
+    /// Commits a batch of several keys as one sled transaction over the trees of `kinds`.
+    fn commit(&self, kinds: &[Kind], batch: &Batch) -> Result<(), StoreError> {
         let trees: Vec<&sled::Tree> = kinds.iter().map(|k| self.tree(*k)).collect();
         let result: sled::transaction::TransactionResult<(), ()> = sled::Transactional::transaction(trees.as_slice(), |views| {
             for change in &batch.ops {
@@ -36,23 +66,9 @@ impl Store {
             Ok(())
         });
         match result {
-            Ok(()) => {}
-            Err(sled::transaction::TransactionError::Abort(())) => return Err(StoreError::Database("transaction aborted".to_owned())),
-            Err(sled::transaction::TransactionError::Storage(e)) => return Err(e.into()),
-        }
-        // Bumped after the commit: a reader that took a kind's generation before reading
-        // it can only have read data as new as that generation or newer, so what it
-        // keeps under that generation is never staler than the number says.
-        for kind in &kinds {
-            self.generations[kind.index()].fetch_add(1, Ordering::SeqCst);
-        }
-        self.notify(&kinds, batch.ops);
-        match durability {
-            Durability::Durable => self.shared.sync_to_disk(),
-            Durability::Grouped => {
-                self.shared.dirty.store(true, Ordering::SeqCst);
-                Ok(())
-            }
+            Ok(()) => Ok(()),
+            Err(sled::transaction::TransactionError::Abort(())) => Err(StoreError::Database("transaction aborted".to_owned())),
+            Err(sled::transaction::TransactionError::Storage(e)) => Err(e.into()),
         }
     }
 

@@ -13,7 +13,7 @@ use super::Meta;
 use crate::context::{assemble, gather};
 use crate::error::{ApiError, ErrorCode};
 use crate::llm::profile::LlmProfile;
-use crate::llm::{estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall};
+use crate::llm::{estimate_message_tokens, estimate_messages_tokens, estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall};
 use crate::store::{Batch, Durability, Kind};
 
 /// A request sized to the window, with what sized it: its context snapshot, the
@@ -79,9 +79,8 @@ impl Turn<'_, '_> {
             return Ok(room);
         }
         let Ok(profile) = self.engine.llm_profile(&self.scope.profile_id) else { return Ok(u64::MAX) };
-        let (messages, snapshot_id, selection) = self.state(|s| (s.messages.clone(), s.last_snapshot_id.clone(), s.selection.clone()));
+        let (conversation_tokens, snapshot_id, selection) = self.state(|s| (estimate_messages_tokens(&s.messages), s.last_snapshot_id.clone(), s.selection.clone()));
         let max_output = ReplyReserve::for_step(self.scope.limits.max_output_tokens, &profile, selection.as_ref()).wanted;
-        let conversation_tokens = estimate_request_tokens(&ChatRequest::new(messages));
         let context_tokens = match snapshot_id {
             Some(id) => self.engine.store().get::<crate::context::ContextSnapshot>(id.as_bytes())?.map(|s| s.layers.iter().map(|l| l.tokens).sum::<u64>()).unwrap_or(0),
             None => 0,
@@ -125,7 +124,10 @@ impl Turn<'_, '_> {
             Err(end) => return Ok(end),
         };
         self.record_call(&mut sized, window)?;
-        let SizedRequest { request, shares, .. } = sized;
+        let SizedRequest { request, shares, conversation_tokens, .. } = sized;
+        // What `estimate_request_tokens` gives for the request: the conversation and
+        // tools counted while sizing it, and the system message put first since.
+        let request_tokens = conversation_tokens + request.messages.first().map_or(0, estimate_message_tokens);
 
         let owner = &self.scope.owner;
         let call = ModelCall { profile: &self.scope.profile_id, purpose: self.scope.purpose.as_str(), session_id: owner.session_id(), run_id: owner.run_id() };
@@ -133,7 +135,7 @@ impl Turn<'_, '_> {
         let Streamed { result, partial, elapsed } = stream_reply(self.engine, self.live, &turn_id, call, &request, Checkpoints::IntoLog, self.emit)?;
         self.stats.model_calls += 1;
         self.stats.model_time += elapsed;
-        self.settle(result, partial, &request, &profile, &calibration, shares)
+        self.settle(result, partial, (&request, request_tokens), &profile, &calibration, shares)
     }
 
     /// The request of the next call, sized to the window: the context gathered and
@@ -166,16 +168,16 @@ impl Turn<'_, '_> {
                 (s.messages.clone(), s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
             });
             let threshold = threshold.or(calibration.threshold).unwrap_or_default();
-            let message_tokens = estimate_request_tokens(&ChatRequest::new(messages.clone()));
+            let message_tokens = estimate_messages_tokens(&messages);
             // The reply's reserve, sized to the step (see `ReplyReserve`).
             let reserve = ReplyReserve::for_step(limits.max_output_tokens, profile, selection.as_ref());
             // The tool definitions this call sends: the largest set the profile's
             // loading allows that fits its share of the window (see `offered_within`).
-            let (tool_set, tools) = registry.offered_within(profile.tool_loading, window, &messages);
+            let (tool_set, offer) = registry.offer_within(profile.tool_loading, window, &messages);
             let task = messages.iter().rev().find(|m| m.role == crate::llm::Role::User).map(|m| m.content.clone()).unwrap_or_default();
             let mut request = ChatRequest::new(messages);
-            request.tools = tools;
-            let conversation_tokens = estimate_request_tokens(&request);
+            request.tools = offer.specs.clone();
+            let conversation_tokens = message_tokens + offer.tokens;
             let prompt = prompts.compose(&prompt_mode(mode), crate::prompts::Entry::Article);
             let input = crate::context::ContextInput {
                 intent: &extras.intent,
@@ -328,7 +330,7 @@ impl Turn<'_, '_> {
         &mut self,
         result: Result<crate::llm::ChatResponse, ApiError>,
         partial: String,
-        request: &ChatRequest,
+        (request, request_tokens): (&ChatRequest, u64),
         profile: &LlmProfile,
         calibration: &super::compaction::ProfileContext,
         shares: super::compaction::Room,
@@ -344,13 +346,13 @@ impl Turn<'_, '_> {
         // and without this the next request would be sized as wrongly again.
         if let Err(error) = &result {
             if let Some(reported) = error.details.as_ref().and_then(|d| d["promptTokens"].as_u64()).filter(|_| error.code == ErrorCode::ContextTooLong) {
-                self.learn(&profile.id, estimate_request_tokens(request), reported)?;
+                self.learn(&profile.id, request_tokens, reported)?;
             }
         }
         match result {
             Ok(reply) => {
                 if !reply.usage.estimated && reply.usage.input_tokens > 0 {
-                    self.learn(&profile.id, estimate_request_tokens(request), reply.usage.input_tokens)?;
+                    self.learn(&profile.id, request_tokens, reply.usage.input_tokens)?;
                 }
                 let finished = reply.tool_calls.is_empty();
                 self.append_simple(answered(reply), Durability::Grouped)?;

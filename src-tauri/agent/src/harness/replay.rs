@@ -401,11 +401,22 @@ pub fn rewound_note(checkpoint_id: &str, to_sequence: u64, version: u32) -> Stri
 
 /// `sha256:<hex>` of the JSON serialization of `messages`.
 pub fn messages_hash(messages: &[Message]) -> String {
-    let mut hasher = Sha256::new();
-    // Serializing plain structs of strings cannot fail; an empty hash input would
-    // still be a stable (if useless) answer.
-    hasher.update(serde_json::to_vec(messages).unwrap_or_default());
-    format!("sha256:{}", hex::encode(hasher.finalize()))
+    /// Feeds what serde writes straight into the hash, without a copy of the JSON.
+    struct Hashing(Sha256);
+    impl std::io::Write for Hashing {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.update(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(Sha256::new());
+    // Serializing plain structs of strings cannot fail; were it to, the hash would be
+    // of what was written, still a stable answer.
+    let _ = serde_json::to_writer(&mut hashing, messages);
+    format!("sha256:{}", hex::encode(hashing.0.finalize()))
 }
 
 /// The result of replaying a log.

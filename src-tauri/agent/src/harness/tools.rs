@@ -179,6 +179,8 @@ pub struct RegisteredTool {
     pub definition: ToolDefinition,
     validator: Arc<Validator>,
     pub handler: ToolHandler,
+    /// What a request carries of it, made once: every model call sends the definitions.
+    spec: ToolSpec,
 }
 
 impl RegisteredTool {
@@ -223,7 +225,33 @@ impl RefusedTool {
 #[derive(Clone, Default)]
 pub struct Registry {
     tools: BTreeMap<String, RegisteredTool>,
+    offers: Offers,
 }
+
+/// The tool definitions a request carries, with their estimated tokens.
+#[derive(Debug)]
+pub struct Offer {
+    pub specs: Vec<ToolSpec>,
+    pub tokens: u64,
+}
+
+/// The offers worked out so far, by tool set and the tools loaded on demand: every
+/// model call asks for one, and they change only when a tool is registered (which
+/// empties this). A copy of the registry starts with none.
+#[derive(Default)]
+struct Offers(std::sync::Mutex<std::collections::HashMap<OfferKey, Arc<Offer>>>);
+
+/// A tool set and the tools loaded on demand.
+type OfferKey = (ToolSet, BTreeSet<String>);
+
+impl Clone for Offers {
+    fn clone(&self) -> Offers {
+        Offers::default()
+    }
+}
+
+/// Offers kept at most: one per tool set and combination of loaded tools met.
+const MAX_OFFERS: usize = 64;
 
 impl Registry {
     /// Adds (or replaces) a tool.
@@ -235,7 +263,9 @@ impl Registry {
             return Err(refusal);
         }
         let validator = Validator::new(&definition.input_schema).map_err(|source| RefusedTool::InvalidSchema { tool: definition.name.clone(), source })?;
-        self.tools.insert(definition.name.clone(), RegisteredTool { definition, validator: Arc::new(validator), handler });
+        let spec = ToolSpec { name: definition.name.clone(), description: definition.prompt.clone(), parameters: crate::llm::Schema::new(definition.input_schema.clone()) };
+        self.tools.insert(definition.name.clone(), RegisteredTool { definition, validator: Arc::new(validator), handler, spec });
+        self.offers = Offers::default();
         Ok(())
     }
 
@@ -260,18 +290,39 @@ impl Registry {
     /// for the compact one). Any registered tool may still be called: loading only
     /// sends its definition.
     pub fn offered(&self, set: ToolSet, messages: &[Message]) -> Vec<ToolSpec> {
-        let spec = |d: &ToolDefinition| ToolSpec { name: d.name.clone(), description: d.prompt.clone(), parameters: d.input_schema.clone() };
+        self.offer(set, messages).specs.clone()
+    }
+
+    /// [`Registry::offered`] with the definitions' estimated tokens, worked out once per
+    /// tool set and tools loaded.
+    pub fn offer(&self, set: ToolSet, messages: &[Message]) -> Arc<Offer> {
+        let loaded = if set == ToolSet::All { BTreeSet::new() } else { loaded_tools(messages) };
+        let key = (set, loaded);
+        let mut offers = self.offers.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(offer) = offers.get(&key) {
+            return Arc::clone(offer);
+        }
+        let specs = self.specs(set, &key.1);
+        let offer = Arc::new(Offer { tokens: tool_tokens(&specs), specs });
+        if offers.len() >= MAX_OFFERS {
+            offers.clear();
+        }
+        offers.insert(key, Arc::clone(&offer));
+        offer
+    }
+
+    fn specs(&self, set: ToolSet, loaded: &BTreeSet<String>) -> Vec<ToolSpec> {
+        let spec = |d: &ToolDefinition| self.tools.get(&d.name).map(|t| t.spec.clone());
         let base: &[&str] = match set {
-            ToolSet::All => return self.definitions().filter(|d| d.name != LOAD_TOOLS).map(spec).collect(),
+            ToolSet::All => return self.definitions().filter(|d| d.name != LOAD_TOOLS).filter_map(spec).collect(),
             ToolSet::Core => CORE_TOOLS,
             ToolSet::Compact => COMPACT_TOOLS,
         };
-        let loaded = loaded_tools(messages);
         let (sent, rest): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) =
             self.definitions().filter(|d| d.name != LOAD_TOOLS).partition(|d| base.contains(&d.name.as_str()) || loaded.contains(&d.name));
-        let mut tools: Vec<ToolSpec> = sent.into_iter().map(spec).collect();
+        let mut tools: Vec<ToolSpec> = sent.into_iter().filter_map(spec).collect();
         if let (Some(load), false) = (self.get(LOAD_TOOLS), rest.is_empty()) {
-            let mut load = spec(&load.definition);
+            let mut load = load.spec.clone();
             if set == ToolSet::Compact {
                 let names: Vec<&str> = rest.iter().map(|d| d.name.as_str()).collect();
                 load.description.push_str(&format!("\nTools you can load: {}.", names.join(", ")));
@@ -293,17 +344,23 @@ impl Registry {
     /// [`COMPACT_TOOLS_MAX_TOKENS`]). So no window is refused for the tools a larger
     /// one would carry.
     pub fn offered_within(&self, loading: ToolLoading, window: u64, messages: &[Message]) -> (ToolSet, Vec<ToolSpec>) {
+        let (set, offer) = self.offer_within(loading, window, messages);
+        (set, offer.specs.clone())
+    }
+
+    /// [`Registry::offered_within`] with the definitions' estimated tokens.
+    pub fn offer_within(&self, loading: ToolLoading, window: u64, messages: &[Message]) -> (ToolSet, Arc<Offer>) {
         let sets: &[ToolSet] = match loading {
             ToolLoading::All => &[ToolSet::All, ToolSet::Core],
             ToolLoading::OnDemand => &[ToolSet::Core],
         };
         for set in sets {
-            let tools = self.offered(*set, messages);
-            if tool_tokens(&tools) * 100 <= window * TOOL_SHARE_PERCENT {
-                return (*set, tools);
+            let offer = self.offer(*set, messages);
+            if offer.tokens * 100 <= window * TOOL_SHARE_PERCENT {
+                return (*set, offer);
             }
         }
-        (ToolSet::Compact, self.offered(ToolSet::Compact, messages))
+        (ToolSet::Compact, self.offer(ToolSet::Compact, messages))
     }
 }
 
@@ -313,7 +370,7 @@ pub fn tool_tokens(tools: &[ToolSpec]) -> u64 {
 }
 
 /// Which tool definitions a request carries (see [`Registry::offered`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolSet {
     /// Every tool.
     All,
@@ -555,7 +612,7 @@ mod tests {
     /// for the project and the conversation.
     #[test]
     fn the_tool_specs_sent_with_every_call_stay_small() {
-        let cost = |d: &ToolSpec| crate::llm::estimate_tokens(&d.description) + crate::llm::estimate_tokens(&d.parameters.to_string());
+        let cost = |d: &ToolSpec| crate::llm::estimate_tokens(&d.description) + crate::llm::estimate_tokens(&d.parameters.value().to_string());
         let mut registry = Registry::default();
         for (definition, handler) in crate::tools::builtins() {
             registry.register(definition, handler).unwrap();

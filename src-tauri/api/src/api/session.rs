@@ -565,7 +565,10 @@ pub(super) fn set_compaction(engine: &Engine, params: SessionSetCompactionParams
 
 fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<SessionView, ApiError> {
     let session = engine.harness().load_session(session_id)?;
-    let (state, running) = engine.harness().session_state(session_id)?;
+    engine.harness().with_session_state(session_id, |state, running| view_of(&session, state, running, with_timeline))
+}
+
+fn view_of(session: &harness::Session, state: &harness::SessionState, running: bool, with_timeline: bool) -> SessionView {
     let status = if session.archived {
         SessionStatus::Archived
     } else if running {
@@ -577,7 +580,7 @@ fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<Sessio
     } else {
         SessionStatus::Idle
     };
-    Ok(SessionView {
+    SessionView {
         status,
         mode: state.mode,
         last_sequence: state.last_sequence,
@@ -590,8 +593,8 @@ fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<Sessio
         input_tokens: state.input_tokens,
         output_tokens: state.output_tokens,
         timeline: with_timeline.then(|| state.lines.iter().map(Into::into).collect()),
-        session: (&session).into(),
-    })
+        session: session.into(),
+    }
 }
 
 fn limits(input: Option<LimitsInput>) -> Result<Limits, ApiError> {
