@@ -591,7 +591,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("core/src/outbox.rs", "not yet split: the delivery jobs, their state machine and its tests"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
-    ("core/src/sync/cycle.rs", "not yet split: a sync cycle's pull and its push"),
     ("llm/src/error.rs", "not yet split: provider failures mapped to errors with their hints; being reworked on another branch"),
     ("search/src/text.rs", "not yet split: the search text's segmentation and normalisation; being reworked on another branch"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
@@ -661,8 +660,8 @@ const FUNCTIONS_OVER_CAP: &[(&str, &str, &str)] = &[
     ("cli/src/session.rs", "run", "not yet split: one match over the session subcommands, each a method call and its output"),
     ("core/src/performance/dashboard.rs", "dashboard", "not yet split: the dashboard computed from a query's publications and their points"),
     ("core/src/performance/sync.rs", "apply_page", "not yet split: one pulled page applied record family by family"),
-    ("core/src/sync/cycle.rs", "import", "not yet split: a pulled version's import and its conflicts"),
-    ("core/src/sync/cycle.rs", "send", "not yet split: one delivery job's push and its outcome"),
+    ("core/src/sync/cycle/pull.rs", "import", "not yet split: a pulled version's import and its conflicts"),
+    ("core/src/sync/cycle/push.rs", "send", "not yet split: one delivery job's push and its outcome"),
     ("server/src/storage/sled/perf.rs", "perf_push", "not yet split: one performance push checked and written record family by family"),
     ("text/src/pipeline/wechat.rs", "block", "not yet split: one Markdown block to WeChat's HTML; being reworked on another branch"),
 ];
