@@ -661,7 +661,6 @@ const FUNCTIONS_OVER_CAP: &[(&str, &str, &str)] = &[
     ("core/src/performance/sync.rs", "apply_page", "not yet split: one pulled page applied record family by family"),
     ("core/src/sync/cycle/pull.rs", "import", "not yet split: a pulled version's import and its conflicts"),
     ("core/src/sync/cycle/push.rs", "send", "not yet split: one delivery job's push and its outcome"),
-    ("server/src/storage/sled/perf.rs", "perf_push", "not yet split: one performance push checked and written record family by family"),
     ("text/src/pipeline/wechat.rs", "block", "not yet split: one Markdown block to WeChat's HTML; being reworked on another branch"),
 ];
 
