@@ -36,21 +36,7 @@ impl Sled {
                 None if dropped.contains(&record_key) => None,
                 None => Sled::get(&inner.perf, &record_key)?,
             };
-            let parent = match (&record.kind, &record.publication_id, &record.account_id) {
-                (PerfKind::Snapshot, Some(publication), _) => Some(key(&[ws, PerfKind::Publication.as_str().as_bytes(), publication.as_bytes()])),
-                (PerfKind::AccountSnapshot, _, Some(account)) => Some(key(&[ws, PerfKind::Account.as_str().as_bytes(), account.as_bytes()])),
-                _ => None,
-            };
-            let parent_deleted = match parent {
-                Some(parent_key) => {
-                    let parent: Option<ServerPerfRecord> = match written.get(&parent_key) {
-                        Some(r) => Some(r.clone()),
-                        None => Sled::get(&inner.perf, &parent_key)?,
-                    };
-                    parent.is_some_and(|p| p.record.deleted)
-                }
-                None => false,
-            };
+            let parent_deleted = inner.parent_deleted(ws, record, &written)?;
             let decision = perf_decision(record, held.as_ref().map(|h| (h.record.stamp(), h.record.deleted)), parent_deleted);
             if matches!(decision, PerfDecision::Keep | PerfDecision::Conflict) {
                 acks.push(perf_unapplied(record, decision));
@@ -138,6 +124,21 @@ impl Sled {
             .map_err(tx_error)?;
         inner.durable()?;
         Ok(PerfPushResponse { acks })
+    }
+
+    /// Whether the record's parent (a snapshot's publication, an account day's account)
+    /// is deleted, as this push wrote it or else as it is held.
+    fn parent_deleted(&self, ws: &[u8], record: &PerfRecord, written: &HashMap<Vec<u8>, ServerPerfRecord>) -> Result<bool, StorageError> {
+        let parent_key = match (&record.kind, &record.publication_id, &record.account_id) {
+            (PerfKind::Snapshot, Some(publication), _) => key(&[ws, PerfKind::Publication.as_str().as_bytes(), publication.as_bytes()]),
+            (PerfKind::AccountSnapshot, _, Some(account)) => key(&[ws, PerfKind::Account.as_str().as_bytes(), account.as_bytes()]),
+            _ => return Ok(false),
+        };
+        let parent: Option<ServerPerfRecord> = match written.get(&parent_key) {
+            Some(r) => Some(r.clone()),
+            None => Sled::get(&self.perf, &parent_key)?,
+        };
+        Ok(parent.is_some_and(|p| p.record.deleted))
     }
 
     pub(super) fn perf_changes(&self, workspace_id: &str, cursor: u64, limit: usize) -> Result<PerfChangesResponse, StorageError> {
