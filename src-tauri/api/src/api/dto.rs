@@ -6,6 +6,7 @@
 //! that are done).
 
 mod compaction;
+mod context;
 mod drafts;
 mod events;
 mod growth;
@@ -20,6 +21,7 @@ mod timeline;
 mod usage;
 
 pub use compaction::*;
+pub use context::*;
 pub use drafts::*;
 pub use events::*;
 pub use growth::*;
@@ -199,6 +201,8 @@ stored_only!(
     crate::intent::SessionIntent,
     crate::context::ContextLayer,
     crate::context::ContextSnapshot,
+    crate::context::Mode,
+    crate::context::Selection,
 );
 
 #[cfg(test)]

@@ -1,15 +1,14 @@
 //! The wire form of the harness's log: its events (what `StreamEvent::Harness`
 //! sends), the log's lines and what waits for the person (see [`super`]). The events
-//! carry the context's and the proposals' own types as they are still; those move with
-//! their files.
+//! carry the proposals' own kinds and targets as they are still; those move with their
+//! file.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, PinSource};
-use crate::context::{Mode, Selection};
+use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, Selection};
 use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
@@ -715,12 +714,12 @@ impl From<&crate::harness::event::EventBody> for EventBody {
     fn from(record: &crate::harness::event::EventBody) -> Self {
         match record {
             crate::harness::event::EventBody::SessionCreated { project_id, profile, mode } => {
-                Self::SessionCreated { project_id: project_id.clone(), profile: profile.clone(), mode: *mode }
+                Self::SessionCreated { project_id: project_id.clone(), profile: profile.clone(), mode: (*mode).into() }
             }
             crate::harness::event::EventBody::UserMessage { text, was_queued, selection } => {
-                Self::UserMessage { text: text.clone(), was_queued: *was_queued, selection: selection.clone() }
+                Self::UserMessage { text: text.clone(), was_queued: *was_queued, selection: selection.as_ref().map(Into::into) }
             }
-            crate::harness::event::EventBody::MessageQueued { text, selection } => Self::MessageQueued { text: text.clone(), selection: selection.clone() },
+            crate::harness::event::EventBody::MessageQueued { text, selection } => Self::MessageQueued { text: text.clone(), selection: selection.as_ref().map(Into::into) },
             crate::harness::event::EventBody::TurnStarted {} => Self::TurnStarted {},
             crate::harness::event::EventBody::ContextAssembled { snapshot_id, estimated_tokens, layers, prompt_layers } => Self::ContextAssembled {
                 snapshot_id: snapshot_id.clone(),
@@ -774,7 +773,7 @@ impl From<&crate::harness::event::EventBody> for EventBody {
                 Self::QuestionAsked { question_id: question_id.clone(), question: question.clone(), options: options.clone() }
             }
             crate::harness::event::EventBody::QuestionAnswered { question_id, answer } => Self::QuestionAnswered { question_id: question_id.clone(), answer: answer.clone() },
-            crate::harness::event::EventBody::ModeChanged { mode, by } => Self::ModeChanged { mode: *mode, by: by.clone() },
+            crate::harness::event::EventBody::ModeChanged { mode, by } => Self::ModeChanged { mode: (*mode).into(), by: by.clone() },
             crate::harness::event::EventBody::TurnEnded { reason, message, hints } => Self::TurnEnded { reason: reason.into(), message: message.clone(), hints: hints.clone() },
             crate::harness::event::EventBody::SessionArchived {} => Self::SessionArchived {},
             crate::harness::event::EventBody::SessionUnarchived {} => Self::SessionUnarchived {},
