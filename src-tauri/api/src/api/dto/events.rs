@@ -1,18 +1,15 @@
 //! The wire form of the harness's log: its events (what `StreamEvent::Harness`
-//! sends), the log's lines and what waits for the person (see [`super`]). The events
-//! carry the proposals' own kinds and targets as they are still; those move with their
-//! file.
+//! sends), the log's lines and what waits for the person (see [`super`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, Selection};
+use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, ProposalKind, Selection, Target};
 use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
-use crate::proposals::{ProposalKind, Target};
 
 /// How a tool call ended, as the model and the UI see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -696,9 +693,9 @@ impl From<&crate::harness::event::ApprovalChange> for ApprovalChange {
     fn from(record: &crate::harness::event::ApprovalChange) -> Self {
         ApprovalChange {
             proposal_id: record.proposal_id.clone(),
-            kind: record.kind,
+            kind: record.kind.into(),
             summary: record.summary.clone(),
-            target: record.target.clone(),
+            target: (&record.target).into(),
             hunks: record.hunks.iter().map(Into::into).collect(),
             omitted_hunks: record.omitted_hunks,
             hunk_set_hash: record.hunk_set_hash.clone(),
