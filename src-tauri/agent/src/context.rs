@@ -31,7 +31,6 @@
 //! for a key, token or setting; LLM profiles, quotas and the keychain are not inputs.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::llm::estimate_tokens;
@@ -41,7 +40,7 @@ use crate::store::{keys, Kind, Record, Store};
 pub mod sections;
 
 /// The permission mode of a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub enum Mode {
     /// Reads and proposals run; writes ask.
@@ -54,7 +53,7 @@ pub enum Mode {
 /// The part of the source a person's message is scoped to: a UTF-16 range of the
 /// project's working copy (what CodeMirror counts, like every span in Inkstone) and
 /// the text that was there when the message was sent.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Selection {
     pub from: u32,

@@ -165,7 +165,7 @@ pub enum RowSource {
 }
 
 /// One AI-originated change, accepted or rejected.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityRow {
     /// The audit record's id (for a synced row, the server version's id).
@@ -174,22 +174,17 @@ pub struct ActivityRow {
     pub source: RowSource,
     pub project_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub project_title: Option<String>,
     /// The version an accept made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub version: Option<u32>,
     /// The draft revision an accept of a draft proposal made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub draft_revision: Option<u32>,
     pub proposal_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub proposal_kind: Option<ProposalKind>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub target: Option<Target>,
     pub decision: Decision,
     /// Only some hunks were accepted or rejected.
@@ -201,30 +196,25 @@ pub struct ActivityRow {
     pub n_hunks: u32,
     /// How many hunks the proposal had, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub n_hunks_total: Option<u32>,
     /// The person who accepted or rejected (for `apply_proposal`, who approved).
     pub actor: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub reason: Option<String>,
     pub through: Through,
     pub model: ModelUsed,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub prompt_version: Option<String>,
     /// Every prompt layer of the call that made it, in order.
     pub prompt_layers: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub context_snapshot_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub tokens: Option<TokensUsed>,
 }
 
 /// A page of rows, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ActivityPage {
     pub rows: Vec<ActivityRow>,

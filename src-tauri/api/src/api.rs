@@ -478,7 +478,7 @@ api_methods! {
         "proposal.rebase" => proposals::rebase(ProposalRef) -> dto::Rebased;
         "proposal.audit" => proposals::audit(ProposalAuditParams) -> ProposalAuditResult;
         "proposal.why" => proposals::why(ProposalWhyParams) -> ProposalWhyResult;
-        "aiActivity.list" => activity::list(AiActivityListParams) -> crate::activity::ActivityPage;
+        "aiActivity.list" => activity::list(AiActivityListParams) -> dto::ActivityPage;
         "aiActivity.export" => activity::export(AiActivityExportParams) -> AiActivityExportResult;
         "optimize.get" => optimize::get(OptimizeRunRef) -> dto::Run;
         "optimize.list" => optimize::list(OptimizeListParams) -> OptimizeListResult;

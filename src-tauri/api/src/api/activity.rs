@@ -101,7 +101,7 @@ fn query(engine: &Engine, filter: AiActivityFilter, limit: Option<usize>, scope:
     Ok(Query { project_id: filter.project_id, person: filter.person, model: filter.model, from: filter.from, to: filter.to, decision: filter.decision, limit })
 }
 
-pub(super) fn list(engine: &Engine, params: AiActivityListParams) -> Result<ActivityPage, ApiError> {
+pub(super) fn list(engine: &Engine, params: AiActivityListParams) -> Result<super::dto::ActivityPage, ApiError> {
     let limit = match params.limit {
         None => activity::DEFAULT_LIMIT,
         Some(n) if n >= 1 && n as usize <= activity::MAX_LIMIT => n as usize,
@@ -109,7 +109,7 @@ pub(super) fn list(engine: &Engine, params: AiActivityListParams) -> Result<Acti
     };
     let scope = params.scope.unwrap_or_default();
     let query = query(engine, params.filter.unwrap_or_default(), Some(limit), scope)?;
-    read(engine, &query, scope)
+    read(engine, &query, scope).map(Into::into)
 }
 
 fn read(engine: &Engine, query: &Query, scope: ActivityScope) -> Result<ActivityPage, ApiError> {

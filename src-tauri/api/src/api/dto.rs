@@ -5,7 +5,9 @@
 //! `inkstone-api` names `ts_rs` once its records have moved here (tidy checks the crates
 //! that are done).
 
+mod activity;
 mod compaction;
+mod context;
 mod drafts;
 mod events;
 mod growth;
@@ -19,7 +21,9 @@ mod sync;
 mod timeline;
 mod usage;
 
+pub use activity::*;
 pub use compaction::*;
+pub use context::*;
 pub use drafts::*;
 pub use events::*;
 pub use growth::*;
@@ -199,6 +203,12 @@ stored_only!(
     crate::intent::SessionIntent,
     crate::context::ContextLayer,
     crate::context::ContextSnapshot,
+    crate::context::Mode,
+    crate::context::Selection,
+    crate::proposals::ProposalKind,
+    crate::proposals::Target,
+    crate::activity::ActivityRow,
+    crate::activity::ActivityPage,
 );
 
 #[cfg(test)]
@@ -409,6 +419,17 @@ mod tests {
                 }
             })
         );
+        let targets = [Target::Draft { platform: Platform::X }, Target::Comment { comment_id: "cmt_1".into() }, Target::Metadata, Target::Session];
+        assert_eq!(
+            targets.iter().map(|target| serde_json::to_value(super::Target::from(target)).unwrap()).collect::<Vec<_>>(),
+            vec![json!({"type": "draft", "platform": "x"}), json!({"type": "comment", "commentId": "cmt_1"}), json!({"type": "metadata"}), json!({"type": "session"})]
+        );
+        let kind: super::ProposalKind = serde_json::from_value(json!("comment_reply")).unwrap();
+        assert_eq!(ProposalKind::from(kind), ProposalKind::CommentReply);
+        assert_eq!(serde_json::to_value(super::Mode::from(crate::context::Mode::Plan)).unwrap(), json!("plan"));
+        let selection: super::Selection = serde_json::from_value(json!({"from": 0, "to": 3, "text": "One"})).unwrap();
+        assert_eq!(Selection::from(selection), Selection { from: 0, to: 3, text: "One".into() });
+        assert!(serde_json::from_value::<super::Selection>(json!({"from": 0, "to": 3, "text": "One", "extra": 1})).is_err(), "a selection refuses unknown fields");
 
         let tool = timeline::TimelineItem::Tool {
             key: "5:call_1".into(),

@@ -9,7 +9,7 @@ use ts_rs::TS;
 use super::projects::load as load_project;
 use super::{ApiError, Engine};
 use crate::proposals::apply::{self, Accept, Accepted, Actor, Rebased, Reject, Rejected};
-use crate::proposals::{self, ProposalKind, ProposalStatus, ProposalView};
+use crate::proposals::{self, ProposalStatus, ProposalView};
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -25,7 +25,7 @@ pub struct ProposalListParams {
     pub status: Option<super::dto::ProposalStatus>,
     #[serde(default)]
     #[ts(optional)]
-    pub kind: Option<ProposalKind>,
+    pub kind: Option<super::dto::ProposalKind>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -39,11 +39,12 @@ pub(super) fn list(engine: &Engine, params: ProposalListParams) -> Result<Propos
     load_project(engine, &params.project_id)?;
     let store = engine.store();
     let status = params.status.map(ProposalStatus::from);
+    let kind = params.kind.map(proposals::ProposalKind::from);
     let mut out = Vec::new();
     for proposal in proposals::list(store, &params.project_id)?.into_iter().rev() {
         if params.owner_id.as_deref().is_some_and(|owner| proposal.origin.owner_id() != Some(owner))
             || status.is_some_and(|s| s != proposal.status)
-            || params.kind.is_some_and(|k| k != proposal.kind)
+            || kind.is_some_and(|k| k != proposal.kind)
         {
             continue;
         }

@@ -6,12 +6,11 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::dto::{CompactThreshold, CompactionMode, Pin};
+use super::dto::{CompactThreshold, CompactionMode, Mode, Pin, Selection};
 use super::dto::{Event, LogLine, PendingApproval, PendingQuestion, TurnEndReason};
 use super::{required_text, ApiError, Empty, Engine, StreamEvent};
-use crate::context::Selection;
 use crate::harness::compaction::{self, Outcome};
-use crate::harness::{self, EventBody, Limits, Mode, PermissionRule, Session, SubmitOutcome, TurnStats};
+use crate::harness::{self, EventBody, Limits, PermissionRule, Session, SubmitOutcome, TurnStats};
 use crate::llm::profile::LlmProfile;
 use crate::model::Project;
 use crate::store::{Batch, Durability};
@@ -582,7 +581,7 @@ fn view_of(session: &harness::Session, state: &harness::SessionState, running: b
     };
     SessionView {
         status,
-        mode: state.mode,
+        mode: state.mode.into(),
         last_sequence: state.last_sequence,
         messages_hash: state.messages_hash(),
         message_count: state.messages.len() as u32,
@@ -652,7 +651,7 @@ pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<Ses
         Session { id: engine.new_id("ses"), project_id: project.id.clone(), title, profile_id: profile.id.clone(), limits, archived: false, created_at: now, updated_at: now };
     // The session record and its first event are one transaction: no session without
     // a log, no log without its session.
-    engine.harness().start_session(&session, params.mode.unwrap_or_default())?;
+    engine.harness().start_session(&session, params.mode.map(Into::into).unwrap_or_default())?;
     view(engine, &session.id, false)
 }
 
@@ -731,17 +730,18 @@ fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> R
 
 pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
     // Checked before anything is written (a mode switch included).
-    if let Some(selection) = &params.selection {
+    let selection = params.selection.map(crate::context::Selection::from);
+    if let Some(selection) = &selection {
         let session = engine.harness().load_session(&params.session_id)?;
         let project = crate::project::load(engine.store(), &session.project_id)?;
         selection.check(&project.source)?;
     }
     let feed = Feed::of(params.timeline);
     if let Some(mode) = params.mode {
-        set_mode_inner(engine, &params.session_id, mode, feed, on_event)?;
+        set_mode_inner(engine, &params.session_id, mode.into(), feed, on_event)?;
     }
     let mut emit = session_stream(engine, &params.session_id, feed, on_event);
-    let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, params.selection, &mut emit)?;
+    let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, selection, &mut emit)?;
     submit_result(engine, &params.session_id, outcome)
 }
 
@@ -770,7 +770,7 @@ pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_e
     submit_result(engine, &params.session_id, outcome)
 }
 
-fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, feed: Feed, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
+fn set_mode_inner(engine: &Engine, session_id: &str, mode: harness::Mode, feed: Feed, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
     let session = engine.harness().load_session(session_id)?;
     if session.archived {
         return Err(ApiError::validation("sessionId", "The session is archived."));
@@ -786,7 +786,7 @@ fn set_mode_inner(engine: &Engine, session_id: &str, mode: Mode, feed: Feed, on_
 }
 
 pub(super) fn set_mode(engine: &Engine, params: SessionSetModeParams) -> Result<SessionView, ApiError> {
-    set_mode_inner(engine, &params.session_id, params.mode, Feed::Events, &mut |_| {})?;
+    set_mode_inner(engine, &params.session_id, params.mode.into(), Feed::Events, &mut |_| {})?;
     view(engine, &params.session_id, false)
 }
 

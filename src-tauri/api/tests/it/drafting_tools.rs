@@ -246,7 +246,7 @@ fn apply_proposal_asks_with_the_exact_diff_then_makes_an_audited_ai_version() {
     let revision = d.t.ok("project.get", json!({"projectId": d.project}))["revision"].as_u64();
     assert_eq!(target_version, revision, "bound to the project's revision");
     let change = change.expect("the request shows the change");
-    assert_eq!((change.proposal_id.as_str(), change.kind, &change.target), (id.as_str(), ProposalKind::SourcePatch, &Target::Source));
+    assert_eq!((change.proposal_id.as_str(), change.kind, &change.target), (id.as_str(), dto::ProposalKind::SourcePatch, &dto::Target::Source));
     assert_eq!(change.summary, "换两个词");
     assert_eq!(change.hunks.iter().map(|h| h.id.clone()).collect::<Vec<_>>(), proposal.hunks.iter().map(|h| h.id.clone()).collect::<Vec<_>>());
     let shown = serde_json::to_string(&change.hunks).unwrap();

@@ -928,13 +928,7 @@ const WIRE_IN_API: &[&str] = &[
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.
-const WIRE_IN_API_EXCEPTIONS: &[(&str, &str)] = &[
-    (
-        "../core/src/proposals/record.rs",
-        "`Target` and `ProposalKind` ride as they are in api::dto's proposals and in the harness events' approval change: their twins are not written yet",
-    ),
-    ("../agent/src/context.rs", "`Mode` and `Selection` ride as they are in the session's params and views and in api::dto's events and timeline: their twins are not written yet"),
-];
+const WIRE_IN_API_EXCEPTIONS: &[(&str, &str)] = &[];
 
 #[test]
 fn records_whose_wire_form_moved_to_the_api_do_not_name_ts_rs() {

@@ -2,14 +2,13 @@
 //! origin, and what accepting it made.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::diff::{self, Hunk, Splice};
 use crate::model::{Platform, ProvenanceSource, Timestamp};
 use crate::pipeline::Finding;
 use crate::store::{keys, sha256_ref, Batch, Kind, Record};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProposalKind {
     SourcePatch,
@@ -59,7 +58,7 @@ pub enum ProposalStatus {
 }
 
 /// What a proposal changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum Target {
     /// The project's Markdown source (or, for title candidates, its title).

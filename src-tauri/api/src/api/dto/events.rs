@@ -1,19 +1,15 @@
 //! The wire form of the harness's log: its events (what `StreamEvent::Harness`
-//! sends), the log's lines and what waits for the person (see [`super`]). The events
-//! carry the context's and the proposals' own types as they are still; those move with
-//! their files.
+//! sends), the log's lines and what waits for the person (see [`super`]).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, PinSource};
-use crate::context::{Mode, Selection};
+use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, ProposalKind, Selection, Target};
 use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
-use crate::proposals::{ProposalKind, Target};
 
 /// How a tool call ended, as the model and the UI see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -697,9 +693,9 @@ impl From<&crate::harness::event::ApprovalChange> for ApprovalChange {
     fn from(record: &crate::harness::event::ApprovalChange) -> Self {
         ApprovalChange {
             proposal_id: record.proposal_id.clone(),
-            kind: record.kind,
+            kind: record.kind.into(),
             summary: record.summary.clone(),
-            target: record.target.clone(),
+            target: (&record.target).into(),
             hunks: record.hunks.iter().map(Into::into).collect(),
             omitted_hunks: record.omitted_hunks,
             hunk_set_hash: record.hunk_set_hash.clone(),
@@ -715,12 +711,12 @@ impl From<&crate::harness::event::EventBody> for EventBody {
     fn from(record: &crate::harness::event::EventBody) -> Self {
         match record {
             crate::harness::event::EventBody::SessionCreated { project_id, profile, mode } => {
-                Self::SessionCreated { project_id: project_id.clone(), profile: profile.clone(), mode: *mode }
+                Self::SessionCreated { project_id: project_id.clone(), profile: profile.clone(), mode: (*mode).into() }
             }
             crate::harness::event::EventBody::UserMessage { text, was_queued, selection } => {
-                Self::UserMessage { text: text.clone(), was_queued: *was_queued, selection: selection.clone() }
+                Self::UserMessage { text: text.clone(), was_queued: *was_queued, selection: selection.as_ref().map(Into::into) }
             }
-            crate::harness::event::EventBody::MessageQueued { text, selection } => Self::MessageQueued { text: text.clone(), selection: selection.clone() },
+            crate::harness::event::EventBody::MessageQueued { text, selection } => Self::MessageQueued { text: text.clone(), selection: selection.as_ref().map(Into::into) },
             crate::harness::event::EventBody::TurnStarted {} => Self::TurnStarted {},
             crate::harness::event::EventBody::ContextAssembled { snapshot_id, estimated_tokens, layers, prompt_layers } => Self::ContextAssembled {
                 snapshot_id: snapshot_id.clone(),
@@ -774,7 +770,7 @@ impl From<&crate::harness::event::EventBody> for EventBody {
                 Self::QuestionAsked { question_id: question_id.clone(), question: question.clone(), options: options.clone() }
             }
             crate::harness::event::EventBody::QuestionAnswered { question_id, answer } => Self::QuestionAnswered { question_id: question_id.clone(), answer: answer.clone() },
-            crate::harness::event::EventBody::ModeChanged { mode, by } => Self::ModeChanged { mode: *mode, by: by.clone() },
+            crate::harness::event::EventBody::ModeChanged { mode, by } => Self::ModeChanged { mode: (*mode).into(), by: by.clone() },
             crate::harness::event::EventBody::TurnEnded { reason, message, hints } => Self::TurnEnded { reason: reason.into(), message: message.clone(), hints: hints.clone() },
             crate::harness::event::EventBody::SessionArchived {} => Self::SessionArchived {},
             crate::harness::event::EventBody::SessionUnarchived {} => Self::SessionUnarchived {},

@@ -7,11 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
-use super::{Goal, Intensity};
+use super::{Goal, Intensity, Target};
 use crate::error::{ApiError, ErrorCode, Hint};
 use crate::model::{Platform, Timestamp};
 use crate::pipeline::Finding;
-use crate::proposals::Target;
 
 /// What the person wants kept or avoided.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -294,7 +293,7 @@ impl From<&crate::growth::run::TargetOutcome> for TargetOutcome {
 impl From<&crate::growth::run::RunTarget> for RunTarget {
     fn from(record: &crate::growth::run::RunTarget) -> Self {
         RunTarget {
-            target: record.target.clone(),
+            target: (&record.target).into(),
             proposal_id: record.proposal_id.clone(),
             title_proposal_id: record.title_proposal_id.clone(),
             summary: record.summary.clone(),
@@ -356,7 +355,7 @@ impl From<crate::growth::run::Run> for Run {
 impl From<&crate::growth::run::AppliedTarget> for AppliedTarget {
     fn from(record: &crate::growth::run::AppliedTarget) -> Self {
         AppliedTarget {
-            target: record.target.clone(),
+            target: (&record.target).into(),
             outcome: (&record.outcome).into(),
             version: record.version,
             draft_revision: record.draft_revision,

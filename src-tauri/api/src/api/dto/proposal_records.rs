@@ -1,7 +1,6 @@
 //! The wire form of proposals and what is done with them: the stored proposal, its
 //! view, audit records, constraints, rejects, rebases and a session's staged set (see
-//! [`super`]). `Target` and `ProposalKind` keep their own form until the harness's
-//! approval events, which carry them, move here too.
+//! [`super`]), with what kind of change a proposal makes and what it changes.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -9,7 +8,39 @@ use ts_rs::TS;
 use crate::diff::{Hunk, TextDiffResult};
 use crate::model::{Platform, ProvenanceSource, Timestamp};
 use crate::pipeline::Finding;
-use crate::proposals::{ProposalKind, Target};
+
+/// What kind of change a proposal makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalKind {
+    SourcePatch,
+    SourceRewrite,
+    TitleCandidates,
+    DraftPatch,
+    TagCandidates,
+    Outline,
+    CommentReply,
+    Checklist,
+    Metadata,
+}
+
+/// What a proposal changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Target {
+    /// The project's Markdown source (or, for title candidates, its title).
+    Source,
+    /// A saved platform draft.
+    Draft { platform: Platform },
+    /// A comment (a reply to it).
+    #[serde(rename_all = "camelCase")]
+    Comment { comment_id: String },
+    /// The project's title, platforms, brand profile and template.
+    Metadata,
+    /// Nothing official: an artifact of the session (an outline, a checklist).
+    Session,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ProposalStatus {
@@ -606,8 +637,8 @@ impl From<&crate::proposals::Proposal> for Proposal {
         Proposal {
             id: record.id.clone(),
             project_id: record.project_id.clone(),
-            kind: record.kind,
-            target: record.target.clone(),
+            kind: record.kind.into(),
+            target: (&record.target).into(),
             base: (&record.base).into(),
             summary: record.summary.clone(),
             hunks: record.hunks.iter().map(Into::into).collect(),
@@ -672,7 +703,7 @@ impl From<&crate::proposals::apply::AuditRecord> for AuditRecord {
             id: record.id.clone(),
             project_id: record.project_id.clone(),
             proposal_id: record.proposal_id.clone(),
-            kind: record.kind,
+            kind: record.kind.into(),
             action: (&record.action).into(),
             hunks: record.hunks.clone(),
             hunk_hashes: record.hunk_hashes.clone(),
@@ -793,6 +824,52 @@ impl From<ProposalStatus> for crate::proposals::ProposalStatus {
             ProposalStatus::PartiallyAccepted => Self::PartiallyAccepted,
             ProposalStatus::Rejected => Self::Rejected,
             ProposalStatus::Superseded => Self::Superseded,
+        }
+    }
+}
+
+impl From<crate::proposals::ProposalKind> for ProposalKind {
+    fn from(record: crate::proposals::ProposalKind) -> Self {
+        use crate::proposals::ProposalKind as K;
+        match record {
+            K::SourcePatch => Self::SourcePatch,
+            K::SourceRewrite => Self::SourceRewrite,
+            K::TitleCandidates => Self::TitleCandidates,
+            K::DraftPatch => Self::DraftPatch,
+            K::TagCandidates => Self::TagCandidates,
+            K::Outline => Self::Outline,
+            K::CommentReply => Self::CommentReply,
+            K::Checklist => Self::Checklist,
+            K::Metadata => Self::Metadata,
+        }
+    }
+}
+
+impl From<ProposalKind> for crate::proposals::ProposalKind {
+    fn from(kind: ProposalKind) -> Self {
+        match kind {
+            ProposalKind::SourcePatch => Self::SourcePatch,
+            ProposalKind::SourceRewrite => Self::SourceRewrite,
+            ProposalKind::TitleCandidates => Self::TitleCandidates,
+            ProposalKind::DraftPatch => Self::DraftPatch,
+            ProposalKind::TagCandidates => Self::TagCandidates,
+            ProposalKind::Outline => Self::Outline,
+            ProposalKind::CommentReply => Self::CommentReply,
+            ProposalKind::Checklist => Self::Checklist,
+            ProposalKind::Metadata => Self::Metadata,
+        }
+    }
+}
+
+impl From<&crate::proposals::Target> for Target {
+    fn from(record: &crate::proposals::Target) -> Self {
+        use crate::proposals::Target as T;
+        match record {
+            T::Source => Self::Source,
+            T::Draft { platform } => Self::Draft { platform: *platform },
+            T::Comment { comment_id } => Self::Comment { comment_id: comment_id.clone() },
+            T::Metadata => Self::Metadata,
+            T::Session => Self::Session,
         }
     }
 }

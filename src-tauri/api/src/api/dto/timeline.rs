@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{AllowOffer, ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, LayerEstimate, ToolStatus, TurnEndReason};
-use crate::context::{Mode, Selection};
+use super::{AllowOffer, ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, LayerEstimate, Mode, Selection, ToolStatus, TurnEndReason};
 use crate::error::Hint;
 
 /// A tool step's state as the timeline shows it. `Denied`: the person said no;
@@ -334,7 +333,7 @@ impl From<&crate::harness::timeline::KeyProblem> for KeyProblem {
 
 impl From<&crate::harness::timeline::RetryTask> for RetryTask {
     fn from(record: &crate::harness::timeline::RetryTask) -> Self {
-        RetryTask { text: record.text.clone(), selection: record.selection.clone() }
+        RetryTask { text: record.text.clone(), selection: record.selection.as_ref().map(Into::into) }
     }
 }
 
@@ -342,7 +341,7 @@ impl From<&crate::harness::timeline::TimelineItem> for TimelineItem {
     fn from(record: &crate::harness::timeline::TimelineItem) -> Self {
         match record {
             crate::harness::timeline::TimelineItem::User { key, changed_at, text, selection, was_queued, retry } => {
-                Self::User { key: key.clone(), changed_at: *changed_at, text: text.clone(), selection: selection.clone(), was_queued: *was_queued, retry: *retry }
+                Self::User { key: key.clone(), changed_at: *changed_at, text: text.clone(), selection: selection.as_ref().map(Into::into), was_queued: *was_queued, retry: *retry }
             }
             crate::harness::timeline::TimelineItem::Assistant { key, changed_at, text, streaming, interrupted, cut_off } => {
                 Self::Assistant { key: key.clone(), changed_at: *changed_at, text: text.clone(), streaming: *streaming, interrupted: *interrupted, cut_off: *cut_off }
@@ -364,7 +363,9 @@ impl From<&crate::harness::timeline::TimelineItem> for TimelineItem {
             crate::harness::timeline::TimelineItem::Answer { key, changed_at, question, answer } => {
                 Self::Answer { key: key.clone(), changed_at: *changed_at, question: question.clone(), answer: answer.clone() }
             }
-            crate::harness::timeline::TimelineItem::Mode { key, changed_at, mode, by } => Self::Mode { key: key.clone(), changed_at: *changed_at, mode: *mode, by: by.clone() },
+            crate::harness::timeline::TimelineItem::Mode { key, changed_at, mode, by } => {
+                Self::Mode { key: key.clone(), changed_at: *changed_at, mode: (*mode).into(), by: by.clone() }
+            }
             crate::harness::timeline::TimelineItem::End { key, changed_at, reason, message, hints, cut_off, retry, key_problem } => Self::End {
                 key: key.clone(),
                 changed_at: *changed_at,
@@ -437,7 +438,7 @@ impl From<&crate::harness::timeline::TimelineState> for TimelineState {
     fn from(record: &crate::harness::timeline::TimelineState) -> Self {
         TimelineState {
             last_sequence: record.last_sequence,
-            mode: record.mode,
+            mode: record.mode.into(),
             turn_open: record.turn_open,
             pending_approval: record.pending_approval.as_ref().map(Into::into),
             pending_question: record.pending_question.as_ref().map(Into::into),
