@@ -312,24 +312,24 @@ impl Registry {
     }
 
     fn specs(&self, set: ToolSet, loaded: &BTreeSet<String>) -> Vec<ToolSpec> {
-        let spec = |d: &ToolDefinition| self.tools.get(&d.name).map(|t| t.spec.clone());
+        let offerable = || self.tools.values().filter(|t| t.definition.name != LOAD_TOOLS);
         let base: &[&str] = match set {
-            ToolSet::All => return self.definitions().filter(|d| d.name != LOAD_TOOLS).filter_map(spec).collect(),
+            ToolSet::All => return offerable().map(|t| t.spec.clone()).collect(),
             ToolSet::Core => CORE_TOOLS,
             ToolSet::Compact => COMPACT_TOOLS,
         };
-        let (sent, rest): (Vec<&ToolDefinition>, Vec<&ToolDefinition>) =
-            self.definitions().filter(|d| d.name != LOAD_TOOLS).partition(|d| base.contains(&d.name.as_str()) || loaded.contains(&d.name));
-        let mut tools: Vec<ToolSpec> = sent.into_iter().filter_map(spec).collect();
+        let (sent, rest): (Vec<&RegisteredTool>, Vec<&RegisteredTool>) =
+            offerable().partition(|t| base.contains(&t.definition.name.as_str()) || loaded.contains(&t.definition.name));
+        let mut tools: Vec<ToolSpec> = sent.into_iter().map(|t| t.spec.clone()).collect();
         if let (Some(load), false) = (self.get(LOAD_TOOLS), rest.is_empty()) {
             let mut load = load.spec.clone();
             if set == ToolSet::Compact {
-                let names: Vec<&str> = rest.iter().map(|d| d.name.as_str()).collect();
+                let names: Vec<&str> = rest.iter().map(|t| t.definition.name.as_str()).collect();
                 load.description.push_str(&format!("\nTools you can load: {}.", names.join(", ")));
             } else {
                 load.description.push_str("\nTools you can load:");
-                for d in rest {
-                    load.description.push_str(&format!("\n- {}: {}", d.name, first_clause(&d.description)));
+                for t in rest {
+                    load.description.push_str(&format!("\n- {}: {}", t.definition.name, first_clause(&t.definition.description)));
                 }
             }
             tools.push(load);
