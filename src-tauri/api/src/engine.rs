@@ -58,6 +58,7 @@ impl Engine {
         let kernel = Kernel::open(config)?;
         crate::activity::index_existing(kernel.store(), kernel.now())?;
         crate::performance::metrics::index_existing(kernel.store(), kernel.now())?;
+        crate::proposals::open_index::index_existing(kernel.store(), kernel.now())?;
         let sync = crate::sync::Runtime::new(kernel.config().jitter_seed).with_part(crate::performance::sync::cycle_part);
         Ok(Engine {
             sync,

@@ -23,6 +23,7 @@ pub mod checkpoints;
 pub mod churn;
 mod create;
 mod edits;
+pub mod open_index;
 mod record;
 pub mod staging;
 mod view;

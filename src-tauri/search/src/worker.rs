@@ -168,6 +168,7 @@ impl Worker {
             | Kind::ToolExecutions
             | Kind::Proposals
             | Kind::ProposalIndex
+            | Kind::OpenProposals
             | Kind::ProposalAudit
             | Kind::AuditIndex
             | Kind::UsageIndex

@@ -94,10 +94,14 @@ pub enum Kind {
     /// snapshot_id`), so the dashboard's rows read a publication's latest values without
     /// decoding whole snapshots.
     SnapshotMetrics,
+    /// The open proposals of each session or run, derived from `Proposals`:
+    /// `project_id 0x00 owner_id 0x00 proposal_id`, so a new proposal finds the ones it
+    /// supersedes without decoding every proposal of its project.
+    OpenProposals,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 42] = [
+    pub(super) const ALL: [Kind; 43] = [
         Kind::Meta,
         Kind::Projects,
         Kind::ProjectSummaries,
@@ -140,6 +144,7 @@ impl Kind {
         Kind::UsageTotals,
         Kind::MetricPoints,
         Kind::SnapshotMetrics,
+        Kind::OpenProposals,
     ];
 
     pub(super) fn tree_name(self) -> &'static str {
@@ -186,6 +191,7 @@ impl Kind {
             Kind::UsageTotals => "usage_totals",
             Kind::MetricPoints => "metric_points",
             Kind::SnapshotMetrics => "snapshot_metrics",
+            Kind::OpenProposals => "open_proposals",
         }
     }
 
@@ -233,6 +239,7 @@ impl Kind {
             Kind::UsageTotals => 39,
             Kind::MetricPoints => 40,
             Kind::SnapshotMetrics => 41,
+            Kind::OpenProposals => 42,
         }
     }
 }

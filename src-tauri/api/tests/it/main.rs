@@ -27,6 +27,7 @@ mod llm_api;
 mod llm_client;
 mod long_session;
 mod merge_regions;
+mod open_proposals;
 mod optimize;
 mod optimize_eval;
 mod optimize_window;

@@ -376,7 +376,7 @@ impl Record for Proposal {
 
     fn derived(&self, batch: &mut Batch) -> Result<(), crate::store::StoreError> {
         batch.put(&ProposalLocation { proposal_id: self.id.clone(), project_id: self.project_id.clone() })?;
-        Ok(())
+        super::open_index::stage(self, batch)
     }
 }
 
