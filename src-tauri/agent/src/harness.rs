@@ -67,11 +67,12 @@ pub struct ContextExtras {
 
 /// What the project tells the intent rules.
 pub fn intent_hints(records: &crate::context::ContextRecords) -> crate::intent::ProjectHints<'_> {
-    crate::intent::ProjectHints {
-        platforms: &records.project.platforms,
-        brand_name: records.brand.as_ref().map(|b| b.name.as_str()),
-        has_content: !records.project.source.trim().is_empty(),
-    }
+    project_hints(&records.project, records.brand.as_ref())
+}
+
+/// [`intent_hints`] from the project and its brand profile alone.
+pub fn project_hints<'a>(project: &'a crate::model::Project, brand: Option<&'a crate::model::BrandProfile>) -> crate::intent::ProjectHints<'a> {
+    crate::intent::ProjectHints { platforms: &project.platforms, brand_name: brand.map(|b| b.name.as_str()), has_content: !project.source.trim().is_empty() }
 }
 
 /// The intent text and the memory lines of a call for this project and intent.

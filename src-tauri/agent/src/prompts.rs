@@ -289,11 +289,12 @@ impl PromptSet {
     }
 
     /// Built-ins with the overrides in `override_dir` (`*.md`, if the folder exists).
-    pub fn load(override_dir: &Path) -> Result<PromptSet, PromptError> {
-        let mut set = PromptSet::builtin().clone();
+    /// Without the folder, the built-in set itself (every model call loads the set).
+    pub fn load(override_dir: &Path) -> Result<std::borrow::Cow<'static, PromptSet>, PromptError> {
         if !override_dir.is_dir() {
-            return Ok(set);
+            return Ok(std::borrow::Cow::Borrowed(PromptSet::builtin()));
         }
+        let mut set = PromptSet::builtin().clone();
         let mut files: Vec<_> = std::fs::read_dir(override_dir)
             .map_err(|source| PromptError::Io { file: override_dir.display().to_string(), source })?
             .filter_map(Result::ok)
@@ -305,7 +306,7 @@ impl PromptSet {
             let text = std::fs::read_to_string(&path).map_err(|source| PromptError::Io { file: path.display().to_string(), source })?;
             set.add(&path.display().to_string(), &text, true)?;
         }
-        Ok(set)
+        Ok(std::borrow::Cow::Owned(set))
     }
 
     fn layer(&self, name: &str, vars: &[(&str, String)]) -> Option<PromptLayer> {

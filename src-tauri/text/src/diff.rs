@@ -6,7 +6,7 @@
 //! word by word it is coarser: see [`inline_segments`].
 
 use serde::{Deserialize, Serialize};
-use similar::{ChangeTag, DiffTag, TextDiff};
+use similar::{ChangeTag, DiffTag, DiffableStr, TextDiff};
 use ts_rs::TS;
 
 /// Lines of unchanged context around each hunk.
@@ -200,9 +200,9 @@ pub fn split_lines(text: &str) -> Vec<&str> {
 /// `old` → `new` as a list of changes without context, in order. Applying every
 /// change to `old` (see [`apply_changes`]) gives `new`.
 pub fn changes(old: &str, new: &str) -> Vec<Change> {
-    let diff = TextDiff::configure().diff_lines(old, new);
-    let old_lines: Vec<&str> = diff.old_slices().to_vec();
-    let new_lines: Vec<&str> = diff.new_slices().to_vec();
+    // The lines as `TextDiff::diff_lines` splits them; the diff itself is run once, below.
+    let old_lines: Vec<&str> = old.tokenize_lines();
+    let new_lines: Vec<&str> = new.tokenize_lines();
     let ops = &ordered_line_ops(&old_lines, &new_lines);
     let mut out = Vec::new();
     let mut index = 0;

@@ -36,6 +36,56 @@ fn occurrences(text: &str, term: &str) -> Vec<(usize, usize)> {
     text.match_indices(term).map(|(i, m)| (i, i + m.len())).collect()
 }
 
+/// Per term, what [`occurrences`] finds of it in `text`, in one pass over `text` for all
+/// of them: a word check runs tens of terms over an article, and searching for each
+/// term separately read the article once per term. aho-corasick finds every match of
+/// every term; keeping, per term, each match that starts at or after the end of the last
+/// one kept gives `match_indices`' leftmost non-overlapping matches. ASCII terms match
+/// ASCII letters of either case (as `occurrences` lowercases both sides), others exactly.
+fn occurrences_of_all(text: &str, terms: &[String]) -> Vec<Vec<(usize, usize)>> {
+    let mut found = vec![Vec::new(); terms.len()];
+    for ascii in [true, false] {
+        let ids: Vec<usize> = (0..terms.len()).filter(|i| !terms[*i].is_empty() && terms[*i].is_ascii() == ascii).collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let Some(automaton) = automaton(ascii, ids.iter().map(|i| terms[*i].as_str()).collect()) else {
+            // Too large to build (not with word lists of this size): one term at a time.
+            for i in ids {
+                found[i] = occurrences(text, &terms[i]);
+            }
+            continue;
+        };
+        for hit in automaton.find_overlapping_iter(text) {
+            let kept = &mut found[ids[hit.pattern().as_usize()]];
+            if kept.last().is_none_or(|(_, end)| *end <= hit.start()) {
+                kept.push((hit.start(), hit.end()));
+            }
+        }
+    }
+    found
+}
+
+/// The automaton of `terms` (ASCII letters of either case when `ascii`), built once per
+/// word list: building one costs more than searching an article with it, and the checks
+/// run the same few lists (the risk lists, a brand's banned words) over and over. The
+/// most recent lists are kept.
+fn automaton(ascii: bool, terms: Vec<&str>) -> Option<std::sync::Arc<aho_corasick::AhoCorasick>> {
+    type Built = (bool, Vec<String>, std::sync::Arc<aho_corasick::AhoCorasick>);
+    const KEPT: usize = 16;
+    static BUILT: std::sync::Mutex<Vec<Built>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, _, automaton)) = built.iter().find(|(a, t, _)| *a == ascii && t.iter().map(String::as_str).eq(terms.iter().copied())) {
+        return Some(automaton.clone());
+    }
+    let automaton = std::sync::Arc::new(aho_corasick::AhoCorasick::builder().ascii_case_insensitive(ascii).build(&terms).ok()?);
+    if built.len() == KEPT {
+        built.remove(0);
+    }
+    built.push((ascii, terms.into_iter().map(str::to_owned).collect(), automaton.clone()));
+    Some(automaton)
+}
+
 /// True when the match at `start..end` lies inside an occurrence of an allowed word.
 fn allowed(text: &str, start: usize, end: usize, allow: &[String]) -> bool {
     allow.iter().any(|word| occurrences(text, word).iter().any(|(s, e)| *s <= start && end <= *e))
@@ -92,15 +142,16 @@ fn word_findings(check: &str, severity: Severity, input: &CheckInput<'_>, terms:
     let (allow, context) = allow;
     let allowed = |text: &str, start: usize, end: usize| allowed(text, start, end, allow) || allowed_by_context(text, start, end, context);
     let mut findings = Vec::new();
-    for term in terms {
-        for (start, end) in occurrences(input.title, term) {
+    let (in_title, in_source) = (occurrences_of_all(input.title, terms), occurrences_of_all(input.source, terms));
+    for ((term, in_title), in_source) in terms.iter().zip(in_title).zip(in_source) {
+        for (start, end) in in_title {
             if !allowed(input.title, start, end) {
                 let mut finding = wording.finding(check, severity, term).at("title");
                 finding.matched = Some(input.title[start..end].to_owned());
                 findings.push(finding);
             }
         }
-        for (start, end) in occurrences(input.source, term) {
+        for (start, end) in in_source {
             if !allowed(input.source, start, end) {
                 let mut finding = wording.finding(check, severity, term);
                 finding.span = Some(Anchor { from: utf16(input.source, start), to: utf16(input.source, end) });
@@ -456,5 +507,19 @@ mod tests {
         let found = run("", "联系我 13812345678 或 me@example.com，身份证 110101199003074514。订单号 2138123456789 不是手机号。", None);
         let data: Vec<&str> = found.iter().filter(|f| f.0 == "personal_data").filter_map(|f| f.1.as_deref()).collect();
         assert_eq!(data, vec!["13812345678", "me@example.com", "110101199003074514"]);
+    }
+
+    proptest::proptest! {
+        /// One pass for every term finds, per term, exactly what searching for it alone
+        /// finds: the same leftmost non-overlapping matches, ASCII terms in either case.
+        #[test]
+        fn all_terms_in_one_pass_find_what_each_term_alone_finds(
+            text in "[aAb最佳第一 ]{0,40}",
+            terms in proptest::collection::vec("[aAb最佳第一]{0,3}", 0..8),
+        ) {
+            let together = occurrences_of_all(&text, &terms);
+            let alone: Vec<Vec<(usize, usize)>> = terms.iter().map(|term| occurrences(&text, term)).collect();
+            proptest::prop_assert_eq!(together, alone);
+        }
     }
 }

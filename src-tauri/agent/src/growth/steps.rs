@@ -27,7 +27,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::harness::script::{Script, Stop};
 use crate::harness::EventBody;
 use crate::llm::structured::{extract_json, Validator};
-use crate::llm::{ChatRequest, Message};
+use crate::llm::Message;
 use crate::model::{Platform, PlatformDraft, Project};
 use crate::profiles::ProfileSet;
 use crate::project::drafts::CompiledDraft;
@@ -360,9 +360,10 @@ impl<'a, 'e> Pipeline<'a, 'e> {
 }
 
 /// The estimated prompt tokens of a request of `system` and `messages`.
+/// (What `estimate_request_tokens` says of that request, counted without building it:
+/// the estimate is a sum over messages, and this request has no tools.)
 pub(super) fn request_tokens(system: &str, messages: &[Message]) -> u64 {
-    let request = ChatRequest::new(std::iter::once(Message::system(system)).chain(messages.iter().cloned()).collect());
-    crate::llm::estimate_request_tokens(&request)
+    crate::llm::estimate_message_tokens(&Message::system(system)) + crate::llm::estimate_messages_tokens(messages)
 }
 
 /// A reply reserve of `tokens`, within the profile's output limit and at least
@@ -370,4 +371,17 @@ pub(super) fn request_tokens(system: &str, messages: &[Message]) -> u64 {
 pub(super) fn reserve_of(profile: &crate::llm::profile::LlmProfile, tokens: u64) -> u32 {
     let cap = profile.max_output_tokens.unwrap_or(8_192);
     (tokens.min(u64::from(u32::MAX)) as u32).max(MIN_RESERVE).min(cap.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_tokens_are_what_the_built_request_is_estimated_at() {
+        let messages = vec![Message::user("把周报写短。Keep it short."), Message::assistant("好的", Vec::new())];
+        let system = "你是编辑。You edit.";
+        let request = crate::llm::ChatRequest::new(std::iter::once(Message::system(system)).chain(messages.iter().cloned()).collect());
+        assert_eq!(request_tokens(system, &messages), crate::llm::estimate_request_tokens(&request));
+    }
 }

@@ -159,9 +159,13 @@ impl Turn<'_, '_> {
         if self.scope.purpose != super::Purpose::Drafting {
             return Ok(());
         }
-        let Ok(records) = crate::context::gather(self.engine.store(), &self.scope.project_id) else { return Ok(()) };
+        // The project and its brand are all the rules read (not the versions, comments
+        // and media the model's context gathers).
+        let store = self.engine.store();
+        let Ok(project) = crate::project::load(store, &self.scope.project_id) else { return Ok(()) };
+        let Ok(brand) = crate::project::brand(store, &project) else { return Ok(()) };
         let current = self.state(|s| s.intent.clone());
-        let next = crate::intent::update(&current, text, &super::intent_hints(&records));
+        let next = crate::intent::update(&current, text, &super::project_hints(&project, brand.as_ref()));
         if next != current {
             self.append_simple(EventBody::IntentUpdated { intent: next, by: super::event::IntentSource::Message }, Durability::Grouped)?;
         }
