@@ -29,14 +29,13 @@ pub mod report;
 pub mod sync;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::model::{Platform, Timestamp};
 use crate::store::{keys, Kind, Record, Store};
 
 /// A publishing account of the workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
     pub id: String,
@@ -58,7 +57,7 @@ impl Record for Account {
 }
 
 /// What kind of piece was published.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum PublicationFormat {
     /// A long-form article (WeChat, Zhihu 文章).
@@ -88,7 +87,7 @@ impl PublicationFormat {
 
 /// How a publication reached its readers. The before/after report leaves out boosted
 /// and unknown traffic by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Distribution {
     Organic,
@@ -110,7 +109,7 @@ impl Distribution {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Visibility {
     Public,
@@ -119,7 +118,7 @@ pub enum Visibility {
 }
 
 /// One accepted AI change a publication's version carries (see [`Publication::ai_changes`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AiChange {
     /// The version the change made.
@@ -146,7 +145,7 @@ pub struct AiChange {
 }
 
 /// A project's version published on a platform.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Publication {
     pub id: String,

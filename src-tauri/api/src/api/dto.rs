@@ -14,6 +14,7 @@ mod growth;
 mod harness;
 mod intent;
 mod model;
+mod performance;
 mod prompts;
 mod proposal_records;
 mod proposals;
@@ -30,6 +31,7 @@ pub use growth::*;
 pub use harness::*;
 pub use intent::*;
 pub use model::*;
+pub use performance::*;
 pub use prompts::*;
 pub use proposal_records::*;
 pub use proposals::*;
@@ -96,6 +98,43 @@ stored_only!(
     crate::sync::merge::RegionKind,
     crate::sync::merge::MergeRegion,
     crate::sync::policy::PolicyStanding,
+    crate::performance::Account,
+    crate::performance::PublicationFormat,
+    crate::performance::Distribution,
+    crate::performance::Visibility,
+    crate::performance::AiChange,
+    crate::performance::Publication,
+    crate::performance::numbers::Qualifier,
+    crate::performance::metrics::MetricUnit,
+    crate::performance::metrics::MetricValue,
+    crate::performance::metrics::MetricKeyInfo,
+    crate::performance::metrics::SnapshotWindow,
+    crate::performance::metrics::SnapshotSource,
+    crate::performance::metrics::MetricSnapshot,
+    crate::performance::account_days::AccountSnapshot,
+    crate::performance::dashboard::Interval,
+    crate::performance::dashboard::LatestMetric,
+    crate::performance::dashboard::DashboardRow,
+    crate::performance::dashboard::MedianPoint,
+    crate::performance::dashboard::PlatformMedians,
+    crate::performance::dashboard::PostingCell,
+    crate::performance::dashboard::Dashboard,
+    crate::performance::report::AgeBucket,
+    crate::performance::report::Exclusion,
+    crate::performance::report::ReportPoint,
+    crate::performance::report::ReportSide,
+    crate::performance::report::BeforeAfterReport,
+    crate::performance::context::Evidence,
+    crate::performance::context::SummaryPost,
+    crate::performance::context::PerformanceSummary,
+    crate::performance::context::ContextSetting,
+    crate::performance::context::ContextState,
+    crate::performance::import::ExportTarget,
+    crate::performance::import::RowOutcome,
+    crate::performance::import::RowPreview,
+    crate::performance::import::ImportPreview,
+    crate::performance::import::ImportRecord,
+    crate::performance::import::FileKind,
     crate::proposals::ProposalStatus,
     crate::proposals::Base,
     crate::proposals::ProposalHunk,

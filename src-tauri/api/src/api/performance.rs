@@ -7,13 +7,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto;
 use super::projects::load as load_project;
 use super::{required_text, ApiError, Deleted, Empty, Engine};
 use crate::error::{bounded_text, ErrorCode};
 use crate::model::Platform;
-use crate::performance::metrics::{self, MetricKeyInfo, MetricSnapshot, SnapshotSource, SnapshotWindow};
+use crate::performance::metrics::{self, MetricSnapshot, SnapshotSource, SnapshotWindow};
 use crate::performance::publications::{self, PublicationFields};
-use crate::performance::{self as domain, Account, Distribution, Publication, PublicationFormat, Visibility};
+use crate::performance::{self as domain, Account, Publication};
 use crate::store::{Batch, Durability};
 
 /// Longest account name or handle, in characters.
@@ -51,7 +52,7 @@ pub struct AccountUpdateParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountListResult {
-    pub accounts: Vec<Account>,
+    pub accounts: Vec<dto::Account>,
 }
 
 fn handle(text: Option<&str>) -> Result<Option<String>, ApiError> {
@@ -84,7 +85,7 @@ pub(super) fn create_account(engine: &Engine, params: AccountCreateParams) -> Re
 }
 
 pub(super) fn list_accounts(engine: &Engine, _params: Empty) -> Result<AccountListResult, ApiError> {
-    Ok(AccountListResult { accounts: domain::accounts(engine.store())? })
+    Ok(AccountListResult { accounts: domain::accounts(engine.store())?.iter().map(Into::into).collect() })
 }
 
 pub(super) fn update_account(engine: &Engine, params: AccountUpdateParams) -> Result<Account, ApiError> {
@@ -163,13 +164,13 @@ pub struct PublicationDetails {
     pub time_zone: Option<String>,
     #[serde(default)]
     #[ts(optional)]
-    pub format: Option<PublicationFormat>,
+    pub format: Option<dto::PublicationFormat>,
     #[serde(default)]
     #[ts(optional)]
-    pub distribution: Option<Distribution>,
+    pub distribution: Option<dto::Distribution>,
     #[serde(default)]
     #[ts(optional)]
-    pub visibility: Option<Visibility>,
+    pub visibility: Option<dto::Visibility>,
 }
 
 impl From<PublicationDetails> for PublicationFields {
@@ -182,9 +183,9 @@ impl From<PublicationDetails> for PublicationFields {
             title: d.title,
             published_at: d.published_at,
             time_zone: d.time_zone,
-            format: d.format,
-            distribution: d.distribution,
-            visibility: d.visibility,
+            format: d.format.map(Into::into),
+            distribution: d.distribution.map(Into::into),
+            visibility: d.visibility.map(Into::into),
         }
     }
 }
@@ -231,8 +232,8 @@ pub struct PublicationListParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PublicationView {
-    pub publication: Publication,
-    pub latest: Option<MetricSnapshot>,
+    pub publication: dto::Publication,
+    pub latest: Option<dto::MetricSnapshot>,
     pub snapshot_count: u32,
 }
 
@@ -271,7 +272,7 @@ pub(super) fn add_publication(engine: &Engine, params: PublicationAddParams) -> 
 fn view(engine: &Engine, publication: Publication) -> Result<PublicationView, ApiError> {
     let snapshots = metrics::snapshots(engine.store(), &publication.id)?;
     let snapshot_count = u32::try_from(snapshots.len()).unwrap_or(u32::MAX);
-    Ok(PublicationView { publication, latest: snapshots.into_iter().last(), snapshot_count })
+    Ok(PublicationView { publication: publication.into(), latest: snapshots.last().map(Into::into), snapshot_count })
 }
 
 pub(super) fn get_publication(engine: &Engine, params: PublicationRef) -> Result<PublicationView, ApiError> {
@@ -357,7 +358,7 @@ pub struct PerfAddParams {
     /// Cumulative when absent.
     #[serde(default)]
     #[ts(optional)]
-    pub window: Option<SnapshotWindow>,
+    pub window: Option<dto::SnapshotWindow>,
 }
 
 pub(super) fn add_snapshot(engine: &Engine, params: PerfAddParams) -> Result<MetricSnapshot, ApiError> {
@@ -373,14 +374,15 @@ pub(super) fn add_snapshot(engine: &Engine, params: PerfAddParams) -> Result<Met
         None | Some("") => engine.now(),
         Some(text) => publications::parse_time("observedAt", text, publications::time_zone("timeZone", &publication.time_zone)?)?,
     };
-    if let Some(SnapshotWindow::Period { start, end }) = &params.window {
+    let window = params.window.map(SnapshotWindow::from).unwrap_or(SnapshotWindow::Cumulative);
+    if let SnapshotWindow::Period { start, end } = &window {
         if start > end {
             return Err(ApiError::validation("window", "The period ends before it starts."));
         }
     }
     let source = SnapshotSource::Manual { author: engine.author()? };
     let mut batch = Batch::new();
-    let snapshot = metrics::stage_snapshot(engine, &mut batch, &publication, observed_at, params.window.unwrap_or(SnapshotWindow::Cumulative), source, values, extras)?;
+    let snapshot = metrics::stage_snapshot(engine, &mut batch, &publication, observed_at, window, source, values, extras)?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(snapshot)
 }
@@ -390,22 +392,22 @@ pub(super) fn add_snapshot(engine: &Engine, params: PerfAddParams) -> Result<Met
 pub struct PerfListResult {
     pub publication_id: String,
     /// Oldest observation first.
-    pub snapshots: Vec<MetricSnapshot>,
+    pub snapshots: Vec<dto::MetricSnapshot>,
 }
 
 pub(super) fn list_snapshots(engine: &Engine, params: PublicationRef) -> Result<PerfListResult, ApiError> {
     let publication = domain::load_publication(engine.store(), &params.publication_id)?;
-    Ok(PerfListResult { snapshots: metrics::snapshots(engine.store(), &publication.id)?, publication_id: publication.id })
+    Ok(PerfListResult { snapshots: metrics::snapshots(engine.store(), &publication.id)?.iter().map(Into::into).collect(), publication_id: publication.id })
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PerfKeysResult {
-    pub keys: Vec<MetricKeyInfo>,
+    pub keys: Vec<dto::MetricKeyInfo>,
 }
 
 pub(super) fn metric_keys(_engine: &Engine, _params: Empty) -> Result<PerfKeysResult, ApiError> {
-    Ok(PerfKeysResult { keys: metrics::METRIC_KEYS.to_vec() })
+    Ok(PerfKeysResult { keys: metrics::METRIC_KEYS.iter().map(Into::into).collect() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -444,7 +446,7 @@ pub struct PerfImportParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PerfImportResult {
-    pub preview: crate::performance::import::ImportPreview,
+    pub preview: dto::ImportPreview,
     /// True when this call wrote the snapshots.
     pub committed: bool,
     /// The snapshots written by this call.
@@ -474,7 +476,7 @@ pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfIm
     let prepared = imports::preview_for(engine.store(), &bytes, params.platform, &publications, &params.assign, params.account_id.as_deref())?;
     let summary = prepared.summary.clone();
     if !params.commit.unwrap_or(false) || prepared.already_imported.is_some() {
-        return Ok(PerfImportResult { preview: summary, committed: false, snapshots: Vec::new() });
+        return Ok(PerfImportResult { preview: (&summary).into(), committed: false, snapshots: Vec::new() });
     }
     if summary.target == imports::ExportTarget::Account {
         if summary.account_id.is_none() {
@@ -489,7 +491,7 @@ pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfIm
         let mut batch = Batch::new();
         let written = imports::stage_account_commit(engine, &mut batch, &file_name, prepared)?;
         engine.store().apply(batch, Durability::Durable)?;
-        return Ok(PerfImportResult { preview: summary, committed: true, snapshots: written.into_iter().map(|s| s.id).collect() });
+        return Ok(PerfImportResult { preview: (&summary).into(), committed: true, snapshots: written.into_iter().map(|s| s.id).collect() });
     }
     let open: Vec<String> =
         summary.rows.iter().filter(|r| !matches!(r.outcome, imports::RowOutcome::Matched { .. } | imports::RowOutcome::Skipped)).map(|r| r.row.to_string()).collect();
@@ -502,7 +504,7 @@ pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfIm
     let mut batch = Batch::new();
     let written = imports::stage_commit(engine, &mut batch, &file_name, prepared, &publications)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(PerfImportResult { preview: summary, committed: true, snapshots: written.into_iter().map(|s| s.id).collect() })
+    Ok(PerfImportResult { preview: (&summary).into(), committed: true, snapshots: written.into_iter().map(|s| s.id).collect() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -521,7 +523,7 @@ pub struct PerfReportParams {
     /// `24h` when absent.
     #[serde(default)]
     #[ts(optional)]
-    pub bucket: Option<crate::performance::report::AgeBucket>,
+    pub bucket: Option<dto::AgeBucket>,
     /// Also boosted and unknown-traffic posts (left out by default).
     #[serde(default)]
     #[ts(optional)]
@@ -545,7 +547,7 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
         platform: params.platform,
         project_id: params.project_id,
         metric,
-        bucket: params.bucket.unwrap_or(AgeBucket::H24),
+        bucket: params.bucket.map_or(AgeBucket::H24, Into::into),
         include_boosted: params.include_boosted.unwrap_or(false),
     };
     let observed = reports::load_observations(engine.store(), params.platform, &query.metric, &publications, &[query.bucket])?;
@@ -555,9 +557,9 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct PerfAccountDaysResult {
-    pub account: crate::performance::Account,
+    pub account: dto::Account,
     /// The latest observation of each day, oldest first.
-    pub days: Vec<crate::performance::account_days::AccountSnapshot>,
+    pub days: Vec<dto::AccountSnapshot>,
 }
 
 /// An account's days (followers), as account exports reported them.
@@ -565,8 +567,8 @@ pub(super) fn account_days(engine: &Engine, params: AccountRef) -> Result<PerfAc
     use crate::performance::account_days;
     let account = domain::load_account(engine.store(), &params.account_id)?;
     let all = account_days::snapshots(engine.store(), &account.id)?;
-    let days = account_days::days(&all).into_iter().cloned().collect();
-    Ok(PerfAccountDaysResult { account, days })
+    let days = account_days::days(&all).into_iter().map(Into::into).collect();
+    Ok(PerfAccountDaysResult { account: account.into(), days })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -626,7 +628,7 @@ pub struct PerfDashboardParams {
     pub account_id: Option<String>,
     #[serde(default)]
     #[ts(optional)]
-    pub format: Option<PublicationFormat>,
+    pub format: Option<dto::PublicationFormat>,
     /// Published at or after this time.
     #[serde(default)]
     #[ts(optional)]
@@ -660,11 +662,11 @@ pub struct PerfDashboardParams {
     /// when absent.
     #[serde(default)]
     #[ts(optional)]
-    pub age: Option<crate::performance::report::AgeBucket>,
+    pub age: Option<dto::AgeBucket>,
     /// `week` or `month`; by week when the publications span at most 26 weeks.
     #[serde(default)]
     #[ts(optional)]
-    pub interval: Option<crate::performance::dashboard::Interval>,
+    pub interval: Option<dto::Interval>,
 }
 
 fn known_metric(field: &str, metric: &str) -> Result<(), ApiError> {
@@ -720,7 +722,7 @@ fn dashboard_query(engine: &Engine, params: PerfDashboardParams, paged: bool) ->
         project_id: params.project_id,
         platform: params.platform,
         account_id: params.account_id,
-        format: params.format,
+        format: params.format.map(Into::into),
         from: params.from,
         to: params.to,
         sort,
@@ -728,8 +730,8 @@ fn dashboard_query(engine: &Engine, params: PerfDashboardParams, paged: bool) ->
         offset: if paged { params.offset.unwrap_or(0) as usize } else { 0 },
         limit,
         metric: params.metric,
-        age: params.age,
-        interval: params.interval,
+        age: params.age.map(Into::into),
+        interval: params.interval.map(Into::into),
     })
 }
 

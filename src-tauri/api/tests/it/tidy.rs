@@ -908,6 +908,8 @@ fn no_engine_module_names_the_cli() {
 const WIRE_IN_API: &[&str] = &[
     "../core/src/sync",
     "../core/src/outbox.rs",
+    "../core/src/performance.rs",
+    "../core/src/performance",
     "../core/src/project",
     "../core/src/proposals",
     "../agent/src/harness/log.rs",

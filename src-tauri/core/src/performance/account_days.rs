@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::metrics::{MetricValue, SnapshotSource};
 use crate::error::ApiError;
@@ -17,19 +16,17 @@ use crate::model::{Platform, Timestamp};
 use crate::store::{keys, Kind, Record, Store};
 
 /// One day of an account, as one source reported it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountSnapshot {
     pub id: String,
     pub account_id: String,
     pub platform: Platform,
     /// The day it covers, in the export's time zone (Beijing for WeChat).
-    #[ts(type = "string")]
     pub date: NaiveDate,
     pub source: SnapshotSource,
     /// `followers_total`, `followers_new`, `followers_lost`, `followers_net`: those the
     /// export reported (absent, never 0, when it did not).
-    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub metrics: BTreeMap<String, MetricValue>,
     pub created_at: Timestamp,
 }

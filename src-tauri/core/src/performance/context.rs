@@ -26,7 +26,6 @@
 
 use chrono::{Datelike, Timelike};
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::metrics::{self, MetricSnapshot, SnapshotSource};
 use super::report::{self, AgeBucket, Observations, ReportPoint, ReportQuery};
@@ -52,7 +51,7 @@ pub const PLATFORM_HEADING: &str = "## performance: ";
 pub const EVIDENCE_PREFIX: &str = "evidence: ";
 
 /// How a post's number was observed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Evidence {
     /// Read from the platform's own export (or its API).
@@ -62,7 +61,7 @@ pub enum Evidence {
 }
 
 /// One post of a summary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryPost {
     pub publication_id: String,
@@ -84,7 +83,7 @@ pub struct SummaryPost {
 }
 
 /// The summary of one platform.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PerformanceSummary {
     pub platform: Platform,
@@ -336,7 +335,7 @@ pub fn layer_text(store: &Store, platforms: &[Platform]) -> Result<String, ApiEr
 
 /// The person's setting "use performance history in AI context" (a meta record; on
 /// when it was never set).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextSetting {
     pub enabled: bool,
@@ -353,7 +352,7 @@ impl Record for ContextSetting {
 }
 
 /// Whether performance history may enter AI context, and who decides.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextState {
     /// What applies: the setting, unless the workspace policy turns it off.
@@ -364,10 +363,8 @@ pub struct ContextState {
     pub decided_by_policy: bool,
     /// The workspace whose policy decides, and the owner who set it, when it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub policy_workspace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub policy_set_by: Option<String>,
 }
 

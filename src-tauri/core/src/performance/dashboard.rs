@@ -20,7 +20,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, NaiveDate, Timelike};
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::metrics::{metric_key, MetricPoint, MetricSnapshot, MetricUnit, MetricValue, SnapshotMetrics, SnapshotWindow, METRIC_KEYS};
 use super::report::{default_metric, quantile, AgeBucket};
@@ -50,7 +49,7 @@ pub enum SortKey {
 }
 
 /// The periods the medians are taken over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Interval {
     Week,
@@ -81,7 +80,7 @@ pub struct DashboardQuery {
 }
 
 /// A metric's latest value and where it was read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LatestMetric {
     #[serde(flatten)]
@@ -92,20 +91,19 @@ pub struct LatestMetric {
 }
 
 /// One publication of the table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DashboardRow {
     pub publication: Publication,
     /// The account's name, when the publication names an account.
     pub account_name: Option<String>,
     /// Each canonical metric's newest observed value; a key never reported is absent.
-    #[ts(as = "BTreeMap<String, LatestMetric>")]
     pub latest: BTreeMap<String, LatestMetric>,
     pub snapshot_count: u32,
 }
 
 /// One period of a platform's medians.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MedianPoint {
     /// The period's first day (a Monday, or the 1st), in the publications' time zones.
@@ -116,7 +114,7 @@ pub struct MedianPoint {
 }
 
 /// A platform's median of one metric over time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlatformMedians {
     pub platform: Platform,
@@ -130,7 +128,7 @@ pub struct PlatformMedians {
 }
 
 /// Publications posted on one day of the week at one hour.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PostingCell {
     /// 0 is Monday, 6 Sunday.
@@ -141,7 +139,7 @@ pub struct PostingCell {
 }
 
 /// The dashboard.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Dashboard {
     /// The page of the table.

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::numbers::{self, Qualifier};
 use super::Publication;
@@ -20,7 +19,7 @@ use crate::model::Timestamp;
 use crate::store::{keys, Batch, Kind, Record};
 
 /// What a metric's value counts in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum MetricUnit {
     Count,
@@ -32,7 +31,7 @@ pub enum MetricUnit {
 }
 
 /// One reported number.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricValue {
     pub value: f64,
@@ -43,7 +42,7 @@ pub struct MetricValue {
 }
 
 /// A canonical metric: its key, unit and what it counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricKeyInfo {
     pub key: &'static str,
@@ -101,7 +100,7 @@ pub fn metric_key(name: &str) -> Option<&'static MetricKeyInfo> {
 }
 
 /// What a snapshot's numbers cover.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum SnapshotWindow {
     /// Everything since publishing, as of `observed_at`.
@@ -113,7 +112,7 @@ pub enum SnapshotWindow {
 }
 
 /// Where a snapshot came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum SnapshotSource {
     /// Typed by `author`.
@@ -127,7 +126,7 @@ pub enum SnapshotSource {
 }
 
 /// An observation of a publication's numbers; never changed once written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricSnapshot {
     pub id: String,
@@ -140,10 +139,8 @@ pub struct MetricSnapshot {
     pub window: SnapshotWindow,
     pub source: SnapshotSource,
     /// Canonical metrics; a key that was not reported is absent, never 0.
-    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub metrics: BTreeMap<String, MetricValue>,
     /// Numbers without a canonical key: `extra.<platform>.<name>`.
-    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub extras: BTreeMap<String, MetricValue>,
     pub created_at: Timestamp,
 }

@@ -6,10 +6,9 @@
 //! `一百二十三`, not abbreviated counts), and the rules are the research's (§1.6).
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 /// How exact a value is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Qualifier {
     Exact,

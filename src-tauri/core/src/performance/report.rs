@@ -22,7 +22,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::metrics::{MetricPoint, MetricSnapshot, MetricUnit, STAMP};
 use super::{Distribution, Publication, PublicationFormat, Visibility};
@@ -40,7 +39,7 @@ pub const COUNT_FLOOR: f64 = 100.0;
 pub const WEAK_MULTIPLE: f64 = 0.5;
 
 /// The age a publication is compared at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AgeBucket {
     #[serde(rename = "24h")]
@@ -84,7 +83,7 @@ pub struct ReportQuery {
 }
 
 /// Why a publication is not in the comparison.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Exclusion {
     /// Boosted or unknown traffic.
@@ -101,7 +100,7 @@ pub enum Exclusion {
 }
 
 /// One publication measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportPoint {
     pub publication_id: String,
@@ -125,7 +124,7 @@ pub struct ReportPoint {
 }
 
 /// One side of the comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReportSide {
     pub n: u32,
@@ -136,7 +135,7 @@ pub struct ReportSide {
 }
 
 /// The report.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BeforeAfterReport {
     pub platform: Platform,
@@ -149,7 +148,6 @@ pub struct BeforeAfterReport {
     /// True when both sides have enough posts to show a number.
     pub enough_data: bool,
     /// Publications left out, by reason.
-    #[ts(as = "BTreeMap<String, u32>")]
     pub excluded: BTreeMap<Exclusion, u32>,
     /// Posts with AI changes that came right after an unusually weak post of the same
     /// account (multiple under 0.5): their rise may be regression to the mean.

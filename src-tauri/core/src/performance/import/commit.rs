@@ -2,7 +2,6 @@
 //! export) and the import's record, in the caller's batch.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::super::metrics::{self, MetricSnapshot, SnapshotSource, SnapshotWindow};
 use super::super::Publication;
@@ -12,7 +11,7 @@ use crate::model::Timestamp;
 use crate::store::{Kind, Record};
 
 /// A committed import, by the file's hash: re-importing the file finds it.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportRecord {
     pub id: String,

@@ -3,7 +3,6 @@
 
 use calamine::Reader as _;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::html::html_table;
 use super::workbook::spreadsheet;
@@ -11,7 +10,7 @@ use super::{not_an_export, HEADER_SEARCH_ROWS, MAX_FILE_BYTES, MAX_ROWS};
 use crate::error::ApiError;
 
 /// What the bytes of a file are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FileKind {
     /// OLE/BIFF: an old Excel `.xls`.

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::super::metrics::MetricValue;
 use super::super::Publication;
@@ -16,7 +15,7 @@ use crate::error::ApiError;
 use crate::model::{Platform, Timestamp};
 
 /// What happens to one row.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "camelCase")]
 pub enum RowOutcome {
     /// A snapshot of this publication would be (or was) written.
@@ -34,15 +33,11 @@ pub enum RowOutcome {
     /// An account export's day: an account snapshot of `account_id` would be (or was)
     /// written for `date`.
     #[serde(rename_all = "camelCase")]
-    AccountDay {
-        account_id: String,
-        #[ts(type = "string")]
-        date: NaiveDate,
-    },
+    AccountDay { account_id: String, date: NaiveDate },
 }
 
 /// One row of the preview.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RowPreview {
     /// 1-based, as a spreadsheet numbers it.
@@ -51,14 +46,13 @@ pub struct RowPreview {
     pub post_id: Option<String>,
     pub published_at: Option<Timestamp>,
     pub outcome: RowOutcome,
-    #[ts(as = "BTreeMap<String, MetricValue>")]
     pub metrics: BTreeMap<String, MetricValue>,
     /// Marked private by the export (Douyin 自见).
     pub private: bool,
 }
 
 /// The result of reading a file: what each row would do.
-#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportPreview {
     /// `sha256:<hex>` of the file's bytes.

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::super::metrics;
 use super::{not_an_export, Table, HEADER_SEARCH_ROWS};
@@ -70,7 +69,7 @@ pub struct ExportProfile {
 }
 
 /// What one row of an export describes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ExportTarget {
     /// A post: the row becomes a metric snapshot of its publication.
