@@ -446,9 +446,9 @@ api_methods! {
         "project.budget" => memory::project_budget(ProjectRef) -> BudgetView;
         "project.setBudget" => memory::set_project_budget(ProjectSetBudgetParams) -> BudgetView;
         "memory.list" => memory::list(MemoryListParams) -> MemoryListResult;
-        "memory.add" => memory::add(MemoryAddParams) -> crate::memory::MemoryItem;
-        "memory.update" => memory::update(MemoryUpdateParams) -> crate::memory::MemoryItem;
-        "memory.confirm" => memory::confirm(MemoryRef) -> crate::memory::MemoryItem;
+        "memory.add" => memory::add(MemoryAddParams) -> dto::MemoryItem;
+        "memory.update" => memory::update(MemoryUpdateParams) -> dto::MemoryItem;
+        "memory.confirm" => memory::confirm(MemoryRef) -> dto::MemoryItem;
         "memory.delete" => memory::delete(MemoryRef) -> Deleted;
         "memory.dismissHabit" => memory::dismiss_habit(HabitRef) -> Deleted;
         "session.stage" => proposals_session::stage(SessionStageParams) -> dto::StagingView;

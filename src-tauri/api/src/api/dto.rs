@@ -13,6 +13,7 @@ mod events;
 mod growth;
 mod harness;
 mod intent;
+mod memory;
 mod model;
 mod prompts;
 mod proposal_records;
@@ -29,6 +30,7 @@ pub use events::*;
 pub use growth::*;
 pub use harness::*;
 pub use intent::*;
+pub use memory::*;
 pub use model::*;
 pub use prompts::*;
 pub use proposal_records::*;
@@ -209,6 +211,13 @@ stored_only!(
     crate::proposals::Target,
     crate::activity::ActivityRow,
     crate::activity::ActivityPage,
+    crate::memory::MemoryScope,
+    crate::memory::MemoryStatus,
+    crate::memory::MemoryOrigin,
+    crate::memory::MemoryItem,
+    crate::memory::HabitDismissal,
+    crate::memory::HabitKind,
+    crate::memory::Habit,
 );
 
 #[cfg(test)]
@@ -624,6 +633,43 @@ mod tests {
                 "resumable": false, "disclaimer": "Fit, not growth.", "timings": {"totalMicros": 5, "modelMicros": 3, "modelCalls": 1},
                 "createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z"
             })
+        );
+    }
+
+    /// Memory items, habits, the workspace policy and search's results, held to their
+    /// twins' wire JSON the same way.
+    #[test]
+    fn the_wire_json_of_memory_policy_and_search_records_is_their_twins() {
+        let item = crate::memory::MemoryItem {
+            id: "mem_1".into(),
+            scope: crate::memory::MemoryScope::Project { project_id: "prj_1".into() },
+            scope_id: "prj_1".into(),
+            text: "Short titles".into(),
+            status: crate::memory::MemoryStatus::Proposed,
+            origin: crate::memory::MemoryOrigin::Model { session_id: "ses_1".into(), tool_use_id: "call_1".into() },
+            created_at: at(),
+            updated_at: at(),
+        };
+        assert_eq!(
+            serde_json::to_value(super::MemoryItem::from(&item)).unwrap(),
+            json!({
+                "id": "mem_1", "scope": {"type": "project", "projectId": "prj_1"}, "scopeId": "prj_1", "text": "Short titles", "status": "proposed",
+                "origin": {"type": "model", "sessionId": "ses_1", "toolUseId": "call_1"}, "createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z"
+            })
+        );
+        let mine = crate::memory::MemoryItem {
+            scope: crate::memory::MemoryScope::Workspace,
+            status: crate::memory::MemoryStatus::Confirmed,
+            origin: crate::memory::MemoryOrigin::Person,
+            ..item.clone()
+        };
+        let wire = serde_json::to_value(super::MemoryItem::from(&mine)).unwrap();
+        assert_eq!((&wire["scope"], &wire["status"], &wire["origin"]), (&json!({"type": "workspace"}), &json!("confirmed"), &json!({"type": "person"})));
+        let habit =
+            crate::memory::Habit { id: "platform:wechat".into(), kind: crate::memory::HabitKind::PreferredPlatform, text: "Often WeChat".into(), sources: vec!["v1".into()] };
+        assert_eq!(
+            serde_json::to_value(super::Habit::from(&habit)).unwrap(),
+            json!({"id": "platform:wechat", "kind": "preferred_platform", "text": "Often WeChat", "sources": ["v1"]})
         );
     }
 }

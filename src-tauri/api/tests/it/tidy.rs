@@ -925,6 +925,7 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/prompts.rs",
     "../agent/src/intent.rs",
     "../agent/src/context.rs",
+    "../core/src/memory.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.
