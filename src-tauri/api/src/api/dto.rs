@@ -15,6 +15,7 @@ mod harness;
 mod intent;
 mod memory;
 mod model;
+mod policy;
 mod prompts;
 mod proposal_records;
 mod proposals;
@@ -32,6 +33,7 @@ pub use harness::*;
 pub use intent::*;
 pub use memory::*;
 pub use model::*;
+pub use policy::*;
 pub use prompts::*;
 pub use proposal_records::*;
 pub use proposals::*;
@@ -218,6 +220,10 @@ stored_only!(
     crate::memory::HabitDismissal,
     crate::memory::HabitKind,
     crate::memory::Habit,
+    crate::policy::ProviderRule,
+    crate::policy::Policy,
+    crate::policy::CachedPolicy,
+    crate::policy::MonthSpent,
 );
 
 #[cfg(test)]
@@ -670,6 +676,40 @@ mod tests {
         assert_eq!(
             serde_json::to_value(super::Habit::from(&habit)).unwrap(),
             json!({"id": "platform:wechat", "kind": "preferred_platform", "text": "Often WeChat", "sources": ["v1"]})
+        );
+
+        let cached = crate::policy::CachedPolicy {
+            workspace_id: "wsp_1".into(),
+            workspace_name: "Team".into(),
+            policy: crate::policy::Policy {
+                providers: crate::policy::ProviderRule::Hosts { hosts: vec!["api.example.com".into()] },
+                performance_context: false,
+                monthly_cap_usd: Some(2.5),
+                monthly_cap_tokens: None,
+                share_activity: true,
+            },
+            set_by: Some("Olga".into()),
+            set_at: None,
+            fetched_at: at(),
+        };
+        let standing = crate::sync::policy::PolicyStanding { policy: Some(cached), can_set: true, fresh: false, spent: crate::policy::MonthSpent { tokens: 1200, cost_usd: 0.5 } };
+        assert_eq!(
+            serde_json::to_value(super::PolicyStanding::from(&standing)).unwrap(),
+            json!({
+                "policy": {
+                    "workspaceId": "wsp_1", "workspaceName": "Team", "setBy": "Olga", "fetchedAt": "2026-01-02T03:04:05Z",
+                    "policy": {
+                        "providers": {"kind": "hosts", "hosts": ["api.example.com"]}, "performanceContext": false, "monthlyCapUsd": 2.5,
+                        "shareActivity": true
+                    }
+                },
+                "canSet": true, "fresh": false, "spent": {"tokens": 1200, "costUsd": 0.5}
+            })
+        );
+        let rules: Vec<super::ProviderRule> = serde_json::from_value(json!([{"kind": "any"}, {"kind": "local"}, {"kind": "hosts", "hosts": ["h"]}])).unwrap();
+        assert_eq!(
+            rules.into_iter().map(crate::policy::ProviderRule::from).collect::<Vec<_>>(),
+            [crate::policy::ProviderRule::Any, crate::policy::ProviderRule::Local, crate::policy::ProviderRule::Hosts { hosts: vec!["h".into()] }]
         );
     }
 }

@@ -926,6 +926,7 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/intent.rs",
     "../agent/src/context.rs",
     "../core/src/memory.rs",
+    "../core/src/policy.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.
