@@ -460,10 +460,10 @@ api_methods! {
         "checkpoint.restore" => proposals_session::restore_checkpoint(CheckpointRestoreParams) -> CheckpointRestoreResult;
         "constraint.list" => proposals_session::list_constraints(SessionRef) -> ConstraintListResult;
         "constraint.remove" => proposals_session::remove_constraint(ConstraintRemoveParams) -> Deleted;
-        "search.query" => search::query(SearchQueryParams) -> crate::retrieval::SearchResults;
-        "search.reindex" => search::reindex(Empty) -> crate::retrieval::IndexStatus;
-        "search.status" => search::status(Empty) -> crate::retrieval::IndexStatus;
-        "search.ask" => search::ask(SearchAskParams) -> crate::retrieval::ask::Answer;
+        "search.query" => search::query(SearchQueryParams) -> dto::SearchResults;
+        "search.reindex" => search::reindex(Empty) -> dto::IndexStatus;
+        "search.status" => search::status(Empty) -> dto::IndexStatus;
+        "search.ask" => search::ask(SearchAskParams) -> dto::Answer;
         "search.askCancel" => search::ask_cancel(SearchAskCancelParams) -> SearchAskCancelResult;
         "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;

@@ -19,6 +19,7 @@ mod policy;
 mod prompts;
 mod proposal_records;
 mod proposals;
+mod search;
 mod sync;
 mod timeline;
 mod usage;
@@ -37,6 +38,7 @@ pub use policy::*;
 pub use prompts::*;
 pub use proposal_records::*;
 pub use proposals::*;
+pub use search::*;
 pub use sync::*;
 pub use timeline::*;
 pub use usage::*;
@@ -224,6 +226,21 @@ stored_only!(
     crate::policy::Policy,
     crate::policy::CachedPolicy,
     crate::policy::MonthSpent,
+    crate::retrieval::DocKind,
+    crate::retrieval::SearchScope,
+    crate::retrieval::Tier,
+    crate::retrieval::Snippet,
+    crate::retrieval::SearchHit,
+    crate::retrieval::NoticeCode,
+    crate::retrieval::SearchNotice,
+    crate::retrieval::SearchResults,
+    crate::retrieval::IndexStatus,
+    crate::retrieval::ask::Source,
+    crate::retrieval::ask::AskRoute,
+    crate::retrieval::ask::Citation,
+    crate::retrieval::ask::Quote,
+    crate::retrieval::ask::Answer,
+    crate::retrieval::suggest::Keyword,
 );
 
 #[cfg(test)]
@@ -642,10 +659,9 @@ mod tests {
         );
     }
 
-    /// Memory items, habits, the workspace policy and search's results, held to their
-    /// twins' wire JSON the same way.
+    /// Memory items and habits, held to their twins' wire JSON the same way.
     #[test]
-    fn the_wire_json_of_memory_policy_and_search_records_is_their_twins() {
+    fn the_wire_json_of_memory_records_is_their_twins() {
         let item = crate::memory::MemoryItem {
             id: "mem_1".into(),
             scope: crate::memory::MemoryScope::Project { project_id: "prj_1".into() },
@@ -677,7 +693,12 @@ mod tests {
             serde_json::to_value(super::Habit::from(&habit)).unwrap(),
             json!({"id": "platform:wechat", "kind": "preferred_platform", "text": "Often WeChat", "sources": ["v1"]})
         );
+    }
 
+    /// The workspace policy as the app last saw it, with the month's spend; a provider
+    /// rule as a parameter.
+    #[test]
+    fn the_wire_json_of_the_policy_is_its_twins() {
         let cached = crate::policy::CachedPolicy {
             workspace_id: "wsp_1".into(),
             workspace_name: "Team".into(),
@@ -711,5 +732,93 @@ mod tests {
             rules.into_iter().map(crate::policy::ProviderRule::from).collect::<Vec<_>>(),
             [crate::policy::ProviderRule::Any, crate::policy::ProviderRule::Local, crate::policy::ProviderRule::Hosts { hosts: vec!["h".into()] }]
         );
+    }
+
+    /// Search's hits, the index status, Ask's answers and suggested keywords, and what
+    /// search takes as parameters.
+    #[test]
+    fn the_wire_json_of_search_records_is_their_twins() {
+        use crate::retrieval::{self as search, ask};
+        let span = Anchor { from: 0, to: 3 };
+        let results = search::SearchResults {
+            hits: vec![search::SearchHit {
+                project_id: "prj_1".into(),
+                project_title: "Tea".into(),
+                archived: false,
+                kind: search::DocKind::Version,
+                version: Some(2),
+                comment_id: None,
+                title: "Tea".into(),
+                span: Some(span),
+                snippet: search::Snippet { text: "Tea time".into(), highlights: vec![span] },
+                tier: search::Tier::TitleKeywords,
+                score: 0.5,
+                also_in: vec![1],
+            }],
+            semantic: false,
+            notice: Some(search::SearchNotice { code: search::NoticeCode::SemanticOff, message: "Lexical only.".into() }),
+        };
+        assert_eq!(
+            serde_json::to_value(super::SearchResults::from(&results)).unwrap(),
+            json!({
+                "hits": [{
+                    "projectId": "prj_1", "projectTitle": "Tea", "archived": false, "kind": "version", "version": 2, "commentId": null, "title": "Tea",
+                    "span": {"from": 0, "to": 3}, "snippet": {"text": "Tea time", "highlights": [{"from": 0, "to": 3}]}, "tier": "titleKeywords",
+                    "score": 0.5, "alsoIn": [1]
+                }],
+                "semantic": false, "notice": {"code": "semanticOff", "message": "Lexical only."}
+            })
+        );
+        let status = search::IndexStatus { documents: 4, building: true, pending: 1, embedding_model: None, vectors: 0, vectors_missing: 4 };
+        assert_eq!(
+            serde_json::to_value(super::IndexStatus::from(status)).unwrap(),
+            json!({"documents": 4, "building": true, "pending": 1, "embeddingModel": null, "vectors": 0, "vectorsMissing": 4})
+        );
+        let answer = ask::Answer {
+            answer: "Tea [1].".into(),
+            model: Some("m".into()),
+            sources: vec![ask::Source {
+                n: 1,
+                project_id: "prj_1".into(),
+                project_title: "Tea".into(),
+                kind: search::DocKind::Working,
+                version: None,
+                comment_id: None,
+                span,
+                text: "Tea".into(),
+                tier: search::Tier::Body,
+            }],
+            citations: vec![ask::Citation { n: 1, project_id: "prj_1".into(), kind: search::DocKind::Comment, version: None, comment_id: Some("cmt_1".into()), span }],
+            quotes: vec![ask::Quote { text: "Tea time".into(), found: false, source: None, span: None }],
+            unknown_citations: vec![7],
+            retrieved: 3,
+            cited: 1,
+            footer: "retrieved 3, cited 1".into(),
+            notice: None,
+            cached: false,
+            reranked: true,
+            route: ask::AskRoute::Material,
+            route_chosen: false,
+        };
+        assert_eq!(
+            serde_json::to_value(super::Answer::from(&answer)).unwrap(),
+            json!({
+                "answer": "Tea [1].", "model": "m",
+                "sources": [{
+                    "n": 1, "projectId": "prj_1", "projectTitle": "Tea", "kind": "working", "version": null, "commentId": null,
+                    "span": {"from": 0, "to": 3}, "text": "Tea", "tier": "body"
+                }],
+                "citations": [{"n": 1, "projectId": "prj_1", "kind": "comment", "version": null, "commentId": "cmt_1", "span": {"from": 0, "to": 3}}],
+                "quotes": [{"text": "Tea time", "found": false, "source": null, "span": null}],
+                "unknownCitations": [7], "retrieved": 3, "cited": 1, "footer": "retrieved 3, cited 1", "notice": null, "cached": false,
+                "reranked": true, "route": "material", "routeChosen": false
+            })
+        );
+        let keyword = search::suggest::Keyword { keyword: "tea".into(), weight: 0.25 };
+        assert_eq!(serde_json::to_value(super::Keyword::from(&keyword)).unwrap(), json!({"keyword": "tea", "weight": 0.25}));
+        let (kinds, scope, route): (Vec<super::DocKind>, super::SearchScope, super::AskRoute) =
+            serde_json::from_value(json!([["working", "version", "comment"], "project", "general"])).unwrap();
+        assert_eq!(kinds.into_iter().map(search::DocKind::from).collect::<Vec<_>>(), [search::DocKind::Working, search::DocKind::Version, search::DocKind::Comment]);
+        assert_eq!((search::SearchScope::from(scope), ask::AskRoute::from(route)), (search::SearchScope::Project, ask::AskRoute::General));
     }
 }
