@@ -446,9 +446,9 @@ api_methods! {
         "project.budget" => memory::project_budget(ProjectRef) -> BudgetView;
         "project.setBudget" => memory::set_project_budget(ProjectSetBudgetParams) -> BudgetView;
         "memory.list" => memory::list(MemoryListParams) -> MemoryListResult;
-        "memory.add" => memory::add(MemoryAddParams) -> crate::memory::MemoryItem;
-        "memory.update" => memory::update(MemoryUpdateParams) -> crate::memory::MemoryItem;
-        "memory.confirm" => memory::confirm(MemoryRef) -> crate::memory::MemoryItem;
+        "memory.add" => memory::add(MemoryAddParams) -> dto::MemoryItem;
+        "memory.update" => memory::update(MemoryUpdateParams) -> dto::MemoryItem;
+        "memory.confirm" => memory::confirm(MemoryRef) -> dto::MemoryItem;
         "memory.delete" => memory::delete(MemoryRef) -> Deleted;
         "memory.dismissHabit" => memory::dismiss_habit(HabitRef) -> Deleted;
         "session.stage" => proposals_session::stage(SessionStageParams) -> dto::StagingView;
@@ -460,10 +460,10 @@ api_methods! {
         "checkpoint.restore" => proposals_session::restore_checkpoint(CheckpointRestoreParams) -> CheckpointRestoreResult;
         "constraint.list" => proposals_session::list_constraints(SessionRef) -> ConstraintListResult;
         "constraint.remove" => proposals_session::remove_constraint(ConstraintRemoveParams) -> Deleted;
-        "search.query" => search::query(SearchQueryParams) -> crate::retrieval::SearchResults;
-        "search.reindex" => search::reindex(Empty) -> crate::retrieval::IndexStatus;
-        "search.status" => search::status(Empty) -> crate::retrieval::IndexStatus;
-        "search.ask" => search::ask(SearchAskParams) -> crate::retrieval::ask::Answer;
+        "search.query" => search::query(SearchQueryParams) -> dto::SearchResults;
+        "search.reindex" => search::reindex(Empty) -> dto::IndexStatus;
+        "search.status" => search::status(Empty) -> dto::IndexStatus;
+        "search.ask" => search::ask(SearchAskParams) -> dto::Answer;
         "search.askCancel" => search::ask_cancel(SearchAskCancelParams) -> SearchAskCancelResult;
         "permissionRules.get" => session::get_rules(Empty) -> PermissionRules;
         "permissionRules.set" => session::set_rules(PermissionRules) -> PermissionRules;

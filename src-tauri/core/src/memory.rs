@@ -14,7 +14,6 @@
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use ts_rs::TS;
 
 use crate::error::ApiError;
 use crate::llm::estimate_tokens;
@@ -34,7 +33,7 @@ const TYPICAL_LENGTH_VERSIONS: usize = 2;
 const MAX_REJECTED_STYLES: usize = 5;
 
 /// Where a memory item applies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum MemoryScope {
     /// Every project of the workspace.
@@ -45,7 +44,7 @@ pub enum MemoryScope {
 }
 
 /// Whether the model sees an item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemoryStatus {
     /// Proposed by the model; waits for the person.
@@ -55,7 +54,7 @@ pub enum MemoryStatus {
 }
 
 /// Who wrote an item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum MemoryOrigin {
     Person,
@@ -68,7 +67,7 @@ pub enum MemoryOrigin {
 }
 
 /// One memory item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryItem {
     pub id: String,
@@ -90,7 +89,7 @@ impl Record for MemoryItem {
 }
 
 /// A habit the person removed; it stays removed while the same evidence holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HabitDismissal {
     pub habit_id: String,
@@ -111,7 +110,7 @@ impl Record for HabitDismissal {
 }
 
 /// What a habit is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HabitKind {
     PreferredPlatform,
@@ -120,7 +119,7 @@ pub enum HabitKind {
 }
 
 /// A habit learned from accepted work, with where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Habit {
     /// Stable for the same evidence kind (`platform:wechat`, `length:source`,

@@ -14,7 +14,6 @@
 
 use chrono::Datelike;
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::model::Timestamp;
@@ -22,7 +21,7 @@ use crate::store::{Kind, Record};
 use crate::usage::UsageRecord;
 
 /// Which model providers the projects of the workspace may use.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum ProviderRule {
     Any,
@@ -35,7 +34,7 @@ pub enum ProviderRule {
 }
 
 /// What the workspace's owners decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Policy {
     pub providers: ProviderRule,
@@ -43,11 +42,9 @@ pub struct Policy {
     pub performance_context: bool,
     /// Each member's AI cost per UTC calendar month (US dollars, at the profiles' prices).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub monthly_cap_usd: Option<f64>,
     /// Each member's AI tokens (input + output) per UTC calendar month.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub monthly_cap_tokens: Option<u64>,
     /// Whether members' AI activity travels to the server for owners to see.
     pub share_activity: bool,
@@ -95,7 +92,7 @@ impl From<Policy> for inkstone_sync_proto::WorkspacePolicy {
 
 /// The policy as this app last fetched it (a meta record): what it enforces, online
 /// or not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CachedPolicy {
     /// The server's id of the workspace it belongs to.
@@ -104,10 +101,8 @@ pub struct CachedPolicy {
     pub policy: Policy,
     /// The owner who set it last (None: never set, the defaults).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub set_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub set_at: Option<Timestamp>,
     /// When this app last read it from the server.
     pub fetched_at: Timestamp,
@@ -145,7 +140,7 @@ pub enum PolicyRefused {
 
 /// What this member spent this calendar month, by the usage records of this data folder
 /// (every call of this app is metered there, whatever its outcome).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MonthSpent {
     pub tokens: u64,

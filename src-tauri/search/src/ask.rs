@@ -7,14 +7,13 @@
 //! directly).
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::{DocKind, Tier};
 use crate::llm::Message;
 use crate::model::Anchor;
 
 /// One numbered source of an answer: a window of a document around its match.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Source {
     /// 1, 2, 3, … as the model cites it.
@@ -33,7 +32,7 @@ pub struct Source {
 }
 
 /// How a question is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum AskRoute {
     /// About the person's own writing: retrieval, then an answer citing the sources.
@@ -89,7 +88,7 @@ pub fn route(question: &str, best: Option<Tier>) -> AskRoute {
 }
 
 /// An `[N]` of the answer, resolved.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Citation {
     pub n: u32,
@@ -103,7 +102,7 @@ pub struct Citation {
 }
 
 /// A quotation in the answer and whether the engine found it in the sources.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Quote {
     pub text: String,
@@ -124,7 +123,7 @@ pub struct Checked {
 }
 
 /// An answer with its sources, resolved citations, checked quotes and footer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     /// The model's answer as it wrote it (empty when nothing matched the question:

@@ -46,7 +46,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use inkstone_error::{ApiError, ErrorCode};
 use inkstone_llm::client::Embeddings;
@@ -66,7 +65,7 @@ use inkstone_model as model;
 use inkstone_store as store;
 
 /// What a search document is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DocKind {
     /// A project's working copy.
@@ -86,7 +85,7 @@ pub enum SearchMode {
 }
 
 /// Where to search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SearchScope {
     /// One project: its working copy, versions and comments; equal contents are one
@@ -119,7 +118,7 @@ pub const ANSWER_TTL_SECONDS: i64 = 600;
 pub const SAME_QUESTION: f32 = 0.98;
 
 /// One hit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     pub project_id: String,
@@ -149,7 +148,7 @@ pub struct SearchHit {
 }
 
 /// Why a search was not everything it could be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum NoticeCode {
     /// No embedding model is configured: the results are lexical only.
@@ -160,7 +159,7 @@ pub enum NoticeCode {
     IndexBuilding,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchNotice {
     pub code: NoticeCode,
@@ -168,7 +167,7 @@ pub struct SearchNotice {
     pub message: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResults {
     pub hits: Vec<SearchHit>,
@@ -218,7 +217,7 @@ pub struct Services {
 }
 
 /// The index status, for tests and the UI.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IndexStatus {
     pub documents: u64,

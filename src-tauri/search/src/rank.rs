@@ -19,7 +19,6 @@ use std::collections::HashMap;
 use std::hash::Hash;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 /// The RRF constant k of the paper (and the default of Elasticsearch and OpenSearch).
 pub const RRF_K: f64 = 60.0;
@@ -31,7 +30,7 @@ pub const STRONG_SIMILARITY: f32 = 0.80;
 pub const SIMILARITY_FLOOR: f32 = 0.35;
 
 /// How a hit matched, best first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Tier {
     /// The query is the title, or occurs in it literally.

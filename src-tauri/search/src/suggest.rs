@@ -10,11 +10,10 @@ use std::sync::OnceLock;
 
 use jieba_rs::{Jieba, KeywordExtract, KeywordExtractConfig, TfIdf};
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use inkstone_text::pipeline::plain_text;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Keyword {
     pub keyword: String,

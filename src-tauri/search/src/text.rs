@@ -362,7 +362,7 @@ pub struct Located {
 
 /// A short piece of a text around a match, on one line, with the matched words
 /// marked (UTF-16 ranges within `text`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snippet {
     pub text: String,

@@ -13,11 +13,14 @@ mod events;
 mod growth;
 mod harness;
 mod intent;
+mod memory;
 mod model;
 mod performance;
+mod policy;
 mod prompts;
 mod proposal_records;
 mod proposals;
+mod search;
 mod sync;
 mod timeline;
 mod usage;
@@ -30,11 +33,14 @@ pub use events::*;
 pub use growth::*;
 pub use harness::*;
 pub use intent::*;
+pub use memory::*;
 pub use model::*;
 pub use performance::*;
+pub use policy::*;
 pub use prompts::*;
 pub use proposal_records::*;
 pub use proposals::*;
+pub use search::*;
 pub use sync::*;
 pub use timeline::*;
 pub use usage::*;
@@ -248,6 +254,32 @@ stored_only!(
     crate::proposals::Target,
     crate::activity::ActivityRow,
     crate::activity::ActivityPage,
+    crate::memory::MemoryScope,
+    crate::memory::MemoryStatus,
+    crate::memory::MemoryOrigin,
+    crate::memory::MemoryItem,
+    crate::memory::HabitDismissal,
+    crate::memory::HabitKind,
+    crate::memory::Habit,
+    crate::policy::ProviderRule,
+    crate::policy::Policy,
+    crate::policy::CachedPolicy,
+    crate::policy::MonthSpent,
+    crate::retrieval::DocKind,
+    crate::retrieval::SearchScope,
+    crate::retrieval::Tier,
+    crate::retrieval::Snippet,
+    crate::retrieval::SearchHit,
+    crate::retrieval::NoticeCode,
+    crate::retrieval::SearchNotice,
+    crate::retrieval::SearchResults,
+    crate::retrieval::IndexStatus,
+    crate::retrieval::ask::Source,
+    crate::retrieval::ask::AskRoute,
+    crate::retrieval::ask::Citation,
+    crate::retrieval::ask::Quote,
+    crate::retrieval::ask::Answer,
+    crate::retrieval::suggest::Keyword,
 );
 
 #[cfg(test)]
@@ -664,5 +696,168 @@ mod tests {
                 "createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z"
             })
         );
+    }
+
+    /// Memory items and habits, held to their twins' wire JSON the same way.
+    #[test]
+    fn the_wire_json_of_memory_records_is_their_twins() {
+        let item = crate::memory::MemoryItem {
+            id: "mem_1".into(),
+            scope: crate::memory::MemoryScope::Project { project_id: "prj_1".into() },
+            scope_id: "prj_1".into(),
+            text: "Short titles".into(),
+            status: crate::memory::MemoryStatus::Proposed,
+            origin: crate::memory::MemoryOrigin::Model { session_id: "ses_1".into(), tool_use_id: "call_1".into() },
+            created_at: at(),
+            updated_at: at(),
+        };
+        assert_eq!(
+            serde_json::to_value(super::MemoryItem::from(&item)).unwrap(),
+            json!({
+                "id": "mem_1", "scope": {"type": "project", "projectId": "prj_1"}, "scopeId": "prj_1", "text": "Short titles", "status": "proposed",
+                "origin": {"type": "model", "sessionId": "ses_1", "toolUseId": "call_1"}, "createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z"
+            })
+        );
+        let mine = crate::memory::MemoryItem {
+            scope: crate::memory::MemoryScope::Workspace,
+            status: crate::memory::MemoryStatus::Confirmed,
+            origin: crate::memory::MemoryOrigin::Person,
+            ..item.clone()
+        };
+        let wire = serde_json::to_value(super::MemoryItem::from(&mine)).unwrap();
+        assert_eq!((&wire["scope"], &wire["status"], &wire["origin"]), (&json!({"type": "workspace"}), &json!("confirmed"), &json!({"type": "person"})));
+        let habit =
+            crate::memory::Habit { id: "platform:wechat".into(), kind: crate::memory::HabitKind::PreferredPlatform, text: "Often WeChat".into(), sources: vec!["v1".into()] };
+        assert_eq!(
+            serde_json::to_value(super::Habit::from(&habit)).unwrap(),
+            json!({"id": "platform:wechat", "kind": "preferred_platform", "text": "Often WeChat", "sources": ["v1"]})
+        );
+    }
+
+    /// The workspace policy as the app last saw it, with the month's spend; a provider
+    /// rule as a parameter.
+    #[test]
+    fn the_wire_json_of_the_policy_is_its_twins() {
+        let cached = crate::policy::CachedPolicy {
+            workspace_id: "wsp_1".into(),
+            workspace_name: "Team".into(),
+            policy: crate::policy::Policy {
+                providers: crate::policy::ProviderRule::Hosts { hosts: vec!["api.example.com".into()] },
+                performance_context: false,
+                monthly_cap_usd: Some(2.5),
+                monthly_cap_tokens: None,
+                share_activity: true,
+            },
+            set_by: Some("Olga".into()),
+            set_at: None,
+            fetched_at: at(),
+        };
+        let standing = crate::sync::policy::PolicyStanding { policy: Some(cached), can_set: true, fresh: false, spent: crate::policy::MonthSpent { tokens: 1200, cost_usd: 0.5 } };
+        assert_eq!(
+            serde_json::to_value(super::PolicyStanding::from(&standing)).unwrap(),
+            json!({
+                "policy": {
+                    "workspaceId": "wsp_1", "workspaceName": "Team", "setBy": "Olga", "fetchedAt": "2026-01-02T03:04:05Z",
+                    "policy": {
+                        "providers": {"kind": "hosts", "hosts": ["api.example.com"]}, "performanceContext": false, "monthlyCapUsd": 2.5,
+                        "shareActivity": true
+                    }
+                },
+                "canSet": true, "fresh": false, "spent": {"tokens": 1200, "costUsd": 0.5}
+            })
+        );
+        let rules: Vec<super::ProviderRule> = serde_json::from_value(json!([{"kind": "any"}, {"kind": "local"}, {"kind": "hosts", "hosts": ["h"]}])).unwrap();
+        assert_eq!(
+            rules.into_iter().map(crate::policy::ProviderRule::from).collect::<Vec<_>>(),
+            [crate::policy::ProviderRule::Any, crate::policy::ProviderRule::Local, crate::policy::ProviderRule::Hosts { hosts: vec!["h".into()] }]
+        );
+    }
+
+    /// Search's hits, the index status, Ask's answers and suggested keywords, and what
+    /// search takes as parameters.
+    #[test]
+    fn the_wire_json_of_search_records_is_their_twins() {
+        use crate::retrieval::{self as search, ask};
+        let span = Anchor { from: 0, to: 3 };
+        let results = search::SearchResults {
+            hits: vec![search::SearchHit {
+                project_id: "prj_1".into(),
+                project_title: "Tea".into(),
+                archived: false,
+                kind: search::DocKind::Version,
+                version: Some(2),
+                comment_id: None,
+                title: "Tea".into(),
+                span: Some(span),
+                snippet: search::Snippet { text: "Tea time".into(), highlights: vec![span] },
+                tier: search::Tier::TitleKeywords,
+                score: 0.5,
+                also_in: vec![1],
+            }],
+            semantic: false,
+            notice: Some(search::SearchNotice { code: search::NoticeCode::SemanticOff, message: "Lexical only.".into() }),
+        };
+        assert_eq!(
+            serde_json::to_value(super::SearchResults::from(&results)).unwrap(),
+            json!({
+                "hits": [{
+                    "projectId": "prj_1", "projectTitle": "Tea", "archived": false, "kind": "version", "version": 2, "commentId": null, "title": "Tea",
+                    "span": {"from": 0, "to": 3}, "snippet": {"text": "Tea time", "highlights": [{"from": 0, "to": 3}]}, "tier": "titleKeywords",
+                    "score": 0.5, "alsoIn": [1]
+                }],
+                "semantic": false, "notice": {"code": "semanticOff", "message": "Lexical only."}
+            })
+        );
+        let status = search::IndexStatus { documents: 4, building: true, pending: 1, embedding_model: None, vectors: 0, vectors_missing: 4 };
+        assert_eq!(
+            serde_json::to_value(super::IndexStatus::from(status)).unwrap(),
+            json!({"documents": 4, "building": true, "pending": 1, "embeddingModel": null, "vectors": 0, "vectorsMissing": 4})
+        );
+        let answer = ask::Answer {
+            answer: "Tea [1].".into(),
+            model: Some("m".into()),
+            sources: vec![ask::Source {
+                n: 1,
+                project_id: "prj_1".into(),
+                project_title: "Tea".into(),
+                kind: search::DocKind::Working,
+                version: None,
+                comment_id: None,
+                span,
+                text: "Tea".into(),
+                tier: search::Tier::Body,
+            }],
+            citations: vec![ask::Citation { n: 1, project_id: "prj_1".into(), kind: search::DocKind::Comment, version: None, comment_id: Some("cmt_1".into()), span }],
+            quotes: vec![ask::Quote { text: "Tea time".into(), found: false, source: None, span: None }],
+            unknown_citations: vec![7],
+            retrieved: 3,
+            cited: 1,
+            footer: "retrieved 3, cited 1".into(),
+            notice: None,
+            cached: false,
+            reranked: true,
+            route: ask::AskRoute::Material,
+            route_chosen: false,
+        };
+        assert_eq!(
+            serde_json::to_value(super::Answer::from(&answer)).unwrap(),
+            json!({
+                "answer": "Tea [1].", "model": "m",
+                "sources": [{
+                    "n": 1, "projectId": "prj_1", "projectTitle": "Tea", "kind": "working", "version": null, "commentId": null,
+                    "span": {"from": 0, "to": 3}, "text": "Tea", "tier": "body"
+                }],
+                "citations": [{"n": 1, "projectId": "prj_1", "kind": "comment", "version": null, "commentId": "cmt_1", "span": {"from": 0, "to": 3}}],
+                "quotes": [{"text": "Tea time", "found": false, "source": null, "span": null}],
+                "unknownCitations": [7], "retrieved": 3, "cited": 1, "footer": "retrieved 3, cited 1", "notice": null, "cached": false,
+                "reranked": true, "route": "material", "routeChosen": false
+            })
+        );
+        let keyword = search::suggest::Keyword { keyword: "tea".into(), weight: 0.25 };
+        assert_eq!(serde_json::to_value(super::Keyword::from(&keyword)).unwrap(), json!({"keyword": "tea", "weight": 0.25}));
+        let (kinds, scope, route): (Vec<super::DocKind>, super::SearchScope, super::AskRoute) =
+            serde_json::from_value(json!([["working", "version", "comment"], "project", "general"])).unwrap();
+        assert_eq!(kinds.into_iter().map(search::DocKind::from).collect::<Vec<_>>(), [search::DocKind::Working, search::DocKind::Version, search::DocKind::Comment]);
+        assert_eq!((search::SearchScope::from(scope), ask::AskRoute::from(route)), (search::SearchScope::Project, ask::AskRoute::General));
     }
 }

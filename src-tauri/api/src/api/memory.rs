@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::dto::{Clarification, SessionIntent};
+use super::dto::{Clarification, Habit, SessionIntent};
 use super::{ApiError, Deleted, Engine};
-use crate::memory::{Habit, HabitDismissal, MemoryItem, MemoryOrigin, MemoryScope, MemoryStatus};
+use crate::memory::{HabitDismissal, MemoryItem, MemoryOrigin, MemoryScope, MemoryStatus};
 use crate::store::{Batch, Durability};
 use crate::usage::{ProjectBudget, Spent};
 
@@ -33,7 +33,7 @@ pub struct MemoryListParams {
 pub struct MemoryListResult {
     /// The workspace's items, then the project's; oldest first. Proposed items wait
     /// for the person and are not model-visible.
-    pub items: Vec<MemoryItem>,
+    pub items: Vec<super::dto::MemoryItem>,
     /// Habits learnt from accepted work, with where they came from.
     pub habits: Vec<Habit>,
     /// The tokens memory may take in a model call's context.
@@ -82,10 +82,15 @@ pub(super) fn list(engine: &Engine, params: MemoryListParams) -> Result<MemoryLi
     let habits = crate::memory::habits(engine.store())?;
     let (lines, _) = crate::memory::for_context(engine.store(), &workspace.id, params.project_id.as_deref().unwrap_or(""), u64::MAX)?;
     let used = lines.iter().map(|l| crate::llm::estimate_tokens(l) + 2).sum::<u64>().min(crate::memory::CONTEXT_BUDGET_TOKENS);
-    Ok(MemoryListResult { items, habits, budget_tokens: crate::memory::CONTEXT_BUDGET_TOKENS, used_tokens: used })
+    Ok(MemoryListResult {
+        items: items.iter().map(Into::into).collect(),
+        habits: habits.iter().map(Into::into).collect(),
+        budget_tokens: crate::memory::CONTEXT_BUDGET_TOKENS,
+        used_tokens: used,
+    })
 }
 
-pub(super) fn add(engine: &Engine, params: MemoryAddParams) -> Result<MemoryItem, ApiError> {
+pub(super) fn add(engine: &Engine, params: MemoryAddParams) -> Result<super::dto::MemoryItem, ApiError> {
     let text = crate::memory::check_text(&params.text)?;
     let (scope, scope_id) = match params.scope {
         MemoryScopeInput::Workspace => (MemoryScope::Workspace, engine.workspace()?.id),
@@ -103,7 +108,7 @@ pub(super) fn add(engine: &Engine, params: MemoryAddParams) -> Result<MemoryItem
     let mut batch = Batch::new();
     crate::memory::stage_add(&mut batch, &item)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(item)
+    Ok(item.into())
 }
 
 fn save(engine: &Engine, memory_id: &str, change: impl FnOnce(&mut MemoryItem)) -> Result<MemoryItem, ApiError> {
@@ -118,14 +123,14 @@ fn save(engine: &Engine, memory_id: &str, change: impl FnOnce(&mut MemoryItem)) 
 }
 
 /// Edits an item's text (a proposed item stays proposed).
-pub(super) fn update(engine: &Engine, params: MemoryUpdateParams) -> Result<MemoryItem, ApiError> {
+pub(super) fn update(engine: &Engine, params: MemoryUpdateParams) -> Result<super::dto::MemoryItem, ApiError> {
     let text = crate::memory::check_text(&params.text)?;
-    save(engine, &params.memory_id, |item| item.text = text)
+    save(engine, &params.memory_id, |item| item.text = text).map(Into::into)
 }
 
 /// The person confirms an item the model proposed: from now on it is in the context.
-pub(super) fn confirm(engine: &Engine, params: MemoryRef) -> Result<MemoryItem, ApiError> {
-    save(engine, &params.memory_id, |item| item.status = MemoryStatus::Confirmed)
+pub(super) fn confirm(engine: &Engine, params: MemoryRef) -> Result<super::dto::MemoryItem, ApiError> {
+    save(engine, &params.memory_id, |item| item.status = MemoryStatus::Confirmed).map(Into::into)
 }
 
 pub(super) fn delete(engine: &Engine, params: MemoryRef) -> Result<Deleted, ApiError> {

@@ -127,7 +127,7 @@ pub(super) fn check(engine: &Engine, params: QualityCheckParams) -> Result<Quali
 #[serde(rename_all = "camelCase")]
 pub struct SuggestResult {
     pub tags: Vec<String>,
-    pub keywords: Vec<crate::suggest::Keyword>,
+    pub keywords: Vec<super::dto::Keyword>,
     /// How the title fits each platform's title limits.
     pub title_fits: Vec<Measurement>,
 }
@@ -137,7 +137,7 @@ pub(super) fn suggest(engine: &Engine, params: ProjectRef) -> Result<SuggestResu
     let set = profiles(engine)?;
     let brand = crate::project::brand(engine.store(), &project)?;
     let plain = pipeline::plain_text(&project.source).blocks.join("\n");
-    let keywords = crate::suggest::keywords(&format!("{}\n{plain}", project.title), 10);
+    let keywords = crate::suggest::keywords(&format!("{}\n{plain}", project.title), 10).iter().map(Into::into).collect();
     let tags = crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 10);
     let title_fits = set.drafts.values().filter(|p| p.limits_for(LimitField::Title).next().is_some()).map(|p| pipeline::measure(p, LimitField::Title, &project.title)).collect();
     Ok(SuggestResult { tags, keywords, title_fits })

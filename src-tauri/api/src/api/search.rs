@@ -23,7 +23,7 @@ pub struct SearchQueryParams {
     /// Default: `project` when `projectId` is given, else `workspace`.
     #[serde(default)]
     #[ts(optional)]
-    pub scope: Option<SearchScope>,
+    pub scope: Option<super::dto::SearchScope>,
     /// Required for the `project` scope.
     #[serde(default)]
     #[ts(optional)]
@@ -31,7 +31,7 @@ pub struct SearchQueryParams {
     /// Which documents; default all (working copies, versions, comments).
     #[serde(default)]
     #[ts(optional)]
-    pub kinds: Option<Vec<DocKind>>,
+    pub kinds: Option<Vec<super::dto::DocKind>>,
     /// 1–100; default 20.
     #[serde(default)]
     #[ts(optional)]
@@ -41,7 +41,7 @@ pub struct SearchQueryParams {
 /// The request a `search.query` asks for, checked (the project must exist).
 fn request(engine: &Engine, params: SearchQueryParams) -> Result<SearchRequest, ApiError> {
     let query = required_text("q", &params.q, MAX_QUERY_CHARS)?;
-    let scope = params.scope.unwrap_or(if params.project_id.is_some() { SearchScope::Project } else { SearchScope::Workspace });
+    let scope = params.scope.map(SearchScope::from).unwrap_or(if params.project_id.is_some() { SearchScope::Project } else { SearchScope::Workspace });
     let project_id = match (scope, params.project_id) {
         (SearchScope::Project, None) => {
             return Err(ApiError::validation("projectId", "A project search needs `projectId`.").hint("give_project", "Give `projectId`, or search the workspace."))
@@ -59,7 +59,7 @@ fn request(engine: &Engine, params: SearchQueryParams) -> Result<SearchRequest, 
     Ok(SearchRequest {
         query,
         scope,
-        filter: Filter { project_id, exclude_project: None, kinds: params.kinds.unwrap_or_default(), platform: None },
+        filter: Filter { project_id, exclude_project: None, kinds: params.kinds.unwrap_or_default().into_iter().map(Into::into).collect(), platform: None },
         limit: limit as usize,
         mode: SearchMode::Fused,
     })
@@ -96,7 +96,7 @@ pub struct SearchAskParams {
     /// Default: `project` when `projectId` is given, else `workspace`.
     #[serde(default)]
     #[ts(optional)]
-    pub scope: Option<SearchScope>,
+    pub scope: Option<super::dto::SearchScope>,
     #[serde(default)]
     #[ts(optional)]
     pub project_id: Option<String>,
@@ -113,7 +113,7 @@ pub struct SearchAskParams {
     /// directly); absent: the engine decides and says which in the answer.
     #[serde(default)]
     #[ts(optional)]
-    pub route: Option<AskRoute>,
+    pub route: Option<super::dto::AskRoute>,
     /// Ask again rather than answer from the cache (the new answer replaces the
     /// cached one).
     #[serde(default)]
@@ -144,6 +144,20 @@ pub(super) fn ask_cancel(engine: &Engine, params: SearchAskCancelParams) -> Resu
     Ok(SearchAskCancelResult { cancelled: engine.cancel_request(&params.request_id) })
 }
 
+/// The profile a question is answered with: the one named (an id or a name), else the
+/// default profile.
+fn answering_profile(engine: &Engine, name: Option<&str>) -> Result<LlmProfile, ApiError> {
+    match name {
+        Some(name) => engine.llm_profile(name),
+        None => engine
+            .store()
+            .scan::<LlmProfile>(b"")?
+            .into_iter()
+            .find(|p| p.is_default)
+            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to answer with.").action("add_profile", &[])),
+    }
+}
+
 /// Answers a question. On the `material` route (the person's own writing): retrieves
 /// sources, asks the model to answer from them with `[N]` citations, then resolves
 /// every citation to its document, version and span and checks every quotation
@@ -163,19 +177,12 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
     if !(1..=MAX_ASK_SOURCES).contains(&limit) {
         return Err(ApiError::validation("limit", format!("`limit` must be between 1 and {MAX_ASK_SOURCES}.")));
     }
+    let chosen_route = params.route.map(AskRoute::from);
     let request = request(engine, SearchQueryParams { q: params.q, scope: params.scope, project_id: params.project_id, kinds: None, limit: Some(limit) })?;
-    let profile: LlmProfile = match &params.profile {
-        Some(name) => engine.llm_profile(name)?,
-        None => engine
-            .store()
-            .scan::<LlmProfile>(b"")?
-            .into_iter()
-            .find(|p| p.is_default)
-            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to answer with.").action("add_profile", &[]))?,
-    };
+    let profile = answering_profile(engine, params.profile.as_deref())?;
     let index = engine.search_index();
     // Everything an answer depends on but the question's wording.
-    let context = serde_json::json!([request.scope, request.filter.project_id, limit, profile.id, params.route, index.generation()]).to_string();
+    let context = serde_json::json!([request.scope, request.filter.project_id, limit, profile.id, chosen_route, index.generation()]).to_string();
     let key = serde_json::json!([crate::retrieval::text::normalize_label(&request.query), context]).to_string();
     let now = engine.now();
     // With embeddings on, a question that means the same is the same question.
@@ -187,11 +194,11 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
             return Ok(cached);
         }
     }
-    let (candidates, notice) = match params.route {
+    let (candidates, notice) = match chosen_route {
         Some(AskRoute::General) => (Vec::new(), None),
         Some(AskRoute::Material) | None => index.sources(&SearchRequest { limit: ASK_CANDIDATES, ..request.clone() })?,
     };
-    let route = params.route.unwrap_or_else(|| ask::route(&request.query, candidates.iter().map(|s| s.tier).min()));
+    let route = chosen_route.unwrap_or_else(|| ask::route(&request.query, candidates.iter().map(|s| s.tier).min()));
     let candidates = if route == AskRoute::General { Vec::new() } else { candidates };
     let call = ModelCall { profile: &profile.id, purpose: "ask", session_id: None, run_id: None };
     let keep = limit as usize;
@@ -238,7 +245,7 @@ pub(super) fn ask(engine: &Engine, params: SearchAskParams) -> Result<Answer, Ap
         cached: false,
         reranked,
         route,
-        route_chosen: params.route.is_some(),
+        route_chosen: chosen_route.is_some(),
     };
     // Nothing of the person's matches: say so without asking a model.
     if route == AskRoute::Material && sources.is_empty() {

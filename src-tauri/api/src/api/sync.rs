@@ -507,7 +507,7 @@ pub(super) fn disconnect(engine: &Engine, _: Empty) -> Result<SyncDisconnectResu
 pub struct SyncSetPolicyParams {
     #[serde(default)]
     #[ts(optional)]
-    pub providers: Option<crate::policy::ProviderRule>,
+    pub providers: Option<super::dto::ProviderRule>,
     #[serde(default)]
     #[ts(optional)]
     pub performance_context: Option<bool>,
@@ -528,7 +528,7 @@ pub(super) fn policy(engine: &Engine, _: Empty) -> Result<sync::policy::PolicySt
 
 pub(super) fn set_policy(engine: &Engine, params: SyncSetPolicyParams) -> Result<sync::policy::PolicyStanding, ApiError> {
     let defaults = crate::policy::Policy::default();
-    let providers = match params.providers.unwrap_or(defaults.providers) {
+    let providers = match params.providers.map(Into::into).unwrap_or(defaults.providers) {
         crate::policy::ProviderRule::Hosts { hosts } => crate::policy::ProviderRule::Hosts { hosts: hosts.iter().map(|h| h.trim().to_ascii_lowercase()).collect() },
         other => other,
     };

@@ -927,6 +927,9 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/prompts.rs",
     "../agent/src/intent.rs",
     "../agent/src/context.rs",
+    "../core/src/memory.rs",
+    "../core/src/policy.rs",
+    "../search/src",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::{CachedPolicy, MonthSpent};
 use crate::model::Timestamp;
-use crate::policy::CachedPolicy;
 /// Where a job stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "state", rename_all = "camelCase")]
@@ -278,7 +278,7 @@ pub struct PolicyStanding {
     /// the last one seen (offline).
     pub fresh: bool,
     /// What the person spent this calendar month (for the caps).
-    pub spent: crate::policy::MonthSpent,
+    pub spent: MonthSpent,
 }
 
 impl From<&crate::outbox::JobState> for JobState {
@@ -456,7 +456,7 @@ impl From<&crate::sync::merge::MergeRegion> for MergeRegion {
 
 impl From<&crate::sync::policy::PolicyStanding> for PolicyStanding {
     fn from(record: &crate::sync::policy::PolicyStanding) -> Self {
-        PolicyStanding { policy: record.policy.clone(), can_set: record.can_set, fresh: record.fresh, spent: record.spent }
+        PolicyStanding { policy: record.policy.as_ref().map(Into::into), can_set: record.can_set, fresh: record.fresh, spent: record.spent.into() }
     }
 }
 

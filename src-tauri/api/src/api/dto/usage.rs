@@ -4,9 +4,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::MonthSpent;
 use crate::error::ErrorCode;
 use crate::model::Timestamp;
-use crate::policy::MonthSpent;
 /// How a model call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -272,7 +272,7 @@ impl From<&crate::policy::CapStanding> for CapStanding {
     fn from(record: &crate::policy::CapStanding) -> Self {
         CapStanding {
             month: record.month.clone(),
-            spent: record.spent,
+            spent: record.spent.into(),
             cap_usd: record.cap_usd,
             cap_tokens: record.cap_tokens,
             level: (&record.level).into(),
