@@ -13,13 +13,15 @@ use super::Meta;
 use crate::context::{assemble, gather};
 use crate::error::{ApiError, ErrorCode};
 use crate::llm::profile::LlmProfile;
-use crate::llm::{estimate_message_tokens, estimate_messages_tokens, estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall};
+use crate::llm::{estimate_message_tokens, estimate_request_tokens, ChatEvent, ChatRequest, Message, ModelCall};
 use crate::store::{Batch, Durability, Kind};
 
 /// A request sized to the window, with what sized it: its context snapshot, the
 /// conversation's estimated tokens, the reply's reserve and the room's shares.
 struct SizedRequest {
     request: ChatRequest,
+    /// The hash of the request's messages (before the system message is put first).
+    messages_hash: String,
     snapshot: crate::context::ContextSnapshot,
     conversation_tokens: u64,
     reserve: ReplyReserve,
@@ -79,7 +81,7 @@ impl Turn<'_, '_> {
             return Ok(room);
         }
         let Ok(profile) = self.engine.llm_profile(&self.scope.profile_id) else { return Ok(u64::MAX) };
-        let (conversation_tokens, snapshot_id, selection) = self.state(|s| (estimate_messages_tokens(&s.messages), s.last_snapshot_id.clone(), s.selection.clone()));
+        let (conversation_tokens, snapshot_id, selection) = self.state(|s| (s.messages_tokens(), s.last_snapshot_id.clone(), s.selection.clone()));
         let max_output = ReplyReserve::for_step(self.scope.limits.max_output_tokens, &profile, selection.as_ref()).wanted;
         let context_tokens = match snapshot_id {
             Some(id) => self.engine.store().get::<crate::context::ContextSnapshot>(id.as_bytes())?.map(|s| s.layers.iter().map(|l| l.tokens).sum::<u64>()).unwrap_or(0),
@@ -163,12 +165,14 @@ impl Turn<'_, '_> {
         let mut attempts = 0u32;
         let mut nothing_to_compact = false;
         loop {
-            let (messages, mode, summary, pins, selection, threshold, warned, just_compacted) = self.state(|s| {
+            // The messages with their hash and tokens as the state keeps them (see
+            // `SessionState::messages_hash`), read together.
+            let ((messages, messages_hash, message_tokens), mode, summary, pins, selection, threshold, warned, just_compacted) = self.state(|s| {
                 let pins: Vec<String> = s.pins.iter().map(|p| p.text.clone()).collect();
-                (s.messages.clone(), s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
+                let messages = (s.messages.clone(), s.messages_hash(), s.messages_tokens());
+                (messages, s.mode, s.summary.clone(), pins, s.selection.clone(), s.compaction.threshold, s.compaction.warned, s.compaction.just_compacted())
             });
             let threshold = threshold.or(calibration.threshold).unwrap_or_default();
-            let message_tokens = estimate_messages_tokens(&messages);
             // The reply's reserve, sized to the step (see `ReplyReserve`).
             let reserve = ReplyReserve::for_step(limits.max_output_tokens, profile, selection.as_ref());
             // The tool definitions this call sends: the largest set the profile's
@@ -256,7 +260,7 @@ impl Turn<'_, '_> {
                     Durability::Grouped,
                 )?;
             }
-            return Ok(Ok(SizedRequest { request, snapshot, conversation_tokens, reserve, shares }));
+            return Ok(Ok(SizedRequest { request, messages_hash, snapshot, conversation_tokens, reserve, shares }));
         }
     }
 
@@ -296,7 +300,7 @@ impl Turn<'_, '_> {
     /// Records what the call sends (its context snapshot, then that the call started),
     /// sets the room tool results may take, and puts the system message first.
     fn record_call(&mut self, sized: &mut SizedRequest, window: u64) -> Result<(), ApiError> {
-        let SizedRequest { request, snapshot, conversation_tokens, reserve, .. } = sized;
+        let SizedRequest { request, messages_hash, snapshot, conversation_tokens, reserve, .. } = sized;
         let (snapshot, conversation_tokens, reserve) = (&*snapshot, *conversation_tokens, *reserve);
         let engine = self.engine;
         let store = engine.store();
@@ -316,8 +320,8 @@ impl Turn<'_, '_> {
             extra,
             Durability::Grouped,
         )?;
-        let messages_hash = super::messages_hash(&request.messages);
         let message_count = request.messages.len() as u32;
+        let messages_hash = std::mem::take(messages_hash);
         self.append(snapshot_meta, EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash, message_count }, Batch::new(), Durability::Durable)?;
         request.messages.insert(0, Message::system(snapshot.system.clone()));
         Ok(())

@@ -13,6 +13,9 @@ use super::compaction::{CompactionMode, CompactionState, Pin, PinSource};
 use super::event::{Event, EventBody, Mode, Selection, ToolStatus, TurnEndReason};
 use crate::llm::{Message, ToolCall};
 
+mod digest;
+use digest::{Hashing, MessagesDigest};
+
 /// The `run_stage` state of a step that starts (a scripted run's; see `script`).
 pub const STEP_STARTED: &str = "started";
 /// The `run_stage` state of a step's later batch, a request of its own.
@@ -127,6 +130,8 @@ pub struct SessionState {
     /// What the model has read and still has in context, raw or summarised (see
     /// `harness::provenance`), oldest first.
     pub sources: Vec<crate::model::ProvenanceSource>,
+    /// The hash and estimated tokens of `messages`, kept as they grow.
+    digest: MessagesDigest,
 }
 
 fn short(text: &str, max: usize) -> String {
@@ -323,6 +328,7 @@ impl SessionState {
                 self.output_tokens += output_tokens;
                 let keep = (*kept_messages as usize).min(self.messages.len());
                 self.messages.drain(..self.messages.len() - keep);
+                self.digest = MessagesDigest::default();
                 self.summary = summary_text.clone();
                 for (index, text) in pinned_instructions.iter().enumerate() {
                     if !self.pins.iter().any(|p| &p.text == text) {
@@ -368,6 +374,7 @@ impl SessionState {
                 // conversation: the model-visible messages start again with it.
                 if state == STEP_STARTED || state == STEP_BATCH {
                     self.messages.clear();
+                    self.digest = MessagesDigest::default();
                 }
                 Some(worded("run_stage", &[("stage", stage.clone()), ("state", state.clone())], format!("{stage} {state}: {}", short(message, 200))))
             }
@@ -376,11 +383,17 @@ impl SessionState {
         if let Some(item) = item {
             self.lines.push(item);
         }
+        self.digest.catch_up(&self.messages);
     }
 
     /// The stable hash of the model-visible messages.
     pub fn messages_hash(&self) -> String {
-        messages_hash(&self.messages)
+        self.digest.of(&self.messages).map_or_else(|| messages_hash(&self.messages), |(hash, _)| hash)
+    }
+
+    /// The estimated tokens of the model-visible messages (`estimate_messages_tokens`).
+    pub fn messages_tokens(&self) -> u64 {
+        self.digest.of(&self.messages).map_or_else(|| crate::llm::estimate_messages_tokens(&self.messages), |(_, tokens)| tokens)
     }
 
     /// True while the session waits for the user (an approval or an answer).
@@ -401,22 +414,11 @@ pub fn rewound_note(checkpoint_id: &str, to_sequence: u64, version: u32) -> Stri
 
 /// `sha256:<hex>` of the JSON serialization of `messages`.
 pub fn messages_hash(messages: &[Message]) -> String {
-    /// Feeds what serde writes straight into the hash, without a copy of the JSON.
-    struct Hashing(Sha256);
-    impl std::io::Write for Hashing {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.update(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut hashing = Hashing(Sha256::new());
+    let mut hashing = Sha256::new();
     // Serializing plain structs of strings cannot fail; were it to, the hash would be
     // of what was written, still a stable answer.
-    let _ = serde_json::to_writer(&mut hashing, messages);
-    format!("sha256:{}", hex::encode(hashing.0.finalize()))
+    let _ = serde_json::to_writer(Hashing(&mut hashing), messages);
+    format!("sha256:{}", hex::encode(hashing.finalize()))
 }
 
 /// The result of replaying a log.
@@ -455,100 +457,4 @@ pub fn is_failure(status: ToolStatus) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
-mod tests {
-    use super::*;
-
-    fn event(sequence: u64, body: EventBody) -> Event {
-        let (_, model_visible) = body.policy();
-        Event {
-            event_id: format!("evt_{sequence}"),
-            sequence,
-            session_id: Some("ses_1".to_owned()),
-            run_id: None,
-            project_id: None,
-            workspace_id: None,
-            turn_id: None,
-            parent_event_id: None,
-            tool_use_id: None,
-            context_snapshot_id: None,
-            proposal_id: None,
-            artifact_id: None,
-            created_at: chrono::DateTime::UNIX_EPOCH,
-            model_visible,
-            body,
-        }
-    }
-
-    #[test]
-    fn a_rewind_tells_the_model_and_replays_from_its_stored_form() {
-        let log = [
-            event(1, EventBody::SessionCreated { project_id: "prj_1".to_owned(), profile: "llm_1".to_owned(), mode: Mode::Default }),
-            event(2, EventBody::UserMessage { text: "改短一点".to_owned(), was_queued: false, selection: None }),
-            event(3, EventBody::Rewound { checkpoint_id: "chk_1".to_owned(), to_sequence: 1, version: 4 }),
-        ];
-        assert!(log[2].model_visible, "the model must learn the project was restored");
-        // The event as the log stores it: the JSON shape is the one replayed.
-        let stored: Vec<Event> = log.iter().map(|e| serde_json::from_str(&serde_json::to_string(e).unwrap()).unwrap()).collect();
-        let json = serde_json::to_value(&log[2]).unwrap();
-        assert_eq!(json["kind"], "rewound");
-        assert_eq!(json["payload"], serde_json::json!({"checkpointId": "chk_1", "toSequence": 1, "version": 4}));
-        let replayed = replay(stored.iter());
-        let messages = replayed.messages();
-        assert_eq!(messages.len(), 2);
-        assert_eq!(messages[1], Message::user(rewound_note("chk_1", 1, 4)));
-        assert!(messages[1].content.contains("chk_1") && messages[1].content.contains("version 4"));
-        let item = replayed.lines().last().unwrap();
-        assert_eq!((item.sequence, item.kind.as_str()), (3, "rewound"));
-        // Replay is the live fold: folding the events one by one gives the same state.
-        let mut live = SessionState::default();
-        log.iter().for_each(|e| live.apply(e));
-        assert_eq!(live, replayed.state);
-        assert_eq!(live.last_sequence, 3);
-        assert!(live.queued.is_empty() && live.open_turn.is_none());
-    }
-
-    /// What the engine says happened is an id and values on the wire (the English
-    /// stays beside it); the person's and the model's words have no id.
-    #[test]
-    fn the_engine_s_timeline_lines_are_ids_with_values() {
-        let log = [
-            event(1, EventBody::SessionCreated { project_id: "prj_1".to_owned(), profile: "llm_1".to_owned(), mode: Mode::Default }),
-            event(2, EventBody::UserMessage { text: "改短一点".to_owned(), was_queued: false, selection: None }),
-            event(3, EventBody::ModeChanged { mode: Mode::Plan, by: "user".to_owned() }),
-            event(
-                4,
-                EventBody::ToolResult {
-                    tool: "read_project".to_owned(),
-                    status: ToolStatus::PermissionDenied,
-                    content: "{}".to_owned(),
-                    result_ref: None,
-                    reused_execution: false,
-                },
-            ),
-            event(5, EventBody::TurnEnded { reason: TurnEndReason::Completed, message: String::new(), hints: Vec::new() }),
-            event(6, EventBody::SessionArchived {}),
-            event(7, EventBody::SessionUnarchived {}),
-        ];
-        let replayed = replay(log.iter());
-        type Line<'a> = (Option<&'a str>, Vec<(&'a str, &'a str)>);
-        let lines: Vec<Line<'_>> = replayed.lines().iter().map(|i| (i.text_id.as_deref(), i.params.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())).collect();
-        assert_eq!(
-            lines,
-            [
-                (Some("session_started"), vec![]),
-                (None, vec![]),
-                (Some("mode"), vec![("mode", "plan")]),
-                (Some("tool_result"), vec![("status", "permission_denied"), ("tool", "read_project")]),
-                (Some("turn_ended"), vec![("reason", "completed")]),
-                (Some("archived"), vec![]),
-                (Some("unarchived"), vec![]),
-            ]
-        );
-        assert_eq!(replayed.lines()[1].text, "改短一点");
-        let json = serde_json::to_value(&replayed.lines()[3]).unwrap();
-        assert_eq!(json["textId"], "tool_result");
-        assert_eq!(json["params"]["status"], "permission_denied");
-        assert!(replayed.lines()[1].params.is_empty() && serde_json::to_value(&replayed.lines()[1]).unwrap().get("textId").is_none());
-    }
-}
+mod tests;
