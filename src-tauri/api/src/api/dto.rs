@@ -13,6 +13,7 @@ mod events;
 mod growth;
 mod harness;
 mod intent;
+mod llm;
 mod memory;
 mod model;
 mod performance;
@@ -33,6 +34,7 @@ pub use events::*;
 pub use growth::*;
 pub use harness::*;
 pub use intent::*;
+pub use llm::*;
 pub use memory::*;
 pub use model::*;
 pub use performance::*;
@@ -280,6 +282,21 @@ stored_only!(
     crate::retrieval::ask::Quote,
     crate::retrieval::ask::Answer,
     crate::retrieval::suggest::Keyword,
+    crate::llm::window::ServerKind,
+    crate::llm::window::WindowSource,
+    crate::llm::window::TokenizerEndpoint,
+    crate::llm::window::ServerWindow,
+    crate::llm::window::WindowOrigin,
+    crate::llm::profile::Provider,
+    crate::llm::profile::Health,
+    crate::llm::profile::ProfileError,
+    crate::llm::profile::LlmProfile,
+    crate::llm::profile::SchemaForm,
+    crate::llm::profile::FormSource,
+    crate::llm::profile::FormRefusal,
+    crate::llm::profile::StructuredForm,
+    crate::llm::profile::ToolLoading,
+    crate::llm::profile::LlmPreset,
 );
 
 #[cfg(test)]
