@@ -297,6 +297,13 @@ stored_only!(
     crate::llm::profile::StructuredForm,
     crate::llm::profile::ToolLoading,
     crate::llm::profile::LlmPreset,
+    crate::llm::ApiKey,
+    crate::llm::Role,
+    crate::llm::Message,
+    crate::llm::ToolSpec,
+    crate::llm::ToolCall,
+    crate::llm::FinishReason,
+    crate::llm::Usage,
 );
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ pub struct LlmProfileInput {
     /// never serialized, logged or echoed.
     #[serde(default, skip_serializing)]
     #[ts(optional)]
-    pub api_key: Option<ApiKey>,
+    pub api_key: Option<super::dto::ApiKey>,
     /// Confirms sending `apiKey` over plain HTTP to a host that is not this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -126,7 +126,7 @@ pub struct LlmProfileSetKeyParams {
     /// `null` removes the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub api_key: Option<ApiKey>,
+    pub api_key: Option<super::dto::ApiKey>,
     /// Confirms sending the key over plain HTTP to a host that is not this machine.
     #[serde(default)]
     #[ts(optional)]
@@ -140,7 +140,7 @@ impl Serialize for LlmProfileSetKeyParams {
         use serde::ser::SerializeStruct;
         let mut state = serializer.serialize_struct("LlmProfileSetKeyParams", 2)?;
         state.serialize_field("profile", &self.profile)?;
-        state.serialize_field("apiKey", &self.api_key.as_ref().map(ApiKey::fingerprint))?;
+        state.serialize_field("apiKey", &self.api_key.as_ref().map(|key| key.fingerprint()))?;
         state.end()
     }
 }
@@ -330,7 +330,7 @@ fn window_on_save(engine: &Engine, input: &LlmProfileInput, has_key: bool) -> Op
     let (base_url, model, person) = (&input.base_url, &input.model, input.context_window);
     let base_url = normalize_base_url(base_url).ok()?;
     let local = crate::llm::profile::is_loopback(&base_url);
-    let keyless = !input.key_required.unwrap_or(!local) && !has_key && input.api_key.as_ref().is_none_or(ApiKey::is_blank);
+    let keyless = !input.key_required.unwrap_or(!local) && !has_key && input.api_key.as_ref().is_none_or(|key| key.is_blank());
     if person.is_some() || !local || !keyless {
         return None;
     }
@@ -468,7 +468,7 @@ pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmP
     // Asked before the write lock: a slow server must not hold up other writes.
     let server_window = window_on_save(engine, &input, false);
     let _guard = engine.write_lock();
-    let (key, allow_plain_http) = (input.api_key.take(), input.allow_plain_http.take());
+    let (key, allow_plain_http) = (input.api_key.take().map(Into::into), input.allow_plain_http.take());
     let mut profile = LlmProfile { id: engine.new_id("llm"), server_window, ..blank_profile(engine.now()) };
     fill(&mut profile, input)?;
     check_name_free(engine, &profile.name, None)?;
@@ -487,7 +487,7 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
     let asked = if moved || before.server_window.is_none() { window_on_save(engine, &params.changes, before.key_fingerprint.is_some()) } else { None };
     let _guard = engine.write_lock();
     let mut changes = params.changes;
-    let (key, allow_plain_http) = (changes.api_key.take(), changes.allow_plain_http.take());
+    let (key, allow_plain_http) = (changes.api_key.take().map(Into::into), changes.allow_plain_http.take());
     let mut profile = engine.llm_profile(&params.profile)?;
     let stored = profile.clone();
     if moved {
@@ -586,7 +586,7 @@ pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result
     let _guard = engine.write_lock();
     let mut profile = engine.llm_profile(&params.profile)?;
     let stored = profile.clone();
-    let key = checked_key(&profile, params.api_key, params.allow_plain_http)?;
+    let key = checked_key(&profile, params.api_key.map(Into::into), params.allow_plain_http)?;
     if key.is_none() {
         // Refuse rather than say "no key" while one is still in the keychain.
         engine.config().secrets.delete(&account_for_profile(&profile.id))?;

@@ -932,6 +932,7 @@ const WIRE_IN_API: &[&str] = &[
     "../search/src",
     "../llm/src/window.rs",
     "../llm/src/profile.rs",
+    "../llm/src",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

@@ -501,3 +501,46 @@ impl From<crate::llm::profile::LlmPreset> for LlmPreset {
         LlmPreset::from(&record)
     }
 }
+
+/// An API key as a parameter carries it (`llmProfile.create`, `llmProfile.setKey`,
+/// `sync.connect`): read, never written. It has no `Serialize`, and Debug prints only
+/// its fingerprint, so no result, log line or stored record can hold it.
+#[derive(Clone, PartialEq, Eq, Deserialize, TS)]
+#[serde(transparent)]
+#[ts(type = "string")]
+pub struct ApiKey(crate::llm::ApiKey);
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Deref for ApiKey {
+    type Target = crate::llm::ApiKey;
+    fn deref(&self) -> &crate::llm::ApiKey {
+        &self.0
+    }
+}
+
+impl From<ApiKey> for crate::llm::ApiKey {
+    fn from(wire: ApiKey) -> Self {
+        wire.0
+    }
+}
+
+/// A complete tool call as the model asked for it. `arguments` is the raw JSON text;
+/// the harness validates it against the tool's schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+impl From<&crate::llm::ToolCall> for ToolCall {
+    fn from(record: &crate::llm::ToolCall) -> Self {
+        ToolCall { id: record.id.clone(), name: record.name.clone(), arguments: record.arguments.clone() }
+    }
+}
