@@ -394,12 +394,12 @@ api_methods! {
         "quality.check" => pipeline::check(QualityCheckParams) -> QualityCheckResult;
         "llmProfile.presets" => llm::list_presets(Empty) -> LlmPresetListResult;
         "llmProfile.list" => llm::list(Empty) -> LlmProfileListResult;
-        "llmProfile.get" => llm::get(LlmProfileRef) -> crate::llm::profile::LlmProfile;
+        "llmProfile.get" => llm::get(LlmProfileRef) -> dto::LlmProfile;
         "llmProfile.create" => llm::create(LlmProfileInput) -> LlmProfileSaved;
         "llmProfile.update" => llm::update(LlmProfileUpdateParams) -> LlmProfileSaved;
         "llmProfile.delete" => llm::delete(LlmProfileRef) -> Deleted;
-        "llmProfile.setDefault" => llm::set_default(LlmProfileRef) -> crate::llm::profile::LlmProfile;
-        "llmProfile.setKey" => llm::set_key(LlmProfileSetKeyParams) -> crate::llm::profile::LlmProfile;
+        "llmProfile.setDefault" => llm::set_default(LlmProfileRef) -> dto::LlmProfile;
+        "llmProfile.setKey" => llm::set_key(LlmProfileSetKeyParams) -> dto::LlmProfile;
         "llmProfile.test" => llm::test(LlmProfileRef) -> LlmTestResult;
         "llmProfile.models" => llm::models(LlmModelsParams) -> LlmModelsResult;
         "sync.connect" => sync::connect(SyncConnectParams) -> SyncStatus;

@@ -32,16 +32,14 @@ pub mod window;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 pub use client::{Cancel, LlmClient};
 pub use error::LlmError;
 
 /// An API key. Debug and Display print only a fingerprint; it has no `Serialize`, so
 /// it cannot end up in a stored record, a log line written with `?` or an API result.
-#[derive(Clone, PartialEq, Eq, Deserialize, TS)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(transparent)]
-#[ts(type = "string")]
 pub struct ApiKey(String);
 
 impl ApiKey {
@@ -74,7 +72,7 @@ impl std::fmt::Debug for ApiKey {
 }
 
 /// Who speaks a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -84,7 +82,7 @@ pub enum Role {
 }
 
 /// One message of a conversation, in the provider-neutral shape the harness keeps.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub role: Role,
@@ -94,7 +92,6 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     /// The call this message answers (tool messages only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub tool_call_id: Option<String>,
 }
 
@@ -114,12 +111,11 @@ impl Message {
 }
 
 /// A tool the model may call: a name, what it does, and a JSON schema of its input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
-    #[ts(type = "unknown")]
     pub parameters: Schema,
 }
 
@@ -180,7 +176,7 @@ impl<'de> Deserialize<'de> for Schema {
 
 /// A complete tool call as the model asked for it. `arguments` is the raw JSON text;
 /// the harness validates it against the tool's schema.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     pub id: String,
@@ -189,7 +185,7 @@ pub struct ToolCall {
 }
 
 /// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     Stop,
@@ -214,7 +210,7 @@ impl FinishReason {
 
 /// Tokens a call used. `estimated` is true when the server did not report usage and
 /// the numbers come from [`estimate_tokens`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub input_tokens: u64,

@@ -2,14 +2,13 @@
 //! excluded), base URL normalisation, the plain-HTTP check, and the presets.
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use super::window::{ServerWindow, WindowOrigin};
 use inkstone_model::Timestamp;
 use inkstone_store::{Kind, Record};
 
 /// Whether a profile may be used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provider {
     /// Kept but never called.
@@ -18,7 +17,7 @@ pub enum Provider {
 }
 
 /// The last "test connection" result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Health {
     Unknown,
@@ -27,7 +26,7 @@ pub enum Health {
 }
 
 /// What the last failed test said: the error code and message (never a key).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileError {
     pub code: inkstone_error::ErrorCode,
@@ -36,7 +35,7 @@ pub struct ProfileError {
 
 /// One model endpoint. The API key is in the OS keychain; `key_fingerprint` only says
 /// which key is set (`…WXYZ`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmProfile {
     pub id: String,
@@ -48,7 +47,6 @@ pub struct LlmProfile {
     /// The model the server's `/embeddings` answers with, for semantic search. Absent:
     /// search is lexical only (and says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub embedding_model: Option<String>,
     pub timeout_s: u32,
     /// The window every budget uses: the person's figure when they set one, else the
@@ -60,34 +58,27 @@ pub struct LlmProfile {
     /// The window the server reported when the profile was last tested (absent: not
     /// asked yet, or the server does not say).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub server_window: Option<ServerWindow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub max_output_tokens: Option<u32>,
     /// The sampling temperature of every request to this model: the person's figure
     /// for their model wins over the one a step would choose (a summary's 0, Ask's 0.2).
     /// Absent: each step's own, else the server's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub temperature: Option<f32>,
     /// A seed sent with every request, so a server that samples reproducibly with one
     /// (llama.cpp, vLLM, OpenAI) answers the same request the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub seed: Option<u32>,
     /// Price per million input tokens, for cost in usage records (any currency, the
     /// same for every profile of a workspace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub input_price_per_mtok: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub output_price_per_mtok: Option<f64>,
     /// False for local servers that take no key.
     pub key_required: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub key_fingerprint: Option<String>,
     /// Before the profile is tested: whether its server can be asked to constrain a reply
     /// to a JSON schema, and how ([`LlmProfile::schema_form`]; a preset's or the
@@ -100,28 +91,22 @@ pub struct LlmProfile {
     /// or from a refusal at work), with the forms it refused. Absent: not tested yet,
     /// so the settings above are used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub structured_form: Option<StructuredForm>,
     /// Which tool definitions a drafting session sends with each request.
     #[serde(default)]
     pub tool_loading: ToolLoading,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub proxy_url: Option<String>,
     /// A PEM file with an extra CA certificate (a company proxy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub ca_cert_path: Option<String>,
     pub is_default: bool,
     pub health: Health,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub last_tested_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub last_latency_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub last_error: Option<ProfileError>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
@@ -135,7 +120,7 @@ impl Record for LlmProfile {
 }
 
 /// How a server is asked to shape a reply by a JSON schema.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum SchemaForm {
     /// `response_format: {type: "json_schema", json_schema: {name, schema}}`: OpenAI,
@@ -163,7 +148,7 @@ impl SchemaForm {
 }
 
 /// Where the structured-output form in use comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FormSource {
     /// The profile's settings (a preset's or the person's): the server was not asked.
@@ -176,7 +161,7 @@ pub enum FormSource {
 }
 
 /// A form the server refused, as it said so.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FormRefusal {
     pub form: SchemaForm,
@@ -185,7 +170,7 @@ pub struct FormRefusal {
 }
 
 /// The structured-output form a profile's server takes, and how that was learnt.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StructuredForm {
     pub form: SchemaForm,
@@ -193,7 +178,6 @@ pub struct StructuredForm {
     /// The forms the server refused, in the order they were tried; none of them is
     /// sent to it again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<FormRefusal>>", optional)]
     pub refused: Vec<FormRefusal>,
     pub at: Timestamp,
 }
@@ -202,7 +186,7 @@ pub struct StructuredForm {
 /// most it sends. A window too small for that set's definitions (more than a quarter
 /// of it) gets the next smaller one, down to the compact set
 /// (`harness::tools::Registry::offered_within`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ToolLoading {
     /// Every tool's definition, every time (about 2,800 estimated tokens for the
@@ -316,7 +300,7 @@ pub fn form_request(form: SchemaForm, name: &str, schema: &serde_json::Value) ->
 }
 
 /// A starting point for a profile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmPreset {
     pub id: String,

@@ -13,12 +13,11 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use ts_rs::TS;
 
 use inkstone_model::Timestamp;
 
 /// A local model server family, for reading its window and for saying how to enlarge it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ServerKind {
     LlamaCpp,
@@ -64,7 +63,7 @@ impl ServerKind {
 }
 
 /// Where a window figure was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WindowSource {
     /// llama.cpp `/props`: `default_generation_settings.n_ctx`.
@@ -114,7 +113,7 @@ impl WindowSource {
 }
 
 /// A server's tokenizer endpoint, which counts text as the model does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TokenizerEndpoint {
     /// llama.cpp's server: `POST /tokenize {"content": ...}`.
@@ -159,7 +158,7 @@ but to make each paragraph earn its place.",
 ];
 
 /// A window the server reported.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerWindow {
     pub tokens: u32,
@@ -169,7 +168,7 @@ pub struct ServerWindow {
 }
 
 /// Where a profile's effective context window comes from.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum WindowOrigin {
     /// The person set it; it wins over what the server says. (Profiles stored before

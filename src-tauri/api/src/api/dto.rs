@@ -13,6 +13,7 @@ mod events;
 mod growth;
 mod harness;
 mod intent;
+mod llm;
 mod memory;
 mod model;
 mod performance;
@@ -33,6 +34,7 @@ pub use events::*;
 pub use growth::*;
 pub use harness::*;
 pub use intent::*;
+pub use llm::*;
 pub use memory::*;
 pub use model::*;
 pub use performance::*;
@@ -280,6 +282,28 @@ stored_only!(
     crate::retrieval::ask::Quote,
     crate::retrieval::ask::Answer,
     crate::retrieval::suggest::Keyword,
+    crate::llm::window::ServerKind,
+    crate::llm::window::WindowSource,
+    crate::llm::window::TokenizerEndpoint,
+    crate::llm::window::ServerWindow,
+    crate::llm::window::WindowOrigin,
+    crate::llm::profile::Provider,
+    crate::llm::profile::Health,
+    crate::llm::profile::ProfileError,
+    crate::llm::profile::LlmProfile,
+    crate::llm::profile::SchemaForm,
+    crate::llm::profile::FormSource,
+    crate::llm::profile::FormRefusal,
+    crate::llm::profile::StructuredForm,
+    crate::llm::profile::ToolLoading,
+    crate::llm::profile::LlmPreset,
+    crate::llm::ApiKey,
+    crate::llm::Role,
+    crate::llm::Message,
+    crate::llm::ToolSpec,
+    crate::llm::ToolCall,
+    crate::llm::FinishReason,
+    crate::llm::Usage,
 );
 
 #[cfg(test)]
@@ -859,5 +883,88 @@ mod tests {
             serde_json::from_value(json!([["working", "version", "comment"], "project", "general"])).unwrap();
         assert_eq!(kinds.into_iter().map(search::DocKind::from).collect::<Vec<_>>(), [search::DocKind::Working, search::DocKind::Version, search::DocKind::Comment]);
         assert_eq!((search::SearchScope::from(scope), ask::AskRoute::from(route)), (search::SearchScope::Project, ask::AskRoute::General));
+    }
+
+    /// A model profile (its server's window, the structured-output form it takes, the
+    /// last test's error) and a preset; the parameters that convert back; and a key
+    /// parameter, which is read but never written.
+    #[test]
+    fn the_wire_json_of_model_profiles_is_their_twins() {
+        use crate::llm::{profile, window};
+        let server_window = window::ServerWindow { tokens: 4096, source: window::WindowSource::LlamaCppProps, server: window::ServerKind::LlamaCpp, detected_at: at() };
+        let llm_profile = profile::LlmProfile {
+            id: "llm_1".into(),
+            name: "Local".into(),
+            provider: profile::Provider::OpenaiCompatible,
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            model: "qwen".into(),
+            embedding_model: None,
+            timeout_s: 60,
+            context_window: 4096,
+            context_window_origin: window::WindowOrigin::Server,
+            server_window: Some(server_window),
+            max_output_tokens: Some(512),
+            temperature: None,
+            seed: Some(7),
+            input_price_per_mtok: None,
+            output_price_per_mtok: Some(0.5),
+            key_required: false,
+            key_fingerprint: Some("…WXYZ".into()),
+            supports_json_schema: true,
+            schema_form: profile::SchemaForm::JsonObject,
+            structured_form: Some(profile::StructuredForm {
+                form: profile::SchemaForm::JsonObject,
+                source: profile::FormSource::Test,
+                refused: vec![profile::FormRefusal { form: profile::SchemaForm::ResponseFormat, status: 400, message: "no".into() }],
+                at: at(),
+            }),
+            tool_loading: profile::ToolLoading::OnDemand,
+            proxy_url: None,
+            ca_cert_path: None,
+            is_default: true,
+            health: profile::Health::Failed,
+            last_tested_at: Some(at()),
+            last_latency_ms: None,
+            last_error: Some(profile::ProfileError { code: crate::error::ErrorCode::Timeout, message: "Slow".into() }),
+            created_at: at(),
+            updated_at: at(),
+        };
+        assert_eq!(
+            serde_json::to_value(super::LlmProfile::from(&llm_profile)).unwrap(),
+            json!({
+                "id": "llm_1", "name": "Local", "provider": "openai-compatible", "baseUrl": "http://127.0.0.1:8080/v1", "model": "qwen", "timeoutS": 60,
+                "contextWindow": 4096, "contextWindowOrigin": "server",
+                "serverWindow": {"tokens": 4096, "source": "llamaCppProps", "server": "llamaCpp", "detectedAt": "2026-01-02T03:04:05Z"},
+                "maxOutputTokens": 512, "seed": 7, "outputPricePerMtok": 0.5, "keyRequired": false, "keyFingerprint": "…WXYZ",
+                "supportsJsonSchema": true, "schemaForm": "jsonObject",
+                "structuredForm": {
+                    "form": "jsonObject", "source": "test", "refused": [{"form": "responseFormat", "status": 400, "message": "no"}],
+                    "at": "2026-01-02T03:04:05Z"
+                },
+                "toolLoading": "onDemand", "isDefault": true, "health": "failed", "lastTestedAt": "2026-01-02T03:04:05Z",
+                "lastError": {"code": "TIMEOUT", "message": "Slow"}, "createdAt": "2026-01-02T03:04:05Z", "updatedAt": "2026-01-02T03:04:05Z"
+            })
+        );
+        let preset = profile::presets().into_iter().find(|p| p.id == "ollama").unwrap();
+        assert_eq!(
+            serde_json::to_value(super::LlmPreset::from(&preset)).unwrap(),
+            json!({
+                "id": "ollama", "label": "Ollama", "baseUrl": "http://127.0.0.1:11434/v1", "exampleModel": "qwen2.5:7b", "keyRequired": false,
+                "local": true, "supportsJsonSchema": true, "schemaForm": "responseFormat", "toolLoading": "onDemand"
+            })
+        );
+        assert_eq!(serde_json::to_value(super::WindowSource::from(window::WindowSource::OllamaModelMax)).unwrap(), json!("ollamaModelMax"));
+        assert_eq!(serde_json::to_value(super::TokenizerEndpoint::from(window::TokenizerEndpoint::LlamaCppPython)).unwrap(), json!("llamaCppPython"));
+        assert_eq!(serde_json::to_value(super::WindowOrigin::from(window::WindowOrigin::Assumed)).unwrap(), json!("assumed"));
+        let (provider, form, loading): (super::Provider, super::SchemaForm, super::ToolLoading) = serde_json::from_value(json!(["disabled", "instructions", "all"])).unwrap();
+        assert_eq!(
+            (profile::Provider::from(provider), profile::SchemaForm::from(form), profile::ToolLoading::from(loading)),
+            (profile::Provider::Disabled, profile::SchemaForm::Instructions, profile::ToolLoading::All)
+        );
+        let key: super::ApiKey = serde_json::from_value(json!("sk-secret-ABCD")).unwrap();
+        assert_eq!(format!("{key:?}"), "ApiKey(…ABCD)");
+        assert_eq!(crate::llm::ApiKey::from(key).expose(), "sk-secret-ABCD");
+        let call = crate::llm::ToolCall { id: "call_1".into(), name: "read_project".into(), arguments: "{}".into() };
+        assert_eq!(serde_json::to_value(super::ToolCall::from(&call)).unwrap(), json!({"id": "call_1", "name": "read_project", "arguments": "{}"}));
     }
 }

@@ -10,7 +10,7 @@ use ts_rs::TS;
 
 use super::{required_text, ApiError, Deleted, Empty, Engine, ErrorCode, Hint};
 use crate::llm::keychain::account_for_profile;
-use crate::llm::profile::{check_proxy_url, key_would_travel_in_clear, normalize_base_url, presets, BadUrl, Health, LlmPreset, LlmProfile, ProfileError, Provider};
+use crate::llm::profile::{check_proxy_url, key_would_travel_in_clear, normalize_base_url, presets, BadUrl, Health, LlmProfile, ProfileError, Provider};
 use crate::llm::{ApiKey, Cancel, Endpoint};
 use crate::store::{Batch, Durability};
 
@@ -22,7 +22,7 @@ pub struct LlmProfileInput {
     /// Default: `openai-compatible`.
     #[serde(default)]
     #[ts(optional)]
-    pub provider: Option<Provider>,
+    pub provider: Option<super::dto::Provider>,
     /// With or without `/v1`; normalised.
     pub base_url: String,
     pub model: String,
@@ -68,11 +68,11 @@ pub struct LlmProfileInput {
     /// How the server is asked for a schema (default `responseFormat`).
     #[serde(default)]
     #[ts(optional)]
-    pub schema_form: Option<crate::llm::profile::SchemaForm>,
+    pub schema_form: Option<super::dto::SchemaForm>,
     /// Which tool definitions a session sends (default `all`).
     #[serde(default)]
     #[ts(optional)]
-    pub tool_loading: Option<crate::llm::profile::ToolLoading>,
+    pub tool_loading: Option<super::dto::ToolLoading>,
     #[serde(default)]
     #[ts(optional)]
     pub proxy_url: Option<String>,
@@ -85,7 +85,7 @@ pub struct LlmProfileInput {
     /// never serialized, logged or echoed.
     #[serde(default, skip_serializing)]
     #[ts(optional)]
-    pub api_key: Option<ApiKey>,
+    pub api_key: Option<super::dto::ApiKey>,
     /// Confirms sending `apiKey` over plain HTTP to a host that is not this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -126,7 +126,7 @@ pub struct LlmProfileSetKeyParams {
     /// `null` removes the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub api_key: Option<ApiKey>,
+    pub api_key: Option<super::dto::ApiKey>,
     /// Confirms sending the key over plain HTTP to a host that is not this machine.
     #[serde(default)]
     #[ts(optional)]
@@ -140,7 +140,7 @@ impl Serialize for LlmProfileSetKeyParams {
         use serde::ser::SerializeStruct;
         let mut state = serializer.serialize_struct("LlmProfileSetKeyParams", 2)?;
         state.serialize_field("profile", &self.profile)?;
-        state.serialize_field("apiKey", &self.api_key.as_ref().map(ApiKey::fingerprint))?;
+        state.serialize_field("apiKey", &self.api_key.as_ref().map(|key| key.fingerprint()))?;
         state.end()
     }
 }
@@ -149,7 +149,7 @@ impl Serialize for LlmProfileSetKeyParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmProfileSaved {
-    pub profile: LlmProfile,
+    pub profile: super::dto::LlmProfile,
     pub warnings: Vec<Hint>,
 }
 
@@ -157,7 +157,7 @@ pub struct LlmProfileSaved {
 #[serde(rename_all = "camelCase")]
 pub struct LlmProfileListResult {
     /// Sorted by name.
-    pub profiles: Vec<LlmProfile>,
+    pub profiles: Vec<super::dto::LlmProfile>,
     /// True when `INKSTONE_LLM_API_KEY` supplies a key to every profile in this process.
     pub env_key_active: bool,
     /// Ids of profiles whose saved key is no longer in the system keychain (deleted
@@ -173,7 +173,7 @@ pub struct LlmProfileListResult {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmPresetListResult {
-    pub presets: Vec<LlmPreset>,
+    pub presets: Vec<super::dto::LlmPreset>,
 }
 
 /// The result of "test connection". A failed test is a result (`ok: false` with the
@@ -182,7 +182,7 @@ pub struct LlmPresetListResult {
 #[serde(rename_all = "camelCase")]
 pub struct LlmTestResult {
     pub ok: bool,
-    pub profile: LlmProfile,
+    pub profile: super::dto::LlmProfile,
     /// The model id the server reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -227,7 +227,7 @@ pub struct LlmModelsResult {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct LocalServer {
-    pub preset: LlmPreset,
+    pub preset: super::dto::LlmPreset,
     pub models: Vec<String>,
 }
 
@@ -261,7 +261,7 @@ fn bad_base_url(bad: BadUrl) -> ApiError {
 /// Checks an input and fills `profile` from it.
 fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError> {
     profile.name = required_text("name", &input.name, 100)?;
-    profile.provider = input.provider.unwrap_or(Provider::OpenaiCompatible);
+    profile.provider = input.provider.map_or(Provider::OpenaiCompatible, Into::into);
     profile.base_url = normalize_base_url(&input.base_url).map_err(bad_base_url)?;
     profile.model = required_text("model", &input.model, 200)?;
     profile.embedding_model = match input.embedding_model.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
@@ -293,8 +293,8 @@ fn fill(profile: &mut LlmProfile, input: LlmProfileInput) -> Result<(), ApiError
     profile.output_price_per_mtok = validate_price("outputPricePerMtok", input.output_price_per_mtok)?;
     profile.key_required = input.key_required.unwrap_or(!crate::llm::profile::is_loopback(&profile.base_url));
     profile.supports_json_schema = input.supports_json_schema.unwrap_or(false);
-    profile.schema_form = input.schema_form.unwrap_or_default();
-    profile.tool_loading = input.tool_loading.unwrap_or_default();
+    profile.schema_form = input.schema_form.map(Into::into).unwrap_or_default();
+    profile.tool_loading = input.tool_loading.map(Into::into).unwrap_or_default();
     profile.proxy_url = match input.proxy_url.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
         // The message never repeats the URL: it may hold a password.
         Some(proxy) => Some(check_proxy_url(proxy).map_err(|bad| {
@@ -330,7 +330,7 @@ fn window_on_save(engine: &Engine, input: &LlmProfileInput, has_key: bool) -> Op
     let (base_url, model, person) = (&input.base_url, &input.model, input.context_window);
     let base_url = normalize_base_url(base_url).ok()?;
     let local = crate::llm::profile::is_loopback(&base_url);
-    let keyless = !input.key_required.unwrap_or(!local) && !has_key && input.api_key.as_ref().is_none_or(ApiKey::is_blank);
+    let keyless = !input.key_required.unwrap_or(!local) && !has_key && input.api_key.as_ref().is_none_or(|key| key.is_blank());
     if person.is_some() || !local || !keyless {
         return None;
     }
@@ -468,7 +468,7 @@ pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmP
     // Asked before the write lock: a slow server must not hold up other writes.
     let server_window = window_on_save(engine, &input, false);
     let _guard = engine.write_lock();
-    let (key, allow_plain_http) = (input.api_key.take(), input.allow_plain_http.take());
+    let (key, allow_plain_http) = (input.api_key.take().map(Into::into), input.allow_plain_http.take());
     let mut profile = LlmProfile { id: engine.new_id("llm"), server_window, ..blank_profile(engine.now()) };
     fill(&mut profile, input)?;
     check_name_free(engine, &profile.name, None)?;
@@ -476,7 +476,7 @@ pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmP
     profile.is_default = engine.store().scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
     save_with_key(engine, &mut profile, key, None)?;
     let warnings = warnings(&profile);
-    Ok(LlmProfileSaved { profile, warnings })
+    Ok(LlmProfileSaved { profile: (&profile).into(), warnings })
 }
 
 pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
@@ -487,7 +487,7 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
     let asked = if moved || before.server_window.is_none() { window_on_save(engine, &params.changes, before.key_fingerprint.is_some()) } else { None };
     let _guard = engine.write_lock();
     let mut changes = params.changes;
-    let (key, allow_plain_http) = (changes.api_key.take(), changes.allow_plain_http.take());
+    let (key, allow_plain_http) = (changes.api_key.take().map(Into::into), changes.allow_plain_http.take());
     let mut profile = engine.llm_profile(&params.profile)?;
     let stored = profile.clone();
     if moved {
@@ -509,7 +509,7 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
     profile.updated_at = engine.now();
     save_with_key(engine, &mut profile, key, Some(&stored))?;
     let warnings = warnings(&profile);
-    Ok(LlmProfileSaved { profile, warnings })
+    Ok(LlmProfileSaved { profile: (&profile).into(), warnings })
 }
 
 pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, ApiError> {
@@ -530,15 +530,15 @@ pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, Ap
             }
         }
     }
-    Ok(LlmProfileListResult { profiles, env_key_active, missing_keys })
+    Ok(LlmProfileListResult { profiles: profiles.iter().map(Into::into).collect(), env_key_active, missing_keys })
 }
 
-pub(super) fn get(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
-    engine.llm_profile(&params.profile)
+pub(super) fn get(engine: &Engine, params: LlmProfileRef) -> Result<super::dto::LlmProfile, ApiError> {
+    engine.llm_profile(&params.profile).map(Into::into)
 }
 
 pub(super) fn list_presets(_: &Engine, _: Empty) -> Result<LlmPresetListResult, ApiError> {
-    Ok(LlmPresetListResult { presets: presets() })
+    Ok(LlmPresetListResult { presets: presets().into_iter().map(Into::into).collect() })
 }
 
 pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, ApiError> {
@@ -563,7 +563,7 @@ pub(super) fn delete(engine: &Engine, params: LlmProfileRef) -> Result<Deleted, 
     Ok(Deleted { id: profile.id, deleted: true })
 }
 
-pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmProfile, ApiError> {
+pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<super::dto::LlmProfile, ApiError> {
     let _guard = engine.write_lock();
     let chosen = engine.llm_profile(&params.profile)?;
     let mut batch = Batch::new();
@@ -579,14 +579,14 @@ pub(super) fn set_default(engine: &Engine, params: LlmProfileRef) -> Result<LlmP
         }
     }
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(result)
+    Ok(result.into())
 }
 
-pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result<LlmProfile, ApiError> {
+pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result<super::dto::LlmProfile, ApiError> {
     let _guard = engine.write_lock();
     let mut profile = engine.llm_profile(&params.profile)?;
     let stored = profile.clone();
-    let key = checked_key(&profile, params.api_key, params.allow_plain_http)?;
+    let key = checked_key(&profile, params.api_key.map(Into::into), params.allow_plain_http)?;
     if key.is_none() {
         // Refuse rather than say "no key" while one is still in the keychain.
         engine.config().secrets.delete(&account_for_profile(&profile.id))?;
@@ -596,7 +596,7 @@ pub(super) fn set_key(engine: &Engine, params: LlmProfileSetKeyParams) -> Result
     profile.last_error = None;
     profile.updated_at = engine.now();
     save_with_key(engine, &mut profile, key, Some(&stored))?;
-    Ok(profile)
+    Ok(profile.into())
 }
 
 pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResult, ApiError> {
@@ -673,7 +673,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.last_latency_ms = Some(latency_ms);
             LlmTestResult {
                 ok: true,
-                profile: profile.clone(),
+                profile: (&profile).into(),
                 model_id: Some(reply.model),
                 latency_ms: Some(latency_ms),
                 error: None,
@@ -689,7 +689,15 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
             profile.health = Health::Failed;
             profile.last_error = Some(ProfileError { code: error.code, message: error.message.clone() });
             profile.last_latency_ms = None;
-            LlmTestResult { ok: false, profile: profile.clone(), model_id: None, latency_ms: None, error: Some(error), warnings, calibration: calibration.as_ref().map(Into::into) }
+            LlmTestResult {
+                ok: false,
+                profile: (&profile).into(),
+                model_id: None,
+                latency_ms: None,
+                error: Some(error),
+                warnings,
+                calibration: calibration.as_ref().map(Into::into),
+            }
         }
     };
     let mut batch = Batch::new();
@@ -726,7 +734,7 @@ pub(super) fn detect_local(engine: &Engine, _: Empty) -> Result<LlmDetectLocalRe
         let endpoint = Endpoint { base_url: preset.base_url.clone(), model: String::new(), api_key: None, timeout: Duration::from_millis(400), proxy_url: None, ca_cert_pem: None };
         let client = engine.llm().client(endpoint)?;
         if let Ok(models) = engine.llm().run(client.models(&Cancel::new()))? {
-            found.push(LocalServer { preset, models });
+            found.push(LocalServer { preset: preset.into(), models });
         }
     }
     Ok(LlmDetectLocalResult { found })

@@ -8,7 +8,6 @@ use ts_rs::TS;
 
 use super::dto;
 use super::{ApiError, Empty, Engine};
-use crate::llm::ApiKey;
 use crate::outbox::{DeliveryJob, JobState};
 use crate::sync::{self, Choice, SyncConflict};
 
@@ -21,7 +20,7 @@ pub struct SyncConnectParams {
     /// Absent: the process's `INKSTONE_WORKSPACE_TOKEN`, which is never stored.
     #[serde(default)]
     #[ts(optional)]
-    pub token: Option<ApiKey>,
+    pub token: Option<super::dto::ApiKey>,
     /// Confirms sending the token over plain http:// to another machine.
     #[serde(default)]
     #[ts(optional)]
@@ -308,7 +307,7 @@ pub(super) fn connect(engine: &Engine, params: SyncConnectParams) -> Result<Sync
         engine.sync_runtime(),
         sync::Connect {
             server_url: &params.server_url,
-            token: params.token.as_ref(),
+            token: params.token.as_deref(),
             allow_plain_http: params.allow_plain_http == Some(true),
             upload_existing: params.upload_existing == Some(true),
             display_name: params.display_name.as_deref(),

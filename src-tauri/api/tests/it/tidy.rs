@@ -930,6 +930,9 @@ const WIRE_IN_API: &[&str] = &[
     "../core/src/memory.rs",
     "../core/src/policy.rs",
     "../search/src",
+    "../llm/src/window.rs",
+    "../llm/src/profile.rs",
+    "../llm/src",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

@@ -83,7 +83,7 @@ pub struct ProfileContext {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CalibrationSeed {
-    pub endpoint: crate::llm::window::TokenizerEndpoint,
+    pub endpoint: super::TokenizerEndpoint,
     pub server_tokens: u64,
     pub estimated_tokens: u64,
     pub at: crate::model::Timestamp,
@@ -183,7 +183,7 @@ impl From<&crate::harness::compaction::ProfileContext> for ProfileContext {
 
 impl From<&crate::harness::compaction::CalibrationSeed> for CalibrationSeed {
     fn from(record: &crate::harness::compaction::CalibrationSeed) -> Self {
-        CalibrationSeed { endpoint: record.endpoint, server_tokens: record.server_tokens, estimated_tokens: record.estimated_tokens, at: record.at }
+        CalibrationSeed { endpoint: record.endpoint.into(), server_tokens: record.server_tokens, estimated_tokens: record.estimated_tokens, at: record.at }
     }
 }
 

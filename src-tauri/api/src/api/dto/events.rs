@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::ToolCall;
 use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, ProposalKind, Selection, Target};
 use crate::error::Hint;
-use crate::llm::ToolCall;
 use crate::model::Timestamp;
 
 /// How a tool call ended, as the model and the UI see it.
@@ -732,7 +732,7 @@ impl From<&crate::harness::event::EventBody> for EventBody {
             crate::harness::event::EventBody::ReasoningDelta { text } => Self::ReasoningDelta { text: text.clone() },
             crate::harness::event::EventBody::AssistantMessage { text, tool_calls, finish_reason, interrupted, input_tokens, output_tokens } => Self::AssistantMessage {
                 text: text.clone(),
-                tool_calls: tool_calls.clone(),
+                tool_calls: tool_calls.iter().map(ToolCall::from).collect(),
                 finish_reason: finish_reason.clone(),
                 interrupted: *interrupted,
                 input_tokens: *input_tokens,
