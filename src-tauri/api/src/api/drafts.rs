@@ -9,9 +9,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::TextDiffResult;
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Engine};
-use crate::diff::TextDiffResult;
 use crate::model::{DraftStatus, Platform, PlatformDraft};
 use crate::pipeline::{DraftContent, Finding};
 use crate::project::drafts as domain;
@@ -98,7 +98,7 @@ pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<P
     let mut batch = Batch::new();
     let saved = domain::stage_save(engine, &mut batch, &project, &compiled, params.replace_revision)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(PlatformDraftSaveResult { outcome: (&saved.outcome).into(), draft: (&saved.draft).into(), compiled: (&compiled).into(), diff: saved.diff })
+    Ok(PlatformDraftSaveResult { outcome: (&saved.outcome).into(), draft: (&saved.draft).into(), compiled: (&compiled).into(), diff: saved.diff.map(Into::into) })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

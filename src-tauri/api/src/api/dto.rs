@@ -22,6 +22,7 @@ mod proposal_records;
 mod proposals;
 mod search;
 mod sync;
+mod text;
 mod timeline;
 mod usage;
 
@@ -42,6 +43,7 @@ pub use proposal_records::*;
 pub use proposals::*;
 pub use search::*;
 pub use sync::*;
+pub use text::*;
 pub use timeline::*;
 pub use usage::*;
 
@@ -280,6 +282,11 @@ stored_only!(
     crate::retrieval::ask::Quote,
     crate::retrieval::ask::Answer,
     crate::retrieval::suggest::Keyword,
+    crate::diff::TextDiffResult,
+    crate::diff::Hunk,
+    crate::diff::DiffLine,
+    crate::diff::LineKind,
+    crate::diff::Segment,
 );
 
 #[cfg(test)]

@@ -930,6 +930,7 @@ const WIRE_IN_API: &[&str] = &[
     "../core/src/memory.rs",
     "../core/src/policy.rs",
     "../search/src",
+    "../text/src/diff.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::diff::{Hunk, TextDiffResult};
+use super::{Hunk, TextDiffResult};
 use crate::model::{Platform, ProvenanceSource, Timestamp};
 use crate::pipeline::Finding;
 
@@ -530,7 +530,7 @@ impl From<&crate::proposals::ProposalHunk> for ProposalHunk {
             new_len: record.new_len,
             old_text: record.old_text.clone(),
             new_text: record.new_text.clone(),
-            display: record.display.clone(),
+            display: (&record.display).into(),
         }
     }
 }
@@ -804,7 +804,7 @@ impl From<&crate::proposals::staging::StagingView> for StagingView {
             proposals: record.proposals.iter().map(Into::into).collect(),
             base_source: record.base_source.clone(),
             effective_source: record.effective_source.clone(),
-            diff: record.diff.clone(),
+            diff: (&record.diff).into(),
             baseline_moved: record.baseline_moved,
         }
     }
