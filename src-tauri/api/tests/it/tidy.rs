@@ -931,6 +931,8 @@ const WIRE_IN_API: &[&str] = &[
     "../core/src/policy.rs",
     "../search/src",
     "../text/src/diff.rs",
+    "../text/src/pipeline.rs",
+    "../text/src/profiles.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.
