@@ -383,7 +383,7 @@ api_methods! {
         "platformProfile.list" => pipeline::list_profiles(Empty) -> PlatformProfileListResult;
         "platformProfile.get" => pipeline::get_profile(IdRef) -> PlatformProfile;
         "pipeline.compile" => pipeline::compile(PipelineCompileParams) -> dto::PipelineCompileResult;
-        "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> crate::pipeline::Measurement;
+        "pipeline.measure" => pipeline::measure(PipelineMeasureParams) -> dto::Measurement;
         "pipeline.suggest" => pipeline::suggest(ProjectRef) -> SuggestResult;
         "pipeline.fit" => pipeline::fit(PipelineCompileParams) -> FitReportResult;
         "platformDraft.list" => drafts::list(ProjectRef) -> PlatformDraftListResult;

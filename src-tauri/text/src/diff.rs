@@ -7,12 +7,11 @@
 
 use serde::{Deserialize, Serialize};
 use similar::{ChangeTag, DiffTag, DiffableStr, TextDiff};
-use ts_rs::TS;
 
 /// Lines of unchanged context around each hunk.
 pub const CONTEXT_LINES: usize = 3;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextDiffResult {
     pub hunks: Vec<Hunk>,
@@ -23,7 +22,7 @@ pub struct TextDiffResult {
 }
 
 /// A run of changed lines with context. Line numbers are 1-based.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hunk {
     pub old_start: u32,
@@ -33,7 +32,7 @@ pub struct Hunk {
     pub lines: Vec<DiffLine>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiffLine {
     pub kind: LineKind,
@@ -44,7 +43,7 @@ pub struct DiffLine {
     pub segments: Vec<Segment>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LineKind {
     Equal,
@@ -52,7 +51,7 @@ pub enum LineKind {
     Insert,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Segment {
     pub text: String,

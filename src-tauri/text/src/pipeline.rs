@@ -17,7 +17,6 @@ mod zhihu;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use crate::profiles::{DraftProfile, Limit, LimitField, Severity, Unit};
 use inkstone_model::{Anchor, Platform};
@@ -33,7 +32,7 @@ pub struct CompileInput<'a> {
 }
 
 /// A compiled platform draft.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Draft {
     pub platform: Platform,
@@ -53,7 +52,7 @@ impl Draft {
 }
 
 /// Something a person should know about a draft or its source.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     /// A stable id: `limit.title`, `ad_law`, `link_policy`, ...
@@ -74,14 +73,11 @@ pub struct Finding {
     /// values it names, so the UI can say it in the person's language; `message` is
     /// the English. Absent for findings that have no translation yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub message_id: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub params: BTreeMap<String, String>,
     /// The stable id of the suggestion's wording, when it is a fixed one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
     pub suggestion_id: Option<String>,
 }
 
@@ -156,7 +152,7 @@ pub(crate) fn english_wording(id: &str, params: &BTreeMap<String, String>) -> Op
 }
 
 /// A length as a platform counts it, against its limits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Measurement {
     pub platform: Platform,
@@ -171,7 +167,7 @@ pub struct Measurement {
     pub checks: Vec<LimitCheck>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LimitCheck {
     pub limit: Limit,

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 use inkstone_model::Platform;
 
@@ -37,7 +36,7 @@ pub enum ProfileError {
 }
 
 /// Which field of a draft a limit applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LimitField {
     Title,
@@ -52,7 +51,7 @@ pub enum LimitField {
 }
 
 /// How a length is counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// Unicode scalar values.
@@ -65,7 +64,7 @@ pub enum Unit {
     Count,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -74,7 +73,7 @@ pub enum Severity {
 }
 
 /// One machine-checkable limit, with where it comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Limit {
     pub field: LimitField,
@@ -91,7 +90,7 @@ pub struct Limit {
 }
 
 /// The format and limits of one platform's drafts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DraftProfile {
     /// `wechat@draft-v1`, or `wechat@draft-v1+local.2` for a user override.
@@ -101,7 +100,6 @@ pub struct DraftProfile {
     pub description: String,
     pub limits: Vec<Limit>,
     /// Platform-specific settings (column width, numbering format, ...).
-    #[ts(type = "Record<string, unknown>")]
     pub settings: BTreeMap<String, toml::Value>,
     /// Per-element inline styles (WeChat).
     pub theme: BTreeMap<String, String>,
@@ -126,7 +124,7 @@ impl DraftProfile {
 }
 
 /// What a platform's readers want: for people to read and for a model to follow.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GrowthProfile {
     pub id: String,
@@ -146,7 +144,7 @@ pub struct GrowthProfile {
 }
 
 /// How a platform treats links in the body.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum LinkPolicy {
     /// Links are fine.
@@ -159,7 +157,7 @@ pub enum LinkPolicy {
 }
 
 /// Rules of a growth profile that a program can check; each absent rule is not scored.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FitRules {
     /// The title's length range in characters, inclusive.
@@ -185,7 +183,7 @@ pub struct FitRules {
 }
 
 /// A versioned list of risky terms with an allow-list of ordinary words containing them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RiskList {
     pub id: String,
@@ -204,7 +202,7 @@ pub struct RiskList {
 /// When a term is an ordinary word by what stands around it: "第一，散步让…" (it opens a
 /// sentence, a line or a list item and a pause follows), "第一个路口" (a measure word
 /// follows) — unless a scope before it makes it a claim again ("行业第一个", "全网第一").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContextAllow {
     pub term: String,

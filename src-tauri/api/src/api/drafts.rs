@@ -9,11 +9,11 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::{Finding, TextDiffResult};
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Engine};
-use crate::diff::TextDiffResult;
 use crate::model::{DraftStatus, Platform, PlatformDraft};
-use crate::pipeline::{DraftContent, Finding};
+use crate::pipeline::DraftContent;
 use crate::project::drafts as domain;
 use crate::store::{Batch, Durability};
 
@@ -51,7 +51,11 @@ fn require_draft(engine: &Engine, project_id: &str, platform: Platform) -> Resul
 pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<PlatformDraftListResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
     let drafts = domain::list(engine.store(), &project.id)?;
-    let findings = drafts.iter().zip(domain::own_findings(engine, &project, &drafts)?).map(|(draft, findings)| SavedDraftFindings { platform: draft.platform, findings }).collect();
+    let findings = drafts
+        .iter()
+        .zip(domain::own_findings(engine, &project, &drafts)?)
+        .map(|(draft, findings)| SavedDraftFindings { platform: draft.platform, findings: findings.into_iter().map(Into::into).collect() })
+        .collect();
     Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts: drafts.iter().map(Into::into).collect(), findings })
 }
 
@@ -98,7 +102,7 @@ pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<P
     let mut batch = Batch::new();
     let saved = domain::stage_save(engine, &mut batch, &project, &compiled, params.replace_revision)?;
     engine.store().apply(batch, Durability::Durable)?;
-    Ok(PlatformDraftSaveResult { outcome: (&saved.outcome).into(), draft: (&saved.draft).into(), compiled: (&compiled).into(), diff: saved.diff })
+    Ok(PlatformDraftSaveResult { outcome: (&saved.outcome).into(), draft: (&saved.draft).into(), compiled: (&compiled).into(), diff: saved.diff.map(Into::into) })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -137,7 +141,7 @@ pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<P
     // Typing in a draft autosaves like the source does: group-committed.
     engine.store().apply(batch, Durability::Grouped)?;
     let findings = domain::own_findings(engine, &project, std::slice::from_ref(&draft))?.pop().unwrap_or_default();
-    Ok(PlatformDraftEditResult { draft: (&draft).into(), findings })
+    Ok(PlatformDraftEditResult { draft: (&draft).into(), findings: findings.into_iter().map(Into::into).collect() })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

@@ -23,6 +23,7 @@ mod proposal_records;
 mod proposals;
 mod search;
 mod sync;
+mod text;
 mod timeline;
 mod usage;
 
@@ -44,6 +45,7 @@ pub use proposal_records::*;
 pub use proposals::*;
 pub use search::*;
 pub use sync::*;
+pub use text::*;
 pub use timeline::*;
 pub use usage::*;
 
@@ -304,6 +306,25 @@ stored_only!(
     crate::llm::ToolCall,
     crate::llm::FinishReason,
     crate::llm::Usage,
+    crate::diff::TextDiffResult,
+    crate::diff::Hunk,
+    crate::diff::DiffLine,
+    crate::diff::LineKind,
+    crate::diff::Segment,
+    crate::pipeline::Draft,
+    crate::pipeline::Finding,
+    crate::pipeline::Measurement,
+    crate::pipeline::LimitCheck,
+    crate::profiles::LimitField,
+    crate::profiles::Unit,
+    crate::profiles::Severity,
+    crate::profiles::Limit,
+    crate::profiles::DraftProfile,
+    crate::profiles::GrowthProfile,
+    crate::profiles::LinkPolicy,
+    crate::profiles::FitRules,
+    crate::profiles::RiskList,
+    crate::profiles::ContextAllow,
 );
 
 #[cfg(test)]
@@ -966,5 +987,110 @@ mod tests {
         assert_eq!(crate::llm::ApiKey::from(key).expose(), "sk-secret-ABCD");
         let call = crate::llm::ToolCall { id: "call_1".into(), name: "read_project".into(), arguments: "{}".into() };
         assert_eq!(serde_json::to_value(super::ToolCall::from(&call)).unwrap(), json!({"id": "call_1", "name": "read_project", "arguments": "{}"}));
+    }
+
+    /// The text pipeline's records: a diff, a compiled draft with a finding, a
+    /// measurement, the platform profiles, and a field as a parameter.
+    #[test]
+    fn the_wire_json_of_text_records_is_their_twins() {
+        use crate::diff::{DiffLine, Hunk, LineKind, Segment, TextDiffResult};
+        use crate::profiles::{self, LimitField, Severity, Unit};
+        let line = DiffLine { kind: LineKind::Delete, old_line: Some(1), new_line: None, segments: vec![Segment { text: "Tea".into(), emphasized: true }] };
+        let diff =
+            TextDiffResult { hunks: vec![Hunk { old_start: 1, old_len: 1, new_start: 1, new_len: 0, lines: vec![line] }], n_insertions: 0, n_deletions: 1, identical: false };
+        assert_eq!(
+            serde_json::to_value(super::TextDiffResult::from(&diff)).unwrap(),
+            json!({
+                "hunks": [{
+                    "oldStart": 1, "oldLen": 1, "newStart": 1, "newLen": 0,
+                    "lines": [{"kind": "delete", "oldLine": 1, "newLine": null, "segments": [{"text": "Tea", "emphasized": true}]}]
+                }],
+                "nInsertions": 0, "nDeletions": 1, "identical": false
+            })
+        );
+        let draft = crate::pipeline::Draft {
+            platform: Platform::Zhihu,
+            profile_id: "zhihu@draft-v1".into(),
+            title: "Tea".into(),
+            content: DraftContent::Markdown { markdown: "Tea".into() },
+            n_images: 0,
+            n_links: 1,
+        };
+        assert_eq!(
+            serde_json::to_value(super::Draft::from(&draft)).unwrap(),
+            json!({"platform": "zhihu", "profileId": "zhihu@draft-v1", "title": "Tea", "content": {"type": "markdown", "markdown": "Tea"}, "nImages": 0, "nLinks": 1})
+        );
+        let mut finding = crate::pipeline::Finding::new("limit.title", Severity::Warn, Some(Platform::X), "Too long");
+        finding.span = Some(Anchor { from: 0, to: 3 });
+        finding.message_id = Some("limit.title".into());
+        finding.params = BTreeMap::from([("max".to_owned(), "30".to_owned())]);
+        assert_eq!(
+            serde_json::to_value(super::Finding::from(&finding)).unwrap(),
+            json!({
+                "check": "limit.title", "severity": "warn", "platform": "x", "span": {"from": 0, "to": 3}, "location": null, "matched": null,
+                "message": "Too long", "suggestion": null, "route": null, "messageId": "limit.title", "params": {"max": "30"}
+            })
+        );
+        let limit = profiles::Limit { field: LimitField::Title, min: None, max: 280, unit: Unit::XWeighted, route: None, severity: Severity::Block, source: "x.com".into() };
+        let measurement = crate::pipeline::Measurement {
+            platform: Platform::X,
+            field: LimitField::Title,
+            unit: Unit::XWeighted,
+            weighted_length: 5,
+            limit: Some(280),
+            valid: true,
+            checks: vec![crate::pipeline::LimitCheck { limit: limit.clone(), length: 5, fits: true }],
+        };
+        assert_eq!(
+            serde_json::to_value(super::Measurement::from(&measurement)).unwrap(),
+            json!({
+                "platform": "x", "field": "title", "unit": "x_weighted", "weightedLength": 5, "limit": 280, "valid": true,
+                "checks": [{
+                    "limit": {"field": "title", "min": null, "max": 280, "unit": "x_weighted", "route": null, "severity": "block", "source": "x.com"},
+                    "length": 5, "fits": true
+                }]
+            })
+        );
+        let profile = profiles::DraftProfile {
+            id: "x@draft-v1".into(),
+            platform: Platform::X,
+            format: "thread".into(),
+            description: "X".into(),
+            limits: vec![limit],
+            settings: BTreeMap::from([("numbering".to_owned(), toml::Value::String("1/".into())), ("width".to_owned(), toml::Value::Integer(60))]),
+            theme: BTreeMap::new(),
+        };
+        let wire = serde_json::to_value(super::DraftProfile::from(&profile)).unwrap();
+        assert_eq!((&wire["settings"], &wire["theme"], &wire["limits"][0]["unit"]), (&json!({"numbering": "1/", "width": 60}), &json!({}), &json!("x_weighted")));
+        let fit = profiles::FitRules { title_chars: Some([10, 30]), links: profiles::LinkPolicy::Footnotes, ..Default::default() };
+        assert_eq!(
+            serde_json::to_value(super::FitRules::from(&fit)).unwrap(),
+            json!({"titleChars": [10, 30], "hookChars": null, "tags": null, "ctaMarkers": [], "links": "footnotes", "maxParagraphChars": null, "headingEveryChars": null})
+        );
+        let risk = profiles::RiskList {
+            id: "ad-law-zh@v2".into(),
+            description: "Ad law".into(),
+            source: "law".into(),
+            suggestion: "Say it plainly".into(),
+            strict_industries: vec!["health".into()],
+            terms: vec!["第一".into()],
+            allow: vec!["第一次".into()],
+            allow_context: vec![profiles::ContextAllow {
+                term: "第一".into(),
+                followed_by: vec!["个".into()],
+                opening_followed_by: Vec::new(),
+                not_preceded_by: vec!["行业".into()],
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(super::RiskList::from(&risk)).unwrap(),
+            json!({
+                "id": "ad-law-zh@v2", "description": "Ad law", "source": "law", "suggestion": "Say it plainly", "strictIndustries": ["health"],
+                "terms": ["第一"], "allow": ["第一次"],
+                "allowContext": [{"term": "第一", "followedBy": ["个"], "openingFollowedBy": [], "notPrecededBy": ["行业"]}]
+            })
+        );
+        let fields: Vec<super::LimitField> = serde_json::from_value(json!(["title", "posts"])).unwrap();
+        assert_eq!(fields.into_iter().map(LimitField::from).collect::<Vec<_>>(), [LimitField::Title, LimitField::Posts]);
     }
 }

@@ -4,11 +4,12 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::{DraftProfile, Finding, GrowthProfile, LimitField, Measurement, RiskList};
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Empty, Engine, IdRef};
 use crate::model::Platform;
-use crate::pipeline::{self, Finding, Measurement};
-use crate::profiles::{DraftProfile, GrowthProfile, LimitField, ProfileSet, RiskList};
+use crate::pipeline;
+use crate::profiles::ProfileSet;
 use crate::project::drafts::PipelineCompileResult;
 use crate::project::drafts::{self, draft_profile};
 
@@ -26,7 +27,11 @@ pub struct PlatformProfileListResult {
 
 pub(super) fn list_profiles(engine: &Engine, _: Empty) -> Result<PlatformProfileListResult, ApiError> {
     let set = profiles(engine)?;
-    Ok(PlatformProfileListResult { drafts: set.drafts.into_values().collect(), growth: set.growth.into_values().collect(), risk_lists: set.risk_lists })
+    Ok(PlatformProfileListResult {
+        drafts: set.drafts.values().map(Into::into).collect(),
+        growth: set.growth.values().map(Into::into).collect(),
+        risk_lists: set.risk_lists.iter().map(Into::into).collect(),
+    })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -43,13 +48,13 @@ pub(super) fn get_profile(engine: &Engine, params: IdRef) -> Result<PlatformProf
     let set = profiles(engine)?;
     let matches = |id: &str| id == params.id || id.split('+').next() == Some(params.id.as_str());
     if let Some(profile) = set.drafts.values().find(|p| matches(&p.id)) {
-        return Ok(PlatformProfile::Draft(profile.clone()));
+        return Ok(PlatformProfile::Draft(profile.into()));
     }
     if let Some(profile) = set.growth.values().find(|p| matches(&p.id)) {
-        return Ok(PlatformProfile::Growth(profile.clone()));
+        return Ok(PlatformProfile::Growth(profile.into()));
     }
     if let Some(list) = set.risk_lists.iter().find(|l| matches(&l.id)) {
-        return Ok(PlatformProfile::Risk(list.clone()));
+        return Ok(PlatformProfile::Risk(list.into()));
     }
     Err(ApiError::not_found("profile", &params.id).action("list_platform_profiles", &[]))
 }
@@ -84,11 +89,12 @@ pub struct PipelineMeasureParams {
 pub(super) fn measure(engine: &Engine, params: PipelineMeasureParams) -> Result<Measurement, ApiError> {
     let set = profiles(engine)?;
     let profile = draft_profile(&set, params.platform)?;
-    if profile.limits_for(params.field).next().is_none() {
+    let field = params.field.into();
+    if profile.limits_for(field).next().is_none() {
         let fields: Vec<String> = profile.limits.iter().map(|l| format!("{:?}", l.field).to_lowercase()).collect();
         return Err(ApiError::validation("field", format!("{} has no limit on that field; it limits: {}.", profile.id, fields.join(", "))));
     }
-    Ok(pipeline::measure(profile, params.field, &params.text))
+    Ok(pipeline::measure(profile, field, &params.text).into())
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -116,9 +122,9 @@ pub(super) fn check(engine: &Engine, params: QualityCheckParams) -> Result<Quali
     let set = profiles(engine)?;
     let mut profile_ids: Vec<String> = compiled.drafts.iter().map(|d| d.draft.profile_id.clone()).collect();
     profile_ids.extend(set.risk_lists.iter().map(|l| l.id.clone()));
-    let mut findings = compiled.findings;
+    let mut findings: Vec<Finding> = compiled.findings.iter().map(Into::into).collect();
     for draft in compiled.drafts {
-        findings.extend(draft.findings);
+        findings.extend(draft.findings.iter().map(Finding::from));
     }
     Ok(QualityCheckResult { project_id: compiled.project_id, revision: compiled.revision, findings, profile_ids })
 }
@@ -139,7 +145,8 @@ pub(super) fn suggest(engine: &Engine, params: ProjectRef) -> Result<SuggestResu
     let plain = pipeline::plain_text(&project.source).blocks.join("\n");
     let keywords = crate::suggest::keywords(&format!("{}\n{plain}", project.title), 10).iter().map(Into::into).collect();
     let tags = crate::suggest::tags(&project.title, &project.source, brand.as_ref().map(|b| b.default_tags.as_slice()).unwrap_or(&[]), 10);
-    let title_fits = set.drafts.values().filter(|p| p.limits_for(LimitField::Title).next().is_some()).map(|p| pipeline::measure(p, LimitField::Title, &project.title)).collect();
+    use crate::profiles::LimitField::Title;
+    let title_fits = set.drafts.values().filter(|p| p.limits_for(Title).next().is_some()).map(|p| pipeline::measure(p, Title, &project.title).into()).collect();
     Ok(SuggestResult { tags, keywords, title_fits })
 }
 

@@ -3,9 +3,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::TextDiffResult;
 use super::projects::{load as load_project, ProjectRef};
 use super::{bounded_text, ApiError, Engine};
-use crate::diff::{diff_texts, TextDiffResult};
+use crate::diff::diff_texts;
 use crate::model::{Version, VersionSummary};
 use crate::project::versions;
 use crate::store::{Batch, Durability};
@@ -122,5 +123,12 @@ pub(super) fn diff(engine: &Engine, params: VersionDiffParams) -> Result<Version
         }
         None => (project.title, project.source),
     };
-    Ok(VersionDiffResult { from: params.from, to: params.to, title_changed: old.title != new_title, diff: diff_texts(&old.source, &new_source), old_title: old.title, new_title })
+    Ok(VersionDiffResult {
+        from: params.from,
+        to: params.to,
+        title_changed: old.title != new_title,
+        diff: diff_texts(&old.source, &new_source).into(),
+        old_title: old.title,
+        new_title,
+    })
 }

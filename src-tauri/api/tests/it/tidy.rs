@@ -933,6 +933,9 @@ const WIRE_IN_API: &[&str] = &[
     "../llm/src/window.rs",
     "../llm/src/profile.rs",
     "../llm/src",
+    "../text/src/diff.rs",
+    "../text/src/pipeline.rs",
+    "../text/src/profiles.rs",
 ];
 
 /// Files under [`WIRE_IN_API`] that still derive `TS`, with why.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::pipeline::{Draft, Finding};
+use super::{Draft, Finding};
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CompiledDraft {
@@ -39,7 +39,7 @@ pub enum DraftSaveOutcome {
 
 impl From<&crate::project::drafts::CompiledDraft> for CompiledDraft {
     fn from(record: &crate::project::drafts::CompiledDraft) -> Self {
-        CompiledDraft { draft: record.draft.clone(), findings: record.findings.clone() }
+        CompiledDraft { draft: (&record.draft).into(), findings: record.findings.iter().map(Into::into).collect() }
     }
 }
 
@@ -50,7 +50,7 @@ impl From<&crate::project::drafts::PipelineCompileResult> for PipelineCompileRes
             revision: record.revision,
             drafts: record.drafts.iter().map(Into::into).collect(),
             tags: record.tags.clone(),
-            findings: record.findings.clone(),
+            findings: record.findings.iter().map(Into::into).collect(),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::ToolCall;
-use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, ProposalKind, Selection, Target};
+use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Hunk, Mode, PinSource, ProposalKind, Selection, Target};
 use crate::error::Hint;
 use crate::model::Timestamp;
 
@@ -105,7 +105,7 @@ pub struct ApprovalHunk {
     /// selection are too large for one log line (then the review panel shows them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub display: Option<crate::diff::Hunk>,
+    pub display: Option<Hunk>,
 }
 
 /// What approving a call that applies a proposal would change: shown with the
@@ -685,7 +685,7 @@ impl From<&crate::harness::event::LayerEstimate> for LayerEstimate {
 
 impl From<&crate::harness::event::ApprovalHunk> for ApprovalHunk {
     fn from(record: &crate::harness::event::ApprovalHunk) -> Self {
-        ApprovalHunk { id: record.id.clone(), content_hash: record.content_hash.clone(), display: record.display.clone() }
+        ApprovalHunk { id: record.id.clone(), content_hash: record.content_hash.clone(), display: record.display.as_ref().map(Into::into) }
     }
 }
 

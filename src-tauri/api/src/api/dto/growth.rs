@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
 
+use super::Finding;
 use super::{Goal, Intensity, Target};
 use crate::error::{ApiError, ErrorCode, Hint};
 use crate::model::{Platform, Timestamp};
-use crate::pipeline::Finding;
 
 /// What the person wants kept or avoided.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -297,7 +297,7 @@ impl From<&crate::growth::run::RunTarget> for RunTarget {
             proposal_id: record.proposal_id.clone(),
             title_proposal_id: record.title_proposal_id.clone(),
             summary: record.summary.clone(),
-            risks: record.risks.clone(),
+            risks: record.risks.iter().map(Into::into).collect(),
             fit_before: record.fit_before.as_ref().map(Into::into),
             fit_after: record.fit_after.as_ref().map(Into::into),
             flags: record.flags.clone(),
@@ -374,7 +374,7 @@ impl From<&crate::growth::fit::FitPoint> for FitPoint {
             rule: record.rule.clone(),
             message_id: record.message_id.clone(),
             params: record.params.clone(),
-            findings: record.findings.clone(),
+            findings: record.findings.iter().map(Into::into).collect(),
         }
     }
 }

@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::diff::{Hunk, TextDiffResult};
+use super::Finding;
+use super::{Hunk, TextDiffResult};
 use crate::model::{Platform, ProvenanceSource, Timestamp};
-use crate::pipeline::Finding;
 
 /// What kind of change a proposal makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -530,7 +530,7 @@ impl From<&crate::proposals::ProposalHunk> for ProposalHunk {
             new_len: record.new_len,
             old_text: record.old_text.clone(),
             new_text: record.new_text.clone(),
-            display: record.display.clone(),
+            display: (&record.display).into(),
         }
     }
 }
@@ -643,8 +643,8 @@ impl From<&crate::proposals::Proposal> for Proposal {
             summary: record.summary.clone(),
             hunks: record.hunks.iter().map(Into::into).collect(),
             payload: (&record.payload).into(),
-            findings: record.findings.clone(),
-            new_findings: record.new_findings.clone(),
+            findings: record.findings.iter().map(Into::into).collect(),
+            new_findings: record.new_findings.iter().map(Into::into).collect(),
             origin: (&record.origin).into(),
             status: (&record.status).into(),
             accepted_hunks: record.accepted_hunks.clone(),
@@ -804,7 +804,7 @@ impl From<&crate::proposals::staging::StagingView> for StagingView {
             proposals: record.proposals.iter().map(Into::into).collect(),
             base_source: record.base_source.clone(),
             effective_source: record.effective_source.clone(),
-            diff: record.diff.clone(),
+            diff: (&record.diff).into(),
             baseline_moved: record.baseline_moved,
         }
     }
