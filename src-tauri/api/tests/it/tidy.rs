@@ -360,7 +360,8 @@ fn crates_depend_only_downwards() {
 }
 
 /// What the source scans above check per file, per crate: only these crates name the
-/// HTTP client, the search index, the store's engine and the keychain (tests may use
+/// HTTP client, the search index, the store's engine, the keychain and the TypeScript
+/// derive (tests may use
 /// them to drive the real thing; their `[dev-dependencies]` are not counted).
 #[test]
 fn only_their_crates_name_http_search_sled_and_the_keychain() {
@@ -375,6 +376,9 @@ fn only_their_crates_name_http_search_sled_and_the_keychain() {
         ("sled", &["inkstone-store", "inkstone-durable", "inkstone-server"]),
         // The API keys of LLM profiles (the keychain itself is `inkstone-llm::keychain`).
         ("keyring-core", &["inkstone-llm"]),
+        // The TypeScript of the wire types: they live in the api (`api::dto`). The ids,
+        // `Platform` and `ApiError` of the two leaf crates are the last derives outside it.
+        ("ts-rs", &["inkstone-api", "inkstone-model", "inkstone-error"]),
     ];
     let manifests = workspace_manifests();
     let mut problems = Vec::new();
