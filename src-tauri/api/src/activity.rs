@@ -30,7 +30,7 @@ use crate::model::{ProjectSummary, Timestamp};
 use crate::proposals::apply::{AuditAction, AuditRecord};
 use crate::proposals::audit_index::{time_key, AuditIndexEntry, Scope};
 use crate::proposals::{ProposalKind, Target};
-use crate::store::{keys, Batch, Durability, Kind, Record, Store, StoreError};
+use crate::store::{keys, Store, StoreError};
 use crate::usage::UsageRecord;
 
 /// Most rows one page returns.
@@ -526,36 +526,19 @@ pub fn workspace(kernel: &crate::kernel::Kernel, runtime: &crate::sync::Runtime,
     Ok(ActivityPage { rows, truncated })
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Indexed {
-    at: Timestamp,
-}
-
-impl Record for Indexed {
-    const KIND: Kind = Kind::Meta;
-    fn key(&self) -> Vec<u8> {
-        META_INDEXED.to_vec()
-    }
-}
-
 /// Writes the index entries of audit and usage records stored before the indexes
 /// existed, and the usage records' monthly and daily totals, once per data folder and
 /// index version (rewriting a record writes its derived entries; the records themselves
 /// are unchanged). Called when the engine opens.
 pub fn index_existing(store: &Store, now: Timestamp) -> Result<(), StoreError> {
-    if store.get::<Indexed>(META_INDEXED)?.is_some() {
-        return Ok(());
-    }
-    let _guard = store.write_lock();
-    let mut batch = Batch::new();
-    for record in store.scan::<AuditRecord>(b"")? {
-        batch.put(&record)?;
-    }
-    let usage = store.scan::<UsageRecord>(b"")?;
-    for record in &usage {
-        batch.put(record)?;
-    }
-    crate::usage::stage_totals(store, &mut batch, &usage)?;
-    batch.put(&Indexed { at: now })?;
-    store.apply(batch, Durability::Durable)
+    store.derive_once(META_INDEXED, now, |batch| {
+        for record in store.scan::<AuditRecord>(b"")? {
+            batch.put(&record)?;
+        }
+        let usage = store.scan::<UsageRecord>(b"")?;
+        for record in &usage {
+            batch.put(record)?;
+        }
+        crate::usage::stage_totals(store, batch, &usage)
+    })
 }

@@ -22,6 +22,40 @@ fn add_project_summaries(store: &Store) -> Result<(), StoreError> {
     store.apply(batch, Durability::Durable)
 }
 
+/// The meta record saying a folder's derived records were built: when, under the
+/// builder's marker key.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct DerivedBuilt {
+    #[serde(skip)]
+    marker: &'static [u8],
+    at: inkstone_model::Timestamp,
+}
+
+impl super::Record for DerivedBuilt {
+    const KIND: super::Kind = super::Kind::Meta;
+    fn key(&self) -> Vec<u8> {
+        self.marker.to_vec()
+    }
+}
+
+impl Store {
+    /// Builds derived records (an index, running totals) over what a data folder stored
+    /// before they existed, once per folder and `marker`: unless the meta record
+    /// `marker` is there, `fill` adds them to a batch under the write lock, and the batch
+    /// commits durably with the marker. Records written later derive their own (see
+    /// [`super::Record::derived`]); a new version of what is derived takes a new marker.
+    pub fn derive_once(&self, marker: &'static [u8], now: inkstone_model::Timestamp, fill: impl FnOnce(&mut Batch) -> Result<(), StoreError>) -> Result<(), StoreError> {
+        if self.get::<DerivedBuilt>(marker)?.is_some() {
+            return Ok(());
+        }
+        let _guard = self.write_lock();
+        let mut batch = Batch::new();
+        fill(&mut batch)?;
+        batch.put(&DerivedBuilt { marker, at: now })?;
+        self.apply(batch, Durability::Durable)
+    }
+}
+
 pub(super) fn run(store: &Store) -> Result<(), StoreError> {
     let Some(mut version) = store.schema_version()? else {
         // A new store starts at the current schema.

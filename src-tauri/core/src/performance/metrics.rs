@@ -312,32 +312,16 @@ pub fn point_keys(snapshot: &MetricSnapshot) -> Vec<Vec<u8>> {
 /// them.
 const META_POINTS: &[u8] = b"metric_points_v3";
 
-#[derive(Debug, Serialize, Deserialize)]
-struct PointsIndexed {
-    at: Timestamp,
-}
-
-impl Record for PointsIndexed {
-    const KIND: Kind = Kind::Meta;
-    fn key(&self) -> Vec<u8> {
-        META_POINTS.to_vec()
-    }
-}
-
 /// Writes the points of snapshots stored before the index existed, once per data folder
 /// (rewriting a snapshot writes its points; the snapshot is unchanged). Called when the
 /// engine opens.
 pub fn index_existing(store: &crate::store::Store, now: Timestamp) -> Result<(), crate::store::StoreError> {
-    if store.get::<PointsIndexed>(META_POINTS)?.is_some() {
-        return Ok(());
-    }
-    let _guard = store.write_lock();
-    let mut batch = Batch::new();
-    for snapshot in store.scan::<MetricSnapshot>(b"")? {
-        batch.put(&snapshot)?;
-    }
-    batch.put(&PointsIndexed { at: now })?;
-    store.apply(batch, crate::store::Durability::Durable)
+    store.derive_once(META_POINTS, now, |batch| {
+        for snapshot in store.scan::<MetricSnapshot>(b"")? {
+            batch.put(&snapshot)?;
+        }
+        Ok(())
+    })
 }
 
 /// Longest extra name, in characters.

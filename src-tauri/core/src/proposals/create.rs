@@ -290,15 +290,16 @@ fn open_alternatives(store: &Store, project_id: &str, new: &NewProposal) -> Resu
         if entry.target != target || entry.family != family || staged.contains(&entry.proposal_id) {
             continue;
         }
-        let older = store.get::<Proposal>(&keys::child(project_id, &entry.proposal_id))?.ok_or_else(|| missing_indexed(&entry.proposal_id))?;
+        let older = store.get::<Proposal>(&keys::child(project_id, &entry.proposal_id))?.ok_or_else(|| missing_indexed(store, &entry.proposal_id))?;
         alternatives.push(older);
     }
     Ok(alternatives)
 }
 
-/// An index entry whose proposal is gone: the folder was changed outside Inkstone.
-fn missing_indexed(proposal_id: &str) -> ApiError {
-    ApiError::new(ErrorCode::StoreCorrupt, format!("The open-proposal index names proposal {proposal_id}, which is not stored."))
+/// An index entry whose proposal is gone: the folder was changed outside Inkstone, and
+/// is damaged like any record that does not decode.
+fn missing_indexed(store: &Store, proposal_id: &str) -> ApiError {
+    crate::store::StoreError::Corrupt { path: store.data_dir().to_path_buf(), detail: format!("the open-proposal index names proposal {proposal_id}, which is not stored") }.into()
 }
 
 fn same_base_text(a: &Payload, b: &Payload) -> bool {

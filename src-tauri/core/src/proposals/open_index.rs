@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Proposal, ProposalStatus};
 use crate::model::Timestamp;
-use crate::store::{Batch, Durability, Kind, Record, Store, StoreError};
+use crate::store::{keys, Batch, Kind, Record, Store, StoreError};
 
 /// One open proposal of a session or run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,13 +40,9 @@ impl Record for OpenProposal {
 }
 
 /// `project_id 0x00 owner_id 0x00`: the entries of one session or run in one project,
-/// in proposal id order (ids sort by creation). A 0x00 in a name is dropped, so it
-/// cannot reach into the next part.
+/// in proposal id order (ids sort by creation).
 pub fn prefix(project_id: &str, owner_id: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(project_id.len() + owner_id.len() + 2);
-    key.extend(project_id.bytes().filter(|b| *b != 0));
-    key.push(0);
-    key.extend(owner_id.bytes().filter(|b| *b != 0));
+    let mut key = keys::child(project_id, owner_id);
     key.push(0);
     key
 }
@@ -78,29 +74,13 @@ pub fn of_owner(store: &Store, project_id: &str, owner_id: &str) -> Result<Vec<O
 /// Meta key: the proposals stored before the index existed were indexed.
 const META_INDEXED: &[u8] = b"open_proposals_indexed_v1";
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Indexed {
-    at: Timestamp,
-}
-
-impl Record for Indexed {
-    const KIND: Kind = Kind::Meta;
-    fn key(&self) -> Vec<u8> {
-        META_INDEXED.to_vec()
-    }
-}
-
 /// Writes the entries of the proposals stored before the index existed, once per data
 /// folder (the proposals themselves are not rewritten). Called when the engine opens.
 pub fn index_existing(store: &Store, now: Timestamp) -> Result<(), StoreError> {
-    if store.get::<Indexed>(META_INDEXED)?.is_some() {
-        return Ok(());
-    }
-    let _guard = store.write_lock();
-    let mut batch = Batch::new();
-    for proposal in store.scan::<Proposal>(b"")?.iter().filter(|p| p.status == ProposalStatus::Proposed) {
-        stage(proposal, &mut batch)?;
-    }
-    batch.put(&Indexed { at: now })?;
-    store.apply(batch, Durability::Durable)
+    store.derive_once(META_INDEXED, now, |batch| {
+        for proposal in store.scan::<Proposal>(b"")?.iter().filter(|p| p.status == ProposalStatus::Proposed) {
+            stage(proposal, batch)?;
+        }
+        Ok(())
+    })
 }
