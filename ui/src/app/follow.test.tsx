@@ -89,6 +89,7 @@ function team() {
     lastContactAt: `2026-11-22T12:00:${String(contact).padStart(2, "0")}Z`,
     changes: marker,
     localChanges: local,
+    asOf: 0,
     sessionActivity: 0,
     ...(lastLocal ? { lastLocalChange: lastLocal } : {}),
     jobs: [],

@@ -121,6 +121,11 @@ pub struct SyncStatus {
     pub last_local_change: Option<LocalChange>,
     /// Unfinished jobs, then the 20 most recently finished, newest first.
     pub jobs: Vec<dto::DeliveryJob>,
+    /// How far this status is: the engine's count of status changes (see
+    /// `sync.watch`) when its read began. Answers and pushed statuses can reach a
+    /// window out of order; one with a lower count than the status it shows is older,
+    /// and is not shown over it. Its value means nothing across processes.
+    pub as_of: u64,
     /// The jobs that cannot go yet, by id, each with the id of the earlier job of its
     /// project that it waits behind (failed, or held in a conflict): a project's
     /// versions go in order, so `sync.retry` or resolving the conflict lets them go.
@@ -247,6 +252,8 @@ pub struct SyncResolveResult {
 
 /// The status as the UI shows it.
 pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
+    // Taken before the read: a change during the read moves it past this.
+    let as_of = engine.sync_runtime().change_count();
     let connection = sync::connection(engine)?;
     let paused = sync::is_paused(engine)?;
     let health = sync::health(engine, engine.sync_runtime())?;
@@ -298,6 +305,7 @@ pub fn status_of(engine: &Engine) -> Result<SyncStatus, ApiError> {
         last_local_change: engine.sync_runtime().last_local_change().map(|(project_id, revision)| LocalChange { project_id, revision }),
         held_by: sync::held_behind(&all),
         jobs: jobs.iter().map(Into::into).collect(),
+        as_of,
     })
 }
 
@@ -333,7 +341,8 @@ pub const WATCH_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(
 /// the engine closes, answering the last status it read.
 pub(super) fn watch(engine: &Engine, _: Empty, on_event: &mut dyn FnMut(super::StreamEvent) -> bool) -> Result<SyncStatus, ApiError> {
     let changes = engine.sync_runtime().changes(engine);
-    // The count is taken before the read: a change during the read wakes the next wait.
+    // The count is taken before the read (`status_of` takes the same as its `as_of`):
+    // a change during the read wakes the next wait.
     let mut seen = changes.count();
     let mut last = status_of(engine)?;
     if !on_event(super::StreamEvent::SyncStatus(Box::new(last.clone()))) {
@@ -349,8 +358,11 @@ pub(super) fn watch(engine: &Engine, _: Empty, on_event: &mut dyn FnMut(super::S
             }
             sync::Waited::Moved(count) => {
                 seen = count;
-                let status = status_of(engine)?;
+                let mut status = status_of(engine)?;
+                // The count alone moving is no news (a keystroke's save moves it).
+                let as_of = std::mem::replace(&mut status.as_of, last.as_of);
                 if status != last {
+                    status.as_of = as_of;
                     last = status;
                     if !on_event(super::StreamEvent::SyncStatus(Box::new(last.clone()))) {
                         return Ok(last);

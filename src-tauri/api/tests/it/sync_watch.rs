@@ -220,3 +220,39 @@ fn a_cycle_begun_before_a_reconnect_does_not_overwrite_the_newer_health() {
     failing.join().unwrap().unwrap();
     assert_eq!(alice.ok("sync.status", json!({}))["offline"], true, "a newer cycle's health is shown");
 }
+
+#[test]
+fn every_status_says_how_far_it_is_so_a_window_can_tell_an_older_answer_from_a_newer_push() {
+    let alice = Client::new("Alice");
+    let (sender, events) = mpsc::channel();
+    let engine = Arc::clone(&alice.engine);
+    let thread = std::thread::spawn(move || {
+        engine.call_stream_while("sync.watch", json!({}), &mut |event| {
+            let StreamEvent::SyncStatus(status) = event else { panic!("sync.watch sends statuses only") };
+            sender.send(*status).is_ok()
+        })
+    });
+    let first = events.recv_timeout(Duration::from_secs(5)).expect("the status at once");
+    // A read begun now is no further than what the watch pushes after the next commit.
+    let read_before = alice.ok("sync.status", json!({}))["asOf"].as_u64().expect("asOf is a count");
+    assert!(read_before >= first.as_of, "{read_before} after {}", first.as_of);
+    let project = alice.new_project("先后", "一\n");
+    let mut pushed = events.recv_timeout(Duration::from_secs(5)).expect("the new project is pushed");
+    while pushed.last_local_change.is_none() {
+        pushed = events.recv_timeout(Duration::from_secs(5)).expect("the project's own push");
+    }
+    assert!(pushed.as_of > read_before, "the push after a commit is further than the read before it: {} vs {read_before}", pushed.as_of);
+    // Every later push and every later read is at least as far.
+    alice.ok("version.create", json!({"projectId": project}));
+    let mut later = pushed.clone();
+    while later.local_only_versions == 0 {
+        let next = events.recv_timeout(Duration::from_secs(5)).expect("the version is pushed");
+        assert!(next.as_of >= later.as_of, "pushes never go back: {} after {}", next.as_of, later.as_of);
+        later = next;
+    }
+    let read_after = alice.ok("sync.status", json!({}))["asOf"].as_u64().unwrap();
+    assert!(read_after >= later.as_of, "a read after a push is at least as far: {read_after} vs {}", later.as_of);
+    drop(events);
+    alice.ok("version.create", json!({"projectId": project}));
+    thread.join().unwrap().expect("the watch ends once its listener left");
+}

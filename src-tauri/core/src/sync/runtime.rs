@@ -224,6 +224,12 @@ impl Runtime {
         Arc::clone(&self.changes)
     }
 
+    /// The count of [`Changes`] now, without subscribing it to the store (a status
+    /// read takes it as how far it is).
+    pub fn change_count(&self) -> u64 {
+        self.changes.count()
+    }
+
     /// The local-change marker: moved by every commit of a project or a version record
     /// in this process (a working copy saved, a version made, a project created or
     /// archived, by any window, the API or sync), counted from the first watch on. A

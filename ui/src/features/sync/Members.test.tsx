@@ -162,6 +162,7 @@ describe("workspace members", () => {
       offline: false,
       changes: 0,
       localChanges: 0,
+      asOf: 0,
       sessionActivity: 0,
       jobs: [],
     };

@@ -32,6 +32,7 @@ const connected: SyncStatus = {
   offline: false,
   changes: 0,
   localChanges: 0,
+  asOf: 0,
   sessionActivity: 0,
   jobs: [
     {

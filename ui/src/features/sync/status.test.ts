@@ -32,6 +32,7 @@ const synced: SyncStatus = {
   localChanges: 0,
   sessionActivity: 0,
   jobs: [],
+  asOf: 0,
 };
 
 /** A `sync.watch` the test drives: each subscription is one entry; `emit` pushes a
@@ -146,6 +147,49 @@ describe("the sync store", () => {
     subscriptions[8].fail(apiError("INTERNAL", "down"));
     await vi.advanceTimersByTimeAsync(10 * RECONNECT_MAX_MS);
     expect(subscriptions).toHaveLength(9);
+  });
+
+  it("does not show a read's answer over a newer pushed status that arrived before it", async () => {
+    const { transport, subscriptions, store } = watchable();
+    // The read begins before the version reaches the server and is answered after the
+    // push that says it did (answers and pushes travel apart).
+    let answer: (s: SyncStatus) => void = () => undefined;
+    transport.on("sync.status", () => new Promise<SyncStatus>((resolve) => (answer = resolve)));
+    const stop = store.subscribe(() => undefined);
+    await vi.waitFor(() => expect(subscriptions).toHaveLength(1));
+    subscriptions[0].emit({ ...synced, asOf: 3 });
+    await vi.waitFor(() => expect(store.getSnapshot().status?.asOf).toBe(3));
+    const read = store.refresh();
+    await vi.waitFor(() => expect(transport.callsTo("sync.status")).toHaveLength(1));
+    subscriptions[0].emit({ ...synced, asOf: 6 });
+    await vi.waitFor(() => expect(store.getSnapshot().status?.asOf).toBe(6));
+    answer({ ...synced, state: "pending", pending: 1, asOf: 4 });
+    await read;
+    expect(store.getSnapshot().status?.state).toBe("synced");
+    expect(store.getSnapshot().status?.asOf).toBe(6);
+    // An answer as far as the status shown (or further) is shown.
+    const again = store.refresh();
+    answer({ ...synced, state: "paused", paused: true, asOf: 6 });
+    await again;
+    expect(store.getSnapshot().status?.state).toBe("paused");
+    stop();
+  });
+
+  it("shows a new subscription's first status even with a lower count (the engine restarted)", async () => {
+    vi.useFakeTimers();
+    const { subscriptions, store } = watchable();
+    const stop = store.subscribe(() => undefined);
+    await vi.waitFor(() => expect(subscriptions).toHaveLength(1));
+    subscriptions[0].emit({ ...synced, asOf: 40 });
+    await vi.waitFor(() => expect(store.getSnapshot().status?.asOf).toBe(40));
+    subscriptions[0].fail(apiError("INTERNAL", "serve stopped"));
+    await vi.advanceTimersByTimeAsync(RECONNECT_MIN_MS);
+    expect(subscriptions).toHaveLength(2);
+    subscriptions[1].emit({ ...synced, state: "pending", pending: 2, asOf: 1 });
+    await vi.waitFor(() => expect(store.getSnapshot().status?.state).toBe("pending"));
+    subscriptions[1].emit({ ...synced, asOf: 2 });
+    await vi.waitFor(() => expect(store.getSnapshot().status?.state).toBe("synced"));
+    stop();
   });
 
   it("a malformed event is not shown and does not end the subscription", async () => {

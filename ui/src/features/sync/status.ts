@@ -6,6 +6,10 @@
 // action that changes the state (connect, disconnect, pause, resume, a resolution,
 // "sync now") also hands its result here, so it shows before the push arrives.
 //
+// Answers (a read, an action's result) and pushed statuses can reach the window out of
+// order. Each status carries `asOf`, the engine's count of status changes when its read
+// began; one older than the status shown is not shown over it.
+//
 // A lost subscription (the engine restarted, `serve` stopped, the network between a
 // browser and `serve` dropped) opens again after a backoff of RECONNECT_MIN_MS doubling
 // to RECONNECT_MAX_MS: that timer is the one place the engine cannot push (nothing
@@ -79,6 +83,8 @@ export class SyncStore {
   private forced = false;
   private focusSyncAt = Number.NEGATIVE_INFINITY;
   private focusHooked = false;
+  /** The `asOf` of the status shown: one with a lower count is older (see `publish`). */
+  private asOf = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly client: ApiClient) {}
 
@@ -173,9 +179,9 @@ export class SyncStore {
   }
 
   /** An action returned the status (connect, pause, resume, disconnect): show it at once. */
-  async apply(status: SyncStatus): Promise<void> {
+  async apply(status: SyncStatus, fresh = false): Promise<void> {
     const conflicts = status.conflicts > 0 ? await this.conflicts().catch(() => this.snap.conflicts) : [];
-    this.publish(status, conflicts);
+    this.publish(status, conflicts, fresh);
   }
 
   /** Sync may have changed projects (a resolution, "sync now"): everyone reads again. */
@@ -208,10 +214,15 @@ export class SyncStore {
   private watch() {
     const controller = new AbortController();
     this.watching = controller;
+    let first = true;
     const onStatus = (status: SyncStatus) => {
       if (this.watching !== controller) return;
       this.failures = 0;
-      this.pushes = this.pushes.then(() => this.apply(status)).catch(() => undefined);
+      // A new subscription's first status is shown whatever its count: the engine
+      // behind it may have restarted and counts from zero again.
+      const fresh = first;
+      first = false;
+      this.pushes = this.pushes.then(() => this.apply(status, fresh)).catch(() => undefined);
     };
     this.client.stream("sync.watch", {}, onStatus, { signal: controller.signal }).then(
       () => this.lost(controller),
@@ -231,7 +242,17 @@ export class SyncStore {
     }, delay);
   }
 
-  private publish(status: SyncStatus, conflicts: SyncConflictView[]) {
+  /** Shows `status` unless it is older than the one shown: answers (a read, an
+   * action's result) and pushed statuses reach the window out of order, and a read
+   * begun before a push that arrives after it would otherwise show what the push
+   * already moved past — until the next change, which may be long (a version that
+   * stays "pending" after it reached the server). `fresh` shows it regardless. */
+  private publish(status: SyncStatus, conflicts: SyncConflictView[], fresh = false) {
+    if (!fresh && status.asOf < this.asOf) {
+      for (const p of [...this.pollers]) p(this.snap);
+      return;
+    }
+    this.asOf = status.asOf;
     const prev = this.snap;
     const changed =
       this.forced ||

@@ -3636,6 +3636,13 @@ lastLocalChange?: LocalChange,
  */
 jobs: Array<DeliveryJob>, 
 /**
+ * How far this status is: the engine's count of status changes (see
+ * `sync.watch`) when its read began. Answers and pushed statuses can reach a
+ * window out of order; one with a lower count than the status it shows is older,
+ * and is not shown over it. Its value means nothing across processes.
+ */
+asOf: number, 
+/**
  * The jobs that cannot go yet, by id, each with the id of the earlier job of its
  * project that it waits behind (failed, or held in a conflict): a project's
  * versions go in order, so `sync.retry` or resolving the conflict lets them go.
