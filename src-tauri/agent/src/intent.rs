@@ -145,6 +145,27 @@ fn regex(cell: &'static OnceLock<Option<Regex>>, pattern: &str) -> Option<&'stat
     cell.get_or_init(|| Regex::new(pattern).ok()).as_ref()
 }
 
+/// The patterns that [`may_hold`] (or a plain `contains`) guards: their matches all
+/// hold the guarding words (see the test `each_guard_is_necessary_for_its_pattern`).
+const TITLE_EDIT_ZH_PATTERN: &str = r"(?:改|修改|换|缩短|精简|润色|优化|调整|删掉|去掉|重写)[^，。！？,.!?]{0,6}标题|标题[^，。！？,.!?]{0,6}(?:改|修改|换|控制|缩短|精简|润色|优化|调整|删|去掉|重写|太长|太短|短一|长一|简洁)";
+const TITLE_EDIT_EN_PATTERN: &str = r"(?i)\b(?:change|edit|shorten|lengthen|rewrite|reword|rephrase|rename|tweak|fix|improve|polish|adjust|trim|update|cut|simplify)\b[^.!?\n]{0,20}\b(?:title|headline|heading)s?\b|\b(?:title|headline|heading)\b[^.!?\n]{0,12}\b(?:is too|shorter|longer|punchier)\b";
+const LENGTH_PATTERN: &str = r"(?i)(\d{1,6})\s*(?:个|-)?\s*(字|词|汉字|words?\b|characters?\b|chars?\b|秒|seconds?\b|secs?\b|s\b|分钟|minutes?\b|mins?\b)";
+const BRAND_AFTER_PATTERN: &str = r"(?i)\bbrand(?:\s+is|\s+called|\s+named|:)?\s+([A-Z0-9][\w&'\-]*(?:\s+[A-Z0-9][\w&'\-]*)*)";
+const BRAND_BEFORE_PATTERN: &str = r"\b([A-Z][\w&'\-]*(?:\s+[A-Z][\w&'\-]*)*)\s+brand\b";
+const PRODUCT_EN_PATTERN: &str = r#"(?i)\bproduct(?:\s+is|\s+called|\s+named|:)?\s+["“]?([A-Za-z0-9][\w'\-]*(?:\s+[A-Z0-9][\w'\-]*)*)"#;
+const ABOUT_ZH_PATTERN: &str = r"(?:关于|主题[是为：:]?|围绕|介绍)\s*「?“?([^，。,.!！?？」”的]{1,30}?)(?:的|」|”|，|。|,|\.|!|！|\?|？|$)";
+const ABOUT_EN_PATTERN: &str = r"(?i)\b(?:about|on the topic of|topic:|covering|introducing)\s+([^.,;!?\n]{2,60}?)(?:\s+(?:for|on|in|with|to|and)\s|[.,;!?\n]|$)";
+
+/// True when `text` holds one of `words` (ASCII, lowercase) in any case. The patterns
+/// below that need such a word ask this first: it is a necessary condition of their
+/// match (none of these words has a letter with a non-ASCII case variant, such as k or s),
+/// and far cheaper than a Unicode-aware pattern on Chinese text, which runs on the
+/// regex crate's slower engines. The answers are the same.
+fn may_hold(text: &str, words: &[&str]) -> bool {
+    let lower = text.to_lowercase();
+    words.iter().any(|w| lower.contains(w))
+}
+
 fn url_regex() -> Option<&'static Regex> {
     static CELL: OnceLock<Option<Regex>> = OnceLock::new();
     regex(&CELL, URL)
@@ -192,21 +213,16 @@ pub fn is_title_edit(text: &str) -> bool {
     static SET_EN: OnceLock<Option<Regex>> = OnceLock::new();
     // An edit verb before the title ("改标题", "把标题…", "修改一下标题") or after it
     // ("标题改短一点", "标题太长了，缩短").
-    let zh = regex(
-        &EDIT_ZH,
-        r"(?:改|修改|换|缩短|精简|润色|优化|调整|删掉|去掉|重写)[^，。！？,.!?]{0,6}标题|标题[^，。！？,.!?]{0,6}(?:改|修改|换|控制|缩短|精简|润色|优化|调整|删|去掉|重写|太长|太短|短一|长一|简洁)",
-    );
-    let en = regex(
-        &EDIT_EN,
-        r"(?i)\b(?:change|edit|shorten|lengthen|rewrite|reword|rephrase|rename|tweak|fix|improve|polish|adjust|trim|update|cut|simplify)\b[^.!?\n]{0,20}\b(?:title|headline|heading)s?\b|\b(?:title|headline|heading)\b[^.!?\n]{0,12}\b(?:is too|shorter|longer|punchier)\b",
-    );
+    let zh = regex(&EDIT_ZH, TITLE_EDIT_ZH_PATTERN);
+    let en = regex(&EDIT_EN, TITLE_EDIT_EN_PATTERN);
     let zh_set = regex(&SET_ZH, r"几个|一组|一些|多个|备选|选项|候选|[0-9０-９一二两三四五六七八九十]+\s*个(?:新的?)?(?:标题|题目)");
     let en_set = regex(
         &SET_EN,
         r"(?i)\b(?:ideas?|options?|alternatives?|candidates?|suggestions?|some|several|a few)\b|\b\d+\s+(?:new\s+|more\s+|different\s+)?(?:titles?|headlines?|headings?)\b",
     );
     let is = |r: Option<&Regex>| r.is_some_and(|r| r.is_match(text));
-    (is(zh) || is(en)) && !is(zh_set) && !is(en_set)
+    let edit = (text.contains("标题") && is(zh)) || (may_hold(text, &["title", "headline", "heading"]) && is(en));
+    edit && !is(zh_set) && !is(en_set)
 }
 
 /// The output type a text asks for, by a keyword table in priority order (a
@@ -249,7 +265,11 @@ pub fn platforms(text: &str) -> Vec<Platform> {
 /// The length a text asks for (the last one named).
 pub fn length(text: &str) -> Option<Length> {
     static CELL: OnceLock<Option<Regex>> = OnceLock::new();
-    let r = regex(&CELL, r"(?i)(\d{1,6})\s*(?:个|-)?\s*(字|词|汉字|words?\b|characters?\b|chars?\b|秒|seconds?\b|secs?\b|s\b|分钟|minutes?\b|mins?\b)")?;
+    // `\d` is any Unicode decimal digit: a text with no numeric character has none.
+    if !text.chars().any(char::is_numeric) {
+        return None;
+    }
+    let r = regex(&CELL, LENGTH_PATTERN)?;
     let captures = r.captures_iter(text).last()?;
     let value: u32 = captures.get(1)?.as_str().parse().ok()?;
     let unit = captures.get(2)?.as_str().to_lowercase();
@@ -308,8 +328,10 @@ pub fn brand(text: &str, known: Option<&str>) -> Option<String> {
             return Some(name);
         }
     }
-    english_after(text, &AFTER, r"(?i)\bbrand(?:\s+is|\s+called|\s+named|:)?\s+([A-Z0-9][\w&'\-]*(?:\s+[A-Z0-9][\w&'\-]*)*)")
-        .or_else(|| english_after(text, &BEFORE, r"\b([A-Z][\w&'\-]*(?:\s+[A-Z][\w&'\-]*)*)\s+brand\b"))
+    if !may_hold(text, &["brand"]) {
+        return None;
+    }
+    english_after(text, &AFTER, BRAND_AFTER_PATTERN).or_else(|| english_after(text, &BEFORE, BRAND_BEFORE_PATTERN))
 }
 
 /// The product a text names: "产品：X", "新品X", "product X", "product called X".
@@ -324,7 +346,10 @@ pub fn product(text: &str) -> Option<String> {
             }
         }
     }
-    english_after(text, &EN, r#"(?i)\bproduct(?:\s+is|\s+called|\s+named|:)?\s+["“]?([A-Za-z0-9][\w'\-]*(?:\s+[A-Z0-9][\w'\-]*)*)"#)
+    if !may_hold(text, &["product"]) {
+        return None;
+    }
+    english_after(text, &EN, PRODUCT_EN_PATTERN)
 }
 
 /// The topic a text names: "关于X的", "主题：X", "about X", "on the topic of X"; else,
@@ -333,11 +358,11 @@ pub fn product(text: &str) -> Option<String> {
 pub fn topic(text: &str, is_request: bool) -> Option<String> {
     static ABOUT_ZH: OnceLock<Option<Regex>> = OnceLock::new();
     static ABOUT_EN: OnceLock<Option<Regex>> = OnceLock::new();
-    let zh = regex(&ABOUT_ZH, r"(?:关于|主题[是为：:]?|围绕|介绍)\s*「?“?([^，。,.!！?？」”的]{1,30}?)(?:的|」|”|，|。|,|\.|!|！|\?|？|$)");
+    let zh = if ["关于", "主题", "围绕", "介绍"].iter().any(|w| text.contains(w)) { regex(&ABOUT_ZH, ABOUT_ZH_PATTERN) } else { None };
     if let Some(name) = zh.and_then(|r| r.captures(text)).and_then(|c| c.get(1)).and_then(|m| clean_name(m.as_str())) {
         return Some(name);
     }
-    let en = regex(&ABOUT_EN, r"(?i)\b(?:about|on the topic of|topic:|covering|introducing)\s+([^.,;!?\n]{2,60}?)(?:\s+(?:for|on|in|with|to|and)\s|[.,;!?\n]|$)");
+    let en = if may_hold(text, &["about", "topic", "covering", "introducing"]) { regex(&ABOUT_EN, ABOUT_EN_PATTERN) } else { None };
     if let Some(name) = en.and_then(|r| r.captures(text)).and_then(|c| c.get(1)).and_then(|m| clean_name(m.as_str())) {
         return Some(name);
     }
@@ -519,6 +544,86 @@ pub fn render(intent: &SessionIntent, clarify: Option<&Clarification>) -> String
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// Each pattern that a cheap check guards (see [`may_hold`]) never matches a text
+    /// the check turns away, so the guard changes no answer: texts built of the patterns'
+    /// own words (in any case), Chinese, digits of several scripts and punctuation.
+    #[test]
+    fn each_guard_is_necessary_for_its_pattern() {
+        use proptest::prelude::*;
+        type Guard = fn(&str) -> bool;
+        let guarded: &[(&str, Guard)] = &[
+            (TITLE_EDIT_ZH_PATTERN, |t| t.contains("标题")),
+            (TITLE_EDIT_EN_PATTERN, |t| may_hold(t, &["title", "headline", "heading"])),
+            (LENGTH_PATTERN, |t| t.chars().any(char::is_numeric)),
+            (BRAND_AFTER_PATTERN, |t| may_hold(t, &["brand"])),
+            (BRAND_BEFORE_PATTERN, |t| may_hold(t, &["brand"])),
+            (PRODUCT_EN_PATTERN, |t| may_hold(t, &["product"])),
+            (ABOUT_ZH_PATTERN, |t| ["关于", "主题", "围绕", "介绍"].iter().any(|w| t.contains(w))),
+            (ABOUT_EN_PATTERN, |t| may_hold(t, &["about", "topic", "covering", "introducing"])),
+        ];
+        let compiled: Vec<(Regex, Guard)> = guarded.iter().map(|(p, g)| (Regex::new(p).unwrap(), *g)).collect();
+        let pieces = prop::sample::select(vec![
+            "标题",
+            "标",
+            "题",
+            "改",
+            "缩短",
+            "关于",
+            "主题",
+            "围绕",
+            "介绍",
+            "春茶",
+            "的",
+            "，",
+            "。",
+            " ",
+            "\n",
+            ".",
+            ":",
+            "字",
+            "秒",
+            "分钟",
+            "个",
+            "Title",
+            "TITLE",
+            "titl",
+            "headline",
+            "HeadLine",
+            "heading",
+            "shorten",
+            "is too",
+            "brand",
+            "Brand",
+            "BRAN",
+            "product",
+            "Product",
+            "prod",
+            "about",
+            "About",
+            "abou",
+            "topic:",
+            "Topic",
+            "covering",
+            "introducing",
+            "Acme",
+            "X",
+            "3",
+            "300",
+            "３",
+            "٣",
+            "words",
+            "chars",
+            "s",
+            "min",
+        ]);
+        let texts = prop::collection::vec(pieces, 0..12).prop_map(|parts| parts.concat());
+        proptest!(ProptestConfig::with_cases(2_000), |(text in texts)| {
+            for (pattern, guard) in &compiled {
+                prop_assert!(guard(&text) || !pattern.is_match(&text), "{} matches {:?}, which its guard turns away", pattern.as_str(), text);
+            }
+        });
+    }
 
     fn hints() -> ProjectHints<'static> {
         ProjectHints { platforms: &[], brand_name: Some("山茶社"), has_content: false }
