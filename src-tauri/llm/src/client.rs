@@ -354,7 +354,7 @@ impl LlmClient {
             if calls > MAX_REPAIRS {
                 return Err(LlmError::InvalidOutput { attempts: calls, detail: problem });
             }
-            request.messages.push(Message { role: Role::Assistant, content: response.text, tool_calls: Vec::new(), tool_call_id: None });
+            request.messages.push(Message { role: Role::Assistant, content: response.text.into(), tool_calls: Vec::new(), tool_call_id: None });
             request.messages.push(Message::user(format!("That reply is not valid: {problem}. Reply again with only the corrected JSON, matching the schema.")));
         }
     }

@@ -86,7 +86,7 @@ pub enum Role {
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub role: Role,
-    pub content: String,
+    pub content: std::sync::Arc<str>,
     /// Tool calls the assistant asked for (assistant messages only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -97,16 +97,16 @@ pub struct Message {
 
 impl Message {
     pub fn system(content: impl Into<String>) -> Self {
-        Message { role: Role::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Message { role: Role::System, content: content.into().into(), tool_calls: Vec::new(), tool_call_id: None }
     }
     pub fn user(content: impl Into<String>) -> Self {
-        Message { role: Role::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Message { role: Role::User, content: content.into().into(), tool_calls: Vec::new(), tool_call_id: None }
     }
     pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Message { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None }
+        Message { role: Role::Assistant, content: content.into().into(), tool_calls, tool_call_id: None }
     }
     pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Message { role: Role::Tool, content: content.into(), tool_calls: Vec::new(), tool_call_id: Some(tool_call_id.into()) }
+        Message { role: Role::Tool, content: content.into().into(), tool_calls: Vec::new(), tool_call_id: Some(tool_call_id.into()) }
     }
 }
 
@@ -264,7 +264,8 @@ pub fn server_schema(schema: &serde_json::Value) -> serde_json::Value {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+    /// Shared: a session sends the same definitions call after call.
+    pub tools: std::sync::Arc<[ToolSpec]>,
     pub max_output_tokens: Option<u32>,
     pub temperature: Option<f32>,
     /// Sent as `seed`: servers that sample reproducibly with one (llama.cpp, vLLM,
@@ -275,7 +276,7 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     pub fn new(messages: Vec<Message>) -> Self {
-        ChatRequest { messages, tools: Vec::new(), max_output_tokens: None, temperature: None, seed: None, response_format: ResponseFormat::Text }
+        ChatRequest { messages, tools: Vec::new().into(), max_output_tokens: None, temperature: None, seed: None, response_format: ResponseFormat::Text }
     }
 }
 
@@ -495,7 +496,7 @@ mod tests {
         let expected = estimate_tokens("Propose an edit: 修改") + estimate_tokens(&schema.to_string());
         assert_eq!(estimate_tools_tokens(&tools), expected);
         let mut request = ChatRequest::new(vec![Message::user("你好")]);
-        request.tools = tools;
+        request.tools = tools.into();
         assert_eq!(estimate_request_tokens(&request), 4 + 2 + expected);
     }
 

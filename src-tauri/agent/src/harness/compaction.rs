@@ -307,15 +307,15 @@ pub(crate) fn compact(
     let mut instructions: Vec<String> = Vec::new();
     let mut pins_after = pinned_texts.clone();
     for m in compacted.iter().filter(|m| m.role == Role::User && is_instruction(&m.content)) {
-        if pins_after.contains(&m.content) {
+        if pins_after.iter().any(|p| **p == *m.content) {
             continue;
         }
-        pins_after.push(m.content.clone());
+        pins_after.push(m.content.to_string());
         if pins_tokens(&pins_after) > room.pin_budget() {
             pins_after.pop();
             continue;
         }
-        instructions.push(m.content.clone());
+        instructions.push(m.content.to_string());
     }
     append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
     let summarise = !(cooldown && trigger != CompactionTrigger::Manual);

@@ -4,7 +4,7 @@
 //! model-visible messages of the log, the metered call (`Kernel::model_chat`) with its
 //! deltas streamed live, and the completed (or interrupted) reply appended.
 
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use super::event::{EventBody, LayerEstimate, TurnEndReason};
@@ -180,7 +180,7 @@ impl Turn<'_, '_> {
             let (tool_set, offer) = registry.offer_within(profile.tool_loading, window, &messages);
             let task = messages.iter().rev().find(|m| m.role == crate::llm::Role::User).map(|m| m.content.clone()).unwrap_or_default();
             let mut request = ChatRequest::new(messages);
-            request.tools = offer.specs.clone();
+            request.tools = Arc::clone(&offer.specs);
             let conversation_tokens = message_tokens + offer.tokens;
             let prompt = prompts.compose(&prompt_mode(mode), crate::prompts::Entry::Article);
             let input = crate::context::ContextInput {
@@ -197,7 +197,7 @@ impl Turn<'_, '_> {
             // left: when that alone does not fit, no compaction can help, so none is tried.
             // Pins and the summary are left out of it: they have budgets of their own
             // in the room it leaves (`compaction::Room`), which the person is told of.
-            let overhead = Overhead::of(&crate::context::ContextInput { pins: &[], session_summary: "", ..input }, &request.tools, reserve, window, calibration);
+            let overhead = Overhead::of(&crate::context::ContextInput { pins: &[], session_summary: "", ..input }, offer.tokens, reserve, window, calibration);
             if overhead.fixed_total() + super::compaction::MIN_FREE_TOKENS > window {
                 return Ok(Err(overhead.too_long(window, tool_set)));
             }
@@ -271,7 +271,7 @@ impl Turn<'_, '_> {
         let first_turn = self.state(|s| s.last_turn_end.is_none());
         let what = if first_turn { "This request does not fit" } else { "This session no longer fits" };
         let mut tools_only = ChatRequest::new(Vec::new());
-        tools_only.tools = request.tools.clone();
+        tools_only.tools = Arc::clone(&request.tools);
         let tool_tokens = estimate_request_tokens(&tools_only);
         Flow::End(
             TurnEndReason::ContextTooLong,
@@ -555,7 +555,7 @@ pub struct Overhead {
 impl Overhead {
     pub(crate) fn of(
         input: &crate::context::ContextInput<'_>,
-        tools: &[crate::llm::ToolSpec],
+        estimated_tool_tokens: u64,
         reserve: ReplyReserve,
         window: u64,
         calibration: &super::compaction::ProfileContext,
@@ -566,7 +566,7 @@ impl Overhead {
             Err(too_long) => too_long.needed,
         };
         let system_prompt_tokens = calibration.calibrated(system);
-        let tool_tokens = calibration.calibrated(super::tools::tool_tokens(tools));
+        let tool_tokens = calibration.calibrated(estimated_tool_tokens);
         let floor = u64::from(reserve.floor);
         let left = window.saturating_sub(system_prompt_tokens + tool_tokens);
         Overhead { system_prompt_tokens, tool_tokens, reply_reserve_tokens: u64::from(reserve.wanted).min(left).max(floor), reply_floor_tokens: floor }
@@ -629,7 +629,7 @@ pub fn session_overhead(engine: super::Harness<'_>, session: &super::Session, st
     };
     let window = u64::from(profile.context_window);
     let (_, tools) = engine.harness().registry()?.offered_within(profile.tool_loading, window, &state.messages);
-    Ok(Overhead::of(&input, &tools, ReplyReserve::for_step(session.limits.max_output_tokens, &profile, state.selection.as_ref()), window, &calibration))
+    Ok(Overhead::of(&input, super::tools::tool_tokens(&tools), ReplyReserve::for_step(session.limits.max_output_tokens, &profile, state.selection.as_ref()), window, &calibration))
 }
 
 /// The least a drafting step's reply may be left: a tool call with a short summary,

@@ -231,7 +231,8 @@ pub struct Registry {
 /// The tool definitions a request carries, with their estimated tokens.
 #[derive(Debug)]
 pub struct Offer {
-    pub specs: Vec<ToolSpec>,
+    /// Shared with every request that carries them.
+    pub specs: Arc<[ToolSpec]>,
     pub tokens: u64,
 }
 
@@ -290,7 +291,7 @@ impl Registry {
     /// for the compact one). Any registered tool may still be called: loading only
     /// sends its definition.
     pub fn offered(&self, set: ToolSet, messages: &[Message]) -> Vec<ToolSpec> {
-        self.offer(set, messages).specs.clone()
+        self.offer(set, messages).specs.to_vec()
     }
 
     /// [`Registry::offered`] with the definitions' estimated tokens, worked out once per
@@ -303,7 +304,7 @@ impl Registry {
             return Arc::clone(offer);
         }
         let specs = self.specs(set, &key.1);
-        let offer = Arc::new(Offer { tokens: tool_tokens(&specs), specs });
+        let offer = Arc::new(Offer { tokens: tool_tokens(&specs), specs: specs.into() });
         if offers.len() >= MAX_OFFERS {
             offers.clear();
         }
@@ -345,7 +346,7 @@ impl Registry {
     /// one would carry.
     pub fn offered_within(&self, loading: ToolLoading, window: u64, messages: &[Message]) -> (ToolSet, Vec<ToolSpec>) {
         let (set, offer) = self.offer_within(loading, window, messages);
-        (set, offer.specs.clone())
+        (set, offer.specs.to_vec())
     }
 
     /// [`Registry::offered_within`] with the definitions' estimated tokens.

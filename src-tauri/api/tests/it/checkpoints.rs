@@ -125,7 +125,7 @@ fn a_restore_makes_new_versions_and_draft_revisions_and_keeps_history() {
     assert_eq!(restored["event"], last);
     let log = fx.t.engine.session_events(&fx.session).unwrap();
     let replayed = replay(log.iter());
-    assert_eq!(replayed.messages().last().unwrap().content, rewound_note(cp["id"].as_str().unwrap(), 1, 5));
+    assert_eq!(&*replayed.messages().last().unwrap().content, rewound_note(cp["id"].as_str().unwrap(), 1, 5));
     let view = fx.call("session.get", json!({"sessionId": fx.session, "timeline": true}));
     assert_eq!(view["messagesHash"], json!(replayed.messages_hash()));
     assert_eq!(view["timeline"].as_array().unwrap().last().unwrap()["kind"], "rewound");
@@ -242,7 +242,7 @@ fn the_model_reads_the_rewind_and_replay_equals_what_it_was_sent() {
         let wire = request.body["messages"].as_array().unwrap();
         assert_eq!(wire.len(), replayed.messages().len() + 1, "the system message and the replayed ones");
         for (sent, message) in wire[1..].iter().zip(replayed.messages()) {
-            assert_eq!(sent["content"].as_str().unwrap_or(""), message.content);
+            assert_eq!(sent["content"].as_str().unwrap_or(""), &*message.content);
             assert_eq!(sent["role"], serde_json::to_value(message.role).unwrap());
         }
     }

@@ -136,7 +136,7 @@ fn assert_replay_matches_sent(t: &TestEngine, server: &ModelServer, session: &st
         let sent = wire_messages(&request.body);
         assert_eq!(sent[0].role, Role::System);
         let snapshot = t.engine.context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
-        assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
+        assert_eq!(*sent[0].content, snapshot.system, "the system message is the stored snapshot");
         assert_eq!(&sent[1..], &state.messages[..], "replayed messages equal the sent ones");
         let summary_layer = snapshot.layers.iter().find(|l| l.name == "session_summary").unwrap();
         assert_eq!(summary_layer.text, state.summary, "the summary layer is the replayed summary");

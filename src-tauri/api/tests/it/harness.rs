@@ -212,7 +212,7 @@ pub(crate) fn assert_replay_matches_live(t: &TestEngine, server: &ModelServer, s
         let sent = wire_messages(&request.body);
         assert_eq!(sent[0].role, Role::System);
         let snapshot = t.engine.context_snapshot(event.context_snapshot_id.as_deref().unwrap()).unwrap().unwrap();
-        assert_eq!(sent[0].content, snapshot.system, "the system message is the stored snapshot");
+        assert_eq!(*sent[0].content, snapshot.system, "the system message is the stored snapshot");
         assert_eq!(&sent[1..], replayed.messages(), "replayed messages equal the sent ones");
         assert_eq!(inkstone_api::harness::messages_hash(&sent[1..]), *messages_hash, "byte-identical");
     }
@@ -257,7 +257,7 @@ pub(crate) fn wire_messages(body: &Value) -> Vec<Message> {
                         .collect()
                 })
                 .unwrap_or_default();
-            Message { role, content: m["content"].as_str().unwrap_or("").to_owned(), tool_calls, tool_call_id: m["tool_call_id"].as_str().map(str::to_owned) }
+            Message { role, content: m["content"].as_str().unwrap_or("").into(), tool_calls, tool_call_id: m["tool_call_id"].as_str().map(str::to_owned) }
         })
         .collect()
 }

@@ -147,7 +147,7 @@ fn a_stream_that_breaks_off_keeps_the_text_so_far_marked_cut_off_by_the_failure(
     let (result, _) = h.send("写一句");
     assert_eq!(result["reason"], "completed");
     let sent = wire_messages(&h.server.chat_requests().last().unwrap().body);
-    assert!(sent.iter().any(|m| m.role == Role::Assistant && m.content == "春眠不觉晓，处处"), "{sent:?}");
+    assert!(sent.iter().any(|m| m.role == Role::Assistant && &*m.content == "春眠不觉晓，处处"), "{sent:?}");
     h.assert_replay_matches_live();
 }
 
@@ -253,7 +253,7 @@ fn a_task_scoped_to_a_selection_is_checked_logged_and_in_the_working_set() {
     assert!(system(1).contains(&heading), "{}", system(1));
     assert!(!system(2).contains("selection ("), "a later message without a selection drops it");
     let sent = wire_messages(&requests[1].body);
-    assert_eq!(sent.last().unwrap().content, "把这句改得更短");
+    assert_eq!(&*sent.last().unwrap().content, "把这句改得更短");
     h.assert_replay_matches_live();
 }
 

@@ -90,7 +90,7 @@ fn parallel_tool_calls_and_their_results() {
     ]);
     let client = client(&server);
     let mut request = ask("find it");
-    request.tools = vec![ToolSpec { name: "search_projects".into(), description: "Search".into(), parameters: json!({"type": "object"}).into() }];
+    request.tools = vec![ToolSpec { name: "search_projects".into(), description: "Search".into(), parameters: json!({"type": "object"}).into() }].into();
     let (reply, events) = chat(&client, &request);
     let reply = reply.unwrap();
     assert_eq!(reply.finish_reason, FinishReason::ToolCalls);

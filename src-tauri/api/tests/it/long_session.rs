@@ -37,7 +37,7 @@ impl S {
     }
     /// The system message of the last request the model was sent.
     fn last_system(&self) -> String {
-        wire_messages(&self.server.chat_requests().last().unwrap().body)[0].content.clone()
+        wire_messages(&self.server.chat_requests().last().unwrap().body)[0].content.to_string()
     }
     fn error(&self, method: &str, params: Value) -> ErrorCode {
         self.t.engine.call(method, params).unwrap_err().code

@@ -26,7 +26,7 @@ fn tools_on_demand_send_the_core_and_list_the_rest_in_far_fewer_tokens() {
     }
     let tokens = |tools: &[ToolSpec]| {
         let mut request = crate::llm::ChatRequest::new(Vec::new());
-        request.tools = tools.to_vec();
+        request.tools = tools.into();
         crate::llm::estimate_request_tokens(&request)
     };
     let all = registry.offered(ToolSet::All, &[]);
@@ -42,7 +42,7 @@ fn tools_on_demand_send_the_core_and_list_the_rest_in_far_fewer_tokens() {
 
     // A loaded tool is sent in full and leaves the listing; an unknown name is ignored.
     let call = crate::llm::ToolCall { id: "l1".into(), name: LOAD_TOOLS.into(), arguments: r#"{"names":["propose_tags"," read_comments ","nope"]}"#.into() };
-    let messages = vec![Message { role: crate::llm::Role::Assistant, content: String::new(), tool_calls: vec![call], tool_call_id: None }];
+    let messages = vec![Message { role: crate::llm::Role::Assistant, content: "".into(), tool_calls: vec![call], tool_call_id: None }];
     let loaded = registry.offered(ToolSet::Core, &messages);
     assert_eq!(loaded.len(), core.len() + 2);
     let listing = &loaded.iter().find(|t| t.name == LOAD_TOOLS).unwrap().description;
@@ -80,7 +80,7 @@ fn the_compact_set_reads_searches_and_proposes_within_its_stated_size() {
 
     // A tool loaded in a small window is sent in full from then on.
     let call = crate::llm::ToolCall { id: "l1".into(), name: LOAD_TOOLS.into(), arguments: r#"{"names":["propose_title_candidates"]}"#.into() };
-    let messages = vec![Message { role: crate::llm::Role::Assistant, content: String::new(), tool_calls: vec![call], tool_call_id: None }];
+    let messages = vec![Message { role: crate::llm::Role::Assistant, content: "".into(), tool_calls: vec![call], tool_call_id: None }];
     let loaded = registry.offered(ToolSet::Compact, &messages);
     assert!(loaded.iter().any(|t| t.name == "propose_title_candidates"));
 }
