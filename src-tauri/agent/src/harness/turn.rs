@@ -135,12 +135,16 @@ impl Turn<'_, '_> {
     fn run(&mut self, start: Start) -> Result<(TurnEndReason, String, Vec<Hint>), ApiError> {
         let started = self.append_simple(EventBody::TurnStarted {}, Durability::Grouped)?;
         self.turn_sequence = Some(started.sequence);
-        // The project as it stands before the turn, in memory: kept only when the turn
-        // makes more than one proposal.
-        let before = self.capture(CheckpointReason::BeforeTurn, started.sequence);
+        // The project as it stands before the turn, read once: its checkpoint, in memory,
+        // is kept only when the turn makes more than one proposal; the intent's rules
+        // read it too. (A project that cannot be read: no checkpoint, the intent as it is.)
+        let project = crate::project::load(self.engine.store(), &self.scope.project_id).ok();
+        let before = project.as_ref().and_then(|p| checkpoints::capture_of(self.engine.kernel, self.scope.owner.id(), p, "", CheckpointReason::BeforeTurn, started.sequence).ok());
         if let Start::Message { text, was_queued, selection } = start {
             self.append_simple(EventBody::UserMessage { text: text.clone(), was_queued, selection }, Durability::Durable)?;
-            self.update_intent(&text)?;
+            if let Some(project) = &project {
+                self.update_intent(&text, project)?;
+            }
         }
         let flow = self.turn_loop()?;
         let (reason, message, hints) = match flow {
@@ -153,19 +157,16 @@ impl Turn<'_, '_> {
     }
 
     /// Reads the session's intent from the person's message (rules, no model call) and
-    /// logs it when it changed. Drafting sessions only; a project that cannot be read
-    /// leaves the intent as it is.
-    fn update_intent(&mut self, text: &str) -> Result<(), ApiError> {
+    /// logs it when it changed. Drafting sessions only.
+    fn update_intent(&mut self, text: &str, project: &crate::model::Project) -> Result<(), ApiError> {
         if self.scope.purpose != super::Purpose::Drafting {
             return Ok(());
         }
         // The project and its brand are all the rules read (not the versions, comments
         // and media the model's context gathers).
-        let store = self.engine.store();
-        let Ok(project) = crate::project::load(store, &self.scope.project_id) else { return Ok(()) };
-        let Ok(brand) = crate::project::brand(store, &project) else { return Ok(()) };
+        let Ok(brand) = crate::project::brand(self.engine.store(), project) else { return Ok(()) };
         let current = self.state(|s| s.intent.clone());
-        let next = crate::intent::update(&current, text, &super::project_hints(&project, brand.as_ref()));
+        let next = crate::intent::update(&current, text, &super::project_hints(project, brand.as_ref()));
         if next != current {
             self.append_simple(EventBody::IntentUpdated { intent: next, by: super::event::IntentSource::Message }, Durability::Grouped)?;
         }

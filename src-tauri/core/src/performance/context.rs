@@ -322,6 +322,10 @@ pub fn layer_text(store: &Store, platforms: &[Platform]) -> Result<String, ApiEr
     let publications = super::all_publications(store)?;
     let mut parts = Vec::new();
     for platform in platforms {
+        // No live post on it: its summary shows none, so its observations are not read.
+        if !publications.iter().any(|p| p.platform == *platform && p.removed_at.is_none()) {
+            continue;
+        }
         let s = summary_of(store, *platform, &publications)?;
         if !s.text.is_empty() {
             parts.push(s.text);

@@ -83,8 +83,14 @@ pub fn load(store: &Store, owner_id: &str, id: &str) -> Result<Checkpoint, ApiEr
 
 /// A checkpoint of `project_id` for `owner_id` as the project stands now (reads only).
 pub fn capture(kernel: &Kernel, owner_id: &str, project_id: &str, label: &str, reason: CheckpointReason, sequence: u64) -> Result<Checkpoint, ApiError> {
+    let project = crate::project::load(kernel.store(), project_id)?;
+    capture_of(kernel, owner_id, &project, label, reason, sequence)
+}
+
+/// [`capture`] of a project already read (a turn reads it once for its checkpoint and
+/// its intent).
+pub fn capture_of(kernel: &Kernel, owner_id: &str, project: &crate::model::Project, label: &str, reason: CheckpointReason, sequence: u64) -> Result<Checkpoint, ApiError> {
     let store = kernel.store();
-    let project = crate::project::load(store, project_id)?;
     let head_hash = match project.head {
         0 => None,
         head => Some(crate::project::versions::load(store, &project.id, head)?.content_hash),
