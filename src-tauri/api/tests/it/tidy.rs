@@ -591,7 +591,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("api/src/api/performance.rs", "not yet split: the performance methods (accounts, publications, snapshots, imports, the dashboard, the report)"),
     ("api/src/api/session.rs", "not yet split: the session methods and their streams"),
     ("cli/src/performance.rs", "not yet split: the performance commands (accounts, publications, metrics) and their output"),
-    ("core/src/outbox.rs", "not yet split: the delivery jobs, their state machine and its tests"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
     ("llm/src/error.rs", "not yet split: provider failures mapped to errors with their hints"),
