@@ -593,7 +593,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("cli/src/performance.rs", "not yet split: the performance commands (accounts, publications, metrics) and their output"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
-    ("search/src/text.rs", "not yet split: the search text's segmentation and normalisation"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
     ("server/src/storage/sled.rs", "not yet split: the embedded storage's face, its workspace records and its tests"),
     ("test-support/src/model_server.rs", "not yet split: the scripted model server's routes, replies and streaming"),
