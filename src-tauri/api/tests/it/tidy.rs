@@ -590,7 +590,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("api/src/api/llm.rs", "not yet split: the model profile methods"),
     ("api/src/api/performance.rs", "not yet split: the performance methods (accounts, publications, snapshots, imports, the dashboard, the report)"),
     ("api/src/api/session.rs", "not yet split: the session methods and their streams"),
-    ("cli/src/performance.rs", "not yet split: the performance commands (accounts, publications, metrics) and their output"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
