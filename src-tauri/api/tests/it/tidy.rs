@@ -596,7 +596,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("server/src/storage/sled.rs", "not yet split: the embedded storage's face, its workspace records and its tests"),
     ("text/src/pipeline.rs", "not yet split: the text pipeline's face and its stages' order"),
     ("text/src/pipeline/measure/x_url.rs", "not yet split: X's URL extraction (twitter-text's rules written out) and its cases"),
-    ("xtask/src/bench_start.rs", "not yet split: the start-up benchmark's builds, runs and report"),
 ];
 
 /// Every Rust source file under `src-tauri/` that is not a test, bench or example,
