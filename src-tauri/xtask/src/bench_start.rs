@@ -37,7 +37,6 @@
 //! builds of both apps (the first takes many minutes).
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Write as _;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -47,6 +46,12 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
 use crate::repo_root;
+
+mod report;
+mod screen;
+
+use report::report;
+use screen::ScreenWatch;
 
 /// How long after the spawn memory is read.
 const MEMORY_AT: Duration = Duration::from_secs(5);
@@ -392,87 +397,6 @@ fn launch(binary: &Path, display: &str, seed: Option<&Path>) -> Result<Sample> {
     Ok(Sample { on_screen_ms, first_screen_ms: (painted_us - spawned_us) / 1000.0, rss_kib, pss_kib, processes, marks })
 }
 
-/// Colours a frame needs on the sample grid to count as content: a blank window or a
-/// background shows one or two; the minimal app's three-line list about 70 (every 5th
-/// pixel of its top-left quarter), Inkstone's first screen about 300.
-const CONTENT_COLOURS: usize = 16;
-/// The sample grid: every this many pixels across and down.
-const GRID: usize = 4;
-
-/// Watches an X display, from before the spawn, for the first frame with content.
-struct ScreenWatch {
-    found: std::sync::mpsc::Receiver<Result<Instant>>,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl ScreenWatch {
-    /// Connects and subscribes to the root window's damage; returns once subscribed, so
-    /// nothing drawn after the spawn is missed.
-    fn start(display: &str) -> Result<ScreenWatch> {
-        use std::sync::atomic::AtomicBool;
-        use std::sync::Arc;
-        use x11rb::connection::Connection as _;
-        use x11rb::protocol::damage::{ConnectionExt as _, ReportLevel};
-        let (conn, screen) = x11rb::connect(Some(display)).with_context(|| format!("connecting to the X display {display}"))?;
-        conn.damage_query_version(1, 1)?.reply().context("the X server has no DAMAGE extension")?;
-        let root = conn.setup().roots[screen].root;
-        let damage = conn.generate_id()?;
-        conn.damage_create(damage, root, ReportLevel::NON_EMPTY)?.check().context("subscribing to the screen's damage")?;
-        let (tell, found) = std::sync::mpsc::channel();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        std::thread::spawn(move || {
-            let _ = tell.send(watch(&conn, screen, damage, &stopped));
-        });
-        Ok(ScreenWatch { found, stop })
-    }
-
-    /// When the first frame with content was drawn (the damage event that announced it).
-    fn wait(self, at_most: Duration) -> Result<Instant> {
-        let result = self.found.recv_timeout(at_most).map_err(|_| anyhow::anyhow!("no frame with content on the screen within {at_most:?}"));
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        result?
-    }
-}
-
-fn watch(conn: &impl x11rb::connection::Connection, screen: usize, damage: u32, stop: &std::sync::atomic::AtomicBool) -> Result<Instant> {
-    use x11rb::protocol::damage::ConnectionExt as _;
-    use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
-    use x11rb::protocol::Event;
-    let root = &conn.setup().roots[screen];
-    let (width, height) = (root.width_in_pixels, root.height_in_pixels);
-    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-        match conn.poll_for_event()? {
-            Some(Event::DamageNotify(_)) => {
-                let at = Instant::now();
-                // Clears the damage so the next drawing announces itself again.
-                conn.damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
-                let image = conn.get_image(ImageFormat::Z_PIXMAP, root.root, 0, 0, width, height, !0)?.reply()?;
-                if colours(&image.data, usize::from(width), usize::from(height)) >= CONTENT_COLOURS {
-                    return Ok(at);
-                }
-            }
-            Some(_) => {}
-            None => std::thread::sleep(Duration::from_millis(1)),
-        }
-    }
-    bail!("stopped before a frame with content")
-}
-
-/// Distinct colours on the sample grid of a 32-bit Z-pixmap image.
-fn colours(data: &[u8], width: usize, height: usize) -> usize {
-    let mut seen = std::collections::HashSet::new();
-    for y in (0..height).step_by(GRID) {
-        for x in (0..width).step_by(GRID) {
-            let at = (y * width + x) * 4;
-            if let Some(pixel) = data.get(at..at + 3) {
-                seen.insert([pixel[0], pixel[1], pixel[2]]);
-            }
-        }
-    }
-    seen.len()
-}
-
 fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
@@ -556,89 +480,4 @@ fn memory_of_tree(pid: u32) -> (u64, u64, usize) {
 
 fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
-}
-
-struct Stats {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-fn stats(values: impl IntoIterator<Item = f64>) -> Stats {
-    let mut values: Vec<f64> = values.into_iter().collect();
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    let median = if n == 0 {
-        f64::NAN
-    } else if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
-    Stats { median, min: values.first().copied().unwrap_or(f64::NAN), max: values.last().copied().unwrap_or(f64::NAN) }
-}
-
-fn report(samples: &HashMap<Which, Vec<Sample>>) {
-    let out = &mut std::io::stdout().lock();
-    let empty = Vec::new();
-    let of = |which: Which| samples.get(&which).unwrap_or(&empty);
-    let shown: Vec<Which> = [Which::Minimal, Which::Baseline, Which::Inkstone].into_iter().filter(|w| *w != Which::Baseline || samples.contains_key(w)).collect();
-    let _ = writeln!(
-        out,
-        "\n{:<22} {:>4} {:>26} {:>26} {:>30} {:>30}",
-        "", "n", "on screen ms (med/min/max)", "page mark ms (med/min/max)", "RSS MiB at 5 s (med/min/max)", "PSS MiB at 5 s (med/min/max)"
-    );
-    for &which in &shown {
-        let s = of(which);
-        let v = stats(s.iter().map(|x| x.on_screen_ms));
-        let t = stats(s.iter().map(|x| x.first_screen_ms));
-        let r = stats(s.iter().map(|x| mib(x.rss_kib)));
-        let p = stats(s.iter().map(|x| mib(x.pss_kib)));
-        let _ = writeln!(
-            out,
-            "{:<22} {:>4} {:>26} {:>26} {:>30} {:>30}",
-            which.name(),
-            s.len(),
-            format!("{:.0} / {:.0} / {:.0}", v.median, v.min, v.max),
-            format!("{:.0} / {:.0} / {:.0}", t.median, t.min, t.max),
-            format!("{:.1} / {:.1} / {:.1}", r.median, r.min, r.max),
-            format!("{:.1} / {:.1} / {:.1}", p.median, p.min, p.max)
-        );
-    }
-    let median = |which: Which, f: &dyn Fn(&Sample) -> f64| stats(of(which).iter().map(f)).median;
-    for &which in shown.iter().filter(|w| **w != Which::Minimal) {
-        let ratio = |f: &dyn Fn(&Sample) -> f64| median(which, f) / median(Which::Minimal, f);
-        let screen_ratio = ratio(&|x| x.on_screen_ms);
-        let mark_ratio = ratio(&|x| x.first_screen_ms);
-        let rss_ratio = ratio(&|x| x.rss_kib as f64);
-        let pss_ratio = ratio(&|x| x.pss_kib as f64);
-        let verdict = if screen_ratio <= TARGET_RATIO { "met" } else { "MISSED" };
-        let _ = writeln!(
-            out,
-            "ratio {} / minimal: on screen {screen_ratio:.2}× (target ≤ {TARGET_RATIO}×: {verdict}), page mark {mark_ratio:.2}×, RSS {rss_ratio:.2}×, PSS {pss_ratio:.2}×",
-            which.name()
-        );
-    }
-
-    for &which in &shown {
-        let s = of(which);
-        let mut names: Vec<&String> = s.iter().flat_map(|x| x.marks.keys()).collect();
-        names.sort();
-        names.dedup();
-        if names.is_empty() {
-            continue;
-        }
-        let mut rows: Vec<(f64, &String)> = names.into_iter().map(|name| (stats(s.iter().filter_map(|x| x.marks.get(name).copied())).median, name)).collect();
-        rows.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let _ = writeln!(out, "\n{} startup profile (median ms after the spawn):", which.name());
-        let mut previous = 0.0;
-        for (at, name) in rows {
-            let _ = writeln!(out, "  {name:<28} {at:>7.0}   (+{:.0})", at - previous);
-            previous = at;
-        }
-        let painted = stats(s.iter().map(|x| x.first_screen_ms)).median;
-        let _ = writeln!(out, "  {:<28} {painted:>7.0}   (+{:.0})", "startup_done received", painted - previous);
-        let on_screen = stats(s.iter().map(|x| x.on_screen_ms)).median;
-        let _ = writeln!(out, "  {:<28} {on_screen:>7.0}", "on screen (pixels)");
-    }
 }

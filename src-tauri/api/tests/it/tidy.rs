@@ -590,18 +590,11 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("api/src/api/llm.rs", "not yet split: the model profile methods"),
     ("api/src/api/performance.rs", "not yet split: the performance methods (accounts, publications, snapshots, imports, the dashboard, the report)"),
     ("api/src/api/session.rs", "not yet split: the session methods and their streams"),
-    ("cli/src/performance.rs", "not yet split: the performance commands (accounts, publications, metrics) and their output"),
-    ("core/src/outbox.rs", "not yet split: the delivery jobs, their state machine and its tests"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
-    ("llm/src/error.rs", "not yet split: provider failures mapped to errors with their hints"),
-    ("search/src/text.rs", "not yet split: the search text's segmentation and normalisation"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
-    ("server/src/storage/sled.rs", "not yet split: the embedded storage's face, its workspace records and its tests"),
-    ("test-support/src/model_server.rs", "not yet split: the scripted model server's routes, replies and streaming"),
     ("text/src/pipeline.rs", "not yet split: the text pipeline's face and its stages' order"),
     ("text/src/pipeline/measure/x_url.rs", "not yet split: X's URL extraction (twitter-text's rules written out) and its cases"),
-    ("xtask/src/bench_start.rs", "not yet split: the start-up benchmark's builds, runs and report"),
 ];
 
 /// Every Rust source file under `src-tauri/` that is not a test, bench or example,

@@ -10,18 +10,19 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use inkstone_durable::GroupSync;
 use inkstone_sync_proto::{
-    AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, Member, MemberEntry, PerfChangesResponse, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead,
-    PushRequest, PushResponse, Role, ServerVersion, TokenEntry, WorkspaceInfo,
+    AiActivityQuery, AiActivityResponse, ChangesResponse, IssuedToken, MemberEntry, PerfChangesResponse, PerfPushResponse, PerfRecord, PolicyRecord, ProjectHead, PushRequest,
+    PushResponse, Role, ServerVersion, WorkspaceInfo,
 };
 use serde::{Deserialize, Serialize};
-use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+use sled::transaction::{ConflictableTransactionError, TransactionError};
 use tokio::sync::oneshot;
 
-use super::{features, new_token, now_millis, random_hex, sha256_hex, Caller, Page, PendingPush, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
+use super::{features, now_millis, Caller, Page, PendingPush, PushOutcome, Storage, StorageError, DEDUPE_KEEP_MILLIS};
 
 mod activity;
 mod perf;
 mod push;
+mod workspace;
 
 fn key(parts: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -32,25 +33,6 @@ fn key(parts: &[&[u8]]) -> Vec<u8> {
         out.extend_from_slice(part);
     }
     out
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WorkspaceRecord {
-    id: String,
-    name: String,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct TokenRecord {
-    token_id: String,
-    workspace_id: String,
-    member_id: String,
-    revoked: bool,
-    /// Unix milliseconds of the invite (absent in records written before it was kept).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    issued_at: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -388,28 +370,6 @@ impl Sled {
         }
         Ok((records, last, false))
     }
-
-    fn member(&self, workspace_id: &str, member_id: &str) -> Result<Option<Member>, StorageError> {
-        Self::get(&self.members, &key(&[workspace_id.as_bytes(), member_id.as_bytes()]))
-    }
-
-    fn issue(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
-        let member = Member { id: format!("mem_{}", random_hex(8)?), name: name.to_owned(), role };
-        let token = new_token()?;
-        let token_id = format!("tok_{}", random_hex(8)?);
-        let record = TokenRecord { token_id: token_id.clone(), workspace_id: workspace_id.to_owned(), member_id: member.id.clone(), revoked: false, issued_at: Some(now_millis()) };
-        let hash = sha256_hex(token.as_bytes());
-        (&self.members, &self.tokens, &self.token_ids)
-            .transaction(|(members, tokens, token_ids)| {
-                members.insert(key(&[workspace_id.as_bytes(), member.id.as_bytes()]), serde_json::to_vec(&member).map_err(abort)?)?;
-                tokens.insert(hash.as_bytes(), serde_json::to_vec(&record).map_err(abort)?)?;
-                token_ids.insert(token_id.as_bytes(), hash.as_bytes())?;
-                Ok(())
-            })
-            .map_err(tx_error)?;
-        self.durable()?;
-        Ok(IssuedToken { token_id, member, token })
-    }
 }
 
 fn abort<E: std::fmt::Display>(e: E) -> ConflictableTransactionError<StorageError> {
@@ -425,73 +385,27 @@ fn tx_error(e: TransactionError<StorageError>) -> StorageError {
 
 impl Storage for SledStorage {
     fn create_workspace(&self, name: &str, owner_name: &str) -> Result<(String, IssuedToken), StorageError> {
-        let id = format!("wsp_{}", random_hex(8)?);
-        self.inner.workspaces.insert(id.as_bytes(), serde_json::to_vec(&WorkspaceRecord { id: id.clone(), name: name.to_owned() })?)?;
-        let token = self.inner.issue(&id, owner_name, Role::Owner)?;
-        Ok((id, token))
+        self.inner.create_workspace(name, owner_name)
     }
 
     fn invite(&self, workspace_id: &str, name: &str, role: Role) -> Result<IssuedToken, StorageError> {
-        if self.inner.workspaces.get(workspace_id.as_bytes())?.is_none() {
-            return Err(StorageError::NotFound(format!("workspace {workspace_id}")));
-        }
-        self.inner.issue(workspace_id, name, role)
+        self.inner.invite(workspace_id, name, role)
     }
 
     fn revoke(&self, workspace_id: &str, token_id: &str) -> Result<(), StorageError> {
-        let missing = || StorageError::NotFound(format!("token {token_id}"));
-        let hash = self.inner.token_ids.get(token_id.as_bytes())?.ok_or_else(missing)?;
-        let mut record: TokenRecord = Sled::get(&self.inner.tokens, &hash)?.ok_or_else(missing)?;
-        if record.workspace_id != workspace_id {
-            return Err(missing());
-        }
-        record.revoked = true;
-        self.inner.tokens.insert(hash, serde_json::to_vec(&record)?)?;
-        self.inner.durable()
+        self.inner.revoke(workspace_id, token_id)
     }
 
     fn authenticate(&self, token: &str) -> Result<Option<Caller>, StorageError> {
-        let Some(record) = Sled::get::<TokenRecord>(&self.inner.tokens, sha256_hex(token.as_bytes()).as_bytes())? else { return Ok(None) };
-        if record.revoked {
-            return Ok(None);
-        }
-        let Some(member) = self.inner.member(&record.workspace_id, &record.member_id)? else { return Ok(None) };
-        Ok(Some(Caller { token_id: record.token_id, workspace_id: record.workspace_id, member }))
+        self.inner.authenticate(token)
     }
 
     fn workspace(&self, caller: &Caller) -> Result<WorkspaceInfo, StorageError> {
-        let record: WorkspaceRecord = Sled::get(&self.inner.workspaces, caller.workspace_id.as_bytes())?.ok_or_else(|| StorageError::NotFound("workspace".into()))?;
-        Ok(WorkspaceInfo { id: record.id, name: record.name, me: caller.member.clone(), features: features() })
+        self.inner.workspace_info(caller)
     }
 
     fn members(&self, workspace_id: &str) -> Result<Vec<MemberEntry>, StorageError> {
-        let mut prefix = workspace_id.as_bytes().to_vec();
-        prefix.push(0);
-        let mut members: Vec<MemberEntry> = self
-            .inner
-            .members
-            .scan_prefix(prefix)
-            .values()
-            .map(|v| {
-                let member: Member = serde_json::from_slice(&v?)?;
-                Ok(MemberEntry { id: member.id, name: member.name, role: member.role, tokens: Vec::new() })
-            })
-            .collect::<Result<_, StorageError>>()?;
-        // token_ids maps id → hash; tokens maps hash → record. A workspace has few tokens.
-        for entry in self.inner.token_ids.iter() {
-            let (_, hash) = entry?;
-            let Some(record) = Sled::get::<TokenRecord>(&self.inner.tokens, &hash)? else { continue };
-            if record.workspace_id != workspace_id {
-                continue;
-            }
-            if let Some(member) = members.iter_mut().find(|m| m.id == record.member_id) {
-                member.tokens.push(TokenEntry { token_id: record.token_id, revoked: record.revoked, issued_at: record.issued_at });
-            }
-        }
-        for member in &mut members {
-            member.tokens.sort_by(|a, b| (a.issued_at, &a.token_id).cmp(&(b.issued_at, &b.token_id)));
-        }
-        Ok(members)
+        self.inner.member_entries(workspace_id)
     }
 
     fn push(&self, caller: &Caller, project_id: &str, request: &PushRequest, dedupe_key: &str, payload_hash: &str) -> Result<PushOutcome, StorageError> {
@@ -583,178 +497,4 @@ impl Storage for SledStorage {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use inkstone_sync_proto::PushVersion;
-
-    fn request(base: u32, ids: &[&str]) -> PushRequest {
-        let versions = ids
-            .iter()
-            .map(|id| PushVersion {
-                client_id: (*id).to_owned(),
-                title: format!("标题 {id}"),
-                source: format!("正文 {id}"),
-                author: "amy".into(),
-                message: None,
-                content_hash: format!("sha256:{}", "a".repeat(64)),
-                created_at: "2026-11-26T00:00:00Z".into(),
-                origin: None,
-                ai: None,
-            })
-            .collect();
-        PushRequest { base, versions }
-    }
-
-    fn owner(storage: &SledStorage) -> Caller {
-        let (_, issued) = storage.create_workspace("团队", "olive").unwrap();
-        storage.authenticate(&issued.token).unwrap().unwrap()
-    }
-
-    fn job(storage: &SledStorage, caller: &Caller, key_name: &str, hash: &str, request: PushRequest) -> (PushJob, PendingPush) {
-        let (reply, answer) = oneshot::channel();
-        let claim = InFlightClaim { set: storage.inner.in_flight.clone(), key: key(&[caller.workspace_id.as_bytes(), key_name.as_bytes()]) };
-        let job = PushJob {
-            workspace_id: caller.workspace_id.clone(),
-            pushed_by: caller.member.name.clone(),
-            member_id: caller.member.id.clone(),
-            project_id: "prj_a".into(),
-            request,
-            claim,
-            payload_hash: hash.into(),
-            at: now_millis(),
-            reply,
-        };
-        (job, answer)
-    }
-
-    fn done(answer: &Result<PushOutcome, StorageError>) -> &PushResponse {
-        match answer {
-            Ok(PushOutcome::Done(response)) => response,
-            other => panic!("expected a new push, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_page_as_json_is_the_page_encoded_and_stops_at_its_bytes() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = SledStorage::open(dir.path()).unwrap();
-        let caller = owner(&storage);
-        storage.push(&caller, "prj_a", &request(0, &["a1", "a2", "a3"]), "k", "h").unwrap();
-        let one = storage.changes_page(&caller.workspace_id, 0, 10, usize::MAX).unwrap().versions[0].clone();
-        let size = serde_json::to_vec(&one).unwrap().len();
-        for (limit, max_bytes, count, more) in [(10, usize::MAX, 3, false), (2, usize::MAX, 2, true), (10, 2 * size, 2, true), (10, 1, 1, true)] {
-            let page = storage.changes_page(&caller.workspace_id, 0, limit, max_bytes).unwrap();
-            assert_eq!((page.versions.len(), page.more), (count, more), "{limit} {max_bytes}");
-            assert_eq!(storage.changes_json(&caller.workspace_id, 0, limit, max_bytes).unwrap(), serde_json::to_vec(&page).unwrap());
-        }
-    }
-
-    #[test]
-    fn a_group_applies_its_pushes_in_order_and_a_refused_one_writes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = SledStorage::open(dir.path()).unwrap();
-        let caller = owner(&storage);
-        let group: Vec<PushJob> = [
-            job(&storage, &caller, "ka", "h1", request(0, &["a1"])),
-            // Same base as the push before it in the group: stale, and told of a1.
-            job(&storage, &caller, "kb", "h2", request(0, &["b1"])),
-            job(&storage, &caller, "kc", "h3", request(1, &["c1", "c2"])),
-            // ka again with its payload: the original answer; with another: refused.
-            job(&storage, &caller, "ka", "h1", request(0, &["a1"])),
-            job(&storage, &caller, "ka", "other", request(3, &["x1"])),
-        ]
-        .into_iter()
-        .map(|(job, _)| job)
-        .collect();
-        let answers = storage.inner.apply(&group).unwrap();
-        assert_eq!(answers.len(), 5);
-        let first = done(&answers[0]).clone();
-        assert_eq!((first.head, first.versions[0].number, first.versions[0].cursor), (1, 1, 1));
-        match &answers[1] {
-            Err(StorageError::Stale(stale)) => {
-                assert_eq!((stale.base, stale.head), (0, 1));
-                assert_eq!(stale.newer.iter().map(|v| v.client_id.as_str()).collect::<Vec<_>>(), ["a1"]);
-            }
-            other => panic!("expected a stale base, got {other:?}"),
-        }
-        let third = done(&answers[2]);
-        assert_eq!(third.head, 3);
-        assert_eq!(third.versions.iter().map(|v| (v.number, v.cursor)).collect::<Vec<_>>(), [(2, 2), (3, 3)], "no number or cursor was taken by the stale push");
-        assert!(matches!(&answers[3], Ok(PushOutcome::Replayed(r)) if *r == first));
-        assert!(matches!(&answers[4], Err(StorageError::KeyReused)));
-
-        // (Straight from the tree: `apply` alone is not durable, so a pull shows none yet.)
-        let stored: Vec<(String, u32, u64)> =
-            storage.inner.versions.iter().values().map(|v| serde_json::from_slice::<ServerVersion>(&v.unwrap()).unwrap()).map(|v| (v.client_id, v.number, v.cursor)).collect();
-        assert_eq!(stored, [("a1".to_owned(), 1, 1), ("c1".to_owned(), 2, 2), ("c2".to_owned(), 3, 3)]);
-        assert_eq!(storage.inner.changes.len(), 3);
-        assert_eq!(storage.project(&caller.workspace_id, "prj_a").unwrap().head, 3);
-    }
-
-    #[test]
-    fn a_store_from_before_the_client_id_index_gets_it_at_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = SledStorage::open(dir.path()).unwrap();
-        let caller = owner(&storage);
-        storage.push(&caller, "prj_a", &request(0, &["a1"]), "k1", "h1").unwrap();
-        // As a build before the index left it.
-        storage.inner.client_ids.clear().unwrap();
-        storage.inner.durable().unwrap();
-        drop(storage);
-        let reopened = SledStorage::open(dir.path()).unwrap();
-        assert_eq!(reopened.inner.client_ids.len(), 1);
-        assert!(matches!(reopened.push(&caller, "prj_b", &request(0, &["a1"]), "k2", "h2"), Err(StorageError::VersionIdTaken(id)) if id == "a1"));
-        assert!(reopened.push(&caller, "prj_b", &request(0, &["b1"]), "k3", "h3").is_ok());
-    }
-
-    /// Waits until `check` holds, at most 10 s.
-    fn eventually(what: &str, check: impl Fn() -> bool) {
-        let started = std::time::Instant::now();
-        while !check() {
-            assert!(started.elapsed() < std::time::Duration::from_secs(10), "timed out waiting: {what}");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-    }
-
-    #[test]
-    fn no_push_is_answered_before_its_group_is_durable_and_pushes_that_waited_share_one_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = SledStorage::open(dir.path()).unwrap();
-        let caller = owner(&storage);
-        let groups = || storage.inner.groups.load(Ordering::Relaxed);
-        let before = groups();
-        // Hold the sync: the committer applies the first push, then waits to sync it.
-        let held = storage.inner.disk.hold_for_tests();
-        let mut pending = vec![storage.queue_push(&caller, "prj_a", request(0, &["v1"]), "k1", "h1").unwrap()];
-        eventually("the committer takes the first push", || groups() == before + 1);
-        for i in 2..=9u32 {
-            pending.push(storage.queue_push(&caller, "prj_a", request(i - 1, &[&format!("v{i}")]), &format!("k{i}"), "h").unwrap());
-        }
-        assert!(matches!(storage.queue_push(&caller, "prj_a", request(0, &["v1"]), "k1", "h1"), Err(StorageError::InFlight)), "a key is held until its push is answered");
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        for answer in &mut pending {
-            assert!(answer.try_recv().is_err(), "a push was answered before it was durable");
-        }
-        assert!(storage.changes(&caller.workspace_id, 0, 100).unwrap().versions.is_empty(), "a pull showed a version not yet durable");
-        drop(held);
-        let numbers: Vec<u32> = pending.into_iter().map(|answer| done(&answer.blocking_recv().unwrap()).head).collect();
-        assert_eq!(numbers, (1..=9).collect::<Vec<_>>());
-        assert_eq!(groups(), before + 2, "the eight pushes that waited for the first one's sync went in one group");
-        assert_eq!(storage.changes(&caller.workspace_id, 0, 100).unwrap().versions.len(), 9);
-        assert!(storage.queue_push(&caller, "prj_a", request(9, &["v10"]), "k1", "h10").is_ok(), "the key is free once answered");
-    }
-
-    #[test]
-    fn closing_the_store_answers_every_queued_push_and_frees_the_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = SledStorage::open(dir.path()).unwrap();
-        let caller = owner(&storage);
-        let pending: Vec<PendingPush> = (1..=20u32).map(|i| storage.queue_push(&caller, "prj_a", request(i - 1, &[&format!("v{i}")]), &format!("k{i}"), "h").unwrap()).collect();
-        drop(storage);
-        let heads: Vec<u32> = pending.into_iter().map(|answer| done(&answer.blocking_recv().unwrap()).head).collect();
-        assert_eq!(heads, (1..=20).collect::<Vec<_>>());
-        let reopened = SledStorage::open(dir.path()).unwrap();
-        assert_eq!(reopened.project(&caller.workspace_id, "prj_a").unwrap().head, 20);
-    }
-}
+mod tests;
