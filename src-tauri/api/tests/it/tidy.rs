@@ -583,7 +583,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/harness/execution.rs", "not yet split: a turn's tool calls (validation, permission, running, results)"),
     ("agent/src/harness/model_call.rs", "not yet split: one model call of a turn (context, request, streaming)"),
     ("agent/src/intent.rs", "not yet split: the intent's keyword tables and patterns, jieba's matching, and their tests"),
-    ("api/src/api/dto/events.rs", "not yet split: the wire form of every session event kind"),
     ("api/src/api/dto/model.rs", "not yet split: the wire forms of the model's records"),
     ("api/src/api/dto/proposal_records.rs", "not yet split: the wire forms of proposals and their records"),
     ("api/src/api/llm.rs", "not yet split: the model profile methods"),
