@@ -586,7 +586,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("api/src/api/dto/model.rs", "not yet split: the wire forms of the model's records"),
     ("api/src/api/llm.rs", "not yet split: the model profile methods"),
     ("api/src/api/performance.rs", "not yet split: the performance methods (accounts, publications, snapshots, imports, the dashboard, the report)"),
-    ("api/src/api/session.rs", "not yet split: the session methods and their streams"),
     ("cli/src/performance.rs", "not yet split: the performance commands (accounts, publications, metrics) and their output"),
     ("core/src/outbox.rs", "not yet split: the delivery jobs, their state machine and its tests"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
