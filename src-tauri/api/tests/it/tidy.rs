@@ -584,7 +584,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/harness/model_call.rs", "not yet split: one model call of a turn (context, request, streaming)"),
     ("agent/src/intent.rs", "not yet split: the intent's keyword tables and patterns, jieba's matching, and their tests"),
     ("api/src/api/dto/model.rs", "not yet split: the wire forms of the model's records"),
-    ("api/src/api/performance.rs", "not yet split: the performance methods (accounts, publications, snapshots, imports, the dashboard, the report)"),
     ("cli/src/performance.rs", "not yet split: the performance commands (accounts, publications, metrics) and their output"),
     ("core/src/outbox.rs", "not yet split: the delivery jobs, their state machine and its tests"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
