@@ -2,18 +2,26 @@
 //! itself is in `crate::harness`; these methods check parameters, start or continue
 //! turns, and stream every event: as itself (`StreamEvent::Harness`, the default) or as
 //! the timeline patch it makes (`StreamEvent::Timeline`, with `timeline: true`).
+//!
+//! The wire types and what every method shares (the view of a session, how its
+//! stream reads) are here; in the folder beside this file the methods by family: a
+//! session's life, its turns, and what fills its context window.
+
+mod lifecycle;
+mod turns;
+mod window;
+
+pub(super) use lifecycle::{archive, create, get, list, rename};
+pub(super) use turns::{answer_question, events, interrupt, resolve_approval, set_mode, submit};
+pub(super) use window::{compact, context, pin, pins, set_compaction, unpin};
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::dto::{CompactThreshold, CompactionMode, Mode, Pin, Selection};
 use super::dto::{Event, LogLine, PendingApproval, PendingQuestion, TurnEndReason};
-use super::{required_text, ApiError, Empty, Engine, StreamEvent};
-use crate::harness::compaction::{self, Outcome};
-use crate::harness::{self, EventBody, Limits, PermissionRule, Session, SubmitOutcome, TurnStats};
-use crate::llm::profile::LlmProfile;
-use crate::model::Project;
-use crate::store::{Batch, Durability};
+use super::{ApiError, Empty, Engine, StreamEvent};
+use crate::harness::{self, PermissionRule, TurnStats};
 
 /// Changes to the default limits; absent fields keep the default.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
@@ -415,7 +423,6 @@ pub struct SessionContextView {
     pub summary_tokens: u64,
     pub pinned_tokens: u64,
 }
-
 fn timings(stats: &TurnStats) -> TurnTimings {
     let micros = |d: std::time::Duration| d.as_micros() as u64;
     TurnTimings {
@@ -461,107 +468,6 @@ fn session_stream<'a>(engine: &'a Engine, session_id: &'a str, feed: Feed, on_ev
         }
     }
 }
-
-pub(super) fn compact(engine: &Engine, params: SessionCompactParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionCompactResult, ApiError> {
-    let mut emit = session_stream(engine, &params.session_id, Feed::of(params.timeline), on_event);
-    let (outcome, stats) = harness::compact_session(engine.harness(), &params.session_id, &mut emit)?;
-    let session = view(engine, &params.session_id, false)?;
-    let (compacted, mode, tokens_before, tokens_after) = match outcome {
-        Outcome::Nothing | Outcome::Failed { .. } => (false, None, None, None),
-        Outcome::Compacted { mode, tokens_before, tokens_after } => (true, Some((&mode).into()), Some(tokens_before), Some(tokens_after)),
-    };
-    let (state, _) = engine.harness().session_state(&params.session_id)?;
-    Ok(SessionCompactResult { compacted, mode, tokens_before, tokens_after, consecutive_failures: state.compaction.consecutive_failures, session, timings: timings(&stats) })
-}
-
-/// The whole pinned layer's estimate for a session now.
-fn pinned_layer_tokens(engine: &Engine, session: &Session, state: &harness::SessionState) -> Result<u64, ApiError> {
-    let records = crate::context::gather(engine.store(), &session.project_id)?;
-    let constraints: Vec<String> = crate::proposals::apply::constraints(engine.store(), &session.id)?.into_iter().map(|c| c.text).collect();
-    let pins: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
-    // The intent and memory ride in the pinned layer too, as in a model call.
-    let extras = harness::context_extras(engine.store(), &engine.workspace()?.id, &records, &state.intent)?;
-    let input = crate::context::ContextInput {
-        intent: &extras.intent,
-        memory: &extras.memory,
-        memory_left_out: extras.memory_left_out,
-        ..records.input(state.mode, &state.summary, &constraints, &pins, state.selection.as_ref())
-    };
-    Ok(crate::context::pinned_tokens(&input))
-}
-
-pub(super) fn pins(engine: &Engine, params: SessionRef) -> Result<SessionPins, ApiError> {
-    let session = engine.harness().load_session(&params.session_id)?;
-    let (state, _) = engine.harness().session_state(&params.session_id)?;
-    let window = u64::from(engine.llm_profile(&session.profile_id).map(|p| p.context_window).unwrap_or(0));
-    let pinned_tokens = pinned_layer_tokens(engine, &session, &state)?;
-    let texts: Vec<String> = state.pins.iter().map(|p| p.text.clone()).collect();
-    let pins_tokens = compaction::pins_tokens(&texts);
-    let pinned_percent = (pinned_tokens * 100).checked_div(window).unwrap_or(0) as u32;
-    // Without a readable profile there is no window to hold the pins against.
-    let room = compaction::session_room(engine.harness(), &session, &state).ok();
-    let pin_budget_tokens = room.map_or(0, |r| r.pin_budget());
-    let pins_fit = room.is_none_or(|r| r.pins_over(&texts).is_none());
-    Ok(SessionPins { pins: state.pins.iter().map(Into::into).collect(), pins_tokens, pinned_tokens, context_window: window, pinned_percent, pin_budget_tokens, pins_fit })
-}
-
-pub(super) fn pin(engine: &Engine, params: SessionPinParams) -> Result<SessionPins, ApiError> {
-    engine.harness().pin(&params.session_id, &params.text)?;
-    pins(engine, SessionRef { session_id: params.session_id })
-}
-
-pub(super) fn unpin(engine: &Engine, params: SessionUnpinParams) -> Result<SessionPins, ApiError> {
-    engine.harness().load_session(&params.session_id)?;
-    engine.harness().unpin(&params.session_id, &params.pin_id)?;
-    pins(engine, SessionRef { session_id: params.session_id })
-}
-
-pub(super) fn context(engine: &Engine, params: SessionRef) -> Result<SessionContextView, ApiError> {
-    let session = engine.harness().load_session(&params.session_id)?;
-    let (state, _) = engine.harness().session_state(&params.session_id)?;
-    let profile = engine.llm_profile(&session.profile_id).ok();
-    let window = u64::from(profile.as_ref().map_or(0, |p| p.context_window));
-    let calibration = compaction::profile_context(engine.store(), &session.profile_id)?;
-    // Without a readable profile there is no request to size: zeros (the next turn
-    // reports the profile's problem).
-    let overhead = match &profile {
-        Some(_) => Some(harness::session_overhead(engine.harness(), &session, &state)?),
-        None => None,
-    };
-    let (system_prompt_tokens, tool_tokens, reply_reserve_tokens) = overhead.map_or((0, 0, 0), |o| (o.system_prompt_tokens, o.tool_tokens, o.reply_reserve_tokens));
-    let fixed_tokens = system_prompt_tokens + tool_tokens;
-    let input_budget = window.saturating_sub(reply_reserve_tokens);
-    let estimated = calibration.calibrated(state.compaction.last_estimated_tokens).max(fixed_tokens);
-    Ok(SessionContextView {
-        context_window: window,
-        estimated_tokens: estimated,
-        percent: (estimated * 100).checked_div(window).unwrap_or(0) as u32,
-        input_budget_tokens: input_budget,
-        reply_reserve_tokens,
-        fixed_tokens,
-        system_prompt_tokens,
-        tool_tokens,
-        fixed_fits: fixed_tokens + reply_reserve_tokens <= window,
-        warn_percent: compaction::WARN_PERCENT,
-        threshold: (&state.compaction.threshold.or(calibration.threshold).unwrap_or_default()).into(),
-        session_threshold: state.compaction.threshold.as_ref().map(Into::into),
-        profile_threshold: calibration.threshold.as_ref().map(Into::into),
-        calibration_ratio: calibration.ratio,
-        calibration_samples: calibration.samples,
-        compactions: state.compaction.compactions,
-        consecutive_failures: state.compaction.consecutive_failures,
-        in_cooldown: state.compaction.in_cooldown(),
-        summary_tokens: crate::llm::estimate_tokens(&state.summary),
-        pinned_tokens: pinned_layer_tokens(engine, &session, &state)?,
-    })
-}
-
-pub(super) fn set_compaction(engine: &Engine, params: SessionSetCompactionParams) -> Result<SessionContextView, ApiError> {
-    engine.harness().load_session(&params.session_id)?;
-    engine.harness().set_compaction_threshold(&params.session_id, params.threshold.map(Into::into))?;
-    context(engine, SessionRef { session_id: params.session_id })
-}
-
 fn view(engine: &Engine, session_id: &str, with_timeline: bool) -> Result<SessionView, ApiError> {
     let session = engine.harness().load_session(session_id)?;
     engine.harness().with_session_state(session_id, |state, running| view_of(&session, state, running, with_timeline))
@@ -595,214 +501,6 @@ fn view_of(session: &harness::Session, state: &harness::SessionState, running: b
         session: session.into(),
     }
 }
-
-fn limits(input: Option<LimitsInput>) -> Result<Limits, ApiError> {
-    let mut limits = Limits::default();
-    let Some(input) = input else { return Ok(limits) };
-    if let Some(n) = input.max_model_turns {
-        if !(1..=1000).contains(&n) {
-            return Err(ApiError::validation("limits.maxModelTurns", "`maxModelTurns` must be between 1 and 1000."));
-        }
-        limits.max_model_turns = n;
-    }
-    if let Some(ms) = input.tool_timeout_ms {
-        if !(10..=3_600_000).contains(&ms) {
-            return Err(ApiError::validation("limits.toolTimeoutMs", "`toolTimeoutMs` must be between 10 ms and one hour."));
-        }
-        limits.tool_timeout_ms = ms;
-    }
-    limits.token_budget = input.token_budget;
-    if let Some(cost) = input.cost_budget {
-        if !cost.is_finite() || cost < 0.0 {
-            return Err(ApiError::validation("limits.costBudget", "`costBudget` must be a number ≥ 0."));
-        }
-        limits.cost_budget = Some(cost);
-    }
-    if let Some(n) = input.breaker_threshold {
-        limits.breaker_threshold = n.max(1);
-    }
-    if let Some(n) = input.loop_threshold {
-        limits.loop_threshold = n.max(2);
-    }
-    if let Some(n) = input.max_output_tokens {
-        limits.max_output_tokens = n.max(1);
-    }
-    Ok(limits)
-}
-
-pub(super) fn create(engine: &Engine, params: SessionCreateParams) -> Result<SessionView, ApiError> {
-    let project = engine.store().get::<Project>(params.project_id.as_bytes())?.ok_or_else(|| ApiError::not_found("project", &params.project_id))?;
-    let profile: LlmProfile = match &params.profile {
-        Some(name) => engine.llm_profile(name)?,
-        None => engine
-            .store()
-            .scan::<LlmProfile>(b"")?
-            .into_iter()
-            .find(|p| p.is_default)
-            .ok_or_else(|| ApiError::validation("profile", "There is no LLM profile to talk to.").action("add_profile", &[]))?,
-    };
-    let title = match &params.title {
-        Some(title) => required_text("title", title, super::MAX_TITLE_CHARS)?,
-        None => project.title.clone(),
-    };
-    let limits = limits(params.limits)?;
-    let now = engine.now();
-    let session =
-        Session { id: engine.new_id("ses"), project_id: project.id.clone(), title, profile_id: profile.id.clone(), limits, archived: false, created_at: now, updated_at: now };
-    // The session record and its first event are one transaction: no session without
-    // a log, no log without its session.
-    engine.harness().start_session(&session, params.mode.map(Into::into).unwrap_or_default())?;
-    view(engine, &session.id, false)
-}
-
-pub(super) fn list(engine: &Engine, params: SessionListParams) -> Result<SessionListResult, ApiError> {
-    let include_archived = params.include_archived.unwrap_or(false);
-    let mut sessions: Vec<Session> = engine
-        .store()
-        .scan::<Session>(b"")?
-        .into_iter()
-        .filter(|s| include_archived || !s.archived)
-        .filter(|s| params.project_id.as_ref().is_none_or(|p| &s.project_id == p))
-        .collect();
-    sessions.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
-    Ok(SessionListResult { sessions: sessions.iter().map(Into::into).collect() })
-}
-
-pub(super) fn get(engine: &Engine, params: SessionGetParams) -> Result<SessionView, ApiError> {
-    view(engine, &params.session_id, params.timeline.unwrap_or(false))
-}
-
-/// Archives a session (`archived`, default true) or brings an archived one back
-/// (`archived: false`). Already so: nothing changes. Errors: NOT_FOUND; CONFLICT
-/// (`session.running`) archiving while a turn runs; VALIDATION
-/// (`session.project_archived`) restoring a session whose project is archived.
-pub(super) fn archive(engine: &Engine, params: SessionArchiveParams) -> Result<SessionView, ApiError> {
-    let archived = params.archived.unwrap_or(true);
-    let mut session = engine.harness().load_session(&params.session_id)?;
-    if session.archived == archived {
-        return view(engine, &session.id, false);
-    }
-    let live = engine.harness().live_session(&session.id)?;
-    if archived && live.is_running() {
-        return Err(ApiError::new(super::ErrorCode::Conflict, "A turn of this session is running.").problem("session.running", &[]).hint("interrupt", "Interrupt it first."));
-    }
-    if !archived {
-        let project = crate::project::load(engine.store(), &session.project_id)?;
-        if project.archived {
-            return Err(crate::project::archived_for_session(&project));
-        }
-    }
-    session.archived = archived;
-    session.updated_at = engine.now();
-    let mut extra = Batch::new();
-    extra.put(&session)?;
-    let body = if archived { EventBody::SessionArchived {} } else { EventBody::SessionUnarchived {} };
-    engine.harness().append_event(&live, harness::Meta::default(), body, extra, Durability::Durable)?;
-    view(engine, &session.id, false)
-}
-
-/// Renames a session. The title lives on the session record only (the log and what the
-/// model sees do not carry it), so a rename is a record update, allowed while a turn
-/// runs and on an archived session.
-pub(super) fn rename(engine: &Engine, params: SessionRenameParams) -> Result<SessionView, ApiError> {
-    let title = required_text("title", &params.title, super::MAX_TITLE_CHARS)?;
-    {
-        let _guard = engine.write_lock();
-        let mut session = engine.harness().load_session(&params.session_id)?;
-        if session.title != title {
-            session.title = title;
-            session.updated_at = engine.now();
-            let mut batch = Batch::new();
-            batch.put(&session)?;
-            engine.store().apply(batch, Durability::Durable)?;
-        }
-    }
-    view(engine, &params.session_id, false)
-}
-
-fn submit_result(engine: &Engine, session_id: &str, outcome: SubmitOutcome) -> Result<SessionSubmitResult, ApiError> {
-    let session = view(engine, session_id, false)?;
-    Ok(match outcome {
-        SubmitOutcome::Queued => SessionSubmitResult { queued: true, reason: None, session, timings: None },
-        SubmitOutcome::Finished { reason, stats } => SessionSubmitResult { queued: false, reason: Some((&reason).into()), session, timings: Some(timings(&stats)) },
-    })
-}
-
-pub(super) fn submit(engine: &Engine, params: SessionSubmitParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    // Checked before anything is written (a mode switch included).
-    let selection = params.selection.map(crate::context::Selection::from);
-    if let Some(selection) = &selection {
-        let session = engine.harness().load_session(&params.session_id)?;
-        let project = crate::project::load(engine.store(), &session.project_id)?;
-        selection.check(&project.source)?;
-    }
-    let feed = Feed::of(params.timeline);
-    if let Some(mode) = params.mode {
-        set_mode_inner(engine, &params.session_id, mode.into(), feed, on_event)?;
-    }
-    let mut emit = session_stream(engine, &params.session_id, feed, on_event);
-    let outcome = harness::submit_message(engine.harness(), &params.session_id, &params.text, selection, &mut emit)?;
-    submit_result(engine, &params.session_id, outcome)
-}
-
-pub(super) fn interrupt(engine: &Engine, params: SessionRef) -> Result<SessionInterruptResult, ApiError> {
-    engine.harness().load_session(&params.session_id)?;
-    Ok(SessionInterruptResult { interrupted: engine.harness().interrupt_session(&params.session_id)? })
-}
-
-pub(super) fn resolve_approval(engine: &Engine, params: SessionResolveApprovalParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    let decided_by = engine.author()?;
-    let note = params.note.unwrap_or_default();
-    let mut emit = session_stream(engine, &params.session_id, Feed::of(params.timeline), on_event);
-    let answer = match (params.approved, params.always) {
-        (false, None) => harness::Answer::Deny,
-        (true, None) => harness::Answer::AllowOnce,
-        (true, Some(scope)) => harness::Answer::AllowAlways(scope.into()),
-        (false, Some(_)) => return Err(ApiError::validation("always", "\"always\" goes with an approval; a denial makes no rule.")),
-    };
-    let outcome = harness::resolve_approval(engine.harness(), &params.session_id, &params.request_id, answer, &note, &decided_by, &mut emit)?;
-    submit_result(engine, &params.session_id, outcome)
-}
-
-pub(super) fn answer_question(engine: &Engine, params: SessionAnswerParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<SessionSubmitResult, ApiError> {
-    let mut emit = session_stream(engine, &params.session_id, Feed::of(params.timeline), on_event);
-    let outcome = harness::answer_question(engine.harness(), &params.session_id, &params.question_id, &params.answer, &mut emit)?;
-    submit_result(engine, &params.session_id, outcome)
-}
-
-fn set_mode_inner(engine: &Engine, session_id: &str, mode: harness::Mode, feed: Feed, on_event: &mut dyn FnMut(StreamEvent)) -> Result<(), ApiError> {
-    let session = engine.harness().load_session(session_id)?;
-    if session.archived {
-        return Err(ApiError::validation("sessionId", "The session is archived."));
-    }
-    engine.harness().check_project_open(&session)?;
-    let live = engine.harness().live_session(session_id)?;
-    if live.state.lock().unwrap_or_else(|p| p.into_inner()).mode == mode {
-        return Ok(());
-    }
-    let event = engine.harness().append_event(&live, harness::Meta::default(), EventBody::ModeChanged { mode, by: "user".to_owned() }, Batch::new(), Durability::Durable)?;
-    session_stream(engine, session_id, feed, on_event)(&event);
-    Ok(())
-}
-
-pub(super) fn set_mode(engine: &Engine, params: SessionSetModeParams) -> Result<SessionView, ApiError> {
-    set_mode_inner(engine, &params.session_id, params.mode.into(), Feed::Events, &mut |_| {})?;
-    view(engine, &params.session_id, false)
-}
-
-pub(super) fn events(engine: &Engine, params: SessionEventsParams) -> Result<SessionEventsResult, ApiError> {
-    engine.harness().load_session(&params.session_id)?;
-    let from = params.from.unwrap_or(1).max(1);
-    let limit = params.limit.unwrap_or(1000).clamp(1, 10_000) as usize;
-    let prefix = crate::store::keys::project_prefix(&params.session_id);
-    let start = crate::store::keys::session_event(&params.session_id, from);
-    // The state first: its first read after a restart closes the turn the old process
-    // left open (`turn_ended: restarted`), which this read must then include.
-    let (state, _) = engine.harness().session_state(&params.session_id)?;
-    let events = engine.store().scan_from_limit::<harness::Event>(&prefix, &start, limit)?;
-    Ok(SessionEventsResult { events: events.iter().map(Into::into).collect(), last_sequence: state.last_sequence })
-}
-
 pub(super) fn get_rules(engine: &Engine, _: Empty) -> Result<PermissionRules, ApiError> {
     Ok(PermissionRules { rules: engine.harness().permission_rules()?.iter().map(Into::into).collect() })
 }
