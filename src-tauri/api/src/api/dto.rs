@@ -9,9 +9,11 @@ mod activity;
 mod compaction;
 mod context;
 mod drafts;
+mod error;
 mod events;
 mod growth;
 mod harness;
+mod ids;
 mod intent;
 mod llm;
 mod memory;
@@ -31,9 +33,11 @@ pub use activity::*;
 pub use compaction::*;
 pub use context::*;
 pub use drafts::*;
+pub use error::*;
 pub use events::*;
 pub use growth::*;
 pub use harness::*;
+pub use ids::*;
 pub use intent::*;
 pub use llm::*;
 pub use memory::*;
@@ -68,6 +72,14 @@ macro_rules! stored_only {
 }
 
 stored_only!(
+    crate::model::Platform,
+    crate::model::Anchor,
+    crate::model::DraftContent,
+    crate::model::Post,
+    crate::model::ProvenanceSource,
+    crate::error::ErrorCode,
+    crate::error::Hint,
+    crate::error::ApiError,
     crate::model::Workspace,
     crate::model::Project,
     crate::model::ProjectSummary,

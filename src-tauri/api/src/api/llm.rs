@@ -150,7 +150,7 @@ impl Serialize for LlmProfileSetKeyParams {
 #[serde(rename_all = "camelCase")]
 pub struct LlmProfileSaved {
     pub profile: super::dto::LlmProfile,
-    pub warnings: Vec<Hint>,
+    pub warnings: Vec<super::dto::Hint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -192,11 +192,11 @@ pub struct LlmTestResult {
     pub latency_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub error: Option<ApiError>,
+    pub error: Option<super::dto::ApiError>,
     /// What the person should know: the profile's window disagrees with the server's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<Hint>>", optional)]
-    pub warnings: Vec<Hint>,
+    #[ts(as = "Option<Vec<super::dto::Hint>>", optional)]
+    pub warnings: Vec<super::dto::Hint>,
     /// The token-estimate calibration, when this test seeded it from the server's own
     /// tokenizer (its `seed` says the counts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -476,7 +476,7 @@ pub(super) fn create(engine: &Engine, mut input: LlmProfileInput) -> Result<LlmP
     profile.is_default = engine.store().scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
     save_with_key(engine, &mut profile, key, None)?;
     let warnings = warnings(&profile);
-    Ok(LlmProfileSaved { profile: (&profile).into(), warnings })
+    Ok(LlmProfileSaved { profile: (&profile).into(), warnings: warnings.iter().map(Into::into).collect() })
 }
 
 pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
@@ -509,7 +509,7 @@ pub(super) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<
     profile.updated_at = engine.now();
     save_with_key(engine, &mut profile, key, Some(&stored))?;
     let warnings = warnings(&profile);
-    Ok(LlmProfileSaved { profile: (&profile).into(), warnings })
+    Ok(LlmProfileSaved { profile: (&profile).into(), warnings: warnings.iter().map(Into::into).collect() })
 }
 
 pub(super) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, ApiError> {
@@ -677,7 +677,7 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
                 model_id: Some(reply.model),
                 latency_ms: Some(latency_ms),
                 error: None,
-                warnings,
+                warnings: warnings.iter().map(Into::into).collect(),
                 calibration: calibration.as_ref().map(Into::into),
             }
         }
@@ -694,8 +694,8 @@ pub(super) fn test(engine: &Engine, params: LlmProfileRef) -> Result<LlmTestResu
                 profile: (&profile).into(),
                 model_id: None,
                 latency_ms: None,
-                error: Some(error),
-                warnings,
+                error: Some(error.into()),
+                warnings: warnings.iter().map(Into::into).collect(),
                 calibration: calibration.as_ref().map(Into::into),
             }
         }

@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::dto;
+use super::dto::Platform;
 use super::projects::load as load_project;
 use super::{required_text, ApiError, Deleted, Empty, Engine};
 use crate::error::{bounded_text, ErrorCode};
-use crate::model::Platform;
 use crate::performance::metrics::{self, MetricSnapshot, SnapshotSource, SnapshotWindow};
 use crate::performance::publications::{self, PublicationFields};
 use crate::performance::{self as domain, Account, Publication};
@@ -62,7 +62,7 @@ fn handle(text: Option<&str>) -> Result<Option<String>, ApiError> {
     }
 }
 
-fn refuse_duplicate_account(accounts: &[Account], platform: Platform, name: &str, except: Option<&str>) -> Result<(), ApiError> {
+fn refuse_duplicate_account(accounts: &[Account], platform: crate::model::Platform, name: &str, except: Option<&str>) -> Result<(), ApiError> {
     if accounts.iter().any(|a| a.platform == platform && a.name == name && Some(a.id.as_str()) != except) {
         return Err(ApiError::validation("name", format!("There is already a {} account named {name:?}.", platform.as_str()))
             .problem("perf.account_exists", &[("name", name), ("platform", platform.as_str())]));
@@ -74,9 +74,9 @@ pub(super) fn create_account(engine: &Engine, params: AccountCreateParams) -> Re
     let name = required_text("name", &params.name, MAX_ACCOUNT_CHARS)?;
     let handle = handle(params.handle.as_deref())?;
     let _guard = engine.write_lock();
-    refuse_duplicate_account(&domain::accounts(engine.store())?, params.platform, &name, None)?;
+    refuse_duplicate_account(&domain::accounts(engine.store())?, params.platform.into(), &name, None)?;
     let now = engine.now();
-    let account = Account { id: engine.new_id("acc"), platform: params.platform, name, handle, created_at: now, updated_at: now };
+    let account = Account { id: engine.new_id("acc"), platform: params.platform.into(), name, handle, created_at: now, updated_at: now };
     let mut batch = Batch::new();
     batch.put(&account)?;
     domain::sync::stage_delivery(engine, &mut batch, inkstone_sync_proto::PerfKind::Account, &account.id, None, None)?;
@@ -264,7 +264,7 @@ pub(super) fn add_publication(engine: &Engine, params: PublicationAddParams) -> 
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
     let mut batch = Batch::new();
-    let publication = publications::stage_create(engine, &mut batch, &project, params.platform, None, params.details.unwrap_or_default().into())?;
+    let publication = publications::stage_create(engine, &mut batch, &project, params.platform.into(), None, params.details.unwrap_or_default().into())?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(publication)
 }
@@ -288,7 +288,7 @@ pub(super) fn list_publications(engine: &Engine, params: PublicationListParams) 
     let mut found: Vec<Publication> = domain::all_publications(engine.store())?
         .into_iter()
         .filter(|p| params.project_id.as_deref().is_none_or(|id| p.project_id == id))
-        .filter(|p| params.platform.is_none_or(|platform| p.platform == platform))
+        .filter(|p| params.platform.is_none_or(|platform| p.platform == platform.into()))
         .filter(|p| include_removed || p.removed_at.is_none())
         .collect();
     found.sort_by(|a, b| b.published_at.cmp(&a.published_at).then_with(|| b.id.cmp(&a.id)));
@@ -473,7 +473,7 @@ pub(super) fn import(engine: &Engine, params: PerfImportParams) -> Result<PerfIm
     let file_name = bounded_text("fileName", &file_name, 300)?;
     let _guard = engine.write_lock();
     let publications = domain::all_publications(engine.store())?;
-    let prepared = imports::preview_for(engine.store(), &bytes, params.platform, &publications, &params.assign, params.account_id.as_deref())?;
+    let prepared = imports::preview_for(engine.store(), &bytes, params.platform.map(Into::into), &publications, &params.assign, params.account_id.as_deref())?;
     let summary = prepared.summary.clone();
     if !params.commit.unwrap_or(false) || prepared.already_imported.is_some() {
         return Ok(PerfImportResult { preview: (&summary).into(), committed: false, snapshots: Vec::new() });
@@ -536,21 +536,22 @@ pub(super) fn report(engine: &Engine, params: PerfReportParams) -> Result<crate:
     if let Some(project_id) = &params.project_id {
         load_project(engine, project_id)?;
     }
-    let metric = params.metric.unwrap_or_else(|| reports::default_metric(params.platform).to_owned());
+    let platform = crate::model::Platform::from(params.platform);
+    let metric = params.metric.unwrap_or_else(|| reports::default_metric(platform).to_owned());
     if metrics::metric_key(&metric).is_none() {
         let shown: String = metric.chars().take(60).collect();
         return Err(ApiError::validation("metric", format!("{shown:?} is not a metric key.")).problem("perf.unknown_metric", &[("key", &shown)]).action("list_metric_keys", &[]));
     }
-    let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == params.platform && p.removed_at.is_none()).collect();
+    let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == platform && p.removed_at.is_none()).collect();
     // The key's points and the snapshots' stamps: no snapshot (with its raw row) is decoded.
     let query = ReportQuery {
-        platform: params.platform,
+        platform,
         project_id: params.project_id,
         metric,
         bucket: params.bucket.map_or(AgeBucket::H24, Into::into),
         include_boosted: params.include_boosted.unwrap_or(false),
     };
-    let observed = reports::load_observations(engine.store(), params.platform, &query.metric, &publications, &[query.bucket])?;
+    let observed = reports::load_observations(engine.store(), platform, &query.metric, &publications, &[query.bucket])?;
     Ok(reports::before_after_observed(&query, &publications, &observed))
 }
 
@@ -580,7 +581,7 @@ pub struct PerfSummaryParams {
 /// The performance summary of a platform, as the AI reads it (`read_performance`, the
 /// context's `performance` layer): shown to the person whatever the setting says.
 pub(super) fn summary(engine: &Engine, params: PerfSummaryParams) -> Result<crate::performance::context::PerformanceSummary, ApiError> {
-    crate::performance::context::summary(engine.store(), params.platform)
+    crate::performance::context::summary(engine.store(), params.platform.into())
 }
 
 /// Whether performance history may enter AI context, and who decides.
@@ -720,7 +721,7 @@ fn dashboard_query(engine: &Engine, params: PerfDashboardParams, paged: bool) ->
     };
     Ok(DashboardQuery {
         project_id: params.project_id,
-        platform: params.platform,
+        platform: params.platform.map(Into::into),
         account_id: params.account_id,
         format: params.format.map(Into::into),
         from: params.from,

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::Hint;
 use super::ToolCall;
 use super::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Hunk, Mode, PinSource, ProposalKind, Selection, Target};
-use crate::error::Hint;
 use crate::model::Timestamp;
 
 /// How a tool call ended, as the model and the UI see it.
@@ -415,7 +415,7 @@ pub enum EventBody {
         /// it had).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
-        sources: Option<Vec<crate::model::ProvenanceSource>>,
+        sources: Option<Vec<super::ProvenanceSource>>,
     },
     /// The person pinned a text: in the pinned context of every later call, verbatim.
     #[serde(rename_all = "camelCase")]
@@ -771,7 +771,9 @@ impl From<&crate::harness::event::EventBody> for EventBody {
             }
             crate::harness::event::EventBody::QuestionAnswered { question_id, answer } => Self::QuestionAnswered { question_id: question_id.clone(), answer: answer.clone() },
             crate::harness::event::EventBody::ModeChanged { mode, by } => Self::ModeChanged { mode: (*mode).into(), by: by.clone() },
-            crate::harness::event::EventBody::TurnEnded { reason, message, hints } => Self::TurnEnded { reason: reason.into(), message: message.clone(), hints: hints.clone() },
+            crate::harness::event::EventBody::TurnEnded { reason, message, hints } => {
+                Self::TurnEnded { reason: reason.into(), message: message.clone(), hints: hints.iter().map(Into::into).collect() }
+            }
             crate::harness::event::EventBody::SessionArchived {} => Self::SessionArchived {},
             crate::harness::event::EventBody::SessionUnarchived {} => Self::SessionUnarchived {},
             crate::harness::event::EventBody::Rewound { checkpoint_id, to_sequence, version } => {
@@ -813,7 +815,7 @@ impl From<&crate::harness::event::EventBody> for EventBody {
                 note: note.clone(),
                 input_tokens: *input_tokens,
                 output_tokens: *output_tokens,
-                sources: sources.clone(),
+                sources: sources.as_ref().map(|sources| sources.iter().map(Into::into).collect()),
             },
             crate::harness::event::EventBody::PinAdded { pin_id, text, source } => Self::PinAdded { pin_id: pin_id.clone(), text: text.clone(), source: source.into() },
             crate::harness::event::EventBody::PinRemoved { pin_id } => Self::PinRemoved { pin_id: pin_id.clone() },

@@ -7,7 +7,8 @@ use ts_rs::TS;
 
 use super::Finding;
 use super::{Hunk, TextDiffResult};
-use crate::model::{Platform, ProvenanceSource, Timestamp};
+use super::{Platform, ProvenanceSource};
+use crate::model::Timestamp;
 
 /// What kind of change a proposal makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -546,7 +547,7 @@ impl From<&crate::proposals::ChecklistItem> for ChecklistItem {
         ChecklistItem {
             id: record.id.clone(),
             text: record.text.clone(),
-            platform: record.platform,
+            platform: record.platform.map(Into::into),
             blocking: record.blocking,
             resolved: record.resolved,
             note: record.note.clone(),
@@ -558,7 +559,7 @@ impl From<&crate::proposals::MetadataChange> for MetadataChange {
     fn from(record: &crate::proposals::MetadataChange) -> Self {
         MetadataChange {
             title: record.title.clone(),
-            platforms: record.platforms.clone(),
+            platforms: record.platforms.as_ref().map(|platforms| platforms.iter().map(Into::into).collect()),
             brand_profile_id: record.brand_profile_id.clone(),
             template_id: record.template_id.clone(),
         }
@@ -591,7 +592,7 @@ impl From<&crate::proposals::Origin> for Origin {
             prompt_version: record.prompt_version.clone(),
             prompt_layers: record.prompt_layers.clone(),
             rebased_from: record.rebased_from.clone(),
-            sources: record.sources.clone(),
+            sources: record.sources.iter().map(Into::into).collect(),
         }
     }
 }
@@ -866,7 +867,7 @@ impl From<&crate::proposals::Target> for Target {
         use crate::proposals::Target as T;
         match record {
             T::Source => Self::Source,
-            T::Draft { platform } => Self::Draft { platform: *platform },
+            T::Draft { platform } => Self::Draft { platform: (*platform).into() },
             T::Comment { comment_id } => Self::Comment { comment_id: comment_id.clone() },
             T::Metadata => Self::Metadata,
             T::Session => Self::Session,
