@@ -82,12 +82,13 @@ pub struct ApiError {
     /// The UI's wording of this particular problem (`problem.<id>` filled with
     /// `params`), for errors whose code alone would say too little or the wrong thing
     /// (a CONFLICT can be a stale write, a running turn or a paused sync).
+    /// (Boxed, as `params`, so that `Result<_, ApiError>` stays small.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub message_id: Option<String>,
+    #[ts(as = "Option<String>", optional)]
+    pub message_id: Option<Box<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub params: Option<BTreeMap<String, String>>,
+    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
+    pub params: Option<Box<BTreeMap<String, String>>>,
 }
 
 impl From<domain::ErrorCode> for ErrorCode {
@@ -136,8 +137,8 @@ impl From<&domain::ApiError> for ApiError {
             message: record.message.clone(),
             hints: record.hints.iter().map(Into::into).collect(),
             details: record.details.clone(),
-            message_id: record.message_id.as_deref().map(str::to_owned),
-            params: record.params.as_deref().cloned(),
+            message_id: record.message_id.clone(),
+            params: record.params.clone(),
         }
     }
 }
