@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use inkstone_api::api::StreamEvent;
+use inkstone_api::api::{dto, StreamEvent};
 use inkstone_api::{ApiError, Engine, ErrorCode};
 use serde_json::Value;
 use tauri::ipc::Channel;
@@ -147,9 +147,9 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiError> 
 // The wait for the engine happens on the blocking pool, not on the async runtime's own
 // threads.
 #[tauri::command]
-pub async fn api_call(state: tauri::State<'_, EngineState>, method: String, params: Value) -> Result<Value, ApiError> {
+pub async fn api_call(state: tauri::State<'_, EngineState>, method: String, params: Value) -> Result<Value, dto::ApiError> {
     let state = state.inner().clone();
-    blocking(move || state.engine()?.call(&method, params)).await
+    blocking(move || state.engine()?.call(&method, params)).await.map_err(Into::into)
 }
 
 /// The pages each webview loaded, counted by label. A stream remembers the load it
@@ -200,7 +200,7 @@ pub async fn api_stream<R: Runtime>(
     method: String,
     params: Value,
     on_event: Channel<StreamEvent>,
-) -> Result<Value, ApiError> {
+) -> Result<Value, dto::ApiError> {
     let state = state.inner().clone();
     let page = pages.page(webview.label());
     blocking(move || {
@@ -221,6 +221,7 @@ pub async fn api_stream<R: Runtime>(
         })
     })
     .await
+    .map_err(Into::into)
 }
 
 #[cfg(test)]

@@ -132,14 +132,14 @@ fn restart_app<R: Runtime>(app: tauri::AppHandle<R>) {
 /// Help → About's "Open": shows the data folder or the log folder in the system's file
 /// manager. Only those two folders, named by the engine, can be opened this way.
 #[tauri::command]
-fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<(), inkstone_api::ApiError> {
+fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<(), inkstone_api::api::dto::ApiError> {
     let bad = |message: &str| inkstone_api::ApiError::new(inkstone_api::ErrorCode::Validation, message);
     let folder = match which.as_str() {
         "data" => state.opened().map(|e| e.config().data_dir.clone()).or_else(data_dir),
         "logs" => LOG_DIR.get().cloned(),
-        _ => return Err(bad("Only the data folder and the log folder can be opened.")),
+        _ => return Err(bad("Only the data folder and the log folder can be opened.").into()),
     };
-    let Some(folder) = folder.filter(|f| f.is_dir()) else { return Err(bad("That folder does not exist yet.")) };
+    let Some(folder) = folder.filter(|f| f.is_dir()) else { return Err(bad("That folder does not exist yet.").into()) };
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(windows) {
@@ -149,7 +149,7 @@ fn reveal_folder(state: tauri::State<'_, EngineState>, which: String) -> Result<
     };
     std::process::Command::new(opener).arg(&folder).spawn().map(drop).map_err(|error| {
         tracing::warn!(%error, opener, "opening a folder");
-        inkstone_api::ApiError::new(inkstone_api::ErrorCode::Io, format!("The system could not open the folder ({opener} failed); its path is shown to copy."))
+        inkstone_api::ApiError::new(inkstone_api::ErrorCode::Io, format!("The system could not open the folder ({opener} failed); its path is shown to copy.")).into()
     })
 }
 

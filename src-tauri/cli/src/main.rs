@@ -110,7 +110,7 @@ fn exit(result: Result<(), Failure>) -> ExitCode {
             for hint in &mut error.hints {
                 word_for_cli(hint);
             }
-            eprintln!("{}", serde_json::to_string_pretty(&error).unwrap_or_else(|_| error.message.clone()));
+            eprintln!("{}", serde_json::to_string_pretty(&inkstone_api::api::dto::ApiError::from(&error)).unwrap_or_else(|_| error.message.clone()));
             ExitCode::from(1)
         }
         Err(Failure::Usage(message)) => {

@@ -32,6 +32,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
+use inkstone_api::api::dto;
 use inkstone_api::api::StreamEvent;
 use inkstone_api::{ApiError, Engine, ErrorCode};
 use serde_json::Value;
@@ -56,12 +57,12 @@ struct AppState {
 
 fn error_response(error: &ApiError) -> Response {
     let status = StatusCode::from_u16(error.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(error.clone())).into_response()
+    (status, Json(dto::ApiError::from(error))).into_response()
 }
 
 fn refuse(status: StatusCode, code: ErrorCode, message: &str, hint: (&str, &str)) -> Response {
     let error = ApiError::new(code, message).hint(hint.0, hint.1);
-    (status, Json(error)).into_response()
+    (status, Json(dto::ApiError::from(error))).into_response()
 }
 
 /// The desktop window's Content-Security-Policy, read from `tauri.conf.json` (built in),
@@ -162,7 +163,7 @@ async fn api_stream(State(state): State<Arc<AppState>>, Path(method): Path<Strin
         });
         let last = match result {
             Ok(value) => Event::default().event("result").json_data(value),
-            Err(error) => Event::default().event("error").json_data(error),
+            Err(error) => Event::default().event("error").json_data(dto::ApiError::from(error)),
         };
         if let Ok(event) = last {
             let _ = sender.send(event);

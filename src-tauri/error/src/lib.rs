@@ -10,10 +10,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 /// Stable error codes. The UI branches on these, never on message text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     NotFound,
@@ -84,12 +83,11 @@ impl ErrorCode {
 /// names something particular (a session, a proposal, a list of choices) carries those
 /// values in `params`, so the UI can say it in the person's language (`hint.<id>` with
 /// `{name}` places).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hint {
     pub id: String,
     pub message: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub params: BTreeMap<String, String>,
 }
 
@@ -121,7 +119,7 @@ pub fn values(params: &[(&str, &str)]) -> BTreeMap<String, String> {
     params.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{code:?}: {message}")]
 #[serde(rename_all = "camelCase")]
 pub struct ApiError {
@@ -129,17 +127,14 @@ pub struct ApiError {
     pub message: String,
     pub hints: Vec<Hint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional, type = "unknown")]
     pub details: Option<serde_json::Value>,
     /// The UI's wording of this particular problem (`problem.<id>` filled with
     /// `params`), for errors whose code alone would say too little or the wrong thing
     /// (a CONFLICT can be a stale write, a running turn or a paused sync).
     /// (Boxed, as `params`, so that `Result<_, ApiError>` stays small.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(as = "Option<String>", optional)]
     pub message_id: Option<Box<str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(as = "Option<BTreeMap<String, String>>", optional)]
     pub params: Option<Box<BTreeMap<String, String>>>,
 }
 

@@ -9,7 +9,6 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use ts_rs::TS;
 
 pub mod clock;
 pub mod ids;
@@ -91,7 +90,7 @@ impl From<&Project> for ProjectSummary {
 }
 
 /// A publishing target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Platform {
     Wechat,
@@ -152,7 +151,7 @@ pub struct PlatformDraft {
 }
 
 /// What a saved or compiled platform draft holds, by the platform's kind of content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum DraftContent {
     /// WeChat: inline-styled HTML and the digest shown in share cards.
@@ -165,7 +164,7 @@ pub enum DraftContent {
     Card { body: String, tags: Vec<String> },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Post {
     pub text: String,
@@ -255,7 +254,7 @@ pub enum VersionOrigin {
 /// Something the model had read (in the turn that proposed a change, or in an earlier
 /// turn still in its context, summarised or not) before it proposed the change:
 /// the answer to "Why this change?". Each names where it can be opened again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum ProvenanceSource {
     /// A tool's result: event `sequence` of the log of `owner_id` (a session or a run)
@@ -268,7 +267,6 @@ pub enum ProvenanceSource {
         owner_id: String,
         sequence: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         result_ref: Option<String>,
     },
     /// A search hit a search tool returned: the document (`project_id`, the version or
@@ -282,13 +280,10 @@ pub enum ProvenanceSource {
         project_id: String,
         title: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         version: Option<u32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         comment_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         span: Option<Anchor>,
         snippet: String,
     },
@@ -311,7 +306,6 @@ pub enum ProvenanceSource {
         platform: Platform,
         snapshot_ids: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
         tool_use_id: Option<String>,
     },
 }
@@ -357,7 +351,7 @@ impl From<&Version> for VersionSummary {
 
 /// A range in a project's source, in UTF-16 code units (what editors in a web view
 /// count), `from <= to`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Anchor {
     pub from: u32,

@@ -3,9 +3,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::Anchor;
 use super::projects::load as load_project;
 use super::{ApiError, Deleted, Engine};
-use crate::model::{Anchor, Comment};
+use crate::model::Comment;
 use crate::project::comments as domain;
 use crate::store::{Batch, Durability};
 
@@ -21,7 +22,7 @@ pub struct CommentAddParams {
 }
 
 pub(super) fn add(engine: &Engine, params: CommentAddParams) -> Result<Comment, ApiError> {
-    domain::add(engine, &params.project_id, &params.body, params.anchor)
+    domain::add(engine, &params.project_id, &params.body, params.anchor.map(Into::into))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]

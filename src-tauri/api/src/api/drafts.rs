@@ -9,11 +9,11 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::{DraftContent, Platform};
 use super::dto::{Finding, TextDiffResult};
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Engine};
-use crate::model::{DraftStatus, Platform, PlatformDraft};
-use crate::pipeline::DraftContent;
+use crate::model::{DraftStatus, PlatformDraft};
 use crate::project::drafts as domain;
 use crate::store::{Batch, Durability};
 
@@ -44,7 +44,7 @@ pub struct SavedDraftFindings {
     pub findings: Vec<Finding>,
 }
 
-fn require_draft(engine: &Engine, project_id: &str, platform: Platform) -> Result<PlatformDraft, ApiError> {
+fn require_draft(engine: &Engine, project_id: &str, platform: crate::model::Platform) -> Result<PlatformDraft, ApiError> {
     domain::require(engine.store(), project_id, platform)
 }
 
@@ -54,14 +54,14 @@ pub(super) fn list(engine: &Engine, params: ProjectRef) -> Result<PlatformDraftL
     let findings = drafts
         .iter()
         .zip(domain::own_findings(engine, &project, &drafts)?)
-        .map(|(draft, findings)| SavedDraftFindings { platform: draft.platform, findings: findings.into_iter().map(Into::into).collect() })
+        .map(|(draft, findings)| SavedDraftFindings { platform: draft.platform.into(), findings: findings.into_iter().map(Into::into).collect() })
         .collect();
     Ok(PlatformDraftListResult { project_id: project.id, source_revision: project.revision, drafts: drafts.iter().map(Into::into).collect(), findings })
 }
 
 pub(super) fn get(engine: &Engine, params: PlatformDraftRef) -> Result<PlatformDraft, ApiError> {
     load_project(engine, &params.project_id)?;
-    require_draft(engine, &params.project_id, params.platform)
+    require_draft(engine, &params.project_id, params.platform.into())
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -97,7 +97,7 @@ pub struct PlatformDraftSaveResult {
 pub(super) fn save(engine: &Engine, params: PlatformDraftSaveParams) -> Result<PlatformDraftSaveResult, ApiError> {
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
-    let result = domain::compile(engine, &project, Some(vec![params.platform]), params.tags)?;
+    let result = domain::compile(engine, &project, Some(vec![params.platform.into()]), params.tags)?;
     let compiled = result.drafts.into_iter().next().ok_or_else(|| ApiError::internal("the compile returned no draft"))?;
     let mut batch = Batch::new();
     let saved = domain::stage_save(engine, &mut batch, &project, &compiled, params.replace_revision)?;
@@ -135,9 +135,9 @@ pub struct PlatformDraftEditResult {
 pub(super) fn edit(engine: &Engine, params: PlatformDraftEditParams) -> Result<PlatformDraftEditResult, ApiError> {
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
-    let mut draft = require_draft(engine, &params.project_id, params.platform)?;
+    let mut draft = require_draft(engine, &params.project_id, params.platform.into())?;
     let mut batch = Batch::new();
-    domain::stage_edit(engine, &mut batch, &mut draft, params.base_revision, params.title, params.content)?;
+    domain::stage_edit(engine, &mut batch, &mut draft, params.base_revision, params.title, params.content.map(Into::into))?;
     // Typing in a draft autosaves like the source does: group-committed.
     engine.store().apply(batch, Durability::Grouped)?;
     let findings = domain::own_findings(engine, &project, std::slice::from_ref(&draft))?.pop().unwrap_or_default();
@@ -163,7 +163,7 @@ pub struct PlatformDraftSetStatusParams {
 pub(super) fn set_status(engine: &Engine, params: PlatformDraftSetStatusParams) -> Result<PlatformDraft, ApiError> {
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
-    let mut draft = require_draft(engine, &params.project_id, params.platform)?;
+    let mut draft = require_draft(engine, &params.project_id, params.platform.into())?;
     let status = DraftStatus::from(params.status);
     let mut batch = Batch::new();
     domain::stage_set_status(engine, &mut batch, &project, &mut draft, status, params.base_revision)?;

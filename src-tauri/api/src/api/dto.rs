@@ -9,9 +9,11 @@ mod activity;
 mod compaction;
 mod context;
 mod drafts;
+mod error;
 mod events;
 mod growth;
 mod harness;
+mod ids;
 mod intent;
 mod llm;
 mod memory;
@@ -31,9 +33,11 @@ pub use activity::*;
 pub use compaction::*;
 pub use context::*;
 pub use drafts::*;
+pub use error::*;
 pub use events::*;
 pub use growth::*;
 pub use harness::*;
+pub use ids::*;
 pub use intent::*;
 pub use llm::*;
 pub use memory::*;
@@ -68,6 +72,14 @@ macro_rules! stored_only {
 }
 
 stored_only!(
+    crate::model::Platform,
+    crate::model::Anchor,
+    crate::model::DraftContent,
+    crate::model::Post,
+    crate::model::ProvenanceSource,
+    crate::error::ErrorCode,
+    crate::error::Hint,
+    crate::error::ApiError,
     crate::model::Workspace,
     crate::model::Project,
     crate::model::ProjectSummary,
@@ -904,6 +916,57 @@ mod tests {
             serde_json::from_value(json!([["working", "version", "comment"], "project", "general"])).unwrap();
         assert_eq!(kinds.into_iter().map(search::DocKind::from).collect::<Vec<_>>(), [search::DocKind::Working, search::DocKind::Version, search::DocKind::Comment]);
         assert_eq!((search::SearchScope::from(scope), ask::AskRoute::from(route)), (search::SearchScope::Project, ask::AskRoute::General));
+    }
+
+    /// The small values many records hold, both ways where they come in as parameters,
+    /// and the error every transport sends: its code, hints with values, problem and
+    /// details, exactly as the UI reads them.
+    #[test]
+    fn the_wire_json_of_ids_and_errors_is_their_twins() {
+        use crate::error::{ApiError, ErrorCode};
+        let content = DraftContent::Thread { posts: vec![Post { text: "Tea".into(), weighted_length: 3 }] };
+        let wire = serde_json::to_value(super::DraftContent::from(&content)).unwrap();
+        assert_eq!(wire, json!({"type": "thread", "posts": [{"text": "Tea", "weightedLength": 3}]}));
+        assert_eq!(DraftContent::from(serde_json::from_value::<super::DraftContent>(wire).unwrap()), content);
+        let source = ProvenanceSource::SearchHit {
+            tool: "search".into(),
+            tool_use_id: "call_1".into(),
+            reference: "prj_1@v3:0-3".into(),
+            project_id: "prj_1".into(),
+            title: "Tea".into(),
+            version: Some(3),
+            comment_id: None,
+            span: Some(Anchor { from: 0, to: 3 }),
+            snippet: "Tea".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(super::ProvenanceSource::from(&source)).unwrap(),
+            json!({
+                "type": "searchHit", "tool": "search", "toolUseId": "call_1", "reference": "prj_1@v3:0-3", "projectId": "prj_1", "title": "Tea",
+                "version": 3, "span": {"from": 0, "to": 3}, "snippet": "Tea"
+            })
+        );
+        let (platforms, anchor): (Vec<super::Platform>, super::Anchor) = serde_json::from_value(json!([["xiaohongshu", "x"], {"from": 2, "to": 5}])).unwrap();
+        assert_eq!(platforms.into_iter().map(Platform::from).collect::<Vec<_>>(), [Platform::Xiaohongshu, Platform::X]);
+        assert_eq!(Anchor::from(anchor), Anchor { from: 2, to: 5 });
+
+        let error = ApiError::new(ErrorCode::Conflict, "The proposal is stale.")
+            .problem("proposal.stale", &[("proposal", "prp_1")])
+            .hint_with("review_again", "Review it again.", &[("session", "ses_1")])
+            .hint("reload", "Reload.")
+            .details(json!({"head": 4}));
+        assert_eq!(
+            serde_json::to_value(super::ApiError::from(&error)).unwrap(),
+            json!({
+                "code": "CONFLICT", "message": "The proposal is stale.",
+                "hints": [{"id": "review_again", "message": "Review it again.", "params": {"session": "ses_1"}}, {"id": "reload", "message": "Reload."}],
+                "details": {"head": 4}, "messageId": "proposal.stale", "params": {"proposal": "prp_1"}
+            })
+        );
+        assert_eq!(
+            serde_json::to_value(super::ApiError::from(ApiError::new(ErrorCode::StoreTooNew, "Newer."))).unwrap(),
+            json!({"code": "STORE_TOO_NEW", "message": "Newer.", "hints": []})
+        );
     }
 
     /// A model profile (its server's window, the structured-output form it takes, the

@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::Platform;
 use super::{bounded_text, required_text, ApiError, Deleted, Empty, Engine, IdRef};
-use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Platform, Project, Timestamp};
+use crate::model::{ActivityKind, BrandProfile, ContentTemplate, Project, Timestamp};
 use crate::store::{Batch, Durability, Record};
 
 /// The editable fields of a brand profile.
@@ -117,7 +118,7 @@ fn fill_template(template: &mut ContentTemplate, input: TemplateInput) -> Result
     template.name = required_text("name", &input.name, 100)?;
     template.title_template = bounded_text("titleTemplate", input.title_template.unwrap_or_default().trim(), super::MAX_TITLE_CHARS)?;
     template.source_template = bounded_text("sourceTemplate", &input.source_template.unwrap_or_default(), super::MAX_SOURCE_CHARS)?;
-    let mut platforms = input.default_platforms.unwrap_or_default();
+    let mut platforms: Vec<crate::model::Platform> = input.default_platforms.unwrap_or_default().into_iter().map(Into::into).collect();
     platforms.sort();
     platforms.dedup();
     template.default_platforms = platforms;

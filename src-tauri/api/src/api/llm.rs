@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::{ApiError, Hint};
+use super::ApiError;
 use crate::llm::profile::BadUrl;
 
 /// The editable fields of a profile. Absent optional fields take their defaults.
@@ -157,7 +157,7 @@ impl Serialize for LlmProfileSetKeyParams {
 #[serde(rename_all = "camelCase")]
 pub struct LlmProfileSaved {
     pub profile: super::dto::LlmProfile,
-    pub warnings: Vec<Hint>,
+    pub warnings: Vec<super::dto::Hint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -199,11 +199,11 @@ pub struct LlmTestResult {
     pub latency_ms: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub error: Option<ApiError>,
+    pub error: Option<super::dto::ApiError>,
     /// What the person should know: the profile's window disagrees with the server's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[ts(as = "Option<Vec<Hint>>", optional)]
-    pub warnings: Vec<Hint>,
+    #[ts(as = "Option<Vec<super::dto::Hint>>", optional)]
+    pub warnings: Vec<super::dto::Hint>,
     /// The token-estimate calibration, when this test seeded it from the server's own
     /// tokenizer (its `seed` says the counts).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::Platform;
 use super::dto::{AppliedTarget, Event, Goal, Intensity, Run, RunConstraints};
 use super::{ApiError, Engine, StreamEvent};
 use crate::growth::run::{self, ApplySelection, RunInput};
-use crate::model::Platform;
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -112,11 +112,11 @@ pub struct OptimizeEventsResult {
 
 pub(super) fn start(engine: &Engine, params: OptimizeStartParams, on_event: &mut dyn FnMut(StreamEvent)) -> Result<Run, ApiError> {
     let input = RunInput {
-        platforms: params.platforms.unwrap_or_default(),
+        platforms: params.platforms.unwrap_or_default().into_iter().map(Into::into).collect(),
         goal: params.goal.map(Into::into).unwrap_or_default(),
         intensity: params.intensity.map(Into::into).unwrap_or_default(),
         constraints: params.constraints.map(Into::into).unwrap_or_default(),
-        draft: params.draft,
+        draft: params.draft.map(Into::into),
     };
     let mut emit = |event: &crate::harness::Event| on_event(StreamEvent::Harness(Box::new(event.into())));
     run::start(engine.harness(), &params.project_id, params.profile.as_deref(), input, &mut emit).map(Into::into)
@@ -143,7 +143,7 @@ pub(super) fn apply(engine: &Engine, params: OptimizeApplyParams) -> Result<Opti
     let selection = ApplySelection {
         all: params.all.unwrap_or(false),
         source: params.source.unwrap_or(false),
-        platforms: params.platforms.unwrap_or_default(),
+        platforms: params.platforms.unwrap_or_default().into_iter().map(Into::into).collect(),
         reject_all: params.reject_all.unwrap_or(false),
         title: params.title,
         hunks: params.hunks.unwrap_or_default(),

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::Platform;
 use super::dto::{DraftProfile, Finding, GrowthProfile, LimitField, Measurement, RiskList};
 use super::projects::{load as load_project, ProjectRef};
 use super::{ApiError, Empty, Engine, IdRef};
-use crate::model::Platform;
 use crate::pipeline;
 use crate::profiles::ProfileSet;
 use crate::project::drafts::PipelineCompileResult;
@@ -75,7 +75,7 @@ pub struct PipelineCompileParams {
 
 pub(super) fn compile(engine: &Engine, params: PipelineCompileParams) -> Result<PipelineCompileResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
-    drafts::compile(engine, &project, params.platforms, params.tags)
+    drafts::compile(engine, &project, params.platforms.map(|platforms| platforms.into_iter().map(Into::into).collect()), params.tags)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -88,7 +88,7 @@ pub struct PipelineMeasureParams {
 
 pub(super) fn measure(engine: &Engine, params: PipelineMeasureParams) -> Result<Measurement, ApiError> {
     let set = profiles(engine)?;
-    let profile = draft_profile(&set, params.platform)?;
+    let profile = draft_profile(&set, params.platform.into())?;
     let field = params.field.into();
     if profile.limits_for(field).next().is_none() {
         let fields: Vec<String> = profile.limits.iter().map(|l| format!("{:?}", l.field).to_lowercase()).collect();
@@ -162,6 +162,9 @@ pub struct FitReportResult {
 
 pub(super) fn fit(engine: &Engine, params: PipelineCompileParams) -> Result<FitReportResult, ApiError> {
     let project = load_project(engine, &params.project_id)?;
-    let reports = crate::growth::fit_reports(engine, &project, params.platforms, params.tags)?.iter().map(Into::into).collect();
+    let reports = crate::growth::fit_reports(engine, &project, params.platforms.map(|platforms| platforms.into_iter().map(Into::into).collect()), params.tags)?
+        .iter()
+        .map(Into::into)
+        .collect();
     Ok(FitReportResult { project_id: project.id, revision: project.revision, reports, disclaimer: crate::growth::fit::DISCLAIMER.to_owned() })
 }

@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::dto::Platform;
 use super::{bounded_text, required_text, ApiError, Engine, MAX_SOURCE_CHARS, MAX_TITLE_CHARS};
-use crate::model::{BrandProfile, ContentTemplate, Platform, Project, ProjectSummary, Timestamp};
+use crate::model::{BrandProfile, ContentTemplate, Project, ProjectSummary, Timestamp};
 use crate::project::{self as domain, NewProject, ProjectChanges};
 use crate::store::{Batch, Durability};
 
@@ -82,7 +83,7 @@ pub(super) fn create(engine: &Engine, params: ProjectCreateParams) -> Result<Pro
         (None, None) => String::new(),
     };
     let platforms = match (params.platforms, &template) {
-        (Some(platforms), _) => crate::project::sorted_platforms(platforms),
+        (Some(platforms), _) => crate::project::sorted_platforms(platforms.into_iter().map(Into::into).collect()),
         (None, Some(template)) => crate::project::sorted_platforms(template.default_platforms.clone()),
         (None, None) => Vec::new(),
     };
@@ -180,7 +181,7 @@ pub(super) fn update(engine: &Engine, params: ProjectUpdateParams) -> Result<Pro
         }
         None => None,
     };
-    let changes = ProjectChanges { title, source: params.source, platforms: params.platforms, brand_profile_id };
+    let changes = ProjectChanges { title, source: params.source, platforms: params.platforms.map(|platforms| platforms.into_iter().map(Into::into).collect()), brand_profile_id };
     let mut batch = Batch::new();
     if domain::stage_update(engine, &mut batch, &mut project, changes)? {
         // Autosave: group-committed, so typing never waits on a disk sync. A crash loses

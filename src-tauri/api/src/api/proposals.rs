@@ -154,7 +154,7 @@ pub struct ProposalWhyParams {
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct WhySource {
-    pub source: crate::model::ProvenanceSource,
+    pub source: super::dto::ProvenanceSource,
     /// The hunks that came with it (empty for a proposal without hunks).
     pub hunk_ids: Vec<String>,
     /// For a tool result: the text the model was sent, as its log holds it (a large
@@ -199,7 +199,7 @@ pub(super) fn why(engine: &Engine, params: ProposalWhyParams) -> Result<Proposal
             }
             _ => None,
         };
-        sources.push(WhySource { source: source.clone(), hunk_ids, content });
+        sources.push(WhySource { source: source.into(), hunk_ids, content });
     }
     Ok(ProposalWhyResult { proposal_id: proposal.id, hunk_id: params.hunk_id, sources })
 }

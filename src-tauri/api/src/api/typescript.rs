@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use ts_rs::{Config, TypeVisitor, TS};
 
-use super::{method_signatures, stream_also_signatures, stream_event_signatures, visit_method_types, ApiError, StreamEvent, METHODS, STREAMING_METHODS};
+use super::{dto, method_signatures, stream_also_signatures, stream_event_signatures, visit_method_types, StreamEvent, METHODS, STREAMING_METHODS};
 
 /// Collects the declaration of every named type reachable from the method table.
 struct Declarations<'a> {
@@ -34,7 +34,7 @@ pub fn generated_file() -> String {
     let cfg = Config::new().with_large_int("number");
     let mut visitor = Declarations { cfg: &cfg, seen: HashSet::new(), decls: Vec::new() };
     visit_method_types(&mut visitor);
-    visitor.visit::<ApiError>();
+    visitor.visit::<dto::ApiError>();
     visitor.visit::<StreamEvent>();
     let mut decls = visitor.decls;
     decls.sort_by(|a, b| a.0.cmp(&b.0));

@@ -8,9 +8,9 @@ use serde_json::Value;
 use ts_rs::TS;
 
 use super::Finding;
+use super::{ApiError, ErrorCode, Hint, Platform};
 use super::{Goal, Intensity, Target};
-use crate::error::{ApiError, ErrorCode, Hint};
-use crate::model::{Platform, Timestamp};
+use crate::model::Timestamp;
 
 /// What the person wants kept or avoided.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -252,11 +252,11 @@ impl From<RunConstraints> for crate::growth::run::RunConstraints {
 impl From<&crate::growth::run::RunInput> for RunInput {
     fn from(record: &crate::growth::run::RunInput) -> Self {
         RunInput {
-            platforms: record.platforms.clone(),
+            platforms: record.platforms.iter().map(Into::into).collect(),
             goal: record.goal.into(),
             intensity: record.intensity.into(),
             constraints: (&record.constraints).into(),
-            draft: record.draft,
+            draft: record.draft.map(Into::into),
         }
     }
 }
@@ -309,7 +309,7 @@ impl From<&crate::growth::run::RunTarget> for RunTarget {
 
 impl From<&crate::growth::run::RunError> for RunError {
     fn from(record: &crate::growth::run::RunError) -> Self {
-        RunError { code: record.code, message: record.message.clone(), hints: record.hints.clone() }
+        RunError { code: record.code.into(), message: record.message.clone(), hints: record.hints.iter().map(Into::into).collect() }
     }
 }
 
@@ -359,7 +359,7 @@ impl From<&crate::growth::run::AppliedTarget> for AppliedTarget {
             outcome: (&record.outcome).into(),
             version: record.version,
             draft_revision: record.draft_revision,
-            error: record.error.clone(),
+            error: record.error.as_ref().map(Into::into),
         }
     }
 }
@@ -382,7 +382,7 @@ impl From<&crate::growth::fit::FitPoint> for FitPoint {
 impl From<&crate::growth::fit::FitReport> for FitReport {
     fn from(record: &crate::growth::fit::FitReport) -> Self {
         FitReport {
-            platform: record.platform,
+            platform: record.platform.into(),
             profile_ids: record.profile_ids.clone(),
             score: record.score,
             points: record.points.iter().map(Into::into).collect(),
@@ -393,6 +393,6 @@ impl From<&crate::growth::fit::FitReport> for FitReport {
 
 impl From<&crate::growth::PlatformFit> for PlatformFit {
     fn from(record: &crate::growth::PlatformFit) -> Self {
-        PlatformFit { platform: record.platform, compiled: (&record.compiled).into(), saved: record.saved.as_ref().map(Into::into) }
+        PlatformFit { platform: record.platform.into(), compiled: (&record.compiled).into(), saved: record.saved.as_ref().map(Into::into) }
     }
 }

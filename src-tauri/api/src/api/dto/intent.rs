@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::Platform;
+use super::Platform;
 
 /// What the person wants made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -161,7 +161,7 @@ impl From<&crate::intent::SessionIntent> for SessionIntent {
             product: record.product.clone(),
             topic: record.topic.clone(),
             output_type: record.output_type.as_ref().map(Into::into),
-            platforms: record.platforms.clone(),
+            platforms: record.platforms.iter().map(Into::into).collect(),
             length: record.length.as_ref().map(Into::into),
         }
     }
@@ -174,7 +174,7 @@ impl From<SessionIntent> for crate::intent::SessionIntent {
             product: intent.product,
             topic: intent.topic,
             output_type: intent.output_type.map(Into::into),
-            platforms: intent.platforms,
+            platforms: intent.platforms.into_iter().map(Into::into).collect(),
             length: intent.length.map(Into::into),
         }
     }

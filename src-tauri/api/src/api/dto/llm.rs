@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::error::ErrorCode;
+use super::ErrorCode;
 use crate::model::Timestamp;
 
 /// A local model server family, for reading its window and for saying how to enlarge it.
@@ -421,7 +421,7 @@ impl From<ToolLoading> for crate::llm::profile::ToolLoading {
 
 impl From<&crate::llm::profile::ProfileError> for ProfileError {
     fn from(record: &crate::llm::profile::ProfileError) -> Self {
-        ProfileError { code: record.code, message: record.message.clone() }
+        ProfileError { code: record.code.into(), message: record.message.clone() }
     }
 }
 

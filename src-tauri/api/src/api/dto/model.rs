@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{Anchor, DraftContent, Platform, ProvenanceSource, Timestamp};
+use super::{Anchor, DraftContent, Platform, ProvenanceSource};
+use crate::model::Timestamp;
 /// The one local workspace. Later it can be linked to a workspace server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -344,7 +345,7 @@ impl From<&crate::model::Project> for Project {
             source: record.source.clone(),
             revision: record.revision,
             head: record.head,
-            platforms: record.platforms.clone(),
+            platforms: record.platforms.iter().map(Into::into).collect(),
             brand_profile_id: record.brand_profile_id.clone(),
             template_id: record.template_id.clone(),
             archived: record.archived,
@@ -367,7 +368,7 @@ impl From<&crate::model::ProjectSummary> for ProjectSummary {
             title: record.title.clone(),
             revision: record.revision,
             head: record.head,
-            platforms: record.platforms.clone(),
+            platforms: record.platforms.iter().map(Into::into).collect(),
             brand_profile_id: record.brand_profile_id.clone(),
             template_id: record.template_id.clone(),
             archived: record.archived,
@@ -394,14 +395,14 @@ impl From<&crate::model::PlatformDraft> for PlatformDraft {
     fn from(record: &crate::model::PlatformDraft) -> Self {
         PlatformDraft {
             project_id: record.project_id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             revision: record.revision,
             status: (&record.status).into(),
             profile_id: record.profile_id.clone(),
             source_revision: record.source_revision,
             source_version: record.source_version,
             title: record.title.clone(),
-            content: record.content.clone(),
+            content: (&record.content).into(),
             hand_edited: record.hand_edited,
             updated_at: record.updated_at,
             updated_by: record.updated_by.clone(),
@@ -452,7 +453,7 @@ impl From<&crate::model::VersionOrigin> for VersionOrigin {
                 run_id: run_id.clone(),
                 model: model.clone(),
                 profile_id: profile_id.clone(),
-                sources: sources.clone(),
+                sources: sources.iter().map(Into::into).collect(),
             },
             crate::model::VersionOrigin::Checkpoint { checkpoint_id } => Self::Checkpoint { checkpoint_id: checkpoint_id.clone() },
             crate::model::VersionOrigin::Pulled { server_number, pushed_by, remote_origin } => {
@@ -487,7 +488,7 @@ impl From<&crate::model::Comment> for Comment {
             id: record.id.clone(),
             project_id: record.project_id.clone(),
             body: record.body.clone(),
-            anchor: record.anchor,
+            anchor: record.anchor.map(Into::into),
             quote: record.quote.clone(),
             resolved: record.resolved,
             author: record.author.clone(),
@@ -580,7 +581,7 @@ impl From<&crate::model::ContentTemplate> for ContentTemplate {
             name: record.name.clone(),
             title_template: record.title_template.clone(),
             source_template: record.source_template.clone(),
-            default_platforms: record.default_platforms.clone(),
+            default_platforms: record.default_platforms.iter().map(Into::into).collect(),
             tags: record.tags.clone(),
             created_at: record.created_at,
             updated_at: record.updated_at,

@@ -18,7 +18,8 @@ pub use report::*;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{Platform, Timestamp};
+use super::Platform;
+use crate::model::Timestamp;
 
 /// A publishing account of the workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -151,7 +152,7 @@ impl From<&crate::performance::Account> for Account {
     fn from(record: &crate::performance::Account) -> Self {
         Account {
             id: record.id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             name: record.name.clone(),
             handle: record.handle.clone(),
             created_at: record.created_at,
@@ -258,7 +259,7 @@ impl From<&crate::performance::Publication> for Publication {
         Publication {
             id: record.id.clone(),
             project_id: record.project_id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             version_number: record.version_number,
             version_id: record.version_id.clone(),
             account_id: record.account_id.clone(),

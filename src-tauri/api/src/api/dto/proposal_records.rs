@@ -19,7 +19,8 @@ use ts_rs::TS;
 
 use super::Finding;
 use super::Hunk;
-use crate::model::{Platform, Timestamp};
+use super::Platform;
+use crate::model::Timestamp;
 
 /// What kind of change a proposal makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
@@ -328,7 +329,7 @@ impl From<&crate::proposals::Target> for Target {
         use crate::proposals::Target as T;
         match record {
             T::Source => Self::Source,
-            T::Draft { platform } => Self::Draft { platform: *platform },
+            T::Draft { platform } => Self::Draft { platform: (*platform).into() },
             T::Comment { comment_id } => Self::Comment { comment_id: comment_id.clone() },
             T::Metadata => Self::Metadata,
             T::Session => Self::Session,

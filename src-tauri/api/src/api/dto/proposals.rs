@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::Platform;
 use super::{AuditRecord, Comment, PlatformDraft, Project, Proposal, Version, VersionSummary};
-use crate::model::{Platform, Timestamp};
+use crate::model::Timestamp;
 /// What an accept made.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -200,7 +201,7 @@ impl From<crate::proposals::checkpoints::Checkpoint> for Checkpoint {
 
 impl From<&crate::proposals::checkpoints::SkippedDraft> for SkippedDraft {
     fn from(record: &crate::proposals::checkpoints::SkippedDraft) -> Self {
-        SkippedDraft { platform: record.platform, reason: record.reason.clone() }
+        SkippedDraft { platform: record.platform.into(), reason: record.reason.clone() }
     }
 }
 
@@ -212,9 +213,9 @@ impl From<&crate::proposals::checkpoints::CheckpointRestored> for CheckpointRest
             autosnapshot: record.autosnapshot.as_ref().map(Into::into),
             version: (&record.version).into(),
             drafts_restored: record.drafts_restored.iter().map(Into::into).collect(),
-            drafts_unchanged: record.drafts_unchanged.clone(),
+            drafts_unchanged: record.drafts_unchanged.iter().map(Into::into).collect(),
             drafts_skipped: record.drafts_skipped.iter().map(Into::into).collect(),
-            drafts_newer: record.drafts_newer.clone(),
+            drafts_newer: record.drafts_newer.iter().map(Into::into).collect(),
             staging_discarded: record.staging_discarded,
         }
     }

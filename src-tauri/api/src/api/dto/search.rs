@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::Anchor;
+use super::Anchor;
 use crate::retrieval as search;
 
 /// What a search document is.
@@ -267,7 +267,7 @@ impl From<search::Tier> for Tier {
 
 impl From<&search::Snippet> for Snippet {
     fn from(record: &search::Snippet) -> Self {
-        Snippet { text: record.text.clone(), highlights: record.highlights.clone() }
+        Snippet { text: record.text.clone(), highlights: record.highlights.iter().map(Into::into).collect() }
     }
 }
 
@@ -281,7 +281,7 @@ impl From<&search::SearchHit> for SearchHit {
             version: record.version,
             comment_id: record.comment_id.clone(),
             title: record.title.clone(),
-            span: record.span,
+            span: record.span.map(Into::into),
             snippet: (&record.snippet).into(),
             tier: record.tier.into(),
             score: record.score,
@@ -340,7 +340,7 @@ impl From<&search::ask::Source> for Source {
             kind: record.kind.into(),
             version: record.version,
             comment_id: record.comment_id.clone(),
-            span: record.span,
+            span: record.span.into(),
             text: record.text.clone(),
             tier: record.tier.into(),
         }
@@ -367,13 +367,20 @@ impl From<AskRoute> for search::ask::AskRoute {
 
 impl From<&search::ask::Citation> for Citation {
     fn from(record: &search::ask::Citation) -> Self {
-        Citation { n: record.n, project_id: record.project_id.clone(), kind: record.kind.into(), version: record.version, comment_id: record.comment_id.clone(), span: record.span }
+        Citation {
+            n: record.n,
+            project_id: record.project_id.clone(),
+            kind: record.kind.into(),
+            version: record.version,
+            comment_id: record.comment_id.clone(),
+            span: record.span.into(),
+        }
     }
 }
 
 impl From<&search::ask::Quote> for Quote {
     fn from(record: &search::ask::Quote) -> Self {
-        Quote { text: record.text.clone(), found: record.found, source: record.source, span: record.span }
+        Quote { text: record.text.clone(), found: record.found, source: record.source, span: record.span.map(Into::into) }
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{Anchor, DraftContent, Platform};
+use super::{Anchor, DraftContent, Platform};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -169,10 +169,10 @@ pub struct LimitCheck {
 impl From<&crate::pipeline::Draft> for Draft {
     fn from(record: &crate::pipeline::Draft) -> Self {
         Draft {
-            platform: record.platform,
+            platform: record.platform.into(),
             profile_id: record.profile_id.clone(),
             title: record.title.clone(),
-            content: record.content.clone(),
+            content: (&record.content).into(),
             n_images: record.n_images,
             n_links: record.n_links,
         }
@@ -184,8 +184,8 @@ impl From<&crate::pipeline::Finding> for Finding {
         Finding {
             check: record.check.clone(),
             severity: record.severity.into(),
-            platform: record.platform,
-            span: record.span,
+            platform: record.platform.map(Into::into),
+            span: record.span.map(Into::into),
             location: record.location.clone(),
             matched: record.matched.clone(),
             message: record.message.clone(),
@@ -207,7 +207,7 @@ impl From<crate::pipeline::Finding> for Finding {
 impl From<&crate::pipeline::Measurement> for Measurement {
     fn from(record: &crate::pipeline::Measurement) -> Self {
         Measurement {
-            platform: record.platform,
+            platform: record.platform.into(),
             field: record.field.into(),
             unit: record.unit.into(),
             weighted_length: record.weighted_length,
@@ -466,7 +466,7 @@ impl From<&crate::profiles::DraftProfile> for DraftProfile {
     fn from(record: &crate::profiles::DraftProfile) -> Self {
         DraftProfile {
             id: record.id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             format: record.format.clone(),
             description: record.description.clone(),
             limits: record.limits.iter().map(Into::into).collect(),
@@ -481,7 +481,7 @@ impl From<&crate::profiles::GrowthProfile> for GrowthProfile {
     fn from(record: &crate::profiles::GrowthProfile) -> Self {
         GrowthProfile {
             id: record.id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             audience: record.audience.clone(),
             content_preferences: record.content_preferences.clone(),
             title_rules: record.title_rules.clone(),

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::Hint;
 use super::{AllowOffer, ApprovalChange, CompactionMode, CompactionSummary, CompactionTrigger, LayerEstimate, Mode, Selection, ToolStatus, TurnEndReason};
-use crate::error::Hint;
 
 /// A tool step's state as the timeline shows it. `Denied`: the person said no;
 /// `Blocked`: plan mode or a permission rule did.
@@ -371,7 +371,7 @@ impl From<&crate::harness::timeline::TimelineItem> for TimelineItem {
                 changed_at: *changed_at,
                 reason: reason.into(),
                 message: message.clone(),
-                hints: hints.clone(),
+                hints: hints.iter().map(Into::into).collect(),
                 cut_off: *cut_off,
                 retry: retry.as_ref().map(Into::into),
                 key_problem: key_problem.as_ref().map(Into::into),

@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::ErrorCode;
 use super::MonthSpent;
-use crate::error::ErrorCode;
 use crate::model::Timestamp;
 /// How a model call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -167,7 +167,7 @@ impl From<&crate::usage::UsageOutcome> for UsageOutcome {
     fn from(record: &crate::usage::UsageOutcome) -> Self {
         match record {
             crate::usage::UsageOutcome::Ok => Self::Ok,
-            crate::usage::UsageOutcome::Error { code } => Self::Error { code: *code },
+            crate::usage::UsageOutcome::Error { code } => Self::Error { code: (*code).into() },
         }
     }
 }

@@ -220,7 +220,7 @@ pub(in crate::api) fn create(engine: &Engine, mut input: LlmProfileInput) -> Res
     profile.is_default = engine.store().scan::<LlmProfile>(b"")?.iter().all(|p| !p.is_default);
     save_with_key(engine, &mut profile, key, None)?;
     let warnings = warnings(&profile);
-    Ok(LlmProfileSaved { profile: (&profile).into(), warnings })
+    Ok(LlmProfileSaved { profile: (&profile).into(), warnings: warnings.iter().map(Into::into).collect() })
 }
 
 pub(in crate::api) fn update(engine: &Engine, params: LlmProfileUpdateParams) -> Result<LlmProfileSaved, ApiError> {
@@ -253,7 +253,7 @@ pub(in crate::api) fn update(engine: &Engine, params: LlmProfileUpdateParams) ->
     profile.updated_at = engine.now();
     save_with_key(engine, &mut profile, key, Some(&stored))?;
     let warnings = warnings(&profile);
-    Ok(LlmProfileSaved { profile: (&profile).into(), warnings })
+    Ok(LlmProfileSaved { profile: (&profile).into(), warnings: warnings.iter().map(Into::into).collect() })
 }
 
 pub(in crate::api) fn list(engine: &Engine, _: Empty) -> Result<LlmProfileListResult, ApiError> {

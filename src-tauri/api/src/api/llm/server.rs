@@ -100,7 +100,7 @@ pub(in crate::api) fn test(engine: &Engine, params: LlmProfileRef) -> Result<Llm
                 model_id: Some(reply.model),
                 latency_ms: Some(latency_ms),
                 error: None,
-                warnings,
+                warnings: warnings.iter().map(Into::into).collect(),
                 calibration: calibration.as_ref().map(Into::into),
             }
         }
@@ -117,8 +117,8 @@ pub(in crate::api) fn test(engine: &Engine, params: LlmProfileRef) -> Result<Llm
                 profile: (&profile).into(),
                 model_id: None,
                 latency_ms: None,
-                error: Some(error),
-                warnings,
+                error: Some(error.into()),
+                warnings: warnings.iter().map(Into::into).collect(),
                 calibration: calibration.as_ref().map(Into::into),
             }
         }

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::api::dto;
+use crate::api::dto::Platform;
 use crate::api::{required_text, ApiError, Deleted, Empty, Engine};
 use crate::error::{bounded_text, ErrorCode};
-use crate::model::Platform;
 use crate::performance::{self as domain, Account};
 use crate::store::{Batch, Durability};
 
@@ -56,7 +56,7 @@ fn handle(text: Option<&str>) -> Result<Option<String>, ApiError> {
     }
 }
 
-fn refuse_duplicate_account(accounts: &[Account], platform: Platform, name: &str, except: Option<&str>) -> Result<(), ApiError> {
+fn refuse_duplicate_account(accounts: &[Account], platform: crate::model::Platform, name: &str, except: Option<&str>) -> Result<(), ApiError> {
     if accounts.iter().any(|a| a.platform == platform && a.name == name && Some(a.id.as_str()) != except) {
         return Err(ApiError::validation("name", format!("There is already a {} account named {name:?}.", platform.as_str()))
             .problem("perf.account_exists", &[("name", name), ("platform", platform.as_str())]));
@@ -68,9 +68,9 @@ pub(in crate::api) fn create_account(engine: &Engine, params: AccountCreateParam
     let name = required_text("name", &params.name, MAX_ACCOUNT_CHARS)?;
     let handle = handle(params.handle.as_deref())?;
     let _guard = engine.write_lock();
-    refuse_duplicate_account(&domain::accounts(engine.store())?, params.platform, &name, None)?;
+    refuse_duplicate_account(&domain::accounts(engine.store())?, params.platform.into(), &name, None)?;
     let now = engine.now();
-    let account = Account { id: engine.new_id("acc"), platform: params.platform, name, handle, created_at: now, updated_at: now };
+    let account = Account { id: engine.new_id("acc"), platform: params.platform.into(), name, handle, created_at: now, updated_at: now };
     let mut batch = Batch::new();
     batch.put(&account)?;
     domain::sync::stage_delivery(engine, &mut batch, inkstone_sync_proto::PerfKind::Account, &account.id, None, None)?;

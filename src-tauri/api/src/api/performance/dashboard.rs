@@ -6,9 +6,9 @@ use ts_rs::TS;
 
 use super::{known_metric, report, PerfReportParams};
 use crate::api::dto;
+use crate::api::dto::Platform;
 use crate::api::projects::load as load_project;
 use crate::api::{ApiError, Engine};
-use crate::model::Platform;
 use crate::performance as domain;
 use crate::performance::metrics;
 
@@ -112,7 +112,7 @@ fn dashboard_query(engine: &Engine, params: PerfDashboardParams, paged: bool) ->
     };
     Ok(DashboardQuery {
         project_id: params.project_id,
-        platform: params.platform,
+        platform: params.platform.map(Into::into),
         account_id: params.account_id,
         format: params.format.map(Into::into),
         from: params.from,

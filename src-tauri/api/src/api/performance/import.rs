@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::api::dto;
+use crate::api::dto::Platform;
 use crate::api::{ApiError, Engine};
 use crate::error::bounded_text;
-use crate::model::Platform;
 use crate::performance as domain;
 use crate::store::{Batch, Durability};
 
@@ -75,7 +75,7 @@ pub(in crate::api) fn import(engine: &Engine, params: PerfImportParams) -> Resul
     let file_name = bounded_text("fileName", &file_name, 300)?;
     let _guard = engine.write_lock();
     let publications = domain::all_publications(engine.store())?;
-    let prepared = imports::preview_for(engine.store(), &bytes, params.platform, &publications, &params.assign, params.account_id.as_deref())?;
+    let prepared = imports::preview_for(engine.store(), &bytes, params.platform.map(Into::into), &publications, &params.assign, params.account_id.as_deref())?;
     let summary = prepared.summary.clone();
     if !params.commit.unwrap_or(false) || prepared.already_imported.is_some() {
         return Ok(PerfImportResult { preview: (&summary).into(), committed: false, snapshots: Vec::new() });

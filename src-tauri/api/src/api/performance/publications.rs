@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::api::dto;
+use crate::api::dto::Platform;
 use crate::api::projects::load as load_project;
 use crate::api::{ApiError, Engine};
-use crate::model::Platform;
 use crate::performance::metrics;
 use crate::performance::publications::{self, PublicationFields};
 use crate::performance::{self as domain, Publication};
@@ -145,7 +145,7 @@ pub(in crate::api) fn add_publication(engine: &Engine, params: PublicationAddPar
     let _guard = engine.write_lock();
     let project = load_project(engine, &params.project_id)?;
     let mut batch = Batch::new();
-    let publication = publications::stage_create(engine, &mut batch, &project, params.platform, None, params.details.unwrap_or_default().into())?;
+    let publication = publications::stage_create(engine, &mut batch, &project, params.platform.into(), None, params.details.unwrap_or_default().into())?;
     engine.store().apply(batch, Durability::Durable)?;
     Ok(publication)
 }
@@ -169,7 +169,7 @@ pub(in crate::api) fn list_publications(engine: &Engine, params: PublicationList
     let mut found: Vec<Publication> = domain::all_publications(engine.store())?
         .into_iter()
         .filter(|p| params.project_id.as_deref().is_none_or(|id| p.project_id == id))
-        .filter(|p| params.platform.is_none_or(|platform| p.platform == platform))
+        .filter(|p| params.platform.is_none_or(|platform| p.platform == platform.into()))
         .filter(|p| include_removed || p.removed_at.is_none())
         .collect();
     found.sort_by(|a, b| b.published_at.cmp(&a.published_at).then_with(|| b.id.cmp(&a.id)));

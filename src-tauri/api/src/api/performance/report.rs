@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::api::dto;
+use crate::api::dto::Platform;
 use crate::api::projects::load as load_project;
 use crate::api::{ApiError, Empty, Engine};
-use crate::model::Platform;
 use crate::performance::metrics;
 use crate::performance::{self as domain, Publication};
 use crate::store::{Batch, Durability};
@@ -41,21 +41,22 @@ pub(in crate::api) fn report(engine: &Engine, params: PerfReportParams) -> Resul
     if let Some(project_id) = &params.project_id {
         load_project(engine, project_id)?;
     }
-    let metric = params.metric.unwrap_or_else(|| reports::default_metric(params.platform).to_owned());
+    let platform = crate::model::Platform::from(params.platform);
+    let metric = params.metric.unwrap_or_else(|| reports::default_metric(platform).to_owned());
     if metrics::metric_key(&metric).is_none() {
         let shown: String = metric.chars().take(60).collect();
         return Err(ApiError::validation("metric", format!("{shown:?} is not a metric key.")).problem("perf.unknown_metric", &[("key", &shown)]).action("list_metric_keys", &[]));
     }
-    let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == params.platform && p.removed_at.is_none()).collect();
+    let publications: Vec<Publication> = domain::all_publications(engine.store())?.into_iter().filter(|p| p.platform == platform && p.removed_at.is_none()).collect();
     // The key's points and the snapshots' stamps: no snapshot (with its raw row) is decoded.
     let query = ReportQuery {
-        platform: params.platform,
+        platform,
         project_id: params.project_id,
         metric,
         bucket: params.bucket.map_or(AgeBucket::H24, Into::into),
         include_boosted: params.include_boosted.unwrap_or(false),
     };
-    let observed = reports::load_observations(engine.store(), params.platform, &query.metric, &publications, &[query.bucket])?;
+    let observed = reports::load_observations(engine.store(), platform, &query.metric, &publications, &[query.bucket])?;
     Ok(reports::before_after_observed(&query, &publications, &observed))
 }
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -67,7 +68,7 @@ pub struct PerfSummaryParams {
 /// The performance summary of a platform, as the AI reads it (`read_performance`, the
 /// context's `performance` layer): shown to the person whatever the setting says.
 pub(in crate::api) fn summary(engine: &Engine, params: PerfSummaryParams) -> Result<crate::performance::context::PerformanceSummary, ApiError> {
-    crate::performance::context::summary(engine.store(), params.platform)
+    crate::performance::context::summary(engine.store(), params.platform.into())
 }
 
 /// Whether performance history may enter AI context, and who decides.

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{ApprovalChange, IntentSource, LayerEstimate, ToolStatus, TurnEndReason};
+use crate::api::dto::Hint;
 use crate::api::dto::ToolCall;
 use crate::api::dto::{AllowOffer, CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, Mode, PinSource, Selection, SessionIntent};
-use crate::error::Hint;
 
 /// What happened. `kind` and `payload` in the envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -267,7 +267,7 @@ pub enum EventBody {
         /// it had).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
-        sources: Option<Vec<crate::model::ProvenanceSource>>,
+        sources: Option<Vec<crate::api::dto::ProvenanceSource>>,
     },
     /// The person pinned a text: in the pinned context of every later call, verbatim.
     #[serde(rename_all = "camelCase")]
@@ -421,7 +421,9 @@ impl From<&crate::harness::event::EventBody> for EventBody {
             }
             crate::harness::event::EventBody::QuestionAnswered { question_id, answer } => Self::QuestionAnswered { question_id: question_id.clone(), answer: answer.clone() },
             crate::harness::event::EventBody::ModeChanged { mode, by } => Self::ModeChanged { mode: (*mode).into(), by: by.clone() },
-            crate::harness::event::EventBody::TurnEnded { reason, message, hints } => Self::TurnEnded { reason: reason.into(), message: message.clone(), hints: hints.clone() },
+            crate::harness::event::EventBody::TurnEnded { reason, message, hints } => {
+                Self::TurnEnded { reason: reason.into(), message: message.clone(), hints: hints.iter().map(Into::into).collect() }
+            }
             crate::harness::event::EventBody::SessionArchived {} => Self::SessionArchived {},
             crate::harness::event::EventBody::SessionUnarchived {} => Self::SessionUnarchived {},
             crate::harness::event::EventBody::Rewound { checkpoint_id, to_sequence, version } => {
@@ -463,7 +465,7 @@ impl From<&crate::harness::event::EventBody> for EventBody {
                 note: note.clone(),
                 input_tokens: *input_tokens,
                 output_tokens: *output_tokens,
-                sources: sources.clone(),
+                sources: sources.as_ref().map(|sources| sources.iter().map(Into::into).collect()),
             },
             crate::harness::event::EventBody::PinAdded { pin_id, text, source } => Self::PinAdded { pin_id: pin_id.clone(), text: text.clone(), source: source.into() },
             crate::harness::event::EventBody::PinRemoved { pin_id } => Self::PinRemoved { pin_id: pin_id.clone() },

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{AgeBucket, MetricUnit, MetricValue, Publication};
-use crate::model::{Platform, Timestamp};
+use crate::api::dto::Platform;
+use crate::model::Timestamp;
 
 /// The periods the medians are taken over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -144,7 +145,7 @@ impl From<&crate::performance::dashboard::MedianPoint> for MedianPoint {
 impl From<&crate::performance::dashboard::PlatformMedians> for PlatformMedians {
     fn from(record: &crate::performance::dashboard::PlatformMedians) -> Self {
         PlatformMedians {
-            platform: record.platform,
+            platform: record.platform.into(),
             metric: record.metric.clone(),
             unit: record.unit.map(Into::into),
             points: record.points.iter().map(Into::into).collect(),

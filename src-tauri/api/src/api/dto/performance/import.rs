@@ -9,7 +9,8 @@ use ts_rs::TS;
 
 use super::metrics::metric_map;
 use super::MetricValue;
-use crate::model::{Platform, Timestamp};
+use crate::api::dto::Platform;
+use crate::model::Timestamp;
 
 /// What one row of an export describes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -135,7 +136,7 @@ impl From<&crate::performance::import::ImportPreview> for ImportPreview {
             file_sha256: record.file_sha256.clone(),
             importer: record.importer.clone(),
             importer_name: record.importer_name.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             target: record.target.into(),
             account_id: record.account_id.clone(),
             encoding: record.encoding.clone(),

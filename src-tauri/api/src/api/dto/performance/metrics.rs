@@ -7,7 +7,8 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{Platform, Timestamp};
+use crate::api::dto::Platform;
+use crate::model::Timestamp;
 
 /// How exact a value is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -205,7 +206,7 @@ impl From<&crate::performance::metrics::MetricSnapshot> for MetricSnapshot {
             id: record.id.clone(),
             publication_id: record.publication_id.clone(),
             project_id: record.project_id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             observed_at: record.observed_at,
             age_hours: record.age_hours,
             window: (&record.window).into(),
@@ -228,7 +229,7 @@ impl From<&crate::performance::account_days::AccountSnapshot> for AccountSnapsho
         AccountSnapshot {
             id: record.id.clone(),
             account_id: record.account_id.clone(),
-            platform: record.platform,
+            platform: record.platform.into(),
             date: record.date,
             source: (&record.source).into(),
             metrics: metric_map(&record.metrics),

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::{MetricUnit, PublicationFormat};
-use crate::model::{Platform, Timestamp};
+use crate::api::dto::Platform;
+use crate::model::Timestamp;
 
 /// The age a publication is compared at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -229,7 +230,7 @@ impl From<&crate::performance::report::ReportSide> for ReportSide {
 impl From<&crate::performance::report::BeforeAfterReport> for BeforeAfterReport {
     fn from(record: &crate::performance::report::BeforeAfterReport) -> Self {
         BeforeAfterReport {
-            platform: record.platform,
+            platform: record.platform.into(),
             project_id: record.project_id.clone(),
             metric: record.metric.clone(),
             unit: record.unit.map(Into::into),
@@ -281,7 +282,7 @@ impl From<&crate::performance::context::SummaryPost> for SummaryPost {
 impl From<&crate::performance::context::PerformanceSummary> for PerformanceSummary {
     fn from(record: &crate::performance::context::PerformanceSummary) -> Self {
         PerformanceSummary {
-            platform: record.platform,
+            platform: record.platform.into(),
             metric: record.metric.clone(),
             basis: record.basis.clone(),
             bucket: record.bucket.into(),

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::{ProvenanceSource, Timestamp};
+use crate::api::dto::ProvenanceSource;
+use crate::model::Timestamp;
 
 /// Where a proposal came from.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -118,7 +119,7 @@ impl From<&crate::proposals::Origin> for Origin {
             prompt_version: record.prompt_version.clone(),
             prompt_layers: record.prompt_layers.clone(),
             rebased_from: record.rebased_from.clone(),
-            sources: record.sources.clone(),
+            sources: record.sources.iter().map(Into::into).collect(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::model::Platform;
+use crate::api::dto::Platform;
 
 /// A candidate (a title, a tag) with why the model suggests it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -91,7 +91,7 @@ impl From<&crate::proposals::ChecklistItem> for ChecklistItem {
         ChecklistItem {
             id: record.id.clone(),
             text: record.text.clone(),
-            platform: record.platform,
+            platform: record.platform.map(Into::into),
             blocking: record.blocking,
             resolved: record.resolved,
             note: record.note.clone(),
@@ -103,7 +103,7 @@ impl From<&crate::proposals::MetadataChange> for MetadataChange {
     fn from(record: &crate::proposals::MetadataChange) -> Self {
         MetadataChange {
             title: record.title.clone(),
-            platforms: record.platforms.clone(),
+            platforms: record.platforms.as_ref().map(|platforms| platforms.iter().map(Into::into).collect()),
             brand_profile_id: record.brand_profile_id.clone(),
             template_id: record.template_id.clone(),
         }
