@@ -96,17 +96,17 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn system(content: impl Into<String>) -> Self {
-        Message { role: Role::System, content: content.into().into(), tool_calls: Vec::new(), tool_call_id: None }
+    pub fn system(content: impl Into<std::sync::Arc<str>>) -> Self {
+        Message { role: Role::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }
-    pub fn user(content: impl Into<String>) -> Self {
-        Message { role: Role::User, content: content.into().into(), tool_calls: Vec::new(), tool_call_id: None }
+    pub fn user(content: impl Into<std::sync::Arc<str>>) -> Self {
+        Message { role: Role::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }
-    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Message { role: Role::Assistant, content: content.into().into(), tool_calls, tool_call_id: None }
+    pub fn assistant(content: impl Into<std::sync::Arc<str>>, tool_calls: Vec<ToolCall>) -> Self {
+        Message { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None }
     }
-    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Message { role: Role::Tool, content: content.into().into(), tool_calls: Vec::new(), tool_call_id: Some(tool_call_id.into()) }
+    pub fn tool_result(tool_call_id: impl Into<String>, content: impl Into<std::sync::Arc<str>>) -> Self {
+        Message { role: Role::Tool, content: content.into(), tool_calls: Vec::new(), tool_call_id: Some(tool_call_id.into()) }
     }
 }
 

@@ -210,7 +210,7 @@ impl<'a, 'e> Pipeline<'a, 'e> {
         if self.run.model.is_empty() {
             self.run.model.clone_from(&self.s.model);
         }
-        self.step.push(Message::assistant(reply.text.clone(), Vec::new()));
+        self.step.push(Message::assistant(reply.text.as_str(), Vec::new()));
         Ok((reply.text, reply.cut_off))
     }
 

@@ -323,7 +323,7 @@ impl Turn<'_, '_> {
         let message_count = request.messages.len() as u32;
         let messages_hash = std::mem::take(messages_hash);
         self.append(snapshot_meta, EventBody::ModelCallStarted { model_turn: self.model_turns, messages_hash, message_count }, Batch::new(), Durability::Durable)?;
-        request.messages.insert(0, Message::system(snapshot.system.clone()));
+        request.messages.insert(0, Message::system(snapshot.system.as_str()));
         Ok(())
     }
 
@@ -628,8 +628,8 @@ pub fn session_overhead(engine: super::Harness<'_>, session: &super::Session, st
         ..records.input(state.mode, &state.summary, &constraints, &pins, state.selection.as_ref())
     };
     let window = u64::from(profile.context_window);
-    let (_, tools) = engine.harness().registry()?.offered_within(profile.tool_loading, window, &state.messages);
-    Ok(Overhead::of(&input, super::tools::tool_tokens(&tools), ReplyReserve::for_step(session.limits.max_output_tokens, &profile, state.selection.as_ref()), window, &calibration))
+    let (_, offer) = engine.harness().registry()?.offer_within(profile.tool_loading, window, &state.messages);
+    Ok(Overhead::of(&input, offer.tokens, ReplyReserve::for_step(session.limits.max_output_tokens, &profile, state.selection.as_ref()), window, &calibration))
 }
 
 /// The least a drafting step's reply may be left: a tool call with a short summary,

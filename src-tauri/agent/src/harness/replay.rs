@@ -176,7 +176,7 @@ impl SessionState {
             }
             EventBody::UserMessage { text, selection, .. } => {
                 self.compaction.user_turns += 1;
-                self.messages.push(Message::user(text.clone()));
+                self.messages.push(Message::user(text.as_str()));
                 self.selection = selection.clone();
                 super::provenance::remember(&mut self.sources, super::provenance::of_message(text, selection.as_ref()));
                 if let Some(pos) = self.queued.iter().position(|q| &q.text == text && &q.selection == selection) {
@@ -213,7 +213,7 @@ impl SessionState {
                 self.last_assistant_event_id = Some(event.event_id.clone());
                 self.input_tokens += input_tokens;
                 self.output_tokens += output_tokens;
-                self.messages.push(Message::assistant(text.clone(), tool_calls.clone()));
+                self.messages.push(Message::assistant(text.as_str(), tool_calls.clone()));
                 self.open_calls = tool_calls.clone();
                 let mut shown = short(text, 200);
                 if *interrupted {
@@ -229,7 +229,7 @@ impl SessionState {
                 let owner = event.session_id.as_deref().or(event.run_id.as_deref()).unwrap_or_default();
                 let read = super::provenance::of_tool_result(owner, event.sequence, &id, tool, *status, content, result_ref.as_deref());
                 super::provenance::remember(&mut self.sources, read);
-                self.messages.push(Message::tool_result(id.clone(), content.clone()));
+                self.messages.push(Message::tool_result(id.clone(), content.as_str()));
                 self.open_calls.retain(|c| c.id != id);
                 if self.pending_approval.as_ref().is_some_and(|p| p.tool_use_id == id) {
                     self.pending_approval = None;
