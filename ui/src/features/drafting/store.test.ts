@@ -3,7 +3,7 @@ import type { HarnessEvent } from "../../shared/api/client";
 import { ApiClient } from "../../shared/api/client";
 import { FakeTransport } from "../../shared/api/fake";
 import { offlineError } from "../../shared/api/errors";
-import { assistant, compactBoundary, compactionStarted, created, delta, ev, resetSeq, session, sessionView, turnEnded, turnStarted, user } from "../../shared/testing/fixtures";
+import { assistant, compactBoundary, compactionStarted, created, delta, ev, proposal, resetSeq, session, sessionView, turnEnded, turnStarted, user, view } from "../../shared/testing/fixtures";
 import { Drafting, followTiming, isRunning, PAGE, SessionStore } from "./store";
 import { serveLog } from "./testLog";
 
@@ -324,4 +324,26 @@ describe("the session store", () => {
     drafting.dispose();
   });
 
+  it("a proposal list read before the proposal existed, answered late, does not hide it", async () => {
+    const transport = backend([ev(created())]);
+    const answers: ((r: { proposals: ReturnType<typeof view>[] }) => void)[] = [];
+    transport.on("proposal.list", () => new Promise((resolve) => answers.push(resolve)));
+    const store = new SessionStore(new ApiClient(transport), session(), "prj_1");
+    const older = store.refreshProposals();
+    const newer = store.refreshProposals();
+    await vi.waitFor(() => expect(answers).toHaveLength(2));
+    answers[1]({ proposals: [view()] });
+    await newer;
+    answers[0]({ proposals: [] });
+    await older;
+    expect(store.getSnapshot().proposals.map((p) => p.id)).toEqual(["prp_1"]);
+    // A decision made here outranks a read started before it.
+    const stale = store.refreshProposals();
+    await vi.waitFor(() => expect(answers).toHaveLength(3));
+    store.putProposal(proposal({ status: "accepted" }));
+    answers[2]({ proposals: [view()] });
+    await stale;
+    expect(store.getSnapshot().proposals[0].status).toBe("accepted");
+    store.dispose();
+  });
 });

@@ -22,6 +22,7 @@
 import { type ApiClient, type ClientError, type TimelinePatch, toClientError } from "../../shared/api/client";
 import type { AllowScope, Checkpoint, CheckpointRestoreResult, CompactThreshold, Constraint, SessionCompactResult, StagingApplied, LlmProfile, Mode, Proposal, ProposalView, Session, SessionContextView, SessionView, StagingView, TimelineState } from "../../shared/api/generated";
 import { lastSession, saveLastSession } from "../../shared/lib/prefs";
+import { Latest } from "../../shared/lib/latest";
 import { emptyTimeline, type Item, madeAt, type TimelineView } from "./timeline";
 import type { Selection } from "./scope";
 
@@ -106,6 +107,10 @@ export class SessionStore {
   private paging: Promise<void> | null = null;
   private disposed = false;
   private proposalTimer: ReturnType<typeof setTimeout> | null = null;
+  // Reads of the same list may overlap and be answered out of order: the newest wins.
+  private readonly proposalReads = new Latest();
+  private readonly extrasReads = new Latest();
+  private readonly budgetReads = new Latest();
   /** Lets go of the `session.watch` a followed turn holds open. */
   private followAbort: AbortController | null = null;
 
@@ -450,14 +455,16 @@ export class SessionStore {
 
   /** Reads the context budget again (after a turn, a compaction, a new setting). */
   async refreshBudget(): Promise<void> {
+    const ticket = this.budgetReads.begin();
     const budget = await this.readContext();
-    if (budget) this.set({ budget });
+    if (budget && this.budgetReads.accept(ticket)) this.set({ budget });
   }
 
   /** Sets when the session compacts by itself (`undefined`: as its model's profile says). */
   async setCompaction(threshold: CompactThreshold | undefined): Promise<SessionContextView | null> {
     try {
       const view = await this.client.call("session.setCompaction", { sessionId: this.id, ...(threshold ? { threshold } : {}) });
+      this.budgetReads.supersede();
       this.set({ budget: view });
       await this.catchUp();
       return view;
@@ -510,9 +517,10 @@ export class SessionStore {
   }
 
   async refreshProposals(): Promise<void> {
+    const ticket = this.proposalReads.begin();
     try {
       const r = await this.client.call("proposal.list", { projectId: this.projectId, ownerId: this.id });
-      this.set({ proposals: r.proposals });
+      if (this.proposalReads.accept(ticket)) this.set({ proposals: r.proposals });
     } catch {
       // The list is shown again on the next turn; a failure here is not the person's to fix.
     }
@@ -523,6 +531,7 @@ export class SessionStore {
   putProposal(proposal: Proposal) {
     const view: ProposalView = { ...proposal, stale: false, basedOnStaged: false };
     const list = this.snapshot.proposals.filter((p) => p.id !== proposal.id);
+    this.proposalReads.supersede();
     this.set({ proposals: [view, ...list].sort((a, b) => b.createdAt.localeCompare(a.createdAt)) });
     // A rejection with a reason made a constraint; an accept may have emptied the staging.
     void this.refreshExtras();
@@ -537,6 +546,7 @@ export class SessionStore {
   async refreshExtras(): Promise<void> {
     const sessionId = this.id;
     const has = (m: string) => this.methods.has(m);
+    const ticket = this.extrasReads.begin();
     try {
       void this.refreshBudget();
       const [constraints, checkpoints, staging] = await Promise.all([
@@ -544,7 +554,7 @@ export class SessionStore {
         has("checkpoint.list") ? this.client.call("checkpoint.list", { sessionId }).then((r) => r.checkpoints) : null,
         has("session.staging") ? this.client.call("session.staging", { sessionId }).then((r) => (r.staging ? r : null)) : null,
       ]);
-      this.set({ constraints, checkpoints, staging });
+      if (this.extrasReads.accept(ticket)) this.set({ constraints, checkpoints, staging });
     } catch {
       // Shown again after the next turn; nothing here is the person's to fix.
     }
@@ -553,6 +563,7 @@ export class SessionStore {
   async removeConstraint(constraintId: string): Promise<void> {
     try {
       await this.client.call("constraint.remove", { sessionId: this.id, constraintId });
+      this.extrasReads.supersede();
       this.set({ constraints: (this.snapshot.constraints ?? []).filter((c) => c.id !== constraintId) });
     } catch (e) {
       this.set({ error: toClientError(e) });
@@ -562,6 +573,7 @@ export class SessionStore {
   async createCheckpoint(label: string): Promise<void> {
     try {
       const c = await this.client.call("checkpoint.create", { sessionId: this.id, label });
+      this.extrasReads.supersede();
       this.set({ checkpoints: [...(this.snapshot.checkpoints ?? []), c] });
     } catch (e) {
       this.set({ error: toClientError(e) });
@@ -585,6 +597,7 @@ export class SessionStore {
   async applyStaging(expectedRevision: number): Promise<StagingApplied | null> {
     try {
       const r = await this.client.call("session.applyStaging", { sessionId: this.id, expectedRevision });
+      this.extrasReads.supersede();
       this.set({ staging: null });
       void this.refreshProposals();
       return r;
@@ -597,6 +610,7 @@ export class SessionStore {
   async discardStaging(): Promise<void> {
     try {
       await this.client.call("session.discardStaging", { sessionId: this.id });
+      this.extrasReads.supersede();
       this.set({ staging: null });
       void this.refreshProposals();
     } catch (e) {
