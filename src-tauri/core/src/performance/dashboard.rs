@@ -285,32 +285,69 @@ pub fn dashboard(
     accounts: &[Account],
     metrics_of: &mut dyn FnMut(&str) -> Result<Vec<SnapshotMetrics>, crate::error::ApiError>,
 ) -> Result<Dashboard, crate::error::ApiError> {
-    let wanted: std::collections::HashSet<&str> = matching.iter().map(|p| p.id.as_str()).collect();
-    // Each pair's points by publication.
-    let mut by_publication: HashMap<(Platform, &str), HashMap<&str, Vec<&MetricPoint>>> = HashMap::new();
-    for ((platform, key), list) in points {
-        let entry = by_publication.entry((*platform, key.as_str())).or_default();
-        // The store returns a publication's points together (its id leads their keys):
-        // one lookup per publication, not per point. Correct in any order.
-        for run in list.chunk_by(|a, b| a.publication_id == b.publication_id) {
-            let id = run[0].publication_id.as_str();
-            if wanted.contains(id) {
-                entry.entry(id).or_default().extend(run.iter());
+    let values = Values::index(points, matching);
+    let interval = interval_for(query, matching);
+    let medians = platform_medians(query, matching, &values, interval);
+    let posting_times = posting_times(matching);
+    let names = AccountNames(accounts.iter().map(|a| (a.id.as_str(), a.name.as_str())).collect());
+    let grouped_by_platform = matches!(query.sort, SortKey::Metric(_));
+    let ordered = table_order(query, matching, &values, &names);
+    let total = u32::try_from(ordered.len()).unwrap_or(u32::MAX);
+    let rows = page_rows(query, ordered, &names, metrics_of)?;
+    let metric_keys = reported_keys(&rows);
+    Ok(Dashboard { rows, total, metric_keys, grouped_by_platform, interval, age: query.age, medians, posting_times })
+}
+
+/// Each (platform, metric key) pair's points by publication, for the matching
+/// publications only.
+struct Values<'a>(HashMap<(Platform, &'a str), HashMap<&'a str, Vec<&'a MetricPoint>>>);
+
+impl<'a> Values<'a> {
+    fn index(points: &'a HashMap<(Platform, String), std::sync::Arc<Vec<MetricPoint>>>, matching: &[&Publication]) -> Values<'a> {
+        let wanted: std::collections::HashSet<&str> = matching.iter().map(|p| p.id.as_str()).collect();
+        let mut by_publication: HashMap<(Platform, &str), HashMap<&str, Vec<&MetricPoint>>> = HashMap::new();
+        for ((platform, key), list) in points {
+            let entry = by_publication.entry((*platform, key.as_str())).or_default();
+            // The store returns a publication's points together (its id leads their keys):
+            // one lookup per publication, not per point. Correct in any order.
+            for run in list.chunk_by(|a, b| a.publication_id == b.publication_id) {
+                let id = run[0].publication_id.as_str();
+                if wanted.contains(id) {
+                    entry.entry(id).or_default().extend(run.iter());
+                }
             }
         }
+        Values(by_publication)
     }
-    let no_points: Vec<&MetricPoint> = Vec::new();
-    let value_of = |platform: Platform, key: &str, publication_id: &str, age: Option<AgeBucket>| -> Option<f64> {
-        let list = by_publication.get(&(platform, key)).and_then(|m| m.get(publication_id)).unwrap_or(&no_points);
-        point_value(list, age)
-    };
 
-    // The medians over time, per platform, of one key.
+    /// A publication's value of `key` (see [`point_value`]); absent when not reported.
+    fn of(&self, platform: Platform, key: &str, publication_id: &str, age: Option<AgeBucket>) -> Option<f64> {
+        let list = self.0.get(&(platform, key)).and_then(|m| m.get(publication_id)).map_or(&[][..], Vec::as_slice);
+        point_value(list, age)
+    }
+}
+
+/// The workspace's account names by id.
+struct AccountNames<'a>(HashMap<&'a str, &'a str>);
+
+impl<'a> AccountNames<'a> {
+    fn of(&self, p: &Publication) -> Option<&'a str> {
+        p.account_id.as_deref().and_then(|id| self.0.get(id)).copied()
+    }
+}
+
+/// The periods of the medians: the query's, or weeks for a short span, months for a
+/// longer one.
+fn interval_for(query: &DashboardQuery, matching: &[&Publication]) -> Interval {
     let span_days = match (matching.iter().map(|p| p.published_at).min(), matching.iter().map(|p| p.published_at).max()) {
         (Some(first), Some(last)) => (last - first).num_days(),
         _ => 0,
     };
-    let interval = query.interval.unwrap_or(if span_days <= WEEKLY_SPAN_DAYS { Interval::Week } else { Interval::Month });
+    query.interval.unwrap_or(if span_days <= WEEKLY_SPAN_DAYS { Interval::Week } else { Interval::Month })
+}
+
+/// The medians over time, per platform, of one key.
+fn platform_medians(query: &DashboardQuery, matching: &[&Publication], values: &Values<'_>, interval: Interval) -> Vec<PlatformMedians> {
     let mut medians = Vec::new();
     for platform in PLATFORM_ORDER {
         let of_platform: Vec<&&Publication> = matching.iter().filter(|p| p.platform == platform).collect();
@@ -321,39 +358,41 @@ pub fn dashboard(
         let mut by_period: BTreeMap<NaiveDate, Vec<f64>> = BTreeMap::new();
         let mut without_value = 0u32;
         for p in of_platform {
-            match value_of(platform, &metric, &p.id, query.age) {
+            match values.of(platform, &metric, &p.id, query.age) {
                 Some(v) => by_period.entry(period_of(local(p).date(), interval)).or_default().push(v),
                 None => without_value += 1,
             }
         }
         let points = by_period
             .into_iter()
-            .filter_map(|(period, mut values)| {
-                values.sort_by(f64::total_cmp);
-                quantile(&values, 0.5).map(|median| MedianPoint { period, n: u32::try_from(values.len()).unwrap_or(u32::MAX), median })
+            .filter_map(|(period, mut of_period)| {
+                of_period.sort_by(f64::total_cmp);
+                quantile(&of_period, 0.5).map(|median| MedianPoint { period, n: u32::try_from(of_period.len()).unwrap_or(u32::MAX), median })
             })
             .collect();
         medians.push(PlatformMedians { platform, unit: metric_key(&metric).map(|k| k.unit), metric, points, without_value });
     }
+    medians
+}
 
-    // When the person posts, in each publication's own zone.
+/// When the person posts, in each publication's own zone.
+fn posting_times(matching: &[&Publication]) -> Vec<PostingCell> {
     let mut grid = [[0u32; 24]; 7];
     for p in matching {
         let at = local(p);
         grid[at.weekday().num_days_from_monday() as usize][at.hour() as usize] += 1;
     }
-    let posting_times = (0..7u8)
+    (0..7u8)
         .flat_map(|weekday| (0..24u8).map(move |hour| (weekday, hour)))
         .filter_map(|(weekday, hour)| {
             let count = grid[weekday as usize][hour as usize];
             (count > 0).then_some(PostingCell { weekday, hour, count })
         })
-        .collect();
+        .collect()
+}
 
-    // The table's order; ties by publishing time (newest first), then id.
-    let account_names: HashMap<&str, &str> = accounts.iter().map(|a| (a.id.as_str(), a.name.as_str())).collect();
-    let account_of = |p: &Publication| p.account_id.as_deref().and_then(|id| account_names.get(id)).copied();
-    let grouped_by_platform = matches!(query.sort, SortKey::Metric(_));
+/// The table's order; ties by publishing time (newest first), then id.
+fn table_order<'p>(query: &DashboardQuery, matching: &[&'p Publication], values: &Values<'_>, names: &AccountNames<'_>) -> Vec<&'p Publication> {
     let mut ordered: Vec<&Publication> = matching.to_vec();
     let tie = |a: &Publication, b: &Publication| b.published_at.cmp(&a.published_at).then_with(|| a.id.cmp(&b.id));
     let directed = |o: std::cmp::Ordering| if query.descending { o.reverse() } else { o };
@@ -363,7 +402,7 @@ pub fn dashboard(
         SortKey::Platform => ordered.sort_by(|a, b| directed(platform_rank(a.platform).cmp(&platform_rank(b.platform))).then_with(|| tie(a, b))),
         SortKey::Account => ordered.sort_by(|a, b| {
             // Publications without an account come last either way.
-            match (account_of(a), account_of(b)) {
+            match (names.of(a), names.of(b)) {
                 (Some(x), Some(y)) => directed(x.cmp(y)),
                 (Some(_), None) => std::cmp::Ordering::Less,
                 (None, Some(_)) => std::cmp::Ordering::Greater,
@@ -374,7 +413,7 @@ pub fn dashboard(
         SortKey::Format => ordered.sort_by(|a, b| directed(format_name(a.format).cmp(format_name(b.format))).then_with(|| tie(a, b))),
         SortKey::Metric(key) => {
             // Each value read once, beside its publication (no lookup per comparison).
-            let mut keyed: Vec<(Option<f64>, &Publication)> = ordered.iter().map(|p| (value_of(p.platform, key, &p.id, None), *p)).collect();
+            let mut keyed: Vec<(Option<f64>, &Publication)> = ordered.iter().map(|p| (values.of(p.platform, key, &p.id, None), *p)).collect();
             keyed.sort_by(|(value_a, a), (value_b, b)| {
                 platform_rank(a.platform)
                     .cmp(&platform_rank(b.platform))
@@ -390,18 +429,31 @@ pub fn dashboard(
             ordered = keyed.into_iter().map(|(_, p)| p).collect();
         }
     }
-    let total = u32::try_from(ordered.len()).unwrap_or(u32::MAX);
+    ordered
+}
+
+/// The page's rows, each with its latest metrics (read through `metrics_of`).
+fn page_rows(
+    query: &DashboardQuery,
+    ordered: Vec<&Publication>,
+    names: &AccountNames<'_>,
+    metrics_of: &mut dyn FnMut(&str) -> Result<Vec<SnapshotMetrics>, crate::error::ApiError>,
+) -> Result<Vec<DashboardRow>, crate::error::ApiError> {
     let mut rows = Vec::new();
     for p in ordered.into_iter().skip(query.offset).take(query.limit.unwrap_or(usize::MAX)) {
         let own = metrics_of(&p.id)?;
         rows.push(DashboardRow {
             publication: p.clone(),
-            account_name: account_of(p).map(str::to_owned),
+            account_name: names.of(p).map(str::to_owned),
             latest: latest_of(&own),
             snapshot_count: u32::try_from(own.len()).unwrap_or(u32::MAX),
         });
     }
+    Ok(rows)
+}
+
+/// The metric keys the page's rows report, in the catalogue's order (the table's columns).
+fn reported_keys(rows: &[DashboardRow]) -> Vec<String> {
     let reported: std::collections::HashSet<&str> = rows.iter().flat_map(|r| r.latest.keys().map(String::as_str)).collect();
-    let metric_keys: Vec<String> = METRIC_KEYS.iter().filter(|k| reported.contains(k.key)).map(|k| k.key.to_owned()).collect();
-    Ok(Dashboard { rows, total, metric_keys, grouped_by_platform, interval, age: query.age, medians, posting_times })
+    METRIC_KEYS.iter().filter(|k| reported.contains(k.key)).map(|k| k.key.to_owned()).collect()
 }
