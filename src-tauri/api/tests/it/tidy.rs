@@ -584,7 +584,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/intent.rs", "not yet split: the intent's keyword tables and patterns, jieba's matching, and their tests"),
     ("api/src/api/dto.rs", "not yet split: the wire types' face and the test that holds stored records to their twins"),
     ("api/src/api/dto/model.rs", "not yet split: the wire forms of the model's records"),
-    ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
     ("text/src/pipeline.rs", "not yet split: the text pipeline's face and its stages' order"),
     ("text/src/pipeline/measure/x_url.rs", "not yet split: X's URL extraction (twitter-text's rules written out) and its cases"),
