@@ -646,8 +646,6 @@ const FUNCTIONS_OVER_CAP: &[(&str, &str, &str)] = &[
     ("api/src/api/dto.rs", "the_wire_json_of_a_stored_record_is_its_twins_not_its_own", "one table of every stored record and its wire twin"),
     ("app/lib.rs", "run", "not yet split: the desktop app's start (single instance, plugins, commands, window)"),
     ("cli/src/session.rs", "run", "not yet split: one match over the session subcommands, each a method call and its output"),
-    ("core/src/sync/cycle/pull.rs", "import", "not yet split: a pulled version's import and its conflicts"),
-    ("core/src/sync/cycle/push.rs", "send", "not yet split: one delivery job's push and its outcome"),
     ("text/src/pipeline/wechat.rs", "block", "not yet split: one Markdown block to WeChat's HTML"),
 ];
 

@@ -2,15 +2,15 @@
 //! dispatched before it is sent, and the server's answer (acknowledged, refused, or a
 //! stale base followed by a pull).
 
-use inkstone_sync_proto::{PushRequest, PushVersion, ServerVersion, CODE_CONTROL_CHARACTER, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
+use inkstone_sync_proto::{PushRequest, PushResponse, PushVersion, ServerVersion, StaleBase, CODE_CONTROL_CHARACTER, MAX_BODY_BYTES, MAX_VERSIONS_PER_PUSH};
 
-use super::super::transport::{PushAnswer, Transport};
+use super::super::transport::{Failure, PushAnswer, Transport};
 use super::super::{ConflictKind, ConflictState, Connection, Jitter, ProjectLink};
 use super::{advance, advance_at, CycleReport};
 use crate::error::ApiError;
 use crate::kernel::Kernel;
 use crate::llm::ApiKey;
-use crate::model::{Version, VersionOrigin};
+use crate::model::{Timestamp, Version, VersionOrigin};
 use crate::outbox::{self, DeliveryJob, Event, JobState};
 use crate::project::versions;
 use crate::store::{Batch, Durability};
@@ -205,62 +205,16 @@ fn send(
     let leader_version = wire_version(store, &versions::load(store, &job.project_id, job.version_number)?, with_origin, with_ai)?;
     if let Some(reason) = refused_text(&leader_version) {
         // Never sent (again): it fails here, and the project's next versions go on.
-        let _guard = kernel.write_lock();
-        let mut batch = Batch::new();
-        let unsendable = Event::Unsendable { reason, code: CODE_CONTROL_CHARACTER.to_owned() };
-        let mut current = store.get::<DeliveryJob>(job.id.as_bytes())?.unwrap_or_else(|| job.clone());
-        if current.state == JobState::Dispatched {
-            current = advance(&current, &Event::Restarted, kernel, &policy, 0.0)?;
-        }
-        batch.put(&advance(&current, &unsendable, kernel, &policy, 0.0)?)?;
-        store.apply(batch, Durability::Durable)?;
+        fail_unsendable(kernel, job, reason)?;
         return Ok(true);
     }
     let mut wire = vec![leader_version];
-    let carried: Vec<(DeliveryJob, PushVersion)> = if first_send {
-        gather_batch(kernel, later, wire_bytes(&wire[0]), with_origin, with_ai)?
-    } else {
-        // A resend carries what the first send carried, whatever state it is in now.
-        let mut carried = Vec::with_capacity(job.batch.len());
-        for id in &job.batch {
-            let member = store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id)))?;
-            let version = wire_version(store, &versions::load(store, &member.project_id, member.version_number)?, with_origin, with_ai)?;
-            carried.push((member, version));
-        }
-        carried
-    };
+    let carried = carried_along(kernel, job, later, wire_bytes(&wire[0]), with_origin, with_ai)?;
     let (members, versions_carried): (Vec<DeliveryJob>, Vec<PushVersion>) = carried.into_iter().unzip();
     wire.extend(versions_carried);
     let link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_default();
     let base = job.base.unwrap_or(link.server_head);
-    // Every job of the push moves together, in one durable batch per change.
-    let dispatched: Vec<DeliveryJob> = {
-        let _guard = kernel.write_lock();
-        let mut batch = Batch::new();
-        let mut moved = Vec::new();
-        let now = kernel.now();
-        for (i, one) in std::iter::once(job).chain(&members).enumerate() {
-            // A member waits with its push, whose first job decides when it goes (its
-            // own wait can look longer after a clock step back).
-            let mut one = one.clone();
-            if i > 0 && matches!(one.state, JobState::RetryWait { .. }) {
-                one.state = JobState::Pending;
-            }
-            let Ok(mut next) = outbox::advance(&one, &Event::Dispatch, now, &policy, 0.0) else {
-                continue;
-            };
-            next.base = Some(base);
-            if i == 0 {
-                next.batch = members.iter().map(|m| m.id.clone()).collect();
-                next.with_origin = with_origin;
-                next.with_ai = with_ai;
-            }
-            batch.put(&next)?;
-            moved.push(next);
-        }
-        store.apply(batch, Durability::Durable)?;
-        moved
-    };
+    let dispatched = dispatch(kernel, job, &members, base, with_origin, with_ai)?;
     let Some(leader) = dispatched.first().filter(|d| d.id == job.id) else {
         return Err(ApiError::internal(format!("delivery job {}: a {} job cannot be sent", job.id, job.state.name())));
     };
@@ -268,22 +222,10 @@ fn send(
     let answer = transport.push(&connection.server_url, token, &job.project_id, &outbox::push_key(leader), &request);
     let _guard = kernel.write_lock();
     let mut batch = Batch::new();
-    let now = kernel.now();
+    let sent = Sent { kernel, job, dispatched: &dispatched, now: kernel.now(), policy };
     let acked = match answer {
         PushAnswer::Accepted(response) => {
-            report.contacted = true;
-            let mut link = store.get::<ProjectLink>(job.project_id.as_bytes())?.unwrap_or_else(|| ProjectLink { project_id: job.project_id.clone(), ..Default::default() });
-            for one in &dispatched {
-                let number = response.versions.iter().find(|v| v.client_id == one.version_id).map_or(response.head, |v| v.number);
-                let acked = advance_at(one, &Event::Acked { number }, now, &policy, 0.0)?;
-                batch.put(&advance_at(&acked, &Event::Finalize, now, &policy, 0.0)?)?;
-                if number > link.server_head {
-                    link.server_head = number;
-                    link.base_local = one.version_number;
-                }
-                report.pushed += 1;
-            }
-            batch.put(&link)?;
+            sent.accepted(&mut batch, &response, report)?;
             true
         }
         PushAnswer::Stale(stale) if stale.more => {
@@ -295,49 +237,168 @@ fn send(
             return follow_stale(kernel, transport, connection, token, &job.project_id, &dispatched, jitter, report);
         }
         PushAnswer::Stale(stale) => {
-            report.contacted = true;
-            // `import` reads the jobs (dispatched, committed above) from the store.
-            let newer: Vec<&ServerVersion> = stale.newer.iter().collect();
-            import(kernel, &mut batch, &job.project_id, &newer, report, Some(ConflictKind::Push))?;
+            sent.stale(&mut batch, &stale, report)?;
             false
         }
         PushAnswer::Retry { failure, retry_after_millis, unreachable } => {
             report.offline |= unreachable;
             report.contacted |= !unreachable;
-            let reason = report.noted(&failure);
-            let code = failure.code().to_owned();
             // One draw for the whole push: its jobs wait out the same backoff.
-            let unit = jitter.unit();
-            for one in &dispatched {
-                batch.put(&advance_at(one, &Event::Transient { reason: reason.clone(), code: code.clone(), retry_after_millis }, now, &policy, unit)?)?;
-            }
+            sent.retry(&mut batch, &failure, retry_after_millis, jitter.unit(), report)?;
             false
         }
         PushAnswer::Refused { failure } => {
-            report.contacted = true;
-            let reason = report.noted(&failure);
-            let code = failure.code().to_owned();
-            // Refused for a control character in one of the versions (a push fixed
-            // before this build checked): that one fails; the others go again in new
-            // pushes, since the refused one stored nothing.
-            let offending: Vec<bool> = if code == CODE_CONTROL_CHARACTER {
-                dispatched
-                    .iter()
-                    .map(|one| versions::load(store, &one.project_id, one.version_number).and_then(|v| Ok(refused_text(&wire_version(store, &v, false, false)?).is_some())))
-                    .collect::<Result<_, _>>()?
-            } else {
-                Vec::new()
-            };
-            let split = offending.iter().any(|o| *o);
-            for (i, one) in dispatched.iter().enumerate() {
-                let event = if split && !offending[i] { Event::Unbatched } else { Event::Permanent { reason: reason.clone(), code: code.clone() } };
-                batch.put(&advance_at(one, &event, now, &policy, 0.0)?)?;
-            }
+            sent.refused(&mut batch, &failure, report)?;
             false
         }
     };
     store.apply(batch, Durability::Durable)?;
     Ok(acked)
+}
+
+/// A leader whose text the protocol refuses fails without being sent (again).
+fn fail_unsendable(kernel: &Kernel, job: &DeliveryJob, reason: String) -> Result<(), ApiError> {
+    let store = kernel.store();
+    let policy = kernel.config().sync.retry;
+    let _guard = kernel.write_lock();
+    let mut batch = Batch::new();
+    let unsendable = Event::Unsendable { reason, code: CODE_CONTROL_CHARACTER.to_owned() };
+    let mut current = store.get::<DeliveryJob>(job.id.as_bytes())?.unwrap_or_else(|| job.clone());
+    if current.state == JobState::Dispatched {
+        current = advance(&current, &Event::Restarted, kernel, &policy, 0.0)?;
+    }
+    batch.put(&advance(&current, &unsendable, kernel, &policy, 0.0)?)?;
+    store.apply(batch, Durability::Durable)?;
+    Ok(())
+}
+
+/// The jobs the push carries after its leader, with their versions as sent: on a
+/// first send those [`gather_batch`] picks from `later`; on a resend what the first
+/// send carried, whatever state it is in now.
+fn carried_along(
+    kernel: &Kernel,
+    job: &DeliveryJob,
+    later: &[DeliveryJob],
+    leader_bytes: usize,
+    with_origin: bool,
+    with_ai: bool,
+) -> Result<Vec<(DeliveryJob, PushVersion)>, ApiError> {
+    if job.base.is_none() {
+        return gather_batch(kernel, later, leader_bytes, with_origin, with_ai);
+    }
+    let store = kernel.store();
+    let mut carried = Vec::with_capacity(job.batch.len());
+    for id in &job.batch {
+        let member = store.get::<DeliveryJob>(id.as_bytes())?.ok_or_else(|| ApiError::internal(format!("delivery job {}: its batch lost job {id}", job.id)))?;
+        let version = wire_version(store, &versions::load(store, &member.project_id, member.version_number)?, with_origin, with_ai)?;
+        carried.push((member, version));
+    }
+    Ok(carried)
+}
+
+/// Marks every job of the push dispatched on `base`, together in one durable batch;
+/// the leader keeps the batch and what it carries. Returns the jobs as dispatched.
+fn dispatch(kernel: &Kernel, job: &DeliveryJob, members: &[DeliveryJob], base: u32, with_origin: bool, with_ai: bool) -> Result<Vec<DeliveryJob>, ApiError> {
+    let store = kernel.store();
+    let policy = kernel.config().sync.retry;
+    let _guard = kernel.write_lock();
+    let mut batch = Batch::new();
+    let mut moved = Vec::new();
+    let now = kernel.now();
+    for (i, one) in std::iter::once(job).chain(members).enumerate() {
+        // A member waits with its push, whose first job decides when it goes (its
+        // own wait can look longer after a clock step back).
+        let mut one = one.clone();
+        if i > 0 && matches!(one.state, JobState::RetryWait { .. }) {
+            one.state = JobState::Pending;
+        }
+        let Ok(mut next) = outbox::advance(&one, &Event::Dispatch, now, &policy, 0.0) else {
+            continue;
+        };
+        next.base = Some(base);
+        if i == 0 {
+            next.batch = members.iter().map(|m| m.id.clone()).collect();
+            next.with_origin = with_origin;
+            next.with_ai = with_ai;
+        }
+        batch.put(&next)?;
+        moved.push(next);
+    }
+    store.apply(batch, Durability::Durable)?;
+    Ok(moved)
+}
+
+/// A push the server answered, and what its answer does to the push's jobs (staged in
+/// the caller's batch, under the write lock).
+struct Sent<'a> {
+    kernel: &'a Kernel,
+    job: &'a DeliveryJob,
+    dispatched: &'a [DeliveryJob],
+    now: Timestamp,
+    policy: outbox::RetryPolicy,
+}
+
+impl Sent<'_> {
+    /// Numbered: every job is done, and the link follows the server's head.
+    fn accepted(&self, batch: &mut Batch, response: &PushResponse, report: &mut CycleReport) -> Result<(), ApiError> {
+        report.contacted = true;
+        let store = self.kernel.store();
+        let mut link = store.get::<ProjectLink>(self.job.project_id.as_bytes())?.unwrap_or_else(|| ProjectLink { project_id: self.job.project_id.clone(), ..Default::default() });
+        for one in self.dispatched {
+            let number = response.versions.iter().find(|v| v.client_id == one.version_id).map_or(response.head, |v| v.number);
+            let acked = advance_at(one, &Event::Acked { number }, self.now, &self.policy, 0.0)?;
+            batch.put(&advance_at(&acked, &Event::Finalize, self.now, &self.policy, 0.0)?)?;
+            if number > link.server_head {
+                link.server_head = number;
+                link.base_local = one.version_number;
+            }
+            report.pushed += 1;
+        }
+        batch.put(&link)?;
+        Ok(())
+    }
+
+    /// A 409 with every newer version: they come in as this push's conflict.
+    fn stale(&self, batch: &mut Batch, stale: &StaleBase, report: &mut CycleReport) -> Result<(), ApiError> {
+        report.contacted = true;
+        // `import` reads the jobs (dispatched, committed above) from the store.
+        let newer: Vec<&ServerVersion> = stale.newer.iter().collect();
+        import(self.kernel, batch, &self.job.project_id, &newer, report, Some(ConflictKind::Push))
+    }
+
+    /// Try again later: every job waits out the same backoff (`unit`, one draw).
+    fn retry(&self, batch: &mut Batch, failure: &Failure, retry_after_millis: Option<u64>, unit: f64, report: &mut CycleReport) -> Result<(), ApiError> {
+        let reason = report.noted(failure);
+        let code = failure.code().to_owned();
+        for one in self.dispatched {
+            batch.put(&advance_at(one, &Event::Transient { reason: reason.clone(), code: code.clone(), retry_after_millis }, self.now, &self.policy, unit)?)?;
+        }
+        Ok(())
+    }
+
+    /// Refused for good. Refused for a control character in one of the versions (a
+    /// push fixed before this build checked): that one fails; the others go again in
+    /// new pushes, since the refused one stored nothing.
+    fn refused(&self, batch: &mut Batch, failure: &Failure, report: &mut CycleReport) -> Result<(), ApiError> {
+        report.contacted = true;
+        let store = self.kernel.store();
+        let reason = report.noted(failure);
+        let code = failure.code().to_owned();
+        let offending: Vec<bool> = if code == CODE_CONTROL_CHARACTER {
+            self.dispatched
+                .iter()
+                .map(|one| versions::load(store, &one.project_id, one.version_number).and_then(|v| Ok(refused_text(&wire_version(store, &v, false, false)?).is_some())))
+                .collect::<Result<_, _>>()?
+        } else {
+            Vec::new()
+        };
+        let split = offending.iter().any(|o| *o);
+        for (i, one) in self.dispatched.iter().enumerate() {
+            let event = if split && !offending[i] { Event::Unbatched } else { Event::Permanent { reason: reason.clone(), code: code.clone() } };
+            batch.put(&advance_at(one, &event, self.now, &self.policy, 0.0)?)?;
+        }
+        Ok(())
+    }
 }
 
 /// After a 409 that left newer versions out: pulls, so they come in as the push's
