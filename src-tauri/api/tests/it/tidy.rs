@@ -581,7 +581,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/harness/event.rs", "not yet split: the event envelope and every kind"),
     ("agent/src/harness/execution.rs", "not yet split: a turn's tool calls (validation, permission, running, results)"),
     ("agent/src/harness/model_call.rs", "not yet split: one model call of a turn (context, request, streaming)"),
-    ("agent/src/intent.rs", "not yet split: the intent's keyword tables and patterns, jieba's matching, and their tests"),
     ("api/src/api/dto.rs", "not yet split: the wire types' face and the test that holds stored records to their twins"),
     ("api/src/api/dto/model.rs", "not yet split: the wire forms of the model's records"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
