@@ -266,14 +266,54 @@ pub(crate) fn compact(
     };
     let cut = cut_index(&messages, keep_tokens);
     let tokens_before = conversation_tokens(&messages, &previous);
+    let (compacted, kept) = messages.split_at(cut);
+    let at = Compaction { trigger, window, budget, tokens_before, previous: &previous, compacted, kept, failures, sources };
     if cut == 0 {
-        // Nothing older than the latest turn; but a summary layer over its budget is
-        // what takes the room, and shortening it needs no model.
-        if estimate_tokens(&previous) <= budget {
+        return at.shorten_summary(append);
+    }
+    // A compaction never grows the conversation. Messages shorter than the truncation
+    // note, with no earlier summary a new one could condense, gain nothing: no summary
+    // is asked for.
+    if previous.is_empty() && conversation_tokens(kept, &truncation_text(&previous, compacted, budget).0) >= tokens_before {
+        return Ok(Outcome::Nothing);
+    }
+    let instructions = carried_instructions(compacted, pinned_texts, room);
+    append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
+    let summarise = !(cooldown && trigger != CompactionTrigger::Manual);
+    if summarise {
+        if let Some(outcome) = at.summarise(engine, scope, live, &profile, &instructions, append, stats)? {
+            return Ok(outcome);
+        }
+    }
+    at.truncate(instructions, append)
+}
+
+/// One compaction's conversation as it stood at its start, and where it is cut.
+struct Compaction<'a> {
+    trigger: CompactionTrigger,
+    window: u64,
+    /// The summary layer's budget.
+    budget: u64,
+    tokens_before: u64,
+    /// The summary layer before the compaction.
+    previous: &'a str,
+    compacted: &'a [Message],
+    kept: &'a [Message],
+    /// Failed summarising attempts in a row before this one.
+    failures: u32,
+    sources: Vec<crate::model::ProvenanceSource>,
+}
+
+impl Compaction<'_> {
+    /// Nothing older than the latest turn; but a summary layer over its budget is what
+    /// takes the room, and shortening it needs no model.
+    fn shorten_summary(&self, append: Append<'_>) -> Result<Outcome, ApiError> {
+        let Compaction { trigger, window, budget, tokens_before, previous, .. } = *self;
+        if estimate_tokens(previous) <= budget {
             return Ok(Outcome::Nothing);
         }
-        let summary_text = bound_text(&previous, budget);
-        let tokens_after = conversation_tokens(&messages, &summary_text);
+        let summary_text = bound_text(previous, budget);
+        let tokens_after = conversation_tokens(self.kept, &summary_text);
         append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
         append(
             EventBody::CompactBoundary {
@@ -281,7 +321,7 @@ pub(crate) fn compact(
                 mode: CompactionMode::Truncated,
                 summary: None,
                 summary_text,
-                kept_messages: messages.len() as u32,
+                kept_messages: self.kept.len() as u32,
                 compacted_messages: 0,
                 pinned_instructions: Vec::new(),
                 tokens_before,
@@ -289,39 +329,29 @@ pub(crate) fn compact(
                 note: "The summary of earlier conversation was shortened to fit the model's context window.".to_owned(),
                 input_tokens: 0,
                 output_tokens: 0,
-                sources: Some(sources.clone()),
+                sources: Some(self.sources.clone()),
             },
             Durability::Durable,
         )?;
-        return Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after });
+        Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after })
     }
-    let (compacted, kept) = messages.split_at(cut);
-    // A compaction never grows the conversation. Messages shorter than the truncation
-    // note, with no earlier summary a new one could condense, gain nothing: no summary
-    // is asked for.
-    if previous.is_empty() && conversation_tokens(kept, &truncation_text(&previous, compacted, budget).0) >= tokens_before {
-        return Ok(Outcome::Nothing);
-    }
-    // The person's instructions go into the pins verbatim while the pins' budget has
-    // room; the others are in the summary (or the truncation's digest) like the rest.
-    let mut instructions: Vec<String> = Vec::new();
-    let mut pins_after = pinned_texts.clone();
-    for m in compacted.iter().filter(|m| m.role == Role::User && is_instruction(&m.content)) {
-        if pins_after.iter().any(|p| **p == *m.content) {
-            continue;
-        }
-        pins_after.push(m.content.to_string());
-        if pins_tokens(&pins_after) > room.pin_budget() {
-            pins_after.pop();
-            continue;
-        }
-        instructions.push(m.content.to_string());
-    }
-    append(EventBody::CompactionStarted { trigger, estimated_tokens: tokens_before, context_window: window }, Durability::Durable)?;
-    let summarise = !(cooldown && trigger != CompactionTrigger::Manual);
-    if summarise {
+
+    /// The summarising attempt: a boundary when the summary is valid and shorter, else
+    /// a `compaction_failed`; after [`MAX_FAILURES`] in a row, `None` (truncate).
+    #[allow(clippy::too_many_arguments)]
+    fn summarise(
+        &self,
+        engine: Harness<'_>,
+        scope: &Scope,
+        live: &Live,
+        profile: &crate::llm::profile::LlmProfile,
+        instructions: &[String],
+        append: Append<'_>,
+        stats: &mut TurnStats,
+    ) -> Result<Option<Outcome>, ApiError> {
+        let Compaction { trigger, tokens_before, failures, kept, compacted, .. } = *self;
         let mut used = (0u64, 0u64);
-        let summarised = summarise_messages(engine, scope, live, &profile, &previous, compacted, budget, stats, &mut used)?;
+        let summarised = summarise_messages(engine, scope, live, profile, self.previous, compacted, self.budget, stats, &mut used)?;
         let failed = match summarised {
             Ok(summary) if conversation_tokens(kept, &summary.text) >= tokens_before => {
                 (failures + 1, "The summary was not shorter than the messages it would replace; nothing was replaced.".to_owned())
@@ -337,52 +367,78 @@ pub(crate) fn compact(
                         summary_text: summary.text,
                         kept_messages: kept.len() as u32,
                         compacted_messages: compacted.len() as u32,
-                        pinned_instructions: instructions,
+                        pinned_instructions: instructions.to_vec(),
                         tokens_before,
                         tokens_after,
                         note: note.to_owned(),
                         input_tokens: used.0,
                         output_tokens: used.1,
-                        sources: Some(sources.clone()),
+                        sources: Some(self.sources.clone()),
                     },
                     Durability::Durable,
                 )?;
-                return Ok(Outcome::Compacted { mode: CompactionMode::Summarized, tokens_before, tokens_after });
+                return Ok(Some(Outcome::Compacted { mode: CompactionMode::Summarized, tokens_before, tokens_after }));
             }
             Err(message) => (if message == STOPPED { failures } else { failures + 1 }, message),
         };
         let (consecutive, message) = failed;
         append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
         if consecutive < MAX_FAILURES {
-            return Ok(Outcome::Failed { consecutive });
+            return Ok(Some(Outcome::Failed { consecutive }));
         }
+        Ok(None)
     }
-    let (summary_text, note) = truncation_text(&previous, compacted, budget);
-    let tokens_after = conversation_tokens(kept, &summary_text);
-    if tokens_after >= tokens_before {
-        let message = "Truncating would not make the conversation shorter; nothing was replaced.".to_owned();
-        append(EventBody::CompactionFailed { trigger, consecutive: failures, message, input_tokens: 0, output_tokens: 0 }, Durability::Durable)?;
-        return Ok(Outcome::Nothing);
+
+    /// The deterministic truncation: the compacted messages go, a truncation note with
+    /// a digest of the person's latest dropped messages stays.
+    fn truncate(self, instructions: Vec<String>, append: Append<'_>) -> Result<Outcome, ApiError> {
+        let Compaction { trigger, tokens_before, failures, kept, compacted, .. } = self;
+        let (summary_text, note) = truncation_text(self.previous, compacted, self.budget);
+        let tokens_after = conversation_tokens(kept, &summary_text);
+        if tokens_after >= tokens_before {
+            let message = "Truncating would not make the conversation shorter; nothing was replaced.".to_owned();
+            append(EventBody::CompactionFailed { trigger, consecutive: failures, message, input_tokens: 0, output_tokens: 0 }, Durability::Durable)?;
+            return Ok(Outcome::Nothing);
+        }
+        append(
+            EventBody::CompactBoundary {
+                trigger,
+                mode: CompactionMode::Truncated,
+                summary: None,
+                summary_text,
+                kept_messages: kept.len() as u32,
+                compacted_messages: compacted.len() as u32,
+                pinned_instructions: instructions,
+                tokens_before,
+                tokens_after,
+                note,
+                input_tokens: 0,
+                output_tokens: 0,
+                sources: Some(self.sources),
+            },
+            Durability::Durable,
+        )?;
+        Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after })
     }
-    append(
-        EventBody::CompactBoundary {
-            trigger,
-            mode: CompactionMode::Truncated,
-            summary: None,
-            summary_text,
-            kept_messages: kept.len() as u32,
-            compacted_messages: compacted.len() as u32,
-            pinned_instructions: instructions,
-            tokens_before,
-            tokens_after,
-            note,
-            input_tokens: 0,
-            output_tokens: 0,
-            sources: Some(sources),
-        },
-        Durability::Durable,
-    )?;
-    Ok(Outcome::Compacted { mode: CompactionMode::Truncated, tokens_before, tokens_after })
+}
+
+/// The person's instructions in the compacted messages that go into the pins verbatim
+/// while the pins' budget has room; the others are in the summary (or the
+/// truncation's digest) like the rest.
+fn carried_instructions(compacted: &[Message], mut pins_after: Vec<String>, room: Room) -> Vec<String> {
+    let mut instructions: Vec<String> = Vec::new();
+    for m in compacted.iter().filter(|m| m.role == Role::User && is_instruction(&m.content)) {
+        if pins_after.iter().any(|p| **p == *m.content) {
+            continue;
+        }
+        pins_after.push(m.content.to_string());
+        if pins_tokens(&pins_after) > room.pin_budget() {
+            pins_after.pop();
+            continue;
+        }
+        instructions.push(m.content.to_string());
+    }
+    instructions
 }
 
 #[cfg(test)]
