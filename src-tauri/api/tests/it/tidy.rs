@@ -652,7 +652,6 @@ const FUNCTIONS_OVER_CAP: &[(&str, &str, &str)] = &[
     ("core/src/performance/sync.rs", "apply_page", "not yet split: one pulled page applied record family by family"),
     ("core/src/sync/cycle/pull.rs", "import", "not yet split: a pulled version's import and its conflicts"),
     ("core/src/sync/cycle/push.rs", "send", "not yet split: one delivery job's push and its outcome"),
-    ("text/src/pipeline/wechat.rs", "block", "not yet split: one Markdown block to WeChat's HTML"),
 ];
 
 /// The functions `code` defines, as (name, first line, lines): a line that starts,
