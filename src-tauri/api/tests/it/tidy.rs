@@ -587,7 +587,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
-    ("text/src/pipeline.rs", "not yet split: the text pipeline's face and its stages' order"),
     ("text/src/pipeline/measure/x_url.rs", "not yet split: X's URL extraction (twitter-text's rules written out) and its cases"),
 ];
 
@@ -925,6 +924,7 @@ const WIRE_IN_API: &[&str] = &[
     "../llm/src",
     "../text/src/diff.rs",
     "../text/src/pipeline.rs",
+    "../text/src/pipeline",
     "../text/src/profiles.rs",
     "../model/src",
     "../error/src",
