@@ -587,7 +587,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
     ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
-    ("text/src/pipeline/measure/x_url.rs", "not yet split: X's URL extraction (twitter-text's rules written out) and its cases"),
 ];
 
 /// Every Rust source file under `src-tauri/` that is not a test, bench or example,
