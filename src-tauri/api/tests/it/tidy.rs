@@ -582,11 +582,8 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/harness/execution.rs", "not yet split: a turn's tool calls (validation, permission, running, results)"),
     ("agent/src/harness/model_call.rs", "not yet split: one model call of a turn (context, request, streaming)"),
     ("agent/src/intent.rs", "not yet split: the intent's keyword tables and patterns, jieba's matching, and their tests"),
-    ("api/src/api/dto.rs", "not yet split: the wire types' face and the test that holds stored records to their twins"),
-    ("api/src/api/dto/model.rs", "not yet split: the wire forms of the model's records"),
     ("core/src/performance/sync.rs", "not yet split: performance data's delivery to the workspace server and its pull"),
     ("core/src/proposals/apply.rs", "not yet split: accepting (all or some hunks), rejecting and rebasing, each one transaction"),
-    ("server/src/storage/pg.rs", "not yet split: the PostgreSQL storage, to be split by record family as `sled/` is"),
 ];
 
 /// Every Rust source file under `src-tauri/` that is not a test, bench or example,
@@ -643,9 +640,7 @@ const FUNCTIONS_OVER_CAP: &[(&str, &str, &str)] = &[
     ("agent/src/harness/compaction.rs", "compact", "not yet split: one compaction from its start to its boundary or failure, each step logged"),
     ("agent/src/harness/execution.rs", "prepare", "not yet split: one call's validation, permission and plan"),
     ("agent/src/harness/replay.rs", "apply", "not yet split: the one exhaustive match of the event kinds into the session state"),
-    ("api/src/api/dto.rs", "the_wire_json_of_a_stored_record_is_its_twins_not_its_own", "one table of every stored record and its wire twin"),
     ("app/lib.rs", "run", "not yet split: the desktop app's start (single instance, plugins, commands, window)"),
-    ("cli/src/session.rs", "run", "not yet split: one match over the session subcommands, each a method call and its output"),
     ("core/src/performance/dashboard.rs", "dashboard", "not yet split: the dashboard computed from a query's publications and their points"),
     ("core/src/performance/sync.rs", "apply_page", "not yet split: one pulled page applied record family by family"),
     ("core/src/sync/cycle/pull.rs", "import", "not yet split: a pulled version's import and its conflicts"),
