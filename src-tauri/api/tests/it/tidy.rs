@@ -640,7 +640,6 @@ const FUNCTIONS_OVER_CAP: &[(&str, &str, &str)] = &[
     ("agent/src/harness/compaction.rs", "compact", "not yet split: one compaction from its start to its boundary or failure, each step logged"),
     ("agent/src/harness/execution.rs", "prepare", "not yet split: one call's validation, permission and plan"),
     ("agent/src/harness/replay.rs", "apply", "not yet split: the one exhaustive match of the event kinds into the session state"),
-    ("app/lib.rs", "run", "not yet split: the desktop app's start (single instance, plugins, commands, window)"),
     ("core/src/performance/dashboard.rs", "dashboard", "not yet split: the dashboard computed from a query's publications and their points"),
     ("core/src/performance/sync.rs", "apply_page", "not yet split: one pulled page applied record family by family"),
     ("core/src/sync/cycle/pull.rs", "import", "not yet split: a pulled version's import and its conflicts"),
