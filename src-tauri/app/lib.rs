@@ -318,67 +318,10 @@ pub fn run() {
         .on_window_event(|window, event| {
             if let WindowEvent::CloseRequested { api, .. } = event {
                 api.prevent_close();
-                if window.state::<Closing>().0.swap(true, Ordering::SeqCst) {
-                    return;
-                }
-                tracing::info!("close requested: asking the UI to save first");
-                // The UI saves its pending text, then calls `window_flushed`; after the grace
-                // period the window closes regardless.
-                if let Err(error) = window.emit(FLUSH_BEFORE_CLOSE, ()) {
-                    tracing::warn!(%error, "asking the UI to save before closing");
-                    close_now(window);
-                    return;
-                }
-                let window = window.clone();
-                std::thread::spawn(move || {
-                    std::thread::sleep(CLOSE_GRACE);
-                    tracing::warn!("the UI did not confirm its save in time; closing anyway");
-                    close_now(&window);
-                });
+                close_requested(window);
             }
         })
-        .setup(move |app| {
-            startup::mark("setup");
-            let log_dir = app.path().app_log_dir().unwrap_or_else(|_| std::env::temp_dir().join("inkstone-logs"));
-            if let Some(guard) = logging::init(&log_dir) {
-                app.manage(guard);
-                let _ = LOG_DIR.set(log_dir.clone());
-            }
-            tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
-            tracing::info!(compositing = compositing.describe(), "web view compositing");
-            // The store and the search index open on a thread of their own while the
-            // window is made and the page starts; the page's first calls wait for them.
-            let argv: Vec<String> = std::env::args().collect();
-            let cwd = std::env::current_dir().unwrap_or_default();
-            let state = EngineState::open_in_background(move || {
-                startup::mark("engine_open_start");
-                let state = open_engine_waiting(data_dir, LOCK_WAIT);
-                startup::mark("engine");
-                state
-            });
-            app.manage(state.clone());
-            // The main window is made here rather than from the configuration, so that its
-            // index.html carries the first project list (see `inline_first_projects`).
-            if let Some(config) = app.config().app.windows.iter().find(|w| w.label == "main").cloned() {
-                let listing = state.clone();
-                tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
-                    .on_web_resource_request(move |request, response| inline_first_projects(&listing, &request, response))
-                    .build()?;
-            }
-            let handle = app.handle().clone();
-            std::thread::spawn(move || {
-                open_markdown_files(&handle, markdown_arguments(&argv, &cwd));
-                if let Some(engine) = state.wait_opened() {
-                    // The daily backup generation, off the UI's path and after the first
-                    // screen: it reads the whole store and would compete with the window's
-                    // start for the disk and the CPU.
-                    startup::wait_for_first_screen(Duration::from_secs(10));
-                    auto_backup(&engine, "daily");
-                }
-            });
-            startup::mark("setup_done");
-            Ok(())
-        });
+        .setup(move |app| setup(app, compositing, data_dir));
     let app = match builder.build(tauri::generate_context!()) {
         Ok(app) => app,
         Err(error) => {
@@ -396,19 +339,91 @@ pub fn run() {
             startup::mark("event_loop");
         }
         if let tauri::RunEvent::Exit = event {
-            // An exit while the engine is still opening waits for it: the backup and the
-            // sync below still run.
-            if let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.wait_opened()) {
-                auto_backup(&engine, "exit");
-                // Tauri ends the process without dropping the engine, so the store's group
-                // commit would never sync the last second of autosaves: sync it here.
-                match engine.kernel().store().sync() {
-                    Ok(()) => tracing::info!("store synced to disk on exit"),
-                    Err(error) => tracing::error!(%error, "syncing the store on exit failed"),
-                }
-            }
+            on_exit(app);
         }
     });
+}
+
+/// A close of the window: the UI is asked to save its pending text first (once), and
+/// the window closes when it confirms or after the grace period.
+fn close_requested<R: Runtime>(window: &tauri::Window<R>) {
+    if window.state::<Closing>().0.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    tracing::info!("close requested: asking the UI to save first");
+    // The UI saves its pending text, then calls `window_flushed`; after the grace
+    // period the window closes regardless.
+    if let Err(error) = window.emit(FLUSH_BEFORE_CLOSE, ()) {
+        tracing::warn!(%error, "asking the UI to save before closing");
+        close_now(window);
+        return;
+    }
+    let window = window.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(CLOSE_GRACE);
+        tracing::warn!("the UI did not confirm its save in time; closing anyway");
+        close_now(&window);
+    });
+}
+
+/// The app's setup: logging, the engine opening in the background, the main window
+/// with the first project list, the Markdown files it was opened with, and the daily
+/// backup after the first screen.
+fn setup<R: Runtime>(app: &mut tauri::App<R>, compositing: render::Compositing, data_dir: Option<PathBuf>) -> Result<(), Box<dyn std::error::Error>> {
+    startup::mark("setup");
+    let log_dir = app.path().app_log_dir().unwrap_or_else(|_| std::env::temp_dir().join("inkstone-logs"));
+    if let Some(guard) = logging::init(&log_dir) {
+        app.manage(guard);
+        let _ = LOG_DIR.set(log_dir.clone());
+    }
+    tracing::info!(log_dir = %log_dir.display(), version = env!("CARGO_PKG_VERSION"), "Inkstone started");
+    tracing::info!(compositing = compositing.describe(), "web view compositing");
+    // The store and the search index open on a thread of their own while the
+    // window is made and the page starts; the page's first calls wait for them.
+    let argv: Vec<String> = std::env::args().collect();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let state = EngineState::open_in_background(move || {
+        startup::mark("engine_open_start");
+        let state = open_engine_waiting(data_dir, LOCK_WAIT);
+        startup::mark("engine");
+        state
+    });
+    app.manage(state.clone());
+    // The main window is made here rather than from the configuration, so that its
+    // index.html carries the first project list (see `inline_first_projects`).
+    if let Some(config) = app.config().app.windows.iter().find(|w| w.label == "main").cloned() {
+        let listing = state.clone();
+        tauri::WebviewWindowBuilder::from_config(app.handle(), &config)?
+            .on_web_resource_request(move |request, response| inline_first_projects(&listing, &request, response))
+            .build()?;
+    }
+    let handle = app.handle().clone();
+    std::thread::spawn(move || {
+        open_markdown_files(&handle, markdown_arguments(&argv, &cwd));
+        if let Some(engine) = state.wait_opened() {
+            // The daily backup generation, off the UI's path and after the first
+            // screen: it reads the whole store and would compete with the window's
+            // start for the disk and the CPU.
+            startup::wait_for_first_screen(Duration::from_secs(10));
+            auto_backup(&engine, "daily");
+        }
+    });
+    startup::mark("setup_done");
+    Ok(())
+}
+
+/// The app's exit: an exit while the engine is still opening waits for it, so the
+/// backup and the sync below still run.
+fn on_exit<R: Runtime>(app: &tauri::AppHandle<R>) {
+    if let Some(engine) = app.try_state::<EngineState>().and_then(|s| s.wait_opened()) {
+        auto_backup(&engine, "exit");
+        // Tauri ends the process without dropping the engine, so the store's group
+        // commit would never sync the last second of autosaves: sync it here.
+        match engine.kernel().store().sync() {
+            Ok(()) => tracing::info!("store synced to disk on exit"),
+            Err(error) => tracing::error!(%error, "syncing the store on exit failed"),
+        }
+    }
 }
 
 #[cfg(test)]

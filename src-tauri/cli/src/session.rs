@@ -163,95 +163,22 @@ fn streamed(engine: &Engine, method: &str, params: Value) -> Result<(), Failure>
 
 pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<(), Failure> {
     match command {
-        SessionCommand::New { project, profile, mode } => {
-            let mut params = json!({"projectId": project});
-            if let Some(profile) = profile {
-                params["profile"] = json!(profile);
-            }
-            if let Some(mode) = mode {
-                params["mode"] = json!(mode);
-            }
-            let view = call(engine, "session.create", params)?;
-            if as_json {
-                print_json(&view);
-            } else {
-                println!("{}", s(&view["session"], "id"));
-            }
-        }
-        SessionCommand::List { project, all } => {
-            let mut params = json!({"includeArchived": all});
-            if let Some(project) = project {
-                params["projectId"] = json!(project);
-            }
-            let list = call(engine, "session.list", params)?;
-            if as_json {
-                print_json(&list);
-            } else {
-                for session in list["sessions"].as_array().into_iter().flatten() {
-                    println!("{}  {}  {}{}", s(session, "id"), s(session, "projectId"), s(session, "title"), if session["archived"] == true { "  (archived)" } else { "" });
-                }
-            }
-        }
-        SessionCommand::Send { session, text, mode, select } => {
-            let mut params = json!({"sessionId": session, "text": text});
-            if let Some(mode) = mode {
-                params["mode"] = json!(mode);
-            }
-            if let Some(passage) = select {
-                params["selection"] = selection(engine, &session, &passage)?;
-            }
-            streamed(engine, "session.submit", params)?;
-        }
+        SessionCommand::New { project, profile, mode } => new(engine, project, profile, mode, as_json),
+        SessionCommand::List { project, all } => list(engine, project, all, as_json),
+        SessionCommand::Send { session, text, mode, select } => send(engine, session, text, mode, select),
         SessionCommand::Approve { session, request, always } => {
             let mut params = json!({"sessionId": session, "requestId": request, "approved": true});
             if let Some(scope) = always {
                 params["always"] = json!(scope);
             }
-            streamed(engine, "session.resolveApproval", params)?;
+            streamed(engine, "session.resolveApproval", params)
         }
         SessionCommand::Deny { session, request, note } => {
-            streamed(engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": false, "note": note.unwrap_or_default()}))?;
+            streamed(engine, "session.resolveApproval", json!({"sessionId": session, "requestId": request, "approved": false, "note": note.unwrap_or_default()}))
         }
-        SessionCommand::Answer { session, question, answer } => {
-            streamed(engine, "session.answerQuestion", json!({"sessionId": session, "questionId": question, "answer": answer}))?;
-        }
-        SessionCommand::Events { session, from } => {
-            let mut from = from;
-            let mut out = std::io::stdout().lock();
-            loop {
-                let page = call(engine, "session.events", json!({"sessionId": session, "from": from, "limit": 1000}))?;
-                let events = page["events"].as_array().cloned().unwrap_or_default();
-                for event in &events {
-                    let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
-                }
-                match events.last().and_then(|e| e["sequence"].as_u64()) {
-                    Some(last) if events.len() == 1000 => from = last + 1,
-                    _ => break,
-                }
-            }
-        }
-        SessionCommand::Show { session } => {
-            let view = call(engine, "session.get", json!({"sessionId": session, "timeline": true}))?;
-            if as_json {
-                print_json(&view);
-            } else {
-                println!("{}  {}  mode {}  status {}", s(&view["session"], "id"), s(&view["session"], "title"), s(&view, "mode"), s(&view, "status"));
-                if let Some(pending) = view["pendingApproval"].as_object() {
-                    println!(
-                        "waiting for approval {}: {} ({})",
-                        pending["requestId"].as_str().unwrap_or(""),
-                        pending["tool"].as_str().unwrap_or(""),
-                        pending["reason"].as_str().unwrap_or("")
-                    );
-                }
-                if let Some(pending) = view["pendingQuestion"].as_object() {
-                    println!("waiting for an answer to {}: {}", pending["questionId"].as_str().unwrap_or(""), pending["question"].as_str().unwrap_or(""));
-                }
-                for item in view["timeline"].as_array().into_iter().flatten() {
-                    println!("{:>5}  {:<20} {}", item["sequence"], s(item, "kind"), s(item, "text"));
-                }
-            }
-        }
+        SessionCommand::Answer { session, question, answer } => streamed(engine, "session.answerQuestion", json!({"sessionId": session, "questionId": question, "answer": answer})),
+        SessionCommand::Events { session, from } => events(engine, &session, from),
+        SessionCommand::Show { session } => show(engine, &session, as_json),
         SessionCommand::Interrupt { session } => {
             let result = call(engine, "session.interrupt", json!({"sessionId": session}))?;
             if as_json {
@@ -259,17 +186,9 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
             } else {
                 println!("{}", if result["interrupted"] == true { "Interrupted." } else { "No turn was running." });
             }
+            Ok(())
         }
-        SessionCommand::Stage { session, proposal, hunks } => {
-            let hunks = if hunks.is_empty() { Value::Null } else { json!(hunks) };
-            let view = call(engine, "session.stage", json!({"sessionId": session, "proposalId": proposal, "hunks": hunks}))?;
-            if as_json {
-                print_json(&view);
-            } else {
-                println!("Staged {proposal}");
-                print_staging(&view);
-            }
-        }
+        SessionCommand::Stage { session, proposal, hunks } => stage(engine, &session, &proposal, hunks, as_json),
         SessionCommand::Staging { session } => {
             let view = call(engine, "session.staging", json!({"sessionId": session}))?;
             if as_json {
@@ -277,47 +196,153 @@ pub fn run(engine: &Engine, command: SessionCommand, as_json: bool) -> Result<()
             } else {
                 print_staging(&view);
             }
+            Ok(())
         }
-        SessionCommand::DiscardStaging { session } => {
-            let result = call(engine, "session.discardStaging", json!({"sessionId": session}))?;
-            if as_json {
-                print_json(&result);
-            } else if result["discarded"] == true {
-                println!("Discarded {} staged proposals; they stay open.", result["proposalIds"].as_array().map_or(0, Vec::len));
-            } else {
-                println!("Nothing was staged.");
-            }
+        SessionCommand::DiscardStaging { session } => discard_staging(engine, &session, as_json),
+        SessionCommand::ApplyStaging { session, expected_revision } => apply_staging(engine, &session, expected_revision, as_json),
+        SessionCommand::Archive { session } => archive(engine, &session, true, as_json),
+        SessionCommand::Unarchive { session } => archive(engine, &session, false, as_json),
+    }
+}
+
+/// `session new`: creates a session and prints its id.
+fn new(engine: &Engine, project: String, profile: Option<String>, mode: Option<String>, as_json: bool) -> Result<(), Failure> {
+    let mut params = json!({"projectId": project});
+    if let Some(profile) = profile {
+        params["profile"] = json!(profile);
+    }
+    if let Some(mode) = mode {
+        params["mode"] = json!(mode);
+    }
+    let view = call(engine, "session.create", params)?;
+    if as_json {
+        print_json(&view);
+    } else {
+        println!("{}", s(&view["session"], "id"));
+    }
+    Ok(())
+}
+
+/// `session list`: one line per session, archived ones marked.
+fn list(engine: &Engine, project: Option<String>, all: bool, as_json: bool) -> Result<(), Failure> {
+    let mut params = json!({"includeArchived": all});
+    if let Some(project) = project {
+        params["projectId"] = json!(project);
+    }
+    let list = call(engine, "session.list", params)?;
+    if as_json {
+        print_json(&list);
+    } else {
+        for session in list["sessions"].as_array().into_iter().flatten() {
+            println!("{}  {}  {}{}", s(session, "id"), s(session, "projectId"), s(session, "title"), if session["archived"] == true { "  (archived)" } else { "" });
         }
-        SessionCommand::ApplyStaging { session, expected_revision } => {
-            let expected = match expected_revision {
-                Some(revision) => json!(revision),
-                // With nothing staged there is no base revision; the call then says
-                // that nothing is staged.
-                None => json!(call(engine, "session.staging", json!({"sessionId": session}))?["staging"]["baseRevision"].as_u64().unwrap_or(0)),
-            };
-            let result = call(engine, "session.applyStaging", json!({"sessionId": session, "expectedRevision": expected}))?;
-            if as_json {
-                print_json(&result);
-            } else {
-                println!("Applied {} staged proposals as version {}", result["proposals"].as_array().map_or(0, Vec::len), result["version"]["number"]);
-            }
+    }
+    Ok(())
+}
+
+/// `session send`: submits a message (with a selected passage, when given) and streams
+/// the turn.
+fn send(engine: &Engine, session: String, text: String, mode: Option<String>, select: Option<String>) -> Result<(), Failure> {
+    let mut params = json!({"sessionId": session, "text": text});
+    if let Some(mode) = mode {
+        params["mode"] = json!(mode);
+    }
+    if let Some(passage) = select {
+        params["selection"] = selection(engine, &session, &passage)?;
+    }
+    streamed(engine, "session.submit", params)
+}
+
+/// `session events`: every event from `from` on, one NDJSON line each, page by page.
+fn events(engine: &Engine, session: &str, from: u64) -> Result<(), Failure> {
+    let mut from = from;
+    let mut out = std::io::stdout().lock();
+    loop {
+        let page = call(engine, "session.events", json!({"sessionId": session, "from": from, "limit": 1000}))?;
+        let events = page["events"].as_array().cloned().unwrap_or_default();
+        for event in &events {
+            let _ = writeln!(out, "{}", serde_json::to_string(event).unwrap_or_default());
         }
-        SessionCommand::Archive { session } => {
-            let view = call(engine, "session.archive", json!({"sessionId": session}))?;
-            if as_json {
-                print_json(&view);
-            } else {
-                println!("Archived {}", s(&view["session"], "id"));
-            }
+        match events.last().and_then(|e| e["sequence"].as_u64()) {
+            Some(last) if events.len() == 1000 => from = last + 1,
+            _ => break,
         }
-        SessionCommand::Unarchive { session } => {
-            let view = call(engine, "session.archive", json!({"sessionId": session, "archived": false}))?;
-            if as_json {
-                print_json(&view);
-            } else {
-                println!("Unarchived {}", s(&view["session"], "id"));
-            }
-        }
+    }
+    Ok(())
+}
+
+/// `session show`: the session's state, what it waits for, and its timeline.
+fn show(engine: &Engine, session: &str, as_json: bool) -> Result<(), Failure> {
+    let view = call(engine, "session.get", json!({"sessionId": session, "timeline": true}))?;
+    if as_json {
+        print_json(&view);
+        return Ok(());
+    }
+    println!("{}  {}  mode {}  status {}", s(&view["session"], "id"), s(&view["session"], "title"), s(&view, "mode"), s(&view, "status"));
+    if let Some(pending) = view["pendingApproval"].as_object() {
+        println!("waiting for approval {}: {} ({})", pending["requestId"].as_str().unwrap_or(""), pending["tool"].as_str().unwrap_or(""), pending["reason"].as_str().unwrap_or(""));
+    }
+    if let Some(pending) = view["pendingQuestion"].as_object() {
+        println!("waiting for an answer to {}: {}", pending["questionId"].as_str().unwrap_or(""), pending["question"].as_str().unwrap_or(""));
+    }
+    for item in view["timeline"].as_array().into_iter().flatten() {
+        println!("{:>5}  {:<20} {}", item["sequence"], s(item, "kind"), s(item, "text"));
+    }
+    Ok(())
+}
+
+/// `session stage`: stages a proposal (or some of its hunks) and prints the staging.
+fn stage(engine: &Engine, session: &str, proposal: &str, hunks: Vec<String>, as_json: bool) -> Result<(), Failure> {
+    let hunks = if hunks.is_empty() { Value::Null } else { json!(hunks) };
+    let view = call(engine, "session.stage", json!({"sessionId": session, "proposalId": proposal, "hunks": hunks}))?;
+    if as_json {
+        print_json(&view);
+    } else {
+        println!("Staged {proposal}");
+        print_staging(&view);
+    }
+    Ok(())
+}
+
+/// `session discard-staging`: unstages everything; the proposals stay open.
+fn discard_staging(engine: &Engine, session: &str, as_json: bool) -> Result<(), Failure> {
+    let result = call(engine, "session.discardStaging", json!({"sessionId": session}))?;
+    if as_json {
+        print_json(&result);
+    } else if result["discarded"] == true {
+        println!("Discarded {} staged proposals; they stay open.", result["proposalIds"].as_array().map_or(0, Vec::len));
+    } else {
+        println!("Nothing was staged.");
+    }
+    Ok(())
+}
+
+/// `session apply-staging`: applies the staged proposals as one version, against the
+/// given revision or the staging's own base.
+fn apply_staging(engine: &Engine, session: &str, expected_revision: Option<u64>, as_json: bool) -> Result<(), Failure> {
+    let expected = match expected_revision {
+        Some(revision) => json!(revision),
+        // With nothing staged there is no base revision; the call then says
+        // that nothing is staged.
+        None => json!(call(engine, "session.staging", json!({"sessionId": session}))?["staging"]["baseRevision"].as_u64().unwrap_or(0)),
+    };
+    let result = call(engine, "session.applyStaging", json!({"sessionId": session, "expectedRevision": expected}))?;
+    if as_json {
+        print_json(&result);
+    } else {
+        println!("Applied {} staged proposals as version {}", result["proposals"].as_array().map_or(0, Vec::len), result["version"]["number"]);
+    }
+    Ok(())
+}
+
+/// `session archive` and `session unarchive`.
+fn archive(engine: &Engine, session: &str, archived: bool, as_json: bool) -> Result<(), Failure> {
+    let params = if archived { json!({"sessionId": session}) } else { json!({"sessionId": session, "archived": false}) };
+    let view = call(engine, "session.archive", params)?;
+    if as_json {
+        print_json(&view);
+    } else {
+        println!("{} {}", if archived { "Archived" } else { "Unarchived" }, s(&view["session"], "id"));
     }
     Ok(())
 }

@@ -29,10 +29,10 @@ pub fn fill(template: &str, vars: &BTreeMap<String, String>) -> String {
 /// its message and suggestion. Panics when a wording is missing.
 pub fn finding_in_english(f: &Finding) -> (String, Option<String>) {
     let id = f.message_id.as_deref().unwrap_or_else(|| panic!("{} has no wording: {}", f.check, f.message));
-    let message = super::english_wording(&format!("finding.{id}"), &f.params).unwrap_or_else(|| panic!("no finding.{id} in messages/en"));
+    let message = super::finding::english_wording(&format!("finding.{id}"), &f.params).unwrap_or_else(|| panic!("no finding.{id} in messages/en"));
     let suggestion = f.suggestion.as_ref().map(|_| {
         let id = f.suggestion_id.as_deref().unwrap_or_else(|| panic!("{}'s suggestion has no wording: {:?}", f.check, f.suggestion));
-        super::english_wording(&format!("finding.fix.{id}"), &f.params).unwrap_or_else(|| panic!("no finding.fix.{id} in messages/en"))
+        super::finding::english_wording(&format!("finding.fix.{id}"), &f.params).unwrap_or_else(|| panic!("no finding.fix.{id} in messages/en"))
     });
     (message, suggestion)
 }

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use comrak::nodes::{AstNode, ListType, NodeValue, TableAlignment};
+use comrak::nodes::{AstNode, ListType, NodeList, NodeValue, TableAlignment};
 
 use super::markdown::{collect_footnotes, escape_html, escaped, inline_text, push_escaped, url_host};
 use super::{limit_findings, CompileInput, Draft, DraftContent, Finding, Parsed};
@@ -213,147 +213,158 @@ fn blocks<'a>(node: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth:
 
 /// Renders one block node.
 fn block<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String, depth: usize) {
-    {
-        let data = child.data.borrow();
-        let value = &data.value;
-        match value {
-            NodeValue::Paragraph => {
-                if let Some(images) = lone_images(child) {
-                    for (url, alt) in images {
-                        figure(&url, &alt, ctx, out);
-                    }
-                    return;
-                }
-                // Images mixed with text: the text stays a paragraph, the images follow.
-                let mut mixed = Vec::new();
-                for grandchild in child.children() {
-                    if let NodeValue::Image(link) = &grandchild.data.borrow().value {
-                        mixed.push((link.url.clone(), inline_text(grandchild)));
-                    }
-                }
-                ctx.push_open(out, "p", "p");
-                inline(child, ctx, out);
-                out.push_str("</p>");
-                for (url, alt) in mixed {
-                    figure(&url, &alt, ctx, out);
-                }
-            }
-            NodeValue::Heading(heading) => {
-                let tag = format!("h{}", heading.level.clamp(1, 4));
-                ctx.push_open(out, &tag, &tag);
-                inline(child, ctx, out);
-                out.push_str(&format!("</{tag}>"));
-            }
-            NodeValue::BlockQuote | NodeValue::MultilineBlockQuote(_) | NodeValue::Alert(_) => {
-                ctx.push_open(out, "blockquote", "blockquote");
-                blocks(child, ctx, out, depth);
-                out.push_str("</blockquote>");
-            }
-            NodeValue::List(list) => {
-                ctx.push_open(out, "section", "list");
-                for (number, item) in (list.start.max(1)..).zip(child.children()) {
-                    let task = match &item.data.borrow().value {
-                        NodeValue::TaskItem(task) => Some(task.symbol),
-                        _ => None,
-                    };
-                    let marker = list_item_marker(list.list_type, number, task);
-                    let indent = format!("{} padding-left: {}px;", ctx.profile.style("list_item"), 16 * (depth + 1));
-                    let mut first = true;
-                    for part in item.children() {
-                        let part_data = part.data.borrow();
-                        let part_value = &part_data.value;
-                        match part_value {
-                            NodeValue::Paragraph => {
-                                out.push_str(&format!("<p style=\"{}\">", escape_html(indent.trim())));
-                                if first {
-                                    push_escaped(out, &marker);
-                                }
-                                inline(part, ctx, out);
-                                out.push_str("</p>");
-                            }
-                            NodeValue::List(_) => {
-                                // Nested lists leave the item (WeChat does not keep
-                                // nesting reliably) and are indented one step more.
-                                block(part, ctx, out, depth + 1);
-                            }
-                            _ => {
-                                if first {
-                                    out.push_str(&format!("<p style=\"{}\">{}</p>", escape_html(indent.trim()), escape_html(&marker)));
-                                }
-                                block(part, ctx, out, depth + 1);
-                            }
-                        }
-                        first = false;
-                    }
-                }
-                out.push_str("</section>");
-            }
-            NodeValue::CodeBlock(code) => {
-                ctx.push_open(out, "section", "code_block");
-                out.push_str("<code>");
-                let literal = code.literal.strip_suffix('\n').unwrap_or(&code.literal);
-                for line in literal.split('\n') {
-                    ctx.push_open(out, "span", "code_line");
-                    if line.is_empty() {
-                        out.push_str("&nbsp;");
-                    } else {
-                        out.push_str(&spaces_to_nbsp(line));
-                    }
-                    out.push_str("</span>");
-                }
-                out.push_str("</code></section>");
-            }
-            NodeValue::Math(math) => {
-                ctx.push_open(out, "p", "p");
-                ctx.push_open(out, "code", "code_inline");
-                push_escaped(out, &math.literal);
-                out.push_str("</code></p>");
-            }
-            NodeValue::Table(table) => {
-                ctx.push_open(out, "section", "table_wrap");
-                ctx.push_open(out, "table", "table");
-                let mut in_head = false;
-                for (row_idx, row) in child.children().enumerate() {
-                    let is_header = matches!(row.data.borrow().value, NodeValue::TableRow(true));
-                    if is_header && !in_head {
-                        out.push_str("<thead>");
-                        in_head = true;
-                    }
-                    if !is_header && (row_idx == 0 || in_head) {
-                        if in_head {
-                            out.push_str("</thead>");
-                            in_head = false;
-                        }
-                        out.push_str("<tbody>");
-                    }
-                    out.push_str("<tr>");
-                    for (cell_idx, cell) in row.children().enumerate() {
-                        let (tag, element) = if is_header { ("th", "th") } else { ("td", "td") };
-                        let align = match table.alignments.get(cell_idx) {
-                            Some(TableAlignment::Left) => " text-align: left;",
-                            Some(TableAlignment::Center) => " text-align: center;",
-                            Some(TableAlignment::Right) => " text-align: right;",
-                            _ => "",
-                        };
-                        out.push_str(&format!("<{tag} style=\"{}{}\">", ctx.style(element), align));
-                        inline(cell, ctx, out);
-                        out.push_str(&format!("</{tag}>"));
-                    }
-                    out.push_str("</tr>");
-                }
-                if in_head {
-                    out.push_str("</thead>");
-                } else if child.children().count() > 0 {
-                    out.push_str("</tbody>");
-                }
-                out.push_str("</table></section>");
-            }
-            NodeValue::ThematicBreak => out.push_str(&format!("<hr style=\"{}\">", ctx.style("hr"))),
-            NodeValue::HtmlBlock(_) => ctx.n_raw_html += 1,
-            NodeValue::FootnoteDefinition(_) | NodeValue::FrontMatter(_) => {}
-            _ => blocks(child, ctx, out, depth),
+    let data = child.data.borrow();
+    match &data.value {
+        NodeValue::Paragraph => paragraph(child, ctx, out),
+        NodeValue::Heading(heading) => {
+            let tag = format!("h{}", heading.level.clamp(1, 4));
+            ctx.push_open(out, &tag, &tag);
+            inline(child, ctx, out);
+            out.push_str(&format!("</{tag}>"));
+        }
+        NodeValue::BlockQuote | NodeValue::MultilineBlockQuote(_) | NodeValue::Alert(_) => {
+            ctx.push_open(out, "blockquote", "blockquote");
+            blocks(child, ctx, out, depth);
+            out.push_str("</blockquote>");
+        }
+        NodeValue::List(list) => list_block(child, list, ctx, out, depth),
+        NodeValue::CodeBlock(code) => code_block(&code.literal, ctx, out),
+        NodeValue::Math(math) => {
+            ctx.push_open(out, "p", "p");
+            ctx.push_open(out, "code", "code_inline");
+            push_escaped(out, &math.literal);
+            out.push_str("</code></p>");
+        }
+        NodeValue::Table(table) => table_block(child, &table.alignments, ctx, out),
+        NodeValue::ThematicBreak => out.push_str(&format!("<hr style=\"{}\">", ctx.style("hr"))),
+        NodeValue::HtmlBlock(_) => ctx.n_raw_html += 1,
+        NodeValue::FootnoteDefinition(_) | NodeValue::FrontMatter(_) => {}
+        _ => blocks(child, ctx, out, depth),
+    }
+}
+
+/// A paragraph: lone images become figures; images mixed with text follow the
+/// paragraph's text as figures.
+fn paragraph<'a>(child: &'a AstNode<'a>, ctx: &mut Ctx<'_>, out: &mut String) {
+    if let Some(images) = lone_images(child) {
+        for (url, alt) in images {
+            figure(&url, &alt, ctx, out);
+        }
+        return;
+    }
+    // Images mixed with text: the text stays a paragraph, the images follow.
+    let mut mixed = Vec::new();
+    for grandchild in child.children() {
+        if let NodeValue::Image(link) = &grandchild.data.borrow().value {
+            mixed.push((link.url.clone(), inline_text(grandchild)));
         }
     }
+    ctx.push_open(out, "p", "p");
+    inline(child, ctx, out);
+    out.push_str("</p>");
+    for (url, alt) in mixed {
+        figure(&url, &alt, ctx, out);
+    }
+}
+
+/// A list as a section of indented paragraphs with literal markers; nested lists
+/// follow their item one step further in.
+fn list_block<'a>(child: &'a AstNode<'a>, list: &NodeList, ctx: &mut Ctx<'_>, out: &mut String, depth: usize) {
+    ctx.push_open(out, "section", "list");
+    for (number, item) in (list.start.max(1)..).zip(child.children()) {
+        let task = match &item.data.borrow().value {
+            NodeValue::TaskItem(task) => Some(task.symbol),
+            _ => None,
+        };
+        let marker = list_item_marker(list.list_type, number, task);
+        let indent = format!("{} padding-left: {}px;", ctx.profile.style("list_item"), 16 * (depth + 1));
+        let mut first = true;
+        for part in item.children() {
+            let part_data = part.data.borrow();
+            let part_value = &part_data.value;
+            match part_value {
+                NodeValue::Paragraph => {
+                    out.push_str(&format!("<p style=\"{}\">", escape_html(indent.trim())));
+                    if first {
+                        push_escaped(out, &marker);
+                    }
+                    inline(part, ctx, out);
+                    out.push_str("</p>");
+                }
+                NodeValue::List(_) => {
+                    // Nested lists leave the item (WeChat does not keep
+                    // nesting reliably) and are indented one step more.
+                    block(part, ctx, out, depth + 1);
+                }
+                _ => {
+                    if first {
+                        out.push_str(&format!("<p style=\"{}\">{}</p>", escape_html(indent.trim()), escape_html(&marker)));
+                    }
+                    block(part, ctx, out, depth + 1);
+                }
+            }
+            first = false;
+        }
+    }
+    out.push_str("</section>");
+}
+
+/// A code block as a section of inline-styled lines, spaces kept as `&nbsp;`.
+fn code_block(literal: &str, ctx: &mut Ctx<'_>, out: &mut String) {
+    ctx.push_open(out, "section", "code_block");
+    out.push_str("<code>");
+    let literal = literal.strip_suffix('\n').unwrap_or(literal);
+    for line in literal.split('\n') {
+        ctx.push_open(out, "span", "code_line");
+        if line.is_empty() {
+            out.push_str("&nbsp;");
+        } else {
+            out.push_str(&spaces_to_nbsp(line));
+        }
+        out.push_str("</span>");
+    }
+    out.push_str("</code></section>");
+}
+
+/// A table wrapped in a section that scrolls sideways, each cell aligned as its column.
+fn table_block<'a>(child: &'a AstNode<'a>, alignments: &[TableAlignment], ctx: &mut Ctx<'_>, out: &mut String) {
+    ctx.push_open(out, "section", "table_wrap");
+    ctx.push_open(out, "table", "table");
+    let mut in_head = false;
+    for (row_idx, row) in child.children().enumerate() {
+        let is_header = matches!(row.data.borrow().value, NodeValue::TableRow(true));
+        if is_header && !in_head {
+            out.push_str("<thead>");
+            in_head = true;
+        }
+        if !is_header && (row_idx == 0 || in_head) {
+            if in_head {
+                out.push_str("</thead>");
+                in_head = false;
+            }
+            out.push_str("<tbody>");
+        }
+        out.push_str("<tr>");
+        for (cell_idx, cell) in row.children().enumerate() {
+            let (tag, element) = if is_header { ("th", "th") } else { ("td", "td") };
+            let align = match alignments.get(cell_idx) {
+                Some(TableAlignment::Left) => " text-align: left;",
+                Some(TableAlignment::Center) => " text-align: center;",
+                Some(TableAlignment::Right) => " text-align: right;",
+                _ => "",
+            };
+            out.push_str(&format!("<{tag} style=\"{}{}\">", ctx.style(element), align));
+            inline(cell, ctx, out);
+            out.push_str(&format!("</{tag}>"));
+        }
+        out.push_str("</tr>");
+    }
+    if in_head {
+        out.push_str("</thead>");
+    } else if child.children().count() > 0 {
+        out.push_str("</tbody>");
+    }
+    out.push_str("</table></section>");
 }
 
 pub fn compile<'a>(profile: &DraftProfile, input: CompileInput<'_>, parsed: &Parsed<'a>) -> (Draft, Vec<Finding>) {

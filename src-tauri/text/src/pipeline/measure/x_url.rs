@@ -14,8 +14,14 @@
 //! at the second half; [`UrlMatch::starts_mid_char`] keeps that case, because the
 //! lone half then counts towards the domain label's 63-unit limit.
 
+mod chars;
+mod punycode;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
+
+use chars::{canon, is_ascii_domain_char, is_domain_char, is_label_char, is_path_char, is_path_ending_char, is_preceding_char, is_query_char, is_query_ending_char};
+use punycode::punycode_label_len;
 
 /// twitter-text's TLDs in the order its regex tries them; see the file's header.
 const TLD_LIST: &str = include_str!("x_tlds.txt");
@@ -68,103 +74,6 @@ fn tlds() -> &'static Tlds {
     })
 }
 
-/// The case folding of a JavaScript regex with the `i` flag and without `u`
-/// (ECMAScript `Canonicalize`): the simple uppercase of a UTF-16 unit, but never from
-/// non-ASCII to ASCII and never to more than one unit.
-fn canon(c: char) -> char {
-    if c.is_ascii() {
-        return c.to_ascii_uppercase();
-    }
-    if c as u32 > 0xFFFF {
-        return c;
-    }
-    let mut upper = c.to_uppercase();
-    match (upper.next(), upper.next()) {
-        (Some(u), None) if !u.is_ascii() && (u as u32) <= 0xFFFF => u,
-        _ => c,
-    }
-}
-
-/// twitter-text's `latinAccentChars`.
-fn is_latin_accent(c: char) -> bool {
-    matches!(c as u32, 0xC0..=0xD6 | 0xD8..=0xF6 | 0xF8..=0xFF | 0x100..=0x24F | 0x253 | 0x254 | 0x256 | 0x257 | 0x259 | 0x25B | 0x263 | 0x268 | 0x26F | 0x272 | 0x289 | 0x28B | 0x2BB | 0x300..=0x36F | 0x1E00..=0x1EFF)
-}
-
-/// Membership in a non-ASCII part of a case-insensitive class: a character matches
-/// when its folding equals the folding of a member (so `Ȿ` matches through `ȿ`).
-fn folds_into(c: char, set: &'static OnceLock<HashSet<char>>, member: fn(char) -> bool) -> bool {
-    if c.is_ascii() {
-        return false;
-    }
-    if member(c) {
-        return true;
-    }
-    set.get_or_init(|| (0x80u32..0x2000).filter_map(char::from_u32).filter(|c| member(*c)).map(canon).collect()).contains(&canon(c))
-}
-
-fn latin_ci(c: char) -> bool {
-    static SET: OnceLock<HashSet<char>> = OnceLock::new();
-    folds_into(c, &SET, is_latin_accent)
-}
-
-/// twitter-text's `cyrillicLettersAndMarks`, case-insensitive.
-fn cyrillic_ci(c: char) -> bool {
-    static SET: OnceLock<HashSet<char>> = OnceLock::new();
-    folds_into(c, &SET, |c| (0x400..=0x4FF).contains(&(c as u32)))
-}
-
-/// `validGeneralUrlPathChars`.
-fn is_path_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!*';:=+,.$/%#[]-_~@|&".contains(c) || c == '\u{2013}' || latin_ci(c) || cyrillic_ci(c)
-}
-
-/// `validUrlPathEndingChars` (its single characters; balanced parentheses apart).
-fn is_path_ending_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "+-=_#/".contains(c) || latin_ci(c) || cyrillic_ci(c)
-}
-
-/// `validUrlQueryChars`.
-fn is_query_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!?*'@();:&=+$/%#[]-_.,~|".contains(c)
-}
-
-/// `validUrlQueryEndingChars`.
-fn is_query_ending_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "-_&=#/".contains(c)
-}
-
-/// `validDomainChars`: anything but `punct` (ASCII punctuation without `"` and
-/// `` ` ``), spaces, invalid characters and directional marks. CJK text and
-/// full-width punctuation are domain characters, which is why a bare domain needs the
-/// ASCII pass in [`ascii_domain_at`].
-#[inline]
-fn is_domain_char(c: char) -> bool {
-    if c.is_ascii() {
-        return !((c.is_ascii_punctuation() && c != '"' && c != '`') || matches!(c, '\t'..='\r' | ' '));
-    }
-    let punct = c.is_ascii_punctuation() && c != '"' && c != '`';
-    let space = is_space(c);
-    let invalid = matches!(c as u32, 0xFFFE | 0xFEFF | 0xFFFF);
-    let directional = matches!(c as u32, 0x202A..=0x202E | 0x061C | 0x200E | 0x200F | 0x2066..=0x2069);
-    !(punct || space || invalid || directional)
-}
-
-/// A character of a domain label: a domain character or `-`/`_` inside.
-#[inline]
-fn is_label_char(c: char) -> bool {
-    is_domain_char(c) || c == '-' || c == '_'
-}
-
-/// `validUrlPrecedingChars`: what may stand right before a URL.
-fn is_preceding_char(c: char) -> bool {
-    !(c.is_ascii_alphanumeric() || matches!(c, '@' | '＠' | '$' | '#' | '＃' | '\u{FFFE}' | '\u{FEFF}' | '\u{FFFF}'))
-}
-
-/// `[\-a-z0-9#{latinAccentChars}]` of `validAsciiDomain`.
-fn is_ascii_domain_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '-' || latin_ci(c)
-}
-
 /// True when `text` may hold a URL: every URL has a `.` followed by its TLD, so by a
 /// character that occurs in some TLD. Ordinary prose (sentence-ending periods
 /// followed by a space, a line end or the end) skips the scan.
@@ -184,11 +93,6 @@ pub fn x_urls(text: &str) -> Vec<XUrl> {
         return Vec::new();
     }
     Scan::new(text).urls()
-}
-
-/// The space characters that `validDomainChars` excludes.
-fn is_space(c: char) -> bool {
-    matches!(c as u32, 0x09..=0x0D | 0x20 | 0x85 | 0xA0 | 0x1680 | 0x180E | 0x2000..=0x200A | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000)
 }
 
 /// One regex match: the URL (with its protocol) and its parts, as char indices.
@@ -563,80 +467,6 @@ impl Scan {
     }
 }
 
-/// The length of `punycode.toASCII(label)` (Node's punycode 2.1): the label is split
-/// again at the ideographic and full-width full stops, and each part with a code point
-/// above U+007F becomes `xn--` and its RFC 3492 encoding.
-fn punycode_label_len(label: &[u32]) -> usize {
-    let parts = label.split(|c| matches!(c, 0x3002 | 0xFF0E | 0xFF61));
-    let mut total = 0;
-    let mut n_parts = 0usize;
-    for part in parts {
-        n_parts += 1;
-        total += if part.iter().any(|c| *c > 0x7F) { 4 + punycode_encoded_len(part) } else { part.len() };
-    }
-    total + n_parts.saturating_sub(1)
-}
-
-/// The length of the RFC 3492 encoding of `input` (basic code points, delimiter, and
-/// one base-36 digit string per inserted code point).
-fn punycode_encoded_len(points: &[u32]) -> usize {
-    const BASE: u32 = 36;
-    const T_MIN: u32 = 1;
-    const T_MAX: u32 = 26;
-    const SKEW: u32 = 38;
-    const DAMP: u32 = 700;
-    fn adapt(mut delta: u32, n_points: u32, first: bool) -> u32 {
-        delta = if first { delta / DAMP } else { delta / 2 };
-        delta += delta / n_points;
-        let mut k = 0;
-        while delta > ((BASE - T_MIN) * T_MAX) / 2 {
-            delta /= BASE - T_MIN;
-            k += BASE;
-        }
-        k + (BASE - T_MIN + 1) * delta / (delta + SKEW)
-    }
-    let n_basic = points.iter().filter(|p| **p < 0x80).count() as u32;
-    let mut len = n_basic as usize + usize::from(n_basic > 0);
-    let (mut n, mut delta, mut bias) = (0x80u32, 0u32, 72u32);
-    let mut handled = n_basic;
-    while (handled as usize) < points.len() {
-        let Some(&m) = points.iter().filter(|p| **p >= n).min() else { break };
-        delta = delta.saturating_add((m - n).saturating_mul(handled + 1));
-        n = m;
-        for &p in points {
-            if p < n {
-                delta = delta.saturating_add(1);
-            }
-            if p == n {
-                let mut q = delta;
-                let mut k = BASE;
-                loop {
-                    let t = if k <= bias {
-                        T_MIN
-                    } else if k >= bias + T_MAX {
-                        T_MAX
-                    } else {
-                        k - bias
-                    };
-                    if q < t {
-                        break;
-                    }
-                    len += 1;
-                    q = (q - t) / (BASE - t);
-                    k += BASE;
-                }
-                len += 1;
-                bias = adapt(delta, handled + 1, handled == n_basic);
-                delta = 0;
-                handled += 1;
-            }
-        }
-        delta = delta.saturating_add(1);
-        n += 1;
-    }
-    len
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -677,16 +507,5 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(urls(text), *expected, "{text:?}");
         }
-    }
-
-    #[test]
-    fn punycode_lengths_follow_rfc_3492() {
-        // RFC 3492 7.1 (A) Arabic (Egyptian) and (L) "3年B組金八先生".
-        let code_points = |text: &str| text.chars().map(|c| c as u32).collect::<Vec<u32>>();
-        let arabic = code_points("\u{0644}\u{064A}\u{0647}\u{0645}\u{0627}\u{0628}\u{062A}\u{0643}\u{0644}\u{0645}\u{0648}\u{0634}\u{0639}\u{0631}\u{0628}\u{064A}\u{061F}");
-        assert_eq!(punycode_encoded_len(&arabic), "egbpdaj6bu4bxfgehfvwxn".len());
-        let mixed = code_points("3年B組金八先生");
-        assert_eq!(punycode_encoded_len(&mixed), "3B-ww4c5e180e575a65lsy2b".len());
-        assert_eq!(punycode_label_len(&code_points("看。example")), "xn--c1y.example".len());
     }
 }
