@@ -2,6 +2,9 @@
 //! whether the model sees it is decided by one exhaustive match ([`EventBody::policy`]),
 //! so a new kind cannot be added without deciding both.
 
+mod approval;
+mod outcome;
+
 use serde::{Deserialize, Serialize};
 
 pub use super::compaction::{CompactThreshold, CompactionMode, CompactionSummary, CompactionTrigger, PinSource};
@@ -9,112 +12,8 @@ pub use crate::context::{Mode, Selection};
 use crate::error::Hint;
 use crate::llm::ToolCall;
 use crate::model::Timestamp;
-use crate::proposals::{ProposalKind, Target};
-
-/// How a tool call ended, as the model and the UI see it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Success,
-    UnknownTool,
-    SchemaViolation,
-    PermissionDenied,
-    Timeout,
-    Interrupted,
-    ToolError,
-    /// Stopped by the loop detector (same tool, same input, three times in a turn).
-    LoopDetected,
-    /// Never answered: the user moved on, or the process restarted.
-    Cancelled,
-    /// The model asked for an action reserved for the person (accepting or rejecting a
-    /// proposal): it is not a tool, and never will be one for the model.
-    ToolForbidden,
-    /// Not run: the session is in plan mode (read and propose only). Logs written
-    /// before this status say `permission_denied`.
-    Blocked,
-    /// Not run: the person denied the approval. Logs written before this status say
-    /// `permission_denied` (which now means a rule denied it).
-    Denied,
-}
-
-/// Why a turn ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TurnEndReason {
-    /// The model finished its answer.
-    Completed,
-    /// Waiting for the user to approve or deny a tool call.
-    BlockedOnApproval,
-    /// Waiting for the user to answer a question.
-    BlockedOnQuestion,
-    Interrupted,
-    /// The model-turn limit per user message tripped.
-    MaxModelTurns,
-    /// The session's token or cost budget is spent.
-    BudgetExceeded,
-    /// Three consecutive failures of the same kind.
-    CircuitBreaker,
-    /// The same tool with the same input three times in one turn.
-    LoopDetected,
-    /// Three proposals of one turn rewrote the same passage with small differences:
-    /// the person is asked how to go on.
-    ChurnDetected,
-    ContextTooLong,
-    /// The fixed part of every request (system prompt and tool definitions) with the
-    /// reply's reserve does not fit the model's window: no compaction was tried.
-    FixedContextTooLong,
-    /// The pins take more than their share of the model's window: nothing was sent;
-    /// the person unpins something (or chooses a larger window).
-    PinsTooLong,
-    /// The model call failed (provider error after retries).
-    ModelError,
-    /// The process stopped in the middle of the turn.
-    Restarted,
-    /// A bug or a storage failure.
-    EngineFault,
-}
-
-impl TurnEndReason {
-    /// True when the turn ended on an error rather than with an answer, a question or
-    /// a request for approval (or the person stopping it): a command-line `send` that
-    /// ends so has failed.
-    pub fn failed(self) -> bool {
-        match self {
-            TurnEndReason::Completed | TurnEndReason::BlockedOnApproval | TurnEndReason::BlockedOnQuestion | TurnEndReason::Interrupted | TurnEndReason::ChurnDetected => false,
-            TurnEndReason::MaxModelTurns
-            | TurnEndReason::BudgetExceeded
-            | TurnEndReason::CircuitBreaker
-            | TurnEndReason::LoopDetected
-            | TurnEndReason::ContextTooLong
-            | TurnEndReason::FixedContextTooLong
-            | TurnEndReason::PinsTooLong
-            | TurnEndReason::ModelError
-            | TurnEndReason::Restarted
-            | TurnEndReason::EngineFault => true,
-        }
-    }
-
-    /// The reason in a few English words.
-    pub fn describe(self) -> &'static str {
-        match self {
-            TurnEndReason::Completed => "completed",
-            TurnEndReason::BlockedOnApproval => "waiting for an approval",
-            TurnEndReason::BlockedOnQuestion => "waiting for an answer",
-            TurnEndReason::Interrupted => "interrupted",
-            TurnEndReason::MaxModelTurns => "the model-turn limit for one message was reached",
-            TurnEndReason::BudgetExceeded => "the session's budget is spent",
-            TurnEndReason::CircuitBreaker => "the same failure happened three times in a row",
-            TurnEndReason::LoopDetected => "the model repeated the same tool call",
-            TurnEndReason::ChurnDetected => "the proposals kept rewriting the same passage",
-            TurnEndReason::ContextTooLong => "the conversation no longer fits the model's context window",
-            TurnEndReason::FixedContextTooLong => "the instructions and tools alone do not fit the model's context window",
-            TurnEndReason::PinsTooLong => "the pinned items take more than their share of the model's context window",
-            TurnEndReason::ModelError => "the model call failed",
-            TurnEndReason::Restarted => "the process stopped in the middle of the turn",
-            TurnEndReason::EngineFault => "an internal failure",
-        }
-    }
-}
+pub use approval::{ApprovalChange, ApprovalHunk};
+pub use outcome::{ToolStatus, TurnEndReason};
 
 /// Who changed the session's intent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,63 +33,6 @@ pub struct LayerEstimate {
     pub tokens: u64,
     /// True when the layer was shortened to fit.
     pub trimmed: bool,
-}
-
-/// One hunk of a proposal an approval covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalHunk {
-    pub id: String,
-    /// The hash the approval is bound to.
-    pub content_hash: String,
-    /// The change with context and word-level emphasis; absent when the diffs of the
-    /// selection are too large for one log line (then the review panel shows them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display: Option<crate::diff::Hunk>,
-}
-
-/// What approving a call that applies a proposal would change: shown with the
-/// approval request, so the person approves the exact change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalChange {
-    pub proposal_id: String,
-    pub kind: ProposalKind,
-    pub summary: String,
-    pub target: Target,
-    /// The selected hunks, in the proposal's order.
-    pub hunks: Vec<ApprovalHunk>,
-    /// Selected hunks left out of `hunks` because the list would not fit the log line.
-    /// Only logs written before every hunk had to be listed carry a non-zero count
-    /// (kept so they replay): a change whose hunks cannot all be listed is no longer
-    /// put to the person in a prompt (the call is answered with a tool error that
-    /// sends them to the review panel).
-    #[serde(default)]
-    pub omitted_hunks: u32,
-    /// `sha256:` of everything the approval applies: the proposal id with the sorted
-    /// content hashes of every selected hunk (or, without hunks, its payload's hash),
-    /// the material of the call's bound input hash. Deciding checks it against the
-    /// proposal as it is then: a different hash refuses the approval as stale.
-    /// Absent in logs written before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hunk_set_hash: Option<String>,
-    /// How many hunks the approval applies (all listed in `hunks`). Absent before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_hunks: Option<u32>,
-    /// The size of the change: UTF-8 bytes of the selected hunks' old and new lines.
-    /// Absent before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_bytes: Option<u64>,
-    /// For a proposal without hunks: what would be made (the reply, the chosen
-    /// candidates, the settings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// The version number accepting would save, when accepting saves a version (a
-    /// source change or a new title), as of the request (a version the person saves
-    /// meanwhile moves it up by one); absent for a draft, a comment reply, settings
-    /// that leave the title, or an artifact.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub creates_version: Option<u32>,
 }
 
 /// What happened. `kind` and `payload` in the envelope.

@@ -578,7 +578,6 @@ const SOURCE_MAX_LINES: usize = 600;
 const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/context.rs", "not yet split: context assembly, its layers and snapshots"),
     ("agent/src/harness.rs", "not yet split: the harness's face and its session registry"),
-    ("agent/src/harness/event.rs", "not yet split: the event envelope and every kind"),
     ("agent/src/harness/model_call.rs", "not yet split: one model call of a turn (context, request, streaming)"),
 ];
 
@@ -884,6 +883,7 @@ const WIRE_IN_API: &[&str] = &[
     "../agent/src/harness/log.rs",
     "../core/src/usage.rs",
     "../agent/src/harness/event.rs",
+    "../agent/src/harness/event",
     "../agent/src/harness/timeline.rs",
     "../agent/src/harness/replay.rs",
     "../agent/src/harness/compaction",
