@@ -579,7 +579,6 @@ const SOURCE_OVER_CAP: &[(&str, &str)] = &[
     ("agent/src/harness.rs", "not yet split: the harness's face and its session registry"),
     ("agent/src/harness/event.rs", "not yet split: the event envelope and every kind"),
     ("agent/src/harness/execution.rs", "not yet split: a turn's tool calls (validation, permission, running, results)"),
-    ("agent/src/harness/model_call.rs", "not yet split: one model call of a turn (context, request, streaming)"),
 ];
 
 /// Every Rust source file under `src-tauri/` that is not a test, bench or example,
