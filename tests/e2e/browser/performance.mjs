@@ -247,6 +247,8 @@ async function main() {
     await tid("settings-performance").click();
     const toggle = tid("perf-context-toggle");
     await page.locator("[data-testid=perf-context]", { hasText: "Use performance history in AI context" }).waitFor();
+    // The label shows before the setting is read; the switch is disabled until then.
+    await page.locator("[data-testid=perf-context-toggle]:not([disabled])").waitFor();
     assert(await toggle.isChecked(), "the switch shows it on");
     await toggle.click();
     await page.locator("[data-testid=perf-context-toggle]:not(:checked):not([disabled])").waitFor();
