@@ -9,6 +9,7 @@ pub mod activity;
 pub mod api;
 pub mod backup;
 pub mod engine;
+pub mod problems;
 
 // The domain and the layers below it, under the paths this crate's modules (and its
 // callers: the CLI, the desktop shell, the tests) name them by: `crate::project`,

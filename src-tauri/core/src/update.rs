@@ -24,8 +24,6 @@ use std::time::Duration;
 
 pub use feed::{Installation, Release};
 
-use crate::error::{ApiError, ErrorCode};
-
 /// The feed URL built into this app (`packaging/update/feed-url`; comments only = off).
 const BUILT_IN_FEED: &str = include_str!("../../../packaging/update/feed-url");
 /// The update key built into this app (`packaging/update/public-key.pub`).
@@ -91,45 +89,88 @@ pub enum Offer {
     Newer { release: Release, artifact: Option<feed::Artifact> },
 }
 
-/// Asks the feed. Errors are `OFFLINE` (no answer, an error status), `TIMEOUT` and
-/// `PROVIDER_BAD_RESPONSE` (not a feed), each with a `problem` the UI words.
-pub fn check(settings: &UpdateSettings) -> Result<Offer, ApiError> {
+/// Which exchange with the feed's server failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exchange {
+    Feed,
+    Download,
+}
+
+impl std::fmt::Display for Exchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Exchange::Feed => "feed",
+            Exchange::Download => "download",
+        })
+    }
+}
+
+/// Why a check or an install did not happen; in every case nothing was installed.
+/// The display is the English message; `inkstone-api` gives each its code, the UI's
+/// problem and its values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UpdateError {
+    #[error("The update {exchange} cannot be reached ({detail}).")]
+    Unreachable { exchange: Exchange, detail: String },
+    #[error("The update {exchange} did not answer within {} s.", after.as_secs().max(1))]
+    TimedOut { exchange: Exchange, after: Duration },
+    #[error("The update {exchange} answered with HTTP status {status}.")]
+    Status { exchange: Exchange, status: u16 },
+    #[error("The update {exchange} is larger than allowed ({bytes} bytes).")]
+    TooLarge { exchange: Exchange, bytes: u64 },
+    #[error("The update could not be written beside the app ({detail}); nothing was changed.")]
+    Write { detail: String },
+    #[error("The update feed's answer cannot be used: {0}.")]
+    BadFeed(feed::FeedError),
+    #[error("Only an AppImage installs its own updates; a .deb or .rpm is updated by the system's package manager.")]
+    NotAppImage,
+    #[error("Updates are off in this build: no update feed is configured.")]
+    Off,
+    #[error("The feed offers {version} but no AppImage for {target}.")]
+    NoArtifact { version: semver::Version, target: String },
+    /// `offered` is empty when the feed offers nothing any more.
+    #[error("The feed no longer offers {expected} (it offers {offered}); nothing was installed.")]
+    OfferChanged { expected: semver::Version, offered: String },
+    #[error("The update was refused: {0}; nothing was changed.")]
+    Signature(#[from] signature::SignatureError),
+    #[error("The signed file is not an AppImage (a compressed .AppImage.tar.gz is not installed); nothing was changed.")]
+    NotAnAppImage,
+}
+
+impl UpdateError {
+    fn fetch(failure: transport::Failure, exchange: Exchange) -> Self {
+        use transport::Failure;
+        match failure {
+            Failure::Unreachable(detail) => UpdateError::Unreachable { exchange, detail },
+            Failure::TimedOut(after) => UpdateError::TimedOut { exchange, after },
+            Failure::Status(status) => UpdateError::Status { exchange, status },
+            Failure::TooLarge(bytes) => UpdateError::TooLarge { exchange, bytes },
+            Failure::Write(detail) => UpdateError::Write { detail },
+        }
+    }
+
+    fn write(error: std::io::Error) -> Self {
+        UpdateError::Write { detail: error.to_string() }
+    }
+}
+
+/// Asks the feed: no answer, an error status, no answer in time, or an answer that is
+/// not a feed are errors.
+pub fn check(settings: &UpdateSettings) -> Result<Offer, UpdateError> {
     let Some(url) = &settings.feed_url else { return Ok(Offer::Off) };
     let url = feed::endpoint(url, &settings.current_version, &settings.installation);
     let target = feed::target();
     let body = match transport::feed(&url, settings.check_timeout) {
         Ok(Some(body)) => body,
         Ok(None) => return Ok(Offer::UpToDate { latest: settings.current_version.clone() }),
-        Err(failure) => return Err(fetch_error(&failure, "feed")),
+        Err(failure) => return Err(UpdateError::fetch(failure, Exchange::Feed)),
     };
-    let release = feed::parse(&body, &target)
-        .map_err(|e| ApiError::new(ErrorCode::ProviderBadResponse, format!("The update feed's answer cannot be used: {e}.")).problem("update.bad_feed", &[]))?;
+    let release = feed::parse(&body, &target).map_err(UpdateError::BadFeed)?;
     if release.version <= settings.current_version {
         return Ok(Offer::UpToDate { latest: release.version });
     }
     let artifact = feed::artifact_for(&release, &target, &settings.installation).cloned();
     Ok(Offer::Newer { release, artifact })
-}
-
-fn fetch_error(failure: &transport::Failure, what: &str) -> ApiError {
-    use transport::Failure;
-    match failure {
-        Failure::Unreachable(detail) => ApiError::new(ErrorCode::Offline, format!("The update {what} cannot be reached ({detail}).")).problem("update.unreachable", &[]),
-        Failure::TimedOut(after) => {
-            let seconds = after.as_secs().max(1).to_string();
-            ApiError::new(ErrorCode::Timeout, format!("The update {what} did not answer within {seconds} s.")).problem("update.timeout", &[("seconds", &seconds)])
-        }
-        Failure::Status(status) => {
-            let status = status.to_string();
-            ApiError::new(ErrorCode::Offline, format!("The update {what} answered with HTTP status {status}.")).problem("update.status", &[("status", &status)])
-        }
-        Failure::TooLarge(bytes) => {
-            ApiError::new(ErrorCode::ProviderBadResponse, format!("The update {what} is larger than allowed ({bytes} bytes).")).problem("update.bad_feed", &[])
-        }
-        Failure::Write(detail) => {
-            ApiError::new(ErrorCode::Io, format!("The update could not be written beside the app ({detail}); nothing was changed.")).problem("update.write_failed", &[])
-        }
-    }
 }
 
 /// A verified update, in place.
@@ -143,27 +184,22 @@ pub struct Installed {
 /// Downloads the AppImage the feed offers as `expected`, checks its signature against
 /// the built-in key while it arrives, and only then moves it over the running
 /// AppImage in one rename (the running process keeps its old file open; the new one
-/// starts at the next launch). Anything else changes nothing:
-/// - not an AppImage installation → `VALIDATION` (`update.not_appimage`);
-/// - no feed → `VALIDATION` (`update.off`); the feed's version is not `expected` →
-///   `CONFLICT` (`update.offer_changed`);
-/// - no key, another key, a signature that does not match the file or names another
-///   version → `SIGNATURE_INVALID`;
-/// - a verified file that is not an executable (ELF) → `PROVIDER_BAD_RESPONSE`.
-pub fn install(settings: &UpdateSettings, expected: &semver::Version) -> Result<Installed, ApiError> {
+/// starts at the next launch). Anything else changes nothing: an installation that is
+/// not an AppImage, no feed, a feed that no longer offers `expected`, no key or
+/// another key, a signature that does not match the file or names another version,
+/// a verified file that is not an executable (ELF).
+pub fn install(settings: &UpdateSettings, expected: &semver::Version) -> Result<Installed, UpdateError> {
     let Installation::AppImage { path } = &settings.installation else {
-        return Err(ApiError::new(ErrorCode::Validation, "Only an AppImage installs its own updates; a .deb or .rpm is updated by the system's package manager.")
-            .problem("update.not_appimage", &[]));
+        return Err(UpdateError::NotAppImage);
     };
     if settings.feed_url.is_none() {
-        return Err(ApiError::new(ErrorCode::Validation, "Updates are off in this build: no update feed is configured.").problem("update.off", &[]));
+        return Err(UpdateError::Off);
     }
-    let key = signature::public_key(&settings.public_key).map_err(signature_error)?;
+    let key = signature::public_key(&settings.public_key)?;
     let (release, artifact) = match check(settings)? {
         Offer::Newer { release, artifact: Some(artifact) } if &release.version == expected => (release, artifact),
         Offer::Newer { release, artifact: None } if &release.version == expected => {
-            return Err(ApiError::new(ErrorCode::NotFound, format!("The feed offers {} but no AppImage for {}.", release.version, feed::target()))
-                .problem("update.no_artifact", &[("version", &release.version.to_string())]));
+            return Err(UpdateError::NoArtifact { version: release.version, target: feed::target() });
         }
         offer => {
             let offered = match offer {
@@ -171,12 +207,11 @@ pub fn install(settings: &UpdateSettings, expected: &semver::Version) -> Result<
                 Offer::UpToDate { latest } => latest.to_string(),
                 Offer::Off => String::new(),
             };
-            return Err(ApiError::new(ErrorCode::Conflict, format!("The feed no longer offers {expected} (it offers {offered}); nothing was installed."))
-                .problem("update.offer_changed", &[("version", &expected.to_string()), ("offered", &offered)]));
+            return Err(UpdateError::OfferChanged { expected: expected.clone(), offered });
         }
     };
-    let signature = signature::signature(&artifact.signature).map_err(signature_error)?;
-    let verifier = signature::verifier(&key, &signature).map_err(signature_error)?;
+    let signature = signature::signature(&artifact.signature)?;
+    let verifier = signature::verifier(&key, &signature)?;
     let partial = partial_path(path);
     let result = download_verified(settings, &artifact.url, &partial, verifier, &signature, &release.version).and_then(|bytes| {
         replace(&partial, path)?;
@@ -202,51 +237,35 @@ fn download_verified(
     mut verifier: minisign_verify::StreamVerifier<'_>,
     signature: &minisign_verify::Signature,
     announced: &semver::Version,
-) -> Result<u64, ApiError> {
-    let io = |e: std::io::Error| transport::Failure::Write(e.to_string());
-    let mut file = std::fs::File::create(partial).map_err(|e| fetch_error(&io(e), "download"))?;
+) -> Result<u64, UpdateError> {
+    let mut file = std::fs::File::create(partial).map_err(UpdateError::write)?;
     let mut head: Vec<u8> = Vec::with_capacity(4);
     let bytes = transport::download(url, settings.check_timeout, settings.download_timeout, &mut |chunk| {
         if head.len() < 4 {
             head.extend(chunk.iter().take(4 - head.len()).copied());
         }
         verifier.update(chunk);
-        file.write_all(chunk).map_err(|e| e.to_string())
+        file.write_all(chunk)
     })
-    .map_err(|failure| fetch_error(&failure, "download"))?;
-    signature::finish(verifier, signature, announced).map_err(signature_error)?;
+    .map_err(|failure| UpdateError::fetch(failure, Exchange::Download))?;
+    signature::finish(verifier, signature, announced)?;
     if head.as_slice() != b"\x7fELF" {
-        return Err(ApiError::new(ErrorCode::ProviderBadResponse, "The signed file is not an AppImage (a compressed .AppImage.tar.gz is not installed); nothing was changed.")
-            .problem("update.not_an_appimage", &[]));
+        return Err(UpdateError::NotAnAppImage);
     }
-    file.sync_all().map_err(|e| fetch_error(&io(e), "download"))?;
+    file.sync_all().map_err(UpdateError::write)?;
     Ok(bytes)
 }
 
 /// Moves the verified file over the AppImage, with the AppImage's permissions, and
 /// makes the rename durable.
-fn replace(partial: &Path, appimage: &Path) -> Result<(), ApiError> {
-    let write = |e: std::io::Error| fetch_error(&transport::Failure::Write(e.to_string()), "download");
-    let permissions = std::fs::metadata(appimage).map_err(write)?.permissions();
-    std::fs::set_permissions(partial, permissions).map_err(write)?;
-    std::fs::rename(partial, appimage).map_err(write)?;
+fn replace(partial: &Path, appimage: &Path) -> Result<(), UpdateError> {
+    let permissions = std::fs::metadata(appimage).map_err(UpdateError::write)?.permissions();
+    std::fs::set_permissions(partial, permissions).map_err(UpdateError::write)?;
+    std::fs::rename(partial, appimage).map_err(UpdateError::write)?;
     if let Some(dir) = appimage.parent() {
         if let Ok(dir) = std::fs::File::open(dir) {
             let _ = dir.sync_all();
         }
     }
     Ok(())
-}
-
-fn signature_error(error: signature::SignatureError) -> ApiError {
-    use signature::SignatureError as E;
-    let (problem, params): (&str, Vec<(&str, String)>) = match &error {
-        E::NoKey => ("update.no_key", vec![]),
-        E::BadKey(_) => ("update.bad_key", vec![]),
-        E::Unreadable(_) | E::Mismatch => ("update.bad_signature", vec![]),
-        E::OtherKey => ("update.other_key", vec![]),
-        E::VersionMismatch { signed, announced } => ("update.version_mismatch", vec![("signed", signed.clone()), ("announced", announced.clone())]),
-    };
-    let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    ApiError::new(ErrorCode::SignatureInvalid, format!("The update was refused: {error}; nothing was changed.")).problem(problem, &params)
 }

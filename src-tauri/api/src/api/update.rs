@@ -83,7 +83,7 @@ pub(super) fn check(engine: &Engine, _: Empty) -> Result<UpdateCheck, ApiError> 
 /// opening the data folder, so it works while the app holds it.
 pub fn update_check(settings: &update::UpdateSettings) -> Result<UpdateCheck, ApiError> {
     let current_version = settings.current_version.to_string();
-    Ok(match update::check(settings)? {
+    Ok(match update::check(settings).map_err(crate::problems::update)? {
         Offer::Off => UpdateCheck::Off,
         Offer::UpToDate { latest } => UpdateCheck::UpToDate { current_version, latest_version: latest.to_string() },
         Offer::Newer { release, artifact } => {
@@ -102,7 +102,7 @@ pub fn update_check(settings: &update::UpdateSettings) -> Result<UpdateCheck, Ap
 pub(super) fn install(engine: &Engine, params: UpdateInstallParams) -> Result<UpdateInstalled, ApiError> {
     let expected = update::feed::parse_version(&params.version)
         .ok_or_else(|| ApiError::validation("version", format!("`version`: “{}” is not a version such as 1.2.0.", params.version.chars().take(64).collect::<String>())))?;
-    let installed = update::install(&engine.config().update, &expected)?;
+    let installed = update::install(&engine.config().update, &expected).map_err(crate::problems::update)?;
     tracing::info!(version = %installed.version, path = %installed.path.display(), bytes = installed.bytes, "update installed; it starts at the next launch");
     Ok(UpdateInstalled { version: installed.version.to_string(), path: installed.path.display().to_string(), bytes: installed.bytes, restart_needed: true })
 }

@@ -108,6 +108,7 @@ const LAYERS: &[&str] = &[
     // inkstone-api from here on.
     "activity", // the AI activity view over audit, usage and session records
     "backup",   // sits above every subsystem whose records it carries
+    "problems", // the domain's error enums as codes, problems and hints
     "engine",
     "api", // the engine; the facade
 ];
@@ -969,4 +970,72 @@ fn the_provenance_scan_reads_citations() {
     assert!(cites_provenance(concat!("/// the shape of seed", " 004's plan")));
     assert!(!cites_provenance("/// an issue with the store; 30 seeds of randomness"));
     assert!(!cites_provenance("let seed = 0x5eed;"));
+}
+
+/// The domain (`inkstone-core`) and the agent (`inkstone-agent`) return error enums that
+/// say what happened; only `inkstone-api` (`src/problems/`) turns them into codes,
+/// problems and hints. The modules that still build an `ApiError` by hand, with how
+/// many constructions each has. The counts only go down: a module converted to its own
+/// error enum leaves the list, and a new hand-built error in the domain fails here.
+const DOMAIN_ERRORS_LEFT: &[(&str, usize)] = &[
+    ("agent/src/context", 5),
+    ("agent/src/growth", 29),
+    ("agent/src/harness", 47),
+    ("agent/src/prompts", 4),
+    ("agent/src/tools", 1),
+    ("core/src/kernel", 1),
+    ("core/src/llm", 12),
+    ("core/src/memory", 1),
+    ("core/src/performance", 30),
+    ("core/src/policy", 2),
+    ("core/src/project", 17),
+    ("core/src/proposals", 64),
+    ("core/src/spreadsheet", 3),
+    ("core/src/sync", 70),
+    ("core/src/usage", 3),
+];
+
+/// How many times `code` builds an `ApiError` or names an `ErrorCode`.
+fn api_error_constructions(code: &str) -> usize {
+    let built = ["ApiError::new(", "ApiError::validation(", "ApiError::not_found(", "ApiError::internal("].iter().map(|c| code.matches(c).count()).sum::<usize>();
+    built + code.matches("ErrorCode::").count()
+}
+
+#[test]
+fn the_domain_builds_no_new_api_errors() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for krate in ["core", "agent"] {
+        let mut files = Vec::new();
+        rust_files(&root.join(krate).join("src"), &mut files);
+        for path in files {
+            let relative = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+            // `core/src/sync/connect.rs` and `core/src/sync.rs` both count for `core/src/sync`.
+            let module: String = relative.splitn(4, '/').take(3).collect::<Vec<_>>().join("/").trim_end_matches(".rs").to_owned();
+            let n = api_error_constructions(&std::fs::read_to_string(&path).unwrap());
+            if n > 0 {
+                *counts.entry(module).or_default() += n;
+            }
+        }
+    }
+    let listed: std::collections::BTreeMap<String, usize> = DOMAIN_ERRORS_LEFT.iter().map(|(m, n)| ((*m).to_owned(), *n)).collect();
+    let mut problems = Vec::new();
+    for (module, n) in &counts {
+        match listed.get(module) {
+            None => problems.push(format!("{module} builds {n} ApiError(s): return an error enum and word it in api/src/problems/")),
+            Some(left) if n > left => problems.push(format!("{module} builds {n} ApiError(s), more than the {left} listed: return an error enum instead")),
+            Some(left) if n < left => problems.push(format!("{module} builds {n} ApiError(s) now: lower its entry in DOMAIN_ERRORS_LEFT from {left}")),
+            Some(_) => {}
+        }
+    }
+    for module in listed.keys().filter(|m| !counts.contains_key(*m)) {
+        problems.push(format!("{module} builds no ApiError any more: remove it from DOMAIN_ERRORS_LEFT"));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_error_count_sees_constructions() {
+    assert_eq!(api_error_constructions("Err(ApiError::new(ErrorCode::Conflict, m)); ApiError::validation(\"f\", m); e.code == ErrorCode::Io"), 4);
+    assert_eq!(api_error_constructions("fn f() -> Result<(), ApiError> { Ok(()) }"), 0);
 }

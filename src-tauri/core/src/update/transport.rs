@@ -79,7 +79,7 @@ pub fn feed(url: &str, deadline: Duration) -> Result<FeedAnswer, Failure> {
 /// GETs an artifact, handing each piece to `sink` as it arrives (to hash and write it
 /// without holding it whole). Connecting may take `connect`; the whole download
 /// `deadline`.
-pub fn download(url: &str, connect: Duration, deadline: Duration, sink: &mut dyn FnMut(&[u8]) -> Result<(), String>) -> Result<u64, Failure> {
+pub fn download(url: &str, connect: Duration, deadline: Duration, sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> Result<u64, Failure> {
     let (client, runtime) = client_and_runtime(connect)?;
     runtime.block_on(async {
         let exchange = async {
@@ -97,7 +97,7 @@ pub fn download(url: &str, connect: Duration, deadline: Duration, sink: &mut dyn
                 if total > MAX_ARTIFACT_BYTES {
                     return Err(Failure::TooLarge(total));
                 }
-                sink(&chunk).map_err(Failure::Write)?;
+                sink(&chunk).map_err(|e| Failure::Write(e.to_string()))?;
             }
             Ok(total)
         };
