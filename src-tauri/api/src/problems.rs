@@ -10,3 +10,13 @@
 mod update;
 
 pub use update::update;
+
+use crate::error::ApiError;
+use crate::spreadsheet::CsvError;
+
+/// A CSV that could not be written: a bug, not the person's input.
+pub fn csv(error: CsvError) -> ApiError {
+    match error {
+        CsvError::Writer(_) | CsvError::NotUtf8 => ApiError::internal(error.to_string()),
+    }
+}

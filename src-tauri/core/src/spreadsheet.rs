@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-use crate::error::ApiError;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -48,11 +47,18 @@ impl From<&str> for Cell {
     }
 }
 
+/// Why no CSV came out: only a writer failing on memory, a bug rather than bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    #[error("The CSV writer failed: {0}")]
+    Writer(String),
+    #[error("The CSV is not UTF-8.")]
+    NotUtf8,
+}
+
 /// `header` and `rows` as CSV bytes: the BOM, the header line, one record per row.
-///
-/// Errors: INTERNAL only if the CSV writer fails on memory.
-pub fn csv_bytes<H: AsRef<str>>(header: &[H], rows: impl IntoIterator<Item = Vec<Cell>>) -> Result<Vec<u8>, ApiError> {
-    let internal = |e: csv::Error| ApiError::internal(format!("The CSV writer failed: {e}"));
+pub fn csv_bytes<H: AsRef<str>>(header: &[H], rows: impl IntoIterator<Item = Vec<Cell>>) -> Result<Vec<u8>, CsvError> {
+    let internal = |e: csv::Error| CsvError::Writer(e.to_string());
     let mut writer = csv::WriterBuilder::new().flexible(false).from_writer(BOM.to_vec());
     writer.write_record(header.iter().map(|h| defused(h.as_ref()).into_owned())).map_err(internal)?;
     for row in rows {
@@ -63,12 +69,12 @@ pub fn csv_bytes<H: AsRef<str>>(header: &[H], rows: impl IntoIterator<Item = Vec
             }))
             .map_err(internal)?;
     }
-    writer.into_inner().map_err(|e| ApiError::internal(format!("The CSV writer failed: {e}")))
+    writer.into_inner().map_err(|e| CsvError::Writer(e.to_string()))
 }
 
 /// The CSV as a string (the API returns text; the bytes are UTF-8 by construction).
-pub fn csv_string<H: AsRef<str>>(header: &[H], rows: impl IntoIterator<Item = Vec<Cell>>) -> Result<String, ApiError> {
-    String::from_utf8(csv_bytes(header, rows)?).map_err(|_| ApiError::internal("The CSV is not UTF-8."))
+pub fn csv_string<H: AsRef<str>>(header: &[H], rows: impl IntoIterator<Item = Vec<Cell>>) -> Result<String, CsvError> {
+    String::from_utf8(csv_bytes(header, rows)?).map_err(|_| CsvError::NotUtf8)
 }
 
 #[cfg(test)]

@@ -71,5 +71,5 @@ pub fn csv_bytes(rows: &[ActivityRow]) -> Result<Vec<u8>, crate::error::ApiError
         ];
         lines.push(record.into_iter().map(crate::spreadsheet::Cell::Text).collect());
     }
-    crate::spreadsheet::csv_bytes(&CSV_HEADER, lines)
+    crate::spreadsheet::csv_bytes(&CSV_HEADER, lines).map_err(crate::problems::csv)
 }

@@ -990,7 +990,6 @@ const DOMAIN_ERRORS_LEFT: &[(&str, usize)] = &[
     ("core/src/policy", 2),
     ("core/src/project", 17),
     ("core/src/proposals", 64),
-    ("core/src/spreadsheet", 3),
     ("core/src/sync", 70),
     ("core/src/usage", 3),
 ];

@@ -211,5 +211,5 @@ pub(in crate::api) fn export(engine: &Engine, params: PerfExportParams) -> Resul
         }
     };
     let n_rows = u32::try_from(rows.len()).unwrap_or(u32::MAX);
-    Ok(PerfExportResult { csv: crate::spreadsheet::csv_string(&header, rows)?, n_rows, table: table.to_owned() })
+    Ok(PerfExportResult { csv: crate::spreadsheet::csv_string(&header, rows).map_err(crate::problems::csv)?, n_rows, table: table.to_owned() })
 }
