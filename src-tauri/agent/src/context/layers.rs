@@ -122,22 +122,21 @@ fn selection_bytes(input: &ContextInput<'_>) -> Option<std::ops::Range<usize>> {
 
 /// Whether `article` applies to `input` (a form that would say nothing more than a
 /// larger one is skipped).
-pub(super) fn applies(input: &ContextInput<'_>, article: Article) -> bool {
-    let sections = sections::split(&input.project.source);
+pub(super) fn applies(input: &ContextInput<'_>, sections: &[sections::Section], article: Article) -> bool {
     match article {
         Article::Whole | Article::Excerpt(_) => true,
-        Article::Sections => sections.len() > 1 && !focus(input, &sections).is_empty(),
+        Article::Sections => sections.len() > 1 && !focus(input, sections).is_empty(),
         Article::AroundSelection => selection_bytes(input).is_some(),
         Article::Outline => sections.len() > 1,
     }
 }
 
-/// The working set with the article given as `article`.
-pub(super) fn working_set(input: &ContextInput<'_>, article: Article, with_comments: bool) -> String {
+/// The working set with the article given as `article`; `sections` are the source's
+/// (`sections::split`).
+pub(super) fn working_set(input: &ContextInput<'_>, sections: &[sections::Section], article: Article, with_comments: bool) -> String {
     let p = input.project;
     let mut out = format!("# Working set\ntitle: {}\n", p.title);
     let chars = p.source.chars().count();
-    let sections = sections::split(&p.source);
     let read_on = format!("read_section {{sections: [numbers]}} reads any section in full; revision {}", p.revision);
     match article {
         Article::Excerpt(excerpt) if chars > excerpt => {
@@ -146,8 +145,8 @@ pub(super) fn working_set(input: &ContextInput<'_>, article: Article, with_comme
         }
         Article::Whole | Article::Excerpt(_) => out.push_str(&format!("source ({chars} characters):\n{}\n", p.source)),
         Article::Sections => {
-            let full = focus(input, &sections);
-            out.push_str(&format!("source ({chars} characters) by section, as it does not fit whole; {read_on}.\noutline:\n{}", sections::outline(&p.source, &sections, &full)));
+            let full = focus(input, sections);
+            out.push_str(&format!("source ({chars} characters) by section, as it does not fit whole; {read_on}.\noutline:\n{}", sections::outline(&p.source, sections, &full)));
             for section in sections.iter().filter(|s| full.contains(&s.number)) {
                 out.push_str(&format!("\n{}:\n{}\n", sections::title(section), p.source[section.range.clone()].trim_end()));
             }
@@ -158,7 +157,7 @@ pub(super) fn working_set(input: &ContextInput<'_>, article: Article, with_comme
             if sections.len() > 1 {
                 out.push_str(&format!(
                     "source ({chars} characters), as it does not fit whole: an outline and the paragraphs around the selection; {read_on}.\noutline:\n{}",
-                    sections::outline(&p.source, &sections, &[])
+                    sections::outline(&p.source, sections, &[])
                 ));
             } else {
                 out.push_str(&format!(
@@ -169,7 +168,7 @@ pub(super) fn working_set(input: &ContextInput<'_>, article: Article, with_comme
             out.push_str(&format!("\naround the selection ({before} characters before, {after} after):\n{}\n", p.source[range].trim_end()));
         }
         Article::Outline => {
-            out.push_str(&format!("source ({chars} characters) as an outline, as it does not fit whole; {read_on}.\noutline:\n{}", sections::outline(&p.source, &sections, &[])));
+            out.push_str(&format!("source ({chars} characters) as an outline, as it does not fit whole; {read_on}.\noutline:\n{}", sections::outline(&p.source, sections, &[])));
         }
     }
     if let Some(selection) = input.selection {
