@@ -117,7 +117,7 @@ type Store = Arc<keyring_core::api::CredentialStore>;
 /// The OS keychain, opened on first use.
 pub struct OsKeychain {
     backend: KeychainBackend,
-    store: OnceLock<Result<Store, String>>,
+    store: OnceLock<Result<Store, BackendError>>,
 }
 
 impl std::fmt::Debug for OsKeychain {
@@ -131,7 +131,7 @@ impl OsKeychain {
         OsKeychain { backend, store: OnceLock::new() }
     }
 
-    fn open(backend: KeychainBackend) -> Result<Store, String> {
+    fn open(backend: KeychainBackend) -> Result<Store, BackendError> {
         match backend {
             KeychainBackend::Platform => open_platform(),
             KeychainBackend::KernelKeyring => open_kernel_keyring(),
@@ -142,7 +142,7 @@ impl OsKeychain {
         let store = self.store.get_or_init(|| OsKeychain::open(self.backend));
         match store {
             Ok(store) => store.build(SERVICE, account, None).map_err(|e| self.map(e)),
-            Err(detail) => Err(KeychainError::Unavailable { backend: self.backend().to_owned(), detail: detail.clone() }),
+            Err(error) => Err(KeychainError::Unavailable { backend: self.backend().to_owned(), detail: error.to_string() }),
         }
     }
 
@@ -163,38 +163,61 @@ impl OsKeychain {
     }
 }
 
+/// Why a keychain backend could not be opened. Kept with the keychain (every later
+/// call answers with the same failure), so it is Clone and holds the store's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The backend's store refused to open (no D-Bus session, no Secret Service, ...).
+    #[error("{detail}")]
+    Open { detail: String },
+    /// This operating system has no keychain Inkstone can use.
+    #[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "windows")))]
+    #[error("this operating system has no supported keychain")]
+    NoPlatformKeychain,
+    /// The kernel keyring was asked for on a system other than Linux.
+    #[cfg(not(target_os = "linux"))]
+    #[error("the kernel keyring exists on Linux only")]
+    KernelKeyringNotLinux,
+}
+
+impl BackendError {
+    fn open(error: impl std::fmt::Display) -> Self {
+        BackendError::Open { detail: error.to_string() }
+    }
+}
+
 #[cfg(target_os = "linux")]
-fn open_platform() -> Result<Store, String> {
-    let store: Store = zbus_secret_service_keyring_store::Store::new().map_err(|e| e.to_string())?;
+fn open_platform() -> Result<Store, BackendError> {
+    let store: Store = zbus_secret_service_keyring_store::Store::new().map_err(BackendError::open)?;
     Ok(store)
 }
 
 #[cfg(target_os = "macos")]
-fn open_platform() -> Result<Store, String> {
-    let store: Store = apple_native_keyring_store::keychain::Store::new().map_err(|e| e.to_string())?;
+fn open_platform() -> Result<Store, BackendError> {
+    let store: Store = apple_native_keyring_store::keychain::Store::new().map_err(BackendError::open)?;
     Ok(store)
 }
 
 #[cfg(target_os = "windows")]
-fn open_platform() -> Result<Store, String> {
-    let store: Store = windows_native_keyring_store::Store::new().map_err(|e| e.to_string())?;
+fn open_platform() -> Result<Store, BackendError> {
+    let store: Store = windows_native_keyring_store::Store::new().map_err(BackendError::open)?;
     Ok(store)
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos", target_os = "windows")))]
-fn open_platform() -> Result<Store, String> {
-    Err("this operating system has no supported keychain".to_owned())
+fn open_platform() -> Result<Store, BackendError> {
+    Err(BackendError::NoPlatformKeychain)
 }
 
 #[cfg(target_os = "linux")]
-fn open_kernel_keyring() -> Result<Store, String> {
-    let store: Store = linux_keyutils_keyring_store::Store::new().map_err(|e| e.to_string())?;
+fn open_kernel_keyring() -> Result<Store, BackendError> {
+    let store: Store = linux_keyutils_keyring_store::Store::new().map_err(BackendError::open)?;
     Ok(store)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn open_kernel_keyring() -> Result<Store, String> {
-    Err("the kernel keyring exists on Linux only".to_owned())
+fn open_kernel_keyring() -> Result<Store, BackendError> {
+    Err(BackendError::KernelKeyringNotLinux)
 }
 
 impl SecretStore for OsKeychain {

@@ -33,6 +33,9 @@ pub enum ProfileError {
     Invalid { file: String, message: String },
     #[error("reading {file}: {source}")]
     Io { file: String, source: std::io::Error },
+    /// A built-in profile did not load (a broken build): kept for every later call.
+    #[error("profile built-in profiles: {0}")]
+    Builtin(#[source] std::sync::Arc<ProfileError>),
 }
 
 /// Which field of a draft a limit applies to.
@@ -382,15 +385,15 @@ impl ProfileSet {
 
     /// The built-in profiles only (parsed once per process).
     pub fn builtin() -> Result<ProfileSet, ProfileError> {
-        static BUILTIN_SET: std::sync::OnceLock<Result<ProfileSet, String>> = std::sync::OnceLock::new();
+        static BUILTIN_SET: std::sync::OnceLock<Result<ProfileSet, std::sync::Arc<ProfileError>>> = std::sync::OnceLock::new();
         let parsed = BUILTIN_SET.get_or_init(|| {
             let mut set = ProfileSet::empty();
             for (file, text) in BUILTIN {
-                set.add(file, text, false).map_err(|e| e.to_string())?;
+                set.add(file, text, false).map_err(std::sync::Arc::new)?;
             }
             Ok(set)
         });
-        parsed.clone().map_err(|message| ProfileError::Invalid { file: "built-in profiles".to_owned(), message })
+        parsed.clone().map_err(ProfileError::Builtin)
     }
 
     /// Built-ins with the overrides in `override_dir` (`*.toml`, if the folder exists).

@@ -353,9 +353,7 @@ impl Compaction<'_> {
         let mut used = (0u64, 0u64);
         let summarised = summarise_messages(engine, scope, live, profile, self.previous, compacted, self.budget, stats, &mut used)?;
         let failed = match summarised {
-            Ok(summary) if conversation_tokens(kept, &summary.text) >= tokens_before => {
-                (failures + 1, "The summary was not shorter than the messages it would replace; nothing was replaced.".to_owned())
-            }
+            Ok(summary) if conversation_tokens(kept, &summary.text) >= tokens_before => (failures + 1, SummaryError::NotShorter),
             Ok(summary) => {
                 let tokens_after = conversation_tokens(kept, &summary.text);
                 let note = if summary.structured.is_some() { "Earlier conversation summarised" } else { "Earlier conversation summarised (plain text)" };
@@ -379,9 +377,10 @@ impl Compaction<'_> {
                 )?;
                 return Ok(Some(Outcome::Compacted { mode: CompactionMode::Summarized, tokens_before, tokens_after }));
             }
-            Err(message) => (if message == STOPPED { failures } else { failures + 1 }, message),
+            Err(why) => (if why == SummaryError::Stopped { failures } else { failures + 1 }, why),
         };
-        let (consecutive, message) = failed;
+        let (consecutive, why) = failed;
+        let message = why.to_string();
         append(EventBody::CompactionFailed { trigger, consecutive, message, input_tokens: used.0, output_tokens: used.1 }, Durability::Durable)?;
         if consecutive < MAX_FAILURES {
             return Ok(Some(Outcome::Failed { consecutive }));

@@ -90,9 +90,36 @@ enum Prepared {
 
 struct Outcome {
     status: ToolStatus,
-    value: Result<Value, String>,
+    value: Result<Value, CallFailure>,
     note: Option<String>,
 }
+
+/// Why a call has no value. Its text is the `message` of the tool result the model
+/// reads (beside the status).
+#[derive(Debug, Clone, thiserror::Error)]
+enum CallFailure {
+    /// Answered before it ran (refused, an unknown tool, bad input, a loop, a proposal
+    /// that cannot apply): the reason the checks gave.
+    #[error("{0}")]
+    Answered(String),
+    /// A write held back because an earlier write of the turn failed.
+    #[error("{0}")]
+    HeldBack(String),
+    #[error("Stopped by the user before this tool ran.")]
+    StoppedBeforeRun,
+    #[error("Not run: the turn stopped after repeated failures.")]
+    BreakerTripped,
+    /// The tool's handler failed (or was cancelled): its own message.
+    #[error("{0}")]
+    Tool(String),
+    #[error("Stopped by the user while running.")]
+    StoppedWhileRunning,
+    #[error("No result within {millis} ms; the tool was stopped.")]
+    TimedOut { millis: u128 },
+    #[error("The tool stopped without a result.")]
+    NoResult,
+}
+
 impl Turn<'_, '_> {
     /// Answers the open calls of the last reply, or blocks on one of them.
     pub(super) fn process_calls(&mut self) -> Result<Flow, ApiError> {
@@ -109,7 +136,7 @@ impl Turn<'_, '_> {
         for call in calls {
             if self.live.interrupted() {
                 self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
-                self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
+                self.close_open_calls(ToolStatus::Interrupted, CallFailure::StoppedBeforeRun)?;
                 return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
             }
             match self.prepare(&registry, call, &rules, &approvals, &allow_rules, revision)? {
@@ -118,13 +145,13 @@ impl Turn<'_, '_> {
                     self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
                     match prepared {
                         Prepared::Immediate { call, tool, status, message } => {
-                            self.append_result(&call, &tool, Outcome { status, value: Err(message), note: None }, Execution::None)?;
+                            self.append_result(&call, &tool, Outcome { status, value: Err(CallFailure::Answered(message)), note: None }, Execution::None)?;
                         }
                         Prepared::Skipped { call, tool, message } => {
                             // Not a new failure: the breaker counts the write that failed,
                             // not the writes held back after it.
                             let breaker = self.breaker;
-                            self.append_result(&call, &tool, Outcome { status: ToolStatus::Cancelled, value: Err(message), note: None }, Execution::None)?;
+                            self.append_result(&call, &tool, Outcome { status: ToolStatus::Cancelled, value: Err(CallFailure::HeldBack(message)), note: None }, Execution::None)?;
                             self.breaker = breaker;
                         }
                         Prepared::Run(run) => self.run_batch(vec![run], &tool_names)?,
@@ -173,13 +200,13 @@ impl Turn<'_, '_> {
             }
             if let Some(flow) = self.breaker_tripped() {
                 self.run_batch(std::mem::take(&mut parallel), &tool_names)?;
-                self.close_open_calls(ToolStatus::Cancelled, "Not run: the turn stopped after repeated failures.")?;
+                self.close_open_calls(ToolStatus::Cancelled, CallFailure::BreakerTripped)?;
                 return Ok(flow);
             }
         }
         self.run_batch(parallel, &tool_names)?;
         if self.live.interrupted() {
-            self.close_open_calls(ToolStatus::Interrupted, "Stopped by the user before this tool ran.")?;
+            self.close_open_calls(ToolStatus::Interrupted, CallFailure::StoppedBeforeRun)?;
             return Ok(Flow::End(TurnEndReason::Interrupted, "Stopped by the user.".to_owned(), Vec::new()));
         }
         if let Some(flow) = self.churn()? {

@@ -106,9 +106,9 @@ const LAYERS: &[&str] = &[
     "tools",  // the agent runtime and the tools it runs
     "growth", // one-click optimize: runs, the platform-fit report
     // inkstone-api from here on.
+    "problems", // the domain's error enums as codes, problems and hints
     "activity", // the AI activity view over audit, usage and session records
     "backup",   // sits above every subsystem whose records it carries
-    "problems", // the domain's error enums as codes, problems and hints
     "engine",
     "api", // the engine; the facade
 ];
@@ -1037,4 +1037,95 @@ fn the_domain_builds_no_new_api_errors() {
 fn the_error_count_sees_constructions() {
     assert_eq!(api_error_constructions("Err(ApiError::new(ErrorCode::Conflict, m)); ApiError::validation(\"f\", m); e.code == ErrorCode::Io"), 4);
     assert_eq!(api_error_constructions("fn f() -> Result<(), ApiError> { Ok(()) }"), 0);
+}
+
+/// The production files that still have an error that is only a `String`. The list
+/// only shrinks: a failure a caller or a test may need to tell apart is a typed error
+/// (an enum with a variant per failure, its text in `#[error]`), never a bare string.
+/// An entry whose file no longer has one must go.
+const STRING_ERRORS_LEFT: &[&str] = &[];
+
+/// The `Result<_, String>` types in `code`, as (line, the type): the error (the last
+/// argument at the top level of `Result<...>`, over lines too) is exactly `String`.
+fn string_errors(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("Result<") {
+        if code[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let open = at + "Result<".len();
+        let (mut depth, mut start, mut arguments, mut end) = (1usize, open, Vec::new(), None);
+        let mut chars = code[open..].char_indices().peekable();
+        while let Some((offset, c)) = chars.next() {
+            match c {
+                // `->` in a function type is no closing bracket.
+                '-' if chars.peek().is_some_and(|(_, next)| *next == '>') => {
+                    chars.next();
+                }
+                '<' | '(' | '[' => depth += 1,
+                '>' | ')' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        arguments.push(code[start..open + offset].trim());
+                        end = Some(open + offset + 1);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => {
+                    arguments.push(code[start..open + offset].trim());
+                    start = open + offset + 1;
+                }
+                ';' | '{' | '}' => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        if arguments.last() == Some(&"") {
+            arguments.pop();
+        }
+        if arguments.len() == 2 && arguments[1] == "String" {
+            let line = code[..at].matches('\n').count() + 1;
+            out.push((line, code[at..end].split_whitespace().collect::<Vec<_>>().join(" ")));
+        }
+    }
+    out
+}
+
+/// The scan finds a `String` error wherever the type is written, and nothing else.
+#[test]
+fn the_string_error_scan_reads_results() {
+    let code = "fn a() -> Result<(), String> {}\nfn b(f: &mut dyn FnMut(&[u8]) -> Result<(), String>) -> Result<u64, Failure> {}\n\
+        fn c() -> Result<\n    Vec<(String, u8)>,\n    String,\n> {}\nfn d() -> Result<HashMap<String, String>, E> {}\nfn e() -> Result<Option<String>, ApiError> {}\n\
+        fn f() -> io::Result<String> {}\nfn g() -> MyResult<u8, String> {}\nfn h() -> Result<Result<u8, String>, ApiError> {}\n";
+    let found: Vec<usize> = string_errors(code).into_iter().map(|(line, _)| line).collect();
+    assert_eq!(found, [1, 2, 3, 11]);
+    assert_eq!(string_errors("fn c() -> Result<\n    u8,\n    String,\n> {}")[0].1, "Result< u8, String, >");
+}
+
+/// No production source (tests, test tooling and `#[cfg(test)]` parts aside) has an
+/// error that is only a `String` but the files of [`STRING_ERRORS_LEFT`], and each of
+/// those still has one.
+#[test]
+fn production_errors_are_typed_not_strings() {
+    let test_tooling = |name: &str| {
+        let stem = name.rsplit('/').next().unwrap_or(name).trim_end_matches(".rs");
+        name == "server/src/pgtemp.rs" || name.starts_with("test-support/") || name.starts_with("xtask/") || stem == "tests" || stem.ends_with("_tests")
+    };
+    let sources: Vec<(String, PathBuf)> = workspace_sources().into_iter().filter(|(name, _)| name.split('/').nth(1) == Some("src") && !test_tooling(name)).collect();
+    assert!(sources.len() > 100 && sources.iter().any(|(name, _)| name == "llm/src/keychain.rs"), "the walk found the production sources");
+    let mut found = Vec::new();
+    let mut listed_found = std::collections::BTreeSet::new();
+    for (name, path) in &sources {
+        for (line, written) in string_errors(&code_of(path)) {
+            if STRING_ERRORS_LEFT.contains(&name.as_str()) {
+                listed_found.insert(name.clone());
+            } else {
+                found.push(format!("{name}:{line} {written}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "an error that is only a String (make it an enum with a variant per failure, its text in #[error]): {found:#?}");
+    for listed in STRING_ERRORS_LEFT {
+        assert!(listed_found.contains(*listed), "{listed} has no Result<_, String> any more: take it off STRING_ERRORS_LEFT");
+    }
 }

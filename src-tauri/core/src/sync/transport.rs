@@ -55,6 +55,17 @@ impl Failure {
     }
 }
 
+/// Why the sync client could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The HTTP client could not be built (no TLS backend, a bad system setting).
+    #[error("{0}")]
+    Client(#[source] reqwest::Error),
+    /// The client's own runtime did not start (the OS refused a thread or the I/O driver).
+    #[error("{0}")]
+    Runtime(#[source] std::io::Error),
+}
+
 /// What became of a push.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PushAnswer {
@@ -90,7 +101,7 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<u64> {
 
 impl Transport {
     /// A client whose every request (connect, answer and body) ends within `timeout`.
-    pub fn new(timeout: Duration) -> Result<Transport, String> {
+    pub fn new(timeout: Duration) -> Result<Transport, StartError> {
         let client = reqwest::Client::builder()
             .connect_timeout(timeout)
             .user_agent(concat!("Inkstone/", env!("CARGO_PKG_VERSION")))
@@ -99,8 +110,8 @@ impl Transport {
             .pool_max_idle_per_host(0)
             .tcp_nodelay(true)
             .build()
-            .map_err(|e| e.to_string())?;
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+            .map_err(StartError::Client)?;
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(StartError::Runtime)?;
         Ok(Transport { client, runtime, timeout })
     }
 

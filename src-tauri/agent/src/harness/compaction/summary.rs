@@ -200,13 +200,38 @@ pub(super) struct Summarised {
     pub(super) structured: Option<CompactionSummary>,
 }
 
+/// Why a summarising attempt gave no summary. Its text is the message of the
+/// `compaction_failed` event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SummaryError {
+    #[error("The summary was empty.")]
+    Empty,
+    #[error("The summary broke its schema: it has no summary text.")]
+    NoSummaryText,
+    #[error("The summary was JSON that broke off.")]
+    BrokenJson,
+    #[error("The context window ({window} tokens) is too small to summarise in.")]
+    WindowTooSmall { window: u64 },
+    /// The person interrupted it: not counted against the breaker.
+    #[error("Stopped by the user; nothing was replaced.")]
+    Stopped,
+    /// The model call failed.
+    #[error("{code:?}: {message}")]
+    Model { code: ErrorCode, message: String },
+    #[error("Nothing to summarise.")]
+    NothingToSummarise,
+    /// The summary would not have made the conversation shorter.
+    #[error("The summary was not shorter than the messages it would replace; nothing was replaced.")]
+    NotShorter,
+}
+
 /// Reads a summarising reply: a JSON summary that validates (or, leniently, one whose
 /// fields have the right types and a summary) is structured; prose is a plain-text
 /// summary. `Err`: nothing usable (empty, or JSON that broke off or has no summary).
-pub(super) fn read_summary(reply: &str, validator: &Validator, budget: u64) -> Result<Summarised, String> {
+pub(super) fn read_summary(reply: &str, validator: &Validator, budget: u64) -> Result<Summarised, SummaryError> {
     let trimmed = reply.trim();
     if trimmed.is_empty() {
-        return Err("The summary was empty.".to_owned());
+        return Err(SummaryError::Empty);
     }
     if let Some(value) = extract_json(trimmed) {
         let valid = validator.check(&value).is_ok();
@@ -217,12 +242,12 @@ pub(super) fn read_summary(reply: &str, validator: &Validator, budget: u64) -> R
         }
         return match value.get("summary").and_then(Value::as_str).filter(|t| !t.trim().is_empty()) {
             Some(text) => Ok(Summarised { text: render_plain(text, budget), structured: None }),
-            None => Err("The summary broke its schema: it has no summary text.".to_owned()),
+            None => Err(SummaryError::NoSummaryText),
         };
     }
     // JSON that broke off (the output limit, a grammar that gave up) is not prose.
     if trimmed.starts_with('{') || trimmed.starts_with('[') || trimmed.starts_with("```json") {
-        return Err("The summary was JSON that broke off.".to_owned());
+        return Err(SummaryError::BrokenJson);
     }
     Ok(Summarised { text: render_plain(trimmed, budget), structured: None })
 }
@@ -230,7 +255,7 @@ pub(super) fn read_summary(reply: &str, validator: &Validator, budget: u64) -> R
 /// The summarising calls: the compacted messages in chunks that fit the window with
 /// the prompt, the summary so far and the output reserve; each chunk's summary feeds
 /// the next. A server that can constrain its reply to a schema is asked for the
-/// structured summary, any other for prose; either answer is taken. `Ok(Err(message))`:
+/// structured summary, any other for prose; either answer is taken. `Ok(Err(why))`:
 /// the model failed or its answer was unusable. `spent` adds up the tokens of every
 /// answered call, a rejected answer included.
 #[allow(clippy::too_many_arguments)]
@@ -244,7 +269,7 @@ pub(super) fn summarise_messages(
     budget: u64,
     stats: &mut TurnStats,
     spent: &mut (u64, u64),
-) -> Result<Result<Summarised, String>, ApiError> {
+) -> Result<Result<Summarised, SummaryError>, ApiError> {
     let window = u64::from(profile.context_window);
     // Room for the summary the layer can take, and for a JSON object's field names.
     let wanted = (budget + 128).min(u64::from(SUMMARY_OUTPUT_TOKENS)) as u32;
@@ -261,7 +286,7 @@ pub(super) fn summarise_messages(
         let fixed = estimate_tokens(prompt) + estimate_tokens(&summary_so_far) + u64::from(output) + 64;
         let room = window.saturating_sub(fixed);
         if room < 64 {
-            return Ok(Err(format!("The context window ({window} tokens) is too small to summarise in.")));
+            return Ok(Err(SummaryError::WindowTooSmall { window }));
         }
         let mut chunk = String::new();
         let mut used = 0;
@@ -301,8 +326,8 @@ pub(super) fn summarise_messages(
             Ok(reply) => reply,
             Err(error) if matches!(error.code, ErrorCode::Internal | ErrorCode::StoreCorrupt | ErrorCode::Io) => return Err(error),
             // The person stopped it: closed as failed, not counted against the breaker.
-            Err(error) if error.code == ErrorCode::Cancelled => return Ok(Err(STOPPED.to_owned())),
-            Err(error) => return Ok(Err(format!("{:?}: {}", error.code, error.message))),
+            Err(error) if error.code == ErrorCode::Cancelled => return Ok(Err(SummaryError::Stopped)),
+            Err(error) => return Ok(Err(SummaryError::Model { code: error.code, message: error.message })),
         };
         spent.0 += reply.usage.input_tokens;
         spent.1 += reply.usage.output_tokens;
@@ -317,16 +342,13 @@ pub(super) fn summarise_messages(
                 index = chunk_start;
                 continue;
             }
-            Err(message) => return Ok(Err(message)),
+            Err(why) => return Ok(Err(why)),
         };
         summary_so_far = summarised.text.clone();
         result = Some(summarised);
     }
-    Ok(result.ok_or_else(|| "Nothing to summarise.".to_owned()))
+    Ok(result.ok_or(SummaryError::NothingToSummarise))
 }
-
-/// The failure message of a compaction the person interrupted.
-pub(super) const STOPPED: &str = "Stopped by the user; nothing was replaced.";
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -46,7 +46,7 @@ impl Turn<'_, '_> {
             BaseVersionPolicy::None => (None, hash, idempotency_key(&tool.definition, &normalized, None, self.scope), None),
             BaseVersionPolicy::ProjectRevision => (revision, hash, idempotency_key(&tool.definition, &normalized, revision, self.scope), None),
             BaseVersionPolicy::ProposalTarget => match bind_proposal(self.engine.store(), &self.scope.project_id, &normalized)? {
-                Err(message) => return Ok(Prepared::Immediate { call, tool: name, status: ToolStatus::ToolError, message }),
+                Err(why) => return Ok(Prepared::Immediate { call, tool: name, status: ToolStatus::ToolError, message: why.to_string() }),
                 Ok(binding) => {
                     // The exact change is part of what is approved and of the key: a
                     // changed selection or patch is another call.

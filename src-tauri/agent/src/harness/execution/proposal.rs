@@ -24,32 +24,66 @@ pub(super) struct ProposalBinding {
     pub(super) change: ApprovalChange,
 }
 
+/// Why a call that applies a proposal cannot apply: answered as a tool error without
+/// asking the person. Its text is what the model reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum BindError {
+    #[error("Name the proposal to apply (`proposalId`).")]
+    NoProposalId,
+    #[error("There is no proposal `{id}`.")]
+    NoSuchProposal { id: String },
+    #[error("Proposal {id} belongs to another project; this session can only apply proposals of its own project.")]
+    OtherProject { id: String },
+    #[error("Proposal {id} is {status}; only an open proposal can be applied.{}", .newer.as_ref().map(|n| format!(" Apply the newer proposal {n} instead.")).unwrap_or_default())]
+    NotOpen { id: String, status: String, newer: Option<String> },
+    #[error("Proposal {id} is stale: {reason} Read the current text and make a new proposal.")]
+    Stale { id: String, reason: String },
+    #[error("Proposal {id} ({kind}) has no hunks; leave `hunks` out.")]
+    NoHunks { id: String, kind: &'static str },
+    #[error("hunks[{index}]: proposal {id} has no hunk {hunk}; its hunks are {}.", .known.join(", "))]
+    UnknownHunk { index: usize, id: String, hunk: String, known: Vec<String> },
+    #[error("hunks[{index}]: hunk {hunk} was rejected by the person.")]
+    RejectedHunk { index: usize, hunk: String },
+    #[error("hunks[{index}]: hunk {hunk} is named twice.")]
+    NamedTwice { index: usize, hunk: String },
+    #[error("No hunk of proposal {id} is selected: name at least one open hunk, or leave `hunks` out.")]
+    NoHunkSelected { id: String },
+    #[error("The {platform} draft is {status}: only the person can change it (they can accept proposal {id} in the review panel).")]
+    DraftClosed { platform: &'static str, status: String, id: String },
+    #[error("The {platform} draft of proposal {id} no longer exists.")]
+    DraftGone { platform: &'static str, id: String },
+    /// Even the bare list of the selected hunks does not fit an approval prompt.
+    #[error(
+        "Proposal {id} is too large to put to the person in an approval prompt: its {hunks} selected hunks ({kib} KiB of changed text) cannot all be shown there, and a person only approves what they are shown. Nothing was applied. Tell the person to review proposal {id} in the review panel, where they see every hunk and accept what they choose; or apply it in parts by naming at most {fit} hunks in `hunks` per call."
+    )]
+    TooLarge { id: String, hunks: usize, kib: u64, fit: usize },
+}
+
 /// The most bytes the change shown with an approval request takes in its log line.
 const CHANGE_BYTES: usize = 36 * 1024;
 
 /// Binds a call naming `proposalId` (and optionally `hunks`) to the proposal's exact
-/// change and its target's revision. `Ok(Err(message))`: the call cannot apply (no
+/// change and its target's revision. `Ok(Err(why))`: the call cannot apply (no
 /// such proposal, another project, not open, stale, bad hunk ids), answered as a tool
 /// error without asking the person.
-pub(super) fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> Result<Result<ProposalBinding, String>, ApiError> {
-    let Some(id) = input["proposalId"].as_str() else { return Ok(Err("Name the proposal to apply (`proposalId`).".to_owned())) };
+pub(super) fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> Result<Result<ProposalBinding, BindError>, ApiError> {
+    let Some(id) = input["proposalId"].as_str() else { return Ok(Err(BindError::NoProposalId)) };
     let proposal = match crate::proposals::load(store, id) {
         Ok(proposal) => proposal,
-        Err(error) if error.code == ErrorCode::NotFound => return Ok(Err(format!("There is no proposal `{id}`."))),
+        Err(error) if error.code == ErrorCode::NotFound => return Ok(Err(BindError::NoSuchProposal { id: id.to_owned() })),
         Err(error) => return Err(error),
     };
     if proposal.project_id != project_id {
-        return Ok(Err(format!("Proposal {id} belongs to another project; this session can only apply proposals of its own project.")));
+        return Ok(Err(BindError::OtherProject { id: id.to_owned() }));
     }
     if proposal.status != ProposalStatus::Proposed {
         let status = serde_json::to_value(proposal.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-        let newer = proposal.superseded_by.as_ref().map(|n| format!(" Apply the newer proposal {n} instead.")).unwrap_or_default();
-        return Ok(Err(format!("Proposal {id} is {status}; only an open proposal can be applied.{newer}")));
+        return Ok(Err(BindError::NotOpen { id: id.to_owned(), status, newer: proposal.superseded_by.clone() }));
     }
     let stale = crate::proposals::staleness(store, &proposal)?;
     if stale.stale {
         let reason = stale.reason.unwrap_or_default();
-        return Ok(Err(format!("Proposal {id} is stale: {reason} Read the current text and make a new proposal.")));
+        return Ok(Err(BindError::Stale { id: id.to_owned(), reason }));
     }
     let wanted: Option<Vec<String>> = input["hunks"].as_array().map(|ids| ids.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
     let open = |h: &&ProposalHunk| !proposal.rejected_hunks.contains(&h.id);
@@ -57,16 +91,16 @@ pub(super) fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> R
         None => proposal.hunks.iter().filter(open).collect(),
         Some(ids) => {
             if proposal.hunks.is_empty() && !ids.is_empty() {
-                return Ok(Err(format!("Proposal {id} ({}) has no hunks; leave `hunks` out.", proposal.kind.as_str())));
+                return Ok(Err(BindError::NoHunks { id: id.to_owned(), kind: proposal.kind.as_str() }));
             }
             for (i, wanted_id) in ids.iter().enumerate() {
                 match proposal.hunks.iter().find(|h| &h.id == wanted_id) {
                     None => {
-                        let known: Vec<&str> = proposal.hunks.iter().map(|h| h.id.as_str()).collect();
-                        return Ok(Err(format!("hunks[{i}]: proposal {id} has no hunk {wanted_id}; its hunks are {}.", known.join(", "))));
+                        let known = proposal.hunks.iter().map(|h| h.id.clone()).collect();
+                        return Ok(Err(BindError::UnknownHunk { index: i, id: id.to_owned(), hunk: wanted_id.clone(), known }));
                     }
-                    Some(h) if proposal.rejected_hunks.contains(&h.id) => return Ok(Err(format!("hunks[{i}]: hunk {wanted_id} was rejected by the person."))),
-                    Some(_) if ids[..i].contains(wanted_id) => return Ok(Err(format!("hunks[{i}]: hunk {wanted_id} is named twice."))),
+                    Some(h) if proposal.rejected_hunks.contains(&h.id) => return Ok(Err(BindError::RejectedHunk { index: i, hunk: wanted_id.clone() })),
+                    Some(_) if ids[..i].contains(wanted_id) => return Ok(Err(BindError::NamedTwice { index: i, hunk: wanted_id.clone() })),
                     Some(_) => {}
                 }
             }
@@ -74,7 +108,7 @@ pub(super) fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> R
         }
     };
     if !proposal.hunks.is_empty() && selected.is_empty() {
-        return Ok(Err(format!("No hunk of proposal {id} is selected: name at least one open hunk, or leave `hunks` out.")));
+        return Ok(Err(BindError::NoHunkSelected { id: id.to_owned() }));
     }
     let project = crate::project::load(store, project_id)?;
     // The version an accept would save (see `ApprovalChange::creates_version`).
@@ -88,10 +122,10 @@ pub(super) fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> R
             // Not worth asking the person for what the accept refuses the assistant.
             Some(draft) if draft.status != DraftStatus::Draft => {
                 let status = serde_json::to_value(draft.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-                return Ok(Err(format!("The {} draft is {status}: only the person can change it (they can accept proposal {id} in the review panel).", platform.as_str())));
+                return Ok(Err(BindError::DraftClosed { platform: platform.as_str(), status, id: id.to_owned() }));
             }
             Some(draft) => u64::from(draft.revision),
-            None => return Ok(Err(format!("The {} draft of proposal {id} no longer exists.", platform.as_str()))),
+            None => return Ok(Err(BindError::DraftGone { platform: platform.as_str(), id: id.to_owned() })),
         },
         _ => project.revision,
     };
@@ -101,7 +135,7 @@ pub(super) fn bind_proposal(store: &Store, project_id: &str, input: &Value) -> R
     let material = json!({"proposal": id, "hunkHashes": hashes, "payload": payload});
     let change = match approval_change(&proposal, &selected, input, creates_version, hunk_set_hash(&material)) {
         Ok(change) => change,
-        Err(message) => return Ok(Err(message)),
+        Err(why) => return Ok(Err(why)),
     };
     Ok(Ok(ProposalBinding { target_version, material, change }))
 }
@@ -138,7 +172,7 @@ fn short(text: &str, max: usize) -> String {
 /// the selected hunks does not fit, the change is not put to the person in a prompt:
 /// `Err` is the tool error that says so and sends them to the review panel, so a
 /// prompt never shows fewer hunks than the approval applies.
-fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value, creates_version: Option<u32>, hunk_set_hash: String) -> Result<ApprovalChange, String> {
+fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Value, creates_version: Option<u32>, hunk_set_hash: String) -> Result<ApprovalChange, BindError> {
     let choices: Vec<&str> = input["choices"].as_array().map(|c| c.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     let detail = match &proposal.payload {
         Payload::Text { .. } => None,
@@ -172,11 +206,7 @@ fn approval_change(proposal: &Proposal, selected: &[&ProposalHunk], input: &Valu
         let mut room = CHANGE_BYTES.saturating_sub(base);
         let fit = bare_bytes.iter().take_while(|b| room.checked_sub(**b).map(|left| room = left).is_some()).count();
         let kib = total_bytes.div_ceil(1024);
-        return Err(format!(
-            "Proposal {id} is too large to put to the person in an approval prompt: its {n} selected hunks ({kib} KiB of changed text) cannot all be shown there, and a person only approves what they are shown. Nothing was applied. Tell the person to review proposal {id} in the review panel, where they see every hunk and accept what they choose; or apply it in parts by naming at most {fit} hunks in `hunks` per call.",
-            id = proposal.id,
-            n = selected.len(),
-        ));
+        return Err(BindError::TooLarge { id: proposal.id.clone(), hunks: selected.len(), kib, fit });
     }
     // The diffs of the first hunks that fit; once one does not, the rest are listed
     // without theirs, so the shown diffs are a prefix of the selection.

@@ -10,18 +10,18 @@ use super::super::log::{shape_result, ToolExecution};
 use super::super::replay::is_failure;
 use super::super::turn::Turn;
 use super::super::Meta;
-use super::{Execution, Outcome, Run};
+use super::{CallFailure, Execution, Outcome, Run};
 use crate::error::ApiError;
 use crate::llm::ToolCall;
 use crate::store::{Batch, Durability, Kind};
 
 impl Turn<'_, '_> {
     /// Answers every call still open (after an interrupt, a breaker trip).
-    pub(super) fn close_open_calls(&mut self, status: ToolStatus, message: &str) -> Result<(), ApiError> {
+    pub(super) fn close_open_calls(&mut self, status: ToolStatus, why: CallFailure) -> Result<(), ApiError> {
         let open = self.state(|s| s.open_calls.clone());
         for call in open {
             let name = call.name.clone();
-            self.append_result(&call, &name, Outcome { status, value: Err(message.to_owned()), note: None }, Execution::None)?;
+            self.append_result(&call, &name, Outcome { status, value: Err(why.clone()), note: None }, Execution::None)?;
         }
         Ok(())
     }
@@ -47,7 +47,7 @@ impl Turn<'_, '_> {
                 self.append(meta, body, Batch::new(), Durability::Durable)?;
                 continue;
             }
-            let outcome = outcomes[index].take().unwrap_or(Outcome { status: ToolStatus::ToolError, value: Err("The tool stopped without a result.".to_owned()), note: None });
+            let outcome = outcomes[index].take().unwrap_or(Outcome { status: ToolStatus::ToolError, value: Err(CallFailure::NoResult), note: None });
             let name = run.tool.definition.name.clone();
             let execution = if !run.tool.definition.is_write() {
                 Execution::None
@@ -113,9 +113,9 @@ impl Turn<'_, '_> {
                 }
                 (shaped.content, reference)
             }
-            Err(message) => {
+            Err(why) => {
                 let status = serde_json::to_value(outcome.status).unwrap_or(Value::Null);
-                (json!({"error": status, "message": message}).to_string(), None)
+                (json!({"error": status, "message": why.to_string()}).to_string(), None)
             }
         };
         let durability = match execution {

@@ -13,7 +13,7 @@ use super::super::event::ToolStatus;
 use super::super::log::{ApprovalRecord, ToolExecution};
 use super::super::tools::{InterruptBehavior, ToolContext, ToolFailure};
 use super::super::turn::Turn;
-use super::{Outcome, Run};
+use super::{CallFailure, Outcome, Run};
 use crate::error::ApiError;
 use crate::store::{Batch, Durability};
 
@@ -142,8 +142,8 @@ impl Turn<'_, '_> {
                                     value: Ok(value),
                                     note: interrupted_after.then(|| "The interrupt came while this tool was committing; it finished.".to_owned()),
                                 },
-                                Err(failure) if failure.interrupted => Outcome { status: ToolStatus::Interrupted, value: Err(failure.message), note: None },
-                                Err(failure) => Outcome { status: ToolStatus::ToolError, value: Err(failure.message), note: None },
+                                Err(failure) if failure.interrupted => Outcome { status: ToolStatus::Interrupted, value: Err(CallFailure::Tool(failure.message)), note: None },
+                                Err(failure) => Outcome { status: ToolStatus::ToolError, value: Err(CallFailure::Tool(failure.message)), note: None },
                             });
                             pending -= 1;
                         }
@@ -157,15 +157,11 @@ impl Turn<'_, '_> {
                             }
                             if interrupted && run.tool.definition.interrupt == InterruptBehavior::Cancel {
                                 flags[index].store(true, Ordering::SeqCst);
-                                outcomes[index] = Some(Outcome { status: ToolStatus::Interrupted, value: Err("Stopped by the user while running.".to_owned()), note: None });
+                                outcomes[index] = Some(Outcome { status: ToolStatus::Interrupted, value: Err(CallFailure::StoppedWhileRunning), note: None });
                                 pending -= 1;
                             } else if timed_out {
                                 flags[index].store(true, Ordering::SeqCst);
-                                outcomes[index] = Some(Outcome {
-                                    status: ToolStatus::Timeout,
-                                    value: Err(format!("No result within {} ms; the tool was stopped.", timeout.as_millis())),
-                                    note: None,
-                                });
+                                outcomes[index] = Some(Outcome { status: ToolStatus::Timeout, value: Err(CallFailure::TimedOut { millis: timeout.as_millis() }), note: None });
                                 pending -= 1;
                             }
                         }

@@ -7,7 +7,7 @@ use super::step_state;
 use crate::error::Hint;
 use crate::llm::ToolCall;
 
-/// The start of the message of a compaction the person stopped (`compaction::STOPPED`).
+/// The start of the message of a compaction the person stopped (`SummaryError::Stopped`).
 const COMPACTION_STOPPED: &str = "Stopped by the user";
 
 /// Splits a user message of an older session (before selections were typed) back into
