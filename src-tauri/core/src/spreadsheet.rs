@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 
-
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// A cell a spreadsheet would read as a formula (`=`, `+`, `-`, `@`, a tab or a carriage
