@@ -72,10 +72,13 @@ fn key_problem_of(hints: &[Hint]) -> Option<KeyProblem> {
 }
 
 impl Timeline {
-    /// The latest step of tool call `tool_use_id`, to change.
+    /// The latest step of tool call `tool_use_id`, to change (which may make it queued
+    /// or running again, so the settled part ends before it).
     fn step_mut(&mut self, tool_use_id: Option<&str>) -> Option<&mut TimelineItem> {
         let id = tool_use_id?;
-        self.items.iter_mut().rev().find(|item| matches!(item, TimelineItem::Tool { tool_use_id, .. } if tool_use_id == id))
+        let index = self.items.iter().rposition(|item| matches!(item, TimelineItem::Tool { tool_use_id, .. } if tool_use_id == id))?;
+        self.settled.0 = self.settled.0.min(index);
+        self.items.get_mut(index)
     }
 
     /// Sets the state of tool call `tool_use_id`'s step, through `change` (given the old state).
@@ -343,12 +346,14 @@ fn turn_ended(timeline: &mut Timeline, key: String, sequence: u64, reason: TurnE
     let blocked = matches!(reason, TurnEndReason::BlockedOnApproval | TurnEndReason::BlockedOnQuestion);
     // A turn blocked on the person keeps its waiting step; any other end settles the rest.
     if !blocked {
-        for item in &mut timeline.items {
+        let from = timeline.settled.0.min(timeline.items.len());
+        for item in &mut timeline.items[from..] {
             if let TimelineItem::Tool { state: step @ (StepState::Queued | StepState::Running), changed_at, .. } = item {
                 *step = StepState::Cancelled;
                 *changed_at = sequence;
             }
         }
+        timeline.settled.0 = timeline.items.len();
     }
     let last_cut_off = matches!(timeline.items.last(), Some(TimelineItem::Assistant { cut_off: true, .. }));
     // An answer cut short already says it stopped; the end line would repeat it.

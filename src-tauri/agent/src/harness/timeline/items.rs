@@ -285,6 +285,29 @@ pub struct Timeline {
     pub items: Vec<TimelineItem>,
     #[serde(flatten)]
     pub state: TimelineState,
+    /// How far the items are known to hold no queued or running step (see [`Settled`]).
+    #[serde(skip)]
+    pub(crate) settled: Settled,
+}
+
+/// An index before which no item is a queued or running step: a turn's end settles
+/// only the steps after it, so a long session's fold does not walk every earlier item
+/// at every turn's end. Lowered whenever a step is changed, raised when a turn's end
+/// has settled them all. Derived data, as the digest of the model-visible messages:
+/// two timelines with the same items are equal whatever it holds.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Settled(pub(crate) usize);
+
+impl PartialEq for Settled {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Settled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Settled({})", self.0)
+    }
 }
 
 /// What the panel shows around the items: the prompt waiting for the person, the mode,
