@@ -413,7 +413,14 @@ async function main() {
     await waitWindowGone();
     await endSession();
     await newSession();
+    // The plugin puts the window back where it was at once, but the size reaches the
+    // window system a moment later (a GTK configure, about 100 ms under load): wait for
+    // it, for a few seconds at most, then the check below says what the window got.
     reopened = await wd("GET", s("/window/rect"));
+    for (const started = Date.now(); Date.now() - started < 5000 && (reopened.width !== rect.width || reopened.height !== rect.height); ) {
+      await sleep(100);
+      reopened = await wd("GET", s("/window/rect"));
+    }
     await openProject(title);
     await waitFor("the editor after relaunch", async () => (await editorText()).includes(body), 20_000);
     const after = await editorText();
