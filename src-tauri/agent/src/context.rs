@@ -281,10 +281,12 @@ pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextS
     let pinned = layer("pinned", pinned(input, &prompt), false);
     let summary = layer("session_summary", input.session_summary.to_owned(), false);
     let policy = layer("apply_policy", prompt.tail(), false);
-    // The layers that take one of two forms are made once each, when first needed:
-    // `assemble(input, 0)` (the smallest form, for the fixed part of every request)
-    // walks every step.
-    let (mut cold, mut history): ([Option<ContextLayer>; 2], [Option<ContextLayer>; 2]) = Default::default();
+    // Made once: `assemble(input, 0)` (the smallest form, for the fixed part of every
+    // request) walks every step. The first step always applies, so the full references
+    // and history are always needed; the counts-only references only past it.
+    let refs = layer("cold_refs", cold_refs(input, false), false);
+    let mut counted: Option<ContextLayer> = None;
+    let history = (!input.performance.is_empty()).then(|| layer(PERFORMANCE_LAYER, input.performance.to_owned(), false));
     let sections = sections::split(&input.project.source);
     let mut smallest = u64::MAX;
     for (article, comments, counts) in steps {
@@ -295,22 +297,15 @@ pub fn assemble(input: &ContextInput<'_>, budget_tokens: u64) -> Result<ContextS
             pinned.clone(),
             layer("working_set", working_set(input, &sections, article, comments), article != Article::Whole || !comments),
             summary.clone(),
-            cold[usize::from(counts)].get_or_insert_with(|| layer("cold_refs", cold_refs(input, counts), counts)).clone(),
+            if counts { counted.get_or_insert_with(|| layer("cold_refs", cold_refs(input, true), true)).clone() } else { refs.clone() },
         ];
-        if !input.performance.is_empty() {
+        if let Some(history) = &history {
             // The smallest form leaves the history to `read_performance`.
-            let left_out = article == Article::Excerpt(SHORT_EXCERPT_CHARS);
-            layers.push(
-                history[usize::from(left_out)]
-                    .get_or_insert_with(|| {
-                        if left_out {
-                            layer(PERFORMANCE_LAYER, PERFORMANCE_LEFT_OUT.to_owned(), true)
-                        } else {
-                            layer(PERFORMANCE_LAYER, input.performance.to_owned(), false)
-                        }
-                    })
-                    .clone(),
-            );
+            if article == Article::Excerpt(SHORT_EXCERPT_CHARS) {
+                layers.push(layer(PERFORMANCE_LAYER, PERFORMANCE_LEFT_OUT.to_owned(), true));
+            } else {
+                layers.push(history.clone());
+            }
         }
         layers.push(policy.clone());
         let needed: u64 = layers.iter().map(|l| l.tokens).sum();

@@ -112,8 +112,9 @@ impl std::fmt::Display for Exchange {
 pub enum UpdateError {
     #[error("The update {exchange} cannot be reached ({detail}).")]
     Unreachable { exchange: Exchange, detail: String },
-    #[error("The update {exchange} did not answer within {} s.", after.as_secs().max(1))]
-    TimedOut { exchange: Exchange, after: Duration },
+    /// `seconds`: the deadline, in whole seconds (at least 1).
+    #[error("The update {exchange} did not answer within {seconds} s.")]
+    TimedOut { exchange: Exchange, seconds: u64 },
     #[error("The update {exchange} answered with HTTP status {status}.")]
     Status { exchange: Exchange, status: u16 },
     #[error("The update {exchange} is larger than allowed ({bytes} bytes).")]
@@ -142,7 +143,7 @@ impl UpdateError {
         use transport::Failure;
         match failure {
             Failure::Unreachable(detail) => UpdateError::Unreachable { exchange, detail },
-            Failure::TimedOut(after) => UpdateError::TimedOut { exchange, after },
+            Failure::TimedOut(after) => UpdateError::TimedOut { exchange, seconds: after.as_secs().max(1) },
             Failure::Status(status) => UpdateError::Status { exchange, status },
             Failure::TooLarge(bytes) => UpdateError::TooLarge { exchange, bytes },
             Failure::Write(detail) => UpdateError::Write { detail },

@@ -7,7 +7,7 @@ pub fn update(error: UpdateError) -> ApiError {
     let message = error.to_string();
     let (code, problem, params): (ErrorCode, &str, Vec<(&str, String)>) = match error {
         UpdateError::Unreachable { .. } => (ErrorCode::Offline, "update.unreachable", vec![]),
-        UpdateError::TimedOut { after, .. } => (ErrorCode::Timeout, "update.timeout", vec![("seconds", after.as_secs().max(1).to_string())]),
+        UpdateError::TimedOut { seconds, .. } => (ErrorCode::Timeout, "update.timeout", vec![("seconds", seconds.to_string())]),
         UpdateError::Status { status, .. } => (ErrorCode::Offline, "update.status", vec![("status", status.to_string())]),
         UpdateError::TooLarge { .. } | UpdateError::BadFeed(_) => (ErrorCode::ProviderBadResponse, "update.bad_feed", vec![]),
         UpdateError::Write { .. } => (ErrorCode::Io, "update.write_failed", vec![]),

@@ -38,21 +38,14 @@ pub struct ModelCall<'a> {
     pub run_id: Option<&'a str>,
 }
 
-/// Why the runtime model calls run on did not start.
-#[derive(Debug, thiserror::Error)]
-enum StartError {
-    /// The OS refused the worker thread or the I/O driver.
-    #[error("{0}")]
-    Io(#[source] std::io::Error),
-}
-
 /// The async runtime model calls run on (started on first use), and what every call
 /// needs from the engine's configuration: the secret store, the process's key, the
 /// retry policy and the jitter seed.
 pub struct Runtime {
-    // The failure that stopped the runtime from starting is kept to answer every later
-    // call with the same INTERNAL error.
-    runtime: OnceLock<Result<tokio::runtime::Runtime, StartError>>,
+    // The failure that stopped the runtime from starting (the OS refused the worker
+    // thread or the I/O driver) is kept to answer every later call with the same
+    // INTERNAL error.
+    runtime: OnceLock<Result<tokio::runtime::Runtime, std::io::Error>>,
     jitter: OnceLock<Arc<Jitter>>,
     jitter_seed: u64,
     retry: RetryPolicy,
@@ -82,7 +75,7 @@ impl Runtime {
     {
         let runtime = self
             .runtime
-            .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build().map_err(StartError::Io))
+            .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(1).thread_name("inkstone-llm").enable_all().build())
             .as_ref()
             .map_err(|e| ApiError::internal(format!("the model runtime did not start: {e}")))?;
         if tokio::runtime::Handle::try_current().is_ok() {

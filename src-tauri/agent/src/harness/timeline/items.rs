@@ -295,18 +295,12 @@ pub struct Timeline {
 /// at every turn's end. Lowered whenever a step is changed, raised when a turn's end
 /// has settled them all. Derived data, as the digest of the model-visible messages:
 /// two timelines with the same items are equal whatever it holds.
-#[derive(Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Settled(pub(crate) usize);
 
 impl PartialEq for Settled {
     fn eq(&self, _: &Self) -> bool {
         true
-    }
-}
-
-impl std::fmt::Debug for Settled {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Settled({})", self.0)
     }
 }
 
